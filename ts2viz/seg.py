@@ -1,0 +1,159 @@
+"""Semantic error graphs (SEGs): the data model.
+
+A SEG is one prompt and a set of image nodes. A node's label (``0``, ``1a``, ``2b``) starts with the
+number of semantic errors its images contain. Walks run from an error-0 node down through one node
+per error level, following the SEG's edges.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Literal, Sequence
+
+Mode = Literal["paper", "spec"]
+MODES: tuple[str, ...] = ("paper", "spec")
+
+_LABEL = re.compile(r"^(\d+)([A-Za-z]*)$")
+
+
+def parse_label(label: str) -> int:
+    """Error count of a node label: the leading integer of ``0``, ``1a``, ``12b``.
+
+    Raises ``ValueError`` for anything else (empty, no leading digits, trailing symbols).
+    """
+    m = _LABEL.match(str(label).strip())
+    if not m:
+        raise ValueError(f"malformed node label {label!r}: expected an error count followed by "
+                         f"optional letters, e.g. 0, 1a, 2b")
+    return int(m.group(1))
+
+
+def label_sort_key(label: str) -> tuple[int, str]:
+    return parse_label(label), str(label)
+
+
+@dataclass(frozen=True)
+class Image:
+    """One image of a SEG: its dataset file name and where it came from (SD2.1, DALL-E2, Natural, ...)."""
+
+    file_name: str
+    image_source: str = ""
+
+
+@dataclass(frozen=True)
+class Node:
+    label: str
+    images: tuple[Image, ...]
+
+    @property
+    def level(self) -> int:
+        return parse_label(self.label)
+
+
+@dataclass(frozen=True)
+class SEG:
+    """A semantic error graph.
+
+    ``edges`` is ``None`` when the dataset gives no edge list (the TS2 release): then every node of
+    error level k connects to every node of the next error level present. Otherwise it is a tuple of
+    (parent label, child label) pairs, and walks follow it.
+    """
+
+    id: int
+    prompt: str
+    partition: str
+    nodes: tuple[Node, ...]
+    edges: tuple[tuple[str, str], ...] | None = None
+    _by_label: dict = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        nodes = tuple(sorted(self.nodes, key=lambda n: label_sort_key(n.label)))
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "_by_label", {n.label: n for n in nodes})
+        if len(self._by_label) != len(nodes):
+            raise ValueError(f"SEG {self.id}: duplicate node labels")
+        if not any(n.level == 0 for n in nodes):
+            raise ValueError(f"SEG {self.id}: no error-0 node (labels: "
+                             f"{', '.join(n.label for n in nodes)})")
+        if self.edges is not None:
+            for a, b in self.edges:
+                if a not in self._by_label or b not in self._by_label:
+                    raise ValueError(f"SEG {self.id}: edge {a}->{b} names a node that does not exist")
+
+    # -- structure ---------------------------------------------------------------------------
+    def node(self, label: str) -> Node:
+        return self._by_label[label]
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(n.label for n in self.nodes)
+
+    @property
+    def levels(self) -> tuple[int, ...]:
+        """Sorted distinct error levels present in the SEG."""
+        return tuple(sorted({n.level for n in self.nodes}))
+
+    @property
+    def n_images(self) -> int:
+        return sum(len(n.images) for n in self.nodes)
+
+    def nodes_at(self, level: int) -> tuple[Node, ...]:
+        return tuple(n for n in self.nodes if n.level == level)
+
+    def children(self, label: str) -> tuple[str, ...]:
+        """Labels of the nodes a walk may take after ``label``."""
+        if self.edges is not None:
+            return tuple(sorted({b for a, b in self.edges if a == label}, key=label_sort_key))
+        level = parse_label(label)
+        nxt = [lv for lv in self.levels if lv > level]
+        return tuple(n.label for n in self.nodes_at(nxt[0])) if nxt else ()
+
+    def adjacent_pairs(self) -> tuple[tuple[str, str], ...]:
+        """Distinct (parent, child) node pairs joined by an edge (explicit or implied)."""
+        return tuple((a.label, c) for a in self.nodes for c in self.children(a.label))
+
+    def walks(self, mode: Mode = "spec") -> list[tuple[str, ...]]:
+        """All walks through the SEG as tuples of node labels.
+
+        ``spec``: each walk starts at an error-0 node and takes one node per step along edges until
+        a node without children; every node appears at most once.
+
+        ``paper``: how the published TS2 numbers were computed. The level-0 step is taken twice, so
+        each walk is (error-0 node, error-0 node, level-1 node, ...): the root's images enter every
+        walk twice, and in a SEG with several error-0 nodes two of them can share a walk.
+        """
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}: expected one of {', '.join(MODES)}")
+        roots = [n.label for n in self.nodes_at(0)]
+        out: list[tuple[str, ...]] = []
+
+        def extend(prefix: tuple[str, ...]) -> None:
+            kids = self.children(prefix[-1])
+            if not kids:
+                out.append(prefix)
+                return
+            for k in kids:
+                extend(prefix + (k,))
+
+        if mode == "spec":
+            for r in roots:
+                extend((r,))
+        else:
+            for r, r2 in itertools.product(roots, roots):
+                if self.edges is not None and r2 != r and (r, r2) not in self.edges:
+                    continue
+                extend((r, r2))
+        return out
+
+
+def build_seg(seg_id: int, prompt: str, partition: str,
+              rows: Iterable[tuple[str, str, str]],
+              edges: Sequence[tuple[str, str]] | None = None) -> SEG:
+    """Build a SEG from (file_name, image_source, label) rows, grouping images by node label."""
+    groups: dict[str, list[Image]] = {}
+    for file_name, source, label in rows:
+        parse_label(label)
+        groups.setdefault(label, []).append(Image(file_name, source))
+    nodes = tuple(Node(lbl, tuple(imgs)) for lbl, imgs in groups.items())
+    return SEG(seg_id, prompt, partition, nodes, None if edges is None else tuple(edges))
