@@ -1,0 +1,22 @@
+"""ts2viz: meta-evaluate text-to-image faithfulness metrics on semantic error graphs (T2IScoreScore).
+
+Data flows one way: dataset -> scores table -> meta-metrics -> figures/ui.
+
+    >>> from ts2viz import load_dataset, bundled_scores, compute
+    >>> mm = compute(load_dataset("ts2"), bundled_scores(), mode="paper")
+    >>> mm.leaderboard()
+
+Heavy dependencies (torch, transformers, open_clip, gradio) are imported only where they are used.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .dataset import Dataset, load_dataset  # noqa: E402
+from .errors import InputError  # noqa: E402
+from .metametrics import MetaMetrics, compute  # noqa: E402
+from .scores import Scores, bundled_scores, read_scores, write_scores  # noqa: E402
+from .seg import SEG, Node  # noqa: E402
+
+__all__ = ["Dataset", "load_dataset", "InputError", "MetaMetrics", "compute", "Scores", "bundled_scores",
+           "read_scores", "write_scores", "SEG", "Node", "__version__"]
