@@ -157,7 +157,8 @@ def load_folder(folder: str | os.PathLike, name: str | None = None) -> Dataset:
     return read_metadata(meta, name=name or folder.name, root=folder, edges=edges)
 
 
-def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0) -> Dataset:
+def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
+            cache_dir: str | os.PathLike | None = None) -> Dataset:
     """Load a SEG dataset from the Hugging Face hub (an imagefolder: ``metadata.csv`` + images).
 
     Only ``metadata.csv`` (and ``edges.csv`` if present) are downloaded here; images are fetched on
@@ -172,7 +173,8 @@ def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0) -
         raise InputError("huggingface_hub is not installed", file=hf_id) from e
     try:
         local = snapshot_download(repo_id=hf_id, repo_type="dataset", revision=revision,
-                                  allow_patterns=["metadata.csv", "edges.csv"])
+                                  allow_patterns=["metadata.csv", "edges.csv"],
+                                  cache_dir=None if cache_dir is None else str(cache_dir))
     except Exception as e:  # network errors, offline mode, missing repo: all one message
         raise InputError(f"could not load Hugging Face dataset (offline or not found: "
                          f"{type(e).__name__}); pass a local dataset folder instead", file=hf_id) from e

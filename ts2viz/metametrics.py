@@ -442,6 +442,11 @@ def compute(dataset, scores, metrics: Sequence[str] | None = None, mode: Mode = 
         raise ValueError(f"unknown mode {mode!r}: expected one of {', '.join(MODES)}")
     metrics = list(scores.metrics if metrics is None else metrics)
     ids = list(dataset.segs) if seg_ids is None else [int(s) for s in seg_ids]
+    missing = [s for s in ids if s not in dataset.segs]
+    if missing:
+        from .errors import InputError
+
+        raise InputError(f"no SEG with id {missing[0]} in dataset {dataset.name}")
     all_fn = [fn for sid in ids for fn in seg_structure(dataset[sid], mode).file_names]
     mat = scores.aligned(all_fn, metrics).T                              # (M, N)
     vals = {k: np.full((len(ids), len(metrics)), np.nan) for k in STATS}
