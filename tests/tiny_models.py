@@ -1,0 +1,277 @@
+"""Tiny models with real configs and random weights, saved like hub checkpoints, for offline tests.
+
+Every builder writes a folder (or checkpoint file) that ``ts2viz.metrics.load`` reads through the same
+``from_pretrained`` / ``open_clip`` path a hub id takes. Seeds are fixed so runs are reproducible.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+WORDS = ("yes no Yes No a an the of and with is are there on in red blue green cat dog tree lights teddy "
+         "bear one two three figure show does this please answer or what color how many USER ASSISTANT "
+         "Question Answer").split()
+PUNCT = list("?.,:;'\"!-()")
+
+
+def _byte_chars() -> list[str]:
+    # CLIP's byte-to-unicode table: printable bytes map to themselves, the rest above 255.
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return [chr(c) for c in cs]
+
+
+def write_clip_bpe(folder: Path) -> tuple[Path, Path, int]:
+    """A minimal CLIP BPE vocabulary: all byte characters (with and without ``</w>``) and a few merges."""
+    folder.mkdir(parents=True, exist_ok=True)
+    chars = _byte_chars()
+    vocab: dict[str, int] = {}
+    for c in chars:
+        vocab[c] = len(vocab)
+    for c in chars:
+        vocab[c + "</w>"] = len(vocab)
+    merges = ["t h", "th e</w>", "a n", "an d</w>", "c a", "ca t</w>", "d o", "do g</w>"]
+    for m in merges:
+        vocab[m.replace(" ", "")] = len(vocab)
+    vocab["<|startoftext|>"] = len(vocab)
+    vocab["<|endoftext|>"] = len(vocab)
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n")
+    return folder / "vocab.json", folder / "merges.txt", len(vocab)
+
+
+def clip_tokenizer(tmp: Path):
+    from transformers import CLIPTokenizer
+
+    v, m, _ = write_clip_bpe(tmp / "bpe")
+    return CLIPTokenizer(str(v), str(m))
+
+
+def word_tokenizer(extra_special: tuple[str, ...] = ()):
+    """A word-level fast tokenizer (built with the tokenizers library) for BERT/Llama-style tiny models."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, decoders
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "<s>", "</s>", *extra_special]
+    vocab = {t: i for i, t in enumerate(specials + WORDS + PUNCT + [w.lower() for w in WORDS if w.lower() not in WORDS])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()])
+    tok.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                                   sep_token="[SEP]", mask_token="[MASK]", bos_token="<s>", eos_token="</s>",
+                                   additional_special_tokens=list(extra_special) or None)
+
+
+def build_clip(folder: Path, *, text_positions: int = 16, seed: int = 0) -> Path:
+    """A 2-layer transformers CLIPModel with a real CLIPTokenizer and CLIPImageProcessor (32x32 images)."""
+    import torch
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
+
+    torch.manual_seed(seed)
+    tok = clip_tokenizer(folder.parent / (folder.name + "_bpe"))
+    n = len(tok)
+    eos = tok.convert_tokens_to_ids("<|endoftext|>")
+    bos = tok.convert_tokens_to_ids("<|startoftext|>")
+    cfg = CLIPConfig(
+        text_config=dict(vocab_size=n, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                         num_attention_heads=2, max_position_embeddings=text_positions,
+                         eos_token_id=eos, bos_token_id=bos, pad_token_id=eos),
+        vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=48,
+                           num_hidden_layers=2, num_attention_heads=2),
+        projection_dim=16)
+    model = CLIPModel(cfg).eval()
+    ip = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    tok.model_max_length = text_positions
+    model.save_pretrained(folder)
+    CLIPProcessor(image_processor=ip, tokenizer=tok).save_pretrained(folder)
+    return folder
+
+
+def build_siglip(folder: Path, seed: int = 1) -> Path:
+    """A 2-layer SiglipModel with a word tokenizer and SiglipImageProcessor."""
+    import torch
+    from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel
+
+    torch.manual_seed(seed)
+    tok = word_tokenizer()
+    cfg = SiglipConfig(
+        text_config=dict(vocab_size=len(tok), hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                         num_attention_heads=2, max_position_embeddings=16, pad_token_id=0, projection_size=32,
+                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id),
+        vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=48,
+                           num_hidden_layers=2, num_attention_heads=2))
+    SiglipModel(cfg).eval().save_pretrained(folder)
+    tok.model_max_length = 16
+    tok.save_pretrained(folder)
+    SiglipImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    return folder
+
+
+def build_align(folder: Path, seed: int = 2) -> Path:
+    """A tiny AlignModel (small EfficientNet + 2-layer BERT) with a word tokenizer."""
+    import torch
+    from transformers import AlignConfig, AlignModel, EfficientNetImageProcessor
+
+    torch.manual_seed(seed)
+    tok = word_tokenizer()
+    vision = dict(image_size=32, width_coefficient=0.25, depth_coefficient=0.25, hidden_dim=64,
+                  in_channels=[32, 16], out_channels=[16, 64], kernel_sizes=[3, 3], strides=[1, 2],
+                  num_block_repeats=[1, 1], expand_ratios=[1, 2], depthwise_padding=[])
+    cfg = AlignConfig(text_config=dict(vocab_size=len(tok), hidden_size=32, intermediate_size=48,
+                                       num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=64,
+                                       pad_token_id=0),
+                      vision_config=vision, projection_dim=16)
+    AlignModel(cfg).eval().save_pretrained(folder)
+    tok.model_max_length = 64
+    tok.save_pretrained(folder)
+    EfficientNetImageProcessor(size={"height": 32, "width": 32}, crop_size={"height": 32, "width": 32},
+                               do_center_crop=False).save_pretrained(folder)
+    return folder
+
+
+OPENCLIP_TINY = "ts2viz-tiny-clip"
+
+
+def build_openclip(folder: Path, seed: int = 3) -> Path:
+    """A tiny open_clip ViT registered as ``ts2viz-tiny-clip`` and saved as a checkpoint file."""
+    import open_clip
+    import torch
+
+    folder.mkdir(parents=True, exist_ok=True)
+    cfg = {"embed_dim": 16,
+           "vision_cfg": {"image_size": 32, "layers": 2, "width": 32, "patch_size": 8, "head_width": 16},
+           "text_cfg": {"context_length": 16, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 2}}
+    (folder / f"{OPENCLIP_TINY}.json").write_text(json.dumps(cfg))
+    open_clip.add_model_config(folder / f"{OPENCLIP_TINY}.json")
+    torch.manual_seed(seed)
+    model = open_clip.create_model(OPENCLIP_TINY, pretrained=None)
+    ckpt = folder / "tiny_openclip.pt"
+    torch.save({"state_dict": model.state_dict()}, ckpt)
+    return ckpt
+
+
+def build_blip_vqa(folder: Path, seed: int = 4) -> Path:
+    """A tiny BlipForQuestionAnswering with a word tokenizer ([DEC] as decoder start) and BlipProcessor."""
+    import torch
+    from transformers import BlipConfig, BlipForQuestionAnswering, BlipImageProcessor, BlipProcessor
+
+    torch.manual_seed(seed)
+    tok = word_tokenizer(extra_special=("[DEC]",))
+    dec = tok.convert_tokens_to_ids("[DEC]")
+    sep = tok.convert_tokens_to_ids("[SEP]")
+    cfg = BlipConfig(
+        text_config=dict(vocab_size=len(tok), hidden_size=32, encoder_hidden_size=32, intermediate_size=48,
+                         num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=64,
+                         bos_token_id=dec, sep_token_id=sep, pad_token_id=0, eos_token_id=sep),
+        vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=48,
+                           num_hidden_layers=2, num_attention_heads=2),
+        projection_dim=16)
+    BlipForQuestionAnswering(cfg).eval().save_pretrained(folder)
+    ip = BlipImageProcessor(size={"height": 32, "width": 32})
+    BlipProcessor(image_processor=ip, tokenizer=tok).save_pretrained(folder)
+    return folder
+
+
+LLAVA_TEMPLATE = ("{% for message in messages %}{% if message['role'] == 'user' %}USER: "
+                  "{% for c in message['content'] %}{% if c['type'] == 'image' %}<image> {% else %}{{ c['text'] }}"
+                  "{% endif %}{% endfor %} {% else %}ASSISTANT: {{ message['content'][0]['text'] }} {% endif %}"
+                  "{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}")
+
+
+def build_llava(folder: Path, seed: int = 5) -> Path:
+    """A tiny LlavaForConditionalGeneration (2-layer Llama + 2-layer CLIP vision) with a LlavaProcessor."""
+    import torch
+    from transformers import (CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration,
+                              LlavaProcessor)
+
+    torch.manual_seed(seed)
+    tok = word_tokenizer(extra_special=("<image>",))
+    tok.padding_side = "left"
+    image_id = tok.convert_tokens_to_ids("<image>")
+    cfg = LlavaConfig(
+        vision_config=dict(model_type="clip_vision_model", image_size=32, patch_size=8, hidden_size=32,
+                           intermediate_size=48, num_hidden_layers=2, num_attention_heads=2, projection_dim=16),
+        text_config=dict(model_type="llama", vocab_size=len(tok), hidden_size=32, intermediate_size=48,
+                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                         max_position_embeddings=256, pad_token_id=0,
+                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id),
+        image_token_id=image_id, vision_feature_select_strategy="default", vision_feature_layer=-1)
+    LlavaForConditionalGeneration(cfg).eval().save_pretrained(folder)
+    ip = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    LlavaProcessor(image_processor=ip, tokenizer=tok, patch_size=8, vision_feature_select_strategy="default",
+                   chat_template=LLAVA_TEMPLATE).save_pretrained(folder)
+    return folder
+
+
+def build_llm(folder: Path, seed: int = 6) -> Path:
+    """A tiny LlamaForCausalLM with a chat template (for the local question generator)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    tok = word_tokenizer()
+    tok.chat_template = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+                         "{% if add_generation_prompt %}assistant:{% endif %}")
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
+                      pad_token_id=0, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    LlamaForCausalLM(cfg).eval().save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def write_image_dataset(folder: Path, n_segs: int = 3, seed: int = 0) -> Path:
+    """A small SEG dataset folder: metadata.csv plus JPEGs (error levels 0, 1, 2 per SEG)."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    prompts = ["a red cat on the tree", "two blue dogs with a teddy bear", "the green tree with lights"]
+    lines = ["id,target_prompt,file_name,image_source,rank"]
+    for s in range(n_segs):
+        for k, label in enumerate(["0", "1a", "1a", "2a", "2a"]):
+            fn = f"images/{s:03d}-{k:02d}.jpg"
+            arr = rng.integers(0, 255, size=(40 + 4 * k, 48, 3), dtype=np.uint8)
+            Image.fromarray(arr).save(folder / fn, quality=90)
+            lines.append(f'{s},"{prompts[s % len(prompts)]}",{fn},gen{k},{label}')
+    (folder / "metadata.csv").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+# -- one build per test process --------------------------------------------------------------------
+
+_BUILT: dict[str, Path] = {}
+_ROOT: list[Path] = []
+
+
+def tiny(name: str) -> Path:
+    """Path of the tiny model ``name`` (clip, siglip, align, openclip, blip, llava, llm), built once."""
+    import atexit
+    import shutil
+    import tempfile
+
+    if name not in _BUILT:
+        if not _ROOT:
+            _ROOT.append(Path(tempfile.mkdtemp(prefix="ts2viz-tiny-")))
+            atexit.register(shutil.rmtree, _ROOT[0], True)
+        root = _ROOT[0]
+        builders = {"clip": build_clip, "siglip": build_siglip, "align": build_align,
+                    "openclip": build_openclip, "blip": build_blip_vqa, "llava": build_llava, "llm": build_llm}
+        _BUILT[name] = builders[name](root / name)
+    if name == "openclip":
+        import open_clip
+
+        # The architecture must be known in every process that loads the checkpoint.
+        open_clip.add_model_config(_BUILT[name].parent / f"{OPENCLIP_TINY}.json")
+    return _BUILT[name]
+
+
+def openclip_spec() -> str:
+    return f"clipscore:openclip:{OPENCLIP_TINY}/{tiny('openclip')}"

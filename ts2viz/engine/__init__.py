@@ -1,0 +1,11 @@
+"""The scoring engine: run metrics over datasets or loose images, with a resumable on-disk cache.
+
+``score_dataset`` (CLI ``ts2viz score``) and ``score_images`` (the app's live scoring) share one cache,
+so either reuses the other's finished work. Importing this package does not import torch.
+"""
+from __future__ import annotations
+
+from .cache import ScoreCache
+from .core import cached_details, get_metric, score_dataset, score_images
+
+__all__ = ["score_dataset", "score_images", "get_metric", "cached_details", "ScoreCache"]

@@ -1,0 +1,275 @@
+"""Batch scoring: datasets or loose images through metrics, with the score cache and a prefetching loader.
+
+Decoding and preprocessing run in a thread pool ahead of the model (PIL and torch release the GIL), so
+the accelerator does not wait on JPEG decoding; the model runs in the calling thread. Each finished
+batch is committed to the cache before the next starts.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from .cache import ScoreCache, hash_pil
+
+#: progress(spec, done, total): called after every batch (cache hits count as done at once)
+Progress = Callable[[str, int, int], None]
+
+_METRICS: dict[tuple[str, str | None], Any] = {}
+
+
+def get_metric(spec, device: str | None = None, **options):
+    """A loaded metric for ``spec`` (a SPEC string or a Metric), reused across calls in this process."""
+    from ..metrics import load
+    from ..metrics.base import Metric
+
+    if isinstance(spec, Metric):
+        return spec
+    key = (spec, device, tuple(sorted(options.items())))
+    m = _METRICS.get(key)
+    if m is None:
+        m = _METRICS[key] = load(spec, device=device, **options)
+    return m
+
+
+def _workers() -> int:
+    return max(1, min(8, (os.cpu_count() or 1)))
+
+
+def _open_cache(cache_dir, use_cache: bool) -> ScoreCache | None:
+    if not use_cache:
+        return None
+    return ScoreCache(cache_dir)
+
+
+class _Item:
+    """One image to score: where it comes from, its cache key, and its final value."""
+
+    __slots__ = ("source", "prompt", "key", "error")
+
+    def __init__(self, source, prompt: str):
+        self.source = source
+        self.prompt = prompt
+        self.key: str | None = None
+        self.error: str | None = None
+
+
+def _hash_items(items: list[_Item], cache: ScoreCache | None, pool: ThreadPoolExecutor) -> None:
+    from PIL import Image
+
+    def one(it: _Item) -> None:
+        if it.source is None:
+            it.error = "image not available"
+            return
+        try:
+            if isinstance(it.source, Image.Image):
+                it.key = hash_pil(it.source)
+            elif cache is not None:
+                it.key = cache.file_hash(it.source)
+            else:
+                it.key = str(it.source)
+        except OSError as e:
+            it.error = f"unreadable ({e.strerror or type(e).__name__})"
+
+    list(pool.map(one, items))
+
+
+def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: ThreadPoolExecutor,
+                batch_size: int | None, progress: Progress | None,
+                want_details: bool) -> tuple[np.ndarray, list]:
+    """Scores (and details) of ``items`` for one metric, reusing and filling the cache."""
+    from ..metrics.base import load_image, score_with_oom_retry
+
+    n = len(items)
+    values = np.full(n, np.nan)
+    details: list = [None] * n
+    todo = [i for i, it in enumerate(items) if it.error is None]
+    with_details = metric.has_details
+    if cache is not None and todo:
+        cache.register_metric(metric.config_hash, metric.spec, metric.config)
+        hits = cache.get_many(metric.config_hash, [(items[i].key, items[i].prompt) for i in todo],
+                              with_details=with_details and want_details)
+        rest = []
+        for i in todo:
+            h = hits.get((items[i].key, items[i].prompt))
+            if h is None:
+                rest.append(i)
+            else:
+                values[i], details[i] = h
+        todo = rest
+    total, done = n, n - len(todo)
+    if progress:
+        progress(metric.spec, done, total)
+    bs = int(batch_size or metric.batch_size)
+
+    def prep(i: int):
+        try:
+            return metric.prepare(load_image(items[i].source))
+        except InputError as e:
+            items[i].error = e.problem
+            return None
+        except Exception as e:  # noqa: BLE001 - a bad image must not stop the run
+            items[i].error = f"cannot preprocess ({type(e).__name__}: {e})"
+            return None
+
+    # Keep a bounded window of preprocessing futures in flight ahead of the model.
+    window = max(2 * bs, 4 * _workers())
+    queue: deque = deque()
+    pos = 0
+
+    def refill() -> None:
+        nonlocal pos
+        while pos < len(todo) and len(queue) < window:
+            queue.append((todo[pos], pool.submit(prep, todo[pos])))
+            pos += 1
+
+    refill()
+    while queue:
+        batch = []
+        while queue and len(batch) < bs:
+            i, fut = queue.popleft()
+            batch.append((i, fut.result()))
+            refill()
+        good = [(i, x) for i, x in batch if x is not None]
+        if good:
+            vals, dets, bs = score_with_oom_retry(metric, [x for _, x in good],
+                                                  [items[i].prompt for i, _ in good], bs)
+            rows = []
+            for k, (i, _) in enumerate(good):
+                values[i] = vals[k]
+                d = dets[k] if dets is not None else None
+                details[i] = d
+                if cache is not None:
+                    rows.append((items[i].key, items[i].prompt, vals[k], d))
+            if cache is not None:
+                cache.put_many(metric.config_hash, rows)
+        done += len(batch)
+        if progress:
+            progress(metric.spec, done, total)
+    return values, details
+
+
+def _warn_missing(items: list[_Item], names: Sequence[str]) -> int:
+    bad = [(names[i], it.error) for i, it in enumerate(items) if it.error is not None]
+    if bad:
+        first = "; ".join(f"{n}: {e}" for n, e in bad[:3])
+        more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
+        warnings.warn(f"{len(bad)} image(s) could not be scored and get NaN: {first}{more}", stacklevel=3)
+    return len(bad)
+
+
+def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, device: str | None = None,
+                 batch_size: int | None = None, cache_dir=None, use_cache: bool = True,
+                 progress: Progress | None = None, return_details: bool = False):
+    """Score loose images (PIL images or paths) against their prompts, through the cache.
+
+    Returns a float64 array of per-image scores (NaN for an unreadable image, with a warning), or
+    ``(scores, details)`` with ``return_details=True`` (details: per image, the metric's per-question
+    records for TIFA/DSG, else ``None``). The metric is loaded once per process and reused.
+    """
+    images, prompts = list(images), list(prompts)
+    if len(images) != len(prompts):
+        raise InputError(f"got {len(images)} images but {len(prompts)} prompts")
+    metric = get_metric(spec_or_metric, device)
+    items = [_Item(im, str(p)) for im, p in zip(images, prompts)]
+    cache = _open_cache(cache_dir, use_cache)
+    try:
+        with ThreadPoolExecutor(_workers()) as pool:
+            _hash_items(items, cache, pool)
+            if metric.by_file_name:
+                values = metric([it.source for it in items], prompts)
+                dets = [None] * len(items)
+            else:
+                values, dets = _run_metric(metric, items, cache, pool, batch_size, progress, return_details)
+    finally:
+        if cache is not None:
+            cache.close()
+    _warn_missing(items, [str(getattr(im, "filename", "") or f"image {k}") if not isinstance(im, (str, Path))
+                          else str(im) for k, im in enumerate(images)])
+    return (values, dets) if return_details else values
+
+
+def _dataset_sources(ds, items_names: list[str]) -> list:
+    """Local paths of the dataset's images, fetching from the hub when the dataset has no local copy."""
+    from ..dataset import fetch_image
+
+    out: list = []
+    fails = 0
+    for fn in items_names:
+        p = ds.image_path(fn)
+        if p is None and ds.hf_id is not None and fails < 3:
+            # After a few failed downloads (offline), stop trying instead of timing out per image.
+            p = fetch_image(ds, fn)
+            fails = 0 if p is not None else fails + 1
+        out.append(p)
+    return out
+
+
+def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None, device: str | None = None,
+                  batch_size: int | None = None, cache_dir=None, progress: Progress | None = None, *,
+                  use_cache: bool = True):
+    """Score every image of ``dataset`` (a Dataset or a spec for ``load_dataset``) with each metric.
+
+    Returns a :class:`ts2viz.scores.Scores` with one column per spec (named by the spec string) and
+    lower-is-better metrics recorded. Cached scores are reused; new ones are committed per batch.
+    Images that cannot be read get NaN and one summary warning; if none can be read at all this raises
+    :class:`InputError` (e.g. the bundled TS2 metadata without its images, offline).
+    """
+    from ..dataset import Dataset, load_dataset
+    from ..scores import Scores
+
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
+    if seg_ids is not None:
+        ds = ds.subset(seg_ids)
+    specs = list(specs)
+    if not specs:
+        raise InputError("no metric given (use --metric SPEC; `ts2viz metrics` lists the families)")
+    names = ds.file_names
+    metrics = [get_metric(s, device) for s in specs]
+    labels = [m.spec for m in metrics]
+    if len(set(labels)) != len(labels):
+        raise InputError("the same metric is given twice")
+    values = np.full((len(names), len(metrics)), np.nan)
+    cache = _open_cache(cache_dir, use_cache)
+    try:
+        model_metrics = [m for m in metrics if not m.by_file_name]
+        items = [_Item(None, ds.row(fn).prompt) for fn in names]
+        if model_metrics:
+            for it, src in zip(items, _dataset_sources(ds, names)):
+                it.source = src
+            with ThreadPoolExecutor(_workers()) as pool:
+                _hash_items(items, cache, pool)
+                if all(it.error is not None for it in items):
+                    raise InputError(f"none of the {len(items)} images of dataset {ds.name} could be read "
+                                     "(no local image files; pass a dataset folder with the images)")
+                for j, m in enumerate(metrics):
+                    if not m.by_file_name:
+                        values[:, j], _ = _run_metric(m, items, cache, pool, batch_size, progress, False)
+            _warn_missing(items, names)
+        for j, m in enumerate(metrics):
+            if m.by_file_name:
+                values[:, j] = m.score_names(names)
+                if progress:
+                    progress(m.spec, len(names), len(names))
+    finally:
+        if cache is not None:
+            cache.close()
+    lib = {m.spec for m in metrics if not m.higher_is_better}
+    return Scores(list(names), labels, values, lib, source=f"ts2viz score ({ds.name})")
+
+
+def cached_details(spec_or_metric, image, prompt: str, *, device: str | None = None, cache_dir=None):
+    """The per-question details cached for one (image, prompt) under a TIFA/DSG metric, or ``None``."""
+    metric = get_metric(spec_or_metric, device)
+    with ScoreCache(cache_dir) as cache:
+        from PIL import Image
+
+        key = hash_pil(image) if isinstance(image, Image.Image) else cache.file_hash(image)
+        hit = cache.get_many(metric.config_hash, [(key, prompt)], with_details=True).get((key, prompt))
+    return None if hit is None else hit[1]

@@ -1,0 +1,115 @@
+"""The metric library: one registry and one factory for every metric ts2viz can run.
+
+A metric is named by a SPEC string, ``FAMILY:MODEL``. MODEL is a Hugging Face hub id or a local model
+folder (transformers), ``openclip:ARCH/TAG`` for open_clip (TAG a pretrained tag or a checkpoint file),
+``module:function`` for ``callable:`` and a file path for ``csv:``. A hub revision may follow the model as
+``@REVISION`` and options as ``?key=value&key=value``. Examples::
+
+    clipscore:openai/clip-vit-base-patch32
+    clipscore:openclip:ViT-B-32/laion2b_s34b_b79k
+    alignscore:kakaobrain/align-base
+    siglip:google/siglip-base-patch16-224
+    tifa:Salesforce/blip-vqa-base
+    dsg:llava-hf/llava-1.5-7b-hf
+    vqascore:llava-hf/llava-1.5-7b-hf
+    callable:mypkg.metrics:my_score
+    csv:/data/precomputed.csv
+
+The same string names the metric's column in a scores file, its cache key and its label in the app.
+
+Importing this package is cheap: the families' modules (and torch, transformers, open_clip) are imported
+only when a metric is loaded.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import InputError
+from .spec import Spec, parse_spec
+
+__all__ = ["load", "families", "register", "Family", "Spec", "parse_spec"]
+
+
+@dataclass(frozen=True)
+class Family:
+    """A registered metric family: its name, a one-line description and how to build it."""
+
+    name: str
+    description: str
+    target: str | Callable  # "module:attr" (imported lazily) or a factory callable
+    example: str = ""
+
+    def factory(self) -> Callable:
+        if callable(self.target):
+            return self.target
+        mod, _, attr = self.target.partition(":")
+        return getattr(importlib.import_module(mod, __name__), attr)
+
+
+_REGISTRY: dict[str, Family] = {}
+
+
+def register(name: str, description: str, target: str | Callable | None = None, *, example: str = ""):
+    """Register a metric family.
+
+    ``target`` is a factory ``f(spec: Spec, device: str | None, **options) -> Metric`` or a lazy
+    ``"module:attr"`` reference to one. Without ``target`` this returns a decorator::
+
+        @register("myscore", "my metric")
+        def build(spec, device=None, **options): ...
+    """
+    def add(t):
+        _REGISTRY[name.lower()] = Family(name.lower(), description, t, example)
+        return t
+
+    if target is None:
+        return add
+    add(target)
+    return target
+
+
+# Built-in families. Only strings here: nothing heavy is imported until a metric is loaded.
+register("clipscore", "CLIPScore: cosine of CLIP image and prompt embeddings (transformers or open_clip)",
+         ".embedding:build", example="clipscore:openai/clip-vit-base-patch32")
+register("alignscore", "ALIGNScore: cosine of ALIGN image and prompt embeddings (transformers)",
+         ".embedding:build", example="alignscore:kakaobrain/align-base")
+register("siglip", "SigLIP score: cosine of SigLIP image and prompt embeddings (transformers)",
+         ".embedding:build", example="siglip:google/siglip-base-patch16-224")
+register("vqascore", "VQAScore: P('Yes') of a VQA model for \"Does this figure show '{prompt}'?\"",
+         ".vqascore:build", example="vqascore:llava-hf/llava-1.5-7b-hf")
+register("tifa", "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
+         ".qa:build_tifa", example="tifa:Salesforce/blip-vqa-base")
+register("dsg", "DSG: fraction of yes/no questions answered correctly, a question failing with any parent",
+         ".qa:build_dsg", example="dsg:Salesforce/blip-vqa-base")
+register("callable", "a Python function f(images, prompts) -> scores, named module:function",
+         ".user:build_callable", example="callable:mypkg.metrics:my_score")
+register("csv", "precomputed per-image scores read from a scores file (file_name + one metric column)",
+         ".user:build_csv", example="csv:/data/my_scores.csv")
+
+
+def families() -> list[tuple[str, str]]:
+    """The registered families as ``(name, one-line description)``, in registration order."""
+    return [(f.name, f.description) for f in _REGISTRY.values()]
+
+
+def family(name: str) -> Family:
+    f = _REGISTRY.get(name.lower())
+    if f is None:
+        raise InputError(f"unknown metric family {name!r} (known: {', '.join(_REGISTRY)})")
+    return f
+
+
+def load(spec: str, device: str | None = None, **options):
+    """Build the metric named by ``spec`` on ``device`` (``cuda``, ``cpu``, ``mps``; default: best available).
+
+    ``options`` override those in the spec's ``?key=value`` part (e.g. ``batch_size=16``,
+    ``dtype="float32"``). Raises :class:`InputError` for a malformed spec, an unknown family, a model that
+    cannot be found or loaded, or a device that is not available.
+    """
+    sp = parse_spec(spec)
+    fam = family(sp.family)
+    opts = {**sp.options, **options}
+    metric = fam.factory()(sp, device, **opts)
+    return metric

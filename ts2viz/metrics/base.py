@@ -1,0 +1,303 @@
+"""The metric base class and the helpers every family shares (devices, images, model ids, OOM retry).
+
+A metric splits its work in two so that the engine can keep the accelerator busy:
+
+* :meth:`Metric.prepare` turns one decoded PIL image into model input on the CPU (resize, normalise).
+  It must be thread-safe; the engine runs it in worker threads ahead of the model.
+* :meth:`Metric.score_prepared` scores a batch of prepared images against their prompts on the device.
+
+``metric(images=..., prompts=...)`` does both for a plain call.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from .spec import Spec
+
+
+class Metric:
+    """A per-image text-to-image faithfulness metric.
+
+    Attributes
+    ----------
+    spec : the SPEC string (scores column name and cache key).
+    name : the family name (``clipscore``, ``tifa``, ...).
+    higher_is_better : direction of the scores.
+    config : dict identifying the metric exactly (model id, revision, pretrained tag, questions, options).
+    device : torch device string the model runs on (``cpu`` for model-free metrics).
+    batch_size : images per model call (the engine halves it on GPU out-of-memory).
+    has_details : whether :attr:`last_details` holds per-image details after a call (TIFA, DSG).
+    """
+
+    name: str = "metric"
+    higher_is_better: bool = True
+    has_details: bool = False
+    #: metrics that look scores up by file name (precomputed CSV) set this; the engine then skips images
+    by_file_name: bool = False
+
+    def __init__(self, spec: str, config: dict, device: str = "cpu", batch_size: int = 32):
+        self.spec = spec
+        self.config = config
+        self.device = device
+        self.batch_size = max(1, int(batch_size))
+        self.last_details: list | None = None
+
+    @property
+    def config_hash(self) -> str:
+        """A short stable hash of :attr:`config` (the cache key part that names the metric)."""
+        blob = json.dumps(self.config, sort_keys=True, default=str).encode()
+        return hashlib.sha1(blob).hexdigest()[:20]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec} on {self.device}>"
+
+    # -- the two halves ----------------------------------------------------------------------------
+    def prepare(self, image) -> Any:
+        """CPU-side preprocessing of one RGB PIL image (thread-safe). Default: the image itself."""
+        return image
+
+    def score_prepared(self, items: Sequence[Any], prompts: Sequence[str]) -> np.ndarray:
+        """Scores of a batch of prepared images, one prompt each (float64 array)."""
+        raise NotImplementedError
+
+    # -- plain call --------------------------------------------------------------------------------
+    def __call__(self, images: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """Per-image scores: ``images`` are PIL images or paths, ``prompts`` one string per image.
+
+        An image that cannot be read gets NaN (with a warning). Returns a float64 array.
+        """
+        images, prompts = list(images), list(prompts)
+        if len(images) != len(prompts):
+            raise InputError(f"{self.spec}: got {len(images)} images but {len(prompts)} prompts")
+        out = np.full(len(images), np.nan)
+        details: list = [None] * len(images)
+        ok: list[int] = []
+        prepared: list = []
+        for i, im in enumerate(images):
+            try:
+                prepared.append(self.prepare(load_image(im)))
+                ok.append(i)
+            except InputError as e:
+                warnings.warn(f"{e}; its score is NaN", stacklevel=2)
+        bs = self.batch_size
+        start = 0
+        while start < len(ok):
+            idx = ok[start:start + bs]
+            vals, dets, bs = score_with_oom_retry(self, [prepared[k] for k in range(start, start + len(idx))],
+                                                  [prompts[i] for i in idx], bs)
+            out[idx] = vals
+            if dets is not None:
+                for i, d in zip(idx, dets):
+                    details[i] = d
+            start += len(idx)
+        self.last_details = details if self.has_details else None
+        return out
+
+
+# -- images ----------------------------------------------------------------------------------------
+
+def load_image(image):
+    """An RGB PIL image from a PIL image, a path or raw bytes; :class:`InputError` if it cannot be read."""
+    from PIL import Image, UnidentifiedImageError
+
+    if isinstance(image, Image.Image):
+        return image if image.mode == "RGB" else image.convert("RGB")
+    try:
+        if isinstance(image, (bytes, bytearray)):
+            import io
+
+            im = Image.open(io.BytesIO(image))
+        else:
+            im = Image.open(Path(image))
+        im.load()
+        return im.convert("RGB")
+    except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as e:
+        name = "image bytes" if isinstance(image, (bytes, bytearray)) else str(image)
+        raise InputError(f"unreadable image ({type(e).__name__}: {e})", file=name) from None
+
+
+# -- devices and dtypes ----------------------------------------------------------------------------
+
+def resolve_device(device: str | None) -> str:
+    """``device`` checked against what torch can use; ``None`` picks cuda, then mps, then cpu."""
+    import torch
+
+    if device is None or device == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    d = str(device).lower()
+    kind = d.split(":")[0]
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"device {device!r} requested but no CUDA GPU is available to torch "
+                         "(use --device cpu)")
+    if kind == "mps" and not (getattr(torch.backends, "mps", None) is not None
+                              and torch.backends.mps.is_available()):
+        raise InputError(f"device {device!r} requested but Apple MPS is not available (use --device cpu)")
+    if kind not in ("cuda", "cpu", "mps"):
+        raise InputError(f"unknown device {device!r}: expected cuda, cpu or mps")
+    return d
+
+
+def resolve_dtype(device: str, dtype: str | None = None):
+    """The compute dtype: float32 on CPU, bfloat16 (or float16 without bf16 support) on GPU by default."""
+    import torch
+
+    if dtype not in (None, "auto"):
+        try:
+            return {"float32": torch.float32, "fp32": torch.float32, "float16": torch.float16,
+                    "fp16": torch.float16, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}[str(dtype)]
+        except KeyError:
+            raise InputError(f"unknown dtype {dtype!r}: expected float32, float16 or bfloat16") from None
+    if device.startswith("cuda"):
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if device.startswith("mps"):
+        return torch.float16
+    return torch.float32
+
+
+def autocast(device: str, dtype):
+    """Mixed precision on GPU (a no-op context on CPU or for float32)."""
+    import torch
+
+    if dtype == torch.float32 or not (device.startswith("cuda") or device.startswith("mps")):
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.split(":")[0], dtype=dtype)
+
+
+# -- out of memory ---------------------------------------------------------------------------------
+
+def is_oom(err: BaseException) -> bool:
+    import torch
+
+    if isinstance(err, getattr(torch.cuda, "OutOfMemoryError", ())):
+        return True
+    return isinstance(err, RuntimeError) and "out of memory" in str(err).lower()
+
+
+def score_with_oom_retry(metric: Metric, items: Sequence, prompts: Sequence[str], batch_size: int,
+                         call: Callable | None = None) -> tuple[np.ndarray, list | None, int]:
+    """Score ``items`` in chunks of ``batch_size``, halving the chunk on GPU out-of-memory.
+
+    Returns ``(scores, details or None, batch size that worked)``; the smaller batch size sticks so a
+    run does not keep hitting the limit. Out of memory at batch size 1 is re-raised.
+    """
+    call = call or metric.score_prepared
+    out = np.full(len(items), np.nan)
+    details: list | None = [] if metric.has_details else None
+    i = 0
+    while i < len(items):
+        n = min(batch_size, len(items) - i)
+        try:
+            vals = np.asarray(call(list(items[i:i + n]), list(prompts[i:i + n])), dtype=np.float64).reshape(-1)
+        except Exception as e:  # noqa: BLE001 - only OOM is handled, the rest re-raised
+            if not is_oom(e) or n == 1:
+                raise
+            _free_gpu()
+            batch_size = max(1, n // 2)
+            warnings.warn(f"{metric.spec}: out of GPU memory at batch size {n}; retrying with {batch_size}",
+                          stacklevel=2)
+            continue
+        if len(vals) != n:
+            raise InputError(f"{metric.spec}: returned {len(vals)} scores for {n} images")
+        out[i:i + n] = vals
+        if details is not None:
+            details.extend(metric.last_details or [None] * n)
+        i += n
+    return out, details, batch_size
+
+
+def _free_gpu() -> None:
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+# -- model ids -------------------------------------------------------------------------------------
+
+def is_local_model(model: str) -> bool:
+    return Path(os.path.expanduser(model)).is_dir()
+
+
+def check_model_id(spec: Spec) -> str:
+    """The model folder or hub id of ``spec``; :class:`InputError` if it is neither."""
+    m = spec.model
+    if is_local_model(m):
+        return str(Path(os.path.expanduser(m)).resolve())
+    parts = m.split("/")
+    if m.startswith((".", "/", "~")) or len(parts) > 2 or not all(parts):
+        raise InputError(f"metric {spec.raw!r}: no model folder {m!r} and not a hub id (owner/name)")
+    return m
+
+
+def folder_fingerprint(folder: str | os.PathLike) -> str:
+    """A cheap content fingerprint of a local model folder.
+
+    Small files are hashed whole; large weight files by size plus their first and last 64 KiB, which
+    changes whenever the weights do without reading gigabytes on every load.
+    """
+    h = hashlib.sha1()
+    root = Path(folder)
+    for p in sorted(root.rglob("*")):
+        if not p.is_file() or p.name.startswith("."):
+            continue
+        size = p.stat().st_size
+        h.update(f"{p.relative_to(root)}\0{size}\0".encode())
+        with open(p, "rb") as f:
+            if size <= 1 << 20:
+                h.update(f.read())
+            else:
+                h.update(f.read(1 << 16))
+                f.seek(-(1 << 16), os.SEEK_END)
+                h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def file_fingerprint(path: str | os.PathLike) -> str:
+    p = Path(path)
+    size = p.stat().st_size
+    h = hashlib.sha1(f"{size}\0".encode())
+    with open(p, "rb") as f:
+        h.update(f.read(1 << 16))
+        if size > 1 << 17:
+            f.seek(-(1 << 16), os.SEEK_END)
+            h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def model_identity(model_id: str, revision: str | None, loaded_config=None) -> dict:
+    """Config entries naming a transformers model exactly: id plus hub commit or local fingerprint."""
+    ident: dict = {"model": model_id}
+    if is_local_model(model_id):
+        ident["fingerprint"] = folder_fingerprint(model_id)
+    else:
+        commit = getattr(loaded_config, "_commit_hash", None) if loaded_config is not None else None
+        ident["revision"] = commit or revision or "main"
+    return ident
+
+
+def hf_load(what: str, fn: Callable, model_id: str, spec: Spec, **kwargs):
+    """Call a ``from_pretrained``-style ``fn`` and turn every failure into one clear :class:`InputError`."""
+    try:
+        return fn(model_id, **kwargs)
+    except InputError:
+        raise
+    except (OSError, ValueError, KeyError, ImportError, EnvironmentError) as e:
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        where = "local folder" if is_local_model(model_id) else "hub model (offline or not found?)"
+        raise InputError(f"metric {spec.raw!r}: cannot load {what} from {where} {model_id!r}: {msg[:300]}") from e
