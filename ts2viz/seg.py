@@ -45,10 +45,10 @@ class Image:
 class Node:
     label: str
     images: tuple[Image, ...]
+    level: int = field(init=False, compare=False)   # error count, parsed once from the label
 
-    @property
-    def level(self) -> int:
-        return parse_label(self.label)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "level", parse_label(self.label))
 
 
 @dataclass(frozen=True)
@@ -66,11 +66,13 @@ class SEG:
     nodes: tuple[Node, ...]
     edges: tuple[tuple[str, str], ...] | None = None
     _by_label: dict = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
+    _children: dict = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
-        nodes = tuple(sorted(self.nodes, key=lambda n: label_sort_key(n.label)))
+        nodes = tuple(sorted(self.nodes, key=lambda n: (n.level, n.label)))
         object.__setattr__(self, "nodes", nodes)
         object.__setattr__(self, "_by_label", {n.label: n for n in nodes})
+        object.__setattr__(self, "_children", {})
         if len(self._by_label) != len(nodes):
             raise ValueError(f"SEG {self.id}: duplicate node labels")
         if not any(n.level == 0 for n in nodes):
@@ -103,11 +105,17 @@ class SEG:
 
     def children(self, label: str) -> tuple[str, ...]:
         """Labels of the nodes a walk may take after ``label``."""
+        hit = self._children.get(label)
+        if hit is not None:
+            return hit
         if self.edges is not None:
-            return tuple(sorted({b for a, b in self.edges if a == label}, key=label_sort_key))
-        level = parse_label(label)
-        nxt = [lv for lv in self.levels if lv > level]
-        return tuple(n.label for n in self.nodes_at(nxt[0])) if nxt else ()
+            kids = tuple(sorted({b for a, b in self.edges if a == label}, key=label_sort_key))
+        else:
+            level = self._by_label[label].level
+            nxt = [lv for lv in self.levels if lv > level]
+            kids = tuple(n.label for n in self.nodes_at(nxt[0])) if nxt else ()
+        self._children[label] = kids
+        return kids
 
     def adjacent_pairs(self) -> tuple[tuple[str, str], ...]:
         """Distinct (parent, child) node pairs joined by an edge (explicit or implied)."""
