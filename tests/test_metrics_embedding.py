@@ -130,7 +130,10 @@ def test_spec_errors_are_one_line_input_errors(tmp_path):
 
 
 def test_missing_hub_model_offline_is_clear(monkeypatch):
+    import huggingface_hub.constants as hc
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", True)  # read at import time; patch the live value too
     with pytest.raises(InputError, match="cannot load model"):
         metrics.load("clipscore:nobody/not-a-real-model-ts2viz", device="cpu")
 

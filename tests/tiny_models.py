@@ -68,7 +68,7 @@ def word_tokenizer(extra_special: tuple[str, ...] = ()):
                                    additional_special_tokens=list(extra_special) or None)
 
 
-def build_clip(folder: Path, *, text_positions: int = 16, seed: int = 0) -> Path:
+def build_clip(folder: Path, *, text_positions: int = 32, seed: int = 0) -> Path:
     """A 2-layer transformers CLIPModel with a real CLIPTokenizer and CLIPImageProcessor (32x32 images)."""
     import torch
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
