@@ -1,0 +1,684 @@
+"""The app's callbacks: plain functions of data, testable without a browser.
+
+Each takes the :class:`~ts2viz.ui.state.AppState` first and plain values (strings, numbers, lists,
+file paths) after it, and returns plain values: DataFrames, plotly figures, HTML strings, lists of
+(path, caption) pairs, dicts of those. :mod:`ts2viz.ui.layout` wires them to Gradio components.
+Bad input raises :class:`ts2viz.errors.InputError` with a readable message.
+"""
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .. import figures
+from ..errors import InputError
+from ..stats import ks_separation, mean_gap
+from .graph import seg_graph_html
+from .state import AppState, metric_family
+from .thumbs import GALLERY, THUMB
+
+ALL = "All"
+BOARD_STATS = ("ord_avg", "sep_avg", "ord_synth", "sep_synth", "ord_nat", "sep_nat", "ord_real", "sep_real")
+MAX_PROMPT_CHARS = 1000
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+MAX_UPLOAD_PIXELS = 50_000_000
+MAX_UPLOADS = 16
+IMAGE_FORMATS = {"JPEG", "PNG", "WEBP", "BMP", "GIF", "TIFF"}
+MAX_SPECS = 4
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+def _seg(app: AppState, seg_id):
+    try:
+        sid = int(seg_id)
+    except (TypeError, ValueError):
+        raise InputError(f"not a SEG id: {seg_id!r}") from None
+    if sid not in app.dataset.segs:
+        raise InputError(f"no SEG with id {sid} in dataset {app.dataset.name}")
+    return app.dataset[sid]
+
+
+def _metric(app: AppState, metric, *, required: bool = True) -> str | None:
+    if metric in (None, "", "—", "(none)"):
+        if required:
+            raise InputError("choose a metric")
+        return None
+    if metric not in app.metrics:
+        raise InputError(f"no metric {metric!r} loaded (have: {', '.join(app.metrics) or 'none'})")
+    return str(metric)
+
+
+def _families_filter(families) -> set[str] | None:
+    if not families:
+        return None
+    fam = {str(f) for f in families}
+    return None if ALL in fam else fam
+
+
+def _exports_dir(app: AppState) -> Path:
+    d = app.cache_root / "exports"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _write_csv(app: AppState, df, stem: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:60] or "table"
+    d = _exports_dir(app)
+    old = sorted(d.glob("*.csv"), key=lambda q: q.stat().st_mtime)
+    for q in old[:-200]:  # keep the folder small
+        q.unlink(missing_ok=True)
+    p = d / f"{stem}-{uuid.uuid4().hex[:8]}.csv"
+    df.to_csv(p, index=False)
+    return str(p)
+
+
+def table_csv(app: AppState, df, stem: str) -> str | None:
+    """Write a shown table to a CSV file in the app's exports folder (for a download button)."""
+    if df is None or len(getattr(df, "columns", [])) == 0:
+        return None
+    return _write_csv(app, df, f"ts2viz-{stem}")
+
+
+def walk_label(walk: Sequence[str]) -> str:
+    return ">".join(dict.fromkeys(walk))
+
+
+# -- metric lists ------------------------------------------------------------------------------------
+
+def families(app: AppState) -> list[str]:
+    return list(dict.fromkeys(metric_family(m) for m in app.metrics))
+
+
+def metric_choices(app: AppState, families_sel=None) -> list[str]:
+    fam = _families_filter(families_sel)
+    return [m for m in app.metrics if fam is None or metric_family(m) in fam]
+
+
+# -- leaderboard -------------------------------------------------------------------------------------
+
+def leaderboard(app: AppState, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
+                descending: bool = True):
+    """The leaderboard table: one row per metric, Ord/Sep x Avg/Synth/Nat/Real, sorted."""
+    import pandas as pd
+
+    if not app.metrics:
+        return pd.DataFrame(columns=["metric", "family", "source", "dir", *BOARD_STATS, "segs"])
+    mm = app.mm(mode)
+    board = mm.leaderboard()
+    fam = _families_filter(families_sel)
+    segs = mm.segs()
+    scored = segs.groupby("metric", sort=False)["ord"].apply(lambda s: int(s.notna().sum()))
+    board.insert(1, "family", [metric_family(m) for m in board["metric"]])
+    board.insert(2, "source", [app.kind_of(m) for m in board["metric"]])
+    board.insert(3, "dir", ["↓" if app.lower_is_better(m) else "↑" for m in board["metric"]])
+    board["segs"] = [int(scored.get(m, 0)) for m in board["metric"]]
+    if fam is not None:
+        board = board[board["family"].isin(fam)]
+    if sort_by not in board.columns:
+        sort_by = "ord_avg"
+    board = board.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable")
+    for c in BOARD_STATS:
+        if c in board.columns:
+            board[c] = board[c].astype(float).round(3)
+    return pd.DataFrame(board).reset_index(drop=True)
+
+
+def best_cells(board) -> dict[str, int]:
+    """Row position of the best (largest) value of each stat column."""
+    out = {}
+    for c in BOARD_STATS:
+        if c in board.columns and board[c].notna().any():
+            out[c] = int(np.nanargmax(board[c].to_numpy(dtype=float)))
+    return out
+
+
+def style_leaderboard(board):
+    """The board as a pandas Styler: best value per column bold on a tinted cell."""
+    best = best_cells(board)
+    nums = [c for c in BOARD_STATS if c in board.columns]
+
+    def mark(col):
+        i = best.get(col.name)
+        return ["font-weight:700;background-color:#e0e7ff;color:#3730a3" if k == i else "" for k in range(len(col))]
+
+    return board.style.apply(mark, subset=nums).format({c: "{:.3f}" for c in nums}, na_rep="–")
+
+
+def leaderboard_csv(app: AppState, mode: str = "paper", families_sel=None) -> str:
+    board = leaderboard(app, mode, families_sel)
+    cols = ["metric"] + [c for c in BOARD_STATS if c in board.columns]
+    return _write_csv(app, board[cols], f"ts2viz-leaderboard-{mode}")
+
+
+def leaderboard_figure(app: AppState, mode: str = "paper", families_sel=None):
+    return figures.ord_sep_scatter(leaderboard(app, mode, families_sel), title=f"Ord vs Sep ({mode} mode)")
+
+
+def add_scores_file(app: AppState, path, display_name: str | None = None, lower_is_better: str = "") -> str:
+    """Load an uploaded scores file (CSV or Parquet) into the app. Returns a status line."""
+    from ..scores import read_scores
+
+    if not path:
+        raise InputError("choose a scores file (CSV or Parquet) first")
+    p = Path(str(path))
+    name = display_name or p.name
+    if p.suffix.lower() not in (".csv", ".parquet", ".pq"):
+        raise InputError("scores must be a .csv or .parquet file", file=name)
+    if p.stat().st_size > 200 * 1024 * 1024:
+        raise InputError("scores file over 200 MB", file=name)
+    lib = [s.strip() for s in (lower_is_better or "").split(",") if s.strip()]
+    try:
+        sc = read_scores(p, dataset=app.dataset, lower_is_better=lib)
+    except InputError as e:
+        raise InputError(str(e).replace(str(p), name)) from None
+    sc.source = name
+    app.add_table(sc, kind="uploaded", name=name)
+    return f"Loaded {len(sc.metrics)} metric(s) from {name}: {', '.join(sc.metrics)}"
+
+
+# -- SEG picking ----------------------------------------------------------------------------------------
+
+def seg_options(app: AppState, query: str = "", partition: str = ALL, limit: int = 300) -> list[tuple[str, int]]:
+    """(label, id) of the SEGs matching a prompt search (or an id) and a partition."""
+    q = (query or "").strip().lower()[:200]
+    out = []
+    for seg in app.dataset:
+        if partition not in (None, "", ALL) and seg.partition != partition:
+            continue
+        if q and not (q in seg.prompt.lower() or (q.isdigit() and int(q) == seg.id)):
+            continue
+        out.append((f"{seg.id} · {seg.partition} · {seg.prompt[:80]}", seg.id))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def partitions(app: AppState) -> list[str]:
+    return [ALL] + list(dict.fromkeys(s.partition for s in app.dataset))
+
+
+def failure_finder(app: AppState, mode: str, metric, stat: str = "ord", metric_b=None,
+                   partition: str = ALL, limit: int = 50):
+    """SEGs ranked worst first by a metric's ord or sep, or by how much worse it does than ``metric_b``."""
+    metric = _metric(app, metric)
+    metric_b = _metric(app, metric_b, required=False)
+    if stat not in ("ord", "sep", "delta", "kendall"):
+        raise InputError(f"unknown statistic {stat!r}")
+    segs = app.mm(mode).segs()
+    wide = segs.pivot(index="seg_id", columns="metric", values=stat)
+    import pandas as pd
+
+    df = pd.DataFrame({"seg_id": wide.index.astype(int)})
+    df["partition"] = [app.dataset[s].partition for s in df["seg_id"]]
+    df["prompt"] = [app.dataset[s].prompt for s in df["seg_id"]]
+    df[f"{stat} {metric}"] = wide[metric].to_numpy().round(3)
+    if partition not in (None, "", ALL):
+        keep = (df["partition"] == partition).to_numpy()
+    else:
+        keep = np.ones(len(df), bool)
+    if metric_b and metric_b != metric:
+        df[f"{stat} {metric_b}"] = wide[metric_b].to_numpy().round(3)
+        df["gap"] = (df[f"{stat} {metric}"] - df[f"{stat} {metric_b}"]).round(3)
+        key = "gap"
+    else:
+        key = f"{stat} {metric}"
+    df = df[keep & df[key].notna().to_numpy()]
+    df = df[[c for c in df.columns if c not in ("partition", "prompt")] + ["partition", "prompt"]]
+    return df.sort_values([key, "seg_id"], kind="stable").head(limit).reset_index(drop=True)
+
+
+# -- SEG explorer ----------------------------------------------------------------------------------------
+
+def _walk_data(app: AppState, mode: str, seg_id: int, metric: str):
+    mm = app.mm(mode)
+    st, ws = mm.walk_stats(seg_id)
+    i = mm.metrics.index(metric)
+    return st, {"ord": ws.ord[i], "sep": ws.sep[i], "delta": ws.delta[i], "n_images": ws.n_images[i]}
+
+
+def walk_table(app: AppState, mode: str, seg_id, metric, metric_b=None):
+    """One row per walk, worst ord first: walk, path, ord, sep (and the second metric's)."""
+    import pandas as pd
+
+    seg = _seg(app, seg_id)
+    metric = _metric(app, metric)
+    metric_b = _metric(app, metric_b, required=False)
+    st, wa = _walk_data(app, mode, seg.id, metric)
+    df = pd.DataFrame({"walk": np.arange(len(st.walks)), "path": [walk_label(w) for w in st.walks],
+                       "ord": np.round(wa["ord"], 3), "sep": np.round(wa["sep"], 3)})
+    if metric_b and metric_b != metric:
+        _, wb = _walk_data(app, mode, seg.id, metric_b)
+        df[f"ord {metric_b}"] = np.round(wb["ord"], 3)
+        df[f"sep {metric_b}"] = np.round(wb["sep"], 3)
+    return df.sort_values(["ord", "walk"], na_position="last", kind="stable").reset_index(drop=True)
+
+
+def _node_info(seg):
+    levels = {n.label: n.level for n in seg.nodes}
+    files = {n.label: [im.file_name for im in n.images] for n in seg.nodes}
+    return levels, files
+
+
+def _means(node_scores: dict) -> dict[str, float]:
+    out = {}
+    for k, v in node_scores.items():
+        v = np.asarray(v, float)
+        out[k] = float(v[~np.isnan(v)].mean()) if (~np.isnan(v)).any() else float("nan")
+    return out
+
+
+def ks_pairs(app: AppState, seg_id, metric) -> list[dict]:
+    """KS statistic (and where it is attained) and mean gap of every adjacent node pair of a SEG."""
+    seg = _seg(app, seg_id)
+    metric = _metric(app, metric)
+    ns = app.node_scores(seg.id, metric)
+    out = []
+    lib = app.lower_is_better(metric)
+    for a, b in seg.adjacent_pairs():
+        r = ks_separation(ns[a], ns[b])
+        gap = mean_gap(ns[a], ns[b])
+        out.append({"a": a, "b": b, "statistic": r.statistic, "location": r.location,
+                    "cdf_a": r.cdf_a, "cdf_b": r.cdf_b, "mean_gap": -gap if lib else gap})
+    return out
+
+
+def ks_table(app: AppState, seg_id, metric, metric_b=None):
+    """Pairwise KS values of adjacent nodes for one or two metrics (smallest separation first)."""
+    import pandas as pd
+
+    metric = _metric(app, metric)
+    metric_b = _metric(app, metric_b, required=False)
+    pa = ks_pairs(app, seg_id, metric)
+    df = pd.DataFrame({"pair": [f"{p['a']} – {p['b']}" for p in pa],
+                       f"KS {metric}": [round(p["statistic"], 3) for p in pa],
+                       f"at {metric}": [round(p["location"], 3) for p in pa],
+                       f"Δmean {metric}": [round(p["mean_gap"], 3) for p in pa]})
+    if metric_b and metric_b != metric:
+        pb = ks_pairs(app, seg_id, metric_b)
+        df[f"KS {metric_b}"] = [round(p["statistic"], 3) for p in pb]
+        df[f"Δmean {metric_b}"] = [round(p["mean_gap"], 3) for p in pb]
+    return df.sort_values(f"KS {metric}", na_position="last", kind="stable").reset_index(drop=True)
+
+
+def graph_html(app: AppState, mode: str, seg_id, metric, walk=None, node=None) -> str:
+    seg = _seg(app, seg_id)
+    metric = _metric(app, metric, required=False)
+    means = _means(app.node_scores(seg.id, metric)) if metric else {}
+    wpath, wname = None, ""
+    w = _walk_index(walk)
+    if w is not None:
+        from ..metametrics import seg_structure
+
+        st = seg_structure(seg, mode)
+        if 0 <= w < len(st.walks):
+            wpath, wname = st.walks[w], f"walk {w} ({walk_label(st.walks[w])})"
+    return seg_graph_html(seg, node_means=means, metric=metric,
+                          lower_is_better=bool(metric) and app.lower_is_better(metric),
+                          thumb_uri=lambda fn: app.thumbs.data_uri(fn, THUMB), walk=wpath, walk_name=wname,
+                          selected=node)
+
+
+def _walk_index(walk) -> int | None:
+    if walk in (None, "", "—"):
+        return None
+    try:
+        return int(str(walk).split(":")[0].replace("walk", "").strip())
+    except ValueError:
+        return None
+
+
+def walk_figure(app: AppState, mode: str, seg_id, metric, walk=None, *, color: str = figures.METRIC_A):
+    seg = _seg(app, seg_id)
+    metric = _metric(app, metric, required=False)
+    if not metric:
+        return figures.empty_figure("Choose a second metric to compare")
+    st, wa = _walk_data(app, mode, seg.id, metric)
+    levels, files = _node_info(seg)
+    return figures.walk_figure(levels, app.node_scores(seg.id, metric), st.walks, wa["ord"], metric=metric,
+                               highlight=_walk_index(walk), lower_is_better=app.lower_is_better(metric),
+                               node_files=files, color=color)
+
+
+def cdf_figure(app: AppState, seg_id, metric):
+    seg = _seg(app, seg_id)
+    metric = _metric(app, metric, required=False)
+    if not metric:
+        return figures.empty_figure("Choose a second metric to compare")
+    levels, _ = _node_info(seg)
+    return figures.cdf_figure(levels, app.node_scores(seg.id, metric), ks_pairs(app, seg.id, metric),
+                              metric=metric, lower_is_better=app.lower_is_better(metric))
+
+
+def gallery(app: AppState, seg_id, node, metrics: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """(image path, caption) for every image of a node; captions carry the metrics' scores and source."""
+    seg = _seg(app, seg_id)
+    if node in (None, ""):
+        return []
+    if node not in seg.labels:
+        raise InputError(f"SEG {seg.id} has no node {node!r} (nodes: {', '.join(seg.labels)})")
+    ms = [m for m in dict.fromkeys(metrics) if m and m in app.metrics]
+    imgs = seg.node(node).images
+    vals = app.image_scores([im.file_name for im in imgs], ms) if ms else np.zeros((len(imgs), 0))
+    out = []
+    for im, row in zip(imgs, vals):
+        sc = " · ".join(f"{m} {'–' if math.isnan(v) else f'{v:.3f}'}" for m, v in zip(ms, row))
+        cap = f"{Path(im.file_name).name} · {im.image_source or 'unknown source'}" + (f" · {sc}" if sc else "")
+        out.append((str(app.thumbs.path(im.file_name, GALLERY)), cap))
+    return out
+
+
+def seg_header(app: AppState, mode: str, seg_id, metric, metric_b=None) -> str:
+    from ..metametrics import seg_structure
+
+    seg = _seg(app, seg_id)
+    st = seg_structure(seg, mode)
+    mm = app.mm(mode) if app.metrics else None
+    bits = []
+    for m in [x for x in (metric, metric_b) if x and x in app.metrics]:
+        row = mm.seg_values
+        i, k = mm.seg_ids.index(seg.id), mm.metrics.index(m)
+        bits.append(f"**{m}** ord {row['ord'][i, k]:.3f} · sep {row['sep'][i, k]:.3f}")
+    return (f"### SEG {seg.id} · {seg.partition}\n**Prompt:** {seg.prompt}\n\n"
+            f"{len(seg.nodes)} nodes · {seg.n_images} images · {len(st.walks)} walks ({mode} mode)"
+            + ("  \n" + "  \n".join(bits) if bits else ""))
+
+
+def seg_view(app: AppState, mode: str, seg_id, metric, metric_b=None, node=None, walk=None) -> dict:
+    """Everything the explorer shows for one SEG, as a dict of plain values."""
+    import pandas as pd
+
+    seg = _seg(app, seg_id)
+    metric = _metric(app, metric, required=False)
+    metric_b = _metric(app, metric_b, required=False)
+    if node not in seg.labels:
+        node = seg.labels[0]
+    if metric:
+        wt = walk_table(app, mode, seg.id, metric, metric_b)
+        st = app.mm(mode).walk_stats(seg.id)[0]
+        walk_choices = [(f"walk {int(r.walk)}: {r.path} (ord {r.ord:.2f})", str(int(r.walk)))
+                        for r in wt.itertuples()]
+    else:
+        from ..metametrics import seg_structure
+
+        st = seg_structure(seg, mode)
+        wt = pd.DataFrame({"walk": np.arange(len(st.walks)), "path": [walk_label(w) for w in st.walks]})
+        walk_choices = [(f"walk {i}: {walk_label(w)}", str(i)) for i, w in enumerate(st.walks)]
+    w = _walk_index(walk)
+    if w is not None and not 0 <= w < len(st.walks):
+        w = None
+    no_metric = figures.empty_figure("No scores loaded: add a scores file or score live")
+    return {
+        "header": seg_header(app, mode, seg.id, metric, metric_b),
+        "graph": graph_html(app, mode, seg.id, metric, w, node),
+        "nodes": list(seg.labels),
+        "node": node,
+        "node_title": _node_title(seg, node),
+        "gallery": gallery(app, seg.id, node, [m for m in (metric, metric_b) if m]),
+        "walk_table": wt,
+        "walk_choices": walk_choices,
+        "walk": None if w is None else str(w),
+        "walk_fig_a": walk_figure(app, mode, seg.id, metric, w) if metric else no_metric,
+        "walk_fig_b": walk_figure(app, mode, seg.id, metric_b, w, color=figures.METRIC_B),
+        "cdf_a": cdf_figure(app, seg.id, metric) if metric else no_metric,
+        "cdf_b": cdf_figure(app, seg.id, metric_b),
+        "ks_table": ks_table(app, seg.id, metric, metric_b) if metric else pd.DataFrame(),
+        "prompt": seg.prompt,
+    }
+
+
+def _node_title(seg, node) -> str:
+    if node not in seg.labels:
+        return ""
+    n = seg.node(node)
+    return (f"**Node {node}** · {n.level} error{'s' if n.level != 1 else ''} · {len(n.images)} images "
+            f"· click an image to enlarge")
+
+
+def select_node(app: AppState, mode: str, seg_id, metric, metric_b, node, walk=None) -> dict:
+    """Clicking a node: the graph with the node marked, and its gallery."""
+    seg = _seg(app, seg_id)
+    ms = [m for m in (metric, metric_b) if m]
+    return {"graph": graph_html(app, mode, seg.id, metric, walk, node),
+            "gallery": gallery(app, seg.id, node, ms),
+            "node_title": _node_title(seg, node)}
+
+
+def select_walk(app: AppState, mode: str, seg_id, metric, metric_b, walk, node=None) -> dict:
+    """Choosing a walk: the graph with it highlighted and the Spearman plots with it emphasised."""
+    return {"graph": graph_html(app, mode, seg_id, metric, walk, node),
+            "walk_fig_a": walk_figure(app, mode, seg_id, metric, walk),
+            "walk_fig_b": walk_figure(app, mode, seg_id, metric_b, walk, color=figures.METRIC_B)}
+
+
+def walk_from_row(table, row: int) -> str | None:
+    """The walk id (as a string) in row ``row`` of a walk table."""
+    try:
+        return str(int(table.iloc[int(row)]["walk"]))
+    except Exception:
+        return None
+
+
+# -- correlations -------------------------------------------------------------------------------------------
+
+def _seg_wide(app: AppState, mode: str, stat: str, partition: str = ALL, metrics=None):
+    if stat not in ("ord", "sep", "delta", "kendall"):
+        raise InputError(f"unknown statistic {stat!r}")
+    segs = app.mm(mode).segs()
+    if partition not in (None, "", ALL):
+        segs = segs[segs["partition"] == partition]
+    wide = segs.pivot(index="seg_id", columns="metric", values=stat)
+    cols = [m for m in (metrics or app.metrics) if m in wide.columns]
+    return wide[cols]
+
+
+def corr_matrix(app: AppState, mode: str, stat: str = "ord", partition: str = ALL, families_sel=None,
+                method: str = "pearson"):
+    """Metric-metric correlation of per-SEG ``stat`` values (over SEGs where both have values)."""
+    if method not in ("pearson", "spearman", "kendall"):
+        raise InputError(f"unknown correlation method {method!r}")
+    wide = _seg_wide(app, mode, stat, partition, metric_choices(app, families_sel))
+    return wide.corr(method=method, min_periods=3)
+
+
+def corr_figure(app: AppState, mode: str, stat: str = "ord", partition: str = ALL, families_sel=None,
+                method: str = "pearson", selected=None):
+    m = corr_matrix(app, mode, stat, partition, families_sel, method)
+    where = "all SEGs" if partition in (None, "", ALL) else f"{partition} SEGs"
+    name = {"ord": "Ord (Spearman)", "sep": "Sep (KS)"}.get(stat, stat)
+    return figures.corr_heatmap(m, title=f"Correlation of per-SEG {name} between metrics, {where} "
+                                         f"({method}, x100)", selected=selected)
+
+
+def pair_points(app: AppState, mode: str, stat: str, x, y, partition: str = ALL):
+    """Per-SEG values of two metrics, largest disagreement first."""
+    x, y = _metric(app, x), _metric(app, y)
+    wide = _seg_wide(app, mode, stat, partition, [x, y] if x != y else [x])
+    import pandas as pd
+
+    df = pd.DataFrame({"seg_id": wide.index.astype(int)})
+    df["partition"] = [app.dataset[s].partition for s in df["seg_id"]]
+    df["prompt"] = [app.dataset[s].prompt for s in df["seg_id"]]
+    df["x"] = wide[x].to_numpy()
+    df["y"] = wide[y].to_numpy()
+    df = df.dropna(subset=["x", "y"])
+    df["diff"] = (df["y"] - df["x"]).round(3)
+    df["x"], df["y"] = df["x"].round(3), df["y"].round(3)
+    return df.reindex(df["diff"].abs().sort_values(ascending=False, kind="stable").index).reset_index(drop=True)
+
+
+def pair_figure(app: AppState, mode: str, stat: str, x, y, partition: str = ALL, highlight=None):
+    pts = pair_points(app, mode, stat, x, y, partition)
+    return figures.pair_scatter(pts, x_name=x, y_name=y, stat=stat,
+                                highlight=None if highlight in (None, "") else int(highlight))
+
+
+# -- live scoring ---------------------------------------------------------------------------------------------
+
+def library_families() -> list[tuple[str, str]]:
+    """The metric library's families (name, description); empty if the library is unavailable."""
+    try:
+        from ..metrics import families as fams
+
+        return list(fams())
+    except Exception:
+        return []
+
+
+def parse_specs(text) -> list[str]:
+    if isinstance(text, (list, tuple)):
+        items = [str(t) for t in text]
+    else:
+        items = re.split(r"[\n,]+", str(text or ""))
+    specs = [s.strip() for s in items if s and s.strip()]
+    if not specs:
+        raise InputError("enter a metric spec such as clipscore:openai/clip-vit-base-patch32")
+    if len(specs) > MAX_SPECS:
+        raise InputError(f"at most {MAX_SPECS} metrics at a time")
+    for s in specs:
+        if len(s) > 300 or ":" not in s:
+            raise InputError(f"malformed metric spec {s[:80]!r}: expected FAMILY:MODEL")
+    return specs
+
+
+def live_score(app: AppState, specs, scope: str, seg_id=None, device: str | None = None,
+               progress=None) -> str:
+    """Score the current SEG (``scope='seg'``) or all SEGs with library metrics; results join the app."""
+    from .. import engine
+
+    specs = parse_specs(specs)
+    if scope == "seg":
+        seg_ids = [_seg(app, seg_id).id]
+    else:
+        seg_ids = None
+    dev = None if device in (None, "", "auto") else device
+    done = []
+    for k, spec in enumerate(specs):
+        metric = app.metric_object(spec, device=dev)
+
+        def prog(done_n, total=None, _k=k):
+            if progress is not None:
+                try:
+                    frac = (done_n / total) if total else 0.0
+                    progress((_k + frac) / len(specs), desc=f"{spec}: {done_n}/{total or '?'} images")
+                except Exception:
+                    pass
+
+        sc = engine.score_dataset(app.dataset, [metric], seg_ids=seg_ids, device=dev,
+                                  cache_dir=app.cache_root / "scores", progress=prog)
+        if not np.isfinite(sc.values).any():
+            raise InputError(f"{spec}: no image could be scored (are the dataset's images available?)")
+        app.add_table(sc, kind="live", name=f"live:{spec}")
+        n = int(np.isfinite(sc.values).sum())
+        done.append(f"{spec} ({n} images)")
+    where = f"SEG {seg_ids[0]}" if seg_ids else "all SEGs"
+    return f"Scored {where} with {', '.join(done)}. The results are in the leaderboard and every figure."
+
+
+def check_upload(path, *, max_bytes: int = MAX_UPLOAD_BYTES, max_pixels: int = MAX_UPLOAD_PIXELS):
+    """Open an uploaded image safely: type, file size and pixel count checked. Returns an RGB PIL image."""
+    from PIL import Image, UnidentifiedImageError
+
+    p = Path(str(path))
+    name = p.name
+    try:
+        size = p.stat().st_size
+    except OSError:
+        raise InputError("upload could not be read", file=name) from None
+    if size == 0:
+        raise InputError("empty file", file=name)
+    if size > max_bytes:
+        raise InputError(f"file is {size / 1e6:.1f} MB; the limit is {max_bytes // (1024 * 1024)} MB", file=name)
+    try:
+        with Image.open(p) as im:
+            fmt = im.format
+            w, h = im.size
+            if fmt not in IMAGE_FORMATS:
+                raise InputError(f"unsupported image type {fmt}; use JPEG, PNG, WebP, BMP, GIF or TIFF", file=name)
+            if w * h > max_pixels:
+                raise InputError(f"image is {w}x{h} pixels; the limit is {max_pixels // 1_000_000} megapixels",
+                                 file=name)
+            im.draft("RGB", (2048, 2048)) if fmt == "JPEG" else None
+            im.load()
+            out = im.convert("RGB")
+    except InputError:
+        raise
+    except (UnidentifiedImageError, Image.DecompressionBombError):
+        raise InputError("not a readable image (or a decompression bomb)", file=name) from None
+    except Exception as e:
+        raise InputError(f"not a readable image ({type(e).__name__})", file=name) from None
+    return out
+
+
+def check_prompt(prompt) -> str:
+    p = (prompt or "").strip()
+    if not p:
+        raise InputError("the prompt is empty")
+    if len(p) > MAX_PROMPT_CHARS:
+        raise InputError(f"the prompt has {len(p)} characters; the limit is {MAX_PROMPT_CHARS}")
+    return p
+
+
+def score_uploads(app: AppState, files, prompt, spec, seg_id=None, device: str | None = None,
+                  progress=None) -> dict:
+    """Score uploaded images with one library metric and place them against the current SEG's nodes.
+
+    Returns ``{"table": DataFrame, "figure": fig, "message": str}``. The SEG is scored with the same
+    metric first if it has no scores for it yet (so the comparison is like for like).
+    """
+    import pandas as pd
+    from .. import engine
+
+    paths = [f if isinstance(f, (str, Path)) else getattr(f, "name", None) for f in (files or [])]
+    paths = [p for p in paths if p]
+    if not paths:
+        raise InputError("upload at least one image")
+    if len(paths) > MAX_UPLOADS:
+        raise InputError(f"at most {MAX_UPLOADS} images at a time")
+    prompt = check_prompt(prompt)
+    spec = parse_specs(spec)[0]
+    images = [check_upload(p) for p in paths]
+    names = [Path(str(p)).name for p in paths]
+    dev = None if device in (None, "", "auto") else device
+    metric = app.metric_object(spec, device=dev)
+    if progress is not None:
+        progress(0.1, desc=f"scoring {len(images)} upload(s) with {spec}")
+    vals = np.asarray(engine.score_images(metric, images, [prompt] * len(images)), dtype=float)
+    seg = _seg(app, seg_id) if seg_id not in (None, "") else None
+    msg = f"Scored {len(images)} image(s) with {spec}."
+    node_scores: dict[str, np.ndarray] = {}
+    if seg is not None:
+        have = spec in app.metrics and np.isfinite(
+            app.image_scores([im.file_name for n in seg.nodes for im in n.images], [spec])).any()
+        if not have:
+            try:
+                if progress is not None:
+                    progress(0.4, desc=f"scoring SEG {seg.id} with {spec} for comparison")
+                live_score(app, [spec], "seg", seg.id, device)
+                have = True
+            except InputError as e:
+                msg += f" The SEG could not be scored for comparison: {e}"
+        if have:
+            node_scores = app.node_scores(seg.id, spec)
+    levels = {n.label: n.level for n in seg.nodes} if seg is not None else {}
+    lib = not getattr(metric, "higher_is_better", True)
+    rows = []
+    for name, v in zip(names, vals):
+        row = {"image": name, "score": round(float(v), 4)}
+        if node_scores:
+            means = _means(node_scores)
+            closest = min((k for k in means if np.isfinite(means[k])), key=lambda k: abs(means[k] - v), default=None)
+            row["closest node (mean)"] = closest
+            allv = np.concatenate([x[~np.isnan(x)] for x in node_scores.values()])
+            row["percentile in SEG"] = round(float((allv < v).mean() * 100), 1) if allv.size else float("nan")
+            n0 = np.concatenate([node_scores[k][~np.isnan(node_scores[k])] for k in levels if levels[k] == 0])
+            row["vs error-0 mean"] = round(float(v - n0.mean()), 4) if n0.size else float("nan")
+        rows.append(row)
+    fig = figures.landing_figure(levels if node_scores else {}, node_scores, list(zip(names, vals.tolist())),
+                                 metric=spec, lower_is_better=lib)
+    return {"table": pd.DataFrame(rows), "figure": fig, "message": msg}

@@ -1,0 +1,130 @@
+"""The SEG drawn as HTML: one column per error level, SVG edges, a card per node.
+
+Pure function of data; cards carry ``data-node`` so a click handler in the page can report which
+node was clicked.
+"""
+from __future__ import annotations
+
+import html
+import math
+from typing import Callable, Mapping, Sequence
+
+CW, CH = 196, 122        # card size
+GX, GY = 60, 16          # gaps between columns / cards
+PAD = 12
+N_THUMBS = 4
+
+
+def _lerp(a: str, b: str, t: float) -> str:
+    ca = [int(a[i:i + 2], 16) for i in (1, 3, 5)]
+    cb = [int(b[i:i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(x + (y - x) * t):02x}" for x, y in zip(ca, cb))
+
+
+def goodness_color(t: float) -> str:
+    """Red (0) - amber (0.5) - green (1); grey for NaN."""
+    if t is None or math.isnan(t):
+        return "#9ca3af"
+    t = max(0.0, min(1.0, t))
+    return _lerp("#dc2626", "#f59e0b", t * 2) if t < 0.5 else _lerp("#f59e0b", "#16a34a", (t - 0.5) * 2)
+
+
+def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
+                   lower_is_better: bool = False, thumb_uri: Callable[[str], str] | None = None,
+                   walk: Sequence[str] | None = None, walk_name: str = "", selected: str | None = None) -> str:
+    """HTML of a SEG graph.
+
+    Parameters
+    ----------
+    seg : the :class:`ts2viz.seg.SEG`.
+    node_means : mean score of the chosen metric per node label (NaN = unscored).
+    metric : the metric's name (legend), or None.
+    lower_is_better : reverse the colour scale.
+    thumb_uri : file name -> image URL (e.g. a ``data:`` URI); no thumbnails if None.
+    walk : node labels of a walk to highlight.
+    selected : label of the node whose gallery is open.
+    """
+    levels = list(seg.levels)
+    cols = {lv: [n for n in seg.nodes if n.level == lv] for lv in levels}
+    tallest = max(len(v) for v in cols.values())
+    height = PAD * 2 + tallest * CH + (tallest - 1) * GY + 28
+    width = PAD * 2 + len(levels) * CW + (len(levels) - 1) * GX
+    pos: dict[str, tuple[float, float]] = {}
+    for i, lv in enumerate(levels):
+        nodes = cols[lv]
+        colh = len(nodes) * CH + (len(nodes) - 1) * GY
+        y0 = 28 + PAD + (height - 28 - 2 * PAD - colh) / 2
+        for j, n in enumerate(nodes):
+            pos[n.label] = (PAD + i * (CW + GX), y0 + j * (CH + GY))
+
+    finite = [v for v in node_means.values() if v is not None and not math.isnan(v)]
+    lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
+
+    def t_of(v):
+        if v is None or math.isnan(v):
+            return float("nan")
+        t = 0.5 if hi == lo else (v - lo) / (hi - lo)
+        return 1 - t if lower_is_better else t
+
+    walk_nodes = list(dict.fromkeys(walk)) if walk else []
+    walk_edges = {(a, b) for a, b in zip(walk_nodes, walk_nodes[1:])}
+    parts = [f'<div class="seg-graph-wrap"><div class="seg-graph" style="width:{width}px;height:{height}px">']
+    for i, lv in enumerate(levels):
+        x = PAD + i * (CW + GX)
+        parts.append(f'<div class="seg-level" style="left:{x}px;width:{CW}px">'
+                     f'{lv} error{"s" if lv != 1 else ""}</div>')
+    # edges
+    svg = [f'<svg class="seg-edges" width="{width}" height="{height}" viewBox="0 0 {width} {height}">']
+    hl_svg = []
+    for a, b in seg.adjacent_pairs():
+        (xa, ya), (xb, yb) = pos[a], pos[b]
+        x1, y1, x2, y2 = xa + CW, ya + CH / 2, xb, yb + CH / 2
+        mid = (x1 + x2) / 2
+        d = f"M{x1:.0f},{y1:.0f} C{mid:.0f},{y1:.0f} {mid:.0f},{y2:.0f} {x2:.0f},{y2:.0f}"
+        if (a, b) in walk_edges:
+            hl_svg.append(f'<path d="{d}" class="edge edge-walk"/>')
+        else:
+            svg.append(f'<path d="{d}" class="edge{" edge-dim" if walk_nodes else ""}"/>')
+    svg += hl_svg + ["</svg>"]
+    parts.append("".join(svg))
+    # cards
+    for n in seg.nodes:
+        x, y = pos[n.label]
+        mean = node_means.get(n.label, float("nan"))
+        col = goodness_color(t_of(mean))
+        cls = ["seg-node"]
+        if n.label in walk_nodes:
+            cls.append("in-walk")
+        elif walk_nodes:
+            cls.append("dim")
+        if n.label == selected:
+            cls.append("selected")
+        lab = html.escape(n.label)
+        thumbs = ""
+        if thumb_uri is not None:
+            imgs = []
+            for im in n.images[:N_THUMBS]:
+                imgs.append(f'<img src="{html.escape(thumb_uri(im.file_name), quote=True)}" '
+                            f'alt="{html.escape(im.file_name, quote=True)}" loading="lazy"/>')
+            more = len(n.images) - N_THUMBS
+            if more > 0:
+                imgs.append(f'<span class="more">+{more}</span>')
+            thumbs = f'<div class="thumbs">{"".join(imgs)}</div>'
+        mean_txt = "–" if mean is None or math.isnan(mean) else f"{mean:.3f}"
+        parts.append(
+            f'<div class="{" ".join(cls)}" data-node="{lab}" role="button" tabindex="0" '
+            f'title="node {lab}: {len(n.images)} images, mean {mean_txt}" '
+            f'style="left:{x:.0f}px;top:{y:.0f}px;width:{CW}px;height:{CH}px;--node-color:{col}">'
+            f'<div class="head"><span class="label">{lab}</span>'
+            f'<span class="count">{len(n.images)} img</span>'
+            f'<span class="mean" style="background:{col}">{mean_txt}</span></div>{thumbs}</div>')
+    parts.append("</div></div>")
+    legend = ""
+    if metric:
+        lo_c, hi_c = (goodness_color(1), goodness_color(0)) if lower_is_better else (goodness_color(0), goodness_color(1))
+        legend = (f'<div class="seg-legend"><span>node mean of <b>{html.escape(metric)}</b></span>'
+                  f'<span class="scale" style="background:linear-gradient(90deg,{lo_c},{goodness_color(0.5)},{hi_c})">'
+                  f'</span><span>{lo:.3f} … {hi:.3f}</span>'
+                  + (f'<span class="walk-key">highlighted: {html.escape(walk_name)}</span>' if walk_nodes else "")
+                  + '<span class="hint">click a node to open its images</span></div>')
+    return legend + "".join(parts)

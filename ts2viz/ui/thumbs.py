@@ -1,0 +1,207 @@
+"""Thumbnails and gallery-size copies of dataset images, resized once and cached on disk.
+
+Images come from the dataset folder or, for a Hugging Face dataset, are fetched on demand in a
+background thread. Whatever happens (offline, missing file, unreadable or enormous image) a caller
+gets a path at once: the cached resize, or a placeholder that shows the file name. Nothing here
+blocks longer than a short timeout, and after one failed download the dataset is treated as offline
+for a while, so a page with 70 images never waits 70 timeouts.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont, ImageOps
+
+#: Largest image (in pixels) decoded from the dataset. TS2 has images over 8,000 px wide; JPEG
+#: draft mode decodes those at a fraction of full size, so only the header's size is checked here.
+MAX_DATASET_PIXELS = 400_000_000
+
+THUMB = 96      # node-card thumbnails
+GALLERY = 640   # gallery images ("readable size")
+
+
+def _key(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:20]
+
+
+def open_reduced(path: Path, size: int, *, max_pixels: int = MAX_DATASET_PIXELS) -> Image.Image:
+    """Open an image and shrink it to fit ``size`` x ``size`` cheaply.
+
+    JPEGs are decoded at reduced scale (``draft``); other formats are reduced by an integer factor
+    before the final resampling. Raises ``ValueError`` for images larger than ``max_pixels``.
+    """
+    im = Image.open(path)
+    w, h = im.size
+    if w * h > max_pixels:
+        raise ValueError(f"image too large ({w}x{h} pixels)")
+    if im.format == "JPEG":
+        im.draft("RGB", (size, size))
+    im = ImageOps.exif_transpose(im) if hasattr(im, "getexif") else im
+    if im.mode not in ("RGB", "L"):
+        im = im.convert("RGBA")
+        bg = Image.new("RGB", im.size, (255, 255, 255))
+        bg.paste(im, mask=im.split()[-1])
+        im = bg
+    elif im.mode == "L":
+        im = im.convert("RGB")
+    factor = max(1, min(im.size) // (2 * size)) if min(im.size) > 4 * size else 1
+    if factor > 1:
+        im = im.reduce(factor)
+    im.thumbnail((size, size), Image.Resampling.LANCZOS)
+    return im
+
+
+def placeholder(text: str, size: int, note: str = "image unavailable") -> Image.Image:
+    """A neutral square with ``text`` (a file name) and a short note, for missing images."""
+    im = Image.new("RGB", (size, size), (238, 240, 244))
+    d = ImageDraw.Draw(im)
+    d.rectangle([0, 0, size - 1, size - 1], outline=(200, 205, 214))
+    try:
+        font = ImageFont.load_default(size=max(9, size // 11))
+    except TypeError:  # pragma: no cover - old Pillow
+        font = ImageFont.load_default()
+    name = Path(text).name
+    per_line = max(6, int(size / max(6, size // 18)))
+    lines = [name[i:i + per_line] for i in range(0, len(name), per_line)][:4] + [note]
+    y = size // 2 - len(lines) * (size // 10) // 2
+    for ln in lines:
+        tw = d.textlength(ln, font=font)
+        d.text(((size - tw) / 2, y), ln, fill=(90, 98, 112), font=font)
+        y += size // 10 + 2
+    return im
+
+
+class Thumbs:
+    """Disk cache of resized dataset images for one dataset.
+
+    Parameters
+    ----------
+    dataset : a :class:`ts2viz.dataset.Dataset`.
+    folder : cache folder for this dataset's resized images.
+    fetch : whether images missing locally may be downloaded from the dataset's hub repo.
+    timeout : seconds one download may take.
+    """
+
+    def __init__(self, dataset, folder: Path, *, fetch: bool = True, timeout: float = 4.0):
+        self.dataset = dataset
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.fetch = fetch and dataset.hf_id is not None
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._pending: set[str] = set()
+        self._offline_until = 0.0
+        self._uri: dict[tuple[str, int], str] = {}
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ts2viz-fetch") if self.fetch else None
+
+    # -- paths ---------------------------------------------------------------------------------
+    def _cached(self, file_name: str, size: int) -> Path:
+        return self.folder / f"{size}" / f"{_key(file_name)}.jpg"
+
+    def _placeholder(self, file_name: str, size: int, note: str) -> Path:
+        p = self.folder / "placeholder" / f"{_key(file_name + note)}_{size}.png"
+        if not p.is_file():
+            p.parent.mkdir(parents=True, exist_ok=True)
+            tmp = p.with_suffix(f".{threading.get_ident()}.tmp")
+            placeholder(file_name, size, note).save(tmp, format="PNG")
+            tmp.replace(p)
+        return p
+
+    def get(self, file_name: str, size: int = THUMB) -> tuple[Path, bool]:
+        """Path of the resized image (``True``) or of a placeholder (``False``). Never blocks long."""
+        out = self._cached(file_name, size)
+        if out.is_file():
+            return out, True
+        src = self.dataset.image_path(file_name)
+        if src is None:
+            if file_name not in self.dataset:
+                return self._placeholder(file_name, size, "unknown image"), False
+            src = self._local_download(file_name)
+        if src is None:
+            self._schedule(file_name)
+            note = "offline" if self.fetch or self.dataset.hf_id else "image missing"
+            return self._placeholder(file_name, size, note), False
+        try:
+            im = open_reduced(src, size)
+        except Exception:
+            return self._placeholder(file_name, size, "unreadable image"), False
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(f".{threading.get_ident()}.tmp")
+        im.save(tmp, format="JPEG", quality=88)
+        tmp.replace(out)
+        return out, True
+
+    def path(self, file_name: str, size: int = THUMB) -> Path:
+        return self.get(file_name, size)[0]
+
+    def data_uri(self, file_name: str, size: int = THUMB) -> str:
+        """The image as a ``data:`` URI, for inline HTML (memoised once the real image is there)."""
+        hit = self._uri.get((file_name, size))
+        if hit is not None:
+            return hit
+        p, real = self.get(file_name, size)
+        mime = "image/jpeg" if p.suffix == ".jpg" else "image/png"
+        uri = f"data:{mime};base64," + base64.b64encode(p.read_bytes()).decode("ascii")
+        if real:
+            self._uri[(file_name, size)] = uri
+        return uri
+
+    # -- hub downloads ---------------------------------------------------------------------------
+    def _local_download(self, file_name: str) -> Path | None:
+        """An already downloaded copy (hub cache), without touching the network."""
+        if self.dataset.hf_id is None:
+            return None
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            hit = try_to_load_from_cache(self.dataset.hf_id, file_name, repo_type="dataset")
+            return Path(hit) if isinstance(hit, str) else None
+        except Exception:
+            return None
+
+    def _schedule(self, file_name: str) -> None:
+        if self._pool is None or time.monotonic() < self._offline_until:
+            return
+        with self._lock:
+            if file_name in self._pending:
+                return
+            self._pending.add(file_name)
+        self._pool.submit(self._download, file_name)
+
+    def _reachable(self) -> bool:
+        """A quick TCP probe of the hub (once per 5 minutes), so that offline costs one short timeout."""
+        import os
+        import socket
+        from urllib.parse import urlparse
+
+        now = time.monotonic()
+        if getattr(self, "_probe_ok_until", 0.0) > now:
+            return True
+        host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
+        try:
+            socket.create_connection((host, 443), timeout=min(2.0, self.timeout)).close()
+        except OSError:
+            self._offline_until = now + 300.0
+            return False
+        self._probe_ok_until = now + 300.0
+        return True
+
+    def _download(self, file_name: str) -> None:
+        from ..dataset import fetch_image
+
+        try:
+            if time.monotonic() < self._offline_until or not self._reachable():
+                return
+            p = fetch_image(self.dataset, file_name, timeout=self.timeout)
+            if p is None:
+                self._offline_until = time.monotonic() + 300.0
+        except Exception:
+            self._offline_until = time.monotonic() + 300.0
+        finally:
+            with self._lock:
+                self._pending.discard(file_name)
