@@ -561,21 +561,21 @@ def live_score(app: AppState, specs, scope: str, seg_id=None, device: str | None
     for k, spec in enumerate(specs):
         metric = app.metric_object(spec, device=dev)
 
-        def prog(done_n, total=None, _k=k):
+        def prog(_spec, done_n, total, _k=k):
             if progress is not None:
                 try:
                     frac = (done_n / total) if total else 0.0
-                    progress((_k + frac) / len(specs), desc=f"{spec}: {done_n}/{total or '?'} images")
+                    progress((_k + frac) / len(specs), desc=f"{_spec}: {done_n}/{total} images")
                 except Exception:
                     pass
 
         sc = engine.score_dataset(app.dataset, [metric], seg_ids=seg_ids, device=dev,
-                                  cache_dir=app.cache_root / "scores", progress=prog)
+                                  cache_dir=app.cache_root, progress=prog)
         if not np.isfinite(sc.values).any():
             raise InputError(f"{spec}: no image could be scored (are the dataset's images available?)")
         app.add_table(sc, kind="live", name=f"live:{spec}")
         n = int(np.isfinite(sc.values).sum())
-        done.append(f"{spec} ({n} images)")
+        done.append(f"{sc.metrics[0]} ({n} images)")
     where = f"SEG {seg_ids[0]}" if seg_ids else "all SEGs"
     return f"Scored {where} with {', '.join(done)}. The results are in the leaderboard and every figure."
 
@@ -648,7 +648,9 @@ def score_uploads(app: AppState, files, prompt, spec, seg_id=None, device: str |
     metric = app.metric_object(spec, device=dev)
     if progress is not None:
         progress(0.1, desc=f"scoring {len(images)} upload(s) with {spec}")
-    vals = np.asarray(engine.score_images(metric, images, [prompt] * len(images)), dtype=float)
+    vals = np.asarray(engine.score_images(metric, images, [prompt] * len(images), cache_dir=app.cache_root),
+                      dtype=float)
+    spec = metric.spec
     seg = _seg(app, seg_id) if seg_id not in (None, "") else None
     msg = f"Scored {len(images)} image(s) with {spec}."
     node_scores: dict[str, np.ndarray] = {}

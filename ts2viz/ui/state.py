@@ -68,7 +68,6 @@ class AppState:
     _mm_table: dict = field(default_factory=dict, repr=False)
     _mm: dict = field(default_factory=dict, repr=False)
     _merged: tuple | None = field(default=None, repr=False)
-    _metrics_cache: dict = field(default_factory=dict, repr=False)
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
@@ -237,19 +236,10 @@ class AppState:
 
     # -- metric objects for live scoring -----------------------------------------------------------
     def metric_object(self, spec: str, device=None):
-        """A loaded metric from :mod:`ts2viz.metrics`, kept for reuse (at most two at a time)."""
-        with self._lock:
-            hit = self._metrics_cache.get(spec)
-            if hit is not None:
-                return hit
-        from .. import metrics as metric_lib
+        """A loaded metric from the library (:func:`ts2viz.engine.get_metric` keeps it for reuse)."""
+        from ..engine import get_metric
 
-        m = metric_lib.load(spec, device=device)
-        with self._lock:
-            if len(self._metrics_cache) >= 2:
-                self._metrics_cache.pop(next(iter(self._metrics_cache)))
-            self._metrics_cache[spec] = m
-        return m
+        return get_metric(spec, device)
 
 
 def combine(parts: list) -> "metametrics.MetaMetrics":

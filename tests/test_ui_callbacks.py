@@ -1,0 +1,338 @@
+"""The app's callbacks, without a browser: plain data in, plain data out."""
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ts2viz import metametrics
+from ts2viz.errors import InputError
+from ts2viz.stats import ks_separation
+from ts2viz.ui import callbacks as cb
+from ts2viz.ui import load_state
+from ts2viz.ui.state import AppState, combine
+from ui_helpers import write_dataset, write_scores
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("uids")
+    write_dataset(d / "ds")
+    return d
+
+
+@pytest.fixture()
+def app(folder, tmp_path):
+    return load_state(str(folder / "ds"), [str(write_scores(tmp_path, folder / "ds"))], cache_root=tmp_path / "cache")
+
+
+@pytest.fixture(scope="module")
+def ts2(tmp_path_factory):
+    return load_state("ts2", cache_root=tmp_path_factory.mktemp("ts2cache"), fetch_images=False)
+
+
+# -- leaderboard ----------------------------------------------------------------------------------
+
+def test_leaderboard_sorted_with_best_marked(app):
+    b = cb.leaderboard(app, "paper", sort_by="ord_avg")
+    assert list(b["metric"]) == ["GoodScore", "ErrCount", "NoisyScore"]
+    assert (np.diff(b["ord_avg"].to_numpy()) <= 0).all()
+    assert list(b["dir"]) == ["↑", "↓", "↑"]
+    asc = cb.leaderboard(app, "paper", sort_by="sep_avg", descending=False)
+    assert (np.diff(asc["sep_avg"].to_numpy()) >= 0).all()
+    best = cb.best_cells(b)
+    assert best["ord_avg"] == 0
+    html = cb.style_leaderboard(b).to_html()
+    assert "font-weight:700" in html.replace(" ", "")
+
+
+def test_leaderboard_matches_engine_and_csv(app):
+    b = cb.leaderboard(app, "spec")
+    ref = metametrics.compute(app.dataset, app.scores(), mode="spec").leaderboard().set_index("metric")
+    for _, r in b.iterrows():
+        assert r["ord_avg"] == pytest.approx(round(ref.loc[r["metric"], "ord_avg"], 3))
+    path = Path(cb.leaderboard_csv(app, "spec"))
+    assert path.is_file() and path.parent == app.cache_root / "exports"
+    df = pd.read_csv(path)
+    assert list(df.columns[:3]) == ["metric", "ord_avg", "sep_avg"]
+
+
+def test_family_filter(ts2):
+    b = cb.leaderboard(ts2, "paper", ["TIFA"])
+    assert len(b) == 7 and set(b["family"]) == {"TIFA"}
+    assert len(cb.leaderboard(ts2, "paper", ["All"])) == 19
+    assert len(cb.metric_choices(ts2, ["DSG", "Embedding"])) == 9
+
+
+def test_bundled_leaderboard_is_published_one(ts2):
+    b = cb.leaderboard(ts2, "paper").set_index("metric")
+    ref = metametrics.compute(ts2.dataset, ts2.scores(), mode="paper").leaderboard().set_index("metric")
+    for m in ("CLIPScore", "TIFA-GPT4V", "LLMScore-EC"):
+        assert b.loc[m, "ord_avg"] == pytest.approx(round(ref.loc[m, "ord_avg"], 3))
+        assert b.loc[m, "sep_real"] == pytest.approx(round(ref.loc[m, "sep_real"], 3))
+
+
+def test_ord_sep_figure(app):
+    fig = cb.leaderboard_figure(app, "paper")
+    names = [t.name for t in fig.data]
+    assert set(names) == {"GoodScore", "NoisyScore", "ErrCount"}  # families of unknown metrics: their names
+
+
+# -- picking SEGs ------------------------------------------------------------------------------------
+
+def test_seg_search_and_partition(ts2):
+    hits = cb.seg_options(ts2, "teddy")
+    assert hits and all("teddy" in label.lower() for label, _ in hits)
+    assert cb.seg_options(ts2, "9")[0][1] == 9 or any(v == 9 for _, v in cb.seg_options(ts2, "9"))
+    real = cb.seg_options(ts2, "", "Real")
+    assert len(real) == 29 and all(ts2.dataset[v].partition == "Real" for _, v in real)
+    assert cb.seg_options(ts2, "no such prompt at all") == []
+
+
+def test_failure_finder_worst_first(ts2):
+    t = cb.failure_finder(ts2, "paper", "CLIPScore", "ord")
+    vals = t["ord CLIPScore"].to_numpy()
+    assert (np.diff(vals) >= 0).all()
+    segs = metametrics.compute(ts2.dataset, ts2.scores(), ["CLIPScore"], mode="paper").segs()
+    assert vals[0] == pytest.approx(round(segs["ord"].min(), 3))
+    g = cb.failure_finder(ts2, "paper", "CLIPScore", "sep", "TIFA-GPT4V", partition="Real")
+    assert (np.diff(g["gap"].to_numpy()) >= 0).all() and set(g["partition"]) == {"Real"}
+    with pytest.raises(InputError):
+        cb.failure_finder(ts2, "paper", "NoSuchMetric")
+
+
+# -- SEG explorer --------------------------------------------------------------------------------------
+
+def test_seg_view(app):
+    v = cb.seg_view(app, "paper", 1, "GoodScore", "NoisyScore")
+    seg = app.dataset[1]
+    for lbl in seg.labels:
+        assert f'data-node="{lbl}"' in v["graph"]
+    assert v["graph"].count("data:image/jpeg;base64,") == sum(min(4, len(n.images)) for n in seg.nodes)
+    assert v["node"] == "0" and 'class="seg-node selected"' in v["graph"]
+    # gallery = the node's images, captioned with scores and image source
+    assert len(v["gallery"]) == len(seg.node("0").images)
+    path, cap = v["gallery"][0]
+    assert Path(path).is_file() and "GoodScore" in cap and "NoisyScore" in cap and "SD2.1" in cap
+    # walk table: worst first, the engine's numbers
+    wt = v["walk_table"]
+    assert (np.diff(wt["ord"].to_numpy()) >= 0).all()
+    ref = app.mm("paper").walks(1)
+    ref = ref[ref["metric"] == "GoodScore"].set_index("walk")
+    for r in wt.itertuples():
+        assert r.ord == pytest.approx(round(ref.loc[r.walk, "ord"], 3))
+    assert len(v["walk_choices"]) == len(seg.walks("paper"))
+    assert len(v["ks_table"]) == len(seg.adjacent_pairs())
+    assert "SEG 1" in v["header"] and seg.prompt in v["header"]
+
+
+def test_node_click_gallery(app):
+    seg = app.dataset[2]
+    v = cb.select_node(app, "paper", 2, "GoodScore", None, "1a")
+    files = [im.file_name for im in seg.node("1a").images]
+    assert len(v["gallery"]) == len(files) == 3
+    for (path, cap), fn in zip(v["gallery"], files):
+        assert cap.startswith(Path(fn).name)
+        expected = app.scores().get(fn, "GoodScore")
+        assert f"GoodScore {expected:.3f}" in cap
+    assert 'class="seg-node selected" data-node="1a"' in v["graph"]
+    with pytest.raises(InputError, match="no node"):
+        cb.select_node(app, "paper", 2, "GoodScore", None, "9z")
+
+
+def test_walk_highlight(app):
+    st = app.mm("spec").walk_stats(0)[0]
+    v = cb.select_walk(app, "spec", 0, "GoodScore", "ErrCount", "2")
+    walk = st.walks[2]
+    assert v["graph"].count('class="edge edge-walk"') == len(walk) - 1
+    assert v["graph"].count("in-walk") == len(walk)
+    names = [t.name for t in v["walk_fig_a"].data]
+    assert any(n.startswith("▶ walk 2") for n in names)
+    assert any(n.startswith("▶ walk 2") for n in (t.name for t in v["walk_fig_b"].data))
+    assert cb.walk_from_row(cb.walk_table(app, "spec", 0, "GoodScore"), 0) is not None
+
+
+def test_ks_pairs_use_stats(app):
+    pairs = cb.ks_pairs(app, 0, "NoisyScore")
+    ns = app.node_scores(0, "NoisyScore")
+    for p in pairs:
+        r = ks_separation(ns[p["a"]], ns[p["b"]])
+        assert p["statistic"] == r.statistic and p["location"] == r.location
+
+
+def test_walk_and_cdf_figures(app):
+    f = cb.walk_figure(app, "paper", 0, "GoodScore")
+    assert f.data[0].name.startswith("all walks") and f.data[-1].name == "images"
+    assert len(f.data[-1].y) == app.dataset[0].n_images
+    c = cb.cdf_figure(app, 0, "GoodScore")
+    assert sum(t.name.startswith("node ") for t in c.data) == len(app.dataset[0].nodes)
+
+
+def test_switching_is_fast_on_largest_ts2_seg(ts2):
+    big = max(ts2.dataset, key=lambda s: s.n_images)
+    cb.seg_view(ts2, "paper", big.id, "CLIPScore", "TIFA-GPT4V")  # warm caches
+    for fn, args in [(cb.seg_view, ("paper", big.id, "ALIGNScore", "DSG-GPT4V")),
+                     (cb.select_node, ("paper", big.id, "CLIPScore", "TIFA-GPT4V", "2a", None)),
+                     (cb.select_walk, ("paper", big.id, "CLIPScore", "TIFA-GPT4V", "17", "0"))]:
+        t = time.perf_counter()
+        fn(ts2, *args)
+        assert time.perf_counter() - t < 1.0  # generous here; benchmarks/bench_ui.py checks 300 ms
+
+
+def test_bad_ids_are_readable(app):
+    with pytest.raises(InputError, match="no SEG with id 99"):
+        cb.seg_view(app, "paper", 99, "GoodScore")
+    with pytest.raises(InputError, match="not a SEG id"):
+        cb.seg_view(app, "paper", "abc", "GoodScore")
+    with pytest.raises(InputError, match="unknown mode"):
+        cb.leaderboard(app, "weird")
+
+
+# -- correlations ----------------------------------------------------------------------------------------
+
+def test_correlations(ts2):
+    m = cb.corr_matrix(ts2, "paper", "ord")
+    assert m.shape == (19, 19)
+    assert np.allclose(np.diag(m.to_numpy()), 1.0)
+    assert np.allclose(m.to_numpy(), m.to_numpy().T, equal_nan=True)
+    real = cb.corr_matrix(ts2, "paper", "sep", "Real", ["Embedding"])
+    assert list(real.columns) == ["CLIPScore", "ALIGNScore"]
+    segs = ts2.mm("paper").segs()
+    wide = segs[segs.partition == "Real"].pivot(index="seg_id", columns="metric", values="sep")
+    assert real.iloc[0, 1] == pytest.approx(wide["CLIPScore"].corr(wide["ALIGNScore"]))
+    pts = cb.pair_points(ts2, "paper", "ord", "CLIPScore", "TIFA-GPT4V")
+    assert len(pts) == 165 and (np.diff(pts["diff"].abs().to_numpy()) <= 1e-9).all()
+    fig = cb.corr_figure(ts2, "paper", "ord", selected=("CLIPScore", "TIFA-GPT4V"))
+    assert fig.data[0].type == "heatmap" and fig.layout.shapes
+
+
+# -- scores uploads -----------------------------------------------------------------------------------------
+
+def test_add_scores_file_and_bad_one(app, tmp_path):
+    good = tmp_path / "mine.csv"
+    fns = app.dataset.file_names
+    good.write_text("file_name,MyScore\n" + "\n".join(f"{f},{i % 5}" for i, f in enumerate(fns)) + "\n")
+    msg = cb.add_scores_file(app, good, "mine.csv")
+    assert "MyScore" in msg and "MyScore" in app.metrics and app.kind_of("MyScore") == "uploaded"
+    assert "MyScore" in set(cb.leaderboard(app, "paper")["metric"])
+    bad = tmp_path / "bad.csv"
+    bad.write_text("file_name,Other\nimages/000-00.jpg,abc\n")
+    with pytest.raises(InputError, match="not a number"):
+        cb.add_scores_file(app, bad, "bad.csv")
+    unknown = tmp_path / "unk.csv"
+    unknown.write_text("file_name,Other\n../../etc/passwd,1\n")
+    with pytest.raises(InputError, match="unknown file_name"):
+        cb.add_scores_file(app, unknown, "unk.csv")
+    with pytest.raises(InputError, match="already loaded"):
+        cb.add_scores_file(app, good, "mine.csv")
+    with pytest.raises(InputError, match=".csv or .parquet"):
+        cb.add_scores_file(app, tmp_path / "x.txt", "x.txt")
+    # the app keeps working
+    assert len(cb.leaderboard(app, "paper")) == 4
+
+
+def test_combined_metametrics_equal_one_compute(app, tmp_path):
+    fns = app.dataset.file_names
+    extra = tmp_path / "extra.csv"
+    extra.write_text("file_name,Extra\n" + "\n".join(f"{f},{(i * 7) % 11}" for i, f in enumerate(fns)) + "\n")
+    cb.add_scores_file(app, extra, "extra.csv")
+    for mode in ("paper", "spec"):
+        joined = app.mm(mode)
+        ref = metametrics.compute(app.dataset, app.scores(), mode=mode)
+        assert joined.metrics == ref.metrics
+        for k in ("ord", "sep"):
+            assert np.allclose(joined.seg_values[k], ref.seg_values[k], equal_nan=True)
+        st, ws = joined.walk_stats(0)
+        assert np.allclose(ws.ord, ref.walk_stats(0)[1].ord, equal_nan=True)
+    assert combine([app.mm("paper")]) is app.mm("paper")
+
+
+def test_metametrics_disk_cache(tmp_path):
+    a = load_state("ts2", cache_root=tmp_path, fetch_images=False)
+    lb1 = a.mm("spec").leaderboard()
+    assert list((tmp_path / "metametrics").glob("*.pkl"))
+    b = load_state("ts2", cache_root=tmp_path, fetch_images=False)
+    lb2 = b.mm("spec").leaderboard()
+    pd.testing.assert_frame_equal(lb1, lb2)
+    assert b.mm("spec").walk_stats(9)[0].seg is b.dataset[9]
+
+
+# -- uploads: checks ------------------------------------------------------------------------------------------
+
+def test_upload_checks(tmp_path):
+    from PIL import Image
+
+    ok = tmp_path / "ok.png"
+    Image.new("RGB", (64, 48), (10, 20, 30)).save(ok)
+    assert cb.check_upload(ok).size == (64, 48)
+    txt = tmp_path / "notes.jpg"
+    txt.write_text("not an image")
+    with pytest.raises(InputError, match="not a readable image"):
+        cb.check_upload(txt)
+    empty = tmp_path / "empty.png"
+    empty.write_bytes(b"")
+    with pytest.raises(InputError, match="empty file"):
+        cb.check_upload(empty)
+    big = tmp_path / "big.jpg"
+    big.write_bytes(b"\xff\xd8" + b"\0" * (20 * 1024 * 1024 + 10))
+    with pytest.raises(InputError, match="limit is 20 MB"):
+        cb.check_upload(big)
+    bomb = tmp_path / "bomb.png"
+    Image.new("1", (12000, 12000)).save(bomb)  # a few KB on disk, 144 megapixels decoded
+    assert bomb.stat().st_size < 1_000_000
+    with pytest.raises(InputError, match="megapixels|decompression bomb"):
+        cb.check_upload(bomb)
+    with pytest.raises(InputError, match="empty"):
+        cb.check_prompt("   ")
+    with pytest.raises(InputError, match="limit is 1000"):
+        cb.check_prompt("x" * 1001)
+    assert cb.check_prompt("  a cat ") == "a cat"
+    with pytest.raises(InputError):
+        cb.parse_specs("")
+    with pytest.raises(InputError, match="FAMILY:MODEL"):
+        cb.parse_specs("nocolon")
+
+
+# -- thumbnails -------------------------------------------------------------------------------------------------
+
+def test_thumbnails(app):
+    th = app.thumbs
+    p, real = th.get("images/000-00.jpg", 96)  # the 9,000 px wide image
+    from PIL import Image
+
+    assert real and max(Image.open(p).size) <= 96
+    t = time.perf_counter()
+    assert th.get("images/000-00.jpg", 96)[0] == p
+    assert time.perf_counter() - t < 0.05
+    # unknown names and path tricks give a placeholder, never a file outside the dataset
+    for name in ("../../etc/passwd", "/etc/passwd", "images/none.jpg"):
+        q, real = th.get(name, 96)
+        assert not real and th.folder in q.parents
+    (app.dataset.root / "images" / "002-12.jpg").rename(app.dataset.root / "images" / "moved.jpg")
+    try:
+        q, real = th.get("images/002-12.jpg", 640)
+        assert not real and q.suffix == ".png"
+    finally:
+        (app.dataset.root / "images" / "moved.jpg").rename(app.dataset.root / "images" / "002-12.jpg")
+
+
+def test_offline_hub_images_do_not_hang(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    a = load_state("ts2", cache_root=tmp_path)
+    t = time.perf_counter()
+    v = cb.seg_view(a, "paper", 9, "CLIPScore", None)
+    assert time.perf_counter() - t < 5
+    assert len(v["gallery"]) == len(a.dataset[9].node("0").images)
+    assert all(Path(p).suffix == ".png" for p, _ in v["gallery"])  # placeholders
+
+
+def test_empty_dataset_without_scores(folder, tmp_path):
+    a = load_state(str(folder / "ds"), cache_root=tmp_path)
+    assert a.metrics == []
+    assert len(cb.leaderboard(a, "paper")) == 0
+    v = cb.seg_view(a, "paper", 0, None)
+    assert 'data-node="3a"' in v["graph"] and len(v["walk_choices"]) == 4
