@@ -205,6 +205,7 @@ def build_llava(folder: Path, seed: int = 5) -> Path:
     LlavaForConditionalGeneration(cfg).eval().save_pretrained(folder)
     ip = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
     LlavaProcessor(image_processor=ip, tokenizer=tok, patch_size=8, vision_feature_select_strategy="default",
+                   num_additional_image_tokens=1,
                    chat_template=LLAVA_TEMPLATE).save_pretrained(folder)
     return folder
 

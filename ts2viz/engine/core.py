@@ -103,6 +103,8 @@ def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: Thre
             else:
                 values[i], details[i] = h
         todo = rest
+    if todo:
+        metric.check_prompts([items[i].prompt for i in todo])
     total, done = n, n - len(todo)
     if progress:
         progress(metric.spec, done, total)

@@ -60,6 +60,9 @@ class Metric:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec} on {self.device}>"
 
+    def check_prompts(self, prompts: Sequence[str]) -> None:
+        """Raise :class:`InputError` before any scoring if a prompt cannot be scored (default: no check)."""
+
     # -- the two halves ----------------------------------------------------------------------------
     def prepare(self, image) -> Any:
         """CPU-side preprocessing of one RGB PIL image (thread-safe). Default: the image itself."""
