@@ -1,0 +1,260 @@
+"""VQA backend, VQAScore, TIFA and DSG on tiny saved models; arithmetic on hand-made answers."""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import numpy as np
+import pytest
+
+from tiny_models import tiny, write_image_dataset
+from ts2viz import engine, metrics
+from ts2viz.dataset import load_bundled
+from ts2viz.errors import InputError
+from ts2viz.metrics.qa import dsg_counted, dsg_score, match_choice, normalize_answer, tifa_score
+from ts2viz.metrics.questions import (OpenAIQuestionGenerator, QuestionSource, parse_parents, prompt_key,
+                                      read_question_csv, bundled_path)
+from ts2viz.metrics.vqa import crop
+
+TS2_PROMPT = "A Christmas tree with lights and teddy bear"
+
+
+@pytest.fixture(scope="module")
+def images():
+    from PIL import Image
+
+    rng = np.random.default_rng(3)
+    return [Image.fromarray(rng.integers(0, 255, (40, 48, 3), dtype=np.uint8)) for _ in range(3)]
+
+
+# -- arithmetic on hand-made answers -----------------------------------------------------------------
+
+def test_match_choice():
+    yn = ["yes", "no"]
+    assert match_choice("Yes.", yn) == "yes"
+    assert match_choice("no, there is not", yn) == "no"
+    assert match_choice("The Christmas tree", ["Christmas tree", "pine tree", "oak tree"]) == "Christmas tree"
+    assert match_choice("it is a pine tree I think", ["Christmas tree", "pine tree"]) == "pine tree"
+    assert match_choice("two", ["1", "2", "3"]) == "2"
+    assert match_choice("redd", ["red", "blue", "green"]) == "red"  # similarity fallback
+    assert normalize_answer("The  Two Cats!") == "2 cats"
+
+
+def test_tifa_and_dsg_accumulation_by_hand():
+    assert tifa_score([True, False, True, True]) == pytest.approx(0.75)
+    assert np.isnan(tifa_score([]))
+    # 0, 1 roots; 2 depends on 0; 3 on 0 and 1 (multi-parent "0-1"); 4 on 3.
+    parents = {0: (), 1: (), 2: (0,), 3: parse_parents("0-1"), 4: (3,)}
+    correct = {0: True, 1: False, 2: True, 3: True, 4: True}
+    counted = dsg_counted(correct, parents)
+    # 3 fails through parent 1; 4's own parent 3 was answered right, so 4 counts (no propagation).
+    assert counted == {0: True, 1: False, 2: True, 3: False, 4: True}
+    assert dsg_score(correct, parents) == pytest.approx(3 / 5)
+    assert dsg_score({0: False, 1: True, 2: True}, {2: (0,)}) == pytest.approx(1 / 3)
+    assert parse_parents("-1") == () and parse_parents("0-2") == (0, 2) and parse_parents("3") == (3,)
+
+
+def test_bundled_question_sets_cover_every_ts2_prompt():
+    ds = load_bundled()
+    for kind in ("tifa", "dsg"):
+        sets = read_question_csv(bundled_path(kind), kind)
+        missing = [s.prompt for s in ds if prompt_key(s.prompt) not in sets]
+        assert not missing, (kind, missing[:3])
+    dsg = read_question_csv(bundled_path("dsg"), "dsg")
+    assert any(len(q.parents) > 1 for qs in dsg.values() for q in qs)
+    src = QuestionSource("tifa")
+    assert src.get("A pear, lemon, and a banana in a wooden bowl.")  # commas dropped in the release
+    with pytest.raises(InputError, match="no questions for prompt"):
+        src.get("a prompt that TS2 never had")
+
+
+# -- VQA backend ------------------------------------------------------------------------------------
+
+def test_vqascore_llava_matches_independent_forward(images):
+    import torch
+    from transformers import AutoProcessor, LlavaForConditionalGeneration
+
+    folder = tiny("llava")
+    m = metrics.load(f"vqascore:{folder}", device="cpu")
+    prompts = ["a red cat", "two blue dogs with a teddy bear", "the tree"]
+    got = m(images=images, prompts=prompts)
+    model = LlavaForConditionalGeneration.from_pretrained(folder).eval()
+    proc = AutoProcessor.from_pretrained(folder)
+    yes = [proc.tokenizer.convert_tokens_to_ids(t) for t in ("yes", "Yes")]
+    want = []
+    for im, p in zip(images, prompts):  # one at a time: no padding at all
+        q = f"Does this figure show '{p}'? Please answer yes or no."
+        text = proc.apply_chat_template([{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": q}]}],
+                                        add_generation_prompt=True, tokenize=False)
+        with torch.no_grad():
+            logits = model(**proc(images=[im], text=[text], return_tensors="pt")).logits[0, -1]
+        want.append(torch.softmax(logits, -1)[yes].sum().item())
+    np.testing.assert_allclose(got, want, atol=1e-6)
+    assert m.config["vqa_class"] == "GenerativeVQA" and m.higher_is_better
+
+
+def test_vqascore_blip_matches_independent_decoder_pass(images):
+    import torch
+    from transformers import AutoProcessor, BlipForQuestionAnswering
+
+    folder = tiny("blip")
+    m = metrics.load(f"vqascore:{folder}", device="cpu")
+    prompts = ["a red cat", "two blue dogs with a teddy bear on the tree", "dog"]
+    got = m(images=images, prompts=prompts)
+    model = BlipForQuestionAnswering.from_pretrained(folder).eval()
+    proc = AutoProcessor.from_pretrained(folder)
+    yes = [proc.tokenizer.convert_tokens_to_ids(t) for t in ("yes", "Yes")]
+    want = []
+    for im, p in zip(images, prompts):
+        enc = proc(images=im, text=f"Does this figure show '{p}'? Please answer yes or no.", return_tensors="pt")
+        with torch.no_grad():  # vision -> question encoder -> one decoder step, by hand
+            img = model.vision_model(pixel_values=enc["pixel_values"])[0]
+            q = model.text_encoder(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                                   encoder_hidden_states=img)[0]
+            bos = torch.tensor([[model.decoder_start_token_id]])
+            logits = model.text_decoder(input_ids=bos, encoder_hidden_states=q).logits[0, -1]
+        want.append(torch.softmax(logits, -1)[yes].sum().item())
+    np.testing.assert_allclose(got, want, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["blip", "llava"])
+def test_vqa_answers_do_not_depend_on_batching(images, name):
+    vqa = metrics.load(f"vqascore:{tiny(name)}", device="cpu").vqa
+    qs = ["is there a dog?", "what color is the cat with the teddy bear on the tree?", "how many?"]
+    crops = [crop(images[0], (0, 0, 0.5, 0.5), relative=True), images[1], crop(images[2], (4, 4, 30, 30))]
+    assert crops[0].size == (24, 20)
+    vqa.batch_size = 8
+    a, pa = vqa.answer(crops, qs, max_new_tokens=4), vqa.yes_probability(crops, qs)
+    vqa.batch_size = 1
+    b, pb = vqa.answer(crops, qs, max_new_tokens=4), vqa.yes_probability(crops, qs)
+    assert a == b and all(isinstance(s, str) for s in a)
+    np.testing.assert_allclose(pa, pb, atol=1e-6)
+    assert ((0 <= pa) & (pa <= 1)).all()
+
+
+# -- TIFA / DSG on real (tiny) models -----------------------------------------------------------------
+
+@pytest.mark.parametrize("family", ["tifa", "dsg"])
+def test_qa_metric_score_is_accumulation_of_its_answers(images, family):
+    m = metrics.load(f"{family}:{tiny('blip')}?max_new_tokens=3", device="cpu")
+    prompts = [TS2_PROMPT, "A pear, lemon, and a banana in a wooden bowl."]
+    scores, details = m.score_with_details(images[:2], prompts)
+    src = QuestionSource(family)
+    for im, p, s, recs in zip(images, prompts, scores, details):
+        qs = src.get(p)
+        assert [r["question"] for r in recs] == [q.text for q in qs]
+        # The recorded answers are what the VQA model says for these questions.
+        assert [r["answer"] for r in recs] == m.vqa.answer([im] * len(qs), [m.ask(q) for q in qs],
+                                                           max_new_tokens=m.max_new_tokens)
+        correct = {q.id: normalize_answer(match_choice(r["answer"], q.choices)) == normalize_answer(q.answer)
+                   for q, r in zip(qs, recs)}
+        want = (dsg_score(correct, {q.id: q.parents for q in qs}) if family == "dsg"
+                else tifa_score(list(correct.values())))
+        assert s == pytest.approx(want)
+    assert m.config["questions"].startswith("ts2:")
+
+
+def test_qa_through_engine_keeps_details_in_cache(tmp_path):
+    ds_dir = tmp_path / "ds"
+    write_image_dataset(ds_dir, n_segs=1)
+    import csv
+
+    rows = list(csv.DictReader(open(ds_dir / "metadata.csv")))
+    for r in rows:
+        r["target_prompt"] = TS2_PROMPT
+    with open(ds_dir / "metadata.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    spec = f"dsg:{tiny('llava')}?max_new_tokens=3"
+    sc = engine.score_dataset(ds_dir, [spec], device="cpu", cache_dir=tmp_path / "c")
+    assert np.isfinite(sc.values).all() and ((sc.values >= 0) & (sc.values <= 1)).all()
+    det = engine.cached_details(spec, ds_dir / rows[0]["file_name"], TS2_PROMPT, cache_dir=tmp_path / "c")
+    assert det and det[0]["question"] == "Is there a Christmas tree?" and "counted" in det[0]
+    s, d = engine.score_images(spec, [ds_dir / rows[0]["file_name"]], [TS2_PROMPT], cache_dir=tmp_path / "c",
+                               return_details=True)
+    assert s[0] == sc.values[0, 0] and d[0] == det
+
+
+def test_prompt_without_questions_fails_before_scoring(tmp_path):
+    ds_dir = write_image_dataset(tmp_path / "ds", n_segs=1)  # prompts not in TS2
+    with pytest.raises(InputError, match="no questions for prompt"):
+        engine.score_dataset(ds_dir, [f"tifa:{tiny('blip')}"], device="cpu", cache_dir=tmp_path / "c")
+
+
+# -- question generators ------------------------------------------------------------------------------
+
+class _FakeChatAPI(BaseHTTPRequestHandler):
+    """A tiny OpenAI-compatible endpoint: records requests, answers with fixed question JSON."""
+
+    requests: list = []
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append((self.path, self.headers.get("Authorization"), body))
+        if self.headers.get("Authorization") != "Bearer sk-test":
+            self.send_response(401)
+            self.end_headers()
+            self.wfile.write(b'{"error": "bad key"}')
+            return
+        dsg = "scene graph" in body["messages"][0]["content"]
+        items = ([{"id": 0, "question": "Is there a cat?", "parents": []},
+                  {"id": 1, "question": "Is the cat red?", "parents": [0]}] if dsg else
+                 [{"question": "is there a cat?", "choices": ["yes", "no"], "answer": "yes"},
+                  {"question": "what color is the cat?", "choices": ["red", "blue"], "answer": "red"}])
+        content = "Here are the questions:\n" + json.dumps(items)
+        reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture()
+def chat_api():
+    _FakeChatAPI.requests = []
+    srv = HTTPServer(("127.0.0.1", 0), _FakeChatAPI)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_openai_generator_against_local_server(chat_api, images, monkeypatch):
+    gen = OpenAIQuestionGenerator(chat_api, "test-model", api_key="sk-test")
+    qs = gen.generate("a red cat", "tifa")
+    assert [q.text for q in qs] == ["is there a cat?", "what color is the cat?"]
+    assert qs[1].choices == ("red", "blue") and qs[1].answer == "red"
+    path, auth, body = _FakeChatAPI.requests[-1]
+    assert path == "/v1/chat/completions" and auth == "Bearer sk-test" and body["model"] == "test-model"
+    assert "a red cat" in body["messages"][1]["content"]
+    dq = gen.generate("a red cat", "dsg")
+    assert dq[1].parents == (0,) and dq[1].choices == ("yes", "no")
+    with pytest.raises(InputError, match="HTTP 401"):
+        OpenAIQuestionGenerator(chat_api, api_key="wrong").generate("a red cat", "tifa")
+    with pytest.raises(InputError, match="question generator"):
+        OpenAIQuestionGenerator("http://127.0.0.1:9/v1", api_key="x", timeout=2).generate("a", "tifa")
+    # Through the metric spec: key from the environment, never in the spec or config.
+    monkeypatch.setenv("MY_KEY", "sk-test")
+    spec = f"dsg:{tiny('blip')}?questions=none&generator={chat_api}&generator_model=m&api_key_env=MY_KEY"
+    m = metrics.load(spec, device="cpu")
+    s, det = m.score_with_details(images[:2], ["a red cat", "a red cat"])
+    assert [r["question"] for r in det[0]] == ["Is there a cat?", "Is the cat red?"]
+    assert det[0][1]["parents"] == [0] and np.isfinite(s).all()
+    assert "sk-test" not in json.dumps(m.config) and m.config["generator"]["url"] == chat_api
+
+
+def test_local_llm_generator_runs_and_rejects_garbage(images):
+    from ts2viz.metrics.questions import LocalQuestionGenerator
+
+    gen = LocalQuestionGenerator(str(tiny("llm")), device="cpu", max_new_tokens=8)
+    # A random tiny LLM cannot write JSON: the reply must be rejected with a clear error.
+    with pytest.raises(InputError, match="question generator reply"):
+        gen.generate("a red cat", "tifa")
+    assert gen.config["generator"] == "local"
