@@ -298,7 +298,7 @@ def corr_heatmap(matrix, *, title: str, selected: tuple[str, str] | None = None)
         return empty_figure("No metrics to correlate")
     names = [str(c) for c in matrix.columns]
     z = np.asarray(matrix.to_numpy(dtype=float))
-    text = [["" if np.isnan(v) else f"{round(v * 100):d}" for v in row] for row in z]
+    text = [["n/a" if np.isnan(v) else f"{round(v * 100):d}" for v in row] for row in z]
     shapes = []
     if selected and selected[0] in names and selected[1] in names:
         j, i = names.index(selected[0]), names.index(selected[1])

@@ -214,9 +214,9 @@ def failure_finder(app: AppState, mode: str, metric, stat: str = "ord", metric_b
     wide = segs.pivot(index="seg_id", columns="metric", values=stat)
     import pandas as pd
 
-    df = pd.DataFrame({"seg_id": wide.index.astype(int)})
-    df["partition"] = [app.dataset[s].partition for s in df["seg_id"]]
-    df["prompt"] = [app.dataset[s].prompt for s in df["seg_id"]]
+    df = pd.DataFrame({"SEG": wide.index.astype(int)})
+    df["partition"] = [app.dataset[s].partition for s in df["SEG"]]
+    df["prompt"] = [app.dataset[s].prompt for s in df["SEG"]]
     df[f"{stat} {metric}"] = wide[metric].to_numpy().round(3)
     if partition not in (None, "", ALL):
         keep = (df["partition"] == partition).to_numpy()
@@ -230,7 +230,7 @@ def failure_finder(app: AppState, mode: str, metric, stat: str = "ord", metric_b
         key = f"{stat} {metric}"
     df = df[keep & df[key].notna().to_numpy()]
     df = df[[c for c in df.columns if c not in ("partition", "prompt")] + ["partition", "prompt"]]
-    return df.sort_values([key, "seg_id"], kind="stable").head(limit).reset_index(drop=True)
+    return df.sort_values([key, "SEG"], kind="stable").head(limit).reset_index(drop=True)
 
 
 # -- SEG explorer ----------------------------------------------------------------------------------------

@@ -106,12 +106,13 @@ def build_blocks(app: AppState, *, title: str = "ts2viz"):
         with gr.Tabs(elem_id="tabs") as tabs:
             # ------------------------------------------------------------ leaderboard
             with gr.Tab("Leaderboard", id="board", elem_id="tab-board"):
-                with gr.Row(equal_height=True):
+                with gr.Row(equal_height=False, elem_classes="board-controls"):
                     fam_f = gr.Dropdown(fams, value=[cb.ALL], multiselect=True, label="Metric family", scale=2,
                                         elem_id="family-filter")
                     sort_by = gr.Dropdown(SORT_CHOICES, value="ord_avg", label="Sort by", scale=1, elem_id="sort-by")
                     order = gr.Radio(["best first", "worst first"], value="best first", label="Order", scale=1)
-                    board_csv = gr.DownloadButton("Download CSV", scale=0, min_width=150, elem_id="board-csv")
+                    board_csv = gr.DownloadButton("Download CSV", scale=0, min_width=150, size="md",
+                                                  elem_id="board-csv", elem_classes="dl-btn")
                 board = gr.Dataframe(label="Leaderboard (best value per column highlighted)", interactive=False,
                                      elem_id="leaderboard", max_height=620, wrap=False, pinned_columns=1)
                 board_plot = gr.Plot(label="Ord vs Sep", elem_id="board-scatter")
@@ -239,10 +240,14 @@ def build_blocks(app: AppState, *, title: str = "ts2viz"):
             import os
 
             msg = cb.add_scores_file(app, path, os.path.basename(str(path)) if path else None, lib)
+            return f"✓ {msg}"
+
+        def metric_lists(first_metric=None):
+            """New metric choices everywhere (after scores were added)."""
             ch = cb.metric_choices(app)
-            return (f"✅ {msg}", *refresh_board(mode_v, fam_v, sort_v, order_v, fm),
-                    gr.Dropdown(choices=ch), gr.Dropdown(choices=ch), gr.Dropdown(choices=ch),
-                    gr.Dropdown(choices=ch), gr.Dropdown(choices=[cb.ALL] + cb.families(app)))
+            a = gr.Dropdown(choices=ch, value=first_metric) if first_metric else gr.Dropdown(choices=ch)
+            return (a, gr.Dropdown(choices=ch), gr.Dropdown(choices=ch), gr.Dropdown(choices=ch),
+                    gr.Dropdown(choices=[cb.ALL] + cb.families(app)))
 
         # -- SEG explorer
         def seg_outputs(v, fm):
@@ -323,7 +328,7 @@ def build_blocks(app: AppState, *, title: str = "ts2viz"):
 
         def open_row(table, evt: gr.SelectData):
             try:
-                sid = int(table.iloc[int(evt.index[0])]["seg_id"])
+                sid = int(table.iloc[int(evt.index[0]), 0])
             except Exception:
                 return gr.skip(), gr.skip(), gr.skip()
             return gr.Dropdown(choices=cb.seg_options(app), value=sid), gr.Tabs(selected="seg"), ""
@@ -353,31 +358,31 @@ def build_blocks(app: AppState, *, title: str = "ts2viz"):
             safe(corr), corr_in, corr_out)
 
         metric_outs = [metric_a, metric_b, c_x, c_y, fam_f]
-        up_btn.click(safe(add_scores), [up_scores, up_lib, mode, fam_f, sort_by, order, fmt],
-                     [up_msg, *board_out, *metric_outs]).then(
+        up_btn.click(safe(add_scores), [up_scores, up_lib, mode, fam_f, sort_by, order, fmt], up_msg).success(
+            lambda: metric_lists(), None, metric_outs).then(safe(refresh_board), board_in, board_out).then(
             safe(show_seg), seg_in, seg_out).then(safe(corr), corr_in, corr_out)
 
         # -- live scoring
         def do_live(spec_v, scope_v, sid, dev, progress=gr.Progress()):
             msg = cb.live_score(app, spec_v, scope_v, sid, dev, progress=progress)
-            ch = cb.metric_choices(app)
-            first = cb.parse_specs(spec_v)[0]
-            return (f"✅ {msg}", gr.Dropdown(choices=ch, value=first), gr.Dropdown(choices=ch), gr.Dropdown(choices=ch),
-                    gr.Dropdown(choices=ch), gr.Dropdown(choices=[cb.ALL] + cb.families(app)))
+            return f"✓ {msg}"
 
-        live_btn.click(safe(do_live), [spec, scope, seg_dd, device], [live_msg, *metric_outs]).then(
+        def first_live(spec_v):
+            specs = cb.parse_specs(spec_v)
+            return metric_lists(next((m for m in app.metrics if m in specs), None))
+
+        live_btn.click(safe(do_live), [spec, scope, seg_dd, device], live_msg).success(
+            first_live, spec, metric_outs).then(
             safe(refresh_board), board_in, board_out).then(safe(show_seg), seg_in, seg_out).then(
             safe(corr), corr_in, corr_out)
 
         def do_upload(fs, prompt_v, spec_v, sid, dev, fm, progress=gr.Progress()):
             spec_v = spec_v or ""
             r = cb.score_uploads(app, fs, prompt_v, spec_v, sid, dev, progress=progress)
-            ch = cb.metric_choices(app)
-            return (r["message"], r["table"], P(r["figure"], fm), gr.Dropdown(choices=ch), gr.Dropdown(choices=ch),
-                    gr.Dropdown(choices=ch), gr.Dropdown(choices=ch))
+            return r["message"], r["table"], P(r["figure"], fm)
 
         up_score.click(safe(do_upload), [files, prompt, up_spec, seg_dd, device, fmt],
-                       [up_res_msg, up_table, land, metric_a, metric_b, c_x, c_y]).then(
+                       [up_res_msg, up_table, land]).success(lambda: metric_lists(), None, metric_outs).then(
             safe(refresh_board), board_in, board_out)
         spec.change(lambda s: (s or "").split("\n")[0].strip(), spec, up_spec, show_progress="hidden")
 

@@ -1,0 +1,185 @@
+"""A real browser walks a user's path through the app.
+
+Starts ``app.py`` on a loopback port with a small generated image dataset and scores file, then drives
+Debian's Chromium with Playwright (never a downloaded browser): leaderboard sorted by a column, a SEG
+picked by prompt search, a node clicked and its gallery checked, a walk highlighted, the current SEG
+scored live and an image uploaded and scored with a tiny local CLIP, the heatmap shown. Screenshots go
+to ``tests/artifacts/``.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[1]
+ART = ROOT / "tests" / "artifacts"
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                 reason="Debian's chromium is not installed at /usr/bin/chromium "
+                                        "(apt-get install chromium; .ci/run does this)")]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    from tiny_models import tiny
+    from ui_helpers import write_dataset, write_scores
+
+    d = tmp_path_factory.mktemp("browser")
+    write_dataset(d / "ds")
+    scores = write_scores(d, d / "ds")
+    port = _free_port()
+    env = {**os.environ, "TS2VIZ_CACHE": str(d / "cache"), "GRADIO_ANALYTICS_ENABLED": "False",
+           "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    env.pop("GRADIO_SERVER_NAME", None)
+    env.pop("GRADIO_SERVER_PORT", None)
+    log = open(d / "app.log", "w")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--data", str(d / "ds"), "--scores", str(scores),
+                             "--lower-is-better", "ErrCount", "--host", "127.0.0.1", "--port", str(port)],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    spec = f"clipscore:{tiny('clip')}"
+    t0 = time.time()
+    while time.time() - t0 < 90:
+        if proc.poll() is not None:
+            raise RuntimeError("app exited:\n" + (d / "app.log").read_text())
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        raise RuntimeError("app did not start in 90 s:\n" + (d / "app.log").read_text())
+    yield {"url": f"http://127.0.0.1:{port}/", "spec": spec, "dir": d}
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    ART.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        pg = browser.new_page(viewport={"width": 1500, "height": 1000})
+        pg.set_default_timeout(30_000)
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(server["url"])
+        pg.wait_for_selector("#leaderboard .virtual-row")
+        pg.page_errors = errors
+        yield pg
+        browser.close()
+
+
+def _shot(pg, name, full=True):
+    time.sleep(1.5)  # let pending outputs settle (Gradio fades them while an event runs)
+    pg.screenshot(path=str(ART / f"{name}.png"), full_page=full)
+
+
+def _row(pg, table_id, i=0):
+    """Row ``i`` of a gr.Dataframe (Gradio 6 renders rows as virtual grid rows)."""
+    return pg.locator(f"#{table_id} .virtual-row[data-index='{i}']")
+
+
+def _first_row(pg, table_id) -> str:
+    return _row(pg, table_id).inner_text()
+
+
+def test_user_path(page, server):
+    from playwright.sync_api import expect
+
+    pg = page
+    # 1. leaderboard, sorted by a column (worst ord first puts the random metric on top)
+    expect(pg.locator("#leaderboard")).to_contain_text("GoodScore")
+    assert "GoodScore" in _first_row(pg, "leaderboard")
+    pg.get_by_label("worst first").check()
+    expect(_row(pg, "leaderboard")).to_contain_text("NoisyScore")
+    pg.locator("#sort-by input").click()
+    pg.get_by_role("option", name="Sep · Avg").click()
+    expect(_row(pg, "leaderboard")).not_to_contain_text("GoodScore")
+    expect(pg.locator("#board-scatter .js-plotly-plot")).to_be_visible()
+    _shot(pg, "01-leaderboard")
+
+    # 2. SEG explorer: pick a SEG by searching its prompt
+    pg.get_by_role("tab", name="SEG explorer").click()
+    pg.locator("#seg-search input, #seg-search textarea").first.fill("yellow taxi")
+    expect(pg.locator("#seg-header")).to_contain_text("SEG 2", timeout=30_000)
+    expect(pg.locator("#seg-header")).to_contain_text("a yellow taxi in the rain")
+    expect(pg.locator("#seg-graph [data-node]")).to_have_count(6)
+
+    # 3. click a node: its gallery shows exactly its images
+    pg.locator("#seg-graph [data-node='1a']").click()
+    expect(pg.locator("#node-title")).to_contain_text("Node 1a")
+    expect(pg.locator("#seg-graph [data-node='1a'].selected")).to_have_count(1)
+    gal = pg.locator("#node-gallery")
+    expect(gal.locator("img")).to_have_count(3)
+    for name in ("002-02.jpg", "002-03.jpg", "002-04.jpg"):
+        expect(gal).to_contain_text(name)
+    expect(gal).not_to_contain_text("002-05.jpg")
+    _shot(pg, "02-seg-node")
+
+    # 4. highlight a walk from the walk table (worst first)
+    pg.locator("#walk-table [data-testid='cell-0-1']").click()
+    expect(pg.locator("#seg-graph .edge-walk")).to_have_count(3)
+    expect(pg.locator("#seg-graph .seg-node.in-walk")).to_have_count(4)
+    expect(pg.locator("#seg-graph")).to_contain_text("highlighted: walk")
+    expect(pg.locator("#walk-plot-a")).to_contain_text("▶ walk")
+    pg.locator("#seg-graph").scroll_into_view_if_needed()
+    _shot(pg, "03-seg-walk")
+
+    # 5. live scoring of the current SEG, then an uploaded image scored against it
+    pg.get_by_role("tab", name="Live scoring").click()
+    pg.locator("#live-spec textarea").fill(server["spec"])
+    pg.locator("#live-score").click()
+    expect(pg.locator("#live-msg")).to_contain_text("Scored SEG 2", timeout=120_000)
+    assert pg.locator("#upload-prompt textarea").input_value() == "a yellow taxi in the rain"
+    from PIL import Image
+
+    up = server["dir"] / "my-taxi.png"
+    Image.new("RGB", (96, 64), (230, 200, 30)).save(up)
+    pg.locator("#upload-images input[type=file]").set_input_files(str(up))
+    expect(pg.locator("#upload-images")).to_contain_text("my-taxi")
+    pg.locator("#upload-spec input").fill(server["spec"])
+    pg.locator("#upload-score").click()
+    expect(pg.locator("#upload-table")).to_contain_text("my-taxi.png", timeout=120_000)
+    expect(pg.locator("#landing-plot")).to_contain_text("my-taxi.png")
+    _shot(pg, "04-upload")
+
+    # bad input: an empty prompt gives a readable message and the app keeps working
+    pg.locator("#upload-prompt textarea").fill("")
+    pg.locator("#upload-score").click()
+    expect(pg.get_by_text("the prompt is empty").first).to_be_visible()
+    expect(pg.locator("#metric-a")).not_to_contain_text("Error")  # only the upload area reports it
+
+    # the live metric joined the leaderboard
+    pg.get_by_role("tab", name="Leaderboard").click()
+    expect(pg.locator("#leaderboard")).to_contain_text(server["spec"][:20])
+
+    # 6. correlations heatmap
+    pg.get_by_role("tab", name="Correlations").click()
+    expect(pg.locator("#heatmap .js-plotly-plot")).to_be_visible()
+    expect(pg.locator("#heatmap")).to_contain_text("Correlation of per-SEG")
+    expect(pg.locator("#pair-plot")).to_contain_text("Per-SEG ord")
+    _shot(pg, "05-correlations")
+    assert not pg.page_errors, pg.page_errors
