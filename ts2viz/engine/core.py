@@ -39,7 +39,8 @@ def get_metric(spec, device: str | None = None, **options):
 
 
 def _workers() -> int:
-    return max(1, min(8, (os.cpu_count() or 1)))
+    # Leave a core to the model: on a small CPU box, more decode threads than that starve torch.
+    return max(1, min(8, (os.cpu_count() or 1) - 1))
 
 
 def _open_cache(cache_dir, use_cache: bool) -> ScoreCache | None:
