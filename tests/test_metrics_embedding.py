@@ -192,3 +192,19 @@ def test_register_custom_family(images):
         assert "brightness" in dict(metrics.families())
     finally:
         metrics._REGISTRY.pop("brightness", None)
+
+
+def test_fast_preprocessing_equals_the_processor():
+    from PIL import Image
+    from transformers import AutoImageProcessor
+
+    m = metrics.load(f"clipscore:{tiny('clip')}", device="cpu")
+    assert m._fast is not None  # CLIP's processor takes the shortcut
+    ip = AutoImageProcessor.from_pretrained(tiny("clip"))
+    rng = np.random.default_rng(1)
+    for h, w in [(40, 48), (31, 90), (32, 32), (17, 12)]:
+        im = Image.fromarray(rng.integers(0, 255, (h, w, 3), dtype=np.uint8))
+        want = ip(images=im, return_tensors="pt")["pixel_values"][0]
+        got = m.prepare(im)["pixel_values"]
+        assert got.shape == want.shape and float((got - want).abs().max()) < 1e-6
+    assert metrics.load(f"alignscore:{tiny('align')}", device="cpu")._fast is None

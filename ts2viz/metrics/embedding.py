@@ -173,8 +173,13 @@ def clip_fast_preprocess(ip):
     grouping, which cost as much as a ViT-B/32 forward pass per image. Returns ``None`` when ``ip`` is
     not of that kind; falls back to the full call for any image the shortcut cannot take.
     """
-    needed = ("resize", "center_crop", "rescale_and_normalize")
-    if not all(hasattr(ip, n) for n in needed) or "Torchvision" not in " ".join(c.__name__ for c in type(ip).__mro__):
+    try:
+        from transformers.image_processing_backends import TorchvisionBackend
+    except ImportError:
+        return None
+    # Only processors that use the backend's generic pipeline unchanged (CLIP's, SigLIP's); ones that
+    # override it (EfficientNet's extra rescale offset, for ALIGN) take the reference path.
+    if not isinstance(ip, TorchvisionBackend) or type(ip)._preprocess is not TorchvisionBackend._preprocess:
         return None
     if getattr(ip, "do_pad", False) or not getattr(ip, "do_resize", False):
         return None
