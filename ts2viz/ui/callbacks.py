@@ -320,7 +320,7 @@ def graph_html(app: AppState, mode: str, seg_id, metric, walk=None, node=None) -
             wpath, wname = st.walks[w], f"walk {w} ({walk_label(st.walks[w])})"
     return seg_graph_html(seg, node_means=means, metric=metric,
                           lower_is_better=bool(metric) and app.lower_is_better(metric),
-                          thumb_uri=lambda fn: app.thumbs.data_uri(fn, THUMB), walk=wpath, walk_name=wname,
+                          thumb_uri=lambda fn: app.thumbs.data_uri(fn, THUMB, placeholder=False), walk=wpath, walk_name=wname,
                           selected=node)
 
 

@@ -40,7 +40,8 @@ def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
     node_means : mean score of the chosen metric per node label (NaN = unscored).
     metric : the metric's name (legend), or None.
     lower_is_better : reverse the colour scale.
-    thumb_uri : file name -> image URL (e.g. a ``data:`` URI); no thumbnails if None.
+    thumb_uri : file name -> image URL (e.g. a ``data:`` URI) or None when the image is unavailable
+        (a placeholder tile with the file name is drawn); no thumbnails at all if ``thumb_uri`` is None.
     walk : node labels of a walk to highlight.
     selected : label of the node whose gallery is open.
     """
@@ -104,8 +105,13 @@ def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
         if thumb_uri is not None:
             imgs = []
             for im in n.images[:N_THUMBS]:
-                imgs.append(f'<img src="{html.escape(thumb_uri(im.file_name), quote=True)}" '
-                            f'alt="{html.escape(im.file_name, quote=True)}" loading="lazy"/>')
+                uri = thumb_uri(im.file_name)
+                name = html.escape(im.file_name, quote=True)
+                if uri is None:
+                    short = html.escape(im.file_name.rsplit("/", 1)[-1].rsplit(".", 1)[0][-6:])
+                    imgs.append(f'<span class="ph" title="{name}: image unavailable">{short}</span>')
+                else:
+                    imgs.append(f'<img src="{html.escape(uri, quote=True)}" alt="{name}" loading="lazy"/>')
             more = len(n.images) - N_THUMBS
             if more > 0:
                 imgs.append(f'<span class="more">+{more}</span>')

@@ -113,9 +113,12 @@ def build_blocks(app: AppState, *, title: str = "ts2viz"):
                     order = gr.Radio(["best first", "worst first"], value="best first", label="Order", scale=1)
                     board_csv = gr.DownloadButton("Download CSV", scale=0, min_width=150, size="md",
                                                   elem_id="board-csv", elem_classes="dl-btn")
-                board = gr.Dataframe(label="Leaderboard (best value per column highlighted)", interactive=False,
+                board0 = cb.leaderboard(app, "paper") if metrics else None
+                board = gr.Dataframe(cb.style_leaderboard(board0) if metrics else None,
+                                     label="Leaderboard (best value per column highlighted)", interactive=False,
                                      elem_id="leaderboard", max_height=620, wrap=False, pinned_columns=1)
-                board_plot = gr.Plot(label="Ord vs Sep", elem_id="board-scatter")
+                board_plot = gr.Plot(plot_value(cb.figures.ord_sep_scatter(board0, title="Ord vs Sep (paper mode)"))
+                                     if metrics else None, label="Ord vs Sep", elem_id="board-scatter")
                 with gr.Accordion("Add a scores file (CSV or Parquet: file_name + one column per metric)", open=False):
                     with gr.Row():
                         up_scores = gr.File(label="Scores file", file_types=[".csv", ".parquet"], scale=2)
@@ -388,7 +391,8 @@ def build_blocks(app: AppState, *, title: str = "ts2viz"):
 
         # -- first render
         def first(mode_v, fam_v, sort_v, order_v, sid, ma, mb, stat, gap, p, cstat, cpart, cmethod, cfam, x, y, fm):
-            return (*refresh_board(mode_v, fam_v, sort_v, order_v, fm),
+            # the leaderboard itself is in the page already (initial value): only its CSV here
+            return (cb.leaderboard_csv(app, mode_v, fam_v),
                     *show_seg(mode_v, sid, ma, mb, fm),
                     *find(mode_v, ma, mb, stat, gap, p),
                     *corr(mode_v, cstat, cpart, cmethod, cfam, x, y, fm))
@@ -396,7 +400,7 @@ def build_blocks(app: AppState, *, title: str = "ts2viz"):
         if metrics:
             demo.load(safe(first), [mode, fam_f, sort_by, order, seg_dd, metric_a, metric_b, ff_stat, ff_gap, part,
                                     c_stat, c_part, c_method, c_fam, c_x, c_y, fmt],
-                      [*board_out, *seg_out, finder, finder_csv, *corr_out])
+                      [board_csv, *seg_out, finder, finder_csv, *corr_out], show_progress="hidden")
         else:
             demo.load(safe(show_seg), seg_in, seg_out)
     return demo

@@ -139,12 +139,23 @@ class Thumbs:
     def path(self, file_name: str, size: int = THUMB) -> Path:
         return self.get(file_name, size)[0]
 
-    def data_uri(self, file_name: str, size: int = THUMB) -> str:
-        """The image as a ``data:`` URI, for inline HTML (memoised once the real image is there)."""
+    def data_uri(self, file_name: str, size: int = THUMB, *, placeholder: bool = True) -> str | None:
+        """The image as a ``data:`` URI, for inline HTML (memoised once the real image is there).
+
+        With ``placeholder=False``, ``None`` when the image is not available (the caller draws its own).
+        """
         hit = self._uri.get((file_name, size))
         if hit is not None:
             return hit
+        if not placeholder:
+            out = self._cached(file_name, size)
+            if not out.is_file() and self.dataset.image_path(file_name) is None \
+                    and self._local_download(file_name) is None:
+                self._schedule(file_name)
+                return None
         p, real = self.get(file_name, size)
+        if not real and not placeholder:
+            return None
         mime = "image/jpeg" if p.suffix == ".jpg" else "image/png"
         uri = f"data:{mime};base64," + base64.b64encode(p.read_bytes()).decode("ascii")
         if real:
