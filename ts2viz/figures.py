@@ -198,7 +198,7 @@ def walk_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.nda
 
 def cdf_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.ndarray],
                ks_pairs: Sequence[Mapping], *, metric: str, lower_is_better: bool = False,
-               max_labels: int = 12):
+               max_labels: int = 6):
     """Empirical CDF of each node's scores, coloured by error count, with each adjacent pair's KS
     distance drawn as a vertical segment where it is attained.
 
@@ -215,14 +215,20 @@ def cdf_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.ndar
     lo, hi = float(allv.min()), float(allv.max())
     pad = (hi - lo) * 0.05 or 0.05
     traces, ann = [], []
+    many = len(node_scores) > 8  # then one legend entry per error level
+    shown: set[int] = set()
     for lbl, v in node_scores.items():
         v = np.sort(np.asarray(v, float)[~np.isnan(np.asarray(v, float))])
         if v.size == 0:
             continue
         xs = np.concatenate([[lo - pad], v, [hi + pad]])
         ys = np.concatenate([[0.0], np.arange(1, v.size + 1) / v.size, [1.0]])
+        lv = levels[lbl]
+        first = lv not in shown
+        shown.add(lv)
         traces.append(dict(type="scatter", x=xs.tolist(), y=ys.tolist(), mode="lines", line_shape="hv",
-                           name=f"node {lbl} (n={v.size})", legendgroup=f"lv{levels[lbl]}",
+                           name=(f"{lv} error{'s' if lv != 1 else ''}" if many else f"node {lbl} (n={v.size})"),
+                           showlegend=first or not many, legendgroup=f"lv{lv}",
                            line=dict(color=level_color(levels[lbl], max_level), width=2),
                            hovertemplate=f"node {lbl}<br>score %{{x:.3f}}<br>F %{{y:.2f}}<extra></extra>"))
     valid = [p for p in ks_pairs if p.get("statistic") is not None and np.isfinite(p["statistic"])

@@ -9,8 +9,8 @@ import html
 import math
 from typing import Callable, Mapping, Sequence
 
-CW, CH = 196, 122        # card size
-GX, GY = 60, 16          # gaps between columns / cards
+CW, CH = 164, 112        # card size
+GX, GY = 36, 14          # gaps between columns / cards
 PAD = 12
 N_THUMBS = 4
 
