@@ -55,6 +55,33 @@ class SegStructure:
     edge_counts: np.ndarray | None = None    # (e, nodes): the two nodes of each edge
     edge_pairs: np.ndarray | None = None     # (e, P) bool
     edges: list[tuple[str, str]] = field(default_factory=list)
+    _layouts: dict = field(default_factory=dict, repr=False)
+
+
+def _population_layout(st: SegStructure, counts: np.ndarray):
+    """Distinct level populations among the units (walks or edges) and distinct pairs of them.
+
+    A level's population in a walk is fixed by the walk's node counts at that level, and walks share
+    few distinct populations, so CDFs are built once per distinct population and KS statistics once
+    per distinct pair. Structural, so cached on ``st`` per unit matrix.
+    """
+    key = id(counts)
+    hit = st._layouts.get(key)
+    if hit is not None:
+        return hit
+    node_level = np.array([n.level for n in st.seg.nodes], dtype=np.float64)
+    levels = []
+    for v in st.level_values:
+        at = node_level == v
+        rows, inv = np.unique(counts[:, at], axis=0, return_inverse=True)
+        levels.append((at, rows, inv.ravel()))
+    pairs = []
+    for a, b in st.pairs:
+        n_b = levels[b][1].shape[0]
+        combo, walk_combo = np.unique(levels[a][2] * n_b + levels[b][2], return_inverse=True)
+        pairs.append((combo // n_b, combo % n_b, walk_combo.ravel()))
+    st._layouts[key] = (levels, pairs)
+    return levels, pairs
 
 
 _STRUCT_CACHE: dict[tuple[int, str], SegStructure] = {}
@@ -222,30 +249,30 @@ def _pair_stats(st: "SegStructure", by_score: _NodeCumulative, scores: np.ndarra
     M, K = scores.shape[0], counts.shape[0]
     if not st.pairs:
         return np.full((M, K), empty), np.full((M, K), empty)
-    node_level = np.array([n.level for n in st.seg.nodes], dtype=np.float64)
-    n_scored = node_valid.sum(-1)                                         # (M, N)
-    score_sum = (node_valid * np.nan_to_num(scores, nan=0.0)[:, None, :]).sum(-1)
-    cdfs, means, tots = [], [], []
-    for v in st.level_values:
-        at = node_level == v
-        c = counts[:, at]                                                 # (K, N_L)
-        tot = n_scored[:, at] @ c.T                                       # (M, K)
+    n_scored = node_valid.sum(-1)                                                      # (M, N)
+    score_sum = (node_valid * np.nan_to_num(scores, nan=0.0)[:, None, :]).sum(-1)      # (M, N)
+    levels, pair_layout = _population_layout(st, counts)
+    pops = []
+    for at, rows, inv in levels:
+        tot = n_scored[:, at] @ rows.T                                                 # (M, U)
         with np.errstate(invalid="ignore", divide="ignore"):
-            # CDF of this level's population in each walk, evaluated at every image's score.
-            cdfs.append(np.matmul(c, by_score.upto[:, at, :]) / tot[..., None])
-            means.append((score_sum[:, at] @ c.T) / tot)
-        tots.append(tot)
+            # CDF of each distinct population at every image's score; images with NaN scores sit
+            # at +inf in the sort, where every CDF is 1.
+            cdf = np.matmul(rows, by_score.upto[:, at, :]) / tot[..., None]            # (M, U, n)
+            mean = (score_sum[:, at] @ rows.T) / tot
+        pops.append((inv, cdf, tot, mean))
     seps = np.full((M, K, len(st.pairs)), np.nan)
     gaps = np.full((M, K, len(st.pairs)), np.nan)
     for p, (a, b) in enumerate(st.pairs):
         if not use[:, p].any():
             continue
-        ok = (tots[a] > 0) & (tots[b] > 0) & use[None, :, p]
-        # The sup of |F_a - F_b| is attained at a data point; images with NaN scores sit at +inf
-        # in the sort, where both CDFs are 1.
-        d = np.abs(cdfs[a] - cdfs[b]).max(-1)
+        inv_a, cdf_a, tot_a, mean_a = pops[a]
+        inv_b, cdf_b, tot_b, mean_b = pops[b]
+        ia, ib, walk_combo = pair_layout[p]
+        d = np.abs(cdf_a[:, ia] - cdf_b[:, ib]).max(-1)[:, walk_combo]                # (M, K)
+        ok = (tot_a[:, inv_a] > 0) & (tot_b[:, inv_b] > 0) & use[None, :, p]
         seps[:, :, p] = np.where(ok, d, np.nan)
-        gaps[:, :, p] = np.where(ok, means[a] - means[b], np.nan)
+        gaps[:, :, p] = np.where(ok, mean_a[:, inv_a] - mean_b[:, inv_b], np.nan)
     with np.errstate(invalid="ignore"):
         n_ok = (~np.isnan(seps)).sum(-1)
         sep = np.where(n_ok > 0, np.nansum(seps, -1) / np.maximum(n_ok, 1), empty)
