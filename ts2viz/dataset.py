@@ -294,11 +294,12 @@ def read_metadata(path: Path, *, name: str, root: Path | None,
             raise InputError(f"SEG {sid} has no error-0 node (labels: "
                              f"{', '.join(sorted({r.label for r in members}))})", file=path, row=first_row[sid])
         partition = members[0].partition
-        seg_edges = (edges or {}).get(sid) if edges is not None else None
+        # A SEG without rows in edges.csv keeps the implied edges.
+        seg_edges = edges.get(sid) if edges is not None else None
         try:
             segs[sid] = build_seg(sid, prompt, partition,
                                   ((r.file_name, r.image_source, r.label) for r in members),
-                                  edges=seg_edges if edges is not None else None)
+                                  edges=seg_edges)
         except ValueError as e:
             raise InputError(str(e), file=path, row=first_row[sid]) from None
     # Keep rows in SEG order so that per-SEG slices are contiguous.
