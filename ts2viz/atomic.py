@@ -24,7 +24,3 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             tmp_path.unlink()
         raise
 
-
-def write_text_atomic(path: str | os.PathLike, text: str) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")

@@ -165,8 +165,7 @@ def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
     demand by :func:`fetch_image`. Offline (``HF_HUB_OFFLINE=1`` or no network) this uses the local
     hub cache if it holds the dataset and otherwise fails fast with an :class:`InputError`.
     """
-    os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", str(int(timeout)))
-    os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", str(int(timeout)))
+    _hub_timeouts(timeout)
     try:
         from huggingface_hub import snapshot_download
     except ImportError as e:  # pragma: no cover - huggingface_hub is a requirement
@@ -184,6 +183,28 @@ def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
     return ds
 
 
+def _hub_timeouts(timeout: float) -> None:
+    # huggingface_hub reads these per request; setdefault keeps a user's own settings.
+    os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", str(int(timeout)))
+    os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", str(int(timeout)))
+
+
+def cached_image(ds: Dataset, file_name: str) -> Path | None:
+    """An already downloaded copy of a dataset image in the local hub cache (never touches the network).
+
+    Only names the dataset knows are looked up; ``None`` when there is no copy.
+    """
+    if ds.hf_id is None or file_name not in ds:
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        hit = try_to_load_from_cache(ds.hf_id, file_name, repo_type="dataset")
+        return Path(hit) if isinstance(hit, str) else None
+    except Exception:
+        return None
+
+
 def fetch_image(ds: Dataset, file_name: str, *, timeout: float = 5.0) -> Path | None:
     """Local path of an image, downloading it from the dataset's hub repo if needed.
 
@@ -193,14 +214,8 @@ def fetch_image(ds: Dataset, file_name: str, *, timeout: float = 5.0) -> Path | 
     if p is not None or ds.hf_id is None or file_name not in ds:
         return p
     if os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False"):
-        try:
-            from huggingface_hub import try_to_load_from_cache
-            hit = try_to_load_from_cache(ds.hf_id, file_name, repo_type="dataset")
-            return Path(hit) if isinstance(hit, str) else None
-        except Exception:
-            return None
-    os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", str(int(timeout)))
-    os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", str(int(timeout)))
+        return cached_image(ds, file_name)
+    _hub_timeouts(timeout)
     try:
         from huggingface_hub import hf_hub_download
         return Path(hf_hub_download(ds.hf_id, file_name, repo_type="dataset"))

@@ -23,6 +23,7 @@ these weights over the images sorted by score.
 from __future__ import annotations
 
 import itertools
+import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -415,7 +416,8 @@ class MetaMetrics:
         for name, mask in groups:
             for k in STATS:
                 vals = self.seg_values[k][mask]
-                with np.errstate(invalid="ignore"), _quiet():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)   # nanmean of an all-NaN column
                     out[f"{k}_{name}"] = np.nanmean(vals, axis=0) if len(vals) else np.full(len(self.metrics), np.nan)
         return out
 
@@ -435,18 +437,6 @@ def _ordered_partitions(parts: Sequence[str]) -> list[str]:
     seen = list(dict.fromkeys(parts))
     known = [p for p in ("Synth", "Nat", "Real") if p in seen]
     return known + [p for p in seen if p not in known]
-
-
-class _quiet:
-    def __enter__(self):
-        import warnings
-
-        self._w = warnings.catch_warnings()
-        self._w.__enter__()
-        warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc):
-        return self._w.__exit__(*exc)
 
 
 def compute(dataset, scores, metrics: Sequence[str] | None = None, mode: Mode = "paper",

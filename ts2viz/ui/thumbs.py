@@ -165,15 +165,9 @@ class Thumbs:
     # -- hub downloads ---------------------------------------------------------------------------
     def _local_download(self, file_name: str) -> Path | None:
         """An already downloaded copy (hub cache), without touching the network."""
-        if self.dataset.hf_id is None:
-            return None
-        try:
-            from huggingface_hub import try_to_load_from_cache
+        from ..dataset import cached_image
 
-            hit = try_to_load_from_cache(self.dataset.hf_id, file_name, repo_type="dataset")
-            return Path(hit) if isinstance(hit, str) else None
-        except Exception:
-            return None
+        return cached_image(self.dataset, file_name)
 
     def _schedule(self, file_name: str) -> None:
         if self._pool is None or time.monotonic() < self._offline_until:
