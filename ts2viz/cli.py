@@ -148,18 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_library_subcommands(sub) -> None:
-    """``score`` and ``metrics`` come from the metric library; its import is cheap (no torch)."""
-    import importlib
+    """``score`` and ``metrics`` come from the metric library; its CLI module is cheap to import (no torch)."""
+    from .engine.cli import add_subcommands
 
-    for name in ("ts2viz.engine.cli", "ts2viz.engine_cli"):
-        try:
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name and (name.startswith(e.name) or e.name.startswith("ts2viz.engine")):
-                continue  # that module layout is not present
-            raise
-        mod.add_subcommands(sub)
-        return
+    add_subcommands(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
