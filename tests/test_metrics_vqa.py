@@ -13,7 +13,8 @@ from ts2viz import engine, metrics
 from ts2viz.dataset import load_bundled
 from ts2viz.errors import InputError
 from ts2viz.metrics.qa import dsg_counted, dsg_score, match_choice, normalize_answer, tifa_score
-from ts2viz.metrics.questions import (OpenAIQuestionGenerator, QuestionSource, parse_parents, prompt_key,
+from ts2viz.metrics.llm import OpenAIChat
+from ts2viz.metrics.questions import (QuestionGenerator, QuestionSource, parse_parents, prompt_key,
                                       read_question_csv, bundled_path)
 from ts2viz.metrics.vqa import crop
 
@@ -170,11 +171,16 @@ def test_qa_through_engine_keeps_details_in_cache(tmp_path):
     spec = f"dsg:{tiny('llava')}?max_new_tokens=3"
     sc = engine.score_dataset(ds_dir, [spec], device="cpu", cache_dir=tmp_path / "c")
     assert np.isfinite(sc.values).all() and ((sc.values >= 0) & (sc.values <= 1)).all()
-    det = engine.cached_details(spec, ds_dir / rows[0]["file_name"], TS2_PROMPT, cache_dir=tmp_path / "c")
-    assert det and det[0]["question"] == "Is there a Christmas tree?" and "counted" in det[0]
-    s, d = engine.score_images(spec, [ds_dir / rows[0]["file_name"]], [TS2_PROMPT], cache_dir=tmp_path / "c",
+    # The details come back from the cache: no model call on the second pass.
+    m = metrics.load(spec, device="cpu")
+    calls = []
+    m.score_prepared = lambda items, prompts: calls.append(len(items))
+    s, d = engine.score_images(m, [ds_dir / rows[0]["file_name"]], [TS2_PROMPT], cache_dir=tmp_path / "c",
                                return_details=True)
-    assert s[0] == sc.values[0, 0] and d[0] == det
+    assert calls == []
+    det = d[0]
+    assert det and det[0]["question"] == "Is there a Christmas tree?" and "counted" in det[0]
+    assert s[0] == sc.values[0, 0]
 
 
 def test_prompt_without_questions_fails_before_scoring(tmp_path):
@@ -227,7 +233,7 @@ def chat_api():
 
 
 def test_openai_generator_against_local_server(chat_api, images, monkeypatch):
-    gen = OpenAIQuestionGenerator(chat_api, "test-model", api_key="sk-test")
+    gen = QuestionGenerator(OpenAIChat(chat_api, "test-model", api_key="sk-test"))
     qs = gen.generate("a red cat", "tifa")
     assert [q.text for q in qs] == ["is there a cat?", "what color is the cat?"]
     assert qs[1].choices == ("red", "blue") and qs[1].answer == "red"
@@ -237,9 +243,9 @@ def test_openai_generator_against_local_server(chat_api, images, monkeypatch):
     dq = gen.generate("a red cat", "dsg")
     assert dq[1].parents == (0,) and dq[1].choices == ("yes", "no")
     with pytest.raises(InputError, match="HTTP 401"):
-        OpenAIQuestionGenerator(chat_api, api_key="wrong").generate("a red cat", "tifa")
-    with pytest.raises(InputError, match="question generator"):
-        OpenAIQuestionGenerator("http://127.0.0.1:9/v1", api_key="x", timeout=2).generate("a", "tifa")
+        QuestionGenerator(OpenAIChat(chat_api, api_key="wrong")).generate("a red cat", "tifa")
+    with pytest.raises(InputError, match="LLM endpoint"):
+        QuestionGenerator(OpenAIChat("http://127.0.0.1:9/v1", api_key="x", timeout=2)).generate("a", "tifa")
     # Through the metric spec: key from the environment, never in the spec or config.
     monkeypatch.setenv("MY_KEY", "sk-test")
     spec = f"dsg:{tiny('blip')}?questions=none&generator={chat_api}&generator_model=m&api_key_env=MY_KEY"
@@ -251,10 +257,10 @@ def test_openai_generator_against_local_server(chat_api, images, monkeypatch):
 
 
 def test_local_llm_generator_runs_and_rejects_garbage(images):
-    from ts2viz.metrics.questions import LocalQuestionGenerator
+    from ts2viz.metrics.llm import LocalChat
 
-    gen = LocalQuestionGenerator(str(tiny("llm")), device="cpu", max_new_tokens=8)
+    gen = QuestionGenerator(LocalChat(str(tiny("llm")), device="cpu", max_new_tokens=8))
     # A random tiny LLM cannot write JSON: the reply must be rejected with a clear error.
     with pytest.raises(InputError, match="question generator reply"):
         gen.generate("a red cat", "tifa")
-    assert gen.config["generator"] == "local"
+    assert gen.config["llm"] == "local"

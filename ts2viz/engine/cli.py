@@ -93,10 +93,11 @@ def run_score(args: argparse.Namespace) -> int:
 
 def run_metrics(args: argparse.Namespace) -> int:
     """Handler of ``ts2viz metrics``."""
-    from ..metrics import _REGISTRY
+    from ..metrics import families
 
-    width = max(len(n) for n in _REGISTRY)
-    for f in _REGISTRY.values():
+    fams = families()
+    width = max(len(f.name) for f in fams)
+    for f in fams:
         print(f"{f.name:<{width}}  {f.description}")
         if f.example:
             print(f"{'':<{width}}  e.g. {f.example}")

@@ -10,7 +10,6 @@ import os
 import warnings
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -50,12 +49,13 @@ def _open_cache(cache_dir, use_cache: bool) -> ScoreCache | None:
 
 
 class _Item:
-    """One image to score: where it comes from, its cache key, and its final value."""
+    """One image to score: where it comes from, its name, its prompt, its cache key, and why it failed."""
 
-    __slots__ = ("source", "prompt", "key", "error")
+    __slots__ = ("source", "name", "prompt", "key", "error")
 
-    def __init__(self, source, prompt: str):
+    def __init__(self, source, prompt: str, name: str | None = None):
         self.source = source
+        self.name = name
         self.prompt = prompt
         self.key: str | None = None
         self.error: str | None = None
@@ -84,21 +84,30 @@ def _hash_items(items: list[_Item], cache: ScoreCache | None, pool: ThreadPoolEx
 def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: ThreadPoolExecutor,
                 batch_size: int | None, progress: Progress | None,
                 want_details: bool) -> tuple[np.ndarray, list]:
-    """Scores (and details) of ``items`` for one metric, reusing and filling the cache."""
+    """Scores (and details) of ``items`` for one metric, reusing and filling the cache.
+
+    Every metric takes the same path: ``prepare`` on worker threads (given the decoded image when the
+    metric needs pixels, and the image's name), then ``score_prepared`` in batches on this thread.
+    """
     from ..metrics.base import load_image, score_with_oom_retry
 
     n = len(items)
     values = np.full(n, np.nan)
     details: list = [None] * n
-    todo = [i for i, it in enumerate(items) if it.error is None]
+    pixels = metric.needs_pixels
+    # A metric that needs no pixels can score an image whose file cannot be read.
+    todo = [i for i, it in enumerate(items) if not pixels or it.error is None]
+    if not metric.cacheable:
+        cache = None
     with_details = metric.has_details
     if cache is not None and todo:
         cache.register_metric(metric.config_hash, metric.spec, metric.config)
-        hits = cache.get_many(metric.config_hash, [(items[i].key, items[i].prompt) for i in todo],
+        hits = cache.get_many(metric.config_hash, [(items[i].key, items[i].prompt) for i in todo
+                                                   if items[i].key is not None],
                               with_details=with_details and want_details)
         rest = []
         for i in todo:
-            h = hits.get((items[i].key, items[i].prompt))
+            h = hits.get((items[i].key, items[i].prompt)) if items[i].key is not None else None
             if h is None:
                 rest.append(i)
             else:
@@ -110,16 +119,17 @@ def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: Thre
     if progress:
         progress(metric.spec, done, total)
     bs = int(batch_size or metric.batch_size)
+    failed: dict[int, str] = {}
 
     def prep(i: int):
         try:
-            return metric.prepare(load_image(items[i].source))
+            image = load_image(items[i].source) if pixels else None
+            return metric.prepare(image, items[i].name)
         except InputError as e:
-            items[i].error = e.problem
-            return None
+            failed[i] = e.problem
         except Exception as e:  # noqa: BLE001 - a bad image must not stop the run
-            items[i].error = f"cannot preprocess ({type(e).__name__}: {e})"
-            return None
+            failed[i] = f"cannot preprocess ({type(e).__name__}: {e})"
+        return None
 
     # Keep a bounded window of preprocessing futures in flight ahead of the model.
     window = max(2 * bs, 4 * _workers())
@@ -139,7 +149,7 @@ def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: Thre
             i, fut = queue.popleft()
             batch.append((i, fut.result()))
             refill()
-        good = [(i, x) for i, x in batch if x is not None]
+        good = [(i, x) for i, x in batch if i not in failed]
         if good:
             vals, dets, bs = score_with_oom_retry(metric, [x for _, x in good],
                                                   [items[i].prompt for i, _ in good], bs)
@@ -148,13 +158,15 @@ def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: Thre
                 values[i] = vals[k]
                 d = dets[k] if dets is not None else None
                 details[i] = d
-                if cache is not None:
+                if cache is not None and items[i].key is not None:
                     rows.append((items[i].key, items[i].prompt, vals[k], d))
             if cache is not None:
                 cache.put_many(metric.config_hash, rows)
         done += len(batch)
         if progress:
             progress(metric.spec, done, total)
+    for i, why in failed.items():
+        items[i].error = items[i].error or why
     return values, details
 
 
@@ -180,21 +192,18 @@ def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, de
     if len(images) != len(prompts):
         raise InputError(f"got {len(images)} images but {len(prompts)} prompts")
     metric = get_metric(spec_or_metric, device)
-    items = [_Item(im, str(p)) for im, p in zip(images, prompts)]
+    names = [str(im) if isinstance(im, (str, os.PathLike)) else getattr(im, "filename", None) or None
+             for im in images]
+    items = [_Item(im, str(p), name) for im, p, name in zip(images, prompts, names)]
     cache = _open_cache(cache_dir, use_cache)
     try:
         with ThreadPoolExecutor(_workers()) as pool:
             _hash_items(items, cache, pool)
-            if metric.by_file_name:
-                values = metric([it.source for it in items], prompts)
-                dets = [None] * len(items)
-            else:
-                values, dets = _run_metric(metric, items, cache, pool, batch_size, progress, return_details)
+            values, dets = _run_metric(metric, items, cache, pool, batch_size, progress, return_details)
     finally:
         if cache is not None:
             cache.close()
-    _warn_missing(items, [str(getattr(im, "filename", "") or f"image {k}") if not isinstance(im, (str, Path))
-                          else str(im) for k, im in enumerate(images)])
+    _warn_missing(items, [name or f"image {k}" for k, name in enumerate(names)])
     return (values, dets) if return_details else values
 
 
@@ -241,38 +250,21 @@ def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None
     values = np.full((len(names), len(metrics)), np.nan)
     cache = _open_cache(cache_dir, use_cache)
     try:
-        model_metrics = [m for m in metrics if not m.by_file_name]
-        items = [_Item(None, ds.row(fn).prompt) for fn in names]
-        if model_metrics:
-            for it, src in zip(items, _dataset_sources(ds, names)):
-                it.source = src
-            with ThreadPoolExecutor(_workers()) as pool:
+        items = [_Item(None, ds.row(fn).prompt, fn) for fn in names]
+        with ThreadPoolExecutor(_workers()) as pool:
+            if any(m.needs_pixels for m in metrics):
+                for it, src in zip(items, _dataset_sources(ds, names)):
+                    it.source = src
                 _hash_items(items, cache, pool)
                 if all(it.error is not None for it in items):
                     raise InputError(f"none of the {len(items)} images of dataset {ds.name} could be read "
                                      "(no local image files; pass a dataset folder with the images)")
-                for j, m in enumerate(metrics):
-                    if not m.by_file_name:
-                        values[:, j], _ = _run_metric(m, items, cache, pool, batch_size, progress, False)
+            for j, m in enumerate(metrics):
+                values[:, j], _ = _run_metric(m, items, cache, pool, batch_size, progress, False)
+        if any(m.needs_pixels for m in metrics):
             _warn_missing(items, names)
-        for j, m in enumerate(metrics):
-            if m.by_file_name:
-                values[:, j] = m.score_names(names)
-                if progress:
-                    progress(m.spec, len(names), len(names))
     finally:
         if cache is not None:
             cache.close()
     lib = {m.spec for m in metrics if not m.higher_is_better}
     return Scores(list(names), labels, values, lib, source=f"ts2viz score ({ds.name})")
-
-
-def cached_details(spec_or_metric, image, prompt: str, *, device: str | None = None, cache_dir=None):
-    """The per-question details cached for one (image, prompt) under a TIFA/DSG metric, or ``None``."""
-    metric = get_metric(spec_or_metric, device)
-    with ScoreCache(cache_dir) as cache:
-        from PIL import Image
-
-        key = hash_pil(image) if isinstance(image, Image.Image) else cache.file_hash(image)
-        hit = cache.get_many(metric.config_hash, [(key, prompt)], with_details=True).get((key, prompt))
-    return None if hit is None else hit[1]

@@ -29,7 +29,7 @@ from typing import Callable
 from ..errors import InputError
 from .spec import Spec, parse_spec
 
-__all__ = ["load", "families", "register", "Family", "Spec", "parse_spec"]
+__all__ = ["load", "families", "family", "register", "unregister", "Family", "Spec", "parse_spec"]
 
 
 @dataclass(frozen=True)
@@ -89,12 +89,18 @@ register("csv", "precomputed per-image scores read from a scores file (file_name
          ".user:build_csv", example="csv:/data/my_scores.csv")
 
 
-def families() -> list[tuple[str, str]]:
-    """The registered families as ``(name, one-line description)``, in registration order."""
-    return [(f.name, f.description) for f in _REGISTRY.values()]
+def unregister(name: str) -> None:
+    """Remove a registered family (no error if it is not registered)."""
+    _REGISTRY.pop(name.lower(), None)
+
+
+def families() -> list[Family]:
+    """The registered families (name, one-line description, example spec), in registration order."""
+    return list(_REGISTRY.values())
 
 
 def family(name: str) -> Family:
+    """The registered family ``name``; :class:`InputError` naming the known ones if there is none."""
     f = _REGISTRY.get(name.lower())
     if f is None:
         raise InputError(f"unknown metric family {name!r} (known: {', '.join(_REGISTRY)})")

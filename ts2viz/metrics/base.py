@@ -36,16 +36,20 @@ class Metric:
     device : torch device string the model runs on (``cpu`` for model-free metrics).
     batch_size : images per model call (the engine halves it on GPU out-of-memory).
     has_details : whether :attr:`last_details` holds per-image details after a call (TIFA, DSG).
+    needs_pixels : whether :meth:`prepare` needs the decoded image (a precomputed-scores metric only
+        needs the image's file name, so the engine neither reads nor hashes the file for it).
+    cacheable : whether finished scores are worth keeping in the score cache (not for lookups).
     """
 
     name: str = "metric"
     higher_is_better: bool = True
     has_details: bool = False
-    #: metrics that look scores up by file name (precomputed CSV) set this; the engine then skips images
-    by_file_name: bool = False
+    needs_pixels: bool = True
+    cacheable: bool = True
 
-    def __init__(self, spec: str, config: dict, device: str = "cpu", batch_size: int = 32):
-        self.spec = spec
+    def __init__(self, spec: Spec, config: dict, device: str = "cpu", batch_size: int = 32):
+        self.parsed_spec = spec
+        self.spec = spec.raw
         self.config = config
         self.device = device
         self.batch_size = max(1, int(batch_size))
@@ -64,8 +68,12 @@ class Metric:
         """Raise :class:`InputError` before any scoring if a prompt cannot be scored (default: no check)."""
 
     # -- the two halves ----------------------------------------------------------------------------
-    def prepare(self, image) -> Any:
-        """CPU-side preprocessing of one RGB PIL image (thread-safe). Default: the image itself."""
+    def prepare(self, image, file_name: str | None = None) -> Any:
+        """CPU-side preprocessing of one image (thread-safe). Default: the image itself.
+
+        ``image`` is an RGB PIL image (``None`` when :attr:`needs_pixels` is False); ``file_name`` is
+        the image's dataset file name or path when it has one.
+        """
         return image
 
     def score_prepared(self, items: Sequence[Any], prompts: Sequence[str]) -> np.ndarray:
@@ -86,22 +94,17 @@ class Metric:
         ok: list[int] = []
         prepared: list = []
         for i, im in enumerate(images):
+            name = str(im) if isinstance(im, (str, os.PathLike)) else getattr(im, "filename", None) or None
             try:
-                prepared.append(self.prepare(load_image(im)))
+                prepared.append(self.prepare(load_image(im) if self.needs_pixels else None, name))
                 ok.append(i)
             except InputError as e:
                 warnings.warn(f"{e}; its score is NaN", stacklevel=2)
-        bs = self.batch_size
-        start = 0
-        while start < len(ok):
-            idx = ok[start:start + bs]
-            vals, dets, bs = score_with_oom_retry(self, [prepared[k] for k in range(start, start + len(idx))],
-                                                  [prompts[i] for i in idx], bs)
-            out[idx] = vals
-            if dets is not None:
-                for i, d in zip(idx, dets):
-                    details[i] = d
-            start += len(idx)
+        vals, dets, self.batch_size = score_with_oom_retry(self, prepared, [prompts[i] for i in ok], self.batch_size)
+        out[ok] = vals
+        if dets is not None:
+            for i, d in zip(ok, dets):
+                details[i] = d
         self.last_details = details if self.has_details else None
         return out
 
@@ -182,6 +185,7 @@ def autocast(device: str, dtype):
 # -- out of memory ---------------------------------------------------------------------------------
 
 def is_oom(err: BaseException) -> bool:
+    """Whether ``err`` is a GPU out-of-memory error (torch's own class or a RuntimeError saying so)."""
     import torch
 
     if isinstance(err, getattr(torch.cuda, "OutOfMemoryError", ())):
@@ -189,39 +193,8 @@ def is_oom(err: BaseException) -> bool:
     return isinstance(err, RuntimeError) and "out of memory" in str(err).lower()
 
 
-def score_with_oom_retry(metric: Metric, items: Sequence, prompts: Sequence[str], batch_size: int,
-                         call: Callable | None = None) -> tuple[np.ndarray, list | None, int]:
-    """Score ``items`` in chunks of ``batch_size``, halving the chunk on GPU out-of-memory.
-
-    Returns ``(scores, details or None, batch size that worked)``; the smaller batch size sticks so a
-    run does not keep hitting the limit. Out of memory at batch size 1 is re-raised.
-    """
-    call = call or metric.score_prepared
-    out = np.full(len(items), np.nan)
-    details: list | None = [] if metric.has_details else None
-    i = 0
-    while i < len(items):
-        n = min(batch_size, len(items) - i)
-        try:
-            vals = np.asarray(call(list(items[i:i + n]), list(prompts[i:i + n])), dtype=np.float64).reshape(-1)
-        except Exception as e:  # noqa: BLE001 - only OOM is handled, the rest re-raised
-            if not is_oom(e) or n == 1:
-                raise
-            _free_gpu()
-            batch_size = max(1, n // 2)
-            warnings.warn(f"{metric.spec}: out of GPU memory at batch size {n}; retrying with {batch_size}",
-                          stacklevel=2)
-            continue
-        if len(vals) != n:
-            raise InputError(f"{metric.spec}: returned {len(vals)} scores for {n} images")
-        out[i:i + n] = vals
-        if details is not None:
-            details.extend(metric.last_details or [None] * n)
-        i += n
-    return out, details, batch_size
-
-
-def _free_gpu() -> None:
+def free_gpu() -> None:
+    """Release cached GPU memory (after an out-of-memory error, or when a model is dropped)."""
     import gc
 
     import torch
@@ -229,6 +202,53 @@ def _free_gpu() -> None:
     gc.collect()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
+
+
+def run_halving_on_oom(call: Callable[[int, int], Any], n: int, batch_size: int, label: str) -> tuple[list, int]:
+    """Run ``call(start, stop)`` over ``range(n)`` in chunks of ``batch_size``, halving on GPU out-of-memory.
+
+    This is the one place where ts2viz survives running out of GPU memory: the chunk that failed is
+    retried at half the size, and the smaller size sticks so that a run does not keep hitting the
+    limit. Out of memory at chunk size 1, and every other error, is re-raised.
+
+    Returns ``(results of the calls in order, batch size that worked)``.
+    """
+    results: list = []
+    batch_size = max(1, int(batch_size))
+    i = 0
+    while i < n:
+        m = min(batch_size, n - i)
+        try:
+            results.append(call(i, i + m))
+        except Exception as e:  # noqa: BLE001 - only OOM is handled, the rest re-raised
+            if not is_oom(e) or m == 1:
+                raise
+            free_gpu()
+            batch_size = max(1, m // 2)
+            warnings.warn(f"{label}: out of GPU memory at batch size {m}; retrying with {batch_size}",
+                          stacklevel=3)
+            continue
+        i += m
+    return results, batch_size
+
+
+def score_with_oom_retry(metric: Metric, items: Sequence, prompts: Sequence[str],
+                         batch_size: int) -> tuple[np.ndarray, list | None, int]:
+    """Score prepared ``items`` in chunks of ``batch_size`` (see :func:`run_halving_on_oom`).
+
+    Returns ``(scores, per-image details or None, batch size that worked)``.
+    """
+    def chunk(a: int, b: int):
+        vals = np.asarray(metric.score_prepared(list(items[a:b]), list(prompts[a:b])), dtype=np.float64).reshape(-1)
+        if len(vals) != b - a:
+            raise InputError(f"{metric.spec}: returned {len(vals)} scores for {b - a} images")
+        dets = (metric.last_details or [None] * (b - a)) if metric.has_details else None
+        return vals, dets
+
+    parts, batch_size = run_halving_on_oom(chunk, len(items), batch_size, metric.spec)
+    out = np.concatenate([v for v, _ in parts]) if parts else np.zeros(0)
+    details = [d for _, ds in parts for d in ds] if metric.has_details else None
+    return out, details, batch_size
 
 
 # -- model ids -------------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ class _EmbeddingScore(Metric):
 
     def __init__(self, spec: Spec, config: dict, device: str, batch_size: int | None, dtype):
         dev = device.split(":")[0]
-        super().__init__(spec.raw, config, device, batch_size or DEFAULT_BATCH.get(dev, 32))
+        super().__init__(spec, config, device, batch_size or DEFAULT_BATCH.get(dev, 32))
         self.name = spec.family
         self.dtype = dtype
         self._text_memo: OrderedDict[str, Any] = OrderedDict()
@@ -132,7 +132,7 @@ class HFEmbeddingScore(_EmbeddingScore):
         super().__init__(spec, config, dev, batch_size, dt)
         self._fast = clip_fast_preprocess(self.image_processor)
 
-    def prepare(self, image) -> dict:
+    def prepare(self, image, file_name: str | None = None) -> dict:
         if self._fast is not None:
             return {"pixel_values": self._fast(image)}
         out = self.image_processor(images=image, return_tensors="pt")
@@ -249,7 +249,7 @@ class OpenCLIPScore(_EmbeddingScore):
             config["fingerprint"] = file_fingerprint(ckpt)
         super().__init__(spec, config, dev, batch_size, dt)
 
-    def prepare(self, image):
+    def prepare(self, image, file_name: str | None = None):
         return self.preprocess(image)
 
     def _encode_images(self, batch):

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..errors import InputError
 from .base import Metric
-from .questions import LocalQuestionGenerator, OpenAIQuestionGenerator, Question, QuestionSource
+from .llm import load_llm
+from .questions import Question, QuestionGenerator, QuestionSource
 from .spec import Spec
 from .vqa import VQAModel, load_vqa_model
 
@@ -87,7 +88,7 @@ class QAMetric(Metric):
 
     has_details = True
 
-    def __init__(self, spec: str, kind: str, vqa: VQAModel, source: QuestionSource,
+    def __init__(self, spec: Spec, kind: str, vqa: VQAModel, source: QuestionSource,
                  batch_size: int | None = None, max_new_tokens: int = 10, list_choices: bool | None = None):
         self.kind = kind
         self.name = kind
@@ -134,8 +135,9 @@ class QAMetric(Metric):
                 recs.append({"id": q.id, "question": q.text, "choices": list(q.choices), "expected": q.answer,
                              "answer": raw, "predicted": pred, "correct": ok, "parents": list(q.parents)})
             if self.kind == "dsg":
-                counted = dsg_counted(correct, {q.id: q.parents for q in qs})
-                scores[i] = float(np.mean(list(counted.values()))) if counted else np.nan
+                parents = {q.id: q.parents for q in qs}
+                counted = dsg_counted(correct, parents)
+                scores[i] = dsg_score(correct, parents)
             else:
                 counted = correct
                 scores[i] = tifa_score(list(correct.values()))
@@ -152,14 +154,11 @@ class QAMetric(Metric):
 
 
 def _generator(generator: str | None, generator_model: str | None, api_key: str | None, api_key_env: str,
-               device: str | None):
+               device: str | None) -> QuestionGenerator | None:
     if not generator:
         return None
-    if generator.startswith("hf:"):
-        return LocalQuestionGenerator(generator[3:], device=device)
-    if generator.startswith(("http://", "https://")):
-        return OpenAIQuestionGenerator(generator, generator_model or "gpt-4o", api_key, api_key_env)
-    raise InputError(f"generator {generator!r}: expected an http(s) URL of an OpenAI-compatible API or hf:MODEL")
+    return QuestionGenerator(load_llm(generator, model=generator_model, api_key=api_key, api_key_env=api_key_env,
+                                      device=device))
 
 
 def _build(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2", generator: str | None = None,
@@ -171,7 +170,7 @@ def _build(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2",
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
     source = QuestionSource(kind, questions, _generator(generator, generator_model, api_key, api_key_env, device))
     vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=pair_batch_size, template=template)
-    return QAMetric(spec.raw, kind, vqa, source, batch_size, max_new_tokens, list_choices)
+    return QAMetric(spec, kind, vqa, source, batch_size, max_new_tokens, list_choices)
 
 
 def build_tifa(spec: Spec, device: str | None = None, **options) -> Metric:

@@ -12,8 +12,6 @@ import hashlib
 import json
 import os
 import re
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,88 +121,19 @@ def parse_generated(text: str, kind: str) -> list[Question]:
     return out
 
 
-class OpenAIQuestionGenerator:
-    """Questions from an OpenAI-compatible chat-completions endpoint (``POST {url}/chat/completions``).
+class QuestionGenerator:
+    """Questions for a prompt from a chat LLM (:mod:`.llm`): one zero-shot JSON request per prompt."""
 
-    ``url`` is the API base (e.g. ``https://api.openai.com/v1``) and ``model`` the chat model name. The
-    key comes from ``api_key`` or the environment variable ``api_key_env``; it is never part of the
-    metric's config (which names the scores column and the cache key).
-    """
-
-    def __init__(self, url: str, model: str = "gpt-4o", api_key: str | None = None,
-                 api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0):
-        self.url = url.rstrip("/")
-        self.model = model
-        self.api_key = api_key if api_key is not None else os.environ.get(api_key_env, "")
-        self.timeout = timeout
+    def __init__(self, llm):
+        self.llm = llm
 
     @property
     def config(self) -> dict:
-        return {"generator": "openai-chat", "url": self.url, "model": self.model}
-
-    def chat(self, system: str, user: str) -> str:
-        endpoint = self.url if self.url.endswith("/chat/completions") else self.url + "/chat/completions"
-        body = json.dumps({"model": self.model, "temperature": 0,
-                           "messages": [{"role": "system", "content": system},
-                                        {"role": "user", "content": user}]}).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(endpoint, data=body, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as r:
-                reply = json.loads(r.read().decode("utf-8"))
-        except urllib.error.HTTPError as e:
-            detail = e.read()[:200].decode("utf-8", "replace")
-            raise InputError(f"question generator {endpoint}: HTTP {e.code} {detail}") from None
-        except (urllib.error.URLError, OSError, json.JSONDecodeError) as e:
-            raise InputError(f"question generator {endpoint}: {type(e).__name__}: {e}") from None
-        try:
-            return reply["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError):
-            raise InputError(f"question generator {endpoint}: unexpected reply {str(reply)[:200]}") from None
+        return {"generator": "zero-shot-json", **self.llm.config}
 
     def generate(self, prompt: str, kind: str) -> list[Question]:
         system = TIFA_INSTRUCTIONS if kind == "tifa" else DSG_INSTRUCTIONS
-        return parse_generated(self.chat(system, f"Prompt: {prompt}"), kind)
-
-
-class LocalQuestionGenerator:
-    """Questions from a local transformers causal LLM (hub id or folder), greedy decoding."""
-
-    def __init__(self, model: str, device: str | None = None, max_new_tokens: int = 512):
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        from .base import hf_load, model_identity, resolve_device, resolve_dtype
-        from .spec import Spec
-
-        sp = Spec(f"generator:{model}", "generator", model)
-        self.device = resolve_device(device)
-        self.tokenizer = hf_load("tokenizer", AutoTokenizer.from_pretrained, model, sp)
-        self.model = hf_load("LLM", AutoModelForCausalLM.from_pretrained, model, sp,
-                             dtype=resolve_dtype(self.device)).to(self.device).eval()
-        self.max_new_tokens = max_new_tokens
-        self._ident = model_identity(model, None, self.model.config)
-
-    @property
-    def config(self) -> dict:
-        return {"generator": "local", **self._ident}
-
-    def generate(self, prompt: str, kind: str) -> list[Question]:
-        import torch
-
-        system = TIFA_INSTRUCTIONS if kind == "tifa" else DSG_INSTRUCTIONS
-        msgs = [{"role": "system", "content": system}, {"role": "user", "content": f"Prompt: {prompt}"}]
-        if getattr(self.tokenizer, "chat_template", None):
-            text = self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
-        else:
-            text = f"{system}\n\nPrompt: {prompt}\nJSON:"
-        enc = self.tokenizer(text, return_tensors="pt").to(self.device)
-        with torch.inference_mode():
-            ids = self.model.generate(**enc, max_new_tokens=self.max_new_tokens, do_sample=False,
-                                      pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id)
-        reply = self.tokenizer.decode(ids[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
-        return parse_generated(reply, kind)
+        return parse_generated(self.llm.chat(system, f"Prompt: {prompt}"), kind)
 
 
 class QuestionSource:

@@ -5,7 +5,6 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
-import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -61,7 +60,7 @@ class CallableMetric(Metric):
             source_hash = None
         config = {"family": "callable", "callable": spec.model, "source": source_hash,
                   "version": getattr(fn, "version", None)}
-        super().__init__(spec.raw, config, "cpu", batch_size)
+        super().__init__(spec, config, "cpu", batch_size)
         self.name = "callable"
         self.fn = fn
         hib = getattr(fn, "higher_is_better", True)
@@ -88,9 +87,16 @@ def build_callable(spec: Spec, device: str | None = None, **options) -> Metric:
 
 
 class CSVMetric(Metric):
-    """Precomputed scores: looks each image up by its dataset ``file_name`` in a scores file."""
+    """Precomputed scores: looks each image up by its file name in a scores file.
 
-    by_file_name = True
+    It needs no pixels (the engine neither reads nor hashes image files for it) and is not cached (a
+    lookup is cheaper than the cache). A name matches a row of the file exactly or, for a path, by
+    suffix (``/data/ts2/images/000-01.jpg`` matches ``images/000-01.jpg``); an image without a name
+    (an in-memory PIL image) or without a row gets NaN.
+    """
+
+    needs_pixels = False
+    cacheable = False
 
     def __init__(self, spec: Spec, path: Path, column: str | None = None):
         from ..scores import read_scores
@@ -106,26 +112,29 @@ class CSVMetric(Metric):
         st = path.stat()
         config = {"family": "csv", "path": str(path), "column": column, "size": st.st_size,
                   "mtime_ns": st.st_mtime_ns}
-        super().__init__(spec.raw, config, "cpu", 1 << 30)
+        super().__init__(spec, config, "cpu", 1 << 16)
         self.name = "csv"
         self.higher_is_better = column not in sc.lower_is_better
         self._values = dict(zip(sc.file_names, sc.column(column).tolist()))
 
-    def score_names(self, file_names: Sequence[str]) -> np.ndarray:
-        """Scores of dataset images by ``file_name`` (NaN for names not in the file)."""
-        return np.array([self._values.get(f, np.nan) for f in file_names], dtype=np.float64)
+    def prepare(self, image, file_name: str | None = None) -> str | None:
+        return file_name
 
-    def __call__(self, images, prompts) -> np.ndarray:
-        """Paths are matched to the file's names by suffix (``.../images/000-01.jpg``); PIL images get NaN."""
-        out = np.full(len(images), np.nan)
-        for i, im in enumerate(images):
-            if isinstance(im, (str, os.PathLike)):
-                s = Path(im).as_posix()
-                for name, v in self._values.items():
-                    if s == name or s.endswith("/" + name):
-                        out[i] = v
-                        break
-        return out
+    def lookup(self, file_name: str | None) -> float:
+        """The file's score for ``file_name`` (exact name, else the row whose name the path ends with)."""
+        if not file_name:
+            return float("nan")
+        hit = self._values.get(file_name)
+        if hit is not None:
+            return float(hit)
+        s = Path(file_name).as_posix()
+        for name, v in self._values.items():
+            if s.endswith("/" + name):
+                return float(v)
+        return float("nan")
+
+    def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        return np.array([self.lookup(f) for f in items], dtype=np.float64)
 
 
 def build_csv(spec: Spec, device: str | None = None, column: str | None = None, **options) -> Metric:

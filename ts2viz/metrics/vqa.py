@@ -12,14 +12,13 @@ BLIP-VQA (``BlipForQuestionAnswering``) and generative VLMs through ``AutoModelF
 """
 from __future__ import annotations
 
-import warnings
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import InputError
-from .base import (autocast, check_model_id, hf_load, is_oom, model_identity, resolve_device,
-                   resolve_dtype, _free_gpu)
+from .base import (autocast, check_model_id, hf_load, model_identity, resolve_device, resolve_dtype,
+                   run_halving_on_oom)
 from .spec import Spec
 
 #: The prompt for generative models without a chat template (BLIP-2 / InstructBLIP convention).
@@ -75,23 +74,13 @@ class VQAModel:
         images, questions = list(images), list(questions)
         if len(images) != len(questions):
             raise InputError(f"VQA: {len(images)} images but {len(questions)} questions")
-        out: list = []
-        i = 0
-        while i < len(images):
-            n = min(self.batch_size, len(images) - i)
-            try:
-                with torch.inference_mode():
-                    out.extend(fn(images[i:i + n], questions[i:i + n]))
-            except Exception as e:  # noqa: BLE001 - only OOM is handled here
-                if not is_oom(e) or n == 1:
-                    raise
-                _free_gpu()
-                self.batch_size = max(1, n // 2)
-                warnings.warn(f"VQA {self.model_id}: out of GPU memory at {n} pairs; retrying with "
-                              f"{self.batch_size}", stacklevel=3)
-                continue
-            i += n
-        return out
+
+        def chunk(a: int, b: int) -> list:
+            with torch.inference_mode():
+                return list(fn(images[a:b], questions[a:b]))
+
+        parts, self.batch_size = run_halving_on_oom(chunk, len(images), self.batch_size, f"VQA {self.model_id}")
+        return [x for part in parts for x in part]
 
     def yes_token_ids(self, tokenizer) -> list[int]:
         """Vocabulary ids whose token decodes to "yes" (any case), as the first token of an answer."""

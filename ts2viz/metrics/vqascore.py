@@ -18,9 +18,9 @@ class VQAScore(Metric):
 
     name = "vqascore"
 
-    def __init__(self, spec: str, vqa: VQAModel, question: str = QUESTION, batch_size: int | None = None):
+    def __init__(self, spec: Spec, vqa: VQAModel, question: str = QUESTION, batch_size: int | None = None):
         if "{prompt}" not in question:
-            raise InputError(f"metric {spec!r}: the question template must contain {{prompt}}")
+            raise InputError(f"metric {spec.raw!r}: the question template must contain {{prompt}}")
         config = {"family": "vqascore", **vqa.config, "question": question, "answer": "P(yes) first token"}
         super().__init__(spec, config, vqa.device, batch_size or vqa.batch_size)
         self.vqa = vqa
@@ -35,4 +35,4 @@ def build(spec: Spec, device: str | None = None, *, question: str = QUESTION, ba
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
     vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=batch_size, template=template)
-    return VQAScore(spec.raw, vqa, question, batch_size)
+    return VQAScore(spec, vqa, question, batch_size)

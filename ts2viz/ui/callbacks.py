@@ -525,7 +525,7 @@ def library_families() -> list[tuple[str, str]]:
     try:
         from ..metrics import families as fams
 
-        return list(fams())
+        return [(f.name, f.description) for f in fams()]
     except Exception:
         return []
 
