@@ -42,9 +42,9 @@ def bench_callbacks(reps: int) -> bool:
     app = load_state("ts2", cache_root=cache)
     app.mm("paper")
     print(f"load data + paper meta-metrics (cold disk cache): {time.perf_counter() - t:.2f} s")
-    big = max(app.dataset, key=lambda s: (s.n_images, len(s.walks("paper"))))
+    big = max(app.dataset, key=lambda s: (s.n_images, len(s.walks(repeat_root=True))))
     other = 10 if big.id != 10 else 9
-    print(f"largest SEG: {big.id} ({big.n_images} images, {len(big.walks('paper'))} walks in paper mode, "
+    print(f"largest SEG: {big.id} ({big.n_images} images, {len(big.walks(repeat_root=True))} walks in paper mode, "
           f"{len(big.nodes)} nodes)")
 
     def figs(v, keys):

@@ -69,8 +69,10 @@ def seg_metametrics(df: pd.DataFrame, metric: str, mode: str, edges=None) -> dic
         o = _rho(x, y, stats.spearmanr)
         k = _rho(x, y, stats.kendalltau)
         if mode == "paper":
-            pairs = list(itertools.combinations(sorted(set(x)), 2))
-            pops = [(y[x == a], y[x == b]) for a, b in pairs]
+            # KS over every pair of levels in the walk; the mean gap over consecutive levels only
+            lv = sorted(set(x))
+            pops = [(y[x == a], y[x == b]) for a, b in itertools.combinations(lv, 2)]
+            gap_pops = [(y[x == a], y[x == b]) for a, b in zip(lv, lv[1:])]
         else:
             pops = []
             for a, b in zip(w, w[1:]):
@@ -78,8 +80,9 @@ def seg_metametrics(df: pd.DataFrame, metric: str, mode: str, edges=None) -> dic
                 pb = df.loc[(df["label"] == b), metric].dropna().to_numpy()
                 if len(pa) and len(pb):
                     pops.append((pa, pb))
+            gap_pops = pops
         ks = [stats.ks_2samp(a, b).statistic for a, b in pops]
-        gaps = [a.mean() - b.mean() for a, b in pops]
+        gaps = [a.mean() - b.mean() for a, b in gap_pops]
         empty = 0.0 if mode == "paper" else math.nan
         rows.append((o, k, float(np.mean(ks)) if ks else empty, float(np.mean(gaps)) if gaps else empty, len(x)))
     if not rows:

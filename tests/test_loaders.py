@@ -33,10 +33,10 @@ def test_folder_loader_and_implied_edges(tmp_path):
     seg = ds[0]
     assert seg.prompt == "a red cube" and seg.partition == "Synth"
     assert seg.levels == (0, 1, 2)
-    assert seg.walks("spec") == [("0", "1a", "2"), ("0", "1b", "2")]
-    assert seg.walks("paper") == [("0", "0", "1a", "2"), ("0", "0", "1b", "2")]
+    assert seg.walks() == [("0", "1a", "2"), ("0", "1b", "2")]
+    assert seg.walks(repeat_root=True) == [("0", "0", "1a", "2"), ("0", "0", "1b", "2")]
     # SEG 1 skips level 1: the root connects to the next level present
-    assert ds[1].walks("spec") == [("0", "2a")]
+    assert ds[1].walks() == [("0", "2a")]
     assert ds.image_path("images/000-01.jpg").is_file()
     assert ds.image_path("../../etc/passwd") is None
 
@@ -47,8 +47,8 @@ def test_folder_edges_and_partition_column(tmp_path):
     (root / "edges.csv").write_text("id,parent,child\n0,0,1a\n0,1a,2\n0,0,1b\n")
     ds = load_folder(root)
     assert ds[0].partition == "Real"
-    assert ds[0].walks("spec") == [("0", "1a", "2"), ("0", "1b")]
-    assert ds[1].walks("spec") == [("0", "2a")]     # no edges given for SEG 1: implied
+    assert ds[0].walks() == [("0", "1a", "2"), ("0", "1b")]
+    assert ds[1].walks() == [("0", "2a")]     # no edges given for SEG 1: implied
 
 
 @pytest.mark.parametrize("mutate, message", [

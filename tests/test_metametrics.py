@@ -43,7 +43,9 @@ def test_paper_mode_hand_computed():
     # walk (0, 0, 1a, 2a): the root's two images enter twice; rho = -22.5/sqrt(22.5*27)
     assert r["ord"] == pytest.approx(math.sqrt(22.5 / 27))
     assert r["sep"] == pytest.approx(1.0)
-    assert r["delta"] == pytest.approx((0.2 + 0.75 + 0.55) / 3)   # every pair of levels, not only adjacent
+    # delta over consecutive levels only (0-1, 1-2), as the code behind the published numbers did,
+    # while sep compares every pair of levels
+    assert r["delta"] == pytest.approx((0.2 + 0.55) / 2)
     walks = mm.walks()
     assert list(walks["path"]) == ["0>0>1a>2a"]
     assert walks["n_images"].iloc[0] == 7

@@ -158,7 +158,7 @@ def test_spec_parsing_revision_and_options():
 
 
 def test_registry_is_cheap_to_import():
-    code = ("import sys, ts2viz.metrics as m, ts2viz.engine, ts2viz.engine.cli; fams = m.families(); "
+    code = ("import sys, ts2viz.metrics as m, ts2viz.engine, ts2viz.cli; fams = m.families(); "
             "assert 'clipscore' in [f.name for f in fams]; "
             "bad = [x for x in ('torch', 'transformers', 'open_clip') if x in sys.modules]; "
             "assert not bad, bad")
@@ -199,7 +199,7 @@ def test_fast_preprocessing_equals_the_processor():
     from transformers import AutoImageProcessor
 
     m = metrics.load(f"clipscore:{tiny('clip')}", device="cpu")
-    assert m._fast is not None  # CLIP's processor takes the shortcut
+    assert m.fast_prepare is not None  # CLIP's processor takes the shortcut
     ip = AutoImageProcessor.from_pretrained(tiny("clip"))
     rng = np.random.default_rng(1)
     for h, w in [(40, 48), (31, 90), (32, 32), (17, 12)]:
@@ -207,4 +207,4 @@ def test_fast_preprocessing_equals_the_processor():
         want = ip(images=im, return_tensors="pt")["pixel_values"][0]
         got = m.prepare(im)["pixel_values"]
         assert got.shape == want.shape and float((got - want).abs().max()) < 1e-6
-    assert metrics.load(f"alignscore:{tiny('align')}", device="cpu")._fast is None
+    assert metrics.load(f"alignscore:{tiny('align')}", device="cpu").fast_prepare is None

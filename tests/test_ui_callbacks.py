@@ -14,7 +14,8 @@ from ts2viz.errors import InputError
 from ts2viz.stats import ks_separation
 from ts2viz.ui import callbacks as cb
 from ts2viz.ui import load_state
-from ts2viz.ui.state import AppState, combine
+from ts2viz.metametrics import MetaMetrics
+from ts2viz.ui.state import AppState
 from ui_helpers import write_dataset, write_scores
 
 
@@ -42,8 +43,12 @@ def test_leaderboard_sorted_with_best_marked(app):
     assert list(b["metric"]) == ["GoodScore", "ErrCount", "NoisyScore"]
     assert (np.diff(b["ord_avg"].to_numpy()) <= 0).all()
     assert list(b["dir"]) == ["↑", "↓", "↑"]
-    asc = cb.leaderboard(app, "paper", sort_by="sep_avg", descending=False)
+    asc = cb.leaderboard(app, "paper", sort_by="sep_avg", best_first=False)
     assert (np.diff(asc["sep_avg"].to_numpy()) >= 0).all()
+    # by name: "best first" is A to Z, the other order Z to A (sorted once, in the callback)
+    assert list(cb.leaderboard(app, "paper", sort_by="metric")["metric"]) == ["ErrCount", "GoodScore", "NoisyScore"]
+    assert list(cb.leaderboard(app, "paper", sort_by="metric", best_first=False)["metric"]) == [
+        "NoisyScore", "GoodScore", "ErrCount"]
     best = cb.best_cells(b)
     assert best["ord_avg"] == 0
     html = cb.style_leaderboard(b).to_html()
@@ -125,7 +130,7 @@ def test_seg_view(app):
     ref = ref[ref["metric"] == "GoodScore"].set_index("walk")
     for r in wt.itertuples():
         assert r.ord == pytest.approx(round(ref.loc[r.walk, "ord"], 3))
-    assert len(v["walk_choices"]) == len(seg.walks("paper"))
+    assert len(v["walk_choices"]) == len(seg.walks(repeat_root=True))
     assert len(v["ks_table"]) == len(seg.adjacent_pairs())
     assert "SEG 1" in v["header"] and seg.prompt in v["header"]
 
@@ -248,17 +253,23 @@ def test_combined_metametrics_equal_one_compute(app, tmp_path):
             assert np.allclose(joined.seg_values[k], ref.seg_values[k], equal_nan=True)
         st, ws = joined.walk_stats(0)
         assert np.allclose(ws.ord, ref.walk_stats(0)[1].ord, equal_nan=True)
-    assert combine([app.mm("paper")]) is app.mm("paper")
+    assert MetaMetrics.join([app.mm("paper")]) is app.mm("paper")
 
 
 def test_metametrics_disk_cache(tmp_path):
     a = load_state("ts2", cache_root=tmp_path, fetch_images=False)
     lb1 = a.mm("spec").leaderboard()
-    assert list((tmp_path / "metametrics").glob("*.pkl"))
+    assert list((tmp_path / "metametrics").glob("*.npz"))
     b = load_state("ts2", cache_root=tmp_path, fetch_images=False)
     lb2 = b.mm("spec").leaderboard()
     pd.testing.assert_frame_equal(lb1, lb2)
     assert b.mm("spec").walk_stats(9)[0].seg is b.dataset[9]
+    np.testing.assert_array_equal(b.mm("spec").walk_stats(9)[1].ord, a.mm("spec").walk_stats(9)[1].ord)
+    # A file of another format version is not trusted: recomputed, same numbers.
+    for f in (tmp_path / "metametrics").glob("*.npz"):
+        f.write_bytes(b"not a numpy file")
+    c = load_state("ts2", cache_root=tmp_path, fetch_images=False)
+    pd.testing.assert_frame_equal(c.mm("spec").leaderboard(), lb1)
 
 
 # -- uploads: checks ------------------------------------------------------------------------------------------

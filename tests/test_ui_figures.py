@@ -95,7 +95,7 @@ def test_graph_html():
 
 def test_plot_value_sets_download_format():
     pytest.importorskip("gradio")
-    from ts2viz.ui.layout import plot_value
+    from ts2viz.ui.glue import plot_value
 
     pv = plot_value(figures.empty_figure("x"), "svg")
     cfg = json.loads(pv.plot)["config"]

@@ -51,6 +51,6 @@ def write_scores(folder: Path, dataset_folder: Path) -> Path:
         wr.writerow(["file_name", "GoodScore", "NoisyScore", "ErrCount"])
         for r in rows:
             lv, seg = int(r["rank"][0]), int(r["id"])
-            wr.writerow([r["file_name"], f"{0.9 - 0.2 * lv + rng.normal(0, 0.03 + 0.06 * seg):.4f}",
+            wr.writerow([r["file_name"], f"{0.9 - 0.2 * lv + rng.normal(0, 0.01 + 0.015 * seg):.4f}",
                          f"{rng.uniform(0, 1):.4f}", f"{lv + rng.normal(0, 0.4):.4f}"])
     return out

@@ -3,7 +3,7 @@
 Data flows one way: dataset -> scores table -> meta-metrics -> figures/ui.
 
     >>> from ts2viz import load_dataset, bundled_scores, compute
-    >>> mm = compute(load_dataset("ts2"), bundled_scores(), mode="paper")
+    >>> mm = compute(load_dataset("ts2"), bundled_scores(), policy="paper")
     >>> mm.leaderboard()
 
 Heavy dependencies (torch, transformers, open_clip, gradio) are imported only where they are used.
@@ -15,8 +15,9 @@ __version__ = "0.1.0"
 from .dataset import Dataset, load_dataset  # noqa: E402
 from .errors import InputError  # noqa: E402
 from .metametrics import MetaMetrics, compute  # noqa: E402
+from .policy import PAPER, SPEC, Policy  # noqa: E402
 from .scores import Scores, bundled_scores, read_scores, write_scores  # noqa: E402
 from .seg import SEG, Node  # noqa: E402
 
-__all__ = ["Dataset", "load_dataset", "InputError", "MetaMetrics", "compute", "Scores", "bundled_scores",
-           "read_scores", "write_scores", "SEG", "Node", "__version__"]
+__all__ = ["Dataset", "load_dataset", "InputError", "MetaMetrics", "compute", "Policy", "PAPER", "SPEC", "Scores",
+           "bundled_scores", "read_scores", "write_scores", "SEG", "Node", "__version__"]

@@ -3,19 +3,22 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import uuid
 from pathlib import Path
 from typing import Iterator
 
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; on success rename it over ``path``, on error delete it."""
+    """Yield a temporary path next to ``path``; on success rename it over ``path``, on error delete it.
+
+    The temporary file is created empty with mode 0666 less the process umask, like any new file (so
+    the result is readable by whoever could read a plainly written one; ``mkstemp``'s 0600 would not be).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
+    tmp_path = path.parent / f".{path.name}.{uuid.uuid4().hex[:12]}.tmp"
+    os.close(os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
         yield tmp_path
         os.replace(tmp_path, path)
@@ -23,4 +26,3 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()
         raise
-

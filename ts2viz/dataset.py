@@ -23,6 +23,31 @@ from .seg import SEG, build_seg, parse_label
 REQUIRED_COLUMNS = ("id", "target_prompt", "file_name", "image_source", "rank")
 PARTITIONS = ("Synth", "Nat", "Real")
 TS2_HF_ID = "saxon/T2IScoreScore"
+#: :meth:`Dataset.fingerprint` of the TS2 release (165 SEGs, 2,840 images); tested against the bundle
+TS2_FINGERPRINT = "629d02ee57209582"
+
+
+def parse_seg_ids(text: str | None) -> list[int] | None:
+    """SEG ids from text like ``'1,2,5-7'`` -> ``[1, 2, 5, 6, 7]``; ``None`` for empty text (all SEGs).
+
+    Raises :class:`InputError` for a part that is neither an integer nor a range ``a-b``.
+    """
+    if not text:
+        return None
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            if "-" in part[1:]:
+                a, b = part.split("-", 1)
+                out.extend(range(int(a), int(b) + 1))
+            else:
+                out.append(int(part))
+        except ValueError:
+            raise InputError(f"--seg: {part!r} is not an id or a range like 3-7") from None
+    return out
 
 
 def ts2_partition(seg_id: int) -> str:
@@ -78,10 +103,31 @@ class Dataset:
         return [r.file_name for r in self.rows]
 
     def row(self, file_name: str) -> ImageRow:
+        """The metadata row of an image (``KeyError`` for a name the dataset does not have)."""
         return self.rows[self._row_of[file_name]]
 
-    def __contains__(self, file_name: object) -> bool:
+    def __contains__(self, seg_id: object) -> bool:
+        """Whether the dataset has a SEG with this id (like ``len``, iteration and ``[]``: by SEG)."""
+        return seg_id in self.segs
+
+    def has_image(self, file_name: object) -> bool:
+        """Whether ``file_name`` is one of the dataset's images."""
         return file_name in self._row_of
+
+    @property
+    def is_ts2(self) -> bool:
+        """Whether this is the TS2 dataset (its 165 SEGs, whichever way it was loaded): same SEG ids,
+        image file names and node labels as the bundled TS2 metadata."""
+        return self.fingerprint() == TS2_FINGERPRINT
+
+    def fingerprint(self) -> str:
+        """A short hash of the dataset's structure: SEG ids, file names and node labels (not the paths)."""
+        import hashlib
+
+        h = hashlib.sha1()
+        for r in sorted(self.rows, key=lambda r: (r.seg_id, r.file_name)):
+            h.update(f"{r.seg_id}|{r.file_name}|{r.label}\n".encode())
+        return h.hexdigest()[:16]
 
     def image_path(self, file_name: str) -> Path | None:
         """Local path of an image, or ``None`` if it is not on disk.
@@ -89,7 +135,7 @@ class Dataset:
         Only names the dataset knows are resolved, and only inside ``root``: nothing else on disk
         can be reached through a file name.
         """
-        if self.root is None or file_name not in self._row_of:
+        if self.root is None or not self.has_image(file_name):
             return None
         root = self.root.resolve()
         p = (root / file_name).resolve()
@@ -194,7 +240,7 @@ def cached_image(ds: Dataset, file_name: str) -> Path | None:
 
     Only names the dataset knows are looked up; ``None`` when there is no copy.
     """
-    if ds.hf_id is None or file_name not in ds:
+    if ds.hf_id is None or not ds.has_image(file_name):
         return None
     try:
         from huggingface_hub import try_to_load_from_cache
@@ -211,7 +257,7 @@ def fetch_image(ds: Dataset, file_name: str, *, timeout: float = 5.0) -> Path | 
     Returns ``None`` (never raises, never hangs past ``timeout``) when the image cannot be had.
     """
     p = ds.image_path(file_name)
-    if p is not None or ds.hf_id is None or file_name not in ds:
+    if p is not None or ds.hf_id is None or not ds.has_image(file_name):
         return p
     if os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False"):
         return cached_image(ds, file_name)

@@ -1,7 +1,8 @@
 """Plotly figures of the app: pure functions of data (arrays, dicts, DataFrames) to ``go.Figure``.
 
 No statistics are computed here: callers pass meta-metric values from :mod:`ts2viz.metametrics` and
-:mod:`ts2viz.stats`. Plotly is imported when a figure is built.
+:mod:`ts2viz.stats` (node means come from :func:`ts2viz.stats.node_means`). Plotly is imported when
+a figure is built.
 """
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import math
 from typing import Mapping, Sequence
 
 import numpy as np
+
+from .stats import node_means
 
 # One palette for the whole app (matches assets/app.css).
 INK = "#1f2937"
@@ -130,10 +133,7 @@ def walk_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.nda
     """
     levels = dict(node_levels)
     max_level = max(levels.values()) if levels else 0
-    means = {}
-    for lbl, v in node_scores.items():
-        v = np.asarray(v, float)
-        means[lbl] = float(v[~np.isnan(v)].mean()) if (~np.isnan(v)).any() else float("nan")
+    means = node_means(node_scores)
     if not any(np.isfinite(list(means.values()))):
         return empty_figure(f"No {metric} scores on this SEG")
     labels = list(levels)
@@ -233,16 +233,16 @@ def cdf_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.ndar
                            hovertemplate=f"node {lbl}<br>score %{{x:.3f}}<br>F %{{y:.2f}}<extra></extra>"))
     valid = [p for p in ks_pairs if p.get("statistic") is not None and np.isfinite(p["statistic"])
              and np.isfinite(p.get("location", np.nan))]
-    labelled = {id(p) for p in sorted(valid, key=lambda p: p["statistic"])[:max_labels]}
+    labelled = set(sorted(range(len(valid)), key=lambda i: valid[i]["statistic"])[:max_labels])
     sx, sy, stxt = [], [], []
-    for p in valid:
+    for i, p in enumerate(valid):
         d, x = float(p["statistic"]), float(p["location"])
         y0, y1 = sorted([float(p["cdf_a"]), float(p["cdf_b"])])
         sx += [x, x, None]
         sy += [y0, y1, None]
         t = f"KS {p['a']}–{p['b']} = {d:.3f} at {x:.3f}"
         stxt += [t, t, None]
-        if id(p) in labelled:
+        if i in labelled:
             ann.append(dict(x=x, y=(y0 + y1) / 2, text=f"{p['a']}–{p['b']}: {d:.2f}", showarrow=False,
                             xanchor="left", xshift=4, font=dict(size=10, color=INK),
                             bgcolor="rgba(255,255,255,0.8)"))

@@ -1,19 +1,13 @@
 """The TS2 meta-metrics (ord, sep, delta, kendall) for every walk, SEG, partition and metric at once.
 
-Two modes:
-
-``paper`` (default) reproduces how the published TS2 numbers were computed:
-  walks repeat the level-0 step (root images enter each walk twice); a walk's sep is the mean KS
-  statistic over every pair of distinct error levels in it; a SEG's value is the mean over its walks
-  weighted by each walk's number of scored images; averages leave out the dataset's last SEG.
-``spec`` follows the paper's text: each node once per walk; a SEG's ord is the plain mean over walks;
-  its sep is the mean KS statistic over the distinct adjacent node pairs (edges); averages use every SEG.
+How they are computed is set by a :class:`ts2viz.policy.Policy`: ``paper`` reproduces the published
+numbers, ``spec`` follows the paper's text, and any rule can be changed (see :mod:`ts2viz.policy`).
 
 Per walk, ``ord`` is minus Spearman's rho between error count and score (1 = perfect ordering, 0 when
 either side is constant), ``kendall`` the same with Kendall's tau-b, ``sep`` the mean two-sample KS
-statistic over the walk's level pairs and ``delta`` the mean score gap (less-erroneous minus
-more-erroneous population, so positive is good) over the same pairs. NaN scores are dropped
-everywhere; a walk with fewer than two scored images is skipped.
+statistic over the population pairs the policy's ``sep_pairs`` names, and ``delta`` the mean score gap
+(less-erroneous minus more-erroneous population, so positive is good) over its ``delta_pairs``. A walk
+with fewer than two scored images is skipped.
 
 The implementation is vectorised: for one SEG, all walks and all metrics are handled by a few numpy
 operations on (metric, walk, image) weight arrays, where a weight is the image's multiplicity in the walk
@@ -23,79 +17,70 @@ these weights over the images sorted by score.
 from __future__ import annotations
 
 import itertools
+import json
+import os
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from .seg import MODES, SEG, Mode
+from .errors import InputError
+from .policy import Policy, resolve_policy
+from .seg import SEG
+from .stats import CONSTANT_RANK_TOL
 
 STATS = ("ord", "sep", "delta", "kendall")
+#: version of the on-disk format of :meth:`MetaMetrics.save`; bump it when the format or the numbers change
+FORMAT_VERSION = 2
 
 
-# -- structure of one SEG (independent of the metrics) ----------------------------------------------
+# -- structure of one SEG under one policy (independent of the metrics) -----------------------------
 
 @dataclass
 class SegStructure:
-    """Precomputed walk layout of one SEG in one mode."""
+    """Precomputed walk layout of one SEG under the structural rules of a policy."""
 
     seg: SEG
-    mode: str
     file_names: list[str]          # images in node order
     levels: np.ndarray             # (n,) error count per image
     node_of: np.ndarray            # (n,) node index per image
     walks: list[tuple[str, ...]]   # node labels per walk
-    weights: np.ndarray            # (k, n) multiplicity of each image in each walk
-    node_counts: np.ndarray        # (k, nodes) multiplicity of each node in each walk
-    member: np.ndarray             # (nodes, n) one-hot: image i belongs to node
+    node_counts: np.ndarray        # (K, N) multiplicity of each node in each walk
+    member: np.ndarray             # (N, n) one-hot: image i belongs to node
     level_values: np.ndarray       # (L,) distinct levels present
     pairs: list[tuple[int, int]]   # candidate level pairs (indices into level_values), a < b
-    walk_pairs: np.ndarray         # (k, P) bool: pair p counts for walk w
-    # spec mode: SEG-level sep/delta over distinct adjacent node pairs
-    edge_counts: np.ndarray | None = None    # (e, nodes): the two nodes of each edge
-    edge_pairs: np.ndarray | None = None     # (e, P) bool
-    edges: list[tuple[str, str]] = field(default_factory=list)
-    _layouts: dict = field(default_factory=dict, repr=False)
+    all_pairs: np.ndarray          # (K, P) bool: both levels of pair p occur in walk w
+    step_pairs: np.ndarray         # (K, P) bool: pair p is the level pair of a step of walk w
+    node_level: np.ndarray         # (N, L) one-hot: node j is at level l
+    edges: list[tuple[str, str]]   # distinct adjacent node pairs
+    edge_counts: np.ndarray        # (E, N): the two nodes of each edge
+    edge_use: np.ndarray           # (E, P) bool: the level pair of each edge
+    layouts: dict = field(default_factory=dict, repr=False)   # population layouts per unit kind
 
 
-def _population_layout(st: SegStructure, counts: np.ndarray):
-    """Distinct level populations among the units (walks or edges) and distinct pairs of them.
-
-    A level's population in a walk is fixed by the walk's node counts at that level, and walks share
-    few distinct populations, so CDFs are built once per distinct population and KS statistics once
-    per distinct pair. Structural, so cached on ``st`` per unit matrix.
-    """
-    key = id(counts)
-    hit = st._layouts.get(key)
-    if hit is not None:
-        return hit
-    node_level = np.array([n.level for n in st.seg.nodes], dtype=np.float64)
-    levels = []
-    for v in st.level_values:
-        at = node_level == v
-        rows, inv = np.unique(counts[:, at], axis=0, return_inverse=True)
-        levels.append((at, rows, inv.ravel()))
-    pairs = []
-    for a, b in st.pairs:
-        n_b = levels[b][1].shape[0]
-        combo, walk_combo = np.unique(levels[a][2] * n_b + levels[b][2], return_inverse=True)
-        pairs.append((combo // n_b, combo % n_b, walk_combo.ravel()))
-    st._layouts[key] = (levels, pairs)
-    return levels, pairs
+def _walk_pair_masks(walks_lv: list[list[int]], pair_index: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(K, P) masks: level pairs that occur in each walk, and level pairs of each walk's steps."""
+    both = np.zeros((len(walks_lv), len(pair_index)), dtype=bool)
+    step = np.zeros_like(both)
+    for w, lv in enumerate(walks_lv):
+        for p in itertools.combinations(sorted(set(lv)), 2):
+            both[w, pair_index[p]] = True
+        for a, b in zip(lv, lv[1:]):
+            if a != b:
+                step[w, pair_index[(min(a, b), max(a, b))]] = True
+    return both, step
 
 
-_STRUCT_CACHE: dict[tuple[int, str], SegStructure] = {}
+def seg_structure(seg: SEG, policy: "Policy | str" = "paper") -> SegStructure:
+    """Walk layout of ``seg`` under ``policy`` (built once per SEG and structural rules, kept with the SEG)."""
+    pol = resolve_policy(policy)
+    key = ("walk-layout", pol.repeat_root)
+    return seg.memo(key, lambda: _build_structure(seg, pol))
 
 
-def seg_structure(seg: SEG, mode: Mode = "paper") -> SegStructure:
-    """Walk layout of ``seg`` in ``mode`` (cached per SEG object)."""
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}: expected one of {', '.join(MODES)}")
-    key = (id(seg), mode)
-    hit = _STRUCT_CACHE.get(key)
-    if hit is not None and hit.seg is seg:
-        return hit
+def _build_structure(seg: SEG, pol: Policy) -> SegStructure:
     labels = list(seg.labels)
     node_index = {lbl: i for i, lbl in enumerate(labels)}
     file_names, levels, node_of = [], [], []
@@ -107,46 +92,55 @@ def seg_structure(seg: SEG, mode: Mode = "paper") -> SegStructure:
     levels_a = np.asarray(levels, dtype=np.float64)
     node_of_a = np.asarray(node_of, dtype=np.int64)
     n_nodes = len(labels)
-    # image membership of each node, (nodes, n)
     member = (node_of_a[None, :] == np.arange(n_nodes)[:, None]).astype(np.float64)
-    walks = seg.walks(mode)
+    walks = seg.walks(repeat_root=pol.repeat_root)
     counts = np.zeros((len(walks), n_nodes))
     for w, walk in enumerate(walks):
         for lbl in walk:
             counts[w, node_index[lbl]] += 1
-    weights = counts @ member
     level_values = np.unique(levels_a)
     lv_index = {float(v): i for i, v in enumerate(level_values)}
     pairs = list(itertools.combinations(range(len(level_values)), 2))
     pair_index = {p: i for i, p in enumerate(pairs)}
-    walk_pairs = np.zeros((len(walks), len(pairs)), dtype=bool)
-    for w, walk in enumerate(walks):
-        lv = [lv_index[float(seg.node(lbl).level)] for lbl in walk]
-        if mode == "paper":
-            present = sorted(set(lv))
-            for a, b in itertools.combinations(present, 2):
-                walk_pairs[w, pair_index[(a, b)]] = True
-        else:
-            for a, b in zip(lv, lv[1:]):
-                if a != b:
-                    walk_pairs[w, pair_index[(min(a, b), max(a, b))]] = True
-    st = SegStructure(seg, mode, file_names, levels_a, node_of_a, walks, weights, counts, member,
-                      level_values, pairs, walk_pairs)
-    if mode == "spec":
-        edges = list(seg.adjacent_pairs())
-        ew = np.zeros((len(edges), n_nodes))
-        ep = np.zeros((len(edges), len(pairs)), dtype=bool)
-        for e, (a, b) in enumerate(edges):
-            ew[e, node_index[a]] += 1
-            ew[e, node_index[b]] += 1
-            la, lb = lv_index[float(seg.node(a).level)], lv_index[float(seg.node(b).level)]
-            if la != lb:
-                ep[e, pair_index[(min(la, lb), max(la, lb))]] = True
-        st.edge_counts, st.edge_pairs, st.edges = ew, ep, edges
-    if len(_STRUCT_CACHE) > 4096:
-        _STRUCT_CACHE.clear()
-    _STRUCT_CACHE[key] = st
-    return st
+    walks_lv = [[lv_index[float(seg.node(lbl).level)] for lbl in walk] for walk in walks]
+    edges = list(seg.adjacent_pairs())
+    edge_counts = np.zeros((len(edges), n_nodes))
+    edge_use = np.zeros((len(edges), len(pairs)), dtype=bool)
+    for e, (a, b) in enumerate(edges):
+        edge_counts[e, node_index[a]] += 1
+        edge_counts[e, node_index[b]] += 1
+        la, lb = lv_index[float(seg.node(a).level)], lv_index[float(seg.node(b).level)]
+        if la != lb:
+            edge_use[e, pair_index[(min(la, lb), max(la, lb))]] = True
+    node_level = np.array([[float(n.level) == v for v in level_values] for n in seg.nodes], dtype=np.float64)
+    return SegStructure(seg, file_names, levels_a, node_of_a, walks, counts, member, level_values, pairs,
+                        *_walk_pair_masks(walks_lv, pair_index), node_level, edges, edge_counts, edge_use)
+
+
+def _population_layout(st: SegStructure, unit: str):
+    """Distinct level populations among the units (``"walks"`` or ``"edges"``) and distinct pairs of them.
+
+    A level's population in a walk is fixed by the walk's node counts at that level, and walks share
+    few distinct populations, so CDFs are built once per distinct population and KS statistics once
+    per distinct pair. Structural, so kept on ``st`` per unit kind.
+    """
+    hit = st.layouts.get(unit)
+    if hit is not None:
+        return hit
+    counts = st.node_counts if unit == "walks" else st.edge_counts
+    node_level = np.array([n.level for n in st.seg.nodes], dtype=np.float64)
+    levels = []
+    for v in st.level_values:
+        at = node_level == v
+        rows, inv = np.unique(counts[:, at], axis=0, return_inverse=True)
+        levels.append((at, rows, inv.ravel()))
+    pairs = []
+    for a, b in st.pairs:
+        n_b = levels[b][1].shape[0]
+        combo, walk_combo = np.unique(levels[a][2] * n_b + levels[b][2], return_inverse=True)
+        pairs.append((combo // n_b, combo % n_b, walk_combo.ravel()))
+    st.layouts[unit] = (levels, pairs)
+    return levels, pairs
 
 
 # -- vectorised statistics -------------------------------------------------------------------------
@@ -205,7 +199,7 @@ def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray, sw: np.ndarra
         vy = (w * dy * dy).sum(-1)
         cov = (w * dx * dy).sum(-1)
         # Ranks of an all-tied side are exactly equal, so its variance is 0 up to rounding.
-        tol = 1e-9 * np.maximum(sw, 1.0) ** 3
+        tol = CONSTANT_RANK_TOL * np.maximum(sw, 1.0) ** 3
         r = np.where((vx > tol) & (vy > tol), cov / np.sqrt(vx * vy), 0.0)
     return np.clip(r, -1.0, 1.0)
 
@@ -236,23 +230,26 @@ def _kendall(st: "SegStructure", scores: np.ndarray, valid: np.ndarray, sw: np.n
     t2 = tie_s - sw / 2
     with np.errstate(invalid="ignore", divide="ignore"):
         den = np.sqrt(np.maximum((n0 - t1) * (n0 - t2), 0.0))
-        tau = np.where(den > 1e-12, conc / den, 0.0)
+        tau = np.where(den > CONSTANT_RANK_TOL, conc / den, 0.0)
     return np.clip(tau, -1.0, 1.0)
 
 
-def _pair_stats(st: "SegStructure", by_score: _NodeCumulative, scores: np.ndarray, node_valid: np.ndarray,
-                counts: np.ndarray, use: np.ndarray, empty: float = np.nan):
-    """Mean KS statistic and mean score gap over the level pairs each unit (walk or edge) uses.
+def _pair_values(st: SegStructure, unit: str, by_score: _NodeCumulative, scores: np.ndarray,
+                 node_valid: np.ndarray, need: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """KS statistic and mean score gap of every level pair each unit (walk or edge) needs.
 
-    ``counts`` (K, N) gives each unit's node multiplicities, ``use`` (K, P) which level pairs count.
-    Returns (sep, delta), each (M, K); ``empty`` where no pair has two non-empty populations.
+    Returns ``(seps, gaps)``, each (M, K, P): NaN where the pair is not needed or one of its two
+    populations has no scored image.
     """
-    M, K = scores.shape[0], counts.shape[0]
-    if not st.pairs:
-        return np.full((M, K), empty), np.full((M, K), empty)
+    counts = st.node_counts if unit == "walks" else st.edge_counts
+    M, K, P = scores.shape[0], counts.shape[0], len(st.pairs)
+    seps = np.full((M, K, P), np.nan)
+    gaps = np.full((M, K, P), np.nan)
+    if not P or not need.any():
+        return seps, gaps
     n_scored = node_valid.sum(-1)                                                      # (M, N)
     score_sum = (node_valid * np.nan_to_num(scores, nan=0.0)[:, None, :]).sum(-1)      # (M, N)
-    levels, pair_layout = _population_layout(st, counts)
+    levels, pair_layout = _population_layout(st, unit)
     pops = []
     for at, rows, inv in levels:
         tot = n_scored[:, at] @ rows.T                                                 # (M, U)
@@ -262,23 +259,46 @@ def _pair_stats(st: "SegStructure", by_score: _NodeCumulative, scores: np.ndarra
             cdf = np.matmul(rows, by_score.upto[:, at, :]) / tot[..., None]            # (M, U, n)
             mean = (score_sum[:, at] @ rows.T) / tot
         pops.append((inv, cdf, tot, mean))
-    seps = np.full((M, K, len(st.pairs)), np.nan)
-    gaps = np.full((M, K, len(st.pairs)), np.nan)
     for p, (a, b) in enumerate(st.pairs):
-        if not use[:, p].any():
+        if not need[:, p].any():
             continue
         inv_a, cdf_a, tot_a, mean_a = pops[a]
         inv_b, cdf_b, tot_b, mean_b = pops[b]
-        ia, ib, walk_combo = pair_layout[p]
-        d = np.abs(cdf_a[:, ia] - cdf_b[:, ib]).max(-1)[:, walk_combo]                # (M, K)
-        ok = (tot_a[:, inv_a] > 0) & (tot_b[:, inv_b] > 0) & use[None, :, p]
+        ia, ib, unit_combo = pair_layout[p]
+        d = np.abs(cdf_a[:, ia] - cdf_b[:, ib]).max(-1)[:, unit_combo]                 # (M, K)
+        ok = (tot_a[:, inv_a] > 0) & (tot_b[:, inv_b] > 0) & need[None, :, p]
         seps[:, :, p] = np.where(ok, d, np.nan)
         gaps[:, :, p] = np.where(ok, mean_a[:, inv_a] - mean_b[:, inv_b], np.nan)
+    return seps, gaps
+
+
+def _walk_pair_use(st: SegStructure, rule: str, node_valid: np.ndarray) -> np.ndarray:
+    """(M, K, P) or (K, P) mask of the level pairs a walk's sep or delta averages under ``rule``.
+
+    ``adjacent-levels`` pairs each level of the walk with the next level *that has a scored image*
+    (an unscored level is not there), so it depends on the metric; the other rules do not.
+    """
+    if rule == "all-levels":
+        return st.all_pairs
+    if rule == "adjacent-nodes":
+        return st.step_pairs
+    n_scored = node_valid.sum(-1)                                                 # (M, N)
+    present = np.einsum("kn,mn,nl->mkl", st.node_counts, n_scored, st.node_level) > 0   # (M, K, L)
+    before = np.concatenate([np.zeros(present.shape[:2] + (1,)), np.cumsum(present, -1)], -1)
+    use = np.zeros(present.shape[:2] + (len(st.pairs),), dtype=bool)
+    for p, (a, b) in enumerate(st.pairs):
+        between = before[..., b] - before[..., a + 1]      # present levels strictly between a and b
+        use[..., p] = present[..., a] & present[..., b] & (between == 0)
+    return use
+
+
+def _mean_over_pairs(vals: np.ndarray, use: np.ndarray, empty: float) -> np.ndarray:
+    """Mean of ``vals`` (M, K, P) over the pairs ``use`` ((K, P) or (M, K, P)) marks; ``empty`` where
+    none is defined."""
+    v = np.where(np.broadcast_to(use, vals.shape), vals, np.nan)
+    n_ok = (~np.isnan(v)).sum(-1)
     with np.errstate(invalid="ignore"):
-        n_ok = (~np.isnan(seps)).sum(-1)
-        sep = np.where(n_ok > 0, np.nansum(seps, -1) / np.maximum(n_ok, 1), empty)
-        delta = np.where(n_ok > 0, np.nansum(gaps, -1) / np.maximum(n_ok, 1), empty)
-    return sep, delta
+        return np.where(n_ok > 0, np.nansum(v, -1) / np.maximum(n_ok, 1), empty)
 
 
 @dataclass
@@ -292,22 +312,42 @@ class WalkStats:
     n_images: np.ndarray   # scored images in the walk, counted with multiplicity
 
 
-def walk_stats(st: SegStructure, scores: np.ndarray) -> WalkStats:
-    """Per-walk ord, sep, delta, kendall for scores (M, n) aligned to ``st.file_names`` (oriented)."""
+@dataclass
+class _Prepared:
+    """The per-SEG, per-score-matrix arrays that walk and SEG statistics share."""
+
+    scores: np.ndarray
+    valid: np.ndarray
+    node_valid: np.ndarray
+    by_score: _NodeCumulative
+
+
+def _prepare(st: SegStructure, scores: np.ndarray) -> _Prepared:
     scores = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     valid = ~np.isnan(scores)                                            # (M, n)
     node_valid = st.member[None, :, :] * valid[:, None, :]               # (M, N, n)
+    return _Prepared(scores, valid, node_valid, _NodeCumulative(scores, node_valid))
+
+
+def walk_stats(st: SegStructure, scores: np.ndarray, policy: "Policy | str" = "paper",
+               _prep: _Prepared | None = None) -> WalkStats:
+    """Per-walk ord, sep, delta, kendall for scores (M, n) aligned to ``st.file_names`` (oriented)."""
+    pol = resolve_policy(policy)
+    pr = _prep or _prepare(st, scores)
     C = st.node_counts
-    w = np.matmul(C, node_valid)                                         # (M, K, n)
+    w = np.matmul(C, pr.node_valid)                                      # (M, K, n)
     sw = w.sum(-1)
-    by_score = _NodeCumulative(scores, node_valid)
-    by_level = _NodeCumulative(np.broadcast_to(st.levels, scores.shape), node_valid)
-    rho = _weighted_pearson(by_level.ranks(C), by_score.ranks(C), w, sw)
-    tau = _kendall(st, scores, valid, sw)
-    # Paper mode: a walk with no pair of levels (a single-node SEG) has sep 0, as in the published
-    # numbers; spec mode leaves it undefined (NaN).
-    empty = 0.0 if st.mode == "paper" else np.nan
-    sep, delta = _pair_stats(st, by_score, scores, node_valid, C, st.walk_pairs, empty)
+    by_level = _NodeCumulative(np.broadcast_to(st.levels, pr.scores.shape), pr.node_valid)
+    rho = _weighted_pearson(by_level.ranks(C), pr.by_score.ranks(C), w, sw)
+    tau = _kendall(st, pr.scores, pr.valid, sw)
+    empty = 0.0 if pol.no_pairs == "zero" else np.nan
+    sep_use = _walk_pair_use(st, pol.sep_pairs, pr.node_valid)
+    delta_use = _walk_pair_use(st, pol.delta_pairs, pr.node_valid)
+    both = sep_use | delta_use
+    need = both.any(0) if both.ndim == 3 else both                       # (K, P): any metric needs it
+    seps, gaps = _pair_values(st, "walks", pr.by_score, pr.scores, pr.node_valid, need)
+    sep = _mean_over_pairs(seps, sep_use, empty)
+    delta = _mean_over_pairs(gaps, delta_use, empty)
     skip = sw < 2
     return WalkStats(np.where(skip, np.nan, -rho), np.where(skip, np.nan, sep),
                      np.where(skip, np.nan, delta), np.where(skip, np.nan, -tau), sw)
@@ -321,50 +361,61 @@ def _weighted_mean(x: np.ndarray, wt: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / den, np.nan)
 
 
-def seg_stats(st: SegStructure, scores: np.ndarray, ws: WalkStats | None = None) -> dict[str, np.ndarray]:
-    """SEG-level ord, sep, delta, kendall (each (M,)) and n_walks from per-walk stats."""
-    scores = np.atleast_2d(np.asarray(scores, dtype=np.float64))
-    ws = ws or walk_stats(st, scores)
+def seg_stats(st: SegStructure, scores: np.ndarray, ws: WalkStats | None = None,
+              policy: "Policy | str" = "paper", _prep: _Prepared | None = None) -> dict[str, np.ndarray]:
+    """SEG-level ord, sep, delta, kendall (each (M,)) and n_walks, from the per-walk stats and the policy."""
+    pol = resolve_policy(policy)
+    pr = _prep or _prepare(st, scores)
+    ws = ws or walk_stats(st, pr.scores, pol, pr)
     used = ws.n_images >= 2
-    if st.mode == "paper":
-        wt = np.where(used, ws.n_images, 0.0)
-        out = {k: _weighted_mean(getattr(ws, k), wt) for k in STATS}
-    else:
-        wt = used.astype(np.float64)
-        out = {k: _weighted_mean(getattr(ws, k), wt) for k in ("ord", "kendall")}
-        M = scores.shape[0]
+    wt = np.where(used, ws.n_images, 0.0) if pol.walk_weights == "scored-images" else used.astype(np.float64)
+    out = {k: _weighted_mean(getattr(ws, k), wt) for k in ("ord", "kendall")}
+    empty = 0.0 if pol.no_pairs == "zero" else np.nan
+    by_edges = [k for k, rule in (("sep", pol.sep_pairs), ("delta", pol.delta_pairs)) if rule == "adjacent-nodes"]
+    for k in ("sep", "delta"):
+        if k not in by_edges:
+            out[k] = _weighted_mean(getattr(ws, k), wt)
+    if by_edges:
+        # Each distinct adjacent node pair once, at the SEG level (not once per walk through it).
+        M = pr.scores.shape[0]
         if len(st.edges):
-            valid = ~np.isnan(scores)
-            node_valid = st.member[None, :, :] * valid[:, None, :]
-            esep, edelta = _pair_stats(st, _NodeCumulative(scores, node_valid), scores, node_valid,
-                                       st.edge_counts, st.edge_pairs)
-            ones = np.ones(esep.shape[-1])
-            out["sep"] = _weighted_mean(esep, ones)
-            out["delta"] = _weighted_mean(edelta, ones)
+            seps, gaps = _pair_values(st, "edges", pr.by_score, pr.scores, pr.node_valid, st.edge_use)
+            per_edge = {"sep": _mean_over_pairs(seps, st.edge_use, np.nan),
+                        "delta": _mean_over_pairs(gaps, st.edge_use, np.nan)}
+            for k in by_edges:
+                out[k] = _weighted_mean(per_edge[k], np.ones(per_edge[k].shape[-1]))
         else:
-            out["sep"] = np.full(M, np.nan)
-            out["delta"] = np.full(M, np.nan)
+            for k in by_edges:
+                out[k] = np.where(used.any(-1), empty, np.nan) if pol.no_pairs == "zero" else np.full(M, np.nan)
     out["n_walks"] = used.sum(-1)
     return out
 
 
 @dataclass
 class MetaMetrics:
-    """Meta-metric results for a dataset, a set of metrics and a mode.
+    """Meta-metric results for a dataset, a set of metrics and a policy.
 
     ``seg_values[stat]`` is an array (SEGs, metrics) in the order of ``seg_ids`` x ``metrics``.
-    ``excluded`` lists SEG ids left out of the overall and partition averages (paper mode: the last SEG).
-    Use :meth:`segs`, :meth:`walks` and :meth:`leaderboard` for tables.
+    ``excluded`` lists SEG ids left out of the overall and partition averages (the policy's
+    ``leave_out``). ``policy`` is the :class:`~ts2viz.policy.Policy` that made the numbers.
+    Use :meth:`segs`, :meth:`walks` and :meth:`leaderboard` for tables, :meth:`walk_stats` for the
+    arrays of one SEG, :meth:`join` to put results for other metrics beside these, and
+    :meth:`save`/:meth:`load` to keep them on disk.
     """
 
-    mode: str
+    policy: Policy
     metrics: list[str]
     seg_ids: list[int]
     partitions: list[str]
     seg_values: dict[str, np.ndarray]
     n_walks: np.ndarray
     excluded: list[int]
-    _walks: dict[int, tuple[SegStructure, WalkStats]] = field(default_factory=dict, repr=False)
+    walk_results: dict[int, tuple[SegStructure, WalkStats]] = field(default_factory=dict, repr=False)
+
+    @property
+    def mode(self) -> str:
+        """The policy's name (``paper``, ``spec``, or a preset with overrides)."""
+        return self.policy.name
 
     def segs(self):
         """One row per (SEG, metric): seg_id, partition, metric, ord, sep, delta, kendall, n_walks."""
@@ -387,7 +438,7 @@ class MetaMetrics:
 
         frames = []
         for sid in ([seg_id] if seg_id is not None else self.seg_ids):
-            st, ws = self._walks[sid]
+            st, ws = self.walk_stats(sid)
             K, M = len(st.walks), len(self.metrics)
             df = pd.DataFrame({
                 "seg_id": sid,
@@ -402,7 +453,11 @@ class MetaMetrics:
         return pd.concat(frames, ignore_index=True)
 
     def walk_stats(self, seg_id: int) -> tuple[SegStructure, WalkStats]:
-        return self._walks[seg_id]
+        """The walk layout and per-walk statistics (metrics x walks) of one SEG."""
+        try:
+            return self.walk_results[seg_id]
+        except KeyError:
+            raise InputError(f"no results for SEG {seg_id} (evaluated: {len(self.seg_ids)} SEGs)") from None
 
     def averages(self) -> dict[str, np.ndarray]:
         """Per-metric means of each stat over all (non-excluded) SEGs and per partition.
@@ -412,7 +467,7 @@ class MetaMetrics:
         keep = np.array([s not in set(self.excluded) for s in self.seg_ids])
         parts = np.asarray(self.partitions)
         out = {}
-        groups = [("avg", keep)] + [(p.lower(), keep & (parts == p)) for p in _ordered_partitions(self.partitions)]
+        groups = [("avg", keep)] + [(p.lower(), keep & (parts == p)) for p in ordered_partitions(self.partitions)]
         for name, mask in groups:
             for k in STATS:
                 vals = self.seg_values[k][mask]
@@ -421,67 +476,153 @@ class MetaMetrics:
                     out[f"{k}_{name}"] = np.nanmean(vals, axis=0) if len(vals) else np.full(len(self.metrics), np.nan)
         return out
 
-    def leaderboard(self):
-        """One row per metric: metric, ord_avg, sep_avg, then ord/sep per partition (fractions)."""
+    def leaderboard(self, stats: Sequence[str] = ("ord", "sep")):
+        """One row per metric: metric, then ``{stat}_avg`` and ``{stat}_{partition}`` for ``stats`` (fractions)."""
         import pandas as pd
 
         av = self.averages()
-        cols = ["ord_avg", "sep_avg"]
-        for p in _ordered_partitions(self.partitions):
-            cols += [f"ord_{p.lower()}", f"sep_{p.lower()}"]
-        df = pd.DataFrame({"metric": self.metrics, **{c: av[c] for c in cols}})
-        return df
+        cols = [f"{k}_avg" for k in stats]
+        for p in ordered_partitions(self.partitions):
+            cols += [f"{k}_{p.lower()}" for k in stats]
+        return pd.DataFrame({"metric": self.metrics, **{c: av[c] for c in cols}})
+
+    # -- combining and keeping results -------------------------------------------------------------
+    @classmethod
+    def join(cls, parts: Sequence["MetaMetrics"]) -> "MetaMetrics":
+        """Results for disjoint metric sets over the same SEGs and policy, side by side (metrics in order)."""
+        parts = list(parts)
+        if not parts:
+            raise InputError("no meta-metric results to join")
+        if len(parts) == 1:
+            return parts[0]
+        first = parts[0]
+        for p in parts[1:]:
+            if p.seg_ids != first.seg_ids or p.policy != first.policy:
+                raise ValueError("meta-metric results over different SEGs or policies cannot be joined")
+        names = [m for p in parts for m in p.metrics]
+        if len(set(names)) != len(names):
+            raise ValueError("meta-metric results to join share a metric")
+        walks = {}
+        for sid in first.seg_ids:
+            st = first.walk_results[sid][0]
+            wss = [p.walk_results[sid][1] for p in parts]
+            walks[sid] = (st, WalkStats(*(np.concatenate([getattr(w, f) for w in wss], axis=0)
+                                          for f in ("ord", "sep", "delta", "kendall", "n_images"))))
+        return cls(first.policy, names, list(first.seg_ids), list(first.partitions),
+                   {k: np.concatenate([p.seg_values[k] for p in parts], axis=1) for k in STATS},
+                   np.concatenate([p.n_walks for p in parts], axis=1), list(first.excluded), walks)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the results to one ``.npz`` file (atomically), with :data:`FORMAT_VERSION`.
+
+        Walk layouts are not stored: they are structural, and :meth:`load` rebuilds them from the dataset.
+        """
+        from .atomic import atomic_path
+
+        meta = {"format": FORMAT_VERSION, "policy": {"name": self.policy.name, **self.policy.rules()},
+                "metrics": self.metrics, "seg_ids": self.seg_ids, "partitions": self.partitions,
+                "excluded": self.excluded}
+        arrays = {f"seg_{k}": self.seg_values[k] for k in STATS}
+        arrays["n_walks"] = self.n_walks
+        for f in ("ord", "sep", "delta", "kendall", "n_images"):
+            arrays[f"walk_{f}"] = np.concatenate([getattr(self.walk_results[s][1], f) for s in self.seg_ids], axis=1)
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, meta=np.array(json.dumps(meta)), **arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, dataset) -> "MetaMetrics":
+        """Read results written by :meth:`save`, bound to ``dataset``'s SEGs.
+
+        Raises ``ValueError`` when the file is of another format version or does not fit the dataset
+        (the caller then recomputes).
+        """
+        with np.load(Path(path), allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            if meta.get("format") != FORMAT_VERSION:
+                raise ValueError(f"meta-metric file format {meta.get('format')}, expected {FORMAT_VERSION}")
+            arrays = {k: z[k] for k in z.files if k != "meta"}
+        rules = dict(meta["policy"])
+        name = rules.pop("name")
+        policy = Policy(name, **rules)
+        seg_ids = [int(s) for s in meta["seg_ids"]]
+        walks, pos = {}, 0
+        for sid in seg_ids:
+            if sid not in dataset.segs:
+                raise ValueError(f"SEG {sid} is not in dataset {dataset.name}")
+            st = seg_structure(dataset[sid], policy)
+            k = len(st.walks)
+            walks[sid] = (st, WalkStats(*(arrays[f"walk_{f}"][:, pos:pos + k]
+                                          for f in ("ord", "sep", "delta", "kendall", "n_images"))))
+            pos += k
+        if pos != arrays["walk_ord"].shape[1]:
+            raise ValueError("meta-metric file does not fit the dataset's walks")
+        return cls(policy, list(meta["metrics"]), seg_ids, list(meta["partitions"]),
+                   {k: arrays[f"seg_{k}"] for k in STATS}, arrays["n_walks"], [int(s) for s in meta["excluded"]],
+                   walks)
 
 
-def _ordered_partitions(parts: Sequence[str]) -> list[str]:
+def ordered_partitions(parts: Sequence[str]) -> list[str]:
+    """Distinct partitions in display order: TS2's Synth, Nat, Real first, then any others as they come."""
     seen = list(dict.fromkeys(parts))
     known = [p for p in ("Synth", "Nat", "Real") if p in seen]
     return known + [p for p in seen if p not in known]
 
 
-def compute(dataset, scores, metrics: Sequence[str] | None = None, mode: Mode = "paper",
-            seg_ids: Sequence[int] | None = None) -> MetaMetrics:
-    """Meta-metrics of ``metrics`` (default: all in ``scores``) over ``dataset`` in ``mode``.
+def left_out(dataset, seg_ids: Sequence[int], policy: Policy) -> list[int]:
+    """SEG ids the policy leaves out of averages: TS2's last SEG under ``leave_out='ts2-last'``."""
+    if policy.leave_out == "ts2-last" and dataset.is_ts2:
+        last = max(dataset.segs)
+        return [last] if last in seg_ids else []
+    return []
+
+
+def compute(dataset, scores, metrics: Sequence[str] | None = None, policy: "Policy | str" = "paper",
+            seg_ids: Sequence[int] | None = None, *, mode: "Policy | str | None" = None) -> MetaMetrics:
+    """Meta-metrics of ``metrics`` (default: all in ``scores``) over ``dataset`` under ``policy``.
 
     Parameters
     ----------
     dataset : :class:`ts2viz.dataset.Dataset`.
-    scores : :class:`ts2viz.scores.Scores`; images without a score count as NaN (dropped).
+    scores : :class:`ts2viz.scores.Scores`; images without a score count as NaN.
     metrics : metric names to evaluate; each must be in ``scores``.
-    mode : ``"paper"`` or ``"spec"`` (see module docstring).
+    policy : a :class:`~ts2viz.policy.Policy`, a preset name (``"paper"``, ``"spec"``) or preset text with
+        overrides (``"paper:walk_weights=uniform"``). ``mode`` is accepted as another name for it.
     seg_ids : restrict to these SEGs (default: all).
 
     Returns
     -------
-    :class:`MetaMetrics` with per-walk, per-SEG and averaged results.
+    :class:`MetaMetrics` with per-walk, per-SEG and averaged results, recording the policy.
+
+    NaN policy: by the policy's ``nan_policy`` (``omit``: an unscored image is left out of every walk
+    and population; ``raise``: :class:`InputError` naming the metric and an unscored image).
     """
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}: expected one of {', '.join(MODES)}")
+    pol = resolve_policy(mode if mode is not None else policy)
     metrics = list(scores.metrics if metrics is None else metrics)
     ids = list(dataset.segs) if seg_ids is None else [int(s) for s in seg_ids]
     missing = [s for s in ids if s not in dataset.segs]
     if missing:
-        from .errors import InputError
-
         raise InputError(f"no SEG with id {missing[0]} in dataset {dataset.name}")
-    all_fn = [fn for sid in ids for fn in seg_structure(dataset[sid], mode).file_names]
+    structures = [seg_structure(dataset[sid], pol) for sid in ids]
+    all_fn = [fn for st in structures for fn in st.file_names]
     mat = scores.aligned(all_fn, metrics).T                              # (M, N)
+    if pol.nan_policy == "raise" and np.isnan(mat).any():
+        m, i = np.argwhere(np.isnan(mat))[0]
+        raise InputError(f"metric {metrics[m]!r} has no score for {int(np.isnan(mat[m]).sum())} image(s), e.g. "
+                         f"{all_fn[i]!r} (policy nan_policy=raise)")
     vals = {k: np.full((len(ids), len(metrics)), np.nan) for k in STATS}
     n_walks = np.zeros((len(ids), len(metrics)), dtype=np.int64)
-    cache: dict[int, tuple[SegStructure, WalkStats]] = {}
+    results: dict[int, tuple[SegStructure, WalkStats]] = {}
     pos = 0
-    for i, sid in enumerate(ids):
-        st = seg_structure(dataset[sid], mode)
+    for i, (sid, st) in enumerate(zip(ids, structures)):
         n = len(st.file_names)
-        sc = mat[:, pos:pos + n]
+        prep = _prepare(st, mat[:, pos:pos + n])
         pos += n
-        ws = walk_stats(st, sc)
-        res = seg_stats(st, sc, ws)
+        ws = walk_stats(st, prep.scores, pol, prep)
+        res = seg_stats(st, prep.scores, ws, pol, prep)
         for k in STATS:
             vals[k][i] = res[k]
         n_walks[i] = res["n_walks"]
-        cache[sid] = (st, ws)
-    last = max(dataset.segs)
-    excluded = [last] if (mode == "paper" and last in ids and len(dataset.segs) > 1) else []
+        results[sid] = (st, ws)
     parts = [dataset[s].partition for s in ids]
-    return MetaMetrics(mode, metrics, ids, parts, vals, n_walks, excluded, cache)
+    return MetaMetrics(pol, metrics, ids, parts, vals, n_walks, left_out(dataset, ids, pol), results)

@@ -196,7 +196,7 @@ def read_scores(path: str | os.PathLike, *, dataset=None,
             raise InputError(f"duplicate file_name {f!r} (first at row {seen[f]})", file=path,
                              row=i + row_offset)
         seen[f] = i + row_offset
-        if dataset is not None and f not in dataset:
+        if dataset is not None and not dataset.has_image(f):
             raise InputError(f"unknown file_name {f!r}: not an image of dataset {dataset.name}",
                              file=path, row=i + row_offset)
     cols = [c for c in df.columns if c != "file_name" and str(c) not in IGNORED_COLUMNS]

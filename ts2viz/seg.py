@@ -9,10 +9,9 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Literal, Sequence
+from typing import Callable, Hashable, Iterable, Sequence, TypeVar
 
-Mode = Literal["paper", "spec"]
-MODES: tuple[str, ...] = ("paper", "spec")
+T = TypeVar("T")
 
 _LABEL = re.compile(r"^(\d+)([A-Za-z]*)$")
 
@@ -67,12 +66,14 @@ class SEG:
     edges: tuple[tuple[str, str], ...] | None = None
     _by_label: dict = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
     _children: dict = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
+    _memo: dict = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         nodes = tuple(sorted(self.nodes, key=lambda n: (n.level, n.label)))
         object.__setattr__(self, "nodes", nodes)
         object.__setattr__(self, "_by_label", {n.label: n for n in nodes})
         object.__setattr__(self, "_children", {})
+        object.__setattr__(self, "_memo", {})
         if len(self._by_label) != len(nodes):
             raise ValueError(f"SEG {self.id}: duplicate node labels")
         if not any(n.level == 0 for n in nodes):
@@ -82,6 +83,17 @@ class SEG:
             for a, b in self.edges:
                 if a not in self._by_label or b not in self._by_label:
                     raise ValueError(f"SEG {self.id}: edge {a}->{b} names a node that does not exist")
+
+    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
+        """A structure derived from this SEG, built once per key and kept with the SEG.
+
+        The SEG is immutable, so anything computed from it alone (walk layouts, pair masks) can live
+        as long as it does; the cache goes away with the SEG object.
+        """
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = build()
+        return hit
 
     # -- structure ---------------------------------------------------------------------------
     def node(self, label: str) -> Node:
@@ -121,18 +133,17 @@ class SEG:
         """Distinct (parent, child) node pairs joined by an edge (explicit or implied)."""
         return tuple((a.label, c) for a in self.nodes for c in self.children(a.label))
 
-    def walks(self, mode: Mode = "spec") -> list[tuple[str, ...]]:
+    def walks(self, repeat_root: bool = False) -> list[tuple[str, ...]]:
         """All walks through the SEG as tuples of node labels.
 
-        ``spec``: each walk starts at an error-0 node and takes one node per step along edges until
-        a node without children; every node appears at most once.
+        Each walk starts at an error-0 node and takes one node per step along edges until a node
+        without children; every node appears at most once.
 
-        ``paper``: how the published TS2 numbers were computed. The level-0 step is taken twice, so
-        each walk is (error-0 node, error-0 node, level-1 node, ...): the root's images enter every
-        walk twice, and in a SEG with several error-0 nodes two of them can share a walk.
+        ``repeat_root=True`` is how the published TS2 numbers were computed (policy ``paper``): the
+        level-0 step is taken twice, so each walk is (error-0 node, error-0 node, level-1 node, ...):
+        the root's images enter every walk twice, and in a SEG with several error-0 nodes two of them
+        can share a walk.
         """
-        if mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}: expected one of {', '.join(MODES)}")
         roots = [n.label for n in self.nodes_at(0)]
         out: list[tuple[str, ...]] = []
 
@@ -144,7 +155,7 @@ class SEG:
             for k in kids:
                 extend(prefix + (k,))
 
-        if mode == "spec":
+        if not repeat_root:
             for r in roots:
                 extend((r,))
         else:

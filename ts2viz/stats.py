@@ -11,6 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: A side of a rank correlation counts as constant (correlation 0, the TS2 convention) when its rank
+#: variance is at most this times n**3; exact ties give 0 up to rounding. One cutoff for the scalar
+#: definitions here and the vectorised engine in :mod:`ts2viz.metametrics`.
+CONSTANT_RANK_TOL = 1e-9
+
 
 def _clean_pairs(errors, scores) -> tuple[np.ndarray, np.ndarray]:
     e = np.asarray(errors, dtype=np.float64).ravel()
@@ -43,8 +48,8 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     x = x - x.mean()
     y = y - y.mean()
     vx, vy = float(x @ x), float(y @ y)
-    scale = max(x.size, 1) ** 3
-    if vx <= 1e-12 * scale or vy <= 1e-12 * scale:
+    tol = CONSTANT_RANK_TOL * max(x.size, 1) ** 3
+    if vx <= tol or vy <= tol:
         return 0.0
     return float(np.clip((x @ y) / np.sqrt(vx * vy), -1.0, 1.0))
 
@@ -130,3 +135,17 @@ def mean_gap(a, b) -> float:
     if a.size == 0 or b.size == 0:
         return float("nan")
     return float(a.mean() - b.mean())
+
+
+def node_means(node_scores) -> dict[str, float]:
+    """Mean score of each node (NaNs dropped; NaN for a node without a scored image).
+
+    ``node_scores`` maps a node label to its images' scores. The one definition of a node mean, used
+    by the app's graph colours, the walk figure and the upload comparison.
+    """
+    out = {}
+    for label, v in node_scores.items():
+        v = np.asarray(v, dtype=np.float64)
+        v = v[~np.isnan(v)]
+        out[label] = float(v.mean()) if v.size else float("nan")
+    return out

@@ -104,7 +104,6 @@ class HFEmbeddingScore(_EmbeddingScore):
 
     def __init__(self, spec: Spec, device: str | None = None, batch_size: int | None = None,
                  dtype: str | None = None, **options):
-        import torch
         from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
         if options:
@@ -130,11 +129,11 @@ class HFEmbeddingScore(_EmbeddingScore):
                   **model_identity(model_id, spec.revision, model.config),
                   "max_length": self.max_length, "padding": self.padding, "score": "cosine"}
         super().__init__(spec, config, dev, batch_size, dt)
-        self._fast = clip_fast_preprocess(self.image_processor)
+        self.fast_prepare = clip_fast_preprocess(self.image_processor)
 
     def prepare(self, image, file_name: str | None = None) -> dict:
-        if self._fast is not None:
-            return {"pixel_values": self._fast(image)}
+        if self.fast_prepare is not None:
+            return {"pixel_values": self.fast_prepare(image)}
         out = self.image_processor(images=image, return_tensors="pt")
         return {k: v[0] for k, v in out.items() if hasattr(v, "shape")}
 
@@ -165,6 +164,11 @@ class HFEmbeddingScore(_EmbeddingScore):
             return _pooled(self.model.get_text_features(**enc))
 
 
+#: torchvision-backed image processors whose preprocessing is the backend's generic resize / crop /
+#: rescale-normalise pipeline (transformers 5), so that :func:`clip_fast_preprocess` may run its steps
+GENERIC_PIPELINE_PROCESSORS = frozenset({"CLIPImageProcessor", "SiglipImageProcessor"})
+
+
 def clip_fast_preprocess(ip):
     """A faster call of a torchvision-backed image processor (CLIP's in transformers 5) on one image.
 
@@ -177,9 +181,10 @@ def clip_fast_preprocess(ip):
         from transformers.image_processing_backends import TorchvisionBackend
     except ImportError:
         return None
-    # Only processors that use the backend's generic pipeline unchanged (CLIP's, SigLIP's); ones that
-    # override it (EfficientNet's extra rescale offset, for ALIGN) take the reference path.
-    if not isinstance(ip, TorchvisionBackend) or type(ip)._preprocess is not TorchvisionBackend._preprocess:
+    # Only processors known to use the backend's generic pipeline unchanged (CLIP's, SigLIP's, checked
+    # against the full call in the tests); others (EfficientNet's extra rescale offset, for ALIGN) take
+    # the reference path.
+    if not isinstance(ip, TorchvisionBackend) or type(ip).__name__ not in GENERIC_PIPELINE_PROCESSORS:
         return None
     if getattr(ip, "do_pad", False) or not getattr(ip, "do_resize", False):
         return None

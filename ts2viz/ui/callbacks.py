@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import figures
 from ..errors import InputError
-from ..stats import ks_separation, mean_gap
+from ..stats import ks_separation, mean_gap, node_means
 from .graph import seg_graph_html
 from .state import AppState, metric_family
 from .thumbs import GALLERY, THUMB
@@ -103,8 +103,12 @@ def metric_choices(app: AppState, families_sel=None) -> list[str]:
 # -- leaderboard -------------------------------------------------------------------------------------
 
 def leaderboard(app: AppState, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
-                descending: bool = True):
-    """The leaderboard table: one row per metric, Ord/Sep x Avg/Synth/Nat/Real, sorted."""
+                best_first: bool = True):
+    """The leaderboard table: one row per metric, Ord/Sep x Avg/Synth/Nat/Real.
+
+    Sorted by ``sort_by`` (a stat column, or ``metric`` for the name); ``best_first`` puts the largest
+    values first, or for names A to Z.
+    """
     import pandas as pd
 
     if not app.metrics:
@@ -122,7 +126,8 @@ def leaderboard(app: AppState, mode: str = "paper", families_sel=None, sort_by: 
         board = board[board["family"].isin(fam)]
     if sort_by not in board.columns:
         sort_by = "ord_avg"
-    board = board.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable")
+    ascending = best_first if sort_by == "metric" else not best_first
+    board = board.sort_values(sort_by, ascending=ascending, na_position="last", kind="stable")
     for c in BOARD_STATS:
         if c in board.columns:
             board[c] = board[c].astype(float).round(3)
@@ -199,6 +204,28 @@ def seg_options(app: AppState, query: str = "", partition: str = ALL, limit: int
     return out
 
 
+def seg_choice(app: AppState, query: str = "", partition: str = ALL, current=None):
+    """The SEG picker after a search: ``(options, value)``; the current SEG stays chosen while it
+    still matches, else the first match; ``value`` is ``None`` when nothing matches."""
+    opts = seg_options(app, query, partition)
+    ids = [o[1] for o in opts]
+    try:
+        cur = int(current)
+    except (TypeError, ValueError):
+        cur = None
+    if not ids:
+        return opts, None
+    return opts, cur if cur in ids else ids[0]
+
+
+def seg_from_row(table, row) -> int | None:
+    """The SEG id in row ``row`` of a table whose first column holds SEG ids (finder, pair table)."""
+    try:
+        return int(table.iloc[int(row), 0])
+    except (TypeError, ValueError, IndexError, AttributeError):
+        return None
+
+
 def partitions(app: AppState) -> list[str]:
     return [ALL] + list(dict.fromkeys(s.partition for s in app.dataset))
 
@@ -265,14 +292,6 @@ def _node_info(seg):
     return levels, files
 
 
-def _means(node_scores: dict) -> dict[str, float]:
-    out = {}
-    for k, v in node_scores.items():
-        v = np.asarray(v, float)
-        out[k] = float(v[~np.isnan(v)].mean()) if (~np.isnan(v)).any() else float("nan")
-    return out
-
-
 def ks_pairs(app: AppState, seg_id, metric) -> list[dict]:
     """KS statistic (and where it is attained) and mean gap of every adjacent node pair of a SEG."""
     seg = _seg(app, seg_id)
@@ -309,7 +328,7 @@ def ks_table(app: AppState, seg_id, metric, metric_b=None):
 def graph_html(app: AppState, mode: str, seg_id, metric, walk=None, node=None) -> str:
     seg = _seg(app, seg_id)
     metric = _metric(app, metric, required=False)
-    means = _means(app.node_scores(seg.id, metric)) if metric else {}
+    means = node_means(app.node_scores(seg.id, metric)) if metric else {}
     wpath, wname = None, ""
     w = _walk_index(walk)
     if w is not None:
@@ -512,13 +531,13 @@ def pair_points(app: AppState, mode: str, stat: str, x, y, partition: str = ALL)
     return df.reindex(df["diff"].abs().sort_values(ascending=False, kind="stable").index).reset_index(drop=True)
 
 
-def pair_figure(app: AppState, mode: str, stat: str, x, y, partition: str = ALL, highlight=None):
-    pts = pair_points(app, mode, stat, x, y, partition)
-    return figures.pair_scatter(pts, x_name=x, y_name=y, stat=stat,
-                                highlight=None if highlight in (None, "") else int(highlight))
-
-
 # -- live scoring ---------------------------------------------------------------------------------------------
+
+def pair_table(points, x: str, y: str):
+    """The per-SEG table beside the pair scatter: seg_id, the two metrics, y - x, partition, prompt."""
+    return points[["seg_id", "x", "y", "diff", "partition", "prompt"]].rename(
+        columns={"x": x, "y": y if y != x else f"{y} ", "diff": "y - x"})
+
 
 def library_families() -> list[tuple[str, str]]:
     """The metric library's families (name, description); empty if the library is unavailable."""
@@ -603,7 +622,8 @@ def check_upload(path, *, max_bytes: int = MAX_UPLOAD_BYTES, max_pixels: int = M
             if w * h > max_pixels:
                 raise InputError(f"image is {w}x{h} pixels; the limit is {max_pixels // 1_000_000} megapixels",
                                  file=name)
-            im.draft("RGB", (2048, 2048)) if fmt == "JPEG" else None
+            if fmt == "JPEG":  # decode large JPEGs at reduced scale; the metrics resize anyway
+                im.draft("RGB", (2048, 2048))
             im.load()
             out = im.convert("RGB")
     except InputError:
@@ -673,7 +693,7 @@ def score_uploads(app: AppState, files, prompt, spec, seg_id=None, device: str |
     for name, v in zip(names, vals):
         row = {"image": name, "score": round(float(v), 4)}
         if node_scores:
-            means = _means(node_scores)
+            means = node_means(node_scores)
             closest = min((k for k in means if np.isfinite(means[k])), key=lambda k: abs(means[k] - v), default=None)
             row["closest node (mean)"] = closest
             allv = np.concatenate([x[~np.isnan(x)] for x in node_scores.values()])

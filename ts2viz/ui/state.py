@@ -2,16 +2,14 @@
 
 Tables come from three places: the bundled published scores (or files given on the command line),
 score files uploaded in the app, and metrics scored live. Meta-metrics are computed once per table
-and mode through :func:`ts2viz.metametrics.compute` and joined metric-wise, so adding a metric only
-computes that metric. The published table's results are also cached on disk, which keeps app start
-fast.
+and mode through :func:`ts2viz.metametrics.compute` and joined metric-wise
+(:meth:`~ts2viz.metametrics.MetaMetrics.join`), so adding a metric only computes that metric. The
+published table's results are also kept on disk (:meth:`~ts2viz.metametrics.MetaMetrics.save`, keyed
+by the data and the format version), which keeps app start fast.
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import inspect
-import pickle
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,11 +17,11 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import metametrics
 from ..errors import InputError
+from ..metametrics import FORMAT_VERSION, MetaMetrics, compute
 from ..paths import cache_dir
+from ..policy import MODES, resolve_policy
 from ..scores import Scores
-from ..seg import MODES
 from .thumbs import Thumbs
 
 KINDS = ("published", "uploaded", "live")
@@ -50,9 +48,12 @@ def metric_family(name: str) -> str:
 
 @dataclass
 class Table:
+    """A scores table loaded into the app, with its meta-metrics per mode once computed."""
+
     name: str
     kind: str
     scores: Scores
+    results: dict[str, MetaMetrics] = field(default_factory=dict, repr=False)
 
 
 @dataclass
@@ -65,7 +66,6 @@ class AppState:
     thumbs: Thumbs
     version: int = 0
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
-    _mm_table: dict = field(default_factory=dict, repr=False)
     _mm: dict = field(default_factory=dict, repr=False)
     _merged: tuple | None = field(default=None, repr=False)
 
@@ -101,7 +101,7 @@ class AppState:
         metric is updated in place (new scores fill in or replace old ones)."""
         if kind not in KINDS:
             raise ValueError(f"unknown table kind {kind!r}")
-        unknown = [f for f in scores.file_names if f not in self.dataset]
+        unknown = [f for f in scores.file_names if not self.dataset.has_image(f)]
         if unknown:
             raise InputError(f"unknown file_name {unknown[0]!r}: not an image of dataset {self.dataset.name}",
                              file=name)
@@ -135,7 +135,6 @@ class AppState:
             vals = np.where(np.isnan(fresh), old, fresh)
             rest = [m for m in t.scores.metrics if m not in shared]
             self.tables.remove(t)
-            self._mm_table = {k: v for k, v in self._mm_table.items() if k[0] != id(t.scores)}
             if rest:
                 self.tables.append(Table(t.name, "live", t.scores.select(rest)))
             others = [m for m in keep_metrics if m not in shared]
@@ -156,7 +155,7 @@ class AppState:
             return self._merged[1]
 
     # -- meta-metrics ---------------------------------------------------------------------------
-    def mm(self, mode: str) -> "metametrics.MetaMetrics":
+    def mm(self, mode: str) -> MetaMetrics:
         """Meta-metrics of every loaded metric in ``mode`` (cached)."""
         if mode not in MODES:
             raise InputError(f"unknown mode {mode!r}: expected one of {', '.join(MODES)}")
@@ -164,57 +163,45 @@ class AppState:
             hit = self._mm.get(mode)
             if hit is not None and hit[0] == self.version:
                 return hit[1]
-            parts = [self._table_mm(t, mode) for t in self.tables]
-            out = combine(parts)
+            if not self.tables:
+                raise InputError("no scores loaded")
+            out = MetaMetrics.join([self._table_mm(t, mode) for t in self.tables])
             self._mm[mode] = (self.version, out)
             return out
 
-    def _table_mm(self, t: Table, mode: str):
-        key = (id(t.scores), mode)
-        hit = self._mm_table.get(key)
+    def _table_mm(self, t: Table, mode: str) -> MetaMetrics:
+        hit = t.results.get(mode)
         if hit is not None:
             return hit
         res = None
-        disk = self._disk_key(t, mode) if t.kind == "published" else None
+        disk = self._disk_path(t, mode) if t.kind == "published" else None
         if disk is not None and disk.is_file():
             try:
-                with open(disk, "rb") as f:
-                    res = pickle.load(f)
-                self._relink(res, mode)
-            except Exception:
-                res = None
+                res = MetaMetrics.load(disk, self.dataset)
+            except (OSError, ValueError, KeyError):
+                res = None   # another format version or a damaged file: recompute below
         if res is None:
-            res = metametrics.compute(self.dataset, t.scores, mode=mode)
+            res = compute(self.dataset, t.scores, policy=mode)
             if disk is not None:
                 try:
-                    disk.parent.mkdir(parents=True, exist_ok=True)
-                    tmp = disk.with_suffix(f".{threading.get_ident()}.tmp")
-                    with open(tmp, "wb") as f:
-                        pickle.dump(res, f, protocol=pickle.HIGHEST_PROTOCOL)
-                    tmp.replace(disk)
+                    res.save(disk)
                 except OSError:
-                    pass
-        self._mm_table[key] = res
+                    pass     # a read-only cache only costs the recomputation next start
+        t.results[mode] = res
         return res
 
-    def _relink(self, res, mode: str) -> None:
-        """Point a cached result's walk layouts at this process's SEG objects."""
-        for sid, (st, ws) in list(res._walks.items()):
-            res._walks[sid] = (metametrics.seg_structure(self.dataset[sid], mode), ws)
-
-    def _disk_key(self, t: Table, mode: str) -> Path:
+    def _disk_path(self, t: Table, mode: str) -> Path:
+        """Where a published table's results are kept: keyed by format version, policy, dataset and scores."""
         h = hashlib.sha1()
-        h.update(mode.encode())
-        h.update(inspect.getsource(metametrics).encode())
-        h.update(inspect.getsource(__import__("ts2viz.seg", fromlist=["x"])).encode())
-        h.update("\n".join(self.dataset.file_names).encode())
+        h.update(f"v{FORMAT_VERSION}|{resolve_policy(mode)}".encode())
+        h.update(self.dataset.fingerprint().encode())
         for sid, seg in self.dataset.segs.items():
-            h.update(f"{sid}|{seg.labels}|{seg.edges}".encode())
+            h.update(f"{sid}|{seg.edges}".encode())
         h.update("\n".join(t.scores.file_names).encode())
         h.update("|".join(t.scores.metrics).encode())
         h.update(",".join(sorted(t.scores.lower_is_better)).encode())
         h.update(np.ascontiguousarray(t.scores.values).tobytes())
-        return self.cache_root / "metametrics" / f"{h.hexdigest()[:24]}.pkl"
+        return self.cache_root / "metametrics" / f"{h.hexdigest()[:24]}.npz"
 
     def warm(self, modes: Sequence[str] = MODES) -> None:
         for m in modes:
@@ -240,26 +227,3 @@ class AppState:
         from ..engine import get_metric
 
         return get_metric(spec, device)
-
-
-def combine(parts: list) -> "metametrics.MetaMetrics":
-    """Join MetaMetrics results computed over the same SEGs for disjoint metric sets."""
-    if not parts:
-        raise InputError("no scores loaded")
-    if len(parts) == 1:
-        return parts[0]
-    first = parts[0]
-    for p in parts[1:]:
-        if p.seg_ids != first.seg_ids or p.mode != first.mode:
-            raise ValueError("meta-metric results over different SEGs or modes cannot be joined")
-    seg_values = {k: np.concatenate([p.seg_values[k] for p in parts], axis=1) for k in first.seg_values}
-    n_walks = np.concatenate([p.n_walks for p in parts], axis=1)
-    walks = {}
-    for sid in first.seg_ids:
-        st = first._walks[sid][0]
-        wss = [p._walks[sid][1] for p in parts]
-        fields = {f.name: np.concatenate([getattr(w, f.name) for w in wss], axis=0)
-                  for f in dataclasses.fields(wss[0])}
-        walks[sid] = (st, type(wss[0])(**fields))
-    return dataclasses.replace(first, metrics=[m for p in parts for m in p.metrics],
-                               seg_values=seg_values, n_walks=n_walks, _walks=walks)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont, ImageOps
 
+from ..atomic import atomic_path
+
 #: Largest image (in pixels) decoded from the dataset. TS2 has images over 8,000 px wide; JPEG
 #: draft mode decodes those at a fraction of full size, so only the header's size is checked here.
 MAX_DATASET_PIXELS = 400_000_000
@@ -106,10 +108,8 @@ class Thumbs:
     def _placeholder(self, file_name: str, size: int, note: str) -> Path:
         p = self.folder / "placeholder" / f"{_key(file_name + note)}_{size}.png"
         if not p.is_file():
-            p.parent.mkdir(parents=True, exist_ok=True)
-            tmp = p.with_suffix(f".{threading.get_ident()}.tmp")
-            placeholder(file_name, size, note).save(tmp, format="PNG")
-            tmp.replace(p)
+            with atomic_path(p) as tmp:
+                placeholder(file_name, size, note).save(tmp, format="PNG")
         return p
 
     def get(self, file_name: str, size: int = THUMB) -> tuple[Path, bool]:
@@ -119,7 +119,7 @@ class Thumbs:
             return out, True
         src = self.dataset.image_path(file_name)
         if src is None:
-            if file_name not in self.dataset:
+            if not self.dataset.has_image(file_name):
                 return self._placeholder(file_name, size, "unknown image"), False
             src = self._local_download(file_name)
         if src is None:
@@ -130,10 +130,8 @@ class Thumbs:
             im = open_reduced(src, size)
         except Exception:
             return self._placeholder(file_name, size, "unreadable image"), False
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(f".{threading.get_ident()}.tmp")
-        im.save(tmp, format="JPEG", quality=88)
-        tmp.replace(out)
+        with atomic_path(out) as tmp:
+            im.save(tmp, format="JPEG", quality=88)
         return out, True
 
     def path(self, file_name: str, size: int = THUMB) -> Path:

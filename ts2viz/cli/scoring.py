@@ -1,4 +1,4 @@
-"""``ts2viz score`` and ``ts2viz metrics``: the engine's subcommands, added to the main parser."""
+"""``ts2viz score`` and ``ts2viz metrics``: run library metrics over a dataset; list the metric families."""
 from __future__ import annotations
 
 import argparse
@@ -66,9 +66,9 @@ class _Bars:
 
 def run_score(args: argparse.Namespace) -> int:
     """Handler of ``ts2viz score``."""
-    from ..cli import parse_ids
+    from ..dataset import parse_seg_ids
+    from ..engine import score_dataset
     from ..scores import write_scores
-    from .core import score_dataset
 
     if args.batch_size is not None and args.batch_size < 1:
         raise InputError("--batch-size must be at least 1")
@@ -77,7 +77,7 @@ def run_score(args: argparse.Namespace) -> int:
         raise InputError("--out must end in .csv or .parquet", file=out)
     bars = _Bars(args.quiet)
     try:
-        scores = score_dataset(args.dataset, args.metric, seg_ids=parse_ids(args.seg), device=args.device,
+        scores = score_dataset(args.dataset, args.metric, seg_ids=parse_seg_ids(args.seg), device=args.device,
                                batch_size=args.batch_size, cache_dir=args.cache, progress=bars,
                                use_cache=not args.no_cache)
     finally:

@@ -1,15 +1,10 @@
-"""Command-line interface: ``ts2viz leaderboard``, ``ts2viz metametrics`` (and ``score``/``metrics``
-from the metric library).
-
-Exit codes: 0 success, 2 bad input (one line on stderr naming file, row and problem), 1 other errors.
-"""
+"""``ts2viz leaderboard`` and ``ts2viz metametrics``: meta-metrics of scores tables over a SEG dataset."""
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Sequence
 
-from .errors import InputError
+from ..errors import InputError
+from ..policy import MODES, rules_help
 
 LEADERBOARD_COLUMNS = ["metric", "ord_avg", "sep_avg", "ord_synth", "sep_synth", "ord_nat", "sep_nat",
                        "ord_real", "sep_real"]
@@ -22,37 +17,21 @@ def _add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scores", nargs="+", action="extend", metavar="PATH",
                    help="scores file(s), CSV or Parquet (default: the bundled published TS2 scores)")
     p.add_argument("--metrics", help="comma-separated metric names to evaluate (default: all)")
-    p.add_argument("--mode", choices=["paper", "spec"], default="paper",
-                   help="paper: reproduce the published numbers (default); spec: the paper's stated definitions")
+    p.add_argument("--mode", choices=list(MODES), default="paper",
+                   help="meta-metric policy preset: paper reproduces the published numbers (default); spec "
+                        "follows the paper's text")
+    p.add_argument("--policy", metavar="RULE=VALUE,...",
+                   help="change rules of the preset, e.g. walk_weights=uniform,leave_out=none (rules: "
+                        + rules_help() + ")")
     p.add_argument("--lower-is-better", action="append", default=[], metavar="NAME",
                    help="treat metric NAME as lower-is-better (repeatable or comma-separated)")
     p.add_argument("--seg", help="evaluate only these SEG ids (comma-separated, ranges like 0-10)")
 
 
-def parse_ids(text: str | None) -> list[int] | None:
-    """Parse '1,2,5-7' into [1, 2, 5, 6, 7]."""
-    if not text:
-        return None
-    out: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            if "-" in part[1:]:
-                a, b = part.split("-", 1)
-                out.extend(range(int(a), int(b) + 1))
-            else:
-                out.append(int(part))
-        except ValueError:
-            raise InputError(f"--seg: {part!r} is not an id or a range like 3-7") from None
-    return out
-
-
 def load_inputs(args: argparse.Namespace):
     """Dataset, merged scores and metric list from the common options."""
-    from .dataset import load_dataset
-    from .scores import bundled_scores, merge, read_scores
+    from ..dataset import load_dataset
+    from ..scores import bundled_scores, merge, read_scores
 
     ds = load_dataset(args.dataset)
     lib = {m.strip() for item in args.lower_is_better for m in item.split(",") if m.strip()}
@@ -77,14 +56,17 @@ def load_inputs(args: argparse.Namespace):
 
 
 def _compute(args):
-    from .metametrics import compute
+    from ..dataset import parse_seg_ids
+    from ..metametrics import compute
+    from ..policy import resolve_policy
 
     ds, scores, metrics = load_inputs(args)
-    return compute(ds, scores, metrics, mode=args.mode, seg_ids=parse_ids(args.seg))
+    policy = resolve_policy(args.mode, args.policy)
+    return compute(ds, scores, metrics, policy=policy, seg_ids=parse_seg_ids(args.seg))
 
 
 def _write_csv(df, path: str) -> None:
-    from .atomic import atomic_path
+    from ..atomic import atomic_path
 
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False, float_format="%.6f")
@@ -131,10 +113,8 @@ def cmd_metametrics(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ts2viz", description="Meta-evaluate text-to-image faithfulness "
-                                     "metrics on semantic error graphs (T2IScoreScore).")
-    sub = parser.add_subparsers(dest="command", required=True)
+def add_subcommands(sub) -> None:
+    """Add ``leaderboard`` and ``metametrics`` to an ``argparse`` subparsers object."""
     p = sub.add_parser("leaderboard", help="Ord/Sep leaderboard (overall and per partition)")
     _add_eval_options(p)
     p.add_argument("--out", help="also write the leaderboard as CSV (fractions, not x100)")
@@ -143,29 +123,3 @@ def build_parser() -> argparse.ArgumentParser:
     _add_eval_options(p)
     p.add_argument("--out", required=True, help="CSV file to write")
     p.set_defaults(func=cmd_metametrics)
-    _add_library_subcommands(sub)
-    return parser
-
-
-def _add_library_subcommands(sub) -> None:
-    """``score`` and ``metrics`` come from the metric library; its CLI module is cheap to import (no torch)."""
-    from .engine.cli import add_subcommands
-
-    add_subcommands(sub)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except InputError as e:
-        print(f"ts2viz: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("ts2viz: interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -1,0 +1,71 @@
+"""The Leaderboard tab: the table, its filters and sort order, the Ord-vs-Sep scatter, score uploads."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from .. import callbacks as cb
+from ..glue import Page, Refresh, plot_value, safe
+
+SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Ord · Synth", "ord_synth"),
+                ("Sep · Synth", "sep_synth"), ("Ord · Nat", "ord_nat"), ("Sep · Nat", "sep_nat"),
+                ("Ord · Real", "ord_real"), ("Sep · Real", "sep_real"), ("Metric name", "metric")]
+
+
+@dataclass
+class BoardTab:
+    families: Any
+    upload_button: Any
+    upload_inputs: list
+    upload_message: Any
+
+
+def board_view(page: Page, mode: str, families, sort_by: str, order: str, fmt: str):
+    """Table, scatter and CSV download of the leaderboard for the current choices."""
+    app = page.app
+    board = cb.leaderboard(app, mode, families, sort_by or "ord_avg", order != "worst first")
+    fig = cb.figures.ord_sep_scatter(board, title=f"Ord vs Sep ({mode} mode)")
+    return cb.style_leaderboard(board), plot_value(fig, fmt), cb.leaderboard_csv(app, mode, families)
+
+
+def build(page: Page) -> BoardTab:
+    app = page.app
+    with gr.Tab("Leaderboard", id="board", elem_id="tab-board"):
+        with gr.Row(equal_height=False, elem_classes="board-controls"):
+            fam_f = gr.Dropdown([cb.ALL] + cb.families(app), value=[cb.ALL], multiselect=True,
+                                label="Metric family", scale=2, elem_id="family-filter")
+            sort_by = gr.Dropdown(SORT_CHOICES, value="ord_avg", label="Sort by", scale=1, elem_id="sort-by")
+            order = gr.Radio(["best first", "worst first"], value="best first", label="Order", scale=1)
+            csv = gr.DownloadButton("Download CSV", scale=0, min_width=150, size="md", elem_id="board-csv",
+                                    elem_classes="dl-btn")
+        first = cb.style_leaderboard(cb.leaderboard(app, "paper")) if app.metrics else None
+        table = gr.Dataframe(first, label="Leaderboard (best value per column highlighted)", interactive=False,
+                             elem_id="leaderboard", max_height=620, wrap=False, pinned_columns=1)
+        # filled by the page's load event: a figure in the initial page makes the browser load plotly.js
+        # (1.3 MB) before it shows anything
+        scatter = gr.Plot(label="Ord vs Sep", elem_id="board-scatter")
+        with gr.Accordion("Add a scores file (CSV or Parquet: file_name + one column per metric)", open=False):
+            with gr.Row():
+                up_file = gr.File(label="Scores file", file_types=[".csv", ".parquet"], scale=2)
+                with gr.Column(scale=1):
+                    up_lib = gr.Textbox(label="Lower-is-better metrics (comma-separated)", max_lines=1)
+                    up_btn = gr.Button("Add scores", variant="primary")
+            up_msg = gr.Markdown()
+
+    def redraw(mode, families, sort_by_v, order_v, fmt):
+        return board_view(page, mode, families, sort_by_v, order_v, fmt)
+
+    page.refresh["board"] = Refresh(redraw, [page.mode, fam_f, sort_by, order, page.fmt], [table, scatter, csv])
+    for ev in (fam_f.change, sort_by.change, order.change):
+        ev(safe(redraw), page.refresh["board"].inputs, page.refresh["board"].outputs)
+    page.family_pickers.append(fam_f)
+    return BoardTab(fam_f, up_btn, [up_file, up_lib], up_msg)
+
+
+def add_scores(page: Page, path, lower_is_better: str) -> str:
+    """Load an uploaded scores file; the status line shown under the upload."""
+    msg = cb.add_scores_file(page.app, path, os.path.basename(str(path)) if path else None, lower_is_better)
+    return f"✓ {msg}"

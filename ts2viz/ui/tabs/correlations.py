@@ -1,0 +1,44 @@
+"""The Correlations tab: metric x metric heatmaps of per-SEG ord or sep, and the per-SEG scatter of two."""
+from __future__ import annotations
+
+import gradio as gr
+
+from .. import callbacks as cb
+from ..glue import Page, Refresh, plot_value, safe
+from .explorer import STATS, default_metrics
+
+
+def build(page: Page) -> None:
+    app = page.app
+    m_a, m_b = default_metrics(app)
+    choices = cb.metric_choices(app)
+    with gr.Tab("Correlations", id="corr", elem_id="tab-corr"):
+        with gr.Row():
+            stat = gr.Radio(STATS, value="ord", label="Per-SEG statistic")
+            part = gr.Radio(cb.partitions(app), value=cb.ALL, label="SEGs")
+            method = gr.Radio(["pearson", "spearman"], value="pearson", label="Correlation")
+            fam = gr.Dropdown([cb.ALL] + cb.families(app), value=[cb.ALL], multiselect=True, label="Metric family")
+        heat = gr.Plot(elem_id="heatmap", show_label=False)
+        with gr.Row():
+            x = gr.Dropdown(choices, value=m_a, label="Cell: metric (x)", elem_id="corr-x")
+            y = gr.Dropdown(choices, value=m_b or m_a, label="Cell: metric (y)", elem_id="corr-y")
+        with gr.Row():
+            pair_plot = gr.Plot(elem_id="pair-plot", show_label=False)
+            with gr.Column():
+                pair_tb = gr.Dataframe(interactive=False, max_height=420, elem_id="pair-table",
+                                       label="SEGs, largest disagreement first · click a row to open it")
+                pair_csv = gr.DownloadButton("Download CSV", size="sm")
+    page.metric_pickers += [x, y]
+
+    def corr(mode, stat_v, part_v, method_v, fam_v, x_v, y_v, fmt):
+        heat_fig = cb.corr_figure(app, mode, stat_v, part_v, fam_v, method_v, selected=(x_v, y_v))
+        pts = cb.pair_points(app, mode, stat_v, x_v, y_v, part_v)
+        pfig = cb.figures.pair_scatter(pts, x_name=x_v, y_name=y_v, stat=stat_v)
+        return (plot_value(heat_fig, fmt), plot_value(pfig, fmt), cb.pair_table(pts, x_v, y_v),
+                cb.table_csv(app, pts, "pairs"))
+
+    page.refresh["corr"] = Refresh(corr, [page.mode, stat, part, method, fam, x, y, page.fmt],
+                                   [heat, pair_plot, pair_tb, pair_csv])
+    for ev in (stat.change, part.change, method.change, fam.change, x.change, y.change):
+        ev(safe(corr), page.refresh["corr"].inputs, page.refresh["corr"].outputs)
+    page.open_seg_from_table(pair_tb)

@@ -1,0 +1,75 @@
+"""The Live scoring tab: score the current SEG (or all) with library metrics; score uploaded images
+against the current SEG's node distributions."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import gradio as gr
+
+from .. import callbacks as cb
+from ..glue import Page, plot_value
+
+
+@dataclass
+class LiveTab:
+    """What the page wires across tabs: the two scoring actions (a new metric changes every view)."""
+
+    score_button: Any
+    score_inputs: list
+    score_message: Any
+    score: Callable          # (specs, scope, seg_id, device, progress) -> status line
+    spec: Any
+    upload_button: Any
+    upload_inputs: list
+    upload_outputs: list
+    upload: Callable         # (files, prompt, spec, seg_id, device, fmt, progress) -> outputs
+
+
+def build(page: Page) -> LiveTab:
+    app = page.app
+    lib_md = "\n".join(f"- `{n}`: {d}" for n, d in cb.library_families()) or "_metric library not available_"
+    with gr.Tab("Live scoring", id="live", elem_id="tab-live"):
+        with gr.Row():
+            with gr.Column(scale=1):
+                gr.Markdown("#### Score with a metric from the library\nSpec `FAMILY:MODEL`, e.g. "
+                            "`clipscore:openai/clip-vit-base-patch32` or a local model folder. "
+                            "Results join the leaderboard and every figure.")
+                spec = gr.Textbox(label="Metric spec(s), one per line", lines=2, elem_id="live-spec",
+                                  placeholder="clipscore:openai/clip-vit-base-patch32")
+                with gr.Row():
+                    scope = gr.Radio([("current SEG", "seg"), ("all SEGs", "all")], value="seg", label="Score")
+                    device = gr.Dropdown(["auto", "cpu", "cuda", "mps"], value="auto", label="Device")
+                score_btn = gr.Button("Score", variant="primary", elem_id="live-score")
+                score_msg = gr.Markdown(elem_id="live-msg")
+                with gr.Accordion("Metric families in the library", open=False):
+                    gr.Markdown(lib_md)
+            with gr.Column(scale=2):
+                gr.Markdown("#### Score your own images against the current SEG")
+                with gr.Row():
+                    files = gr.File(label="Images (JPEG/PNG/WebP, up to 20 MB each)", file_count="multiple",
+                                    file_types=["image"], elem_id="upload-images", scale=1)
+                    with gr.Column(scale=1):
+                        first = app.dataset[page.seg.value].prompt if page.seg.value is not None else ""
+                        prompt = gr.Textbox(first, label="Prompt (default: the current SEG's prompt)", lines=2,
+                                            max_length=cb.MAX_PROMPT_CHARS, elem_id="upload-prompt")
+                        up_spec = gr.Textbox(label="Metric spec", max_lines=1, elem_id="upload-spec")
+                        up_btn = gr.Button("Score uploads", variant="primary", elem_id="upload-score")
+                up_msg = gr.Markdown(elem_id="upload-msg")
+                up_table = gr.Dataframe(interactive=False, elem_id="upload-table", label="Upload scores")
+                landing = gr.Plot(elem_id="landing-plot", show_label=False)
+
+    # the upload prompt follows the current SEG; the upload spec follows the first live spec
+    page.seg.change(lambda sid: app.dataset[int(sid)].prompt if sid not in (None, "") else gr.skip(),
+                    page.seg, prompt, show_progress="hidden")
+    spec.change(lambda s: (s or "").split("\n")[0].strip(), spec, up_spec, show_progress="hidden")
+
+    def score(specs, scope_v, seg_id, dev, progress=gr.Progress()) -> str:
+        return f"✓ {cb.live_score(app, specs, scope_v, seg_id, dev, progress=progress)}"
+
+    def upload(files_v, prompt_v, spec_v, seg_id, dev, fmt, progress=gr.Progress()):
+        r = cb.score_uploads(app, files_v, prompt_v, spec_v or "", seg_id, dev, progress=progress)
+        return r["message"], r["table"], plot_value(r["figure"], fmt)
+
+    return LiveTab(score_btn, [spec, scope, page.seg, device], score_msg, score, spec,
+                   up_btn, [files, prompt, up_spec, page.seg, device, page.fmt], [up_msg, up_table, landing], upload)
