@@ -82,15 +82,20 @@ def seg_metametrics(df: pd.DataFrame, metric: str, mode: str, edges=None) -> dic
                     pops.append((pa, pb))
             gap_pops = pops
         ks = [stats.ks_2samp(a, b).statistic for a, b in pops]
+        # signed separation: each KS statistic with the sign of its pair's mean gap
+        sks = [stats.ks_2samp(a, b).statistic * np.sign(a.mean() - b.mean()) for a, b in pops]
         gaps = [a.mean() - b.mean() for a, b in gap_pops]
         empty = 0.0 if mode == "paper" else math.nan
-        rows.append((o, k, float(np.mean(ks)) if ks else empty, float(np.mean(gaps)) if gaps else empty, len(x)))
+        rows.append((o, k, float(np.mean(ks)) if ks else empty, float(np.mean(gaps)) if gaps else empty,
+                     len(x), float(np.mean(sks)) if sks else empty))
     if not rows:
-        return {"ord": math.nan, "kendall": math.nan, "sep": math.nan, "delta": math.nan, "n_walks": 0}
+        return {"ord": math.nan, "kendall": math.nan, "sep": math.nan, "delta": math.nan, "signed_sep": math.nan,
+                "n_walks": 0}
     r = np.array(rows, dtype=float)
     if mode == "paper":
         wt = r[:, 4]
-        out = {k: float(np.average(r[:, i], weights=wt)) for i, k in enumerate(["ord", "kendall", "sep", "delta"])}
+        out = {k: float(np.average(r[:, i], weights=wt))
+               for i, k in [(0, "ord"), (1, "kendall"), (2, "sep"), (3, "delta"), (5, "signed_sep")]}
     else:
         out = {"ord": float(r[:, 0].mean()), "kendall": float(r[:, 1].mean())}
         # spec sep/delta: over the SEG's distinct adjacent node pairs
@@ -100,15 +105,17 @@ def seg_metametrics(df: pd.DataFrame, metric: str, mode: str, edges=None) -> dic
                      if nodes[b] > nodes[a] and nodes[b] == min([lv for lv in levels if lv > nodes[a]], default=-1)]
         else:
             pairs = list(edges)
-        ks, gaps = [], []
+        ks, gaps, sks = [], [], []
         for a, b in pairs:
             pa = df.loc[df["label"] == a, metric].dropna().to_numpy()
             pb = df.loc[df["label"] == b, metric].dropna().to_numpy()
             if len(pa) and len(pb):
                 ks.append(stats.ks_2samp(pa, pb).statistic)
                 gaps.append(pa.mean() - pb.mean())
+                sks.append(ks[-1] * np.sign(gaps[-1]))
         out["sep"] = float(np.mean(ks)) if ks else math.nan
         out["delta"] = float(np.mean(gaps)) if gaps else math.nan
+        out["signed_sep"] = float(np.mean(sks)) if sks else math.nan
     out["n_walks"] = len(rows)
     return out
 

@@ -36,7 +36,8 @@ def test_metametrics_columns_and_filters(tmp_path):
             "--out", str(out))
     assert r.returncode == 0, r.stderr
     df = pd.read_csv(out)
-    assert list(df.columns) == ["seg_id", "partition", "metric", "ord", "sep", "delta", "kendall", "n_walks"]
+    assert list(df.columns) == ["seg_id", "partition", "metric", "ord", "sep", "delta", "kendall", "signed_sep",
+                                "n_walks"]
     assert sorted(df.seg_id.unique()) == [0, 1, 2, 3, 4, 120] and set(df.metric) == {"CLIPScore", "ALIGNScore"}
     assert set(df.partition) == {"Synth", "Nat"}
 

@@ -136,7 +136,7 @@ def test_engine_matches_scipy_reference(mode, seed, use_edges):
         for m in vals:
             want = seg_metametrics(frame[frame.seg_id == sid], m, mode,
                                    edges=None if edges is None else edges[sid])
-            for k in ("ord", "kendall", "sep", "delta"):
+            for k in ("ord", "kendall", "sep", "delta", "signed_sep"):
                 g = got.loc[(sid, m), k]
                 if math.isnan(want[k]):
                     assert math.isnan(g), (sid, m, k, g)
@@ -160,7 +160,7 @@ def test_engine_matches_reference_on_ts2_sample():
             for m in mets:
                 frame[m] = sc.aligned([r.file_name for r in rows], [m])[:, 0]
                 want = seg_metametrics(frame, m, mode)
-                for k in ("ord", "sep", "kendall"):
+                for k in ("ord", "sep", "kendall", "signed_sep"):
                     assert got.loc[(sid, m), k] == pytest.approx(want[k], abs=1e-9, nan_ok=True), (mode, sid, m, k)
 
 
@@ -171,3 +171,14 @@ def test_structure_walk_counts():
     sizes = {sid: len(seg_structure(s, "spec").walks) for sid, s in ds.segs.items()}
     assert max(s.n_images for s in ds) == 76
     assert max(sizes.values()) == 300       # the largest TS2 SEG has 300 walks
+
+
+def test_signed_sep_shows_the_direction_sep_hides():
+    """A metric ordering the images exactly backwards: sep 1 (KS is unsigned), signed_sep -1."""
+    ds, sc = one_seg(values=[0.1, 0.2, 0.5, 0.6, 0.9])      # errors rise, scores rise
+    for mode in ("paper", "spec"):
+        r = seg_row(compute(ds, sc, mode=mode))
+        assert r["sep"] == pytest.approx(1.0) and r["signed_sep"] == pytest.approx(-1.0)
+        assert r["ord"] < 0
+    r = seg_row(compute(*one_seg(), mode="spec"))
+    assert r["signed_sep"] == pytest.approx(r["sep"])         # right direction everywhere: the same number

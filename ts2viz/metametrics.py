@@ -6,8 +6,10 @@ numbers, ``spec`` follows the paper's text, and any rule can be changed (see :mo
 Per walk, ``ord`` is minus Spearman's rho between error count and score (1 = perfect ordering, 0 when
 either side is constant), ``kendall`` the same with Kendall's tau-b, ``sep`` the mean two-sample KS
 statistic over the population pairs the policy's ``sep_pairs`` names, and ``delta`` the mean score gap
-(less-erroneous minus more-erroneous population, so positive is good) over its ``delta_pairs``. A walk
-with fewer than two scored images is skipped.
+(less-erroneous minus more-erroneous population, so positive is good) over its ``delta_pairs``.
+``signed_sep`` is sep with each pair's KS statistic signed by the direction of its mean gap: KS is
+unsigned, so a metric that orders two populations exactly backwards still gets sep 1 (a limitation the
+TS2 paper states); signed_sep is then -1. A walk with fewer than two scored images is skipped.
 
 The implementation is vectorised: for one SEG, all walks and all metrics are handled by a few numpy
 operations on (metric, walk, image) weight arrays, where a weight is the image's multiplicity in the walk
@@ -16,6 +18,7 @@ these weights over the images sorted by score.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -31,9 +34,10 @@ from .policy import Policy, resolve_policy
 from .seg import SEG
 from .stats import CONSTANT_RANK_TOL
 
-STATS = ("ord", "sep", "delta", "kendall")
+#: the per-walk and per-SEG statistics, in column order
+STATS = ("ord", "sep", "delta", "kendall", "signed_sep")
 #: version of the on-disk format of :meth:`MetaMetrics.save`; bump it when the format or the numbers change
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 # -- structure of one SEG under one policy (independent of the metrics) -----------------------------
@@ -309,7 +313,17 @@ class WalkStats:
     sep: np.ndarray
     delta: np.ndarray
     kendall: np.ndarray
+    signed_sep: np.ndarray
     n_images: np.ndarray   # scored images in the walk, counted with multiplicity
+
+
+WALK_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(WalkStats))
+
+
+def signed(seps: np.ndarray, gaps: np.ndarray) -> np.ndarray:
+    """KS statistics signed by the direction of the mean gap (+ when the less-erroneous side scores higher;
+    0 for equal means)."""
+    return seps * np.sign(gaps)
 
 
 @dataclass
@@ -348,9 +362,10 @@ def walk_stats(st: SegStructure, scores: np.ndarray, policy: "Policy | str" = "p
     seps, gaps = _pair_values(st, "walks", pr.by_score, pr.scores, pr.node_valid, need)
     sep = _mean_over_pairs(seps, sep_use, empty)
     delta = _mean_over_pairs(gaps, delta_use, empty)
+    ssep = _mean_over_pairs(signed(seps, gaps), sep_use, empty)
     skip = sw < 2
-    return WalkStats(np.where(skip, np.nan, -rho), np.where(skip, np.nan, sep),
-                     np.where(skip, np.nan, delta), np.where(skip, np.nan, -tau), sw)
+    out = {"ord": -rho, "sep": sep, "delta": delta, "kendall": -tau, "signed_sep": ssep}
+    return WalkStats(**{k: np.where(skip, np.nan, v) for k, v in out.items()}, n_images=sw)
 
 
 def _weighted_mean(x: np.ndarray, wt: np.ndarray) -> np.ndarray:
@@ -363,7 +378,7 @@ def _weighted_mean(x: np.ndarray, wt: np.ndarray) -> np.ndarray:
 
 def seg_stats(st: SegStructure, scores: np.ndarray, ws: WalkStats | None = None,
               policy: "Policy | str" = "paper", _prep: _Prepared | None = None) -> dict[str, np.ndarray]:
-    """SEG-level ord, sep, delta, kendall (each (M,)) and n_walks, from the per-walk stats and the policy."""
+    """SEG-level :data:`STATS` (each (M,)) and n_walks, from the per-walk stats and the policy."""
     pol = resolve_policy(policy)
     pr = _prep or _prepare(st, scores)
     ws = ws or walk_stats(st, pr.scores, pol, pr)
@@ -371,8 +386,9 @@ def seg_stats(st: SegStructure, scores: np.ndarray, ws: WalkStats | None = None,
     wt = np.where(used, ws.n_images, 0.0) if pol.walk_weights == "scored-images" else used.astype(np.float64)
     out = {k: _weighted_mean(getattr(ws, k), wt) for k in ("ord", "kendall")}
     empty = 0.0 if pol.no_pairs == "zero" else np.nan
-    by_edges = [k for k, rule in (("sep", pol.sep_pairs), ("delta", pol.delta_pairs)) if rule == "adjacent-nodes"]
-    for k in ("sep", "delta"):
+    rules = {"sep": pol.sep_pairs, "signed_sep": pol.sep_pairs, "delta": pol.delta_pairs}
+    by_edges = [k for k, rule in rules.items() if rule == "adjacent-nodes"]
+    for k in rules:
         if k not in by_edges:
             out[k] = _weighted_mean(getattr(ws, k), wt)
     if by_edges:
@@ -381,7 +397,8 @@ def seg_stats(st: SegStructure, scores: np.ndarray, ws: WalkStats | None = None,
         if len(st.edges):
             seps, gaps = _pair_values(st, "edges", pr.by_score, pr.scores, pr.node_valid, st.edge_use)
             per_edge = {"sep": _mean_over_pairs(seps, st.edge_use, np.nan),
-                        "delta": _mean_over_pairs(gaps, st.edge_use, np.nan)}
+                        "delta": _mean_over_pairs(gaps, st.edge_use, np.nan),
+                        "signed_sep": _mean_over_pairs(signed(seps, gaps), st.edge_use, np.nan)}
             for k in by_edges:
                 out[k] = _weighted_mean(per_edge[k], np.ones(per_edge[k].shape[-1]))
         else:
@@ -418,7 +435,7 @@ class MetaMetrics:
         return self.policy.name
 
     def segs(self):
-        """One row per (SEG, metric): seg_id, partition, metric, ord, sep, delta, kendall, n_walks."""
+        """One row per (SEG, metric): seg_id, partition, metric, ord, sep, delta, kendall, signed_sep, n_walks."""
         import pandas as pd
 
         S, M = len(self.seg_ids), len(self.metrics)
@@ -433,7 +450,7 @@ class MetaMetrics:
         return df
 
     def walks(self, seg_id: int | None = None):
-        """One row per (SEG, walk, metric): seg_id, walk, path, metric, ord, sep, delta, kendall, n_images."""
+        """One row per (SEG, walk, metric): seg_id, walk, path, metric, then :data:`STATS` and n_images."""
         import pandas as pd
 
         frames = []
@@ -506,8 +523,8 @@ class MetaMetrics:
         for sid in first.seg_ids:
             st = first.walk_results[sid][0]
             wss = [p.walk_results[sid][1] for p in parts]
-            walks[sid] = (st, WalkStats(*(np.concatenate([getattr(w, f) for w in wss], axis=0)
-                                          for f in ("ord", "sep", "delta", "kendall", "n_images"))))
+            walks[sid] = (st, WalkStats(**{f: np.concatenate([getattr(w, f) for w in wss], axis=0)
+                                           for f in WALK_FIELDS}))
         return cls(first.policy, names, list(first.seg_ids), list(first.partitions),
                    {k: np.concatenate([p.seg_values[k] for p in parts], axis=1) for k in STATS},
                    np.concatenate([p.n_walks for p in parts], axis=1), list(first.excluded), walks)
@@ -524,7 +541,7 @@ class MetaMetrics:
                 "excluded": self.excluded}
         arrays = {f"seg_{k}": self.seg_values[k] for k in STATS}
         arrays["n_walks"] = self.n_walks
-        for f in ("ord", "sep", "delta", "kendall", "n_images"):
+        for f in WALK_FIELDS:
             arrays[f"walk_{f}"] = np.concatenate([getattr(self.walk_results[s][1], f) for s in self.seg_ids], axis=1)
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
@@ -552,8 +569,7 @@ class MetaMetrics:
                 raise ValueError(f"SEG {sid} is not in dataset {dataset.name}")
             st = seg_structure(dataset[sid], policy)
             k = len(st.walks)
-            walks[sid] = (st, WalkStats(*(arrays[f"walk_{f}"][:, pos:pos + k]
-                                          for f in ("ord", "sep", "delta", "kendall", "n_images"))))
+            walks[sid] = (st, WalkStats(**{f: arrays[f"walk_{f}"][:, pos:pos + k] for f in WALK_FIELDS}))
             pos += k
         if pos != arrays["walk_ord"].shape[1]:
             raise ValueError("meta-metric file does not fit the dataset's walks")

@@ -8,7 +8,7 @@ from ..policy import MODES, rules_help
 
 LEADERBOARD_COLUMNS = ["metric", "ord_avg", "sep_avg", "ord_synth", "sep_synth", "ord_nat", "sep_nat",
                        "ord_real", "sep_real"]
-METAMETRICS_COLUMNS = ["seg_id", "partition", "metric", "ord", "sep", "delta", "kendall", "n_walks"]
+METAMETRICS_COLUMNS = ["seg_id", "partition", "metric", "ord", "sep", "delta", "kendall", "signed_sep", "n_walks"]
 
 
 def _add_eval_options(p: argparse.ArgumentParser) -> None:
