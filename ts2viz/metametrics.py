@@ -44,13 +44,17 @@ FORMAT_VERSION = 3
 
 @dataclass
 class SegStructure:
-    """Precomputed walk layout of one SEG under the structural rules of a policy."""
+    """Precomputed walk layout of one SEG under the structural rules of a policy.
+
+    Everything but ``seg`` and ``file_names`` depends only on the SEG's shape (:func:`shape_key`), so
+    SEGs of the same shape share these arrays (:meth:`rebind`); treat them as read-only.
+    """
 
     seg: SEG
     file_names: list[str]          # images in node order
     levels: np.ndarray             # (n,) error count per image
     node_of: np.ndarray            # (n,) node index per image
-    walks: list[tuple[str, ...]]   # node labels per walk
+    walk_nodes: list[tuple[int, ...]]   # node indices (into seg.nodes) per walk
     node_counts: np.ndarray        # (K, N) multiplicity of each node in each walk
     member: np.ndarray             # (N, n) one-hot: image i belongs to node
     level_values: np.ndarray       # (L,) distinct levels present
@@ -58,10 +62,33 @@ class SegStructure:
     all_pairs: np.ndarray          # (K, P) bool: both levels of pair p occur in walk w
     step_pairs: np.ndarray         # (K, P) bool: pair p is the level pair of a step of walk w
     node_level: np.ndarray         # (N, L) one-hot: node j is at level l
+    node_starts: np.ndarray        # (N,) index of each node's first image (images are in node order)
+    image_weights: np.ndarray      # (K, n) multiplicity of each image in each walk
     edges: list[tuple[str, str]]   # distinct adjacent node pairs
     edge_counts: np.ndarray        # (E, N): the two nodes of each edge
     edge_use: np.ndarray           # (E, P) bool: the level pair of each edge
     layouts: dict = field(default_factory=dict, repr=False)   # population layouts per unit kind
+
+    @property
+    def walks(self) -> list[tuple[str, ...]]:
+        """Node labels per walk."""
+        labels = self.seg.labels
+        return [tuple(labels[i] for i in w) for w in self.walk_nodes]
+
+    def rebind(self, seg: SEG) -> "SegStructure":
+        """The same layout for another SEG of the same shape (shares every array)."""
+        return dataclasses.replace(self, seg=seg, file_names=[im.file_name for n in seg.nodes for im in n.images],
+                                   edges=list(seg.adjacent_pairs()))
+
+
+def shape_key(seg: SEG) -> tuple:
+    """What a SEG's walk layout depends on: node levels and sizes in node order, and the edges between
+    node positions (``None`` for implied edges). SEGs with equal keys have equal layouts."""
+    nodes = tuple((n.level, len(n.images)) for n in seg.nodes)
+    if seg.edges is None:
+        return nodes, None
+    index = {lbl: i for i, lbl in enumerate(seg.labels)}
+    return nodes, tuple(sorted((index[a], index[b]) for a, b in seg.edges))
 
 
 def _walk_pair_masks(walks_lv: list[list[int]], pair_index: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -117,8 +144,11 @@ def _build_structure(seg: SEG, pol: Policy) -> SegStructure:
         if la != lb:
             edge_use[e, pair_index[(min(la, lb), max(la, lb))]] = True
     node_level = np.array([[float(n.level) == v for v in level_values] for n in seg.nodes], dtype=np.float64)
-    return SegStructure(seg, file_names, levels_a, node_of_a, walks, counts, member, level_values, pairs,
-                        *_walk_pair_masks(walks_lv, pair_index), node_level, edges, edge_counts, edge_use)
+    walk_nodes = [tuple(node_index[lbl] for lbl in walk) for walk in walks]
+    node_starts = np.flatnonzero(np.r_[True, node_of_a[1:] != node_of_a[:-1]])
+    return SegStructure(seg, file_names, levels_a, node_of_a, walk_nodes, counts, member, level_values, pairs,
+                        *_walk_pair_masks(walks_lv, pair_index), node_level, node_starts, counts @ member,
+                        edges, edge_counts, edge_use)
 
 
 def _population_layout(st: SegStructure, unit: str):
@@ -186,49 +216,67 @@ class _NodeCumulative:
         np.put_along_axis(self.upto, order[:, None, :], upto_s, axis=2)
         np.put_along_axis(self.below, order[:, None, :], below_s, axis=2)
 
-    def ranks(self, counts: np.ndarray) -> np.ndarray:
-        """Average (mid) ranks of every image within every walk's weighted multiset: (M, K, n)."""
-        below = np.matmul(counts, self.below)
-        upto = np.matmul(counts, self.upto)
-        return below + (upto - below + 1.0) / 2.0
 
+def _spearman(st: "SegStructure", by_score: _NodeCumulative, valid: np.ndarray, n_scored: np.ndarray,
+              sw: np.ndarray) -> np.ndarray:
+    """Weighted Spearman correlation between error level and score, per row and walk: (R, K).
 
-def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray, sw: np.ndarray) -> np.ndarray:
+    Pearson's r of centred mid-ranks. The level side needs no per-image work: a walk's images at one
+    level are one tie group, so their centred mid-rank, the level variance and (through node sums of
+    the score side) the covariance follow from per-level counts. Only the score ranks' variance needs
+    the (walk x image) ranks, computed in chunks of walks.
+    """
+    C = st.node_counts                                                        # (K, N)
+    K = C.shape[0]
+    R, N, n = by_score.below.shape
+    # level side: t[r, w, l] scored images of level l in walk w; centred mid-rank of each level
+    t = np.einsum("wa,ra,al->rwl", C, n_scored, st.node_level, optimize=True)   # (R, K, L)
+    dy = np.cumsum(t, -1) - t / 2 - sw[..., None] / 2                         # (R, K, L)
+    vy = (t * dy * dy).sum(-1)
+    # score side: centred mid-ranks are linear in the walk's node counts (see centered_ranks)
+    d = ((by_score.below + by_score.upto) - n_scored[:, :, None]) * (0.5 * valid[:, None, :])   # (R, N, n)
+    q = np.add.reduceat(d, st.node_starts, axis=-1)                          # (R, b, a): node b's part in a
+    u = (q.transpose(0, 2, 1).reshape(R * N, N) @ C.T).reshape(R, N, K)      # (R, a, K)
+    dy_node = dy @ st.node_level.T                                           # (R, K, N): dy of each node's level
+    cov = np.einsum("wa,rwa,raw->rw", C, dy_node, u, optimize=False)
+    vx = np.empty((R, K))
+    dT = d.transpose(1, 0, 2).reshape(N, R * n)
+    step = max(1, CHUNK_ELEMENTS // max(1, R * n))
+    for a in range(0, K, step):
+        x = (C[a:a + step] @ dT).reshape(-1, R, n)                            # (k, R, n)
+        vx[:, a:a + step] = np.einsum("kn,krn,krn->rk", st.image_weights[a:a + step], x, x, optimize=False)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mx = (w * x).sum(-1) / sw
-        my = (w * y).sum(-1) / sw
-        dx = x - mx[..., None]
-        dy = y - my[..., None]
-        vx = (w * dx * dx).sum(-1)
-        vy = (w * dy * dy).sum(-1)
-        cov = (w * dx * dy).sum(-1)
         # Ranks of an all-tied side are exactly equal, so its variance is 0 up to rounding.
         tol = CONSTANT_RANK_TOL * np.maximum(sw, 1.0) ** 3
         r = np.where((vx > tol) & (vy > tol), cov / np.sqrt(vx * vy), 0.0)
     return np.clip(r, -1.0, 1.0)
 
 
-def _kendall(st: "SegStructure", scores: np.ndarray, valid: np.ndarray, sw: np.ndarray) -> np.ndarray:
-    """Weighted Kendall tau-b between error level and score, per metric and walk: (M, K).
+def _kendall(st: "SegStructure", by_score: _NodeCumulative, valid: np.ndarray, n_scored: np.ndarray,
+             sw: np.ndarray) -> np.ndarray:
+    """Weighted Kendall tau-b between error level and score, per row and walk: (R, K).
 
-    Every pair count is a quadratic form in the walk's node counts over a node x node matrix that is
-    aggregated once per metric.
+    Every pair count is a quadratic form in the walk's node counts over a node x node matrix. Those
+    matrices come from the per-node cumulative counts: the number of images of node b scoring below
+    image i, summed over the images i of node a, so no image x image matrix is ever formed.
     """
-    de = np.sign(st.levels[:, None] - st.levels[None, :])                  # (n, n)
-    s = np.nan_to_num(scores, nan=0.0)
-    ds = np.sign(s[:, :, None] - s[:, None, :])                           # (M, n, n)
-    v = valid.astype(np.float64)
-    vv = v[:, :, None] * v[:, None, :]                                    # (M, n, n)
-    G = st.member.T                                                       # (n, N)
-    C = st.node_counts                                                    # (K, N)
+    v = valid.astype(np.float64)[:, None, :]
+    lt = np.add.reduceat(by_score.below * v, st.node_starts, axis=-1)       # (R, b, a): b's below a's
+    le = np.add.reduceat(by_score.upto * v, st.node_starts, axis=-1)
+    lt, le = lt.transpose(0, 2, 1), le.transpose(0, 2, 1)                    # (R, a, b)
+    nn = n_scored[:, :, None] * n_scored[:, None, :]                        # (R, a, b) scored pairs
+    node_lv = st.node_level @ np.arange(st.node_level.shape[1])            # (N,) level index per node
+    de = np.sign(node_lv[:, None] - node_lv[None, :])                       # (a, b)
+    C = st.node_counts
 
-    def form(a: np.ndarray) -> np.ndarray:
-        b = np.matmul(np.matmul(G.T, a * vv), G)                          # (M, N, N)
-        return (np.matmul(C, b) * C).sum(-1)                              # (M, K)
+    def form(x: np.ndarray) -> np.ndarray:                                  # sum_ab C[w,a] x[a,b] C[w,b]
+        R, N, _ = x.shape
+        y = (x.reshape(R * N, N) @ C.T).reshape(R, N, len(C))               # (R, a, K)
+        return np.einsum("rak,ka->rk", y, C, optimize=False)
 
-    conc = 0.5 * form(de[None] * ds)
-    tie_l = 0.5 * form(np.broadcast_to((de == 0).astype(np.float64), ds.shape))
-    tie_s = 0.5 * form((ds == 0).astype(np.float64))
+    conc = 0.5 * form(de[None] * (lt + le - nn))            # sum over pairs of sign(level) * sign(score)
+    tie_l = 0.5 * form((de == 0)[None] * nn)
+    tie_s = 0.5 * form(le - lt)
     n0 = sw * (sw - 1) / 2
     t1 = tie_l - sw / 2          # the quadratic forms count each image with itself once
     t2 = tie_s - sw / 2
@@ -343,17 +391,25 @@ def _prepare(st: SegStructure, scores: np.ndarray) -> _Prepared:
     return _Prepared(scores, valid, node_valid, _NodeCumulative(scores, node_valid))
 
 
+#: elements of one (rows x walks x images) temporary array: walk statistics are computed in chunks of
+#: walks that keep each such array under this size (about 32 MB), whatever the number of walks
+CHUNK_ELEMENTS = 4_000_000
+
+
 def walk_stats(st: SegStructure, scores: np.ndarray, policy: "Policy | str" = "paper",
                _prep: _Prepared | None = None) -> WalkStats:
-    """Per-walk ord, sep, delta, kendall for scores (M, n) aligned to ``st.file_names`` (oriented)."""
+    """Per-walk ord, sep, delta, kendall, signed_sep for scores (M, n) aligned to ``st.file_names`` (oriented).
+
+    Rows of ``scores`` may be metrics or metrics of several SEGs of the same shape; the ranks are
+    computed in chunks of walks, so memory stays bounded on SEGs with thousands of walks.
+    """
     pol = resolve_policy(policy)
     pr = _prep or _prepare(st, scores)
     C = st.node_counts
-    w = np.matmul(C, pr.node_valid)                                      # (M, K, n)
-    sw = w.sum(-1)
-    by_level = _NodeCumulative(np.broadcast_to(st.levels, pr.scores.shape), pr.node_valid)
-    rho = _weighted_pearson(by_level.ranks(C), pr.by_score.ranks(C), w, sw)
-    tau = _kendall(st, pr.scores, pr.valid, sw)
+    n_scored = pr.node_valid.sum(-1)                                      # (M, N)
+    sw = n_scored @ C.T                                                   # (M, K) scored images per walk
+    rho = _spearman(st, pr.by_score, pr.valid, n_scored, sw)
+    tau = _kendall(st, pr.by_score, pr.valid, n_scored, sw)
     empty = 0.0 if pol.no_pairs == "zero" else np.nan
     sep_use = _walk_pair_use(st, pol.sep_pairs, pr.node_valid)
     delta_use = _walk_pair_use(st, pol.delta_pairs, pr.node_valid)
@@ -619,26 +675,47 @@ def compute(dataset, scores, metrics: Sequence[str] | None = None, policy: "Poli
     missing = [s for s in ids if s not in dataset.segs]
     if missing:
         raise InputError(f"no SEG with id {missing[0]} in dataset {dataset.name}")
-    structures = [seg_structure(dataset[sid], pol) for sid in ids]
+    # SEGs of the same shape share one walk layout and are computed together: their score rows are
+    # stacked as if they were more metrics, which removes the per-SEG cost of many small numpy calls.
+    groups: dict[tuple, list[int]] = {}
+    for i, sid in enumerate(ids):
+        groups.setdefault(shape_key(dataset[sid]), []).append(i)
+    structures: list[SegStructure] = [None] * len(ids)  # type: ignore[list-item]
+    for members in groups.values():
+        first = seg_structure(dataset[ids[members[0]]], pol)
+        structures[members[0]] = first
+        for i in members[1:]:
+            seg = dataset[ids[i]]
+            structures[i] = seg.memo(("walk-layout", pol.repeat_root), lambda seg=seg: first.rebind(seg))
+    offsets = np.cumsum([0] + [len(st.file_names) for st in structures])
     all_fn = [fn for st in structures for fn in st.file_names]
     mat = scores.aligned(all_fn, metrics).T                              # (M, N)
     if pol.nan_policy == "raise" and np.isnan(mat).any():
         m, i = np.argwhere(np.isnan(mat))[0]
         raise InputError(f"metric {metrics[m]!r} has no score for {int(np.isnan(mat[m]).sum())} image(s), e.g. "
                          f"{all_fn[i]!r} (policy nan_policy=raise)")
-    vals = {k: np.full((len(ids), len(metrics)), np.nan) for k in STATS}
-    n_walks = np.zeros((len(ids), len(metrics)), dtype=np.int64)
-    results: dict[int, tuple[SegStructure, WalkStats]] = {}
-    pos = 0
-    for i, (sid, st) in enumerate(zip(ids, structures)):
-        n = len(st.file_names)
-        prep = _prepare(st, mat[:, pos:pos + n])
-        pos += n
-        ws = walk_stats(st, prep.scores, pol, prep)
-        res = seg_stats(st, prep.scores, ws, pol, prep)
-        for k in STATS:
-            vals[k][i] = res[k]
-        n_walks[i] = res["n_walks"]
-        results[sid] = (st, ws)
+    M = len(metrics)
+    vals = {k: np.full((len(ids), M), np.nan) for k in STATS}
+    n_walks = np.zeros((len(ids), M), dtype=np.int64)
+    walk_parts: list = [None] * len(ids)
+    for members in groups.values():
+        st = structures[members[0]]
+        n, K = len(st.file_names), len(st.walk_nodes)
+        # rows per batch: keep the (rows x images x images) and (rows x walks) temporaries bounded
+        per_row = max(n * n, K * len(st.pairs), K, 1)
+        segs_per_batch = max(1, CHUNK_ELEMENTS // (per_row * max(M, 1)))
+        for b in range(0, len(members), segs_per_batch):
+            batch = members[b:b + segs_per_batch]
+            block = np.concatenate([mat[:, offsets[i]:offsets[i + 1]] for i in batch], axis=0)   # (B*M, n)
+            prep = _prepare(st, block)
+            ws = walk_stats(st, prep.scores, pol, prep)
+            res = seg_stats(st, prep.scores, ws, pol, prep)
+            for j, i in enumerate(batch):
+                rows = slice(j * M, (j + 1) * M)
+                for k in STATS:
+                    vals[k][i] = res[k][rows]
+                n_walks[i] = res["n_walks"][rows]
+                walk_parts[i] = WalkStats(**{f: getattr(ws, f)[rows] for f in WALK_FIELDS})
+    results = {sid: (structures[i], walk_parts[i]) for i, sid in enumerate(ids)}
     parts = [dataset[s].partition for s in ids]
     return MetaMetrics(pol, metrics, ids, parts, vals, n_walks, left_out(dataset, ids, pol), results)
