@@ -20,6 +20,8 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
+from .accumulation import (ACCUMULATIONS, DEFAULT_ACCUMULATION, check_accumulation, dsg_counted, dsg_score,
+                           tifa_score)
 from .base import Metric
 from .llm import load_llm
 from .questions import Question, QuestionGenerator, QuestionSource
@@ -63,24 +65,6 @@ def match_choice(answer: str, choices: Sequence[str]) -> str:
         return difflib.SequenceMatcher(None, a, n).ratio() + overlap
 
     return max(zip(choices, norm), key=lambda cn: sim(cn[1]))[0]
-
-
-def tifa_score(correct: Sequence[bool]) -> float:
-    """Fraction of questions answered correctly (NaN for no questions)."""
-    return float(np.mean(correct)) if len(correct) else float("nan")
-
-
-def dsg_counted(correct: dict[int, bool], parents: dict[int, Sequence[int]]) -> dict[int, bool]:
-    """Per question: its own correctness, set False when any parent (by id) was answered wrong.
-
-    A parent id that is not a question of the set is ignored.
-    """
-    return {q: ok and all(correct.get(p, True) for p in parents.get(q, ())) for q, ok in correct.items()}
-
-
-def dsg_score(correct: dict[int, bool], parents: dict[int, Sequence[int]]) -> float:
-    counted = dsg_counted(correct, parents)
-    return float(np.mean(list(counted.values()))) if counted else float("nan")
 
 
 class QAMetric(Metric):
