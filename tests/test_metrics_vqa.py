@@ -12,7 +12,9 @@ from tiny_models import tiny, write_image_dataset
 from ts2viz import engine, metrics
 from ts2viz.dataset import load_bundled
 from ts2viz.errors import InputError
-from ts2viz.metrics.qa import dsg_counted, dsg_score, match_choice, normalize_answer, tifa_score
+from ts2viz.metrics.accumulation import dsg_counted, dsg_score, tifa_score
+from ts2viz.metrics.mapping import load_mapper, match_choice, normalize_answer
+from ts2viz.qa_records import image_scores, records_from_details
 from ts2viz.metrics.llm import OpenAIChat
 from ts2viz.metrics.questions import (QuestionGenerator, QuestionSource, parse_parents, prompt_key,
                                       read_question_csv, bundled_path)
@@ -137,24 +139,33 @@ def test_vqa_answers_do_not_depend_on_batching(images, name):
 
 # -- TIFA / DSG on real (tiny) models -----------------------------------------------------------------
 
+@pytest.mark.parametrize("mapper", ["lexical", "sbert"])
 @pytest.mark.parametrize("family", ["tifa", "dsg"])
-def test_qa_metric_score_is_accumulation_of_its_answers(images, family):
-    m = metrics.load(f"{family}:{tiny('blip')}?max_new_tokens=3", device="cpu")
+def test_qa_metric_score_is_accumulation_of_its_answers(images, family, mapper):
+    mapper_spec = "lexical" if mapper == "lexical" else f"sbert:{tiny('sbert')}"
+    m = metrics.load(f"{family}:{tiny('blip')}?max_new_tokens=3&mapper={mapper_spec}", device="cpu")
     prompts = [TS2_PROMPT, "A pear, lemon, and a banana in a wooden bowl."]
     scores, details = m.score_with_details(images[:2], prompts)
     src = QuestionSource(family)
+    reference_mapper = load_mapper(mapper_spec, device="cpu")
     for im, p, s, recs in zip(images, prompts, scores, details):
         qs = src.get(p)
         assert [r["question"] for r in recs] == [q.text for q in qs]
+        assert [r["question_id"] for r in recs] == [q.id for q in qs]
         # The recorded answers are what the VQA model says for these questions.
-        assert [r["answer"] for r in recs] == m.vqa.answer([im] * len(qs), [m.ask(q) for q in qs],
-                                                           max_new_tokens=m.max_new_tokens)
-        correct = {q.id: normalize_answer(match_choice(r["answer"], q.choices)) == normalize_answer(q.answer)
-                   for q, r in zip(qs, recs)}
+        answers = m.vqa.answer([im] * len(qs), [m.ask(q) for q in qs], max_new_tokens=m.max_new_tokens)
+        assert [r["answer"] for r in recs] == answers
+        mapped = ([match_choice(a, q.choices) for a, q in zip(answers, qs)] if mapper == "lexical"
+                  else reference_mapper.map(answers, [q.choices for q in qs]))
+        assert [r["mapped"] for r in recs] == mapped
+        correct = {q.id: normalize_answer(c) == normalize_answer(q.answer) for q, c in zip(qs, mapped)}
         want = (dsg_score(correct, {q.id: q.parents for q in qs}) if family == "dsg"
                 else tifa_score(list(correct.values())))
         assert s == pytest.approx(want)
     assert m.config["questions"].startswith("ts2:")
+    # the per-question table of these details gives the same per-image scores
+    recs = records_from_details(m.spec, family, ["a", "b"], details)
+    np.testing.assert_allclose(image_scores(recs, "gated")[m.spec].to_numpy(), scores)
 
 
 def test_qa_through_engine_keeps_details_in_cache(tmp_path):
@@ -169,7 +180,7 @@ def test_qa_through_engine_keeps_details_in_cache(tmp_path):
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    spec = f"dsg:{tiny('llava')}?max_new_tokens=3"
+    spec = f"dsg:{tiny('llava')}?max_new_tokens=3&mapper=sbert:{tiny('sbert')}"
     sc = engine.score_dataset(ds_dir, [spec], device="cpu", cache_dir=tmp_path / "c")
     assert np.isfinite(sc.values).all() and ((sc.values >= 0) & (sc.values <= 1)).all()
     # The details come back from the cache: no model call on the second pass.
@@ -187,7 +198,7 @@ def test_qa_through_engine_keeps_details_in_cache(tmp_path):
 def test_prompt_without_questions_fails_before_scoring(tmp_path):
     ds_dir = write_image_dataset(tmp_path / "ds", n_segs=1)  # prompts not in TS2
     with pytest.raises(InputError, match="no questions for prompt"):
-        engine.score_dataset(ds_dir, [f"tifa:{tiny('blip')}"], device="cpu", cache_dir=tmp_path / "c")
+        engine.score_dataset(ds_dir, [f"tifa:{tiny('blip')}?mapper=lexical"], device="cpu", cache_dir=tmp_path / "c")
 
 
 # -- question generators ------------------------------------------------------------------------------
@@ -249,7 +260,7 @@ def test_openai_generator_against_local_server(chat_api, images, monkeypatch):
         QuestionGenerator(OpenAIChat("http://127.0.0.1:9/v1", api_key="x", timeout=2)).generate("a", "tifa")
     # Through the metric spec: key from the environment, never in the spec or config.
     monkeypatch.setenv("MY_KEY", "sk-test")
-    spec = f"dsg:{tiny('blip')}?questions=none&generator={chat_api}&generator_model=m&api_key_env=MY_KEY"
+    spec = f"dsg:{tiny('blip')}?questions=none&generator={chat_api}&generator_model=m&api_key_env=MY_KEY&mapper=lexical"
     m = metrics.load(spec, device="cpu")
     s, det = m.score_with_details(images[:2], ["a red cat", "a red cat"])
     assert [r["question"] for r in det[0]] == ["Is there a cat?", "Is the cat red?"]
