@@ -25,7 +25,8 @@ from .accumulation import DEFAULT_ACCUMULATION, check_accumulation, dsg_counted,
 from .base import Metric
 from .llm import load_llm
 from .mapping import AnswerMapper, is_correct, load_mapper
-from .questions import Question, QuestionGenerator, QuestionSource
+from .question_gen import QuestionGenerator
+from .questions import Question, QuestionSource
 from .spec import Spec
 from .vqa import VQAModel, load_vqa_model
 
