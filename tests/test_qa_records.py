@@ -145,6 +145,8 @@ def test_with_counted_on_a_table_equals_per_image_rule():
         n = int(rng.integers(1, 7))
         for q in range(n):
             ps = sorted({int(p) for p in rng.integers(0, q, size=int(rng.integers(0, 3)))}) if q else []
+            if q == 1 and img % 3 == 0:
+                ps.append(7)  # a parent id that is no question of the image (ignored, never another image's)
             rows.append(("DSG-x", "dsg", f"im{img}", q, "q?", "yes|no", "yes", "-".join(map(str, ps)), "a",
                          "yes", bool(rng.random() < 0.6)))
         rows.append(("TIFA-x", "tifa", f"im{img}", 0, "q?", "yes|no", "yes", "", "a", "no", False))

@@ -142,7 +142,8 @@ def with_counted(records, accumulation: str):
         sub = np.flatnonzero(dsg)
         # Positions of each DSG question's parents (same metric and image), found by a sorted search
         # over (image, question id) keys; then the one gating rule runs over the whole table at once.
-        span = int(qids[sub].max()) + 1
+        # span exceeds every question and parent id, so keys of different images never collide
+        span = max([int(qids[sub].max())] + [p for ps in parsed.values() for p in ps]) + 1
         key = group[sub].astype(np.int64) * span + qids[sub]
         order = np.argsort(key, kind="stable")
         child, parent_key = [], []
