@@ -1,10 +1,6 @@
 """VQA backend, VQAScore, TIFA and DSG on tiny saved models; arithmetic on hand-made answers."""
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
 import numpy as np
 import pytest
 
@@ -12,11 +8,11 @@ from tiny_models import tiny, write_image_dataset
 from ts2viz import engine, metrics
 from ts2viz.dataset import load_bundled
 from ts2viz.errors import InputError
-from ts2viz.metrics.qa import dsg_counted, dsg_score, match_choice, normalize_answer, tifa_score
-from ts2viz.metrics.llm import OpenAIChat
-from ts2viz.metrics.questions import (QuestionGenerator, QuestionSource, parse_parents, prompt_key,
-                                      read_question_csv, bundled_path)
+from ts2viz.metrics.accumulation import dsg_counted, dsg_score, tifa_score
+from ts2viz.metrics.mapping import load_mapper, match_choice, normalize_answer
+from ts2viz.metrics.questions import QuestionSource, bundled_path, parse_parents, prompt_key, read_question_csv
 from ts2viz.metrics.vqa import crop
+from ts2viz.qa_records import image_scores, records_from_details
 
 TS2_PROMPT = "A Christmas tree with lights and teddy bear"
 
@@ -49,9 +45,10 @@ def test_tifa_and_dsg_accumulation_by_hand():
     parents = {0: (), 1: (), 2: (0,), 3: parse_parents("0-1"), 4: (3,)}
     correct = {0: True, 1: False, 2: True, 3: True, 4: True}
     counted = dsg_counted(correct, parents)
-    # 3 fails through parent 1; 4's own parent 3 was answered right, so 4 counts (no propagation).
-    assert counted == {0: True, 1: False, 2: True, 3: False, 4: True}
-    assert dsg_score(correct, parents) == pytest.approx(3 / 5)
+    # 3 fails through parent 1; 4 fails through 3, which does not count (gating is transitive).
+    assert counted == {0: True, 1: False, 2: True, 3: False, 4: False}
+    assert dsg_score(correct, parents) == pytest.approx(2 / 5)
+    assert dsg_score(correct, parents, "mean") == pytest.approx(4 / 5)
     assert dsg_score({0: False, 1: True, 2: True}, {2: (0,)}) == pytest.approx(1 / 3)
     assert parse_parents("-1") == () and parse_parents("0-2") == (0, 2) and parse_parents("3") == (3,)
 
@@ -136,24 +133,33 @@ def test_vqa_answers_do_not_depend_on_batching(images, name):
 
 # -- TIFA / DSG on real (tiny) models -----------------------------------------------------------------
 
+@pytest.mark.parametrize("mapper", ["lexical", "sbert"])
 @pytest.mark.parametrize("family", ["tifa", "dsg"])
-def test_qa_metric_score_is_accumulation_of_its_answers(images, family):
-    m = metrics.load(f"{family}:{tiny('blip')}?max_new_tokens=3", device="cpu")
+def test_qa_metric_score_is_accumulation_of_its_answers(images, family, mapper):
+    mapper_spec = "lexical" if mapper == "lexical" else f"sbert:{tiny('sbert')}"
+    m = metrics.load(f"{family}:{tiny('blip')}?max_new_tokens=3&mapper={mapper_spec}", device="cpu")
     prompts = [TS2_PROMPT, "A pear, lemon, and a banana in a wooden bowl."]
     scores, details = m.score_with_details(images[:2], prompts)
     src = QuestionSource(family)
+    reference_mapper = load_mapper(mapper_spec, device="cpu")
     for im, p, s, recs in zip(images, prompts, scores, details):
         qs = src.get(p)
         assert [r["question"] for r in recs] == [q.text for q in qs]
+        assert [r["question_id"] for r in recs] == [q.id for q in qs]
         # The recorded answers are what the VQA model says for these questions.
-        assert [r["answer"] for r in recs] == m.vqa.answer([im] * len(qs), [m.ask(q) for q in qs],
-                                                           max_new_tokens=m.max_new_tokens)
-        correct = {q.id: normalize_answer(match_choice(r["answer"], q.choices)) == normalize_answer(q.answer)
-                   for q, r in zip(qs, recs)}
+        answers = m.vqa.answer([im] * len(qs), [m.ask(q) for q in qs], max_new_tokens=m.max_new_tokens)
+        assert [r["answer"] for r in recs] == answers
+        mapped = ([match_choice(a, q.choices) for a, q in zip(answers, qs)] if mapper == "lexical"
+                  else reference_mapper.map(answers, [q.choices for q in qs]))
+        assert [r["mapped"] for r in recs] == mapped
+        correct = {q.id: normalize_answer(c) == normalize_answer(q.answer) for q, c in zip(qs, mapped)}
         want = (dsg_score(correct, {q.id: q.parents for q in qs}) if family == "dsg"
                 else tifa_score(list(correct.values())))
         assert s == pytest.approx(want)
     assert m.config["questions"].startswith("ts2:")
+    # the per-question table of these details gives the same per-image scores
+    recs = records_from_details(m.spec, family, ["a", "b"], details)
+    np.testing.assert_allclose(image_scores(recs, "gated")[m.spec].to_numpy(), scores)
 
 
 def test_qa_through_engine_keeps_details_in_cache(tmp_path):
@@ -168,7 +174,7 @@ def test_qa_through_engine_keeps_details_in_cache(tmp_path):
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    spec = f"dsg:{tiny('llava')}?max_new_tokens=3"
+    spec = f"dsg:{tiny('llava')}?max_new_tokens=3&mapper=sbert:{tiny('sbert')}"
     sc = engine.score_dataset(ds_dir, [spec], device="cpu", cache_dir=tmp_path / "c")
     assert np.isfinite(sc.values).all() and ((sc.values >= 0) & (sc.values <= 1)).all()
     # The details come back from the cache: no model call on the second pass.
@@ -186,81 +192,4 @@ def test_qa_through_engine_keeps_details_in_cache(tmp_path):
 def test_prompt_without_questions_fails_before_scoring(tmp_path):
     ds_dir = write_image_dataset(tmp_path / "ds", n_segs=1)  # prompts not in TS2
     with pytest.raises(InputError, match="no questions for prompt"):
-        engine.score_dataset(ds_dir, [f"tifa:{tiny('blip')}"], device="cpu", cache_dir=tmp_path / "c")
-
-
-# -- question generators ------------------------------------------------------------------------------
-
-class _FakeChatAPI(BaseHTTPRequestHandler):
-    """A tiny OpenAI-compatible endpoint: records requests, answers with fixed question JSON."""
-
-    requests: list = []
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append((self.path, self.headers.get("Authorization"), body))
-        if self.headers.get("Authorization") != "Bearer sk-test":
-            self.send_response(401)
-            self.end_headers()
-            self.wfile.write(b'{"error": "bad key"}')
-            return
-        dsg = "scene graph" in body["messages"][0]["content"]
-        items = ([{"id": 0, "question": "Is there a cat?", "parents": []},
-                  {"id": 1, "question": "Is the cat red?", "parents": [0]}] if dsg else
-                 [{"question": "is there a cat?", "choices": ["yes", "no"], "answer": "yes"},
-                  {"question": "what color is the cat?", "choices": ["red", "blue"], "answer": "red"}])
-        content = "Here are the questions:\n" + json.dumps(items)
-        reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *a):
-        pass
-
-
-@pytest.fixture()
-def chat_api():
-    _FakeChatAPI.requests = []
-    srv = HTTPServer(("127.0.0.1", 0), _FakeChatAPI)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
-    srv.shutdown()
-    srv.server_close()
-
-
-def test_openai_generator_against_local_server(chat_api, images, monkeypatch):
-    gen = QuestionGenerator(OpenAIChat(chat_api, "test-model", api_key="sk-test"))
-    qs = gen.generate("a red cat", "tifa")
-    assert [q.text for q in qs] == ["is there a cat?", "what color is the cat?"]
-    assert qs[1].choices == ("red", "blue") and qs[1].answer == "red"
-    path, auth, body = _FakeChatAPI.requests[-1]
-    assert path == "/v1/chat/completions" and auth == "Bearer sk-test" and body["model"] == "test-model"
-    assert "a red cat" in body["messages"][1]["content"]
-    dq = gen.generate("a red cat", "dsg")
-    assert dq[1].parents == (0,) and dq[1].choices == ("yes", "no")
-    with pytest.raises(InputError, match="HTTP 401"):
-        QuestionGenerator(OpenAIChat(chat_api, api_key="wrong")).generate("a red cat", "tifa")
-    with pytest.raises(InputError, match="LLM endpoint"):
-        QuestionGenerator(OpenAIChat("http://127.0.0.1:9/v1", api_key="x", timeout=2)).generate("a", "tifa")
-    # Through the metric spec: key from the environment, never in the spec or config.
-    monkeypatch.setenv("MY_KEY", "sk-test")
-    spec = f"dsg:{tiny('blip')}?questions=none&generator={chat_api}&generator_model=m&api_key_env=MY_KEY"
-    m = metrics.load(spec, device="cpu")
-    s, det = m.score_with_details(images[:2], ["a red cat", "a red cat"])
-    assert [r["question"] for r in det[0]] == ["Is there a cat?", "Is the cat red?"]
-    assert det[0][1]["parents"] == [0] and np.isfinite(s).all()
-    assert "sk-test" not in json.dumps(m.config) and m.config["generator"]["url"] == chat_api
-
-
-def test_local_llm_generator_runs_and_rejects_garbage(images):
-    from ts2viz.metrics.llm import LocalChat
-
-    gen = QuestionGenerator(LocalChat(str(tiny("llm")), device="cpu", max_new_tokens=8))
-    # A random tiny LLM cannot write JSON: the reply must be rejected with a clear error.
-    with pytest.raises(InputError, match="question generator reply"):
-        gen.generate("a red cat", "tifa")
-    assert gen.config["llm"] == "local"
+        engine.score_dataset(ds_dir, [f"tifa:{tiny('blip')}?mapper=lexical"], device="cpu", cache_dir=tmp_path / "c")

@@ -227,6 +227,21 @@ def build_llm(folder: Path, seed: int = 6) -> Path:
     return folder
 
 
+def build_sbert(folder: Path, seed: int = 7) -> Path:
+    """A tiny BertModel (2 layers) with a word tokenizer: the Sentence-BERT answer mapper's encoder."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(seed)
+    tok = word_tokenizer()
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                     num_attention_heads=2, max_position_embeddings=64, pad_token_id=tok.pad_token_id)
+    BertModel(cfg).eval().save_pretrained(folder)
+    tok.model_max_length = 64
+    tok.save_pretrained(folder)
+    return folder
+
+
 def write_image_dataset(folder: Path, n_segs: int = 3, seed: int = 0) -> Path:
     """A small SEG dataset folder: metadata.csv plus JPEGs (error levels 0, 1, 2 per SEG)."""
     import numpy as np
@@ -253,7 +268,7 @@ _ROOT: list[Path] = []
 
 
 def tiny(name: str) -> Path:
-    """Path of the tiny model ``name`` (clip, siglip, align, openclip, blip, llava, llm), built once."""
+    """Path of the tiny model ``name`` (clip, siglip, align, openclip, blip, llava, llm, sbert), built once."""
     import atexit
     import shutil
     import tempfile
@@ -264,7 +279,8 @@ def tiny(name: str) -> Path:
             atexit.register(shutil.rmtree, _ROOT[0], True)
         root = _ROOT[0]
         builders = {"clip": build_clip, "siglip": build_siglip, "align": build_align,
-                    "openclip": build_openclip, "blip": build_blip_vqa, "llava": build_llava, "llm": build_llm}
+                    "openclip": build_openclip, "blip": build_blip_vqa, "llava": build_llava, "llm": build_llm,
+                    "sbert": build_sbert}
         _BUILT[name] = builders[name](root / name)
     if name == "openclip":
         import open_clip

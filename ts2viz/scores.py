@@ -230,9 +230,29 @@ def _to_float(series, *, path: Path, column: str, row_offset: int) -> np.ndarray
     return num.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def bundled_scores() -> Scores:
-    """The per-image scores behind the published TS2 leaderboard (19 metric variants)."""
-    return read_scores(bundled_data_dir() / "ts2" / "published_scores.csv")
+def bundled_scores(dsg: str | None = None) -> Scores:
+    """The per-image scores behind the published TS2 leaderboard (19 metric variants).
+
+    Parameters
+    ----------
+    dsg : how the DSG columns accumulate their questions: ``"mean"`` (the default,
+        :data:`ts2viz.qa_records.BUNDLED_DSG_ACCUMULATION`: the plain fraction of correct answers,
+        which reproduces the published web leaderboard's DSG rows) or ``"gated"`` (a question fails
+        when a parent fails, as DSG defines it and as the release's per-image DSG files use). The
+        six DSG columns with per-question records (all but DSG-GPT4V) are recomputed from
+        ``data/ts2/qa_answers.parquet`` either way; DSG-GPT4V has no per-question records in the
+        release and keeps its released per-image scores.
+    """
+    from .metrics.accumulation import check_accumulation
+    from .qa_records import BUNDLED_DSG_ACCUMULATION, BUNDLED_QA_METRICS, bundled_qa_scores
+
+    accumulation = check_accumulation(BUNDLED_DSG_ACCUMULATION if dsg is None else dsg)
+    scores = read_scores(bundled_data_dir() / "ts2" / "published_scores.csv")
+    dsg_metrics = [m for m in BUNDLED_QA_METRICS if m.startswith("DSG-")]
+    recomputed = bundled_qa_scores(accumulation, dsg_metrics).reindex(scores.file_names)
+    for m in dsg_metrics:
+        scores.values[:, scores.metrics.index(m)] = recomputed[m].to_numpy(dtype=np.float64)
+    return scores
 
 
 # -- writing ---------------------------------------------------------------------------------------

@@ -26,6 +26,10 @@ def _add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lower-is-better", action="append", default=[], metavar="NAME",
                    help="treat metric NAME as lower-is-better (repeatable or comma-separated)")
     p.add_argument("--seg", help="evaluate only these SEG ids (comma-separated, ranges like 0-10)")
+    p.add_argument("--dsg", choices=["mean", "gated"], default=None,
+                   help="accumulation of the bundled DSG columns, recomputed from the per-question answers: "
+                        "mean (default; what the published web leaderboard used) or gated (a question fails "
+                        "when a parent fails, as DSG defines it)")
 
 
 def load_inputs(args: argparse.Namespace):
@@ -35,13 +39,16 @@ def load_inputs(args: argparse.Namespace):
 
     ds = load_dataset(args.dataset)
     lib = {m.strip() for item in args.lower_is_better for m in item.split(",") if m.strip()}
+    if args.scores and args.dsg:
+        raise InputError("--dsg applies to the bundled TS2 scores only (it recomputes their DSG columns); "
+                         "drop it when giving --scores")
     if args.scores:
         tables = [read_scores(p, dataset=ds, lower_is_better=lib) for p in args.scores]
         scores = merge(tables)
     else:
         if args.dataset != "ts2":
             raise InputError("--scores is required with a dataset other than the bundled 'ts2'")
-        scores = bundled_scores()
+        scores = bundled_scores(dsg=args.dsg)
         scores.lower_is_better |= {m for m in lib if m in scores.metrics}
     unknown = lib - set(scores.metrics)
     if unknown:
@@ -82,6 +89,11 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if args.out:
         _write_csv(lb, args.out)
     print(format_leaderboard(lb, mm))
+    if not args.scores:
+        from .qa_records import BUNDLED_DSG_ACCUMULATION
+
+        print(f"DSG columns: {args.dsg or BUNDLED_DSG_ACCUMULATION} accumulation of the released per-question "
+              "answers (DSG-GPT4V: released per-image scores, no per-question data)")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""``ts2viz score`` and ``ts2viz metrics``: run library metrics over a dataset; list the metric families."""
+"""``ts2viz score``, ``ts2viz questions`` and ``ts2viz metrics``: run library metrics over a dataset, write
+question sets for review, list the metric families."""
 from __future__ import annotations
 
 import argparse
@@ -29,6 +30,31 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the score cache")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run_score)
+
+    g = subparsers.add_parser(
+        "questions", help="generate TIFA/DSG questions with an LLM and write them as a question CSV",
+        description="Generate TIFA questions (one few-shot prompt) or DSG questions (tuples -> questions -> "
+                    "dependencies) for each prompt with a chat LLM, and write them in the TS2 question-file "
+                    "format. Inspect or edit the file, then score with tifa:MODEL?questions=FILE (or dsg:). "
+                    "Generated questions are cached on disk per prompt, so a re-run asks the LLM only for new "
+                    "prompts.")
+    g.add_argument("--metric-kind", required=True, choices=["tifa", "dsg"], help="which question style")
+    src = g.add_mutually_exclusive_group(required=True)
+    src.add_argument("--prompts", metavar="FILE", help="text file, one prompt per line (# comments, blanks ignored)")
+    src.add_argument("--dataset", metavar="ts2|DIR|HF_ID", help="every SEG prompt of a dataset (ids = SEG ids)")
+    g.add_argument("--seg", default=None, metavar="IDS", help="with --dataset: only these SEG ids")
+    g.add_argument("--generator", required=True, metavar="URL|hf:MODEL",
+                   help="an OpenAI-compatible API base URL, or hf:MODEL for a local transformers LLM")
+    g.add_argument("--generator-model", default=None, metavar="NAME", help="chat model name for an API (default gpt-4o)")
+    g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                   help="environment variable holding the API key (default OPENAI_API_KEY)")
+    g.add_argument("--device", default=None, help="device of a local LLM (cuda, cpu, mps)")
+    g.add_argument("--out", "-o", required=True, help="question CSV to write")
+    g.add_argument("--cache", default=None, metavar="DIR",
+                   help="question cache folder (default: $TS2VIZ_CACHE/questions or ~/.cache/ts2viz/questions)")
+    g.add_argument("--no-cache", action="store_true", help="neither read nor write the question cache")
+    g.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    g.set_defaults(func=run_questions)
 
     q = subparsers.add_parser("metrics", help="list the metric families",
                               description="List the metric families and an example SPEC for each.")
@@ -88,6 +114,69 @@ def run_score(args: argparse.Namespace) -> int:
     n_ok = int(np.isfinite(scores.values).all(axis=1).sum())
     print(f"wrote {out}: {len(scores.file_names)} images x {len(scores.metrics)} metric(s), "
           f"{n_ok} images fully scored")
+    return 0
+
+
+def read_prompt_lines(path: str) -> list[str]:
+    """Prompts from a text file, one per line; blank lines and lines starting with # are skipped."""
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("no such prompts file", file=p)
+    try:
+        lines = p.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read as UTF-8 text ({type(e).__name__})", file=p) from None
+    prompts = [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    if not prompts:
+        raise InputError("no prompts: expected one prompt per line", file=p)
+    return list(dict.fromkeys(prompts))
+
+
+def run_questions(args: argparse.Namespace) -> int:
+    """Handler of ``ts2viz questions``."""
+    from ..cli import parse_ids
+    from ..metrics.llm import load_llm
+    from ..metrics.question_gen import QuestionGenerator
+    from ..metrics.questions import write_question_csv
+
+    out = str(args.out)
+    if not out.lower().endswith(".csv"):
+        raise InputError("--out must end in .csv", file=out)
+    if args.prompts:
+        if args.seg:
+            raise InputError("--seg applies to --dataset only")
+        items = list(enumerate(read_prompt_lines(args.prompts)))
+    else:
+        from ..dataset import load_dataset
+
+        ds = load_dataset(args.dataset)
+        ids = parse_ids(args.seg)
+        if ids is not None:
+            ds = ds.subset(ids)
+        items = [(seg.id, seg.prompt) for seg in ds]
+    llm = load_llm(args.generator, model=args.generator_model, api_key_env=args.api_key_env, device=args.device)
+    gen = QuestionGenerator(llm, cache_dir=args.cache, use_cache=not args.no_cache)
+    sets = []
+    bar = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(items), desc=f"{args.metric_kind} questions", unit="prompt", file=sys.stderr,
+                   dynamic_ncols=True)
+    try:
+        for sid, prompt in items:
+            sets.append((sid, prompt, gen.generate(prompt, args.metric_kind)))
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    write_question_csv(out, sets, args.metric_kind)
+    n = sum(len(qs) for _, _, qs in sets)
+    print(f"wrote {out}: {n} {args.metric_kind} questions for {len(sets)} prompts; score with "
+          f"{args.metric_kind}:MODEL?questions={out}")
     return 0
 
 

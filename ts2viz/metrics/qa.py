@@ -1,86 +1,34 @@
 """TIFA and DSG: question-answering metrics on the shared VQA backend.
 
 Each image's prompt has a set of questions (see :mod:`.questions`). The VQA model answers every
-question free-form; the answer is mapped to one of the question's choices (:func:`match_choice`) and
-compared with the expected answer.
+question free-form; the answer is mapped to one of the question's choices by the metric's mapper
+(:mod:`.mapping`: Sentence-BERT by default, as TIFA and the TS2 release do, or ``?mapper=lexical``)
+and compared with the expected answer.
 
 * TIFA = fraction of questions answered correctly.
-* DSG = the same, except a question counts as wrong when any of its parents was answered wrong (the
-  parents' own answers decide, as in the DSG reference implementation; no transitive propagation).
+* DSG = the fraction of questions that *count*: with ``?accumulation=gated`` (default, as DSG
+  defines it) a question counts only when it and all its parents (transitively) are answered
+  correctly; with ``?accumulation=mean`` parents are ignored (see :mod:`.accumulation`).
 
 The per-question records of the last call are in ``metric.last_details`` (one list per image, each
-record a dict: id, question, choices, expected, answer, predicted, correct, parents, counted).
+record a dict: question_id, question, choices, expected, parents, answer, mapped, correct, counted;
+:func:`ts2viz.qa_records.records_from_details` turns them into a table).
 """
 from __future__ import annotations
 
-import difflib
-import re
 from typing import Sequence
 
 import numpy as np
 
 from ..errors import InputError
+from .accumulation import DEFAULT_ACCUMULATION, check_accumulation, dsg_counted, dsg_score, tifa_score
 from .base import Metric
 from .llm import load_llm
-from .questions import Question, QuestionGenerator, QuestionSource
+from .mapping import AnswerMapper, is_correct, load_mapper
+from .question_gen import QuestionGenerator
+from .questions import Question, QuestionSource
 from .spec import Spec
 from .vqa import VQAModel, load_vqa_model
-
-_NUMBERS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
-_ARTICLES = {"a", "an", "the"}
-
-
-def normalize_answer(text: str) -> str:
-    """Lower case, no punctuation or articles, number words as digits, single spaces."""
-    words = re.sub(r"[^\w\s]", " ", str(text).lower()).split()
-    return " ".join(_NUMBERS.get(w, w) for w in words if w not in _ARTICLES)
-
-
-def match_choice(answer: str, choices: Sequence[str]) -> str:
-    """The choice a free-form ``answer`` means: exact (normalised) match, then a choice contained in the
-    answer as whole words (longest first; for yes/no the answer's first word), then the most similar
-    choice by character similarity (difflib) plus word overlap."""
-    if not choices:
-        return answer
-    a = normalize_answer(answer)
-    norm = [normalize_answer(c) for c in choices]
-    for c, n in zip(choices, norm):
-        if a == n:
-            return c
-    if a and set(norm) >= {"yes", "no"}:
-        first = a.split()[0]
-        if first in ("yes", "no"):
-            return choices[norm.index(first)]
-    padded = f" {a} "
-    for c, n in sorted(zip(choices, norm), key=lambda cn: -len(cn[1])):
-        if n and f" {n} " in padded:
-            return c
-    aw = set(a.split())
-
-    def sim(n: str) -> float:
-        nw = set(n.split())
-        overlap = len(aw & nw) / max(1, len(aw | nw))
-        return difflib.SequenceMatcher(None, a, n).ratio() + overlap
-
-    return max(zip(choices, norm), key=lambda cn: sim(cn[1]))[0]
-
-
-def tifa_score(correct: Sequence[bool]) -> float:
-    """Fraction of questions answered correctly (NaN for no questions)."""
-    return float(np.mean(correct)) if len(correct) else float("nan")
-
-
-def dsg_counted(correct: dict[int, bool], parents: dict[int, Sequence[int]]) -> dict[int, bool]:
-    """Per question: its own correctness, set False when any parent (by id) was answered wrong.
-
-    A parent id that is not a question of the set is ignored.
-    """
-    return {q: ok and all(correct.get(p, True) for p in parents.get(q, ())) for q, ok in correct.items()}
-
-
-def dsg_score(correct: dict[int, bool], parents: dict[int, Sequence[int]]) -> float:
-    counted = dsg_counted(correct, parents)
-    return float(np.mean(list(counted.values()))) if counted else float("nan")
 
 
 class QAMetric(Metric):
@@ -88,17 +36,22 @@ class QAMetric(Metric):
 
     has_details = True
 
-    def __init__(self, spec: Spec, kind: str, vqa: VQAModel, source: QuestionSource,
-                 batch_size: int | None = None, max_new_tokens: int = 10, list_choices: bool | None = None):
+    def __init__(self, spec: Spec, kind: str, vqa: VQAModel, source: QuestionSource, mapper: AnswerMapper,
+                 batch_size: int | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
+                 accumulation: str = DEFAULT_ACCUMULATION):
         self.kind = kind
         self.name = kind
         self.vqa = vqa
         self.source = source
+        self.mapper = mapper
         self.max_new_tokens = max_new_tokens
+        self.accumulation = check_accumulation(accumulation)
         # Generative VLMs answer open questions verbosely; listing the choices keeps answers mappable.
         self.list_choices = vqa.generative if list_choices is None else bool(list_choices)
-        config = {"family": kind, **vqa.config, **source.config, "answer": "free-form -> choice",
+        config = {"family": kind, **vqa.config, **source.config, "mapper": mapper.config,
                   "list_choices": self.list_choices, "max_new_tokens": max_new_tokens}
+        if kind == "dsg":
+            config["accumulation"] = self.accumulation
         super().__init__(spec, config, vqa.device, batch_size or 4)
 
     def check_prompts(self, prompts: Sequence[str]) -> None:
@@ -121,28 +74,28 @@ class QAMetric(Metric):
                 pair_images.append(im)
                 pair_questions.append(self.ask(q))
         answers = self.vqa.answer(pair_images, pair_questions, max_new_tokens=self.max_new_tokens)
+        mapped = self.mapper.map(answers, [q.choices for qs in qsets for q in qs])
         scores = np.full(len(items), np.nan)
         details = []
         k = 0
         for i, qs in enumerate(qsets):
             recs, correct = [], {}
             for q in qs:
-                raw = answers[k]
-                k += 1
-                pred = match_choice(raw, q.choices)
-                ok = normalize_answer(pred) == normalize_answer(q.answer)
+                ok = is_correct(mapped[k], q.answer)
                 correct[q.id] = ok
-                recs.append({"id": q.id, "question": q.text, "choices": list(q.choices), "expected": q.answer,
-                             "answer": raw, "predicted": pred, "correct": ok, "parents": list(q.parents)})
+                recs.append({"question_id": q.id, "question": q.text, "choices": list(q.choices),
+                             "expected": q.answer, "parents": list(q.parents), "answer": answers[k],
+                             "mapped": mapped[k], "correct": ok})
+                k += 1
             if self.kind == "dsg":
                 parents = {q.id: q.parents for q in qs}
-                counted = dsg_counted(correct, parents)
-                scores[i] = dsg_score(correct, parents)
+                counted = dsg_counted(correct, parents, self.accumulation)
+                scores[i] = dsg_score(correct, parents, self.accumulation)
             else:
                 counted = correct
                 scores[i] = tifa_score(list(correct.values()))
             for r in recs:
-                r["counted"] = counted[r["id"]]
+                r["counted"] = counted[r["question_id"]]
             details.append(recs)
         self.last_details = details
         return scores
@@ -165,12 +118,16 @@ def _build(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2",
            generator_model: str | None = None, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
            batch_size: int | None = None, pair_batch_size: int | None = None, dtype: str | None = None,
            template: str | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
-           **options) -> Metric:
+           mapper: str | None = None, accumulation: str | None = None, **options) -> Metric:
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
+    if accumulation is not None and kind != "dsg":
+        raise InputError(f"metric {spec.raw!r}: accumulation= applies to dsg only (TIFA has no parent questions)")
+    acc = check_accumulation(accumulation or DEFAULT_ACCUMULATION)
     source = QuestionSource(kind, questions, _generator(generator, generator_model, api_key, api_key_env, device))
     vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=pair_batch_size, template=template)
-    return QAMetric(spec, kind, vqa, source, batch_size, max_new_tokens, list_choices)
+    return QAMetric(spec, kind, vqa, source, load_mapper(mapper, vqa.device), batch_size, max_new_tokens,
+                    list_choices, acc)
 
 
 def build_tifa(spec: Spec, device: str | None = None, **options) -> Metric:

@@ -3,13 +3,13 @@
 TS2 sets (``data/ts2/TS2_TIFA_Q.csv`` and ``TS2_DSG_Q_dependency.csv``, from the T2IScoreScore release)
 are matched to a prompt by its normalised text (case, punctuation and spacing ignored, since the
 released question files dropped the prompts' commas). A prompt with no set is sent to the generator, if
-one is configured: an OpenAI-compatible chat endpoint (URL + key) or a local transformers LLM.
+one is configured (:class:`ts2viz.metrics.question_gen.QuestionGenerator`: TIFA's few-shot prompt or
+DSG's three stages, on an OpenAI-compatible chat endpoint or a local transformers LLM).
 """
 from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -79,61 +79,25 @@ def bundled_path(kind: str) -> Path:
     return bundled_data_dir() / "ts2" / name
 
 
-# -- generators ------------------------------------------------------------------------------------
+def write_question_csv(path: str | os.PathLike, sets: list[tuple[int, str, list[Question]]], kind: str) -> None:
+    """Write question sets in the TS2 question-file format, atomically.
 
-TIFA_INSTRUCTIONS = (
-    "You write visual question-answering checks for a text-to-image prompt, as in TIFA. For the prompt "
-    "below, list questions that together cover every object, attribute, count, relation and action it "
-    "states. Each question has multiple-choice answers (for yes/no questions the choices are "
-    "[\"yes\", \"no\"]) and the answer an image faithful to the prompt would give. Reply with JSON only: "
-    "a list of objects {\"question\": str, \"choices\": [str, ...], \"answer\": str}.")
-DSG_INSTRUCTIONS = (
-    "You write a Davidsonian scene graph of yes/no questions for a text-to-image prompt, as in DSG. List "
-    "atomic yes/no questions (entities first, then their attributes and relations), each answered 'yes' "
-    "for an image faithful to the prompt. A question's parents are the ids of the questions it presupposes "
-    "(an attribute or relation depends on its entities). Reply with JSON only: a list of objects "
-    "{\"id\": int starting at 0, \"question\": str, \"parents\": [int, ...]}.")
+    ``sets`` holds ``(id, prompt, questions)`` per prompt (``id``: the SEG id, or the prompt's index).
+    Columns ``id, prompt, question_id, [parent_question_id,] question, choices, answer``; DSG files have
+    the parent column (``-1`` for a root, ``0-2`` for parents 0 and 2). :func:`read_question_csv`
+    reads it back (``?questions=PATH.csv``).
+    """
+    from ..atomic import atomic_path
 
-
-def parse_generated(text: str, kind: str) -> list[Question]:
-    """Questions from an LLM reply holding a JSON list (extra text around it is ignored)."""
-    start, end = text.find("["), text.rfind("]")
-    if start < 0 or end <= start:
-        raise InputError(f"question generator reply has no JSON list: {text[:120]!r}")
-    try:
-        items = json.loads(text[start:end + 1])
-    except json.JSONDecodeError as e:
-        raise InputError(f"question generator reply is not valid JSON ({e.msg}): {text[start:start + 120]!r}") from None
-    out: list[Question] = []
-    try:
-        for k, it in enumerate(items):
-            if kind == "tifa":
-                choices = tuple(str(c).strip() for c in it.get("choices") or ["yes", "no"])
-                out.append(Question(k, str(it["question"]).strip(), choices, str(it.get("answer", "yes")).strip()))
-            else:
-                qid = int(it.get("id", k))
-                parents = tuple(int(p) for p in it.get("parents") or [] if int(p) >= 0 and int(p) != qid)
-                out.append(Question(qid, str(it["question"]).strip(), ("yes", "no"), "yes", parents))
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise InputError(f"question generator reply has a malformed item ({type(e).__name__}: {e})") from None
-    if not out:
-        raise InputError("question generator returned no questions")
-    return out
-
-
-class QuestionGenerator:
-    """Questions for a prompt from a chat LLM (:mod:`.llm`): one zero-shot JSON request per prompt."""
-
-    def __init__(self, llm):
-        self.llm = llm
-
-    @property
-    def config(self) -> dict:
-        return {"generator": "zero-shot-json", **self.llm.config}
-
-    def generate(self, prompt: str, kind: str) -> list[Question]:
-        system = TIFA_INSTRUCTIONS if kind == "tifa" else DSG_INSTRUCTIONS
-        return parse_generated(self.llm.chat(system, f"Prompt: {prompt}"), kind)
+    head = ["id", "prompt", "question_id"] + (["parent_question_id"] if kind == "dsg" else []) + \
+        ["question", "choices", "answer"]
+    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(head)
+        for sid, prompt, qs in sets:
+            for q in qs:
+                parent = ["-".join(map(str, q.parents)) or "-1"] if kind == "dsg" else []
+                w.writerow([sid, prompt, q.id, *parent, q.text, "|".join(q.choices), q.answer])
 
 
 class QuestionSource:

@@ -1,0 +1,120 @@
+"""Answer -> choice mappers: Sentence-BERT on a tiny saved BERT against an independent computation, the
+yes/no rule against the TS2 release's own mapping, and (where the real model can be loaded) the
+agreement of the default mapper with the release."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tiny_models import tiny
+from ts2viz import metrics
+from ts2viz.errors import InputError
+from ts2viz.metrics.mapping import (DEFAULT_MAPPER, LexicalMapper, SBERTMapper, is_correct, is_yes_no, load_mapper,
+                                    yes_no_choice)
+from ts2viz.qa_records import bundled_qa_records
+
+
+@pytest.fixture(scope="module")
+def sbert():
+    return load_mapper(f"sbert:{tiny('sbert')}", device="cpu")
+
+
+def independent_embedding(folder, text: str) -> np.ndarray:
+    """One sentence at a time (no padding): plain mean of the last hidden states, then L2 norm."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModel.from_pretrained(folder).eval()
+    with torch.no_grad():
+        h = model(**tok(text, return_tensors="pt")).last_hidden_state[0].numpy().astype(np.float64)
+    v = h.mean(axis=0)
+    return v / np.linalg.norm(v)
+
+
+def test_sbert_embedding_is_masked_mean_pooled_and_normalised(sbert):
+    folder = tiny("sbert")
+    texts = ["a red cat", "two blue dogs with a teddy bear on the tree", "dog"]  # different lengths: padding
+    got = sbert.embed(texts)
+    want = np.stack([independent_embedding(folder, t) for t in texts])
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-9)
+    assert sbert.config["mapper"] == "sbert" and "fingerprint" in sbert.config
+
+
+def test_sbert_mapping_rules(sbert):
+    folder = tiny("sbert")
+    answers = ["a blue dog on the tree", "the cat", "Yes there is a tree", "No, but its eyes are open", "nope",
+               "pine tree", "three"]
+    choices = [["red", "blue", "green", "cat"], ["dog", "cat with lights", "tree"], ["yes", "no"], ["Yes", "No"],
+               ["yes", "no"], ["Christmas tree", "pine tree", "oak tree"], []]
+    got = sbert.map(answers, choices)
+    # argmax of cosine between independent embeddings, for the open questions
+    for i in (0, 1):
+        a = independent_embedding(folder, answers[i])
+        sims = [float(independent_embedding(folder, c) @ a) for c in choices[i]]
+        assert got[i] == choices[i][int(np.argmax(sims))]
+    # yes/no: whether the answer contains "yes" (substring, any case), returned in the choices' spelling
+    assert got[2:5] == ["yes", "Yes", "no"]
+    assert got[5] == "pine tree"  # an answer that is a choice is taken as is
+    assert got[6] == "three"      # no choices: the answer itself
+    assert sbert.map([], []) == []
+    with pytest.raises(InputError, match="2 answers but 1"):
+        sbert.map(["a", "b"], [["x", "y"]])
+
+
+def test_yes_no_rule_is_the_releases_mapping():
+    """On every released yes/no question the release mapped by "contains yes": so does yes_no_choice."""
+    recs = bundled_qa_records()
+    yn = recs[recs["choices"].astype(str) == "yes|no"]
+    mapped = [yes_no_choice(a, ["yes", "no"]) for a in yn["answer"].astype(str)]
+    assert (np.array(mapped) == yn["mapped"].astype(str).to_numpy()).all()
+    assert len(yn) > 100_000
+    assert is_yes_no(["Yes", "no"]) and not is_yes_no(["young", "old"]) and not is_yes_no(["yes", "no", "maybe"])
+    assert is_correct("Christmas tree", "christmas tree") and not is_correct("pine tree", "Christmas tree")
+
+
+def test_load_mapper_errors_and_default(monkeypatch, tmp_path):
+    assert isinstance(load_mapper("lexical"), LexicalMapper)
+    with pytest.raises(InputError, match="expected sbert:MODEL"):
+        load_mapper("word2vec")
+    with pytest.raises(InputError, match=r"\?mapper=lexical"):
+        load_mapper(f"sbert:{tmp_path / 'missing'}/x/y")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(InputError, match="Sentence-BERT"):
+        SBERTMapper("ts2viz-test/no-such-sbert-model")
+    assert DEFAULT_MAPPER == "sbert:sentence-transformers/all-mpnet-base-v2"
+
+
+def test_mapper_and_accumulation_are_spec_options_in_the_config():
+    blip = tiny("blip")
+    sb = f"sbert:{tiny('sbert')}"
+    t_sb = metrics.load(f"tifa:{blip}?mapper={sb}", device="cpu")
+    t_lex = metrics.load(f"tifa:{blip}?mapper=lexical", device="cpu")
+    assert t_sb.config["mapper"]["mapper"] == "sbert" and t_lex.config["mapper"] == {"mapper": "lexical"}
+    assert t_sb.config_hash != t_lex.config_hash and "accumulation" not in t_sb.config
+    d_gated = metrics.load(f"dsg:{blip}?mapper=lexical", device="cpu")
+    d_mean = metrics.load(f"dsg:{blip}?mapper=lexical&accumulation=mean", device="cpu")
+    assert d_gated.config["accumulation"] == "gated" and d_mean.config["accumulation"] == "mean"
+    assert d_gated.config_hash != d_mean.config_hash
+    with pytest.raises(InputError, match="accumulation= applies to dsg only"):
+        metrics.load(f"tifa:{blip}?mapper=lexical&accumulation=mean", device="cpu")
+    with pytest.raises(InputError, match="unknown DSG accumulation"):
+        metrics.load(f"dsg:{blip}?mapper=lexical&accumulation=strict", device="cpu")
+
+
+def test_default_mapper_agrees_with_the_release():
+    """Runs only where sentence-transformers/all-mpnet-base-v2 can be loaded (not offline)."""
+    try:
+        mapper = load_mapper(DEFAULT_MAPPER, device=None)
+    except InputError as e:
+        pytest.skip(f"real Sentence-BERT model not available: {e}")
+    recs = bundled_qa_records()
+    recs = recs.assign(answer=recs["answer"].astype(str), choices=recs["choices"].astype(str))
+    pairs = recs[["answer", "choices"]].drop_duplicates()
+    got = dict(zip(zip(pairs["answer"], pairs["choices"]),
+                   mapper.map(list(pairs["answer"]), [c.split("|") for c in pairs["choices"]])))
+    mapped = np.array([got[(a, c)] for a, c in zip(recs["answer"], recs["choices"])])
+    agree = mapped == recs["mapped"].astype(str).to_numpy()
+    for metric, ok in recs.assign(agree=agree).groupby("metric", observed=True)["agree"]:
+        assert ok.mean() >= 0.99, (metric, ok.mean())

@@ -1,0 +1,252 @@
+"""Question-level views of a QA metric (TIFA, DSG) on a SEG dataset, as tables for the app and for users.
+
+All functions take a QA records table (:mod:`ts2viz.qa_records`: bundled with
+:func:`~ts2viz.qa_records.bundled_qa_records`, live-scored with :func:`cached_qa_records` or
+:func:`~ts2viz.qa_records.records_from_details`) for **one** metric and return pandas DataFrames:
+
+* :func:`image_question_table`: one image's questions, answers, mapped choices and correctness (DSG:
+  parents and whether the question counted);
+* :func:`question_node_accuracy`: per SEG, the accuracy of each question in each node (which
+  question catches which error along the graph);
+* :func:`edge_question_drops` and :func:`rank_segs_by_questions`: per edge of a SEG (a node and a
+  child node with more errors), how much each question's accuracy drops; SEGs ranked by how many of
+  their edges no question notices, for the failure finder.
+
+"Accuracy" is the share of a node's images on which a question is answered correctly (``value=
+"correct"``) or counts toward the score (``value="counted"``, DSG gating applied).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .errors import InputError
+from .qa_records import with_counted
+
+VALUES = ("correct", "counted")
+
+
+def _one_metric(records, metric: str | None):
+    names = list(dict.fromkeys(records["metric"].astype(str)))
+    if metric is None:
+        if len(names) > 1:
+            raise InputError(f"records hold several metrics ({', '.join(names)}): name one")
+        return records, (names[0] if names else "")
+    if metric not in names:
+        raise InputError(f"no records for metric {metric!r} (have: {', '.join(names) or 'none'})")
+    return records[records["metric"].astype(str) == metric], metric
+
+
+def image_question_table(records, file_name: str, *, metric: str | None = None, accumulation: str = "gated"):
+    """One image's questions.
+
+    Parameters
+    ----------
+    records : QA records (see :mod:`ts2viz.qa_records`).
+    file_name : the image.
+    metric : which metric of ``records`` (needed only when ``records`` holds several).
+    accumulation : DSG accumulation deciding ``counted`` (``gated`` or ``mean``).
+
+    Returns
+    -------
+    DataFrame, one row per question in question-id order, columns ``question_id, question, choices
+    (list), expected, answer, mapped, correct``, and for DSG also ``parents`` (list of question ids)
+    and ``counted``. Empty (same columns) when the image has no records.
+    """
+    import pandas as pd
+
+    recs, _ = _one_metric(records, metric)
+    sub = recs[recs["file_name"].astype(str) == str(file_name)]
+    dsg = bool((sub["kind"].astype(str) == "dsg").any()) if len(sub) else \
+        bool((recs["kind"].astype(str) == "dsg").any())
+    cols = ["question_id", "question", "choices", "expected", "answer", "mapped", "correct"]
+    if dsg:
+        cols += ["parents", "counted"]
+    if not len(sub):
+        return pd.DataFrame(columns=cols)
+    sub = with_counted(sub, accumulation).sort_values("question_id")
+    out = pd.DataFrame({
+        "question_id": sub["question_id"].astype(int).to_numpy(),
+        "question": sub["question"].astype(str).to_numpy(),
+        "choices": [str(c).split("|") for c in sub["choices"]],
+        "expected": sub["expected"].astype(str).to_numpy(),
+        "answer": sub["answer"].astype(str).to_numpy(),
+        "mapped": sub["mapped"].astype(str).to_numpy(),
+        "correct": sub["correct"].astype(bool).to_numpy(),
+    })
+    if dsg:
+        out["parents"] = [[int(p) for p in str(t).split("-") if p] for t in sub["parents"]]
+        out["counted"] = sub["counted"].astype(bool).to_numpy()
+    return out
+
+
+def _node_of(seg) -> dict[str, str]:
+    return {im.file_name: n.label for n in seg.nodes for im in n.images}
+
+
+def question_node_accuracy(records, seg, *, metric: str | None = None, value: str = "correct",
+                           accumulation: str = "gated"):
+    """Accuracy of each question in each node of ``seg``.
+
+    Returns a DataFrame indexed by ``question_id`` with a ``question`` column and one column per node
+    label (in the SEG's node order: by error count, then label); a value is the share of the node's
+    images (with records) on which the question is correct (``value="correct"``) or counts
+    (``value="counted"``); NaN for a node without records. ``df.attrs["n_images"]`` gives the number of
+    images with records per node, ``df.attrs["levels"]`` the error count per node.
+    """
+    import pandas as pd
+
+    if value not in VALUES:
+        raise InputError(f"value must be one of {', '.join(VALUES)}, not {value!r}")
+    recs, _ = _one_metric(records, metric)
+    node_of = _node_of(seg)
+    sub = recs[recs["file_name"].astype(str).isin(node_of)]
+    labels = [n.label for n in seg.nodes]
+    if value == "counted":
+        sub = with_counted(sub, accumulation)
+    sub = sub.assign(node=sub["file_name"].astype(str).map(node_of), hit=sub[value].astype(float),
+                     question_id=sub["question_id"].astype(int), question=sub["question"].astype(str))
+    acc = sub.pivot_table(index="question_id", columns="node", values="hit", aggfunc="mean")
+    acc = acc.reindex(columns=labels)
+    text = sub.drop_duplicates("question_id").set_index("question_id")["question"]
+    out = pd.concat([text.rename("question"), acc], axis=1).sort_index()
+    out.columns.name = None
+    counts = sub.drop_duplicates("file_name")["node"].value_counts()
+    out.attrs["n_images"] = {lbl: int(counts.get(lbl, 0)) for lbl in labels}
+    out.attrs["levels"] = {n.label: n.level for n in seg.nodes}
+    return out
+
+
+def edge_question_drops(records, seg, *, metric: str | None = None, value: str = "correct",
+                        accumulation: str = "gated"):
+    """Per edge of ``seg`` and question: the question's accuracy in both nodes and its drop.
+
+    An edge is a pair (node, child node) of :meth:`SEG.adjacent_pairs`; the child holds more errors.
+    Returns a DataFrame with columns ``parent, child, question_id, question, acc_parent, acc_child,
+    drop`` (``acc_parent - acc_child``; positive = the question notices the added error), rows by
+    edge then question. Edges where either node has no records are left out.
+    """
+    import pandas as pd
+
+    acc = question_node_accuracy(records, seg, metric=metric, value=value, accumulation=accumulation)
+    rows = []
+    for a, b in seg.adjacent_pairs():
+        if acc.attrs["n_images"].get(a, 0) == 0 or acc.attrs["n_images"].get(b, 0) == 0:
+            continue
+        for qid, r in acc.iterrows():
+            pa, pb = r[a], r[b]
+            rows.append((a, b, int(qid), r["question"], pa, pb, pa - pb))
+    return pd.DataFrame(rows, columns=["parent", "child", "question_id", "question", "acc_parent", "acc_child",
+                                       "drop"])
+
+
+def rank_segs_by_questions(records, dataset, *, metric: str | None = None, seg_ids: Sequence[int] | None = None,
+                           min_drop: float = 0.5, value: str = "correct", accumulation: str = "gated"):
+    """SEGs ranked by how many of their errors no question notices (worst first).
+
+    For every edge of a SEG (a node and a child node with more errors) the edge is *caught* when
+    some question's accuracy drops by at least ``min_drop`` from the node to the child (e.g. with 0.5:
+    at least half of the child's images fail a question that the parent's images pass). A QA metric
+    that misses an edge cannot order or separate those two nodes by its questions.
+
+    Returns
+    -------
+    DataFrame, one row per SEG with records, columns ``seg_id, partition, n_edges, missed_edges,
+    missed_fraction, mean_best_drop`` (mean over edges of the largest drop of any question),
+    ``worst_edge`` (the edge with the smallest best drop, ``"0->1a"``) and ``worst_edge_best_question``
+    (its question with the largest drop); sorted by ``missed_fraction`` descending, then
+    ``mean_best_drop`` ascending. SEGs without records or without edges are left out.
+    """
+    import pandas as pd
+
+    if not 0 < min_drop <= 1:
+        raise InputError(f"min_drop must be in (0, 1], not {min_drop}")
+    if value not in VALUES:
+        raise InputError(f"value must be one of {', '.join(VALUES)}, not {value!r}")
+    recs, _ = _one_metric(records, metric)
+    if value == "counted":
+        recs = with_counted(recs, accumulation)
+    # one pass over all records: accuracy per (SEG, question, node)
+    where = {im.file_name: (seg.id, n.label) for seg in dataset for n in seg.nodes for im in n.images}
+    keys = recs["file_name"].astype(str).map(where)
+    ok = keys.notna().to_numpy()
+    sub = recs[ok]
+    keys = keys[ok]
+    table = pd.DataFrame({"seg": [k[0] for k in keys], "node": [k[1] for k in keys],
+                          "question_id": sub["question_id"].astype(int).to_numpy(),
+                          "question": sub["question"].astype(str).to_numpy(),
+                          "hit": sub[value].astype(float).to_numpy()})
+    wide_all = table.groupby(["seg", "question_id", "node"])["hit"].mean().unstack("node")
+    col = {c: j for j, c in enumerate(wide_all.columns)}
+    values = wide_all.to_numpy(dtype=float)
+    seg_of_row = wide_all.index.get_level_values("seg").to_numpy()
+    qid_of_row = wide_all.index.get_level_values("question_id").to_numpy()
+    text = dict(zip(zip(table["seg"], table["question_id"]), table["question"]))
+    bounds = np.flatnonzero(np.r_[True, seg_of_row[1:] != seg_of_row[:-1], True])
+    rows = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        sid = int(seg_of_row[lo])
+        seg = dataset[sid]
+        if seg_ids is not None and seg.id not in seg_ids:
+            continue
+        best = []
+        for a, b in seg.adjacent_pairs():
+            if a not in col or b not in col:
+                continue
+            drop = values[lo:hi, col[a]] - values[lo:hi, col[b]]
+            if np.isnan(drop).all():
+                continue
+            k = int(np.nanargmax(drop))
+            best.append((a, b, float(drop[k]), text[(sid, int(qid_of_row[lo + k]))]))
+        if not best:
+            continue
+        drops = np.array([d for _, _, d, _ in best])
+        w = int(np.argmin(drops))
+        rows.append((seg.id, seg.partition, len(best), int((drops < min_drop).sum()),
+                     float((drops < min_drop).mean()), float(drops.mean()), f"{best[w][0]}->{best[w][1]}", best[w][3]))
+    out = pd.DataFrame(rows, columns=["seg_id", "partition", "n_edges", "missed_edges", "missed_fraction",
+                                      "mean_best_drop", "worst_edge", "worst_edge_best_question"])
+    return out.sort_values(["missed_fraction", "mean_best_drop", "seg_id"], ascending=[False, True, True],
+                           ignore_index=True)
+
+
+def cached_qa_records(metric, dataset, file_names: Sequence[str] | None = None, cache_dir=None):
+    """QA records of a live TIFA/DSG metric from the score cache (no model call, no scoring).
+
+    Parameters
+    ----------
+    metric : the loaded TIFA/DSG metric (its ``config_hash`` names its cache entries).
+    dataset : the :class:`ts2viz.Dataset` the images belong to (image files on disk, or cached hub
+        downloads).
+    file_names : the images to look up (default: all of the dataset's).
+    cache_dir : the score cache (as for ``ts2viz.engine.score_dataset``).
+
+    Returns
+    -------
+    QA records (:data:`ts2viz.qa_records.RECORD_COLUMNS`) named by ``metric.spec`` for the images
+    whose per-question details are cached; images not scored yet are absent.
+    """
+    from .dataset import cached_image
+    from .engine.cache import ScoreCache
+    from .qa_records import records_from_details
+
+    kind = getattr(metric, "kind", None)
+    if kind not in ("tifa", "dsg") or not getattr(metric, "has_details", False):
+        raise InputError(f"{getattr(metric, 'spec', metric)!r} is not a TIFA/DSG metric with per-question details")
+    names = list(dataset.file_names if file_names is None else file_names)
+    with ScoreCache(cache_dir) as cache:
+        keys, found = [], []
+        for fn in names:
+            path = dataset.image_path(fn) or cached_image(dataset, fn)
+            if path is None:
+                continue
+            try:
+                keys.append((cache.file_hash(path), dataset.row(fn).prompt))
+            except OSError:
+                continue
+            found.append(fn)
+        hits = cache.get_many(metric.config_hash, keys, with_details=True)
+    got = [(fn, hits[k][1]) for fn, k in zip(found, keys) if k in hits and hits[k][1]]
+    return records_from_details(metric.spec, kind, [fn for fn, _ in got], [d for _, d in got])
+
