@@ -90,7 +90,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         _write_csv(lb, args.out)
     print(format_leaderboard(lb, mm))
     if not args.scores:
-        from .qa_records import BUNDLED_DSG_ACCUMULATION
+        from ..qa_records import BUNDLED_DSG_ACCUMULATION
 
         print(f"DSG columns: {args.dsg or BUNDLED_DSG_ACCUMULATION} accumulation of the released per-question "
               "answers (DSG-GPT4V: released per-image scores, no per-question data)")

@@ -136,7 +136,7 @@ def read_prompt_lines(path: str) -> list[str]:
 
 def run_questions(args: argparse.Namespace) -> int:
     """Handler of ``ts2viz questions``."""
-    from ..cli import parse_ids
+    from ..dataset import parse_seg_ids
     from ..metrics.llm import load_llm
     from ..metrics.question_gen import QuestionGenerator
     from ..metrics.questions import write_question_csv
@@ -152,7 +152,7 @@ def run_questions(args: argparse.Namespace) -> int:
         from ..dataset import load_dataset
 
         ds = load_dataset(args.dataset)
-        ids = parse_ids(args.seg)
+        ids = parse_seg_ids(args.seg)
         if ids is not None:
             ds = ds.subset(ids)
         items = [(seg.id, seg.prompt) for seg in ds]
