@@ -82,7 +82,7 @@ def page(server):
             "--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--no-first-run"])
         pg = browser.new_page(viewport={"width": 1500, "height": 1000})
-        pg.set_default_timeout(30_000)
+        pg.set_default_timeout(60_000)  # generous: a loaded 2-core machine renders slowly
         errors: list[str] = []
         pg.on("pageerror", lambda e: errors.append(str(e)))
         pg.goto(server["url"])
