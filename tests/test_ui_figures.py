@@ -146,8 +146,10 @@ def test_node_colours_distinct_shades_of_their_level():
         cols = figures.node_colors(levels)
         assert set(cols) == set(levels)
         for a, b in itertools.combinations(cols, 2):
-            # a just-noticeable difference is about 2.3 CIELAB units; ask for clearly different
-            assert np.linalg.norm(_lab(cols[a]) - _lab(cols[b])) > 8, (seg.id, a, b, cols[a], cols[b])
+            # a just-noticeable difference is about 2.3 CIELAB units: shades of one level clearly
+            # different, nodes of two levels more so
+            apart = np.linalg.norm(_lab(cols[a]) - _lab(cols[b]))
+            assert apart > (8 if levels[a] == levels[b] else 20), (seg.id, a, b, cols[a], cols[b])
         for lv in set(levels.values()):
             base = colorsys.rgb_to_hls(*(int(figures.level_color(lv, max(levels.values()))[i:i + 2], 16) / 255
                                          for i in (1, 3, 5)))[0]
@@ -193,17 +195,34 @@ def test_ks_labels_never_overlap_on_largest_ts2_seg(tmp_path):
         assert hover == len(pairs)
 
 
-def test_cdf_legend_is_a_compact_row_below_and_title_clear_of_toolbar():
-    f = figures.cdf_figure(LEVELS, SCORES, [], metric="M")
-    lg = f.layout.legend
-    assert lg.orientation == "h" and lg.yref == "container" and lg.y == 0 and lg.yanchor == "bottom"
-    # the plot area keeps the full width: the legend reserves bottom margin, not side margin
-    assert f.layout.margin.r <= 16 and f.layout.margin.b >= 48 + 20
-    assert [t.name for t in f.data] == list(LEVELS)            # one entry per node, named by its label
-    assert len({t.line.color for t in f.data}) == len(LEVELS)
+def test_cdf_legend_is_compact_rows_below_and_title_clear_of_toolbar(tmp_path):
+    from ts2viz.ui import callbacks as cb
+    from ts2viz.ui import load_state
+
+    app = load_state("ts2", cache_root=tmp_path, fetch_images=False)
+    big = max(app.dataset, key=lambda s: s.n_images)
+    f = cb.cdf_figure(app, big.id, "CLIPScore")
+    lay = f.layout
+    nodes = [t for t in f.data if t.name in big.labels]
+    assert [t.name for t in nodes] == list(big.labels)                 # one entry per node, its label
+    assert len({t.line.color for t in nodes}) == len(nodes)
+    legends = [lay.legend, lay.legend2]
+    assert {t.legend for t in nodes} == {"legend2"}
+    for lg in legends:
+        # horizontal rows in the bottom margin, not a column taking width from the plot
+        assert lg.orientation == "h" and lg.yref == "container" and lg.yanchor == "top"
+        assert 0 < lg.y * lay.height <= lay.margin.b - 40                # under the axis and its title
+    assert lay.margin.r <= 16 and lay.margin.b <= 48 + 140
+    # the rows reserved for the node legend fit a 320-px phone figure: 18 entries a grid of columns as
+    # wide as the widest entry (line symbol 30 px + gaps + text), measured with a real font if present
+    measure = _measure() or (lambda s: figures.text_width(s, 10))
+    col = 45 + max(measure(t.name) * 1.1 for t in nodes)              # 11-px legend font
+    per_row = int((320 - measure("node") * 1.1 - 12) // col)
+    rows_px = (lay.legend2.y * lay.height) - 0                        # space from its top to the figure bottom
+    assert rows_px >= math.ceil(len(nodes) / per_row) * 20
     # plotly's modebar (26 px of buttons at the top) shows on hover: the title starts below it
-    assert f.layout.title.pad.t >= 28 and f.layout.title.yref == "container"
-    assert f.layout.margin.t >= f.layout.title.pad.t + 18
+    assert lay.title.pad.t >= 28 and lay.title.yref == "container"
+    assert lay.margin.t >= lay.title.pad.t + 18
 
 
 def test_reversed_pairs_drawn_apart():

@@ -23,8 +23,9 @@ GRID = "#e5e7eb"
 METRIC_A = "#4f46e5"
 METRIC_B = "#d97706"
 HIGHLIGHT = "#e11d48"
-#: error level 0 .. high: teal (faithful) to crimson (many errors)
-LEVEL_COLORS = ("#0f766e", "#16a34a", "#ca8a04", "#ea580c", "#dc2626", "#9d174d", "#581c87")
+#: error level 0, 1, 2, ...: teal (faithful), then hues far apart, so that the shades of one level's
+#: nodes (:func:`node_colors`) stay apart from the next level's
+LEVEL_COLORS = ("#0f766e", "#ca8a04", "#dc2626", "#db2777", "#7c3aed", "#2563eb", "#475569")
 WALK_COLORS = ("#4f46e5", "#0891b2", "#d97706", "#db2777", "#65a30d", "#7c3aed", "#0d9488", "#b45309",
                "#be123c", "#2563eb")
 FAMILY_COLORS = {"Embedding": "#4f46e5", "TIFA": "#0891b2", "DSG": "#16a34a", "LLMScore": "#d97706",
@@ -45,26 +46,23 @@ def mix(a: str, b: str, t: float) -> str:
 
 
 def level_color(level: int, max_level: int) -> str:
-    """Colour of an error level, spread over :data:`LEVEL_COLORS` by the SEG's largest level.
-
-    Distinct for distinct levels: with more levels than palette colours, levels fall between the
-    palette's colours (interpolated).
-    """
+    """Colour of an error level: :data:`LEVEL_COLORS` ``[level]`` (the same in every SEG) while the
+    SEG's largest level has a palette colour; for deeper SEGs the levels are spread over the palette,
+    between its colours (interpolated), so distinct levels keep distinct colours."""
     n = len(LEVEL_COLORS)
-    if max_level <= 0:
-        return LEVEL_COLORS[0]
-    pos = max(0.0, min(1.0, level / max_level)) * (n - 1)
-    if max_level <= n - 1:     # a step of at least one palette colour: every level gets its own
-        return LEVEL_COLORS[round(pos)]
+    level = max(0, int(level))
+    if max_level <= n - 1:
+        return LEVEL_COLORS[min(level, n - 1)]
+    pos = min(1.0, level / max_level) * (n - 1)
     i = min(int(pos), n - 2)
     return mix(LEVEL_COLORS[i], LEVEL_COLORS[i + 1], pos - i)
 
 
 #: the nodes of one level get lightness from SHADE_LIGHTNESS[0] (first, darkest) to [1] (last), and
 #: hues turned over SHADE_HUE_TURN degrees around the level's hue: distinct shades of one hue (the
-#: closest two node colours of any TS2 SEG are about 10 CIELAB units apart)
-SHADE_LIGHTNESS = (0.20, 0.62)
-SHADE_HUE_TURN = 30.0
+#: closest two node colours of one level in any TS2 SEG are 9 CIELAB units apart, of two levels 22)
+SHADE_LIGHTNESS = (0.26, 0.64)
+SHADE_HUE_TURN = 36.0
 
 
 def node_colors(node_levels: Mapping[str, int]) -> dict[str, str]:
@@ -160,26 +158,45 @@ def text_width(text: str, size: float = 10) -> float:
     return size * em
 
 
-def bottom_legend(names: Sequence[str], *, width: float = 330, size: float = 11, title: str = "") -> tuple[dict, int]:
-    """A horizontal legend at the bottom of the figure and the pixels to reserve for it.
+#: the figure width (px) legends are laid out for: a phone; wider screens need fewer rows
+LEGEND_WIDTH = 320
 
-    The rows are counted for a plot ``width`` pixels wide (a phone): on a wider screen the legend
-    needs fewer rows, so the reserved space always suffices and the plot area keeps its height.
+
+def bottom_legends(groups: Sequence[tuple[str, Sequence[str]]], *, size: float = 11,
+                   width: float = LEGEND_WIDTH) -> tuple[list[dict], list[int]]:
+    """Horizontal legends stacked at the bottom of a figure, one per group, and the pixels each needs.
+
+    ``groups``: ``(title, entry names)`` per legend (``legend``, ``legend2``, ...; a trace picks its
+    legend by name). Plotly lays a wrapping horizontal legend out as a grid whose column is its widest
+    entry, so short node labels and long names go in separate legends. Rows are counted for a figure
+    ``width`` pixels wide; on a wider screen fewer rows are needed, so the space reserved (the bottom
+    margin) always suffices and the plot area keeps the height it was given. Positions are set by
+    :func:`stack_legends` once the figure's height is known.
     """
-    item = 30 + 10                                     # line symbol and gaps
-    rows, x = 1, text_width(title, size) + 8 if title else 0.0
-    for n in names:
-        w = item + text_width(str(n), size)
-        if x and x + w > width:
-            rows, x = rows + 1, 0.0
-        x += w
-    row_px = size + 9
-    spec = dict(orientation="h", x=0, xanchor="left", y=0, yref="container", yanchor="bottom", itemwidth=30,
-                font=dict(size=size), tracegroupgap=0, bgcolor="rgba(255,255,255,0)",
-                title=dict(text=title, side="left") if title else None)
-    if not title:
-        del spec["title"]
-    return spec, rows * row_px + 6
+    specs, heights = [], []
+    row_px = size + 10
+    for title, names in groups:
+        title_w = text_width(title, size) + 12 if title else 0.0
+        col = 45 + max((text_width(str(n), size) for n in names), default=0.0)
+        per_row = max(1, int((width - title_w) // col))
+        rows = max(1, math.ceil(len(names) / per_row))
+        spec = dict(orientation="h", x=0.01, xref="container", xanchor="left", yref="container", yanchor="top",
+                    itemwidth=30, font=dict(size=size), tracegroupgap=0, bgcolor="rgba(255,255,255,0)")
+        if title:
+            spec["title"] = dict(text=title, side="left", font=dict(size=size, color=MUTED))
+        specs.append(spec)
+        heights.append(rows * row_px + 4)
+    return specs, heights
+
+
+def stack_legends(specs: list[dict], heights: list[int], figure_height: int) -> dict:
+    """Layout entries ``legend``, ``legend2``, ... for :func:`bottom_legends`' legends: the first just
+    under the x axis, the others below it (space a wide screen does not need is left at the bottom)."""
+    out, top = {}, sum(heights)
+    for k, (spec, h) in enumerate(zip(specs, heights)):
+        out["legend" if k == 0 else f"legend{k + 1}"] = {**spec, "y": top / figure_height}
+        top -= h
+    return out
 
 
 def empty_figure(message: str, height: int = 300):
@@ -208,14 +225,25 @@ def _clean(v) -> list:
 
 #: the plot width (px) scatter labels are placed for; narrower screens hide them (assets/app.css), wider
 #: ones only move them apart
-LABEL_PLOT_WIDTH = 680
+LABEL_PLOT_WIDTH = 900
 #: label offsets tried around a point, nearest first (px); beyond the first ring a leader line is drawn
-LABEL_RINGS = (0, 16, 30, 46, 64)
+LABEL_RINGS = (0, 14, 28, 44, 62, 84)
 _DIRECTIONS = ((1, 0), (-1, 0), (0, -1), (0, 1), (0.75, -0.75), (-0.75, -0.75), (0.75, 0.75), (-0.75, 0.75))
 
 
 def _overlaps(a, b, gap: float = 0.0) -> bool:
     return a[0] < b[2] + gap and b[0] < a[2] + gap and a[1] < b[3] + gap and b[1] < a[3] + gap
+
+
+def _leader_blocked(p, q, boxes, dots) -> bool:
+    """Whether the segment p-q passes through any of the boxes (sampled every 3 px)."""
+    n = max(2, int(math.hypot(q[0] - p[0], q[1] - p[1]) / 3))
+    for k in range(1, n + 1):
+        x, y = p[0] + (q[0] - p[0]) * k / n, p[1] + (q[1] - p[1]) * k / n
+        if any(b[0] <= x <= b[2] and b[1] <= y <= b[3] for b in boxes) or \
+                any(d[0] <= x <= d[2] and d[1] <= y <= d[3] for d in dots):
+            return True
+    return False
 
 
 def place_labels(xs: Sequence[float], ys: Sequence[float], texts: Sequence[str], *, x_range: Sequence[float],
@@ -267,9 +295,9 @@ def place_labels(xs: Sequence[float], ys: Sequence[float], texts: Sequence[str],
                     continue
                 if any(_overlaps(box, b, 2) for b in placed) or any(_overlaps(box, d) for d in dots):
                     continue
-                if ring and any(_overlaps((min(px[i], ax), min(py[i], ay), max(px[i], ax), max(py[i], ay)), b)
-                                for b in placed):
-                    continue      # the leader line would run under another label
+                if ring and _leader_blocked((px[i], py[i]), (ax, ay), placed, [d for j, d in enumerate(dots)
+                                                                              if pts[j] != (px[i], py[i])]):
+                    continue      # the leader line would run under another label or through a point
                 spot = dict(x=x0 + ax / width * (x1 - x0), y=y1 - ay / height * (y1 - y0),
                             xanchor="left" if dx > 0 else "right" if dx < 0 else "center",
                             yanchor="bottom" if dy < 0 else "top" if dy > 0 else "middle",
@@ -328,7 +356,8 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
             marker=dict(size=11, color=family_color(fam), line=dict(width=1, color="white")),
             hovertemplate=f"<b>%{{text}}</b><br>{xname} {xpart}: %{{x:.1f}}<br>{yname} {ypart}: %{{y:.1f}}"
                           "<extra></extra>"))
-    legend, legend_px = bottom_legend(list(dict.fromkeys(fams)))
+    specs, heights = bottom_legends([("", list(dict.fromkeys(fams)))])
+    legend_px = sum(heights)
     cluster = dense_cluster(xv, yv)
     zoom = 3 <= cluster.sum() < np.sum(np.isfinite(xv) & np.isfinite(yv))
     buttons_px = 28 if zoom else 0               # a row under the title for the zoom buttons
@@ -357,8 +386,8 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
     full = view(np.isfinite(xv) & np.isfinite(yv))
     layout = dict(xaxis=dict(title=dict(text=f"{xname} · {xpart} (x100)"), range=full["xaxis.range"]),
                   yaxis=dict(title=dict(text=f"{yname} · {ypart} (x100)"), range=full["yaxis.range"]),
-                  annotations=full["annotations"], shapes=full["shapes"], legend=legend,
-                  margin=dict(b=bottom, t=top))
+                  annotations=full["annotations"], shapes=full["shapes"], margin=dict(b=bottom, t=top),
+                  **stack_legends(specs, heights, height))
     if zoom:
         layout["updatemenus"] = [dict(
             type="buttons", direction="right", showactive=True, active=0, x=0, xanchor="left", y=1.0,
@@ -503,7 +532,7 @@ def cdf_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.ndar
         ys = np.concatenate([[0.0], np.arange(1, v.size + 1) / v.size, [1.0]])
         lv = levels[lbl]
         traces.append(dict(type="scatter", x=xs.tolist(), y=ys.tolist(), mode="lines", line_shape="hv",
-                           name=str(lbl), line=dict(color=colors[lbl], width=2),
+                           name=str(lbl), legend="legend2", line=dict(color=colors[lbl], width=2),
                            hovertemplate=f"node {lbl} · {plural(lv, 'error')} · {plural(v.size, 'image')}"
                                          "<br>score %{x:.3f}<br>F %{y:.2f}<extra></extra>"))
     valid = [p for p in ks_pairs if p.get("statistic") is not None and np.isfinite(p["statistic"])
@@ -513,7 +542,8 @@ def cdf_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.ndar
         sg = p.get("signed")
         return float(p["statistic"]) if sg is None or not np.isfinite(sg) else float(sg)
 
-    legend, legend_px = bottom_legend([t["name"] for t in traces] + ["KS", "KS reversed"], title="node")
+    specs, heights = bottom_legends([("", ["KS", "KS reversed"]), ("node", [t["name"] for t in traces])])
+    legend_px = sum(heights)
     height = 440 + legend_px
     top = TOOLBAR_PX + TITLE_PX * len(_title_lines(f"{metric}: node score CDFs and KS distances")) + 10
     bottom = 48 + legend_px
@@ -558,7 +588,7 @@ def cdf_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.ndar
         traces.append(dict(type="scatter", x=lead_x, y=lead_y, mode="lines", showlegend=False, hoverinfo="skip",
                            name="label leaders", line=dict(color="rgba(107,114,128,0.45)", width=1, dash="dot")))
     arrow = "↓" if lower_is_better else "↑"
-    return _fig(traces, dict(annotations=ann, legend=legend, margin=dict(t=top, b=bottom),
+    return _fig(traces, dict(annotations=ann, margin=dict(t=top, b=bottom), **stack_legends(specs, heights, height),
                              xaxis=dict(title=dict(text=f"{metric} {arrow}"), range=[lo - pad, hi + pad]),
                              yaxis=dict(title=dict(text="cumulative fraction of node images"),
                                         range=list(CDF_Y_RANGE))),
@@ -657,8 +687,9 @@ def pair_scatter(points, *, x_name: str, y_name: str, stat: str, highlight: int 
     hi = float(np.nanmax([points["x"].max(), points["y"].max()])) * k
     traces.append(dict(type="scatter", x=[lo, hi], y=[lo, hi], mode="lines", name="y = x", hoverinfo="skip",
                        line=dict(color="#9ca3af", dash="dash", width=1)))
-    legend, legend_px = bottom_legend([t["name"] for t in traces])
+    specs, heights = bottom_legends([("", [t["name"] for t in traces])])
+    height = 460 + sum(heights)
     return _fig(traces, dict(xaxis=dict(title=dict(text=f"{x_name}: {name}{unit}")),
                              yaxis=dict(title=dict(text=f"{y_name}: {name}{unit}")),
-                             legend=legend, margin=dict(b=48 + legend_px)),
-                title=f"Per-SEG {name}: {y_name} vs {x_name}", height=460 + legend_px)
+                             margin=dict(b=48 + sum(heights)), **stack_legends(specs, heights, height)),
+                title=f"Per-SEG {name}: {y_name} vs {x_name}", height=height)
