@@ -19,6 +19,8 @@ STAT_NAMES = {"ord": "ord", "sep": "sep", "signed_sep": "signed sep", "delta": "
 SIGNED_SEP_NOTE = ("Signed sep: Sep (KS) with each node pair's distance signed by which node scores higher "
                    "on average; negative means images with more errors score higher, which Sep alone "
                    "cannot show.")
+#: the same for tight places (the failure finder in the sidebar)
+SIGNED_SEP_SHORT = "Signed sep < 0: images with more errors score higher (Sep cannot show this)."
 
 
 def is_missing(v) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ...display import SIGNED_SEP_NOTE
+from ...display import SIGNED_SEP_SHORT
 from .. import callbacks as cb
 from ..glue import Page, Refresh, dropdown, plot_value, safe
 
@@ -50,7 +50,7 @@ def build(page: Page) -> None:
                 metric_b = gr.Dropdown(choices, value=m_b, label="Compare with", elem_id="metric-b")
                 with gr.Accordion("Failure finder", open=True, elem_id="finder"):
                     with gr.Row():
-                        ff_stat = gr.Radio(STATS, value="ord", label="Rank by", scale=1, info=SIGNED_SEP_NOTE)
+                        ff_stat = gr.Radio(STATS, value="ord", label="Rank by", scale=1, info=SIGNED_SEP_SHORT)
                         ff_gap = gr.Checkbox(label="by gap to the 'compare with' metric", value=False, scale=1)
                     finder = gr.Dataframe(interactive=False, max_height=360, elem_id="finder-table",
                                           label="Worst first, values x100 · click a row to open", wrap=True)
