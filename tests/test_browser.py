@@ -116,7 +116,7 @@ def test_user_path(page, server):
     pg.get_by_label("worst first").check()
     expect(_row(pg, "leaderboard")).to_contain_text("NoisyScore")
     pg.locator("#sort-by input").click()
-    pg.get_by_role("option", name="Sep · Avg").click()
+    pg.get_by_role("option", name="Sep · Avg", exact=True).click()
     expect(_row(pg, "leaderboard")).not_to_contain_text("GoodScore")
     expect(pg.locator("#board-scatter .js-plotly-plot")).to_be_visible()
     _shot(pg, "01-leaderboard")
@@ -126,6 +126,7 @@ def test_user_path(page, server):
     pg.locator("#seg-search input, #seg-search textarea").first.fill("yellow taxi")
     expect(pg.locator("#seg-header")).to_contain_text("SEG 2", timeout=30_000)
     expect(pg.locator("#seg-header")).to_contain_text("a yellow taxi in the rain")
+    expect(pg.locator("#seg-header")).to_contain_text("signed sep")          # beside sep, x100
     expect(pg.locator("#seg-graph [data-node]")).to_have_count(6)
 
     # 3. click a node: its gallery shows exactly its images
@@ -153,6 +154,7 @@ def test_user_path(page, server):
     pg.locator("#live-spec textarea").fill(server["spec"])
     pg.locator("#live-score").click()
     expect(pg.locator("#live-msg")).to_contain_text("Scored SEG 2", timeout=120_000)
+    expect(pg.locator(".brand")).to_contain_text("4 metrics")               # the header counts the new one
     assert pg.locator("#upload-prompt textarea").input_value() == "a yellow taxi in the rain"
     from PIL import Image
 

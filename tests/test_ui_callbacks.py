@@ -59,11 +59,15 @@ def test_leaderboard_matches_engine_and_csv(app):
     b = cb.leaderboard(app, "spec")
     ref = metametrics.compute(app.dataset, app.scores(), mode="spec").leaderboard().set_index("metric")
     for _, r in b.iterrows():
-        assert r["ord_avg"] == pytest.approx(round(ref.loc[r["metric"], "ord_avg"], 3))
+        assert r["ord_avg"] == pytest.approx(ref.loc[r["metric"], "ord_avg"])
     path = Path(cb.leaderboard_csv(app, "spec"))
     assert path.is_file() and path.parent == app.cache_root / "exports"
     df = pd.read_csv(path)
-    assert list(df.columns[:3]) == ["metric", "ord_avg", "sep_avg"]
+    assert list(df.columns[:4]) == ["metric", "ord_avg", "sep_avg", "signed_sep_avg"]
+    # the file keeps fractions, at full precision
+    csv = df.set_index("metric")
+    for m in ref.index:
+        assert csv.loc[m, "ord_avg"] == pytest.approx(ref.loc[m, "ord_avg"], abs=1e-12)
 
 
 def test_family_filter(ts2):
@@ -77,8 +81,8 @@ def test_bundled_leaderboard_is_published_one(ts2):
     b = cb.leaderboard(ts2, "paper").set_index("metric")
     ref = metametrics.compute(ts2.dataset, ts2.scores(), mode="paper").leaderboard().set_index("metric")
     for m in ("CLIPScore", "TIFA-GPT4V", "LLMScore-EC"):
-        assert b.loc[m, "ord_avg"] == pytest.approx(round(ref.loc[m, "ord_avg"], 3))
-        assert b.loc[m, "sep_real"] == pytest.approx(round(ref.loc[m, "sep_real"], 3))
+        assert b.loc[m, "ord_avg"] == pytest.approx(ref.loc[m, "ord_avg"])
+        assert b.loc[m, "sep_real"] == pytest.approx(ref.loc[m, "sep_real"])
 
 
 def test_ord_sep_figure(app):
@@ -103,7 +107,7 @@ def test_failure_finder_worst_first(ts2):
     vals = t["ord CLIPScore"].to_numpy()
     assert (np.diff(vals) >= 0).all()
     segs = metametrics.compute(ts2.dataset, ts2.scores(), ["CLIPScore"], mode="paper").segs()
-    assert vals[0] == pytest.approx(round(segs["ord"].min(), 3))
+    assert vals[0] == pytest.approx(segs["ord"].min())
     g = cb.failure_finder(ts2, "paper", "CLIPScore", "sep", "TIFA-GPT4V", partition="Real")
     assert (np.diff(g["gap"].to_numpy()) >= 0).all() and set(g["partition"]) == {"Real"}
     with pytest.raises(InputError):
@@ -124,14 +128,15 @@ def test_seg_view(app):
     path, cap = v["gallery"][0]
     assert Path(path).is_file() and "GoodScore" in cap and "NoisyScore" in cap and "SD2.1" in cap
     # walk table: worst first, the engine's numbers
-    wt = v["walk_table"]
+    wt = v["walk_table"].data
     assert (np.diff(wt["ord"].to_numpy()) >= 0).all()
-    ref = app.mm("paper").walks(1)
+    ref = metametrics.compute(app.dataset, app.scores(), policy="paper").walks(1)
     ref = ref[ref["metric"] == "GoodScore"].set_index("walk")
     for r in wt.itertuples():
-        assert r.ord == pytest.approx(round(ref.loc[r.walk, "ord"], 3))
+        assert r.ord == pytest.approx(ref.loc[r.walk, "ord"])
+    assert np.allclose(wt["signed sep"], ref.loc[wt["walk"], "signed_sep"], equal_nan=True)
     assert len(v["walk_choices"]) == len(seg.walks(repeat_root=True))
-    assert len(v["ks_table"]) == len(seg.adjacent_pairs())
+    assert len(v["ks_table"].data) == len(seg.adjacent_pairs())
     assert "SEG 1" in v["header"] and seg.prompt in v["header"]
 
 
@@ -159,6 +164,7 @@ def test_walk_highlight(app):
     assert any(n.startswith("▶ walk 2") for n in names)
     assert any(n.startswith("▶ walk 2") for n in (t.name for t in v["walk_fig_b"].data))
     assert cb.walk_from_row(cb.walk_table(app, "spec", 0, "GoodScore"), 0) is not None
+    assert cb.walk_from_row(cb.seg_view(app, "spec", 0, "GoodScore")["walk_table"].data, 0) is not None
 
 
 def test_ks_pairs_use_stats(app):
@@ -171,10 +177,10 @@ def test_ks_pairs_use_stats(app):
 
 def test_walk_and_cdf_figures(app):
     f = cb.walk_figure(app, "paper", 0, "GoodScore")
-    assert f.data[0].name.startswith("all walks") and f.data[-1].name == "images"
+    assert f.data[0].name == "all 4 walks" and f.data[-1].name == "images"
     assert len(f.data[-1].y) == app.dataset[0].n_images
     c = cb.cdf_figure(app, 0, "GoodScore")
-    assert sum(t.name.startswith("node ") for t in c.data) == len(app.dataset[0].nodes)
+    assert [t.name for t in c.data if t.name in app.dataset[0].labels] == list(app.dataset[0].labels)
 
 
 def test_switching_is_fast_on_largest_ts2_seg(ts2):
@@ -347,3 +353,118 @@ def test_empty_dataset_without_scores(folder, tmp_path):
     assert len(cb.leaderboard(a, "paper")) == 0
     v = cb.seg_view(a, "paper", 0, None)
     assert 'data-node="3a"' in v["graph"] and len(v["walk_choices"]) == 4
+
+
+# -- signed separation, the x100 convention, counts (issue 14 items 5 and 8) -------------------------------
+
+def _display(table) -> list[list[str]]:
+    """The cells of a shown table as the browser gets them (gr.Dataframe's display values)."""
+    gr = pytest.importorskip("gradio")
+    meta = gr.Dataframe(interactive=False).postprocess(table).metadata
+    return meta["display_value"] if meta else None
+
+
+def test_seg125_clipscore_reversed_shows_signed_sep(ts2):
+    # The issue's numbers: CLIPScore orders SEG 125 backwards (ord -0.982) yet has sep 1.000; the engine
+    # signs each pair's KS by its mean gap, giving -1.
+    ref = metametrics.compute(ts2.dataset, ts2.scores(), ["CLIPScore"], policy="paper", seg_ids=[125])
+    vals = {k: float(ref.seg_values[k][0, 0]) for k in ("ord", "sep", "signed_sep")}
+    assert vals["ord"] == pytest.approx(-0.982, abs=5e-4)
+    assert vals["sep"] == 1.0 and vals["signed_sep"] == -1.0
+    v = cb.seg_view(ts2, "paper", 125, "CLIPScore", "TIFA-GPT4V")
+    assert "**CLIPScore** ord -98.2 · sep 100.0 · signed sep -100.0" in v["header"]
+    assert "Signed sep:" in v["header"] and "x100" in v["header"]
+    # per walk: the engine's signed sep beside sep, shown x100, kept as fractions underneath
+    walks = ref.walks(125).set_index("walk")
+    wt = v["walk_table"].data
+    assert list(wt.columns[2:5]) == ["ord", "sep", "signed sep"]
+    assert np.allclose(wt["signed sep"], walks.loc[wt["walk"], "signed_sep"])
+    shown = _display(v["walk_table"])
+    assert shown[0][3:5] == ["100.0", "-100.0"]
+    # per node pair: KS signed by the pair's mean gap (computed here from the scalar definitions)
+    ks = v["ks_table"].data
+    ns = ts2.node_scores(125, "CLIPScore")
+    from ts2viz.stats import mean_gap
+
+    for _, r in ks.iterrows():
+        a, b = r["pair"].split(" – ")
+        d = ks_separation(ns[a], ns[b]).statistic
+        assert r["KS CLIPScore"] == d
+        assert r["signed KS CLIPScore"] == pytest.approx(d * np.sign(mean_gap(ns[a], ns[b])))
+    assert all(row[2] == "-100.0" for row in _display(v["ks_table"]))
+
+
+def test_ks_table_signed_mean_is_engine_signed_sep_in_spec_mode(ts2):
+    # spec mode averages sep and signed sep over a SEG's adjacent node pairs: the KS table's signed
+    # column (scalar stats) must average to the engine's vectorised SEG value
+    mm = metametrics.compute(ts2.dataset, ts2.scores(), ["CLIPScore", "DSG-Fuyu"], policy="spec",
+                             seg_ids=[9, 40, 125, 161])
+    for i, sid in enumerate(mm.seg_ids):
+        for k, m in enumerate(mm.metrics):
+            t = cb.ks_table(ts2, sid, m)
+            assert t[f"signed KS {m}"].mean() == pytest.approx(mm.seg_values["signed_sep"][i, k])
+            assert t[f"KS {m}"].mean() == pytest.approx(mm.seg_values["sep"][i, k])
+            assert (np.diff(t[f"signed KS {m}"].to_numpy()) >= 0).all()       # lowest first
+
+
+def test_failure_finder_ranks_by_signed_sep(ts2):
+    t = cb.failure_finder(ts2, "paper", "CLIPScore", "signed_sep")
+    segs = metametrics.compute(ts2.dataset, ts2.scores(), ["CLIPScore"], policy="paper").segs().set_index("seg_id")
+    assert list(t.columns[:3]) == ["SEG", "signed sep CLIPScore", "sep CLIPScore"]
+    assert t.loc[0, "SEG"] == 125
+    assert t["signed sep CLIPScore"].is_monotonic_increasing
+    for r in t.head(10).itertuples(index=False):
+        assert r[1] == pytest.approx(segs.loc[r[0], "signed_sep"]) and r[2] == pytest.approx(segs.loc[r[0], "sep"])
+    assert _display(cb.shown(t))[0][:3] == ["125", "-100.0", "100.0"]
+    # ranked by sep, signed sep is beside it; delta is a score gap, not scaled
+    s = cb.failure_finder(ts2, "paper", "CLIPScore", "sep")
+    assert list(s.columns[:3]) == ["SEG", "sep CLIPScore", "signed sep CLIPScore"]
+    d = cb.failure_finder(ts2, "paper", "CLIPScore", "delta")
+    first = d.loc[0, "delta CLIPScore"]
+    assert _display(cb.shown(d))[0][1] == f"{first:.3f}"
+    with pytest.raises(InputError, match="unknown statistic"):
+        cb.failure_finder(ts2, "paper", "CLIPScore", "median")
+
+
+def test_tables_shown_x100_files_keep_fractions(ts2):
+    # published TS2 numbers (the paper's Table): CLIPScore ord 71.4, sep 90.7 (Avg)
+    b = cb.leaderboard(ts2, "paper")
+    rows = _display(cb.style_leaderboard(b))
+    i = list(b["metric"]).index("CLIPScore")
+    cols = list(b.columns)
+    assert rows[i][cols.index("ord_avg")] == "71.4" and rows[i][cols.index("sep_avg")] == "90.7"
+    assert "signed_sep_avg" in cols
+    path = cb.table_csv(ts2, cb.seg_view(ts2, "paper", 125, "CLIPScore")["walk_table"], "walks")
+    assert pd.read_csv(path)["signed sep"].tolist() == [-1.0] * 4
+    pts = cb.pair_points(ts2, "paper", "signed_sep", "CLIPScore", "TIFA-GPT4V")
+    row = pts[pts["seg_id"] == 125].iloc[0]
+    assert (row["x"], row["y"]) == (-1.0, 1.0)
+    shown = _display(cb.pair_table(pts, "CLIPScore", "TIFA-GPT4V"))
+    k = int(np.flatnonzero(pts["seg_id"].to_numpy() == 125)[0])
+    assert shown[k][1:4] == ["-100.0", "100.0", "200.0"]
+    fig = cb.figures.pair_scatter(pts, x_name="CLIPScore", y_name="TIFA-GPT4V", stat="signed_sep")
+    assert min(x for t in fig.data if t.name in ("Synth", "Nat", "Real") for x in t.x) == -100.0
+    m = cb.corr_matrix(ts2, "paper", "signed_sep")
+    assert m.shape == (19, 19) and np.allclose(np.diag(m.to_numpy()), 1.0)
+
+
+def test_counts_in_words(app, tmp_path):
+    from ts2viz.display import plural
+
+    assert [plural(n, "image") for n in (0, 1, 2, 2840)] == ["0 images", "1 image", "2 images", "2,840 images"]
+    assert plural(1, "walk") == "1 walk" and plural(1, "error") == "1 error" and plural(3, "child", "children") == "3 children"
+    # the header counts metrics as they are now
+    assert "3 metrics" in cb.header_html(app)
+    fns = app.dataset.file_names
+    one = tmp_path / "one.csv"
+    one.write_text("file_name,Fourth\n" + "\n".join(f"{f},{i % 3}" for i, f in enumerate(fns)) + "\n")
+    assert cb.add_scores_file(app, one, "one.csv").startswith("Loaded 1 metric from one.csv")
+    assert "4 metrics" in cb.header_html(app) and "39 images" in cb.header_html(app)
+
+
+def test_one_image_and_one_walk_in_words(ts2):
+    v = cb.seg_view(ts2, "paper", 125, "CLIPScore", node="0")
+    assert "5 nodes · 6 images · 4 walks" in v["header"]
+    assert "**Node 0** · 0 errors · 1 image ·" in v["node_title"]
+    assert "· 1 error · 1 image ·" in cb.select_node(ts2, "paper", 125, "CLIPScore", None, "1a")["node_title"]
+    assert 'title="node 0: 1 image,' in v["graph"] and "1 errors" not in v["graph"]

@@ -22,9 +22,9 @@ WALKS = [("0", "1a", "2"), ("0", "1b", "2")]
 def test_walk_figure():
     f = figures.walk_figure(LEVELS, SCORES, WALKS, np.array([0.9, 0.5]), metric="M", highlight=0)
     names = [t.name for t in f.data]
-    assert names[0] == "all walks (2)" and names[-1] == "images"
-    assert any(n.startswith("▶ walk 0") and "ord 0.90" in n for n in names)
-    assert any(n.startswith("walk 1") and "ord 0.50" in n for n in names)
+    assert names[0] == "all 2 walks" and names[-1] == "images"
+    assert any(n.startswith("▶ walk 0") and "ord 90.0" in n for n in names)   # x100, as in the paper
+    assert any(n.startswith("walk 1") and "ord 50.0" in n for n in names)
     assert len(f.data[-1].y) == 7  # the NaN score is not drawn
     hl = next(t for t in f.data if t.name.startswith("▶"))
     assert hl.line.width == 4 and list(hl.y) == pytest.approx([0.85, 0.65, 0.35])
@@ -39,13 +39,13 @@ def test_cdf_figure_draws_ks_where_attained():
         r = ks_separation(SCORES[a], SCORES[b])
         pairs.append(dict(a=a, b=b, statistic=r.statistic, location=r.location, cdf_a=r.cdf_a, cdf_b=r.cdf_b))
     f = figures.cdf_figure(LEVELS, SCORES, pairs, metric="M")
-    seg = next(t for t in f.data if t.name.startswith("KS distance"))
+    seg = next(t for t in f.data if t.name == "KS")
     xs = [x for x in seg.x if x is not None]
     assert xs == [pairs[0]["location"]] * 2 + [pairs[1]["location"]] * 2
     ys = [y for y in seg.y if y is not None]
     assert ys[:2] == sorted([pairs[0]["cdf_a"], pairs[0]["cdf_b"]])
-    assert {a.text for a in f.layout.annotations} == {"0–1a: 1.00", "1a–2: 1.00"}
-    node0 = next(t for t in f.data if t.name.startswith("node 0"))
+    assert {a.text for a in f.layout.annotations} == {"0–1a 100", "1a–2 100"}
+    node0 = next(t for t in f.data if t.name == "0")
     assert node0.line.shape == "hv" and list(node0.y)[-2:] == [1.0, 1.0]
 
 
@@ -123,3 +123,187 @@ def test_app_args(monkeypatch):
     c = mod.parse_args([])
     assert (c.host, c.port, c.data) == ("127.0.0.1", 7860, "ts2")
     assert mod.main(["--data", "/definitely/not/here"]) == 2
+
+
+# -- node colours, KS labels, legend, title (issue 14 item 4) -------------------------------------
+
+def _lab(color: str) -> np.ndarray:
+    """CIELAB (D65) of a #rrggbb colour: the distance between two is how different they look."""
+    rgb = np.array([int(color[i:i + 2], 16) for i in (1, 3, 5)]) / 255
+    lin = np.where(rgb > 0.04045, ((rgb + 0.055) / 1.055) ** 2.4, rgb / 12.92)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ lin
+    f = [np.cbrt(t) if t > 0.008856 else 7.787 * t + 16 / 116 for t in xyz / np.array([0.95047, 1.0, 1.08883])]
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def test_node_colours_distinct_shades_of_their_level():
+    import colorsys
+    import itertools
+
+    ds = load_dataset("ts2")
+    for seg in ds:
+        levels = {n.label: n.level for n in seg.nodes}
+        cols = figures.node_colors(levels)
+        assert set(cols) == set(levels)
+        for a, b in itertools.combinations(cols, 2):
+            # a just-noticeable difference is about 2.3 CIELAB units: shades of one level clearly
+            # different, nodes of two levels more so
+            apart = np.linalg.norm(_lab(cols[a]) - _lab(cols[b]))
+            assert apart > (8 if levels[a] == levels[b] else 20), (seg.id, a, b, cols[a], cols[b])
+        for lv in set(levels.values()):
+            base = colorsys.rgb_to_hls(*(int(figures.level_color(lv, max(levels.values()))[i:i + 2], 16) / 255
+                                         for i in (1, 3, 5)))[0]
+            for lbl in (x for x in levels if levels[x] == lv):
+                h = colorsys.rgb_to_hls(*(int(cols[lbl][i:i + 2], 16) / 255 for i in (1, 3, 5)))[0]
+                turn = min(abs(h - base), 1 - abs(h - base)) * 360
+                assert turn <= figures.SHADE_HUE_TURN / 2 + 1, (seg.id, lbl)      # a shade of the level's hue
+    # levels stay distinct when there are more levels than palette colours
+    assert len({figures.level_color(lv, 12) for lv in range(13)}) == 13
+
+
+def _plot_px(fig) -> tuple[float, float]:
+    """Height in pixels of a figure's plot area, and its y data range."""
+    lay = fig.layout
+    return lay.height - lay.margin.t - lay.margin.b, tuple(lay.yaxis.range)
+
+
+def test_ks_labels_never_overlap_on_largest_ts2_seg(tmp_path):
+    from ts2viz.ui import callbacks as cb
+    from ts2viz.ui import load_state
+
+    app = load_state("ts2", cache_root=tmp_path, fetch_images=False)
+    big = max(app.dataset, key=lambda s: s.n_images)
+    for metric in ("CLIPScore", "TIFA-GPT4V", "VIEScore"):
+        f = cb.cdf_figure(app, big.id, metric)
+        labels = [a for a in f.layout.annotations if a.name == "ks-label"]
+        assert 6 <= len(labels) <= 10
+        h_px, (y0, y1) = _plot_px(f)
+        boxes = []
+        for a in labels:
+            yc = (a.y - y0) / (y1 - y0) * h_px
+            half = (a.font.size * 1.3 + 2 * a.borderpad + 2) / 2           # text line, padding, border
+            boxes.append((yc - half, yc + half))
+            assert 0 <= yc - half and yc + half <= h_px                      # inside the plot
+        boxes.sort()
+        # vertically disjoint, so no two labels overlap at any plot width (phone or desktop)
+        assert all(b[0] >= a[1] - 1e-9 for a, b in zip(boxes, boxes[1:])), (metric, boxes)
+        # the labelled pairs are those with the lowest signed KS, and every pair is on hover
+        pairs = cb.ks_pairs(app, big.id, metric)
+        lowest = sorted(pairs, key=lambda p: p["signed"])[:len(labels)]
+        assert {a.text.rsplit(" ", 1)[0] for a in labels} == {f"{p['a']}–{p['b']}" for p in lowest}
+        hover = sum(len([t for t in tr.text if t]) // 2 for tr in f.data if tr.name in ("KS", "KS reversed"))
+        assert hover == len(pairs)
+
+
+def test_cdf_legend_is_compact_rows_below_and_title_clear_of_toolbar(tmp_path):
+    from ts2viz.ui import callbacks as cb
+    from ts2viz.ui import load_state
+
+    app = load_state("ts2", cache_root=tmp_path, fetch_images=False)
+    big = max(app.dataset, key=lambda s: s.n_images)
+    f = cb.cdf_figure(app, big.id, "CLIPScore")
+    lay = f.layout
+    nodes = [t for t in f.data if t.name in big.labels]
+    assert [t.name for t in nodes] == list(big.labels)                 # one entry per node, its label
+    assert len({t.line.color for t in nodes}) == len(nodes)
+    legends = [lay.legend, lay.legend2]
+    assert {t.legend for t in nodes} == {"legend2"}
+    for lg in legends:
+        # horizontal rows in the bottom margin, not a column taking width from the plot
+        assert lg.orientation == "h" and lg.yref == "container" and lg.yanchor == "top"
+        assert 0 < lg.y * lay.height <= lay.margin.b - 40                # under the axis and its title
+    assert lay.margin.r <= 16 and lay.margin.b <= 48 + 140
+    # the rows reserved for the node legend fit a 320-px phone figure: 18 entries a grid of columns as
+    # wide as the widest entry (line symbol 30 px + gaps + text), measured with a real font if present
+    measure = _measure() or (lambda s: figures.text_width(s, 10))
+    col = 45 + max(measure(t.name) * 1.1 for t in nodes)              # 11-px legend font
+    per_row = int((320 - measure("node") * 1.1 - 12) // col)
+    rows_px = (lay.legend2.y * lay.height) - 0                        # space from its top to the figure bottom
+    assert rows_px >= math.ceil(len(nodes) / per_row) * 20
+    # plotly's modebar (26 px of buttons at the top) shows on hover: the title starts below it
+    assert lay.title.pad.t >= 28 and lay.title.yref == "container"
+    assert lay.margin.t >= lay.title.pad.t + 18
+
+
+def test_reversed_pairs_drawn_apart():
+    pairs = []
+    for a, b, sign in [("0", "1a", 1.0), ("1a", "2", -1.0)]:
+        r = ks_separation(SCORES[a], SCORES[b])
+        pairs.append(dict(a=a, b=b, statistic=r.statistic, location=r.location, cdf_a=r.cdf_a, cdf_b=r.cdf_b,
+                          signed=sign * r.statistic))
+    f = figures.cdf_figure(LEVELS, SCORES, pairs, metric="M")
+    rev = next(t for t in f.data if t.name == "KS reversed")
+    assert [x for x in rev.x if x is not None] == [pairs[1]["location"]] * 2
+    assert {a.text for a in f.layout.annotations} == {"0–1a 100", "1a–2 -100"}
+
+
+# -- Ord-vs-Sep scatter (issue 14 item 6) -------------------------------------------------------------
+
+def _label_boxes(fig, annotations, width_px, measure):
+    """Pixel boxes (x0, y0, x1, y1; y down) of text annotations on a plot area ``width_px`` wide."""
+    h_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    (x0, x1), (y0, y1) = annotations["xaxis.range"], annotations["yaxis.range"]
+    out = []
+    for a in annotations["annotations"]:
+        w, h = measure(a["text"]) + 2 * a.get("borderpad", 1), a["font"]["size"] * 1.2 + 2 * a.get("borderpad", 1)
+        ax = (a["x"] - x0) / (x1 - x0) * width_px
+        ay = (y1 - a["y"]) / (y1 - y0) * h_px
+        bx = {"left": ax, "right": ax - w, "center": ax - w / 2}[a["xanchor"]]
+        by = {"top": ay, "bottom": ay - h, "middle": ay - h / 2}[a["yanchor"]]
+        out.append((bx, by, bx + w, by + h))
+    return out
+
+
+def _measure():
+    """Text width in pixels at 10 px, measured with a real font (DejaVu Sans, what Chromium falls back to
+    here), or None."""
+    from PIL import ImageFont
+
+    for path in ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",):
+        try:
+            font = ImageFont.truetype(path, 10)
+        except OSError:
+            continue
+        return lambda s: font.getlength(s)
+    return None
+
+
+def test_board_scatter_labels_apart_and_zoom_to_cluster(tmp_path):
+    from ts2viz import metametrics
+    from ts2viz.scores import bundled_scores
+    from ts2viz.ui import callbacks as cb
+    from ts2viz.ui import load_state
+
+    app = load_state("ts2", cache_root=tmp_path, fetch_images=False)
+    board = cb.leaderboard(app, "paper")
+    fig = figures.ord_sep_scatter(board)
+    # the points are the engine's values x100
+    ref = metametrics.compute(app.dataset, bundled_scores(), policy="paper").leaderboard().set_index("metric")
+    xs = {n: x for t in fig.data for n, x in zip(t.text, t.x)}
+    assert xs["CLIPScore"] == pytest.approx(round(100 * ref.loc["CLIPScore", "ord_avg"], 1))
+    menu = fig.layout.updatemenus[0]
+    views = {b.label.split(" (")[0]: b.args[0] for b in menu.buttons}
+    assert set(views) == {"All metrics", "Zoom to cluster"}
+    assert views["All metrics"]["xaxis.range"] == list(fig.layout.xaxis.range)
+    # the cluster view holds the 0.70-0.80 cluster of the published board, not the outliers
+    cx, cy = views["Zoom to cluster"]["xaxis.range"], views["Zoom to cluster"]["yaxis.range"]
+    for m in ("TIFA-GPT4V", "DSG-GPT4V", "CLIPScore", "DSG-mPLUG"):
+        assert cx[0] <= 100 * ref.loc[m, "ord_avg"] <= cx[1] and cy[0] <= 100 * ref.loc[m, "sep_avg"] <= cy[1]
+    for m in ("DSG-Fuyu", "TIFA-Fuyu", "VIEScore"):
+        assert not cx[0] <= 100 * ref.loc[m, "ord_avg"] <= cx[1]
+    assert cx[1] - cx[0] < (views["All metrics"]["xaxis.range"][1] - views["All metrics"]["xaxis.range"][0]) / 3
+    measure = _measure() or (lambda s: figures.text_width(s, 10))
+    for name, view in views.items():
+        labelled = [a["text"] for a in view["annotations"]]
+        assert len(labelled) >= 12, name                       # most metrics named in place
+        for width in (figures.LABEL_PLOT_WIDTH, 2 * figures.LABEL_PLOT_WIDTH):
+            boxes = _label_boxes(fig, view, width, measure)
+            for i, a in enumerate(boxes):
+                for b in boxes[i + 1:]:
+                    assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (name, width, a, b)
+    # the estimate used for placing is no smaller than the measured width
+    if _measure():
+        import string
+
+        for text in [*board["metric"], *string.printable[:95]]:
+            assert figures.text_width(text, 10) >= _measure()(text), text

@@ -35,7 +35,7 @@ def test_live_score_current_seg_joins_everything(app, spec):
     assert np.isfinite(sc).all()
     assert np.isnan(app.image_scores([app.dataset[0].nodes[0].images[0].file_name], [spec])).all()
     v = cb.seg_view(app, "paper", 1, spec, "GoodScore")
-    assert spec in v["header"] and len(v["walk_table"]) == 4
+    assert spec in v["header"] and len(v["walk_table"].data) == 4
     assert f"{spec} " in v["gallery"][0][1]
     # the same metric on another SEG is folded into the same column
     cb.live_score(app, spec, "seg", 0)
@@ -56,6 +56,7 @@ def test_upload_scoring_against_seg(app, spec, tmp_path):
     r = cb.score_uploads(app, ups, "a red apple on a wooden table", spec, seg_id=0)
     t = r["table"]
     assert list(t["image"]) == ["mine0.png", "mine1.png"]
+    assert list(t.columns) == list(cb.UPLOAD_COLUMNS)          # the headers the empty table shows
     assert np.isfinite(t["score"]).all()
     assert set(t["closest node (mean)"]) <= set(app.dataset[0].labels)
     # the SEG was scored with the same metric for the comparison, and the figure shows both

@@ -4,9 +4,13 @@ Each takes the :class:`~ts2viz.ui.state.AppState` first and plain values (string
 file paths) after it, and returns plain values: DataFrames, plotly figures, HTML strings, lists of
 (path, caption) pairs, dicts of those. :mod:`ts2viz.ui.layout` wires them to Gradio components.
 Bad input raises :class:`ts2viz.errors.InputError` with a readable message.
+
+Tables are built in fractions (what a CSV download holds); :func:`shown` turns one into what people
+read, meta-metric columns x100 (:mod:`ts2viz.display`), without changing the data underneath.
 """
 from __future__ import annotations
 
+import html
 import math
 import re
 import uuid
@@ -16,14 +20,21 @@ from typing import Sequence
 import numpy as np
 
 from .. import figures
+from ..display import SCALED_STATS, SIGNED_SEP_NOTE, fmt_score, fmt_x100, plural, stat_name
 from ..errors import InputError
+from ..metametrics import signed
 from ..stats import ks_separation, mean_gap, node_means
 from .graph import seg_graph_html
 from .state import AppState, metric_family
 from .thumbs import GALLERY, THUMB
 
 ALL = "All"
-BOARD_STATS = ("ord_avg", "sep_avg", "ord_synth", "sep_synth", "ord_nat", "sep_nat", "ord_real", "sep_real")
+BOARD_STATS = ("ord_avg", "sep_avg", "signed_sep_avg", "ord_synth", "sep_synth", "ord_nat", "sep_nat",
+               "ord_real", "sep_real")
+#: the statistics a SEG can be ranked or correlated by
+SEG_STATS = ("ord", "sep", "signed_sep", "delta", "kendall")
+#: the columns of the upload scores table (also its headers while it is empty)
+UPLOAD_COLUMNS = ("image", "score", "closest node (mean)", "percentile in SEG", "vs error-0 mean")
 MAX_PROMPT_CHARS = 1000
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_UPLOAD_PIXELS = 50_000_000
@@ -79,10 +90,44 @@ def _write_csv(app: AppState, df, stem: str) -> str:
 
 
 def table_csv(app: AppState, df, stem: str) -> str | None:
-    """Write a shown table to a CSV file in the app's exports folder (for a download button)."""
+    """Write a shown table to a CSV file in the app's exports folder (for a download button).
+
+    ``df`` is a DataFrame or a table from :func:`shown`: the file holds the data (fractions), not
+    the x100 display."""
+    from pandas.io.formats.style import Styler
+
+    if isinstance(df, Styler):
+        df = df.data
     if df is None or len(getattr(df, "columns", [])) == 0:
         return None
     return _write_csv(app, df, f"ts2viz-{stem}")
+
+
+def mark_columns(df, *, x100=(), scores=()):
+    """Record which columns of a table hold meta-metric values (shown x100) and which hold metric
+    scores (shown with three decimals), for :func:`shown`. Returns ``df``."""
+    df.attrs["x100"] = [c for c in x100 if c in df.columns]
+    df.attrs["scores"] = [c for c in scores if c in df.columns]
+    return df
+
+
+def shown(df):
+    """A table as people read it: the columns :func:`mark_columns` marked are formatted (meta-metric
+    values x100 with one decimal, scores with three, '–' for missing) while the data underneath (what
+    a row click or a CSV download gets) stays in fractions. A pandas Styler, which ``gr.Dataframe``
+    displays."""
+    fmt = {c: fmt_x100 for c in df.attrs.get("x100", []) if c in df.columns}
+    fmt.update({c: fmt_score for c in df.attrs.get("scores", []) if c in df.columns})
+    return df.style.format(fmt)
+
+
+def header_html(app: AppState) -> str:
+    """The page header: the dataset and what is loaded (counts as they are now)."""
+    ds = app.dataset
+    return (f"<div class='brand'><span class='logo'>TS2</span><div><h1>ts2viz</h1>"
+            f"<p>Text-to-image faithfulness metrics, meta-evaluated on semantic error graphs · dataset "
+            f"<b>{html.escape(str(ds.name))}</b>: {plural(len(ds), 'SEG')}, {plural(len(ds.rows), 'image')}, "
+            f"{plural(len(app.metrics), 'metric')}</p></div></div>")
 
 
 def walk_label(walk: Sequence[str]) -> str:
@@ -104,7 +149,8 @@ def metric_choices(app: AppState, families_sel=None) -> list[str]:
 
 def leaderboard(app: AppState, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
                 best_first: bool = True):
-    """The leaderboard table: one row per metric, Ord/Sep x Avg/Synth/Nat/Real.
+    """The leaderboard table: one row per metric, Ord/Sep x Avg/Synth/Nat/Real and the average
+    signed separation (fractions; :func:`style_leaderboard` shows them x100).
 
     Sorted by ``sort_by`` (a stat column, or ``metric`` for the name); ``best_first`` puts the largest
     values first, or for names A to Z.
@@ -114,7 +160,8 @@ def leaderboard(app: AppState, mode: str = "paper", families_sel=None, sort_by: 
     if not app.metrics:
         return pd.DataFrame(columns=["metric", "family", "source", "dir", *BOARD_STATS, "segs"])
     mm = app.mm(mode)
-    board = mm.leaderboard()
+    board = mm.leaderboard(("ord", "sep", "signed_sep"))
+    board = board[["metric"] + [c for c in BOARD_STATS if c in board.columns]]
     fam = _families_filter(families_sel)
     segs = mm.segs()
     scored = segs.groupby("metric", sort=False)["ord"].apply(lambda s: int(s.notna().sum()))
@@ -128,10 +175,7 @@ def leaderboard(app: AppState, mode: str = "paper", families_sel=None, sort_by: 
         sort_by = "ord_avg"
     ascending = best_first if sort_by == "metric" else not best_first
     board = board.sort_values(sort_by, ascending=ascending, na_position="last", kind="stable")
-    for c in BOARD_STATS:
-        if c in board.columns:
-            board[c] = board[c].astype(float).round(3)
-    return pd.DataFrame(board).reset_index(drop=True)
+    return mark_columns(pd.DataFrame(board).reset_index(drop=True), x100=BOARD_STATS)
 
 
 def best_cells(board) -> dict[str, int]:
@@ -144,7 +188,7 @@ def best_cells(board) -> dict[str, int]:
 
 
 def style_leaderboard(board):
-    """The board as a pandas Styler: best value per column bold on a tinted cell."""
+    """The board as people read it (:func:`shown`: values x100): best value per column bold on a tinted cell."""
     best = best_cells(board)
     nums = [c for c in BOARD_STATS if c in board.columns]
 
@@ -152,7 +196,7 @@ def style_leaderboard(board):
         i = best.get(col.name)
         return ["font-weight:700;background-color:#e0e7ff;color:#3730a3" if k == i else "" for k in range(len(col))]
 
-    return board.style.apply(mark, subset=nums).format({c: "{:.3f}" for c in nums}, na_rep="–")
+    return mark_columns(board, x100=nums).pipe(shown).apply(mark, subset=nums)
 
 
 def leaderboard_csv(app: AppState, mode: str = "paper", families_sel=None) -> str:
@@ -184,7 +228,7 @@ def add_scores_file(app: AppState, path, display_name: str | None = None, lower_
         raise InputError(str(e).replace(str(p), name)) from None
     sc.source = name
     app.add_table(sc, kind="uploaded", name=name)
-    return f"Loaded {len(sc.metrics)} metric(s) from {name}: {', '.join(sc.metrics)}"
+    return f"Loaded {plural(len(sc.metrics), 'metric')} from {name}: {', '.join(sc.metrics)}"
 
 
 # -- SEG picking ----------------------------------------------------------------------------------------
@@ -230,34 +274,57 @@ def partitions(app: AppState) -> list[str]:
     return [ALL] + list(dict.fromkeys(s.partition for s in app.dataset))
 
 
+def _check_stat(stat: str) -> str:
+    if stat not in SEG_STATS:
+        raise InputError(f"unknown statistic {stat!r}: expected one of {', '.join(SEG_STATS)}")
+    return stat
+
+
 def failure_finder(app: AppState, mode: str, metric, stat: str = "ord", metric_b=None,
                    partition: str = ALL, limit: int = 50):
-    """SEGs ranked worst first by a metric's ord or sep, or by how much worse it does than ``metric_b``."""
+    """SEGs ranked worst first by a metric's ord, sep or signed sep (or delta, kendall), or by how much
+    worse it does than ``metric_b``.
+
+    Ranked by sep or signed sep, the other of the two is shown beside it: a SEG where they differ in
+    sign is one the metric orders backwards. Values are fractions (:func:`shown` displays them x100).
+    """
     metric = _metric(app, metric)
     metric_b = _metric(app, metric_b, required=False)
-    if stat not in ("ord", "sep", "delta", "kendall"):
-        raise InputError(f"unknown statistic {stat!r}")
+    _check_stat(stat)
     segs = app.mm(mode).segs()
-    wide = segs.pivot(index="seg_id", columns="metric", values=stat)
     import pandas as pd
 
-    df = pd.DataFrame({"SEG": wide.index.astype(int)})
+    def wide(k):
+        return segs.pivot(index="seg_id", columns="metric", values=k)
+
+    main = wide(stat)
+    df = pd.DataFrame({"SEG": main.index.astype(int)})
     df["partition"] = [app.dataset[s].partition for s in df["SEG"]]
     df["prompt"] = [app.dataset[s].prompt for s in df["SEG"]]
-    df[f"{stat} {metric}"] = wide[metric].to_numpy().round(3)
+    col = f"{stat_name(stat)} {metric}"
+    df[col] = main[metric].to_numpy()
+    kinds = {col: stat}                       # column -> the statistic it holds
     if partition not in (None, "", ALL):
         keep = (df["partition"] == partition).to_numpy()
     else:
         keep = np.ones(len(df), bool)
     if metric_b and metric_b != metric:
-        df[f"{stat} {metric_b}"] = wide[metric_b].to_numpy().round(3)
-        df["gap"] = (df[f"{stat} {metric}"] - df[f"{stat} {metric_b}"]).round(3)
+        col_b = f"{stat_name(stat)} {metric_b}"
+        df[col_b] = main[metric_b].to_numpy()
+        df["gap"] = df[col] - df[col_b]
+        kinds.update({col_b: stat, "gap": stat})
         key = "gap"
     else:
-        key = f"{stat} {metric}"
+        key = col
+    companion = {"sep": "signed_sep", "signed_sep": "sep"}.get(stat)
+    if companion:
+        df[f"{stat_name(companion)} {metric}"] = wide(companion)[metric].to_numpy()
+        kinds[f"{stat_name(companion)} {metric}"] = companion
     df = df[keep & df[key].notna().to_numpy()]
     df = df[[c for c in df.columns if c not in ("partition", "prompt")] + ["partition", "prompt"]]
-    return df.sort_values([key, "SEG"], kind="stable").head(limit).reset_index(drop=True)
+    df = df.sort_values([key, "SEG"], kind="stable").head(limit).reset_index(drop=True)
+    return mark_columns(df, x100=[c for c, k in kinds.items() if k in SCALED_STATS],
+                        scores=[c for c, k in kinds.items() if k not in SCALED_STATS])
 
 
 # -- SEG explorer ----------------------------------------------------------------------------------------
@@ -266,11 +333,16 @@ def _walk_data(app: AppState, mode: str, seg_id: int, metric: str):
     mm = app.mm(mode)
     st, ws = mm.walk_stats(seg_id)
     i = mm.metrics.index(metric)
-    return st, {"ord": ws.ord[i], "sep": ws.sep[i], "delta": ws.delta[i], "n_images": ws.n_images[i]}
+    return st, {"ord": ws.ord[i], "sep": ws.sep[i], "signed_sep": ws.signed_sep[i], "delta": ws.delta[i],
+                "n_images": ws.n_images[i]}
+
+
+WALK_STATS = ("ord", "sep", "signed_sep")
 
 
 def walk_table(app: AppState, mode: str, seg_id, metric, metric_b=None):
-    """One row per walk, worst ord first: walk, path, ord, sep (and the second metric's)."""
+    """One row per walk, worst ord first: walk, path, ord, sep, signed sep (and the second metric's);
+    fractions, shown x100 by :func:`shown`."""
     import pandas as pd
 
     seg = _seg(app, seg_id)
@@ -278,12 +350,15 @@ def walk_table(app: AppState, mode: str, seg_id, metric, metric_b=None):
     metric_b = _metric(app, metric_b, required=False)
     st, wa = _walk_data(app, mode, seg.id, metric)
     df = pd.DataFrame({"walk": np.arange(len(st.walks)), "path": [walk_label(w) for w in st.walks],
-                       "ord": np.round(wa["ord"], 3), "sep": np.round(wa["sep"], 3)})
+                       **{stat_name(k): wa[k] for k in WALK_STATS}})
+    cols = [stat_name(k) for k in WALK_STATS]
     if metric_b and metric_b != metric:
         _, wb = _walk_data(app, mode, seg.id, metric_b)
-        df[f"ord {metric_b}"] = np.round(wb["ord"], 3)
-        df[f"sep {metric_b}"] = np.round(wb["sep"], 3)
-    return df.sort_values(["ord", "walk"], na_position="last", kind="stable").reset_index(drop=True)
+        for k in WALK_STATS:
+            df[f"{stat_name(k)} {metric_b}"] = wb[k]
+            cols.append(f"{stat_name(k)} {metric_b}")
+    df = df.sort_values(["ord", "walk"], na_position="last", kind="stable").reset_index(drop=True)
+    return mark_columns(df, x100=cols)
 
 
 def _node_info(seg):
@@ -301,28 +376,41 @@ def ks_pairs(app: AppState, seg_id, metric) -> list[dict]:
     lib = app.lower_is_better(metric)
     for a, b in seg.adjacent_pairs():
         r = ks_separation(ns[a], ns[b])
-        gap = mean_gap(ns[a], ns[b])
+        gap = -mean_gap(ns[a], ns[b]) if lib else mean_gap(ns[a], ns[b])
         out.append({"a": a, "b": b, "statistic": r.statistic, "location": r.location,
-                    "cdf_a": r.cdf_a, "cdf_b": r.cdf_b, "mean_gap": -gap if lib else gap})
+                    "cdf_a": r.cdf_a, "cdf_b": r.cdf_b, "mean_gap": gap,
+                    "signed": float(signed(np.float64(r.statistic), np.float64(gap)))})
     return out
 
 
+KS_COLUMNS = ("pair", "KS", "signed KS", "at", "Δmean")
+
+
 def ks_table(app: AppState, seg_id, metric, metric_b=None):
-    """Pairwise KS values of adjacent nodes for one or two metrics (smallest separation first)."""
+    """KS distance of every adjacent node pair for one or two metrics, signed KS (negative: the node
+    with more errors scores higher), where the KS distance is attained and the mean gap (better-oriented
+    mean of the node with fewer errors minus the other's). Lowest signed KS first. KS values are
+    fractions shown x100 by :func:`shown`; the location and gap are scores."""
     import pandas as pd
 
     metric = _metric(app, metric)
     metric_b = _metric(app, metric_b, required=False)
     pa = ks_pairs(app, seg_id, metric)
     df = pd.DataFrame({"pair": [f"{p['a']} – {p['b']}" for p in pa],
-                       f"KS {metric}": [round(p["statistic"], 3) for p in pa],
-                       f"at {metric}": [round(p["location"], 3) for p in pa],
-                       f"Δmean {metric}": [round(p["mean_gap"], 3) for p in pa]})
+                       f"KS {metric}": [p["statistic"] for p in pa],
+                       f"signed KS {metric}": [p["signed"] for p in pa],
+                       f"at {metric}": [p["location"] for p in pa],
+                       f"Δmean {metric}": [p["mean_gap"] for p in pa]})
+    scaled, scores = [f"KS {metric}", f"signed KS {metric}"], [f"at {metric}", f"Δmean {metric}"]
     if metric_b and metric_b != metric:
         pb = ks_pairs(app, seg_id, metric_b)
-        df[f"KS {metric_b}"] = [round(p["statistic"], 3) for p in pb]
-        df[f"Δmean {metric_b}"] = [round(p["mean_gap"], 3) for p in pb]
-    return df.sort_values(f"KS {metric}", na_position="last", kind="stable").reset_index(drop=True)
+        df[f"KS {metric_b}"] = [p["statistic"] for p in pb]
+        df[f"signed KS {metric_b}"] = [p["signed"] for p in pb]
+        df[f"Δmean {metric_b}"] = [p["mean_gap"] for p in pb]
+        scaled += [f"KS {metric_b}", f"signed KS {metric_b}"]
+        scores.append(f"Δmean {metric_b}")
+    df = df.sort_values(f"signed KS {metric}", na_position="last", kind="stable").reset_index(drop=True)
+    return mark_columns(df, x100=scaled, scores=scores)
 
 
 def graph_html(app: AppState, mode: str, seg_id, metric, walk=None, node=None) -> str:
@@ -402,10 +490,13 @@ def seg_header(app: AppState, mode: str, seg_id, metric, metric_b=None) -> str:
     for m in [x for x in (metric, metric_b) if x and x in app.metrics]:
         row = mm.seg_values
         i, k = mm.seg_ids.index(seg.id), mm.metrics.index(m)
-        bits.append(f"**{m}** ord {row['ord'][i, k]:.3f} · sep {row['sep'][i, k]:.3f}")
+        bits.append(f"**{m}** ord {fmt_x100(row['ord'][i, k])} · sep {fmt_x100(row['sep'][i, k])} · "
+                    f"signed sep {fmt_x100(row['signed_sep'][i, k])}")
+    note = f"  \n<small>Values x100, as in the paper. {SIGNED_SEP_NOTE}</small>" if bits else ""
     return (f"### SEG {seg.id} · {seg.partition}\n**Prompt:** {seg.prompt}\n\n"
-            f"{len(seg.nodes)} nodes · {seg.n_images} images · {len(st.walks)} walks ({mode} mode)"
-            + ("  \n" + "  \n".join(bits) if bits else ""))
+            f"{plural(len(seg.nodes), 'node')} · {plural(seg.n_images, 'image')} · "
+            f"{plural(len(st.walks), 'walk')} ({mode} mode)"
+            + ("  \n" + "  \n".join(bits) if bits else "") + note)
 
 
 def seg_view(app: AppState, mode: str, seg_id, metric, metric_b=None, node=None, walk=None) -> dict:
@@ -420,7 +511,7 @@ def seg_view(app: AppState, mode: str, seg_id, metric, metric_b=None, node=None,
     if metric:
         wt = walk_table(app, mode, seg.id, metric, metric_b)
         st = app.mm(mode).walk_stats(seg.id)[0]
-        walk_choices = [(f"walk {int(r.walk)}: {r.path} (ord {r.ord:.2f})", str(int(r.walk)))
+        walk_choices = [(f"walk {int(r.walk)}: {r.path} (ord {fmt_x100(r.ord)})", str(int(r.walk)))
                         for r in wt.itertuples()]
     else:
         from ..metametrics import seg_structure
@@ -439,14 +530,14 @@ def seg_view(app: AppState, mode: str, seg_id, metric, metric_b=None, node=None,
         "node": node,
         "node_title": _node_title(seg, node),
         "gallery": gallery(app, seg.id, node, [m for m in (metric, metric_b) if m]),
-        "walk_table": wt,
+        "walk_table": shown(wt),
         "walk_choices": walk_choices,
         "walk": None if w is None else str(w),
         "walk_fig_a": walk_figure(app, mode, seg.id, metric, w) if metric else no_metric,
         "walk_fig_b": walk_figure(app, mode, seg.id, metric_b, w, color=figures.METRIC_B),
         "cdf_a": cdf_figure(app, seg.id, metric) if metric else no_metric,
         "cdf_b": cdf_figure(app, seg.id, metric_b),
-        "ks_table": ks_table(app, seg.id, metric, metric_b) if metric else pd.DataFrame(),
+        "ks_table": shown(ks_table(app, seg.id, metric, metric_b) if metric else pd.DataFrame(columns=KS_COLUMNS)),
         "prompt": seg.prompt,
     }
 
@@ -455,7 +546,7 @@ def _node_title(seg, node) -> str:
     if node not in seg.labels:
         return ""
     n = seg.node(node)
-    return (f"**Node {node}** · {n.level} error{'s' if n.level != 1 else ''} · {len(n.images)} images "
+    return (f"**Node {node}** · {plural(n.level, 'error')} · {plural(len(n.images), 'image')} "
             f"· click an image to enlarge")
 
 
@@ -486,8 +577,7 @@ def walk_from_row(table, row: int) -> str | None:
 # -- correlations -------------------------------------------------------------------------------------------
 
 def _seg_wide(app: AppState, mode: str, stat: str, partition: str = ALL, metrics=None):
-    if stat not in ("ord", "sep", "delta", "kendall"):
-        raise InputError(f"unknown statistic {stat!r}")
+    _check_stat(stat)
     segs = app.mm(mode).segs()
     if partition not in (None, "", ALL):
         segs = segs[segs["partition"] == partition]
@@ -509,13 +599,14 @@ def corr_figure(app: AppState, mode: str, stat: str = "ord", partition: str = AL
                 method: str = "pearson", selected=None):
     m = corr_matrix(app, mode, stat, partition, families_sel, method)
     where = "all SEGs" if partition in (None, "", ALL) else f"{partition} SEGs"
-    name = {"ord": "Ord (Spearman)", "sep": "Sep (KS)"}.get(stat, stat)
+    name = {"ord": "Ord (Spearman)", "sep": "Sep (KS)", "signed_sep": "signed Sep"}.get(stat, stat_name(stat))
     return figures.corr_heatmap(m, title=f"Correlation of per-SEG {name} between metrics, {where} "
                                          f"({method}, x100)", selected=selected)
 
 
 def pair_points(app: AppState, mode: str, stat: str, x, y, partition: str = ALL):
-    """Per-SEG values of two metrics, largest disagreement first."""
+    """Per-SEG values of two metrics, largest disagreement first (fractions; x, y and diff are marked
+    for display x100 when ``stat`` is one of :data:`ts2viz.display.SCALED_STATS`)."""
     x, y = _metric(app, x), _metric(app, y)
     wide = _seg_wide(app, mode, stat, partition, [x, y] if x != y else [x])
     import pandas as pd
@@ -526,17 +617,22 @@ def pair_points(app: AppState, mode: str, stat: str, x, y, partition: str = ALL)
     df["x"] = wide[x].to_numpy()
     df["y"] = wide[y].to_numpy()
     df = df.dropna(subset=["x", "y"])
-    df["diff"] = (df["y"] - df["x"]).round(3)
-    df["x"], df["y"] = df["x"].round(3), df["y"].round(3)
-    return df.reindex(df["diff"].abs().sort_values(ascending=False, kind="stable").index).reset_index(drop=True)
+    df["diff"] = df["y"] - df["x"]
+    df = df.reindex(df["diff"].abs().sort_values(ascending=False, kind="stable").index).reset_index(drop=True)
+    cols = ["x", "y", "diff"]
+    return mark_columns(df, x100=cols if stat in SCALED_STATS else (), scores=() if stat in SCALED_STATS else cols)
 
 
 # -- live scoring ---------------------------------------------------------------------------------------------
 
 def pair_table(points, x: str, y: str):
-    """The per-SEG table beside the pair scatter: seg_id, the two metrics, y - x, partition, prompt."""
-    return points[["seg_id", "x", "y", "diff", "partition", "prompt"]].rename(
-        columns={"x": x, "y": y if y != x else f"{y} ", "diff": "y - x"})
+    """The per-SEG table beside the pair scatter as people read it (:func:`shown`): seg_id, the two
+    metrics, y - x, partition, prompt."""
+    names = {"x": x, "y": y if y != x else f"{y} ", "diff": "y - x"}
+    df = points[["seg_id", "x", "y", "diff", "partition", "prompt"]].rename(columns=names)
+    mark_columns(df, x100=[names[c] for c in points.attrs.get("x100", [])],
+                 scores=[names[c] for c in points.attrs.get("scores", [])])
+    return shown(df)
 
 
 def library_families() -> list[tuple[str, str]]:
@@ -594,7 +690,7 @@ def live_score(app: AppState, specs, scope: str, seg_id=None, device: str | None
             raise InputError(f"{spec}: no image could be scored (are the dataset's images available?)")
         app.add_table(sc, kind="live", name=f"live:{spec}")
         n = int(np.isfinite(sc.values).sum())
-        done.append(f"{sc.metrics[0]} ({n} images)")
+        done.append(f"{sc.metrics[0]} ({plural(n, 'image')})")
     where = f"SEG {seg_ids[0]}" if seg_ids else "all SEGs"
     return f"Scored {where} with {', '.join(done)}. The results are in the leaderboard and every figure."
 
@@ -667,12 +763,12 @@ def score_uploads(app: AppState, files, prompt, spec, seg_id=None, device: str |
     dev = None if device in (None, "", "auto") else device
     metric = app.metric_object(spec, device=dev)
     if progress is not None:
-        progress(0.1, desc=f"scoring {len(images)} upload(s) with {spec}")
+        progress(0.1, desc=f"scoring {plural(len(images), 'upload')} with {spec}")
     vals = np.asarray(engine.score_images(metric, images, [prompt] * len(images), cache_dir=app.cache_root),
                       dtype=float)
     spec = metric.spec
     seg = _seg(app, seg_id) if seg_id not in (None, "") else None
-    msg = f"Scored {len(images)} image(s) with {spec}."
+    msg = f"Scored {plural(len(images), 'image')} with {spec}."
     node_scores: dict[str, np.ndarray] = {}
     if seg is not None:
         have = spec in app.metrics and np.isfinite(
@@ -690,16 +786,17 @@ def score_uploads(app: AppState, files, prompt, spec, seg_id=None, device: str |
     levels = {n.label: n.level for n in seg.nodes} if seg is not None else {}
     lib = not getattr(metric, "higher_is_better", True)
     rows = []
+    c_image, c_score, c_node, c_pct, c_vs0 = UPLOAD_COLUMNS
     for name, v in zip(names, vals):
-        row = {"image": name, "score": round(float(v), 4)}
+        row = {c_image: name, c_score: round(float(v), 4)}
         if node_scores:
             means = node_means(node_scores)
             closest = min((k for k in means if np.isfinite(means[k])), key=lambda k: abs(means[k] - v), default=None)
-            row["closest node (mean)"] = closest
+            row[c_node] = closest
             allv = np.concatenate([x[~np.isnan(x)] for x in node_scores.values()])
-            row["percentile in SEG"] = round(float((allv < v).mean() * 100), 1) if allv.size else float("nan")
+            row[c_pct] = round(float((allv < v).mean() * 100), 1) if allv.size else float("nan")
             n0 = np.concatenate([node_scores[k][~np.isnan(node_scores[k])] for k in levels if levels[k] == 0])
-            row["vs error-0 mean"] = round(float(v - n0.mean()), 4) if n0.size else float("nan")
+            row[c_vs0] = round(float(v - n0.mean()), 4) if n0.size else float("nan")
         rows.append(row)
     fig = figures.landing_figure(levels if node_scores else {}, node_scores, list(zip(names, vals.tolist())),
                                  metric=spec, lower_is_better=lib)

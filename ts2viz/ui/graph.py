@@ -9,6 +9,8 @@ import html
 import math
 from typing import Callable, Mapping, Sequence
 
+from ..display import plural
+
 CW, CH = 164, 112        # card size
 GX, GY = 36, 14          # gaps between columns / cards
 PAD = 12
@@ -73,7 +75,7 @@ def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
     for i, lv in enumerate(levels):
         x = PAD + i * (CW + GX)
         parts.append(f'<div class="seg-level" style="left:{x}px;width:{CW}px">'
-                     f'{lv} error{"s" if lv != 1 else ""}</div>')
+                     f'{plural(lv, "error")}</div>')
     # edges
     svg = [f'<svg class="seg-edges" width="{width}" height="{height}" viewBox="0 0 {width} {height}">']
     hl_svg = []
@@ -119,7 +121,7 @@ def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
         mean_txt = "–" if mean is None or math.isnan(mean) else f"{mean:.3f}"
         parts.append(
             f'<div class="{" ".join(cls)}" data-node="{lab}" role="button" tabindex="0" '
-            f'title="node {lab}: {len(n.images)} images, mean {mean_txt}" '
+            f'title="node {lab}: {plural(len(n.images), "image")}, mean {mean_txt}" '
             f'style="left:{x:.0f}px;top:{y:.0f}px;width:{CW}px;height:{CH}px;--node-color:{col}">'
             f'<div class="head"><span class="label">{lab}</span>'
             f'<span class="count">{len(n.images)} img</span>'

@@ -9,28 +9,23 @@ import gradio as gr  # this module is imported only when the app is built
 
 from ..policy import MODES
 from . import callbacks as cb
-from .glue import Page, safe
+from .glue import Page, Refresh, safe
 from .state import AppState
 from .tabs import board, correlations, explorer, live
-
-
-def header_html(app: AppState) -> str:
-    ds = app.dataset
-    return (f"<div class='brand'><span class='logo'>TS2</span><div><h1>ts2viz</h1>"
-            f"<p>Text-to-image faithfulness metrics, meta-evaluated on semantic error graphs · dataset "
-            f"<b>{ds.name}</b>: {len(ds)} SEGs, {len(ds.rows)} images, {len(app.metrics)} metrics</p></div></div>")
 
 
 def build_blocks(app: AppState, *, title: str = "ts2viz") -> gr.Blocks:
     """The gr.Blocks of the app (not launched)."""
     with gr.Blocks(title=title, fill_width=True) as demo:
         with gr.Row(elem_classes="app-header", equal_height=False):
-            gr.HTML(header_html(app), elem_classes="brand-wrap", js_on_load=None, scale=4)
+            header = gr.HTML(cb.header_html(app), elem_classes="brand-wrap", js_on_load=None, scale=4)
             mode = gr.Radio(list(MODES), value="paper", label="Mode (paper = published numbers, spec = as defined)",
                             scale=2, min_width=280, elem_id="mode", elem_classes="compact")
             fmt = gr.Radio(["png", "svg"], value="png", label="Figure download (camera icon)", scale=1,
                            min_width=200, elem_id="fmt", elem_classes="compact")
         page = Page(app, mode, fmt)
+        # the header counts the loaded metrics: redrawn when metrics are added
+        page.refresh["header"] = Refresh(lambda: cb.header_html(app), [], [header])
         with gr.Tabs(elem_id="tabs") as tabs:
             page.tabs = tabs
             board_tab = board.build(page)
@@ -69,16 +64,16 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
         return board.add_scores(page, path, lib)
 
     dep = board_tab.upload_button.click(safe(added_scores), board_tab.upload_inputs, board_tab.upload_message)
-    page.then_redraw(dep.success(lambda: metric_lists(page), None, pickers), ["board", "seg", "corr"])
+    page.then_redraw(dep.success(lambda: metric_lists(page), None, pickers), ["header", "board", "seg", "corr"])
 
     def first_live(specs):
         wanted = cb.parse_specs(specs)
         return metric_lists(page, next((m for m in page.app.metrics if m in wanted), None))
 
     dep = live_tab.score_button.click(safe(live_tab.score), live_tab.score_inputs, live_tab.score_message)
-    page.then_redraw(dep.success(first_live, live_tab.spec, pickers), ["board", "seg", "corr"])
+    page.then_redraw(dep.success(first_live, live_tab.spec, pickers), ["header", "board", "seg", "corr"])
     dep = live_tab.upload_button.click(safe(live_tab.upload), live_tab.upload_inputs, live_tab.upload_outputs)
-    page.then_redraw(dep.success(lambda: metric_lists(page), None, pickers), ["board"])
+    page.then_redraw(dep.success(lambda: metric_lists(page), None, pickers), ["header", "board"])
 
 
 def wire_first_render(demo: gr.Blocks, page: Page) -> None:

@@ -7,10 +7,12 @@ from typing import Any
 
 import gradio as gr
 
+from ...display import SIGNED_SEP_NOTE
 from .. import callbacks as cb
 from ..glue import Page, Refresh, plot_value, safe
 
-SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Ord · Synth", "ord_synth"),
+SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Signed sep · Avg", "signed_sep_avg"),
+                ("Ord · Synth", "ord_synth"),
                 ("Sep · Synth", "sep_synth"), ("Ord · Nat", "ord_nat"), ("Sep · Nat", "sep_nat"),
                 ("Ord · Real", "ord_real"), ("Sep · Real", "sep_real"), ("Metric name", "metric")]
 
@@ -42,8 +44,10 @@ def build(page: Page) -> BoardTab:
             csv = gr.DownloadButton("Download CSV", scale=0, min_width=150, size="md", elem_id="board-csv",
                                     elem_classes="dl-btn")
         first = cb.style_leaderboard(cb.leaderboard(app, "paper")) if app.metrics else None
-        table = gr.Dataframe(first, label="Leaderboard (best value per column highlighted)", interactive=False,
+        table = gr.Dataframe(first, label="Leaderboard, values x100 as in the paper (best value per column "
+                                          "highlighted; the CSV holds fractions)", interactive=False,
                              elem_id="leaderboard", max_height=620, wrap=False, pinned_columns=1)
+        gr.Markdown(f"<small>{SIGNED_SEP_NOTE}</small>", elem_classes="stat-note")
         # filled by the page's load event: a figure in the initial page makes the browser load plotly.js
         # (1.3 MB) before it shows anything
         scatter = gr.Plot(label="Ord vs Sep", elem_id="board-scatter")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from ...display import SIGNED_SEP_NOTE
 from .. import callbacks as cb
 from ..glue import Page, Refresh, plot_value, safe
 from .explorer import STATS, default_metrics
@@ -14,7 +15,7 @@ def build(page: Page) -> None:
     choices = cb.metric_choices(app)
     with gr.Tab("Correlations", id="corr", elem_id="tab-corr"):
         with gr.Row():
-            stat = gr.Radio(STATS, value="ord", label="Per-SEG statistic")
+            stat = gr.Radio(STATS, value="ord", label="Per-SEG statistic", info=SIGNED_SEP_NOTE)
             part = gr.Radio(cb.partitions(app), value=cb.ALL, label="SEGs")
             method = gr.Radio(["pearson", "spearman"], value="pearson", label="Correlation")
             fam = gr.Dropdown([cb.ALL] + cb.families(app), value=[cb.ALL], multiselect=True, label="Metric family")
@@ -26,7 +27,8 @@ def build(page: Page) -> None:
             pair_plot = gr.Plot(elem_id="pair-plot", show_label=False)
             with gr.Column():
                 pair_tb = gr.Dataframe(interactive=False, max_height=420, elem_id="pair-table",
-                                       label="SEGs, largest disagreement first · click a row to open it")
+                                       label="SEGs, largest disagreement first (ord, sep, signed sep, "
+                                             "kendall x100) · click a row to open it")
                 pair_csv = gr.DownloadButton("Download CSV", size="sm")
     page.metric_pickers += [x, y]
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import gradio as gr
 
+from ...display import SIGNED_SEP_SHORT
 from .. import callbacks as cb
 from ..glue import Page, Refresh, dropdown, plot_value, safe
 
-STATS = [("Ord (Spearman)", "ord"), ("Sep (KS)", "sep")]
+STATS = [("Ord (Spearman)", "ord"), ("Sep (KS)", "sep"), ("Signed sep", "signed_sep")]
 
 # A click on a node card reports the node's label as the value of a select event.
 GRAPH_JS = """
@@ -49,10 +50,10 @@ def build(page: Page) -> None:
                 metric_b = gr.Dropdown(choices, value=m_b, label="Compare with", elem_id="metric-b")
                 with gr.Accordion("Failure finder", open=True, elem_id="finder"):
                     with gr.Row():
-                        ff_stat = gr.Radio(STATS, value="ord", label="Rank by", scale=1)
+                        ff_stat = gr.Radio(STATS, value="ord", label="Rank by", scale=1, info=SIGNED_SEP_SHORT)
                         ff_gap = gr.Checkbox(label="by gap to the 'compare with' metric", value=False, scale=1)
                     finder = gr.Dataframe(interactive=False, max_height=360, elem_id="finder-table",
-                                          label="Worst first · click a row to open", wrap=True)
+                                          label="Worst first, values x100 · click a row to open", wrap=True)
                     finder_csv = gr.DownloadButton("Download CSV", size="sm")
             with gr.Column(scale=4):
                 header = gr.Markdown(elem_id="seg-header", elem_classes="seg-header")
@@ -69,14 +70,18 @@ def build(page: Page) -> None:
                             walk_a = gr.Plot(elem_id="walk-plot-a", show_label=False)
                             walk_b = gr.Plot(elem_id="walk-plot-b", show_label=False)
                         walks_tb = gr.Dataframe(interactive=False, max_height=320, elem_id="walk-table",
-                                                label="Walks, worst ord first · click a row to highlight")
+                                                label="Walks, worst ord first, values x100 · click a row to "
+                                                      "highlight")
                         walks_csv = gr.DownloadButton("Download CSV", size="sm")
                     with gr.Tab("Nodes (separation)"):
                         with gr.Row():
                             cdf_a = gr.Plot(elem_id="cdf-plot-a", show_label=False)
                             cdf_b = gr.Plot(elem_id="cdf-plot-b", show_label=False)
                         ks_tb = gr.Dataframe(interactive=False, max_height=320, elem_id="ks-table",
-                                             label="KS distance of adjacent node pairs, smallest first")
+                                             label="KS distance of adjacent node pairs x100, lowest signed KS "
+                                                   "first (negative: the node with more errors scores "
+                                                   "higher); at = where it is attained, Δmean = mean gap "
+                                                   "(scores)")
                         ks_csv = gr.DownloadButton("Download CSV", size="sm")
     page.seg, page.search = seg_dd, search
     page.metric_pickers += [metric_a, metric_b]
@@ -147,7 +152,7 @@ def build(page: Page) -> None:
     # -- failure finder
     def find(mode, ma, mb, stat, gap, partition):
         t = cb.failure_finder(app, mode, ma, stat, mb if gap else None, partition)
-        return t, cb.table_csv(app, t, "failures")
+        return cb.shown(t), cb.table_csv(app, t, "failures")
 
     page.refresh["finder"] = Refresh(find, [page.mode, metric_a, metric_b, ff_stat, ff_gap, part],
                                      [finder, finder_csv])

@@ -56,7 +56,8 @@ def build(page: Page) -> LiveTab:
                         up_spec = gr.Textbox(label="Metric spec", max_lines=1, elem_id="upload-spec")
                         up_btn = gr.Button("Score uploads", variant="primary", elem_id="upload-score")
                 up_msg = gr.Markdown(elem_id="upload-msg")
-                up_table = gr.Dataframe(interactive=False, elem_id="upload-table", label="Upload scores")
+                up_table = gr.Dataframe(interactive=False, elem_id="upload-table", label="Upload scores",
+                                        headers=list(cb.UPLOAD_COLUMNS), column_count=len(cb.UPLOAD_COLUMNS))
                 landing = gr.Plot(elem_id="landing-plot", show_label=False)
 
     # the upload prompt follows the current SEG; the upload spec follows the first live spec

@@ -1,0 +1,71 @@
+"""How numbers and counts are written for people: app tables, headers, figure labels and hover text.
+
+One convention: meta-metric values (ord, sep, signed sep, kendall, a node pair's KS distance, a
+correlation between metrics) are shown x100 with one decimal, as in the TS2 paper and in
+``ts2viz leaderboard``. Metric scores and score gaps (delta, a node pair's mean gap) stay in the
+metric's own units. Files (CSV downloads, ``--out``) keep fractions: only what is shown is scaled.
+"""
+from __future__ import annotations
+
+import math
+
+#: per-walk / per-SEG statistics shown x100 (delta is a score gap, in the metric's units)
+SCALED_STATS = frozenset({"ord", "sep", "signed_sep", "kendall"})
+
+#: display names of the statistics
+STAT_NAMES = {"ord": "ord", "sep": "sep", "signed_sep": "signed sep", "delta": "delta", "kendall": "kendall"}
+
+#: the one-line explanation of signed separation, wherever it is shown
+SIGNED_SEP_NOTE = ("Signed sep: Sep (KS) with each node pair's distance signed by which node scores higher "
+                   "on average; negative means images with more errors score higher, which Sep alone "
+                   "cannot show.")
+#: the same for tight places (the failure finder in the sidebar)
+SIGNED_SEP_SHORT = "Signed sep < 0: images with more errors score higher (Sep cannot show this)."
+
+
+def is_missing(v) -> bool:
+    """True for None and NaN (also numpy's and pandas' missing values)."""
+    if v is None:
+        return True
+    try:
+        return math.isnan(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def x100(v) -> float:
+    """A meta-metric value (a fraction) as shown: times 100, rounded to one decimal; NaN stays NaN."""
+    if is_missing(v):
+        return float("nan")
+    return round(float(v) * 100.0, 1)
+
+
+def fmt_x100(v, digits: int = 1) -> str:
+    """A meta-metric value as text, x100: ``0.7956 -> '79.6'``, ``-1.0 -> '-100.0'``; '–' for NaN."""
+    if is_missing(v):
+        return "–"
+    return f"{float(v) * 100.0:.{digits}f}"
+
+
+def fmt_score(v, digits: int = 3) -> str:
+    """A metric score (its own units) as text; '–' for NaN."""
+    if is_missing(v):
+        return "–"
+    return f"{float(v):.{digits}f}"
+
+
+def fmt_stat(stat: str, v) -> str:
+    """A statistic's value as shown: x100 for :data:`SCALED_STATS`, the metric's units otherwise."""
+    return fmt_x100(v) if stat in SCALED_STATS else fmt_score(v)
+
+
+def stat_name(stat: str) -> str:
+    """The display name of a statistic (``signed_sep`` -> ``signed sep``)."""
+    return STAT_NAMES.get(stat, stat.replace("_", " "))
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and the word in the right number: ``plural(1, 'image') == '1 image'``,
+    ``plural(3, 'image') == '3 images'``, ``plural(2, 'error', 'errors')``; thousands separated."""
+    n = int(n)
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
