@@ -291,7 +291,8 @@ def test_board_scatter_labels_apart_and_zoom_to_cluster(tmp_path):
         assert cx[0] <= 100 * ref.loc[m, "ord_avg"] <= cx[1] and cy[0] <= 100 * ref.loc[m, "sep_avg"] <= cy[1]
     for m in ("DSG-Fuyu", "TIFA-Fuyu", "VIEScore"):
         assert not cx[0] <= 100 * ref.loc[m, "ord_avg"] <= cx[1]
-    assert cx[1] - cx[0] < (views["All metrics"]["xaxis.range"][1] - views["All metrics"]["xaxis.range"][0]) / 3
+    # narrower than the full view (LLMScore-Over, at 57.7, is inside the cluster with the web DSG rows)
+    assert cx[1] - cx[0] < (views["All metrics"]["xaxis.range"][1] - views["All metrics"]["xaxis.range"][0]) / 1.5
     measure = _measure() or (lambda s: figures.text_width(s, 10))
     for name, view in views.items():
         labelled = [a["text"] for a in view["annotations"]]
