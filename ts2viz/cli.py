@@ -1,5 +1,5 @@
-"""Command-line interface: ``ts2viz leaderboard``, ``ts2viz metametrics`` (and ``score``/``metrics``
-from the metric library).
+"""Command-line interface: ``ts2viz leaderboard``, ``ts2viz metametrics``, ``ts2viz compare`` (and
+``score``/``metrics`` from the metric library).
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming file, row and problem), 1 other errors.
 """
@@ -11,17 +11,18 @@ from typing import Sequence
 
 from .errors import InputError
 
-LEADERBOARD_COLUMNS = ["metric", "ord_avg", "sep_avg", "ord_synth", "sep_synth", "ord_nat", "sep_nat",
-                       "ord_real", "sep_real"]
 METAMETRICS_COLUMNS = ["seg_id", "partition", "metric", "ord", "sep", "delta", "kendall", "n_walks"]
 
 
-def _add_eval_options(p: argparse.ArgumentParser) -> None:
+def _add_eval_options(p: argparse.ArgumentParser, metrics: bool = True) -> None:
     p.add_argument("--dataset", default="ts2",
                    help="'ts2' (bundled metadata), a dataset folder with metadata.csv, or a HF dataset id")
     p.add_argument("--scores", nargs="+", action="extend", metavar="PATH",
                    help="scores file(s), CSV or Parquet (default: the bundled published TS2 scores)")
-    p.add_argument("--metrics", help="comma-separated metric names to evaluate (default: all)")
+    if metrics:
+        p.add_argument("--metrics", help="comma-separated metric names to evaluate (default: all)")
+    else:
+        p.set_defaults(metrics=None)
     p.add_argument("--mode", choices=["paper", "spec"], default="paper",
                    help="paper: reproduce the published numbers (default); spec: the paper's stated definitions")
     p.add_argument("--lower-is-better", action="append", default=[], metavar="NAME",
@@ -90,36 +91,145 @@ def _write_csv(df, path: str) -> None:
         df.to_csv(tmp, index=False, float_format="%.6f")
 
 
+GROUPS = ("avg", "synth", "nat", "real")   # the CSV always has these columns (NaN if absent)
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from .uncertainty import bootstrap, leaderboard_table, rank_intervals
+
+    stats = _parse_stats(args.stats)
+    settings = _bootstrap_settings(args)      # validated even without --ci
     mm = _compute(args)
-    lb = mm.leaderboard()
-    for c in LEADERBOARD_COLUMNS:
-        if c not in lb.columns:
-            lb[c] = float("nan")
-    lb = lb[LEADERBOARD_COLUMNS]
+    boot = ranks = None
+    if args.ci:
+        boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence,
+                         seed=settings.seed)
+        ranks = rank_intervals(mm, "ord_avg", boot=boot)
+    lb = leaderboard_table(mm, stats, groups=GROUPS, boot=boot, ranks=ranks)
     if args.out:
         _write_csv(lb, args.out)
-    print(format_leaderboard(lb, mm))
+    print(format_leaderboard(lb, mm, stats, boot))
     return 0
 
 
-def format_leaderboard(lb, mm) -> str:
-    """Plain-text table (values x100, as in the paper), sorted by ord_avg."""
+def _parse_stats(text: str) -> list[str]:
+    from .metametrics import STATS
+
+    names = [s.strip().lower() for s in text.split(",") if s.strip()]
+    for s in names:
+        if s not in STATS:
+            raise InputError(f"--stats: unknown statistic {s!r} (expected some of {','.join(STATS)})")
+    if not names:
+        raise InputError(f"--stats: name at least one of {','.join(STATS)}")
+    return [s for s in STATS if s in names]
+
+
+def _bootstrap_settings(args: argparse.Namespace):
+    from .uncertainty import BootstrapSettings
+
+    def number(text: str, kind, flag: str):
+        try:
+            return kind(text)
+        except ValueError:
+            raise InputError(f"{flag}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
+
+    try:
+        return BootstrapSettings(number(args.resamples, int, "--resamples"),
+                                 number(args.confidence, float, "--confidence"), number(args.seed, int, "--seed"))
+    except InputError as e:
+        if str(e).startswith("--"):
+            raise
+        raise InputError(f"bootstrap options: {e}") from None
+
+
+def _cell(value: float, stat: str) -> str:
+    """A leaderboard value as printed: ord/sep/kendall x100 (as in the paper), delta in score units."""
+    if value != value:
+        return "-"
+    return f"{value:.3f}" if stat == "delta" else f"{100 * value:.1f}"
+
+
+def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None) -> str:
+    """Plain-text table (x100, as in the paper; delta in score units), sorted by ord_avg; with
+    ``boot``, each value is followed by its interval and a rank column ends each row."""
     lb = lb.sort_values("ord_avg", ascending=False, na_position="last")
-    heads = ["Metric", "OrdAvg", "SepAvg", "OrdSynth", "SepSynth", "OrdNat", "SepNat", "OrdReal", "SepReal"]
-    width = max(len("Metric"), *(len(str(m)) for m in lb["metric"]))
-    lines = [f"{heads[0]:<{width}}  " + "  ".join(f"{h:>8}" for h in heads[1:])]
-    lines.append("-" * len(lines[0]))
+    cols = [(f"{s}_{g}", s, s.capitalize() + g.capitalize()) for g in GROUPS for s in stats]
+    rows = []
     for _, row in lb.iterrows():
-        vals = []
-        for c in LEADERBOARD_COLUMNS[1:]:
-            v = row[c]
-            vals.append(f"{'-':>8}" if v != v else f"{100 * v:8.1f}")
-        lines.append(f"{row['metric']:<{width}}  " + "  ".join(vals))
+        cells = []
+        for c, s, _ in cols:
+            text = _cell(row[c], s)
+            if boot is not None and text != "-":
+                text += f" [{_cell(row[c + '_lo'], s)}, {_cell(row[c + '_hi'], s)}]"
+            cells.append(text)
+        if boot is not None:
+            r = row["rank"]
+            cells.append("-" if r != r else f"{r:.0f} [{row['rank_lo']:.0f}, {row['rank_hi']:.0f}]")
+        rows.append((str(row["metric"]), cells))
+    heads = [h for _, _, h in cols] + (["Rank"] if boot is not None else [])
+    widths = [max([8, len(h)] + [len(cells[k]) for _, cells in rows]) for k, h in enumerate(heads)]
+    width = max(len("Metric"), *(len(m) for m, _ in rows)) if rows else len("Metric")
+    lines = [f"{'Metric':<{width}}  " + "  ".join(f"{h:>{w}}" for h, w in zip(heads, widths))]
+    lines.append("-" * len(lines[0]))
+    for metric, cells in rows:
+        lines.append(f"{metric:<{width}}  " + "  ".join(f"{v:>{w}}" for v, w in zip(cells, widths)))
     note = f"mode={mm.mode}; {len(mm.seg_ids) - len(mm.excluded)} SEGs averaged"
     if mm.excluded:
         note += f" (SEG {', '.join(map(str, mm.excluded))} left out, as in the published numbers)"
     lines.append(note)
+    if "delta" in stats:
+        lines.append("delta columns are in score units (not x100)")
+    if boot is not None:
+        st = boot.settings
+        lines.append(f"[lo, hi]: {100 * st.confidence:g}% percentile bootstrap intervals, SEGs resampled within "
+                     f"partitions ({st.n_resamples:,} resamples, seed {st.seed}); Rank: by OrdAvg, "
+                     "with its interval over the resamples")
+    return "\n".join(lines)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .metametrics import compute
+    from .uncertainty import bootstrap, compare
+
+    settings = _bootstrap_settings(args)
+    ds, scores, _ = load_inputs(args)
+    for m in (args.a, args.b):
+        if m not in scores.metrics:
+            raise InputError(f"compare: no metric {m!r} in the scores (have: {', '.join(scores.metrics)})")
+    if args.a == args.b:
+        raise InputError(f"compare: name two different metrics (got {args.a!r} twice)")
+    mm = compute(ds, scores, [args.a, args.b], mode=args.mode, seg_ids=parse_ids(args.seg))
+    boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed)
+    print(format_comparison(compare(mm, args.a, args.b, boot=boot), mm))
+    return 0
+
+
+def _pvalue(p: float) -> str:
+    return "-" if p != p else (f"{p:.3f}" if p >= 0.001 else f"{p:.1e}")
+
+
+def format_comparison(pc, mm) -> str:
+    """Plain-text table of a :class:`ts2viz.uncertainty.PairedComparison`, one row per cell."""
+    heads = ["Cell", pc.a, pc.b, "A-B", f"{100 * pc.settings.confidence:g}% interval", "n", "Wilcoxon p"]
+    rows = []
+    for k, cell in enumerate(pc.cells):
+        stat, _, group = cell.partition("_")
+        rows.append([stat.capitalize() + group.capitalize(), _cell(pc.estimate_a[k], stat),
+                     _cell(pc.estimate_b[k], stat), _cell(pc.difference[k], stat),
+                     "-" if pc.low[k] != pc.low[k] else f"[{_cell(pc.low[k], stat)}, {_cell(pc.high[k], stat)}]",
+                     str(int(pc.n[k])), _pvalue(pc.pvalue[k])])
+    widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(heads)]
+    fmt = lambda cells: "  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths)))
+    note = f"mode={mm.mode}"
+    if mm.excluded:
+        note += f"; SEG {', '.join(map(str, mm.excluded))} left out, as in the published numbers"
+    st = pc.settings
+    lines = [f"{pc.a} vs {pc.b}, paired over the same SEGs ({note})", fmt(heads), "-" * len(fmt(heads))]
+    lines += [fmt(r) for r in rows]
+    lines.append(f"A-B = {pc.a} - {pc.b}; ord, sep, kendall x100, delta in score units. Interval: paired "
+                 f"percentile bootstrap, SEGs resampled within partitions ({st.n_resamples:,} resamples, seed "
+                 f"{st.seed}). p: two-sided Wilcoxon signed-rank on the per-SEG values (n SEGs with both), "
+                 "not corrected for multiple comparisons.")
     return "\n".join(lines)
 
 
@@ -138,13 +248,35 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("leaderboard", help="Ord/Sep leaderboard (overall and per partition)")
     _add_eval_options(p)
     p.add_argument("--out", help="also write the leaderboard as CSV (fractions, not x100)")
+    p.add_argument("--stats", default="ord,sep", metavar="LIST",
+                   help="statistics to show, some of ord,sep,delta,kendall (default: ord,sep)")
+    p.add_argument("--ci", action="store_true",
+                   help="add bootstrap intervals to every cell (CSV: {cell}_lo, {cell}_hi) and rank intervals")
+    _add_bootstrap_options(p)
     p.set_defaults(func=cmd_leaderboard)
+    p = sub.add_parser("compare", help="paired comparison of two metrics in every leaderboard cell")
+    p.add_argument("a", metavar="A", help="metric name")
+    p.add_argument("b", metavar="B", help="metric name")
+    _add_eval_options(p, metrics=False)
+    _add_bootstrap_options(p)
+    p.set_defaults(func=cmd_compare)
     p = sub.add_parser("metametrics", help="per-SEG ord, sep, delta, kendall for every metric")
     _add_eval_options(p)
     p.add_argument("--out", required=True, help="CSV file to write")
     p.set_defaults(func=cmd_metametrics)
     _add_library_subcommands(sub)
     return parser
+
+
+def _add_bootstrap_options(p: argparse.ArgumentParser) -> None:
+    from .uncertainty import DEFAULTS
+
+    p.add_argument("--resamples", default=str(DEFAULTS.n_resamples), metavar="N",
+                   help=f"bootstrap resamples (default {DEFAULTS.n_resamples})")
+    p.add_argument("--confidence", default=str(DEFAULTS.confidence), metavar="C",
+                   help=f"interval level, a fraction (default {DEFAULTS.confidence})")
+    p.add_argument("--seed", default=str(DEFAULTS.seed), metavar="S",
+                   help=f"seed of the resampling (default {DEFAULTS.seed})")
 
 
 def _add_library_subcommands(sub) -> None:
