@@ -387,3 +387,25 @@ def test_module_imports_numpy_only():
             "assert not bad, bad\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+def test_quantiles_equal_numpy_including_adversarial_rows():
+    rng = np.random.default_rng(11)
+    for B in (1, 2, 7, 1000, 10_000, 20_001):
+        x = rng.normal(size=(12, B))
+        x[1] = np.round(x[1], 1)                       # ties
+        x[2] = 3.0                                     # constant
+        x[3] = np.sort(x[3])
+        x[4, 0] = np.nan                               # a NaN resample
+        x[5] = np.nan
+        if B >= 10_000:
+            # the strided subsample sees only small values, so its threshold keeps too few: fallback path
+            step = B // 1024
+            x[6] = 100.0
+            x[6, ::step] = -np.arange(x[6, ::step].size, dtype=float)[::-1]
+            x[7] = -x[6]
+        for qs in ([0.025, 0.975], [0.5], [0.0, 1.0], [0.001, 0.3, 0.999]):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                want = np.nanquantile(x, qs, axis=-1)
+            assert np.array_equal(U.quantiles(x, qs), want, equal_nan=True), (B, qs)
