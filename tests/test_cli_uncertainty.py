@@ -1,4 +1,4 @@
-"""CLI: `ts2viz compare`, `ts2viz leaderboard --ci` and `--stats` (output, CSV columns, one-line errors)."""
+"""CLI: `ts2viz compare`, `ts2viz significance`, `ts2viz leaderboard --ci` and `--stats` (output, CSV columns, one-line errors)."""
 import subprocess
 import sys
 import warnings
@@ -68,6 +68,29 @@ def test_compare_prints_every_cell_with_scipy_pvalues():
     assert rows["OrdNat"][-2] == "25"
 
 
+def test_significance_lists_unseparated_ranks(tmp_path):
+    out = tmp_path / "pairs.csv"
+    r = run("significance", "--cell", "sep_avg", "--metrics", "CLIPScore,ALIGNScore,TIFA-GPT4V,DSG-GPT4V",
+            "--resamples", "500", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    rows = [line.split() for line in r.stdout.splitlines()[2:6]]
+    assert [row[1] for row in rows] == ["ALIGNScore", "CLIPScore", "DSG-GPT4V", "TIFA-GPT4V"]
+    df = pd.read_csv(out)
+    assert list(df.columns) == ["a", "b", "difference", "low", "high", "n", "pvalue", "pvalue_holm"] and len(df) == 6
+    # the printed "not separated" ranks are exactly the pairs with Holm p >= 0.05 in the CSV
+    place = {row[1]: int(row[0]) for row in rows}
+    for row in rows:
+        same = set()
+        for tok in " ".join(row[3 + 2:]).split(", "):        # after '#', name, value, '[lo,' 'hi]'
+            if tok != "none":
+                a_, _, b_ = tok.partition("-")
+                same |= set(range(int(a_), int(b_ or a_) + 1))
+        want = {place[b if a == row[1] else a] for a, b, ph in zip(df.a, df.b, df.pvalue_holm)
+                if row[1] in (a, b) and ph >= 0.05}
+        assert same == want, row
+    assert f"{int((df.pvalue_holm < 0.05).sum())} of 6 pairs significantly ordered" in r.stdout
+
+
 @pytest.mark.parametrize("args, message", [
     (["compare", "CLIPScore", "Nope"], "compare: no metric 'Nope'"),
     (["compare", "CLIPScore", "CLIPScore"], "two different metrics"),
@@ -76,10 +99,12 @@ def test_compare_prints_every_cell_with_scipy_pvalues():
     (["leaderboard", "--ci", "--resamples", "0"], "number of resamples"),
     (["leaderboard", "--ci", "--seed", "-3"], "seed must be a non-negative integer"),
     (["leaderboard", "--stats", "ord,spearman"], "--stats: unknown statistic 'spearman'"),
+    (["significance", "--cell", "ord_everything"], "--cell: unknown leaderboard cell 'ord_everything'"),
+    (["significance", "--alpha", "1.5"], "--alpha: the significance level"),
 ])
 def test_bad_options_exit_2_with_one_line(tmp_path, args, message):
     out = tmp_path / "o.csv"
-    r = run(*args, *(["--out", str(out)] if args[0] == "leaderboard" else []))
+    r = run(*args, *(["--out", str(out)] if args[0] != "compare" else []))
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], r.stderr

@@ -1,5 +1,5 @@
-"""Command-line interface: ``ts2viz leaderboard``, ``ts2viz metametrics``, ``ts2viz compare`` (and
-``score``/``metrics`` from the metric library).
+"""Command-line interface: ``ts2viz leaderboard``, ``ts2viz metametrics``, ``ts2viz compare``,
+``ts2viz significance`` (and ``score``/``metrics`` from the metric library).
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming file, row and problem), 1 other errors.
 """
@@ -204,6 +204,77 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_significance(args: argparse.Namespace) -> int:
+    from .uncertainty import bootstrap, cell_names, pairwise, rank_intervals
+
+    settings = _bootstrap_settings(args)
+    alpha = _alpha(args.alpha)
+    mm = _compute(args)
+    if args.cell not in cell_names(mm):
+        raise InputError(f"--cell: unknown leaderboard cell {args.cell!r} (expected one of {', '.join(cell_names(mm))})")
+    boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed)
+    pw = pairwise(mm, args.cell, boot=boot)
+    ranks = rank_intervals(mm, args.cell, boot=boot)
+    if args.out:
+        _write_csv(pw.frame(), args.out)
+    print(format_significance(pw, ranks, mm, alpha))
+    return 0
+
+
+def _alpha(text: str) -> float:
+    try:
+        a = float(text)
+    except ValueError:
+        raise InputError(f"--alpha: {text!r} is not a number") from None
+    if not 0.0 < a < 1.0:
+        raise InputError(f"--alpha: the significance level must be strictly between 0 and 1, got {text}")
+    return a
+
+
+def _spans(ranks: list[int]) -> str:
+    """[2, 3, 4, 7, 9, 10] -> '2-4, 7, 9-10'."""
+    out: list[str] = []
+    for r in sorted(ranks):
+        if out and out[-1][1] == r - 1:
+            out[-1][1] = r
+        else:
+            out.append([r, r])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out) or "none"
+
+
+def format_significance(pw, ranks, mm, alpha: float) -> str:
+    """Leaderboard order by ``pw.cell`` with each metric's rank interval and the ranks it is not
+    significantly separated from (Holm-corrected Wilcoxon p >= alpha)."""
+    import numpy as np
+
+    stat = pw.cell.split("_")[0]
+    order = [int(i) for i in np.argsort(-np.nan_to_num(pw.estimate, nan=-np.inf), kind="stable")]
+    place = {i: k + 1 for k, i in enumerate(order)}
+    sig = pw.significant(alpha)
+    head = pw.cell.replace("_", " ").title().replace(" ", "")
+    rows = []
+    for i in order:
+        same = [place[j] for j in order if j != i and not sig[i, j]]
+        lo, hi = ranks.low[i], ranks.high[i]
+        rows.append([str(place[i]), pw.metrics[i], _cell(pw.estimate[i], stat),
+                     "-" if lo != lo else f"[{lo:.0f}, {hi:.0f}]", _spans(same)])
+    heads = ["#", "Metric", head, f"Rank {100 * pw.settings.confidence:g}%", f"Not separated from (Holm p >= {alpha:g})"]
+    widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(heads)]
+    fmt = lambda cells: "  ".join(c.rjust(w) if k in (0, 2, 3) else c.ljust(w)
+                                  for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    n_pairs = len(pw.metrics) * (len(pw.metrics) - 1) // 2
+    n_sig = int(sig.sum()) // 2
+    st = pw.settings
+    lines = [fmt(heads), "-" * len(fmt(heads))] + [fmt(r) for r in rows]
+    note = f"mode={mm.mode}"
+    if mm.excluded:
+        note += f"; SEG {', '.join(map(str, mm.excluded))} left out, as in the published numbers"
+    lines.append(f"{n_sig} of {n_pairs} pairs significantly ordered: two-sided Wilcoxon signed-rank on per-SEG "
+                 f"values, Holm-corrected over all pairs ({note}). Rank interval: {st.n_resamples:,} bootstrap "
+                 f"resamples of SEGs within partitions, seed {st.seed}.")
+    return "\n".join(lines)
+
+
 def _pvalue(p: float) -> str:
     return "-" if p != p else (f"{p:.3f}" if p >= 0.001 else f"{p:.1e}")
 
@@ -260,6 +331,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_eval_options(p, metrics=False)
     _add_bootstrap_options(p)
     p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("significance", help="which leaderboard orderings are significant (all pairs, Holm)")
+    _add_eval_options(p)
+    p.add_argument("--cell", default="ord_avg", help="leaderboard cell to order by, e.g. ord_avg, sep_nat (default ord_avg)")
+    p.add_argument("--alpha", default="0.05", help="significance level for Holm-corrected p-values (default 0.05)")
+    p.add_argument("--out", help="also write every pair as CSV (a, b, difference, low, high, n, pvalue, pvalue_holm)")
+    _add_bootstrap_options(p)
+    p.set_defaults(func=cmd_significance)
     p = sub.add_parser("metametrics", help="per-SEG ord, sep, delta, kendall for every metric")
     _add_eval_options(p)
     p.add_argument("--out", required=True, help="CSV file to write")
