@@ -120,10 +120,11 @@ def cell_names(mm: MetaMetrics) -> tuple[str, ...]:
     return tuple(mm.averages())
 
 
-def _split_cell(cell: str, mm: MetaMetrics) -> tuple[str, str]:
+def _split_cell(cell: str, g: _Groups) -> tuple[str, str]:
     stat, _, group = cell.partition("_")
-    if stat not in STATS or f"{stat}_{group}" not in cell_names(mm):
-        raise InputError(f"unknown leaderboard cell {cell!r}: expected one of {', '.join(cell_names(mm))}")
+    if stat not in STATS or group not in g.names:
+        names = [f"{s}_{n}" for n in g.names for s in STATS]
+        raise InputError(f"unknown leaderboard cell {cell!r}: expected one of {', '.join(names)}")
     return stat, group
 
 
@@ -135,7 +136,7 @@ def seg_values(mm: MetaMetrics, cell: str) -> np.ndarray:
 
 
 def _cell_values(mm: MetaMetrics, cell: str, g: _Groups) -> np.ndarray:
-    stat, group = _split_cell(cell, mm)
+    stat, group = _split_cell(cell, g)
     idx = np.flatnonzero(g.strata >= 0) if group == "avg" else g.members[g.names.index(group) - 1]
     return mm.seg_values[stat][idx]
 
@@ -747,7 +748,8 @@ def pairwise(mm: MetaMetrics, cell: str = "ord_avg", *, boot: LeaderboardBootstr
     NaN policy: as :func:`compare`; a pair without any SEG with both values has NaN p-values and is
     left out of the Holm family.
     """
-    _split_cell(cell, mm)
+    g = _groups(mm)
+    _split_cell(cell, g)
     boot = _boot_for(mm, boot, list(mm.metrics), n_resamples, confidence, seed)
     _, c = boot.index(cell=cell)
     cols = [boot.metrics.index(m) for m in mm.metrics]
@@ -758,7 +760,7 @@ def pairwise(mm: MetaMetrics, cell: str = "ord_avg", *, boot: LeaderboardBootstr
     alpha = 1.0 - boot.settings.confidence
     diff_samples = boot.resampled[c, bi] - boot.resampled[c, bj]                      # (P, B)
     low_u, high_u = quantiles(diff_samples, [alpha / 2, 1 - alpha / 2])
-    v = seg_values(mm, cell)                                                            # (S, M)
+    v = _cell_values(mm, cell, g)                                                       # (S, M)
     w = wilcoxon(v[:, I].T, v[:, J].T)
     p_h = holm(w.pvalue)
 
@@ -837,7 +839,7 @@ def rank_intervals(mm: MetaMetrics, by: str = "ord_avg", *, boot: LeaderboardBoo
     NaN policy: a metric whose value is NaN in a resample has no rank there (and does not push others
     down); its quantiles use the resamples where it has one.
     """
-    _split_cell(by, mm)
+    _split_cell(by, _groups(mm))
     boot = _boot_for(mm, boot, list(mm.metrics), n_resamples, confidence, seed)
     _, c = boot.index(cell=by)
     cols = [boot.metrics.index(m) for m in mm.metrics]
