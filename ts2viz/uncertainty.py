@@ -293,7 +293,7 @@ def quantiles(samples: np.ndarray, qs: Sequence[float]) -> np.ndarray:
     return out.reshape((len(qs),) + samples.shape[:-1])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)    # holds arrays: compared by identity
 class LeaderboardBootstrap:
     """Bootstrap distribution of every leaderboard cell of every metric (see :func:`bootstrap`).
 
@@ -420,7 +420,7 @@ def _boot_for(mm: MetaMetrics, boot: LeaderboardBootstrap | None, metrics, n_res
 
 # -- Wilcoxon signed-rank test --------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)    # holds arrays: compared by identity
 class WilcoxonResult:
     """Result of :func:`wilcoxon`; arrays of the broadcast leading shape.
 
@@ -509,7 +509,8 @@ def wilcoxon(x, y) -> WilcoxonResult:
 
     NaN policy: a pair with a NaN in either sample is dropped. A slice with no pair left gets NaN
     statistic and p-value; with only zero differences, p is 1 for n <= 13 and NaN above (as scipy,
-    where the normal approximation divides 0 by 0).
+    where the normal approximation divides 0 by 0; for a single zero difference, where scipy raises,
+    p is 1).
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -598,7 +599,7 @@ def holm(pvalues) -> np.ndarray:
 
 # -- paired comparisons -----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)    # holds arrays: compared by identity
 class PairedComparison:
     """Metric ``a`` against metric ``b`` in every leaderboard cell (see :func:`compare`).
 
@@ -687,7 +688,7 @@ def compare(mm: MetaMetrics, a: str, b: str, *, boot: LeaderboardBootstrap | Non
                             _frozen(low), _frozen(high), _frozen(w.n), _frozen(w.statistic), _frozen(w.pvalue))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)    # holds arrays: compared by identity
 class PairwiseComparison:
     """All pairs of metrics in one leaderboard cell (see :func:`pairwise`).
 
@@ -784,7 +785,7 @@ def pairwise(mm: MetaMetrics, cell: str = "ord_avg", *, boot: LeaderboardBootstr
 
 # -- ranks -------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)    # holds arrays: compared by identity
 class RankIntervals:
     """Leaderboard ranks with their bootstrap uncertainty (see :func:`rank_intervals`).
 
