@@ -89,6 +89,8 @@ def main() -> None:
                     help="resamples for the loop baseline (default: the same; fewer are extrapolated)")
     args = ap.parse_args()
 
+    import os
+
     import numpy as np
 
     from ts2viz import bundled_scores, compute, load_dataset
@@ -96,29 +98,31 @@ def main() -> None:
 
     t = time.perf_counter()
     mm = compute(load_dataset("ts2"), bundled_scores(), mode="paper")
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (other work on the machine slows both paths)")
     print(f"meta-metrics (input, not timed below): {time.perf_counter() - t:.2f} s; "
           f"{len(mm.metrics)} metrics, {len(mm.seg_ids) - len(mm.excluded)} SEGs averaged")
 
     vectorised(mm, 50, args.seed)                                   # warm-up (imports, caches)
-    times = []
+    times, cpu = [], []
     for _ in range(args.repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         boot, pairs, ranks = vectorised(mm, args.resamples, args.seed)
         times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
     t_fast = min(times)
     n_pairs = sum(len(mm.metrics) * (len(mm.metrics) - 1) // 2 for _ in pairs)
     print(f"ts2viz.uncertainty: {t_fast:7.3f} s  (best of {args.repeat}; median {sorted(times)[len(times) // 2]:.3f} s)"
           f"  {args.resamples:,} resamples, {len(boot.cells)} cells x {len(mm.metrics)} metrics, "
-          f"{n_pairs} pair tests")
+          f"{n_pairs} pair tests; CPU time {min(cpu):.3f} s (all threads)")
 
     # the same resamples for the loop: the count matrices bootstrap() drew
     counts = U.resample_counts(mm, n_resamples=args.resamples, seed=args.seed)
     groups = list(U.averaged_segs(mm).values())
     n_loop = args.loop_resamples or args.resamples
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     low, high, pair_low, pair_high, pvals, holms = loop(mm, counts[:n_loop], list(boot.cells), groups,
                                                         boot.settings.confidence)
-    t_loop = time.perf_counter() - t
+    t_loop, c_loop = time.perf_counter() - t, time.process_time() - c
     extra = ""
     if n_loop != args.resamples:
         # the per-resample part scales with resamples; a rough extrapolation of the whole run
@@ -126,7 +130,7 @@ def main() -> None:
         extra = f" ({n_loop:,} resamples; x{args.resamples / n_loop:.1f} extrapolated: {t_loop_full:.1f} s)"
     else:
         t_loop_full = t_loop
-    print(f"loop baseline     : {t_loop:7.3f} s{extra}")
+    print(f"loop baseline     : {t_loop:7.3f} s{extra}; CPU time {c_loop:.3f} s")
     print(f"speed-up          : {t_loop_full / t_fast:7.1f}x  (loop / ts2viz, same work)")
 
     if n_loop == args.resamples:
