@@ -181,26 +181,30 @@ def resample_counts(mm: MetaMetrics, *, n_resamples: int = DEFAULTS.n_resamples,
     return stratified_counts(_groups(mm).strata, st.n_resamples, np.random.default_rng(st.seed))
 
 
-def _resampled_sums(values: np.ndarray, counts: np.ndarray, g: _Groups) -> tuple[np.ndarray, np.ndarray]:
-    """Resampled sums and non-NaN counts per group: (groups, columns, B) each.
+def _resampled_means(values: np.ndarray, counts: np.ndarray, g: _Groups) -> np.ndarray:
+    """Mean of every column over every group in every resample: (groups, columns, B).
 
     ``values`` is (SEGs, columns) with NaN; a resample's mean over a group is
     ``values_without_nan.T @ counts.T / not_nan.T @ counts.T`` restricted to the group's SEGs (the
-    NaN policy of ``np.nanmean``): one product per partition, values and mask side by side; the
-    "avg" group adds up the partitions.
+    NaN policy of ``np.nanmean``): one product per partition, values and masks side by side; the
+    "avg" group adds up the partitions. A column without NaN needs no mask product: its divisor is
+    the group's size, which stratified resampling keeps. NaN where a group draws no value.
     """
     ok = ~np.isnan(values)
-    both = np.concatenate([np.where(ok, values, 0.0), ok.astype(np.float64)], axis=1)
+    has_nan = ~ok[g.strata >= 0].all(axis=0)
+    both = np.concatenate([np.where(ok, values, 0.0), ok[:, has_nan].astype(np.float64)], axis=1)
     c = values.shape[1]
     B = counts.shape[0]
-    num = np.zeros((len(g.names), c, B))
-    den = np.zeros((len(g.names), c, B))
+    sums = np.zeros((len(g.names), both.shape[1], B))
     for k, idx in enumerate(g.members):
-        prod = both[idx].T @ counts[:, idx].T.astype(np.float64)                       # (2c, B)
-        num[k + 1], den[k + 1] = prod[:c], prod[c:]
-    num[0] = num[1:].sum(axis=0)
-    den[0] = den[1:].sum(axis=0)
-    return num, den
+        sums[k + 1] = both[idx].T @ counts[:, idx].T.astype(np.float64)              # (columns + masks, B)
+    sums[0] = sums[1:].sum(axis=0)
+    sizes = np.array([float((g.strata >= 0).sum())] + [float(len(m)) for m in g.members])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums[:, :c] / sizes[:, None, None]
+        den = sums[:, c:]
+        means[:, has_nan] = np.where(den > 0, sums[:, :c][:, has_nan] / den, np.nan)
+    return means
 
 
 def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -384,11 +388,8 @@ def bootstrap(mm: MetaMetrics, *, n_resamples: int = DEFAULTS.n_resamples,
     values = np.concatenate([mm.seg_values[s][:, cols] for s in STATS], axis=1)     # (S, stats*M)
     counts = resample_counts(mm, n_resamples=st.n_resamples, seed=st.seed)
     ones = (g.strata >= 0).astype(np.int64)[None, :]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        num, den = _resampled_sums(values, counts, g)
-        res = np.where(den > 0, num / den, np.nan)                                    # (G, stats*M, B)
-        n1, d1 = _resampled_sums(values, ones, g)
-        est = np.where(d1 > 0, n1 / d1, np.nan)[..., 0]                               # (G, stats*M)
+    res = _resampled_means(values, counts, g)                                         # (G, stats*M, B)
+    est = _resampled_means(values, ones, g)[..., 0]                                   # (G, stats*M)
     G = res.shape[0]
     # (G, stats*M, B) -> (G*stats, M, B): cells ordered group-major, stat-minor, like averages()
     res = res.reshape(G * len(STATS), M, st.n_resamples)
