@@ -37,8 +37,9 @@ def vectorised(mm, n_resamples: int, seed: int):
     return boot, pairs, ranks
 
 
-def loop(mm, counts, cells, groups, confidence: float):
-    """The baseline: one resample at a time, then one pair at a time."""
+def loop(mm, counts, cells, groups, confidence: float, phases: dict):
+    """The baseline: one resample at a time, then one pair at a time. ``phases`` gets the seconds of
+    the parts that grow with the resamples ("resamples", "percentiles") and of the rest ("tests")."""
     import numpy as np
     from scipy import stats
 
@@ -47,6 +48,7 @@ def loop(mm, counts, cells, groups, confidence: float):
     M = len(mm.metrics)
     values = np.concatenate([mm.seg_values[s] for s in STATS], axis=1)          # (S, stats*M)
     B = counts.shape[0]
+    t0 = time.perf_counter()
     res = np.empty((B, len(groups), values.shape[1]))
     for b in range(B):
         drawn = np.repeat(np.arange(values.shape[0]), counts[b])
@@ -56,6 +58,8 @@ def loop(mm, counts, cells, groups, confidence: float):
                 warnings.simplefilter("ignore", RuntimeWarning)
                 res[b, g] = np.nanmean(values[rows], axis=0)
     res = res.reshape(B, len(cells), M)                                          # cell = group-major, stat-minor
+    phases["resamples"] = time.perf_counter() - t0
+    phases["percentiles"] = phases["tests"] = 0.0
     q = [50 * (1 - confidence), 50 * (1 + confidence)]
     low, high = np.percentile(res, q, axis=0)
     pair_low, pair_high, pvals, holms = {}, {}, {}, {}
@@ -65,12 +69,17 @@ def loop(mm, counts, cells, groups, confidence: float):
         members = groups[cells.index(cell) // len(STATS)]
         v = mm.seg_values[stat][members]
         lo, hi, p = np.empty(len(I)), np.empty(len(I)), np.empty(len(I))
+        t0 = time.perf_counter()
         for k, (i, j) in enumerate(zip(I, J)):
             lo[k], hi[k] = np.percentile(res[:, c, i] - res[:, c, j], q)
+        t1 = time.perf_counter()
+        for k, (i, j) in enumerate(zip(I, J)):
             ok = ~np.isnan(v[:, i]) & ~np.isnan(v[:, j])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 p[k] = stats.wilcoxon(v[ok, i], v[ok, j]).pvalue
+        phases["percentiles"] += t1 - t0
+        phases["tests"] += time.perf_counter() - t1
         order = sorted(range(len(p)), key=lambda k: p[k])
         adj, running = np.empty(len(p)), 0.0
         for r, k in enumerate(order):
@@ -120,17 +129,20 @@ def main() -> None:
     groups = list(U.averaged_segs(mm).values())
     n_loop = args.loop_resamples or args.resamples
     t, c = time.perf_counter(), time.process_time()
+    phases: dict = {}
     low, high, pair_low, pair_high, pvals, holms = loop(mm, counts[:n_loop], list(boot.cells), groups,
-                                                        boot.settings.confidence)
+                                                        boot.settings.confidence, phases)
     t_loop, c_loop = time.perf_counter() - t, time.process_time() - c
     extra = ""
     if n_loop != args.resamples:
-        # the per-resample part scales with resamples; a rough extrapolation of the whole run
-        t_loop_full = t_loop * args.resamples / n_loop
-        extra = f" ({n_loop:,} resamples; x{args.resamples / n_loop:.1f} extrapolated: {t_loop_full:.1f} s)"
+        # the resample loop and the percentiles grow linearly with the resamples, the tests do not
+        scale = args.resamples / n_loop
+        t_loop_full = t_loop + (scale - 1) * (phases["resamples"] + phases["percentiles"])
+        extra = f" ({n_loop:,} resamples; extrapolated to {args.resamples:,}: {t_loop_full:.1f} s)"
     else:
         t_loop_full = t_loop
-    print(f"loop baseline     : {t_loop:7.3f} s{extra}; CPU time {c_loop:.3f} s")
+    print(f"loop baseline     : {t_loop:7.3f} s{extra}; CPU time {c_loop:.3f} s; parts: "
+          + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items()))
     print(f"speed-up          : {t_loop_full / t_fast:7.1f}x  (loop / ts2viz, same work)")
 
     if n_loop == args.resamples:
