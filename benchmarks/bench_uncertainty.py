@@ -43,6 +43,7 @@ def loop(mm, counts, cells, groups, confidence: float, phases: dict):
     import numpy as np
     from scipy import stats
 
+    from ts2viz import uncertainty as U
     from ts2viz.metametrics import STATS
 
     M = len(mm.metrics)
@@ -65,7 +66,7 @@ def loop(mm, counts, cells, groups, confidence: float, phases: dict):
     pair_low, pair_high, pvals, holms = {}, {}, {}, {}
     I, J = np.triu_indices(M, 1)
     for c, cell in enumerate(cells):
-        stat = cell.split("_")[0]
+        stat = U.split_cell(cell)[0]
         members = groups[cells.index(cell) // len(STATS)]
         v = mm.seg_values[stat][members]
         lo, hi, p = np.empty(len(I)), np.empty(len(I)), np.empty(len(I))

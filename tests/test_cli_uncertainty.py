@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from ts2viz import bundled_scores, compute, load_dataset
+from ts2viz.metametrics import STATS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,8 +56,9 @@ def test_compare_prints_every_cell_with_scipy_pvalues():
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0].startswith("CLIPScore vs TIFA-mPLUG") and "SEG 164 left out" in lines[0]
-    rows = {line.split()[0]: line.split() for line in lines[3:19]}
-    assert list(rows) == [s + g for g in ("Avg", "Synth", "Nat", "Real") for s in ("Ord", "Sep", "Delta", "Kendall")]
+    labels = ["".join(w.capitalize() for w in s.split("_")) + g for g in ("Avg", "Synth", "Nat", "Real") for s in STATS]
+    rows = {line.split()[0]: line.split() for line in lines[3:3 + len(labels)]}
+    assert list(rows) == labels
     mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore", "TIFA-mPLUG"], mode="paper")
     keep = np.array([s != 164 for s in mm.seg_ids])
     x, y = mm.seg_values["sep"][keep, 0], mm.seg_values["sep"][keep, 1]

@@ -4,6 +4,8 @@ References from outside the code under test: scipy.stats.wilcoxon (the p-values)
 Holm loop, exact enumeration of tiny bootstrap distributions, hand-computed examples, and a coverage
 simulation with a known truth.
 """
+import dataclasses
+import functools
 import itertools
 import math
 import warnings
@@ -15,6 +17,7 @@ from scipy import stats
 from ts2viz import bundled_scores, compute, load_dataset
 from ts2viz.errors import InputError
 from ts2viz.metametrics import STATS, MetaMetrics
+from core_helpers import make_dataset, make_scores
 from ts2viz import uncertainty as U
 
 
@@ -29,14 +32,21 @@ def paper_boot(bundled):
     return U.bootstrap(bundled["paper"], n_resamples=4000)
 
 
-def synthetic(values: dict[str, np.ndarray] | np.ndarray, partitions, excluded=(), metrics=None) -> MetaMetrics:
-    """A MetaMetrics over made-up per-SEG values; one array (SEGs, metrics) for every stat, or one per stat."""
-    if not isinstance(values, dict):
-        values = {s: np.asarray(values, float) for s in STATS}
-    S, M = next(iter(values.values())).shape
+@functools.lru_cache(maxsize=1)
+def _tiny() -> MetaMetrics:
+    ds = make_dataset({0: {"0": 2, "1": 2}})
+    return compute(ds, make_scores(ds, {"m": np.array([0.9, 0.8, 0.2, 0.1])}), mode="paper")
+
+
+def synthetic(values: np.ndarray, partitions, excluded=(), metrics=None) -> MetaMetrics:
+    """A MetaMetrics over made-up per-SEG values (SEGs, metrics), the same for every stat: a computed
+    result with its per-SEG fields replaced (whatever else MetaMetrics holds stays valid)."""
+    values = np.asarray(values, float)
+    S, M = values.shape
     metrics = metrics or [f"m{i}" for i in range(M)]
-    return MetaMetrics("paper", list(metrics), list(range(S)), list(partitions), values,
-                       np.ones((S, M), np.int64), list(excluded))
+    return dataclasses.replace(_tiny(), metrics=list(metrics), seg_ids=list(range(S)), partitions=list(partitions),
+                               seg_values={s: values.copy() for s in STATS}, n_walks=np.ones((S, M), np.int64),
+                               excluded=list(excluded))
 
 
 def scipy_p(x, y):
@@ -409,3 +419,9 @@ def test_quantiles_equal_numpy_including_adversarial_rows():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 want = np.nanquantile(x, qs, axis=-1)
             assert np.array_equal(U.quantiles(x, qs), want, equal_nan=True), (B, qs)
+
+
+def test_split_cell():
+    assert U.split_cell("ord_avg") == ("ord", "avg") and U.split_cell("kendall_my_part") == ("kendall", "my_part")
+    with pytest.raises(InputError, match="unknown leaderboard cell"):
+        U.split_cell("spearman_avg")

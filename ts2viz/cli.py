@@ -139,7 +139,13 @@ def _bootstrap_settings(args: argparse.Namespace):
     except InputError as e:
         if str(e).startswith("--"):
             raise
-        raise InputError(f"bootstrap options: {e}") from None
+        flag = next(f for f in ("--resamples", "--confidence", "--seed") if f[2:7] in str(e))
+        raise InputError(f"{flag}: {e}") from None
+
+
+def _label(stat: str, group: str) -> str:
+    """'ord', 'avg' -> 'OrdAvg'; 'signed_sep', 'nat' -> 'SignedSepNat' (the paper's column style)."""
+    return "".join(w.capitalize() for w in stat.split("_")) + group.capitalize()
 
 
 def _cell(value: float, stat: str) -> str:
@@ -152,8 +158,9 @@ def _cell(value: float, stat: str) -> str:
 def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None) -> str:
     """Plain-text table (x100, as in the paper; delta in score units), sorted by ord_avg; with
     ``boot``, each value is followed by its interval and a rank column ends each row."""
-    lb = lb.sort_values("ord_avg", ascending=False, na_position="last")
-    cols = [(f"{s}_{g}", s, s.capitalize() + g.capitalize()) for g in GROUPS for s in stats]
+    ord_avg = dict(zip(mm.metrics, mm.averages()["ord_avg"]))           # the order even when ord is hidden
+    lb = lb.assign(_order=lb["metric"].map(ord_avg)).sort_values("_order", ascending=False, na_position="last")
+    cols = [(f"{s}_{g}", s, _label(s, g)) for g in GROUPS for s in stats]
     rows = []
     for _, row in lb.iterrows():
         cells = []
@@ -247,11 +254,13 @@ def format_significance(pw, ranks, mm, alpha: float) -> str:
     significantly separated from (Holm-corrected Wilcoxon p >= alpha)."""
     import numpy as np
 
-    stat = pw.cell.split("_")[0]
+    from .uncertainty import split_cell
+
+    stat, group = split_cell(pw.cell)
     order = [int(i) for i in np.argsort(-np.nan_to_num(pw.estimate, nan=-np.inf), kind="stable")]
     place = {i: k + 1 for k, i in enumerate(order)}
     sig = pw.significant(alpha)
-    head = pw.cell.replace("_", " ").title().replace(" ", "")
+    head = _label(stat, group)
     rows = []
     for i in order:
         same = [place[j] for j in order if j != i and not sig[i, j]]
@@ -281,11 +290,13 @@ def _pvalue(p: float) -> str:
 
 def format_comparison(pc, mm) -> str:
     """Plain-text table of a :class:`ts2viz.uncertainty.PairedComparison`, one row per cell."""
+    from .uncertainty import split_cell
+
     heads = ["Cell", pc.a, pc.b, "A-B", f"{100 * pc.settings.confidence:g}% interval", "n", "Wilcoxon p"]
     rows = []
     for k, cell in enumerate(pc.cells):
-        stat, _, group = cell.partition("_")
-        rows.append([stat.capitalize() + group.capitalize(), _cell(pc.estimate_a[k], stat),
+        stat, group = split_cell(cell)
+        rows.append([_label(stat, group), _cell(pc.estimate_a[k], stat),
                      _cell(pc.estimate_b[k], stat), _cell(pc.difference[k], stat),
                      "-" if pc.low[k] != pc.low[k] else f"[{_cell(pc.low[k], stat)}, {_cell(pc.high[k], stat)}]",
                      str(int(pc.n[k])), _pvalue(pc.pvalue[k])])

@@ -120,8 +120,17 @@ def cell_names(mm: MetaMetrics) -> tuple[str, ...]:
     return tuple(mm.averages())
 
 
+def split_cell(cell: str) -> tuple[str, str]:
+    """``"ord_avg"`` -> ``("ord", "avg")``, ``"signed_sep_nat"`` -> ``("signed_sep", "nat")``: the stat
+    is the longest name in :data:`ts2viz.metametrics.STATS` the cell starts with; InputError if none."""
+    for stat in sorted(STATS, key=len, reverse=True):
+        if cell.startswith(stat + "_"):
+            return stat, cell[len(stat) + 1:]
+    raise InputError(f"unknown leaderboard cell {cell!r}: expected {{stat}}_{{group}} with stat one of {', '.join(STATS)}")
+
+
 def _split_cell(cell: str, g: _Groups) -> tuple[str, str]:
-    stat, _, group = cell.partition("_")
+    stat, group = split_cell(cell) if any(cell.startswith(s + "_") for s in STATS) else ("", "")
     if stat not in STATS or group not in g.names:
         names = [f"{s}_{n}" for n in g.names for s in STATS]
         raise InputError(f"unknown leaderboard cell {cell!r}: expected one of {', '.join(names)}")
