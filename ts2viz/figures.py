@@ -33,6 +33,12 @@ FAMILY_COLORS = {"Embedding": "#4f46e5", "TIFA": "#0891b2", "DSG": "#16a34a", "L
 #: red (bad) - amber - green (good), for values oriented so that higher is better
 GOODNESS_SCALE = [[0.0, "#dc2626"], [0.5, "#f59e0b"], [1.0, "#16a34a"]]
 CORR_SCALE = [[0.0, "#2563eb"], [0.5, "#f8fafc"], [1.0, "#dc2626"]]
+#: significant signed differences, row minus column: red (row worse) / green (row better). The jump at
+#: 0 keeps a small significant difference clearly tinted next to the grey of non-significant cells.
+SIGNED_SCALE = [[0.0, "#b91c1c"], [0.5, "#fecaca"], [0.5, "#bbf7d0"], [1.0, "#15803d"]]
+#: -log10 p: white (no evidence) to indigo (strong)
+EVIDENCE_SCALE = [[0.0, "#f8fafc"], [1.0, "#4338ca"]]
+NOT_SIGNIFICANT = "#f3f4f6"
 
 
 def _rgb(color: str) -> tuple[int, int, int]:
@@ -330,15 +336,24 @@ def _padded(v: np.ndarray, frac: float = 0.08) -> list[float]:
     return [lo - pad, hi + pad]
 
 
-def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | None = None):
+def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | None = None, *,
+                    error_bars: bool = False):
     """Ord against Sep (x100), one point per metric, coloured by family, each labelled where it fits.
 
     ``board``: DataFrame with columns ``metric``, ``family`` and the two value columns (fractions).
     Labels are placed without overlap for a plot :data:`LABEL_PLOT_WIDTH` pixels wide (hover shows
     every name). When most metrics sit in a dense cluster, a button zooms to it (with its own labels).
+    With ``error_bars``, also ``{x}_lo``, ``{x}_hi``, ``{y}_lo``, ``{y}_hi`` (the layout of
+    :func:`ts2viz.uncertainty.leaderboard_table` with a bootstrap), drawn as whiskers on both axes; a
+    NaN bound draws no whisker on that side.
     """
     if board is None or len(board) == 0:
         return empty_figure("No metrics to show")
+    bounds = [f"{c}_{side}" for c in (x, y) for side in ("lo", "hi")]
+    if error_bars:
+        missing = [c for c in bounds if c not in board.columns]
+        if missing:
+            raise ValueError(f"error_bars needs columns {', '.join(bounds)}; missing {', '.join(missing)}")
     xv = np.array([x100(v) for v in board[x]], dtype=float)
     yv = np.array([x100(v) for v in board[y]], dtype=float)
     names = [str(m) for m in board["metric"]]
@@ -350,12 +365,24 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
     fams = [str(f) for f in board["family"]]
     for fam in dict.fromkeys(fams):
         idx = [i for i, f in enumerate(fams) if f == fam]
-        traces.append(dict(
+        col = family_color(fam)
+        trace = dict(
             type="scatter", x=_clean(xv[idx]), y=_clean(yv[idx]), mode="markers", name=fam,
             text=[names[i] for i in idx],
-            marker=dict(size=11, color=family_color(fam), line=dict(width=1, color="white")),
+            marker=dict(size=11, color=col, line=dict(width=1, color="white")),
             hovertemplate=f"<b>%{{text}}</b><br>{xname} {xpart}: %{{x:.1f}}<br>{yname} {ypart}: %{{y:.1f}}"
-                          "<extra></extra>"))
+                          "<extra></extra>")
+        if error_bars:
+            lohi = {c: np.array([x100(v) for v in board[c]], dtype=float)[idx] for c in bounds}
+            for axis, c, v in (("x", x, xv[idx]), ("y", y, yv[idx])):
+                trace[f"error_{axis}"] = dict(type="data", symmetric=False, array=_clean(lohi[f"{c}_hi"] - v),
+                                              arrayminus=_clean(v - lohi[f"{c}_lo"]), color=col, thickness=1.2,
+                                              width=0)
+            trace["customdata"] = [_clean(r) for r in np.stack([lohi[c] for c in bounds], axis=1)]
+            trace["hovertemplate"] = (
+                f"<b>%{{text}}</b><br>{xname} {xpart}: %{{x:.1f}} [%{{customdata[0]:.1f}}, %{{customdata[1]:.1f}}]"
+                f"<br>{yname} {ypart}: %{{y:.1f}} [%{{customdata[2]:.1f}}, %{{customdata[3]:.1f}}]<extra></extra>")
+        traces.append(trace)
     specs, heights = bottom_legends([("", list(dict.fromkeys(fams)))])
     legend_px = sum(heights)
     cluster = dense_cluster(xv, yv)
@@ -656,6 +683,85 @@ def corr_heatmap(matrix, *, title: str, selected: tuple[str, str] | None = None)
     return _fig([heat], dict(shapes=shapes, xaxis=dict(tickangle=-45, showgrid=False),
                              yaxis=dict(autorange="reversed", showgrid=False), margin=dict(l=140, b=140)),
                 title=title, height=size, legend=False)
+
+
+def _stars(p: float, alpha: float) -> str:
+    """Significance marks: * below alpha, ** below min(alpha, 0.01), *** below min(alpha, 0.001)."""
+    if not p < alpha:
+        return ""
+    return "***" if p < min(alpha, 0.001) else "**" if p < min(alpha, 0.01) else "*"
+
+
+def _signed(v: float) -> str:
+    """+2.3, -0.4, +22 (no decimal from 10 on, so cells of a 19 x 19 heatmap hold their text)."""
+    return f"{v:+.0f}" if abs(v) >= 9.95 else f"{v:+.1f}"
+
+
+def _p_text(p: float) -> str:
+    return "n/a" if math.isnan(p) else (f"{p:.3f}" if p >= 0.001 else f"{p:.0e}")
+
+
+def significance_heatmap(metrics: Sequence[str], difference, pvalue, *, value: str = "difference",
+                         alpha: float = 0.05, title: str | None = None, scale: float = 100.0,
+                         p_label: str = "Holm p"):
+    """Which leaderboard orderings are significant: a metric x metric heatmap.
+
+    ``difference[i, j]`` is row metric i minus column metric j (e.g. a difference of Ord averages),
+    ``pvalue[i, j]`` the p-value of that comparison, typically Holm-corrected
+    (:class:`ts2viz.uncertainty.PairwiseComparison`'s ``difference`` and ``pvalue_holm``).
+
+    ``value="difference"``: significant cells (p < ``alpha``) coloured by the signed difference
+    (x ``scale``; green = row better), marked ``*``/``**``/``***`` (p below alpha, 0.01, 0.001);
+    the other cells grey with the difference in muted text. ``value="p"``: every cell coloured by
+    -log10 p, labelled with p and the same marks. The diagonal is blank; NaN p-values read "n/a".
+    """
+    names = [str(m) for m in metrics]
+    M = len(names)
+    if M == 0:
+        return empty_figure("No metrics to compare")
+    diff = np.asarray(difference, dtype=float)
+    p = np.asarray(pvalue, dtype=float)
+    if diff.shape != (M, M) or p.shape != (M, M):
+        raise ValueError(f"difference and pvalue must be {M} x {M} (one row and column per metric)")
+    if value not in ("difference", "p"):
+        raise ValueError(f"value must be 'difference' or 'p', got {value!r}")
+    off = ~np.eye(M, dtype=bool)
+    sig = off & (np.nan_to_num(p, nan=1.0) < alpha)
+    marks = [[_stars(p[i, j], alpha) if off[i, j] else "" for j in range(M)] for i in range(M)]
+    hover = [[f"{names[i]} − {names[j]}: {diff[i, j] * scale:+.1f}<br>{p_label} = {_p_text(p[i, j])}"
+              if off[i, j] else names[i] for j in range(M)] for i in range(M)]
+    font = dict(size=8 if M > 12 else 11)
+    common = dict(type="heatmap", x=names, y=names, xgap=1, ygap=1, customdata=hover, textfont=font,
+                  texttemplate="%{text}", hovertemplate="%{customdata}<extra></extra>")
+    if value == "p":
+        with np.errstate(divide="ignore"):
+            z = np.where(off & ~np.isnan(p), -np.log10(np.maximum(p, 1e-300)), np.nan)
+        text = [[f"{_p_text(p[i, j])}{marks[i][j]}" if off[i, j] else "" for j in range(M)] for i in range(M)]
+        zmax = float(np.nanmax(z)) if np.isfinite(z).any() else 1.0
+        traces = [dict(common, z=[_clean(r) for r in z], text=text, zmin=0, zmax=max(zmax, -math.log10(alpha)),
+                       colorscale=EVIDENCE_SCALE, colorbar=dict(title=dict(text="−log10 p"), thickness=12, len=0.8))]
+    else:
+        d = diff * scale
+        text = [[f"{_signed(d[i, j])}{marks[i][j]}" if off[i, j] and not math.isnan(d[i, j]) else ""
+                 for j in range(M)] for i in range(M)]
+        zs = np.where(sig, d, np.nan)
+        zn = np.where(off & ~sig, 0.0, np.nan)
+        lim = float(np.nanmax(np.abs(zs))) if sig.any() else 1.0
+        traces = [
+            dict(common, z=[_clean(r) for r in zn], text=[[t if off[i, j] and not sig[i, j] else "" for j, t in enumerate(r)]
+                                                         for i, r in enumerate(text)],
+                 colorscale=[[0.0, NOT_SIGNIFICANT], [1.0, NOT_SIGNIFICANT]], showscale=False,
+                 textfont=dict(font, color=MUTED), name="not significant"),
+            dict(common, z=[_clean(r) for r in zs], text=[[t if sig[i, j] else "" for j, t in enumerate(r)]
+                                                         for i, r in enumerate(text)],
+                 zmin=-lim, zmax=lim, colorscale=SIGNED_SCALE, name=f"{p_label} < {alpha:g}",
+                 colorbar=dict(title=dict(text=f"row − col (×{scale:g})" if scale != 1 else "row − col"),
+                               thickness=12, len=0.8)),
+        ]
+    size = max(440, min(780, 34 * M + 220))
+    return _fig(traces, dict(xaxis=dict(tickangle=-45, showgrid=False),
+                             yaxis=dict(autorange="reversed", showgrid=False), margin=dict(l=140, b=140)),
+                title=title or f"Which orderings are significant ({p_label} < {alpha:g})", height=size, legend=False)
 
 
 def pair_scatter(points, *, x_name: str, y_name: str, stat: str, highlight: int | None = None):

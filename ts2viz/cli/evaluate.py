@@ -1,4 +1,5 @@
-"""``ts2viz leaderboard`` and ``ts2viz metametrics``: meta-metrics of scores tables over a SEG dataset."""
+"""``ts2viz leaderboard``, ``metametrics``, ``compare`` and ``significance``: meta-metrics of scores tables
+over a SEG dataset, and how sure they are (bootstrap intervals, paired tests)."""
 from __future__ import annotations
 
 import argparse
@@ -6,17 +7,18 @@ import argparse
 from ..errors import InputError
 from ..policy import MODES, rules_help
 
-LEADERBOARD_COLUMNS = ["metric", "ord_avg", "sep_avg", "ord_synth", "sep_synth", "ord_nat", "sep_nat",
-                       "ord_real", "sep_real"]
 METAMETRICS_COLUMNS = ["seg_id", "partition", "metric", "ord", "sep", "delta", "kendall", "signed_sep", "n_walks"]
 
 
-def _add_eval_options(p: argparse.ArgumentParser) -> None:
+def _add_eval_options(p: argparse.ArgumentParser, metrics: bool = True) -> None:
     p.add_argument("--dataset", default="ts2",
                    help="'ts2' (bundled metadata), a dataset folder with metadata.csv, or a HF dataset id")
     p.add_argument("--scores", nargs="+", action="extend", metavar="PATH",
                    help="scores file(s), CSV or Parquet (default: the bundled published TS2 scores)")
-    p.add_argument("--metrics", help="comma-separated metric names to evaluate (default: all)")
+    if metrics:
+        p.add_argument("--metrics", help="comma-separated metric names to evaluate (default: all)")
+    else:
+        p.set_defaults(metrics=None)
     p.add_argument("--mode", choices=list(MODES), default="paper",
                    help="meta-metric policy preset: paper reproduces the published numbers (default); spec "
                         "follows the paper's text")
@@ -79,16 +81,24 @@ def _write_csv(df, path: str) -> None:
         df.to_csv(tmp, index=False, float_format="%.6f")
 
 
+GROUPS = ("avg", "synth", "nat", "real")   # the CSV always has these columns (NaN if absent)
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from ..uncertainty import bootstrap, leaderboard_table, rank_intervals
+
+    stats = _parse_stats(args.stats)
+    settings = _bootstrap_settings(args)      # validated even without --ci
     mm = _compute(args)
-    lb = mm.leaderboard()
-    for c in LEADERBOARD_COLUMNS:
-        if c not in lb.columns:
-            lb[c] = float("nan")
-    lb = lb[LEADERBOARD_COLUMNS]
+    boot = ranks = None
+    if args.ci:
+        boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence,
+                         seed=settings.seed)
+        ranks = rank_intervals(mm, "ord_avg", boot=boot)
+    lb = leaderboard_table(mm, stats, groups=GROUPS, boot=boot, ranks=ranks)
     if args.out:
         _write_csv(lb, args.out)
-    print(format_leaderboard(lb, mm))
+    print(format_leaderboard(lb, mm, stats, boot))
     if not args.scores:
         from ..qa_records import BUNDLED_DSG_ACCUMULATION
 
@@ -97,23 +107,209 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_leaderboard(lb, mm) -> str:
-    """Plain-text table (values x100, as in the paper), sorted by ord_avg."""
-    lb = lb.sort_values("ord_avg", ascending=False, na_position="last")
-    heads = ["Metric", "OrdAvg", "SepAvg", "OrdSynth", "SepSynth", "OrdNat", "SepNat", "OrdReal", "SepReal"]
-    width = max(len("Metric"), *(len(str(m)) for m in lb["metric"]))
-    lines = [f"{heads[0]:<{width}}  " + "  ".join(f"{h:>8}" for h in heads[1:])]
-    lines.append("-" * len(lines[0]))
+def _parse_stats(text: str) -> list[str]:
+    from ..metametrics import STATS
+
+    names = [s.strip().lower() for s in text.split(",") if s.strip()]
+    for s in names:
+        if s not in STATS:
+            raise InputError(f"--stats: unknown statistic {s!r} (expected some of {','.join(STATS)})")
+    if not names:
+        raise InputError(f"--stats: name at least one of {','.join(STATS)}")
+    return [s for s in STATS if s in names]
+
+
+def _bootstrap_settings(args: argparse.Namespace):
+    from ..uncertainty import BootstrapSettings
+
+    def number(text: str, kind, flag: str):
+        try:
+            return kind(text)
+        except ValueError:
+            raise InputError(f"{flag}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
+
+    try:
+        return BootstrapSettings(number(args.resamples, int, "--resamples"),
+                                 number(args.confidence, float, "--confidence"), number(args.seed, int, "--seed"))
+    except InputError as e:
+        if str(e).startswith("--"):
+            raise
+        flag = next(f for f in ("--resamples", "--confidence", "--seed") if f[2:7] in str(e))
+        raise InputError(f"{flag}: {e}") from None
+
+
+def _label(stat: str, group: str) -> str:
+    """'ord', 'avg' -> 'OrdAvg'; 'signed_sep', 'nat' -> 'SignedSepNat' (the paper's column style)."""
+    return "".join(w.capitalize() for w in stat.split("_")) + group.capitalize()
+
+
+def _cell(value: float, stat: str) -> str:
+    """A leaderboard value as printed: ord/sep/kendall x100 (as in the paper), delta in score units."""
+    if value != value:
+        return "-"
+    return f"{value:.3f}" if stat == "delta" else f"{100 * value:.1f}"
+
+
+def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None) -> str:
+    """Plain-text table (x100, as in the paper; delta in score units), sorted by ord_avg; with
+    ``boot``, each value is followed by its interval and a rank column ends each row."""
+    ord_avg = dict(zip(mm.metrics, mm.averages()["ord_avg"]))           # the order even when ord is hidden
+    lb = lb.assign(_order=lb["metric"].map(ord_avg)).sort_values("_order", ascending=False, na_position="last")
+    cols = [(f"{s}_{g}", s, _label(s, g)) for g in GROUPS for s in stats]
+    rows = []
     for _, row in lb.iterrows():
-        vals = []
-        for c in LEADERBOARD_COLUMNS[1:]:
-            v = row[c]
-            vals.append(f"{'-':>8}" if v != v else f"{100 * v:8.1f}")
-        lines.append(f"{row['metric']:<{width}}  " + "  ".join(vals))
+        cells = []
+        for c, s, _ in cols:
+            text = _cell(row[c], s)
+            if boot is not None and text != "-":
+                text += f" [{_cell(row[c + '_lo'], s)}, {_cell(row[c + '_hi'], s)}]"
+            cells.append(text)
+        if boot is not None:
+            r = row["rank"]
+            cells.append("-" if r != r else f"{r:.0f} [{row['rank_lo']:.0f}, {row['rank_hi']:.0f}]")
+        rows.append((str(row["metric"]), cells))
+    heads = [h for _, _, h in cols] + (["Rank"] if boot is not None else [])
+    widths = [max([8, len(h)] + [len(cells[k]) for _, cells in rows]) for k, h in enumerate(heads)]
+    width = max(len("Metric"), *(len(m) for m, _ in rows)) if rows else len("Metric")
+    lines = [f"{'Metric':<{width}}  " + "  ".join(f"{h:>{w}}" for h, w in zip(heads, widths))]
+    lines.append("-" * len(lines[0]))
+    for metric, cells in rows:
+        lines.append(f"{metric:<{width}}  " + "  ".join(f"{v:>{w}}" for v, w in zip(cells, widths)))
     note = f"mode={mm.mode}; {len(mm.seg_ids) - len(mm.excluded)} SEGs averaged"
     if mm.excluded:
         note += f" (SEG {', '.join(map(str, mm.excluded))} left out, as in the published numbers)"
     lines.append(note)
+    if "delta" in stats:
+        lines.append("delta columns are in score units (not x100)")
+    if boot is not None:
+        st = boot.settings
+        lines.append(f"[lo, hi]: {100 * st.confidence:g}% percentile bootstrap intervals, SEGs resampled within "
+                     f"partitions ({st.n_resamples:,} resamples, seed {st.seed}); Rank: by OrdAvg, "
+                     "with its interval over the resamples")
+    return "\n".join(lines)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ..dataset import parse_seg_ids
+    from ..metametrics import compute
+    from ..policy import resolve_policy
+    from ..uncertainty import bootstrap, compare
+
+    settings = _bootstrap_settings(args)
+    ds, scores, _ = load_inputs(args)
+    for m in (args.a, args.b):
+        if m not in scores.metrics:
+            raise InputError(f"compare: no metric {m!r} in the scores (have: {', '.join(scores.metrics)})")
+    if args.a == args.b:
+        raise InputError(f"compare: name two different metrics (got {args.a!r} twice)")
+    mm = compute(ds, scores, [args.a, args.b], policy=resolve_policy(args.mode, args.policy),
+                 seg_ids=parse_seg_ids(args.seg))
+    boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed)
+    print(format_comparison(compare(mm, args.a, args.b, boot=boot), mm))
+    return 0
+
+
+def cmd_significance(args: argparse.Namespace) -> int:
+    from ..uncertainty import bootstrap, cell_names, pairwise, rank_intervals
+
+    settings = _bootstrap_settings(args)
+    alpha = _alpha(args.alpha)
+    mm = _compute(args)
+    if args.cell not in cell_names(mm):
+        raise InputError(f"--cell: unknown leaderboard cell {args.cell!r} (expected one of {', '.join(cell_names(mm))})")
+    boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed)
+    pw = pairwise(mm, args.cell, boot=boot)
+    ranks = rank_intervals(mm, args.cell, boot=boot)
+    if args.out:
+        _write_csv(pw.frame(), args.out)
+    print(format_significance(pw, ranks, mm, alpha))
+    return 0
+
+
+def _alpha(text: str) -> float:
+    try:
+        a = float(text)
+    except ValueError:
+        raise InputError(f"--alpha: {text!r} is not a number") from None
+    if not 0.0 < a < 1.0:
+        raise InputError(f"--alpha: the significance level must be strictly between 0 and 1, got {text}")
+    return a
+
+
+def _spans(ranks: list[int]) -> str:
+    """[2, 3, 4, 7, 9, 10] -> '2-4, 7, 9-10'."""
+    out: list[str] = []
+    for r in sorted(ranks):
+        if out and out[-1][1] == r - 1:
+            out[-1][1] = r
+        else:
+            out.append([r, r])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out) or "none"
+
+
+def format_significance(pw, ranks, mm, alpha: float) -> str:
+    """Leaderboard order by ``pw.cell`` with each metric's rank interval and the ranks it is not
+    significantly separated from (Holm-corrected Wilcoxon p >= alpha)."""
+    import numpy as np
+
+    from ..uncertainty import split_cell
+
+    stat, group = split_cell(pw.cell)
+    order = [int(i) for i in np.argsort(-np.nan_to_num(pw.estimate, nan=-np.inf), kind="stable")]
+    place = {i: k + 1 for k, i in enumerate(order)}
+    sig = pw.significant(alpha)
+    head = _label(stat, group)
+    rows = []
+    for i in order:
+        same = [place[j] for j in order if j != i and not sig[i, j]]
+        lo, hi = ranks.low[i], ranks.high[i]
+        rows.append([str(place[i]), pw.metrics[i], _cell(pw.estimate[i], stat),
+                     "-" if lo != lo else f"[{lo:.0f}, {hi:.0f}]", _spans(same)])
+    heads = ["#", "Metric", head, f"Rank {100 * pw.settings.confidence:g}%", f"Not separated from (Holm p >= {alpha:g})"]
+    widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(heads)]
+    fmt = lambda cells: "  ".join(c.rjust(w) if k in (0, 2, 3) else c.ljust(w)
+                                  for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    n_pairs = len(pw.metrics) * (len(pw.metrics) - 1) // 2
+    n_sig = int(sig.sum()) // 2
+    st = pw.settings
+    lines = [fmt(heads), "-" * len(fmt(heads))] + [fmt(r) for r in rows]
+    note = f"mode={mm.mode}"
+    if mm.excluded:
+        note += f"; SEG {', '.join(map(str, mm.excluded))} left out, as in the published numbers"
+    lines.append(f"{n_sig} of {n_pairs} pairs significantly ordered: two-sided Wilcoxon signed-rank on per-SEG "
+                 f"values, Holm-corrected over all pairs ({note}). Rank interval: {st.n_resamples:,} bootstrap "
+                 f"resamples of SEGs within partitions, seed {st.seed}.")
+    return "\n".join(lines)
+
+
+def _pvalue(p: float) -> str:
+    return "-" if p != p else (f"{p:.3f}" if p >= 0.001 else f"{p:.1e}")
+
+
+def format_comparison(pc, mm) -> str:
+    """Plain-text table of a :class:`ts2viz.uncertainty.PairedComparison`, one row per cell."""
+    from ..uncertainty import split_cell
+
+    heads = ["Cell", pc.a, pc.b, "A-B", f"{100 * pc.settings.confidence:g}% interval", "n", "Wilcoxon p"]
+    rows = []
+    for k, cell in enumerate(pc.cells):
+        stat, group = split_cell(cell)
+        rows.append([_label(stat, group), _cell(pc.estimate_a[k], stat),
+                     _cell(pc.estimate_b[k], stat), _cell(pc.difference[k], stat),
+                     "-" if pc.low[k] != pc.low[k] else f"[{_cell(pc.low[k], stat)}, {_cell(pc.high[k], stat)}]",
+                     str(int(pc.n[k])), _pvalue(pc.pvalue[k])])
+    widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(heads)]
+    fmt = lambda cells: "  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths)))
+    note = f"mode={mm.mode}"
+    if mm.excluded:
+        note += f"; SEG {', '.join(map(str, mm.excluded))} left out, as in the published numbers"
+    st = pc.settings
+    lines = [f"{pc.a} vs {pc.b}, paired over the same SEGs ({note})", fmt(heads), "-" * len(fmt(heads))]
+    lines += [fmt(r) for r in rows]
+    lines.append(f"A-B = {pc.a} - {pc.b}; ord, sep, kendall x100, delta in score units. Interval: paired "
+                 f"percentile bootstrap, SEGs resampled within partitions ({st.n_resamples:,} resamples, seed "
+                 f"{st.seed}). p: two-sided Wilcoxon signed-rank on the per-SEG values (n SEGs with both), "
+                 "not corrected for multiple comparisons.")
     return "\n".join(lines)
 
 
@@ -126,12 +322,41 @@ def cmd_metametrics(args: argparse.Namespace) -> int:
 
 
 def add_subcommands(sub) -> None:
-    """Add ``leaderboard`` and ``metametrics`` to an ``argparse`` subparsers object."""
+    """Add ``leaderboard``, ``compare``, ``significance`` and ``metametrics`` to an ``argparse`` subparsers object."""
     p = sub.add_parser("leaderboard", help="Ord/Sep leaderboard (overall and per partition)")
     _add_eval_options(p)
     p.add_argument("--out", help="also write the leaderboard as CSV (fractions, not x100)")
+    p.add_argument("--stats", default="ord,sep", metavar="LIST",
+                   help="statistics to show, some of ord,sep,delta,kendall (default: ord,sep)")
+    p.add_argument("--ci", action="store_true",
+                   help="add bootstrap intervals to every cell (CSV: {cell}_lo, {cell}_hi) and rank intervals")
+    _add_bootstrap_options(p)
     p.set_defaults(func=cmd_leaderboard)
+    p = sub.add_parser("compare", help="paired comparison of two metrics in every leaderboard cell")
+    p.add_argument("a", metavar="A", help="metric name")
+    p.add_argument("b", metavar="B", help="metric name")
+    _add_eval_options(p, metrics=False)
+    _add_bootstrap_options(p)
+    p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("significance", help="which leaderboard orderings are significant (all pairs, Holm)")
+    _add_eval_options(p)
+    p.add_argument("--cell", default="ord_avg", help="leaderboard cell to order by, e.g. ord_avg, sep_nat (default ord_avg)")
+    p.add_argument("--alpha", default="0.05", help="significance level for Holm-corrected p-values (default 0.05)")
+    p.add_argument("--out", help="also write every pair as CSV (a, b, difference, low, high, n, pvalue, pvalue_holm)")
+    _add_bootstrap_options(p)
+    p.set_defaults(func=cmd_significance)
     p = sub.add_parser("metametrics", help="per-SEG ord, sep, delta, kendall for every metric")
     _add_eval_options(p)
     p.add_argument("--out", required=True, help="CSV file to write")
     p.set_defaults(func=cmd_metametrics)
+
+
+def _add_bootstrap_options(p: argparse.ArgumentParser) -> None:
+    from ..uncertainty import DEFAULTS
+
+    p.add_argument("--resamples", default=str(DEFAULTS.n_resamples), metavar="N",
+                   help=f"bootstrap resamples (default {DEFAULTS.n_resamples})")
+    p.add_argument("--confidence", default=str(DEFAULTS.confidence), metavar="C",
+                   help=f"interval level, a fraction (default {DEFAULTS.confidence})")
+    p.add_argument("--seed", default=str(DEFAULTS.seed), metavar="S",
+                   help=f"seed of the resampling (default {DEFAULTS.seed})")

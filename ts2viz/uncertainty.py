@@ -1,0 +1,919 @@
+"""How sure is the leaderboard? Bootstrap intervals, paired tests and rank intervals over SEGs.
+
+A leaderboard cell (``ord_avg``, ``sep_nat``, ``kendall_real``, ...) is a mean of per-SEG values over
+the SEGs of a group ("avg" = every SEG the averages use, or one partition), so its sampling
+uncertainty is that of a mean over ~25-165 SEGs. This module answers, from a
+:class:`ts2viz.metametrics.MetaMetrics` result and nothing else:
+
+- :func:`bootstrap`: percentile bootstrap intervals for every cell and metric. SEGs are resampled
+  with replacement *within partitions* (stratified: each resample keeps every partition's size), SEGs
+  the averages leave out (``mm.excluded``) never enter. One set of resamples serves every metric and
+  cell, so differences and ranks computed from it are paired.
+- :func:`compare` / :func:`pairwise`: the difference of two metrics' averages with a paired bootstrap
+  interval, and a Wilcoxon signed-rank p-value on their per-SEG values; for all pairs, a matrix with
+  Holm-corrected p-values.
+- :func:`rank_intervals`: each metric's leaderboard rank over the resamples (median and interval).
+- :func:`wilcoxon` and :func:`holm`: the two tests, vectorised, in pure numpy.
+
+Speed: the resamples are per-partition multinomial count matrices (resamples x SEGs), so every
+resampled mean of every metric, stat and cell is one matrix product of the counts with the (SEGs x
+metrics) values, divided by the same product with the not-NaN mask. No Python loop runs over
+resamples. Only numpy is imported (no scipy, torch or gradio).
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .errors import InputError
+from .metametrics import STATS, MetaMetrics
+
+
+# -- settings ---------------------------------------------------------------------------------------
+
+#: upper bound on resamples: 19 metrics x 16 cells x 10**6 resamples is already 2.4 GB of float64
+MAX_RESAMPLES = 1_000_000
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    """Everything that changes a bootstrap result besides the data.
+
+    n_resamples : number of bootstrap resamples (default 10,000; at most :data:`MAX_RESAMPLES`,
+        as memory grows with resamples x cells x metrics).
+    confidence : two-sided level of the percentile intervals (default 0.95).
+    seed : seed of ``numpy.random.default_rng`` that draws the resamples (default 0). The draws
+        depend only on the seed, the number of resamples and the partition sizes, never on the
+        metrics, so a metric's interval does not change when other metrics are added.
+    """
+
+    n_resamples: int = 10_000
+    confidence: float = 0.95
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        n = self.n_resamples
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_RESAMPLES:
+            raise InputError(f"the number of resamples must be an integer from 1 to {MAX_RESAMPLES:,}, got {n!r}")
+        c = self.confidence
+        if not isinstance(c, (int, float, np.floating)) or not (0.0 < float(c) < 1.0):
+            raise InputError(f"the confidence level must be strictly between 0 and 1, got {c!r}")
+        s = self.seed
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
+            raise InputError(f"the seed must be a non-negative integer, got {s!r}")
+
+
+#: The defaults every function here uses unless told otherwise.
+DEFAULTS = BootstrapSettings()
+
+
+def _settings(n_resamples, confidence, seed) -> BootstrapSettings:
+    return BootstrapSettings(DEFAULTS.n_resamples if n_resamples is None else n_resamples,
+                             DEFAULTS.confidence if confidence is None else confidence,
+                             DEFAULTS.seed if seed is None else seed)
+
+
+def _frozen(a) -> np.ndarray:
+    a = np.asarray(a, dtype=np.float64)      # the arrays passed in are this module's own
+    a.setflags(write=False)
+    return a
+
+
+# -- groups of SEGs (the leaderboard's averages) ------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Groups:
+    names: tuple[str, ...]              # "avg", then partitions lower-cased, in the leaderboard's order
+    partitions: tuple[str, ...]         # partition names as in the data, in that order
+    members: tuple[np.ndarray, ...]     # per partition: indices into mm.seg_ids of its averaged SEGs
+    strata: np.ndarray                  # per SEG of mm: index of its partition, -1 if left out
+
+
+def _groups(mm: MetaMetrics) -> _Groups:
+    """The averaged SEGs of each partition, in the order of :meth:`MetaMetrics.averages`'s keys."""
+    by_lower = {p.lower(): p for p in mm.partitions}
+    order = [k[len("ord_"):] for k in mm.averages() if k.startswith("ord_") and k != "ord_avg"]
+    parts = tuple(by_lower[g] for g in order)
+    left_out = set(mm.excluded)
+    strata = np.full(len(mm.seg_ids), -1, dtype=np.int64)
+    for i, (sid, p) in enumerate(zip(mm.seg_ids, mm.partitions)):
+        if sid not in left_out:
+            strata[i] = parts.index(p)
+    members = tuple(np.flatnonzero(strata == k) for k in range(len(parts)))
+    return _Groups(("avg",) + tuple(order), parts, members, strata)
+
+
+def averaged_segs(mm: MetaMetrics) -> dict[str, np.ndarray]:
+    """Which SEGs each leaderboard group averages: ``{"avg": ..., "synth": ..., ...}``, each an
+    index array into ``mm.seg_ids`` (excluded SEGs left out), groups in the leaderboard's order."""
+    g = _groups(mm)
+    return {"avg": np.flatnonzero(g.strata >= 0), **{n: m for n, m in zip(g.names[1:], g.members)}}
+
+
+def cell_names(mm: MetaMetrics) -> tuple[str, ...]:
+    """The leaderboard cells of ``mm``: ``{stat}_{group}`` for group in avg + partitions, stat in
+    ord, sep, delta, kendall (the keys of :meth:`MetaMetrics.averages`, in that order)."""
+    return tuple(mm.averages())
+
+
+def split_cell(cell: str) -> tuple[str, str]:
+    """``"ord_avg"`` -> ``("ord", "avg")``, ``"signed_sep_nat"`` -> ``("signed_sep", "nat")``: the stat
+    is the longest name in :data:`ts2viz.metametrics.STATS` the cell starts with; InputError if none."""
+    for stat in sorted(STATS, key=len, reverse=True):
+        if cell.startswith(stat + "_"):
+            return stat, cell[len(stat) + 1:]
+    raise InputError(f"unknown leaderboard cell {cell!r}: expected {{stat}}_{{group}} with stat one of {', '.join(STATS)}")
+
+
+def _split_cell(cell: str, g: _Groups) -> tuple[str, str]:
+    stat, group = split_cell(cell) if any(cell.startswith(s + "_") for s in STATS) else ("", "")
+    if stat not in STATS or group not in g.names:
+        names = [f"{s}_{n}" for n in g.names for s in STATS]
+        raise InputError(f"unknown leaderboard cell {cell!r}: expected one of {', '.join(names)}")
+    return stat, group
+
+
+def seg_values(mm: MetaMetrics, cell: str) -> np.ndarray:
+    """Per-SEG values that the leaderboard cell ``cell`` averages: array (SEGs of the group, metrics).
+
+    Excluded SEGs are left out; NaN values are kept (the averages skip them)."""
+    return _cell_values(mm, cell, _groups(mm))
+
+
+def _cell_values(mm: MetaMetrics, cell: str, g: _Groups) -> np.ndarray:
+    stat, group = _split_cell(cell, g)
+    idx = np.flatnonzero(g.strata >= 0) if group == "avg" else g.members[g.names.index(group) - 1]
+    return mm.seg_values[stat][idx]
+
+
+# -- resampling -------------------------------------------------------------------------------------
+
+def stratified_counts(strata: Sequence[int] | np.ndarray, n_resamples: int,
+                      rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap resamples as count matrices, resampling within strata.
+
+    Parameters
+    ----------
+    strata : stratum of each item (an integer; negative = never resampled).
+    n_resamples : number of resamples B.
+    rng : the generator. Strata are drawn in increasing order of their label: for a stratum of
+        ``n_k`` items, ``rng.integers(0, n_k, size=(B, n_k))`` picks the draws and their counts
+        form the stratum's columns. Each row is thus a Multinomial(n_k, [1/n_k] * n_k) count
+        vector (the same distribution as ``rng.multinomial``, several times faster to draw).
+
+    Returns
+    -------
+    int64 array (B, items): how often each item appears in each resample. Every row puts exactly
+    ``n_k`` draws on the ``n_k`` items of stratum k, and 0 on items with a negative stratum.
+    """
+    strata = np.asarray(strata, dtype=np.int64)
+    counts = np.zeros((n_resamples, strata.size), dtype=np.int64)
+    rows = np.arange(n_resamples, dtype=np.int64)[:, None]
+    for k in np.unique(strata[strata >= 0]):
+        idx = np.flatnonzero(strata == k)
+        n = idx.size
+        draws = rng.integers(0, n, size=(n_resamples, n)) + rows * n
+        counts[:, idx] = np.bincount(draws.ravel(), minlength=n_resamples * n).reshape(n_resamples, n)
+    return counts
+
+
+def resample_counts(mm: MetaMetrics, *, n_resamples: int = DEFAULTS.n_resamples,
+                    seed: int = DEFAULTS.seed) -> np.ndarray:
+    """The resamples :func:`bootstrap` draws for ``mm``, as counts: int64 array (resamples, SEGs of
+    ``mm``), each row drawing every partition's averaged SEGs with replacement, partition sizes kept,
+    0 for excluded SEGs (:func:`stratified_counts` with strata in the leaderboard's partition order)."""
+    st = BootstrapSettings(n_resamples, DEFAULTS.confidence, seed)
+    return stratified_counts(_groups(mm).strata, st.n_resamples, np.random.default_rng(st.seed))
+
+
+def _resampled_means(values: np.ndarray, counts: np.ndarray, g: _Groups) -> np.ndarray:
+    """Mean of every column over every group in every resample: (groups, columns, B).
+
+    ``values`` is (SEGs, columns) with NaN; a resample's mean over a group is
+    ``values_without_nan.T @ counts.T / not_nan.T @ counts.T`` restricted to the group's SEGs (the
+    NaN policy of ``np.nanmean``): one product per partition, values and masks side by side; the
+    "avg" group adds up the partitions. A column without NaN needs no mask product: its divisor is
+    the group's size, which stratified resampling keeps. NaN where a group draws no value.
+    """
+    ok = ~np.isnan(values)
+    has_nan = ~ok[g.strata >= 0].all(axis=0)
+    both = np.concatenate([np.where(ok, values, 0.0), ok[:, has_nan].astype(np.float64)], axis=1)
+    c = values.shape[1]
+    B = counts.shape[0]
+    sums = np.zeros((len(g.names), both.shape[1], B))
+    for k, idx in enumerate(g.members):
+        sums[k + 1] = both[idx].T @ counts[:, idx].T.astype(np.float64)              # (columns + masks, B)
+    sums[0] = sums[1:].sum(axis=0)
+    sizes = np.array([float((g.strata >= 0).sum())] + [float(len(m)) for m in g.members])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums[:, :c] / sizes[:, None, None]
+        den = sums[:, c:]
+        means[:, has_nan] = np.where(den > 0, sums[:, :c][:, has_nan] / den, np.nan)
+    return means
+
+
+def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """numpy.quantile's linear interpolation, written the same way so results agree to the bit."""
+    diff = b - a
+    out = a + diff * t
+    return np.where(t >= 0.5, b - diff * (1 - t), out)
+
+
+def _smallest(x: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """The ks-th smallest values (0-based) of every row of ``x`` (no NaN), for small ks: (rows, len(ks)).
+
+    Why not ``np.partition``: an interval needs order statistics deep in the tails (the 250th of
+    10,000), and a full selection pass per row and tail dominated the whole pairwise matrix. Here a
+    strided subsample gives each row a threshold safely above its kmax-th value, one comparison pass
+    keeps the few hundred values below it, and sorting those gives exact order statistics. A row
+    whose threshold keeps too few values (unlucky subsample) falls back to ``np.partition``.
+    """
+    x = np.ascontiguousarray(x)
+    R, B = x.shape
+    kmax = int(ks.max())
+    step = max(1, B // 1024)
+    sample = x[:, ::step]
+    r = min(sample.shape[1] - 1, int(1.5 * (kmax + 1) / step) + 8)
+    t = np.partition(sample, r, axis=1)[:, r]
+    mask = x <= t[:, None]
+    cnt = mask.sum(1)
+    out = np.empty((R, ks.size))
+    short = cnt <= kmax
+    if short.any():
+        out[short] = np.partition(x[short], ks, axis=1)[:, ks]
+        mask[short] = False
+        cnt[short] = 0
+    # the kept values, one padded row each (+inf fill sorts last), sorted along the row
+    idx = np.flatnonzero(mask)
+    rows = idx // B
+    start = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+    kept = np.full((R, max(int(cnt.max()), kmax + 1)), np.inf)
+    kept[rows, np.arange(idx.size) - start[rows]] = x.ravel()[idx]
+    kept.sort(axis=1)
+    out[~short] = kept[~short][:, ks]
+    return out
+
+
+def _order_statistics(x: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """Exact order statistics ``np.sort(x, axis=1)[:, ks]`` of a NaN-free (rows, B) array."""
+    ks = np.asarray(ks, dtype=np.int64)
+    R, B = x.shape
+    if B < 4096 or R == 0:
+        return np.partition(x, np.unique(ks), axis=1)[:, ks]
+    out = np.empty((R, ks.size))
+    low = ks < B // 2
+    if low.any():
+        out[:, low] = _smallest(x, ks[low])
+    if (~low).any():
+        out[:, ~low] = -_smallest(-x, B - 1 - ks[~low])      # k-th smallest = -(B-1-k)-th smallest of -x
+    return out
+
+
+def quantiles(samples: np.ndarray, qs: Sequence[float]) -> np.ndarray:
+    """Quantiles along the last axis, equal to ``np.nanquantile(samples, qs, axis=-1)`` (linear method).
+
+    Faster for the tail quantiles of intervals over many resamples: the order statistics come from
+    :func:`_order_statistics` instead of a full selection per row.
+
+    NaN policy: a row's NaN values are skipped (that row goes through ``np.nanquantile``); an all-NaN
+    row gives NaN. Returns an array (len(qs),) + samples.shape[:-1].
+    """
+    B = samples.shape[-1]
+    flat = samples.reshape(-1, B)
+    h = (B - 1) * np.asarray(qs, dtype=np.float64)
+    lo = np.floor(h).astype(np.int64)
+    hi = np.minimum(lo + 1, B - 1)
+    out = np.empty((len(qs), flat.shape[0]))
+    bad = np.isnan(flat).any(axis=1)
+    good = flat[~bad] if bad.any() else flat
+    if good.shape[0]:
+        ks = np.unique(np.concatenate([lo, hi]))
+        stats_ = _order_statistics(good, ks)
+        at = {int(k): i for i, k in enumerate(ks)}
+        a = stats_[:, [at[int(k)] for k in lo]]
+        b = stats_[:, [at[int(k)] for k in hi]]
+        out[:, ~bad] = _lerp(a, b, h - lo).T
+    if bad.any():
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)      # all-NaN rows give NaN
+            out[:, bad] = np.nanquantile(flat[bad], qs, axis=1)
+    return out.reshape((len(qs),) + samples.shape[:-1])
+
+
+@dataclass(frozen=True, eq=False)    # holds arrays: compared by identity
+class LeaderboardBootstrap:
+    """Bootstrap distribution of every leaderboard cell of every metric (see :func:`bootstrap`).
+
+    Attributes
+    ----------
+    settings : the :class:`BootstrapSettings` used (resamples, confidence, seed).
+    mode : the meta-metric mode of the :class:`MetaMetrics` it was drawn from.
+    metrics : metric names (columns of the arrays).
+    cells : cell names, ``{stat}_{group}`` (rows of the arrays).
+    seg_ids : the SEGs that can be drawn (every averaged SEG).
+    group_sizes : number of SEGs in each group ("avg", partitions), kept in every resample.
+    estimate : (cells, metrics) the leaderboard values (mean over the group's non-NaN SEG values).
+    low, high : (cells, metrics) percentile interval at ``settings.confidence``.
+    resampled : (cells, metrics, resamples) the cell values of every resample; NaN where a resample
+        holds no non-NaN value of that metric in that group.
+    """
+
+    settings: BootstrapSettings
+    mode: str
+    metrics: tuple[str, ...]
+    cells: tuple[str, ...]
+    seg_ids: tuple[int, ...]
+    group_sizes: tuple[tuple[str, int], ...]
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    resampled: np.ndarray
+
+    def index(self, metric: str | None = None, cell: str | None = None) -> tuple[int | None, int | None]:
+        """Positions of ``metric`` and ``cell`` in the arrays (InputError if unknown)."""
+        i = j = None
+        if metric is not None:
+            if metric not in self.metrics:
+                raise InputError(f"no metric {metric!r} (have: {', '.join(self.metrics)})")
+            i = self.metrics.index(metric)
+        if cell is not None:
+            if cell not in self.cells:
+                raise InputError(f"unknown leaderboard cell {cell!r}: expected one of {', '.join(self.cells)}")
+            j = self.cells.index(cell)
+        return i, j
+
+    def interval(self, metric: str, cell: str) -> tuple[float, float, float]:
+        """(estimate, low, high) of one metric's cell."""
+        i, j = self.index(metric, cell)
+        return float(self.estimate[j, i]), float(self.low[j, i]), float(self.high[j, i])
+
+    def frame(self):
+        """Long table: one row per (metric, cell) with estimate, low, high."""
+        import pandas as pd
+
+        C, M = len(self.cells), len(self.metrics)
+        return pd.DataFrame({"metric": np.tile(self.metrics, C), "cell": np.repeat(self.cells, M),
+                             "estimate": self.estimate.ravel(), "low": self.low.ravel(),
+                             "high": self.high.ravel()})
+
+
+def bootstrap(mm: MetaMetrics, *, n_resamples: int = DEFAULTS.n_resamples,
+              confidence: float = DEFAULTS.confidence, seed: int = DEFAULTS.seed,
+              metrics: Sequence[str] | None = None) -> LeaderboardBootstrap:
+    """Stratified percentile-bootstrap intervals for every leaderboard cell.
+
+    Parameters
+    ----------
+    mm : meta-metric results (:func:`ts2viz.metametrics.compute`).
+    n_resamples, confidence, seed : see :class:`BootstrapSettings`.
+    metrics : a subset of ``mm.metrics`` (default: all). The resamples do not depend on it.
+
+    Returns
+    -------
+    :class:`LeaderboardBootstrap`. Each resample draws, in every partition, as many SEGs as the
+    partition averages, with replacement, from its averaged SEGs (``mm.excluded`` never enter); a
+    cell's resampled value is the mean of the drawn SEGs' values, a SEG drawn twice counting twice.
+    Intervals are the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the
+    resampled values (linear interpolation, as ``numpy.quantile``).
+
+    NaN policy: NaN per-SEG values are skipped in every mean, as in :meth:`MetaMetrics.averages`;
+    resamples where a cell has no value are left out of that cell's quantiles; a cell whose estimate
+    is NaN has a NaN interval.
+    """
+    st = BootstrapSettings(n_resamples, confidence, seed)
+    names = list(mm.metrics) if metrics is None else list(metrics)
+    for m in names:
+        if m not in mm.metrics:
+            raise InputError(f"no metric {m!r} in the meta-metrics (have: {', '.join(mm.metrics)})")
+    cols = [mm.metrics.index(m) for m in names]
+    g = _groups(mm)
+    M = len(cols)
+    values = np.concatenate([mm.seg_values[s][:, cols] for s in STATS], axis=1)     # (S, stats*M)
+    counts = resample_counts(mm, n_resamples=st.n_resamples, seed=st.seed)
+    ones = (g.strata >= 0).astype(np.int64)[None, :]
+    res = _resampled_means(values, counts, g)                                         # (G, stats*M, B)
+    est = _resampled_means(values, ones, g)[..., 0]                                   # (G, stats*M)
+    G = res.shape[0]
+    # (G, stats*M, B) -> (G*stats, M, B): cells ordered group-major, stat-minor, like averages()
+    res = res.reshape(G * len(STATS), M, st.n_resamples)
+    est = est.reshape(G * len(STATS), M)
+    alpha = 1.0 - st.confidence
+    low, high = quantiles(res, [alpha / 2, 1 - alpha / 2])
+    nan = np.isnan(est)
+    low[nan] = high[nan] = np.nan
+    cells = tuple(f"{s}_{gr}" for gr in g.names for s in STATS)
+    sizes = (("avg", int((g.strata >= 0).sum())),) + tuple((n, len(m)) for n, m in zip(g.names[1:], g.members))
+    return LeaderboardBootstrap(st, mm.mode, tuple(names), cells,
+                                tuple(int(mm.seg_ids[i]) for i in np.flatnonzero(g.strata >= 0)), sizes,
+                                _frozen(est), _frozen(low), _frozen(high), _frozen(res))
+
+
+def _boot_for(mm: MetaMetrics, boot: LeaderboardBootstrap | None, metrics, n_resamples, confidence, seed):
+    if boot is None:
+        st = _settings(n_resamples, confidence, seed)
+        return bootstrap(mm, n_resamples=st.n_resamples, confidence=st.confidence, seed=st.seed, metrics=metrics)
+    if any(v is not None for v in (n_resamples, confidence, seed)):
+        raise ValueError("pass either a precomputed bootstrap or bootstrap settings, not both")
+    keep = [i for i, s in enumerate(mm.seg_ids) if s not in set(mm.excluded)]
+    if boot.mode != mm.mode or boot.seg_ids != tuple(int(mm.seg_ids[i]) for i in keep):
+        raise ValueError("the bootstrap was drawn from other meta-metrics (mode or SEGs differ)")
+    for m in metrics or ():
+        boot.index(metric=m)
+    return boot
+
+
+# -- Wilcoxon signed-rank test --------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)    # holds arrays: compared by identity
+class WilcoxonResult:
+    """Result of :func:`wilcoxon`; arrays of the broadcast leading shape.
+
+    statistic : min(R+, R-), the smaller of the signed rank sums (as scipy's two-sided result).
+    pvalue : two-sided p-value.
+    n : pairs left after dropping NaN pairs (zeros included).
+    method : per test, "exact", "permutation" (exact enumeration of sign flips) or "asymptotic".
+    """
+
+    statistic: np.ndarray
+    pvalue: np.ndarray
+    n: np.ndarray
+    method: np.ndarray
+
+
+#: scipy's method='auto' uses the normal approximation above this many pairs
+EXACT_MAX_N = 50
+#: with ties or zeros, scipy enumerates all 2**n sign flips up to this many pairs
+PERMUTATION_MAX_N = 13
+
+
+@functools.lru_cache(maxsize=None)
+def _signed_rank_tails(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """P(R+ <= k) and P(R+ >= k), k = 0 .. n(n+1)/2, for R+ the sum of a random subset of 1..n.
+
+    Counts of subsets per sum are integers below 2**53 for n <= 50, so the probabilities (multiples
+    of 2**-n) and their partial sums are exact in float64.
+    """
+    c = np.zeros(n * (n + 1) // 2 + 1)
+    c[0] = 1.0
+    top = 0
+    for k in range(1, n + 1):
+        c[k:top + k + 1] += c[:top + 1].copy()
+        top += k
+    p = c / 2.0 ** n
+    return np.cumsum(p), np.cumsum(p[::-1])[::-1]
+
+
+def _subset_sum_tails(doubled_ranks: np.ndarray, observed2: int) -> tuple[float, float]:
+    """Fractions of the 2**k sign assignments whose R+ (in half-units) is <= and >= observed."""
+    total = int(doubled_ranks.sum())
+    c = np.zeros(total + 1)
+    c[0] = 1.0
+    top = 0
+    for r in doubled_ranks.astype(np.int64):
+        c[r:top + r + 1] += c[:top + 1].copy()
+        top += int(r)
+    p = c / 2.0 ** doubled_ranks.size
+    return float(p[:observed2 + 1].sum()), float(p[observed2:].sum())
+
+
+def _two_sided_normal(z: np.ndarray) -> np.ndarray:
+    """2 * Phi(-|z|), with scipy.special.ndtr's split between erf and erfc."""
+    out = np.full(z.shape, np.nan)
+    for i, zi in np.ndenumerate(z):
+        if not np.isnan(zi):
+            x = -abs(float(zi)) / math.sqrt(2.0)
+            y = 0.5 + 0.5 * math.erf(x) if abs(x) < math.sqrt(0.5) else 0.5 * math.erfc(-x)
+            out[i] = 2.0 * y
+    return out
+
+
+def wilcoxon(x, y) -> WilcoxonResult:
+    """Wilcoxon signed-rank test of paired samples, vectorised over leading axes.
+
+    Matches ``scipy.stats.wilcoxon(x, y)`` with its defaults (zero_method='wilcox',
+    correction=False, alternative='two-sided', method='auto') on each 1-D slice after dropping NaN
+    pairs, i.e. ``scipy.stats.wilcoxon(x[ok], y[ok])``:
+
+    - d = x - y; zero differences are dropped from the ranks (but count in n for the choice of
+      method); |d| is ranked with average ranks for ties; R+ = sum of the ranks of d > 0.
+    - n > 50: normal approximation, z = (R+ - m(m+1)/4) / sqrt((m(m+1)(2m+1) - sum(t^3 - t)/2) / 24),
+      m the non-zero count, t the tie group sizes; p = 2 Phi(-|z|), no continuity correction.
+    - n <= 50 without ties or zeros: the exact null distribution of R+, p = 2 min(P(R+ >= r),
+      P(R+ <= r)), capped at 1.
+    - n <= 13 with ties or zeros: the exact permutation distribution (all 2**n sign flips of d).
+    - otherwise (14 <= n <= 50 with ties or zeros): the normal approximation above.
+
+    Parameters
+    ----------
+    x, y : array_like of the same shape (..., n); the test runs along the last axis.
+
+    Returns
+    -------
+    :class:`WilcoxonResult` with arrays of shape ``x.shape[:-1]``.
+
+    NaN policy: a pair with a NaN in either sample is dropped. A slice with no pair left gets NaN
+    statistic and p-value; with only zero differences, p is 1 for n <= 13 and NaN above (as scipy,
+    where the normal approximation divides 0 by 0; for a single zero difference, where scipy raises,
+    p is 1).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    x, y = np.broadcast_arrays(x, y)
+    if x.ndim == 0:
+        raise ValueError("wilcoxon needs 1-D samples (or stacks of them along the last axis)")
+    lead = x.shape[:-1]
+    d = (x - y).reshape(math.prod(lead), x.shape[-1])
+    valid = ~np.isnan(d)
+    n = valid.sum(-1)
+    nz = valid & (d != 0)
+    count = nz.sum(-1).astype(np.float64)
+    a = np.where(nz, np.abs(d), np.inf)
+    order = np.argsort(a, axis=-1, kind="stable")
+    srt = np.take_along_axis(a, order, axis=-1)
+    # tie groups among the sorted |d| (the inf fill sits at the end and is masked below)
+    T, N = srt.shape
+    new = np.ones((T, N), bool)
+    new[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    last = np.ones((T, N), bool)
+    last[:, :-1] = new[:, 1:]
+    pos = np.broadcast_to(np.arange(N), (T, N))
+    start = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
+    end = np.minimum.accumulate(np.where(last, pos, N - 1)[:, ::-1], axis=-1)[:, ::-1]
+    finite = np.isfinite(srt)
+    rank_sorted = (start + end) / 2.0 + 1.0
+    size = (end - start + 1).astype(np.float64)
+    ranks = np.empty_like(rank_sorted)
+    np.put_along_axis(ranks, order, rank_sorted, axis=-1)
+    positive = nz & (d > 0)
+    r_plus = np.where(positive, ranks, 0.0).sum(-1)
+    r_minus = np.where(nz & (d < 0), ranks, 0.0).sum(-1)
+    tie_term = np.where(finite, size * size - 1.0, 0.0).sum(-1)     # = sum over groups of t^3 - t
+    has_ties = (finite & (size > 1)).any(-1)
+    mn = count * (count + 1.0) * 0.25
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt((count * (count + 1.0) * (2.0 * count + 1.0) - tie_term / 2.0) / 24.0)
+        z = (r_plus - mn) / se
+    p = _two_sided_normal(z)
+    method = np.full(T, "asymptotic", dtype=object)
+    small = n <= EXACT_MAX_N
+    exact = small & ~has_ties & (count == n) & (n > 0)
+    perm = small & ~exact & (n <= PERMUTATION_MAX_N) & (n > 0)
+    for t in np.flatnonzero(exact):
+        cdf, sf = _signed_rank_tails(int(count[t]))
+        r = r_plus[t]
+        p[t] = min(1.0, 2.0 * min(sf[int(math.floor(r))], cdf[int(math.ceil(r))]))
+        method[t] = "exact"
+    for t in np.flatnonzero(perm):
+        less, greater = _subset_sum_tails(np.rint(2 * ranks[t][nz[t]]).astype(np.int64), int(round(2 * r_plus[t])))
+        p[t] = min(1.0, 2.0 * min(less, greater))
+        method[t] = "permutation"
+    empty = n == 0
+    p[empty] = np.nan
+    stat = np.where(empty, np.nan, np.minimum(r_plus, r_minus))
+    return WilcoxonResult(stat.reshape(lead), p.reshape(lead), n.reshape(lead), method.reshape(lead))
+
+
+# -- multiple comparisons -----------------------------------------------------------------------------
+
+def holm(pvalues) -> np.ndarray:
+    """Holm-Bonferroni adjusted p-values (step-down, family-wise error control).
+
+    Parameters
+    ----------
+    pvalues : array_like of raw p-values, any shape; the family is every non-NaN entry.
+
+    Returns
+    -------
+    Array of the same shape: sorted ascending, the i-th smallest (i = 1..m) becomes
+    max over j <= i of min(1, (m - j + 1) p_(j)). Ties keep their input order.
+
+    NaN policy: NaN entries are not part of the family (m counts the others) and stay NaN.
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    flat = p.ravel()
+    out = np.full(flat.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(flat))
+    m = ok.size
+    if m:
+        order = np.argsort(flat[ok], kind="stable")
+        adj = np.maximum.accumulate((m - np.arange(m)) * flat[ok][order])
+        out[ok[order]] = np.minimum(adj, 1.0)
+    return out.reshape(p.shape)
+
+
+# -- paired comparisons -----------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)    # holds arrays: compared by identity
+class PairedComparison:
+    """Metric ``a`` against metric ``b`` in every leaderboard cell (see :func:`compare`).
+
+    Arrays are per cell (in the order of ``cells``): ``estimate_a``, ``estimate_b``, ``difference``
+    (a - b of the leaderboard values), ``low``/``high`` (paired bootstrap interval of the
+    difference), ``n`` (SEGs with both values, the pairs the test uses), ``statistic`` and
+    ``pvalue`` (Wilcoxon signed-rank on the per-SEG values).
+    """
+
+    a: str
+    b: str
+    settings: BootstrapSettings
+    mode: str
+    cells: tuple[str, ...]
+    estimate_a: np.ndarray
+    estimate_b: np.ndarray
+    difference: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    n: np.ndarray
+    statistic: np.ndarray
+    pvalue: np.ndarray
+
+    def frame(self):
+        """One row per cell: cell, a, b, difference, low, high, n, statistic, pvalue."""
+        import pandas as pd
+
+        return pd.DataFrame({"cell": self.cells, self.a: self.estimate_a, self.b: self.estimate_b,
+                             "difference": self.difference, "low": self.low, "high": self.high,
+                             "n": self.n.astype(int), "statistic": self.statistic, "pvalue": self.pvalue})
+
+
+def _difference_intervals(boot: LeaderboardBootstrap, cell_idx, i, j) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile intervals of resampled (metric i - metric j) for the given cells: arrays (..)."""
+    alpha = 1.0 - boot.settings.confidence
+    diff = boot.resampled[cell_idx, i] - boot.resampled[cell_idx, j]
+    low, high = quantiles(diff, [alpha / 2, 1 - alpha / 2])
+    est = boot.estimate[cell_idx, i] - boot.estimate[cell_idx, j]
+    nan = np.isnan(est)
+    low[nan] = high[nan] = np.nan
+    return low, high
+
+
+def compare(mm: MetaMetrics, a: str, b: str, *, boot: LeaderboardBootstrap | None = None,
+            n_resamples: int | None = None, confidence: float | None = None,
+            seed: int | None = None) -> PairedComparison:
+    """Paired comparison of metrics ``a`` and ``b`` over the same SEGs, in every leaderboard cell.
+
+    Parameters
+    ----------
+    mm : meta-metric results holding both metrics.
+    a, b : metric names.
+    boot : a :func:`bootstrap` of ``mm`` to reuse; otherwise one is drawn with the settings below
+        (defaults :data:`DEFAULTS`). Passing both is an error.
+
+    Returns
+    -------
+    :class:`PairedComparison`: per cell, the difference a - b of the leaderboard values, its paired
+    bootstrap percentile interval (the same resamples for both metrics: the interval of
+    resampled(a) - resampled(b)), and the Wilcoxon signed-rank p-value (:func:`wilcoxon`) on the
+    per-SEG values of the cell's SEGs.
+
+    NaN policy: the difference and its interval use each metric's own non-NaN SEGs (as the
+    leaderboard does); the Wilcoxon test drops SEGs where either value is NaN (``n`` counts the rest).
+    """
+    if a == b:
+        raise InputError(f"compare needs two different metrics, got {a!r} twice")
+    boot = _boot_for(mm, boot, [a, b], n_resamples, confidence, seed)
+    i, _ = boot.index(metric=a)
+    j, _ = boot.index(metric=b)
+    cells = boot.cells
+    idx = np.arange(len(cells))
+    low, high = _difference_intervals(boot, idx, i, j)
+    ia, ib = mm.metrics.index(a), mm.metrics.index(b)
+    g = _groups(mm)
+    per_cell = [_cell_values(mm, c, g) for c in cells]
+    xs, ys = [], []
+    width = max(len(v) for v in per_cell)
+    for v in per_cell:
+        pad = np.full((width - len(v), 2), np.nan)
+        xs.append(np.concatenate([v[:, ia], pad[:, 0]]))
+        ys.append(np.concatenate([v[:, ib], pad[:, 1]]))
+    w = wilcoxon(np.array(xs), np.array(ys))
+    return PairedComparison(a, b, boot.settings, boot.mode, cells, _frozen(boot.estimate[:, i]),
+                            _frozen(boot.estimate[:, j]), _frozen(boot.estimate[:, i] - boot.estimate[:, j]),
+                            _frozen(low), _frozen(high), _frozen(w.n), _frozen(w.statistic), _frozen(w.pvalue))
+
+
+@dataclass(frozen=True, eq=False)    # holds arrays: compared by identity
+class PairwiseComparison:
+    """All pairs of metrics in one leaderboard cell (see :func:`pairwise`).
+
+    Matrices are (metrics, metrics), entry [i, j] comparing row metric i with column metric j:
+    ``difference`` = estimate_i - estimate_j, ``low``/``high`` its paired bootstrap interval,
+    ``pvalue`` the raw Wilcoxon p-value, ``pvalue_holm`` Holm-corrected over the M(M-1)/2 pairs,
+    ``n`` the SEGs both have values on. Diagonals are NaN (0 for ``n``); p-value matrices are
+    symmetric, differences and intervals antisymmetric.
+    """
+
+    cell: str
+    metrics: tuple[str, ...]
+    settings: BootstrapSettings
+    mode: str
+    estimate: np.ndarray
+    difference: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    pvalue: np.ndarray
+    pvalue_holm: np.ndarray
+    n: np.ndarray
+
+    def significant(self, alpha: float = 0.05) -> np.ndarray:
+        """Boolean matrix: Holm-corrected p < ``alpha`` (False on the diagonal and for NaN)."""
+        with np.errstate(invalid="ignore"):
+            return np.nan_to_num(self.pvalue_holm, nan=1.0) < alpha
+
+    def frame(self):
+        """One row per unordered pair (i < j in ``metrics`` order): a, b, difference, low, high, n,
+        pvalue, pvalue_holm."""
+        import pandas as pd
+
+        I, J = np.triu_indices(len(self.metrics), 1)
+        names = np.asarray(self.metrics, dtype=object)
+        return pd.DataFrame({"a": names[I], "b": names[J], "difference": self.difference[I, J],
+                             "low": self.low[I, J], "high": self.high[I, J], "n": self.n[I, J].astype(int),
+                             "pvalue": self.pvalue[I, J], "pvalue_holm": self.pvalue_holm[I, J]})
+
+
+def pairwise(mm: MetaMetrics, cell: str = "ord_avg", *, boot: LeaderboardBootstrap | None = None,
+             n_resamples: int | None = None, confidence: float | None = None,
+             seed: int | None = None) -> PairwiseComparison:
+    """Every pair of metrics compared in one leaderboard cell, with Holm-corrected p-values.
+
+    Parameters
+    ----------
+    mm : meta-metric results.
+    cell : a leaderboard cell, e.g. ``"ord_avg"``, ``"sep_nat"`` (:func:`cell_names`).
+    boot, n_resamples, confidence, seed : as in :func:`compare`; ``boot`` must cover ``mm.metrics``.
+
+    Returns
+    -------
+    :class:`PairwiseComparison` over ``mm.metrics``: differences, paired bootstrap intervals,
+    Wilcoxon p-values (:func:`wilcoxon`) and their Holm correction (:func:`holm`) over all
+    M(M-1)/2 unordered pairs. A pair is "significantly ordered" when its Holm p-value is below the
+    chosen level.
+
+    NaN policy: as :func:`compare`; a pair without any SEG with both values has NaN p-values and is
+    left out of the Holm family.
+    """
+    g = _groups(mm)
+    _split_cell(cell, g)
+    boot = _boot_for(mm, boot, list(mm.metrics), n_resamples, confidence, seed)
+    _, c = boot.index(cell=cell)
+    cols = [boot.metrics.index(m) for m in mm.metrics]
+    M = len(cols)
+    I, J = np.triu_indices(M, 1)
+    bi, bj = np.asarray(cols)[I], np.asarray(cols)[J]
+    est = boot.estimate[c, cols]
+    alpha = 1.0 - boot.settings.confidence
+    diff_samples = boot.resampled[c, bi] - boot.resampled[c, bj]                      # (P, B)
+    low_u, high_u = quantiles(diff_samples, [alpha / 2, 1 - alpha / 2])
+    v = _cell_values(mm, cell, g)                                                       # (S, M)
+    w = wilcoxon(v[:, I].T, v[:, J].T)
+    p_h = holm(w.pvalue)
+
+    def square(upper, anti=False, diag=np.nan):
+        out = np.full((M, M), diag, dtype=np.float64)
+        out[I, J] = upper
+        out[J, I] = -upper if anti else upper
+        return out
+
+    diff_u = est[I] - est[J]
+    nan = np.isnan(diff_u)
+    low_u[nan] = high_u[nan] = np.nan
+    low = np.full((M, M), np.nan)
+    high = np.full((M, M), np.nan)
+    low[I, J], high[I, J] = low_u, high_u
+    low[J, I], high[J, I] = -high_u, -low_u          # the interval of b - a mirrors that of a - b
+    return PairwiseComparison(cell, tuple(mm.metrics), boot.settings, boot.mode, _frozen(est),
+                              _frozen(square(diff_u, anti=True)), _frozen(low), _frozen(high),
+                              _frozen(square(w.pvalue)), _frozen(square(p_h)), _frozen(square(w.n, diag=0)))
+
+
+# -- ranks -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)    # holds arrays: compared by identity
+class RankIntervals:
+    """Leaderboard ranks with their bootstrap uncertainty (see :func:`rank_intervals`).
+
+    Per metric: ``rank`` (on the leaderboard values), ``median``, ``low``, ``high`` (over the
+    resamples), and ``distribution[i, r - 1]`` = fraction of resamples where metric i has rank r.
+    """
+
+    by: str
+    metrics: tuple[str, ...]
+    settings: BootstrapSettings
+    mode: str
+    rank: np.ndarray
+    median: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    distribution: np.ndarray
+
+    def frame(self):
+        """One row per metric: metric, rank, median, low, high."""
+        import pandas as pd
+
+        return pd.DataFrame({"metric": self.metrics, "rank": self.rank, "median": self.median,
+                             "low": self.low, "high": self.high})
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Competition ranks along the last axis, 1 = largest; tied values share the best rank; NaN
+    values get NaN and are not counted as better than anything."""
+    v = np.where(np.isnan(values), -np.inf, values)
+    better = (v[..., None, :] > v[..., :, None]).sum(-1)
+    return np.where(np.isnan(values), np.nan, 1.0 + better)
+
+
+def rank_intervals(mm: MetaMetrics, by: str = "ord_avg", *, boot: LeaderboardBootstrap | None = None,
+                   n_resamples: int | None = None, confidence: float | None = None,
+                   seed: int | None = None) -> RankIntervals:
+    """Each metric's leaderboard rank by cell ``by`` over the bootstrap resamples.
+
+    Parameters
+    ----------
+    mm : meta-metric results; the ranks are among ``mm.metrics``.
+    by : the leaderboard cell that orders the table (default ``"ord_avg"``; higher is better).
+    boot, n_resamples, confidence, seed : as in :func:`compare`.
+
+    Returns
+    -------
+    :class:`RankIntervals`. Rank 1 = best; tied values share the best of their ranks (1, 2, 2, 4).
+    The median and the interval bounds are quantiles of the resampled ranks by the inverted CDF
+    (the smallest rank r with P(rank <= r) >= q), so they are whole ranks:
+    q = 0.5, (1 - confidence) / 2 and (1 + confidence) / 2.
+
+    NaN policy: a metric whose value is NaN in a resample has no rank there (and does not push others
+    down); its quantiles use the resamples where it has one.
+    """
+    _split_cell(by, _groups(mm))
+    boot = _boot_for(mm, boot, list(mm.metrics), n_resamples, confidence, seed)
+    _, c = boot.index(cell=by)
+    cols = [boot.metrics.index(m) for m in mm.metrics]
+    r = _ranks(boot.resampled[c, cols].T)                                             # (B, M)
+    point = _ranks(boot.estimate[c, cols])
+    alpha = 1.0 - boot.settings.confidence
+    M = len(cols)
+    qs = np.full((3, M), np.nan)
+    dist = np.zeros((M, M))
+    for k in range(M):       # over metrics, not resamples
+        rk = r[:, k][~np.isnan(r[:, k])]
+        if rk.size:
+            qs[:, k] = np.quantile(rk, [alpha / 2, 0.5, 1 - alpha / 2], method="inverted_cdf")
+            dist[k] = np.bincount(rk.astype(np.int64) - 1, minlength=M)[:M] / rk.size
+    return RankIntervals(by, tuple(mm.metrics), boot.settings, boot.mode, _frozen(point), _frozen(qs[1]),
+                         _frozen(qs[0]), _frozen(qs[2]), _frozen(dist))
+
+
+# -- the leaderboard table with optional columns and intervals ------------------------------------
+
+def leaderboard_table(mm: MetaMetrics, stats: Sequence[str] = ("ord", "sep"), *,
+                      groups: Sequence[str] | None = None, boot: LeaderboardBootstrap | None = None,
+                      ranks: RankIntervals | None = None):
+    """The leaderboard as a DataFrame with a chosen set of statistics and optional intervals.
+
+    Parameters
+    ----------
+    mm : meta-metric results.
+    stats : which of ord, sep, delta, kendall to show (in that canonical order whatever the input).
+    groups : the groups to show ("avg" and lower-cased partitions; default: those of ``mm``). A
+        group absent from ``mm`` gets NaN columns (so a fixed CSV layout survives a dataset with
+        fewer partitions).
+    boot : a :func:`bootstrap` of ``mm``: adds ``{cell}_lo`` and ``{cell}_hi`` after each cell.
+    ranks : a :func:`rank_intervals` result: adds ``rank``, ``rank_median``, ``rank_lo``,
+        ``rank_hi``.
+
+    Returns
+    -------
+    DataFrame, one row per metric (``mm.metrics`` order): ``metric``, then per group per stat the
+    cell ``{stat}_{group}`` (fractions; delta in score units), [its interval], [rank columns].
+    """
+    import pandas as pd
+
+    unknown = [s for s in stats if s not in STATS]
+    if unknown:
+        raise InputError(f"unknown statistic {unknown[0]!r}: expected some of {', '.join(STATS)}")
+    chosen = [s for s in STATS if s in stats]
+    av = mm.averages()
+    groups = list(_groups(mm).names if groups is None else groups)
+    cols: dict[str, np.ndarray] = {"metric": np.asarray(mm.metrics, dtype=object)}
+    nan = np.full(len(mm.metrics), np.nan)
+    for g in groups:
+        for s in chosen:
+            cell = f"{s}_{g}"
+            cols[cell] = av.get(cell, nan)
+            if boot is not None:
+                lo = hi = nan
+                if cell in boot.cells:
+                    j = boot.cells.index(cell)
+                    idx = [boot.metrics.index(m) for m in mm.metrics]
+                    lo, hi = boot.low[j, idx], boot.high[j, idx]
+                cols[f"{cell}_lo"], cols[f"{cell}_hi"] = lo, hi
+    if ranks is not None:
+        cols["rank"], cols["rank_median"] = ranks.rank, ranks.median
+        cols["rank_lo"], cols["rank_hi"] = ranks.low, ranks.high
+    return pd.DataFrame(cols)
