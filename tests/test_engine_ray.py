@@ -79,7 +79,14 @@ def data(tmp_path_factory):
     return ds, spec, ref
 
 
-def test_errors_from_the_driver_and_from_an_actor(cluster, data, tmp_path):
+USER_METRIC = """
+import numpy as np
+def mean_red(images, prompts):
+    return [float(np.asarray(im)[..., 0].mean()) + len(p) for im, p in zip(images, prompts)]
+"""
+
+
+def test_errors_and_a_user_metric_without_cache(cluster, data, tmp_path):
     from ts2viz.errors import InputError
 
     ds, spec, ref = data
@@ -92,14 +99,42 @@ def test_errors_from_the_driver_and_from_an_actor(cluster, data, tmp_path):
         engine.score_dataset(ds, ["callable:no_such_module_xyz:f"], ray=True, ray_actors=1,
                              cache_dir=tmp_path / "c")
     assert not [n for n in ray.util.list_named_actors() if n.startswith("ts2viz-score-")]  # pool closed
-
-
-def test_ray_scores_equal_single_process(cluster, data, tmp_path):
-    ds, spec, ref = data
+    # A user metric from a file (no torch: quick actors), no cache: nothing hashed, same numbers.
+    (tmp_path / "usermetric.py").write_text(USER_METRIC)
+    user = f"callable:{tmp_path / 'usermetric.py'}:mean_red"
+    with pytest.warns(UserWarning, match="2 image"):
+        want = engine.score_dataset(ds, [user], use_cache=False)
     seen = []
     with pytest.warns(UserWarning, match="2 image"):
+        got = engine.score_dataset(ds, [user], use_cache=False, ray=True, progress=lambda *a: seen.append(a))
+    np.testing.assert_array_equal(got.values, want.values)
+    assert {s[0] for s in seen} == {user}
+
+
+def test_scores_equal_single_process_and_survive_a_killed_actor(cluster, data, tmp_path):
+    ds, spec, ref = data
+    seen = []
+    state = {"actor": None, "killed": None, "restarted": None, "left": None}
+
+    def progress(label, done, total):
+        seen.append((label, done, total))
+        if label != spec or len([s for s in seen if s[0] == spec]) == 1:
+            return  # the first report counts the missing image, before any block
+        if state["actor"] is None:
+            # The first block is committed, so the pool's first actor is up and has blocks in flight.
+            name = next(n for n in ray.util.list_named_actors() if n.startswith("ts2viz-score-") and n.endswith("-0"))
+            state["actor"] = ray.get_actor(name)
+            pid = ray.get(state["actor"].info.remote(), timeout=60)["pid"]
+            os.kill(pid, signal.SIGKILL)  # the actor's process dies with its blocks
+            state.update(killed=pid, left=total - done)
+        elif state["restarted"] is None:
+            state["restarted"] = ray.get(state["actor"].info.remote(), timeout=120)["pid"]
+
+    with pytest.warns(UserWarning, match="2 image"):
         sc = engine.score_dataset(ds, [spec], device="cpu", batch_size=BS, cache_dir=tmp_path / "c",
-                                  ray=True, progress=lambda *a: seen.append(a))
+                                  ray=True, progress=progress)
+    assert state["killed"] is not None and state["left"] >= 30  # killed early, most work still to do
+    assert state["restarted"] not in (None, state["killed"])  # Ray restarted the actor in a new process
     assert sc.metrics == [spec] and sc.file_names == ref.file_names
     # Bit-identical: same batches, and a batch's scores do not depend on the process that ran it.
     np.testing.assert_array_equal(sc.values, ref.values)
@@ -112,34 +147,6 @@ def test_ray_scores_equal_single_process(cluster, data, tmp_path):
     assert con.execute("SELECT COUNT(*) FROM scores").fetchone()[0] == 38
     assert con.execute("SELECT COUNT(*) FROM file_hashes").fetchone()[0] == 39
     con.close()
-
-
-def test_killed_actor_block_is_retried(cluster, data, tmp_path):
-    ds, spec, ref = data
-    state = {"reports": 0, "actor": None, "killed": None, "restarted": None, "left": None}
-
-    def progress(label, done, total):
-        if label != spec:
-            return
-        state["reports"] += 1
-        if state["reports"] == 1:  # the missing image, counted before any block
-            return
-        if state["actor"] is None:
-            # The first block is committed, so the pool's first actor is up and has blocks in flight.
-            name = next(n for n in ray.util.list_named_actors() if n.startswith("ts2viz-score-") and n.endswith("-0"))
-            state["actor"] = ray.get_actor(name)
-            pid = ray.get(state["actor"].info.remote(), timeout=60)["pid"]
-            os.kill(pid, signal.SIGKILL)  # the actor's process dies with its blocks
-            state.update(killed=pid, left=total - done)
-        elif state["restarted"] is None:
-            state["restarted"] = ray.get(state["actor"].info.remote(), timeout=120)["pid"]
-
-    with pytest.warns(UserWarning, match="2 image"):
-        sc = engine.score_dataset(ds, [spec], device="cpu", batch_size=BS, use_cache=False, ray=True,
-                                  progress=progress)
-    assert state["killed"] is not None and state["left"] >= 30  # killed early, most work still to do
-    assert state["restarted"] not in (None, state["killed"])  # Ray restarted the actor in a new process
-    np.testing.assert_array_equal(sc.values, ref.values)
 
 
 KILL_SCRIPT = """

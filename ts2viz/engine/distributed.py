@@ -49,7 +49,7 @@ import numpy as np
 
 from ..errors import InputError
 from .cache import ScoreCache
-from .core import Progress, image_sources, warn_unscored
+from .core import Progress, get_metric, image_sources, warn_unscored
 
 #: object store of a local instance started here: only paths and scores travel, so it can be small
 LOCAL_OBJECT_STORE_BYTES = 256 * 1024 ** 2
@@ -64,6 +64,8 @@ HASH_BLOCK = 64
 GPU_ACTOR_MAX_CPUS = 8
 #: how long the driver waits for Ray in one call, so that Ctrl-C is noticed
 WAIT_S = 1.0
+#: after this long without a first actor, say why the run may be waiting
+SLOW_START_S = 120.0
 #: the label of the hashing stage in the progress callback
 HASHING = "hashing images"
 #: actors are named ACTOR_NAME-<8 hex digits for the metric's pool>-<k> (``ray.get_actor``, to watch one)
@@ -128,11 +130,10 @@ class BlockScorer:
     def __init__(self, spec: str, device: str | None, decode_threads: int = 1):
         from concurrent.futures import ThreadPoolExecutor
 
-        from .core import get_metric
-
         self.error: BaseException | None = None
         self.metric = None
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # the model: one call at a time
+        self.messages_lock = threading.Lock()  # not self.lock: a warning may come from inside a model call
         self.messages: list[str] = []
         # Warnings (a truncated prompt, say) go back to the driver with the block they came from.
         warnings.showwarning = self._keep_warning
@@ -141,9 +142,10 @@ class BlockScorer:
         except Exception as e:  # noqa: BLE001 - reported by every call, see the class docstring
             self.error = e
         self.pool = ThreadPoolExecutor(decode_threads) if decode_threads > 1 else None
+        self.max_batch: int | None = None  # lowered for good after a GPU out-of-memory halving
 
     def _keep_warning(self, message, category, filename, lineno, file=None, line=None) -> None:
-        with self.lock:
+        with self.messages_lock:
             self.messages.append(f"{category.__name__}: {message}")
 
     def _check(self):
@@ -216,13 +218,16 @@ class BlockScorer:
         details: list | None = [None] * n if m.has_details else None
         if good:
             with self.lock:  # one model call at a time; the other thread decodes the next block
-                vals, dets, _ = score_with_oom_retry(m, [prepared[k] for k in good],
-                                                     [entries[k][2] for k in good], batch_size)
+                bs = min(batch_size, self.max_batch or batch_size)
+                vals, dets, worked = score_with_oom_retry(m, [prepared[k] for k in good],
+                                                          [entries[k][2] for k in good], bs)
+                if worked < bs:
+                    self.max_batch = worked
             values[good] = vals
             if details is not None and dets is not None:
                 for k, d in zip(good, dets):
                     details[k] = d
-        with self.lock:
+        with self.messages_lock:
             said, self.messages = self.messages, []
         return {"values": values, "errors": errors, "keys": keys, "details": details,
                 "config_hash": m.config_hash, "warnings": said}
@@ -443,6 +448,12 @@ class _Run:
         size = int(self.actors) if self.actors else pool.default_size
         try:
             ((ref, a0),) = pool.start(1).items()
+            waited = 0.0
+            while not ray.wait([ref], timeout=WAIT_S)[0]:
+                waited += WAIT_S
+                if waited == SLOW_START_S:
+                    warnings.warn(f"{spec}: no Ray actor is up after {SLOW_START_S:.0f} s (still loading the "
+                                  "model, or no free CPU/GPU in the cluster); waiting", stacklevel=4)
             info = _get(ray, ref, f"loading {spec}")
             blocks = _Blocks(ray, pool, [a0], {}, info["config_hash"], spec)
             pixels = info["needs_pixels"]
