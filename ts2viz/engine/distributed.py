@@ -398,12 +398,13 @@ def score_dataset_on_ray(ds, specs: Sequence, *, address: bool | str | None = Tr
     if batch_size is not None and int(batch_size) < 1:
         raise InputError("the batch size must be at least 1")
     ray = import_ray()
-    started = connect(address)
     values = np.full((len(ds.file_names), len(specs)), np.nan)
     cache = ScoreCache(cache_dir) if use_cache else None
-    run = _Run(ray, ds, cache, progress, batch_size, actors, device)
     lower: set[str] = set()
+    started = False
     try:
+        started = connect(address)
+        run = _Run(ray, ds, cache, progress, batch_size, actors, device)
         for j, spec in enumerate(specs):
             values[:, j], higher_is_better = run.metric(spec)
             if not higher_is_better:
