@@ -39,6 +39,22 @@ def test_without_ray_installed_one_line_error_exit_2(tmp_path, monkeypatch, caps
 ray = pytest.importorskip("ray")
 
 
+def test_unreachable_cluster_is_a_quick_one_line_error(tmp_path, capsys):
+    import socket
+
+    if ray.is_initialized():
+        pytest.skip("this process is already connected to Ray (the address would not be used)")
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ds = write_image_dataset(tmp_path / "ds", n_segs=1)
+    rc = main(["score", "--metric", "clipscore:openai/clip-vit-base-patch32", "--dataset", str(ds), "--out",
+               str(tmp_path / "o.csv"), "--ray", f"127.0.0.1:{port}", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"cannot reach the Ray cluster at '127.0.0.1:{port}'" in err
+    assert err.strip().count("\n") == 0 and not ray.is_initialized()
+
+
 @pytest.fixture(autouse=True)
 def deadline():
     """Fail a test that runs past 600 s instead of hanging the suite (the driver polls Ray each second)."""

@@ -64,6 +64,8 @@ HASH_BLOCK = 64
 GPU_ACTOR_MAX_CPUS = 8
 #: how long the driver waits for Ray in one call, so that Ctrl-C is noticed
 WAIT_S = 1.0
+#: how long a cluster address may take to accept a TCP connection
+REACH_TIMEOUT_S = 5.0
 #: after this long without a first actor, say why the run may be waiting
 SLOW_START_S = 120.0
 #: the label of the hashing stage in the progress callback
@@ -100,12 +102,27 @@ def connect(address: bool | str | None = True) -> bool:
         ray.init(address="local", include_dashboard=False, object_store_memory=LOCAL_OBJECT_STORE_BYTES,
                  **quiet)
         return True
+    _check_reachable(addr)
     try:
         ray.init(address=addr, **quiet)
     except (ConnectionError, RuntimeError, ValueError) as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise InputError(f"cannot join the Ray cluster at {addr!r}: {first[:300]}") from None
     return False
+
+
+def _check_reachable(addr: str) -> None:
+    """A quick TCP check of a ``HOST:PORT`` or ``ray://HOST:PORT`` address: Ray itself retries an
+    unreachable address for minutes before it gives up."""
+    import socket
+
+    m = re.fullmatch(r"(?:ray://)?\[?([^\]/]+?)\]?:(\d+)", addr.strip())
+    if m is None:
+        return  # "auto" and the like: Ray resolves and reports those itself
+    try:
+        socket.create_connection((m.group(1), int(m.group(2))), timeout=REACH_TIMEOUT_S).close()
+    except OSError as e:
+        raise InputError(f"cannot reach the Ray cluster at {addr!r} ({e.strerror or type(e).__name__})") from None
 
 
 # -- the actor -------------------------------------------------------------------------------------
