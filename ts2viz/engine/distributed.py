@@ -35,7 +35,6 @@ node that loaded a different model (say, another revision) stops the run instead
 from __future__ import annotations
 
 import hashlib
-import io
 import logging
 import os
 import re
