@@ -7,7 +7,9 @@ How a run goes
 * The **driver** (the process that calls ``score_dataset``) loads the dataset's metadata, resolves the
   image paths and owns the SQLite score cache. It never decodes an image and never reads one whole.
 * A pool of **actors** each holds one loaded metric: one per GPU (``num_gpus=1``) when the cluster
-  has GPUs, else one per CPU. Work reaches them as (path, file name, prompt) triples, never pixels.
+  has GPUs, else one per CPU. They all load at once; the first one up serves the cache check while
+  the others load, and each joins the work when ready. Work reaches them as (path, file name,
+  prompt) triples, never pixels.
 * Images whose content hash the cache does not know yet are hashed by the actors (sha1 of the file,
   read where it lies); the driver memoises those hashes like the single-process engine does. The
   driver then looks every (metric, image hash, prompt) up in the cache and dispatches only misses.
@@ -464,19 +466,15 @@ class _Run:
         pool = _Pool(ray, spec, self.device)
         size = int(self.actors) if self.actors else pool.default_size
         try:
-            ((ref, a0),) = pool.start(1).items()
-            waited = 0.0
-            while not ray.wait([ref], timeout=WAIT_S)[0]:
-                waited += WAIT_S
-                if waited == SLOW_START_S:
-                    warnings.warn(f"{spec}: no Ray actor is up after {SLOW_START_S:.0f} s (still loading the "
-                                  "model, or no free CPU/GPU in the cluster); waiting", stacklevel=4)
-            info = _get(ray, ref, f"loading {spec}")
-            blocks = _Blocks(ray, pool, [a0], {}, info["config_hash"], spec)
+            # All actors load at once (a first run needs them all; a run that finds everything cached
+            # drops them), and the first one up checks the cache while the others are still loading.
+            joining = pool.start(size)
+            info, a0 = self._first_up(joining, spec)
+            blocks = _Blocks(ray, pool, [a0], joining, info["config_hash"], spec)
             pixels = info["needs_pixels"]
             cache = self.cache if info["cacheable"] else None
             if pixels and self.paths is None:
-                self._resolve(pool, blocks, size)
+                self._resolve(blocks)
             n = len(self.names)
             keys = self.keys if pixels else list(self.names)
             todo = [i for i in range(n) if not pixels or self.errors[i] is None]
@@ -498,7 +496,6 @@ class _Run:
             self._report(spec, done, n)
             if not todo:
                 return out, bool(info["higher_is_better"])
-            blocks.joining.update(pool.start(size - len(pool.actors)))
             bs = int(self.batch_size or info["batch_size"])
             want_keys = pixels and cache is not None
             paths = self.paths or [None] * n
@@ -533,7 +530,29 @@ class _Run:
         finally:
             pool.close()
 
-    def _resolve(self, pool: _Pool, blocks: _Blocks, size: int) -> None:
+    def _first_up(self, joining: dict, spec: str) -> tuple[dict, int]:
+        """The info and index of the first actor whose metric is loaded (taken out of ``joining``)."""
+        ray = self.ray
+        waited = 0.0
+        while True:
+            if not joining:
+                raise RuntimeError(f"{spec}: every Ray actor died while loading the metric (is the same "
+                                   "ts2viz installed on every node?)")
+            ready, _ = ray.wait(list(joining), num_returns=1, timeout=WAIT_S)
+            if not ready:
+                waited += WAIT_S
+                if waited == SLOW_START_S:
+                    warnings.warn(f"{spec}: no Ray actor is up after {SLOW_START_S:.0f} s (still loading the "
+                                  "model, or no free CPU/GPU in the cluster); waiting", stacklevel=4)
+                continue
+            a = joining.pop(ready[0])
+            try:
+                return _get(ray, ready[0], f"loading {spec}"), a
+            except RuntimeError:
+                if not joining:
+                    raise
+
+    def _resolve(self, blocks: _Blocks) -> None:
         """Image paths on the driver, then content hashes: memoised ones from the cache, the rest hashed by
         the actors (where the files lie) and memoised. Unreadable images get their error here."""
         self.paths = [None if p is None else str(p) for p in image_sources(self.ds, self.names)]
@@ -552,7 +571,6 @@ class _Run:
                 if self.keys[i] is None:
                     unknown.append(i)
         if unknown:
-            blocks.joining.update(pool.start(size - len(pool.actors)))
             done = 0
 
             def call(actor, blk):
