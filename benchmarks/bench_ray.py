@@ -7,13 +7,19 @@ the files and commit every batch, as a first run does). Reported per side:
 
 * **scoring**: images/s from the first report of the metric (its model loaded; for Ray, the first
   actor up, the others still loading) to the last committed batch (the progress callback);
-* **second half**: images/s over the second half of the images, all actors up: the steady state
+* **second half**: images/s over the second half of the images (all actors long up): the steady state
   that decides a long run;
-* **end to end**: images/s of the whole call, model loading included (Ray starts its actors, each
-  loading the model; the single-process engine loads it once).
+* **end to end**: images/s of the whole run, model loading included (Ray starts a local instance
+  and its actors, each loading the model; the single-process engine loads it once);
+* **images per CPU-second** (second half, and end to end): CPU time of this process and everything
+  under it (the Ray instance is started here), a figure that other load on a shared machine does not
+  distort.
 
-The ratio is Ray over single-process. The Ray instance is started here with all CPUs of the machine
-(one actor per CPU); the single-process engine uses its usual decode threads plus torch's threads.
+The single-process engine runs before and after Ray (the load of a shared machine drifts); ratios
+are against the mean of the two.
+
+The Ray instance is started here with all CPUs of the machine (one actor per CPU, torch on one
+thread each); the single-process engine uses its usual decode threads plus torch's threads.
 Not part of the test suite::
 
     .venv/bin/python benchmarks/bench_ray.py --size small --n 512 --batch-size 32
@@ -52,16 +58,48 @@ def write_dataset(folder: Path, n: int) -> Path:
     return folder
 
 
+def cpu_seconds() -> float | None:
+    """CPU time (user + system) of this process and all its descendants, living or reaped: the Ray
+    instance started here runs under this process. Linux (/proc); None elsewhere."""
+    tick = os.sysconf("SC_CLK_TCK")
+    procs: dict[int, tuple[int, float]] = {}
+    try:
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    rest = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            # fields after the name: state ppid ... utime(12) stime(13) cutime(14) cstime(15)
+            procs[int(d)] = (int(rest[1]), sum(int(x) for x in rest[11:15]) / tick)
+    except OSError:
+        return None
+    mine = {os.getpid()}
+    grew = True
+    while grew:
+        new = {pid for pid, (ppid, _) in procs.items() if ppid in mine} - mine
+        grew = bool(new)
+        mine |= new
+    return sum(procs[pid][1] for pid in mine if pid in procs)
+
+
 class Clock:
-    """Progress callback recording when each batch of a metric was committed."""
+    """Progress callback recording when each batch of a metric was committed, and the CPU time used
+    up to the first report past half of the images."""
 
     def __init__(self, spec: str):
         self.spec = spec
         self.marks: list[tuple[float, int]] = []
+        self.half_cpu: float | None = None
+        self.half_done = 0
 
     def __call__(self, label: str, done: int, total: int) -> None:
         if label == self.spec:
             self.marks.append((time.perf_counter(), done))
+            if self.half_cpu is None and done >= total / 2:
+                self.half_cpu, self.half_done = cpu_seconds(), done
 
     def rate(self, start: float = 0.0) -> float:
         """images/s from the first report at or past ``start`` (a fraction of the images) to the last."""
@@ -69,6 +107,12 @@ class Clock:
         t0, d0 = next((t, d) for t, d in self.marks if d >= start * total)
         t1, d1 = self.marks[-1]
         return (d1 - d0) / (t1 - t0)
+
+    def half_per_cpu(self, end_cpu: float | None) -> float | None:
+        """images per CPU-second over the second half (CPU read at the end of the call)."""
+        if self.half_cpu is None or end_cpu is None:
+            return None
+        return (self.marks[-1][1] - self.half_done) / (end_cpu - self.half_cpu)
 
 
 def main() -> int:
@@ -95,39 +139,71 @@ def main() -> int:
     print(f"model: {folder.name}; {n} JPEG 512x512 images in SEGs of {PER_SEG}; batch size {args.batch_size}; "
           f"{cpus} CPUs; device cpu")
 
-    # Single process: the model loaded in this process, then the whole dataset.
-    t0 = time.perf_counter()
-    clock1 = Clock(spec)
-    single = engine.score_dataset(ds, [spec], device="cpu", batch_size=args.batch_size,
-                                  cache_dir=tmp / "cache-single", progress=clock1)
-    t_single = time.perf_counter() - t0
-    print(f"single process ({torch.get_num_threads()} torch threads): scoring {clock1.rate():7.1f} images/s, "
-          f"second half {clock1.rate(0.5):7.1f} images/s, end to end {n / t_single:7.1f} images/s "
-          f"({t_single:.1f} s)")
+    def per_cpu(c) -> str:
+        return f", {n / c:5.2f} images per CPU-second" if c is not None else ""
 
-    # Ray: a local instance started here (not timed), then the same call with ray=True.
-    ray.init(num_cpus=cpus, include_dashboard=False, object_store_memory=256 * 1024 ** 2,
-             logging_level=logging.ERROR, log_to_driver=False)
-    try:
-        t0 = time.perf_counter()
-        clock2 = Clock(spec)
-        dist = engine.score_dataset(ds, [spec], device="cpu", batch_size=args.batch_size,
-                                    cache_dir=tmp / "cache-ray", progress=clock2, ray=True,
-                                    ray_actors=args.actors)
-        t_ray = time.perf_counter() - t0
-    finally:
-        ray.shutdown()
-    actors = args.actors or cpus
-    print(f"Ray, {actors} actor(s) x 1 CPU           : scoring {clock2.rate():7.1f} images/s, "
-          f"second half {clock2.rate(0.5):7.1f} images/s, end to end {n / t_ray:7.1f} images/s "
-          f"({t_ray:.1f} s)")
+    def half(clock) -> str:
+        return f" ({clock.eff:5.2f} per CPU-second)" if clock.eff is not None else ""
+
+    # The single-process engine loads the model once per process: timed once, added to its end to end.
+    t0, c0 = time.perf_counter(), cpu_seconds()
+    engine.get_metric(spec, "cpu")
+    t_load = time.perf_counter() - t0
+    c_load = None if c0 is None else cpu_seconds() - c0
+
+    def single(tag: str):
+        t0, c0 = time.perf_counter(), cpu_seconds()
+        clock = Clock(spec)
+        sc = engine.score_dataset(ds, [spec], device="cpu", batch_size=args.batch_size,
+                                  cache_dir=tmp / f"cache-single-{tag}", progress=clock)
+        t, end = time.perf_counter() - t0 + t_load, cpu_seconds()
+        c = None if c0 is None or c_load is None else end - c0 + c_load
+        clock.eff = clock.half_per_cpu(end)
+        print(f"single process, {tag:6} ({torch.get_num_threads()} torch threads): scoring {clock.rate():6.1f} "
+              f"images/s, second half {clock.rate(0.5):6.1f} images/s{half(clock)}, end to end "
+              f"{n / t:6.1f} images/s ({t:.1f} s){per_cpu(c)}")
+        return sc, clock, t, c
+
+    def on_ray():
+        """The same call with ray=True on a local instance started here (its start timed: a user of
+        ``ts2viz score --ray`` waits for it too)."""
+        t0, c0 = time.perf_counter(), cpu_seconds()
+        ray.init(num_cpus=cpus, include_dashboard=False, object_store_memory=256 * 1024 ** 2,
+                 logging_level=logging.ERROR, log_to_driver=False)
+        try:
+            clock = Clock(spec)
+            sc = engine.score_dataset(ds, [spec], device="cpu", batch_size=args.batch_size,
+                                      cache_dir=tmp / "cache-ray", progress=clock, ray=True,
+                                      ray_actors=args.actors)
+            t, end = time.perf_counter() - t0, cpu_seconds()
+            c = None if c0 is None else end - c0
+        finally:
+            ray.shutdown()
+        clock.eff = clock.half_per_cpu(end)
+        print(f"Ray, {args.actors or cpus} actor(s) x 1 CPU, torch on 1 thread each   : scoring "
+              f"{clock.rate():6.1f} images/s, second half {clock.rate(0.5):6.1f} images/s{half(clock)}, "
+              f"end to end {n / t:6.1f} images/s ({t:.1f} s){per_cpu(c)}")
+        return sc, clock, t, c
+
+    # Single process before and after Ray: on a shared machine the load changes while this runs.
+    s1, k1, t1, c1 = single("before")
+    dist, k2, t2, c2 = on_ray()
+    s3, k3, t3, c3 = single("after")
     # Bit-identical needs the same batches and the same number of torch threads; a 1-CPU actor runs
     # torch on one thread, this process on all cores, which moves float32 rounding a little.
-    diff = float(np.nanmax(np.abs(single.values - dist.values)))
-    same = np.array_equal(single.values, dist.values, equal_nan=True)
+    diff = float(np.nanmax(np.abs(s1.values - dist.values)))
+    same = np.array_equal(s1.values, dist.values, equal_nan=True)
     print(f"same scores: bit-identical {same}, largest difference {diff:.2g}")
-    print(f"ratio Ray / single process: scoring {clock2.rate() / clock1.rate():.2f}x, "
-          f"second half {clock2.rate(0.5) / clock1.rate(0.5):.2f}x, end to end {t_single / t_ray:.2f}x")
+    base = lambda f: (f(k1, t1, c1) + f(k3, t3, c3)) / 2  # noqa: E731 - mean of the two single runs
+    line = (f"ratio Ray / single process (mean of before and after): scoring "
+            f"{k2.rate() / base(lambda k, t, c: k.rate()):.2f}x, second half "
+            f"{k2.rate(0.5) / base(lambda k, t, c: k.rate(0.5)):.2f}x, end to end "
+            f"{(n / t2) / base(lambda k, t, c: n / t):.2f}x")
+    if None not in (c1, c2, c3):
+        line += (f"; images per CPU-second: second half {k2.eff / base(lambda k, t, c: k.eff):.2f}x, "
+                 f"end to end {(n / c2) / base(lambda k, t, c: n / c):.2f}x")
+    print(line)
+    print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0 if diff < 1e-6 else 1
 
 
