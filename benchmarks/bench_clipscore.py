@@ -161,7 +161,7 @@ def main() -> int:
         torch.cuda.synchronize()
 
     def run_ours():
-        ours_metric._text_memo.clear()  # no carry-over between timed runs
+        ours_metric.clear_text_memo()  # no carry-over between timed runs
         return engine.score_images(ours_metric, paths, prompts, batch_size=args.batch_size, use_cache=False)
 
     def run_tm_per_image():

@@ -29,6 +29,11 @@ def add_subcommands(subparsers) -> None:
                    help="score cache folder (default: $TS2VIZ_CACHE or ~/.cache/ts2viz)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the score cache")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
+                   help="score on Ray actors: alone, a new local Ray instance (or $RAY_ADDRESS); with "
+                        "ADDRESS, join that cluster (auto, ray://HOST:10001). Needs ts2viz[ray]")
+    p.add_argument("--ray-actors", type=int, default=None, metavar="N",
+                   help="with --ray: metric actors to start (default: one per GPU, else one per CPU)")
     p.set_defaults(func=run_score)
 
     g = subparsers.add_parser(
@@ -98,6 +103,8 @@ def run_score(args: argparse.Namespace) -> int:
 
     if args.batch_size is not None and args.batch_size < 1:
         raise InputError("--batch-size must be at least 1")
+    if args.ray_actors is not None and (args.ray is None or args.ray_actors < 1):
+        raise InputError("--ray-actors needs --ray and must be at least 1")
     out = str(args.out)
     if not out.lower().endswith((".csv", ".parquet", ".pq")):
         raise InputError("--out must end in .csv or .parquet", file=out)
@@ -105,7 +112,7 @@ def run_score(args: argparse.Namespace) -> int:
     try:
         scores = score_dataset(args.dataset, args.metric, seg_ids=parse_seg_ids(args.seg), device=args.device,
                                batch_size=args.batch_size, cache_dir=args.cache, progress=bars,
-                               use_cache=not args.no_cache)
+                               use_cache=not args.no_cache, ray=args.ray, ray_actors=args.ray_actors)
     finally:
         bars.close()
     write_scores(scores, out)

@@ -1,7 +1,9 @@
 """The scoring engine: run metrics over datasets or loose images, with a resumable on-disk cache.
 
 ``score_dataset`` (CLI ``ts2viz score``) and ``score_images`` (the app's live scoring) share one cache,
-so either reuses the other's finished work. Importing this package does not import torch.
+so either reuses the other's finished work. ``score_dataset(..., ray=...)`` runs the same scoring on
+Ray actors (:mod:`ts2viz.engine.distributed`), with the same cache. Importing this package imports
+neither torch nor ray.
 """
 from __future__ import annotations
 

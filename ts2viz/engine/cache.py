@@ -136,15 +136,40 @@ class ScoreCache:
     # -- file hashes -------------------------------------------------------------------------------
     def file_hash(self, path: str | os.PathLike) -> str:
         """sha1 of a file's bytes, memoised by (absolute path, size, mtime). Raises OSError if unreadable."""
+        known = self.known_file_hash(path)
+        if known is not None:
+            return known
+        p = os.path.abspath(path)
+        st = os.stat(p)
+        with open(p, "rb") as f:
+            digest = hash_bytes(f.read())
+        self.remember_file_hashes([(p, st.st_size, st.st_mtime_ns, digest)])
+        return digest
+
+    def known_file_hash(self, path: str | os.PathLike) -> str | None:
+        """The memoised sha1 of a file if its size and mtime still match, else ``None`` (never reads it).
+
+        Raises OSError if the file cannot be stat'ed.
+        """
         p = os.path.abspath(path)
         st = os.stat(p)
         with self._lock:
             row = self._con.execute("SELECT size, mtime_ns, sha1 FROM file_hashes WHERE path=?", (p,)).fetchone()
         if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
             return row[2]
-        with open(p, "rb") as f:
-            digest = hash_bytes(f.read())
+        return None
+
+    def remember_file_hashes(self, rows: Iterable[tuple[str | os.PathLike, int, int, str]]) -> None:
+        """Memoise ``(path, size, mtime_ns, sha1)`` rows computed elsewhere (e.g. on Ray workers), in one
+        transaction; size and mtime are those the file had when it was read."""
+        data = [(os.path.abspath(p), int(size), int(mtime), sha1) for p, size, mtime, sha1 in rows]
+        if not data:
+            return
         with self._lock:
-            self._con.execute("INSERT OR REPLACE INTO file_hashes VALUES (?, ?, ?, ?)",
-                              (p, st.st_size, st.st_mtime_ns, digest))
-        return digest
+            self._con.execute("BEGIN IMMEDIATE")
+            try:
+                self._con.executemany("INSERT OR REPLACE INTO file_hashes VALUES (?, ?, ?, ?)", data)
+                self._con.execute("COMMIT")
+            except BaseException:
+                self._con.execute("ROLLBACK")
+                raise

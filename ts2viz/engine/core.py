@@ -7,18 +7,16 @@ batch is committed to the cache before the next starts.
 from __future__ import annotations
 
 import os
-import warnings
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..errors import InputError
 from .cache import ScoreCache, hash_pil
+from .inputs import Progress, image_sources, warn_unscored
 
-#: progress(spec, done, total): called after every batch (cache hits count as done at once)
-Progress = Callable[[str, int, int], None]
 
 _METRICS: dict[tuple[str, str | None], Any] = {}
 
@@ -171,12 +169,7 @@ def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: Thre
 
 
 def _warn_missing(items: list[_Item], names: Sequence[str]) -> int:
-    bad = [(names[i], it.error) for i, it in enumerate(items) if it.error is not None]
-    if bad:
-        first = "; ".join(f"{n}: {e}" for n, e in bad[:3])
-        more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
-        warnings.warn(f"{len(bad)} image(s) could not be scored and get NaN: {first}{more}", stacklevel=3)
-    return len(bad)
+    return warn_unscored(names, [it.error for it in items], stacklevel=4)
 
 
 def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, device: str | None = None,
@@ -207,31 +200,21 @@ def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, de
     return (values, dets) if return_details else values
 
 
-def _dataset_sources(ds, items_names: list[str]) -> list:
-    """Local paths of the dataset's images, fetching from the hub when the dataset has no local copy."""
-    from ..dataset import fetch_image
-
-    out: list = []
-    fails = 0
-    for fn in items_names:
-        p = ds.image_path(fn)
-        if p is None and ds.hf_id is not None and fails < 3:
-            # After a few failed downloads (offline), stop trying instead of timing out per image.
-            p = fetch_image(ds, fn)
-            fails = 0 if p is not None else fails + 1
-        out.append(p)
-    return out
-
-
 def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None, device: str | None = None,
                   batch_size: int | None = None, cache_dir=None, progress: Progress | None = None, *,
-                  use_cache: bool = True):
+                  use_cache: bool = True, ray: bool | str | None = None, ray_actors: int | None = None):
     """Score every image of ``dataset`` (a Dataset or a spec for ``load_dataset``) with each metric.
 
     Returns a :class:`ts2viz.scores.Scores` with one column per spec (named by the spec string) and
     lower-is-better metrics recorded. Cached scores are reused; new ones are committed per batch.
     Images that cannot be read get NaN and one summary warning; if none can be read at all this raises
     :class:`InputError` (e.g. the bundled TS2 metadata without its images, offline).
+
+    ``ray`` scores on a Ray cluster instead of in this process (see :mod:`ts2viz.engine.distributed`):
+    ``True`` starts a local Ray instance (or uses this process's Ray connection, or ``$RAY_ADDRESS``),
+    a string joins the cluster at that address (``auto``, ``ray://host:10001``, ``host:6379``).
+    ``ray_actors`` is the number of metric actors (default: one per GPU, else one per CPU). With Ray,
+    ``specs`` must be SPEC strings (each actor loads its own copy of the metric). Same scores, same cache.
     """
     from ..dataset import Dataset, load_dataset
     from ..scores import Scores
@@ -242,6 +225,12 @@ def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None
     specs = list(specs)
     if not specs:
         raise InputError("no metric given (use --metric SPEC; `ts2viz metrics` lists the families)")
+    if ray is not None and ray is not False:
+        from .distributed import score_dataset_on_ray
+
+        return score_dataset_on_ray(ds, specs, address=ray, actors=ray_actors, device=device,
+                                    batch_size=batch_size, cache_dir=cache_dir, progress=progress,
+                                    use_cache=use_cache)
     names = ds.file_names
     metrics = [get_metric(s, device) for s in specs]
     labels = [m.spec for m in metrics]
@@ -253,7 +242,7 @@ def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None
         items = [_Item(None, ds.row(fn).prompt, fn) for fn in names]
         with ThreadPoolExecutor(_workers()) as pool:
             if any(m.needs_pixels for m in metrics):
-                for it, src in zip(items, _dataset_sources(ds, names)):
+                for it, src in zip(items, image_sources(ds, names)):
                     it.source = src
                 _hash_items(items, cache, pool)
                 if all(it.error is not None for it in items):

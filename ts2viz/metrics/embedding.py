@@ -5,7 +5,8 @@ The score of an image is the raw cosine similarity of its embedding and its prom
 rescaling of Hessel et al. is monotone, so it changes no ordering, and is left to the reader.)
 
 Prompts longer than the text encoder's context are truncated with a warning. Prompt embeddings are
-computed once per distinct prompt and memoised, since many images share one prompt (every SEG does).
+computed once per distinct set of prompts in a batch and memoised, since many images share one
+prompt (every SEG does).
 """
 from __future__ import annotations
 
@@ -45,7 +46,10 @@ class _EmbeddingScore(Metric):
         super().__init__(spec, config, device, batch_size or DEFAULT_BATCH.get(dev, 32))
         self.name = spec.family
         self.dtype = dtype
-        self._text_memo: OrderedDict[str, Any] = OrderedDict()
+        # distinct prompts of a call -> their embeddings (see text_embeddings); at most
+        # max_text_memo prompt embeddings in all
+        self._text_memo: OrderedDict[tuple[str, ...], Any] = OrderedDict()
+        self._memo_size = 0
         self._warned: set[str] = set()
         self._lock = threading.Lock()
 
@@ -62,19 +66,34 @@ class _EmbeddingScore(Metric):
         return torch.stack(list(items))
 
     def text_embeddings(self, prompts: Sequence[str]):
-        """Normalised float32 embeddings (on the device) of ``prompts``, memoised per prompt."""
+        """Normalised float32 embeddings (on the device) of ``prompts``, one row per prompt.
+
+        The distinct prompts of one call are encoded together (in order of first appearance) and
+        memoised as a group. So a prompt's embedding, down to its float rounding (which padding and
+        batch shape change), depends only on the prompts of its own batch, never on what earlier
+        batches encoded: a batch scores the same in any process and in any order (on Ray actors).
+        """
         import torch
 
+        group = tuple(dict.fromkeys(prompts))
         with self._lock:
-            new = [p for p in dict.fromkeys(prompts) if p not in self._text_memo]
-            if new:
-                emb = self._encode_texts(new).float()
-                emb = torch.nn.functional.normalize(emb, dim=-1)
-                for p, e in zip(new, emb):
-                    self._text_memo[p] = e
-                while len(self._text_memo) > self.max_text_memo:
-                    self._text_memo.popitem(last=False)
-            return torch.stack([self._text_memo[p] for p in prompts])
+            emb = self._text_memo.get(group)
+            if emb is None:
+                emb = torch.nn.functional.normalize(self._encode_texts(list(group)).float(), dim=-1)
+                self._text_memo[group] = emb
+                self._memo_size += len(group)
+                while self._memo_size > self.max_text_memo and len(self._text_memo) > 1:
+                    self._memo_size -= len(self._text_memo.popitem(last=False)[0])
+            else:
+                self._text_memo.move_to_end(group)
+        row = {p: k for k, p in enumerate(group)}
+        return emb[[row[p] for p in prompts]]
+
+    def clear_text_memo(self) -> None:
+        """Forget the memoised prompt embeddings (for timing runs that must not reuse them)."""
+        with self._lock:
+            self._text_memo.clear()
+            self._memo_size = 0
 
     def image_embeddings(self, items: Sequence[Any]):
         import torch

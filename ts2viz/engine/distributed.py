@@ -1,0 +1,598 @@
+"""Batch scoring on a Ray cluster: the single-process engine's results and score cache, many machines.
+
+``score_dataset(..., ray=True | ADDRESS)`` (CLI ``ts2viz score --ray [ADDRESS]``) lands here.
+
+How a run goes
+--------------
+* The **driver** (the process that calls ``score_dataset``) loads the dataset's metadata, resolves the
+  image paths and owns the SQLite score cache. It never decodes an image and never reads one whole.
+* A pool of **actors** each holds one loaded metric: one per GPU (``num_gpus=1``) when the cluster
+  has GPUs, else one per CPU. They all load at once; the first one up serves the cache check while
+  the others load, and each joins the work when ready. Work reaches them as (path, file name,
+  prompt) triples, never pixels.
+* Images whose content hash the cache does not know yet are hashed by the actors (sha1 of the file,
+  read where it lies); the driver memoises those hashes like the single-process engine does. The
+  driver then looks every (metric, image hash, prompt) up in the cache and dispatches only misses.
+* Misses go out in **blocks of one batch** (the batch size of the single-process engine, so the
+  same images share a model call), at most two blocks in flight per actor so that an actor decodes
+  its next block while the model runs. An actor reads each file once (hash and decode from the same
+  bytes), preprocesses, scores, and returns the scores and the hashes of the bytes it scored.
+* The driver **commits every returned block to the cache in one transaction as it arrives**, then
+  updates one progress bar (images/s over the whole cluster).
+
+Why the driver commits (and not the workers): the score cache is one SQLite file, and SQLite must not
+be written from several machines over a network filesystem; results are a few bytes per image, so
+one writer is no bottleneck, and the workers need no shared writable storage. A killed driver loses
+at most the blocks in flight; a re-run finds the committed ones in the cache and dispatches the rest.
+
+Faults: actors restart when their process dies (``max_restarts``) and Ray re-runs their unfinished
+blocks on the restarted actor (``max_task_retries``). A block whose actor is gone for good after
+that is given to another actor once; a second loss stops the run (finished work is in the cache).
+
+Requirements on a multi-node cluster: the same ts2viz (``pip install 'ts2viz[ray,models]'``) on every
+node, the dataset at the same path on every node (a shared filesystem), and the model at the same
+local path or reachable on the hub. Every actor reports its metric's config hash with each block; a
+node that loaded a different model (say, another revision) stops the run instead of mixing scores.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import threading
+import uuid
+import warnings
+from collections import deque
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from .cache import ScoreCache
+from .inputs import Progress, image_sources, warn_unscored
+
+#: object store of a local instance started here: only paths and scores travel, so it can be small
+LOCAL_OBJECT_STORE_BYTES = 256 * 1024 ** 2
+#: restarts of a dead actor process, and re-runs of its unfinished blocks on the restarted actor
+ACTOR_MAX_RESTARTS = 3
+ACTOR_MAX_TASK_RETRIES = 3
+#: blocks in flight per actor (one being scored, one being decoded)
+BLOCKS_IN_FLIGHT = 2
+#: files per hashing call
+HASH_BLOCK = 64
+#: CPUs reserved by a GPU actor at most (its decode threads)
+GPU_ACTOR_MAX_CPUS = 8
+#: how long the driver waits for Ray in one call, so that Ctrl-C is noticed
+WAIT_S = 1.0
+#: how long a cluster address may take to accept a TCP connection
+REACH_TIMEOUT_S = 5.0
+#: after this long without a first actor, say why the run may be waiting
+SLOW_START_S = 120.0
+#: the label of the hashing stage in the progress callback
+HASHING = "hashing images"
+#: actors are named ACTOR_NAME-<8 hex digits for the metric's pool>-<k> (``ray.get_actor``, to watch one)
+ACTOR_NAME = "ts2viz-score"
+
+INSTALL_HINT = "scoring on Ray needs the ray package: pip install 'ts2viz[ray]'"
+
+
+def import_ray():
+    """The ``ray`` module; :class:`InputError` with the install command if it is not installed."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError(INSTALL_HINT) from None
+    return ray
+
+
+def connect(address: bool | str | None = True) -> bool:
+    """Connect this process to Ray. Returns True if a local instance was started here (to shut down).
+
+    An existing connection of this process is used as it is. ``True``/``None``: ``$RAY_ADDRESS`` if
+    set, else a new local instance sized by Ray for this machine (all CPUs and GPUs), with a small
+    object store, no dashboard and quiet logs. A string: the cluster at that address (``auto``,
+    ``ray://HOST:10001``, ``HOST:6379``).
+    """
+    ray = import_ray()
+    if ray.is_initialized():
+        return False
+    quiet: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
+    addr = address if isinstance(address, str) and address else os.environ.get("RAY_ADDRESS") or None
+    if addr is None or addr == "local":
+        ray.init(address="local", include_dashboard=False, object_store_memory=LOCAL_OBJECT_STORE_BYTES,
+                 **quiet)
+        return True
+    _check_reachable(addr)
+    try:
+        ray.init(address=addr, **quiet)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise InputError(f"cannot join the Ray cluster at {addr!r}: {first[:300]}") from None
+    return False
+
+
+def _check_reachable(addr: str) -> None:
+    """A quick TCP check of a ``HOST:PORT`` or ``ray://HOST:PORT`` address: Ray itself retries an
+    unreachable address for minutes before it gives up."""
+    import socket
+
+    m = re.fullmatch(r"(?:ray://)?\[?([^\]/]+?)\]?:(\d+)", addr.strip())
+    if m is None:
+        return  # "auto" and the like: Ray resolves and reports those itself
+    try:
+        socket.create_connection((m.group(1), int(m.group(2))), timeout=REACH_TIMEOUT_S).close()
+    except OSError as e:
+        raise InputError(f"cannot reach the Ray cluster at {addr!r} ({e.strerror or type(e).__name__})") from None
+
+
+# -- the actor -------------------------------------------------------------------------------------
+
+_BYTESIO = re.compile(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>")
+
+
+def _read(path: str) -> tuple[bytes, int, int]:
+    """A file's bytes with the size and mtime it had when it was read."""
+    st = os.stat(path)
+    with open(path, "rb") as f:
+        return f.read(), st.st_size, st.st_mtime_ns
+
+
+class BlockScorer:
+    """One loaded metric inside a Ray actor: hashes files and scores blocks of images, decoding them here.
+
+    A failure to load the metric is kept and raised by every call, so that the driver gets the one-line
+    :class:`InputError` (a missing model, no GPU) instead of a dead actor.
+    """
+
+    def __init__(self, spec: str, device: str | None, decode_threads: int = 1):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.error: BaseException | None = None
+        self.metric = None
+        self.lock = threading.Lock()  # the model: one call at a time
+        self.messages_lock = threading.Lock()  # not self.lock: a warning may come from inside a model call
+        self.messages: list[str] = []
+        # Warnings (a truncated prompt, say) go back to the driver with the block they came from.
+        warnings.showwarning = self._keep_warning
+        try:
+            from ..metrics import load
+
+            self.metric = load(spec, device=device)
+        except Exception as e:  # noqa: BLE001 - reported by every call, see the class docstring
+            self.error = e
+        self.pool = ThreadPoolExecutor(decode_threads) if decode_threads > 1 else None
+        self.max_batch: int | None = None  # lowered for good after a GPU out-of-memory halving
+
+    def _keep_warning(self, message, category, filename, lineno, file=None, line=None) -> None:
+        with self.messages_lock:
+            self.messages.append(f"{category.__name__}: {message}")
+
+    def _check(self):
+        if self.error is not None:
+            raise self.error
+        return self.metric
+
+    def info(self) -> dict:
+        """What the driver needs to know about the loaded metric (raises the load error, if any)."""
+        m = self._check()
+        return {"spec": m.spec, "config_hash": m.config_hash, "config": m.config,
+                "higher_is_better": m.higher_is_better, "needs_pixels": m.needs_pixels,
+                "cacheable": m.cacheable, "has_details": m.has_details, "batch_size": m.batch_size,
+                "device": m.device, "pid": os.getpid()}
+
+    def check_prompts(self, prompts: list[str]) -> None:
+        self._check().check_prompts(prompts)
+
+    def hash_files(self, paths: list[str]) -> list:
+        """Per path: ``(sha1, size, mtime_ns)`` of the file's bytes, or a string saying why it is unreadable."""
+        out: list = []
+        for p in paths:
+            try:
+                data, size, mtime = _read(p)
+                out.append((hashlib.sha1(data).hexdigest(), size, mtime))
+            except OSError as e:
+                out.append(f"unreadable ({e.strerror or type(e).__name__})")
+        return out
+
+    def score_block(self, entries: list[tuple[str | None, str, str]], batch_size: int, want_keys: bool) -> dict:
+        """Score ``(path, file name, prompt)`` entries; the metric's model runs in batches of ``batch_size``.
+
+        Returns ``values`` (float64, NaN where an entry failed), ``errors`` (why, per entry, or None),
+        ``keys`` (sha1 of the bytes scored, when ``want_keys``), ``details`` (per entry, or None),
+        ``config_hash`` and the ``warnings`` raised meanwhile.
+        """
+        from ..metrics.base import load_image, score_with_oom_retry
+
+        m = self._check()
+        n = len(entries)
+        errors: list[str | None] = [None] * n
+        keys: list[str | None] = [None] * n
+
+        def prep(k: int):
+            path, name, _ = entries[k]
+            try:
+                image = None
+                if m.needs_pixels:
+                    if path is None:
+                        errors[k] = "image not available"
+                        return None
+                    try:
+                        data, _, _ = _read(path)
+                    except OSError as e:
+                        errors[k] = f"unreadable ({e.strerror or type(e).__name__})"
+                        return None
+                    if want_keys:
+                        keys[k] = hashlib.sha1(data).hexdigest()
+                    image = load_image(data)
+                return m.prepare(image, name)
+            except InputError as e:
+                errors[k] = _BYTESIO.sub(repr(path), e.problem)
+            except Exception as e:  # noqa: BLE001 - a bad image must not stop the run
+                errors[k] = f"cannot preprocess ({type(e).__name__}: {e})"
+            return None
+
+        prepared = list(self.pool.map(prep, range(n))) if self.pool is not None else [prep(k) for k in range(n)]
+        good = [k for k in range(n) if errors[k] is None]
+        values = np.full(n, np.nan)
+        details: list | None = [None] * n if m.has_details else None
+        if good:
+            with self.lock:  # one model call at a time; the other thread decodes the next block
+                bs = min(batch_size, self.max_batch or batch_size)
+                vals, dets, worked = score_with_oom_retry(m, [prepared[k] for k in good],
+                                                          [entries[k][2] for k in good], bs)
+                if worked < bs:
+                    self.max_batch = worked
+            values[good] = vals
+            if details is not None and dets is not None:
+                for k, d in zip(good, dets):
+                    details[k] = d
+        with self.messages_lock:
+            said, self.messages = self.messages, []
+        return {"values": values, "errors": errors, "keys": keys, "details": details,
+                "config_hash": m.config_hash, "warnings": said}
+
+
+# -- the pool --------------------------------------------------------------------------------------
+
+class _Pool:
+    """The actors holding one metric. Actors join the rotation once their model is loaded."""
+
+    def __init__(self, ray, spec: str, device: str | None):
+        self.ray = ray
+        res = ray.cluster_resources()
+        gpus, cpus = res.get("GPU", 0), res.get("CPU", 1)
+        wants_gpu = device is not None and str(device).startswith("cuda")
+        if wants_gpu and gpus < 1:
+            raise InputError(f"device {device!r} requested but the Ray cluster has no GPU (use --device cpu)")
+        self.on_gpu = gpus >= 1 and (device is None or wants_gpu)
+        if self.on_gpu:
+            # A GPU actor decodes on a few threads of its own so that the GPU is not kept waiting.
+            ncpu = max(1, min(GPU_ACTOR_MAX_CPUS, int(cpus // gpus)))
+            opts = {"num_gpus": 1, "num_cpus": ncpu}
+            self.default_size = int(gpus)
+        else:
+            ncpu = 1
+            opts = {"num_cpus": 1}
+            self.default_size = max(1, int(cpus))
+        self.cls = ray.remote(BlockScorer)
+        self.opts = dict(max_restarts=ACTOR_MAX_RESTARTS, max_task_retries=ACTOR_MAX_TASK_RETRIES,
+                         max_concurrency=2, **opts)
+        self.args = (spec, device, ncpu)
+        self.actors: list = []
+        self.prefix = f"{ACTOR_NAME}-{uuid.uuid4().hex[:8]}-"
+
+    def start(self, n: int) -> dict:
+        """Start ``n`` more actors; returns ``{ref of its info(): actor index}``."""
+        out = {}
+        for _ in range(max(0, n)):
+            a = self.cls.options(name=f"{self.prefix}{len(self.actors)}", **self.opts).remote(*self.args)
+            self.actors.append(a)
+            out[a.info.remote()] = len(self.actors) - 1
+        return out
+
+    def close(self) -> None:
+        for a in self.actors:
+            try:
+                self.ray.kill(a, no_restart=True)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        self.actors = []
+
+
+def _lost_errors(ray) -> tuple:
+    """Ray's errors that mean the actor (process or node) is gone, as opposed to an error in our code."""
+    ex = ray.exceptions
+    return (ex.RayActorError, ex.WorkerCrashedError, ex.NodeDiedError, ex.OutOfMemoryError)
+
+
+def _get(ray, ref, what: str):
+    """``ray.get`` with an actor's InputError re-raised as itself (one line for the CLI)."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError as e:
+        if isinstance(e.cause, InputError):
+            raise e.cause from None
+        raise
+    except _lost_errors(ray) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise RuntimeError(f"the Ray actor {what} died: {first[:300]} (is the same ts2viz installed on "
+                           "every node?)") from e
+
+
+class _Blocks:
+    """Runs blocks of work over a pool's actors, two in flight per actor, handing results back in the
+    order they arrive. Actors still loading join when ready; a block whose actor is lost for good
+    (Ray's restarts and retries used up) goes to another actor once."""
+
+    def __init__(self, ray, pool: _Pool, ready: list[int], joining: dict, config_hash: str, spec: str):
+        self.ray, self.pool, self.ready, self.joining = ray, pool, ready, joining
+        self.config_hash, self.spec = config_hash, spec
+        self.lost = _lost_errors(ray)
+
+    def run(self, blocks: list[list[int]], call, on_result) -> None:
+        """``call(actor, block) -> ObjectRef``; ``on_result(block, result)`` on the driver, per block."""
+        ray = self.ray
+        pending: deque = deque((b, 0) for b in blocks)
+        inflight: dict = {}
+        load = {a: 0 for a in self.ready}
+
+        def feed(a: int) -> None:
+            while pending and load[a] < BLOCKS_IN_FLIGHT:
+                blk, tries = pending.popleft()
+                inflight[call(self.pool.actors[a], blk)] = (a, blk, tries)
+                load[a] += 1
+
+        for a in self.ready:
+            feed(a)
+        while pending or inflight:
+            if not inflight and not self.joining:
+                raise RuntimeError(f"{self.spec}: no Ray actor is left to score on (finished blocks are in "
+                                   "the score cache; a re-run resumes)")
+            done, _ = ray.wait(list(inflight) + list(self.joining), num_returns=1, timeout=WAIT_S)
+            for ref in done:
+                if ref in self.joining:
+                    a = self.joining.pop(ref)
+                    try:
+                        info = _get(ray, ref, f"for {self.spec}")
+                    except RuntimeError:
+                        continue  # this actor never came up; the others carry on
+                    self._same_metric(info["config_hash"])
+                    self.ready.append(a)
+                    load[a] = 0
+                    feed(a)
+                    continue
+                a, blk, tries = inflight.pop(ref)
+                load[a] -= 1
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayTaskError as e:
+                    if isinstance(e.cause, InputError):
+                        raise e.cause from None
+                    raise
+                except self.lost:
+                    if a in self.ready:
+                        self.ready.remove(a)
+                    if tries >= 1:
+                        raise RuntimeError(f"{self.spec}: a block of {len(blk)} images was lost twice with "
+                                           "its Ray actor; finished blocks are in the score cache, a re-run "
+                                           "resumes") from None
+                    pending.appendleft((blk, tries + 1))
+                    for b in self.ready:
+                        feed(b)
+                    continue
+                if isinstance(result, dict) and "config_hash" in result:
+                    self._same_metric(result["config_hash"])
+                on_result(blk, result)
+                if a in self.ready:
+                    feed(a)
+
+    def _same_metric(self, config_hash: str) -> None:
+        if config_hash != self.config_hash:
+            raise InputError(f"metric {self.spec!r}: Ray actors loaded different models (config hash "
+                             f"{config_hash} vs {self.config_hash}); give every node the same model copy")
+
+
+# -- the driver ------------------------------------------------------------------------------------
+
+def score_dataset_on_ray(ds, specs: Sequence, *, address: bool | str | None = True, actors: int | None = None,
+                         device: str | None = None, batch_size: int | None = None, cache_dir=None,
+                         progress: Progress | None = None, use_cache: bool = True):
+    """``score_dataset`` on Ray (see the module docstring): same arguments, same :class:`Scores`.
+
+    ``ds`` is a loaded :class:`ts2viz.dataset.Dataset`; ``specs`` are SPEC strings; ``actors`` is the
+    number of metric actors (default: one per GPU of the cluster, else one per CPU).
+    """
+    from ..metrics import family, parse_spec
+    from ..scores import Scores
+
+    specs = list(specs)
+    for s in specs:
+        if not isinstance(s, str):
+            raise InputError("with Ray, give metrics as SPEC strings (each actor loads its own copy)")
+        family(parse_spec(s).family)  # a malformed spec or an unknown family fails here, not on a worker
+    if len(set(specs)) != len(specs):
+        raise InputError("the same metric is given twice")
+    if actors is not None and int(actors) < 1:
+        raise InputError("the number of Ray actors must be at least 1")
+    if batch_size is not None and int(batch_size) < 1:
+        raise InputError("the batch size must be at least 1")
+    ray = import_ray()
+    values = np.full((len(ds.file_names), len(specs)), np.nan)
+    cache = ScoreCache(cache_dir) if use_cache else None
+    lower: set[str] = set()
+    started = False
+    try:
+        started = connect(address)
+        run = _Run(ray, ds, cache, progress, batch_size, actors, device)
+        for j, spec in enumerate(specs):
+            values[:, j], higher_is_better = run.metric(spec)
+            if not higher_is_better:
+                lower.add(spec)
+        if run.paths is not None:
+            warn_unscored(run.names, run.errors)
+    finally:
+        if cache is not None:
+            cache.close()
+        if started:
+            ray.shutdown()
+    return Scores(list(run.names), specs, values, lower, source=f"ts2viz score --ray ({ds.name})")
+
+
+class _Run:
+    """The driver's side of one run: image paths, content hashes and per-image errors, kept across metrics."""
+
+    def __init__(self, ray, ds, cache: ScoreCache | None, progress: Progress | None, batch_size, actors, device):
+        self.ray, self.ds, self.cache, self.progress = ray, ds, cache, progress
+        self.batch_size, self.actors, self.device = batch_size, actors, device
+        self.names = ds.file_names
+        self.prompts = [ds.row(fn).prompt for fn in self.names]
+        self.paths: list[str | None] | None = None  # resolved when the first metric needing pixels comes
+        self.keys: list[str | None] = [None] * len(self.names)
+        self.errors: list[str | None] = [None] * len(self.names)
+        self.warned: set[str] = set()
+
+    def _report(self, label: str, done: int, total: int) -> None:
+        if self.progress:
+            self.progress(label, done, total)
+
+    def _warn(self, messages) -> None:
+        for msg in messages:
+            if msg not in self.warned:
+                self.warned.add(msg)
+                warnings.warn(f"on a Ray worker: {msg}", stacklevel=2)
+
+    def metric(self, spec: str) -> tuple[np.ndarray, bool]:
+        """Per-image scores for ``spec`` (cache first, then the actors) and whether higher is better."""
+        ray = self.ray
+        pool = _Pool(ray, spec, self.device)
+        size = int(self.actors) if self.actors else pool.default_size
+        try:
+            # All actors load at once (a first run needs them all; a run that finds everything cached
+            # drops them), and the first one up checks the cache while the others are still loading.
+            joining = pool.start(size)
+            info, a0 = self._first_up(joining, spec)
+            blocks = _Blocks(ray, pool, [a0], joining, info["config_hash"], spec)
+            pixels = info["needs_pixels"]
+            cache = self.cache if info["cacheable"] else None
+            if pixels and self.paths is None:
+                self._resolve(blocks)
+            n = len(self.names)
+            keys = self.keys if pixels else list(self.names)
+            todo = [i for i in range(n) if not pixels or self.errors[i] is None]
+            out = np.full(n, np.nan)
+            if cache is not None and todo:
+                cache.register_metric(info["config_hash"], info["spec"], info["config"])
+                hits = cache.get_many(info["config_hash"], [(keys[i], self.prompts[i]) for i in todo])
+                rest = []
+                for i in todo:
+                    h = hits.get((keys[i], self.prompts[i]))
+                    if h is None:
+                        rest.append(i)
+                    else:
+                        out[i] = h[0]
+                todo = rest
+            if todo:
+                _get(ray, pool.actors[a0].check_prompts.remote([self.prompts[i] for i in todo]), f"for {spec}")
+            done = n - len(todo)
+            self._report(spec, done, n)
+            if not todo:
+                return out, bool(info["higher_is_better"])
+            bs = int(self.batch_size or info["batch_size"])
+            want_keys = pixels and cache is not None
+            paths = self.paths or [None] * n
+
+            def call(actor, blk):
+                return actor.score_block.remote([(paths[i], self.names[i], self.prompts[i]) for i in blk],
+                                                bs, want_keys)
+
+            def on_result(blk, res):
+                nonlocal done
+                rows = []
+                for k, i in enumerate(blk):
+                    err = res["errors"][k]
+                    if err is not None:
+                        self.errors[i] = self.errors[i] or err
+                        continue
+                    v = float(res["values"][k])
+                    out[i] = v
+                    if want_keys and res["keys"][k] is not None:
+                        self.keys[i] = res["keys"][k]  # the hash of the bytes actually scored
+                    if cache is not None and keys[i] is not None:
+                        rows.append((keys[i], self.prompts[i], v,
+                                     res["details"][k] if res["details"] is not None else None))
+                if cache is not None:
+                    cache.put_many(info["config_hash"], rows)  # one transaction per block
+                self._warn(res["warnings"])
+                done += len(blk)
+                self._report(spec, done, n)
+
+            blocks.run([todo[k:k + bs] for k in range(0, len(todo), bs)], call, on_result)
+            return out, bool(info["higher_is_better"])
+        finally:
+            pool.close()
+
+    def _first_up(self, joining: dict, spec: str) -> tuple[dict, int]:
+        """The info and index of the first actor whose metric is loaded (taken out of ``joining``)."""
+        ray = self.ray
+        waited = 0.0
+        while True:
+            if not joining:
+                raise RuntimeError(f"{spec}: every Ray actor died while loading the metric (is the same "
+                                   "ts2viz installed on every node?)")
+            ready, _ = ray.wait(list(joining), num_returns=1, timeout=WAIT_S)
+            if not ready:
+                waited += WAIT_S
+                if waited == SLOW_START_S:
+                    warnings.warn(f"{spec}: no Ray actor is up after {SLOW_START_S:.0f} s (still loading the "
+                                  "model, or no free CPU/GPU in the cluster); waiting", stacklevel=4)
+                continue
+            a = joining.pop(ready[0])
+            try:
+                return _get(ray, ready[0], f"loading {spec}"), a
+            except RuntimeError:
+                if not joining:
+                    raise
+
+    def _resolve(self, blocks: _Blocks) -> None:
+        """Image paths on the driver, then content hashes: memoised ones from the cache, the rest hashed by
+        the actors (where the files lie) and memoised. Unreadable images get their error here."""
+        self.paths = [None if p is None else str(p) for p in image_sources(self.ds, self.names)]
+        unknown: list[int] = []
+        for i, p in enumerate(self.paths):
+            if p is None:
+                self.errors[i] = "image not available"
+            elif self.cache is None:
+                self.keys[i] = p
+            else:
+                try:
+                    self.keys[i] = self.cache.known_file_hash(p)
+                except OSError as e:
+                    self.errors[i] = f"unreadable ({e.strerror or type(e).__name__})"
+                    continue
+                if self.keys[i] is None:
+                    unknown.append(i)
+        if unknown:
+            done = 0
+
+            def call(actor, blk):
+                return actor.hash_files.remote([self.paths[i] for i in blk])
+
+            def on_result(blk, res):
+                nonlocal done
+                rows = []
+                for i, r in zip(blk, res):
+                    if isinstance(r, str):
+                        self.errors[i] = r
+                    else:
+                        self.keys[i] = r[0]
+                        rows.append((self.paths[i], r[1], r[2], r[0]))
+                self.cache.remember_file_hashes(rows)
+                done += len(blk)
+                self._report(HASHING, done, len(unknown))
+
+            self._report(HASHING, 0, len(unknown))
+            blocks.run([unknown[k:k + HASH_BLOCK] for k in range(0, len(unknown), HASH_BLOCK)], call, on_result)
+        if self.names and all(e is not None for e in self.errors):
+            raise InputError(f"none of the {len(self.names)} images of dataset {self.ds.name} could be read "
+                             "(no local image files; pass a dataset folder with the images)")
