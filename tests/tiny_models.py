@@ -264,7 +264,8 @@ def tiny(name: str) -> Path:
             atexit.register(shutil.rmtree, _ROOT[0], True)
         root = _ROOT[0]
         builders = {"clip": build_clip, "siglip": build_siglip, "align": build_align,
-                    "openclip": build_openclip, "blip": build_blip_vqa, "llava": build_llava, "llm": build_llm}
+                    "openclip": build_openclip, "blip": build_blip_vqa, "llava": build_llava, "llm": build_llm,
+                    "paligemma": build_paligemma}
         _BUILT[name] = builders[name](root / name)
     if name == "openclip":
         import open_clip
@@ -276,3 +277,30 @@ def tiny(name: str) -> Path:
 
 def openclip_spec() -> str:
     return f"clipscore:openclip:{OPENCLIP_TINY}/{tiny('openclip')}"
+
+
+# -- Gecko / T2I-FineEval: PaliGemma, T5 NLI, detectors ------------------------------------------------
+
+def build_paligemma(folder: Path, seed: int = 7) -> Path:
+    """A tiny PaliGemmaForConditionalGeneration (2-layer Gemma + 2-layer SigLIP) with a PaliGemmaProcessor."""
+    import torch
+    from transformers import (PaliGemmaConfig, PaliGemmaForConditionalGeneration, PaliGemmaProcessor,
+                              SiglipImageProcessor)
+
+    torch.manual_seed(seed)
+    tok = word_tokenizer()
+    tok.add_tokens(["answer", "en"])
+    ip = SiglipImageProcessor(size={"height": 32, "width": 32})
+    ip.image_seq_length = 16  # (32 / 8) ** 2 patches
+    proc = PaliGemmaProcessor(image_processor=ip, tokenizer=tok)  # adds <image> and the loc/seg tokens
+    cfg = PaliGemmaConfig(
+        vision_config=dict(model_type="siglip_vision_model", image_size=32, patch_size=8, hidden_size=32,
+                           intermediate_size=48, num_hidden_layers=2, num_attention_heads=2, projection_dim=32),
+        text_config=dict(model_type="gemma", vocab_size=len(proc.tokenizer), hidden_size=32, intermediate_size=48,
+                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                         max_position_embeddings=256, pad_token_id=0, bos_token_id=tok.bos_token_id,
+                         eos_token_id=tok.eos_token_id),
+        image_token_id=proc.image_token_id, projection_dim=32)
+    PaliGemmaForConditionalGeneration(cfg).eval().save_pretrained(folder)
+    proc.save_pretrained(folder)
+    return folder
