@@ -265,7 +265,7 @@ def tiny(name: str) -> Path:
         root = _ROOT[0]
         builders = {"clip": build_clip, "siglip": build_siglip, "align": build_align,
                     "openclip": build_openclip, "blip": build_blip_vqa, "llava": build_llava, "llm": build_llm,
-                    "paligemma": build_paligemma}
+                    "paligemma": build_paligemma, "t5nli": build_t5_nli}
         _BUILT[name] = builders[name](root / name)
     if name == "openclip":
         import open_clip
@@ -303,4 +303,20 @@ def build_paligemma(folder: Path, seed: int = 7) -> Path:
         image_token_id=proc.image_token_id, projection_dim=32)
     PaliGemmaForConditionalGeneration(cfg).eval().save_pretrained(folder)
     proc.save_pretrained(folder)
+    return folder
+
+
+def build_t5_nli(folder: Path, seed: int = 8) -> Path:
+    """A tiny T5ForConditionalGeneration whose word vocabulary has the TRUE NLI format's tokens ("1", "0")."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    torch.manual_seed(seed)
+    tok = word_tokenizer()
+    tok.add_tokens(["premise", "hypothesis", "1", "0", "There", "there"])
+    cfg = T5Config(vocab_size=len(tok), d_model=32, d_kv=16, d_ff=48, num_layers=2, num_decoder_layers=2,
+                   num_heads=2, relative_attention_num_buckets=8, pad_token_id=tok.pad_token_id,
+                   eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id)
+    T5ForConditionalGeneration(cfg).eval().save_pretrained(folder)
+    tok.save_pretrained(folder)
     return folder
