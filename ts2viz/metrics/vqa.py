@@ -200,35 +200,51 @@ class BlipVQA(VQAModel):
                 results[i] = (out, k)
         return results
 
+    def _by_question_length(self, fn: Callable, images: list, items: list, questions: list[str]) -> list:
+        """``fn(images, items)`` per group of questions with the same token length, results in input order
+        (no padding inside a group: see :meth:`_generate`)."""
+        lengths = [len(ids) for ids in self.processor.tokenizer(list(questions))["input_ids"]]
+        results: list = [None] * len(items)
+        for n in sorted(set(lengths)):
+            idx = [i for i, L in enumerate(lengths) if L == n]
+            for i, v in zip(idx, fn([images[i] for i in idx], [items[i] for i in idx])):
+                results[i] = v
+        return results
+
+    def _question_states(self, images, questions):
+        """The answer decoder's input: image -> question encoder hidden states (one row per pair)."""
+        enc = self._inputs(images, questions)
+        image_states = self.model.vision_model(pixel_values=enc["pixel_values"])[0]
+        q_states = self.model.text_encoder(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                                           encoder_hidden_states=image_states)[0]
+        return q_states
+
     def _yes_prob(self, images, questions):
-        res = self._generate(images, questions, max_new_tokens=1, output_logits=True, return_dict_in_generate=True)
-        tok = self.processor.tokenizer
-        return [self._probs_of_yes(out.logits[0][k:k + 1], tok)[0] for out, k in res]
+        """One answer-decoder step from ``[DEC]``: the first-token distribution ``generate`` would sample."""
+        import torch
+
+        def group(ims, qs):
+            with autocast(self.device, self.dtype):
+                q_states = self._question_states(ims, qs)
+                start = torch.full((len(qs), 1), self.model.decoder_start_token_id, device=self.device)
+                logits = self.model.text_decoder(input_ids=start, encoder_hidden_states=q_states).logits[:, -1, :]
+            return self._probs_of_yes(logits, self.processor.tokenizer)
+
+        return self._by_question_length(group, images, list(questions), list(questions))
 
     def _answer(self, images, questions, max_new_tokens):
         res = self._generate(images, questions, max_new_tokens=max_new_tokens)
         return [self.processor.decode(out[k], skip_special_tokens=True).strip() for out, k in res]
 
     def _choice_logprobs(self, images, items):
-        """Image -> question encoder once per pair, then the answer decoder over ``[DEC] choice [SEP]``.
-
-        As in :meth:`_generate`, pairs are grouped by question length: the decoder would attend to a
-        padded question's padding (transformers 5 drops its cross-attention mask).
-        """
-        tok = self.processor.tokenizer
-        lengths = [len(ids) for ids in tok([q for q, _ in items])["input_ids"]]
-        results: list = [None] * len(items)
-        for n in sorted(set(lengths)):
-            idx = [i for i, L in enumerate(lengths) if L == n]
-            for i, v in zip(idx, self._choice_logprobs_unpadded([images[i] for i in idx], [items[i] for i in idx])):
-                results[i] = v
-        return results
+        """Image -> question encoder once per pair, then the answer decoder over ``[DEC] choice [SEP]``
+        (grouped by question length, as the decoder would attend to a padded question's padding)."""
+        return self._by_question_length(self._choice_logprobs_unpadded, images, items, [q for q, _ in items])
 
     def _choice_logprobs_unpadded(self, images, items):
         import torch
 
         tok = self.processor.tokenizer
-        enc = self._inputs(images, [q for q, _ in items])
         cfg = self.model.config.text_config
         start, sep, pad = self.model.decoder_start_token_id, cfg.sep_token_id, cfg.pad_token_id or 0
         rows: dict[tuple[int, tuple[int, ...]], int] = {}
@@ -245,9 +261,7 @@ class BlipVQA(VQAModel):
             mask[r, :len(seq)] = 1
         pair = torch.tensor([i for i, _ in keys], device=self.device)
         with autocast(self.device, self.dtype):
-            image_states = self.model.vision_model(pixel_values=enc["pixel_values"])[0]
-            q_states = self.model.text_encoder(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
-                                               encoder_hidden_states=image_states)[0]
+            q_states = self._question_states(images, [q for q, _ in items])
             # Answers are right-padded; the decoder is causal, so padding after an answer is never seen.
             logits = self.model.text_decoder(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
                                              encoder_hidden_states=q_states[pair]).logits
