@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from llm_server import chat_server
+from llm_server import CANNED, chat_server
 from tiny_models import tiny, write_image_dataset
 from ts2viz import metrics
 from ts2viz.errors import InputError
@@ -182,7 +182,7 @@ def test_not_a_detector_is_a_clear_error():
 
 # -- the metric end to end ------------------------------------------------------------------------------------
 
-DECOMPOSED = {p: parse_decomposition(__import__("llm_server").CANNED[p][2]) for p in PROMPTS}
+DECOMPOSED = {p: parse_decomposition(CANNED[p][2]) for p in PROMPTS}
 
 
 def _hand_score(m, image, prompt, dets, *, whole_image="always", weighting="mean", grow=0.2, top=10):
