@@ -268,7 +268,8 @@ _ROOT: list[Path] = []
 
 
 def tiny(name: str) -> Path:
-    """Path of the tiny model ``name`` (clip, siglip, align, openclip, blip, llava, llm, sbert), built once."""
+    """Path of the tiny model ``name`` (clip, siglip, align, openclip, blip, llava, llm, sbert, paligemma,
+    t5nli, rtdetr, owlv2), built once."""
     import atexit
     import shutil
     import tempfile
@@ -280,7 +281,8 @@ def tiny(name: str) -> Path:
         root = _ROOT[0]
         builders = {"clip": build_clip, "siglip": build_siglip, "align": build_align,
                     "openclip": build_openclip, "blip": build_blip_vqa, "llava": build_llava, "llm": build_llm,
-                    "sbert": build_sbert}
+                    "sbert": build_sbert, "paligemma": build_paligemma, "t5nli": build_t5_nli,
+                    "rtdetr": build_rtdetr, "owlv2": build_owlv2}
         _BUILT[name] = builders[name](root / name)
     if name == "openclip":
         import open_clip
@@ -292,3 +294,98 @@ def tiny(name: str) -> Path:
 
 def openclip_spec() -> str:
     return f"clipscore:openclip:{OPENCLIP_TINY}/{tiny('openclip')}"
+
+
+# -- Gecko / T2I-FineEval: PaliGemma, T5 NLI, detectors ------------------------------------------------
+
+def build_paligemma(folder: Path, seed: int = 7) -> Path:
+    """A tiny PaliGemmaForConditionalGeneration (2-layer Gemma + 2-layer SigLIP) with a PaliGemmaProcessor."""
+    import torch
+    from transformers import (PaliGemmaConfig, PaliGemmaForConditionalGeneration, PaliGemmaProcessor,
+                              SiglipImageProcessor)
+
+    torch.manual_seed(seed)
+    tok = word_tokenizer()
+    tok.add_tokens(["answer", "en"])
+    ip = SiglipImageProcessor(size={"height": 32, "width": 32})
+    ip.image_seq_length = 16  # (32 / 8) ** 2 patches
+    proc = PaliGemmaProcessor(image_processor=ip, tokenizer=tok)  # adds <image> and the loc/seg tokens
+    cfg = PaliGemmaConfig(
+        vision_config=dict(model_type="siglip_vision_model", image_size=32, patch_size=8, hidden_size=32,
+                           intermediate_size=48, num_hidden_layers=2, num_attention_heads=2, projection_dim=32),
+        text_config=dict(model_type="gemma", vocab_size=len(proc.tokenizer), hidden_size=32, intermediate_size=48,
+                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                         max_position_embeddings=256, pad_token_id=0, bos_token_id=tok.bos_token_id,
+                         eos_token_id=tok.eos_token_id),
+        image_token_id=proc.image_token_id, projection_dim=32)
+    PaliGemmaForConditionalGeneration(cfg).eval().save_pretrained(folder)
+    proc.save_pretrained(folder)
+    return folder
+
+
+def build_t5_nli(folder: Path, seed: int = 8) -> Path:
+    """A tiny T5ForConditionalGeneration whose word vocabulary has the TRUE NLI format's tokens ("1", "0")."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    torch.manual_seed(seed)
+    tok = word_tokenizer()
+    tok.add_tokens(["premise", "hypothesis", "1", "0", "There", "there"])
+    cfg = T5Config(vocab_size=len(tok), d_model=32, d_kv=16, d_ff=48, num_layers=2, num_decoder_layers=2,
+                   num_heads=2, relative_attention_num_buckets=8, pad_token_id=tok.pad_token_id,
+                   eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id)
+    T5ForConditionalGeneration(cfg).eval().save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+DETECTOR_CLASSES = {0: "cat", 1: "dog", 2: "tree", 3: "teddy bear"}
+
+
+def build_rtdetr(folder: Path, seed: int = 9) -> Path:
+    """A tiny RTDetrForObjectDetection (transformers' own ResNet backbone: no timm, nothing pretrained).
+
+    The class heads get larger random weights than the default initialisation so that confidences
+    spread around the 0.25 threshold instead of all sitting at the prior.
+    """
+    import torch
+    from transformers import RTDetrConfig, RTDetrForObjectDetection, RTDetrImageProcessor, RTDetrResNetConfig
+
+    torch.manual_seed(seed)
+    backbone = RTDetrResNetConfig(embedding_size=8, hidden_sizes=[8, 16, 24, 32], depths=[1, 1, 1, 1],
+                                  layer_type="basic", out_features=["stage2", "stage3", "stage4"])
+    cfg = RTDetrConfig(backbone_config=backbone, encoder_in_channels=[16, 24, 32], encoder_hidden_dim=16,
+                       encoder_ffn_dim=32, encoder_attention_heads=2, d_model=16, decoder_in_channels=[16, 16, 16],
+                       decoder_ffn_dim=32, decoder_layers=1, decoder_attention_heads=2, decoder_n_points=2,
+                       num_queries=24, num_denoising=0, initializer_range=0.3, id2label=DETECTOR_CLASSES,
+                       label2id={v: k for k, v in DETECTOR_CLASSES.items()})
+    model = RTDetrForObjectDetection(cfg).eval()
+    with torch.no_grad():
+        for head in list(model.model.decoder.class_embed) + [model.model.enc_score_head]:
+            head.weight.normal_(0.0, 0.5)
+    model.save_pretrained(folder)
+    RTDetrImageProcessor(size={"height": 64, "width": 64}).save_pretrained(folder)
+    return folder
+
+
+def build_owlv2(folder: Path, seed: int = 10) -> Path:
+    """A tiny Owlv2ForObjectDetection (2-layer CLIP towers) with a CLIP tokenizer and Owlv2ImageProcessor."""
+    import torch
+    from transformers import Owlv2Config, Owlv2ForObjectDetection, Owlv2ImageProcessor, Owlv2Processor
+
+    torch.manual_seed(seed)
+    tok = clip_tokenizer(folder.parent / (folder.name + "_bpe"))
+    eos = tok.convert_tokens_to_ids("<|endoftext|>")
+    bos = tok.convert_tokens_to_ids("<|startoftext|>")
+    cfg = Owlv2Config(
+        text_config=dict(vocab_size=len(tok), hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                         num_attention_heads=2, max_position_embeddings=16, eos_token_id=eos, bos_token_id=bos,
+                         pad_token_id=eos),
+        vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                           num_attention_heads=2),
+        projection_dim=32)
+    Owlv2ForObjectDetection(cfg).eval().save_pretrained(folder)
+    tok.model_max_length = 16
+    Owlv2Processor(image_processor=Owlv2ImageProcessor(size={"height": 32, "width": 32}),
+                   tokenizer=tok).save_pretrained(folder)
+    return folder

@@ -12,6 +12,8 @@ folder (transformers), ``openclip:ARCH/TAG`` for open_clip (TAG a pretrained tag
     tifa:Salesforce/blip-vqa-base
     dsg:llava-hf/llava-1.5-7b-hf
     vqascore:llava-hf/llava-1.5-7b-hf
+    gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1&generator_model=gpt-4o
+    fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1&detector=PekingU/rtdetr_r50vd
     callable:mypkg.metrics:my_score
     csv:/data/precomputed.csv
 
@@ -83,6 +85,10 @@ register("tifa", "TIFA: fraction of the prompt's multiple-choice questions a VQA
          ".qa:build_tifa", example="tifa:Salesforce/blip-vqa-base")
 register("dsg", "DSG: fraction of yes/no questions answered correctly, a question failing with any parent",
          ".qa:build_dsg", example="dsg:Salesforce/blip-vqa-base")
+register("gecko", "Gecko: LLM coverage-labelled yes/no questions, NLI-filtered, mean normalised answer likelihood",
+         ".gecko:build", example="gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1")
+register("fineeval", "T2I-FineEval: max P(yes) over detector crops per entity/relation question, (fine+coarse)/2",
+         ".fineeval:build", example="fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1")
 register("callable", "a Python function f(images, prompts) -> scores, named module:function",
          ".user:build_callable", example="callable:mypkg.metrics:my_score")
 register("csv", "precomputed per-image scores read from a scores file (file_name + one metric column)",

@@ -13,6 +13,9 @@ and compared with the expected answer.
 The per-question records of the last call are in ``metric.last_details`` (one list per image, each
 record a dict: question_id, question, choices, expected, parents, answer, mapped, correct, counted;
 :func:`ts2viz.qa_records.records_from_details` turns them into a table).
+
+With ``score=normalized`` a question scores Gecko's normalised answer likelihood instead of 0/1
+(:mod:`.choicescore`, :meth:`QAMetric.score_normalized`).
 """
 from __future__ import annotations
 
@@ -21,8 +24,10 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
-from .accumulation import DEFAULT_ACCUMULATION, check_accumulation, dsg_counted, dsg_score, tifa_score
+from .accumulation import (DEFAULT_ACCUMULATION, check_accumulation, counted_flags, dsg_counted, dsg_score,
+                           tifa_score)
 from .base import Metric
+from .choicescore import choice_index, normalized_probability
 from .llm import load_llm
 from .mapping import AnswerMapper, is_correct, load_mapper
 from .question_gen import QuestionGenerator
@@ -36,9 +41,11 @@ class QAMetric(Metric):
 
     has_details = True
 
-    def __init__(self, spec: Spec, kind: str, vqa: VQAModel, source: QuestionSource, mapper: AnswerMapper,
+    def __init__(self, spec: Spec, kind: str, vqa: VQAModel, source: QuestionSource, mapper: AnswerMapper | None,
                  batch_size: int | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
-                 accumulation: str = DEFAULT_ACCUMULATION):
+                 accumulation: str = DEFAULT_ACCUMULATION, score: str = "accuracy"):
+        check_score_option(spec, score)
+        self.score = score
         self.kind = kind
         self.name = kind
         self.vqa = vqa
@@ -48,10 +55,12 @@ class QAMetric(Metric):
         self.accumulation = check_accumulation(accumulation)
         # Generative VLMs answer open questions verbosely; listing the choices keeps answers mappable.
         self.list_choices = vqa.generative if list_choices is None else bool(list_choices)
-        config = {"family": kind, **vqa.config, **source.config, "mapper": mapper.config,
+        config = {"family": kind, **vqa.config, **source.config, "mapper": mapper.config if mapper else None,
                   "list_choices": self.list_choices, "max_new_tokens": max_new_tokens}
         if kind == "dsg":
             config["accumulation"] = self.accumulation
+        if score == "normalized":  # only then, so that existing caches of the default stay valid
+            config.update(answer="choice likelihoods", score="normalized (Gecko Eq. 2)", max_new_tokens=None)
         super().__init__(spec, config, vqa.device, batch_size or 4)
 
     def check_prompts(self, prompts: Sequence[str]) -> None:
@@ -67,6 +76,8 @@ class QAMetric(Metric):
         return q.text
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        if self.score == "normalized":
+            return self.score_normalized(items, prompts)
         qsets = [self.source.get(p) for p in prompts]
         pair_images, pair_questions = [], []
         for im, qs in zip(items, qsets):
@@ -100,10 +111,67 @@ class QAMetric(Metric):
         self.last_details = details
         return scores
 
+    def score_normalized(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """Per question P(expected)/sum P(choices) from the VQA model's choice likelihoods (Gecko Eq. 2).
+
+        An expected answer missing from its choices (4 of TS2's 1,205 TIFA questions) is added to them.
+        TIFA: mean over questions. DSG: the same, and with ``accumulation=gated`` a question counts 0
+        when a parent (transitively) is "answered wrong", i.e. its most likely choice is not its
+        expected answer (the soft analogue of the gated accuracy).
+        """
+        qsets = [self.source.get(p) for p in prompts]
+        pair_images, pair_questions, pair_choices = [], [], []
+        for im, qs in zip(items, qsets):
+            for q in qs:
+                cs = tuple(q.choices) or ("yes", "no")
+                pair_images.append(im)
+                pair_questions.append(self.ask(q))
+                pair_choices.append(cs if choice_index(cs, q.answer) is not None else (*cs, q.answer))
+        logprobs = self.vqa.choice_logprobs(pair_images, pair_questions, pair_choices)
+        scores = np.full(len(items), np.nan)
+        details, k = [], 0
+        for i, qs in enumerate(qsets):
+            recs, value, correct = [], {}, {}
+            for q in qs:
+                lp, cs = logprobs[k], pair_choices[k]
+                k += 1
+                a = choice_index(cs, q.answer)
+                value[q.id] = normalized_probability(lp, a)
+                correct[q.id] = int(np.argmax(lp)) == a
+                recs.append({"question_id": q.id, "question": q.text, "choices": list(cs), "expected": q.answer,
+                             "parents": list(q.parents), "probabilities": {c: float(np.exp(v)) for c, v in zip(cs, lp)},
+                             "mapped": cs[int(np.argmax(lp))], "correct": correct[q.id],
+                             "normalized": value[q.id]})
+            if self.kind == "dsg":
+                # a question's own correctness does not gate its value: the parents' does
+                gate = _parents_ok(qs, correct, self.accumulation)
+                value = {qid: v if gate[qid] else 0.0 for qid, v in value.items()}
+            for r in recs:
+                r["counted"] = value[r["question_id"]]
+            scores[i] = float(np.mean(list(value.values()))) if value else float("nan")
+            details.append(recs)
+        self.last_details = details
+        return scores
+
     def score_with_details(self, images: Sequence, prompts: Sequence[str]) -> tuple[np.ndarray, list]:
         """Scores plus, per image, the per-question records (see module docstring)."""
         s = self(images=images, prompts=prompts)
         return s, list(self.last_details or [])
+
+
+SCORE_MODES = ("accuracy", "normalized")
+
+
+def _parents_ok(qs: Sequence[Question], correct: dict[int, bool], accumulation: str) -> dict[int, bool]:
+    """Per question: whether all its parents count (gated: transitively; mean: always)."""
+    flags = dict(zip([q.id for q in qs], counted_flags([q.id for q in qs], [correct[q.id] for q in qs],
+                                                        [q.parents for q in qs], accumulation)))
+    return {q.id: all(flags.get(p, True) for p in q.parents) for q in qs}
+
+
+def check_score_option(spec: Spec, score: str) -> None:
+    if score not in SCORE_MODES:
+        raise InputError(f"metric {spec.raw!r}: score must be 'accuracy' or 'normalized', not {score!r}")
 
 
 def _generator(generator: str | None, generator_model: str | None, api_key: str | None, api_key_env: str,
@@ -118,16 +186,23 @@ def _build(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2",
            generator_model: str | None = None, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
            batch_size: int | None = None, pair_batch_size: int | None = None, dtype: str | None = None,
            template: str | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
-           mapper: str | None = None, accumulation: str | None = None, **options) -> Metric:
+           mapper: str | None = None, accumulation: str | None = None, score: str = "accuracy",
+           **options) -> Metric:
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
     if accumulation is not None and kind != "dsg":
         raise InputError(f"metric {spec.raw!r}: accumulation= applies to dsg only (TIFA has no parent questions)")
     acc = check_accumulation(accumulation or DEFAULT_ACCUMULATION)
+    check_score_option(spec, str(score))
     source = QuestionSource(kind, questions, _generator(generator, generator_model, api_key, api_key_env, device))
     vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=pair_batch_size, template=template)
-    return QAMetric(spec, kind, vqa, source, load_mapper(mapper, vqa.device), batch_size, max_new_tokens,
-                    list_choices, acc)
+    if score == "normalized" and mapper is not None:
+        raise InputError(f"metric {spec.raw!r}: mapper= maps free-form answers; score=normalized reads the "
+                         "choices' likelihoods and maps nothing")
+    # the likelihood scores need no answer mapper (and so no Sentence-BERT download)
+    answer_mapper = None if score == "normalized" else load_mapper(mapper, vqa.device)
+    return QAMetric(spec, kind, vqa, source, answer_mapper, batch_size, max_new_tokens, list_choices, acc,
+                    str(score))
 
 
 def build_tifa(spec: Spec, device: str | None = None, **options) -> Metric:

@@ -1,14 +1,17 @@
-"""The visual-question-answering backend shared by VQAScore, TIFA, DSG (and later Gecko, T2I-FineEval).
+"""The visual-question-answering backend shared by VQAScore, TIFA, DSG, Gecko and T2I-FineEval.
 
-A :class:`VQAModel` answers many ``(image, question)`` pairs in batches, two ways:
+A :class:`VQAModel` answers many ``(image, question)`` pairs in batches, three ways:
 
 * :meth:`VQAModel.yes_probability`: P("yes") read from the logits of the first answer token (the
   probability mass of the vocabulary entries that decode to "yes" in any case);
-* :meth:`VQAModel.answer`: a free-form greedy answer.
+* :meth:`VQAModel.answer`: a free-form greedy answer;
+* :meth:`VQAModel.choice_logprobs` / :meth:`VQAModel.choice_probabilities`: the teacher-forced sequence
+  likelihood of each of a pair's answer choices (Gecko's score normalisation).
 
 Pairs may repeat an image (many questions per image) or use crops (:func:`crop`). Implementations:
 BLIP-VQA (``BlipForQuestionAnswering``) and generative VLMs through ``AutoModelForImageTextToText``
-(LLaVA-1.5, InstructBLIP, BLIP-2, Qwen2-VL, ...). GPU out-of-memory halves the pair batch and retries.
+(LLaVA-1.5, InstructBLIP, BLIP-2, Qwen2-VL, PaliGemma, ...). GPU out-of-memory halves the pair batch and
+retries.
 """
 from __future__ import annotations
 
@@ -23,6 +26,25 @@ from .spec import Spec
 
 #: The prompt for generative models without a chat template (BLIP-2 / InstructBLIP convention).
 PLAIN_TEMPLATE = "Question: {question} Answer:"
+#: PaliGemma's task prefix for English VQA (its processor expands <image>, adds BOS and the final newline).
+PALIGEMMA_TEMPLATE = "<image>answer en {question}"
+
+
+def surface_forms(choice: str) -> list[str]:
+    """The spellings of an answer choice whose likelihoods are summed: as written, lower case, capitalised.
+
+    VQA models answer "Yes" or "yes" depending on their training data; counting both (as
+    :meth:`VQAModel.yes_probability` does for "yes") keeps a choice's probability from hinging on case.
+    """
+    c = str(choice).strip()
+    return list(dict.fromkeys([c, c.lower(), c[:1].upper() + c[1:]]))
+
+
+def _logsumexp(values: Sequence[float]) -> float:
+    m = max(values)
+    if m == float("-inf"):
+        return m
+    return float(m + np.log(sum(np.exp(v - m) for v in values)))
 
 
 def crop(image, box: tuple[float, float, float, float], *, relative: bool = False):
@@ -60,11 +82,40 @@ class VQAModel:
         """A greedy free-form answer for each (image, question) pair."""
         return list(self._batched(lambda im, q: self._answer(im, q, max_new_tokens), images, questions))
 
+    def choice_logprobs(self, images: Sequence, questions: Sequence[str],
+                        choices: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """Log-likelihood of every answer choice of every (image, question) pair.
+
+        For pair ``i`` and choice ``c`` this is ``log P(c | image_i, question_i)``, the teacher-forced
+        sequence likelihood of the choice's tokens as the model's answer (summed over the choice's
+        :func:`surface_forms` with distinct tokenisations). BLIP-VQA scores the answer through its answer
+        decoder, including the ``[SEP]`` that ends every answer it was trained on (as the BLIP/LAVIS
+        answer ranking does); a generative VLM scores the choice's tokens after its prompt through its LM
+        head, without an end-of-sequence token. Returns one float64 array per pair, aligned with
+        ``choices[i]``. Results do not depend on how the pairs are batched.
+        """
+        questions, choices = list(questions), [tuple(str(c) for c in cs) for cs in choices]
+        if len(questions) != len(choices):
+            raise InputError(f"VQA: {len(questions)} questions but {len(choices)} choice lists")
+        for q, cs in zip(questions, choices):
+            if not cs or any(not c.strip() for c in cs):
+                raise InputError(f"VQA: question {q!r} needs at least one non-empty answer choice")
+        out = self._batched(self._choice_logprobs, images, list(zip(questions, choices)))
+        return [np.asarray(v, dtype=np.float64) for v in out]
+
+    def choice_probabilities(self, images: Sequence, questions: Sequence[str],
+                             choices: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """``exp`` of :meth:`choice_logprobs`: each choice's likelihood (not normalised over the choices)."""
+        return [np.exp(v) for v in self.choice_logprobs(images, questions, choices)]
+
     # -- subclass hooks ----------------------------------------------------------------------------
     def _yes_prob(self, images: list, questions: list[str]) -> list[float]:
         raise NotImplementedError
 
     def _answer(self, images: list, questions: list[str], max_new_tokens: int) -> list[str]:
+        raise NotImplementedError
+
+    def _choice_logprobs(self, images: list, items: list[tuple[str, tuple[str, ...]]]) -> list[list[float]]:
         raise NotImplementedError
 
     # -- helpers -----------------------------------------------------------------------------------
@@ -94,6 +145,14 @@ class VQAModel:
                 raise InputError(f"VQA {self.model_id}: the tokenizer has no single token for 'yes'")
             self._yes_ids = sorted(ids)
         return self._yes_ids
+
+    def choice_token_ids(self, tokenizer, choice: str) -> list[tuple[int, ...]]:
+        """Distinct token sequences of a choice's :func:`surface_forms` (no special tokens)."""
+        seqs = [tuple(tokenizer.encode(f, add_special_tokens=False)) for f in surface_forms(choice)]
+        seqs = [s for s in dict.fromkeys(seqs) if s]
+        if not seqs:
+            raise InputError(f"VQA {self.model_id}: answer choice {choice!r} has no tokens")
+        return seqs
 
     def _probs_of_yes(self, logits, tokenizer) -> list[float]:
         import torch
@@ -141,14 +200,76 @@ class BlipVQA(VQAModel):
                 results[i] = (out, k)
         return results
 
+    def _by_question_length(self, fn: Callable, images: list, items: list, questions: list[str]) -> list:
+        """``fn(images, items)`` per group of questions with the same token length, results in input order
+        (no padding inside a group: see :meth:`_generate`)."""
+        lengths = [len(ids) for ids in self.processor.tokenizer(list(questions))["input_ids"]]
+        results: list = [None] * len(items)
+        for n in sorted(set(lengths)):
+            idx = [i for i, L in enumerate(lengths) if L == n]
+            for i, v in zip(idx, fn([images[i] for i in idx], [items[i] for i in idx])):
+                results[i] = v
+        return results
+
+    def _question_states(self, images, questions):
+        """The answer decoder's input: image -> question encoder hidden states (one row per pair)."""
+        enc = self._inputs(images, questions)
+        image_states = self.model.vision_model(pixel_values=enc["pixel_values"])[0]
+        q_states = self.model.text_encoder(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                                           encoder_hidden_states=image_states)[0]
+        return q_states
+
     def _yes_prob(self, images, questions):
-        res = self._generate(images, questions, max_new_tokens=1, output_logits=True, return_dict_in_generate=True)
-        tok = self.processor.tokenizer
-        return [self._probs_of_yes(out.logits[0][k:k + 1], tok)[0] for out, k in res]
+        """One answer-decoder step from ``[DEC]``: the first-token distribution ``generate`` would sample."""
+        import torch
+
+        def group(ims, qs):
+            with autocast(self.device, self.dtype):
+                q_states = self._question_states(ims, qs)
+                start = torch.full((len(qs), 1), self.model.decoder_start_token_id, device=self.device)
+                logits = self.model.text_decoder(input_ids=start, encoder_hidden_states=q_states).logits[:, -1, :]
+            return self._probs_of_yes(logits, self.processor.tokenizer)
+
+        return self._by_question_length(group, images, list(questions), list(questions))
 
     def _answer(self, images, questions, max_new_tokens):
         res = self._generate(images, questions, max_new_tokens=max_new_tokens)
         return [self.processor.decode(out[k], skip_special_tokens=True).strip() for out, k in res]
+
+    def _choice_logprobs(self, images, items):
+        """Image -> question encoder once per pair, then the answer decoder over ``[DEC] choice [SEP]``
+        (grouped by question length, as the decoder would attend to a padded question's padding)."""
+        return self._by_question_length(self._choice_logprobs_unpadded, images, items, [q for q, _ in items])
+
+    def _choice_logprobs_unpadded(self, images, items):
+        import torch
+
+        tok = self.processor.tokenizer
+        cfg = self.model.config.text_config
+        start, sep, pad = self.model.decoder_start_token_id, cfg.sep_token_id, cfg.pad_token_id or 0
+        rows: dict[tuple[int, tuple[int, ...]], int] = {}
+        for i, (_, cs) in enumerate(items):
+            for c in cs:
+                for ids in self.choice_token_ids(tok, c):
+                    rows.setdefault((i, (start, *ids, sep)), len(rows))
+        keys = list(rows)
+        width = max(len(seq) for _, seq in keys)
+        ids = torch.full((len(keys), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(keys), width), dtype=torch.long)
+        for r, (_, seq) in enumerate(keys):
+            ids[r, :len(seq)] = torch.tensor(seq)
+            mask[r, :len(seq)] = 1
+        pair = torch.tensor([i for i, _ in keys], device=self.device)
+        with autocast(self.device, self.dtype):
+            q_states = self._question_states(images, [q for q, _ in items])
+            # Answers are right-padded; the decoder is causal, so padding after an answer is never seen.
+            logits = self.model.text_decoder(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+                                             encoder_hidden_states=q_states[pair]).logits
+        logp = torch.log_softmax(logits.float(), dim=-1).double().cpu()
+        seq_lp = {key: float(sum(logp[r, t - 1, key[1][t]] for t in range(1, len(key[1]))))
+                  for r, key in enumerate(keys)}
+        return [[_logsumexp([seq_lp[(i, (start, *s_, sep))] for s_ in self.choice_token_ids(tok, c)]) for c in cs]
+                for i, (_, cs) in enumerate(items)]
 
 
 class GenerativeVQA(VQAModel):
@@ -189,6 +310,8 @@ class GenerativeVQA(VQAModel):
                              return_tensors="pt")
         out = {}
         for k, v in enc.items():
+            if k == "labels":  # PaliGemma's processor adds training labels; scoring needs none
+                continue
             if hasattr(v, "to"):
                 v = v.to(self.device)
                 if v.is_floating_point():
@@ -201,6 +324,77 @@ class GenerativeVQA(VQAModel):
         with autocast(self.device, self.dtype):
             logits = self.model(**enc).logits[:, -1, :]
         return self._probs_of_yes(logits, self.tokenizer)
+
+    def _choice_logprobs(self, images, items):
+        """One forward pass per (pair, choice prefix): the prompt, then all but the last choice token.
+
+        Choices that share their prefix (every single-token choice: "yes", "no") share one row, so a
+        yes/no question costs one forward pass. Rows are left-padded like the prompts, which keeps
+        the answer positions at the end and the numbers independent of the batch.
+        """
+        import torch
+
+        rows: dict[tuple[int, tuple[int, ...]], int] = {}
+        for i, (_, cs) in enumerate(items):
+            for c in cs:
+                for ids in self.choice_token_ids(self.tokenizer, c):
+                    rows.setdefault((i, ids[:-1]), len(rows))
+        keys = list(rows)
+        enc = self._inputs([images[i] for i, _ in keys], [items[i][0] for i, _ in keys])
+        enc = self._append_tokens(enc, [list(ext) for _, ext in keys])
+        keep = max(len(ext) for _, ext in keys) + 1
+        with autocast(self.device, self.dtype):
+            if self._keeps_logits:
+                logits = self.model(**enc, logits_to_keep=keep).logits
+            else:
+                logits = self.model(**enc).logits
+        logp = torch.log_softmax(logits[:, -keep:, :].float(), dim=-1).double().cpu()
+
+        def seq_lp(i: int, ids: tuple[int, ...]) -> float:
+            r, e = rows[(i, ids[:-1])], len(ids) - 1
+            return float(sum(logp[r, keep - 1 - e + t, ids[t]] for t in range(len(ids))))
+
+        return [[_logsumexp([seq_lp(i, ids) for ids in self.choice_token_ids(self.tokenizer, c)]) for c in cs]
+                for i, (_, cs) in enumerate(items)]
+
+    @property
+    def _keeps_logits(self) -> bool:
+        import inspect
+
+        return "logits_to_keep" in inspect.signature(self.model.forward).parameters
+
+    def _append_tokens(self, enc: dict, ext: list[list[int]]) -> dict:
+        """``enc`` (left-padded prompts) with ``ext[r]`` appended to row ``r``, re-padded on the left.
+
+        Every per-token tensor (shape == ``input_ids``) is extended: ids with the tokens, the attention
+        mask with 1, ``token_type_ids`` with PaliGemma's "suffix" type 1 (its answer tokens attend
+        causally, as in generation; 0 for other models), anything else with 0.
+        """
+        import torch
+
+        ids = enc["input_ids"]
+        n, length = ids.shape
+        width = max(len(e) for e in ext)
+        suffix_type = 1 if getattr(self.model.config, "model_type", "") == "paligemma" else 0
+        pad_id = self.tokenizer.pad_token_id
+        out = dict(enc)
+        for k, v in enc.items():
+            if not (hasattr(v, "shape") and v.dim() == 2 and tuple(v.shape) == (n, length)):
+                continue
+            fill_pad = pad_id if k == "input_ids" else 0
+            new = torch.full((n, length + width), fill_pad, dtype=v.dtype, device=v.device)
+            for r, e in enumerate(ext):
+                lead = width - len(e)
+                new[r, lead:lead + length] = v[r]
+                if not e:
+                    continue
+                if k == "input_ids":
+                    val = torch.tensor(e, dtype=v.dtype, device=v.device)
+                else:
+                    val = 1 if k == "attention_mask" or (k == "token_type_ids" and suffix_type) else 0
+                new[r, lead + length:] = val
+            out[k] = new
+        return out
 
     def _answer(self, images, questions, max_new_tokens):
         enc = self._inputs(images, questions)
@@ -227,6 +421,8 @@ def load_vqa_model(spec: Spec, device: str | None = None, *, dtype: str | None =
     kw = {"revision": spec.revision} if spec.revision else {}
     cfg = hf_load("config", AutoConfig.from_pretrained, model_id, spec, **kw)
     bs = batch_size or DEFAULT_PAIRS.get(dev.split(":")[0], 8)
+    if template is None and cfg.model_type == "paligemma":
+        template = PALIGEMMA_TEMPLATE  # PaliGemma has no chat template; it is trained on task prefixes
     archs = " ".join(getattr(cfg, "architectures", None) or [])
     if cfg.model_type == "blip" and ("QuestionAnswering" in archs or not archs):
         return BlipVQA(model_id, spec, dev, dt, bs, spec.revision)

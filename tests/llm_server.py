@@ -1,0 +1,92 @@
+"""A local OpenAI-compatible chat endpoint with canned replies for Gecko and T2I-FineEval tests.
+
+The replies are fixed per prompt (``CANNED``), written in the formats the few-shot prompts ask for, so
+that a test knows exactly which words, questions and decompositions the metric must end up with.
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+# prompt -> (coverage reply, QA reply, FineEval decomposition reply)
+CANNED = {
+    "a red cat on the tree": (
+        "a {1}[red, colour, 1.0] {2}[cat, entity, 1.0] {3}[on, spatial, 0.9] the {4}[tree, entity, 1.0]",
+        "About {1}[red] (color):\nQ: Is the cat red?\nChoices: yes, no\nA: yes\n"
+        "About {2}[cat] (entity):\nQ: Is there a cat?\nChoices: yes, no\nA: yes\n"
+        "About {3}[on] (spatial):\nQ: Is the cat on the tree?\nA: yes\n"
+        "About {4}[tree] (entity):\nQ: Are there trees?\nChoices: yes, no\nA: yes\n",
+        "Entities: cat; tree\n"
+        "1. [entity] Is there a red cat?\n"
+        "2. [entity] Is there a tree?\n"
+        "3. [relation] Is the cat on the tree?\n"),
+    "two blue dogs with a teddy bear": (
+        "{1}[two, counting, 1.0] {2}[blue, color, 1.0] {3}[dogs, entity, 1.0] with a "
+        "{4}[teddy bear, entity, 1.0]",
+        "About {1}[two] (counting):\nQ: Are there two dogs?\nChoices: yes, no\nA: yes\n"
+        "About {2}[blue] (color):\nQ: Are the dogs blue?\nChoices: yes, no\nA: yes\n"
+        "About {3}[dogs] (entity):\nQ: Are there dogs?\nChoices: yes, no\nA: yes\n"
+        "About {4}[teddy bear] (entity):\nQ: Is there a teddy bear?\nChoices: yes, no\nA: yes\n",
+        "Entities: dog; teddy bear\n"
+        "1. [entity] Are there two blue dogs?\n"
+        "2. [entity] Is there a teddy bear?\n"
+        "3. [relation] Are the dogs with the teddy bear?\n"),
+    "the green tree with lights": (
+        "the {1}[green, color, 1.0] {2}[tree, entity, 1.0] with {3}[lights, entity, 1.0]",
+        "About {1}[green] (color):\nQ: Is the tree green?\nChoices: yes, no\nA: yes\n"
+        "About {2}[tree] (entity):\nQ: Is there a tree?\nChoices: yes, no\nA: yes\n"
+        "About {3}[lights] (entity):\nQ: Are there lights?\nChoices: yes, no\nA: yes\n",
+        "Entities: tree; lights\n"
+        "1. [entity] Is there a green tree?\n"
+        "2. [entity] Are there lights?\n"
+        "3. [relation] Are the lights on the tree?\n"),
+}
+
+
+def _prompt_of(user: str) -> str:
+    m = re.search(r"^Prompt:\s*(.+)$", user, re.MULTILINE)
+    return m.group(1).strip() if m else ""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    requests: list = []
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append(body)
+        system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+        canned = CANNED.get(_prompt_of(user))
+        if canned is None:
+            text = "I cannot help with that."
+        elif "visually groundable" in system:
+            text = canned[0]
+        elif "About {N}[phrase] (type)" in system:
+            text = canned[1]
+        else:
+            text = canned[2]
+        reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *a):
+        pass
+
+
+@contextmanager
+def chat_server():
+    """``(base URL, list of received request bodies)`` of a running canned-reply chat endpoint."""
+    _Handler.requests = []
+    srv = HTTPServer(("127.0.0.1", 0), _Handler)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}/v1", _Handler.requests
+    finally:
+        srv.shutdown()
+        srv.server_close()

@@ -1,0 +1,101 @@
+"""Answer-choice likelihoods of the VQA backend (BLIP-VQA, LLaVA, PaliGemma) against forced generation."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tiny_models import tiny
+from ts2viz.errors import InputError
+from ts2viz.metrics.spec import Spec
+from ts2viz.metrics.vqa import PALIGEMMA_TEMPLATE, load_vqa_model, surface_forms
+
+QUESTIONS = ["is there a dog?", "what color is the cat with the teddy bear on the tree?", "how many?"]
+CHOICES = [["yes", "no"], ["red", "blue green", "teddy bear"], ["one", "two three", "no"]]
+
+
+@pytest.fixture(scope="module")
+def images():
+    from PIL import Image
+
+    rng = np.random.default_rng(3)
+    return [Image.fromarray(rng.integers(0, 255, (40, 48, 3), dtype=np.uint8)) for _ in range(3)]
+
+
+def _vqa(name):
+    folder = tiny(name)
+    return load_vqa_model(Spec(f"x:{folder}", "x", str(folder)), "cpu")
+
+
+def _forced_logprob(vqa, image, question, ids) -> float:
+    """log P(ids) from ``model.generate`` forced to emit ``ids`` (its own KV cache and masks, one pair)."""
+    import torch
+
+    blip = type(vqa).__name__ == "BlipVQA"
+    if blip:
+        enc = vqa.processor(images=image, text=question, return_tensors="pt")
+        ids = list(ids) + [vqa.model.config.text_config.sep_token_id]
+        offset = 1  # the decoder starts from [DEC]
+    else:
+        enc = vqa.processor(images=[image], text=[vqa.prompt(question)], return_tensors="pt")
+        enc.pop("labels", None)
+        offset = enc["input_ids"].shape[1]
+    vocab = list(range(len(vqa.processor.tokenizer)))
+
+    def allowed(_, sofar):
+        k = len(sofar) - offset
+        return [ids[k]] if k < len(ids) else vocab
+
+    with torch.no_grad():
+        out = vqa.model.generate(**enc, max_new_tokens=len(ids), min_new_tokens=len(ids), do_sample=False,
+                                 prefix_allowed_tokens_fn=allowed, output_logits=True, return_dict_in_generate=True)
+    return sum(torch.log_softmax(out.logits[t][0].double(), -1)[ids[t]].item() for t in range(len(ids)))
+
+
+@pytest.mark.parametrize("name", ["blip", "llava", "paligemma"])
+def test_choice_logprobs_equal_forced_generation(images, name):
+    vqa = _vqa(name)
+    got = vqa.choice_logprobs(images, QUESTIONS, CHOICES)
+    tok = vqa.processor.tokenizer
+    for im, q, cs, g in zip(images, QUESTIONS, CHOICES, got):
+        want = []
+        for c in cs:
+            seqs = {tuple(tok.encode(f, add_special_tokens=False)) for f in surface_forms(c)}
+            want.append(np.log(sum(np.exp(_forced_logprob(vqa, im, q, s)) for s in seqs)))
+        np.testing.assert_allclose(g, want, atol=2e-6)
+    # Multi-token choices are less likely than their first token alone: the later tokens count.
+    assert got[1][1] < got[1][0] and np.all(got[0] < 0)
+    probs = vqa.choice_probabilities(images, QUESTIONS, CHOICES)
+    np.testing.assert_allclose(probs[2], np.exp(got[2]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["blip", "llava", "paligemma"])
+def test_choice_logprobs_do_not_depend_on_batching(images, name):
+    vqa = _vqa(name)
+    vqa.batch_size = 8
+    a = vqa.choice_logprobs(images, QUESTIONS, CHOICES)
+    vqa.batch_size = 1
+    b = vqa.choice_logprobs(images, QUESTIONS, CHOICES)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x, y, atol=1e-6)
+
+
+def test_paligemma_prefix_and_yes_probability(images):
+    vqa = _vqa("paligemma")
+    assert type(vqa.model).__name__ == "PaliGemmaForConditionalGeneration"
+    assert vqa.prompt("is there a dog?") == PALIGEMMA_TEMPLATE.format(question="is there a dog?")
+    assert vqa.config["prompt"] == PALIGEMMA_TEMPLATE
+    # P("yes") of the first answer token is the single-token choice likelihood of "yes" (the tiny
+    # vocabulary has "yes" and "Yes"; surface forms cover both).
+    p_yes = vqa.yes_probability(images, QUESTIONS)
+    lp = vqa.choice_logprobs(images, QUESTIONS, [["yes"]] * 3)
+    np.testing.assert_allclose(p_yes, [np.exp(v[0]) for v in lp], atol=1e-6)
+    assert all(isinstance(a, str) for a in vqa.answer(images[:1], QUESTIONS[:1], max_new_tokens=2))
+
+
+def test_choice_errors(images):
+    vqa = _vqa("llava")
+    with pytest.raises(InputError, match="at least one non-empty answer choice"):
+        vqa.choice_logprobs(images[:1], ["is there a dog?"], [[]])
+    with pytest.raises(InputError, match="2 questions but 1 choice lists"):
+        vqa.choice_logprobs(images[:2], QUESTIONS[:2], [["yes", "no"]])
+    assert surface_forms("yes") == ["yes", "Yes"] and surface_forms("Red car") == ["Red car", "red car"]

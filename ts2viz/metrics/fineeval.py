@@ -1,0 +1,296 @@
+"""T2I-FineEval (Hosseini et al.): max P(yes) over detector crops per entity / relation question.
+
+For a prompt and an image:
+
+1. an LLM decomposes the prompt into entity names and tagged yes/no questions (:mod:`.fineeval_questions`,
+   ts2viz's own two-shot prompt; replies cached on disk, :mod:`.llmcache`);
+2. a detector proposes boxes (:mod:`.detect`; closed-set RT-DETR by default, like the original's COCO
+   YOLOv9-e, or open-vocabulary queried with the entity names). Boxes are not matched to entity names:
+   every box is tried for every entity question;
+3. candidates (:func:`candidates`): each box grown by 20 % of its width/height per side, clipped to the
+   image, cropped and resized to the image size (:func:`grow_box`, :func:`crop_resized`); relation
+   candidates are the union boxes of pairs of detections ranked by the product of their confidences,
+   top 10 (:func:`relation_pairs`), grown the same way; the whole image is a candidate of both kinds;
+4. a question's fine score is the max over its candidates of P(yes | question, crop) from the VQA model
+   (BLIP-VQA in the paper); its coarse score P(yes | question, whole image);
+5. fine = mean over questions (the authors' code; ``weighting=eq4``: the paper's Eq. 4,
+   sum_e / 2 n_e + sum_r / 2 n_r), coarse = mean over questions, score = (fine + coarse) / 2.
+
+Choices where the paper and the authors' code differ, and what ts2viz does (README, T2I-FineEval):
+
+* the code always adds the whole image to the entity candidates (the paper's Eq. 1 has boxes only;
+  ``whole_image=fallback`` uses it only when nothing is detected);
+* the code pairs the whole image with every box when ranking relation pairs; ts2viz pairs detections
+  only (the whole image is a candidate anyway), and with a single detection uses that box;
+* the code drops colour words from the coarse questions (spaCy); ts2viz asks the same questions.
+
+Per-image details (``metric.last_details``): ``image_size``, ``detections`` (pixel boxes, labels,
+confidences), ``candidates`` (kind, crop region in pixels, source detections, rank score), and per
+question its kind, candidate indices, their P(yes), the ``best`` candidate, ``fine`` and ``coarse``.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from .base import Metric
+from .detect import CONFIDENCE, DEFAULT_DETECTOR, MAX_BOXES, NMS_IOU, Detection, Detector, load_detector
+from .fineeval_questions import DECOMPOSE_SYSTEM, Decomposition, parse_decomposition
+from .llm import load_llm
+from .llmcache import cached_reply
+from .spec import Spec
+from .vqa import VQAModel, load_vqa_model
+
+GROW = 0.2
+TOP_PAIRS = 10
+WHOLE_IMAGE = ("always", "fallback")
+WEIGHTINGS = ("mean", "eq4")
+PROMPTS_ID = "ts2viz-fineeval-v1:" + hashlib.sha1(DECOMPOSE_SYSTEM.encode()).hexdigest()[:12]
+
+Box = tuple[float, float, float, float]
+
+
+# -- geometry ----------------------------------------------------------------------------------------
+
+def grow_box(box: Box, size: tuple[int, int], grow: float = GROW) -> tuple[int, int, int, int]:
+    """``box`` grown by ``grow`` x its width on the left and right and ``grow`` x its height on the top
+    and bottom, clipped to the image ``size`` (width, height), rounded outwards to whole pixels; at
+    least one pixel wide and high."""
+    left, top, right, bottom = (float(v) for v in box)
+    w, h = right - left, bottom - top
+    width, height = size
+    l2 = max(0, math.floor(left - grow * w))
+    t2 = max(0, math.floor(top - grow * h))
+    r2 = min(width, math.ceil(right + grow * w))
+    b2 = min(height, math.ceil(bottom + grow * h))
+    if r2 <= l2:
+        l2, r2 = (r2 - 1, r2) if r2 >= 1 else (0, 1)
+    if b2 <= t2:
+        t2, b2 = (b2 - 1, b2) if b2 >= 1 else (0, 1)
+    return l2, t2, r2, b2
+
+
+def union_box(a: Box, b: Box) -> Box:
+    """The smallest box holding both ``a`` and ``b``."""
+    return min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])
+
+
+def relation_pairs(scores: Sequence[float], top: int = TOP_PAIRS) -> list[tuple[int, int, float]]:
+    """Pairs ``(i, j, score_i * score_j)``, ``i < j``, of detections, the ``top`` highest products first
+    (ties in index order)."""
+    pairs = [(i, j, float(scores[i]) * float(scores[j])) for i in range(len(scores)) for j in range(i + 1, len(scores))]
+    pairs.sort(key=lambda p: -p[2])
+    return pairs[:max(0, int(top))]
+
+
+def crop_resized(image, region: tuple[int, int, int, int]):
+    """The ``region`` of a PIL image, resized (bicubic) to the image's own size, as the VQA model sees it."""
+    from PIL import Image
+
+    return image.crop(region).resize(image.size, Image.BICUBIC)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An image region a question is asked on: the whole image, a grown box or a grown union box."""
+
+    kind: str                       # "image", "entity" or "relation"
+    region: tuple[int, int, int, int]
+    detections: tuple[int, ...]     # indices into the image's detections
+    score: float | None             # the detection's confidence, or the pair's product
+
+    def record(self) -> dict:
+        return {"kind": self.kind, "box": list(self.region), "detections": list(self.detections),
+                "score": None if self.score is None else round(self.score, 6)}
+
+
+def candidates(dets: Sequence[Detection], size: tuple[int, int], *, grow: float = GROW, top_pairs: int = TOP_PAIRS,
+               whole_image: str = "always") -> tuple[list[Candidate], list[int], list[int]]:
+    """All candidates of an image and the indices of those for entity and for relation questions.
+
+    Candidate 0 is the whole image. Entity questions: one candidate per detection, plus the whole
+    image (``whole_image="always"``) or the whole image only when nothing was detected
+    (``"fallback"``). Relation questions: the grown union boxes of the ``top_pairs`` best pairs
+    (:func:`relation_pairs`), or the single detection's box when there is one, plus the whole image.
+    """
+    width, height = size
+    cands = [Candidate("image", (0, 0, width, height), (), None)]
+    entity = []
+    for i, d in enumerate(dets):
+        entity.append(len(cands))
+        cands.append(Candidate("entity", grow_box(d.box, size, grow), (i,), float(d.score)))
+    if whole_image == "always" or not entity:
+        entity = [0] + entity
+    relation = []
+    if len(dets) == 1:
+        relation.append(1)
+    for i, j, s in relation_pairs([d.score for d in dets], top_pairs):
+        relation.append(len(cands))
+        cands.append(Candidate("relation", grow_box(union_box(dets[i].box, dets[j].box), size, grow), (i, j), s))
+    return cands, entity, relation + [0]
+
+
+# -- aggregation -------------------------------------------------------------------------------------
+
+def fine_score(entity: Sequence[float], relation: Sequence[float], weighting: str = "mean") -> float:
+    """Fine-grained score from the per-question maxima.
+
+    ``mean`` (the authors' code): the mean over all questions. ``eq4`` (the paper's Eq. 4):
+    sum(entity) / 2 n_e + sum(relation) / 2 n_r, i.e. entity and relation questions weigh half each;
+    with no question of one kind, the mean of the other kind. NaN for no questions at all.
+    """
+    e, r = [float(v) for v in entity], [float(v) for v in relation]
+    if not e and not r:
+        return float("nan")
+    if weighting == "mean" or not e or not r:
+        return float(np.mean(e + r))
+    return sum(e) / (2 * len(e)) + sum(r) / (2 * len(r))
+
+
+def final_score(fine: float, coarse: float) -> float:
+    """(fine + coarse) / 2 (the code's coefficients 1 and 1; the paper's Eq. 6)."""
+    return (fine + coarse) / 2
+
+
+# -- the metric --------------------------------------------------------------------------------------
+
+class FineEvalQuestions:
+    """A prompt's decomposition from an LLM (replies cached on disk)."""
+
+    def __init__(self, llm, use_cache: bool = True):
+        self.llm = llm
+        self.use_cache = use_cache
+        self._memo: dict[str, Decomposition] = {}
+
+    @property
+    def config(self) -> dict:
+        return {"generator": self.llm.config, "prompts": PROMPTS_ID}
+
+    def get(self, prompt: str) -> Decomposition:
+        if prompt not in self._memo:
+            self._memo[prompt] = cached_reply(self.llm, DECOMPOSE_SYSTEM, f"Prompt: {prompt}", parse_decomposition,
+                                              use_cache=self.use_cache)
+        return self._memo[prompt]
+
+
+class FineEval(Metric):
+    """T2I-FineEval over a :class:`VQAModel`, a :class:`Detector` and an LLM decomposition."""
+
+    name = "fineeval"
+    has_details = True
+
+    def __init__(self, spec: Spec, vqa: VQAModel, detector: Detector, questions: FineEvalQuestions, *,
+                 grow: float = GROW, top_pairs: int = TOP_PAIRS, whole_image: str = "always",
+                 weighting: str = "mean", batch_size: int | None = None, list_choices: bool | None = None):
+        self.vqa = vqa
+        self.detector = detector
+        self.questions = questions
+        self.grow = float(grow)
+        self.top_pairs = int(top_pairs)
+        self.whole_image = whole_image
+        self.weighting = weighting
+        # Chat VLMs are told to answer yes or no; BLIP-VQA and PaliGemma take the bare question.
+        self.list_choices = bool(getattr(vqa, "chat", False)) if list_choices is None else bool(list_choices)
+        config = {"family": "fineeval", **vqa.config, "vqa_dtype": str(vqa.dtype), **questions.config,
+                  "detector": detector.config, "grow": self.grow, "top_pairs": self.top_pairs,
+                  "whole_image": whole_image, "weighting": weighting, "list_choices": self.list_choices,
+                  "score": "(fine + coarse) / 2, P(yes) first answer token"}
+        super().__init__(spec, config, vqa.device, batch_size or 2)
+
+    def check_prompts(self, prompts: Sequence[str]) -> None:
+        """Decompose (or read from the cache) every prompt before any image is scored."""
+        for p in dict.fromkeys(prompts):
+            self.questions.get(p)
+
+    def ask(self, question: str) -> str:
+        return f"{question} Answer yes or no." if self.list_choices else question
+
+    def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        decs = [self.questions.get(p) for p in prompts]
+        detections = self.detector.detect(items, [list(d.entities) for d in decs] if self.detector.open_vocab else None)
+        pair_images, pair_questions = [], []
+        index: dict[tuple[int, int, int], int] = {}  # (image, candidate, question) -> pair
+        layouts = []
+        for i, (im, dec, dets) in enumerate(zip(items, decs, detections)):
+            cands, ent, rel = candidates(dets, im.size, grow=self.grow, top_pairs=self.top_pairs,
+                                         whole_image=self.whole_image)
+            crops = [im] + [crop_resized(im, c.region) for c in cands[1:]]
+            per_q = []
+            for k, (kind, text) in enumerate(dec.questions):
+                use = ent if kind == "entity" else rel
+                for c in dict.fromkeys([*use, 0]):  # candidate 0 (the whole image) always: the coarse score
+                    index[(i, c, k)] = len(pair_images)
+                    pair_images.append(crops[c])
+                    pair_questions.append(self.ask(text))
+                per_q.append(use)
+            layouts.append((cands, per_q))
+        probs = self.vqa.yes_probability(pair_images, pair_questions) if pair_images else np.zeros(0)
+        scores = np.full(len(items), np.nan)
+        details = []
+        for i, (dec, dets, (cands, per_q)) in enumerate(zip(decs, detections, layouts)):
+            recs, fine_e, fine_r, coarse = [], [], [], []
+            for k, ((kind, text), use) in enumerate(zip(dec.questions, per_q)):
+                p = [float(probs[index[(i, c, k)]]) for c in use]
+                best = int(np.argmax(p))
+                c0 = float(probs[index[(i, 0, k)]])
+                (fine_e if kind == "entity" else fine_r).append(p[best])
+                coarse.append(c0)
+                recs.append({"question": text, "kind": kind, "candidates": list(use), "probabilities": p,
+                             "best": use[best], "fine": p[best], "coarse": c0})
+            fine = fine_score(fine_e, fine_r, self.weighting)
+            coarse_s = float(np.mean(coarse)) if coarse else float("nan")
+            scores[i] = final_score(fine, coarse_s)
+            details.append({"image_size": list(items[i].size), "entities": list(dec.entities),
+                            "detections": [d.record() for d in dets], "candidates": [c.record() for c in cands],
+                            "questions": recs, "fine": fine, "coarse": coarse_s, "weighting": self.weighting})
+        self.last_details = details
+        return scores
+
+
+def _number(spec: Spec, name: str, value, lo: float, hi: float, integer: bool = False):
+    try:
+        v = int(value) if integer else float(value)
+        if integer and float(value) != v:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise InputError(f"metric {spec.raw!r}: {name} must be {'an integer' if integer else 'a number'}, "
+                         f"not {value!r}") from None
+    if not lo <= v <= hi:
+        raise InputError(f"metric {spec.raw!r}: {name} must lie in [{lo}, {hi}], not {value!r}")
+    return v
+
+
+def build(spec: Spec, device: str | None = None, *, generator: str | None = None, generator_model: str | None = None,
+          api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY", detector: str = DEFAULT_DETECTOR,
+          confidence: float = CONFIDENCE, nms_iou: float = NMS_IOU, image_size: int | None = None,
+          max_boxes: int = MAX_BOXES, grow: float = GROW, top_pairs: int = TOP_PAIRS, whole_image: str = "always",
+          weighting: str = "mean", batch_size: int | None = None, pair_batch_size: int | None = None,
+          detector_batch_size: int | None = None, dtype: str | None = None, template: str | None = None,
+          list_choices: bool | None = None, llm_cache: bool = True, **options) -> Metric:
+    """``fineeval:VQA_MODEL?generator=URL|hf:MODEL&detector=MODEL&...`` (options: README, T2I-FineEval)."""
+    if options:
+        raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
+    if not generator:
+        raise InputError(f"metric {spec.raw!r}: T2I-FineEval decomposes prompts with an LLM: give "
+                         "?generator=URL&generator_model=NAME (OpenAI-compatible API) or ?generator=hf:MODEL")
+    conf = _number(spec, "confidence", confidence, 0.0, 1.0)
+    iou = _number(spec, "nms_iou", nms_iou, 0.0, 1.0)
+    size = None if image_size in (None, "", 0) else _number(spec, "image_size", image_size, 16, 4096, True)
+    boxes = _number(spec, "max_boxes", max_boxes, 0, 1000, True)
+    grow_v = _number(spec, "grow", grow, 0.0, 10.0)
+    top = _number(spec, "top_pairs", top_pairs, 0, 1000, True)
+    if whole_image not in WHOLE_IMAGE:
+        raise InputError(f"metric {spec.raw!r}: whole_image must be one of {', '.join(WHOLE_IMAGE)}")
+    if weighting not in WEIGHTINGS:
+        raise InputError(f"metric {spec.raw!r}: weighting must be one of {', '.join(WEIGHTINGS)}")
+    llm = load_llm(str(generator), model=generator_model, api_key=api_key, api_key_env=api_key_env, device=device)
+    det = load_detector(str(detector), device, owner=spec.raw, threshold=conf, nms_iou=iou, image_size=size,
+                        max_boxes=boxes, batch_size=detector_batch_size or 8)
+    vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=pair_batch_size, template=template)
+    return FineEval(spec, vqa, det, FineEvalQuestions(llm, bool(llm_cache)), grow=grow_v, top_pairs=top,
+                    whole_image=whole_image, weighting=weighting, batch_size=batch_size, list_choices=list_choices)
