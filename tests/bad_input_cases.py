@@ -159,7 +159,7 @@ def _latin1_metadata() -> bytes:
     return ("\n".join(lines) + "\n").encode("latin-1")
 
 
-def _scores_cells(cells: dict[int, str], metrics=("good",)) -> Callable[[], list[str]]:
+def scores_cells(cells: dict[int, str], metrics=("good",)) -> Callable[[], list[str]]:
     """Scores lines with some data rows' first metric cell replaced (by data-row index)."""
     def lines() -> list[str]:
         out = scores_lines(metrics)
@@ -215,6 +215,11 @@ def _cache_not_sqlite(d: Path) -> Run:
     return r
 
 
+def _with_metric(run: Run, spec: str) -> Run:
+    run.argv[run.argv.index("--metric") + 1] = spec
+    return run
+
+
 def _hub_offline(d: Path) -> Run:
     # HF_ENDPOINT points at a server that accepts connections and never answers (set by the runner).
     return Run(["leaderboard", "--dataset", "nobody/no-such-dataset", "--scores", str(d / "scores.csv")],
@@ -261,7 +266,7 @@ CASES: dict[str, Callable[[Path], Run]] = {
     "metadata: missing column": _metadata(lambda: ["id,target_prompt,file_name,rank", "0,p,images/000-00.png,0"]),
     "metadata: empty file": _metadata(raw=b""),
     # scores files
-    "scores: inf, -inf, 1e999": _scores(_scores_cells({1: "inf", 5: "-inf", 9: "1e999"})),
+    "scores: inf, -inf, 1e999": _scores(scores_cells({1: "inf", 5: "-inf", 9: "1e999"})),
     "scores: duplicate metric column": _scores(lambda: scores_lines(("m", "m"))),
     "scores: partial coverage (5 of 14 images)": _partial,
     "scores: all-NaN metric column": _scores(_all_nan),
@@ -270,9 +275,17 @@ CASES: dict[str, Callable[[Path], Run]] = {
     "scores: UTF-8 BOM": _scores(raw=("\ufeff" + "\n".join(scores_lines()) + "\n").encode("utf-8")),
     "scores: unknown file_name": _scores(lambda: scores_lines() + ["images/nope.png,1"]),
     "scores: duplicate file_name": _scores(lambda: scores_lines() + [scores_lines()[1]]),
-    "scores: non-numeric cell": _scores(_scores_cells({2: "high"})),
+    "scores: non-numeric cell": _scores(scores_cells({2: "high"})),
     "scores: empty file": _scores(raw=b""),
     "scores: no file_name column": _scores(lambda: ["name,good", "images/000-00.png,1"]),
+    "scores: no rows below the header": _scores(lambda: ["file_name,good"]),
+    "scores: no metric columns": _scores(lambda: ["file_name,id", "images/000-00.png,0"]),
+    "scores: a .parquet file that is not Parquet": lambda d: (d / "bad.parquet").write_text("file_name,good\n")
+                                                             and leaderboard(d, scores=d / "bad.parquet"),
+    "scores: the same metric in two files": lambda d: leaderboard(d, "--scores", str(d / "scores.csv")),
+    # datasets
+    "--dataset: no such folder": lambda d: leaderboard(d, dataset=d / "nope"),
+    "--dataset: folder without metadata.csv": lambda d: (d / "empty").mkdir() or leaderboard(d, dataset=d / "empty"),
     # command-line arguments
     "--seg 1-0 (reversed range)": lambda d: leaderboard(d, "--seg", "1-0"),
     "--seg 0-99999999": _seg_huge,
@@ -280,6 +293,8 @@ CASES: dict[str, Callable[[Path], Run]] = {
     "--seg abc": lambda d: leaderboard(d, "--seg", "abc"),
     "--metrics with an unknown metric": lambda d: leaderboard(d, "--metrics", "nosuch"),
     "--lower-is-better with an unknown metric": lambda d: leaderboard(d, "--lower-is-better", "nosuch"),
+    "--policy with an unknown rule": lambda d: leaderboard(d, "--policy", "nosuch=1"),
+    "--policy with an unknown value": lambda d: leaderboard(d, "--policy", "walk_weights=bogus"),
     "paper mode on a user dataset (leave-out)": _leave_out,
     # output paths
     "--out in a read-only folder": _out_case(_readonly),
@@ -292,6 +307,9 @@ CASES: dict[str, Callable[[Path], Run]] = {
     "score --out with a wrong suffix": _out_case(lambda d: d / "scores.txt", "score"),
     # scoring
     "score: cache file is not SQLite": _cache_not_sqlite,
+    "score: unknown metric family": lambda d: _with_metric(score(d), "nosuchfamily:x/y"),
+    "score: model folder that does not exist": lambda d: _with_metric(score(d), f"clipscore:{d}/missing-model"),
+    "score: --batch-size 0": lambda d: score(d, "--batch-size", "0"),
     "score: 121-megapixel PNG in the dataset": _big_png,
     "--dataset hub id, network hangs, HF_HUB_OFFLINE unset": _hub_offline,
 }

@@ -96,21 +96,28 @@ def scores_columns(path) -> list[str]:
         return []
 
 
-def _compute(args):
+def _compute(args, averaged_only: bool):
+    """Meta-metrics and coverage; warns about metrics scored on part of the SEGs' images only.
+
+    ``averaged_only``: count coverage over the SEGs that enter the averages (the leaderboard), not over
+    every evaluated SEG (the per-SEG table).
+    """
     from ..metametrics import compute
     from ..policy import resolve_policy
     from ..scores import coverage
 
     ds, scores, metrics, seg_ids = load_inputs(args)
     policy = resolve_policy(args.mode, args.policy)
-    cov = coverage(scores, ds, metrics, seg_ids)
+    mm = compute(ds, scores, metrics, policy=policy, seg_ids=seg_ids)
+    ids = [s for s in mm.seg_ids if not (averaged_only and s in mm.excluded)]
+    cov = coverage(scores, ds, mm.metrics, ids)
     for c in cov:
         if c.n_scored == 0:
             warn_input(f"metric {c.metric!r} has no scores for any image of the evaluated SEGs; its results "
                        f"are empty")
         elif not c.complete:
             warn_input(c.describe() + "; its ord and sep use the scored images only")
-    return compute(ds, scores, metrics, policy=policy, seg_ids=seg_ids), cov
+    return mm, cov
 
 
 def check_out(path: str | None) -> None:
@@ -142,7 +149,7 @@ def leaderboard_columns(partitions) -> list[str]:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     check_out(args.out)
-    mm, cov = _compute(args)
+    mm, cov = _compute(args, averaged_only=True)
     lb = mm.leaderboard()
     cols = leaderboard_columns(mm.partitions)
     for c in cols:
@@ -194,7 +201,7 @@ def cmd_metametrics(args: argparse.Namespace) -> int:
     import numpy as np
 
     check_out(args.out)
-    mm, cov = _compute(args)
+    mm, cov = _compute(args, averaged_only=False)
     df = mm.segs()[METAMETRICS_COLUMNS]
     # scored images of each (SEG, metric): the per-SEG side of the coverage warnings
     df["n_images"] = np.repeat(cov[0].seg_images if cov else [], len(mm.metrics)).astype(int)
