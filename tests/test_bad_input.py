@@ -391,3 +391,134 @@ def test_quiet_silences_loading_weights_bar(tmp_path, monkeypatch, capsys):
     r = run_subprocess(argv("clip-b", "-q"), {}, tmp_path, timeout=300)  # imported inside the quiet run
     assert r.rc == 0 and r.err == "", r.err
     assert "wrote s.csv: 14 images" in r.out
+
+
+# -- the same rules below the CLI: every way a score enters, and the helpers -------------------------
+
+def test_non_finite_scores_in_code_are_missing_everywhere(tmp_path):
+    import warnings
+
+    from core_helpers import make_dataset
+    from ts2viz import compute
+    from ts2viz.errors import InputWarning
+    from ts2viz.scores import Scores, read_scores, write_scores
+
+    ds = make_dataset({0: {"0": 2, "1a": 2, "2": 2}, 1: {"0": 1, "1": 2}})
+    good = np.array([0.9, 0.8, 0.5, 0.6, 0.1, 0.2, 0.7, 0.3, 0.4])
+    raw = good.copy()
+    raw[[1, 4]] = [np.inf, -np.inf]
+    # Scores built in code: NaN in place of inf, one warning naming the image, the caller's array untouched
+    with pytest.warns(InputWarning, match=r"2 non-finite score\(s\).*'m' 2 \(first at image '0-0-1.jpg'\)"):
+        sc = Scores(ds.file_names, ["m"], raw.reshape(-1, 1))
+    assert np.isinf(raw).sum() == 2 and np.isnan(sc.values[[1, 4], 0]).all()
+    nan_version = good.copy()
+    nan_version[[1, 4]] = np.nan
+    ref = Scores(ds.file_names, ["m"], nan_version.reshape(-1, 1))
+    # values changed in place after construction: aligned() (what compute reads) still hands out no inf
+    sc.values[2, 0] = np.inf
+    ref.values[2, 0] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)     # no raw numpy warning
+        with pytest.warns(InputWarning, match="1 non-finite"):
+            a = compute(ds, sc, policy="spec").segs()
+        b = compute(ds, ref, policy="spec").segs()
+    pd.testing.assert_frame_equal(a, b)
+    # Parquet: the same rule, rows are data rows
+    pq = tmp_path / "s.parquet"
+    write_scores(Scores(ds.file_names, ["m"], good.reshape(-1, 1)), pq)
+    import pyarrow.parquet as papq
+
+    t = papq.read_table(pq).to_pandas()
+    t.loc[3, "m"] = np.inf
+    t.to_parquet(pq)
+    with pytest.warns(InputWarning, match=r"'m' 1 \(first at row 4\)"):
+        back = read_scores(pq, dataset=ds)
+    assert np.isnan(back.values[3, 0]) and np.isfinite(np.delete(back.values[:, 0], 3)).all()
+
+
+def test_engine_turns_a_metrics_inf_into_nan_with_a_warning(tmp_path, monkeypatch):
+    from ts2viz import engine
+    from ts2viz.errors import InputWarning
+
+    bic.write_base(tmp_path)
+    (tmp_path / "infmetric.py").write_text(
+        "def f(images, prompts):\n    return [float('inf') if i == 1 else 0.5 for i in range(len(images))]\n")
+    with pytest.warns(InputWarning, match=r"4 image\(s\) could not be scored.*images/000-01.png: the metric returned inf"):
+        sc = engine.score_dataset(tmp_path / "ds", [f"callable:{tmp_path / 'infmetric.py'}:f"],
+                                  cache_dir=tmp_path / "cache", batch_size=4)
+    col = sc.values[:, 0]
+    assert np.isnan(col).sum() == 4 and not np.isinf(col).any()    # the second image of each batch of 4
+
+
+def test_coverage_counts_by_hand():
+    from core_helpers import make_dataset, make_scores
+    from ts2viz.scores import coverage
+
+    ds = make_dataset({0: {"0": 2, "1": 2}, 1: {"0": 1, "1": 1}, 2: {"0": 1, "1": 1}})
+    # images: SEG 0: 4, SEG 1: 2, SEG 2: 2; metric a misses one image of SEG 0 and all of SEG 2
+    a = {f: 1.0 for f in ds.file_names}
+    a["0-0-1.jpg"] = np.nan
+    a["2-0-0.jpg"] = a["2-1-0.jpg"] = np.nan
+    b = {f: 1.0 for f in ds.file_names}
+    cov = coverage(make_scores(ds, {"a": a, "b": b}), ds)
+    assert [c.metric for c in cov] == ["a", "b"]
+    assert (cov[0].n_images, cov[0].n_scored, cov[0].partial_segs, cov[0].unscored_segs) == (8, 5, [0], [2])
+    assert list(cov[0].seg_scored) == [3, 2, 0] and cov[1].complete and not cov[0].complete
+    assert cov[0].describe() == ("metric 'a' has scores for 5 of 8 images: 1 of 3 SEGs partly scored (SEG 0); "
+                                 "1 of 3 SEGs not scored at all (SEG 2)")
+    assert coverage(make_scores(ds, {"a": a}), ds, seg_ids=[1])[0].complete
+
+
+def test_seg_ids_against_a_dataset_without_expanding():
+    from core_helpers import make_dataset
+    from ts2viz.dataset import MAX_SEG_IDS, parse_seg_ids
+    from ts2viz.errors import InputError
+
+    ds = make_dataset({s: {"0": 1} for s in (0, 2, 5, 9)})
+    assert parse_seg_ids("0-5", ds) == [0, 2, 5]           # a range picks the ids the dataset has
+    assert parse_seg_ids("9, 2-5, 2", ds) == [9, 2, 5]     # in the order given, each once
+    assert parse_seg_ids(" ", ds) is None and parse_seg_ids(None, ds) is None
+    for text, says in [("3", "no SEG with id 3"), ("6-8", "selects no SEG"), ("0-10", "goes beyond"),
+                       ("-1-2", "goes beyond"), ("5-2", "reversed range"), ("1-x", "not an id")]:
+        with pytest.raises(InputError, match=says):
+            parse_seg_ids(text, ds)
+    t = time.perf_counter()
+    with pytest.raises(InputError, match="goes beyond"):
+        parse_seg_ids("0-99999999999", ds)
+    assert time.perf_counter() - t < 0.1
+    assert parse_seg_ids("1-3,7") == [1, 2, 3, 7]          # no dataset: expanded, with a bound
+    with pytest.raises(InputError, match="names more than"):
+        parse_seg_ids(f"0-{MAX_SEG_IDS}")
+
+
+def test_check_writable_refuses_what_a_rename_would_break(tmp_path):
+    from ts2viz.atomic import check_writable
+    from ts2viz.errors import InputError
+
+    assert check_writable(tmp_path / "new" / "deeper" / "x.csv") == tmp_path / "new" / "deeper" / "x.csv"
+    assert not (tmp_path / "new").exists() and list(tmp_path.iterdir()) == []   # no folder, no probe left
+    with pytest.raises(InputError, match="not a regular file"):
+        check_writable("/dev/null")                        # renaming over it would replace the device
+    with pytest.raises(InputError, match="is a folder"):
+        check_writable(tmp_path)
+
+
+def test_hub_dataset_with_a_hanging_network_uses_the_cache_or_fails_fast(tmp_path, monkeypatch, hanging_hub):
+    import huggingface_hub.constants as hc
+
+    from test_loaders import _fake_hub_cache
+    from ts2viz.dataset import hub_reachable, load_hf
+    from ts2viz.errors import InputError
+
+    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(hc, "ENDPOINT", hanging_hub)
+    t = time.perf_counter()
+    assert hub_reachable(timeout=0.5) is False
+    assert time.perf_counter() - t < 2
+    cache = _fake_hub_cache(tmp_path / "hub")
+    ds = load_hf("me/tiny", cache_dir=cache, probe_timeout=0.5)          # cached: loads without the network
+    assert ds.hf_id == "me/tiny" and len(ds.rows) == 6
+    t = time.perf_counter()
+    with pytest.raises(InputError, match=r"cannot reach the Hugging Face hub .* within 0.5 s"):
+        load_hf("me/not-cached", cache_dir=cache, probe_timeout=0.5)
+    assert time.perf_counter() - t < 5

@@ -159,8 +159,9 @@ class SEG:
 
         ``repeat_root=True`` is how the published TS2 numbers were computed (policy ``paper``): the
         level-0 step is taken twice, so each walk is (error-0 node, error-0 node, level-1 node, ...):
-        the root's images enter every walk twice, and in a SEG with several error-0 nodes two of them
-        can share a walk.
+        the root's images enter every walk twice, and in a SEG with several error-0 nodes and implied
+        edges two of them can share a walk (explicit edges never join two error-0 nodes: an edge goes
+        from a lower to a higher error level).
         """
         roots = [n.label for n in self.nodes_at(0)]
         out: list[tuple[str, ...]] = []
