@@ -281,7 +281,8 @@ def _metric_columns(columns: Sequence[str], path: Path, metrics: Sequence[str] |
         seen[c] = j
     if "file_name" not in seen:
         raise InputError(f"no file_name column (columns: {', '.join(map(str, columns))})", file=path)
-    cols = [c for c in columns if c != "file_name" and c not in IGNORED_COLUMNS]
+    # (pandas stores a non-default index in Parquet as "__index_level_0__": not a metric)
+    cols = [c for c in columns if c != "file_name" and c not in IGNORED_COLUMNS and not c.startswith("__index_level_")]
     if metrics is not None:
         for m in metrics:
             if m not in cols:

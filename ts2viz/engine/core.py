@@ -246,16 +246,26 @@ def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, de
 
 def _dataset_sources(ds, items_names: list[str]) -> list:
     """Local paths of the dataset's images, fetching from the hub when the dataset has no local copy."""
-    from ..dataset import fetch_image
+    from ..dataset import cached_image, fetch_image, hub_reachable
 
     out: list = []
     fails = 0
+    may_download = None     # decided at the first image that needs the hub
     for fn in items_names:
         p = ds.image_path(fn)
-        if p is None and ds.hf_id is not None and fails < 3:
-            # After a few failed downloads (offline), stop trying instead of timing out per image.
-            p = fetch_image(ds, fn)
-            fails = 0 if p is not None else fails + 1
+        if p is None and ds.hf_id is not None:
+            if may_download is None:
+                import huggingface_hub.constants as hub_constants
+
+                # offline mode: fetch_image only looks in the cache; a network that fails or stalls
+                # costs one short probe here instead of a timeout per image
+                may_download = bool(hub_constants.HF_HUB_OFFLINE) or hub_reachable()
+            if may_download and fails < 3:
+                # After a few failed downloads (offline), stop trying instead of timing out per image.
+                p = fetch_image(ds, fn)
+                fails = 0 if p is not None else fails + 1
+            else:
+                p = cached_image(ds, fn)
         out.append(p)
     return out
 
