@@ -37,9 +37,14 @@ def test_metametrics_columns_and_filters(tmp_path):
     assert r.returncode == 0, r.stderr
     df = pd.read_csv(out)
     assert list(df.columns) == ["seg_id", "partition", "metric", "ord", "sep", "delta", "kendall", "signed_sep",
-                                "n_walks"]
+                                "n_walks", "n_images", "n_scored"]
     assert sorted(df.seg_id.unique()) == [0, 1, 2, 3, 4, 120] and set(df.metric) == {"CLIPScore", "ALIGNScore"}
     assert set(df.partition) == {"Synth", "Nat"}
+    # images per SEG, counted here from the bundled metadata; the bundled CLIPScore scores every image
+    meta = pd.read_csv(REPO / "data" / "ts2" / "metadata.csv")
+    sizes = meta.groupby("id").size()
+    for _, row in df.iterrows():
+        assert row.n_images == sizes[row.seg_id] and row.n_scored == row.n_images
 
 
 def test_user_scores_on_local_dataset(tmp_path):

@@ -26,3 +26,33 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()
         raise
+
+
+def check_writable(path: str | os.PathLike) -> Path:
+    """Check, before any work, that :func:`atomic_path` will be able to write ``path``; return it.
+
+    Raises :class:`~ts2viz.errors.InputError` (naming ``path``) when it is a folder or another
+    non-regular file (a device, a FIFO: renaming over it would replace it), or when no file can be
+    created in its folder (read-only, ``/proc``-like, a file where a folder should be). The check
+    creates and deletes one empty temporary file in the nearest existing folder; it creates no folder.
+    """
+    from .errors import InputError
+
+    p = Path(path)
+    if p.is_dir():
+        raise InputError("is a folder; expected a file name", file=p)
+    if p.exists() and not p.is_file():
+        raise InputError("exists and is not a regular file (use --out - to write to stdout)", file=p)
+    folder = p.absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InputError(f"cannot write here: {folder} is not a folder", file=p)
+    probe = folder / f".{p.name}.{uuid.uuid4().hex[:12]}.probe"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as e:
+        raise InputError(f"cannot write in folder {folder} ({e.strerror or type(e).__name__})", file=p) from None
+    with contextlib.suppress(OSError):
+        probe.unlink()
+    return p

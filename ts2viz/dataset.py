@@ -9,45 +9,79 @@ connects to every node of the next error level present).
 from __future__ import annotations
 
 import csv
+import io
 import os
-import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
-from .errors import InputError
+from .errors import InputError, warn_input
 from .paths import bundled_data_dir
-from .seg import SEG, build_seg, parse_label
+from .seg import SEG, build_seg, edge_problem, label_sort_key, parse_label
 
 REQUIRED_COLUMNS = ("id", "target_prompt", "file_name", "image_source", "rank")
 PARTITIONS = ("Synth", "Nat", "Real")
 TS2_HF_ID = "saxon/T2IScoreScore"
+#: seconds :func:`hub_reachable` waits for the hub to answer before a hub dataset id is treated as offline
+HUB_PROBE_TIMEOUT = 3.0
 #: :meth:`Dataset.fingerprint` of the TS2 release (165 SEGs, 2,840 images); tested against the bundle
 TS2_FINGERPRINT = "629d02ee57209582"
 
 
-def parse_seg_ids(text: str | None) -> list[int] | None:
-    """SEG ids from text like ``'1,2,5-7'`` -> ``[1, 2, 5, 6, 7]``; ``None`` for empty text (all SEGs).
+#: the most SEG ids ``--seg`` may name when there is no dataset to resolve ranges against
+MAX_SEG_IDS = 1_000_000
 
-    Raises :class:`InputError` for a part that is neither an integer nor a range ``a-b``.
+
+def parse_seg_ids(text: str | None, dataset: "Dataset | None" = None) -> list[int] | None:
+    """SEG ids from text like ``'1,2,5-7'``; ``None`` for empty text (all SEGs).
+
+    With ``dataset``, each part is checked against its SEG ids without expanding ranges (so
+    ``0-99999999`` costs nothing): a single id must be one of the dataset's, a range ``a-b`` selects the
+    dataset's SEGs with ``a <= id <= b`` and must lie within its id span. Without a dataset, ranges are
+    expanded (at most :data:`MAX_SEG_IDS` ids). Ids come back in the order given, each once.
+
+    Raises :class:`InputError` (one line, starting ``--seg:``) for a part that is neither an integer nor
+    a range, a reversed range (``1-0``), an id the dataset lacks, or a range outside its ids.
     """
-    if not text:
+    if not text or not text.strip():
         return None
-    out: list[int] = []
+    import bisect
+
+    have = sorted(dataset.segs) if dataset is not None else None
+    span = f"{have[0]}-{have[-1]}" if have else ""
+    out: dict[int, None] = {}
     for part in text.split(","):
         part = part.strip()
         if not part:
             continue
         try:
             if "-" in part[1:]:
-                a, b = part.split("-", 1)
-                out.extend(range(int(a), int(b) + 1))
+                cut = part.index("-", 1)
+                a, b = int(part[:cut]), int(part[cut + 1:])
             else:
-                out.append(int(part))
+                a = b = int(part)
         except ValueError:
             raise InputError(f"--seg: {part!r} is not an id or a range like 3-7") from None
-    return out
+        if a > b:
+            raise InputError(f"--seg: {part!r} is a reversed range (start above end); write {b}-{a}")
+        if have is None:
+            if len(out) + (b - a + 1) > MAX_SEG_IDS:
+                raise InputError(f"--seg: {part!r} names more than {MAX_SEG_IDS:,} SEG ids")
+            out.update(dict.fromkeys(range(a, b + 1)))
+            continue
+        if a == b and part.lstrip("-").isdigit():
+            if a not in dataset.segs:
+                raise InputError(f"--seg: no SEG with id {a} in dataset {dataset.name} (its ids: {span})")
+            out[a] = None
+            continue
+        if a < have[0] or b > have[-1]:
+            raise InputError(f"--seg: range {part} goes beyond the SEG ids of dataset {dataset.name} ({span})")
+        picked = have[bisect.bisect_left(have, a):bisect.bisect_right(have, b)]
+        if not picked:
+            raise InputError(f"--seg: range {part} selects no SEG of dataset {dataset.name}")
+        out.update(dict.fromkeys(picked))
+    return list(out) or None
 
 
 def ts2_partition(seg_id: int) -> str:
@@ -205,29 +239,63 @@ def load_folder(folder: str | os.PathLike, name: str | None = None) -> Dataset:
 
 
 def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
-            cache_dir: str | os.PathLike | None = None) -> Dataset:
+            cache_dir: str | os.PathLike | None = None, probe_timeout: float = HUB_PROBE_TIMEOUT) -> Dataset:
     """Load a SEG dataset from the Hugging Face hub (an imagefolder: ``metadata.csv`` + images).
 
     Only ``metadata.csv`` (and ``edges.csv`` if present) are downloaded here; images are fetched on
-    demand by :func:`fetch_image`. Offline (``HF_HUB_OFFLINE=1`` or no network) this uses the local
-    hub cache if it holds the dataset and otherwise fails fast with an :class:`InputError`.
+    demand by :func:`fetch_image`. Offline this uses the local hub cache if it holds the dataset and
+    otherwise fails fast with an :class:`InputError`: with ``HF_HUB_OFFLINE=1`` at once; without it,
+    after one probe of the hub that gives up after ``probe_timeout`` seconds (the hub client's own
+    retries on a network that drops or stalls connections take minutes).
     """
     _hub_timeouts(timeout)
     try:
+        import huggingface_hub.constants as hub_constants
         from huggingface_hub import snapshot_download
     except ImportError as e:  # pragma: no cover - huggingface_hub is a requirement
         raise InputError("huggingface_hub is not installed", file=hf_id) from e
+    unreachable = not hub_constants.HF_HUB_OFFLINE and not hub_reachable(probe_timeout)
     try:
         local = snapshot_download(repo_id=hf_id, repo_type="dataset", revision=revision,
                                   allow_patterns=["metadata.csv", "edges.csv"],
-                                  cache_dir=None if cache_dir is None else str(cache_dir))
+                                  cache_dir=None if cache_dir is None else str(cache_dir),
+                                  local_files_only=unreachable)
     except Exception as e:  # network errors, offline mode, missing repo: all one message
+        if unreachable:
+            raise InputError(f"cannot reach the Hugging Face hub ({hub_constants.ENDPOINT}) within "
+                             f"{probe_timeout:g} s and the dataset is not in the local hub cache; pass a "
+                             f"local dataset folder instead", file=hf_id) from None
         raise InputError(f"could not load Hugging Face dataset (offline or not found: "
-                         f"{type(e).__name__}); pass a local dataset folder instead", file=hf_id) from e
+                         f"{type(e).__name__}); pass a local dataset folder instead", file=hf_id) from None
     folder = Path(local)
     ds = load_folder(folder, name=hf_id)
     ds.hf_id = hf_id
     return ds
+
+
+def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
+    """Whether the Hugging Face hub (``HF_ENDPOINT``) answers an HTTP request within ``timeout`` seconds.
+
+    Any HTTP answer counts (even an error status): the point is to tell a working network from one that
+    fails or stalls, before the hub client starts its long retries.
+    """
+    import urllib.error
+    import urllib.request
+
+    try:
+        import huggingface_hub.constants as hub_constants
+
+        endpoint = hub_constants.ENDPOINT
+    except ImportError:  # pragma: no cover - huggingface_hub is a requirement
+        endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(endpoint.rstrip("/") + "/",
+                                                           method="HEAD"), timeout=timeout):
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except (OSError, ValueError):   # URLError, timeouts, refused or reset connections, a bad endpoint URL
+        return False
 
 
 def _hub_timeouts(timeout: float) -> None:
@@ -272,77 +340,155 @@ def fetch_image(ds: Dataset, file_name: str, *, timeout: float = 5.0) -> Path | 
 
 # -- parsing ---------------------------------------------------------------------------------------
 
-def _read_edges(path: Path) -> dict[int, list[tuple[str, str]]]:
-    out: dict[int, list[tuple[str, str]]] = {}
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        cols = reader.fieldnames or []
-        for c in ("id", "parent", "child"):
-            if c not in cols:
-                raise InputError(f"missing column {c!r} (expected id, parent, child)", file=path)
-        for i, rec in enumerate(reader, start=2):
-            try:
-                sid = int(rec["id"])
-                parse_label(rec["parent"])
-                parse_label(rec["child"])
-            except ValueError as e:
-                raise InputError(str(e) if "label" in str(e) else "id must be an integer",
-                                 file=path, row=i) from None
-            out.setdefault(sid, []).append((rec["parent"].strip(), rec["child"].strip()))
-    return out
+def read_text_utf8(path: str | os.PathLike) -> str:
+    """The text of a UTF-8 file (a byte-order mark is dropped), or one clear :class:`InputError`.
 
-
-def read_metadata(path: Path, *, name: str, root: Path | None,
-                  edges: dict[int, list[tuple[str, str]]] | None = None) -> Dataset:
-    """Parse a TS2-style ``metadata.csv`` into a :class:`Dataset`, validating every row.
-
-    Row numbers in errors are 1-based file lines (the header is line 1).
+    A file that is not UTF-8 (Latin-1, UTF-16, a binary file) is named with the line of its first bad
+    byte.
     """
     try:
-        f = open(path, newline="", encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", file=path) from None
-    with f:
-        reader = csv.DictReader(f)
-        cols = reader.fieldnames
-        if not cols:
-            raise InputError("empty file: expected a header with columns " + ", ".join(REQUIRED_COLUMNS),
-                             file=path)
-        missing = [c for c in REQUIRED_COLUMNS if c not in cols]
-        if missing:
-            raise InputError(f"missing column {missing[0]!r} (expected {', '.join(REQUIRED_COLUMNS)})",
-                             file=path)
-        has_partition = "partition" in cols
-        rows: list[ImageRow] = []
-        first_row: dict[int, int] = {}
-        seen: dict[str, int] = {}
-        for i, rec in enumerate(reader, start=2):
-            try:
-                sid = int(str(rec["id"]).strip())
-            except ValueError:
-                raise InputError(f"id {rec['id']!r} is not an integer", file=path, row=i) from None
-            fn = (rec["file_name"] or "").strip()
-            if not fn:
-                raise InputError("empty file_name", file=path, row=i)
-            if fn in seen:
-                raise InputError(f"duplicate file_name {fn!r} (first at row {seen[fn]})", file=path, row=i)
-            seen[fn] = i
-            label = (rec["rank"] or "").strip()
-            try:
-                level = parse_label(label)
-            except ValueError as e:
-                raise InputError(str(e), file=path, row=i) from None
-            part = (rec.get("partition") or "").strip() if has_partition else ""
-            first_row.setdefault(sid, i)
-            rows.append(ImageRow(sid, fn, (rec["target_prompt"] or "").strip(),
-                                 (rec["image_source"] or "").strip(), label, level,
-                                 part or ts2_partition(sid)))
+        raise InputError(f"cannot read: {e.strerror or type(e).__name__}", file=path) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputError(f"not UTF-8 text (byte 0x{data[e.start]:02x}); save the file as UTF-8",
+                         file=path, row=line) from None
+
+
+def csv_records(path: str | os.PathLike, text: str, required: Sequence[str],
+                optional: Sequence[str] = ()) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line, record)`` for each data row of CSV ``text``, every row checked against the header.
+
+    ``line`` is the 1-based line of the row in the file (the header is line 1). Raises
+    :class:`InputError` for an empty file, a missing required column, a column named twice, and a row
+    with more or fewer fields than the header. Blank lines are skipped. Cells are stripped.
+    """
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if not header or not any(h.strip() for h in header):
+        raise InputError("empty file: expected a header with columns " + ", ".join(required), file=path)
+    cols = [h.strip() for h in header]
+    seen: dict[str, int] = {}
+    for j, c in enumerate(cols):
+        if c in seen:
+            raise InputError(f"column {c!r} appears twice in the header (columns {seen[c] + 1} and {j + 1})",
+                             file=path, row=1)
+        seen[c] = j
+    missing = [c for c in required if c not in seen]
+    if missing:
+        raise InputError(f"missing column {missing[0]!r} (expected {', '.join(required)})", file=path)
+    keep = [c for c in (*required, *optional) if c in seen]
+    prev = reader.line_num                      # physical lines read so far (a cell may span lines)
+    for fields in reader:
+        start, prev = prev + 1, reader.line_num
+        if not fields or (len(fields) == 1 and not fields[0].strip()):
+            continue
+        if len(fields) != len(cols):
+            raise InputError(f"{len(fields)} fields, but the header has {len(cols)} ({', '.join(cols)})",
+                             file=path, row=start)
+        yield start, {c: fields[seen[c]].strip() for c in keep}
+
+
+@dataclass
+class EdgeList:
+    """The rows of an ``edges.csv``: per SEG id, ``(parent, child, line)`` triples; ``path`` for messages."""
+
+    path: Path
+    by_seg: dict[int, list[tuple[str, str, int]]]
+
+
+def _read_edges(path: Path) -> EdgeList:
+    out: dict[int, list[tuple[str, str, int]]] = {}
+    for line, rec in csv_records(path, read_text_utf8(path), ("id", "parent", "child")):
+        try:
+            sid = int(rec["id"])
+        except ValueError:
+            raise InputError(f"id {rec['id']!r} is not an integer", file=path, row=line) from None
+        a, b = rec["parent"], rec["child"]
+        try:
+            problem = edge_problem(a, b)
+        except ValueError as e:
+            raise InputError(str(e), file=path, row=line) from None
+        if problem:
+            raise InputError(f"SEG {sid}: {problem}", file=path, row=line)
+        out.setdefault(sid, []).append((a, b, line))
+    return EdgeList(path, out)
+
+
+def _partition(value: str, sid: int, path: Path, line: int, unknown: dict[str, tuple[int, int]]) -> str:
+    """The canonical spelling of a partition cell (``synth`` -> ``Synth``); an unknown value is kept as a
+    partition of its own and reported once (``unknown`` collects value -> (SEG, line))."""
+    for p in PARTITIONS:
+        if value.lower() == p.lower():
+            return p
+    unknown.setdefault(value, (sid, line))
+    return value
+
+
+def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList | None = None) -> Dataset:
+    """Parse a TS2-style ``metadata.csv`` into a :class:`Dataset`, validating every row.
+
+    Row numbers in errors are 1-based file lines (the header is line 1). ``edges`` are the rows of the
+    dataset's ``edges.csv``: each must name a SEG and nodes that exist (:class:`InputError` naming
+    ``edges.csv`` and the row otherwise). A ``partition`` value other than Synth, Nat, Real (any case) is
+    kept as a partition of its own, with an :class:`~ts2viz.errors.InputWarning`.
+    """
+    path = Path(path)
+    text = read_text_utf8(path)
+    rows: list[ImageRow] = []
+    first_row: dict[int, int] = {}
+    seen: dict[str, int] = {}
+    seg_partition: dict[int, tuple[str, int]] = {}
+    unknown: dict[str, tuple[int, int]] = {}
+    for i, rec in csv_records(path, text, REQUIRED_COLUMNS, ("partition",)):
+        try:
+            sid = int(rec["id"])
+        except ValueError:
+            raise InputError(f"id {rec['id']!r} is not an integer", file=path, row=i) from None
+        fn = rec["file_name"]
+        if not fn:
+            raise InputError("empty file_name", file=path, row=i)
+        if fn in seen:
+            raise InputError(f"duplicate file_name {fn!r} (first at row {seen[fn]})", file=path, row=i)
+        seen[fn] = i
+        label = rec["rank"]
+        try:
+            level = parse_label(label)
+        except ValueError as e:
+            raise InputError(str(e), file=path, row=i) from None
+        part = rec.get("partition", "")
+        part = _partition(part, sid, path, i, unknown) if part else ts2_partition(sid)
+        if sid in seg_partition and seg_partition[sid][0] != part:
+            raise InputError(f"SEG {sid} is in partition {part!r} here but in {seg_partition[sid][0]!r} at row "
+                             f"{seg_partition[sid][1]}: a SEG belongs to one partition", file=path, row=i)
+        seg_partition.setdefault(sid, (part, i))
+        first_row.setdefault(sid, i)
+        rows.append(ImageRow(sid, fn, rec["target_prompt"], rec["image_source"], label, level, part))
     if not rows:
         raise InputError("no image rows below the header", file=path)
+    for value, (sid, line) in unknown.items():
+        n = sum(1 for p, _ in seg_partition.values() if p == value)
+        warn_input(f"partition {value!r} (SEG {sid}) is not one of {', '.join(PARTITIONS)}; its {n} SEG(s) "
+                   f"form a partition of their own", file=path, row=line)
 
     by_seg: dict[int, list[ImageRow]] = {}
     for r in rows:
         by_seg.setdefault(r.seg_id, []).append(r)
+    if edges is not None:
+        for sid, items in edges.by_seg.items():
+            if sid not in by_seg:
+                raise InputError(f"edge {items[0][0]}->{items[0][1]} is for SEG {sid}, which {path.name} does "
+                                 f"not have", file=edges.path, row=items[0][2])
+            labels = {r.label for r in by_seg[sid]}
+            for a, b, line in items:
+                for lbl in (a, b):
+                    if lbl not in labels:
+                        raise InputError(f"edge {a}->{b}: SEG {sid} has no node {lbl!r} (nodes: "
+                                         f"{', '.join(sorted(labels, key=label_sort_key))})",
+                                         file=edges.path, row=line)
     segs: dict[int, SEG] = {}
     for sid in sorted(by_seg):
         members = by_seg[sid]
@@ -350,16 +496,17 @@ def read_metadata(path: Path, *, name: str, root: Path | None,
         prompt = prompts.most_common(1)[0][0]
         if len(prompts) > 1 and name != "ts2":
             # The TS2 release itself has one such row (SEG 3); the SEG's prompt is the majority one.
-            warnings.warn(f"{path}: SEG {sid} has {len(prompts)} different prompts; using {prompt!r}",
-                          stacklevel=2)
+            warn_input(f"SEG {sid} has {len(prompts)} different prompts; using {prompt!r}", file=path,
+                       row=first_row[sid])
         if not any(r.level == 0 for r in members):
             raise InputError(f"SEG {sid} has no error-0 node (labels: "
                              f"{', '.join(sorted({r.label for r in members}))})", file=path, row=first_row[sid])
-        partition = members[0].partition
         # A SEG without rows in edges.csv keeps the implied edges.
-        seg_edges = edges.get(sid) if edges is not None else None
+        seg_edges = None
+        if edges is not None and sid in edges.by_seg:
+            seg_edges = [(a, b) for a, b, _ in edges.by_seg[sid]]
         try:
-            segs[sid] = build_seg(sid, prompt, partition,
+            segs[sid] = build_seg(sid, prompt, members[0].partition,
                                   ((r.file_name, r.image_source, r.label) for r in members),
                                   edges=seg_edges)
         except ValueError as e:

@@ -1,5 +1,16 @@
-"""Errors that carry a one-line, user-facing explanation of bad input."""
+"""Errors and warnings that carry a one-line, user-facing explanation of bad input."""
 from __future__ import annotations
+
+import warnings
+
+
+def _where(file: object, row: int | None) -> str:
+    parts = []
+    if file is not None and str(file):
+        parts.append(str(file))
+    if row is not None:
+        parts.append(f"row {row}")
+    return ", ".join(parts) + ": " if parts else ""
 
 
 class InputError(ValueError):
@@ -12,10 +23,14 @@ class InputError(ValueError):
         self.problem = problem
         self.file = None if file is None else str(file)
         self.row = row
-        where = []
-        if self.file:
-            where.append(self.file)
-        if row is not None:
-            where.append(f"row {row}")
-        prefix = ": ".join([", ".join(where)]) + ": " if where else ""
-        super().__init__(prefix + problem)
+        super().__init__(_where(self.file, row) + problem)
+
+
+class InputWarning(UserWarning):
+    """Input that is accepted, but not as the user may think: scores treated as missing, partial coverage,
+    a partition of its own. The CLI prints each as one line ``ts2viz: warning: ...``."""
+
+
+def warn_input(problem: str, *, file: object = None, row: int | None = None, stacklevel: int = 2) -> None:
+    """Issue an :class:`InputWarning` worded like an :class:`InputError` (file, row, problem; one line)."""
+    warnings.warn(_where(file, row) + problem, InputWarning, stacklevel=stacklevel + 1)

@@ -11,17 +11,16 @@ faithful unless a metric is declared lower-is-better: in a CSV by a first line
 """
 from __future__ import annotations
 
-import io
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from .atomic import atomic_path
-from .errors import InputError
+from .errors import InputError, warn_input
 from .paths import bundled_data_dir
 
 IGNORED_COLUMNS = frozenset({"id", "seg_id", "target_prompt", "prompt", "image_source", "rank",
@@ -46,6 +45,12 @@ class Scores:
 
     def __post_init__(self) -> None:
         self.values = np.asarray(self.values, dtype=np.float64).reshape(len(self.file_names), len(self.metrics))
+        if len(set(self.metrics)) != len(self.metrics):
+            dup = next(m for m in self.metrics if self.metrics.count(m) > 1)
+            raise InputError(f"metric {dup!r} appears twice", file=self.source or None)
+        if np.isinf(self.values).any():
+            self.values = self.values.copy()    # not the caller's array
+            drop_non_finite(self.values, self.metrics, self.source, lambda i: f"image {self.file_names[i]!r}")
         self._index = {f: i for i, f in enumerate(self.file_names)}
 
     def column(self, metric: str) -> np.ndarray:
@@ -72,6 +77,8 @@ class Scores:
         idx = np.array([self._index.get(f, -1) for f in file_names], dtype=np.int64)
         ok = idx >= 0
         out[ok] = self.values[np.ix_(idx[ok], cols)]
+        # values may have been changed in place since construction: no inf leaves this table
+        drop_non_finite(out, metrics, self.source, lambda i: f"image {file_names[i]!r}")
         if oriented:
             flip = np.array([m in self.lower_is_better for m in metrics])
             out[:, flip] *= -1.0
@@ -88,6 +95,70 @@ class Scores:
         df = pd.DataFrame(self.values, columns=self.metrics)
         df.insert(0, "file_name", self.file_names)
         return df
+
+
+@dataclass
+class Coverage:
+    """How many of a dataset's images one metric's scores cover, in total and per SEG.
+
+    A score counts when it is finite (NaN, an empty cell or an image absent from the table is none).
+    """
+
+    metric: str
+    seg_ids: list[int]
+    seg_images: np.ndarray      # (S,) images per SEG
+    seg_scored: np.ndarray      # (S,) of them with a score
+
+    @property
+    def n_images(self) -> int:
+        return int(self.seg_images.sum())
+
+    @property
+    def n_scored(self) -> int:
+        return int(self.seg_scored.sum())
+
+    @property
+    def complete(self) -> bool:
+        return self.n_scored == self.n_images
+
+    @property
+    def partial_segs(self) -> list[int]:
+        """SEGs with some but not all images scored."""
+        return [s for s, n, k in zip(self.seg_ids, self.seg_images, self.seg_scored) if 0 < k < n]
+
+    @property
+    def unscored_segs(self) -> list[int]:
+        """SEGs without any scored image."""
+        return [s for s, k in zip(self.seg_ids, self.seg_scored) if k == 0]
+
+    def describe(self) -> str:
+        """One line: ``metric 'm' has scores for 5 of 14 images (SEGs 0, 1 partly; SEG 2 not at all)``."""
+        def ids(xs: list[int]) -> str:
+            head = ", ".join(map(str, xs[:6]))
+            return ("SEG " if len(xs) == 1 else "SEGs ") + head + (f" and {len(xs) - 6} more" if len(xs) > 6 else "")
+
+        parts = []
+        if self.partial_segs:
+            parts.append(f"{len(self.partial_segs)} of {len(self.seg_ids)} SEGs partly scored ({ids(self.partial_segs)})")
+        if self.unscored_segs:
+            parts.append(f"{len(self.unscored_segs)} of {len(self.seg_ids)} SEGs not scored at all "
+                         f"({ids(self.unscored_segs)})")
+        text = f"metric {self.metric!r} has scores for {self.n_scored} of {self.n_images} images"
+        return text + (": " + "; ".join(parts) if parts else "")
+
+
+def coverage(scores: Scores, dataset, metrics: Sequence[str] | None = None,
+             seg_ids: Sequence[int] | None = None) -> list[Coverage]:
+    """Per metric, how many images of ``dataset`` (of ``seg_ids``, default all SEGs) have a finite score."""
+    metrics = list(scores.metrics if metrics is None else metrics)
+    ids = list(dataset.segs) if seg_ids is None else [int(s) for s in seg_ids]
+    names = [img.file_name for sid in ids for node in dataset[sid].nodes for img in node.images]
+    sizes = np.array([dataset[sid].n_images for sid in ids], dtype=np.int64)
+    ok = np.isfinite(scores.aligned(names, metrics, oriented=False)) if names else np.zeros((0, len(metrics)), bool)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(ids) else np.zeros(0, np.int64)
+    per_seg = np.add.reduceat(ok.astype(np.int64), starts, axis=0) if len(ids) else np.zeros((0, len(metrics)))
+    per_seg[sizes == 0] = 0
+    return [Coverage(m, ids, sizes, per_seg[:, j].astype(np.int64)) for j, m in enumerate(metrics)]
 
 
 def merge(tables: Iterable[Scores]) -> Scores:
@@ -120,6 +191,10 @@ def merge(tables: Iterable[Scores]) -> Scores:
 
 # -- reading ---------------------------------------------------------------------------------------
 
+#: cells read as "no score"
+NA_STRINGS = ("", "nan", "NaN", "NA", "None", "null")
+
+
 def _parse_header_line(line: str) -> set[str]:
     out: set[str] = set()
     for part in line[len(HEADER_PREFIX):].split(";"):
@@ -129,104 +204,251 @@ def _parse_header_line(line: str) -> set[str]:
     return out
 
 
+@dataclass
+class _Table:
+    """What a reader hands back: file names, metric columns, values, declared lower-is-better metrics,
+    and a function giving the file's row (line) of a data row index, for messages."""
+
+    names: list[str]
+    metrics: list[str]
+    values: np.ndarray
+    lib: set[str]
+    row_of: Callable[[int], int]
+
+
 def read_scores(path: str | os.PathLike, *, dataset=None,
                 lower_is_better: Iterable[str] = (), metrics: Sequence[str] | None = None) -> Scores:
     """Read a scores file (CSV or Parquet) and validate it.
 
+    Only the ``file_name`` column and the metric columns asked for are read (all metric columns when
+    ``metrics`` is None), with pyarrow's CSV reader, so memory is about the size of those columns, not
+    of the file.
+
     Parameters
     ----------
-    path : CSV (``.csv``) or Parquet (``.parquet``/``.pq``) file.
+    path : CSV (``.csv``, UTF-8, a byte-order mark allowed) or Parquet (``.parquet``/``.pq``) file.
     dataset : if given, every ``file_name`` must belong to it.
     lower_is_better : metric names to treat as lower-is-better, in addition to those the file declares.
     metrics : keep only these metric columns (each must exist).
 
+    Returns
+    -------
+    :class:`Scores`. NaN policy: an empty cell (or ``nan``, ``NA``, ``None``, ``null``) is no score. A
+    non-finite number (``inf``, ``-inf``, or one too large for float64 such as ``1e999``) is also treated
+    as no score, with one :class:`~ts2viz.errors.InputWarning` counting them per column and naming the
+    first row. A metric column without any score gets a warning too.
+
     Raises
     ------
     InputError naming the file, the row (1-based file line for CSV, data row for Parquet) and the
-    problem: empty file, no ``file_name`` column, unknown or duplicate ``file_name``, no metric
-    column, a missing requested metric, a non-numeric cell.
+    problem: not UTF-8, empty file, no ``file_name`` column, a column named twice, a row with more or
+    fewer fields than the header, unknown or duplicate ``file_name``, no metric column, a missing
+    requested metric, a non-numeric cell.
     """
-    import pandas as pd
-
     path = Path(path)
     if not path.is_file():
         raise InputError("no such scores file", file=path)
-    lib: set[str] = set(lower_is_better)
-    parquet = path.suffix.lower() in (".parquet", ".pq")
-    row_offset = 2  # CSV: header is line 1
-    if parquet:
-        try:
-            import pyarrow.parquet as pq
-
-            table = pq.read_table(path)
-        except Exception as e:
-            raise InputError(f"not a readable Parquet file ({type(e).__name__})", file=path) from None
-        meta = table.schema.metadata or {}
-        if PARQUET_KEY in meta:
-            lib |= {m for m in meta[PARQUET_KEY].decode().split(",") if m}
-        df = table.to_pandas()
-        row_offset = 1
+    if path.suffix.lower() in (".parquet", ".pq"):
+        t = _read_parquet(path, metrics)
     else:
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as e:
-            raise InputError(f"cannot read as UTF-8 text ({type(e).__name__})", file=path) from None
-        if not text.strip():
-            raise InputError("empty file: expected a header with a file_name column", file=path)
-        if text.startswith(HEADER_PREFIX):
-            first, _, text = text.partition("\n")
-            lib |= _parse_header_line(first)
-            row_offset = 3
-            if not text.strip():
-                raise InputError("empty file: expected a header with a file_name column", file=path)
-        try:
-            df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-        except Exception as e:
-            raise InputError(f"not a readable CSV file ({type(e).__name__}: {e})", file=path) from None
-    if "file_name" not in df.columns:
-        raise InputError(f"no file_name column (columns: {', '.join(map(str, df.columns))})", file=path)
-    if len(df) == 0:
-        raise InputError("no rows below the header", file=path)
-    names = [str(x).strip() for x in df["file_name"].tolist()]
+        t = _read_csv(path, metrics)
+    lib = set(lower_is_better) | t.lib
     seen: dict[str, int] = {}
-    for i, f in enumerate(names):
+    for i, f in enumerate(t.names):
         if not f:
-            raise InputError("empty file_name", file=path, row=i + row_offset)
+            raise InputError("empty file_name", file=path, row=t.row_of(i))
         if f in seen:
-            raise InputError(f"duplicate file_name {f!r} (first at row {seen[f]})", file=path,
-                             row=i + row_offset)
-        seen[f] = i + row_offset
+            raise InputError(f"duplicate file_name {f!r} (first at row {t.row_of(seen[f])})", file=path,
+                             row=t.row_of(i))
+        seen[f] = i
         if dataset is not None and not dataset.has_image(f):
             raise InputError(f"unknown file_name {f!r}: not an image of dataset {dataset.name}",
-                             file=path, row=i + row_offset)
-    cols = [c for c in df.columns if c != "file_name" and str(c) not in IGNORED_COLUMNS]
+                             file=path, row=t.row_of(i))
+    drop_non_finite(t.values, t.metrics, path, lambda i: f"row {t.row_of(i)}")
+    for j, m in enumerate(t.metrics):
+        if len(t.values) and np.isnan(t.values[:, j]).all():
+            warn_input(f"metric column {m!r} has no scores (every cell is empty or not finite)", file=path)
+    return Scores(t.names, t.metrics, t.values, {m for m in lib if m in t.metrics}, source=str(path))
+
+
+def _metric_columns(columns: Sequence[str], path: Path, metrics: Sequence[str] | None, header_row) -> list[str]:
+    """The metric columns to read, after checking the header: a file_name column, no name twice."""
+    seen: dict[str, int] = {}
+    for j, c in enumerate(columns):
+        if c in seen:
+            raise InputError(f"column {c!r} appears twice in the header (columns {seen[c] + 1} and {j + 1}); "
+                             f"give each metric a name of its own", file=path, row=header_row)
+        seen[c] = j
+    if "file_name" not in seen:
+        raise InputError(f"no file_name column (columns: {', '.join(map(str, columns))})", file=path)
+    # (pandas stores a non-default index in Parquet as "__index_level_0__": not a metric)
+    cols = [c for c in columns if c != "file_name" and c not in IGNORED_COLUMNS and not c.startswith("__index_level_")]
     if metrics is not None:
         for m in metrics:
             if m not in cols:
-                raise InputError(f"missing metric column {m!r} (have: {', '.join(map(str, cols)) or 'none'})",
-                                 file=path)
-        cols = [c for c in cols if c in set(metrics)]
+                raise InputError(f"missing metric column {m!r} (have: {', '.join(cols) or 'none'})", file=path)
+        want = set(metrics)
+        cols = [c for c in cols if c in want]
     if not cols:
-        raise InputError("no metric columns: expected file_name plus one numeric column per metric",
-                         file=path)
-    values = np.empty((len(df), len(cols)))
+        raise InputError("no metric columns: expected file_name plus one numeric column per metric", file=path)
+    return cols
+
+
+def _read_parquet(path: Path, metrics: Sequence[str] | None) -> _Table:
+    try:
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(path)
+    except Exception as e:
+        raise InputError(f"not a readable Parquet file ({type(e).__name__})", file=path) from None
+    lib: set[str] = set()
+    meta = schema.metadata or {}
+    if PARQUET_KEY in meta:
+        lib = {m for m in meta[PARQUET_KEY].decode(errors="replace").split(",") if m}
+    cols = _metric_columns([str(n) for n in schema.names], path, metrics, None)
+    try:
+        table = pq.read_table(path, columns=["file_name", *cols])
+    except Exception as e:
+        raise InputError(f"not a readable Parquet file ({type(e).__name__})", file=path) from None
+    if table.num_rows == 0:
+        raise InputError("no rows", file=path)
+    names = ["" if v is None else str(v).strip() for v in table.column("file_name").to_pylist()]
+    values = np.empty((table.num_rows, len(cols)))
     for j, c in enumerate(cols):
-        values[:, j] = _to_float(df[c], path=path, column=str(c), row_offset=row_offset)
-    return Scores(names, [str(c) for c in cols], values, {m for m in lib if m in cols}, source=str(path))
+        values[:, j] = _to_float(table.column(c).to_pandas(), path=path, column=c, row_of=lambda i: i + 1)
+    return _Table(names, cols, values, lib, lambda i: i + 1)
 
 
-def _to_float(series, *, path: Path, column: str, row_offset: int) -> np.ndarray:
+def _read_csv(path: Path, metrics: Sequence[str] | None) -> _Table:
+    import csv
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from .dataset import read_text_utf8
+
+    # The header (and the optional "# ts2viz-scores" line above it), read as text.
+    with open(path, "rb") as fh:
+        first = fh.readline(1 << 20)
+        second = fh.readline(1 << 20) if first.lstrip(b"\xef\xbb\xbf").startswith(HEADER_PREFIX.encode()) else None
+    try:
+        lines = [ln.decode("utf-8-sig") for ln in (first, second) if ln is not None]
+    except UnicodeDecodeError:
+        read_text_utf8(path)    # raises the error naming the line of the first bad byte
+        raise
+    lib: set[str] = set()
+    header_row = 1
+    if second is not None:
+        lib = _parse_header_line(lines[0].strip())
+        header_row = 2
+    header_text = lines[-1] if lines else ""
+    if not header_text.strip():
+        raise InputError("empty file: expected a header with a file_name column", file=path)
+    columns = next(csv.reader([header_text.rstrip("\r\n")]))
+    cols = _metric_columns(columns, path, metrics, header_row)
+
+    bad_rows: list = []
+
+    def invalid_row(row) -> str:
+        bad_rows.append(row)
+        return "skip"
+
+    def read(types) -> "pa.Table":
+        return pacsv.read_csv(
+            path,
+            read_options=pacsv.ReadOptions(skip_rows=header_row, column_names=columns, use_threads=False,
+                                           block_size=1 << 22),
+            parse_options=pacsv.ParseOptions(invalid_row_handler=invalid_row),
+            convert_options=pacsv.ConvertOptions(include_columns=["file_name", *cols], column_types=types,
+                                                 null_values=list(NA_STRINGS), strings_can_be_null=False,
+                                                 quoted_strings_can_be_null=True))
+
+    row_of = _csv_row_counter(path, header_row)
+    strings = {c: pa.string() for c in ["file_name", *cols]}
+    try:
+        try:
+            table = read({**strings, **{c: pa.float64() for c in cols}})
+            fast = True
+        except pa.ArrowInvalid:
+            # A cell that is not a number (or not UTF-8): read as text and find it for the message.
+            bad_rows.clear()
+            table = read(strings)
+            fast = False
+    except pa.ArrowInvalid:
+        read_text_utf8(path)    # not UTF-8: raises naming the line
+        raise InputError("not a readable CSV file", file=path) from None
+    if bad_rows:
+        line, n = _first_ragged_row(path, header_row, len(columns))
+        raise InputError(f"{n} fields, but the header has {len(columns)} ({', '.join(columns)})",
+                         file=path, row=line)
+    if table.num_rows == 0:
+        raise InputError("no rows below the header", file=path)
+    names = [s.strip() for s in table.column("file_name").to_pylist()]
+    values = np.empty((table.num_rows, len(cols)))
+    for j, c in enumerate(cols):
+        col = table.column(c)
+        if fast:
+            values[:, j] = col.to_numpy(zero_copy_only=False)
+        else:
+            values[:, j] = _to_float(col.to_pandas(), path=path, column=c, row_of=row_of)
+    return _Table(names, cols, values, lib, row_of)
+
+
+def _csv_row_counter(path: Path, header_row: int):
+    """A function mapping a data row index to its 1-based line in the CSV file.
+
+    The reader skips blank lines and a quoted cell may span lines, so the line is found by scanning the
+    file, only when a message needs it (then once, for all rows).
+    """
+    cache: list[list[int]] = []
+
+    def row_of(i: int) -> int:
+        if not cache:
+            import csv
+
+            starts = []
+            with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
+                reader = csv.reader(f)
+                prev = 0
+                for k, fields in enumerate(reader):
+                    start, prev = prev + 1, reader.line_num
+                    if k >= header_row and fields and any(x.strip() for x in fields):
+                        starts.append(start)
+            cache.append(starts)
+        starts = cache[0]
+        return starts[i] if i < len(starts) else i + header_row + 1
+
+    return row_of
+
+
+def _first_ragged_row(path: Path, header_row: int, n_cols: int) -> tuple[int, int]:
+    """(line, number of fields) of the first data row whose field count differs from the header's."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
+        reader = csv.reader(f)
+        prev = 0
+        for k, fields in enumerate(reader):
+            start, prev = prev + 1, reader.line_num
+            if k >= header_row and fields and len(fields) != n_cols:
+                return start, len(fields)
+    return header_row + 1, n_cols  # pragma: no cover - pyarrow found one
+
+
+def _to_float(series, *, path: Path, column: str, row_of) -> np.ndarray:
     import pandas as pd
 
     if pd.api.types.is_numeric_dtype(series.dtype):
         return series.to_numpy(dtype=np.float64, na_value=np.nan)
     raw = series.astype(str).str.strip()
-    raw = raw.mask(raw.isin(["", "nan", "NaN", "NA", "None", "null"]), None)
+    raw = raw.mask(raw.isin(list(NA_STRINGS)) | series.isna(), None)
     num = pd.to_numeric(raw, errors="coerce")
     bad = num.isna() & raw.notna()
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"column {column!r}: {raw.iloc[i]!r} is not a number", file=path, row=i + row_offset)
+        cell = str(raw.iloc[i])
+        cell = cell if len(cell) <= 40 else cell[:37] + "..."
+        raise InputError(f"column {column!r}: {cell!r} is not a number", file=path, row=row_of(i))
     return num.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
@@ -255,23 +477,60 @@ def bundled_scores(dsg: str | None = None) -> Scores:
     return scores
 
 
+def drop_non_finite(values: np.ndarray, metrics: Sequence[str], source: object = None,
+                    where: Callable[[int], str] | None = None) -> int:
+    """Set the inf/-inf entries of ``values`` (rows x ``metrics``, in place) to NaN; return how many.
+
+    This is the one rule for non-finite scores, wherever they enter (a scores file, a :class:`Scores`
+    built in code, a metric's output): they count as no score, with one
+    :class:`~ts2viz.errors.InputWarning` that counts them per metric and names the first (``where(i)``
+    describes row ``i``, e.g. ``"row 5"``). Left in, an inf would rank as the best or worst possible
+    score in ord and sep while the mean gaps silently dropped it.
+    """
+    bad = np.isinf(values)
+    n = int(bad.sum())
+    if not n:
+        return 0
+    parts = []
+    for j in np.flatnonzero(bad.any(axis=0)):
+        col = bad[:, j]
+        first = int(np.flatnonzero(col)[0])
+        parts.append(f"{metrics[j]!r} {int(col.sum())} (first at {where(first) if where else f'row index {first}'})")
+    values[bad] = np.nan
+    warn_input(f"{n} non-finite score(s) (inf, -inf, or too large for float64) treated as missing: "
+               + ", ".join(parts), file=source or None, stacklevel=3)
+    return n
+
+
+
+
 # -- writing ---------------------------------------------------------------------------------------
 
-def write_scores(scores: Scores, path: str | os.PathLike) -> None:
-    """Write ``scores`` atomically as CSV or Parquet (by suffix), recording lower-is-better metrics."""
+def write_scores(scores: Scores, path) -> None:
+    """Write ``scores`` atomically as CSV or Parquet (by suffix), recording lower-is-better metrics.
+
+    ``path`` may also be an open text stream (``sys.stdout``): CSV is written to it.
+    """
+    if hasattr(path, "write"):
+        _write_csv(scores, path)
+        return
     path = Path(path)
-    df = scores.to_frame()
-    lib = ",".join(m for m in scores.metrics if m in scores.lower_is_better)
     with atomic_path(path) as tmp:
         if path.suffix.lower() in (".parquet", ".pq"):
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            table = pa.Table.from_pandas(df, preserve_index=False)
+            lib = ",".join(m for m in scores.metrics if m in scores.lower_is_better)
+            table = pa.Table.from_pandas(scores.to_frame(), preserve_index=False)
             table = table.replace_schema_metadata({**(table.schema.metadata or {}), PARQUET_KEY: lib.encode()})
             pq.write_table(table, tmp)
         else:
             with open(tmp, "w", encoding="utf-8", newline="") as f:
-                if lib:
-                    f.write(f"{HEADER_PREFIX} lower_is_better={lib}\n")
-                df.to_csv(f, index=False, float_format="%.10g")
+                _write_csv(scores, f)
+
+
+def _write_csv(scores: Scores, f) -> None:
+    lib = ",".join(m for m in scores.metrics if m in scores.lower_is_better)
+    if lib:
+        f.write(f"{HEADER_PREFIX} lower_is_better={lib}\n")
+    scores.to_frame().to_csv(f, index=False, float_format="%.10g", lineterminator="\n")

@@ -28,6 +28,21 @@ def parse_label(label: str) -> int:
     return int(m.group(1))
 
 
+def edge_problem(parent: str, child: str) -> str | None:
+    """Why ``parent -> child`` cannot be an edge of a SEG, or ``None`` if it can.
+
+    An edge must go from a lower to a higher error level. That rules out self-loops, edges within a
+    level and edges back to a lower level, and with them every cycle, so walks always end.
+    """
+    lp, lc = parse_label(parent), parse_label(child)
+    if parent == child:
+        return f"edge {parent}->{child} is a self-loop; an edge must go from a lower to a higher error level"
+    if lp >= lc:
+        return (f"edge {parent}->{child} goes from error level {lp} to level {lc}; an edge must go from a "
+                f"lower to a higher error level")
+    return None
+
+
 def label_sort_key(label: str) -> tuple[int, str]:
     return parse_label(label), str(label)
 
@@ -83,6 +98,9 @@ class SEG:
             for a, b in self.edges:
                 if a not in self._by_label or b not in self._by_label:
                     raise ValueError(f"SEG {self.id}: edge {a}->{b} names a node that does not exist")
+                problem = edge_problem(a, b)
+                if problem:
+                    raise ValueError(f"SEG {self.id}: {problem}")
 
     def memo(self, key: Hashable, build: Callable[[], T]) -> T:
         """A structure derived from this SEG, built once per key and kept with the SEG.
@@ -141,8 +159,9 @@ class SEG:
 
         ``repeat_root=True`` is how the published TS2 numbers were computed (policy ``paper``): the
         level-0 step is taken twice, so each walk is (error-0 node, error-0 node, level-1 node, ...):
-        the root's images enter every walk twice, and in a SEG with several error-0 nodes two of them
-        can share a walk.
+        the root's images enter every walk twice, and in a SEG with several error-0 nodes and implied
+        edges two of them can share a walk (explicit edges never join two error-0 nodes: an edge goes
+        from a lower to a higher error level).
         """
         roots = [n.label for n in self.nodes_at(0)]
         out: list[tuple[str, ...]] = []

@@ -3,8 +3,9 @@ over a SEG dataset, and how sure they are (bootstrap intervals, paired tests).""
 from __future__ import annotations
 
 import argparse
+import sys
 
-from ..errors import InputError
+from ..errors import InputError, warn_input
 from ..policy import MODES, rules_help
 
 METAMETRICS_COLUMNS = ["seg_id", "partition", "metric", "ord", "sep", "delta", "kendall", "signed_sep", "n_walks"]
@@ -35,48 +36,114 @@ def _add_eval_options(p: argparse.ArgumentParser, metrics: bool = True) -> None:
 
 
 def load_inputs(args: argparse.Namespace):
-    """Dataset, merged scores and metric list from the common options."""
-    from ..dataset import load_dataset
+    """Dataset, merged scores, metric list and SEG ids from the common options (all validated)."""
+    from ..dataset import load_dataset, parse_seg_ids
     from ..scores import bundled_scores, merge, read_scores
 
     ds = load_dataset(args.dataset)
+    seg_ids = parse_seg_ids(args.seg, ds)
     lib = {m.strip() for item in args.lower_is_better for m in item.split(",") if m.strip()}
+    metrics = None
+    if args.metrics:
+        metrics = list(dict.fromkeys(m.strip() for m in args.metrics.split(",") if m.strip()))
     if args.scores and args.dsg:
         raise InputError("--dsg applies to the bundled TS2 scores only (it recomputes their DSG columns); "
                          "drop it when giving --scores")
     if args.scores:
-        tables = [read_scores(p, dataset=ds, lower_is_better=lib) for p in args.scores]
+        # With --metrics, a file is read for the metrics it has among them only (a file with none of
+        # them is skipped), so a wide scores file costs the memory of the columns asked for.
+        headers = {p: scores_columns(p) for p in args.scores}
+        available = set().union(*map(set, headers.values()))
+        tables = []
+        for p in args.scores:
+            want = None
+            if metrics is not None:
+                want = [m for m in metrics if m in headers[p]]
+                if not want:
+                    if len(args.scores) > 1 and headers[p]:
+                        continue
+                    want = metrics    # the reader names the missing column (or the file's problem)
+            tables.append(read_scores(p, dataset=ds, lower_is_better=lib, metrics=want))
+        if not tables:
+            raise InputError(f"--metrics: none of {', '.join(metrics)} is in the scores files")
         scores = merge(tables)
     else:
         if args.dataset != "ts2":
             raise InputError("--scores is required with a dataset other than the bundled 'ts2'")
         scores = bundled_scores(dsg=args.dsg)
+        available = set(scores.metrics)
         scores.lower_is_better |= {m for m in lib if m in scores.metrics}
-    unknown = lib - set(scores.metrics)
+    unknown = lib - available
     if unknown:
         raise InputError(f"--lower-is-better names a metric not in the scores: {sorted(unknown)[0]!r}")
-    metrics = None
-    if args.metrics:
-        metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    if metrics is not None:
         for m in metrics:
             if m not in scores.metrics:
                 raise InputError(f"--metrics: no metric {m!r} in the scores (have: {', '.join(scores.metrics)})")
-    return ds, scores, metrics
+    return ds, scores, metrics, seg_ids
 
 
-def _compute(args):
-    from ..dataset import parse_seg_ids
+def scores_columns(path) -> list[str]:
+    """The column names of a scores file, from its header only (empty if it cannot be read: the reader
+    then reports the problem)."""
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        if p.suffix.lower() in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            return [str(n) for n in pq.read_schema(p).names]
+        import csv
+
+        with open(p, encoding="utf-8-sig", errors="replace", newline="") as f:
+            first = f.readline()
+            if first.startswith("# ts2viz-scores"):
+                first = f.readline()
+        return next(csv.reader([first]), [])
+    except Exception:  # noqa: BLE001 - read_scores gives the one-line error
+        return []
+
+
+def _compute(args, averaged_only: bool):
+    """Meta-metrics and coverage; warns about metrics scored on part of the SEGs' images only.
+
+    ``averaged_only``: count coverage over the SEGs that enter the averages (the leaderboard), not over
+    every evaluated SEG (the per-SEG table).
+    """
     from ..metametrics import compute
     from ..policy import resolve_policy
+    from ..scores import coverage
 
-    ds, scores, metrics = load_inputs(args)
+    ds, scores, metrics, seg_ids = load_inputs(args)
     policy = resolve_policy(args.mode, args.policy)
-    return compute(ds, scores, metrics, policy=policy, seg_ids=parse_seg_ids(args.seg))
+    mm = compute(ds, scores, metrics, policy=policy, seg_ids=seg_ids)
+    ids = [s for s in mm.seg_ids if not (averaged_only and s in mm.excluded)]
+    cov = coverage(scores, ds, mm.metrics, ids)
+    for c in cov:
+        if c.n_scored == 0:
+            warn_input(f"metric {c.metric!r} has no scores for any image of the evaluated SEGs; its results "
+                       f"are empty")
+        elif not c.complete:
+            warn_input(c.describe() + "; its ord and sep use the scored images only")
+    return mm, cov
+
+
+def check_out(path: str | None) -> None:
+    """Fail before any work when ``--out`` cannot be written (``-`` is stdout)."""
+    from ..atomic import check_writable
+
+    if path and path != "-":
+        check_writable(path)
 
 
 def _write_csv(df, path: str) -> None:
     from ..atomic import atomic_path
 
+    if path == "-":
+        df.to_csv(sys.stdout, index=False, float_format="%.6f", lineterminator="\n")
+        sys.stdout.flush()
+        return
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False, float_format="%.6f")
 
@@ -84,21 +151,33 @@ def _write_csv(df, path: str) -> None:
 GROUPS = ("avg", "synth", "nat", "real")   # the CSV always has these columns (NaN if absent)
 
 
+def leaderboard_groups(partitions) -> list[str]:
+    """The leaderboard's groups: the average and TS2's three partitions always, then any others."""
+    from ..metametrics import ordered_partitions
+
+    return list(GROUPS) + [p.lower() for p in ordered_partitions(partitions) if p not in ("Synth", "Nat", "Real")]
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from ..uncertainty import bootstrap, leaderboard_table, rank_intervals
 
+    check_out(args.out)
     stats = _parse_stats(args.stats)
     settings = _bootstrap_settings(args)      # validated even without --ci
-    mm = _compute(args)
+    mm, cov = _compute(args, averaged_only=True)
     boot = ranks = None
     if args.ci:
         boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence,
                          seed=settings.seed)
         ranks = rank_intervals(mm, "ord_avg", boot=boot)
-    lb = leaderboard_table(mm, stats, groups=GROUPS, boot=boot, ranks=ranks)
+    groups = leaderboard_groups(mm.partitions)
+    lb = leaderboard_table(mm, stats, groups=groups, boot=boot, ranks=ranks)
+    if args.out == "-":
+        _write_csv(lb, "-")
+        return 0
     if args.out:
         _write_csv(lb, args.out)
-    print(format_leaderboard(lb, mm, stats, boot))
+    print(format_leaderboard(lb, mm, stats, boot, groups, {c.metric: c for c in cov}))
     if not args.scores:
         from ..qa_records import BUNDLED_DSG_ACCUMULATION
 
@@ -150,14 +229,22 @@ def _cell(value: float, stat: str) -> str:
     return f"{value:.3f}" if stat == "delta" else f"{100 * value:.1f}"
 
 
-def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None) -> str:
+def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None, groups=GROUPS, cov: dict | None = None) -> str:
     """Plain-text table (x100, as in the paper; delta in score units), sorted by ord_avg; with
-    ``boot``, each value is followed by its interval and a rank column ends each row."""
+    ``boot``, each value is followed by its interval and a rank column ends each row. A metric without
+    any score in the evaluated SEGs (``cov``, from :func:`ts2viz.scores.coverage`) gets a note instead
+    of a row of dashes."""
     ord_avg = dict(zip(mm.metrics, mm.averages()["ord_avg"]))           # the order even when ord is hidden
     lb = lb.assign(_order=lb["metric"].map(ord_avg)).sort_values("_order", ascending=False, na_position="last")
-    cols = [(f"{s}_{g}", s, _label(s, g)) for g in GROUPS for s in stats]
+    cols = [(f"{s}_{g}", s, _label(s, g)) for g in groups for s in stats]
     rows = []
+    empty = {}
     for _, row in lb.iterrows():
+        c = (cov or {}).get(row["metric"])
+        if c is not None and c.n_scored == 0:
+            empty[str(row["metric"])] = f"(no scores for any of the {c.n_images} images)"
+            rows.append((str(row["metric"]), None))
+            continue
         cells = []
         for c, s, _ in cols:
             text = _cell(row[c], s)
@@ -169,15 +256,22 @@ def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None) -> str:
             cells.append("-" if r != r else f"{r:.0f} [{row['rank_lo']:.0f}, {row['rank_hi']:.0f}]")
         rows.append((str(row["metric"]), cells))
     heads = [h for _, _, h in cols] + (["Rank"] if boot is not None else [])
-    widths = [max([8, len(h)] + [len(cells[k]) for _, cells in rows]) for k, h in enumerate(heads)]
+    widths = [max([8, len(h)] + [len(cells[k]) for _, cells in rows if cells is not None])
+              for k, h in enumerate(heads)]
     width = max(len("Metric"), *(len(m) for m, _ in rows)) if rows else len("Metric")
     lines = [f"{'Metric':<{width}}  " + "  ".join(f"{h:>{w}}" for h, w in zip(heads, widths))]
     lines.append("-" * len(lines[0]))
     for metric, cells in rows:
+        if cells is None:
+            lines.append(f"{metric:<{width}}  {empty[metric]}")
+            continue
         lines.append(f"{metric:<{width}}  " + "  ".join(f"{v:>{w}}" for v, w in zip(cells, widths)))
     note = f"mode={mm.mode}; {len(mm.seg_ids) - len(mm.excluded)} SEGs averaged"
     if mm.excluded:
         note += f" (SEG {', '.join(map(str, mm.excluded))} left out, as in the published numbers)"
+    partial = [c for c in (cov or {}).values() if 0 < c.n_scored < c.n_images]
+    if partial:
+        note += f"; {len(partial)} metric(s) scored on part of the images only (see the warnings)"
     lines.append(note)
     if "delta" in stats:
         lines.append("delta columns are in score units (not x100)")
@@ -190,20 +284,18 @@ def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None) -> str:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ..dataset import parse_seg_ids
     from ..metametrics import compute
     from ..policy import resolve_policy
     from ..uncertainty import bootstrap, compare
 
     settings = _bootstrap_settings(args)
-    ds, scores, _ = load_inputs(args)
+    ds, scores, _, seg_ids = load_inputs(args)
     for m in (args.a, args.b):
         if m not in scores.metrics:
             raise InputError(f"compare: no metric {m!r} in the scores (have: {', '.join(scores.metrics)})")
     if args.a == args.b:
         raise InputError(f"compare: name two different metrics (got {args.a!r} twice)")
-    mm = compute(ds, scores, [args.a, args.b], policy=resolve_policy(args.mode, args.policy),
-                 seg_ids=parse_seg_ids(args.seg))
+    mm = compute(ds, scores, [args.a, args.b], policy=resolve_policy(args.mode, args.policy), seg_ids=seg_ids)
     boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed)
     print(format_comparison(compare(mm, args.a, args.b, boot=boot), mm))
     return 0
@@ -212,9 +304,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_significance(args: argparse.Namespace) -> int:
     from ..uncertainty import bootstrap, cell_names, pairwise, rank_intervals
 
+    check_out(args.out)
     settings = _bootstrap_settings(args)
     alpha = _alpha(args.alpha)
-    mm = _compute(args)
+    mm, _ = _compute(args, averaged_only=True)
     if args.cell not in cell_names(mm):
         raise InputError(f"--cell: unknown leaderboard cell {args.cell!r} (expected one of {', '.join(cell_names(mm))})")
     boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed)
@@ -314,10 +407,17 @@ def format_comparison(pc, mm) -> str:
 
 
 def cmd_metametrics(args: argparse.Namespace) -> int:
-    mm = _compute(args)
+    import numpy as np
+
+    check_out(args.out)
+    mm, cov = _compute(args, averaged_only=False)
     df = mm.segs()[METAMETRICS_COLUMNS]
+    # scored images of each (SEG, metric): the per-SEG side of the coverage warnings
+    df["n_images"] = np.repeat(cov[0].seg_images if cov else [], len(mm.metrics)).astype(int)
+    df["n_scored"] = np.stack([c.seg_scored for c in cov], axis=1).ravel().astype(int) if cov else []
     _write_csv(df, args.out)
-    print(f"wrote {len(df)} rows ({len(mm.seg_ids)} SEGs x {len(mm.metrics)} metrics) to {args.out}")
+    print(f"wrote {len(df)} rows ({len(mm.seg_ids)} SEGs x {len(mm.metrics)} metrics) to "
+          f"{'stdout' if args.out == '-' else args.out}", file=sys.stderr if args.out == "-" else sys.stdout)
     return 0
 
 
@@ -325,7 +425,8 @@ def add_subcommands(sub) -> None:
     """Add ``leaderboard``, ``compare``, ``significance`` and ``metametrics`` to an ``argparse`` subparsers object."""
     p = sub.add_parser("leaderboard", help="Ord/Sep leaderboard (overall and per partition)")
     _add_eval_options(p)
-    p.add_argument("--out", help="also write the leaderboard as CSV (fractions, not x100)")
+    p.add_argument("--out", help="also write the leaderboard as CSV (fractions, not x100); - for stdout "
+                                 "(CSV only)")
     p.add_argument("--stats", default="ord,sep", metavar="LIST",
                    help="statistics to show, some of ord,sep,delta,kendall (default: ord,sep)")
     p.add_argument("--ci", action="store_true",
@@ -347,7 +448,7 @@ def add_subcommands(sub) -> None:
     p.set_defaults(func=cmd_significance)
     p = sub.add_parser("metametrics", help="per-SEG ord, sep, delta, kendall for every metric")
     _add_eval_options(p)
-    p.add_argument("--out", required=True, help="CSV file to write")
+    p.add_argument("--out", required=True, help="CSV file to write; - for stdout")
     p.set_defaults(func=cmd_metametrics)
 
 

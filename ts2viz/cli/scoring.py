@@ -3,7 +3,9 @@ question sets for review, list the metric families."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from typing import Iterator
 
 from ..errors import InputError
 
@@ -21,14 +23,15 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--dataset", default="ts2", metavar="ts2|DIR|HF_ID",
                    help="'ts2', a dataset folder with metadata.csv and images, or a hub dataset id")
     p.add_argument("--seg", default=None, metavar="IDS", help="SEG ids to score, e.g. 0-10,15 (default: all)")
-    p.add_argument("--out", "-o", required=True, help="output scores file (.csv or .parquet)")
+    p.add_argument("--out", "-o", required=True, help="output scores file (.csv or .parquet); - for CSV on stdout")
     p.add_argument("--device", default=None, help="cuda, cpu or mps (default: best available)")
     p.add_argument("--batch-size", type=int, default=None, metavar="N",
                    help="images per model call (default: per metric and device)")
     p.add_argument("--cache", default=None, metavar="DIR",
                    help="score cache folder (default: $TS2VIZ_CACHE or ~/.cache/ts2viz)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the score cache")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bars (neither ts2viz's nor the model loaders')")
     p.add_argument("--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
                    help="score on Ray actors: alone, a new local Ray instance (or $RAY_ADDRESS); with "
                         "ADDRESS, join that cluster (auto, ray://HOST:10001). Needs ts2viz[ray]")
@@ -95,9 +98,36 @@ class _Bars:
             b.close()
 
 
+@contextlib.contextmanager
+def quiet_progress(quiet: bool) -> Iterator[None]:
+    """With ``quiet``, no progress bars from the hub client or transformers (its "Loading weights" bar)
+    inside; the previous settings come back afterwards."""
+    if not quiet:
+        yield
+        return
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    hub_was_off = are_progress_bars_disabled()
+    tf = sys.modules.get("transformers.utils.logging")
+    # transformers reads the hub's setting once, when it is imported (possibly inside this block)
+    tf_was_on = tf.is_progress_bar_enabled() if tf is not None else not hub_was_off
+    disable_progress_bars()
+    if tf is not None:
+        tf.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if not hub_was_off:
+            enable_progress_bars()
+        tf = sys.modules.get("transformers.utils.logging")
+        if tf is not None and tf_was_on:
+            tf.enable_progress_bar()
+
+
 def run_score(args: argparse.Namespace) -> int:
     """Handler of ``ts2viz score``."""
-    from ..dataset import parse_seg_ids
+    from ..atomic import check_writable
+    from ..dataset import load_dataset, parse_seg_ids
     from ..engine import score_dataset
     from ..scores import write_scores
 
@@ -106,21 +136,30 @@ def run_score(args: argparse.Namespace) -> int:
     if args.ray_actors is not None and (args.ray is None or args.ray_actors < 1):
         raise InputError("--ray-actors needs --ray and must be at least 1")
     out = str(args.out)
-    if not out.lower().endswith((".csv", ".parquet", ".pq")):
-        raise InputError("--out must end in .csv or .parquet", file=out)
+    if out != "-":
+        if not out.lower().endswith((".csv", ".parquet", ".pq")):
+            raise InputError("--out must end in .csv or .parquet (or be - for CSV on stdout)", file=out)
+        check_writable(out)     # before any model is loaded or image scored
+    ds = load_dataset(args.dataset)
+    seg_ids = parse_seg_ids(args.seg, ds)
     bars = _Bars(args.quiet)
     try:
-        scores = score_dataset(args.dataset, args.metric, seg_ids=parse_seg_ids(args.seg), device=args.device,
-                               batch_size=args.batch_size, cache_dir=args.cache, progress=bars,
-                               use_cache=not args.no_cache, ray=args.ray, ray_actors=args.ray_actors)
+        with quiet_progress(args.quiet):
+            scores = score_dataset(ds, args.metric, seg_ids=seg_ids, device=args.device,
+                                   batch_size=args.batch_size, cache_dir=args.cache, progress=bars,
+                                   use_cache=not args.no_cache, ray=args.ray, ray_actors=args.ray_actors)
     finally:
         bars.close()
-    write_scores(scores, out)
     import numpy as np
 
     n_ok = int(np.isfinite(scores.values).all(axis=1).sum())
-    print(f"wrote {out}: {len(scores.file_names)} images x {len(scores.metrics)} metric(s), "
-          f"{n_ok} images fully scored")
+    if out == "-":
+        write_scores(scores, sys.stdout)
+        sys.stdout.flush()
+    else:
+        write_scores(scores, out)
+    print(f"wrote {'stdout' if out == '-' else out}: {len(scores.file_names)} images x {len(scores.metrics)} "
+          f"metric(s), {n_ok} images fully scored", file=sys.stderr if out == "-" else sys.stdout)
     return 0
 
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ..errors import InputError
 from ..paths import cache_dir as default_cache_root
 
 SCHEMA = """
@@ -41,6 +42,10 @@ CREATE TABLE IF NOT EXISTS file_hashes (
 """
 
 
+def _reason(e: BaseException) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
 def default_path() -> Path:
     return default_cache_root() / "scores.sqlite"
 
@@ -63,15 +68,26 @@ class ScoreCache:
         p = Path(path) if path is not None else default_path()
         if p.suffix not in (".sqlite", ".db"):  # a folder was given
             p = p / "scores.sqlite"
-        p.parent.mkdir(parents=True, exist_ok=True)
         self.path = p
         self._lock = threading.Lock()
-        self._con = sqlite3.connect(str(p), timeout=60, check_same_thread=False, isolation_level=None)
-        self._con.execute("PRAGMA journal_mode=WAL")
-        # NORMAL is crash-safe in WAL mode (a power cut may lose the last commits, never corrupt).
-        self._con.execute("PRAGMA synchronous=NORMAL")
-        self._con.execute("PRAGMA busy_timeout=60000")
-        self._con.executescript(SCHEMA)
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            self._con = sqlite3.connect(str(p), timeout=60, check_same_thread=False, isolation_level=None)
+        except (OSError, sqlite3.Error) as e:
+            raise InputError(f"cannot open the score cache ({_reason(e)}); pass --cache DIR or --no-cache",
+                             file=p) from None
+        try:
+            self._con.execute("PRAGMA journal_mode=WAL")
+            # NORMAL is crash-safe in WAL mode (a power cut may lose the last commits, never corrupt).
+            self._con.execute("PRAGMA synchronous=NORMAL")
+            self._con.execute("PRAGMA busy_timeout=60000")
+            self._con.executescript(SCHEMA)
+        except sqlite3.DatabaseError as e:
+            self._con.close()
+            if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
+                raise InputError(f"the score cache is locked by another process ({e})", file=p) from None
+            raise InputError(f"not a usable SQLite score cache ({_reason(e)}); delete the file or run with "
+                             f"--no-cache", file=p) from None
 
     def close(self) -> None:
         with self._lock:

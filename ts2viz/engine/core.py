@@ -7,6 +7,7 @@ batch is committed to the cache before the next starts.
 from __future__ import annotations
 
 import os
+import warnings
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
@@ -19,6 +20,10 @@ from .inputs import Progress, image_sources, warn_unscored
 
 
 _METRICS: dict[tuple[str, str | None], Any] = {}
+
+#: images with more pixels than this get NaN and a warning instead of being decoded (a 50-megapixel RGB
+#: image is 150 MB decoded; the app's upload limit is the same). Set ``TS2VIZ_MAX_PIXELS`` to change it.
+MAX_IMAGE_PIXELS = int(os.environ.get("TS2VIZ_MAX_PIXELS") or 50_000_000)
 
 
 def get_metric(spec, device: str | None = None, **options):
@@ -121,6 +126,8 @@ def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: Thre
 
     def prep(i: int):
         try:
+            if pixels:
+                check_pixels(items[i].source)
             image = load_image(items[i].source) if pixels else None
             return metric.prepare(image, items[i].name)
         except InputError as e:
@@ -153,6 +160,9 @@ def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: Thre
                                                   [items[i].prompt for i, _ in good], bs)
             rows = []
             for k, (i, _) in enumerate(good):
+                if np.isinf(vals[k]):   # the one rule for non-finite scores: no score (see scores.drop_non_finite)
+                    failed[i] = f"the metric returned {vals[k]}"
+                    vals[k] = np.nan
                 values[i] = vals[k]
                 d = dets[k] if dets is not None else None
                 details[i] = d
@@ -170,6 +180,33 @@ def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: Thre
 
 def _warn_missing(items: list[_Item], names: Sequence[str]) -> int:
     return warn_unscored(names, [it.error for it in items], stacklevel=4)
+
+
+def check_pixels(source, max_pixels: int | None = None) -> None:
+    """Raise :class:`InputError` when an image has more than ``max_pixels`` pixels (default
+    :data:`MAX_IMAGE_PIXELS`), reading only the file's header: an oversized image is never decoded.
+
+    ``source`` is a path or a PIL image; an unreadable file passes (decoding reports it).
+    """
+    from PIL import Image
+
+    limit = MAX_IMAGE_PIXELS if max_pixels is None else max_pixels
+    try:
+        if isinstance(source, Image.Image):
+            w, h = source.size
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                with Image.open(source) as im:
+                    w, h = im.size
+    except Image.DecompressionBombError as e:
+        raise InputError(f"image has too many pixels ({e}); the limit is {limit / 1e6:g} megapixels "
+                         f"(TS2VIZ_MAX_PIXELS)") from None
+    except Exception:  # noqa: BLE001 - not an image, truncated...: load_image says so
+        return
+    if w * h > limit:
+        raise InputError(f"image is {w}x{h} = {w * h / 1e6:.0f} megapixels; the limit is {limit / 1e6:g} "
+                         f"megapixels (TS2VIZ_MAX_PIXELS)")
 
 
 def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, device: str | None = None,

@@ -5,22 +5,36 @@ from __future__ import annotations
 import warnings
 from typing import Callable, Sequence
 
+from ..errors import InputWarning
+
 #: progress(spec, done, total): called after every batch (cache hits count as done at once)
 Progress = Callable[[str, int, int], None]
 
 
 def image_sources(ds, file_names: Sequence[str]) -> list:
-    """Local paths of the dataset's images, fetching from the hub when the dataset has no local copy."""
-    from ..dataset import fetch_image
+    """Local paths of the dataset's images, fetching from the hub when the dataset has no local copy.
+
+    A network that fails or stalls costs one short probe (:func:`ts2viz.dataset.hub_reachable`), not a
+    timeout per image; after a few failed downloads the rest come from the local hub cache only.
+    """
+    from ..dataset import cached_image, fetch_image, hub_reachable
 
     out: list = []
     fails = 0
+    may_download = None     # decided at the first image that needs the hub
     for fn in file_names:
         p = ds.image_path(fn)
-        if p is None and ds.hf_id is not None and fails < 3:
-            # After a few failed downloads (offline), stop trying instead of timing out per image.
-            p = fetch_image(ds, fn)
-            fails = 0 if p is not None else fails + 1
+        if p is None and ds.hf_id is not None:
+            if may_download is None:
+                import huggingface_hub.constants as hub_constants
+
+                # offline mode: fetch_image only looks in the cache
+                may_download = bool(hub_constants.HF_HUB_OFFLINE) or hub_reachable()
+            if may_download and fails < 3:
+                p = fetch_image(ds, fn)
+                fails = 0 if p is not None else fails + 1
+            else:
+                p = cached_image(ds, fn)
         out.append(p)
     return out
 
@@ -34,5 +48,6 @@ def warn_unscored(names: Sequence[str], errors: Sequence[str | None], stacklevel
     if bad:
         first = "; ".join(f"{n}: {e}" for n, e in bad[:3])
         more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
-        warnings.warn(f"{len(bad)} image(s) could not be scored and get NaN: {first}{more}", stacklevel=stacklevel)
+        warnings.warn(f"{len(bad)} image(s) could not be scored and get NaN: {first}{more}", InputWarning,
+                      stacklevel=stacklevel)
     return len(bad)
