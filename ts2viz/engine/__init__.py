@@ -6,6 +6,6 @@ so either reuses the other's finished work. Importing this package does not impo
 from __future__ import annotations
 
 from .cache import ScoreCache
-from .core import get_metric, score_dataset, score_images
+from .core import MODEL_CACHE_SIZE, cached_metrics, get_metric, score_dataset, score_images
 
-__all__ = ["score_dataset", "score_images", "get_metric", "ScoreCache"]
+__all__ = ["score_dataset", "score_images", "get_metric", "cached_metrics", "MODEL_CACHE_SIZE", "ScoreCache"]
