@@ -6,7 +6,10 @@ a figure is built.
 """
 from __future__ import annotations
 
+import contextvars
 import math
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -45,13 +48,36 @@ def family_color(family: str) -> str:
     return WALK_COLORS[sum(map(ord, family)) % len(WALK_COLORS)]
 
 
+@dataclass(frozen=True)
+class PlainFigure:
+    """A figure as the plain ``data`` (traces) and ``layout`` dicts that plotly.js reads."""
+
+    data: list
+    layout: dict
+
+
+_PLAIN = contextvars.ContextVar("ts2viz_plain_figures", default=False)
+
+
+@contextmanager
+def plain_figures():
+    """Within this block the builders return :class:`PlainFigure` instead of ``go.Figure``: the same
+    traces and layout, without building plotly's object model (a server that sends many figures as
+    JSON skips most of its cost). Per thread and task (a context variable)."""
+    token = _PLAIN.set(True)
+    try:
+        yield
+    finally:
+        _PLAIN.reset(token)
+
+
 def _fig(traces: list, layout: dict, *, title: str | None = None, height: int = 380, legend: bool = True):
-    """A ``go.Figure`` from plain trace and layout dicts, in the app's style.
+    """A ``go.Figure`` from plain trace and layout dicts, in the app's style (a :class:`PlainFigure`
+    inside :func:`plain_figures`).
 
     Built in one go without plotly's per-property validation (which costs a second on a figure
     with a few hundred traces or annotations); the dicts use only standard plotly attributes.
     """
-    import plotly.graph_objects as go
 
     base = dict(
         title=dict(text=title, x=0.01, xanchor="left", font=dict(size=14, color=INK)) if title else None,
@@ -69,6 +95,10 @@ def _fig(traces: list, layout: dict, *, title: str | None = None, height: int = 
         base[k] = {**base[k], **v} if isinstance(v, dict) and isinstance(base.get(k), dict) else v
     if base["title"] is None:
         del base["title"]
+    if _PLAIN.get():
+        return PlainFigure(traces, base)
+    import plotly.graph_objects as go
+
     return go.Figure(data=traces, layout=base, _validate=False)
 
 

@@ -76,6 +76,10 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
     The sessions' downloads are written into Gradio's upload folder (served from there, never
     copied), and in public mode visitors' files must come from it.
     """
+    # Gradio's queue recomputes a pandas summary of its last 10,000 events after every event (for
+    # its monitoring page): with many visitors that is most of the server's time and a growing heap.
+    os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000000")
+    os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "500")
     import gradio as gr
 
     from .layout import build_blocks
@@ -88,4 +92,7 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
         app.mm("paper")
     workspaces = Workspaces(app, exports_root=Path(upload_root))
     demo = build_blocks(app, workspaces=workspaces)
+    # Queue positions are sent to waiting visitors once a second, not to all of them whenever any
+    # event starts (that costs waiting x events messages under load).
+    demo.queue(status_update_rate=1.0)
     return demo, launch_kwargs(app), app

@@ -334,15 +334,19 @@ def ks_pairs(app: AppView, seg_id, metric) -> list[dict]:
     """KS statistic (and where it is attained) and mean gap of every adjacent node pair of a SEG."""
     seg = _seg(app, seg_id)
     metric = _metric(app, metric)
-    ns = app.node_scores(seg.id, metric)
-    out = []
-    lib = app.lower_is_better(metric)
-    for a, b in seg.adjacent_pairs():
-        r = ks_separation(ns[a], ns[b])
-        gap = mean_gap(ns[a], ns[b])
-        out.append({"a": a, "b": b, "statistic": r.statistic, "location": r.location,
-                    "cdf_a": r.cdf_a, "cdf_b": r.cdf_b, "mean_gap": -gap if lib else gap})
-    return out
+
+    def build() -> list[dict]:
+        ns = app.node_scores(seg.id, metric)
+        out = []
+        lib = app.lower_is_better(metric)
+        for a, b in seg.adjacent_pairs():
+            r = ks_separation(ns[a], ns[b])
+            gap = mean_gap(ns[a], ns[b])
+            out.append({"a": a, "b": b, "statistic": r.statistic, "location": r.location,
+                        "cdf_a": r.cdf_a, "cdf_b": r.cdf_b, "mean_gap": -gap if lib else gap})
+        return out
+
+    return app.memo(("ks_pairs", seg.id, metric), [metric], build)
 
 
 def ks_table(app: AppView, seg_id, metric, metric_b=None):

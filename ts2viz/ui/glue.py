@@ -18,6 +18,7 @@ import gradio as gr
 import orjson
 
 from ..errors import InputError
+from ..figures import PlainFigure, plain_figures
 from .callbacks import seg_from_row as cb_seg_from_row
 from .callbacks import seg_options as cb_seg_options
 from .sessions import Workspaces
@@ -47,14 +48,33 @@ def _json_default(o):
     return str(o)
 
 
-def figure_json(fig) -> bytes:
-    """A plotly figure's data and layout as JSON, without plotly's validating deep copy.
+@functools.lru_cache(maxsize=1)
+def _template() -> dict:
+    """plotly's default template, as plotly.js reads it, for the trace types the app draws (the full
+    one also styles some forty others: it would triple the size of a small figure)."""
+    import plotly.io as pio
 
-    The app's figures are built from plain dicts (:mod:`ts2viz.figures`), so their internal data is
-    already what plotly.js reads; NaN becomes null as in plotly's own encoder.
+    t = pio.templates[pio.templates.default].to_plotly_json()
+    used = ("scatter", "heatmap", "box", "histogram", "bar")
+    return {"data": {k: v for k, v in t.get("data", {}).items() if k in used}, "layout": t.get("layout", {})}
+
+
+def figure_json(fig) -> bytes:
+    """A figure (plotly's, or a :class:`ts2viz.figures.PlainFigure`) as the JSON plotly.js reads.
+
+    NaN becomes null, as in plotly's own encoder.
     """
-    return orjson.dumps(fig.to_plotly_json(), default=_json_default,
-                        option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+    opts = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+    if isinstance(fig, PlainFigure):
+        return orjson.dumps({"data": fig.data, "layout": {**fig.layout, "template": _template()}},
+                            default=_json_default, option=opts)
+    return orjson.dumps(fig.to_plotly_json(), default=_json_default, option=opts)
+
+
+def build_plain(build: Callable[[], Any]):
+    """``build()`` with the figure builders returning plain dicts (see :func:`ts2viz.figures.plain_figures`)."""
+    with plain_figures():
+        return build()
 
 
 def plot_config(fmt: str) -> bytes:
@@ -79,12 +99,21 @@ def plot_value(fig, fmt: str = "png"):
     return plot_data(figure_json(fig), fmt)
 
 
+def table_value(df) -> dict | None:
+    """A DataFrame as the ``{"headers", "data"}`` value a ``gr.Dataframe`` takes as it is (built once
+    and memoised with the view, instead of converted again for every session)."""
+    if df is None:
+        return None
+    split = df.to_dict(orient="split")
+    return {"headers": [str(c) for c in split["columns"]], "data": split["data"]}
+
+
 def plot_cached(app: AppView, fmt: str):
     """A :data:`ts2viz.ui.callbacks.Plot` for the app: each figure built and serialised once per key
     (shared by all sessions when it shows shared metrics), returned as plot data."""
 
     def plot(key: tuple, metrics: Sequence[str | None], build: Callable[[], Any]):
-        return app.memo(("plot", fmt, *key), metrics, lambda: plot_data(figure_json(build()), fmt))
+        return app.memo(("plot", fmt, *key), metrics, lambda: plot_data(figure_json(build_plain(build)), fmt))
 
     return plot
 
@@ -123,7 +152,7 @@ def safe(fn: Callable, public: bool = False) -> Callable:
 
 
 #: view events that may run at the same time (they are short; more would only share the CPU thinner)
-VIEW_CONCURRENCY = 4
+VIEW_CONCURRENCY = int(__import__("os").environ.get("TS2VIZ_VIEW_CONCURRENCY", "4"))
 
 
 def dropdown(choices, value) -> Any:

@@ -120,6 +120,7 @@ def wire_first_render(demo: gr.Blocks, page: Page) -> None:
         out = []
         for name, r in zip(parts, refs):
             res = r.fn(*(by[c] for c in r.inputs), request)
+            res = tuple(res) if len(r.outputs) > 1 else (res,)
             out += list(res[1:] if name == "board" else res)
         return tuple(out)
 

@@ -473,10 +473,20 @@ class AppView:
         return parts[0].scores() if len(parts) == 1 else merge([p.scores() for p in parts])
 
     def node_scores(self, seg_id: int, metric: str) -> dict[str, np.ndarray]:
-        """Raw (not oriented) scores of ``metric`` per node label of a SEG, NaN where unscored."""
+        """Raw (not oriented) scores of ``metric`` per node label of a SEG, NaN where unscored
+        (memoised: every figure and table of a SEG view reads them)."""
         seg = self.dataset[seg_id]
         side = self._side(metric)
-        return {node.label: side.column([im.file_name for im in node.images], metric) for node in seg.nodes}
+
+        def build() -> dict[str, np.ndarray]:
+            out = {}
+            for node in seg.nodes:
+                col = side.column([im.file_name for im in node.images], metric)
+                col.setflags(write=False)
+                out[node.label] = col
+            return out
+
+        return self.memo(("node_scores", seg.id, metric), [metric], build)
 
     def image_scores(self, file_names: Sequence[str], metrics: Sequence[str]) -> np.ndarray:
         out = np.full((len(file_names), len(metrics)), np.nan)

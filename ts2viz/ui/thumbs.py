@@ -101,6 +101,7 @@ class Thumbs:
         self._uri: dict[tuple[str, int], str] = {}
         #: bumped whenever an image arrives from the hub, so that views built without it are rebuilt
         self.generation = 0
+        self._missing: dict[tuple[str, int], int] = {}   # (file, size) -> generation it was missing in
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ts2viz-fetch") if self.fetch else None
 
     # -- paths ---------------------------------------------------------------------------------
@@ -150,10 +151,15 @@ class Thumbs:
         if hit is not None:
             return hit
         if not placeholder:
+            if self._missing.get((file_name, size)) == self.generation:
+                return None          # looked for since the last image arrived: still missing
             out = self._cached(file_name, size)
             if not out.is_file() and self.dataset.image_path(file_name) is None \
                     and self._local_download(file_name) is None:
                 self._schedule(file_name)
+                if len(self._missing) > 100_000:
+                    self._missing.clear()
+                self._missing[(file_name, size)] = self.generation
                 return None
         p, real = self.get(file_name, size)
         if not real and not placeholder:

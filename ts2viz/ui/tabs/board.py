@@ -8,7 +8,7 @@ from typing import Any
 import gradio as gr
 
 from .. import callbacks as cb
-from ..glue import Page, Refresh, figure_json, plot_data
+from ..glue import Page, Refresh, build_plain, figure_json, plot_data
 
 SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Ord · Synth", "ord_synth"),
                 ("Sep · Synth", "sep_synth"), ("Ord · Nat", "ord_nat"), ("Sep · Nat", "sep_nat"),
@@ -31,7 +31,7 @@ def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str):
 
     def build():
         board = cb.leaderboard(app, mode, families, sort_by or "ord_avg", order != "worst first")
-        fig = cb.figures.ord_sep_scatter(board, title=f"Ord vs Sep ({mode} mode)")
+        fig = build_plain(lambda: cb.figures.ord_sep_scatter(board, title=f"Ord vs Sep ({mode} mode)"))
         return cb.style_leaderboard(board), plot_data(figure_json(fig), fmt)
 
     return app.memo(key, app.metrics, build)

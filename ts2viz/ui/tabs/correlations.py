@@ -4,7 +4,7 @@ from __future__ import annotations
 import gradio as gr
 
 from .. import callbacks as cb
-from ..glue import Page, Refresh, plot_cached
+from ..glue import Page, Refresh, plot_cached, table_value
 from .explorer import STATS, default_metrics
 
 
@@ -41,7 +41,9 @@ def build(page: Page) -> None:
                         lambda: cb.pair_points(view, mode, stat_v, x_v, y_v, part_v))
         pair_v = plot(("pair", mode, stat_v, x_v, y_v, part_v), [x_v, y_v],
                       lambda: cb.figures.pair_scatter(pts, x_name=x_v, y_name=y_v, stat=stat_v))
-        return heat_v, pair_v, cb.pair_table(pts, x_v, y_v)
+        table = view.memo(("pair_table", mode, stat_v, x_v, y_v, part_v), [x_v, y_v],
+                          lambda: table_value(cb.pair_table(pts, x_v, y_v)))
+        return heat_v, pair_v, table
 
     def pairs_csv_file(mode, stat_v, part_v, x_v, y_v, request: gr.Request):
         view = page.view(request, create=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from .. import callbacks as cb
-from ..glue import Page, Refresh, dropdown, plot_cached
+from ..glue import Page, Refresh, dropdown, plot_cached, table_value
 
 STATS = [("Ord (Spearman)", "ord"), ("Sep (KS)", "sep")]
 
@@ -90,9 +90,12 @@ def build(page: Page) -> None:
             return tuple(gr.skip() for _ in seg_out)
         view = page.view(request)
         v = cb.seg_view(view, mode, sid, ma, mb, plot=plot_cached(view, fmt))
+        ms = [ma, mb]
+        walks = view.memo(("walk_table_value", mode, sid, ma, mb), ms, lambda: table_value(v["walk_table"]))
+        ks = view.memo(("ks_table_value", sid, ma, mb), ms, lambda: table_value(v["ks_table"]))
         return (v["header"], v["graph"], dropdown(v["nodes"], v["node"]), v["node_title"], v["gallery"],
-                dropdown(v["walk_choices"], v["walk"]), v["walk_fig_a"], v["walk_fig_b"], v["walk_table"],
-                v["cdf_a"], v["cdf_b"], v["ks_table"])
+                dropdown(v["walk_choices"], v["walk"]), v["walk_fig_a"], v["walk_fig_b"], walks,
+                v["cdf_a"], v["cdf_b"], ks)
 
     page.refresh["seg"] = Refresh(show_seg, [page.mode, seg_dd, metric_a, metric_b, page.fmt], seg_out)
     page.on(seg_dd.change, show_seg, page.refresh["seg"].inputs, seg_out)
@@ -161,7 +164,7 @@ def build(page: Page) -> None:
         view = page.view(request)
         key = ("finder", mode, ma, mb if gap else None, stat, partition)
         return view.memo(key, [ma, mb if gap else None],
-                         lambda: cb.failure_finder(view, mode, ma, stat, mb if gap else None, partition))
+                         lambda: table_value(cb.failure_finder(view, mode, ma, stat, mb if gap else None, partition)))
 
     def finder_csv_file(mode, ma, mb, stat, gap, partition, request: gr.Request):
         view = page.view(request, create=True)
