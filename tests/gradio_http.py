@@ -10,6 +10,7 @@ costs the calls it costs in a browser. Used by the tests (public mode, isolation
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import time
@@ -89,6 +90,7 @@ class Session:
     app: AppConfig
     session_hash: str = field(default_factory=lambda: secrets.token_hex(6))
     values: dict[int, Any] = field(default_factory=dict)
+    choices: dict[int, list] = field(default_factory=dict)
     results: list[Result] = field(default_factory=list)
     follow_changes: bool = True
 
@@ -110,14 +112,17 @@ class Session:
         stream until all have completed. Results in the order given."""
         t0 = time.perf_counter()
         ids: dict[str, int] = {}
+        out: list[Result | None] = [None] * len(calls)
         for k, (fn, data, event_data) in enumerate(calls):
+            if self.app.deps[fn].get("queue") is False:      # answered on the request itself
+                out[k] = await self._direct(fn, data, event_data, t0)
+                continue
             body = {"data": data, "fn_index": fn, "session_hash": self.session_hash, "event_data": event_data,
                     "trigger_id": None}
             r = await self.client.post(f"{self.url}{PREFIX}/queue/join", json=body)
             if r.status_code != 200:
                 raise RuntimeError(f"queue/join {r.status_code}: {r.text[:200]}")
             ids[r.json()["event_id"]] = k
-        out: list[Result | None] = [None] * len(calls)
         pending = set(ids)
         while pending:
             async with self.client.stream("GET", f"{self.url}{PREFIX}/queue/data",
@@ -152,6 +157,19 @@ class Session:
         self.results += results
         return results
 
+    async def _direct(self, fn: int, data: list, event_data: Any, t0: float) -> Result:
+        api = self.app.deps[fn].get("api_name") or "predict"
+        body = {"data": data, "fn_index": fn, "session_hash": self.session_hash, "event_data": event_data,
+                "trigger_id": None}
+        try:
+            r = await self.client.post(f"{self.url}{PREFIX}/run/{api}", json=body)
+        except httpx.HTTPError as e:        # a dropped connection is a failed call, not a crash
+            return Result(fn, api, False, None, f"{type(e).__name__}: {e}", time.perf_counter() - t0)
+        ok = r.status_code == 200
+        payload = r.json() if r.headers.get("content-type", "").startswith("application/json") else {}
+        return Result(fn, api, ok, payload.get("data") if ok else None,
+                      None if ok else str(payload.get("error") or r.text[:300]), time.perf_counter() - t0)
+
     async def call(self, fn: int | str, data: list | None = None, event_data: Any = None) -> Result:
         """One event with explicit input data (an attacker's call), or the current values if None."""
         fn = self.app.fn(fn) if isinstance(fn, str) else fn
@@ -163,11 +181,30 @@ class Session:
     def value(self, elem_id: str) -> Any:
         return self.values.get(self.app.cid(elem_id))
 
+    def options(self, elem_id: str) -> list:
+        """The choices a dropdown or radio offers now (as last updated, else as the page was built)."""
+        cid = self.app.cid(elem_id)
+        if cid in self.choices:
+            return self.choices[cid]
+        return [c[1] if isinstance(c, (list, tuple)) else c
+                for c in self.app.components[cid]["props"].get("choices") or []]
+
+    def output(self, result: Result, elem_id: str) -> Any:
+        """The value an event gave a component (an update's ``value``, or the plain value)."""
+        cid = self.app.cid(elem_id)
+        outs = self.app.deps[result.fn]["outputs"]
+        if cid not in outs or result.data is None:
+            raise KeyError(f"{elem_id} is not an output of {result.api_name}")
+        v = result.data[outs.index(cid)]
+        return v.get("value") if isinstance(v, dict) and v.get("__type__") == "update" else v
+
     def _apply(self, fn: int, data: list) -> list[int]:
         """Set the page's values from an event's outputs; returns the components whose value changed."""
         changed = []
         for cid, v in zip(self.app.deps[fn]["outputs"], data):
             if isinstance(v, dict) and v.get("__type__") == "update":
+                if "choices" in v:
+                    self.choices[cid] = [c[1] if isinstance(c, (list, tuple)) else c for c in v["choices"]]
                 if "value" not in v:
                     continue
                 v = v["value"]
@@ -204,14 +241,33 @@ class Session:
         fns = [fn for ev in events for fn in self.app.triggered(cid, ev)]
         return await self.fire(list(dict.fromkeys(fns)))
 
+    def keep_alive(self) -> "asyncio.Task":
+        """Hold the session's heartbeat stream open, as an open browser tab does; cancel the task
+        (or call :meth:`close`) to close the tab."""
+
+        async def hold() -> None:
+            try:
+                async with self.client.stream("GET", f"{self.url}{PREFIX}/heartbeat/{self.session_hash}",
+                                              timeout=httpx.Timeout(10.0, read=None)) as resp:
+                    async for _ in resp.aiter_lines():
+                        pass
+            except httpx.HTTPError:
+                pass
+
+        self._heartbeat = asyncio.get_running_loop().create_task(hold())
+        return self._heartbeat
+
     async def close(self) -> None:
-        """Close the tab: Gradio runs the unload event when the session's heartbeat stream ends."""
+        """Close the tab: the heartbeat stream ends, and Gradio runs the page's unload event."""
+        task = getattr(self, "_heartbeat", None)
+        if task is None:
+            self.keep_alive()
+            await asyncio.sleep(0.3)
+            task = self._heartbeat
+        task.cancel()
         try:
-            async with self.client.stream("GET", f"{self.url}{PREFIX}/heartbeat/{self.session_hash}",
-                                          timeout=2.0) as resp:
-                async for _ in resp.aiter_lines():
-                    break
-        except httpx.HTTPError:
+            await task
+        except asyncio.CancelledError:
             pass
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
+import threading
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -136,13 +138,19 @@ def message(e: Exception, public: bool = False) -> str:
     return f"Something went wrong ({type(e).__name__}: {e}). The app is still running; try another choice."
 
 
-def safe(fn: Callable, public: bool = False) -> Callable:
-    """Run a callback; on failure show the message in a toast and leave the outputs as they are."""
+def safe(fn: Callable, public: bool = False, gate: threading.Semaphore | None = None) -> Callable:
+    """Run a callback; on failure show the message in a toast and leave the outputs as they are.
+
+    With ``gate``, at most that many such callbacks run at once and the others wait their turn in
+    order (Python threads share one core for this work: more at once only slows each down)."""
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            if gate is None:
+                return fn(*args, **kwargs)
+            with gate:
+                return fn(*args, **kwargs)
         except gr.Error:
             raise
         except Exception as e:  # noqa: BLE001 - every failure of a callback becomes a message
@@ -151,8 +159,13 @@ def safe(fn: Callable, public: bool = False) -> Callable:
     return run
 
 
-#: view events that may run at the same time (they are short; more would only share the CPU thinner)
-VIEW_CONCURRENCY = int(__import__("os").environ.get("TS2VIZ_VIEW_CONCURRENCY", "4"))
+#: whether view events go through Gradio's queue (first come, first served; env TS2VIZ_VIEW_QUEUE=0 answers
+#: them on their own requests instead: less overhead, but no order among waiting requests)
+VIEW_QUEUED = os.environ.get("TS2VIZ_VIEW_QUEUE", "1") not in ("", "0", "false", "False")
+#: view events that may run at the same time (queued or not)
+VIEW_CONCURRENCY = 4
+#: model calls at a time (one per GPU: more would only share it)
+MODEL_CONCURRENCY = 1
 
 
 def dropdown(choices, value) -> Any:
@@ -194,6 +207,7 @@ class Page:
     def __post_init__(self) -> None:
         if self.workspaces is None:
             self.workspaces = Workspaces(self.app)
+        self.view_gate = threading.Semaphore(VIEW_CONCURRENCY)
 
     @property
     def public(self) -> bool:
@@ -209,12 +223,26 @@ class Page:
         """:func:`safe` with this app's trust level."""
         return safe(fn, self.public)
 
-    def on(self, trigger, fn: Callable, inputs, outputs, **kw):
-        """Wire a view event: failures become messages, and it runs in the view concurrency group
-        (never waiting behind a model call)."""
-        kw.setdefault("concurrency_id", VIEW_GROUP)
-        kw.setdefault("concurrency_limit", VIEW_CONCURRENCY)
-        return trigger(self.safe(fn), inputs, outputs, **kw)
+    def on(self, trigger, fn: Callable, inputs, outputs, *, model: bool = False, **kw):
+        """Wire an event; failures become messages.
+
+        A view event (the default) runs in the view group of Gradio's queue, :data:`VIEW_CONCURRENCY` at
+        a time, never behind a model call; ``queue=False`` answers a trivial one on its own request
+        (a third of a queued call's overhead), at most :data:`VIEW_CONCURRENCY` at a time too. A
+        ``model`` event (live scoring) goes through the queue, :data:`MODEL_CONCURRENCY` at a time,
+        and the visitor sees their place in it.
+        """
+        gate = None
+        if model:
+            kw.update(queue=True, concurrency_id=MODEL_GROUP, concurrency_limit=MODEL_CONCURRENCY)
+        else:
+            kw.setdefault("queue", VIEW_QUEUED)
+            if kw["queue"]:
+                kw.setdefault("concurrency_id", VIEW_GROUP)
+                kw.setdefault("concurrency_limit", VIEW_CONCURRENCY)
+            else:
+                gate = self.view_gate
+        return trigger(safe(fn, self.public, gate), inputs, outputs, **kw)
 
     def open_seg_from_table(self, table) -> None:
         """Clicking a row of ``table`` (first column: SEG id) opens that SEG in the explorer."""

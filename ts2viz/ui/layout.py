@@ -10,14 +10,10 @@ import gradio as gr  # this module is imported only when the app is built
 
 from ..policy import MODES
 from . import callbacks as cb
-from .glue import MODEL_GROUP, Page
+from .glue import Page
 from .sessions import Workspaces
 from .state import AppState
 from .tabs import board, correlations, explorer, live
-
-
-#: model calls at a time (one per GPU: more would only share it)
-MODEL_CONCURRENCY = 1
 
 
 def header_html(app: AppState) -> str:
@@ -95,12 +91,11 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
 
     # Model calls: one at a time (one GPU), in a queue of their own; a visitor sees their place in it,
     # and view events (their own group) never wait behind a model.
-    model = dict(concurrency_id=MODEL_GROUP, concurrency_limit=MODEL_CONCURRENCY)
     dep = page.on(live_tab.score_button.click, live_tab.score, live_tab.score_inputs, live_tab.score_message,
-                  **model)
+                  model=True)
     page.then_redraw(page.on(dep.success, first_live, live_tab.spec, pickers), ["board", "seg", "corr"])
     dep = page.on(live_tab.upload_button.click, live_tab.upload, live_tab.upload_inputs, live_tab.upload_outputs,
-                  **model)
+                  model=True)
     page.then_redraw(page.on(dep.success, lists, None, pickers), ["board"])
 
 

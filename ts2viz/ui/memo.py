@@ -13,6 +13,8 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
 
+import orjson
+
 
 def size_of(value: Any) -> int:
     """A cheap estimate of the memory ``value`` holds (strings, arrays, DataFrames, shallow containers)."""
@@ -27,13 +29,18 @@ def size_of(value: Any) -> int:
             return int(usage(index=True, deep=False).sum()) + 64 * value.size + 512
         except Exception:  # noqa: BLE001 - only an estimate
             return 4096
-    if isinstance(value, dict):
-        return 64 + sum(size_of(k) + size_of(v) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return 56 + sum(size_of(v) for v in value)
     plot = getattr(value, "plot", None)        # Gradio's PlotData: a JSON string
     if isinstance(plot, str):
         return len(plot) + 128
+    if isinstance(value, (dict, list, tuple)):
+        # nested tables and choices: their JSON length, times the overhead of Python objects
+        if isinstance(value, tuple) and not all(isinstance(v, (str, int, float, type(None))) for v in value):
+            return 56 + sum(size_of(v) for v in value)
+        try:
+            return 4 * len(orjson.dumps(value, default=str, option=orjson.OPT_SERIALIZE_NUMPY
+                                        | orjson.OPT_NON_STR_KEYS)) + 256
+        except TypeError:
+            return 4096
     return sys.getsizeof(value, 256)
 
 

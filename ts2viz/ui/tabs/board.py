@@ -23,16 +23,19 @@ class BoardTab:
     upload_message: Any
 
 
-def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str):
+def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, table=None):
     """Table and scatter of the leaderboard for the current choices (``app``: the session's view),
-    built once per choice for every session that sees the same metrics."""
+    built once per choice for every session that sees the same metrics. With ``table`` (the
+    gr.Dataframe) the styled table is converted to its value once, not per request."""
     fam = tuple(sorted(map(str, families or [])))
     key = ("board", mode, fam, sort_by or "ord_avg", order != "worst first", fmt)
 
     def build():
         board = cb.leaderboard(app, mode, families, sort_by or "ord_avg", order != "worst first")
         fig = build_plain(lambda: cb.figures.ord_sep_scatter(board, title=f"Ord vs Sep ({mode} mode)"))
-        return cb.style_leaderboard(board), plot_data(figure_json(fig), fmt)
+        styled = cb.style_leaderboard(board)
+        return (table.postprocess(styled).model_dump() if table is not None else styled,
+                plot_data(figure_json(fig), fmt))
 
     return app.memo(key, app.metrics, build)
 
@@ -62,7 +65,7 @@ def build(page: Page) -> BoardTab:
             up_msg = gr.Markdown()
 
     def redraw(mode, families, sort_by_v, order_v, fmt, request: gr.Request):
-        return board_view(page.view(request), mode, families, sort_by_v, order_v, fmt)
+        return board_view(page.view(request), mode, families, sort_by_v, order_v, fmt, table)
 
     def board_csv(mode, families, request: gr.Request):
         return cb.leaderboard_csv(page.view(request, create=True), mode, families)

@@ -14,7 +14,7 @@ def build(page: Page) -> None:
     choices = cb.metric_choices(app)
     with gr.Tab("Correlations", id="corr", elem_id="tab-corr"):
         with gr.Row():
-            stat = gr.Radio(STATS, value="ord", label="Per-SEG statistic")
+            stat = gr.Radio(STATS, value="ord", label="Per-SEG statistic", elem_id="corr-stat")
             part = gr.Radio(cb.partitions(app), value=cb.ALL, label="SEGs")
             method = gr.Radio(["pearson", "spearman"], value="pearson", label="Correlation")
             fam = gr.Dropdown([cb.ALL] + cb.families(app), value=[cb.ALL], multiselect=True, label="Metric family")

@@ -116,14 +116,14 @@ def build(page: Page) -> None:
     # -- picking a SEG
     def filter_segs(query, partition, current):
         opts, value = cb.seg_choice(app, query, partition, current)
-        if value is None:
-            gr.Info("No SEG matches that search")
-        return dropdown(opts, value)
+        label = "SEG" if value is not None else "SEG (no SEG matches that search)"
+        return gr.Dropdown(choices=opts, value=value, label=label)
 
-    page.on(search.submit, filter_segs, [search, part, seg_dd], seg_dd)
+    # a string match over the prompts: answered on its own request, not queued behind views
+    page.on(search.submit, filter_segs, [search, part, seg_dd], seg_dd, queue=False)
     page.on(search.change, filter_segs, [search, part, seg_dd], seg_dd, trigger_mode="always_last",
-            show_progress="hidden")
-    page.on(part.change, filter_segs, [search, part, seg_dd], seg_dd)
+            show_progress="hidden", queue=False)
+    page.on(part.change, filter_segs, [search, part, seg_dd], seg_dd, queue=False)
 
     # -- nodes and walks
     def node_chosen(mode, sid, ma, mb, node, walk, request: gr.Request):

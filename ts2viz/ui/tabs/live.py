@@ -90,8 +90,9 @@ def build(page: Page) -> LiveTab:
         first = next((str(x).strip() for x in items if str(x).strip()), "")
         return first if not access.public or first in access.offered else gr.skip()
 
-    page.on(page.seg.change, seg_prompt, page.seg, prompt, show_progress="hidden")
-    page.on(spec.change, first_spec, spec, up_spec, show_progress="hidden")
+    # trivial: answered on their own requests, not queued behind views
+    page.on(page.seg.change, seg_prompt, page.seg, prompt, show_progress="hidden", queue=False)
+    page.on(spec.change, first_spec, spec, up_spec, show_progress="hidden", queue=False)
 
     def score(specs, scope_v, seg_id, dev, request: gr.Request, progress=gr.Progress()) -> str:
         view = page.view(request, create=True)
