@@ -207,7 +207,8 @@ def add_scores_file(app: AppView, path, display_name: str | None = None, lower_i
     except OSError:
         raise InputError("upload the file through the page", file=name) from None
     if size > limits.max_upload_bytes:
-        raise InputError(f"scores file is {size / 1e6:.1f} MB; the limit is {limits.max_upload_bytes / 1e6:g} MB",
+        mib = 1024 * 1024
+        raise InputError(f"scores file is {size / mib:.1f} MB; the limit is {limits.max_upload_bytes / mib:g} MB",
                          file=name)
     lib = [s.strip() for s in (lower_is_better or "").split(",") if s.strip()]
     try:
