@@ -219,10 +219,6 @@ class Page:
         sid = getattr(request, "session_hash", None) if request is not None else None
         return self.workspaces.view(sid, create=create)
 
-    def safe(self, fn: Callable) -> Callable:
-        """:func:`safe` with this app's trust level."""
-        return safe(fn, self.public)
-
     def on(self, trigger, fn: Callable, inputs, outputs, *, model: bool = False, **kw):
         """Wire an event; failures become messages.
 
