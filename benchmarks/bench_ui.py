@@ -39,7 +39,7 @@ def bench_callbacks(reps: int) -> bool:
 
     cache = Path(tempfile.mkdtemp(prefix="ts2viz-bench-"))
     t = time.perf_counter()
-    app = load_state("ts2", cache_root=cache)
+    app = load_state("ts2", cache_root=cache).view()   # one session's view of the shared state
     app.mm("paper")
     print(f"load data + paper meta-metrics (cold disk cache): {time.perf_counter() - t:.2f} s")
     big = max(app.dataset, key=lambda s: (s.n_images, len(s.walks(repeat_root=True))))

@@ -45,7 +45,13 @@ def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces
         wire_first_render(demo, page)
 
         def end_session(request: gr.Request):
-            page.workspaces.end(getattr(request, "session_hash", None))
+            sid = getattr(request, "session_hash", None)
+            page.workspaces.end(sid)
+            # Gradio keeps a closed tab's component state (a copy of the page's config and the last
+            # value of every output) until it has 10,000 sessions: drop it with the session's data.
+            holder = getattr(demo, "state_holder", None)
+            if sid and holder is not None:
+                holder.session_data.pop(sid, None)
 
         demo.unload(end_session)   # the tab was closed: the session's data goes now
     demo.ts2viz_page = page

@@ -38,7 +38,7 @@ from .thumbs import Thumbs
 KINDS = ("published", "uploaded", "live")
 
 #: bytes of view parts (figure JSON, tables, graph HTML) kept for all sessions, and for one session's own
-SHARED_MEMO_BYTES = 48 * 1024 * 1024
+SHARED_MEMO_BYTES = 32 * 1024 * 1024
 SESSION_MEMO_BYTES = 4 * 1024 * 1024
 #: downloads a session keeps on disk at once (older ones are deleted when a new one is made)
 MAX_DOWNLOADS = 20
