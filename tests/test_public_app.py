@@ -166,6 +166,13 @@ def test_server_files_cannot_be_loaded_as_scores(server):
     assert "row 2" in out[-1].error          # where the problem is, without the content
 
 
+def test_server_files_are_not_served(server):
+    for path in ("/etc/passwd", str(server["scores"]), str(server["dir"] / "app.log"), str(ROOT / "app.py")):
+        r = httpx.get(f"{server['url']}/gradio_api/file={path}")
+        assert r.status_code in (403, 404), (path, r.status_code)
+        assert "root:" not in r.text and "file_name" not in r.text
+
+
 # -- isolation between sessions -------------------------------------------------------------------
 
 def test_sessions_do_not_see_each_other(server):
