@@ -3,6 +3,11 @@
 Defaults: the bundled TS2 data and published scores (no network, no GPU needed). The data may also be
 set with the ``TS2VIZ_DATA`` environment variable; host and port default to Gradio's own
 ``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT`` (127.0.0.1:7860 when unset; Hugging Face Spaces sets them).
+
+Trust level (:mod:`ts2viz.ui.access`): on loopback this is the operator's own tool. On a Hugging Face
+Space (``SPACE_ID``), with ``--public``, or when reachable from other machines (a non-loopback
+``--host``, ``--share``) unless ``--trusted``, visitors are untrusted: they score only with the metrics
+the operator lists (``--metric``, ``TS2VIZ_METRICS``, ``--metrics-file`` / ``TS2VIZ_METRICS_FILE``).
 """
 from __future__ import annotations
 
@@ -18,32 +23,47 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="'ts2' (bundled, default), a dataset folder with metadata.csv, or a Hugging Face "
                          "dataset id (env: TS2VIZ_DATA)")
     ap.add_argument("--scores", action="append", default=[], metavar="FILE",
-                    help="a scores file (CSV/Parquet) to load; repeatable")
+                    help="a scores file (CSV/Parquet) to load, shared by every visitor; repeatable")
     ap.add_argument("--lower-is-better", action="append", default=[], metavar="NAME",
                     help="a metric in --scores whose lower values are better; repeatable")
     ap.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
                     help="interface to listen on (env: GRADIO_SERVER_NAME; default 127.0.0.1)")
     ap.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT") or 7860),
                     help="port (env: GRADIO_SERVER_PORT; default 7860)")
+    ap.add_argument("--share", action="store_true", help="also make a public Gradio share link (public mode)")
+    ap.add_argument("--public", action="store_true",
+                    help="public mode even on loopback: visitors are untrusted (always on a Hugging Face Space)")
+    ap.add_argument("--trusted", action="store_true",
+                    help="operator mode even when reachable from other machines: every visitor may run any "
+                         "metric spec, including code (callable:) and server files (csv:)")
+    ap.add_argument("--metric", action="append", default=[], metavar="SPEC",
+                    help="a metric spec offered for live scoring (in public mode the only ones); repeatable "
+                         "(env: TS2VIZ_METRICS, specs separated by newlines or commas)")
+    ap.add_argument("--metrics-file", default=None, metavar="FILE",
+                    help="a file with one offered metric spec per line, # comments (env: TS2VIZ_METRICS_FILE)")
     return ap.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    # Up to 4 events at a time. Set through Gradio's own variable (read when the Blocks is created)
-    # rather than demo.queue(), which would rebuild the whole server app once more (~0.2 s of start).
-    os.environ.setdefault("GRADIO_DEFAULT_CONCURRENCY_LIMIT", "4")
     from ts2viz.errors import InputError
+    from ts2viz.ui import access as acc
     from ts2viz.ui import build_app, load_state
 
     try:
-        app = load_state(args.data, args.scores, lower_is_better=args.lower_is_better)
+        is_public, reason = acc.decide(host=args.host, share=args.share, public_flag=args.public,
+                                       trusted=args.trusted)
+        offered = acc.read_metric_list(args.metric, args.metrics_file)
+        access = acc.public(offered, reason) if is_public else acc.Access(False, offered, acc.OPERATOR_LIMITS, reason)
+        app = load_state(args.data, args.scores, lower_is_better=args.lower_is_better, access=access)
     except InputError as e:
         print(f"ts2viz: {e}", file=sys.stderr)
         return 2
+    print(f"ts2viz: {reason}; {len(offered)} metric(s) offered for live scoring", file=sys.stderr)
     demo, kwargs, app = build_app(app=app)
-    demo.launch(server_name=args.host, server_port=args.port, prevent_thread_lock=True, **kwargs)
+    demo.launch(server_name=args.host, server_port=args.port, share=args.share, prevent_thread_lock=True,
+                **kwargs)
     if app.metrics:  # the other mode in the background once serving, so that switching is instant
         threading.Thread(target=app.warm, daemon=True, name="ts2viz-warm").start()
     demo.block_thread()

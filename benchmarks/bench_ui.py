@@ -35,11 +35,11 @@ def bench_callbacks(reps: int) -> bool:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from ts2viz.ui import callbacks as cb
     from ts2viz.ui import load_state
-    from ts2viz.ui.layout import plot_value
+    from ts2viz.ui.glue import plot_value
 
     cache = Path(tempfile.mkdtemp(prefix="ts2viz-bench-"))
     t = time.perf_counter()
-    app = load_state("ts2", cache_root=cache)
+    app = load_state("ts2", cache_root=cache).view()   # one session's view of the shared state
     app.mm("paper")
     print(f"load data + paper meta-metrics (cold disk cache): {time.perf_counter() - t:.2f} s")
     big = max(app.dataset, key=lambda s: (s.n_images, len(s.walks(repeat_root=True))))

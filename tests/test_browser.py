@@ -120,6 +120,11 @@ def test_user_path(page, server):
     expect(_row(pg, "leaderboard")).not_to_contain_text("GoodScore")
     expect(pg.locator("#board-scatter .js-plotly-plot")).to_be_visible()
     _shot(pg, "01-leaderboard")
+    # one click makes the CSV (in this session's folder) and the browser saves it
+    with pg.expect_download(timeout=30_000) as dl:
+        pg.locator("#board-csv").click()
+    text = Path(dl.value.path()).read_text()
+    assert text.startswith("metric,ord_avg") and "GoodScore" in text
 
     # 2. SEG explorer: pick a SEG by searching its prompt
     pg.get_by_role("tab", name="SEG explorer").click()

@@ -28,12 +28,14 @@ def folder(tmp_path_factory):
 
 @pytest.fixture()
 def app(folder, tmp_path):
-    return load_state(str(folder / "ds"), [str(write_scores(tmp_path, folder / "ds"))], cache_root=tmp_path / "cache")
+    """One session's view of an app whose operator loaded the test scores."""
+    return load_state(str(folder / "ds"), [str(write_scores(tmp_path, folder / "ds"))],
+                      cache_root=tmp_path / "cache").view()
 
 
 @pytest.fixture(scope="module")
 def ts2(tmp_path_factory):
-    return load_state("ts2", cache_root=tmp_path_factory.mktemp("ts2cache"), fetch_images=False)
+    return load_state("ts2", cache_root=tmp_path_factory.mktemp("ts2cache"), fetch_images=False).view()
 
 
 # -- leaderboard ----------------------------------------------------------------------------------
@@ -61,7 +63,7 @@ def test_leaderboard_matches_engine_and_csv(app):
     for _, r in b.iterrows():
         assert r["ord_avg"] == pytest.approx(ref.loc[r["metric"], "ord_avg"])
     path = Path(cb.leaderboard_csv(app, "spec"))
-    assert path.is_file() and path.parent == app.cache_root / "exports"
+    assert path.is_file() and app.workspace.exports_dir() in path.parents
     df = pd.read_csv(path)
     assert list(df.columns[:4]) == ["metric", "ord_avg", "sep_avg", "signed_sep_avg"]
     # the file keeps fractions, at full precision
@@ -260,6 +262,8 @@ def test_combined_metametrics_equal_one_compute(app, tmp_path):
         st, ws = joined.walk_stats(0)
         assert np.allclose(ws.ord, ref.walk_stats(0)[1].ord, equal_nan=True)
     assert MetaMetrics.join([app.mm("paper")]) is app.mm("paper")
+    # the shared part is the operator's, computed once for every session
+    assert app.app.mm("paper").metrics == ["GoodScore", "NoisyScore", "ErrCount"]
 
 
 def test_metametrics_disk_cache(tmp_path):
@@ -339,7 +343,7 @@ def test_thumbnails(app):
 
 def test_offline_hub_images_do_not_hang(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    a = load_state("ts2", cache_root=tmp_path)
+    a = load_state("ts2", cache_root=tmp_path).view()
     t = time.perf_counter()
     v = cb.seg_view(a, "paper", 9, "CLIPScore", None)
     assert time.perf_counter() - t < 5
@@ -348,7 +352,7 @@ def test_offline_hub_images_do_not_hang(tmp_path, monkeypatch):
 
 
 def test_empty_dataset_without_scores(folder, tmp_path):
-    a = load_state(str(folder / "ds"), cache_root=tmp_path)
+    a = load_state(str(folder / "ds"), cache_root=tmp_path).view()
     assert a.metrics == []
     assert len(cb.leaderboard(a, "paper")) == 0
     v = cb.seg_view(a, "paper", 0, None)

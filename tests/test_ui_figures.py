@@ -171,7 +171,7 @@ def test_ks_labels_never_overlap_on_largest_ts2_seg(tmp_path):
     from ts2viz.ui import callbacks as cb
     from ts2viz.ui import load_state
 
-    app = load_state("ts2", cache_root=tmp_path, fetch_images=False)
+    app = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     big = max(app.dataset, key=lambda s: s.n_images)
     for metric in ("CLIPScore", "TIFA-GPT4V", "VIEScore"):
         f = cb.cdf_figure(app, big.id, metric)
@@ -199,7 +199,7 @@ def test_cdf_legend_is_compact_rows_below_and_title_clear_of_toolbar(tmp_path):
     from ts2viz.ui import callbacks as cb
     from ts2viz.ui import load_state
 
-    app = load_state("ts2", cache_root=tmp_path, fetch_images=False)
+    app = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     big = max(app.dataset, key=lambda s: s.n_images)
     f = cb.cdf_figure(app, big.id, "CLIPScore")
     lay = f.layout
@@ -274,7 +274,7 @@ def test_board_scatter_labels_apart_and_zoom_to_cluster(tmp_path):
     from ts2viz.ui import callbacks as cb
     from ts2viz.ui import load_state
 
-    app = load_state("ts2", cache_root=tmp_path, fetch_images=False)
+    app = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     board = cb.leaderboard(app, "paper")
     fig = figures.ord_sep_scatter(board)
     # the points are the engine's values x100

@@ -20,7 +20,7 @@ def spec():
 def app(tmp_path):
     write_dataset(tmp_path / "ds", big_image=False)
     return load_state(str(tmp_path / "ds"), [str(write_scores(tmp_path, tmp_path / "ds"))],
-                      cache_root=tmp_path / "cache")
+                      cache_root=tmp_path / "cache").view()
 
 
 def test_live_score_current_seg_joins_everything(app, spec):
@@ -87,7 +87,7 @@ def test_upload_bad_input_keeps_app_working(app, spec, tmp_path):
 
 
 def test_live_score_without_images_is_a_message(tmp_path, spec):
-    a = load_state("ts2", cache_root=tmp_path, fetch_images=False)
+    a = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     import os
 
     os.environ["HF_HUB_OFFLINE"] = "1"

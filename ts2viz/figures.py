@@ -8,7 +8,10 @@ plot size (see :func:`place_labels`). Plotly is imported when a figure is built.
 """
 from __future__ import annotations
 
+import contextvars
 import math
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -118,14 +121,37 @@ def _title_lines(title: str) -> list[str]:
     return lines + [cur]
 
 
+@dataclass(frozen=True)
+class PlainFigure:
+    """A figure as the plain ``data`` (traces) and ``layout`` dicts that plotly.js reads."""
+
+    data: list
+    layout: dict
+
+
+_PLAIN = contextvars.ContextVar("ts2viz_plain_figures", default=False)
+
+
+@contextmanager
+def plain_figures():
+    """Within this block the builders return :class:`PlainFigure` instead of ``go.Figure``: the same
+    traces and layout, without building plotly's object model (a server that sends many figures as
+    JSON skips most of its cost). Per thread and task (a context variable)."""
+    token = _PLAIN.set(True)
+    try:
+        yield
+    finally:
+        _PLAIN.reset(token)
+
+
 def _fig(traces: list, layout: dict, *, title: str | None = None, height: int = 380, legend: bool = True):
-    """A ``go.Figure`` from plain trace and layout dicts, in the app's style.
+    """A ``go.Figure`` from plain trace and layout dicts, in the app's style (a :class:`PlainFigure`
+    inside :func:`plain_figures`).
 
     The title sits below the strip where plotly's modebar appears, so the toolbar never covers it.
     Built in one go without plotly's per-property validation (which costs a second on a figure
     with a few hundred traces or annotations); the dicts use only standard plotly attributes.
     """
-    import plotly.graph_objects as go
 
     lines = _title_lines(title) if title else []
     top = TOOLBAR_PX + TITLE_PX * len(lines) + 10 if lines else 16
@@ -147,6 +173,10 @@ def _fig(traces: list, layout: dict, *, title: str | None = None, height: int = 
         base[k] = {**base[k], **v} if isinstance(v, dict) and isinstance(base.get(k), dict) else v
     if base["title"] is None:
         del base["title"]
+    if _PLAIN.get():
+        return PlainFigure(traces, base)
+    import plotly.graph_objects as go
+
     return go.Figure(data=traces, layout=base, _validate=False)
 
 

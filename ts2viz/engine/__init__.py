@@ -8,6 +8,6 @@ neither torch nor ray.
 from __future__ import annotations
 
 from .cache import ScoreCache
-from .core import get_metric, score_dataset, score_images
+from .core import MODEL_CACHE_SIZE, cached_metrics, get_metric, score_dataset, score_images
 
-__all__ = ["score_dataset", "score_images", "get_metric", "ScoreCache"]
+__all__ = ["score_dataset", "score_images", "get_metric", "cached_metrics", "MODEL_CACHE_SIZE", "ScoreCache"]

@@ -7,8 +7,9 @@ batch is committed to the cache before the next starts.
 from __future__ import annotations
 
 import os
+import threading
 import warnings
-from collections import deque
+from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
@@ -19,7 +20,13 @@ from .cache import ScoreCache, hash_pil
 from .inputs import Progress, image_sources, warn_unscored
 
 
-_METRICS: dict[tuple[str, str | None], Any] = {}
+#: How many loaded metrics (models) the process keeps, least recently used dropped first
+#: (env ``TS2VIZ_MODEL_CACHE``). A model can take gigabytes of GPU memory: keeping every spec ever
+#: asked for (a public app) would exhaust it.
+MODEL_CACHE_SIZE = max(1, int(os.environ.get("TS2VIZ_MODEL_CACHE", "2") or 2))
+
+_METRICS: "OrderedDict[tuple, Any]" = OrderedDict()
+_METRICS_LOCK = threading.Lock()
 
 #: images with more pixels than this get NaN and a warning instead of being decoded (a 50-megapixel RGB
 #: image is 150 MB decoded; the app's upload limit is the same). Set ``TS2VIZ_MAX_PIXELS`` to change it.
@@ -27,17 +34,49 @@ MAX_IMAGE_PIXELS = int(os.environ.get("TS2VIZ_MAX_PIXELS") or 50_000_000)
 
 
 def get_metric(spec, device: str | None = None, **options):
-    """A loaded metric for ``spec`` (a SPEC string or a Metric), reused across calls in this process."""
+    """A loaded metric for ``spec`` (a SPEC string or a Metric), reused across calls in this process.
+
+    At most :data:`MODEL_CACHE_SIZE` metrics are kept, least recently used dropped first (a caller
+    still holding a dropped one keeps it until done). Loads are serialised, so two threads asking for
+    the same spec load it once.
+    """
     from ..metrics import load
     from ..metrics.base import Metric
 
     if isinstance(spec, Metric):
         return spec
     key = (spec, device, tuple(sorted(options.items())))
-    m = _METRICS.get(key)
-    if m is None:
-        m = _METRICS[key] = load(spec, device=device, **options)
+    with _METRICS_LOCK:
+        m = _METRICS.get(key)
+        if m is not None:
+            _METRICS.move_to_end(key)
+            return m
+        m = load(spec, device=device, **options)
+        _METRICS[key] = m
+        dropped = []
+        while len(_METRICS) > MODEL_CACHE_SIZE:
+            dropped.append(_METRICS.popitem(last=False)[1])
+    if dropped:
+        del dropped
+        _release_accelerator_memory()
     return m
+
+
+def cached_metrics() -> list[tuple]:
+    """Keys ``(spec, device, options)`` of the loaded metrics kept for reuse, least recently used first."""
+    with _METRICS_LOCK:
+        return list(_METRICS)
+
+
+def _release_accelerator_memory() -> None:
+    # Only if torch is already imported: a dropped model's CUDA memory goes back to the device.
+    import gc
+    import sys
+
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def _workers() -> int:

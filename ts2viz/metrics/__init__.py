@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from ..errors import InputError
 from .spec import Spec, parse_spec
 
-__all__ = ["load", "families", "family", "register", "unregister", "Family", "Spec", "parse_spec"]
+__all__ = ["load", "families", "family", "register", "unregister", "check_offered", "Family", "Spec",
+           "parse_spec"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class Family:
     description: str
     target: str | Callable  # "module:attr" (imported lazily) or a factory callable
     example: str = ""
+    #: the spec names code to run or a file to read (``callable:``, ``csv:``): never from an untrusted caller
+    trusted_only: bool = False
 
     def factory(self) -> Callable:
         if callable(self.target):
@@ -53,17 +56,19 @@ class Family:
 _REGISTRY: dict[str, Family] = {}
 
 
-def register(name: str, description: str, target: str | Callable | None = None, *, example: str = ""):
+def register(name: str, description: str, target: str | Callable | None = None, *, example: str = "",
+             trusted_only: bool = False):
     """Register a metric family.
 
     ``target`` is a factory ``f(spec: Spec, device: str | None, **options) -> Metric`` or a lazy
-    ``"module:attr"`` reference to one. Without ``target`` this returns a decorator::
+    ``"module:attr"`` reference to one. ``trusted_only`` marks a family whose MODEL part names code to
+    run or a file to read (see :func:`check_offered`). Without ``target`` this returns a decorator::
 
         @register("myscore", "my metric")
         def build(spec, device=None, **options): ...
     """
     def add(t):
-        _REGISTRY[name.lower()] = Family(name.lower(), description, t, example)
+        _REGISTRY[name.lower()] = Family(name.lower(), description, t, example, trusted_only)
         return t
 
     if target is None:
@@ -90,9 +95,9 @@ register("gecko", "Gecko: LLM coverage-labelled yes/no questions, NLI-filtered, 
 register("fineeval", "T2I-FineEval: max P(yes) over detector crops per entity/relation question, (fine+coarse)/2",
          ".fineeval:build", example="fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1")
 register("callable", "a Python function f(images, prompts) -> scores, named module:function",
-         ".user:build_callable", example="callable:mypkg.metrics:my_score")
+         ".user:build_callable", example="callable:mypkg.metrics:my_score", trusted_only=True)
 register("csv", "precomputed per-image scores read from a scores file (file_name + one metric column)",
-         ".user:build_csv", example="csv:/data/my_scores.csv")
+         ".user:build_csv", example="csv:/data/my_scores.csv", trusted_only=True)
 
 
 def unregister(name: str) -> None:
@@ -111,6 +116,27 @@ def family(name: str) -> Family:
     if f is None:
         raise InputError(f"unknown metric family {name!r} (known: {', '.join(_REGISTRY)})")
     return f
+
+
+def check_offered(spec, offered: Sequence[str]) -> str:
+    """The metric spec an untrusted caller (a public app's visitor) chose, if it is one the operator offered.
+
+    ``spec`` must equal one of ``offered`` exactly (after trimming spaces): a visitor picks from the
+    operator's list and never names a module, a file or a model folder. Nothing is parsed, imported or
+    looked up on disk before the match, so a refusal says nothing about the server's files. Raises
+    :class:`InputError` with a one-line message that does not repeat the spec.
+    """
+    text = spec.strip() if isinstance(spec, str) else ""
+    if text and text in {s.strip() for s in offered}:
+        return text
+    head = text.partition(":")[0].strip().lower()
+    fam = _REGISTRY.get(head)
+    if fam is not None and fam.trusted_only:
+        raise InputError(f"{fam.name}: metrics are not accepted here (they run code or read files on the "
+                         "server); choose one of the offered metrics")
+    if not offered:
+        raise InputError("this app offers no metrics for live scoring")
+    raise InputError("that metric is not offered here; choose one of the offered metrics")
 
 
 def load(spec: str, device: str | None = None, **options):

@@ -1,26 +1,36 @@
 """The ts2viz inspection app (Gradio).
 
-``build_app(data, scores)`` returns the (unlaunched) ``gr.Blocks`` and the keyword arguments its
-``launch()`` needs (CSS, theme, the one folder it may serve files from). ``app.py`` at the repository
-root is the command-line entry point. Gradio and plotly are imported only here, lazily.
+``build_app(data, scores)`` returns the (unlaunched) ``gr.Blocks``, the keyword arguments its
+``launch()`` needs (CSS, theme, the folders it may serve files from) and the shared
+:class:`AppState`. ``app.py`` at the repository root is the command-line entry point; it decides the
+trust level (:mod:`ts2viz.ui.access`). Gradio and plotly are imported only here, lazily.
+
+State: :class:`AppState` holds what the operator loaded (shared by every session); each browser
+session's uploads and live-scored metrics live in its own :class:`Workspace`
+(:mod:`ts2viz.ui.sessions`), seen by the callbacks through an :class:`AppView`.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Sequence
 
-from .state import AppState
+from .access import Access, Limits, operator, public
+from .state import AppState, AppView, Workspace
 
-__all__ = ["AppState", "load_state", "build_app", "launch_kwargs"]
+__all__ = ["AppState", "AppView", "Workspace", "Access", "Limits", "operator", "public", "load_state",
+           "build_app", "launch_kwargs"]
 
 
 def load_state(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path | None = None,
-               fetch_images: bool | None = None, lower_is_better: Sequence[str] = ()) -> AppState:
+               fetch_images: bool | None = None, lower_is_better: Sequence[str] = (),
+               access: Access | None = None) -> AppState:
     """Load a dataset (``ts2``, a folder or a hub id) and its scores tables into an :class:`AppState`.
 
     With ``data='ts2'`` and no ``scores`` the bundled published scores are loaded. Score files given
-    in ``scores`` are added as ``published`` tables (operator-supplied, like the bundled one).
+    in ``scores`` are added as ``published`` tables (operator-supplied, like the bundled one), shared
+    by every session. ``access``: the trust level (default: operator mode).
     """
     from ..dataset import load_dataset
     from ..scores import bundled_scores, read_scores
@@ -33,11 +43,16 @@ def load_state(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Pat
         tables.append((Path(s).name, "published", read_scores(s, dataset=ds, lower_is_better=lower_is_better)))
     if fetch_images is None:
         fetch_images = os.environ.get("HF_HUB_OFFLINE", "0") in ("", "0", "false", "False")
-    return AppState.create(ds, tables, cache_root=cache_root, fetch_images=fetch_images)
+    return AppState.create(ds, tables, cache_root=cache_root, fetch_images=fetch_images, access=access)
 
 
 def launch_kwargs(app: AppState) -> dict:
-    """Arguments for ``demo.launch``: CSS, theme, and the cache folders the app may serve files from."""
+    """Arguments for ``demo.launch``: CSS, theme, and what the app may serve and keep.
+
+    Thumbnails are served as static files (public dataset images, never copied per request);
+    nothing else of the server's is. Sessions are capped at the workspace limit (Gradio keeps a
+    little state per session too).
+    """
     import gradio as gr
 
     from ..paths import assets_dir
@@ -48,17 +63,36 @@ def launch_kwargs(app: AppState) -> dict:
         primary_hue="indigo", secondary_hue="amber", neutral_hue="slate", radius_size="md",
         font=["Inter", "ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "sans-serif"],
         font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "monospace"])
-    return dict(css=css, theme=theme, allowed_paths=[str(app.thumbs.folder), str(app.cache_root / "exports")],
-                max_file_size="20mb", show_error=True, footer_links=["gradio"], ssr_mode=False)
+    gr.set_static_paths([str(app.thumbs.folder)])
+    return dict(css=css, theme=theme, allowed_paths=[], max_file_size="20mb", show_error=True,
+                footer_links=["gradio"], ssr_mode=False,
+                state_session_capacity=max(100, 2 * app.access.limits.max_sessions))
 
 
 def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path | None = None,
-              fetch_images: bool | None = None, app: AppState | None = None):
-    """Build the app: returns ``(demo, launch_kwargs, state)``."""
-    from .layout import build_blocks
+              fetch_images: bool | None = None, app: AppState | None = None, access: Access | None = None):
+    """Build the app: returns ``(demo, launch_kwargs, state)``.
 
-    app = app or load_state(data, scores, cache_root=cache_root, fetch_images=fetch_images)
+    The sessions' downloads are written into Gradio's upload folder (served from there, never
+    copied), and in public mode visitors' files must come from it.
+    """
+    # Gradio's queue recomputes a pandas summary of its last 10,000 events after every event (for
+    # its monitoring page): with many visitors that is most of the server's time and a growing heap.
+    os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000000")
+    os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "500")
+    import gradio as gr
+
+    from .layout import build_blocks
+    from .sessions import Workspaces
+
+    app = app or load_state(data, scores, cache_root=cache_root, fetch_images=fetch_images, access=access)
+    upload_root = gr.utils.get_upload_folder()
+    app.access = dataclasses.replace(app.access, upload_root=upload_root)
     if app.metrics:
         app.mm("paper")
-    demo = build_blocks(app)
+    workspaces = Workspaces(app, exports_root=Path(upload_root))
+    demo = build_blocks(app, workspaces=workspaces)
+    # Queue positions are sent to waiting visitors once a second, not to all of them whenever any
+    # event starts (that costs waiting x events messages under load).
+    demo.queue(status_update_rate=1.0)
     return demo, launch_kwargs(app), app

@@ -1,21 +1,27 @@
 """The app's callbacks: plain functions of data, testable without a browser.
 
-Each takes the :class:`~ts2viz.ui.state.AppState` first and plain values (strings, numbers, lists,
-file paths) after it, and returns plain values: DataFrames, plotly figures, HTML strings, lists of
-(path, caption) pairs, dicts of those. :mod:`ts2viz.ui.layout` wires them to Gradio components.
-Bad input raises :class:`ts2viz.errors.InputError` with a readable message.
+Each takes the :class:`~ts2viz.ui.state.AppView` (the app as one session sees it: the operator's
+shared tables and the session's own) first and plain values (strings, numbers, lists, file paths)
+after it, and returns plain values: DataFrames, plotly figures, HTML strings, lists of (path,
+caption) pairs, dicts of those. :mod:`ts2viz.ui.layout` wires them to Gradio components. Bad input
+raises :class:`ts2viz.errors.InputError` with a readable message; in public mode
+(``app.access.public``) messages about a visitor's file never quote its contents.
 
 Tables are built in fractions (what a CSV download holds); :func:`shown` turns one into what people
 read, meta-metric columns x100 (:mod:`ts2viz.display`), without changing the data underneath.
+
+Parts of a view that depend only on (SEG, metric, mode) go through ``app.memo`` and are built once
+for every session that shows them.
 """
 from __future__ import annotations
 
 import html
+import logging
 import math
+import os
 import re
-import uuid
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -25,8 +31,10 @@ from ..errors import InputError
 from ..metametrics import signed
 from ..stats import ks_separation, mean_gap, node_means
 from .graph import seg_graph_html
-from .state import AppState, metric_family
+from .state import AppView, metric_family
 from .thumbs import GALLERY, THUMB
+
+log = logging.getLogger("ts2viz.ui")
 
 ALL = "All"
 BOARD_STATS = ("ord_avg", "sep_avg", "signed_sep_avg", "ord_synth", "sep_synth", "ord_nat", "sep_nat",
@@ -42,10 +50,19 @@ MAX_UPLOADS = 16
 IMAGE_FORMATS = {"JPEG", "PNG", "WEBP", "BMP", "GIF", "TIFF"}
 MAX_SPECS = 4
 
+#: how seg_view and select_walk produce a figure: ``plot(key, metrics, build)`` with a key naming all
+#: the figure depends on besides the metrics' data, the metrics it shows, and a builder of the figure.
+#: The default builds it; the app passes one that returns cached, serialised plot data.
+Plot = Callable[[tuple, Sequence[str | None], Callable[[], Any]], Any]
+
+
+def build_figure(key: tuple, metrics: Sequence[str | None], build: Callable[[], Any]):
+    return build()
+
 
 # -- helpers ---------------------------------------------------------------------------------------
 
-def _seg(app: AppState, seg_id):
+def _seg(app: AppView, seg_id):
     try:
         sid = int(seg_id)
     except (TypeError, ValueError):
@@ -55,7 +72,7 @@ def _seg(app: AppState, seg_id):
     return app.dataset[sid]
 
 
-def _metric(app: AppState, metric, *, required: bool = True) -> str | None:
+def _metric(app: AppView, metric, *, required: bool = True) -> str | None:
     if metric in (None, "", "—", "(none)"):
         if required:
             raise InputError("choose a metric")
@@ -72,25 +89,15 @@ def _families_filter(families) -> set[str] | None:
     return None if ALL in fam else fam
 
 
-def _exports_dir(app: AppState) -> Path:
-    d = app.cache_root / "exports"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
-
-
-def _write_csv(app: AppState, df, stem: str) -> str:
+def _write_csv(app: AppView, df, stem: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:60] or "table"
-    d = _exports_dir(app)
-    old = sorted(d.glob("*.csv"), key=lambda q: q.stat().st_mtime)
-    for q in old[:-200]:  # keep the folder small
-        q.unlink(missing_ok=True)
-    p = d / f"{stem}-{uuid.uuid4().hex[:8]}.csv"
+    p = app.new_download(f"{stem}.csv")
     df.to_csv(p, index=False)
     return str(p)
 
 
-def table_csv(app: AppState, df, stem: str) -> str | None:
-    """Write a shown table to a CSV file in the app's exports folder (for a download button).
+def table_csv(app: AppView, df, stem: str) -> str | None:
+    """Write a table to a CSV file in the session's own downloads folder (made when asked for).
 
     ``df`` is a DataFrame or a table from :func:`shown`: the file holds the data (fractions), not
     the x100 display."""
@@ -121,7 +128,7 @@ def shown(df):
     return df.style.format(fmt)
 
 
-def header_html(app: AppState) -> str:
+def header_html(app: AppView) -> str:
     """The page header: the dataset and what is loaded (counts as they are now)."""
     ds = app.dataset
     return (f"<div class='brand'><span class='logo'>TS2</span><div><h1>ts2viz</h1>"
@@ -136,18 +143,18 @@ def walk_label(walk: Sequence[str]) -> str:
 
 # -- metric lists ------------------------------------------------------------------------------------
 
-def families(app: AppState) -> list[str]:
+def families(app: AppView) -> list[str]:
     return list(dict.fromkeys(metric_family(m) for m in app.metrics))
 
 
-def metric_choices(app: AppState, families_sel=None) -> list[str]:
+def metric_choices(app: AppView, families_sel=None) -> list[str]:
     fam = _families_filter(families_sel)
     return [m for m in app.metrics if fam is None or metric_family(m) in fam]
 
 
 # -- leaderboard -------------------------------------------------------------------------------------
 
-def leaderboard(app: AppState, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
+def leaderboard(app: AppView, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
                 best_first: bool = True):
     """The leaderboard table: one row per metric, Ord/Sep x Avg/Synth/Nat/Real and the average
     signed separation (fractions; :func:`style_leaderboard` shows them x100).
@@ -199,33 +206,65 @@ def style_leaderboard(board):
     return mark_columns(board, x100=nums).pipe(shown).apply(mark, subset=nums)
 
 
-def leaderboard_csv(app: AppState, mode: str = "paper", families_sel=None) -> str:
+def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None) -> str:
     board = leaderboard(app, mode, families_sel)
     cols = ["metric"] + [c for c in BOARD_STATS if c in board.columns]
     return _write_csv(app, board[cols], f"ts2viz-leaderboard-{mode}")
 
 
-def leaderboard_figure(app: AppState, mode: str = "paper", families_sel=None):
+def leaderboard_figure(app: AppView, mode: str = "paper", families_sel=None):
     return figures.ord_sep_scatter(leaderboard(app, mode, families_sel), title=f"Ord vs Sep ({mode} mode)")
 
 
-def add_scores_file(app: AppState, path, display_name: str | None = None, lower_is_better: str = "") -> str:
-    """Load an uploaded scores file (CSV or Parquet) into the app. Returns a status line."""
+def visitor_file(app: AppView, path) -> Path:
+    """The path of a file a visitor uploaded. In public mode it must lie in the upload folder
+    (``app.access.upload_root``); anything else gets the same message whether it exists or not."""
+    p = Path(str(path))
+    if app.access.public:
+        root = app.access.upload_root
+        real = os.path.realpath(p)
+        base = os.path.realpath(root) if root else None
+        if base is None or os.path.commonpath([real, base]) != base or real == base:
+            raise InputError("upload the file through the page")
+    return p
+
+
+def add_scores_file(app: AppView, path, display_name: str | None = None, lower_is_better: str = "") -> str:
+    """Load an uploaded scores file (CSV or Parquet) into the session's workspace. Returns a status line.
+
+    The session's caps hold (files, bytes, rows, metrics). In public mode a file that cannot be read
+    gets a message naming the row but quoting nothing from the file.
+    """
     from ..scores import read_scores
 
     if not path:
         raise InputError("choose a scores file (CSV or Parquet) first")
-    p = Path(str(path))
+    p = visitor_file(app, path)
+    if app.access.public:
+        app.workspace.own_file(p)     # deleted with the session, whether it loads or not
     name = display_name or p.name
+    limits = app.limits
     if p.suffix.lower() not in (".csv", ".parquet", ".pq"):
         raise InputError("scores must be a .csv or .parquet file", file=name)
-    if p.stat().st_size > 200 * 1024 * 1024:
-        raise InputError("scores file over 200 MB", file=name)
+    try:
+        size = p.stat().st_size
+    except OSError:
+        raise InputError("upload the file through the page", file=name) from None
+    if size > limits.max_upload_bytes:
+        mib = 1024 * 1024
+        raise InputError(f"scores file is {size / mib:.1f} MB; the limit is {limits.max_upload_bytes / mib:g} MB",
+                         file=name)
     lib = [s.strip() for s in (lower_is_better or "").split(",") if s.strip()]
     try:
         sc = read_scores(p, dataset=app.dataset, lower_is_better=lib)
     except InputError as e:
+        if app.access.public:
+            at = f"row {e.row}: " if e.row is not None else ""
+            raise InputError(f"{at}not a valid scores file for this dataset (expected a file_name column "
+                             "naming the dataset's images and numeric metric columns)", file=name) from None
         raise InputError(str(e).replace(str(p), name)) from None
+    if len(sc.file_names) > limits.max_rows:
+        raise InputError(f"{len(sc.file_names)} rows; the limit is {limits.max_rows}", file=name)
     sc.source = name
     app.add_table(sc, kind="uploaded", name=name)
     return f"Loaded {plural(len(sc.metrics), 'metric')} from {name}: {', '.join(sc.metrics)}"
@@ -233,7 +272,7 @@ def add_scores_file(app: AppState, path, display_name: str | None = None, lower_
 
 # -- SEG picking ----------------------------------------------------------------------------------------
 
-def seg_options(app: AppState, query: str = "", partition: str = ALL, limit: int = 300) -> list[tuple[str, int]]:
+def seg_options(app: AppView, query: str = "", partition: str = ALL, limit: int = 300) -> list[tuple[str, int]]:
     """(label, id) of the SEGs matching a prompt search (or an id) and a partition."""
     q = (query or "").strip().lower()[:200]
     out = []
@@ -248,7 +287,7 @@ def seg_options(app: AppState, query: str = "", partition: str = ALL, limit: int
     return out
 
 
-def seg_choice(app: AppState, query: str = "", partition: str = ALL, current=None):
+def seg_choice(app: AppView, query: str = "", partition: str = ALL, current=None):
     """The SEG picker after a search: ``(options, value)``; the current SEG stays chosen while it
     still matches, else the first match; ``value`` is ``None`` when nothing matches."""
     opts = seg_options(app, query, partition)
@@ -270,7 +309,7 @@ def seg_from_row(table, row) -> int | None:
         return None
 
 
-def partitions(app: AppState) -> list[str]:
+def partitions(app: AppView) -> list[str]:
     return [ALL] + list(dict.fromkeys(s.partition for s in app.dataset))
 
 
@@ -280,7 +319,7 @@ def _check_stat(stat: str) -> str:
     return stat
 
 
-def failure_finder(app: AppState, mode: str, metric, stat: str = "ord", metric_b=None,
+def failure_finder(app: AppView, mode: str, metric, stat: str = "ord", metric_b=None,
                    partition: str = ALL, limit: int = 50):
     """SEGs ranked worst first by a metric's ord, sep or signed sep (or delta, kendall), or by how much
     worse it does than ``metric_b``.
@@ -329,7 +368,7 @@ def failure_finder(app: AppState, mode: str, metric, stat: str = "ord", metric_b
 
 # -- SEG explorer ----------------------------------------------------------------------------------------
 
-def _walk_data(app: AppState, mode: str, seg_id: int, metric: str):
+def _walk_data(app: AppView, mode: str, seg_id: int, metric: str):
     mm = app.mm(mode)
     st, ws = mm.walk_stats(seg_id)
     i = mm.metrics.index(metric)
@@ -340,7 +379,7 @@ def _walk_data(app: AppState, mode: str, seg_id: int, metric: str):
 WALK_STATS = ("ord", "sep", "signed_sep")
 
 
-def walk_table(app: AppState, mode: str, seg_id, metric, metric_b=None):
+def walk_table(app: AppView, mode: str, seg_id, metric, metric_b=None):
     """One row per walk, worst ord first: walk, path, ord, sep, signed sep (and the second metric's);
     fractions, shown x100 by :func:`shown`."""
     import pandas as pd
@@ -367,26 +406,30 @@ def _node_info(seg):
     return levels, files
 
 
-def ks_pairs(app: AppState, seg_id, metric) -> list[dict]:
+def ks_pairs(app: AppView, seg_id, metric) -> list[dict]:
     """KS statistic (and where it is attained) and mean gap of every adjacent node pair of a SEG."""
     seg = _seg(app, seg_id)
     metric = _metric(app, metric)
-    ns = app.node_scores(seg.id, metric)
-    out = []
-    lib = app.lower_is_better(metric)
-    for a, b in seg.adjacent_pairs():
-        r = ks_separation(ns[a], ns[b])
-        gap = -mean_gap(ns[a], ns[b]) if lib else mean_gap(ns[a], ns[b])
-        out.append({"a": a, "b": b, "statistic": r.statistic, "location": r.location,
-                    "cdf_a": r.cdf_a, "cdf_b": r.cdf_b, "mean_gap": gap,
-                    "signed": float(signed(np.float64(r.statistic), np.float64(gap)))})
-    return out
+
+    def build() -> list[dict]:
+        ns = app.node_scores(seg.id, metric)
+        out = []
+        lib = app.lower_is_better(metric)
+        for a, b in seg.adjacent_pairs():
+            r = ks_separation(ns[a], ns[b])
+            gap = -mean_gap(ns[a], ns[b]) if lib else mean_gap(ns[a], ns[b])
+            out.append({"a": a, "b": b, "statistic": r.statistic, "location": r.location,
+                        "cdf_a": r.cdf_a, "cdf_b": r.cdf_b, "mean_gap": gap,
+                        "signed": float(signed(np.float64(r.statistic), np.float64(gap)))})
+        return out
+
+    return app.memo(("ks_pairs", seg.id, metric), [metric], build)
 
 
 KS_COLUMNS = ("pair", "KS", "signed KS", "at", "Δmean")
 
 
-def ks_table(app: AppState, seg_id, metric, metric_b=None):
+def ks_table(app: AppView, seg_id, metric, metric_b=None):
     """KS distance of every adjacent node pair for one or two metrics, signed KS (negative: the node
     with more errors scores higher), where the KS distance is attained and the mean gap (better-oriented
     mean of the node with fewer errors minus the other's). Lowest signed KS first. KS values are
@@ -413,7 +456,7 @@ def ks_table(app: AppState, seg_id, metric, metric_b=None):
     return mark_columns(df, x100=scaled, scores=scores)
 
 
-def graph_html(app: AppState, mode: str, seg_id, metric, walk=None, node=None) -> str:
+def graph_html(app: AppView, mode: str, seg_id, metric, walk=None, node=None) -> str:
     seg = _seg(app, seg_id)
     metric = _metric(app, metric, required=False)
     means = node_means(app.node_scores(seg.id, metric)) if metric else {}
@@ -440,7 +483,7 @@ def _walk_index(walk) -> int | None:
         return None
 
 
-def walk_figure(app: AppState, mode: str, seg_id, metric, walk=None, *, color: str = figures.METRIC_A):
+def walk_figure(app: AppView, mode: str, seg_id, metric, walk=None, *, color: str = figures.METRIC_A):
     seg = _seg(app, seg_id)
     metric = _metric(app, metric, required=False)
     if not metric:
@@ -452,7 +495,7 @@ def walk_figure(app: AppState, mode: str, seg_id, metric, walk=None, *, color: s
                                node_files=files, color=color)
 
 
-def cdf_figure(app: AppState, seg_id, metric):
+def cdf_figure(app: AppView, seg_id, metric):
     seg = _seg(app, seg_id)
     metric = _metric(app, metric, required=False)
     if not metric:
@@ -462,7 +505,7 @@ def cdf_figure(app: AppState, seg_id, metric):
                               metric=metric, lower_is_better=app.lower_is_better(metric))
 
 
-def gallery(app: AppState, seg_id, node, metrics: Sequence[str] = ()) -> list[tuple[str, str]]:
+def gallery(app: AppView, seg_id, node, metrics: Sequence[str] = ()) -> list[tuple[str, str]]:
     """(image path, caption) for every image of a node; captions carry the metrics' scores and source."""
     seg = _seg(app, seg_id)
     if node in (None, ""):
@@ -480,7 +523,7 @@ def gallery(app: AppState, seg_id, node, metrics: Sequence[str] = ()) -> list[tu
     return out
 
 
-def seg_header(app: AppState, mode: str, seg_id, metric, metric_b=None) -> str:
+def seg_header(app: AppView, mode: str, seg_id, metric, metric_b=None) -> str:
     from ..metametrics import seg_structure
 
     seg = _seg(app, seg_id)
@@ -499,20 +542,44 @@ def seg_header(app: AppState, mode: str, seg_id, metric, metric_b=None) -> str:
             + ("  \n" + "  \n".join(bits) if bits else "") + note)
 
 
-def seg_view(app: AppState, mode: str, seg_id, metric, metric_b=None, node=None, walk=None) -> dict:
-    """Everything the explorer shows for one SEG, as a dict of plain values."""
+def _graph(app: AppView, mode: str, seg, metric, walk, node) -> str:
+    w = _walk_index(walk)
+    return app.memo(("graph", mode, seg.id, metric, w, node, app.thumbs.generation), [metric],
+                    lambda: graph_html(app, mode, seg.id, metric, w, node))
+
+
+def _gallery(app: AppView, seg, node, metrics) -> list[tuple[str, str]]:
+    ms = tuple(m for m in dict.fromkeys(metrics) if m)
+    return app.memo(("gallery", seg.id, node, ms, app.thumbs.generation), ms,
+                    lambda: gallery(app, seg.id, node, ms))
+
+
+def _walk_plot(app: AppView, mode: str, seg, metric, w, color: str, plot: Plot):
+    return plot(("walk", mode, seg.id, metric, w, color), [metric],
+                lambda: walk_figure(app, mode, seg.id, metric, w, color=color))
+
+
+def seg_view(app: AppView, mode: str, seg_id, metric, metric_b=None, node=None, walk=None, *,
+             plot: Plot = build_figure) -> dict:
+    """Everything the explorer shows for one SEG, as a dict of plain values.
+
+    Figures come from ``plot`` (default: plotly figures; see :data:`Plot`). Parts that depend only on
+    (SEG, metrics, mode) are memoised (``app.memo``) and shared with every session showing them.
+    """
     import pandas as pd
 
     seg = _seg(app, seg_id)
     metric = _metric(app, metric, required=False)
     metric_b = _metric(app, metric_b, required=False)
+    ms = [metric, metric_b]
     if node not in seg.labels:
         node = seg.labels[0]
     if metric:
-        wt = walk_table(app, mode, seg.id, metric, metric_b)
+        wt = app.memo(("walk_table", mode, seg.id, metric, metric_b), ms,
+                      lambda: walk_table(app, mode, seg.id, metric, metric_b))
         st = app.mm(mode).walk_stats(seg.id)[0]
-        walk_choices = [(f"walk {int(r.walk)}: {r.path} (ord {fmt_x100(r.ord)})", str(int(r.walk)))
-                        for r in wt.itertuples()]
+        walk_choices = app.memo(("walk_choices", mode, seg.id, metric, metric_b), ms, lambda: [
+            (f"walk {int(r.walk)}: {r.path} (ord {fmt_x100(r.ord)})", str(int(r.walk))) for r in wt.itertuples()])
     else:
         from ..metametrics import seg_structure
 
@@ -522,22 +589,27 @@ def seg_view(app: AppState, mode: str, seg_id, metric, metric_b=None, node=None,
     w = _walk_index(walk)
     if w is not None and not 0 <= w < len(st.walks):
         w = None
-    no_metric = figures.empty_figure("No scores loaded: add a scores file or score live")
+    no_metric = "No scores loaded: add a scores file or score live"
     return {
-        "header": seg_header(app, mode, seg.id, metric, metric_b),
-        "graph": graph_html(app, mode, seg.id, metric, w, node),
+        "header": app.memo(("header", mode, seg.id, metric, metric_b), ms,
+                           lambda: seg_header(app, mode, seg.id, metric, metric_b)),
+        "graph": _graph(app, mode, seg, metric, w, node),
         "nodes": list(seg.labels),
         "node": node,
         "node_title": _node_title(seg, node),
-        "gallery": gallery(app, seg.id, node, [m for m in (metric, metric_b) if m]),
+        "gallery": _gallery(app, seg, node, ms),
         "walk_table": shown(wt),
         "walk_choices": walk_choices,
         "walk": None if w is None else str(w),
-        "walk_fig_a": walk_figure(app, mode, seg.id, metric, w) if metric else no_metric,
-        "walk_fig_b": walk_figure(app, mode, seg.id, metric_b, w, color=figures.METRIC_B),
-        "cdf_a": cdf_figure(app, seg.id, metric) if metric else no_metric,
-        "cdf_b": cdf_figure(app, seg.id, metric_b),
-        "ks_table": shown(ks_table(app, seg.id, metric, metric_b) if metric else pd.DataFrame(columns=KS_COLUMNS)),
+        "walk_fig_a": (_walk_plot(app, mode, seg, metric, w, figures.METRIC_A, plot) if metric else
+                       plot(("empty", no_metric), [], lambda: figures.empty_figure(no_metric))),
+        "walk_fig_b": _walk_plot(app, mode, seg, metric_b, w, figures.METRIC_B, plot),
+        "cdf_a": (plot(("cdf", seg.id, metric), [metric], lambda: cdf_figure(app, seg.id, metric)) if metric else
+                  plot(("empty", no_metric), [], lambda: figures.empty_figure(no_metric))),
+        "cdf_b": plot(("cdf", seg.id, metric_b), [metric_b], lambda: cdf_figure(app, seg.id, metric_b)),
+        "ks_table": shown(app.memo(("ks_table", seg.id, metric, metric_b), ms,
+                                   lambda: ks_table(app, seg.id, metric, metric_b)) if metric
+                          else pd.DataFrame(columns=KS_COLUMNS)),
         "prompt": seg.prompt,
     }
 
@@ -550,20 +622,31 @@ def _node_title(seg, node) -> str:
             f"· click an image to enlarge")
 
 
-def select_node(app: AppState, mode: str, seg_id, metric, metric_b, node, walk=None) -> dict:
+def select_node(app: AppView, mode: str, seg_id, metric, metric_b, node, walk=None) -> dict:
     """Clicking a node: the graph with the node marked, and its gallery."""
     seg = _seg(app, seg_id)
-    ms = [m for m in (metric, metric_b) if m]
-    return {"graph": graph_html(app, mode, seg.id, metric, walk, node),
-            "gallery": gallery(app, seg.id, node, ms),
+    metric = _metric(app, metric, required=False)
+    metric_b = _metric(app, metric_b, required=False)
+    return {"graph": _graph(app, mode, seg, metric, walk, node),
+            "gallery": _gallery(app, seg, node, [metric, metric_b]),
             "node_title": _node_title(seg, node)}
 
 
-def select_walk(app: AppState, mode: str, seg_id, metric, metric_b, walk, node=None) -> dict:
+def select_walk(app: AppView, mode: str, seg_id, metric, metric_b, walk, node=None, *,
+                plot: Plot = build_figure) -> dict:
     """Choosing a walk: the graph with it highlighted and the Spearman plots with it emphasised."""
-    return {"graph": graph_html(app, mode, seg_id, metric, walk, node),
-            "walk_fig_a": walk_figure(app, mode, seg_id, metric, walk),
-            "walk_fig_b": walk_figure(app, mode, seg_id, metric_b, walk, color=figures.METRIC_B)}
+    from ..metametrics import seg_structure
+
+    seg = _seg(app, seg_id)
+    metric = _metric(app, metric, required=False)
+    metric_b = _metric(app, metric_b, required=False)
+    st = seg_structure(seg, mode)
+    w = _walk_index(walk)
+    if w is not None and not 0 <= w < len(st.walks):
+        w = None
+    return {"graph": _graph(app, mode, seg, metric, w, node),
+            "walk_fig_a": _walk_plot(app, mode, seg, metric, w, figures.METRIC_A, plot),
+            "walk_fig_b": _walk_plot(app, mode, seg, metric_b, w, figures.METRIC_B, plot)}
 
 
 def walk_from_row(table, row: int) -> str | None:
@@ -576,7 +659,7 @@ def walk_from_row(table, row: int) -> str | None:
 
 # -- correlations -------------------------------------------------------------------------------------------
 
-def _seg_wide(app: AppState, mode: str, stat: str, partition: str = ALL, metrics=None):
+def _seg_wide(app: AppView, mode: str, stat: str, partition: str = ALL, metrics=None):
     _check_stat(stat)
     segs = app.mm(mode).segs()
     if partition not in (None, "", ALL):
@@ -586,7 +669,7 @@ def _seg_wide(app: AppState, mode: str, stat: str, partition: str = ALL, metrics
     return wide[cols]
 
 
-def corr_matrix(app: AppState, mode: str, stat: str = "ord", partition: str = ALL, families_sel=None,
+def corr_matrix(app: AppView, mode: str, stat: str = "ord", partition: str = ALL, families_sel=None,
                 method: str = "pearson"):
     """Metric-metric correlation of per-SEG ``stat`` values (over SEGs where both have values)."""
     if method not in ("pearson", "spearman", "kendall"):
@@ -595,7 +678,7 @@ def corr_matrix(app: AppState, mode: str, stat: str = "ord", partition: str = AL
     return wide.corr(method=method, min_periods=3)
 
 
-def corr_figure(app: AppState, mode: str, stat: str = "ord", partition: str = ALL, families_sel=None,
+def corr_figure(app: AppView, mode: str, stat: str = "ord", partition: str = ALL, families_sel=None,
                 method: str = "pearson", selected=None):
     m = corr_matrix(app, mode, stat, partition, families_sel, method)
     where = "all SEGs" if partition in (None, "", ALL) else f"{partition} SEGs"
@@ -604,7 +687,7 @@ def corr_figure(app: AppState, mode: str, stat: str = "ord", partition: str = AL
                                          f"({method}, x100)", selected=selected)
 
 
-def pair_points(app: AppState, mode: str, stat: str, x, y, partition: str = ALL):
+def pair_points(app: AppView, mode: str, stat: str, x, y, partition: str = ALL):
     """Per-SEG values of two metrics, largest disagreement first (fractions; x, y and diff are marked
     for display x100 when ``stat`` is one of :data:`ts2viz.display.SCALED_STATS`)."""
     x, y = _metric(app, x), _metric(app, y)
@@ -661,20 +744,41 @@ def parse_specs(text) -> list[str]:
     return specs
 
 
-def live_score(app: AppState, specs, scope: str, seg_id=None, device: str | None = None,
-               progress=None) -> str:
-    """Score the current SEG (``scope='seg'``) or all SEGs with library metrics; results join the app."""
-    from .. import engine
+def load_metric(app: AppView, spec: str, device: str | None = None):
+    """The loaded metric for a checked spec. In public mode a failure to load is one generic line
+    (the detail, which may name the server's folders, goes to the log)."""
+    try:
+        return app.metric_object(spec, device=device)
+    except Exception as e:  # noqa: BLE001 - public mode hides every detail of a failed load
+        if not app.access.public:
+            raise
+        log.warning("metric %s could not be loaded: %s: %s", spec, type(e).__name__, e)
+        raise InputError(f"{spec}: this metric could not be loaded on the server") from None
 
-    specs = parse_specs(specs)
+
+def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None = None,
+               progress=None) -> str:
+    """Score the current SEG (``scope='seg'``) or all SEGs with library metrics; the results join the
+    session's workspace (its leaderboard and every figure), not other sessions'.
+
+    In public mode each spec must be one the operator offered, the server chooses the device, and
+    one call scores one SEG. The model runs through :func:`ts2viz.ui.gpu.on_gpu`.
+    """
+    from .. import engine
+    from .gpu import on_gpu
+
+    specs = [app.access.metric_spec(s) for s in parse_specs(specs)]
     if scope == "seg":
         seg_ids = [_seg(app, seg_id).id]
-    else:
+    elif app.limits.score_all_segs:
         seg_ids = None
-    dev = None if device in (None, "", "auto") else device
+    else:
+        raise InputError("scoring all SEGs at once is not available here; score the current SEG")
+    dev = app.access.device(device)
+    app.workspace.require_room(specs)
     done = []
     for k, spec in enumerate(specs):
-        metric = app.metric_object(spec, device=dev)
+        metric = load_metric(app, spec, dev)
 
         def prog(_spec, done_n, total, _k=k):
             if progress is not None:
@@ -684,8 +788,8 @@ def live_score(app: AppState, specs, scope: str, seg_id=None, device: str | None
                 except Exception:
                     pass
 
-        sc = engine.score_dataset(app.dataset, [metric], seg_ids=seg_ids, device=dev,
-                                  cache_dir=app.cache_root, progress=prog)
+        sc = on_gpu(engine.score_dataset)(app.dataset, [metric], seg_ids=seg_ids, device=dev,
+                                          cache_dir=app.cache_root, progress=prog)
         if not np.isfinite(sc.values).any():
             raise InputError(f"{spec}: no image could be scored (are the dataset's images available?)")
         app.add_table(sc, kind="live", name=f"live:{spec}")
@@ -740,15 +844,18 @@ def check_prompt(prompt) -> str:
     return p
 
 
-def score_uploads(app: AppState, files, prompt, spec, seg_id=None, device: str | None = None,
+def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | None = None,
                   progress=None) -> dict:
     """Score uploaded images with one library metric and place them against the current SEG's nodes.
 
     Returns ``{"table": DataFrame, "figure": fig, "message": str}``. The SEG is scored with the same
-    metric first if it has no scores for it yet (so the comparison is like for like).
+    metric first if it has no scores for it yet (so the comparison is like for like). In public mode
+    the uploads' scores are not kept in the score cache, and the uploaded files are deleted with the
+    session.
     """
     import pandas as pd
     from .. import engine
+    from .gpu import on_gpu
 
     paths = [f if isinstance(f, (str, Path)) else getattr(f, "name", None) for f in (files or [])]
     paths = [p for p in paths if p]
@@ -757,15 +864,19 @@ def score_uploads(app: AppState, files, prompt, spec, seg_id=None, device: str |
     if len(paths) > MAX_UPLOADS:
         raise InputError(f"at most {MAX_UPLOADS} images at a time")
     prompt = check_prompt(prompt)
-    spec = parse_specs(spec)[0]
+    spec = app.access.metric_spec(parse_specs(spec)[0])
+    paths = [visitor_file(app, p) for p in paths]
+    if app.access.public:
+        for p in paths:
+            app.workspace.own_file(p)
     images = [check_upload(p) for p in paths]
-    names = [Path(str(p)).name for p in paths]
-    dev = None if device in (None, "", "auto") else device
-    metric = app.metric_object(spec, device=dev)
+    names = [p.name for p in paths]
+    dev = app.access.device(device)
+    metric = load_metric(app, spec, dev)
     if progress is not None:
         progress(0.1, desc=f"scoring {plural(len(images), 'upload')} with {spec}")
-    vals = np.asarray(engine.score_images(metric, images, [prompt] * len(images), cache_dir=app.cache_root),
-                      dtype=float)
+    vals = np.asarray(on_gpu(engine.score_images)(metric, images, [prompt] * len(images), cache_dir=app.cache_root,
+                                                   use_cache=not app.access.public), dtype=float)
     spec = metric.spec
     seg = _seg(app, seg_id) if seg_id not in (None, "") else None
     msg = f"Scored {plural(len(images), 'image')} with {spec}."

@@ -2,62 +2,182 @@
 
 Everything here converts: component values to callback arguments, callback results to component
 updates, and :class:`~ts2viz.errors.InputError` (or any other failure) to a readable message while
-the app keeps running. Imported only when the app is built (it imports gradio).
+the app keeps running. Each event finds its session's view of the app through :meth:`Page.view`
+(the request's session id). Imported only when the app is built (it imports gradio).
 """
 from __future__ import annotations
 
 import functools
-import json
 import logging
+import os
+import re
+import threading
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import gradio as gr
+import orjson
 
 from ..errors import InputError
+from ..figures import PlainFigure, plain_figures
 from .callbacks import seg_from_row as cb_seg_from_row
 from .callbacks import seg_options as cb_seg_options
-from .state import AppState
+from .sessions import Workspaces
+from .state import AppState, AppView
 
 log = logging.getLogger("ts2viz.ui")
+
+#: events that only redraw views share this concurrency group; model calls have their own
+VIEW_GROUP, MODEL_GROUP = "view", "model"
+
+# Save a dataframe / figure in a download: a click makes the file on the server, then the browser
+# saves it (one click; nothing is written before a visitor asks).
+DOWNLOAD_JS = """(f) => {
+  if (f && f.url) {
+    const a = document.createElement('a');
+    a.href = f.url; a.download = f.orig_name || 'ts2viz.csv';
+    document.body.appendChild(a); a.click(); a.remove();
+  }
+  return [];
+}"""
+
+
+def _json_default(o):
+    tolist = getattr(o, "tolist", None)
+    if callable(tolist):
+        return tolist()
+    return str(o)
+
+
+@functools.lru_cache(maxsize=1)
+def _template() -> dict:
+    """plotly's default template, as plotly.js reads it, for the trace types the app draws (the full
+    one also styles some forty others: it would triple the size of a small figure)."""
+    import plotly.io as pio
+
+    t = pio.templates[pio.templates.default].to_plotly_json()
+    used = ("scatter", "heatmap", "box", "histogram", "bar")
+    return {"data": {k: v for k, v in t.get("data", {}).items() if k in used}, "layout": t.get("layout", {})}
+
+
+def figure_json(fig) -> bytes:
+    """A figure (plotly's, or a :class:`ts2viz.figures.PlainFigure`) as the JSON plotly.js reads.
+
+    NaN becomes null, as in plotly's own encoder.
+    """
+    opts = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+    if isinstance(fig, PlainFigure):
+        return orjson.dumps({"data": fig.data, "layout": {**fig.layout, "template": _template()}},
+                            default=_json_default, option=opts)
+    return orjson.dumps(fig.to_plotly_json(), default=_json_default, option=opts)
+
+
+def build_plain(build: Callable[[], Any]):
+    """``build()`` with the figure builders returning plain dicts (see :func:`ts2viz.figures.plain_figures`)."""
+    with plain_figures():
+        return build()
+
+
+def plot_config(fmt: str) -> bytes:
+    fmt = fmt if fmt in ("png", "svg") else "png"
+    return orjson.dumps({"displaylogo": False, "responsive": True,
+                         "toImageButtonOptions": {"format": fmt, "filename": "ts2viz-figure", "scale": 2},
+                         "modeBarButtonsToRemove": ["lasso2d", "select2d"]})
+
+
+def plot_data(body: bytes, fmt: str = "png"):
+    """Gradio plot data from :func:`figure_json` output, with the modebar's download set to ``fmt``."""
+    from gradio.components.plot import PlotData
+
+    text = body[:-1] + b',"config":' + plot_config(fmt) + b"}"
+    return PlotData(type="plotly", plot=text.decode("utf-8"))
 
 
 def plot_value(fig, fmt: str = "png"):
     """A plotly figure as Gradio plot data, with the modebar's download button set to ``fmt``."""
-    from gradio.components.plot import PlotData
-
     if fig is None:
         return None
-    data = json.loads(fig.to_json())
-    fmt = fmt if fmt in ("png", "svg") else "png"
-    data["config"] = {"displaylogo": False, "responsive": True,
-                      "toImageButtonOptions": {"format": fmt, "filename": "ts2viz-figure", "scale": 2},
-                      "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
-    return PlotData(type="plotly", plot=json.dumps(data))
+    return plot_data(figure_json(fig), fmt)
 
 
-def message(e: Exception) -> str:
-    """The text shown for a failed callback: an input error as it is, anything else summarised."""
+#: a Dataframe that turns Stylers into values; made here, at import (when the app is built): a component
+#: made inside an event is an update, without the attributes postprocess reads
+STYLED_TABLE = gr.Dataframe(interactive=False, render=False)
+
+
+def table_value(df) -> dict | None:
+    """A DataFrame, or a pandas Styler (what people read, e.g. x100, over the data), as the
+    ``{"headers", "data"[, "metadata"]}`` value a ``gr.Dataframe`` takes as it is: built once and
+    memoised with the view, instead of converted again for every session. A Styler's display values
+    travel in ``metadata``; ``data`` keeps the values underneath (what a row click reads)."""
+    if df is None:
+        return None
+    from pandas.io.formats.style import Styler
+
+    if isinstance(df, Styler):
+        out = STYLED_TABLE.postprocess(df).model_dump()
+        return {k: v for k, v in out.items() if v is not None}
+    split = df.to_dict(orient="split")
+    return {"headers": [str(c) for c in split["columns"]], "data": split["data"]}
+
+
+def plot_cached(app: AppView, fmt: str):
+    """A :data:`ts2viz.ui.callbacks.Plot` for the app: each figure built and serialised once per key
+    (shared by all sessions when it shows shared metrics), returned as plot data."""
+
+    def plot(key: tuple, metrics: Sequence[str | None], build: Callable[[], Any]):
+        return app.memo(("plot", fmt, *key), metrics, lambda: plot_data(figure_json(build_plain(build)), fmt))
+
+    return plot
+
+
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:/[^/\s'\"():,]+){2,}")
+
+
+def message(e: Exception, public: bool = False) -> str:
+    """The text shown for a failed callback: an input error as it is, anything else summarised.
+
+    In public mode an unexpected error says nothing about its cause, and file paths in any message
+    are cut to their last part (defence in depth: the callbacks' own messages name no server paths).
+    """
     if isinstance(e, InputError):
-        return str(e)
+        text = str(e)
+        return _PATH.sub(lambda m: m.group(0).rsplit("/", 1)[-1], text) if public else text
     log.error("callback failed:\n%s", traceback.format_exc())
+    if public:
+        return "Something went wrong. The app is still running; try another choice."
     return f"Something went wrong ({type(e).__name__}: {e}). The app is still running; try another choice."
 
 
-def safe(fn: Callable) -> Callable:
-    """Run a callback; on failure show the message in a toast and leave the outputs as they are."""
+def safe(fn: Callable, public: bool = False, gate: threading.Semaphore | None = None) -> Callable:
+    """Run a callback; on failure show the message in a toast and leave the outputs as they are.
+
+    With ``gate``, at most that many such callbacks run at once and the others wait their turn in
+    order (Python threads share one core for this work: more at once only slows each down)."""
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            if gate is None:
+                return fn(*args, **kwargs)
+            with gate:
+                return fn(*args, **kwargs)
         except gr.Error:
             raise
         except Exception as e:  # noqa: BLE001 - every failure of a callback becomes a message
-            raise gr.Error(message(e), duration=8) from None
+            raise gr.Error(message(e, public), duration=8) from None
 
     return run
+
+
+#: whether view events go through Gradio's queue (first come, first served; env TS2VIZ_VIEW_QUEUE=0 answers
+#: them on their own requests instead: less overhead, but no order among waiting requests)
+VIEW_QUEUED = os.environ.get("TS2VIZ_VIEW_QUEUE", "1") not in ("", "0", "false", "False")
+#: view events that may run at the same time (queued or not)
+VIEW_CONCURRENCY = 4
+#: model calls at a time (one per GPU: more would only share it)
+MODEL_CONCURRENCY = 1
 
 
 def dropdown(choices, value) -> Any:
@@ -80,18 +200,57 @@ class Page:
 
     Each tab's builder registers how to redraw its views (:attr:`refresh`) and which of its dropdowns
     list metrics (:attr:`metric_pickers`), so that events which change the loaded scores (an upload, a
-    live score, the mode) can redraw every tab without knowing its components.
+    live score, the mode) can redraw every tab without knowing its components. Callbacks find their
+    session's :class:`~ts2viz.ui.state.AppView` with :meth:`view`.
     """
 
     app: AppState
     mode: Any
     fmt: Any
+    workspaces: Workspaces | None = None
     tabs: Any = None
     seg: Any = None           # the explorer's SEG picker: the current SEG for every tab
     search: Any = None        # the explorer's prompt search (cleared when a SEG is opened from a table)
     refresh: dict[str, Refresh] = field(default_factory=dict)
     metric_pickers: list = field(default_factory=list)
     family_pickers: list = field(default_factory=list)
+    download_slots: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.workspaces is None:
+            self.workspaces = Workspaces(self.app)
+        self.view_gate = threading.Semaphore(VIEW_CONCURRENCY)
+
+    @property
+    def public(self) -> bool:
+        return self.app.access.public
+
+    def view(self, request: gr.Request | None, *, create: bool = False) -> AppView:
+        """The app as the request's session sees it; ``create`` makes its workspace if it has none
+        (for events that add data or write a download)."""
+        sid = getattr(request, "session_hash", None) if request is not None else None
+        return self.workspaces.view(sid, create=create)
+
+    def on(self, trigger, fn: Callable, inputs, outputs, *, model: bool = False, **kw):
+        """Wire an event; failures become messages.
+
+        A view event (the default) runs in the view group of Gradio's queue, :data:`VIEW_CONCURRENCY` at
+        a time, never behind a model call; ``queue=False`` answers a trivial one on its own request
+        (a third of a queued call's overhead), at most :data:`VIEW_CONCURRENCY` at a time too. A
+        ``model`` event (live scoring) goes through the queue, :data:`MODEL_CONCURRENCY` at a time,
+        and the visitor sees their place in it.
+        """
+        gate = None
+        if model:
+            kw.update(queue=True, concurrency_id=MODEL_GROUP, concurrency_limit=MODEL_CONCURRENCY)
+        else:
+            kw.setdefault("queue", VIEW_QUEUED)
+            if kw["queue"]:
+                kw.setdefault("concurrency_id", VIEW_GROUP)
+                kw.setdefault("concurrency_limit", VIEW_CONCURRENCY)
+            else:
+                gate = self.view_gate
+        return trigger(safe(fn, self.public, gate), inputs, outputs, **kw)
 
     def open_seg_from_table(self, table) -> None:
         """Clicking a row of ``table`` (first column: SEG id) opens that SEG in the explorer."""
@@ -103,11 +262,18 @@ class Page:
                 return gr.skip(), gr.skip(), gr.skip()
             return dropdown(cb_seg_options(app), sid), gr.Tabs(selected="seg"), ""
 
-        table.select(safe(open_row), table, [self.seg, self.tabs, self.search])
+        self.on(table.select, open_row, table, [self.seg, self.tabs, self.search])
 
     def then_redraw(self, dep, names):
         """Chain the redraws ``names`` after the event ``dep``; returns the last dependency."""
         for name in names:
             r = self.refresh[name]
-            dep = dep.then(safe(r.fn), r.inputs, r.outputs)
+            dep = self.on(dep.then, r.fn, r.inputs, r.outputs)
         return dep
+
+    def download(self, button, fn: Callable, inputs) -> None:
+        """A download button: a click runs ``fn(*inputs, request) -> path`` (which makes the file in
+        the session's own folder: ``self.view(request, create=True)``), then the browser saves it."""
+        out = gr.File(visible="hidden", elem_classes="download-slot", interactive=False, render=False)
+        self.download_slots.append(out)          # rendered by the layout, outside the tabs
+        self.on(button.click, fn, inputs, out, show_progress="hidden").success(None, out, None, js=DOWNLOAD_JS)

@@ -1,7 +1,8 @@
 """The Gradio page: the header, one builder per tab (:mod:`.tabs`), and the events that span tabs.
 
-Events inside a tab are wired by its builder. Here: the mode and figure-format switches, and the
-events that change which metrics are loaded (a scores upload, live scoring), which redraw every tab.
+Events inside a tab are wired by its builder. Here: the mode and figure-format switches, the events
+that change which metrics a session sees (a scores upload, live scoring), which redraw every tab, and
+the end of a session (its workspace is dropped).
 """
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ import gradio as gr  # this module is imported only when the app is built
 
 from ..policy import MODES
 from . import callbacks as cb
-from .glue import Page, Refresh, safe
+from .glue import Page, Refresh
+from .sessions import Workspaces
 from .state import AppState
 from .tabs import board, correlations, explorer, live
 
 
-def build_blocks(app: AppState, *, title: str = "ts2viz") -> gr.Blocks:
-    """The gr.Blocks of the app (not launched)."""
+def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces | None = None) -> gr.Blocks:
+    """The gr.Blocks of the app (not launched). ``workspaces``: the sessions' private data (made if None)."""
     with gr.Blocks(title=title, fill_width=True) as demo:
         with gr.Row(elem_classes="app-header", equal_height=False):
             header = gr.HTML(cb.header_html(app), elem_classes="brand-wrap", js_on_load=None, scale=4)
@@ -23,62 +25,88 @@ def build_blocks(app: AppState, *, title: str = "ts2viz") -> gr.Blocks:
                             scale=2, min_width=280, elem_id="mode", elem_classes="compact")
             fmt = gr.Radio(["png", "svg"], value="png", label="Figure download (camera icon)", scale=1,
                            min_width=200, elem_id="fmt", elem_classes="compact")
-        page = Page(app, mode, fmt)
-        # the header counts the loaded metrics: redrawn when metrics are added
-        page.refresh["header"] = Refresh(lambda: cb.header_html(app), [], [header])
+        page = Page(app, mode, fmt, workspaces)
+
+        def header_view(request: gr.Request):
+            return cb.header_html(page.view(request))
+
+        # the header counts the metrics the session sees: redrawn when its metrics change
+        page.refresh["header"] = Refresh(header_view, [], [header])
         with gr.Tabs(elem_id="tabs") as tabs:
             page.tabs = tabs
             board_tab = board.build(page)
             explorer.build(page)
             correlations.build(page)
             live_tab = live.build(page)
+        for slot in page.download_slots:
+            slot.render()
         wire_across_tabs(page, board_tab, live_tab)
         wire_first_render(demo, page)
+
+        def end_session(request: gr.Request):
+            sid = getattr(request, "session_hash", None)
+            page.workspaces.end(sid)
+            # Gradio keeps a closed tab's component state (a copy of the page's config and the last
+            # value of every output) until it has 10,000 sessions: drop it with the session's data.
+            holder = getattr(demo, "state_holder", None)
+            if sid and holder is not None:
+                holder.session_data.pop(sid, None)
+
+        demo.unload(end_session)   # the tab was closed: the session's data goes now
+    demo.ts2viz_page = page
     # The events are the page's own wiring, not an API: left out of the API docs (and so out of the
-    # ~400 KB of API description Gradio would embed in every page load), still callable by clients.
+    # ~400 KB of API description Gradio would embed in every page load). They stay callable over HTTP,
+    # which is why every callback checks its inputs (see ts2viz.ui.access).
     for fn in demo.fns.values():
         if fn.api_visibility == "public":
             fn.api_visibility = "undocumented"
     return demo
 
 
-def metric_lists(page: Page, select: str | None = None) -> tuple:
-    """New metric choices in every metric and family picker (after metrics were added); the first
-    metric picker shows ``select`` if given."""
-    ch = cb.metric_choices(page.app)
+def metric_lists(page: Page, view, select: str | None = None) -> tuple:
+    """New metric choices in every metric and family picker (after metrics were added to the
+    session); the first metric picker shows ``select`` if given."""
+    ch = cb.metric_choices(view)
     out = [gr.Dropdown(choices=ch, value=select) if (select and k == 0) else gr.Dropdown(choices=ch)
            for k in range(len(page.metric_pickers))]
-    out += [gr.Dropdown(choices=[cb.ALL] + cb.families(page.app)) for _ in page.family_pickers]
+    out += [gr.Dropdown(choices=[cb.ALL] + cb.families(view)) for _ in page.family_pickers]
     return tuple(out)
 
 
 def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveTab) -> None:
     everything = ["board", "seg", "finder", "corr"]
-    page.then_redraw(page.mode.change(safe(page.refresh["board"].fn), page.refresh["board"].inputs,
-                                      page.refresh["board"].outputs), everything[1:])
-    page.then_redraw(page.fmt.change(safe(page.refresh["board"].fn), page.refresh["board"].inputs,
-                                     page.refresh["board"].outputs), ["seg", "corr"])
+    b = page.refresh["board"]
+    page.then_redraw(page.on(page.mode.change, b.fn, b.inputs, b.outputs), everything[1:])
+    page.then_redraw(page.on(page.fmt.change, b.fn, b.inputs, b.outputs), ["seg", "corr"])
     pickers = page.metric_pickers + page.family_pickers
 
-    def added_scores(path, lib):
-        return board.add_scores(page, path, lib)
+    def lists(request: gr.Request):
+        return metric_lists(page, page.view(request))
 
-    dep = board_tab.upload_button.click(safe(added_scores), board_tab.upload_inputs, board_tab.upload_message)
-    page.then_redraw(dep.success(lambda: metric_lists(page), None, pickers), ["header", "board", "seg", "corr"])
+    def added_scores(path, lib, request: gr.Request):
+        return board.add_scores(page, path, lib, request)
 
-    def first_live(specs):
+    dep = page.on(board_tab.upload_button.click, added_scores, board_tab.upload_inputs, board_tab.upload_message)
+    page.then_redraw(page.on(dep.success, lists, None, pickers), ["header", "board", "seg", "corr"])
+
+    def first_live(specs, request: gr.Request):
         wanted = cb.parse_specs(specs)
-        return metric_lists(page, next((m for m in page.app.metrics if m in wanted), None))
+        view = page.view(request)
+        return metric_lists(page, view, next((m for m in view.metrics if m in wanted), None))
 
-    dep = live_tab.score_button.click(safe(live_tab.score), live_tab.score_inputs, live_tab.score_message)
-    page.then_redraw(dep.success(first_live, live_tab.spec, pickers), ["header", "board", "seg", "corr"])
-    dep = live_tab.upload_button.click(safe(live_tab.upload), live_tab.upload_inputs, live_tab.upload_outputs)
-    page.then_redraw(dep.success(lambda: metric_lists(page), None, pickers), ["header", "board"])
+    # Model calls: one at a time (one GPU), in a queue of their own; a visitor sees their place in it,
+    # and view events (their own group) never wait behind a model.
+    dep = page.on(live_tab.score_button.click, live_tab.score, live_tab.score_inputs, live_tab.score_message,
+                  model=True)
+    page.then_redraw(page.on(dep.success, first_live, live_tab.spec, pickers), ["header", "board", "seg", "corr"])
+    dep = page.on(live_tab.upload_button.click, live_tab.upload, live_tab.upload_inputs, live_tab.upload_outputs,
+                  model=True)
+    page.then_redraw(page.on(dep.success, lists, None, pickers), ["header", "board"])
 
 
 def wire_first_render(demo: gr.Blocks, page: Page) -> None:
     """One load event fills every view. The leaderboard table is in the initial page already: only
-    its scatter and CSV come from here."""
+    its scatter comes from here."""
     parts = ["board", "seg", "finder", "corr"] if page.app.metrics else ["seg"]
     refs = [page.refresh[p] for p in parts]
     inputs = list(dict.fromkeys(c for r in refs for c in r.inputs))
@@ -87,14 +115,27 @@ def wire_first_render(demo: gr.Blocks, page: Page) -> None:
         outputs = outputs[1:]                       # not the board table
 
     def first(*values):
+        *values, request = values
         by = dict(zip(inputs, values))
         out = []
         for name, r in zip(parts, refs):
-            res = r.fn(*(by[c] for c in r.inputs))
+            res = r.fn(*(by[c] for c in r.inputs), request)
+            res = tuple(res) if len(r.outputs) > 1 else (res,)
             out += list(res[1:] if name == "board" else res)
         return tuple(out)
 
-    demo.load(safe(first), inputs, outputs, show_progress="hidden")
+    first.__signature__ = _signature(len(inputs))
+    first.__annotations__ = {"request": gr.Request}
+    page.on(demo.load, first, inputs, outputs, show_progress="hidden")
+
+
+def _signature(n: int):
+    """``(v0, ..., v{n-1}, request)``: Gradio passes the request to a parameter annotated gr.Request."""
+    import inspect
+
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return inspect.Signature([inspect.Parameter(f"v{i}", kind) for i in range(n)]
+                             + [inspect.Parameter("request", kind, annotation=gr.Request)])
 
 
 __all__ = ["build_blocks"]

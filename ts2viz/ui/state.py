@@ -1,19 +1,28 @@
-"""The app's state: one dataset, the scores tables loaded into it, and cached meta-metrics.
+"""The app's state, split by who owns it.
 
-Tables come from three places: the bundled published scores (or files given on the command line),
-score files uploaded in the app, and metrics scored live. Meta-metrics are computed once per table
-and mode through :func:`ts2viz.metametrics.compute` and joined metric-wise
-(:meth:`~ts2viz.metametrics.MetaMetrics.join`), so adding a metric only computes that metric. The
-published table's results are also kept on disk (:meth:`~ts2viz.metametrics.MetaMetrics.save`, keyed
-by the data and the format version), which keeps app start fast.
+- :class:`AppState`: what the operator loaded at start (the dataset; the bundled published scores or
+  the files given on the command line). Shared by every session and never changed by a visitor. Its
+  meta-metrics are computed once per mode (and kept on disk, keyed by the data and the format
+  version, which keeps app start fast), and view parts that depend only on shared data are kept in a
+  bounded :class:`~ts2viz.ui.memo.Memo` for every session to reuse.
+- :class:`Workspace`: one browser session's own data: score files it uploaded and metrics it scored
+  live, their meta-metrics, and the folder its downloads are written to, within the caps of
+  :class:`~ts2viz.ui.access.Limits`. :class:`~ts2viz.ui.sessions.Workspaces` holds one per session and
+  drops it when the session ends.
+- :class:`AppView`: the app as one session sees it, the shared tables followed by its own. Every
+  callback takes one. Meta-metrics of the two are computed separately and joined metric-wise
+  (:meth:`~ts2viz.metametrics.MetaMetrics.join`), so a visitor's upload computes only its own metrics.
 """
 from __future__ import annotations
 
 import hashlib
+import secrets
+import shutil
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -21,10 +30,18 @@ from ..errors import InputError
 from ..metametrics import FORMAT_VERSION, MetaMetrics, compute
 from ..paths import cache_dir
 from ..policy import MODES, resolve_policy
-from ..scores import Scores
+from ..scores import Scores, merge
+from .access import Access, Limits, operator
+from .memo import Memo
 from .thumbs import Thumbs
 
 KINDS = ("published", "uploaded", "live")
+
+#: bytes of view parts (figure JSON, tables, graph HTML) kept for all sessions, and for one session's own
+SHARED_MEMO_BYTES = 32 * 1024 * 1024
+SESSION_MEMO_BYTES = 4 * 1024 * 1024
+#: downloads a session keeps on disk at once (older ones are deleted when a new one is made)
+MAX_DOWNLOADS = 20
 
 
 def metric_family(name: str) -> str:
@@ -56,36 +73,23 @@ class Table:
     results: dict[str, MetaMetrics] = field(default_factory=dict, repr=False)
 
 
-@dataclass
-class AppState:
-    """Everything the callbacks read. Shared by all sessions of one app process; thread-safe."""
+class TableSet:
+    """Scores tables over one dataset, with merged scores and meta-metrics per mode (cached)."""
 
-    dataset: object
-    tables: list[Table]
-    cache_root: Path
-    thumbs: Thumbs
-    version: int = 0
-    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
-    _mm: dict = field(default_factory=dict, repr=False)
-    _merged: tuple | None = field(default=None, repr=False)
+    def __init__(self, dataset) -> None:
+        self.dataset = dataset
+        self.tables: list[Table] = []
+        self.version = 0
+        self._lock = threading.RLock()
+        self._mm: dict[str, tuple[int, MetaMetrics]] = {}
+        self._merged: tuple[int, Scores] | None = None
 
-    # -- construction --------------------------------------------------------------------------
-    @classmethod
-    def create(cls, dataset, tables: Sequence[tuple[str, str, Scores]] = (), *,
-               cache_root: Path | None = None, fetch_images: bool = True) -> "AppState":
-        root = Path(cache_root) if cache_root is not None else cache_dir()
-        root.mkdir(parents=True, exist_ok=True)
-        dkey = hashlib.sha1(f"{dataset.name}|{dataset.root}|{dataset.hf_id}".encode()).hexdigest()[:12]
-        thumbs = Thumbs(dataset, root / "thumbs" / dkey, fetch=fetch_images)
-        st = cls(dataset, [], root, thumbs)
-        for name, kind, sc in tables:
-            st.add_table(sc, kind=kind, name=name)
-        return st
-
-    # -- tables ----------------------------------------------------------------------------------
     @property
     def metrics(self) -> list[str]:
         return [m for t in self.tables for m in t.scores.metrics]
+
+    def has(self, metric: str) -> bool:
+        return any(metric in t.scores.metrics for t in self.tables)
 
     def kind_of(self, metric: str) -> str:
         for t in self.tables:
@@ -96,67 +100,30 @@ class AppState:
     def lower_is_better(self, metric: str) -> bool:
         return any(metric in t.scores.lower_is_better for t in self.tables)
 
-    def add_table(self, scores: Scores, *, kind: str, name: str) -> None:
-        """Add a scores table. A metric already loaded is an error, except that a live table's
-        metric is updated in place (new scores fill in or replace old ones)."""
-        if kind not in KINDS:
-            raise ValueError(f"unknown table kind {kind!r}")
+    def _check_names(self, scores: Scores, name: str) -> None:
         unknown = [f for f in scores.file_names if not self.dataset.has_image(f)]
         if unknown:
             raise InputError(f"unknown file_name {unknown[0]!r}: not an image of dataset {self.dataset.name}",
                              file=name)
-        with self._lock:
-            if kind == "live":
-                scores = self._update_live(scores)
-            have = set(self.metrics)
-            clash = [m for m in scores.metrics if m in have]
-            if clash:
-                raise InputError(f"metric {clash[0]!r} is already loaded; rename the column to add it again",
-                                 file=name)
-            if not scores.metrics:
-                return
-            self.tables.append(Table(name, kind, scores))
-            self.version += 1
-            self._mm.clear()
-            self._merged = None
 
-    def _update_live(self, new: Scores) -> Scores:
-        """Fold a live result into an existing live table of the same metric, removing that table."""
-        keep_metrics = list(new.metrics)
-        for t in list(self.tables):
-            if t.kind != "live":
-                continue
-            shared = [m for m in t.scores.metrics if m in keep_metrics]
-            if not shared:
-                continue
-            names = list(dict.fromkeys(list(t.scores.file_names) + list(new.file_names)))
-            old = t.scores.aligned(names, shared, oriented=False)
-            fresh = new.aligned(names, shared, oriented=False)
-            vals = np.where(np.isnan(fresh), old, fresh)
-            rest = [m for m in t.scores.metrics if m not in shared]
-            self.tables.remove(t)
-            if rest:
-                self.tables.append(Table(t.name, "live", t.scores.select(rest)))
-            others = [m for m in keep_metrics if m not in shared]
-            merged = Scores(names, shared, vals, {m for m in shared if m in new.lower_is_better
-                                                   or m in t.scores.lower_is_better}, source="live")
-            if others:
-                from ..scores import merge
-                merged = merge([merged, new.select(others)])
-            new = merged
-        return new
+    def _append(self, table: Table) -> None:
+        self.tables.append(table)
+        self._changed()
+
+    def _changed(self) -> None:
+        self.version += 1
+        self._mm.clear()
+        self._merged = None
 
     def scores(self) -> Scores:
         """All tables merged (cached until a table is added)."""
         with self._lock:
             if self._merged is None or self._merged[0] != self.version:
-                from ..scores import merge
                 self._merged = (self.version, merge([t.scores for t in self.tables]))
             return self._merged[1]
 
-    # -- meta-metrics ---------------------------------------------------------------------------
     def mm(self, mode: str) -> MetaMetrics:
-        """Meta-metrics of every loaded metric in ``mode`` (cached)."""
+        """Meta-metrics of every metric of these tables in ``mode`` (cached)."""
         if mode not in MODES:
             raise InputError(f"unknown mode {mode!r}: expected one of {', '.join(MODES)}")
         with self._lock:
@@ -169,6 +136,70 @@ class AppState:
             self._mm[mode] = (self.version, out)
             return out
 
+    def _table_mm(self, t: Table, mode: str) -> MetaMetrics:
+        hit = t.results.get(mode)
+        if hit is None:
+            hit = t.results[mode] = compute(self.dataset, t.scores, policy=mode)
+        return hit
+
+    def _owner(self, metric: str) -> Table:
+        for t in self.tables:
+            if metric in t.scores.metrics:
+                return t
+        raise InputError(f"no metric {metric!r} loaded")
+
+    def column(self, file_names: Sequence[str], metric: str) -> np.ndarray:
+        """Raw (not oriented) scores of one metric for ``file_names``, NaN where unscored."""
+        return self._owner(metric).scores.aligned(list(file_names), [metric], oriented=False)[:, 0]
+
+
+class AppState(TableSet):
+    """What the operator loaded: shared by every session of one app process; thread-safe.
+
+    Tables are added while the app starts (:meth:`add_table`); visitors add theirs to a
+    :class:`Workspace`. ``access`` is the process's trust level (:mod:`ts2viz.ui.access`).
+    """
+
+    def __init__(self, dataset, cache_root: Path, thumbs: Thumbs, access: Access | None = None) -> None:
+        super().__init__(dataset)
+        self.cache_root = cache_root
+        self.thumbs = thumbs
+        self.access = access or operator()
+        self.memo = Memo(SHARED_MEMO_BYTES)
+
+    # -- construction --------------------------------------------------------------------------
+    @classmethod
+    def create(cls, dataset, tables: Sequence[tuple[str, str, Scores]] = (), *,
+               cache_root: Path | None = None, fetch_images: bool = True,
+               access: Access | None = None) -> "AppState":
+        root = Path(cache_root) if cache_root is not None else cache_dir()
+        root.mkdir(parents=True, exist_ok=True)
+        dkey = hashlib.sha1(f"{dataset.name}|{dataset.root}|{dataset.hf_id}".encode()).hexdigest()[:12]
+        thumbs = Thumbs(dataset, root / "thumbs" / dkey, fetch=fetch_images)
+        st = cls(dataset, root, thumbs, access)
+        for name, kind, sc in tables:
+            st.add_table(sc, kind=kind, name=name)
+        return st
+
+    def add_table(self, scores: Scores, *, kind: str = "published", name: str) -> None:
+        """Add an operator's scores table (a metric already loaded is an error)."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown table kind {kind!r}")
+        self._check_names(scores, name)
+        with self._lock:
+            clash = [m for m in scores.metrics if self.has(m)]
+            if clash:
+                raise InputError(f"metric {clash[0]!r} is already loaded; rename the column to add it again",
+                                 file=name)
+            if scores.metrics:
+                self._append(Table(name, kind, scores))
+                self.memo.clear()
+
+    def view(self, workspace: "Workspace | None" = None) -> "AppView":
+        """The app as one session sees it; without ``workspace``, a fresh private one."""
+        return AppView(self, workspace if workspace is not None else Workspace(self))
+
+    # -- meta-metrics: published tables are also kept on disk -----------------------------------------
     def _table_mm(self, t: Table, mode: str) -> MetaMetrics:
         hit = t.results.get(mode)
         if hit is not None:
@@ -207,23 +238,280 @@ class AppState:
         for m in modes:
             self.mm(m)
 
-    # -- per-SEG data -----------------------------------------------------------------------------
-    def node_scores(self, seg_id: int, metric: str) -> dict[str, np.ndarray]:
-        """Raw (not oriented) scores of ``metric`` per node label of a SEG, NaN where unscored."""
-        seg = self.dataset[seg_id]
-        sc = self.scores()
-        out = {}
-        for node in seg.nodes:
-            fns = [im.file_name for im in node.images]
-            out[node.label] = sc.aligned(fns, [metric], oriented=False)[:, 0]
-        return out
-
-    def image_scores(self, file_names: Sequence[str], metrics: Sequence[str]) -> np.ndarray:
-        return self.scores().aligned(list(file_names), list(metrics), oriented=False)
-
-    # -- metric objects for live scoring -----------------------------------------------------------
     def metric_object(self, spec: str, device=None):
-        """A loaded metric from the library (:func:`ts2viz.engine.get_metric` keeps it for reuse)."""
+        """A loaded metric from the library (:func:`ts2viz.engine.get_metric` keeps a few for reuse)."""
         from ..engine import get_metric
 
         return get_metric(spec, device)
+
+
+class Workspace(TableSet):
+    """One session's own data: uploaded score files and live-scored metrics, private to it.
+
+    ``limits`` caps what it may hold. ``exports_root`` is where its downloads folder is made
+    (default: ``<cache>/sessions``); the folder, the downloads in it and the visitor's uploaded files
+    registered with :meth:`own_file` are deleted by :meth:`close`. A ``read_only`` workspace stands
+    for a session that holds nothing: adding to it raises ``RuntimeError``.
+    """
+
+    def __init__(self, app: AppState, limits: Limits | None = None, *, exports_root: Path | None = None,
+                 read_only: bool = False) -> None:
+        super().__init__(app.dataset)
+        self.read_only = read_only
+        self.app = app
+        self.limits = limits or app.access.limits
+        self.exports_root = Path(exports_root) if exports_root is not None else app.cache_root / "sessions"
+        self.memo = Memo(SESSION_MEMO_BYTES)
+        self.uploads = 0
+        self.closed = False
+        self.last_used = time.monotonic()
+        self._joined: dict[str, tuple[tuple[int, int], MetaMetrics]] = {}
+        self._exports: Path | None = None
+        self._downloads: list[Path] = []
+        self._files: list[Path] = []
+
+    def _changed(self) -> None:
+        super()._changed()
+        self._joined = {}
+        self.memo.clear()
+
+    # -- adding data ------------------------------------------------------------------------------
+    def require_room(self, new_metrics: Sequence[str]) -> None:
+        """:class:`InputError` if adding ``new_metrics`` would pass the session's metric cap."""
+        fresh = [m for m in dict.fromkeys(new_metrics) if not self.has(m)]
+        if len(self.metrics) + len(fresh) > self.limits.max_metrics:
+            raise InputError(f"a session may hold at most {self.limits.max_metrics} metrics of its own "
+                             f"(this one has {len(self.metrics)}); reload the page to start a new session")
+
+    def add_table(self, scores: Scores, *, kind: str, name: str) -> None:
+        """Add an uploaded or live-scored table. A metric already loaded (shared or own) is an error,
+        except that a live metric is updated in place (new scores fill in or replace old ones)."""
+        if kind not in ("uploaded", "live"):
+            raise ValueError(f"a session adds uploaded or live tables, not {kind!r}")
+        if self.read_only:
+            raise RuntimeError("a read-only view cannot add data; get the session's workspace with create=True")
+        self._check_names(scores, name)
+        with self._lock:
+            if self.closed:
+                raise InputError("this session has ended; reload the page")
+            clash = [m for m in scores.metrics if self.app.has(m)]
+            if clash:
+                raise InputError(f"metric {clash[0]!r} is already loaded; rename the column to add it again",
+                                 file=name)
+            if kind == "uploaded":
+                if self.uploads >= self.limits.max_uploads:
+                    raise InputError(f"a session may add at most {self.limits.max_uploads} score files; "
+                                     "reload the page to start a new session")
+            else:
+                scores = self._update_live(scores)
+            clash = [m for m in scores.metrics if self.has(m)]
+            if clash:
+                raise InputError(f"metric {clash[0]!r} is already loaded; rename the column to add it again",
+                                 file=name)
+            self.require_room(scores.metrics)
+            if not scores.metrics:
+                return
+            self.tables.append(Table(name, kind, scores))
+            if kind == "uploaded":
+                self.uploads += 1
+            self._changed()
+
+    def _update_live(self, new: Scores) -> Scores:
+        """Fold a live result into an existing live table of the same metric, removing that table."""
+        keep_metrics = list(new.metrics)
+        for t in list(self.tables):
+            if t.kind != "live":
+                continue
+            shared = [m for m in t.scores.metrics if m in keep_metrics]
+            if not shared:
+                continue
+            names = list(dict.fromkeys(list(t.scores.file_names) + list(new.file_names)))
+            old = t.scores.aligned(names, shared, oriented=False)
+            fresh = new.aligned(names, shared, oriented=False)
+            vals = np.where(np.isnan(fresh), old, fresh)
+            rest = [m for m in t.scores.metrics if m not in shared]
+            self.tables.remove(t)
+            if rest:
+                self.tables.append(Table(t.name, "live", t.scores.select(rest)))
+            others = [m for m in keep_metrics if m not in shared]
+            merged = Scores(names, shared, vals, {m for m in shared if m in new.lower_is_better
+                                                   or m in t.scores.lower_is_better}, source="live")
+            if others:
+                merged = merge([merged, new.select(others)])
+            new = merged
+        return new
+
+    def joined_mm(self, mode: str) -> MetaMetrics:
+        """Shared and own meta-metrics side by side (the shared part computed once for all sessions)."""
+        own = self.mm(mode)
+        if not self.app.tables:
+            return own
+        key = (self.app.version, self.version)
+        with self._lock:
+            hit = self._joined.get(mode)
+            if hit is not None and hit[0] == key:
+                return hit[1]
+        out = MetaMetrics.join([self.app.mm(mode), own])
+        with self._lock:
+            self._joined[mode] = (key, out)
+        return out
+
+    # -- files ------------------------------------------------------------------------------------
+    def exports_dir(self) -> Path:
+        """This session's downloads folder (made on first use, a random name nobody else can guess)."""
+        if self.read_only:
+            raise RuntimeError("a read-only view has no downloads folder")
+        with self._lock:
+            if self._exports is None:
+                self.exports_root.mkdir(parents=True, exist_ok=True)
+                d = self.exports_root / f"ts2viz-{secrets.token_hex(16)}"
+                d.mkdir(mode=0o700)
+                self._exports = d
+            return self._exports
+
+    def new_download(self, name: str) -> Path:
+        """A path for a new download in this session's folder; the oldest beyond :data:`MAX_DOWNLOADS`
+        are deleted (only this session's own files)."""
+        d = self.exports_dir()
+        with self._lock:
+            sub = d / secrets.token_hex(4)
+            sub.mkdir()
+            p = sub / name
+            self._downloads.append(p)
+            old, self._downloads = self._downloads[:-MAX_DOWNLOADS], self._downloads[-MAX_DOWNLOADS:]
+        for q in old:
+            shutil.rmtree(q.parent, ignore_errors=True)
+        return p
+
+    def own_file(self, path) -> None:
+        """Register a file the visitor uploaded, to be deleted when the session ends."""
+        if self.read_only:
+            raise RuntimeError("a read-only view owns no files")
+        with self._lock:
+            self._files.append(Path(str(path)))
+
+    def close(self) -> None:
+        """Drop everything the session holds: its tables, caches, downloads and uploaded files."""
+        with self._lock:
+            self.closed = True
+            self.tables = []
+            self._changed()
+            exports, self._exports = self._exports, None
+            files, self._files = self._files, []
+            self._downloads = []
+        if exports is not None:
+            shutil.rmtree(exports, ignore_errors=True)
+        for f in files:
+            try:
+                f.unlink(missing_ok=True)
+                f.parent.rmdir()      # Gradio keeps each upload in a folder of its own
+            except OSError:
+                pass
+
+
+class AppView:
+    """The app as one session sees it: the operator's shared tables, then the session's own.
+
+    Every callback takes one (as its first argument, named ``app``). Reads go to whichever side holds
+    a metric; writes go to the session's :class:`Workspace`.
+    """
+
+    def __init__(self, app: AppState, workspace: Workspace) -> None:
+        self.app = app
+        self.workspace = workspace
+
+    # -- what both sides share ----------------------------------------------------------------------
+    @property
+    def dataset(self):
+        return self.app.dataset
+
+    @property
+    def thumbs(self) -> Thumbs:
+        return self.app.thumbs
+
+    @property
+    def cache_root(self) -> Path:
+        return self.app.cache_root
+
+    @property
+    def access(self) -> Access:
+        return self.app.access
+
+    @property
+    def limits(self) -> Limits:
+        return self.workspace.limits
+
+    # -- metrics --------------------------------------------------------------------------------------
+    @property
+    def metrics(self) -> list[str]:
+        return self.app.metrics + self.workspace.metrics
+
+    def _side(self, metric: str) -> TableSet:
+        return self.workspace if self.workspace.has(metric) else self.app
+
+    def kind_of(self, metric: str) -> str:
+        return self._side(metric).kind_of(metric)
+
+    def lower_is_better(self, metric: str) -> bool:
+        return self._side(metric).lower_is_better(metric)
+
+    def mm(self, mode: str) -> MetaMetrics:
+        """Meta-metrics of every metric this session sees, in ``mode``."""
+        if self.workspace.tables:
+            return self.workspace.joined_mm(mode)
+        if not self.app.tables:
+            if mode not in MODES:
+                raise InputError(f"unknown mode {mode!r}: expected one of {', '.join(MODES)}")
+            raise InputError("no scores loaded")
+        return self.app.mm(mode)
+
+    def scores(self) -> Scores:
+        """Shared and own scores merged (for tests and exports; views read per metric)."""
+        parts = [s for s in (self.app, self.workspace) if s.tables]
+        if not parts:
+            raise InputError("no scores loaded")
+        return parts[0].scores() if len(parts) == 1 else merge([p.scores() for p in parts])
+
+    def node_scores(self, seg_id: int, metric: str) -> dict[str, np.ndarray]:
+        """Raw (not oriented) scores of ``metric`` per node label of a SEG, NaN where unscored
+        (memoised: every figure and table of a SEG view reads them)."""
+        seg = self.dataset[seg_id]
+        side = self._side(metric)
+
+        def build() -> dict[str, np.ndarray]:
+            out = {}
+            for node in seg.nodes:
+                col = side.column([im.file_name for im in node.images], metric)
+                col.setflags(write=False)
+                out[node.label] = col
+            return out
+
+        return self.memo(("node_scores", seg.id, metric), [metric], build)
+
+    def image_scores(self, file_names: Sequence[str], metrics: Sequence[str]) -> np.ndarray:
+        out = np.full((len(file_names), len(metrics)), np.nan)
+        for j, m in enumerate(metrics):
+            out[:, j] = self._side(m).column(file_names, m)
+        return out
+
+    def add_table(self, scores: Scores, *, kind: str, name: str) -> None:
+        self.workspace.add_table(scores, kind=kind, name=name)
+
+    def metric_object(self, spec: str, device=None):
+        return self.app.metric_object(spec, device)
+
+    # -- caching and files -------------------------------------------------------------------------------
+    def memo(self, key: tuple, metrics: Sequence[str | None], build: Callable[[], Any]) -> Any:
+        """``build()``'s result for ``key``, reused: shared by all sessions when ``metrics`` are all
+        shared ones, else kept in this session's own memo. ``key`` must name everything the result
+        depends on besides the metrics' data."""
+        own = [m for m in metrics if m and self.workspace.has(m)]
+        if own:
+            return self.workspace.memo.get((self.workspace.version, *key), build)
+        return self.app.memo.get((self.app.version, *key), build)
+
+    def new_download(self, name: str) -> Path:
+        return self.workspace.new_download(name)
+
+
+__all__ = ["AppState", "Workspace", "AppView", "Table", "TableSet", "KINDS", "metric_family"]

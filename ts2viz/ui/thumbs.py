@@ -99,6 +99,9 @@ class Thumbs:
         self._pending: set[str] = set()
         self._offline_until = 0.0
         self._uri: dict[tuple[str, int], str] = {}
+        #: bumped whenever an image arrives from the hub, so that views built without it are rebuilt
+        self.generation = 0
+        self._missing: dict[tuple[str, int], int] = {}   # (file, size) -> generation it was missing in
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ts2viz-fetch") if self.fetch else None
 
     # -- paths ---------------------------------------------------------------------------------
@@ -106,10 +109,12 @@ class Thumbs:
         return self.folder / f"{size}" / f"{_key(file_name)}.jpg"
 
     def _placeholder(self, file_name: str, size: int, note: str) -> Path:
-        p = self.folder / "placeholder" / f"{_key(file_name + note)}_{size}.png"
+        # One tile per note and size, not per image (the gallery's caption names the file): a SEG of
+        # missing images costs no image encoding, and the cache holds a handful of files.
+        p = self.folder / "placeholder" / f"{_key(note)}_{size}.png"
         if not p.is_file():
             with atomic_path(p) as tmp:
-                placeholder(file_name, size, note).save(tmp, format="PNG")
+                placeholder("", size, note).save(tmp, format="PNG")
         return p
 
     def get(self, file_name: str, size: int = THUMB) -> tuple[Path, bool]:
@@ -146,10 +151,15 @@ class Thumbs:
         if hit is not None:
             return hit
         if not placeholder:
+            if self._missing.get((file_name, size)) == self.generation:
+                return None          # looked for since the last image arrived: still missing
             out = self._cached(file_name, size)
             if not out.is_file() and self.dataset.image_path(file_name) is None \
                     and self._local_download(file_name) is None:
                 self._schedule(file_name)
+                if len(self._missing) > 100_000:
+                    self._missing.clear()
+                self._missing[(file_name, size)] = self.generation
                 return None
         p, real = self.get(file_name, size)
         if not real and not placeholder:
@@ -203,6 +213,8 @@ class Thumbs:
             p = fetch_image(self.dataset, file_name, timeout=self.timeout)
             if p is None:
                 self._offline_until = time.monotonic() + 300.0
+            else:
+                self.generation += 1
         except Exception:
             self._offline_until = time.monotonic() + 300.0
         finally:

@@ -9,7 +9,7 @@ import gradio as gr
 
 from ...display import SIGNED_SEP_NOTE
 from .. import callbacks as cb
-from ..glue import Page, Refresh, plot_value, safe
+from ..glue import Page, Refresh, build_plain, figure_json, plot_data
 
 SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Signed sep · Avg", "signed_sep_avg"),
                 ("Ord · Synth", "ord_synth"),
@@ -25,12 +25,21 @@ class BoardTab:
     upload_message: Any
 
 
-def board_view(page: Page, mode: str, families, sort_by: str, order: str, fmt: str):
-    """Table, scatter and CSV download of the leaderboard for the current choices."""
-    app = page.app
-    board = cb.leaderboard(app, mode, families, sort_by or "ord_avg", order != "worst first")
-    fig = cb.figures.ord_sep_scatter(board, title=f"Ord vs Sep ({mode} mode)")
-    return cb.style_leaderboard(board), plot_value(fig, fmt), cb.leaderboard_csv(app, mode, families)
+def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, table=None):
+    """Table and scatter of the leaderboard for the current choices (``app``: the session's view),
+    built once per choice for every session that sees the same metrics. With ``table`` (the
+    gr.Dataframe) the styled table is converted to its value once, not per request."""
+    fam = tuple(sorted(map(str, families or [])))
+    key = ("board", mode, fam, sort_by or "ord_avg", order != "worst first", fmt)
+
+    def build():
+        board = cb.leaderboard(app, mode, families, sort_by or "ord_avg", order != "worst first")
+        fig = build_plain(lambda: cb.figures.ord_sep_scatter(board, title=f"Ord vs Sep ({mode} mode)"))
+        styled = cb.style_leaderboard(board)
+        return (table.postprocess(styled).model_dump() if table is not None else styled,
+                plot_data(figure_json(fig), fmt))
+
+    return app.memo(key, app.metrics, build)
 
 
 def build(page: Page) -> BoardTab:
@@ -41,8 +50,8 @@ def build(page: Page) -> BoardTab:
                                 label="Metric family", scale=2, elem_id="family-filter")
             sort_by = gr.Dropdown(SORT_CHOICES, value="ord_avg", label="Sort by", scale=1, elem_id="sort-by")
             order = gr.Radio(["best first", "worst first"], value="best first", label="Order", scale=1)
-            csv = gr.DownloadButton("Download CSV", scale=0, min_width=150, size="md", elem_id="board-csv",
-                                    elem_classes="dl-btn")
+            csv = gr.Button("Download CSV", scale=0, min_width=150, size="md", elem_id="board-csv",
+                            elem_classes="dl-btn")
         first = cb.style_leaderboard(cb.leaderboard(app, "paper")) if app.metrics else None
         table = gr.Dataframe(first, label="Leaderboard, values x100 as in the paper (best value per column "
                                           "highlighted; the CSV holds fractions)", interactive=False,
@@ -59,17 +68,22 @@ def build(page: Page) -> BoardTab:
                     up_btn = gr.Button("Add scores", variant="primary")
             up_msg = gr.Markdown()
 
-    def redraw(mode, families, sort_by_v, order_v, fmt):
-        return board_view(page, mode, families, sort_by_v, order_v, fmt)
+    def redraw(mode, families, sort_by_v, order_v, fmt, request: gr.Request):
+        return board_view(page.view(request), mode, families, sort_by_v, order_v, fmt, table)
 
-    page.refresh["board"] = Refresh(redraw, [page.mode, fam_f, sort_by, order, page.fmt], [table, scatter, csv])
+    def board_csv(mode, families, request: gr.Request):
+        return cb.leaderboard_csv(page.view(request, create=True), mode, families)
+
+    page.refresh["board"] = Refresh(redraw, [page.mode, fam_f, sort_by, order, page.fmt], [table, scatter])
     for ev in (fam_f.change, sort_by.change, order.change):
-        ev(safe(redraw), page.refresh["board"].inputs, page.refresh["board"].outputs)
+        page.on(ev, redraw, page.refresh["board"].inputs, page.refresh["board"].outputs)
+    page.download(csv, board_csv, [page.mode, fam_f])
     page.family_pickers.append(fam_f)
     return BoardTab(fam_f, up_btn, [up_file, up_lib], up_msg)
 
 
-def add_scores(page: Page, path, lower_is_better: str) -> str:
-    """Load an uploaded scores file; the status line shown under the upload."""
-    msg = cb.add_scores_file(page.app, path, os.path.basename(str(path)) if path else None, lower_is_better)
+def add_scores(page: Page, path, lower_is_better: str, request) -> str:
+    """Load an uploaded scores file into the session's workspace; the status line shown under it."""
+    view = page.view(request, create=True)
+    msg = cb.add_scores_file(view, path, os.path.basename(str(path)) if path else None, lower_is_better)
     return f"✓ {msg}"

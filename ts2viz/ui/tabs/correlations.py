@@ -5,7 +5,7 @@ import gradio as gr
 
 from ...display import SIGNED_SEP_NOTE
 from .. import callbacks as cb
-from ..glue import Page, Refresh, plot_value, safe
+from ..glue import Page, Refresh, plot_cached, table_value
 from .explorer import STATS, default_metrics
 
 
@@ -15,7 +15,8 @@ def build(page: Page) -> None:
     choices = cb.metric_choices(app)
     with gr.Tab("Correlations", id="corr", elem_id="tab-corr"):
         with gr.Row():
-            stat = gr.Radio(STATS, value="ord", label="Per-SEG statistic", info=SIGNED_SEP_NOTE)
+            stat = gr.Radio(STATS, value="ord", label="Per-SEG statistic", info=SIGNED_SEP_NOTE,
+                            elem_id="corr-stat")
             part = gr.Radio(cb.partitions(app), value=cb.ALL, label="SEGs")
             method = gr.Radio(["pearson", "spearman"], value="pearson", label="Correlation")
             fam = gr.Dropdown([cb.ALL] + cb.families(app), value=[cb.ALL], multiselect=True, label="Metric family")
@@ -29,18 +30,31 @@ def build(page: Page) -> None:
                 pair_tb = gr.Dataframe(interactive=False, max_height=420, elem_id="pair-table",
                                        label="SEGs, largest disagreement first (ord, sep, signed sep, "
                                              "kendall x100) · click a row to open it")
-                pair_csv = gr.DownloadButton("Download CSV", size="sm")
+                pair_csv = gr.Button("Download CSV", size="sm", elem_id="pair-csv")
     page.metric_pickers += [x, y]
 
-    def corr(mode, stat_v, part_v, method_v, fam_v, x_v, y_v, fmt):
-        heat_fig = cb.corr_figure(app, mode, stat_v, part_v, fam_v, method_v, selected=(x_v, y_v))
-        pts = cb.pair_points(app, mode, stat_v, x_v, y_v, part_v)
-        pfig = cb.figures.pair_scatter(pts, x_name=x_v, y_name=y_v, stat=stat_v)
-        return (plot_value(heat_fig, fmt), plot_value(pfig, fmt), cb.pair_table(pts, x_v, y_v),
-                cb.table_csv(app, pts, "pairs"))
+    def corr(mode, stat_v, part_v, method_v, fam_v, x_v, y_v, fmt, request: gr.Request):
+        view = page.view(request)
+        plot = plot_cached(view, fmt)
+        fam_key = tuple(sorted(map(str, fam_v or [])))
+        every = view.metrics
+        heat_v = plot(("corr", mode, stat_v, part_v, method_v, fam_key, x_v, y_v), every,
+                      lambda: cb.corr_figure(view, mode, stat_v, part_v, fam_v, method_v, selected=(x_v, y_v)))
+        pts = view.memo(("pairs", mode, stat_v, x_v, y_v, part_v), [x_v, y_v],
+                        lambda: cb.pair_points(view, mode, stat_v, x_v, y_v, part_v))
+        pair_v = plot(("pair", mode, stat_v, x_v, y_v, part_v), [x_v, y_v],
+                      lambda: cb.figures.pair_scatter(pts, x_name=x_v, y_name=y_v, stat=stat_v))
+        table = view.memo(("pair_table", mode, stat_v, x_v, y_v, part_v), [x_v, y_v],
+                          lambda: table_value(cb.pair_table(pts, x_v, y_v)))
+        return heat_v, pair_v, table
+
+    def pairs_csv_file(mode, stat_v, part_v, x_v, y_v, request: gr.Request):
+        view = page.view(request, create=True)
+        return cb.table_csv(view, cb.pair_points(view, mode, stat_v, x_v, y_v, part_v), "pairs")
 
     page.refresh["corr"] = Refresh(corr, [page.mode, stat, part, method, fam, x, y, page.fmt],
-                                   [heat, pair_plot, pair_tb, pair_csv])
+                                   [heat, pair_plot, pair_tb])
     for ev in (stat.change, part.change, method.change, fam.change, x.change, y.change):
-        ev(safe(corr), page.refresh["corr"].inputs, page.refresh["corr"].outputs)
+        page.on(ev, corr, page.refresh["corr"].inputs, page.refresh["corr"].outputs)
+    page.download(pair_csv, pairs_csv_file, [page.mode, stat, part, x, y])
     page.open_seg_from_table(pair_tb)

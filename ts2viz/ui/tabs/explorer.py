@@ -6,7 +6,7 @@ import gradio as gr
 
 from ...display import SIGNED_SEP_SHORT
 from .. import callbacks as cb
-from ..glue import Page, Refresh, dropdown, plot_value, safe
+from ..glue import Page, Refresh, dropdown, plot_cached, table_value
 
 STATS = [("Ord (Spearman)", "ord"), ("Sep (KS)", "sep"), ("Signed sep", "signed_sep")]
 
@@ -54,7 +54,7 @@ def build(page: Page) -> None:
                         ff_gap = gr.Checkbox(label="by gap to the 'compare with' metric", value=False, scale=1)
                     finder = gr.Dataframe(interactive=False, max_height=360, elem_id="finder-table",
                                           label="Worst first, values x100 · click a row to open", wrap=True)
-                    finder_csv = gr.DownloadButton("Download CSV", size="sm")
+                    finder_csv = gr.Button("Download CSV", size="sm", elem_id="finder-csv")
             with gr.Column(scale=4):
                 header = gr.Markdown(elem_id="seg-header", elem_classes="seg-header")
                 graph = gr.HTML(elem_id="seg-graph", js_on_load=GRAPH_JS, min_height=200)
@@ -72,7 +72,7 @@ def build(page: Page) -> None:
                         walks_tb = gr.Dataframe(interactive=False, max_height=320, elem_id="walk-table",
                                                 label="Walks, worst ord first, values x100 · click a row to "
                                                       "highlight")
-                        walks_csv = gr.DownloadButton("Download CSV", size="sm")
+                        walks_csv = gr.Button("Download CSV", size="sm", elem_id="walks-csv")
                     with gr.Tab("Nodes (separation)"):
                         with gr.Row():
                             cdf_a = gr.Plot(elem_id="cdf-plot-a", show_label=False)
@@ -82,80 +82,103 @@ def build(page: Page) -> None:
                                                    "first (negative: the node with more errors scores "
                                                    "higher); at = where it is attained, Δmean = mean gap "
                                                    "(scores)")
-                        ks_csv = gr.DownloadButton("Download CSV", size="sm")
+                        ks_csv = gr.Button("Download CSV", size="sm", elem_id="ks-csv")
     page.seg, page.search = seg_dd, search
     page.metric_pickers += [metric_a, metric_b]
 
     # -- the whole SEG view
-    seg_out = [header, graph, node_dd, node_md, gal, walk_dd, walk_a, walk_b, walks_tb, walks_csv,
-               cdf_a, cdf_b, ks_tb, ks_csv]
+    seg_out = [header, graph, node_dd, node_md, gal, walk_dd, walk_a, walk_b, walks_tb,
+               cdf_a, cdf_b, ks_tb]
 
-    def show_seg(mode, sid, ma, mb, fmt):
+    def show_seg(mode, sid, ma, mb, fmt, request: gr.Request):
         if sid in (None, ""):
             return tuple(gr.skip() for _ in seg_out)
-        v = cb.seg_view(app, mode, sid, ma, mb)
+        view = page.view(request)
+        v = cb.seg_view(view, mode, sid, ma, mb, plot=plot_cached(view, fmt))
+        ms = [ma, mb]
+        walks = view.memo(("walk_table_value", mode, sid, ma, mb), ms, lambda: table_value(v["walk_table"]))
+        ks = view.memo(("ks_table_value", sid, ma, mb), ms, lambda: table_value(v["ks_table"]))
         return (v["header"], v["graph"], dropdown(v["nodes"], v["node"]), v["node_title"], v["gallery"],
-                dropdown(v["walk_choices"], v["walk"]), plot_value(v["walk_fig_a"], fmt),
-                plot_value(v["walk_fig_b"], fmt), v["walk_table"], cb.table_csv(app, v["walk_table"], "walks"),
-                plot_value(v["cdf_a"], fmt), plot_value(v["cdf_b"], fmt), v["ks_table"],
-                cb.table_csv(app, v["ks_table"], "ks"))
+                dropdown(v["walk_choices"], v["walk"]), v["walk_fig_a"], v["walk_fig_b"], walks,
+                v["cdf_a"], v["cdf_b"], ks)
 
     page.refresh["seg"] = Refresh(show_seg, [page.mode, seg_dd, metric_a, metric_b, page.fmt], seg_out)
-    seg_dd.change(safe(show_seg), page.refresh["seg"].inputs, seg_out)
+    page.on(seg_dd.change, show_seg, page.refresh["seg"].inputs, seg_out)
     for ev in (metric_a.input, metric_b.input):
-        ev(safe(show_seg), page.refresh["seg"].inputs, seg_out)
+        page.on(ev, show_seg, page.refresh["seg"].inputs, seg_out)
+
+    def walks_csv_file(mode, sid, ma, mb, request: gr.Request):
+        view = page.view(request, create=True)
+        return cb.table_csv(view, cb.walk_table(view, mode, sid, ma, mb), "walks")
+
+    def ks_csv_file(sid, ma, mb, request: gr.Request):
+        view = page.view(request, create=True)
+        return cb.table_csv(view, cb.ks_table(view, sid, ma, mb), "ks")
+
+    page.download(walks_csv, walks_csv_file, [page.mode, seg_dd, metric_a, metric_b])
+    page.download(ks_csv, ks_csv_file, [seg_dd, metric_a, metric_b])
 
     # -- picking a SEG
     def filter_segs(query, partition, current):
         opts, value = cb.seg_choice(app, query, partition, current)
-        if value is None:
-            gr.Info("No SEG matches that search")
-        return dropdown(opts, value)
+        label = "SEG" if value is not None else "SEG (no SEG matches that search)"
+        return gr.Dropdown(choices=opts, value=value, label=label)
 
-    search.submit(safe(filter_segs), [search, part, seg_dd], seg_dd)
-    search.change(safe(filter_segs), [search, part, seg_dd], seg_dd, trigger_mode="always_last",
-                  show_progress="hidden")
-    part.change(safe(filter_segs), [search, part, seg_dd], seg_dd)
+    # a string match over the prompts: answered on its own request, not queued behind views
+    page.on(search.submit, filter_segs, [search, part, seg_dd], seg_dd, queue=False)
+    page.on(search.change, filter_segs, [search, part, seg_dd], seg_dd, trigger_mode="always_last",
+            show_progress="hidden", queue=False)
+    page.on(part.change, filter_segs, [search, part, seg_dd], seg_dd, queue=False)
 
     # -- nodes and walks
-    def node_chosen(mode, sid, ma, mb, node, walk):
-        v = cb.select_node(app, mode, sid, ma, mb, node, walk)
+    def node_chosen(mode, sid, ma, mb, node, walk, request: gr.Request):
+        v = cb.select_node(page.view(request), mode, sid, ma, mb, node, walk)
         return v["graph"], v["gallery"], v["node_title"]
 
-    node_dd.input(safe(node_chosen), [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd],
-                  [graph, gal, node_md])
+    page.on(node_dd.input, node_chosen, [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd],
+            [graph, gal, node_md])
 
-    def node_clicked(mode, sid, ma, mb, walk, evt: gr.SelectData):
+    def node_clicked(mode, sid, ma, mb, walk, evt: gr.SelectData, request: gr.Request):
         if not evt.value:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-        graph_v, gal_v, title = node_chosen(mode, sid, ma, mb, evt.value, walk)
+        graph_v, gal_v, title = node_chosen(mode, sid, ma, mb, evt.value, walk, request)
         return graph_v, gal_v, title, gr.Dropdown(value=evt.value)
 
-    graph.select(safe(node_clicked), [page.mode, seg_dd, metric_a, metric_b, walk_dd], [graph, gal, node_md, node_dd])
+    page.on(graph.select, node_clicked, [page.mode, seg_dd, metric_a, metric_b, walk_dd],
+            [graph, gal, node_md, node_dd])
 
-    def walk_chosen(mode, sid, ma, mb, walk, node, fmt):
-        v = cb.select_walk(app, mode, sid, ma, mb, walk, node)
-        return v["graph"], plot_value(v["walk_fig_a"], fmt), plot_value(v["walk_fig_b"], fmt)
+    def walk_chosen(mode, sid, ma, mb, walk, node, fmt, request: gr.Request):
+        view = page.view(request)
+        v = cb.select_walk(view, mode, sid, ma, mb, walk, node, plot=plot_cached(view, fmt))
+        return v["graph"], v["walk_fig_a"], v["walk_fig_b"]
 
-    walk_dd.input(safe(walk_chosen), [page.mode, seg_dd, metric_a, metric_b, walk_dd, node_dd, page.fmt],
-                  [graph, walk_a, walk_b])
+    page.on(walk_dd.input, walk_chosen, [page.mode, seg_dd, metric_a, metric_b, walk_dd, node_dd, page.fmt],
+            [graph, walk_a, walk_b])
 
-    def walk_row(mode, sid, ma, mb, node, fmt, table, evt: gr.SelectData):
+    def walk_row(mode, sid, ma, mb, node, fmt, table, evt: gr.SelectData, request: gr.Request):
         w = cb.walk_from_row(table, evt.index[0])
         if w is None:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-        return (*walk_chosen(mode, sid, ma, mb, w, node, fmt), gr.Dropdown(value=w))
+        return (*walk_chosen(mode, sid, ma, mb, w, node, fmt, request), gr.Dropdown(value=w))
 
-    walks_tb.select(safe(walk_row), [page.mode, seg_dd, metric_a, metric_b, node_dd, page.fmt, walks_tb],
-                    [graph, walk_a, walk_b, walk_dd])
+    page.on(walks_tb.select, walk_row, [page.mode, seg_dd, metric_a, metric_b, node_dd, page.fmt, walks_tb],
+            [graph, walk_a, walk_b, walk_dd])
 
     # -- failure finder
-    def find(mode, ma, mb, stat, gap, partition):
-        t = cb.failure_finder(app, mode, ma, stat, mb if gap else None, partition)
-        return cb.shown(t), cb.table_csv(app, t, "failures")
+    def find(mode, ma, mb, stat, gap, partition, request: gr.Request):
+        view = page.view(request)
+        key = ("finder", mode, ma, mb if gap else None, stat, partition)
+        return view.memo(key, [ma, mb if gap else None],
+                         lambda: table_value(cb.shown(cb.failure_finder(view, mode, ma, stat, mb if gap else None,
+                                                                        partition))))
 
-    page.refresh["finder"] = Refresh(find, [page.mode, metric_a, metric_b, ff_stat, ff_gap, part],
-                                     [finder, finder_csv])
+    def finder_csv_file(mode, ma, mb, stat, gap, partition, request: gr.Request):
+        view = page.view(request, create=True)
+        return cb.table_csv(view, cb.failure_finder(view, mode, ma, stat, mb if gap else None, partition),
+                            "failures")
+
+    page.refresh["finder"] = Refresh(find, [page.mode, metric_a, metric_b, ff_stat, ff_gap, part], [finder])
     for ev in (ff_stat.change, ff_gap.change, metric_a.change, metric_b.change):
-        ev(safe(find), page.refresh["finder"].inputs, page.refresh["finder"].outputs)
+        page.on(ev, find, page.refresh["finder"].inputs, page.refresh["finder"].outputs)
+    page.download(finder_csv, finder_csv_file, page.refresh["finder"].inputs)
     page.open_seg_from_table(finder)

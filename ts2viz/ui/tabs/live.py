@@ -1,5 +1,9 @@
 """The Live scoring tab: score the current SEG (or all) with library metrics; score uploaded images
-against the current SEG's node distributions."""
+against the current SEG's node distributions.
+
+In public mode a visitor picks metrics from the operator's list (no typed specs), the server chooses
+the device, and one call scores one SEG. Results belong to the visitor's session.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,28 +22,42 @@ class LiveTab:
     score_button: Any
     score_inputs: list
     score_message: Any
-    score: Callable          # (specs, scope, seg_id, device, progress) -> status line
+    score: Callable          # (specs, scope, seg_id, device, request, progress) -> status line
     spec: Any
     upload_button: Any
     upload_inputs: list
     upload_outputs: list
-    upload: Callable         # (files, prompt, spec, seg_id, device, fmt, progress) -> outputs
+    upload: Callable         # (files, prompt, spec, seg_id, device, fmt, request, progress) -> outputs
 
 
 def build(page: Page) -> LiveTab:
     app = page.app
+    access = app.access
     lib_md = "\n".join(f"- `{n}`: {d}" for n, d in cb.library_families()) or "_metric library not available_"
     with gr.Tab("Live scoring", id="live", elem_id="tab-live"):
         with gr.Row():
             with gr.Column(scale=1):
-                gr.Markdown("#### Score with a metric from the library\nSpec `FAMILY:MODEL`, e.g. "
-                            "`clipscore:openai/clip-vit-base-patch32` or a local model folder. "
-                            "Results join the leaderboard and every figure.")
-                spec = gr.Textbox(label="Metric spec(s), one per line", lines=2, elem_id="live-spec",
-                                  placeholder="clipscore:openai/clip-vit-base-patch32")
+                if access.public:
+                    gr.Markdown("#### Score with a metric offered here\nThe results join your leaderboard "
+                                "and every figure, in your session only."
+                                + ("" if access.offered else "\n\n_This app offers no metrics for live scoring._"))
+                    spec = gr.Dropdown(list(access.offered), value=[], multiselect=True, max_choices=cb.MAX_SPECS,
+                                       label="Metric(s)", elem_id="live-spec")
+                else:
+                    gr.Markdown("#### Score with a metric from the library\nSpec `FAMILY:MODEL`, e.g. "
+                                "`clipscore:openai/clip-vit-base-patch32` or a local model folder. "
+                                "Results join the leaderboard and every figure (in this browser session)."
+                                + ("\n\nConfigured: " + ", ".join(f"`{o}`" for o in access.offered)
+                                   if access.offered else ""))
+                    spec = gr.Textbox(label="Metric spec(s), one per line", lines=2, elem_id="live-spec",
+                                      value="\n".join(access.offered[:1]),
+                                      placeholder="clipscore:openai/clip-vit-base-patch32")
                 with gr.Row():
-                    scope = gr.Radio([("current SEG", "seg"), ("all SEGs", "all")], value="seg", label="Score")
-                    device = gr.Dropdown(["auto", "cpu", "cuda", "mps"], value="auto", label="Device")
+                    scope_choices = [("current SEG", "seg")] + ([("all SEGs", "all")] if access.limits.score_all_segs
+                                                               else [])
+                    scope = gr.Radio(scope_choices, value="seg", label="Score")
+                    device = gr.Dropdown(["auto", "cpu", "cuda", "mps"], value="auto", label="Device",
+                                         visible=not access.public)
                 score_btn = gr.Button("Score", variant="primary", elem_id="live-score")
                 score_msg = gr.Markdown(elem_id="live-msg")
                 with gr.Accordion("Metric families in the library", open=False):
@@ -53,7 +71,11 @@ def build(page: Page) -> LiveTab:
                         first = app.dataset[page.seg.value].prompt if page.seg.value is not None else ""
                         prompt = gr.Textbox(first, label="Prompt (default: the current SEG's prompt)", lines=2,
                                             max_length=cb.MAX_PROMPT_CHARS, elem_id="upload-prompt")
-                        up_spec = gr.Textbox(label="Metric spec", max_lines=1, elem_id="upload-spec")
+                        if access.public:
+                            up_spec = gr.Dropdown(list(access.offered), value=(access.offered or [None])[0],
+                                                  label="Metric", elem_id="upload-spec")
+                        else:
+                            up_spec = gr.Textbox(label="Metric spec", max_lines=1, elem_id="upload-spec")
                         up_btn = gr.Button("Score uploads", variant="primary", elem_id="upload-score")
                 up_msg = gr.Markdown(elem_id="upload-msg")
                 up_table = gr.Dataframe(interactive=False, elem_id="upload-table", label="Upload scores",
@@ -61,15 +83,25 @@ def build(page: Page) -> LiveTab:
                 landing = gr.Plot(elem_id="landing-plot", show_label=False)
 
     # the upload prompt follows the current SEG; the upload spec follows the first live spec
-    page.seg.change(lambda sid: app.dataset[int(sid)].prompt if sid not in (None, "") else gr.skip(),
-                    page.seg, prompt, show_progress="hidden")
-    spec.change(lambda s: (s or "").split("\n")[0].strip(), spec, up_spec, show_progress="hidden")
+    def seg_prompt(sid):
+        return app.dataset[int(sid)].prompt if sid not in (None, "") and int(sid) in app.dataset.segs else gr.skip()
 
-    def score(specs, scope_v, seg_id, dev, progress=gr.Progress()) -> str:
-        return f"✓ {cb.live_score(app, specs, scope_v, seg_id, dev, progress=progress)}"
+    def first_spec(s):
+        items = list(s) if isinstance(s, (list, tuple)) else (s or "").split("\n")
+        first = next((str(x).strip() for x in items if str(x).strip()), "")
+        return first if not access.public or first in access.offered else gr.skip()
 
-    def upload(files_v, prompt_v, spec_v, seg_id, dev, fmt, progress=gr.Progress()):
-        r = cb.score_uploads(app, files_v, prompt_v, spec_v or "", seg_id, dev, progress=progress)
+    # trivial: answered on their own requests, not queued behind views
+    page.on(page.seg.change, seg_prompt, page.seg, prompt, show_progress="hidden", queue=False)
+    page.on(spec.change, first_spec, spec, up_spec, show_progress="hidden", queue=False)
+
+    def score(specs, scope_v, seg_id, dev, request: gr.Request, progress=gr.Progress()) -> str:
+        view = page.view(request, create=True)
+        return f"✓ {cb.live_score(view, specs, scope_v, seg_id, dev, progress=progress)}"
+
+    def upload(files_v, prompt_v, spec_v, seg_id, dev, fmt, request: gr.Request, progress=gr.Progress()):
+        view = page.view(request, create=True)
+        r = cb.score_uploads(view, files_v, prompt_v, spec_v or "", seg_id, dev, progress=progress)
         return r["message"], r["table"], plot_value(r["figure"], fmt)
 
     return LiveTab(score_btn, [spec, scope, page.seg, device], score_msg, score, spec,

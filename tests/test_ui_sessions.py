@@ -1,0 +1,237 @@
+"""Trust levels, the operator's metric list, per-session workspaces, the view memo and the model cache."""
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ts2viz import engine
+from ts2viz.errors import InputError
+from ts2viz.metrics import check_offered
+from ts2viz.ui import access, callbacks as cb, load_state
+from ts2viz.ui.memo import Memo
+from ts2viz.ui.sessions import Workspaces
+from ui_helpers import write_dataset, write_scores
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sessions")
+    write_dataset(d / "ds", big_image=False)
+    write_scores(d, d / "ds")
+    return d
+
+
+def _app(folder, tmp_path, acc=None):
+    return load_state(str(folder / "ds"), [str(folder / "scores.csv")], cache_root=tmp_path / "cache", access=acc)
+
+
+def _csv(folder, path: Path, columns: dict[str, float]) -> Path:
+    import csv
+
+    rows = list(csv.DictReader(open(folder / "ds" / "metadata.csv", newline="")))
+    path.write_text("file_name," + ",".join(columns) + "\n" + "".join(
+        f"{r['file_name']}," + ",".join(f"{v + 0.01 * i:.3f}" for v in columns.values()) + "\n"
+        for i, r in enumerate(rows)))
+    return path
+
+
+# -- trust level ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("host, share, pub, trusted, env, expected", [
+    ("127.0.0.1", False, False, False, {}, False),
+    ("localhost", False, False, False, {}, False),
+    ("::1", False, False, False, {}, False),
+    ("0.0.0.0", False, False, False, {}, True),
+    ("192.168.1.5", False, False, False, {}, True),
+    ("0.0.0.0", False, False, True, {}, False),
+    ("127.0.0.1", True, False, False, {}, True),
+    ("127.0.0.1", True, False, True, {}, False),
+    ("127.0.0.1", False, True, False, {}, True),
+    ("127.0.0.1", False, False, False, {"SPACE_ID": "me/ts2viz"}, True),
+    ("0.0.0.0", False, False, True, {"SPACE_ID": "me/ts2viz"}, True),      # a Space is always public
+])
+def test_trust_level(host, share, pub, trusted, env, expected):
+    public, reason = access.decide(host=host, share=share, public_flag=pub, trusted=trusted, env=env)
+    assert public is expected and reason.startswith("public" if expected else "operator")
+
+
+def test_public_and_trusted_contradict():
+    with pytest.raises(InputError, match="contradict"):
+        access.decide(host="127.0.0.1", public_flag=True, trusted=True, env={})
+
+
+def test_operator_metric_list(tmp_path):
+    f = tmp_path / "metrics.txt"
+    f.write_text("# offered on the Space\nclipscore:openai/clip-vit-base-patch32\n\n"
+                 "siglip:google/siglip-base-patch16-224  # fast\n")
+    got = access.read_metric_list(["tifa:Salesforce/blip-vqa-base"], f,
+                                  env={access.METRICS_ENV: "alignscore:kakaobrain/align-base, tifa:Salesforce/blip-vqa-base"})
+    assert got == ("tifa:Salesforce/blip-vqa-base", "alignscore:kakaobrain/align-base",
+                   "clipscore:openai/clip-vit-base-patch32", "siglip:google/siglip-base-patch16-224")
+    with pytest.raises(InputError, match="unknown metric family"):
+        access.read_metric_list(["nosuchfamily:x"], env={})
+    with pytest.raises(InputError, match="cannot read the metric list"):
+        access.read_metric_list([], tmp_path / "missing.txt", env={})
+
+
+def test_check_offered_never_touches_the_file_system(monkeypatch):
+    import builtins
+    import os
+
+    def no(*a, **k):
+        raise AssertionError("the file system was consulted for a visitor's spec")
+
+    offered = ["clipscore:openai/clip-vit-base-patch32"]
+    monkeypatch.setattr(os, "stat", no)
+    monkeypatch.setattr(os.path, "exists", no)
+    monkeypatch.setattr(builtins, "open", no)
+    assert check_offered(" clipscore:openai/clip-vit-base-patch32 ", offered) == offered[0]
+    for spec, match in [("callable:os:system", "run code or read files"), ("csv:/etc/passwd", "run code or read files"),
+                        ("CALLABLE:x.py:f", "run code or read files"), ("clipscore:/root", "not offered"),
+                        ("clipscore:openai/clip-vit-base-patch32@main", "not offered"), ("", "not offered"),
+                        (None, "not offered")]:
+        with pytest.raises(InputError, match=match) as e:
+            check_offered(spec, offered)
+        assert "/root" not in str(e.value) and "passwd" not in str(e.value)
+    with pytest.raises(InputError, match="offers no metrics"):
+        check_offered("clipscore:x", [])
+
+
+# -- public mode in the callbacks ----------------------------------------------------------------------
+
+def test_public_callbacks_refuse_code_files_and_paths(folder, tmp_path, monkeypatch):
+    marker = tmp_path / "marker.txt"
+    mod = tmp_path / "evilmod.py"
+    mod.write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+                   "def f(images, prompts):\n    return [0.0] * len(images)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    upload_root = tmp_path / "uploads"
+    upload_root.mkdir()
+    acc = access.public(["clipscore:/definitely/not/offered/by/visitor"], "test")
+    import dataclasses
+
+    acc = dataclasses.replace(acc, upload_root=str(upload_root))
+    view = _app(folder, tmp_path, acc).view()
+    for spec in ("callable:evilmod:f", f"callable:{mod}:f", f"csv:{folder / 'scores.csv'}", "clipscore:/root"):
+        with pytest.raises(InputError):
+            cb.live_score(view, spec, "seg", 0)
+    assert not marker.exists()
+    with pytest.raises(InputError, match="all SEGs at once is not available"):
+        cb.live_score(view, "clipscore:/definitely/not/offered/by/visitor", "all", 0)
+    # files must come from the upload folder; the answer does not depend on whether they exist
+    msgs = set()
+    for p in ("/etc/passwd", "/no/such/file.csv", str(folder / "scores.csv"), str(upload_root / ".." / "x.csv")):
+        with pytest.raises(InputError) as e:
+            cb.add_scores_file(view, p, "x.csv")
+        msgs.add(str(e.value))
+    assert msgs == {"upload the file through the page"}
+    # an uploaded file that is not a valid scores file: the row, not its content
+    bad = upload_root / "h" / "bad.csv"
+    bad.parent.mkdir()
+    bad.write_text("file_name,Mine\nimages/000-00.jpg,hunter2\n")
+    with pytest.raises(InputError) as e:
+        cb.add_scores_file(view, bad, "bad.csv")
+    assert "row 2" in str(e.value) and "hunter2" not in str(e.value)
+    # the visitor's file goes with the session
+    view.workspace.close()
+    assert not bad.exists()
+
+
+# -- workspaces -----------------------------------------------------------------------------------------
+
+def test_workspaces_are_private_and_expire(folder, tmp_path):
+    app = _app(folder, tmp_path)
+    now = [0.0]
+    limits = access.Limits(max_uploads=2, max_upload_bytes=1 << 20, max_rows=1000, max_metrics=3, max_sessions=2,
+                           idle_timeout_s=60, score_all_segs=False)
+    store = Workspaces(app, limits, exports_root=tmp_path / "exports", clock=lambda: now[0])
+    a, b = store.view("a", create=True), store.view("b", create=True)
+    cb.add_scores_file(a, _csv(folder, tmp_path / "a.csv", {"OnlyA": 0.5}), "a.csv")
+    assert "OnlyA" in a.metrics and "OnlyA" not in b.metrics
+    assert "OnlyA" in set(cb.leaderboard(a, "paper")["metric"]) and "OnlyA" not in set(cb.leaderboard(b, "paper")["metric"])
+    # meta-metrics of the shared tables are computed once and joined with the session's own
+    assert a.mm("paper").metrics == ["GoodScore", "NoisyScore", "ErrCount", "OnlyA"]
+    assert b.mm("paper") is app.mm("paper")
+    # names are the session's own: b may use the same name
+    cb.add_scores_file(b, _csv(folder, tmp_path / "b.csv", {"OnlyA": 0.1}), "b.csv")
+    assert a.node_scores(0, "OnlyA")["0"][0] != b.node_scores(0, "OnlyA")["0"][0]
+    with pytest.raises(InputError, match="already loaded"):
+        cb.add_scores_file(a, _csv(folder, tmp_path / "c.csv", {"GoodScore": 0.1}), "c.csv")
+    # caps: files and metrics
+    with pytest.raises(InputError, match="at most 3 metrics"):
+        cb.add_scores_file(a, _csv(folder, tmp_path / "d.csv", {"X1": 0.1, "X2": 0.2, "X3": 0.3}), "d.csv")
+    cb.add_scores_file(a, _csv(folder, tmp_path / "e.csv", {"X1": 0.1}), "e.csv")
+    with pytest.raises(InputError, match="at most 2 score files"):
+        cb.add_scores_file(a, _csv(folder, tmp_path / "f.csv", {"X2": 0.1}), "f.csv")
+    dl = Path(cb.leaderboard_csv(a, "paper"))
+    assert dl.is_file() and "OnlyA" in dl.read_text()
+    # a view of a session that holds nothing cannot be written to by mistake
+    with pytest.raises(RuntimeError):
+        store.view("nobody").add_table(app.scores(), kind="uploaded", name="x")
+    # idle sessions go (and their downloads with them); busy ones stay
+    now[0] = 50
+    store.get("b", create=False)
+    now[0] = 100
+    store.sweep()
+    assert "a" not in store and "b" in store and not dl.exists()
+    # at most max_sessions: the least recently used goes first
+    store.get("c", create=True)
+    store.get("d", create=True)
+    assert "b" not in store and "c" in store and "d" in store
+    assert store.end("c") and "c" not in store and not store.end("c")
+
+
+# -- memo and model cache ----------------------------------------------------------------------------------
+
+def test_memo_is_bounded_and_builds_once():
+    m = Memo(10_000, sizer=lambda v: 1_000)
+    for k in range(50):
+        m.get(k, lambda k=k: k)
+    assert len(m) == 10 and m.bytes == 10_000
+    assert m.get(49, lambda: "rebuilt") == 49 and m.get(0, lambda: "rebuilt") == "rebuilt"
+    calls = []
+    gate = threading.Event()
+
+    def slow():
+        calls.append(1)
+        gate.wait(5)
+        return "v"
+
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(m.get("k", slow))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)
+    gate.set()
+    for t in threads:
+        t.join()
+    assert out == ["v"] * 8 and len(calls) == 1
+
+    def boom():
+        raise ValueError("x")
+
+    with pytest.raises(ValueError):
+        m.get("bad", boom)
+    assert m.get("bad", lambda: "ok") == "ok"     # a failure is not kept
+
+
+def test_model_cache_keeps_a_few(tmp_path, monkeypatch):
+    monkeypatch.setattr(engine.core, "MODEL_CACHE_SIZE", 2)
+    specs = []
+    for k in range(3):
+        p = tmp_path / f"s{k}.csv"
+        p.write_text(f"file_name,M{k}\na.jpg,{k}\n")
+        specs.append(f"csv:{p}")
+    first = engine.get_metric(specs[0])
+    assert engine.get_metric(specs[0]) is first
+    engine.get_metric(specs[1])
+    engine.get_metric(specs[2])
+    keys = [k[0] for k in engine.cached_metrics()]
+    assert specs[0] not in keys and keys[-2:] == specs[1:]
+    assert engine.get_metric(specs[0]) is not first          # dropped, loaded again
+    assert len(engine.cached_metrics()) == 2
+    assert np.isclose(engine.get_metric(specs[2]).lookup("a.jpg"), 2.0)

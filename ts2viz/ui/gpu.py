@@ -1,0 +1,24 @@
+"""The model call on a ZeroGPU Space: wrapped with ``spaces.GPU`` when the ``spaces`` package is there.
+
+On a ZeroGPU Hugging Face Space a process holds a GPU only while a function decorated with
+``spaces.GPU`` runs. Elsewhere (``spaces`` not installed) :func:`on_gpu` returns the function as is.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable, TypeVar
+
+F = TypeVar("F", bound=Callable)
+
+#: seconds of GPU one scoring call may hold on ZeroGPU (one SEG, or up to 16 uploaded images)
+GPU_SECONDS = 120
+
+
+@functools.lru_cache(maxsize=None)
+def on_gpu(fn: F) -> F:
+    """``spaces.GPU(duration=GPU_SECONDS)(fn)`` when ``spaces`` is importable, else ``fn``."""
+    try:
+        import spaces  # type: ignore[import-not-found]
+    except ImportError:
+        return fn
+    return spaces.GPU(duration=GPU_SECONDS)(fn)
