@@ -18,6 +18,7 @@ these weights over the images sorted by score.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 import json
@@ -64,7 +65,7 @@ class SegStructure:
     node_level: np.ndarray         # (N, L) one-hot: node j is at level l
     node_starts: np.ndarray        # (N,) index of each node's first image (images are in node order)
     image_weights: np.ndarray      # (K, n) multiplicity of each image in each walk
-    edges: list[tuple[str, str]]   # distinct adjacent node pairs
+    edge_nodes: list[tuple[int, int]]   # distinct adjacent node pairs (node indices)
     edge_counts: np.ndarray        # (E, N): the two nodes of each edge
     edge_use: np.ndarray           # (E, P) bool: the level pair of each edge
     layouts: dict = field(default_factory=dict, repr=False)   # population layouts per unit kind
@@ -75,10 +76,19 @@ class SegStructure:
         labels = self.seg.labels
         return [tuple(labels[i] for i in w) for w in self.walk_nodes]
 
+    @property
+    def edges(self) -> list[tuple[str, str]]:
+        """Distinct adjacent node pairs (node labels)."""
+        labels = self.seg.labels
+        return [(labels[a], labels[b]) for a, b in self.edge_nodes]
+
     def rebind(self, seg: SEG) -> "SegStructure":
-        """The same layout for another SEG of the same shape (shares every array)."""
-        return dataclasses.replace(self, seg=seg, file_names=[im.file_name for n in seg.nodes for im in n.images],
-                                   edges=list(seg.adjacent_pairs()))
+        """The same layout for another SEG of the same shape (shares every array; cheap: one copy of the
+        object and the SEG's file names)."""
+        out = copy.copy(self)
+        out.seg = seg
+        out.file_names = [im.file_name for n in seg.nodes for im in n.images]
+        return out
 
 
 def shape_key(seg: SEG) -> tuple:
@@ -134,13 +144,13 @@ def _build_structure(seg: SEG, pol: Policy) -> SegStructure:
     pairs = list(itertools.combinations(range(len(level_values)), 2))
     pair_index = {p: i for i, p in enumerate(pairs)}
     walks_lv = [[lv_index[float(seg.node(lbl).level)] for lbl in walk] for walk in walks]
-    edges = list(seg.adjacent_pairs())
+    edges = [(node_index[a], node_index[b]) for a, b in seg.adjacent_pairs()]
     edge_counts = np.zeros((len(edges), n_nodes))
     edge_use = np.zeros((len(edges), len(pairs)), dtype=bool)
     for e, (a, b) in enumerate(edges):
-        edge_counts[e, node_index[a]] += 1
-        edge_counts[e, node_index[b]] += 1
-        la, lb = lv_index[float(seg.node(a).level)], lv_index[float(seg.node(b).level)]
+        edge_counts[e, a] += 1
+        edge_counts[e, b] += 1
+        la, lb = lv_index[float(seg.nodes[a].level)], lv_index[float(seg.nodes[b].level)]
         if la != lb:
             edge_use[e, pair_index[(min(la, lb), max(la, lb))]] = True
     node_level = np.array([[float(n.level) == v for v in level_values] for n in seg.nodes], dtype=np.float64)
@@ -203,18 +213,24 @@ class _NodeCumulative:
     ``upto[m, node, i]`` = the same with ties included; both in the original image order.
     """
 
-    def __init__(self, keys: np.ndarray, node_valid: np.ndarray):
+    def __init__(self, keys: np.ndarray, node_valid: np.ndarray, node_of: np.ndarray):
         k = np.where(np.isnan(keys), np.inf, keys)                 # NaN keys carry no weight anyway
+        M, N, n = node_valid.shape
         order = np.argsort(k, axis=1, kind="stable")
+        rank = np.empty_like(order)                                 # where each image sits in the order
+        np.put_along_axis(rank, order, np.broadcast_to(np.arange(n), order.shape), axis=1)
         start, end = _group_bounds(np.take_along_axis(k, order, axis=1))
-        srt = np.take_along_axis(node_valid, order[:, None, :], axis=2)      # (M, N, n) sorted
-        cum = np.cumsum(srt, axis=2)
-        upto_s = np.take_along_axis(cum, end[:, None, :], axis=2)
-        below_s = np.take_along_axis(cum - srt, start[:, None, :], axis=2)
-        self.upto = np.empty_like(upto_s)
-        self.below = np.empty_like(below_s)
-        np.put_along_axis(self.upto, order[:, None, :], upto_s, axis=2)
-        np.put_along_axis(self.below, order[:, None, :], below_s, axis=2)
+        # one-hot of each sorted image's node, weighted by whether it is scored: (M, N, n)
+        valid = ~np.isnan(keys)
+        srt = (node_of[order][:, None, :] == np.arange(N)[None, :, None]) & \
+            np.take_along_axis(valid, order, axis=1)[:, None, :]
+        cum = np.cumsum(srt, axis=2, dtype=np.float64)
+        # back in image order: image i's tie group ends at end[rank[i]] and starts at start[rank[i]]
+        at_end = np.take_along_axis(end, rank, axis=1)[:, None, :]
+        at_start = np.take_along_axis(start, rank, axis=1)[:, None, :]
+        self.upto = np.take_along_axis(cum, np.broadcast_to(at_end, cum.shape), axis=2)
+        below = cum - srt
+        self.below = np.take_along_axis(below, np.broadcast_to(at_start, cum.shape), axis=2)
 
 
 def _spearman(st: "SegStructure", by_score: _NodeCumulative, valid: np.ndarray, n_scored: np.ndarray,
@@ -334,8 +350,11 @@ def _walk_pair_use(st: SegStructure, rule: str, node_valid: np.ndarray) -> np.nd
         return st.all_pairs
     if rule == "adjacent-nodes":
         return st.step_pairs
-    n_scored = node_valid.sum(-1)                                                 # (M, N)
-    present = np.einsum("kn,mn,nl->mkl", st.node_counts, n_scored, st.node_level) > 0   # (M, K, L)
+    K, N = st.node_counts.shape
+    L = st.node_level.shape[1]
+    scored = (node_valid.sum(-1) > 0).astype(np.float64)                          # (M, N)
+    walk_level = (st.node_counts.T[:, :, None] * st.node_level[:, None, :]).reshape(N, K * L)
+    present = (scored @ walk_level).reshape(-1, K, L) > 0                          # (M, K, L)
     before = np.concatenate([np.zeros(present.shape[:2] + (1,)), np.cumsum(present, -1)], -1)
     use = np.zeros(present.shape[:2] + (len(st.pairs),), dtype=bool)
     for p, (a, b) in enumerate(st.pairs):
@@ -344,13 +363,15 @@ def _walk_pair_use(st: SegStructure, rule: str, node_valid: np.ndarray) -> np.nd
     return use
 
 
-def _mean_over_pairs(vals: np.ndarray, use: np.ndarray, empty: float) -> np.ndarray:
+def _mean_over_pairs(vals: np.ndarray, use: np.ndarray, empty: float, ok: np.ndarray | None = None) -> np.ndarray:
     """Mean of ``vals`` (M, K, P) over the pairs ``use`` ((K, P) or (M, K, P)) marks; ``empty`` where
-    none is defined."""
-    v = np.where(np.broadcast_to(use, vals.shape), vals, np.nan)
-    n_ok = (~np.isnan(v)).sum(-1)
+    none is defined. ``ok``: the defined pairs (``use`` and not NaN), when the caller has them."""
+    if ok is None:
+        ok = ~np.isnan(vals) & use
+    n_ok = ok.sum(-1)
+    total = np.where(ok, vals, 0.0).sum(-1)
     with np.errstate(invalid="ignore"):
-        return np.where(n_ok > 0, np.nansum(v, -1) / np.maximum(n_ok, 1), empty)
+        return np.where(n_ok > 0, total / np.maximum(n_ok, 1), empty)
 
 
 @dataclass
@@ -388,7 +409,7 @@ def _prepare(st: SegStructure, scores: np.ndarray) -> _Prepared:
     scores = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     valid = ~np.isnan(scores)                                            # (M, n)
     node_valid = st.member[None, :, :] * valid[:, None, :]               # (M, N, n)
-    return _Prepared(scores, valid, node_valid, _NodeCumulative(scores, node_valid))
+    return _Prepared(scores, valid, node_valid, _NodeCumulative(scores, node_valid, st.node_of))
 
 
 #: elements of one (rows x walks x images) temporary array: walk statistics are computed in chunks of
@@ -416,9 +437,10 @@ def walk_stats(st: SegStructure, scores: np.ndarray, policy: "Policy | str" = "p
     both = sep_use | delta_use
     need = both.any(0) if both.ndim == 3 else both                       # (K, P): any metric needs it
     seps, gaps = _pair_values(st, "walks", pr.by_score, pr.scores, pr.node_valid, need)
-    sep = _mean_over_pairs(seps, sep_use, empty)
+    sep_ok = ~np.isnan(seps) & sep_use                 # signed seps are defined exactly where seps are
+    sep = _mean_over_pairs(seps, sep_use, empty, sep_ok)
     delta = _mean_over_pairs(gaps, delta_use, empty)
-    ssep = _mean_over_pairs(signed(seps, gaps), sep_use, empty)
+    ssep = _mean_over_pairs(signed(seps, gaps), sep_use, empty, sep_ok)
     skip = sw < 2
     out = {"ord": -rho, "sep": sep, "delta": delta, "kendall": -tau, "signed_sep": ssep}
     return WalkStats(**{k: np.where(skip, np.nan, v) for k, v in out.items()}, n_images=sw)
@@ -450,7 +472,7 @@ def seg_stats(st: SegStructure, scores: np.ndarray, ws: WalkStats | None = None,
     if by_edges:
         # Each distinct adjacent node pair once, at the SEG level (not once per walk through it).
         M = pr.scores.shape[0]
-        if len(st.edges):
+        if len(st.edge_nodes):
             seps, gaps = _pair_values(st, "edges", pr.by_score, pr.scores, pr.node_valid, st.edge_use)
             per_edge = {"sep": _mean_over_pairs(seps, st.edge_use, np.nan),
                         "delta": _mean_over_pairs(gaps, st.edge_use, np.nan),
