@@ -261,3 +261,21 @@ def test_bad_choices_are_one_line_errors(ts2):
         uc.board_bootstrap(ts2, "fast")
     with pytest.raises(InputError, match="no metrics in the chosen families"):
         uc.significance(ts2, "paper", "ord", "All", ["NoSuchFamily"])
+
+
+def test_a_dataset_with_one_partition(tmp_path):
+    """The generated test dataset has only Synth SEGs: sorting by a Real column (offered by the page)
+    ranks by Ord · Avg, and the Real cells are a one-line error, not a failure."""
+    from ui_helpers import write_dataset, write_scores
+
+    write_dataset(tmp_path / "ds", big_image=False)
+    app = load_state(str(tmp_path / "ds"), [str(write_scores(tmp_path, tmp_path / "ds"))],
+                     lower_is_better=["ErrCount"], cache_root=tmp_path / "cache").view()
+    board = uc.board_intervals(app, "paper", cb.leaderboard(app, "paper", sort_by="ord_real"), "ord_real")
+    assert board.attrs["rank_by"] == "ord_avg" and "ord_real" not in board.columns
+    ranks = U.rank_intervals(app.mm("paper"), "ord_avg", boot=uc.board_bootstrap(app, "paper").boot)
+    assert list(board.sort_values("metric")["rank_median"]) == [
+        ranks.median[ranks.metrics.index(m)] for m in sorted(board["metric"])]
+    assert uc.significance(app, "paper", "ord", "All").metrics[0] == "GoodScore"
+    with pytest.raises(InputError, match="no SEGs of partition 'real'"):
+        uc.pair_comparison(app, "paper", "ord", "GoodScore", "NoisyScore", "Real")

@@ -145,9 +145,10 @@ def _check_cell(entry: BoardBootstrap, cell: str) -> None:
 
 # -- the leaderboard ----------------------------------------------------------------------------------
 
-def rank_cell(sort_by: str | None) -> str:
-    """The cell the rank column ranks by: the sort column when it is a stat column, else Ord · Avg."""
-    return sort_by if sort_by in BOARD_STATS else "ord_avg"
+def rank_cell(sort_by: str | None, cells: Sequence[str] = BOARD_STATS) -> str:
+    """The cell the rank column ranks by: the sort column when it is a stat column among ``cells``
+    (a dataset without a Real partition has no ``ord_real``), else Ord · Avg."""
+    return sort_by if sort_by in BOARD_STATS and sort_by in cells else "ord_avg"
 
 
 def board_intervals(app: AppView, mode: str, board, sort_by: str | None = "ord_avg"):
@@ -162,7 +163,7 @@ def board_intervals(app: AppView, mode: str, board, sort_by: str | None = "ord_a
 
     if len(board) == 0:
         return board
-    by = rank_cell(sort_by)
+    by = rank_cell(sort_by, board.columns)
 
     def build():
         entry = board_bootstrap(app, mode)
@@ -217,12 +218,13 @@ def style_board_intervals(board):
     show = show[["metric", "rank"] + [c for c in keep if c not in ("metric", "rank")]]
     show = mark_columns(pd.DataFrame(show).reset_index(drop=True), x100=stats)
     styler = shown(show)
+    # each cell's text names its interval, so formatters are set row by row (one call per row: a call
+    # per cell costs ten times as much)
     for i in range(len(board)):
-        for c in stats:
-            text = interval_text(board[c].iloc[i], board[f"{c}_lo"].iloc[i], board[f"{c}_hi"].iloc[i])
-            styler.format(lambda _, t=text: t, subset=pd.IndexSlice[[i], [c]])
-        text = rank_text(board["rank_median"].iloc[i], board["rank_lo"].iloc[i], board["rank_hi"].iloc[i])
-        styler.format(lambda _, t=text: t, subset=pd.IndexSlice[[i], ["rank"]])
+        texts = {c: interval_text(board[c].iloc[i], board[f"{c}_lo"].iloc[i], board[f"{c}_hi"].iloc[i])
+                 for c in stats}
+        texts["rank"] = rank_text(board["rank_median"].iloc[i], board["rank_lo"].iloc[i], board["rank_hi"].iloc[i])
+        styler.format({c: (lambda _, t=t: t) for c, t in texts.items()}, subset=pd.IndexSlice[[i], list(texts)])
     best = best_cells(board)
 
     def mark(col):
