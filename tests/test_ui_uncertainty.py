@@ -85,7 +85,7 @@ def test_table_cells_show_value_and_interval_x100(ts2, ref):
     board = uc.board_intervals(ts2, "paper", cb.leaderboard(ts2, "paper"), "ord_avg")
     val = table_value(uc.style_board_intervals(board))
     heads = val["headers"]
-    assert heads[:2] == ["metric", "rank"] and not any(h.endswith(("_lo", "_hi")) for h in heads)
+    assert heads[:2] == ["metric", "median rank [95%]"] and not any(h.endswith(("_lo", "_hi")) for h in heads)
     shown = {r[0]: r for r in val["metadata"]["display_value"]}
     data = {r[0]: r for r in val["data"]}
     ranks = U.rank_intervals(ref["mm"], "ord_avg", boot=boot)

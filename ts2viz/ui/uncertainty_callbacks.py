@@ -56,6 +56,8 @@ SESSION_BOOT_BYTES = 192 * 1024 * 1024
 MAX_NUMBERED = 10
 #: the rank columns of the table and the CSV
 RANK_COLUMNS = ("rank", "rank_median", "rank_lo", "rank_hi")
+#: the header of the table's rank column (what it shows: the median rank and its interval)
+RANK_HEADER = "median rank [95%]"
 
 
 @dataclass(frozen=True, eq=False)
@@ -206,16 +208,15 @@ def rank_text(median, lo, hi) -> str:
 
 def style_board_intervals(board):
     """The board with intervals (:func:`board_intervals`) as people read it: each stat cell
-    ``71.4 [68.0, 74.9]`` (x100) and a ``rank`` cell ``2 [1, 5]`` after the metric's name; the best
+    ``71.4 [68.0, 74.9]`` (x100) and a :data:`RANK_HEADER` cell ``2 [1, 5]`` after the metric's name; the best
     value per column marked as in :func:`ts2viz.ui.callbacks.style_leaderboard`. The data underneath
     stay numbers (the value; for rank the median rank), so sorting by a column sorts by value."""
     import pandas as pd
 
     stats = [c for c in BOARD_STATS if c in board.columns]
     keep = [c for c in board.columns if not c.endswith(("_lo", "_hi")) and c not in RANK_COLUMNS[1:]]
-    show = board[keep].copy()
-    show["rank"] = board["rank_median"].to_numpy()
-    show = show[["metric", "rank"] + [c for c in keep if c not in ("metric", "rank")]]
+    show = board[[c for c in keep if c != "rank"]].copy()
+    show.insert(1, RANK_HEADER, board["rank_median"].to_numpy())
     show = mark_columns(pd.DataFrame(show).reset_index(drop=True), x100=stats)
     styler = shown(show)
     # each cell's text names its interval, so formatters are set row by row (one call per row: a call
@@ -223,7 +224,7 @@ def style_board_intervals(board):
     for i in range(len(board)):
         texts = {c: interval_text(board[c].iloc[i], board[f"{c}_lo"].iloc[i], board[f"{c}_hi"].iloc[i])
                  for c in stats}
-        texts["rank"] = rank_text(board["rank_median"].iloc[i], board["rank_lo"].iloc[i], board["rank_hi"].iloc[i])
+        texts[RANK_HEADER] = rank_text(board["rank_median"].iloc[i], board["rank_lo"].iloc[i], board["rank_hi"].iloc[i])
         styler.format({c: (lambda _, t=t: t) for c, t in texts.items()}, subset=pd.IndexSlice[[i], list(texts)])
     best = best_cells(board)
 
@@ -246,8 +247,8 @@ def interval_note(app: AppView, mode: str, board, *, ranks: bool = True) -> str:
             f"averaged SEGs, drawn within partitions: {sizes}; seed {st.seed}; drawn in {entry.seconds:.2f} s "
             "for this mode, then reused).")
     if ranks:
-        text += (f" rank: median [{st.confidence:.0%} interval] of the metric's rank by {cell_label(by)} "
-                 f"among all {len(entry.boot.metrics)} metrics over the resamples.")
+        text += (f" Median rank [{st.confidence:.0%} interval]: the metric's rank by {cell_label(by)} (the sort "
+                 f"column) among all {len(entry.boot.metrics)} metrics, over the resamples.")
     return text + " Which differences are significant: the Correlations tab."
 
 
