@@ -134,7 +134,8 @@ def cell_name(stat: str, partition: str = ALL) -> str:
 
 
 def cell_label(cell: str) -> str:
-    """``"ord_avg" -> "Ord · Avg"``, ``"signed_sep_nat" -> "Signed sep · Nat"``."""
+    """``"ord_avg" -> "Ord · all SEGs"`` (the SEGs the leaderboard averages), ``"signed_sep_nat" ->
+    "Signed sep · Nat"``."""
     stat, group = U.split_cell(cell)
     return f"{stat_name(stat).capitalize()} · {'all SEGs' if group == 'avg' else group.capitalize()}"
 
