@@ -423,8 +423,19 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
     bottom = 48 + legend_px
     plot_h = height - top - bottom
 
-    def view(keep: np.ndarray) -> dict:
-        xr, yr = _padded(xv[keep]), _padded(yv[keep])
+    # the full view also spans the whiskers (a zoom keeps to the points: it is for reading names)
+    span = {}
+    if error_bars:
+        span = {a: np.concatenate([v, *(np.array([x100(b) for b in board[f"{c}_{side}"]], dtype=float)
+                                        for side in ("lo", "hi"))])
+                for a, c, v in (("x", x, xv), ("y", y, yv))}
+
+    def view(keep: np.ndarray, whiskers: bool = False) -> dict:
+        if whiskers and span:
+            k3 = np.tile(keep, 3)
+            xr, yr = _padded(span["x"][k3], 0.03), _padded(span["y"][k3], 0.03)
+        else:
+            xr, yr = _padded(xv[keep]), _padded(yv[keep])
         inside = keep | ((xv >= xr[0]) & (xv <= xr[1]) & (yv >= yr[0]) & (yv <= yr[1]))
         spots = place_labels(np.where(inside, xv, np.nan), np.where(inside, yv, np.nan), names, x_range=xr,
                              y_range=yr, width=LABEL_PLOT_WIDTH, height=plot_h)
@@ -440,7 +451,7 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
                                    line=dict(color="#9ca3af", width=1), layer="below", name="leader"))
         return {"xaxis.range": xr, "yaxis.range": yr, "annotations": ann, "shapes": shapes}
 
-    full = view(np.isfinite(xv) & np.isfinite(yv))
+    full = view(np.isfinite(xv) & np.isfinite(yv), whiskers=True)
     layout = dict(xaxis=dict(title=dict(text=f"{xname} · {xpart} (x100)"), range=full["xaxis.range"]),
                   yaxis=dict(title=dict(text=f"{yname} · {ypart} (x100)"), range=full["yaxis.range"]),
                   annotations=full["annotations"], shapes=full["shapes"], margin=dict(b=bottom, t=top),
@@ -733,7 +744,7 @@ def _p_text(p: float) -> str:
 
 def significance_heatmap(metrics: Sequence[str], difference, pvalue, *, value: str = "difference",
                          alpha: float = 0.05, title: str | None = None, scale: float = 100.0,
-                         p_label: str = "Holm p"):
+                         p_label: str = "Holm p", cell_text: str = "value"):
     """Which leaderboard orderings are significant: a metric x metric heatmap.
 
     ``difference[i, j]`` is row metric i minus column metric j (e.g. a difference of Ord averages),
@@ -744,6 +755,8 @@ def significance_heatmap(metrics: Sequence[str], difference, pvalue, *, value: s
     (x ``scale``; green = row better), marked ``*``/``**``/``***`` (p below alpha, 0.01, 0.001);
     the other cells grey with the difference in muted text. ``value="p"``: every cell coloured by
     -log10 p, labelled with p and the same marks. The diagonal is blank; NaN p-values read "n/a".
+    ``cell_text="marks"`` prints only the marks in the cells (for a narrow plot, where a number and
+    its marks do not fit a cell; hover still shows both).
     """
     names = [str(m) for m in metrics]
     M = len(names)
@@ -755,6 +768,8 @@ def significance_heatmap(metrics: Sequence[str], difference, pvalue, *, value: s
         raise ValueError(f"difference and pvalue must be {M} x {M} (one row and column per metric)")
     if value not in ("difference", "p"):
         raise ValueError(f"value must be 'difference' or 'p', got {value!r}")
+    if cell_text not in ("value", "marks"):
+        raise ValueError(f"cell_text must be 'value' or 'marks', got {cell_text!r}")
     off = ~np.eye(M, dtype=bool)
     sig = off & (np.nan_to_num(p, nan=1.0) < alpha)
     marks = [[_stars(p[i, j], alpha) if off[i, j] else "" for j in range(M)] for i in range(M)]
@@ -766,14 +781,15 @@ def significance_heatmap(metrics: Sequence[str], difference, pvalue, *, value: s
     if value == "p":
         with np.errstate(divide="ignore"):
             z = np.where(off & ~np.isnan(p), -np.log10(np.maximum(p, 1e-300)), np.nan)
-        text = [[f"{_p_text(p[i, j])}{marks[i][j]}" if off[i, j] else "" for j in range(M)] for i in range(M)]
+        text = [[f"{_p_text(p[i, j]) if cell_text == 'value' else ''}{marks[i][j]}" if off[i, j] else ""
+                 for j in range(M)] for i in range(M)]
         zmax = float(np.nanmax(z)) if np.isfinite(z).any() else 1.0
         traces = [dict(common, z=[_clean(r) for r in z], text=text, zmin=0, zmax=max(zmax, -math.log10(alpha)),
                        colorscale=EVIDENCE_SCALE, colorbar=dict(title=dict(text="−log10 p"), thickness=12, len=0.8))]
     else:
         d = diff * scale
-        text = [[f"{_signed(d[i, j])}{marks[i][j]}" if off[i, j] and not math.isnan(d[i, j]) else ""
-                 for j in range(M)] for i in range(M)]
+        text = [[f"{_signed(d[i, j]) if cell_text == 'value' else ''}{marks[i][j]}"
+                 if off[i, j] and not math.isnan(d[i, j]) else "" for j in range(M)] for i in range(M)]
         zs = np.where(sig, d, np.nan)
         zn = np.where(off & ~sig, 0.0, np.nan)
         lim = float(np.nanmax(np.abs(zs))) if sig.any() else 1.0

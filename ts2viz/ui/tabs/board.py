@@ -9,6 +9,7 @@ import gradio as gr
 
 from ...display import SIGNED_SEP_NOTE
 from .. import callbacks as cb
+from .. import uncertainty_callbacks as uc
 from ..glue import Page, Refresh, build_plain, figure_json, plot_data
 
 SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Signed sep · Avg", "signed_sep_avg"),
@@ -25,19 +26,29 @@ class BoardTab:
     upload_message: Any
 
 
-def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, table=None):
-    """Table and scatter of the leaderboard for the current choices (``app``: the session's view),
-    built once per choice for every session that sees the same metrics. With ``table`` (the
-    gr.Dataframe) the styled table is converted to its value once, not per request."""
+def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, table=None, *,
+               whiskers: bool = True, table_ci: bool = False):
+    """Table, scatter and interval note of the leaderboard for the current choices (``app``: the
+    session's view), built once per choice for every session that sees the same metrics. With
+    ``table`` (the gr.Dataframe) the styled table is converted to its value once, not per request.
+
+    ``whiskers``: 95 % bootstrap intervals on the scatter; ``table_ci``: intervals in the table's
+    cells and a rank column (:mod:`ts2viz.ui.uncertainty_callbacks`). The bootstrap behind them is
+    drawn the first time either is asked for in a mode, then reused."""
     fam = tuple(sorted(map(str, families or [])))
-    key = ("board", mode, fam, sort_by or "ord_avg", order != "worst first", fmt)
+    whiskers, table_ci = bool(whiskers), bool(table_ci)
+    key = ("board", mode, fam, sort_by or "ord_avg", order != "worst first", fmt, whiskers, table_ci)
 
     def build():
         board = cb.leaderboard(app, mode, families, sort_by or "ord_avg", order != "worst first")
-        fig = build_plain(lambda: cb.figures.ord_sep_scatter(board, title=f"Ord vs Sep ({mode} mode)"))
-        styled = cb.style_leaderboard(board)
+        ci = uc.board_intervals(app, mode, board, sort_by) if (whiskers or table_ci) and len(board) else None
+        fig = build_plain(lambda: cb.figures.ord_sep_scatter(
+            ci if whiskers and ci is not None else board, title=f"Ord vs Sep ({mode} mode)",
+            error_bars=whiskers and ci is not None))
+        styled = uc.style_board_intervals(ci) if table_ci and ci is not None else cb.style_leaderboard(board)
+        note = f"<small>{uc.interval_note(app, mode, ci, ranks=table_ci)}</small>" if ci is not None else ""
         return (table.postprocess(styled).model_dump() if table is not None else styled,
-                plot_data(figure_json(fig), fmt))
+                plot_data(figure_json(fig), fmt), note)
 
     return app.memo(key, app.metrics, build)
 
@@ -50,6 +61,8 @@ def build(page: Page) -> BoardTab:
                                 label="Metric family", scale=2, elem_id="family-filter")
             sort_by = gr.Dropdown(SORT_CHOICES, value="ord_avg", label="Sort by", scale=1, elem_id="sort-by")
             order = gr.Radio(["best first", "worst first"], value="best first", label="Order", scale=1)
+            ci_table = gr.Checkbox(value=False, label="95% intervals and rank intervals in the table and CSV",
+                                   elem_id="board-ci-table", scale=1, min_width=220)
             csv = gr.Button("Download CSV", scale=0, min_width=150, size="md", elem_id="board-csv",
                             elem_classes="dl-btn")
         first = cb.style_leaderboard(cb.leaderboard(app, "paper")) if app.metrics else None
@@ -57,9 +70,11 @@ def build(page: Page) -> BoardTab:
                                           "highlighted; the CSV holds fractions)", interactive=False,
                              elem_id="leaderboard", max_height=620, wrap=False, pinned_columns=1)
         gr.Markdown(f"<small>{SIGNED_SEP_NOTE}</small>", elem_classes="stat-note")
+        ci_plot = gr.Checkbox(value=True, label="show 95% intervals on the scatter", elem_id="board-ci-plot")
         # filled by the page's load event: a figure in the initial page makes the browser load plotly.js
         # (1.3 MB) before it shows anything
         scatter = gr.Plot(label="Ord vs Sep", elem_id="board-scatter")
+        ci_note = gr.Markdown(elem_id="board-ci-note", elem_classes="stat-note")
         with gr.Accordion("Add a scores file (CSV or Parquet: file_name + one column per metric)", open=False):
             with gr.Row():
                 up_file = gr.File(label="Scores file", file_types=[".csv", ".parquet"], scale=2)
@@ -68,16 +83,21 @@ def build(page: Page) -> BoardTab:
                     up_btn = gr.Button("Add scores", variant="primary")
             up_msg = gr.Markdown()
 
-    def redraw(mode, families, sort_by_v, order_v, fmt, request: gr.Request):
-        return board_view(page.view(request), mode, families, sort_by_v, order_v, fmt, table)
+    def redraw(mode, families, sort_by_v, order_v, fmt, whiskers, table_ci, request: gr.Request):
+        return board_view(page.view(request), mode, families, sort_by_v, order_v, fmt, table,
+                          whiskers=whiskers, table_ci=table_ci)
 
-    def board_csv(mode, families, request: gr.Request):
-        return cb.leaderboard_csv(page.view(request, create=True), mode, families)
+    def board_csv(mode, families, sort_by_v, table_ci, request: gr.Request):
+        view = page.view(request, create=True)
+        if table_ci:
+            return uc.leaderboard_ci_csv(view, mode, families, sort_by_v)
+        return cb.leaderboard_csv(view, mode, families)
 
-    page.refresh["board"] = Refresh(redraw, [page.mode, fam_f, sort_by, order, page.fmt], [table, scatter])
-    for ev in (fam_f.change, sort_by.change, order.change):
+    page.refresh["board"] = Refresh(redraw, [page.mode, fam_f, sort_by, order, page.fmt, ci_plot, ci_table],
+                                    [table, scatter, ci_note])
+    for ev in (fam_f.change, sort_by.change, order.change, ci_plot.change, ci_table.change):
         page.on(ev, redraw, page.refresh["board"].inputs, page.refresh["board"].outputs)
-    page.download(csv, board_csv, [page.mode, fam_f])
+    page.download(csv, board_csv, [page.mode, fam_f, sort_by, ci_table])
     page.family_pickers.append(fam_f)
     return BoardTab(fam_f, up_btn, [up_file, up_lib], up_msg)
 

@@ -1,11 +1,13 @@
-"""The Correlations tab: metric x metric heatmaps of per-SEG ord or sep, and the per-SEG scatter of two."""
+"""The Correlations tab: metric x metric heatmaps of per-SEG ord or sep (correlation, and which
+orderings are significant), and the per-SEG scatter of two metrics with their paired comparison."""
 from __future__ import annotations
 
 import gradio as gr
 
 from ...display import SIGNED_SEP_NOTE
 from .. import callbacks as cb
-from ..glue import Page, Refresh, plot_cached, table_value
+from .. import uncertainty_callbacks as uc
+from ..glue import Page, Refresh, build_plain, figure_json, plot_cached, plot_data, table_value
 from .explorer import STATS, default_metrics
 
 
@@ -20,12 +22,17 @@ def build(page: Page) -> None:
             part = gr.Radio(cb.partitions(app), value=cb.ALL, label="SEGs")
             method = gr.Radio(["pearson", "spearman"], value="pearson", label="Correlation")
             fam = gr.Dropdown([cb.ALL] + cb.families(app), value=[cb.ALL], multiselect=True, label="Metric family")
-        heat = gr.Plot(elem_id="heatmap", show_label=False)
+        with gr.Row(equal_height=False):
+            heat = gr.Plot(elem_id="heatmap", show_label=False)
+            sig = gr.Plot(elem_id="sig-heatmap", show_label=False)
+        sig_note = gr.Markdown(elem_id="sig-note", elem_classes="stat-note")
         with gr.Row():
             x = gr.Dropdown(choices, value=m_a, label="Cell: metric (x)", elem_id="corr-x")
             y = gr.Dropdown(choices, value=m_b or m_a, label="Cell: metric (y)", elem_id="corr-y")
         with gr.Row():
-            pair_plot = gr.Plot(elem_id="pair-plot", show_label=False)
+            with gr.Column():
+                pair_plot = gr.Plot(elem_id="pair-plot", show_label=False)
+                pair_cmp = gr.Markdown(elem_id="pair-compare")
             with gr.Column():
                 pair_tb = gr.Dataframe(interactive=False, max_height=420, elem_id="pair-table",
                                        label="SEGs, largest disagreement first (ord, sep, signed sep, "
@@ -46,14 +53,25 @@ def build(page: Page) -> None:
                       lambda: cb.figures.pair_scatter(pts, x_name=x_v, y_name=y_v, stat=stat_v))
         table = view.memo(("pair_table", mode, stat_v, x_v, y_v, part_v), [x_v, y_v],
                           lambda: table_value(cb.pair_table(pts, x_v, y_v)))
-        return heat_v, pair_v, table
+        shown = cb.metric_choices(view, fam_v)
+
+        def sig_parts():
+            pw = uc.significance(view, mode, stat_v, part_v, fam_v)
+            fig = build_plain(lambda: uc.significance_figure(view, mode, stat_v, part_v, fam_v, pw=pw))
+            return plot_data(figure_json(fig), fmt), uc.significance_note(pw)
+
+        sig_v, sig_md = view.memo(("sig", fmt, mode, stat_v, part_v, fam_key), shown, sig_parts)
+        cmp_md = view.memo(("pair_cmp", mode, stat_v, x_v, y_v, part_v), [x_v, y_v],
+                           lambda: uc.pair_comparison_md(uc.pair_comparison(view, mode, stat_v, x_v, y_v, part_v),
+                                                         stat_v))
+        return heat_v, sig_v, sig_md, pair_v, table, cmp_md
 
     def pairs_csv_file(mode, stat_v, part_v, x_v, y_v, request: gr.Request):
         view = page.view(request, create=True)
         return cb.table_csv(view, cb.pair_points(view, mode, stat_v, x_v, y_v, part_v), "pairs")
 
     page.refresh["corr"] = Refresh(corr, [page.mode, stat, part, method, fam, x, y, page.fmt],
-                                   [heat, pair_plot, pair_tb])
+                                   [heat, sig, sig_note, pair_plot, pair_tb, pair_cmp])
     for ev in (stat.change, part.change, method.change, fam.change, x.change, y.change):
         page.on(ev, corr, page.refresh["corr"].inputs, page.refresh["corr"].outputs)
     page.download(pair_csv, pairs_csv_file, [page.mode, stat, part, x, y])

@@ -1,0 +1,384 @@
+"""The app's "How sure is the leaderboard?" views: interval whiskers, intervals and rank intervals in
+the leaderboard table, the significance heatmap and the paired comparison of two metrics.
+
+Plain functions of data like :mod:`ts2viz.ui.callbacks` (the session's
+:class:`~ts2viz.ui.state.AppView` first, plain values after; tested without a browser); the
+statistics are :mod:`ts2viz.uncertainty`'s, with its defaults (:data:`SETTINGS`: 10,000 resamples,
+95 %, seed 0), so the app shows the numbers ``ts2viz leaderboard --ci``, ``compare`` and
+``significance`` print.
+
+One bootstrap serves every view of a mode: it is drawn when a view first needs it (never at start,
+never for a view without intervals) and kept whole, since ranks, pairwise tests and paired intervals
+all read its resamples. It is drawn over every metric of one side:
+
+- the operator's metrics: one bootstrap per (data version, mode, metrics), shared by all sessions
+  (:data:`SHARED_BOOT_BYTES`);
+- a session with metrics of its own (uploads, live scores): one over the shared and its own metrics
+  together, kept in a store for all such sessions with its own bound (:data:`SESSION_BOOT_BYTES`),
+  keyed by a token of that session's workspace, so no session can reach another's.
+
+The resamples depend only on the seed, their number and the partition sizes, never on the metrics
+(:func:`ts2viz.uncertainty.bootstrap`), so a view of shared metrics only (a pair, a family) reads the
+shared bootstrap even in a session that has its own. The small results derived from a bootstrap
+(tables, figures, captions) go through ``app.memo`` like every other view.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .. import figures
+from .. import uncertainty as U
+from ..display import SCALED_STATS, fmt_stat, fmt_x100, stat_name
+from ..errors import InputError
+from ..metametrics import MetaMetrics
+from .callbacks import ALL, BOARD_STATS, SEG_STATS, best_cells, leaderboard, mark_columns, metric_choices, shown, table_csv
+from .memo import Memo
+from .state import AppView
+
+#: bootstrap settings of every view (the library's defaults: 10,000 resamples, 95 %, seed 0)
+SETTINGS = U.DEFAULTS
+#: significance level of the heatmap's marks and the pair caption's verdict
+ALPHA = 0.05
+#: bytes of bootstraps kept whole for the operator's metrics (one per mode is ~30 MB for TS2's 19
+#: metrics; a bootstrap over a quarter of this is drawn for each view that needs it, not kept)
+SHARED_BOOT_BYTES = 192 * 1024 * 1024
+#: the same for all sessions with metrics of their own, together (least recently used dropped first)
+SESSION_BOOT_BYTES = 192 * 1024 * 1024
+#: up to this many metrics the significance heatmap prints each difference in its cell; above, only
+#: the significance marks (the colour shows the difference, hover the number)
+MAX_NUMBERED = 10
+#: the rank columns of the table and the CSV
+RANK_COLUMNS = ("rank", "rank_median", "rank_lo", "rank_hi")
+#: the header of the table's rank column (what it shows: the median rank and its interval)
+RANK_HEADER = "median rank [95%]"
+
+
+@dataclass(frozen=True, eq=False)
+class BoardBootstrap:
+    """A bootstrap of one side's meta-metrics: ``mm`` (what it was drawn from), ``boot`` and the
+    seconds it took to draw."""
+
+    mm: MetaMetrics
+    boot: U.LeaderboardBootstrap
+    seconds: float
+
+
+def _nbytes(entry: BoardBootstrap) -> int:
+    return int(entry.boot.resampled.nbytes + entry.boot.estimate.nbytes * 3) + 4096
+
+
+_SHARED: "weakref.WeakKeyDictionary[object, Memo]" = weakref.WeakKeyDictionary()
+_SESSIONS = Memo(SESSION_BOOT_BYTES, sizer=_nbytes)
+_TOKENS: "weakref.WeakKeyDictionary[object, int]" = weakref.WeakKeyDictionary()
+_COUNTER = itertools.count(1)
+_LOCK = threading.Lock()
+
+
+def _shared_store(app: AppView) -> Memo:
+    with _LOCK:
+        store = _SHARED.get(app.app)
+        if store is None:
+            store = _SHARED[app.app] = Memo(SHARED_BOOT_BYTES, sizer=_nbytes)
+        return store
+
+
+def _token(workspace) -> int:
+    """A number no other workspace of this process ever gets (an ``id()`` can be reused)."""
+    with _LOCK:
+        t = _TOKENS.get(workspace)
+        if t is None:
+            t = _TOKENS[workspace] = next(_COUNTER)
+        return t
+
+
+def _draw(mm: MetaMetrics) -> BoardBootstrap:
+    t = time.perf_counter()
+    boot = U.bootstrap(mm, n_resamples=SETTINGS.n_resamples, confidence=SETTINGS.confidence, seed=SETTINGS.seed)
+    return BoardBootstrap(mm, boot, time.perf_counter() - t)
+
+
+def board_bootstrap(app: AppView, mode: str, metrics: Sequence[str] | None = None) -> BoardBootstrap:
+    """The bootstrap that covers ``metrics`` (default: every metric the session sees) in ``mode``.
+
+    The shared one when they are all the operator's, else the session's own over the shared and its
+    own metrics; each drawn once and kept (see the module's description).
+    """
+    wanted = list(app.metrics if metrics is None else metrics)
+    if not app.metrics:
+        raise InputError("no scores loaded")
+    ws = app.workspace
+    own = any(ws.has(m) for m in wanted)
+    if not own:
+        mm = app.app.mm(mode)
+        key = ("boot", app.app.version, mode, tuple(mm.metrics), SETTINGS)
+        return _shared_store(app).get(key, lambda: _draw(mm))
+    mm = app.mm(mode)
+    key = ("boot", _token(ws), app.app.version, ws.version, mode, tuple(mm.metrics), SETTINGS)
+    return _SESSIONS.get(key, lambda: _draw(mm))
+
+
+def cell_name(stat: str, partition: str = ALL) -> str:
+    """The leaderboard cell of a per-SEG statistic over a partition: ``("ord", "All") -> "ord_avg"``,
+    ``("sep", "Nat") -> "sep_nat"``."""
+    if stat not in SEG_STATS:
+        raise InputError(f"unknown statistic {stat!r}: expected one of {', '.join(SEG_STATS)}")
+    group = "avg" if partition in (None, "", ALL) else str(partition).lower()
+    return f"{stat}_{group}"
+
+
+def cell_label(cell: str) -> str:
+    """``"ord_avg" -> "Ord · all SEGs"`` (the SEGs the leaderboard averages), ``"signed_sep_nat" ->
+    "Signed sep · Nat"``."""
+    stat, group = U.split_cell(cell)
+    return f"{stat_name(stat).capitalize()} · {'all SEGs' if group == 'avg' else group.capitalize()}"
+
+
+def _check_cell(entry: BoardBootstrap, cell: str) -> None:
+    if cell not in entry.boot.cells:
+        groups = sorted({c.split("_")[-1] for c in entry.boot.cells})
+        raise InputError(f"no SEGs of partition {cell.split('_')[-1][:40]!r} (have: {', '.join(groups)})")
+
+
+# -- the leaderboard ----------------------------------------------------------------------------------
+
+def rank_cell(sort_by: str | None, cells: Sequence[str] = BOARD_STATS) -> str:
+    """The cell the rank column ranks by: the sort column when it is a stat column among ``cells``
+    (a dataset without a Real partition has no ``ord_real``), else Ord · Avg."""
+    return sort_by if sort_by in BOARD_STATS and sort_by in cells else "ord_avg"
+
+
+def board_intervals(app: AppView, mode: str, board, sort_by: str | None = "ord_avg"):
+    """``board`` (a :func:`ts2viz.ui.callbacks.leaderboard` table, any rows and order) with
+    ``{cell}_lo``, ``{cell}_hi`` after each stat column and the rank columns ``rank``,
+    ``rank_median``, ``rank_lo``, ``rank_hi`` (:func:`ts2viz.uncertainty.rank_intervals` by
+    :func:`rank_cell` among every metric the session sees) at the end. Fractions, like the board.
+
+    The intervals and ranks are those of :func:`ts2viz.uncertainty.leaderboard_table` on the
+    session's meta-metrics with the bootstrap of :func:`board_bootstrap`."""
+    import pandas as pd
+
+    if len(board) == 0:
+        return board
+    by = rank_cell(sort_by, board.columns)
+
+    def build():
+        entry = board_bootstrap(app, mode)
+        ranks = U.rank_intervals(entry.mm, by, boot=entry.boot)
+        return U.leaderboard_table(entry.mm, ("ord", "sep", "signed_sep"), boot=entry.boot,
+                                   ranks=ranks).set_index("metric")
+
+    full = app.memo(("board_ci", mode, by, SETTINGS), app.metrics, build)
+    cols = []
+    for c in board.columns:
+        cols.append(c)
+        if c in BOARD_STATS:
+            cols += [f"{c}_lo", f"{c}_hi"]
+    cols = [c for c in cols if c != "segs"] + list(RANK_COLUMNS) + (["segs"] if "segs" in board.columns else [])
+    out = pd.DataFrame(board).copy()
+    extra = full.loc[list(out["metric"])]
+    for c in cols:
+        if c not in out.columns:
+            out[c] = extra[c].to_numpy()
+    out = out[cols]
+    out.attrs.update(board.attrs)
+    out.attrs["rank_by"] = by
+    return out
+
+
+def interval_text(v, lo, hi) -> str:
+    """``71.4 [68.0, 74.9]`` (x100, as the board shows values); '–' for a missing value."""
+    head = fmt_x100(v)
+    if head == "–" or np.isnan(lo) or np.isnan(hi):
+        return head
+    return f"{head} [{fmt_x100(lo)}, {fmt_x100(hi)}]"
+
+
+def rank_text(median, lo, hi) -> str:
+    """``2 [1, 5]``: the median rank over the resamples and its interval; '–' if it has none."""
+    if np.isnan(median):
+        return "–"
+    return f"{median:.0f} [{lo:.0f}, {hi:.0f}]"
+
+
+def style_board_intervals(board):
+    """The board with intervals (:func:`board_intervals`) as people read it: each stat cell
+    ``71.4 [68.0, 74.9]`` (x100) and a :data:`RANK_HEADER` cell ``2 [1, 5]`` after the metric's name; the best
+    value per column marked as in :func:`ts2viz.ui.callbacks.style_leaderboard`. The data underneath
+    stay numbers (the value; for rank the median rank), so sorting by a column sorts by value."""
+    import pandas as pd
+
+    stats = [c for c in BOARD_STATS if c in board.columns]
+    keep = [c for c in board.columns if not c.endswith(("_lo", "_hi")) and c not in RANK_COLUMNS[1:]]
+    show = board[[c for c in keep if c != "rank"]].copy()
+    show.insert(1, RANK_HEADER, board["rank_median"].to_numpy())
+    show = mark_columns(pd.DataFrame(show).reset_index(drop=True), x100=stats)
+    styler = shown(show)
+    # each cell's text names its interval, so formatters are set row by row (one call per row: a call
+    # per cell costs ten times as much)
+    for i in range(len(board)):
+        texts = {c: interval_text(board[c].iloc[i], board[f"{c}_lo"].iloc[i], board[f"{c}_hi"].iloc[i])
+                 for c in stats}
+        texts[RANK_HEADER] = rank_text(board["rank_median"].iloc[i], board["rank_lo"].iloc[i], board["rank_hi"].iloc[i])
+        styler.format({c: (lambda _, t=t: t) for c, t in texts.items()}, subset=pd.IndexSlice[[i], list(texts)])
+    best = best_cells(board)
+
+    def mark(col):
+        i = best.get(col.name)
+        return ["font-weight:700;background-color:#e0e7ff;color:#3730a3" if k == i else "" for k in range(len(col))]
+
+    return styler.apply(mark, subset=stats)
+
+
+def interval_note(app: AppView, mode: str, board, *, ranks: bool = True) -> str:
+    """The line under the table and scatter that says what the intervals (and with ``ranks``, the
+    rank column) are."""
+    entry = board_bootstrap(app, mode)
+    by = board.attrs.get("rank_by", "ord_avg")
+    st = entry.boot.settings
+    sizes = ", ".join(f"{n} {g.capitalize()}" for g, n in entry.boot.group_sizes if g != "avg")
+    n_all = dict(entry.boot.group_sizes).get("avg", 0)
+    text = (f"Intervals: {st.confidence:.0%} percentile bootstrap ({st.n_resamples:,} resamples of the {n_all} "
+            f"averaged SEGs, drawn within partitions: {sizes}; seed {st.seed}; drawn in {entry.seconds:.2f} s "
+            "for this mode, then reused).")
+    if ranks:
+        text += (f" Median rank [{st.confidence:.0%} interval]: the metric's rank by {cell_label(by)} (the sort "
+                 f"column) among all {len(entry.boot.metrics)} metrics, over the resamples.")
+    return text + " Which differences are significant: the Correlations tab."
+
+
+def leaderboard_ci_csv(app: AppView, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg") -> str:
+    """The leaderboard CSV with intervals: ``metric``, each stat column followed by ``{col}_lo``,
+    ``{col}_hi``, then ``rank``, ``rank_median``, ``rank_lo``, ``rank_hi`` (by :func:`rank_cell`)
+    and ``rank_by``. Fractions, like every CSV of the app."""
+    board = board_intervals(app, mode, leaderboard(app, mode, families_sel), sort_by)
+    cols = ["metric"] + [c for c in board.columns if c.startswith(tuple(BOARD_STATS))] + list(RANK_COLUMNS)
+    df = board[cols].copy()
+    df["rank_by"] = board.attrs.get("rank_by", "ord_avg")
+    return table_csv(app, df, f"leaderboard-{mode}-intervals")
+
+
+# -- which orderings are significant -----------------------------------------------------------------
+
+def significance(app: AppView, mode: str, stat: str = "ord", partition: str = ALL,
+                 families_sel=None) -> U.PairwiseComparison:
+    """All pairs of the metrics shown (the family filter) compared in the leaderboard cell of
+    ``stat`` over ``partition`` (:func:`cell_name`), metrics ordered by that cell, best first.
+
+    The comparisons are :func:`ts2viz.uncertainty.pairwise`'s (difference, paired bootstrap
+    interval, Wilcoxon signed-rank p on per-SEG values); the Holm correction runs over the pairs
+    shown (M(M-1)/2 for M metrics): with every metric shown it is ``pairwise``'s own.
+    """
+    cell = cell_name(stat, partition)
+    shown_metrics = metric_choices(app, families_sel)
+    if not shown_metrics:
+        raise InputError("no metrics in the chosen families")
+    entry = board_bootstrap(app, mode, shown_metrics)
+    _check_cell(entry, cell)
+    full = U.pairwise(entry.mm, cell, boot=entry.boot)
+    idx = [full.metrics.index(m) for m in shown_metrics]
+    est = full.estimate[idx]
+    order = [idx[k] for k in np.argsort(np.where(np.isnan(est), np.inf, -est), kind="stable")]
+    if len(order) == len(full.metrics):
+        holm = full.pvalue_holm[np.ix_(order, order)]
+    else:
+        M = len(order)
+        I, J = np.triu_indices(M, 1)
+        raw = full.pvalue[np.ix_(order, order)]
+        holm = np.full((M, M), np.nan)
+        holm[I, J] = holm[J, I] = U.holm(raw[I, J])
+    sub = np.ix_(order, order)
+    return U.PairwiseComparison(cell, tuple(full.metrics[i] for i in order), full.settings, full.mode,
+                                full.estimate[order], full.difference[sub], full.low[sub], full.high[sub],
+                                full.pvalue[sub], holm, full.n[sub])
+
+
+def significance_figure(app: AppView, mode: str, stat: str = "ord", partition: str = ALL, families_sel=None,
+                        pw: U.PairwiseComparison | None = None):
+    """The significance heatmap of :func:`significance` (``pw`` if already computed): cell (row,
+    column) = row metric minus column metric, coloured where the Holm-corrected p < :data:`ALPHA`."""
+    pw = pw if pw is not None else significance(app, mode, stat, partition, families_sel)
+    scaled = stat in SCALED_STATS
+    # beside the correlation heatmap a cell is ~20 px wide: numbers from 9 metrics on would not fit
+    return figures.significance_heatmap(
+        pw.metrics, pw.difference, pw.pvalue_holm, alpha=ALPHA, scale=100.0 if scaled else 1.0,
+        cell_text="value" if len(pw.metrics) <= MAX_NUMBERED else "marks",
+        title=f"Which orderings are significant: {cell_label(pw.cell)}, row − column"
+              f"{' (x100)' if scaled else ''}, Holm p < {ALPHA:g}")
+
+
+def significance_note(pw: U.PairwiseComparison) -> str:
+    """What the heatmap shows, with its count of significant pairs."""
+    M = len(pw.metrics)
+    pairs = M * (M - 1) // 2
+    I, J = np.triu_indices(M, 1)
+    n_sig = int(pw.significant(ALPHA)[I, J].sum())
+    segs = int(np.nanmax(pw.n)) if M > 1 else 0
+    return (f"**Which orderings are significant** (right): {n_sig} of {pairs} pairs. A cell is row metric − "
+            f"column metric in the leaderboard cell {cell_label(pw.cell)}; it is coloured (green: row "
+            f"better) when a two-sided Wilcoxon signed-rank test on the two metrics' per-SEG values (up to "
+            f"{segs} SEGs), Holm-corrected over the {pairs} pairs shown, gives p < {ALPHA:g} "
+            f"(* < {ALPHA:g}, ** < 0.01, *** < 0.001); grey cells are not significant; hover a cell for its "
+            "difference and p. Metrics are ordered "
+            "by that cell, best first. The correlation heatmap (left) asks whether two metrics fail on the "
+            "same SEGs; this one asks whether one is better on average.")
+
+
+# -- two metrics -----------------------------------------------------------------------------------
+
+def pair_comparison(app: AppView, mode: str, stat: str, x, y, partition: str = ALL) -> dict | None:
+    """``y`` against ``x`` in the leaderboard cell of ``stat`` over ``partition``, paired over the
+    same SEGs (:func:`ts2viz.uncertainty.compare`): a dict with ``cell``, ``x``, ``y``,
+    ``estimate_x``, ``estimate_y``, ``difference`` (y - x, as the pair table's column), ``low``,
+    ``high`` (its paired bootstrap interval), ``n`` (SEGs with both values) and ``pvalue`` (Wilcoxon
+    signed-rank, two-sided, not corrected). ``None`` when x and y are the same metric."""
+    for m in (x, y):
+        if m not in app.metrics:
+            raise InputError(f"no metric {str(m)[:80]!r} loaded; choose one from the list")
+    cell = cell_name(stat, partition)
+    if x == y:
+        return None
+    entry = board_bootstrap(app, mode, [x, y])
+    _check_cell(entry, cell)
+    c = U.compare(entry.mm, y, x, boot=entry.boot)
+    k = c.cells.index(cell)
+    return {"cell": cell, "x": x, "y": y, "estimate_x": float(c.estimate_b[k]), "estimate_y": float(c.estimate_a[k]),
+            "difference": float(c.difference[k]), "low": float(c.low[k]), "high": float(c.high[k]),
+            "n": int(c.n[k]), "pvalue": float(c.pvalue[k]), "confidence": c.settings.confidence}
+
+
+def _p(p: float) -> str:
+    return "n/a" if np.isnan(p) else (f"{p:.3f}" if p >= 0.001 else f"{p:.1e}")
+
+
+def pair_comparison_md(cmp: dict | None, stat: str) -> str:
+    """The caption under the pair scatter: the difference, its interval and the Wilcoxon p."""
+    if cmp is None:
+        return "Choose two different metrics to compare them."
+
+    def f(v):
+        return fmt_stat(stat, v)
+
+    d = cmp["difference"]
+    signed = f(d) if np.isnan(d) or d < 0 else "+" + f(d)
+    unit = " (x100)" if stat in SCALED_STATS else " (score units)"
+    p = cmp["pvalue"]
+    zero = "includes 0" if np.isnan(cmp["low"]) or cmp["low"] <= 0 <= cmp["high"] else "excludes 0"
+    verdict = ("significant" if p < ALPHA else "not significant") if not np.isnan(p) else "not testable"
+    return (f"**{cmp['y']} − {cmp['x']}** in {cell_label(cmp['cell'])}{unit}: {f(cmp['estimate_y'])} − "
+            f"{f(cmp['estimate_x'])} = **{signed}**, {cmp['confidence']:.0%} paired bootstrap interval "
+            f"[{f(cmp['low'])}, {f(cmp['high'])}], which {zero}. Wilcoxon signed-rank p = {_p(p)} on the per-SEG "
+            f"values of the {cmp['n']} SEGs the leaderboard averages (with both values): **{verdict}** at {ALPHA:g} for this pair alone (uncorrected; "
+            "the significance heatmap above corrects for all pairs shown).")
+
+
+__all__ = ["SETTINGS", "ALPHA", "BoardBootstrap", "board_bootstrap", "cell_name", "cell_label", "rank_cell",
+           "board_intervals", "style_board_intervals", "interval_text", "rank_text", "interval_note",
+           "leaderboard_ci_csv", "significance", "significance_figure", "significance_note",
+           "pair_comparison", "pair_comparison_md"]
