@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import io
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -147,10 +146,10 @@ def test_bundled_questions_and_dsg_accumulation(tmp_path):
         mine = with_counted(recs[recs["file_name"] == fn], "mean").sort_values("question_id")
         for i, r in enumerate(mine.itertuples()):
             cells = _cells(pg, "qa-table", i)
-            assert cells[1] == r.question and cells[4] == r.answer and cells[5] == r.mapped
-            assert cells[6] == ("✓" if r.correct else "✗") and cells[8] == ("✓" if r.counted else "✗")
+            assert cells[1] == r.question and cells[3] == r.answer and cells[4] == r.mapped
+            assert cells[5] == ("✓" if r.correct else "✗") and cells[7] == ("✓" if r.counted else "✗")
         # questions x nodes: one row per question, one column per node
-        expect(pg.locator("#qa-heatmap")).to_contain_text("accuracy of each DSG-BLIP1 question per node")
+        expect(pg.locator("#qa-heatmap")).to_contain_text("accuracy of each question per node · DSG-BLIP1")
         expect(pg.locator("#qa-nodes-table")).to_contain_text("Is there a teddy bear?")
         expect(pg.locator("#qa-nodes-table")).to_contain_text("0→1a")
         pg.locator("#qa-heatmap").scroll_into_view_if_needed()
@@ -171,10 +170,140 @@ def test_bundled_questions_and_dsg_accumulation(tmp_path):
         pg.locator("#seg-graph [data-node='1a']").click()
         _gallery_item(pg, 2).click()
         expect(pg.locator("#qa-title")).to_contain_text(Path(fn).name)
-        got = [_cells(pg, "qa-table", i)[8] for i in range(len(gated_counts))]
+        got = [_cells(pg, "qa-table", i)[7] for i in range(len(gated_counts))]
         assert got == ["✓" if c else "✗" for c in gated_counts]
         pg.get_by_role("tab", name="Leaderboard").click()
         expect(pg.locator("#leaderboard .virtual-row", has_text="DSG-BLIP1").first).not_to_contain_text(mean_value)
         _shot(pg, "questions-03-gated-board", full=False)
+        assert not pg.page_errors, pg.page_errors
+        assert "Traceback" not in log.read_text()
+
+
+# -- live-scored metrics on a generated image dataset ---------------------------------------------------------
+
+def write_shapes_dataset(folder: Path) -> Path:
+    """2 SEGs of 5 images (192 x 144, coloured ellipses on noise): SEG 0 has a TS2 prompt (TIFA's
+    questions), SEG 1 a prompt the canned LLM decomposes (T2I-FineEval)."""
+    from PIL import Image, ImageDraw
+
+    rng = np.random.default_rng(3)
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    lines = ["id,target_prompt,file_name,image_source,rank"]
+    for s, prompt in enumerate([TIFA_PROMPT, FINE_PROMPT]):
+        for k, label in enumerate(["0", "1a", "1a", "1b", "2a"]):
+            fn = f"images/{s:03d}-{k:02d}.jpg"
+            im = Image.fromarray(rng.integers(90, 170, (144, 192, 3), dtype=np.uint8))
+            d = ImageDraw.Draw(im)
+            for _ in range(3):
+                x, y = rng.integers(0, 150), rng.integers(0, 100)
+                d.ellipse((x, y, x + rng.integers(20, 50), y + rng.integers(20, 50)),
+                          fill=tuple(int(v) for v in rng.integers(0, 255, 3)))
+            im.save(folder / fn, quality=90)
+            lines.append(f'{s},"{prompt}",{fn},gen{k},{label}')
+    (folder / "metadata.csv").write_text("\n".join(lines) + "\n")
+    with open(folder.parent / "scores.csv", "w") as f:
+        f.write("file_name,GoodScore\n")
+        for line in lines[1:]:
+            _, _, fn, _, label = line.rsplit(",", 4)
+            f.write(f"{fn},{0.9 - 0.2 * int(label[0]) + rng.normal(0, 0.02):.4f}\n")
+    return folder
+
+
+def _score_live(pg, spec: str, seg: int) -> None:
+    pg.get_by_role("tab", name="Live scoring").click()
+    pg.locator("#live-spec textarea").fill(spec)
+    pg.locator("#live-score").click()
+    from playwright.sync_api import expect
+
+    expect(pg.locator("#live-msg")).to_contain_text(f"Scored SEG {seg}", timeout=180_000)
+
+
+def _data_uri_image(pg, selector: str):
+    from PIL import Image
+
+    src = pg.locator(selector).get_attribute("src")
+    assert src.startswith("data:image/jpeg;base64,")
+    return Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1]))).convert("RGB")
+
+
+def test_live_questions_tifa_and_fineeval_boxes(tmp_path, monkeypatch):
+    from playwright.sync_api import expect
+
+    from llm_server import chat_server
+    from tiny_models import tiny
+    from ts2viz import load_dataset, metrics
+    from ts2viz.qa_details import BEST_COLOR
+    from ts2viz.qa_views import cached_details
+
+    ds_dir = write_shapes_dataset(tmp_path / "ds")
+    ds = load_dataset(ds_dir)
+    monkeypatch.setenv("TS2VIZ_CACHE", str(tmp_path / "cache"))  # the LLM replies of the metric loaded here
+    with chat_server() as (llm_url, _), \
+            _app(["--data", str(ds_dir), "--scores", str(tmp_path / "scores.csv")], tmp_path) as (url, log), \
+            _browser() as pg:
+        tifa = f"tifa:{tiny('blip')}?mapper=lexical&max_new_tokens=4"
+        fine = f"fineeval:{tiny('blip')}?generator={llm_url}&detector={tiny('rtdetr')}&confidence=0.3&max_boxes=4"
+        pg.goto(url)
+        pg.wait_for_selector("#leaderboard .virtual-row")
+
+        # TIFA, scored live on SEG 0: the table of a gallery image shows what the model answered
+        _score_live(pg, tifa, 0)
+        pg.get_by_role("tab", name="SEG explorer").click()
+        pg.get_by_role("tab", name="Questions").click()
+        expect(pg.locator("#qa-metric")).to_contain_text("tifa:")
+        pg.locator("#seg-graph [data-node='1a']").click()
+        expect(pg.locator("#node-title")).to_contain_text("Node 1a")
+        _gallery_item(pg, 1).click()
+        fn = ds[0].node("1a").images[1].file_name
+        expect(pg.locator("#qa-title")).to_contain_text(Path(fn).name)
+        detail = cached_details(metrics.load(tifa, device="cpu").config_hash, ds, [fn], tmp_path / "cache")[fn]
+        for i, r in enumerate(sorted(detail, key=lambda r: r["question_id"])):
+            cells = _cells(pg, "qa-table", i)
+            assert cells[1] == r["question"] and cells[3] == r["answer"].strip() and cells[4] == r["mapped"]
+            assert cells[5] == ("✓" if r["correct"] else "✗")
+        expect(pg.locator("#qa-heatmap")).to_contain_text("accuracy of each question per node · tifa:blip?…")
+        expect(pg.locator("#qa-nodes-table")).to_contain_text("is there a Christmas tree?")
+        expect(pg.locator("#qa-boxes-col")).to_be_hidden()        # boxes are T2I-FineEval's only
+        _shot(pg, "questions-04-live-tifa")
+
+        # T2I-FineEval, scored live on SEG 1: boxes on the image, a question's best crop highlighted
+        pg.locator("#seg-search input, #seg-search textarea").first.fill("red cat")
+        expect(pg.locator("#seg-header")).to_contain_text("SEG 1")
+        _score_live(pg, fine, 1)
+        pg.get_by_role("tab", name="SEG explorer").click()
+        expect(pg.locator("#qa-metric")).to_contain_text("fineeval:")
+        pg.locator("#qa-metric label", has_text="fineeval:").click()
+        fn = ds[1].node("0").images[0].file_name
+        expect(pg.locator("#qa-title")).to_contain_text(Path(fn).name)
+        expect(pg.locator("#qa-boxes img")).to_be_visible()
+        expect(pg.locator("#qa-table")).to_contain_text("Is the cat on the tree?")
+        det = cached_details(metrics.load(fine, device="cpu").config_hash, ds, [fn], tmp_path / "cache")[fn]
+        assert det["detections"], "the tiny detector should find boxes at confidence 0.3"
+        # the relation question: its best crop is drawn in the highlight colour where the details put it
+        q = 2
+        best = det["candidates"][det["questions"][q]["best"]]
+        _pick(pg, "qa-question", f"{q} · {det['questions'][q]['question']}")
+        expect(pg.locator(f"#qa-boxes figure[data-question='{q}']")).to_be_visible()
+        expect(pg.locator("#qa-boxes figcaption")).to_contain_text("best crop")
+        drawn = _data_uri_image(pg, "#qa-boxes img")
+        w, h = det["image_size"]
+        sx, sy = drawn.size[0] / w, drawn.size[1] / h
+        x0, y0, x1, y1 = best["box"]
+        hl = tuple(int(BEST_COLOR[i:i + 2], 16) for i in (1, 3, 5))
+        if best["kind"] == "image":
+            points = [(drawn.size[0] // 2, 2), (2, drawn.size[1] // 2)]
+        else:   # the middle of the left and right edges (the label may cover the bottom one)
+            points = [(round(x0 * sx) + 1, round((y0 + y1) / 2 * sy)), (round(x1 * sx) - 2, round((y0 + y1) / 2 * sy))]
+        for px in points:
+            got = drawn.getpixel(px)
+            assert sum(abs(a - b) for a, b in zip(got, hl)) < 90, (px, got, hl)
+        pg.locator("#qa-boxes").scroll_into_view_if_needed()
+        _shot(pg, "questions-05-live-fineeval")
+        # clicking a table row picks that question
+        pg.locator("#qa-table [data-testid='cell-0-2']").click()
+        expect(pg.locator("#qa-boxes figure[data-question='0']")).to_be_visible()
+        expect(pg.locator("#qa-boxes figcaption")).to_contain_text(det["questions"][0]["question"])
+        expect(pg.locator("#qa-heatmap")).to_contain_text("mean score of each question per node · fineeval:blip?…")
+        _shot(pg, "questions-06-live-fineeval-row", full=False)
         assert not pg.page_errors, pg.page_errors
         assert "Traceback" not in log.read_text()

@@ -695,10 +695,12 @@ def question_node_heatmap(accuracy, *, title: str | None = None, value_label: st
                 textfont=dict(size=11 if len(nodes) <= 12 else 9), xgap=2, ygap=2,
                 colorbar=dict(title=dict(text=value_label), thickness=12, len=0.8),
                 hovertemplate="%{customdata}<extra></extra>")
-    height = max(280, min(1100, 26 * len(qids) + 170))
+    height = max(280, min(1100, 26 * len(qids) + 190))
+    # the node labels sit above the cells, under the title: room for both (two lines of tick text)
+    top = (TOOLBAR_PX + TITLE_PX * len(_title_lines(title)) + 10 if title else 16) + 44
     return _fig([heat], dict(xaxis=dict(side="top", showgrid=False, tickmode="array", tickvals=nodes, ticktext=ticks),
                              yaxis=dict(autorange="reversed", showgrid=False, tickfont=dict(size=11)),
-                             margin=dict(l=16, b=16)),
+                             margin=dict(l=16, b=16, t=top)),
                 title=title, height=height, legend=False)
 
 

@@ -250,9 +250,10 @@ def draw_fineeval_boxes(image, detail: dict, question: int | None = None, *, min
         ``detail["image_size"]``).
     detail : the image's T2I-FineEval details.
     question : index of a question in ``detail["questions"]``: its ``best`` candidate (the crop that
-        gave its fine score) is drawn thick in :data:`BEST_COLOR` with its P(yes), the other boxes
-        thinner; a best crop that is the whole image is drawn as a frame around it. ``None``: every
-        detection alike.
+        gave its fine score, as cropped: the detection box grown by the metric's margin) is drawn thick
+        in :data:`BEST_COLOR`, labelled with its P(yes) in the bottom-left corner; a best crop that is
+        the whole image is drawn as a frame around it; the detections it is made of keep their full
+        line width, the others are drawn thinner. ``None``: every detection alike.
     min_side, max_side : the drawing's longer side is scaled into this range (small images are
         enlarged so that labels stay readable).
 
@@ -278,30 +279,27 @@ def draw_fineeval_boxes(image, detail: dict, question: int | None = None, *, min
     cands = detail.get("candidates") or []
     best_dets = set(int(i) for i in cands[best].get("detections") or ()) if sel and 0 <= best < len(cands) else set()
     thin = max(2, round(out.size[0] / 240))
+    tags = []  # drawn after every line, so that no box crosses a label
     for i, d in enumerate(dets):
         x0, y0, x1, y1 = (float(v) for v in d["box"])
         color = BOX_COLORS[i % len(BOX_COLORS)]
         width = thin if sel is None or i in best_dets else max(1, thin - 1)
         draw.rectangle((x0 * fx, y0 * fy, x1 * fx, y1 * fy), outline=color, width=width)
-        _tag(draw, (x0 * fx, y0 * fy), f"{i} {d.get('label', '?')} {_float(d.get('score')):.2f}", color, font, out.size)
+        tags.append(((x0 * fx, y0 * fy), f"{i} {d.get('label', '?')} {_float(d.get('score')):.2f}", color))
     if sel is not None and 0 <= best < len(cands):
         p = _float(sel.get("fine"))
         thick = max(4, 2 * thin)
-        text = f"best crop: {candidate_label(detail, best)} · P(yes) {p:.2f}"
         if cands[best].get("kind") == "image":
             half = thick // 2
             draw.rectangle((half, half, out.size[0] - 1 - half, out.size[1] - 1 - half), outline=BEST_COLOR, width=thick)
-            _tag(draw, (thick, out.size[1]), text, BEST_COLOR, font, out.size)
         else:
             x0, y0, x1, y1 = (float(v) for v in cands[best]["box"])
             draw.rectangle((x0 * fx, y0 * fy, x1 * fx, y1 * fy), outline=BEST_COLOR, width=thick)
-            _tag(draw, (x0 * fx, y1 * fy + 1 + _text_height(draw, font) + 6), text, BEST_COLOR, font, out.size)
+        # in the bottom-left corner, clear of the detections' labels (which sit on their boxes' tops)
+        tags.append(((thick, out.size[1]), f"best crop: {candidate_label(detail, best)} · P(yes) {p:.2f}", BEST_COLOR))
+    for xy, text, color in tags:
+        _tag(draw, xy, text, color, font, out.size)
     return out
-
-
-def _text_height(draw, font) -> int:
-    l, t, r, b = draw.textbbox((0, 0), "Ag", font=font)
-    return b - t
 
 
 __all__ = ["FAMILIES", "SOFT_FAMILIES", "DETAIL_RECORD_COLUMNS", "detail_records", "question_table",

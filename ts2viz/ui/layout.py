@@ -65,7 +65,7 @@ def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces
 
 
 #: how the variants of the bundled TS2 data are called in the header (see ts2viz.ui.load_state)
-VARIANT_LABELS = {"mean": "mean (web board)", "gated": "gated (release)"}
+VARIANT_LABELS = {"mean": "mean (web leaderboard)", "gated": "gated (release files)"}
 
 
 def variant_control(app: AppState):
@@ -75,7 +75,7 @@ def variant_control(app: AppState):
     if len(names) < 2:
         return None
     return gr.Radio([(VARIANT_LABELS.get(n, n), n) for n in names], value=app.variant_name,
-                    label="DSG accumulation (bundled scores)", scale=1, min_width=300,
+                    label="Bundled DSG scores: accumulation", scale=1, min_width=300,
                     elem_id="dsg-accumulation", elem_classes="compact")
 
 

@@ -85,6 +85,16 @@ def qa_metrics(app: AppView, metrics: Sequence) -> list[str]:
     return [m for m in dict.fromkeys(m for m in metrics if m) if qa_source(app, m) is not None]
 
 
+def short_name(metric: str, limit: int = 40) -> str:
+    """A metric's name short enough for a figure title: a live SPEC as ``family:model-folder?…``."""
+    if len(metric) <= limit or ":" not in metric:
+        return metric
+    family, rest = metric.split(":", 1)
+    model, _, query = rest.partition("?")
+    short = f"{family}:{model.rstrip('/').rsplit('/', 1)[-1]}" + ("?…" if query else "")
+    return short if len(short) <= limit else short[:limit - 1] + "…"
+
+
 def _source(app: AppView, metric) -> QASource:
     src = qa_source(app, metric)
     if src is None:
@@ -214,36 +224,35 @@ def _short_candidate(detail: dict, c: int) -> str:
 def display_table(family: str, table, detail=None):
     """A :func:`ts2viz.qa_details.question_table` as people read it: lists joined, ✓/✗, probabilities
     with three decimals, one row per question in the same order (the first column is the question's
-    number)."""
+    number). The columns that decide the score come first, the answer choices last."""
     import pandas as pd
 
     t = table
     if family in ("tifa", "dsg") and "probabilities" not in t.columns:
-        out = pd.DataFrame({"#": t["question_id"].astype(int), "question": t["question"],
-                            "choices": [" | ".join(c) for c in t["choices"]], "expected": t["expected"],
+        out = pd.DataFrame({"#": t["question_id"].astype(int), "question": t["question"], "expected": t["expected"],
                             "answer (raw)": t["answer"], "mapped to": t["mapped"],
                             "correct": [_mark(v) for v in t["correct"]]})
         if family == "dsg":
             out["parents"] = [", ".join(map(str, p)) or "–" for p in t["parents"]]
             out["counts"] = [_mark(v) for v in t["counted"]]
+        out["choices"] = [" | ".join(c) for c in t["choices"]]
         return out
     if family in ("tifa", "dsg"):
-        out = pd.DataFrame({"#": t["question_id"].astype(int), "question": t["question"],
-                            "choices": [" | ".join(c) for c in t["choices"]], "expected": t["expected"],
-                            "P(choices)": [_probs(p) for p in t["probabilities"]], "most likely": t["mapped"],
-                            "correct": [_mark(v) for v in t["correct"]],
-                            "normalized": [_p(v) for v in t["normalized"]]})
+        out = pd.DataFrame({"#": t["question_id"].astype(int), "question": t["question"], "expected": t["expected"],
+                            "most likely": t["mapped"], "correct": [_mark(v) for v in t["correct"]],
+                            "normalized": [_p(v) for v in t["normalized"]],
+                            "P(choices)": [_probs(p) for p in t["probabilities"]]})
         if family == "dsg":
             out["parents"] = [", ".join(map(str, p)) or "–" for p in t["parents"]]
             out["value after gating"] = [_p(v) for v in t["counted"]]
+        out["choices"] = [" | ".join(c) for c in t["choices"]]
         return out
     if family == "gecko":
-        return pd.DataFrame({"#": t["question_id"].astype(int), "word": t["word"], "type": t["type"],
-                             "question": t["question"], "choices": [" | ".join(c) for c in t["choices"]],
-                             "expected": t["expected"], "NLI": [_p(v) for v in t["nli"]],
-                             "kept": ["kept" if k else "dropped" for k in t["kept"]],
-                             "P(choices)": [_probs(p) for p in t["probabilities"]],
-                             "normalized": [_p(v) for v in t["normalized"]]})
+        return pd.DataFrame({"#": t["question_id"].astype(int), "question": t["question"], "expected": t["expected"],
+                             "normalized": [_p(v) for v in t["normalized"]],
+                             "kept": ["kept" if k else "dropped" for k in t["kept"]], "NLI": [_p(v) for v in t["nli"]],
+                             "P(choices)": [_probs(p) for p in t["probabilities"]], "word": t["word"],
+                             "type": t["type"], "choices": [" | ".join(c) for c in t["choices"]]})
     per_crop = [" · ".join(f"{_short_candidate(detail or {}, c)} {_p(p)}" for c, p in zip(cs, ps))
                 for cs, ps in zip(t["candidates"], t["probabilities"])]
     return pd.DataFrame({"#": t["question_id"].astype(int), "kind": t["kind"], "question": t["question"],
@@ -254,7 +263,8 @@ def display_table(family: str, table, detail=None):
 def _summary(app: AppView, src: QASource, seg, file_name: str, table, detail) -> str:
     node = app.dataset.row(file_name).label
     score = app.image_scores([file_name], [src.metric])[0, 0]
-    head = (f"**{html.escape(Path(file_name).name)}** · node {node} · {html.escape(src.metric)} "
+    name = short_name(src.metric).replace("`", "'")
+    head = (f"**{html.escape(Path(file_name).name)}** · node {node} · `{name}` "
             f"{'–' if math.isnan(score) else f'{score:.3f}'}")
     n = len(table)
     if src.family in ("tifa", "dsg"):
@@ -439,7 +449,7 @@ def node_questions(app: AppView, metric, seg_id, value: str = "correct", *, figu
                                                            ": score it in the Live scoring tab first"))
         return {"figure": figures.empty_figure(note) if figure else None,
                 "table": pd.DataFrame(columns=["#", "question"]), "note": note}
-    title = f"SEG {seg.id}: {label} of each {src.metric} question per node"
+    title = f"SEG {seg.id}: {label} of each question per node · {short_name(src.metric)}"
     fig = (figures.question_node_heatmap(acc, title=title, value_label=label, percent=value != "score")
            if figure else None)
     nodes = [c for c in acc.columns if c != "question"]

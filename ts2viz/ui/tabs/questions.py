@@ -32,10 +32,10 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery) -> None:
                                 elem_id="qa-image")
         title = gr.Markdown(elem_id="qa-title")
         with gr.Row(equal_height=False):
-            with gr.Column(scale=2, min_width=300, visible=False, elem_id="qa-boxes-col") as boxes_col:
+            with gr.Column(scale=1, min_width=300, visible=False, elem_id="qa-boxes-col") as boxes_col:
                 question = gr.Dropdown([], label="Question: highlight its best crop", elem_id="qa-question")
                 boxes = gr.HTML(elem_id="qa-boxes")
-            with gr.Column(scale=3):
+            with gr.Column(scale=2):
                 table = gr.Dataframe(interactive=False, wrap=True, max_height=460, elem_id="qa-table",
                                      label="Questions of this image · click a row to highlight its crop "
                                            "(T2I-FineEval)")
@@ -89,7 +89,8 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery) -> None:
         images = qa.node_images(view, sid, node_v)
         names = [fn for _, fn in images]
         file_name = file_name if file_name in names else (names[0] if names else None)
-        val = qa.default_value(view, metric, val) if metric else "correct"
+        # another metric starts from its own default value (a probability for Gecko and T2I-FineEval)
+        val = qa.default_value(view, metric, val if metric == current else None) if metric else "correct"
         values = qa.value_choices(view, metric)
         return (gr.Radio(choices=metrics, value=metric), dropdown(images, file_name),
                 gr.Radio(choices=values, value=val), *image_part(view, metric, sid, file_name),
