@@ -185,24 +185,25 @@ def test_page_events_read_the_variant_control(ts2_app):
 
     page = Page(ts2_app, mode=None, fmt=None)
 
-    def handler(sid, request, evt=None):
-        return page.view(request).app.variant_name, sid
+    def handler(sid, request, evt=None, follow=False):
+        return page.view(request).app.variant_name, sid, follow
 
     wrapped = with_variant(handler)
     names = list(inspect.signature(safe(wrapped)).parameters)
-    assert names == ["sid", "request", "evt", VARIANT_PARAM]
-    assert wrapped(3, None, None, "gated") == ("gated", 3)
-    assert wrapped(3, None, None, None) == ("mean", 3)
+    assert names == [VARIANT_PARAM, "sid", "request", "evt", "follow"]
+    assert wrapped("gated", 3, None) == ("gated", 3, False)
+    assert wrapped(None, 3, None, None) == ("mean", 3, False)
     assert page.view(None).app is ts2_app                     # outside an event: the default
     with pytest.raises(InputError, match="unknown data variant"):
-        wrapped(3, None, None, "../x")
+        wrapped("../x", 3, None)
 
-    def typed(sid, request: gr.Request):
+    def typed(sid, request: gr.Request, follow: bool = False):
         return sid
 
-    # Gradio puts the request where the handler has it, before the variant (the last input)
-    args, *_ = special_args(safe(with_variant(typed)), inputs=[5, "gated"], request=None)
-    assert args == [5, None, "gated"]
+    # Gradio puts the request where the handler has it and fills the rest with defaults; the variant
+    # (the first input) stays first
+    args, *_ = special_args(safe(with_variant(typed)), inputs=["gated", 5], request=None)
+    assert args == ["gated", 5, None, False]
 
 
 # -- the questions x nodes figure ------------------------------------------------------------------------------

@@ -279,14 +279,17 @@ def draw_fineeval_boxes(image, detail: dict, question: int | None = None, *, min
     cands = detail.get("candidates") or []
     best_dets = set(int(i) for i in cands[best].get("detections") or ()) if sel and 0 <= best < len(cands) else set()
     thin = max(2, round(out.size[0] / 240))
-    tags = []  # drawn after every line, so that no box crosses a label
+    tags = []  # drawn after every detection's box, so that no box crosses a label
     for i, d in enumerate(dets):
         x0, y0, x1, y1 = (float(v) for v in d["box"])
         color = BOX_COLORS[i % len(BOX_COLORS)]
         width = thin if sel is None or i in best_dets else max(1, thin - 1)
         draw.rectangle((x0 * fx, y0 * fy, x1 * fx, y1 * fy), outline=color, width=width)
         tags.append(((x0 * fx, y0 * fy), f"{i} {d.get('label', '?')} {_float(d.get('score')):.2f}", color))
+    for xy, text, color in tags:
+        _tag(draw, xy, text, color, font, out.size)
     if sel is not None and 0 <= best < len(cands):
+        # the selected question's crop last, over every label: it is what the view is about
         p = _float(sel.get("fine"))
         thick = max(4, 2 * thin)
         if cands[best].get("kind") == "image":
@@ -296,9 +299,8 @@ def draw_fineeval_boxes(image, detail: dict, question: int | None = None, *, min
             x0, y0, x1, y1 = (float(v) for v in cands[best]["box"])
             draw.rectangle((x0 * fx, y0 * fy, x1 * fx, y1 * fy), outline=BEST_COLOR, width=thick)
         # in the bottom-left corner, clear of the detections' labels (which sit on their boxes' tops)
-        tags.append(((thick, out.size[1]), f"best crop: {candidate_label(detail, best)} · P(yes) {p:.2f}", BEST_COLOR))
-    for xy, text, color in tags:
-        _tag(draw, xy, text, color, font, out.size)
+        _tag(draw, (thick, out.size[1]), f"best crop: {candidate_label(detail, best)} · P(yes) {p:.2f}", BEST_COLOR,
+             font, out.size)
     return out
 
 

@@ -36,28 +36,28 @@ VIEW_GROUP, MODEL_GROUP = "view", "model"
 #: the version of the shared data (:meth:`AppState.variant`) the current event's page shows, set
 #: around each event by :meth:`Page.on` from the page's variant control, read by :meth:`Page.view`
 _VARIANT: contextvars.ContextVar[str | None] = contextvars.ContextVar("ts2viz_variant", default=None)
-#: the parameter every event handler gets last when the page has a variant control
+#: the parameter every event handler gets first when the page has a variant control
 VARIANT_PARAM = "ts2viz_variant"
 
 
 def with_variant(fn: Callable) -> Callable:
-    """``fn`` taking one more input, last: the page's variant choice, which :meth:`Page.view` reads
-    while ``fn`` runs. Gradio inserts its special arguments (request, event data, progress) by their
-    position in the signature, so the new parameter goes after all of ``fn``'s own."""
+    """``fn`` taking one more input, first: the page's variant choice, which :meth:`Page.view` reads
+    while ``fn`` runs. First, because Gradio places its special arguments (request, event data,
+    progress) by their position in the signature and fills parameters it has no input for with
+    their defaults: a parameter in front shifts both consistently."""
     sig = inspect.signature(fn)
     params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    extra = inspect.Parameter(VARIANT_PARAM, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)
+    extra = inspect.Parameter(VARIANT_PARAM, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
     @functools.wraps(fn)
-    def run(*args):
-        *args, choice = args
+    def run(choice, *args):
         token = _VARIANT.set(choice if isinstance(choice, str) else None)
         try:
             return fn(*args)
         finally:
             _VARIANT.reset(token)
 
-    run.__signature__ = sig.replace(parameters=params + [extra])
+    run.__signature__ = sig.replace(parameters=[extra] + params)
     return run
 
 # Save a dataframe / figure in a download: a click makes the file on the server, then the browser
@@ -279,8 +279,8 @@ class Page:
         """
         gate = None
         if self.variant is not None:
-            inputs = ([] if inputs is None else list(inputs) if isinstance(inputs, (list, tuple, set))
-                      else [inputs]) + [self.variant]
+            inputs = [self.variant] + ([] if inputs is None else list(inputs) if isinstance(inputs, (list, tuple, set))
+                                       else [inputs])
             fn = with_variant(fn)
         if model:
             kw.update(queue=True, concurrency_id=MODEL_GROUP, concurrency_limit=MODEL_CONCURRENCY)

@@ -85,6 +85,23 @@ def qa_metrics(app: AppView, metrics: Sequence) -> list[str]:
     return [m for m in dict.fromkeys(m for m in metrics if m) if qa_source(app, m) is not None]
 
 
+def qa_metric_choice(app: AppView, preferred: Sequence = (), current=None, *, follow: bool = False):
+    """The Questions tab's metric picker: ``(choices, value)``.
+
+    ``choices``: every question metric the session sees, those of ``preferred`` (the explorer's two
+    metrics) first. ``value``: the first of ``preferred`` that is a question metric when ``follow``
+    (the explorer's metrics were just changed) or when ``current`` is not a choice; else ``current``;
+    else the first choice (``None`` when there is none).
+    """
+    first = qa_metrics(app, preferred)
+    choices = first + [m for m in qa_metrics(app, app.metrics) if m not in first]
+    if first and (follow or current not in choices):
+        return choices, first[0]
+    if current in choices:
+        return choices, current
+    return choices, (choices[0] if choices else None)
+
+
 def short_name(metric: str, limit: int = 40) -> str:
     """A metric's name short enough for a figure title: a live SPEC as ``family:model-folder?…``."""
     if len(metric) <= limit or ":" not in metric:
@@ -505,6 +522,6 @@ def question_finder(app: AppView, metric, partition: str = ALL, value: str | Non
     return mark_columns(df.reset_index(drop=True), x100=["drop"])
 
 
-__all__ = ["QASource", "qa_source", "qa_metrics", "node_images", "image_from_gallery", "seg_records", "all_records",
+__all__ = ["QASource", "qa_source", "qa_metrics", "qa_metric_choice", "node_images", "image_from_gallery", "seg_records", "all_records",
            "image_questions", "display_table", "question_from_row", "boxes_html", "value_choices", "default_value",
            "node_accuracy", "node_questions", "question_finder", "VALUE_CHOICES", "CATCH_DROP"]

@@ -17,7 +17,7 @@ INTRO = ("Question-based metrics (TIFA, DSG, Gecko, T2I-FineEval) one question a
          "click one in the gallery above) to see what was asked and answered; below, how often each question "
          "is answered right in each node, i.e. which question notices which error along the graph. Bundled "
          "TIFA/DSG columns use the TS2 release's answers; live-scored metrics their cached details.")
-NO_QA = ("_Neither 'Metric' nor 'Compare with' has per-question details. Choose a bundled TIFA-/DSG- column, "
+NO_QA = ("_No loaded metric has per-question details. Load the bundled TS2 scores (their TIFA-/DSG- columns), "
          "or score a `tifa:`, `dsg:`, `gecko:` or `fineeval:` metric in the Live scoring tab._")
 
 
@@ -26,8 +26,8 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery) -> None:
     with gr.Tab("Questions", id="questions", elem_id="tab-questions"):
         gr.Markdown(f"<small>{INTRO}</small>")
         with gr.Row(equal_height=True):
-            qa_metric = gr.Radio([], label="Question metric (from 'Metric' and 'Compare with')", scale=2,
-                                 elem_id="qa-metric")
+            qa_metric = gr.Dropdown([], label="Question metric ('Metric' or 'Compare with' when they are one)",
+                                    scale=2, elem_id="qa-metric")
             image = gr.Dropdown([], label="Image of the node (or click one in the gallery)", scale=2,
                                 elem_id="qa-image")
         title = gr.Markdown(elem_id="qa-title")
@@ -40,7 +40,7 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery) -> None:
                                      label="Questions of this image · click a row to highlight its crop "
                                            "(T2I-FineEval)")
         gr.Markdown("#### Questions × nodes")
-        with gr.Row(equal_height=True):
+        with gr.Row(equal_height=False):
             value = gr.Radio([(qa.VALUE_CHOICES["correct"], "correct")], value="correct", label="Cell value",
                              scale=3, elem_id="qa-value")
             nodes_csv = gr.Button("Download CSV", size="sm", scale=0, min_width=140, elem_id="qa-nodes-csv")
@@ -80,26 +80,32 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery) -> None:
         tbl, note = view.memo(("qa_nodes_table", metric, sid, val), [metric], rest)
         return figure, tbl, note
 
-    def redraw(sid, node_v, ma, mb, current, file_name, val, fmt, request: gr.Request):
+    def redraw(sid, node_v, ma, mb, current, file_name, val, fmt, request: gr.Request, follow: bool = False):
         if sid in (None, ""):
             return tuple(gr.skip() for _ in everything)
         view = page.view(request)
-        metrics = qa.qa_metrics(view, [ma, mb])
-        metric = current if current in metrics else (metrics[0] if metrics else None)
+        metrics, metric = qa.qa_metric_choice(view, [ma, mb], current, follow=follow)
         images = qa.node_images(view, sid, node_v)
         names = [fn for _, fn in images]
         file_name = file_name if file_name in names else (names[0] if names else None)
         # another metric starts from its own default value (a probability for Gecko and T2I-FineEval)
         val = qa.default_value(view, metric, val if metric == current else None) if metric else "correct"
         values = qa.value_choices(view, metric)
-        return (gr.Radio(choices=metrics, value=metric), dropdown(images, file_name),
+        return (dropdown(metrics, metric), dropdown(images, file_name),
                 gr.Radio(choices=values, value=val), *image_part(view, metric, sid, file_name),
                 *nodes_part(view, metric, sid, val, fmt))
 
     inputs = [seg, node, metric_a, metric_b, qa_metric, image, value, page.fmt]
     page.refresh["questions"] = Refresh(redraw, inputs, everything)
-    for ev in (seg.change, node.change, metric_a.change, metric_b.change, qa_metric.input):
+    for ev in (seg.change, node.change, qa_metric.input):
         page.on(ev, redraw, inputs, everything)
+
+    def metrics_changed(sid, node_v, ma, mb, current, file_name, val, fmt, request: gr.Request):
+        # the explorer's metrics were changed: show the first of them that has questions
+        return redraw(sid, node_v, ma, mb, current, file_name, val, fmt, request, follow=True)
+
+    for ev in (metric_a.change, metric_b.change):
+        page.on(ev, metrics_changed, inputs, everything)
 
     def image_chosen(sid, metric, file_name, request: gr.Request):
         return image_part(page.view(request), metric, sid, file_name)
