@@ -121,6 +121,7 @@ def test_bundled_questions_and_dsg_accumulation(tmp_path):
 
     from ts2viz import load_dataset
     from ts2viz.qa_records import bundled_qa_records, with_counted
+    from ts2viz.qa_views import rank_segs_by_questions
 
     with _app([], tmp_path) as (url, log), _browser() as pg:
         pg.goto(url)
@@ -159,11 +160,13 @@ def test_bundled_questions_and_dsg_accumulation(tmp_path):
         pg.locator("#qa-heatmap").scroll_into_view_if_needed()
         _shot(pg, "questions-01-bundled")
 
-        # the failure finder ranks SEGs by questions (metric A = DSG-BLIP1)
-        _pick(pg, "metric-a", "DSG-BLIP1")
+        # the failure finder ranks SEGs by questions (of DSG-BLIP1: 'Metric' is CLIPScore, without questions)
         pg.locator("#finder").get_by_label("Questions (QA metric)").check()
         expect(pg.locator("#finder-table")).to_contain_text("worst edge")
-        assert int(_cells(pg, "finder-table", 0)[1]) >= 1          # the worst SEG misses at least one error
+        worst = rank_segs_by_questions(bundled_qa_records("DSG-BLIP1"), load_dataset("ts2")).iloc[0]
+        expect(_row(pg, "finder-table", 0)).to_contain_text(str(worst["worst_edge_best_question"]))
+        cells = _cells(pg, "finder-table", 0)
+        assert cells[:3] == [str(worst["seg_id"]), str(worst["missed_edges"]), str(worst["n_edges"])]
         _shot(pg, "questions-02-finder", full=False)
 
         # the release's gated accumulation: the question table counts by parents, the board changes

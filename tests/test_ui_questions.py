@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 
 from tiny_models import tiny
-from ts2viz import load_dataset, metrics
+from ts2viz import metrics
 from ts2viz.errors import InputError
 from ts2viz.metametrics import compute
 from ts2viz.qa_records import bundled_qa_records, with_counted
-from ts2viz.qa_views import question_node_accuracy, rank_segs_by_questions
+from ts2viz.qa_views import rank_segs_by_questions
 from ts2viz.scores import bundled_scores
 from ts2viz.ui import callbacks as cb
 from ts2viz.ui import load_state
@@ -133,6 +133,11 @@ def test_question_finder(ts2):
     nat = qa.question_finder(ts2, "TIFA-mPLUG", "Nat")
     assert set(nat["partition"]) == {"Nat"}
     assert cb.seg_from_row(got, 0) == got["SEG"].iloc[0]       # a row click opens its SEG
+    # the finder ranks by the first of the explorer's metrics that has questions
+    assert qa.finder_metric(ts2, "CLIPScore", "TIFA-mPLUG") == "TIFA-mPLUG"
+    assert qa.finder_metric(ts2, "DSG-BLIP1", "TIFA-mPLUG") == "DSG-BLIP1"
+    with pytest.raises(InputError, match="ranking by questions needs a question metric"):
+        qa.finder_metric(ts2, "CLIPScore", "TIFA-GPT4V")
 
 
 # -- the DSG accumulation: a variant of the shared data -----------------------------------------------------
@@ -342,3 +347,24 @@ def test_live_metric_without_details_and_public_mode(live, tmp_path):
     clip = f"clipscore:{tiny('clip')}"
     cb.live_score(op, clip, "seg", 0)
     assert qa.qa_metrics(op, [clip]) == [] and qa.value_choices(op, clip) == [(qa.VALUE_CHOICES["correct"], "correct")]
+
+
+def test_live_gecko(live, tmp_path):
+    app = load_state(str(live["ds"]), cache_root=tmp_path / "cache").view()
+    cb.live_score(app, live["gecko"], "seg", 1)
+    src = qa.qa_source(app, live["gecko"])
+    assert src.family == "gecko" and qa.default_value(app, live["gecko"]) == "score"
+    fn = app.dataset[1].node("1a").images[0].file_name
+    v = qa.image_questions(app, live["gecko"], 1, fn)
+    m = metrics.load(live["gecko"], device="cpu")
+    s = m(images=[_image(live, fn)], prompts=[FINE_PROMPT])
+    d = m.last_details[0]
+    t = v["table"]
+    assert t["question"].tolist() == [q["question"] for q in d["questions"]]
+    assert t["word"].tolist() == [q["word"] for q in d["questions"]]
+    assert t["kept"].tolist() == ["kept"] * len(d["questions"])          # nli=none keeps every pair
+    assert t["normalized"].tolist() == [f"{q['normalized']:.3f}" for q in d["questions"]]
+    cov = " · ".join(f"{w['phrase']} ({w['type']})" for w in d["coverage"])
+    assert f"Coverage: {cov}" in v["title"] and f"{s[0]:.3f}" in v["title"] and "(no NLI filter)" in v["title"]
+    nodes = qa.node_questions(app, live["gecko"], 1, "score")["table"]
+    assert nodes["question"].tolist() == [q["question"] for q in d["questions"]]

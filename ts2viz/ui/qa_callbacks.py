@@ -295,8 +295,10 @@ def _summary(app: AppView, src: QASource, seg, file_name: str, table, detail) ->
         kept = int(table["kept"].sum()) if n else 0
         cov = " · ".join(f"{html.escape(str(w.get('phrase', '')))} ({w.get('type', '')})"
                          for w in (detail or {}).get("coverage") or [])
-        return (head + f" · {kept} of {plural(n, 'QA pair')} kept by the NLI filter"
-                + (f"  \nCoverage: {cov}" if cov else ""))
+        filtered = n and table["nli"].notna().any()
+        pairs = f"{kept} of {plural(n, 'QA pair')} kept by the NLI filter" if filtered else \
+            f"{plural(n, 'QA pair')} (no NLI filter)"
+        return head + f" · {pairs}" + (f"  \nCoverage: {cov}" if cov else "")
     d = detail or {}
     return (head + f" · fine {_p(d.get('fine'))} · coarse {_p(d.get('coarse'))} · "
             f"{plural(len(d.get('detections') or []), 'detection')} · {plural(n, 'question')}  \n"
@@ -484,6 +486,16 @@ def node_questions(app: AppView, metric, seg_id, value: str = "correct", *, figu
 
 # -- the failure finder, by questions ----------------------------------------------------------------------
 
+def finder_metric(app: AppView, metric, metric_b=None) -> str:
+    """The metric the failure finder ranks by questions: ``metric`` if it has questions, else
+    ``metric_b``; :class:`InputError` when neither has."""
+    got = qa_metrics(app, [metric, metric_b])
+    if not got:
+        raise InputError("ranking by questions needs a question metric as 'Metric' or 'Compare with' (a bundled "
+                         "TIFA-/DSG- column, or a TIFA, DSG, Gecko or T2I-FineEval metric scored live)")
+    return got[0]
+
+
 def question_finder(app: AppView, metric, partition: str = ALL, value: str | None = None,
                     min_drop: float = CATCH_DROP, limit: int = FINDER_ROWS):
     """SEGs ranked by how many of their errors no question of ``metric`` notices, worst first
@@ -524,4 +536,4 @@ def question_finder(app: AppView, metric, partition: str = ALL, value: str | Non
 
 __all__ = ["QASource", "qa_source", "qa_metrics", "qa_metric_choice", "node_images", "image_from_gallery", "seg_records", "all_records",
            "image_questions", "display_table", "question_from_row", "boxes_html", "value_choices", "default_value",
-           "node_accuracy", "node_questions", "question_finder", "VALUE_CHOICES", "CATCH_DROP"]
+           "node_accuracy", "node_questions", "finder_metric", "question_finder", "VALUE_CHOICES", "CATCH_DROP"]
