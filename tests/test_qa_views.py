@@ -65,8 +65,10 @@ def test_question_node_accuracy_matches_an_independent_count(ts2, dsg_blip):
     assert acc.attrs["n_images"] == {n.label: len(n.images) for n in seg.nodes}
     counted = question_node_accuracy(dsg_blip, seg, value="counted")
     assert (counted.iloc[:, 1:].to_numpy() <= acc.iloc[:, 1:].to_numpy() + 1e-12).all()
+    # records without a value of their own: "score" is the 0/1 correctness
+    pd.testing.assert_frame_equal(question_node_accuracy(dsg_blip, seg, value="score"), acc)
     with pytest.raises(InputError, match="value must be one of"):
-        question_node_accuracy(dsg_blip, seg, value="score")
+        question_node_accuracy(dsg_blip, seg, value="mean")
 
 
 def _records(rows):

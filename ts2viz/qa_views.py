@@ -13,7 +13,11 @@ All functions take a QA records table (:mod:`ts2viz.qa_records`: bundled with
   their edges no question notices, for the failure finder.
 
 "Accuracy" is the share of a node's images on which a question is answered correctly (``value=
-"correct"``) or counts toward the score (``value="counted"``, DSG gating applied).
+"correct"``) or counts toward the score (``value="counted"``, DSG gating applied); for records with a
+``score`` column (:func:`ts2viz.qa_details.detail_records`: Gecko, T2I-FineEval, likelihood scores)
+``value="score"`` averages the questions' own values instead.
+
+:func:`cached_details` reads any metric's per-image details back from the score cache.
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ import numpy as np
 from .errors import InputError
 from .qa_records import with_counted
 
-VALUES = ("correct", "counted")
+VALUES = ("correct", "counted", "score")
 
 
 def _one_metric(records, metric: str | None):
@@ -36,6 +40,14 @@ def _one_metric(records, metric: str | None):
     if metric not in names:
         raise InputError(f"no records for metric {metric!r} (have: {', '.join(names) or 'none'})")
     return records[records["metric"].astype(str) == metric], metric
+
+
+def _with_score(records, value: str):
+    """Records with a ``score`` column when ``value="score"`` asks for one (0/1 correctness where the
+    records have no value of their own)."""
+    if value == "score" and "score" not in records.columns:
+        return records.assign(score=records["correct"].astype(float))
+    return records
 
 
 def image_question_table(records, file_name: str, *, metric: str | None = None, accumulation: str = "gated"):
@@ -92,14 +104,16 @@ def question_node_accuracy(records, seg, *, metric: str | None = None, value: st
     Returns a DataFrame indexed by ``question_id`` with a ``question`` column and one column per node
     label (in the SEG's node order: by error count, then label); a value is the share of the node's
     images (with records) on which the question is correct (``value="correct"``) or counts
-    (``value="counted"``); NaN for a node without records. ``df.attrs["n_images"]`` gives the number of
-    images with records per node, ``df.attrs["levels"]`` the error count per node.
+    (``value="counted"``), or the mean of its ``score`` (``value="score"``); NaN for a node without
+    records. ``df.attrs["n_images"]`` gives the number of images with records per node,
+    ``df.attrs["levels"]`` the error count per node.
     """
     import pandas as pd
 
     if value not in VALUES:
         raise InputError(f"value must be one of {', '.join(VALUES)}, not {value!r}")
     recs, _ = _one_metric(records, metric)
+    recs = _with_score(recs, value)
     node_of = _node_of(seg)
     sub = recs[recs["file_name"].astype(str).isin(node_of)]
     labels = [n.label for n in seg.nodes]
@@ -165,6 +179,7 @@ def rank_segs_by_questions(records, dataset, *, metric: str | None = None, seg_i
     if value not in VALUES:
         raise InputError(f"value must be one of {', '.join(VALUES)}, not {value!r}")
     recs, _ = _one_metric(records, metric)
+    recs = _with_score(recs, value)
     if value == "counted":
         recs = with_counted(recs, accumulation)
     # one pass over all records: accuracy per (SEG, question, node)
@@ -211,6 +226,42 @@ def rank_segs_by_questions(records, dataset, *, metric: str | None = None, seg_i
                            ignore_index=True)
 
 
+def cached_details(config_hash: str, dataset, file_names: Sequence[str] | None = None, cache_dir=None) -> dict:
+    """Per-image details of a scored metric from the score cache (no model call, no scoring).
+
+    Parameters
+    ----------
+    config_hash : the metric's ``config_hash`` (it names the metric's cache entries; a loaded metric
+        is not needed).
+    dataset : the :class:`ts2viz.Dataset` the images belong to (image files on disk, or cached hub
+        downloads).
+    file_names : the images to look up (default: all of the dataset's).
+    cache_dir : the score cache (as for ``ts2viz.engine.score_dataset``).
+
+    Returns
+    -------
+    ``{file_name: details}`` for the images whose details are cached, in ``file_names`` order; images
+    not scored yet (or without an image file) are absent.
+    """
+    from .dataset import cached_image
+    from .engine.cache import ScoreCache
+
+    names = list(dataset.file_names if file_names is None else file_names)
+    with ScoreCache(cache_dir) as cache:
+        keys, found = [], []
+        for fn in names:
+            path = dataset.image_path(fn) or cached_image(dataset, fn)
+            if path is None:
+                continue
+            try:
+                keys.append((cache.file_hash(path), dataset.row(fn).prompt))
+            except OSError:
+                continue
+            found.append(fn)
+        hits = cache.get_many(config_hash, keys, with_details=True)
+    return {fn: hits[k][1] for fn, k in zip(found, keys) if k in hits and hits[k][1]}
+
+
 def cached_qa_records(metric, dataset, file_names: Sequence[str] | None = None, cache_dir=None):
     """QA records of a live TIFA/DSG metric from the score cache (no model call, no scoring).
 
@@ -227,26 +278,10 @@ def cached_qa_records(metric, dataset, file_names: Sequence[str] | None = None, 
     QA records (:data:`ts2viz.qa_records.RECORD_COLUMNS`) named by ``metric.spec`` for the images
     whose per-question details are cached; images not scored yet are absent.
     """
-    from .dataset import cached_image
-    from .engine.cache import ScoreCache
     from .qa_records import records_from_details
 
     kind = getattr(metric, "kind", None)
     if kind not in ("tifa", "dsg") or not getattr(metric, "has_details", False):
         raise InputError(f"{getattr(metric, 'spec', metric)!r} is not a TIFA/DSG metric with per-question details")
-    names = list(dataset.file_names if file_names is None else file_names)
-    with ScoreCache(cache_dir) as cache:
-        keys, found = [], []
-        for fn in names:
-            path = dataset.image_path(fn) or cached_image(dataset, fn)
-            if path is None:
-                continue
-            try:
-                keys.append((cache.file_hash(path), dataset.row(fn).prompt))
-            except OSError:
-                continue
-            found.append(fn)
-        hits = cache.get_many(metric.config_hash, keys, with_details=True)
-    got = [(fn, hits[k][1]) for fn, k in zip(found, keys) if k in hits and hits[k][1]]
-    return records_from_details(metric.spec, kind, [fn for fn, _ in got], [d for _, d in got])
-
+    got = cached_details(metric.config_hash, dataset, file_names, cache_dir)
+    return records_from_details(metric.spec, kind, list(got), list(got.values()))

@@ -28,22 +28,32 @@ def load_state(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Pat
                access: Access | None = None) -> AppState:
     """Load a dataset (``ts2``, a folder or a hub id) and its scores tables into an :class:`AppState`.
 
-    With ``data='ts2'`` and no ``scores`` the bundled published scores are loaded. Score files given
+    With ``data='ts2'`` and no ``scores`` the bundled published scores are loaded, their DSG columns
+    accumulated as on the web leaderboard (``mean``), with the release's ``gated`` accumulation as a
+    variant (:meth:`AppState.variant`). Score files given
     in ``scores`` are added as ``published`` tables (operator-supplied, like the bundled one), shared
     by every session. ``access``: the trust level (default: operator mode).
     """
     from ..dataset import load_dataset
+    from ..qa_records import BUNDLED_DSG_ACCUMULATION
     from ..scores import bundled_scores, read_scores
 
     ds = load_dataset(data)
     tables = []
-    if str(data) == "ts2" and not scores:
-        tables.append(("TS2 published scores", "published", bundled_scores()))
+    bundled = str(data) == "ts2" and not scores
+    if bundled:
+        tables.append(("TS2 published scores", "published", bundled_scores(dsg=BUNDLED_DSG_ACCUMULATION)))
     for s in scores:
         tables.append((Path(s).name, "published", read_scores(s, dataset=ds, lower_is_better=lower_is_better)))
     if fetch_images is None:
         fetch_images = os.environ.get("HF_HUB_OFFLINE", "0") in ("", "0", "false", "False")
-    return AppState.create(ds, tables, cache_root=cache_root, fetch_images=fetch_images, access=access)
+    app = AppState.create(ds, tables, cache_root=cache_root, fetch_images=fetch_images, access=access)
+    if bundled:
+        # The bundled DSG columns, accumulated the other way: built on first use, shared by every session.
+        other = "gated" if BUNDLED_DSG_ACCUMULATION == "mean" else "mean"
+        app.add_variant(other, lambda: [(f"TS2 published scores (DSG {other})", "published", bundled_scores(dsg=other))],
+                        this=BUNDLED_DSG_ACCUMULATION)
+    return app
 
 
 def launch_kwargs(app: AppState) -> dict:

@@ -7,7 +7,9 @@ the app keeps running. Each event finds its session's view of the app through :m
 """
 from __future__ import annotations
 
+import contextvars
 import functools
+import inspect
 import logging
 import os
 import re
@@ -30,6 +32,33 @@ log = logging.getLogger("ts2viz.ui")
 
 #: events that only redraw views share this concurrency group; model calls have their own
 VIEW_GROUP, MODEL_GROUP = "view", "model"
+
+#: the version of the shared data (:meth:`AppState.variant`) the current event's page shows, set
+#: around each event by :meth:`Page.on` from the page's variant control, read by :meth:`Page.view`
+_VARIANT: contextvars.ContextVar[str | None] = contextvars.ContextVar("ts2viz_variant", default=None)
+#: the parameter every event handler gets first when the page has a variant control
+VARIANT_PARAM = "ts2viz_variant"
+
+
+def with_variant(fn: Callable) -> Callable:
+    """``fn`` taking one more input, first: the page's variant choice, which :meth:`Page.view` reads
+    while ``fn`` runs. First, because Gradio places its special arguments (request, event data,
+    progress) by their position in the signature and fills parameters it has no input for with
+    their defaults: a parameter in front shifts both consistently."""
+    sig = inspect.signature(fn)
+    params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    extra = inspect.Parameter(VARIANT_PARAM, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+    @functools.wraps(fn)
+    def run(choice, *args):
+        token = _VARIANT.set(choice if isinstance(choice, str) else None)
+        try:
+            return fn(*args)
+        finally:
+            _VARIANT.reset(token)
+
+    run.__signature__ = sig.replace(parameters=[extra] + params)
+    return run
 
 # Save a dataframe / figure in a download: a click makes the file on the server, then the browser
 # saves it (one click; nothing is written before a visitor asks).
@@ -209,6 +238,7 @@ class Page:
     fmt: Any
     workspaces: Workspaces | None = None
     tabs: Any = None
+    variant: Any = None       # the control choosing the shared data's version (AppState.variant), if any
     seg: Any = None           # the explorer's SEG picker: the current SEG for every tab
     search: Any = None        # the explorer's prompt search (cleared when a SEG is opened from a table)
     refresh: dict[str, Refresh] = field(default_factory=dict)
@@ -229,7 +259,11 @@ class Page:
         """The app as the request's session sees it; ``create`` makes its workspace if it has none
         (for events that add data or write a download)."""
         sid = getattr(request, "session_hash", None) if request is not None else None
-        return self.workspaces.view(sid, create=create)
+        view = self.workspaces.view(sid, create=create)
+        choice = _VARIANT.get()
+        if choice:
+            view = AppView(self.app.variant(choice), view.workspace)
+        return view
 
     def on(self, trigger, fn: Callable, inputs, outputs, *, model: bool = False, **kw):
         """Wire an event; failures become messages.
@@ -239,8 +273,15 @@ class Page:
         (a third of a queued call's overhead), at most :data:`VIEW_CONCURRENCY` at a time too. A
         ``model`` event (live scoring) goes through the queue, :data:`MODEL_CONCURRENCY` at a time,
         and the visitor sees their place in it.
+
+        With a variant control (:attr:`variant`) every event also reads its value, and the callback's
+        :meth:`view` shows that version of the shared data.
         """
         gate = None
+        if self.variant is not None:
+            inputs = [self.variant] + ([] if inputs is None else list(inputs) if isinstance(inputs, (list, tuple, set))
+                                       else [inputs])
+            fn = with_variant(fn)
         if model:
             kw.update(queue=True, concurrency_id=MODEL_GROUP, concurrency_limit=MODEL_CONCURRENCY)
         else:

@@ -25,7 +25,8 @@ def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces
                             scale=2, min_width=280, elem_id="mode", elem_classes="compact")
             fmt = gr.Radio(["png", "svg"], value="png", label="Figure download (camera icon)", scale=1,
                            min_width=200, elem_id="fmt", elem_classes="compact")
-        page = Page(app, mode, fmt, workspaces)
+            variant = variant_control(app)
+        page = Page(app, mode, fmt, workspaces, variant=variant)
 
         def header_view(request: gr.Request):
             return cb.header_html(page.view(request))
@@ -63,6 +64,21 @@ def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces
     return demo
 
 
+#: how the variants of the bundled TS2 data are called in the header (see ts2viz.ui.load_state)
+VARIANT_LABELS = {"mean": "mean (web leaderboard)", "gated": "gated (release files)"}
+
+
+def variant_control(app: AppState):
+    """The header's choice between versions of the shared data (the bundled TS2 scores' DSG
+    accumulation), or ``None`` when the data has one version only."""
+    names = app.variant_names
+    if len(names) < 2:
+        return None
+    return gr.Radio([(VARIANT_LABELS.get(n, n), n) for n in names], value=app.variant_name,
+                    label="Bundled DSG scores: accumulation", scale=1, min_width=300,
+                    elem_id="dsg-accumulation", elem_classes="compact")
+
+
 def metric_lists(page: Page, view, select: str | None = None) -> tuple:
     """New metric choices in every metric and family picker (after metrics were added to the
     session); the first metric picker shows ``select`` if given."""
@@ -78,6 +94,9 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
     b = page.refresh["board"]
     page.then_redraw(page.on(page.mode.change, b.fn, b.inputs, b.outputs), everything[1:])
     page.then_redraw(page.on(page.fmt.change, b.fn, b.inputs, b.outputs), ["seg", "corr"])
+    if page.variant is not None:  # another version of the shared scores: every view changes
+        rest = [n for n in page.refresh if n not in ("board", "header")]
+        page.then_redraw(page.on(page.variant.change, b.fn, b.inputs, b.outputs), rest)
     pickers = page.metric_pickers + page.family_pickers
 
     def lists(request: gr.Request):

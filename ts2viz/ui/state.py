@@ -158,6 +158,11 @@ class AppState(TableSet):
 
     Tables are added while the app starts (:meth:`add_table`); visitors add theirs to a
     :class:`Workspace`. ``access`` is the process's trust level (:mod:`ts2viz.ui.access`).
+
+    *Variants* of the shared data (:meth:`add_variant`): the same dataset with other tables, e.g.
+    the bundled TS2 scores with the DSG columns accumulated ``gated`` instead of ``mean``. Each is an
+    AppState of its own, built once on first use and shared by every session that picks it
+    (:meth:`variant`); ``variant_name`` names the one an AppState is (``""`` without variants).
     """
 
     def __init__(self, dataset, cache_root: Path, thumbs: Thumbs, access: Access | None = None) -> None:
@@ -166,6 +171,10 @@ class AppState(TableSet):
         self.thumbs = thumbs
         self.access = access or operator()
         self.memo = Memo(SHARED_MEMO_BYTES)
+        self.variant_name = ""
+        # name -> the variant (once built) or its tables' loader; shared by all variants of one app
+        self._variants: dict[str, "AppState | Callable[[], Sequence[tuple[str, str, Scores]]]"] = {}
+        self._variant_lock = threading.Lock()
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
@@ -198,6 +207,50 @@ class AppState(TableSet):
     def view(self, workspace: "Workspace | None" = None) -> "AppView":
         """The app as one session sees it; without ``workspace``, a fresh private one."""
         return AppView(self, workspace if workspace is not None else Workspace(self))
+
+    # -- variants of the shared data ----------------------------------------------------------------
+    def add_variant(self, name: str, tables: Callable[[], Sequence[tuple[str, str, Scores]]], *,
+                    this: str | None = None) -> None:
+        """Offer another version of the shared tables, named ``name``, loaded by ``tables()`` (``(name,
+        kind, scores)`` triples as for :meth:`create`) when first asked for. ``this`` names the version
+        this AppState holds (set once, with the first variant)."""
+        with self._variant_lock:
+            if this is not None:
+                self.variant_name = this
+                self._variants[this] = self
+            if not self.variant_name:
+                raise ValueError("name this AppState's own variant (this=...) before adding others")
+            self._variants[name] = tables
+
+    @property
+    def variant_names(self) -> list[str]:
+        """The names of the shared data's versions (empty when there is only one)."""
+        return list(self._variants)
+
+    def variant(self, name: str | None) -> "AppState":
+        """The version of the shared data named ``name`` (``None`` or ``""``: this one), built once.
+
+        A variant shares this app's dataset, thumbnails, cache folder, trust level and view memo (its
+        keys carry the variant's name, :meth:`AppView.memo`). Raises :class:`InputError` for an
+        unknown name.
+        """
+        if name in (None, "", self.variant_name):
+            return self
+        with self._variant_lock:
+            hit = self._variants.get(name)
+            if hit is None:
+                raise InputError(f"unknown data variant {str(name)[:40]!r} (have: {', '.join(self._variants) or 'none'})")
+            if not isinstance(hit, AppState):
+                v = AppState(self.dataset, self.cache_root, self.thumbs, self.access)
+                for tname, kind, sc in hit():
+                    v.add_table(sc, kind=kind, name=tname)
+                v.variant_name = name
+                v._variants = self._variants
+                v._variant_lock = self._variant_lock
+                v.memo = self.memo
+                self._variants[name] = hit = v
+        hit.access = self.access   # the app sets its upload folder after start
+        return hit
 
     # -- meta-metrics: published tables are also kept on disk -----------------------------------------
     def _table_mm(self, t: Table, mode: str) -> MetaMetrics:
@@ -235,8 +288,11 @@ class AppState(TableSet):
         return self.cache_root / "metametrics" / f"{h.hexdigest()[:24]}.npz"
 
     def warm(self, modes: Sequence[str] = MODES) -> None:
-        for m in modes:
-            self.mm(m)
+        """Compute the meta-metrics of every mode (and of every variant) ahead of the first request."""
+        for name in [self.variant_name] + [n for n in self.variant_names if n != self.variant_name]:
+            v = self.variant(name)
+            for m in modes:
+                v.mm(m)
 
     def metric_object(self, spec: str, device=None):
         """A loaded metric from the library (:func:`ts2viz.engine.get_metric` keeps a few for reuse)."""
@@ -265,7 +321,10 @@ class Workspace(TableSet):
         self.uploads = 0
         self.closed = False
         self.last_used = time.monotonic()
-        self._joined: dict[str, tuple[tuple[int, int], MetaMetrics]] = {}
+        self._joined: dict[tuple[str, str], tuple[tuple[int, int], MetaMetrics]] = {}
+        #: what a metric this session loaded is (``config_hash``, ``family``, ...), by its name: the
+        #: question views read its per-image details from the score cache without loading it again
+        self.metric_info: dict[str, dict] = {}
         self._exports: Path | None = None
         self._downloads: list[Path] = []
         self._files: list[Path] = []
@@ -341,20 +400,34 @@ class Workspace(TableSet):
             new = merged
         return new
 
-    def joined_mm(self, mode: str) -> MetaMetrics:
-        """Shared and own meta-metrics side by side (the shared part computed once for all sessions)."""
+    def joined_mm(self, mode: str, shared: AppState | None = None) -> MetaMetrics:
+        """Shared and own meta-metrics side by side (the shared part computed once for all sessions).
+        ``shared``: the version of the shared data the session sees (default: the app's own)."""
+        shared = self.app if shared is None else shared
         own = self.mm(mode)
-        if not self.app.tables:
+        if not shared.tables:
             return own
-        key = (self.app.version, self.version)
+        key = (shared.version, self.version)
         with self._lock:
-            hit = self._joined.get(mode)
+            hit = self._joined.get((mode, shared.variant_name))
             if hit is not None and hit[0] == key:
                 return hit[1]
-        out = MetaMetrics.join([self.app.mm(mode), own])
+        out = MetaMetrics.join([shared.mm(mode), own])
         with self._lock:
-            self._joined[mode] = (key, out)
+            self._joined[(mode, shared.variant_name)] = (key, out)
         return out
+
+    def remember_metric(self, metric) -> None:
+        """Note what a loaded metric is (:attr:`metric_info`), under the name its scores get."""
+        if self.read_only:
+            return
+        config = getattr(metric, "config", None) or {}
+        info = {"config_hash": metric.config_hash, "family": str(config.get("family", getattr(metric, "name", ""))),
+                "has_details": bool(getattr(metric, "has_details", False)),
+                "accumulation": getattr(metric, "accumulation", None) if config.get("family") == "dsg" else None,
+                "score": getattr(metric, "score", None) if isinstance(getattr(metric, "score", None), str) else None}
+        with self._lock:
+            self.metric_info[metric.spec] = info
 
     # -- files ------------------------------------------------------------------------------------
     def exports_dir(self) -> Path:
@@ -458,7 +531,7 @@ class AppView:
     def mm(self, mode: str) -> MetaMetrics:
         """Meta-metrics of every metric this session sees, in ``mode``."""
         if self.workspace.tables:
-            return self.workspace.joined_mm(mode)
+            return self.workspace.joined_mm(mode, self.app)
         if not self.app.tables:
             if mode not in MODES:
                 raise InputError(f"unknown mode {mode!r}: expected one of {', '.join(MODES)}")
@@ -498,7 +571,13 @@ class AppView:
         self.workspace.add_table(scores, kind=kind, name=name)
 
     def metric_object(self, spec: str, device=None):
-        return self.app.metric_object(spec, device)
+        """A loaded metric; the session notes what it is (:meth:`Workspace.remember_metric`)."""
+        metric = self.app.metric_object(spec, device)
+        try:
+            self.workspace.remember_metric(metric)
+        except AttributeError:  # not a library metric (no spec or config hash): nothing to note
+            pass
+        return metric
 
     # -- caching and files -------------------------------------------------------------------------------
     def memo(self, key: tuple, metrics: Sequence[str | None], build: Callable[[], Any]) -> Any:
@@ -506,9 +585,10 @@ class AppView:
         shared ones, else kept in this session's own memo. ``key`` must name everything the result
         depends on besides the metrics' data."""
         own = [m for m in metrics if m and self.workspace.has(m)]
+        # the shared data's variant is part of every key: sessions seeing another variant build their own
         if own:
-            return self.workspace.memo.get((self.workspace.version, *key), build)
-        return self.app.memo.get((self.app.version, *key), build)
+            return self.workspace.memo.get((self.workspace.version, self.app.variant_name, *key), build)
+        return self.app.memo.get((self.app.version, self.app.variant_name, *key), build)
 
     def new_download(self, name: str) -> Path:
         return self.workspace.new_download(name)

@@ -6,9 +6,13 @@ import gradio as gr
 
 from ...display import SIGNED_SEP_SHORT
 from .. import callbacks as cb
+from .. import qa_callbacks as qa
 from ..glue import Page, Refresh, dropdown, plot_cached, table_value
+from . import questions
 
 STATS = [("Ord (Spearman)", "ord"), ("Sep (KS)", "sep"), ("Signed sep", "signed_sep")]
+#: the failure finder also ranks SEGs by how many errors no question of a question metric notices
+FINDER_STATS = STATS + [("Questions (QA metric)", "questions")]
 
 # A click on a node card reports the node's label as the value of a select event.
 GRAPH_JS = """
@@ -50,7 +54,8 @@ def build(page: Page) -> None:
                 metric_b = gr.Dropdown(choices, value=m_b, label="Compare with", elem_id="metric-b")
                 with gr.Accordion("Failure finder", open=True, elem_id="finder"):
                     with gr.Row():
-                        ff_stat = gr.Radio(STATS, value="ord", label="Rank by", scale=1, info=SIGNED_SEP_SHORT)
+                        ff_stat = gr.Radio(FINDER_STATS, value="ord", label="Rank by", scale=1,
+                                           info=SIGNED_SEP_SHORT)
                         ff_gap = gr.Checkbox(label="by gap to the 'compare with' metric", value=False, scale=1)
                     finder = gr.Dataframe(interactive=False, max_height=360, elem_id="finder-table",
                                           label="Worst first, values x100 · click a row to open", wrap=True)
@@ -83,6 +88,8 @@ def build(page: Page) -> None:
                                                    "higher); at = where it is attained, Δmean = mean gap "
                                                    "(scores)")
                         ks_csv = gr.Button("Download CSV", size="sm", elem_id="ks-csv")
+                    questions.build(page, seg=seg_dd, node=node_dd, metric_a=metric_a, metric_b=metric_b,
+                                    gallery=gal)
     page.seg, page.search = seg_dd, search
     page.metric_pickers += [metric_a, metric_b]
 
@@ -167,6 +174,10 @@ def build(page: Page) -> None:
     # -- failure finder
     def find(mode, ma, mb, stat, gap, partition, request: gr.Request):
         view = page.view(request)
+        if stat == "questions":   # SEGs whose errors no question notices, of the first question metric
+            m = qa.finder_metric(view, ma, mb)
+            return view.memo(("finder_qa", m, partition), [m],
+                             lambda: table_value(cb.shown(qa.question_finder(view, m, partition))))
         key = ("finder", mode, ma, mb if gap else None, stat, partition)
         return view.memo(key, [ma, mb if gap else None],
                          lambda: table_value(cb.shown(cb.failure_finder(view, mode, ma, stat, mb if gap else None,
@@ -174,6 +185,9 @@ def build(page: Page) -> None:
 
     def finder_csv_file(mode, ma, mb, stat, gap, partition, request: gr.Request):
         view = page.view(request, create=True)
+        if stat == "questions":
+            return cb.table_csv(view, qa.question_finder(view, qa.finder_metric(view, ma, mb), partition),
+                                "failures-questions")
         return cb.table_csv(view, cb.failure_finder(view, mode, ma, stat, mb if gap else None, partition),
                             "failures")
 

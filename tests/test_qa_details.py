@@ -1,0 +1,188 @@
+"""Per-image details of every question-based metric as tables, records and pictures (ts2viz.qa_details).
+
+Details come from real runs of the metrics on tiny random-weight models (and the canned local LLM
+server); what the tables and records should hold is recomputed from those details by hand here.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llm_server import chat_server
+from tiny_models import tiny
+from ts2viz import metrics
+from ts2viz.errors import InputError
+from ts2viz.qa_details import (BEST_COLOR, BOX_COLORS, DETAIL_RECORD_COLUMNS, candidate_label, detail_records,
+                               draw_fineeval_boxes, question_table)
+from ts2viz.qa_records import records_from_details
+
+PROMPTS = ["a red cat on the tree", "two blue dogs with a teddy bear"]
+TS2_PROMPT = "A Christmas tree with lights and teddy bear"
+
+
+@pytest.fixture(scope="module")
+def images():
+    from PIL import Image
+
+    rng = np.random.default_rng(9)
+    return [Image.fromarray(rng.integers(0, 255, (48, 64, 3), dtype=np.uint8)) for _ in range(2)]
+
+
+@pytest.fixture(scope="module")
+def llm(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TS2VIZ_CACHE", str(tmp_path_factory.mktemp("llmcache")))
+    with chat_server() as (url, _):
+        yield url
+    mp.undo()
+
+
+def _rgb(color: str) -> tuple[int, int, int]:
+    return tuple(int(color[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def _near(px, color: str, tol: int = 40) -> bool:
+    return sum(abs(a - b) for a, b in zip(px, _rgb(color))) <= tol
+
+
+# -- records and tables of real runs ----------------------------------------------------------------------
+
+def test_gecko_records_and_table(llm, images):
+    spec = f"gecko:{tiny('paligemma')}?generator={llm}&nli={tiny('t5nli')}"
+    m = metrics.load(spec, device="cpu")
+    # a threshold between the pairs' NLI scores, so that some are kept and some dropped
+    m.questions.nli_threshold = float(np.median([p.nli for p in m.questions.get(PROMPTS[0])[1]
+                                                 + m.questions.get(PROMPTS[1])[1]]))
+    for p in PROMPTS:
+        for q in m.questions.get(p)[1]:
+            q.kept = q.nli >= m.questions.nli_threshold
+    scores = m(images=images, prompts=PROMPTS)
+    det = m.last_details
+    recs = detail_records(spec, "gecko", ["a.jpg", "b.jpg"], det)
+    assert list(recs.columns) == list(DETAIL_RECORD_COLUMNS)
+    kept = [(fn, k, q) for fn, d in zip(["a.jpg", "b.jpg"], det) for k, q in enumerate(d["questions"]) if q["kept"]]
+    assert 0 < len(kept) < sum(len(d["questions"]) for d in det)   # the NLI filter dropped some, not all
+    assert [(r.file_name, r.question_id) for r in recs.itertuples()] == [(fn, k) for fn, k, _ in kept]
+    for r, (_, _, q) in zip(recs.itertuples(), kept):
+        probs = q["probabilities"]
+        top = max(probs, key=probs.get)
+        assert r.mapped == top and r.correct == (top == q["expected"]) and r.score == pytest.approx(q["normalized"])
+        assert r.question == q["question"] and r.choices == "|".join(q["choices"])
+    # the image score is the mean of its kept questions' values
+    for fn, s in zip(["a.jpg", "b.jpg"], scores):
+        mine = recs[recs["file_name"] == fn]["score"]
+        assert (s == pytest.approx(mine.mean())) if len(mine) else np.isnan(s)
+    t = question_table("gecko", det[0])
+    qs = det[0]["questions"]
+    assert t["question"].tolist() == [q["question"] for q in qs] and t["kept"].tolist() == [q["kept"] for q in qs]
+    assert t["word"].tolist() == [q["word"] for q in qs]
+    np.testing.assert_allclose(t["nli"], [q["nli"] for q in qs])
+    for row, q in zip(t.itertuples(), qs):
+        assert np.isnan(row.normalized) if not q["kept"] else row.normalized == pytest.approx(q["normalized"])
+
+
+def test_fineeval_records_and_table(llm, images):
+    spec = f"fineeval:{tiny('blip')}?generator={llm}&detector={tiny('rtdetr')}&confidence=0.3&max_boxes=4"
+    m = metrics.load(spec, device="cpu")
+    scores = m(images=images, prompts=PROMPTS)
+    det = m.last_details
+    recs = detail_records(spec, "fineeval", ["a.jpg", "b.jpg"], det)
+    for fn, d, s in zip(["a.jpg", "b.jpg"], det, scores):
+        mine = recs[recs["file_name"] == fn]
+        qs = d["questions"]
+        assert mine["question"].tolist() == [q["question"] for q in qs]
+        np.testing.assert_allclose(mine["score"], [(q["fine"] + q["coarse"]) / 2 for q in qs])
+        assert mine["correct"].tolist() == [q["fine"] >= 0.5 for q in qs]
+        # with the default plain-mean weighting the image score is the mean of the questions' values
+        assert s == pytest.approx(mine["score"].mean())
+        t = question_table("fineeval", d)
+        assert t["best"].tolist() == [q["best"] for q in qs] and t["kind"].tolist() == [q["kind"] for q in qs]
+        np.testing.assert_allclose(t["fine"], [max(q["probabilities"]) for q in qs])
+        for row in t.itertuples():
+            c = d["candidates"][row.best]
+            if c["kind"] == "image":
+                assert row.best_label == "whole image"
+            else:
+                assert row.best_label.startswith("box") and all(str(i) in row.best_label for i in c["detections"])
+    assert any(d["detections"] for d in det)
+
+
+@pytest.mark.parametrize("family", ["tifa", "dsg"])
+def test_tifa_dsg_records_both_score_modes(images, family):
+    acc = metrics.load(f"{family}:{tiny('blip')}?mapper=lexical&max_new_tokens=3", device="cpu")
+    _, det = acc.score_with_details(images[:1], [TS2_PROMPT])
+    recs = detail_records("m", family, ["a.jpg"], det)
+    base = records_from_details("m", family, ["a.jpg"], det)
+    assert recs[list(base.columns)].equals(base)
+    assert recs["score"].tolist() == [float(r["correct"]) for r in det[0]]
+    t = question_table(family, det[0])
+    assert t["answer"].tolist() == [r["answer"] for r in sorted(det[0], key=lambda r: r["question_id"])]
+    if family == "dsg":    # the metric's own counted flags
+        assert t["counted"].tolist() == [r["counted"] for r in sorted(det[0], key=lambda r: r["question_id"])]
+
+    norm = metrics.load(f"{family}:{tiny('blip')}?score=normalized", device="cpu")
+    _, det = norm.score_with_details(images[:1], [TS2_PROMPT])
+    recs = detail_records("m", family, ["a.jpg"], det)
+    for r, d in zip(recs.itertuples(), det[0]):
+        probs = d["probabilities"]
+        assert r.answer == "" and r.mapped == max(probs, key=probs.get) and r.score == pytest.approx(d["normalized"])
+    t = question_table(family, det[0])
+    assert "probabilities" in t.columns and "answer" not in t.columns
+    np.testing.assert_allclose(t["normalized"], [d["normalized"] for d in sorted(det[0], key=lambda d: d["question_id"])])
+
+
+def test_bad_details_are_one_line_errors():
+    with pytest.raises(InputError, match="no per-question details for metric family 'clip'"):
+        detail_records("m", "clip", ["a"], [[]])
+    with pytest.raises(InputError, match="malformed details for a.jpg"):
+        detail_records("m", "fineeval", ["a.jpg"], [{"questions": [{"question": "q?"}]}])
+    with pytest.raises(InputError, match="2 file names but 1 details"):
+        detail_records("m", "gecko", ["a", "b"], [None])
+    assert detail_records("m", "gecko", ["a"], [None]).empty
+
+
+# -- boxes ------------------------------------------------------------------------------------------------
+
+DETAIL = {
+    "image_size": [100, 50],
+    "detections": [{"box": [10.0, 10.0, 30.0, 30.0], "label": "cat", "score": 0.9},
+                   {"box": [60.0, 5.0, 90.0, 40.0], "label": "tree", "score": 0.7}],
+    "candidates": [{"kind": "image", "box": [0, 0, 100, 50], "detections": [], "score": None},
+                   {"kind": "entity", "box": [6, 6, 34, 34], "detections": [0], "score": 0.9},
+                   {"kind": "entity", "box": [54, 0, 96, 47], "detections": [1], "score": 0.7},
+                   {"kind": "relation", "box": [2, 0, 98, 48], "detections": [0, 1], "score": 0.63}],
+    "questions": [{"question": "Is there a cat?", "kind": "entity", "candidates": [0, 1, 2],
+                   "probabilities": [0.2, 0.8, 0.1], "best": 1, "fine": 0.8, "coarse": 0.2},
+                  {"question": "Is there a tree?", "kind": "entity", "candidates": [0, 1, 2],
+                   "probabilities": [0.6, 0.1, 0.3], "best": 0, "fine": 0.6, "coarse": 0.6}],
+}
+
+
+def test_candidate_labels():
+    assert [candidate_label(DETAIL, k) for k in range(4)] == ["whole image", "box 0 (cat 0.90)", "box 1 (tree 0.70)",
+                                                              "boxes 0+1 (cat+tree)"]
+    assert candidate_label(DETAIL, 9) == "candidate 9"
+
+
+def test_boxes_drawn_where_the_details_say():
+    from PIL import Image
+
+    im = Image.new("RGB", (100, 50), (128, 128, 128))
+    plain = draw_fineeval_boxes(im, DETAIL, None)
+    assert im.getpixel((10, 20)) == (128, 128, 128)            # the input is not drawn on
+    assert plain.size == (360, 180)                             # small images are enlarged (longer side 360)
+    s = 3.6
+    assert _near(plain.getpixel((round(10 * s), round(25 * s))), BOX_COLORS[0])   # left edge of detection 0
+    assert _near(plain.getpixel((round(90 * s) - 1, round(30 * s))), BOX_COLORS[1])
+    arr = np.asarray(plain).reshape(-1, 3).astype(int)
+    assert not (np.abs(arr - _rgb(BEST_COLOR)).sum(axis=1) <= 40).any()   # nothing highlighted without a question
+
+    cat = draw_fineeval_boxes(im, DETAIL, 0)       # best crop: the grown box of detection 0, (6, 6)-(34, 34)
+    assert _near(cat.getpixel((round(6 * s) + 2, round(20 * s))), BEST_COLOR)
+    assert _near(cat.getpixel((round(34 * s) - 3, round(20 * s))), BEST_COLOR)
+    assert not _near(cat.getpixel((round(60 * s) + 1, round(20 * s))), BEST_COLOR)   # the tree's box is not it
+    tree = draw_fineeval_boxes(im, DETAIL, 1)      # best crop: the whole image, framed
+    assert _near(tree.getpixel((180, 2)), BEST_COLOR) and _near(tree.getpixel((2, 90)), BEST_COLOR)
+    big = draw_fineeval_boxes(Image.new("RGB", (2000, 1000), (128, 128, 128)), DETAIL, 0)
+    assert big.size == (720, 360)                  # large ones are reduced; boxes scale with the image size
+    assert _near(big.getpixel((round(6 * 7.2) + 3, round(20 * 7.2))), BEST_COLOR)

@@ -1,0 +1,308 @@
+"""Per-image details of every question-based metric (TIFA, DSG, Gecko, T2I-FineEval) as tables and pictures.
+
+The metrics return their details in shapes of their own (see :mod:`ts2viz.metrics.qa`,
+:mod:`ts2viz.metrics.gecko`, :mod:`ts2viz.metrics.fineeval`; the score cache keeps them, read back
+with :func:`ts2viz.qa_views.cached_details`). This module reads all of them:
+
+* :func:`question_table`: one image's questions as a table, with what each family knows about them
+  (TIFA/DSG: raw answer, mapped choice, correctness, DSG parents and whether the question counted;
+  Gecko: coverage word, NLI score, kept or dropped, choice probabilities, normalised score;
+  T2I-FineEval: entity or relation, every candidate crop's P(yes), the best crop, fine and coarse);
+* :func:`detail_records`: QA records (:data:`ts2viz.qa_records.RECORD_COLUMNS` plus ``score``) of any
+  family, for the question-level views of :mod:`ts2viz.qa_views`;
+* :func:`draw_fineeval_boxes`: a T2I-FineEval image with its detections and, for one question, the
+  crop that gave its fine score.
+
+``score`` is a question's own value before any DSG gating: 0/1 correctness for TIFA/DSG answered
+free-form, the normalised choice probability (Gecko's Eq. 2) for Gecko and for TIFA/DSG with
+``score=normalized``, and (fine + coarse) / 2 for T2I-FineEval (the question's share of the image
+score under the default plain-mean weighting). ``correct`` is the most likely choice being the
+expected one for likelihood scores, and P(yes) >= 0.5 on the best crop for T2I-FineEval.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .errors import InputError
+from .qa_records import RECORD_COLUMNS, records_from_details
+
+FAMILIES = ("tifa", "dsg", "gecko", "fineeval")
+#: families whose per-question value is a probability rather than a right/wrong answer
+SOFT_FAMILIES = ("gecko", "fineeval")
+#: the columns of :func:`detail_records`
+DETAIL_RECORD_COLUMNS = (*RECORD_COLUMNS, "score")
+
+
+def _check_family(family: str) -> str:
+    if family not in FAMILIES:
+        raise InputError(f"no per-question details for metric family {family!r} (have: {', '.join(FAMILIES)})")
+    return family
+
+
+def is_normalized(detail) -> bool:
+    """Whether TIFA/DSG details come from ``score=normalized`` (choice likelihoods, no free-form answer)."""
+    return bool(detail) and isinstance(detail, list) and "normalized" in detail[0] and "answer" not in detail[0]
+
+
+def _argmax_choice(probabilities: dict) -> str:
+    return max(probabilities.items(), key=lambda kv: kv[1])[0] if probabilities else ""
+
+
+def _float(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+# -- records --------------------------------------------------------------------------------------------
+
+def detail_records(metric: str, family: str, file_names: Sequence[str], details: Sequence):
+    """QA records of any question-based metric from its per-image details.
+
+    Parameters
+    ----------
+    metric : the name the records get (a scores column, e.g. the metric's SPEC).
+    family : ``tifa``, ``dsg``, ``gecko`` or ``fineeval``.
+    file_names : one name per image.
+    details : one entry per image, as the metric returns it (``None`` for an image without details:
+        it gets no rows).
+
+    Returns
+    -------
+    DataFrame with :data:`DETAIL_RECORD_COLUMNS`, images in input order, questions in the metric's
+    order. Gecko questions the NLI filter dropped are left out (they do not enter the score).
+    ``question_id`` is the question's id (TIFA/DSG) or its position in the image's question list
+    (Gecko, T2I-FineEval: the same for every image of one prompt).
+    """
+    import pandas as pd
+
+    _check_family(family)
+    if len(file_names) != len(details):
+        raise InputError(f"{len(file_names)} file names but {len(details)} details")
+    if family in ("tifa", "dsg") and not any(is_normalized(d) for d in details):
+        out = records_from_details(metric, family, file_names, details)
+        out["score"] = out["correct"].astype(float)
+        return out
+    rows = []
+    for fn, det in zip(file_names, details):
+        if not det:
+            continue
+        try:
+            if family in ("tifa", "dsg"):
+                for r in det:
+                    probs = r.get("probabilities") or {}
+                    rows.append((metric, family, str(fn), int(r["question_id"]), str(r["question"]),
+                                 "|".join(map(str, r["choices"])), str(r["expected"]),
+                                 "-".join(str(int(p)) for p in r.get("parents") or ()), str(r.get("answer", "")),
+                                 str(r.get("mapped") or _argmax_choice(probs)), bool(r["correct"]),
+                                 _float(r.get("normalized", float(bool(r["correct"]))))))
+            elif family == "gecko":
+                for k, q in enumerate(det["questions"]):
+                    if not q.get("kept", True) or "normalized" not in q:
+                        continue
+                    mapped = _argmax_choice(q.get("probabilities") or {})
+                    rows.append((metric, family, str(fn), k, str(q["question"]), "|".join(map(str, q["choices"])),
+                                 str(q["expected"]), "", "", mapped,
+                                 mapped.strip().lower() == str(q["expected"]).strip().lower(),
+                                 _float(q["normalized"])))
+            else:
+                for k, q in enumerate(det["questions"]):
+                    fine, coarse = _float(q["fine"]), _float(q["coarse"])
+                    rows.append((metric, family, str(fn), k, str(q["question"]), "yes|no", "yes", "", "",
+                                 "yes" if fine >= 0.5 else "no", bool(fine >= 0.5), (fine + coarse) / 2))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise InputError(f"{metric}: malformed details for {fn} ({type(e).__name__}: {e})") from None
+    return pd.DataFrame(rows, columns=list(DETAIL_RECORD_COLUMNS))
+
+
+# -- one image's questions -----------------------------------------------------------------------------------
+
+def candidate_label(detail: dict, index: int) -> str:
+    """A T2I-FineEval candidate in words: ``whole image``, ``box 2 (cat .87)``, ``boxes 0+2 (cat+tree)``."""
+    cands = detail.get("candidates") or []
+    dets = detail.get("detections") or []
+    if not 0 <= index < len(cands):
+        return f"candidate {index}"
+    c = cands[index]
+    if c.get("kind") == "image":
+        return "whole image"
+    ids = [int(i) for i in c.get("detections") or ()]
+    labels = [str(dets[i].get("label", "?")) if 0 <= i < len(dets) else "?" for i in ids]
+    if len(ids) == 1:
+        conf = _float(dets[ids[0]].get("score")) if 0 <= ids[0] < len(dets) else float("nan")
+        return f"box {ids[0]} ({labels[0]} {conf:.2f})".replace(" nan)", ")")
+    return f"boxes {'+'.join(map(str, ids))} ({'+'.join(labels)})"
+
+
+def question_table(family: str, detail, *, accumulation: str | None = None):
+    """One image's questions from its details (as the metric returns them for one image).
+
+    Parameters
+    ----------
+    family : ``tifa``, ``dsg``, ``gecko`` or ``fineeval``.
+    detail : the image's details (TIFA/DSG: a list of per-question dicts; Gecko, T2I-FineEval: a dict).
+    accumulation : DSG only: the accumulation deciding ``counted`` (default: the counted flags the
+        metric recorded).
+
+    Returns
+    -------
+    DataFrame, one row per question in the metric's order. Columns by family:
+
+    * TIFA/DSG: ``question_id, question, choices (list), expected, answer, mapped, correct`` (DSG also
+      ``parents (list), counted``); with ``score=normalized`` ``answer`` is replaced by
+      ``probabilities`` (choice -> P) and a ``normalized`` column is added, and DSG's ``counted`` is the
+      question's value after gating;
+    * Gecko: ``question_id, word, type, question, choices, expected, hypothesis, nli, kept,
+      probabilities, normalized`` (``nli`` NaN without an NLI model; dropped questions have no
+      probabilities and NaN ``normalized``);
+    * T2I-FineEval: ``question_id, kind, question, fine, coarse, best, best_label, candidates (list of
+      candidate indices), probabilities (list, one P(yes) per candidate)``.
+
+    An empty detail gives an empty table (with the family's columns where they are known).
+    """
+    import pandas as pd
+
+    from .qa_views import image_question_table
+
+    _check_family(family)
+    if family in ("tifa", "dsg"):
+        if not detail:
+            return pd.DataFrame(columns=["question_id", "question", "choices", "expected", "answer", "mapped",
+                                         "correct"] + (["parents", "counted"] if family == "dsg" else []))
+        if not is_normalized(detail):
+            recs = records_from_details("m", family, ["image"], [detail])
+            out = image_question_table(recs, "image", accumulation=accumulation or "gated")
+            if family == "dsg" and accumulation is None:
+                by_id = {int(r["question_id"]): bool(r.get("counted", r["correct"])) for r in detail}
+                out["counted"] = [by_id.get(int(q), False) for q in out["question_id"]]
+            return out
+        rows = []
+        for r in sorted(detail, key=lambda r: int(r["question_id"])):
+            row = {"question_id": int(r["question_id"]), "question": str(r["question"]),
+                   "choices": [str(c) for c in r["choices"]], "expected": str(r["expected"]),
+                   "probabilities": {str(k): _float(v) for k, v in (r.get("probabilities") or {}).items()},
+                   "mapped": str(r.get("mapped", "")), "correct": bool(r["correct"]),
+                   "normalized": _float(r.get("normalized"))}
+            if family == "dsg":
+                row["parents"] = [int(p) for p in r.get("parents") or ()]
+                row["counted"] = _float(r.get("counted"))
+            rows.append(row)
+        return pd.DataFrame(rows)
+    if family == "gecko":
+        cols = ["question_id", "word", "type", "question", "choices", "expected", "hypothesis", "nli", "kept",
+                "probabilities", "normalized"]
+        rows = []
+        for k, q in enumerate((detail or {}).get("questions") or []):
+            rows.append({"question_id": k, "word": str(q.get("word", "")), "type": str(q.get("type", "")),
+                         "question": str(q.get("question", "")), "choices": [str(c) for c in q.get("choices") or ()],
+                         "expected": str(q.get("expected", "")), "hypothesis": str(q.get("hypothesis", "")),
+                         "nli": _float(q.get("nli")), "kept": bool(q.get("kept", True)),
+                         "probabilities": {str(c): _float(p) for c, p in (q.get("probabilities") or {}).items()},
+                         "normalized": _float(q.get("normalized"))})
+        return pd.DataFrame(rows, columns=cols)
+    cols = ["question_id", "kind", "question", "fine", "coarse", "best", "best_label", "candidates", "probabilities"]
+    rows = []
+    for k, q in enumerate((detail or {}).get("questions") or []):
+        best = int(q.get("best", 0))
+        rows.append({"question_id": k, "kind": str(q.get("kind", "")), "question": str(q.get("question", "")),
+                     "fine": _float(q.get("fine")), "coarse": _float(q.get("coarse")), "best": best,
+                     "best_label": candidate_label(detail, best),
+                     "candidates": [int(c) for c in q.get("candidates") or ()],
+                     "probabilities": [_float(p) for p in q.get("probabilities") or ()]})
+    return pd.DataFrame(rows, columns=cols)
+
+
+# -- T2I-FineEval boxes ---------------------------------------------------------------------------------------
+
+#: detection box colours (cycled) and the colour of the selected question's best crop
+BOX_COLORS = ("#2563eb", "#0891b2", "#d97706", "#7c3aed", "#65a30d", "#db2777", "#0d9488", "#b45309")
+BEST_COLOR = "#e11d48"
+
+
+def _font(size: int):
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=size)
+    except TypeError:  # Pillow without FreeType: the fixed bitmap font
+        return ImageFont.load_default()
+
+
+def _tag(draw, xy: tuple[float, float], text: str, color: str, font, bounds: tuple[int, int]) -> None:
+    """A filled label with white text whose top-left corner is near ``xy``, kept inside the image."""
+    l, t, r, b = draw.textbbox((0, 0), text, font=font)
+    w, h = r - l + 8, b - t + 6
+    x = min(max(0, xy[0]), max(0, bounds[0] - w))
+    y = xy[1] - h if xy[1] - h >= 0 else xy[1]
+    y = min(max(0, y), max(0, bounds[1] - h))
+    draw.rectangle((x, y, x + w, y + h), fill=color)
+    draw.text((x + 4 - l, y + 3 - t), text, fill="white", font=font)
+
+
+def draw_fineeval_boxes(image, detail: dict, question: int | None = None, *, min_side: int = 360,
+                        max_side: int = 720):
+    """A T2I-FineEval image with its detections drawn, and a question's best crop highlighted.
+
+    Parameters
+    ----------
+    image : the PIL image the metric scored (any size: the details' pixel boxes are scaled from
+        ``detail["image_size"]``).
+    detail : the image's T2I-FineEval details.
+    question : index of a question in ``detail["questions"]``: its ``best`` candidate (the crop that
+        gave its fine score, as cropped: the detection box grown by the metric's margin) is drawn thick
+        in :data:`BEST_COLOR`, labelled with its P(yes) in the bottom-left corner; a best crop that is
+        the whole image is drawn as a frame around it; the detections it is made of keep their full
+        line width, the others are drawn thinner. ``None``: every detection alike.
+    min_side, max_side : the drawing's longer side is scaled into this range (small images are
+        enlarged so that labels stay readable).
+
+    Returns
+    -------
+    A new RGB PIL image; ``image`` is not changed.
+    """
+    from PIL import Image, ImageDraw
+
+    im = image.convert("RGB")
+    size = detail.get("image_size") or list(im.size)
+    sw, sh = float(size[0]) or 1.0, float(size[1]) or 1.0
+    longer = max(im.size)
+    scale = min(max(1.0, min_side / longer), max_side / longer) if longer else 1.0
+    out = im.resize((max(1, round(im.size[0] * scale)), max(1, round(im.size[1] * scale))), Image.BICUBIC)
+    fx, fy = out.size[0] / sw, out.size[1] / sh
+    draw = ImageDraw.Draw(out)
+    font = _font(max(11, round(out.size[0] / 45)))
+    dets = detail.get("detections") or []
+    qs = detail.get("questions") or []
+    sel = qs[question] if question is not None and 0 <= question < len(qs) else None
+    best = int(sel.get("best", 0)) if sel else None
+    cands = detail.get("candidates") or []
+    best_dets = set(int(i) for i in cands[best].get("detections") or ()) if sel and 0 <= best < len(cands) else set()
+    thin = max(2, round(out.size[0] / 240))
+    tags = []  # drawn after every detection's box, so that no box crosses a label
+    for i, d in enumerate(dets):
+        x0, y0, x1, y1 = (float(v) for v in d["box"])
+        color = BOX_COLORS[i % len(BOX_COLORS)]
+        width = thin if sel is None or i in best_dets else max(1, thin - 1)
+        draw.rectangle((x0 * fx, y0 * fy, x1 * fx, y1 * fy), outline=color, width=width)
+        tags.append(((x0 * fx, y0 * fy), f"{i} {d.get('label', '?')} {_float(d.get('score')):.2f}", color))
+    for xy, text, color in tags:
+        _tag(draw, xy, text, color, font, out.size)
+    if sel is not None and 0 <= best < len(cands):
+        # the selected question's crop last, over every label: it is what the view is about
+        p = _float(sel.get("fine"))
+        thick = max(4, 2 * thin)
+        if cands[best].get("kind") == "image":
+            half = thick // 2
+            draw.rectangle((half, half, out.size[0] - 1 - half, out.size[1] - 1 - half), outline=BEST_COLOR, width=thick)
+        else:
+            x0, y0, x1, y1 = (float(v) for v in cands[best]["box"])
+            draw.rectangle((x0 * fx, y0 * fy, x1 * fx, y1 * fy), outline=BEST_COLOR, width=thick)
+        # in the bottom-left corner, clear of the detections' labels (which sit on their boxes' tops)
+        _tag(draw, (thick, out.size[1]), f"best crop: {candidate_label(detail, best)} · P(yes) {p:.2f}", BEST_COLOR,
+             font, out.size)
+    return out
+
+
+__all__ = ["FAMILIES", "SOFT_FAMILIES", "DETAIL_RECORD_COLUMNS", "detail_records", "question_table",
+           "candidate_label", "draw_fineeval_boxes", "is_normalized", "BOX_COLORS", "BEST_COLOR"]

@@ -1,0 +1,148 @@
+"""The explorer's Questions tab: a question metric's answers for one image of the node gallery (with
+T2I-FineEval's boxes drawn on the image), and the SEG's questions x nodes view.
+
+Built inside the explorer (:mod:`ts2viz.ui.tabs.explorer`), from its SEG, node and metric pickers and
+its gallery: clicking a gallery image shows that image's questions. The data functions are in
+:mod:`ts2viz.ui.qa_callbacks`.
+"""
+from __future__ import annotations
+
+import gradio as gr
+
+from .. import qa_callbacks as qa
+from ..callbacks import shown, table_csv
+from ..glue import Page, Refresh, dropdown, plot_cached, table_value
+
+INTRO = ("Question-based metrics (TIFA, DSG, Gecko, T2I-FineEval) one question at a time: pick an image (or "
+         "click one in the gallery above) to see what was asked and answered; below, how often each question "
+         "is answered right in each node, i.e. which question notices which error along the graph. Bundled "
+         "TIFA/DSG columns use the TS2 release's answers; live-scored metrics their cached details.")
+NO_QA = ("_No loaded metric has per-question details. Load the bundled TS2 scores (their TIFA-/DSG- columns), "
+         "or score a `tifa:`, `dsg:`, `gecko:` or `fineeval:` metric in the Live scoring tab._")
+
+
+def build(page: Page, *, seg, node, metric_a, metric_b, gallery) -> None:
+    """The tab (call inside the explorer's ``gr.Tabs``) and its events."""
+    with gr.Tab("Questions", id="questions", elem_id="tab-questions"):
+        gr.Markdown(f"<small>{INTRO}</small>")
+        with gr.Row(equal_height=True):
+            qa_metric = gr.Dropdown([], label="Question metric ('Metric' or 'Compare with' when they are one)",
+                                    scale=2, elem_id="qa-metric")
+            image = gr.Dropdown([], label="Image of the node (or click one in the gallery)", scale=2,
+                                elem_id="qa-image")
+        title = gr.Markdown(elem_id="qa-title")
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=1, min_width=300, visible=False, elem_id="qa-boxes-col") as boxes_col:
+                question = gr.Dropdown([], label="Question: highlight its best crop", elem_id="qa-question")
+                boxes = gr.HTML(elem_id="qa-boxes")
+            with gr.Column(scale=2):
+                table = gr.Dataframe(interactive=False, wrap=True, max_height=460, elem_id="qa-table",
+                                     label="Questions of this image · click a row to highlight its crop "
+                                           "(T2I-FineEval)")
+        gr.Markdown("#### Questions × nodes")
+        with gr.Row(equal_height=False):
+            value = gr.Radio([(qa.VALUE_CHOICES["correct"], "correct")], value="correct", label="Cell value",
+                             scale=3, elem_id="qa-value")
+            nodes_csv = gr.Button("Download CSV", size="sm", scale=0, min_width=140, elem_id="qa-nodes-csv")
+        nodes_note = gr.Markdown(elem_id="qa-nodes-note")
+        heat = gr.Plot(elem_id="qa-heatmap", show_label=False)
+        nodes_tb = gr.Dataframe(interactive=False, wrap=True, max_height=420, elem_id="qa-nodes-table",
+                                label="Each question's value per node (fraction of the node's images) · catches = "
+                                      "edges along which it drops by at least half")
+
+    image_out = [title, boxes_col, question, boxes, table]
+    nodes_out = [heat, nodes_tb, nodes_note]
+    everything = [qa_metric, image, value, *image_out, *nodes_out]
+
+    def image_part(view, metric, sid, file_name):
+        """Title, boxes column (shown for T2I-FineEval), question choices, boxes, table of one image."""
+        if not metric or not file_name:
+            return ("" if metric else NO_QA, gr.Column(visible=False), dropdown([], None), "", None)
+        v = qa.image_questions(view, metric, sid, file_name)
+        tbl = view.memo(("qa_image_table", metric, sid, file_name), [metric],
+                        lambda: table_value(v["table"]) if v["table"] is not None else None)
+        if not v["boxes"]:
+            return v["title"], gr.Column(visible=False), dropdown([], None), "", tbl
+        html = qa.boxes_html(view, metric, sid, file_name, None)
+        return (v["title"], gr.Column(visible=True),
+                dropdown([("(all detections)", "")] + [(lbl, str(q)) for lbl, q in v["questions"]], ""), html, tbl)
+
+    def nodes_part(view, metric, sid, val, fmt):
+        if not metric:
+            return None, None, ""
+        plot = plot_cached(view, fmt)
+        figure = plot(("qa_heat", metric, sid, val), [metric], lambda: qa.node_questions(view, metric, sid, val)["figure"])
+
+        def rest():
+            v = qa.node_questions(view, metric, sid, val, figure=False)
+            return table_value(shown(v["table"])), v["note"]
+
+        tbl, note = view.memo(("qa_nodes_table", metric, sid, val), [metric], rest)
+        return figure, tbl, note
+
+    def redraw(sid, node_v, ma, mb, current, file_name, val, fmt, request: gr.Request, follow: bool = False):
+        if sid in (None, ""):
+            return tuple(gr.skip() for _ in everything)
+        view = page.view(request)
+        metrics, metric = qa.qa_metric_choice(view, [ma, mb], current, follow=follow)
+        images = qa.node_images(view, sid, node_v)
+        names = [fn for _, fn in images]
+        file_name = file_name if file_name in names else (names[0] if names else None)
+        # another metric starts from its own default value (a probability for Gecko and T2I-FineEval)
+        val = qa.default_value(view, metric, val if metric == current else None) if metric else "correct"
+        values = qa.value_choices(view, metric)
+        return (dropdown(metrics, metric), dropdown(images, file_name),
+                gr.Radio(choices=values, value=val), *image_part(view, metric, sid, file_name),
+                *nodes_part(view, metric, sid, val, fmt))
+
+    inputs = [seg, node, metric_a, metric_b, qa_metric, image, value, page.fmt]
+    page.refresh["questions"] = Refresh(redraw, inputs, everything)
+    for ev in (seg.change, node.change, qa_metric.input):
+        page.on(ev, redraw, inputs, everything)
+
+    def metrics_changed(sid, node_v, ma, mb, current, file_name, val, fmt, request: gr.Request):
+        # the explorer's metrics were changed: show the first of them that has questions
+        return redraw(sid, node_v, ma, mb, current, file_name, val, fmt, request, follow=True)
+
+    for ev in (metric_a.change, metric_b.change):
+        page.on(ev, metrics_changed, inputs, everything)
+
+    def image_chosen(sid, metric, file_name, request: gr.Request):
+        return image_part(page.view(request), metric, sid, file_name)
+
+    page.on(image.input, image_chosen, [seg, qa_metric, image], image_out)
+
+    def gallery_clicked(sid, node_v, metric, evt: gr.SelectData, request: gr.Request):
+        view = page.view(request)
+        file_name = qa.image_from_gallery(view, sid, node_v, evt.index)
+        if file_name is None:
+            return tuple(gr.skip() for _ in [image, *image_out])
+        return (dropdown(qa.node_images(view, sid, node_v), file_name), *image_part(view, metric, sid, file_name))
+
+    page.on(gallery.select, gallery_clicked, [seg, node, qa_metric], [image, *image_out])
+
+    def question_chosen(sid, metric, file_name, q, request: gr.Request):
+        return qa.boxes_html(page.view(request), metric, sid, file_name, q)
+
+    page.on(question.input, question_chosen, [seg, qa_metric, image, question], boxes)
+
+    def row_clicked(sid, metric, file_name, tbl, evt: gr.SelectData, request: gr.Request):
+        view = page.view(request)
+        src = qa.qa_source(view, metric)
+        q = qa.question_from_row(tbl, evt.index[0])
+        if src is None or src.family != "fineeval" or q is None:
+            return gr.skip(), gr.skip()
+        return gr.Dropdown(value=str(q)), qa.boxes_html(view, metric, sid, file_name, q)
+
+    page.on(table.select, row_clicked, [seg, qa_metric, image, table], [question, boxes])
+
+    def value_chosen(sid, metric, val, fmt, request: gr.Request):
+        return nodes_part(page.view(request), metric, sid, val, fmt)
+
+    page.on(value.input, value_chosen, [seg, qa_metric, value, page.fmt], nodes_out)
+
+    def nodes_csv_file(sid, metric, val, request: gr.Request):
+        view = page.view(request, create=True)
+        return table_csv(view, qa.node_questions(view, metric, sid, val, figure=False)["table"], f"questions-seg{sid}")
+
+    page.download(nodes_csv, nodes_csv_file, [seg, qa_metric, value])
