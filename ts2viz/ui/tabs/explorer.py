@@ -123,6 +123,11 @@ def build(page: Page) -> None:
     def filter_segs(query, partition, current):
         opts, value = cb.seg_choice(app, query, partition, current)
         label = "SEG" if value is not None else "SEG (no SEG matches that search)"
+        if value is not None and str(value) == str(current):
+            # The current SEG still matches: only the choices change. Sending the value back could undo a
+            # newer choice: on a fresh page a row click in another tab sets the SEG and the explorer's
+            # components, shown for the first time, fire their change events with the SEG they started with.
+            return gr.Dropdown(choices=opts, label=label)
         return gr.Dropdown(choices=opts, value=value, label=label)
 
     # a string match over the prompts: answered on its own request, not queued behind views
