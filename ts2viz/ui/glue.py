@@ -43,6 +43,15 @@ DOWNLOAD_JS = """(f) => {
 }"""
 
 
+# After a row click opened a SEG: on a narrow window (the layout's columns stacked), scroll to the SEG's header.
+SHOW_SEG_ON_PHONE_JS = """() => {
+  if (window.innerWidth <= 640) {
+    setTimeout(() => document.querySelector('#seg-header')?.scrollIntoView({block: 'start'}), 300);
+  }
+  return [];
+}"""
+
+
 def _json_default(o):
     tolist = getattr(o, "tolist", None)
     if callable(tolist):
@@ -314,7 +323,9 @@ class Page:
             # the search is cleared only if it holds something (a needless change event would filter again)
             return dropdown(cb_seg_options(app), sid), gr.Tabs(selected="seg"), "" if query else gr.skip()
 
-        self.on(table.select, open_row, [table, self.search], [self.seg, self.tabs, self.search])
+        dep = self.on(table.select, open_row, [table, self.search], [self.seg, self.tabs, self.search])
+        # on a phone the explorer's sidebar comes first, a screen or two tall: show the SEG itself
+        dep.success(None, None, None, js=SHOW_SEG_ON_PHONE_JS)
 
     def then_redraw(self, dep, names):
         """Chain the redraws ``names`` after the event ``dep``; returns the last dependency."""
