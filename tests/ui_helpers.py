@@ -11,8 +11,9 @@ NODES = [("0", 2), ("1a", 3), ("1b", 2), ("2a", 2), ("2b", 2), ("3a", 2)]
 EDGES = None  # implied: every node of level k connects to every node of the next level
 
 
-def write_dataset(folder: Path, *, big_image: bool = True) -> Path:
-    """metadata.csv + JPEGs: 3 SEGs (ids 0-2), 13 images each; one image is 9,000 px wide."""
+def write_dataset(folder: Path, *, big_image: bool = True, nodes=NODES) -> Path:
+    """metadata.csv + JPEGs: 3 SEGs (ids 0-2), 13 images each (with the default ``nodes``: (label, images)
+    pairs); one image is 9,000 px wide."""
     from PIL import Image, ImageDraw
 
     folder = Path(folder)
@@ -21,7 +22,7 @@ def write_dataset(folder: Path, *, big_image: bool = True) -> Path:
     lines = ["id,target_prompt,file_name,image_source,rank"]
     for s, prompt in enumerate(PROMPTS):
         k = 0
-        for label, n in NODES:
+        for label, n in nodes:
             for _ in range(n):
                 fn = f"images/{s:03d}-{k:02d}.jpg"
                 level = int(label[0])

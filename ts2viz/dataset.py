@@ -320,6 +320,25 @@ def cached_image(ds: Dataset, file_name: str) -> Path | None:
         return None
 
 
+def images_available(ds: Dataset, file_names: Sequence[str], probe_timeout: float = HUB_PROBE_TIMEOUT) -> bool:
+    """Whether any of these images of ``ds`` can be had now: on disk, in the local hub cache, or from the
+    dataset's hub repo (``HF_HUB_OFFLINE`` unset and the hub answers :func:`hub_reachable`).
+
+    Quick, for a check before a model is loaded: it stops at the first image found, downloads nothing and
+    probes the hub at most once (``probe_timeout`` seconds).
+    """
+    names = [f for f in file_names if ds.has_image(f)]
+    if any(ds.image_path(f) is not None for f in names):
+        return True
+    if ds.hf_id is None or not names:
+        return False
+    if any(cached_image(ds, f) is not None for f in names):
+        return True
+    import huggingface_hub.constants as hub_constants
+
+    return not hub_constants.HF_HUB_OFFLINE and hub_reachable(probe_timeout)
+
+
 def fetch_image(ds: Dataset, file_name: str, *, timeout: float = 5.0) -> Path | None:
     """Local path of an image, downloading it from the dataset's hub repo if needed.
 

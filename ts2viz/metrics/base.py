@@ -314,13 +314,54 @@ def model_identity(model_id: str, revision: str | None, loaded_config=None) -> d
     return ident
 
 
+#: what to do when a hub model cannot be had (said with every such failure)
+OFFLINE_ADVICE = ("Offline? Give a local model folder instead (FAMILY:/path/to/folder, a model saved with "
+                  "save_pretrained, e.g. clipscore:/models/clip-vit-base-patch32), or load the model once while "
+                  "the hub is reachable")
+#: seconds a hub probe's answer holds (a metric loads several files in a row: one probe for all of them)
+HUB_PROBE_TTL = 30.0
+_hub_probe: dict = {"endpoint": None, "until": 0.0, "up": True}
+
+
+def hub_answers() -> bool:
+    """Whether the Hugging Face hub answers (:func:`ts2viz.dataset.hub_reachable`, a few seconds at most),
+    remembered for :data:`HUB_PROBE_TTL` seconds. Offline mode (``HF_HUB_OFFLINE``) is not asked about here."""
+    import time
+
+    import huggingface_hub.constants as hub_constants
+
+    from ..dataset import hub_reachable
+
+    if time.monotonic() >= _hub_probe["until"] or _hub_probe["endpoint"] != hub_constants.ENDPOINT:
+        _hub_probe.update(endpoint=hub_constants.ENDPOINT, up=hub_reachable())
+        _hub_probe["until"] = time.monotonic() + HUB_PROBE_TTL
+    return _hub_probe["up"]
+
+
 def hf_load(what: str, fn: Callable, model_id: str, spec: Spec, **kwargs):
-    """Call a ``from_pretrained``-style ``fn`` and turn every failure into one clear :class:`InputError`."""
+    """Call a ``from_pretrained``-style ``fn`` and turn every failure into one clear :class:`InputError`.
+
+    A hub model on a network where the hub does not answer (one short probe, :func:`hub_answers`) comes
+    from the local hub cache only: it loads at once if cached and otherwise fails in seconds with advice,
+    not after the hub client's retries (half a minute and more).
+    """
+    import huggingface_hub.constants as hub_constants
+
+    hub = not is_local_model(model_id)
+    offline = bool(hub_constants.HF_HUB_OFFLINE)
+    unreachable = hub and not offline and not kwargs.get("local_files_only") and not hub_answers()
+    if unreachable:
+        kwargs = {**kwargs, "local_files_only": True}
     try:
         return fn(model_id, **kwargs)
     except InputError:
         raise
     except (OSError, ValueError, KeyError, ImportError, EnvironmentError) as e:
+        if hub and (offline or unreachable):
+            why = ("the Hugging Face hub does not answer" if unreachable
+                   else "offline mode (HF_HUB_OFFLINE is set)")
+            raise InputError(f"metric {spec.raw!r}: cannot load {what} {model_id!r} from the Hugging Face hub: "
+                             f"{why}, and it is not in the local hub cache. {OFFLINE_ADVICE}") from e
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        where = "local folder" if is_local_model(model_id) else "hub model (offline or not found?)"
+        where = "local folder" if not hub else "hub model (not found? expected a hub id owner/name or a local folder)"
         raise InputError(f"metric {spec.raw!r}: cannot load {what} from {where} {model_id!r}: {msg[:300]}") from e

@@ -756,6 +756,28 @@ def load_metric(app: AppView, spec: str, device: str | None = None):
         raise InputError(f"{spec}: this metric could not be loaded on the server") from None
 
 
+def require_images(app: AppView, seg_ids: Sequence[int] | None) -> None:
+    """:class:`InputError` unless some images of these SEGs (``None``: all) can be had to score: on disk,
+    in the local hub cache, or from the hub (:func:`ts2viz.dataset.images_available`; a second at most)."""
+    from ..dataset import images_available
+
+    ds = app.dataset
+    wanted = None if seg_ids is None else set(seg_ids)
+    names = [r.file_name for r in ds.rows if wanted is None or r.seg_id in wanted]
+    if images_available(ds, names):
+        return
+    where = "all SEGs" if seg_ids is None else (f"SEG {seg_ids[0]}" if len(seg_ids) == 1 else "these SEGs")
+    if ds.hf_id is not None:
+        import huggingface_hub.constants as hub_constants
+
+        hub = "offline mode is on (HF_HUB_OFFLINE)" if hub_constants.HF_HUB_OFFLINE else "the Hugging Face hub does not answer"
+        why = f"the dataset has no image files here, they are not in the local hub cache, and {hub}"
+    else:
+        why = "the dataset's folder does not hold its image files"
+    raise InputError(f"the images of {where} are not available: {why}. Nothing was scored; scoring needs the "
+                     f"images (start the app on a dataset folder with them: python app.py --data FOLDER)")
+
+
 def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None = None,
                progress=None) -> str:
     """Score the current SEG (``scope='seg'``) or all SEGs with library metrics; the results join the
@@ -776,8 +798,11 @@ def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None 
         raise InputError("scoring all SEGs at once is not available here; score the current SEG")
     dev = app.access.device(device)
     app.workspace.require_room(specs)
+    require_images(app, seg_ids)              # in a second, before a model is loaded
     done = []
     for k, spec in enumerate(specs):
+        if progress is not None:
+            progress(k / len(specs), desc=f"{spec}: loading the model")
         metric = load_metric(app, spec, dev)
 
         def prog(_spec, done_n, total, _k=k):

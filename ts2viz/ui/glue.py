@@ -72,6 +72,15 @@ DOWNLOAD_JS = """(f) => {
 }"""
 
 
+# After a row click opened a SEG: on a narrow window (the layout's columns stacked), scroll to the SEG's header.
+SHOW_SEG_ON_PHONE_JS = """() => {
+  if (window.innerWidth <= 640) {
+    setTimeout(() => document.querySelector('#seg-header')?.scrollIntoView({block: 'start'}), 300);
+  }
+  return [];
+}"""
+
+
 def _json_default(o):
     tolist = getattr(o, "tolist", None)
     if callable(tolist):
@@ -179,11 +188,15 @@ def message(e: Exception, public: bool = False) -> str:
     return f"Something went wrong ({type(e).__name__}: {e}). The app is still running; try another choice."
 
 
-def safe(fn: Callable, public: bool = False, gate: threading.Semaphore | None = None) -> Callable:
+def safe(fn: Callable, public: bool = False, gate: threading.Semaphore | None = None,
+         on_error: Callable[[str, Any], None] | None = None) -> Callable:
     """Run a callback; on failure show the message in a toast and leave the outputs as they are.
 
     With ``gate``, at most that many such callbacks run at once and the others wait their turn in
-    order (Python threads share one core for this work: more at once only slows each down)."""
+    order (Python threads share one core for this work: more at once only slows each down).
+    ``on_error(text, request)`` is told each failure's message (and the event's ``gr.Request``, if
+    the callback takes one). The server log gets no traceback for bad input (an :class:`InputError`: an
+    expected answer, not a fault); any other failure is logged with its traceback by :func:`message`."""
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
@@ -195,9 +208,44 @@ def safe(fn: Callable, public: bool = False, gate: threading.Semaphore | None = 
         except gr.Error:
             raise
         except Exception as e:  # noqa: BLE001 - every failure of a callback becomes a message
-            raise gr.Error(message(e, public), duration=8) from None
+            text = message(e, public)
+            if on_error is not None:
+                request = next((a for a in (*args, *kwargs.values()) if isinstance(a, gr.Request)), None)
+                on_error(text, request)
+            raise gr.Error(text, duration=8, print_exception=False) from None
 
     return run
+
+
+def markdown_text(text: str) -> str:
+    """Plain text shown as it is in a gr.Markdown (no emphasis, links or HTML from the text itself)."""
+    return re.sub(r"([\\`*_{}\[\]()<>#+|!~])", r"\\\1", text)
+
+
+class LastErrors:
+    """The last failure message of each session's event, kept until shown (``put``, then ``pop``), at most
+    ``size`` sessions' (a session that never collects its message does not keep it for ever)."""
+
+    def __init__(self, size: int = 1000) -> None:
+        from collections import OrderedDict
+
+        self.size = size
+        self._by: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, text: str, request) -> None:
+        sid = getattr(request, "session_hash", None)
+        if sid is None:
+            return
+        with self._lock:
+            self._by[sid] = text
+            self._by.move_to_end(sid)
+            while len(self._by) > self.size:
+                self._by.popitem(last=False)
+
+    def pop(self, request) -> str | None:
+        with self._lock:
+            return self._by.pop(getattr(request, "session_hash", None), None)
 
 
 #: whether view events go through Gradio's queue (first come, first served; env TS2VIZ_VIEW_QUEUE=0 answers
@@ -250,6 +298,7 @@ class Page:
         if self.workspaces is None:
             self.workspaces = Workspaces(self.app)
         self.view_gate = threading.Semaphore(VIEW_CONCURRENCY)
+        self.last_errors = LastErrors()
 
     @property
     def public(self) -> bool:
@@ -265,7 +314,7 @@ class Page:
             view = AppView(self.app.variant(choice), view.workspace)
         return view
 
-    def on(self, trigger, fn: Callable, inputs, outputs, *, model: bool = False, **kw):
+    def on(self, trigger, fn: Callable, inputs, outputs, *, model: bool = False, errors_to=None, **kw):
         """Wire an event; failures become messages.
 
         A view event (the default) runs in the view group of Gradio's queue, :data:`VIEW_CONCURRENCY` at
@@ -276,6 +325,9 @@ class Page:
 
         With a variant control (:attr:`variant`) every event also reads its value, and the callback's
         :meth:`view` shows that version of the shared data.
+
+        ``errors_to``: a gr.Markdown that also shows a failure's message, and keeps it there (a toast
+        goes after a few seconds); ``fn`` must take the ``gr.Request``. Returns the event's dependency.
         """
         gate = None
         if self.variant is not None:
@@ -291,19 +343,30 @@ class Page:
                 kw.setdefault("concurrency_limit", VIEW_CONCURRENCY)
             else:
                 gate = self.view_gate
-        return trigger(safe(fn, self.public, gate), inputs, outputs, **kw)
+        on_error = None if errors_to is None else self.last_errors.put
+        dep = trigger(safe(fn, self.public, gate, on_error), inputs, outputs, **kw)
+        if errors_to is not None:
+            def show_error(request: gr.Request):
+                text = self.last_errors.pop(request)
+                return gr.skip() if text is None else f"**✗ Error:** {markdown_text(text)}"
+
+            dep.failure(show_error, None, errors_to, queue=False, show_progress="hidden")
+        return dep
 
     def open_seg_from_table(self, table) -> None:
         """Clicking a row of ``table`` (first column: SEG id) opens that SEG in the explorer."""
         app = self.app
 
-        def open_row(tbl, evt: gr.SelectData):
+        def open_row(tbl, query, evt: gr.SelectData):
             sid = cb_seg_from_row(tbl, evt.index[0])
             if sid is None:
                 return gr.skip(), gr.skip(), gr.skip()
-            return dropdown(cb_seg_options(app), sid), gr.Tabs(selected="seg"), ""
+            # the search is cleared only if it holds something (a needless change event would filter again)
+            return dropdown(cb_seg_options(app), sid), gr.Tabs(selected="seg"), "" if query else gr.skip()
 
-        self.on(table.select, open_row, table, [self.seg, self.tabs, self.search])
+        dep = self.on(table.select, open_row, [table, self.search], [self.seg, self.tabs, self.search])
+        # on a phone the explorer's sidebar comes first, a screen or two tall: show the SEG itself
+        dep.success(None, None, None, js=SHOW_SEG_ON_PHONE_JS)
 
     def then_redraw(self, dep, names):
         """Chain the redraws ``names`` after the event ``dep``; returns the last dependency."""

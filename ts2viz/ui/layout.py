@@ -105,7 +105,8 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
     def added_scores(path, lib, request: gr.Request):
         return board.add_scores(page, path, lib, request)
 
-    dep = page.on(board_tab.upload_button.click, added_scores, board_tab.upload_inputs, board_tab.upload_message)
+    dep = page.on(board_tab.upload_button.click, added_scores, board_tab.upload_inputs, board_tab.upload_message,
+                  errors_to=board_tab.upload_message)
     page.then_redraw(page.on(dep.success, lists, None, pickers), ["header", "board", "seg", "corr"])
 
     def first_live(specs, request: gr.Request):
@@ -115,11 +116,12 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
 
     # Model calls: one at a time (one GPU), in a queue of their own; a visitor sees their place in it,
     # and view events (their own group) never wait behind a model.
+    # errors stay in the panel (the toast goes after a few seconds)
     dep = page.on(live_tab.score_button.click, live_tab.score, live_tab.score_inputs, live_tab.score_message,
-                  model=True)
+                  model=True, errors_to=live_tab.score_message)
     page.then_redraw(page.on(dep.success, first_live, live_tab.spec, pickers), ["header", "board", "seg", "corr"])
     dep = page.on(live_tab.upload_button.click, live_tab.upload, live_tab.upload_inputs, live_tab.upload_outputs,
-                  model=True)
+                  model=True, errors_to=live_tab.upload_outputs[0])
     page.then_redraw(page.on(dep.success, lists, None, pickers), ["header", "board"])
 
 

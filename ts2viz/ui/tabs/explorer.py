@@ -67,8 +67,9 @@ def build(page: Page) -> None:
                     node_dd = gr.Dropdown([], label="Node", scale=1, elem_id="node-pick")
                     walk_dd = gr.Dropdown([], label="Highlight a walk", scale=3, elem_id="walk-pick")
                 node_md = gr.Markdown(elem_id="node-title")
-                gal = gr.Gallery(label="Node images", columns=6, height=380, object_fit="contain",
-                                 elem_id="node-gallery", allow_preview=True, preview=False)
+                # sized by assets/app.css: images of a readable size with their captions, however many
+                gal = gr.Gallery(label="Node images", show_label=False, columns=6, height="auto",
+                                 object_fit="contain", elem_id="node-gallery", allow_preview=True, preview=False)
                 with gr.Tabs():
                     with gr.Tab("Walks (ordering)"):
                         with gr.Row():
@@ -129,6 +130,11 @@ def build(page: Page) -> None:
     def filter_segs(query, partition, current):
         opts, value = cb.seg_choice(app, query, partition, current)
         label = "SEG" if value is not None else "SEG (no SEG matches that search)"
+        if value is not None and str(value) == str(current):
+            # The current SEG still matches: only the choices change. Sending the value back could undo a
+            # newer choice: on a fresh page a row click in another tab sets the SEG and the explorer's
+            # components, shown for the first time, fire their change events with the SEG they started with.
+            return gr.Dropdown(choices=opts, label=label)
         return gr.Dropdown(choices=opts, value=value, label=label)
 
     # a string match over the prompts: answered on its own request, not queued behind views
@@ -179,9 +185,11 @@ def build(page: Page) -> None:
             return view.memo(("finder_qa", m, partition), [m],
                              lambda: table_value(cb.shown(qa.question_finder(view, m, partition))))
         key = ("finder", mode, ma, mb if gap else None, stat, partition)
+        # on screen without the partition column (the CSV keeps it): in the narrow sidebar its width goes
+        # to the prompt
         return view.memo(key, [ma, mb if gap else None],
                          lambda: table_value(cb.shown(cb.failure_finder(view, mode, ma, stat, mb if gap else None,
-                                                                        partition))))
+                                                                        partition).drop(columns="partition"))))
 
     def finder_csv_file(mode, ma, mb, stat, gap, partition, request: gr.Request):
         view = page.view(request, create=True)

@@ -59,7 +59,9 @@ def build(page: Page) -> LiveTab:
                     device = gr.Dropdown(["auto", "cpu", "cuda", "mps"], value="auto", label="Device",
                                          visible=not access.public)
                 score_btn = gr.Button("Score", variant="primary", elem_id="live-score")
-                score_msg = gr.Markdown(elem_id="live-msg")
+                # tall enough for Gradio's progress bar over it while a run lasts
+                score_msg = gr.Markdown("*The outcome of a run shows here.*", elem_id="live-msg", min_height=72,
+                                        container=True)
                 with gr.Accordion("Metric families in the library", open=False):
                     gr.Markdown(lib_md)
             with gr.Column(scale=2):
@@ -77,7 +79,8 @@ def build(page: Page) -> LiveTab:
                         else:
                             up_spec = gr.Textbox(label="Metric spec", max_lines=1, elem_id="upload-spec")
                         up_btn = gr.Button("Score uploads", variant="primary", elem_id="upload-score")
-                up_msg = gr.Markdown(elem_id="upload-msg")
+                up_msg = gr.Markdown("*The outcome of a run shows here.*", elem_id="upload-msg", min_height=72,
+                                     container=True)
                 up_table = gr.Dataframe(interactive=False, elem_id="upload-table", label="Upload scores",
                                         headers=list(cb.UPLOAD_COLUMNS), column_count=len(cb.UPLOAD_COLUMNS))
                 landing = gr.Plot(elem_id="landing-plot", show_label=False)
