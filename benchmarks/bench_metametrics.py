@@ -27,7 +27,6 @@ def main() -> None:
     args = ap.parse_args()
 
     import numpy as np
-    import pandas as pd
 
     from reference_metametrics import leaderboard as naive_leaderboard
     from ts2viz import bundled_scores, compute, load_dataset

@@ -25,10 +25,8 @@ HERE = Path(__file__).resolve().parent
 
 def ts2_shaped(scale: int, n_metrics: int, seed: int = 0):
     """A Dataset of ``scale`` copies of TS2's SEG structures and a Scores table of random scores."""
-    import numpy as np
 
     from ts2viz.dataset import Dataset, ImageRow, load_dataset
-    from ts2viz.scores import Scores
     from ts2viz.seg import build_seg
 
     ts2 = load_dataset("ts2")

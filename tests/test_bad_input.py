@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import io
 import os
-import socket
 import stat
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,27 +154,6 @@ class Result:
     err: str
     seconds: float
     rss_mb: float | None = None
-
-
-@pytest.fixture(scope="module")
-def hanging_hub():
-    """HF_ENDPOINT of a server that accepts connections and never answers (a network that hangs)."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
-    held = []
-
-    def loop():
-        while True:
-            try:
-                c, _ = srv.accept()
-            except OSError:
-                return
-            held.append(c)
-
-    threading.Thread(target=loop, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.getsockname()[1]}"
-    srv.close()
 
 
 def peak_rss_mb(pid: int) -> float | None:

@@ -1,7 +1,6 @@
 """The scoring engine end to end: dataset folder -> metric -> cache -> scores file -> meta-metrics."""
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
 import sys

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -122,7 +121,7 @@ def test_unreadable_image_is_nan(images, tmp_path):
 def test_spec_errors_are_one_line_input_errors(tmp_path):
     cases = ["nocolon", "bogus:openai/clip", f"clipscore:{tmp_path}/does-not-exist",
              "clipscore:openclip:ViT-B-32", "clipscore:openclip:ViT-B-32/missing.pt",
-             f"siglip:openclip:x/y", "clipscore:a/b/c/d"]
+             "siglip:openclip:x/y", "clipscore:a/b/c/d"]
     for spec in cases:
         with pytest.raises(InputError) as e:
             metrics.load(spec, device="cpu")

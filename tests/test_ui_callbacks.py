@@ -1,7 +1,6 @@
 """The app's callbacks, without a browser: plain data in, plain data out."""
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 
@@ -15,7 +14,6 @@ from ts2viz.stats import ks_separation
 from ts2viz.ui import callbacks as cb
 from ts2viz.ui import load_state
 from ts2viz.metametrics import MetaMetrics
-from ts2viz.ui.state import AppState
 from ui_helpers import write_dataset, write_scores
 
 
