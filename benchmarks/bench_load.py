@@ -116,6 +116,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3, help="consecutive runs against the same server")
     ap.add_argument("--url", default=None, help="an app already running (default: start app.py)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--by-event", action="store_true", help="also print calls and latency per event")
     a = ap.parse_args()
     import psutil
 
@@ -156,6 +157,13 @@ def main() -> int:
                   f"server CPU {cpu:.1f} s ({1000 * cpu / max(1, len(calls)):.1f} ms/call), RSS after {mem:.0f} MB")
             for x in failed[:5]:
                 print(f"   failed: {x.api_name}: {str(x.error)[:200]}")
+            if a.by_event:
+                by: dict[str, list[float]] = {}
+                for x in views:
+                    by.setdefault(x.api_name or str(x.fn), []).append(x.seconds)
+                for name, xs in sorted(by.items(), key=lambda kv: -len(kv[1])):
+                    print(f"   {name:<28} {len(xs):5d} calls  p50 {statistics.median(xs):.3f} s  "
+                          f"p95 {pct(xs, 0.95):.3f} s")
         if len(rss) > 1 and server is not None:
             print(f"RSS after run {len(rss)} vs after run 1: {100 * (rss[-1] / rss[0] - 1):+.1f} %")
         print(f"load average after {os.getloadavg()[0]:.1f}")

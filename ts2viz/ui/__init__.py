@@ -79,6 +79,32 @@ def launch_kwargs(app: AppState) -> dict:
                 state_session_capacity=max(100, 2 * app.access.limits.max_sessions))
 
 
+#: optional packages that Gradio looks for on every event call (matplotlib twice around each call, polars
+#: for each table, bokeh for each plot); the app needs none of them
+GRADIO_PROBED_PACKAGES = ("matplotlib", "polars", "bokeh")
+
+
+def skip_probes_of_absent_packages(names: Sequence[str] = GRADIO_PROBED_PACKAGES) -> list[str]:
+    """Make Gradio's per-call checks for packages that are not installed answer at once.
+
+    A failed ``import`` is not remembered: each one searches every folder of ``sys.path`` again, which
+    Gradio does several times per event call (about 5 % of the server's time under load). A
+    ``None`` entry in ``sys.modules`` is Python's documented way to say a module cannot be imported:
+    ``import`` raises ``ImportError`` and ``importlib.util.find_spec`` returns ``None`` without a
+    search, which is what a search finds for an absent package anyway. Installed packages are left
+    alone. Returns the names marked.
+    """
+    import importlib.util
+    import sys
+
+    marked = []
+    for name in names:
+        if name not in sys.modules and importlib.util.find_spec(name) is None:
+            sys.modules[name] = None  # type: ignore[assignment]
+            marked.append(name)
+    return marked
+
+
 def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path | None = None,
               fetch_images: bool | None = None, app: AppState | None = None, access: Access | None = None):
     """Build the app: returns ``(demo, launch_kwargs, state)``.
@@ -90,6 +116,7 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
     # its monitoring page): with many visitors that is most of the server's time and a growing heap.
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000000")
     os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "500")
+    skip_probes_of_absent_packages()
     import gradio as gr
 
     from .layout import build_blocks
@@ -99,7 +126,12 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
     upload_root = gr.utils.get_upload_folder()
     app.access = dataclasses.replace(app.access, upload_root=upload_root)
     if app.metrics:
-        app.mm("paper")
+        # both modes' meta-metrics before the first visitor (a few tenths of a second each), not in the
+        # first visitor's mode switch, with everyone else's views queued behind it
+        from ..policy import MODES
+
+        for mode in MODES:
+            app.mm(mode)
     workspaces = Workspaces(app, exports_root=Path(upload_root))
     demo = build_blocks(app, workspaces=workspaces)
     # Queue positions are sent to waiting visitors once a second, not to all of them whenever any

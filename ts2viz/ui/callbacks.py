@@ -560,11 +560,13 @@ def _walk_plot(app: AppView, mode: str, seg, metric, w, color: str, plot: Plot):
 
 
 def seg_view(app: AppView, mode: str, seg_id, metric, metric_b=None, node=None, walk=None, *,
-             plot: Plot = build_figure) -> dict:
+             plot: Plot = build_figure, nodes: bool = True) -> dict:
     """Everything the explorer shows for one SEG, as a dict of plain values.
 
     Figures come from ``plot`` (default: plotly figures; see :data:`Plot`). Parts that depend only on
     (SEG, metrics, mode) are memoised (``app.memo``) and shared with every session showing them.
+    ``nodes=False`` leaves out the node-separation part (``cdf_a``, ``cdf_b``, ``ks_table`` are None),
+    for a page that does not show it.
     """
     import pandas as pd
 
@@ -604,13 +606,29 @@ def seg_view(app: AppView, mode: str, seg_id, metric, metric_b=None, node=None, 
         "walk_fig_a": (_walk_plot(app, mode, seg, metric, w, figures.METRIC_A, plot) if metric else
                        plot(("empty", no_metric), [], lambda: figures.empty_figure(no_metric))),
         "walk_fig_b": _walk_plot(app, mode, seg, metric_b, w, figures.METRIC_B, plot),
+        "prompt": seg.prompt,
+        **(node_separation_view(app, seg.id, metric, metric_b, plot=plot) if nodes
+           else {"cdf_a": None, "cdf_b": None, "ks_table": None}),
+    }
+
+
+def node_separation_view(app: AppView, seg_id, metric, metric_b=None, *, plot: Plot = build_figure) -> dict:
+    """The explorer's node-separation part for one SEG: each metric's node-wise CDF figure (``cdf_a``,
+    ``cdf_b``) and the KS table of adjacent node pairs (``ks_table``), memoised like :func:`seg_view`."""
+    import pandas as pd
+
+    seg = _seg(app, seg_id)
+    metric = _metric(app, metric, required=False)
+    metric_b = _metric(app, metric_b, required=False)
+    ms = [metric, metric_b]
+    no_metric = "No scores loaded: add a scores file or score live"
+    return {
         "cdf_a": (plot(("cdf", seg.id, metric), [metric], lambda: cdf_figure(app, seg.id, metric)) if metric else
                   plot(("empty", no_metric), [], lambda: figures.empty_figure(no_metric))),
         "cdf_b": plot(("cdf", seg.id, metric_b), [metric_b], lambda: cdf_figure(app, seg.id, metric_b)),
         "ks_table": shown(app.memo(("ks_table", seg.id, metric, metric_b), ms,
                                    lambda: ks_table(app, seg.id, metric, metric_b)) if metric
                           else pd.DataFrame(columns=KS_COLUMNS)),
-        "prompt": seg.prompt,
     }
 
 

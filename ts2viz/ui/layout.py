@@ -6,6 +6,8 @@ the end of a session (its workspace is dropped).
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import gradio as gr  # this module is imported only when the app is built
 
 from ..policy import MODES
@@ -83,20 +85,22 @@ def metric_lists(page: Page, view, select: str | None = None) -> tuple:
     """New metric choices in every metric and family picker (after metrics were added to the
     session); the first metric picker shows ``select`` if given."""
     ch = cb.metric_choices(view)
-    out = [gr.Dropdown(choices=ch, value=select) if (select and k == 0) else gr.Dropdown(choices=ch)
+    out = [gr.update(choices=ch, value=select) if (select and k == 0) else gr.update(choices=ch)
            for k in range(len(page.metric_pickers))]
-    out += [gr.Dropdown(choices=[cb.ALL] + cb.families(view)) for _ in page.family_pickers]
+    out += [gr.update(choices=[cb.ALL] + cb.families(view)) for _ in page.family_pickers]
     return tuple(out)
 
 
 def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveTab) -> None:
-    everything = ["board", "seg", "finder", "corr"]
-    b = page.refresh["board"]
-    page.then_redraw(page.on(page.mode.change, b.fn, b.inputs, b.outputs), everything[1:])
-    page.then_redraw(page.on(page.fmt.change, b.fn, b.inputs, b.outputs), ["seg", "corr"])
-    if page.variant is not None:  # another version of the shared scores: every view changes
-        rest = [n for n in page.refresh if n not in ("board", "header")]
-        page.then_redraw(page.on(page.variant.change, b.fn, b.inputs, b.outputs), rest)
+    # each in one call (see combined): the mode changes every view; the figure format the figures
+    # (the board's scatter too); the data variant every view of the shared scores
+    for trigger, parts, name in ((page.mode.change, ["board", "seg", "finder", "corr"], "mode_changed"),
+                                 (page.fmt.change, ["board", "seg", "corr"], "format_changed")):
+        r = combined(page, parts, name)
+        page.on(trigger, r.fn, r.inputs, r.outputs)
+    if page.variant is not None:
+        r = combined(page, [n for n in page.refresh if n != "header"], "variant_changed")
+        page.on(page.variant.change, r.fn, r.inputs, r.outputs)
     pickers = page.metric_pickers + page.family_pickers
 
     def lists(request: gr.Request):
@@ -125,29 +129,42 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
     page.then_redraw(page.on(dep.success, lists, None, pickers), ["header", "board"])
 
 
+def combined(page: Page, parts: Sequence[str], name: str, *, skip_board_table: bool = False) -> Refresh:
+    """One callback that redraws the views ``parts`` (names of ``page.refresh``) in one event call.
+
+    A view change that touches several views (the mode, the figure format, the data variant, the
+    first render) costs one call instead of a chain of them: under load each call pays Gradio's queue
+    and per-input overhead, which is most of what a memoised view costs. ``skip_board_table``: leave
+    out the leaderboard table (the page already has it at the first render). ``name``: the event's
+    API name."""
+    refs = [page.refresh[p] for p in parts]
+    inputs = list(dict.fromkeys(c for r in refs for c in r.inputs))
+    outputs = []
+    for part, r in zip(parts, refs):
+        outputs += r.outputs[1:] if (skip_board_table and part == "board") else r.outputs
+
+    def redraw(*values):
+        *values, request = values
+        by = dict(zip(inputs, values))
+        out = []
+        for part, r in zip(parts, refs):
+            res = r.fn(*(by[c] for c in r.inputs), request)
+            res = tuple(res) if len(r.outputs) > 1 else (res,)
+            out += list(res[1:] if (skip_board_table and part == "board") else res)
+        return tuple(out)
+
+    redraw.__signature__ = _signature(len(inputs))
+    redraw.__annotations__ = {"request": gr.Request}
+    redraw.__name__ = name
+    return Refresh(redraw, inputs, outputs)
+
+
 def wire_first_render(demo: gr.Blocks, page: Page) -> None:
     """One load event fills every view. The leaderboard table is in the initial page already: only
     its scatter comes from here."""
     parts = ["board", "seg", "finder", "corr"] if page.app.metrics else ["seg"]
-    refs = [page.refresh[p] for p in parts]
-    inputs = list(dict.fromkeys(c for r in refs for c in r.inputs))
-    outputs = [c for r in refs for c in r.outputs]
-    if page.app.metrics:
-        outputs = outputs[1:]                       # not the board table
-
-    def first(*values):
-        *values, request = values
-        by = dict(zip(inputs, values))
-        out = []
-        for name, r in zip(parts, refs):
-            res = r.fn(*(by[c] for c in r.inputs), request)
-            res = tuple(res) if len(r.outputs) > 1 else (res,)
-            out += list(res[1:] if name == "board" else res)
-        return tuple(out)
-
-    first.__signature__ = _signature(len(inputs))
-    first.__annotations__ = {"request": gr.Request}
-    page.on(demo.load, first, inputs, outputs, show_progress="hidden")
+    r = combined(page, parts, "first_render", skip_board_table=bool(page.app.metrics))
+    page.on(demo.load, r.fn, r.inputs, r.outputs, show_progress="hidden")
 
 
 def _signature(n: int):

@@ -71,7 +71,7 @@ def build(page: Page) -> None:
                 gal = gr.Gallery(label="Node images", show_label=False, columns=6, height="auto",
                                  object_fit="contain", elem_id="node-gallery", allow_preview=True, preview=False)
                 with gr.Tabs():
-                    with gr.Tab("Walks (ordering)"):
+                    with gr.Tab("Walks (ordering)") as walks_tab:
                         with gr.Row():
                             walk_a = gr.Plot(elem_id="walk-plot-a", show_label=False)
                             walk_b = gr.Plot(elem_id="walk-plot-b", show_label=False)
@@ -79,7 +79,7 @@ def build(page: Page) -> None:
                                                 label="Walks, worst ord first, values x100 · click a row to "
                                                       "highlight")
                         walks_csv = gr.Button("Download CSV", size="sm", elem_id="walks-csv")
-                    with gr.Tab("Nodes (separation)"):
+                    with gr.Tab("Nodes (separation)") as nodes_tab:
                         with gr.Row():
                             cdf_a = gr.Plot(elem_id="cdf-plot-a", show_label=False)
                             cdf_b = gr.Plot(elem_id="cdf-plot-b", show_label=False)
@@ -89,8 +89,12 @@ def build(page: Page) -> None:
                                                    "higher); at = where it is attained, Δmean = mean gap "
                                                    "(scores)")
                         ks_csv = gr.Button("Download CSV", size="sm", elem_id="ks-csv")
-                    questions.build(page, seg=seg_dd, node=node_dd, metric_a=metric_a, metric_b=metric_b,
-                                    gallery=gal)
+                    questions_tab = questions.build(page, seg=seg_dd, node=node_dd, metric_a=metric_a,
+                                                    metric_b=metric_b, gallery=gal,
+                                                    sibling_tabs=[walks_tab, nodes_tab])
+                # per session: whether the Nodes tab is open; its figures are drawn only then (most
+                # visits stay on the walks, and every output of a view costs Gradio work per call)
+                nodes_open = gr.State(False)
     page.seg, page.search = seg_dd, search
     page.metric_pickers += [metric_a, metric_b]
 
@@ -98,22 +102,44 @@ def build(page: Page) -> None:
     seg_out = [header, graph, node_dd, node_md, gal, walk_dd, walk_a, walk_b, walks_tb,
                cdf_a, cdf_b, ks_tb]
 
-    def show_seg(mode, sid, ma, mb, fmt, request: gr.Request):
+    def separation(view, sid, ma, mb, fmt):
+        v = cb.node_separation_view(view, sid, ma, mb, plot=plot_cached(view, fmt))
+        ks = view.memo(("ks_table_value", sid, ma, mb), [ma, mb], lambda: table_value(v["ks_table"]))
+        return v["cdf_a"], v["cdf_b"], ks
+
+    def show_seg(mode, sid, ma, mb, fmt, nodes_shown, request: gr.Request):
         if sid in (None, ""):
             return tuple(gr.skip() for _ in seg_out)
         view = page.view(request)
-        v = cb.seg_view(view, mode, sid, ma, mb, plot=plot_cached(view, fmt))
-        ms = [ma, mb]
-        walks = view.memo(("walk_table_value", mode, sid, ma, mb), ms, lambda: table_value(v["walk_table"]))
-        ks = view.memo(("ks_table_value", sid, ma, mb), ms, lambda: table_value(v["ks_table"]))
+        v = cb.seg_view(view, mode, sid, ma, mb, plot=plot_cached(view, fmt), nodes=False)
+        walks = view.memo(("walk_table_value", mode, sid, ma, mb), [ma, mb], lambda: table_value(v["walk_table"]))
+        nodes_part = separation(view, sid, ma, mb, fmt) if nodes_shown else (gr.skip(),) * 3
         return (v["header"], v["graph"], dropdown(v["nodes"], v["node"]), v["node_title"], v["gallery"],
-                dropdown(v["walk_choices"], v["walk"]), v["walk_fig_a"], v["walk_fig_b"], walks,
-                v["cdf_a"], v["cdf_b"], ks)
+                dropdown(v["walk_choices"], v["walk"]), v["walk_fig_a"], v["walk_fig_b"], walks, *nodes_part)
 
-    page.refresh["seg"] = Refresh(show_seg, [page.mode, seg_dd, metric_a, metric_b, page.fmt], seg_out)
-    page.on(seg_dd.change, show_seg, page.refresh["seg"].inputs, seg_out)
+    seg_in = [page.mode, seg_dd, metric_a, metric_b, page.fmt, nodes_open]
+    page.refresh["seg"] = Refresh(show_seg, seg_in, seg_out)
+    page.on(seg_dd.change, show_seg, seg_in, seg_out)
+
+    def nodes_opened(sid, ma, mb, fmt, request: gr.Request):
+        if sid in (None, ""):
+            return True, gr.skip(), gr.skip(), gr.skip()
+        return (True, *separation(page.view(request), sid, ma, mb, fmt))
+
+    page.on(nodes_tab.select, nodes_opened, [seg_dd, metric_a, metric_b, page.fmt], [nodes_open, cdf_a, cdf_b, ks_tb])
+    for other in (walks_tab, questions_tab):
+        page.on(other.select, questions.closed, None, nodes_open, queue=False, show_progress="hidden")
+
+    def metric_chosen(mode, sid, ma, mb, fmt, nodes_shown, request: gr.Request):
+        # the same SEG: its node list stays, only the node is reset (an update of a dropdown's choices
+        # costs Gradio a new component and its config; a value alone does not)
+        out = list(show_seg(mode, sid, ma, mb, fmt, nodes_shown, request))
+        if isinstance(out[2], dict) and "value" in out[2]:
+            out[2] = gr.update(value=out[2]["value"])
+        return tuple(out)
+
     for ev in (metric_a.input, metric_b.input):
-        page.on(ev, show_seg, page.refresh["seg"].inputs, seg_out)
+        page.on(ev, metric_chosen, seg_in, seg_out)
 
     def walks_csv_file(mode, sid, ma, mb, request: gr.Request):
         view = page.view(request, create=True)
@@ -134,8 +160,8 @@ def build(page: Page) -> None:
             # The current SEG still matches: only the choices change. Sending the value back could undo a
             # newer choice: on a fresh page a row click in another tab sets the SEG and the explorer's
             # components, shown for the first time, fire their change events with the SEG they started with.
-            return gr.Dropdown(choices=opts, label=label)
-        return gr.Dropdown(choices=opts, value=value, label=label)
+            return gr.update(choices=opts, label=label)
+        return gr.update(choices=opts, value=value, label=label)
 
     # a string match over the prompts: answered on its own request, not queued behind views
     page.on(search.submit, filter_segs, [search, part, seg_dd], seg_dd, queue=False)
@@ -155,7 +181,7 @@ def build(page: Page) -> None:
         if not evt.value:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()
         graph_v, gal_v, title = node_chosen(mode, sid, ma, mb, evt.value, walk, request)
-        return graph_v, gal_v, title, gr.Dropdown(value=evt.value)
+        return graph_v, gal_v, title, gr.update(value=evt.value)
 
     page.on(graph.select, node_clicked, [page.mode, seg_dd, metric_a, metric_b, walk_dd],
             [graph, gal, node_md, node_dd])
@@ -172,7 +198,7 @@ def build(page: Page) -> None:
         w = cb.walk_from_row(table, evt.index[0])
         if w is None:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-        return (*walk_chosen(mode, sid, ma, mb, w, node, fmt, request), gr.Dropdown(value=w))
+        return (*walk_chosen(mode, sid, ma, mb, w, node, fmt, request), gr.update(value=w))
 
     page.on(walks_tb.select, walk_row, [page.mode, seg_dd, metric_a, metric_b, node_dd, page.fmt, walks_tb],
             [graph, walk_a, walk_b, walk_dd])

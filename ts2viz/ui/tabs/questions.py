@@ -21,9 +21,20 @@ NO_QA = ("_No loaded metric has per-question details. Load the bundled TS2 score
          "or score a `tifa:`, `dsg:`, `gecko:` or `fineeval:` metric in the Live scoring tab._")
 
 
-def build(page: Page, *, seg, node, metric_a, metric_b, gallery) -> None:
-    """The tab (call inside the explorer's ``gr.Tabs``) and its events."""
-    with gr.Tab("Questions", id="questions", elem_id="tab-questions"):
+def closed() -> bool:
+    """A lazily drawn tab's state after another tab was selected: closed."""
+    return False
+
+
+def build(page: Page, *, seg, node, metric_a, metric_b, gallery, sibling_tabs=()) -> gr.Tab:
+    """The tab (call inside the explorer's ``gr.Tabs``) and its events; returns the tab.
+
+    Its views are computed only while the tab is open in the visitor's page (``sibling_tabs``: the other
+    tabs of the same ``gr.Tabs``, whose selection closes it): a SEG or metric change costs nothing here
+    otherwise, and opening the tab draws the current SEG. Question views are the costliest part of a
+    SEG view (the questions x nodes heatmap), and most visits never open them.
+    """
+    with gr.Tab("Questions", id="questions", elem_id="tab-questions") as tab:
         gr.Markdown(f"<small>{INTRO}</small>")
         with gr.Row(equal_height=True):
             qa_metric = gr.Dropdown([], label="Question metric ('Metric' or 'Compare with' when they are one)",
@@ -57,14 +68,14 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery) -> None:
     def image_part(view, metric, sid, file_name):
         """Title, boxes column (shown for T2I-FineEval), question choices, boxes, table of one image."""
         if not metric or not file_name:
-            return ("" if metric else NO_QA, gr.Column(visible=False), dropdown([], None), "", None)
+            return ("" if metric else NO_QA, gr.update(visible=False), dropdown([], None), "", None)
         v = qa.image_questions(view, metric, sid, file_name)
         tbl = view.memo(("qa_image_table", metric, sid, file_name), [metric],
                         lambda: table_value(v["table"]) if v["table"] is not None else None)
         if not v["boxes"]:
-            return v["title"], gr.Column(visible=False), dropdown([], None), "", tbl
+            return v["title"], gr.update(visible=False), dropdown([], None), "", tbl
         html = qa.boxes_html(view, metric, sid, file_name, None)
-        return (v["title"], gr.Column(visible=True),
+        return (v["title"], gr.update(visible=True),
                 dropdown([("(all detections)", "")] + [(lbl, str(q)) for lbl, q in v["questions"]], ""), html, tbl)
 
     def nodes_part(view, metric, sid, val, fmt):
@@ -80,8 +91,11 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery) -> None:
         tbl, note = view.memo(("qa_nodes_table", metric, sid, val), [metric], rest)
         return figure, tbl, note
 
-    def redraw(sid, node_v, ma, mb, current, file_name, val, fmt, request: gr.Request, follow: bool = False):
-        if sid in (None, ""):
+    is_open = gr.State(False)          # per session: whether the tab is open in that page
+
+    def redraw(sid, node_v, ma, mb, current, file_name, val, fmt, open_, request: gr.Request,
+               follow: bool = False):
+        if sid in (None, "") or not open_:
             return tuple(gr.skip() for _ in everything)
         view = page.view(request)
         metrics, metric = qa.qa_metric_choice(view, [ma, mb], current, follow=follow)
@@ -92,34 +106,50 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery) -> None:
         val = qa.default_value(view, metric, val if metric == current else None) if metric else "correct"
         values = qa.value_choices(view, metric)
         return (dropdown(metrics, metric), dropdown(images, file_name),
-                gr.Radio(choices=values, value=val), *image_part(view, metric, sid, file_name),
+                gr.update(choices=values, value=val), *image_part(view, metric, sid, file_name),
                 *nodes_part(view, metric, sid, val, fmt))
 
-    inputs = [seg, node, metric_a, metric_b, qa_metric, image, value, page.fmt]
+    inputs = [seg, node, metric_a, metric_b, qa_metric, image, value, page.fmt, is_open]
     page.refresh["questions"] = Refresh(redraw, inputs, everything)
-    for ev in (seg.change, node.change, qa_metric.input):
-        page.on(ev, redraw, inputs, everything)
+    # Off the queue: while the tab is closed (most of the time) these calls only answer "skip", and a
+    # queued call costs three times the overhead of one on its own request and waits behind the SEG
+    # view; while it is open they are memoised views like the SEG's (the view gate bounds them too).
+    light = dict(queue=False)
+    for ev in (seg.change, node.change):
+        page.on(ev, redraw, inputs, everything, **light)
+    page.on(qa_metric.input, redraw, inputs, everything)
 
-    def metrics_changed(sid, node_v, ma, mb, current, file_name, val, fmt, request: gr.Request):
+    def metrics_changed(sid, node_v, ma, mb, current, file_name, val, fmt, open_, request: gr.Request):
         # the explorer's metrics were changed: show the first of them that has questions
-        return redraw(sid, node_v, ma, mb, current, file_name, val, fmt, request, follow=True)
+        return redraw(sid, node_v, ma, mb, current, file_name, val, fmt, open_, request, follow=True)
 
     for ev in (metric_a.change, metric_b.change):
-        page.on(ev, metrics_changed, inputs, everything)
+        page.on(ev, metrics_changed, inputs, everything, **light)
+
+    def opened(sid, node_v, ma, mb, current, file_name, val, fmt, open_, request: gr.Request):
+        # the explorer's metrics may have changed while the tab was closed: follow them as on a change
+        return (True, *redraw(sid, node_v, ma, mb, current, file_name, val, fmt, True, request, follow=True))
+
+    page.on(tab.select, opened, inputs, [is_open, *everything])
+    for other in sibling_tabs:
+        page.on(other.select, closed, None, is_open, queue=False, show_progress="hidden")
 
     def image_chosen(sid, metric, file_name, request: gr.Request):
         return image_part(page.view(request), metric, sid, file_name)
 
     page.on(image.input, image_chosen, [seg, qa_metric, image], image_out)
 
-    def gallery_clicked(sid, node_v, metric, evt: gr.SelectData, request: gr.Request):
+    def gallery_clicked(sid, node_v, metric, open_, evt: gr.SelectData, request: gr.Request):
         view = page.view(request)
         file_name = qa.image_from_gallery(view, sid, node_v, evt.index)
         if file_name is None:
             return tuple(gr.skip() for _ in [image, *image_out])
-        return (dropdown(qa.node_images(view, sid, node_v), file_name), *image_part(view, metric, sid, file_name))
+        picked = dropdown(qa.node_images(view, sid, node_v), file_name)
+        if not open_:                 # remembered for when the tab opens
+            return (picked, *(gr.skip() for _ in image_out))
+        return (picked, *image_part(view, metric, sid, file_name))
 
-    page.on(gallery.select, gallery_clicked, [seg, node, qa_metric], [image, *image_out])
+    page.on(gallery.select, gallery_clicked, [seg, node, qa_metric, is_open], [image, *image_out])
 
     def question_chosen(sid, metric, file_name, q, request: gr.Request):
         return qa.boxes_html(page.view(request), metric, sid, file_name, q)
@@ -132,7 +162,7 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery) -> None:
         q = qa.question_from_row(tbl, evt.index[0])
         if src is None or src.family != "fineeval" or q is None:
             return gr.skip(), gr.skip()
-        return gr.Dropdown(value=str(q)), qa.boxes_html(view, metric, sid, file_name, q)
+        return gr.update(value=str(q)), qa.boxes_html(view, metric, sid, file_name, q)
 
     page.on(table.select, row_clicked, [seg, qa_metric, image, table], [question, boxes])
 
@@ -146,3 +176,4 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery) -> None:
         return table_csv(view, qa.node_questions(view, metric, sid, val, figure=False)["table"], f"questions-seg{sid}")
 
     page.download(nodes_csv, nodes_csv_file, [seg, qa_metric, value])
+    return tab
