@@ -102,6 +102,21 @@ def _row(pg, table_id, i=0):
     return pg.locator(f"#{table_id} .virtual-row[data-index='{i}']")
 
 
+def _text(loc) -> str:
+    return " ".join(loc.inner_text().split())
+
+
+def _wait_text(loc, ok, timeout: float = 30.0) -> str:
+    """The element's text (whitespace normalised) once ``ok(text)`` holds; fails after ``timeout`` s."""
+    t0 = time.monotonic()
+    while True:
+        text = _text(loc)
+        if ok(text):
+            return text
+        assert time.monotonic() - t0 < timeout, f"text never matched: {text[:300]}"
+        time.sleep(0.2)
+
+
 def _first_row(pg, table_id) -> str:
     return _row(pg, table_id).inner_text()
 
@@ -153,6 +168,24 @@ def test_user_path(page, server):
     expect(pg.locator("#walk-plot-a")).to_contain_text("▶ walk")
     pg.locator("#seg-graph").scroll_into_view_if_needed()
     _shot(pg, "03-seg-walk")
+
+    # 4b. the Nodes tab is drawn when opened, follows the SEG while open, and again after being closed
+    pg.get_by_role("tab", name="Nodes (separation)").click()
+    expect(pg.locator("#cdf-plot-a")).to_contain_text("node score CDFs", timeout=30_000)
+    ks = pg.locator("#ks-table")
+    expect(ks).to_contain_text("0 – 1a")
+    seg2_ks = _text(ks)
+    pg.locator("#seg-search input, #seg-search textarea").first.fill("red apple")
+    expect(pg.locator("#seg-header")).to_contain_text("SEG 0", timeout=30_000)
+    seg0_ks = _wait_text(ks, lambda t: t != seg2_ks)      # NoisyScore's KS values are each SEG's own
+    pg.get_by_role("tab", name="Walks (ordering)").click()
+    pg.locator("#seg-search input, #seg-search textarea").first.fill("yellow taxi")
+    expect(pg.locator("#seg-header")).to_contain_text("SEG 2", timeout=30_000)
+    pg.get_by_role("tab", name="Nodes (separation)").click()
+    _wait_text(ks, lambda t: t == seg2_ks)
+    assert seg0_ks != seg2_ks and "0 – 1a" in seg0_ks
+    _shot(pg, "03b-seg-nodes")
+    pg.get_by_role("tab", name="Walks (ordering)").click()
 
     # 5. live scoring of the current SEG, then an uploaded image scored against it
     pg.get_by_role("tab", name="Live scoring").click()
