@@ -235,3 +235,28 @@ def test_model_cache_keeps_a_few(tmp_path, monkeypatch):
     assert engine.get_metric(specs[0]) is not first          # dropped, loaded again
     assert len(engine.cached_metrics()) == 2
     assert np.isclose(engine.get_metric(specs[2]).lookup("a.jpg"), 2.0)
+
+
+def test_probes_of_absent_packages_answer_at_once(monkeypatch):
+    """Gradio imports matplotlib, polars and bokeh on every event call; when they are not installed the
+    app makes those imports fail at once, as they would after a search, and leaves installed ones alone."""
+    import importlib.util
+    import sys
+
+    from ts2viz.ui import skip_probes_of_absent_packages
+
+    absent = "ts2viz_no_such_package_xyz"
+    monkeypatch.delitem(sys.modules, absent, raising=False)
+    installed = "this"                                   # in the standard library, never imported by ts2viz
+    assert installed not in sys.modules and importlib.util.find_spec(absent) is None
+    marked = skip_probes_of_absent_packages([absent, installed])
+    try:
+        assert marked == [absent]
+        assert importlib.util.find_spec(absent) is None
+        with pytest.raises(ImportError):
+            __import__(absent)
+        assert installed not in sys.modules and importlib.util.find_spec(installed) is not None
+        # the marks of the first call are kept; a second call marks nothing new
+        assert skip_probes_of_absent_packages([absent]) == []
+    finally:
+        sys.modules.pop(absent, None)
