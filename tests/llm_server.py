@@ -9,6 +9,7 @@ import json
 import re
 import threading
 from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 # prompt -> (coverage reply, QA reply, FineEval decomposition reply)
@@ -51,42 +52,58 @@ def _prompt_of(user: str) -> str:
     return m.group(1).strip() if m else ""
 
 
-class _Handler(BaseHTTPRequestHandler):
-    requests: list = []
+def _handler(answer: Callable[[dict, Any], str]) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            text = answer(body, self.headers)
+            reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
 
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append(body)
-        system, user = body["messages"][0]["content"], body["messages"][1]["content"]
-        canned = CANNED.get(_prompt_of(user))
-        if canned is None:
-            text = "I cannot help with that."
-        elif "visually groundable" in system:
-            text = canned[0]
-        elif "About {N}[phrase] (type)" in system:
-            text = canned[1]
-        else:
-            text = canned[2]
-        reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+        def log_message(self, *a):
+            pass
 
-    def log_message(self, *a):
-        pass
+    return Handler
+
+
+@contextmanager
+def serving_chat(answer: Callable[[dict, Any], str]) -> Iterator[str]:
+    """The base URL (``.../v1``) of an OpenAI-compatible chat endpoint on a free loopback port whose
+    reply to a request is ``answer(request body, request headers)``."""
+    srv = HTTPServer(("127.0.0.1", 0), _handler(answer))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def canned_answer(body: dict, headers=None) -> str:
+    """The canned reply to a Gecko or T2I-FineEval request, by the stage its system prompt names."""
+    system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+    canned = CANNED.get(_prompt_of(user))
+    if canned is None:
+        return "I cannot help with that."
+    if "visually groundable" in system:
+        return canned[0]
+    if "About {N}[phrase] (type)" in system:
+        return canned[1]
+    return canned[2]
 
 
 @contextmanager
 def chat_server():
     """``(base URL, list of received request bodies)`` of a running canned-reply chat endpoint."""
-    _Handler.requests = []
-    srv = HTTPServer(("127.0.0.1", 0), _Handler)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}/v1", _Handler.requests
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    requests: list = []
+
+    def answer(body, headers):
+        requests.append(body)
+        return canned_answer(body)
+
+    with serving_chat(answer) as url:
+        yield url, requests

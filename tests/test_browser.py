@@ -8,29 +8,16 @@ to ``tests/artifacts/``.
 """
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parents[1]
-ART = ROOT / "tests" / "artifacts"
+from app_server import ART, CHROMIUM, browser_page, running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                  reason="Debian's chromium is not installed at /usr/bin/chromium "
                                         "(apt-get install chromium; .ci/run does this)")]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -41,55 +28,17 @@ def server(tmp_path_factory):
     d = tmp_path_factory.mktemp("browser")
     write_dataset(d / "ds")
     scores = write_scores(d, d / "ds")
-    port = _free_port()
-    env = {**os.environ, "TS2VIZ_CACHE": str(d / "cache"), "GRADIO_ANALYTICS_ENABLED": "False",
-           "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    env.pop("GRADIO_SERVER_NAME", None)
-    env.pop("GRADIO_SERVER_PORT", None)
-    log = open(d / "app.log", "w")
-    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--data", str(d / "ds"), "--scores", str(scores),
-                             "--lower-is-better", "ErrCount", "--host", "127.0.0.1", "--port", str(port)],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    spec = f"clipscore:{tiny('clip')}"
-    t0 = time.time()
-    while time.time() - t0 < 90:
-        if proc.poll() is not None:
-            raise RuntimeError("app exited:\n" + (d / "app.log").read_text())
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        raise RuntimeError("app did not start in 90 s:\n" + (d / "app.log").read_text())
-    yield {"url": f"http://127.0.0.1:{port}/", "spec": spec, "dir": d}
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with running_app(["--data", str(d / "ds"), "--scores", str(scores), "--lower-is-better", "ErrCount",
+                      "--host", "127.0.0.1"], d) as (url, _):
+        yield {"url": url + "/", "spec": f"clipscore:{tiny('clip')}", "dir": d}
 
 
 @pytest.fixture(scope="module")
 def page(server):
-    from playwright.sync_api import sync_playwright
-
-    ART.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
-        pg = browser.new_page(viewport={"width": 1500, "height": 1000})
-        pg.set_default_timeout(60_000)  # generous: a loaded 2-core machine renders slowly
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
+    with browser_page() as pg:
         pg.goto(server["url"])
         pg.wait_for_selector("#leaderboard .virtual-row")
-        pg.page_errors = errors
         yield pg
-        browser.close()
 
 
 def _shot(pg, name, full=True):

@@ -16,16 +16,12 @@ Screenshots go to ``tests/artifacts/newcomer-*.png``.
 """
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from test_browser import ART, CHROMIUM, ROOT
+from app_server import ART, CHROMIUM, launch_chromium, running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -35,12 +31,6 @@ WIDTHS = {"desktop": 1500, "phone": 390}
 #: node 0 has one image (like most of TS2's node 0s)
 NODES = [("0", 1), ("1a", 3), ("1b", 2), ("2a", 2), ("2b", 2), ("3a", 2)]
 TABS = ("Leaderboard", "SEG explorer", "Correlations", "Live scoring")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def csv_files(folder: Path) -> list[Path]:
@@ -56,35 +46,9 @@ def server(tmp_path_factory):
     write_dataset(d / "ds", nodes=NODES, big_image=False)
     scores = write_scores(d, d / "ds")
     scores = scores.rename(d / "ds" / "scores.csv")      # inside ds/: not counted as a file the app wrote
-    port = free_port()
-    env = {**os.environ, "TS2VIZ_CACHE": str(d / "cache"), "GRADIO_TEMP_DIR": str(d / "gradio"),
-           "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    env.pop("GRADIO_SERVER_NAME", None)
-    env.pop("GRADIO_SERVER_PORT", None)
-    log_path = d / "app.log"
-    log = open(log_path, "w")
-    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--data", str(d / "ds"), "--scores", str(scores),
-                             "--lower-is-better", "ErrCount", "--host", "127.0.0.1", "--port", str(port)],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    t0 = time.time()
-    while time.time() - t0 < 90:
-        if proc.poll() is not None:
-            raise RuntimeError("app exited:\n" + log_path.read_text())
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        raise RuntimeError("app did not start in 90 s:\n" + log_path.read_text())
-    yield {"url": f"http://127.0.0.1:{port}/", "spec": f"clipscore:{tiny('clip')}", "dir": d, "log": log_path}
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with running_app(["--data", str(d / "ds"), "--scores", str(scores), "--lower-is-better", "ErrCount",
+                      "--host", "127.0.0.1"], d, env={"GRADIO_TEMP_DIR": str(d / "gradio")}) as (url, log_path):
+        yield {"url": url + "/", "spec": f"clipscore:{tiny('clip')}", "dir": d, "log": log_path}
 
 
 @pytest.fixture(scope="module")
@@ -93,9 +57,7 @@ def browser():
 
     ART.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        b = launch_chromium(p)
         yield b
         b.close()
 

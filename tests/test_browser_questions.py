@@ -17,19 +17,15 @@ from __future__ import annotations
 
 import base64
 import io
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from test_browser import ART, CHROMIUM, ROOT, _free_port, _row, _shot
+from app_server import ART, CHROMIUM, browser_page, running_app
+from test_browser import _row, _shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -43,54 +39,9 @@ FINE_PROMPT = "a red cat on the tree"
 
 @contextmanager
 def _app(args: list[str], folder: Path):
-    port = _free_port()
-    env = {**os.environ, "TS2VIZ_CACHE": str(folder / "cache"), "GRADIO_ANALYTICS_ENABLED": "False",
-           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    env.pop("GRADIO_SERVER_NAME", None)
-    env.pop("GRADIO_SERVER_PORT", None)
-    log_path = folder / f"app-{port}.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), *args, "--host", "127.0.0.1",
-                                 "--port", str(port)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            t0 = time.time()
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError("app exited:\n" + log_path.read_text())
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                    break
-                except OSError:
-                    if time.time() - t0 > 120:
-                        raise RuntimeError("app did not start in 120 s:\n" + log_path.read_text()) from None
-                    time.sleep(0.3)
-            yield f"http://127.0.0.1:{port}/", log_path
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-
-
-@contextmanager
-def _browser():
-    from playwright.sync_api import sync_playwright
-
-    ART.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
-        try:
-            pg = browser.new_page(viewport={"width": 1500, "height": 1000})
-            pg.set_default_timeout(60_000)
-            errors: list[str] = []
-            pg.on("pageerror", lambda e: errors.append(str(e)))
-            pg.page_errors = errors
-            yield pg
-        finally:
-            browser.close()
+    with running_app([*args, "--host", "127.0.0.1"], folder, env={"TRANSFORMERS_OFFLINE": "1"},
+                     timeout=120) as (url, log_path):
+        yield url + "/", log_path
 
 
 def _pick(pg, elem_id: str, option: str) -> None:
@@ -123,7 +74,7 @@ def test_bundled_questions_and_dsg_accumulation(tmp_path):
     from ts2viz.qa_records import bundled_qa_records, with_counted
     from ts2viz.qa_views import rank_segs_by_questions
 
-    with _app([], tmp_path) as (url, log), _browser() as pg:
+    with _app([], tmp_path) as (url, log), browser_page() as pg:
         pg.goto(url)
         pg.wait_for_selector("#leaderboard .virtual-row")
         expect(pg.locator("#dsg-accumulation")).to_contain_text("mean (web leaderboard)")
@@ -247,7 +198,7 @@ def test_live_questions_tifa_and_fineeval_boxes(tmp_path, monkeypatch):
     monkeypatch.setenv("TS2VIZ_CACHE", str(tmp_path / "cache"))  # the LLM replies of the metric loaded here
     with chat_server() as (llm_url, _), \
             _app(["--data", str(ds_dir), "--scores", str(tmp_path / "scores.csv")], tmp_path) as (url, log), \
-            _browser() as pg:
+            browser_page() as pg:
         tifa = f"tifa:{tiny('blip')}?mapper=lexical&max_new_tokens=4"
         fine = f"fineeval:{tiny('blip')}?generator={llm_url}&detector={tiny('rtdetr')}&confidence=0.3&max_boxes=4"
         pg.goto(url)

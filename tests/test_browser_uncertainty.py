@@ -8,17 +8,13 @@ needed) and drives Debian's Chromium with Playwright. The numbers the page shows
 """
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from test_browser import ART, CHROMIUM, ROOT, _free_port, _row, _shot
+from app_server import CHROMIUM, browser_page, running_app
+from test_browser import _row, _shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -43,54 +39,16 @@ def expected():
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     d = tmp_path_factory.mktemp("browser-ci")
-    port = _free_port()
-    env = {**os.environ, "TS2VIZ_CACHE": str(d / "cache"), "GRADIO_ANALYTICS_ENABLED": "False",
-           "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    env.pop("GRADIO_SERVER_NAME", None)
-    env.pop("GRADIO_SERVER_PORT", None)
-    env.pop("TS2VIZ_DATA", None)
-    log = open(d / "app.log", "w")
-    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port)],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    t0 = time.time()
-    while time.time() - t0 < 120:
-        if proc.poll() is not None:
-            raise RuntimeError("app exited:\n" + (d / "app.log").read_text())
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        raise RuntimeError("app did not start in 120 s:\n" + (d / "app.log").read_text())
-    yield {"url": f"http://127.0.0.1:{port}/", "dir": d}
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with running_app(["--host", "127.0.0.1"], d, drop_env=["TS2VIZ_DATA"], timeout=120) as (url, _):
+        yield {"url": url + "/", "dir": d}
 
 
 @pytest.fixture(scope="module")
 def page(server):
-    from playwright.sync_api import sync_playwright
-
-    ART.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
-        pg = browser.new_page(viewport={"width": 1500, "height": 1000})
-        pg.set_default_timeout(60_000)
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
+    with browser_page() as pg:
         pg.goto(server["url"])
         pg.wait_for_selector("#leaderboard .virtual-row")
-        pg.page_errors = errors
         yield pg
-        browser.close()
 
 
 def _traces(pg, elem_id: str) -> list[dict]:

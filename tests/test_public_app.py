@@ -9,27 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from app_server import ROOT, running_app
 from gradio_http import AppConfig, Session
 
-ROOT = Path(__file__).resolve().parents[1]
-
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -41,37 +29,10 @@ def server(tmp_path_factory):
     write_dataset(d / "ds", big_image=False)
     scores = write_scores(d, d / "ds")
     spec = f"clipscore:{tiny('clip')}"
-    port = _free_port()
-    env = {**os.environ, "TS2VIZ_CACHE": str(d / "cache"), "GRADIO_TEMP_DIR": str(d / "gradio"),
-           "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
-           "TS2VIZ_METRICS": spec}
-    for k in ("GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT", "SPACE_ID", "TS2VIZ_METRICS_FILE"):
-        env.pop(k, None)
-    log = open(d / "app.log", "w")
-    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--public", "--data", str(d / "ds"),
-                             "--scores", str(scores), "--lower-is-better", "ErrCount", "--port", str(port)],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    t0 = time.time()
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError("app exited:\n" + (d / "app.log").read_text())
-        try:
-            if httpx.get(url + "/config", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if time.time() - t0 > 120:
-            proc.kill()
-            raise RuntimeError("app did not start in 120 s:\n" + (d / "app.log").read_text())
-        time.sleep(0.3)
-    yield {"url": url, "spec": spec, "dir": d, "scores": scores, "log": d / "app.log"}
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with running_app(["--public", "--data", str(d / "ds"), "--scores", str(scores), "--lower-is-better", "ErrCount"],
+                     d, env={"GRADIO_TEMP_DIR": str(d / "gradio"), "TS2VIZ_METRICS": spec},
+                     drop_env=["SPACE_ID", "TS2VIZ_METRICS_FILE"], timeout=120) as (url, log_path):
+        yield {"url": url, "spec": spec, "dir": d, "scores": scores, "log": log_path}
 
 
 def run(coro):

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import csv
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
 import pytest
 
+from llm_server import serving_chat
 from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.cli import main
@@ -57,39 +56,27 @@ def stage_of(system: str) -> str:
     return "unknown"
 
 
-class _StageChatAPI(BaseHTTPRequestHandler):
-    """An OpenAI-compatible endpoint answering each generation stage with a canned reply."""
+class _StageChatAPI:
+    """What the chat endpoint of :func:`chat_api` answers each generation stage (``replies``), and the
+    requests it received (``calls``: stage, user message, Authorization header, model)."""
 
     calls: list = []
     replies: dict = {}
 
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+    @classmethod
+    def answer(cls, body: dict, headers) -> str:
         system, user = body["messages"][0]["content"], body["messages"][1]["content"]
         stage = stage_of(system)
-        type(self).calls.append((stage, user, self.headers.get("Authorization"), body["model"]))
-        content = type(self).replies.get(stage, "I cannot help with that.")
-        reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *a):
-        pass
+        cls.calls.append((stage, user, headers.get("Authorization"), body["model"]))
+        return cls.replies.get(stage, "I cannot help with that.")
 
 
 @pytest.fixture()
 def chat_api():
     _StageChatAPI.calls = []
     _StageChatAPI.replies = {**REPLIES, "tifa": TIFA_REPLY}
-    srv = HTTPServer(("127.0.0.1", 0), _StageChatAPI)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
-    srv.shutdown()
-    srv.server_close()
+    with serving_chat(_StageChatAPI.answer) as url:
+        yield url
 
 
 def test_dsg_three_stages_in_order_and_cached_on_disk(chat_api, tmp_path):
