@@ -38,6 +38,15 @@ def default_metrics(app) -> tuple[str | None, str | None]:
     return a, b
 
 
+#: ids of the explorer's lower tabs (and values of its open-tab state)
+WALKS_TAB, NODES_TAB = "walks", "nodes"
+
+
+def walks_opened() -> str:
+    """The open-tab state once the Walks tab is selected (it needs no drawing: it is kept up to date)."""
+    return WALKS_TAB
+
+
 def build(page: Page) -> None:
     app = page.app
     m_a, m_b = default_metrics(app)
@@ -70,8 +79,11 @@ def build(page: Page) -> None:
                 # sized by assets/app.css: images of a readable size with their captions, however many
                 gal = gr.Gallery(label="Node images", show_label=False, columns=6, height="auto",
                                  object_fit="contain", elem_id="node-gallery", allow_preview=True, preview=False)
+                # per session: the tab open below; the Nodes and Questions tabs are drawn only while
+                # open (most visits stay on the walks, and every output of a view costs Gradio work)
+                open_tab = gr.State(WALKS_TAB)
                 with gr.Tabs():
-                    with gr.Tab("Walks (ordering)") as walks_tab:
+                    with gr.Tab("Walks (ordering)", id=WALKS_TAB) as walks_tab:
                         with gr.Row():
                             walk_a = gr.Plot(elem_id="walk-plot-a", show_label=False)
                             walk_b = gr.Plot(elem_id="walk-plot-b", show_label=False)
@@ -79,7 +91,7 @@ def build(page: Page) -> None:
                                                 label="Walks, worst ord first, values x100 · click a row to "
                                                       "highlight")
                         walks_csv = gr.Button("Download CSV", size="sm", elem_id="walks-csv")
-                    with gr.Tab("Nodes (separation)") as nodes_tab:
+                    with gr.Tab("Nodes (separation)", id=NODES_TAB) as nodes_tab:
                         with gr.Row():
                             cdf_a = gr.Plot(elem_id="cdf-plot-a", show_label=False)
                             cdf_b = gr.Plot(elem_id="cdf-plot-b", show_label=False)
@@ -89,12 +101,8 @@ def build(page: Page) -> None:
                                                    "higher); at = where it is attained, Δmean = mean gap "
                                                    "(scores)")
                         ks_csv = gr.Button("Download CSV", size="sm", elem_id="ks-csv")
-                    questions_tab = questions.build(page, seg=seg_dd, node=node_dd, metric_a=metric_a,
-                                                    metric_b=metric_b, gallery=gal,
-                                                    sibling_tabs=[walks_tab, nodes_tab])
-                # per session: whether the Nodes tab is open; its figures are drawn only then (most
-                # visits stay on the walks, and every output of a view costs Gradio work per call)
-                nodes_open = gr.State(False)
+                    questions.build(page, seg=seg_dd, node=node_dd, metric_a=metric_a, metric_b=metric_b,
+                                    gallery=gal, open_tab=open_tab)
     page.seg, page.search = seg_dd, search
     page.metric_pickers += [metric_a, metric_b]
 
@@ -107,36 +115,33 @@ def build(page: Page) -> None:
         ks = view.memo(("ks_table_value", sid, ma, mb), [ma, mb], lambda: table_value(v["ks_table"]))
         return v["cdf_a"], v["cdf_b"], ks
 
-    def show_seg(mode, sid, ma, mb, fmt, nodes_shown, request: gr.Request):
+    def show_seg(mode, sid, ma, mb, fmt, shown, request: gr.Request, *, node_choices: bool = True):
         if sid in (None, ""):
             return tuple(gr.skip() for _ in seg_out)
         view = page.view(request)
         v = cb.seg_view(view, mode, sid, ma, mb, plot=plot_cached(view, fmt), nodes=False)
         walks = view.memo(("walk_table_value", mode, sid, ma, mb), [ma, mb], lambda: table_value(v["walk_table"]))
-        nodes_part = separation(view, sid, ma, mb, fmt) if nodes_shown else (gr.skip(),) * 3
-        return (v["header"], v["graph"], dropdown(v["nodes"], v["node"]), v["node_title"], v["gallery"],
+        nodes_part = separation(view, sid, ma, mb, fmt) if shown == NODES_TAB else (gr.skip(),) * 3
+        node = dropdown(v["nodes"], v["node"]) if node_choices else gr.update(value=v["node"])
+        return (v["header"], v["graph"], node, v["node_title"], v["gallery"],
                 dropdown(v["walk_choices"], v["walk"]), v["walk_fig_a"], v["walk_fig_b"], walks, *nodes_part)
 
-    seg_in = [page.mode, seg_dd, metric_a, metric_b, page.fmt, nodes_open]
+    seg_in = [page.mode, seg_dd, metric_a, metric_b, page.fmt, open_tab]
     page.refresh["seg"] = Refresh(show_seg, seg_in, seg_out)
     page.on(seg_dd.change, show_seg, seg_in, seg_out)
 
     def nodes_opened(sid, ma, mb, fmt, request: gr.Request):
         if sid in (None, ""):
-            return True, gr.skip(), gr.skip(), gr.skip()
-        return (True, *separation(page.view(request), sid, ma, mb, fmt))
+            return NODES_TAB, gr.skip(), gr.skip(), gr.skip()
+        return (NODES_TAB, *separation(page.view(request), sid, ma, mb, fmt))
 
-    page.on(nodes_tab.select, nodes_opened, [seg_dd, metric_a, metric_b, page.fmt], [nodes_open, cdf_a, cdf_b, ks_tb])
-    for other in (walks_tab, questions_tab):
-        page.on(other.select, questions.closed, None, nodes_open, queue=False, show_progress="hidden")
+    page.on(nodes_tab.select, nodes_opened, [seg_dd, metric_a, metric_b, page.fmt], [open_tab, cdf_a, cdf_b, ks_tb])
+    page.on(walks_tab.select, walks_opened, None, open_tab, queue=False, show_progress="hidden")
 
-    def metric_chosen(mode, sid, ma, mb, fmt, nodes_shown, request: gr.Request):
+    def metric_chosen(mode, sid, ma, mb, fmt, shown, request: gr.Request):
         # the same SEG: its node list stays, only the node is reset (an update of a dropdown's choices
         # costs Gradio a new component and its config; a value alone does not)
-        out = list(show_seg(mode, sid, ma, mb, fmt, nodes_shown, request))
-        if isinstance(out[2], dict) and "value" in out[2]:
-            out[2] = gr.update(value=out[2]["value"])
-        return tuple(out)
+        return show_seg(mode, sid, ma, mb, fmt, shown, request, node_choices=False)
 
     for ev in (metric_a.input, metric_b.input):
         page.on(ev, metric_chosen, seg_in, seg_out)

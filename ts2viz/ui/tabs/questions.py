@@ -21,20 +21,19 @@ NO_QA = ("_No loaded metric has per-question details. Load the bundled TS2 score
          "or score a `tifa:`, `dsg:`, `gecko:` or `fineeval:` metric in the Live scoring tab._")
 
 
-def closed() -> bool:
-    """A lazily drawn tab's state after another tab was selected: closed."""
-    return False
+#: the tab's id, and the value of the explorer's open-tab state while it is open
+TAB_ID = "questions"
 
 
-def build(page: Page, *, seg, node, metric_a, metric_b, gallery, sibling_tabs=()) -> gr.Tab:
-    """The tab (call inside the explorer's ``gr.Tabs``) and its events; returns the tab.
+def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab) -> None:
+    """The tab (call inside the explorer's ``gr.Tabs``) and its events.
 
-    Its views are computed only while the tab is open in the visitor's page (``sibling_tabs``: the other
-    tabs of the same ``gr.Tabs``, whose selection closes it): a SEG or metric change costs nothing here
-    otherwise, and opening the tab draws the current SEG. Question views are the costliest part of a
-    SEG view (the questions x nodes heatmap), and most visits never open them.
+    ``open_tab``: the explorer's per-session ``gr.State`` naming its open tab. The question views are
+    computed only while this tab is open: a SEG or metric change costs nothing here otherwise, and
+    opening the tab draws the current SEG. Question views are the costliest part of a SEG view (the
+    questions x nodes heatmap), and most visits never open them.
     """
-    with gr.Tab("Questions", id="questions", elem_id="tab-questions") as tab:
+    with gr.Tab("Questions", id=TAB_ID, elem_id="tab-questions") as tab:
         gr.Markdown(f"<small>{INTRO}</small>")
         with gr.Row(equal_height=True):
             qa_metric = gr.Dropdown([], label="Question metric ('Metric' or 'Compare with' when they are one)",
@@ -91,11 +90,9 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, sibling_tabs=()
         tbl, note = view.memo(("qa_nodes_table", metric, sid, val), [metric], rest)
         return figure, tbl, note
 
-    is_open = gr.State(False)          # per session: whether the tab is open in that page
-
-    def redraw(sid, node_v, ma, mb, current, file_name, val, fmt, open_, request: gr.Request,
+    def redraw(sid, node_v, ma, mb, current, file_name, val, fmt, shown, request: gr.Request,
                follow: bool = False):
-        if sid in (None, "") or not open_:
+        if sid in (None, "") or shown != TAB_ID:
             return tuple(gr.skip() for _ in everything)
         view = page.view(request)
         metrics, metric = qa.qa_metric_choice(view, [ma, mb], current, follow=follow)
@@ -109,7 +106,7 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, sibling_tabs=()
                 gr.update(choices=values, value=val), *image_part(view, metric, sid, file_name),
                 *nodes_part(view, metric, sid, val, fmt))
 
-    inputs = [seg, node, metric_a, metric_b, qa_metric, image, value, page.fmt, is_open]
+    inputs = [seg, node, metric_a, metric_b, qa_metric, image, value, page.fmt, open_tab]
     page.refresh["questions"] = Refresh(redraw, inputs, everything)
     # Off the queue: while the tab is closed (most of the time) these calls only answer "skip", and a
     # queued call costs three times the overhead of one on its own request and waits behind the SEG
@@ -119,37 +116,35 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, sibling_tabs=()
         page.on(ev, redraw, inputs, everything, **light)
     page.on(qa_metric.input, redraw, inputs, everything)
 
-    def metrics_changed(sid, node_v, ma, mb, current, file_name, val, fmt, open_, request: gr.Request):
+    def metrics_changed(sid, node_v, ma, mb, current, file_name, val, fmt, shown, request: gr.Request):
         # the explorer's metrics were changed: show the first of them that has questions
-        return redraw(sid, node_v, ma, mb, current, file_name, val, fmt, open_, request, follow=True)
+        return redraw(sid, node_v, ma, mb, current, file_name, val, fmt, shown, request, follow=True)
 
     for ev in (metric_a.change, metric_b.change):
         page.on(ev, metrics_changed, inputs, everything, **light)
 
-    def opened(sid, node_v, ma, mb, current, file_name, val, fmt, open_, request: gr.Request):
+    def opened(sid, node_v, ma, mb, current, file_name, val, fmt, shown, request: gr.Request):
         # the explorer's metrics may have changed while the tab was closed: follow them as on a change
-        return (True, *redraw(sid, node_v, ma, mb, current, file_name, val, fmt, True, request, follow=True))
+        return (TAB_ID, *redraw(sid, node_v, ma, mb, current, file_name, val, fmt, TAB_ID, request, follow=True))
 
-    page.on(tab.select, opened, inputs, [is_open, *everything])
-    for other in sibling_tabs:
-        page.on(other.select, closed, None, is_open, queue=False, show_progress="hidden")
+    page.on(tab.select, opened, inputs, [open_tab, *everything])
 
     def image_chosen(sid, metric, file_name, request: gr.Request):
         return image_part(page.view(request), metric, sid, file_name)
 
     page.on(image.input, image_chosen, [seg, qa_metric, image], image_out)
 
-    def gallery_clicked(sid, node_v, metric, open_, evt: gr.SelectData, request: gr.Request):
+    def gallery_clicked(sid, node_v, metric, shown, evt: gr.SelectData, request: gr.Request):
         view = page.view(request)
         file_name = qa.image_from_gallery(view, sid, node_v, evt.index)
         if file_name is None:
             return tuple(gr.skip() for _ in [image, *image_out])
         picked = dropdown(qa.node_images(view, sid, node_v), file_name)
-        if not open_:                 # remembered for when the tab opens
+        if shown != TAB_ID:           # remembered for when the tab opens
             return (picked, *(gr.skip() for _ in image_out))
         return (picked, *image_part(view, metric, sid, file_name))
 
-    page.on(gallery.select, gallery_clicked, [seg, node, qa_metric, is_open], [image, *image_out])
+    page.on(gallery.select, gallery_clicked, [seg, node, qa_metric, open_tab], [image, *image_out])
 
     def question_chosen(sid, metric, file_name, q, request: gr.Request):
         return qa.boxes_html(page.view(request), metric, sid, file_name, q)
@@ -176,4 +171,3 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, sibling_tabs=()
         return table_csv(view, qa.node_questions(view, metric, sid, val, figure=False)["table"], f"questions-seg{sid}")
 
     page.download(nodes_csv, nodes_csv_file, [seg, qa_metric, value])
-    return tab
