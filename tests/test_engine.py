@@ -64,7 +64,7 @@ def test_dataset_to_leaderboard_and_cache_reuse(dataset_dir, tmp_path):
     calls.clear()
     sc2 = engine.score_dataset(ds, [metric], batch_size=4, cache_dir=tmp_path / "cache")
     assert calls == []
-    np.testing.assert_array_equal(sc2.values, sc.values)
+    np.testing.assert_array_equal(sc2.values, sc.values)     # exact: a cache round trip of float64
     # The app's live scoring shares the cache: no model call for cached images either.
     live = engine.score_images(metric, paths[:3], [ds.row(fn).prompt for fn in sc.file_names[:3]],
                                cache_dir=tmp_path / "cache")
@@ -206,6 +206,6 @@ def test_score_images_with_pil_and_no_cache(tmp_path):
     b = engine.score_images(spec, ims, ["a red cat", "a blue dog"], device="cpu", cache_dir=tmp_path)
     c = engine.score_images(spec, ims, ["a red cat", "a blue dog"], device="cpu", cache_dir=tmp_path)
     np.testing.assert_allclose(a, b, atol=1e-6)
-    np.testing.assert_array_equal(b, c)
+    np.testing.assert_array_equal(b, c)     # exact: c is b read back from the cache
     with pytest.raises(InputError):
         engine.score_images(spec, ims, ["only one prompt"])

@@ -95,6 +95,16 @@ def data(tmp_path_factory):
     return ds, spec, ref
 
 
+def assert_same_scores(got, want) -> None:
+    """Scores of the same images by the same model in another process: NaN in the same places and
+    equal to 1e-9 relative; the tolerance is far below the gap between any two images' scores."""
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    finite = np.sort(want[~np.isnan(want)])
+    assert np.diff(finite).min() > 1e-6      # a swapped image would not pass unnoticed
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=0)
+
+
 USER_METRIC = """
 import numpy as np
 def mean_red(images, prompts):
@@ -123,6 +133,7 @@ def test_errors_and_a_user_metric_without_cache(cluster, data, tmp_path):
     seen = []
     with pytest.warns(UserWarning, match="2 image"):
         got = engine.score_dataset(ds, [user], use_cache=False, ray=True, progress=lambda *a: seen.append(a))
+    # exact: the same numpy code on the same pixels in the same order, in another process
     np.testing.assert_array_equal(got.values, want.values)
     assert {s[0] for s in seen} == {user}
 
@@ -152,8 +163,11 @@ def test_scores_equal_single_process_and_survive_a_killed_actor(cluster, data, t
     assert state["killed"] is not None and state["left"] >= 30  # killed early, most work still to do
     assert state["restarted"] not in (None, state["killed"])  # Ray restarted the actor in a new process
     assert sc.metrics == [spec] and sc.file_names == ref.file_names
-    # Bit-identical: same batches, and a batch's scores do not depend on the process that ran it.
-    np.testing.assert_array_equal(sc.values, ref.values)
+    # Same batches, same numbers: equal to 1e-9 relative, not bit for bit (the actor's torch may run
+    # with another thread count than this process, which can group a matmul's additions differently).
+    # A misplaced, skipped or rescored-on-other-pixels image would be off by far more: no two images'
+    # scores here are within 1e-6 of each other.
+    assert_same_scores(sc.values, ref.values)
     assert np.isnan(sc.values).sum() == 2
     # Hashing, then scoring. The missing file is neither hashed nor sent; it counts as done at once.
     assert seen[0] == ("hashing images", 0, 39) and ("hashing images", 39, 39) in seen
@@ -209,4 +223,4 @@ def test_rerun_after_driver_kill_rescores_only_unfinished(cluster, data, tmp_pat
     assert {k: after[k] for k in kept} == kept
     got = read_scores(out)
     assert got.file_names == ref.file_names
-    np.testing.assert_array_equal(got.column(spec), ref.column(spec))
+    assert_same_scores(got.column(spec), ref.column(spec))

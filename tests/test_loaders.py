@@ -121,7 +121,7 @@ def test_scores_roundtrip_csv_and_parquet(tmp_path):
         write_scores(sc, tmp_path / name)
         back = read_scores(tmp_path / name, dataset=ds)
         assert back.metrics == ["a", "b"] and back.lower_is_better == {"b"}
-        np.testing.assert_array_equal(back.values, sc.values)
+        np.testing.assert_array_equal(back.values, sc.values)     # exact: small integers round-trip
     assert (tmp_path / "s.csv").read_text().startswith("# ts2viz-scores lower_is_better=b")
 
 

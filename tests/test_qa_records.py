@@ -101,7 +101,7 @@ def test_bundled_scores_dsg_setting(released):
             assert np.isclose(gated.column(m), r).mean() > 0.998
             assert np.isclose(mean.column(m), r).mean() < 0.85
             assert (mean.column(m) >= gated.column(m) - 1e-12).all()  # gating only removes questions
-        else:  # untouched columns (DSG-GPT4V has no per-question data)
+        else:  # untouched columns (DSG-GPT4V has no per-question data): passed through, so exact
             np.testing.assert_array_equal(mean.column(m), r)
             np.testing.assert_array_equal(gated.column(m), r)
     with pytest.raises(InputError, match="unknown DSG accumulation"):

@@ -272,6 +272,7 @@ def test_metametrics_disk_cache(tmp_path):
     lb2 = b.mm("spec").leaderboard()
     pd.testing.assert_frame_equal(lb1, lb2)
     assert b.mm("spec").walk_stats(9)[0].seg is b.dataset[9]
+    # exact: b's meta-metrics are a's, read back from the .npz disk cache
     np.testing.assert_array_equal(b.mm("spec").walk_stats(9)[1].ord, a.mm("spec").walk_stats(9)[1].ord)
     # A file of another format version is not trusted: recomputed, same numbers.
     for f in (tmp_path / "metametrics").glob("*.npz"):

@@ -155,12 +155,14 @@ def test_variant_leaderboard_is_the_gated_scores(ts2_app, ts2, gated):
         assert b.loc[m, "ord_avg"] == pytest.approx(ref.loc[m, "ord_avg"])
         assert bm.loc[m, "ord_avg"] == pytest.approx(ref_mean.loc[m, "ord_avg"])
     assert b.loc["DSG-BLIP1", "ord_avg"] != bm.loc["DSG-BLIP1", "ord_avg"]
-    assert b.loc["TIFA-BLIP1", "ord_avg"] == bm.loc["TIFA-BLIP1", "ord_avg"]
-    assert b.loc["DSG-GPT4V", "ord_avg"] == bm.loc["DSG-GPT4V", "ord_avg"]    # no records: released scores
+    # the same scores in both variants: equal but for the grouping of additions in the vectorised
+    # engine (another variant's other columns), far below the 1e-3 a different accumulation moves them
+    assert b.loc["TIFA-BLIP1", "ord_avg"] == pytest.approx(bm.loc["TIFA-BLIP1", "ord_avg"], rel=1e-12)
+    assert b.loc["DSG-GPT4V", "ord_avg"] == pytest.approx(bm.loc["DSG-GPT4V", "ord_avg"], rel=1e-12)  # no records: released scores
     # the explorer follows it too
     g = gated.node_scores(0, "DSG-BLIP1")
     m = ts2.node_scores(0, "DSG-BLIP1")
-    assert any(not np.array_equal(g[k], m[k]) for k in g)
+    assert any(not np.allclose(g[k], m[k], rtol=1e-6) for k in g)    # a real difference, not rounding
 
 
 def test_variants_share_nothing_they_should_not(ts2_app, ts2, gated, tmp_path):

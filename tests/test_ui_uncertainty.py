@@ -216,6 +216,7 @@ def test_significance_marks_exactly_the_holm_significant_pairs(ts2, ref, stat, p
     if fams is None:       # every metric shown: the library's own Holm family
         full = U.pairwise(mm, cell, boot=ref["boot"])
         k = [full.metrics.index(m) for m in pw.metrics]
+        # exact: the app reindexes the library's own Holm-corrected matrix (same numbers, no arithmetic)
         assert np.array_equal(pw.pvalue_holm, full.pvalue_holm[np.ix_(k, k)], equal_nan=True)
 
 
