@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .errors import InputError, warn_input
+from .errors import InputError, Problems, warn_input
 from .paths import bundled_data_dir
 from .seg import SEG, build_seg, edge_problem, label_sort_key, parse_label
 
@@ -243,8 +243,75 @@ def load_folder(folder: str | os.PathLike, name: str | None = None) -> Dataset:
     meta = folder / "metadata.csv"
     if not meta.is_file():
         raise InputError("dataset folder has no metadata.csv", file=folder)
-    edges = _read_edges(folder / "edges.csv") if (folder / "edges.csv").is_file() else None
+    edges = read_edges(folder / "edges.csv") if (folder / "edges.csv").is_file() else None
     return read_metadata(meta, name=name or folder.name, root=folder, edges=edges)
+
+
+@dataclass
+class ValidationReport:
+    """Every problem of a dataset folder (:func:`validate_folder`)."""
+
+    folder: Path
+    errors: list[InputError]
+    warnings: list[str]
+    n_segs: int = 0             # SEGs that loaded without a problem
+    n_images: int = 0           # their image rows
+    missing_images: list[tuple[str, int]] = field(default_factory=list)   # (file_name, metadata row)
+    dropped: int = 0            # errors beyond the report's limit
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def validate_folder(folder: str | os.PathLike, *, check_images: bool = True, limit: int = 1000) -> ValidationReport:
+    """Check a dataset folder with every rule of :func:`load_folder` and report all problems, not only
+    the first: each one line naming the file, the row and what was expected (at most ``limit``).
+
+    A bad row or SEG is set aside and checking goes on, so the report lists each independent problem;
+    a problem that makes the rest of a file unreadable (not UTF-8, a missing column) ends that file's
+    checks. With ``check_images``, image files that do not exist under the folder are listed
+    (not an error: a dataset can be meta-evaluated from scores without its images).
+    """
+    import warnings
+
+    folder = Path(folder)
+    meta = folder / "metadata.csv"
+    problems = Problems(collect=True, limit=limit)
+    report = ValidationReport(folder, problems.errors, [])
+    if not meta.is_file():
+        problems.report("dataset folder has no metadata.csv", file=folder)
+        return report
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        edges = None
+        if (folder / "edges.csv").is_file():
+            try:
+                edges = read_edges(folder / "edges.csv", problems)
+            except InputError as e:      # the file as a whole cannot be read
+                problems.errors.append(e)
+        try:
+            ds = read_metadata(meta, name=folder.name, root=folder, edges=edges, problems=problems)
+        except InputError as e:
+            problems.errors.append(e)
+            ds = None
+    report.warnings = [" ".join(str(w.message).split()) for w in caught]
+    report.dropped = problems.dropped
+    if ds is not None:
+        report.n_segs, report.n_images = len(ds.segs), len(ds.rows)
+        if check_images:
+            rows = _metadata_lines(meta)
+            report.missing_images = [(r.file_name, rows.get(r.file_name, 0)) for r in ds.rows
+                                     if not (folder / r.file_name).is_file()]
+    return report
+
+
+def _metadata_lines(meta: Path) -> dict[str, int]:
+    """file_name -> its line in metadata.csv (for messages about image files)."""
+    out: dict[str, int] = {}
+    for line, rec in csv_records(meta, read_text_utf8(meta), ("file_name",), problems=Problems(collect=True)):
+        out.setdefault(rec["file_name"], line)
+    return out
 
 
 def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
@@ -387,13 +454,15 @@ def read_text_utf8(path: str | os.PathLike) -> str:
 
 
 def csv_records(path: str | os.PathLike, text: str, required: Sequence[str],
-                optional: Sequence[str] = ()) -> Iterator[tuple[int, dict[str, str]]]:
+                optional: Sequence[str] = (), problems: Problems | None = None) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line, record)`` for each data row of CSV ``text``, every row checked against the header.
 
     ``line`` is the 1-based line of the row in the file (the header is line 1). Raises
-    :class:`InputError` for an empty file, a missing required column, a column named twice, and a row
-    with more or fewer fields than the header. Blank lines are skipped. Cells are stripped.
+    :class:`InputError` for an empty file, a missing required column, a column named twice (nothing
+    else can be read then), and reports to ``problems`` (default: raise) a row with more or fewer
+    fields than the header, which is then skipped. Blank lines are skipped. Cells are stripped.
     """
+    problems = Problems() if problems is None else problems
     reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     if not header or not any(h.strip() for h in header):
@@ -415,8 +484,9 @@ def csv_records(path: str | os.PathLike, text: str, required: Sequence[str],
         if not fields or (len(fields) == 1 and not fields[0].strip()):
             continue
         if len(fields) != len(cols):
-            raise InputError(f"{len(fields)} fields, but the header has {len(cols)} ({', '.join(cols)})",
-                             file=path, row=start)
+            problems.report(f"{len(fields)} fields, but the header has {len(cols)} ({', '.join(cols)})",
+                            file=path, row=start)
+            continue
         yield start, {c: fields[seen[c]].strip() for c in keep}
 
 
@@ -428,20 +498,28 @@ class EdgeList:
     by_seg: dict[int, list[tuple[str, str, int]]]
 
 
-def _read_edges(path: Path) -> EdgeList:
+def read_edges(path: Path, problems: Problems | None = None) -> EdgeList:
+    """The rows of an ``edges.csv``, each checked on its own (an integer id; parent and child well-formed
+    labels with the parent at a lower error level). A bad row is reported to ``problems`` (default:
+    raise) and left out."""
+    problems = Problems() if problems is None else problems
     out: dict[int, list[tuple[str, str, int]]] = {}
-    for line, rec in csv_records(path, read_text_utf8(path), ("id", "parent", "child")):
+    for line, rec in csv_records(path, read_text_utf8(path), ("id", "parent", "child"), problems=problems):
         try:
             sid = int(rec["id"])
         except ValueError:
-            raise InputError(f"id {rec['id']!r} is not an integer", file=path, row=line) from None
+            problems.report(f"id {rec['id']!r} is not an integer", file=path, row=line)
+            continue
         a, b = rec["parent"], rec["child"]
         try:
             problem = edge_problem(a, b)
         except ValueError as e:
-            raise InputError(str(e), file=path, row=line) from None
+            problem = str(e)
+        else:
+            problem = problem and f"SEG {sid}: {problem}"
         if problem:
-            raise InputError(f"SEG {sid}: {problem}", file=path, row=line)
+            problems.report(problem, file=path, row=line)
+            continue
         out.setdefault(sid, []).append((a, b, line))
     return EdgeList(path, out)
 
@@ -456,14 +534,20 @@ def _partition(value: str, sid: int, path: Path, line: int, unknown: dict[str, t
     return value
 
 
-def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList | None = None) -> Dataset:
+def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList | None = None,
+                  problems: Problems | None = None) -> Dataset:
     """Parse a TS2-style ``metadata.csv`` into a :class:`Dataset`, validating every row.
 
     Row numbers in errors are 1-based file lines (the header is line 1). ``edges`` are the rows of the
     dataset's ``edges.csv``: each must name a SEG and nodes that exist (:class:`InputError` naming
     ``edges.csv`` and the row otherwise). A ``partition`` value other than Synth, Nat, Real (any case) is
     kept as a partition of its own, with an :class:`~ts2viz.errors.InputWarning`.
+
+    ``problems`` (default: raise the first) receives every problem; when it collects them instead
+    (:func:`validate_folder`), a bad row or SEG is left out and reading goes on, so that each later
+    problem is found too; the returned dataset then holds only the good SEGs.
     """
+    problems = Problems() if problems is None else problems
     path = Path(path)
     text = read_text_utf8(path)
     rows: list[ImageRow] = []
@@ -471,31 +555,36 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
     seen: dict[str, int] = {}
     seg_partition: dict[int, tuple[str, int]] = {}
     unknown: dict[str, tuple[int, int]] = {}
-    for i, rec in csv_records(path, text, REQUIRED_COLUMNS, ("partition",)):
+    for i, rec in csv_records(path, text, REQUIRED_COLUMNS, ("partition",), problems=problems):
         try:
             sid = int(rec["id"])
         except ValueError:
-            raise InputError(f"id {rec['id']!r} is not an integer", file=path, row=i) from None
+            problems.report(f"id {rec['id']!r} is not an integer", file=path, row=i)
+            continue
         fn = rec["file_name"]
         if not fn:
-            raise InputError("empty file_name", file=path, row=i)
+            problems.report("empty file_name", file=path, row=i)
+            continue
         if fn in seen:
-            raise InputError(f"duplicate file_name {fn!r} (first at row {seen[fn]})", file=path, row=i)
+            problems.report(f"duplicate file_name {fn!r} (first at row {seen[fn]})", file=path, row=i)
+            continue
         seen[fn] = i
         label = rec["rank"]
         try:
             level = parse_label(label)
         except ValueError as e:
-            raise InputError(str(e), file=path, row=i) from None
+            problems.report(str(e), file=path, row=i)
+            continue
         part = rec.get("partition", "")
         part = _partition(part, sid, path, i, unknown) if part else ts2_partition(sid)
         if sid in seg_partition and seg_partition[sid][0] != part:
-            raise InputError(f"SEG {sid} is in partition {part!r} here but in {seg_partition[sid][0]!r} at row "
-                             f"{seg_partition[sid][1]}: a SEG belongs to one partition", file=path, row=i)
+            problems.report(f"SEG {sid} is in partition {part!r} here but in {seg_partition[sid][0]!r} at row "
+                            f"{seg_partition[sid][1]}: a SEG belongs to one partition", file=path, row=i)
+            continue
         seg_partition.setdefault(sid, (part, i))
         first_row.setdefault(sid, i)
         rows.append(ImageRow(sid, fn, rec["target_prompt"], rec["image_source"], label, level, part))
-    if not rows:
+    if not rows and not problems:
         raise InputError("no image rows below the header", file=path)
     for value, (sid, line) in unknown.items():
         n = sum(1 for p, _ in seg_partition.values() if p == value)
@@ -505,20 +594,25 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
     by_seg: dict[int, list[ImageRow]] = {}
     for r in rows:
         by_seg.setdefault(r.seg_id, []).append(r)
+    bad_segs: set[int] = set()
     if edges is not None:
         for sid, items in edges.by_seg.items():
             if sid not in by_seg:
-                raise InputError(f"edge {items[0][0]}->{items[0][1]} is for SEG {sid}, which {path.name} does "
-                                 f"not have", file=edges.path, row=items[0][2])
+                problems.report(f"edge {items[0][0]}->{items[0][1]} is for SEG {sid}, which {path.name} does "
+                                f"not have", file=edges.path, row=items[0][2])
+                continue
             labels = {r.label for r in by_seg[sid]}
             for a, b, line in items:
-                for lbl in (a, b):
-                    if lbl not in labels:
-                        raise InputError(f"edge {a}->{b}: SEG {sid} has no node {lbl!r} (nodes: "
-                                         f"{', '.join(sorted(labels, key=label_sort_key))})",
-                                         file=edges.path, row=line)
+                missing = [lbl for lbl in (a, b) if lbl not in labels]
+                if missing:
+                    problems.report(f"edge {a}->{b}: SEG {sid} has no node {missing[0]!r} (nodes: "
+                                    f"{', '.join(sorted(labels, key=label_sort_key))})",
+                                    file=edges.path, row=line)
+                    bad_segs.add(sid)
     segs: dict[int, SEG] = {}
     for sid in sorted(by_seg):
+        if sid in bad_segs:
+            continue
         members = by_seg[sid]
         prompts = Counter(r.prompt for r in members)
         prompt = prompts.most_common(1)[0][0]
@@ -527,8 +621,9 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
             warn_input(f"SEG {sid} has {len(prompts)} different prompts; using {prompt!r}", file=path,
                        row=first_row[sid])
         if not any(r.level == 0 for r in members):
-            raise InputError(f"SEG {sid} has no error-0 node (labels: "
-                             f"{', '.join(sorted({r.label for r in members}))})", file=path, row=first_row[sid])
+            problems.report(f"SEG {sid} has no error-0 node (labels: "
+                            f"{', '.join(sorted({r.label for r in members}))})", file=path, row=first_row[sid])
+            continue
         # A SEG without rows in edges.csv keeps the implied edges.
         seg_edges = None
         if edges is not None and sid in edges.by_seg:
@@ -538,7 +633,9 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
                                   ((r.file_name, r.image_source, r.label) for r in members),
                                   edges=seg_edges)
         except ValueError as e:
-            raise InputError(str(e), file=path, row=first_row[sid]) from None
-    # Keep rows in SEG order so that per-SEG slices are contiguous.
+            problems.report(str(e), file=path, row=first_row[sid])
+            continue
+    # Keep rows in SEG order so that per-SEG slices are contiguous (and only rows of good SEGs).
+    rows = [r for r in rows if r.seg_id in segs]
     rows.sort(key=lambda r: r.seg_id)
     return Dataset(name=name, segs=segs, rows=rows, root=root)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Iterator
 
 
 def _where(file: object, row: int | None) -> str:
@@ -34,3 +35,34 @@ class InputWarning(UserWarning):
 def warn_input(problem: str, *, file: object = None, row: int | None = None, stacklevel: int = 2) -> None:
     """Issue an :class:`InputWarning` worded like an :class:`InputError` (file, row, problem; one line)."""
     warnings.warn(_where(file, row) + problem, InputWarning, stacklevel=stacklevel + 1)
+
+
+class Problems:
+    """Where a reader reports bad input: raised at once (loading, the default) or collected
+    (validating: ``ts2viz validate`` lists every problem of a dataset, not only the first).
+
+    A reader calls :meth:`report` and, when it returns, skips what was bad and goes on, so that one
+    code path holds each rule whether a dataset is loaded or validated.
+    """
+
+    def __init__(self, collect: bool = False, limit: int = 1000):
+        self.collect = collect
+        self.limit = limit
+        self.errors: list[InputError] = []
+        self.dropped = 0
+
+    def report(self, problem: str, *, file: object = None, row: int | None = None) -> None:
+        """Raise :class:`InputError` (loading), or record it and return (validating)."""
+        err = InputError(problem, file=file, row=row)
+        if not self.collect:
+            raise err
+        if len(self.errors) < self.limit:
+            self.errors.append(err)
+        else:
+            self.dropped += 1
+
+    def __bool__(self) -> bool:
+        return bool(self.errors)
+
+    def __iter__(self) -> Iterator[InputError]:
+        return iter(self.errors)

@@ -1,0 +1,49 @@
+"""``ts2viz validate DIR``: check a SEG dataset folder made by hand or by another tool, listing every
+problem (file, row, what was expected), not only the first one that loading stops at."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import InputError
+
+#: image files listed by name before the rest are counted
+SHOWN_MISSING = 5
+
+
+def add_subcommands(subparsers) -> None:
+    """Add ``validate`` to an ``argparse`` subparsers object (sets ``func``)."""
+    p = subparsers.add_parser(
+        "validate", help="check a dataset folder and list every problem",
+        description="Check a SEG dataset folder (metadata.csv, optional edges.csv, images) with every "
+                    "rule the loader applies, and list each problem as one line naming the file, the "
+                    "row and what was expected. Exit code 0 when the folder loads, 2 otherwise.")
+    p.add_argument("folder", metavar="DIR", help="dataset folder with metadata.csv")
+    p.add_argument("--no-images", action="store_true", help="do not check that the image files exist")
+    p.add_argument("--limit", type=int, default=1000, metavar="N", help="list at most N problems (default 1000)")
+    p.set_defaults(func=run_validate)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    from ..dataset import validate_folder
+
+    if args.limit < 1:
+        raise InputError(f"--limit: expected a positive number, got {args.limit}")
+    rep = validate_folder(args.folder, check_images=not args.no_images, limit=args.limit)
+    for e in rep.errors:
+        print(f"error: {e}", file=sys.stdout)
+    if rep.dropped:
+        print(f"error: ... and {rep.dropped} more problem(s) (raise --limit to list them)")
+    for w in rep.warnings:
+        print(f"warning: {w}")
+    if rep.missing_images:
+        for fn, row in rep.missing_images[:SHOWN_MISSING]:
+            print(f"warning: {rep.folder / 'metadata.csv'}, row {row}: image file {fn!r} not found")
+        more = len(rep.missing_images) - SHOWN_MISSING
+        if more > 0:
+            print(f"warning: ... and {more} more image file(s) not found")
+    n_err = len(rep.errors) + rep.dropped
+    verdict = "OK" if rep.ok else f"{n_err} problem(s)"
+    print(f"{rep.folder}: {verdict}; {rep.n_segs} SEG(s) and {rep.n_images} image row(s) load"
+          + (f" ({len(rep.missing_images)} image file(s) missing)" if rep.missing_images else ""))
+    return 0 if rep.ok else 2
