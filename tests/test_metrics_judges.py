@@ -439,3 +439,52 @@ def test_score_cli_to_leaderboard_with_details(tmp_path, llm_server, vie_server,
     det2 = next(iter(got2.values()))
     t2 = question_table("llmscore", det2)
     assert list(t2["rating"]) == ["overall (1-100)", "composition errors (0-9)"]
+
+
+# -- the app's Questions tab ---------------------------------------------------------------------------------
+
+def test_questions_tab_shows_the_judges_reasoning(tmp_path, vie_server, llm_server, monkeypatch):
+    from PIL import Image
+
+    from ts2viz import metrics
+    from ts2viz.ui import callbacks as cb
+    from ts2viz.ui import load_state
+    from ts2viz.ui import qa_callbacks as qa
+
+    monkeypatch.setenv("TS2VIZ_CACHE", str(tmp_path / "cache"))
+    ds_dir = write_image_dataset(tmp_path / "ds", n_segs=2)
+    app = load_state(str(ds_dir), cache_root=tmp_path / "cache").view()
+    vie = f"viescore:judge?endpoint={vie_server[0]}&temperature=0"
+    llm = f"llmscore:gpt-4?endpoint={llm_server[0]}&captioner={tiny('llava')}&caption_tokens=4"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cb.live_score(app, vie, "seg", 0)
+        cb.live_score(app, llm, "seg", 0)
+    assert qa.qa_metrics(app, [vie, llm]) == [vie, llm]
+    assert qa.default_value(app, vie) == "score"
+    seg = app.dataset[0]
+    direct = metrics.load(vie, device="cpu")
+    seen_unread = seen_read = False
+    for node in seg.nodes:
+        for im in node.images:
+            v = qa.image_questions(app, vie, 0, im.file_name)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                s = direct(images=[Image.open(ds_dir / im.file_name).convert("RGB")], prompts=[seg.prompt])
+            d = direct.last_details[0]
+            t = v["table"]
+            assert t["reasoning"].tolist() == [d["aspects"][0]["reasoning"]] * len(t)
+            if math.isnan(s[0]):
+                seen_unread = True
+                assert t["value"].tolist() == ["unreadable"] and "could not be read" in v["title"]
+                assert t["judge's reply"].iloc[0] == d["aspects"][0]["reply"][:400]
+            else:
+                seen_read = True
+                assert t["value"].tolist() == [f"{x:g}" for x in d["aspects"][0]["scores"]]
+    assert seen_read and seen_unread
+    nodes = qa.node_questions(app, vie, 0, "score")["table"]
+    assert len(nodes) >= 1
+    fn = seg.nodes[0].images[0].file_name
+    v = qa.image_questions(app, llm, 0, fn)
+    assert v["table"]["rating"].tolist() == ["overall (1-100)", "composition errors (0-9)"]
+    assert "Description the LLM rated" in v["title"] and "Caption" in v["title"]

@@ -206,8 +206,8 @@ def question_table(family: str, detail, *, accumulation: str | None = None):
       probabilities and NaN ``normalized``);
     * T2I-FineEval: ``question_id, kind, question, fine, coarse, best, best_label, candidates (list of
       candidate indices), probabilities (list, one P(yes) per candidate)``;
-    * VIEScore, LLMScore: ``question_id, aspect, rating, value, reasoning, parsed, reply``, one row per
-      rating (:func:`judge_ratings`).
+    * VIEScore, LLMScore: ``question_id, aspect, rating, question (= rating), value, reasoning, parsed,
+      reply``, one row per rating (:func:`judge_ratings`).
 
     An empty detail gives an empty table (with the family's columns where they are known).
     """
@@ -217,8 +217,9 @@ def question_table(family: str, detail, *, accumulation: str | None = None):
 
     _check_family(family)
     if family in JUDGE_FAMILIES:
-        return pd.DataFrame(judge_ratings(family, detail or {}),
-                            columns=["question_id", "aspect", "rating", "value", "reasoning", "parsed", "reply"])
+        rows = [{**r, "question": r["rating"]} for r in judge_ratings(family, detail or {})]
+        return pd.DataFrame(rows, columns=["question_id", "aspect", "rating", "question", "value", "reasoning",
+                                           "parsed", "reply"])
     if family in ("tifa", "dsg"):
         if not detail:
             return pd.DataFrame(columns=["question_id", "question", "choices", "expected", "answer", "mapped",
