@@ -488,3 +488,58 @@ def test_questions_tab_shows_the_judges_reasoning(tmp_path, vie_server, llm_serv
     v = qa.image_questions(app, llm, 0, fn)
     assert v["table"]["rating"].tolist() == ["overall (1-100)", "composition errors (0-9)"]
     assert "Description the LLM rated" in v["title"] and "Caption" in v["title"]
+
+
+# -- LLMScore's global descriptor: BLIP-2 captions the image with no text prompt ------------------------------
+
+def build_blip2(folder):
+    """A tiny Blip2ForConditionalGeneration (1-layer ViT, Q-Former and OPT) with a Blip2Processor."""
+    import torch
+    from transformers import Blip2Config, Blip2ForConditionalGeneration, Blip2Processor, BlipImageProcessor
+
+    from tiny_models import word_tokenizer
+
+    torch.manual_seed(11)
+    tok = word_tokenizer(extra_special=("<image>",))
+    cfg = Blip2Config(
+        vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=48, num_hidden_layers=1,
+                           num_attention_heads=2),
+        qformer_config=dict(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                            intermediate_size=48, encoder_hidden_size=32),
+        text_config=dict(model_type="opt", vocab_size=len(tok), hidden_size=32, ffn_dim=48, num_hidden_layers=1,
+                         num_attention_heads=2, word_embed_proj_dim=32, max_position_embeddings=128,
+                         pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id),
+        num_query_tokens=4, image_token_index=tok.convert_tokens_to_ids("<image>"))
+    Blip2ForConditionalGeneration(cfg).eval().save_pretrained(folder)
+    Blip2Processor(image_processor=BlipImageProcessor(size={"height": 32, "width": 32}), tokenizer=tok,
+                   num_query_tokens=4).save_pretrained(folder)
+    return folder
+
+
+def test_llmscore_blip2_caption_and_detector_local_description(tmp_path, llm_server):
+    import torch
+    from transformers import Blip2ForConditionalGeneration, Blip2Processor
+
+    from ts2viz.metrics import load
+
+    blip2 = build_blip2(tmp_path / "blip2")
+    url, bodies = llm_server
+    m = load(f"llmscore:gpt-4?endpoint={url}&captioner={blip2}&caption_tokens=6&detector={tiny('rtdetr')}",
+             device="cpu")
+    ims = _images(3, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m(images=ims, prompts=["a red cat on the tree"] * 3)
+    # the original's GlobalDescriptor: processor(images=image) -> generate -> batch_decode(skip special)[0].strip()
+    proc = Blip2Processor.from_pretrained(blip2)
+    model = Blip2ForConditionalGeneration.from_pretrained(blip2).eval()
+    for im, d in zip(ims, m.last_details):
+        with torch.inference_mode():
+            ids = model.generate(**proc(images=im, return_tensors="pt"), max_new_tokens=6)
+        assert d["global"] == proc.batch_decode(ids, skip_special_tokens=True)[0].strip()
+        assert re.fullmatch(r"([^:;]+: \[\d+, \d+, \d+, \d+\]; )*", d["local"])
+        w, h = im.size
+        assert any(b["messages"][0]["content"] == f"\nGlobal Description: {d['global']}\nLocal Description: "
+                   f"{d['local']}\nThe image resolution is:{w}X{h}\n" + __import__(
+                       "ts2viz.metrics.llmscore", fromlist=["x"]).DESCRIBE_INSTRUCTION + "\n" for b in bodies)
+    assert m.config["detector"]["confidence"] == 0.5 and any(d["local"] for d in m.last_details)
