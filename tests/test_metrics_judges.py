@@ -543,3 +543,19 @@ def test_llmscore_blip2_caption_and_detector_local_description(tmp_path, llm_ser
                    f"{d['local']}\nThe image resolution is:{w}X{h}\n" + __import__(
                        "ts2viz.metrics.llmscore", fromlist=["x"]).DESCRIBE_INSTRUCTION + "\n" for b in bodies)
     assert m.config["detector"]["confidence"] == 0.5 and any(d["local"] for d in m.last_details)
+
+
+def test_cli_lists_the_judges_and_fails_in_one_line(tmp_path, capsys):
+    assert main(["metrics"]) == 0
+    listing = capsys.readouterr().out
+    assert "viescore" in listing and "llmscore" in listing
+    ds_dir = write_image_dataset(tmp_path / "ds", n_segs=1)
+    out = tmp_path / "o.csv"
+    base = ["score", "--dataset", str(ds_dir), "--out", str(out), "--cache", str(tmp_path / "c"), "--quiet"]
+    assert main([*base, "--metric", "viescore:j?endpoint=http://127.0.0.1:9/v1&aspect=x"]) == 2
+    assert "aspect must be one of" in capsys.readouterr().err
+    # an endpoint that does not answer: one line naming it, no output file
+    assert main([*base, "--metric", "viescore:j?endpoint=http://127.0.0.1:9/v1"]) == 2
+    err = capsys.readouterr().err
+    assert "judge endpoint http://127.0.0.1:9/v1/chat/completions" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
