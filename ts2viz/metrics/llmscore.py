@@ -39,6 +39,7 @@ NaN, counted and warned about, with the reply in the details.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import warnings
 from typing import Sequence
@@ -127,7 +128,7 @@ class LLMScore(Metric):
         self.higher_is_better = score == "overall"
         config = {"family": "llmscore", "llm": llm.config, "captioner": captioner.config,
                   "detector": detector.config if detector is not None else None, "score": score,
-                  "instructions": "ts2viz wording v1"}
+                  "instructions": hashlib.sha1((DESCRIBE_INSTRUCTION + EVALUATION_INSTRUCTION).encode()).hexdigest()[:16]}
         super().__init__(spec, config, captioner.device, batch_size or 4)
         self.unparsed = 0
 

@@ -21,6 +21,7 @@ OpenAI-compatible endpoint (``viescore:gpt-4o?endpoint=https://api.openai.com/v1
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -47,6 +48,10 @@ def sc_prompt(prompt: str) -> str:
 def pq_prompt() -> str:
     """The perceptual-quality request (the same for every prompt)."""
     return "\n".join([P.CONTEXT, P.RULE_PQ])
+
+
+#: names the prompt texts in the metric's config (a change of any character is a new cache key)
+_PROMPTS_ID = hashlib.sha1("\0".join([P.CONTEXT, P.ONE_IMAGE_GEN_RULE, P.T2I_RULE_SC, P.RULE_PQ]).encode()).hexdigest()[:16]
 
 
 # -- parsing (VIEScore's mllm_output_to_dict, without the random guess) -------------------------------------
@@ -157,7 +162,7 @@ class VIEScore(Metric):
         self.judge = judge
         self.aspect = aspect
         self.retries = max(0, int(retries))
-        config = {"family": "viescore", "judge": judge.config, "aspect": aspect, "prompts": "VIEScore t2i 0-shot",
+        config = {"family": "viescore", "judge": judge.config, "aspect": aspect, "prompts": _PROMPTS_ID,
                   "retries": self.retries if judge.samples else 0}
         super().__init__(spec, config, getattr(judge, "device", "cpu"), batch_size or 4)
         #: replies that could not be read, over this metric's life (shown with every warning)
