@@ -21,8 +21,8 @@ score under the default plain-mean weighting). ``correct`` is the most likely ch
 expected one for likelihood scores, and P(yes) >= 0.5 on the best crop for T2I-FineEval.
 
 A judge (VIEScore, LLMScore) has ratings instead of questions: a record per rating, its reasoning as
-``answer``, its value as ``mapped`` and ``score`` (NaN when the reply could not be read) and
-``correct`` = the reply was read.
+``answer``, its value as ``mapped``, ``score`` the rating on [0, 1] (:func:`rating_goodness`; NaN when
+the reply could not be read) and ``correct`` = the reply was read.
 """
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def detail_records(metric: str, family: str, file_names: Sequence[str], details:
                 for r in judge_ratings(family, det):
                     rows.append((metric, family, str(fn), r["question_id"], r["rating"], "", "", "",
                                  r["reasoning"], "" if r["value"] is None else f"{r['value']:g}", r["parsed"],
-                                 float("nan") if r["value"] is None else float(r["value"])))
+                                 rating_goodness(r["rating"], r["value"])))
             elif family in ("tifa", "dsg"):
                 for r in det:
                     probs = r.get("probabilities") or {}
@@ -133,6 +133,19 @@ def detail_records(metric: str, family: str, file_names: Sequence[str], details:
 #: the ratings of an LLMScore reply, in its line order
 LLMSCORE_RATINGS = (("overall", "overall (1-100)", "overall_rationale"),
                     ("error_counting", "composition errors (0-9)", "error_counting_rationale"))
+
+
+def rating_goodness(rating: str, value) -> float:
+    """A judge's rating on [0, 1], higher = more faithful, for views that compare ratings across nodes:
+    a 0-10 VIEScore sub-score / 10, LLMScore's overall (1-100) / 100, its error count 1 - min(n, 9) / 9
+    (its scale is 0-9; larger counts, which happen, are clipped). NaN for an unreadable rating."""
+    if value is None:
+        return float("nan")
+    v = _float(value)
+    if rating.startswith("composition errors"):
+        return 1.0 - min(max(v, 0.0), 9.0) / 9.0
+    top = 100.0 if rating.startswith("overall") else 10.0
+    return min(max(v / top, 0.0), 1.0)
 
 
 def judge_ratings(family: str, detail: dict) -> list[dict]:
@@ -358,5 +371,5 @@ def draw_fineeval_boxes(image, detail: dict, question: int | None = None, *, min
     return out
 
 
-__all__ = ["FAMILIES", "SOFT_FAMILIES", "JUDGE_FAMILIES", "judge_ratings", "DETAIL_RECORD_COLUMNS", "detail_records", "question_table",
+__all__ = ["FAMILIES", "SOFT_FAMILIES", "JUDGE_FAMILIES", "judge_ratings", "rating_goodness", "DETAIL_RECORD_COLUMNS", "detail_records", "question_table",
            "candidate_label", "draw_fineeval_boxes", "is_normalized", "BOX_COLORS", "BEST_COLOR"]

@@ -424,7 +424,7 @@ def value_choices(app: AppView, metric) -> list[tuple[str, str]]:
     if src is None:
         return [(VALUE_CHOICES["correct"], "correct")]
     if src.family in JUDGE_FAMILIES:
-        return [("rating (mean over the node's images)", "score"), ("judge's reply read (share of images)", "correct")]
+        return [("rating on [0, 1] (mean over the node's images; error count: 1 − n/9)", "score"), ("judge's reply read (share of images)", "correct")]
     vals = ["correct"]
     if src.family == "dsg":
         vals.append("counted")
