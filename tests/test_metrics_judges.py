@@ -71,7 +71,7 @@ def original_output_to_dict(s):
         if a == -1 or b == 0:
             a, b = s.find('['), s.rfind(']') + 1
             if re.match(r'^\[\d+, ?\d+\]$', s[a:b]):
-                s = json.dumps({'score': json.loads(s[a:b]), 'reasoning': 'x'})
+                s = json.dumps({'score': json.loads(s[a:b]), 'reasoning': 'System: output is simply a list of scores'})
                 a, b = 0, len(s)
             else:
                 try:
@@ -80,7 +80,7 @@ def original_output_to_dict(s):
                     ok = False
                 if not ok:
                     return False
-                s = json.dumps({'score': [int(s)], 'reasoning': 'x'})
+                s = json.dumps({'score': [int(s)], 'reasoning': 'System: output is simply a number'})
                 a, b = 0, len(s)
     if a != -1 and b != -1 and a != b:
         js = s[a:b].strip().replace("\n", "")
@@ -191,6 +191,8 @@ def test_viescore_parse_matches_original_on_every_reply_shape():
         got = parse_reply(reply)
         want = original_sc_score(reply)
         assert same(min(got["score"]) if got else float("nan"), want), reply
+        if got:
+            assert got["reasoning"] == str(original_output_to_dict(reply)["reasoning"])
     # the original's quirks, kept: a one-element bare list is not one of its accepted shapes
     assert parse_reply("[7]") is None and parse_reply("[6, 0]")["score"] == [6.0, 0.0]
     assert parse_reply("{score: 4, reasoning: fine}") == {"score": [4.0], "reasoning": "fine"}
