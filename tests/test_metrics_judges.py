@@ -571,3 +571,40 @@ def test_cli_lists_the_judges_and_fails_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "judge endpoint http://127.0.0.1:9/v1/chat/completions" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_llmscore_local_llm_matches_plain_transformers_generation():
+    """A local LLM judge: both requests are one user turn through the LLM's chat template, greedy; the
+    description and the evaluation reply equal transformers' own generation for the same texts."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ts2viz.metrics import load
+    from ts2viz.metrics.llmscore import describe_prompt, evaluation_prompt
+
+    llm = tiny("llm")
+    m = load(f"llmscore:{llm}?captioner={tiny('llava')}&caption_tokens=3&max_new_tokens=5&score=error_counting",
+             device="cpu")
+    ims = _images(2, seed=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = m(images=ims, prompts=["a red cat on the tree", "two dogs"])
+    tok = AutoTokenizer.from_pretrained(llm)
+    model = AutoModelForCausalLM.from_pretrained(llm).eval()
+
+    def generate(text):
+        chat = tok.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True, tokenize=False)
+        enc = tok(chat, return_tensors="pt")
+        with torch.inference_mode():
+            ids = model.generate(**enc, max_new_tokens=5, do_sample=False,
+                                 pad_token_id=tok.pad_token_id or tok.eos_token_id)
+        return tok.decode(ids[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+
+    for im, p, s, d in zip(ims, ["a red cat on the tree", "two dogs"], got, m.last_details):
+        desc = generate(describe_prompt(d["global"], "", *im.size)).strip().replace("\n", " ")
+        assert d["description"] == desc
+        reply = generate(evaluation_prompt(desc, p))
+        assert d["reply"] == reply
+        ref = original_llmscore(reply)
+        assert same(s, float("nan") if ref is None else _num(ref[1]))
+    assert m.higher_is_better is False and m.unparsed == int(np.isnan(got).sum())
