@@ -460,8 +460,9 @@ def test_questions_tab_shows_the_judges_reasoning(tmp_path, vie_server, llm_serv
     llm = f"llmscore:gpt-4?endpoint={llm_server[0]}&captioner={tiny('llava')}&caption_tokens=4"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cb.live_score(app, vie, "seg", 0)
+        msg = cb.live_score(app, vie, "seg", 0)
         cb.live_score(app, llm, "seg", 0)
+    assert re.search(r"\(\d images?; \d without a score", msg), msg
     assert qa.qa_metrics(app, [vie, llm]) == [vie, llm]
     assert qa.default_value(app, vie) == "score"
     seg = app.dataset[0]
