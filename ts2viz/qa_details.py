@@ -1,4 +1,5 @@
-"""Per-image details of every question-based metric (TIFA, DSG, Gecko, T2I-FineEval) as tables and pictures.
+"""Per-image details of every question-based metric (TIFA, DSG, Gecko, T2I-FineEval) and of the judges
+(VIEScore, LLMScore) as tables and pictures.
 
 The metrics return their details in shapes of their own (see :mod:`ts2viz.metrics.qa`,
 :mod:`ts2viz.metrics.gecko`, :mod:`ts2viz.metrics.fineeval`; the score cache keeps them, read back
@@ -18,6 +19,10 @@ free-form, the normalised choice probability (Gecko's Eq. 2) for Gecko and for T
 ``score=normalized``, and (fine + coarse) / 2 for T2I-FineEval (the question's share of the image
 score under the default plain-mean weighting). ``correct`` is the most likely choice being the
 expected one for likelihood scores, and P(yes) >= 0.5 on the best crop for T2I-FineEval.
+
+A judge (VIEScore, LLMScore) has ratings instead of questions: a record per rating, its reasoning as
+``answer``, its value as ``mapped``, ``score`` the rating on [0, 1] (:func:`rating_goodness`; NaN when
+the reply could not be read) and ``correct`` = the reply was read.
 """
 from __future__ import annotations
 
@@ -26,9 +31,11 @@ from typing import Sequence
 from .errors import InputError
 from .qa_records import RECORD_COLUMNS, records_from_details
 
-FAMILIES = ("tifa", "dsg", "gecko", "fineeval")
+FAMILIES = ("tifa", "dsg", "gecko", "fineeval", "viescore", "llmscore")
+#: families whose details are a judge's ratings with reasoning (one row per rating, not per question)
+JUDGE_FAMILIES = ("viescore", "llmscore")
 #: families whose per-question value is a probability rather than a right/wrong answer
-SOFT_FAMILIES = ("gecko", "fineeval")
+SOFT_FAMILIES = ("gecko", "fineeval", "viescore", "llmscore")
 #: the columns of :func:`detail_records`
 DETAIL_RECORD_COLUMNS = (*RECORD_COLUMNS, "score")
 
@@ -63,7 +70,7 @@ def detail_records(metric: str, family: str, file_names: Sequence[str], details:
     Parameters
     ----------
     metric : the name the records get (a scores column, e.g. the metric's SPEC).
-    family : ``tifa``, ``dsg``, ``gecko`` or ``fineeval``.
+    family : ``tifa``, ``dsg``, ``gecko``, ``fineeval``, ``viescore`` or ``llmscore``.
     file_names : one name per image.
     details : one entry per image, as the metric returns it (``None`` for an image without details:
         it gets no rows).
@@ -89,7 +96,12 @@ def detail_records(metric: str, family: str, file_names: Sequence[str], details:
         if not det:
             continue
         try:
-            if family in ("tifa", "dsg"):
+            if family in JUDGE_FAMILIES:
+                for r in judge_ratings(family, det):
+                    rows.append((metric, family, str(fn), r["question_id"], r["rating"], "", "", "",
+                                 r["reasoning"], "" if r["value"] is None else f"{r['value']:g}", r["parsed"],
+                                 rating_goodness(r["rating"], r["value"])))
+            elif family in ("tifa", "dsg"):
                 for r in det:
                     probs = r.get("probabilities") or {}
                     rows.append((metric, family, str(fn), int(r["question_id"]), str(r["question"]),
@@ -114,6 +126,55 @@ def detail_records(metric: str, family: str, file_names: Sequence[str], details:
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise InputError(f"{metric}: malformed details for {fn} ({type(e).__name__}: {e})") from None
     return pd.DataFrame(rows, columns=list(DETAIL_RECORD_COLUMNS))
+
+
+# -- judges: VIEScore, LLMScore ------------------------------------------------------------------------------
+
+#: the ratings of an LLMScore reply, in its line order
+LLMSCORE_RATINGS = (("overall", "overall (1-100)", "overall_rationale"),
+                    ("error_counting", "composition errors (0-9)", "error_counting_rationale"))
+
+
+def rating_goodness(rating: str, value) -> float:
+    """A judge's rating on [0, 1], higher = more faithful, for views that compare ratings across nodes:
+    a 0-10 VIEScore sub-score / 10, LLMScore's overall (1-100) / 100, its error count 1 - min(n, 9) / 9
+    (its scale is 0-9; larger counts, which happen, are clipped). NaN for an unreadable rating."""
+    if value is None:
+        return float("nan")
+    v = _float(value)
+    if rating.startswith("composition errors"):
+        return 1.0 - min(max(v, 0.0), 9.0) / 9.0
+    top = 100.0 if rating.startswith("overall") else 10.0
+    return min(max(v / top, 0.0), 1.0)
+
+
+def judge_ratings(family: str, detail: dict) -> list[dict]:
+    """A judge's ratings of one image, one dict each: ``question_id, aspect, rating, value (float or
+    None: unreadable reply), reasoning, parsed, reply``.
+
+    VIEScore: one per sub-score of each aspect asked (SC: prompt following; PQ: naturalness,
+    artifacts), all sharing the aspect's reasoning; an unreadable reply is one row with no value.
+    LLMScore: the overall rating and the error count with their rationales.
+    """
+    out: list[dict] = []
+    if family == "viescore":
+        for a in detail.get("aspects") or []:
+            rates = list(a.get("rates") or [])
+            vals = list(a.get("scores") or [])
+            n = max(len(vals), 1)
+            for j in range(n):
+                name = rates[j] if j < len(rates) else f"score {j + 1}"
+                v = vals[j] if j < len(vals) else None
+                out.append({"question_id": len(out), "aspect": str(a.get("aspect", "")), "rating": str(name),
+                            "value": None if v is None else _float(v), "reasoning": str(a.get("reasoning", "")),
+                            "parsed": bool(a.get("parsed")), "reply": str(a.get("reply", ""))})
+        return out
+    for key, label, why in LLMSCORE_RATINGS:
+        v = detail.get(key)
+        out.append({"question_id": len(out), "aspect": "chosen" if detail.get("chosen") == key else "",
+                    "rating": label, "value": None if v is None else _float(v), "reasoning": str(detail.get(why, "")),
+                    "parsed": v is not None, "reply": str(detail.get("reply", ""))})
+    return out
 
 
 # -- one image's questions -----------------------------------------------------------------------------------
@@ -157,7 +218,9 @@ def question_table(family: str, detail, *, accumulation: str | None = None):
       probabilities, normalized`` (``nli`` NaN without an NLI model; dropped questions have no
       probabilities and NaN ``normalized``);
     * T2I-FineEval: ``question_id, kind, question, fine, coarse, best, best_label, candidates (list of
-      candidate indices), probabilities (list, one P(yes) per candidate)``.
+      candidate indices), probabilities (list, one P(yes) per candidate)``;
+    * VIEScore, LLMScore: ``question_id, aspect, rating, question (= rating), value, reasoning, parsed,
+      reply``, one row per rating (:func:`judge_ratings`).
 
     An empty detail gives an empty table (with the family's columns where they are known).
     """
@@ -166,6 +229,10 @@ def question_table(family: str, detail, *, accumulation: str | None = None):
     from .qa_views import image_question_table
 
     _check_family(family)
+    if family in JUDGE_FAMILIES:
+        rows = [{**r, "question": r["rating"]} for r in judge_ratings(family, detail or {})]
+        return pd.DataFrame(rows, columns=["question_id", "aspect", "rating", "question", "value", "reasoning",
+                                           "parsed", "reply"])
     if family in ("tifa", "dsg"):
         if not detail:
             return pd.DataFrame(columns=["question_id", "question", "choices", "expected", "answer", "mapped",
@@ -304,5 +371,5 @@ def draw_fineeval_boxes(image, detail: dict, question: int | None = None, *, min
     return out
 
 
-__all__ = ["FAMILIES", "SOFT_FAMILIES", "DETAIL_RECORD_COLUMNS", "detail_records", "question_table",
+__all__ = ["FAMILIES", "SOFT_FAMILIES", "JUDGE_FAMILIES", "judge_ratings", "rating_goodness", "DETAIL_RECORD_COLUMNS", "detail_records", "question_table",
            "candidate_label", "draw_fineeval_boxes", "is_normalized", "BOX_COLORS", "BEST_COLOR"]

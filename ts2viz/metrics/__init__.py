@@ -14,6 +14,8 @@ folder (transformers), ``openclip:ARCH/TAG`` for open_clip (TAG a pretrained tag
     vqascore:llava-hf/llava-1.5-7b-hf
     gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1&generator_model=gpt-4o
     fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1&detector=PekingU/rtdetr_r50vd
+    viescore:llava-hf/llava-1.5-7b-hf
+    llmscore:gpt-4?endpoint=https://api.openai.com/v1&captioner=Salesforce/blip2-opt-2.7b
     callable:mypkg.metrics:my_score
     csv:/data/precomputed.csv
 
@@ -94,6 +96,10 @@ register("gecko", "Gecko: LLM coverage-labelled yes/no questions, NLI-filtered, 
          ".gecko:build", example="gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1")
 register("fineeval", "T2I-FineEval: max P(yes) over detector crops per entity/relation question, (fine+coarse)/2",
          ".fineeval:build", example="fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1")
+register("viescore", "VIEScore: a multimodal judge rates prompt following 0-10 with reasoning (min of the SC scores)",
+         ".viescore:build", example="viescore:gpt-4o?endpoint=https://api.openai.com/v1")
+register("llmscore", "LLMScore: an LLM rates a caption+detection description of the image (overall 1-100 or error count)",
+         ".llmscore:build", example="llmscore:gpt-4?endpoint=https://api.openai.com/v1&captioner=Salesforce/blip2-opt-2.7b")
 register("callable", "a Python function f(images, prompts) -> scores, named module:function",
          ".user:build_callable", example="callable:mypkg.metrics:my_score", trusted_only=True)
 register("csv", "precomputed per-image scores read from a scores file (file_name + one metric column)",

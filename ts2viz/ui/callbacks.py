@@ -837,7 +837,9 @@ def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None 
             raise InputError(f"{spec}: no image could be scored (are the dataset's images available?)")
         app.add_table(sc, kind="live", name=f"live:{spec}")
         n = int(np.isfinite(sc.values).sum())
-        done.append(f"{sc.metrics[0]} ({plural(n, 'image')})")
+        missing = int(sc.values.size) - n   # e.g. a judge's reply that could not be read: NaN, never 0
+        done.append(f"{sc.metrics[0]} ({plural(n, 'image')}" + (f"; {missing} without a score: see the Questions tab "
+                                                                 "or the warnings" if missing else "") + ")")
     where = f"SEG {seg_ids[0]}" if seg_ids else "all SEGs"
     return f"Scored {where} with {', '.join(done)}. The results are in the leaderboard and every figure."
 

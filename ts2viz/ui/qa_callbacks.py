@@ -9,7 +9,8 @@ per-question details the app can read:
   questions count under the accumulation of the shared data's variant the session shows (``mean`` or
   ``gated``, the header's control);
 * a metric this session scored live from the library (``tifa:``, ``dsg:``, ``gecko:``,
-  ``fineeval:``): its details are read back from the score cache
+  ``fineeval:``, and the judges ``viescore:``, ``llmscore:`` whose "questions" are their ratings
+  with the judge's reasoning): its details are read back from the score cache
   (:func:`ts2viz.qa_views.cached_details`), no model is loaded.
 
 For an image: its questions as a table (:func:`image_questions`) and, for T2I-FineEval, the image
@@ -33,7 +34,8 @@ import numpy as np
 from .. import figures
 from ..display import plural
 from ..errors import InputError
-from ..qa_details import SOFT_FAMILIES, candidate_label, detail_records, draw_fineeval_boxes, question_table
+from ..qa_details import (FAMILIES, JUDGE_FAMILIES, SOFT_FAMILIES, candidate_label, detail_records, draw_fineeval_boxes,
+                          question_table)
 from ..qa_records import BUNDLED_DSG_ACCUMULATION, BUNDLED_QA_METRICS, bundled_qa_records
 from ..qa_views import cached_details, edge_question_drops, question_node_accuracy, rank_segs_by_questions
 from .callbacks import ALL, mark_columns
@@ -74,7 +76,7 @@ def qa_source(app: AppView, metric) -> QASource | None:
             acc = app.app.variant_name if app.app.variant_name in ("mean", "gated") else BUNDLED_DSG_ACCUMULATION
         return QASource(metric, family, True, None, acc)
     info = app.workspace.metric_info.get(metric) if app.workspace.has(metric) else None
-    if not info or not info.get("has_details") or info.get("family") not in ("tifa", "dsg", "gecko", "fineeval"):
+    if not info or not info.get("has_details") or info.get("family") not in FAMILIES:
         return None
     return QASource(metric, info["family"], False, info["config_hash"], info.get("accumulation"),
                     info.get("score") == "normalized")
@@ -264,6 +266,12 @@ def display_table(family: str, table, detail=None):
             out["value after gating"] = [_p(v) for v in t["counted"]]
         out["choices"] = [" | ".join(c) for c in t["choices"]]
         return out
+    if family in JUDGE_FAMILIES:
+        return pd.DataFrame({"#": t["question_id"].astype(int), "aspect": t["aspect"], "rating": t["rating"],
+                             "value": ["unreadable" if v is None or (isinstance(v, float) and math.isnan(v))
+                                       else f"{float(v):g}" for v in t["value"]],
+                             "reply read": [_mark(v) for v in t["parsed"]], "reasoning": t["reasoning"],
+                             "judge's reply": [str(r)[:400] for r in t["reply"]]})
     if family == "gecko":
         return pd.DataFrame({"#": t["question_id"].astype(int), "question": t["question"], "expected": t["expected"],
                              "normalized": [_p(v) for v in t["normalized"]],
@@ -291,6 +299,17 @@ def _summary(app: AppView, src: QASource, seg, file_name: str, table, detail) ->
         if src.bundled:
             bits.append("answers from the TS2 release")
         return head + " · " + " · ".join(bits)
+    if src.family in JUDGE_FAMILIES:
+        d = detail or {}
+        read = bool(d.get("parsed"))
+        bits = [plural(n, "rating"), "reply read" if read else "**reply could not be read: no score (NaN)**"]
+        text = head + " · " + " · ".join(bits)
+        if src.family == "llmscore":
+            for key, label in (("global", "Caption"), ("local", "Detections"), ("description", "Description the "
+                                                                                                 "LLM rated")):
+                if d.get(key):
+                    text += f"  \n{label}: {html.escape(str(d[key]))[:1200]}"
+        return text
     if src.family == "gecko":
         kept = int(table["kept"].sum()) if n else 0
         cov = " · ".join(f"{html.escape(str(w.get('phrase', '')))} ({w.get('type', '')})"
@@ -404,6 +423,8 @@ def value_choices(app: AppView, metric) -> list[tuple[str, str]]:
     src = qa_source(app, metric)
     if src is None:
         return [(VALUE_CHOICES["correct"], "correct")]
+    if src.family in JUDGE_FAMILIES:
+        return [("rating on [0, 1] (mean over the node's images; error count: 1 − n/9)", "score"), ("judge's reply read (share of images)", "correct")]
     vals = ["correct"]
     if src.family == "dsg":
         vals.append("counted")

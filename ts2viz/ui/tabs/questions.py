@@ -13,12 +13,14 @@ from .. import qa_callbacks as qa
 from ..callbacks import shown, table_csv
 from ..glue import Page, Refresh, dropdown, plot_cached, table_value
 
-INTRO = ("Question-based metrics (TIFA, DSG, Gecko, T2I-FineEval) one question at a time: pick an image (or "
+INTRO = ("Question-based metrics (TIFA, DSG, Gecko, T2I-FineEval) one question at a time, and the judges' "
+         "ratings with their reasoning (VIEScore, LLMScore): pick an image (or "
          "click one in the gallery above) to see what was asked and answered; below, how often each question "
          "is answered right in each node, i.e. which question notices which error along the graph. Bundled "
          "TIFA/DSG columns use the TS2 release's answers; live-scored metrics their cached details.")
 NO_QA = ("_No loaded metric has per-question details. Load the bundled TS2 scores (their TIFA-/DSG- columns), "
-         "or score a `tifa:`, `dsg:`, `gecko:` or `fineeval:` metric in the Live scoring tab._")
+         "or score a `tifa:`, `dsg:`, `gecko:`, `fineeval:`, `viescore:` or `llmscore:` metric in the Live scoring "
+         "tab._")
 
 
 #: the tab's id, and the value of the explorer's open-tab state while it is open
