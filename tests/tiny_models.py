@@ -433,7 +433,7 @@ def build_clip_t5(folder: Path, seed: int = 11, with_tower: bool = True) -> Path
                 pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id)
     t5 = T5ForConditionalGeneration(T5Config(**tcfg)).eval()
     with torch.no_grad():  # smaller logits: answer likelihoods around 1e-2, not 1e-9
-        t5.lm_head.weight.mul_(0.02)
+        t5.lm_head.weight.mul_(0.3)
     proj = torch.nn.Sequential(torch.nn.Linear(24, 32), torch.nn.GELU(), torch.nn.Linear(32, 32))
     state = {k: v.clone().contiguous() for k, v in t5.state_dict().items()}
     state["embed_tokens.weight"] = t5.shared.weight.detach().clone()

@@ -217,7 +217,12 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
     if any(k.startswith("vision_tower.") for k in info.get("missing_keys", [])):
         clip = hf_load("CLIP vision tower", CLIPVisionModel.from_pretrained, tower, spec, dtype=dtype)
         model.vision_tower.clip.load_state_dict(clip.state_dict(), assign=True)
-    processor = hf_load("CLIP image processor", CLIPImageProcessor.from_pretrained, tower, spec)
+    # PIL-based resizing, as the original's transformers 4 CLIPImageProcessor (transformers 5's default
+    # CLIPImageProcessor resizes with torchvision: pixel values differ by up to a few 1e-2)
+    import transformers
+
+    ip_class = getattr(transformers, "CLIPImageProcessorPil", CLIPImageProcessor)
+    processor = hf_load("CLIP image processor", ip_class.from_pretrained, tower, spec)
     tok_id = tokenizer
     if tok_id is None:
         has_own = is_local_model(model_id) and any((Path(model_id) / f).exists() for f in
