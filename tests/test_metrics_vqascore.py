@@ -228,8 +228,9 @@ def test_blip_scores_the_answer_through_its_answer_decoder(images):
 
 
 def test_answer_scores_do_not_depend_on_batching(images):
-    for name in ("clip_t5", "llava", "blip"):
-        vqa = metrics.load(f"vqascore:{tiny(name)}", device="cpu").vqa
+    for spec in (f"vqascore:{tiny('clip_t5')}", f"vqascore:{tiny('llava')}", f"vqascore:{tiny('blip')}",
+                 f"vqascore:{tiny('llava')}?llava_format=chat", f"vqascore:{tiny('paligemma')}"):
+        vqa = metrics.load(spec, device="cpu").vqa
         qs = [Q_T2V.format(p) for p in PROMPTS]
         together = vqa.answer_score(images, qs, ["Yes"] * 3)
         vqa.batch_size = 1
