@@ -93,6 +93,7 @@ def ref_clip_t5_scores(folder: Path, images, texts, q_tmpl=Q_T2V, a_tmpl="Yes"):
                                torch.nn.Linear(cfg["d_model"], cfg["d_model"]))
     proj.load_state_dict({k[len("mm_projector."):]: v for k, v in state.items() if k.startswith("mm_projector.")})
     tok = AutoTokenizer.from_pretrained(folder)
+    t5.resize_token_embeddings(len(tok))  # load_pretrained_model's resize (the checkpoint has 4 rows more)
     pad = tok.pad_token_id
 
     questions = [f"{SYSTEM} USER: <image>\n{q_tmpl.format(t)} ASSISTANT: " for t in texts]

@@ -428,7 +428,8 @@ def build_clip_t5(folder: Path, seed: int = 11, with_tower: bool = True) -> Path
     clip.save_pretrained(tower)
     CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(tower)
     tok = t5_word_tokenizer()
-    tcfg = dict(vocab_size=len(tok), d_model=32, d_kv=16, d_ff=48, num_layers=2, num_decoder_layers=2, num_heads=2,
+    # 4 unused embedding rows beyond the tokenizer, as Flan-T5 (32128 rows, 32100 tokens)
+    tcfg = dict(vocab_size=len(tok) + 4, d_model=32, d_kv=16, d_ff=48, num_layers=2, num_decoder_layers=2, num_heads=2,
                 relative_attention_num_buckets=8, feed_forward_proj="gated-gelu", tie_word_embeddings=False,
                 pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id)
     t5 = T5ForConditionalGeneration(T5Config(**tcfg)).eval()

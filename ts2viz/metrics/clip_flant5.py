@@ -125,6 +125,9 @@ def _clip_t5_classes():
         """Flan-T5 whose encoder reads CLIP patch features (projected to ``d_model``) in place of ``<image>``."""
 
         config_class = CLIPT5Config
+        # the original model also registers T5's input embedding as ``embed_tokens`` (the same tensor as
+        # ``shared``): its checkpoints carry that alias, which this class reads from ``shared``
+        _keys_to_ignore_on_load_unexpected = [r"^embed_tokens\.weight$"]
 
         def __init__(self, config):
             super().__init__(config)
@@ -230,6 +233,10 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
         tok_id = model_id if has_own or model_id not in KNOWN_TOKENIZERS else KNOWN_TOKENIZERS[model_id]
     tok = hf_load("T5 tokenizer", AutoTokenizer.from_pretrained, tok_id, spec)
     tok.model_max_length = CONTEXT_LEN
+    # The original resizes the embeddings to the tokenizer (Flan-T5: 32128 rows -> 32100), which drops
+    # the unused rows from the softmax's normaliser; so does ts2viz.
+    if len(tok) != model.get_input_embeddings().weight.shape[0]:
+        model.resize_token_embeddings(len(tok))
     return model.eval(), tok, processor
 
 
