@@ -300,6 +300,15 @@ def test_clip_flant5_folder_without_its_vision_tower_fails_clearly(tmp_path):
     # ... and loads with the tower named as an option
     m = metrics.load(f"vqascore:{dst}?vision_tower={src.parent / (src.name + '_clip_tower')}", device="cpu")
     assert m.config["vision_tower"].endswith("_clip_tower")
+    # a checkpoint saved without its tokenizer (as training saved them) names the Flan-T5 to use
+    for f in dst.iterdir():
+        if "token" in f.name or f.name == "special_tokens_map.json":
+            f.unlink()
+    with pytest.raises(InputError, match="tokenizer=google/flan-t5-xl"):
+        metrics.load(f"vqascore:{dst}?vision_tower={src.parent / (src.name + '_clip_tower')}", device="cpu")
+    m = metrics.load(f"vqascore:{dst}?vision_tower={src.parent / (src.name + '_clip_tower')}&tokenizer={src}",
+                     device="cpu")
+    assert m.config["tokenizer"] == str(src)
 
 
 # -- end to end: ts2viz score -> ts2viz leaderboard -----------------------------------------------------

@@ -230,7 +230,14 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
     if tok_id is None:
         has_own = is_local_model(model_id) and any((Path(model_id) / f).exists() for f in
                                                    ("tokenizer.json", "spiece.model", "tokenizer_config.json"))
-        tok_id = model_id if has_own or model_id not in KNOWN_TOKENIZERS else KNOWN_TOKENIZERS[model_id]
+        if has_own or (not is_local_model(model_id) and model_id not in KNOWN_TOKENIZERS):
+            tok_id = model_id
+        elif model_id in KNOWN_TOKENIZERS:
+            tok_id = KNOWN_TOKENIZERS[model_id]
+        else:  # a local copy of a checkpoint saved without its tokenizer (as the released ones were trained)
+            raise InputError(f"metric {spec.raw!r}: {model_id!r} has no tokenizer files; name the Flan-T5 it was "
+                             "trained from, e.g. ?tokenizer=google/flan-t5-xl (clip-flant5-xl) or "
+                             "?tokenizer=google/flan-t5-xxl (clip-flant5-xxl)")
     tok = hf_load("T5 tokenizer", AutoTokenizer.from_pretrained, tok_id, spec)
     tok.model_max_length = CONTEXT_LEN
     # The original resizes the embeddings to the tokenizer (Flan-T5: 32128 rows -> 32100), which drops
