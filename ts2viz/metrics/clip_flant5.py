@@ -25,22 +25,10 @@ from typing import Sequence
 
 from ..errors import InputError
 
-#: the placeholder t2v_metrics writes where the image goes (LLaVA's DEFAULT_IMAGE_TOKEN)
-IMAGE_PLACEHOLDER = "<image>"
-#: the id t2v_metrics gives that placeholder in token lists (LLaVA's IMAGE_TOKEN_INDEX)
-IMAGE_SENTINEL = -200
-#: LLaVA-1.5's system message, which t2v_metrics puts before CLIP-FlanT5's and LLaVA-1.5's questions
-SYSTEM_MESSAGE = ("A chat between a curious user and an artificial intelligence assistant. The assistant gives "
-                  "helpful, detailed, and polite answers to the user's questions.")
-#: token budget the original truncates prompts and answers to (its CONTEXT_LEN)
-CONTEXT_LEN = 2048
+from .llava_format import CONTEXT_LEN, IMAGE_PLACEHOLDER, IMAGE_SENTINEL, chat_question, expand_to_square
+
 #: the tokenizer each released checkpoint was trained with (t2v_metrics' CLIP_T5_MODELS)
 KNOWN_TOKENIZERS = {"zhiqiulin/clip-flant5-xl": "google/flan-t5-xl", "zhiqiulin/clip-flant5-xxl": "google/flan-t5-xxl"}
-
-
-def chat_prompt(question: str) -> str:
-    """CLIP-FlanT5's stage-2 conversation (t2v_metrics' ``t5_chat``): system message, USER, image, question."""
-    return f"{SYSTEM_MESSAGE} USER: {IMAGE_PLACEHOLDER}\n{question} ASSISTANT: "
 
 
 def tokens_around_image(text: str, tokenizer) -> list[int]:
@@ -247,22 +235,10 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
     return model.eval(), tok, processor
 
 
-def expand_to_square(image, mean: Sequence[float]):
-    """``image`` centred on a square canvas of the processor's mean colour (LLaVA-1.5's ``expand2square``,
-    which t2v_metrics applies before CLIP-FlanT5's and LLaVA-1.5's image processor)."""
-    from PIL import Image
-
-    w, h = image.size
-    if w == h:
-        return image
-    side = max(w, h)
-    canvas = Image.new(image.mode, (side, side), tuple(int(x * 255) for x in mean))
-    canvas.paste(image, ((side - w) // 2, (side - h) // 2))
-    return canvas
-
-
 def _vqa_model_class():
-    from .vqa import VQAModel, _logsumexp
+    import numpy as np
+
+    from .vqa import VQAModel
 
     class ClipT5VQA(VQAModel):
         """CLIP-FlanT5 as a :class:`~ts2viz.metrics.vqa.VQAModel`: prompts in t2v_metrics' ``t5_chat``
@@ -298,7 +274,7 @@ def _vqa_model_class():
         def _encoder_inputs(self, images, questions):
             from .base import autocast
 
-            rows = [tokens_around_image(chat_prompt(q), self.tokenizer)[:CONTEXT_LEN] for q in questions]
+            rows = [tokens_around_image(chat_question(q), self.tokenizer)[:CONTEXT_LEN] for q in questions]
             with autocast(self.device, self.dtype):
                 feats = self.model.encode_images(self.pixel_values(images))
                 return self.model.splice(rows, feats)
@@ -364,7 +340,7 @@ def _vqa_model_class():
             lps = self._token_logprobs([images[i] for i, _ in keys], [items[i][0] for i, _ in keys],
                                        [list(t) for _, t in keys])
             seq = {k: float(lp.sum()) for k, lp in zip(keys, lps)}
-            return [[_logsumexp([seq[(i, (*ids, eos))] for ids in self.choice_token_ids(self.tokenizer, c)])
+            return [[float(np.logaddexp.reduce([seq[(i, (*ids, eos))] for ids in self.choice_token_ids(self.tokenizer, c)]))
                      for c in cs] for i, (_, cs) in enumerate(items)]
 
     return ClipT5VQA

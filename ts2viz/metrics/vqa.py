@@ -473,7 +473,7 @@ class GenerativeVQA(VQAModel):
     def _t2v_ids(self, text: str) -> list[int]:
         """t2v_metrics' ``tokenizer_image_token``: chunks around ``<image>`` tokenised on their own; when the
         first chunk starts with BOS, BOS is kept once and every chunk's first token dropped."""
-        from .clip_flant5 import IMAGE_PLACEHOLDER, IMAGE_SENTINEL
+        from .llava_format import IMAGE_PLACEHOLDER, IMAGE_SENTINEL
 
         chunks = [self.tokenizer(c).input_ids for c in text.split(IMAGE_PLACEHOLDER)]
         bos = self.tokenizer.bos_token_id
@@ -490,7 +490,7 @@ class GenerativeVQA(VQAModel):
         then the CLIP image processor (PIL-based where transformers has one, as the original's)."""
         import torch
 
-        from .clip_flant5 import expand_to_square
+        from .llava_format import expand_to_square
 
         ip = self._t2v_image_processor
         px = [ip(images=expand_to_square(im, ip.image_mean), return_tensors="pt")["pixel_values"][0] for im in images]
@@ -502,7 +502,7 @@ class GenerativeVQA(VQAModel):
         the image features spliced in place of ``<image>``; score ``exp(-mean cross-entropy)``."""
         import torch
 
-        from .clip_flant5 import IMAGE_SENTINEL, SYSTEM_MESSAGE
+        from .llava_format import IMAGE_SENTINEL, chat_question
 
         pix = self.t2v_pixel_values(images)
         h, w = pix.shape[-2:]
@@ -511,7 +511,7 @@ class GenerativeVQA(VQAModel):
         image_id = self.model.config.image_token_id
         rows, starts = [], []
         for q, a in items:
-            question = f"{SYSTEM_MESSAGE} USER: <image>\n{q} ASSISTANT: "
+            question = chat_question(q)
             ids = self._t2v_ids(question + a + "</s>")
             start = len(self._t2v_ids(question)) - (1 if question.endswith(" ") else 0)
             k = ids.index(IMAGE_SENTINEL)
@@ -555,6 +555,10 @@ def _pil_image_processor(ip, model_id: str, spec: Spec, kw: dict):
     return hf_load("image processor", pil.from_pretrained, model_id, spec, **kw)
 
 
+#: VQA models of model types transformers does not know: model_type -> "module:function" building the
+#: :class:`VQAModel` (imported only when such a model is loaded; the module subclasses VQAModel)
+EXTRA_BACKENDS = {"clip_t5": ".clip_flant5:load_clip_t5_vqa"}
+
 DEFAULT_PAIRS = {"cpu": 8, "cuda": 32, "mps": 8}
 
 
@@ -564,11 +568,9 @@ def load_vqa_model(spec: Spec, device: str | None = None, *, dtype: str | None =
     """The VQA model of ``spec.model`` (hub id or folder): BLIP-VQA, CLIP-FlanT5 or a generative VLM, by its
     config. ``vision_tower`` and ``tokenizer`` are CLIP-FlanT5's (see :func:`~ts2viz.metrics.clip_flant5.load_clip_t5`);
     ``llava_format`` says how :meth:`VQAModel.answer_score` prompts LLaVA-1.5 (``t2v_metrics`` or ``chat``)."""
-    from transformers import AutoConfig
+    import importlib
 
-    from .clip_flant5 import config_class, is_clip_t5_config, load_clip_t5_vqa
-
-    config_class()  # registers model_type "clip_t5" with AutoConfig
+    from transformers import AutoConfig, PretrainedConfig
 
     if spec.is_openclip:
         raise InputError(f"metric {spec.raw!r}: open_clip models cannot answer questions; use a VQA model")
@@ -576,12 +578,16 @@ def load_vqa_model(spec: Spec, device: str | None = None, *, dtype: str | None =
     dt = resolve_dtype(dev, dtype)
     model_id = check_model_id(spec)
     kw = {"revision": spec.revision} if spec.revision else {}
-    cfg = hf_load("config", AutoConfig.from_pretrained, model_id, spec, **kw)
     bs = batch_size or DEFAULT_PAIRS.get(dev.split(":")[0], 8)
+    raw, _ = hf_load("config", PretrainedConfig.get_config_dict, model_id, spec, **kw)
+    backend = EXTRA_BACKENDS.get(raw.get("model_type"))
+    if backend:
+        mod, _, fn = backend.partition(":")
+        return getattr(importlib.import_module(mod, __package__), fn)(
+            model_id, spec, dev, dt, bs, spec.revision, vision_tower=vision_tower, tokenizer=tokenizer)
+    cfg = hf_load("config", AutoConfig.from_pretrained, model_id, spec, **kw)
     if template is None and cfg.model_type == "paligemma":
         template = PALIGEMMA_TEMPLATE  # PaliGemma has no chat template; it is trained on task prefixes
-    if is_clip_t5_config(cfg):
-        return load_clip_t5_vqa(model_id, spec, dev, dt, bs, spec.revision, vision_tower, tokenizer)
     if vision_tower or tokenizer:
         raise InputError(f"metric {spec.raw!r}: vision_tower/tokenizer are options of CLIP-FlanT5 checkpoints only")
     archs = " ".join(getattr(cfg, "architectures", None) or [])
