@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Sequence
 
 from ..errors import InputError
-
 from .llava_format import CONTEXT_LEN, IMAGE_PLACEHOLDER, IMAGE_SENTINEL, chat_question, expand_to_square
 
 #: the tokenizer each released checkpoint was trained with (t2v_metrics' CLIP_T5_MODELS)
@@ -172,10 +171,6 @@ def config_class():
 def model_class():
     """:class:`CLIPT5ForConditionalGeneration`."""
     return _clip_t5_classes()[1]
-
-
-def is_clip_t5_config(cfg) -> bool:
-    return getattr(cfg, "model_type", None) == "clip_t5"
 
 
 def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None, vision_tower: str | None = None,
