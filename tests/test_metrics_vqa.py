@@ -119,7 +119,7 @@ def test_vqascore_blip_matches_independent_decoder_pass(images):
     np.testing.assert_allclose(got, want, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["blip", "llava"])
+@pytest.mark.parametrize("name", ["blip", "llava", "clip_t5"])
 def test_vqa_answers_do_not_depend_on_batching(images, name):
     vqa = metrics.load(f"vqascore:{tiny(name)}", device="cpu").vqa
     qs = ["is there a dog?", "what color is the cat with the teddy bear on the tree?", "how many?"]
