@@ -19,7 +19,9 @@ every text chunk around ``<image>`` is tokenised on its own, so each chunk ends 
 """
 from __future__ import annotations
 
+import logging
 import re
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -173,6 +175,13 @@ def model_class():
     return _clip_t5_classes()[1]
 
 
+class _DropLoadReport(logging.Filter):
+    """Drops transformers' load report (a filter, not a log level: from_pretrained reads the level)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "LOAD REPORT" not in str(record.msg)
+
+
 def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None, vision_tower: str | None = None,
                  tokenizer: str | None = None):
     """Model, tokenizer and image processor of a CLIP-FlanT5 checkpoint (hub id or folder).
@@ -194,8 +203,23 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
     cfg.mm_vision_tower = tower
     vcfg = hf_load("CLIP vision tower config", CLIPVisionConfig.from_pretrained, tower, spec)
     cfg.mm_vision_config = vcfg.to_dict()
-    model, info = hf_load("CLIP-FlanT5 model", Model.from_pretrained, model_id, spec, config=cfg, dtype=dtype,
-                          output_loading_info=True, **kw)
+    # transformers' load report would list the tower's keys as "newly initialized" when a checkpoint has no
+    # tower weights; they are loaded below, and every other missing or unexpected key is reported here.
+    report = logging.getLogger("transformers.modeling_utils")  # where from_pretrained logs its load report
+    drop_report = _DropLoadReport()
+    report.addFilter(drop_report)
+    try:
+        model, info = hf_load("CLIP-FlanT5 model", Model.from_pretrained, model_id, spec, config=cfg, dtype=dtype,
+                              output_loading_info=True, **kw)
+    except RuntimeError as e:  # size mismatches: another architecture's weights
+        raise InputError(f"metric {spec.raw!r}: {model_id!r} does not fit the CLIP-FlanT5 architecture of its "
+                         f"config: {str(e).strip().splitlines()[0][:200]}") from e
+    finally:
+        report.removeFilter(drop_report)
+    unexpected = [k for k in info.get("unexpected_keys", []) if k != "embed_tokens.weight"]
+    if unexpected:
+        warnings.warn(f"{model_id}: {len(unexpected)} checkpoint weights not used by CLIP-FlanT5 "
+                      f"({', '.join(sorted(unexpected)[:3])}{' ...' if len(unexpected) > 3 else ''})", stacklevel=2)
     missing = [k for k in info.get("missing_keys", []) if not k.startswith("vision_tower.")]
     if missing:
         raise InputError(f"metric {spec.raw!r}: {model_id!r} is not a CLIP-FlanT5 checkpoint (missing weights "
