@@ -286,6 +286,15 @@ def test_spec_options_stay_text_and_bad_options_fail():
         metrics.load(f"vqascore:{tiny('blip')}?vision_tower=/nowhere", device="cpu")
 
 
+def test_llava_in_its_own_code_layout_is_refused_with_advice(tmp_path):
+    folder = tmp_path / "llava-v1.5-7b"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "llava", "architectures": ["LlavaLlamaForCausalLM"],
+                                                    "mm_vision_tower": "openai/clip-vit-large-patch14-336"}))
+    with pytest.raises(InputError, match="llava-hf/llava-1.5-13b-hf"):
+        metrics.load(f"vqascore:{folder}", device="cpu")
+
+
 def test_clip_flant5_folder_without_its_vision_tower_fails_clearly(tmp_path):
     import shutil
 

@@ -585,6 +585,10 @@ def load_vqa_model(spec: Spec, device: str | None = None, *, dtype: str | None =
         mod, _, fn = backend.partition(":")
         return getattr(importlib.import_module(mod, __package__), fn)(
             model_id, spec, dev, dt, bs, spec.revision, vision_tower=vision_tower, tokenizer=tokenizer)
+    if raw.get("mm_vision_tower") and raw.get("model_type") == "llava":
+        raise InputError(f"metric {spec.raw!r}: {model_id!r} is a LLaVA checkpoint in LLaVA's own code layout "
+                         "(LlavaLlamaForCausalLM, as t2v_metrics loads liuhaotian/llava-v1.5-*); give its transformers "
+                         "conversion instead, e.g. llava-hf/llava-1.5-13b-hf")
     cfg = hf_load("config", AutoConfig.from_pretrained, model_id, spec, **kw)
     if template is None and cfg.model_type == "paligemma":
         template = PALIGEMMA_TEMPLATE  # PaliGemma has no chat template; it is trained on task prefixes
