@@ -12,8 +12,8 @@ A :class:`VQAModel` answers many ``(image, question)`` pairs in batches, three w
 
 Pairs may repeat an image (many questions per image) or use crops (:func:`crop`). Implementations:
 BLIP-VQA (``BlipForQuestionAnswering``), CLIP-FlanT5 (:mod:`ts2viz.metrics.clip_flant5`) and generative
-VLMs through ``AutoModelForImageTextToText`` (LLaVA-1.5, InstructBLIP, BLIP-2, Qwen2-VL, PaliGemma, ...). GPU out-of-memory halves the pair batch and
-retries.
+VLMs through ``AutoModelForImageTextToText`` (LLaVA-1.5, InstructBLIP, BLIP-2, Qwen2-VL, PaliGemma, ...).
+GPU out-of-memory halves the pair batch and retries.
 """
 from __future__ import annotations
 
@@ -337,11 +337,11 @@ class GenerativeVQA(VQAModel):
         self.tokenizer = tok
         self.template = template
         self.chat = template is None and bool(getattr(self.processor, "chat_template", None))
+        if llava_format not in ("t2v_metrics", "chat"):
+            raise InputError(f"metric {spec.raw!r}: llava_format must be t2v_metrics or chat, not {llava_format!r}")
         #: LLaVA-1.5 scored as t2v_metrics does (its conversation, square padding): answer_score only
         self.t2v_llava = (template is None and llava_format == "t2v_metrics"
                           and getattr(model.config, "model_type", "") == "llava")
-        if llava_format not in ("t2v_metrics", "chat"):
-            raise InputError(f"metric {spec.raw!r}: llava_format must be t2v_metrics or chat, not {llava_format!r}")
         if self.t2v_llava:
             self._t2v_image_processor = _pil_image_processor(self.processor.image_processor, model_id, spec, kw)
         super().__init__(model_id, model_identity(model_id, revision, model.config), device, dtype, batch_size)
@@ -530,7 +530,7 @@ class GenerativeVQA(VQAModel):
         logp = torch.log_softmax(logits.float(), dim=-1).double().cpu()
         out = []
         for r, (row, s) in enumerate(zip(rows, starts)):
-            pos = [t for t in range(max(s, 1), len(row))]
+            pos = range(max(s, 1), len(row))
             if not pos:
                 raise InputError(f"VQA {self.model_id}: the answer to score has no tokens")
             out.append(float(np.exp(np.mean([float(logp[r, t - 1, row[t]]) for t in pos]))))
