@@ -15,6 +15,9 @@ from ts2viz.metrics.vqa import crop
 from ts2viz.qa_records import image_scores, records_from_details
 
 TS2_PROMPT = "A Christmas tree with lights and teddy bear"
+#: ts2viz's former VQAScore question (the P(yes) backend tests below keep it; VQAScore's own default is
+#: t2v_metrics', tested in test_metrics_vqascore.py)
+OLD_QUESTION = "Does this figure show '{prompt}'? Please answer yes or no."
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +77,7 @@ def test_vqascore_llava_matches_independent_forward(images):
     from transformers import AutoProcessor, LlavaForConditionalGeneration
 
     folder = tiny("llava")
-    m = metrics.load(f"vqascore:{folder}", device="cpu")
+    m = metrics.load(f"vqascore:{folder}", device="cpu", answer="first_token_yes", question_template=OLD_QUESTION)
     prompts = ["a red cat", "two blue dogs with a teddy bear", "the tree"]
     got = m(images=images, prompts=prompts)
     model = LlavaForConditionalGeneration.from_pretrained(folder).eval()
@@ -97,7 +100,7 @@ def test_vqascore_blip_matches_independent_decoder_pass(images):
     from transformers import AutoProcessor, BlipForQuestionAnswering
 
     folder = tiny("blip")
-    m = metrics.load(f"vqascore:{folder}", device="cpu")
+    m = metrics.load(f"vqascore:{folder}", device="cpu", answer="first_token_yes", question_template=OLD_QUESTION)
     prompts = ["a red cat", "two blue dogs with a teddy bear on the tree", "dog"]
     got = m(images=images, prompts=prompts)
     model = BlipForQuestionAnswering.from_pretrained(folder).eval()
@@ -116,7 +119,7 @@ def test_vqascore_blip_matches_independent_decoder_pass(images):
     np.testing.assert_allclose(got, want, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["blip", "llava"])
+@pytest.mark.parametrize("name", ["blip", "llava", "clip_t5"])
 def test_vqa_answers_do_not_depend_on_batching(images, name):
     vqa = metrics.load(f"vqascore:{tiny(name)}", device="cpu").vqa
     qs = ["is there a dog?", "what color is the cat with the teddy bear on the tree?", "how many?"]

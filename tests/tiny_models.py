@@ -269,7 +269,7 @@ _ROOT: list[Path] = []
 
 def tiny(name: str) -> Path:
     """Path of the tiny model ``name`` (clip, siglip, align, openclip, blip, llava, llm, sbert, paligemma,
-    t5nli, rtdetr, owlv2), built once."""
+    t5nli, rtdetr, owlv2, clip_t5, clip_t5_no_tower), built once."""
     import atexit
     import shutil
     import tempfile
@@ -282,7 +282,8 @@ def tiny(name: str) -> Path:
         builders = {"clip": build_clip, "siglip": build_siglip, "align": build_align,
                     "openclip": build_openclip, "blip": build_blip_vqa, "llava": build_llava, "llm": build_llm,
                     "sbert": build_sbert, "paligemma": build_paligemma, "t5nli": build_t5_nli,
-                    "rtdetr": build_rtdetr, "owlv2": build_owlv2}
+                    "rtdetr": build_rtdetr, "owlv2": build_owlv2, "clip_t5": build_clip_t5,
+                    "clip_t5_no_tower": lambda f: build_clip_t5(f, with_tower=False)}
         _BUILT[name] = builders[name](root / name)
     if name == "openclip":
         import open_clip
@@ -388,4 +389,66 @@ def build_owlv2(folder: Path, seed: int = 10) -> Path:
     tok.model_max_length = 16
     Owlv2Processor(image_processor=Owlv2ImageProcessor(size={"height": 32, "width": 32}),
                    tokenizer=tok).save_pretrained(folder)
+    return folder
+
+
+# -- CLIP-FlanT5 (VQAScore's model) in the released checkpoints' layout ------------------------------
+
+def t5_word_tokenizer():
+    """A word tokenizer that ends every text with ``</s>`` as T5's does (pad id 0, T5's decoder start)."""
+    from tokenizers import processors
+
+    tok = word_tokenizer()
+    eos = tok.eos_token_id
+    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", eos)])
+    return tok
+
+
+def build_clip_t5(folder: Path, seed: int = 11, with_tower: bool = True) -> Path:
+    """A tiny CLIP-FlanT5 checkpoint written key by key in the layout of ``zhiqiulin/clip-flant5-xl``.
+
+    Built from plain transformers parts (not ts2viz's class): a 3-layer CLIP vision model saved on its own
+    as the config's ``mm_vision_tower`` folder (with its CLIPImageProcessor), a 2-layer gated-GELU T5
+    (Flan-T5's feed-forward), a Linear-GELU-Linear projector, written as one state dict with the original's
+    key names (``vision_tower.vision_tower.vision_model.*``, ``mm_projector.{0,2}.*``, T5's own, and the
+    ``embed_tokens.weight`` alias the original model also has) and a ``config.json`` with
+    ``model_type: clip_t5``. ``with_tower=False`` leaves the tower's weights out of the checkpoint.
+    """
+    import torch
+    from safetensors.torch import save_file
+    from transformers import CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModel, T5Config, T5ForConditionalGeneration
+
+    torch.manual_seed(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    tower = folder.parent / (folder.name + "_clip_tower")
+    vcfg = CLIPVisionConfig(image_size=32, patch_size=8, hidden_size=24, intermediate_size=40, num_hidden_layers=3,
+                            num_attention_heads=2)
+    clip = CLIPVisionModel(vcfg).eval()
+    clip.save_pretrained(tower)
+    CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(tower)
+    tok = t5_word_tokenizer()
+    # 4 unused embedding rows beyond the tokenizer, as Flan-T5 (32128 rows, 32100 tokens)
+    tcfg = dict(vocab_size=len(tok) + 4, d_model=32, d_kv=16, d_ff=48, num_layers=2, num_decoder_layers=2, num_heads=2,
+                relative_attention_num_buckets=8, feed_forward_proj="gated-gelu", tie_word_embeddings=False,
+                pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id)
+    t5 = T5ForConditionalGeneration(T5Config(**tcfg)).eval()
+    with torch.no_grad():  # smaller logits: answer likelihoods around 1e-2, not 1e-9
+        t5.lm_head.weight.mul_(0.3)
+    proj = torch.nn.Sequential(torch.nn.Linear(24, 32), torch.nn.GELU(), torch.nn.Linear(32, 32))
+    state = {k: v.clone().contiguous() for k, v in t5.state_dict().items()}
+    state["embed_tokens.weight"] = t5.shared.weight.detach().clone()
+    state.update({f"mm_projector.{k}": v.detach().clone() for k, v in proj.state_dict().items()})
+    if with_tower:
+        # the hub layout of a CLIP vision model: vision_model.* (transformers 5 itself has no such prefix)
+        state.update({f"vision_tower.vision_tower.vision_model.{k.removeprefix('vision_model.')}": v.clone()
+                      for k, v in clip.state_dict().items()})
+    save_file(state, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    config = {**T5Config(**tcfg).to_dict(), "model_type": "clip_t5", "architectures": ["CLIPT5ForConditionalGeneration"],
+              "mm_vision_tower": str(tower), "mm_vision_select_layer": -2, "mm_vision_select_feature": "patch",
+              "mm_projector_type": "mlp2x_gelu", "mm_hidden_size": 24, "use_mm_proj": True,
+              "image_aspect_ratio": "pad"}
+    (folder / "config.json").write_text(json.dumps(config, indent=1))
+    tok.model_max_length = 2048
+    tok.save_pretrained(folder)
     return folder

@@ -11,6 +11,7 @@ folder (transformers), ``openclip:ARCH/TAG`` for open_clip (TAG a pretrained tag
     siglip:google/siglip-base-patch16-224
     tifa:Salesforce/blip-vqa-base
     dsg:llava-hf/llava-1.5-7b-hf
+    vqascore:zhiqiulin/clip-flant5-xxl
     vqascore:llava-hf/llava-1.5-7b-hf
     gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1&generator_model=gpt-4o
     fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1&detector=PekingU/rtdetr_r50vd
@@ -86,8 +87,9 @@ register("alignscore", "ALIGNScore: cosine of ALIGN image and prompt embeddings 
          ".embedding:build", example="alignscore:kakaobrain/align-base")
 register("siglip", "SigLIP score: cosine of SigLIP image and prompt embeddings (transformers)",
          ".embedding:build", example="siglip:google/siglip-base-patch16-224")
-register("vqascore", "VQAScore: P('Yes') of a VQA model for \"Does this figure show '{prompt}'?\"",
-         ".vqascore:build", example="vqascore:llava-hf/llava-1.5-7b-hf")
+register("vqascore", "VQAScore (t2v_metrics): likelihood of the answer 'Yes' to 'Does this figure show \"{prompt}\"? "
+         "Please answer yes or no.' (CLIP-FlanT5, LLaVA-1.5, any VQA model)",
+         ".vqascore:build", example="vqascore:zhiqiulin/clip-flant5-xxl")
 register("tifa", "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
          ".qa:build_tifa", example="tifa:Salesforce/blip-vqa-base")
 register("dsg", "DSG: fraction of yes/no questions answered correctly, a question failing with any parent",

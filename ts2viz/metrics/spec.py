@@ -32,6 +32,11 @@ class Spec:
         return arch, (tag or None) if sep else None
 
 
+#: options whose values are text as given (a template's "Yes" stays "Yes", not True; "1" stays "1")
+TEXT_OPTIONS = frozenset({"question_template", "answer_template", "question", "template", "vision_tower",
+                          "tokenizer"})
+
+
 def _coerce(v: str):
     low = v.lower()
     if low in ("true", "yes", "on"):
@@ -60,7 +65,7 @@ def parse_spec(spec: str) -> Spec:
         pairs = parse_qsl(q, keep_blank_values=True)
         if pairs and all(k for k, _ in pairs) and "=" in q:
             rest = head
-            options = {k: _coerce(v) for k, v in pairs}
+            options = {k: v if k in TEXT_OPTIONS else _coerce(v) for k, v in pairs}
     rest = rest.strip()
     if not fam or not rest:
         raise InputError(f"metric {spec!r}: expected FAMILY:MODEL with both parts non-empty")

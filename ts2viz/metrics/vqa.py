@@ -2,6 +2,8 @@
 
 A :class:`VQAModel` answers many ``(image, question)`` pairs in batches, three ways:
 
+* :meth:`VQAModel.answer_score`: ``exp(-mean cross-entropy)`` of a given answer's tokens, teacher forced
+  (t2v_metrics' VQAScore; for LLaVA-1.5 in t2v_metrics' own conversation format and image padding);
 * :meth:`VQAModel.yes_probability`: P("yes") read from the logits of the first answer token (the
   probability mass of the vocabulary entries that decode to "yes" in any case);
 * :meth:`VQAModel.answer`: a free-form greedy answer;
@@ -9,9 +11,9 @@ A :class:`VQAModel` answers many ``(image, question)`` pairs in batches, three w
   likelihood of each of a pair's answer choices (Gecko's score normalisation).
 
 Pairs may repeat an image (many questions per image) or use crops (:func:`crop`). Implementations:
-BLIP-VQA (``BlipForQuestionAnswering``) and generative VLMs through ``AutoModelForImageTextToText``
-(LLaVA-1.5, InstructBLIP, BLIP-2, Qwen2-VL, PaliGemma, ...). GPU out-of-memory halves the pair batch and
-retries.
+BLIP-VQA (``BlipForQuestionAnswering``), CLIP-FlanT5 (:mod:`ts2viz.metrics.clip_flant5`) and generative
+VLMs through ``AutoModelForImageTextToText`` (LLaVA-1.5, InstructBLIP, BLIP-2, Qwen2-VL, PaliGemma, ...).
+GPU out-of-memory halves the pair batch and retries.
 """
 from __future__ import annotations
 
@@ -74,6 +76,21 @@ class VQAModel:
         return {**self.identity, "vqa_class": type(self).__name__}
 
     # -- public API --------------------------------------------------------------------------------
+    def answer_score(self, images: Sequence, questions: Sequence[str], answers: Sequence[str]) -> np.ndarray:
+        """``exp(-mean cross-entropy)`` of ``answers[i]`` as the model's answer to ``questions[i]`` about
+        ``images[i]``: the geometric mean of the answer tokens' teacher-forced probabilities.
+
+        This is t2v_metrics' VQAScore (its ``forward``). Which tokens count is the model's own training
+        format: CLIP-FlanT5 the answer and T5's ``</s>``; LLaVA-1.5 (t2v_metrics' conversation) the answer
+        and ``</s>``; BLIP-VQA the answer and ``[SEP]``; other generative VLMs the answer's tokens after
+        their chat template. Returns float64 values in (0, 1], independent of batching.
+        """
+        questions, answers = [str(q) for q in questions], [str(a) for a in answers]
+        if len(questions) != len(answers):
+            raise InputError(f"VQA: {len(questions)} questions but {len(answers)} answers")
+        out = self._batched(self._answer_score, images, list(zip(questions, answers)))
+        return np.asarray(out, dtype=np.float64)
+
     def yes_probability(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
         """P("yes") for each (image, question) pair, from the first answer token's distribution."""
         return np.asarray(self._batched(self._yes_prob, images, questions), dtype=np.float64)
@@ -109,6 +126,9 @@ class VQAModel:
         return [np.exp(v) for v in self.choice_logprobs(images, questions, choices)]
 
     # -- subclass hooks ----------------------------------------------------------------------------
+    def _answer_score(self, images: list, items: list[tuple[str, str]]) -> list[float]:
+        raise InputError(f"VQA {self.model_id}: {type(self).__name__} cannot score a given answer")
+
     def _yes_prob(self, images: list, questions: list[str]) -> list[float]:
         raise NotImplementedError
 
@@ -241,6 +261,31 @@ class BlipVQA(VQAModel):
         (grouped by question length, as the decoder would attend to a padded question's padding)."""
         return self._by_question_length(self._choice_logprobs_unpadded, images, items, [q for q, _ in items])
 
+    def _answer_score(self, images, items):
+        """The answer decoder over ``[DEC] answer [SEP]`` (BLIP's answer format), grouped by question length."""
+        return self._by_question_length(self._answer_score_unpadded, images, items, [q for q, _ in items])
+
+    def _answer_score_unpadded(self, images, items):
+        import torch
+
+        tok = self.processor.tokenizer
+        cfg = self.model.config.text_config
+        start, sep, pad = self.model.decoder_start_token_id, cfg.sep_token_id, cfg.pad_token_id or 0
+        seqs = [(start, *tok.encode(a, add_special_tokens=False), sep) for _, a in items]
+        width = max(len(x) for x in seqs)
+        ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for r, x in enumerate(seqs):
+            ids[r, :len(x)] = torch.tensor(x)
+            mask[r, :len(x)] = 1
+        with autocast(self.device, self.dtype):
+            q_states = self._question_states(images, [q for q, _ in items])
+            logits = self.model.text_decoder(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+                                             encoder_hidden_states=q_states).logits
+        logp = torch.log_softmax(logits.float(), dim=-1).double().cpu()
+        return [float(np.exp(np.mean([float(logp[r, t - 1, x[t]]) for t in range(1, len(x))])))
+                for r, x in enumerate(seqs)]
+
     def _choice_logprobs_unpadded(self, images, items):
         import torch
 
@@ -276,7 +321,7 @@ class GenerativeVQA(VQAModel):
     """A generative VLM (``AutoModelForImageTextToText`` + ``AutoProcessor``), chat template if it has one."""
 
     def __init__(self, model_id: str, spec: Spec, device: str, dtype, batch_size: int, revision=None,
-                 template: str | None = None):
+                 template: str | None = None, llava_format: str = "t2v_metrics"):
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         kw = {"revision": revision} if revision else {}
@@ -292,11 +337,20 @@ class GenerativeVQA(VQAModel):
         self.tokenizer = tok
         self.template = template
         self.chat = template is None and bool(getattr(self.processor, "chat_template", None))
+        if llava_format not in ("t2v_metrics", "chat"):
+            raise InputError(f"metric {spec.raw!r}: llava_format must be t2v_metrics or chat, not {llava_format!r}")
+        #: LLaVA-1.5 scored as t2v_metrics does (its conversation, square padding): answer_score only
+        self.t2v_llava = (template is None and llava_format == "t2v_metrics"
+                          and getattr(model.config, "model_type", "") == "llava")
+        if self.t2v_llava:
+            self._t2v_image_processor = _pil_image_processor(self.processor.image_processor, model_id, spec, kw)
         super().__init__(model_id, model_identity(model_id, revision, model.config), device, dtype, batch_size)
 
     @property
     def config(self) -> dict:
-        return {**super().config, "prompt": "chat" if self.chat else (self.template or PLAIN_TEMPLATE)}
+        prompt = "chat" if self.chat else (self.template or PLAIN_TEMPLATE)
+        extra = {"answer_score_prompt": "t2v_metrics llava-1.5 chat, pad to square"} if self.t2v_llava else {}
+        return {**super().config, "prompt": prompt, **extra}
 
     def prompt(self, question: str) -> str:
         """The model input text for ``question`` (chat template with one image, or a plain template)."""
@@ -396,6 +450,92 @@ class GenerativeVQA(VQAModel):
             out[k] = new
         return out
 
+    def _answer_score(self, images, items):
+        if self.t2v_llava:
+            return self._answer_score_t2v_llava(images, items)
+        return self._answer_score_chat(images, items)
+
+    def _answer_score_chat(self, images, items):
+        """The answer's tokens (no end token) after the model's prompt: mean log-probability, exponentiated."""
+        import torch
+
+        ext = [list(self.tokenizer.encode(a, add_special_tokens=False)) for _, a in items]
+        if any(not e for e in ext):
+            raise InputError(f"VQA {self.model_id}: an answer to score has no tokens")
+        enc = self._append_tokens(self._inputs(images, [q for q, _ in items]), [e[:-1] for e in ext])
+        keep = max(len(e) for e in ext)
+        with autocast(self.device, self.dtype):
+            logits = (self.model(**enc, logits_to_keep=keep) if self._keeps_logits else self.model(**enc)).logits
+        logp = torch.log_softmax(logits[:, -keep:, :].float(), dim=-1).double().cpu()
+        return [float(np.exp(np.mean([float(logp[r, keep - len(e) + t, e[t]]) for t in range(len(e))])))
+                for r, e in enumerate(ext)]
+
+    def _t2v_ids(self, text: str) -> list[int]:
+        """t2v_metrics' ``tokenizer_image_token``: chunks around ``<image>`` tokenised on their own; when the
+        first chunk starts with BOS, BOS is kept once and every chunk's first token dropped."""
+        from .llava_format import IMAGE_PLACEHOLDER, IMAGE_SENTINEL
+
+        chunks = [self.tokenizer(c).input_ids for c in text.split(IMAGE_PLACEHOLDER)]
+        bos = self.tokenizer.bos_token_id
+        skip = 1 if chunks and chunks[0] and bos is not None and chunks[0][0] == bos else 0
+        out = [bos] if skip else []
+        for k, c in enumerate(chunks):
+            if k:
+                out.append(IMAGE_SENTINEL)
+            out.extend(c[skip:])
+        return out
+
+    def t2v_pixel_values(self, images):
+        """LLaVA-1.5 images as t2v_metrics prepares them: padded to square with the processor's mean colour,
+        then the CLIP image processor (PIL-based where transformers has one, as the original's)."""
+        import torch
+
+        from .llava_format import expand_to_square
+
+        ip = self._t2v_image_processor
+        px = [ip(images=expand_to_square(im, ip.image_mean), return_tensors="pt")["pixel_values"][0] for im in images]
+        return torch.stack(px).to(self.device, self.model.dtype)
+
+    def _answer_score_t2v_llava(self, images, items):
+        """t2v_metrics' LLaVA-1.5 VQAScore: ``SYSTEM USER: <image>\\nQ ASSISTANT: `` + ``A</s>``; the labels are
+        the tokens after the question (one fewer when the question ends in a space, as the original counts),
+        the image features spliced in place of ``<image>``; score ``exp(-mean cross-entropy)``."""
+        import torch
+
+        from .llava_format import IMAGE_SENTINEL, chat_question
+
+        pix = self.t2v_pixel_values(images)
+        h, w = pix.shape[-2:]
+        patch = self.model.config.vision_config.patch_size
+        n_img = (h // patch) * (w // patch) + (1 if self.model.config.vision_feature_select_strategy == "full" else 0)
+        image_id = self.model.config.image_token_id
+        rows, starts = [], []
+        for q, a in items:
+            question = chat_question(q)
+            ids = self._t2v_ids(question + a + "</s>")
+            start = len(self._t2v_ids(question)) - (1 if question.endswith(" ") else 0)
+            k = ids.index(IMAGE_SENTINEL)
+            rows.append(ids[:k] + [image_id] * n_img + ids[k + 1:])
+            starts.append(start + n_img - 1 if start > k else start)
+        pad = self.tokenizer.pad_token_id
+        width = max(len(r) for r in rows)
+        ids = torch.full((len(rows), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for r, row in enumerate(rows):  # right padding, as the original
+            ids[r, :len(row)] = torch.tensor(row)
+            mask[r, :len(row)] = 1
+        with autocast(self.device, self.dtype):
+            logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+                                pixel_values=pix).logits
+        logp = torch.log_softmax(logits.float(), dim=-1).double().cpu()
+        out = []
+        for r, (row, s) in enumerate(zip(rows, starts)):
+            pos = range(max(s, 1), len(row))
+            if not pos:
+                raise InputError(f"VQA {self.model_id}: the answer to score has no tokens")
+            out.append(float(np.exp(np.mean([float(logp[r, t - 1, row[t]]) for t in pos]))))
+        return out
+
     def _answer(self, images, questions, max_new_tokens):
         enc = self._inputs(images, questions)
         with autocast(self.device, self.dtype):
@@ -405,13 +545,32 @@ class GenerativeVQA(VQAModel):
         return [s.strip() for s in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
 
 
+def _pil_image_processor(ip, model_id: str, spec: Spec, kw: dict):
+    """The PIL-based twin of a CLIP image processor (t2v_metrics ran the PIL one), else ``ip`` itself."""
+    import transformers
+
+    pil = getattr(transformers, "CLIPImageProcessorPil", None)
+    if pil is None or not type(ip).__name__.startswith("CLIPImageProcessor"):
+        return ip
+    return hf_load("image processor", pil.from_pretrained, model_id, spec, **kw)
+
+
+#: VQA models of model types transformers does not know: model_type -> "module:function" building the
+#: :class:`VQAModel` (imported only when such a model is loaded; the module subclasses VQAModel)
+EXTRA_BACKENDS = {"clip_t5": ".clip_flant5:load_clip_t5_vqa"}
+
 DEFAULT_PAIRS = {"cpu": 8, "cuda": 32, "mps": 8}
 
 
 def load_vqa_model(spec: Spec, device: str | None = None, *, dtype: str | None = None,
-                   batch_size: int | None = None, template: str | None = None) -> VQAModel:
-    """The VQA model of ``spec.model`` (hub id or folder): BLIP-VQA or a generative VLM, by its config."""
-    from transformers import AutoConfig
+                   batch_size: int | None = None, template: str | None = None, llava_format: str = "t2v_metrics",
+                   vision_tower: str | None = None, tokenizer: str | None = None) -> VQAModel:
+    """The VQA model of ``spec.model`` (hub id or folder): BLIP-VQA, CLIP-FlanT5 or a generative VLM, by its
+    config. ``vision_tower`` and ``tokenizer`` are CLIP-FlanT5's (see :func:`~ts2viz.metrics.clip_flant5.load_clip_t5`);
+    ``llava_format`` says how :meth:`VQAModel.answer_score` prompts LLaVA-1.5 (``t2v_metrics`` or ``chat``)."""
+    import importlib
+
+    from transformers import AutoConfig, PretrainedConfig
 
     if spec.is_openclip:
         raise InputError(f"metric {spec.raw!r}: open_clip models cannot answer questions; use a VQA model")
@@ -419,13 +578,25 @@ def load_vqa_model(spec: Spec, device: str | None = None, *, dtype: str | None =
     dt = resolve_dtype(dev, dtype)
     model_id = check_model_id(spec)
     kw = {"revision": spec.revision} if spec.revision else {}
-    cfg = hf_load("config", AutoConfig.from_pretrained, model_id, spec, **kw)
     bs = batch_size or DEFAULT_PAIRS.get(dev.split(":")[0], 8)
+    raw, _ = hf_load("config", PretrainedConfig.get_config_dict, model_id, spec, **kw)
+    backend = EXTRA_BACKENDS.get(raw.get("model_type"))
+    if backend:
+        mod, _, fn = backend.partition(":")
+        return getattr(importlib.import_module(mod, __package__), fn)(
+            model_id, spec, dev, dt, bs, spec.revision, vision_tower=vision_tower, tokenizer=tokenizer)
+    if raw.get("mm_vision_tower") and raw.get("model_type") == "llava":
+        raise InputError(f"metric {spec.raw!r}: {model_id!r} is a LLaVA checkpoint in LLaVA's own code layout "
+                         "(LlavaLlamaForCausalLM, as t2v_metrics loads liuhaotian/llava-v1.5-*); give its transformers "
+                         "conversion instead, e.g. llava-hf/llava-1.5-13b-hf")
+    cfg = hf_load("config", AutoConfig.from_pretrained, model_id, spec, **kw)
     if template is None and cfg.model_type == "paligemma":
         template = PALIGEMMA_TEMPLATE  # PaliGemma has no chat template; it is trained on task prefixes
+    if vision_tower or tokenizer:
+        raise InputError(f"metric {spec.raw!r}: vision_tower/tokenizer are options of CLIP-FlanT5 checkpoints only")
     archs = " ".join(getattr(cfg, "architectures", None) or [])
     if cfg.model_type == "blip" and ("QuestionAnswering" in archs or not archs):
         return BlipVQA(model_id, spec, dev, dt, bs, spec.revision)
     if cfg.model_type == "blip":
         raise InputError(f"metric {spec.raw!r}: {model_id!r} is a BLIP {archs or 'model'}, not BLIP-VQA")
-    return GenerativeVQA(model_id, spec, dev, dt, bs, spec.revision, template)
+    return GenerativeVQA(model_id, spec, dev, dt, bs, spec.revision, template, llava_format)
