@@ -139,11 +139,11 @@ def test_monte_carlo_pvalue_converges_to_exact():
 @pytest.mark.parametrize("alternative", ["greater", "two-sided"])
 def test_item_swaps_exact_matches_enumeration(alternative):
     rng = np.random.default_rng(4)
-    gold = [rng.normal(size=4), rng.normal(size=5), rng.normal(size=4)]
+    gold = [rng.normal(size=4), rng.normal(size=4), rng.normal(size=3)]
     a = [g + rng.normal(scale=0.5, size=g.size) for g in gold]
     b = [10 * rng.normal(size=g.size) for g in gold]          # another scale: standardised first
     res = permutation_test(a, b, pearson_statistic(gold), exact=True, alternative=alternative)
-    assert res.exact and res.n_used == 2 ** 13
+    assert res.exact and res.n_used == 2 ** 11
     assert res.pvalue == pytest.approx(exact_items_pvalue(a, b, gold, alternative), abs=1e-12)
     assert res.estimate_a == pytest.approx(np.mean([pearson(x, g) for x, g in zip(a, gold)]))
 

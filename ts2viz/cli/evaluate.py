@@ -172,12 +172,19 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         ranks = rank_intervals(mm, "ord_avg", boot=boot)
     groups = leaderboard_groups(mm.partitions)
     lb = leaderboard_table(mm, stats, groups=groups, boot=boot, ranks=ranks)
+    cluster_note = None
+    if args.clusters:
+        from .permutation import cluster_column
+
+        lb["cluster"], cluster_note = cluster_column(mm, args, _alpha(args.alpha), lambda: load_inputs(args)[1])
     if args.out == "-":
         _write_csv(lb, "-")
         return 0
     if args.out:
         _write_csv(lb, args.out)
     print(format_leaderboard(lb, mm, stats, boot, groups, {c.metric: c for c in cov}))
+    if cluster_note:
+        print(cluster_note)
     if not args.scores:
         from ..qa_records import BUNDLED_DSG_ACCUMULATION
 
@@ -254,8 +261,11 @@ def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None, groups=GROUPS, c
         if boot is not None:
             r = row["rank"]
             cells.append("-" if r != r else f"{r:.0f} [{row['rank_lo']:.0f}, {row['rank_hi']:.0f}]")
+        if "cluster" in lb.columns:
+            cells.append(str(int(row["cluster"])) if row["cluster"] > 0 else "-")
         rows.append((str(row["metric"]), cells))
-    heads = [h for _, _, h in cols] + (["Rank"] if boot is not None else [])
+    heads = [h for _, _, h in cols] + (["Rank"] if boot is not None else []) + \
+        (["Cluster"] if "cluster" in lb.columns else [])
     widths = [max([8, len(h)] + [len(cells[k]) for _, cells in rows if cells is not None])
               for k, h in enumerate(heads)]
     width = max(len("Metric"), *(len(m) for m, _ in rows)) if rows else len("Metric")
@@ -311,6 +321,11 @@ def cmd_significance(args: argparse.Namespace) -> int:
     if args.cell not in cell_names(mm):
         raise InputError(f"--cell: unknown leaderboard cell {args.cell!r} (expected one of {', '.join(cell_names(mm))})")
     boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed)
+    if args.test == "permutation":
+        from .permutation import cmd_significance_permutation
+
+        print(cmd_significance_permutation(args, mm, alpha, boot, lambda: load_inputs(args)[1], _write_csv))
+        return 0
     pw = pairwise(mm, args.cell, boot=boot)
     ranks = rank_intervals(mm, args.cell, boot=boot)
     if args.out:
@@ -432,6 +447,9 @@ def add_subcommands(sub) -> None:
     p.add_argument("--ci", action="store_true",
                    help="add bootstrap intervals to every cell (CSV: {cell}_lo, {cell}_hi) and rank intervals")
     _add_bootstrap_options(p)
+    from .permutation import add_cluster_options, add_permutation_options
+
+    add_cluster_options(p)
     p.set_defaults(func=cmd_leaderboard)
     p = sub.add_parser("compare", help="paired comparison of two metrics in every leaderboard cell")
     p.add_argument("a", metavar="A", help="metric name")
@@ -443,7 +461,13 @@ def add_subcommands(sub) -> None:
     _add_eval_options(p)
     p.add_argument("--cell", default="ord_avg", help="leaderboard cell to order by, e.g. ord_avg, sep_nat (default ord_avg)")
     p.add_argument("--alpha", default="0.05", help="significance level for Holm-corrected p-values (default 0.05)")
-    p.add_argument("--out", help="also write every pair as CSV (a, b, difference, low, high, n, pvalue, pvalue_holm)")
+    p.add_argument("--out", help="also write every pair as CSV (a, b, difference, low, high, n, pvalue, pvalue_holm; "
+                                 "with --test permutation: both tests' p-values and the clusters)")
+    p.add_argument("--test", choices=["wilcoxon", "permutation"], default="wilcoxon",
+                   help="wilcoxon: two-sided Wilcoxon signed-rank on per-SEG values, Holm (default); permutation: "
+                        "paired permutation test swapping whole SEGs, with significance clusters and the pairs "
+                        "where the two tests disagree")
+    add_permutation_options(p)
     _add_bootstrap_options(p)
     p.set_defaults(func=cmd_significance)
     p = sub.add_parser("metametrics", help="per-SEG ord, sep, delta, kendall for every metric")
@@ -461,3 +485,4 @@ def _add_bootstrap_options(p: argparse.ArgumentParser) -> None:
                    help=f"interval level, a fraction (default {DEFAULTS.confidence})")
     p.add_argument("--seed", default=str(DEFAULTS.seed), metavar="S",
                    help=f"seed of the resampling (default {DEFAULTS.seed})")
+

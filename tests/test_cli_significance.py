@@ -1,0 +1,95 @@
+"""CLI: `ts2viz leaderboard --clusters` and `ts2viz significance --test permutation` on the bundled
+data (the files they write, the clusters checked pair by pair against a permutation test written here)."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ts2viz import bundled_scores, compute, load_dataset
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "ts2viz", *args], capture_output=True, text=True,
+                          cwd=REPO, timeout=300)
+
+
+def one_sided_p(a, b, seed=0, n=1000, block=100, early=(0.02, 0.5)):
+    """SEG-swap permutation p of mean(a) > mean(b), block by block with the documented draws."""
+    rng = np.random.default_rng(seed)
+    obs = a.mean() - b.mean()
+    hits = used = 0
+    while used < n:
+        z = rng.random((block, a.size)) < 0.5
+        pa = np.where(z, b, a).mean(1)
+        pb = np.where(z, a, b).mean(1)
+        hits += int((pa - pb >= obs - 1e-12).sum())
+        used += block
+        p = (hits + 1) / (used + 1)
+        if p < early[0] or p > early[1]:
+            break
+    return p
+
+
+def test_leaderboard_clusters_csv_and_table(tmp_path):
+    out = tmp_path / "lb.csv"
+    r = run("leaderboard", "--clusters", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "significance cluster(s) by ord_avg" in r.stdout and "no correction" in r.stdout
+    assert r.stdout.splitlines()[0].split()[-1] == "Cluster"
+    df = pd.read_csv(out)
+    assert list(df.columns)[-1] == "cluster"
+    df = df.sort_values("ord_avg", ascending=False, kind="stable").reset_index(drop=True)
+    assert df.cluster.iloc[0] == 1
+    assert (np.diff(df.cluster) >= 0).all() and (np.diff(df.cluster) <= 1).all()
+    # every placement checked against the test written above, on the per-SEG Ord values
+    mm = compute(load_dataset("ts2"), bundled_scores())
+    keep = [i for i, s in enumerate(mm.seg_ids) if s not in mm.excluded]
+    ords = {m: mm.seg_values["ord"][keep, k] for k, m in enumerate(mm.metrics)}
+    best = df.metric.iloc[0]
+    for k in range(1, len(df)):
+        m = df.metric.iloc[k]
+        p = one_sided_p(ords[best], ords[m])
+        new = df.cluster.iloc[k] == df.cluster.iloc[k - 1] + 1
+        assert new == (p <= 0.05), (m, best, p)
+        if new:
+            best = m
+    # the table rows show the same clusters
+    rows = {line.split()[0]: line.split()[-1] for line in r.stdout.splitlines()[2:21]}
+    assert all(rows[m] == str(c) for m, c in zip(df.metric, df.cluster))
+
+
+def test_significance_permutation_table_and_csv(tmp_path):
+    out = tmp_path / "sig.csv"
+    r = run("significance", "--test", "permutation", "--resamples", "300", "--permutations", "2000",
+            "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "two-sided paired permutation test swapping whole SEGs" in r.stdout
+    assert "Holm over all pairs" in r.stdout
+    assert "The tests disagree on" in r.stdout or "agrees on every pair" in r.stdout
+    df = pd.read_csv(out)
+    assert len(df) == 171
+    assert {"pvalue_permutation", "pvalue_permutation_adj", "pvalue_wilcoxon_holm", "cluster_a",
+            "cluster_b"} <= set(df.columns)
+    assert (df.pvalue_permutation_adj >= df.pvalue_permutation - 1e-12).all()
+    assert (df.pvalue_permutation > 0).all() and (df.pvalue_permutation <= 1).all()
+    # the count of disagreements printed is that of the CSV
+    sig_p = df.pvalue_permutation_adj <= 0.05
+    sig_w = df.pvalue_wilcoxon_holm <= 0.05
+    n = int((sig_p != sig_w).sum())
+    if n:
+        assert f"The tests disagree on {n} pair(s)" in r.stdout
+    # with 2,000 permutations (smallest p 1/2001 > 0.05/171) Holm over 171 pairs cannot reach 0.05: the output says so
+    assert "Holm cannot reach significance" in r.stdout
+
+
+def test_bad_permutation_options():
+    r = run("leaderboard", "--clusters", "--permutations", "many")
+    assert r.returncode == 2 and "--permutations" in r.stderr and "Traceback" not in r.stderr
+    r = run("leaderboard", "--clusters", "--cluster-cell", "ord_everything")
+    assert r.returncode == 2 and "--cluster-cell" in r.stderr
+    r = run("significance", "--test", "permutation", "--permutations", "0")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
