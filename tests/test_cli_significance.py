@@ -93,3 +93,22 @@ def test_bad_permutation_options():
     assert r.returncode == 2 and "--cluster-cell" in r.stderr
     r = run("significance", "--test", "permutation", "--permutations", "0")
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_leaderboard_pairwise_accuracy_columns(tmp_path):
+    out = tmp_path / "lb.csv"
+    r = run("leaderboard", "--pairwise", "--ci", "--resamples", "300", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "Pairwise accuracy on SEGs (x100)" in r.stdout and "never on the SEG it scores" in r.stdout
+    df = pd.read_csv(out)
+    for g in ("avg", "synth", "nat", "real"):
+        assert (df[f"pacc_{g}_lo"] <= df[f"pacc_{g}"]).all() and (df[f"pacc_{g}"] <= df[f"pacc_{g}_hi"]).all()
+    assert {"pacc_chance_avg", "pacc_chance_ties_avg", "pacc_tie_rate_avg", "pacc_epsilon"} <= set(df.columns)
+    assert ((df.pacc_avg > 0) & (df.pacc_avg < 1)).all() and (df.pacc_epsilon >= 0).all()
+    # every metric beats continuous random scores except the weakest; the chance level is the same for all
+    assert df.pacc_chance_avg.nunique() == 1
+    assert (df.pacc_avg > df.pacc_chance_avg).sum() >= 17
+    # the ordering broadly agrees with Ord (both reward scores that fall with the errors)
+    assert np.corrcoef(df.pacc_avg, df.ord_avg)[0, 1] > 0.9
+    r = run("leaderboard", "--pairwise", "--pairwise-folds", "1")
+    assert r.returncode == 2 and "--pairwise-folds" in r.stderr

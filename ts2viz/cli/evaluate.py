@@ -177,6 +177,13 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         from .permutation import cluster_column
 
         lb["cluster"], cluster_note = cluster_column(mm, args, _alpha(args.alpha), lambda: load_inputs(args)[1])
+    pairwise_text = None
+    if args.pairwise:
+        from .pairwise import pairwise_columns
+
+        extra, pairwise_text = pairwise_columns(mm, load_inputs(args)[1], args, groups, settings if args.ci else None)
+        for k, v in extra.items():
+            lb[k] = v
     if args.out == "-":
         _write_csv(lb, "-")
         return 0
@@ -185,6 +192,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     print(format_leaderboard(lb, mm, stats, boot, groups, {c.metric: c for c in cov}))
     if cluster_note:
         print(cluster_note)
+    if pairwise_text:
+        print(pairwise_text)
     if not args.scores:
         from ..qa_records import BUNDLED_DSG_ACCUMULATION
 
@@ -450,6 +459,9 @@ def add_subcommands(sub) -> None:
     from .permutation import add_cluster_options, add_permutation_options
 
     add_cluster_options(p)
+    from .pairwise import add_pairwise_options
+
+    add_pairwise_options(p)
     p.set_defaults(func=cmd_leaderboard)
     p = sub.add_parser("compare", help="paired comparison of two metrics in every leaderboard cell")
     p.add_argument("a", metavar="A", help="metric name")
