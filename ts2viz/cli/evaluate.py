@@ -164,9 +164,17 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     check_out(args.out)
     stats = _parse_stats(args.stats)
     settings = _bootstrap_settings(args)      # validated even without --ci
+    from .permutation import two_level_note, two_level_settings
+
+    settings = two_level_settings(args, settings)
     mm, cov = _compute(args, averaged_only=True)
     boot = ranks = None
-    if args.ci:
+    if args.ci and settings.image_resamples:
+        from ..significance.two_level import two_level_bootstrap
+
+        boot = two_level_bootstrap(mm, load_inputs(args)[1], settings)
+        ranks = rank_intervals(mm, "ord_avg", boot=boot)
+    elif args.ci:
         boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence,
                          seed=settings.seed)
         ranks = rank_intervals(mm, "ord_avg", boot=boot)
@@ -190,6 +198,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if args.out:
         _write_csv(lb, args.out)
     print(format_leaderboard(lb, mm, stats, boot, groups, {c.metric: c for c in cov}))
+    if boot is not None and settings.image_resamples:
+        print(two_level_note(settings))
     if cluster_note:
         print(cluster_note)
     if pairwise_text:
@@ -459,6 +469,9 @@ def add_subcommands(sub) -> None:
     from .permutation import add_cluster_options, add_permutation_options
 
     add_cluster_options(p)
+    from .permutation import add_two_level_option
+
+    add_two_level_option(p)
     from .pairwise import add_pairwise_options
 
     add_pairwise_options(p)

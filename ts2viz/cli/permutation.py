@@ -1,5 +1,6 @@
 """CLI parts of the permutation tests and significance clusters: ``leaderboard --clusters`` and
-``significance --test permutation`` (options, the cluster column, the significance table)."""
+``significance --test permutation`` (options, the cluster column, the significance table), and the
+two-level bootstrap of ``leaderboard --ci --image-resamples N``."""
 from __future__ import annotations
 
 import argparse
@@ -192,3 +193,29 @@ def cmd_significance_permutation(args: argparse.Namespace, mm, alpha: float, boo
             "pvalue_wilcoxon_holm": wil.pvalue_holm[I, J], "cluster_a": clusters.cluster[I],
             "cluster_b": clusters.cluster[J]}), args.out)
     return "\n".join(lines)
+
+
+def add_two_level_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--image-resamples", default="0", metavar="P",
+                   help="with --ci: two-level bootstrap, SEGs resampled and then the images within each node, "
+                        "from a pool of P image resamples per SEG (default 0: SEGs only)")
+
+
+def two_level_settings(args: argparse.Namespace, settings):
+    """``settings`` (BootstrapSettings) with ``image_resamples`` from ``--image-resamples``."""
+    import dataclasses
+
+    try:
+        n = int(args.image_resamples)
+    except ValueError:
+        raise InputError(f"--image-resamples: {args.image_resamples!r} is not an integer") from None
+    try:
+        return dataclasses.replace(settings, image_resamples=n)
+    except InputError as e:
+        raise InputError(f"--image-resamples: {e}") from None
+
+
+def two_level_note(settings) -> str:
+    return (f"Two-level bootstrap: in every resample the drawn SEGs' images were resampled within each node "
+            f"(a pool of {settings.image_resamples} image resamples per SEG), so the intervals include the "
+            "uncertainty from which images happened to be in a node")
