@@ -75,6 +75,9 @@ def build(page: Page) -> BoardTab:
         # (1.3 MB) before it shows anything
         scatter = gr.Plot(label="Ord vs Sep", elem_id="board-scatter")
         ci_note = gr.Markdown(elem_id="board-ci-note", elem_classes="stat-note")
+        sig_on = gr.Checkbox(value=False, label="significance clusters and pairwise accuracy (permutation tests, "
+                             "tie-calibrated accuracy with chance baselines)", elem_id="board-significance")
+        sig_panel = gr.HTML(elem_id="board-significance-panel")
         with gr.Accordion("Add a scores file (CSV or Parquet: file_name + one column per metric)", open=False):
             with gr.Row():
                 up_file = gr.File(label="Scores file", file_types=[".csv", ".parquet"], scale=2)
@@ -83,9 +86,10 @@ def build(page: Page) -> BoardTab:
                     up_btn = gr.Button("Add scores", variant="primary")
             up_msg = gr.Markdown()
 
-    def redraw(mode, families, sort_by_v, order_v, fmt, whiskers, table_ci, request: gr.Request):
-        return board_view(page.view(request), mode, families, sort_by_v, order_v, fmt, table,
-                          whiskers=whiskers, table_ci=table_ci)
+    def redraw(mode, families, sort_by_v, order_v, fmt, whiskers, table_ci, significance, request: gr.Request):
+        view = page.view(request)
+        out = board_view(view, mode, families, sort_by_v, order_v, fmt, table, whiskers=whiskers, table_ci=table_ci)
+        return (*out, significance_panel(view, mode, families, significance))
 
     def board_csv(mode, families, sort_by_v, table_ci, request: gr.Request):
         view = page.view(request, create=True)
@@ -93,13 +97,23 @@ def build(page: Page) -> BoardTab:
             return uc.leaderboard_ci_csv(view, mode, families, sort_by_v)
         return cb.leaderboard_csv(view, mode, families)
 
-    page.refresh["board"] = Refresh(redraw, [page.mode, fam_f, sort_by, order, page.fmt, ci_plot, ci_table],
-                                    [table, scatter, ci_note])
-    for ev in (fam_f.change, sort_by.change, order.change, ci_plot.change, ci_table.change):
+    page.refresh["board"] = Refresh(redraw, [page.mode, fam_f, sort_by, order, page.fmt, ci_plot, ci_table, sig_on],
+                                    [table, scatter, ci_note, sig_panel])
+    for ev in (fam_f.change, sort_by.change, order.change, ci_plot.change, ci_table.change, sig_on.change):
         page.on(ev, redraw, page.refresh["board"].inputs, page.refresh["board"].outputs)
     page.download(csv, board_csv, [page.mode, fam_f, sort_by, ci_table])
     page.family_pickers.append(fam_f)
     return BoardTab(fam_f, up_btn, [up_file, up_lib], up_msg)
+
+
+def significance_panel(view, mode: str, families, on: bool) -> str:
+    """The significance clusters and pairwise accuracy of the metrics the board shows (empty when off)."""
+    if not on:
+        return ""
+    from ..significance_view import significance_html
+
+    board = cb.leaderboard(view, mode, families)
+    return significance_html(view, mode, [str(m) for m in board["metric"]])
 
 
 def add_scores(page: Page, path, lower_is_better: str, request) -> str:
