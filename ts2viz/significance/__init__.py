@@ -6,6 +6,9 @@
   values.
 - :mod:`.clusters`: greedy significance clusters (ranks) from a one-sided p-value matrix.
 - :mod:`.ts2`: both applied to TS2 leaderboard cells (SEGs as units).
+- :mod:`.correlation`: per-unit correlation with gold values (Pearson, Spearman, Kendall tau-b) as a
+  permutation-test statistic, for human-gold meta-evaluation.
+- :mod:`.two_level`: the two-level bootstrap (SEGs, then images within nodes).
 """
 from .clusters import Clusters, significance_clusters
 from .permutation import (DEFAULT_SETTINGS, PairwisePermutation, PermutationResult, PermutationSettings,
