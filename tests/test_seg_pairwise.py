@@ -154,3 +154,17 @@ def test_intervals_and_folds(ts2):
     assert sorted(np.bincount(f).tolist()) == [4, 4, 4]
     with pytest.raises(Exception):
         seg_pairwise(mm, sc, folds=1)
+
+
+def test_few_segs_leave_one_out_or_exact_ties():
+    ds = load_dataset("ts2")
+    sc = bundled_scores().select(["CLIPScore", "ALIGNScore"])
+    mm = compute(ds, sc, seg_ids=[3, 50, 120])
+    res = seg_pairwise(mm, sc)
+    assert res.folds == 3 and sorted(res.fold.tolist()) == [0, 1, 2]
+    mm1 = compute(ds, sc, seg_ids=[3])
+    one = seg_pairwise(mm1, sc)
+    assert one.folds == 1 and (one.epsilon == 0).all() and not np.isnan(one.accuracy).all()
+    # SEG 3's threshold is fitted on the two others only
+    two = seg_pairwise(compute(ds, sc, seg_ids=[50, 120]), sc)
+    np.testing.assert_array_equal(res.epsilon[0], two.epsilon_all)

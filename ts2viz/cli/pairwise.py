@@ -76,9 +76,10 @@ def pairwise_columns(mm, scores, args: argparse.Namespace, groups, settings=None
             "orders it as the errors do, a same-node pair (gold tie) when the metric ties it"
             if res.gold_ties == "include" else "pairs of images on a common walk at different error levels; a metric "
             "tie is wrong")
-    lines.append(f"{what}. A metric ties two scores within eps, its tie threshold, fitted by tie calibration on the "
-                 f"other {res.folds - 1} of {res.folds} folds of SEGs (never on the SEG it scores; eps shown: fitted on "
-                 "every averaged SEG). chance: random continuous scores; chance@ties: random scores with the "
+    fitted = (f"fitted by tie calibration on the other {res.folds - 1} of {res.folds} folds of SEGs (never on the SEG "
+              "it scores; eps shown: fitted on every averaged SEG)" if res.folds >= 2 else
+              "0 (too few SEGs to fit it on other SEGs than the one it scores)")
+    lines.append(f"{what}. A metric ties two scores within eps, its tie threshold, {fitted}. chance: random continuous scores; chance@ties: random scores with the "
                  "metric's own tie rate (ties%)."
                  + (f" [lo, hi]: {100 * settings.confidence:g}% bootstrap intervals (same SEG resamples; the tie "
                     "threshold held fixed)." if iv is not None else ""))

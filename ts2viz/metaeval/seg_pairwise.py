@@ -131,7 +131,9 @@ def seg_pairwise(mm, scores, *, metrics: Sequence[str] | None = None, folds: int
     mm : :class:`ts2viz.metametrics.MetaMetrics` (its SEGs, walk layouts, partitions, left-out SEGs).
     scores : :class:`ts2viz.scores.Scores` (oriented: lower-is-better metrics negated).
     metrics : metric names in ``scores`` (default: ``mm.metrics``); ``mm`` gives the SEGs only.
-    folds : cross-validation folds over the averaged SEGs (2 or more; default 5).
+    folds : cross-validation folds over the averaged SEGs (2 or more; default 5). With fewer averaged
+        SEGs than folds, each SEG is its own fold (leave one out); with fewer than two, every threshold is
+        0 (exact ties only: there is no other SEG to fit it on). ``result.folds`` is the number used.
     seed : seed of the fold assignment.
     gold_ties, metric_ties : see :func:`ts2viz.metaeval.pairwise.pairwise_accuracy`.
 
@@ -164,18 +166,24 @@ def seg_pairwise(mm, scores, *, metrics: Sequence[str] | None = None, folds: int
     averaged = np.array([sid not in excluded for sid in mm.seg_ids])
     fold = np.full(S, -1, dtype=np.int64)
     idx = np.flatnonzero(averaged)
-    if idx.size < folds:
-        raise InputError(f"{idx.size} averaged SEG(s) cannot be split into {folds} folds")
-    fold[idx] = fold_assignment([mm.partitions[i] for i in idx], folds, seed)
+    # fewer SEGs than folds: leave one SEG out; fewer than two: nothing to fit on but the SEG itself, so
+    # exact ties only (epsilon 0)
+    folds = min(int(folds), int(idx.size))
+    if folds >= 2:
+        fold[idx] = fold_assignment([mm.partitions[i] for i in idx], folds, seed)
 
     def fit(seg_mask: np.ndarray) -> np.ndarray:
         keep = seg_mask[pair_seg]
         return np.asarray(tie_calibration(X, gold, PairIndex(first[keep], second[keep]), gold_ties=gold_ties,
                                           metric_ties=metric_ties).epsilon, dtype=np.float64)
 
-    eps_fold = np.stack([fit(averaged & (fold != f)) for f in range(folds)])    # (folds, M)
-    eps_all = fit(averaged)
-    epsilon = np.where((fold >= 0)[:, None], eps_fold[np.maximum(fold, 0)], eps_all[None, :])
+    if folds >= 2:
+        eps_fold = np.stack([fit(averaged & (fold != f)) for f in range(folds)])    # (folds, M)
+        eps_all = fit(averaged)
+        epsilon = np.where((fold >= 0)[:, None], eps_fold[np.maximum(fold, 0)], eps_all[None, :])
+    else:
+        eps_all = np.zeros(M)
+        epsilon = np.zeros((S, M))
     acc = np.full((S, M), np.nan)
     tie_rate = np.full((S, M), np.nan)
     chance_ties = np.full((S, M), np.nan)

@@ -80,11 +80,38 @@ def significance_html(app: AppView, mode: str, metrics: list[str]) -> str:
                f"new cluster when its cluster's best beats it in a one-sided paired permutation test that swaps whole "
                f"SEGs between the two metrics (p ≤ {ALPHA:g}, {DEFAULT_SETTINGS.n_permutations:,} permutations with "
                "early stopping, no multiple-comparison correction, as the WMT metrics task). Values ×100.")
+    fitted = (f"fitted on the other {pw.folds - 1} of {pw.folds} folds of SEGs (never on the SEG it scores)"
+              if pw.folds >= 2 else "0: too few SEGs to fit it on other SEGs than the one it scores")
     note_pa = ("Pairwise accuracy (Deutsch et al. 2023's acc_eq, ×100): over each SEG's pairs of images on a common "
                "walk, a pair at different error levels is right when the metric orders it as the errors do, two images "
                "of one node (a gold tie) when the metric ties them. A metric ties scores within its tie threshold ε, "
-               f"fitted on the other {pw.folds - 1} of {pw.folds} folds of SEGs (never on the SEG it scores); mean over "
+               f"{fitted}; mean over "
                f"SEGs with 95% bootstrap intervals ({PACC_RESAMPLES:,} SEG resamples within partitions). chance: random "
                "scores; chance at its tie rate: random scores that tie as often as the metric does.")
     return (f"<div class='sig-panel'><p><small>{note_cl}</small></p>{''.join(boxes)}"
             f"<p><small>{note_pa}</small></p>{table}</div>")
+
+
+# -- pairwise accuracy per SEG for the explorer (header, failure finder) ---------------------------------
+
+def seg_pairwise_all(app: AppView, mode: str):
+    """Pairwise accuracy of every metric the session sees on every SEG (memoised per mode and metrics)."""
+    return app.memo(("seg_pairwise", mode), app.metrics,
+                    lambda: seg_pairwise(app.mm(mode), app.scores(), metrics=list(app.metrics)))
+
+
+def seg_pacc(app: AppView, mode: str, seg_id: int, metric: str) -> tuple[float, float]:
+    """(pairwise accuracy, tie threshold used) of ``metric`` on SEG ``seg_id``."""
+    pw = seg_pairwise_all(app, mode)
+    i, k = pw.seg_ids.index(int(seg_id)), pw.metrics.index(metric)
+    return float(pw.accuracy[i, k]), float(pw.epsilon[i, k])
+
+
+def seg_pacc_long(app: AppView, mode: str):
+    """One row per (SEG, metric): seg_id, metric, pacc (the shape of :meth:`MetaMetrics.segs`)."""
+    import pandas as pd
+
+    pw = seg_pairwise_all(app, mode)
+    S, M = len(pw.seg_ids), len(pw.metrics)
+    return pd.DataFrame({"seg_id": np.repeat(pw.seg_ids, M), "metric": np.tile(pw.metrics, S),
+                         "pacc": pw.accuracy.ravel()})
