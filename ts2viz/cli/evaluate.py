@@ -192,6 +192,13 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         extra, pairwise_text = pairwise_columns(mm, load_inputs(args)[1], args, groups, settings if args.ci else None)
         for k, v in extra.items():
             lb[k] = v
+    cost_text = None
+    if args.cost:
+        from .cost import cost_columns
+
+        extra, cost_text = cost_columns(mm, args)
+        for k, v in extra.items():
+            lb[k] = v
     if args.out == "-":
         _write_csv(lb, "-")
         return 0
@@ -204,6 +211,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(cluster_note)
     if pairwise_text:
         print(pairwise_text)
+    if cost_text:
+        print(cost_text)
     if not args.scores:
         from ..qa_records import BUNDLED_DSG_ACCUMULATION
 
@@ -475,6 +484,9 @@ def add_subcommands(sub) -> None:
     from .pairwise import add_pairwise_options
 
     add_pairwise_options(p)
+    from .cost import add_cost_options
+
+    add_cost_options(p)
     p.set_defaults(func=cmd_leaderboard)
     p = sub.add_parser("compare", help="paired comparison of two metrics in every leaderboard cell")
     p.add_argument("a", metavar="A", help="metric name")
