@@ -46,4 +46,17 @@ def test_significance_panel_in_browser(tmp_path):
             pg.wait_for_function("""n => document.querySelector('#board-significance-panel')
                 .textContent.includes('(spec mode)')""", arg=None)
             assert shown_clusters(pg) == spec
+            # the cost view: typed costs, the front in the note and on the plot
+            pg.locator("#board-cost").get_by_text("Cost: quality against").click()
+            pg.locator("#cost-text textarea").fill("CLIPScore=0.02, ALIGNScore=0.03, DSG-InstructBLIP=1.5, VIEScore=2")
+            pg.locator("#cost-draw").click()
+            pg.wait_for_selector("#cost-plot .js-plotly-plot")
+            pg.wait_for_function("() => document.querySelector('#cost-note').textContent.includes('Pareto front')")
+            note = pg.locator("#cost-note").inner_text()
+            assert "VIEScore" not in note and "ALIGNScore" in note and "spec mode" in note
+            front = pg.evaluate("""() => document.querySelector('#cost-plot .js-plotly-plot').data
+                .find(t => t.name === 'Pareto front').text""")
+            assert "VIEScore" not in front and front[0] == "CLIPScore"
+            pg.locator("#cost-plot").scroll_into_view_if_needed()
+            pg.screenshot(path=str(ART / "board-cost.png"), full_page=False)
             assert not pg.page_errors

@@ -76,3 +76,22 @@ def test_cli_leaderboard_cost(tmp_path):
     r = subprocess.run([sys.executable, "-m", "ts2viz", "leaderboard", "--cost", str(bad)],
                        capture_output=True, text=True, cwd=REPO, timeout=300)
     assert r.returncode == 2 and "row 2" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_app_cost_view(tmp_path):
+    from ts2viz.ui import load_state
+    from ts2viz.ui.cost_view import cost_view
+
+    view = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
+    fig, md = cost_view(view, "paper", "CLIPScore=0.02, ALIGNScore=0.03; TIFA-GPT4V=4\nDSG-InstructBLIP=1.5",
+                        "seconds per image", "ord_avg")
+    assert "CLIPScore (71.4 at 0.02) → ALIGNScore (73.9 at 0.03) → DSG-InstructBLIP (80.2 at 1.5)" in md
+    front = [t for t in fig.data if t.name == "Pareto front"][0]
+    assert list(front.text) == ["CLIPScore", "ALIGNScore", "DSG-InstructBLIP"]
+    assert fig.layout.xaxis.type == "log"
+    with pytest.raises(InputError, match="no such metric"):
+        cost_view(view, "paper", "<b>x</b>=1", "seconds per image", "ord_avg")
+    with pytest.raises(InputError):
+        cost_view(view, "paper", "CLIPScore=1", "dollars", "ord_avg")
+    _, md = cost_view(view, "paper", "", "seconds per image", "sep_avg")
+    assert "Type a cost" in md

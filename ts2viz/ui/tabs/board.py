@@ -78,6 +78,7 @@ def build(page: Page) -> BoardTab:
         sig_on = gr.Checkbox(value=False, label="significance clusters and pairwise accuracy (permutation tests, "
                              "tie-calibrated accuracy with chance baselines)", elem_id="board-significance")
         sig_panel = gr.HTML(elem_id="board-significance-panel")
+        cost_parts = build_cost_view(page)
         with gr.Accordion("Add a scores file (CSV or Parquet: file_name + one column per metric)", open=False):
             with gr.Row():
                 up_file = gr.File(label="Scores file", file_types=[".csv", ".parquet"], scale=2)
@@ -104,6 +105,31 @@ def build(page: Page) -> BoardTab:
     page.download(csv, board_csv, [page.mode, fam_f, sort_by, ci_table])
     page.family_pickers.append(fam_f)
     return BoardTab(fam_f, up_btn, [up_file, up_lib], up_msg)
+
+
+def build_cost_view(page: Page):
+    """The cost accordion: typed costs, unit, quality cell -> the quality-vs-cost front (on a click)."""
+    from ..cost_view import CELLS, cost_view
+    from ...cost import COST_UNITS
+
+    with gr.Accordion("Cost: quality against what a metric costs (Pareto front)", open=False,
+                      elem_id="board-cost"):
+        with gr.Row():
+            text = gr.Textbox(label="Cost per metric (name=cost, separated by commas)", lines=2, scale=3,
+                              placeholder="CLIPScore=0.02, ALIGNScore=0.03, TIFA-GPT4V=3.5", elem_id="cost-text")
+            with gr.Column(scale=1):
+                unit = gr.Radio(list(COST_UNITS), value=COST_UNITS[0], label="Cost is")
+                cell = gr.Radio(list(CELLS), value="ord_avg", label="Quality")
+                go = gr.Button("Draw the front", elem_id="cost-draw")
+        plot = gr.Plot(elem_id="cost-plot")
+        note = gr.Markdown(elem_id="cost-note")
+
+    def draw(mode, text_v, unit_v, cell_v, fmt, request: gr.Request):
+        fig, md = cost_view(page.view(request), mode, text_v, unit_v, cell_v)
+        return plot_data(figure_json(fig), fmt), md
+
+    page.on(go.click, draw, [page.mode, text, unit, cell, page.fmt], [plot, note], errors_to=note)
+    return text, plot, note
 
 
 def significance_panel(view, mode: str, families, on: bool) -> str:
