@@ -112,3 +112,35 @@ def test_leaderboard_pairwise_accuracy_columns(tmp_path):
     assert np.corrcoef(df.pacc_avg, df.ord_avg)[0, 1] > 0.9
     r = run("leaderboard", "--pairwise", "--pairwise-folds", "1")
     assert r.returncode == 2 and "--pairwise-folds" in r.stderr
+
+
+def test_delta_clusters_use_standardised_gaps():
+    from ts2viz.significance.ts2 import cell_unit_values, leaderboard_clusters
+
+    sc = bundled_scores().select(["CLIPScore", "TIFA-GPT4V", "VIEScore"])
+    mm = compute(load_dataset("ts2"), sc)
+    cl = leaderboard_clusters(mm, "delta_avg", scores=sc)
+    z = np.nanmean(cell_unit_values(mm, "delta_avg", sc), axis=0)
+    assert [cl.metrics[i] for i in cl.order] == [mm.metrics[i] for i in np.argsort(-z)]
+    # by standardised gaps VIEScore (0-10 scale, largest raw delta) is not first
+    raw = mm.averages()["delta_avg"]
+    assert mm.metrics[int(np.argmax(raw))] == "VIEScore" and cl.metrics[cl.order[0]] != "VIEScore"
+
+
+def test_standardised_delta_equals_delta_of_zscored_scores():
+    from ts2viz.scores import Scores
+    from ts2viz.significance.ts2 import cell_unit_values
+
+    ds = load_dataset("ts2")
+    sc = bundled_scores().select(["CLIPScore", "TIFA-GPT4V"])
+    ids = list(range(0, 40, 3))
+    mm = compute(ds, sc, seg_ids=ids)
+    files, rows = [], []
+    for sid in ids:
+        st = mm.walk_stats(sid)[0]
+        x = sc.aligned(st.file_names, list(mm.metrics))
+        rows.append((x - np.nanmean(x, 0)) / np.nanstd(x, 0))
+        files += st.file_names
+    z = Scores(files, list(mm.metrics), np.concatenate(rows))
+    want = compute(ds, z, seg_ids=ids).seg_values["delta"]
+    np.testing.assert_allclose(cell_unit_values(mm, "delta_avg", sc), want, rtol=1e-9, atol=1e-12)

@@ -103,7 +103,8 @@ def cluster_column(mm, args: argparse.Namespace, alpha: float, load_scores):
     note = (f"Cluster: {n} significance cluster(s) by {args.cluster_cell}, greedy from the top: a new cluster when "
             f"a metric is worse than its cluster's best with one-sided SEG-swap permutation p <= {alpha:g} "
             f"({settings.n_permutations:,} permutations at most, seed {settings.seed}, "
-            f"{'no correction' if correction == 'none' else 'Holm-corrected over all ordered pairs'})")
+            f"{'no correction' if correction == 'none' else 'Holm-corrected over all ordered pairs'})"
+            + ("; delta ordered and tested in SD units per SEG" if args.cluster_cell.startswith("delta_") else ""))
     return cl.cluster, note
 
 

@@ -74,7 +74,8 @@ def leaderboard_clusters(mm: MetaMetrics, cell: str = "ord_avg", *, alpha: float
                          tests: PairwisePermutation | None = None) -> Clusters:
     """Significance clusters of ``mm.metrics`` on ``cell`` from one-sided SEG-swap permutation tests.
 
-    The ordering is the leaderboard's (the cell's values); a metric starts a new cluster when the best of
+    The ordering is the leaderboard's (the cell's values; for delta, the per-SEG standardised gaps the tests
+    compare); a metric starts a new cluster when the best of
     the current cluster beats it with one-sided permutation p <= ``alpha`` (``correction``: ``"none"`` as
     WMT, or ``"holm"``). ``tests``: a :func:`pairwise_permutation` result (``"greater"``) to reuse.
     """
@@ -82,8 +83,9 @@ def leaderboard_clusters(mm: MetaMetrics, cell: str = "ord_avg", *, alpha: float
         tests = pairwise_permutation(mm, cell, alternative="greater", settings=settings, scores=scores)
     elif tests.alternative != "greater":
         raise ValueError("clusters need one-sided ('greater') tests")
-    est = np.asarray(mm.averages()[cell], dtype=np.float64)
-    return significance_clusters(mm.metrics, est, tests.pvalue, alpha=alpha, correction=correction,
+    # the order is that of the values the tests compare: the leaderboard's, but for delta (standardised
+    # per SEG, so that metrics on different scales are comparable) the mean standardised gap
+    return significance_clusters(mm.metrics, tests.estimate, tests.pvalue, alpha=alpha, correction=correction,
                                  against=against)
 
 
