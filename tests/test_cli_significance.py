@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from ts2viz import bundled_scores, compute, load_dataset
 
@@ -144,3 +145,30 @@ def test_standardised_delta_equals_delta_of_zscored_scores():
     z = Scores(files, list(mm.metrics), np.concatenate(rows))
     want = compute(ds, z, seg_ids=ids).seg_values["delta"]
     np.testing.assert_allclose(cell_unit_values(mm, "delta_avg", sc), want, rtol=1e-9, atol=1e-12)
+
+
+def test_compare_with_permutation_column():
+    r = run("compare", "CLIPScore", "TIFA-mPLUG", "--permutation", "--permutations", "2000", "--resamples", "300")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[1].split()[-5:] == ["Perm", "p", "n", "Wilcoxon", "p"]
+    rows = {line.split()[0]: line.split() for line in lines[3:23]}
+    assert rows["SepAvg"][-2] == "164" and rows["OrdNat"][-2] == "25"
+    mm = compute(load_dataset("ts2"), bundled_scores().select(["CLIPScore", "TIFA-mPLUG"]))
+    keep = [i for i, s in enumerate(mm.seg_ids) if s not in mm.excluded]
+    for cell, stat in (("OrdAvg", "ord"), ("KendallAvg", "kendall")):
+        a, b = mm.seg_values[stat][keep, 0], mm.seg_values[stat][keep, 1]
+        # the documented draws: blocks of 100, stop only above 0.5 (the p-values are shown)
+        rng = np.random.default_rng(0)
+        obs, hits, used = abs(a.mean() - b.mean()), 0, 0
+        while used < 2000:
+            z = rng.random((100, a.size)) < 0.5
+            d = np.where(z, b, a).mean(1) - np.where(z, a, b).mean(1)
+            hits += int((np.abs(d) >= obs - 1e-12).sum())
+            used += 100
+            if (hits + 1) / (used + 1) > 0.5:
+                break
+        p = (hits + 1) / (used + 1)
+        assert float(rows[cell][-3]) == pytest.approx(p, abs=5e-4), cell
+    assert "Perm p: two-sided paired permutation test" in r.stdout
+    assert "disagrees with Wilcoxon on" in r.stdout or "agrees with Wilcoxon on every cell" in r.stdout

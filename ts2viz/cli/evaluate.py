@@ -335,7 +335,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise InputError(f"compare: name two different metrics (got {args.a!r} twice)")
     mm = compute(ds, scores, [args.a, args.b], policy=resolve_policy(args.mode, args.policy), seg_ids=seg_ids)
     boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed)
-    print(format_comparison(compare(mm, args.a, args.b, boot=boot), mm))
+    pc = compare(mm, args.a, args.b, boot=boot)
+    perm = None
+    if args.permutation:
+        from .permutation import comparison_pvalues
+
+        perm = comparison_pvalues(mm, args, scores, pc.cells, pc.pvalue)
+    print(format_comparison(pc, mm, perm))
     return 0
 
 
@@ -422,11 +428,14 @@ def _pvalue(p: float) -> str:
     return "-" if p != p else (f"{p:.3f}" if p >= 0.001 else f"{p:.1e}")
 
 
-def format_comparison(pc, mm) -> str:
-    """Plain-text table of a :class:`ts2viz.uncertainty.PairedComparison`, one row per cell."""
+def format_comparison(pc, mm, perm=None) -> str:
+    """Plain-text table of a :class:`ts2viz.uncertainty.PairedComparison`, one row per cell; ``perm``:
+    ``(p-values per cell, note)`` of a permutation test, shown in a column before ``n``."""
     from ..uncertainty import split_cell
 
     heads = ["Cell", pc.a, pc.b, "A-B", f"{100 * pc.settings.confidence:g}% interval", "n", "Wilcoxon p"]
+    if perm is not None:
+        heads.insert(5, "Perm p")
     rows = []
     for k, cell in enumerate(pc.cells):
         stat, group = split_cell(cell)
@@ -434,6 +443,8 @@ def format_comparison(pc, mm) -> str:
                      _cell(pc.estimate_b[k], stat), _cell(pc.difference[k], stat),
                      "-" if pc.low[k] != pc.low[k] else f"[{_cell(pc.low[k], stat)}, {_cell(pc.high[k], stat)}]",
                      str(int(pc.n[k])), _pvalue(pc.pvalue[k])])
+        if perm is not None:
+            rows[-1].insert(5, _pvalue(perm[0][k]))
     widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(heads)]
     fmt = lambda cells: "  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths)))
     note = f"mode={mm.mode}"
@@ -446,6 +457,8 @@ def format_comparison(pc, mm) -> str:
                  f"percentile bootstrap, SEGs resampled within partitions ({st.n_resamples:,} resamples, seed "
                  f"{st.seed}). p: two-sided Wilcoxon signed-rank on the per-SEG values (n SEGs with both), "
                  "not corrected for multiple comparisons.")
+    if perm is not None:
+        lines.append(perm[1])
     return "\n".join(lines)
 
 
@@ -491,6 +504,12 @@ def add_subcommands(sub) -> None:
     p = sub.add_parser("compare", help="paired comparison of two metrics in every leaderboard cell")
     p.add_argument("a", metavar="A", help="metric name")
     p.add_argument("b", metavar="B", help="metric name")
+    p.add_argument("--permutation", action="store_true",
+                   help="add a two-sided paired permutation-test p-value per cell (whole SEGs swapped between A and "
+                        "B; --permutations, --permutation-seed) and say where it disagrees with Wilcoxon")
+    from .permutation import add_permutation_count_options
+
+    add_permutation_count_options(p)
     _add_eval_options(p, metrics=False)
     _add_bootstrap_options(p)
     p.set_defaults(func=cmd_compare)

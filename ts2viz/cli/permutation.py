@@ -25,6 +25,10 @@ def add_permutation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--correction", choices=["none", "holm"], default=None,
                    help="multiple-comparison correction of the permutation p-values (clusters: default none, "
                         "as WMT; significance: default holm)")
+    add_permutation_count_options(p)
+
+
+def add_permutation_count_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--permutations", default="auto", metavar="N",
                    help="permutations per test (default auto: 1000 with early stopping below p=0.02 and above 0.5, "
                         "as mt-metrics-eval; 10000 without the early stop below 0.02 when p-values are "
@@ -220,3 +224,25 @@ def two_level_note(settings) -> str:
     return (f"Two-level bootstrap: in every resample the drawn SEGs' images were resampled within each node "
             f"(a pool of {settings.image_resamples} image resamples per SEG), so the intervals include the "
             "uncertainty from which images happened to be in a node")
+
+
+def comparison_pvalues(mm, args: argparse.Namespace, scores, cells, wilcoxon_p, alpha: float = 0.05):
+    """Two-sided SEG-swap permutation p-values of ``args.a`` vs ``args.b`` in every cell (10,000
+    permutations by default, no early stop below 0.02: the p-values are shown), and a note saying what
+    they are and where they disagree with the Wilcoxon p-values at ``alpha``."""
+    import numpy as np
+
+    from ..significance.ts2 import pairwise_permutation
+
+    settings = permutation_settings(args, corrected=True)
+    a, b = mm.metrics.index(args.a), mm.metrics.index(args.b)
+    p = np.array([pairwise_permutation(mm, c, alternative="two-sided", settings=settings, scores=scores).pvalue[a, b]
+                  for c in cells])
+    w = np.asarray(wilcoxon_p, dtype=float)
+    differ = [c for c, pp, ww in zip(cells, p, w) if pp == pp and ww == ww and (pp <= alpha) != (ww <= alpha)]
+    note = (f"Perm p: two-sided paired permutation test, whole SEGs swapped between the two metrics "
+            f"({settings.n_permutations:,} permutations at most, seed {settings.seed}; delta in SD units per SEG), "
+            "not corrected. ")
+    note += (f"At {alpha:g} it disagrees with Wilcoxon on: {', '.join(differ)}." if differ else
+             f"At {alpha:g} it agrees with Wilcoxon on every cell.")
+    return p, note
