@@ -83,3 +83,12 @@ def test_explorer_header_and_failure_finder_show_pairwise_accuracy(state, ref):
     np.testing.assert_allclose(df[col].to_numpy(), want)
     gap = cb.failure_finder(view, "paper", "TIFA-GPT4V", "pacc", "CLIPScore")
     assert (np.diff(gap["gap"].to_numpy()) >= 0).all()
+
+
+def test_panel_clusters_follow_the_sort_column(state, ref):
+    mm, _ = ref
+    page = significance_panel(state.view(), "paper", ["All"], True, "sep_avg")
+    assert "Significance clusters by Sep · Avg" in page
+    assert clusters_in(page) == leaderboard_clusters(mm, "sep_avg").members()
+    # sorting by name: clusters by Ord · Avg
+    assert "by Ord · Avg" in significance_panel(state.view(), "paper", ["All"], True, "metric")

@@ -20,35 +20,35 @@ PACC_RESAMPLES = 2000
 CLUSTER_COLOURS = ("#e8f1fb", "#fdf1e3", "#e9f6ec", "#f6e9f3", "#f3f3e3", "#e6f4f4", "#f4e8e8")
 
 
-def significance_data(app: AppView, mode: str, metrics: list[str]) -> dict:
-    """Clusters (by OrdAvg, one-sided SEG-swap permutation tests, no correction) among ``metrics`` and
+def significance_data(app: AppView, mode: str, metrics: list[str], cell: str = CLUSTER_CELL) -> dict:
+    """Clusters (by ``cell``, one-sided SEG-swap permutation tests, no correction) among ``metrics`` and
     their pairwise accuracy (cross-validated tie threshold, chance baselines, 95% intervals)."""
     metrics = [m for m in metrics if m in app.metrics]
 
     def build():
         mm = app.mm(mode)
         cols = [mm.metrics.index(m) for m in metrics]
-        vals = cell_unit_values(mm, CLUSTER_CELL)[:, cols]
+        vals = cell_unit_values(mm, cell)[:, cols]
         tests = pairwise_unit_permutation(vals, settings=DEFAULT_SETTINGS)
-        est = np.asarray(mm.averages()[CLUSTER_CELL])[cols]
+        est = np.asarray(mm.averages()[cell])[cols]
         cl = significance_clusters(metrics, est, tests.pvalue, alpha=ALPHA)
         pw = seg_pairwise(mm, app.scores(), metrics=metrics)
         iv = pairwise_intervals(pw, resample_counts(mm, n_resamples=PACC_RESAMPLES, seed=0))
         return {"clusters": cl, "pairwise": pw, "intervals": iv, "ord": est}
 
-    return app.memo(("significance_panel", mode, tuple(metrics)), metrics, build)
+    return app.memo(("significance_panel", mode, cell, tuple(metrics)), metrics, build)
 
 
 def _pct(v: float) -> str:
     return "–" if v != v else f"{100 * v:.1f}"
 
 
-def significance_html(app: AppView, mode: str, metrics: list[str]) -> str:
+def significance_html(app: AppView, mode: str, metrics: list[str], cell: str = CLUSTER_CELL) -> str:
     """The panel as HTML: cluster boxes (rank, members with their OrdAvg), then the pairwise-accuracy
     table sorted best first. Metric names are escaped (a visitor's upload names them)."""
     if len(metrics) < 2:
         return "<p class='sig-panel'>Significance clusters need at least two metrics.</p>"
-    d = significance_data(app, mode, metrics)
+    d = significance_data(app, mode, metrics, cell)
     cl, pw, iv, ords = d["clusters"], d["pairwise"], d["intervals"], d["ord"]
     boxes = []
     for k, members in enumerate(cl.members()):
@@ -76,7 +76,8 @@ def significance_html(app: AppView, mode: str, metrics: list[str]) -> str:
                     f"<td>{_pct(av['pacc_chance_avg'][i])}</td><td>{_pct(av['pacc_chance_ties_avg'][i])}</td></tr>")
     table = (f"<table class='sig-pacc'><thead><tr><th>Metric</th>{head}<th>tie ε</th><th>ties %</th>"
              f"<th>chance</th><th>chance at its tie rate</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
-    note_cl = (f"Significance clusters by Ord · Avg ({html.escape(mode)} mode): greedy from the top, a metric starts a "
+    label = " · ".join(w.capitalize() for w in cell.replace("signed_sep", "signed sep").rsplit("_", 1))
+    note_cl = (f"Significance clusters by {html.escape(label)} ({html.escape(mode)} mode): greedy from the top, a metric starts a "
                f"new cluster when its cluster's best beats it in a one-sided paired permutation test that swaps whole "
                f"SEGs between the two metrics (p ≤ {ALPHA:g}, {DEFAULT_SETTINGS.n_permutations:,} permutations with "
                "early stopping, no multiple-comparison correction, as the WMT metrics task). Values ×100.")

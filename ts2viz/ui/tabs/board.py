@@ -90,7 +90,7 @@ def build(page: Page) -> BoardTab:
     def redraw(mode, families, sort_by_v, order_v, fmt, whiskers, table_ci, significance, request: gr.Request):
         view = page.view(request)
         out = board_view(view, mode, families, sort_by_v, order_v, fmt, table, whiskers=whiskers, table_ci=table_ci)
-        return (*out, significance_panel(view, mode, families, significance))
+        return (*out, significance_panel(view, mode, families, significance, sort_by_v))
 
     def board_csv(mode, families, sort_by_v, table_ci, request: gr.Request):
         view = page.view(request, create=True)
@@ -132,14 +132,16 @@ def build_cost_view(page: Page):
     return text, plot, note
 
 
-def significance_panel(view, mode: str, families, on: bool) -> str:
-    """The significance clusters and pairwise accuracy of the metrics the board shows (empty when off)."""
+def significance_panel(view, mode: str, families, on: bool, sort_by: str = "ord_avg") -> str:
+    """The significance clusters (by the sort column when it is a statistic, else Ord · Avg) and pairwise
+    accuracy of the metrics the board shows (empty when off)."""
     if not on:
         return ""
     from ..significance_view import significance_html
 
     board = cb.leaderboard(view, mode, families)
-    return significance_html(view, mode, [str(m) for m in board["metric"]])
+    cell = sort_by if sort_by in cb.BOARD_STATS else "ord_avg"
+    return significance_html(view, mode, [str(m) for m in board["metric"]], cell)
 
 
 def add_scores(page: Page, path, lower_is_better: str, request) -> str:
