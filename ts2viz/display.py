@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 
 #: per-walk / per-SEG statistics shown x100 (delta is a score gap, in the metric's units)
-SCALED_STATS = frozenset({"ord", "sep", "signed_sep", "kendall"})
+SCALED_STATS = frozenset({"ord", "sep", "signed_sep", "kendall", "pacc"})
 
 #: display names of the statistics
-STAT_NAMES = {"ord": "ord", "sep": "sep", "signed_sep": "signed sep", "delta": "delta", "kendall": "kendall"}
+STAT_NAMES = {"ord": "ord", "sep": "sep", "signed_sep": "signed sep", "delta": "delta", "kendall": "kendall",
+              "pacc": "pairwise acc"}
 
 #: the one-line explanation of signed separation, wherever it is shown
 SIGNED_SEP_NOTE = ("Signed sep: Sep (KS) with each node pair's distance signed by which node scores higher "

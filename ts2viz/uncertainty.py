@@ -49,11 +49,16 @@ class BootstrapSettings:
     seed : seed of ``numpy.random.default_rng`` that draws the resamples (default 0). The draws
         depend only on the seed, the number of resamples and the partition sizes, never on the
         metrics, so a metric's interval does not change when other metrics are added.
+    image_resamples : 0 (default) resamples SEGs only. A positive number asks for the two-level
+        bootstrap (:func:`ts2viz.significance.two_level.two_level_bootstrap`, which needs the scores):
+        SEGs are resampled, then the images within each node of each drawn SEG, from a pool of this
+        many image resamples per SEG.
     """
 
     n_resamples: int = 10_000
     confidence: float = 0.95
     seed: int = 0
+    image_resamples: int = 0
 
     def __post_init__(self) -> None:
         n = self.n_resamples
@@ -65,6 +70,9 @@ class BootstrapSettings:
         s = self.seed
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
             raise InputError(f"the seed must be a non-negative integer, got {s!r}")
+        r = self.image_resamples
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 0 <= r <= 10_000:
+            raise InputError(f"the number of image resamples must be an integer from 0 to 10,000, got {r!r}")
 
 
 #: The defaults every function here uses unless told otherwise.

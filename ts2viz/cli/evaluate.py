@@ -164,20 +164,55 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     check_out(args.out)
     stats = _parse_stats(args.stats)
     settings = _bootstrap_settings(args)      # validated even without --ci
+    from .permutation import two_level_note, two_level_settings
+
+    settings = two_level_settings(args, settings)
     mm, cov = _compute(args, averaged_only=True)
     boot = ranks = None
-    if args.ci:
+    if args.ci and settings.image_resamples:
+        from ..significance.two_level import two_level_bootstrap
+
+        boot = two_level_bootstrap(mm, load_inputs(args)[1], settings)
+        ranks = rank_intervals(mm, "ord_avg", boot=boot)
+    elif args.ci:
         boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence,
                          seed=settings.seed)
         ranks = rank_intervals(mm, "ord_avg", boot=boot)
     groups = leaderboard_groups(mm.partitions)
     lb = leaderboard_table(mm, stats, groups=groups, boot=boot, ranks=ranks)
+    cluster_note = None
+    if args.clusters:
+        from .permutation import cluster_column
+
+        lb["cluster"], cluster_note = cluster_column(mm, args, _alpha(args.alpha), lambda: load_inputs(args)[1])
+    pairwise_text = None
+    if args.pairwise:
+        from .pairwise import pairwise_columns
+
+        extra, pairwise_text = pairwise_columns(mm, load_inputs(args)[1], args, groups, settings if args.ci else None)
+        for k, v in extra.items():
+            lb[k] = v
+    cost_text = None
+    if args.cost:
+        from .cost import cost_columns
+
+        extra, cost_text = cost_columns(mm, args)
+        for k, v in extra.items():
+            lb[k] = v
     if args.out == "-":
         _write_csv(lb, "-")
         return 0
     if args.out:
         _write_csv(lb, args.out)
     print(format_leaderboard(lb, mm, stats, boot, groups, {c.metric: c for c in cov}))
+    if boot is not None and settings.image_resamples:
+        print(two_level_note(settings))
+    if cluster_note:
+        print(cluster_note)
+    if pairwise_text:
+        print(pairwise_text)
+    if cost_text:
+        print(cost_text)
     if not args.scores:
         from ..qa_records import BUNDLED_DSG_ACCUMULATION
 
@@ -254,8 +289,11 @@ def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None, groups=GROUPS, c
         if boot is not None:
             r = row["rank"]
             cells.append("-" if r != r else f"{r:.0f} [{row['rank_lo']:.0f}, {row['rank_hi']:.0f}]")
+        if "cluster" in lb.columns:
+            cells.append(str(int(row["cluster"])) if row["cluster"] > 0 else "-")
         rows.append((str(row["metric"]), cells))
-    heads = [h for _, _, h in cols] + (["Rank"] if boot is not None else [])
+    heads = [h for _, _, h in cols] + (["Rank"] if boot is not None else []) + \
+        (["Cluster"] if "cluster" in lb.columns else [])
     widths = [max([8, len(h)] + [len(cells[k]) for _, cells in rows if cells is not None])
               for k, h in enumerate(heads)]
     width = max(len("Metric"), *(len(m) for m, _ in rows)) if rows else len("Metric")
@@ -297,7 +335,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise InputError(f"compare: name two different metrics (got {args.a!r} twice)")
     mm = compute(ds, scores, [args.a, args.b], policy=resolve_policy(args.mode, args.policy), seg_ids=seg_ids)
     boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed)
-    print(format_comparison(compare(mm, args.a, args.b, boot=boot), mm))
+    pc = compare(mm, args.a, args.b, boot=boot)
+    perm = None
+    if args.permutation:
+        from .permutation import comparison_pvalues
+
+        perm = comparison_pvalues(mm, args, scores, pc.cells, pc.pvalue)
+    print(format_comparison(pc, mm, perm))
     return 0
 
 
@@ -311,6 +355,11 @@ def cmd_significance(args: argparse.Namespace) -> int:
     if args.cell not in cell_names(mm):
         raise InputError(f"--cell: unknown leaderboard cell {args.cell!r} (expected one of {', '.join(cell_names(mm))})")
     boot = bootstrap(mm, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed)
+    if args.test == "permutation":
+        from .permutation import cmd_significance_permutation
+
+        print(cmd_significance_permutation(args, mm, alpha, boot, lambda: load_inputs(args)[1], _write_csv))
+        return 0
     pw = pairwise(mm, args.cell, boot=boot)
     ranks = rank_intervals(mm, args.cell, boot=boot)
     if args.out:
@@ -379,11 +428,14 @@ def _pvalue(p: float) -> str:
     return "-" if p != p else (f"{p:.3f}" if p >= 0.001 else f"{p:.1e}")
 
 
-def format_comparison(pc, mm) -> str:
-    """Plain-text table of a :class:`ts2viz.uncertainty.PairedComparison`, one row per cell."""
+def format_comparison(pc, mm, perm=None) -> str:
+    """Plain-text table of a :class:`ts2viz.uncertainty.PairedComparison`, one row per cell; ``perm``:
+    ``(p-values per cell, note)`` of a permutation test, shown in a column before ``n``."""
     from ..uncertainty import split_cell
 
     heads = ["Cell", pc.a, pc.b, "A-B", f"{100 * pc.settings.confidence:g}% interval", "n", "Wilcoxon p"]
+    if perm is not None:
+        heads.insert(5, "Perm p")
     rows = []
     for k, cell in enumerate(pc.cells):
         stat, group = split_cell(cell)
@@ -391,6 +443,8 @@ def format_comparison(pc, mm) -> str:
                      _cell(pc.estimate_b[k], stat), _cell(pc.difference[k], stat),
                      "-" if pc.low[k] != pc.low[k] else f"[{_cell(pc.low[k], stat)}, {_cell(pc.high[k], stat)}]",
                      str(int(pc.n[k])), _pvalue(pc.pvalue[k])])
+        if perm is not None:
+            rows[-1].insert(5, _pvalue(perm[0][k]))
     widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(heads)]
     fmt = lambda cells: "  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths)))
     note = f"mode={mm.mode}"
@@ -403,6 +457,8 @@ def format_comparison(pc, mm) -> str:
                  f"percentile bootstrap, SEGs resampled within partitions ({st.n_resamples:,} resamples, seed "
                  f"{st.seed}). p: two-sided Wilcoxon signed-rank on the per-SEG values (n SEGs with both), "
                  "not corrected for multiple comparisons.")
+    if perm is not None:
+        lines.append(perm[1])
     return "\n".join(lines)
 
 
@@ -432,10 +488,28 @@ def add_subcommands(sub) -> None:
     p.add_argument("--ci", action="store_true",
                    help="add bootstrap intervals to every cell (CSV: {cell}_lo, {cell}_hi) and rank intervals")
     _add_bootstrap_options(p)
+    from .permutation import add_cluster_options, add_permutation_options
+
+    add_cluster_options(p)
+    from .permutation import add_two_level_option
+
+    add_two_level_option(p)
+    from .pairwise import add_pairwise_options
+
+    add_pairwise_options(p)
+    from .cost import add_cost_options
+
+    add_cost_options(p)
     p.set_defaults(func=cmd_leaderboard)
     p = sub.add_parser("compare", help="paired comparison of two metrics in every leaderboard cell")
     p.add_argument("a", metavar="A", help="metric name")
     p.add_argument("b", metavar="B", help="metric name")
+    p.add_argument("--permutation", action="store_true",
+                   help="add a two-sided paired permutation-test p-value per cell (whole SEGs swapped between A and "
+                        "B; --permutations, --permutation-seed) and say where it disagrees with Wilcoxon")
+    from .permutation import add_permutation_count_options
+
+    add_permutation_count_options(p)
     _add_eval_options(p, metrics=False)
     _add_bootstrap_options(p)
     p.set_defaults(func=cmd_compare)
@@ -443,7 +517,13 @@ def add_subcommands(sub) -> None:
     _add_eval_options(p)
     p.add_argument("--cell", default="ord_avg", help="leaderboard cell to order by, e.g. ord_avg, sep_nat (default ord_avg)")
     p.add_argument("--alpha", default="0.05", help="significance level for Holm-corrected p-values (default 0.05)")
-    p.add_argument("--out", help="also write every pair as CSV (a, b, difference, low, high, n, pvalue, pvalue_holm)")
+    p.add_argument("--out", help="also write every pair as CSV (a, b, difference, low, high, n, pvalue, pvalue_holm; "
+                                 "with --test permutation: both tests' p-values and the clusters)")
+    p.add_argument("--test", choices=["wilcoxon", "permutation"], default="wilcoxon",
+                   help="wilcoxon: two-sided Wilcoxon signed-rank on per-SEG values, Holm (default); permutation: "
+                        "paired permutation test swapping whole SEGs, with significance clusters and the pairs "
+                        "where the two tests disagree")
+    add_permutation_options(p)
     _add_bootstrap_options(p)
     p.set_defaults(func=cmd_significance)
     p = sub.add_parser("metametrics", help="per-SEG ord, sep, delta, kendall for every metric")
@@ -461,3 +541,4 @@ def _add_bootstrap_options(p: argparse.ArgumentParser) -> None:
                    help=f"interval level, a fraction (default {DEFAULTS.confidence})")
     p.add_argument("--seed", default=str(DEFAULTS.seed), metavar="S",
                    help=f"seed of the resampling (default {DEFAULTS.seed})")
+

@@ -329,8 +329,13 @@ def failure_finder(app: AppView, mode: str, metric, stat: str = "ord", metric_b=
     """
     metric = _metric(app, metric)
     metric_b = _metric(app, metric_b, required=False)
-    _check_stat(stat)
-    segs = app.mm(mode).segs()
+    if stat == "pacc":      # pairwise accuracy on SEGs (ts2viz.metaeval.seg_pairwise), worst SEGs first
+        from .significance_view import seg_pacc_long
+
+        segs = seg_pacc_long(app, mode)
+    else:
+        _check_stat(stat)
+        segs = app.mm(mode).segs()
     import pandas as pd
 
     def wide(k):
@@ -533,8 +538,12 @@ def seg_header(app: AppView, mode: str, seg_id, metric, metric_b=None) -> str:
     for m in [x for x in (metric, metric_b) if x and x in app.metrics]:
         row = mm.seg_values
         i, k = mm.seg_ids.index(seg.id), mm.metrics.index(m)
+        from .significance_view import seg_pacc
+
+        pacc, eps = seg_pacc(app, mode, seg.id, m)
         bits.append(f"**{m}** ord {fmt_x100(row['ord'][i, k])} · sep {fmt_x100(row['sep'][i, k])} · "
-                    f"signed sep {fmt_x100(row['signed_sep'][i, k])}")
+                    f"signed sep {fmt_x100(row['signed_sep'][i, k])} · pairwise acc {fmt_x100(pacc)} "
+                    f"(tie ε {eps:.3g})")
     note = f"  \n<small>Values x100, as in the paper. {SIGNED_SEP_NOTE}</small>" if bits else ""
     return (f"### SEG {seg.id} · {seg.partition}\n**Prompt:** {seg.prompt}\n\n"
             f"{plural(len(seg.nodes), 'node')} · {plural(seg.n_images, 'image')} · "

@@ -75,6 +75,10 @@ def build(page: Page) -> BoardTab:
         # (1.3 MB) before it shows anything
         scatter = gr.Plot(label="Ord vs Sep", elem_id="board-scatter")
         ci_note = gr.Markdown(elem_id="board-ci-note", elem_classes="stat-note")
+        sig_on = gr.Checkbox(value=False, label="significance clusters and pairwise accuracy (permutation tests, "
+                             "tie-calibrated accuracy with chance baselines)", elem_id="board-significance")
+        sig_panel = gr.HTML(elem_id="board-significance-panel")
+        cost_parts = build_cost_view(page)
         with gr.Accordion("Add a scores file (CSV or Parquet: file_name + one column per metric)", open=False):
             with gr.Row():
                 up_file = gr.File(label="Scores file", file_types=[".csv", ".parquet"], scale=2)
@@ -83,9 +87,10 @@ def build(page: Page) -> BoardTab:
                     up_btn = gr.Button("Add scores", variant="primary")
             up_msg = gr.Markdown()
 
-    def redraw(mode, families, sort_by_v, order_v, fmt, whiskers, table_ci, request: gr.Request):
-        return board_view(page.view(request), mode, families, sort_by_v, order_v, fmt, table,
-                          whiskers=whiskers, table_ci=table_ci)
+    def redraw(mode, families, sort_by_v, order_v, fmt, whiskers, table_ci, significance, request: gr.Request):
+        view = page.view(request)
+        out = board_view(view, mode, families, sort_by_v, order_v, fmt, table, whiskers=whiskers, table_ci=table_ci)
+        return (*out, significance_panel(view, mode, families, significance, sort_by_v))
 
     def board_csv(mode, families, sort_by_v, table_ci, request: gr.Request):
         view = page.view(request, create=True)
@@ -93,13 +98,50 @@ def build(page: Page) -> BoardTab:
             return uc.leaderboard_ci_csv(view, mode, families, sort_by_v)
         return cb.leaderboard_csv(view, mode, families)
 
-    page.refresh["board"] = Refresh(redraw, [page.mode, fam_f, sort_by, order, page.fmt, ci_plot, ci_table],
-                                    [table, scatter, ci_note])
-    for ev in (fam_f.change, sort_by.change, order.change, ci_plot.change, ci_table.change):
+    page.refresh["board"] = Refresh(redraw, [page.mode, fam_f, sort_by, order, page.fmt, ci_plot, ci_table, sig_on],
+                                    [table, scatter, ci_note, sig_panel])
+    for ev in (fam_f.change, sort_by.change, order.change, ci_plot.change, ci_table.change, sig_on.change):
         page.on(ev, redraw, page.refresh["board"].inputs, page.refresh["board"].outputs)
     page.download(csv, board_csv, [page.mode, fam_f, sort_by, ci_table])
     page.family_pickers.append(fam_f)
     return BoardTab(fam_f, up_btn, [up_file, up_lib], up_msg)
+
+
+def build_cost_view(page: Page):
+    """The cost accordion: typed costs, unit, quality cell -> the quality-vs-cost front (on a click)."""
+    from ..cost_view import CELLS, cost_view
+    from ...cost import COST_UNITS
+
+    with gr.Accordion("Cost: quality against what a metric costs (Pareto front)", open=False,
+                      elem_id="board-cost"):
+        with gr.Row():
+            text = gr.Textbox(label="Cost per metric (name=cost, separated by commas)", lines=2, scale=3,
+                              placeholder="CLIPScore=0.02, ALIGNScore=0.03, TIFA-GPT4V=3.5", elem_id="cost-text")
+            with gr.Column(scale=1):
+                unit = gr.Radio(list(COST_UNITS), value=COST_UNITS[0], label="Cost is")
+                cell = gr.Radio(list(CELLS), value="ord_avg", label="Quality")
+                go = gr.Button("Draw the front", elem_id="cost-draw")
+        plot = gr.Plot(elem_id="cost-plot")
+        note = gr.Markdown(elem_id="cost-note")
+
+    def draw(mode, text_v, unit_v, cell_v, fmt, request: gr.Request):
+        fig, md = cost_view(page.view(request), mode, text_v, unit_v, cell_v)
+        return plot_data(figure_json(fig), fmt), md
+
+    page.on(go.click, draw, [page.mode, text, unit, cell, page.fmt], [plot, note], errors_to=note)
+    return text, plot, note
+
+
+def significance_panel(view, mode: str, families, on: bool, sort_by: str = "ord_avg") -> str:
+    """The significance clusters (by the sort column when it is a statistic, else Ord · Avg) and pairwise
+    accuracy of the metrics the board shows (empty when off)."""
+    if not on:
+        return ""
+    from ..significance_view import significance_html
+
+    board = cb.leaderboard(view, mode, families)
+    cell = sort_by if sort_by in cb.BOARD_STATS else "ord_avg"
+    return significance_html(view, mode, [str(m) for m in board["metric"]], cell)
 
 
 def add_scores(page: Page, path, lower_is_better: str, request) -> str:

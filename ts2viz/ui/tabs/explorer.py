@@ -12,7 +12,7 @@ from . import questions
 
 STATS = [("Ord (Spearman)", "ord"), ("Sep (KS)", "sep"), ("Signed sep", "signed_sep")]
 #: the failure finder also ranks SEGs by how many errors no question of a question metric notices
-FINDER_STATS = STATS + [("Questions (QA metric)", "questions")]
+FINDER_STATS = STATS + [("Pairwise acc.", "pacc"), ("Questions (QA metric)", "questions")]
 
 # A click on a node card reports the node's label as the value of a select event.
 GRAPH_JS = """

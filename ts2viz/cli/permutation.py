@@ -1,0 +1,248 @@
+"""CLI parts of the permutation tests and significance clusters: ``leaderboard --clusters`` and
+``significance --test permutation`` (options, the cluster column, the significance table), and the
+two-level bootstrap of ``leaderboard --ci --image-resamples N``."""
+from __future__ import annotations
+
+import argparse
+
+from ..errors import InputError
+
+TESTS = ("wilcoxon", "permutation")
+
+
+def add_cluster_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--clusters", action="store_true",
+                   help="add a significance-cluster column (CSV: cluster): greedy from the top, a new cluster "
+                        "when a metric is significantly worse than its cluster's best (one-sided SEG-swap "
+                        "permutation test, see --cluster-cell, --alpha, --correction)")
+    p.add_argument("--cluster-cell", default="ord_avg", metavar="CELL",
+                   help="leaderboard cell the clusters are formed on (default ord_avg)")
+    p.add_argument("--alpha", default="0.05", help="significance level of the clusters (default 0.05)")
+    add_permutation_options(p)
+
+
+def add_permutation_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--correction", choices=["none", "holm"], default=None,
+                   help="multiple-comparison correction of the permutation p-values (clusters: default none, "
+                        "as WMT; significance: default holm)")
+    add_permutation_count_options(p)
+
+
+def add_permutation_count_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--permutations", default="auto", metavar="N",
+                   help="permutations per test (default auto: 1000 with early stopping below p=0.02 and above 0.5, "
+                        "as mt-metrics-eval; 10000 without the early stop below 0.02 when p-values are "
+                        "Holm-corrected, whose smallest reachable p must be below alpha / pairs)")
+    p.add_argument("--permutation-seed", default="0", metavar="S", help="seed of the permutations (default 0)")
+
+
+def permutation_settings(args: argparse.Namespace, corrected: bool = False):
+    """Settings from the options. ``corrected``: the p-values will be Holm-corrected, so the test does
+    not stop early on a small p-value (its precise size matters) and ``auto`` draws 10,000."""
+    from ..significance import PermutationSettings
+
+    text = str(args.permutations).strip().lower()
+    try:
+        n = (10_000 if corrected else 1000) if text == "auto" else int(text)
+    except ValueError:
+        raise InputError(f"--permutations: {args.permutations!r} is not an integer (or auto)") from None
+    try:
+        seed = int(args.permutation_seed)
+    except ValueError:
+        raise InputError(f"--permutation-seed: {args.permutation_seed!r} is not an integer") from None
+    try:
+        return PermutationSettings(n_permutations=n, block_size=min(100, n), seed=seed,
+                                   early_min=0.0 if corrected else PermutationSettings.early_min)
+    except InputError as e:
+        raise InputError(f"--permutations/--permutation-seed: {e}") from None
+
+
+def _scores_if_delta(load_scores, cell: str):
+    from ..uncertainty import split_cell
+
+    return load_scores() if split_cell(cell)[0] == "delta" else None
+
+
+def _label(stat: str, group: str) -> str:
+    """'ord', 'avg' -> 'OrdAvg' (the leaderboard's column style)."""
+    return "".join(w.capitalize() for w in stat.split("_")) + group.capitalize()
+
+
+def _cell(value: float, stat: str) -> str:
+    """A value as the leaderboard prints it: x100, delta in score units."""
+    if value != value:
+        return "-"
+    return f"{value:.3f}" if stat == "delta" else f"{100 * value:.1f}"
+
+
+def _spans(ranks: list[int]) -> str:
+    """[2, 3, 4, 7] -> '2-4, 7'."""
+    out: list[list[int]] = []
+    for r in sorted(ranks):
+        if out and out[-1][1] == r - 1:
+            out[-1][1] = r
+        else:
+            out.append([r, r])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out) or "none"
+
+
+def check_cell(mm, cell: str, flag: str) -> None:
+    from ..uncertainty import cell_names
+
+    if cell not in cell_names(mm):
+        raise InputError(f"{flag}: unknown leaderboard cell {cell!r} (expected one of {', '.join(cell_names(mm))})")
+
+
+def cluster_column(mm, args: argparse.Namespace, alpha: float, load_scores):
+    """The ``cluster`` column (in ``mm.metrics`` order) and a one-line note saying how it was formed.
+    ``load_scores()`` gives the scores (read only for a delta cell, standardised per SEG)."""
+    from ..significance.ts2 import leaderboard_clusters
+
+    check_cell(mm, args.cluster_cell, "--cluster-cell")
+    correction = args.correction or "none"
+    settings = permutation_settings(args, corrected=correction == "holm")
+    cl = leaderboard_clusters(mm, args.cluster_cell, alpha=alpha, correction=correction, settings=settings,
+                              scores=_scores_if_delta(load_scores, args.cluster_cell))
+    n = len(cl.members())
+    note = (f"Cluster: {n} significance cluster(s) by {args.cluster_cell}, greedy from the top: a new cluster when "
+            f"a metric is worse than its cluster's best with one-sided SEG-swap permutation p <= {alpha:g} "
+            f"({settings.n_permutations:,} permutations at most, seed {settings.seed}, "
+            f"{'no correction' if correction == 'none' else 'Holm-corrected over all ordered pairs'})"
+            + ("; delta ordered and tested in SD units per SEG" if args.cluster_cell.startswith("delta_") else ""))
+    return cl.cluster, note
+
+
+def cmd_significance_permutation(args: argparse.Namespace, mm, alpha: float, boot, load_scores, write_csv) -> str:
+    """The significance table by two-sided SEG-swap permutation tests (Holm by default), with clusters
+    (one-sided, uncorrected unless --correction), and the pairs where Wilcoxon-Holm disagrees."""
+    import numpy as np
+
+    from ..significance.ts2 import leaderboard_clusters, pairwise_permutation
+    from ..uncertainty import holm, pairwise, rank_intervals
+    from ..uncertainty import split_cell
+
+    cell = args.cell
+    correction = args.correction or "holm"
+    settings = permutation_settings(args, corrected=correction == "holm")
+    scores = _scores_if_delta(load_scores, cell)
+    two = pairwise_permutation(mm, cell, alternative="two-sided", settings=settings, scores=scores)
+    one = pairwise_permutation(mm, cell, alternative="greater", settings=settings, scores=scores)
+    M = len(mm.metrics)
+    I, J = np.triu_indices(M, 1)
+    p_raw = two.pvalue
+    p_adj = np.full((M, M), np.nan)
+    if correction == "holm":
+        h = holm(p_raw[I, J])
+        p_adj[I, J] = p_adj[J, I] = h
+    else:
+        p_adj = p_raw.copy()
+    sig = np.nan_to_num(p_adj, nan=1.0) <= alpha
+    np.fill_diagonal(sig, False)
+    cluster_correction = "none" if args.correction is None else correction
+    clusters = leaderboard_clusters(mm, cell, alpha=alpha, correction=cluster_correction, tests=one)
+    wil = pairwise(mm, cell, boot=boot)
+    wsig = wil.significant(alpha)
+    ranks = rank_intervals(mm, cell, boot=boot)
+    est = two.estimate
+    order = [int(i) for i in np.argsort(-np.nan_to_num(est, nan=-np.inf), kind="stable")]
+    place = {i: k + 1 for k, i in enumerate(order)}
+    stat, group = split_cell(cell)
+    rows = []
+    for i in order:
+        same = [place[j] for j in order if j != i and not sig[i, j]]
+        lo, hi = ranks.low[i], ranks.high[i]
+        rows.append([str(place[i]), mm.metrics[i], _cell(est[i], stat), str(int(clusters.cluster[i])),
+                     "-" if lo != lo else f"[{lo:.0f}, {hi:.0f}]", _spans(same)])
+    corr_text = "Holm" if correction == "holm" else "uncorrected"
+    heads = ["#", "Metric", _label(stat, group), "Cluster", f"Rank {100 * boot.settings.confidence:g}%",
+             f"Not separated from (permutation, {corr_text} p > {alpha:g})"]
+    widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(heads)]
+    fmt = lambda cells: "  ".join(c.rjust(w) if k in (0, 2, 3, 4) else c.ljust(w)   # noqa: E731
+                                  for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    lines = [fmt(heads), "-" * len(fmt(heads))] + [fmt(r) for r in rows]
+    n_pairs = M * (M - 1) // 2
+    lines.append(f"{int(sig[I, J].sum())} of {n_pairs} pairs significantly different: two-sided paired permutation "
+                 f"test swapping whole SEGs between the two metrics ({settings.n_permutations:,} permutations at "
+                 f"most, stopping early {'only above p=0.5' if settings.early_min == 0 else 'below p=0.02 and above 0.5'}, "
+                 f"seed {settings.seed}), {corr_text} over all pairs"
+                 + ("; delta standardised per SEG" if stat == "delta" else "") + ".")
+    lines.append(f"Cluster: greedy from the top, a new cluster when a metric is worse than its cluster's best with "
+                 f"one-sided permutation p <= {alpha:g} "
+                 f"({'no correction, as WMT' if cluster_correction == 'none' else 'Holm'}).")
+    if correction == "holm" and 1.0 / (settings.n_permutations + 1) > alpha / n_pairs:
+        lines.append(f"Note: with {settings.n_permutations:,} permutations the smallest p-value is "
+                     f"1/{settings.n_permutations + 1:,}, above alpha / pairs = {alpha / n_pairs:.2g}: Holm cannot "
+                     "reach significance; use more --permutations.")
+    disagree = [(int(i), int(j)) for i, j in zip(I, J) if sig[i, j] != wsig[i, j]]
+    if disagree:
+        lines.append(f"The tests disagree on {len(disagree)} pair(s) (permutation {corr_text} vs Wilcoxon "
+                     f"signed-rank Holm, at {alpha:g}):")
+        shown = 15
+        for i, j in disagree[:shown]:
+            lines.append(f"  {mm.metrics[i]} vs {mm.metrics[j]}: permutation p={p_adj[i, j]:.3g} "
+                         f"({'significant' if sig[i, j] else 'not significant'}), Wilcoxon p={wil.pvalue_holm[i, j]:.3g} "
+                         f"({'significant' if wsig[i, j] else 'not significant'})")
+        if len(disagree) > shown:
+            lines.append(f"  ... and {len(disagree) - shown} more" + (" (every pair is in --out)" if args.out else
+                                                                      " (--out writes every pair)"))
+    else:
+        lines.append(f"Wilcoxon signed-rank with Holm agrees on every pair at {alpha:g}.")
+    if args.out:
+        import pandas as pd
+
+        names = np.asarray(mm.metrics, dtype=object)
+        write_csv(pd.DataFrame({
+            "a": names[I], "b": names[J], "difference": two.difference[I, J],
+            "pvalue_permutation": p_raw[I, J], "pvalue_permutation_adj": p_adj[I, J],
+            "n_permutations": two.n_used[I, J], "pvalue_wilcoxon": wil.pvalue[I, J],
+            "pvalue_wilcoxon_holm": wil.pvalue_holm[I, J], "cluster_a": clusters.cluster[I],
+            "cluster_b": clusters.cluster[J]}), args.out)
+    return "\n".join(lines)
+
+
+def add_two_level_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--image-resamples", default="0", metavar="P",
+                   help="with --ci: two-level bootstrap, SEGs resampled and then the images within each node, "
+                        "from a pool of P image resamples per SEG (default 0: SEGs only)")
+
+
+def two_level_settings(args: argparse.Namespace, settings):
+    """``settings`` (BootstrapSettings) with ``image_resamples`` from ``--image-resamples``."""
+    import dataclasses
+
+    try:
+        n = int(args.image_resamples)
+    except ValueError:
+        raise InputError(f"--image-resamples: {args.image_resamples!r} is not an integer") from None
+    try:
+        return dataclasses.replace(settings, image_resamples=n)
+    except InputError as e:
+        raise InputError(f"--image-resamples: {e}") from None
+
+
+def two_level_note(settings) -> str:
+    return (f"Two-level bootstrap: in every resample the drawn SEGs' images were resampled within each node "
+            f"(a pool of {settings.image_resamples} image resamples per SEG), so the intervals include the "
+            "uncertainty from which images happened to be in a node")
+
+
+def comparison_pvalues(mm, args: argparse.Namespace, scores, cells, wilcoxon_p, alpha: float = 0.05):
+    """Two-sided SEG-swap permutation p-values of ``args.a`` vs ``args.b`` in every cell (10,000
+    permutations by default, no early stop below 0.02: the p-values are shown), and a note saying what
+    they are and where they disagree with the Wilcoxon p-values at ``alpha``."""
+    import numpy as np
+
+    from ..significance.ts2 import pairwise_permutation
+
+    settings = permutation_settings(args, corrected=True)
+    a, b = mm.metrics.index(args.a), mm.metrics.index(args.b)
+    p = np.array([pairwise_permutation(mm, c, alternative="two-sided", settings=settings, scores=scores).pvalue[a, b]
+                  for c in cells])
+    w = np.asarray(wilcoxon_p, dtype=float)
+    differ = [c for c, pp, ww in zip(cells, p, w) if pp == pp and ww == ww and (pp <= alpha) != (ww <= alpha)]
+    note = (f"Perm p: two-sided paired permutation test, whole SEGs swapped between the two metrics "
+            f"({settings.n_permutations:,} permutations at most, seed {settings.seed}; delta in SD units per SEG), "
+            "not corrected. ")
+    note += (f"At {alpha:g} it disagrees with Wilcoxon on: {', '.join(differ)}." if differ else
+             f"At {alpha:g} it agrees with Wilcoxon on every cell.")
+    return p, note
