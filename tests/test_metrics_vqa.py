@@ -159,7 +159,7 @@ def test_qa_metric_score_is_accumulation_of_its_answers(images, family, mapper):
     assert m.config["questions"].startswith("ts2:")
     # the per-question table of these details gives the same per-image scores
     recs = records_from_details(m.spec, family, ["a", "b"], details)
-    np.testing.assert_allclose(image_scores(recs, "gated")[m.spec].to_numpy(), scores)
+    np.testing.assert_allclose(image_scores(recs, m.accumulation)[m.spec].to_numpy(), scores)
 
 
 def test_qa_through_engine_keeps_details_in_cache(tmp_path):
