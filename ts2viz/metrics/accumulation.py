@@ -149,6 +149,10 @@ def gated_flags(correct: np.ndarray, child: np.ndarray, parent: np.ndarray) -> n
     """
     n = len(correct)
     counted = np.asarray(correct, dtype=bool).copy()
+    # a question listed as its own parent (DSG's data has a few) gates nothing: it fails exactly
+    # when it fails already; dropping the link keeps it from reading as a cycle
+    keep = np.asarray(child) != np.asarray(parent)
+    child, parent = np.asarray(child)[keep], np.asarray(parent)[keep]
     if len(child) == 0:
         return counted
     depth = np.zeros(n, dtype=np.int64)
