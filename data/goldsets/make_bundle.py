@@ -170,6 +170,7 @@ def imagenhub(ref: Path, root: Path) -> None:
         "rating_sets": {"sc": "semantic consistency (prompt faithfulness) in {0, 0.5, 1}, 3 raters",
                         "pq": "perceptual quality in {0, 0.5, 1}, 3 raters (not faithfulness)"},
         "scale": [0, 1],
+        "not_faithfulness": ["pq"],
         "sources": ["https://github.com/TIGER-AI-Lab/VIEScore (MIT): paper_implementation/"],
         "notes": ["The release holds no prompt texts beside the ratings: prompts are named by uid only.",
                   "viescore_sc:JUDGE = min of the judge's SC sub-scores / 10 (VIEScore's SC); NaN where the "
