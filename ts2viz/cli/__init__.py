@@ -1,7 +1,8 @@
 """Command-line interface: one parser owning every subcommand.
 
 * ``leaderboard``, ``metametrics`` (:mod:`.evaluate`): meta-metrics of scores tables;
-* ``score``, ``metrics`` (:mod:`.scoring`): run library metrics over a dataset, list the families.
+* ``score``, ``metrics`` (:mod:`.scoring`): run library metrics over a dataset, list the families;
+* ``humaneval`` (:mod:`.humaneval`): metrics against human ratings (rated sets, Gecko's three tasks).
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming file, row and problem), 1 other errors,
 130 interrupted. Warnings (input accepted, but not as the user may think) are one line each on stderr,
@@ -19,7 +20,7 @@ from typing import Iterator, Sequence
 
 from .. import __version__
 from ..errors import InputError, InputWarning
-from . import evaluate, scoring
+from . import evaluate, humaneval, scoring
 
 __all__ = ["main", "build_parser"]
 
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     evaluate.add_subcommands(sub)
     scoring.add_subcommands(sub)
+    humaneval.add_subcommands(sub)
     return parser
 
 
