@@ -413,24 +413,45 @@ def _kendall_matrices(x, y, ok, pc, P):
     in the metric Tx, ties in the ratings Ty (each P x P; images of a prompt count against each other
     and, with i = j, themselves), and images per prompt. Used for the exact resampled tau-b."""
     out = []
+    human_ties: dict = {}
     for r in range(x.shape[0]):
         m = ok[r]
         xi, yi, g = x[r][m], y[m], pc[m]
-        G = np.zeros((P, xi.size))
-        G[g, np.arange(xi.size)] = 1.0
-        sx = np.sign(xi[:, None] - xi[None, :])
-        sy = np.sign(yi[:, None] - yi[None, :])
-        A = G @ (sx * sy) @ G.T
-        Tx = G @ (sx == 0).astype(float) @ G.T
-        Ty = G @ (sy == 0).astype(float) @ G.T
-        out.append((A, Tx, Ty, G.sum(1)))
+        cell = (g[:, None] * P + g[None, :]).ravel()         # prompt pair of each image pair
+        sx = np.sign(xi[:, None] - xi[None, :]).ravel()
+        sy = np.sign(yi[:, None] - yi[None, :]).ravel()
+
+        def by_cell(w):
+            return np.bincount(cell, weights=w, minlength=P * P).reshape(P, P)
+
+        key = m.tobytes()
+        if key not in human_ties:                       # the ratings' ties depend only on the mask
+            human_ties = {key: by_cell((sy == 0).astype(np.float64))}
+        out.append((by_cell(sx * sy), by_cell((sx == 0).astype(np.float64)), human_ties[key],
+                    np.bincount(g, minlength=P).astype(np.float64)))
     return out
+
+
+def prompt_resamples(n_prompts: int, boot: BootstrapSettings, chunk_items: int = 10_000_000):
+    """The bootstrap resamples of prompts, in chunks: yields ``(start, counts)`` with ``counts`` a float
+    array (b, n_prompts) of how often each prompt is drawn in resamples ``start .. start + b - 1``.
+
+    Each resample draws ``n_prompts`` prompts with replacement (``rng.integers(0, n_prompts)``,
+    ``rng = numpy.random.default_rng(boot.seed)``, chunk by chunk of at most ``chunk_items`` draws),
+    so the resamples depend only on the seed, the resample count and the number of prompts.
+    """
+    B, P = boot.n_resamples, max(int(n_prompts), 1)
+    rng = np.random.default_rng(boot.seed)
+    chunk = max(1, min(B, chunk_items // P))
+    for start in range(0, B, chunk):
+        b = min(chunk, B - start)
+        draws = rng.integers(0, P, size=(b, P)) + (np.arange(b, dtype=np.int64) * P)[:, None]
+        yield start, np.bincount(draws.ravel(), minlength=b * P).reshape(b, P).astype(np.float64)
 
 
 def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings, boot: BootstrapSettings):
     k = x.shape[0]
     B = boot.n_resamples
-    rng = np.random.default_rng(boot.seed)
     sums = _prompt_sums(x, y, ok, pc, P).reshape(P, k * 11)
     psum = _pair_sums(x, y, pairs, eps, pc, P, st.metric_ties).reshape(P, k * 4)
     M = cells.shape[2]
@@ -441,11 +462,8 @@ def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings
     table = np.concatenate([sums, psum, cv, cm, hv, hm], axis=1)
     kmat = _kendall_matrices(x, y, ok, pc, P) if x.shape[1] <= KENDALL_BOOTSTRAP_MAX_IMAGES else None
     out = {s: np.full((k, B), np.nan) for s in INTERVAL_STATS}
-    chunk = max(1, min(B, int(1e7 // max(P, 1))))
-    for start in range(0, B, chunk):
-        b = min(chunk, B - start)
-        draws = rng.integers(0, P, size=(b, P)) + (np.arange(b, dtype=np.int64) * P)[:, None]
-        counts = np.bincount(draws.ravel(), minlength=b * P).reshape(b, P).astype(np.float64)
+    for start, counts in prompt_resamples(P, boot):
+        b = counts.shape[0]
         t = counts @ table                                    # (b, columns)
         s = t[:, :k * 11].reshape(b, k, 11)
         sl = slice(start, start + b)
