@@ -30,10 +30,11 @@ def _pearson_clean(x: np.ndarray, y: np.ndarray) -> float:
         return float("nan")
     x = x - x.mean()
     y = y - y.mean()
-    vx, vy = float(x @ x), float(y @ y)
+    # elementwise sums, not BLAS dot: a 1-D dot can stall on a busy machine's BLAS threads
+    vx, vy = float((x * x).sum()), float((y * y).sum())
     if vx == 0.0 or vy == 0.0:
         return float("nan")
-    return float(np.clip((x @ y) / np.sqrt(vx * vy), -1.0, 1.0))
+    return float(np.clip((x * y).sum() / np.sqrt(vx * vy), -1.0, 1.0))
 
 
 def pearson(x, y) -> float:
@@ -52,8 +53,28 @@ def _dense(v: np.ndarray) -> np.ndarray:
 
 
 def _tie_pairs(codes: np.ndarray) -> float:
-    c = np.unique(codes, return_counts=True)[1].astype(np.float64)
+    c = np.bincount(codes).astype(np.float64) if codes.size and codes.max() < 4 * codes.size + 1024 \
+        else np.unique(codes, return_counts=True)[1].astype(np.float64)
     return float((c * (c - 1) / 2).sum())
+
+
+#: below this many distinct values :func:`count_inversions` counts value by value (O(n V))
+FEW_VALUES = 64
+
+
+def _inversions_few_values(a: np.ndarray, n_values: int) -> int:
+    """Inversions of ``a`` (integers 0 .. n_values - 1): for each value v, every element equal to v
+    counts the elements above v before it = its position - elements <= v before it."""
+    n = a.size
+    pos = np.arange(n, dtype=np.int64)
+    total = 0
+    below = np.zeros(n, dtype=np.int64)          # elements < v up to each position (inclusive)
+    for v in range(n_values):
+        at = a == v
+        same_before = np.cumsum(at) - 1           # elements == v before each position
+        total += int((pos[at] - below[at] - same_before[at]).sum())
+        below += np.cumsum(at)
+    return total
 
 
 def count_inversions(a: np.ndarray) -> int:
@@ -68,6 +89,8 @@ def count_inversions(a: np.ndarray) -> int:
     n = a.size
     if n < 2:
         return 0
+    if a.min() >= 0 and a.max() < FEW_VALUES:
+        return _inversions_few_values(a, int(a.max()) + 1)
     size = 1 << int(np.ceil(np.log2(n)))
     big = int(a.max()) + 2                      # padding sorts last and is never above anything
     cur = np.full(size, big, dtype=np.int64)
@@ -98,6 +121,31 @@ def count_inversions(a: np.ndarray) -> int:
     return total
 
 
+def kendall_both(x, y) -> tuple[float, float]:
+    """Kendall's tau-b and tau-c of the non-NaN pairs from one count of the pairs (see :func:`kendall`)."""
+    x, y = _pairs(x, y)
+    n = x.size
+    if n < 2:
+        return float("nan"), float("nan")
+    cx, cy = _dense(x), _dense(y)
+    vx, vy = int(cx.max()) + 1, int(cy.max()) + 1
+    # sort by one side (ties broken by the other, so they are never inversions) and count the
+    # inversions of the other; the side with fewer distinct values is counted (cheaper)
+    if vy <= vx:
+        disc = count_inversions(cy[np.lexsort((cy, cx))])
+    else:
+        disc = count_inversions(cx[np.lexsort((cx, cy))])
+    n0 = n * (n - 1) / 2
+    n1, n2 = _tie_pairs(cx), _tie_pairs(cy)
+    n3 = _tie_pairs(cx * vy + cy)
+    s = (n0 - n1 - n2 + n3 - disc) - disc
+    den = np.sqrt((n0 - n1) * (n0 - n2))
+    tau_b = float("nan") if den == 0 else float(np.clip(s / den, -1.0, 1.0))
+    m = min(vx, vy)
+    tau_c = float("nan") if m < 2 else float(np.clip(2.0 * s / (n * n * (m - 1) / m), -1.0, 1.0))
+    return tau_b, tau_c
+
+
 def kendall(x, y, variant: str = "b") -> float:
     """Kendall's tau of the non-NaN pairs: ``variant='b'`` (tau-b, scipy's default) or ``'c'``.
 
@@ -107,22 +155,50 @@ def kendall(x, y, variant: str = "b") -> float:
     """
     if variant not in ("b", "c"):
         raise ValueError(f"Kendall variant must be 'b' or 'c', not {variant!r}")
-    x, y = _pairs(x, y)
-    n = x.size
+    b, c = kendall_both(x, y)
+    return b if variant == "b" else c
+
+
+# -- one sort per variable: ranks, dense codes and Kendall from a known order -----------------------------
+
+def ranks_codes(v: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Average ranks (1-based) and dense codes (0..V-1) of ``v`` given ``order = argsort(v)``; O(n)."""
+    vs = v[order]
+    n = vs.size
+    if n == 0:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    start = np.r_[True, vs[1:] != vs[:-1]]
+    gid = np.cumsum(start) - 1
+    starts = np.flatnonzero(start)
+    ends = np.r_[starts[1:], n]
+    ranks = np.empty(n)
+    ranks[order] = ((starts + ends + 1) / 2.0)[gid]
+    codes = np.empty(n, dtype=np.int64)
+    codes[order] = gid
+    return ranks, codes
+
+
+def subset_order(order: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``argsort(v[mask])`` from ``order = argsort(v)`` (stable), without sorting again."""
+    position = np.cumsum(mask) - 1
+    return position[order[mask[order]]]
+
+
+def kendall_from_codes(cx: np.ndarray, cy: np.ndarray, order_x: np.ndarray) -> tuple[float, float]:
+    """Kendall's tau-b and tau-c from dense codes and an order of x (as :func:`kendall_both`)."""
+    n = cx.size
     if n < 2:
-        return float("nan")
-    cx, cy = _dense(x), _dense(y)
-    order = np.lexsort((cy, cx))                # by x, then y: x-ties are never inversions
-    disc = count_inversions(cy[order])
+        return float("nan"), float("nan")
+    vx, vy = int(cx.max()) + 1, int(cy.max()) + 1
+    key = (cx * vy + cy)[order_x]
+    within = order_x[np.argsort(key, kind="stable")]       # nearly sorted already: cheap
+    disc = count_inversions(cy[within])
     n0 = n * (n - 1) / 2
     n1, n2 = _tie_pairs(cx), _tie_pairs(cy)
-    n3 = _tie_pairs(cx * (int(cy.max()) + 1) + cy)
-    conc = n0 - n1 - n2 + n3 - disc
-    s = conc - disc
-    if variant == "b":
-        den = np.sqrt((n0 - n1) * (n0 - n2))
-        return float("nan") if den == 0 else float(np.clip(s / den, -1.0, 1.0))
-    m = min(int(cx.max()) + 1, int(cy.max()) + 1)
-    if m < 2:
-        return float("nan")
-    return float(np.clip(2.0 * s / (n * n * (m - 1) / m), -1.0, 1.0))
+    n3 = _tie_pairs(cx * vy + cy)
+    s = (n0 - n1 - n2 + n3 - disc) - disc
+    den = np.sqrt((n0 - n1) * (n0 - n2))
+    tau_b = float("nan") if den == 0 else float(np.clip(s / den, -1.0, 1.0))
+    m = min(vx, vy)
+    tau_c = float("nan") if m < 2 else float(np.clip(2.0 * s / (n * n * (m - 1) / m), -1.0, 1.0))
+    return tau_b, tau_c

@@ -52,9 +52,8 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..stats import rankdata
 from ..uncertainty import DEFAULTS, BootstrapSettings, quantiles, wilcoxon
-from .correlation import kendall, pearson, spearman
+from .correlation import kendall_from_codes, pearson, ranks_codes, subset_order
 from .pairwise import pair_counts, pairs_within, pairwise_accuracy, tie_calibration
 
 #: above this many images Kendall's bootstrap interval is not computed (its pair sums are O(n^2))
@@ -115,10 +114,6 @@ def average_correlations(r: np.ndarray, how: str = "fisher", axis: int = -1) -> 
             raise ValueError(f"unknown average {how!r}")
         z = np.arctanh(np.clip(r, -1 + 1e-12, 1 - 1e-12))
         return np.tanh(np.nanmean(z, axis=axis))
-
-
-def _spearman(x, y, how: str) -> float:
-    return pearson(x, y) if how == "np-corrcoef" else spearman(x, y)
 
 
 # -- model ordering -----------------------------------------------------------------------------------
@@ -310,18 +305,39 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
     n_ok = ok.sum(1)
     point: dict = {s: np.full(k, np.nan) for s in ("spearman", "kendall", "kendall_other", "pearson")}
     per_model = {s: np.full((k, M), np.nan) for s in ("spearman", "kendall", "pearson")}
-    other = "c" if st.kendall == "b" else "b"
+    y_sorted: dict = {}                  # the ratings' order, once per set of usable images
+    rank_cols = np.full((k, n), np.nan)  # each metric's and the ratings' average ranks (bootstrap)
+    rank_hum = np.full((k, n), np.nan)
     for i in range(k):
-        xi, yi = x[i], y
-        point["spearman"][i] = _spearman(xi, yi, st.spearman)
-        point["kendall"][i] = kendall(xi, yi, st.kendall)
-        point["kendall_other"][i] = kendall(xi, yi, other)
-        point["pearson"][i] = pearson(xi, yi)
+        m = ok[i]
+        if m.sum() < 2:
+            continue
+        xv, yv = x[i][m], y[m]
+        key = m.tobytes()
+        if key not in y_sorted:
+            y_sorted = {key: np.argsort(yv, kind="stable")}
+        oy = y_sorted[key]
+        ox = np.argsort(xv, kind="stable")
+        rx, cx = ranks_codes(xv, ox)
+        ry, cy = ranks_codes(yv, oy)
+        rank_cols[i, m], rank_hum[i, m] = rx, ry
+        point["spearman"][i] = pearson(xv, yv) if st.spearman == "np-corrcoef" else pearson(rx, ry)
+        tb, tc = kendall_from_codes(cx, cy, ox)
+        point["kendall"][i], point["kendall_other"][i] = (tb, tc) if st.kendall == "b" else (tc, tb)
+        point["pearson"][i] = pearson(xv, yv)
+        mv = mc[m]
         for j in range(M):
-            sel = mc == j
-            per_model["spearman"][i, j] = _spearman(xi[sel], yi[sel], st.spearman)
-            per_model["kendall"][i, j] = kendall(xi[sel], yi[sel], st.kendall)
-            per_model["pearson"][i, j] = pearson(xi[sel], yi[sel])
+            sel = mv == j
+            if sel.sum() < 2:
+                continue
+            sx, sy = subset_order(ox, sel), subset_order(oy, sel)
+            rxs, cxs = ranks_codes(xv[sel], sx)
+            rys, cys = ranks_codes(yv[sel], sy)
+            per_model["spearman"][i, j] = (pearson(xv[sel], yv[sel]) if st.spearman == "np-corrcoef"
+                                           else pearson(rxs, rys))
+            tb, tc = kendall_from_codes(cxs, cys, sx)
+            per_model["kendall"][i, j] = tb if st.kendall == "b" else tc
+            per_model["pearson"][i, j] = pearson(xv[sel], yv[sel])
     # pair-wise: pairs of images of one prompt (through the pairwise module)
     pairs = pairs_within(pc)
     point["pairwise_acc"] = np.atleast_1d(pairwise_accuracy(x, y, pairs, gold_ties="exclude",
@@ -342,24 +358,26 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
         mmeans = np.nanmean(cells, axis=1)          # (k, M)
         hmeans = np.nanmean(hcells, axis=1)         # (1, M)
     point["ordering_kendall"] = _kendall_small(mmeans, np.broadcast_to(hmeans, mmeans.shape))
-    samples = {} if bootstrap is None else _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st, bootstrap)
+    samples = {} if bootstrap is None else _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st, bootstrap,
+                                                      (rank_cols, rank_hum))
     return HumanEval(tuple(metrics), tuple(str(m) for m in model_names), n_ok, point, per_model, ordering,
                      human_ord, eps, samples, st, bootstrap)
 
 
-def _prompt_sums(x, y, ok, pc, P) -> np.ndarray:
-    """Per-prompt sums behind Pearson and the fixed-rank Spearman: (P, k, 11)."""
+def _prompt_sums(x, y, ok, pc, P, ranks) -> np.ndarray:
+    """Per-prompt sums behind Pearson and the fixed-rank Spearman: (P, k, 11). ``ranks``: the full
+    set's average ranks of each metric and of the ratings (k, n), as the point estimates use them."""
     k, n = x.shape
     out = np.zeros((P, k, 11))
     for i in range(k):
         m = ok[i]
         xi, yi = x[i][m], y[m]
-        if xi.size == 0:
+        if xi.size < 2:
             continue
         xi = xi - xi.mean()
         yi = yi - yi.mean()
-        rx = rankdata(xi)
-        ry = rankdata(yi)
+        rx = ranks[0][i][m]
+        ry = ranks[1][i][m]
         rx -= rx.mean()
         ry -= ry.mean()
         cols = (np.ones_like(xi), xi, yi, xi * xi, yi * yi, xi * yi, rx, ry, rx * rx, ry * ry, rx * ry)
@@ -449,10 +467,11 @@ def prompt_resamples(n_prompts: int, boot: BootstrapSettings, chunk_items: int =
         yield start, np.bincount(draws.ravel(), minlength=b * P).reshape(b, P).astype(np.float64)
 
 
-def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings, boot: BootstrapSettings):
+def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings, boot: BootstrapSettings,
+               ranks):
     k = x.shape[0]
     B = boot.n_resamples
-    sums = _prompt_sums(x, y, ok, pc, P).reshape(P, k * 11)
+    sums = _prompt_sums(x, y, ok, pc, P, ranks).reshape(P, k * 11)
     psum = _pair_sums(x, y, pairs, eps, pc, P, st.metric_ties).reshape(P, k * 4)
     M = cells.shape[2]
     cv = np.nan_to_num(cells).transpose(1, 0, 2).reshape(P, k * M)
@@ -460,11 +479,15 @@ def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings
     hv = np.nan_to_num(hcells[0])
     hm = (~np.isnan(hcells[0])).astype(float)
     table = np.concatenate([sums, psum, cv, cm, hv, hm], axis=1)
+    # many columns repeat (rating sums and masks shared by metrics scored on the same images): the
+    # resampled sums are computed once per distinct column
+    table, back = np.unique(table, axis=1, return_inverse=True)
+    back = np.asarray(back).ravel()
     kmat = _kendall_matrices(x, y, ok, pc, P) if x.shape[1] <= KENDALL_BOOTSTRAP_MAX_IMAGES else None
     out = {s: np.full((k, B), np.nan) for s in INTERVAL_STATS}
     for start, counts in prompt_resamples(P, boot):
         b = counts.shape[0]
-        t = counts @ table                                    # (b, columns)
+        t = (counts @ table)[:, back]                         # (b, columns)
         s = t[:, :k * 11].reshape(b, k, 11)
         sl = slice(start, start + b)
         out["pearson"][:, sl] = _corr_from_sums(s, 0).T
