@@ -53,6 +53,20 @@ def add_subcommands(sub) -> None:
     p.set_defaults(func=cmd_humaneval)
 
 
+def write_csv(df, path: str) -> None:
+    """CSV to stdout (``-``) or to ``path`` written atomically (never half-written)."""
+    import sys
+
+    from ..atomic import atomic_path
+
+    if path == "-":
+        df.to_csv(sys.stdout, index=False, float_format="%.6f", lineterminator="\n")
+        sys.stdout.flush()
+        return
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False, float_format="%.6f")
+
+
 def _number(text: str, kind, flag: str):
     try:
         return kind(text)
@@ -82,7 +96,7 @@ def load_rated(args: argparse.Namespace):
 def cmd_humaneval(args: argparse.Namespace) -> int:
     from ..metaeval.humaneval import HumanEvalSettings, evaluate_rated
     from ..uncertainty import BootstrapSettings
-    from .evaluate import _write_csv, check_out
+    from .evaluate import check_out
 
     check_out(args.out)
     settings = HumanEvalSettings(kendall=args.kendall, spearman=args.spearman, model_average=args.model_average,
@@ -101,10 +115,10 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
                             settings=settings, bootstrap=None if args.no_ci else boot)
     frame = result.frame()
     if args.out == "-":
-        _write_csv(frame, "-")
+        write_csv(frame, "-")
         return 0
     if args.out:
-        _write_csv(frame, args.out)
+        write_csv(frame, args.out)
     print(format_humaneval(frame, rated, args.ratings or rated.default_rating_set, result))
     return 0
 
