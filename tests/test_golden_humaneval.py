@@ -56,3 +56,34 @@ def test_dsg_code_details_are_what_reproduces_the_readme(capsys):
                  "--metrics", "dsg:PaLI-17B", "--out", "-"]) == 0
     row = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("metric").loc["dsg:PaLI-17B"]
     assert row["n"] == 795 and round(row["spearman"], 3) != 0.571
+
+
+# TIFA's human_annotations/compute_correlation.ipynb (Yushi-Hu/tifa), its printed outputs against the
+# TIFA raters' mean (human_avg): the value labelled "Spearman's Correlation" is np.corrcoef (Pearson),
+# the Kendall value is scipy's tau-b. Typed from the notebook's outputs.
+TIFA_NOTEBOOK = {
+    "meteor": (0.33965916777485317, 0.27407599432086477),
+    "bleu": (0.18334016729588443, 0.18791013860699693),
+    "rouge": (0.3288894058298478, 0.24485782545105927),
+    "spice": (0.3280527854243443, 0.2317581980131657),
+    "clipscore_vitb32": (0.3318181645103688, 0.2314458979024208),
+    "tifa_vilt": (0.4932251792578269, 0.3824088520807112),
+    "tifa_git-large": (0.5445007948927731, 0.42550824027221545),
+    "tifa_ofa-large": (0.4961472092111418, 0.37247819040318836),
+    "tifa_blip2-flant5xl": (0.5589831246126169, 0.4359972113027652),
+    "tifa_mplug-large": (0.5967201059577838, 0.4717164648720951),
+}
+
+
+def test_tifa_notebook_spearman_is_the_np_corrcoef_option(capsys):
+    assert main(["humaneval", "--gold", "tifa160", "--ratings", "tifa", "--spearman", "np-corrcoef", "--no-ci",
+                 "--metrics", ",".join(TIFA_NOTEBOOK), "--out", "-"]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("metric")
+    for m, (labelled_spearman, tau) in TIFA_NOTEBOOK.items():
+        assert got.loc[m, "spearman"] == pytest.approx(labelled_spearman, abs=2e-6)      # CSV has 6 decimals
+        assert got.loc[m, "kendall"] == pytest.approx(tau, abs=2e-6)
+    # the textbook Spearman (the default) is a different number
+    assert main(["humaneval", "--gold", "tifa160", "--ratings", "tifa", "--no-ci", "--metrics", "meteor",
+                 "--out", "-"]) == 0
+    textbook = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("metric").loc["meteor", "spearman"]
+    assert abs(textbook - TIFA_NOTEBOOK["meteor"][0]) > 0.01
