@@ -4,7 +4,9 @@
 - :mod:`.folder`: the folder format and its reader (bad input -> one-line :class:`InputError`);
 - :mod:`.bundled`: TIFA160, ImagenHub text-to-image, GenAI-Bench (527 and the teaser subset);
 - :mod:`.answers`: DSG / VQ²A scores per image from released VQA answers, through the library's
-  accumulation code.
+  accumulation code;
+- :mod:`.crossgold`: the same metric families ranked on every gold standard (TS2 Ord/Sep, TIFA160,
+  ImagenHub, GenAI-Bench) with rank intervals.
 
 The statistics (Gecko's point-wise, pair-wise and model-ordering tasks) are in :mod:`ts2viz.metaeval`.
 Pure numpy/pandas: never imports torch or gradio.
