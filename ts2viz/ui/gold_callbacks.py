@@ -129,7 +129,7 @@ def scatter_figure(name: str, rating_set: str, metric: str):
     pts = scatter_data(name, rating_set, metric)
     fig = go.Figure()
     for model, sub in pts.groupby("t2i_model", sort=False):
-        fig.add_trace(go.Scattergl(x=sub["score"], y=sub["human"], mode="markers", name=str(model),
+        fig.add_trace(go.Scattergl(x=sub["score"].tolist(), y=sub["human"].tolist(), mode="markers", name=str(model),
                                    text=[f"{i}<br>{p[:80]}" for i, p in zip(sub["image_id"], sub["prompt"])],
                                    hovertemplate="%{text}<br>score %{x:.3f}, human %{y:.2f}<extra>%{fullData.name}</extra>",
                                    marker={"size": 6, "opacity": 0.7}))
