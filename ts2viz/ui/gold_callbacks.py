@@ -136,9 +136,11 @@ def scatter_figure(name: str, rating_set: str, metric: str):
     r = result(name, rating_set)
     i = r.metrics.index(metric) if metric in r.metrics else None
     rho = f" (Spearman {r.point['spearman'][i]:.3f})" if i is not None else ""
-    fig.update_layout(title={"text": f"{metric} against the human mean{rho}", "y": 0.93}, height=440,
-                      margin={"l": 50, "r": 10, "t": 70, "b": 45}, xaxis_title=metric,
-                      yaxis_title=f"mean rating ({rating_set})", legend={"title": "T2I model"})
+    # legend under the plot: on a phone a side legend would take half the width
+    fig.update_layout(title={"text": f"{metric}<br>against the human mean{rho}", "y": 0.95}, height=480,
+                      margin={"l": 50, "r": 10, "t": 80, "b": 45}, xaxis_title=metric,
+                      yaxis_title=f"mean rating ({rating_set})",
+                      legend={"title": "T2I model", "orientation": "h", "y": -0.2, "yanchor": "top"})
     return fig
 
 
