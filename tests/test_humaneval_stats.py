@@ -134,3 +134,26 @@ def test_bootstrap_resamples_equal_explicit_resampled_data():
     cmp = r.compare("a", "c", "pearson")
     assert cmp["diff"] == pytest.approx(r.point["pearson"][0] - r.point["pearson"][2])
     assert cmp["lo"] <= cmp["diff"] <= cmp["hi"]
+
+
+def test_leave_one_rater_out_by_hand(tmp_path):
+    import pandas as pd
+
+    from ts2viz.gold import load_folder
+    from ts2viz.metaeval.humaneval import leave_one_rater_out
+
+    pd.DataFrame({"image_id": list("abcd"), "prompt": ["p", "p", "q", "q"]}).to_csv(tmp_path / "images.csv", index=False)
+    ratings = {"a": [1, 2, 3], "b": [4, 5], "c": [2], "d": [5, 4, 4]}
+    pd.DataFrame([{"image_id": i, "rating": v} for i, vs in ratings.items() for v in vs]).to_csv(
+        tmp_path / "ratings.csv", index=False)
+    got = leave_one_rater_out(load_folder(tmp_path))
+    xs, ys = [], []
+    for vs in ratings.values():
+        for k, v in enumerate(vs):
+            if len(vs) >= 2:
+                xs.append(v)
+                ys.append(np.mean(vs[:k] + vs[k + 1:]))
+    assert got["n"] == len(xs) == 8
+    assert got["spearman"] == pytest.approx(stats.spearmanr(xs, ys)[0])
+    assert got["kendall"] == pytest.approx(stats.kendalltau(xs, ys)[0])
+    assert got["pearson"] == pytest.approx(stats.pearsonr(xs, ys)[0])

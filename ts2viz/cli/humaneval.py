@@ -114,6 +114,15 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
     result = evaluate_rated(rated, rating_set=args.ratings, metrics=metrics, ceiling=not args.no_ceiling,
                             settings=settings, bootstrap=None if args.no_ci else boot)
     frame = result.frame()
+    if not args.no_ceiling:
+        import pandas as pd
+
+        from ..metaeval.humaneval import leave_one_rater_out
+
+        loo = leave_one_rater_out(rated, args.ratings, kendall_variant=args.kendall)
+        if loo["n"]:
+            frame = pd.concat([frame, pd.DataFrame([{"metric": "human:leave-one-rater-out", **loo}])],
+                              ignore_index=True)
     if args.out == "-":
         write_csv(frame, "-")
         return 0
@@ -147,7 +156,7 @@ def format_humaneval(frame, rated, rating_set: str, result) -> str:
         lines.append(f"[{result.bootstrap.confidence:.0%} bootstrap intervals over prompts, "
                      f"{result.bootstrap.n_resamples:,} resamples, seed {result.bootstrap.seed}]")
     rows = []
-    for r in frame.sort_values("spearman", ascending=False, na_position="last").itertuples(index=False):
+    for r in frame.fillna(float("nan")).sort_values("spearman", ascending=False, na_position="last").itertuples(index=False):
         rows.append([r.metric, str(r.n), _ci(r.spearman, r.spearman_lo, r.spearman_hi),
                      _ci(r.kendall, r.kendall_lo, r.kendall_hi), _ci(r.pearson, r.pearson_lo, r.pearson_hi),
                      "-" if r.spearman_model_avg != r.spearman_model_avg else f"{r.spearman_model_avg:.3f}",

@@ -53,7 +53,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..uncertainty import DEFAULTS, BootstrapSettings, quantiles, wilcoxon
-from .correlation import kendall_from_codes, pearson, ranks_codes, subset_order
+from .correlation import kendall, kendall_from_codes, pearson, ranks_codes, spearman, subset_order
 from .pairwise import pair_counts, pairs_within, pairwise_accuracy, tie_calibration
 
 #: above this many images Kendall's bootstrap interval is not computed (its pair sums are O(n^2))
@@ -551,3 +551,22 @@ def _faithfulness_sets(rated) -> list[str]:
     """Rating sets that rate faithfulness (a set's gold.json may list others under ``not_faithfulness``)."""
     skip = set(rated.meta.get("not_faithfulness", []))
     return [s for s in rated.rating_sets if s not in skip]
+
+
+def leave_one_rater_out(rated, rating_set: str | None = None, *, kendall_variant: str = "b") -> dict:
+    """The human ceiling from one rating set alone: every rating of an image with at least two
+    ratings, against the mean of that image's *other* ratings, pooled over images (a single rater
+    against the rest, as a metric would be against the raters).
+
+    Returns a dict: n (rating-vs-rest pairs), spearman, kendall, pearson (point values, no interval).
+    """
+    rs = rated.check_rating_set(rating_set)
+    sub = rated.ratings[rated.ratings["rating_set"] == rs]
+    g = sub.groupby("image_id")["rating"]
+    total = g.transform("sum").to_numpy(np.float64)
+    count = g.transform("size").to_numpy(np.float64)
+    r = sub["rating"].to_numpy(np.float64)
+    keep = count >= 2
+    rest = (total[keep] - r[keep]) / (count[keep] - 1)
+    return {"n": int(keep.sum()), "spearman": spearman(r[keep], rest),
+            "kendall": kendall(r[keep], rest, kendall_variant), "pearson": pearson(r[keep], rest)}
