@@ -60,3 +60,16 @@ def test_yes_rules():
     assert is_yes(answers, "contains").tolist() == [True, True, True, False, False, False, False, True]
     with pytest.raises(InputError, match="unknown yes rule"):
         is_yes(["yes"], "fuzzy")
+
+
+def test_bundled_ts2_dsg_columns_under_each_rule():
+    from ts2viz.scores import bundled_scores
+
+    direct, transitive, gated, mean = (bundled_scores(dsg=r) for r in ("direct", "transitive", "gated", "mean"))
+    m = "DSG-InstructBLIP"
+    d, t, g, a = (s.column(m) for s in (direct, transitive, gated, mean))
+    np.testing.assert_array_equal(t, g)                   # the alias is the same rule
+    ok = ~np.isnan(d)
+    # gating only removes questions, and the direct rule removes a subset of what the transitive one does
+    assert (t[ok] <= d[ok] + 1e-12).all() and (d[ok] <= a[ok] + 1e-12).all()
+    assert (d[ok] > t[ok] + 1e-12).any()                  # a grandchild of a failed root: direct keeps it
