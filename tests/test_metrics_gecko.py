@@ -290,11 +290,9 @@ def test_qa_normalized_score(images, family):
         np.testing.assert_allclose(list(r["probabilities"].values()), p, rtol=1e-9)
         assert r["normalized"] == pytest.approx(norm[q.id])
     if family == "dsg":
-        # gated (the default accumulation): a parent "counts" when it and its own parents, transitively,
-        # have the expected answer as their most likely choice
-        counts: dict = {}
-        for q in sorted(qs, key=lambda q: q.id):            # parents come before their children
-            counts[q.id] = best[q.id] and all(counts.get(p, True) for p in q.parents)
+        # direct (the default accumulation, DSG's scoring code): a question counts 0 when one of its
+        # direct parents does not have the expected answer as its most likely choice
+        counts = dict(best)
         want = [0.0 if any(not counts.get(p, True) for p in q.parents) else norm[q.id] for q in qs]
         assert any(q.parents for q in qs)
     else:

@@ -47,10 +47,13 @@ def test_tifa_and_dsg_accumulation_by_hand():
     # 0, 1 roots; 2 depends on 0; 3 on 0 and 1 (multi-parent "0-1"); 4 on 3.
     parents = {0: (), 1: (), 2: (0,), 3: parse_parents("0-1"), 4: (3,)}
     correct = {0: True, 1: False, 2: True, 3: True, 4: True}
-    counted = dsg_counted(correct, parents)
+    counted = dsg_counted(correct, parents, "gated")
     # 3 fails through parent 1; 4 fails through 3, which does not count (gating is transitive).
     assert counted == {0: True, 1: False, 2: True, 3: False, 4: False}
-    assert dsg_score(correct, parents) == pytest.approx(2 / 5)
+    assert dsg_score(correct, parents, "gated") == pytest.approx(2 / 5)
+    # the default, DSG's scoring code: 4's direct parent 3 was answered correctly, so 4 counts
+    assert dsg_counted(correct, parents) == {0: True, 1: False, 2: True, 3: False, 4: True}
+    assert dsg_score(correct, parents) == pytest.approx(3 / 5)
     assert dsg_score(correct, parents, "mean") == pytest.approx(4 / 5)
     assert dsg_score({0: False, 1: True, 2: True}, {2: (0,)}) == pytest.approx(1 / 3)
     assert parse_parents("-1") == () and parse_parents("0-2") == (0, 2) and parse_parents("3") == (3,)
@@ -162,7 +165,7 @@ def test_qa_metric_score_is_accumulation_of_its_answers(images, family, mapper):
     assert m.config["questions"].startswith("ts2:")
     # the per-question table of these details gives the same per-image scores
     recs = records_from_details(m.spec, family, ["a", "b"], details)
-    np.testing.assert_allclose(image_scores(recs, "gated")[m.spec].to_numpy(), scores)
+    np.testing.assert_allclose(image_scores(recs, m.accumulation)[m.spec].to_numpy(), scores)
 
 
 def test_qa_through_engine_keeps_details_in_cache(tmp_path):

@@ -95,7 +95,8 @@ def test_mapper_and_accumulation_are_spec_options_in_the_config():
     assert t_sb.config_hash != t_lex.config_hash and "accumulation" not in t_sb.config
     d_gated = metrics.load(f"dsg:{blip}?mapper=lexical", device="cpu")
     d_mean = metrics.load(f"dsg:{blip}?mapper=lexical&accumulation=mean", device="cpu")
-    assert d_gated.config["accumulation"] == "gated" and d_mean.config["accumulation"] == "mean"
+    # the default is DSG's scoring code (direct parents)
+    assert d_gated.config["accumulation"] == "direct" and d_mean.config["accumulation"] == "mean"
     assert d_gated.config_hash != d_mean.config_hash
     with pytest.raises(InputError, match="accumulation= applies to dsg only"):
         metrics.load(f"tifa:{blip}?mapper=lexical&accumulation=mean", device="cpu")

@@ -154,7 +154,8 @@ def test_with_counted_on_a_table_equals_per_image_rule():
     got = with_counted(df, "gated")
     for img, g in got[got["kind"] == "dsg"].groupby("file_name"):
         want = dsg_counted(dict(zip(g["question_id"], g["correct"])),
-                           {q: tuple(int(x) for x in p.split("-") if x) for q, p in zip(g["question_id"], g["parents"])})
+                           {q: tuple(int(x) for x in p.split("-") if x) for q, p in zip(g["question_id"], g["parents"])},
+                           "gated")
         assert dict(zip(g["question_id"], g["counted"])) == want
     assert (got.loc[got["kind"] == "tifa", "counted"] == got.loc[got["kind"] == "tifa", "correct"]).all()
     assert (with_counted(df, "mean")["counted"] == df["correct"]).all()

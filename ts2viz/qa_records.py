@@ -35,7 +35,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .errors import InputError
-from .metrics.accumulation import check_accumulation, gated_flags
+from .metrics.accumulation import canonical_accumulation, counted_by_edges
 from .metrics.questions import parse_parents
 from .paths import bundled_data_dir
 
@@ -125,16 +125,17 @@ def records_from_details(metric: str, kind: str, file_names: Sequence[str], deta
 def with_counted(records, accumulation: str):
     """``records`` plus a ``counted`` column: whether each question counts toward its image's score.
 
-    For TIFA rows ``counted == correct``. For DSG rows it follows ``accumulation`` (``gated``: a
-    question counts when it is correct and all its parents count; ``mean``: ``counted == correct``;
-    see :mod:`ts2viz.metrics.accumulation`). Returns a new DataFrame; ``records`` is not changed.
+    For TIFA rows ``counted == correct``. For DSG rows it follows ``accumulation`` (``gated`` =
+    ``transitive``: a question counts when it is correct and all its parents count; ``direct``: when
+    it and its direct parents are correct; ``mean``: ``counted == correct``; see
+    :mod:`ts2viz.metrics.accumulation`). Returns a new DataFrame; ``records`` is not changed.
     """
-    check_accumulation(accumulation)
+    rule = canonical_accumulation(accumulation)
     out = records.copy()
     correct = out["correct"].to_numpy(dtype=bool)
     counted = correct.copy()
     dsg = (out["kind"] == "dsg").to_numpy(dtype=bool)
-    if accumulation == "gated" and dsg.any():
+    if rule != "mean" and dsg.any():
         group = _image_groups(out)
         parents_text = out["parents"].to_numpy()
         qids = out["question_id"].to_numpy()
@@ -156,7 +157,7 @@ def with_counted(records, accumulation: str):
         found = np.searchsorted(key[order], parent_key)
         found = np.minimum(found, len(order) - 1)
         exists = key[order][found] == parent_key  # a parent id outside the image's set is ignored
-        counted[sub] = gated_flags(correct[sub], child[exists], order[found[exists]])
+        counted[sub] = counted_by_edges(correct[sub], child[exists], order[found[exists]], rule)
     out["counted"] = counted
     return out
 

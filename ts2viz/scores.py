@@ -459,8 +459,10 @@ def bundled_scores(dsg: str | None = None) -> Scores:
     ----------
     dsg : how the DSG columns accumulate their questions: ``"mean"`` (the default,
         :data:`ts2viz.qa_records.BUNDLED_DSG_ACCUMULATION`: the plain fraction of correct answers,
-        which reproduces the published web leaderboard's DSG rows) or ``"gated"`` (a question fails
-        when a parent fails, as DSG defines it and as the release's per-image DSG files use). The
+        which reproduces the published web leaderboard's DSG rows), ``"transitive"`` (alias ``"gated"``:
+        a question fails when any ancestor fails, as DSG's README describes it and as the release's
+        per-image DSG files use) or ``"direct"`` (a question fails when a direct parent was answered
+        wrongly, as DSG's scoring code does; see :mod:`ts2viz.metrics.accumulation`). The
         six DSG columns with per-question records (all but DSG-GPT4V) are recomputed from
         ``data/ts2/qa_answers.parquet`` either way; DSG-GPT4V has no per-question records in the
         release and keeps its released per-image scores.

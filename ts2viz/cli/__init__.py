@@ -2,7 +2,8 @@
 
 * ``leaderboard``, ``metametrics`` (:mod:`.evaluate`): meta-metrics of scores tables;
 * ``score``, ``metrics`` (:mod:`.scoring`): run library metrics over a dataset, list the families;
-* ``validate`` (:mod:`.datasets`): every problem of a dataset folder.
+* ``validate`` (:mod:`.datasets`): every problem of a dataset folder;
+* ``humaneval`` (:mod:`.humaneval`): metrics against human ratings (rated sets, Gecko's three tasks).
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming file, row and problem), 1 other errors,
 130 interrupted. Warnings (input accepted, but not as the user may think) are one line each on stderr,
@@ -20,7 +21,7 @@ from typing import Iterator, Sequence
 
 from .. import __version__
 from ..errors import InputError, InputWarning
-from . import datasets, evaluate, scoring
+from . import datasets, evaluate, humaneval, scoring
 
 __all__ = ["main", "build_parser"]
 
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_subcommands(sub)
     scoring.add_subcommands(sub)
     datasets.add_subcommands(sub)
+    humaneval.add_subcommands(sub)
     return parser
 
 

@@ -29,10 +29,12 @@ def _add_eval_options(p: argparse.ArgumentParser, metrics: bool = True) -> None:
     p.add_argument("--lower-is-better", action="append", default=[], metavar="NAME",
                    help="treat metric NAME as lower-is-better (repeatable or comma-separated)")
     p.add_argument("--seg", help="evaluate only these SEG ids (comma-separated, ranges like 0-10)")
-    p.add_argument("--dsg", choices=["mean", "gated"], default=None,
+    p.add_argument("--dsg", choices=["mean", "transitive", "gated", "direct"], default=None,
                    help="accumulation of the bundled DSG columns, recomputed from the per-question answers: "
-                        "mean (default; what the published web leaderboard used) or gated (a question fails "
-                        "when a parent fails, as DSG defines it)")
+                        "mean (default; what the published web leaderboard used), transitive (alias gated: a "
+                        "question fails when any ancestor fails, as DSG's README describes it and the TS2 "
+                        "release's per-image files use) or direct (a question fails when a direct parent was "
+                        "answered no, as DSG's scoring code does)")
 
 
 def load_inputs(args: argparse.Namespace):

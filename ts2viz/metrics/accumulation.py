@@ -2,18 +2,27 @@
 
 TIFA's score is the fraction of its questions answered correctly. DSG's questions form a graph: a
 question about an attribute or relation presupposes the questions about its entities (its
-*parents*). Two accumulations exist for DSG, and this module is where the choice is named:
+*parents*). Three accumulations exist for DSG, and this module is where the choice is named:
 
-``gated`` (default, as the DSG paper defines it)
-    a question *counts* as correct only when it is answered correctly **and every parent counts**.
-    Gating is transitive: a grandchild fails when a grandparent fails, because its parent then
-    does not count. This is what DSG's reference code does (it zeroes a question's score in place,
-    parents before children) and what the TS2 release's per-image DSG files use.
+``direct`` (default of the library's DSG metric: DSG's scoring code)
+    a question *counts* when it is answered correctly and none of its **direct** parents was
+    answered wrongly. DSG's ``calc_vqa_score`` (j-min/DSG, ``dsg/vqa_utils.py``) tests each parent
+    on its raw answer score, not on whether the parent itself counts, so a grandparent's failure
+    does not reach a grandchild whose parent was answered yes. The DSG authors' published TIFA160
+    correlations (their README, "Human correlation on TIFA-160") are computed this way.
+``transitive`` (accepted alias: ``gated``, the name this option had before)
+    a question counts when it is correct **and every parent counts**, so a failure propagates down
+    the graph. This is the rule DSG's README *describes* (its pseudocode zeroes scores in place,
+    parents first) and the one the TS2 release's per-image DSG files use.
 ``mean``
-    the plain fraction of correct answers, parents ignored (TIFA-style). The DSG rows of the
-    published TS2 web leaderboard were computed this way.
+    the plain fraction of correct answers, parents ignored ("DSG without dependency" in the DSG
+    README, TIFA-style). The DSG rows of the published TS2 web leaderboard were computed this way.
 
-TIFA has no parents, so both give the same TIFA score.
+TIFA has no parents, so all three give the same TIFA score.
+
+What counts as a "yes" (:data:`YES_RULES`, :func:`is_yes`): ``exact`` (DSG's code: the answer string
+equals ``yes``; a missing answer is no) or ``contains`` (TS2's code: "yes" appears anywhere in the
+answer, case-insensitive).
 """
 from __future__ import annotations
 
@@ -24,16 +33,52 @@ import numpy as np
 from ..errors import InputError
 
 #: the accumulations a DSG score can use (see the module docstring)
-ACCUMULATIONS: tuple[str, ...] = ("gated", "mean")
-#: the accumulation of the library's DSG metric (``dsg:MODEL?accumulation=...``)
-DEFAULT_ACCUMULATION = "gated"
+ACCUMULATIONS: tuple[str, ...] = ("direct", "transitive", "mean")
+#: older names still accepted (CLI, app, metric specs), with the rule each stands for
+ALIASES: dict[str, str] = {"gated": "transitive"}
+#: the accumulation of the library's DSG metric (``dsg:MODEL?accumulation=...``): DSG's scoring code
+DEFAULT_ACCUMULATION = "direct"
+#: which source computes DSG scores with which accumulation (for documentation and reports)
+USED_BY: dict[str, str] = {
+    "direct": "DSG's scoring code (dsg/vqa_utils.py calc_vqa_score) and its published TIFA160 correlations",
+    "transitive": "DSG's README pseudocode; the TS2 release's per-image DSG files",
+    "mean": "'DSG without dependency' in the DSG README; the published TS2 web leaderboard's DSG rows",
+}
+#: how an answer string is read as yes (see :func:`is_yes`)
+YES_RULES: tuple[str, ...] = ("exact", "contains")
 
 
 def check_accumulation(name: str) -> str:
-    """``name`` if it is one of :data:`ACCUMULATIONS`, else :class:`InputError`."""
-    if name not in ACCUMULATIONS:
-        raise InputError(f"unknown DSG accumulation {name!r}: expected one of {', '.join(ACCUMULATIONS)}")
+    """``name`` if it is one of :data:`ACCUMULATIONS` or :data:`ALIASES`, else :class:`InputError`.
+
+    The name is returned as given (``gated`` stays ``gated``, so existing configurations keep their
+    hashes); :func:`canonical_accumulation` gives the rule it stands for.
+    """
+    if name not in ACCUMULATIONS and name not in ALIASES:
+        raise InputError(f"unknown DSG accumulation {name!r}: expected one of {', '.join(ACCUMULATIONS)}"
+                         f" (or {', '.join(ALIASES)}, an alias of {', '.join(ALIASES.values())})")
     return name
+
+
+def canonical_accumulation(name: str) -> str:
+    """The rule ``name`` stands for: one of :data:`ACCUMULATIONS` (``gated`` -> ``transitive``)."""
+    return ALIASES.get(check_accumulation(name), name)
+
+
+def is_yes(answers, rule: str = "exact") -> np.ndarray:
+    """Whether each answer string reads as "yes" under ``rule``.
+
+    ``exact``: the answer equals ``yes`` (DSG's ``calc_vqa_score``: ``answer == 'yes'``; an empty or
+    missing answer is not yes). ``contains``: ``yes`` occurs in the lower-cased answer (TS2's rule).
+    ``None`` and NaN are never yes. Returns a bool array.
+    """
+    if rule not in YES_RULES:
+        raise InputError(f"unknown yes rule {rule!r}: expected one of {', '.join(YES_RULES)}")
+    out = np.zeros(len(answers), dtype=bool)
+    for i, a in enumerate(answers):
+        if isinstance(a, str):
+            out[i] = a == "yes" if rule == "exact" else "yes" in a.lower()
+    return out
 
 
 def counted_flags(question_ids: Sequence[int], correct: Sequence[bool], parents: Sequence[Sequence[int]],
@@ -45,33 +90,57 @@ def counted_flags(question_ids: Sequence[int], correct: Sequence[bool], parents:
     question_ids : the image's question ids (distinct).
     correct : whether each question was answered correctly.
     parents : each question's parent question ids (empty for a root).
-    accumulation : ``gated`` or ``mean`` (see the module docstring).
+    accumulation : ``direct``, ``transitive`` (alias ``gated``) or ``mean`` (see the module docstring).
 
     Returns
     -------
     One flag per question, in input order. With ``mean`` the flags are ``correct`` itself. With
-    ``gated`` a question counts when it is correct and all its parents count; a parent id that is
-    not among ``question_ids`` is ignored (there is no answer that could fail it).
+    ``direct`` a question counts when it and all its direct parents are correct; with
+    ``transitive`` when it is correct and all its parents count. A parent id that is not among
+    ``question_ids`` is ignored (there is no answer that could fail it).
 
     Raises
     ------
     InputError if the parent links form a cycle (then no order of answering exists).
     """
-    check_accumulation(accumulation)
+    rule = canonical_accumulation(accumulation)
     ok = np.asarray(correct, dtype=bool)
-    if accumulation == "mean" or not any(parents):
+    if rule == "mean" or not any(parents):
         return ok.tolist()
     index = {q: i for i, q in enumerate(question_ids)}
     edges = [(i, index[p]) for i, ps in enumerate(parents) for p in ps if p in index]
     child, parent = (np.array(x, dtype=np.int64) for x in zip(*edges)) if edges else (np.zeros(0, np.int64),) * 2
     try:
-        return gated_flags(ok, child, parent).tolist()
+        transitive = gated_flags(ok, child, parent)     # also rejects a cycle, whichever rule is asked
+        return (transitive if rule == "transitive" else direct_flags(ok, child, parent)).tolist()
     except InputError:
         raise InputError(f"DSG questions {sorted(question_ids)}: the parent links form a cycle") from None
 
 
+def counted_by_edges(correct: np.ndarray, child: np.ndarray, parent: np.ndarray,
+                     accumulation: str = DEFAULT_ACCUMULATION) -> np.ndarray:
+    """:func:`direct_flags`, :func:`gated_flags` (transitive) or ``correct`` itself (mean), by name."""
+    rule = canonical_accumulation(accumulation)
+    if rule == "mean":
+        return np.asarray(correct, dtype=bool).copy()
+    return direct_flags(correct, child, parent) if rule == "direct" else gated_flags(correct, child, parent)
+
+
+def direct_flags(correct: np.ndarray, child: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """The ``direct`` rule on positions: ``correct[i]`` and ``correct[p]`` for every parent ``p`` of ``i``.
+
+    Same edge layout as :func:`gated_flags`; one vectorised pass (no order needed: a parent is
+    judged on its own answer, as in DSG's ``calc_vqa_score``). Cycles are harmless here.
+    """
+    counted = np.asarray(correct, dtype=bool).copy()
+    if len(child):
+        bad = ~np.asarray(correct, dtype=bool)[parent]
+        counted[np.asarray(child)[bad]] = False
+    return counted
+
+
 def gated_flags(correct: np.ndarray, child: np.ndarray, parent: np.ndarray) -> np.ndarray:
-    """The ``gated`` rule on positions: ``correct[i]`` and every parent of ``i`` counts.
+    """The ``transitive`` (``gated``) rule on positions: ``correct[i]`` and every parent of ``i`` counts.
 
     ``child[k]`` and ``parent[k]`` are positions in ``correct`` (edge k: ``parent[k]`` is a parent of
     ``child[k]``). Questions are settled depth by depth (a root has depth 0, a question one more than
@@ -80,6 +149,10 @@ def gated_flags(correct: np.ndarray, child: np.ndarray, parent: np.ndarray) -> n
     """
     n = len(correct)
     counted = np.asarray(correct, dtype=bool).copy()
+    # a question listed as its own parent (DSG's data has a few) gates nothing: it fails exactly
+    # when it fails already; dropping the link keeps it from reading as a cycle
+    keep = np.asarray(child) != np.asarray(parent)
+    child, parent = np.asarray(child)[keep], np.asarray(parent)[keep]
     if len(child) == 0:
         return counted
     depth = np.zeros(n, dtype=np.int64)

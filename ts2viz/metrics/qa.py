@@ -6,9 +6,10 @@ question free-form; the answer is mapped to one of the question's choices by the
 and compared with the expected answer.
 
 * TIFA = fraction of questions answered correctly.
-* DSG = the fraction of questions that *count*: with ``?accumulation=gated`` (default, as DSG
-  defines it) a question counts only when it and all its parents (transitively) are answered
-  correctly; with ``?accumulation=mean`` parents are ignored (see :mod:`.accumulation`).
+* DSG = the fraction of questions that *count*: with ``?accumulation=direct`` (default, as DSG's
+  scoring code) a question counts only when it and its direct parents are answered correctly; with
+  ``?accumulation=transitive`` (alias ``gated``: DSG's README, the TS2 release files) when it and
+  all its ancestors are; with ``?accumulation=mean`` parents are ignored (see :mod:`.accumulation`).
 
 The per-question records of the last call are in ``metric.last_details`` (one list per image, each
 record a dict: question_id, question, choices, expected, parents, answer, mapped, correct, counted;
@@ -24,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
-from .accumulation import (DEFAULT_ACCUMULATION, check_accumulation, counted_flags, dsg_counted, dsg_score,
+from .accumulation import (DEFAULT_ACCUMULATION, canonical_accumulation, check_accumulation, counted_flags, dsg_counted, dsg_score,
                            tifa_score)
 from .base import Metric
 from .choicescore import choice_index, normalized_probability
@@ -115,7 +116,7 @@ class QAMetric(Metric):
         """Per question P(expected)/sum P(choices) from the VQA model's choice likelihoods (Gecko Eq. 2).
 
         An expected answer missing from its choices (4 of TS2's 1,205 TIFA questions) is added to them.
-        TIFA: mean over questions. DSG: the same, and with ``accumulation=gated`` a question counts 0
+        TIFA: mean over questions. DSG: the same, and unless ``accumulation=mean`` a question counts 0
         when a parent (transitively) is "answered wrong", i.e. its most likely choice is not its
         expected answer (the soft analogue of the gated accuracy).
         """
@@ -163,7 +164,9 @@ SCORE_MODES = ("accuracy", "normalized")
 
 
 def _parents_ok(qs: Sequence[Question], correct: dict[int, bool], accumulation: str) -> dict[int, bool]:
-    """Per question: whether all its parents count (gated: transitively; mean: always)."""
+    """Per question: whether its parents let it count (direct, transitive/gated, or mean: always)."""
+    if canonical_accumulation(accumulation) == "direct":       # a parent is judged on its own answer
+        return {q.id: all(correct.get(p, True) for p in q.parents) for q in qs}
     flags = dict(zip([q.id for q in qs], counted_flags([q.id for q in qs], [correct[q.id] for q in qs],
                                                         [q.parents for q in qs], accumulation)))
     return {q.id: all(flags.get(p, True) for p in q.parents) for q in qs}

@@ -15,7 +15,7 @@ from . import callbacks as cb
 from .glue import Page, Refresh
 from .sessions import Workspaces
 from .state import AppState
-from .tabs import board, correlations, explorer, live
+from .tabs import board, correlations, explorer, humaneval, live
 
 
 def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces | None = None) -> gr.Blocks:
@@ -41,6 +41,7 @@ def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces
             explorer.build(page)
             correlations.build(page)
             live_tab = live.build(page)
+            humaneval.build(page)
         for slot in page.download_slots:
             slot.render()
         wire_across_tabs(page, board_tab, live_tab)

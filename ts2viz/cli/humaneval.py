@@ -1,0 +1,171 @@
+"""``ts2viz humaneval``: meta-evaluate metrics against human ratings (Gecko's three tasks).
+
+    ts2viz humaneval --gold tifa160                       # readable table, DSG raters' mean
+    ts2viz humaneval --gold tifa160 --out -               # CSV on stdout
+    ts2viz humaneval --gold my_set/ --scores mine.csv     # a user's own rated set and scores
+"""
+from __future__ import annotations
+
+import argparse
+
+from ..errors import InputError
+
+
+def add_subcommands(sub) -> None:
+    from ..gold.bundled import BUNDLED
+
+    p = sub.add_parser("humaneval", help="meta-evaluate metrics against human ratings (point-wise, pair-wise, "
+                       "model ordering; Gecko's tasks) with bootstrap intervals over prompts",
+                       description="Correlations (Spearman, Kendall, Pearson; pooled and per T2I model), pair-wise "
+                       "accuracy on same-prompt image pairs (and tie-calibrated acc_eq) and model-ordering agreement "
+                       "(Wilcoxon signed-rank tests over prompts) of each metric with the mean human rating.")
+    p.add_argument("--gold", default="tifa160", metavar="NAME|FOLDER",
+                   help=f"bundled rated set ({', '.join(BUNDLED)}) or a folder with images.csv and ratings.csv "
+                        "(default tifa160)")
+    p.add_argument("--ratings", metavar="NAME", help="rating set to use as gold (default: the set's default; "
+                   "tifa160: dsg, the DSG raters' mean)")
+    p.add_argument("--scores", nargs="+", action="extend", default=[], metavar="FILE",
+                   help="more metric scores: CSV with image_id and one column per metric (higher = better)")
+    p.add_argument("--metrics", help="comma-separated metrics to evaluate (default: all)")
+    p.add_argument("--out", help="write CSV here ('-' for stdout; default: a readable table)")
+    p.add_argument("--kendall", choices=["b", "c"], default="b", help="Kendall's tau variant (default b, scipy's)")
+    p.add_argument("--spearman", choices=["textbook", "np-corrcoef"], default="textbook",
+                   help="textbook Spearman (default) or np-corrcoef: Pearson's r, what TIFA's notebook labels "
+                        "Spearman")
+    p.add_argument("--model-average", choices=["fisher", "mean"], default="fisher",
+                   help="per-T2I-model average: fisher (tanh of mean Fisher z, default) or mean (plain mean: a "
+                        "'Fisher average' without the transform)")
+    p.add_argument("--metric-ties", choices=["wrong", "half"], default="wrong",
+                   help="pair-wise task: a metric tie on a pair the raters order counts wrong (default) or half")
+    p.add_argument("--alpha", default="0.001", help="model ordering: Wilcoxon p below this is significant "
+                   "(default 0.001, Gecko's)")
+    p.add_argument("--dsg-missing", choices=["zero", "nan"], default="zero",
+                   help="scores from released answers: an image without answers scores 0 (default, DSG's code) "
+                        "or is left out")
+    p.add_argument("--yes-rule", choices=["exact", "contains"], default="exact",
+                   help="scores from released answers: 'yes' exactly (default, DSG's code) or containing yes "
+                        "(TS2's rule)")
+    p.add_argument("--no-ceiling", action="store_true", help="leave out the human:OTHER rows (other rating sets)")
+    p.add_argument("--no-ci", action="store_true", help="no bootstrap intervals (faster)")
+    p.add_argument("--resamples", default="10000", help="bootstrap resamples of prompts (default 10000)")
+    p.add_argument("--confidence", default="0.95", help="interval level (default 0.95)")
+    p.add_argument("--seed", default="0", help="resampling seed (default 0)")
+    p.set_defaults(func=cmd_humaneval)
+
+
+def write_csv(df, path: str) -> None:
+    """CSV to stdout (``-``) or to ``path`` written atomically (never half-written)."""
+    import sys
+
+    from ..atomic import atomic_path
+
+    if path == "-":
+        df.to_csv(sys.stdout, index=False, float_format="%.6f", lineterminator="\n")
+        sys.stdout.flush()
+        return
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False, float_format="%.6f")
+
+
+def _number(text: str, kind, flag: str):
+    try:
+        return kind(text)
+    except ValueError:
+        raise InputError(f"{flag}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
+
+
+def load_rated(args: argparse.Namespace):
+    """The rated set with released-answer scores (per the options) and the user's score files joined."""
+    from ..gold import AnswerScoring, answer_scores, load_gold, read_score_table
+
+    rated = load_gold(args.gold, answers=False)
+    scoring = AnswerScoring(yes_rule=args.yes_rule, missing=args.dsg_missing)
+    extra = answer_scores(rated, scoring=scoring)
+    if len(extra.columns):
+        rated = rated.with_scores(extra)
+    for path in args.scores:
+        table = read_score_table(path, rated.image_ids)
+        clash = [m for m in table.columns if m in rated.metrics]
+        if clash:
+            raise InputError(f"metric {clash[0]!r} is already a metric of rated set {rated.name!r}; rename the column",
+                             file=path)
+        rated = rated.with_scores(table)
+    return rated
+
+
+def cmd_humaneval(args: argparse.Namespace) -> int:
+    from ..metaeval.humaneval import HumanEvalSettings, evaluate_rated
+    from ..uncertainty import BootstrapSettings
+    from .evaluate import check_out
+
+    check_out(args.out)
+    settings = HumanEvalSettings(kendall=args.kendall, spearman=args.spearman, model_average=args.model_average,
+                                 metric_ties=args.metric_ties, alpha=_number(args.alpha, float, "--alpha"))
+    boot = BootstrapSettings(_number(args.resamples, int, "--resamples"), _number(args.confidence, float, "--confidence"),
+                             _number(args.seed, int, "--seed"))
+    rated = load_rated(args)
+    metrics = None
+    if args.metrics:
+        metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+        for m in metrics:
+            if m not in rated.metrics:
+                raise InputError(f"--metrics: rated set {rated.name!r} has no metric {m!r} "
+                                 f"(its metrics: {', '.join(rated.metrics) or 'none'})")
+    result = evaluate_rated(rated, rating_set=args.ratings, metrics=metrics, ceiling=not args.no_ceiling,
+                            settings=settings, bootstrap=None if args.no_ci else boot)
+    frame = result.frame()
+    if not args.no_ceiling:
+        import pandas as pd
+
+        from ..metaeval.humaneval import leave_one_rater_out
+
+        loo = leave_one_rater_out(rated, args.ratings, kendall_variant=args.kendall)
+        if loo["n"]:
+            frame = pd.concat([frame, pd.DataFrame([{"metric": "human:leave-one-rater-out", **loo}])],
+                              ignore_index=True)
+    if args.out == "-":
+        write_csv(frame, "-")
+        return 0
+    if args.out:
+        write_csv(frame, args.out)
+    print(format_humaneval(frame, rated, args.ratings or rated.default_rating_set, result))
+    return 0
+
+
+def _ci(v: float, lo: float, hi: float) -> str:
+    from ..display import is_missing
+
+    if is_missing(v):
+        return "-"
+    if is_missing(lo) or is_missing(hi):
+        return f"{v:.3f}"
+    return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def format_humaneval(frame, rated, rating_set: str, result) -> str:
+    """The readable table: one row per metric, sorted by Spearman."""
+    st = result.settings
+    title = rated.meta.get("title") or rated.name
+    lines = [f"{title}: {len(rated)} images, {rated.images['prompt_id'].nunique()} prompts, "
+             f"{len(rated.t2i_models)} T2I models; gold = mean of rating set {rating_set!r}",
+             f"point-wise: Spearman, Kendall tau-{st.kendall}, Pearson over all images; per-model average "
+             f"({st.model_average}) of Spearman; pair-wise: same-prompt pairs the raters order (metric ties "
+             f"{st.metric_ties}), acc_eq: tie-calibrated; ordering: model pairs with the humans' outcome "
+             f"(Wilcoxon p < {st.alpha:g})"]
+    if result.bootstrap is not None:
+        lines.append(f"[{result.bootstrap.confidence:.0%} bootstrap intervals over prompts, "
+                     f"{result.bootstrap.n_resamples:,} resamples, seed {result.bootstrap.seed}]")
+    rows = []
+    for r in frame.fillna(float("nan")).sort_values("spearman", ascending=False, na_position="last").itertuples(index=False):
+        rows.append([r.metric, str(r.n), _ci(r.spearman, r.spearman_lo, r.spearman_hi),
+                     _ci(r.kendall, r.kendall_lo, r.kendall_hi), _ci(r.pearson, r.pearson_lo, r.pearson_hi),
+                     "-" if r.spearman_model_avg != r.spearman_model_avg else f"{r.spearman_model_avg:.3f}",
+                     _ci(r.pairwise_acc, r.pairwise_acc_lo, r.pairwise_acc_hi),
+                     _ci(r.pairwise_acc_eq, r.pairwise_acc_eq_lo, r.pairwise_acc_eq_hi),
+                     "-" if r.ordering_agreement != r.ordering_agreement else f"{r.ordering_agreement:.2f}"])
+    head = ["metric", "n", "spearman", f"kendall_{st.kendall}", "pearson", "sp/model", "pairwise_acc",
+            "acc_eq", "ordering"]
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
+    lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths)))
+    lines.extend("  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in rows)
+    return "\n".join(lines)

@@ -1,0 +1,148 @@
+"""Per-image QA metric scores computed from released per-question VQA answers.
+
+The DSG release (j-min/DSG ``vqa_answers_release``) holds every answer of three VQA models
+(mPLUG-large, InstructBLIP, PaLI-17B) to three question sets (DSG, TIFA, VQ²A) for each TIFA160
+image. Scores here come from those answers through the library's own accumulation code
+(:mod:`ts2viz.metrics.accumulation`, the code the DSG metric uses), so a QA metric's row is computed,
+not copied:
+
+``dsg:VQA``            DSG questions, accumulation ``direct`` (DSG's ``calc_vqa_score``)
+``dsg-transitive:VQA`` DSG questions, accumulation ``transitive`` (DSG's README; TS2's release files)
+``dsg-nodep:VQA``      DSG questions, parents ignored (``mean``; "DSG without dependency")
+``vq2a:VQA``           VQ²A questions (expected answer yes), fraction answered yes
+
+A question is met when its answer is "yes" under the yes rule (``exact``, DSG's code, by default).
+An image with no released answer for a question set scores 0 by default, as DSG's scoring code does
+(``missing="zero"``; ``missing="nan"`` leaves it out instead). A parent list with a non-integer id
+(``1, outside`` in one prompt) leaves that image's questions ungated, as DSG's parser does
+(``malformed_parents="no_gating"``; ``"skip_part"`` drops the bad id only). The TIFA question set is not scored:
+its multiple-choice questions need TIFA v1.0's answer key, which is in neither release.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..metrics.accumulation import DEFAULT_ACCUMULATION, canonical_accumulation, counted_by_edges, is_yes
+
+#: metric prefix -> (question set, accumulation)
+QA_METRICS: dict[str, tuple[str, str]] = {
+    "dsg": ("dsg", "direct"),
+    "dsg-transitive": ("dsg", "transitive"),
+    "dsg-nodep": ("dsg", "mean"),
+    "vq2a": ("vq2a", "mean"),
+}
+MISSING = ("zero", "nan")
+MALFORMED = ("no_gating", "skip_part")
+
+
+@dataclass(frozen=True)
+class AnswerScoring:
+    """Everything that changes a score computed from released answers.
+
+    yes_rule : ``exact`` (DSG's code) or ``contains`` (TS2's code); see :func:`is_yes`.
+    missing : ``zero`` (DSG's code: an image without answers scores 0) or ``nan``.
+    malformed_parents : ``no_gating`` (DSG's code) or ``skip_part``; see :func:`question_scores`.
+    """
+
+    yes_rule: str = "exact"
+    missing: str = "zero"
+    malformed_parents: str = "no_gating"
+
+    def __post_init__(self) -> None:
+        is_yes([], self.yes_rule)
+        if self.missing not in MISSING:
+            raise InputError(f"missing= must be one of {', '.join(MISSING)}, not {self.missing!r}")
+        if self.malformed_parents not in MALFORMED:
+            raise InputError(f"malformed_parents= must be one of {', '.join(MALFORMED)}, not {self.malformed_parents!r}")
+
+
+def _parse_parents(text: str) -> list[int] | None:
+    """Parent ids of ``1,2`` (``0`` = none); None when a part is not an integer (one TIFA160 prompt,
+    coco_100240, has a dependency ``1, outside``)."""
+    out = []
+    for part in str(text).replace("-", ",").split(","):
+        part = part.strip()
+        if not part.isdigit():
+            if part:
+                return None
+            continue
+        if part != "0":
+            out.append(int(part))
+    return out
+
+
+def question_scores(answers, accumulation: str = DEFAULT_ACCUMULATION, *, yes_rule: str = "exact",
+                    malformed: str = "no_gating") -> np.ndarray:
+    """Whether each row of an answers table counts toward its image's score (bool array).
+
+    ``answers`` has columns ``vqa_model, question_set, image_id, question_id, parents, answer``;
+    parent links join questions of the same (vqa_model, question_set, image_id). Vectorised over the
+    whole table (one call of the accumulation rule on all edges). ``malformed``: what a parent list
+    with a non-integer id does: ``no_gating`` (DSG's code: that image's questions are not gated at
+    all) or ``skip_part`` (only the bad part is ignored).
+    """
+    import pandas as pd
+
+    correct = is_yes(answers["answer"].tolist(), yes_rule)
+    rule = canonical_accumulation(accumulation)
+    if rule == "mean":
+        return correct
+    group = pd.factorize(pd.MultiIndex.from_frame(answers[["vqa_model", "question_set", "image_id"]]))[0]
+    qid = answers["question_id"].to_numpy(dtype=np.int64)
+    span = int(qid.max()) + 1 if len(qid) else 1
+    parsed = [_parse_parents(p) for p in answers["parents"].tolist()]
+    if malformed == "no_gating":
+        # DSG's data_utils parses an item's dependencies in one try block: one bad id leaves the
+        # item with no dependencies at all, so none of its questions is gated
+        bad_groups = {group[i] for i, ps in enumerate(parsed) if ps is None}
+        parsed = [[] if group[i] in bad_groups else ps for i, ps in enumerate(parsed)]
+    else:
+        parsed = [[] if ps is None else ps for ps in parsed]     # the bad part alone is dropped
+    span = max([span] + [p + 1 for ps in parsed for p in ps])
+    key = group.astype(np.int64) * span + qid
+    order = np.argsort(key, kind="stable")
+    child = np.fromiter((i for i, ps in enumerate(parsed) for _ in ps), dtype=np.int64)
+    pkey = np.fromiter((group[i] * span + p for i, ps in enumerate(parsed) for p in ps), dtype=np.int64)
+    if not len(child):
+        return correct
+    found = np.minimum(np.searchsorted(key[order], pkey), len(order) - 1)
+    exists = key[order][found] == pkey          # a parent id the image does not have is ignored
+    return counted_by_edges(correct, child[exists], order[found[exists]], rule)
+
+
+def answer_scores(rated, *, scoring: AnswerScoring = AnswerScoring(), metrics=None):
+    """The QA metrics of :data:`QA_METRICS` for every VQA model of ``rated.qa_answers``.
+
+    Returns a DataFrame aligned with ``rated.images`` with columns ``PREFIX:VQA`` (e.g.
+    ``dsg:PaLI-17B``); empty when the set has no released answers. ``metrics`` restricts the
+    prefixes (default all).
+    """
+    import pandas as pd
+
+    qa = rated.qa_answers
+    if qa is None or not len(qa):
+        return pd.DataFrame(index=range(len(rated.images)))
+    prefixes = list(QA_METRICS) if metrics is None else list(metrics)
+    for p in prefixes:
+        if p not in QA_METRICS:
+            raise InputError(f"unknown answer-based metric {p!r}: expected one of {', '.join(QA_METRICS)}")
+    ids = pd.Index(rated.image_ids)
+    cols = {}
+    for p in prefixes:
+        qset, acc = QA_METRICS[p]
+        sub = qa[qa["question_set"] == qset]
+        if not len(sub):
+            continue
+        counted = question_scores(sub, acc, yes_rule=scoring.yes_rule, malformed=scoring.malformed_parents)
+        frame = pd.DataFrame({"vqa_model": sub["vqa_model"].to_numpy(), "image_id": sub["image_id"].to_numpy(),
+                              "counted": counted.astype(np.float64)})
+        means = frame.groupby(["vqa_model", "image_id"], sort=False)["counted"].mean()
+        for vqa in dict.fromkeys(sub["vqa_model"]):
+            col = means.loc[vqa].reindex(ids).to_numpy(dtype=np.float64)
+            if scoring.missing == "zero":
+                col = np.where(np.isnan(col), 0.0, col)
+            cols[f"{p}:{vqa}"] = col
+    return pd.DataFrame(cols)

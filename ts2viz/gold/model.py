@@ -1,0 +1,144 @@
+"""The rated set: images of prompts, human ratings per rater (several rating sets), metric scores.
+
+A *rated set* is the human-judgment gold standard beside TS2's semantic error graphs: each image has
+a prompt and the T2I model that drew it, raters rated how faithful it is (any numeric scale), and
+metrics scored it. One image set can carry several *rating sets* (TIFA160: the TIFA authors' 2
+ratings per image and the DSG authors' ~5). Everything is aligned on ``images`` (one row per image,
+in a fixed order), so statistics take plain arrays.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+
+
+@dataclass(frozen=True, eq=False)     # holds DataFrames: compared by identity
+class RatedSet:
+    """A human-judgment gold standard.
+
+    Attributes
+    ----------
+    name : short name (``tifa160`` or the folder name).
+    images : DataFrame, one row per image, columns ``image_id`` (unique), ``prompt_id``, ``t2i_model``
+        and optionally ``path`` (a local image file) or ``hub_id`` (where the pixels can be fetched).
+    prompts : DataFrame ``prompt_id``, ``prompt`` (text may be empty where a release has none).
+    ratings : long DataFrame ``image_id``, ``rating_set``, ``rater``, ``rating`` (float), one row per
+        rating; every ``image_id`` is one of ``images``.
+    scores : DataFrame of metric scores, one float column per metric, rows aligned with ``images``
+        (NaN: not scored). Higher is better.
+    default_rating_set : the rating set used when none is named.
+    meta : free description (title, scale, sources, notes, rating set descriptions).
+    qa_answers : released per-question VQA answers (TIFA160), or None.
+    source : the folder it was read from, or None.
+    """
+
+    name: str
+    images: Any
+    prompts: Any
+    ratings: Any
+    scores: Any
+    default_rating_set: str
+    meta: dict = field(default_factory=dict)
+    qa_answers: Any = None
+    source: Path | None = None
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    @property
+    def image_ids(self) -> list[str]:
+        return self.images["image_id"].tolist()
+
+    @property
+    def rating_sets(self) -> list[str]:
+        return list(dict.fromkeys(self.ratings["rating_set"].tolist()))
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.scores.columns)
+
+    @property
+    def t2i_models(self) -> list[str]:
+        return list(dict.fromkeys(self.images["t2i_model"].tolist()))
+
+    def check_rating_set(self, rating_set: str | None) -> str:
+        rs = self.default_rating_set if rating_set is None else rating_set
+        if rs not in self.rating_sets:
+            raise InputError(f"rated set {self.name!r} has no rating set {rs!r} (its rating sets: "
+                             f"{', '.join(self.rating_sets)})")
+        return rs
+
+    def rater_matrix(self, rating_set: str | None = None) -> tuple[np.ndarray, list[str]]:
+        """Ratings as a matrix (images x raters) of one rating set, NaN where a rater did not rate
+        an image; and the rater ids (columns). A rater id that rated an image twice keeps the mean."""
+        import pandas as pd
+
+        rs = self.check_rating_set(rating_set)
+        sub = self.ratings[self.ratings["rating_set"] == rs]
+        wide = sub.pivot_table(index="image_id", columns="rater", values="rating", aggfunc="mean")
+        wide = wide.reindex(pd.Index(self.image_ids, name="image_id"))
+        return wide.to_numpy(dtype=np.float64), [str(c) for c in wide.columns]
+
+    def human(self, rating_set: str | None = None) -> np.ndarray:
+        """Mean rating of each image (aligned with ``images``) over all its ratings of the rating set;
+        NaN for an image nobody rated."""
+        import pandas as pd
+
+        rs = self.check_rating_set(rating_set)
+        sub = self.ratings[self.ratings["rating_set"] == rs]
+        mean = sub.groupby("image_id", sort=False)["rating"].mean()
+        return mean.reindex(pd.Index(self.image_ids)).to_numpy(dtype=np.float64)
+
+    def ratings_per_image(self, rating_set: str | None = None) -> np.ndarray:
+        """Number of ratings of each image in the rating set (aligned with ``images``)."""
+        import pandas as pd
+
+        rs = self.check_rating_set(rating_set)
+        sub = self.ratings[self.ratings["rating_set"] == rs]
+        return sub.groupby("image_id")["rating"].size().reindex(pd.Index(self.image_ids)).fillna(0).to_numpy(int)
+
+    def prompt_codes(self) -> np.ndarray:
+        """Integer code of each image's prompt (the unit the bootstrap resamples)."""
+        import pandas as pd
+
+        return pd.factorize(self.images["prompt_id"])[0].astype(np.int64)
+
+    def model_codes(self) -> tuple[np.ndarray, list[str]]:
+        """Integer code of each image's T2I model, and the model names (codes index them)."""
+        import pandas as pd
+
+        codes, names = pd.factorize(self.images["t2i_model"])
+        return codes.astype(np.int64), [str(n) for n in names]
+
+    def score_matrix(self, metrics=None) -> np.ndarray:
+        """Scores as a (metrics x images) float matrix, in the order of ``metrics`` (default all)."""
+        cols = self.metrics if metrics is None else list(metrics)
+        missing = [m for m in cols if m not in self.scores.columns]
+        if missing:
+            raise InputError(f"rated set {self.name!r} has no scores of metric {missing[0]!r} "
+                             f"(its metrics: {', '.join(self.metrics) or 'none'})")
+        return self.scores[cols].to_numpy(dtype=np.float64).T.copy()
+
+    def with_scores(self, extra) -> "RatedSet":
+        """A copy with more metric columns (a DataFrame indexed like ``images``); a column of the same
+        name replaces the old one."""
+        import pandas as pd
+
+        extra = extra.reset_index(drop=True)
+        if len(extra) != len(self.images):
+            raise ValueError("extra scores must have one row per image")
+        base = self.scores.drop(columns=[c for c in extra.columns if c in self.scores.columns])
+        return replace(self, scores=pd.concat([base.reset_index(drop=True), extra], axis=1))
+
+    def prompt_text(self, image_id: str) -> str:
+        row = self.images.loc[self.images["image_id"] == image_id]
+        if row.empty:
+            raise InputError(f"rated set {self.name!r} has no image {image_id!r}")
+        pid = row["prompt_id"].iloc[0]
+        hit = self.prompts.loc[self.prompts["prompt_id"] == pid, "prompt"]
+        return str(hit.iloc[0]) if len(hit) else ""

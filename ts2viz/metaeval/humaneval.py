@@ -1,0 +1,572 @@
+"""Gecko's three meta-evaluation tasks against human ratings, with bootstrap intervals over prompts.
+
+Gecko (Wiles et al., "Revisiting text-to-image evaluation with Gecko: on metrics, prompts, and human
+ratings"; its title: "one slice is not enough") judges a metric three ways (its Sec. 6, App. F.1):
+
+**point-wise** : correlation of the metric's per-image scores with the mean human rating of each image:
+    Spearman's rho, Kendall's tau (tau-b by default, as scipy; tau-c on request) and Pearson's r,
+    pooled over every image of the set and within each T2I model. The per-model average is the
+    Fisher average ``tanh(mean(atanh(r)))`` over the models where r is defined
+    (``model_average="fisher"``; ``"mean"`` is the plain mean of the coefficients, what a release
+    reports as a "Fisher average" computed without the transform).
+**pair-wise** : over pairs of images of the same prompt that the raters rate differently, the fraction
+    the metric orders as the raters do (a metric tie counts as wrong; ``metric_ties="half"`` counts it
+    half right). Beside it, the tie-aware variant: Deutsch et al. (2023)'s ``acc_eq`` over every pair
+    of the same prompt (gold ties included) at the tie threshold epsilon that tie calibration fits
+    (:mod:`ts2viz.metaeval.pairwise`).
+**model ordering** : per prompt, each T2I model's mean score; for every pair of models a Wilcoxon
+    signed-rank test over prompts (:func:`ts2viz.uncertainty.wilcoxon`, as scipy's defaults), the
+    pair *significantly ordered* when p < alpha (Gecko: 0.001), by the sign of the mean difference.
+    The metric agrees with the humans on a model pair when both give the same outcome (A better, B
+    better, or no significant difference); ``ordering_agreement`` is the fraction of model pairs it
+    agrees on, ``ordering_kendall`` Kendall's tau-b between the metric's and the humans' per-model
+    means.
+
+Intervals: percentile bootstrap over **prompts** (the unit that was sampled: an image's ratings are
+not independent of its prompt's other images), one set of resamples for every metric and statistic
+(so differences are paired), drawn from ``numpy.random.default_rng(seed)`` with
+:class:`ts2viz.uncertainty.BootstrapSettings`. In each resample:
+
+- Pearson, pair-wise accuracies and per-model means are recomputed exactly (they are functions of
+  per-prompt sums, so a resample is one matrix product of prompt counts with per-prompt sums);
+- Spearman is Pearson's r of the *full set's* average ranks, weighted by the resample counts (ranks
+  are not recomputed inside each resample: that would cost a sort per resample and metric);
+- Kendall's tau-b is recomputed exactly from prompt-by-prompt pair sums (each resample is a quadratic
+  form in the prompt counts) when the set has at most :data:`KENDALL_BOOTSTRAP_MAX_IMAGES` images;
+  above that its interval is NaN (the pair sums grow with the square of the images);
+- the tie-calibrated accuracy keeps the epsilon fitted on the full set (it is not refitted per
+  resample); the model-ordering interval is that of ``ordering_kendall`` (the Wilcoxon tests are
+  not rerun per resample).
+
+Paired comparisons: :meth:`HumanEval.compare` gives the difference of two metrics on a statistic with
+its paired bootstrap interval and the fraction of resamples where it is <= 0.
+
+Pure numpy: no scipy, torch or gradio.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..uncertainty import DEFAULTS, BootstrapSettings, quantiles, wilcoxon
+from .correlation import kendall, kendall_from_codes, pearson, ranks_codes, spearman, subset_order
+from .pairwise import pair_counts, pairs_within, pairwise_accuracy, tie_calibration
+
+#: above this many images Kendall's bootstrap interval is not computed (its pair sums are O(n^2))
+KENDALL_BOOTSTRAP_MAX_IMAGES = 5000
+SPEARMAN_DEFINITIONS = ("textbook", "np-corrcoef")
+MODEL_AVERAGES = ("fisher", "mean")
+#: the statistics with bootstrap intervals, as columns of :meth:`HumanEval.frame`
+INTERVAL_STATS = ("spearman", "kendall", "pearson", "pairwise_acc", "pairwise_acc_eq", "ordering_kendall")
+
+
+@dataclass(frozen=True)
+class HumanEvalSettings:
+    """Every choice that changes a human-evaluation result besides the data.
+
+    kendall : ``b`` (tau-b, scipy's default and the DSG README's) or ``c`` (Stuart's tau-c).
+    spearman : ``textbook`` (Spearman's rho) or ``np-corrcoef``: what TIFA's
+        ``compute_correlation.ipynb`` prints under "Spearman" (``np.corrcoef``, i.e. Pearson's r).
+    model_average : ``fisher`` (tanh of the mean Fisher z) or ``mean`` (plain mean of the per-model
+        coefficients: a "Fisher average" without the Fisher transform).
+    metric_ties : pair-wise task: a metric tie on a pair the raters order counts ``wrong`` or ``half``.
+    alpha : model ordering: a model pair is significantly ordered when the Wilcoxon p < alpha
+        (Gecko: 0.001).
+    """
+
+    kendall: str = "b"
+    spearman: str = "textbook"
+    model_average: str = "fisher"
+    metric_ties: str = "wrong"
+    alpha: float = 0.001
+
+    def __post_init__(self) -> None:
+        if self.kendall not in ("b", "c"):
+            raise InputError(f"Kendall variant must be b or c, not {self.kendall!r}")
+        if self.spearman not in SPEARMAN_DEFINITIONS:
+            raise InputError(f"spearman must be one of {', '.join(SPEARMAN_DEFINITIONS)}, not {self.spearman!r}")
+        if self.model_average not in MODEL_AVERAGES:
+            raise InputError(f"model average must be one of {', '.join(MODEL_AVERAGES)}, not {self.model_average!r}")
+        if self.metric_ties not in ("wrong", "half"):
+            raise InputError(f"metric ties must count 'wrong' or 'half', not {self.metric_ties!r}")
+        if not 0.0 < float(self.alpha) < 1.0:
+            raise InputError(f"alpha must be strictly between 0 and 1, got {self.alpha!r}")
+
+
+def average_correlations(r: np.ndarray, how: str = "fisher", axis: int = -1) -> np.ndarray:
+    """Average of correlation coefficients along ``axis``, NaN entries skipped (NaN if none).
+
+    ``fisher``: ``tanh(mean(arctanh(r)))`` (|r| = 1 clipped to 1 - 1e-12 so it stays finite);
+    ``mean``: the arithmetic mean.
+    """
+    r = np.asarray(r, dtype=np.float64)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if how == "mean":
+            return np.nanmean(r, axis=axis)
+        if how != "fisher":
+            raise ValueError(f"unknown average {how!r}")
+        z = np.arctanh(np.clip(r, -1 + 1e-12, 1 - 1e-12))
+        return np.tanh(np.nanmean(z, axis=axis))
+
+
+# -- model ordering -----------------------------------------------------------------------------------
+
+def prompt_model_means(values: np.ndarray, prompts: np.ndarray, models: np.ndarray, n_prompts: int,
+                       n_models: int) -> np.ndarray:
+    """Mean of ``values`` (k, n) per prompt and T2I model: (k, prompts, models), NaN where none."""
+    v = np.atleast_2d(values)
+    ok = ~np.isnan(v)
+    cell = prompts * n_models + models
+    size = n_prompts * n_models
+    out = np.full((v.shape[0], size), np.nan)
+    for r in range(v.shape[0]):
+        s = np.bincount(cell[ok[r]], weights=v[r][ok[r]], minlength=size)
+        c = np.bincount(cell[ok[r]], minlength=size)
+        out[r] = np.where(c > 0, s / np.maximum(c, 1), np.nan)
+    return out.reshape(v.shape[0], n_prompts, n_models)
+
+
+@dataclass(frozen=True, eq=False)
+class ModelOrdering:
+    """Pairwise model comparisons of one scorer (a metric or the humans).
+
+    pairs : (a, b) model index pairs, a < b. mean_diff : mean over prompts of (a - b), on prompts
+    where both are scored. pvalue : Wilcoxon signed-rank p-value. outcome : +1 (a significantly
+    better), -1 (b better), 0 (no significant difference at alpha). Arrays (scorers, pairs).
+    """
+
+    pairs: tuple[tuple[int, int], ...]
+    mean_diff: np.ndarray
+    pvalue: np.ndarray
+    outcome: np.ndarray
+
+
+def model_ordering(cells: np.ndarray, alpha: float) -> ModelOrdering:
+    """Wilcoxon tests for every model pair, from per-prompt per-model means ``cells`` (k, P, M)."""
+    k, _, m = cells.shape
+    pairs = tuple((a, b) for a in range(m) for b in range(a + 1, m))
+    if not pairs:
+        empty = np.zeros((k, 0))
+        return ModelOrdering(pairs, empty, empty, empty.astype(int))
+    xa = np.stack([cells[:, :, a] for a, _ in pairs], axis=1)      # (k, pairs, P)
+    xb = np.stack([cells[:, :, b] for _, b in pairs], axis=1)
+    d = xa - xb
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        diff = np.nanmean(d, axis=-1)
+    p = wilcoxon(xa, xb).pvalue
+    outcome = np.where((p < alpha) & (diff != 0), np.sign(diff), 0).astype(int)
+    return ModelOrdering(pairs, diff, p, outcome)
+
+
+def _kendall_small(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b between rows of a (..., M) and b (..., M), M small; NaN if undefined."""
+    i, j = np.triu_indices(a.shape[-1], 1)
+    sa = np.sign(a[..., i] - a[..., j])
+    sb = np.sign(b[..., i] - b[..., j])
+    ok = ~(np.isnan(sa) | np.isnan(sb))
+    num = np.where(ok, sa * sb, 0).sum(-1)
+    na = np.where(ok, sa != 0, False).sum(-1)
+    nb = np.where(ok, sb != 0, False).sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((na > 0) & (nb > 0), num / np.sqrt(na * nb.astype(float)), np.nan)
+
+
+# -- the result ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)     # holds arrays: compared by identity
+class HumanEval:
+    """Result of :func:`evaluate`: one row per metric, intervals from one set of resamples."""
+
+    metrics: tuple[str, ...]
+    models: tuple[str, ...]
+    n: np.ndarray                     # images with a score and a rating, per metric
+    point: dict                       # stat -> (k,) point estimates
+    per_model: dict                   # "spearman"/"kendall"/"pearson" -> (k, M)
+    ordering: ModelOrdering           # rows: metrics
+    human_ordering: ModelOrdering     # one row: the humans
+    epsilon: np.ndarray               # fitted tie threshold per metric
+    samples: dict = field(default_factory=dict)   # stat -> (k, B) resampled values
+    settings: HumanEvalSettings = HumanEvalSettings()
+    bootstrap: BootstrapSettings | None = None
+
+    def interval(self, stat: str) -> tuple[np.ndarray, np.ndarray]:
+        if stat not in self.samples or self.bootstrap is None:
+            nan = np.full(len(self.metrics), np.nan)
+            return nan, nan.copy()
+        a = (1.0 - self.bootstrap.confidence) / 2.0
+        q = quantiles(self.samples[stat], (a, 1.0 - a))
+        return q[0], q[1]
+
+    def frame(self):
+        """One row per metric: metric, n, each statistic and its interval bounds (``_lo``, ``_hi``),
+        Kendall's tau-c or tau-b beside the chosen one, per-model averages, the model-ordering agreement."""
+        import pandas as pd
+
+        cols: dict = {"metric": list(self.metrics), "n": self.n.astype(int)}
+        for stat in ("spearman", "kendall", "pearson", "pairwise_acc", "pairwise_acc_eq"):
+            cols[stat] = self.point[stat]
+            lo, hi = self.interval(stat)
+            cols[f"{stat}_lo"], cols[f"{stat}_hi"] = lo, hi
+        cols["kendall_other"] = self.point["kendall_other"]
+        cols["tie_epsilon"] = self.epsilon
+        for stat in ("spearman", "kendall", "pearson"):
+            cols[f"{stat}_model_avg"] = average_correlations(self.per_model[stat], self.settings.model_average)
+        cols["ordering_agreement"] = self.point["ordering_agreement"]
+        cols["ordering_kendall"] = self.point["ordering_kendall"]
+        lo, hi = self.interval("ordering_kendall")
+        cols["ordering_kendall_lo"], cols["ordering_kendall_hi"] = lo, hi
+        return pd.DataFrame(cols)
+
+    def per_model_frame(self):
+        """Long table: metric, t2i_model, spearman, kendall, pearson (within that model's images)."""
+        import pandas as pd
+
+        rows = []
+        for i, m in enumerate(self.metrics):
+            for j, t in enumerate(self.models):
+                rows.append({"metric": m, "t2i_model": t, **{s: float(self.per_model[s][i, j])
+                                                              for s in ("spearman", "kendall", "pearson")}})
+        return pd.DataFrame(rows)
+
+    def ordering_frame(self):
+        """Long table of model pairs: scorer (``human`` or a metric), model_a, model_b, mean_diff,
+        pvalue, outcome (+1 a better, -1 b better, 0 not significant), agrees (with the humans)."""
+        import pandas as pd
+
+        rows = []
+        names = ["human"] + list(self.metrics)
+        res = [self.human_ordering] + [self.ordering] * len(self.metrics)
+        idx = [0] + list(range(len(self.metrics)))
+        h = self.human_ordering.outcome[0]
+        for name, r, i in zip(names, res, idx):
+            for p, (a, b) in enumerate(r.pairs):
+                rows.append({"scorer": name, "model_a": self.models[a], "model_b": self.models[b],
+                             "mean_diff": float(r.mean_diff[i, p]), "pvalue": float(r.pvalue[i, p]),
+                             "outcome": int(r.outcome[i, p]), "agrees": bool(r.outcome[i, p] == h[p])})
+        return pd.DataFrame(rows)
+
+    def compare(self, a: str, b: str, stat: str = "spearman"):
+        """Difference ``stat(a) - stat(b)``, its paired bootstrap interval and the one-sided bootstrap
+        p-value (fraction of resamples with a difference <= 0). Returns a dict."""
+        i, j = self.metrics.index(a), self.metrics.index(b)
+        diff = float(self.point[stat][i] - self.point[stat][j])
+        if stat not in self.samples or self.bootstrap is None:
+            return {"a": a, "b": b, "stat": stat, "diff": diff, "lo": math.nan, "hi": math.nan, "p_le_0": math.nan}
+        d = self.samples[stat][i] - self.samples[stat][j]
+        al = (1.0 - self.bootstrap.confidence) / 2.0
+        lo, hi = quantiles(d[None, :], (al, 1 - al))[:, 0]
+        ok = ~np.isnan(d)
+        return {"a": a, "b": b, "stat": stat, "diff": diff, "lo": float(lo), "hi": float(hi),
+                "p_le_0": float((d[ok] <= 0).mean()) if ok.any() else math.nan}
+
+
+# -- evaluation -------------------------------------------------------------------------------------------
+
+def _codes(values) -> tuple[np.ndarray, list]:
+    vals = list(values)
+    index: dict = {}
+    codes = np.fromiter((index.setdefault(v, len(index)) for v in vals), dtype=np.int64, count=len(vals))
+    return codes, list(index)
+
+
+def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
+             settings: HumanEvalSettings = HumanEvalSettings(),
+             bootstrap: BootstrapSettings | None = DEFAULTS) -> HumanEval:
+    """Gecko's three tasks for every metric (see the module docstring).
+
+    Parameters
+    ----------
+    scores : (k, n) metric scores (higher = better), NaN where not scored.
+    human : (n,) mean human rating per image (NaN: not rated; such images are left out).
+    prompts, models : (n,) prompt and T2I model of each image (any hashable labels).
+    metrics : k metric names.
+    settings : :class:`HumanEvalSettings`. bootstrap : resampling settings, or None for no intervals.
+    """
+    x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    y = np.asarray(human, dtype=np.float64).ravel()
+    k, n = x.shape
+    if y.size != n or len(metrics) != k:
+        raise ValueError("scores, human and metrics do not match in shape")
+    pc, _ = _codes(prompts)
+    mc, model_names = _codes(models)
+    P, M = (int(pc.max()) + 1 if n else 0), len(model_names)
+    st = settings
+    ok = ~np.isnan(x) & ~np.isnan(y)[None, :]
+    n_ok = ok.sum(1)
+    point: dict = {s: np.full(k, np.nan) for s in ("spearman", "kendall", "kendall_other", "pearson")}
+    per_model = {s: np.full((k, M), np.nan) for s in ("spearman", "kendall", "pearson")}
+    y_sorted: dict = {}                  # the ratings' order, once per set of usable images
+    rank_cols = np.full((k, n), np.nan)  # each metric's and the ratings' average ranks (bootstrap)
+    rank_hum = np.full((k, n), np.nan)
+    for i in range(k):
+        m = ok[i]
+        if m.sum() < 2:
+            continue
+        xv, yv = x[i][m], y[m]
+        key = m.tobytes()
+        if key not in y_sorted:
+            y_sorted = {key: np.argsort(yv, kind="stable")}
+        oy = y_sorted[key]
+        ox = np.argsort(xv, kind="stable")
+        rx, cx = ranks_codes(xv, ox)
+        ry, cy = ranks_codes(yv, oy)
+        rank_cols[i, m], rank_hum[i, m] = rx, ry
+        point["spearman"][i] = pearson(xv, yv) if st.spearman == "np-corrcoef" else pearson(rx, ry)
+        tb, tc = kendall_from_codes(cx, cy, ox)
+        point["kendall"][i], point["kendall_other"][i] = (tb, tc) if st.kendall == "b" else (tc, tb)
+        point["pearson"][i] = pearson(xv, yv)
+        mv = mc[m]
+        for j in range(M):
+            sel = mv == j
+            if sel.sum() < 2:
+                continue
+            sx, sy = subset_order(ox, sel), subset_order(oy, sel)
+            rxs, cxs = ranks_codes(xv[sel], sx)
+            rys, cys = ranks_codes(yv[sel], sy)
+            per_model["spearman"][i, j] = (pearson(xv[sel], yv[sel]) if st.spearman == "np-corrcoef"
+                                           else pearson(rxs, rys))
+            tb, tc = kendall_from_codes(cxs, cys, sx)
+            per_model["kendall"][i, j] = tb if st.kendall == "b" else tc
+            per_model["pearson"][i, j] = pearson(xv[sel], yv[sel])
+    # pair-wise: pairs of images of one prompt (through the pairwise module)
+    pairs = pairs_within(pc)
+    point["pairwise_acc"] = np.atleast_1d(pairwise_accuracy(x, y, pairs, gold_ties="exclude",
+                                                            metric_ties=st.metric_ties))
+    cal = tie_calibration(x, y, pairs, gold_ties="include")
+    eps = np.atleast_1d(cal.epsilon).astype(np.float64)
+    point["pairwise_acc_eq"] = np.atleast_1d(pairwise_accuracy(x, y, pairs, eps, gold_ties="include"))
+    # model ordering
+    cells = prompt_model_means(x, pc, mc, P, M)
+    hcells = prompt_model_means(y[None, :], pc, mc, P, M)
+    ordering = model_ordering(cells, st.alpha)
+    human_ord = model_ordering(hcells, st.alpha)
+    point["ordering_agreement"] = (ordering.outcome == human_ord.outcome).mean(1) if ordering.pairs else np.full(k, np.nan)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mmeans = np.nanmean(cells, axis=1)          # (k, M)
+        hmeans = np.nanmean(hcells, axis=1)         # (1, M)
+    point["ordering_kendall"] = _kendall_small(mmeans, np.broadcast_to(hmeans, mmeans.shape))
+    samples = {} if bootstrap is None else _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st, bootstrap,
+                                                      (rank_cols, rank_hum))
+    return HumanEval(tuple(metrics), tuple(str(m) for m in model_names), n_ok, point, per_model, ordering,
+                     human_ord, eps, samples, st, bootstrap)
+
+
+def _prompt_sums(x, y, ok, pc, P, ranks) -> np.ndarray:
+    """Per-prompt sums behind Pearson and the fixed-rank Spearman: (P, k, 11). ``ranks``: the full
+    set's average ranks of each metric and of the ratings (k, n), as the point estimates use them."""
+    k, n = x.shape
+    out = np.zeros((P, k, 11))
+    for i in range(k):
+        m = ok[i]
+        xi, yi = x[i][m], y[m]
+        if xi.size < 2:
+            continue
+        xi = xi - xi.mean()
+        yi = yi - yi.mean()
+        rx = ranks[0][i][m]
+        ry = ranks[1][i][m]
+        rx -= rx.mean()
+        ry -= ry.mean()
+        cols = (np.ones_like(xi), xi, yi, xi * xi, yi * yi, xi * yi, rx, ry, rx * rx, ry * ry, rx * ry)
+        g = pc[m]
+        for c, v in enumerate(cols):
+            out[:, i, c] = np.bincount(g, weights=v, minlength=P)
+    return out
+
+
+def _corr_from_sums(s: np.ndarray, off: int) -> np.ndarray:
+    """Pearson's r from weighted sums (..., 11) at column offset 0 (values) or 5 (ranks)."""
+    n = s[..., 0]
+    sx, sy, sxx, syy, sxy = (s[..., off + c] for c in range(1, 6))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = sxy - sx * sy / n
+        vx = sxx - sx * sx / n
+        vy = syy - sy * sy / n
+        r = cov / np.sqrt(vx * vy)
+    return np.where((vx > 0) & (vy > 0) & (n >= 2), np.clip(r, -1, 1), np.nan)
+
+
+def _pair_sums(x, y, pairs, eps, pc, P, metric_ties: str):
+    """Per-prompt pair outcome counts: gold-ordered task (num, den) and acc_eq at eps (num, den):
+    (P, k, 4)."""
+    i, j = pairs.first, pairs.second
+    dm = x[:, i] - x[:, j]
+    dg = (y[i] - y[j])[None, :]
+    valid = ~np.isnan(dm) & ~np.isnan(dg)
+    g = pc[i]
+    out = np.zeros((P, x.shape[0], 4))
+    credit = 0.5 if metric_ties == "half" else 0.0
+    for r in range(x.shape[0]):
+        v = valid[r]
+        d, gd = dm[r], dg[0]
+        ordered = v & (gd != 0)
+        exact_tie = d == 0
+        conc = ordered & ~exact_tie & (np.sign(d) == np.sign(gd))
+        num1 = conc + credit * (ordered & exact_tie)
+        mt = np.abs(d) <= eps[r]
+        gt = gd == 0
+        num2 = v & ((~mt & ~gt & (np.sign(d) == np.sign(gd))) | (mt & gt))
+        out[:, r, 0] = np.bincount(g, weights=num1.astype(float), minlength=P)
+        out[:, r, 1] = np.bincount(g, weights=ordered.astype(float), minlength=P)
+        out[:, r, 2] = np.bincount(g, weights=num2.astype(float), minlength=P)
+        out[:, r, 3] = np.bincount(g, weights=v.astype(float), minlength=P)
+    return out
+
+
+def _kendall_matrices(x, y, ok, pc, P):
+    """Per metric, prompt-by-prompt sums over ordered image pairs: concordance sign products A, ties
+    in the metric Tx, ties in the ratings Ty (each P x P; images of a prompt count against each other
+    and, with i = j, themselves), and images per prompt. Used for the exact resampled tau-b."""
+    out = []
+    human_ties: dict = {}
+    for r in range(x.shape[0]):
+        m = ok[r]
+        xi, yi, g = x[r][m], y[m], pc[m]
+        cell = (g[:, None] * P + g[None, :]).ravel()         # prompt pair of each image pair
+        sx = np.sign(xi[:, None] - xi[None, :]).ravel()
+        sy = np.sign(yi[:, None] - yi[None, :]).ravel()
+
+        def by_cell(w):
+            return np.bincount(cell, weights=w, minlength=P * P).reshape(P, P)
+
+        key = m.tobytes()
+        if key not in human_ties:                       # the ratings' ties depend only on the mask
+            human_ties = {key: by_cell((sy == 0).astype(np.float64))}
+        out.append((by_cell(sx * sy), by_cell((sx == 0).astype(np.float64)), human_ties[key],
+                    np.bincount(g, minlength=P).astype(np.float64)))
+    return out
+
+
+def prompt_resamples(n_prompts: int, boot: BootstrapSettings, chunk_items: int = 10_000_000):
+    """The bootstrap resamples of prompts, in chunks: yields ``(start, counts)`` with ``counts`` a float
+    array (b, n_prompts) of how often each prompt is drawn in resamples ``start .. start + b - 1``.
+
+    Each resample draws ``n_prompts`` prompts with replacement (``rng.integers(0, n_prompts)``,
+    ``rng = numpy.random.default_rng(boot.seed)``, chunk by chunk of at most ``chunk_items`` draws),
+    so the resamples depend only on the seed, the resample count and the number of prompts.
+    """
+    B, P = boot.n_resamples, max(int(n_prompts), 1)
+    rng = np.random.default_rng(boot.seed)
+    chunk = max(1, min(B, chunk_items // P))
+    for start in range(0, B, chunk):
+        b = min(chunk, B - start)
+        draws = rng.integers(0, P, size=(b, P)) + (np.arange(b, dtype=np.int64) * P)[:, None]
+        yield start, np.bincount(draws.ravel(), minlength=b * P).reshape(b, P).astype(np.float64)
+
+
+def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings, boot: BootstrapSettings,
+               ranks):
+    k = x.shape[0]
+    B = boot.n_resamples
+    sums = _prompt_sums(x, y, ok, pc, P, ranks).reshape(P, k * 11)
+    psum = _pair_sums(x, y, pairs, eps, pc, P, st.metric_ties).reshape(P, k * 4)
+    M = cells.shape[2]
+    cv = np.nan_to_num(cells).transpose(1, 0, 2).reshape(P, k * M)
+    cm = (~np.isnan(cells)).transpose(1, 0, 2).reshape(P, k * M).astype(float)
+    hv = np.nan_to_num(hcells[0])
+    hm = (~np.isnan(hcells[0])).astype(float)
+    table = np.concatenate([sums, psum, cv, cm, hv, hm], axis=1)
+    # many columns repeat (rating sums and masks shared by metrics scored on the same images): the
+    # resampled sums are computed once per distinct column
+    table, back = np.unique(table, axis=1, return_inverse=True)
+    back = np.asarray(back).ravel()
+    kmat = _kendall_matrices(x, y, ok, pc, P) if x.shape[1] <= KENDALL_BOOTSTRAP_MAX_IMAGES else None
+    out = {s: np.full((k, B), np.nan) for s in INTERVAL_STATS}
+    for start, counts in prompt_resamples(P, boot):
+        b = counts.shape[0]
+        t = (counts @ table)[:, back]                         # (b, columns)
+        s = t[:, :k * 11].reshape(b, k, 11)
+        sl = slice(start, start + b)
+        out["pearson"][:, sl] = _corr_from_sums(s, 0).T
+        out["spearman"][:, sl] = (_corr_from_sums(s, 0) if st.spearman == "np-corrcoef" else _corr_from_sums(s, 5)).T
+        c0 = k * 11
+        p4 = t[:, c0:c0 + 4 * k].reshape(b, k, 4)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["pairwise_acc"][:, sl] = np.where(p4[..., 1] > 0, p4[..., 0] / p4[..., 1], np.nan).T
+            out["pairwise_acc_eq"][:, sl] = np.where(p4[..., 3] > 0, p4[..., 2] / p4[..., 3], np.nan).T
+            c1 = c0 + 4 * k
+            mv = t[:, c1:c1 + k * M].reshape(b, k, M)
+            mn = t[:, c1 + k * M:c1 + 2 * k * M].reshape(b, k, M)
+            c2 = c1 + 2 * k * M
+            hvv, hmm = t[:, c2:c2 + M], t[:, c2 + M:c2 + 2 * M]
+            mm = np.where(mn > 0, mv / mn, np.nan)
+            hh = np.where(hmm > 0, hvv / hmm, np.nan)
+        out["ordering_kendall"][:, sl] = _kendall_small(mm, np.broadcast_to(hh[:, None, :], mm.shape)).T
+        if kmat is not None:
+            for r, (A, Tx, Ty, sizes) in enumerate(kmat):
+                nn = counts @ sizes
+                quad = lambda Q: ((counts @ Q) * counts).sum(1)          # noqa: E731
+                n0 = nn * (nn - 1) / 2
+                s_ = quad(A) / 2
+                n1 = (quad(Tx) - nn) / 2
+                n2 = (quad(Ty) - nn) / 2
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    if st.kendall == "b":
+                        tau = s_ / np.sqrt((n0 - n1) * (n0 - n2))
+                    else:
+                        tau = np.full(b, np.nan)                 # tau-c needs distinct counts: not resampled
+                out["kendall"][r, sl] = np.clip(tau, -1, 1)
+    return out
+
+
+def evaluate_rated(rated, *, rating_set: str | None = None, metrics: Sequence[str] | None = None,
+                   ceiling: bool = True, settings: HumanEvalSettings = HumanEvalSettings(),
+                   bootstrap: BootstrapSettings | None = DEFAULTS) -> HumanEval:
+    """:func:`evaluate` on a :class:`ts2viz.gold.RatedSet` against the mean of one rating set.
+
+    With ``ceiling=True`` every *other* rating set of the same images joins as a row
+    ``human:NAME`` (its per-image mean scored like a metric): the agreement of one group of raters
+    with another, the human ceiling a metric can be compared with (TIFA160: the TIFA raters against
+    the DSG raters). Images nobody in the chosen rating set rated are left out.
+    """
+    rs = rated.check_rating_set(rating_set)
+    names = list(rated.metrics if metrics is None else metrics)
+    x = rated.score_matrix(names) if names else np.zeros((0, len(rated)))
+    if ceiling:
+        others = [o for o in rated.rating_sets if o != rs and o in _faithfulness_sets(rated)]
+        if others:
+            x = np.vstack([np.stack([rated.human(o) for o in others]), x])
+            names = [f"human:{o}" for o in others] + names
+    if not names:
+        raise InputError(f"rated set {rated.name!r} has no metric scores: add a scores file (image_id and one "
+                         "column per metric)")
+    return evaluate(x, rated.human(rs), rated.images["prompt_id"].to_numpy(), rated.images["t2i_model"].to_numpy(),
+                    names, settings=settings, bootstrap=bootstrap)
+
+
+def _faithfulness_sets(rated) -> list[str]:
+    """Rating sets that rate faithfulness (a set's gold.json may list others under ``not_faithfulness``)."""
+    skip = set(rated.meta.get("not_faithfulness", []))
+    return [s for s in rated.rating_sets if s not in skip]
+
+
+def leave_one_rater_out(rated, rating_set: str | None = None, *, kendall_variant: str = "b") -> dict:
+    """The human ceiling from one rating set alone: every rating of an image with at least two
+    ratings, against the mean of that image's *other* ratings, pooled over images (a single rater
+    against the rest, as a metric would be against the raters).
+
+    Returns a dict: n (rating-vs-rest pairs), spearman, kendall, pearson (point values, no interval).
+    """
+    rs = rated.check_rating_set(rating_set)
+    sub = rated.ratings[rated.ratings["rating_set"] == rs]
+    g = sub.groupby("image_id")["rating"]
+    total = g.transform("sum").to_numpy(np.float64)
+    count = g.transform("size").to_numpy(np.float64)
+    r = sub["rating"].to_numpy(np.float64)
+    keep = count >= 2
+    rest = (total[keep] - r[keep]) / (count[keep] - 1)
+    return {"n": int(keep.sum()), "spearman": spearman(r[keep], rest),
+            "kendall": kendall(r[keep], rest, kendall_variant), "pearson": pearson(r[keep], rest)}
