@@ -132,6 +132,14 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
 
         for mode in MODES:
             app.mm(mode)
+    if os.environ.get("TS2VIZ_PREFETCH", "").strip().lower() == "all" and app.thumbs.fetcher is not None:
+        # an operator's warm-up: every thumbnail queued behind the visitors' own images (bounded by
+        # TS2VIZ_PREFETCH_MB); in a thread, as finding what is already cached takes a moment
+        import threading
+
+        from .image_refresh import warm_all
+
+        threading.Thread(target=warm_all, args=(app,), daemon=True, name="ts2viz-prefetch").start()
     workspaces = Workspaces(app, exports_root=Path(upload_root))
     demo = build_blocks(app, workspaces=workspaces)
     # Queue positions are sent to waiting visitors once a second, not to all of them whenever any
