@@ -7,7 +7,7 @@ what is there, and is redrawn when they land (:mod:`ts2viz.ui.image_refresh`). E
 hub is not reachable now, or ``HF_HUB_OFFLINE`` is set) or ``missing`` (the repo has no such file).
 
 Reachability: one HTTP request to ``HF_ENDPOINT`` (scheme, host and port as given; see
-:func:`ts2viz.dataset.hub_reachable`) before the first download and after any failure. A hub that
+:func:`probe_endpoint`) before the first download and after any failure. A hub that
 fails (refused, timed out, 5xx) is left alone for a back-off that starts at :data:`BACKOFF_S` and
 doubles up to :data:`MAX_BACKOFF_S`; the next request after it probes again, so images come back
 without a restart when the hub does.
@@ -42,6 +42,28 @@ def _env_int(name: str, default: int) -> int:
 def hub_offline_mode() -> bool:
     """Whether ``HF_HUB_OFFLINE`` asks for no network (read now, not at import)."""
     return os.environ.get("HF_HUB_OFFLINE", "0").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def probe_endpoint(timeout: float) -> bool:
+    """Whether the hub at ``HF_ENDPOINT`` (its scheme, host and port) answers a ``HEAD /`` below 500
+    within ``timeout`` seconds. A 5xx is a hub that cannot serve files now."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        import huggingface_hub.constants as hub_constants
+
+        endpoint = hub_constants.ENDPOINT
+    except ImportError:  # pragma: no cover - huggingface_hub is a requirement
+        endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(endpoint.rstrip("/") + "/", method="HEAD"),
+                                    timeout=timeout):
+            return True
+    except urllib.error.HTTPError as e:
+        return e.code < 500
+    except (OSError, ValueError):   # refused, reset, timed out, a bad endpoint URL
+        return False
 
 
 class ImageFetcher:
@@ -79,6 +101,8 @@ class ImageFetcher:
         self._probe_ok_until = 0.0
         self._seq = itertools.count()
         self._threads: list[threading.Thread] = []
+        self._probe_lock = threading.Lock()
+        self._closed = False
 
     # -- state ---------------------------------------------------------------------------------------------
     def local(self, file_name: str) -> Path | None:
@@ -116,7 +140,7 @@ class ImageFetcher:
         lower priority moves up. Nothing is queued while offline (the caller's tiles say so) or, for
         downloads ahead of a visitor, once their disk budget is spent.
         """
-        if self.dataset.hf_id is None or self.offline:
+        if self.dataset.hf_id is None or self.offline or self._closed:
             return 0
         if priority != VIEW and self.bytes_fetched >= self.ahead_budget:
             return 0
@@ -148,9 +172,16 @@ class ImageFetcher:
             self._threads.append(t)
             t.start()
 
+    def close(self) -> None:
+        """Drop the queue and let the workers end (after the download each may be in)."""
+        self._closed = True
+        self._drop_queue()
+        with self._cv:
+            self._cv.notify_all()
+
     def _next(self) -> tuple[int, str] | None:
         with self._cv:
-            while True:
+            while not self._closed:
                 while self._heap:
                     prio, _, f = heapq.heappop(self._heap)
                     if self._queued.get(f) != prio:
@@ -160,6 +191,7 @@ class ImageFetcher:
                     return prio, f
                 if not self._cv.wait(timeout=30.0):
                     return None             # idle: the thread ends, a later request starts another
+            return None
 
     def _drop_queue(self) -> None:
         with self._cv:
@@ -181,23 +213,27 @@ class ImageFetcher:
     # -- one download --------------------------------------------------------------------------------------
     def _hub_down(self) -> None:
         now = time.monotonic()
+        if now < self._offline_until:
+            return                  # the other workers' failures are the same outage
         self._offline_until = now + self._backoff
         self._backoff = min(MAX_BACKOFF_S, self._backoff * 2)
         self._probe_ok_until = 0.0
         self._drop_queue()          # every queued image would fail the same way: their tiles say offline
 
     def reachable(self) -> bool:
-        """One probe of ``HF_ENDPOINT`` (cached for :data:`PROBE_TTL_S` once it answered)."""
-        from ..dataset import hub_reachable
-
+        """One probe of ``HF_ENDPOINT`` at a time (cached for :data:`PROBE_TTL_S` once it answered):
+        a ``HEAD`` of the endpoint's root that must answer below 500 within ``probe_timeout`` seconds."""
         if hub_offline_mode():
             return False
-        if time.monotonic() < self._probe_ok_until:
-            return True
-        if hub_reachable(self.probe_timeout):
-            self._probe_ok_until = time.monotonic() + PROBE_TTL_S
-            return True
-        return False
+        with self._probe_lock:      # the other workers wait for this probe instead of each probing
+            if time.monotonic() < self._probe_ok_until:
+                return True
+            if time.monotonic() < self._offline_until:
+                return False
+            if probe_endpoint(self.probe_timeout):
+                self._probe_ok_until = time.monotonic() + PROBE_TTL_S
+                return True
+            return False
 
     def _fetch(self, prio: int, f: str) -> None:
         if self.offline:

@@ -39,7 +39,7 @@ def _env_float(name: str, default: float) -> float:
 #: redraw off: images then show at the visitor's next event, as before issue 26)
 TICK_S = _env_float("TS2VIZ_IMAGE_TICK", 0.5)
 #: while images still arrive, the view is redrawn at most this often (seconds)
-PROGRESS_S = 2.0
+PROGRESS_S = 3.0
 #: a view whose images are still loading after this long stops asking (seconds)
 GIVE_UP_S = 90.0
 #: how many of the failure finder's top rows are warmed
