@@ -118,7 +118,7 @@ class HubServer:
         class Handler(_Handler):
             server_hub = hub
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, daemon=True, name="hub-server").start()
         return self
@@ -136,6 +136,14 @@ class HubServer:
     def _record(self, method: str, path: str, status: int) -> None:
         with self._lock:
             self.log.append((time.time(), method, path, status))
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):   # a client gone mid-answer is no news
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

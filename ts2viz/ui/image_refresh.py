@@ -121,6 +121,20 @@ def warm_all(app) -> int:
     return warm_segs(app, list(app.dataset.segs), WARM)
 
 
+def warm_start(app, what: str = "first") -> int:
+    """The warm-up at start: ``"first"``, the first SEG's view (its graph and first node's gallery, what
+    every visitor sees first) and the next SEG's thumbnails; ``"all"``, every thumbnail; ``"off"``,
+    nothing. Returns how many images were queued."""
+    what = (what or "first").strip().lower()
+    if what == "off" or not app.dataset.segs:
+        return 0
+    if what == "all":
+        return warm_all(app)
+    seg = next(iter(app.dataset.segs.values()))
+    g, gal = view_files(seg, None)
+    return app.thumbs.request(list(dict.fromkeys(g + gal)), NEIGHBOUR) + warm_neighbours(app, seg.id)
+
+
 def tick(app, rec: dict | None, seg_id, node) -> tuple[bool, bool, dict | None]:
     """One look at an open view: ``(redraw_graph, redraw_gallery, new_record)``.
 
