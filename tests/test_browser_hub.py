@@ -128,3 +128,47 @@ def test_first_view_shows_hub_images_without_a_click(tmp_path, prefetch):
     # each image was fetched once through the client's HEAD + GET
     gets = [e[2] for e in hub.requests("GET", "/resolve/")]
     assert len(gets) == len(set(gets))
+
+
+def _pick_seg(pg, seg_id: int) -> None:
+    search = pg.locator("#seg-search textarea, #seg-search input").first
+    search.fill(str(seg_id))
+    search.press("Enter")
+
+
+def test_stalled_hub_gives_offline_tiles_and_a_responsive_app_then_recovers(tmp_path):
+    """A hub that accepts connections and never answers: the first view is drawn at once with loading
+    tiles, which say offline after the probe's short timeout; other SEGs open at once (offline); once the
+    hub answers again and the back-off has passed, the next SEG gets its images, without a restart."""
+    from ts2viz.ui import image_fetch
+
+    with HubServer() as hub:
+        ts2_image_repo(hub, ROOT / "data" / "ts2" / "metadata.csv")
+        hub.mode = "stall"
+        env = {"HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_CACHE": str(tmp_path / "hf" / "hub"),
+               "HF_HUB_DISABLE_TELEMETRY": "1", "TS2VIZ_PREFETCH": "off"}
+        with running_app(["--host", "127.0.0.1"], tmp_path, env=env,
+                         drop_env=("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")) as (url, log):
+            with browser_page() as pg:
+                pg.goto(url + "/")
+                pg.wait_for_selector("#board-scatter .js-plotly-plot")
+                pg.get_by_role("tab", name="SEG explorer").click()
+                # the tiles turn from loading to offline by themselves (one probe timeout, then one redraw)
+                _until(pg, lambda s: s["ph"] and set(s["ph"]) == {"offline"} and s["img"] == 0, 15)
+                t_stalled = time.monotonic()
+                pg.screenshot(path=str(ART / "hub-04-offline-tiles.png"))
+                # the app answers while the hub hangs: another SEG opens with offline tiles at once
+                t = time.monotonic()
+                _pick_seg(pg, 7)
+                _until(pg, lambda s: s["header"].startswith("SEG 7 ") and s["ph"] and set(s["ph"]) == {"offline"}, 10)
+                t_other = time.monotonic() - t
+                # the hub is back; after the back-off the next view fetches its images
+                hub.mode = "ok"
+                time.sleep(max(0.0, image_fetch.BACKOFF_S + 2.5 - (time.monotonic() - t_stalled)))
+                _pick_seg(pg, 9)
+                n9 = len(thumb_files(load_dataset("ts2")[9]))
+                _until(pg, lambda s: s["header"].startswith("SEG 9 ") and s["jpeg"] == n9 and not s["ph"], 20)
+                pg.screenshot(path=str(ART / "hub-05-recovered.png"))
+                assert not pg.page_errors
+    print(f"\nwith a stalled hub another SEG opened in {t_other:.2f} s")
+    assert t_other < 5.0

@@ -233,6 +233,7 @@ class ImageFetcher:
             if probe_endpoint(self.probe_timeout):
                 self._probe_ok_until = time.monotonic() + PROBE_TTL_S
                 return True
+            self._hub_down()        # before the lock is released: the waiting workers see it
             return False
 
     def _fetch(self, prio: int, f: str) -> None:
@@ -241,7 +242,6 @@ class ImageFetcher:
         if prio != VIEW and self.bytes_fetched >= self.ahead_budget:
             return
         if not self.reachable():
-            self._hub_down()
             return
         try:
             from huggingface_hub import hf_hub_download
