@@ -286,3 +286,14 @@ def test_app_loads_a_hub_dataset(tmp_path):
             assert "lab/tiny-segs" in cfg
         paths = [e[2] for e in srv.requests()]
     assert any(p.endswith("/metadata.csv") for p in paths)
+
+
+def test_tick_leaves_a_view_in_transition_alone(ts2_app, hub):
+    """A tick that reads a SEG or node other than the drawn one (the view event for it is still on its
+    way) redraws nothing: the node may not even belong to the new SEG yet."""
+    from ts2viz.ui import image_refresh as ir
+
+    hub.mode = "stall"
+    rec = ir.shown(ts2_app, 0)
+    assert ir.tick(ts2_app, rec, 5, "1a") == (False, False, rec)
+    assert ir.tick(ts2_app, {**rec, "t0": 0.0}, 5, "1a") == (False, False, None)   # given up

@@ -148,9 +148,9 @@ def tick(app, rec: dict | None, seg_id, node) -> tuple[bool, bool, dict | None]:
     if now_rec is None:
         return False, False, None
     if (now_rec["seg"], now_rec["node"]) != (rec["seg"], rec["node"]):
-        # the visitor moved on through an event that did not say what it drew: draw the new view once
-        now_rec["t0"] = rec["t0"]
-        return True, True, (None if settled(now_rec) else now_rec)
+        # the visitor moved on and the view event that draws the new SEG or node has not answered yet
+        # (it brings its own record): nothing to redraw here, the page's values may even be half-updated
+        return False, False, (None if time.time() - rec["t0"] > GIVE_UP_S else rec)
     g = now_rec["graph"] != rec["graph"]
     gal = now_rec["gallery"] != rec["gallery"]
     now = time.time()

@@ -213,7 +213,7 @@ def build(page: Page) -> None:
         g, gal_changed, new = ir.tick(view, rec, sid, node)
         v = cb.select_node(view, mode, sid, ma, mb, node, walk) if (g or gal_changed) else {}
         return (v["graph"] if g else gr.skip(), v["gallery"] if gal_changed else gr.skip(),
-                gr.Timer(active=False) if new is None else gr.skip(), new)
+                gr.Timer(active=False) if new is None else gr.skip(), gr.skip() if new is rec else new)
 
     page.on(img_timer.tick, images_tick, [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd, img_shown],
             [graph, gal, img_timer, img_shown], queue=False, show_progress="hidden")
