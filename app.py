@@ -42,8 +42,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--metrics-file", default=None, metavar="FILE",
                     help="a file with one offered metric spec per line, # comments (env: TS2VIZ_METRICS_FILE)")
     ap.add_argument("--prefetch-images", action="store_true",
-                    help="download every image of the dataset's hub repo at start-up, behind the visitors' "
-                         "own (env: TS2VIZ_PREFETCH=all; default: the first SEG's; disk budget TS2VIZ_PREFETCH_MB)")
+                    help="download the images of every SEG graph's thumbnails from the dataset's hub repo at "
+                         "start-up, behind the visitors' own (env: TS2VIZ_PREFETCH=all; default: the first SEG's; "
+                         "disk budget TS2VIZ_PREFETCH_MB)")
     return ap.parse_args(argv)
 
 

@@ -111,9 +111,12 @@ def test_first_view_shows_hub_images_without_a_click(tmp_path, prefetch):
                 pg.screenshot(path=str(ART / "hub-03-far-seg.png"))
                 # 4. a settled view is left alone: no redraw of the graph or the gallery for 3 s
                 time.sleep(0.5)
+                posts: list[str] = []
+                pg.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
                 before = pg.evaluate(VIEW_JS)
                 time.sleep(3.0)
                 after = pg.evaluate(VIEW_JS)
+                assert not posts, f"the timer stopped once the view settled, yet the page called {posts}"
                 assert (after["mutations"], after["galleryMutations"]) == (before["mutations"],
                                                                           before["galleryMutations"]), (before, after)
                 assert not pg.page_errors
