@@ -172,12 +172,17 @@ class ImageFetcher:
             self._threads.append(t)
             t.start()
 
-    def close(self) -> None:
-        """Drop the queue and let the workers end (after the download each may be in)."""
+    def close(self, wait: float = 0.0) -> bool:
+        """Drop the queue and let the workers end after the download each may be in; wait up to ``wait``
+        seconds for them. Returns whether none is left."""
         self._closed = True
         self._drop_queue()
         with self._cv:
             self._cv.notify_all()
+        end = time.monotonic() + wait
+        for t in self._threads:
+            t.join(max(0.0, end - time.monotonic()))
+        return not any(t.is_alive() for t in self._threads)
 
     def _next(self) -> tuple[int, str] | None:
         with self._cv:
