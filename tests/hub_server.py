@@ -162,6 +162,8 @@ class _Handler(BaseHTTPRequestHandler):
     # -- answers -------------------------------------------------------------------------------------------
     def _send(self, status: int, body: bytes = b"", headers: Mapping[str, str] | None = None, *,
               head: bool = False, ctype: str = "application/json") -> None:
+        # logged before answering: a client that has its answer finds its request in the log
+        self.server_hub._record(self.command, self.path, status)
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -170,7 +172,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if not head:
             self.wfile.write(body)
-        self.server_hub._record(self.command, self.path, status)
 
     def _error(self, status: int, code: str, message: str, repo: Repo | None = None, *, head: bool) -> None:
         h = {"X-Error-Code": code, "X-Error-Message": message}

@@ -299,3 +299,24 @@ def test_tick_leaves_a_view_in_transition_alone(ts2_app, hub):
     rec = ir.shown(ts2_app, 0)
     assert ir.tick(ts2_app, rec, 5, "1a") == (False, False, rec)
     assert ir.tick(ts2_app, {**rec, "t0": 0.0}, 5, "1a") == (False, False, None)   # given up
+
+
+def test_probe_of_a_hanging_refusing_or_failing_endpoint(hanging_hub, hub, monkeypatch):
+    """What a dead mirror costs: one short timeout (hanging), nothing (refused, 5xx)."""
+    import socket
+
+    import huggingface_hub.constants as hc
+    from ts2viz.ui.image_fetch import probe_endpoint
+
+    with socket.socket() as s:      # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        refused = f"http://127.0.0.1:{s.getsockname()[1]}"
+    for endpoint, limit in ((hanging_hub, 2.0 + 1.5), (refused, 1.0)):
+        monkeypatch.setattr(hc, "ENDPOINT", endpoint)
+        t = time.monotonic()
+        assert not probe_endpoint(2.0)
+        assert time.monotonic() - t < limit
+    monkeypatch.setattr(hc, "ENDPOINT", hub.url)
+    assert probe_endpoint(2.0)
+    hub.mode = "error"
+    assert not probe_endpoint(2.0)
