@@ -41,11 +41,17 @@ def parse_args(argv=None) -> argparse.Namespace:
                          "(env: TS2VIZ_METRICS, specs separated by newlines or commas)")
     ap.add_argument("--metrics-file", default=None, metavar="FILE",
                     help="a file with one offered metric spec per line, # comments (env: TS2VIZ_METRICS_FILE)")
+    ap.add_argument("--prefetch-images", action="store_true",
+                    help="download the images of every SEG graph's thumbnails from the dataset's hub repo at "
+                         "start-up, behind the visitors' own (env: TS2VIZ_PREFETCH=all; default: the first SEG's; "
+                         "disk budget TS2VIZ_PREFETCH_MB)")
     return ap.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.prefetch_images:
+        os.environ["TS2VIZ_PREFETCH"] = "all"
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     from ts2viz.errors import InputError
     from ts2viz.ui import access as acc

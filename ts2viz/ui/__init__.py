@@ -132,6 +132,16 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
 
         for mode in MODES:
             app.mm(mode)
+    if app.thumbs.fetcher is not None:
+        # images of a hub dataset, fetched ahead of the first visitor (TS2VIZ_PREFETCH: "first", the
+        # default, the first view every visitor sees; "all", every thumbnail; "off"), behind the visitors'
+        # own images and within TS2VIZ_PREFETCH_MB; in a thread, as finding what is cached takes a moment
+        import threading
+
+        from .image_refresh import warm_start
+
+        threading.Thread(target=warm_start, args=(app, os.environ.get("TS2VIZ_PREFETCH", "first")), daemon=True,
+                         name="ts2viz-prefetch").start()
     workspaces = Workspaces(app, exports_root=Path(upload_root))
     demo = build_blocks(app, workspaces=workspaces)
     # Queue positions are sent to waiting visitors once a second, not to all of them whenever any

@@ -30,7 +30,7 @@ from ..display import SCALED_STATS, SIGNED_SEP_NOTE, fmt_score, fmt_x100, plural
 from ..errors import InputError
 from ..metametrics import signed
 from ..stats import ks_separation, mean_gap, node_means
-from .graph import seg_graph_html
+from .graph import seg_graph_html, thumb_files
 from .state import AppView, metric_family
 from .thumbs import GALLERY, THUMB
 
@@ -476,7 +476,7 @@ def graph_html(app: AppView, mode: str, seg_id, metric, walk=None, node=None) ->
     return seg_graph_html(seg, node_means=means, metric=metric,
                           lower_is_better=bool(metric) and app.lower_is_better(metric),
                           thumb_uri=lambda fn: app.thumbs.data_uri(fn, THUMB, placeholder=False), walk=wpath, walk_name=wname,
-                          selected=node)
+                          selected=node, thumb_note=lambda fn: app.thumbs.state(fn, THUMB))
 
 
 def _walk_index(walk) -> int | None:
@@ -553,13 +553,16 @@ def seg_header(app: AppView, mode: str, seg_id, metric, metric_b=None) -> str:
 
 def _graph(app: AppView, mode: str, seg, metric, walk, node) -> str:
     w = _walk_index(walk)
-    return app.memo(("graph", mode, seg.id, metric, w, node, app.thumbs.generation), [metric],
+    # keyed by what its thumbnails show (ready, loading, offline, missing): an image landing for another
+    # SEG leaves this one's memo alone
+    return app.memo(("graph", mode, seg.id, metric, w, node, app.thumbs.states(thumb_files(seg), THUMB)), [metric],
                     lambda: graph_html(app, mode, seg.id, metric, w, node))
 
 
 def _gallery(app: AppView, seg, node, metrics) -> list[tuple[str, str]]:
     ms = tuple(m for m in dict.fromkeys(metrics) if m)
-    return app.memo(("gallery", seg.id, node, ms, app.thumbs.generation), ms,
+    files = [im.file_name for im in seg.node(node).images] if node in seg.labels else []
+    return app.memo(("gallery", seg.id, node, ms, app.thumbs.states(files, GALLERY)), ms,
                     lambda: gallery(app, seg.id, node, ms))
 
 

@@ -17,6 +17,11 @@ PAD = 12
 N_THUMBS = 4
 
 
+def thumb_files(seg) -> list[str]:
+    """The images whose thumbnails the graph of ``seg`` shows (the first :data:`N_THUMBS` of each node)."""
+    return [im.file_name for n in seg.nodes for im in n.images[:N_THUMBS]]
+
+
 def _lerp(a: str, b: str, t: float) -> str:
     ca = [int(a[i:i + 2], 16) for i in (1, 3, 5)]
     cb = [int(b[i:i + 2], 16) for i in (1, 3, 5)]
@@ -33,7 +38,8 @@ def goodness_color(t: float) -> str:
 
 def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
                    lower_is_better: bool = False, thumb_uri: Callable[[str], str] | None = None,
-                   walk: Sequence[str] | None = None, walk_name: str = "", selected: str | None = None) -> str:
+                   walk: Sequence[str] | None = None, walk_name: str = "", selected: str | None = None,
+                   thumb_note: Callable[[str], str] | None = None) -> str:
     """HTML of a SEG graph.
 
     Parameters
@@ -46,6 +52,8 @@ def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
         (a placeholder tile with the file name is drawn); no thumbnails at all if ``thumb_uri`` is None.
     walk : node labels of a walk to highlight.
     selected : label of the node whose gallery is open.
+    thumb_note : file name -> why its image is not shown (``loading``, ``offline``, ``missing``), written
+        on its placeholder tile (default: ``unavailable``).
     """
     levels = list(seg.levels)
     cols = {lv: [n for n in seg.nodes if n.level == lv] for lv in levels}
@@ -111,7 +119,9 @@ def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
                 name = html.escape(im.file_name, quote=True)
                 if uri is None:
                     short = html.escape(im.file_name.rsplit("/", 1)[-1].rsplit(".", 1)[0][-6:])
-                    imgs.append(f'<span class="ph" title="{name}: image unavailable">{short}</span>')
+                    why = html.escape(thumb_note(im.file_name) if thumb_note else "unavailable")
+                    imgs.append(f'<span class="ph" data-state="{why}" title="{name}: image {why}">'
+                                f'{short}<i>{why}</i></span>')
                 else:
                     imgs.append(f'<img src="{html.escape(uri, quote=True)}" alt="{name}" loading="lazy"/>')
             more = len(n.images) - N_THUMBS

@@ -1,23 +1,20 @@
 """Thumbnails and gallery-size copies of dataset images, resized once and cached on disk.
 
 Images come from the dataset folder or, for a Hugging Face dataset, are fetched on demand in a
-background thread. Whatever happens (offline, missing file, unreadable or enormous image) a caller
-gets a path at once: the cached resize, or a placeholder that shows the file name. Nothing here
-blocks longer than a short timeout, and after one failed download the dataset is treated as offline
-for a while, so a page with 70 images never waits 70 timeouts.
+few background threads (:mod:`ts2viz.ui.image_fetch`). Whatever happens (offline, missing file,
+unreadable or enormous image) a caller gets a path at once: the cached resize, or a placeholder that
+says why (loading, offline, missing). Nothing here waits on the network.
 """
 from __future__ import annotations
 
 import base64
 import hashlib
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont, ImageOps
 
 from ..atomic import atomic_path
+from .image_fetch import LOADING, MISSING, OFFLINE, READY, VIEW, ImageFetcher
 
 #: Largest image (in pixels) decoded from the dataset. TS2 has images over 8,000 px wide; JPEG
 #: draft mode decodes those at a fraction of full size, so only the header's size is checked here.
@@ -85,8 +82,9 @@ class Thumbs:
     ----------
     dataset : a :class:`ts2viz.dataset.Dataset`.
     folder : cache folder for this dataset's resized images.
-    fetch : whether images missing locally may be downloaded from the dataset's hub repo.
-    timeout : seconds one download may take.
+    fetch : whether images missing locally may be downloaded from the dataset's hub repo (in the
+        background, by an :class:`ImageFetcher`; :attr:`fetcher` is ``None`` otherwise).
+    timeout : seconds one download's metadata request may take.
     """
 
     def __init__(self, dataset, folder: Path, *, fetch: bool = True, timeout: float = 4.0):
@@ -95,16 +93,12 @@ class Thumbs:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.fetch = fetch and dataset.hf_id is not None
         self.timeout = timeout
-        self._lock = threading.Lock()
-        self._pending: set[str] = set()
-        self._offline_until = 0.0
         self._uri: dict[tuple[str, int], str] = {}
         #: bumped whenever an image arrives from the hub, so that views built without it are rebuilt
         self.generation = 0
-        self._missing: dict[tuple[str, int], int] = {}   # (file, size) -> generation it was missing in
-        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ts2viz-fetch") if self.fetch else None
+        self.fetcher = ImageFetcher(dataset, timeout=timeout, on_arrival=self._arrived) if self.fetch else None
 
-    # -- paths ---------------------------------------------------------------------------------
+    # -- paths ---------------------------------------------------------------------------------------------
     def _cached(self, file_name: str, size: int) -> Path:
         return self.folder / f"{size}" / f"{_key(file_name)}.jpg"
 
@@ -117,8 +111,39 @@ class Thumbs:
                 placeholder("", size, note).save(tmp, format="PNG")
         return p
 
+    def state(self, file_name: str, size: int = THUMB) -> str:
+        """``ready``, ``loading``, ``offline`` or ``missing``: what a tile of this image shows now."""
+        if self._cached(file_name, size).is_file() or self.dataset.image_path(file_name) is not None:
+            return READY
+        if not self.dataset.has_image(file_name):
+            return MISSING
+        if self.fetcher is None:
+            if self._local_download(file_name) is not None:
+                return READY
+            # a hub dataset with downloads off (HF_HUB_OFFLINE): offline; a local folder: missing
+            return OFFLINE if self.dataset.hf_id else MISSING
+        return self.fetcher.state(file_name)
+
+    def states(self, file_names, size: int = THUMB) -> tuple[str, ...]:
+        """:meth:`state` of each image (a view's signature: it is redrawn when this changes)."""
+        return tuple(self.state(f, size) for f in file_names)
+
+    def request(self, file_names, priority: int = VIEW) -> int:
+        """Start downloading these images in the background (see :meth:`ImageFetcher.request`)."""
+        return 0 if self.fetcher is None else self.fetcher.request(file_names, priority)
+
+    def _arrived(self, file_name: str) -> None:
+        # the graph's thumbnail is made by the download thread, not by the next view
+        try:
+            self.get(file_name, THUMB)
+        except Exception:
+            pass
+        self.generation += 1
+
     def get(self, file_name: str, size: int = THUMB) -> tuple[Path, bool]:
-        """Path of the resized image (``True``) or of a placeholder (``False``). Never blocks long."""
+        """Path of the resized image (``True``) or of a placeholder (``False``). Never blocks long:
+        an image not on disk is queued for download and its placeholder says ``loading`` (or
+        ``offline``, ``missing``)."""
         out = self._cached(file_name, size)
         if out.is_file():
             return out, True
@@ -128,8 +153,9 @@ class Thumbs:
                 return self._placeholder(file_name, size, "unknown image"), False
             src = self._local_download(file_name)
         if src is None:
-            self._schedule(file_name)
-            note = "offline" if self.fetch or self.dataset.hf_id else "image missing"
+            self.request([file_name])
+            st = self.state(file_name, size)
+            note = {LOADING: "loading…", OFFLINE: "offline", READY: "loading…"}.get(st, "image missing")
             return self._placeholder(file_name, size, note), False
         try:
             im = open_reduced(src, size)
@@ -145,22 +171,12 @@ class Thumbs:
     def data_uri(self, file_name: str, size: int = THUMB, *, placeholder: bool = True) -> str | None:
         """The image as a ``data:`` URI, for inline HTML (memoised once the real image is there).
 
-        With ``placeholder=False``, ``None`` when the image is not available (the caller draws its own).
+        With ``placeholder=False``, ``None`` when the image is not available (the caller draws its own
+        tile; :meth:`state` says why); it is queued for download then.
         """
         hit = self._uri.get((file_name, size))
         if hit is not None:
             return hit
-        if not placeholder:
-            if self._missing.get((file_name, size)) == self.generation:
-                return None          # looked for since the last image arrived: still missing
-            out = self._cached(file_name, size)
-            if not out.is_file() and self.dataset.image_path(file_name) is None \
-                    and self._local_download(file_name) is None:
-                self._schedule(file_name)
-                if len(self._missing) > 100_000:
-                    self._missing.clear()
-                self._missing[(file_name, size)] = self.generation
-                return None
         p, real = self.get(file_name, size)
         if not real and not placeholder:
             return None
@@ -170,53 +186,9 @@ class Thumbs:
             self._uri[(file_name, size)] = uri
         return uri
 
-    # -- hub downloads ---------------------------------------------------------------------------
+    # -- hub downloads -------------------------------------------------------------------------------------
     def _local_download(self, file_name: str) -> Path | None:
         """An already downloaded copy (hub cache), without touching the network."""
         from ..dataset import cached_image
 
         return cached_image(self.dataset, file_name)
-
-    def _schedule(self, file_name: str) -> None:
-        if self._pool is None or time.monotonic() < self._offline_until:
-            return
-        with self._lock:
-            if file_name in self._pending:
-                return
-            self._pending.add(file_name)
-        self._pool.submit(self._download, file_name)
-
-    def _reachable(self) -> bool:
-        """A quick TCP probe of the hub (once per 5 minutes), so that offline costs one short timeout."""
-        import os
-        import socket
-        from urllib.parse import urlparse
-
-        now = time.monotonic()
-        if getattr(self, "_probe_ok_until", 0.0) > now:
-            return True
-        host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
-        try:
-            socket.create_connection((host, 443), timeout=min(2.0, self.timeout)).close()
-        except OSError:
-            self._offline_until = now + 300.0
-            return False
-        self._probe_ok_until = now + 300.0
-        return True
-
-    def _download(self, file_name: str) -> None:
-        from ..dataset import fetch_image
-
-        try:
-            if time.monotonic() < self._offline_until or not self._reachable():
-                return
-            p = fetch_image(self.dataset, file_name, timeout=self.timeout)
-            if p is None:
-                self._offline_until = time.monotonic() + 300.0
-            else:
-                self.generation += 1
-        except Exception:
-            self._offline_until = time.monotonic() + 300.0
-        finally:
-            with self._lock:
-                self._pending.discard(file_name)

@@ -6,6 +6,7 @@ import gradio as gr
 
 from ...display import SIGNED_SEP_SHORT
 from .. import callbacks as cb
+from .. import image_refresh as ir
 from .. import qa_callbacks as qa
 from ..glue import Page, Refresh, dropdown, plot_cached, table_value
 from . import questions
@@ -79,6 +80,10 @@ def build(page: Page) -> None:
                 # sized by assets/app.css: images of a readable size with their captions, however many
                 gal = gr.Gallery(label="Node images", show_label=False, columns=6, height="auto",
                                  object_fit="contain", elem_id="node-gallery", allow_preview=True, preview=False)
+                # per session: what the graph's thumbnails and the gallery showed when drawn, and a timer
+                # that runs only while some of them are still downloading (see ts2viz.ui.image_refresh)
+                img_shown = gr.State(None)
+                img_timer = gr.Timer(ir.TICK_S or 1.0, active=False)
                 # per session: the tab open below; the Nodes and Questions tabs are drawn only while
                 # open (most visits stay on the walks, and every output of a view costs Gradio work)
                 open_tab = gr.State(WALKS_TAB)
@@ -108,7 +113,11 @@ def build(page: Page) -> None:
 
     # -- the whole SEG view
     seg_out = [header, graph, node_dd, node_md, gal, walk_dd, walk_a, walk_b, walks_tb,
-               cdf_a, cdf_b, ks_tb]
+               cdf_a, cdf_b, ks_tb, img_timer, img_shown]
+
+    def images_drawn(rec):
+        """The timer and record outputs of a view event that drew the graph and gallery of ``rec``."""
+        return gr.Timer(active=ir.timer_on(rec)), rec
 
     def separation(view, sid, ma, mb, fmt):
         v = cb.node_separation_view(view, sid, ma, mb, plot=plot_cached(view, fmt))
@@ -119,12 +128,15 @@ def build(page: Page) -> None:
         if sid in (None, ""):
             return tuple(gr.skip() for _ in seg_out)
         view = page.view(request)
+        rec = ir.shown(view, sid)       # before the view is built: see ir.shown
         v = cb.seg_view(view, mode, sid, ma, mb, plot=plot_cached(view, fmt), nodes=False)
+        ir.warm_neighbours(view, sid)
         walks = view.memo(("walk_table_value", mode, sid, ma, mb), [ma, mb], lambda: table_value(v["walk_table"]))
         nodes_part = separation(view, sid, ma, mb, fmt) if shown == NODES_TAB else (gr.skip(),) * 3
         node = dropdown(v["nodes"], v["node"]) if node_choices else gr.update(value=v["node"])
         return (v["header"], v["graph"], node, v["node_title"], v["gallery"],
-                dropdown(v["walk_choices"], v["walk"]), v["walk_fig_a"], v["walk_fig_b"], walks, *nodes_part)
+                dropdown(v["walk_choices"], v["walk"]), v["walk_fig_a"], v["walk_fig_b"], walks, *nodes_part,
+                *images_drawn(rec))
 
     seg_in = [page.mode, seg_dd, metric_a, metric_b, page.fmt, open_tab]
     page.refresh["seg"] = Refresh(show_seg, seg_in, seg_out)
@@ -176,20 +188,35 @@ def build(page: Page) -> None:
 
     # -- nodes and walks
     def node_chosen(mode, sid, ma, mb, node, walk, request: gr.Request):
-        v = cb.select_node(page.view(request), mode, sid, ma, mb, node, walk)
-        return v["graph"], v["gallery"], v["node_title"]
+        view = page.view(request)
+        rec = ir.shown(view, sid, node)
+        v = cb.select_node(view, mode, sid, ma, mb, node, walk)
+        return v["graph"], v["gallery"], v["node_title"], *images_drawn(rec)
 
     page.on(node_dd.input, node_chosen, [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd],
-            [graph, gal, node_md])
+            [graph, gal, node_md, img_timer, img_shown])
 
     def node_clicked(mode, sid, ma, mb, walk, evt: gr.SelectData, request: gr.Request):
         if not evt.value:
-            return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-        graph_v, gal_v, title = node_chosen(mode, sid, ma, mb, evt.value, walk, request)
-        return graph_v, gal_v, title, gr.update(value=evt.value)
+            return (gr.skip(),) * 6
+        drawn = node_chosen(mode, sid, ma, mb, evt.value, walk, request)
+        return (*drawn, gr.update(value=evt.value))
 
     page.on(graph.select, node_clicked, [page.mode, seg_dd, metric_a, metric_b, walk_dd],
-            [graph, gal, node_md, node_dd])
+            [graph, gal, node_md, img_timer, img_shown, node_dd])
+
+    # -- images that land after the view was drawn (a tick is cheap and skips the queue)
+    def images_tick(mode, sid, ma, mb, node, walk, rec, request: gr.Request):
+        if rec is None:
+            return gr.skip(), gr.skip(), gr.Timer(active=False), None
+        view = page.view(request)
+        g, gal_changed, new = ir.tick(view, rec, sid, node)
+        v = cb.select_node(view, mode, sid, ma, mb, node, walk) if (g or gal_changed) else {}
+        return (v["graph"] if g else gr.skip(), v["gallery"] if gal_changed else gr.skip(),
+                gr.Timer(active=False) if new is None else gr.skip(), gr.skip() if new is rec else new)
+
+    page.on(img_timer.tick, images_tick, [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd, img_shown],
+            [graph, gal, img_timer, img_shown], queue=False, show_progress="hidden")
 
     def walk_chosen(mode, sid, ma, mb, walk, node, fmt, request: gr.Request):
         view = page.view(request)
@@ -230,8 +257,13 @@ def build(page: Page) -> None:
         return cb.table_csv(view, cb.failure_finder(view, mode, ma, stat, mb if gap else None, partition),
                             "failures")
 
-    page.refresh["finder"] = Refresh(find, [page.mode, metric_a, metric_b, ff_stat, ff_gap, part], [finder])
+    def find_and_warm(mode, ma, mb, stat, gap, partition, request: gr.Request):
+        table = find(mode, ma, mb, stat, gap, partition, request)
+        ir.warm_finder(page.view(request), table)   # their thumbnails, behind the visitor's own
+        return table
+
+    page.refresh["finder"] = Refresh(find_and_warm, [page.mode, metric_a, metric_b, ff_stat, ff_gap, part], [finder])
     for ev in (ff_stat.change, ff_gap.change, metric_a.change, metric_b.change):
-        page.on(ev, find, page.refresh["finder"].inputs, page.refresh["finder"].outputs)
+        page.on(ev, find_and_warm, page.refresh["finder"].inputs, page.refresh["finder"].outputs)
     page.download(finder_csv, finder_csv_file, page.refresh["finder"].inputs)
     page.open_seg_from_table(finder)
