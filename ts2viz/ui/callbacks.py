@@ -26,7 +26,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import figures
-from ..display import SCALED_STATS, SIGNED_SEP_NOTE, fmt_score, fmt_x100, plural, stat_name
+from ..display import (SCALED_STATS, SIGNED_SEP_NOTE, fmt_score, fmt_x100, md_text, plural,
+                       spreadsheet_safe_frame, stat_name)
 from ..errors import InputError
 from ..metametrics import signed
 from ..stats import ks_separation, mean_gap, node_means
@@ -49,6 +50,8 @@ MAX_UPLOAD_PIXELS = 50_000_000
 MAX_UPLOADS = 16
 IMAGE_FORMATS = {"JPEG", "PNG", "WEBP", "BMP", "GIF", "TIFF"}
 MAX_SPECS = 4
+#: uncompressed bytes a scores file's columns may hold per allowed row (Parquet metadata, checked before reading)
+SCORES_DECODED_BYTES_PER_ROW = 1024
 
 #: how seg_view and select_walk produce a figure: ``plot(key, metrics, build)`` with a key naming all
 #: the figure depends on besides the metrics' data, the metrics it shows, and a builder of the figure.
@@ -92,7 +95,8 @@ def _families_filter(families) -> set[str] | None:
 def _write_csv(app: AppView, df, stem: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:60] or "table"
     p = app.new_download(f"{stem}.csv")
-    df.to_csv(p, index=False)
+    # names and texts from visitors (metric names, file names) never act as spreadsheet formulas
+    spreadsheet_safe_frame(df).to_csv(p, index=False)
     return str(p)
 
 
@@ -235,7 +239,7 @@ def add_scores_file(app: AppView, path, display_name: str | None = None, lower_i
     The session's caps hold (files, bytes, rows, metrics). In public mode a file that cannot be read
     gets a message naming the row but quoting nothing from the file.
     """
-    from ..scores import read_scores
+    from ..scores import IGNORED_COLUMNS, ReadCaps, TooLarge, read_scores
 
     if not path:
         raise InputError("choose a scores file (CSV or Parquet) first")
@@ -255,8 +259,14 @@ def add_scores_file(app: AppView, path, display_name: str | None = None, lower_i
         raise InputError(f"scores file is {size / mib:.1f} MB; the limit is {limits.max_upload_bytes / mib:g} MB",
                          file=name)
     lib = [s.strip() for s in (lower_is_better or "").split(",") if s.strip()]
+    # the caps are checked before the data is read (a few KB of Parquet can stand for gigabytes)
+    caps = ReadCaps(max_rows=limits.max_rows, max_metrics=limits.max_metrics,
+                    max_columns=limits.max_metrics + len(IGNORED_COLUMNS) + 2,
+                    max_decoded_bytes=SCORES_DECODED_BYTES_PER_ROW * limits.max_rows)
     try:
-        sc = read_scores(p, dataset=app.dataset, lower_is_better=lib)
+        sc = read_scores(p, dataset=app.dataset, lower_is_better=lib, caps=caps)
+    except TooLarge as e:       # names a cap, quotes nothing from the file
+        raise InputError(e.problem, file=name, row=e.row) from None
     except InputError as e:
         if app.access.public:
             at = f"row {e.row}: " if e.row is not None else ""
@@ -533,7 +543,7 @@ def seg_header(app: AppView, mode: str, seg_id, metric, metric_b=None) -> str:
     for m in [x for x in (metric, metric_b) if x and x in app.metrics]:
         row = mm.seg_values
         i, k = mm.seg_ids.index(seg.id), mm.metrics.index(m)
-        bits.append(f"**{m}** ord {fmt_x100(row['ord'][i, k])} · sep {fmt_x100(row['sep'][i, k])} · "
+        bits.append(f"**{md_text(m)}** ord {fmt_x100(row['ord'][i, k])} · sep {fmt_x100(row['sep'][i, k])} · "
                     f"signed sep {fmt_x100(row['signed_sep'][i, k])}")
     note = f"  \n<small>Values x100, as in the paper. {SIGNED_SEP_NOTE}</small>" if bits else ""
     return (f"### SEG {seg.id} · {seg.partition}\n**Prompt:** {seg.prompt}\n\n"

@@ -7,7 +7,7 @@ from typing import Any
 
 import gradio as gr
 
-from ...display import SIGNED_SEP_NOTE
+from ...display import SIGNED_SEP_NOTE, md_text
 from .. import callbacks as cb
 from .. import uncertainty_callbacks as uc
 from ..glue import Page, Refresh, build_plain, figure_json, plot_data
@@ -106,4 +106,4 @@ def add_scores(page: Page, path, lower_is_better: str, request) -> str:
     """Load an uploaded scores file into the session's workspace; the status line shown under it."""
     view = page.view(request, create=True)
     msg = cb.add_scores_file(view, path, os.path.basename(str(path)) if path else None, lower_is_better)
-    return f"✓ {msg}"
+    return f"✓ {md_text(msg)}"      # names a visitor chose (file, columns) shown as text
