@@ -74,16 +74,19 @@ def launch_kwargs(app: AppState) -> dict:
         font=["Inter", "ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "sans-serif"],
         font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "monospace"])
     gr.set_static_paths([str(app.thumbs.folder)])
-    out = dict(css=css, theme=theme, allowed_paths=[], max_file_size=MAX_FILE_SIZE, show_error=True,
+    # show_error: Gradio sends the text of any exception to the page; in public mode only the app's own
+    # messages (gr.Error) go out, never Python's text about a malformed call
+    out = dict(css=css, theme=theme, allowed_paths=[], max_file_size=MAX_FILE_SIZE, show_error=not app.access.public,
                footer_links=["gradio"], ssr_mode=False,
                state_session_capacity=max(100, 2 * app.access.limits.max_sessions))
     if app.access.public:
         # what one client may put on the server's disk (see ts2viz.ui.uploads)
         from starlette.middleware import Middleware
 
+        from .guard import EventGuard
         from .uploads import UploadBudget
 
-        out["app_kwargs"] = {"middleware": [Middleware(UploadBudget)]}
+        out["app_kwargs"] = {"middleware": [Middleware(UploadBudget), Middleware(EventGuard)]}
     return out
 
 

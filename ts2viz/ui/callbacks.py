@@ -48,6 +48,8 @@ MAX_PROMPT_CHARS = 1000
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_UPLOAD_PIXELS = 50_000_000
 MAX_UPLOADS = 16
+#: the longest side an uploaded image is kept at (every metric's processor resizes to far less)
+UPLOAD_DECODE_SIDE = 2048
 IMAGE_FORMATS = {"JPEG", "PNG", "WEBP", "BMP", "GIF", "TIFF"}
 MAX_SPECS = 4
 #: uncompressed bytes a scores file's columns may hold per allowed row (Parquet metadata, checked before reading)
@@ -876,9 +878,14 @@ def check_upload(path, *, max_bytes: int = MAX_UPLOAD_BYTES, max_pixels: int = M
                 raise InputError(f"image is {w}x{h} pixels; the limit is {max_pixels // 1_000_000} megapixels",
                                  file=name)
             if fmt == "JPEG":  # decode large JPEGs at reduced scale; the metrics resize anyway
-                im.draft("RGB", (2048, 2048))
+                im.draft("RGB", (UPLOAD_DECODE_SIDE, UPLOAD_DECODE_SIDE))
+            im.seek(0)         # an animation's first frame only (the others are never decoded)
             im.load()
             out = im.convert("RGB")
+            # kept at most UPLOAD_DECODE_SIDE px a side: 16 uploads of 49 megapixels must not stay in memory
+            # at full size (each is decoded, reduced, and let go before the next)
+            if max(out.size) > UPLOAD_DECODE_SIDE:
+                out.thumbnail((UPLOAD_DECODE_SIDE, UPLOAD_DECODE_SIDE), Image.Resampling.LANCZOS, reducing_gap=3.0)
     except InputError:
         raise
     except (UnidentifiedImageError, Image.DecompressionBombError):

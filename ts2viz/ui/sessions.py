@@ -28,6 +28,46 @@ from .state import AppState, AppView, Workspace
 
 #: how often (seconds) idle sessions are looked for, at the latest on the next request
 SWEEP_EVERY_S = 30.0
+#: at most this often (seconds) freed memory is handed back to the system after sessions end
+TRIM_EVERY_S = 5.0
+
+
+def _load_trim():
+    try:
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc.malloc_trim
+    except (OSError, AttributeError):
+        return None       # not glibc (macOS, musl): nothing to call
+
+
+_TRIM = _load_trim()
+_last_trim = [0.0]
+_pending: list = [None]
+_trim_lock = threading.Lock()
+
+
+def release_memory(force: bool = False) -> bool:
+    """Hand the heap's free pages back to the system (glibc's ``malloc_trim``), at most every
+    :data:`TRIM_EVERY_S` seconds. Python frees a closed session's tables, but glibc keeps the freed
+    arenas mapped: without this the process stays at its peak size after the sessions have gone.
+    Returns whether it ran."""
+    now = time.monotonic()
+    if _TRIM is None:
+        return False
+    with _trim_lock:
+        if not force and now - _last_trim[0] < TRIM_EVERY_S:
+            if _pending[0] is None:      # run once more when the interval is over (the last session's memory)
+                _pending[0] = threading.Timer(TRIM_EVERY_S, release_memory, kwargs={"force": True})
+                _pending[0].daemon = True
+                _pending[0].start()
+            return False
+        _last_trim[0] = now
+        _pending[0] = None
+    _TRIM(0)
+    return True
 
 
 class Workspaces:
@@ -80,6 +120,8 @@ class Workspaces:
         finally:
             for w in drop:
                 w.close()
+            if drop:
+                release_memory()
         return ws
 
     def _make_room(self, now: float, client: str | None) -> list[Workspace]:
@@ -124,6 +166,7 @@ class Workspaces:
             ws = self._items.pop(session_id, None) if session_id else None
         if ws is not None:
             ws.close()
+            release_memory()
         return ws is not None
 
     def sweep(self) -> int:
@@ -132,6 +175,8 @@ class Workspaces:
             drop = self._expired(self.clock())
         for w in drop:
             w.close()
+        if drop:
+            release_memory()
         return len(drop)
 
     def _expired(self, now: float) -> list[Workspace]:

@@ -27,8 +27,9 @@ from typing import Callable, Iterable
 #: how long an upload stays on disk (seconds; env TS2VIZ_UPLOAD_TTL_S): long enough to choose a file and
 #: press the button that uses it, short enough that a filled disk empties again soon
 UPLOAD_TTL_S = float(os.environ.get("TS2VIZ_UPLOAD_TTL_S") or 600)
-#: what one client may upload per window (the upload TTL): bytes and files, and files in one request
-CLIENT_UPLOAD_BYTES = 200 * 1024 * 1024
+#: what one client may upload per window (the upload TTL): bytes (env TS2VIZ_CLIENT_UPLOAD_MB) and files,
+#: and files in one request
+CLIENT_UPLOAD_BYTES = int(float(os.environ.get("TS2VIZ_CLIENT_UPLOAD_MB") or 200) * 1024 * 1024)
 CLIENT_UPLOAD_FILES = 200
 REQUEST_UPLOAD_FILES = 32
 
