@@ -427,7 +427,7 @@ def _header_lines(path: Path, caps: ReadCaps) -> tuple[list[bytes], int]:
         m = re.compile(rb"\r\n|\r|\n").search(head, pos)
         end = m.start() if m else len(head)
         if end - pos > caps.max_header_bytes:
-            raise TooLarge(f"the header line is longer than {caps.max_header_bytes // 1024} KB", file=path,
+            raise TooLarge(f"the header line is longer than {caps.max_header_bytes // 1024} KB, the limit", file=path,
                            row=len(lines) + 1)
         lines.append(head[pos:end])
         if m is None or not lines[0].lstrip(b"\xef\xbb\xbf").startswith(HEADER_PREFIX.encode()):
@@ -503,7 +503,7 @@ def _read_csv(path: Path, metrics: Sequence[str] | None, caps: ReadCaps) -> _Tab
     except pa.ArrowInvalid as e:
         read_text_utf8(path)    # not UTF-8: raises naming the line
         if "straddling" in str(e) or "block" in str(e):
-            raise TooLarge(f"a row longer than {block // (1 << 20)} MB", file=path) from None
+            raise TooLarge(f"a row longer than {block // (1 << 20)} MB, the limit", file=path) from None
         raise InputError("not a readable CSV file", file=path) from None
     if bad_rows:
         line, n = _first_ragged_row(path, header_row, len(columns))
