@@ -458,7 +458,7 @@ def _read_csv(path: Path, metrics: Sequence[str] | None, caps: ReadCaps) -> _Tab
     if not header_text.strip():
         raise InputError("empty file: expected a header with a file_name column", file=path)
     try:
-        columns = next(csv.reader([header_text]))
+        columns = next(csv.reader([header_text], strict=True))
     except csv.Error:
         raise InputError("the header is not valid CSV (an unterminated quote?)", file=path, row=header_row) from None
     cols = _metric_columns(columns, path, metrics, header_row, caps)

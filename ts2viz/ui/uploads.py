@@ -86,13 +86,11 @@ class UploadJanitor:
     @staticmethod
     def _age_mark(p: Path) -> float:
         """The latest modification time of ``p`` (a folder: of it and what is directly in it)."""
-        st = p.lstat()
-        latest = max(st.st_mtime, st.st_ctime)
+        latest = p.lstat().st_mtime
         if p.is_dir() and not p.is_symlink():
             for q in p.iterdir():
                 try:
-                    s = q.lstat()
-                    latest = max(latest, s.st_mtime, s.st_ctime)
+                    latest = max(latest, q.lstat().st_mtime)
                 except OSError:
                     pass
         return latest
