@@ -301,6 +301,11 @@ class AppState(TableSet):
         return get_metric(spec, device)
 
 
+#: functions called with each workspace that closes (stores elsewhere that hold a session's data
+#: register here: their entries go with the session, not only when their bound is reached)
+CLOSE_HOOKS: list[Callable[["Workspace"], None]] = []
+
+
 class Workspace(TableSet):
     """One session's own data: uploaded score files and live-scored metrics, private to it.
 
@@ -485,6 +490,11 @@ class Workspace(TableSet):
             exports, self._exports = self._exports, None
             files, self._files = self._files, []
             self._downloads = []
+        for hook in list(CLOSE_HOOKS):
+            try:
+                hook(self)
+            except Exception:  # noqa: BLE001 - one store's failure must not keep the session's files
+                pass
         if exports is not None:
             shutil.rmtree(exports, ignore_errors=True)
         from .uploads import REGISTRY

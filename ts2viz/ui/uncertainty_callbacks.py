@@ -40,7 +40,7 @@ from ..errors import InputError
 from ..metametrics import MetaMetrics
 from .callbacks import ALL, BOARD_STATS, SEG_STATS, best_cells, leaderboard, mark_columns, metric_choices, shown, table_csv
 from .memo import Memo
-from .state import AppView
+from .state import CLOSE_HOOKS, AppView
 
 #: bootstrap settings of every view (the library's defaults: 10,000 resamples, 95 %, seed 0)
 SETTINGS = U.DEFAULTS
@@ -96,6 +96,17 @@ def _token(workspace) -> int:
         if t is None:
             t = _TOKENS[workspace] = next(_COUNTER)
         return t
+
+
+def _forget(workspace) -> None:
+    """A closed session's bootstraps go with it (the store's bound is for sessions still open)."""
+    with _LOCK:
+        token = _TOKENS.get(workspace)
+    if token is not None:
+        _SESSIONS.discard(lambda key: len(key) > 1 and key[1] == token)
+
+
+CLOSE_HOOKS.append(_forget)
 
 
 def _draw(mm: MetaMetrics) -> BoardBootstrap:
