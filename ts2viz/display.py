@@ -73,8 +73,9 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
-#: Markdown's punctuation that can start emphasis, code, links, images, headings, lists or tables
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+|!~-])")
+#: Markdown's punctuation that can start emphasis, code, links, images, headings or tables (not "-": names
+#: are shown inline, where it starts no list, and metric names are full of it)
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+|!~])")
 
 
 def md_text(text) -> str:
