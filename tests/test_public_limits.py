@@ -148,3 +148,49 @@ def test_markdown_and_spreadsheet_escaping():
     assert list(safe.columns) == ["metric", "'=col"]
     assert safe["metric"].tolist() == ["'@SUM(1)", "'-x", "fine"] and safe["'=col"].tolist() == [1.0, -2.0, 3.0]
     assert df["metric"].tolist() == ["@SUM(1)", "-x", "fine"]      # the caller's table is unchanged
+
+
+# -- images within the caps ---------------------------------------------------------------------------------
+
+def test_large_uploaded_images_are_kept_small(tmp_path):
+    """8 uploads of 49 megapixels each (under the 50 MP cap): each is decoded, reduced to at most
+    2048 px a side and let go before the next, so the call's peak is about one full-size decode
+    (not 8 x 147 MB) and, once the allocator's free pages are handed back, what stays is the reduced
+    images; an animation gives its first frame."""
+    import gc
+    import threading
+
+    import psutil
+    from PIL import Image
+
+    from ts2viz.ui import callbacks as cb
+    from ts2viz.ui.sessions import release_memory
+
+    big = tmp_path / "big.png"
+    Image.new("RGB", (7000, 7000), (200, 30, 30)).save(big, compress_level=1)
+    frames = [Image.new("RGB", (800, 600), (k, 255 - k, 0)) for k in range(0, 250, 5)]
+    frames[0].save(tmp_path / "anim.gif", save_all=True, append_images=frames[1:], duration=40)
+    del frames
+    gc.collect()
+    release_memory(force=True)
+    proc = psutil.Process()
+    before = proc.memory_info().rss
+    peak, stop = [before], threading.Event()
+
+    def sample():
+        while not stop.wait(0.02):
+            peak[0] = max(peak[0], proc.memory_info().rss)
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    kept = [cb.check_upload(big, max_pixels=50_000_000) for _ in range(8)]
+    stop.set()
+    t.join()
+    release_memory(force=True)
+    held = (proc.memory_info().rss - before) / 2**20
+    peak_mb = (peak[0] - before) / 2**20
+    assert all(max(im.size) == cb.UPLOAD_DECODE_SIDE and im.mode == "RGB" for im in kept)
+    assert peak_mb < 450, f"peak {peak_mb:.0f} MB while reducing 8 images of 49 MP"
+    assert held < 200, f"{held:.0f} MB held for 8 reduced images"
+    gif = cb.check_upload(tmp_path / "anim.gif")
+    assert gif.size == (800, 600) and gif.getpixel((0, 0)) == (0, 255, 0)      # the first frame

@@ -881,11 +881,13 @@ def check_upload(path, *, max_bytes: int = MAX_UPLOAD_BYTES, max_pixels: int = M
                 im.draft("RGB", (UPLOAD_DECODE_SIDE, UPLOAD_DECODE_SIDE))
             im.seek(0)         # an animation's first frame only (the others are never decoded)
             im.load()
-            out = im.convert("RGB")
+            frame = im.convert("RGB") if im.mode in ("P", "PA", "1") else im   # palettes resize poorly
             # kept at most UPLOAD_DECODE_SIDE px a side: 16 uploads of 49 megapixels must not stay in memory
-            # at full size (each is decoded, reduced, and let go before the next)
-            if max(out.size) > UPLOAD_DECODE_SIDE:
-                out.thumbnail((UPLOAD_DECODE_SIDE, UPLOAD_DECODE_SIDE), Image.Resampling.LANCZOS, reducing_gap=3.0)
+            # at full size (each is decoded, reduced, and let go before the next; the RGB copy is made of
+            # the reduced one)
+            if max(frame.size) > UPLOAD_DECODE_SIDE:
+                frame.thumbnail((UPLOAD_DECODE_SIDE, UPLOAD_DECODE_SIDE), Image.Resampling.LANCZOS, reducing_gap=3.0)
+            out = frame.convert("RGB") if frame.mode != "RGB" or frame is im else frame
     except InputError:
         raise
     except (UnidentifiedImageError, Image.DecompressionBombError):
@@ -930,6 +932,11 @@ def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | 
         for p in paths:
             app.workspace.own_file(p)
     images = [check_upload(p) for p in paths]
+    if app.access.public:
+        # the full-size decodes are freed, but the allocator keeps their pages: hand them back now
+        from .sessions import release_memory
+
+        release_memory()
     names = [p.name for p in paths]
     dev = app.access.device(device)
     metric = load_metric(app, spec, dev)
