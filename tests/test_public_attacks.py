@@ -178,6 +178,8 @@ def test_score_file_bombs_refused_from_metadata_while_others_answer(server, tmp_
         stop.set()
     growth_mb = (peak[0] - base) / 2**20
     out = {name: (r, dt) for name, r, dt in results}
+    print("\n" + ", ".join(f"{n} {dt:.2f} s" for n, (r, dt) in out.items())
+          + f"; server RSS +{growth_mb:.0f} MB at most; bystander {len(times)} calls, max {max(times):.2f} s")
     for name in bombs:
         r, dt = out[name]
         assert not r.success, name
