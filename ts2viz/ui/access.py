@@ -30,7 +30,7 @@ class Limits:
     max_upload_bytes: int         # size of one score file
     max_rows: int                 # rows of one score file
     max_metrics: int              # metrics (uploaded columns + live-scored) a session may hold
-    max_sessions: int             # sessions with data held at once (least recently used dropped first)
+    max_sessions: int             # sessions with data held at once (see keep_active_s)
     idle_timeout_s: float         # a session's data is dropped after this long without a request
     score_all_segs: bool          # whether one live-scoring call may score every SEG
     #: sessions with data held at once for one client (address): past it, that client's own least
