@@ -47,6 +47,12 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    if os.environ.get("SPACE_ID"):
+        # Behind the Space's proxy every request comes from the proxy's address: take the visitor's from
+        # X-Forwarded-For (uvicorn reads this), or the per-client session cap would treat all visitors as
+        # one client. A forged header only makes one visitor look like several, which the cap on all
+        # sessions (refuse when full, never evict an active one) still bounds.
+        os.environ.setdefault("FORWARDED_ALLOW_IPS", "*")
     from ts2viz.errors import InputError
     from ts2viz.ui import access as acc
     from ts2viz.ui import build_app, load_state
