@@ -389,12 +389,14 @@ def test_strangers_cannot_push_out_an_active_visitor(server):
             seconds = time.perf_counter() - t0
             after = {row[0] for row in victim.output(await victim.call("redraw"), "leaderboard")["data"]}
             csv_v = await victim.call("board_csv", ["paper", ["All"], "ord_avg", False])
+            file_kept = Path(up["path"]).exists()
             await victim.close()
-            return added, before, after, own, [r for rs in many for r in rs], csv_v, seconds
+            return added, before, after, own, [r for rs in many for r in rs], csv_v, seconds, file_kept
 
-    added, before, after, own, many, csv_v, seconds = run(go())
+    added, before, after, own, many, csv_v, seconds, file_kept = run(go())
     assert added.success, added.error
     assert "VictimScore" in before and "VictimScore" in after
+    assert file_kept, "the victim's uploaded file was deleted"
     assert csv_v.success, csv_v.error
     assert all(r.success for r in own), [r.error for r in own if not r.success][:3]
     assert len(many) == 400
