@@ -53,6 +53,12 @@ def main(argv=None) -> int:
     if args.prefetch_images:
         os.environ["TS2VIZ_PREFETCH"] = "all"
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    if os.environ.get("SPACE_ID"):
+        # Behind the Space's proxy every request comes from the proxy's address: take the visitor's from
+        # X-Forwarded-For (uvicorn reads this), or the per-client session cap would treat all visitors as
+        # one client. A forged header only makes one visitor look like several, which the cap on all
+        # sessions (refuse when full, never evict an active one) still bounds.
+        os.environ.setdefault("FORWARDED_ALLOW_IPS", "*")
     from ts2viz.errors import InputError
     from ts2viz.ui import access as acc
     from ts2viz.ui import build_app, load_state

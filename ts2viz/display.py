@@ -7,7 +7,9 @@ metric's own units. Files (CSV downloads, ``--out``) keep fractions: only what i
 """
 from __future__ import annotations
 
+import html
 import math
+import re
 
 #: per-walk / per-SEG statistics shown x100 (delta is a score gap, in the metric's units)
 SCALED_STATS = frozenset({"ord", "sep", "signed_sep", "kendall", "pacc"})
@@ -70,3 +72,47 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     ``plural(3, 'image') == '3 images'``, ``plural(2, 'error', 'errors')``; thousands separated."""
     n = int(n)
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+#: Markdown's punctuation that can start emphasis, code, links, images, headings or tables (not "-": names
+#: are shown inline, where it starts no list, and metric names are full of it)
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+|!~])")
+
+
+def md_text(text) -> str:
+    """Any text, shown as it is in Markdown (a ``gr.Markdown``, a Markdown caption): HTML's ``<``, ``>``
+    and ``&`` become entities and Markdown's punctuation is backslash-escaped, so a visitor's metric
+    name, file name or column header renders as those characters: no tag, emphasis, link or image
+    (a Markdown image would make every browser that shows it fetch a remote URL)."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
+
+
+def html_text(text) -> str:
+    """Any text inside HTML (an element's content or a quoted attribute): ``html.escape`` with quotes."""
+    return html.escape(str(text), quote=True)
+
+
+#: first characters that make a spreadsheet read a cell as a formula (or, with tab and CR, shift it)
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value):
+    """A text cell for a CSV download that spreadsheets show as text: one starting with ``=``, ``+``,
+    ``-``, ``@``, tab or CR gets a leading ``'`` (OWASP's advice against CSV injection; Excel and
+    LibreOffice hide the quote). Numbers and other non-text values are returned as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
+def spreadsheet_safe_frame(df):
+    """A copy of a DataFrame whose text cells and column names pass :func:`spreadsheet_safe`."""
+    import pandas as pd
+
+    out = df.copy()
+    out.columns = [spreadsheet_safe(c) for c in out.columns]
+    for j in range(out.shape[1]):
+        col = out.iloc[:, j]
+        if not pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
+            out.isetitem(j, col.map(spreadsheet_safe, na_action="ignore").astype(object))
+    return out

@@ -216,8 +216,34 @@ class _Table:
     row_of: Callable[[int], int]
 
 
+@dataclass(frozen=True)
+class ReadCaps:
+    """Bounds on what reading one scores file may cost, checked before the data is read.
+
+    ``max_rows``: data rows (Parquet: from the file's metadata; CSV: counted while streaming, the
+    read stops at the first row past the cap). ``max_metrics``: metric columns. ``max_columns``:
+    columns of any kind. ``max_decoded_bytes``: Parquet only, the uncompressed size of the columns to
+    read as the file's metadata states it (dictionary and run-length encoding let a few KB stand for
+    gigabytes). ``max_cell_chars``: the longest text cell (a file name, a number written as text).
+    ``max_footer_bytes``: Parquet metadata (thousands of columns make it large).
+    """
+
+    max_rows: int | None = None
+    max_metrics: int | None = None
+    max_columns: int | None = None
+    max_decoded_bytes: int | None = None
+    max_cell_chars: int = 1024
+    max_footer_bytes: int = 1 << 20
+    max_header_bytes: int = 64 * 1024
+
+
+class TooLarge(InputError):
+    """A scores file past one of the caps of :class:`ReadCaps` (its message quotes nothing from the file)."""
+
+
 def read_scores(path: str | os.PathLike, *, dataset=None,
-                lower_is_better: Iterable[str] = (), metrics: Sequence[str] | None = None) -> Scores:
+                lower_is_better: Iterable[str] = (), metrics: Sequence[str] | None = None,
+                caps: ReadCaps | None = None) -> Scores:
     """Read a scores file (CSV or Parquet) and validate it.
 
     Only the ``file_name`` column and the metric columns asked for are read (all metric columns when
@@ -230,6 +256,8 @@ def read_scores(path: str | os.PathLike, *, dataset=None,
     dataset : if given, every ``file_name`` must belong to it.
     lower_is_better : metric names to treat as lower-is-better, in addition to those the file declares.
     metrics : keep only these metric columns (each must exist).
+    caps : bounds checked before the data is read (a public app's uploads); a file past one raises
+        :class:`TooLarge` after reading at most the caps' worth of it.
 
     Returns
     -------
@@ -248,10 +276,11 @@ def read_scores(path: str | os.PathLike, *, dataset=None,
     path = Path(path)
     if not path.is_file():
         raise InputError("no such scores file", file=path)
+    caps = caps or ReadCaps()
     if path.suffix.lower() in (".parquet", ".pq"):
-        t = _read_parquet(path, metrics)
+        t = _read_parquet(path, metrics, caps)
     else:
-        t = _read_csv(path, metrics)
+        t = _read_csv(path, metrics, caps)
     lib = set(lower_is_better) | t.lib
     seen: dict[str, int] = {}
     for i, f in enumerate(t.names):
@@ -271,8 +300,13 @@ def read_scores(path: str | os.PathLike, *, dataset=None,
     return Scores(t.names, t.metrics, t.values, {m for m in lib if m in t.metrics}, source=str(path))
 
 
-def _metric_columns(columns: Sequence[str], path: Path, metrics: Sequence[str] | None, header_row) -> list[str]:
-    """The metric columns to read, after checking the header: a file_name column, no name twice."""
+def _metric_columns(columns: Sequence[str], path: Path, metrics: Sequence[str] | None, header_row,
+                    caps: ReadCaps | None = None) -> list[str]:
+    """The metric columns to read, after checking the header: a file_name column, no name twice,
+    within the caps' column counts."""
+    caps = caps or ReadCaps()
+    if caps.max_columns is not None and len(columns) > caps.max_columns:
+        raise TooLarge(f"{len(columns):,} columns; the limit is {caps.max_columns}", file=path)
     seen: dict[str, int] = {}
     for j, c in enumerate(columns):
         if c in seen:
@@ -291,25 +325,85 @@ def _metric_columns(columns: Sequence[str], path: Path, metrics: Sequence[str] |
         cols = [c for c in cols if c in want]
     if not cols:
         raise InputError("no metric columns: expected file_name plus one numeric column per metric", file=path)
+    if caps.max_metrics is not None and len(cols) > caps.max_metrics:
+        raise TooLarge(f"{len(cols):,} metric columns; a session may hold at most {caps.max_metrics} metrics",
+                       file=path)
     return cols
 
 
-def _read_parquet(path: Path, metrics: Sequence[str] | None) -> _Table:
-    try:
-        import pyarrow.parquet as pq
+def _parquet_footer_bytes(path: Path) -> int:
+    """The size of a Parquet file's metadata (its last 8 bytes: a 4-byte length and ``PAR1``)."""
+    import struct
 
-        schema = pq.read_schema(path)
-    except Exception as e:
-        raise InputError(f"not a readable Parquet file ({type(e).__name__})", file=path) from None
-    lib: set[str] = set()
-    meta = schema.metadata or {}
-    if PARQUET_KEY in meta:
-        lib = {m for m in meta[PARQUET_KEY].decode(errors="replace").split(",") if m}
-    cols = _metric_columns([str(n) for n in schema.names], path, metrics, None)
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() < 12:
+            return -1
+        f.seek(-8, os.SEEK_END)
+        tail = f.read(8)
+    return struct.unpack("<I", tail[:4])[0] if tail[4:] == b"PAR1" else -1
+
+
+def _read_parquet(path: Path, metrics: Sequence[str] | None, caps: ReadCaps) -> _Table:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    footer = _parquet_footer_bytes(path)
+    if footer < 0:
+        raise InputError("not a readable Parquet file (no Parquet footer)", file=path)
+    if footer > caps.max_footer_bytes:
+        raise TooLarge(f"the file's Parquet metadata is {footer / 1024:,.0f} KB (too many columns or row groups); "
+                       f"the limit is {caps.max_footer_bytes // 1024:,} KB", file=path)
     try:
-        table = pq.read_table(path, columns=["file_name", *cols])
+        pf = pq.ParquetFile(path)
+        meta, schema = pf.metadata, pf.schema_arrow
     except Exception as e:
         raise InputError(f"not a readable Parquet file ({type(e).__name__})", file=path) from None
+    # Every cap is checked on the metadata, before a value is decoded.
+    if caps.max_rows is not None and meta.num_rows > caps.max_rows:
+        raise TooLarge(f"{meta.num_rows:,} rows; the limit is {caps.max_rows:,}", file=path)
+    lib: set[str] = set()
+    kv = schema.metadata or {}
+    if PARQUET_KEY in kv:
+        lib = {m for m in kv[PARQUET_KEY].decode(errors="replace").split(",") if m}
+    cols = _metric_columns([str(n) for n in schema.names], path, metrics, None, caps)
+    want = ["file_name", *cols]
+    for c in want:
+        t = schema.field(c).type
+        if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
+                or pa.types.is_floating(t) or pa.types.is_boolean(t) or pa.types.is_null(t)
+                or pa.types.is_decimal(t)
+                or (pa.types.is_dictionary(t) and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)))):
+            raise InputError(f"column {c!r} has type {t}: expected text (file_name) or numbers", file=path)
+    if caps.max_decoded_bytes is not None:
+        index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
+        size = sum(meta.row_group(g).column(index[c]).total_uncompressed_size
+                   for g in range(meta.num_row_groups) for c in want if c in index)
+        if size > caps.max_decoded_bytes:
+            raise TooLarge(f"the columns to read hold {size / 1e6:,.0f} MB uncompressed; the limit is "
+                           f"{caps.max_decoded_bytes / 1e6:,.0f} MB", file=path)
+    text = [c for c in want if pa.types.is_string(schema.field(c).type) or pa.types.is_large_string(schema.field(c).type)
+            or pa.types.is_dictionary(schema.field(c).type)]
+    try:
+        # text columns stay dictionary-encoded until their longest value is known: a few bytes of
+        # dictionary may stand for one long string repeated on every row
+        table = pq.read_table(path, columns=want, read_dictionary=text, use_threads=False)
+    except Exception as e:
+        raise InputError(f"not a readable Parquet file ({type(e).__name__})", file=path) from None
+    if caps.max_rows is not None and table.num_rows > caps.max_rows:     # metadata that lied
+        raise TooLarge(f"{table.num_rows:,} rows; the limit is {caps.max_rows:,}", file=path)
+    for c in text:
+        col = table.column(c)
+        for chunk in col.chunks:
+            values = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
+            if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+                longest = pc.max(pc.utf8_length(values)).as_py() or 0
+                if longest > caps.max_cell_chars:
+                    raise TooLarge(f"column {c!r} holds a text of {longest:,} characters; the limit is "
+                                   f"{caps.max_cell_chars:,}", file=path)
+        if pa.types.is_dictionary(col.type):
+            table = table.set_column(table.schema.get_field_index(c), c, col.cast(col.type.value_type))
     if table.num_rows == 0:
         raise InputError("no rows", file=path)
     names = ["" if v is None else str(v).strip() for v in table.column("file_name").to_pylist()]
@@ -319,7 +413,30 @@ def _read_parquet(path: Path, metrics: Sequence[str] | None) -> _Table:
     return _Table(names, cols, values, lib, lambda i: i + 1)
 
 
-def _read_csv(path: Path, metrics: Sequence[str] | None) -> _Table:
+def _header_lines(path: Path, caps: ReadCaps) -> tuple[list[bytes], int]:
+    """The file's first one or two lines (the optional ``# ts2viz-scores`` line, then the header) and
+    how many lines they are. Lines may end in LF, CRLF or CR alone (old Excel); a header longer than
+    ``caps.max_header_bytes`` is refused."""
+    import re
+
+    with open(path, "rb") as fh:
+        head = fh.read(2 * caps.max_header_bytes + 2)
+    lines: list[bytes] = []
+    pos = 0
+    for _ in range(2):
+        m = re.compile(rb"\r\n|\r|\n").search(head, pos)
+        end = m.start() if m else len(head)
+        if end - pos > caps.max_header_bytes:
+            raise TooLarge(f"the header line is longer than {caps.max_header_bytes // 1024} KB, the limit", file=path,
+                           row=len(lines) + 1)
+        lines.append(head[pos:end])
+        if m is None or not lines[0].lstrip(b"\xef\xbb\xbf").startswith(HEADER_PREFIX.encode()):
+            break
+        pos = m.end()
+    return lines, len(lines)
+
+
+def _read_csv(path: Path, metrics: Sequence[str] | None, caps: ReadCaps) -> _Table:
     import csv
 
     import pyarrow as pa
@@ -328,24 +445,23 @@ def _read_csv(path: Path, metrics: Sequence[str] | None) -> _Table:
     from .dataset import read_text_utf8
 
     # The header (and the optional "# ts2viz-scores" line above it), read as text.
-    with open(path, "rb") as fh:
-        first = fh.readline(1 << 20)
-        second = fh.readline(1 << 20) if first.lstrip(b"\xef\xbb\xbf").startswith(HEADER_PREFIX.encode()) else None
+    raw, header_row = _header_lines(path, caps)
     try:
-        lines = [ln.decode("utf-8-sig") for ln in (first, second) if ln is not None]
+        lines = [ln.decode("utf-8-sig") for ln in raw]
     except UnicodeDecodeError:
         read_text_utf8(path)    # raises the error naming the line of the first bad byte
         raise
     lib: set[str] = set()
-    header_row = 1
-    if second is not None:
+    if header_row == 2:
         lib = _parse_header_line(lines[0].strip())
-        header_row = 2
     header_text = lines[-1] if lines else ""
     if not header_text.strip():
         raise InputError("empty file: expected a header with a file_name column", file=path)
-    columns = next(csv.reader([header_text.rstrip("\r\n")]))
-    cols = _metric_columns(columns, path, metrics, header_row)
+    try:
+        columns = next(csv.reader([header_text], strict=True))
+    except csv.Error:
+        raise InputError("the header is not valid CSV (an unterminated quote?)", file=path, row=header_row) from None
+    cols = _metric_columns(columns, path, metrics, header_row, caps)
 
     bad_rows: list = []
 
@@ -353,15 +469,25 @@ def _read_csv(path: Path, metrics: Sequence[str] | None) -> _Table:
         bad_rows.append(row)
         return "skip"
 
+    # Read in blocks of 1 MB, counting rows: past ``caps.max_rows`` the read stops there.
+    block = 1 << 20 if caps.max_rows is not None else 1 << 22
+
     def read(types) -> "pa.Table":
-        return pacsv.read_csv(
+        reader = pacsv.open_csv(
             path,
             read_options=pacsv.ReadOptions(skip_rows=header_row, column_names=columns, use_threads=False,
-                                           block_size=1 << 22),
-            parse_options=pacsv.ParseOptions(invalid_row_handler=invalid_row),
+                                           block_size=block),
+            parse_options=pacsv.ParseOptions(invalid_row_handler=invalid_row, newlines_in_values=False),
             convert_options=pacsv.ConvertOptions(include_columns=["file_name", *cols], column_types=types,
                                                  null_values=list(NA_STRINGS), strings_can_be_null=False,
                                                  quoted_strings_can_be_null=True))
+        batches, n = [], 0
+        for batch in reader:
+            n += batch.num_rows
+            if caps.max_rows is not None and n > caps.max_rows:
+                raise TooLarge(f"more than {caps.max_rows:,} rows; the limit is {caps.max_rows:,}", file=path)
+            batches.append(batch)
+        return pa.Table.from_batches(batches, schema=reader.schema)
 
     row_of = _csv_row_counter(path, header_row)
     strings = {c: pa.string() for c in ["file_name", *cols]}
@@ -374,8 +500,10 @@ def _read_csv(path: Path, metrics: Sequence[str] | None) -> _Table:
             bad_rows.clear()
             table = read(strings)
             fast = False
-    except pa.ArrowInvalid:
+    except pa.ArrowInvalid as e:
         read_text_utf8(path)    # not UTF-8: raises naming the line
+        if "straddling" in str(e) or "block" in str(e):
+            raise TooLarge(f"a row longer than {block // (1 << 20)} MB, the limit", file=path) from None
         raise InputError("not a readable CSV file", file=path) from None
     if bad_rows:
         line, n = _first_ragged_row(path, header_row, len(columns))
@@ -383,6 +511,11 @@ def _read_csv(path: Path, metrics: Sequence[str] | None) -> _Table:
                          file=path, row=line)
     if table.num_rows == 0:
         raise InputError("no rows below the header", file=path)
+    for c in ("file_name", *([] if fast else cols)):
+        longest = max((len(x) for x in table.column(c).to_pylist() if x), default=0) if caps.max_rows is not None else 0
+        if longest > caps.max_cell_chars:
+            raise TooLarge(f"column {c!r} holds a text of {longest:,} characters; the limit is "
+                           f"{caps.max_cell_chars:,}", file=path)
     names = [s.strip() for s in table.column("file_name").to_pylist()]
     values = np.empty((table.num_rows, len(cols)))
     for j, c in enumerate(cols):
@@ -410,10 +543,13 @@ def _csv_row_counter(path: Path, header_row: int):
             with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
                 reader = csv.reader(f)
                 prev = 0
-                for k, fields in enumerate(reader):
-                    start, prev = prev + 1, reader.line_num
-                    if k >= header_row and fields and any(x.strip() for x in fields):
-                        starts.append(start)
+                try:
+                    for k, fields in enumerate(reader):
+                        start, prev = prev + 1, reader.line_num
+                        if k >= header_row and fields and any(x.strip() for x in fields):
+                            starts.append(start)
+                except csv.Error:
+                    pass    # a line the csv module cannot read: rows past it are numbered by count
             cache.append(starts)
         starts = cache[0]
         return starts[i] if i < len(starts) else i + header_row + 1
@@ -428,10 +564,14 @@ def _first_ragged_row(path: Path, header_row: int, n_cols: int) -> tuple[int, in
     with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
         reader = csv.reader(f)
         prev = 0
-        for k, fields in enumerate(reader):
-            start, prev = prev + 1, reader.line_num
-            if k >= header_row and fields and len(fields) != n_cols:
-                return start, len(fields)
+        try:
+            for k, fields in enumerate(reader):
+                start, prev = prev + 1, reader.line_num
+                if k >= header_row and fields and len(fields) != n_cols:
+                    return start, len(fields)
+        except csv.Error:
+            raise InputError("a row that is not valid CSV (an unterminated quote, or a field over "
+                             f"{csv.field_size_limit():,} characters)", file=path, row=prev + 1) from None
     return header_row + 1, n_cols  # pragma: no cover - pyarrow found one
 
 

@@ -74,9 +74,24 @@ def launch_kwargs(app: AppState) -> dict:
         font=["Inter", "ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "sans-serif"],
         font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "monospace"])
     gr.set_static_paths([str(app.thumbs.folder)])
-    return dict(css=css, theme=theme, allowed_paths=[], max_file_size="20mb", show_error=True,
-                footer_links=["gradio"], ssr_mode=False,
-                state_session_capacity=max(100, 2 * app.access.limits.max_sessions))
+    # show_error: Gradio sends the text of any exception to the page; in public mode only the app's own
+    # messages (gr.Error) go out, never Python's text about a malformed call
+    out = dict(css=css, theme=theme, allowed_paths=[], max_file_size=MAX_FILE_SIZE, show_error=not app.access.public,
+               footer_links=["gradio"], ssr_mode=False,
+               state_session_capacity=max(100, 2 * app.access.limits.max_sessions))
+    if app.access.public:
+        # what one client may put on the server's disk (see ts2viz.ui.uploads)
+        from starlette.middleware import Middleware
+
+        from .guard import EventGuard
+        from .uploads import UploadBudget
+
+        out["app_kwargs"] = {"middleware": [Middleware(UploadBudget), Middleware(EventGuard)]}
+    return out
+
+
+#: the largest file Gradio's upload route takes (an image for live scoring; score files are capped lower)
+MAX_FILE_SIZE = "20mb"
 
 
 #: optional packages that Gradio looks for on every event call (matplotlib twice around each call, polars
@@ -144,6 +159,15 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
                          name="ts2viz-prefetch").start()
     workspaces = Workspaces(app, exports_root=Path(upload_root))
     demo = build_blocks(app, workspaces=workspaces)
+    if app.access.public:
+        # Uploads belong to no session (two visitors' identical files share a path): everything in the
+        # upload folder goes after a while, but the open sessions' downloads (see ts2viz.ui.uploads).
+        from .uploads import UPLOAD_TTL_S, UploadJanitor
+
+        ttl = int(UPLOAD_TTL_S)
+        demo.delete_cache = (max(1, min(60, ttl // 4)), ttl)     # Gradio's own files, by its own rule
+        demo.ts2viz_janitor = UploadJanitor(upload_root, ttl, keep=workspaces.export_dirs)
+        demo.ts2viz_janitor.start()
     # Queue positions are sent to waiting visitors once a second, not to all of them whenever any
     # event starts (that costs waiting x events messages under load).
     demo.queue(status_update_rate=1.0)

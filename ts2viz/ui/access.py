@@ -30,9 +30,15 @@ class Limits:
     max_upload_bytes: int         # size of one score file
     max_rows: int                 # rows of one score file
     max_metrics: int              # metrics (uploaded columns + live-scored) a session may hold
-    max_sessions: int             # sessions with data held at once (least recently used dropped first)
+    max_sessions: int             # sessions with data held at once (see keep_active_s)
     idle_timeout_s: float         # a session's data is dropped after this long without a request
     score_all_segs: bool          # whether one live-scoring call may score every SEG
+    #: sessions with data held at once for one client (address): past it, that client's own least
+    #: recently used goes, never another client's
+    max_sessions_per_client: int = 1_000_000
+    #: a session used within this many seconds is never dropped to make room for another; when every
+    #: held session is that recent, a new one is refused instead
+    keep_active_s: float = 0.0
 
 
 #: the operator's own tool: generous, the operator is trusted
@@ -40,7 +46,8 @@ OPERATOR_LIMITS = Limits(max_uploads=64, max_upload_bytes=200 * 1024 * 1024, max
                          max_metrics=256, max_sessions=64, idle_timeout_s=12 * 3600, score_all_segs=True)
 #: a public app: small enough that many visitors fit in memory and one cannot hold the model for long
 PUBLIC_LIMITS = Limits(max_uploads=5, max_upload_bytes=5 * 1024 * 1024, max_rows=50_000, max_metrics=8,
-                       max_sessions=300, idle_timeout_s=30 * 60, score_all_segs=False)
+                       max_sessions=300, idle_timeout_s=30 * 60, score_all_segs=False,
+                       max_sessions_per_client=16, keep_active_s=10 * 60)
 
 
 @dataclass(frozen=True)

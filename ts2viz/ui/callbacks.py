@@ -26,7 +26,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import figures
-from ..display import SCALED_STATS, SIGNED_SEP_NOTE, fmt_score, fmt_x100, plural, stat_name
+from ..display import (SCALED_STATS, SIGNED_SEP_NOTE, fmt_score, fmt_x100, md_text, plural,
+                       spreadsheet_safe_frame, stat_name)
 from ..errors import InputError
 from ..metametrics import signed
 from ..stats import ks_separation, mean_gap, node_means
@@ -47,8 +48,12 @@ MAX_PROMPT_CHARS = 1000
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_UPLOAD_PIXELS = 50_000_000
 MAX_UPLOADS = 16
+#: the longest side an uploaded image is kept at (every metric's processor resizes to far less)
+UPLOAD_DECODE_SIDE = 2048
 IMAGE_FORMATS = {"JPEG", "PNG", "WEBP", "BMP", "GIF", "TIFF"}
 MAX_SPECS = 4
+#: uncompressed bytes a scores file's columns may hold per allowed row (Parquet metadata, checked before reading)
+SCORES_DECODED_BYTES_PER_ROW = 1024
 
 #: how seg_view and select_walk produce a figure: ``plot(key, metrics, build)`` with a key naming all
 #: the figure depends on besides the metrics' data, the metrics it shows, and a builder of the figure.
@@ -92,7 +97,8 @@ def _families_filter(families) -> set[str] | None:
 def _write_csv(app: AppView, df, stem: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:60] or "table"
     p = app.new_download(f"{stem}.csv")
-    df.to_csv(p, index=False)
+    # names and texts from visitors (metric names, file names) never act as spreadsheet formulas
+    spreadsheet_safe_frame(df).to_csv(p, index=False)
     return str(p)
 
 
@@ -235,7 +241,7 @@ def add_scores_file(app: AppView, path, display_name: str | None = None, lower_i
     The session's caps hold (files, bytes, rows, metrics). In public mode a file that cannot be read
     gets a message naming the row but quoting nothing from the file.
     """
-    from ..scores import read_scores
+    from ..scores import IGNORED_COLUMNS, ReadCaps, TooLarge, read_scores
 
     if not path:
         raise InputError("choose a scores file (CSV or Parquet) first")
@@ -255,8 +261,14 @@ def add_scores_file(app: AppView, path, display_name: str | None = None, lower_i
         raise InputError(f"scores file is {size / mib:.1f} MB; the limit is {limits.max_upload_bytes / mib:g} MB",
                          file=name)
     lib = [s.strip() for s in (lower_is_better or "").split(",") if s.strip()]
+    # the caps are checked before the data is read (a few KB of Parquet can stand for gigabytes)
+    caps = ReadCaps(max_rows=limits.max_rows, max_metrics=limits.max_metrics,
+                    max_columns=limits.max_metrics + len(IGNORED_COLUMNS) + 2,
+                    max_decoded_bytes=SCORES_DECODED_BYTES_PER_ROW * limits.max_rows)
     try:
-        sc = read_scores(p, dataset=app.dataset, lower_is_better=lib)
+        sc = read_scores(p, dataset=app.dataset, lower_is_better=lib, caps=caps)
+    except TooLarge as e:       # names a cap, quotes nothing from the file
+        raise InputError(e.problem, file=name, row=e.row) from None
     except InputError as e:
         if app.access.public:
             at = f"row {e.row}: " if e.row is not None else ""
@@ -541,7 +553,7 @@ def seg_header(app: AppView, mode: str, seg_id, metric, metric_b=None) -> str:
         from .significance_view import seg_pacc
 
         pacc, eps = seg_pacc(app, mode, seg.id, m)
-        bits.append(f"**{m}** ord {fmt_x100(row['ord'][i, k])} · sep {fmt_x100(row['sep'][i, k])} · "
+        bits.append(f"**{md_text(m)}** ord {fmt_x100(row['ord'][i, k])} · sep {fmt_x100(row['sep'][i, k])} · "
                     f"signed sep {fmt_x100(row['signed_sep'][i, k])} · pairwise acc {fmt_x100(pacc)} "
                     f"(tie ε {eps:.3g})")
     note = f"  \n<small>Values x100, as in the paper. {SIGNED_SEP_NOTE}</small>" if bits else ""
@@ -880,9 +892,16 @@ def check_upload(path, *, max_bytes: int = MAX_UPLOAD_BYTES, max_pixels: int = M
                 raise InputError(f"image is {w}x{h} pixels; the limit is {max_pixels // 1_000_000} megapixels",
                                  file=name)
             if fmt == "JPEG":  # decode large JPEGs at reduced scale; the metrics resize anyway
-                im.draft("RGB", (2048, 2048))
+                im.draft("RGB", (UPLOAD_DECODE_SIDE, UPLOAD_DECODE_SIDE))
+            im.seek(0)         # an animation's first frame only (the others are never decoded)
             im.load()
-            out = im.convert("RGB")
+            frame = im.convert("RGB") if im.mode in ("P", "PA", "1") else im   # palettes resize poorly
+            # kept at most UPLOAD_DECODE_SIDE px a side: 16 uploads of 49 megapixels must not stay in memory
+            # at full size (each is decoded, reduced, and let go before the next; the RGB copy is made of
+            # the reduced one)
+            if max(frame.size) > UPLOAD_DECODE_SIDE:
+                frame.thumbnail((UPLOAD_DECODE_SIDE, UPLOAD_DECODE_SIDE), Image.Resampling.LANCZOS, reducing_gap=3.0)
+            out = frame.convert("RGB") if frame.mode != "RGB" or frame is im else frame
     except InputError:
         raise
     except (UnidentifiedImageError, Image.DecompressionBombError):
@@ -927,6 +946,11 @@ def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | 
         for p in paths:
             app.workspace.own_file(p)
     images = [check_upload(p) for p in paths]
+    if app.access.public:
+        # the full-size decodes are freed, but the allocator keeps their pages: hand them back now
+        from .sessions import release_memory
+
+        release_memory()
     names = [p.name for p in paths]
     dev = app.access.device(device)
     metric = load_metric(app, spec, dev)

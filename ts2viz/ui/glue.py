@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 import gradio as gr
 import orjson
 
+from ..display import md_text
 from ..errors import InputError
 from ..figures import PlainFigure, plain_figures
 from .callbacks import seg_from_row as cb_seg_from_row
@@ -217,9 +218,15 @@ def safe(fn: Callable, public: bool = False, gate: threading.Semaphore | None = 
     return run
 
 
+def client_of(request) -> str | None:
+    """The address a request came from (the per-client cap of :class:`~ts2viz.ui.sessions.Workspaces`)."""
+    client = getattr(request, "client", None)
+    return getattr(client, "host", None) if client is not None else None
+
+
 def markdown_text(text: str) -> str:
     """Plain text shown as it is in a gr.Markdown (no emphasis, links or HTML from the text itself)."""
-    return re.sub(r"([\\`*_{}\[\]()<>#+|!~])", r"\\\1", text)
+    return md_text(text)
 
 
 class LastErrors:
@@ -314,7 +321,7 @@ class Page:
         """The app as the request's session sees it; ``create`` makes its workspace if it has none
         (for events that add data or write a download)."""
         sid = getattr(request, "session_hash", None) if request is not None else None
-        view = self.workspaces.view(sid, create=create)
+        view = self.workspaces.view(sid, create=create, client=client_of(request))
         choice = _VARIANT.get()
         if choice:
             view = AppView(self.app.variant(choice), view.workspace)
@@ -349,7 +356,14 @@ class Page:
                 kw.setdefault("concurrency_limit", VIEW_CONCURRENCY)
             else:
                 gate = self.view_gate
-        on_error = None if errors_to is None else self.last_errors.put
+        last_errors = self.last_errors if errors_to is not None else None
+
+        def on_error(text: str, request) -> None:
+            # a failed call keeps no workspace it made (room is not free to take)
+            self.workspaces.discard_if_empty(getattr(request, "session_hash", None))
+            if last_errors is not None:
+                last_errors.put(text, request)
+
         dep = trigger(safe(fn, self.public, gate, on_error), inputs, outputs, **kw)
         if errors_to is not None:
             def show_error(request: gr.Request):

@@ -110,8 +110,10 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
     def added_scores(path, lib, request: gr.Request):
         return board.add_scores(page, path, lib, request)
 
+    # reading a visitor's file runs beside the views, not in their queue (issue 22: a large file must
+    # not make every other visitor wait)
     dep = page.on(board_tab.upload_button.click, added_scores, board_tab.upload_inputs, board_tab.upload_message,
-                  errors_to=board_tab.upload_message)
+                  errors_to=board_tab.upload_message, concurrency_id="scores-upload", concurrency_limit=1)
     page.then_redraw(page.on(dep.success, lists, None, pickers), ["header", "board", "seg", "corr"])
 
     def first_live(specs, request: gr.Request):

@@ -126,3 +126,11 @@ class Memo:
         with self._lock:
             self._items.clear()
             self.bytes = 0
+
+    def discard(self, match: Callable[[Hashable], bool]) -> int:
+        """Drop the entries whose key ``match`` accepts (e.g. a closed session's); returns how many."""
+        with self._lock:
+            keys = [k for k in self._items if match(k)]
+            for k in keys:
+                self.bytes -= self._items.pop(k)[1]
+        return len(keys)

@@ -32,7 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import figures
-from ..display import plural
+from ..display import md_text, plural
 from ..errors import InputError
 from ..qa_details import (FAMILIES, JUDGE_FAMILIES, SOFT_FAMILIES, candidate_label, detail_records, draw_fineeval_boxes,
                           question_table)
@@ -288,8 +288,7 @@ def display_table(family: str, table, detail=None):
 def _summary(app: AppView, src: QASource, seg, file_name: str, table, detail) -> str:
     node = app.dataset.row(file_name).label
     score = app.image_scores([file_name], [src.metric])[0, 0]
-    name = short_name(src.metric).replace("`", "'")
-    head = (f"**{html.escape(Path(file_name).name)}** · node {node} · `{name}` "
+    head = (f"**{md_text(Path(file_name).name)}** · node {node} · **{md_text(short_name(src.metric))}** "
             f"{'–' if math.isnan(score) else f'{score:.3f}'}")
     n = len(table)
     if src.family in ("tifa", "dsg"):

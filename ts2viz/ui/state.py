@@ -301,6 +301,11 @@ class AppState(TableSet):
         return get_metric(spec, device)
 
 
+#: functions called with each workspace that closes (stores elsewhere that hold a session's data
+#: register here: their entries go with the session, not only when their bound is reached)
+CLOSE_HOOKS: list[Callable[["Workspace"], None]] = []
+
+
 class Workspace(TableSet):
     """One session's own data: uploaded score files and live-scored metrics, private to it.
 
@@ -321,6 +326,7 @@ class Workspace(TableSet):
         self.uploads = 0
         self.closed = False
         self.last_used = time.monotonic()
+        self.client: str | None = None      # the address of the client that made it (per-client cap)
         self._joined: dict[tuple[str, str], tuple[tuple[int, int], MetaMetrics]] = {}
         #: what a metric this session loaded is (``config_hash``, ``family``, ...), by its name: the
         #: question views read its per-image details from the score cache without loading it again
@@ -442,6 +448,10 @@ class Workspace(TableSet):
                 self._exports = d
             return self._exports
 
+    def exports_path(self) -> Path | None:
+        """This session's downloads folder if it has one (none is made here)."""
+        return self._exports
+
     def new_download(self, name: str) -> Path:
         """A path for a new download in this session's folder; the oldest beyond :data:`MAX_DOWNLOADS`
         are deleted (only this session's own files)."""
@@ -456,12 +466,20 @@ class Workspace(TableSet):
             shutil.rmtree(q.parent, ignore_errors=True)
         return p
 
+    def is_empty(self) -> bool:
+        """Whether the session holds nothing of use: no tables, downloads or loaded metrics (the uploads it
+        tried are let go with it)."""
+        with self._lock:
+            return not self.tables and not self._downloads and not self.metric_info
+
     def own_file(self, path) -> None:
         """Register a file the visitor uploaded, to be deleted when the session ends."""
         if self.read_only:
             raise RuntimeError("a read-only view owns no files")
         with self._lock:
-            self._files.append(Path(str(path)))
+            p = Path(str(path))
+            if p not in self._files:      # once per path: its release is counted once (ts2viz.ui.uploads)
+                self._files.append(p)
 
     def close(self) -> None:
         """Drop everything the session holds: its tables, caches, downloads and uploaded files."""
@@ -472,9 +490,18 @@ class Workspace(TableSet):
             exports, self._exports = self._exports, None
             files, self._files = self._files, []
             self._downloads = []
+        for hook in list(CLOSE_HOOKS):
+            try:
+                hook(self)
+            except Exception:  # noqa: BLE001 - one store's failure must not keep the session's files
+                pass
         if exports is not None:
             shutil.rmtree(exports, ignore_errors=True)
+        from .uploads import REGISTRY
+
         for f in files:
+            if not REGISTRY.release(f):
+                continue              # the same bytes uploaded again, by another tab: still waiting
             try:
                 f.unlink(missing_ok=True)
                 f.parent.rmdir()      # Gradio keeps each upload in a folder of its own

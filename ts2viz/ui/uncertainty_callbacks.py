@@ -35,12 +35,12 @@ import numpy as np
 
 from .. import figures
 from .. import uncertainty as U
-from ..display import SCALED_STATS, fmt_stat, fmt_x100, stat_name
+from ..display import SCALED_STATS, fmt_stat, fmt_x100, md_text, stat_name
 from ..errors import InputError
 from ..metametrics import MetaMetrics
 from .callbacks import ALL, BOARD_STATS, SEG_STATS, best_cells, leaderboard, mark_columns, metric_choices, shown, table_csv
 from .memo import Memo
-from .state import AppView
+from .state import CLOSE_HOOKS, AppView
 
 #: bootstrap settings of every view (the library's defaults: 10,000 resamples, 95 %, seed 0)
 SETTINGS = U.DEFAULTS
@@ -96,6 +96,17 @@ def _token(workspace) -> int:
         if t is None:
             t = _TOKENS[workspace] = next(_COUNTER)
         return t
+
+
+def _forget(workspace) -> None:
+    """A closed session's bootstraps go with it (the store's bound is for sessions still open)."""
+    with _LOCK:
+        token = _TOKENS.get(workspace)
+    if token is not None:
+        _SESSIONS.discard(lambda key: len(key) > 1 and key[1] == token)
+
+
+CLOSE_HOOKS.append(_forget)
 
 
 def _draw(mm: MetaMetrics) -> BoardBootstrap:
@@ -371,7 +382,7 @@ def pair_comparison_md(cmp: dict | None, stat: str) -> str:
     p = cmp["pvalue"]
     zero = "includes 0" if np.isnan(cmp["low"]) or cmp["low"] <= 0 <= cmp["high"] else "excludes 0"
     verdict = ("significant" if p < ALPHA else "not significant") if not np.isnan(p) else "not testable"
-    return (f"**{cmp['y']} − {cmp['x']}** in {cell_label(cmp['cell'])}{unit}: {f(cmp['estimate_y'])} − "
+    return (f"**{md_text(cmp['y'])} − {md_text(cmp['x'])}** in {cell_label(cmp['cell'])}{unit}: {f(cmp['estimate_y'])} − "
             f"{f(cmp['estimate_x'])} = **{signed}**, {cmp['confidence']:.0%} paired bootstrap interval "
             f"[{f(cmp['low'])}, {f(cmp['high'])}], which {zero}. Wilcoxon signed-rank p = {_p(p)} on the per-SEG "
             f"values of the {cmp['n']} SEGs the leaderboard averages (with both values): **{verdict}** at {ALPHA:g} for this pair alone (uncorrected; "

@@ -7,7 +7,7 @@ from typing import Any
 
 import gradio as gr
 
-from ...display import SIGNED_SEP_NOTE
+from ...display import SIGNED_SEP_NOTE, md_text
 from .. import callbacks as cb
 from .. import uncertainty_callbacks as uc
 from ..glue import Page, Refresh, build_plain, figure_json, plot_data
@@ -148,4 +148,8 @@ def add_scores(page: Page, path, lower_is_better: str, request) -> str:
     """Load an uploaded scores file into the session's workspace; the status line shown under it."""
     view = page.view(request, create=True)
     msg = cb.add_scores_file(view, path, os.path.basename(str(path)) if path else None, lower_is_better)
-    return f"✓ {msg}"
+    # The session's own meta-metrics and leaderboard bootstrap (about a second on 2 cores) are computed
+    # here, in the upload's queue group, not by the redraws that follow it in the views' queue, where
+    # every other visitor's view would wait behind them (issue 22).
+    uc.board_bootstrap(view, "paper")
+    return f"✓ {md_text(msg)}"      # names a visitor chose (file, columns) shown as text
