@@ -2,12 +2,11 @@
 cost with the Pareto front. Plain functions of data."""
 from __future__ import annotations
 
-import html
-
 import numpy as np
 
 from ..cost import COST_UNITS, cost_table, parse_costs
 from ..cost.figure import cost_figure
+from ..display import md_text
 from ..errors import InputError
 from .state import AppView
 
@@ -32,6 +31,6 @@ def cost_view(app: AppView, mode: str, text: str, unit: str, cell: str):
     idx = [i for i in np.argsort(t.cost, kind="stable") if t.front[cell][i]]
     if not idx:
         return fig, "Type a cost for some metrics, e.g. `CLIPScore=0.02, TIFA-GPT4V=3.5`."
-    front = " → ".join(f"{html.escape(t.metrics[i])} ({100 * t.quality[cell][i]:.1f} at {t.cost[i]:.3g})" for i in idx)
-    return fig, (f"**Pareto front** ({html.escape(unit)}, {mode} mode): {front}. A metric is on it when no other "
+    front = " → ".join(f"{md_text(t.metrics[i])} ({100 * t.quality[cell][i]:.1f} at {t.cost[i]:.3g})" for i in idx)
+    return fig, (f"**Pareto front** ({md_text(unit)}, {md_text(mode)} mode): {front}. A metric is on it when no other "
                  "metric with a cost is at least as good for at most the cost; the others are dominated.")
