@@ -307,11 +307,11 @@ def _summary(app: AppView, src: QASource, seg, file_name: str, table, detail) ->
             for key, label in (("global", "Caption"), ("local", "Detections"), ("description", "Description the "
                                                                                                  "LLM rated")):
                 if d.get(key):
-                    text += f"  \n{label}: {html.escape(str(d[key]))[:1200]}"
+                    text += f"  \n{label}: {md_text(str(d[key])[:1200])}"
         return text
     if src.family == "gecko":
         kept = int(table["kept"].sum()) if n else 0
-        cov = " · ".join(f"{html.escape(str(w.get('phrase', '')))} ({w.get('type', '')})"
+        cov = " · ".join(f"{md_text(w.get('phrase', ''))} ({md_text(w.get('type', ''))})"
                          for w in (detail or {}).get("coverage") or [])
         filtered = n and table["nli"].notna().any()
         pairs = f"{kept} of {plural(n, 'QA pair')} kept by the NLI filter" if filtered else \
@@ -340,7 +340,7 @@ def image_questions(app: AppView, metric, seg_id, file_name) -> dict:
         if not detail:
             why = ("the release has no answers for it" if src.bundled else
                    "not scored in this session yet (score the SEG in the Live scoring tab)")
-            return {"family": src.family, "title": f"**{html.escape(Path(file_name).name)}**: no per-question "
+            return {"family": src.family, "title": f"**{md_text(Path(file_name).name)}**: no per-question "
                                                    f"details ({why})",
                     "table": display_table(src.family, question_table(src.family, None)) if src.family in
                     ("tifa", "dsg") else None, "data": None, "questions": [], "boxes": False}
