@@ -121,6 +121,18 @@ def test_user_path(page, server):
     # 4b. the Nodes tab is drawn when opened, follows the SEG while open, and again after being closed
     pg.get_by_role("tab", name="Nodes (separation)").click()
     expect(pg.locator("#cdf-plot-a")).to_contain_text("node score CDFs", timeout=30_000)
+    # each node's CDF is a step function as plotly.js understood the figure (its _fullData), and the
+    # line it drew is made of horizontal and vertical moves only
+    drawn = pg.evaluate("""() => {
+        const gd = document.querySelector('#cdf-plot-a .js-plotly-plot');
+        return gd._fullData.filter(t => t.legend === 'legend2').map(t => ({
+            name: t.name, shape: t.line.shape,
+            d: gd.querySelectorAll('.scatterlayer .trace')[t.index].querySelector('path.js-line').getAttribute('d')}));
+    }""")
+    assert [t["name"] for t in drawn] == ["0", "1a", "1b", "2a", "2b", "3a"], drawn
+    for t in drawn:
+        assert t["shape"] == "hv", t
+        assert "L" not in t["d"] and "H" in t["d"] and "V" in t["d"], t
     ks = pg.locator("#ks-table")
     expect(ks).to_contain_text("0 – 1a")
     seg2_ks = _text(ks)

@@ -95,12 +95,12 @@ def test_graph_html():
 
 def test_plot_value_sets_download_format():
     pytest.importorskip("gradio")
-    from ts2viz.ui.glue import plot_value
+    from ts2viz.ui.glue import page_plot
 
-    pv = plot_value(figures.empty_figure("x"), "svg")
+    pv = page_plot(lambda: figures.empty_figure("x"), "svg")
     cfg = json.loads(pv.plot)["config"]
     assert cfg["toImageButtonOptions"]["format"] == "svg"
-    assert json.loads(plot_value(figures.empty_figure("x"), "bogus").plot)["config"]["toImageButtonOptions"]["format"] == "png"
+    assert json.loads(page_plot(lambda: figures.empty_figure("x"), "bogus").plot)["config"]["toImageButtonOptions"]["format"] == "png"
 
 
 def test_app_args(monkeypatch):

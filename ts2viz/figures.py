@@ -599,8 +599,8 @@ def cdf_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.ndar
         xs = np.concatenate([[lo - pad], v, [hi + pad]])
         ys = np.concatenate([[0.0], np.arange(1, v.size + 1) / v.size, [1.0]])
         lv = levels[lbl]
-        traces.append(dict(type="scatter", x=xs.tolist(), y=ys.tolist(), mode="lines", line_shape="hv",
-                           name=str(lbl), legend="legend2", line=dict(color=colors[lbl], width=2),
+        traces.append(dict(type="scatter", x=xs.tolist(), y=ys.tolist(), mode="lines",
+                           name=str(lbl), legend="legend2", line=dict(color=colors[lbl], width=2, shape="hv"),
                            hovertemplate=f"node {lbl} · {plural(lv, 'error')} · {plural(v.size, 'image')}"
                                          "<br>score %{x:.3f}<br>F %{y:.2f}<extra></extra>"))
     valid = [p for p in ks_pairs if p.get("statistic") is not None and np.isfinite(p["statistic"])

@@ -10,7 +10,7 @@ import gradio as gr
 from ...display import SIGNED_SEP_NOTE
 from .. import callbacks as cb
 from .. import uncertainty_callbacks as uc
-from ..glue import Page, Refresh, build_plain, figure_json, plot_data
+from ..glue import Page, Refresh, page_plot
 
 SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Signed sep · Avg", "signed_sep_avg"),
                 ("Ord · Synth", "ord_synth"),
@@ -42,13 +42,13 @@ def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, tab
     def build():
         board = cb.leaderboard(app, mode, families, sort_by or "ord_avg", order != "worst first")
         ci = uc.board_intervals(app, mode, board, sort_by) if (whiskers or table_ci) and len(board) else None
-        fig = build_plain(lambda: cb.figures.ord_sep_scatter(
+        scatter = page_plot(lambda: cb.figures.ord_sep_scatter(
             ci if whiskers and ci is not None else board, title=f"Ord vs Sep ({mode} mode)",
-            error_bars=whiskers and ci is not None))
+            error_bars=whiskers and ci is not None), fmt)
         styled = uc.style_board_intervals(ci) if table_ci and ci is not None else cb.style_leaderboard(board)
         note = f"<small>{uc.interval_note(app, mode, ci, ranks=table_ci)}</small>" if ci is not None else ""
         return (table.postprocess(styled).model_dump() if table is not None else styled,
-                plot_data(figure_json(fig), fmt), note)
+                scatter, note)
 
     return app.memo(key, app.metrics, build)
 
