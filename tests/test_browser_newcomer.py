@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from app_server import ART, CHROMIUM, launch_chromium, running_app
+from app_server import ART, CHROMIUM, WAIT_MS, launch_chromium, running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -65,7 +65,7 @@ def browser():
 def open_page(browser, server, width: int):
     """A fresh page (a new session) of the app at ``width`` px, its first render done."""
     pg = browser.new_page(viewport={"width": width, "height": 900 if width < 800 else 1000})
-    pg.set_default_timeout(60_000)
+    pg.set_default_timeout(WAIT_MS)
     pg.page_errors = []
     pg.on("pageerror", lambda e: pg.page_errors.append(str(e)))
     pg.goto(server["url"])
@@ -159,7 +159,7 @@ def test_correlations_row_opens_its_seg_on_a_fresh_page(browser, server, width):
         cell.scroll_into_view_if_needed()
         cell.click()
         header = pg.locator("#seg-header h3")
-        expect(header).to_contain_text(f"SEG {want} ·", timeout=30_000)
+        expect(header).to_contain_text(f"SEG {want} ·")
         time.sleep(3)                                   # it used to snap back to SEG 0 about a second later
         expect(header).to_contain_text(f"SEG {want} ·")
         expect(pg.locator("#seg-pick input")).to_have_value(re.compile(rf"^{want} · "))
@@ -320,7 +320,7 @@ def test_live_scoring_feedback_files_and_log(browser, server, width):
 
     # a download makes one file, on the click
     tab(pg, "SEG explorer")
-    with pg.expect_download(timeout=30_000) as dl:
+    with pg.expect_download() as dl:
         pg.locator("#finder-csv").click()
     assert Path(dl.value.path()).read_text().startswith("SEG,")
     assert len(csv_files(server["dir"])) == 1
