@@ -89,6 +89,18 @@ def _families_filter(families) -> set[str] | None:
     return None if ALL in fam else fam
 
 
+def family_selection(chosen) -> list[str]:
+    """A family filter's value after the visitor added or removed an entry: picking a family while
+    "All" is selected drops "All" (else nothing would change), picking "All" drops the families, and
+    an empty selection means "All" again. ``chosen`` is in the order picked (the last is the newest)."""
+    picked = [str(f) for f in (chosen or [])]
+    if not picked:
+        return [ALL]
+    if ALL in picked and len(picked) > 1:
+        return [ALL] if picked[-1] == ALL else [f for f in picked if f != ALL]
+    return picked
+
+
 def _write_csv(app: AppView, df, stem: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:60] or "table"
     p = app.new_download(f"{stem}.csv")
@@ -206,8 +218,10 @@ def style_leaderboard(board):
     return mark_columns(board, x100=nums).pipe(shown).apply(mark, subset=nums)
 
 
-def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None) -> str:
-    board = leaderboard(app, mode, families_sel)
+def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
+                    best_first: bool = True) -> str:
+    """The leaderboard as a CSV (fractions), its rows in the order the table shows them."""
+    board = leaderboard(app, mode, families_sel, sort_by, best_first)
     cols = ["metric"] + [c for c in BOARD_STATS if c in board.columns]
     return _write_csv(app, board[cols], f"ts2viz-leaderboard-{mode}")
 

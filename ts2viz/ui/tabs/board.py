@@ -87,19 +87,31 @@ def build(page: Page) -> BoardTab:
         return board_view(page.view(request), mode, families, sort_by_v, order_v, fmt, table,
                           whiskers=whiskers, table_ci=table_ci)
 
-    def board_csv(mode, families, sort_by_v, table_ci, request: gr.Request):
+    def board_csv(mode, families, sort_by_v, order_v, table_ci, request: gr.Request):
         view = page.view(request, create=True)
         if table_ci:
             return uc.leaderboard_ci_csv(view, mode, families, sort_by_v)
-        return cb.leaderboard_csv(view, mode, families)
+        return cb.leaderboard_csv(view, mode, families, sort_by_v or "ord_avg", order_v != "worst first")
 
     page.refresh["board"] = Refresh(redraw, [page.mode, fam_f, sort_by, order, page.fmt, ci_plot, ci_table],
                                     [table, scatter, ci_note])
     for ev in (fam_f.change, sort_by.change, order.change, ci_plot.change, ci_table.change):
         page.on(ev, redraw, page.refresh["board"].inputs, page.refresh["board"].outputs)
-    page.download(csv, board_csv, [page.mode, fam_f, sort_by, ci_table])
+    page.download(csv, board_csv, [page.mode, fam_f, sort_by, order, ci_table])
     page.family_pickers.append(fam_f)
+    tidy_families(page, fam_f)
     return BoardTab(fam_f, up_btn, [up_file, up_lib], up_msg)
+
+
+def tidy_families(page: Page, picker) -> None:
+    """A family filter drops "All" when a family is picked (and the families when "All" is), at once
+    in the page; its change event then redraws as usual (:func:`ts2viz.ui.callbacks.family_selection`)."""
+
+    def tidy(chosen):
+        new = cb.family_selection(chosen)
+        return gr.skip() if list(chosen or []) == new else gr.update(value=new)
+
+    page.on(picker.input, tidy, picker, picker, queue=False, show_progress="hidden")
 
 
 def add_scores(page: Page, path, lower_is_better: str, request) -> str:

@@ -8,6 +8,7 @@ from ...display import SIGNED_SEP_NOTE
 from .. import callbacks as cb
 from .. import uncertainty_callbacks as uc
 from ..glue import Page, Refresh, page_plot, plot_cached, table_value
+from .board import tidy_families
 from .explorer import STATS, default_metrics
 
 
@@ -74,5 +75,6 @@ def build(page: Page) -> None:
                                    [heat, sig, sig_note, pair_plot, pair_tb, pair_cmp])
     for ev in (stat.change, part.change, method.change, fam.change, x.change, y.change):
         page.on(ev, corr, page.refresh["corr"].inputs, page.refresh["corr"].outputs)
+    tidy_families(page, fam)
     page.download(pair_csv, pairs_csv_file, [page.mode, stat, part, x, y])
     page.open_seg_from_table(pair_tb)
