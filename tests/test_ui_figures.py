@@ -84,8 +84,8 @@ def test_graph_html():
     assert h.count("edge-walk") == 2  # 0->1a, 1a->2b (the doubled root adds no edge)
     assert h.count("<img ") == sum(min(4, len(n.images)) for n in seg.nodes)
     assert 'data-node="1a"' in h and "selected" in h
-    # colours: worst mean red, best green; reversed for lower-is-better
-    assert goodness_color(0.0) == "#dc2626" and goodness_color(1.0) == "#16a34a"
+    # colours: worst mean orange, best blue (no red against green: colour-blind safe); reversed for lower-is-better
+    assert goodness_color(0.0) == figures.GOODNESS_SCALE[0][1] and goodness_color(1.0) == figures.GOODNESS_SCALE[-1][1]
     assert goodness_color(math.nan) == "#9ca3af"
     low = seg_graph_html(seg, node_means=means, metric="M", lower_is_better=True)
     assert f'--node-color:{goodness_color(1.0)}' in low.split('data-node="0"')[1][:400]

@@ -40,3 +40,43 @@ def test_leaderboard_csv_rows_in_the_tables_order(app, sort_by, best_first):
     col = csv[sort_by]
     want = col.sort_values(ascending=(sort_by == "metric") == best_first, na_position="last", kind="stable")
     assert list(col) == list(want)
+
+
+# -- item 10: colours -----------------------------------------------------------------------------------
+
+def _is_red_or_green(color: str) -> bool:
+    """A saturated colour whose hue is red or green (what red-green colour blindness confuses)."""
+    import colorsys
+
+    r, g, b = (int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    h, light, sat = colorsys.rgb_to_hls(r, g, b)
+    deg = h * 360
+    return sat > 0.35 and 0.15 < light < 0.9 and (deg < 15 or deg > 345 or 90 < deg < 160)
+
+
+def test_value_scales_avoid_red_against_green():
+    from ts2viz import figures
+    from ts2viz.ui.graph import goodness_color
+
+    for scale in (figures.GOODNESS_SCALE, figures.SIGNED_SCALE):
+        ends = [c for _, c in scale]
+        assert not (any(_is_red_or_green(c) for c in ends[:1]) and any(_is_red_or_green(c) for c in ends[-1:])), scale
+        assert not any(_is_red_or_green(c) for c in ends), scale
+    assert not any(_is_red_or_green(goodness_color(t / 10)) for t in range(11))
+
+
+def test_walk_dots_stand_out_on_white(tmp_path):
+    """Each image's dot on the walk figure has an outline with contrast >= 3 on white, in the JSON the
+    page gets (light shades of a level's yellow were invisible)."""
+    import json
+
+    from ts2viz import figures
+    from ts2viz.ui.glue import page_plot
+
+    app = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
+    seg = max(app.dataset, key=lambda s: sum(n.level == 1 for n in s.nodes))     # most shades of yellow
+    f = json.loads(page_plot(lambda: cb.walk_figure(app, "paper", seg.id, "CLIPScore")).plot)
+    dots = next(t for t in f["data"] if t["name"] == "images")
+    assert len(dots["marker"]["line"]["color"]) == len(dots["x"]) > 0
+    assert min(figures.contrast_on_white(c) for c in dots["marker"]["line"]["color"]) >= figures.MIN_CONTRAST
+    assert min(figures.contrast_on_white(c) for c in dots["marker"]["color"]) < figures.MIN_CONTRAST  # why
