@@ -80,3 +80,17 @@ def test_walk_dots_stand_out_on_white(tmp_path):
     assert len(dots["marker"]["line"]["color"]) == len(dots["x"]) > 0
     assert min(figures.contrast_on_white(c) for c in dots["marker"]["line"]["color"]) >= figures.MIN_CONTRAST
     assert min(figures.contrast_on_white(c) for c in dots["marker"]["color"]) < figures.MIN_CONTRAST  # why
+
+
+# -- item 9: the Questions tab says when it shows another metric -----------------------------------------
+
+def test_questions_tab_says_when_the_metric_has_no_questions(tmp_path):
+    from ts2viz.ui import qa_callbacks as qa
+
+    ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
+    _, metric = qa.qa_metric_choice(ts2, ["TIFA-GPT4V", None], None)
+    assert metric and metric != "TIFA-GPT4V"
+    note = qa.substitute_note(ts2, ["TIFA-GPT4V", None], metric)
+    assert "TIFA-GPT4V" in note and "no per-question details" in note and metric in note
+    assert qa.substitute_note(ts2, ["TIFA-BLIP1", None], "TIFA-BLIP1") == ""
+    assert qa.substitute_note(ts2, [None, None], "TIFA-BLIP1") == ""

@@ -102,6 +102,17 @@ def qa_metric_choice(app: AppView, preferred: Sequence = (), current=None, *, fo
     return choices, (choices[0] if choices else None)
 
 
+def substitute_note(app: AppView, preferred: Sequence, metric) -> str:
+    """A line for the Questions tab when it shows another metric than the explorer's ``Metric``
+    (``preferred[0]``) because that one has no per-question details (e.g. TIFA-GPT4V: the TS2 release
+    has its per-image scores only); "" otherwise."""
+    wanted = next((m for m in preferred if m), None)
+    if not wanted or metric is None or wanted == metric or qa_source(app, wanted) is not None:
+        return ""
+    shown = f"showing **{short_name(str(metric))}** instead" if metric else "nothing to show"
+    return f"_**{short_name(str(wanted))}** has no per-question details (only its per-image scores are loaded): {shown}._"
+
+
 def short_name(metric: str, limit: int = 40) -> str:
     """A metric's name short enough for a figure title: a live SPEC as ``family:model-folder?…``."""
     if len(metric) <= limit or ":" not in metric:
