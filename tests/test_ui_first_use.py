@@ -94,3 +94,16 @@ def test_questions_tab_says_when_the_metric_has_no_questions(tmp_path):
     assert "TIFA-GPT4V" in note and "no per-question details" in note and metric in note
     assert qa.substitute_note(ts2, ["TIFA-BLIP1", None], "TIFA-BLIP1") == ""
     assert qa.substitute_note(ts2, [None, None], "TIFA-BLIP1") == ""
+
+
+# -- item 4: the leaderboard explains its columns -------------------------------------------------------
+
+def test_board_legend_defines_every_column(app):
+    pytest.importorskip("gradio")
+    from ts2viz.ui.tabs.board import BOARD_LEGEND
+
+    board = cb.leaderboard(app, "paper")
+    for term in ("**Ord**", "Spearman", "**Sep**", "Kolmogorov", "Signed sep", "**dir**", "**segs**", "164",
+                 "Synth", "Nat", "Real"):
+        assert term in BOARD_LEGEND, term
+    assert {"dir", "segs", "signed_sep_avg"} <= set(board.columns)

@@ -53,6 +53,20 @@ def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, tab
     return app.memo(key, app.metrics, build)
 
 
+#: what the leaderboard's columns mean (issue 21 item 4: a newcomer met Ord, Sep, dir and segs undefined)
+BOARD_LEGEND = (
+    "<small>**How to read it.** **Ord** (ordering): Spearman correlation between a metric's scores and the "
+    "error count along each walk (a path from the prompt-faithful node to nodes with more errors), averaged "
+    "over walks and SEGs; 100 = scores always fall as errors rise. **Sep** (separation): Kolmogorov–Smirnov "
+    "distance between the score distributions of adjacent nodes; 100 = the nodes' scores never overlap. "
+    "**Avg** / **Synth** / **Nat** / **Real**: all SEGs, or one partition: Synth (an error graph designed from a "
+    "prompt, images generated for its nodes), Nat (stock photos placed in a constructed error graph), Real (many "
+    "images of one prompt with real text-to-image errors, sorted into a graph). " + SIGNED_SEP_NOTE + " **dir**: ↑ higher scores mean a more faithful image, "
+    "↓ lower ones do (the metric is turned round before Ord and Sep). **segs**: SEGs on which the metric has "
+    "an Ord value; in paper mode the averages leave out the last TS2 SEG (id 164) as the published code does, "
+    "so a metric scored on all 165 SEGs is averaged over 164 (spec mode keeps all).</small>")
+
+
 def build(page: Page) -> BoardTab:
     app = page.app
     with gr.Tab("Leaderboard", id="board", elem_id="tab-board"):
@@ -69,7 +83,7 @@ def build(page: Page) -> BoardTab:
         table = gr.Dataframe(first, label="Leaderboard, values x100 as in the paper (best value per column "
                                           "highlighted; the CSV holds fractions)", interactive=False,
                              elem_id="leaderboard", max_height=620, wrap=False, pinned_columns=1)
-        gr.Markdown(f"<small>{SIGNED_SEP_NOTE}</small>", elem_classes="stat-note")
+        gr.Markdown(BOARD_LEGEND, elem_classes="stat-note", elem_id="board-legend")
         ci_plot = gr.Checkbox(value=True, label="show 95% intervals on the scatter", elem_id="board-ci-plot")
         # filled by the page's load event: a figure in the initial page makes the browser load plotly.js
         # (1.3 MB) before it shows anything
