@@ -1,6 +1,8 @@
 """Issue 21, "tried as a new user would", without a browser: the callbacks and the files they write."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -107,3 +109,28 @@ def test_board_legend_defines_every_column(app):
                  "Synth", "Nat", "Real"):
         assert term in BOARD_LEGEND, term
     assert {"dir", "segs", "signed_sep_avg"} <= set(board.columns)
+
+
+# -- item 3: offline, each image links to its file on the hub, and one command gets them all --------------
+
+def test_node_title_links_images_to_the_hub_when_offline(tmp_path, monkeypatch):
+    import huggingface_hub.constants as hc
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", True)
+    ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
+    seg = next(iter(ts2.dataset))
+    node = seg.labels[0]
+    title = cb.select_node(ts2, "paper", seg.id, "CLIPScore", None, node)["node_title"]
+    first = seg.node(node).images[0].file_name
+    assert f"https://huggingface.co/datasets/saxon/T2IScoreScore/blob/main/{first}" in title
+    assert "hf download saxon/T2IScoreScore --repo-type dataset --local-dir ts2-data" in title
+    assert "python app.py --data ts2-data" in title
+    # images on disk: no links
+    local = cb.select_node(load_state(str(Path(app_dir(tmp_path))), cache_root=tmp_path / "c2").view(),
+                           "paper", 0, None, None, "0")["node_title"]
+    assert "Node 0" in local and "huggingface.co" not in local
+
+
+def app_dir(tmp_path):
+    return write_dataset(tmp_path / "ds", big_image=False)

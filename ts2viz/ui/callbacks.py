@@ -612,7 +612,7 @@ def seg_view(app: AppView, mode: str, seg_id, metric, metric_b=None, node=None, 
         "graph": _graph(app, mode, seg, metric, w, node),
         "nodes": list(seg.labels),
         "node": node,
-        "node_title": _node_title(seg, node),
+        "node_title": _node_title(app, seg, node),
         "gallery": _gallery(app, seg, node, ms),
         "walk_table": shown(wt),
         "walk_choices": walk_choices,
@@ -646,12 +646,39 @@ def node_separation_view(app: AppView, seg_id, metric, metric_b=None, *, plot: P
     }
 
 
-def _node_title(seg, node) -> str:
+#: the one command that puts a hub dataset's images on this machine (then ``python app.py --data FOLDER``)
+GET_IMAGES = "hf download {hf_id} --repo-type dataset --local-dir {folder}"
+
+
+def image_links(ds, file_names: Sequence[str]) -> str:
+    """Markdown for images this machine does not hold (offline, the gallery shows placeholders): a link
+    to each on the dataset's Hugging Face page and the one command that gets them all; "" when the
+    images are local or the dataset has no hub copy."""
+    from urllib.parse import quote
+
+    from ..dataset import cached_image
+
+    if ds.hf_id is None:
+        return ""
+    missing = [f for f in file_names if ds.image_path(f) is None and cached_image(ds, f) is None]
+    if not missing:
+        return ""
+    base = f"https://huggingface.co/datasets/{quote(ds.hf_id)}/blob/main/"
+    links = " · ".join(f"[{Path(f).name}]({base}{quote(f)})" for f in missing[:12])
+    more = f" (and {len(missing) - 12} more)" if len(missing) > 12 else ""
+    cmd = GET_IMAGES.format(hf_id=ds.hf_id, folder="ts2-data")
+    return (f"<small>Images not on this machine; open them on the Hugging Face dataset: {links}{more}. "
+            f"To have them all here: `{cmd}` then `python app.py --data ts2-data`.</small>")
+
+
+def _node_title(app: AppView, seg, node) -> str:
     if node not in seg.labels:
         return ""
     n = seg.node(node)
-    return (f"**Node {node}** · {plural(n.level, 'error')} · {plural(len(n.images), 'image')} "
-            f"· click an image to enlarge")
+    title = (f"**Node {node}** · {plural(n.level, 'error')} · {plural(len(n.images), 'image')} "
+             f"· click an image to enlarge")
+    links = image_links(app.dataset, [im.file_name for im in n.images])
+    return f"{title}\n\n{links}" if links else title
 
 
 def select_node(app: AppView, mode: str, seg_id, metric, metric_b, node, walk=None) -> dict:
@@ -661,7 +688,7 @@ def select_node(app: AppView, mode: str, seg_id, metric, metric_b, node, walk=No
     metric_b = _metric(app, metric_b, required=False)
     return {"graph": _graph(app, mode, seg, metric, walk, node),
             "gallery": _gallery(app, seg, node, [metric, metric_b]),
-            "node_title": _node_title(seg, node)}
+            "node_title": _node_title(app, seg, node)}
 
 
 def select_walk(app: AppView, mode: str, seg_id, metric, metric_b, walk, node=None, *,
