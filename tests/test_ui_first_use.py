@@ -134,3 +134,33 @@ def test_node_title_links_images_to_the_hub_when_offline(tmp_path, monkeypatch):
 
 def app_dir(tmp_path):
     return write_dataset(tmp_path / "ds", big_image=False)
+
+
+# -- item 7: no name silently missing from the Ord-vs-Sep scatter ----------------------------------------
+
+@pytest.mark.parametrize("families", [None, ["TIFA"]])
+def test_scatter_names_every_point_on_the_page(tmp_path, families):
+    import json
+    import re
+
+    from ts2viz import figures
+    from ts2viz.ui.glue import page_plot
+
+    ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
+    board = cb.leaderboard(ts2, "paper", families)
+    f = json.loads(page_plot(lambda: figures.ord_sep_scatter(board, title="t")).plot)
+    lay = f["layout"]
+    views = [(lay["annotations"], lay["xaxis"]["range"], lay["yaxis"]["range"])]
+    for menu in lay.get("updatemenus", []):
+        views += [(a["annotations"], a["xaxis.range"], a["yaxis.range"]) for a in (b["args"][0] for b in menu["buttons"])]
+    points = [(n, x, y) for t in f["data"] for n, x, y in zip(t["text"], t["x"], t["y"]) if x is not None and y is not None]
+    assert len(points) == len(board) >= 4
+    for anns, (x0, x1), (y0, y1) in views:
+        shown = [n for n, x, y in points if x0 <= x <= x1 and y0 <= y <= y1]      # the points this view shows
+        labelled = {a["text"] for a in anns if a.get("name") == "label"}
+        note = " ".join(a["text"] for a in anns if a.get("name") == "unlabelled")
+        listed = set(re.split(r" · |<br>|: ", note))
+        more = re.search(r"\+(\d+) more", note)
+        missing = [m for m in shown if m not in labelled and m not in listed]
+        assert len(missing) == (int(more.group(1)) if more else 0), (missing, note)
+        assert len(labelled) >= 1

@@ -399,6 +399,26 @@ def _padded(v: np.ndarray, frac: float = 0.08) -> list[float]:
     return [lo - pad, hi + pad]
 
 
+#: the bottom row of the Ord-vs-Sep scatter that names points left without a label (two lines of text)
+UNLABELLED_PX = 30
+UNLABELLED_CHARS = 70
+
+
+def _wrap_names(head: str, names: Sequence[str]) -> str:
+    """``head`` and the names joined by " · ", on at most two lines of :data:`UNLABELLED_CHARS`
+    (the rest counted: "+3 more")."""
+    lines, cur = [], head
+    for k, n in enumerate(names):
+        piece = n if cur == head else f" · {n}"
+        if len(cur) + len(piece) > UNLABELLED_CHARS and cur != head:
+            lines.append(cur)
+            if len(lines) == 2:
+                return "<br>".join(lines[:1] + [lines[1] + f" · +{len(names) - k} more"])
+            cur, piece = "", n
+        cur += piece
+    return "<br>".join(lines + [cur])
+
+
 def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | None = None, *,
                     error_bars: bool = False):
     """Ord against Sep (x100), one point per metric, coloured by family, each labelled where it fits.
@@ -451,9 +471,10 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
     cluster = dense_cluster(xv, yv)
     zoom = 3 <= cluster.sum() < np.sum(np.isfinite(xv) & np.isfinite(yv))
     buttons_px = 28 if zoom else 0               # a row under the title for the zoom buttons
-    height = 440 + legend_px + buttons_px
+    note_px = UNLABELLED_PX                      # a row at the bottom naming the points left without a label
+    height = 440 + legend_px + buttons_px + note_px
     top = TOOLBAR_PX + TITLE_PX + 10 + buttons_px
-    bottom = 48 + legend_px
+    bottom = 48 + legend_px + note_px
     plot_h = height - top - bottom
 
     # the full view also spans the whiskers (a zoom keeps to the points: it is for reading names)
@@ -482,6 +503,13 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
             if sp["leader"]:
                 shapes.append(dict(type="line", x0=float(xv[i]), y0=float(yv[i]), x1=sp["x"], y1=sp["y"],
                                    line=dict(color="#9ca3af", width=1), layer="below", name="leader"))
+        left = [names[i] for i, sp in enumerate(spots) if sp is None and inside[i]
+                and np.isfinite(xv[i]) and np.isfinite(yv[i])]
+        if left:    # no silent gaps: the names that found no room are listed (their points show them on hover)
+            ann.append(dict(x=0, xref="paper", xanchor="left", y=-(bottom - 2) / plot_h, yref="paper",
+                            yanchor="bottom", showarrow=False, align="left", name="unlabelled",
+                            text=_wrap_names("No room for a label (hover the point): ", left),
+                            font=dict(size=10, color=MUTED)))
         return {"xaxis.range": xr, "yaxis.range": yr, "annotations": ann, "shapes": shapes}
 
     full = view(np.isfinite(xv) & np.isfinite(yv), whiskers=True)
