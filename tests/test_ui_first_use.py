@@ -164,3 +164,11 @@ def test_scatter_names_every_point_on_the_page(tmp_path, families):
         missing = [m for m in shown if m not in labelled and m not in listed]
         assert len(missing) == (int(more.group(1)) if more else 0), (missing, note)
         assert len(labelled) >= 1
+
+
+# -- item 12: on a phone the leaderboard's first columns are its scores -----------------------------------
+
+def test_board_scores_come_right_after_the_name(app):
+    board = cb.leaderboard(app, "paper")
+    assert list(board.columns[:3]) == ["metric", "dir", "ord_avg"]
+    assert list(board.columns[-3:]) == ["segs", "family", "source"]

@@ -177,17 +177,18 @@ def leaderboard(app: AppView, mode: str = "paper", families_sel=None, sort_by: s
     import pandas as pd
 
     if not app.metrics:
-        return pd.DataFrame(columns=["metric", "family", "source", "dir", *BOARD_STATS, "segs"])
+        return pd.DataFrame(columns=["metric", "dir", *BOARD_STATS, "segs", "family", "source"])
     mm = app.mm(mode)
     board = mm.leaderboard(("ord", "sep", "signed_sep"))
     board = board[["metric"] + [c for c in BOARD_STATS if c in board.columns]]
     fam = _families_filter(families_sel)
     segs = mm.segs()
     scored = segs.groupby("metric", sort=False)["ord"].apply(lambda s: int(s.notna().sum()))
-    board.insert(1, "family", [metric_family(m) for m in board["metric"]])
-    board.insert(2, "source", [app.kind_of(m) for m in board["metric"]])
-    board.insert(3, "dir", ["↓" if app.lower_is_better(m) else "↑" for m in board["metric"]])
+    # the scores right after the name (on a phone the first columns are all that shows), then where it is from
+    board.insert(1, "dir", ["↓" if app.lower_is_better(m) else "↑" for m in board["metric"]])
     board["segs"] = [int(scored.get(m, 0)) for m in board["metric"]]
+    board["family"] = [metric_family(m) for m in board["metric"]]
+    board["source"] = [app.kind_of(m) for m in board["metric"]]
     if fam is not None:
         board = board[board["family"].isin(fam)]
     if sort_by not in board.columns:
