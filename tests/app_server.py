@@ -87,6 +87,23 @@ def generous_waits() -> None:
     expect.set_options(timeout=WAIT_MS)
 
 
+#: the page's Gradio status trackers that are showing (an event is pending or running on that output)
+_BUSY = "[data-testid='status-tracker']:not(.hide)"
+
+
+def settle(pg, timeout_ms: int = 30_000) -> None:
+    """Wait until no output of the page shows Gradio's pending/running state, then two animation
+    frames (the page has painted the outputs); a condition, not a fixed sleep. Gives up quietly
+    after ``timeout_ms`` (for screenshots: a tracker left showing an error must not fail a test)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        pg.wait_for_function(f"() => document.querySelectorAll(\"{_BUSY}\").length === 0", timeout=timeout_ms)
+    except PlaywrightError:
+        pass
+    pg.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
 def launch_chromium(playwright):
     """Debian's Chromium, headless, through a started ``sync_playwright()`` (and generous waits)."""
     generous_waits()

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from app_server import ART, CHROMIUM, browser_page, running_app
+from app_server import ART, CHROMIUM, browser_page, running_app, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -42,7 +42,7 @@ def page(server):
 
 
 def _shot(pg, name, full=True):
-    time.sleep(1.5)  # let pending outputs settle (Gradio fades them while an event runs)
+    settle(pg)  # let pending outputs settle (Gradio fades them while an event runs)
     pg.screenshot(path=str(ART / f"{name}.png"), full_page=full)
 
 
