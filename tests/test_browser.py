@@ -225,3 +225,19 @@ def test_typing_a_search_draws_only_where_it_settles(page, server):
     log = server["log"].read_text()
     assert "not in the list of choices" not in log and "Traceback" not in log, log[-2000:]
     assert not pg.page_errors, pg.page_errors
+
+
+def test_family_filter_drops_all_when_a_family_is_picked(page):
+    """Issue 21 item 5: picking a family while "All" is selected filters at once ("All" goes)."""
+    from playwright.sync_api import expect
+
+    pg = page
+    pg.get_by_role("tab", name="Leaderboard").click()
+    fam = pg.locator("#family-filter")
+    expect(fam).to_contain_text("All")
+    fam.locator("input").click()
+    pg.get_by_role("option", name="NoisyScore", exact=True).click()
+    pg.keyboard.press("Escape")
+    expect(fam).not_to_contain_text("All")
+    expect(pg.locator("#leaderboard .virtual-row")).to_have_count(1)
+    expect(_row(pg, "leaderboard")).to_contain_text("NoisyScore")
