@@ -142,3 +142,6 @@ def test_other_figures_are_schema_valid():
     d = np.array([[0.0, 0.1], [-0.1, 0.0]])
     p = np.array([[np.nan, 0.01], [0.01, np.nan]])
     _check("significance heatmap", page_json(lambda: figures.significance_heatmap(["A", "B"], d, p)))
+    _check("significance heatmap (p)", page_json(lambda: figures.significance_heatmap(["A", "B"], d, p, value="p")))
+    _check("significance heatmap (marks)",
+           page_json(lambda: figures.significance_heatmap(["A", "B"], d, p, cell_text="marks")))
