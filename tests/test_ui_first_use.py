@@ -172,3 +172,14 @@ def test_board_scores_come_right_after_the_name(app):
     board = cb.leaderboard(app, "paper")
     assert list(board.columns[:3]) == ["metric", "dir", "ord_avg"]
     assert list(board.columns[-3:]) == ["segs", "family", "source"]
+
+
+def test_question_finder_fits_the_sidebar(tmp_path):
+    from ts2viz.ui import qa_callbacks as qa
+
+    ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
+    full = qa.question_finder(ts2, "TIFA-mPLUG")
+    screen = qa.question_finder_on_screen(full)
+    assert list(screen.columns) == ["SEG", "missed", "prompt", "question"]
+    assert screen["missed"].iloc[0] == f"{full['missed'].iloc[0]} of {full['of'].iloc[0]}"
+    assert screen["SEG"].tolist() == full["SEG"].tolist()

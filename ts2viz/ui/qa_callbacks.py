@@ -545,6 +545,16 @@ def question_finder(app: AppView, metric, partition: str = ALL, value: str | Non
     return mark_columns(df.reset_index(drop=True), x100=["drop"])
 
 
+def question_finder_on_screen(table):
+    """The question finder as the explorer's narrow sidebar shows it: SEG, edges missed ("2 of 5"),
+    prompt and the worst edge's best question (the CSV keeps every column of :func:`question_finder`)."""
+    import pandas as pd
+
+    missed = [f"{int(m)} of {int(n)}" for m, n in zip(table["missed"], table["of"])]
+    return pd.DataFrame({"SEG": table["SEG"].to_numpy(), "missed": missed, "prompt": table["prompt"].to_numpy(),
+                         "question": table["question"].to_numpy()})
+
+
 __all__ = ["QASource", "qa_source", "qa_metrics", "qa_metric_choice", "node_images", "image_from_gallery", "seg_records", "all_records",
            "image_questions", "display_table", "question_from_row", "boxes_html", "value_choices", "default_value",
            "node_accuracy", "node_questions", "finder_metric", "question_finder", "VALUE_CHOICES", "CATCH_DROP"]

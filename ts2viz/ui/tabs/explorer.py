@@ -235,7 +235,7 @@ def build(page: Page) -> None:
         if stat == "questions":   # SEGs whose errors no question notices, of the first question metric
             m = qa.finder_metric(view, ma, mb)
             return view.memo(("finder_qa", m, partition), [m],
-                             lambda: table_value(cb.shown(qa.question_finder(view, m, partition))))
+                             lambda: table_value(qa.question_finder_on_screen(qa.question_finder(view, m, partition))))
         key = ("finder", mode, ma, mb if gap else None, stat, partition)
         # on screen without the partition column (the CSV keeps it): in the narrow sidebar its width goes
         # to the prompt
