@@ -74,8 +74,39 @@ def running_app(args: Sequence[str], folder: Path, *, env: dict | None = None, d
                 proc.kill()
 
 
+#: how long a browser test waits for a condition (a Playwright ``expect`` or action): generous, because
+#: a condition that holds returns at once and a loaded 2-core machine can take many seconds per event
+#: (Playwright's own default for ``expect`` is 5 s, which failed tests at load 7)
+WAIT_MS = 90_000
+
+
+def generous_waits() -> None:
+    """Make every ``expect(...)`` without its own timeout wait up to :data:`WAIT_MS`."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=WAIT_MS)
+
+
+#: the page's Gradio status trackers that are showing (an event is pending or running on that output)
+_BUSY = "[data-testid='status-tracker']:not(.hide)"
+
+
+def settle(pg, timeout_ms: int = 30_000) -> None:
+    """Wait until no output of the page shows Gradio's pending/running state, then two animation
+    frames (the page has painted the outputs); a condition, not a fixed sleep. Gives up quietly
+    after ``timeout_ms`` (for screenshots: a tracker left showing an error must not fail a test)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        pg.wait_for_function(f"() => document.querySelectorAll(\"{_BUSY}\").length === 0", timeout=timeout_ms)
+    except PlaywrightError:
+        pass
+    pg.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
 def launch_chromium(playwright):
-    """Debian's Chromium, headless, through a started ``sync_playwright()``."""
+    """Debian's Chromium, headless, through a started ``sync_playwright()`` (and generous waits)."""
+    generous_waits()
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
@@ -90,7 +121,7 @@ def browser_page(width: int = 1500, height: int = 1000) -> Iterator:
         browser = launch_chromium(p)
         try:
             pg = browser.new_page(viewport={"width": width, "height": height})
-            pg.set_default_timeout(60_000)
+            pg.set_default_timeout(WAIT_MS)
             pg.page_errors = []
             pg.on("pageerror", lambda e: pg.page_errors.append(str(e)))
             yield pg

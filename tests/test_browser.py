@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from app_server import ART, CHROMIUM, browser_page, running_app
+from app_server import ART, CHROMIUM, browser_page, running_app, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -29,8 +29,8 @@ def server(tmp_path_factory):
     write_dataset(d / "ds")
     scores = write_scores(d, d / "ds")
     with running_app(["--data", str(d / "ds"), "--scores", str(scores), "--lower-is-better", "ErrCount",
-                      "--host", "127.0.0.1"], d) as (url, _):
-        yield {"url": url + "/", "spec": f"clipscore:{tiny('clip')}", "dir": d}
+                      "--host", "127.0.0.1"], d) as (url, log):
+        yield {"url": url + "/", "spec": f"clipscore:{tiny('clip')}", "dir": d, "log": log}
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def page(server):
 
 
 def _shot(pg, name, full=True):
-    time.sleep(1.5)  # let pending outputs settle (Gradio fades them while an event runs)
+    settle(pg)  # let pending outputs settle (Gradio fades them while an event runs)
     pg.screenshot(path=str(ART / f"{name}.png"), full_page=full)
 
 
@@ -85,7 +85,7 @@ def test_user_path(page, server):
     expect(pg.locator("#board-scatter .js-plotly-plot")).to_be_visible()
     _shot(pg, "01-leaderboard")
     # one click makes the CSV (in this session's folder) and the browser saves it
-    with pg.expect_download(timeout=30_000) as dl:
+    with pg.expect_download() as dl:
         pg.locator("#board-csv").click()
     text = Path(dl.value.path()).read_text()
     assert text.startswith("metric,ord_avg") and "GoodScore" in text
@@ -93,7 +93,7 @@ def test_user_path(page, server):
     # 2. SEG explorer: pick a SEG by searching its prompt
     pg.get_by_role("tab", name="SEG explorer").click()
     pg.locator("#seg-search input, #seg-search textarea").first.fill("yellow taxi")
-    expect(pg.locator("#seg-header")).to_contain_text("SEG 2", timeout=30_000)
+    expect(pg.locator("#seg-header")).to_contain_text("SEG 2")
     expect(pg.locator("#seg-header")).to_contain_text("a yellow taxi in the rain")
     expect(pg.locator("#seg-header")).to_contain_text("signed sep")          # beside sep, x100
     expect(pg.locator("#seg-graph [data-node]")).to_have_count(6)
@@ -120,16 +120,28 @@ def test_user_path(page, server):
 
     # 4b. the Nodes tab is drawn when opened, follows the SEG while open, and again after being closed
     pg.get_by_role("tab", name="Nodes (separation)").click()
-    expect(pg.locator("#cdf-plot-a")).to_contain_text("node score CDFs", timeout=30_000)
+    expect(pg.locator("#cdf-plot-a")).to_contain_text("node score CDFs")
+    # each node's CDF is a step function as plotly.js understood the figure (its _fullData), and the
+    # line it drew is made of horizontal and vertical moves only
+    drawn = pg.evaluate("""() => {
+        const gd = document.querySelector('#cdf-plot-a .js-plotly-plot');
+        return gd._fullData.filter(t => t.legend === 'legend2').map(t => ({
+            name: t.name, shape: t.line.shape,
+            d: gd.querySelectorAll('.scatterlayer .trace')[t.index].querySelector('path.js-line').getAttribute('d')}));
+    }""")
+    assert [t["name"] for t in drawn] == ["0", "1a", "1b", "2a", "2b", "3a"], drawn
+    for t in drawn:
+        assert t["shape"] == "hv", t
+        assert "L" not in t["d"] and "H" in t["d"] and "V" in t["d"], t
     ks = pg.locator("#ks-table")
     expect(ks).to_contain_text("0 – 1a")
     seg2_ks = _text(ks)
     pg.locator("#seg-search input, #seg-search textarea").first.fill("red apple")
-    expect(pg.locator("#seg-header")).to_contain_text("SEG 0", timeout=30_000)
+    expect(pg.locator("#seg-header")).to_contain_text("SEG 0")
     seg0_ks = _wait_text(ks, lambda t: t != seg2_ks)      # NoisyScore's KS values are each SEG's own
     pg.get_by_role("tab", name="Walks (ordering)").click()
     pg.locator("#seg-search input, #seg-search textarea").first.fill("yellow taxi")
-    expect(pg.locator("#seg-header")).to_contain_text("SEG 2", timeout=30_000)
+    expect(pg.locator("#seg-header")).to_contain_text("SEG 2")
     pg.get_by_role("tab", name="Nodes (separation)").click()
     _wait_text(ks, lambda t: t == seg2_ks)
     assert seg0_ks != seg2_ks and "0 – 1a" in seg0_ks
@@ -172,3 +184,60 @@ def test_user_path(page, server):
     expect(pg.locator("#pair-plot")).to_contain_text("Per-SEG ord")
     _shot(pg, "05-correlations")
     assert not pg.page_errors, pg.page_errors
+
+
+HEADERS = """() => {
+  window.segHeaders = [];
+  const el = document.querySelector('#seg-header');
+  new MutationObserver(() => window.segHeaders.push(el.innerText)).observe(el, {subtree: true, childList: true,
+                                                                              characterData: true});
+}"""
+
+
+def test_typing_a_search_draws_only_where_it_settles(page, server):
+    """Issue 21 item 2: keystrokes are debounced (one filter once typing pauses), the SEG drawn is the
+    one the whole query picks, and no request fails (a search racing a view used to give HTTP 500s)."""
+    from playwright.sync_api import expect
+
+    pg = page
+    failed = []
+    pg.on("response", lambda r: failed.append((r.status, r.url)) if r.status >= 500 else None)
+    pg.get_by_role("tab", name="SEG explorer").click()
+    box = pg.locator("#seg-search input, #seg-search textarea").first
+    box.fill("two blue")
+    expect(pg.locator("#seg-header")).to_contain_text("SEG 1")
+    box.fill("")
+    expect(pg.locator("#seg-pick")).to_contain_text("SEG")
+    pg.evaluate(HEADERS)
+    # "ta" matches SEG 0 (table) and SEG 2 (taxi): typed one key at a time, SEG 0 used to be drawn on the way
+    box.press_sequentially("tax", delay=40)
+    expect(pg.locator("#seg-header")).to_contain_text("SEG 2")
+    shown = pg.evaluate("window.segHeaders")
+    assert not any("SEG 0 ·" in t for t in shown), shown
+    # typed fast with an id: the same, and never an error
+    box.fill("")
+    for q in ("0", "1", "2", "two", "taxi"):
+        box.press_sequentially(q, delay=20)
+        box.fill("")
+    box.press_sequentially("red apple", delay=20)
+    expect(pg.locator("#seg-header")).to_contain_text("SEG 0")
+    assert failed == [], failed
+    log = server["log"].read_text()
+    assert "not in the list of choices" not in log and "Traceback" not in log, log[-2000:]
+    assert not pg.page_errors, pg.page_errors
+
+
+def test_family_filter_drops_all_when_a_family_is_picked(page):
+    """Issue 21 item 5: picking a family while "All" is selected filters at once ("All" goes)."""
+    from playwright.sync_api import expect
+
+    pg = page
+    pg.get_by_role("tab", name="Leaderboard").click()
+    fam = pg.locator("#family-filter")
+    expect(fam).to_contain_text("All")
+    fam.locator("input").click()
+    pg.get_by_role("option", name="NoisyScore", exact=True).click()
+    pg.keyboard.press("Escape")
+    expect(fam).not_to_contain_text("All")
+    expect(pg.locator("#leaderboard .virtual-row")).to_have_count(1)
+    expect(_row(pg, "leaderboard")).to_contain_text("NoisyScore")

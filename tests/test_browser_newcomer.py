@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from app_server import ART, CHROMIUM, launch_chromium, running_app
+from app_server import ART, CHROMIUM, WAIT_MS, launch_chromium, running_app, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -65,7 +65,7 @@ def browser():
 def open_page(browser, server, width: int):
     """A fresh page (a new session) of the app at ``width`` px, its first render done."""
     pg = browser.new_page(viewport={"width": width, "height": 900 if width < 800 else 1000})
-    pg.set_default_timeout(60_000)
+    pg.set_default_timeout(WAIT_MS)
     pg.page_errors = []
     pg.on("pageerror", lambda e: pg.page_errors.append(str(e)))
     pg.goto(server["url"])
@@ -75,7 +75,7 @@ def open_page(browser, server, width: int):
 
 
 def shot(pg, name: str, locator=None, full: bool = False) -> None:
-    time.sleep(1.0)   # let pending outputs settle (Gradio fades them while an event runs)
+    settle(pg)   # let pending outputs settle (Gradio fades them while an event runs)
     path = str(ART / f"newcomer-{name}.png")
     if locator is not None:
         locator.scroll_into_view_if_needed()
@@ -159,7 +159,7 @@ def test_correlations_row_opens_its_seg_on_a_fresh_page(browser, server, width):
         cell.scroll_into_view_if_needed()
         cell.click()
         header = pg.locator("#seg-header h3")
-        expect(header).to_contain_text(f"SEG {want} ·", timeout=30_000)
+        expect(header).to_contain_text(f"SEG {want} ·")
         time.sleep(3)                                   # it used to snap back to SEG 0 about a second later
         expect(header).to_contain_text(f"SEG {want} ·")
         expect(pg.locator("#seg-pick input")).to_have_value(re.compile(rf"^{want} · "))
@@ -240,7 +240,7 @@ def test_page_fits_the_window_and_the_finder_reads_well(browser, server, width):
     pg = open_page(browser, server, w)
     for t in TABS:
         tab(pg, t)
-        time.sleep(1.5)
+        settle(pg)
         sw = pg.evaluate("document.documentElement.scrollWidth")
         assert sw <= w, f"{t} tab is {sw} px wide in a {w}-px window"
         shot(pg, f"page-{t.split()[0].lower()}-{name}", full=True)
@@ -249,7 +249,7 @@ def test_page_fits_the_window_and_the_finder_reads_well(browser, server, width):
     expect(finder).to_contain_text("ord GoodScore")
     for stat in ("Ord (Spearman)", "Sep (KS)", "Signed sep"):
         pg.locator("#finder").get_by_label(stat, exact=True).check()
-        time.sleep(1.5)
+        settle(pg)
         assert pg.evaluate(WORD_BREAKS, finder.element_handle()) == [], f"headers broken mid-word ({stat})"
         k, cut = pg.evaluate(CUT_PROMPTS, finder.element_handle())
         assert k >= 0, "no prompt column"
@@ -285,7 +285,7 @@ def test_live_scoring_feedback_files_and_log(browser, server, width):
     pg.locator("#finder").get_by_label("Sep (KS)", exact=True).check()
     tab(pg, "Correlations")
     pg.wait_for_selector("#pair-table .virtual-row")
-    time.sleep(1)
+    settle(pg)
     assert csv_files(server["dir"]) == [], "a view wrote a file"
 
     tab(pg, "Live scoring")
@@ -299,7 +299,7 @@ def test_live_scoring_feedback_files_and_log(browser, server, width):
     assert took < 30, f"the failure took {took:.0f} s"                 # includes the first import of torch
     for advice in ("not in the local hub cache", "local model folder", "FAMILY:/path/to/folder"):
         expect(msg).to_contain_text(advice)
-    time.sleep(9)                                                     # the toast lasts 8 s
+    expect(pg.locator("[data-testid='toast-body']")).to_have_count(0)   # the toast has gone (it lasts 8 s)
     expect(msg).to_contain_text("nobody/no-such-model-ts2viz")
     shot(pg, f"live-error-{name}", msg)
 
@@ -320,14 +320,14 @@ def test_live_scoring_feedback_files_and_log(browser, server, width):
 
     # a download makes one file, on the click
     tab(pg, "SEG explorer")
-    with pg.expect_download(timeout=30_000) as dl:
+    with pg.expect_download() as dl:
         pg.locator("#finder-csv").click()
     assert Path(dl.value.path()).read_text().startswith("SEG,")
     assert len(csv_files(server["dir"])) == 1
     for f in csv_files(server["dir"]):            # this session's file; the next width starts from none
         f.unlink()
     # expected bad input leaves no traceback in the server's log
-    time.sleep(0.5)
+    settle(pg)
     assert "Traceback" not in server["log"].read_text()
     assert not pg.page_errors, pg.page_errors
     pg.close()

@@ -113,11 +113,13 @@ def test_bundled_questions_and_dsg_accumulation(tmp_path):
 
         # the failure finder ranks SEGs by questions (of DSG-BLIP1: 'Metric' is CLIPScore, without questions)
         pg.locator("#finder").get_by_label("Questions (QA metric)").check()
-        expect(pg.locator("#finder-table")).to_contain_text("worst edge")
+        expect(pg.locator("#finder-table")).to_contain_text("question")
         worst = rank_segs_by_questions(bundled_qa_records("DSG-BLIP1"), load_dataset("ts2")).iloc[0]
         expect(_row(pg, "finder-table", 0)).to_contain_text(str(worst["worst_edge_best_question"]))
         cells = _cells(pg, "finder-table", 0)
-        assert cells[:3] == [str(worst["seg_id"]), str(worst["missed_edges"]), str(worst["n_edges"])]
+        # four columns in the narrow sidebar (issue 21 item 9): SEG, "missed of", prompt, question
+        assert len(cells) == 4, cells
+        assert cells[:2] == [str(worst["seg_id"]), f"{worst['missed_edges']} of {worst['n_edges']}"]
         _shot(pg, "questions-02-finder", full=False)
 
         # the release's gated accumulation: the question table counts by parents, the board changes

@@ -120,7 +120,7 @@ def test_leaderboard_intervals(page, expected):
     _shot(pg, "ci-02-table-intervals", full=False)
 
     # the CSV holds fractions with lo/hi columns and the rank interval
-    with pg.expect_download(timeout=30_000) as dl:
+    with pg.expect_download() as dl:
         pg.locator("#board-csv").click()
     import pandas as pd
 

@@ -157,8 +157,8 @@ def test_sessions_do_not_see_each_other(server):
             b_live = await b.call("show_seg", ["paper", 0, spec, None, "png"])
             a_node = await a.call("node_chosen", ["paper", 0, spec, "MyScore", "1a", None])
             b_node = await b.call("node_chosen", ["paper", 0, "GoodScore", None, "1a", None])
-            csv_a = await a.call("board_csv", ["paper", ["All"], "ord_avg", False])
-            csv_b = await b.call("board_csv", ["paper", ["All"], "ord_avg", False])
+            csv_a = await a.call("board_csv", ["paper", ["All"], "ord_avg", "best first", False])
+            csv_b = await b.call("board_csv", ["paper", ["All"], "ord_avg", "best first", False])
             return added, live, board_a, board_b, b_seg, b_live, a_node, b_node, csv_a, csv_b, a, b
 
     added, live, board_a, board_b, b_seg, b_live, a_node, b_node, csv_a, csv_b, a, b = run(go())
@@ -189,7 +189,7 @@ def test_session_end_drops_its_data_and_files(server):
             a.keep_alive()
             up = await a.upload("gone.csv", _scores_csv(ds, {"GoneScore": 0.3}))
             assert (await a.call("added_scores", [up, ""])).success
-            dl = await a.call("board_csv", ["paper", ["All"], "ord_avg", False])
+            dl = await a.call("board_csv", ["paper", ["All"], "ord_avg", "best first", False])
             before = _board_metrics(a, await _board(a))
             await a.close()                       # the tab is closed: Gradio runs the unload event
             for _ in range(50):

@@ -84,8 +84,8 @@ def test_graph_html():
     assert h.count("edge-walk") == 2  # 0->1a, 1a->2b (the doubled root adds no edge)
     assert h.count("<img ") == sum(min(4, len(n.images)) for n in seg.nodes)
     assert 'data-node="1a"' in h and "selected" in h
-    # colours: worst mean red, best green; reversed for lower-is-better
-    assert goodness_color(0.0) == "#dc2626" and goodness_color(1.0) == "#16a34a"
+    # colours: worst mean orange, best blue (no red against green: colour-blind safe); reversed for lower-is-better
+    assert goodness_color(0.0) == figures.GOODNESS_SCALE[0][1] and goodness_color(1.0) == figures.GOODNESS_SCALE[-1][1]
     assert goodness_color(math.nan) == "#9ca3af"
     low = seg_graph_html(seg, node_means=means, metric="M", lower_is_better=True)
     assert f'--node-color:{goodness_color(1.0)}' in low.split('data-node="0"')[1][:400]
@@ -95,12 +95,12 @@ def test_graph_html():
 
 def test_plot_value_sets_download_format():
     pytest.importorskip("gradio")
-    from ts2viz.ui.glue import plot_value
+    from ts2viz.ui.glue import page_plot
 
-    pv = plot_value(figures.empty_figure("x"), "svg")
+    pv = page_plot(lambda: figures.empty_figure("x"), "svg")
     cfg = json.loads(pv.plot)["config"]
     assert cfg["toImageButtonOptions"]["format"] == "svg"
-    assert json.loads(plot_value(figures.empty_figure("x"), "bogus").plot)["config"]["toImageButtonOptions"]["format"] == "png"
+    assert json.loads(page_plot(lambda: figures.empty_figure("x"), "bogus").plot)["config"]["toImageButtonOptions"]["format"] == "png"
 
 
 def test_app_args(monkeypatch):

@@ -33,12 +33,14 @@ WALK_COLORS = ("#4f46e5", "#0891b2", "#d97706", "#db2777", "#65a30d", "#7c3aed",
                "#be123c", "#2563eb")
 FAMILY_COLORS = {"Embedding": "#4f46e5", "TIFA": "#0891b2", "DSG": "#16a34a", "LLMScore": "#d97706",
                  "VIEScore": "#db2777", "VQAScore": "#7c3aed"}
-#: red (bad) - amber - green (good), for values oriented so that higher is better
-GOODNESS_SCALE = [[0.0, "#dc2626"], [0.5, "#f59e0b"], [1.0, "#16a34a"]]
+#: orange (bad) - light grey - blue (good), for values oriented so that higher is better: a diverging
+#: scale that readers with red-green colour blindness see as well (no red against green anywhere)
+GOODNESS_SCALE = [[0.0, "#c2410c"], [0.5, "#d6d3d1"], [1.0, "#1d4ed8"]]
 CORR_SCALE = [[0.0, "#2563eb"], [0.5, "#f8fafc"], [1.0, "#dc2626"]]
-#: significant signed differences, row minus column: red (row worse) / green (row better). The jump at
-#: 0 keeps a small significant difference clearly tinted next to the grey of non-significant cells.
-SIGNED_SCALE = [[0.0, "#b91c1c"], [0.5, "#fecaca"], [0.5, "#bbf7d0"], [1.0, "#15803d"]]
+#: significant signed differences, row minus column: orange (row worse) / blue (row better), safe for
+#: red-green colour blindness. The jump at 0 keeps a small significant difference clearly tinted next
+#: to the grey of non-significant cells.
+SIGNED_SCALE = [[0.0, "#c2410c"], [0.5, "#fed7aa"], [0.5, "#bfdbfe"], [1.0, "#1d4ed8"]]
 #: -log10 p: white (no evidence) to indigo (strong)
 EVIDENCE_SCALE = [[0.0, "#f8fafc"], [1.0, "#4338ca"]]
 NOT_SIGNIFICANT = "#f3f4f6"
@@ -72,6 +74,37 @@ def level_color(level: int, max_level: int) -> str:
 #: closest two node colours of one level in any TS2 SEG are 9 CIELAB units apart, of two levels 22)
 SHADE_LIGHTNESS = (0.26, 0.64)
 SHADE_HUE_TURN = 36.0
+
+
+#: a dot's outline stands out on the white page at least this much (WCAG's contrast ratio for graphical
+#: objects): dots in the light shades of a level's colour (yellow) were unreadable on white
+MIN_CONTRAST = 3.0
+
+
+def contrast_on_white(color: str) -> float:
+    """WCAG contrast ratio of ``#rrggbb`` against white."""
+    def lin(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (lin(c) for c in _rgb(color))
+    return 1.05 / (0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05)
+
+
+def _on_white(color: str, min_contrast: float = MIN_CONTRAST) -> str:
+    """``color`` darkened (lightness lowered, hue and saturation kept) until its contrast on white is
+    at least ``min_contrast``."""
+    import colorsys
+
+    if contrast_on_white(color) >= min_contrast:
+        return color
+    h, light, sat = colorsys.rgb_to_hls(*(c / 255 for c in _rgb(color)))
+    while light > 0.05:
+        light -= 0.01
+        out = "#" + "".join(f"{round(c * 255):02x}" for c in colorsys.hls_to_rgb(h, light, sat))
+        if contrast_on_white(out) >= min_contrast:
+            return out
+    return INK
 
 
 def node_colors(node_levels: Mapping[str, int]) -> dict[str, str]:
@@ -366,6 +399,26 @@ def _padded(v: np.ndarray, frac: float = 0.08) -> list[float]:
     return [lo - pad, hi + pad]
 
 
+#: the bottom row of the Ord-vs-Sep scatter that names points left without a label (two lines of text)
+UNLABELLED_PX = 30
+UNLABELLED_CHARS = 70
+
+
+def _wrap_names(head: str, names: Sequence[str]) -> str:
+    """``head`` and the names joined by " · ", on at most two lines of :data:`UNLABELLED_CHARS`
+    (the rest counted: "+3 more")."""
+    lines, cur = [], head
+    for k, n in enumerate(names):
+        piece = n if cur == head else f" · {n}"
+        if len(cur) + len(piece) > UNLABELLED_CHARS and cur != head:
+            lines.append(cur)
+            if len(lines) == 2:
+                return "<br>".join(lines[:1] + [lines[1] + f" · +{len(names) - k} more"])
+            cur, piece = "", n
+        cur += piece
+    return "<br>".join(lines + [cur])
+
+
 def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | None = None, *,
                     error_bars: bool = False):
     """Ord against Sep (x100), one point per metric, coloured by family, each labelled where it fits.
@@ -418,9 +471,10 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
     cluster = dense_cluster(xv, yv)
     zoom = 3 <= cluster.sum() < np.sum(np.isfinite(xv) & np.isfinite(yv))
     buttons_px = 28 if zoom else 0               # a row under the title for the zoom buttons
-    height = 440 + legend_px + buttons_px
+    note_px = UNLABELLED_PX                      # a row at the bottom naming the points left without a label
+    height = 440 + legend_px + buttons_px + note_px
     top = TOOLBAR_PX + TITLE_PX + 10 + buttons_px
-    bottom = 48 + legend_px
+    bottom = 48 + legend_px + note_px
     plot_h = height - top - bottom
 
     # the full view also spans the whiskers (a zoom keeps to the points: it is for reading names)
@@ -449,6 +503,13 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
             if sp["leader"]:
                 shapes.append(dict(type="line", x0=float(xv[i]), y0=float(yv[i]), x1=sp["x"], y1=sp["y"],
                                    line=dict(color="#9ca3af", width=1), layer="below", name="leader"))
+        left = [names[i] for i, sp in enumerate(spots) if sp is None and inside[i]
+                and np.isfinite(xv[i]) and np.isfinite(yv[i])]
+        if left:    # no silent gaps: the names that found no room are listed (their points show them on hover)
+            ann.append(dict(x=0, xref="paper", xanchor="left", y=-(bottom - 2) / plot_h, yref="paper",
+                            yanchor="bottom", showarrow=False, align="left", name="unlabelled",
+                            text=_wrap_names("No room for a label (hover the point): ", left),
+                            font=dict(size=10, color=MUTED)))
         return {"xaxis.range": xr, "yaxis.range": yr, "annotations": ann, "shapes": shapes}
 
     full = view(np.isfinite(xv) & np.isfinite(yv), whiskers=True)
@@ -533,7 +594,8 @@ def walk_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.nda
             ptxt.append(f"node {lbl}<br>{fn}")
             pcol.append(colors[lbl])
     traces.append(dict(type="scatter", x=px, y=py, mode="markers", name="images", text=ptxt,
-                       marker=dict(size=6, color=pcol, opacity=0.75, line=dict(width=0.5, color="white")),
+                       marker=dict(size=6, color=pcol, opacity=0.85,
+                                   line=dict(width=1, color=[_on_white(c) for c in pcol])),
                        hovertemplate="%{text}<br>score %{y:.3f}<extra></extra>"))
     arrow = "↓" if lower_is_better else "↑"
     return _fig(traces, dict(
@@ -599,8 +661,8 @@ def cdf_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.ndar
         xs = np.concatenate([[lo - pad], v, [hi + pad]])
         ys = np.concatenate([[0.0], np.arange(1, v.size + 1) / v.size, [1.0]])
         lv = levels[lbl]
-        traces.append(dict(type="scatter", x=xs.tolist(), y=ys.tolist(), mode="lines", line_shape="hv",
-                           name=str(lbl), legend="legend2", line=dict(color=colors[lbl], width=2),
+        traces.append(dict(type="scatter", x=xs.tolist(), y=ys.tolist(), mode="lines",
+                           name=str(lbl), legend="legend2", line=dict(color=colors[lbl], width=2, shape="hv"),
                            hovertemplate=f"node {lbl} · {plural(lv, 'error')} · {plural(v.size, 'image')}"
                                          "<br>score %{x:.3f}<br>F %{y:.2f}<extra></extra>"))
     valid = [p for p in ks_pairs if p.get("statistic") is not None and np.isfinite(p["statistic"])
@@ -675,8 +737,8 @@ def question_node_heatmap(accuracy, *, title: str | None = None, value_label: st
     question id, a ``question`` column, one column per node label in the SEG's order, values in [0, 1]
     or NaN; ``attrs["levels"]`` the error count per node, ``attrs["n_images"]`` the images with
     records per node). One row per question (ids top to bottom), one column per node (its label with
-    its error count and a mark in its colour, :func:`node_colors`); cells red (0) to green (1), printed as percentages
-    (``percent``) or two decimals, "n/a" where a node has no records. A question whose cell turns red
+    its error count and a mark in its colour, :func:`node_colors`); cells orange (0) to blue (1), printed as percentages
+    (``percent``) or two decimals, "n/a" where a node has no records. A question whose cell turns orange
     from a node to the next level is one that notices the error added there.
     """
     if accuracy is None or len(accuracy) == 0:
@@ -804,7 +866,7 @@ def significance_heatmap(metrics: Sequence[str], difference, pvalue, *, value: s
     (:class:`ts2viz.uncertainty.PairwiseComparison`'s ``difference`` and ``pvalue_holm``).
 
     ``value="difference"``: significant cells (p < ``alpha``) coloured by the signed difference
-    (x ``scale``; green = row better), marked ``*``/``**``/``***`` (p below alpha, 0.01, 0.001);
+    (x ``scale``; blue = row better, orange = row worse), marked ``*``/``**``/``***`` (p below alpha, 0.01, 0.001);
     the other cells grey with the difference in muted text. ``value="p"``: every cell coloured by
     -log10 p, labelled with p and the same marks. The diagonal is blank; NaN p-values read "n/a".
     ``cell_text="marks"`` prints only the marks in the cells (for a narrow plot, where a number and

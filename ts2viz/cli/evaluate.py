@@ -15,7 +15,9 @@ def _add_eval_options(p: argparse.ArgumentParser, metrics: bool = True) -> None:
     p.add_argument("--dataset", default="ts2",
                    help="'ts2' (bundled metadata), a dataset folder with metadata.csv, or a HF dataset id")
     p.add_argument("--scores", nargs="+", action="extend", metavar="PATH",
-                   help="scores file(s), CSV or Parquet (default: the bundled published TS2 scores)")
+                   help="scores file(s), CSV or Parquet; 'ts2' names the bundled TS2 scores, e.g. --scores ts2 "
+                        "mine.csv: the bundled scores plus yours, as the app shows them after an upload "
+                        "(default: the bundled TS2 scores alone)")
     if metrics:
         p.add_argument("--metrics", help="comma-separated metric names to evaluate (default: all)")
     else:
@@ -37,8 +39,74 @@ def _add_eval_options(p: argparse.ArgumentParser, metrics: bool = True) -> None:
                         "answered no, as DSG's scoring code does)")
 
 
+#: the name that stands for the bundled TS2 scores in ``--scores`` (as ``--dataset ts2`` does for the data)
+BUNDLED = "ts2"
+
+
+def uses_bundled(args: argparse.Namespace) -> bool:
+    """Whether the bundled TS2 scores are among the inputs: no ``--scores``, or ``ts2`` among them."""
+    return not args.scores or BUNDLED in args.scores
+
+
+def _folded(name: str, available) -> str:
+    """``name``, or the one available name equal to it ignoring case."""
+    if name in available:
+        return name
+    folded = [m for m in available if m.casefold() == name.casefold()]
+    return folded[0] if len(folded) == 1 else name
+
+
+def _close(name: str, available) -> str:
+    """The available names closest to ``name`` (ignoring case), as "'A' or 'B'" ('' if none is close)."""
+    import difflib
+
+    by_fold = {m.casefold(): m for m in available}
+    close = [by_fold[c] for c in difflib.get_close_matches(name.casefold(), list(by_fold), n=3, cutoff=0.6)]
+    return " or ".join(repr(c) for c in close)
+
+
+def metric_name(name: str, available, option: str) -> str:
+    """``name`` as one of the ``available`` metric names: exact, else the one name equal to it ignoring
+    case ("clipscore" is CLIPScore); else :class:`InputError` with the closest names ("did you mean")."""
+    have = list(available)
+    found = _folded(name, have)
+    if found in have:
+        return found
+    close = _close(name, have)
+    hint = f"; did you mean {close}?" if close else ""
+    raise InputError(f"{option}: no metric {name!r} in the scores{hint} (have: {', '.join(have)})")
+
+
+def warn_bundled_lookalikes(tables, bundled) -> None:
+    """Warn when a scores file has a column named like a bundled TS2 metric whose values differ from
+    the bundled ones (e.g. the release's gated DSG columns in ``published_scores.csv`` where the
+    bundled scores, like the app, use the web leaderboard's accumulation)."""
+    import numpy as np
+
+    for t in tables:
+        for m in t.metrics:
+            if m not in bundled.metrics:
+                continue
+            common = [f for f in t.file_names if f in set(bundled.file_names)]
+            if not common:
+                continue
+            a = t.aligned(common, [m], oriented=False)[:, 0]
+            b = bundled.aligned(common, [m], oriented=False)[:, 0]
+            both = np.isfinite(a) & np.isfinite(b)
+            if both.any() and not np.allclose(a[both], b[both], rtol=0, atol=1e-9):
+                warn_input(f"column {m!r} has the name of a bundled TS2 metric but other values "
+                           f"(on {int((~np.isclose(a[both], b[both], rtol=0, atol=1e-9)).sum())} of "
+                           f"{int(both.sum())} images); for the bundled scores plus yours, as the app shows "
+                           f"them, use --scores {BUNDLED} YOUR_FILE", file=t.source)
+
+
 def load_inputs(args: argparse.Namespace):
-    """Dataset, merged scores, metric list and SEG ids from the common options (all validated)."""
+    """Dataset, merged scores, metric list and SEG ids from the common options (all validated).
+
+    ``--scores`` takes files and the name ``ts2`` (the bundled TS2 scores, with ``--dsg``'s
+    accumulation of the DSG columns: what the app shows), so ``--scores ts2 mine.csv`` is the bundled
+    scores plus one's own, as in the app after an upload. A metric in two inputs is an error (as in the app).
+    """
     from ..dataset import load_dataset, parse_seg_ids
     from ..scores import bundled_scores, merge, read_scores
 
@@ -48,41 +116,66 @@ def load_inputs(args: argparse.Namespace):
     metrics = None
     if args.metrics:
         metrics = list(dict.fromkeys(m.strip() for m in args.metrics.split(",") if m.strip()))
-    if args.scores and args.dsg:
-        raise InputError("--dsg applies to the bundled TS2 scores only (it recomputes their DSG columns); "
-                         "drop it when giving --scores")
-    if args.scores:
+    files = [p for p in (args.scores or []) if p != BUNDLED]
+    with_bundled = uses_bundled(args)
+    if args.dsg and not with_bundled:
+        raise InputError(f"--dsg applies to the bundled TS2 scores only (it recomputes their DSG columns); "
+                         f"add them with --scores {BUNDLED} ... or drop --dsg")
+    if with_bundled and args.dataset != "ts2":
+        if args.scores:
+            raise InputError(f"--scores {BUNDLED} (the bundled TS2 scores) needs --dataset ts2")
+        raise InputError("--scores is required with a dataset other than the bundled 'ts2'")
+    bundled = bundled_scores(dsg=args.dsg) if with_bundled else None
+    headers = {p: scores_columns(p) for p in files}
+    available = list(dict.fromkeys([*(bundled.metrics if bundled is not None else []),
+                                    *(m for p in files for m in headers[p] if m != "file_name")]))
+    if metrics is not None:
+        metrics = list(dict.fromkeys(_folded(m, available) for m in metrics))
+        if bundled is not None:       # (a file's reader names a column it lacks, and the file)
+            for m in metrics:
+                metric_name(m, available, "--metrics")
+    lib = {_folded(m, available) for m in lib}
+    tables = []
+    if bundled is not None:
+        bundled.lower_is_better |= {m for m in lib if m in bundled.metrics}
+        if metrics is None or any(m in bundled.metrics for m in metrics):
+            tables.append(bundled)
+    for p in files:
         # With --metrics, a file is read for the metrics it has among them only (a file with none of
         # them is skipped), so a wide scores file costs the memory of the columns asked for.
-        headers = {p: scores_columns(p) for p in args.scores}
-        available = set().union(*map(set, headers.values()))
-        tables = []
-        for p in args.scores:
-            want = None
-            if metrics is not None:
-                want = [m for m in metrics if m in headers[p]]
-                if not want:
-                    if len(args.scores) > 1 and headers[p]:
-                        continue
-                    want = metrics    # the reader names the missing column (or the file's problem)
-            tables.append(read_scores(p, dataset=ds, lower_is_better=lib, metrics=want))
-        if not tables:
-            raise InputError(f"--metrics: none of {', '.join(metrics)} is in the scores files")
-        scores = merge(tables)
-    else:
-        if args.dataset != "ts2":
-            raise InputError("--scores is required with a dataset other than the bundled 'ts2'")
-        scores = bundled_scores(dsg=args.dsg)
-        available = set(scores.metrics)
-        scores.lower_is_better |= {m for m in lib if m in scores.metrics}
-    unknown = lib - available
+        want = None
+        if metrics is not None:
+            want = [m for m in metrics if m in headers[p]]
+            if not want:
+                if (len(files) > 1 or bundled is not None) and headers[p]:
+                    continue
+                want = metrics    # the reader names the missing column (or the file's problem)
+        tables.append(read_scores(p, dataset=ds, lower_is_better=lib, metrics=want))
+    if not tables:
+        raise InputError(f"--metrics: none of {', '.join(metrics)} is in the scores files")
+    if bundled is None and args.dataset == "ts2":     # (with the bundled scores a shared name is an error)
+        names = set(read_bundled_names())
+        if any(m in names for t in tables for m in t.metrics):
+            warn_bundled_lookalikes(tables, bundled_scores(dsg=None))
+    scores = merge(tables)
+    unknown = lib - set(available)
     if unknown:
-        raise InputError(f"--lower-is-better names a metric not in the scores: {sorted(unknown)[0]!r}")
+        first = sorted(unknown)[0]
+        hint = _close(first, available)
+        raise InputError(f"--lower-is-better names a metric not in the scores: {first!r}"
+                         + (f"; did you mean {hint}?" if hint else ""))
     if metrics is not None:
         for m in metrics:
             if m not in scores.metrics:
                 raise InputError(f"--metrics: no metric {m!r} in the scores (have: {', '.join(scores.metrics)})")
     return ds, scores, metrics, seg_ids
+
+
+def read_bundled_names() -> list[str]:
+    """The metric names of the bundled TS2 scores (the header of the released table only)."""
+    from ..paths import bundled_data_dir
+
+    return scores_columns(bundled_data_dir() / "ts2" / "published_scores.csv")
 
 
 def scores_columns(path) -> list[str]:
@@ -215,7 +308,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(pairwise_text)
     if cost_text:
         print(cost_text)
-    if not args.scores:
+    if uses_bundled(args):
         from ..qa_records import BUNDLED_DSG_ACCUMULATION
 
         print(f"DSG columns: {args.dsg or BUNDLED_DSG_ACCUMULATION} accumulation of the released per-question "
@@ -330,9 +423,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     settings = _bootstrap_settings(args)
     ds, scores, _, seg_ids = load_inputs(args)
-    for m in (args.a, args.b):
-        if m not in scores.metrics:
-            raise InputError(f"compare: no metric {m!r} in the scores (have: {', '.join(scores.metrics)})")
+    args.a, args.b = (metric_name(m, scores.metrics, "compare") for m in (args.a, args.b))
     if args.a == args.b:
         raise InputError(f"compare: name two different metrics (got {args.a!r} twice)")
     mm = compute(ds, scores, [args.a, args.b], policy=resolve_policy(args.mode, args.policy), seg_ids=seg_ids)

@@ -276,6 +276,26 @@ def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, de
     return (values, dets) if return_details else values
 
 
+def _needs_pixels(spec) -> bool:
+    """Whether a metric (a spec string or a built metric) reads the images: all but ``csv:`` specs."""
+    if isinstance(spec, str):
+        return spec.strip().partition(":")[0].strip().lower() != "csv"
+    return bool(getattr(spec, "needs_pixels", True))
+
+
+def _require_images(ds, names: Sequence[str]) -> None:
+    """:class:`InputError` unless some of these images can be had (on disk, in the hub cache, or from
+    the hub: :func:`ts2viz.dataset.images_available`, a second at most)."""
+    from ..dataset import images_available
+
+    if images_available(ds, names):
+        return
+    where = ("the local hub cache does not hold them and the hub cannot be reached (offline)"
+             if ds.hf_id is not None else "its folder holds no image files")
+    raise InputError(f"none of the {len(names)} images of dataset {ds.name} could be read: {where}. Nothing was "
+                     "scored and no model was loaded; pass a dataset folder with the images (--dataset FOLDER)")
+
+
 def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None, device: str | None = None,
                   batch_size: int | None = None, cache_dir=None, progress: Progress | None = None, *,
                   use_cache: bool = True, ray: bool | str | None = None, ray_actors: int | None = None):
@@ -308,6 +328,8 @@ def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None
                                     batch_size=batch_size, cache_dir=cache_dir, progress=progress,
                                     use_cache=use_cache)
     names = ds.file_names
+    if any(_needs_pixels(s) for s in specs):
+        _require_images(ds, names)      # before a model is loaded (that can take many seconds)
     metrics = [get_metric(s, device) for s in specs]
     labels = [m.spec for m in metrics]
     if len(set(labels)) != len(labels):

@@ -94,6 +94,18 @@ def _families_filter(families) -> set[str] | None:
     return None if ALL in fam else fam
 
 
+def family_selection(chosen) -> list[str]:
+    """A family filter's value after the visitor added or removed an entry: picking a family while
+    "All" is selected drops "All" (else nothing would change), picking "All" drops the families, and
+    an empty selection means "All" again. ``chosen`` is in the order picked (the last is the newest)."""
+    picked = [str(f) for f in (chosen or [])]
+    if not picked:
+        return [ALL]
+    if ALL in picked and len(picked) > 1:
+        return [ALL] if picked[-1] == ALL else [f for f in picked if f != ALL]
+    return picked
+
+
 def _write_csv(app: AppView, df, stem: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:60] or "table"
     p = app.new_download(f"{stem}.csv")
@@ -171,17 +183,18 @@ def leaderboard(app: AppView, mode: str = "paper", families_sel=None, sort_by: s
     import pandas as pd
 
     if not app.metrics:
-        return pd.DataFrame(columns=["metric", "family", "source", "dir", *BOARD_STATS, "segs"])
+        return pd.DataFrame(columns=["metric", "dir", *BOARD_STATS, "segs", "family", "source"])
     mm = app.mm(mode)
     board = mm.leaderboard(("ord", "sep", "signed_sep"))
     board = board[["metric"] + [c for c in BOARD_STATS if c in board.columns]]
     fam = _families_filter(families_sel)
     segs = mm.segs()
     scored = segs.groupby("metric", sort=False)["ord"].apply(lambda s: int(s.notna().sum()))
-    board.insert(1, "family", [metric_family(m) for m in board["metric"]])
-    board.insert(2, "source", [app.kind_of(m) for m in board["metric"]])
-    board.insert(3, "dir", ["↓" if app.lower_is_better(m) else "↑" for m in board["metric"]])
+    # the scores right after the name (on a phone the first columns are all that shows), then where it is from
+    board.insert(1, "dir", ["↓" if app.lower_is_better(m) else "↑" for m in board["metric"]])
     board["segs"] = [int(scored.get(m, 0)) for m in board["metric"]]
+    board["family"] = [metric_family(m) for m in board["metric"]]
+    board["source"] = [app.kind_of(m) for m in board["metric"]]
     if fam is not None:
         board = board[board["family"].isin(fam)]
     if sort_by not in board.columns:
@@ -212,8 +225,10 @@ def style_leaderboard(board):
     return mark_columns(board, x100=nums).pipe(shown).apply(mark, subset=nums)
 
 
-def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None) -> str:
-    board = leaderboard(app, mode, families_sel)
+def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
+                    best_first: bool = True) -> str:
+    """The leaderboard as a CSV (fractions), its rows in the order the table shows them."""
+    board = leaderboard(app, mode, families_sel, sort_by, best_first)
     cols = ["metric"] + [c for c in BOARD_STATS if c in board.columns]
     return _write_csv(app, board[cols], f"ts2viz-leaderboard-{mode}")
 
@@ -622,7 +637,7 @@ def seg_view(app: AppView, mode: str, seg_id, metric, metric_b=None, node=None, 
         "graph": _graph(app, mode, seg, metric, w, node),
         "nodes": list(seg.labels),
         "node": node,
-        "node_title": _node_title(seg, node),
+        "node_title": _node_title(app, seg, node),
         "gallery": _gallery(app, seg, node, ms),
         "walk_table": shown(wt),
         "walk_choices": walk_choices,
@@ -656,12 +671,39 @@ def node_separation_view(app: AppView, seg_id, metric, metric_b=None, *, plot: P
     }
 
 
-def _node_title(seg, node) -> str:
+#: the one command that puts a hub dataset's images on this machine (then ``python app.py --data FOLDER``)
+GET_IMAGES = "hf download {hf_id} --repo-type dataset --local-dir {folder}"
+
+
+def image_links(ds, file_names: Sequence[str]) -> str:
+    """Markdown for images this machine does not hold (offline, the gallery shows placeholders): a link
+    to each on the dataset's Hugging Face page and the one command that gets them all; "" when the
+    images are local or the dataset has no hub copy."""
+    from urllib.parse import quote
+
+    from ..dataset import cached_image
+
+    if ds.hf_id is None:
+        return ""
+    missing = [f for f in file_names if ds.image_path(f) is None and cached_image(ds, f) is None]
+    if not missing:
+        return ""
+    base = f"https://huggingface.co/datasets/{quote(ds.hf_id)}/blob/main/"
+    links = " · ".join(f"[{Path(f).name}]({base}{quote(f)})" for f in missing[:12])
+    more = f" (and {len(missing) - 12} more)" if len(missing) > 12 else ""
+    cmd = GET_IMAGES.format(hf_id=ds.hf_id, folder="ts2-data")
+    return (f"<small>Images not on this machine; open them on the Hugging Face dataset: {links}{more}. "
+            f"To have them all here: `{cmd}` then `python app.py --data ts2-data`.</small>")
+
+
+def _node_title(app: AppView, seg, node) -> str:
     if node not in seg.labels:
         return ""
     n = seg.node(node)
-    return (f"**Node {node}** · {plural(n.level, 'error')} · {plural(len(n.images), 'image')} "
-            f"· click an image to enlarge")
+    title = (f"**Node {node}** · {plural(n.level, 'error')} · {plural(len(n.images), 'image')} "
+             f"· click an image to enlarge")
+    links = image_links(app.dataset, [im.file_name for im in n.images])
+    return f"{title}\n\n{links}" if links else title
 
 
 def select_node(app: AppView, mode: str, seg_id, metric, metric_b, node, walk=None) -> dict:
@@ -671,7 +713,7 @@ def select_node(app: AppView, mode: str, seg_id, metric, metric_b, node, walk=No
     metric_b = _metric(app, metric_b, required=False)
     return {"graph": _graph(app, mode, seg, metric, walk, node),
             "gallery": _gallery(app, seg, node, [metric, metric_b]),
-            "node_title": _node_title(seg, node)}
+            "node_title": _node_title(app, seg, node)}
 
 
 def select_walk(app: AppView, mode: str, seg_id, metric, metric_b, walk, node=None, *,

@@ -100,16 +100,20 @@ def _template() -> dict:
     return {"data": {k: v for k, v in t.get("data", {}).items() if k in used}, "layout": t.get("layout", {})}
 
 
-def figure_json(fig) -> bytes:
-    """A figure (plotly's, or a :class:`ts2viz.figures.PlainFigure`) as the JSON plotly.js reads.
+def figure_json(fig: PlainFigure) -> bytes:
+    """A figure built by :func:`build_plain` as the JSON plotly.js reads: the ``data`` and ``layout``
+    dicts exactly as the builders wrote them, plus plotly's default template.
 
-    NaN becomes null, as in plotly's own encoder.
+    Only plain figures: a ``go.Figure`` would be serialised by plotly.py, whose classes accept (and
+    rewrite) spellings plotly.js ignores, so the page could get something other than what the tests
+    check. Every figure the app sends goes :func:`page_plot` → here; tests/test_figure_json.py checks
+    this JSON against Plotly's schema. NaN becomes null, as in plotly's own encoder.
     """
+    if not isinstance(fig, PlainFigure):
+        raise TypeError(f"figure_json takes a PlainFigure (build it inside build_plain), not {type(fig).__name__}")
     opts = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
-    if isinstance(fig, PlainFigure):
-        return orjson.dumps({"data": fig.data, "layout": {**fig.layout, "template": _template()}},
-                            default=_json_default, option=opts)
-    return orjson.dumps(fig.to_plotly_json(), default=_json_default, option=opts)
+    return orjson.dumps({"data": fig.data, "layout": {**fig.layout, "template": _template()}},
+                        default=_json_default, option=opts)
 
 
 def build_plain(build: Callable[[], Any]):
@@ -133,11 +137,17 @@ def plot_data(body: bytes, fmt: str = "png"):
     return PlotData(type="plotly", plot=text.decode("utf-8"))
 
 
+def page_plot(build: Callable[[], Any], fmt: str = "png"):
+    """THE path of a figure to the page: ``build()`` run with the builders returning plain dicts,
+    serialised as it is (:func:`figure_json`), wrapped as Gradio plot data. ``build`` returning None
+    sends no figure."""
+    fig = build_plain(build)
+    return None if fig is None else plot_data(figure_json(fig), fmt)
+
+
 def plot_value(fig, fmt: str = "png"):
-    """A plotly figure as Gradio plot data, with the modebar's download button set to ``fmt``."""
-    if fig is None:
-        return None
-    return plot_data(figure_json(fig), fmt)
+    """A plain figure (built inside :func:`build_plain`) as Gradio plot data (see :func:`page_plot`)."""
+    return page_plot(lambda: fig, fmt)
 
 
 #: a Dataframe that turns Stylers into values; made here, at import (when the app is built): a component
@@ -166,7 +176,7 @@ def plot_cached(app: AppView, fmt: str):
     (shared by all sessions when it shows shared metrics), returned as plot data."""
 
     def plot(key: tuple, metrics: Sequence[str | None], build: Callable[[], Any]):
-        return app.memo(("plot", fmt, *key), metrics, lambda: plot_data(figure_json(build_plain(build)), fmt))
+        return app.memo(("plot", fmt, *key), metrics, lambda: page_plot(build, fmt))
 
     return plot
 

@@ -29,11 +29,15 @@ def _lerp(a: str, b: str, t: float) -> str:
 
 
 def goodness_color(t: float) -> str:
-    """Red (0) - amber (0.5) - green (1); grey for NaN."""
+    """Orange (0) - light grey (0.5) - blue (1), as :data:`ts2viz.figures.GOODNESS_SCALE` (safe for
+    red-green colour blindness); grey for NaN."""
+    from ..figures import GOODNESS_SCALE
+
     if t is None or math.isnan(t):
         return "#9ca3af"
     t = max(0.0, min(1.0, t))
-    return _lerp("#dc2626", "#f59e0b", t * 2) if t < 0.5 else _lerp("#f59e0b", "#16a34a", (t - 0.5) * 2)
+    (_, lo), (_, mid), (_, hi) = GOODNESS_SCALE
+    return _lerp(lo, mid, t * 2) if t < 0.5 else _lerp(mid, hi, (t - 0.5) * 2)
 
 
 def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,

@@ -104,6 +104,17 @@ def qa_metric_choice(app: AppView, preferred: Sequence = (), current=None, *, fo
     return choices, (choices[0] if choices else None)
 
 
+def substitute_note(app: AppView, preferred: Sequence, metric) -> str:
+    """A line for the Questions tab when it shows another metric than the explorer's ``Metric``
+    (``preferred[0]``) because that one has no per-question details (e.g. TIFA-GPT4V: the TS2 release
+    has its per-image scores only); "" otherwise."""
+    wanted = next((m for m in preferred if m), None)
+    if not wanted or metric is None or wanted == metric or qa_source(app, wanted) is not None:
+        return ""
+    shown = f"showing **{short_name(str(metric))}** instead" if metric else "nothing to show"
+    return f"_**{short_name(str(wanted))}** has no per-question details (only its per-image scores are loaded): {shown}._"
+
+
 def short_name(metric: str, limit: int = 40) -> str:
     """A metric's name short enough for a figure title: a live SPEC as ``family:model-folder?…``."""
     if len(metric) <= limit or ":" not in metric:
@@ -552,6 +563,16 @@ def question_finder(app: AppView, metric, partition: str = ALL, value: str | Non
                        "question": r["worst_edge_best_question"], "partition": r["partition"],
                        "prompt": [app.dataset[int(s)].prompt for s in r["seg_id"]]})
     return mark_columns(df.reset_index(drop=True), x100=["drop"])
+
+
+def question_finder_on_screen(table):
+    """The question finder as the explorer's narrow sidebar shows it: SEG, edges missed ("2 of 5"),
+    prompt and the worst edge's best question (the CSV keeps every column of :func:`question_finder`)."""
+    import pandas as pd
+
+    missed = [f"{int(m)} of {int(n)}" for m, n in zip(table["missed"], table["of"])]
+    return pd.DataFrame({"SEG": table["SEG"].to_numpy(), "missed": missed, "prompt": table["prompt"].to_numpy(),
+                         "question": table["question"].to_numpy()})
 
 
 __all__ = ["QASource", "qa_source", "qa_metrics", "qa_metric_choice", "node_images", "image_from_gallery", "seg_records", "all_records",

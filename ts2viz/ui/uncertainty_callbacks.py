@@ -332,8 +332,8 @@ def significance_note(pw: U.PairwiseComparison) -> str:
     n_sig = int(pw.significant(ALPHA)[I, J].sum())
     segs = int(np.nanmax(pw.n)) if M > 1 else 0
     return (f"**Which orderings are significant** (right): {n_sig} of {pairs} pairs. A cell is row metric − "
-            f"column metric in the leaderboard cell {cell_label(pw.cell)}; it is coloured (green: row "
-            f"better) when a two-sided Wilcoxon signed-rank test on the two metrics' per-SEG values (up to "
+            f"column metric in the leaderboard cell {cell_label(pw.cell)}; it is coloured (blue: row "
+            f"better, orange: row worse) when a two-sided Wilcoxon signed-rank test on the two metrics' per-SEG values (up to "
             f"{segs} SEGs), Holm-corrected over the {pairs} pairs shown, gives p < {ALPHA:g} "
             f"(* < {ALPHA:g}, ** < 0.01, *** < 0.001); grey cells are not significant; hover a cell for its "
             "difference and p. Metrics are ordered "

@@ -10,7 +10,7 @@ import gradio as gr
 from ...display import SIGNED_SEP_NOTE, md_text
 from .. import callbacks as cb
 from .. import uncertainty_callbacks as uc
-from ..glue import Page, Refresh, build_plain, figure_json, plot_data
+from ..glue import Page, Refresh, build_plain, page_plot
 
 SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Signed sep · Avg", "signed_sep_avg"),
                 ("Ord · Synth", "ord_synth"),
@@ -42,15 +42,29 @@ def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, tab
     def build():
         board = cb.leaderboard(app, mode, families, sort_by or "ord_avg", order != "worst first")
         ci = uc.board_intervals(app, mode, board, sort_by) if (whiskers or table_ci) and len(board) else None
-        fig = build_plain(lambda: cb.figures.ord_sep_scatter(
+        scatter = page_plot(lambda: cb.figures.ord_sep_scatter(
             ci if whiskers and ci is not None else board, title=f"Ord vs Sep ({mode} mode)",
-            error_bars=whiskers and ci is not None))
+            error_bars=whiskers and ci is not None), fmt)
         styled = uc.style_board_intervals(ci) if table_ci and ci is not None else cb.style_leaderboard(board)
         note = f"<small>{uc.interval_note(app, mode, ci, ranks=table_ci)}</small>" if ci is not None else ""
         return (table.postprocess(styled).model_dump() if table is not None else styled,
-                plot_data(figure_json(fig), fmt), note)
+                scatter, note)
 
     return app.memo(key, app.metrics, build)
+
+
+#: what the leaderboard's columns mean (issue 21 item 4: a newcomer met Ord, Sep, dir and segs undefined)
+BOARD_LEGEND = (
+    "<small>**How to read it.** **Ord** (ordering): Spearman correlation between a metric's scores and the "
+    "error count along each walk (a path from the prompt-faithful node to nodes with more errors), averaged "
+    "over walks and SEGs; 100 = scores always fall as errors rise. **Sep** (separation): Kolmogorov–Smirnov "
+    "distance between the score distributions of adjacent nodes; 100 = the nodes' scores never overlap. "
+    "**Avg** / **Synth** / **Nat** / **Real**: all SEGs, or one partition: Synth (an error graph designed from a "
+    "prompt, images generated for its nodes), Nat (stock photos placed in a constructed error graph), Real (many "
+    "images of one prompt with real text-to-image errors, sorted into a graph). " + SIGNED_SEP_NOTE + " **dir**: ↑ higher scores mean a more faithful image, "
+    "↓ lower ones do (the metric is turned round before Ord and Sep). **segs**: SEGs on which the metric has "
+    "an Ord value; in paper mode the averages leave out the last TS2 SEG (id 164) as the published code does, "
+    "so a metric scored on all 165 SEGs is averaged over 164 (spec mode keeps all).</small>")
 
 
 def build(page: Page) -> BoardTab:
@@ -69,7 +83,7 @@ def build(page: Page) -> BoardTab:
         table = gr.Dataframe(first, label="Leaderboard, values x100 as in the paper (best value per column "
                                           "highlighted; the CSV holds fractions)", interactive=False,
                              elem_id="leaderboard", max_height=620, wrap=False, pinned_columns=1)
-        gr.Markdown(f"<small>{SIGNED_SEP_NOTE}</small>", elem_classes="stat-note")
+        gr.Markdown(BOARD_LEGEND, elem_classes="stat-note", elem_id="board-legend")
         ci_plot = gr.Checkbox(value=True, label="show 95% intervals on the scatter", elem_id="board-ci-plot")
         # filled by the page's load event: a figure in the initial page makes the browser load plotly.js
         # (1.3 MB) before it shows anything
@@ -92,18 +106,19 @@ def build(page: Page) -> BoardTab:
         out = board_view(view, mode, families, sort_by_v, order_v, fmt, table, whiskers=whiskers, table_ci=table_ci)
         return (*out, significance_panel(view, mode, families, significance, sort_by_v))
 
-    def board_csv(mode, families, sort_by_v, table_ci, request: gr.Request):
+    def board_csv(mode, families, sort_by_v, order_v, table_ci, request: gr.Request):
         view = page.view(request, create=True)
         if table_ci:
             return uc.leaderboard_ci_csv(view, mode, families, sort_by_v)
-        return cb.leaderboard_csv(view, mode, families)
+        return cb.leaderboard_csv(view, mode, families, sort_by_v or "ord_avg", order_v != "worst first")
 
     page.refresh["board"] = Refresh(redraw, [page.mode, fam_f, sort_by, order, page.fmt, ci_plot, ci_table, sig_on],
                                     [table, scatter, ci_note, sig_panel])
     for ev in (fam_f.change, sort_by.change, order.change, ci_plot.change, ci_table.change, sig_on.change):
         page.on(ev, redraw, page.refresh["board"].inputs, page.refresh["board"].outputs)
-    page.download(csv, board_csv, [page.mode, fam_f, sort_by, ci_table])
+    page.download(csv, board_csv, [page.mode, fam_f, sort_by, order, ci_table])
     page.family_pickers.append(fam_f)
+    tidy_families(page, fam_f)
     return BoardTab(fam_f, up_btn, [up_file, up_lib], up_msg)
 
 
@@ -125,8 +140,8 @@ def build_cost_view(page: Page):
         note = gr.Markdown(elem_id="cost-note")
 
     def draw(mode, text_v, unit_v, cell_v, fmt, request: gr.Request):
-        fig, md = cost_view(page.view(request), mode, text_v, unit_v, cell_v)
-        return plot_data(figure_json(fig), fmt), md
+        fig, md = build_plain(lambda: cost_view(page.view(request), mode, text_v, unit_v, cell_v))
+        return page_plot(lambda: fig, fmt), md
 
     page.on(go.click, draw, [page.mode, text, unit, cell, page.fmt], [plot, note], errors_to=note)
     return text, plot, note
@@ -142,6 +157,17 @@ def significance_panel(view, mode: str, families, on: bool, sort_by: str = "ord_
     board = cb.leaderboard(view, mode, families)
     cell = sort_by if sort_by in cb.BOARD_STATS else "ord_avg"
     return significance_html(view, mode, [str(m) for m in board["metric"]], cell)
+
+
+def tidy_families(page: Page, picker) -> None:
+    """A family filter drops "All" when a family is picked (and the families when "All" is), at once
+    in the page; its change event then redraws as usual (:func:`ts2viz.ui.callbacks.family_selection`)."""
+
+    def tidy(chosen):
+        new = cb.family_selection(chosen)
+        return gr.skip() if list(chosen or []) == new else gr.update(value=new)
+
+    page.on(picker.input, tidy, picker, picker, queue=False, show_progress="hidden")
 
 
 def add_scores(page: Page, path, lower_is_better: str, request) -> str:

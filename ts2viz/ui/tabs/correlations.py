@@ -7,7 +7,8 @@ import gradio as gr
 from ...display import SIGNED_SEP_NOTE
 from .. import callbacks as cb
 from .. import uncertainty_callbacks as uc
-from ..glue import Page, Refresh, build_plain, figure_json, plot_cached, plot_data, table_value
+from ..glue import Page, Refresh, page_plot, plot_cached, table_value
+from .board import tidy_families
 from .explorer import STATS, default_metrics
 
 
@@ -57,8 +58,8 @@ def build(page: Page) -> None:
 
         def sig_parts():
             pw = uc.significance(view, mode, stat_v, part_v, fam_v)
-            fig = build_plain(lambda: uc.significance_figure(view, mode, stat_v, part_v, fam_v, pw=pw))
-            return plot_data(figure_json(fig), fmt), uc.significance_note(pw)
+            return (page_plot(lambda: uc.significance_figure(view, mode, stat_v, part_v, fam_v, pw=pw), fmt),
+                    uc.significance_note(pw))
 
         sig_v, sig_md = view.memo(("sig", fmt, mode, stat_v, part_v, fam_key), shown, sig_parts)
         cmp_md = view.memo(("pair_cmp", mode, stat_v, x_v, y_v, part_v), [x_v, y_v],
@@ -74,5 +75,6 @@ def build(page: Page) -> None:
                                    [heat, sig, sig_note, pair_plot, pair_tb, pair_cmp])
     for ev in (stat.change, part.change, method.change, fam.change, x.change, y.change):
         page.on(ev, corr, page.refresh["corr"].inputs, page.refresh["corr"].outputs)
+    tidy_families(page, fam)
     page.download(pair_csv, pairs_csv_file, [page.mode, stat, part, x, y])
     page.open_seg_from_table(pair_tb)

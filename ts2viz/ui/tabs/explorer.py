@@ -48,6 +48,22 @@ def walks_opened() -> str:
     return WALKS_TAB
 
 
+#: typing in the SEG search filters once the typing pauses this long (Enter filters at once)
+SEARCH_DEBOUNCE_MS = 350
+#: the query a debounced keystroke sends instead of its text: the callback skips it
+STALE_SEARCH = "\u0000stale"
+# Runs in the page before each search change event: waits SEARCH_DEBOUNCE_MS, and if another keystroke
+# came meanwhile sends STALE_SEARCH as the query (the event still goes, a no-op). The query is the
+# third input from the end ([variant,] search, partition, SEG).
+DEBOUNCE_SEARCH_JS = f"""(...a) => new Promise((resolve) => {{
+  const n = (window.ts2vizSearchN = (window.ts2vizSearchN || 0) + 1);
+  setTimeout(() => {{
+    if (window.ts2vizSearchN !== n) a[a.length - 3] = {STALE_SEARCH!r};
+    resolve(a);
+  }}, {SEARCH_DEBOUNCE_MS});
+}})"""
+
+
 def build(page: Page) -> None:
     app = page.app
     m_a, m_b = default_metrics(app)
@@ -58,8 +74,11 @@ def build(page: Page) -> None:
                 search = gr.Textbox(label="Search prompts (or type a SEG id)", placeholder="e.g. teddy bear",
                                     max_lines=1, elem_id="seg-search")
                 part = gr.Radio(cb.partitions(app), value=cb.ALL, label="Partition")
+                # allow_custom_value: a search narrows the choices while an earlier view event (sent with the
+                # SEG chosen before) may still be on its way; Gradio would refuse that value before the
+                # callback runs (an HTTP 500, no message). The callbacks check the id themselves (_seg).
                 seg_dd = gr.Dropdown(cb.seg_options(app), value=next(iter(app.dataset.segs)), label="SEG",
-                                     elem_id="seg-pick")
+                                     elem_id="seg-pick", allow_custom_value=True)
                 metric_a = gr.Dropdown(choices, value=m_a, label="Metric", elem_id="metric-a")
                 metric_b = gr.Dropdown(choices, value=m_b, label="Compare with", elem_id="metric-b")
                 with gr.Accordion("Failure finder", open=True, elem_id="finder"):
@@ -171,6 +190,8 @@ def build(page: Page) -> None:
 
     # -- picking a SEG
     def filter_segs(query, partition, current):
+        if query == STALE_SEARCH:          # a keystroke followed by another within SEARCH_DEBOUNCE_MS
+            return gr.skip()
         opts, value = cb.seg_choice(app, query, partition, current)
         label = "SEG" if value is not None else "SEG (no SEG matches that search)"
         if value is not None and str(value) == str(current):
@@ -183,7 +204,7 @@ def build(page: Page) -> None:
     # a string match over the prompts: answered on its own request, not queued behind views
     page.on(search.submit, filter_segs, [search, part, seg_dd], seg_dd, queue=False)
     page.on(search.change, filter_segs, [search, part, seg_dd], seg_dd, trigger_mode="always_last",
-            show_progress="hidden", queue=False)
+            show_progress="hidden", queue=False, js=DEBOUNCE_SEARCH_JS)
     page.on(part.change, filter_segs, [search, part, seg_dd], seg_dd, queue=False)
 
     # -- nodes and walks
@@ -241,7 +262,7 @@ def build(page: Page) -> None:
         if stat == "questions":   # SEGs whose errors no question notices, of the first question metric
             m = qa.finder_metric(view, ma, mb)
             return view.memo(("finder_qa", m, partition), [m],
-                             lambda: table_value(cb.shown(qa.question_finder(view, m, partition))))
+                             lambda: table_value(qa.question_finder_on_screen(qa.question_finder(view, m, partition))))
         key = ("finder", mode, ma, mb if gap else None, stat, partition)
         # on screen without the partition column (the CSV keeps it): in the narrow sidebar its width goes
         # to the prompt

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import gradio as gr
 
 from .. import callbacks as cb
-from ..glue import Page, plot_value
+from ..glue import Page, build_plain, plot_value
 
 
 @dataclass
@@ -104,7 +104,8 @@ def build(page: Page) -> LiveTab:
 
     def upload(files_v, prompt_v, spec_v, seg_id, dev, fmt, request: gr.Request, progress=gr.Progress()):
         view = page.view(request, create=True)
-        r = cb.score_uploads(view, files_v, prompt_v, spec_v or "", seg_id, dev, progress=progress)
+        # the figure is built as plain dicts (build_plain), the one form the page is sent
+        r = build_plain(lambda: cb.score_uploads(view, files_v, prompt_v, spec_v or "", seg_id, dev, progress=progress))
         return r["message"], r["table"], plot_value(r["figure"], fmt)
 
     return LiveTab(score_btn, [spec, scope, page.seg, device], score_msg, score, spec,

@@ -104,8 +104,11 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab) -> No
         # another metric starts from its own default value (a probability for Gecko and T2I-FineEval)
         val = qa.default_value(view, metric, val if metric == current else None) if metric else "correct"
         values = qa.value_choices(view, metric)
+        img = image_part(view, metric, sid, file_name)
+        note = qa.substitute_note(view, [ma, mb], metric)       # say so when the explorer's metric has none
+        title = f"{note}\n\n{img[0]}" if note else img[0]
         return (dropdown(metrics, metric), dropdown(images, file_name),
-                gr.update(choices=values, value=val), *image_part(view, metric, sid, file_name),
+                gr.update(choices=values, value=val), title, *img[1:],
                 *nodes_part(view, metric, sid, val, fmt))
 
     inputs = [seg, node, metric_a, metric_b, qa_metric, image, value, page.fmt, open_tab]
