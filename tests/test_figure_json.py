@@ -145,3 +145,18 @@ def test_other_figures_are_schema_valid():
     _check("significance heatmap (p)", page_json(lambda: figures.significance_heatmap(["A", "B"], d, p, value="p")))
     _check("significance heatmap (marks)",
            page_json(lambda: figures.significance_heatmap(["A", "B"], d, p, cell_text="marks")))
+
+
+def test_cost_and_human_gold_figures_are_schema_valid():
+    from ts2viz.cost import cost_table
+    from ts2viz.cost.figure import cost_figure
+    from ts2viz.ui import gold_callbacks as gc
+
+    t = cost_table(["A", "B", "C"], {"A": 0.1, "B": 1.0, "C": 2.0}, {"ord_avg": np.array([0.5, 0.7, 0.6])})
+    front = page_json(lambda: cost_figure(t, "ord_avg"))
+    _check("cost", front)
+    assert front["data"][1]["line"]["shape"] == "hv" and front["data"][1]["x"] == [0.1, 1.0]
+    _check("cost (no costs)", page_json(lambda: cost_figure(cost_table(["A"], {}, {"ord_avg": np.array([0.5])}))))
+    gold = page_json(lambda: gc.scatter_figure("tifa160", "tifa", "dsg:InstructBLIP"))
+    _check("human gold scatter", gold)
+    assert len(gold["data"]) == 5 and sum(len(tr["x"]) for tr in gold["data"]) == 800

@@ -19,9 +19,13 @@ def test_board_per_task_and_note():
 
 
 def test_scatter_is_one_trace_per_model_one_point_per_image():
-    fig = gc.scatter_figure("tifa160", "tifa", "dsg:InstructBLIP")
-    assert len(fig.data) == 5 and sum(len(t.x) for t in fig.data) == 800
-    assert "Spearman" in fig.layout.title.text
+    import json
+
+    from ts2viz.ui.glue import page_plot
+
+    fig = json.loads(page_plot(lambda: gc.scatter_figure("tifa160", "tifa", "dsg:InstructBLIP")).plot)
+    assert len(fig["data"]) == 5 and sum(len(t["x"]) for t in fig["data"]) == 800
+    assert "Spearman" in fig["layout"]["title"]["text"]
 
 
 def test_inputs_from_a_visitor_are_checked():

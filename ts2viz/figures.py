@@ -213,6 +213,15 @@ def _fig(traces: list, layout: dict, *, title: str | None = None, height: int = 
     return go.Figure(data=traces, layout=base, _validate=False)
 
 
+def figure(traces: list, layout: dict, *, title: str | None = None, height: int = 380, legend: bool = True):
+    """A figure from plain trace and layout dicts in the app's style: a ``go.Figure``, or the
+    :class:`PlainFigure` that reaches the page as it is inside :func:`plain_figures` (the app's one path,
+    ``ts2viz.ui.glue.page_plot``). Builders outside this module (cost, human gold standards) use this.
+    Traces are dicts with a ``type`` (``"scatter"``, ``"scattergl"``, ...), spelled as plotly.js reads
+    them (``line: {shape: "hv"}``, not plotly.py's ``line_shape``)."""
+    return _fig(traces, dict(layout), title=title, height=height, legend=legend)
+
+
 #: character widths, in font sizes, a little above those of DejaVu Sans (wider than Inter), by class
 _NARROW, _WIDE = set("iljtfrI.,:;'|!()[] -"), set("mwMW%@#&+<=>^~")
 

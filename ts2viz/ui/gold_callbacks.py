@@ -9,6 +9,7 @@ per set and rating set, a leaderboard of metrics by Gecko's tasks with bootstrap
 from __future__ import annotations
 
 import functools
+import html
 
 import numpy as np
 
@@ -122,26 +123,30 @@ def scatter_data(name: str, rating_set: str, metric: str):
 
 
 def scatter_figure(name: str, rating_set: str, metric: str):
-    """Plotly figure: one point per image, x = metric score, y = mean human rating, one trace per
-    T2I model (its colour); hover shows the image id and prompt."""
-    import plotly.graph_objects as go
+    """One point per image, x = metric score, y = mean human rating, one trace per T2I model (its
+    colour); hover shows the image id and prompt. Built with :func:`ts2viz.figures.figure` (send it
+    with ``page_plot``)."""
+    from ..figures import figure
 
     pts = scatter_data(name, rating_set, metric)
-    fig = go.Figure()
+    traces = []
     for model, sub in pts.groupby("t2i_model", sort=False):
-        fig.add_trace(go.Scattergl(x=sub["score"].tolist(), y=sub["human"].tolist(), mode="markers", name=str(model),
-                                   text=[f"{i}<br>{p[:80]}" for i, p in zip(sub["image_id"], sub["prompt"])],
-                                   hovertemplate="%{text}<br>score %{x:.3f}, human %{y:.2f}<extra>%{fullData.name}</extra>",
-                                   marker={"size": 6, "opacity": 0.7}))
+        traces.append(dict(type="scattergl", x=sub["score"].tolist(), y=sub["human"].tolist(), mode="markers",
+                           name=str(model),
+                           text=[f"{html.escape(str(i))}<br>{html.escape(str(p)[:80])}"
+                                 for i, p in zip(sub["image_id"], sub["prompt"])],
+                           hovertemplate="%{text}<br>score %{x:.3f}, human %{y:.2f}<extra>%{fullData.name}</extra>",
+                           marker={"size": 6, "opacity": 0.7}))
     r = result(name, rating_set)
     i = r.metrics.index(metric) if metric in r.metrics else None
     rho = f" (Spearman {r.point['spearman'][i]:.3f})" if i is not None else ""
     # legend under the plot: on a phone a side legend would take half the width
-    fig.update_layout(title={"text": f"{metric}<br>against the human mean{rho}", "y": 0.95}, height=480,
-                      margin={"l": 50, "r": 10, "t": 80, "b": 45}, xaxis_title=metric,
-                      yaxis_title=f"mean rating ({rating_set})",
-                      legend={"title": "T2I model", "orientation": "h", "y": -0.2, "yanchor": "top"})
-    return fig
+    return figure(traces, {"margin": {"l": 50, "r": 10, "b": 45},
+                           "xaxis": {"title": {"text": html.escape(metric)}},
+                           "yaxis": {"title": {"text": f"mean rating ({html.escape(rating_set)})"}},
+                           "legend": {"title": {"text": "T2I model"}, "orientation": "h", "y": -0.2,
+                                      "yanchor": "top"}},
+                  title=f"{html.escape(metric)} against the human mean{rho}", height=480)
 
 
 @functools.lru_cache(maxsize=1)

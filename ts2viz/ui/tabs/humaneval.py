@@ -5,7 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from .. import gold_callbacks as gc
-from ..glue import Page, table_value
+from ..glue import Page, page_plot, table_value
 
 
 def build(page: Page) -> None:
@@ -38,7 +38,7 @@ def build(page: Page) -> None:
         metric_v = metric_v if metric_v in metrics else next((m for m in metrics if not m.startswith("human:")),
                                                             metrics[0])
         return (gc.board_note(gold_v, rs_v, task_v), table_value(gc.board(gold_v, rs_v, task_v)),
-                gr.update(choices=metrics, value=metric_v), gc.scatter_figure(gold_v, rs_v, metric_v),
+                gr.update(choices=metrics, value=metric_v), page_plot(lambda: gc.scatter_figure(gold_v, rs_v, metric_v)),
                 table_value(gc.cross_gold_table()))
 
     outputs = [note, table, metric, plot, cross]
