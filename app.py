@@ -1,4 +1,4 @@
-"""ts2viz inspection app: ``python app.py [--data ts2|DIR|HF_ID] [--scores FILE ...] [--host H] [--port P]``.
+"""ts2viz inspection app: ``python app.py [--data ts2|DIR|HF_ID] [--scores FILE ...] [--gold FOLDER ...] [--host H] [--port P]``.
 
 Defaults: the bundled TS2 data and published scores (no network, no GPU needed). The data may also be
 set with the ``TS2VIZ_DATA`` environment variable; host and port default to Gradio's own
@@ -26,6 +26,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="a scores file (CSV/Parquet) to load, shared by every visitor; repeatable")
     ap.add_argument("--lower-is-better", action="append", default=[], metavar="NAME",
                     help="a metric in --scores whose lower values are better; repeatable")
+    ap.add_argument("--gold", action="append", default=[], metavar="FOLDER",
+                    help="a rated-set folder (images.csv, ratings.csv, ...) offered in the Human ratings tab "
+                         "beside the bundled sets, shared by every visitor; repeatable")
     ap.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
                     help="interface to listen on (env: GRADIO_SERVER_NAME; default 127.0.0.1)")
     ap.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT") or 7860),
@@ -69,6 +72,10 @@ def main(argv=None) -> int:
         offered = acc.read_metric_list(args.metric, args.metrics_file)
         access = acc.public(offered, reason) if is_public else acc.Access(False, offered, acc.OPERATOR_LIMITS, reason)
         app = load_state(args.data, args.scores, lower_is_better=args.lower_is_better, access=access)
+        if args.gold:
+            from ts2viz.ui.gold_callbacks import add_operator_sets
+
+            add_operator_sets(args.gold)
     except InputError as e:
         print(f"ts2viz: {e}", file=sys.stderr)
         return 2

@@ -37,3 +37,162 @@ def test_inputs_from_a_visitor_are_checked():
         gc.result("tifa160", "pq")
     with pytest.raises(InputError, match="no metric"):
         gc.scatter_data("tifa160", "dsg", "__import__('os')")
+
+
+# -- a user's own rated set and score files, one image's details (issue 19 item 6) --------------------
+
+@pytest.fixture(scope="module")
+def app_public(tmp_path_factory):
+    from ui_helpers import write_dataset, write_scores
+
+    from ts2viz.ui import access
+    from ts2viz.ui import load_state
+
+    d = tmp_path_factory.mktemp("gold-ui")
+    write_dataset(d / "ds", big_image=False)
+    return load_state(str(d / "ds"), [str(write_scores(d, d / "ds"))], cache_root=d / "cache", fetch_images=False,
+                      access=access.public())
+
+
+@pytest.fixture(scope="module")
+def own_set(tmp_path_factory):
+    """An operator's rated set (``app.py --gold FOLDER``) made here: 20 prompts x 3 models, 3 raters,
+    a metric 'good' that follows the raters and 'bad' that does not, an image file for one image."""
+    from PIL import Image
+    from test_gold_sets import make_folder
+
+    folder = make_folder(tmp_path_factory.mktemp("own") / "myset")
+    Image.new("RGB", (8, 8), (200, 10, 10)).save(folder / "p0-A.png")
+    import pandas as pd
+
+    im = pd.read_csv(folder / "images.csv")
+    im["path"] = ["p0-A.png" if i == "p0-A" else ("../../etc/passwd" if i == "p0-B" else "") for i in im["image_id"]]
+    im.to_csv(folder / "images.csv", index=False)
+    if "myset" not in gc.gold_sets():
+        assert gc.add_operator_sets([folder]) == ["myset"]
+    return folder
+
+
+def _visitor_file(app, text: str, name: str = "mine.csv"):
+    """A file as a visitor's upload lies on the server: in the app's upload folder."""
+    import dataclasses
+    import tempfile
+    from pathlib import Path
+
+    root = Path(tempfile.mkdtemp(prefix="gold-up-"))
+    app.access = dataclasses.replace(app.access, upload_root=str(root))
+    p = root / "u" / name
+    p.parent.mkdir()
+    p.write_text(text)
+    return p
+
+
+def test_operator_set_is_offered_and_evaluated(own_set):
+    from ts2viz.ui.glue import page_plot
+    import json
+
+    assert gc.gold_sets()[:3] == list(gc.GOLD_SETS) and "myset" in gc.gold_sets()
+    b = gc.board("myset", "default", "point-wise")
+    assert {"good", "bad"} <= set(b["metric"])
+    assert b[b["metric"] == "good"].index[0] < b[b["metric"] == "bad"].index[0]
+    fig = json.loads(page_plot(lambda: gc.scatter_figure("myset", "default", "good")).plot)
+    assert sorted(t["name"] for t in fig["data"]) == ["A", "B", "C"]
+    assert sorted(i for t in fig["data"] for i in t["customdata"])[:2] == ["p0-A", "p0-B"]
+    with pytest.raises(InputError, match="bundled set"):
+        import shutil
+
+        shutil.copytree(own_set, own_set.parent / "tifa160")
+        gc.add_operator_sets([own_set.parent / "tifa160"])
+
+
+def test_image_detail_of_a_tifa160_image():
+    md, scores, answers, path = gc.image_detail("tifa160", "coco_669925_mini_dalle")
+    assert "A Christmas tree with lights and teddy bear" in md and "mini\\_dalle" in md
+    assert "tifa-1: 5" in md and "mean 5.00" in md and path is None
+    s = dict(zip(scores["metric"], scores["score"]))
+    assert len(s) == len(gc.rated("tifa160").metrics) and s["spice"] == "0.5"
+    # the released answers, one column per VQA model; the DSG question with parents 1,2 is there
+    assert {"mPLUG-large", "InstructBLIP", "PaLI-17B"} <= set(answers.columns)
+    row = answers[(answers["questions"] == "dsg") & (answers["id"] == 4)].iloc[0]
+    assert row["parents"] == "1,2" and row["question"] == "Are the lights on the Christmas tree?"
+    assert set(answers["questions"]) == {"dsg", "tifa", "vq2a"}
+    with pytest.raises(InputError, match="no image"):
+        gc.image_detail("tifa160", "<img src=x>")
+    assert "&lt;img" in gc.placeholder_html("<img src=x>")
+
+
+def test_image_file_only_inside_the_operators_folder(own_set):
+    assert gc.image_detail("myset", "p0-A")[3] == str((own_set / "p0-A.png").resolve())
+    assert gc.image_detail("myset", "p0-B")[3] is None          # ../../etc/passwd: not served
+    assert gc.image_detail("myset", "p1-A")[3] is None
+
+
+def test_a_visitors_scores_join_their_session_only(app_public, own_set):
+    import json
+
+    import numpy as np
+
+    from ts2viz.ui import gold_session as gs
+    from ts2viz.ui.glue import page_plot
+
+    g = gc.rated("myset")
+    rng = np.random.default_rng(1)
+    good = g.scores["good"].to_numpy()
+    lines = ["image_id,<b>mine</b>,noise"] + [f"{i},{v + 0.01 * rng.normal():.4f},{rng.normal():.4f}"
+                                               for i, v in zip(g.image_ids, good)]
+    a, b = app_public.view(), app_public.view()
+    p = _visitor_file(app_public, "\n".join(lines) + "\n")
+    msg = gs.add_gold_scores(a, "myset", p)
+    assert "Loaded 2 metric(s) for myset" in msg and "<b>mine</b>" in msg
+    own_a, own_b = gs.uploads_of(a), gs.uploads_of(b)
+    assert own_b is None and not a.workspace.is_empty()       # the upload keeps the session's workspace
+    board_a = gc.board("myset", "default", "point-wise", own_a)
+    board_b = gc.board("myset", "default", "point-wise", own_b)
+    assert "<b>mine</b> (yours)" in set(board_a["metric"]) and "noise (yours)" in set(board_a["metric"])
+    assert not any("yours" in m for m in board_b["metric"])
+    row = board_a[board_a["metric"] == "<b>mine</b> (yours)"].iloc[0]
+    shared = board_a[board_a["metric"] == "good"].iloc[0]
+    assert row["Spearman [95%]"][:4] == shared["Spearman [95%]"][:4]    # 'good' plus tiny noise
+    # scatter and cross-gold: the visitor's metric, escaped in the figure
+    fig = json.loads(page_plot(lambda: gc.scatter_figure("myset", "default", "<b>mine</b>", own_a)).plot)
+    assert "&lt;b&gt;mine" in fig["layout"]["title"]["text"] and sum(len(t["x"]) for t in fig["data"]) == 60
+    with pytest.raises(InputError, match="no metric"):
+        gc.scatter_data("myset", "default", "<b>mine</b>", own_b)
+    cross = gc.cross_gold_table(own_a)
+    mine = cross[cross["metric family"] == "<b>mine</b> (yours)"].iloc[0]
+    assert mine["myset:spearman"].startswith(("1 [", "2 [")) and mine["ts2:ord_avg"] == "–"
+    assert "<b>mine</b> (yours)" not in set(gc.cross_gold_table(own_b)["metric family"])
+    md, scores, _, _ = gc.image_detail("myset", "p3-B", own_a)
+    assert "<b>mine</b> (yours)" in set(scores["metric"])
+    # the session ends: its uploads go with it
+    a.workspace.close()
+    assert gs.uploads_of(a) is None
+
+
+def test_visitor_upload_errors_quote_nothing_and_caps_hold(app_public, own_set):
+    from ts2viz.ui import gold_session as gs
+
+    v = app_public.view()
+    secret = "SECRET-CONTENT"
+    for text, want in [(f"image_id,m\n{secret},1\n", "row 2: not a valid score file for rated set myset"),
+                       (f"image_id,m\np0-A,{secret}\n", "row 2: not a valid score file"),
+                       ("image_id,good\np0-A,1\n", "metric 'good' is already in rated set 'myset'"),
+                       ("image_id,human:x\np0-A,1\n", "already in rated set"),
+                       ("image_id," + ",".join(f"m{k}" for k in range(9)) + "\np0-A" + ",1" * 9 + "\n",
+                        "at most 8 metrics")]:
+        with pytest.raises(InputError) as e:
+            gs.add_gold_scores(v, "myset", _visitor_file(app_public, text))
+        assert want in str(e.value) and secret not in str(e.value), str(e.value)
+    with pytest.raises(InputError, match="upload the file through the page"):
+        gs.add_gold_scores(v, "myset", "/etc/hostname")
+    with pytest.raises(InputError, match="unknown rated set"):
+        gs.add_gold_scores(v, "/etc", _visitor_file(app_public, "image_id,m\np0-A,1\n"))
+    with pytest.raises(InputError, match=".csv"):
+        gs.add_gold_scores(v, "myset", _visitor_file(app_public, "x", "s.parquet"))
+    big = _visitor_file(app_public, "image_id,m\n" + "x" * (5 * 1024 * 1024 + 10))
+    with pytest.raises(InputError, match="limit is 5 MB"):
+        gs.add_gold_scores(v, "myset", big)
+    for k in range(5):
+        gs.add_gold_scores(v, "myset", _visitor_file(app_public, f"image_id,c{k}\np0-A,1\np1-A,2\n"))
+    with pytest.raises(InputError, match="at most 5 score files"):
+        gs.add_gold_scores(v, "myset", _visitor_file(app_public, "image_id,c9\np0-A,1\n"))

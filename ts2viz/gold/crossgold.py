@@ -42,27 +42,33 @@ def ranks_over_resamples(values: np.ndarray, samples: np.ndarray, confidence: fl
     return point, np.quantile(rs, a, axis=1), np.quantile(rs, 1 - a, axis=1)
 
 
+def rated_rank_rows(g, labels: dict[str, str], *, stat: str = "spearman",
+                    bootstrap: BootstrapSettings = BootstrapSettings(1000)) -> list[dict]:
+    """Rows of :func:`cross_gold` for one rated set ``g``: its metrics named in ``labels`` (column ->
+    shared label) ranked among themselves by ``stat`` with rank intervals (the gold is ``g.name``).
+    Empty when ``g`` has none of them."""
+    from ..metaeval.humaneval import evaluate_rated
+
+    cols = [c for c in labels if c in g.metrics]
+    if not cols:
+        return []
+    res = evaluate_rated(g, metrics=cols, ceiling=False, bootstrap=bootstrap)
+    point, lo, hi = ranks_over_resamples(res.point[stat], res.samples[stat], bootstrap.confidence)
+    return [{"label": labels[c], "gold": f"{g.name}:{stat}", "metric": c, "value": float(res.point[stat][i]),
+             "rank": int(point[i]), "rank_lo": float(lo[i]), "rank_hi": float(hi[i])} for i, c in enumerate(cols)]
+
+
 def cross_gold(golds: Sequence[str] = ("tifa160", "imagenhub-t2i", "genaibench-teaser"), *, stat: str = "spearman",
                ts2: bool = True, bootstrap: BootstrapSettings = BootstrapSettings(1000)):
     """Long table: label, gold (``ts2:ord_avg``, ``ts2:sep_avg``, ``tifa160:spearman``, ...), metric
     (the source's column), value, rank, rank_lo, rank_hi (among the labels that source has)."""
     import pandas as pd
 
-    from ..metaeval.humaneval import evaluate_rated
     from .bundled import load_gold
 
     rows = []
     for name in golds:
-        g = load_gold(name)
-        cols = [c for c in CROSS_NAMES.get(name, {}) if c in g.metrics]
-        if len(cols) < 1:
-            continue
-        res = evaluate_rated(g, metrics=cols, ceiling=False, bootstrap=bootstrap)
-        point, lo, hi = ranks_over_resamples(res.point[stat], res.samples[stat], bootstrap.confidence)
-        for i, c in enumerate(cols):
-            rows.append({"label": CROSS_NAMES[name][c], "gold": f"{name}:{stat}", "metric": c,
-                         "value": float(res.point[stat][i]), "rank": int(point[i]), "rank_lo": float(lo[i]),
-                         "rank_hi": float(hi[i])})
+        rows += rated_rank_rows(load_gold(name), CROSS_NAMES.get(name, {}), stat=stat, bootstrap=bootstrap)
     if ts2:
         from ..dataset import load_dataset
         from ..metametrics import compute

@@ -1,28 +1,69 @@
 """The Human ratings tab's views as plain functions of data (testable without a browser).
 
-Bundled rated sets only (the same for every visitor: computed once per process and shared):
-per set and rating set, a leaderboard of metrics by Gecko's tasks with bootstrap intervals
+Per rated set and rating set, a leaderboard of metrics by Gecko's tasks with bootstrap intervals
 (:func:`board`), a scatter of one metric against the human mean coloured by T2I model
-(:func:`scatter_figure`), and the cross-gold ranks of the metric families the sources share
-(:func:`cross_gold_table`).
+(:func:`scatter_figure`), one image's details (:func:`image_detail`) and the cross-gold ranks of the
+metric families the sources share (:func:`cross_gold_table`).
+
+The bundled sets and the operator's own (``app.py --gold FOLDER``, :func:`add_operator_sets`) are the
+same for every visitor: computed once per process and shared. A session's uploaded score columns
+(``own``: its :class:`~ts2viz.ui.gold_session.GoldUploads`) join them for that session only: its
+metrics are evaluated on their own (same bootstrap settings, so the same prompt resamples) and their
+rows added to the shared ones.
 """
 from __future__ import annotations
 
 import functools
 import html
+import os
+import threading
 
 import numpy as np
 
+from ..display import md_text
 from ..errors import InputError
+from ..uncertainty import BootstrapSettings
 
-#: the sets the tab offers (GenAI-Bench 527 has no released metric scores)
+#: the bundled sets the tab offers (GenAI-Bench 527 has no released metric scores)
 GOLD_SETS = ("tifa160", "imagenhub-t2i", "genaibench-teaser")
 TASKS = ("point-wise", "pair-wise", "model ordering")
+#: the operator's own rated sets (``app.py --gold FOLDER``), by name, in the order given
+_OPERATOR: dict = {}
+_OPERATOR_LOCK = threading.Lock()
+#: the cross-gold view's rank intervals
+CROSS_BOOTSTRAP = BootstrapSettings(1000)
+#: a session's own metrics are marked so in the tables (their names are the visitor's)
+OWN_MARK = " (yours)"
+
+
+def add_operator_sets(folders) -> list[str]:
+    """Load the operator's rated-set folders (``app.py --gold``) and offer them in the tab; returns
+    their names (a folder's ``gold.json`` name or the folder name). Bad input raises InputError."""
+    from ..gold import BUNDLED, load_gold
+
+    names = []
+    for folder in folders:
+        g = load_gold(os.fspath(folder))
+        if g.name in BUNDLED:
+            raise InputError(f"rated set name {g.name!r} is a bundled set's; give the folder another name "
+                             "(or a \"name\" in its gold.json)", file=folder)
+        with _OPERATOR_LOCK:
+            if g.name in _OPERATOR:
+                raise InputError(f"two rated sets are named {g.name!r}", file=folder)
+            _OPERATOR[g.name] = g
+        names.append(g.name)
+    return names
+
+
+def gold_sets() -> list[str]:
+    """The rated sets the tab offers: the bundled ones, then the operator's."""
+    with _OPERATOR_LOCK:
+        return list(GOLD_SETS) + list(_OPERATOR)
 
 
 def check_gold(name: str) -> str:
-    if name not in GOLD_SETS:
-        raise InputError(f"unknown rated set {name!r}: expected one of {', '.join(GOLD_SETS)}")
+    if name not in gold_sets():
+        raise InputError(f"unknown rated set {name!r}: expected one of {', '.join(gold_sets())}")
     return name
 
 
@@ -30,7 +71,35 @@ def check_gold(name: str) -> str:
 def rated(name: str):
     from ..gold import load_gold
 
-    return load_gold(check_gold(name))
+    check_gold(name)
+    with _OPERATOR_LOCK:
+        own = _OPERATOR.get(name)
+    return own if own is not None else load_gold(name)
+
+
+def session_rated(name: str, own=None):
+    """The rated set as a session sees it: with its uploaded score columns, if any."""
+    g = rated(name)
+    if not own or not own.metrics(name):
+        return g
+    return own.memo(("rated", name, own.version), lambda: g.with_scores(own.columns[name]))
+
+
+def own_result(name: str, rating_set: str, own=None):
+    """The session's own metrics on the set (None when it uploaded none for it)."""
+    from ..metaeval.humaneval import evaluate_rated
+
+    if not own or not own.metrics(name):
+        return None
+    result(name, rating_set)          # checks the rating set (and shares the settings below)
+    return own.memo(("result", name, rating_set, own.version),
+                    lambda: evaluate_rated(session_rated(name, own), rating_set=rating_set,
+                                           metrics=own.metrics(name), ceiling=False))
+
+
+def metrics_of(name: str, rating_set: str, own=None) -> list[str]:
+    """The metrics the scatter may show: the shared ones (human ceilings included), then the session's."""
+    return list(result(name, rating_set).metrics) + (own.metrics(name) if own else [])
 
 
 def rating_sets(name: str) -> list[str]:
@@ -57,13 +126,17 @@ def _ci(v, lo, hi) -> str:
     return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def board(name: str, rating_set: str, task: str):
-    """The leaderboard of one task: a DataFrame of strings, best first."""
+def board(name: str, rating_set: str, task: str, own=None):
+    """The leaderboard of one task: a DataFrame of strings, best first (a session's own metrics
+    marked :data:`OWN_MARK`)."""
     import pandas as pd
 
     if task not in TASKS:
         raise InputError(f"unknown task {task!r}: expected one of {', '.join(TASKS)}")
     f = result(name, rating_set).frame()
+    mine = own_result(name, rating_set, own)
+    if mine is not None:
+        f = pd.concat([f, mine.frame().assign(metric=lambda d: d["metric"] + OWN_MARK)], ignore_index=True)
     if task == "point-wise":
         f = f.sort_values("spearman", ascending=False)
         cols = {"metric": f["metric"], "n": f["n"],
@@ -107,11 +180,11 @@ def board_note(name: str, rating_set: str, task: str) -> str:
     return head + body + (f" 95% intervals: {boot.n_resamples:,} bootstrap resamples of prompts." if boot else "")
 
 
-def scatter_data(name: str, rating_set: str, metric: str):
+def scatter_data(name: str, rating_set: str, metric: str, own=None):
     """Points of the scatter: image_id, prompt, t2i_model, score, human (NaN-free)."""
     import pandas as pd
 
-    g = rated(name)
+    g = session_rated(name, own)
     if metric not in g.metrics and not metric.startswith("human:"):
         raise InputError(f"rated set {name!r} has no metric {metric!r}")
     x = g.human(metric.split(":", 1)[1]) if metric.startswith("human:") else g.scores[metric].to_numpy(float)
@@ -122,22 +195,25 @@ def scatter_data(name: str, rating_set: str, metric: str):
                          "t2i_model": g.images["t2i_model"].to_numpy()[ok], "score": x[ok], "human": y[ok]})
 
 
-def scatter_figure(name: str, rating_set: str, metric: str):
+def scatter_figure(name: str, rating_set: str, metric: str, own=None):
     """One point per image, x = metric score, y = mean human rating, one trace per T2I model (its
-    colour); hover shows the image id and prompt. Built with :func:`ts2viz.figures.figure` (send it
+    colour); hover shows the image id and prompt, ``customdata`` holds the image id (a click on a
+    point shows that image: :func:`image_detail`). Built with :func:`ts2viz.figures.figure` (send it
     with ``page_plot``)."""
     from ..figures import figure
 
-    pts = scatter_data(name, rating_set, metric)
+    pts = scatter_data(name, rating_set, metric, own)
     traces = []
     for model, sub in pts.groupby("t2i_model", sort=False):
         traces.append(dict(type="scattergl", x=sub["score"].tolist(), y=sub["human"].tolist(), mode="markers",
-                           name=str(model),
+                           name=html.escape(str(model)), customdata=[str(i) for i in sub["image_id"]],
                            text=[f"{html.escape(str(i))}<br>{html.escape(str(p)[:80])}"
                                  for i, p in zip(sub["image_id"], sub["prompt"])],
                            hovertemplate="%{text}<br>score %{x:.3f}, human %{y:.2f}<extra>%{fullData.name}</extra>",
                            marker={"size": 6, "opacity": 0.7}))
     r = result(name, rating_set)
+    if metric not in r.metrics:
+        r = own_result(name, rating_set, own) or r
     i = r.metrics.index(metric) if metric in r.metrics else None
     rho = f" (Spearman {r.point['spearman'][i]:.3f})" if i is not None else ""
     # legend under the plot: on a phone a side legend would take half the width
@@ -150,17 +226,103 @@ def scatter_figure(name: str, rating_set: str, metric: str):
 
 
 @functools.lru_cache(maxsize=1)
-def cross_gold_table():
-    """Metric families x gold standards: 'rank [low–high]' (value), one row per family."""
-    import pandas as pd
-
+def _cross_long():
     from ..gold.crossgold import cross_gold
-    from ..uncertainty import BootstrapSettings
 
-    t = cross_gold(bootstrap=BootstrapSettings(1000))
-    t["cell"] = [f"{int(r)} [{lo:g}–{hi:g}] ({v:.3f})" for r, lo, hi, v in
-                 t[["rank", "rank_lo", "rank_hi", "value"]].to_numpy()]
+    return cross_gold(bootstrap=CROSS_BOOTSTRAP)
+
+
+def cross_gold_table(own=None):
+    """Metric families x gold standards: 'rank [low–high]' (value), one row per family. A session's
+    own metrics join as rows ``NAME (yours)`` on the sets it uploaded them for, ranked with the
+    shared families of that set (the set's column is recomputed for that session)."""
+    from ..gold.crossgold import CROSS_NAMES, rated_rank_rows
+
+    t = _cross_long()
+    if own:
+        import pandas as pd
+
+        def build():
+            parts = [t]
+            for name in own.columns:
+                g = session_rated(name, own)
+                labels = {c: l for c, l in CROSS_NAMES.get(name, {}).items() if c in g.metrics}
+                labels.update({m: m + OWN_MARK for m in own.metrics(name)})
+                parts = [p[p["gold"] != f"{name}:spearman"] for p in parts]
+                parts.append(pd.DataFrame(rated_rank_rows(g, labels, bootstrap=CROSS_BOOTSTRAP)))
+            return pd.concat(parts, ignore_index=True)
+
+        t = own.memo(("cross", own.version), build)
+    return _cross_wide(t)
+
+
+def _cross_wide(t):
+    t = t.assign(cell=[f"{int(r)} [{lo:g}–{hi:g}] ({v:.3f})" for r, lo, hi, v in
+                       t[["rank", "rank_lo", "rank_hi", "value"]].to_numpy()])
     wide = t.pivot(index="label", columns="gold", values="cell").fillna("–")
     order = ["ts2:ord_avg", "ts2:sep_avg"] + [c for c in wide.columns if not c.startswith("ts2:")]
     wide = wide[[c for c in order if c in wide.columns]]
     return wide.reset_index().rename(columns={"label": "metric family"})
+
+
+def image_detail(name: str, image_id: str, own=None):
+    """What the page shows for one image of a rated set (a click on a scatter point).
+
+    Returns ``(markdown, scores, answers, image_path)``: the prompt, T2I model and every rating (by
+    rating set and rater) as Markdown (texts escaped); each metric's score (a DataFrame, the
+    session's own marked); the released per-question VQA answers of the QA metrics, one row per
+    question and one column per VQA model (a DataFrame, empty where the set has none); and the path
+    of the image file when the operator's folder names one that exists (else None: the page shows a
+    placeholder with the image id; the bundled sets have no pixels).
+    """
+    import pandas as pd
+
+    g = session_rated(name, own)
+    iid = str(image_id or "").strip()
+    hit = np.flatnonzero(g.images["image_id"].to_numpy() == iid) if iid else []
+    if not len(hit):
+        raise InputError(f"rated set {name} has no image with that id" if iid else "click a point of the scatter")
+    i = int(hit[0])
+    row = g.images.iloc[i]
+    lines = [f"**Image** {md_text(iid)} of **{md_text(name)}**", "",
+             f"**Prompt:** {md_text(g.prompt_text(iid)) or '_(no text)_'}", "",
+             f"**T2I model:** {md_text(row['t2i_model'])}", ""]
+    r = g.ratings[g.ratings["image_id"] == iid]
+    for rs, sub in r.groupby("rating_set", sort=False):
+        each = ", ".join(f"{md_text(a)}: {v:g}" for a, v in zip(sub["rater"], sub["rating"]))
+        lines.append(f"**Ratings {md_text(rs)}** (mean {sub['rating'].mean():.2f}): {each}")
+        lines.append("")
+    if r.empty:
+        lines.append("_No rating._")
+    mine = set(own.metrics(name)) if own else set()
+    vals = g.scores.iloc[i] if len(g.scores.columns) else pd.Series(dtype=float)
+    scores = pd.DataFrame({"metric": [m + OWN_MARK if m in mine else m for m in vals.index],
+                           "score": ["–" if v != v else f"{v:.4g}" for v in vals.to_numpy(float)]})
+    answers = pd.DataFrame()
+    qa = g.qa_answers
+    if qa is not None and len(qa):
+        sub = qa[qa["image_id"] == iid]
+        if len(sub):
+            answers = (sub.pivot_table(index=["question_set", "question_id", "parents", "question"],
+                                       columns="vqa_model", values="answer", aggfunc="first", sort=False)
+                       .reset_index().rename(columns={"question_set": "questions", "question_id": "id"}))
+            answers.columns.name = None
+    path = None
+    src = str(row.get("path", "") or "")
+    if src and g.source is not None:
+        base = os.path.realpath(g.source)
+        full = os.path.realpath(os.path.join(base, src))
+        # only a file inside the operator's folder (a path in images.csv cannot point elsewhere)
+        if os.path.commonpath([full, base]) == base and os.path.isfile(full):
+            path = full
+    return "\n".join(lines), scores, answers, path
+
+
+def placeholder_html(image_id: str | None) -> str:
+    """The image's place when the set has no pixels for it: a box with the image id."""
+    from ..display import html_text
+
+    text = html_text(image_id) if image_id else "click a point of the scatter"
+    return (f"<div class='gold-image-placeholder' style='border:1px dashed #999;border-radius:6px;padding:24px 8px;"
+            f"text-align:center;max-width:320px;word-break:break-all;color:#666'>no image bundled<br>"
+            f"<code>{text}</code></div>")

@@ -304,6 +304,8 @@ class AppState(TableSet):
 #: functions called with each workspace that closes (stores elsewhere that hold a session's data
 #: register here: their entries go with the session, not only when their bound is reached)
 CLOSE_HOOKS: list[Callable[["Workspace"], None]] = []
+#: stores kept beside a workspace say here whether it holds something of theirs (then it is not empty)
+HOLD_CHECKS: list[Callable[["Workspace"], bool]] = []
 
 
 class Workspace(TableSet):
@@ -470,7 +472,9 @@ class Workspace(TableSet):
         """Whether the session holds nothing of use: no tables, downloads or loaded metrics (the uploads it
         tried are let go with it)."""
         with self._lock:
-            return not self.tables and not self._downloads and not self.metric_info
+            if self.tables or self._downloads or self.metric_info:
+                return False
+        return not any(check(self) for check in list(HOLD_CHECKS))
 
     def own_file(self, path) -> None:
         """Register a file the visitor uploaded, to be deleted when the session ends."""

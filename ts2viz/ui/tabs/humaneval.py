@@ -1,48 +1,125 @@
-"""The Human ratings tab: metrics against human judgments (bundled rated sets), by Gecko's three tasks,
-with a metric-vs-human scatter coloured by T2I model and the cross-gold ranks view."""
+"""The Human ratings tab: metrics against human judgments (bundled rated sets and the operator's own,
+``app.py --gold FOLDER``), by Gecko's three tasks, with a metric-vs-human scatter coloured by T2I model
+(click a point: that image's prompt, ratings, scores and per-question answers), the cross-gold ranks
+view, and a visitor's own score file joining all three for their session only."""
 from __future__ import annotations
 
 import gradio as gr
 
+from ...display import md_text
 from .. import gold_callbacks as gc
+from .. import gold_session as gs
 from ..glue import Page, page_plot, table_value
+
+#: a click on a scatter point puts its image id (the point's customdata) into the image box. Gradio's
+#: Plot has no click event: the listener is attached to the plotly element after each redraw (polled,
+#: as the element is made after the event returns), once per element.
+CLICK_JS = """() => {
+  let tries = 0;
+  const attach = () => {
+    const el = document.querySelector('#gold-scatter .js-plotly-plot');
+    if (el && el.on && !el._goldClick) {
+      el._goldClick = true;
+      el.on('plotly_click', (ev) => {
+        const pt = ev && ev.points && ev.points[0];
+        const box = document.querySelector('#gold-image textarea, #gold-image input');
+        if (!pt || !box || pt.customdata === undefined) return;
+        box.value = String(pt.customdata);
+        box.dispatchEvent(new Event('input', {bubbles: true}));
+        for (const t of ['keydown', 'keypress'])
+          box.dispatchEvent(new KeyboardEvent(t, {key: 'Enter', code: 'Enter', keyCode: 13, bubbles: true}));
+      });
+    }
+    if (tries++ < 40 && !(el && el._goldClick)) setTimeout(attach, 250);
+  };
+  attach();
+}"""
 
 
 def build(page: Page) -> None:
-    first = gc.GOLD_SETS[0]
+    sets = gc.gold_sets()
+    first = sets[0]
     with gr.Tab("Human ratings", id="gold", elem_id="tab-gold") as tab:
         gr.Markdown("Each metric against **human ratings** of other image sets (one slice is not enough: "
                     "compare with the TS2 leaderboard). Computed when this tab opens.", elem_classes="stat-note")
         with gr.Row():
-            gold = gr.Radio(list(gc.GOLD_SETS), value=first, label="Rated set", elem_id="gold-set")
+            gold = gr.Radio(sets, value=first, label="Rated set", elem_id="gold-set")
             rs = gr.Dropdown(gc.rating_sets(first), value=gc.rated(first).default_rating_set, label="Ratings (gold)",
                              elem_id="gold-ratings")
             task = gr.Radio(list(gc.TASKS), value=gc.TASKS[0], label="Task", elem_id="gold-task")
         note = gr.Markdown(elem_id="gold-note", elem_classes="stat-note")
         table = gr.Dataframe(interactive=False, max_height=420, elem_id="gold-board", label="Leaderboard")
+        with gr.Accordion("Add your metric's scores for this rated set (CSV: image_id + one column per metric; "
+                          "private to this session)", open=False, elem_id="gold-upload"):
+            with gr.Row():
+                up_file = gr.File(label="Score file (.csv)", file_types=[".csv"], scale=2, elem_id="gold-upload-file")
+                up_btn = gr.Button("Add scores", variant="primary", scale=1, elem_id="gold-upload-btn")
+            up_msg = gr.Markdown(elem_id="gold-upload-msg")
         metric = gr.Dropdown([], label="Scatter: metric", elem_id="gold-metric")
         plot = gr.Plot(elem_id="gold-scatter", show_label=False)
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=1, min_width=220):
+                image_id = gr.Textbox(label="Image (click a point of the scatter, or type its id and press Enter)",
+                                      max_lines=1, elem_id="gold-image")
+                picture = gr.Image(visible=False, interactive=False, show_label=False, elem_id="gold-picture",
+                                   height=300)
+                placeholder = gr.HTML(gc.placeholder_html(None), elem_id="gold-placeholder")
+            with gr.Column(scale=2, min_width=260):
+                detail = gr.Markdown(elem_id="gold-detail")
+                detail_scores = gr.Dataframe(interactive=False, max_height=300, elem_id="gold-detail-scores",
+                                             label="Scores of this image", visible=False)
+        answers = gr.Dataframe(interactive=False, max_height=420, elem_id="gold-answers", visible=False,
+                               label="Released VQA answers to each question (QA metrics' scores come from these)")
         cross = gr.Dataframe(interactive=False, elem_id="gold-cross",
                              label="Cross-gold: rank [95% interval] (value) of each metric family on each gold "
                                    "standard (TS2 Ord / Sep, Spearman on the rated sets)")
 
     def set_changed(gold_v, request: gr.Request):
-        g = gc.rated(gold_v)
+        g = gc.rated(gc.check_gold(gold_v))
         return gr.update(choices=gc.rating_sets(gold_v), value=g.default_rating_set)
 
     def views(gold_v, rs_v, task_v, metric_v, request: gr.Request):
+        gc.check_gold(gold_v)
+        own = gs.uploads_of(page.view(request))
         sets = gc.rating_sets(gold_v)
         rs_v = rs_v if rs_v in sets else gc.rated(gold_v).default_rating_set
-        res = gc.result(gold_v, rs_v)
-        metrics = list(res.metrics)
-        metric_v = metric_v if metric_v in metrics else next((m for m in metrics if not m.startswith("human:")),
-                                                            metrics[0])
-        return (gc.board_note(gold_v, rs_v, task_v), table_value(gc.board(gold_v, rs_v, task_v)),
-                gr.update(choices=metrics, value=metric_v), page_plot(lambda: gc.scatter_figure(gold_v, rs_v, metric_v)),
-                table_value(gc.cross_gold_table()))
+        metrics = gc.metrics_of(gold_v, rs_v, own)
+        if metric_v not in metrics:
+            metric_v = next((m for m in metrics if not m.startswith("human:")), metrics[0] if metrics else None)
+        fig = page_plot(lambda: gc.scatter_figure(gold_v, rs_v, metric_v, own)) if metric_v else None
+        return (gc.board_note(gold_v, rs_v, task_v), table_value(gc.board(gold_v, rs_v, task_v, own)),
+                gr.update(choices=metrics, value=metric_v), fig, table_value(gc.cross_gold_table(own)))
+
+    def show_image(gold_v, image_v, request: gr.Request):
+        gc.check_gold(gold_v)
+        own = gs.uploads_of(page.view(request))
+        md, scores, ans, path = gc.image_detail(gold_v, image_v, own)
+        pixels = None
+        if path is not None:                   # the operator's own file (image_detail keeps it in the folder)
+            from PIL import Image
+
+            with Image.open(path) as im:
+                pixels = im.convert("RGB")
+        return (md, gr.update(value=table_value(scores), visible=len(scores) > 0),
+                gr.update(value=table_value(ans) if len(ans) else None, visible=len(ans) > 0),
+                gr.update(value=pixels, visible=pixels is not None),
+                gr.update(value=gc.placeholder_html(str(image_v).strip()), visible=pixels is None))
+
+    def upload(gold_v, path, request: gr.Request):
+        view = page.view(request, create=True)
+        msg = gs.add_gold_scores(view, gold_v, path, gs.display_name(path))
+        return f"✓ {md_text(msg)}"        # names a visitor chose (file, columns) shown as text
 
     outputs = [note, table, metric, plot, cross]
     inputs = [gold, rs, task, metric]
-    page.on(gold.change, set_changed, [gold], [rs])
+    # the views follow a set change even when the new set's default rating set has the same name
+    page.on(page.on(gold.change, set_changed, [gold], [rs]).success, views, inputs, outputs).then(
+        None, None, None, js=CLICK_JS)
     for ev in (tab.select, rs.change, task.change, metric.change):
-        page.on(ev, views, inputs, outputs)
+        page.on(ev, views, inputs, outputs).then(None, None, None, js=CLICK_JS)
+    page.on(image_id.submit, show_image, [gold, image_id],
+            [detail, detail_scores, answers, picture, placeholder], errors_to=detail)
+    # a score file is read beside the views (not in their queue: a large file must not make others wait)
+    dep = page.on(up_btn.click, upload, [gold, up_file], up_msg, errors_to=up_msg,
+                  concurrency_id="gold-upload", concurrency_limit=1)
+    page.on(dep.success, views, inputs, outputs).then(None, None, None, js=CLICK_JS)
