@@ -143,7 +143,7 @@ def test_a_visitors_scores_join_their_session_only(app_public, own_set):
     a, b = app_public.view(), app_public.view()
     p = _visitor_file(app_public, "\n".join(lines) + "\n")
     msg = gs.add_gold_scores(a, "myset", p)
-    assert "Loaded 2 metric(s) for myset" in msg and "<b>mine</b>" in msg
+    assert "Loaded 2 metrics for myset" in msg and "<b>mine</b>" in msg
     own_a, own_b = gs.uploads_of(a), gs.uploads_of(b)
     assert own_b is None and not a.workspace.is_empty()       # the upload keeps the session's workspace
     board_a = gc.board("myset", "default", "point-wise", own_a)

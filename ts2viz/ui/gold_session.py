@@ -160,7 +160,8 @@ def add_gold_scores(view, gold: str, path, display_name: str | None = None) -> s
         raise InputError("no score in the file", file=name)
     uploads_of(view, create=True).add(gold, table)
     part = f" ({scored} of {len(g)} images scored)" if caught or scored < len(g) else ""
-    return f"Loaded {len(table.columns)} metric(s) for {gold} from {name}{part}: {', '.join(table.columns)}"
+    k = len(table.columns)
+    return f"Loaded {k} metric{'s' if k != 1 else ''} for {gold} from {name}{part}: {', '.join(table.columns)}"
 
 
 def _header(p, name: str) -> list[str]:

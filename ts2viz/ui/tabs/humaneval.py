@@ -74,11 +74,11 @@ def build(page: Page) -> None:
                              label="Cross-gold: rank [95% interval] (value) of each metric family on each gold "
                                    "standard (TS2 Ord / Sep, Spearman on the rated sets)")
 
-    def set_changed(gold_v, request: gr.Request):
+    def gold_set_changed(gold_v, request: gr.Request):
         g = gc.rated(gc.check_gold(gold_v))
         return gr.update(choices=gc.rating_sets(gold_v), value=g.default_rating_set)
 
-    def views(gold_v, rs_v, task_v, metric_v, request: gr.Request):
+    def gold_views(gold_v, rs_v, task_v, metric_v, request: gr.Request):
         gc.check_gold(gold_v)
         own = gs.uploads_of(page.view(request))
         sets = gc.rating_sets(gold_v)
@@ -90,7 +90,7 @@ def build(page: Page) -> None:
         return (gc.board_note(gold_v, rs_v, task_v), table_value(gc.board(gold_v, rs_v, task_v, own)),
                 gr.update(choices=metrics, value=metric_v), fig, table_value(gc.cross_gold_table(own)))
 
-    def show_image(gold_v, image_v, request: gr.Request):
+    def gold_image(gold_v, image_v, request: gr.Request):
         gc.check_gold(gold_v)
         own = gs.uploads_of(page.view(request))
         md, scores, ans, path = gc.image_detail(gold_v, image_v, own)
@@ -105,7 +105,7 @@ def build(page: Page) -> None:
                 gr.update(value=pixels, visible=pixels is not None),
                 gr.update(value=gc.placeholder_html(str(image_v).strip()), visible=pixels is None))
 
-    def upload(gold_v, path, request: gr.Request):
+    def gold_upload(gold_v, path, request: gr.Request):
         view = page.view(request, create=True)
         msg = gs.add_gold_scores(view, gold_v, path, gs.display_name(path))
         return f"✓ {md_text(msg)}"        # names a visitor chose (file, columns) shown as text
@@ -113,13 +113,13 @@ def build(page: Page) -> None:
     outputs = [note, table, metric, plot, cross]
     inputs = [gold, rs, task, metric]
     # the views follow a set change even when the new set's default rating set has the same name
-    page.on(page.on(gold.change, set_changed, [gold], [rs]).success, views, inputs, outputs).then(
+    page.on(page.on(gold.change, gold_set_changed, [gold], [rs]).success, gold_views, inputs, outputs).then(
         None, None, None, js=CLICK_JS)
     for ev in (tab.select, rs.change, task.change, metric.change):
-        page.on(ev, views, inputs, outputs).then(None, None, None, js=CLICK_JS)
-    page.on(image_id.submit, show_image, [gold, image_id],
+        page.on(ev, gold_views, inputs, outputs).then(None, None, None, js=CLICK_JS)
+    page.on(image_id.submit, gold_image, [gold, image_id],
             [detail, detail_scores, answers, picture, placeholder], errors_to=detail)
     # a score file is read beside the views (not in their queue: a large file must not make others wait)
-    dep = page.on(up_btn.click, upload, [gold, up_file], up_msg, errors_to=up_msg,
+    dep = page.on(up_btn.click, gold_upload, [gold, up_file], up_msg, errors_to=up_msg,
                   concurrency_id="gold-upload", concurrency_limit=1)
-    page.on(dep.success, views, inputs, outputs).then(None, None, None, js=CLICK_JS)
+    page.on(dep.success, gold_views, inputs, outputs).then(None, None, None, js=CLICK_JS)
