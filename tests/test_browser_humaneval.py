@@ -1,7 +1,9 @@
 """The Human ratings tab in a real browser, at desktop (1500 px) and phone (390 px) width: the TIFA160
 leaderboard with the DSG README's numbers and intervals, the other tasks, the metric-vs-human scatter
-(one trace per T2I model, one point per image) and the cross-gold ranks. Numbers are checked against
-the library run in this process. Screenshots go to ``tests/artifacts/``.
+(one trace per T2I model, one point per image) and the cross-gold ranks; a visitor's score file for
+TIFA160 joining the leaderboard, scatter and cross-gold view; a mouse click on a scatter point showing
+that image's prompt, ratings, scores and released VQA answers. Numbers are checked against the library
+run in this process. Screenshots go to ``tests/artifacts/``.
 """
 from __future__ import annotations
 
@@ -51,7 +53,7 @@ def _rows(pg, table_id: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", list(WIDTHS))
-def test_human_ratings_tab(browser, server, expected, name):
+def test_human_ratings_tab(browser, server, expected, name, tmp_path):
     from playwright.sync_api import expect
 
     w = WIDTHS[name]
@@ -90,6 +92,7 @@ def test_human_ratings_tab(browser, server, expected, name):
     expect(board).to_contain_text("acc_eq", timeout=60_000)
     pair_row = next(r for r in _rows(pg, "gold-board") if r.startswith("dsg:PaLI-17B"))
     assert f"{e['pairwise_acc']:.3f} [{e['pairwise_acc_lo']:.3f}, {e['pairwise_acc_hi']:.3f}]" in pair_row
+    upload_and_click(pg, name, tmp_path)
     # another rated set
     pg.locator("#gold-set").get_by_label("imagenhub-t2i").check()
     expect(board).to_contain_text("viescore_sc:gpt4v_0shot", timeout=240_000)
@@ -97,3 +100,76 @@ def test_human_ratings_tab(browser, server, expected, name):
     pg.screenshot(path=str(ART / f"gold-tab-imagenhub-{name}.png"), full_page=False)
     assert not errors, errors
     pg.close()
+
+
+def upload_and_click(pg, name: str, tmp_path) -> None:
+    """A score file for TIFA160 (this session only), then a real mouse click on a point of the scatter."""
+    import numpy as np
+    import pandas as pd
+    from playwright.sync_api import expect
+
+    from ts2viz.gold import load_gold
+
+    g = load_gold("tifa160")
+    rng = np.random.default_rng(0)
+    mine = g.scores["dsg:PaLI-17B"].to_numpy() + 0.05 * rng.normal(size=len(g))
+    f = tmp_path / "mygold.csv"
+    pd.DataFrame({"image_id": g.image_ids, "MyGold": mine}).to_csv(f, index=False)
+    pg.locator("#gold-task").get_by_label("point-wise").check()
+    pg.locator("#gold-upload").get_by_text("Add your metric's scores").click()
+    pg.locator("#gold-upload-file input[type=file]").set_input_files(str(f))
+    expect(pg.locator("#gold-upload-file")).to_contain_text("mygold.csv", timeout=60_000)
+    pg.locator("#gold-upload-btn").click()
+    expect(pg.locator("#gold-upload-msg")).to_contain_text("Loaded 1 metric for tifa160", timeout=120_000)
+    board = pg.locator("#gold-board")
+    expect(board).to_contain_text("MyGold (yours)", timeout=120_000)
+    from ts2viz.metaeval import evaluate_rated
+
+    want = evaluate_rated(g.with_scores(pd.DataFrame({"MyGold": mine})), rating_set="dsg", metrics=["MyGold"],
+                          ceiling=False).frame().iloc[0]
+    row = next(r for r in _rows(pg, "gold-board") if r.startswith("MyGold (yours)"))
+    assert f"{want['spearman']:.3f} [{want['spearman_lo']:.3f}, {want['spearman_hi']:.3f}]" in row
+    expect(pg.locator("#gold-cross")).to_contain_text("MyGold (yours)", timeout=60_000)
+    # the scatter of the visitor's metric
+    pg.locator("#gold-metric input").click()
+    pg.get_by_role("option", name="MyGold", exact=True).click()
+    pg.wait_for_function("""() => { const el = document.querySelector('#gold-scatter .js-plotly-plot');
+        return el && el.layout && String(el.layout.title.text || '').startsWith('MyGold'); }""", timeout=120_000)
+    pg.locator("#gold-scatter").scroll_into_view_if_needed()
+    # a real click on the first point of the first trace, at its pixel position (the listener is attached
+    # after each redraw: wait for it)
+    pg.wait_for_function("() => { const el = document.querySelector('#gold-scatter .js-plotly-plot');"
+                         " return el && el._goldClick; }", timeout=60_000)
+    at = pg.evaluate("""() => { const el = document.querySelector('#gold-scatter .js-plotly-plot');
+        const fl = el._fullLayout, t = el.data[0], r = el.getBoundingClientRect();
+        return {x: r.left + fl._size.l + fl.xaxis.l2p(t.x[0]), y: r.top + fl._size.t + fl.yaxis.l2p(t.y[0]),
+                id: t.customdata[0]}; }""")
+    pg.mouse.move(at["x"], at["y"])
+    pg.mouse.click(at["x"], at["y"])
+    box = pg.locator("#gold-image textarea, #gold-image input").first
+    expect(box).not_to_have_value("", timeout=60_000)
+    iid = box.input_value()                 # the point clicked (another may lie on top of the first)
+    assert iid in g.image_ids
+    detail = pg.locator("#gold-detail")
+    expect(detail).to_contain_text(g.prompt_text(iid), timeout=60_000)
+    model = g.images.set_index("image_id").loc[iid, "t2i_model"]
+    expect(detail).to_contain_text(f"T2I model: {model}")
+    expect(detail).to_contain_text("Ratings dsg")
+    expect(pg.locator("#gold-placeholder")).to_contain_text(iid)
+    scores = pg.locator("#gold-detail-scores")
+    expect(scores).to_contain_text("MyGold (yours)")
+    i = g.image_ids.index(iid)
+    assert f"clipscore_vitb32 {g.scores['clipscore_vitb32'].iloc[i]:.4g}" in _rows(pg, "gold-detail-scores")
+    answers = pg.locator("#gold-answers")
+    expect(answers).to_contain_text("PaLI-17B", timeout=60_000)
+    qa = g.qa_answers[g.qa_answers["image_id"] == iid]
+    first = qa[qa["question_set"] == "dsg"].iloc[0]
+    expect(answers).to_contain_text(str(first["question"]))
+    sw = pg.evaluate("document.documentElement.scrollWidth")
+    assert sw <= pg.viewport_size["width"], f"the image details are {sw} px wide"
+    time.sleep(1.0)
+    pg.locator("#gold-image").scroll_into_view_if_needed()
+    pg.screenshot(path=str(ART / f"gold-click-{name}.png"), full_page=False)
+    pg.locator("#gold-upload").scroll_into_view_if_needed()
+    pg.screenshot(path=str(ART / f"gold-upload-{name}.png"), full_page=False)
+    answers.screenshot(path=str(ART / f"gold-answers-{name}.png"))

@@ -296,6 +296,7 @@ def image_detail(name: str, image_id: str, own=None):
         lines.append("_No rating._")
     mine = set(own.metrics(name)) if own else set()
     vals = g.scores.iloc[i] if len(g.scores.columns) else pd.Series(dtype=float)
+    vals = vals[[m for m in vals.index if m in mine] + [m for m in vals.index if m not in mine]]   # yours first
     scores = pd.DataFrame({"metric": [m + OWN_MARK if m in mine else m for m in vals.index],
                            "score": ["–" if v != v else f"{v:.4g}" for v in vals.to_numpy(float)]})
     answers = pd.DataFrame()
