@@ -196,3 +196,23 @@ def test_visitor_upload_errors_quote_nothing_and_caps_hold(app_public, own_set):
         gs.add_gold_scores(v, "myset", _visitor_file(app_public, f"image_id,c{k}\np0-A,1\np1-A,2\n"))
     with pytest.raises(InputError, match="at most 5 score files"):
         gs.add_gold_scores(v, "myset", _visitor_file(app_public, "image_id,c9\np0-A,1\n"))
+
+
+def test_app_gold_flag_bad_folder_is_one_line_and_exit_2(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    from ui_helpers import write_dataset
+
+    spec = importlib.util.spec_from_file_location("ts2viz_app", Path(__file__).parents[1] / "app.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.parse_args(["--gold", "a", "--gold", "b"]).gold == ["a", "b"]
+    write_dataset(tmp_path / "ds", big_image=False)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "images.csv").write_text("image_id,prompt\nx,a prompt\n")
+    (tmp_path / "broken" / "ratings.csv").write_text("image_id,rating\nx,five\n")
+    assert mod.main(["--data", str(tmp_path / "ds"), "--gold", str(tmp_path / "broken")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "ratings.csv, row 2: rating 'five' is not a number" in err[0]
+    assert "broken" not in gc.gold_sets()
