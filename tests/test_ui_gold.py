@@ -216,3 +216,27 @@ def test_app_gold_flag_bad_folder_is_one_line_and_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "ratings.csv, row 2: rating 'five' is not a number" in err[0]
     assert "broken" not in gc.gold_sets()
+
+
+def test_an_operator_set_without_scores_evaluates_a_visitors_upload(app_public, tmp_path):
+    from test_gold_sets import make_folder
+
+    from ts2viz.ui import gold_session as gs
+
+    folder = make_folder(tmp_path / "bare")
+    (folder / "scores.csv").unlink()
+    if "bare" not in gc.gold_sets():
+        gc.add_operator_sets([folder])
+    assert gc.result("bare", "default") is None and gc.metrics_of("bare", "default") == []
+    assert gc.board("bare", "default", "point-wise").empty
+    assert "No metric scores in this set" in gc.board_note("bare", "default", "pair-wise")
+    v = app_public.view()
+    ids = gc.rated("bare").image_ids
+    gs.add_gold_scores(v, "bare", _visitor_file(app_public, "image_id,x\n" + "".join(f"{i},{k % 7}\n" for k, i in
+                                                                                     enumerate(ids))))
+    own = gs.uploads_of(v)
+    assert list(gc.board("bare", "default", "model ordering", own)["metric"]) == ["x (yours)"]
+    assert "humans order" in gc.board_note("bare", "default", "model ordering", own)
+    assert gc.metrics_of("bare", "default", own) == ["x"]
+    assert "Spearman" in gc.scatter_figure("bare", "default", "x", own)["layout"]["title"]["text"]
+    assert "x (yours)" in set(gc.cross_gold_table(own)["metric family"])

@@ -99,7 +99,8 @@ def own_result(name: str, rating_set: str, own=None):
 
 def metrics_of(name: str, rating_set: str, own=None) -> list[str]:
     """The metrics the scatter may show: the shared ones (human ceilings included), then the session's."""
-    return list(result(name, rating_set).metrics) + (own.metrics(name) if own else [])
+    r = result(name, rating_set)
+    return (list(r.metrics) if r is not None else []) + (own.metrics(name) if own else [])
 
 
 def rating_sets(name: str) -> list[str]:
@@ -115,6 +116,8 @@ def result(name: str, rating_set: str):
     g = rated(name)
     if rating_set not in rating_sets(name):
         raise InputError(f"rated set {name!r} has no rating set {rating_set!r}")
+    if not g.metrics:       # an operator's set without scores.csv: only a visitor's uploads are evaluated
+        return None
     return evaluate_rated(g, rating_set=rating_set)
 
 
@@ -133,10 +136,13 @@ def board(name: str, rating_set: str, task: str, own=None):
 
     if task not in TASKS:
         raise InputError(f"unknown task {task!r}: expected one of {', '.join(TASKS)}")
-    f = result(name, rating_set).frame()
-    mine = own_result(name, rating_set, own)
+    shared, mine = result(name, rating_set), own_result(name, rating_set, own)
+    frames = [shared.frame()] if shared is not None else []
     if mine is not None:
-        f = pd.concat([f, mine.frame().assign(metric=lambda d: d["metric"] + OWN_MARK)], ignore_index=True)
+        frames.append(mine.frame().assign(metric=lambda d: d["metric"] + OWN_MARK))
+    if not frames:
+        return pd.DataFrame({"metric": []})
+    f = pd.concat(frames, ignore_index=True)
     if task == "point-wise":
         f = f.sort_values("spearman", ascending=False)
         cols = {"metric": f["metric"], "n": f["n"],
@@ -160,11 +166,13 @@ def board(name: str, rating_set: str, task: str, own=None):
     return pd.DataFrame(cols).reset_index(drop=True)
 
 
-def board_note(name: str, rating_set: str, task: str) -> str:
+def board_note(name: str, rating_set: str, task: str, own=None) -> str:
     g = rated(name)
-    r = result(name, rating_set)
-    head = (f"**{g.meta.get('title', name)}**: {len(g)} images, {g.images['prompt_id'].nunique()} prompts, "
-            f"{len(g.t2i_models)} T2I models; gold = mean of rating set `{rating_set}`. ")
+    r = result(name, rating_set) or own_result(name, rating_set, own)
+    head = (f"**{md_text(g.meta.get('title', name))}**: {len(g)} images, {g.images['prompt_id'].nunique()} "
+            f"prompts, {len(g.t2i_models)} T2I models; gold = mean of rating set {md_text(rating_set)}. ")
+    if r is None:
+        return head + "No metric scores in this set: add a score file (below) to evaluate yours."
     if task == "point-wise":
         body = ("Correlation of each metric's per-image score with the mean rating; per-model average: Fisher "
                 "average over the T2I models.")
@@ -212,9 +220,9 @@ def scatter_figure(name: str, rating_set: str, metric: str, own=None):
                            hovertemplate="%{text}<br>score %{x:.3f}, human %{y:.2f}<extra>%{fullData.name}</extra>",
                            marker={"size": 6, "opacity": 0.7}))
     r = result(name, rating_set)
-    if metric not in r.metrics:
+    if r is None or metric not in r.metrics:
         r = own_result(name, rating_set, own) or r
-    i = r.metrics.index(metric) if metric in r.metrics else None
+    i = r.metrics.index(metric) if r is not None and metric in r.metrics else None
     rho = f" (Spearman {r.point['spearman'][i]:.3f})" if i is not None else ""
     # legend under the plot: on a phone a side legend would take half the width
     return figure(traces, {"margin": {"l": 50, "r": 10, "b": 45},

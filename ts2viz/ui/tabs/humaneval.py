@@ -87,7 +87,7 @@ def build(page: Page) -> None:
         if metric_v not in metrics:
             metric_v = next((m for m in metrics if not m.startswith("human:")), metrics[0] if metrics else None)
         fig = page_plot(lambda: gc.scatter_figure(gold_v, rs_v, metric_v, own)) if metric_v else None
-        return (gc.board_note(gold_v, rs_v, task_v), table_value(gc.board(gold_v, rs_v, task_v, own)),
+        return (gc.board_note(gold_v, rs_v, task_v, own), table_value(gc.board(gold_v, rs_v, task_v, own)),
                 gr.update(choices=metrics, value=metric_v), fig, table_value(gc.cross_gold_table(own)))
 
     def gold_image(gold_v, image_v, request: gr.Request):
@@ -108,6 +108,11 @@ def build(page: Page) -> None:
     def gold_upload(gold_v, path, request: gr.Request):
         view = page.view(request, create=True)
         msg = gs.add_gold_scores(view, gold_v, path, gs.display_name(path))
+        # the session's own rows are computed here, in the upload's queue group, not by the redraw that
+        # follows in the views' group, where every other visitor's view would wait behind them
+        own = gs.uploads_of(view)
+        gc.own_result(gold_v, gc.rated(gold_v).default_rating_set, own)
+        gc.cross_gold_table(own)
         return f"✓ {md_text(msg)}"        # names a visitor chose (file, columns) shown as text
 
     outputs = [note, table, metric, plot, cross]
