@@ -312,9 +312,13 @@ def image_detail(name: str, image_id: str, own=None):
     if qa is not None and len(qa):
         sub = qa[qa["image_id"] == iid]
         if len(sub):
-            answers = (sub.pivot_table(index=["question_set", "question_id", "parents", "question"],
-                                       columns="vqa_model", values="answer", aggfunc="first", sort=False)
-                       .reset_index().rename(columns={"question_set": "questions", "question_id": "id"}))
+            # one row per question: the VQA models' answers side by side (PaLI's TIFA questions carry a
+            # prompt template around the same question: the first model's wording is shown)
+            key = ["question_set", "question_id"]
+            text = sub.groupby(key, sort=False)[["parents", "question"]].first()
+            wide = sub.pivot_table(index=key, columns="vqa_model", values="answer", aggfunc="first", sort=False)
+            answers = (text.join(wide).reset_index()
+                       .rename(columns={"question_set": "questions", "question_id": "id"}))
             answers.columns.name = None
     path = None
     src = str(row.get("path", "") or "")

@@ -69,7 +69,8 @@ def build(page: Page) -> None:
                 detail_scores = gr.Dataframe(interactive=False, max_height=300, elem_id="gold-detail-scores",
                                              label="Scores of this image", visible=False)
         answers = gr.Dataframe(interactive=False, max_height=420, elem_id="gold-answers", visible=False,
-                               label="Released VQA answers to each question (QA metrics' scores come from these)")
+                               label="Released VQA answers to each question (the dsg / vq2a rows give the QA metrics' scores; "
+                                     "TIFA's multiple-choice questions are not scored: no answer key is released)")
         cross = gr.Dataframe(interactive=False, elem_id="gold-cross",
                              label="Cross-gold: rank [95% interval] (value) of each metric family on each gold "
                                    "standard (TS2 Ord / Sep, Spearman on the rated sets)")
