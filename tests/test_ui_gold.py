@@ -68,9 +68,10 @@ def own_set(tmp_path_factory):
     im = pd.read_csv(folder / "images.csv")
     im["path"] = ["p0-A.png" if i == "p0-A" else ("../../etc/passwd" if i == "p0-B" else "") for i in im["image_id"]]
     im.to_csv(folder / "images.csv", index=False)
-    if "myset" not in gc.gold_sets():
-        assert gc.add_operator_sets([folder]) == ["myset"]
-    return folder
+    assert gc.add_operator_sets([folder]) == ["myset"]
+    yield folder
+    gc.remove_operator_sets(["myset", "bare"])        # other tests in this process see the bundled sets only
+    assert "myset" not in gc.gold_sets()
 
 
 def _visitor_file(app, text: str, name: str = "mine.csv"):
@@ -218,15 +219,14 @@ def test_app_gold_flag_bad_folder_is_one_line_and_exit_2(tmp_path, capsys):
     assert "broken" not in gc.gold_sets()
 
 
-def test_an_operator_set_without_scores_evaluates_a_visitors_upload(app_public, tmp_path):
+def test_an_operator_set_without_scores_evaluates_a_visitors_upload(app_public, own_set, tmp_path):
     from test_gold_sets import make_folder
 
     from ts2viz.ui import gold_session as gs
 
     folder = make_folder(tmp_path / "bare")
     (folder / "scores.csv").unlink()
-    if "bare" not in gc.gold_sets():
-        gc.add_operator_sets([folder])
+    gc.add_operator_sets([folder])
     assert gc.result("bare", "default") is None and gc.metrics_of("bare", "default") == []
     assert gc.board("bare", "default", "point-wise").empty
     assert "No metric scores in this set" in gc.board_note("bare", "default", "pair-wise")

@@ -55,6 +55,15 @@ def add_operator_sets(folders) -> list[str]:
     return names
 
 
+def remove_operator_sets(names) -> None:
+    """Stop offering the operator's sets ``names`` (tests; an app process keeps them for its life)."""
+    with _OPERATOR_LOCK:
+        for n in names:
+            _OPERATOR.pop(n, None)
+    rated.cache_clear()
+    result.cache_clear()
+
+
 def gold_sets() -> list[str]:
     """The rated sets the tab offers: the bundled ones, then the operator's."""
     with _OPERATOR_LOCK:
