@@ -127,7 +127,10 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
     if args.clusters:
         from .humaneval_significance import cluster_column
 
-        frame["cluster"], cluster_note = cluster_column(args, rated, result, settings)
+        import pandas as pd
+
+        cluster, cluster_note = cluster_column(args, rated, result, settings)
+        frame["cluster"] = pd.array(cluster, dtype="Int64")     # integers in the CSV, empty where none
     if not args.no_ceiling:
         import pandas as pd
 
@@ -161,6 +164,8 @@ def _ci(v: float, lo: float, hi: float) -> str:
 
 def format_humaneval(frame, rated, rating_set: str, result, sort: str = "spearman") -> str:
     """The readable table: one row per metric, sorted by ``sort`` (Spearman by default)."""
+    import pandas as pd
+
     st = result.settings
     title = rated.meta.get("title") or rated.name
     lines = [f"{title}: {len(rated)} images, {rated.images['prompt_id'].nunique()} prompts, "
@@ -180,7 +185,7 @@ def format_humaneval(frame, rated, rating_set: str, result, sort: str = "spearma
                      _ci(r.pairwise_acc, r.pairwise_acc_lo, r.pairwise_acc_hi),
                      _ci(r.pairwise_acc_eq, r.pairwise_acc_eq_lo, r.pairwise_acc_eq_hi),
                      "-" if r.ordering_agreement != r.ordering_agreement else f"{r.ordering_agreement:.2f}"]
-                    + ([str(int(r.cluster)) if r.cluster == r.cluster and r.cluster > 0 else "-"]
+                    + (["-" if pd.isna(r.cluster) or r.cluster <= 0 else str(int(r.cluster))]
                        if "cluster" in frame.columns else []))
     head = ["metric", "n", "spearman", f"kendall_{st.kendall}", "pearson", "sp/model", "pairwise_acc",
             "acc_eq", "ordering"] + (["cluster"] if "cluster" in frame.columns else [])

@@ -30,7 +30,6 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..metaeval.correlation import kendall_both
 from ..metaeval.pairwise import pairs_within, pairwise_accuracy
 from .clusters import Clusters, significance_clusters
 from .correlation import rank_rows
@@ -89,6 +88,84 @@ def _pearson_rows(x: np.ndarray, g: np.ndarray) -> np.ndarray:
     return np.where((vx > 0) & (vg > 0), np.clip(r, -1.0, 1.0), np.nan)
 
 
+def _tie_pairs_rows(srt: np.ndarray) -> np.ndarray:
+    """Pairs tied within each row of a row-sorted array: (R,)."""
+    R, n = srt.shape
+    new = np.ones(srt.shape, bool)
+    new[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    gid = np.cumsum(new, axis=1) - 1 + (np.arange(R, dtype=np.int64) * n)[:, None]
+    c = np.bincount(gid.ravel(), minlength=R * n).astype(np.float64)
+    return (c * (c - 1) / 2).reshape(R, n).sum(1)
+
+
+def inversions_rows(a: np.ndarray) -> np.ndarray:
+    """Inversions (pairs i < j with a[i] > a[j], strictly) of every row of a non-negative integer array
+    (R, n): (R,). A bottom-up merge sort over all rows at once (each level: two global ``searchsorted``
+    calls over (row, block)-offset keys count, per element, the other half's elements before it)."""
+    a = np.asarray(a, dtype=np.int64)
+    R, n = a.shape
+    total = np.zeros(R)
+    if n < 2 or R == 0:
+        return total
+    size = 1 << int(np.ceil(np.log2(n)))
+    big = int(a.max()) + 1                      # padding: last in every row, never above anything
+    cur = np.full((R, size), big, dtype=np.int64)
+    cur[:, :n] = a
+    span = big + 1
+    w = 1
+    while w < size:
+        nb = R * (size // (2 * w))              # blocks of all rows
+        blocks = cur.reshape(nb, 2 * w)
+        off = (np.arange(nb, dtype=np.int64) * span)[:, None]
+        lk = (blocks[:, :w] + off).ravel()      # globally sorted: blocks sorted, offsets increasing
+        rk = (blocks[:, w:] + off).ravel()
+        start = np.repeat(np.arange(nb, dtype=np.int64) * w, w)
+        le = np.searchsorted(lk, rk, side="right") - start      # left elements <= each right element
+        lt = np.searchsorted(rk, lk, side="left") - start       # right elements < each left element
+        total += (w - le).reshape(R, -1).sum(1)
+        idx = np.tile(np.arange(w, dtype=np.int64), nb)
+        base = np.repeat(np.arange(nb, dtype=np.int64) * 2 * w, w)
+        merged = np.empty(R * size, dtype=np.int64)
+        merged[base + idx + lt] = blocks[:, :w].ravel()
+        merged[base + idx + le] = blocks[:, w:].ravel()
+        cur = merged.reshape(R, size)
+        w *= 2
+    return total
+
+
+def kendall_rows(x: np.ndarray, g: np.ndarray, variant: str = "b") -> np.ndarray:
+    """Kendall's tau-b (or tau-c) of each row of a NaN-free (R, n) array with ``g`` (n,): (R,), NaN when
+    undefined; O(R n log n), the formulas of :func:`ts2viz.metaeval.correlation.kendall`."""
+    x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+    g = np.asarray(g, dtype=np.float64).ravel()
+    R, n = x.shape
+    if n < 2:
+        return np.full(R, np.nan)
+    ox = np.argsort(x, axis=1, kind="stable")
+    xs = np.take_along_axis(x, ox, 1)
+    new = np.ones(xs.shape, bool)
+    new[:, 1:] = xs[:, 1:] != xs[:, :-1]
+    cx = np.empty((R, n), dtype=np.int64)
+    np.put_along_axis(cx, ox, np.cumsum(new, axis=1) - 1, 1)
+    vx = new.sum(1)
+    cg = np.unique(g, return_inverse=True)[1].astype(np.int64).ravel()
+    vg = int(cg.max()) + 1
+    key = cg[None, :] * n + cx
+    ok = np.argsort(key, axis=1, kind="stable")
+    disc = inversions_rows(np.take_along_axis(cx, ok, 1))
+    n0 = n * (n - 1) / 2
+    n1 = _tie_pairs_rows(xs)
+    n2 = float(_tie_pairs_rows(np.sort(g)[None, :])[0])
+    n3 = _tie_pairs_rows(np.take_along_axis(key, ok, 1))
+    s = (n0 - n1 - n2 + n3 - disc) - disc
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if variant == "b":
+            den = np.sqrt((n0 - n1) * (n0 - n2))
+            return np.where(den > 0, np.clip(s / np.where(den > 0, den, 1.0), -1, 1), np.nan)
+        m = np.minimum(vx, vg).astype(np.float64)
+        return np.where(m >= 2, np.clip(2.0 * s / (n * n * (m - 1) / np.maximum(m, 1)), -1, 1), np.nan)
+
+
 def pooled_statistic(human, prompts, spec: GoldStatistic) -> Callable[[int, np.ndarray], np.ndarray]:
     """The pooled statistic ``spec`` as a one-unit statistic for :func:`permutation_test`:
     ``f(0, rows)`` -> (R,) the statistic of each score row (R, n) against ``human`` (n,), NaN-free
@@ -105,8 +182,7 @@ def pooled_statistic(human, prompts, spec: GoldStatistic) -> Callable[[int, np.n
             return _pearson_rows(rank_rows(x), ry)
         if spec.stat == "pairwise_acc":
             return np.atleast_1d(pairwise_accuracy(x, y, pairs, gold_ties="exclude", metric_ties=spec.metric_ties))
-        pick = 0 if spec.kendall == "b" else 1
-        return np.array([kendall_both(r, y)[pick] for r in x])     # O(n log n) per row
+        return kendall_rows(x, y, spec.kendall)
 
     return statistic
 
@@ -235,5 +311,6 @@ def gold_clusters(metrics: Sequence[str], scores, human, prompts, spec: GoldStat
     return significance_clusters(list(metrics), est, tests.pvalue, alpha=alpha, correction=correction), tests
 
 
-__all__ = ["GoldStatistic", "STATISTICS", "gold_clusters", "gold_permutation_test", "metric_estimates",
+__all__ = ["GoldStatistic", "STATISTICS", "gold_clusters", "gold_permutation_test", "inversions_rows", "kendall_rows",
+           "metric_estimates",
            "pairwise_gold_permutation", "pooled_statistic"]
