@@ -33,8 +33,8 @@ from ..errors import InputError
 from ..metaeval.pairwise import pairs_within, pairwise_accuracy
 from .clusters import Clusters, significance_clusters
 from .correlation import rank_rows
-from .permutation import (DEFAULT_SETTINGS, PairwisePermutation, PermutationResult, PermutationSettings,
-                          permutation_test)
+from .permutation import (DEFAULT_SETTINGS, PairwisePermutation, PermutationResult, PermutationSettings, exceeds,
+                          permutation_test, standardise)
 
 #: the statistics a test can compare (columns of ``ts2viz humaneval``'s table)
 STATISTICS = ("spearman", "kendall", "pearson", "pairwise_acc")
@@ -233,15 +233,94 @@ def metric_estimates(scores, human, prompts, spec: GoldStatistic) -> np.ndarray:
     return out
 
 
+#: statistics with an all-pairs-at-once path (linear or quadratic in the swap pattern)
+VECTORISED = ("pearson", "pairwise_acc")
+
+
+def _vectorised(spec: GoldStatistic) -> bool:
+    return spec.stat in VECTORISED or (spec.stat == "spearman" and spec.spearman == "np-corrcoef")
+
+
+def _all_pairs_at_once(x, y, prompts, spec: GoldStatistic, I, J, alternative: str, settings: PermutationSettings):
+    """p-values, permutations used and observed differences of the pairs (I[p], J[p]) at once, for a
+    statistic that is a function of sums linear (Pearson) or quadratic (pair-wise accuracy over pairs
+    of images) in the swap pattern: one block of swap patterns (the draws :func:`permutation_test`
+    makes) serves every pair through a few matrix products. ``x`` (k, n) and ``y`` NaN-free."""
+    Z = np.stack([standardise(r) for r in x])              # z-scores per metric, as permutation_test
+    n = y.size
+    za, zb = Z[I].T, Z[J].T                                 # (n, P)
+    dz = zb - za
+    if spec.stat == "pairwise_acc":
+        pr = pairs_within(np.asarray(prompts))
+        gs = np.sign(y[pr.first] - y[pr.second])
+        keep = gs != 0                                      # pairs the raters order
+        f, t, gs = pr.first[keep], pr.second[keep], gs[keep][:, None]
+        credit = 0.5 if spec.metric_ties == "half" else 0.0
+
+        def c(u, v):                                        # credit of each (image pair, metric pair)
+            return np.where(u == v, credit, (np.sign(u - v) == gs).astype(np.float64))
+
+        tables = {}
+        for name, (first, second) in {"A": (za, zb), "B": (zb, za)}.items():
+            c00, c01, c10, c11 = c(first[f], first[t]), c(first[f], second[t]), c(second[f], first[t]), \
+                c(second[f], second[t])
+            tables[name] = (c00.sum(0), c10 - c00, c01 - c00, c00 - c01 - c10 + c11)
+        den = max(int(keep.sum()), 0)
+
+        def values(bits, cols, name):
+            const, lin_f, lin_t, quad = tables[name]
+            tot = const[cols] + bits[:, f] @ lin_f[:, cols] + bits[:, t] @ lin_t[:, cols] \
+                + (bits[:, f] * bits[:, t]) @ quad[:, cols]
+            return tot / den if den else np.full(tot.shape, np.nan)
+    else:
+        yc = y - y.mean()
+        syy = float((yc * yc).sum())
+        lin = {"A": (za, dz), "B": (zb, -dz)}               # metric rows: base + bits * step
+
+        def values(bits, cols, name):
+            base, step = lin[name][0][:, cols], lin[name][1][:, cols]
+            sxy = yc @ base + bits @ (step * yc[:, None])
+            sx = base.sum(0) + bits @ step
+            sxx = (base * base).sum(0) + bits @ ((base + step) ** 2 - base * base)
+            vx = sxx - sx * sx / n
+            with np.errstate(invalid="ignore", divide="ignore"):
+                r = (sxy - sx * yc.sum() / n) / np.sqrt(vx * syy)
+            return np.where((vx > 1e-12 * n) & (syy > 0), np.clip(r, -1.0, 1.0), np.nan)
+
+    def diffs(bits, cols):
+        return values(bits, cols, "A") - values(bits, cols, "B")
+
+    P = I.size
+    observed = diffs(np.zeros((1, n)), np.arange(P))[0]
+    hits = np.zeros(P)
+    used = np.zeros(P, dtype=np.int64)
+    active = ~np.isnan(observed)
+    rng = np.random.default_rng(settings.seed)
+    done = 0
+    while done < settings.n_permutations and active.any():
+        k = min(settings.block_size, settings.n_permutations - done)
+        bits = (rng.random((k, n)) < 0.5).astype(np.float64)
+        cols = np.flatnonzero(active)
+        hits[cols] += exceeds(diffs(bits, cols), observed[cols], alternative).sum(0)
+        used[cols] += k
+        done += k
+        running = (hits[cols] + 1) / (used[cols] + 1)
+        active[cols[(running < settings.early_min) | (running > settings.early_max)]] = False
+    return np.where(used > 0, (hits + 1) / (used + 1), np.nan), used, observed
+
+
 def pairwise_gold_permutation(scores, human, prompts, spec: GoldStatistic = GoldStatistic(), *,
                               alternative: str = "greater", settings: PermutationSettings = DEFAULT_SETTINGS,
                               pairs: Sequence[tuple[int, int]] | None = None,
-                              progress: bool = False) -> PairwisePermutation:
+                              progress: bool = False, vectorise: bool = True) -> PairwisePermutation:
     """:func:`gold_permutation_test` for pairs of rows of ``scores`` (k, n): every ordered pair, or
     ``pairs`` (i, j) (``"two-sided"``: each unordered pair once, filled in symmetrically).
 
     Each pair uses the same random swap patterns (the same ``settings.seed``), so a pair's p-value does
     not depend on which other pairs are tested. ``progress``: a tqdm bar on stderr.
+    ``vectorise``: Pearson and pair-wise accuracy test every pair at once (one block of swap patterns,
+    a few matrix products for all pairs; the same draws and p-values as the pair-by-pair loop, which
+    ``vectorise=False`` runs, and which is used anyway when a metric left a rated image unscored).
     Returns :class:`PairwisePermutation` (estimate: :func:`metric_estimates`).
     """
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
@@ -252,6 +331,18 @@ def pairwise_gold_permutation(scores, human, prompts, spec: GoldStatistic = Gold
     pm = np.full((k, k), np.nan)
     nm = np.zeros((k, k), dtype=np.int64)
     dm = np.full((k, k), np.nan)
+    h = np.asarray(human, dtype=np.float64).ravel()
+    rated = ~np.isnan(h)
+    if vectorise and _vectorised(spec) and not np.isnan(x[:, rated]).any() and rated.sum() >= 2:
+        keys = sorted({(min(i, j), max(i, j)) if alternative == "two-sided" else (int(i), int(j)) for i, j in pairs})
+        I = np.array([a for a, _ in keys], dtype=np.int64)
+        J = np.array([b for _, b in keys], dtype=np.int64)
+        p, used, obs = _all_pairs_at_once(x[:, rated], h[rated], np.asarray(prompts)[rated], spec, I, J,
+                                          alternative, settings)
+        pm[I, J], nm[I, J], dm[I, J] = p, used, obs
+        if alternative == "two-sided":
+            pm[J, I], nm[J, I], dm[J, I] = p, used, -obs
+        return PairwisePermutation(est, dm, pm, nm, alternative, False, settings)
     done: dict = {}
     todo = [(int(i), int(j)) for i, j in pairs]
     if progress:
