@@ -119,9 +119,11 @@ def test_lazy_clusters_equal_clusters_from_every_pair():
     assert (~np.isnan(tests.pvalue)).sum() <= 4
 
 
-@pytest.mark.parametrize("stat, ties", [("pearson", "wrong"), ("pairwise_acc", "wrong"), ("pairwise_acc", "half")])
+@pytest.mark.parametrize("stat, ties, spearman", [("pearson", "wrong", "textbook"), ("pairwise_acc", "wrong", "textbook"),
+                                                   ("pairwise_acc", "half", "textbook"), ("spearman", "wrong", "textbook"),
+                                                   ("spearman", "wrong", "np-corrcoef")])
 @pytest.mark.parametrize("alternative", ["greater", "two-sided"])
-def test_all_pairs_at_once_equals_the_pair_by_pair_loop(stat, ties, alternative):
+def test_all_pairs_at_once_equals_the_pair_by_pair_loop(stat, ties, spearman, alternative):
     from ts2viz.significance import PermutationSettings
 
     rng = np.random.default_rng(7)
@@ -129,7 +131,7 @@ def test_all_pairs_at_once_equals_the_pair_by_pair_loop(stat, ties, alternative)
     h = np.round(rng.normal(size=n))                   # rating ties
     x = np.stack([h + rng.normal(scale=s, size=n) for s in (0.3, 0.35, 1.0, 1.1, 3.0)])
     x[2] = np.round(x[2])                              # metric ties
-    spec = GoldStatistic(stat, metric_ties=ties)
+    spec = GoldStatistic(stat, metric_ties=ties, spearman=spearman)
     for settings in (PermutationSettings(), PermutationSettings(n_permutations=300, block_size=64, early_min=0.0,
                                                                 early_max=1.0, seed=3)):
         fast = pairwise_gold_permutation(x, h, prompts, spec, alternative=alternative, settings=settings)
