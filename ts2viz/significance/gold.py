@@ -278,13 +278,14 @@ def _all_pairs_at_once(x, y, prompts, spec: GoldStatistic, I, J, alternative: st
     else:
         yc = y - y.mean()
         syy = float((yc * yc).sum())
-        lin = {"A": (za, dz), "B": (zb, -dz)}               # metric rows: base + bits * step
+        sums = {}
+        for name, (base, step) in {"A": (za, dz), "B": (zb, -dz)}.items():   # a row: base + bits * step
+            # the sums behind Pearson's r, each: (sum at no swap, change per swapped image)
+            sums[name] = ((yc @ base, step * yc[:, None]), (base.sum(0), step),
+                          ((base * base).sum(0), (base + step) ** 2 - base * base))
 
         def values(bits, cols, name):
-            base, step = lin[name][0][:, cols], lin[name][1][:, cols]
-            sxy = yc @ base + bits @ (step * yc[:, None])
-            sx = base.sum(0) + bits @ step
-            sxx = (base * base).sum(0) + bits @ ((base + step) ** 2 - base * base)
+            sxy, sx, sxx = (c0[cols] + bits @ d[:, cols] for c0, d in sums[name])
             vx = sxx - sx * sx / n
             with np.errstate(invalid="ignore", divide="ignore"):
                 r = (sxy - sx * yc.sum() / n) / np.sqrt(vx * syy)
