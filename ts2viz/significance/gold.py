@@ -17,6 +17,12 @@ observed difference is the table's, while a swap no longer mixes two scales such
 with TIFA's 0-1). Z-scoring within each prompt instead would change each metric's own pooled
 correlation (the prompts' levels would be removed), so it is not offered.
 
+Speed: :func:`pairwise_gold_permutation` tests Pearson and pair-wise accuracy for every pair at once
+(their sums are linear or quadratic in the swap pattern: a few matrix products per block of
+permutations, the very draws and p-values of the pair-by-pair loop); Spearman and Kendall pair by pair,
+each vectorised over a block of permutations (ranks by one row-wise sort; Kendall by a merge sort of
+all rows at once, :func:`inversions_rows`).
+
 Images: those with a human rating and a score from both metrics (an image one metric did not score is
 left out of that pair's test; on the bundled sets every metric scores every image).
 
