@@ -30,6 +30,13 @@ def expected():
 
 
 @pytest.fixture(scope="module")
+def expected_clusters():
+    from ts2viz.ui import gold_callbacks as gc
+
+    return gc.clusters("tifa160", "dsg", "spearman")
+
+
+@pytest.fixture(scope="module")
 def server(tmp_path_factory):
     d = tmp_path_factory.mktemp("browser-gold")
     with running_app(["--host", "127.0.0.1"], d, drop_env=["TS2VIZ_DATA"], timeout=120) as (url, _):
@@ -53,7 +60,7 @@ def _rows(pg, table_id: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", list(WIDTHS))
-def test_human_ratings_tab(browser, server, expected, name, tmp_path):
+def test_human_ratings_tab(browser, server, expected, expected_clusters, name, tmp_path):
     from playwright.sync_api import expect
 
     w = WIDTHS[name]
@@ -75,6 +82,9 @@ def test_human_ratings_tab(browser, server, expected, name, tmp_path):
     e = expected.loc["dsg:PaLI-17B"]
     assert f"{e['spearman']:.3f} [{e['spearman_lo']:.3f}, {e['spearman_hi']:.3f}]" in row
     assert "0.571" in row and "0.458" in row            # the DSG README's numbers
+    # the significance-cluster column, as the library computes it in this process
+    assert row.split(" ")[-1] == str(expected_clusters["dsg:PaLI-17B"])
+    expect(pg.locator("#gold-note")).to_contain_text("permutation test", timeout=60_000)
     expect(pg.locator("#gold-note")).to_contain_text("gold = mean of rating set dsg", timeout=60_000)
     # the scatter: one trace per T2I model, one point per image
     pg.wait_for_selector("#gold-scatter .js-plotly-plot")

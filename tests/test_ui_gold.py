@@ -240,3 +240,27 @@ def test_an_operator_set_without_scores_evaluates_a_visitors_upload(app_public, 
     assert gc.metrics_of("bare", "default", own) == ["x"]
     assert "Spearman" in gc.scatter_figure("bare", "default", "x", own)["layout"]["title"]["text"]
     assert "x (yours)" in set(gc.cross_gold_table(own)["metric family"])
+
+
+def test_cluster_column_is_the_cli_s(tmp_path):
+    import contextlib
+    import io
+
+    import pandas as pd
+
+    from ts2viz.cli import main
+
+    pw = gc.board("tifa160", "dsg", "point-wise")
+    assert pw["metric"].iloc[0] == "human:tifa" and pw["cluster"].iloc[0] == "1"
+    c = [int(v) for v in pw["cluster"]]
+    assert c == sorted(c) and max(c) >= 3                # sorted by Spearman, clusters never go back
+    assert "permutation" in gc.board_note("tifa160", "dsg", "point-wise")
+    out = tmp_path / "h.csv"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["humaneval", "--gold", "tifa160", "--clusters", "--no-ci", "--out", str(out)]) == 0
+    cli = pd.read_csv(out).dropna(subset=["cluster"]).set_index("metric")["cluster"].astype(int)
+    assert {m: int(v) for m, v in zip(pw["metric"], pw["cluster"])} == cli.to_dict()
+    pair = gc.board("tifa160", "dsg", "pair-wise")
+    pc = [int(v) for v in pair["cluster"]]
+    assert pc == sorted(pc) and pc[0] == 1
+    assert "cluster" not in gc.board("tifa160", "dsg", "model ordering").columns

@@ -3,6 +3,8 @@
     ts2viz humaneval --gold tifa160                       # readable table, DSG raters' mean
     ts2viz humaneval --gold tifa160 --out -               # CSV on stdout
     ts2viz humaneval --gold my_set/ --scores mine.csv     # a user's own rated set and scores
+    ts2viz humaneval --gold tifa160 --clusters            # + significance clusters (permutation tests)
+    ts2viz humaneval --gold tifa160 --compare A B         # paired permutation test of two metrics
 """
 from __future__ import annotations
 
@@ -50,6 +52,9 @@ def add_subcommands(sub) -> None:
     p.add_argument("--resamples", default="10000", help="bootstrap resamples of prompts (default 10000)")
     p.add_argument("--confidence", default="0.95", help="interval level (default 0.95)")
     p.add_argument("--seed", default="0", help="resampling seed (default 0)")
+    from .humaneval_significance import add_significance_options
+
+    add_significance_options(p)
     p.set_defaults(func=cmd_humaneval)
 
 
@@ -113,7 +118,19 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
                                  f"(its metrics: {', '.join(rated.metrics) or 'none'})")
     result = evaluate_rated(rated, rating_set=args.ratings, metrics=metrics, ceiling=not args.no_ceiling,
                             settings=settings, bootstrap=None if args.no_ci else boot)
+    if args.compare:
+        from .humaneval_significance import cmd_compare
+
+        return cmd_compare(args, rated, result, settings, write_csv)
     frame = result.frame()
+    cluster_note = None
+    if args.clusters:
+        from .humaneval_significance import cluster_column
+
+        import pandas as pd
+
+        cluster, cluster_note = cluster_column(args, rated, result, settings)
+        frame["cluster"] = pd.array(cluster, dtype="Int64")     # integers in the CSV, empty where none
     if not args.no_ceiling:
         import pandas as pd
 
@@ -128,7 +145,10 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
         return 0
     if args.out:
         write_csv(frame, args.out)
-    print(format_humaneval(frame, rated, args.ratings or rated.default_rating_set, result))
+    print(format_humaneval(frame, rated, args.ratings or rated.default_rating_set, result,
+                           sort=args.cluster_stat if args.clusters else "spearman"))
+    if cluster_note:
+        print(cluster_note)
     return 0
 
 
@@ -142,8 +162,10 @@ def _ci(v: float, lo: float, hi: float) -> str:
     return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def format_humaneval(frame, rated, rating_set: str, result) -> str:
-    """The readable table: one row per metric, sorted by Spearman."""
+def format_humaneval(frame, rated, rating_set: str, result, sort: str = "spearman") -> str:
+    """The readable table: one row per metric, sorted by ``sort`` (Spearman by default)."""
+    import pandas as pd
+
     st = result.settings
     title = rated.meta.get("title") or rated.name
     lines = [f"{title}: {len(rated)} images, {rated.images['prompt_id'].nunique()} prompts, "
@@ -156,15 +178,17 @@ def format_humaneval(frame, rated, rating_set: str, result) -> str:
         lines.append(f"[{result.bootstrap.confidence:.0%} bootstrap intervals over prompts, "
                      f"{result.bootstrap.n_resamples:,} resamples, seed {result.bootstrap.seed}]")
     rows = []
-    for r in frame.fillna(float("nan")).sort_values("spearman", ascending=False, na_position="last").itertuples(index=False):
+    for r in frame.fillna(float("nan")).sort_values(sort, ascending=False, na_position="last").itertuples(index=False):
         rows.append([r.metric, str(r.n), _ci(r.spearman, r.spearman_lo, r.spearman_hi),
                      _ci(r.kendall, r.kendall_lo, r.kendall_hi), _ci(r.pearson, r.pearson_lo, r.pearson_hi),
                      "-" if r.spearman_model_avg != r.spearman_model_avg else f"{r.spearman_model_avg:.3f}",
                      _ci(r.pairwise_acc, r.pairwise_acc_lo, r.pairwise_acc_hi),
                      _ci(r.pairwise_acc_eq, r.pairwise_acc_eq_lo, r.pairwise_acc_eq_hi),
-                     "-" if r.ordering_agreement != r.ordering_agreement else f"{r.ordering_agreement:.2f}"])
+                     "-" if r.ordering_agreement != r.ordering_agreement else f"{r.ordering_agreement:.2f}"]
+                    + (["-" if pd.isna(r.cluster) or r.cluster <= 0 else str(int(r.cluster))]
+                       if "cluster" in frame.columns else []))
     head = ["metric", "n", "spearman", f"kendall_{st.kendall}", "pearson", "sp/model", "pairwise_acc",
-            "acc_eq", "ordering"]
+            "acc_eq", "ordering"] + (["cluster"] if "cluster" in frame.columns else [])
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
     lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths)))
     lines.extend("  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in rows)

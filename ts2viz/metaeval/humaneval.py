@@ -533,6 +533,16 @@ def evaluate_rated(rated, *, rating_set: str | None = None, metrics: Sequence[st
     the DSG raters). Images nobody in the chosen rating set rated are left out.
     """
     rs = rated.check_rating_set(rating_set)
+    x, names = rated_score_rows(rated, rs, metrics, ceiling=ceiling)
+    return evaluate(x, rated.human(rs), rated.images["prompt_id"].to_numpy(), rated.images["t2i_model"].to_numpy(),
+                    names, settings=settings, bootstrap=bootstrap)
+
+
+def rated_score_rows(rated, rating_set: str | None = None, metrics: Sequence[str] | None = None, *,
+                     ceiling: bool = True) -> tuple[np.ndarray, list[str]]:
+    """The rows :func:`evaluate_rated` scores: (k, n) scores and their names, the ``human:OTHER`` rows
+    (other faithfulness rating sets' means) first when ``ceiling``. InputError when there are none."""
+    rs = rated.check_rating_set(rating_set)
     names = list(rated.metrics if metrics is None else metrics)
     x = rated.score_matrix(names) if names else np.zeros((0, len(rated)))
     if ceiling:
@@ -543,8 +553,7 @@ def evaluate_rated(rated, *, rating_set: str | None = None, metrics: Sequence[st
     if not names:
         raise InputError(f"rated set {rated.name!r} has no metric scores: add a scores file (image_id and one "
                          "column per metric)")
-    return evaluate(x, rated.human(rs), rated.images["prompt_id"].to_numpy(), rated.images["t2i_model"].to_numpy(),
-                    names, settings=settings, bootstrap=bootstrap)
+    return x, names
 
 
 def _faithfulness_sets(rated) -> list[str]:

@@ -8,6 +8,8 @@
 - :mod:`.ts2`: both applied to TS2 leaderboard cells (SEGs as units).
 - :mod:`.correlation`: per-unit correlation with gold values (Pearson, Spearman, Kendall tau-b) as a
   permutation-test statistic, for human-gold meta-evaluation.
+- :mod:`.gold`: permutation tests and clusters of pooled human-gold statistics (Spearman, Kendall,
+  Pearson, pair-wise accuracy) on rated sets (``ts2viz humaneval --clusters / --compare``).
 - :mod:`.two_level`: the two-level bootstrap (SEGs, then images within nodes).
 """
 from .clusters import Clusters, significance_clusters

@@ -132,13 +132,18 @@ def _mean_diffs(sum_a, cnt_a, sum_b, cnt_b) -> np.ndarray:
             np.where(cnt_b > 0, sum_b / np.where(cnt_b > 0, cnt_b, 1), np.nan)
 
 
-def _exceeds(perm: np.ndarray, observed, alternative: str) -> np.ndarray:
-    """Which permuted differences count as at least as extreme as the observed one (NaN never)."""
+def exceeds(perm: np.ndarray, observed, alternative: str) -> np.ndarray:
+    """Which permuted differences count as at least as extreme as the observed one (NaN never):
+    ``perm >= observed`` (``"greater"``) or ``|perm| >= |observed|`` (``"two-sided"``), up to a relative
+    tolerance of 1e-12 (float rounding must not drop a permutation that equals the observed one)."""
     if alternative == "two-sided":
         perm, observed = np.abs(perm), np.abs(observed)
     tol = _TIE_TOL * np.maximum(1.0, np.abs(observed))
     with np.errstate(invalid="ignore"):
         return perm >= observed - tol
+
+
+_exceeds = exceeds
 
 
 # -- generic test over per-unit statistics --------------------------------------------------------------

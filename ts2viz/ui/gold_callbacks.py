@@ -130,6 +130,28 @@ def result(name: str, rating_set: str):
     return evaluate_rated(g, rating_set=rating_set)
 
 
+#: the pooled statistic each task's significance clusters are formed on (the column it is sorted by)
+CLUSTER_STAT = {"point-wise": "spearman", "pair-wise": "pairwise_acc"}
+
+
+@functools.lru_cache(maxsize=None)
+def clusters(name: str, rating_set: str, stat: str) -> dict:
+    """Significance cluster per metric (``ts2viz humaneval --clusters`` defaults: one-sided paired
+    permutation tests, p <= 0.05, 1,000 permutations with early stopping, seed 0, no correction)."""
+    from ..metaeval.humaneval import rated_score_rows
+    from ..significance.gold import GoldStatistic, gold_clusters
+
+    g = rated(name)
+    r = result(name, rating_set)
+    if r is None:          # a set without shared scores: nothing to cluster (a session's own are not)
+        return {}
+    x, names = rated_score_rows(g, rating_set)
+    rows = [names.index(m) for m in r.metrics]
+    cl, _ = gold_clusters(r.metrics, x[rows], g.human(rating_set), g.images["prompt_id"].to_numpy(),
+                          GoldStatistic.from_settings(stat, r.settings))
+    return {m: int(c) for m, c in zip(r.metrics, cl.cluster)}
+
+
 def _ci(v, lo, hi) -> str:
     if v != v:
         return "–"
@@ -172,6 +194,9 @@ def board(name: str, rating_set: str, task: str, own=None):
                 "model pairs agreeing": [f"{v:.0%}" if v == v else "–" for v in f["ordering_agreement"]],
                 "τ of model means [95%]": [_ci(*r) for r in
                                             f[["ordering_kendall", "ordering_kendall_lo", "ordering_kendall_hi"]].to_numpy()]}
+    if task in CLUSTER_STAT:
+        cl = clusters(name, rating_set, CLUSTER_STAT[task])
+        cols["cluster"] = [str(cl[m]) if cl.get(m, 0) > 0 else "–" for m in f["metric"]]
     return pd.DataFrame(cols).reset_index(drop=True)
 
 
@@ -193,6 +218,10 @@ def board_note(name: str, rating_set: str, task: str, own=None) -> str:
         h = r.human_ordering.outcome[0]
         body = (f"Wilcoxon signed-rank tests over prompts for each of the {len(h)} model pairs (p < "
                 f"{r.settings.alpha:g}); the humans order {int((h != 0).sum())} of them significantly.")
+    if task in CLUSTER_STAT:
+        body += (f" Cluster: greedy from the top by {'Spearman' if task == 'point-wise' else 'accuracy'}, a new "
+                 "cluster when a metric is worse than its cluster's best in a one-sided paired permutation test "
+                 "(images' z-scored scores swapped between the two metrics), p ≤ 0.05, no correction.")
     boot = r.bootstrap
     return head + body + (f" 95% intervals: {boot.n_resamples:,} bootstrap resamples of prompts." if boot else "")
 
