@@ -174,7 +174,9 @@ def candidates(dets: Sequence[Detection], size: tuple[int, int], *, grow: float 
             a = whole if i is None else dets[i].box
             b = whole if j is None else dets[j].box
             relation.append(len(cands))
-            cands.append(Candidate("relation", grow_box(union_box(a, b), size, grow),
+            # A union with the pseudo-box is the whole image: recorded as such (kind "image").
+            kind = "relation" if i is not None and j is not None else "image"
+            cands.append(Candidate(kind, grow_box(union_box(a, b), size, grow),
                                    tuple(k for k in (i, j) if k is not None), s))
         return cands, entity, relation + [0]
     if len(dets) == 1:
