@@ -195,7 +195,8 @@ def _build(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2",
            batch_size: int | None = None, pair_batch_size: int | None = None, dtype: str | None = None,
            template: str | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
            mapper: str | None = None, accumulation: str | None = None, score: str = "accuracy",
-           qa_filter: str | None = None, prompt_style: str | None = None, **options) -> Metric:
+           qa_filter: str | None = None, prompt_style: str | None = None, mapper_rule: str | None = None,
+           **options) -> Metric:
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
     if accumulation is not None and kind != "dsg":
@@ -217,7 +218,12 @@ def _build(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2",
         raise InputError(f"metric {spec.raw!r}: mapper= maps free-form answers; score=normalized reads the "
                          "choices' likelihoods and maps nothing")
     # the likelihood scores need no answer mapper (and so no Sentence-BERT download)
-    answer_mapper = None if score == "normalized" else load_mapper(mapper, vqa.device)
+    if score == "normalized" and mapper_rule:
+        raise InputError(f"metric {spec.raw!r}: mapper_rule= applies to free-form answers, not score=normalized")
+    # TIFA's own rule for tifa: (answers that are choices taken, all others to Sentence-BERT); DSG keeps
+    # the "contains yes" rule (README, Fidelity: TIFA)
+    rule = mapper_rule or ("tifa" if kind == "tifa" else None)
+    answer_mapper = None if score == "normalized" else load_mapper(mapper, vqa.device, rule=rule)
     return QAMetric(spec, kind, vqa, source, answer_mapper, batch_size, max_new_tokens, list_choices, acc,
                     str(score), style)
 
