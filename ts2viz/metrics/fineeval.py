@@ -1,32 +1,35 @@
 """T2I-FineEval (Hosseini et al.): max P(yes) over detector crops per entity / relation question.
 
-For a prompt and an image:
+For a prompt and an image, as the authors' code (hadi-hosseini/T2I-FineEval) computes it:
 
 1. an LLM decomposes the prompt into entity names and tagged yes/no questions (:mod:`.fineeval_questions`,
    ts2viz's own two-shot prompt; replies cached on disk, :mod:`.llmcache`);
 2. a detector proposes boxes (:mod:`.detect`; closed-set RT-DETR by default, like the original's COCO
    YOLOv9-e, or open-vocabulary queried with the entity names). Boxes are not matched to entity names:
    every box is tried for every entity question;
-3. candidates (:func:`candidates`): each box grown by 20 % of its width/height per side, clipped to the
-   image, cropped and resized to the image size (:func:`grow_box`, :func:`crop_resized`); relation
-   candidates are the union boxes of pairs of detections ranked by the product of their confidences,
-   top 10 (:func:`relation_pairs`), grown the same way; the whole image is a candidate of both kinds;
-4. a question's fine score is the max over its candidates of P(yes | question, crop) from the VQA model
-   (BLIP-VQA in the paper); its coarse score P(yes | question, whole image);
-5. fine = mean over questions (the authors' code; ``weighting=eq4``: the paper's Eq. 4,
-   sum_e / 2 n_e + sum_r / 2 n_r), coarse = mean over questions, score = (fine + coarse) / 2.
+3. candidates (:func:`candidates`): each box rounded to pixels and grown by ``int(0.2 * width)`` /
+   ``int(0.2 * height)`` per side, clipped, cropped and resized to the image size (:func:`grow_box`,
+   :func:`crop_resized`), plus the whole image; relation candidates are the grown union boxes of the
+   10 best pairs, ranked by the product of confidences, of the detections *and a whole-image
+   pseudo-box of confidence 0.51* (:func:`code_relation_pairs`), plus the whole image;
+4. a question's fine score is the max over its candidates of the yes score from BLIP-VQA run as LAVIS'
+   ``blip_vqa`` (vqav2): 480 px input, LAVIS' question processing, ranking of ["yes", "no"]
+   (:func:`lavis_yes_score`); its coarse score the yes score of its *coarse question* on the whole
+   image: the question with every adjective but a colour removed and determiner-verb-noun reduced to
+   determiner-noun, with spaCy's ``en_core_web_sm`` (:class:`.fineeval_questions.CoarseQuestions`);
+5. fine = mean over questions, coarse = mean over questions, score = (fine + coarse) / 2.
 
-Choices where the paper and the authors' code differ, and what ts2viz does (README, T2I-FineEval):
-
-* the code always adds the whole image to the entity candidates (the paper's Eq. 1 has boxes only;
-  ``whole_image=fallback`` uses it only when nothing is detected);
-* the code pairs the whole image with every box when ranking relation pairs; ts2viz pairs detections
-  only (the whole image is a candidate anyway), and with a single detection uses that box;
-* the code drops colour words from the coarse questions (spaCy); ts2viz asks the same questions.
+The paper's variants and ts2viz's earlier choices are options (README, Fidelity: T2I-FineEval):
+``weighting=eq4`` (the paper's Eq. 4, sum_e / 2 n_e + sum_r / 2 n_r), ``whole_image=fallback`` (the
+paper's Eq. 1 has boxes only), ``relation_boxes=detections`` (pairs of detections only, as the paper
+describes), ``coarse=same`` (the fine questions asked on the whole image) or ``coarse=all_adjectives``
+(the code's other rule), ``answer_score=first_token`` (P(yes) of the first answer token; the only
+choice for VQA models other than BLIP-VQA), ``vqa_image_size=0`` (the transformers processor's size).
 
 Per-image details (``metric.last_details``): ``image_size``, ``detections`` (pixel boxes, labels,
 confidences), ``candidates`` (kind, crop region in pixels, source detections, rank score), and per
-question its kind, candidate indices, their P(yes), the ``best`` candidate, ``fine`` and ``coarse``.
+question its kind, candidate indices, their yes scores, the ``best`` candidate, ``fine``, the
+``coarse_question`` and ``coarse``.
 """
 from __future__ import annotations
 
