@@ -157,3 +157,64 @@ def test_tifa_blip2_prompt_is_tifas():
     assert "prompt_style" not in metrics.load(f"tifa:{tiny('llava')}?mapper=lexical", device="cpu").config
     with pytest.raises(InputError, match="prompt_style must be one of"):
         metrics.load(f"tifa:{tiny('llava')}?mapper=lexical&prompt_style=blip3", device="cpu")
+
+
+# -- TIFA's score, per image, against tifa_score_single with its BLIP and SBERT classes -------------------------
+
+@functools.lru_cache(maxsize=4)
+def _load(kind, folder):
+    from transformers import AutoModel, AutoProcessor, AutoTokenizer, BlipForQuestionAnswering
+
+    if kind == "blip":
+        return AutoProcessor.from_pretrained(folder), BlipForQuestionAnswering.from_pretrained(folder).eval()
+    return AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder).eval()
+
+
+def tifa_blip_answer(folder, image, question):
+    """tifascore/vqa_models.py BLIP.vqa: processor(images, text), generate(max_length=50), decode."""
+    import torch
+
+    proc, model = _load("blip", folder)
+    with torch.no_grad():
+        ids = model.generate(**proc(images=image.convert("RGB"), text=question, return_tensors="pt"), max_length=50)
+    return proc.batch_decode(ids, skip_special_tokens=True)[0]
+
+
+def tifa_sbert_choice(folder, answer, choices):
+    """tifascore/mc_sbert.py SBERTModel.multiple_choice: mean pooling, normalize, argmax of choices @ answer."""
+    import torch
+
+    tok, model = _load("sbert", folder)
+
+    def embed(sentences):
+        enc = tok(sentences, padding=True, truncation=True, return_tensors="pt")
+        with torch.no_grad():
+            out = model(**enc)
+        m = enc["attention_mask"].unsqueeze(-1).expand(out[0].size()).float()
+        return torch.nn.functional.normalize(torch.sum(out[0] * m, 1) / torch.clamp(m.sum(1), min=1e-9), p=2, dim=1)
+
+    return choices[torch.argmax(torch.matmul(embed(choices), embed([answer]).T)).item()]
+
+
+def test_tifa_score_equals_tifas_code_per_image(tmp_path):
+    from PIL import Image
+
+    rng = np.random.default_rng(7)
+    images = [Image.fromarray(rng.integers(0, 255, (36 + 4 * k, 40, 3), dtype=np.uint8)) for k in range(3)]
+    qs = [Question(0, "Is there a cat?", ("yes", "no"), "yes"), Question(1, "What color is the cat?",
+          ("red", "blue", "green"), "red"), Question(2, "What is the cat on?", ("tree", "dog", "lights"), "tree"),
+          Question(3, "Is the cat red?", ("yes", "no"), "yes")]
+    csv = tmp_path / "q.csv"
+    write_question_csv(csv, [(0, PROMPT, qs)], "tifa")
+    blip, sb = str(tiny("blip")), str(tiny("sbert"))
+    # max_new_tokens=49: BLIP's generate(max_length=50) counts the decoder's start token
+    m = metrics.load(f"tifa:{blip}?questions={csv}&mapper=sbert:{sb}&max_new_tokens=49", device="cpu")
+    scores, details = m.score_with_details(images, [PROMPT] * 3)
+    for im, s, det in zip(images, scores, details):
+        per_q = []
+        for q, rec in zip(qs, det):
+            free = tifa_blip_answer(blip, im, q.text)
+            mc = free if free in q.choices else tifa_sbert_choice(sb, free, list(q.choices))
+            assert rec["answer"] == free and rec["mapped"] == mc
+            per_q.append(int(mc == q.answer))
+        assert s == pytest.approx(np.mean(per_q), abs=1e-6)
