@@ -48,7 +48,7 @@ def main() -> None:
              "vqascore (PaliGemma)"),
             ("vqascore (BLIP-VQA)", f"vqascore:{tiny('blip')}", None),
             ("fineeval (BLIP-VQA, RT-DETR)", f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('rtdetr')}"
-             f"&confidence={args.confidence}", "vqascore (BLIP-VQA)"),
+             f"&confidence={args.confidence}&coarse=same", "vqascore (BLIP-VQA)"),
         ]
         rate = {}
         print(f"{n} images (generated, 40-56 x 48 px), CPU, {os.cpu_count()} cores, best of {args.repeat} runs")

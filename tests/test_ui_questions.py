@@ -261,7 +261,7 @@ def live(tmp_path_factory):
     with chat_server() as (url, _):
         yield {"dir": d, "ds": _write_dataset(d / "ds"),
                "tifa": f"tifa:{tiny('blip')}?mapper=lexical&max_new_tokens=3",
-               "fine": f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('rtdetr')}&confidence=0.3&max_boxes=4",
+               "fine": f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('rtdetr')}&confidence=0.3&max_boxes=4&coarse=same",
                "gecko": f"gecko:{tiny('paligemma')}?generator={url}&nli=none"}
     mp.undo()
 

@@ -11,7 +11,8 @@ and (DSG) parents from the bundled question files. The release's files are incon
 irons that out and checks every join:
 
 * some raw answer files have a header line, some do not; image names come with or without
-  ``images/``; answers may end in ``</s>`` (removed) or be empty (the per-question files write " ");
+  ``images/``; answers may end in ``</s>`` (removed from ``answer``; ``answer_eos`` says which did) or be
+  empty (the per-question files write " ");
 * the per-question rows must carry the same SEG id, question id and answer as the raw rows they are
   aligned with, every image must have exactly its SEG's question ids, and the DSG parent column must
   equal the bundled dependency file.
@@ -93,6 +94,9 @@ def convert(ref: Path, out: Path) -> pd.DataFrame:
                 "expected": q.answer.to_numpy(),
                 "parents": ["" if p.strip() == "-1" else p.strip() for p in q.parent_question_id],
                 "answer": [clean_answer(a) for a in df.answer],
+                # the release mapped the raw answer, "</s>" included (Sentence-BERT's tokenizer reads it as
+                # its own separator token), so which answers had it is kept to reproduce that mapping
+                "answer_eos": [a.strip().endswith("</s>") for a in df.answer],
                 "mc_answer": mc.mc_answer.str.strip().to_numpy(),
                 "correct": mc.correct.eq("1").to_numpy(),
             }))

@@ -1,37 +1,40 @@
 """T2I-FineEval (Hosseini et al.): max P(yes) over detector crops per entity / relation question.
 
-For a prompt and an image:
+For a prompt and an image, as the authors' code (hadi-hosseini/T2I-FineEval) computes it:
 
 1. an LLM decomposes the prompt into entity names and tagged yes/no questions (:mod:`.fineeval_questions`,
    ts2viz's own two-shot prompt; replies cached on disk, :mod:`.llmcache`);
 2. a detector proposes boxes (:mod:`.detect`; closed-set RT-DETR by default, like the original's COCO
    YOLOv9-e, or open-vocabulary queried with the entity names). Boxes are not matched to entity names:
    every box is tried for every entity question;
-3. candidates (:func:`candidates`): each box grown by 20 % of its width/height per side, clipped to the
-   image, cropped and resized to the image size (:func:`grow_box`, :func:`crop_resized`); relation
-   candidates are the union boxes of pairs of detections ranked by the product of their confidences,
-   top 10 (:func:`relation_pairs`), grown the same way; the whole image is a candidate of both kinds;
-4. a question's fine score is the max over its candidates of P(yes | question, crop) from the VQA model
-   (BLIP-VQA in the paper); its coarse score P(yes | question, whole image);
-5. fine = mean over questions (the authors' code; ``weighting=eq4``: the paper's Eq. 4,
-   sum_e / 2 n_e + sum_r / 2 n_r), coarse = mean over questions, score = (fine + coarse) / 2.
+3. candidates (:func:`candidates`): each box rounded to pixels and grown by ``int(0.2 * width)`` /
+   ``int(0.2 * height)`` per side, clipped, cropped and resized to the image size (:func:`grow_box`,
+   :func:`crop_resized`), plus the whole image; relation candidates are the grown union boxes of the
+   10 best pairs, ranked by the product of confidences, of the detections *and a whole-image
+   pseudo-box of confidence 0.51* (:func:`code_relation_pairs`), plus the whole image;
+4. a question's fine score is the max over its candidates of the yes score from BLIP-VQA run as LAVIS'
+   ``blip_vqa`` (vqav2): 480 px input, LAVIS' question processing, ranking of ["yes", "no"]
+   (:func:`lavis_yes_score`); its coarse score the yes score of its *coarse question* on the whole
+   image: the question with every adjective but a colour removed and determiner-verb-noun reduced to
+   determiner-noun, with spaCy's ``en_core_web_sm`` (:class:`.fineeval_questions.CoarseQuestions`);
+5. fine = mean over questions, coarse = mean over questions, score = (fine + coarse) / 2.
 
-Choices where the paper and the authors' code differ, and what ts2viz does (README, T2I-FineEval):
-
-* the code always adds the whole image to the entity candidates (the paper's Eq. 1 has boxes only;
-  ``whole_image=fallback`` uses it only when nothing is detected);
-* the code pairs the whole image with every box when ranking relation pairs; ts2viz pairs detections
-  only (the whole image is a candidate anyway), and with a single detection uses that box;
-* the code drops colour words from the coarse questions (spaCy); ts2viz asks the same questions.
+The paper's variants and ts2viz's earlier choices are options (README, Fidelity: T2I-FineEval):
+``weighting=eq4`` (the paper's Eq. 4, sum_e / 2 n_e + sum_r / 2 n_r), ``whole_image=fallback`` (the
+paper's Eq. 1 has boxes only), ``relation_boxes=detections`` (pairs of detections only, as the paper
+describes), ``coarse=same`` (the fine questions asked on the whole image) or ``coarse=all_adjectives``
+(the code's other rule), ``answer_score=first_token`` (P(yes) of the first answer token; the only
+choice for VQA models other than BLIP-VQA), ``vqa_image_size=0`` (the transformers processor's size).
 
 Per-image details (``metric.last_details``): ``image_size``, ``detections`` (pixel boxes, labels,
 confidences), ``candidates`` (kind, crop region in pixels, source detections, rank score), and per
-question its kind, candidate indices, their P(yes), the ``best`` candidate, ``fine`` and ``coarse``.
+question its kind, candidate indices, their yes scores, the ``best`` candidate, ``fine``, the
+``coarse_question`` and ``coarse``.
 """
 from __future__ import annotations
 
 import hashlib
-import math
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -40,7 +43,8 @@ import numpy as np
 from ..errors import InputError
 from .base import Metric
 from .detect import CONFIDENCE, DEFAULT_DETECTOR, MAX_BOXES, NMS_IOU, Detection, Detector, load_detector
-from .fineeval_questions import DECOMPOSE_SYSTEM, Decomposition, parse_decomposition
+from .fineeval_questions import (COARSE_RULES, DECOMPOSE_SYSTEM, SPACY_MODEL, CoarseQuestions, Decomposition,
+                                 parse_decomposition)
 from .llm import load_llm
 from .llmcache import cached_reply
 from .spec import Spec
@@ -50,6 +54,12 @@ GROW = 0.2
 TOP_PAIRS = 10
 WHOLE_IMAGE = ("always", "fallback")
 WEIGHTINGS = ("mean", "eq4")
+#: P(yes) of a (crop, question): ``lavis_rank`` (the code: LAVIS ``predict_answers`` ranking
+#: ["yes", "no"], see :func:`lavis_yes_score`; BLIP-VQA only) or ``first_token`` (P(yes) of the first
+#: answer token, as the paper describes it; any VQA model).
+ANSWER_SCORES = ("lavis_rank", "first_token")
+#: LAVIS' blip_vqa (vqav2) input size, which the code uses.
+LAVIS_IMAGE_SIZE = 480
 PROMPTS_ID = "ts2viz-fineeval-v1:" + hashlib.sha1(DECOMPOSE_SYSTEM.encode()).hexdigest()[:12]
 
 Box = tuple[float, float, float, float]
@@ -58,16 +68,16 @@ Box = tuple[float, float, float, float]
 # -- geometry ----------------------------------------------------------------------------------------
 
 def grow_box(box: Box, size: tuple[int, int], grow: float = GROW) -> tuple[int, int, int, int]:
-    """``box`` grown by ``grow`` x its width on the left and right and ``grow`` x its height on the top
-    and bottom, clipped to the image ``size`` (width, height), rounded outwards to whole pixels; at
-    least one pixel wide and high."""
-    left, top, right, bottom = (float(v) for v in box)
+    """``box`` grown as the authors' code grows it: the box is rounded to whole pixels (their YOLOv9
+    writes rounded pixel boxes), then moved out by ``int(grow * width)`` on the left and right and
+    ``int(grow * height)`` on the top and bottom (truncated), and clipped to the image ``size``
+    (width, height). A degenerate result is widened to one pixel (the code would fail on it)."""
+    left, top, right, bottom = (int(round(float(v))) for v in box)
     w, h = right - left, bottom - top
     width, height = size
-    l2 = max(0, math.floor(left - grow * w))
-    t2 = max(0, math.floor(top - grow * h))
-    r2 = min(width, math.ceil(right + grow * w))
-    b2 = min(height, math.ceil(bottom + grow * h))
+    ext_w, ext_h = int(w * grow), int(h * grow)
+    l2, t2 = max(0, left - ext_w), max(0, top - ext_h)
+    r2, b2 = min(width, right + ext_w), min(height, bottom + ext_h)
     if r2 <= l2:
         l2, r2 = (r2 - 1, r2) if r2 >= 1 else (0, 1)
     if b2 <= t2:
@@ -84,6 +94,37 @@ def relation_pairs(scores: Sequence[float], top: int = TOP_PAIRS) -> list[tuple[
     """Pairs ``(i, j, score_i * score_j)``, ``i < j``, of detections, the ``top`` highest products first
     (ties in index order)."""
     pairs = [(i, j, float(scores[i]) * float(scores[j])) for i in range(len(scores)) for j in range(i + 1, len(scores))]
+    pairs.sort(key=lambda p: -p[2])
+    return pairs[:max(0, int(top))]
+
+
+#: The authors' code's confidence for its whole-image pseudo-box ("random_box").
+PSEUDO_BOX_CONFIDENCE = 0.51
+#: Relation candidates: ``code`` (the authors' ``get_merged_bounding_box``: the detections, repeated
+#: when fewer than two, plus a whole-image pseudo-box of confidence 0.51, all pairs ranked by the
+#: product of their confidences) or ``detections`` (pairs of detections only, as the paper describes).
+RELATION_BOXES = ("code", "detections")
+
+
+def code_relation_pairs(scores: Sequence[float], top: int = TOP_PAIRS) -> list[tuple[int | None, int | None, float]]:
+    """The relation pairs of the authors' code over detections with confidences ``scores`` (sorted
+    by confidence, highest first, as their detection files are).
+
+    The box list is the detections; with fewer than two, the (up to) two most confident are appended
+    again; then the whole-image pseudo-box (confidence :data:`PSEUDO_BOX_CONFIDENCE`); with no
+    detection at all the pseudo-box stands in for them (their ``handle_no_detection``), giving three
+    copies. Every pair ``a < b`` of that list is scored by the product of confidences, sorted highest
+    first (stable), and the first ``top`` kept. Returns ``(i, j, product)`` with detection indices, or
+    ``None`` for the pseudo-box.
+    """
+    items: list[tuple[int | None, float]] = [(i, float(s)) for i, s in enumerate(scores)]
+    if not items:
+        items = [(None, PSEUDO_BOX_CONFIDENCE)]
+    if len(items) < 2:
+        items += sorted(items, key=lambda it: -it[1])[:2]
+    items.append((None, PSEUDO_BOX_CONFIDENCE))
+    pairs = [(items[a][0], items[b][0], items[a][1] * items[b][1])
+             for a in range(len(items)) for b in range(a + 1, len(items))]
     pairs.sort(key=lambda p: -p[2])
     return pairs[:max(0, int(top))]
 
@@ -110,13 +151,16 @@ class Candidate:
 
 
 def candidates(dets: Sequence[Detection], size: tuple[int, int], *, grow: float = GROW, top_pairs: int = TOP_PAIRS,
-               whole_image: str = "always") -> tuple[list[Candidate], list[int], list[int]]:
+               whole_image: str = "always", relation_boxes: str = "code") -> tuple[list[Candidate], list[int], list[int]]:
     """All candidates of an image and the indices of those for entity and for relation questions.
 
     Candidate 0 is the whole image. Entity questions: one candidate per detection, plus the whole
-    image (``whole_image="always"``) or the whole image only when nothing was detected
-    (``"fallback"``). Relation questions: the grown union boxes of the ``top_pairs`` best pairs
-    (:func:`relation_pairs`), or the single detection's box when there is one, plus the whole image.
+    image (``whole_image="always"``, the code) or the whole image only when nothing was detected
+    (``"fallback"``). Relation questions, ``relation_boxes="code"``: the grown union boxes of the
+    pairs of :func:`code_relation_pairs` (a union with the whole-image pseudo-box is the whole image,
+    candidate 0), then the whole image, as the code appends it; ``"detections"``: the grown union
+    boxes of the ``top_pairs`` best pairs of detections (:func:`relation_pairs`), or the single
+    detection's box when there is one, plus the whole image.
     """
     width, height = size
     cands = [Candidate("image", (0, 0, width, height), (), None)]
@@ -127,12 +171,48 @@ def candidates(dets: Sequence[Detection], size: tuple[int, int], *, grow: float 
     if whole_image == "always" or not entity:
         entity = [0] + entity
     relation = []
+    if relation_boxes == "code":
+        whole = (0, 0, width, height)
+        for i, j, s in code_relation_pairs([d.score for d in dets], top_pairs):
+            a = whole if i is None else dets[i].box
+            b = whole if j is None else dets[j].box
+            relation.append(len(cands))
+            # A union with the pseudo-box is the whole image: recorded as such (kind "image").
+            kind = "relation" if i is not None and j is not None else "image"
+            cands.append(Candidate(kind, grow_box(union_box(a, b), size, grow),
+                                   tuple(k for k in (i, j) if k is not None), s))
+        return cands, entity, relation + [0]
     if len(dets) == 1:
         relation.append(1)
     for i, j, s in relation_pairs([d.score for d in dets], top_pairs):
         relation.append(len(cands))
         cands.append(Candidate("relation", grow_box(union_box(dets[i].box, dets[j].box), size, grow), (i, j), s))
     return cands, entity, relation + [0]
+
+
+# -- the answer score ----------------------------------------------------------------------------------
+
+def lavis_question(question: str, max_words: int = 50) -> str:
+    """LAVIS' ``BlipQuestionProcessor`` ("eval"): lower case, ``. ! " ( ) * # : ; ~`` removed, trailing
+    spaces stripped, at most ``max_words`` space-separated words."""
+    q = re.sub(r'([.!"()*#:;~])', "", str(question).lower()).rstrip(" ")
+    words = q.split(" ")
+    return " ".join(words[:max_words]) if len(words) > max_words else q
+
+
+def lavis_yes_score(first: Sequence[float], seq: Sequence[float]) -> float:
+    """The code's "yes" score from LAVIS ranking of ``["yes", "no"]``.
+
+    ``first``: each answer's first-token probability; ``seq``: each answer's ranking score. The code
+    takes the candidates in order of ``first`` (top-k), picks the one with the best ranking score and
+    returns the *top* first-token probability if that winner is "yes", else the *second*: so the
+    score is P1(yes) whenever the two orders agree, and the other answer's first-token probability
+    when they do not.
+    """
+    first, seq = np.asarray(first, dtype=np.float64), np.asarray(seq, dtype=np.float64)
+    order = np.argsort(-first, kind="stable")
+    winner = int(order[int(np.argmax(seq[order]))])
+    return float(first[order[0]] if winner == 0 else first[order[1]])
 
 
 # -- aggregation -------------------------------------------------------------------------------------
@@ -186,7 +266,9 @@ class FineEval(Metric):
 
     def __init__(self, spec: Spec, vqa: VQAModel, detector: Detector, questions: FineEvalQuestions, *,
                  grow: float = GROW, top_pairs: int = TOP_PAIRS, whole_image: str = "always",
-                 weighting: str = "mean", batch_size: int | None = None, list_choices: bool | None = None):
+                 weighting: str = "mean", batch_size: int | None = None, list_choices: bool | None = None,
+                 relation_boxes: str = "code", coarse: CoarseQuestions | None = None,
+                 answer_score: str | None = None):
         self.vqa = vqa
         self.detector = detector
         self.questions = questions
@@ -194,12 +276,21 @@ class FineEval(Metric):
         self.top_pairs = int(top_pairs)
         self.whole_image = whole_image
         self.weighting = weighting
+        self.relation_boxes = relation_boxes
+        self.coarse = coarse or CoarseQuestions("code")
+        ranks = hasattr(vqa, "rank_answers")
+        self.answer_score = answer_score or ("lavis_rank" if ranks else "first_token")
+        if self.answer_score == "lavis_rank" and not ranks:
+            raise InputError(f"metric {spec.raw!r}: answer_score=lavis_rank needs a BLIP-VQA model; "
+                             "use answer_score=first_token")
         # Chat VLMs are told to answer yes or no; BLIP-VQA and PaliGemma take the bare question.
         self.list_choices = bool(getattr(vqa, "chat", False)) if list_choices is None else bool(list_choices)
         config = {"family": "fineeval", **vqa.config, "vqa_dtype": str(vqa.dtype), **questions.config,
-                  "detector": detector.config, "grow": self.grow, "top_pairs": self.top_pairs,
+                  "detector": detector.config, "grow": self.grow, "grow_rule": "code", "top_pairs": self.top_pairs,
                   "whole_image": whole_image, "weighting": weighting, "list_choices": self.list_choices,
-                  "score": "(fine + coarse) / 2, P(yes) first answer token"}
+                  "relation_boxes": relation_boxes, **self.coarse.config, "answer_score": self.answer_score,
+                  "vqa_image_size": getattr(vqa, "image_size", None),
+                  "score": "(fine + coarse) / 2"}
         super().__init__(spec, config, vqa.device, batch_size or 2)
 
     def check_prompts(self, prompts: Sequence[str]) -> None:
@@ -208,40 +299,67 @@ class FineEval(Metric):
             self.questions.get(p)
 
     def ask(self, question: str) -> str:
+        if self.answer_score == "lavis_rank":
+            return lavis_question(question)
         return f"{question} Answer yes or no." if self.list_choices else question
+
+    def yes_scores(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
+        """The yes score of each (crop, question) pair under :attr:`answer_score`."""
+        if not images:
+            return np.zeros(0)
+        if self.answer_score == "lavis_rank":
+            ranked = self.vqa.rank_answers(images, questions, ["yes", "no"])
+            return np.array([lavis_yes_score(r[0], r[1]) for r in ranked])
+        return self.vqa.yes_probability(images, questions)
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
         decs = [self.questions.get(p) for p in prompts]
         detections = self.detector.detect(items, [list(d.entities) for d in decs] if self.detector.open_vocab else None)
         pair_images, pair_questions = [], []
-        index: dict[tuple[int, int, int], int] = {}  # (image, candidate, question) -> pair
+        index: dict[tuple[int, tuple[int, int, int, int], str], int] = {}  # (image, region, text) -> pair
+
+        def pair(i: int, region: tuple[int, int, int, int], image, text: str) -> int:
+            # A region equal to the whole image gives the same pixels as the image (PIL's resize of a
+            # same-size image is a copy), so identical (image, region, question) pairs are asked once.
+            key = (i, region, text)
+            if key not in index:
+                index[key] = len(pair_images)
+                pair_images.append(image)
+                pair_questions.append(text)
+            return index[key]
+
         layouts = []
         for i, (im, dec, dets) in enumerate(zip(items, decs, detections)):
             cands, ent, rel = candidates(dets, im.size, grow=self.grow, top_pairs=self.top_pairs,
-                                         whole_image=self.whole_image)
-            crops = [im] + [crop_resized(im, c.region) for c in cands[1:]]
+                                         whole_image=self.whole_image, relation_boxes=self.relation_boxes)
+            whole = cands[0].region
+            crops = {whole: im}
             per_q = []
             for k, (kind, text) in enumerate(dec.questions):
                 use = ent if kind == "entity" else rel
-                for c in dict.fromkeys([*use, 0]):  # candidate 0 (the whole image) always: the coarse score
-                    index[(i, c, k)] = len(pair_images)
-                    pair_images.append(crops[c])
-                    pair_questions.append(self.ask(text))
-                per_q.append(use)
+                fine_text = self.ask(text)
+                coarse_text = self.coarse(text)
+                rows = []
+                for c in use:
+                    region = cands[c].region
+                    if region not in crops:
+                        crops[region] = crop_resized(im, region)
+                    rows.append(pair(i, region, crops[region], fine_text))
+                per_q.append((use, rows, coarse_text, pair(i, whole, im, self.ask(coarse_text))))
             layouts.append((cands, per_q))
-        probs = self.vqa.yes_probability(pair_images, pair_questions) if pair_images else np.zeros(0)
+        probs = self.yes_scores(pair_images, pair_questions)
         scores = np.full(len(items), np.nan)
         details = []
         for i, (dec, dets, (cands, per_q)) in enumerate(zip(decs, detections, layouts)):
             recs, fine_e, fine_r, coarse = [], [], [], []
-            for k, ((kind, text), use) in enumerate(zip(dec.questions, per_q)):
-                p = [float(probs[index[(i, c, k)]]) for c in use]
+            for (kind, text), (use, rows, coarse_text, c_row) in zip(dec.questions, per_q):
+                p = [float(probs[r]) for r in rows]
                 best = int(np.argmax(p))
-                c0 = float(probs[index[(i, 0, k)]])
+                c0 = float(probs[c_row])
                 (fine_e if kind == "entity" else fine_r).append(p[best])
                 coarse.append(c0)
                 recs.append({"question": text, "kind": kind, "candidates": list(use), "probabilities": p,
-                             "best": use[best], "fine": p[best], "coarse": c0})
+                             "best": use[best], "fine": p[best], "coarse_question": coarse_text, "coarse": c0})
             fine = fine_score(fine_e, fine_r, self.weighting)
             coarse_s = float(np.mean(coarse)) if coarse else float("nan")
             scores[i] = final_score(fine, coarse_s)
@@ -271,7 +389,9 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
           max_boxes: int = MAX_BOXES, grow: float = GROW, top_pairs: int = TOP_PAIRS, whole_image: str = "always",
           weighting: str = "mean", batch_size: int | None = None, pair_batch_size: int | None = None,
           detector_batch_size: int | None = None, dtype: str | None = None, template: str | None = None,
-          list_choices: bool | None = None, llm_cache: bool = True, **options) -> Metric:
+          list_choices: bool | None = None, llm_cache: bool = True, relation_boxes: str = "code",
+          coarse: str = "code", spacy_model: str = SPACY_MODEL, answer_score: str | None = None,
+          vqa_image_size: int | None = None, **options) -> Metric:
     """``fineeval:VQA_MODEL?generator=URL|hf:MODEL&detector=MODEL&...`` (options: README, T2I-FineEval)."""
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
@@ -288,9 +408,24 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
         raise InputError(f"metric {spec.raw!r}: whole_image must be one of {', '.join(WHOLE_IMAGE)}")
     if weighting not in WEIGHTINGS:
         raise InputError(f"metric {spec.raw!r}: weighting must be one of {', '.join(WEIGHTINGS)}")
+    if relation_boxes not in RELATION_BOXES:
+        raise InputError(f"metric {spec.raw!r}: relation_boxes must be one of {', '.join(RELATION_BOXES)}")
+    if coarse not in COARSE_RULES:
+        raise InputError(f"metric {spec.raw!r}: coarse must be one of {', '.join(COARSE_RULES)}")
+    if answer_score not in (None, "", *ANSWER_SCORES):
+        raise InputError(f"metric {spec.raw!r}: answer_score must be one of {', '.join(ANSWER_SCORES)}")
+    coarse_q = CoarseQuestions(coarse, str(spacy_model))
+    if coarse != "same":
+        coarse_q.nlp  # fail before any model is loaded when spaCy or its pipeline is missing
+    vqa_size = None if vqa_image_size is None else _number(spec, "vqa_image_size", vqa_image_size, 0, 4096, True)
     llm = load_llm(str(generator), model=generator_model, api_key=api_key, api_key_env=api_key_env, device=device)
     det = load_detector(str(detector), device, owner=spec.raw, threshold=conf, nms_iou=iou, image_size=size,
                         max_boxes=boxes, batch_size=detector_batch_size or 8)
     vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=pair_batch_size, template=template)
+    if hasattr(vqa, "image_size"):  # BLIP-VQA: LAVIS preprocessing at 480 px unless vqa_image_size=0
+        vqa.image_size = LAVIS_IMAGE_SIZE if vqa_size is None else (vqa_size or None)
+    elif vqa_size:
+        raise InputError(f"metric {spec.raw!r}: vqa_image_size applies to BLIP-VQA models only")
     return FineEval(spec, vqa, det, FineEvalQuestions(llm, bool(llm_cache)), grow=grow_v, top_pairs=top,
-                    whole_image=whole_image, weighting=weighting, batch_size=batch_size, list_choices=list_choices)
+                    whole_image=whole_image, weighting=weighting, batch_size=batch_size, list_choices=list_choices,
+                    relation_boxes=relation_boxes, coarse=coarse_q, answer_score=answer_score or None)

@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import InputError
 from .base import Metric
 from .choicescore import choice_index, normalized_probability
-from .gecko_questions import (COVERAGE_SYSTEM, QA_SYSTEM, CoverageWord, QAPair, parse_coverage, parse_qa,
+from .gecko_questions import (COVERAGE_SYSTEM, QA_SYSTEM, QA_SYSTEMS, CoverageWord, QAPair, parse_coverage, parse_qa,
                               qa_hypothesis, qa_user_message)
 from .llm import load_llm
 from .llmcache import cached_reply
@@ -41,13 +41,25 @@ from .vqa import VQAModel, load_vqa_model
 
 NLI_THRESHOLD = 0.005
 PROMPTS_ID = "ts2viz-gecko-v1:" + hashlib.sha1((COVERAGE_SYSTEM + QA_SYSTEM).encode()).hexdigest()[:12]
+#: ``question_style=`` values (see :data:`.gecko_questions.QA_SYSTEMS`); ``tifa`` is the default.
+QUESTION_STYLES = tuple(QA_SYSTEMS)
+
+
+def prompts_id(question_style: str) -> str:
+    """The identity of the few-shot prompts of a question style (part of the metric's config)."""
+    if question_style == "yes_no":
+        return PROMPTS_ID  # unchanged, so that caches of the yes/no style stay valid
+    return "ts2viz-gecko-tifa-v1:" + hashlib.sha1((COVERAGE_SYSTEM + QA_SYSTEMS[question_style]).encode()).hexdigest()[:12]
 
 
 class GeckoQuestions:
     """A prompt's coverage labels and NLI-checked QA pairs, from an LLM (cached) and an NLI model."""
 
     def __init__(self, llm, nli=None, *, nli_threshold: float = NLI_THRESHOLD, hypothesis: str = "auto",
-                 min_groundability: float = 0.0, use_cache: bool = True):
+                 min_groundability: float = 0.0, use_cache: bool = True, question_style: str = "tifa"):
+        if question_style not in QA_SYSTEMS:
+            raise InputError(f"gecko: question_style must be one of {', '.join(QA_SYSTEMS)}, not {question_style!r}")
+        self.question_style = question_style
         self.llm = llm
         self.nli = nli
         self.nli_threshold = float(nli_threshold)
@@ -58,7 +70,7 @@ class GeckoQuestions:
 
     @property
     def config(self) -> dict:
-        return {"generator": self.llm.config, "prompts": PROMPTS_ID, "min_groundability": self.min_groundability,
+        return {"generator": self.llm.config, "prompts": prompts_id(self.question_style), "min_groundability": self.min_groundability,
                 "hypothesis": self.hypothesis, "nli": self.nli.config if self.nli is not None else None,
                 "nli_threshold": self.nli_threshold if self.nli is not None else None}
 
@@ -66,7 +78,7 @@ class GeckoQuestions:
         return cached_reply(self.llm, COVERAGE_SYSTEM, f"Prompt: {prompt}", parse_coverage, use_cache=self.use_cache)
 
     def qa_pairs(self, prompt: str, words: list[CoverageWord]) -> list[QAPair]:
-        return cached_reply(self.llm, QA_SYSTEM, qa_user_message(prompt, words), lambda r: parse_qa(r, words),
+        return cached_reply(self.llm, QA_SYSTEMS[self.question_style], qa_user_message(prompt, words), lambda r: parse_qa(r, words),
                             use_cache=self.use_cache)
 
     def get(self, prompt: str) -> tuple[list[CoverageWord], list[QAPair]]:
@@ -160,7 +172,7 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
           nli_threshold: float = NLI_THRESHOLD, hypothesis: str = "auto", min_groundability: float = 0.0,
           batch_size: int | None = None, pair_batch_size: int | None = None, nli_batch_size: int | None = None,
           dtype: str | None = None, template: str | None = None, list_choices: bool | None = None,
-          llm_cache: bool = True, **options) -> Metric:
+          llm_cache: bool = True, question_style: str = "tifa", **options) -> Metric:
     """``gecko:VQA_MODEL?generator=URL|hf:MODEL&...`` (options: see the README's Gecko section)."""
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
@@ -177,11 +189,13 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
     if hypothesis != "auto" and ("{question}" not in str(hypothesis) or "{answer}" not in str(hypothesis)):
         raise InputError(f"metric {spec.raw!r}: hypothesis must be 'auto' or a template with {{question}} "
                          "and {answer}")
+    if question_style not in QUESTION_STYLES:
+        raise InputError(f"metric {spec.raw!r}: question_style must be one of {', '.join(QUESTION_STYLES)}")
     llm = load_llm(str(generator), model=generator_model, api_key=api_key, api_key_env=api_key_env, device=device)
     nli_model = None
     if str(nli).lower() not in ("none", "off", "false", ""):
         nli_model = load_nli(str(nli), device, batch_size=nli_batch_size, owner=spec.raw)
     questions = GeckoQuestions(llm, nli_model, nli_threshold=thr, hypothesis=str(hypothesis),
-                               min_groundability=min_g, use_cache=bool(llm_cache))
+                               min_groundability=min_g, use_cache=bool(llm_cache), question_style=str(question_style))
     vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=pair_batch_size, template=template)
     return Gecko(spec, vqa, questions, batch_size, list_choices)

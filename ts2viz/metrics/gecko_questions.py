@@ -6,8 +6,10 @@ formats:
 1. **Coverage** (:data:`COVERAGE_SYSTEM`, Listing 3 format): the LLM copies the prompt and wraps every
    visually groundable word or phrase as ``{N}[phrase, type, groundability]``, e.g.
    ``A {1}[red, color, 1.0] {2}[gecko, entity, 1.0]``. Types: :data:`WORD_TYPES`.
-2. **QA generation** (:data:`QA_SYSTEM`, Listing 4 format): given the prompt with its labelled words, one
-   yes/no question per word, as TIFA-style blocks::
+2. **QA generation** (Listing 4 format): given the prompt with its labelled words, one question per
+   word, as TIFA-style blocks: multiple-choice or yes/no as TIFA writes them (:data:`QA_SYSTEM_TIFA`,
+   the default, since the paper reuses TIFA's question generation) or yes/no only
+   (:data:`QA_SYSTEM`, ``question_style=yes_no``)::
 
        About {1}[red] (color):
        Q: Is the gecko red?
@@ -111,6 +113,76 @@ Q: Is this a watercolor painting?
 Choices: yes, no
 A: yes
 """
+
+QA_SYSTEM_TIFA = """\
+You write visual questions that check an image against its text-to-image prompt, as TIFA does.
+The prompt's checkable words are labelled {N}[phrase] and listed with their type. For EVERY labelled
+word write exactly one block, in order:
+About {N}[phrase] (type):
+Q: a question about that word, in the context of the prompt
+Choices: the possible answers, separated by commas
+A: the answer an image faithful to the prompt gives (one of the choices)
+As in TIFA: an entity gets a yes/no question about whether it is there (Choices: yes, no); a color,
+count, material, shape, activity, location, style or other attribute gets a multiple-choice question
+whose choices are the right answer and three plausible wrong ones; a spatial relation or anything
+without natural alternatives gets a yes/no question. Ask only about what the prompt states.
+
+Prompt: A red colored dog.
+Labelled: A {1}[red colored] {2}[dog].
+Words: {1}[red colored] (color); {2}[dog] (entity)
+About {1}[red colored] (color):
+Q: What color is the dog?
+Choices: red, black, white, brown
+A: red
+About {2}[dog] (entity):
+Q: Is there a dog?
+Choices: yes, no
+A: yes
+
+Prompt: Three wooden chairs around a round table in a sunny kitchen, watercolor painting.
+Labelled: {1}[Three] {2}[wooden] {3}[chairs] {4}[around] a {5}[round] {6}[table] in a {7}[sunny] {8}[kitchen], {9}[watercolor painting].
+Words: {1}[Three] (counting); {2}[wooden] (material); {3}[chairs] (entity); {4}[around] (spatial); {5}[round] (shape); {6}[table] (entity); {7}[sunny] (attribute); {8}[kitchen] (location); {9}[watercolor painting] (style)
+About {1}[Three] (counting):
+Q: How many chairs are there?
+Choices: 1, 2, 3, 4
+A: 3
+About {2}[wooden] (material):
+Q: What are the chairs made of?
+Choices: wood, metal, plastic, glass
+A: wood
+About {3}[chairs] (entity):
+Q: Are there chairs?
+Choices: yes, no
+A: yes
+About {4}[around] (spatial):
+Q: Are the chairs placed around the table?
+Choices: yes, no
+A: yes
+About {5}[round] (shape):
+Q: What shape is the table?
+Choices: round, square, rectangular, oval
+A: round
+About {6}[table] (entity):
+Q: Is there a table?
+Choices: yes, no
+A: yes
+About {7}[sunny] (attribute):
+Q: Is the kitchen sunny or dark?
+Choices: sunny, dark
+A: sunny
+About {8}[kitchen] (location):
+Q: Where is this?
+Choices: kitchen, bedroom, office, garden
+A: kitchen
+About {9}[watercolor painting] (style):
+Q: What is the style of the image?
+Choices: watercolor painting, photograph, oil painting, cartoon
+A: watercolor painting
+"""
+
+#: QA prompt per ``questions=`` style: ``tifa`` (default: TIFA-style multiple-choice and yes/no
+#: questions, as the Gecko paper reuses TIFA's prompts) or ``yes_no`` (one yes/no question per word).
+QA_SYSTEMS = {"tifa": QA_SYSTEM_TIFA, "yes_no": QA_SYSTEM}
 
 _LABEL = re.compile(r"\{(\d+)\}\[([^\[\]]*)\]")
 

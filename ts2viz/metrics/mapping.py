@@ -3,23 +3,34 @@
 A mapper is chosen by the ``mapper=`` option of a TIFA/DSG spec and is part of the metric's config:
 
 ``sbert:MODEL`` (default ``sbert:sentence-transformers/all-mpnet-base-v2``)
-    what TIFA and the TS2 release do. A *yes/no question* (choices ``yes`` and ``no``) is answered
-    ``yes`` exactly when the answer contains "yes" (case-insensitive substring, as in the TS2
-    release's code, so "no, but its eyes are open" maps to yes); any other question takes the
-    answer itself when it is one of the choices (TIFA's shortcut), else the choice whose
-    Sentence-BERT embedding is closest: tokens mean-pooled under the attention mask, L2-normalised,
-    argmax of the cosine (the first choice wins a tie). MODEL is a hub id or a local folder, loaded
-    with transformers ``AutoModel`` + ``AutoTokenizer``.
+    Sentence-BERT: tokens mean-pooled under the attention mask, L2-normalised, argmax of the cosine
+    between the answer and each choice (the first choice wins a tie). MODEL is a hub id or a local
+    folder, loaded with transformers ``AutoModel`` + ``AutoTokenizer``. Which answers go to it is the
+    mapper's *rule* (:data:`RULES`, the ``mapper_rule=`` option of TIFA and DSG):
+
+    ``tifa`` (TIFA's ``VQAModel.multiple_choice_vqa``; the default for ``tifa:``)
+        an answer that is one of the choices is taken as is; any other answer goes to Sentence-BERT,
+        yes/no questions included.
+    ``ts2`` (the TS2 release's ``freeform_to_multiple_choice.py``)
+        a question with fewer than three choices (yes/no, and the one ``young|old`` question) is
+        answered "yes" exactly when the answer contains "yes" (case-insensitive substring), else "no";
+        every other answer goes to Sentence-BERT, even one that is a choice. The release embedded the
+        answers as the VQA models wrote them, so mPLUG's and LLaVA's kept their trailing ``</s>``,
+        which the all-mpnet tokenizer reads as its separator token: that changes the argmax for some
+        whole-sentence answers ("The person is a man.</s>" is "woman"), and reproducing the release
+        needs the ``</s>`` back (``benchmarks/mapper_agreement.py``).
+    ``contains_yes`` (the default for ``dsg:``; ts2viz's rule before the TIFA rule was added)
+        a yes/no question is answered "yes" exactly when the answer contains "yes"; any other answer
+        is taken as is when it is a choice, else goes to Sentence-BERT.
 ``lexical``
     the model-free fallback: normalised exact match, then a choice contained in the answer as whole
     words (for yes/no the answer's first word), then string similarity (difflib) plus word overlap.
     It picks another choice than the release for 11-25 % of TIFA answers and up to 13 % of DSG
     answers (README), so scores differ from TIFA's; use it only where the SBERT model cannot be loaded.
 
-Known differences from the release: its code also sends the one TS2 question whose two choices are
-not yes/no (``young|old``) down the yes/no rule, and it marks a yes/no answer correct when it contains
-"yes" even where the expected answer is "no" (one TS2 question); here a mapped choice is correct when
-it is the expected answer (:func:`is_correct`).
+A mapped choice is correct when it is the expected answer (:func:`is_correct`); the release's code
+calls a yes/no question correct when its answer contains "yes" even where the expected answer is "no"
+(one TS2 question).
 """
 from __future__ import annotations
 
@@ -33,6 +44,9 @@ import numpy as np
 from ..errors import InputError
 
 DEFAULT_MAPPER = "sbert:sentence-transformers/all-mpnet-base-v2"
+#: Which answers a Sentence-BERT mapper embeds (module docstring).
+RULES = ("tifa", "ts2", "contains_yes")
+DEFAULT_RULE = "contains_yes"
 
 _NUMBERS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
 _ARTICLES = {"a", "an", "the"}
@@ -119,7 +133,11 @@ class SBERTMapper(AnswerMapper):
     cache, since the same choices come back for every image of a prompt.
     """
 
-    def __init__(self, model: str, device: str | None = None, batch_size: int = 64, cache_size: int = 4096):
+    def __init__(self, model: str, device: str | None = None, batch_size: int = 64, cache_size: int = 4096,
+                 rule: str = DEFAULT_RULE):
+        if rule not in RULES:
+            raise InputError(f"mapper rule {rule!r}: expected one of {', '.join(RULES)}")
+        self.rule = rule
         from transformers import AutoModel, AutoTokenizer
 
         from .base import check_model_id, hf_load, model_identity, resolve_device
@@ -142,7 +160,8 @@ class SBERTMapper(AnswerMapper):
 
     @property
     def config(self) -> dict:
-        return {"mapper": "sbert", **self._ident}
+        # the default rule is left out, so that caches made before the rules were named stay valid
+        return {"mapper": "sbert", **self._ident, **({} if self.rule == DEFAULT_RULE else {"rule": self.rule})}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalised mean-pooled token embeddings (one row per text, float64)."""
@@ -180,9 +199,11 @@ class SBERTMapper(AnswerMapper):
             cs = list(cs)
             if not cs:
                 out[i] = a
-            elif is_yes_no(cs):
+            elif self.rule == "ts2" and len(cs) < 3:
+                out[i] = "yes" if "yes" in str(a).lower() else "no"  # the release writes these two words
+            elif self.rule == "contains_yes" and is_yes_no(cs):
                 out[i] = yes_no_choice(a, cs)
-            elif a in cs:  # TIFA's shortcut: an answer that is a choice needs no embedding
+            elif self.rule != "ts2" and a in cs:  # TIFA's shortcut: an answer that is a choice is taken
                 out[i] = a
             else:
                 todo.append(i)
@@ -196,11 +217,14 @@ class SBERTMapper(AnswerMapper):
         return out  # type: ignore[return-value]
 
 
-def load_mapper(spec: str | None = None, device: str | None = None) -> AnswerMapper:
-    """The mapper named by a ``mapper=`` option: ``sbert:MODEL`` (default :data:`DEFAULT_MAPPER`) or ``lexical``."""
+def load_mapper(spec: str | None = None, device: str | None = None, rule: str | None = None) -> AnswerMapper:
+    """The mapper named by a ``mapper=`` option: ``sbert:MODEL`` (default :data:`DEFAULT_MAPPER`) or
+    ``lexical``; ``rule`` (:data:`RULES`, default :data:`DEFAULT_RULE`) for Sentence-BERT."""
     spec = DEFAULT_MAPPER if spec in (None, "") else str(spec)
+    if rule not in (None, "", *RULES):
+        raise InputError(f"mapper rule {rule!r}: expected one of {', '.join(RULES)}")
     if spec == "lexical":
         return LexicalMapper()
     if spec.startswith("sbert:") and spec[len("sbert:"):].strip():
-        return SBERTMapper(spec[len("sbert:"):].strip(), device=device)
+        return SBERTMapper(spec[len("sbert:"):].strip(), device=device, rule=rule or DEFAULT_RULE)
     raise InputError(f"mapper {spec!r}: expected sbert:MODEL (a Sentence-BERT hub id or folder) or lexical")

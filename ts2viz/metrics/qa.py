@@ -44,8 +44,9 @@ class QAMetric(Metric):
 
     def __init__(self, spec: Spec, kind: str, vqa: VQAModel, source: QuestionSource, mapper: AnswerMapper | None,
                  batch_size: int | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
-                 accumulation: str = DEFAULT_ACCUMULATION, score: str = "accuracy"):
+                 accumulation: str = DEFAULT_ACCUMULATION, score: str = "accuracy", prompt_style: str = "default"):
         check_score_option(spec, score)
+        self.prompt_style = prompt_style
         self.score = score
         self.kind = kind
         self.name = kind
@@ -60,6 +61,8 @@ class QAMetric(Metric):
                   "list_choices": self.list_choices, "max_new_tokens": max_new_tokens}
         if kind == "dsg":
             config["accumulation"] = self.accumulation
+        if prompt_style != "default":  # only then, so that existing caches stay valid
+            config["prompt_style"] = prompt_style
         if score == "normalized":  # only then, so that existing caches of the default stay valid
             config.update(answer="choice likelihoods", score="normalized (Gecko Eq. 2)", max_new_tokens=None)
         super().__init__(spec, config, vqa.device, batch_size or 4)
@@ -70,6 +73,11 @@ class QAMetric(Metric):
             self.source.get(p)
 
     def ask(self, q: Question) -> str:
+        if self.prompt_style == "tifa_blip2":  # TIFA's BLIP2.vqa (the model's template is "{question}")
+            if q.choices:
+                return (f"Answer the multiple-choice question. Question: {q.text} "
+                        f"Choices: {', '.join(q.choices)} Answer:")
+            return f"Answer the question. Question: {q.text} Answer:"
         if self.list_choices and q.choices:
             if {c.lower() for c in q.choices} == {"yes", "no"}:
                 return f"{q.text} Answer yes or no."
@@ -190,6 +198,7 @@ def _build(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2",
            batch_size: int | None = None, pair_batch_size: int | None = None, dtype: str | None = None,
            template: str | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
            mapper: str | None = None, accumulation: str | None = None, score: str = "accuracy",
+           qa_filter: str | None = None, prompt_style: str | None = None, mapper_rule: str | None = None,
            **options) -> Metric:
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
@@ -198,14 +207,54 @@ def _build(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2",
     acc = check_accumulation(accumulation or DEFAULT_ACCUMULATION)
     check_score_option(spec, str(score))
     source = QuestionSource(kind, questions, _generator(generator, generator_model, api_key, api_key_env, device))
+    if qa_filter not in (None, "", "none"):
+        if kind != "tifa":
+            raise InputError(f"metric {spec.raw!r}: qa_filter= applies to tifa only (TIFA's UnifiedQA filter)")
+        from .tifa_filter import FilteredSource, load_filter
+
+        source = FilteredSource(source, load_filter(qa_filter, device))
+    style = _prompt_style(kind, spec, prompt_style)
+    if style == "tifa_blip2":
+        template = "{question}"  # the whole prompt is TIFA's text
     vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=pair_batch_size, template=template)
     if score == "normalized" and mapper is not None:
         raise InputError(f"metric {spec.raw!r}: mapper= maps free-form answers; score=normalized reads the "
                          "choices' likelihoods and maps nothing")
     # the likelihood scores need no answer mapper (and so no Sentence-BERT download)
-    answer_mapper = None if score == "normalized" else load_mapper(mapper, vqa.device)
+    if score == "normalized" and mapper_rule:
+        raise InputError(f"metric {spec.raw!r}: mapper_rule= applies to free-form answers, not score=normalized")
+    # TIFA's own rule for tifa: (answers that are choices taken, all others to Sentence-BERT); DSG keeps
+    # the "contains yes" rule (README, Fidelity: TIFA)
+    rule = mapper_rule or ("tifa" if kind == "tifa" else None)
+    answer_mapper = None if score == "normalized" else load_mapper(mapper, vqa.device, rule=rule)
     return QAMetric(spec, kind, vqa, source, answer_mapper, batch_size, max_new_tokens, list_choices, acc,
-                    str(score))
+                    str(score), style)
+
+
+PROMPT_STYLES = ("default", "tifa_blip2")
+
+
+def _prompt_style(kind: str, spec: Spec, prompt_style: str | None) -> str:
+    """``tifa_blip2`` (TIFA's code's prompt for BLIP-2: "Answer the multiple-choice question. Question: ...
+    Choices: a, b Answer:") is TIFA's default for BLIP-2 models; ``default`` is ts2viz's question text
+    in the model's own template."""
+    if prompt_style not in (None, "", *PROMPT_STYLES):
+        raise InputError(f"metric {spec.raw!r}: prompt_style must be one of {', '.join(PROMPT_STYLES)}")
+    if prompt_style:
+        if prompt_style == "tifa_blip2" and kind != "tifa":
+            raise InputError(f"metric {spec.raw!r}: prompt_style=tifa_blip2 applies to tifa only")
+        return prompt_style
+    if kind != "tifa":
+        return "default"
+    from transformers import AutoConfig
+
+    from .base import check_model_id
+
+    try:
+        cfg = AutoConfig.from_pretrained(check_model_id(spec), **({"revision": spec.revision} if spec.revision else {}))
+    except Exception:  # load_vqa_model reports a bad model with its own message
+        return "default"
+    return "tifa_blip2" if getattr(cfg, "model_type", "") == "blip-2" else "default"
 
 
 def build_tifa(spec: Spec, device: str | None = None, **options) -> Metric:

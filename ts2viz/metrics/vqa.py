@@ -185,6 +185,11 @@ class BlipVQA(VQAModel):
     """BLIP-VQA (``Salesforce/blip-vqa-base``): an answer decoder over a question encoder."""
 
     generative = False
+    #: Square input size for LAVIS-style preprocessing (PIL bicubic resize to ``image_size`` x
+    #: ``image_size``, /255, normalised with the processor's mean and std, position embeddings
+    #: interpolated), or None for the transformers processor's own (384 px for the hub's BLIP-VQA
+    #: checkpoints). LAVIS' ``blip_vqa`` (vqav2), which T2I-FineEval's code runs, uses 480.
+    image_size: int | None = None
 
     def __init__(self, model_id: str, spec: Spec, device: str, dtype, batch_size: int, revision=None):
         from transformers import AutoProcessor, BlipForQuestionAnswering
@@ -196,10 +201,31 @@ class BlipVQA(VQAModel):
         super().__init__(model_id, model_identity(model_id, revision, model.config), device, dtype, batch_size)
 
     def _inputs(self, images, questions):
-        enc = self.processor(images=list(images), text=list(questions), padding=True, return_tensors="pt")
+        if self.image_size:
+            enc = dict(self.processor.tokenizer(list(questions), padding=True, return_tensors="pt"))
+            enc["pixel_values"] = self.lavis_pixels(images)
+        else:
+            enc = self.processor(images=list(images), text=list(questions), padding=True, return_tensors="pt")
         enc = {k: v.to(self.device) for k, v in enc.items()}
         enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)
         return enc
+
+    def lavis_pixels(self, images):
+        """LAVIS' ``BlipImageEvalProcessor``: RGB, bicubic resize to ``image_size`` squared (PIL), /255,
+        normalised with the processor's mean and std; float32 ``(n, 3, s, s)``."""
+        import torch
+        from PIL import Image
+
+        s = int(self.image_size)
+        ip = self.processor.image_processor
+        mean = np.asarray(ip.image_mean, dtype=np.float32)
+        std = np.asarray(ip.image_std, dtype=np.float32)
+        arr = np.stack([np.asarray(im.convert("RGB").resize((s, s), Image.BICUBIC), dtype=np.float32) / np.float32(255)
+                        for im in images])
+        return torch.from_numpy(((arr - mean) / std).transpose(0, 3, 1, 2).copy())
+
+    def _vision_kw(self) -> dict:
+        return {"interpolate_pos_encoding": True} if self.image_size else {}
 
     def _generate(self, images, questions, **gen):
         """``model.generate`` per group of questions with the same token length, results in input order.
@@ -215,7 +241,7 @@ class BlipVQA(VQAModel):
             idx = [i for i, L in enumerate(lengths) if L == n]
             enc = self._inputs([images[i] for i in idx], [questions[i] for i in idx])
             with autocast(self.device, self.dtype):
-                out = self.model.generate(**enc, do_sample=False, **gen)
+                out = self.model.generate(**enc, do_sample=False, **self._vision_kw(), **gen)
             for k, i in enumerate(idx):
                 results[i] = (out, k)
         return results
@@ -234,7 +260,7 @@ class BlipVQA(VQAModel):
     def _question_states(self, images, questions):
         """The answer decoder's input: image -> question encoder hidden states (one row per pair)."""
         enc = self._inputs(images, questions)
-        image_states = self.model.vision_model(pixel_values=enc["pixel_values"])[0]
+        image_states = self.model.vision_model(pixel_values=enc["pixel_values"], **self._vision_kw())[0]
         q_states = self.model.text_encoder(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
                                            encoder_hidden_states=image_states)[0]
         return q_states
@@ -251,6 +277,52 @@ class BlipVQA(VQAModel):
             return self._probs_of_yes(logits, self.processor.tokenizer)
 
         return self._by_question_length(group, images, list(questions), list(questions))
+
+    def rank_answers(self, images: Sequence, questions: Sequence[str], answers: Sequence[str],
+                     label_smoothing: float = 0.1) -> np.ndarray:
+        """BLIP/LAVIS answer ranking of a fixed ``answers`` list for each (image, question) pair.
+
+        Returns float64 ``(n_pairs, 2, n_answers)``: ``[:, 0]`` the probability of each answer's first
+        token at the answer decoder's first step (softmax over the vocabulary), ``[:, 1]`` each answer's
+        ranking score, minus the decoder's summed cross-entropy over ``answer [SEP]`` with
+        ``label_smoothing`` (LAVIS' BLIP text decoder trains and ranks with 0.1).
+        """
+        answers = [str(a) for a in answers]
+        out = self._batched(lambda ims, qs: self._by_question_length(
+            lambda i2, q2: self._rank_unpadded(i2, q2, answers, float(label_smoothing)), ims, list(qs), list(qs)),
+            images, questions)
+        return np.asarray(out, dtype=np.float64).reshape(len(out), 2, len(answers))
+
+    def _rank_unpadded(self, images, questions, answers, eps):
+        import torch
+
+        # LAVIS tokenizes the answers as [CLS] answer [SEP], padded to the longest, and puts the decoder's
+        # start token in place of [CLS]: built explicitly here, whatever the tokenizer's special tokens.
+        tok = self.processor.tokenizer
+        cfg = self.model.config.text_config
+        seqs = [[self.model.decoder_start_token_id, *tok.encode(a, add_special_tokens=False), cfg.sep_token_id]
+                for a in answers]
+        width = max(len(q) for q in seqs)
+        ids = torch.full((len(seqs), width), cfg.pad_token_id or 0, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for r, q in enumerate(seqs):
+            ids[r, :len(q)], mask[r, :len(q)] = torch.tensor(q), 1
+        n, k = len(questions), len(answers)
+        with autocast(self.device, self.dtype):
+            q_states = self._question_states(images, questions)
+            start = torch.full((n, 1), self.model.decoder_start_token_id, device=self.device)
+            first = self.model.text_decoder(input_ids=start, encoder_hidden_states=q_states).logits[:, 0, :]
+            rep = torch.arange(n, device=self.device).repeat_interleave(k)
+            logits = self.model.text_decoder(input_ids=ids.repeat(n, 1).to(self.device),
+                                             attention_mask=mask.repeat(n, 1).to(self.device),
+                                             encoder_hidden_states=q_states[rep]).logits
+        p_first = torch.softmax(first.float(), dim=-1)[:, ids[:, 1].to(self.device)].double().cpu()
+        logp = torch.log_softmax(logits[:, :-1, :].float(), dim=-1).double().cpu()
+        target = ids[:, 1:].repeat(n, 1)
+        nll = -logp.gather(-1, target.unsqueeze(-1)).squeeze(-1)
+        loss = ((1 - eps) * nll + eps * -logp.mean(-1)) * mask[:, 1:].repeat(n, 1)
+        score = -loss.sum(-1).view(n, k)
+        return [[p_first[i].tolist(), score[i].tolist()] for i in range(n)]
 
     def _answer(self, images, questions, max_new_tokens):
         res = self._generate(images, questions, max_new_tokens=max_new_tokens)
