@@ -127,3 +127,14 @@ def browser_page(width: int = 1500, height: int = 1000) -> Iterator:
             yield pg
         finally:
             browser.close()
+
+
+def open_tab(pg, name: str) -> None:
+    """Click the top-level tab ``name``; on a narrow window Gradio folds the tabs that do not fit into
+    its overflow menu (the "..." button), from which it is opened as a visitor would."""
+    tab = pg.get_by_role("tab", name=name)
+    if tab.count() and tab.first.is_visible():
+        tab.first.click()
+        return
+    pg.locator(".overflow-menu > button").first.click()
+    pg.locator(".overflow-dropdown button", has_text=name).first.click()

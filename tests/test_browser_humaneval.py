@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app_server import ART, CHROMIUM, launch_chromium, running_app
+from app_server import ART, CHROMIUM, launch_chromium, open_tab, running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -70,12 +70,7 @@ def test_human_ratings_tab(browser, server, expected, expected_clusters, name, t
     pg.on("pageerror", lambda e: errors.append(str(e)))
     pg.goto(server)
     pg.wait_for_selector("#leaderboard .virtual-row")
-    tab = pg.get_by_role("tab", name="Human ratings")
-    if tab.is_visible():
-        tab.click()
-    else:                                         # a narrow window folds tabs into Gradio's overflow menu
-        pg.locator(".overflow-menu > button").first.click()
-        pg.locator(".overflow-dropdown button", has_text="Human ratings").click()
+    open_tab(pg, "Human ratings")                 # a narrow window folds tabs into Gradio's overflow menu
     board = pg.locator("#gold-board")
     expect(board).to_contain_text("dsg:PaLI-17B", timeout=240_000)   # computed on first open
     row = next(r for r in _rows(pg, "gold-board") if r.startswith("dsg:PaLI-17B"))

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from app_server import ART, CHROMIUM, WAIT_MS, launch_chromium, running_app, settle
+from app_server import ART, CHROMIUM, WAIT_MS, launch_chromium, open_tab, running_app, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -85,7 +85,7 @@ def shot(pg, name: str, locator=None, full: bool = False) -> None:
 
 
 def tab(pg, name: str) -> None:
-    pg.get_by_role("tab", name=name).click()
+    open_tab(pg, name)
 
 
 def box(locator) -> dict:
