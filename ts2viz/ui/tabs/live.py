@@ -15,6 +15,19 @@ from .. import callbacks as cb
 from ..glue import Page, build_plain, plot_value
 
 
+#: a successful run closes the error toasts still showing (one lasts 8 s and sits over the header,
+#: where it would contradict the success just shown in the panel); Gradio has no server-side way to take
+#: a toast back, so the page clicks their close buttons (Gradio's own dismissal, its toast store updated)
+CLEAR_ERROR_TOASTS_JS = """() => {
+  document.querySelectorAll("[data-testid='toast-body'] button.toast-close.error").forEach(b => b.click());
+}"""
+
+
+def clear_error_toasts_on_success(dep) -> None:
+    """After ``dep`` succeeds, close the page's error toasts (in the browser, no server call)."""
+    dep.success(None, None, None, js=CLEAR_ERROR_TOASTS_JS, queue=False, show_progress="hidden")
+
+
 @dataclass
 class LiveTab:
     """What the page wires across tabs: the two scoring actions (a new metric changes every view)."""
