@@ -174,3 +174,46 @@ def test_select_events_without_event_data_log_one_line(server):
         time.sleep(0.2)
     assert len(lines) == len(out), new[-3000:]
     assert "Traceback" not in new and "TypeError" not in new, new[-3000:]
+
+
+def test_a_relative_upload_folder_keeps_the_absolute_path_out_of_upload_answers(tmp_path):
+    """Gradio's upload route answers the uploaded file's path as it joins it to its upload folder
+    (``GRADIO_TEMP_DIR`` as given, else the absolute ``<tmp>/gradio``): a relative folder, relative to the
+    app's working directory, gives relative answers, and the uploads still work end to end."""
+    import secrets
+    import shutil
+
+    from app_server import ROOT
+    from ui_helpers import write_dataset, write_scores
+
+    write_dataset(tmp_path / "ds", big_image=False)
+    scores = write_scores(tmp_path, tmp_path / "ds")
+    rel = f"tests/artifacts/rel-uploads-{secrets.token_hex(4)}"      # running_app's working directory is ROOT
+    try:
+        with running_app(["--public", "--data", str(tmp_path / "ds"), "--scores", str(scores)], tmp_path,
+                         env={"GRADIO_TEMP_DIR": rel}, drop_env=["SPACE_ID", "TS2VIZ_METRICS", "TS2VIZ_METRICS_FILE"],
+                         timeout=120) as (url, _):
+            async def go():
+                async with httpx.AsyncClient(timeout=httpx.Timeout(120.0)) as client:
+                    app = await AppConfig.fetch(client, url)
+                    s = Session(client, url, app)
+                    await s.load()
+                    import csv
+
+                    rows = list(csv.DictReader(open(tmp_path / "ds" / "metadata.csv", newline="")))
+                    body = "file_name,RelScore\n" + "".join(f"{r['file_name']},{0.1 * (i % 7):.2f}\n"
+                                                            for i, r in enumerate(rows))
+                    raw = await client.post(f"{url}{PREFIX}/upload", files={"files": ("mine.csv", body.encode())})
+                    fd = {"path": raw.json()[0], "orig_name": "mine.csv", "meta": {"_type": "gradio.FileData"}}
+                    added = await s.call("added_scores", [fd, ""])
+                    served = await client.get(f"{url}{PREFIX}/file={fd['path']}")
+                    return raw, added, served
+
+            raw, added, served = asyncio.run(go())
+    finally:
+        shutil.rmtree(ROOT / rel, ignore_errors=True)
+    assert raw.status_code == 200
+    path = raw.json()[0]
+    assert path.startswith(rel + "/") and str(ROOT) not in raw.text and not path.startswith("/"), raw.text
+    assert added.success, added.error
+    assert served.status_code == 200 and "RelScore" in served.text
