@@ -138,7 +138,7 @@ def test_server_files_are_not_served(server):
 
 def test_sessions_do_not_see_each_other(server):
     ds = server["dir"] / "ds"
-    spec = server["spec"]
+    spec = "clipscore:clip"       # the offered clipscore:/tmp/…/clip as visitors see and pick it
 
     async def go():
         async with _sessions(server["url"], 2) as (a, b):

@@ -121,7 +121,7 @@ def test_public_callbacks_refuse_code_files_and_paths(folder, tmp_path, monkeypa
             cb.live_score(view, spec, "seg", 0)
     assert not marker.exists()
     with pytest.raises(InputError, match="all SEGs at once is not available"):
-        cb.live_score(view, "clipscore:/definitely/not/offered/by/visitor", "all", 0)
+        cb.live_score(view, "clipscore:visitor", "all", 0)     # the offered folder, by its display name
     # files must come from the upload folder; the answer does not depend on whether they exist
     msgs = set()
     for p in ("/etc/passwd", "/no/such/file.csv", str(folder / "scores.csv"), str(upload_root / ".." / "x.csv")):
@@ -260,3 +260,42 @@ def test_probes_of_absent_packages_answer_at_once(monkeypatch):
         assert skip_probes_of_absent_packages([absent]) == []
     finally:
         sys.modules.pop(absent, None)
+
+
+def test_display_names_hide_folders_keep_hub_ids_and_are_unique(tmp_path):
+    rel = tmp_path / "models" / "rel-clip"
+    rel.mkdir(parents=True)
+    offered = ["clipscore:/srv/models/my-clip", "clipscore:openai/clip-vit-base-patch32", "clipscore:/other/my-clip",
+               "clipscore:my-clip", "tifa:/srv/vqa?questions=/srv/q/tifa.json&batch_size=4",
+               "clipscore:openclip:ViT-B-32//srv/ckpt/ep5.pt", "clipscore:openclip:ViT-B-32/openai",
+               "siglip:google/siglip-base-patch16-224@main", "gecko:/srv/pali?generator=https://api.example.com/v1",
+               f"alignscore:{rel.relative_to(tmp_path)}"]
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)          # the relative folder exists from here, as it does for the operator's app
+    try:
+        names = access.display_names(offered)
+        pub = access.public(offered)
+        choices = pub.choices()         # computed once, where the app starts
+    finally:
+        os.chdir(cwd)
+    assert names == {
+        "clipscore:/srv/models/my-clip": "clipscore:my-clip (2)",        # the hub-style name came first
+        "clipscore:openai/clip-vit-base-patch32": "clipscore:openai/clip-vit-base-patch32",
+        "clipscore:/other/my-clip": "clipscore:my-clip (3)",
+        "clipscore:my-clip": "clipscore:my-clip",
+        "tifa:/srv/vqa?questions=/srv/q/tifa.json&batch_size=4": "tifa:vqa?questions=tifa.json&batch_size=4",
+        "clipscore:openclip:ViT-B-32//srv/ckpt/ep5.pt": "clipscore:openclip:ViT-B-32/ep5.pt",
+        "clipscore:openclip:ViT-B-32/openai": "clipscore:openclip:ViT-B-32/openai",
+        "siglip:google/siglip-base-patch16-224@main": "siglip:google/siglip-base-patch16-224@main",
+        "gecko:/srv/pali?generator=https://api.example.com/v1": "gecko:pali?generator=https://api.example.com/v1",
+        "alignscore:models/rel-clip": "alignscore:rel-clip"}
+    assert choices == pub.choices() == [names[s] for s in offered]
+    assert pub.metric_spec("clipscore:my-clip (3)") == "clipscore:/other/my-clip"
+    with pytest.raises(InputError, match="not offered"):
+        pub.metric_spec("clipscore:/srv/models/my-clip")   # the spec itself is not a visitor's choice
+    # the operator's own tool: specs as typed, nothing renamed
+    op = access.operator(offered)
+    assert op.choices() == offered and op.display_name("clipscore:/srv/models/my-clip") == "clipscore:/srv/models/my-clip"
+    assert op.metric_spec("clipscore:/srv/models/my-clip") == "clipscore:/srv/models/my-clip"

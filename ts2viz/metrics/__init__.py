@@ -48,6 +48,9 @@ class Family:
     example: str = ""
     #: the spec names code to run or a file to read (``callable:``, ``csv:``): never from an untrusted caller
     trusted_only: bool = False
+    #: MODEL is a Hugging Face hub id (or a local folder): :func:`load` checks that a hub model can be
+    #: had before the family's module (torch, transformers) is imported
+    hub_model: bool = False
 
     def factory(self) -> Callable:
         if callable(self.target):
@@ -60,7 +63,7 @@ _REGISTRY: dict[str, Family] = {}
 
 
 def register(name: str, description: str, target: str | Callable | None = None, *, example: str = "",
-             trusted_only: bool = False):
+             trusted_only: bool = False, hub_model: bool = False):
     """Register a metric family.
 
     ``target`` is a factory ``f(spec: Spec, device: str | None, **options) -> Metric`` or a lazy
@@ -71,7 +74,7 @@ def register(name: str, description: str, target: str | Callable | None = None, 
         def build(spec, device=None, **options): ...
     """
     def add(t):
-        _REGISTRY[name.lower()] = Family(name.lower(), description, t, example, trusted_only)
+        _REGISTRY[name.lower()] = Family(name.lower(), description, t, example, trusted_only, hub_model)
         return t
 
     if target is None:
@@ -82,22 +85,22 @@ def register(name: str, description: str, target: str | Callable | None = None, 
 
 # Built-in families. Only strings here: nothing heavy is imported until a metric is loaded.
 register("clipscore", "CLIPScore: cosine of CLIP image and prompt embeddings (transformers or open_clip)",
-         ".embedding:build", example="clipscore:openai/clip-vit-base-patch32")
+         ".embedding:build", example="clipscore:openai/clip-vit-base-patch32", hub_model=True)
 register("alignscore", "ALIGNScore: cosine of ALIGN image and prompt embeddings (transformers)",
-         ".embedding:build", example="alignscore:kakaobrain/align-base")
+         ".embedding:build", example="alignscore:kakaobrain/align-base", hub_model=True)
 register("siglip", "SigLIP score: cosine of SigLIP image and prompt embeddings (transformers)",
-         ".embedding:build", example="siglip:google/siglip-base-patch16-224")
+         ".embedding:build", example="siglip:google/siglip-base-patch16-224", hub_model=True)
 register("vqascore", "VQAScore (t2v_metrics): likelihood of the answer 'Yes' to 'Does this figure show \"{prompt}\"? "
          "Please answer yes or no.' (CLIP-FlanT5, LLaVA-1.5, any VQA model)",
-         ".vqascore:build", example="vqascore:zhiqiulin/clip-flant5-xxl")
+         ".vqascore:build", example="vqascore:zhiqiulin/clip-flant5-xxl", hub_model=True)
 register("tifa", "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
-         ".qa:build_tifa", example="tifa:Salesforce/blip-vqa-base")
+         ".qa:build_tifa", example="tifa:Salesforce/blip-vqa-base", hub_model=True)
 register("dsg", "DSG: fraction of yes/no questions answered correctly, a question failing with any parent",
-         ".qa:build_dsg", example="dsg:Salesforce/blip-vqa-base")
+         ".qa:build_dsg", example="dsg:Salesforce/blip-vqa-base", hub_model=True)
 register("gecko", "Gecko: LLM coverage-labelled yes/no questions, NLI-filtered, mean normalised answer likelihood",
-         ".gecko:build", example="gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1")
+         ".gecko:build", example="gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1", hub_model=True)
 register("fineeval", "T2I-FineEval: max P(yes) over detector crops per entity/relation question, (fine+coarse)/2",
-         ".fineeval:build", example="fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1")
+         ".fineeval:build", example="fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1", hub_model=True)
 register("viescore", "VIEScore: a multimodal judge rates prompt following 0-10 with reasoning (min of the SC scores)",
          ".viescore:build", example="viescore:gpt-4o?endpoint=https://api.openai.com/v1")
 register("llmscore", "LLMScore: an LLM rates a caption+detection description of the image (overall 1-100 or error count)",
@@ -157,5 +160,9 @@ def load(spec: str, device: str | None = None, **options):
     sp = parse_spec(spec)
     fam = family(sp.family)
     opts = {**sp.options, **options}
+    if fam.hub_model:
+        from .base import check_hub_model_available
+
+        check_hub_model_available(sp, opts)    # in a second, before torch and transformers are imported
     metric = fam.factory()(sp, device, **opts)
     return metric

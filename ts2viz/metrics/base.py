@@ -338,6 +338,47 @@ def hub_answers() -> bool:
     return _hub_probe["up"]
 
 
+def _not_available(spec: Spec, what: str, model_id: str, unreachable: bool) -> InputError:
+    why = "the Hugging Face hub does not answer" if unreachable else "offline mode (HF_HUB_OFFLINE is set)"
+    return InputError(f"metric {spec.raw!r}: cannot load {what} {model_id!r} from the Hugging Face hub: "
+                      f"{why}, and it is not in the local hub cache. {OFFLINE_ADVICE}")
+
+
+def _in_hub_cache(model_id: str) -> bool:
+    """Whether the local hub cache holds anything of the model ``model_id`` (its ``models--OWNER--NAME``
+    folder, in huggingface_hub's cache or a ``TRANSFORMERS_CACHE``); no file is read."""
+    import huggingface_hub.constants as hub_constants
+
+    folder = "models--" + model_id.replace("/", "--")
+    roots = [hub_constants.HF_HUB_CACHE, os.environ.get("TRANSFORMERS_CACHE")]
+    return any(r and (Path(os.path.expanduser(r)) / folder).exists() for r in roots)
+
+
+def check_hub_model_available(spec: Spec, options: dict | None = None) -> None:
+    """:class:`InputError` at once if ``spec``'s model is a hub id that cannot be had: the hub does not
+    answer (one short probe, :func:`hub_answers`) or offline mode is on, and the local hub cache holds
+    nothing of it. Called before a family's module is imported: the first failure then takes the probe
+    (a second at most), not the import of torch and transformers (tens of seconds on a busy machine).
+
+    Anything else (a local folder, an open_clip model, not an ``owner/name`` id, a model with something
+    in the cache, ``local_files_only`` or ``cache_dir`` options) is left to the family's own loading,
+    which says precisely what is wrong (:func:`hf_load`).
+    """
+    opts = {**spec.options, **(options or {})}
+    m = spec.model
+    if spec.is_openclip or opts.get("cache_dir") or opts.get("local_files_only") or is_local_model(m):
+        return
+    parts = m.split("/")
+    if m.startswith((".", "/", "~")) or len(parts) > 2 or not all(parts):
+        return
+    import huggingface_hub.constants as hub_constants
+
+    offline = bool(hub_constants.HF_HUB_OFFLINE)
+    if (not offline and hub_answers()) or _in_hub_cache(m):
+        return
+    raise _not_available(spec, "model", m, unreachable=not offline)
+
+
 def hf_load(what: str, fn: Callable, model_id: str, spec: Spec, **kwargs):
     """Call a ``from_pretrained``-style ``fn`` and turn every failure into one clear :class:`InputError`.
 
@@ -358,10 +399,7 @@ def hf_load(what: str, fn: Callable, model_id: str, spec: Spec, **kwargs):
         raise
     except (OSError, ValueError, KeyError, ImportError, EnvironmentError) as e:
         if hub and (offline or unreachable):
-            why = ("the Hugging Face hub does not answer" if unreachable
-                   else "offline mode (HF_HUB_OFFLINE is set)")
-            raise InputError(f"metric {spec.raw!r}: cannot load {what} {model_id!r} from the Hugging Face hub: "
-                             f"{why}, and it is not in the local hub cache. {OFFLINE_ADVICE}") from e
+            raise _not_available(spec, what, model_id, unreachable) from e
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         where = "local folder" if not hub else "hub model (not found? expected a hub id owner/name or a local folder)"
         raise InputError(f"metric {spec.raw!r}: cannot load {what} from {where} {model_id!r}: {msg[:300]}") from e

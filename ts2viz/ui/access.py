@@ -8,12 +8,14 @@ and every visitor's data stays in their own session, within the caps of :class:`
 """
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
+from urllib.parse import parse_qsl
 
 from ..errors import InputError
 
@@ -67,12 +69,34 @@ class Access:
     upload_root: str | None = None
 
     def metric_spec(self, spec: str) -> str:
-        """The spec a caller chose, checked: in public mode it must be one the operator offered."""
+        """The spec a caller chose, checked. In public mode the caller names an offered metric by its
+        display name (:meth:`choices`), never by the spec itself (which may hold the operator's
+        folder paths): the spec is found from the name here, on the server."""
         if not self.public:
             return spec
         from ..metrics import check_offered
 
-        return check_offered(spec, self.offered)
+        name = check_offered(spec, tuple(self._specs_by_name))
+        return self._specs_by_name[name]
+
+    def display_name(self, spec: str) -> str:
+        """What a visitor sees for a spec: in public mode an offered spec's display name (see
+        :func:`display_names`), anything else unchanged; in operator mode the spec itself."""
+        if not self.public:
+            return spec
+        return self._names.get(spec.strip(), spec) if isinstance(spec, str) else spec
+
+    def choices(self) -> list[str]:
+        """The offered metrics as a visitor picks them: display names in public mode, specs otherwise."""
+        return [self.display_name(s) for s in self.offered]
+
+    @functools.cached_property
+    def _names(self) -> dict[str, str]:
+        return display_names(self.offered)
+
+    @functools.cached_property
+    def _specs_by_name(self) -> dict[str, str]:
+        return {name: spec for spec, name in self._names.items()}
 
     def device(self, device: str | None) -> str | None:
         """The device to score on: the visitor's choice in operator mode, the server's own in public mode."""
@@ -120,6 +144,66 @@ def decide(*, host: str, share: bool = False, public_flag: bool = False, trusted
     if exposed:
         return True, f"public mode: listening on {host}, reachable from other machines (--trusted to override)"
     return False, f"operator mode: listening on {host} (loopback)"
+
+
+#: a path by its form: absolute, home-relative or dot-relative
+_PATH_START = re.compile(r"^(?:~|\.{1,2})?/")
+
+
+def _short(text: str) -> str:
+    """``text`` if it names no path, else the path's last part (a model folder's name)."""
+    t = text.rstrip("/")
+    if not t:
+        return text
+    if _PATH_START.match(text) or ("/" in t and Path(os.path.expanduser(t)).exists()):
+        return Path(t).name or t
+    return text
+
+
+def shown_spec(spec: str) -> str:
+    """A metric spec with every path in it (the model folder, an open_clip checkpoint, a file, an
+    option's value) cut to its last part: ``clipscore:/models/my-clip`` -> ``clipscore:my-clip``. Hub ids
+    (``owner/name``), revisions, URLs and other options are kept as they are."""
+    fam, sep, rest = spec.strip().partition(":")
+    if not sep:
+        return spec.strip()
+    query = ""
+    if "?" in rest:      # options, split as ts2viz.metrics.spec.parse_spec does
+        head, _, q = rest.rpartition("?")
+        pairs = parse_qsl(q, keep_blank_values=True)
+        if pairs and all(k for k, _ in pairs) and "=" in q:
+            rest, query = head, "?" + "&".join(f"{k}={_short(v)}" for k, v in pairs)
+    rev = ""
+    if "@" in rest and not Path(os.path.expanduser(rest)).exists():
+        head, _, r = rest.rpartition("@")
+        if head and r and "/" not in r:
+            rest, rev = head, "@" + r
+    if rest.startswith("openclip:"):
+        arch, slash, tag = rest[len("openclip:"):].partition("/")
+        model = f"openclip:{arch}{slash}{_short(tag) if tag else ''}"
+    else:
+        model = _short(rest)
+    return f"{fam}:{model}{rev}{query}"
+
+
+def display_names(specs: Sequence[str]) -> dict[str, str]:
+    """A public app's name for each offered spec (:func:`shown_spec`), unique: what visitors see in the
+    dropdowns, the leaderboard, the figures and the messages, so that no folder path of the operator's
+    reaches them. A spec without a path keeps its text; two folders with one name get `` (2)``, ``(3)``..."""
+    specs = [s.strip() for s in specs]
+    shown = {s: shown_spec(s) for s in specs}
+    out = {s: s for s in specs if shown[s] == s}
+    taken = set(out.values())
+    for s in specs:
+        if s in out:
+            continue
+        base = name = shown[s]
+        k = 2
+        while name in taken:
+            name, k = f"{base} ({k})", k + 1
+        out[s] = name
+        taken.add(name)
+    return out
 
 
 def parse_metric_list(text: str) -> list[str]:

@@ -837,7 +837,7 @@ def load_metric(app: AppView, spec: str, device: str | None = None):
         if not app.access.public:
             raise
         log.warning("metric %s could not be loaded: %s: %s", spec, type(e).__name__, e)
-        raise InputError(f"{spec}: this metric could not be loaded on the server") from None
+        raise InputError(f"{app.access.display_name(spec)}: this metric could not be loaded on the server") from None
 
 
 def require_images(app: AppView, seg_ids: Sequence[int] | None) -> None:
@@ -874,6 +874,7 @@ def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None 
     from .gpu import on_gpu
 
     specs = [app.access.metric_spec(s) for s in parse_specs(specs)]
+    shown = app.access.display_name       # what the visitor sees of a spec (public mode: no folder paths)
     if scope == "seg":
         seg_ids = [_seg(app, seg_id).id]
     elif app.limits.score_all_segs:
@@ -881,12 +882,12 @@ def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None 
     else:
         raise InputError("scoring all SEGs at once is not available here; score the current SEG")
     dev = app.access.device(device)
-    app.workspace.require_room(specs)
+    app.workspace.require_room([shown(s) for s in specs])
     require_images(app, seg_ids)              # in a second, before a model is loaded
     done = []
     for k, spec in enumerate(specs):
         if progress is not None:
-            progress(k / len(specs), desc=f"{spec}: loading the model")
+            progress(k / len(specs), desc=f"{shown(spec)}: loading the model")
         metric = load_metric(app, spec, dev)
 
         def prog(_spec, done_n, total, _k=k):
@@ -900,8 +901,8 @@ def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None 
         sc = on_gpu(engine.score_dataset)(app.dataset, [metric], seg_ids=seg_ids, device=dev,
                                           cache_dir=app.cache_root, progress=prog)
         if not np.isfinite(sc.values).any():
-            raise InputError(f"{spec}: no image could be scored (are the dataset's images available?)")
-        app.add_table(sc, kind="live", name=f"live:{spec}")
+            raise InputError(f"{shown(spec)}: no image could be scored (are the dataset's images available?)")
+        app.add_table(sc, kind="live", name=f"live:{shown(spec)}")
         n = int(np.isfinite(sc.values).sum())
         missing = int(sc.values.size) - n   # e.g. a judge's reply that could not be read: NaN, never 0
         done.append(f"{sc.metrics[0]} ({plural(n, 'image')}" + (f"; {missing} without a score: see the Questions tab "
@@ -997,7 +998,7 @@ def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | 
     dev = app.access.device(device)
     metric = load_metric(app, spec, dev)
     if progress is not None:
-        progress(0.1, desc=f"scoring {plural(len(images), 'upload')} with {spec}")
+        progress(0.1, desc=f"scoring {plural(len(images), 'upload')} with {app.access.display_name(spec)}")
     vals = np.asarray(on_gpu(engine.score_images)(metric, images, [prompt] * len(images), cache_dir=app.cache_root,
                                                    use_cache=not app.access.public), dtype=float)
     spec = metric.spec

@@ -199,6 +199,30 @@ def message(e: Exception, public: bool = False) -> str:
     return f"Something went wrong ({type(e).__name__}: {e}). The app is still running; try another choice."
 
 
+class Selection(gr.SelectData):
+    """``gr.SelectData`` for a select event's callback (``evt: Selection``), made also from a call that
+    lacks the event data a browser sends with it (a script's call, ``event_data: null``).
+
+    Gradio builds the type hint's class from the call's event data before the callback runs, outside
+    any ``try`` of ours: ``gr.SelectData`` fails there on missing data with a traceback in the log.
+    This class is built either way; ``complete`` says whether the data was there, and :func:`safe`
+    refuses an incomplete one with one log line and a one-line message.
+    """
+
+    def __init__(self, target, data) -> None:
+        self.complete = isinstance(data, dict) and "index" in data and "value" in data
+        if self.complete:
+            super().__init__(target, data)
+            return
+        gr.EventData.__init__(self, target, data)
+        self.index = self.value = self.row_value = self.col_value = None
+        self.selected = False
+
+
+def _incomplete_selection(args, kwargs) -> bool:
+    return any(isinstance(a, Selection) and not a.complete for a in (*args, *kwargs.values()))
+
+
 def safe(fn: Callable, public: bool = False, gate: threading.Semaphore | None = None,
          on_error: Callable[[str, Any], None] | None = None) -> Callable:
     """Run a callback; on failure show the message in a toast and leave the outputs as they are.
@@ -212,6 +236,9 @@ def safe(fn: Callable, public: bool = False, gate: threading.Semaphore | None = 
     @functools.wraps(fn)
     def run(*args, **kwargs):
         try:
+            if _incomplete_selection(args, kwargs):
+                log.warning("refused a select event (%s) called without its event data", getattr(fn, "__name__", "?"))
+                raise InputError("this action needs the selection made on the page; click the item again")
             if gate is None:
                 return fn(*args, **kwargs)
             with gate:
@@ -387,7 +414,7 @@ class Page:
         """Clicking a row of ``table`` (first column: SEG id) opens that SEG in the explorer."""
         app = self.app
 
-        def open_row(tbl, query, evt: gr.SelectData):
+        def open_row(tbl, query, evt: Selection):
             sid = cb_seg_from_row(tbl, evt.index[0])
             if sid is None:
                 return gr.skip(), gr.skip(), gr.skip()

@@ -126,9 +126,11 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
     # errors stay in the panel (the toast goes after a few seconds)
     dep = page.on(live_tab.score_button.click, live_tab.score, live_tab.score_inputs, live_tab.score_message,
                   model=True, errors_to=live_tab.score_message)
+    live.clear_error_toasts_on_success(dep)
     page.then_redraw(page.on(dep.success, first_live, live_tab.spec, pickers), ["header", "board", "seg", "corr"])
     dep = page.on(live_tab.upload_button.click, live_tab.upload, live_tab.upload_inputs, live_tab.upload_outputs,
                   model=True, errors_to=live_tab.upload_outputs[0])
+    live.clear_error_toasts_on_success(dep)
     page.then_redraw(page.on(dep.success, lists, None, pickers), ["header", "board"])
 
 

@@ -602,8 +602,18 @@ class AppView:
         self.workspace.add_table(scores, kind=kind, name=name)
 
     def metric_object(self, spec: str, device=None):
-        """A loaded metric; the session notes what it is (:meth:`Workspace.remember_metric`)."""
+        """A loaded metric; the session notes what it is (:meth:`Workspace.remember_metric`).
+
+        In public mode the metric is named by its display name (:meth:`Access.display_name`): its
+        scores' column, progress and messages never show the operator's folder paths. The model is
+        shared with the cached metric (a shallow copy carries the name)."""
         metric = self.app.metric_object(spec, device)
+        name = self.access.display_name(spec)
+        if isinstance(getattr(metric, "spec", None), str) and metric.spec != name:
+            import copy
+
+            metric = copy.copy(metric)
+            metric.spec = name
         try:
             self.workspace.remember_metric(metric)
         except AttributeError:  # not a library metric (no spec or config hash): nothing to note

@@ -8,7 +8,7 @@ from ...display import SIGNED_SEP_SHORT
 from .. import callbacks as cb
 from .. import image_refresh as ir
 from .. import qa_callbacks as qa
-from ..glue import Page, Refresh, dropdown, plot_cached, table_value
+from ..glue import Page, Refresh, Selection, dropdown, plot_cached, table_value
 from . import questions
 
 STATS = [("Ord (Spearman)", "ord"), ("Sep (KS)", "sep"), ("Signed sep", "signed_sep")]
@@ -217,7 +217,7 @@ def build(page: Page) -> None:
     page.on(node_dd.input, node_chosen, [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd],
             [graph, gal, node_md, img_timer, img_shown])
 
-    def node_clicked(mode, sid, ma, mb, walk, evt: gr.SelectData, request: gr.Request):
+    def node_clicked(mode, sid, ma, mb, walk, evt: Selection, request: gr.Request):
         if not evt.value:
             return (gr.skip(),) * 6
         drawn = node_chosen(mode, sid, ma, mb, evt.value, walk, request)
@@ -247,7 +247,7 @@ def build(page: Page) -> None:
     page.on(walk_dd.input, walk_chosen, [page.mode, seg_dd, metric_a, metric_b, walk_dd, node_dd, page.fmt],
             [graph, walk_a, walk_b])
 
-    def walk_row(mode, sid, ma, mb, node, fmt, table, evt: gr.SelectData, request: gr.Request):
+    def walk_row(mode, sid, ma, mb, node, fmt, table, evt: Selection, request: gr.Request):
         w = cb.walk_from_row(table, evt.index[0])
         if w is None:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()

@@ -15,6 +15,19 @@ from .. import callbacks as cb
 from ..glue import Page, build_plain, plot_value
 
 
+#: a successful run closes the error toasts still showing (one lasts 8 s and sits over the header,
+#: where it would contradict the success just shown in the panel); Gradio has no server-side way to take
+#: a toast back, so the page clicks their close buttons (Gradio's own dismissal, its toast store updated)
+CLEAR_ERROR_TOASTS_JS = """() => {
+  document.querySelectorAll("[data-testid='toast-body'] button.toast-close.error").forEach(b => b.click());
+}"""
+
+
+def clear_error_toasts_on_success(dep) -> None:
+    """After ``dep`` succeeds, close the page's error toasts (in the browser, no server call)."""
+    dep.success(None, None, None, js=CLEAR_ERROR_TOASTS_JS, queue=False, show_progress="hidden")
+
+
 @dataclass
 class LiveTab:
     """What the page wires across tabs: the two scoring actions (a new metric changes every view)."""
@@ -41,7 +54,8 @@ def build(page: Page) -> LiveTab:
                     gr.Markdown("#### Score with a metric offered here\nThe results join your leaderboard "
                                 "and every figure, in your session only."
                                 + ("" if access.offered else "\n\n_This app offers no metrics for live scoring._"))
-                    spec = gr.Dropdown(list(access.offered), value=[], multiselect=True, max_choices=cb.MAX_SPECS,
+                    # display names (no folder path of the operator's); the server maps each to its spec
+                    spec = gr.Dropdown(access.choices(), value=[], multiselect=True, max_choices=cb.MAX_SPECS,
                                        label="Metric(s)", elem_id="live-spec")
                 else:
                     gr.Markdown("#### Score with a metric from the library\nSpec `FAMILY:MODEL`, e.g. "
@@ -74,7 +88,7 @@ def build(page: Page) -> LiveTab:
                         prompt = gr.Textbox(first, label="Prompt (default: the current SEG's prompt)", lines=2,
                                             max_length=cb.MAX_PROMPT_CHARS, elem_id="upload-prompt")
                         if access.public:
-                            up_spec = gr.Dropdown(list(access.offered), value=(access.offered or [None])[0],
+                            up_spec = gr.Dropdown(access.choices(), value=(access.choices() or [None])[0],
                                                   label="Metric", elem_id="upload-spec")
                         else:
                             up_spec = gr.Textbox(label="Metric spec", max_lines=1, elem_id="upload-spec")
@@ -92,7 +106,7 @@ def build(page: Page) -> LiveTab:
     def first_spec(s):
         items = list(s) if isinstance(s, (list, tuple)) else (s or "").split("\n")
         first = next((str(x).strip() for x in items if str(x).strip()), "")
-        return first if not access.public or first in access.offered else gr.skip()
+        return first if not access.public or first in access.choices() else gr.skip()
 
     # trivial: answered on their own requests, not queued behind views
     page.on(page.seg.change, seg_prompt, page.seg, prompt, show_progress="hidden", queue=False)

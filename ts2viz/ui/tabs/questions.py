@@ -11,7 +11,7 @@ import gradio as gr
 
 from .. import qa_callbacks as qa
 from ..callbacks import shown, table_csv
-from ..glue import Page, Refresh, dropdown, plot_cached, table_value
+from ..glue import Page, Refresh, Selection, dropdown, plot_cached, table_value
 
 INTRO = ("Question-based metrics (TIFA, DSG, Gecko, T2I-FineEval) one question at a time, and the judges' "
          "ratings with their reasoning (VIEScore, LLMScore): pick an image (or "
@@ -139,7 +139,7 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab) -> No
 
     page.on(image.input, image_chosen, [seg, qa_metric, image], image_out)
 
-    def gallery_clicked(sid, node_v, metric, shown, evt: gr.SelectData, request: gr.Request):
+    def gallery_clicked(sid, node_v, metric, shown, evt: Selection, request: gr.Request):
         view = page.view(request)
         file_name = qa.image_from_gallery(view, sid, node_v, evt.index)
         if file_name is None:
@@ -156,7 +156,7 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab) -> No
 
     page.on(question.input, question_chosen, [seg, qa_metric, image, question], boxes)
 
-    def row_clicked(sid, metric, file_name, tbl, evt: gr.SelectData, request: gr.Request):
+    def row_clicked(sid, metric, file_name, tbl, evt: Selection, request: gr.Request):
         view = page.view(request)
         src = qa.qa_source(view, metric)
         q = qa.question_from_row(tbl, evt.index[0])
