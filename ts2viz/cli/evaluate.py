@@ -232,7 +232,9 @@ def check_out(path: str | None) -> None:
         check_writable(path)
 
 
-def _write_csv(df, path: str) -> None:
+def write_csv(df, path: str) -> None:
+    """A table as CSV (6 decimals): to stdout for ``-``, else to ``path`` written atomically (never
+    half-written). Every subcommand's ``--out`` goes through here."""
     from ..atomic import atomic_path
 
     if path == "-":
@@ -295,10 +297,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         for k, v in extra.items():
             lb[k] = v
     if args.out == "-":
-        _write_csv(lb, "-")
+        write_csv(lb, "-")
         return 0
     if args.out:
-        _write_csv(lb, args.out)
+        write_csv(lb, args.out)
     print(format_leaderboard(lb, mm, stats, boot, groups, {c.metric: c for c in cov}))
     if boot is not None and settings.image_resamples:
         print(two_level_note(settings))
@@ -451,12 +453,12 @@ def cmd_significance(args: argparse.Namespace) -> int:
     if args.test == "permutation":
         from .permutation import cmd_significance_permutation
 
-        print(cmd_significance_permutation(args, mm, alpha, boot, lambda: load_inputs(args)[1], _write_csv))
+        print(cmd_significance_permutation(args, mm, alpha, boot, lambda: load_inputs(args)[1], write_csv))
         return 0
     pw = pairwise(mm, args.cell, boot=boot)
     ranks = rank_intervals(mm, args.cell, boot=boot)
     if args.out:
-        _write_csv(pw.frame(), args.out)
+        write_csv(pw.frame(), args.out)
     print(format_significance(pw, ranks, mm, alpha))
     return 0
 
@@ -564,7 +566,7 @@ def cmd_metametrics(args: argparse.Namespace) -> int:
     # scored images of each (SEG, metric): the per-SEG side of the coverage warnings
     df["n_images"] = np.repeat(cov[0].seg_images if cov else [], len(mm.metrics)).astype(int)
     df["n_scored"] = np.stack([c.seg_scored for c in cov], axis=1).ravel().astype(int) if cov else []
-    _write_csv(df, args.out)
+    write_csv(df, args.out)
     print(f"wrote {len(df)} rows ({len(mm.seg_ids)} SEGs x {len(mm.metrics)} metrics) to "
           f"{'stdout' if args.out == '-' else args.out}", file=sys.stderr if args.out == "-" else sys.stdout)
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError
+from .evaluate import write_csv
 
 
 def add_subcommands(sub) -> None:
@@ -56,20 +57,6 @@ def add_subcommands(sub) -> None:
 
     add_significance_options(p)
     p.set_defaults(func=cmd_humaneval)
-
-
-def write_csv(df, path: str) -> None:
-    """CSV to stdout (``-``) or to ``path`` written atomically (never half-written)."""
-    import sys
-
-    from ..atomic import atomic_path
-
-    if path == "-":
-        df.to_csv(sys.stdout, index=False, float_format="%.6f", lineterminator="\n")
-        sys.stdout.flush()
-        return
-    with atomic_path(path) as tmp:
-        df.to_csv(tmp, index=False, float_format="%.6f")
 
 
 def _number(text: str, kind, flag: str):
