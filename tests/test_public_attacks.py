@@ -314,7 +314,7 @@ def test_downloads_are_spreadsheet_safe(server):
             s = Session(client, server["url"], app)
             up = await s.upload("formulas.csv", _scores_csv(ds, formulas))
             added = await s.call("added_scores", [up, ""])
-            dl = await s.call("board_csv", ["paper", ["All"], "ord_avg", False])
+            dl = await s.call("board_csv", ["paper", ["All"], "ord_avg", "best first", False])
             u = dl.data[0]["url"]
             text = (await client.get(u if u.startswith("http") else server["url"] + u)).text
             return added, text
@@ -371,7 +371,7 @@ def test_strangers_cannot_push_out_an_active_visitor(server):
             res = []
             for _ in range(n):                    # each call a fresh session id, as a script's would be
                 s = Session(client, url, app)
-                res.append(await s.call("board_csv", ["paper", ["All"], "ord_avg", False]))
+                res.append(await s.call("board_csv", ["paper", ["All"], "ord_avg", "best first", False]))
             return res
 
     async def go():
@@ -388,7 +388,7 @@ def test_strangers_cannot_push_out_an_active_visitor(server):
                 many += await asyncio.gather(*[stranger(f"127.0.1.{k + 1}", 10) for k in range(batch, batch + 8)])
             seconds = time.perf_counter() - t0
             after = {row[0] for row in victim.output(await victim.call("redraw"), "leaderboard")["data"]}
-            csv_v = await victim.call("board_csv", ["paper", ["All"], "ord_avg", False])
+            csv_v = await victim.call("board_csv", ["paper", ["All"], "ord_avg", "best first", False])
             file_kept = Path(up["path"]).exists()
             await victim.close()
             return added, before, after, own, [r for rs in many for r in rs], csv_v, seconds, file_kept
