@@ -337,12 +337,17 @@ def test_live_metric_without_details_and_public_mode(live, tmp_path):
     app = load_state(str(live["ds"]), cache_root=tmp_path / "cache", access=public([live["fine"]])).view()
     with pytest.raises(InputError, match="not offered"):
         cb.live_score(app, live["gecko"], "seg", 1)
-    cb.live_score(app, live["fine"], "seg", 1)
+    # a visitor names an offered metric by its display name, never by the spec (its folder path)
+    fine = app.app.access.display_name(live["fine"])
+    assert fine != live["fine"] and str(tiny("blip")) not in fine
+    with pytest.raises(InputError, match="not offered"):
+        cb.live_score(app, live["fine"], "seg", 1)
+    cb.live_score(app, fine, "seg", 1)
     fn = app.dataset[1].node("1a").images[0].file_name
-    assert qa.image_questions(app, live["fine"], 1, fn)["boxes"]
+    assert qa.image_questions(app, fine, 1, fn)["boxes"]
     # another session sees neither the metric nor its details
     other = AppView(app.app, Workspace(app.app, exports_root=tmp_path))
-    assert qa.qa_source(other, live["fine"]) is None
+    assert qa.qa_source(other, fine) is None
     with pytest.raises(InputError):
         qa.image_questions(other, live["fine"], 1, fn)
     # a live metric without per-question details (CLIPScore)
