@@ -121,6 +121,21 @@ def count_inversions(a: np.ndarray) -> int:
     return total
 
 
+def _taus(cx: np.ndarray, cy: np.ndarray, vx: int, vy: int, disc: float) -> tuple[float, float]:
+    """Tau-b and tau-c from dense codes (``vx``, ``vy`` distinct values) and the discordant pair count:
+    concordant = all pairs - pairs tied in x - tied in y + tied in both - discordant."""
+    n = cx.size
+    n0 = n * (n - 1) / 2
+    n1, n2 = _tie_pairs(cx), _tie_pairs(cy)
+    n3 = _tie_pairs(cx * vy + cy)
+    s = (n0 - n1 - n2 + n3 - disc) - disc
+    den = np.sqrt((n0 - n1) * (n0 - n2))
+    tau_b = float("nan") if den == 0 else float(np.clip(s / den, -1.0, 1.0))
+    m = min(vx, vy)
+    tau_c = float("nan") if m < 2 else float(np.clip(2.0 * s / (n * n * (m - 1) / m), -1.0, 1.0))
+    return tau_b, tau_c
+
+
 def kendall_both(x, y) -> tuple[float, float]:
     """Kendall's tau-b and tau-c of the non-NaN pairs from one count of the pairs (see :func:`kendall`)."""
     x, y = _pairs(x, y)
@@ -135,15 +150,7 @@ def kendall_both(x, y) -> tuple[float, float]:
         disc = count_inversions(cy[np.lexsort((cy, cx))])
     else:
         disc = count_inversions(cx[np.lexsort((cx, cy))])
-    n0 = n * (n - 1) / 2
-    n1, n2 = _tie_pairs(cx), _tie_pairs(cy)
-    n3 = _tie_pairs(cx * vy + cy)
-    s = (n0 - n1 - n2 + n3 - disc) - disc
-    den = np.sqrt((n0 - n1) * (n0 - n2))
-    tau_b = float("nan") if den == 0 else float(np.clip(s / den, -1.0, 1.0))
-    m = min(vx, vy)
-    tau_c = float("nan") if m < 2 else float(np.clip(2.0 * s / (n * n * (m - 1) / m), -1.0, 1.0))
-    return tau_b, tau_c
+    return _taus(cx, cy, vx, vy, disc)
 
 
 def kendall(x, y, variant: str = "b") -> float:
@@ -193,12 +200,4 @@ def kendall_from_codes(cx: np.ndarray, cy: np.ndarray, order_x: np.ndarray) -> t
     key = (cx * vy + cy)[order_x]
     within = order_x[np.argsort(key, kind="stable")]       # nearly sorted already: cheap
     disc = count_inversions(cy[within])
-    n0 = n * (n - 1) / 2
-    n1, n2 = _tie_pairs(cx), _tie_pairs(cy)
-    n3 = _tie_pairs(cx * vy + cy)
-    s = (n0 - n1 - n2 + n3 - disc) - disc
-    den = np.sqrt((n0 - n1) * (n0 - n2))
-    tau_b = float("nan") if den == 0 else float(np.clip(s / den, -1.0, 1.0))
-    m = min(vx, vy)
-    tau_c = float("nan") if m < 2 else float(np.clip(2.0 * s / (n * n * (m - 1) / m), -1.0, 1.0))
-    return tau_b, tau_c
+    return _taus(cx, cy, vx, vy, disc)

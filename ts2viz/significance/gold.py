@@ -39,8 +39,8 @@ from ..errors import InputError
 from ..metaeval.pairwise import pairs_within, pairwise_accuracy
 from .clusters import Clusters, significance_clusters
 from .correlation import rank_rows
-from .permutation import (DEFAULT_SETTINGS, PairwisePermutation, PermutationResult, PermutationSettings, exceeds,
-                          permutation_test, standardise)
+from .permutation import (DEFAULT_SETTINGS, PairwisePermutation, PermutationResult, PermutationSettings,
+                          permutation_test, sampled_swap_pvalues, standardise)
 
 #: the statistics a test can compare (columns of ``ts2viz humaneval``'s table)
 STATISTICS = ("spearman", "kendall", "pearson", "pairwise_acc")
@@ -300,23 +300,9 @@ def _all_pairs_at_once(x, y, prompts, spec: GoldStatistic, I, J, alternative: st
     def diffs(bits, cols):
         return values(bits, cols, "A") - values(bits, cols, "B")
 
-    P = I.size
-    observed = diffs(np.zeros((1, n)), np.arange(P))[0]
-    hits = np.zeros(P)
-    used = np.zeros(P, dtype=np.int64)
-    active = ~np.isnan(observed)
-    rng = np.random.default_rng(settings.seed)
-    done = 0
-    while done < settings.n_permutations and active.any():
-        k = min(settings.block_size, settings.n_permutations - done)
-        bits = (rng.random((k, n)) < 0.5).astype(np.float64)
-        cols = np.flatnonzero(active)
-        hits[cols] += exceeds(diffs(bits, cols), observed[cols], alternative).sum(0)
-        used[cols] += k
-        done += k
-        running = (hits[cols] + 1) / (used[cols] + 1)
-        active[cols[(running < settings.early_min) | (running > settings.early_max)]] = False
-    return np.where(used > 0, (hits + 1) / (used + 1), np.nan), used, observed
+    observed = diffs(np.zeros((1, n)), np.arange(I.size))[0]
+    p, used = sampled_swap_pvalues(diffs, observed, n, settings, alternative)
+    return p, used, observed
 
 
 def pairwise_gold_permutation(scores, human, prompts, spec: GoldStatistic = GoldStatistic(), *,

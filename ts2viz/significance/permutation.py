@@ -143,9 +143,6 @@ def exceeds(perm: np.ndarray, observed, alternative: str) -> np.ndarray:
         return perm >= observed - tol
 
 
-_exceeds = exceeds
-
-
 # -- generic test over per-unit statistics --------------------------------------------------------------
 
 def _unit_values(statistic, u: int, a: np.ndarray, b: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -227,14 +224,14 @@ def permutation_test(a_units: Sequence[np.ndarray], b_units: Sequence[np.ndarray
             raise InputError(f"exact enumeration over {n_items} items would take 2**{n_items} arrangements "
                              f"(at most 2**{EXACT_MAX})")
         bits = np.array(list(itertools.product([False, True], repeat=n_items)), dtype=bool).reshape(-1, n_items)
-        hits = _exceeds(block_diffs(bits), observed, alternative).sum()
+        hits = exceeds(block_diffs(bits), observed, alternative).sum()
         return PermutationResult(ea, eb, observed, float(hits) / bits.shape[0], bits.shape[0], True, swap, alternative)
     rng = np.random.default_rng(settings.seed)
     hits = used = 0
     while used < settings.n_permutations:
         k = min(settings.block_size, settings.n_permutations - used)
         bits = rng.random((k, n_items)) < 0.5
-        hits += int(_exceeds(block_diffs(bits), observed, alternative).sum())
+        hits += int(exceeds(block_diffs(bits), observed, alternative).sum())
         used += k
         p = (hits + 1) / (used + 1)
         if p < settings.early_min or p > settings.early_max:
@@ -262,6 +259,35 @@ class PairwisePermutation:
     alternative: str
     exact: bool
     settings: PermutationSettings
+
+
+def sampled_swap_pvalues(diffs: Callable[[np.ndarray, np.ndarray], np.ndarray], observed: np.ndarray,
+                         n_swappable: int, settings: PermutationSettings, alternative: str,
+                         active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Monte-Carlo p-values of many paired tests at once, with mt-metrics-eval's early stopping.
+
+    ``diffs(z, cols)`` gives, for each row of swap patterns ``z`` (``(k, n_swappable)``, 1 = swap) the
+    statistic's differences of the tests ``cols``; ``observed`` their differences with no swap. Blocks
+    of ``settings.block_size`` patterns are drawn from ``settings.seed``; a test stops drawing once its
+    running p-value is below ``early_min`` or above ``early_max``. Returns ``(p, used)``: ``(hits + 1) /
+    (used + 1)`` per test (NaN where nothing was drawn, e.g. inactive tests) and the draws each used.
+    """
+    P = observed.size
+    hits = np.zeros(P)
+    used = np.zeros(P, dtype=np.int64)
+    active = (~np.isnan(observed) if active is None else active).copy()
+    rng = np.random.default_rng(settings.seed)
+    done = 0
+    while done < settings.n_permutations and active.any():
+        k = min(settings.block_size, settings.n_permutations - done)
+        z = (rng.random((k, n_swappable)) < 0.5).astype(np.float64)
+        cols = np.flatnonzero(active)
+        hits[cols] += exceeds(diffs(z, cols), observed[cols], alternative).sum(0)
+        used[cols] += k
+        done += k
+        running = (hits[cols] + 1) / (used[cols] + 1)
+        active[cols[(running < settings.early_min) | (running > settings.early_max)]] = False
+    return np.where(used > 0, (hits + 1) / (used + 1), np.nan), used
 
 
 def pairwise_unit_permutation(values: np.ndarray, *, alternative: str = "greater",
@@ -303,30 +329,19 @@ def pairwise_unit_permutation(values: np.ndarray, *, alternative: str = "greater
         return _mean_diffs(sa0[cols] + zx, ca0[cols] + zc, sb0[cols] - zx, cb0[cols] - zc)
 
     P = I.size
-    hits = np.zeros(P)
-    used = np.zeros(P, dtype=np.int64)
     active = ~np.isnan(observed)
     if exact:
+        hits = np.zeros(P)
+        used = np.zeros(P, dtype=np.int64)
         if S > EXACT_MAX:
             raise InputError(f"exact enumeration over {S} units would take 2**{S} arrangements (at most 2**{EXACT_MAX})")
         z = np.array(list(itertools.product([0.0, 1.0], repeat=S))).reshape(-1, S)
         cols = np.flatnonzero(active)
-        hits[cols] = _exceeds(diffs(z, cols), observed[cols], alternative).sum(0)
+        hits[cols] = exceeds(diffs(z, cols), observed[cols], alternative).sum(0)
         used[cols] = z.shape[0]
         p = np.where(active, hits / max(z.shape[0], 1), np.nan)
     else:
-        rng = np.random.default_rng(settings.seed)
-        done = 0
-        while done < settings.n_permutations and active.any():
-            k = min(settings.block_size, settings.n_permutations - done)
-            z = (rng.random((k, S)) < 0.5).astype(np.float64)
-            cols = np.flatnonzero(active)
-            hits[cols] += _exceeds(diffs(z, cols), observed[cols], alternative).sum(0)
-            used[cols] += k
-            done += k
-            running = (hits[cols] + 1) / (used[cols] + 1)
-            active[cols[(running < settings.early_min) | (running > settings.early_max)]] = False
-        p = np.where(used > 0, (hits + 1) / (used + 1), np.nan)
+        p, used = sampled_swap_pvalues(diffs, observed, S, settings, alternative, active)
     pm = np.full((M, M), np.nan)
     nm = np.zeros((M, M), dtype=np.int64)
     pm[I, J] = p
