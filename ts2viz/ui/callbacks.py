@@ -250,6 +250,29 @@ def visitor_file(app: AppView, path) -> Path:
     return p
 
 
+def uploaded_scores_file(app: AppView, path, display_name: str | None, suffixes: tuple[str, ...],
+                         wrong_type: str) -> tuple[Path, str]:
+    """A visitor's scores file, checked before anything of it is read: from the upload folder
+    (:func:`visitor_file`), owned by the session in public mode (deleted with it, whether it loads or
+    not), one of ``suffixes`` (else ``wrong_type`` is the message) and within the session's byte cap.
+    Returns the path and the name messages use (``display_name``, else the file's name)."""
+    p = visitor_file(app, path)
+    if app.access.public:
+        app.workspace.own_file(p)
+    name = display_name or p.name
+    if p.suffix.lower() not in suffixes:
+        raise InputError(wrong_type, file=name)
+    try:
+        size = p.stat().st_size
+    except OSError:
+        raise InputError("upload the file through the page", file=name) from None
+    cap = app.limits.max_upload_bytes
+    if size > cap:
+        mib = 1024 * 1024
+        raise InputError(f"scores file is {size / mib:.1f} MB; the limit is {cap / mib:g} MB", file=name)
+    return p, name
+
+
 def add_scores_file(app: AppView, path, display_name: str | None = None, lower_is_better: str = "") -> str:
     """Load an uploaded scores file (CSV or Parquet) into the session's workspace. Returns a status line.
 
@@ -260,21 +283,9 @@ def add_scores_file(app: AppView, path, display_name: str | None = None, lower_i
 
     if not path:
         raise InputError("choose a scores file (CSV or Parquet) first")
-    p = visitor_file(app, path)
-    if app.access.public:
-        app.workspace.own_file(p)     # deleted with the session, whether it loads or not
-    name = display_name or p.name
+    p, name = uploaded_scores_file(app, path, display_name, (".csv", ".parquet", ".pq"),
+                                   "scores must be a .csv or .parquet file")
     limits = app.limits
-    if p.suffix.lower() not in (".csv", ".parquet", ".pq"):
-        raise InputError("scores must be a .csv or .parquet file", file=name)
-    try:
-        size = p.stat().st_size
-    except OSError:
-        raise InputError("upload the file through the page", file=name) from None
-    if size > limits.max_upload_bytes:
-        mib = 1024 * 1024
-        raise InputError(f"scores file is {size / mib:.1f} MB; the limit is {limits.max_upload_bytes / mib:g} MB",
-                         file=name)
     lib = [s.strip() for s in (lower_is_better or "").split(",") if s.strip()]
     # the caps are checked before the data is read (a few KB of Parquet can stand for gigabytes)
     caps = ReadCaps(max_rows=limits.max_rows, max_metrics=limits.max_metrics,

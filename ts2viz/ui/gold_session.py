@@ -103,26 +103,14 @@ def add_gold_scores(view, gold: str, path, display_name: str | None = None) -> s
     """
     from ..gold import read_score_table
     from . import gold_callbacks as gc
-    from .callbacks import visitor_file
+    from .callbacks import uploaded_scores_file
 
     gc.check_gold(gold)
     if not path:
         raise InputError("choose a score file (CSV: image_id and one column per metric) first")
-    p = visitor_file(view, path)
-    if view.access.public:
-        view.workspace.own_file(p)     # deleted with the session, whether it loads or not
-    name = display_name or p.name
+    p, name = uploaded_scores_file(view, path, display_name, (".csv",),
+                                   "scores for a rated set must be a .csv file")
     lim = view.limits
-    if p.suffix.lower() != ".csv":
-        raise InputError("scores for a rated set must be a .csv file", file=name)
-    try:
-        size = p.stat().st_size
-    except OSError:
-        raise InputError("upload the file through the page", file=name) from None
-    if size > lim.max_upload_bytes:
-        mib = 1024 * 1024
-        raise InputError(f"scores file is {size / mib:.1f} MB; the limit is {lim.max_upload_bytes / mib:g} MB",
-                         file=name)
     held = uploads_of(view)
     files = view.workspace.uploads + (held.files if held else 0)
     if files >= lim.max_uploads:
