@@ -150,7 +150,11 @@ def test_user_path(page, server):
 
     # 5. live scoring of the current SEG, then an uploaded image scored against it
     pg.get_by_role("tab", name="Live scoring").click()
-    pg.locator("#live-spec textarea").fill(server["spec"])
+    settle(pg)                  # the tab's own updates land first; a spec typed before them can be reset
+    spec_box = pg.locator("#live-spec textarea")
+    spec_box.fill(server["spec"])
+    expect(spec_box).to_have_value(server["spec"])
+    settle(pg)
     pg.locator("#live-score").click()
     expect(pg.locator("#live-msg")).to_contain_text("Scored SEG 2", timeout=120_000)
     expect(pg.locator(".brand")).to_contain_text("4 metrics")               # the header counts the new one
