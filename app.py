@@ -73,7 +73,7 @@ def main(argv=None) -> int:
         access = acc.public(offered, reason) if is_public else acc.Access(False, offered, acc.OPERATOR_LIMITS, reason)
         app = load_state(args.data, args.scores, lower_is_better=args.lower_is_better, access=access)
         if args.gold:
-            from ts2viz.ui.gold_callbacks import add_operator_sets
+            from ts2viz.ui.callbacks.humaneval import add_operator_sets
 
             add_operator_sets(args.gold)
     except InputError as e:

@@ -27,7 +27,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from ts2viz.ui import load_state
-    from ts2viz.ui import uncertainty_callbacks as uc
+    from ts2viz.ui.callbacks import uncertainty as uc
     from ts2viz.ui.tabs.board import board_view
     import gradio as gr
 

@@ -32,8 +32,8 @@ def main() -> None:
 
     import numpy as np
 
-    from ts2viz.metrics.mapping import is_correct, is_yes_no, load_mapper
-    from ts2viz.qa_records import bundled_qa_records
+    from ts2viz.qa.mapping import is_correct, is_yes_no, load_mapper
+    from ts2viz.qa.records import bundled_qa_records
 
     spec = args.mapper
     if spec == "sbert:real":
@@ -50,7 +50,7 @@ def main() -> None:
     if args.eos:
         import pyarrow.parquet as pq
 
-        from ts2viz.qa_records import bundled_qa_path
+        from ts2viz.qa.records import bundled_qa_path
 
         eos = pq.read_table(bundled_qa_path(), columns=["answer_eos"]).column("answer_eos").to_numpy()
         answers = answers.where(~eos, answers + "</s>")

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from ts2viz.errors import InputError
-from ts2viz.metrics.accumulation import (ACCUMULATIONS, DEFAULT_ACCUMULATION, USED_BY, canonical_accumulation,
+from ts2viz.qa.accumulation import (ACCUMULATIONS, DEFAULT_ACCUMULATION, USED_BY, canonical_accumulation,
                                          check_accumulation, counted_by_edges, counted_flags, direct_flags,
                                          dsg_score, is_yes)
-from ts2viz.qa_records import RECORD_COLUMNS, image_scores, with_counted
+from ts2viz.qa.records import RECORD_COLUMNS, image_scores, with_counted
 
 # 1 root (answered no); 2 <- 1 (yes); 3 <- 2 (yes, grandchild of the failed root); 4 <- 3 (yes);
 # 5 root (yes); 6 <- 5 (no); 7 <- 6 and 5 (yes)

@@ -31,7 +31,7 @@ def expected():
 
 @pytest.fixture(scope="module")
 def expected_clusters():
-    from ts2viz.ui import gold_callbacks as gc
+    from ts2viz.ui.callbacks import humaneval as gc
 
     return gc.clusters("tifa160", "dsg", "spearman")
 

@@ -71,8 +71,8 @@ def test_bundled_questions_and_dsg_accumulation(tmp_path):
     from playwright.sync_api import expect
 
     from ts2viz import load_dataset
-    from ts2viz.qa_records import bundled_qa_records, with_counted
-    from ts2viz.qa_views import rank_segs_by_questions
+    from ts2viz.qa.records import bundled_qa_records, with_counted
+    from ts2viz.qa.views import rank_segs_by_questions
 
     with _app([], tmp_path) as (url, log), browser_page() as pg:
         pg.goto(url)
@@ -192,8 +192,8 @@ def test_live_questions_tifa_and_fineeval_boxes(tmp_path, monkeypatch):
     from llm_server import chat_server
     from tiny_models import tiny
     from ts2viz import load_dataset, metrics
-    from ts2viz.qa_details import BEST_COLOR
-    from ts2viz.qa_views import cached_details
+    from ts2viz.qa.details import BEST_COLOR
+    from ts2viz.qa.views import cached_details
 
     ds_dir = write_shapes_dataset(tmp_path / "ds")
     ds = load_dataset(ds_dir)

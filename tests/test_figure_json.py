@@ -15,9 +15,9 @@ import pytest
 
 from plotly_schema import schema_errors
 from ts2viz import figures
-from ts2viz.ui import callbacks as cb
+from ts2viz.ui.callbacks import common as cb_common, explorer as cb_explorer, correlations as cb_corr
 from ts2viz.ui import load_state
-from ts2viz.ui import uncertainty_callbacks as uc
+from ts2viz.ui.callbacks import uncertainty as uc
 from ts2viz.ui.glue import figure_json, page_plot, plot_cached
 
 LEVELS = {"0": 0, "1a": 1, "1b": 1, "2": 2}
@@ -91,27 +91,27 @@ def test_explorer_figures_are_schema_valid(ts2):
     plot = plot_cached(ts2, "svg")
     big = max(ts2.dataset, key=lambda s: s.n_images)
     ma, mb = "CLIPScore", "TIFA-GPT4V"
-    v = cb.seg_view(ts2, "paper", big.id, ma, mb, plot=plot)
+    v = cb_explorer.seg_view(ts2, "paper", big.id, ma, mb, plot=plot)
     _check("walk a", sent(v["walk_fig_a"]))
     _check("walk b", sent(v["walk_fig_b"]))
-    w = cb.select_walk(ts2, "paper", big.id, ma, mb, "0", plot=plot)
+    w = cb_explorer.select_walk(ts2, "paper", big.id, ma, mb, "0", plot=plot)
     _check("walk highlighted", sent(w["walk_fig_a"]))
-    n = cb.node_separation_view(ts2, big.id, ma, mb, plot=plot)
+    n = cb_explorer.node_separation_view(ts2, big.id, ma, mb, plot=plot)
     for k in ("cdf_a", "cdf_b"):
         f = sent(n[k])
         _check(k, f)
         shapes = [t["line"]["shape"] for t in f["data"] if t.get("legend") == "legend2"]
         assert len(shapes) == len(big.labels) and set(shapes) == {"hv"}
-    _check("no metric", sent(cb.node_separation_view(ts2, big.id, None, None, plot=plot)["cdf_a"]))
+    _check("no metric", sent(cb_explorer.node_separation_view(ts2, big.id, None, None, plot=plot)["cdf_a"]))
 
 
 def test_board_and_correlation_figures_are_schema_valid(ts2):
     from ts2viz.ui.tabs.board import board_view
 
-    _, scatter, _ = board_view(ts2, "paper", [cb.ALL], "ord_avg", "best first", "png")
+    _, scatter, _ = board_view(ts2, "paper", [cb_common.ALL], "ord_avg", "best first", "png")
     _check("leaderboard scatter", sent(scatter))
-    _check("corr heatmap", page_json(lambda: cb.corr_figure(ts2, "paper", "ord")))
-    pts = cb.pair_points(ts2, "paper", "ord", "CLIPScore", "TIFA-GPT4V")
+    _check("corr heatmap", page_json(lambda: cb_corr.corr_figure(ts2, "paper", "ord")))
+    pts = cb_corr.pair_points(ts2, "paper", "ord", "CLIPScore", "TIFA-GPT4V")
     _check("pair scatter", page_json(lambda: figures.pair_scatter(pts, x_name="CLIPScore", y_name="TIFA-GPT4V",
                                                                   stat="ord", highlight=int(pts["seg_id"][0]))))
 
@@ -119,14 +119,14 @@ def test_board_and_correlation_figures_are_schema_valid(ts2):
 def test_interval_and_significance_figures_are_schema_valid(ts2):
     from ts2viz.ui.tabs.board import board_view
 
-    fams = cb.families(ts2)[:1]
+    fams = cb_common.families(ts2)[:1]
     _, scatter, _ = board_view(ts2, "paper", fams, "ord_avg", "best first", "png", whiskers=True)
     _check("leaderboard scatter with intervals", sent(scatter))
     _check("significance", page_json(lambda: uc.significance_figure(ts2, "paper", "ord", families_sel=fams)))
 
 
 def test_questions_figure_is_schema_valid(ts2):
-    from ts2viz.ui import qa_callbacks as qa
+    from ts2viz.ui.callbacks import questions as qa
 
     seg = next(iter(ts2.dataset))
     _check("questions x nodes (TS2)", page_json(lambda: qa.node_questions(ts2, "TIFA-BLIP1", seg.id)["figure"]))
@@ -150,7 +150,7 @@ def test_other_figures_are_schema_valid():
 def test_cost_and_human_gold_figures_are_schema_valid():
     from ts2viz.cost import cost_table
     from ts2viz.cost.figure import cost_figure
-    from ts2viz.ui import gold_callbacks as gc
+    from ts2viz.ui.callbacks import humaneval as gc
 
     t = cost_table(["A", "B", "C"], {"A": 0.1, "B": 1.0, "C": 2.0}, {"ord_avg": np.array([0.5, 0.7, 0.6])})
     front = page_json(lambda: cost_figure(t, "ord_avg"))

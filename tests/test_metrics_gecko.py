@@ -15,7 +15,7 @@ from ts2viz.metrics.choicescore import choice_index, normalized_probability
 from ts2viz.metrics.gecko_questions import (CoverageWord, labelled_prompt, parse_coverage, parse_qa,
                                             qa_hypothesis, qa_user_message)
 from ts2viz.metrics.nli import load_nli
-from ts2viz.metrics.questions import QuestionSource
+from ts2viz.qa.questions import QuestionSource
 
 PROMPTS = ["a red cat on the tree", "two blue dogs with a teddy bear"]
 

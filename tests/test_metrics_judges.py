@@ -403,8 +403,8 @@ def test_llmscore_local_description_format_and_options():
 
 def test_score_cli_to_leaderboard_with_details(tmp_path, llm_server, vie_server, capsys):
     from ts2viz.dataset import load_dataset
-    from ts2viz.qa_details import question_table
-    from ts2viz.qa_views import cached_details
+    from ts2viz.qa.details import question_table
+    from ts2viz.qa.views import cached_details
 
     llm_url, _ = llm_server
     vie_url, _ = vie_server
@@ -449,9 +449,9 @@ def test_questions_tab_shows_the_judges_reasoning(tmp_path, vie_server, llm_serv
     from PIL import Image
 
     from ts2viz import metrics
-    from ts2viz.ui import callbacks as cb
+    from ts2viz.ui.callbacks import live as cb_live
     from ts2viz.ui import load_state
-    from ts2viz.ui import qa_callbacks as qa
+    from ts2viz.ui.callbacks import questions as qa
 
     monkeypatch.setenv("TS2VIZ_CACHE", str(tmp_path / "cache"))
     ds_dir = write_image_dataset(tmp_path / "ds", n_segs=2)
@@ -460,8 +460,8 @@ def test_questions_tab_shows_the_judges_reasoning(tmp_path, vie_server, llm_serv
     llm = f"llmscore:gpt-4?endpoint={llm_server[0]}&captioner={tiny('llava')}&caption_tokens=4"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        msg = cb.live_score(app, vie, "seg", 0)
-        cb.live_score(app, llm, "seg", 0)
+        msg = cb_live.live_score(app, vie, "seg", 0)
+        cb_live.live_score(app, llm, "seg", 0)
     assert re.search(r"\(\d images?; \d without a score", msg), msg
     assert qa.qa_metrics(app, [vie, llm]) == [vie, llm]
     assert qa.default_value(app, vie) == "score"

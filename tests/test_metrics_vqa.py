@@ -8,11 +8,11 @@ from tiny_models import tiny, write_image_dataset
 from ts2viz import engine, metrics
 from ts2viz.dataset import load_bundled
 from ts2viz.errors import InputError
-from ts2viz.metrics.accumulation import dsg_counted, dsg_score, tifa_score
-from ts2viz.metrics.mapping import load_mapper, match_choice, normalize_answer
-from ts2viz.metrics.questions import QuestionSource, bundled_path, parse_parents, prompt_key, read_question_csv
+from ts2viz.qa.accumulation import dsg_counted, dsg_score, tifa_score
+from ts2viz.qa.mapping import load_mapper, match_choice, normalize_answer
+from ts2viz.qa.questions import QuestionSource, bundled_path, parse_parents, prompt_key, read_question_csv
 from ts2viz.metrics.vqa import crop
-from ts2viz.qa_records import image_scores, records_from_details
+from ts2viz.qa.records import image_scores, records_from_details
 
 TS2_PROMPT = "A Christmas tree with lights and teddy bear"
 #: ts2viz's former VQAScore question (the P(yes) backend tests below keep it; VQAScore's own default is

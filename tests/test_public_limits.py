@@ -163,7 +163,7 @@ def test_large_uploaded_images_are_kept_small(tmp_path):
     import psutil
     from PIL import Image
 
-    from ts2viz.ui import callbacks as cb
+    from ts2viz.ui.callbacks import live as cb_live
     from ts2viz.ui.sessions import release_memory
 
     big = tmp_path / "big.png"
@@ -183,14 +183,14 @@ def test_large_uploaded_images_are_kept_small(tmp_path):
 
     t = threading.Thread(target=sample, daemon=True)
     t.start()
-    kept = [cb.check_upload(big, max_pixels=50_000_000) for _ in range(8)]
+    kept = [cb_live.check_upload(big, max_pixels=50_000_000) for _ in range(8)]
     stop.set()
     t.join()
     release_memory(force=True)
     held = (proc.memory_info().rss - before) / 2**20
     peak_mb = (peak[0] - before) / 2**20
-    assert all(max(im.size) == cb.UPLOAD_DECODE_SIDE and im.mode == "RGB" for im in kept)
+    assert all(max(im.size) == cb_live.UPLOAD_DECODE_SIDE and im.mode == "RGB" for im in kept)
     assert peak_mb < 450, f"peak {peak_mb:.0f} MB while reducing 8 images of 49 MP"
     assert held < 200, f"{held:.0f} MB held for 8 reduced images"
-    gif = cb.check_upload(tmp_path / "anim.gif")
+    gif = cb_live.check_upload(tmp_path / "anim.gif")
     assert gif.size == (800, 600) and gif.getpixel((0, 0)) == (0, 255, 0)      # the first frame

@@ -1,4 +1,4 @@
-"""Per-image details of every question-based metric as tables, records and pictures (ts2viz.qa_details).
+"""Per-image details of every question-based metric as tables, records and pictures (ts2viz.qa.details).
 
 Details come from real runs of the metrics on tiny random-weight models (and the canned local LLM
 server); what the tables and records should hold is recomputed from those details by hand here.
@@ -12,9 +12,9 @@ from llm_server import chat_server
 from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
-from ts2viz.qa_details import (BEST_COLOR, BOX_COLORS, DETAIL_RECORD_COLUMNS, candidate_label, detail_records,
+from ts2viz.qa.details import (BEST_COLOR, BOX_COLORS, DETAIL_RECORD_COLUMNS, candidate_label, detail_records,
                                draw_fineeval_boxes, question_table)
-from ts2viz.qa_records import records_from_details
+from ts2viz.qa.records import records_from_details
 
 PROMPTS = ["a red cat on the tree", "two blue dogs with a teddy bear"]
 TS2_PROMPT = "A Christmas tree with lights and teddy bear"

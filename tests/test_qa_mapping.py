@@ -9,9 +9,9 @@ import pytest
 from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
-from ts2viz.metrics.mapping import (DEFAULT_MAPPER, LexicalMapper, SBERTMapper, is_correct, is_yes_no, load_mapper,
+from ts2viz.qa.mapping import (DEFAULT_MAPPER, LexicalMapper, SBERTMapper, is_correct, is_yes_no, load_mapper,
                                     yes_no_choice)
-from ts2viz.qa_records import bundled_qa_records
+from ts2viz.qa.records import bundled_qa_records
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def _release_answers(recs):
     """The answers as the release embedded them: mPLUG's and LLaVA's with their trailing </s>."""
     import pyarrow.parquet as pq
 
-    from ts2viz.qa_records import bundled_qa_path
+    from ts2viz.qa.records import bundled_qa_path
 
     eos = pq.read_table(bundled_qa_path(), columns=["answer_eos"]).column("answer_eos").to_numpy()
     answers = recs["answer"].astype(str)

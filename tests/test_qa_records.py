@@ -14,9 +14,9 @@ import pytest
 from ts2viz import bundled_scores, load_dataset
 from ts2viz.cli import main
 from ts2viz.errors import InputError
-from ts2viz.metrics.accumulation import counted_flags, dsg_counted, dsg_score, gated_flags
+from ts2viz.qa.accumulation import counted_flags, dsg_counted, dsg_score, gated_flags
 from ts2viz.paths import bundled_data_dir
-from ts2viz.qa_records import (BUNDLED_QA_METRICS, RECORD_COLUMNS, bundled_qa_records, image_scores,
+from ts2viz.qa.records import (BUNDLED_QA_METRICS, RECORD_COLUMNS, bundled_qa_records, image_scores,
                                records_from_details, with_counted)
 
 TS2 = bundled_data_dir() / "ts2"

@@ -17,7 +17,7 @@ from ts2viz.errors import InputError
 from ts2viz.metrics.llm import LocalChat, OpenAIChat
 from ts2viz.metrics.question_gen import (QuestionGenerator, dsg_questions_from_stages, parse_numbered,
                                          parse_tifa_reply)
-from ts2viz.metrics.questions import read_question_csv
+from ts2viz.qa.questions import read_question_csv
 
 TIFA_REPLY = """Sure, here they are.
 Entities: cat

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ts2viz.ui import callbacks as cb
+from ts2viz.ui.callbacks import common as cb_common, board as cb_board, explorer as cb_explorer
 from ts2viz.ui import load_state
 from ui_helpers import write_dataset, write_scores
 
@@ -21,12 +21,12 @@ def app(tmp_path_factory):
 # -- item 5: picking a family while "All" is selected -------------------------------------------------
 
 def test_family_selection_drops_all_when_a_family_is_picked():
-    A = cb.ALL
-    assert cb.family_selection([A, "CLIP"]) == ["CLIP"]               # picked a family: All goes
-    assert cb.family_selection(["CLIP", "VQA", A]) == [A]             # picked All: the families go
-    assert cb.family_selection(["CLIP", "VQA"]) == ["CLIP", "VQA"]
-    assert cb.family_selection([]) == [A] and cb.family_selection(None) == [A]
-    assert cb.family_selection([A]) == [A]
+    A = cb_common.ALL
+    assert cb_common.family_selection([A, "CLIP"]) == ["CLIP"]               # picked a family: All goes
+    assert cb_common.family_selection(["CLIP", "VQA", A]) == [A]             # picked All: the families go
+    assert cb_common.family_selection(["CLIP", "VQA"]) == ["CLIP", "VQA"]
+    assert cb_common.family_selection([]) == [A] and cb_common.family_selection(None) == [A]
+    assert cb_common.family_selection([A]) == [A]
 
 
 # -- item 8: the leaderboard CSV in the table's order -------------------------------------------------
@@ -34,8 +34,8 @@ def test_family_selection_drops_all_when_a_family_is_picked():
 @pytest.mark.parametrize("sort_by", ["ord_avg", "sep_avg", "metric"])
 @pytest.mark.parametrize("best_first", [True, False])
 def test_leaderboard_csv_rows_in_the_tables_order(app, sort_by, best_first):
-    table = cb.leaderboard(app, "paper", None, sort_by, best_first)
-    csv = pd.read_csv(cb.leaderboard_csv(app, "paper", None, sort_by, best_first))
+    table = cb_board.leaderboard(app, "paper", None, sort_by, best_first)
+    csv = pd.read_csv(cb_board.leaderboard_csv(app, "paper", None, sort_by, best_first))
     assert list(csv["metric"]) == list(table["metric"])
     assert len(set(csv["metric"])) >= 3
     # sorted as asked (names A-Z / values best first), not in one fixed order
@@ -77,7 +77,7 @@ def test_walk_dots_stand_out_on_white(tmp_path):
 
     app = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     seg = max(app.dataset, key=lambda s: sum(n.level == 1 for n in s.nodes))     # most shades of yellow
-    f = json.loads(page_plot(lambda: cb.walk_figure(app, "paper", seg.id, "CLIPScore")).plot)
+    f = json.loads(page_plot(lambda: cb_explorer.walk_figure(app, "paper", seg.id, "CLIPScore")).plot)
     dots = next(t for t in f["data"] if t["name"] == "images")
     assert len(dots["marker"]["line"]["color"]) == len(dots["x"]) > 0
     assert min(figures.contrast_on_white(c) for c in dots["marker"]["line"]["color"]) >= figures.MIN_CONTRAST
@@ -87,7 +87,7 @@ def test_walk_dots_stand_out_on_white(tmp_path):
 # -- item 9: the Questions tab says when it shows another metric -----------------------------------------
 
 def test_questions_tab_says_when_the_metric_has_no_questions(tmp_path):
-    from ts2viz.ui import qa_callbacks as qa
+    from ts2viz.ui.callbacks import questions as qa
 
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     _, metric = qa.qa_metric_choice(ts2, ["TIFA-GPT4V", None], None)
@@ -104,7 +104,7 @@ def test_board_legend_defines_every_column(app):
     pytest.importorskip("gradio")
     from ts2viz.ui.tabs.board import BOARD_LEGEND
 
-    board = cb.leaderboard(app, "paper")
+    board = cb_board.leaderboard(app, "paper")
     for term in ("**Ord**", "Spearman", "**Sep**", "Kolmogorov", "Signed sep", "**dir**", "**segs**", "164",
                  "Synth", "Nat", "Real"):
         assert term in BOARD_LEGEND, term
@@ -121,13 +121,13 @@ def test_node_title_links_images_to_the_hub_when_offline(tmp_path, monkeypatch):
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     seg = next(iter(ts2.dataset))
     node = seg.labels[0]
-    title = cb.select_node(ts2, "paper", seg.id, "CLIPScore", None, node)["node_title"]
+    title = cb_explorer.select_node(ts2, "paper", seg.id, "CLIPScore", None, node)["node_title"]
     first = seg.node(node).images[0].file_name
     assert f"https://huggingface.co/datasets/saxon/T2IScoreScore/blob/main/{first}" in title
     assert "hf download saxon/T2IScoreScore --repo-type dataset --local-dir ts2-data" in title
     assert "python app.py --data ts2-data" in title
     # images on disk: no links
-    local = cb.select_node(load_state(str(Path(app_dir(tmp_path))), cache_root=tmp_path / "c2").view(),
+    local = cb_explorer.select_node(load_state(str(Path(app_dir(tmp_path))), cache_root=tmp_path / "c2").view(),
                            "paper", 0, None, None, "0")["node_title"]
     assert "Node 0" in local and "huggingface.co" not in local
 
@@ -147,7 +147,7 @@ def test_scatter_names_every_point_on_the_page(tmp_path, families):
     from ts2viz.ui.glue import page_plot
 
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
-    board = cb.leaderboard(ts2, "paper", families)
+    board = cb_board.leaderboard(ts2, "paper", families)
     f = json.loads(page_plot(lambda: figures.ord_sep_scatter(board, title="t")).plot)
     lay = f["layout"]
     views = [(lay["annotations"], lay["xaxis"]["range"], lay["yaxis"]["range"])]
@@ -169,13 +169,13 @@ def test_scatter_names_every_point_on_the_page(tmp_path, families):
 # -- item 12: on a phone the leaderboard's first columns are its scores -----------------------------------
 
 def test_board_scores_come_right_after_the_name(app):
-    board = cb.leaderboard(app, "paper")
+    board = cb_board.leaderboard(app, "paper")
     assert list(board.columns[:3]) == ["metric", "dir", "ord_avg"]
     assert list(board.columns[-3:]) == ["segs", "family", "source"]
 
 
 def test_question_finder_fits_the_sidebar(tmp_path):
-    from ts2viz.ui import qa_callbacks as qa
+    from ts2viz.ui.callbacks import questions as qa
 
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     full = qa.question_finder(ts2, "TIFA-mPLUG")

@@ -2,7 +2,7 @@
 import pytest
 
 from ts2viz.errors import InputError
-from ts2viz.ui import gold_callbacks as gc
+from ts2viz.ui.callbacks import humaneval as gc
 
 
 def test_board_per_task_and_note():

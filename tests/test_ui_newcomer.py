@@ -48,7 +48,7 @@ def test_images_available(tmp_path, offline):
 def test_live_score_without_images_says_so_before_loading_the_model(tmp_path, offline, monkeypatch):
     import ts2viz.metrics
     from ts2viz.engine import cached_metrics
-    from ts2viz.ui import callbacks as cb
+    from ts2viz.ui.callbacks import live as cb_live
     from ts2viz.ui import load_state
 
     # the process keeps loaded models (another test may have loaded this one): count the loads instead
@@ -61,7 +61,7 @@ def test_live_score_without_images_says_so_before_loading_the_model(tmp_path, of
         t = time.perf_counter()
         with pytest.raises(InputError, match=rf"the images of {where} are not available: .* offline mode .*"
                                              r"Nothing was scored"):
-            cb.live_score(app, spec, scope, 0)
+            cb_live.live_score(app, spec, scope, 0)
         assert time.perf_counter() - t < 1.0
     assert not loads and cached_metrics() == before, "the model was loaded or asked for"
     assert spec not in app.metrics
@@ -73,7 +73,7 @@ def test_live_score_without_images_says_so_before_loading_the_model(tmp_path, of
     shutil.rmtree(folder / "images")
     app = load_state(str(folder), cache_root=tmp_path / "c2", fetch_images=False).view()
     with pytest.raises(InputError, match="the dataset's folder does not hold its image files"):
-        cb.live_score(app, spec, "seg", 1)
+        cb_live.live_score(app, spec, "seg", 1)
 
 
 def test_hub_model_on_a_hanging_network_fails_fast_with_advice(monkeypatch, hanging_hub):

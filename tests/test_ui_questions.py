@@ -1,4 +1,4 @@
-"""The app's question views and DSG accumulation, without a browser (ts2viz.ui.qa_callbacks, the
+"""The app's question views and DSG accumulation, without a browser (ts2viz.ui.callbacks.questions, the
 shared-data variants of AppState, the page's variant control, the questions x nodes figure).
 
 Bundled views are checked against the release's per-question records read through the library;
@@ -19,12 +19,12 @@ from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
 from ts2viz.metametrics import compute
-from ts2viz.qa_records import bundled_qa_records, with_counted
-from ts2viz.qa_views import rank_segs_by_questions
+from ts2viz.qa.records import bundled_qa_records, with_counted
+from ts2viz.qa.views import rank_segs_by_questions
 from ts2viz.scores import bundled_scores
-from ts2viz.ui import callbacks as cb
+from ts2viz.ui.callbacks import board as cb_board, explorer as cb_explorer, live as cb_live
 from ts2viz.ui import load_state
-from ts2viz.ui import qa_callbacks as qa
+from ts2viz.ui.callbacks import questions as qa
 from ts2viz.ui.access import public
 from ts2viz.ui.state import AppView, Workspace
 
@@ -132,7 +132,7 @@ def test_question_finder(ts2):
     assert got.attrs["x100"] == ["drop"]
     nat = qa.question_finder(ts2, "TIFA-mPLUG", "Nat")
     assert set(nat["partition"]) == {"Nat"}
-    assert cb.seg_from_row(got, 0) == got["SEG"].iloc[0]       # a row click opens its SEG
+    assert cb_explorer.seg_from_row(got, 0) == got["SEG"].iloc[0]       # a row click opens its SEG
     # the finder ranks by the first of the explorer's metrics that has questions
     assert qa.finder_metric(ts2, "CLIPScore", "TIFA-mPLUG") == "TIFA-mPLUG"
     assert qa.finder_metric(ts2, "DSG-BLIP1", "TIFA-mPLUG") == "DSG-BLIP1"
@@ -149,8 +149,8 @@ def test_variant_leaderboard_is_the_gated_scores(ts2_app, ts2, gated):
         ts2_app.variant("strict")
     ref = compute(ts2.dataset, bundled_scores(dsg="gated"), policy="paper").leaderboard().set_index("metric")
     ref_mean = compute(ts2.dataset, bundled_scores(dsg="mean"), policy="paper").leaderboard().set_index("metric")
-    b = cb.leaderboard(gated, "paper").set_index("metric")
-    bm = cb.leaderboard(ts2, "paper").set_index("metric")
+    b = cb_board.leaderboard(gated, "paper").set_index("metric")
+    bm = cb_board.leaderboard(ts2, "paper").set_index("metric")
     for m in b.index:
         assert b.loc[m, "ord_avg"] == pytest.approx(ref.loc[m, "ord_avg"])
         assert bm.loc[m, "ord_avg"] == pytest.approx(ref_mean.loc[m, "ord_avg"])
@@ -178,8 +178,8 @@ def test_variants_share_nothing_they_should_not(ts2_app, ts2, gated, tmp_path):
     ws.add_table(Scores(list(names), ["Mine"], np.linspace(0, 1, len(names))[:, None], set()), kind="uploaded",
                  name="mine.csv")
     a, b = AppView(ts2_app, ws), AppView(ts2_app.variant("gated"), ws)
-    ba = cb.leaderboard(a, "paper").set_index("metric")
-    bb = cb.leaderboard(b, "paper").set_index("metric")
+    ba = cb_board.leaderboard(a, "paper").set_index("metric")
+    bb = cb_board.leaderboard(b, "paper").set_index("metric")
     # the same scores under both variants (to 1e-12: computed beside other columns in each)
     assert ba.loc["Mine", "ord_avg"] == pytest.approx(bb.loc["Mine", "ord_avg"], rel=1e-12)
     assert ba.loc["DSG-BLIP1", "ord_avg"] != bb.loc["DSG-BLIP1", "ord_avg"]
@@ -276,7 +276,7 @@ def test_live_tifa_and_fineeval(live, tmp_path):
     app = load_state(str(live["ds"]), cache_root=tmp_path / "cache").view()
     ds = app.dataset
     fn0 = ds[0].node("1a").images[1].file_name
-    cb.live_score(app, live["tifa"], "seg", 0)
+    cb_live.live_score(app, live["tifa"], "seg", 0)
     assert qa.qa_metrics(app, [live["tifa"]]) == [live["tifa"]]
     src = qa.qa_source(app, live["tifa"])
     assert not src.bundled and src.family == "tifa" and src.config_hash == metrics.load(live["tifa"], device="cpu").config_hash
@@ -294,7 +294,7 @@ def test_live_tifa_and_fineeval(live, tmp_path):
     assert "score it in the Live scoring tab" in qa.node_questions(app, live["tifa"], 1)["note"]
     assert qa.question_finder(app, live["tifa"])["SEG"].tolist() in ([0], [])
 
-    cb.live_score(app, live["fine"], "seg", 1)
+    cb_live.live_score(app, live["fine"], "seg", 1)
     v = qa.image_questions(app, live["fine"], 1, fn1)
     m = metrics.load(live["fine"], device="cpu")
     m(images=[_image(live, fn1)], prompts=[FINE_PROMPT])
@@ -307,7 +307,7 @@ def test_live_tifa_and_fineeval(live, tmp_path):
     assert "data-question='2'" in html and "best crop" in html
     from PIL import Image
 
-    from ts2viz.qa_details import BEST_COLOR
+    from ts2viz.qa.details import BEST_COLOR
 
     drawn = Image.open(io.BytesIO(base64.b64decode(html.split("base64,", 1)[1].split("'", 1)[0]))).convert("RGB")
     best = d["candidates"][d["questions"][2]["best"]]
@@ -336,13 +336,13 @@ def test_live_metric_without_details_and_public_mode(live, tmp_path):
     # public mode: a T2I-FineEval the operator listed can be scored, one that is not listed cannot
     app = load_state(str(live["ds"]), cache_root=tmp_path / "cache", access=public([live["fine"]])).view()
     with pytest.raises(InputError, match="not offered"):
-        cb.live_score(app, live["gecko"], "seg", 1)
+        cb_live.live_score(app, live["gecko"], "seg", 1)
     # a visitor names an offered metric by its display name, never by the spec (its folder path)
     fine = app.app.access.display_name(live["fine"])
     assert fine != live["fine"] and str(tiny("blip")) not in fine
     with pytest.raises(InputError, match="not offered"):
-        cb.live_score(app, live["fine"], "seg", 1)
-    cb.live_score(app, fine, "seg", 1)
+        cb_live.live_score(app, live["fine"], "seg", 1)
+    cb_live.live_score(app, fine, "seg", 1)
     fn = app.dataset[1].node("1a").images[0].file_name
     assert qa.image_questions(app, fine, 1, fn)["boxes"]
     # another session sees neither the metric nor its details
@@ -353,13 +353,13 @@ def test_live_metric_without_details_and_public_mode(live, tmp_path):
     # a live metric without per-question details (CLIPScore)
     op = load_state(str(live["ds"]), cache_root=tmp_path / "cache2").view()
     clip = f"clipscore:{tiny('clip')}"
-    cb.live_score(op, clip, "seg", 0)
+    cb_live.live_score(op, clip, "seg", 0)
     assert qa.qa_metrics(op, [clip]) == [] and qa.value_choices(op, clip) == [(qa.VALUE_CHOICES["correct"], "correct")]
 
 
 def test_live_gecko(live, tmp_path):
     app = load_state(str(live["ds"]), cache_root=tmp_path / "cache").view()
-    cb.live_score(app, live["gecko"], "seg", 1)
+    cb_live.live_score(app, live["gecko"], "seg", 1)
     src = qa.qa_source(app, live["gecko"])
     assert src.family == "gecko" and qa.default_value(app, live["gecko"]) == "score"
     fn = app.dataset[1].node("1a").images[0].file_name

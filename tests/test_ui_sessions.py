@@ -11,7 +11,8 @@ import pytest
 from ts2viz import engine
 from ts2viz.errors import InputError
 from ts2viz.metrics import check_offered
-from ts2viz.ui import access, callbacks as cb, load_state
+from ts2viz.ui import access, load_state
+from ts2viz.ui.callbacks import board as cb_board, live as cb_live
 from ts2viz.ui.memo import Memo
 from ts2viz.ui.sessions import Workspaces
 from ui_helpers import write_dataset, write_scores
@@ -118,15 +119,15 @@ def test_public_callbacks_refuse_code_files_and_paths(folder, tmp_path, monkeypa
     view = _app(folder, tmp_path, acc).view()
     for spec in ("callable:evilmod:f", f"callable:{mod}:f", f"csv:{folder / 'scores.csv'}", "clipscore:/root"):
         with pytest.raises(InputError):
-            cb.live_score(view, spec, "seg", 0)
+            cb_live.live_score(view, spec, "seg", 0)
     assert not marker.exists()
     with pytest.raises(InputError, match="all SEGs at once is not available"):
-        cb.live_score(view, "clipscore:visitor", "all", 0)     # the offered folder, by its display name
+        cb_live.live_score(view, "clipscore:visitor", "all", 0)     # the offered folder, by its display name
     # files must come from the upload folder; the answer does not depend on whether they exist
     msgs = set()
     for p in ("/etc/passwd", "/no/such/file.csv", str(folder / "scores.csv"), str(upload_root / ".." / "x.csv")):
         with pytest.raises(InputError) as e:
-            cb.add_scores_file(view, p, "x.csv")
+            cb_board.add_scores_file(view, p, "x.csv")
         msgs.add(str(e.value))
     assert msgs == {"upload the file through the page"}
     # an uploaded file that is not a valid scores file: the row, not its content
@@ -134,7 +135,7 @@ def test_public_callbacks_refuse_code_files_and_paths(folder, tmp_path, monkeypa
     bad.parent.mkdir()
     bad.write_text("file_name,Mine\nimages/000-00.jpg,hunter2\n")
     with pytest.raises(InputError) as e:
-        cb.add_scores_file(view, bad, "bad.csv")
+        cb_board.add_scores_file(view, bad, "bad.csv")
     assert "row 2" in str(e.value) and "hunter2" not in str(e.value)
     # the visitor's file goes with the session
     view.workspace.close()
@@ -150,24 +151,24 @@ def test_workspaces_are_private_and_expire(folder, tmp_path):
                            idle_timeout_s=60, score_all_segs=False)
     store = Workspaces(app, limits, exports_root=tmp_path / "exports", clock=lambda: now[0])
     a, b = store.view("a", create=True), store.view("b", create=True)
-    cb.add_scores_file(a, _csv(folder, tmp_path / "a.csv", {"OnlyA": 0.5}), "a.csv")
+    cb_board.add_scores_file(a, _csv(folder, tmp_path / "a.csv", {"OnlyA": 0.5}), "a.csv")
     assert "OnlyA" in a.metrics and "OnlyA" not in b.metrics
-    assert "OnlyA" in set(cb.leaderboard(a, "paper")["metric"]) and "OnlyA" not in set(cb.leaderboard(b, "paper")["metric"])
+    assert "OnlyA" in set(cb_board.leaderboard(a, "paper")["metric"]) and "OnlyA" not in set(cb_board.leaderboard(b, "paper")["metric"])
     # meta-metrics of the shared tables are computed once and joined with the session's own
     assert a.mm("paper").metrics == ["GoodScore", "NoisyScore", "ErrCount", "OnlyA"]
     assert b.mm("paper") is app.mm("paper")
     # names are the session's own: b may use the same name
-    cb.add_scores_file(b, _csv(folder, tmp_path / "b.csv", {"OnlyA": 0.1}), "b.csv")
+    cb_board.add_scores_file(b, _csv(folder, tmp_path / "b.csv", {"OnlyA": 0.1}), "b.csv")
     assert a.node_scores(0, "OnlyA")["0"][0] != b.node_scores(0, "OnlyA")["0"][0]
     with pytest.raises(InputError, match="already loaded"):
-        cb.add_scores_file(a, _csv(folder, tmp_path / "c.csv", {"GoodScore": 0.1}), "c.csv")
+        cb_board.add_scores_file(a, _csv(folder, tmp_path / "c.csv", {"GoodScore": 0.1}), "c.csv")
     # caps: files and metrics
     with pytest.raises(InputError, match="at most 3 metrics"):
-        cb.add_scores_file(a, _csv(folder, tmp_path / "d.csv", {"X1": 0.1, "X2": 0.2, "X3": 0.3}), "d.csv")
-    cb.add_scores_file(a, _csv(folder, tmp_path / "e.csv", {"X1": 0.1}), "e.csv")
+        cb_board.add_scores_file(a, _csv(folder, tmp_path / "d.csv", {"X1": 0.1, "X2": 0.2, "X3": 0.3}), "d.csv")
+    cb_board.add_scores_file(a, _csv(folder, tmp_path / "e.csv", {"X1": 0.1}), "e.csv")
     with pytest.raises(InputError, match="at most 2 score files"):
-        cb.add_scores_file(a, _csv(folder, tmp_path / "f.csv", {"X2": 0.1}), "f.csv")
-    dl = Path(cb.leaderboard_csv(a, "paper"))
+        cb_board.add_scores_file(a, _csv(folder, tmp_path / "f.csv", {"X2": 0.1}), "f.csv")
+    dl = Path(cb_board.leaderboard_csv(a, "paper"))
     assert dl.is_file() and "OnlyA" in dl.read_text()
     # a view of a session that holds nothing cannot be written to by mistake
     with pytest.raises(RuntimeError):

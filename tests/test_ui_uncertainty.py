@@ -15,12 +15,12 @@ from scipy import stats as sps
 from ts2viz import bundled_scores, compute, figures, load_dataset
 from ts2viz import uncertainty as U
 from ts2viz.errors import InputError
-from ts2viz.ui import callbacks as cb
+from ts2viz.ui.callbacks import common as cb_common, board as cb_board
 from ts2viz.ui import load_state
-from ts2viz.ui import uncertainty_callbacks as uc
+from ts2viz.ui.callbacks import uncertainty as uc
 from ts2viz.ui.glue import table_value
 
-BOARD_STATS = cb.BOARD_STATS
+BOARD_STATS = cb_board.BOARD_STATS
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def _holm(p):
 
 def test_board_intervals_equal_the_library(ts2, ref):
     boot = ref["boot"]
-    board = uc.board_intervals(ts2, "paper", cb.leaderboard(ts2, "paper", ["TIFA", "DSG"], "sep_avg", False),
+    board = uc.board_intervals(ts2, "paper", cb_board.leaderboard(ts2, "paper", ["TIFA", "DSG"], "sep_avg", False),
                                "sep_avg")
     assert len(board) == 14 and set(board["family"]) == {"TIFA", "DSG"}
     assert (np.diff(board["sep_avg"].to_numpy()) >= 0).all()            # the board's order is kept
@@ -76,13 +76,13 @@ def test_board_intervals_equal_the_library(ts2, ref):
             want["rank"], want["median"], want["low"], want["high"])
     assert board.attrs["rank_by"] == "sep_avg"
     # a name sort ranks by Ord · Avg
-    by_name = uc.board_intervals(ts2, "paper", cb.leaderboard(ts2, "paper", sort_by="metric"), "metric")
+    by_name = uc.board_intervals(ts2, "paper", cb_board.leaderboard(ts2, "paper", sort_by="metric"), "metric")
     assert by_name.attrs["rank_by"] == "ord_avg"
 
 
 def test_table_cells_show_value_and_interval_x100(ts2, ref):
     boot = ref["boot"]
-    board = uc.board_intervals(ts2, "paper", cb.leaderboard(ts2, "paper"), "ord_avg")
+    board = uc.board_intervals(ts2, "paper", cb_board.leaderboard(ts2, "paper"), "ord_avg")
     val = table_value(uc.style_board_intervals(board))
     heads = val["headers"]
     assert heads[:2] == ["metric", "median rank [95%]"] and not any(h.endswith(("_lo", "_hi")) for h in heads)
@@ -115,7 +115,7 @@ def test_csv_with_intervals_keeps_fractions(ts2, ref, tmp_path):
 
 
 def test_scatter_whiskers_fit_the_full_view(ts2):
-    board = uc.board_intervals(ts2, "paper", cb.leaderboard(ts2, "paper"), "ord_avg")
+    board = uc.board_intervals(ts2, "paper", cb_board.leaderboard(ts2, "paper"), "ord_avg")
     f = figures.ord_sep_scatter(board, error_bars=True)
     xr, yr = f.layout.xaxis.range, f.layout.yaxis.range
     assert xr[0] < board["ord_avg_lo"].min() * 100 and xr[1] > board["ord_avg_hi"].max() * 100
@@ -157,7 +157,7 @@ def test_session_metrics_get_their_own_bootstrap(state, tmp_path, ref):
     p = tmp_path / "mine.csv"
     pd.DataFrame({"file_name": names, "Mine": rng.uniform(size=len(names))}).to_csv(p, index=False)
     mine, other = state.view(), state.view()
-    cb.add_scores_file(mine, str(p), "mine.csv")
+    cb_board.add_scores_file(mine, str(p), "mine.csv")
     own = uc.board_bootstrap(mine, "paper")
     shared = uc.board_bootstrap(other, "paper")
     assert "Mine" in own.boot.metrics and "Mine" not in shared.boot.metrics
@@ -173,13 +173,13 @@ def test_session_metrics_get_their_own_bootstrap(state, tmp_path, ref):
     # what the session's own metric gets equals the library's bootstrap of the joined meta-metrics
     lib = U.bootstrap(mine.mm("paper"))
     assert own.boot.interval("Mine", "sep_avg") == pytest.approx(lib.interval("Mine", "sep_avg"), rel=1e-12)
-    board = uc.board_intervals(mine, "paper", cb.leaderboard(mine, "paper"), "ord_avg")
+    board = uc.board_intervals(mine, "paper", cb_board.leaderboard(mine, "paper"), "ord_avg")
     assert "Mine" in set(board["metric"])
-    assert "Mine" not in set(uc.board_intervals(other, "paper", cb.leaderboard(other, "paper"))["metric"])
+    assert "Mine" not in set(uc.board_intervals(other, "paper", cb_board.leaderboard(other, "paper"))["metric"])
     # new data in the session: a new bootstrap
     p2 = tmp_path / "mine2.csv"
     pd.DataFrame({"file_name": names, "Mine2": rng.uniform(size=len(names))}).to_csv(p2, index=False)
-    cb.add_scores_file(mine, str(p2), "mine2.csv")
+    cb_board.add_scores_file(mine, str(p2), "mine2.csv")
     again = uc.board_bootstrap(mine, "paper")
     assert again is not own and "Mine2" in again.boot.metrics
 
@@ -192,7 +192,7 @@ def test_significance_marks_exactly_the_holm_significant_pairs(ts2, ref, stat, p
     mm = ref["mm"]
     cell = f"{stat}_{'avg' if part == 'All' else part.lower()}"
     pw = uc.significance(ts2, "paper", stat, part, fams)
-    shown = cb.metric_choices(ts2, fams)
+    shown = cb_common.metric_choices(ts2, fams)
     assert set(pw.metrics) == set(shown) and pw.cell == cell
     est = [mm.averages()[cell][mm.metrics.index(m)] for m in pw.metrics]
     assert (np.diff(est) <= 0).all()                                 # best first
@@ -276,7 +276,7 @@ def test_a_dataset_with_one_partition(tmp_path):
     write_dataset(tmp_path / "ds", big_image=False)
     app = load_state(str(tmp_path / "ds"), [str(write_scores(tmp_path, tmp_path / "ds"))],
                      lower_is_better=["ErrCount"], cache_root=tmp_path / "cache").view()
-    board = uc.board_intervals(app, "paper", cb.leaderboard(app, "paper", sort_by="ord_real"), "ord_real")
+    board = uc.board_intervals(app, "paper", cb_board.leaderboard(app, "paper", sort_by="ord_real"), "ord_real")
     assert board.attrs["rank_by"] == "ord_avg" and "ord_real" not in board.columns
     ranks = U.rank_intervals(app.mm("paper"), "ord_avg", boot=uc.board_bootstrap(app, "paper").boot)
     assert list(board.sort_values("metric")["rank_median"]) == [

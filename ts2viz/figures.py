@@ -742,7 +742,7 @@ def question_node_heatmap(accuracy, *, title: str | None = None, value_label: st
                           percent: bool = True, max_chars: int = 46):
     """Questions x nodes of one SEG: which question catches which error along the graph.
 
-    ``accuracy``: a DataFrame as :func:`ts2viz.qa_views.question_node_accuracy` returns it (index
+    ``accuracy``: a DataFrame as :func:`ts2viz.qa.views.question_node_accuracy` returns it (index
     question id, a ``question`` column, one column per node label in the SEG's order, values in [0, 1]
     or NaN; ``attrs["levels"]`` the error count per node, ``attrs["n_images"]`` the images with
     records per node). One row per question (ids top to bottom), one column per node (its label with

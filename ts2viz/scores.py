@@ -598,17 +598,17 @@ def bundled_scores(dsg: str | None = None) -> Scores:
     Parameters
     ----------
     dsg : how the DSG columns accumulate their questions: ``"mean"`` (the default,
-        :data:`ts2viz.qa_records.BUNDLED_DSG_ACCUMULATION`: the plain fraction of correct answers,
+        :data:`ts2viz.qa.records.BUNDLED_DSG_ACCUMULATION`: the plain fraction of correct answers,
         which reproduces the published web leaderboard's DSG rows), ``"transitive"`` (alias ``"gated"``:
         a question fails when any ancestor fails, as DSG's README describes it and as the release's
         per-image DSG files use) or ``"direct"`` (a question fails when a direct parent was answered
-        wrongly, as DSG's scoring code does; see :mod:`ts2viz.metrics.accumulation`). The
+        wrongly, as DSG's scoring code does; see :mod:`ts2viz.qa.accumulation`). The
         six DSG columns with per-question records (all but DSG-GPT4V) are recomputed from
         ``data/ts2/qa_answers.parquet`` either way; DSG-GPT4V has no per-question records in the
         release and keeps its released per-image scores.
     """
-    from .metrics.accumulation import check_accumulation
-    from .qa_records import BUNDLED_DSG_ACCUMULATION, BUNDLED_QA_METRICS, bundled_qa_scores
+    from .qa.accumulation import check_accumulation
+    from .qa.records import BUNDLED_DSG_ACCUMULATION, BUNDLED_QA_METRICS, bundled_qa_scores
 
     accumulation = check_accumulation(BUNDLED_DSG_ACCUMULATION if dsg is None else dsg)
     scores = read_scores(bundled_data_dir() / "ts2" / "published_scores.csv")

@@ -311,7 +311,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if cost_text:
         print(cost_text)
     if uses_bundled(args):
-        from ..qa_records import BUNDLED_DSG_ACCUMULATION
+        from ..qa.records import BUNDLED_DSG_ACCUMULATION
 
         print(f"DSG columns: {args.dsg or BUNDLED_DSG_ACCUMULATION} accumulation of the released per-question "
               "answers (DSG-GPT4V: released per-image scores, no per-question data)")

@@ -185,7 +185,7 @@ def run_questions(args: argparse.Namespace) -> int:
     from ..dataset import parse_seg_ids
     from ..metrics.llm import load_llm
     from ..metrics.question_gen import QuestionGenerator
-    from ..metrics.questions import write_question_csv
+    from ..qa.questions import write_question_csv
 
     out = str(args.out)
     if not out.lower().endswith(".csv"):

@@ -3,7 +3,7 @@
 The DSG release (j-min/DSG ``vqa_answers_release``) holds every answer of three VQA models
 (mPLUG-large, InstructBLIP, PaLI-17B) to three question sets (DSG, TIFA, VQ²A) for each TIFA160
 image. Scores here come from those answers through the library's own accumulation code
-(:mod:`ts2viz.metrics.accumulation`, the code the DSG metric uses), so a QA metric's row is computed,
+(:mod:`ts2viz.qa.accumulation`, the code the DSG metric uses), so a QA metric's row is computed,
 not copied:
 
 ``dsg:VQA``            DSG questions, accumulation ``direct`` (DSG's ``calc_vqa_score``)
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ..metrics.accumulation import DEFAULT_ACCUMULATION, canonical_accumulation, counted_by_edges, is_yes
+from ..qa.accumulation import DEFAULT_ACCUMULATION, canonical_accumulation, counted_by_edges, is_yes
 
 #: metric prefix -> (question set, accumulation)
 QA_METRICS: dict[str, tuple[str, str]] = {

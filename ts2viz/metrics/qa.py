@@ -13,7 +13,7 @@ and compared with the expected answer.
 
 The per-question records of the last call are in ``metric.last_details`` (one list per image, each
 record a dict: question_id, question, choices, expected, parents, answer, mapped, correct, counted;
-:func:`ts2viz.qa_records.records_from_details` turns them into a table).
+:func:`ts2viz.qa.records.records_from_details` turns them into a table).
 
 With ``score=normalized`` a question scores Gecko's normalised answer likelihood instead of 0/1
 (:mod:`.choicescore`, :meth:`QAMetric.score_normalized`).
@@ -25,14 +25,14 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
-from .accumulation import (DEFAULT_ACCUMULATION, canonical_accumulation, check_accumulation, counted_flags, dsg_counted, dsg_score,
+from ..qa.accumulation import (DEFAULT_ACCUMULATION, canonical_accumulation, check_accumulation, counted_flags, dsg_counted, dsg_score,
                            tifa_score)
 from .base import Metric
 from .choicescore import choice_index, normalized_probability
 from .llm import load_llm
-from .mapping import AnswerMapper, is_correct, load_mapper
+from ..qa.mapping import AnswerMapper, is_correct, load_mapper
 from .question_gen import QuestionGenerator
-from .questions import Question, QuestionSource
+from ..qa.questions import Question, QuestionSource
 from .spec import Spec
 from .vqa import VQAModel, load_vqa_model
 

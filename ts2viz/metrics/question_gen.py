@@ -28,8 +28,8 @@ import re
 from pathlib import Path
 
 from ..errors import InputError
-from .accumulation import counted_flags
-from .questions import Question
+from ..qa.accumulation import counted_flags
+from ..qa.questions import Question
 
 TIFA_TYPES = ("object", "human", "animal", "food", "activity", "attribute", "counting", "color", "material",
               "spatial", "location", "shape", "other")

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import InputError
-from .questions import Question
+from ..qa.questions import Question
 
 DEFAULT_UNIFIEDQA = "allenai/unifiedqa-v2-t5-large-1363200"
 FREE_FORM_THRESHOLD = 0.6

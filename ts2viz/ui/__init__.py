@@ -35,7 +35,7 @@ def load_state(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Pat
     by every session. ``access``: the trust level (default: operator mode).
     """
     from ..dataset import load_dataset
-    from ..qa_records import BUNDLED_DSG_ACCUMULATION
+    from ..qa.records import BUNDLED_DSG_ACCUMULATION
     from ..scores import bundled_scores, read_scores
 
     ds = load_dataset(data)

@@ -24,8 +24,8 @@ import orjson
 from ..display import md_text
 from ..errors import InputError
 from ..figures import PlainFigure, plain_figures
-from .callbacks import seg_from_row as cb_seg_from_row
-from .callbacks import seg_options as cb_seg_options
+from .callbacks.explorer import seg_from_row as cb_seg_from_row
+from .callbacks.explorer import seg_options as cb_seg_options
 from .sessions import Workspaces
 from .state import AppState, AppView
 
@@ -172,7 +172,7 @@ def table_value(df) -> dict | None:
 
 
 def plot_cached(app: AppView, fmt: str):
-    """A :data:`ts2viz.ui.callbacks.Plot` for the app: each figure built and serialised once per key
+    """A :data:`ts2viz.ui.callbacks.common.Plot` for the app: each figure built and serialised once per key
     (shared by all sessions when it shows shared metrics), returned as plot data."""
 
     def plot(key: tuple, metrics: Sequence[str | None], build: Callable[[], Any]):

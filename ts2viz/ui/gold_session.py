@@ -5,7 +5,7 @@ set's leaderboard, scatter and cross-gold view for that session only. The upload
 session's :class:`~ts2viz.ui.state.Workspace` (made on the first upload, closed when the tab closes
 or after the idle timeout: :data:`ts2viz.ui.state.CLOSE_HOOKS` drops them then), within the
 session's caps (:class:`~ts2viz.ui.access.Limits`: score files, bytes, metrics). In public mode the
-file must come through the page (:func:`ts2viz.ui.callbacks.visitor_file`) and an error quotes
+file must come through the page (:func:`ts2viz.ui.callbacks.common.visitor_file`) and an error quotes
 nothing from it.
 """
 from __future__ import annotations
@@ -102,8 +102,8 @@ def add_gold_scores(view, gold: str, path, display_name: str | None = None) -> s
     names a metric the set already has, or a ``human:`` name, is refused.
     """
     from ..gold import read_score_table
-    from . import gold_callbacks as gc
-    from .callbacks import uploaded_scores_file
+    from .callbacks import humaneval as gc
+    from .callbacks.common import uploaded_scores_file
 
     gc.check_gold(gold)
     if not path:

@@ -11,7 +11,7 @@ from typing import Sequence
 import gradio as gr  # this module is imported only when the app is built
 
 from ..policy import MODES
-from . import callbacks as cb
+from .callbacks import common as cb_common, live as cb_live
 from .glue import Page, Refresh
 from .sessions import Workspaces
 from .state import AppState
@@ -22,7 +22,7 @@ def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces
     """The gr.Blocks of the app (not launched). ``workspaces``: the sessions' private data (made if None)."""
     with gr.Blocks(title=title, fill_width=True) as demo:
         with gr.Row(elem_classes="app-header", equal_height=False):
-            header = gr.HTML(cb.header_html(app), elem_classes="brand-wrap", js_on_load=None, scale=4)
+            header = gr.HTML(cb_common.header_html(app), elem_classes="brand-wrap", js_on_load=None, scale=4)
             mode = gr.Radio(list(MODES), value="paper", label="Mode (paper = published numbers, spec = as defined)",
                             scale=2, min_width=280, elem_id="mode", elem_classes="compact")
             fmt = gr.Radio(["png", "svg"], value="png", label="Figure download (camera icon)", scale=1,
@@ -31,7 +31,7 @@ def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces
         page = Page(app, mode, fmt, workspaces, variant=variant)
 
         def header_view(request: gr.Request):
-            return cb.header_html(page.view(request))
+            return cb_common.header_html(page.view(request))
 
         # the header counts the metrics the session sees: redrawn when its metrics change
         page.refresh["header"] = Refresh(header_view, [], [header])
@@ -85,10 +85,10 @@ def variant_control(app: AppState):
 def metric_lists(page: Page, view, select: str | None = None) -> tuple:
     """New metric choices in every metric and family picker (after metrics were added to the
     session); the first metric picker shows ``select`` if given."""
-    ch = cb.metric_choices(view)
+    ch = cb_common.metric_choices(view)
     out = [gr.update(choices=ch, value=select) if (select and k == 0) else gr.update(choices=ch)
            for k in range(len(page.metric_pickers))]
-    out += [gr.update(choices=[cb.ALL] + cb.families(view)) for _ in page.family_pickers]
+    out += [gr.update(choices=[cb_common.ALL] + cb_common.families(view)) for _ in page.family_pickers]
     return tuple(out)
 
 
@@ -117,7 +117,7 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
     page.then_redraw(page.on(dep.success, lists, None, pickers), ["header", "board", "seg", "corr"])
 
     def first_live(specs, request: gr.Request):
-        wanted = cb.parse_specs(specs)
+        wanted = cb_live.parse_specs(specs)
         view = page.view(request)
         return metric_lists(page, view, next((m for m in view.metrics if m in wanted), None))
 

@@ -7,9 +7,10 @@ from typing import Any
 
 import gradio as gr
 
+from ... import figures
 from ...display import SIGNED_SEP_NOTE, md_text
-from .. import callbacks as cb
-from .. import uncertainty_callbacks as uc
+from ..callbacks import common as cb_common, board as cb_board
+from ..callbacks import uncertainty as uc
 from ..glue import Page, Refresh, build_plain, page_plot
 
 SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Signed sep · Avg", "signed_sep_avg"),
@@ -33,19 +34,19 @@ def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, tab
     ``table`` (the gr.Dataframe) the styled table is converted to its value once, not per request.
 
     ``whiskers``: 95 % bootstrap intervals on the scatter; ``table_ci``: intervals in the table's
-    cells and a rank column (:mod:`ts2viz.ui.uncertainty_callbacks`). The bootstrap behind them is
+    cells and a rank column (:mod:`ts2viz.ui.callbacks.uncertainty`). The bootstrap behind them is
     drawn the first time either is asked for in a mode, then reused."""
     fam = tuple(sorted(map(str, families or [])))
     whiskers, table_ci = bool(whiskers), bool(table_ci)
     key = ("board", mode, fam, sort_by or "ord_avg", order != "worst first", fmt, whiskers, table_ci)
 
     def build():
-        board = cb.leaderboard(app, mode, families, sort_by or "ord_avg", order != "worst first")
+        board = cb_board.leaderboard(app, mode, families, sort_by or "ord_avg", order != "worst first")
         ci = uc.board_intervals(app, mode, board, sort_by) if (whiskers or table_ci) and len(board) else None
-        scatter = page_plot(lambda: cb.figures.ord_sep_scatter(
+        scatter = page_plot(lambda: figures.ord_sep_scatter(
             ci if whiskers and ci is not None else board, title=f"Ord vs Sep ({mode} mode)",
             error_bars=whiskers and ci is not None), fmt)
-        styled = uc.style_board_intervals(ci) if table_ci and ci is not None else cb.style_leaderboard(board)
+        styled = uc.style_board_intervals(ci) if table_ci and ci is not None else cb_board.style_leaderboard(board)
         note = f"<small>{uc.interval_note(app, mode, ci, ranks=table_ci)}</small>" if ci is not None else ""
         return (table.postprocess(styled).model_dump() if table is not None else styled,
                 scatter, note)
@@ -71,7 +72,7 @@ def build(page: Page) -> BoardTab:
     app = page.app
     with gr.Tab("Leaderboard", id="board", elem_id="tab-board"):
         with gr.Row(equal_height=False, elem_classes="board-controls"):
-            fam_f = gr.Dropdown([cb.ALL] + cb.families(app), value=[cb.ALL], multiselect=True,
+            fam_f = gr.Dropdown([cb_common.ALL] + cb_common.families(app), value=[cb_common.ALL], multiselect=True,
                                 label="Metric family", scale=2, elem_id="family-filter")
             sort_by = gr.Dropdown(SORT_CHOICES, value="ord_avg", label="Sort by", scale=1, elem_id="sort-by")
             order = gr.Radio(["best first", "worst first"], value="best first", label="Order", scale=1)
@@ -79,7 +80,7 @@ def build(page: Page) -> BoardTab:
                                    elem_id="board-ci-table", scale=1, min_width=220)
             csv = gr.Button("Download CSV", scale=0, min_width=150, size="md", elem_id="board-csv",
                             elem_classes="dl-btn")
-        first = cb.style_leaderboard(cb.leaderboard(app, "paper")) if app.metrics else None
+        first = cb_board.style_leaderboard(cb_board.leaderboard(app, "paper")) if app.metrics else None
         table = gr.Dataframe(first, label="Leaderboard, values x100 as in the paper (best value per column "
                                           "highlighted; the CSV holds fractions)", interactive=False,
                              elem_id="leaderboard", max_height=620, wrap=False, pinned_columns=1)
@@ -110,7 +111,7 @@ def build(page: Page) -> BoardTab:
         view = page.view(request, create=True)
         if table_ci:
             return uc.leaderboard_ci_csv(view, mode, families, sort_by_v)
-        return cb.leaderboard_csv(view, mode, families, sort_by_v or "ord_avg", order_v != "worst first")
+        return cb_board.leaderboard_csv(view, mode, families, sort_by_v or "ord_avg", order_v != "worst first")
 
     page.refresh["board"] = Refresh(redraw, [page.mode, fam_f, sort_by, order, page.fmt, ci_plot, ci_table, sig_on],
                                     [table, scatter, ci_note, sig_panel])
@@ -154,17 +155,17 @@ def significance_panel(view, mode: str, families, on: bool, sort_by: str = "ord_
         return ""
     from ..significance_view import significance_html
 
-    board = cb.leaderboard(view, mode, families)
-    cell = sort_by if sort_by in cb.BOARD_STATS else "ord_avg"
+    board = cb_board.leaderboard(view, mode, families)
+    cell = sort_by if sort_by in cb_board.BOARD_STATS else "ord_avg"
     return significance_html(view, mode, [str(m) for m in board["metric"]], cell)
 
 
 def tidy_families(page: Page, picker) -> None:
     """A family filter drops "All" when a family is picked (and the families when "All" is), at once
-    in the page; its change event then redraws as usual (:func:`ts2viz.ui.callbacks.family_selection`)."""
+    in the page; its change event then redraws as usual (:func:`ts2viz.ui.callbacks.common.family_selection`)."""
 
     def tidy(chosen):
-        new = cb.family_selection(chosen)
+        new = cb_common.family_selection(chosen)
         return gr.skip() if list(chosen or []) == new else gr.update(value=new)
 
     page.on(picker.input, tidy, picker, picker, queue=False, show_progress="hidden")
@@ -173,7 +174,7 @@ def tidy_families(page: Page, picker) -> None:
 def add_scores(page: Page, path, lower_is_better: str, request) -> str:
     """Load an uploaded scores file into the session's workspace; the status line shown under it."""
     view = page.view(request, create=True)
-    msg = cb.add_scores_file(view, path, os.path.basename(str(path)) if path else None, lower_is_better)
+    msg = cb_board.add_scores_file(view, path, os.path.basename(str(path)) if path else None, lower_is_better)
     # The session's own meta-metrics and leaderboard bootstrap (about a second on 2 cores) are computed
     # here, in the upload's queue group, not by the redraws that follow it in the views' queue, where
     # every other visitor's view would wait behind them (issue 22).

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import gradio as gr
 
+from ... import figures
 from ...display import SIGNED_SEP_NOTE
-from .. import callbacks as cb
-from .. import uncertainty_callbacks as uc
+from ..callbacks import common as cb_common, explorer as cb_explorer, correlations as cb_corr
+from ..callbacks import uncertainty as uc
 from ..glue import Page, Refresh, page_plot, plot_cached, table_value
 from .board import tidy_families
 from .explorer import STATS, default_metrics
@@ -15,14 +16,14 @@ from .explorer import STATS, default_metrics
 def build(page: Page) -> None:
     app = page.app
     m_a, m_b = default_metrics(app)
-    choices = cb.metric_choices(app)
+    choices = cb_common.metric_choices(app)
     with gr.Tab("Correlations", id="corr", elem_id="tab-corr"):
         with gr.Row():
             stat = gr.Radio(STATS, value="ord", label="Per-SEG statistic", info=SIGNED_SEP_NOTE,
                             elem_id="corr-stat")
-            part = gr.Radio(cb.partitions(app), value=cb.ALL, label="SEGs")
+            part = gr.Radio(cb_explorer.partitions(app), value=cb_common.ALL, label="SEGs")
             method = gr.Radio(["pearson", "spearman"], value="pearson", label="Correlation")
-            fam = gr.Dropdown([cb.ALL] + cb.families(app), value=[cb.ALL], multiselect=True, label="Metric family")
+            fam = gr.Dropdown([cb_common.ALL] + cb_common.families(app), value=[cb_common.ALL], multiselect=True, label="Metric family")
         with gr.Row(equal_height=False):
             heat = gr.Plot(elem_id="heatmap", show_label=False)
             sig = gr.Plot(elem_id="sig-heatmap", show_label=False)
@@ -47,14 +48,14 @@ def build(page: Page) -> None:
         fam_key = tuple(sorted(map(str, fam_v or [])))
         every = view.metrics
         heat_v = plot(("corr", mode, stat_v, part_v, method_v, fam_key, x_v, y_v), every,
-                      lambda: cb.corr_figure(view, mode, stat_v, part_v, fam_v, method_v, selected=(x_v, y_v)))
+                      lambda: cb_corr.corr_figure(view, mode, stat_v, part_v, fam_v, method_v, selected=(x_v, y_v)))
         pts = view.memo(("pairs", mode, stat_v, x_v, y_v, part_v), [x_v, y_v],
-                        lambda: cb.pair_points(view, mode, stat_v, x_v, y_v, part_v))
+                        lambda: cb_corr.pair_points(view, mode, stat_v, x_v, y_v, part_v))
         pair_v = plot(("pair", mode, stat_v, x_v, y_v, part_v), [x_v, y_v],
-                      lambda: cb.figures.pair_scatter(pts, x_name=x_v, y_name=y_v, stat=stat_v))
+                      lambda: figures.pair_scatter(pts, x_name=x_v, y_name=y_v, stat=stat_v))
         table = view.memo(("pair_table", mode, stat_v, x_v, y_v, part_v), [x_v, y_v],
-                          lambda: table_value(cb.pair_table(pts, x_v, y_v)))
-        shown = cb.metric_choices(view, fam_v)
+                          lambda: table_value(cb_corr.pair_table(pts, x_v, y_v)))
+        shown = cb_common.metric_choices(view, fam_v)
 
         def sig_parts():
             pw = uc.significance(view, mode, stat_v, part_v, fam_v)
@@ -69,7 +70,7 @@ def build(page: Page) -> None:
 
     def pairs_csv_file(mode, stat_v, part_v, x_v, y_v, request: gr.Request):
         view = page.view(request, create=True)
-        return cb.table_csv(view, cb.pair_points(view, mode, stat_v, x_v, y_v, part_v), "pairs")
+        return cb_common.table_csv(view, cb_corr.pair_points(view, mode, stat_v, x_v, y_v, part_v), "pairs")
 
     page.refresh["corr"] = Refresh(corr, [page.mode, stat, part, method, fam, x, y, page.fmt],
                                    [heat, sig, sig_note, pair_plot, pair_tb, pair_cmp])

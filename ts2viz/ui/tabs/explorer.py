@@ -5,9 +5,9 @@ from __future__ import annotations
 import gradio as gr
 
 from ...display import SIGNED_SEP_SHORT
-from .. import callbacks as cb
+from ..callbacks import common as cb_common, explorer as cb_explorer
 from .. import image_refresh as ir
-from .. import qa_callbacks as qa
+from ..callbacks import questions as qa
 from ..glue import Page, Refresh, Selection, dropdown, plot_cached, table_value
 from . import questions
 
@@ -67,17 +67,17 @@ DEBOUNCE_SEARCH_JS = f"""(...a) => new Promise((resolve) => {{
 def build(page: Page) -> None:
     app = page.app
     m_a, m_b = default_metrics(app)
-    choices = cb.metric_choices(app)
+    choices = cb_common.metric_choices(app)
     with gr.Tab("SEG explorer", id="seg", elem_id="tab-seg"):
         with gr.Row():
             with gr.Column(scale=1, min_width=360, elem_classes="sidebar"):
                 search = gr.Textbox(label="Search prompts (or type a SEG id)", placeholder="e.g. teddy bear",
                                     max_lines=1, elem_id="seg-search")
-                part = gr.Radio(cb.partitions(app), value=cb.ALL, label="Partition")
+                part = gr.Radio(cb_explorer.partitions(app), value=cb_common.ALL, label="Partition")
                 # allow_custom_value: a search narrows the choices while an earlier view event (sent with the
                 # SEG chosen before) may still be on its way; Gradio would refuse that value before the
                 # callback runs (an HTTP 500, no message). The callbacks check the id themselves (_seg).
-                seg_dd = gr.Dropdown(cb.seg_options(app), value=next(iter(app.dataset.segs)), label="SEG",
+                seg_dd = gr.Dropdown(cb_explorer.seg_options(app), value=next(iter(app.dataset.segs)), label="SEG",
                                      elem_id="seg-pick", allow_custom_value=True)
                 metric_a = gr.Dropdown(choices, value=m_a, label="Metric", elem_id="metric-a")
                 metric_b = gr.Dropdown(choices, value=m_b, label="Compare with", elem_id="metric-b")
@@ -139,7 +139,7 @@ def build(page: Page) -> None:
         return gr.Timer(active=ir.timer_on(rec)), rec
 
     def separation(view, sid, ma, mb, fmt):
-        v = cb.node_separation_view(view, sid, ma, mb, plot=plot_cached(view, fmt))
+        v = cb_explorer.node_separation_view(view, sid, ma, mb, plot=plot_cached(view, fmt))
         ks = view.memo(("ks_table_value", sid, ma, mb), [ma, mb], lambda: table_value(v["ks_table"]))
         return v["cdf_a"], v["cdf_b"], ks
 
@@ -148,7 +148,7 @@ def build(page: Page) -> None:
             return tuple(gr.skip() for _ in seg_out)
         view = page.view(request)
         rec = ir.shown(view, sid)       # before the view is built: see ir.shown
-        v = cb.seg_view(view, mode, sid, ma, mb, plot=plot_cached(view, fmt), nodes=False)
+        v = cb_explorer.seg_view(view, mode, sid, ma, mb, plot=plot_cached(view, fmt), nodes=False)
         ir.warm_neighbours(view, sid)
         walks = view.memo(("walk_table_value", mode, sid, ma, mb), [ma, mb], lambda: table_value(v["walk_table"]))
         nodes_part = separation(view, sid, ma, mb, fmt) if shown == NODES_TAB else (gr.skip(),) * 3
@@ -179,11 +179,11 @@ def build(page: Page) -> None:
 
     def walks_csv_file(mode, sid, ma, mb, request: gr.Request):
         view = page.view(request, create=True)
-        return cb.table_csv(view, cb.walk_table(view, mode, sid, ma, mb), "walks")
+        return cb_common.table_csv(view, cb_explorer.walk_table(view, mode, sid, ma, mb), "walks")
 
     def ks_csv_file(sid, ma, mb, request: gr.Request):
         view = page.view(request, create=True)
-        return cb.table_csv(view, cb.ks_table(view, sid, ma, mb), "ks")
+        return cb_common.table_csv(view, cb_explorer.ks_table(view, sid, ma, mb), "ks")
 
     page.download(walks_csv, walks_csv_file, [page.mode, seg_dd, metric_a, metric_b])
     page.download(ks_csv, ks_csv_file, [seg_dd, metric_a, metric_b])
@@ -192,7 +192,7 @@ def build(page: Page) -> None:
     def filter_segs(query, partition, current):
         if query == STALE_SEARCH:          # a keystroke followed by another within SEARCH_DEBOUNCE_MS
             return gr.skip()
-        opts, value = cb.seg_choice(app, query, partition, current)
+        opts, value = cb_explorer.seg_choice(app, query, partition, current)
         label = "SEG" if value is not None else "SEG (no SEG matches that search)"
         if value is not None and str(value) == str(current):
             # The current SEG still matches: only the choices change. Sending the value back could undo a
@@ -211,7 +211,7 @@ def build(page: Page) -> None:
     def node_chosen(mode, sid, ma, mb, node, walk, request: gr.Request):
         view = page.view(request)
         rec = ir.shown(view, sid, node)
-        v = cb.select_node(view, mode, sid, ma, mb, node, walk)
+        v = cb_explorer.select_node(view, mode, sid, ma, mb, node, walk)
         return v["graph"], v["gallery"], v["node_title"], *images_drawn(rec)
 
     page.on(node_dd.input, node_chosen, [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd],
@@ -232,7 +232,7 @@ def build(page: Page) -> None:
             return gr.skip(), gr.skip(), gr.Timer(active=False), None
         view = page.view(request)
         g, gal_changed, new = ir.tick(view, rec, sid, node)
-        v = cb.select_node(view, mode, sid, ma, mb, node, walk) if (g or gal_changed) else {}
+        v = cb_explorer.select_node(view, mode, sid, ma, mb, node, walk) if (g or gal_changed) else {}
         return (v["graph"] if g else gr.skip(), v["gallery"] if gal_changed else gr.skip(),
                 gr.Timer(active=False) if new is None else gr.skip(), gr.skip() if new is rec else new)
 
@@ -241,14 +241,14 @@ def build(page: Page) -> None:
 
     def walk_chosen(mode, sid, ma, mb, walk, node, fmt, request: gr.Request):
         view = page.view(request)
-        v = cb.select_walk(view, mode, sid, ma, mb, walk, node, plot=plot_cached(view, fmt))
+        v = cb_explorer.select_walk(view, mode, sid, ma, mb, walk, node, plot=plot_cached(view, fmt))
         return v["graph"], v["walk_fig_a"], v["walk_fig_b"]
 
     page.on(walk_dd.input, walk_chosen, [page.mode, seg_dd, metric_a, metric_b, walk_dd, node_dd, page.fmt],
             [graph, walk_a, walk_b])
 
     def walk_row(mode, sid, ma, mb, node, fmt, table, evt: Selection, request: gr.Request):
-        w = cb.walk_from_row(table, evt.index[0])
+        w = cb_explorer.walk_from_row(table, evt.index[0])
         if w is None:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()
         return (*walk_chosen(mode, sid, ma, mb, w, node, fmt, request), gr.update(value=w))
@@ -267,15 +267,15 @@ def build(page: Page) -> None:
         # on screen without the partition column (the CSV keeps it): in the narrow sidebar its width goes
         # to the prompt
         return view.memo(key, [ma, mb if gap else None],
-                         lambda: table_value(cb.shown(cb.failure_finder(view, mode, ma, stat, mb if gap else None,
+                         lambda: table_value(cb_common.shown(cb_explorer.failure_finder(view, mode, ma, stat, mb if gap else None,
                                                                         partition).drop(columns="partition"))))
 
     def finder_csv_file(mode, ma, mb, stat, gap, partition, request: gr.Request):
         view = page.view(request, create=True)
         if stat == "questions":
-            return cb.table_csv(view, qa.question_finder(view, qa.finder_metric(view, ma, mb), partition),
+            return cb_common.table_csv(view, qa.question_finder(view, qa.finder_metric(view, ma, mb), partition),
                                 "failures-questions")
-        return cb.table_csv(view, cb.failure_finder(view, mode, ma, stat, mb if gap else None, partition),
+        return cb_common.table_csv(view, cb_explorer.failure_finder(view, mode, ma, stat, mb if gap else None, partition),
                             "failures")
 
     def find_and_warm(mode, ma, mb, stat, gap, partition, request: gr.Request):

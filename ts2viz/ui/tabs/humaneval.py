@@ -7,7 +7,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ...display import md_text
-from .. import gold_callbacks as gc
+from ..callbacks import humaneval as gc
 from .. import gold_session as gs
 from ..glue import Page, page_plot, table_value
 

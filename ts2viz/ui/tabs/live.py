@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from .. import callbacks as cb
+from ..callbacks import live as cb_live
 from ..glue import Page, build_plain, plot_value
 
 
@@ -46,7 +46,7 @@ class LiveTab:
 def build(page: Page) -> LiveTab:
     app = page.app
     access = app.access
-    lib_md = "\n".join(f"- `{n}`: {d}" for n, d in cb.library_families()) or "_metric library not available_"
+    lib_md = "\n".join(f"- `{n}`: {d}" for n, d in cb_live.library_families()) or "_metric library not available_"
     with gr.Tab("Live scoring", id="live", elem_id="tab-live"):
         with gr.Row():
             with gr.Column(scale=1):
@@ -55,7 +55,7 @@ def build(page: Page) -> LiveTab:
                                 "and every figure, in your session only."
                                 + ("" if access.offered else "\n\n_This app offers no metrics for live scoring._"))
                     # display names (no folder path of the operator's); the server maps each to its spec
-                    spec = gr.Dropdown(access.choices(), value=[], multiselect=True, max_choices=cb.MAX_SPECS,
+                    spec = gr.Dropdown(access.choices(), value=[], multiselect=True, max_choices=cb_live.MAX_SPECS,
                                        label="Metric(s)", elem_id="live-spec")
                 else:
                     gr.Markdown("#### Score with a metric from the library\nSpec `FAMILY:MODEL`, e.g. "
@@ -86,7 +86,7 @@ def build(page: Page) -> LiveTab:
                     with gr.Column(scale=1):
                         first = app.dataset[page.seg.value].prompt if page.seg.value is not None else ""
                         prompt = gr.Textbox(first, label="Prompt (default: the current SEG's prompt)", lines=2,
-                                            max_length=cb.MAX_PROMPT_CHARS, elem_id="upload-prompt")
+                                            max_length=cb_live.MAX_PROMPT_CHARS, elem_id="upload-prompt")
                         if access.public:
                             up_spec = gr.Dropdown(access.choices(), value=(access.choices() or [None])[0],
                                                   label="Metric", elem_id="upload-spec")
@@ -96,7 +96,7 @@ def build(page: Page) -> LiveTab:
                 up_msg = gr.Markdown("*The outcome of a run shows here.*", elem_id="upload-msg", min_height=72,
                                      container=True)
                 up_table = gr.Dataframe(interactive=False, elem_id="upload-table", label="Upload scores",
-                                        headers=list(cb.UPLOAD_COLUMNS), column_count=len(cb.UPLOAD_COLUMNS))
+                                        headers=list(cb_live.UPLOAD_COLUMNS), column_count=len(cb_live.UPLOAD_COLUMNS))
                 landing = gr.Plot(elem_id="landing-plot", show_label=False)
 
     # the upload prompt follows the current SEG; the upload spec follows the first live spec
@@ -114,12 +114,12 @@ def build(page: Page) -> LiveTab:
 
     def score(specs, scope_v, seg_id, dev, request: gr.Request, progress=gr.Progress()) -> str:
         view = page.view(request, create=True)
-        return f"✓ {cb.live_score(view, specs, scope_v, seg_id, dev, progress=progress)}"
+        return f"✓ {cb_live.live_score(view, specs, scope_v, seg_id, dev, progress=progress)}"
 
     def upload(files_v, prompt_v, spec_v, seg_id, dev, fmt, request: gr.Request, progress=gr.Progress()):
         view = page.view(request, create=True)
         # the figure is built as plain dicts (build_plain), the one form the page is sent
-        r = build_plain(lambda: cb.score_uploads(view, files_v, prompt_v, spec_v or "", seg_id, dev, progress=progress))
+        r = build_plain(lambda: cb_live.score_uploads(view, files_v, prompt_v, spec_v or "", seg_id, dev, progress=progress))
         return r["message"], r["table"], plot_value(r["figure"], fmt)
 
     return LiveTab(score_btn, [spec, scope, page.seg, device], score_msg, score, spec,

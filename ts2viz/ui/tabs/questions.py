@@ -3,14 +3,14 @@ T2I-FineEval's boxes drawn on the image), and the SEG's questions x nodes view.
 
 Built inside the explorer (:mod:`ts2viz.ui.tabs.explorer`), from its SEG, node and metric pickers and
 its gallery: clicking a gallery image shows that image's questions. The data functions are in
-:mod:`ts2viz.ui.qa_callbacks`.
+:mod:`ts2viz.ui.callbacks.questions`.
 """
 from __future__ import annotations
 
 import gradio as gr
 
-from .. import qa_callbacks as qa
-from ..callbacks import shown, table_csv
+from ..callbacks import questions as qa
+from ..callbacks.common import shown, table_csv
 from ..glue import Page, Refresh, Selection, dropdown, plot_cached, table_value
 
 INTRO = ("Question-based metrics (TIFA, DSG, Gecko, T2I-FineEval) one question at a time, and the judges' "

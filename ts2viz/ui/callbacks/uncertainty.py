@@ -33,14 +33,15 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import figures
-from .. import uncertainty as U
-from ..display import SCALED_STATS, fmt_stat, fmt_x100, md_text, stat_name
-from ..errors import InputError
-from ..metametrics import MetaMetrics
-from .callbacks import ALL, BOARD_STATS, SEG_STATS, best_cells, leaderboard, mark_columns, metric_choices, shown, table_csv
-from .memo import Memo
-from .state import CLOSE_HOOKS, AppView
+from ... import figures
+from ... import uncertainty as U
+from ...display import SCALED_STATS, fmt_stat, fmt_x100, md_text, stat_name
+from ...errors import InputError
+from ...metametrics import MetaMetrics
+from .board import BOARD_STATS, best_cells, leaderboard
+from .common import ALL, SEG_STATS, mark_columns, metric_choices, shown, table_csv
+from ..memo import Memo
+from ..state import CLOSE_HOOKS, AppView
 
 #: bootstrap settings of every view (the library's defaults: 10,000 resamples, 95 %, seed 0)
 SETTINGS = U.DEFAULTS
@@ -166,7 +167,7 @@ def rank_cell(sort_by: str | None, cells: Sequence[str] = BOARD_STATS) -> str:
 
 
 def board_intervals(app: AppView, mode: str, board, sort_by: str | None = "ord_avg"):
-    """``board`` (a :func:`ts2viz.ui.callbacks.leaderboard` table, any rows and order) with
+    """``board`` (a :func:`ts2viz.ui.callbacks.board.leaderboard` table, any rows and order) with
     ``{cell}_lo``, ``{cell}_hi`` after each stat column and the rank columns ``rank``,
     ``rank_median``, ``rank_lo``, ``rank_hi`` (:func:`ts2viz.uncertainty.rank_intervals` by
     :func:`rank_cell` among every metric the session sees) at the end. Fractions, like the board.
@@ -221,7 +222,7 @@ def rank_text(median, lo, hi) -> str:
 def style_board_intervals(board):
     """The board with intervals (:func:`board_intervals`) as people read it: each stat cell
     ``71.4 [68.0, 74.9]`` (x100) and a :data:`RANK_HEADER` cell ``2 [1, 5]`` after the metric's name; the best
-    value per column marked as in :func:`ts2viz.ui.callbacks.style_leaderboard`. The data underneath
+    value per column marked as in :func:`ts2viz.ui.callbacks.board.style_leaderboard`. The data underneath
     stay numbers (the value; for rank the median rank), so sorting by a column sorts by value."""
     import pandas as pd
 

@@ -5,13 +5,13 @@ first, plain values after; tested without a browser). A *question metric* is a l
 per-question details the app can read:
 
 * a bundled ``TIFA-*``/``DSG-*`` column of the TS2 scores (all but GPT4V): the release's answers
-  (:func:`ts2viz.qa_records.bundled_qa_records`), loaded once per process for every session; DSG
+  (:func:`ts2viz.qa.records.bundled_qa_records`), loaded once per process for every session; DSG
   questions count under the accumulation of the shared data's variant the session shows (``mean`` or
   ``gated``, the header's control);
 * a metric this session scored live from the library (``tifa:``, ``dsg:``, ``gecko:``,
   ``fineeval:``, and the judges ``viescore:``, ``llmscore:`` whose "questions" are their ratings
   with the judge's reasoning): its details are read back from the score cache
-  (:func:`ts2viz.qa_views.cached_details`), no model is loaded.
+  (:func:`ts2viz.qa.views.cached_details`), no model is loaded.
 
 For an image: its questions as a table (:func:`image_questions`) and, for T2I-FineEval, the image
 with its detections and a question's best crop (:func:`boxes_html`). For a SEG: each question's
@@ -31,17 +31,17 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import figures
-from ..display import md_text, plural
-from ..errors import InputError
-from ..qa_details import (FAMILIES, JUDGE_FAMILIES, SOFT_FAMILIES, candidate_label, detail_records, draw_fineeval_boxes,
+from ... import figures
+from ...display import md_text, plural
+from ...errors import InputError
+from ...qa.details import (FAMILIES, JUDGE_FAMILIES, SOFT_FAMILIES, candidate_label, detail_records, draw_fineeval_boxes,
                           question_table)
-from ..qa_records import BUNDLED_DSG_ACCUMULATION, BUNDLED_QA_METRICS, bundled_qa_records
-from ..qa_views import cached_details, edge_question_drops, question_node_accuracy, rank_segs_by_questions
-from .callbacks import ALL, mark_columns
-from .state import AppView
+from ...qa.records import BUNDLED_DSG_ACCUMULATION, BUNDLED_QA_METRICS, bundled_qa_records
+from ...qa.views import cached_details, edge_question_drops, question_node_accuracy, rank_segs_by_questions
+from .common import ALL, mark_columns
+from ..state import AppView
 
-#: what a questions x nodes cell shows: (label, value of :func:`ts2viz.qa_views.question_node_accuracy`)
+#: what a questions x nodes cell shows: (label, value of :func:`ts2viz.qa.views.question_node_accuracy`)
 VALUE_CHOICES = {"correct": "answered right (share of images)", "counted": "counts toward the score (DSG gating)",
                  "score": "question score (mean probability)"}
 #: a question catches the error of an edge when its accuracy drops at least this much along it
@@ -191,7 +191,7 @@ def _live_details(app: AppView, src: QASource, seg) -> dict:
 
 
 def seg_records(app: AppView, metric, seg_id):
-    """QA records (:data:`ts2viz.qa_details.DETAIL_RECORD_COLUMNS`) of ``metric`` for one SEG's images
+    """QA records (:data:`ts2viz.qa.details.DETAIL_RECORD_COLUMNS`) of ``metric`` for one SEG's images
     (cheap: the bundled table is held once per process, live details once per session and SEG)."""
     src = _source(app, metric)
     seg = _seg(app, seg_id)
@@ -252,7 +252,7 @@ def _short_candidate(detail: dict, c: int) -> str:
 
 
 def display_table(family: str, table, detail=None):
-    """A :func:`ts2viz.qa_details.question_table` as people read it: lists joined, ✓/✗, probabilities
+    """A :func:`ts2viz.qa.details.question_table` as people read it: lists joined, ✓/✗, probabilities
     with three decimals, one row per question in the same order (the first column is the question's
     number). The columns that decide the score come first, the answer choices last."""
     import pandas as pd
@@ -338,7 +338,7 @@ def image_questions(app: AppView, metric, seg_id, file_name) -> dict:
     """One image's questions for a question metric.
 
     Returns ``{"family", "title" (markdown), "table" (DataFrame for display, first column the
-    question number), "data" (:func:`ts2viz.qa_details.question_table`), "questions" ((label,
+    question number), "data" (:func:`ts2viz.qa.details.question_table`), "questions" ((label,
     number) pairs), "boxes" (bool: the image has boxes to draw)}``. An image without details gets an
     empty table and a title saying so.
     """
@@ -373,7 +373,7 @@ def question_from_row(table, row) -> int | None:
 
 
 def _image_file(app: AppView, file_name: str):
-    from ..dataset import cached_image
+    from ...dataset import cached_image
 
     return app.dataset.image_path(file_name) or cached_image(app.dataset, file_name)
 
@@ -456,7 +456,7 @@ def _check_value(app: AppView, metric, value) -> str:
 
 
 def node_accuracy(app: AppView, metric, seg_id, value: str = "correct"):
-    """Accuracy of each question in each node of a SEG (:func:`ts2viz.qa_views.question_node_accuracy`)."""
+    """Accuracy of each question in each node of a SEG (:func:`ts2viz.qa.views.question_node_accuracy`)."""
     src = _source(app, metric)
     seg = _seg(app, seg_id)
     value = _check_value(app, metric, value)
@@ -530,7 +530,7 @@ def finder_metric(app: AppView, metric, metric_b=None) -> str:
 def question_finder(app: AppView, metric, partition: str = ALL, value: str | None = None,
                     min_drop: float = CATCH_DROP, limit: int = FINDER_ROWS):
     """SEGs ranked by how many of their errors no question of ``metric`` notices, worst first
-    (:func:`ts2viz.qa_views.rank_segs_by_questions`), for the failure finder.
+    (:func:`ts2viz.qa.views.rank_segs_by_questions`), for the failure finder.
 
     Columns: ``SEG`` (click opens it), ``missed`` (edges along which no question's value drops by
     ``min_drop``), ``of`` (the SEG's edges), ``drop`` (mean over edges of the largest drop of any

@@ -20,9 +20,9 @@ import threading
 
 import numpy as np
 
-from ..display import md_text
-from ..errors import InputError
-from ..uncertainty import BootstrapSettings
+from ...display import md_text
+from ...errors import InputError
+from ...uncertainty import BootstrapSettings
 
 #: the bundled sets the tab offers (GenAI-Bench 527 has no released metric scores)
 GOLD_SETS = ("tifa160", "imagenhub-t2i", "genaibench-teaser")
@@ -39,7 +39,7 @@ OWN_MARK = " (yours)"
 def add_operator_sets(folders) -> list[str]:
     """Load the operator's rated-set folders (``app.py --gold``) and offer them in the tab; returns
     their names (a folder's ``gold.json`` name or the folder name). Bad input raises InputError."""
-    from ..gold import BUNDLED, load_gold
+    from ...gold import BUNDLED, load_gold
 
     names = []
     for folder in folders:
@@ -78,7 +78,7 @@ def check_gold(name: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def rated(name: str):
-    from ..gold import load_gold
+    from ...gold import load_gold
 
     check_gold(name)
     with _OPERATOR_LOCK:
@@ -96,7 +96,7 @@ def session_rated(name: str, own=None):
 
 def own_result(name: str, rating_set: str, own=None):
     """The session's own metrics on the set (None when it uploaded none for it)."""
-    from ..metaeval.humaneval import evaluate_rated
+    from ...metaeval.humaneval import evaluate_rated
 
     if not own or not own.metrics(name):
         return None
@@ -120,7 +120,7 @@ def rating_sets(name: str) -> list[str]:
 
 @functools.lru_cache(maxsize=None)
 def result(name: str, rating_set: str):
-    from ..metaeval.humaneval import evaluate_rated
+    from ...metaeval.humaneval import evaluate_rated
 
     g = rated(name)
     if rating_set not in rating_sets(name):
@@ -138,8 +138,8 @@ CLUSTER_STAT = {"point-wise": "spearman", "pair-wise": "pairwise_acc"}
 def clusters(name: str, rating_set: str, stat: str) -> dict:
     """Significance cluster per metric (``ts2viz humaneval --clusters`` defaults: one-sided paired
     permutation tests, p <= 0.05, 1,000 permutations with early stopping, seed 0, no correction)."""
-    from ..metaeval.humaneval import rated_score_rows
-    from ..significance.gold import GoldStatistic, gold_clusters
+    from ...metaeval.humaneval import rated_score_rows
+    from ...significance.gold import GoldStatistic, gold_clusters
 
     g = rated(name)
     r = result(name, rating_set)
@@ -246,7 +246,7 @@ def scatter_figure(name: str, rating_set: str, metric: str, own=None):
     colour); hover shows the image id and prompt, ``customdata`` holds the image id (a click on a
     point shows that image: :func:`image_detail`). Built with :func:`ts2viz.figures.figure` (send it
     with ``page_plot``)."""
-    from ..figures import figure
+    from ...figures import figure
 
     pts = scatter_data(name, rating_set, metric, own)
     traces = []
@@ -273,7 +273,7 @@ def scatter_figure(name: str, rating_set: str, metric: str, own=None):
 
 @functools.lru_cache(maxsize=1)
 def _cross_long():
-    from ..gold.crossgold import cross_gold
+    from ...gold.crossgold import cross_gold
 
     return cross_gold(bootstrap=CROSS_BOOTSTRAP)
 
@@ -282,7 +282,7 @@ def cross_gold_table(own=None):
     """Metric families x gold standards: 'rank [low–high]' (value), one row per family. A session's
     own metrics join as rows ``NAME (yours)`` on the sets it uploaded them for, ranked with the
     shared families of that set (the set's column is recomputed for that session)."""
-    from ..gold.crossgold import CROSS_NAMES, rated_rank_rows
+    from ...gold.crossgold import CROSS_NAMES, rated_rank_rows
 
     t = _cross_long()
     if own:
@@ -371,7 +371,7 @@ def image_detail(name: str, image_id: str, own=None):
 
 def placeholder_html(image_id: str | None) -> str:
     """The image's place when the set has no pixels for it: a box with the image id."""
-    from ..display import html_text
+    from ...display import html_text
 
     text = html_text(image_id) if image_id else "click a point of the scatter"
     return (f"<div class='gold-image-placeholder' style='border:1px dashed #999;border-radius:6px;padding:24px 8px;"

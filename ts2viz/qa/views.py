@@ -1,8 +1,8 @@
 """Question-level views of a QA metric (TIFA, DSG) on a SEG dataset, as tables for the app and for users.
 
-All functions take a QA records table (:mod:`ts2viz.qa_records`: bundled with
-:func:`~ts2viz.qa_records.bundled_qa_records`, live-scored with :func:`cached_qa_records` or
-:func:`~ts2viz.qa_records.records_from_details`) for **one** metric and return pandas DataFrames:
+All functions take a QA records table (:mod:`ts2viz.qa.records`: bundled with
+:func:`~ts2viz.qa.records.bundled_qa_records`, live-scored with :func:`cached_qa_records` or
+:func:`~ts2viz.qa.records.records_from_details`) for **one** metric and return pandas DataFrames:
 
 * :func:`image_question_table`: one image's questions, answers, mapped choices and correctness (DSG:
   parents and whether the question counted);
@@ -14,7 +14,7 @@ All functions take a QA records table (:mod:`ts2viz.qa_records`: bundled with
 
 "Accuracy" is the share of a node's images on which a question is answered correctly (``value=
 "correct"``) or counts toward the score (``value="counted"``, DSG gating applied); for records with a
-``score`` column (:func:`ts2viz.qa_details.detail_records`: Gecko, T2I-FineEval, likelihood scores)
+``score`` column (:func:`ts2viz.qa.details.detail_records`: Gecko, T2I-FineEval, likelihood scores)
 ``value="score"`` averages the questions' own values instead.
 
 :func:`cached_details` reads any metric's per-image details back from the score cache.
@@ -25,8 +25,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import InputError
-from .qa_records import with_counted
+from ..errors import InputError
+from .records import with_counted
 
 VALUES = ("correct", "counted", "score")
 
@@ -55,7 +55,7 @@ def image_question_table(records, file_name: str, *, metric: str | None = None, 
 
     Parameters
     ----------
-    records : QA records (see :mod:`ts2viz.qa_records`).
+    records : QA records (see :mod:`ts2viz.qa.records`).
     file_name : the image.
     metric : which metric of ``records`` (needed only when ``records`` holds several).
     accumulation : DSG accumulation deciding ``counted`` (``gated`` or ``mean``).
@@ -243,8 +243,8 @@ def cached_details(config_hash: str, dataset, file_names: Sequence[str] | None =
     ``{file_name: details}`` for the images whose details are cached, in ``file_names`` order; images
     not scored yet (or without an image file) are absent.
     """
-    from .dataset import cached_image
-    from .engine.cache import ScoreCache
+    from ..dataset import cached_image
+    from ..engine.cache import ScoreCache
 
     names = list(dataset.file_names if file_names is None else file_names)
     with ScoreCache(cache_dir) as cache:
@@ -275,10 +275,10 @@ def cached_qa_records(metric, dataset, file_names: Sequence[str] | None = None, 
 
     Returns
     -------
-    QA records (:data:`ts2viz.qa_records.RECORD_COLUMNS`) named by ``metric.spec`` for the images
+    QA records (:data:`ts2viz.qa.records.RECORD_COLUMNS`) named by ``metric.spec`` for the images
     whose per-question details are cached; images not scored yet are absent.
     """
-    from .qa_records import records_from_details
+    from .records import records_from_details
 
     kind = getattr(metric, "kind", None)
     if kind not in ("tifa", "dsg") or not getattr(metric, "has_details", False):

@@ -34,10 +34,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .errors import InputError
-from .metrics.accumulation import canonical_accumulation, counted_by_edges
-from .metrics.questions import parse_parents
-from .paths import bundled_data_dir
+from ..errors import InputError
+from .accumulation import canonical_accumulation, counted_by_edges
+from .questions import parse_parents
+from ..paths import bundled_data_dir
 
 RECORD_COLUMNS = ("metric", "kind", "file_name", "question_id", "question", "choices", "expected", "parents",
                   "answer", "mapped", "correct")
@@ -128,7 +128,7 @@ def with_counted(records, accumulation: str):
     For TIFA rows ``counted == correct``. For DSG rows it follows ``accumulation`` (``gated`` =
     ``transitive``: a question counts when it is correct and all its parents count; ``direct``: when
     it and its direct parents are correct; ``mean``: ``counted == correct``; see
-    :mod:`ts2viz.metrics.accumulation`). Returns a new DataFrame; ``records`` is not changed.
+    :mod:`ts2viz.qa.accumulation`). Returns a new DataFrame; ``records`` is not changed.
     """
     rule = canonical_accumulation(accumulation)
     out = records.copy()

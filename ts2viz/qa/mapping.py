@@ -140,8 +140,8 @@ class SBERTMapper(AnswerMapper):
         self.rule = rule
         from transformers import AutoModel, AutoTokenizer
 
-        from .base import check_model_id, hf_load, model_identity, resolve_device
-        from .spec import Spec
+        from ..metrics.base import check_model_id, hf_load, model_identity, resolve_device
+        from ..metrics.spec import Spec
 
         spec = Spec(f"sbert:{model}", "sbert", model)
         try:

@@ -3,14 +3,14 @@
 
 The metrics return their details in shapes of their own (see :mod:`ts2viz.metrics.qa`,
 :mod:`ts2viz.metrics.gecko`, :mod:`ts2viz.metrics.fineeval`; the score cache keeps them, read back
-with :func:`ts2viz.qa_views.cached_details`). This module reads all of them:
+with :func:`ts2viz.qa.views.cached_details`). This module reads all of them:
 
 * :func:`question_table`: one image's questions as a table, with what each family knows about them
   (TIFA/DSG: raw answer, mapped choice, correctness, DSG parents and whether the question counted;
   Gecko: coverage word, NLI score, kept or dropped, choice probabilities, normalised score;
   T2I-FineEval: entity or relation, every candidate crop's P(yes), the best crop, fine and coarse);
-* :func:`detail_records`: QA records (:data:`ts2viz.qa_records.RECORD_COLUMNS` plus ``score``) of any
-  family, for the question-level views of :mod:`ts2viz.qa_views`;
+* :func:`detail_records`: QA records (:data:`ts2viz.qa.records.RECORD_COLUMNS` plus ``score``) of any
+  family, for the question-level views of :mod:`ts2viz.qa.views`;
 * :func:`draw_fineeval_boxes`: a T2I-FineEval image with its detections and, for one question, the
   crop that gave its fine score.
 
@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .errors import InputError
-from .qa_records import RECORD_COLUMNS, records_from_details
+from ..errors import InputError
+from .records import RECORD_COLUMNS, records_from_details
 
 FAMILIES = ("tifa", "dsg", "gecko", "fineeval", "viescore", "llmscore")
 #: families whose details are a judge's ratings with reasoning (one row per rating, not per question)
@@ -226,7 +226,7 @@ def question_table(family: str, detail, *, accumulation: str | None = None):
     """
     import pandas as pd
 
-    from .qa_views import image_question_table
+    from .views import image_question_table
 
     _check_family(family)
     if family in JUDGE_FAMILIES:

@@ -1,0 +1,117 @@
+"""The leaderboard tab's callbacks: the table (sorted, filtered by family), its CSV, the Ord-vs-Sep
+scatter and a visitor's scores file joining the board."""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import figures
+from ...display import plural
+from ...errors import InputError
+from ..state import AppView, metric_family
+from .common import families_filter, write_csv, mark_columns, shown, uploaded_scores_file
+
+BOARD_STATS = ("ord_avg", "sep_avg", "signed_sep_avg", "ord_synth", "sep_synth", "ord_nat", "sep_nat",
+               "ord_real", "sep_real")
+#: uncompressed bytes a scores file's columns may hold per allowed row (Parquet metadata, checked before reading)
+SCORES_DECODED_BYTES_PER_ROW = 1024
+
+
+# -- leaderboard -------------------------------------------------------------------------------------
+
+def leaderboard(app: AppView, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
+                best_first: bool = True):
+    """The leaderboard table: one row per metric, Ord/Sep x Avg/Synth/Nat/Real and the average
+    signed separation (fractions; :func:`style_leaderboard` shows them x100).
+
+    Sorted by ``sort_by`` (a stat column, or ``metric`` for the name); ``best_first`` puts the largest
+    values first, or for names A to Z.
+    """
+    import pandas as pd
+
+    if not app.metrics:
+        return pd.DataFrame(columns=["metric", "dir", *BOARD_STATS, "segs", "family", "source"])
+    mm = app.mm(mode)
+    board = mm.leaderboard(("ord", "sep", "signed_sep"))
+    board = board[["metric"] + [c for c in BOARD_STATS if c in board.columns]]
+    fam = families_filter(families_sel)
+    segs = mm.segs()
+    scored = segs.groupby("metric", sort=False)["ord"].apply(lambda s: int(s.notna().sum()))
+    # the scores right after the name (on a phone the first columns are all that shows), then where it is from
+    board.insert(1, "dir", ["↓" if app.lower_is_better(m) else "↑" for m in board["metric"]])
+    board["segs"] = [int(scored.get(m, 0)) for m in board["metric"]]
+    board["family"] = [metric_family(m) for m in board["metric"]]
+    board["source"] = [app.kind_of(m) for m in board["metric"]]
+    if fam is not None:
+        board = board[board["family"].isin(fam)]
+    if sort_by not in board.columns:
+        sort_by = "ord_avg"
+    ascending = best_first if sort_by == "metric" else not best_first
+    board = board.sort_values(sort_by, ascending=ascending, na_position="last", kind="stable")
+    return mark_columns(pd.DataFrame(board).reset_index(drop=True), x100=BOARD_STATS)
+
+
+def best_cells(board) -> dict[str, int]:
+    """Row position of the best (largest) value of each stat column."""
+    out = {}
+    for c in BOARD_STATS:
+        if c in board.columns and board[c].notna().any():
+            out[c] = int(np.nanargmax(board[c].to_numpy(dtype=float)))
+    return out
+
+
+def style_leaderboard(board):
+    """The board as people read it (:func:`shown`: values x100): best value per column bold on a tinted cell."""
+    best = best_cells(board)
+    nums = [c for c in BOARD_STATS if c in board.columns]
+
+    def mark(col):
+        i = best.get(col.name)
+        return ["font-weight:700;background-color:#e0e7ff;color:#3730a3" if k == i else "" for k in range(len(col))]
+
+    return mark_columns(board, x100=nums).pipe(shown).apply(mark, subset=nums)
+
+
+def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
+                    best_first: bool = True) -> str:
+    """The leaderboard as a CSV (fractions), its rows in the order the table shows them."""
+    board = leaderboard(app, mode, families_sel, sort_by, best_first)
+    cols = ["metric"] + [c for c in BOARD_STATS if c in board.columns]
+    return write_csv(app, board[cols], f"ts2viz-leaderboard-{mode}")
+
+
+def leaderboard_figure(app: AppView, mode: str = "paper", families_sel=None):
+    return figures.ord_sep_scatter(leaderboard(app, mode, families_sel), title=f"Ord vs Sep ({mode} mode)")
+
+def add_scores_file(app: AppView, path, display_name: str | None = None, lower_is_better: str = "") -> str:
+    """Load an uploaded scores file (CSV or Parquet) into the session's workspace. Returns a status line.
+
+    The session's caps hold (files, bytes, rows, metrics). In public mode a file that cannot be read
+    gets a message naming the row but quoting nothing from the file.
+    """
+    from ...scores import IGNORED_COLUMNS, ReadCaps, TooLarge, read_scores
+
+    if not path:
+        raise InputError("choose a scores file (CSV or Parquet) first")
+    p, name = uploaded_scores_file(app, path, display_name, (".csv", ".parquet", ".pq"),
+                                   "scores must be a .csv or .parquet file")
+    limits = app.limits
+    lib = [s.strip() for s in (lower_is_better or "").split(",") if s.strip()]
+    # the caps are checked before the data is read (a few KB of Parquet can stand for gigabytes)
+    caps = ReadCaps(max_rows=limits.max_rows, max_metrics=limits.max_metrics,
+                    max_columns=limits.max_metrics + len(IGNORED_COLUMNS) + 2,
+                    max_decoded_bytes=SCORES_DECODED_BYTES_PER_ROW * limits.max_rows)
+    try:
+        sc = read_scores(p, dataset=app.dataset, lower_is_better=lib, caps=caps)
+    except TooLarge as e:       # names a cap, quotes nothing from the file
+        raise InputError(e.problem, file=name, row=e.row) from None
+    except InputError as e:
+        if app.access.public:
+            at = f"row {e.row}: " if e.row is not None else ""
+            raise InputError(f"{at}not a valid scores file for this dataset (expected a file_name column "
+                             "naming the dataset's images and numeric metric columns)", file=name) from None
+        raise InputError(str(e).replace(str(p), name)) from None
+    if len(sc.file_names) > limits.max_rows:
+        raise InputError(f"{len(sc.file_names)} rows; the limit is {limits.max_rows}", file=name)
+    sc.source = name
+    app.add_table(sc, kind="uploaded", name=name)
+    return f"Loaded {plural(len(sc.metrics), 'metric')} from {name}: {', '.join(sc.metrics)}"

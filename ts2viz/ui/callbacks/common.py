@@ -1,0 +1,176 @@
+"""Helpers every tab's callbacks share: the SEG and metric a view names (checked), family filters,
+tables as people read them (:func:`shown`), CSV downloads into the session's folder, and the checks of a
+visitor's uploaded file. Plain functions of data (see :mod:`ts2viz.ui.callbacks`)."""
+from __future__ import annotations
+
+import html
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ...display import fmt_score, fmt_x100, plural, spreadsheet_safe_frame
+from ...errors import InputError
+from ..state import AppView, metric_family
+
+log = logging.getLogger("ts2viz.ui")
+
+ALL = "All"
+#: the statistics a SEG can be ranked or correlated by
+SEG_STATS = ("ord", "sep", "signed_sep", "delta", "kendall")
+
+#: how seg_view and select_walk produce a figure: ``plot(key, metrics, build)`` with a key naming all
+#: the figure depends on besides the metrics' data, the metrics it shows, and a builder of the figure.
+#: The default builds it; the app passes one that returns cached, serialised plot data.
+Plot = Callable[[tuple, Sequence[str | None], Callable[[], Any]], Any]
+
+
+def build_figure(key: tuple, metrics: Sequence[str | None], build: Callable[[], Any]):
+    return build()
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+def get_seg(app: AppView, seg_id):
+    try:
+        sid = int(seg_id)
+    except (TypeError, ValueError):
+        raise InputError(f"not a SEG id: {seg_id!r}") from None
+    if sid not in app.dataset.segs:
+        raise InputError(f"no SEG with id {sid} in dataset {app.dataset.name}")
+    return app.dataset[sid]
+
+
+def get_metric(app: AppView, metric, *, required: bool = True) -> str | None:
+    if metric in (None, "", "—", "(none)"):
+        if required:
+            raise InputError("choose a metric")
+        return None
+    if metric not in app.metrics:
+        raise InputError(f"no metric {metric!r} loaded (have: {', '.join(app.metrics) or 'none'})")
+    return str(metric)
+
+
+def families_filter(families) -> set[str] | None:
+    if not families:
+        return None
+    fam = {str(f) for f in families}
+    return None if ALL in fam else fam
+
+
+def family_selection(chosen) -> list[str]:
+    """A family filter's value after the visitor added or removed an entry: picking a family while
+    "All" is selected drops "All" (else nothing would change), picking "All" drops the families, and
+    an empty selection means "All" again. ``chosen`` is in the order picked (the last is the newest)."""
+    picked = [str(f) for f in (chosen or [])]
+    if not picked:
+        return [ALL]
+    if ALL in picked and len(picked) > 1:
+        return [ALL] if picked[-1] == ALL else [f for f in picked if f != ALL]
+    return picked
+
+
+def write_csv(app: AppView, df, stem: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:60] or "table"
+    p = app.new_download(f"{stem}.csv")
+    # names and texts from visitors (metric names, file names) never act as spreadsheet formulas
+    spreadsheet_safe_frame(df).to_csv(p, index=False)
+    return str(p)
+
+
+def table_csv(app: AppView, df, stem: str) -> str | None:
+    """Write a table to a CSV file in the session's own downloads folder (made when asked for).
+
+    ``df`` is a DataFrame or a table from :func:`shown`: the file holds the data (fractions), not
+    the x100 display."""
+    from pandas.io.formats.style import Styler
+
+    if isinstance(df, Styler):
+        df = df.data
+    if df is None or len(getattr(df, "columns", [])) == 0:
+        return None
+    return write_csv(app, df, f"ts2viz-{stem}")
+
+
+def mark_columns(df, *, x100=(), scores=()):
+    """Record which columns of a table hold meta-metric values (shown x100) and which hold metric
+    scores (shown with three decimals), for :func:`shown`. Returns ``df``."""
+    df.attrs["x100"] = [c for c in x100 if c in df.columns]
+    df.attrs["scores"] = [c for c in scores if c in df.columns]
+    return df
+
+
+def shown(df):
+    """A table as people read it: the columns :func:`mark_columns` marked are formatted (meta-metric
+    values x100 with one decimal, scores with three, '–' for missing) while the data underneath (what
+    a row click or a CSV download gets) stays in fractions. A pandas Styler, which ``gr.Dataframe``
+    displays."""
+    fmt = {c: fmt_x100 for c in df.attrs.get("x100", []) if c in df.columns}
+    fmt.update({c: fmt_score for c in df.attrs.get("scores", []) if c in df.columns})
+    return df.style.format(fmt)
+
+
+def header_html(app: AppView) -> str:
+    """The page header: the dataset and what is loaded (counts as they are now)."""
+    ds = app.dataset
+    return (f"<div class='brand'><span class='logo'>TS2</span><div><h1>ts2viz</h1>"
+            f"<p>Text-to-image faithfulness metrics, meta-evaluated on semantic error graphs · dataset "
+            f"<b>{html.escape(str(ds.name))}</b>: {plural(len(ds), 'SEG')}, {plural(len(ds.rows), 'image')}, "
+            f"{plural(len(app.metrics), 'metric')}</p></div></div>")
+
+
+def walk_label(walk: Sequence[str]) -> str:
+    return ">".join(dict.fromkeys(walk))
+
+
+# -- metric lists ------------------------------------------------------------------------------------
+
+def families(app: AppView) -> list[str]:
+    return list(dict.fromkeys(metric_family(m) for m in app.metrics))
+
+
+def metric_choices(app: AppView, families_sel=None) -> list[str]:
+    fam = families_filter(families_sel)
+    return [m for m in app.metrics if fam is None or metric_family(m) in fam]
+
+
+def check_stat(stat: str) -> str:
+    if stat not in SEG_STATS:
+        raise InputError(f"unknown statistic {stat!r}: expected one of {', '.join(SEG_STATS)}")
+    return stat
+
+def visitor_file(app: AppView, path) -> Path:
+    """The path of a file a visitor uploaded. In public mode it must lie in the upload folder
+    (``app.access.upload_root``); anything else gets the same message whether it exists or not."""
+    p = Path(str(path))
+    if app.access.public:
+        root = app.access.upload_root
+        real = os.path.realpath(p)
+        base = os.path.realpath(root) if root else None
+        if base is None or os.path.commonpath([real, base]) != base or real == base:
+            raise InputError("upload the file through the page")
+    return p
+
+
+def uploaded_scores_file(app: AppView, path, display_name: str | None, suffixes: tuple[str, ...],
+                         wrong_type: str) -> tuple[Path, str]:
+    """A visitor's scores file, checked before anything of it is read: from the upload folder
+    (:func:`visitor_file`), owned by the session in public mode (deleted with it, whether it loads or
+    not), one of ``suffixes`` (else ``wrong_type`` is the message) and within the session's byte cap.
+    Returns the path and the name messages use (``display_name``, else the file's name)."""
+    p = visitor_file(app, path)
+    if app.access.public:
+        app.workspace.own_file(p)
+    name = display_name or p.name
+    if p.suffix.lower() not in suffixes:
+        raise InputError(wrong_type, file=name)
+    try:
+        size = p.stat().st_size
+    except OSError:
+        raise InputError("upload the file through the page", file=name) from None
+    cap = app.limits.max_upload_bytes
+    if size > cap:
+        mib = 1024 * 1024
+        raise InputError(f"scores file is {size / mib:.1f} MB; the limit is {cap / mib:g} MB", file=name)
+    return p, name

@@ -1,0 +1,265 @@
+"""The live scoring tab's callbacks: metric specs, scoring the dataset's SEGs with a library metric, and
+scoring a visitor's uploaded images against a SEG (with the upload checks)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ... import figures
+from ...display import plural
+from ...errors import InputError
+from ...stats import node_means
+from ..state import AppView
+from .common import get_seg, log, visitor_file
+
+#: the columns of the upload scores table (also its headers while it is empty)
+UPLOAD_COLUMNS = ("image", "score", "closest node (mean)", "percentile in SEG", "vs error-0 mean")
+MAX_PROMPT_CHARS = 1000
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+MAX_UPLOAD_PIXELS = 50_000_000
+MAX_UPLOADS = 16
+#: the longest side an uploaded image is kept at (every metric's processor resizes to far less)
+UPLOAD_DECODE_SIDE = 2048
+IMAGE_FORMATS = {"JPEG", "PNG", "WEBP", "BMP", "GIF", "TIFF"}
+MAX_SPECS = 4
+
+
+# -- live scoring ---------------------------------------------------------------------------------------------
+
+def library_families() -> list[tuple[str, str]]:
+    """The metric library's families (name, description); empty if the library is unavailable."""
+    try:
+        from ...metrics import families as fams
+
+        return [(f.name, f.description) for f in fams()]
+    except Exception:
+        return []
+
+
+def parse_specs(text) -> list[str]:
+    if isinstance(text, (list, tuple)):
+        items = [str(t) for t in text]
+    else:
+        items = re.split(r"[\n,]+", str(text or ""))
+    specs = [s.strip() for s in items if s and s.strip()]
+    if not specs:
+        raise InputError("enter a metric spec such as clipscore:openai/clip-vit-base-patch32")
+    if len(specs) > MAX_SPECS:
+        raise InputError(f"at most {MAX_SPECS} metrics at a time")
+    for s in specs:
+        if len(s) > 300 or ":" not in s:
+            raise InputError(f"malformed metric spec {s[:80]!r}: expected FAMILY:MODEL")
+    return specs
+
+
+def load_metric(app: AppView, spec: str, device: str | None = None):
+    """The loaded metric for a checked spec. In public mode a failure to load is one generic line
+    (the detail, which may name the server's folders, goes to the log)."""
+    try:
+        return app.metric_object(spec, device=device)
+    except Exception as e:  # noqa: BLE001 - public mode hides every detail of a failed load
+        if not app.access.public:
+            raise
+        log.warning("metric %s could not be loaded: %s: %s", spec, type(e).__name__, e)
+        raise InputError(f"{app.access.display_name(spec)}: this metric could not be loaded on the server") from None
+
+
+def require_images(app: AppView, seg_ids: Sequence[int] | None) -> None:
+    """:class:`InputError` unless some images of these SEGs (``None``: all) can be had to score: on disk,
+    in the local hub cache, or from the hub (:func:`ts2viz.dataset.images_available`; a second at most)."""
+    from ...dataset import images_available
+
+    ds = app.dataset
+    wanted = None if seg_ids is None else set(seg_ids)
+    names = [r.file_name for r in ds.rows if wanted is None or r.seg_id in wanted]
+    if images_available(ds, names):
+        return
+    where = "all SEGs" if seg_ids is None else (f"SEG {seg_ids[0]}" if len(seg_ids) == 1 else "these SEGs")
+    if ds.hf_id is not None:
+        import huggingface_hub.constants as hub_constants
+
+        hub = "offline mode is on (HF_HUB_OFFLINE)" if hub_constants.HF_HUB_OFFLINE else "the Hugging Face hub does not answer"
+        why = f"the dataset has no image files here, they are not in the local hub cache, and {hub}"
+    else:
+        why = "the dataset's folder does not hold its image files"
+    raise InputError(f"the images of {where} are not available: {why}. Nothing was scored; scoring needs the "
+                     f"images (start the app on a dataset folder with them: python app.py --data FOLDER)")
+
+
+def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None = None,
+               progress=None) -> str:
+    """Score the current SEG (``scope='seg'``) or all SEGs with library metrics; the results join the
+    session's workspace (its leaderboard and every figure), not other sessions'.
+
+    In public mode each spec must be one the operator offered, the server chooses the device, and
+    one call scores one SEG. The model runs through :func:`ts2viz.ui.gpu.on_gpu`.
+    """
+    from ... import engine
+    from ..gpu import on_gpu
+
+    specs = [app.access.metric_spec(s) for s in parse_specs(specs)]
+    shown = app.access.display_name       # what the visitor sees of a spec (public mode: no folder paths)
+    if scope == "seg":
+        seg_ids = [get_seg(app, seg_id).id]
+    elif app.limits.score_all_segs:
+        seg_ids = None
+    else:
+        raise InputError("scoring all SEGs at once is not available here; score the current SEG")
+    dev = app.access.device(device)
+    app.workspace.require_room([shown(s) for s in specs])
+    require_images(app, seg_ids)              # in a second, before a model is loaded
+    done = []
+    for k, spec in enumerate(specs):
+        if progress is not None:
+            progress(k / len(specs), desc=f"{shown(spec)}: loading the model")
+        metric = load_metric(app, spec, dev)
+
+        def prog(_spec, done_n, total, _k=k):
+            if progress is not None:
+                try:
+                    frac = (done_n / total) if total else 0.0
+                    progress((_k + frac) / len(specs), desc=f"{_spec}: {done_n}/{total} images")
+                except Exception:
+                    pass
+
+        sc = on_gpu(engine.score_dataset)(app.dataset, [metric], seg_ids=seg_ids, device=dev,
+                                          cache_dir=app.cache_root, progress=prog)
+        if not np.isfinite(sc.values).any():
+            raise InputError(f"{shown(spec)}: no image could be scored (are the dataset's images available?)")
+        app.add_table(sc, kind="live", name=f"live:{shown(spec)}")
+        n = int(np.isfinite(sc.values).sum())
+        missing = int(sc.values.size) - n   # e.g. a judge's reply that could not be read: NaN, never 0
+        done.append(f"{sc.metrics[0]} ({plural(n, 'image')}" + (f"; {missing} without a score: see the Questions tab "
+                                                                 "or the warnings" if missing else "") + ")")
+    where = f"SEG {seg_ids[0]}" if seg_ids else "all SEGs"
+    return f"Scored {where} with {', '.join(done)}. The results are in the leaderboard and every figure."
+
+
+def check_upload(path, *, max_bytes: int = MAX_UPLOAD_BYTES, max_pixels: int = MAX_UPLOAD_PIXELS):
+    """Open an uploaded image safely: type, file size and pixel count checked. Returns an RGB PIL image."""
+    from PIL import Image, UnidentifiedImageError
+
+    p = Path(str(path))
+    name = p.name
+    try:
+        size = p.stat().st_size
+    except OSError:
+        raise InputError("upload could not be read", file=name) from None
+    if size == 0:
+        raise InputError("empty file", file=name)
+    if size > max_bytes:
+        raise InputError(f"file is {size / 1e6:.1f} MB; the limit is {max_bytes // (1024 * 1024)} MB", file=name)
+    try:
+        with Image.open(p) as im:
+            fmt = im.format
+            w, h = im.size
+            if fmt not in IMAGE_FORMATS:
+                raise InputError(f"unsupported image type {fmt}; use JPEG, PNG, WebP, BMP, GIF or TIFF", file=name)
+            if w * h > max_pixels:
+                raise InputError(f"image is {w}x{h} pixels; the limit is {max_pixels // 1_000_000} megapixels",
+                                 file=name)
+            if fmt == "JPEG":  # decode large JPEGs at reduced scale; the metrics resize anyway
+                im.draft("RGB", (UPLOAD_DECODE_SIDE, UPLOAD_DECODE_SIDE))
+            im.seek(0)         # an animation's first frame only (the others are never decoded)
+            im.load()
+            frame = im.convert("RGB") if im.mode in ("P", "PA", "1") else im   # palettes resize poorly
+            # kept at most UPLOAD_DECODE_SIDE px a side: 16 uploads of 49 megapixels must not stay in memory
+            # at full size (each is decoded, reduced, and let go before the next; the RGB copy is made of
+            # the reduced one)
+            if max(frame.size) > UPLOAD_DECODE_SIDE:
+                frame.thumbnail((UPLOAD_DECODE_SIDE, UPLOAD_DECODE_SIDE), Image.Resampling.LANCZOS, reducing_gap=3.0)
+            out = frame.convert("RGB") if frame.mode != "RGB" or frame is im else frame
+    except InputError:
+        raise
+    except (UnidentifiedImageError, Image.DecompressionBombError):
+        raise InputError("not a readable image (or a decompression bomb)", file=name) from None
+    except Exception as e:
+        raise InputError(f"not a readable image ({type(e).__name__})", file=name) from None
+    return out
+
+
+def check_prompt(prompt) -> str:
+    p = (prompt or "").strip()
+    if not p:
+        raise InputError("the prompt is empty")
+    if len(p) > MAX_PROMPT_CHARS:
+        raise InputError(f"the prompt has {len(p)} characters; the limit is {MAX_PROMPT_CHARS}")
+    return p
+
+
+def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | None = None,
+                  progress=None) -> dict:
+    """Score uploaded images with one library metric and place them against the current SEG's nodes.
+
+    Returns ``{"table": DataFrame, "figure": fig, "message": str}``. The SEG is scored with the same
+    metric first if it has no scores for it yet (so the comparison is like for like). In public mode
+    the uploads' scores are not kept in the score cache, and the uploaded files are deleted with the
+    session.
+    """
+    import pandas as pd
+    from ... import engine
+    from ..gpu import on_gpu
+
+    paths = [f if isinstance(f, (str, Path)) else getattr(f, "name", None) for f in (files or [])]
+    paths = [p for p in paths if p]
+    if not paths:
+        raise InputError("upload at least one image")
+    if len(paths) > MAX_UPLOADS:
+        raise InputError(f"at most {MAX_UPLOADS} images at a time")
+    prompt = check_prompt(prompt)
+    spec = app.access.metric_spec(parse_specs(spec)[0])
+    paths = [visitor_file(app, p) for p in paths]
+    if app.access.public:
+        for p in paths:
+            app.workspace.own_file(p)
+    images = [check_upload(p) for p in paths]
+    if app.access.public:
+        # the full-size decodes are freed, but the allocator keeps their pages: hand them back now
+        from ..sessions import release_memory
+
+        release_memory()
+    names = [p.name for p in paths]
+    dev = app.access.device(device)
+    metric = load_metric(app, spec, dev)
+    if progress is not None:
+        progress(0.1, desc=f"scoring {plural(len(images), 'upload')} with {app.access.display_name(spec)}")
+    vals = np.asarray(on_gpu(engine.score_images)(metric, images, [prompt] * len(images), cache_dir=app.cache_root,
+                                                   use_cache=not app.access.public), dtype=float)
+    spec = metric.spec
+    seg = get_seg(app, seg_id) if seg_id not in (None, "") else None
+    msg = f"Scored {plural(len(images), 'image')} with {spec}."
+    node_scores: dict[str, np.ndarray] = {}
+    if seg is not None:
+        have = spec in app.metrics and np.isfinite(
+            app.image_scores([im.file_name for n in seg.nodes for im in n.images], [spec])).any()
+        if not have:
+            try:
+                if progress is not None:
+                    progress(0.4, desc=f"scoring SEG {seg.id} with {spec} for comparison")
+                live_score(app, [spec], "seg", seg.id, device)
+                have = True
+            except InputError as e:
+                msg += f" The SEG could not be scored for comparison: {e}"
+        if have:
+            node_scores = app.node_scores(seg.id, spec)
+    levels = {n.label: n.level for n in seg.nodes} if seg is not None else {}
+    lib = not getattr(metric, "higher_is_better", True)
+    rows = []
+    c_image, c_score, c_node, c_pct, c_vs0 = UPLOAD_COLUMNS
+    for name, v in zip(names, vals):
+        row = {c_image: name, c_score: round(float(v), 4)}
+        if node_scores:
+            means = node_means(node_scores)
+            closest = min((k for k in means if np.isfinite(means[k])), key=lambda k: abs(means[k] - v), default=None)
+            row[c_node] = closest
+            allv = np.concatenate([x[~np.isnan(x)] for x in node_scores.values()])
+            row[c_pct] = round(float((allv < v).mean() * 100), 1) if allv.size else float("nan")
+            n0 = np.concatenate([node_scores[k][~np.isnan(node_scores[k])] for k in levels if levels[k] == 0])
+            row[c_vs0] = round(float(v - n0.mean()), 4) if n0.size else float("nan")
+        rows.append(row)
+    fig = figures.landing_figure(levels if node_scores else {}, node_scores, list(zip(names, vals.tolist())),
+                                 metric=spec, lower_is_better=lib)
+    return {"table": pd.DataFrame(rows), "figure": fig, "message": msg}
