@@ -13,14 +13,14 @@ Plain data and functions, no UI: the app's authoring tab calls these.
 """
 from .convert import draft_from_seg, draft_to_seg
 from .draft import ERROR_SEPARATOR, DraftImage, DraftNode, SegDraft, clean_errors
-from .export import canonical, export_dataset, image_locator, import_dataset
-from .hub import push_to_hub
-from .problems import DraftProblem, draft_problems, drafts_problems
+from .export import canonical, dataset_card, export_dataset, image_locator, import_dataset
+from .hub import dataset_files, push_to_hub
+from .problems import DraftProblem, draft_problems, drafts_problems, file_name_problem
 
 __all__ = [
     "DraftNode", "DraftImage", "SegDraft", "clean_errors", "ERROR_SEPARATOR",
-    "DraftProblem", "draft_problems", "drafts_problems",
+    "DraftProblem", "draft_problems", "drafts_problems", "file_name_problem",
     "draft_to_seg", "draft_from_seg",
-    "export_dataset", "import_dataset", "image_locator", "canonical",
-    "push_to_hub",
+    "export_dataset", "import_dataset", "image_locator", "canonical", "dataset_card",
+    "push_to_hub", "dataset_files",
 ]

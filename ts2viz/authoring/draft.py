@@ -9,13 +9,11 @@ Node labels are stored stripped of surrounding blanks (as the loader strips CSV 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
+from ..dataset import ERROR_SEPARATOR, parse_errors
 from ..seg import implied_edges, label_sort_key, parse_label
-
-#: separator of several error descriptions in one cell of ``nodes.csv``
-ERROR_SEPARATOR = ";"
 
 
 def clean_errors(errors: str | Iterable[str]) -> tuple[str, ...]:
@@ -25,7 +23,7 @@ def clean_errors(errors: str | Iterable[str]) -> tuple[str, ...]:
     iterable of strings (each kept whole, blanks stripped; empty ones dropped).
     """
     if isinstance(errors, str):
-        errors = errors.split(ERROR_SEPARATOR)
+        return parse_errors(errors)       # as the loader reads a nodes.csv cell
     return tuple(" ".join(str(e).split()) for e in errors if str(e).strip())
 
 
@@ -36,6 +34,10 @@ class DraftNode:
 
     label: str
     errors: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label", str(self.label).strip())
+        object.__setattr__(self, "errors", tuple(self.errors))
 
     @property
     def level(self) -> int | None:
@@ -62,6 +64,13 @@ class DraftImage:
     node: str | None = None
     source: str = ""
 
+    def __post_init__(self) -> None:
+        # stripped as the loader strips CSV cells, so an export reads back equal
+        object.__setattr__(self, "file_name", str(self.file_name).strip())
+        object.__setattr__(self, "source", str(self.source).strip())
+        if self.node is not None:
+            object.__setattr__(self, "node", str(self.node).strip())
+
 
 @dataclass(frozen=True)
 class SegDraft:
@@ -80,6 +89,9 @@ class SegDraft:
     edges: tuple[tuple[str, str], ...] | None = None
 
     def __post_init__(self) -> None:
+        # stripped as the loader strips CSV cells, so an export reads back equal
+        object.__setattr__(self, "prompt", str(self.prompt).strip())
+        object.__setattr__(self, "partition", str(self.partition).strip())
         object.__setattr__(self, "nodes", tuple(self.nodes))
         object.__setattr__(self, "images", tuple(self.images))
         if self.edges is not None:
