@@ -300,8 +300,15 @@ class _Handler(BaseHTTPRequestHandler):
         kind = payload.get("type") or "model"
         repo_id = "/".join(x for x in (payload.get("organization"), payload.get("name")) if x)
         url = f"{hub.url}/{'datasets/' if kind == 'dataset' else ''}{repo_id}"
-        if (kind, repo_id) in hub.repos:
-            self._error(409, "RepoExists", "You already created this repo", head=False)
+        if (kind, repo_id) in hub.repos:    # as the hub: the conflict names the existing repo's url
+            self.server_hub._record(self.command, self.path, 409)
+            body = json.dumps({"error": "You already created this repo", "url": url}).encode()
+            self.send_response(409)
+            for k, v in (("Content-Type", "application/json"), ("Content-Length", str(len(body))),
+                         ("X-Error-Message", "You already created this repo")):
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
             return
         r = Repo(repo_id, kind, {}, private=payload.get("visibility") == "private" or bool(payload.get("private")))
         hub.repos[(kind, repo_id)] = r
