@@ -360,3 +360,18 @@ def test_importing_authoring_is_light():
             "assert not bad, bad\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+def test_an_image_inside_another_image_and_unwritable_places(tmp_path):
+    d, blobs = apple_draft()
+    nested = d.set_image("u1", file_name="images/0/apple-0.png/b.png")
+    assert [p.message for p in draft_problems(nested)] == [
+        "file_name 'images/0/apple-0.png/b.png' is inside 'images/0/apple-0.png', which is another image's file"]
+    other, _ = apple_draft(1, prefix="v")
+    other = other.set_image("v0", file_name="images/0/apple-0.png/c.png")
+    assert [p.message for p in drafts_problems([d, other])] == [
+        "SEG 1: file_name 'images/0/apple-0.png/c.png' is inside 'images/0/apple-0.png', which is another image's file"]
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(InputError, match="cannot create the dataset folder here"):
+        export_dataset(d, blocker / "ds", blobs)

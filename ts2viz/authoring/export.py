@@ -174,9 +174,13 @@ def export_dataset(drafts: SegDraft | Sequence[SegDraft], folder: str | os.PathL
                              "to bytes cannot tell them apart; pass a function of the image instead", file=folder)
 
     parent = folder.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
     tmp = parent / f".{folder.name}.{uuid.uuid4().hex[:12]}.tmp"
-    tmp.mkdir()
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()
+    except OSError as e:
+        raise InputError(f"cannot create the dataset folder here ({e.strerror or type(e).__name__})",
+                         file=folder) from None
     try:
         meta_rows, edge_rows, node_rows = [], [], []
         for d in drafts:
@@ -201,6 +205,9 @@ def export_dataset(drafts: SegDraft | Sequence[SegDraft], folder: str | os.PathL
             first = str(report.errors[0]) if report.errors else f"image {report.missing_images[0][0]} missing"
             raise InputError(f"the exported dataset does not validate: {first.replace(str(tmp), str(folder))}")
         _swap_in(tmp, folder)
+    except OSError as e:         # a full disk, a permission: one line, nothing left
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise InputError(f"cannot write the dataset ({e.strerror or type(e).__name__})", file=folder) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

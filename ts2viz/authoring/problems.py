@@ -85,6 +85,16 @@ def safe_file_name(name: str, taken: Iterable[str] = (), folder: str = "images")
     return out
 
 
+def _nested_problem(file_name: str, names) -> str | None:
+    """Why ``file_name`` cannot be written beside ``names``: one of its folders is another image's file."""
+    parts = file_name.split("/")
+    for i in range(1, len(parts)):
+        parent = "/".join(parts[:i])
+        if parent in names:
+            return f"file_name {file_name!r} is inside {parent!r}, which is another image's file"
+    return None
+
+
 def draft_problems(draft: SegDraft) -> list[DraftProblem]:
     """Every problem that would stop ``draft`` from exporting and loading, in a stable order:
     the SEG (id, prompt, partition), node labels (well-formed, distinct), error descriptions, images (in
@@ -145,6 +155,10 @@ def draft_problems(draft: SegDraft) -> list[DraftProblem]:
             seen[im.file_name] = im.key
         if "\n" in im.source or "\r" in im.source:
             out.append(DraftProblem(f"image {what}: image_source {im.source!r} spans lines", image=im.key))
+    for fn, key in seen.items():
+        problem = _nested_problem(fn, seen)
+        if problem:
+            out.append(DraftProblem(problem, image=key))
     filled = {im.node for im in draft.images}
     for label in counts:
         if label not in filled:
@@ -199,4 +213,8 @@ def drafts_problems(drafts: Sequence[SegDraft]) -> list[DraftProblem]:
             if fn in where and where[fn] != d.seg_id:
                 out.append(DraftProblem(f"duplicate file_name {fn!r} (SEG {where[fn]} and SEG {d.seg_id})"))
             where.setdefault(fn, d.seg_id)
+    for fn, sid in where.items():          # across SEGs (within one, draft_problems says it)
+        problem = _nested_problem(fn, {f for f, s in where.items() if s != sid})
+        if problem:
+            out.append(DraftProblem(f"SEG {sid}: {problem}"))
     return out
