@@ -167,3 +167,13 @@ def test_cli_push_and_leaderboard_from_the_hub(hub, exported, tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().splitlines() == [f"ts2viz: error: {exported / 'nodes.csv'}, row 2: errors of node 1a are "
                                              f"for SEG 9, which metadata.csv does not have"]
+
+
+def test_push_to_a_hub_that_hangs_fails_fast(exported, hanging_hub, monkeypatch):
+    import time
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    t0 = time.monotonic()
+    with pytest.raises(InputError, match=r"cannot reach the Hugging Face hub \(http://127.0.0.1:\d+\) within 1 s"):
+        push_to_hub(exported, "me/apples", token=TOKEN, endpoint=hanging_hub, probe_timeout=1)
+    assert time.monotonic() - t0 < 10

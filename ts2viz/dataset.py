@@ -364,8 +364,9 @@ def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
     return ds
 
 
-def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
-    """Whether the Hugging Face hub (``HF_ENDPOINT``) answers an HTTP request within ``timeout`` seconds.
+def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT, endpoint: str | None = None) -> bool:
+    """Whether the Hugging Face hub (``endpoint``, default ``HF_ENDPOINT``) answers an HTTP request within
+    ``timeout`` seconds.
 
     Any HTTP answer counts (even an error status): the point is to tell a working network from one that
     fails or stalls, before the hub client starts its long retries.
@@ -373,12 +374,13 @@ def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
     import urllib.error
     import urllib.request
 
-    try:
-        import huggingface_hub.constants as hub_constants
+    if endpoint is None:
+        try:
+            import huggingface_hub.constants as hub_constants
 
-        endpoint = hub_constants.ENDPOINT
-    except ImportError:  # pragma: no cover - huggingface_hub is a requirement
-        endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+            endpoint = hub_constants.ENDPOINT
+        except ImportError:  # pragma: no cover - huggingface_hub is a requirement
+            endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
     try:
         with urllib.request.urlopen(urllib.request.Request(endpoint.rstrip("/") + "/",
                                                            method="HEAD"), timeout=timeout):

@@ -23,7 +23,7 @@ def dataset_files(folder: str | os.PathLike) -> list[str]:
 
 def push_to_hub(folder: str | os.PathLike, repo_id: str, *, token: str | None = None,
                 endpoint: str | None = None, private: bool = False,
-                commit_message: str = DEFAULT_COMMIT_MESSAGE) -> str:
+                commit_message: str = DEFAULT_COMMIT_MESSAGE, probe_timeout: float | None = None) -> str:
     """Upload a dataset folder to the Hugging Face dataset repo ``repo_id`` (created if missing) with
     the ``huggingface_hub`` client, in one commit, and return the URL of the commit.
 
@@ -32,7 +32,8 @@ def push_to_hub(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
     :class:`~ts2viz.errors.InputError` (``ts2viz validate`` lists them all). Only the dataset's files
     are pushed (:func:`dataset_files`). ``endpoint`` defaults to ``HF_ENDPOINT`` / the public hub;
     ``token`` to the client's own (``HF_TOKEN``, ``hf auth login``). A hub error (no such owner, no
-    write access, network) is an ``InputError`` naming the repo. Load the result with
+    write access, network) is an ``InputError`` naming the repo; so is a hub that does not answer one
+    probe within ``probe_timeout`` seconds (default :data:`ts2viz.dataset.HUB_PROBE_TIMEOUT`). Load the result with
     ``ts2viz.dataset.load_hf(repo_id)``.
     """
     from ..dataset import validate_folder
@@ -52,7 +53,14 @@ def push_to_hub(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
                          f"({len(report.missing_images)} missing)", file=folder / "metadata.csv", row=row)
     from huggingface_hub import CommitOperationAdd, HfApi
 
+    from ..dataset import HUB_PROBE_TIMEOUT, hub_reachable
+
     api = HfApi(endpoint=endpoint, token=token)
+    probe_timeout = HUB_PROBE_TIMEOUT if probe_timeout is None else probe_timeout
+    # one quick probe first: the client's own retries on a network that drops or stalls take minutes
+    if not hub_reachable(probe_timeout, api.endpoint):
+        raise InputError(f"cannot reach the Hugging Face hub ({api.endpoint}) within {probe_timeout:g} s",
+                         file=repo_id)
     ops = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(folder / p)) for p in dataset_files(folder)]
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
