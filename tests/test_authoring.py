@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -375,3 +376,48 @@ def test_an_image_inside_another_image_and_unwritable_places(tmp_path):
     blocker.write_text("x")
     with pytest.raises(InputError, match="cannot create the dataset folder here"):
         export_dataset(d, blocker / "ds", blobs)
+
+
+BRIGHTNESS = '''
+import numpy as np
+def brightness(images, prompts):
+    return [float(np.asarray(im.convert("L"), dtype=np.float64).mean()) for im in images]
+'''
+
+
+def solid_png(rgb: tuple[int, int, int], size: int = 16) -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (size, size), rgb).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def test_live_scoring_of_a_draft_with_a_user_metric(tmp_path):
+    """Score a draft (finished or not) with a metric through the engine; meta-metrics of the drafts."""
+    from ts2viz.authoring import drafts_to_dataset, score_drafts
+    from ts2viz.metametrics import compute
+
+    (tmp_path / "usermetric.py").write_text(BRIGHTNESS)
+    spec = f"callable:{tmp_path / 'usermetric.py'}:brightness"
+    d, _ = apple_draft()
+    grey = {"u0": 250, "u1": 250, "u2": 180, "u3": 170, "u4": 60, "u5": 60}  # darker with every error
+    blobs = {k: solid_png((v, v, v)) for k, v in grey.items()}
+    unfinished = d.add_image("extra", "images/0/extra.png")       # not in a node yet: still scored
+    blobs["extra"] = solid_png((10, 20, 30))
+    files = {"u5": tmp_path / "u5.png"}
+    files["u5"].write_bytes(blobs["u5"])
+    source = lambda im: files.get(im.key) or blobs[im.key]        # paths and bytes alike
+    sc = score_drafts(unfinished, [spec], source, cache_dir=tmp_path / "cache")
+    assert sc.file_names == [im.file_name for im in unfinished.images]
+    # a grey pixel's luma is its grey level; (10, 20, 30) -> ITU-R 601: 0.299*10 + 0.587*20 + 0.114*30
+    want = [grey[f"u{i}"] for i in range(6)] + [0.299 * 10 + 0.587 * 20 + 0.114 * 30]
+    assert sc.column(sc.metrics[0]) == pytest.approx(want, abs=0.51)
+    mm = compute(drafts_to_dataset(d), sc, mode="spec").segs().set_index("metric")
+    assert mm.loc[sc.metrics[0], "ord"] == pytest.approx(1.0)        # falls along both walks
+    # an image whose pixels cannot be had scores NaN (with a warning), not an error
+    with pytest.warns(UserWarning):
+        sc2 = score_drafts(d, spec, lambda im: None if im.key == "u2" else blobs[im.key], cache_dir=tmp_path / "cache")
+    assert np.isnan(sc2.get("images/0/apple-2.png", sc2.metrics[0])) and sc2.get("images/0/apple-0.png", sc2.metrics[0]) == pytest.approx(250, abs=0.51)
+    with pytest.raises(InputError, match="duplicate file_name"):
+        score_drafts([d, d.with_seg_id(1)], spec, blobs)

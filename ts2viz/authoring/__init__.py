@@ -16,6 +16,7 @@ from ..dataset import ERROR_SEPARATOR
 from .draft import DraftImage, DraftNode, SegDraft, canonical, clean_errors
 from .export import dataset_card, export_dataset, image_locator, import_dataset
 from .hub import dataset_files, push_to_hub
+from .scoring import score_drafts
 from .problems import DraftProblem, draft_problems, drafts_problems, file_name_problem, safe_file_name
 
 __all__ = [
@@ -23,5 +24,5 @@ __all__ = [
     "DraftProblem", "draft_problems", "drafts_problems", "file_name_problem",
     "draft_to_seg", "draft_from_seg", "drafts_to_dataset", "safe_file_name",
     "export_dataset", "import_dataset", "image_locator", "canonical", "dataset_card",
-    "push_to_hub", "dataset_files",
+    "push_to_hub", "dataset_files", "score_drafts",
 ]
