@@ -143,6 +143,7 @@ def test_cli_push_and_leaderboard_from_the_hub(hub, exported, tmp_path):
     r = subprocess.run([sys.executable, "-m", "ts2viz", "push", str(exported), "--repo", "me/apples", "--private"],
                        capture_output=True, text=True, cwd=ROOT, timeout=300, env=_env(hub, tmp_path, HF_TOKEN=TOKEN))
     assert r.returncode == 0, r.stderr
+    assert r.stderr == ""                                  # no warning, no progress noise
     repo = hub.repos[("dataset", "me/apples")]
     assert r.stdout.splitlines()[0] == f"pushed {exported} to dataset me/apples: {hub.url}/datasets/me/apples/commit/{repo.commit}"
     assert repo.private

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, InputWarning
 
 DEFAULT_COMMIT_MESSAGE = "Upload SEG dataset made with ts2viz"
 
@@ -16,7 +17,9 @@ def dataset_files(folder: str | os.PathLike) -> list[str]:
     from ..dataset import load_folder
 
     folder = Path(folder)
-    ds = load_folder(folder)
+    with warnings.catch_warnings():      # the folder's warnings are validate's to give, not this listing's
+        warnings.simplefilter("ignore", InputWarning)
+        ds = load_folder(folder)
     own = [n for n in ("metadata.csv", "edges.csv", "nodes.csv", "README.md") if (folder / n).is_file()]
     return own + [r.file_name for r in ds.rows]
 
