@@ -421,3 +421,75 @@ def test_live_scoring_of_a_draft_with_a_user_metric(tmp_path):
     assert np.isnan(sc2.get("images/0/apple-2.png", sc2.metrics[0])) and sc2.get("images/0/apple-0.png", sc2.metrics[0]) == pytest.approx(250, abs=0.51)
     with pytest.raises(InputError, match="duplicate file_name"):
         score_drafts([d, d.with_seg_id(1)], spec, blobs)
+
+
+# -- zip download / upload ------------------------------------------------------------------------------
+
+def _zip(path: Path, entries: dict[str, bytes], *, symlink: str | None = None) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+        if symlink:
+            info = zipfile.ZipInfo(symlink)
+            info.external_attr = (0o120777 << 16)
+            z.writestr(info, "/etc/passwd")
+    return path
+
+
+def test_pack_and_unpack_a_dataset(tmp_path):
+    import zipfile
+
+    from ts2viz.authoring import pack_dataset, unpack_dataset
+
+    d, blobs = apple_draft()
+    out = export_dataset(d, tmp_path / "apples", blobs)
+    (out / "stray.txt").write_text("not part of the dataset")
+    z = pack_dataset(out, tmp_path / "apples.zip")
+    with zipfile.ZipFile(z) as zf:
+        names = sorted(zf.namelist())
+    assert names == sorted(["apples/metadata.csv", "apples/nodes.csv", "apples/README.md"]
+                           + [f"apples/{im.file_name}" for im in d.images])
+    back = unpack_dataset(z, tmp_path / "unpacked")
+    assert import_dataset(back) == [canonical(d, rekey=True)]
+    assert (back / "images/0/apple-4.png").read_bytes() == blobs["u4"]
+    # a zip made by hand with the files at its top works too
+    flat = _zip(tmp_path / "flat.zip", {n: (out / n).read_bytes() for n in ["metadata.csv", "nodes.csv"]
+                                        + [im.file_name for im in d.images]})
+    assert load_folder(unpack_dataset(flat, tmp_path / "flat")).segs == load_folder(out).segs
+
+
+@pytest.mark.parametrize("entries, says", [
+    ({"metadata.csv": b"x", "../evil.png": b"x"}, "zip entry: file_name '../evil.png' has an empty, '.' or '..' part"),
+    ({"metadata.csv": b"x", "/abs.png": b"x"}, "is an absolute path"),
+    ({"a.png": b"x"}, "the zip holds no metadata.csv"),
+    ({"metadata.csv": b"id,target_prompt,file_name,image_source,rank\n0,p,a.png,SD,1\n", "a.png": b"x"},
+     "metadata.csv, row 2: SEG 0 has no error-0 node (labels: 1)"),
+    ({"metadata.csv": b"x" * 3000}, "the zip unpacks to 3,000 bytes; at most 2,000 are accepted"),
+])
+def test_unpack_refuses_bad_zips_and_leaves_nothing(tmp_path, entries, says):
+    from ts2viz.authoring import unpack_dataset
+
+    z = _zip(tmp_path / "in.zip", entries)
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(InputError) as e:
+        unpack_dataset(z, work / "ds", max_total_bytes=2000)
+    assert says in str(e.value) and "\n" not in str(e.value) and str(tmp_path) not in str(e.value)
+    assert list(work.iterdir()) == []
+
+
+def test_unpack_refuses_links_caps_and_non_zips(tmp_path):
+    from ts2viz.authoring import unpack_dataset
+
+    z = _zip(tmp_path / "link.zip", {"metadata.csv": b"x"}, symlink="images/a.png")
+    with pytest.raises(InputError, match="'images/a.png' is not a plain file"):
+        unpack_dataset(z, tmp_path / "a")
+    z = _zip(tmp_path / "many.zip", {"metadata.csv": b"x", **{f"images/{i}.png": b"x" for i in range(5)}})
+    with pytest.raises(InputError, match="the zip holds 6 files; at most 5 are accepted"):
+        unpack_dataset(z, tmp_path / "b", max_files=5)
+    (tmp_path / "no.zip").write_bytes(b"PK but not really")
+    with pytest.raises(InputError, match="not a zip file"):
+        unpack_dataset(tmp_path / "no.zip", tmp_path / "c")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.zip", "many.zip", "no.zip"]

@@ -11,6 +11,7 @@ Plain data and functions, no UI: the app's authoring tab calls these.
     draft_problems(d)          # [] when it would load
     export_dataset([d], "my_segs", {"k0": b"...jpeg bytes...", ...})
 """
+from .archive import pack_dataset, unpack_dataset
 from .convert import draft_from_seg, draft_to_seg, drafts_to_dataset
 from ..dataset import ERROR_SEPARATOR
 from .draft import DraftImage, DraftNode, SegDraft, canonical, clean_errors
@@ -24,5 +25,5 @@ __all__ = [
     "DraftProblem", "draft_problems", "drafts_problems", "file_name_problem",
     "draft_to_seg", "draft_from_seg", "drafts_to_dataset", "safe_file_name",
     "export_dataset", "import_dataset", "image_locator", "canonical", "dataset_card",
-    "push_to_hub", "dataset_files", "score_drafts",
+    "push_to_hub", "dataset_files", "score_drafts", "pack_dataset", "unpack_dataset",
 ]
