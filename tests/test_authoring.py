@@ -493,3 +493,23 @@ def test_unpack_refuses_links_caps_and_non_zips(tmp_path):
     with pytest.raises(InputError, match="not a zip file"):
         unpack_dataset(tmp_path / "no.zip", tmp_path / "c")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.zip", "many.zip", "no.zip"]
+
+
+def test_preview_draws_the_sound_part_of_an_unfinished_draft():
+    from ts2viz.authoring import preview_seg
+
+    d, _ = apple_draft()
+    assert preview_seg(d) == draft_to_seg(d) and preview_seg(d).nodes == draft_to_seg(d).nodes
+    assert preview_seg(SegDraft("p")) is None
+    assert preview_seg(d.rename_node("0", "1c")) is None                    # no error-0 node yet
+    messy = (d.unassign("u2")                       # 1a loses its only image
+             .add_node("x").add_image("z", "images/z.png", "x")            # malformed label
+             .add_edge("2", "1b")                                           # backwards: left out
+             .remove_edge("0", "1b"))                                       # 1b now unreachable
+    assert draft_problems(messy)
+    seg = preview_seg(messy)
+    # explicit edges kept: 0->1a (1a has no image, dropped), 1a->2, 1b->2; so 2 is reachable only via 1a/1b
+    assert seg.labels == ("0",) and seg.walks() == [("0",)]
+    seg = preview_seg(messy, include_empty=True)
+    assert seg.labels == ("0", "1a", "2") and seg.walks() == [("0", "1a", "2")]
+    assert seg.node("2").errors == ("no apple", "table not wooden") and len(seg.node("1a").images) == 0

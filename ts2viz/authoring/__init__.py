@@ -12,7 +12,7 @@ Plain data and functions, no UI: the app's authoring tab calls these.
     export_dataset([d], "my_segs", {"k0": b"...jpeg bytes...", ...})
 """
 from .archive import pack_dataset, unpack_dataset
-from .convert import draft_from_seg, draft_to_seg, drafts_to_dataset
+from .convert import draft_from_seg, draft_to_seg, drafts_to_dataset, preview_seg
 from ..dataset import ERROR_SEPARATOR
 from .draft import DraftImage, DraftNode, SegDraft, canonical, clean_errors
 from .export import dataset_card, export_dataset, image_locator, import_dataset
@@ -23,7 +23,7 @@ from .problems import DraftProblem, draft_problems, drafts_problems, file_name_p
 __all__ = [
     "DraftNode", "DraftImage", "SegDraft", "clean_errors", "ERROR_SEPARATOR",
     "DraftProblem", "draft_problems", "drafts_problems", "file_name_problem",
-    "draft_to_seg", "draft_from_seg", "drafts_to_dataset", "safe_file_name",
+    "draft_to_seg", "draft_from_seg", "drafts_to_dataset", "preview_seg", "safe_file_name",
     "export_dataset", "import_dataset", "image_locator", "canonical", "dataset_card",
     "push_to_hub", "dataset_files", "score_drafts", "pack_dataset", "unpack_dataset",
 ]
