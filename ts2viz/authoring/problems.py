@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ..dataset import ERROR_SEPARATOR
 from ..seg import edge_problem, missing_node_problem, no_root_problem, parse_label, unreachable_problem
@@ -85,12 +85,12 @@ def safe_file_name(name: str, taken: Iterable[str] = (), folder: str = "images")
     return out
 
 
-def _nested_problem(file_name: str, names) -> str | None:
-    """Why ``file_name`` cannot be written beside ``names``: one of its folders is another image's file."""
+def _nested_problem(file_name: str, is_image: Callable[[str], bool]) -> str | None:
+    """Why ``file_name`` cannot be written: one of its folders is another image's file (``is_image``)."""
     parts = file_name.split("/")
     for i in range(1, len(parts)):
         parent = "/".join(parts[:i])
-        if parent in names:
+        if is_image(parent):
             return f"file_name {file_name!r} is inside {parent!r}, which is another image's file"
     return None
 
@@ -156,7 +156,7 @@ def draft_problems(draft: SegDraft) -> list[DraftProblem]:
         if "\n" in im.source or "\r" in im.source:
             out.append(DraftProblem(f"image {what}: image_source {im.source!r} spans lines", image=im.key))
     for fn, key in seen.items():
-        problem = _nested_problem(fn, seen)
+        problem = _nested_problem(fn, seen.__contains__)
         if problem:
             out.append(DraftProblem(problem, image=key))
     filled = {im.node for im in draft.images}
@@ -214,7 +214,7 @@ def drafts_problems(drafts: Sequence[SegDraft]) -> list[DraftProblem]:
                 out.append(DraftProblem(f"duplicate file_name {fn!r} (SEG {where[fn]} and SEG {d.seg_id})"))
             where.setdefault(fn, d.seg_id)
     for fn, sid in where.items():          # across SEGs (within one, draft_problems says it)
-        problem = _nested_problem(fn, {f for f, s in where.items() if s != sid})
+        problem = _nested_problem(fn, lambda p, sid=sid: where.get(p, sid) != sid)
         if problem:
             out.append(DraftProblem(f"SEG {sid}: {problem}"))
     return out
