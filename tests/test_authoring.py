@@ -530,3 +530,20 @@ def test_the_readme_example_runs(tmp_path, monkeypatch):
     d = scope["d"]
     assert draft_problems(d) == [] and d.edges[-1] == ("0", "2")
     assert import_dataset(tmp_path / "my_segs") == [canonical(d, rekey=True)]
+
+
+def test_all_of_ts2_as_drafts():
+    """Every TS2 SEG as a draft passes every check and gives back the same SEGs (and rows)."""
+    from ts2viz.authoring import drafts_to_dataset
+
+    ts2 = load_bundled()
+    drafts = [draft_from_seg(ts2, s) for s in ts2.segs]
+    assert drafts_problems(drafts) == []
+    ds = drafts_to_dataset(drafts, name="ts2")
+    assert ds.segs == ts2.segs and ds.is_ts2
+    assert sorted((r.seg_id, r.file_name, r.label, r.partition, r.image_source) for r in ds.rows) == \
+        sorted((r.seg_id, r.file_name, r.label, r.partition, r.image_source) for r in ts2.rows)
+    # a draft has one prompt per SEG: the SEG's (the release's one stray row, in SEG 3, takes it)
+    stray = [(r.seg_id, r.file_name) for r in ts2.rows if r.prompt != ts2[r.seg_id].prompt]
+    assert stray == [(3, "images/003-08.jpg")]
+    assert all(r.prompt == ts2[r.seg_id].prompt for r in ds.rows)
