@@ -59,7 +59,9 @@ def dataset_card(drafts: Sequence[SegDraft], name: str) -> str:
         "made with ts2viz for meta-evaluating text-to-image faithfulness metrics as "
         "T2IScoreScore does: in each SEG, one prompt and its images grouped into nodes by how many errors "
         "they contain; a good metric's scores fall as errors rise along every walk (Ord) and separate the "
-        "nodes (Sep).",
+        "nodes (Sep). The format and the meta-metrics are those of T2IScoreScore (Saxon et al., 2024, "
+        "\"Who Evaluates the Evaluations? Objectively Scoring Text-to-Image Prompt Coherence Metrics with "
+        "T2IScoreScore (TS2)\").",
         "",
         "## Load it",
         "",
