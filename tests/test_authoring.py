@@ -547,3 +547,17 @@ def test_all_of_ts2_as_drafts():
     stray = [(r.seg_id, r.file_name) for r in ts2.rows if r.prompt != ts2[r.seg_id].prompt]
     assert stray == [(3, "images/003-08.jpg")]
     assert all(r.prompt == ts2[r.seg_id].prompt for r in ds.rows)
+
+
+def test_warnings_that_do_not_stop_an_export():
+    from ts2viz.authoring import draft_warnings
+
+    d, _ = apple_draft()
+    assert draft_warnings(d) == []
+    w = [p.message for p in draft_warnings(d.set_node_errors("0", "no table").set_node_errors("1a", "no apple; no table"))]
+    assert w == ["node 0 is an error-0 node (it matches the prompt) but lists errors: no table",
+                 "node 1a lists 2 errors but its label says 1"]
+    flat = SegDraft("p").add_node("0").add_image("k", "images/k.png", "0")
+    assert [p.message for p in draft_warnings(flat)] == [
+        "the SEG has one error level (0); a walk needs two, so Ord and Sep are undefined for it"]
+    assert draft_problems(flat) == []

@@ -18,11 +18,11 @@ from .draft import DraftImage, DraftNode, SegDraft, canonical, clean_errors
 from .export import dataset_card, export_dataset, image_locator, import_dataset
 from .hub import dataset_files, push_to_hub
 from .scoring import score_drafts
-from .problems import DraftProblem, draft_problems, drafts_problems, file_name_problem, safe_file_name
+from .problems import DraftProblem, draft_problems, draft_warnings, drafts_problems, file_name_problem, safe_file_name
 
 __all__ = [
     "DraftNode", "DraftImage", "SegDraft", "clean_errors", "ERROR_SEPARATOR",
-    "DraftProblem", "draft_problems", "drafts_problems", "file_name_problem",
+    "DraftProblem", "draft_problems", "draft_warnings", "drafts_problems", "file_name_problem",
     "draft_to_seg", "draft_from_seg", "drafts_to_dataset", "preview_seg", "safe_file_name",
     "export_dataset", "import_dataset", "image_locator", "canonical", "dataset_card",
     "push_to_hub", "dataset_files", "score_drafts", "pack_dataset", "unpack_dataset",

@@ -218,3 +218,31 @@ def drafts_problems(drafts: Sequence[SegDraft]) -> list[DraftProblem]:
         if problem:
             out.append(DraftProblem(f"SEG {sid}: {problem}"))
     return out
+
+
+def draft_warnings(draft: SegDraft) -> list[DraftProblem]:
+    """What loads but may not be what the author means (not problems: an export goes ahead), one line
+    each: a SEG with one error level only (no walk has two levels, so Ord and Sep are undefined for it),
+    an error-0 node that lists errors (it should match the prompt), a node listing more errors than its
+    error count."""
+    out: list[DraftProblem] = []
+    levels: dict[str, int] = {}
+    for n in draft.nodes:
+        try:
+            levels[n.label] = parse_label(n.label)
+        except ValueError:
+            continue
+    if levels and len(set(levels.values())) == 1:
+        out.append(DraftProblem(f"the SEG has one error level ({next(iter(levels.values()))}); a walk needs two, "
+                                f"so Ord and Sep are undefined for it"))
+    for n in draft.nodes:
+        lv = levels.get(n.label)
+        if lv is None or not n.errors:
+            continue
+        if lv == 0:
+            out.append(DraftProblem(f"node {n.label} is an error-0 node (it matches the prompt) but lists "
+                                    f"errors: {'; '.join(n.errors)}", node=n.label))
+        elif len(n.errors) > lv:
+            out.append(DraftProblem(f"node {n.label} lists {len(n.errors)} errors but its label says "
+                                    f"{lv}", node=n.label))
+    return out
