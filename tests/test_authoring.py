@@ -561,3 +561,8 @@ def test_warnings_that_do_not_stop_an_export():
     assert [p.message for p in draft_warnings(flat)] == [
         "the SEG has one error level (0); a walk needs two, so Ord and Sep are undefined for it"]
     assert draft_problems(flat) == []
+
+
+def test_partition_spelling_is_the_loaders():
+    assert SegDraft("p", partition=" synth ").partition == "Synth" and SegDraft("p", partition="REAL").partition == "Real"
+    assert SegDraft("p", partition="custom").partition == "custom"

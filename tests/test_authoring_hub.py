@@ -110,6 +110,13 @@ def test_push_then_load_back(hub, exported, tmp_path):
     img = fetch_image(ds, "images/4/apple-3.png")
     assert img is not None and img.read_bytes() == (exported / "images/4/apple-3.png").read_bytes()
 
+    # and imported back for authoring straight from the hub (images fetched on demand)
+    from ts2viz.authoring import image_locator, import_dataset
+
+    drafts = import_dataset("me/apples")
+    assert drafts == import_dataset(exported)
+    assert image_locator(ds)(drafts[1].images[0]).read_bytes() == (exported / drafts[1].images[0].file_name).read_bytes()
+
     # a second push of the same folder sends nothing new (the hub already has every file)
     push_to_hub(exported, "me/apples", token=TOKEN, endpoint=hub.url)
     assert repo.commits == ["SEGs of apples"]

@@ -582,13 +582,20 @@ def read_node_errors(path: Path, problems: Problems | None = None) -> NodeErrorL
     return NodeErrorList(path, out)
 
 
-def _partition(value: str, sid: int, path: Path, line: int, unknown: dict[str, tuple[int, int]]) -> str:
-    """The canonical spelling of a partition cell (``synth`` -> ``Synth``); an unknown value is kept as a
-    partition of its own and reported once (``unknown`` collects value -> (SEG, line))."""
+def canonical_partition(value: str) -> str:
+    """The canonical spelling of a partition name: TS2's (``synth`` -> ``Synth``), else ``value`` as is."""
     for p in PARTITIONS:
         if value.lower() == p.lower():
             return p
-    unknown.setdefault(value, (sid, line))
+    return value
+
+
+def _partition(value: str, sid: int, path: Path, line: int, unknown: dict[str, tuple[int, int]]) -> str:
+    """The canonical spelling of a partition cell (``synth`` -> ``Synth``); an unknown value is kept as a
+    partition of its own and reported once (``unknown`` collects value -> (SEG, line))."""
+    value = canonical_partition(value)
+    if value not in PARTITIONS:
+        unknown.setdefault(value, (sid, line))
     return value
 
 

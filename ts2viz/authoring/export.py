@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from ..dataset import ERROR_SEPARATOR, Dataset, fetch_image, load_folder, validate_folder
+from ..dataset import ERROR_SEPARATOR, Dataset, fetch_image, load_dataset, validate_folder
 from ..errors import InputError
 from .convert import draft_from_seg
 from .draft import DraftImage, SegDraft, canonical
@@ -234,12 +234,13 @@ def _swap_in(tmp: Path, folder: Path) -> None:
 
 
 def import_dataset(source: str | os.PathLike | Dataset) -> list[SegDraft]:
-    """The drafts of a dataset (a folder in ts2viz's format, or a loaded :class:`~ts2viz.dataset.Dataset`),
+    """The drafts of a dataset (a folder in ts2viz's format, a Hugging Face dataset id, ``"ts2"``, or a
+    loaded :class:`~ts2viz.dataset.Dataset`: whatever :func:`ts2viz.dataset.load_dataset` takes),
     one per SEG in id order; images keyed by their file names (see :func:`image_locator` for their
     files). ``import_dataset(export_dataset(drafts, ...)) == [canonical(d, rekey=True) for d in drafts]``
     (drafts in id order). :class:`~ts2viz.errors.InputError` (the loader's first problem) for a folder
     that does not load."""
-    ds = source if isinstance(source, Dataset) else load_folder(Path(source))
+    ds = source if isinstance(source, Dataset) else load_dataset(source)
     return [draft_from_seg(ds, sid) for sid in sorted(ds.segs)]
 
 
