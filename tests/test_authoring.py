@@ -220,6 +220,24 @@ def test_export_loads_validates_and_ranks_a_metric(tmp_path):
     assert lb.loc["rises", "ord_avg"] < lb.loc["falls", "ord_avg"]
 
 
+def test_a_dataset_of_its_own_partitions_loads_without_a_warning(tmp_path):
+    """An authored dataset's own partition ("Custom") is a choice, not a typo: no warning on each load.
+    Beside a SEG in one of TS2's partitions, the same value is reported (a likely misspelling)."""
+    import warnings
+
+    d, blobs = apple_draft(0)
+    out = export_dataset([d, apple_draft(1, prefix="v")[0].with_partition("Medical")], tmp_path / "own",
+                         {**blobs, **apple_draft(1, prefix="v")[1]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = load_folder(out)
+    assert {s.partition for s in ds} == {"Custom", "Medical"}
+    mixed = export_dataset([d, apple_draft(1, prefix="v")[0].with_partition("Synth")], tmp_path / "mixed",
+                           {**blobs, **apple_draft(1, prefix="v")[1]})
+    with pytest.warns(UserWarning, match="partition 'Custom' .* is not one of Synth, Nat, Real"):
+        load_folder(mixed)
+
+
 def test_import_round_trip(tmp_path):
     d, blobs = apple_draft(0)
     d2, blobs2 = apple_draft(3, prefix="v")

@@ -606,7 +606,8 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
     Row numbers in errors are 1-based file lines (the header is line 1). ``edges`` are the rows of the
     dataset's ``edges.csv``: each must name a SEG and nodes that exist (:class:`InputError` naming
     ``edges.csv`` and the row otherwise). A ``partition`` value other than Synth, Nat, Real (any case) is
-    kept as a partition of its own, with an :class:`~ts2viz.errors.InputWarning`. With explicit edges,
+    kept as a partition of its own; beside SEGs in TS2's partitions it is also reported with an
+    :class:`~ts2viz.errors.InputWarning` (a likely misspelling), alone it is the user's choice. With explicit edges,
     every node must be reachable from an error-0 node. ``node_errors`` are the rows of ``nodes.csv``:
     each must name a SEG and a node that exist.
 
@@ -653,7 +654,10 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
         rows.append(ImageRow(sid, fn, rec["target_prompt"], rec["image_source"], label, level, part))
     if not rows and not problems:
         raise InputError("no image rows below the header", file=path)
-    for value, (sid, line) in unknown.items():
+    # A partition of the user's own ("Custom", "Medical") is a choice when no SEG uses TS2's names; beside
+    # TS2's names it is more likely a misspelling ("Synthetic" for "Synth"), so it is reported then.
+    mixed = any(p in PARTITIONS for p, _ in seg_partition.values())
+    for value, (sid, line) in (unknown.items() if mixed else ()):
         n = sum(1 for p, _ in seg_partition.values() if p == value)
         warn_input(f"partition {value!r} (SEG {sid}) is not one of {', '.join(PARTITIONS)}; its {n} SEG(s) "
                    f"form a partition of their own", file=path, row=line)
