@@ -33,11 +33,10 @@ not independent of its prompt's other images), one set of resamples for every me
   the weight of the images below it, so no sort is needed, :mod:`ts2viz.metaeval.rank_bootstrap`),
   computed exactly on small sets and to first order in the prompt counts on large ones
   (``HumanEvalSettings.rank_bootstrap``; :func:`rank_interval_methods` says which, and
-  :meth:`HumanEval.interval_notes` says so beside the results). Exact Spearman costs O(images) per
-  resample and metric (up to :data:`SPEARMAN_EXACT_MAX_IMAGES` images by default); exact Kendall is a
-  quadratic form in the prompt counts (up to :data:`KENDALL_EXACT_MAX_IMAGES` images and
-  :data:`KENDALL_EXACT_MAX_PROMPTS` prompts), tau-b or tau-c (tau-c counts the distinct values each
-  resample holds);
+  :meth:`HumanEval.interval_notes` says so beside the results): exact while images x prompts is at
+  most :data:`RANK_EXACT_MAX_WORK` (Spearman: matrix products of the counts with prompts x values
+  matrices; Kendall: a quadratic form in the prompt counts, tau-b or tau-c, which counts the distinct
+  values each resample holds);
 - the tie-calibrated accuracy keeps the epsilon fitted on the full set (it is not refitted per
   resample); the model-ordering interval is that of ``ordering_kendall`` (the Wilcoxon tests are
   not rerun per resample).
@@ -58,16 +57,13 @@ import numpy as np
 from ..errors import InputError
 from ..uncertainty import DEFAULTS, BootstrapSettings, quantiles, wilcoxon
 from .correlation import kendall, kendall_from_codes, pearson, ranks_codes, spearman, subset_order
-from .rank_bootstrap import RankPlan, kendall_influence, spearman_influence, weighted_spearman_rows
+from .rank_bootstrap import ResampledSpearman, kendall_influence_from_codes, spearman_influence_from_ranks
 from .pairwise import pair_counts, pairs_within, pairwise_accuracy, tie_calibration
 
-#: ``rank_bootstrap="auto"``: Spearman's resamples are exact up to this many images (O(images) per
-#: resample and metric), first-order above
-SPEARMAN_EXACT_MAX_IMAGES = 5000
-#: Kendall's resamples are exact up to this many images and prompts (prompt-by-prompt pair sums:
-#: O(prompts^2) memory and work per resample and metric), first-order above
-KENDALL_EXACT_MAX_IMAGES = 5000
-KENDALL_EXACT_MAX_PROMPTS = 1000
+#: ``rank_bootstrap="auto"``: Spearman's and Kendall's resamples are exact while images x prompts is at
+#: most this (their cost per resample and metric; TIFA160 1.3e5, ImagenHub 1.9e5, GenAI-Bench 1.7e6),
+#: first-order above
+RANK_EXACT_MAX_WORK = 2_000_000
 RANK_BOOTSTRAPS = ("auto", "exact", "linear")
 #: from this many prompts on, the resamples' matrix product runs in float32 (twice as fast; the
 #: resampled statistics then differ from float64 by about 1e-8, ``tests/test_rank_bootstrap.py``)
@@ -224,6 +220,8 @@ class HumanEval:
         """One line per rank statistic whose interval is not from the exact resampled statistic (empty
         when every interval is exact), for printing beside the results."""
         notes = []
+        if self.bootstrap is None:
+            return notes
         for stat, label in (("spearman", "Spearman"), ("kendall", f"Kendall tau-{self.settings.kendall}")):
             if self.interval_methods.get(stat) == "linear":
                 notes.append(f"{label} intervals: first-order (linearised) bootstrap; the set is too large to "
@@ -337,6 +335,8 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
     point: dict = {s: np.full(k, np.nan) for s in ("spearman", "kendall", "kendall_other", "pearson")}
     per_model = {s: np.full((k, M), np.nan) for s in ("spearman", "kendall", "pearson")}
     y_sorted: dict = {}                  # the ratings' order, once per set of usable images
+    methods = {} if bootstrap is None else rank_interval_methods(int((~np.isnan(y)).sum()), P, settings)
+    influence: dict = {}                 # (stat, metric) -> per-image influence (first-order resamples)
     for i in range(k):
         m = ok[i]
         if m.sum() < 2:
@@ -353,6 +353,10 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
         tb, tc = kendall_from_codes(cx, cy, ox)
         point["kendall"][i], point["kendall_other"][i] = (tb, tc) if st.kendall == "b" else (tc, tb)
         point["pearson"][i] = pearson(xv, yv)
+        if methods.get("spearman") == "linear":
+            influence["spearman", i] = spearman_influence_from_ranks(rx, cx, ry, cy)[1]
+        if methods.get("kendall") == "linear":
+            influence["kendall", i] = kendall_influence_from_codes(cx, cy, ox, st.kendall)[1]
         mv = mc[m]
         for j in range(M):
             sel = mv == j
@@ -386,8 +390,8 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
         mmeans = np.nanmean(cells, axis=1)          # (k, M)
         hmeans = np.nanmean(hcells, axis=1)         # (1, M)
     point["ordering_kendall"] = _kendall_small(mmeans, np.broadcast_to(hmeans, mmeans.shape))
-    samples, methods = ({}, {}) if bootstrap is None else _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st,
-                                                                     bootstrap, point)
+    samples = {} if bootstrap is None else _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st, bootstrap,
+                                                      point, methods, influence)
     return HumanEval(tuple(metrics), tuple(str(m) for m in model_names), n_ok, point, per_model, ordering,
                      human_ord, eps, samples, st, bootstrap, methods)
 
@@ -478,7 +482,7 @@ def _kendall_matrices(x, y, ok, pc, P, variant: str = "b"):
         sy = np.sign(yi[:, None] - yi[None, :]).ravel()
 
         def by_cell(w):
-            return np.bincount(cell, weights=w, minlength=P * P).reshape(P, P)
+            return np.bincount(cell, weights=w, minlength=P * P).reshape(P, P).astype(np.float32)
 
         key = m.tobytes()
         if key not in human_ties:                       # the ratings' ties depend only on the mask
@@ -498,13 +502,13 @@ def prompt_resamples(n_prompts: int, boot: BootstrapSettings, chunk_items: int =
     ``rng = numpy.random.default_rng(boot.seed)``, chunk by chunk of at most ``chunk_items`` draws),
     so the resamples depend only on the seed, the resample count and the number of prompts. (The
     draws are made as 32-bit integers, which numpy draws from the very same stream as 64-bit ones
-    below 2**32 prompts, and counted 64 resamples at a time, whose counts stay in the cache.)
+    below 2**32 prompts, and counted 8 resamples at a time, whose counts stay in the cache.)
     """
     B, P = boot.n_resamples, max(int(n_prompts), 1)
     rng = np.random.default_rng(boot.seed)
     chunk = max(1, min(B, chunk_items // P))
     small = np.int32 if P < 2 ** 31 else np.int64
-    step = 64
+    step = 8                                  # resamples per bincount: its counts stay in the L2 cache
     offsets = (np.arange(step, dtype=np.intp) * P)[:, None]
     for start in range(0, B, chunk):
         b = min(chunk, B - start)
@@ -523,64 +527,49 @@ def rank_interval_methods(n_images: int, n_prompts: int, settings: HumanEvalSett
     first-order expansion in the prompt counts, :mod:`ts2viz.metaeval.rank_bootstrap`); Spearman is
     ``"pearson"`` with ``spearman="np-corrcoef"`` (that statistic is Pearson's r, always exact).
 
-    ``settings.rank_bootstrap``: ``"auto"`` is exact up to :data:`SPEARMAN_EXACT_MAX_IMAGES` images
-    (Spearman; O(images) per resample and metric) and up to :data:`KENDALL_EXACT_MAX_IMAGES` images and
-    :data:`KENDALL_EXACT_MAX_PROMPTS` prompts (Kendall; prompt-by-prompt quadratic forms), linear
-    above; ``"exact"`` is exact for Spearman at any size and for Kendall within its limits (linear
-    beyond them: no exact method is affordable there); ``"linear"`` is linear for both.
+    ``settings.rank_bootstrap``: ``"auto"`` is exact while ``n_images * n_prompts`` is at most
+    :data:`RANK_EXACT_MAX_WORK` (the work per resample and metric of either exact method: matrix
+    products with prompts x values matrices for Spearman, prompts x prompts quadratic forms for
+    Kendall), linear above; ``"exact"`` is exact at any size (memory and time grow with
+    images x prompts; Kendall also with prompts^2); ``"linear"`` is linear for both.
     """
     how = settings.rank_bootstrap
-    kendall_fits = n_images <= KENDALL_EXACT_MAX_IMAGES and n_prompts <= KENDALL_EXACT_MAX_PROMPTS
-    if settings.spearman == "np-corrcoef":
-        sp = "pearson"
-    elif how == "exact" or (how == "auto" and n_images <= SPEARMAN_EXACT_MAX_IMAGES):
-        sp = "exact"
-    else:
-        sp = "linear"
-    return {"spearman": sp, "kendall": "exact" if how != "linear" and kendall_fits else "linear"}
+    exact = how == "exact" or (how == "auto" and n_images * n_prompts <= RANK_EXACT_MAX_WORK)
+    method = "exact" if exact else "linear"
+    return {"spearman": "pearson" if settings.spearman == "np-corrcoef" else method, "kendall": method}
 
 
-def _spearman_plans(x, y, ok):
-    """Per metric: (items, x plan, y plan, y position of each x-sorted item) for the exact resamples."""
-    plans = []
-    y_plan: dict = {}
-    for i in range(x.shape[0]):
-        m = ok[i]
-        if m.sum() < 2:
-            plans.append(None)
-            continue
-        key = m.tobytes()
-        if key not in y_plan:
-            y_plan = {key: RankPlan(y[m])}
-        px, py = RankPlan(x[i][m]), y_plan[key]
-        plans.append((np.flatnonzero(m), px, py, np.argsort(py.order, kind="stable")[px.order]))
-    return plans
+def _spearman_exact(x, y, ok, pc, P) -> list:
+    """Per metric, its :class:`ResampledSpearman` (None when it scored fewer than two rated images)."""
+    return [ResampledSpearman(x[i][ok[i]], y[ok[i]], pc[ok[i]], P) if ok[i].sum() >= 2 else None
+            for i in range(x.shape[0])]
 
 
-def _influence_columns(x, y, ok, pc, P, point, st: HumanEvalSettings, methods: dict) -> tuple[np.ndarray, list]:
-    """Per-prompt influences (P, columns) of the statistics resampled to first order, and which
-    (statistic, metric) each column is."""
+def _influence_columns(ok, pc, P, influence: dict) -> tuple[np.ndarray, list]:
+    """Per-prompt influences (P, columns) of the statistics resampled to first order (from per-image
+    influences ``{(stat, metric): psi}``), and which (statistic, metric) each column is."""
     cols, which = [], []
-    for i in range(x.shape[0]):
-        m = ok[i]
-        if m.sum() < 2:
+    for (stat, i), psi in influence.items():
+        if np.isnan(psi).any():                      # the statistic is undefined on the full set
             continue
-        for stat in ("spearman", "kendall"):
-            if methods[stat] != "linear":
-                continue
-            if stat == "spearman":
-                value, psi = spearman_influence(x[i][m], y[m])
-            else:
-                value, psi = kendall_influence(x[i][m], y[m], st.kendall)
-            if value != value:
-                continue
-            cols.append(np.bincount(pc[m], weights=psi, minlength=P))
-            which.append((stat, i))
+        cols.append(np.bincount(pc[ok[i]], weights=psi, minlength=P))
+        which.append((stat, i))
     return (np.stack(cols, axis=1) if cols else np.zeros((P, 0))), which
 
 
+def _distinct_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct columns of ``table`` (in first-seen order) and, per original column, its index
+    among them (a hash of each column's bytes: ``np.unique(axis=1)`` sorts and costs seconds here)."""
+    cols = np.ascontiguousarray(table.T)
+    first: dict = {}
+    back = np.fromiter((first.setdefault(c.tobytes(), len(first)) for c in cols), dtype=np.int64, count=cols.shape[0])
+    pick = np.empty(len(first), dtype=np.int64)
+    pick[back] = np.arange(back.size)                                         # a column of each kind
+    return np.ascontiguousarray(cols[pick].T), back
+
+
 def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings, boot: BootstrapSettings,
-               point: dict):
+               point: dict, methods: dict, influence: dict):
     """Resampled values of every interval statistic (stat -> (k, B)) and how each was computed.
 
     One matrix product per chunk of resamples serves every statistic that is a function of per-prompt
@@ -590,8 +579,6 @@ def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings
     set's sums stay float64) from :data:`FLOAT32_MIN_PROMPTS` prompts on, in float64 below."""
     k, n = x.shape
     B = boot.n_resamples
-    rated = int((~np.isnan(y)).sum())
-    methods = rank_interval_methods(rated, P, st)
     sums = _prompt_sums(x, y, ok, pc, P).reshape(P, k * 6)
     psum = _pair_sums(x, y, pairs, eps, pc, P, st.metric_ties).reshape(P, k * 4)
     M = cells.shape[2]
@@ -599,17 +586,16 @@ def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings
     cm = (~np.isnan(cells)).transpose(1, 0, 2).reshape(P, k * M).astype(float)
     hv = np.nan_to_num(hcells[0])
     hm = (~np.isnan(hcells[0])).astype(float)
-    infl, which = _influence_columns(x, y, ok, pc, P, point, st, methods)
+    infl, which = _influence_columns(ok, pc, P, influence)
     table = np.concatenate([sums, psum, cv, cm, hv, hm, infl], axis=1)
     # many columns repeat (rating sums and masks shared by metrics scored on the same images): the
     # resampled sums are computed once per distinct column
-    table, back = np.unique(table, axis=1, return_inverse=True)
-    back = np.asarray(back).ravel()
+    table, back = _distinct_columns(table)
     base = table.sum(0)
     precision = np.float32 if P >= FLOAT32_MIN_PROMPTS else np.float64
     table32 = table.astype(precision)
     kmat = _kendall_matrices(x, y, ok, pc, P, st.kendall) if methods["kendall"] == "exact" else None
-    splans = _spearman_plans(x, y, ok) if methods["spearman"] == "exact" else None
+    sexact = _spearman_exact(x, y, ok, pc, P) if methods["spearman"] == "exact" else None
     out = {s: np.full((k, B), np.nan) for s in INTERVAL_STATS}
     for start, counts in prompt_resamples(P, boot, dtype=precision):
         b = counts.shape[0]
@@ -637,35 +623,55 @@ def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings
         c3 = c2 + 2 * M
         for c, (stat, i) in enumerate(which):               # first-order resamples: value + influence
             out[stat][i, sl] = np.clip(point[stat][i] + t[:, c3 + c] - base[back[c3 + c]], -1.0, 1.0)
-        if splans is not None:
-            rows = max(1, 2_000_000 // max(n, 1))            # bounds the (rows, images) work arrays
-            for i, plan in enumerate(splans):
-                if plan is None:
-                    continue
-                items, px, py, y_in_x = plan
-                g = pc[items]
-                for r in range(0, b, rows):
-                    W = counts[r:r + rows][:, g].astype(np.float64)
-                    out["spearman"][i, start + r:start + r + W.shape[0]] = weighted_spearman_rows(W, px, py, y_in_x)
+        if sexact is not None or kmat is not None:
+            _exact_rank_resamples(out, sl, counts, sexact, kmat, ok, st.kendall)
+    return out
+
+
+def _exact_rank_resamples(out: dict, sl: slice, counts: np.ndarray, sexact, kmat, ok, variant: str) -> None:
+    """Exact Spearman and Kendall of the resamples ``sl`` into ``out``. Many small matrix products: on
+    one BLAS thread (threads of a BLAS library spin-wait for work, which on a busy machine cost 5x the
+    wall time of TIFA160's resamples; see :func:`_one_blas_thread`)."""
+    with _one_blas_thread():
+        if sexact is not None:
+            for i, f in enumerate(sexact):
+                if f is not None:
+                    out["spearman"][i, sl] = f(counts)
         if kmat is not None:
             cnt = counts.astype(np.float64)
+            c32 = counts.astype(np.float32)
+            # quadratic forms c' Q c: (c @ Q) in float32 is exact (integer sums far below 2**24), the
+            # products with c and their sums in float64
+            quad = lambda Q: ((c32 @ Q).astype(np.float64) * cnt).sum(1)          # noqa: E731
+            rating_ties: dict = {}
             for r, (A, Tx, Ty, sizes, presence) in enumerate(kmat):
                 if not ok[r].any():
                     continue
                 nn = cnt @ sizes
-                quad = lambda Q: ((cnt @ Q) * cnt).sum(1)          # noqa: E731
                 s_ = quad(A) / 2
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    if st.kendall == "b":
+                    if variant == "b":
+                        if id(Ty) not in rating_ties:           # one matrix per set of rated images
+                            rating_ties[id(Ty)] = quad(Ty)
                         n0 = nn * (nn - 1) / 2
                         n1 = (quad(Tx) - nn) / 2
-                        n2 = (quad(Ty) - nn) / 2
+                        n2 = (rating_ties[id(Ty)] - nn) / 2
                         tau = s_ / np.sqrt((n0 - n1) * (n0 - n2))
                     else:                                        # tau-c: distinct values drawn, per side
                         m = np.minimum(*((present(cnt) for present in presence)))
                         tau = np.where(m >= 2, 2.0 * s_ / (nn * nn * (m - 1) / np.maximum(m, 1)), np.nan)
                 out["kendall"][r, sl] = np.clip(tau, -1, 1)
-    return out, methods
+
+
+def _one_blas_thread():
+    """A context that limits BLAS to one thread (threadpoolctl), or does nothing without threadpoolctl."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                                   # optional: only speed depends on it
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
 
 
 def evaluate_rated(rated, *, rating_set: str | None = None, metrics: Sequence[str] | None = None,

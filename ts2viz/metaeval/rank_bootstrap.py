@@ -4,9 +4,9 @@ A bootstrap resample of prompts gives every image a weight ``w_i = c_p`` (how of
 was drawn). The resample's Spearman rho and Kendall tau are those of the resampled data, i.e. of the
 images repeated ``w_i`` times (copies of one image are ties of each other). With
 ``H_ij = 1 if x_j < x_i, 1/2 if x_j == x_i (i = j included), 0 otherwise``, image i's average rank
-in the resample is ``R_i = sum_j w_j H_ij + 1/2``: linear in the counts, so a resample needs no sort,
-only cumulative sums of weights in the full set's order (:func:`weighted_spearman_rows`, O(n) per
-resample; what :func:`ts2viz.metaeval.humaneval.evaluate` computes exactly on small sets).
+in the resample is ``R_i = sum_j w_j H_ij + 1/2``: linear in the counts, so a resample needs no sort
+(:class:`ResampledSpearman` gathers the items into cells of equal (x, y) and writes it as
+matrix products; what :func:`ts2viz.metaeval.humaneval.evaluate` computes exactly on small sets).
 
 Spearman is then cubic and Kendall quadratic in the counts, too costly for every resample of a large
 set (100,000 images x 10,000 resamples). There the resample's statistic is replaced by its first-order
@@ -28,11 +28,6 @@ from __future__ import annotations
 import numpy as np
 
 from .correlation import ranks_codes
-
-
-def _dense_codes(v: np.ndarray) -> tuple[np.ndarray, int]:
-    u, inv = np.unique(v, return_inverse=True)
-    return inv.astype(np.int64).ravel(), int(u.size)
 
 
 def _above(codes: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -58,11 +53,17 @@ def spearman_influence(x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]
     """
     x = np.asarray(x, dtype=np.float64).ravel()
     y = np.asarray(y, dtype=np.float64).ravel()
-    n = x.size
-    if n < 2:
-        return float("nan"), np.full(n, np.nan)
+    if x.size < 2:
+        return float("nan"), np.full(x.size, np.nan)
     rx, cx = ranks_codes(x, np.argsort(x, kind="stable"))
     ry, cy = ranks_codes(y, np.argsort(y, kind="stable"))
+    return spearman_influence_from_ranks(rx, cx, ry, cy)
+
+
+def spearman_influence_from_ranks(rx: np.ndarray, cx: np.ndarray, ry: np.ndarray,
+                                  cy: np.ndarray) -> tuple[float, np.ndarray]:
+    """:func:`spearman_influence` from average ranks and dense codes (:func:`ranks_codes`)."""
+    n = rx.size
     ax, ay = rx - (n + 1) / 2.0, ry - (n + 1) / 2.0
     cxx, cyy, cxy = float((ax * ax).sum()), float((ay * ay).sum()), float((ax * ay).sum())
     if cxx <= 0 or cyy <= 0:
@@ -143,13 +144,24 @@ def kendall_influence(x: np.ndarray, y: np.ndarray, variant: str = "b") -> tuple
     """
     x = np.asarray(x, dtype=np.float64).ravel()
     y = np.asarray(y, dtype=np.float64).ravel()
-    n = x.size
+    if x.size < 2:
+        return float("nan"), np.full(x.size, np.nan)
+    ox = np.argsort(x, kind="stable")
+    return kendall_influence_from_codes(ranks_codes(x, ox)[1], ranks_codes(y, np.argsort(y, kind="stable"))[1],
+                                        ox, variant)
+
+
+def kendall_influence_from_codes(cx: np.ndarray, cy: np.ndarray, order_x: np.ndarray,
+                                 variant: str = "b") -> tuple[float, np.ndarray]:
+    """:func:`kendall_influence` from dense codes (0 .. V - 1, every value used) and a stable argsort
+    of x."""
+    n = cx.size
     nan = (float("nan"), np.full(n, np.nan))
     if n < 2:
         return nan
-    cx, vx = _dense_codes(x)
-    cy, vy = _dense_codes(y)
-    order = np.lexsort((cy, cx))                  # by x, ties by y: a later smaller y is discordant
+    vx, vy = int(cx.max()) + 1, int(cy.max()) + 1
+    key = cx * vy + cy
+    order = order_x[np.argsort(key[order_x], kind="stable")]   # by x, ties by y (nearly sorted: cheap)
     a = cy[order]
     le, lt = prefix_counts(a)
     below_total = np.concatenate([[0], np.cumsum(np.bincount(cy, minlength=vy))])[a]   # all items with y < a
@@ -158,8 +170,12 @@ def kendall_influence(x: np.ndarray, y: np.ndarray, variant: str = "b") -> tuple
     disc[order] = (p - le) + (below_total - lt)   # earlier with larger y + later with smaller y
     tx = np.bincount(cx, minlength=vx).astype(np.float64)
     ty = np.bincount(cy, minlength=vy).astype(np.float64)
-    txy = np.unique(cx * vy + cy, return_inverse=True, return_counts=True)
-    joint = txy[2][txy[1].ravel()].astype(np.float64)
+    ks = key[order]                               # sorted: runs are the joint tie groups
+    new = np.r_[True, ks[1:] != ks[:-1]]
+    starts = np.flatnonzero(new)
+    run = np.diff(np.r_[starts, n])
+    joint = np.empty(n, dtype=np.float64)
+    joint[order] = run[np.cumsum(new) - 1]
     k = (n - tx[cx] - ty[cy] + joint) - 2.0 * disc
     s = float(k.sum())
     if variant == "c":
@@ -178,52 +194,77 @@ def kendall_influence(x: np.ndarray, y: np.ndarray, variant: str = "b") -> tuple
     return float(np.clip(tau, -1, 1)), 2.0 * k / den - tau * ((n - tx[cx]) / X + (n - ty[cy]) / Y)
 
 
-class RankPlan:
-    """One variable's order and tie groups, prepared once for :func:`weighted_ranks`.
+def _below_half(codes: np.ndarray, prompts: np.ndarray, n_codes: int, n_prompts: int) -> np.ndarray:
+    """(prompts, codes): per prompt, its items below each value plus half those at it. A resample's
+    rank of value v is ``counts @ F[:, v] + 1/2``."""
+    cnt = np.bincount(prompts * n_codes + codes, minlength=n_prompts * n_codes).reshape(n_prompts, n_codes)
+    F = np.cumsum(cnt, axis=1, dtype=np.float64)
+    F -= cnt / 2.0
+    return F
 
-    ``order``: argsort of the values (stable); ``starts``: first sorted position of each tie group,
-    None when there are no ties; ``group``: each sorted position's tie group.
+
+class ResampledSpearman:
+    """Spearman's rho of every resample of prompts, exactly (re-ranked), for one metric.
+
+    Items with equal x and equal y (a *cell*) are interchangeable, so a resample needs only: the
+    centred rank of each x value and of each y value (``counts @ F - N / 2``, one matrix product each;
+    F from :func:`_below_half`; the products are of half-integers below 2**23, exact in float32), the
+    weight of each cell (a product with the cells' prompt counts, or a gather when every cell is one
+    item), and then ``C_xy = sum_cells w a^x a^y``, ``C_xx``, ``C_yy`` (float64). Work per resample:
+    O(prompts x (x values + y values + cells)) multiply-adds plus O(cells).
+
+    x, y : NaN-free (n,) values. prompts : (n,) prompt index (0 .. n_prompts - 1) of each item.
     """
 
-    def __init__(self, values: np.ndarray):
-        v = np.asarray(values, dtype=np.float64).ravel()
-        self.order = np.argsort(v, kind="stable")
-        vs = v[self.order]
-        new = np.r_[True, vs[1:] != vs[:-1]] if vs.size else np.zeros(0, bool)
-        self.group = np.cumsum(new) - 1
-        self.starts = None if new.all() else np.flatnonzero(new)
-        self.n_groups = int(new.sum())
+    def __init__(self, x: np.ndarray, y: np.ndarray, prompts: np.ndarray, n_prompts: int):
+        cx, vx = _codes(x)
+        cy, vy = _codes(y)
+        g = np.asarray(prompts, dtype=np.int64).ravel()
+        self.Fx = _below_half(cx, g, vx, n_prompts).astype(np.float32)
+        self.Fy = _below_half(cy, g, vy, n_prompts).astype(np.float32)
+        cells, first, inv = np.unique(cx * vy + cy, return_index=True, return_inverse=True)
+        inv = inv.ravel()
+        self.cell_x, self.cell_y = cx[first], cy[first]
+        if cells.size == cx.size:                  # one item per cell: the cell's weight is its prompt's count
+            self.cell_prompt, self.J = g[first], None
+        else:
+            J = np.zeros((n_prompts, cells.size), dtype=np.float32)
+            np.add.at(J, (g, inv), 1.0)
+            self.cell_prompt, self.J = None, J
+        self.sizes = np.bincount(g, minlength=n_prompts).astype(np.float64)
+
+    def __call__(self, counts: np.ndarray) -> np.ndarray:
+        """Spearman's rho of each resample: ``counts`` (b, n_prompts) -> (b,), NaN where undefined."""
+        counts = np.asarray(counts)
+        out = np.empty(counts.shape[0])
+        rows = max(1, 250_000 // max(self.cell_x.size, 1))     # work arrays of ~2 MB: they stay in the cache
+        for r in range(0, counts.shape[0], rows):
+            out[r:r + rows] = self._rows(counts[r:r + rows])
+        return out
+
+    def _rows(self, counts: np.ndarray) -> np.ndarray:
+        c32 = counts.astype(np.float32)
+        half = (counts.astype(np.float64) @ self.sizes)[:, None] / 2.0
+        ax = (c32 @ self.Fx).astype(np.float64)
+        ax -= half
+        ay = (c32 @ self.Fy).astype(np.float64)
+        ay -= half
+        w = (c32[:, self.cell_prompt] if self.J is None else c32 @ self.J).astype(np.float64)
+        axc, ayc = ax[:, self.cell_x], ay[:, self.cell_y]
+        wx = w * axc
+        cxy = np.einsum("ij,ij->i", wx, ayc)
+        cxx = np.einsum("ij,ij->i", wx, axc)
+        w *= ayc
+        cyy = np.einsum("ij,ij->i", w, ayc)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = cxy / np.sqrt(cxx * cyy)
+        return np.where((cxx > 1e-9) & (cyy > 1e-9), np.clip(r, -1.0, 1.0), np.nan)
 
 
-def weighted_ranks(W: np.ndarray, plan: RankPlan) -> np.ndarray:
-    """Centred average ranks ``R - (N + 1) / 2`` of every item under each row of weights ``W`` (b, n)
-    given in ``plan.order`` (sorted) order: (b, n) in that same order. A weight w is w tied copies;
-    ``N = W.sum(1)``."""
-    cs = np.cumsum(W, axis=1)
-    N = cs[:, -1:]
-    if plan.starts is None:
-        return cs - W / 2.0 + 0.5 - (N + 1.0) / 2.0
-    T = np.add.reduceat(W, plan.starts, axis=1)            # weight of each tie group
-    g = np.cumsum(T, axis=1) - T / 2.0 + 0.5 - (N + 1.0) / 2.0
-    return g[:, plan.group]
+def _codes(v: np.ndarray) -> tuple[np.ndarray, int]:
+    u, inv = np.unique(np.asarray(v, dtype=np.float64).ravel(), return_inverse=True)
+    return inv.astype(np.int64).ravel(), int(u.size)
 
 
-def weighted_spearman_rows(W: np.ndarray, px: RankPlan, py: RankPlan, y_in_x: np.ndarray) -> np.ndarray:
-    """Spearman's rho of the data with item weights ``W`` (b, n) (original item order), for every row:
-    (b,), NaN where undefined. ``px``/``py``: the plans of x and y; ``y_in_x``: for each x-sorted
-    position, the y-sorted position of the same item (``argsort(py.order)[px.order]``)."""
-    Wx = W[:, px.order]
-    ax = weighted_ranks(Wx, px)
-    ay_sorted = weighted_ranks(W[:, py.order], py)
-    ay = ay_sorted[:, y_in_x]
-    wax = Wx * ax
-    cxy = np.einsum("ij,ij->i", wax, ay)
-    cxx = np.einsum("ij,ij->i", wax, ax)
-    cyy = np.einsum("ij,ij->i", Wx * ay, ay)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = cxy / np.sqrt(cxx * cyy)
-    return np.where((cxx > 1e-9) & (cyy > 1e-9), np.clip(r, -1.0, 1.0), np.nan)
-
-
-__all__ = ["RankPlan", "kendall_influence", "prefix_counts", "spearman_influence", "weighted_ranks",
-           "weighted_spearman_rows"]
+__all__ = ["ResampledSpearman", "kendall_influence", "kendall_influence_from_codes", "prefix_counts",
+           "spearman_influence", "spearman_influence_from_ranks"]
