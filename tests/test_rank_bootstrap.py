@@ -208,3 +208,20 @@ def test_methods_by_size_and_setting():
         HumanEvalSettings(rank_bootstrap="fixed-ranks")
     x, h, p, m = rated(10, k=2)
     assert evaluate(x, h, p, m, ["a", "b"], bootstrap=None).interval_notes() == []
+
+
+def test_cli_says_when_rank_intervals_are_first_order(tmp_path, capsys):
+    from test_gold_sets import make_folder
+
+    from ts2viz.cli import main
+
+    folder = make_folder(tmp_path / "set")
+    assert main(["humaneval", "--gold", str(folder), "--resamples", "200", "--rank-bootstrap", "linear"]) == 0
+    table = capsys.readouterr().out
+    assert "Spearman intervals: first-order (linearised) bootstrap" in table and "Kendall tau-b intervals" in table
+    assert main(["humaneval", "--gold", str(folder), "--resamples", "200", "--rank-bootstrap", "linear",
+                 "--out", "-"]) == 0
+    got = capsys.readouterr()
+    assert got.out.startswith("metric,") and "first-order" in got.err                 # the CSV stays clean
+    assert main(["humaneval", "--gold", str(folder), "--resamples", "200"]) == 0       # auto: exact here
+    assert "first-order" not in capsys.readouterr().out
