@@ -201,7 +201,9 @@ def test_methods_by_size_and_setting():
     auto = HumanEvalSettings()
     assert rank_interval_methods(800, 160, auto) == {"spearman": "exact", "kendall": "exact"}        # TIFA160
     assert rank_interval_methods(100_000, 20_000, auto) == {"spearman": "linear", "kendall": "linear"}
-    assert rank_interval_methods(100_000, 20_000, HumanEvalSettings(rank_bootstrap="exact"))["spearman"] == "exact"
+    assert rank_interval_methods(5000, 1000, HumanEvalSettings(rank_bootstrap="exact"))["spearman"] == "exact"
+    with pytest.raises(InputError, match="would not fit in memory"):
+        rank_interval_methods(100_000, 20_000, HumanEvalSettings(rank_bootstrap="exact"))
     assert rank_interval_methods(50, 10, HumanEvalSettings(rank_bootstrap="linear"))["kendall"] == "linear"
     assert rank_interval_methods(50, 10, HumanEvalSettings(spearman="np-corrcoef"))["spearman"] == "pearson"
     with pytest.raises(InputError, match="rank_bootstrap"):

@@ -64,6 +64,10 @@ from .pairwise import pair_counts, pairs_within, pairwise_accuracy, tie_calibrat
 #: most this (their cost per resample and metric; TIFA160 1.3e5, ImagenHub 1.9e5, GenAI-Bench 1.7e6),
 #: first-order above
 RANK_EXACT_MAX_WORK = 2_000_000
+#: ``rank_bootstrap="exact"`` refuses sets beyond these (Kendall's pair sums hold images^2 pairs,
+#: Spearman's matrices images x prompts entries): an InputError instead of running out of memory
+RANK_EXACT_HARD_MAX_IMAGES = 10_000
+RANK_EXACT_HARD_MAX_WORK = 50_000_000
 RANK_BOOTSTRAPS = ("auto", "exact", "linear")
 #: from this many prompts on, the resamples' matrix product runs in float32 (twice as fast; the
 #: resampled statistics then differ from float64 by about 1e-8, ``tests/test_rank_bootstrap.py``)
@@ -530,10 +534,15 @@ def rank_interval_methods(n_images: int, n_prompts: int, settings: HumanEvalSett
     ``settings.rank_bootstrap``: ``"auto"`` is exact while ``n_images * n_prompts`` is at most
     :data:`RANK_EXACT_MAX_WORK` (the work per resample and metric of either exact method: matrix
     products with prompts x values matrices for Spearman, prompts x prompts quadratic forms for
-    Kendall), linear above; ``"exact"`` is exact at any size (memory and time grow with
-    images x prompts; Kendall also with prompts^2); ``"linear"`` is linear for both.
+    Kendall), linear above; ``"exact"`` is exact (memory and time grow with images x prompts, Kendall's
+    set-up with images^2: an InputError above :data:`RANK_EXACT_HARD_MAX_IMAGES` images or
+    :data:`RANK_EXACT_HARD_MAX_WORK` images x prompts); ``"linear"`` is linear for both.
     """
     how = settings.rank_bootstrap
+    if how == "exact" and (n_images > RANK_EXACT_HARD_MAX_IMAGES or n_images * n_prompts > RANK_EXACT_HARD_MAX_WORK):
+        raise InputError(f"exact rank resamples of {n_images:,} images x {n_prompts:,} prompts would not fit in memory "
+                         f"(at most {RANK_EXACT_HARD_MAX_IMAGES:,} images and {RANK_EXACT_HARD_MAX_WORK:,} images x "
+                         "prompts): use rank_bootstrap 'auto' or 'linear'")
     exact = how == "exact" or (how == "auto" and n_images * n_prompts <= RANK_EXACT_MAX_WORK)
     method = "exact" if exact else "linear"
     return {"spearman": "pearson" if settings.spearman == "np-corrcoef" else method, "kendall": method}
