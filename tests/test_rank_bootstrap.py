@@ -201,6 +201,7 @@ def test_methods_by_size_and_setting():
     auto = HumanEvalSettings()
     assert rank_interval_methods(800, 160, auto) == {"spearman": "exact", "kendall": "exact"}        # TIFA160
     assert rank_interval_methods(100_000, 20_000, auto) == {"spearman": "linear", "kendall": "linear"}
+    assert rank_interval_methods(6_000, 10, auto)["kendall"] == "linear"        # images^2 pairs: too many
     assert rank_interval_methods(5000, 1000, HumanEvalSettings(rank_bootstrap="exact"))["spearman"] == "exact"
     with pytest.raises(InputError, match="would not fit in memory"):
         rank_interval_methods(100_000, 20_000, HumanEvalSettings(rank_bootstrap="exact"))

@@ -56,7 +56,7 @@ def add_subcommands(sub) -> None:
     p.add_argument("--seed", default="0", help="resampling seed (default 0)")
     p.add_argument("--rank-bootstrap", choices=["auto", "exact", "linear"], default="auto",
                    help="Spearman's and Kendall's resamples: exact (re-ranked) or first-order; auto (default) is "
-                        "exact while images x prompts <= 2,000,000")
+                        "exact while images x prompts <= 2,000,000 and images <= 5,000")
     from .humaneval_significance import add_significance_options
 
     add_significance_options(p)

@@ -34,7 +34,7 @@ not independent of its prompt's other images), one set of resamples for every me
   computed exactly on small sets and to first order in the prompt counts on large ones
   (``HumanEvalSettings.rank_bootstrap``; :func:`rank_interval_methods` says which, and
   :meth:`HumanEval.interval_notes` says so beside the results): exact while images x prompts is at
-  most :data:`RANK_EXACT_MAX_WORK` (Spearman: matrix products of the counts with prompts x values
+  most :data:`RANK_EXACT_MAX_WORK` and images at most :data:`RANK_EXACT_HARD_MAX_IMAGES` (Spearman: matrix products of the counts with prompts x values
   matrices; Kendall: a quadratic form in the prompt counts, tau-b or tau-c, which counts the distinct
   values each resample holds);
 - the tie-calibrated accuracy keeps the epsilon fitted on the full set (it is not refitted per
@@ -61,13 +61,13 @@ from .rank_bootstrap import ResampledSpearman, kendall_influence_from_codes, spe
 from .pairwise import pair_counts, pairs_within, pairwise_accuracy, tie_calibration
 
 #: ``rank_bootstrap="auto"``: Spearman's and Kendall's resamples are exact while images x prompts is at
-#: most this (their cost per resample and metric; TIFA160 1.3e5, ImagenHub 1.9e5, GenAI-Bench 1.7e6),
+#: most this (and images at most RANK_EXACT_HARD_MAX_IMAGES) (their cost per resample and metric; TIFA160 1.3e5, ImagenHub 1.9e5, GenAI-Bench 1.7e6),
 #: first-order above
 RANK_EXACT_MAX_WORK = 2_000_000
 #: ``rank_bootstrap="exact"`` refuses sets beyond these (Kendall's pair sums hold images^2 pairs,
 #: Spearman's matrices images x prompts entries): an InputError instead of running out of memory
-RANK_EXACT_HARD_MAX_IMAGES = 10_000
-RANK_EXACT_HARD_MAX_WORK = 50_000_000
+RANK_EXACT_HARD_MAX_IMAGES = 5_000
+RANK_EXACT_HARD_MAX_WORK = 10_000_000
 RANK_BOOTSTRAPS = ("auto", "exact", "linear")
 #: from this many prompts on, the resamples' matrix product runs in float32 (twice as fast; the
 #: resampled statistics then differ from float64 by about 1e-8, ``tests/test_rank_bootstrap.py``)
@@ -532,7 +532,7 @@ def rank_interval_methods(n_images: int, n_prompts: int, settings: HumanEvalSett
     ``"pearson"`` with ``spearman="np-corrcoef"`` (that statistic is Pearson's r, always exact).
 
     ``settings.rank_bootstrap``: ``"auto"`` is exact while ``n_images * n_prompts`` is at most
-    :data:`RANK_EXACT_MAX_WORK` (the work per resample and metric of either exact method: matrix
+    :data:`RANK_EXACT_MAX_WORK` and there are at most :data:`RANK_EXACT_HARD_MAX_IMAGES` images (the work per resample and metric of either exact method: matrix
     products with prompts x values matrices for Spearman, prompts x prompts quadratic forms for
     Kendall), linear above; ``"exact"`` is exact (memory and time grow with images x prompts, Kendall's
     set-up with images^2: an InputError above :data:`RANK_EXACT_HARD_MAX_IMAGES` images or
@@ -543,15 +543,16 @@ def rank_interval_methods(n_images: int, n_prompts: int, settings: HumanEvalSett
         raise InputError(f"exact rank resamples of {n_images:,} images x {n_prompts:,} prompts would not fit in memory "
                          f"(at most {RANK_EXACT_HARD_MAX_IMAGES:,} images and {RANK_EXACT_HARD_MAX_WORK:,} images x "
                          "prompts): use rank_bootstrap 'auto' or 'linear'")
-    exact = how == "exact" or (how == "auto" and n_images * n_prompts <= RANK_EXACT_MAX_WORK)
+    exact = how == "exact" or (how == "auto" and n_images * n_prompts <= RANK_EXACT_MAX_WORK
+                               and n_images <= RANK_EXACT_HARD_MAX_IMAGES)
     method = "exact" if exact else "linear"
     return {"spearman": "pearson" if settings.spearman == "np-corrcoef" else method, "kendall": method}
 
 
 def _spearman_exact(x, y, ok, pc, P) -> list:
-    """Per metric, its :class:`ResampledSpearman` (None when it scored fewer than two rated images)."""
-    return [ResampledSpearman(x[i][ok[i]], y[ok[i]], pc[ok[i]], P) if ok[i].sum() >= 2 else None
-            for i in range(x.shape[0])]
+    """Per metric, the arguments of its :class:`ResampledSpearman` (None when it scored fewer than two
+    rated images); each is built when used and dropped after (its matrices: prompts x values)."""
+    return [(x[i][ok[i]], y[ok[i]], pc[ok[i]], P) if ok[i].sum() >= 2 else None for i in range(x.shape[0])]
 
 
 def _influence_columns(ok, pc, P, influence: dict) -> tuple[np.ndarray, list]:
@@ -643,9 +644,9 @@ def _exact_rank_resamples(out: dict, sl: slice, counts: np.ndarray, sexact, kmat
     wall time of TIFA160's resamples; see :func:`_one_blas_thread`)."""
     with _one_blas_thread():
         if sexact is not None:
-            for i, f in enumerate(sexact):
-                if f is not None:
-                    out["spearman"][i, sl] = f(counts)
+            for i, args in enumerate(sexact):
+                if args is not None:
+                    out["spearman"][i, sl] = ResampledSpearman(*args)(counts)
         if kmat is not None:
             cnt = counts.astype(np.float64)
             c32 = counts.astype(np.float32)
