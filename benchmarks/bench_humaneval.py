@@ -6,9 +6,10 @@ per T2I model (5 models); pair-wise accuracy on same-prompt pairs and the tie-ca
 calibration fitted per metric); model ordering (Wilcoxon signed-rank tests for the 10 model pairs of
 every metric and of the humans); percentile intervals from 10,000 resamples of the 20,000 prompts for
 Spearman, Kendall, Pearson, both pair-wise accuracies and the ordering tau. At this size Spearman's
-and Kendall's resamples are first-order (``rank_bootstrap="auto"``: exact only while images x prompts
-<= 2,000,000 and images <= 5,000, see ts2viz.metaeval.humaneval); the script prints that note, and how far the first-order
-Spearman resamples are from the loop's exact (re-ranked) ones on the shared resamples.
+and Kendall's resamples are first-order (``rank_bootstrap="auto"``: exact only while images x
+prompts <= 2,000,000 and images <= 5,000, see ts2viz.metaeval.humaneval); the script prints that
+note, and how far the first-order Spearman resamples are from the loop's exact (re-ranked) ones on
+the shared resamples.
 
 Baseline (named "loop"): the straightforward implementation, measured in the same run: one resample
 at a time, the drawn prompts' images gathered with numpy fancy indexing, then per metric

@@ -34,9 +34,9 @@ not independent of its prompt's other images), one set of resamples for every me
   computed exactly on small sets and to first order in the prompt counts on large ones
   (``HumanEvalSettings.rank_bootstrap``; :func:`rank_interval_methods` says which, and
   :meth:`HumanEval.interval_notes` says so beside the results): exact while images x prompts is at
-  most :data:`RANK_EXACT_MAX_WORK` and images at most :data:`RANK_EXACT_HARD_MAX_IMAGES` (Spearman: matrix products of the counts with prompts x values
-  matrices; Kendall: a quadratic form in the prompt counts, tau-b or tau-c, which counts the distinct
-  values each resample holds);
+  most :data:`RANK_EXACT_MAX_WORK` and images at most :data:`RANK_EXACT_HARD_MAX_IMAGES` (Spearman:
+  matrix products of the counts with prompts x values matrices; Kendall: a quadratic form in the
+  prompt counts, tau-b or tau-c, which counts the distinct values each resample holds);
 - the tie-calibrated accuracy keeps the epsilon fitted on the full set (it is not refitted per
   resample); the model-ordering interval is that of ``ordering_kendall`` (the Wilcoxon tests are
   not rerun per resample).
@@ -60,9 +60,9 @@ from .correlation import kendall, kendall_from_codes, pearson, ranks_codes, spea
 from .rank_bootstrap import ResampledSpearman, kendall_influence_from_codes, spearman_influence_from_ranks
 from .pairwise import pair_counts, pairs_within, pairwise_accuracy, tie_calibration
 
-#: ``rank_bootstrap="auto"``: Spearman's and Kendall's resamples are exact while images x prompts is at
-#: most this (and images at most RANK_EXACT_HARD_MAX_IMAGES) (their cost per resample and metric; TIFA160 1.3e5, ImagenHub 1.9e5, GenAI-Bench 1.7e6),
-#: first-order above
+#: ``rank_bootstrap="auto"``: Spearman's and Kendall's resamples are exact while images x prompts (their
+#: cost per resample and metric; TIFA160 1.3e5, ImagenHub 1.9e5, GenAI-Bench 1.7e6) is at most this and
+#: images at most RANK_EXACT_HARD_MAX_IMAGES, first-order above
 RANK_EXACT_MAX_WORK = 2_000_000
 #: ``rank_bootstrap="exact"`` refuses sets beyond these (Kendall's pair sums hold images^2 pairs,
 #: Spearman's matrices images x prompts entries): an InputError instead of running out of memory
@@ -394,8 +394,8 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
         mmeans = np.nanmean(cells, axis=1)          # (k, M)
         hmeans = np.nanmean(hcells, axis=1)         # (1, M)
     point["ordering_kendall"] = _kendall_small(mmeans, np.broadcast_to(hmeans, mmeans.shape))
-    samples = {} if bootstrap is None else _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st, bootstrap,
-                                                      point, methods, influence)
+    samples = {} if bootstrap is None else _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st,
+                                                      bootstrap, point, methods, influence)
     return HumanEval(tuple(metrics), tuple(str(m) for m in model_names), n_ok, point, per_model, ordering,
                      human_ord, eps, samples, st, bootstrap, methods)
 
@@ -532,9 +532,10 @@ def rank_interval_methods(n_images: int, n_prompts: int, settings: HumanEvalSett
     ``"pearson"`` with ``spearman="np-corrcoef"`` (that statistic is Pearson's r, always exact).
 
     ``settings.rank_bootstrap``: ``"auto"`` is exact while ``n_images * n_prompts`` is at most
-    :data:`RANK_EXACT_MAX_WORK` and there are at most :data:`RANK_EXACT_HARD_MAX_IMAGES` images (the work per resample and metric of either exact method: matrix
-    products with prompts x values matrices for Spearman, prompts x prompts quadratic forms for
-    Kendall), linear above; ``"exact"`` is exact (memory and time grow with images x prompts, Kendall's
+    :data:`RANK_EXACT_MAX_WORK` and there are at most :data:`RANK_EXACT_HARD_MAX_IMAGES` images
+    (images x prompts is the work per resample and metric of either exact method: matrix products
+    with prompts x values matrices for Spearman, prompts x prompts quadratic forms for Kendall),
+    linear above; ``"exact"`` is exact (memory and time grow with images x prompts, Kendall's
     set-up with images^2: an InputError above :data:`RANK_EXACT_HARD_MAX_IMAGES` images or
     :data:`RANK_EXACT_HARD_MAX_WORK` images x prompts); ``"linear"`` is linear for both.
     """
