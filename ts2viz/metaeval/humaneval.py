@@ -608,70 +608,70 @@ def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings
     kmat = _kendall_matrices(x, y, ok, pc, P, st.kendall) if methods["kendall"] == "exact" else None
     sexact = _spearman_exact(x, y, ok, pc, P) if methods["spearman"] == "exact" else None
     out = {s: np.full((k, B), np.nan) for s in INTERVAL_STATS}
-    for start, counts in prompt_resamples(P, boot, dtype=precision):
-        b = counts.shape[0]
-        counts -= 1.0
-        t = ((counts @ table32).astype(np.float64) + base)[:, back]      # (b, columns)
-        counts += 1.0
-        s = t[:, :k * 6].reshape(b, k, 6)
-        sl = slice(start, start + b)
-        out["pearson"][:, sl] = _corr_from_sums(s).T
-        if methods["spearman"] == "pearson":
-            out["spearman"][:, sl] = out["pearson"][:, sl]
-        c0 = k * 6
-        p4 = t[:, c0:c0 + 4 * k].reshape(b, k, 4)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out["pairwise_acc"][:, sl] = np.where(p4[..., 1] > 0, p4[..., 0] / p4[..., 1], np.nan).T
-            out["pairwise_acc_eq"][:, sl] = np.where(p4[..., 3] > 0, p4[..., 2] / p4[..., 3], np.nan).T
-            c1 = c0 + 4 * k
-            mv = t[:, c1:c1 + k * M].reshape(b, k, M)
-            mn = t[:, c1 + k * M:c1 + 2 * k * M].reshape(b, k, M)
-            c2 = c1 + 2 * k * M
-            hvv, hmm = t[:, c2:c2 + M], t[:, c2 + M:c2 + 2 * M]
-            mm = np.where(mn > 0, mv / mn, np.nan)
-            hh = np.where(hmm > 0, hvv / hmm, np.nan)
-        out["ordering_kendall"][:, sl] = _kendall_small(mm, np.broadcast_to(hh[:, None, :], mm.shape)).T
-        c3 = c2 + 2 * M
-        for c, (stat, i) in enumerate(which):               # first-order resamples: value + influence
-            out[stat][i, sl] = np.clip(point[stat][i] + t[:, c3 + c] - base[back[c3 + c]], -1.0, 1.0)
-        if sexact is not None or kmat is not None:
-            _exact_rank_resamples(out, sl, counts, sexact, kmat, ok, st.kendall)
+    # one BLAS thread: the products are many and mid-sized, and a BLAS library's threads spin-wait for
+    # work, which on a busy machine cost 5x the wall time (TIFA160: 31 s instead of 6.9 s at load 10)
+    with _one_blas_thread():
+        for start, counts in prompt_resamples(P, boot, dtype=precision):
+            b = counts.shape[0]
+            counts -= 1.0
+            t = ((counts @ table32).astype(np.float64) + base)[:, back]      # (b, columns)
+            counts += 1.0
+            s = t[:, :k * 6].reshape(b, k, 6)
+            sl = slice(start, start + b)
+            out["pearson"][:, sl] = _corr_from_sums(s).T
+            if methods["spearman"] == "pearson":
+                out["spearman"][:, sl] = out["pearson"][:, sl]
+            c0 = k * 6
+            p4 = t[:, c0:c0 + 4 * k].reshape(b, k, 4)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out["pairwise_acc"][:, sl] = np.where(p4[..., 1] > 0, p4[..., 0] / p4[..., 1], np.nan).T
+                out["pairwise_acc_eq"][:, sl] = np.where(p4[..., 3] > 0, p4[..., 2] / p4[..., 3], np.nan).T
+                c1 = c0 + 4 * k
+                mv = t[:, c1:c1 + k * M].reshape(b, k, M)
+                mn = t[:, c1 + k * M:c1 + 2 * k * M].reshape(b, k, M)
+                c2 = c1 + 2 * k * M
+                hvv, hmm = t[:, c2:c2 + M], t[:, c2 + M:c2 + 2 * M]
+                mm = np.where(mn > 0, mv / mn, np.nan)
+                hh = np.where(hmm > 0, hvv / hmm, np.nan)
+            out["ordering_kendall"][:, sl] = _kendall_small(mm, np.broadcast_to(hh[:, None, :], mm.shape)).T
+            c3 = c2 + 2 * M
+            for c, (stat, i) in enumerate(which):               # first-order resamples: value + influence
+                out[stat][i, sl] = np.clip(point[stat][i] + t[:, c3 + c] - base[back[c3 + c]], -1.0, 1.0)
+            if sexact is not None or kmat is not None:
+                _exact_rank_resamples(out, sl, counts, sexact, kmat, ok, st.kendall)
     return out
 
 
 def _exact_rank_resamples(out: dict, sl: slice, counts: np.ndarray, sexact, kmat, ok, variant: str) -> None:
-    """Exact Spearman and Kendall of the resamples ``sl`` into ``out``. Many small matrix products: on
-    one BLAS thread (threads of a BLAS library spin-wait for work, which on a busy machine cost 5x the
-    wall time of TIFA160's resamples; see :func:`_one_blas_thread`)."""
-    with _one_blas_thread():
-        if sexact is not None:
-            for i, args in enumerate(sexact):
-                if args is not None:
-                    out["spearman"][i, sl] = ResampledSpearman(*args)(counts)
-        if kmat is not None:
-            cnt = counts.astype(np.float64)
-            c32 = counts.astype(np.float32)
-            # quadratic forms c' Q c: (c @ Q) in float32 is exact (integer sums far below 2**24), the
-            # products with c and their sums in float64
-            quad = lambda Q: ((c32 @ Q).astype(np.float64) * cnt).sum(1)          # noqa: E731
-            rating_ties: dict = {}
-            for r, (A, Tx, Ty, sizes, presence) in enumerate(kmat):
-                if not ok[r].any():
-                    continue
-                nn = cnt @ sizes
-                s_ = quad(A) / 2
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    if variant == "b":
-                        if id(Ty) not in rating_ties:           # one matrix per set of rated images
-                            rating_ties[id(Ty)] = quad(Ty)
-                        n0 = nn * (nn - 1) / 2
-                        n1 = (quad(Tx) - nn) / 2
-                        n2 = (rating_ties[id(Ty)] - nn) / 2
-                        tau = s_ / np.sqrt((n0 - n1) * (n0 - n2))
-                    else:                                        # tau-c: distinct values drawn, per side
-                        m = np.minimum(*((present(cnt) for present in presence)))
-                        tau = np.where(m >= 2, 2.0 * s_ / (nn * nn * (m - 1) / np.maximum(m, 1)), np.nan)
-                out["kendall"][r, sl] = np.clip(tau, -1, 1)
+    """Exact Spearman and Kendall of the resamples ``sl`` into ``out``."""
+    if sexact is not None:
+        for i, args in enumerate(sexact):
+            if args is not None:
+                out["spearman"][i, sl] = ResampledSpearman(*args)(counts)
+    if kmat is not None:
+        cnt = counts.astype(np.float64)
+        c32 = counts.astype(np.float32)
+        # quadratic forms c' Q c: (c @ Q) in float32 is exact (integer sums far below 2**24), the
+        # products with c and their sums in float64
+        quad = lambda Q: ((c32 @ Q).astype(np.float64) * cnt).sum(1)          # noqa: E731
+        rating_ties: dict = {}
+        for r, (A, Tx, Ty, sizes, presence) in enumerate(kmat):
+            if not ok[r].any():
+                continue
+            nn = cnt @ sizes
+            s_ = quad(A) / 2
+            with np.errstate(invalid="ignore", divide="ignore"):
+                if variant == "b":
+                    if id(Ty) not in rating_ties:           # one matrix per set of rated images
+                        rating_ties[id(Ty)] = quad(Ty)
+                    n0 = nn * (nn - 1) / 2
+                    n1 = (quad(Tx) - nn) / 2
+                    n2 = (rating_ties[id(Ty)] - nn) / 2
+                    tau = s_ / np.sqrt((n0 - n1) * (n0 - n2))
+                else:                                        # tau-c: distinct values drawn, per side
+                    m = np.minimum(*((present(cnt) for present in presence)))
+                    tau = np.where(m >= 2, 2.0 * s_ / (nn * nn * (m - 1) / np.maximum(m, 1)), np.nan)
+            out["kendall"][r, sl] = np.clip(tau, -1, 1)
 
 
 def _one_blas_thread():
