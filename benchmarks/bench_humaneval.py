@@ -8,13 +8,14 @@ every metric and of the humans); percentile intervals from 10,000 resamples of t
 Spearman, Kendall, Pearson, both pair-wise accuracies and the ordering tau. At this size Spearman's
 and Kendall's resamples are first-order (``rank_bootstrap="auto"``: exact only while images x
 prompts <= 2,000,000 and images <= 5,000, see ts2viz.metaeval.humaneval); the script prints that
-note, and how far the first-order Spearman resamples are from the loop's exact (re-ranked) ones on
-the shared resamples.
+note, and how far the first-order Spearman and Kendall resamples are from the loop's exact
+(re-ranked) ones on the shared resamples.
 
 Baseline (named "loop"): the straightforward implementation, measured in the same run: one resample
 at a time, the drawn prompts' images gathered with numpy fancy indexing, then per metric
-``np.corrcoef`` (Pearson), ranks of the resample (Spearman), per-prompt pair counts (pair-wise) and
-per-model means (ordering). It runs a few resamples (``--loop-resamples``) on the very same count
+``np.corrcoef`` (Pearson), ranks of the resample (Spearman), ``ts2viz.metaeval.kendall`` of the
+resample (Kendall tau-b, O(n log n)), per-prompt pair counts (pair-wise) and per-model means
+(ordering). It runs a few resamples (``--loop-resamples``) on the very same count
 matrices and is extrapolated to the full count; the script checks that both give the same Pearson
 values on those resamples.
 
@@ -49,10 +50,11 @@ def synthetic(n_images: int, k: int, n_models: int = 5, seed: int = 0):
 
 
 def loop(scores, human, prompts, models, counts_list):
-    """The baseline: one resample at a time (Pearson, Spearman of the resample's ranks, pair-wise
-    accuracy, per-model means)."""
+    """The baseline: one resample at a time (Pearson, Spearman of the resample's ranks, Kendall's tau-b
+    of the resample, pair-wise accuracy, per-model means)."""
     import numpy as np
 
+    from ts2viz.metaeval import kendall
     from ts2viz.stats import rankdata
 
     k = scores.shape[0]
@@ -77,7 +79,7 @@ def loop(scores, human, prompts, models, counts_list):
             dm = xm[:, a] - xm[:, b]
             acc = ((dg != 0) & (np.sign(dm) == np.sign(dg))).sum() / (dg != 0).sum()
             mm = np.bincount(models[idx], weights=x) / np.bincount(models[idx])
-            vals.append((r, rho, acc, mm))
+            vals.append((r, rho, acc, mm, kendall(x, h)))
         del copy
         out.append(vals)
     return out
@@ -128,12 +130,13 @@ def main() -> None:
     got = res.samples["pearson"][:, :len(counts)]
     want = np.array([[v[0] for v in vals] for vals in ref]).T
     print(f"largest |Pearson difference| over the {len(counts)} shared resamples: {np.nanmax(np.abs(got - want)):.2e}")
-    got = res.samples["spearman"][:, :len(counts)]
-    want = np.array([[v[1] for v in vals] for vals in ref]).T
-    spread = np.nanstd(res.samples["spearman"], axis=1)
-    print(f"Spearman ({res.interval_methods['spearman']}) vs the loop's re-ranked Spearman on those resamples: "
-          f"largest |difference| {np.nanmax(np.abs(got - want)):.2e}, at most "
-          f"{np.nanmax(np.abs(got - want) / spread[:, None]):.3f} of a metric's bootstrap standard deviation")
+    for stat, col, label in (("spearman", 1, "Spearman"), ("kendall", 4, "Kendall tau-b")):
+        got = res.samples[stat][:, :len(counts)]
+        want = np.array([[v[col] for v in vals] for vals in ref]).T
+        spread = np.nanstd(res.samples[stat], axis=1)
+        print(f"{label} ({res.interval_methods[stat]}) vs the loop's {label} of the resampled data on those "
+              f"resamples: largest |difference| {np.nanmax(np.abs(got - want)):.2e}, at most "
+              f"{np.nanmax(np.abs(got - want) / spread[:, None]):.3f} of a metric's bootstrap standard deviation")
     print(frame[["metric", "spearman", "spearman_lo", "spearman_hi", "pairwise_acc", "pairwise_acc_lo",
                  "pairwise_acc_hi"]].head(3).round(3).to_string(index=False))
 
