@@ -349,6 +349,7 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
         key = m.tobytes()
         if key not in y_sorted:
             y_sorted = {key: np.argsort(yv, kind="stable")}
+            y_model: dict = {}
         oy = y_sorted[key]
         ox = np.argsort(xv, kind="stable")
         rx, cx = ranks_codes(xv, ox)
@@ -366,9 +367,12 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
             sel = mv == j
             if sel.sum() < 2:
                 continue
-            sx, sy = subset_order(ox, sel), subset_order(oy, sel)
+            if (key, j) not in y_model:         # the ratings' side: once per set of usable images and model
+                sy = subset_order(oy, sel)
+                y_model[key, j] = ranks_codes(yv[sel], sy)
+            sx = subset_order(ox, sel)
             rxs, cxs = ranks_codes(xv[sel], sx)
-            rys, cys = ranks_codes(yv[sel], sy)
+            rys, cys = y_model[key, j]
             per_model["spearman"][i, j] = (pearson(xv[sel], yv[sel]) if st.spearman == "np-corrcoef"
                                            else pearson(rxs, rys))
             tb, tc = kendall_from_codes(cxs, cys, sx)
