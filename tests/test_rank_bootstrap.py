@@ -228,3 +228,14 @@ def test_cli_says_when_rank_intervals_are_first_order(tmp_path, capsys):
     assert got.out.startswith("metric,") and "first-order" in got.err                 # the CSV stays clean
     assert main(["humaneval", "--gold", str(folder), "--resamples", "200"]) == 0       # auto: exact here
     assert "first-order" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("how", ["exact", "linear"])
+def test_a_metric_with_too_few_scores_gets_no_rank_interval(how):
+    x, h, p, m = rated(12, n_models=3, k=3, seed=8)
+    x[1] = np.nan
+    x[2, 1:] = np.nan                                   # one scored image: no pair
+    r = evaluate(x, h, p, m, list("abc"), settings=HumanEvalSettings(rank_bootstrap=how),
+                 bootstrap=BootstrapSettings(n_resamples=30, seed=0))
+    for stat in ("spearman", "kendall"):
+        assert np.isnan(r.samples[stat][1:]).all() and not np.isnan(r.samples[stat][0]).any()

@@ -475,28 +475,41 @@ def _distinct_drawn(values: np.ndarray, g: np.ndarray, P: int):
     return lambda cnt: (cnt > 0) @ per_prompt + ((cnt @ shared) > 0).sum(1)
 
 
+def _by_prompt_pairs(v: np.ndarray, starts: np.ndarray, present: np.ndarray, P: int) -> np.ndarray:
+    """Sum of an (images x images) array over blocks of images of one prompt (images sorted by prompt,
+    ``starts``: each present prompt's first row): (P, P) float32, zeros for absent prompts."""
+    blocks = np.add.reduceat(np.add.reduceat(v, starts, axis=0, dtype=np.int32), starts, axis=1, dtype=np.int32)
+    out = np.zeros((P, P), dtype=np.float32)
+    out[np.ix_(present, present)] = blocks
+    return out
+
+
 def _kendall_matrices(x, y, ok, pc, P, variant: str = "b"):
     """Per metric, prompt-by-prompt sums over ordered image pairs: concordance sign products A, ties
     in the metric Tx, ties in the ratings Ty (each P x P; images of a prompt count against each other
     and, with i = j, themselves), images per prompt, and (tau-c) the counters of distinct values drawn
-    on each side. Used for the exact resampled tau-b and tau-c."""
+    on each side. Used for the exact resampled tau-b and tau-c. (The image pairs are int8 signs of
+    dense codes, summed over prompt blocks by ``reduceat``: O(images^2) bytes, not float64 words.)"""
     out = []
     human_ties: dict = {}
     for r in range(x.shape[0]):
         m = ok[r]
-        xi, yi, g = x[r][m], y[m], pc[m]
-        cell = (g[:, None] * P + g[None, :]).ravel()         # prompt pair of each image pair
-        sx = np.sign(xi[:, None] - xi[None, :]).ravel()
-        sy = np.sign(yi[:, None] - yi[None, :]).ravel()
-
-        def by_cell(w):
-            return np.bincount(cell, weights=w, minlength=P * P).reshape(P, P).astype(np.float32)
-
+        if m.sum() < 2:                                     # no pair: no interval
+            out.append(None)
+            continue
+        order = np.argsort(pc[m], kind="stable")            # images grouped by prompt
+        xi, yi, g = x[r][m][order], y[m][order], pc[m][order]
+        present, starts = np.unique(g, return_index=True)
+        cx = np.unique(xi, return_inverse=True)[1].astype(np.int32).ravel()
+        cy = np.unique(yi, return_inverse=True)[1].astype(np.int32).ravel()
+        sx = np.sign(cx[:, None] - cx[None, :]).astype(np.int8)
         key = m.tobytes()
         if key not in human_ties:                       # the ratings' ties depend only on the mask
-            human_ties = {key: by_cell((sy == 0).astype(np.float64))}
-        presence = (_distinct_drawn(xi, g, P), _distinct_drawn(yi, g, P)) if variant == "c" and xi.size else ()
-        out.append((by_cell(sx * sy), by_cell((sx == 0).astype(np.float64)), human_ties[key],
+            sy = np.sign(cy[:, None] - cy[None, :]).astype(np.int8)
+            human_ties = {key: (sy, _by_prompt_pairs(sy == 0, starts, present, P))}
+        sy, ty = human_ties[key]
+        presence = (_distinct_drawn(xi, g, P), _distinct_drawn(yi, g, P)) if variant == "c" else ()
+        out.append((_by_prompt_pairs(sx * sy, starts, present, P), _by_prompt_pairs(sx == 0, starts, present, P), ty,
                     np.bincount(g, minlength=P).astype(np.float64), presence))
     return out
 
@@ -659,9 +672,10 @@ def _exact_rank_resamples(out: dict, sl: slice, counts: np.ndarray, sexact, kmat
         # products with c and their sums in float64
         quad = lambda Q: ((c32 @ Q).astype(np.float64) * cnt).sum(1)          # noqa: E731
         rating_ties: dict = {}
-        for r, (A, Tx, Ty, sizes, presence) in enumerate(kmat):
-            if not ok[r].any():
+        for r, mats in enumerate(kmat):
+            if mats is None:
                 continue
+            A, Tx, Ty, sizes, presence = mats
             nn = cnt @ sizes
             s_ = quad(A) / 2
             with np.errstate(invalid="ignore", divide="ignore"):
