@@ -264,3 +264,17 @@ def test_cluster_column_is_the_cli_s(tmp_path):
     pc = [int(v) for v in pair["cluster"]]
     assert pc == sorted(pc) and pc[0] == 1
     assert "cluster" not in gc.board("tifa160", "dsg", "model ordering").columns
+
+
+def test_board_note_says_when_rank_intervals_are_first_order(own_set, monkeypatch):
+    import ts2viz.metaeval.humaneval as he
+
+    gc.result.cache_clear()
+    monkeypatch.setattr(he, "RANK_EXACT_MAX_WORK", 0)         # as for a set too large to re-rank exactly
+    try:
+        assert "Spearman intervals: first-order" in gc.board_note("myset", "default", "point-wise")
+        assert "first-order" not in gc.board_note("myset", "default", "pair-wise")
+    finally:
+        gc.result.cache_clear()
+    monkeypatch.undo()
+    assert "first-order" not in gc.board_note("myset", "default", "point-wise")

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..errors import InputError
 from .evaluate import write_csv
@@ -53,6 +54,9 @@ def add_subcommands(sub) -> None:
     p.add_argument("--resamples", default="10000", help="bootstrap resamples of prompts (default 10000)")
     p.add_argument("--confidence", default="0.95", help="interval level (default 0.95)")
     p.add_argument("--seed", default="0", help="resampling seed (default 0)")
+    p.add_argument("--rank-bootstrap", choices=["auto", "exact", "linear"], default="auto",
+                   help="Spearman's and Kendall's resamples: exact (re-ranked) or first-order; auto (default) is "
+                        "exact while images x prompts <= 2,000,000 and images <= 5,000")
     from .humaneval_significance import add_significance_options
 
     add_significance_options(p)
@@ -92,7 +96,8 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
 
     check_out(args.out)
     settings = HumanEvalSettings(kendall=args.kendall, spearman=args.spearman, model_average=args.model_average,
-                                 metric_ties=args.metric_ties, alpha=_number(args.alpha, float, "--alpha"))
+                                 metric_ties=args.metric_ties, alpha=_number(args.alpha, float, "--alpha"),
+                                 rank_bootstrap=args.rank_bootstrap)
     boot = BootstrapSettings(_number(args.resamples, int, "--resamples"), _number(args.confidence, float, "--confidence"),
                              _number(args.seed, int, "--seed"))
     rated = load_rated(args)
@@ -128,6 +133,8 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
             frame = pd.concat([frame, pd.DataFrame([{"metric": "human:leave-one-rater-out", **loo}])],
                               ignore_index=True)
     if args.out == "-":
+        for note in result.interval_notes():                   # stdout is the CSV
+            print(f"note: {note}", file=sys.stderr)
         write_csv(frame, "-")
         return 0
     if args.out:
@@ -164,6 +171,7 @@ def format_humaneval(frame, rated, rating_set: str, result, sort: str = "spearma
     if result.bootstrap is not None:
         lines.append(f"[{result.bootstrap.confidence:.0%} bootstrap intervals over prompts, "
                      f"{result.bootstrap.n_resamples:,} resamples, seed {result.bootstrap.seed}]")
+        lines.extend(f"[{note}]" for note in result.interval_notes())
     rows = []
     for r in frame.fillna(float("nan")).sort_values(sort, ascending=False, na_position="last").itertuples(index=False):
         rows.append([r.metric, str(r.n), _ci(r.spearman, r.spearman_lo, r.spearman_hi),

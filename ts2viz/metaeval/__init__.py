@@ -8,6 +8,8 @@ imports torch, gradio or scipy.
 - :mod:`ts2viz.metaeval.correlation`: Pearson, Spearman, Kendall tau-b / tau-c (O(n log n)).
 - :mod:`ts2viz.metaeval.humaneval`: Gecko's three tasks (point-wise, pair-wise, model ordering)
   against human ratings, with bootstrap intervals over prompts and paired comparisons.
+- :mod:`ts2viz.metaeval.rank_bootstrap`: Spearman and Kendall of bootstrap resamples of prompts,
+  exact (re-ranked through weighted ranks, no sort) or to first order (per-item influences).
 """
 from .correlation import kendall, pearson, spearman
 from .humaneval import HumanEval, HumanEvalSettings, average_correlations, evaluate, evaluate_rated

@@ -29,11 +29,14 @@ not independent of its prompt's other images), one set of resamples for every me
 
 - Pearson, pair-wise accuracies and per-model means are recomputed exactly (they are functions of
   per-prompt sums, so a resample is one matrix product of prompt counts with per-prompt sums);
-- Spearman is Pearson's r of the *full set's* average ranks, weighted by the resample counts (ranks
-  are not recomputed inside each resample: that would cost a sort per resample and metric);
-- Kendall's tau-b is recomputed exactly from prompt-by-prompt pair sums (each resample is a quadratic
-  form in the prompt counts) when the set has at most :data:`KENDALL_BOOTSTRAP_MAX_IMAGES` images;
-  above that its interval is NaN (the pair sums grow with the square of the images);
+- Spearman and Kendall are those of the resampled data (re-ranked: an image's rank in a resample is
+  the weight of the images below it, so no sort is needed, :mod:`ts2viz.metaeval.rank_bootstrap`),
+  computed exactly on small sets and to first order in the prompt counts on large ones
+  (``HumanEvalSettings.rank_bootstrap``; :func:`rank_interval_methods` says which, and
+  :meth:`HumanEval.interval_notes` says so beside the results): exact while images x prompts is at
+  most :data:`RANK_EXACT_MAX_WORK` and images at most :data:`RANK_EXACT_HARD_MAX_IMAGES` (Spearman:
+  matrix products of the counts with prompts x values matrices; Kendall: a quadratic form in the
+  prompt counts, tau-b or tau-c, which counts the distinct values each resample holds);
 - the tie-calibrated accuracy keeps the epsilon fitted on the full set (it is not refitted per
   resample); the model-ordering interval is that of ``ordering_kendall`` (the Wilcoxon tests are
   not rerun per resample).
@@ -54,10 +57,21 @@ import numpy as np
 from ..errors import InputError
 from ..uncertainty import DEFAULTS, BootstrapSettings, quantiles, wilcoxon
 from .correlation import kendall, kendall_from_codes, pearson, ranks_codes, spearman, subset_order
+from .rank_bootstrap import ResampledSpearman, kendall_influence_from_codes, spearman_influence_from_ranks
 from .pairwise import pair_counts, pairs_within, pairwise_accuracy, tie_calibration
 
-#: above this many images Kendall's bootstrap interval is not computed (its pair sums are O(n^2))
-KENDALL_BOOTSTRAP_MAX_IMAGES = 5000
+#: ``rank_bootstrap="auto"``: Spearman's and Kendall's resamples are exact while images x prompts (their
+#: cost per resample and metric; TIFA160 1.3e5, ImagenHub 1.9e5, GenAI-Bench 1.7e6) is at most this and
+#: images at most RANK_EXACT_HARD_MAX_IMAGES, first-order above
+RANK_EXACT_MAX_WORK = 2_000_000
+#: ``rank_bootstrap="exact"`` refuses sets beyond these (Kendall's pair sums hold images^2 pairs,
+#: Spearman's matrices images x prompts entries): an InputError instead of running out of memory
+RANK_EXACT_HARD_MAX_IMAGES = 5_000
+RANK_EXACT_HARD_MAX_WORK = 10_000_000
+RANK_BOOTSTRAPS = ("auto", "exact", "linear")
+#: from this many prompts on, the resamples' matrix product runs in float32 (twice as fast; the
+#: resampled statistics then differ from float64 by about 1e-8, ``tests/test_rank_bootstrap.py``)
+FLOAT32_MIN_PROMPTS = 1000
 SPEARMAN_DEFINITIONS = ("textbook", "np-corrcoef")
 MODEL_AVERAGES = ("fisher", "mean")
 #: the statistics with bootstrap intervals, as columns of :meth:`HumanEval.frame`
@@ -76,6 +90,9 @@ class HumanEvalSettings:
     metric_ties : pair-wise task: a metric tie on a pair the raters order counts ``wrong`` or ``half``.
     alpha : model ordering: a model pair is significantly ordered when the Wilcoxon p < alpha
         (Gecko: 0.001).
+    rank_bootstrap : how Spearman's and Kendall's bootstrap resamples are computed (intervals only):
+        ``auto`` (exact on small sets, first-order on large ones: :func:`rank_interval_methods`),
+        ``exact`` (wherever an exact method is affordable) or ``linear`` (first order everywhere).
     """
 
     kendall: str = "b"
@@ -83,8 +100,11 @@ class HumanEvalSettings:
     model_average: str = "fisher"
     metric_ties: str = "wrong"
     alpha: float = 0.001
+    rank_bootstrap: str = "auto"
 
     def __post_init__(self) -> None:
+        if self.rank_bootstrap not in RANK_BOOTSTRAPS:
+            raise InputError(f"rank_bootstrap must be one of {', '.join(RANK_BOOTSTRAPS)}, not {self.rank_bootstrap!r}")
         if self.kendall not in ("b", "c"):
             raise InputError(f"Kendall variant must be b or c, not {self.kendall!r}")
         if self.spearman not in SPEARMAN_DEFINITIONS:
@@ -198,6 +218,19 @@ class HumanEval:
     samples: dict = field(default_factory=dict)   # stat -> (k, B) resampled values
     settings: HumanEvalSettings = HumanEvalSettings()
     bootstrap: BootstrapSettings | None = None
+    interval_methods: dict = field(default_factory=dict)   # "spearman"/"kendall" -> exact, linear, pearson
+
+    def interval_notes(self) -> list[str]:
+        """One line per rank statistic whose interval is not from the exact resampled statistic (empty
+        when every interval is exact), for printing beside the results."""
+        notes = []
+        if self.bootstrap is None:
+            return notes
+        for stat, label in (("spearman", "Spearman"), ("kendall", f"Kendall tau-{self.settings.kendall}")):
+            if self.interval_methods.get(stat) == "linear":
+                notes.append(f"{label} intervals: first-order (linearised) bootstrap; the set is too large to "
+                             "re-rank every resample exactly (rank_bootstrap='exact' or a smaller set for exact)")
+        return notes
 
     def interval(self, stat: str) -> tuple[np.ndarray, np.ndarray]:
         if stat not in self.samples or self.bootstrap is None:
@@ -306,8 +339,8 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
     point: dict = {s: np.full(k, np.nan) for s in ("spearman", "kendall", "kendall_other", "pearson")}
     per_model = {s: np.full((k, M), np.nan) for s in ("spearman", "kendall", "pearson")}
     y_sorted: dict = {}                  # the ratings' order, once per set of usable images
-    rank_cols = np.full((k, n), np.nan)  # each metric's and the ratings' average ranks (bootstrap)
-    rank_hum = np.full((k, n), np.nan)
+    methods = {} if bootstrap is None else rank_interval_methods(int((~np.isnan(y)).sum()), P, settings)
+    influence: dict = {}                 # (stat, metric) -> per-image influence (first-order resamples)
     for i in range(k):
         m = ok[i]
         if m.sum() < 2:
@@ -316,23 +349,30 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
         key = m.tobytes()
         if key not in y_sorted:
             y_sorted = {key: np.argsort(yv, kind="stable")}
+            y_model: dict = {}
         oy = y_sorted[key]
         ox = np.argsort(xv, kind="stable")
         rx, cx = ranks_codes(xv, ox)
         ry, cy = ranks_codes(yv, oy)
-        rank_cols[i, m], rank_hum[i, m] = rx, ry
         point["spearman"][i] = pearson(xv, yv) if st.spearman == "np-corrcoef" else pearson(rx, ry)
         tb, tc = kendall_from_codes(cx, cy, ox)
         point["kendall"][i], point["kendall_other"][i] = (tb, tc) if st.kendall == "b" else (tc, tb)
         point["pearson"][i] = pearson(xv, yv)
+        if methods.get("spearman") == "linear":
+            influence["spearman", i] = spearman_influence_from_ranks(rx, cx, ry, cy)[1]
+        if methods.get("kendall") == "linear":
+            influence["kendall", i] = kendall_influence_from_codes(cx, cy, ox, st.kendall)[1]
         mv = mc[m]
         for j in range(M):
             sel = mv == j
             if sel.sum() < 2:
                 continue
-            sx, sy = subset_order(ox, sel), subset_order(oy, sel)
+            if (key, j) not in y_model:         # the ratings' side: once per set of usable images and model
+                sy = subset_order(oy, sel)
+                y_model[key, j] = ranks_codes(yv[sel], sy)
+            sx = subset_order(ox, sel)
             rxs, cxs = ranks_codes(xv[sel], sx)
-            rys, cys = ranks_codes(yv[sel], sy)
+            rys, cys = y_model[key, j]
             per_model["spearman"][i, j] = (pearson(xv[sel], yv[sel]) if st.spearman == "np-corrcoef"
                                            else pearson(rxs, rys))
             tb, tc = kendall_from_codes(cxs, cys, sx)
@@ -358,17 +398,17 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
         mmeans = np.nanmean(cells, axis=1)          # (k, M)
         hmeans = np.nanmean(hcells, axis=1)         # (1, M)
     point["ordering_kendall"] = _kendall_small(mmeans, np.broadcast_to(hmeans, mmeans.shape))
-    samples = {} if bootstrap is None else _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st, bootstrap,
-                                                      (rank_cols, rank_hum))
+    samples = {} if bootstrap is None else _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st,
+                                                      bootstrap, point, methods, influence)
     return HumanEval(tuple(metrics), tuple(str(m) for m in model_names), n_ok, point, per_model, ordering,
-                     human_ord, eps, samples, st, bootstrap)
+                     human_ord, eps, samples, st, bootstrap, methods)
 
 
-def _prompt_sums(x, y, ok, pc, P, ranks) -> np.ndarray:
-    """Per-prompt sums behind Pearson and the fixed-rank Spearman: (P, k, 11). ``ranks``: the full
-    set's average ranks of each metric and of the ratings (k, n), as the point estimates use them."""
+def _prompt_sums(x, y, ok, pc, P) -> np.ndarray:
+    """Per-prompt sums behind Pearson: (P, k, 6): images, x, y, x^2, y^2, xy (centred on each metric's
+    own images' means, so the products lose no precision)."""
     k, n = x.shape
-    out = np.zeros((P, k, 11))
+    out = np.zeros((P, k, 6))
     for i in range(k):
         m = ok[i]
         xi, yi = x[i][m], y[m]
@@ -376,21 +416,16 @@ def _prompt_sums(x, y, ok, pc, P, ranks) -> np.ndarray:
             continue
         xi = xi - xi.mean()
         yi = yi - yi.mean()
-        rx = ranks[0][i][m]
-        ry = ranks[1][i][m]
-        rx -= rx.mean()
-        ry -= ry.mean()
-        cols = (np.ones_like(xi), xi, yi, xi * xi, yi * yi, xi * yi, rx, ry, rx * rx, ry * ry, rx * ry)
         g = pc[m]
-        for c, v in enumerate(cols):
+        for c, v in enumerate((None, xi, yi, xi * xi, yi * yi, xi * yi)):
             out[:, i, c] = np.bincount(g, weights=v, minlength=P)
     return out
 
 
-def _corr_from_sums(s: np.ndarray, off: int) -> np.ndarray:
-    """Pearson's r from weighted sums (..., 11) at column offset 0 (values) or 5 (ranks)."""
+def _corr_from_sums(s: np.ndarray) -> np.ndarray:
+    """Pearson's r from weighted sums (..., 6) (see :func:`_prompt_sums`)."""
     n = s[..., 0]
-    sx, sy, sxx, syy, sxy = (s[..., off + c] for c in range(1, 6))
+    sx, sy, sxx, syy, sxy = (s[..., c] for c in range(1, 6))
     with np.errstate(invalid="ignore", divide="ignore"):
         cov = sxy - sx * sy / n
         vx = sxx - sx * sx / n
@@ -426,100 +461,246 @@ def _pair_sums(x, y, pairs, eps, pc, P, metric_ties: str):
     return out
 
 
-def _kendall_matrices(x, y, ok, pc, P):
+def _distinct_drawn(values: np.ndarray, g: np.ndarray, P: int):
+    """A function of counts (b, P) -> (b,): how many distinct ``values`` the resample holds (a value
+    held only by images of undrawn prompts is absent)."""
+    codes, sizes = np.unique(values, return_inverse=True, return_counts=True)[1:]
+    codes = codes.ravel()
+    single = sizes[codes] == 1
+    per_prompt = np.bincount(g[single], minlength=P).astype(np.float64)        # values held by one image
+    multi = np.flatnonzero(~single)
+    mcodes = np.unique(codes[multi], return_inverse=True)[1].ravel()
+    shared = np.zeros((P, int(mcodes.max()) + 1 if multi.size else 0))
+    np.add.at(shared, (g[multi], mcodes), 1.0)
+    return lambda cnt: (cnt > 0) @ per_prompt + ((cnt @ shared) > 0).sum(1)
+
+
+def _by_prompt_pairs(v: np.ndarray, starts: np.ndarray, present: np.ndarray, P: int) -> np.ndarray:
+    """Sum of an (images x images) array over blocks of images of one prompt (images sorted by prompt,
+    ``starts``: each present prompt's first row): (P, P) float32, zeros for absent prompts."""
+    blocks = np.add.reduceat(np.add.reduceat(v, starts, axis=0, dtype=np.int32), starts, axis=1, dtype=np.int32)
+    out = np.zeros((P, P), dtype=np.float32)
+    out[np.ix_(present, present)] = blocks
+    return out
+
+
+def _kendall_matrices(x, y, ok, pc, P, variant: str = "b"):
     """Per metric, prompt-by-prompt sums over ordered image pairs: concordance sign products A, ties
     in the metric Tx, ties in the ratings Ty (each P x P; images of a prompt count against each other
-    and, with i = j, themselves), and images per prompt. Used for the exact resampled tau-b."""
+    and, with i = j, themselves), images per prompt, and (tau-c) the counters of distinct values drawn
+    on each side. Used for the exact resampled tau-b and tau-c. (The image pairs are int8 signs of
+    dense codes, summed over prompt blocks by ``reduceat``: O(images^2) bytes, not float64 words.)"""
     out = []
     human_ties: dict = {}
     for r in range(x.shape[0]):
         m = ok[r]
-        xi, yi, g = x[r][m], y[m], pc[m]
-        cell = (g[:, None] * P + g[None, :]).ravel()         # prompt pair of each image pair
-        sx = np.sign(xi[:, None] - xi[None, :]).ravel()
-        sy = np.sign(yi[:, None] - yi[None, :]).ravel()
-
-        def by_cell(w):
-            return np.bincount(cell, weights=w, minlength=P * P).reshape(P, P)
-
+        if m.sum() < 2:                                     # no pair: no interval
+            out.append(None)
+            continue
+        order = np.argsort(pc[m], kind="stable")            # images grouped by prompt
+        xi, yi, g = x[r][m][order], y[m][order], pc[m][order]
+        present, starts = np.unique(g, return_index=True)
+        cx = np.unique(xi, return_inverse=True)[1].astype(np.int32).ravel()
+        cy = np.unique(yi, return_inverse=True)[1].astype(np.int32).ravel()
+        sx = np.sign(cx[:, None] - cx[None, :]).astype(np.int8)
         key = m.tobytes()
         if key not in human_ties:                       # the ratings' ties depend only on the mask
-            human_ties = {key: by_cell((sy == 0).astype(np.float64))}
-        out.append((by_cell(sx * sy), by_cell((sx == 0).astype(np.float64)), human_ties[key],
-                    np.bincount(g, minlength=P).astype(np.float64)))
+            sy = np.sign(cy[:, None] - cy[None, :]).astype(np.int8)
+            human_ties = {key: (sy, _by_prompt_pairs(sy == 0, starts, present, P))}
+        sy, ty = human_ties[key]
+        presence = (_distinct_drawn(xi, g, P), _distinct_drawn(yi, g, P)) if variant == "c" else ()
+        out.append((_by_prompt_pairs(sx * sy, starts, present, P), _by_prompt_pairs(sx == 0, starts, present, P), ty,
+                    np.bincount(g, minlength=P).astype(np.float64), presence))
     return out
 
 
-def prompt_resamples(n_prompts: int, boot: BootstrapSettings, chunk_items: int = 10_000_000):
-    """The bootstrap resamples of prompts, in chunks: yields ``(start, counts)`` with ``counts`` a float
-    array (b, n_prompts) of how often each prompt is drawn in resamples ``start .. start + b - 1``.
+def prompt_resamples(n_prompts: int, boot: BootstrapSettings, chunk_items: int = 10_000_000,
+                     dtype=np.float64):
+    """The bootstrap resamples of prompts, in chunks: yields ``(start, counts)`` with ``counts`` an array
+    (b, n_prompts) of ``dtype`` giving how often each prompt is drawn in resamples ``start .. start + b - 1``.
 
     Each resample draws ``n_prompts`` prompts with replacement (``rng.integers(0, n_prompts)``,
     ``rng = numpy.random.default_rng(boot.seed)``, chunk by chunk of at most ``chunk_items`` draws),
-    so the resamples depend only on the seed, the resample count and the number of prompts.
+    so the resamples depend only on the seed, the resample count and the number of prompts. (The
+    draws are made as 32-bit integers, which numpy draws from the very same stream as 64-bit ones
+    below 2**32 prompts, and counted 8 resamples at a time, whose counts stay in the cache.)
     """
     B, P = boot.n_resamples, max(int(n_prompts), 1)
     rng = np.random.default_rng(boot.seed)
     chunk = max(1, min(B, chunk_items // P))
+    small = np.int32 if P < 2 ** 31 else np.int64
+    step = 8                                  # resamples per bincount: its counts stay in the L2 cache
+    offsets = (np.arange(step, dtype=np.intp) * P)[:, None]
     for start in range(0, B, chunk):
         b = min(chunk, B - start)
-        draws = rng.integers(0, P, size=(b, P)) + (np.arange(b, dtype=np.int64) * P)[:, None]
-        yield start, np.bincount(draws.ravel(), minlength=b * P).reshape(b, P).astype(np.float64)
+        draws = rng.integers(0, P, size=(b, P), dtype=small)
+        counts = np.empty((b, P), dtype=dtype)
+        for r in range(0, b, step):
+            block = draws[r:r + step].astype(np.intp)
+            block += offsets[:block.shape[0]]
+            counts[r:r + step] = np.bincount(block.ravel(), minlength=block.size).reshape(-1, P)
+        yield start, counts
+
+
+def rank_interval_methods(n_images: int, n_prompts: int, settings: HumanEvalSettings) -> dict:
+    """How the Spearman and Kendall resamples are computed for a set of this size: ``{"spearman": m,
+    "kendall": m}`` with m ``"exact"`` (the resampled data's own statistic) or ``"linear"`` (its
+    first-order expansion in the prompt counts, :mod:`ts2viz.metaeval.rank_bootstrap`); Spearman is
+    ``"pearson"`` with ``spearman="np-corrcoef"`` (that statistic is Pearson's r, always exact).
+
+    ``settings.rank_bootstrap``: ``"auto"`` is exact while ``n_images * n_prompts`` is at most
+    :data:`RANK_EXACT_MAX_WORK` and there are at most :data:`RANK_EXACT_HARD_MAX_IMAGES` images
+    (images x prompts is the work per resample and metric of either exact method: matrix products
+    with prompts x values matrices for Spearman, prompts x prompts quadratic forms for Kendall),
+    linear above; ``"exact"`` is exact (memory and time grow with images x prompts, Kendall's
+    set-up with images^2: an InputError above :data:`RANK_EXACT_HARD_MAX_IMAGES` images or
+    :data:`RANK_EXACT_HARD_MAX_WORK` images x prompts); ``"linear"`` is linear for both.
+    """
+    how = settings.rank_bootstrap
+    if how == "exact" and (n_images > RANK_EXACT_HARD_MAX_IMAGES or n_images * n_prompts > RANK_EXACT_HARD_MAX_WORK):
+        raise InputError(f"exact rank resamples of {n_images:,} images x {n_prompts:,} prompts would not fit in memory "
+                         f"(at most {RANK_EXACT_HARD_MAX_IMAGES:,} images and {RANK_EXACT_HARD_MAX_WORK:,} images x "
+                         "prompts): use rank_bootstrap 'auto' or 'linear'")
+    exact = how == "exact" or (how == "auto" and n_images * n_prompts <= RANK_EXACT_MAX_WORK
+                               and n_images <= RANK_EXACT_HARD_MAX_IMAGES)
+    method = "exact" if exact else "linear"
+    return {"spearman": "pearson" if settings.spearman == "np-corrcoef" else method, "kendall": method}
+
+
+def _spearman_exact(x, y, ok, pc, P) -> list:
+    """Per metric, the arguments of its :class:`ResampledSpearman` (None when it scored fewer than two
+    rated images); each is built when used and dropped after (its matrices: prompts x values)."""
+    return [(x[i][ok[i]], y[ok[i]], pc[ok[i]], P) if ok[i].sum() >= 2 else None for i in range(x.shape[0])]
+
+
+def _influence_columns(ok, pc, P, influence: dict) -> tuple[np.ndarray, list]:
+    """Per-prompt influences (P, columns) of the statistics resampled to first order (from per-image
+    influences ``{(stat, metric): psi}``), and which (statistic, metric) each column is."""
+    cols, which = [], []
+    for (stat, i), psi in influence.items():
+        if np.isnan(psi).any():                      # the statistic is undefined on the full set
+            continue
+        cols.append(np.bincount(pc[ok[i]], weights=psi, minlength=P))
+        which.append((stat, i))
+    return (np.stack(cols, axis=1) if cols else np.zeros((P, 0))), which
+
+
+def _distinct_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct columns of ``table`` (in first-seen order) and, per original column, its index
+    among them (a hash of each column's bytes: ``np.unique(axis=1)`` sorts and costs seconds here)."""
+    cols = np.ascontiguousarray(table.T)
+    first: dict = {}
+    back = np.fromiter((first.setdefault(c.tobytes(), len(first)) for c in cols), dtype=np.int64, count=cols.shape[0])
+    pick = np.empty(len(first), dtype=np.int64)
+    pick[back] = np.arange(back.size)                                         # a column of each kind
+    return np.ascontiguousarray(cols[pick].T), back
 
 
 def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings, boot: BootstrapSettings,
-               ranks):
-    k = x.shape[0]
+               point: dict, methods: dict, influence: dict):
+    """Resampled values of every interval statistic (stat -> (k, B)) and how each was computed.
+
+    One matrix product per chunk of resamples serves every statistic that is a function of per-prompt
+    sums: ``counts @ table`` is computed as ``table.sum(0) + (counts - 1) @ table`` with the second term in
+    float32 (``counts - 1`` are small integers, exact in float32; the resample's departure from the full
+    set is all float32 has to carry, so its rounding is ~1e-7 of the bootstrap spread, while the full
+    set's sums stay float64) from :data:`FLOAT32_MIN_PROMPTS` prompts on, in float64 below."""
+    k, n = x.shape
     B = boot.n_resamples
-    sums = _prompt_sums(x, y, ok, pc, P, ranks).reshape(P, k * 11)
+    sums = _prompt_sums(x, y, ok, pc, P).reshape(P, k * 6)
     psum = _pair_sums(x, y, pairs, eps, pc, P, st.metric_ties).reshape(P, k * 4)
     M = cells.shape[2]
     cv = np.nan_to_num(cells).transpose(1, 0, 2).reshape(P, k * M)
     cm = (~np.isnan(cells)).transpose(1, 0, 2).reshape(P, k * M).astype(float)
     hv = np.nan_to_num(hcells[0])
     hm = (~np.isnan(hcells[0])).astype(float)
-    table = np.concatenate([sums, psum, cv, cm, hv, hm], axis=1)
+    infl, which = _influence_columns(ok, pc, P, influence)
+    table = np.concatenate([sums, psum, cv, cm, hv, hm, infl], axis=1)
     # many columns repeat (rating sums and masks shared by metrics scored on the same images): the
     # resampled sums are computed once per distinct column
-    table, back = np.unique(table, axis=1, return_inverse=True)
-    back = np.asarray(back).ravel()
-    kmat = _kendall_matrices(x, y, ok, pc, P) if x.shape[1] <= KENDALL_BOOTSTRAP_MAX_IMAGES else None
+    table, back = _distinct_columns(table)
+    base = table.sum(0)
+    precision = np.float32 if P >= FLOAT32_MIN_PROMPTS else np.float64
+    table32 = table.astype(precision)
+    kmat = _kendall_matrices(x, y, ok, pc, P, st.kendall) if methods["kendall"] == "exact" else None
+    sexact = _spearman_exact(x, y, ok, pc, P) if methods["spearman"] == "exact" else None
     out = {s: np.full((k, B), np.nan) for s in INTERVAL_STATS}
-    for start, counts in prompt_resamples(P, boot):
-        b = counts.shape[0]
-        t = (counts @ table)[:, back]                         # (b, columns)
-        s = t[:, :k * 11].reshape(b, k, 11)
-        sl = slice(start, start + b)
-        out["pearson"][:, sl] = _corr_from_sums(s, 0).T
-        out["spearman"][:, sl] = (_corr_from_sums(s, 0) if st.spearman == "np-corrcoef" else _corr_from_sums(s, 5)).T
-        c0 = k * 11
-        p4 = t[:, c0:c0 + 4 * k].reshape(b, k, 4)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out["pairwise_acc"][:, sl] = np.where(p4[..., 1] > 0, p4[..., 0] / p4[..., 1], np.nan).T
-            out["pairwise_acc_eq"][:, sl] = np.where(p4[..., 3] > 0, p4[..., 2] / p4[..., 3], np.nan).T
-            c1 = c0 + 4 * k
-            mv = t[:, c1:c1 + k * M].reshape(b, k, M)
-            mn = t[:, c1 + k * M:c1 + 2 * k * M].reshape(b, k, M)
-            c2 = c1 + 2 * k * M
-            hvv, hmm = t[:, c2:c2 + M], t[:, c2 + M:c2 + 2 * M]
-            mm = np.where(mn > 0, mv / mn, np.nan)
-            hh = np.where(hmm > 0, hvv / hmm, np.nan)
-        out["ordering_kendall"][:, sl] = _kendall_small(mm, np.broadcast_to(hh[:, None, :], mm.shape)).T
-        if kmat is not None:
-            for r, (A, Tx, Ty, sizes) in enumerate(kmat):
-                nn = counts @ sizes
-                quad = lambda Q: ((counts @ Q) * counts).sum(1)          # noqa: E731
-                n0 = nn * (nn - 1) / 2
-                s_ = quad(A) / 2
-                n1 = (quad(Tx) - nn) / 2
-                n2 = (quad(Ty) - nn) / 2
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    if st.kendall == "b":
-                        tau = s_ / np.sqrt((n0 - n1) * (n0 - n2))
-                    else:
-                        tau = np.full(b, np.nan)                 # tau-c needs distinct counts: not resampled
-                out["kendall"][r, sl] = np.clip(tau, -1, 1)
+    # one BLAS thread: the products are many and mid-sized, and a BLAS library's threads spin-wait for
+    # work, which on a busy machine cost 5x the wall time (TIFA160: 31 s instead of 6.9 s at load 10)
+    with _one_blas_thread():
+        for start, counts in prompt_resamples(P, boot, dtype=precision):
+            b = counts.shape[0]
+            counts -= 1.0
+            t = ((counts @ table32).astype(np.float64) + base)[:, back]      # (b, columns)
+            counts += 1.0
+            s = t[:, :k * 6].reshape(b, k, 6)
+            sl = slice(start, start + b)
+            out["pearson"][:, sl] = _corr_from_sums(s).T
+            if methods["spearman"] == "pearson":
+                out["spearman"][:, sl] = out["pearson"][:, sl]
+            c0 = k * 6
+            p4 = t[:, c0:c0 + 4 * k].reshape(b, k, 4)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out["pairwise_acc"][:, sl] = np.where(p4[..., 1] > 0, p4[..., 0] / p4[..., 1], np.nan).T
+                out["pairwise_acc_eq"][:, sl] = np.where(p4[..., 3] > 0, p4[..., 2] / p4[..., 3], np.nan).T
+                c1 = c0 + 4 * k
+                mv = t[:, c1:c1 + k * M].reshape(b, k, M)
+                mn = t[:, c1 + k * M:c1 + 2 * k * M].reshape(b, k, M)
+                c2 = c1 + 2 * k * M
+                hvv, hmm = t[:, c2:c2 + M], t[:, c2 + M:c2 + 2 * M]
+                mm = np.where(mn > 0, mv / mn, np.nan)
+                hh = np.where(hmm > 0, hvv / hmm, np.nan)
+            out["ordering_kendall"][:, sl] = _kendall_small(mm, np.broadcast_to(hh[:, None, :], mm.shape)).T
+            c3 = c2 + 2 * M
+            for c, (stat, i) in enumerate(which):               # first-order resamples: value + influence
+                out[stat][i, sl] = np.clip(point[stat][i] + t[:, c3 + c] - base[back[c3 + c]], -1.0, 1.0)
+            if sexact is not None or kmat is not None:
+                _exact_rank_resamples(out, sl, counts, sexact, kmat, ok, st.kendall)
     return out
+
+
+def _exact_rank_resamples(out: dict, sl: slice, counts: np.ndarray, sexact, kmat, ok, variant: str) -> None:
+    """Exact Spearman and Kendall of the resamples ``sl`` into ``out``."""
+    if sexact is not None:
+        for i, args in enumerate(sexact):
+            if args is not None:
+                out["spearman"][i, sl] = ResampledSpearman(*args)(counts)
+    if kmat is not None:
+        cnt = counts.astype(np.float64)
+        c32 = counts.astype(np.float32)
+        # quadratic forms c' Q c: (c @ Q) in float32 is exact (integer sums far below 2**24), the
+        # products with c and their sums in float64
+        quad = lambda Q: ((c32 @ Q).astype(np.float64) * cnt).sum(1)          # noqa: E731
+        rating_ties: dict = {}
+        for r, mats in enumerate(kmat):
+            if mats is None:
+                continue
+            A, Tx, Ty, sizes, presence = mats
+            nn = cnt @ sizes
+            s_ = quad(A) / 2
+            with np.errstate(invalid="ignore", divide="ignore"):
+                if variant == "b":
+                    if id(Ty) not in rating_ties:           # one matrix per set of rated images
+                        rating_ties[id(Ty)] = quad(Ty)
+                    n0 = nn * (nn - 1) / 2
+                    n1 = (quad(Tx) - nn) / 2
+                    n2 = (rating_ties[id(Ty)] - nn) / 2
+                    tau = s_ / np.sqrt((n0 - n1) * (n0 - n2))
+                else:                                        # tau-c: distinct values drawn, per side
+                    m = np.minimum(*((present(cnt) for present in presence)))
+                    tau = np.where(m >= 2, 2.0 * s_ / (nn * nn * (m - 1) / np.maximum(m, 1)), np.nan)
+            out["kendall"][r, sl] = np.clip(tau, -1, 1)
+
+
+def _one_blas_thread():
+    """A context that limits BLAS to one thread (threadpoolctl), or does nothing without threadpoolctl."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                                   # optional: only speed depends on it
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
 
 
 def evaluate_rated(rated, *, rating_set: str | None = None, metrics: Sequence[str] | None = None,

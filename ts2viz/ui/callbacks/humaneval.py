@@ -223,7 +223,9 @@ def board_note(name: str, rating_set: str, task: str, own=None) -> str:
                  "cluster when a metric is worse than its cluster's best in a one-sided paired permutation test "
                  "(images' z-scored scores swapped between the two metrics), p ≤ 0.05, no correction.")
     boot = r.bootstrap
-    return head + body + (f" 95% intervals: {boot.n_resamples:,} bootstrap resamples of prompts." if boot else "")
+    notes = "".join(f" {n}." for n in r.interval_notes()) if task == "point-wise" else ""   # first-order ranks
+    return head + body + (f" 95% intervals: {boot.n_resamples:,} bootstrap resamples of prompts." if boot else "") \
+        + notes
 
 
 def scatter_data(name: str, rating_set: str, metric: str, own=None):
