@@ -105,10 +105,41 @@ def test_board_legend_defines_every_column(app):
     from ts2viz.ui.tabs.board import BOARD_LEGEND
 
     board = cb_board.leaderboard(app, "paper")
-    for term in ("**Ord**", "Spearman", "**Sep**", "Kolmogorov", "Signed sep", "**dir**", "**segs**", "164",
-                 "Synth", "Nat", "Real"):
+    for term in ("**Ord**", "Spearman", "**Sep**", "Kolmogorov", "**signed Sep**", "**dir**", "**SEGs**", "164",
+                 "165", "Synth", "Nat", "Real"):
         assert term in BOARD_LEGEND, term
     assert {"dir", "segs", "signed_sep_avg"} <= set(board.columns)
+
+
+def test_board_headers_are_readable_and_the_csv_keeps_its_names(app):
+    """Item 4: the table the browser gets has headers for people ("Ord avg", "signed Sep avg", "SEGs"),
+    the data underneath and the CSV keep snake_case."""
+    gr = pytest.importorskip("gradio")
+    board = cb_board.leaderboard(app, "paper")
+    sent = gr.Dataframe(interactive=False).postprocess(cb_board.style_leaderboard(board))
+    assert sent.headers[:5] == ["metric", "dir", "Ord avg", "Sep avg", "signed Sep avg"]
+    assert {"Sep synth", "SEGs", "family", "source"} <= set(sent.headers)
+    assert not [h for h in sent.headers if "_" in h]
+    # the best cell of each column is still marked under its new header
+    col = sent.headers.index("Ord avg")
+    best = int(board["ord_avg"].to_numpy().argmax())
+    assert "font-weight:700" in sent.metadata["styling"][best][col].replace(" ", "")
+    assert list(board.columns[:3]) == ["metric", "dir", "ord_avg"]
+    csv = pd.read_csv(cb_board.leaderboard_csv(app, "paper"))
+    assert list(csv.columns[:3]) == ["metric", "ord_avg", "sep_avg"] and "signed_sep_avg" in csv.columns
+    # a shown table written to a file keeps the data's names too
+    shown = cb_common.shown(cb_common.mark_columns(board.copy(), x100=["ord_avg"]))
+    assert list(pd.read_csv(cb_common.table_csv(app, shown, "t")).columns) == list(board.columns)
+
+
+@pytest.mark.parametrize("name, label", [("ord_avg", "Ord avg"), ("sep_synth", "Sep synth"),
+                                         ("signed_sep_avg", "signed Sep avg"), ("sep_real", "Sep real"),
+                                         ("seg_id", "SEG"), ("segs", "SEGs"), ("dir", "dir"), ("ord", "ord"),
+                                         ("walk", "walk"), ("sep_lo", "sep_lo"), ("CLIPScore", "CLIPScore")])
+def test_column_label(name, label):
+    from ts2viz.display import column_label
+
+    assert column_label(name) == label
 
 
 # -- item 3: offline, each image links to its file on the hub, and one command gets them all --------------

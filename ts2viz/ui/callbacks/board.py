@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import figures
-from ...display import plural
+from ...display import column_label, plural
 from ...errors import InputError
 from ..state import AppView, metric_family
 from .common import families_filter, write_csv, mark_columns, shown, uploaded_scores_file
@@ -63,12 +63,13 @@ def style_leaderboard(board):
     """The board as people read it (:func:`shown`: values x100): best value per column bold on a tinted cell."""
     best = best_cells(board)
     nums = [c for c in BOARD_STATS if c in board.columns]
+    by_label = {column_label(c): c for c in nums}
 
     def mark(col):
-        i = best.get(col.name)
+        i = best.get(by_label.get(col.name))
         return ["font-weight:700;background-color:#e0e7ff;color:#3730a3" if k == i else "" for k in range(len(col))]
 
-    return mark_columns(board, x100=nums).pipe(shown).apply(mark, subset=nums)
+    return mark_columns(board, x100=nums).pipe(shown).apply(mark, subset=[column_label(c) for c in nums])
 
 
 def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
