@@ -170,31 +170,70 @@ def app_dir(tmp_path):
 # -- item 7: no name silently missing from the Ord-vs-Sep scatter ----------------------------------------
 
 @pytest.mark.parametrize("families", [None, ["TIFA"]])
-def test_scatter_names_every_point_on_the_page(tmp_path, families):
+@pytest.mark.parametrize("whiskers", [False, True])
+def test_scatter_names_every_point_on_the_page(tmp_path, families, whiskers):
+    """Item 7: in the JSON the page gets, every view of the Ord-vs-Sep scatter (all metrics, the zoom)
+    names each point it shows, beside the point or in the list under the plot (none left out, no
+    "+3 more"), and the labels' boxes, at the width they are placed for, overlap neither each other
+    nor another point."""
     import json
     import re
 
     from ts2viz import figures
+    from ts2viz.ui.callbacks import uncertainty as uc
     from ts2viz.ui.glue import page_plot
 
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     board = cb_board.leaderboard(ts2, "paper", families)
-    f = json.loads(page_plot(lambda: figures.ord_sep_scatter(board, title="t")).plot)
+    if whiskers:
+        board = uc.board_intervals(ts2, "paper", board, "ord_avg")
+    f = json.loads(page_plot(lambda: figures.ord_sep_scatter(board, title="t", error_bars=whiskers)).plot)
     lay = f["layout"]
+    plot_w = figures.LABEL_PLOT_WIDTH
+    plot_h = lay["height"] - lay["margin"]["t"] - lay["margin"]["b"]
     views = [(lay["annotations"], lay["xaxis"]["range"], lay["yaxis"]["range"])]
     for menu in lay.get("updatemenus", []):
         views += [(a["annotations"], a["xaxis.range"], a["yaxis.range"]) for a in (b["args"][0] for b in menu["buttons"])]
     points = [(n, x, y) for t in f["data"] for n, x, y in zip(t["text"], t["x"], t["y"]) if x is not None and y is not None]
     assert len(points) == len(board) >= 4
     for anns, (x0, x1), (y0, y1) in views:
+        px = lambda x: (x - x0) / (x1 - x0) * plot_w                                  # noqa: E731
+        py = lambda y: (y1 - y) / (y1 - y0) * plot_h                                  # noqa: E731
         shown = [n for n, x, y in points if x0 <= x <= x1 and y0 <= y <= y1]      # the points this view shows
-        labelled = {a["text"] for a in anns if a.get("name") == "label"}
-        note = " ".join(a["text"] for a in anns if a.get("name") == "unlabelled")
+        labels = [a for a in anns if a.get("name") == "label"]
+        labelled = {a["text"] for a in labels}
+        note = "<br>".join(a["text"] for a in anns if a.get("name") == "unlabelled")
+        assert "more" not in note
         listed = set(re.split(r" · |<br>|: ", note))
-        more = re.search(r"\+(\d+) more", note)
-        missing = [m for m in shown if m not in labelled and m not in listed]
-        assert len(missing) == (int(more.group(1)) if more else 0), (missing, note)
-        assert len(labelled) >= 1
+        assert not [m for m in shown if m not in labelled and m not in listed], note
+        assert not labelled & listed and len(labelled) >= 1
+        boxes = []
+        for a in labels:
+            w, h = figures.text_width(a["text"], 10) + 6, 10 * 1.25 + 4
+            ax, ay = px(a["x"]), py(a["y"])
+            bx = {"left": ax, "right": ax - w, "center": ax - w / 2}[a["xanchor"]]
+            by = {"bottom": ay - h, "top": ay, "middle": ay - h / 2}[a["yanchor"]]
+            boxes.append((a["text"], bx, by, bx + w, by + h))
+        for i, (n1, *b1) in enumerate(boxes):
+            assert -1 <= b1[0] and b1[2] <= plot_w + 1 and -1 <= b1[1] and b1[3] <= plot_h + 1, n1
+            for n2, *b2 in boxes[i + 1:]:
+                assert not (b1[0] < b2[2] and b2[0] < b1[2] and b1[1] < b2[3] and b2[1] < b1[3]), (n1, n2)
+            for n, x, y in points:      # no label over another metric's point
+                if n != n1 and x0 <= x <= x1 and y0 <= y <= y1:
+                    assert not (b1[0] < px(x) < b1[2] and b1[1] < py(y) < b1[3]), (n1, n)
+
+
+def test_scatter_lists_every_point_for_a_phone(tmp_path):
+    """Item 7 on a phone: the note under the scatter names every metric with its values (the page
+    shows it where the plot's labels are hidden: assets/app.css)."""
+    ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
+    board = cb_board.leaderboard(ts2, "paper")
+    note = cb_board.scatter_names_html(board)
+    assert note.startswith('<div class="scatter-names">')
+    for m, o, sp in zip(board["metric"], board["ord_avg"], board["sep_avg"]):
+        assert f"<b>{m}</b> {100 * o:.1f} · {100 * sp:.1f}" in note
+    css = (Path(__file__).resolve().parents[1] / "assets" / "app.css").read_text()
+    assert ".scatter-names { display: none; }" in css and ".scatter-names { display: block; }" in css
 
 
 # -- item 12: on a phone the leaderboard's first columns are its scores -----------------------------------

@@ -48,6 +48,7 @@ def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, tab
             error_bars=whiskers and ci is not None), fmt)
         styled = uc.style_board_intervals(ci) if table_ci and ci is not None else cb_board.style_leaderboard(board)
         note = f"<small>{uc.interval_note(app, mode, ci, ranks=table_ci)}</small>" if ci is not None else ""
+        note += cb_board.scatter_names_html(board)      # shown where the plot's labels are not (a phone)
         return (table.postprocess(styled).model_dump() if table is not None else styled,
                 scatter, note)
 
