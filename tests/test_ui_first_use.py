@@ -163,6 +163,28 @@ def test_node_title_links_images_to_the_hub_when_offline(tmp_path, monkeypatch):
     assert "Node 0" in local and "huggingface.co" not in local
 
 
+def test_node_title_links_only_images_not_on_screen(tmp_path, monkeypatch):
+    """Leftover of item 3: the hub links are for images the page cannot show (offline, missing), never
+    for ones on screen (a download the app made) or on their way (their tiles fill without a click, the
+    title is not redrawn)."""
+    import huggingface_hub.constants as hc
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", True)
+    ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
+    seg = next(s for s in ts2.dataset if any(len(n.images) >= 3 for n in s.nodes))
+    files = [im.file_name for im in next(n for n in seg.nodes if len(n.images) >= 3).images[:3]]
+    url = "https://huggingface.co/datasets/saxon/T2IScoreScore/blob/main/"
+    assert cb_explorer.image_links(ts2.dataset, files, ["ready", "ready", "ready"]) == ""
+    assert cb_explorer.image_links(ts2.dataset, files, ["loading", "ready", "loading"]) == ""
+    some = cb_explorer.image_links(ts2.dataset, files, ["ready", "offline", "missing"])
+    assert f"{url}{files[0]}" not in some and f"{url}{files[1]}" in some and f"{url}{files[2]}" in some
+    # the node title asks the app's image cache: offline here, so every image of the node is linked
+    node = seg.labels[0]
+    title = cb_explorer.select_node(ts2, "paper", seg.id, None, None, node)["node_title"]
+    assert all(f"{url}{im.file_name}" in title for im in seg.node(node).images[:12])
+
+
 def app_dir(tmp_path):
     return write_dataset(tmp_path / "ds", big_image=False)
 

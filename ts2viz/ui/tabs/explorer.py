@@ -19,6 +19,9 @@ FINDER_STATS = STATS + [("Pairwise acc.", "pacc"), ("Questions (QA metric)", "qu
 GRAPH_JS = """
 const pick = (card) => trigger('select', {index: 0, value: card.dataset.node});
 element.addEventListener('click', (e) => {
+  // the legend's colour scale: the metric's full range or this SEG's (CSS; no round trip, kept across SEGs)
+  const scale = e.target.closest('[data-scale]');
+  if (scale) { element.classList.toggle('seg-range', scale.dataset.scale === 'seg'); return; }
   const card = e.target.closest('[data-node]');
   if (card) { pick(card); }
 });
