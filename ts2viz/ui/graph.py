@@ -40,6 +40,16 @@ def goodness_color(t: float) -> str:
     return _lerp(lo, mid, t * 2) if t < 0.5 else _lerp(mid, hi, (t - 0.5) * 2)
 
 
+def ink_on(color: str) -> str:
+    """The text colour readable on a ``#rrggbb`` background: dark ink on light colours (the pale middle
+    of the scale), white on dark ones (WCAG relative luminance above 0.4 counts as light)."""
+    if not (isinstance(color, str) and len(color) == 7 and color.startswith("#")):
+        return "white"
+    lin = [(c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4)
+           for c in (int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))]
+    return "#1f2937" if 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] > 0.4 else "white"
+
+
 def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
                    lower_is_better: bool = False, thumb_uri: Callable[[str], str] | None = None,
                    walk: Sequence[str] | None = None, walk_name: str = "", selected: str | None = None,
@@ -120,7 +130,9 @@ def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
         col = goodness_color(t_of(mean))
         seg_col = ""
         if full is not None:     # the default colour on the metric's full range; this SEG's range on request
-            col, seg_col = goodness_color(t_of(mean, *full)), f";--node-color-seg:{col}"
+            seg_col = f";--node-color-seg:{col};--node-ink-seg:{ink_on(col)}"
+            col = goodness_color(t_of(mean, *full))
+        seg_col = f";--node-ink:{ink_on(col)}{seg_col}"
         cls = ["seg-node"]
         if n.label in walk_nodes:
             cls.append("in-walk")
