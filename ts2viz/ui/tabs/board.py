@@ -47,8 +47,9 @@ def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, tab
             ci if whiskers and ci is not None else board, title=f"Ord vs Sep ({mode} mode)",
             error_bars=whiskers and ci is not None), fmt)
         styled = uc.style_board_intervals(ci) if table_ci and ci is not None else cb_board.style_leaderboard(board)
-        note = f"<small>{uc.interval_note(app, mode, ci, ranks=table_ci)}</small>" if ci is not None else ""
-        note += cb_board.scatter_names_html(board)      # shown where the plot's labels are not (a phone)
+        # first the names, shown where the plot's labels are not (a phone), right under the plot
+        note = cb_board.scatter_names_html(board)
+        note += f"<small>{uc.interval_note(app, mode, ci, ranks=table_ci)}</small>" if ci is not None else ""
         return (table.postprocess(styled).model_dump() if table is not None else styled,
                 scatter, note)
 
