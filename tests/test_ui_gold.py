@@ -299,3 +299,11 @@ def test_image_question_table_gives_the_metrics_score(metric):
         col = "counts" if "counts" in t.columns else "correct"
         got = float(np.mean([v == "✓" for v in t[col]]))
         assert got == pytest.approx(want), (iid, metric)
+
+
+def test_cross_gold_headers_for_people():
+    """Issue 21 item 4 in the Human ratings tab: the cross-gold table's headers are not ``ts2:ord_avg``."""
+    shown = gc.cross_gold_shown(gc.cross_gold_table(None))
+    cols = list(shown.columns)
+    assert cols[:3] == ["metric family", "TS2 Ord avg", "TS2 Sep avg"] and "tifa160 Spearman" in cols
+    assert not [c for c in cols if "_" in c or ":" in c], cols

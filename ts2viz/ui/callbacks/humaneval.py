@@ -302,6 +302,21 @@ def cross_gold_table(own=None):
     return _cross_wide(t)
 
 
+def cross_gold_shown(table):
+    """The cross-gold table with headers for people: ``ts2:ord_avg`` -> ``TS2 Ord avg``,
+    ``tifa160:spearman`` -> ``tifa160 Spearman`` (the table :func:`cross_gold_table` returns keeps the
+    ``gold:statistic`` names)."""
+    from ...display import column_label
+
+    def label(c: str) -> str:
+        gold, sep, stat = str(c).partition(":")
+        if not sep:
+            return str(c)
+        return f"{'TS2' if gold == 'ts2' else gold} {column_label(stat) if stat != 'spearman' else 'Spearman'}"
+
+    return table.rename(columns={c: label(c) for c in table.columns})
+
+
 def _cross_wide(t):
     t = t.assign(cell=[f"{int(r)} [{lo:g}–{hi:g}] ({v:.3f})" for r, lo, hi, v in
                        t[["rank", "rank_lo", "rank_hi", "value"]].to_numpy()])

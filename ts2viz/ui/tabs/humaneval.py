@@ -99,7 +99,7 @@ def build(page: Page) -> None:
             metric_v = next((m for m in metrics if not m.startswith("human:")), metrics[0] if metrics else None)
         fig = page_plot(lambda: gc.scatter_figure(gold_v, rs_v, metric_v, own)) if metric_v else None
         return (gc.board_note(gold_v, rs_v, task_v, own), table_value(gc.board(gold_v, rs_v, task_v, own)),
-                gr.update(choices=metrics, value=metric_v), fig, table_value(gc.cross_gold_table(own)))
+                gr.update(choices=metrics, value=metric_v), fig, table_value(gc.cross_gold_shown(gc.cross_gold_table(own))))
 
     def gold_image(gold_v, image_v, metric_v, request: gr.Request):
         gc.check_gold(gold_v)
