@@ -95,6 +95,9 @@ def test_first_view_shows_hub_images_without_a_click(tmp_path, prefetch):
                 _, st = _until(pg, lambda s: s["selected"] == ["1a"] and s["gallery"] == 5 and s["gallery_ph"] == 0,
                                LIMIT_S + 30)
                 t_gallery = time.monotonic() - t_click
+                # the node's title names it and offers no hub link for images that are on screen (issue 21)
+                title = pg.locator("#node-title")
+                assert "Node 1a" in title.inner_text() and "huggingface.co" not in title.inner_html()
                 pg.locator("#node-gallery").scroll_into_view_if_needed()
                 pg.screenshot(path=str(ART / "hub-02-node-gallery.png"))
                 # 3. another SEG, far from the warmed ones: its graph fills in as its images land

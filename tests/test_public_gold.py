@@ -70,7 +70,8 @@ def test_a_visitors_gold_scores_stay_in_their_session(server):
             va, vb = await a.call("gold_views", VIEWS), await b.call("gold_views", VIEWS)
             # B asks for A's metric by name: the scatter falls back to one of B's metrics
             vb_mine = await b.call("gold_views", ["myset", "default", "point-wise", "MineGold"])
-            ia, ib = await a.call("gold_image", ["myset", ids[3]]), await b.call("gold_image", ["myset", ids[3]])
+            ia, ib = (await a.call("gold_image", ["myset", ids[3], None]),
+                      await b.call("gold_image", ["myset", ids[3], None]))
             # what a visitor cannot do: name a folder as the rated set, or a server file as the upload
             folder = await b.call("gold_upload", [str(server["gold"]), up])
             server_file = await b.call("gold_upload", ["myset", {"path": str(server["gold"] / "scores.csv"),

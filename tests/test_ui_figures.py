@@ -308,3 +308,38 @@ def test_board_scatter_labels_apart_and_zoom_to_cluster(tmp_path):
 
         for text in [*board["metric"], *string.printable[:95]]:
             assert figures.text_width(text, 10) >= _measure()(text), text
+
+
+def test_graph_colours_on_the_metric_full_range():
+    """Issue 21 item 10: node means 0.510 and 0.530 of a metric whose scores span 0 to 1 get near colours
+    on the full range (the default, ``--node-color``), and the two ends of the scale on this SEG's own
+    range (``--node-color-seg``, what the legend's "this SEG" shows)."""
+    import re
+
+    seg = load_dataset("ts2")[9]
+    means = {lbl: (0.510 if i == 0 else 0.530) for i, lbl in enumerate(seg.labels)}
+
+    def rgb(c):
+        return np.array([int(c[k:k + 2], 16) for k in (1, 3, 5)], dtype=float)
+
+    def colours(h, var):
+        return {m.group(1): rgb(m.group(2)) for m in re.finditer(
+            r'data-node="([^"]+)"[^>]*?' + var + r':(#[0-9a-f]{6})', h)}
+
+    h = seg_graph_html(seg, node_means=means, metric="M", full_range=(0.0, 1.0))
+    full, own = colours(h, "--node-color"), colours(h, "--node-color-seg")
+    a, b = seg.labels[0], seg.labels[1]
+    ends = np.linalg.norm(rgb(goodness_color(0.0)) - rgb(goodness_color(1.0)))
+    assert np.linalg.norm(full[a] - full[b]) < 0.05 * ends          # near colours on the full range
+    assert np.linalg.norm(full[a] - rgb(goodness_color(0.51))) < 2
+    assert np.linalg.norm(own[a] - own[b]) > 0.9 * ends             # the scale's two ends on the SEG's range
+    assert "0.000 … 1.000 (all images)" in h and "0.510 … 0.530 (this SEG)" in h
+    assert 'data-scale="full"' in h and 'data-scale="seg"' in h
+    # lower is better: the full range is turned round too
+    low = colours(seg_graph_html(seg, node_means=means, metric="M", full_range=(0.0, 1.0), lower_is_better=True),
+                  "--node-color")
+    assert np.linalg.norm(low[a] - rgb(goodness_color(0.49))) < 2
+    # without a full range, one colour per card on the SEG's range (as before)
+    plain = seg_graph_html(seg, node_means=means, metric="M")
+    assert "--node-color-seg" not in plain and "data-scale" not in plain
+    assert np.linalg.norm(colours(plain, "--node-color")[a] - rgb(goodness_color(0.0))) < 2

@@ -105,10 +105,41 @@ def test_board_legend_defines_every_column(app):
     from ts2viz.ui.tabs.board import BOARD_LEGEND
 
     board = cb_board.leaderboard(app, "paper")
-    for term in ("**Ord**", "Spearman", "**Sep**", "Kolmogorov", "Signed sep", "**dir**", "**segs**", "164",
-                 "Synth", "Nat", "Real"):
+    for term in ("**Ord**", "Spearman", "**Sep**", "Kolmogorov", "**signed Sep**", "**dir**", "**SEGs**", "164",
+                 "165", "Synth", "Nat", "Real"):
         assert term in BOARD_LEGEND, term
     assert {"dir", "segs", "signed_sep_avg"} <= set(board.columns)
+
+
+def test_board_headers_are_readable_and_the_csv_keeps_its_names(app):
+    """Item 4: the table the browser gets has headers for people ("Ord avg", "signed Sep avg", "SEGs"),
+    the data underneath and the CSV keep snake_case."""
+    gr = pytest.importorskip("gradio")
+    board = cb_board.leaderboard(app, "paper")
+    sent = gr.Dataframe(interactive=False).postprocess(cb_board.style_leaderboard(board))
+    assert sent.headers[:5] == ["metric", "dir", "Ord avg", "Sep avg", "signed Sep avg"]
+    assert {"Sep synth", "SEGs", "family", "source"} <= set(sent.headers)
+    assert not [h for h in sent.headers if "_" in h]
+    # the best cell of each column is still marked under its new header
+    col = sent.headers.index("Ord avg")
+    best = int(board["ord_avg"].to_numpy().argmax())
+    assert "font-weight:700" in sent.metadata["styling"][best][col].replace(" ", "")
+    assert list(board.columns[:3]) == ["metric", "dir", "ord_avg"]
+    csv = pd.read_csv(cb_board.leaderboard_csv(app, "paper"))
+    assert list(csv.columns[:3]) == ["metric", "ord_avg", "sep_avg"] and "signed_sep_avg" in csv.columns
+    # a shown table written to a file keeps the data's names too
+    shown = cb_common.shown(cb_common.mark_columns(board.copy(), x100=["ord_avg"]))
+    assert list(pd.read_csv(cb_common.table_csv(app, shown, "t")).columns) == list(board.columns)
+
+
+@pytest.mark.parametrize("name, label", [("ord_avg", "Ord avg"), ("sep_synth", "Sep synth"),
+                                         ("signed_sep_avg", "signed Sep avg"), ("sep_real", "Sep real"),
+                                         ("seg_id", "SEG"), ("segs", "SEGs"), ("dir", "dir"), ("ord", "ord"),
+                                         ("walk", "walk"), ("sep_lo", "sep_lo"), ("CLIPScore", "CLIPScore")])
+def test_column_label(name, label):
+    from ts2viz.display import column_label
+
+    assert column_label(name) == label
 
 
 # -- item 3: offline, each image links to its file on the hub, and one command gets them all --------------
@@ -132,6 +163,28 @@ def test_node_title_links_images_to_the_hub_when_offline(tmp_path, monkeypatch):
     assert "Node 0" in local and "huggingface.co" not in local
 
 
+def test_node_title_links_only_images_not_on_screen(tmp_path, monkeypatch):
+    """Leftover of item 3: the hub links are for images the page cannot show (offline, missing), never
+    for ones on screen (a download the app made) or on their way (their tiles fill without a click, the
+    title is not redrawn)."""
+    import huggingface_hub.constants as hc
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", True)
+    ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
+    seg = next(s for s in ts2.dataset if any(len(n.images) >= 3 for n in s.nodes))
+    files = [im.file_name for im in next(n for n in seg.nodes if len(n.images) >= 3).images[:3]]
+    url = "https://huggingface.co/datasets/saxon/T2IScoreScore/blob/main/"
+    assert cb_explorer.image_links(ts2.dataset, files, ["ready", "ready", "ready"]) == ""
+    assert cb_explorer.image_links(ts2.dataset, files, ["loading", "ready", "loading"]) == ""
+    some = cb_explorer.image_links(ts2.dataset, files, ["ready", "offline", "missing"])
+    assert f"{url}{files[0]}" not in some and f"{url}{files[1]}" in some and f"{url}{files[2]}" in some
+    # the node title asks the app's image cache: offline here, so every image of the node is linked
+    node = seg.labels[0]
+    title = cb_explorer.select_node(ts2, "paper", seg.id, None, None, node)["node_title"]
+    assert all(f"{url}{im.file_name}" in title for im in seg.node(node).images[:12])
+
+
 def app_dir(tmp_path):
     return write_dataset(tmp_path / "ds", big_image=False)
 
@@ -139,31 +192,70 @@ def app_dir(tmp_path):
 # -- item 7: no name silently missing from the Ord-vs-Sep scatter ----------------------------------------
 
 @pytest.mark.parametrize("families", [None, ["TIFA"]])
-def test_scatter_names_every_point_on_the_page(tmp_path, families):
+@pytest.mark.parametrize("whiskers", [False, True])
+def test_scatter_names_every_point_on_the_page(tmp_path, families, whiskers):
+    """Item 7: in the JSON the page gets, every view of the Ord-vs-Sep scatter (all metrics, the zoom)
+    names each point it shows, beside the point or in the list under the plot (none left out, no
+    "+3 more"), and the labels' boxes, at the width they are placed for, overlap neither each other
+    nor another point."""
     import json
     import re
 
     from ts2viz import figures
+    from ts2viz.ui.callbacks import uncertainty as uc
     from ts2viz.ui.glue import page_plot
 
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     board = cb_board.leaderboard(ts2, "paper", families)
-    f = json.loads(page_plot(lambda: figures.ord_sep_scatter(board, title="t")).plot)
+    if whiskers:
+        board = uc.board_intervals(ts2, "paper", board, "ord_avg")
+    f = json.loads(page_plot(lambda: figures.ord_sep_scatter(board, title="t", error_bars=whiskers)).plot)
     lay = f["layout"]
+    plot_w = figures.LABEL_PLOT_WIDTH
+    plot_h = lay["height"] - lay["margin"]["t"] - lay["margin"]["b"]
     views = [(lay["annotations"], lay["xaxis"]["range"], lay["yaxis"]["range"])]
     for menu in lay.get("updatemenus", []):
         views += [(a["annotations"], a["xaxis.range"], a["yaxis.range"]) for a in (b["args"][0] for b in menu["buttons"])]
     points = [(n, x, y) for t in f["data"] for n, x, y in zip(t["text"], t["x"], t["y"]) if x is not None and y is not None]
     assert len(points) == len(board) >= 4
     for anns, (x0, x1), (y0, y1) in views:
+        px = lambda x: (x - x0) / (x1 - x0) * plot_w                                  # noqa: E731
+        py = lambda y: (y1 - y) / (y1 - y0) * plot_h                                  # noqa: E731
         shown = [n for n, x, y in points if x0 <= x <= x1 and y0 <= y <= y1]      # the points this view shows
-        labelled = {a["text"] for a in anns if a.get("name") == "label"}
-        note = " ".join(a["text"] for a in anns if a.get("name") == "unlabelled")
+        labels = [a for a in anns if a.get("name") == "label"]
+        labelled = {a["text"] for a in labels}
+        note = "<br>".join(a["text"] for a in anns if a.get("name") == "unlabelled")
+        assert "more" not in note
         listed = set(re.split(r" · |<br>|: ", note))
-        more = re.search(r"\+(\d+) more", note)
-        missing = [m for m in shown if m not in labelled and m not in listed]
-        assert len(missing) == (int(more.group(1)) if more else 0), (missing, note)
-        assert len(labelled) >= 1
+        assert not [m for m in shown if m not in labelled and m not in listed], note
+        assert not labelled & listed and len(labelled) >= 1
+        boxes = []
+        for a in labels:
+            w, h = figures.text_width(a["text"], 10) + 6, 10 * 1.25 + 4
+            ax, ay = px(a["x"]), py(a["y"])
+            bx = {"left": ax, "right": ax - w, "center": ax - w / 2}[a["xanchor"]]
+            by = {"bottom": ay - h, "top": ay, "middle": ay - h / 2}[a["yanchor"]]
+            boxes.append((a["text"], bx, by, bx + w, by + h))
+        for i, (n1, *b1) in enumerate(boxes):
+            assert -1 <= b1[0] and b1[2] <= plot_w + 1 and -1 <= b1[1] and b1[3] <= plot_h + 1, n1
+            for n2, *b2 in boxes[i + 1:]:
+                assert not (b1[0] < b2[2] and b2[0] < b1[2] and b1[1] < b2[3] and b2[1] < b1[3]), (n1, n2)
+            for n, x, y in points:      # no label over another metric's point
+                if n != n1 and x0 <= x <= x1 and y0 <= y <= y1:
+                    assert not (b1[0] < px(x) < b1[2] and b1[1] < py(y) < b1[3]), (n1, n)
+
+
+def test_scatter_lists_every_point_for_a_phone(tmp_path):
+    """Item 7 on a phone: the note under the scatter names every metric with its values (the page
+    shows it where the plot's labels are hidden: assets/app.css)."""
+    ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
+    board = cb_board.leaderboard(ts2, "paper")
+    note = cb_board.scatter_names_html(board)
+    assert note.startswith('<div class="scatter-names">')
+    for m, o, sp in zip(board["metric"], board["ord_avg"], board["sep_avg"]):
+        assert f"<b>{m}</b> {100 * o:.1f} · {100 * sp:.1f}" in note
+    css = (Path(__file__).resolve().parents[1] / "assets" / "app.css").read_text()
+    assert ".scatter-names { display: none; }" in css and ".scatter-names { display: block; }" in css
 
 
 # -- item 12: on a phone the leaderboard's first columns are its scores -----------------------------------

@@ -14,6 +14,7 @@ from scipy import stats as sps
 
 from ts2viz import bundled_scores, compute, figures, load_dataset
 from ts2viz import uncertainty as U
+from ts2viz.display import column_label
 from ts2viz.errors import InputError
 from ts2viz.ui.callbacks import common as cb_common, board as cb_board
 from ts2viz.ui import load_state
@@ -92,13 +93,13 @@ def test_table_cells_show_value_and_interval_x100(ts2, ref):
     for m in boot.metrics:
         for c in BOARD_STATS:
             est, lo, hi = boot.interval(m, c)
-            assert shown[m][heads.index(c)] == f"{est * 100:.1f} [{lo * 100:.1f}, {hi * 100:.1f}]"
-            assert data[m][heads.index(c)] == pytest.approx(est)             # numbers underneath
+            assert shown[m][heads.index(column_label(c))] == f"{est * 100:.1f} [{lo * 100:.1f}, {hi * 100:.1f}]"
+            assert data[m][heads.index(column_label(c))] == pytest.approx(est)             # numbers underneath
         k = ranks.metrics.index(m)
         assert shown[m][1] == f"{ranks.median[k]:.0f} [{ranks.low[k]:.0f}, {ranks.high[k]:.0f}]"
     # the best value per column is still marked
     styles = val["metadata"]["styling"]
-    col = heads.index("sep_avg")
+    col = heads.index("Sep avg")        # the header as people read it (item 4 of issue 21)
     best = int(np.nanargmax(board["sep_avg"].to_numpy()))
     assert "font-weight:700" in styles[best][col].replace(" ", "")
 

@@ -67,6 +67,27 @@ def stat_name(stat: str) -> str:
     return STAT_NAMES.get(stat, stat.replace("_", " "))
 
 
+#: table headers as people read them, where the data's name is a snake_case one; the data underneath,
+#: row clicks and CSV files keep the names (issue 21 item 4)
+COLUMN_LABELS = {"segs": "SEGs", "seg_id": "SEG"}
+#: the meta-metrics' names in headers: Ord and Sep as the paper writes them; "signed Sep" is Sep signed
+_HEADER_STATS = {"ord": "Ord", "sep": "Sep", "signed_sep": "signed Sep"}
+_PARTS = ("avg", "synth", "nat", "real")
+
+
+def column_label(col) -> str:
+    """The header of a table column as shown: ``ord_avg -> 'Ord avg'``, ``sep_synth -> 'Sep synth'``,
+    ``signed_sep_avg -> 'signed Sep avg'``, ``segs -> 'SEGs'``, ``seg_id -> 'SEG'``; any other name
+    unchanged (metric names, ``dir``, ``walk``, ``ord CLIPScore``)."""
+    c = str(col)
+    if c in COLUMN_LABELS:
+        return COLUMN_LABELS[c]
+    stat, _, part = c.rpartition("_")
+    if stat in _HEADER_STATS and part in _PARTS:
+        return f"{_HEADER_STATS[stat]} {part}"
+    return c
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``n`` and the word in the right number: ``plural(1, 'image') == '1 image'``,
     ``plural(3, 'image') == '3 images'``, ``plural(2, 'error', 'errors')``; thousands separated."""

@@ -408,24 +408,24 @@ def _padded(v: np.ndarray, frac: float = 0.08) -> list[float]:
     return [lo - pad, hi + pad]
 
 
-#: the bottom row of the Ord-vs-Sep scatter that names points left without a label (two lines of text)
-UNLABELLED_PX = 30
-UNLABELLED_CHARS = 70
+#: the Ord-vs-Sep scatter names the points left without a label in rows under the plot: this many
+#: characters a row (the plot is at least :data:`LABEL_PLOT_WIDTH` px wide where labels show), this many
+#: pixels a row
+UNLABELLED_CHARS = 120
+UNLABELLED_ROW_PX = 14
 
 
-def _wrap_names(head: str, names: Sequence[str]) -> str:
-    """``head`` and the names joined by " · ", on at most two lines of :data:`UNLABELLED_CHARS`
-    (the rest counted: "+3 more")."""
+def _wrap_names(head: str, names: Sequence[str]) -> list[str]:
+    """``head`` and every one of ``names`` joined by " · ", in rows of at most :data:`UNLABELLED_CHARS`
+    characters (a longer name gets a row of its own); no name is left out."""
     lines, cur = [], head
-    for k, n in enumerate(names):
+    for n in names:
         piece = n if cur == head else f" · {n}"
         if len(cur) + len(piece) > UNLABELLED_CHARS and cur != head:
             lines.append(cur)
-            if len(lines) == 2:
-                return "<br>".join(lines[:1] + [lines[1] + f" · +{len(names) - k} more"])
             cur, piece = "", n
         cur += piece
-    return "<br>".join(lines + [cur])
+    return lines + [cur]
 
 
 def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | None = None, *,
@@ -480,11 +480,10 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
     cluster = dense_cluster(xv, yv)
     zoom = 3 <= cluster.sum() < np.sum(np.isfinite(xv) & np.isfinite(yv))
     buttons_px = 28 if zoom else 0               # a row under the title for the zoom buttons
-    note_px = UNLABELLED_PX                      # a row at the bottom naming the points left without a label
-    height = 440 + legend_px + buttons_px + note_px
     top = TOOLBAR_PX + TITLE_PX + 10 + buttons_px
-    bottom = 48 + legend_px + note_px
-    plot_h = height - top - bottom
+    # the plot area's height does not depend on the rows under it that name the points left without a
+    # label (``note_px``): labels are placed first, then the figure is made as tall as those rows need
+    plot_h = 440 - TOOLBAR_PX - TITLE_PX - 10 - 48
 
     # the full view also spans the whiskers (a zoom keeps to the points: it is for reading names)
     span = {}
@@ -493,7 +492,7 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
                                         for side in ("lo", "hi"))])
                 for a, c, v in (("x", x, xv), ("y", y, yv))}
 
-    def view(keep: np.ndarray, whiskers: bool = False) -> dict:
+    def view(keep: np.ndarray, whiskers: bool = False, bottom: float = 48.0) -> dict:
         if whiskers and span:
             k3 = np.tile(keep, 3)
             xr, yr = _padded(span["x"][k3], 0.03), _padded(span["y"][k3], 0.03)
@@ -514,14 +513,22 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
                                    line=dict(color="#9ca3af", width=1), layer="below", name="leader"))
         left = [names[i] for i, sp in enumerate(spots) if sp is None and inside[i]
                 and np.isfinite(xv[i]) and np.isfinite(yv[i])]
-        if left:    # no silent gaps: the names that found no room are listed (their points show them on hover)
+        rows = _wrap_names("No room for a label (hover the point): ", left) if left else []
+        if left:    # no silent gaps: every name that found no room is listed (its point shows it on hover)
             ann.append(dict(x=0, xref="paper", xanchor="left", y=-(bottom - 2) / plot_h, yref="paper",
                             yanchor="bottom", showarrow=False, align="left", name="unlabelled",
-                            text=_wrap_names("No room for a label (hover the point): ", left),
-                            font=dict(size=10, color=MUTED)))
-        return {"xaxis.range": xr, "yaxis.range": yr, "annotations": ann, "shapes": shapes}
+                            text="<br>".join(rows), font=dict(size=10, color=MUTED)))
+        return {"xaxis.range": xr, "yaxis.range": yr, "annotations": ann, "shapes": shapes, "rows": len(rows)}
 
-    full = view(np.isfinite(xv) & np.isfinite(yv), whiskers=True)
+    def finished(v: dict) -> dict:
+        return {k: val for k, val in v.items() if k != "rows"}
+
+    finite = np.isfinite(xv) & np.isfinite(yv)
+    rows = max(view(finite, whiskers=True)["rows"], view(cluster)["rows"] if zoom else 0)
+    note_px = UNLABELLED_ROW_PX * rows + (4 if rows else 0)
+    bottom = 48 + legend_px + note_px
+    height = top + plot_h + bottom
+    full = finished(view(finite, whiskers=True, bottom=bottom))
     layout = dict(xaxis=dict(title=dict(text=f"{xname} · {xpart} (x100)"), range=full["xaxis.range"]),
                   yaxis=dict(title=dict(text=f"{yname} · {ypart} (x100)"), range=full["yaxis.range"]),
                   annotations=full["annotations"], shapes=full["shapes"], margin=dict(b=bottom, t=top),
@@ -532,7 +539,7 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
             yanchor="bottom", pad=dict(b=6, l=0), font=dict(size=11), bgcolor="white", bordercolor=GRID,
             buttons=[dict(label="All metrics", method="relayout", args=[full]),
                      dict(label=f"Zoom to cluster ({int(cluster.sum())})", method="relayout",
-                          args=[view(cluster)])])]
+                          args=[finished(view(cluster, bottom=bottom))])])]
     return _fig(traces, layout, title=title or "Ordering vs separation", height=height)
 
 

@@ -146,3 +146,59 @@ def answer_scores(rated, *, scoring: AnswerScoring = AnswerScoring(), metrics=No
                 col = np.where(np.isnan(col), 0.0, col)
             cols[f"{p}:{vqa}"] = col
     return pd.DataFrame(cols)
+
+
+def answer_metric(name: str) -> tuple[str, str, str] | None:
+    """``(prefix, question set, VQA model)`` of an answer-based QA metric's name (``dsg:PaLI-17B`` ->
+    ``("dsg", "dsg", "PaLI-17B")``); None for any other name."""
+    prefix, sep, vqa = str(name).partition(":")
+    if not sep or prefix not in QA_METRICS or not vqa:
+        return None
+    return prefix, QA_METRICS[prefix][0], vqa
+
+
+def answer_records(rated, metric: str, image_id: str, *, scoring: AnswerScoring = AnswerScoring()):
+    """One image's released answers behind an answer-based QA metric (``dsg:PaLI-17B``) as QA records
+    (:data:`ts2viz.qa.records.RECORD_COLUMNS`), so that the question table of the Questions tab
+    (:func:`ts2viz.qa.views.image_question_table`) shows them: one row per question, choices yes/no,
+    expected yes, the raw answer, ``mapped`` by ``scoring.yes_rule``, parents as DSG's data give them (a
+    malformed list treated as ``scoring.malformed_parents`` says, as :func:`question_scores` does).
+
+    Returns ``(records, kind, accumulation)``: ``kind`` ``dsg`` (parents gate) or ``tifa`` (VQ²A: every
+    question counts on its own) and the accumulation the metric uses, for
+    :func:`ts2viz.qa.records.with_counted`. Empty records when the image has no answers; raises
+    :class:`InputError` for a name that is not an answer-based metric.
+    """
+    import pandas as pd
+
+    from ..qa.records import RECORD_COLUMNS
+
+    parsed_name = answer_metric(metric)
+    if parsed_name is None:
+        raise InputError(f"{metric!r} is not a metric computed from released answers "
+                         f"(expected PREFIX:VQA with PREFIX one of {', '.join(QA_METRICS)})")
+    prefix, qset, vqa = parsed_name
+    kind = "dsg" if qset == "dsg" else "tifa"
+    accumulation = QA_METRICS[prefix][1]
+    qa = rated.qa_answers
+    if qa is None or not len(qa):
+        return pd.DataFrame(columns=list(RECORD_COLUMNS)), kind, accumulation
+    sub = qa[(qa["question_set"] == qset) & (qa["vqa_model"] == vqa) & (qa["image_id"] == str(image_id))]
+    sub = sub.sort_values("question_id", kind="stable")
+    parents = []
+    for text in sub["parents"].tolist():
+        ps = _parse_parents(text)
+        if ps is None and scoring.malformed_parents == "skip_part":
+            ps = [int(p) for p in str(text).replace("-", ",").split(",") if p.strip().isdigit() and p.strip() != "0"]
+        parents.append(ps)
+    if kind != "dsg" or (scoring.malformed_parents == "no_gating" and any(ps is None for ps in parents)):
+        parents = [[] for _ in parents]       # DSG's parser: one bad id leaves the image's questions ungated
+    answers = ["" if not isinstance(a, str) else a for a in sub["answer"].tolist()]
+    yes = is_yes(sub["answer"].tolist(), scoring.yes_rule)
+    recs = pd.DataFrame({
+        "metric": metric, "kind": kind, "file_name": str(image_id),
+        "question_id": sub["question_id"].astype(int).to_numpy(), "question": sub["question"].astype(str).to_numpy(),
+        "choices": "yes|no", "expected": "yes", "parents": ["-".join(map(str, ps)) for ps in parents],
+        "answer": answers, "mapped": ["yes" if y else "no" for y in yes], "correct": yes,
+    }, columns=list(RECORD_COLUMNS))
+    return recs, kind, accumulation

@@ -40,10 +40,21 @@ def goodness_color(t: float) -> str:
     return _lerp(lo, mid, t * 2) if t < 0.5 else _lerp(mid, hi, (t - 0.5) * 2)
 
 
+def ink_on(color: str) -> str:
+    """The text colour readable on a ``#rrggbb`` background: dark ink on light colours (the pale middle
+    of the scale), white on dark ones (WCAG relative luminance above 0.4 counts as light)."""
+    if not (isinstance(color, str) and len(color) == 7 and color.startswith("#")):
+        return "white"
+    lin = [(c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4)
+           for c in (int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))]
+    return "#1f2937" if 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] > 0.4 else "white"
+
+
 def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
                    lower_is_better: bool = False, thumb_uri: Callable[[str], str] | None = None,
                    walk: Sequence[str] | None = None, walk_name: str = "", selected: str | None = None,
-                   thumb_note: Callable[[str], str] | None = None) -> str:
+                   thumb_note: Callable[[str], str] | None = None,
+                   full_range: tuple[float, float] | None = None) -> str:
     """HTML of a SEG graph.
 
     Parameters
@@ -58,6 +69,12 @@ def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
     selected : label of the node whose gallery is open.
     thumb_note : file name -> why its image is not shown (``loading``, ``offline``, ``missing``), written
         on its placeholder tile (default: ``unavailable``).
+    full_range : the metric's lowest and highest score over the whole dataset. With it, node colours are
+        scaled to that range (``--node-color``: 0.510 and 0.530 get near colours when scores span 0 to 1)
+        and each card also carries its colour on this SEG's own range (``--node-color-seg``: the SEG's
+        worst node mean is the scale's one end, its best the other); the legend offers both and the page
+        switches between them without a server round trip (the ``seg-range`` class, assets/app.css).
+        Without it, colours use this SEG's range only.
     """
     levels = list(seg.levels)
     cols = {lv: [n for n in seg.nodes if n.level == lv] for lv in levels}
@@ -75,11 +92,15 @@ def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
     finite = [v for v in node_means.values() if v is not None and not math.isnan(v)]
     lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
 
-    def t_of(v):
+    def t_of(v, lo=lo, hi=hi):
         if v is None or math.isnan(v):
             return float("nan")
         t = 0.5 if hi == lo else (v - lo) / (hi - lo)
         return 1 - t if lower_is_better else t
+
+    full = None
+    if full_range is not None and all(v is not None and math.isfinite(v) for v in full_range):
+        full = (float(min(full_range)), float(max(full_range)))
 
     walk_nodes = list(dict.fromkeys(walk)) if walk else []
     walk_edges = {(a, b) for a, b in zip(walk_nodes, walk_nodes[1:])}
@@ -107,6 +128,11 @@ def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
         x, y = pos[n.label]
         mean = node_means.get(n.label, float("nan"))
         col = goodness_color(t_of(mean))
+        seg_col = ""
+        if full is not None:     # the default colour on the metric's full range; this SEG's range on request
+            seg_col = f";--node-color-seg:{col};--node-ink-seg:{ink_on(col)}"
+            col = goodness_color(t_of(mean, *full))
+        seg_col = f";--node-ink:{ink_on(col)}{seg_col}"
         cls = ["seg-node"]
         if n.label in walk_nodes:
             cls.append("in-walk")
@@ -136,17 +162,24 @@ def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
         parts.append(
             f'<div class="{" ".join(cls)}" data-node="{lab}" role="button" tabindex="0" '
             f'title="node {lab}: {plural(len(n.images), "image")}, mean {mean_txt}" '
-            f'style="left:{x:.0f}px;top:{y:.0f}px;width:{CW}px;height:{CH}px;--node-color:{col}">'
+            f'style="left:{x:.0f}px;top:{y:.0f}px;width:{CW}px;height:{CH}px;--node-color:{col}{seg_col}">'
             f'<div class="head"><span class="label">{lab}</span>'
             f'<span class="count">{len(n.images)} img</span>'
-            f'<span class="mean" style="background:{col}">{mean_txt}</span></div>{thumbs}</div>')
+            f'<span class="mean">{mean_txt}</span></div>{thumbs}</div>')
     parts.append("</div></div>")
     legend = ""
     if metric:
         lo_c, hi_c = (goodness_color(1), goodness_color(0)) if lower_is_better else (goodness_color(0), goodness_color(1))
         legend = (f'<div class="seg-legend"><span>node mean of <b>{html.escape(metric)}</b></span>'
                   f'<span class="scale" style="background:linear-gradient(90deg,{lo_c},{goodness_color(0.5)},{hi_c})">'
-                  f'</span><span>{lo:.3f} … {hi:.3f}</span>'
+                  + (f'</span><span class="range-full" title="node colours on the metric\'s lowest to highest score '
+                     f'over the whole dataset">{full[0]:.3f} … {full[1]:.3f} (all images)</span>'
+                     f'<span class="range-seg" title="node colours on this SEG\'s lowest to highest node mean">'
+                     f'{lo:.3f} … {hi:.3f} (this SEG)</span>'
+                     '<span class="scale-pick" role="group" aria-label="colour scale">colour scale: '
+                     '<button type="button" data-scale="full">metric\'s full range</button>'
+                     '<button type="button" data-scale="seg">this SEG</button></span>'
+                     if full is not None else f'</span><span>{lo:.3f} … {hi:.3f}</span>')
                   + (f'<span class="walk-key">highlighted: {html.escape(walk_name)}</span>' if walk_nodes else "")
                   + '<span class="hint">click a node to open its images</span></div>')
     return legend + "".join(parts)

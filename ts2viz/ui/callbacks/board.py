@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import figures
-from ...display import plural
+from ...display import column_label, plural
 from ...errors import InputError
 from ..state import AppView, metric_family
 from .common import families_filter, write_csv, mark_columns, shown, uploaded_scores_file
@@ -63,12 +63,13 @@ def style_leaderboard(board):
     """The board as people read it (:func:`shown`: values x100): best value per column bold on a tinted cell."""
     best = best_cells(board)
     nums = [c for c in BOARD_STATS if c in board.columns]
+    by_label = {column_label(c): c for c in nums}
 
     def mark(col):
-        i = best.get(col.name)
+        i = best.get(by_label.get(col.name))
         return ["font-weight:700;background-color:#e0e7ff;color:#3730a3" if k == i else "" for k in range(len(col))]
 
-    return mark_columns(board, x100=nums).pipe(shown).apply(mark, subset=nums)
+    return mark_columns(board, x100=nums).pipe(shown).apply(mark, subset=[column_label(c) for c in nums])
 
 
 def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
@@ -81,6 +82,25 @@ def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None, sort_b
 
 def leaderboard_figure(app: AppView, mode: str = "paper", families_sel=None):
     return figures.ord_sep_scatter(leaderboard(app, mode, families_sel), title=f"Ord vs Sep ({mode} mode)")
+
+#: the class of the list of the scatter's points that narrow screens show under it (assets/app.css)
+SCATTER_NAMES_CLASS = "scatter-names"
+
+
+def scatter_names_html(board, x: str = "ord_avg", y: str = "sep_avg") -> str:
+    """Every point of the Ord-vs-Sep scatter by name with its two values (x100), as HTML for the note
+    under the plot. Shown only where the plot's own labels are hidden (a window narrower than
+    1040 px, a phone: assets/app.css), so that no name is missing there either (issue 21 item 7)."""
+    from ...display import fmt_x100, html_text
+
+    if board is None or len(board) == 0:
+        return ""
+    items = [f"<b>{html_text(m)}</b> {fmt_x100(a)} · {fmt_x100(b)}"
+             for m, a, b in zip(board["metric"], board[x], board[y])]
+    return (f'<div class="{SCATTER_NAMES_CLASS}"><small>On a narrow screen the names are not drawn on the plot '
+            f"(tap a point for its name). The points ({column_label(x)} · {column_label(y)}, x100): "
+            + "; ".join(items) + ".</small></div>")
+
 
 def add_scores_file(app: AppView, path, display_name: str | None = None, lower_is_better: str = "") -> str:
     """Load an uploaded scores file (CSV or Parquet) into the session's workspace. Returns a status line.

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ...display import fmt_score, fmt_x100, plural, spreadsheet_safe_frame
+from ...display import column_label, fmt_score, fmt_x100, plural, spreadsheet_safe_frame
 from ...errors import InputError
 from ..state import AppView, metric_family
 
@@ -87,7 +87,7 @@ def table_csv(app: AppView, df, stem: str) -> str | None:
     from pandas.io.formats.style import Styler
 
     if isinstance(df, Styler):
-        df = df.data
+        df = getattr(df, "data_names", df.data)
     if df is None or len(getattr(df, "columns", [])) == 0:
         return None
     return write_csv(app, df, f"ts2viz-{stem}")
@@ -105,10 +105,16 @@ def shown(df):
     """A table as people read it: the columns :func:`mark_columns` marked are formatted (meta-metric
     values x100 with one decimal, scores with three, '–' for missing) while the data underneath (what
     a row click or a CSV download gets) stays in fractions. A pandas Styler, which ``gr.Dataframe``
-    displays."""
-    fmt = {c: fmt_x100 for c in df.attrs.get("x100", []) if c in df.columns}
-    fmt.update({c: fmt_score for c in df.attrs.get("scores", []) if c in df.columns})
-    return df.style.format(fmt)
+    displays. Headers are written for people (:func:`ts2viz.display.column_label`: ``ord_avg`` shows as
+    "Ord avg"): a later ``subset=`` on the Styler names columns by :func:`column_label` too."""
+    labels = {c: column_label(c) for c in df.columns}
+    if len(set(labels.values())) < len(labels):     # two columns would share a header: keep the names
+        labels = {c: c for c in df.columns}
+    fmt = {labels[c]: fmt_x100 for c in df.attrs.get("x100", []) if c in df.columns}
+    fmt.update({labels[c]: fmt_score for c in df.attrs.get("scores", []) if c in df.columns})
+    styler = df.rename(columns=labels).style.format(fmt)
+    styler.data_names = df      # the table under its own names, for a CSV of it (:func:`table_csv`)
+    return styler
 
 
 def header_html(app: AppView) -> str:

@@ -202,6 +202,17 @@ def ks_table(app: AppView, seg_id, metric, metric_b=None):
     return mark_columns(df, x100=scaled, scores=scores)
 
 
+def score_range(app: AppView, metric: str) -> tuple[float, float] | None:
+    """The lowest and highest score of ``metric`` over the dataset's images (the graph's "full range"
+    colour scale), memoised; None when it has no score."""
+    def build():
+        v = np.asarray(app.scores().column(metric), dtype=float)
+        v = v[np.isfinite(v)]
+        return (float(v.min()), float(v.max())) if len(v) else None
+
+    return app.memo(("score_range", metric), [metric], build)
+
+
 def graph_html(app: AppView, mode: str, seg_id, metric, walk=None, node=None) -> str:
     seg = get_seg(app, seg_id)
     metric = get_metric(app, metric, required=False)
@@ -214,7 +225,7 @@ def graph_html(app: AppView, mode: str, seg_id, metric, walk=None, node=None) ->
         st = seg_structure(seg, mode)
         if 0 <= w < len(st.walks):
             wpath, wname = st.walks[w], f"walk {w} ({walk_label(st.walks[w])})"
-    return seg_graph_html(seg, node_means=means, metric=metric,
+    return seg_graph_html(seg, node_means=means, metric=metric, full_range=score_range(app, metric) if metric else None,
                           lower_is_better=bool(metric) and app.lower_is_better(metric),
                           thumb_uri=lambda fn: app.thumbs.data_uri(fn, THUMB, placeholder=False), walk=wpath, walk_name=wname,
                           selected=node, thumb_note=lambda fn: app.thumbs.state(fn, THUMB))
@@ -389,17 +400,27 @@ def node_separation_view(app: AppView, seg_id, metric, metric_b=None, *, plot: P
 GET_IMAGES = "hf download {hf_id} --repo-type dataset --local-dir {folder}"
 
 
-def image_links(ds, file_names: Sequence[str]) -> str:
+def image_links(ds, file_names: Sequence[str], states: Sequence[str] | None = None) -> str:
     """Markdown for images this machine does not hold (offline, the gallery shows placeholders): a link
     to each on the dataset's Hugging Face page and the one command that gets them all; "" when the
-    images are local or the dataset has no hub copy."""
+    images are shown or the dataset has no hub copy.
+
+    ``states``: per file, what its gallery tile shows now (:mod:`ts2viz.ui.image_fetch`: ``ready``,
+    ``loading``, ``offline``, ``missing``). Only ``offline`` and ``missing`` images get links: a ready one
+    is on screen (a hub download the app made), a loading one is on its way and its tile fills without
+    a click (the node title is not redrawn then, so a link written now would stay beside the image).
+    Without ``states``: the images neither on disk nor in the local hub cache."""
     from urllib.parse import quote
 
     from ...dataset import cached_image
+    from ..image_fetch import MISSING, OFFLINE
 
     if ds.hf_id is None:
         return ""
-    missing = [f for f in file_names if ds.image_path(f) is None and cached_image(ds, f) is None]
+    if states is not None:
+        missing = [f for f, st in zip(file_names, states) if st in (OFFLINE, MISSING) and ds.has_image(f)]
+    else:
+        missing = [f for f in file_names if ds.image_path(f) is None and cached_image(ds, f) is None]
     if not missing:
         return ""
     base = f"https://huggingface.co/datasets/{quote(ds.hf_id)}/blob/main/"
@@ -416,7 +437,8 @@ def _node_title(app: AppView, seg, node) -> str:
     n = seg.node(node)
     title = (f"**Node {node}** · {plural(n.level, 'error')} · {plural(len(n.images), 'image')} "
              f"· click an image to enlarge")
-    links = image_links(app.dataset, [im.file_name for im in n.images])
+    files = [im.file_name for im in n.images]
+    links = image_links(app.dataset, files, app.thumbs.states(files, GALLERY))
     return f"{title}\n\n{links}" if links else title
 
 

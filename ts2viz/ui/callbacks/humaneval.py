@@ -304,6 +304,21 @@ def cross_gold_table(own=None):
     return _cross_wide(t)
 
 
+def cross_gold_shown(table):
+    """The cross-gold table with headers for people: ``ts2:ord_avg`` -> ``TS2 Ord avg``,
+    ``tifa160:spearman`` -> ``tifa160 Spearman`` (the table :func:`cross_gold_table` returns keeps the
+    ``gold:statistic`` names)."""
+    from ...display import column_label
+
+    def label(c: str) -> str:
+        gold, sep, stat = str(c).partition(":")
+        if not sep:
+            return str(c)
+        return f"{'TS2' if gold == 'ts2' else gold} {column_label(stat) if stat != 'spearman' else 'Spearman'}"
+
+    return table.rename(columns={c: label(c) for c in table.columns})
+
+
 def _cross_wide(t):
     t = t.assign(cell=[f"{int(r)} [{lo:g}–{hi:g}] ({v:.3f})" for r, lo, hi, v in
                        t[["rank", "rank_lo", "rank_hi", "value"]].to_numpy()])
@@ -313,13 +328,47 @@ def _cross_wide(t):
     return wide.reset_index().rename(columns={"label": "metric family"})
 
 
-def image_detail(name: str, image_id: str, own=None):
+def answers_metric(g, metric: str | None) -> str | None:
+    """The answer-based QA metric whose per-question answers an image's details show: ``metric`` when
+    it is one (``dsg:PaLI-17B``, ``vq2a:InstructBLIP``, ...), else the set's first such metric; None
+    when the set has no released answers."""
+    from ...gold.answers import answer_metric
+
+    names = [m for m in g.metrics if answer_metric(m) is not None]
+    if metric in names:
+        return metric
+    return names[0] if names else None
+
+
+def answers_table(g, image_id: str, metric: str):
+    """One image's released answers behind the QA metric ``metric`` (``dsg:PaLI-17B``) in the
+    Questions tab's question table: the records of :func:`ts2viz.gold.answers.answer_records` through
+    :func:`ts2viz.qa.views.image_question_table` (with the metric's own accumulation: DSG's ``counts``
+    column is what its score averages) and :func:`ts2viz.ui.callbacks.questions.display_table`, the
+    code the Questions tab uses. ``attrs["metric"]`` names the metric; empty when the image has none."""
+    import pandas as pd
+
+    from ...gold.answers import answer_records
+    from ...qa.views import image_question_table
+    from .questions import display_table
+
+    recs, kind, accumulation = answer_records(g, metric, image_id)
+    if not len(recs):
+        out = pd.DataFrame()
+    else:
+        out = display_table(kind, image_question_table(recs, image_id, metric=metric, accumulation=accumulation))
+    out.attrs["metric"] = metric
+    return out
+
+
+def image_detail(name: str, image_id: str, own=None, metric: str | None = None):
     """What the page shows for one image of a rated set (a click on a scatter point).
 
     Returns ``(markdown, scores, answers, image_path)``: the prompt, T2I model and every rating (by
     rating set and rater) as Markdown (texts escaped); each metric's score (a DataFrame, the
-    session's own marked); the released per-question VQA answers of the QA metrics, one row per
-    question and one column per VQA model (a DataFrame, empty where the set has none); and the path
+    session's own marked); the released per-question VQA answers behind the QA metric ``metric`` (or,
+    when it is not one, the set's first: :func:`answers_metric`) in the Questions tab's question table
+    (:func:`answers_table`; empty where the set has no answers); and the path
     of the image file when the operator's folder names one that exists (else None: the page shows a
     placeholder with the image id; the bundled sets have no pixels).
     """
@@ -347,19 +396,8 @@ def image_detail(name: str, image_id: str, own=None):
     vals = vals[[m for m in vals.index if m in mine] + [m for m in vals.index if m not in mine]]   # yours first
     scores = pd.DataFrame({"metric": [m + OWN_MARK if m in mine else m for m in vals.index],
                            "score": ["–" if v != v else f"{v:.4g}" for v in vals.to_numpy(float)]})
-    answers = pd.DataFrame()
-    qa = g.qa_answers
-    if qa is not None and len(qa):
-        sub = qa[qa["image_id"] == iid]
-        if len(sub):
-            # one row per question: the VQA models' answers side by side (PaLI's TIFA questions carry a
-            # prompt template around the same question: the first model's wording is shown)
-            key = ["question_set", "question_id"]
-            text = sub.groupby(key, sort=False)[["parents", "question"]].first()
-            wide = sub.pivot_table(index=key, columns="vqa_model", values="answer", aggfunc="first", sort=False)
-            answers = (text.join(wide).reset_index()
-                       .rename(columns={"question_set": "questions", "question_id": "id"}))
-            answers.columns.name = None
+    shown = answers_metric(g, metric)
+    answers = answers_table(g, iid, shown) if shown is not None else pd.DataFrame()
     path = None
     src = str(row.get("path", "") or "")
     if src and g.source is not None:

@@ -35,7 +35,7 @@ import numpy as np
 
 from ... import figures
 from ... import uncertainty as U
-from ...display import SCALED_STATS, fmt_stat, fmt_x100, md_text, stat_name
+from ...display import SCALED_STATS, column_label, fmt_stat, fmt_x100, md_text, stat_name
 from ...errors import InputError
 from ...metametrics import MetaMetrics
 from .board import BOARD_STATS, best_cells, leaderboard
@@ -238,14 +238,16 @@ def style_board_intervals(board):
         texts = {c: interval_text(board[c].iloc[i], board[f"{c}_lo"].iloc[i], board[f"{c}_hi"].iloc[i])
                  for c in stats}
         texts[RANK_HEADER] = rank_text(board["rank_median"].iloc[i], board["rank_lo"].iloc[i], board["rank_hi"].iloc[i])
+        texts = {column_label(c): t for c, t in texts.items()}      # the Styler's headers (see shown)
         styler.format({c: (lambda _, t=t: t) for c, t in texts.items()}, subset=pd.IndexSlice[[i], list(texts)])
     best = best_cells(board)
+    by_label = {column_label(c): c for c in stats}
 
     def mark(col):
-        i = best.get(col.name)
+        i = best.get(by_label.get(col.name))
         return ["font-weight:700;background-color:#e0e7ff;color:#3730a3" if k == i else "" for k in range(len(col))]
 
-    return styler.apply(mark, subset=stats)
+    return styler.apply(mark, subset=list(by_label))
 
 
 def interval_note(app: AppView, mode: str, board, *, ranks: bool = True) -> str:

@@ -47,7 +47,9 @@ def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, tab
             ci if whiskers and ci is not None else board, title=f"Ord vs Sep ({mode} mode)",
             error_bars=whiskers and ci is not None), fmt)
         styled = uc.style_board_intervals(ci) if table_ci and ci is not None else cb_board.style_leaderboard(board)
-        note = f"<small>{uc.interval_note(app, mode, ci, ranks=table_ci)}</small>" if ci is not None else ""
+        # first the names, shown where the plot's labels are not (a phone), right under the plot
+        note = cb_board.scatter_names_html(board)
+        note += f"<small>{uc.interval_note(app, mode, ci, ranks=table_ci)}</small>" if ci is not None else ""
         return (table.postprocess(styled).model_dump() if table is not None else styled,
                 scatter, note)
 
@@ -62,10 +64,12 @@ BOARD_LEGEND = (
     "distance between the score distributions of adjacent nodes; 100 = the nodes' scores never overlap. "
     "**Avg** / **Synth** / **Nat** / **Real**: all SEGs, or one partition: Synth (an error graph designed from a "
     "prompt, images generated for its nodes), Nat (stock photos placed in a constructed error graph), Real (many "
-    "images of one prompt with real text-to-image errors, sorted into a graph). " + SIGNED_SEP_NOTE + " **dir**: ↑ higher scores mean a more faithful image, "
-    "↓ lower ones do (the metric is turned round before Ord and Sep). **segs**: SEGs on which the metric has "
+    "images of one prompt with real text-to-image errors, sorted into a graph). **signed Sep**: "
+    + SIGNED_SEP_NOTE.split(": ", 1)[1] + " **dir**: ↑ higher scores mean a more faithful image, "
+    "↓ lower ones do (the metric is turned round before Ord and Sep). **SEGs**: SEGs on which the metric has "
     "an Ord value; in paper mode the averages leave out the last TS2 SEG (id 164) as the published code does, "
-    "so a metric scored on all 165 SEGs is averaged over 164 (spec mode keeps all).</small>")
+    "so a metric scored on all 165 SEGs is averaged over 164 (spec mode keeps all). The CSV keeps the "
+    "columns' plain names (`ord_avg`, `signed_sep_avg`, `segs`, ...).</small>")
 
 
 def build(page: Page) -> BoardTab:

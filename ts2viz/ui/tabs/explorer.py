@@ -19,6 +19,9 @@ FINDER_STATS = STATS + [("Pairwise acc.", "pacc"), ("Questions (QA metric)", "qu
 GRAPH_JS = """
 const pick = (card) => trigger('select', {index: 0, value: card.dataset.node});
 element.addEventListener('click', (e) => {
+  // the legend's colour scale: the metric's full range or this SEG's (CSS; no round trip, kept across SEGs)
+  const scale = e.target.closest('[data-scale]');
+  if (scale) { element.classList.toggle('seg-range', scale.dataset.scale === 'seg'); return; }
   const card = e.target.closest('[data-node]');
   if (card) { pick(card); }
 });
@@ -69,11 +72,14 @@ def build(page: Page) -> None:
     m_a, m_b = default_metrics(app)
     choices = cb_common.metric_choices(app)
     with gr.Tab("SEG explorer", id="seg", elem_id="tab-seg"):
-        with gr.Row():
-            with gr.Column(scale=1, min_width=360, elem_classes="sidebar"):
+        # ids for assets/app.css: on a phone the sidebar's parts and the SEG's are put in one column in the
+        # order a visitor needs them (the SEG picker, the SEG's header and graph, the metrics, ... the finder)
+        with gr.Row(elem_id="seg-row"):
+            with gr.Column(scale=1, min_width=360, elem_classes="sidebar", elem_id="seg-sidebar"):
                 search = gr.Textbox(label="Search prompts (or type a SEG id)", placeholder="e.g. teddy bear",
                                     max_lines=1, elem_id="seg-search")
-                part = gr.Radio(cb_explorer.partitions(app), value=cb_common.ALL, label="Partition")
+                part = gr.Radio(cb_explorer.partitions(app), value=cb_common.ALL, label="Partition",
+                                elem_id="seg-partition")
                 # allow_custom_value: a search narrows the choices while an earlier view event (sent with the
                 # SEG chosen before) may still be on its way; Gradio would refuse that value before the
                 # callback runs (an HTTP 500, no message). The callbacks check the id themselves (_seg).
@@ -89,7 +95,7 @@ def build(page: Page) -> None:
                     finder = gr.Dataframe(interactive=False, max_height=360, elem_id="finder-table",
                                           label="Worst first, values x100 · click a row to open", wrap=True)
                     finder_csv = gr.Button("Download CSV", size="sm", elem_id="finder-csv")
-            with gr.Column(scale=4):
+            with gr.Column(scale=4, elem_id="seg-main"):
                 header = gr.Markdown(elem_id="seg-header", elem_classes="seg-header")
                 graph = gr.HTML(elem_id="seg-graph", js_on_load=GRAPH_JS, min_height=200)
                 with gr.Row(equal_height=True):

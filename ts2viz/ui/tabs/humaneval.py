@@ -36,6 +36,17 @@ CLICK_JS = """() => {
 }"""
 
 
+def answers_label(shown: str | None, chosen: str | None) -> str:
+    """The title of an image's question table: whose answers it shows, and how to see another's."""
+    if not shown:
+        return "Released VQA answers to each question"
+    why = "" if shown == chosen else " (the scatter's metric has no per-question answers)"
+    return (f"Questions of {shown} on this image{why}, as in the Questions tab: 'counts' = what the score "
+            "averages. Pick a dsg / dsg-transitive / dsg-nodep / vq2a metric for the scatter, then click a point, "
+            "to see another VQA model's answers (TIFA's multiple-choice questions are not scored: no answer key "
+            "is released)")
+
+
 def build(page: Page) -> None:
     sets = gc.gold_sets()
     first = sets[0]
@@ -69,8 +80,7 @@ def build(page: Page) -> None:
                 detail_scores = gr.Dataframe(interactive=False, max_height=300, elem_id="gold-detail-scores",
                                              label="Scores of this image", visible=False)
         answers = gr.Dataframe(interactive=False, max_height=420, elem_id="gold-answers", visible=False,
-                               label="Released VQA answers to each question (the dsg / vq2a rows give the QA metrics' scores; "
-                                     "TIFA's multiple-choice questions are not scored: no answer key is released)")
+                               label=answers_label(None, None))
         cross = gr.Dataframe(interactive=False, elem_id="gold-cross",
                              label="Cross-gold: rank [95% interval] (value) of each metric family on each gold "
                                    "standard (TS2 Ord / Sep, Spearman on the rated sets)")
@@ -89,12 +99,12 @@ def build(page: Page) -> None:
             metric_v = next((m for m in metrics if not m.startswith("human:")), metrics[0] if metrics else None)
         fig = page_plot(lambda: gc.scatter_figure(gold_v, rs_v, metric_v, own)) if metric_v else None
         return (gc.board_note(gold_v, rs_v, task_v, own), table_value(gc.board(gold_v, rs_v, task_v, own)),
-                gr.update(choices=metrics, value=metric_v), fig, table_value(gc.cross_gold_table(own)))
+                gr.update(choices=metrics, value=metric_v), fig, table_value(gc.cross_gold_shown(gc.cross_gold_table(own))))
 
-    def gold_image(gold_v, image_v, request: gr.Request):
+    def gold_image(gold_v, image_v, metric_v, request: gr.Request):
         gc.check_gold(gold_v)
         own = gs.uploads_of(page.view(request))
-        md, scores, ans, path = gc.image_detail(gold_v, image_v, own)
+        md, scores, ans, path = gc.image_detail(gold_v, image_v, own, metric_v)
         pixels = None
         if path is not None:                   # the operator's own file (image_detail keeps it in the folder)
             from PIL import Image
@@ -102,7 +112,8 @@ def build(page: Page) -> None:
             with Image.open(path) as im:
                 pixels = im.convert("RGB")
         return (md, gr.update(value=table_value(scores), visible=len(scores) > 0),
-                gr.update(value=table_value(ans) if len(ans) else None, visible=len(ans) > 0),
+                gr.update(value=table_value(ans) if len(ans) else None, visible=len(ans) > 0,
+                          label=answers_label(ans.attrs.get("metric"), metric_v)),
                 gr.update(value=pixels, visible=pixels is not None),
                 gr.update(value=gc.placeholder_html(str(image_v).strip()), visible=pixels is None))
 
@@ -123,7 +134,7 @@ def build(page: Page) -> None:
         None, None, None, js=CLICK_JS)
     for ev in (tab.select, rs.change, task.change, metric.change):
         page.on(ev, gold_views, inputs, outputs).then(None, None, None, js=CLICK_JS)
-    page.on(image_id.submit, gold_image, [gold, image_id],
+    page.on(image_id.submit, gold_image, [gold, image_id, metric],
             [detail, detail_scores, answers, picture, placeholder], errors_to=detail)
     # a score file is read beside the views (not in their queue: a large file must not make others wait)
     dep = page.on(up_btn.click, gold_upload, [gold, up_file], up_msg, errors_to=up_msg,
