@@ -12,6 +12,21 @@ What it speaks (what ``hf_hub_download``, ``snapshot_download`` and ``repo_info`
 * a missing file: ``404`` with ``X-Error-Code: EntryNotFound`` (and ``X-Repo-Commit``); an unknown repo:
   ``404`` with ``X-Error-Code: RepoNotFound``; a bad revision: ``RevisionNotFound``.
 
+And the upload protocol of ``HfApi.create_repo`` / ``create_commit`` / ``upload_folder``
+(huggingface_hub 2.x; see its ``hf_api.py`` and ``_commit_api.py``):
+
+* ``POST /api/repos/create`` (JSON ``name``, ``organization``, ``type``, ``visibility``): ``200`` with
+  the repo's ``url``, or ``409`` when it exists (the client's ``exist_ok`` accepts that);
+* ``POST /api/validate-yaml`` (a README's metadata): ``400`` with ``errors`` when its YAML front matter
+  does not parse or is not a mapping, else ``200``;
+* ``POST /api/{datasets,models}/<id>/preupload/<rev>``: every file ``uploadMode: "regular"`` (so the
+  client sends contents inline and needs no LFS / Xet storage), with the ``oid`` of a file already there;
+* ``POST /api/{datasets,models}/<id>/commit/<rev>``: the ndjson commit (a ``header`` line, then
+  ``file`` lines with base64 ``content``, ``deletedFile`` / ``deletedFolder`` lines); a new commit id.
+
+With :attr:`HubServer.token` set, the write endpoints answer ``401`` unless the request carries
+``Authorization: Bearer <token>``. Pushed repos are served back by the download routes above.
+
 Every request waits :attr:`HubServer.delay` seconds first (a slow hub); :attr:`HubServer.mode` set to
 ``"stall"`` holds requests without answering (a hub that hangs) and ``"error"`` answers ``500``.
 Requests are logged (:attr:`HubServer.log`). Listens on 127.0.0.1 only. Images are generated here
@@ -60,6 +75,8 @@ class Repo:
     kind: str                                  # "dataset" or "model"
     files: dict[str, Content]
     commit: str = field(default="")
+    private: bool = False
+    commits: list[str] = field(default_factory=list)   # summaries of the commits pushed to it
     _made: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -83,8 +100,9 @@ class Repo:
 class HubServer:
     """The server; use as a context manager (``with HubServer() as hub: hub.url``)."""
 
-    def __init__(self, *, delay: float = 0.0):
+    def __init__(self, *, delay: float = 0.0, token: str | None = None):
         self.repos: dict[tuple[str, str], Repo] = {}
+        self.token = token                         # required by the write endpoints when set
         self.delay = delay
         self.mode = "ok"                           # "ok", "stall" or "error"
         self.log: list[tuple[float, str, str, int]] = []   # (time, method, path, status)
@@ -159,6 +177,40 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._serve(head=False)
 
+    def do_POST(self) -> None:
+        hub = self.server_hub
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else b""
+        if hub.delay:
+            time.sleep(hub.delay)
+        if hub.mode == "stall":
+            hub._stop.wait(3600)
+            return
+        if hub.mode == "error":
+            self._error(500, "InternalError", "internal server error", head=False)
+            return
+        parts = [unquote(p) for p in urlparse(self.path).path.split("/") if p]
+        if parts == ["api", "validate-yaml"]:
+            self._validate_yaml(json.loads(body or b"{}"))
+            return
+        if hub.token is not None and self.headers.get("Authorization") != f"Bearer {hub.token}":
+            self._error(401, "Unauthorized", "Invalid credentials in Authorization header", head=False)
+            return
+        if parts == ["api", "repos", "create"]:
+            self._create_repo(json.loads(body or b"{}"))
+            return
+        if parts[:1] == ["api"] and len(parts) >= 6 and parts[1] in ("datasets", "models") \
+                and parts[4] in ("preupload", "commit"):
+            repo = self._repo(parts[1][:-1], "/".join(parts[2:4]), parts[5], head=False)
+            if repo is None:
+                return
+            if parts[4] == "preupload":
+                self._preupload(repo, json.loads(body or b"{}"))
+            else:
+                self._commit(repo, body)
+            return
+        self._error(404, "NotFound", f"no route for POST {self.path}", head=False)
+
     # -- answers -------------------------------------------------------------------------------------------
     def _send(self, status: int, body: bytes = b"", headers: Mapping[str, str] | None = None, *,
               head: bool = False, ctype: str = "application/json") -> None:
@@ -227,12 +279,97 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, data, {"X-Repo-Commit": repo.commit, "ETag": f'"{Repo.blob_id(data)}"',
                                "Accept-Ranges": "bytes"}, head=head, ctype="application/octet-stream")
 
+    # -- uploads ---------------------------------------------------------------------------------------------
+    def _validate_yaml(self, payload: dict) -> None:
+        import yaml
+
+        text = payload.get("content", "")
+        errors = []
+        if text.startswith("---"):
+            end = text.find("\n---", 3)
+            try:
+                meta = yaml.safe_load(text[3:end if end >= 0 else None]) if end >= 0 else None
+                if end < 0 or not isinstance(meta, dict):
+                    errors.append({"message": "metadata must be a YAML mapping between --- lines"})
+            except yaml.YAMLError as e:
+                errors.append({"message": f"invalid YAML: {e}"})
+        self._send(400 if errors else 200, json.dumps({"errors": errors, "warnings": []}).encode(), head=False)
+
+    def _create_repo(self, payload: dict) -> None:
+        hub = self.server_hub
+        kind = payload.get("type") or "model"
+        repo_id = "/".join(x for x in (payload.get("organization"), payload.get("name")) if x)
+        url = f"{hub.url}/{'datasets/' if kind == 'dataset' else ''}{repo_id}"
+        if (kind, repo_id) in hub.repos:    # as the hub: the conflict names the existing repo's url
+            self.server_hub._record(self.command, self.path, 409)
+            body = json.dumps({"error": "You already created this repo", "url": url}).encode()
+            self.send_response(409)
+            for k, v in (("Content-Type", "application/json"), ("Content-Length", str(len(body))),
+                         ("X-Error-Message", "You already created this repo")):
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        r = Repo(repo_id, kind, {}, private=payload.get("visibility") == "private" or bool(payload.get("private")))
+        hub.repos[(kind, repo_id)] = r
+        self._send(200, json.dumps({"url": url, "name": repo_id}).encode(), head=False)
+
+    def _preupload(self, repo: Repo, payload: dict) -> None:
+        files = []
+        for f in payload.get("files", []):
+            have = repo.content(f["path"])
+            files.append({"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
+                          "oid": None if have is None else Repo.blob_id(have)})
+        self._send(200, json.dumps({"files": files, "commitOid": repo.commit}).encode(), head=False)
+
+    def _commit(self, repo: Repo, body: bytes) -> None:
+        import base64
+
+        header, adds, deletes = None, {}, []
+        for line in body.splitlines():
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            key, value = item.get("key"), item.get("value", {})
+            if key == "header":
+                header = value
+            elif key == "file":
+                if value.get("encoding") != "base64":
+                    self._error(400, "BadRequest", "file content must be base64", head=False)
+                    return
+                adds[value["path"]] = base64.b64decode(value["content"])
+            elif key in ("deletedFile", "deletedFolder"):
+                deletes.append((key, value["path"]))
+            else:           # lfsFile: this hub never asked for LFS
+                self._error(400, "BadRequest", f"unexpected commit operation {key!r}", head=False)
+                return
+        if header is None or not header.get("summary"):
+            self._error(400, "BadRequest", "the commit has no header with a summary", head=False)
+            return
+        parent = header.get("parentCommit")
+        if parent and parent != repo.commit:
+            self._error(412, "PreconditionFailed", "parentCommit is not the head of main", head=False)
+            return
+        for key, path in deletes:
+            for p in list(repo.files):
+                if p == path or (key == "deletedFolder" and p.startswith(path.rstrip("/") + "/")):
+                    repo.files.pop(p)
+                    repo._made.pop(p, None)
+        for path, data in adds.items():
+            repo.files[path] = data
+            repo._made.pop(path, None)
+        repo.commit = hashlib.sha1((repo.commit + json.dumps(header, sort_keys=True)
+                                    + "".join(f"{p}:{Repo.blob_id(d)}" for p, d in sorted(adds.items()))).encode()).hexdigest()
+        repo.commits.append(header["summary"])
+        url = f"{self.server_hub.url}/{'datasets/' if repo.kind == 'dataset' else ''}{repo.repo_id}/commit/{repo.commit}"
+        self._send(200, json.dumps({"success": True, "commitOid": repo.commit, "commitUrl": url}).encode(), head=False)
+
     def _api(self, kind: str, repo_id: str, what: str, rev: str, rest: list[str], query, *, head: bool) -> None:
         repo = self._repo(kind, repo_id, rev, head)
         if repo is None:
             return
         if what == "revision":
-            info = {"id": repo_id, "author": repo_id.split("/")[0], "sha": repo.commit, "private": False,
+            info = {"id": repo_id, "author": repo_id.split("/")[0], "sha": repo.commit, "private": repo.private,
                     "disabled": False, "gated": False, "tags": [], "downloads": 0, "likes": 0,
                     "lastModified": "2026-01-01T00:00:00.000Z", "createdAt": "2026-01-01T00:00:00.000Z",
                     "siblings": [{"rfilename": p} for p in sorted(repo.files)]}

@@ -43,7 +43,8 @@ def test_every_problem_is_listed_with_file_and_row(tmp_path):
         {"id": 4, "target_prompt": "p", "file_name": "images/004-00.jpg", "image_source": "SD", "rank": "one"},  # 10
     ]
     d = write_folder(tmp_path / "bad", rows, images=False)
-    (d / "edges.csv").write_text("id,parent,child\n0,0,1a\n0,2,1a\n1,0,7\n9,0,1\n")
+    # (row 6 keeps node 2 of SEG 0 reachable once row 3 is set aside)
+    (d / "edges.csv").write_text("id,parent,child\n0,0,1a\n0,2,1a\n1,0,7\n9,0,1\n0,1a,2\n")
     r = cli(str(d))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     errors = [ln for ln in r.stdout.splitlines() if ln.startswith("error: ")]

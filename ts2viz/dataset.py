@@ -3,8 +3,10 @@
 A dataset folder is laid out like the released TS2 dataset: ``metadata.csv`` with the columns
 ``id, target_prompt, file_name, image_source, rank`` (``rank`` is the node label) and the image files at
 ``file_name`` relative to the folder. Optional: a ``partition`` column (otherwise TS2's id ranges are
-used), and ``edges.csv`` with columns ``id, parent, child`` (otherwise every node of error level k
-connects to every node of the next error level present).
+used), ``edges.csv`` with columns ``id, parent, child`` (otherwise every node of error level k
+connects to every node of the next error level present), and ``nodes.csv`` with columns
+``id, rank, errors``: the error(s) each node adds relative to its parent, in words, several separated by
+``;`` (read into :attr:`ts2viz.seg.Node.errors`).
 """
 from __future__ import annotations
 
@@ -18,9 +20,14 @@ from typing import Iterator, Sequence
 
 from .errors import InputError, Problems, warn_input
 from .paths import bundled_data_dir
-from .seg import SEG, build_seg, edge_problem, label_sort_key, parse_label
+from .seg import (SEG, build_seg, edge_problem, label_sort_key, missing_node_problem, no_root_problem, parse_label,
+                  unreachable_problem)
 
 REQUIRED_COLUMNS = ("id", "target_prompt", "file_name", "image_source", "rank")
+#: columns of the optional ``nodes.csv`` (error descriptions of nodes)
+NODES_COLUMNS = ("id", "rank", "errors")
+#: separator of several error descriptions in one ``errors`` cell of ``nodes.csv``
+ERROR_SEPARATOR = ";"
 PARTITIONS = ("Synth", "Nat", "Real")
 TS2_HF_ID = "saxon/T2IScoreScore"
 #: seconds :func:`hub_reachable` waits for the hub to answer before a hub dataset id is treated as offline
@@ -244,7 +251,8 @@ def load_folder(folder: str | os.PathLike, name: str | None = None) -> Dataset:
     if not meta.is_file():
         raise InputError("dataset folder has no metadata.csv", file=folder)
     edges = read_edges(folder / "edges.csv") if (folder / "edges.csv").is_file() else None
-    return read_metadata(meta, name=name or folder.name, root=folder, edges=edges)
+    nodes = read_node_errors(folder / "nodes.csv") if (folder / "nodes.csv").is_file() else None
+    return read_metadata(meta, name=name or folder.name, root=folder, edges=edges, node_errors=nodes)
 
 
 @dataclass
@@ -290,8 +298,15 @@ def validate_folder(folder: str | os.PathLike, *, check_images: bool = True, lim
                 edges = read_edges(folder / "edges.csv", problems)
             except InputError as e:      # the file as a whole cannot be read
                 problems.errors.append(e)
+        nodes = None
+        if (folder / "nodes.csv").is_file():
+            try:
+                nodes = read_node_errors(folder / "nodes.csv", problems)
+            except InputError as e:
+                problems.errors.append(e)
         try:
-            ds = read_metadata(meta, name=folder.name, root=folder, edges=edges, problems=problems)
+            ds = read_metadata(meta, name=folder.name, root=folder, edges=edges, node_errors=nodes,
+                               problems=problems)
         except InputError as e:
             problems.errors.append(e)
             ds = None
@@ -318,7 +333,7 @@ def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
             cache_dir: str | os.PathLike | None = None, probe_timeout: float = HUB_PROBE_TIMEOUT) -> Dataset:
     """Load a SEG dataset from the Hugging Face hub (an imagefolder: ``metadata.csv`` + images).
 
-    Only ``metadata.csv`` (and ``edges.csv`` if present) are downloaded here; images are fetched on
+    Only ``metadata.csv`` (and ``edges.csv``, ``nodes.csv`` if present) are downloaded here; images are fetched on
     demand by :func:`fetch_image`. Offline this uses the local hub cache if it holds the dataset and
     otherwise fails fast with an :class:`InputError`: with ``HF_HUB_OFFLINE=1`` at once; without it,
     after one probe of the hub that gives up after ``probe_timeout`` seconds (the hub client's own
@@ -333,7 +348,7 @@ def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
     unreachable = not hub_constants.HF_HUB_OFFLINE and not hub_reachable(probe_timeout)
     try:
         local = snapshot_download(repo_id=hf_id, repo_type="dataset", revision=revision,
-                                  allow_patterns=["metadata.csv", "edges.csv"],
+                                  allow_patterns=["metadata.csv", "edges.csv", "nodes.csv"],
                                   cache_dir=None if cache_dir is None else str(cache_dir),
                                   local_files_only=unreachable)
     except Exception as e:  # network errors, offline mode, missing repo: all one message
@@ -524,6 +539,47 @@ def read_edges(path: Path, problems: Problems | None = None) -> EdgeList:
     return EdgeList(path, out)
 
 
+def parse_errors(cell: str) -> tuple[str, ...]:
+    """The error descriptions in an ``errors`` cell of ``nodes.csv``: split at ``;``, blanks collapsed,
+    empty parts dropped."""
+    return tuple(" ".join(e.split()) for e in cell.split(ERROR_SEPARATOR) if e.strip())
+
+
+@dataclass
+class NodeErrorList:
+    """The rows of a ``nodes.csv``: per SEG id, node label -> (error descriptions, line)."""
+
+    path: Path
+    by_seg: dict[int, dict[str, tuple[tuple[str, ...], int]]]
+
+
+def read_node_errors(path: Path, problems: Problems | None = None) -> NodeErrorList:
+    """The rows of a ``nodes.csv`` (``id, rank, errors``), each checked on its own: an integer id, a
+    well-formed node label, each node once. A bad row is reported to ``problems`` (default: raise) and
+    left out. Whether the SEG and node exist is checked by :func:`read_metadata`."""
+    problems = Problems() if problems is None else problems
+    out: dict[int, dict[str, tuple[tuple[str, ...], int]]] = {}
+    for line, rec in csv_records(path, read_text_utf8(path), NODES_COLUMNS, problems=problems):
+        try:
+            sid = int(rec["id"])
+        except ValueError:
+            problems.report(f"id {rec['id']!r} is not an integer", file=path, row=line)
+            continue
+        label = rec["rank"]
+        try:
+            parse_label(label)
+        except ValueError as e:
+            problems.report(str(e), file=path, row=line)
+            continue
+        seen = out.setdefault(sid, {})
+        if label in seen:
+            problems.report(f"node {label} of SEG {sid} is listed twice (first at row {seen[label][1]})",
+                            file=path, row=line)
+            continue
+        seen[label] = (parse_errors(rec["errors"]), line)
+    return NodeErrorList(path, out)
+
+
 def _partition(value: str, sid: int, path: Path, line: int, unknown: dict[str, tuple[int, int]]) -> str:
     """The canonical spelling of a partition cell (``synth`` -> ``Synth``); an unknown value is kept as a
     partition of its own and reported once (``unknown`` collects value -> (SEG, line))."""
@@ -535,13 +591,15 @@ def _partition(value: str, sid: int, path: Path, line: int, unknown: dict[str, t
 
 
 def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList | None = None,
-                  problems: Problems | None = None) -> Dataset:
+                  problems: Problems | None = None, node_errors: NodeErrorList | None = None) -> Dataset:
     """Parse a TS2-style ``metadata.csv`` into a :class:`Dataset`, validating every row.
 
     Row numbers in errors are 1-based file lines (the header is line 1). ``edges`` are the rows of the
     dataset's ``edges.csv``: each must name a SEG and nodes that exist (:class:`InputError` naming
     ``edges.csv`` and the row otherwise). A ``partition`` value other than Synth, Nat, Real (any case) is
-    kept as a partition of its own, with an :class:`~ts2viz.errors.InputWarning`.
+    kept as a partition of its own, with an :class:`~ts2viz.errors.InputWarning`. With explicit edges,
+    every node must be reachable from an error-0 node. ``node_errors`` are the rows of ``nodes.csv``:
+    each must name a SEG and a node that exist.
 
     ``problems`` (default: raise the first) receives every problem; when it collects them instead
     (:func:`validate_folder`), a bad row or SEG is left out and reading goes on, so that each later
@@ -603,12 +661,32 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
                 continue
             labels = {r.label for r in by_seg[sid]}
             for a, b, line in items:
-                missing = [lbl for lbl in (a, b) if lbl not in labels]
-                if missing:
-                    problems.report(f"edge {a}->{b}: SEG {sid} has no node {missing[0]!r} (nodes: "
-                                    f"{', '.join(sorted(labels, key=label_sort_key))})",
-                                    file=edges.path, row=line)
+                problem = missing_node_problem(sid, a, b, labels)
+                if problem:
+                    problems.report(problem, file=edges.path, row=line)
                     bad_segs.add(sid)
+        # after every row's own checks: a node no walk reaches (the SEG's edges as a whole)
+        for sid, items in edges.by_seg.items():
+            if sid in by_seg and sid not in bad_segs:
+                problem = unreachable_problem(sid, {r.label for r in by_seg[sid]}, [(a, b) for a, b, _ in items])
+                if problem:
+                    problems.report(problem, file=edges.path, row=items[0][2])
+                    bad_segs.add(sid)
+    errors_of: dict[int, dict[str, tuple[str, ...]]] = {}
+    if node_errors is not None:
+        for sid, entries in node_errors.by_seg.items():
+            for label, (errs, line) in entries.items():
+                if sid not in by_seg:
+                    problems.report(f"errors of node {label} are for SEG {sid}, which {path.name} does not have",
+                                    file=node_errors.path, row=line)
+                    break
+                labels = {r.label for r in by_seg[sid]}
+                if label not in labels:
+                    problems.report(f"SEG {sid} has no node {label!r} (nodes: "
+                                    f"{', '.join(sorted(labels, key=label_sort_key))})",
+                                    file=node_errors.path, row=line)
+                    continue
+                errors_of.setdefault(sid, {})[label] = errs
     segs: dict[int, SEG] = {}
     for sid in sorted(by_seg):
         if sid in bad_segs:
@@ -620,9 +698,9 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
             # The TS2 release itself has one such row (SEG 3); the SEG's prompt is the majority one.
             warn_input(f"SEG {sid} has {len(prompts)} different prompts; using {prompt!r}", file=path,
                        row=first_row[sid])
-        if not any(r.level == 0 for r in members):
-            problems.report(f"SEG {sid} has no error-0 node (labels: "
-                            f"{', '.join(sorted({r.label for r in members}))})", file=path, row=first_row[sid])
+        problem = no_root_problem(sid, (r.label for r in members))
+        if problem:
+            problems.report(problem, file=path, row=first_row[sid])
             continue
         # A SEG without rows in edges.csv keeps the implied edges.
         seg_edges = None
@@ -631,7 +709,7 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
         try:
             segs[sid] = build_seg(sid, prompt, members[0].partition,
                                   ((r.file_name, r.image_source, r.label) for r in members),
-                                  edges=seg_edges)
+                                  edges=seg_edges, node_errors=errors_of.get(sid))
         except ValueError as e:
             problems.report(str(e), file=path, row=first_row[sid])
             continue

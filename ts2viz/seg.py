@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Iterable, Sequence, TypeVar
+from typing import Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -47,6 +47,65 @@ def label_sort_key(label: str) -> tuple[int, str]:
     return parse_label(label), str(label)
 
 
+def implied_edges(labels: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """The edges of a SEG without an edge list (TS2): every node of error level k connects to every node
+    of the next error level present. Labels must be well-formed; pairs come sorted by parent, child."""
+    labels = sorted(set(labels), key=label_sort_key)
+    levels = sorted({parse_label(lbl) for lbl in labels})
+    nxt = dict(zip(levels, levels[1:]))
+    return tuple((a, b) for a in labels for b in labels
+                 if parse_label(a) in nxt and parse_label(b) == nxt[parse_label(a)])
+
+
+def no_root_problem(seg_id: int, labels: Iterable[str]) -> str | None:
+    """Why a SEG with these (well-formed) node labels has no walk: it has no error-0 node; else ``None``."""
+    labels = set(labels)
+    if any(parse_label(lbl) == 0 for lbl in labels):
+        return None
+    return f"SEG {seg_id} has no error-0 node (labels: {', '.join(sorted(labels))})"
+
+
+def missing_node_problem(seg_id: int, parent: str, child: str, labels: Iterable[str]) -> str | None:
+    """Why the edge ``parent -> child`` cannot be in a SEG with these node labels (it names a node the
+    SEG lacks), or ``None``."""
+    labels = set(labels)
+    missing = [lbl for lbl in (parent, child) if lbl not in labels]
+    if not missing:
+        return None
+    return (f"edge {parent}->{child}: SEG {seg_id} has no node {missing[0]!r} (nodes: "
+            f"{', '.join(sorted(labels, key=label_sort_key))})")
+
+
+def unreachable_nodes(labels: Iterable[str], edges: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """Labels (sorted) that no walk reaches: not an error-0 node and not reachable from one along
+    ``edges``. With implied edges every node is reachable when an error-0 node exists."""
+    labels = set(labels)
+    kids: dict[str, set[str]] = {}
+    for a, b in edges:
+        kids.setdefault(a, set()).add(b)
+    seen = {lbl for lbl in labels if parse_label(lbl) == 0}
+    todo = list(seen)
+    while todo:
+        for k in kids.get(todo.pop(), ()):
+            if k not in seen:
+                seen.add(k)
+                todo.append(k)
+    return tuple(sorted(labels - seen, key=label_sort_key))
+
+
+def unreachable_problem(seg_id: int, labels: Iterable[str], edges: Iterable[tuple[str, str]]) -> str | None:
+    """Why a SEG's explicit edges leave nodes out of every walk (their images would count for
+    nothing), or ``None``. Applies only when some error-0 node exists (else :func:`no_root_problem`)."""
+    labels = set(labels)
+    if not any(parse_label(lbl) == 0 for lbl in labels):
+        return None
+    lost = unreachable_nodes(labels, edges)
+    if not lost:
+        return None
+    return (f"SEG {seg_id}: node{'s' if len(lost) > 1 else ''} {', '.join(lost)} cannot be reached from an "
+            f"error-0 node along the SEG's edges; add an edge into {'each' if len(lost) > 1 else 'it'}")
+
+
 @dataclass(frozen=True)
 class Image:
     """One image of a SEG: its dataset file name and where it came from (SD2.1, DALL-E2, Natural, ...)."""
@@ -57,9 +116,13 @@ class Image:
 
 @dataclass(frozen=True)
 class Node:
+    """A node: its label (leading integer = error count), its images, and the error(s) its images add
+    relative to the parent node, in words (from the dataset's optional ``nodes.csv``; empty if none)."""
+
     label: str
     images: tuple[Image, ...]
     level: int = field(init=False, compare=False)   # error count, parsed once from the label
+    errors: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "level", parse_label(self.label))
@@ -91,16 +154,20 @@ class SEG:
         object.__setattr__(self, "_memo", {})
         if len(self._by_label) != len(nodes):
             raise ValueError(f"SEG {self.id}: duplicate node labels")
-        if not any(n.level == 0 for n in nodes):
-            raise ValueError(f"SEG {self.id}: no error-0 node (labels: "
-                             f"{', '.join(n.label for n in nodes)})")
+        problem = no_root_problem(self.id, self._by_label)
+        if problem:
+            raise ValueError(problem)
         if self.edges is not None:
             for a, b in self.edges:
-                if a not in self._by_label or b not in self._by_label:
-                    raise ValueError(f"SEG {self.id}: edge {a}->{b} names a node that does not exist")
+                problem = missing_node_problem(self.id, a, b, self._by_label)
+                if problem:
+                    raise ValueError(problem)
                 problem = edge_problem(a, b)
                 if problem:
                     raise ValueError(f"SEG {self.id}: {problem}")
+            problem = unreachable_problem(self.id, self._by_label, self.edges)
+            if problem:
+                raise ValueError(problem)
 
     def memo(self, key: Hashable, build: Callable[[], T]) -> T:
         """A structure derived from this SEG, built once per key and kept with the SEG.
@@ -141,9 +208,9 @@ class SEG:
         if self.edges is not None:
             kids = tuple(sorted({b for a, b in self.edges if a == label}, key=label_sort_key))
         else:
-            level = self._by_label[label].level
-            nxt = [lv for lv in self.levels if lv > level]
-            kids = tuple(n.label for n in self.nodes_at(nxt[0])) if nxt else ()
+            self._by_label[label]           # KeyError for a label the SEG lacks, as with explicit edges
+            kids = tuple(b for a, b in self.memo("implied_edges", lambda: implied_edges(self._by_label))
+                         if a == label)
         self._children[label] = kids
         return kids
 
@@ -187,11 +254,16 @@ class SEG:
 
 def build_seg(seg_id: int, prompt: str, partition: str,
               rows: Iterable[tuple[str, str, str]],
-              edges: Sequence[tuple[str, str]] | None = None) -> SEG:
-    """Build a SEG from (file_name, image_source, label) rows, grouping images by node label."""
+              edges: Sequence[tuple[str, str]] | None = None,
+              node_errors: Mapping[str, Sequence[str]] | None = None) -> SEG:
+    """Build a SEG from (file_name, image_source, label) rows, grouping images by node label.
+
+    ``node_errors`` maps node labels to their error descriptions (labels it lacks get none)."""
     groups: dict[str, list[Image]] = {}
     for file_name, source, label in rows:
         parse_label(label)
         groups.setdefault(label, []).append(Image(file_name, source))
-    nodes = tuple(Node(lbl, tuple(imgs)) for lbl, imgs in groups.items())
+    node_errors = node_errors or {}
+    nodes = tuple(Node(lbl, tuple(imgs), errors=tuple(node_errors.get(lbl, ())))
+                  for lbl, imgs in groups.items())
     return SEG(seg_id, prompt, partition, nodes, None if edges is None else tuple(edges))

@@ -2,7 +2,7 @@
 
 * ``leaderboard``, ``metametrics`` (:mod:`.evaluate`): meta-metrics of scores tables;
 * ``score``, ``metrics`` (:mod:`.scoring`): run library metrics over a dataset, list the families;
-* ``validate`` (:mod:`.datasets`): every problem of a dataset folder;
+* ``validate``, ``push`` (:mod:`.datasets`): every problem of a dataset folder; upload one to the hub;
 * ``humaneval`` (:mod:`.humaneval`): metrics against human ratings (rated sets, Gecko's three tasks).
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming file, row and problem), 1 other errors,

@@ -1,5 +1,8 @@
 """``ts2viz validate DIR``: check a SEG dataset folder made by hand or by another tool, listing every
-problem (file, row, what was expected), not only the first one that loading stops at."""
+problem (file, row, what was expected), not only the first one that loading stops at.
+
+``ts2viz push DIR --repo OWNER/NAME``: the operator's upload of a dataset folder (e.g. one exported by
+:func:`ts2viz.authoring.export_dataset`) to a Hugging Face dataset repo, after the same checks."""
 from __future__ import annotations
 
 import argparse
@@ -22,6 +25,21 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--no-images", action="store_true", help="do not check that the image files exist")
     p.add_argument("--limit", type=int, default=1000, metavar="N", help="list at most N problems (default 1000)")
     p.set_defaults(func=run_validate)
+
+    p = subparsers.add_parser(
+        "push", help="upload a dataset folder to a Hugging Face dataset repo",
+        description="Check a SEG dataset folder with every rule of the loader (and that its images exist), "
+                    "then upload its files (metadata.csv, edges.csv, nodes.csv, README.md and the images "
+                    "metadata.csv names; nothing else) in one commit to a Hugging Face dataset repo, created "
+                    "if missing. The token comes from HF_TOKEN or `hf auth login`. Exit code 2 with one line "
+                    "on a problem.")
+    p.add_argument("folder", metavar="DIR", help="dataset folder with metadata.csv")
+    p.add_argument("--repo", required=True, metavar="OWNER/NAME", help="the dataset repo to push to")
+    p.add_argument("--private", action="store_true", help="create the repo private (if it does not exist)")
+    p.add_argument("--endpoint", metavar="URL", default=None,
+                   help="hub endpoint (default: HF_ENDPOINT or https://huggingface.co)")
+    p.add_argument("--message", metavar="TEXT", default=None, help="commit message")
+    p.set_defaults(func=run_push)
 
 
 def run_validate(args: argparse.Namespace) -> int:
@@ -47,3 +65,13 @@ def run_validate(args: argparse.Namespace) -> int:
     print(f"{rep.folder}: {verdict}; {rep.n_segs} SEG(s) and {rep.n_images} image row(s) load"
           + (f" ({len(rep.missing_images)} image file(s) missing)" if rep.missing_images else ""))
     return 0 if rep.ok else 2
+
+
+def run_push(args: argparse.Namespace) -> int:
+    from ..authoring.hub import DEFAULT_COMMIT_MESSAGE, push_to_hub
+
+    url = push_to_hub(args.folder, args.repo, endpoint=args.endpoint, private=args.private,
+                      commit_message=args.message or DEFAULT_COMMIT_MESSAGE)
+    print(f"pushed {args.folder} to dataset {args.repo}: {url}")
+    print(f"load it with: ts2viz leaderboard --dataset {args.repo} --scores SCORES.csv")
+    return 0

@@ -1,0 +1,182 @@
+"""Every check of the dataset loader, applied to a draft as it is being built (:func:`draft_problems`).
+
+The rules are the loader's own functions (:mod:`ts2viz.seg`: ``parse_label``, ``edge_problem``,
+``no_root_problem``, ``missing_node_problem``, ``unreachable_problem``), so a draft's messages read
+like ``ts2viz validate``'s. A few rules exist only here, because only an export needs them: a file name
+must be a relative path inside the dataset folder, a node must have images (in a dataset a node exists
+through its images), an error description cannot hold the ``;`` that separates descriptions.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Sequence
+
+from ..dataset import ERROR_SEPARATOR
+from ..seg import edge_problem, missing_node_problem, no_root_problem, parse_label, unreachable_problem
+from .draft import SegDraft
+
+#: names an image cannot take: the dataset's own files
+RESERVED_NAMES = frozenset({"metadata.csv", "edges.csv", "nodes.csv", "README.md"})
+
+
+@dataclass(frozen=True)
+class DraftProblem:
+    """One problem of a draft, in one readable line (``message``), with what it is about so a UI can
+    point at it: a node label, an image key, an edge (any may be ``None``)."""
+
+    message: str
+    node: str | None = None
+    image: str | None = None
+    edge: tuple[str, str] | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def file_name_problem(file_name: str) -> str | None:
+    """Why ``file_name`` cannot be an image's path in an exported dataset folder, or ``None``: it must
+    be a relative POSIX path inside the folder (no ``..``, no absolute path, no backslash, no hidden or
+    empty part, no control character) and not one of the dataset's own files."""
+    fn = file_name
+    if not fn:
+        return "empty file_name"
+    if any(ord(c) < 32 or c == "\x7f" for c in fn):
+        return f"file_name {fn!r} contains a control character"
+    if "\\" in fn:
+        return f"file_name {fn!r} contains a backslash; use / between folders"
+    if fn.startswith("/") or (len(fn) > 1 and fn[1] == ":"):
+        return f"file_name {fn!r} is an absolute path; expected a path inside the dataset folder, e.g. images/a.jpg"
+    parts = fn.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return f"file_name {fn!r} has an empty, '.' or '..' part; expected a path like images/a.jpg"
+    if any(p.startswith(".") for p in parts):
+        return f"file_name {fn!r} has a hidden part (starting with '.')"
+    if str(PurePosixPath(fn)) in RESERVED_NAMES:
+        return f"file_name {fn!r} is one of the dataset's own files ({', '.join(sorted(RESERVED_NAMES))})"
+    return None
+
+
+def _level(label: str) -> int | None:
+    try:
+        return parse_label(label)
+    except ValueError:
+        return None
+
+
+def draft_problems(draft: SegDraft) -> list[DraftProblem]:
+    """Every problem that would stop ``draft`` from exporting and loading, in a stable order:
+    the SEG (id, prompt, partition), node labels (well-formed, distinct), error descriptions, images (in
+    a node that exists, file names valid and distinct), empty nodes, edges (existing nodes, lower to
+    higher error level), an error-0 node, every node reachable from one. Empty list: the draft is good.
+    """
+    out: list[DraftProblem] = []
+    sid = draft.seg_id
+    if isinstance(sid, bool) or not isinstance(sid, int) or sid < 0:
+        out.append(DraftProblem(f"SEG id {sid!r} is not a non-negative integer"))
+    if not draft.prompt:
+        out.append(DraftProblem("the SEG has no prompt"))
+    if not draft.partition:
+        out.append(DraftProblem("the SEG has no partition (e.g. Custom, Synth, Nat, Real)"))
+    elif "\n" in draft.partition or "\r" in draft.partition:
+        out.append(DraftProblem(f"partition {draft.partition!r} spans lines"))
+
+    # nodes
+    good: list[str] = []                       # well-formed labels, each once
+    counts = Counter(draft.labels)
+    for label, n in counts.items():
+        try:
+            parse_label(label)
+        except ValueError as e:
+            out.append(DraftProblem(str(e), node=label))
+            continue
+        if n > 1:
+            out.append(DraftProblem(f"node {label} appears {n} times; node labels must be distinct", node=label))
+        good.append(label)
+    for node in draft.nodes:
+        for err in node.errors:
+            if not err.strip():
+                out.append(DraftProblem(f"node {node.label}: an error description is empty", node=node.label))
+            elif ERROR_SEPARATOR in err:
+                out.append(DraftProblem(f"node {node.label}: error description {err!r} contains "
+                                        f"'{ERROR_SEPARATOR}', which separates descriptions in nodes.csv",
+                                        node=node.label))
+            elif "\n" in err or "\r" in err:
+                out.append(DraftProblem(f"node {node.label}: error description {err!r} spans lines",
+                                        node=node.label))
+
+    # images
+    seen: dict[str, str] = {}
+    for im in draft.images:
+        what = im.file_name or repr(im.key)
+        if im.node is None:
+            out.append(DraftProblem(f"image {what} is not in a node", image=im.key))
+        elif im.node not in counts:
+            out.append(DraftProblem(f"image {what} is in node {im.node!r}, which the SEG does not have",
+                                    image=im.key, node=im.node))
+        problem = file_name_problem(im.file_name)
+        if problem:
+            out.append(DraftProblem(f"image {im.key!r}: {problem}", image=im.key))
+        elif im.file_name in seen:
+            out.append(DraftProblem(f"duplicate file_name {im.file_name!r} (images {seen[im.file_name]!r} and "
+                                    f"{im.key!r})", image=im.key))
+        else:
+            seen[im.file_name] = im.key
+        if "\n" in im.source or "\r" in im.source:
+            out.append(DraftProblem(f"image {what}: image_source {im.source!r} spans lines", image=im.key))
+    filled = {im.node for im in draft.images}
+    for label in counts:
+        if label not in filled:
+            out.append(DraftProblem(f"node {label} has no images; a node of a dataset exists through its images",
+                                    node=label))
+
+    # edges
+    edges_ok = True
+    if draft.edges is not None:
+        for a, b in draft.edges:
+            try:
+                problem = missing_node_problem(sid, a, b, good) or edge_problem(a, b)
+            except ValueError as e:         # a malformed label (reported above when it is a node's)
+                problem = f"edge {a}->{b}: {e}"
+            if problem:
+                edges_ok = False
+                if f"SEG {sid}" not in problem:         # as the loader words it: edge_problem's with the SEG
+                    problem = f"SEG {sid}: {problem}"
+                out.append(DraftProblem(problem, edge=(a, b)))
+
+    # walks
+    if good:
+        problem = no_root_problem(sid, good)
+        if problem:
+            out.append(DraftProblem(problem))
+        elif draft.edges is not None and edges_ok:
+            problem = unreachable_problem(sid, good, draft.edges)
+            if problem:
+                out.append(DraftProblem(problem))
+    elif not draft.nodes:
+        out.append(DraftProblem("the SEG has no nodes; add an error-0 node (label 0) first"))
+    return out
+
+
+def drafts_problems(drafts: Sequence[SegDraft]) -> list[DraftProblem]:
+    """:func:`draft_problems` of each draft (messages prefixed ``SEG <id>: `` where they do not name it),
+    plus the problems of the drafts together as one dataset: at least one SEG, SEG ids and image file
+    names distinct."""
+    out: list[DraftProblem] = []
+    if not drafts:
+        return [DraftProblem("no SEG to export")]
+    ids = Counter(d.seg_id for d in drafts)
+    for sid, n in ids.items():
+        if n > 1:
+            out.append(DraftProblem(f"SEG id {sid} is used by {n} SEGs; ids must be distinct"))
+    where: dict[str, int] = {}
+    for d in drafts:
+        for p in draft_problems(d):
+            msg = p.message if p.message.startswith(f"SEG {d.seg_id}") else f"SEG {d.seg_id}: {p.message}"
+            out.append(DraftProblem(msg, p.node, p.image, p.edge))
+        for fn in dict.fromkeys(im.file_name for im in d.images):
+            if fn in where and where[fn] != d.seg_id:
+                out.append(DraftProblem(f"duplicate file_name {fn!r} (SEG {where[fn]} and SEG {d.seg_id})"))
+            where.setdefault(fn, d.seg_id)
+    return out
