@@ -315,3 +315,48 @@ def test_draft_node_and_image_are_plain_data():
     assert DraftNode(" 1a ", ("x",)).label == "1a" and DraftNode("1a").level == 1 and DraftNode("zz").level is None
     assert DraftImage("k", " images/a.png ", " 0 ", " SD ") == DraftImage("k", "images/a.png", "0", "SD")
     assert SegDraft("  p  ", partition=" Real ") == SegDraft("p", partition="Real")
+
+
+def test_safe_file_names_for_uploads():
+    from ts2viz.authoring import file_name_problem, safe_file_name
+
+    assert safe_file_name("My Photo (1).JPG") == "images/my-photo-1.jpg"
+    assert safe_file_name("../../etc/passwd") == "images/passwd.png"
+    assert safe_file_name("C:\\Users\\me\\a b.webp", folder="images/3") == "images/3/a-b.webp"
+    assert safe_file_name("....", taken={"images/image.png"}) == "images/image-2.png"
+    assert safe_file_name("x.png", taken={"images/x.png", "images/x-2.png"}) == "images/x-3.png"
+    assert safe_file_name("metadata.csv", folder="") == "metadata.png"
+    for name in ("a/../../b.png", ".hidden.png", "\x00.png", "é.png", "README.md", ""):
+        assert file_name_problem(safe_file_name(name)) is None and file_name_problem(safe_file_name(name, folder="")) is None
+
+
+def test_drafts_as_a_dataset_for_live_scoring(tmp_path):
+    """Meta-metrics of drafts (no export): the same numbers as on the exported folder."""
+    from ts2viz.authoring import drafts_to_dataset
+    from ts2viz.metametrics import compute
+    from ts2viz.scores import Scores
+    import numpy as np
+
+    d, blobs = apple_draft(0)
+    d2, blobs2 = apple_draft(2, prefix="v")
+    d2 = d2.add_edge("0", "2")
+    live = drafts_to_dataset([d2, d])
+    out = export_dataset([d, d2], tmp_path / "ds", {**blobs, **blobs2})
+    disk = load_folder(out)
+    assert live.segs == disk.segs and [r.__dict__ for r in live.rows] == [r.__dict__ for r in disk.rows]
+    names = disk.file_names
+    rng = np.random.default_rng(0)
+    sc = Scores(names, ["m"], rng.normal(size=(len(names), 1)), set())
+    a = compute(live, sc, mode="spec").segs()
+    b = compute(disk, sc, mode="spec").segs()
+    pd.testing.assert_frame_equal(a, b)
+    with pytest.raises(InputError, match="SEG 0: node 3 has no images"):
+        drafts_to_dataset([d.add_node("3")])
+
+
+def test_importing_authoring_is_light():
+    code = ("import sys, ts2viz.authoring\n"
+            "bad = [m for m in ('gradio', 'torch', 'huggingface_hub', 'PIL', 'pandas') if m in sys.modules]\n"
+            "assert not bad, bad\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr

@@ -1,10 +1,14 @@
 """Drafts to SEGs and back: what the explorer draws, and a start from an existing SEG."""
 from __future__ import annotations
 
-from ..dataset import Dataset
+import os
+from pathlib import Path
+from typing import Sequence
+
+from ..dataset import Dataset, ImageRow
 from ..errors import InputError
 from ..seg import SEG, build_seg
-from .draft import DraftImage, DraftNode, SegDraft
+from .draft import DraftImage, DraftNode, SegDraft, canonical
 from .problems import draft_problems
 
 
@@ -38,3 +42,25 @@ def draft_from_seg(dataset: Dataset, seg_id: int) -> SegDraft:
     images = tuple(DraftImage(im.file_name, im.file_name, n.label, im.image_source)
                    for n in seg.nodes for im in n.images)
     return SegDraft(seg.prompt, seg.id, seg.partition, nodes, images, seg.edges)
+
+
+def drafts_to_dataset(drafts: SegDraft | Sequence[SegDraft], *, name: str = "draft",
+                      root: str | os.PathLike | None = None) -> Dataset:
+    """The drafts as a :class:`~ts2viz.dataset.Dataset`, equal to what an export of them loads as (each in
+    :func:`~ts2viz.authoring.canonical` order), without writing anything: for live scoring and meta-metrics while authoring. ``root`` is a folder holding the images
+    at their ``file_name`` (``None``: images not on disk). Raises :class:`~ts2viz.errors.InputError`
+    (the first problem, one line) when :func:`~ts2viz.authoring.drafts_problems` finds any."""
+    from .problems import drafts_problems
+
+    drafts = [drafts] if isinstance(drafts, SegDraft) else list(drafts)
+    problems = drafts_problems(drafts)
+    if problems:
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        raise InputError(problems[0].message + more)
+    segs, rows = {}, []
+    for d in sorted(drafts, key=lambda d: d.seg_id):
+        seg = draft_to_seg(canonical(d))          # as an export writes it, so as it would load
+        segs[d.seg_id] = seg
+        rows += [ImageRow(d.seg_id, im.file_name, d.prompt, im.image_source, n.label, n.level, d.partition)
+                 for n in seg.nodes for im in n.images]
+    return Dataset(name, segs, rows, None if root is None else Path(root))

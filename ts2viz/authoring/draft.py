@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
-from ..dataset import ERROR_SEPARATOR, parse_errors
+from ..dataset import parse_errors
 from ..seg import implied_edges, label_sort_key, parse_label
 
 
@@ -140,12 +140,7 @@ class SegDraft:
 
     def sorted_labels(self) -> tuple[str, ...]:
         """Node labels by error level then label (malformed labels last)."""
-        def key(lbl: str):
-            try:
-                return (0, *label_sort_key(lbl))
-            except ValueError:
-                return (1, 0, lbl)
-        return tuple(sorted(self.labels, key=key))
+        return tuple(sorted(self.labels, key=_label_key))
 
     # -- the SEG as a whole ------------------------------------------------------------------------
     def with_prompt(self, prompt: str) -> "SegDraft":
@@ -241,3 +236,28 @@ class SegDraft:
     def explicit_edges(self) -> "SegDraft":
         """Make the current edges explicit (the implied ones, when following error counts)."""
         return replace(self, edges=self.effective_edges)
+
+
+def _label_key(label: str | None):
+    try:
+        return (0, *label_sort_key(label))
+    except (ValueError, TypeError):
+        return (1, 0, str(label))
+
+
+def canonical(draft: SegDraft, *, rekey: bool = False) -> SegDraft:
+    """The same draft in the order an exported dataset reads back in: nodes by error level then label,
+    images node by node then by file name, explicit edges sorted (and an empty edge list of a SEG whose
+    implied edges are empty too, i.e. one level only, as ``None``). ``rekey=True`` also sets each
+    image's key to its file name (the keys :func:`import_dataset` gives)."""
+    nodes = tuple(sorted(draft.nodes, key=lambda n: _label_key(n.label)))
+    order = {n.label: i for i, n in enumerate(nodes)}
+    images = tuple(sorted(draft.images, key=lambda im: (order.get(im.node, len(order)), im.file_name)))
+    if rekey:
+        images = tuple(replace(im, key=im.file_name) for im in images)
+    edges = draft.edges
+    if edges is not None:
+        edges = tuple(sorted(dict.fromkeys(edges), key=lambda e: (_label_key(e[0]), _label_key(e[1]))))
+        if not edges and not draft.implied_edges:
+            edges = None
+    return replace(draft, nodes=nodes, images=images, edges=edges)

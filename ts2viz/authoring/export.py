@@ -7,15 +7,13 @@ import io
 import os
 import shutil
 import uuid
-from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..dataset import ERROR_SEPARATOR, Dataset, fetch_image, load_folder, validate_folder
 from ..errors import InputError
-from ..seg import label_sort_key
 from .convert import draft_from_seg
-from .draft import DraftImage, SegDraft
+from .draft import DraftImage, SegDraft, canonical
 from .problems import drafts_problems
 
 #: what gives the bytes of a draft image: a function of the image, or a mapping from image keys;
@@ -23,31 +21,6 @@ from .problems import drafts_problems
 ImageBytes = Callable[[DraftImage], "bytes | str | os.PathLike"] | Mapping[str, "bytes | str | os.PathLike"]
 
 METADATA_COLUMNS = ("id", "target_prompt", "file_name", "image_source", "rank", "partition")
-
-
-def _label_key(label: str | None):
-    try:
-        return (0, *label_sort_key(label))
-    except (ValueError, TypeError):
-        return (1, 0, str(label))
-
-
-def canonical(draft: SegDraft, *, rekey: bool = False) -> SegDraft:
-    """The same draft in the order an exported dataset reads back in: nodes by error level then label,
-    images node by node then by file name, explicit edges sorted (and an empty edge list of a SEG whose
-    implied edges are empty too, i.e. one level only, as ``None``). ``rekey=True`` also sets each
-    image's key to its file name (the keys :func:`import_dataset` gives)."""
-    nodes = tuple(sorted(draft.nodes, key=lambda n: _label_key(n.label)))
-    order = {n.label: i for i, n in enumerate(nodes)}
-    images = tuple(sorted(draft.images, key=lambda im: (order.get(im.node, len(order)), im.file_name)))
-    if rekey:
-        images = tuple(replace(im, key=im.file_name) for im in images)
-    edges = draft.edges
-    if edges is not None:
-        edges = tuple(sorted(dict.fromkeys(edges), key=lambda e: (_label_key(e[0]), _label_key(e[1]))))
-        if not edges and not draft.implied_edges:
-            edges = None
-    return replace(draft, nodes=nodes, images=images, edges=edges)
 
 
 def _csv_text(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from ..dataset import ERROR_SEPARATOR
 from ..seg import edge_problem, missing_node_problem, no_root_problem, parse_label, unreachable_problem
 from .draft import SegDraft
+
+#: extensions :func:`safe_file_name` keeps
+IMAGE_EXTENSIONS = ("png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff")
 
 #: names an image cannot take: the dataset's own files
 RESERVED_NAMES = frozenset({"metadata.csv", "edges.csv", "nodes.csv", "README.md"})
@@ -58,11 +61,28 @@ def file_name_problem(file_name: str) -> str | None:
     return None
 
 
-def _level(label: str) -> int | None:
-    try:
-        return parse_label(label)
-    except ValueError:
-        return None
+def safe_file_name(name: str, taken: Iterable[str] = (), folder: str = "images") -> str:
+    """A dataset file name for an image uploaded as ``name`` (a visitor's file name: never used as a
+    path as such): ``folder/<stem>.<ext>`` with the stem reduced to lower-case letters, digits, ``-``
+    and ``_`` (``image`` if nothing is left), the extension kept if it is an image type's (else
+    ``.png``), and ``-2``, ``-3``, ... added until it is not in ``taken``. The result passes
+    :func:`file_name_problem`."""
+    import re
+
+    base = str(name).replace("\\", "/").rsplit("/", 1)[-1]
+    stem, dot, ext = base.rpartition(".")
+    if not dot:
+        stem, ext = ext, ""
+    stem = re.sub(r"[^a-z0-9_-]+", "-", stem.lower()).strip("-_")[:60] or "image"
+    ext = ext.lower() if ext.lower() in IMAGE_EXTENSIONS else "png"
+    folder = "/".join(p for p in str(folder).split("/") if p and p not in (".", "..") and not p.startswith("."))
+    prefix = f"{folder}/" if folder else ""
+    taken = set(taken)
+    out, k = f"{prefix}{stem}.{ext}", 1
+    while out in taken:
+        k += 1
+        out = f"{prefix}{stem}-{k}.{ext}"
+    return out
 
 
 def draft_problems(draft: SegDraft) -> list[DraftProblem]:
