@@ -322,3 +322,49 @@ def test_export_zip_bytes_are_a_loadable_dataset(folder, tmp_path):
     ds = load_folder(dest)
     assert ds[0].node("1a").errors == ("cube not red",) and len(ds.rows) == 6
     assert "cube not red" in (dest / "README.md").read_text()
+
+
+def test_score_uploads_with_a_library_metric(folder, tmp_path):
+    """A SEG of uploaded images scored with a tiny CLIP of the library (real weights file, random values):
+    every image scored once, the scores reused, Ord/Sep and walks shown; in public mode only the offered
+    metric, by its display name."""
+    from ts2viz import engine
+    from ts2viz.metametrics import compute
+    from tiny_models import tiny
+
+    spec = f"clipscore:{tiny('clip')}"
+    store, up = _public(folder, tmp_path)
+    store.app.access = dataclasses.replace(store.app.access, offered=(spec,))
+    name = store.app.access.choices()[0]
+    assert str(tiny("clip")) not in name
+    v = store.view("v", create=True)
+    pngs = _pngs(up / "h1", 6)
+    _build(v, pngs)
+    with pytest.raises(InputError):
+        cb.score_draft(v, "library", "clipscore:/some/other/folder")
+    r = cb.score_draft(v, "library", name)
+    d = drafts_of(v)
+    assert len(d.scores) == 6 and all(np.isfinite(x) for x in d.scores.values())
+    assert len(r["walks"]) == 1 and r["walks"]["path"][0] == "0>1a>2a" and "Ord" in r["summary"]
+    # the scores are the metric's on the uploaded files (scored here again, outside the tab)
+    from PIL import Image
+
+    direct = engine.score_images(spec, [Image.open(p).convert("RGB") for p in pngs], ["a red cube on a table"] * 6,
+                                 use_cache=False)
+    by_file = {im.file_name: d.scores[(next(iter(k for k, _ in d.scores)), im.key)] for im in d.draft.images}
+    assert np.allclose([by_file[f"images/pic-{i}.png"] for i in range(6)], direct, atol=1e-5)
+    # Ord as the meta-metrics compute it on a dataset folder of the export (the CLI's path)
+    out = tmp_path / "exp"
+    from ts2viz.authoring import export_dataset
+
+    export_dataset(d.draft, out, {im.key: d.files[im.key] for im in d.draft.images})
+    from ts2viz.scores import Scores
+
+    ds = load_folder(out)
+    sc = Scores(list(by_file), ["m"], np.array(list(by_file.values())).reshape(-1, 1))
+    ordv = compute(ds, sc, ["m"], "paper").segs().iloc[0]["ord"]
+    assert f"Ord {100 * ordv:.1f}" in r["summary"]
+    # scored again: nothing new to score
+    before = dict(d.scores)
+    cb.score_draft(v, "library", name)
+    assert d.scores == before
