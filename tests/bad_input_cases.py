@@ -120,6 +120,13 @@ def _edges(text: str):
     return build
 
 
+def _nodes(text: str):
+    def build(d: Path) -> Run:
+        (d / "ds" / "nodes.csv").write_text(text)
+        return leaderboard(d)
+    return build
+
+
 def _metadata(lines: Callable[[], list[str]] | None = None, raw: bytes | None = None):
     def build(d: Path) -> Run:
         p = d / "ds" / "metadata.csv"
@@ -251,6 +258,13 @@ CASES: dict[str, Callable[[Path], Run]] = {
     "edges: row for a SEG that does not exist": _edges("0,0,1a\n7,0,1\n"),
     "edges: node that does not exist": _edges("0,0,1a\n0,1a,3z\n"),
     "edges: not an integer id": _edges("x,0,1a\n"),
+    "edges: a node no walk reaches": _edges("0,0,1a\n0,1a,2\n"),
+    # nodes.csv (error descriptions)
+    "nodes: row for a SEG that does not exist": _nodes("id,rank,errors\n0,1a,no cube\n9,1,no dog\n"),
+    "nodes: node that does not exist": _nodes("id,rank,errors\n0,1a,no cube\n1,1b,no dog\n"),
+    "nodes: node listed twice": _nodes("id,rank,errors\n0,1a,no cube\n0,1a,cube is blue\n"),
+    "nodes: malformed label": _nodes("id,rank,errors\n0,1a!,no cube\n"),
+    "nodes: missing column": _nodes("id,rank\n0,1a\n"),
     # metadata.csv
     "metadata: not UTF-8 (Latin-1)": _metadata(raw=_latin1_metadata()),
     "metadata: UTF-8 BOM": _metadata(raw=("\ufeff" + "\n".join(metadata_lines()) + "\n").encode("utf-8")),

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -360,3 +361,208 @@ def test_importing_authoring_is_light():
             "assert not bad, bad\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+def test_an_image_inside_another_image_and_unwritable_places(tmp_path):
+    d, blobs = apple_draft()
+    nested = d.set_image("u1", file_name="images/0/apple-0.png/b.png")
+    assert [p.message for p in draft_problems(nested)] == [
+        "file_name 'images/0/apple-0.png/b.png' is inside 'images/0/apple-0.png', which is another image's file"]
+    other, _ = apple_draft(1, prefix="v")
+    other = other.set_image("v0", file_name="images/0/apple-0.png/c.png")
+    assert [p.message for p in drafts_problems([d, other])] == [
+        "SEG 1: file_name 'images/0/apple-0.png/c.png' is inside 'images/0/apple-0.png', which is another image's file"]
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(InputError, match="cannot create the dataset folder here"):
+        export_dataset(d, blocker / "ds", blobs)
+
+
+BRIGHTNESS = '''
+import numpy as np
+def brightness(images, prompts):
+    return [float(np.asarray(im.convert("L"), dtype=np.float64).mean()) for im in images]
+'''
+
+
+def solid_png(rgb: tuple[int, int, int], size: int = 16) -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (size, size), rgb).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def test_live_scoring_of_a_draft_with_a_user_metric(tmp_path):
+    """Score a draft (finished or not) with a metric through the engine; meta-metrics of the drafts."""
+    from ts2viz.authoring import drafts_to_dataset, score_drafts
+    from ts2viz.metametrics import compute
+
+    (tmp_path / "usermetric.py").write_text(BRIGHTNESS)
+    spec = f"callable:{tmp_path / 'usermetric.py'}:brightness"
+    d, _ = apple_draft()
+    grey = {"u0": 250, "u1": 250, "u2": 180, "u3": 170, "u4": 60, "u5": 60}  # darker with every error
+    blobs = {k: solid_png((v, v, v)) for k, v in grey.items()}
+    unfinished = d.add_image("extra", "images/0/extra.png")       # not in a node yet: still scored
+    blobs["extra"] = solid_png((10, 20, 30))
+    files = {"u5": tmp_path / "u5.png"}
+    files["u5"].write_bytes(blobs["u5"])
+    source = lambda im: files.get(im.key) or blobs[im.key]        # paths and bytes alike
+    sc = score_drafts(unfinished, [spec], source, cache_dir=tmp_path / "cache")
+    assert sc.file_names == [im.file_name for im in unfinished.images]
+    # a grey pixel's luma is its grey level; (10, 20, 30) -> ITU-R 601: 0.299*10 + 0.587*20 + 0.114*30
+    want = [grey[f"u{i}"] for i in range(6)] + [0.299 * 10 + 0.587 * 20 + 0.114 * 30]
+    assert sc.column(sc.metrics[0]) == pytest.approx(want, abs=0.51)
+    mm = compute(drafts_to_dataset(d), sc, mode="spec").segs().set_index("metric")
+    assert mm.loc[sc.metrics[0], "ord"] == pytest.approx(1.0)        # falls along both walks
+    # an image whose pixels cannot be had scores NaN (with a warning), not an error
+    with pytest.warns(UserWarning):
+        sc2 = score_drafts(d, spec, lambda im: None if im.key == "u2" else blobs[im.key], cache_dir=tmp_path / "cache")
+    assert np.isnan(sc2.get("images/0/apple-2.png", sc2.metrics[0])) and sc2.get("images/0/apple-0.png", sc2.metrics[0]) == pytest.approx(250, abs=0.51)
+    with pytest.raises(InputError, match="duplicate file_name"):
+        score_drafts([d, d.with_seg_id(1)], spec, blobs)
+
+
+# -- zip download / upload ------------------------------------------------------------------------------
+
+def _zip(path: Path, entries: dict[str, bytes], *, symlink: str | None = None) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+        if symlink:
+            info = zipfile.ZipInfo(symlink)
+            info.external_attr = (0o120777 << 16)
+            z.writestr(info, "/etc/passwd")
+    return path
+
+
+def test_pack_and_unpack_a_dataset(tmp_path):
+    import zipfile
+
+    from ts2viz.authoring import pack_dataset, unpack_dataset
+
+    d, blobs = apple_draft()
+    out = export_dataset(d, tmp_path / "apples", blobs)
+    (out / "stray.txt").write_text("not part of the dataset")
+    z = pack_dataset(out, tmp_path / "apples.zip")
+    with zipfile.ZipFile(z) as zf:
+        names = sorted(zf.namelist())
+    assert names == sorted(["apples/metadata.csv", "apples/nodes.csv", "apples/README.md"]
+                           + [f"apples/{im.file_name}" for im in d.images])
+    back = unpack_dataset(z, tmp_path / "unpacked")
+    assert import_dataset(back) == [canonical(d, rekey=True)]
+    assert (back / "images/0/apple-4.png").read_bytes() == blobs["u4"]
+    # a zip made by hand with the files at its top works too
+    flat = _zip(tmp_path / "flat.zip", {n: (out / n).read_bytes() for n in ["metadata.csv", "nodes.csv"]
+                                        + [im.file_name for im in d.images]})
+    assert load_folder(unpack_dataset(flat, tmp_path / "flat")).segs == load_folder(out).segs
+
+
+@pytest.mark.parametrize("entries, says", [
+    ({"metadata.csv": b"x", "../evil.png": b"x"}, "zip entry: file_name '../evil.png' has an empty, '.' or '..' part"),
+    ({"metadata.csv": b"x", "/abs.png": b"x"}, "is an absolute path"),
+    ({"a.png": b"x"}, "the zip holds no metadata.csv"),
+    ({"metadata.csv": b"id,target_prompt,file_name,image_source,rank\n0,p,a.png,SD,1\n", "a.png": b"x"},
+     "metadata.csv, row 2: SEG 0 has no error-0 node (labels: 1)"),
+    ({"metadata.csv": b"x" * 3000}, "the zip unpacks to 3,000 bytes; at most 2,000 are accepted"),
+])
+def test_unpack_refuses_bad_zips_and_leaves_nothing(tmp_path, entries, says):
+    from ts2viz.authoring import unpack_dataset
+
+    z = _zip(tmp_path / "in.zip", entries)
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(InputError) as e:
+        unpack_dataset(z, work / "ds", max_total_bytes=2000)
+    assert says in str(e.value) and "\n" not in str(e.value) and str(tmp_path) not in str(e.value)
+    assert list(work.iterdir()) == []
+
+
+def test_unpack_refuses_links_caps_and_non_zips(tmp_path):
+    from ts2viz.authoring import unpack_dataset
+
+    z = _zip(tmp_path / "link.zip", {"metadata.csv": b"x"}, symlink="images/a.png")
+    with pytest.raises(InputError, match="'images/a.png' is not a plain file"):
+        unpack_dataset(z, tmp_path / "a")
+    z = _zip(tmp_path / "many.zip", {"metadata.csv": b"x", **{f"images/{i}.png": b"x" for i in range(5)}})
+    with pytest.raises(InputError, match="the zip holds 6 files; at most 5 are accepted"):
+        unpack_dataset(z, tmp_path / "b", max_files=5)
+    (tmp_path / "no.zip").write_bytes(b"PK but not really")
+    with pytest.raises(InputError, match="not a zip file"):
+        unpack_dataset(tmp_path / "no.zip", tmp_path / "c")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.zip", "many.zip", "no.zip"]
+
+
+def test_preview_draws_the_sound_part_of_an_unfinished_draft():
+    from ts2viz.authoring import preview_seg
+
+    d, _ = apple_draft()
+    assert preview_seg(d) == draft_to_seg(d) and preview_seg(d).nodes == draft_to_seg(d).nodes
+    assert preview_seg(SegDraft("p")) is None
+    assert preview_seg(d.rename_node("0", "1c")) is None                    # no error-0 node yet
+    messy = (d.unassign("u2")                       # 1a loses its only image
+             .add_node("x").add_image("z", "images/z.png", "x")            # malformed label
+             .add_edge("2", "1b")                                           # backwards: left out
+             .remove_edge("0", "1b"))                                       # 1b now unreachable
+    assert draft_problems(messy)
+    seg = preview_seg(messy)
+    # explicit edges kept: 0->1a (1a has no image, dropped), 1a->2, 1b->2; so 2 is reachable only via 1a/1b
+    assert seg.labels == ("0",) and seg.walks() == [("0",)]
+    seg = preview_seg(messy, include_empty=True)
+    assert seg.labels == ("0", "1a", "2") and seg.walks() == [("0", "1a", "2")]
+    assert seg.node("2").errors == ("no apple", "table not wooden") and len(seg.node("1a").images) == 0
+
+
+def test_the_readme_example_runs(tmp_path, monkeypatch):
+    """The README's authoring example, as written, on generated images in renders/."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Authoring your own SEGs"):]
+    code = section[section.index("```python\n") + len("```python\n"):]
+    code = code[:code.index("```")]
+    (tmp_path / "renders").mkdir()
+    for i, name in enumerate(["a0.png", "a1.png", "b.png", "c.png", "d0.png", "d1.png"]):
+        (tmp_path / "renders" / name).write_bytes(png(i))
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    d = scope["d"]
+    assert draft_problems(d) == [] and d.edges[-1] == ("0", "2")
+    assert import_dataset(tmp_path / "my_segs") == [canonical(d, rekey=True)]
+
+
+def test_all_of_ts2_as_drafts():
+    """Every TS2 SEG as a draft passes every check and gives back the same SEGs (and rows)."""
+    from ts2viz.authoring import drafts_to_dataset
+
+    ts2 = load_bundled()
+    drafts = [draft_from_seg(ts2, s) for s in ts2.segs]
+    assert drafts_problems(drafts) == []
+    ds = drafts_to_dataset(drafts, name="ts2")
+    assert ds.segs == ts2.segs and ds.is_ts2
+    assert sorted((r.seg_id, r.file_name, r.label, r.partition, r.image_source) for r in ds.rows) == \
+        sorted((r.seg_id, r.file_name, r.label, r.partition, r.image_source) for r in ts2.rows)
+    # a draft has one prompt per SEG: the SEG's (the release's one stray row, in SEG 3, takes it)
+    stray = [(r.seg_id, r.file_name) for r in ts2.rows if r.prompt != ts2[r.seg_id].prompt]
+    assert stray == [(3, "images/003-08.jpg")]
+    assert all(r.prompt == ts2[r.seg_id].prompt for r in ds.rows)
+
+
+def test_warnings_that_do_not_stop_an_export():
+    from ts2viz.authoring import draft_warnings
+
+    d, _ = apple_draft()
+    assert draft_warnings(d) == []
+    w = [p.message for p in draft_warnings(d.set_node_errors("0", "no table").set_node_errors("1a", "no apple; no table"))]
+    assert w == ["node 0 is an error-0 node (it matches the prompt) but lists errors: no table",
+                 "node 1a lists 2 errors but its label says 1"]
+    flat = SegDraft("p").add_node("0").add_image("k", "images/k.png", "0")
+    assert [p.message for p in draft_warnings(flat)] == [
+        "the SEG has one error level (0); a walk needs two, so Ord and Sep are undefined for it"]
+    assert draft_problems(flat) == []
+
+
+def test_partition_spelling_is_the_loaders():
+    assert SegDraft("p", partition=" synth ").partition == "Synth" and SegDraft("p", partition="REAL").partition == "Real"
+    assert SegDraft("p", partition="custom").partition == "custom"

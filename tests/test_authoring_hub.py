@@ -110,6 +110,13 @@ def test_push_then_load_back(hub, exported, tmp_path):
     img = fetch_image(ds, "images/4/apple-3.png")
     assert img is not None and img.read_bytes() == (exported / "images/4/apple-3.png").read_bytes()
 
+    # and imported back for authoring straight from the hub (images fetched on demand)
+    from ts2viz.authoring import image_locator, import_dataset
+
+    drafts = import_dataset("me/apples")
+    assert drafts == import_dataset(exported)
+    assert image_locator(ds)(drafts[1].images[0]).read_bytes() == (exported / drafts[1].images[0].file_name).read_bytes()
+
     # a second push of the same folder sends nothing new (the hub already has every file)
     push_to_hub(exported, "me/apples", token=TOKEN, endpoint=hub.url)
     assert repo.commits == ["SEGs of apples"]
@@ -143,6 +150,7 @@ def test_cli_push_and_leaderboard_from_the_hub(hub, exported, tmp_path):
     r = subprocess.run([sys.executable, "-m", "ts2viz", "push", str(exported), "--repo", "me/apples", "--private"],
                        capture_output=True, text=True, cwd=ROOT, timeout=300, env=_env(hub, tmp_path, HF_TOKEN=TOKEN))
     assert r.returncode == 0, r.stderr
+    assert r.stderr == ""                                  # no warning, no progress noise
     repo = hub.repos[("dataset", "me/apples")]
     assert r.stdout.splitlines()[0] == f"pushed {exported} to dataset me/apples: {hub.url}/datasets/me/apples/commit/{repo.commit}"
     assert repo.private
@@ -167,3 +175,13 @@ def test_cli_push_and_leaderboard_from_the_hub(hub, exported, tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().splitlines() == [f"ts2viz: error: {exported / 'nodes.csv'}, row 2: errors of node 1a are "
                                              f"for SEG 9, which metadata.csv does not have"]
+
+
+def test_push_to_a_hub_that_hangs_fails_fast(exported, hanging_hub, monkeypatch):
+    import time
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    t0 = time.monotonic()
+    with pytest.raises(InputError, match=r"cannot reach the Hugging Face hub \(http://127.0.0.1:\d+\) within 1 s"):
+        push_to_hub(exported, "me/apples", token=TOKEN, endpoint=hanging_hub, probe_timeout=1)
+    assert time.monotonic() - t0 < 10

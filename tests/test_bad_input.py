@@ -58,6 +58,15 @@ EXPECT: dict[str, Expect] = {
     "edges: row for a SEG that does not exist": E(2, "edges.csv", 3, "is for SEG 7, which metadata.csv does not have"),
     "edges: node that does not exist": E(2, "edges.csv", 3, "edge 1a->3z: SEG 0 has no node '3z' (nodes: 0, 1a, 1b, 2)"),
     "edges: not an integer id": E(2, "edges.csv", 2, "id 'x' is not an integer"),
+    "edges: a node no walk reaches": E(2, "edges.csv", 2, "SEG 0: node 1b cannot be reached from an error-0 node "
+                                       "along the SEG's edges; add an edge into it"),
+    # nodes.csv: the error descriptions of nodes (issue 23)
+    "nodes: row for a SEG that does not exist": E(2, "nodes.csv", 3, "errors of node 1 are for SEG 9, which "
+                                                  "metadata.csv does not have"),
+    "nodes: node that does not exist": E(2, "nodes.csv", 3, "SEG 1 has no node '1b' (nodes: 0, 1, 2)"),
+    "nodes: node listed twice": E(2, "nodes.csv", 3, "node 1a of SEG 0 is listed twice (first at row 2)"),
+    "nodes: malformed label": E(2, "nodes.csv", 2, "malformed node label '1a!'"),
+    "nodes: missing column": E(2, "nodes.csv", None, "missing column 'errors' (expected id, rank, errors)"),
     # metadata.csv
     "metadata: not UTF-8 (Latin-1)": E(2, "metadata.csv", 4, "not UTF-8 text (byte 0xe9); save the file as UTF-8",
                                        subprocess=True),

@@ -364,8 +364,9 @@ def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
     return ds
 
 
-def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
-    """Whether the Hugging Face hub (``HF_ENDPOINT``) answers an HTTP request within ``timeout`` seconds.
+def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT, endpoint: str | None = None) -> bool:
+    """Whether the Hugging Face hub (``endpoint``, default ``HF_ENDPOINT``) answers an HTTP request within
+    ``timeout`` seconds.
 
     Any HTTP answer counts (even an error status): the point is to tell a working network from one that
     fails or stalls, before the hub client starts its long retries.
@@ -373,12 +374,13 @@ def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
     import urllib.error
     import urllib.request
 
-    try:
-        import huggingface_hub.constants as hub_constants
+    if endpoint is None:
+        try:
+            import huggingface_hub.constants as hub_constants
 
-        endpoint = hub_constants.ENDPOINT
-    except ImportError:  # pragma: no cover - huggingface_hub is a requirement
-        endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+            endpoint = hub_constants.ENDPOINT
+        except ImportError:  # pragma: no cover - huggingface_hub is a requirement
+            endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
     try:
         with urllib.request.urlopen(urllib.request.Request(endpoint.rstrip("/") + "/",
                                                            method="HEAD"), timeout=timeout):
@@ -580,13 +582,20 @@ def read_node_errors(path: Path, problems: Problems | None = None) -> NodeErrorL
     return NodeErrorList(path, out)
 
 
-def _partition(value: str, sid: int, path: Path, line: int, unknown: dict[str, tuple[int, int]]) -> str:
-    """The canonical spelling of a partition cell (``synth`` -> ``Synth``); an unknown value is kept as a
-    partition of its own and reported once (``unknown`` collects value -> (SEG, line))."""
+def canonical_partition(value: str) -> str:
+    """The canonical spelling of a partition name: TS2's (``synth`` -> ``Synth``), else ``value`` as is."""
     for p in PARTITIONS:
         if value.lower() == p.lower():
             return p
-    unknown.setdefault(value, (sid, line))
+    return value
+
+
+def _partition(value: str, sid: int, path: Path, line: int, unknown: dict[str, tuple[int, int]]) -> str:
+    """The canonical spelling of a partition cell (``synth`` -> ``Synth``); an unknown value is kept as a
+    partition of its own and reported once (``unknown`` collects value -> (SEG, line))."""
+    value = canonical_partition(value)
+    if value not in PARTITIONS:
+        unknown.setdefault(value, (sid, line))
     return value
 
 

@@ -11,17 +11,19 @@ Plain data and functions, no UI: the app's authoring tab calls these.
     draft_problems(d)          # [] when it would load
     export_dataset([d], "my_segs", {"k0": b"...jpeg bytes...", ...})
 """
-from .convert import draft_from_seg, draft_to_seg, drafts_to_dataset
+from .archive import pack_dataset, unpack_dataset
+from .convert import draft_from_seg, draft_to_seg, drafts_to_dataset, preview_seg
 from ..dataset import ERROR_SEPARATOR
 from .draft import DraftImage, DraftNode, SegDraft, canonical, clean_errors
 from .export import dataset_card, export_dataset, image_locator, import_dataset
 from .hub import dataset_files, push_to_hub
-from .problems import DraftProblem, draft_problems, drafts_problems, file_name_problem, safe_file_name
+from .scoring import score_drafts
+from .problems import DraftProblem, draft_problems, draft_warnings, drafts_problems, file_name_problem, safe_file_name
 
 __all__ = [
     "DraftNode", "DraftImage", "SegDraft", "clean_errors", "ERROR_SEPARATOR",
-    "DraftProblem", "draft_problems", "drafts_problems", "file_name_problem",
-    "draft_to_seg", "draft_from_seg", "drafts_to_dataset", "safe_file_name",
+    "DraftProblem", "draft_problems", "draft_warnings", "drafts_problems", "file_name_problem",
+    "draft_to_seg", "draft_from_seg", "drafts_to_dataset", "preview_seg", "safe_file_name",
     "export_dataset", "import_dataset", "image_locator", "canonical", "dataset_card",
-    "push_to_hub", "dataset_files",
+    "push_to_hub", "dataset_files", "score_drafts", "pack_dataset", "unpack_dataset",
 ]

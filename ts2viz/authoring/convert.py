@@ -64,3 +64,50 @@ def drafts_to_dataset(drafts: SegDraft | Sequence[SegDraft], *, name: str = "dra
         rows += [ImageRow(d.seg_id, im.file_name, d.prompt, im.image_source, n.label, n.level, d.partition)
                  for n in seg.nodes for im in n.images]
     return Dataset(name, segs, rows, None if root is None else Path(root))
+
+
+def preview_seg(draft: SegDraft, *, include_empty: bool = False) -> SEG | None:
+    """The SEG of the part of a draft that is already sound, to draw while the draft still has problems
+    (:func:`~ts2viz.authoring.draft_problems` says what is left out and why): nodes with well-formed,
+    distinct labels (and images, unless ``include_empty``), the images in them (a file name once),
+    the explicit edges between kept nodes that go from fewer to more errors, and only nodes a walk
+    reaches. ``None`` while no error-0 node can be drawn. Equal to :func:`draft_to_seg` for a draft
+    without problems."""
+    from collections import Counter
+
+    from ..seg import (Image, Node, edge_problem, missing_node_problem, parse_label, unreachable_nodes)
+
+    counts = Counter(draft.labels)
+    images: dict[str, list[Image]] = {}
+    seen: set[str] = set()
+    for im in draft.images:
+        if im.node is None or counts.get(im.node) != 1 or im.file_name in seen:
+            continue
+        seen.add(im.file_name)
+        images.setdefault(im.node, []).append(Image(im.file_name, im.source))
+    keep: dict[str, DraftNode] = {}
+    for n in draft.nodes:
+        try:
+            parse_label(n.label)
+        except ValueError:
+            continue
+        if counts[n.label] == 1 and (include_empty or n.label in images):
+            keep[n.label] = n
+    if not any(parse_label(lbl) == 0 for lbl in keep):
+        return None
+    edges = None
+    if draft.edges is not None:
+        edges = []
+        for a, b in dict.fromkeys(draft.edges):
+            try:
+                if missing_node_problem(draft.seg_id, a, b, keep) or edge_problem(a, b):
+                    continue
+            except ValueError:
+                continue
+            edges.append((a, b))
+        for lost in unreachable_nodes(keep, edges):
+            keep.pop(lost)
+        edges = [(a, b) for a, b in edges if a in keep and b in keep]
+    nodes = tuple(Node(n.label, tuple(images.get(n.label, ())), errors=n.errors) for n in keep.values())
+    return SEG(draft.seg_id if isinstance(draft.seg_id, int) else 0, draft.prompt, draft.partition, nodes,
+               None if edges is None else tuple(edges))

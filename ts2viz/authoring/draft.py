@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
-from ..dataset import parse_errors
+from ..dataset import canonical_partition, parse_errors
 from ..seg import implied_edges, label_sort_key, parse_label
 
 
@@ -91,7 +91,7 @@ class SegDraft:
     def __post_init__(self) -> None:
         # stripped as the loader strips CSV cells, so an export reads back equal
         object.__setattr__(self, "prompt", str(self.prompt).strip())
-        object.__setattr__(self, "partition", str(self.partition).strip())
+        object.__setattr__(self, "partition", canonical_partition(str(self.partition).strip()))
         object.__setattr__(self, "nodes", tuple(self.nodes))
         object.__setattr__(self, "images", tuple(self.images))
         if self.edges is not None:

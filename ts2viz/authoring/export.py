@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from ..dataset import ERROR_SEPARATOR, Dataset, fetch_image, load_folder, validate_folder
+from ..dataset import ERROR_SEPARATOR, Dataset, fetch_image, load_dataset, validate_folder
 from ..errors import InputError
 from .convert import draft_from_seg
 from .draft import DraftImage, SegDraft, canonical
@@ -59,7 +59,9 @@ def dataset_card(drafts: Sequence[SegDraft], name: str) -> str:
         "made with ts2viz for meta-evaluating text-to-image faithfulness metrics as "
         "T2IScoreScore does: in each SEG, one prompt and its images grouped into nodes by how many errors "
         "they contain; a good metric's scores fall as errors rise along every walk (Ord) and separate the "
-        "nodes (Sep).",
+        "nodes (Sep). The format and the meta-metrics are those of T2IScoreScore (Saxon et al., 2024, "
+        "\"Who Evaluates the Evaluations? Objectively Scoring Text-to-Image Prompt Coherence Metrics with "
+        "T2IScoreScore (TS2)\").",
         "",
         "## Load it",
         "",
@@ -174,9 +176,13 @@ def export_dataset(drafts: SegDraft | Sequence[SegDraft], folder: str | os.PathL
                              "to bytes cannot tell them apart; pass a function of the image instead", file=folder)
 
     parent = folder.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
     tmp = parent / f".{folder.name}.{uuid.uuid4().hex[:12]}.tmp"
-    tmp.mkdir()
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()
+    except OSError as e:
+        raise InputError(f"cannot create the dataset folder here ({e.strerror or type(e).__name__})",
+                         file=folder) from None
     try:
         meta_rows, edge_rows, node_rows = [], [], []
         for d in drafts:
@@ -201,6 +207,9 @@ def export_dataset(drafts: SegDraft | Sequence[SegDraft], folder: str | os.PathL
             first = str(report.errors[0]) if report.errors else f"image {report.missing_images[0][0]} missing"
             raise InputError(f"the exported dataset does not validate: {first.replace(str(tmp), str(folder))}")
         _swap_in(tmp, folder)
+    except OSError as e:         # a full disk, a permission: one line, nothing left
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise InputError(f"cannot write the dataset ({e.strerror or type(e).__name__})", file=folder) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -225,12 +234,13 @@ def _swap_in(tmp: Path, folder: Path) -> None:
 
 
 def import_dataset(source: str | os.PathLike | Dataset) -> list[SegDraft]:
-    """The drafts of a dataset (a folder in ts2viz's format, or a loaded :class:`~ts2viz.dataset.Dataset`),
+    """The drafts of a dataset (a folder in ts2viz's format, a Hugging Face dataset id, ``"ts2"``, or a
+    loaded :class:`~ts2viz.dataset.Dataset`: whatever :func:`ts2viz.dataset.load_dataset` takes),
     one per SEG in id order; images keyed by their file names (see :func:`image_locator` for their
     files). ``import_dataset(export_dataset(drafts, ...)) == [canonical(d, rekey=True) for d in drafts]``
     (drafts in id order). :class:`~ts2viz.errors.InputError` (the loader's first problem) for a folder
     that does not load."""
-    ds = source if isinstance(source, Dataset) else load_folder(Path(source))
+    ds = source if isinstance(source, Dataset) else load_dataset(source)
     return [draft_from_seg(ds, sid) for sid in sorted(ds.segs)]
 
 

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, InputWarning
 
 DEFAULT_COMMIT_MESSAGE = "Upload SEG dataset made with ts2viz"
 
@@ -16,14 +17,16 @@ def dataset_files(folder: str | os.PathLike) -> list[str]:
     from ..dataset import load_folder
 
     folder = Path(folder)
-    ds = load_folder(folder)
+    with warnings.catch_warnings():      # the folder's warnings are validate's to give, not this listing's
+        warnings.simplefilter("ignore", InputWarning)
+        ds = load_folder(folder)
     own = [n for n in ("metadata.csv", "edges.csv", "nodes.csv", "README.md") if (folder / n).is_file()]
     return own + [r.file_name for r in ds.rows]
 
 
 def push_to_hub(folder: str | os.PathLike, repo_id: str, *, token: str | None = None,
                 endpoint: str | None = None, private: bool = False,
-                commit_message: str = DEFAULT_COMMIT_MESSAGE) -> str:
+                commit_message: str = DEFAULT_COMMIT_MESSAGE, probe_timeout: float | None = None) -> str:
     """Upload a dataset folder to the Hugging Face dataset repo ``repo_id`` (created if missing) with
     the ``huggingface_hub`` client, in one commit, and return the URL of the commit.
 
@@ -32,7 +35,8 @@ def push_to_hub(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
     :class:`~ts2viz.errors.InputError` (``ts2viz validate`` lists them all). Only the dataset's files
     are pushed (:func:`dataset_files`). ``endpoint`` defaults to ``HF_ENDPOINT`` / the public hub;
     ``token`` to the client's own (``HF_TOKEN``, ``hf auth login``). A hub error (no such owner, no
-    write access, network) is an ``InputError`` naming the repo. Load the result with
+    write access, network) is an ``InputError`` naming the repo; so is a hub that does not answer one
+    probe within ``probe_timeout`` seconds (default :data:`ts2viz.dataset.HUB_PROBE_TIMEOUT`). Load the result with
     ``ts2viz.dataset.load_hf(repo_id)``.
     """
     from ..dataset import validate_folder
@@ -52,7 +56,14 @@ def push_to_hub(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
                          f"({len(report.missing_images)} missing)", file=folder / "metadata.csv", row=row)
     from huggingface_hub import CommitOperationAdd, HfApi
 
+    from ..dataset import HUB_PROBE_TIMEOUT, hub_reachable
+
     api = HfApi(endpoint=endpoint, token=token)
+    probe_timeout = HUB_PROBE_TIMEOUT if probe_timeout is None else probe_timeout
+    # one quick probe first: the client's own retries on a network that drops or stalls take minutes
+    if not hub_reachable(probe_timeout, api.endpoint):
+        raise InputError(f"cannot reach the Hugging Face hub ({api.endpoint}) within {probe_timeout:g} s",
+                         file=repo_id)
     ops = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(folder / p)) for p in dataset_files(folder)]
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ..dataset import ERROR_SEPARATOR
 from ..seg import edge_problem, missing_node_problem, no_root_problem, parse_label, unreachable_problem
@@ -85,6 +85,16 @@ def safe_file_name(name: str, taken: Iterable[str] = (), folder: str = "images")
     return out
 
 
+def _nested_problem(file_name: str, is_image: Callable[[str], bool]) -> str | None:
+    """Why ``file_name`` cannot be written: one of its folders is another image's file (``is_image``)."""
+    parts = file_name.split("/")
+    for i in range(1, len(parts)):
+        parent = "/".join(parts[:i])
+        if is_image(parent):
+            return f"file_name {file_name!r} is inside {parent!r}, which is another image's file"
+    return None
+
+
 def draft_problems(draft: SegDraft) -> list[DraftProblem]:
     """Every problem that would stop ``draft`` from exporting and loading, in a stable order:
     the SEG (id, prompt, partition), node labels (well-formed, distinct), error descriptions, images (in
@@ -145,6 +155,10 @@ def draft_problems(draft: SegDraft) -> list[DraftProblem]:
             seen[im.file_name] = im.key
         if "\n" in im.source or "\r" in im.source:
             out.append(DraftProblem(f"image {what}: image_source {im.source!r} spans lines", image=im.key))
+    for fn, key in seen.items():
+        problem = _nested_problem(fn, seen.__contains__)
+        if problem:
+            out.append(DraftProblem(problem, image=key))
     filled = {im.node for im in draft.images}
     for label in counts:
         if label not in filled:
@@ -199,4 +213,36 @@ def drafts_problems(drafts: Sequence[SegDraft]) -> list[DraftProblem]:
             if fn in where and where[fn] != d.seg_id:
                 out.append(DraftProblem(f"duplicate file_name {fn!r} (SEG {where[fn]} and SEG {d.seg_id})"))
             where.setdefault(fn, d.seg_id)
+    for fn, sid in where.items():          # across SEGs (within one, draft_problems says it)
+        problem = _nested_problem(fn, lambda p, sid=sid: where.get(p, sid) != sid)
+        if problem:
+            out.append(DraftProblem(f"SEG {sid}: {problem}"))
+    return out
+
+
+def draft_warnings(draft: SegDraft) -> list[DraftProblem]:
+    """What loads but may not be what the author means (not problems: an export goes ahead), one line
+    each: a SEG with one error level only (no walk has two levels, so Ord and Sep are undefined for it),
+    an error-0 node that lists errors (it should match the prompt), a node listing more errors than its
+    error count."""
+    out: list[DraftProblem] = []
+    levels: dict[str, int] = {}
+    for n in draft.nodes:
+        try:
+            levels[n.label] = parse_label(n.label)
+        except ValueError:
+            continue
+    if levels and len(set(levels.values())) == 1:
+        out.append(DraftProblem(f"the SEG has one error level ({next(iter(levels.values()))}); a walk needs two, "
+                                f"so Ord and Sep are undefined for it"))
+    for n in draft.nodes:
+        lv = levels.get(n.label)
+        if lv is None or not n.errors:
+            continue
+        if lv == 0:
+            out.append(DraftProblem(f"node {n.label} is an error-0 node (it matches the prompt) but lists "
+                                    f"errors: {'; '.join(n.errors)}", node=n.label))
+        elif len(n.errors) > lv:
+            out.append(DraftProblem(f"node {n.label} lists {len(n.errors)} errors but its label says "
+                                    f"{lv}", node=n.label))
     return out

@@ -18,7 +18,7 @@ def add_subcommands(subparsers) -> None:
     """Add ``validate`` to an ``argparse`` subparsers object (sets ``func``)."""
     p = subparsers.add_parser(
         "validate", help="check a dataset folder and list every problem",
-        description="Check a SEG dataset folder (metadata.csv, optional edges.csv, images) with every "
+        description="Check a SEG dataset folder (metadata.csv, optional edges.csv and nodes.csv, images) with every "
                     "rule the loader applies, and list each problem as one line naming the file, the "
                     "row and what was expected. Exit code 0 when the folder loads, 2 otherwise.")
     p.add_argument("folder", metavar="DIR", help="dataset folder with metadata.csv")

@@ -1,0 +1,118 @@
+"""A dataset folder as one zip file and back: what the app offers for download after an export, and
+what a visitor uploads to import a dataset. Unpacking treats the zip as untrusted: only plain files at
+safe relative paths, caps on their number and size, and the result checked by the loader before it
+appears; never a half-unpacked folder."""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import uuid
+import zipfile
+from pathlib import Path
+
+from ..atomic import atomic_path
+from ..errors import InputError
+from .problems import RESERVED_NAMES, file_name_problem
+
+#: default caps of :func:`unpack_dataset`
+MAX_FILES = 5000
+MAX_TOTAL_BYTES = 2 * 1024 ** 3
+
+
+def pack_dataset(folder: str | os.PathLike, zip_path: str | os.PathLike) -> Path:
+    """Write the dataset in ``folder`` (its files only: :func:`~ts2viz.authoring.dataset_files`) to the
+    zip ``zip_path`` (atomically), entries under ``<folder name>/``; return ``zip_path``. Images are
+    stored as they are (already compressed), the CSV and README deflated."""
+    from .hub import dataset_files
+
+    folder, zip_path = Path(folder), Path(zip_path)
+    names = dataset_files(folder)
+    with atomic_path(zip_path) as tmp:
+        with zipfile.ZipFile(tmp, "w") as z:
+            for n in names:
+                kind = zipfile.ZIP_DEFLATED if n in RESERVED_NAMES else zipfile.ZIP_STORED
+                z.write(folder / n, f"{folder.name}/{n}", compress_type=kind)
+    return zip_path
+
+
+def _entries(z: zipfile.ZipFile, max_files: int, max_total_bytes: int) -> tuple[list[tuple[zipfile.ZipInfo, str]], str]:
+    """The zip's file entries with their paths inside the dataset (a single top folder holding
+    ``metadata.csv`` is stripped), checked: plain files, safe paths, within the caps."""
+    infos = [i for i in z.infolist() if not i.is_dir()]
+    if len(infos) > max_files:
+        raise InputError(f"the zip holds {len(infos)} files; at most {max_files} are accepted")
+    total = sum(i.file_size for i in infos)
+    if total > max_total_bytes:
+        raise InputError(f"the zip unpacks to {total:,} bytes; at most {max_total_bytes:,} are accepted")
+    names = [i.filename for i in infos]
+    if "metadata.csv" in names:
+        prefix = ""
+    else:
+        tops = {n.split("/", 1)[0] for n in names}
+        if len(tops) != 1 or f"{next(iter(tops))}/metadata.csv" not in names:
+            raise InputError("the zip holds no metadata.csv (at its top, or in one folder at its top)")
+        prefix = next(iter(tops)) + "/"
+    out = []
+    for i in infos:
+        mode = i.external_attr >> 16
+        if mode and not (stat.S_ISREG(mode) or mode & 0o170000 == 0):
+            raise InputError(f"zip entry {i.filename!r} is not a plain file (a link or a device)")
+        rel = i.filename[len(prefix):]
+        if rel not in RESERVED_NAMES:
+            problem = file_name_problem(rel)
+            if problem:
+                raise InputError(f"zip entry: {problem}")
+        out.append((i, rel))
+    return out, prefix
+
+
+def unpack_dataset(zip_file: str | os.PathLike, folder: str | os.PathLike, *, max_files: int = MAX_FILES,
+                   max_total_bytes: int = MAX_TOTAL_BYTES) -> Path:
+    """Unpack a zipped dataset (as :func:`pack_dataset` writes it, or zipped by hand: the files at the
+    zip's top or in one folder there) into the new folder ``folder`` and return it.
+
+    The zip is untrusted: every entry must be a plain file at a safe relative path
+    (:func:`~ts2viz.authoring.file_name_problem`), at most ``max_files`` files and ``max_total_bytes``
+    bytes unpacked (counted while reading, not only from the zip's own headers). The files are written
+    to a temporary folder, loaded with :func:`ts2viz.dataset.load_folder` (every rule; the first
+    problem is raised) and only then renamed to ``folder``. :class:`~ts2viz.errors.InputError` (one
+    line) for a zip that is not one, breaks a rule, or exceeds a cap; ``folder`` must not exist.
+    """
+    from ..dataset import load_folder
+
+    folder = Path(folder)
+    if folder.exists():
+        raise InputError("already exists; expected a new folder to unpack the dataset into", file=folder)
+    try:
+        z = zipfile.ZipFile(zip_file)
+    except (zipfile.BadZipFile, OSError, ValueError):
+        raise InputError("not a zip file") from None
+    tmp = folder.absolute().parent / f".{folder.name}.{uuid.uuid4().hex[:12]}.tmp"
+    with z:
+        entries, _ = _entries(z, max_files, max_total_bytes)
+        try:
+            tmp.mkdir(parents=True)
+            left = max_total_bytes
+            for info, rel in entries:
+                dest = tmp / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                with z.open(info) as src, open(dest, "xb") as out:
+                    while chunk := src.read(1 << 20):
+                        left -= len(chunk)
+                        if left < 0:      # the headers understated the sizes
+                            raise InputError(f"the zip unpacks to more than {max_total_bytes:,} bytes")
+                        out.write(chunk)
+            load_folder(tmp)
+            os.replace(tmp, folder)
+        except InputError as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            # the loader names files by their temporary path: name them inside the dataset instead
+            raise InputError(str(e).replace(str(tmp) + os.sep, "").replace(str(tmp), folder.name)) from None
+        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as e:   # corrupt data, encrypted entries
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise InputError(f"cannot unpack the zip ({type(e).__name__})") from None
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return folder

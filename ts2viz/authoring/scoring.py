@@ -1,0 +1,80 @@
+"""Live scoring while authoring: score a draft's images with any metric of the registry, then compute
+its meta-metrics (``ts2viz.metametrics.compute(drafts_to_dataset(drafts), scores)``), so a hard SEG can be
+designed on purpose. Images from TS2 keep their file names, so the bundled TS2 scores apply as they are.
+"""
+from __future__ import annotations
+
+import io
+import os
+from typing import Callable, Mapping, Sequence
+
+from ..errors import InputError
+from .draft import DraftImage, SegDraft
+
+#: what gives a draft image's pixels for scoring: a function of the image, or a mapping from image keys;
+#: either may give ``bytes``, a path, or a PIL image (``None``: the image cannot be had; its score is NaN)
+ImageSource = Callable[[DraftImage], object] | Mapping[str, object]
+
+
+def _pixels(im: DraftImage, source: ImageSource):
+    got = source.get(im.key) if isinstance(source, Mapping) else source(im)
+    if isinstance(got, (bytes, bytearray, memoryview)):
+        from PIL import Image
+
+        try:
+            pic = Image.open(io.BytesIO(bytes(got)))
+            pic.load()
+            return pic
+        except Exception:       # unreadable bytes: scored NaN with the engine's one warning
+            return None
+    return got
+
+
+def score_drafts(drafts: SegDraft | Sequence[SegDraft], specs: Sequence[str] | str, images: ImageSource, *,
+                 device: str | None = None, batch_size: int | None = None, cache_dir=None,
+                 use_cache: bool = True, progress=None):
+    """Scores of every image of ``drafts`` (assigned to a node or not: a draft need not be finished)
+    against its SEG's prompt, for each metric spec (``clipscore:ViT-B-32/openai``, ``callable:...``),
+    through the engine's cache (:func:`ts2viz.engine.score_images`), so rescoring a draft after an
+    edit only scores new images.
+
+    Returns a :class:`ts2viz.scores.Scores` keyed by the images' ``file_name`` with one column per spec
+    (lower-is-better metrics recorded). An image whose pixels cannot be had gets NaN (one warning).
+    :class:`~ts2viz.errors.InputError` when two images share a file name, or a spec is given twice.
+    """
+    from ..engine import get_metric, score_images
+    from ..scores import Scores
+
+    drafts = [drafts] if isinstance(drafts, SegDraft) else list(drafts)
+    specs = [specs] if isinstance(specs, str) else list(specs)
+    if not specs:
+        raise InputError("no metric given")
+    items: list[tuple[DraftImage, str]] = []
+    seen: set[str] = set()
+    for d in drafts:
+        for im in d.images:
+            if im.file_name in seen:
+                raise InputError(f"duplicate file_name {im.file_name!r}: scores are keyed by file name")
+            seen.add(im.file_name)
+            items.append((im, d.prompt))
+    metrics = [get_metric(s, device) for s in specs]
+    labels = [m.spec for m in metrics]
+    if len(set(labels)) != len(labels):
+        raise InputError("the same metric is given twice")
+    import numpy as np
+
+    values = np.full((len(items), len(metrics)), np.nan)
+    if items:
+        pics = [_pixels(im, images) for im, _ in items]
+        srcs = [p if p is not None else _missing(im) for p, (im, _) in zip(pics, items)]
+        prompts = [p for _, p in items]
+        for j, m in enumerate(metrics):
+            values[:, j] = score_images(m, srcs, prompts, device=device, batch_size=batch_size,
+                                        cache_dir=cache_dir, use_cache=use_cache, progress=progress)
+    lib = {m.spec for m in metrics if not m.higher_is_better}
+    return Scores([im.file_name for im, _ in items], labels, values, lib, source="ts2viz authoring")
+
+
+def _missing(im: DraftImage) -> str:
+    """A path that does not exist, named for the image: the engine scores it NaN and names it once."""
+    return os.path.join(os.devnull, "missing", im.file_name)
