@@ -132,7 +132,8 @@ def test_build_export_rank_reload(browser, server, tmp_path):
     Path(dl.value.path()).replace(zpath)
     with zipfile.ZipFile(zpath) as z:
         names = set(z.namelist())
-    assert {"metadata.csv", "nodes.csv", "README.md"} <= names and sum(n.startswith("images/") for n in names) == 6
+    assert {"my-segs/metadata.csv", "my-segs/nodes.csv", "my-segs/README.md"} <= names
+    assert sum(n.startswith("my-segs/images/") for n in names) == 6
 
     # the real CLI ranks a metric on the export (scores keyed by file_name, written here from the export)
     rows = list(csv.DictReader(open(exported / "metadata.csv", newline="")))

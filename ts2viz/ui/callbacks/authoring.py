@@ -21,15 +21,15 @@ import os
 import re
 import secrets
 import shutil
-import zipfile
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
 import numpy as np
 
-from ...authoring import (DraftImage, SegDraft, draft_from_seg, draft_problems, draft_to_seg, drafts_problems,
-                          export_dataset, import_dataset, push_to_hub)
+from ...authoring import (DraftImage, SegDraft, draft_from_seg, draft_problems, draft_warnings, drafts_problems,
+                          drafts_to_dataset, export_dataset, import_dataset, pack_dataset, preview_seg, push_to_hub,
+                          safe_file_name, unpack_dataset)
 from ...display import plural
 from ...errors import InputError
 from ..authoring_session import AuthoringCaps, Drafts, caps_for, drafts_of
@@ -150,21 +150,12 @@ def set_header(app, prompt, seg_id, partition) -> str:
 
 # -- images -------------------------------------------------------------------------------------------
 
-def _safe_stem(name: str) -> str:
-    """A file-name stem made only of ``[A-Za-z0-9._-]`` (what a visitor's file was called, tidied)."""
-    stem = PurePosixPath(str(name).replace("\\", "/")).name
-    stem = stem.rsplit(".", 1)[0] if "." in stem else stem
-    stem = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-._")[:40]
-    return stem or "image"
-
-
-def _unique_name(d: Drafts, draft: SegDraft, stem: str, suffix: str) -> str:
+def _unique_name(d: Drafts, draft: SegDraft, name: str, suffix: str) -> str:
+    """The dataset file name of an image called ``name`` by its uploader (the server's tidy one:
+    :func:`ts2viz.authoring.safe_file_name`), with the ending of its checked type, new in the session."""
     taken = {im.file_name for x in d.drafts for im in x.images} | {im.file_name for im in draft.images}
-    name, k = f"images/{stem}{suffix}", 1
-    while name in taken:
-        k += 1
-        name = f"images/{stem}-{k}{suffix}"
-    return name
+    stem = PurePosixPath(str(name).replace("\\", "/")).name.rsplit(".", 1)[0]
+    return safe_file_name(f"{stem}{suffix}", taken)
 
 
 def _room(d: Drafts, caps: AuthoringCaps, n_new: int, new_bytes: int = 0) -> None:
@@ -208,7 +199,7 @@ def add_uploads(app, files, source: str = "") -> str:
             shutil.copyfile(p, dest)
             d.files[key] = dest
             d.bytes_held += n
-            draft = draft.add_image(key, _unique_name(d, draft, _safe_stem(p.name), suffix), None, src)
+            draft = draft.add_image(key, _unique_name(d, draft, p.name, suffix), None, src)
         d.set_draft(draft)
     return f"Added {plural(len(checked), 'image')}; select them and put them into a node."
 
@@ -234,7 +225,7 @@ def add_folder(app, folder, source: str = "") -> str:
         for p in files:
             key = f"lf-{d.next_id()}-{secrets.token_hex(3)}"
             d.files[key] = p.resolve()
-            draft = draft.add_image(key, _unique_name(d, draft, _safe_stem(p.name), p.suffix.lower()), None, src)
+            draft = draft.add_image(key, _unique_name(d, draft, p.name, p.suffix.lower()), None, src)
         d.set_draft(draft)
     return f"Added {plural(len(files), 'image')} from the folder."
 
@@ -398,12 +389,15 @@ def draft_choices(app) -> list[tuple[str, str]]:
     return [(f"SEG {x.seg_id}: {x.prompt[:50]}", str(i)) for i, x in enumerate(d.drafts)]
 
 
-def problems_md(problems) -> str:
+def problems_md(problems, warnings=()) -> str:
+    """The problems (what stops an export), then the warnings (what loads but may not be meant)."""
+    warn = "".join(f"\n- ⚠ {_md(w.message)}" for w in warnings)
     if not problems:
-        return "✓ **No problems**: this SEG would load as it is."
+        return "✓ **No problems**: this SEG would load as it is." + (f"\n\nWorth a look:{warn}" if warn else "")
     items = "\n".join(f"- {_md(p.message)}" for p in problems[:60])
     more = f"\n- … and {len(problems) - 60} more" if len(problems) > 60 else ""
-    return f"**{plural(len(problems), 'problem')}** (each as the dataset loader reports it):\n{items}{more}"
+    return (f"**{plural(len(problems), 'problem')}** (each as the dataset loader reports it):\n{items}{more}"
+            + (f"\n\nWorth a look:{warn}" if warn else ""))
 
 
 def _md(text: str) -> str:
@@ -415,11 +409,11 @@ def _md(text: str) -> str:
 def _graph(app, d: Drafts, draft: SegDraft, means=None, metric=None, lower=False, walk=None, walk_name="") -> str:
     from ..graph import seg_graph_html
 
-    try:
-        seg = draft_to_seg(draft)
-    except InputError:
-        return ('<div class="authoring-empty">The graph is drawn once the SEG has no problems '
-                '(see the list).</div>')
+    # the sound part of the draft, drawn while the rest still has problems (listed beside it)
+    seg = preview_seg(draft)
+    if seg is None:
+        return '<div class="authoring-empty">The graph is drawn from the error-0 node on: add node 0 and its images.</div>'
+    
     by_name = {im.file_name: im for im in draft.images}
     return seg_graph_html(seg, node_means=means or {}, metric=metric, lower_is_better=lower,
                           thumb_uri=lambda fn: _thumb_uri(app, d, by_name[fn]) if fn in by_name else None,
@@ -431,16 +425,17 @@ def authoring_state(app) -> dict:
     or None), ``header`` (prompt, seg_id, partition), ``labels`` (node labels by level),
     ``images`` ((shown, key) pairs for the selection), ``gallery`` ((thumbnail data URI or None,
     caption) pairs), ``nodes`` (a table: node, errors, images), ``edges`` (list of pairs),
-    ``follow`` (edges follow error counts), ``problems`` (messages), ``problems_md``, ``graph`` (HTML)."""
+    ``follow`` (edges follow error counts), ``problems`` (messages), ``warnings`` (what loads but may not
+    be meant), ``problems_md``, ``graph`` (HTML: the sound part of the draft while it has problems)."""
     d = drafts_of(app)
     draft = d.draft if d is not None else None
     out = {"drafts": draft_choices(app), "current": None, "header": ("", None, "Custom"), "labels": [],
-           "images": [], "gallery": [], "nodes": [], "edges": [], "follow": True, "problems": [],
+           "images": [], "gallery": [], "nodes": [], "edges": [], "follow": True, "problems": [], "warnings": [],
            "problems_md": "*Start a SEG: a prompt and images, or a SEG of the dataset to vary.*",
            "graph": '<div class="authoring-empty">No SEG yet.</div>'}
     if draft is None:
         return out
-    probs = draft_problems(draft)
+    probs, warns = draft_problems(draft), draft_warnings(draft)
     labels = list(draft.sorted_labels())
     out.update(
         current=str(d.current), header=(draft.prompt, draft.seg_id, draft.partition), labels=labels,
@@ -450,7 +445,8 @@ def authoring_state(app) -> dict:
         nodes=[{"node": lbl, "errors": "; ".join(draft.node(lbl).errors),
                 "images": len(draft.images_of(lbl))} for lbl in labels],
         edges=list(draft.effective_edges), follow=draft.edges is None,
-        problems=[p.message for p in probs], problems_md=problems_md(probs), graph=_graph(app, d, draft))
+        problems=[p.message for p in probs], warnings=[w.message for w in warns],
+        problems_md=problems_md(probs, warns), graph=_graph(app, d, draft))
     return out
 
 
@@ -479,14 +475,6 @@ def loaded_metric_choices(app) -> list[str]:
     return list(app.metrics)
 
 
-def _one_seg_dataset(seg, draft: SegDraft):
-    from ...dataset import Dataset, ImageRow
-
-    rows = [ImageRow(seg.id, im.file_name, seg.prompt, im.image_source, n.label, n.level, seg.partition)
-            for n in seg.nodes for im in n.images]
-    return Dataset(f"draft SEG {seg.id}", {seg.id: seg}, rows)
-
-
 def score_draft(app, source: str, metric, mode: str = "paper", device: str | None = None, progress=None) -> dict:
     """Ord/Sep and the walks of the SEG being edited, scored with a loaded metric (``source='loaded'``:
     its scores of the loaded dataset's images; images from elsewhere stay unscored) or with a metric of
@@ -501,7 +489,8 @@ def score_draft(app, source: str, metric, mode: str = "paper", device: str | Non
     from .common import get_metric, walk_label
 
     d, draft = _current(app)
-    seg = draft_to_seg(draft)          # an InputError naming the first problem while there are problems
+    ds = drafts_to_dataset(draft, name=f"draft SEG {draft.seg_id}")   # an InputError: the first problem
+    seg = ds[draft.seg_id]
     names = [im.file_name for n in seg.nodes for im in n.images]
     by_name = {im.file_name: im for im in draft.images}
     if source == "loaded":
@@ -547,7 +536,6 @@ def score_draft(app, source: str, metric, mode: str = "paper", device: str | Non
         raise InputError(f"{name} has no score for any image of this SEG (only images of the loaded dataset "
                          "have loaded scores; score with a metric of the library instead)")
     sc = Scores(names, [name], vals.reshape(-1, 1), {name} if lower else set(), source="draft")
-    ds = _one_seg_dataset(seg, draft)
     mm = compute(ds, sc, [name], mode)
     row = mm.segs().iloc[0]
     walks = mm.walks(seg.id)
@@ -606,17 +594,14 @@ def export_folder(app, folder, overwrite: bool = False, name=None) -> str:
 
 
 def export_zip(app, name=None) -> str:
-    """Export the session's SEGs as a .zip of the dataset folder, in the session's downloads; returns its path."""
+    """Export the session's SEGs as a .zip of the dataset folder (:func:`ts2viz.authoring.pack_dataset`:
+    its files under ``<name>/``), in the session's downloads; returns its path."""
     d = _drafts(app)
     stem = _dataset_name(name)
     work = d.folder("exports") / secrets.token_hex(6)
     try:
         folder = _export_to(app, work / stem, stem)
-        out = app.new_download(f"{stem}.zip")
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-            for p in sorted(folder.rglob("*")):
-                if p.is_file():
-                    z.write(p, p.relative_to(folder).as_posix())
+        out = pack_dataset(folder, app.new_download(f"{stem}.zip"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return str(out)
@@ -657,17 +642,12 @@ def import_folder(app, folder) -> str:
     return _add_imported(app, import_dataset(ds), image_locator(ds))
 
 
-def _safe_member(name: str) -> bool:
-    if not name or name.startswith("/") or "\\" in name or (len(name) > 1 and name[1] == ":"):
-        return False
-    parts = [p for p in name.split("/") if p]
-    return bool(parts) and all(p not in (".", "..") and not any(ord(c) < 32 for c in p) for p in parts)
-
-
 def import_zip(app, file) -> str:
-    """Import a dataset from an uploaded .zip (what the export gives). Checked before anything is
-    unpacked: the session's caps on the zip's bytes, members and unpacked bytes; no member may be a link,
-    an absolute path or climb out with ``..``. Unpacked into the session's own folder."""
+    """Import a dataset from an uploaded .zip (what the export gives, or a folder zipped by hand).
+    The .zip is checked before it is read (from the upload folder in public mode, owned by the session,
+    its bytes within the session's cap); :func:`ts2viz.authoring.unpack_dataset` then refuses links and
+    unsafe member paths (absolute, ``..``), holds to the caps on members and unpacked bytes, and loads
+    the result before it appears, in the session's own folder."""
     from ...authoring import image_locator
     from ...dataset import load_folder
 
@@ -681,62 +661,22 @@ def import_zip(app, file) -> str:
     name = p.name
     if p.suffix.lower() != ".zip":
         raise InputError("expected a .zip of a dataset folder", file=name)
-    size = p.stat().st_size
+    try:
+        size = p.stat().st_size
+    except OSError:
+        raise InputError("upload the file through the page") from None
     if size > caps.max_zip_bytes:
         raise InputError(f"the .zip is {size / 1e6:.1f} MB; the limit is {caps.max_zip_bytes // (1024 * 1024)} MB",
                          file=name)
+    dest = d.folder("imports") / secrets.token_hex(6)
     try:
-        z = zipfile.ZipFile(p)
-    except (zipfile.BadZipFile, OSError):
-        raise InputError("not a readable .zip file", file=name) from None
-    with z:
-        infos = [i for i in z.infolist() if not i.is_dir()]
-        if len(infos) > caps.max_zip_members:
-            raise InputError(f"the .zip holds {len(infos)} files; the limit is {caps.max_zip_members}", file=name)
-        total = sum(i.file_size for i in infos)
-        if total > caps.max_unzipped_bytes:
-            raise InputError(f"the .zip unpacks to {total / 1e6:.0f} MB; the limit is "
-                             f"{caps.max_unzipped_bytes // (1024 * 1024)} MB", file=name)
-        for i in infos:
-            mode = (i.external_attr >> 16) & 0o170000
-            if not _safe_member(i.filename) or mode == 0o120000:
-                raise InputError("a member of the .zip has an unsafe name (an absolute path, '..', or a link); "
-                                 "nothing was unpacked", file=name)
-        dest = d.folder("imports") / secrets.token_hex(6)
-        dest.mkdir()
-        try:
-            base = os.path.realpath(dest)
-            for i in infos:
-                target = os.path.realpath(os.path.join(dest, i.filename))
-                if os.path.commonpath([target, base]) != base:
-                    raise InputError("a member of the .zip would be written outside its folder", file=name)
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                with z.open(i) as src, open(target, "wb") as out:
-                    left = i.file_size + 1         # the sizes the header declares are checked as it unpacks
-                    while chunk := src.read(1 << 16):
-                        left -= len(chunk)
-                        if left < 0:
-                            raise InputError("a member of the .zip is larger than it says", file=name)
-                        out.write(chunk)
-        except BaseException:
-            shutil.rmtree(dest, ignore_errors=True)
-            raise
-    # the dataset at the root of the zip, or in its one top folder
-    root = dest
-    if not (root / "metadata.csv").is_file():
-        subs = [q for q in dest.iterdir() if q.is_dir()]
-        if len(subs) == 1 and (subs[0] / "metadata.csv").is_file():
-            root = subs[0]
-        else:
-            shutil.rmtree(dest, ignore_errors=True)
-            raise InputError("the .zip has no metadata.csv (at its root or in its one folder)", file=name)
-    try:
-        ds = load_folder(root, name=_dataset_name(p.stem))
+        unpack_dataset(p, dest, max_files=caps.max_zip_members, max_total_bytes=caps.max_unzipped_bytes)
     except InputError as e:
-        shutil.rmtree(dest, ignore_errors=True)
-        msg = str(e).replace(str(root) + os.sep, "").replace(str(root), name)
-        raise InputError(msg if not app.access.public else f"the dataset in the .zip does not load: "
-                         f"{msg.rsplit(':', 1)[-1].strip()[:200]}") from None
+        text = str(e)
+        if app.access.public:      # a message about a visitor's file quotes nothing of its contents
+            text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
+        raise InputError(f"{name}: {text}") from None
+    ds = load_folder(dest, name=_dataset_name(p.stem))
     return _add_imported(app, import_dataset(ds), image_locator(ds))
 
 
