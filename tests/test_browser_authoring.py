@@ -6,6 +6,7 @@ phone's width the tab starts a variant of the explorer's SEG and draws it.
 from __future__ import annotations
 
 import csv
+import re
 import subprocess
 import sys
 import zipfile
@@ -46,6 +47,8 @@ def server(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("authoring")
     write_dataset(d / "ds", big_image=False)
+    # error descriptions of SEG 0's nodes (the explorer shows them; a variant of the SEG carries them)
+    (d / "ds" / "nodes.csv").write_text('id,rank,errors\n0,1a,no apple\n0,2a,"no apple; no table"\n')
     scores = write_scores(d, d / "ds")
     with running_app(["--data", str(d / "ds"), "--scores", str(scores), "--host", "127.0.0.1"], d,
                      env={"GRADIO_TEMP_DIR": str(d / "gradio")}) as (url, log_path):
@@ -189,6 +192,8 @@ def test_phone_width_variant_of_a_seg(browser, server):
     graph = pg.locator("#author-graph")
     expect(graph.locator(".seg-node")).to_have_count(6)
     expect(pg.locator("#author-problems")).to_contain_text("No problems")
+    expect(pg.locator("#author-nodes")).to_contain_text("no apple; no table")
+    expect(graph.locator(".seg-node[data-node='1a'] .errs")).to_contain_text("no apple")
     # scored with the loaded metric: Ord and Sep of the variant
     pg.locator("#author-score-box").get_by_text("Score this SEG while building it").click()
     choose(pg, "#author-loaded-metric", "GoodScore")
@@ -200,5 +205,13 @@ def test_phone_width_variant_of_a_seg(browser, server):
     pg.screenshot(path=str(ART / "authoring-variant-390.png"))
     # the page does not scroll sideways at a phone's width (the graph scrolls inside its box)
     assert pg.evaluate("() => document.documentElement.scrollWidth") <= 390 + 1
+    # the explorer shows the same error descriptions on SEG 0's node cards
+    open_tab(pg, "SEG explorer")
+    card = pg.locator("#seg-graph .seg-node[data-node='2a']")
+    expect(card.locator(".errs")).to_contain_text("no apple; no table")
+    expect(card).to_have_attribute("title", re.compile(r"adds: no apple; no table$"))
+    card.scroll_into_view_if_needed()
+    settle(pg)
+    pg.screenshot(path=str(ART / "authoring-explorer-errors-390.png"))
     assert not pg.page_errors, pg.page_errors
     pg.close()

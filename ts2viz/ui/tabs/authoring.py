@@ -146,7 +146,7 @@ def build(page: Page) -> None:
                                                 elem_id="author-import-dir")
                             import_btn = gr.Button("Import folder", size="sm", scale=1, elem_id="author-import")
                     zip_in = gr.File(label="Import a dataset .zip", file_count="single", file_types=[".zip"],
-                                     elem_id="author-zip-in", height=90)
+                                     elem_id="author-zip-in", height=120)
                     zip_in_btn = gr.Button("Import .zip", size="sm", elem_id="author-import-zip")
                     if not public:
                         with gr.Row():
