@@ -39,7 +39,8 @@ def _with_request(fn, n: int):
     run.__signature__ = inspect.Signature([inspect.Parameter(f"v{i}", kind) for i in range(n)]
                                           + [inspect.Parameter("request", kind, annotation=gr.Request)])
     run.__annotations__ = {"request": gr.Request}
-    run.__name__ = getattr(fn, "__name__", "authoring")
+    # API names of their own (other tabs' events are looked up by theirs: "score", "node_clicked", ...)
+    run.__name__ = "author_" + getattr(fn, "__name__", "action").replace("<lambda>", "action")
     return run
 
 
@@ -175,13 +176,14 @@ def build(page: Page) -> None:
             text = fn(view, *vals)
             return (text, *render(view))
 
+        run.__name__ = getattr(fn, "__name__", "action")
         ev = trigger if trigger is not None else button_or_event.click
         page.on(ev, _with_request(run, len(inputs)), inputs, [msg, *shown], errors_to=msg)
 
     action(new_btn, cb.start_draft, [prompt, seg_id, partition])
     action(header_btn, cb.set_header, [prompt, seg_id, partition])
     action(vary_btn, cb.start_from_seg, [page.seg])
-    action(drop_btn, lambda v: cb.remove_draft(v), [])
+    action(drop_btn, cb.remove_draft, [])
     action(None, cb.select_draft, [drafts], trigger=drafts.input)
     action(add_btn, cb.add_uploads, [files, source])
     if not public:
@@ -189,7 +191,10 @@ def build(page: Page) -> None:
     action(node_btn, cb.save_node, [label, errors])
     action(rm_node_btn, cb.remove_node, [label])
     action(assign_btn, cb.assign_images, [pick, target])
-    action(out_btn, lambda v, keys: cb.assign_images(v, keys, None), [pick])
+    def unassign_images(view, keys):
+        return cb.assign_images(view, keys, None)
+
+    action(out_btn, unassign_images, [pick])
     action(rm_img_btn, cb.remove_images, [pick])
     action(None, cb.set_edges_follow, [follow], trigger=follow.input)
     action(edge_btn, cb.add_edge, [parent, child])
@@ -201,23 +206,23 @@ def build(page: Page) -> None:
         action(push_btn, cb.push, [repo, private, name])
 
     # a click on a node of the graph fills the node form (label and errors) and the target node
-    def node_clicked(evt: Selection, request: gr.Request):
+    def author_node_clicked(evt: Selection, request: gr.Request):
         st = cb.authoring_state(page.view(request))
         row = next((r for r in st["nodes"] if r["node"] == evt.value), None)
         return (row["node"], row["errors"], row["node"]) if row else (gr.skip(), gr.skip(), gr.skip())
 
-    page.on(graph.select, node_clicked, None, [label, errors, target], show_progress="hidden")
+    page.on(graph.select, author_node_clicked, None, [label, errors, target], show_progress="hidden")
 
-    def score(how_v, loaded_v, spec_v, mode, request: gr.Request, progress=gr.Progress()):
+    def author_score(how_v, loaded_v, spec_v, mode, request: gr.Request, progress=gr.Progress()):
         view = page.view(request, create=True)
         r = cb.score_draft(view, how_v, loaded_v if how_v == "loaded" else spec_v, mode, progress=progress)
         return f"✓ {r['message']}", r["summary"], r["walks"], r["graph"]
 
-    page.on(score_btn.click, score, [how, loaded, spec, page.mode], [msg, summary, walks, graph],
+    page.on(score_btn.click, author_score, [how, loaded, spec, page.mode], [msg, summary, walks, graph],
             model=True, errors_to=msg)
     page.metric_pickers.append(loaded)
 
-    def zip_file(name_v, request: gr.Request):
+    def author_zip(name_v, request: gr.Request):
         return cb.export_zip(page.view(request, create=True), name_v)
 
-    page.download(zip_btn, zip_file, [name])
+    page.download(zip_btn, author_zip, [name])
