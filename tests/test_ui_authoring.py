@@ -90,6 +90,17 @@ def test_build_a_seg_problems_graph_and_export_roundtrip(folder, tmp_path):
     assert st["problems"] == [] and "No problems" in st["problems_md"]
     assert st["graph"].count('class="seg-node') == 3 and "+ cube not red; no table" in st["graph"]
     assert [r["errors"] for r in st["nodes"]] == ["", "cube not red", "cube not red; no table"]
+    # the operator renames an image as typed; a name that cannot be one is a problem, not a path
+    cb.rename_image(view, keys[:1], "images/red/first.png")
+    assert cb.authoring_state(view)["images"][0][0] == "images/red/first.png [0]"
+    cb.rename_image(view, keys[:1], "../first.png")
+    assert any("'..'" in p for p in cb.authoring_state(view)["problems"])
+    with pytest.raises(InputError, match="cannot export"):
+        cb.export_folder(view, str(tmp_path / "never"))
+    assert not (tmp_path / "never").exists() and not (tmp_path / "first.png").exists()
+    cb.rename_image(view, keys[:1], "images/pic-0.png")
+    with pytest.raises(InputError, match="exactly one"):
+        cb.rename_image(view, keys[:2], "images/x.png")
     with pytest.raises(InputError, match="no node '3a'"):
         cb.assign_images(view, keys[:1], "3a")
 
@@ -204,6 +215,10 @@ def test_public_mode_refuses_paths(folder, tmp_path):
     cb.add_uploads(v, [str(evil)])
     (name, _), = cb.authoring_state(v)["images"]
     assert name == "images/2f-2fetc-2fpasswd.png [no node]"
+    # a name the visitor types for an image is tidied by the server too
+    (_, key), = cb.authoring_state(v)["images"]
+    cb.rename_image(v, [key], "../../../etc/cron.d/x.png")
+    assert cb.authoring_state(v)["images"][0][0] == "images/x.png [no node]"
 
 
 def test_public_caps(folder, tmp_path):

@@ -275,12 +275,22 @@ def _drop_unused_files(d: Drafts) -> None:
                 pass
 
 
-def rename_image(app, key, file_name) -> str:
-    """Change the file name an image gets in the exported dataset (checked by draft_problems)."""
+def rename_image(app, keys, file_name) -> str:
+    """Change the file name the one selected image gets in the exported dataset. The operator's name is
+    taken as typed (``draft_problems`` says if it cannot be one); a public visitor's is tidied by the
+    server (:func:`ts2viz.authoring.safe_file_name`, in ``images/``): what a visitor types never
+    becomes a path as such."""
     d, draft = _current(app)
-    k = _keys(draft, [key])[0]
+    ks = _keys(draft, keys)
+    if len(ks) != 1:
+        raise InputError("select exactly one image to rename")
     fn = str(file_name or "").strip()
-    d.set_draft(draft.set_image(k, file_name=fn))
+    if not fn:
+        raise InputError("enter the image's new file name, e.g. images/apple-0.png")
+    if app.access.public:
+        taken = {im.file_name for x in d.drafts for im in x.images if im.key != ks[0]}
+        fn = safe_file_name(fn, taken)
+    d.set_draft(draft.set_image(ks[0], file_name=fn))
     return f"Image renamed to {fn}."
 
 

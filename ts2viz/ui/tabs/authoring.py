@@ -93,6 +93,10 @@ def build(page: Page) -> None:
                     assign_btn = gr.Button("Put into node", size="sm", variant="primary", elem_id="author-assign")
                     out_btn = gr.Button("Take out", size="sm", elem_id="author-unassign")
                     rm_img_btn = gr.Button("Remove images", size="sm", elem_id="author-remove-images")
+                with gr.Row():
+                    new_name = gr.Textbox(label="File name in the dataset (one image selected)", max_lines=1,
+                                          placeholder="images/apple-0.png", elem_id="author-file-name", scale=3)
+                    rename_btn = gr.Button("Rename", size="sm", scale=1, elem_id="author-rename")
                 gr.Markdown("##### Edges")
                 follow = gr.Checkbox(True, label="Edges follow the error counts (every node of k errors to every "
                                                  "node of the next level)", elem_id="author-follow")
@@ -196,6 +200,7 @@ def build(page: Page) -> None:
 
     action(out_btn, unassign_images, [pick])
     action(rm_img_btn, cb.remove_images, [pick])
+    action(rename_btn, cb.rename_image, [pick, new_name])
     action(None, cb.set_edges_follow, [follow], trigger=follow.input)
     action(edge_btn, cb.add_edge, [parent, child])
     action(rm_edge_btn, cb.remove_edge, [parent, child])
