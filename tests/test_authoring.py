@@ -456,8 +456,14 @@ def test_pack_and_unpack_a_dataset(tmp_path):
     assert (back / "images/0/apple-4.png").read_bytes() == blobs["u4"]
     # a zip made by hand with the files at its top works too
     flat = _zip(tmp_path / "flat.zip", {n: (out / n).read_bytes() for n in ["metadata.csv", "nodes.csv"]
-                                        + [im.file_name for im in d.images]})
-    assert load_folder(unpack_dataset(flat, tmp_path / "flat")).segs == load_folder(out).segs
+                                        + [im.file_name for im in d.images]}
+                | {"page.html": b"<script>", "images/extra/x.png": png(5)})
+    got = unpack_dataset(flat, tmp_path / "flat")
+    assert load_folder(got).segs == load_folder(out).segs
+    # files that are not the dataset's are not kept
+    assert sorted(p.relative_to(got).as_posix() for p in got.rglob("*") if p.is_file()) == \
+        sorted(["metadata.csv", "nodes.csv"] + [im.file_name for im in d.images])
+    assert not (got / "images" / "extra").exists()
 
 
 @pytest.mark.parametrize("entries, says", [

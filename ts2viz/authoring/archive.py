@@ -67,6 +67,16 @@ def _entries(z: zipfile.ZipFile, max_files: int, max_total_bytes: int) -> tuple[
     return out, prefix
 
 
+def _keep_only(root: Path, keep: set[str]) -> None:
+    """Delete every file under ``root`` not in ``keep`` (relative POSIX paths), then empty folders."""
+    for p in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        rel = p.relative_to(root).as_posix()
+        if p.is_file() and rel not in keep:
+            p.unlink()
+        elif p.is_dir() and not any(p.iterdir()):
+            p.rmdir()
+
+
 def unpack_dataset(zip_file: str | os.PathLike, folder: str | os.PathLike, *, max_files: int = MAX_FILES,
                    max_total_bytes: int = MAX_TOTAL_BYTES) -> Path:
     """Unpack a zipped dataset (as :func:`pack_dataset` writes it, or zipped by hand: the files at the
@@ -76,10 +86,12 @@ def unpack_dataset(zip_file: str | os.PathLike, folder: str | os.PathLike, *, ma
     (:func:`~ts2viz.authoring.file_name_problem`), at most ``max_files`` files and ``max_total_bytes``
     bytes unpacked (counted while reading, not only from the zip's own headers). The files are written
     to a temporary folder, loaded with :func:`ts2viz.dataset.load_folder` (every rule; the first
-    problem is raised) and only then renamed to ``folder``. :class:`~ts2viz.errors.InputError` (one
+    problem is raised), stripped of every file that is not the dataset's
+    (:func:`~ts2viz.authoring.dataset_files`), and only then renamed to ``folder``. :class:`~ts2viz.errors.InputError` (one
     line) for a zip that is not one, breaks a rule, or exceeds a cap; ``folder`` must not exist.
     """
     from ..dataset import load_folder
+    from .hub import dataset_files
 
     folder = Path(folder)
     if folder.exists():
@@ -104,6 +116,7 @@ def unpack_dataset(zip_file: str | os.PathLike, folder: str | os.PathLike, *, ma
                             raise InputError(f"the zip unpacks to more than {max_total_bytes:,} bytes")
                         out.write(chunk)
             load_folder(tmp)
+            _keep_only(tmp, set(dataset_files(tmp)))
             os.replace(tmp, folder)
         except InputError as e:
             shutil.rmtree(tmp, ignore_errors=True)
