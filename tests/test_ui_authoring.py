@@ -390,7 +390,9 @@ def test_score_uploads_with_a_library_metric(folder, tmp_path):
 
 def test_one_level_seg_is_a_warning_not_a_problem(folder, tmp_path):
     view = Workspaces(_state(folder, tmp_path), exports_root=tmp_path / "sessions").view("s", create=True)
-    cb.start_draft(view, "flat")
+    cb.start_draft(view, "first", 5)
+    assert "id 5 is taken" in cb.start_draft(view, "flat", 5)        # the id field still shows SEG 5's
+    assert [x.seg_id for x in drafts_of(view).drafts] == [5, 6]
     cb.add_uploads(view, [str(p) for p in _pngs(tmp_path / "up", 2)])
     cb.save_node(view, "0")
     cb.assign_images(view, [k for _, k in cb.authoring_state(view)["images"]], "0")
@@ -419,3 +421,20 @@ def test_error_descriptions_in_the_explorer_and_the_questions_tab(folder, tmp_pa
     md = node_errors_md(app.dataset[0])
     assert md.startswith("\n\n**Errors the nodes add**") and "**1a**: no apple" in md and "<b>" not in md
     assert node_errors_md(app.dataset[1]) == ""
+
+
+def test_public_page_has_no_path_fields(folder, tmp_path):
+    """The public page offers no field whose text could name a server path (folders, export and import
+    paths, a hub repo); the operator's page has them."""
+    from ts2viz.ui.layout import build_blocks
+
+    path_fields = {"author-folder", "author-export-dir", "author-import-dir", "author-repo"}
+
+    def elem_ids(acc):
+        demo = build_blocks(_state(folder, tmp_path, acc))
+        return {c.get("props", {}).get("elem_id") for c in demo.config["components"]}
+
+    public = elem_ids(dataclasses.replace(access.public([], "test"), upload_root=str(tmp_path)))
+    operator = elem_ids(None)
+    assert {"author-files", "author-zip", "author-zip-in", "author-graph"} <= public
+    assert not (path_fields & public) and path_fields <= operator

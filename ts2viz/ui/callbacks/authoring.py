@@ -94,9 +94,13 @@ def start_draft(app, prompt, seg_id=None, partition: str = "Custom") -> str:
     d = _drafts(app)
     p = check_prompt(prompt)
     part = " ".join(str(partition or "Custom").split())[:40] or "Custom"
-    draft = SegDraft(p, _seg_id(seg_id, d), part)
+    sid = _seg_id(seg_id, d)
+    # the id field shows the SEG being edited: a new SEG with that id would clash, so it gets the next free one
+    taken = any(x.seg_id == sid for x in d.drafts)
+    draft = SegDraft(p, _next_seg_id(d) if taken else sid, part)
     d.add_draft(draft, caps_for(app))
-    return f"Started SEG {draft.seg_id}. Add images, then nodes (label 0 first), and put the images into them."
+    return (f"Started SEG {draft.seg_id}" + (f" (id {sid} is taken in this session)" if taken else "")
+            + ". Add images, then nodes (label 0 first), and put the images into them.")
 
 
 def start_from_seg(app, seg_id) -> str:
