@@ -438,3 +438,19 @@ def test_public_page_has_no_path_fields(folder, tmp_path):
     operator = elem_ids(None)
     assert {"author-files", "author-zip", "author-zip-in", "author-graph"} <= public
     assert not (path_fields & public) and path_fields <= operator
+
+
+def test_operator_imports_a_dataset_by_name_without_fetching_its_images(folder, tmp_path, monkeypatch):
+    """'ts2' (or a hub id): every SEG becomes a draft at once; no image is fetched until it is needed."""
+    import ts2viz.dataset as dataset_mod
+
+    fetched = []
+    monkeypatch.setattr(dataset_mod, "fetch_image", lambda ds, fn, **k: fetched.append(fn))
+    view = Workspaces(_state(folder, tmp_path), exports_root=tmp_path / "sessions").view("s", create=True)
+    assert "Imported 165 SEGs" in cb.import_folder(view, "ts2")
+    st = cb.authoring_state(view)
+    assert len(st["drafts"]) == 165 and st["problems"] == [] and fetched == []
+    # the images of the bundled metadata are not on this machine: an export says which one, and writes nothing
+    with pytest.raises(InputError, match="cannot be had here"):
+        cb.export_folder(view, str(tmp_path / "ts2copy"))
+    assert fetched and not (tmp_path / "ts2copy").exists()

@@ -62,6 +62,8 @@ class Drafts:
     drafts: list[SegDraft] = field(default_factory=list)
     current: int = -1
     files: dict[str, Path] = field(default_factory=dict)    # image key -> its file (uploads, imports)
+    #: image key -> (dataset, file name): an imported image fetched when needed (a hub dataset's)
+    remote: dict[str, tuple] = field(default_factory=dict)
     bytes_held: int = 0
     counter: int = 0
     #: scores of draft images by (metric, key), from live scoring while authoring
@@ -103,6 +105,7 @@ class Drafts:
     def close(self) -> None:
         with self.lock:
             self.drafts, self.current, self.files, self.scores, self.thumbs, self.bytes_held = [], -1, {}, {}, {}, 0
+            self.remote = {}
 
 
 #: workspace -> its Drafts (weak: a workspace that is gone takes its drafts with it)

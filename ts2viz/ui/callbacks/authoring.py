@@ -269,6 +269,8 @@ def remove_images(app, keys) -> str:
 
 def _drop_unused_files(d: Drafts) -> None:
     used = {im.key for x in d.drafts for im in x.images}
+    for k in [k for k in d.remote if k not in used]:
+        d.remote.pop(k)
     for k in [k for k in d.files if k not in used]:
         p = d.files.pop(k)
         if k.startswith("up-"):            # the session's own copy (a folder's files are the operator's)
@@ -359,16 +361,23 @@ def remove_edge(app, parent, child) -> str:
 
 # -- what the tab shows --------------------------------------------------------------------------------
 
-def _image_file(app, d: Drafts, im: DraftImage) -> Path | None:
-    """The local file of a draft image: the session's copy, an operator's file, or the loaded dataset's."""
+def _image_file(app, d: Drafts, im: DraftImage, *, fetch: bool = True) -> Path | None:
+    """The local file of a draft image: the session's copy, an operator's file, or a dataset's (the
+    loaded one's, an imported one's), downloaded from its hub repo if ``fetch`` (else only a copy
+    already here)."""
+    from ...dataset import cached_image, fetch_image
+
     if im.key in d.files:
         return d.files[im.key]
     if im.key.startswith(DATASET_KEY):
-        from ...dataset import fetch_image
-
-        fn = im.key[len(DATASET_KEY):]
-        return fetch_image(app.dataset, fn) if app.dataset.has_image(fn) else None
-    return None
+        ds, fn = app.dataset, im.key[len(DATASET_KEY):]
+    elif im.key in d.remote:
+        ds, fn = d.remote[im.key]
+    else:
+        return None
+    if not ds.has_image(fn):
+        return None
+    return fetch_image(ds, fn) if fetch else (ds.image_path(fn) or cached_image(ds, fn))
 
 
 def _thumb_uri(app, d: Drafts, im: DraftImage) -> str | None:
@@ -377,7 +386,7 @@ def _thumb_uri(app, d: Drafts, im: DraftImage) -> str | None:
     cache = d.thumbs
     if im.key in cache:
         return cache[im.key]
-    p = _image_file(app, d, im)
+    p = _image_file(app, d, im, fetch=False)      # a thumbnail never waits on the network
     if p is None:
         return None
     try:
@@ -621,7 +630,7 @@ def export_zip(app, name=None) -> str:
     return str(out)
 
 
-def _add_imported(app, drafts: Sequence[SegDraft], locate) -> str:
+def _add_imported(app, drafts: Sequence[SegDraft], ds) -> str:
     d = _drafts(app)
     caps = caps_for(app)
     if len(d.drafts) + len(drafts) > caps.max_drafts:
@@ -633,9 +642,7 @@ def _add_imported(app, drafts: Sequence[SegDraft], locate) -> str:
             images = []
             for im in x.images:
                 key = f"im-{d.next_id()}-{secrets.token_hex(3)}"
-                p = locate(im)
-                if p is not None:
-                    d.files[key] = Path(p)
+                d.remote[key] = (ds, im.key)      # fetched when needed (export, scoring), not now
                 images.append(replace(im, key=key))
             d.drafts.append(replace(x, images=tuple(images)))
         d.current = len(d.drafts) - 1
@@ -643,17 +650,18 @@ def _add_imported(app, drafts: Sequence[SegDraft], locate) -> str:
 
 
 def import_folder(app, folder) -> str:
-    """Import a dataset folder in ts2viz's format (operator mode: a path on this machine)."""
-    from ...authoring import image_locator
-    from ...dataset import load_folder
+    """Import a dataset (operator mode only): a folder of this machine in ts2viz's format, or anything
+    else :func:`ts2viz.dataset.load_dataset` takes (a Hugging Face dataset id)."""
+    from ...dataset import load_dataset, load_folder
 
     if app.access.public:
         raise InputError("importing a folder of the server is not available here; upload a .zip")
-    root = Path(str(folder or "").strip()).expanduser()
-    if not str(folder or "").strip() or not root.is_dir():
-        raise InputError("not a folder", file=root)
-    ds = load_folder(root)
-    return _add_imported(app, import_dataset(ds), image_locator(ds))
+    text = str(folder or "").strip()
+    if not text:
+        raise InputError("enter a dataset folder of this machine (or a Hugging Face dataset id)")
+    root = Path(text).expanduser()
+    ds = load_folder(root) if root.is_dir() else load_dataset(text)
+    return _add_imported(app, import_dataset(ds), ds)
 
 
 def import_zip(app, file) -> str:
@@ -662,7 +670,6 @@ def import_zip(app, file) -> str:
     its bytes within the session's cap); :func:`ts2viz.authoring.unpack_dataset` then refuses links and
     unsafe member paths (absolute, ``..``), holds to the caps on members and unpacked bytes, and loads
     the result before it appears, in the session's own folder."""
-    from ...authoring import image_locator
     from ...dataset import load_folder
 
     if file is None:
@@ -691,7 +698,7 @@ def import_zip(app, file) -> str:
             text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
         raise InputError(f"{name}: {text}") from None
     ds = load_folder(dest, name=_dataset_name(p.stem))
-    return _add_imported(app, import_dataset(ds), image_locator(ds))
+    return _add_imported(app, import_dataset(ds), ds)
 
 
 def push(app, repo_id, private: bool = False, name=None) -> str:

@@ -147,9 +147,10 @@ def build(page: Page) -> None:
                                                     elem_id="author-overwrite")
                         export_btn = gr.Button("Export", size="sm", elem_id="author-export")
                         with gr.Row():
-                            in_dir = gr.Textbox(label="Import a dataset folder of this machine", max_lines=1, scale=3,
+                            in_dir = gr.Textbox(label="Import a dataset folder of this machine (or a hub dataset id)",
+                                                max_lines=1, scale=3,
                                                 elem_id="author-import-dir")
-                            import_btn = gr.Button("Import folder", size="sm", scale=1, elem_id="author-import")
+                            import_btn = gr.Button("Import", size="sm", scale=1, elem_id="author-import")
                     zip_in = gr.File(label="Import a dataset .zip", file_count="single", file_types=[".zip"],
                                      elem_id="author-zip-in", height=120)
                     zip_in_btn = gr.Button("Import .zip", size="sm", elem_id="author-import-zip")
