@@ -215,3 +215,76 @@ def test_phone_width_variant_of_a_seg(browser, server):
     pg.screenshot(path=str(ART / "authoring-explorer-errors-390.png"))
     assert not pg.page_errors, pg.page_errors
     pg.close()
+
+
+@pytest.fixture(scope="module")
+def public_server(tmp_path_factory):
+    from ui_helpers import write_dataset, write_scores
+
+    d = tmp_path_factory.mktemp("authoring-public")
+    write_dataset(d / "ds", big_image=False)
+    scores = write_scores(d, d / "ds")
+    with running_app(["--public", "--data", str(d / "ds"), "--scores", str(scores)], d,
+                     env={"GRADIO_TEMP_DIR": str(d / "gradio")},
+                     drop_env=["SPACE_ID", "TS2VIZ_METRICS_FILE", "TS2VIZ_METRICS"]) as (url, log_path):
+        yield {"url": url + "/", "dir": d, "log": log_path, "uploads": d / "gradio"}
+
+
+def test_public_visitor_builds_downloads_and_another_imports(browser, public_server, tmp_path):
+    """A public app: no field names a server path; a visitor's SEG is theirs alone, leaves as a .zip, comes
+    back in another session by upload, and its files on the server go when the visitor's tab closes."""
+    import time
+    from urllib.parse import unquote
+
+    from playwright.sync_api import expect
+
+    from ts2viz.dataset import load_folder
+
+    pngs = write_pngs(tmp_path / "pngs")[:2]
+    pg = open_page(browser, public_server, 1400, 1000)
+    for field in ("#author-folder", "#author-export-dir", "#author-import-dir", "#author-repo", "#author-push"):
+        expect(pg.locator(field)).to_have_count(0)
+    pg.locator("#author-prompt textarea").fill("a red cube")
+    act(pg, "#author-new", "Started SEG 0")
+    pg.locator("#author-files input[type=file]").set_input_files([str(p) for p in pngs])
+    expect(pg.locator("#author-files")).to_contain_text("cube-1")
+    act(pg, "#author-add", "Added 2 images")
+    for label, errs in (("0", ""), ("1a", "cube not red")):
+        pg.locator("#author-node-label input").fill(label)
+        pg.locator("#author-node-errors input").fill(errs)
+        act(pg, "#author-save-node", f"Added node {label}")
+    for label, f in (("0", "cube-0.png"), ("1a", "cube-1.png")):
+        pg.locator("#author-pick").get_by_label(f"images/{f} [no node]", exact=True).check()
+        choose(pg, "#author-target", label)
+        act(pg, "#author-assign", f"1 image put into node {label}")
+    expect(pg.locator("#author-problems")).to_contain_text("No problems")
+    with pg.expect_download() as dl:
+        pg.locator("#author-zip").click()
+    served = Path(unquote(dl.value.url.split("file=", 1)[1]))
+    assert served.is_file() and public_server["uploads"] in served.parents
+    zpath = tmp_path / "mine.zip"
+    Path(dl.value.path()).replace(zpath)
+    with zipfile.ZipFile(zpath) as z:
+        z.extractall(tmp_path / "unzipped")
+    ds = load_folder(tmp_path / "unzipped" / "my-segs")
+    assert ds[0].node("1a").errors == ("cube not red",) and len(ds.rows) == 2
+
+    # another visitor sees nothing of it, and imports the zip into their own session
+    other = open_page(browser, public_server, 1400, 1000)
+    expect(other.locator("#author-graph")).to_contain_text("No SEG yet")
+    other.locator("#author-zip-in input[type=file]").set_input_files(str(zpath))
+    expect(other.locator("#author-zip-in")).to_contain_text("mine")
+    act(other, "#author-import-zip", "Imported 1 SEG: SEG 0")
+    expect(other.locator("#author-graph .seg-node[data-node='1a'] .errs")).to_contain_text("cube not red")
+    settle(other)
+    other.screenshot(path=str(ART / "authoring-public-import-1400.png"))
+    assert not other.page_errors and not pg.page_errors, (other.page_errors, pg.page_errors)
+    other.close()
+    # the first visitor leaves: their session's files (images, the download) go with it
+    pg.close()
+    deadline = time.monotonic() + 120
+    while served.exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not served.exists(), "the visitor's download outlived their session"
+    log = public_server["log"].read_text()
+    assert "Traceback" not in log, log[-3000:]
