@@ -188,6 +188,8 @@ def test_phone_width_variant_of_a_seg(browser, server):
     from playwright.sync_api import expect
 
     pg = open_page(browser, server, 390, 844)
+    settle(pg)
+    pg.screenshot(path=str(ART / "authoring-start-390.png"))
     act(pg, "#author-vary", "Started a variant of SEG 0")
     graph = pg.locator("#author-graph")
     expect(graph.locator(".seg-node")).to_have_count(6)

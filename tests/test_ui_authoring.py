@@ -62,6 +62,8 @@ def test_build_a_seg_problems_graph_and_export_roundtrip(folder, tmp_path):
     view = Workspaces(_state(folder, tmp_path), exports_root=tmp_path / "sessions").view("s", create=True)
     with pytest.raises(InputError, match="start a SEG first"):
         cb.save_node(view, "0")
+    with pytest.raises(InputError, match="nothing to undo"):
+        cb.undo(view)
     cb.start_draft(view, "a red cube on a table")
     cb.add_uploads(view, [str(p) for p in _pngs(tmp_path / "up", 6)], "MyModel")
     st = cb.authoring_state(view)
@@ -90,6 +92,14 @@ def test_build_a_seg_problems_graph_and_export_roundtrip(folder, tmp_path):
     assert st["problems"] == [] and "No problems" in st["problems_md"]
     assert st["graph"].count('class="seg-node') == 3 and "+ cube not red; no table" in st["graph"]
     assert [r["errors"] for r in st["nodes"]] == ["", "cube not red", "cube not red; no table"]
+    # undo: a removed node comes back with its images; removed images with their files
+    before = drafts_of(view).draft
+    cb.remove_node(view, "1a")
+    cb.remove_images(view, keys[2:4])
+    assert not drafts_of(view).draft.has_node("1a")
+    cb.undo(view)
+    cb.undo(view)
+    assert drafts_of(view).draft == before and all(drafts_of(view).files[k].is_file() for k in keys)
     # the operator renames an image as typed; a name that cannot be one is a problem, not a path
     cb.rename_image(view, keys[:1], "images/red/first.png")
     assert cb.authoring_state(view)["images"][0][0] == "images/red/first.png [0]"

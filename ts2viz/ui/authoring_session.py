@@ -54,6 +54,10 @@ def caps_for(view) -> AuthoringCaps:
     return AuthoringCaps(**{**PUBLIC_CAPS.__dict__, "max_image_bytes": one})
 
 
+#: changes undo can take back, per session
+MAX_UNDO = 50
+
+
 @dataclass
 class Drafts:
     """One session's drafts, which one is being edited, and the files of their images."""
@@ -69,6 +73,9 @@ class Drafts:
     #: scores of draft images by (metric, key), from live scoring while authoring
     scores: dict[tuple[str, str], float] = field(default_factory=dict)
     thumbs: dict[str, str] = field(default_factory=dict)     # image key -> its thumbnail (a data URI)
+    #: earlier states (the drafts, which one was edited), newest last, for undo; drafts are immutable,
+    #: so a state is a tuple of references
+    history: list = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __bool__(self) -> bool:
@@ -89,23 +96,45 @@ class Drafts:
     def draft(self) -> SegDraft | None:
         return self.drafts[self.current] if 0 <= self.current < len(self.drafts) else None
 
+    def remember(self) -> None:
+        """Keep the present state for :meth:`undo` (call before a change)."""
+        with self.lock:
+            self.history.append((tuple(self.drafts), self.current))
+            del self.history[:-MAX_UNDO]
+
+    def undo(self) -> None:
+        with self.lock:
+            if not self.history:
+                raise InputError("nothing to undo")
+            drafts, self.current = self.history.pop()
+            self.drafts = list(drafts)
+
     def set_draft(self, draft: SegDraft) -> None:
         with self.lock:
             if self.draft is None:
                 raise InputError("start a SEG first (from a prompt, or from a SEG of the dataset)")
-            self.drafts[self.current] = draft
+            if draft != self.draft:
+                self.remember()
+                self.drafts[self.current] = draft
 
     def add_draft(self, draft: SegDraft, caps: AuthoringCaps) -> None:
         with self.lock:
             if len(self.drafts) >= caps.max_drafts:
                 raise InputError(f"a session may author at most {caps.max_drafts} SEGs at once; remove one first")
+            self.remember()
             self.drafts.append(draft)
             self.current = len(self.drafts) - 1
+
+    def keys_in_use(self) -> set[str]:
+        """Image keys of the drafts and of the states undo can go back to (their files are kept)."""
+        with self.lock:
+            states = [self.drafts] + [list(h[0]) for h in self.history]
+        return {im.key for drafts in states for x in drafts for im in x.images}
 
     def close(self) -> None:
         with self.lock:
             self.drafts, self.current, self.files, self.scores, self.thumbs, self.bytes_held = [], -1, {}, {}, {}, 0
-            self.remote = {}
+            self.remote, self.history = {}, []
 
 
 #: workspace -> its Drafts (weak: a workspace that is gone takes its drafts with it)

@@ -137,10 +137,18 @@ def select_draft(app, index) -> str:
 def remove_draft(app) -> str:
     d, draft = _current(app)
     with d.lock:
+        d.remember()
         d.drafts.pop(d.current)
         d.current = min(d.current, len(d.drafts) - 1)
         _drop_unused_files(d)
     return f"Removed SEG {draft.seg_id}."
+
+
+def undo(app) -> str:
+    """Take back the session's last change (up to :data:`~ts2viz.ui.authoring_session.MAX_UNDO`)."""
+    d = _drafts(app)
+    d.undo()
+    return "Undone." + (f" Editing SEG {d.draft.seg_id}." if d.draft is not None else "")
 
 
 def set_header(app, prompt, seg_id, partition) -> str:
@@ -268,7 +276,7 @@ def remove_images(app, keys) -> str:
 
 
 def _drop_unused_files(d: Drafts) -> None:
-    used = {im.key for x in d.drafts for im in x.images}
+    used = d.keys_in_use()
     for k in [k for k in d.remote if k not in used]:
         d.remote.pop(k)
     for k in [k for k in d.files if k not in used]:
@@ -638,6 +646,7 @@ def _add_imported(app, drafts: Sequence[SegDraft], ds) -> str:
                          f"this dataset has {len(drafts)}")
     _room(d, caps, sum(len(x.images) for x in drafts))
     with d.lock:
+        d.remember()
         for x in drafts:
             images = []
             for im in x.images:

@@ -65,6 +65,7 @@ def build(page: Page) -> None:
                     new_btn = gr.Button("New SEG", variant="primary", size="sm", elem_id="author-new")
                     header_btn = gr.Button("Save prompt / id", size="sm", elem_id="author-header")
                     vary_btn = gr.Button("Vary the explorer's SEG", size="sm", elem_id="author-vary")
+                    undo_btn = gr.Button("Undo", size="sm", elem_id="author-undo")
                     drop_btn = gr.Button("Remove SEG", size="sm", variant="stop", elem_id="author-remove")
                 gr.Markdown("##### Images")
                 files = gr.File(label="Images (JPEG/PNG/WebP)", file_count="multiple", file_types=["image"],
@@ -189,6 +190,7 @@ def build(page: Page) -> None:
     action(header_btn, cb.set_header, [prompt, seg_id, partition])
     action(vary_btn, cb.start_from_seg, [page.seg])
     action(drop_btn, cb.remove_draft, [])
+    action(undo_btn, cb.undo, [])
     action(None, cb.select_draft, [drafts], trigger=drafts.input)
     action(add_btn, cb.add_uploads, [files, source])
     if not public:
