@@ -18,12 +18,12 @@ from ..glue import Page, Selection
 from .explorer import GRAPH_JS
 
 INTRO = ("#### Build your own semantic error graphs\n"
-         "1. **Start a SEG** from a prompt, or vary the explorer's current SEG. "
-         "2. **Add images** (upload" + "{folder}" + "). "
+         "1. **Start a SEG** from a prompt, or vary the explorer's current SEG.\n"
+         "2. **Add images** (upload{folder}).\n"
          "3. **Add nodes**: label = error count + letter (`0`, `1a`, `1b`, `2a`), and the error each adds in words "
-         "(`no fruit`; several separated by `;`). "
-         "4. **Select images and put them into a node.** "
-         "5. **Edges** follow the error counts, or draw them. "
+         "(`no fruit`; several separated by `;`).\n"
+         "4. **Select images and put them into a node.**\n"
+         "5. **Edges** follow the error counts, or draw them.\n\n"
          "The graph and the problem list update as you go; score the SEG to see whether a metric ranks it right, "
          "then export the session's SEGs as a dataset `ts2viz leaderboard --dataset` reads.")
 
