@@ -464,3 +464,39 @@ def test_operator_imports_a_dataset_by_name_without_fetching_its_images(folder, 
     with pytest.raises(InputError, match="cannot be had here"):
         cb.export_folder(view, str(tmp_path / "ts2copy"))
     assert fetched and not (tmp_path / "ts2copy").exists()
+
+
+def test_operator_pushes_to_a_hub_and_imports_it_back(folder, tmp_path, monkeypatch):
+    """The tab's push (token and endpoint from the environment) against tests/hub_server.py, never the real
+    hub; the pushed repo imported back by its id, its images fetched from the hub only at export."""
+    import huggingface_hub.constants as hc
+    from hub_server import HubServer
+
+    token = "hf_test_token_456"
+    with HubServer(token=token) as srv:
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.setenv("HF_ENDPOINT", srv.url)
+        monkeypatch.setenv("HF_TOKEN", token)
+        monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(hc, "ENDPOINT", srv.url)
+        monkeypatch.setattr(hc, "HUGGINGFACE_CO_URL_TEMPLATE", srv.url + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+        view = Workspaces(_state(folder, tmp_path), exports_root=tmp_path / "sessions").view("s", create=True)
+        pngs = _pngs(tmp_path / "up", 6)
+        _build(view, pngs)
+        msg = cb.push(view, "me/cubes", True, "My cubes")
+        assert "Pushed 1 SEG to me/cubes" in msg
+        repo = srv.repos[("dataset", "me/cubes")]
+        assert repo.private and "nodes.csv" in repo.files and repo.content("images/pic-5.png") == pngs[5].read_bytes()
+        with pytest.raises(InputError, match="OWNER/NAME"):
+            cb.push(view, "cubes")
+        # back by its id (a second SEG of the session), exported again: the images come from the hub
+        assert "Imported 1 SEG" in cb.import_folder(view, "me/cubes")
+        d = drafts_of(view)
+        assert d.draft.node("2a").errors == ("cube not red", "no table")
+        cb.select_draft(view, 0)
+        cb.remove_draft(view)            # the session's own SEG goes: only the imported one is left
+        assert len(d.drafts) == 1 and all(k in d.remote for k in (im.key for im in d.draft.images))
+        out = tmp_path / "again"
+        cb.export_folder(view, str(out))
+        assert (out / "images" / "pic-5.png").read_bytes() == pngs[5].read_bytes()

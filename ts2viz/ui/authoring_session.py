@@ -17,6 +17,7 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..authoring import SegDraft
 from ..errors import InputError
@@ -62,7 +63,7 @@ MAX_UNDO = 50
 class Drafts:
     """One session's drafts, which one is being edited, and the files of their images."""
 
-    folder_of: "callable"                                   # () -> the session's private folder (made on use)
+    folder_of: Callable[[], Path]                           # the session's private folder (made on use)
     drafts: list[SegDraft] = field(default_factory=list)
     current: int = -1
     files: dict[str, Path] = field(default_factory=dict)    # image key -> its file (uploads, imports)
