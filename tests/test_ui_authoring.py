@@ -150,6 +150,15 @@ def test_variant_of_a_dataset_seg_scored_with_loaded_scores(folder, tmp_path):
     want = app.mm("paper").segs().set_index(["seg_id", "metric"]).loc[(1, "GoodScore")]
     assert f"Ord {100 * want['ord']:.1f}" in r["summary"] and f"Sep {100 * want['sep']:.1f}" in r["summary"]
     assert len(r["walks"]) == int(want["n_walks"]) and "seg-node" in r["graph"]
+    # the same SEG imported from the loaded dataset's folder: its loaded scores apply as well
+    cb.import_folder(view, str(folder / "ds"))
+    cb.select_draft(view, 2)                    # SEG 1 of the import (after the variant, SEG 0 of the import)
+    assert drafts_of(view).draft.seg_id == 1
+    r_imp = cb.score_draft(view, "loaded", "GoodScore", "paper")
+    assert r_imp["summary"] == r["summary"]
+    for _ in range(3):
+        cb.remove_draft(view)
+    cb.start_from_seg(view, 1)
     # a variant: node 3a dropped (its images out of the SEG), then scored again
     d = drafts_of(view)
     gone = [im.key for im in d.draft.images_of("3a")]

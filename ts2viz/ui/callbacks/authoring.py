@@ -506,6 +506,18 @@ def loaded_metric_choices(app) -> list[str]:
     return list(app.metrics)
 
 
+def _loaded_name(app, d: Drafts, key: str) -> str | None:
+    """The loaded dataset's file name of a draft image, when it is one of the loaded dataset's images
+    (taken from it, or imported from the same dataset: same SEGs, file names and labels), else ``None``."""
+    if key.startswith(DATASET_KEY):
+        return key[len(DATASET_KEY):]
+    if key in d.remote:
+        ds, fn = d.remote[key]
+        if ds is app.dataset or (app.dataset.has_image(fn) and ds.fingerprint() == app.dataset.fingerprint()):
+            return fn
+    return None
+
+
 def score_draft(app, source: str, metric, mode: str = "paper", device: str | None = None, progress=None) -> dict:
     """Ord/Sep and the walks of the SEG being edited, scored with a loaded metric (``source='loaded'``:
     its scores of the loaded dataset's images; images from elsewhere stay unscored) or with a metric of
@@ -528,9 +540,9 @@ def score_draft(app, source: str, metric, mode: str = "paper", device: str | Non
         name = get_metric(app, metric)
         vals = np.full(len(names), np.nan)
         for i, fn in enumerate(names):
-            k = by_name[fn].key
-            if k.startswith(DATASET_KEY):
-                vals[i] = app.image_scores([k[len(DATASET_KEY):]], [name])[0, 0]
+            own = _loaded_name(app, d, by_name[fn].key)
+            if own is not None:
+                vals[i] = app.image_scores([own], [name])[0, 0]
         lower = app.lower_is_better(name)
     else:
         spec = app.access.metric_spec(parse_specs(metric)[0])
