@@ -437,6 +437,10 @@ def test_error_descriptions_in_the_explorer_and_the_questions_tab(folder, tmp_pa
     assert "+ no apple; &lt;b&gt;no&lt;/b&gt; table" in html_ and "<b>no</b>" not in html_
     assert "· adds: no apple" in html_
     assert 'data-node="1b"' in html_ and html_.count('class="errs"') == 2
+    # the explorer's title of an open node says what it adds
+    title = cb_explorer.select_node(app, "paper", 0, "GoodScore", None, "2a")["node_title"]
+    assert title.startswith("**Node 2a**") and "adds: *no apple; " in title and "<b>" not in title
+    assert "adds" not in cb_explorer.select_node(app, "paper", 0, "GoodScore", None, "1b")["node_title"]
     md = node_errors_md(app.dataset[0])
     assert md.startswith("\n\n**Errors the nodes add**") and "**1a**: no apple" in md and "<b>" not in md
     assert node_errors_md(app.dataset[1]) == ""

@@ -414,7 +414,9 @@ def _node_title(app: AppView, seg, node) -> str:
     if node not in seg.labels:
         return ""
     n = seg.node(node)
-    title = (f"**Node {node}** · {plural(n.level, 'error')} · {plural(len(n.images), 'image')} "
+    # the error(s) the node adds relative to its parent (nodes.csv), when the dataset describes them
+    adds = f" · adds: *{md_text('; '.join(n.errors))}*" if getattr(n, "errors", ()) else ""
+    title = (f"**Node {node}** · {plural(n.level, 'error')} · {plural(len(n.images), 'image')}{adds} "
              f"· click an image to enlarge")
     links = image_links(app.dataset, [im.file_name for im in n.images])
     return f"{title}\n\n{links}" if links else title
