@@ -159,13 +159,17 @@ def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
                 imgs.append(f'<span class="more">+{more}</span>')
             thumbs = f'<div class="thumbs">{"".join(imgs)}</div>'
         mean_txt = "–" if mean is None or math.isnan(mean) else f"{mean:.3f}"
+        # the error(s) the node adds relative to its parent (nodes.csv), on the card and in its hover text
+        errs = "; ".join(getattr(n, "errors", ()) or ())
+        errs_html = f'<div class="errs">+ {html.escape(errs)}</div>' if errs else ""
+        errs_title = html.escape(f" · adds: {errs}", quote=True) if errs else ""
         parts.append(
             f'<div class="{" ".join(cls)}" data-node="{lab}" role="button" tabindex="0" '
-            f'title="node {lab}: {plural(len(n.images), "image")}, mean {mean_txt}" '
+            f'title="node {lab}: {plural(len(n.images), "image")}, mean {mean_txt}{errs_title}" '
             f'style="left:{x:.0f}px;top:{y:.0f}px;width:{CW}px;height:{CH}px;--node-color:{col}{seg_col}">'
             f'<div class="head"><span class="label">{lab}</span>'
             f'<span class="count">{len(n.images)} img</span>'
-            f'<span class="mean">{mean_txt}</span></div>{thumbs}</div>')
+            f'<span class="mean">{mean_txt}</span></div>{errs_html}{thumbs}</div>')
     parts.append("</div></div>")
     legend = ""
     if metric:

@@ -15,7 +15,7 @@ from .callbacks import common as cb_common, live as cb_live
 from .glue import Page, Refresh
 from .sessions import Workspaces
 from .state import AppState
-from .tabs import board, correlations, explorer, humaneval, live
+from .tabs import authoring, board, correlations, explorer, humaneval, live
 
 
 def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces | None = None) -> gr.Blocks:
@@ -41,6 +41,7 @@ def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces
             explorer.build(page)
             correlations.build(page)
             live_tab = live.build(page)
+            authoring.build(page)
             humaneval.build(page)
         for slot in page.download_slots:
             slot.render()

@@ -435,7 +435,9 @@ def _node_title(app: AppView, seg, node) -> str:
     if node not in seg.labels:
         return ""
     n = seg.node(node)
-    title = (f"**Node {node}** · {plural(n.level, 'error')} · {plural(len(n.images), 'image')} "
+    # the error(s) the node adds relative to its parent (nodes.csv), when the dataset describes them
+    adds = f" · adds: *{md_text('; '.join(n.errors))}*" if getattr(n, "errors", ()) else ""
+    title = (f"**Node {node}** · {plural(n.level, 'error')} · {plural(len(n.images), 'image')}{adds} "
              f"· click an image to enlarge")
     files = [im.file_name for im in n.images]
     links = image_links(app.dataset, files, app.thumbs.states(files, GALLERY))

@@ -498,7 +498,7 @@ def node_questions(app: AppView, metric, seg_id, value: str = "correct", *, figu
         note = ("No per-question details for this SEG" + ("" if src.bundled else
                                                            ": score it in the Live scoring tab first"))
         return {"figure": figures.empty_figure(note) if figure else None,
-                "table": pd.DataFrame(columns=["#", "question"]), "note": note}
+                "table": pd.DataFrame(columns=["#", "question"]), "note": note + node_errors_md(seg)}
     title = f"SEG {seg.id}: {label} of each question per node · {short_name(src.metric)}"
     fig = (figures.question_node_heatmap(acc, title=title, value_label=label, percent=value != "score")
            if figure else None)
@@ -511,8 +511,18 @@ def node_questions(app: AppView, metric, seg_id, value: str = "correct", *, figu
     n_img = acc.attrs.get("n_images", {})
     missing = [n for n in nodes if not n_img.get(n)]
     note = (f"{plural(len(acc), 'question')} · {plural(sum(n_img.values()), 'image')} with details"
-            + (f" · no details for node {', '.join(missing)}" if missing else ""))
+            + (f" · no details for node {', '.join(missing)}" if missing else "") + node_errors_md(seg))
     return {"figure": fig, "table": mark_columns(table, scores=nodes), "note": note}
+
+
+def node_errors_md(seg) -> str:
+    """The errors each node of ``seg`` adds relative to its parent (the dataset's ``nodes.csv``), as
+    Markdown to read beside the questions: does a question cover each error? Empty when none has any."""
+    described = [n for n in seg.nodes if getattr(n, "errors", ())]
+    if not described:
+        return ""
+    return ("\n\n**Errors the nodes add**: "
+            + " · ".join(f"**{md_text(n.label)}**: {md_text('; '.join(n.errors))}" for n in described))
 
 
 # -- the failure finder, by questions ----------------------------------------------------------------------
