@@ -269,7 +269,7 @@ _ROOT: list[Path] = []
 
 def tiny(name: str) -> Path:
     """Path of the tiny model ``name`` (clip, siglip, align, openclip, blip, llava, llm, sbert, paligemma,
-    t5nli, rtdetr, owlv2, clip_t5, clip_t5_no_tower), built once."""
+    t5nli, rtdetr, owlv2, clip_t5, clip_t5_no_tower, instructblip), built once."""
     import atexit
     import shutil
     import tempfile
@@ -283,7 +283,8 @@ def tiny(name: str) -> Path:
                     "openclip": build_openclip, "blip": build_blip_vqa, "llava": build_llava, "llm": build_llm,
                     "sbert": build_sbert, "paligemma": build_paligemma, "t5nli": build_t5_nli,
                     "rtdetr": build_rtdetr, "owlv2": build_owlv2, "clip_t5": build_clip_t5,
-                    "clip_t5_no_tower": lambda f: build_clip_t5(f, with_tower=False)}
+                    "clip_t5_no_tower": lambda f: build_clip_t5(f, with_tower=False),
+                    "instructblip": build_instructblip}
         _BUILT[name] = builders[name](root / name)
     if name == "openclip":
         import open_clip
@@ -451,4 +452,34 @@ def build_clip_t5(folder: Path, seed: int = 11, with_tower: bool = True) -> Path
     (folder / "config.json").write_text(json.dumps(config, indent=1))
     tok.model_max_length = 2048
     tok.save_pretrained(folder)
+    return folder
+
+
+def build_instructblip(folder: Path, seed: int = 12) -> Path:
+    """A tiny InstructBlipForConditionalGeneration (2-layer CLIP-style vision, 2-layer Q-Former, 2-layer
+    Llama: the layout of ``Salesforce/instructblip-vicuna-7b``) with an InstructBlipProcessor."""
+    import torch
+    from transformers import (BlipImageProcessor, InstructBlipConfig, InstructBlipForConditionalGeneration,
+                              InstructBlipProcessor)
+
+    torch.manual_seed(seed)
+    tok = word_tokenizer(extra_special=("<image>",))
+    qtok = word_tokenizer()
+    image_id = tok.convert_tokens_to_ids("<image>")
+    n_query = 4
+    cfg = InstructBlipConfig(
+        vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                           num_attention_heads=2),
+        qformer_config=dict(vocab_size=len(qtok), hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                            num_attention_heads=2, encoder_hidden_size=32, max_position_embeddings=64,
+                            pad_token_id=qtok.pad_token_id),
+        text_config=dict(model_type="llama", vocab_size=len(tok), hidden_size=32, intermediate_size=48,
+                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                         max_position_embeddings=512, pad_token_id=tok.pad_token_id,
+                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id),
+        num_query_tokens=n_query, image_token_index=image_id)
+    InstructBlipForConditionalGeneration(cfg).eval().save_pretrained(folder)
+    ip = BlipImageProcessor(size={"height": 32, "width": 32})
+    InstructBlipProcessor(image_processor=ip, tokenizer=tok, qformer_tokenizer=qtok,
+                          num_query_tokens=n_query).save_pretrained(folder)
     return folder

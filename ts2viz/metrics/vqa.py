@@ -17,7 +17,7 @@ GPU out-of-memory halves the pair batch and retries.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from ..errors import InputError
 from .base import (autocast, check_model_id, hf_load, model_identity, resolve_device, resolve_dtype,
                    run_halving_on_oom)
 from .spec import Spec
+
+if TYPE_CHECKING:
+    from .decoding import Decoding
 
 #: The prompt for generative models without a chat template (BLIP-2 / InstructBLIP convention).
 PLAIN_TEMPLATE = "Question: {question} Answer:"
@@ -95,9 +98,14 @@ class VQAModel:
         """P("yes") for each (image, question) pair, from the first answer token's distribution."""
         return np.asarray(self._batched(self._yes_prob, images, questions), dtype=np.float64)
 
-    def answer(self, images: Sequence, questions: Sequence[str], max_new_tokens: int = 16) -> list[str]:
-        """A greedy free-form answer for each (image, question) pair."""
-        return list(self._batched(lambda im, q: self._answer(im, q, max_new_tokens), images, questions))
+    def answer(self, images: Sequence, questions: Sequence[str], max_new_tokens: int = 16,
+               decoding: "Decoding | None" = None) -> list[str]:
+        """A free-form answer for each (image, question) pair: greedy, ``max_new_tokens`` new tokens, or as
+        the named ``decoding`` says (:mod:`.decoding`, e.g. DSG's InstructBLIP beam search)."""
+        if decoding is None or decoding.name == "greedy":
+            return list(self._batched(lambda im, q: self._answer(im, q, max_new_tokens), images, questions))
+        return list(self._batched(lambda im, q: self._answer_decoded(im, q, decoding, max_new_tokens), images,
+                                  questions))
 
     def choice_logprobs(self, images: Sequence, questions: Sequence[str],
                         choices: Sequence[Sequence[str]]) -> list[np.ndarray]:
@@ -134,6 +142,10 @@ class VQAModel:
 
     def _answer(self, images: list, questions: list[str], max_new_tokens: int) -> list[str]:
         raise NotImplementedError
+
+    def _answer_decoded(self, images: list, questions: list[str], decoding: "Decoding",
+                        max_new_tokens: int) -> list[str]:
+        raise InputError(f"VQA {self.model_id}: decoding={decoding.name} is not available for {type(self).__name__}")
 
     def _choice_logprobs(self, images: list, items: list[tuple[str, tuple[str, ...]]]) -> list[list[float]]:
         raise NotImplementedError
@@ -615,6 +627,39 @@ class GenerativeVQA(VQAModel):
                                       pad_token_id=self.tokenizer.pad_token_id)
         new = ids[:, enc["input_ids"].shape[1]:]
         return [s.strip() for s in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
+
+    def _answer_decoded(self, images, questions, decoding, max_new_tokens):
+        """transformers 4.31's InstructBLIP ``generate``, which DSG's code ran (see :mod:`.decoding`): the
+        language model is given only ``inputs_embeds`` (Q-Former query embeddings, then the prompt's), so
+        lengths and the repetition penalty count generated tokens only; its output is the answer alone.
+
+        Questions are batched only with questions of the same prompt token lengths (language model and
+        Q-Former), so no row is padded and each answer is the one DSG's one-at-a-time call gives.
+        """
+        if getattr(self.model.config, "model_type", "") not in decoding.model_types:
+            raise InputError(f"VQA {self.model_id}: decoding={decoding.name} applies to "
+                             f"{', '.join(decoding.model_types)} models only")
+        lm = self.model.language_model
+        kw = decoding.generate_kwargs(encoder_decoder=bool(lm.config.is_encoder_decoder), max_new_tokens=max_new_tokens)
+        prompts = [self.prompt(q) for q in questions]
+        keys = list(zip(*[[len(ids) for ids in tok(prompts)["input_ids"]]
+                          for tok in (self.tokenizer, getattr(self.processor, "qformer_tokenizer", None)) if tok]))
+        results: list = [None] * len(questions)
+        for key in dict.fromkeys(keys):
+            idx = [i for i, k in enumerate(keys) if k == key]
+            enc = self._inputs([images[i] for i in idx], [questions[i] for i in idx])
+            with autocast(self.device, self.dtype):
+                feats = self.model.get_image_features(
+                    enc["pixel_values"], qformer_input_ids=enc.get("qformer_input_ids"),
+                    qformer_attention_mask=enc.get("qformer_attention_mask"), return_dict=True).pooler_output
+                embeds = self.model.get_input_embeddings()(enc["input_ids"])
+                where = self.model.get_placeholder_mask(enc["input_ids"], inputs_embeds=embeds)
+                embeds = embeds.masked_scatter(where, feats.to(embeds.device, embeds.dtype))
+                out = lm.generate(inputs_embeds=embeds, attention_mask=enc["attention_mask"],
+                                  pad_token_id=self.tokenizer.pad_token_id, **kw)
+            for i, text in zip(idx, self.tokenizer.batch_decode(out, skip_special_tokens=True)):
+                results[i] = text.strip()
+        return results
 
 
 def _pil_image_processor(ip, model_id: str, spec: Spec, kw: dict):
