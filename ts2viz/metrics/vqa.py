@@ -405,30 +405,44 @@ class GenerativeVQA(VQAModel):
     """A generative VLM (``AutoModelForImageTextToText`` + ``AutoProcessor``), chat template if it has one."""
 
     def __init__(self, model_id: str, spec: Spec, device: str, dtype, batch_size: int, revision=None,
-                 template: str | None = None, llava_format: str = "t2v_metrics"):
+                 template: str | None = None, llava_format: str = "t2v_metrics", loaded=None):
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         kw = {"revision": revision} if revision else {}
-        model = hf_load("vision-language model", AutoModelForImageTextToText.from_pretrained, model_id, spec,
-                        dtype=dtype, **kw)
+        if loaded is None:
+            model = hf_load("vision-language model", AutoModelForImageTextToText.from_pretrained, model_id, spec,
+                            dtype=dtype, **kw)
+            self.processor = hf_load("processor", AutoProcessor.from_pretrained, model_id, spec, **kw)
+        else:  # a checkpoint converted from another code layout (:mod:`.llava_original`)
+            model, self.processor = loaded.model, loaded.processor
         self.model = model.to(device).eval()
-        self.processor = hf_load("processor", AutoProcessor.from_pretrained, model_id, spec, **kw)
         tok = getattr(self.processor, "tokenizer", self.processor)
         # Batched decoding reads the last position: pad on the left.
         tok.padding_side = "left"
         if tok.pad_token is None:
             tok.pad_token = tok.eos_token
         self.tokenizer = tok
+        own_template = template is None
+        if own_template and loaded is not None:
+            template = loaded.template  # the converted layout has no chat template: its own conversation
         self.template = template
         self.chat = template is None and bool(getattr(self.processor, "chat_template", None))
         if llava_format not in ("t2v_metrics", "chat"):
             raise InputError(f"metric {spec.raw!r}: llava_format must be t2v_metrics or chat, not {llava_format!r}")
         #: LLaVA-1.5 scored as t2v_metrics does (its conversation, square padding): answer_score only
-        self.t2v_llava = (template is None and llava_format == "t2v_metrics"
+        self.t2v_llava = (own_template and llava_format == "t2v_metrics"
                           and getattr(model.config, "model_type", "") == "llava")
         if self.t2v_llava:
-            self._t2v_image_processor = _pil_image_processor(self.processor.image_processor, model_id, spec, kw)
-        super().__init__(model_id, model_identity(model_id, revision, model.config), device, dtype, batch_size)
+            self._t2v_image_processor = _pil_image_processor(self.processor.image_processor,
+                                                             loaded.vision_tower if loaded else model_id, spec,
+                                                             {} if loaded else kw)
+        #: the softmax of t2v_metrics' LLaVA score runs over the tokenizer's own vocabulary, as the original
+        #: model's (32000 rows); llava-hf's <image> and padding rows (32064 in all) are left out
+        self.text_vocab = int(getattr(tok, "vocab_size", 0) or 0) or None
+        ident = model_identity(model_id, revision, model.config)
+        if loaded is not None:
+            ident.update(layout="llava (LLaVA's own code, converted)", vision_tower=str(loaded.vision_tower))
+        super().__init__(model_id, ident, device, dtype, batch_size)
 
     @property
     def config(self) -> dict:
@@ -611,6 +625,8 @@ class GenerativeVQA(VQAModel):
         with autocast(self.device, self.dtype):
             logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
                                 pixel_values=pix).logits
+        if self.text_vocab and self.text_vocab < logits.shape[-1]:
+            logits = logits[..., :self.text_vocab]
         logp = torch.log_softmax(logits.float(), dim=-1).double().cpu()
         out = []
         for r, (row, s) in enumerate(zip(rows, starts)):
@@ -702,15 +718,19 @@ def load_vqa_model(spec: Spec, device: str | None = None, *, dtype: str | None =
         mod, _, fn = backend.partition(":")
         return getattr(importlib.import_module(mod, __package__), fn)(
             model_id, spec, dev, dt, bs, spec.revision, vision_tower=vision_tower, tokenizer=tokenizer)
-    if raw.get("mm_vision_tower") and raw.get("model_type") == "llava":
-        raise InputError(f"metric {spec.raw!r}: {model_id!r} is a LLaVA checkpoint in LLaVA's own code layout "
-                         "(LlavaLlamaForCausalLM, as t2v_metrics loads liuhaotian/llava-v1.5-*); give its transformers "
-                         "conversion instead, e.g. llava-hf/llava-1.5-13b-hf")
+    if tokenizer:
+        raise InputError(f"metric {spec.raw!r}: tokenizer is an option of CLIP-FlanT5 checkpoints only")
+    from .llava_original import is_original_layout, load_original_llava
+
+    if is_original_layout(raw):  # liuhaotian/llava-v1.5-* (t2v_metrics' LLaVA): converted on load
+        loaded = load_original_llava(model_id, spec, dtype=dt, vision_tower=vision_tower)
+        return GenerativeVQA(model_id, spec, dev, dt, bs, spec.revision, template, llava_format, loaded=loaded)
     cfg = hf_load("config", AutoConfig.from_pretrained, model_id, spec, **kw)
     if template is None and cfg.model_type == "paligemma":
         template = PALIGEMMA_TEMPLATE  # PaliGemma has no chat template; it is trained on task prefixes
-    if vision_tower or tokenizer:
-        raise InputError(f"metric {spec.raw!r}: vision_tower/tokenizer are options of CLIP-FlanT5 checkpoints only")
+    if vision_tower:
+        raise InputError(f"metric {spec.raw!r}: vision_tower is an option of CLIP-FlanT5 checkpoints and LLaVA "
+                         "checkpoints in LLaVA's own layout only")
     archs = " ".join(getattr(cfg, "architectures", None) or [])
     if cfg.model_type == "blip" and ("QuestionAnswering" in archs or not archs):
         return BlipVQA(model_id, spec, dev, dt, bs, spec.revision)
