@@ -96,7 +96,7 @@ register("vqascore", "VQAScore (t2v_metrics): likelihood of the answer 'Yes' to 
          ".vqascore:build", example="vqascore:zhiqiulin/clip-flant5-xxl", hub_model=True)
 register("tifa", "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
          ".qa:build_tifa", example="tifa:Salesforce/blip-vqa-base", hub_model=True)
-register("dsg", "DSG: fraction of yes/no questions answered correctly, a question failing with any parent",
+register("dsg", "DSG: fraction of yes/no questions answered 'yes', a question failing with a direct parent (DSG's code)",
          ".qa:build_dsg", example="dsg:Salesforce/blip-vqa-base", hub_model=True)
 register("gecko", "Gecko: LLM coverage-labelled yes/no questions, NLI-filtered, mean normalised answer likelihood",
          ".gecko:build", example="gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1", hub_model=True)

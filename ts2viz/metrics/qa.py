@@ -342,4 +342,14 @@ def build_tifa(spec: Spec, device: str | None = None, **options) -> Metric:
 
 
 def build_dsg(spec: Spec, device: str | None = None, **options) -> Metric:
+    """``dsg:MODEL[?accumulation=direct|transitive|mean&yes_rule=exact|contains&decoding=dsg|greedy&...]``.
+
+    As DSG's code (j-min/DSG) by default: ``accumulation=direct`` (a question counts 0 when a direct
+    parent was answered no), ``yes_rule=exact`` (a yes/no answer is yes when it is exactly ``yes``;
+    ``contains`` is TS2's code's rule, the one its release used) and, when MODEL is an InstructBLIP,
+    ``decoding=dsg`` (DSG's ``generate`` call: bare question, beam 5, repetition penalty 1.5, up to 256
+    new tokens, as transformers 4.31 ran it; :mod:`.decoding`). Other models decode greedily
+    (``decoding=greedy``, ts2viz's own; DSG's other VQA models, mPLUG-large via modelscope and PaLI-17B,
+    are not transformers models).
+    """
     return _build("dsg", spec, device, **options)
