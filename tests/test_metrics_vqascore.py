@@ -316,6 +316,26 @@ def test_llava_in_its_own_code_layout_is_converted(images, tmp_path):
     np.testing.assert_allclose(again, want, rtol=1e-6, atol=1e-9)
 
 
+def test_cli_score_llava_original_layout_then_leaderboard(tmp_path, capsys):
+    from tiny_models import build_llava_original
+    from ts2viz.cli import main
+    from ts2viz.scores import read_scores
+
+    orig, twin = build_llava_original(tmp_path / "models")
+    ds = write_image_dataset(tmp_path / "ds", n_segs=3)
+    out = {}
+    for name, folder in (("orig", orig), ("twin", twin)):
+        out[name] = tmp_path / f"{name}.csv"
+        assert main(["score", "--metric", f"vqascore:{folder}", "--dataset", str(ds), "--out", str(out[name]),
+                     "--device", "cpu", "--cache", str(tmp_path / "c"), "--quiet"]) == 0
+    a, b = read_scores(out["orig"]), read_scores(out["twin"])
+    assert a.file_names == b.file_names and len(a.file_names) == 15
+    np.testing.assert_allclose(a.values, b.values, rtol=1e-6, atol=1e-9)
+    capsys.readouterr()
+    assert main(["leaderboard", "--dataset", str(ds), "--scores", str(out["orig"])]) == 0
+    assert "vqascore:" in capsys.readouterr().out
+
+
 def test_llava_original_layout_refuses_what_it_cannot_convert(tmp_path):
     folder = tmp_path / "llava-v1.6"
     folder.mkdir()
