@@ -301,11 +301,11 @@ def _model_type(spec: Spec) -> str | None:
     """The VQA model's ``model_type`` from its config (None when it cannot be read: the loader then says why)."""
     from transformers import PretrainedConfig
 
-    from .base import check_model_id
+    from .base import check_model_id, hf_load
 
-    try:
-        raw, _ = PretrainedConfig.get_config_dict(check_model_id(spec),
-                                                  **({"revision": spec.revision} if spec.revision else {}))
+    try:  # hf_load: a hub id on a network without the hub fails in seconds, not after retries
+        raw, _ = hf_load("config", PretrainedConfig.get_config_dict, check_model_id(spec), spec,
+                         **({"revision": spec.revision} if spec.revision else {}))
     except Exception:  # load_vqa_model reports a bad model with its own message
         return None
     return raw.get("model_type")

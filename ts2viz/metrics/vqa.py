@@ -6,13 +6,15 @@ A :class:`VQAModel` answers many ``(image, question)`` pairs in batches, three w
   (t2v_metrics' VQAScore; for LLaVA-1.5 in t2v_metrics' own conversation format and image padding);
 * :meth:`VQAModel.yes_probability`: P("yes") read from the logits of the first answer token (the
   probability mass of the vocabulary entries that decode to "yes" in any case);
-* :meth:`VQAModel.answer`: a free-form greedy answer;
+* :meth:`VQAModel.answer`: a free-form answer, greedy or as a named decoding says (:mod:`.decoding`: DSG's
+  InstructBLIP beam search);
 * :meth:`VQAModel.choice_logprobs` / :meth:`VQAModel.choice_probabilities`: the teacher-forced sequence
   likelihood of each of a pair's answer choices (Gecko's score normalisation).
 
 Pairs may repeat an image (many questions per image) or use crops (:func:`crop`). Implementations:
 BLIP-VQA (``BlipForQuestionAnswering``), CLIP-FlanT5 (:mod:`ts2viz.metrics.clip_flant5`) and generative
-VLMs through ``AutoModelForImageTextToText`` (LLaVA-1.5, InstructBLIP, BLIP-2, Qwen2-VL, PaliGemma, ...).
+VLMs through ``AutoModelForImageTextToText`` (LLaVA-1.5, InstructBLIP, BLIP-2, Qwen2-VL, PaliGemma, ...);
+LLaVA-1.5 in LLaVA's own code layout is converted on load (:mod:`ts2viz.metrics.llava_original`).
 GPU out-of-memory halves the pair batch and retries.
 """
 from __future__ import annotations
