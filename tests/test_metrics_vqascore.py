@@ -346,6 +346,9 @@ def test_llava_original_layout_refuses_what_it_cannot_convert(tmp_path):
     with pytest.raises(InputError, match="LLaVA-NeXT"):
         metrics.load(f"vqascore:{folder}", device="cpu")
     cfg = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**cfg, "model_type": "llava_llama"}))  # LLaVA's code since v1.6
+    with pytest.raises(InputError, match="LLaVA-NeXT"):
+        metrics.load(f"vqascore:{folder}", device="cpu")
     cfg.update(mm_projector_type="linear", image_aspect_ratio="pad", mm_patch_merge_type="flat")
     (folder / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(InputError, match="mlp2x_gelu"):

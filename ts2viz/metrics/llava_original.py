@@ -34,13 +34,15 @@ KEY_MAP: tuple[tuple[str, str], ...] = (
     ("model.", "model.language_model."),
     ("lm_head.", "lm_head."),
 )
-#: config keys of LLaVA's own layout (a ``model_type: llava`` config with them is in that layout)
-ORIGINAL_MARKERS = ("mm_vision_tower", "mm_projector_type", "mm_hidden_size")
+
+
+#: the ``model_type`` LLaVA's code writes: ``llava`` (the LLaVA-1.5 releases), ``llava_llama`` (its code since v1.6)
+ORIGINAL_MODEL_TYPES = ("llava", "llava_llama")
 
 
 def is_original_layout(raw_config: dict) -> bool:
     """Whether a ``config.json`` is LLaVA's own code layout (``LlavaLlamaForCausalLM``, ``mm_*`` keys)."""
-    return raw_config.get("model_type") == "llava" and bool(raw_config.get("mm_vision_tower"))
+    return raw_config.get("model_type") in ORIGINAL_MODEL_TYPES and bool(raw_config.get("mm_vision_tower"))
 
 
 def convert_state_dict(state: dict) -> dict:
