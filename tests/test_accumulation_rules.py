@@ -6,7 +6,8 @@ import pytest
 from ts2viz.errors import InputError
 from ts2viz.qa.accumulation import (ACCUMULATIONS, DEFAULT_ACCUMULATION, USED_BY, canonical_accumulation,
                                          check_accumulation, counted_by_edges, counted_flags, direct_flags,
-                                         dsg_score, is_yes)
+                                          dsg_score)
+from ts2viz.qa.mapping import is_yes
 from ts2viz.qa.records import RECORD_COLUMNS, image_scores, with_counted
 
 # 1 root (answered no); 2 <- 1 (yes); 3 <- 2 (yes, grandchild of the failed root); 4 <- 3 (yes);

@@ -298,6 +298,31 @@ def test_viescore_local_vlm_judge_matches_plain_transformers_generation():
         assert same(s, original_sc_score(reply))
 
 
+def test_registry_checks_options_in_one_place():
+    from ts2viz import metrics
+    from ts2viz.metrics import accepted_options, check_options, family, load
+    from ts2viz.metrics.spec import parse_spec
+
+    # viescore and llmscore: keyword parameters + the endpoint options, one message shape
+    with pytest.raises(InputError, match=r"unknown option\(s\) shots \(llmscore takes api_key, api_key_env, batch_size, "
+                                         r"caption_prompt, caption_tokens, captioner, detector, endpoint"):
+        load("llmscore:j?endpoint=http://127.0.0.1:9/v1&captioner=x&shots=1")
+    vie = family("viescore").factory()
+    assert {"aspect", "retries", "endpoint", "workers", "temperature"} <= accepted_options(vie)
+    with pytest.raises(InputError, match=r"unknown option\(s\) shots \(viescore takes"):
+        vie(parse_spec("viescore:j"), None, endpoint="http://127.0.0.1:9/v1", shots=1)   # called directly, too
+    # a family registered with plain keyword parameters is checked the same way
+    metrics.register("kwonly", "test family", lambda spec, device=None, *, alpha=1: None)
+    try:
+        with pytest.raises(InputError, match=r"unknown option\(s\) beta \(kwonly takes alpha\)"):
+            load("kwonly:m?beta=2")
+    finally:
+        metrics.unregister("kwonly")
+    # a factory taking **options without naming them checks its own (TIFA, DSG, ...)
+    assert accepted_options(family("dsg").factory()) is None
+    check_options(parse_spec("dsg:x"), family("dsg").factory(), {"anything": 1})
+
+
 def test_viescore_bad_options():
     from ts2viz.metrics import load
 

@@ -147,7 +147,8 @@ def test_qa_metric_score_is_accumulation_of_its_answers(images, family, mapper):
     prompts = [TS2_PROMPT, "A pear, lemon, and a banana in a wooden bowl."]
     scores, details = m.score_with_details(images[:2], prompts)
     src = QuestionSource(family)
-    # TIFA maps with its own rule (yes/no answers through Sentence-BERT too); DSG with "contains yes"
+    # TIFA maps with its own rule (yes/no answers through Sentence-BERT too); DSG reads yes/no answers with
+    # DSG's code's exact rule, other answers with "contains yes"
     reference_mapper = load_mapper(mapper_spec, device="cpu", rule="tifa" if family == "tifa" else None)
     for im, p, s, recs in zip(images, prompts, scores, details):
         qs = src.get(p)
@@ -158,6 +159,9 @@ def test_qa_metric_score_is_accumulation_of_its_answers(images, family, mapper):
         assert [r["answer"] for r in recs] == answers
         mapped = ([match_choice(a, q.choices) for a, q in zip(answers, qs)] if mapper == "lexical"
                   else reference_mapper.map(answers, [q.choices for q in qs]))
+        if family == "dsg":  # DSG's code: a yes/no answer is yes when it is exactly "yes"
+            mapped = [("yes" if a == "yes" else "no") if set(q.choices) == {"yes", "no"} else c
+                      for a, q, c in zip(answers, qs, mapped)]
         assert [r["mapped"] for r in recs] == mapped
         correct = {q.id: normalize_answer(c) == normalize_answer(q.answer) for q, c in zip(qs, mapped)}
         want = (dsg_score(correct, {q.id: q.parents for q in qs}) if family == "dsg"

@@ -121,9 +121,11 @@ def ref_clip_t5_scores(folder: Path, images, texts, q_tmpl=Q_T2V, a_tmpl="Yes"):
         return np.array([float((-loss(logits[k], labels[k])).exp()) for k in range(len(texts))])
 
 
-def ref_llava_scores(folder: Path, images, texts, q_tmpl=Q_T2V, a_tmpl="Yes"):
+def ref_llava_scores(folder: Path, images, texts, q_tmpl=Q_T2V, a_tmpl="Yes", vocab: int | None = None):
     """t2v_metrics' LLaVAModel.forward on a llava-hf checkpoint: the same ids and labels, the image
-    placeholder expanded to the model's image tokens (llava-hf splices features at those tokens)."""
+    placeholder expanded to the model's image tokens (llava-hf splices features at those tokens).
+    ``vocab``: the original model's vocabulary size (its LM head's rows; llava-hf appends rows for
+    ``<image>`` and padding, which the original's softmax does not have)."""
     import torch
     from transformers import AutoTokenizer, LlavaForConditionalGeneration
 
@@ -160,7 +162,7 @@ def ref_llava_scores(folder: Path, images, texts, q_tmpl=Q_T2V, a_tmpl="Yes"):
     labels = torch.nn.utils.rnn.pad_sequence([torch.tensor(s) for s in labs], batch_first=True, padding_value=-100)
     with torch.no_grad():
         logits = model(input_ids=ids, attention_mask=ids.ne(tok.pad_token_id), pixel_values=pix).logits
-    shift_logits, shift_labels = logits[:, :-1], labels[:, 1:]
+    shift_logits, shift_labels = logits[:, :-1, :vocab], labels[:, 1:]
     loss = torch.nn.CrossEntropyLoss(reduction="mean")
     return np.array([float((-loss(shift_logits[k], shift_labels[k])).exp()) for k in range(len(texts))])
 
@@ -282,16 +284,74 @@ def test_spec_options_stay_text_and_bad_options_fail():
         metrics.load(f"vqascore:{folder}?answer=sum", device="cpu")
     with pytest.raises(InputError, match="template"):
         metrics.load(f"vqascore:{folder}", device="cpu", question_template="Does it show {0} {1}?")
-    with pytest.raises(InputError, match="CLIP-FlanT5 checkpoints only"):
+    with pytest.raises(InputError, match="CLIP-FlanT5 checkpoints and LLaVA checkpoints in LLaVA's own layout only"):
         metrics.load(f"vqascore:{tiny('blip')}?vision_tower=/nowhere", device="cpu")
 
 
-def test_llava_in_its_own_code_layout_is_refused_with_advice(tmp_path):
-    folder = tmp_path / "llava-v1.5-7b"
+def test_llava_in_its_own_code_layout_is_converted(images, tmp_path):
+    """liuhaotian/llava-v1.5-* (t2v_metrics' LLaVA) in LLaVA's own layout: converted on load, the same
+    VQAScore as the same weights in transformers' layout, and as t2v_metrics' formula (to 1e-6)."""
+    import shutil
+
+    from tiny_models import LLAVA_TOWER, build_llava_original, word_tokenizer
+
+    orig, twin = build_llava_original(tmp_path)
+    got = metrics.load(f"vqascore:{orig}", device="cpu")(images=images, prompts=PROMPTS)
+    hf = metrics.load(f"vqascore:{twin}", device="cpu")(images=images, prompts=PROMPTS)
+    vocab = len(word_tokenizer())               # the original's LM head rows (no <image> row)
+    want = ref_llava_scores(twin, images, PROMPTS, vocab=vocab)
+    assert np.ptp(want) > 1e-6
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(hf, want, rtol=1e-6, atol=1e-9)
+    # the twin's random <image> row would change every score if the softmax took it in
+    assert np.abs(ref_llava_scores(twin, images, PROMPTS) / want - 1).max() > 1e-4
+    # the tower as an option, from anywhere; without it (offline, not beside the checkpoint) a one-line error
+    moved = tmp_path / "elsewhere" / "tower"
+    shutil.move(str(tmp_path / LLAVA_TOWER.split("/")[-1]), str(moved))
+    with pytest.raises(InputError, match=r"needs its vision tower 'openai/clip-vit-large-patch14-336'.*"
+                                         r"\?vision_tower=") as e:
+        metrics.load(f"vqascore:{orig}", device="cpu")
+    assert "\n" not in str(e.value)
+    again = metrics.load(f"vqascore:{orig}?vision_tower={moved}", device="cpu")(images=images, prompts=PROMPTS)
+    np.testing.assert_allclose(again, want, rtol=1e-6, atol=1e-9)
+
+
+def test_cli_score_llava_original_layout_then_leaderboard(tmp_path, capsys):
+    from tiny_models import build_llava_original
+    from ts2viz.cli import main
+    from ts2viz.scores import read_scores
+
+    orig, twin = build_llava_original(tmp_path / "models")
+    ds = write_image_dataset(tmp_path / "ds", n_segs=3)
+    out = {}
+    for name, folder in (("orig", orig), ("twin", twin)):
+        out[name] = tmp_path / f"{name}.csv"
+        assert main(["score", "--metric", f"vqascore:{folder}", "--dataset", str(ds), "--out", str(out[name]),
+                     "--device", "cpu", "--cache", str(tmp_path / "c"), "--quiet"]) == 0
+    a, b = read_scores(out["orig"]), read_scores(out["twin"])
+    assert a.file_names == b.file_names and len(a.file_names) == 15
+    np.testing.assert_allclose(a.values, b.values, rtol=1e-6, atol=1e-9)
+    capsys.readouterr()
+    assert main(["leaderboard", "--dataset", str(ds), "--scores", str(out["orig"])]) == 0
+    assert "vqascore:" in capsys.readouterr().out
+
+
+def test_llava_original_layout_refuses_what_it_cannot_convert(tmp_path):
+    folder = tmp_path / "llava-v1.6"
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"model_type": "llava", "architectures": ["LlavaLlamaForCausalLM"],
-                                                    "mm_vision_tower": "openai/clip-vit-large-patch14-336"}))
-    with pytest.raises(InputError, match="llava-hf/llava-1.5-13b-hf"):
+                                                    "mm_vision_tower": "openai/clip-vit-large-patch14-336",
+                                                    "mm_projector_type": "mlp2x_gelu", "image_aspect_ratio": "anyres",
+                                                    "mm_patch_merge_type": "spatial_unpad"}))
+    with pytest.raises(InputError, match="LLaVA-NeXT"):
+        metrics.load(f"vqascore:{folder}", device="cpu")
+    cfg = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**cfg, "model_type": "llava_llama"}))  # LLaVA's code since v1.6
+    with pytest.raises(InputError, match="LLaVA-NeXT"):
+        metrics.load(f"vqascore:{folder}", device="cpu")
+    cfg.update(mm_projector_type="linear", image_aspect_ratio="pad", mm_patch_merge_type="flat")
+    (folder / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(InputError, match="mlp2x_gelu"):
         metrics.load(f"vqascore:{folder}", device="cpu")
 
 

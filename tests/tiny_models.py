@@ -269,7 +269,7 @@ _ROOT: list[Path] = []
 
 def tiny(name: str) -> Path:
     """Path of the tiny model ``name`` (clip, siglip, align, openclip, blip, llava, llm, sbert, paligemma,
-    t5nli, rtdetr, owlv2, clip_t5, clip_t5_no_tower), built once."""
+    t5nli, rtdetr, owlv2, clip_t5, clip_t5_no_tower, instructblip), built once."""
     import atexit
     import shutil
     import tempfile
@@ -283,7 +283,8 @@ def tiny(name: str) -> Path:
                     "openclip": build_openclip, "blip": build_blip_vqa, "llava": build_llava, "llm": build_llm,
                     "sbert": build_sbert, "paligemma": build_paligemma, "t5nli": build_t5_nli,
                     "rtdetr": build_rtdetr, "owlv2": build_owlv2, "clip_t5": build_clip_t5,
-                    "clip_t5_no_tower": lambda f: build_clip_t5(f, with_tower=False)}
+                    "clip_t5_no_tower": lambda f: build_clip_t5(f, with_tower=False),
+                    "instructblip": build_instructblip}
         _BUILT[name] = builders[name](root / name)
     if name == "openclip":
         import open_clip
@@ -452,3 +453,108 @@ def build_clip_t5(folder: Path, seed: int = 11, with_tower: bool = True) -> Path
     tok.model_max_length = 2048
     tok.save_pretrained(folder)
     return folder
+
+
+def build_instructblip(folder: Path, seed: int = 12) -> Path:
+    """A tiny InstructBlipForConditionalGeneration (2-layer CLIP-style vision, 2-layer Q-Former, 2-layer
+    Llama: the layout of ``Salesforce/instructblip-vicuna-7b``) with an InstructBlipProcessor."""
+    import torch
+    from transformers import (BlipImageProcessor, InstructBlipConfig, InstructBlipForConditionalGeneration,
+                              InstructBlipProcessor)
+
+    torch.manual_seed(seed)
+    tok = word_tokenizer(extra_special=("<image>",))
+    qtok = word_tokenizer()
+    image_id = tok.convert_tokens_to_ids("<image>")
+    n_query = 4
+    cfg = InstructBlipConfig(
+        vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                           num_attention_heads=2),
+        qformer_config=dict(vocab_size=len(qtok), hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                            num_attention_heads=2, encoder_hidden_size=32, max_position_embeddings=64,
+                            pad_token_id=qtok.pad_token_id),
+        text_config=dict(model_type="llama", vocab_size=len(tok), hidden_size=32, intermediate_size=48,
+                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                         max_position_embeddings=512, pad_token_id=tok.pad_token_id,
+                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id),
+        num_query_tokens=n_query, image_token_index=image_id)
+    InstructBlipForConditionalGeneration(cfg).eval().save_pretrained(folder)
+    ip = BlipImageProcessor(size={"height": 32, "width": 32})
+    InstructBlipProcessor(image_processor=ip, tokenizer=tok, qformer_tokenizer=qtok,
+                          num_query_tokens=n_query).save_pretrained(folder)
+    return folder
+
+
+#: the CLIP tower LLaVA-1.5's config names (its last path part is the folder name looked for beside a checkpoint)
+LLAVA_TOWER = "openai/clip-vit-large-patch14-336"
+
+
+def build_llava_original(root: Path, seed: int = 13) -> tuple[Path, Path]:
+    """A tiny LLaVA-1.5 checkpoint in LLaVA's own code layout (haotian-liu/LLaVA, as ``liuhaotian/llava-v1.5-7b``)
+    and the same weights in transformers' layout (its "llava-hf" twin). Returns (original, twin).
+
+    Original, written from reading LLaVA's ``llava_arch.py`` / ``llava_llama.py`` / ``clip_encoder.py``:
+    ``LlavaLlamaForCausalLM`` is a Llama (``model.embed_tokens``, ``model.layers.*``, ``model.norm``,
+    ``lm_head``) whose ``model`` also holds ``mm_projector`` (``mlp2x_gelu``: ``model.mm_projector.0`` and
+    ``.2``); the config is Llama's plus ``mm_*`` keys; the CLIP tower is not in the checkpoint but a folder
+    of its own (here beside the checkpoint, named as ``mm_vision_tower``'s last part); the tokenizer has
+    no ``<image>`` token; the weights are ``pytorch_model-*.bin`` shards. The twin adds ``<image>`` to the
+    tokenizer (the next id) with random embedding and LM-head rows, as llava-hf's conversion did.
+    """
+    import torch
+    from transformers import (CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModel, LlamaConfig, LlamaForCausalLM,
+                              LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor)
+
+    torch.manual_seed(seed)
+    tower = root / LLAVA_TOWER.split("/")[-1]
+    vcfg = CLIPVisionConfig(image_size=32, patch_size=8, hidden_size=24, intermediate_size=40, num_hidden_layers=3,
+                            num_attention_heads=2)
+    clip = CLIPVisionModel(vcfg).eval()
+    clip.save_pretrained(tower)
+    ip = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    ip.save_pretrained(tower)
+    tok = word_tokenizer()
+    vocab = len(tok)
+    lcfg = LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                       num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512, pad_token_id=0,
+                       bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, tie_word_embeddings=False)
+    llama = LlamaForCausalLM(lcfg).eval()
+    proj = torch.nn.Sequential(torch.nn.Linear(24, 32), torch.nn.GELU(), torch.nn.Linear(32, 32))
+    state = {k: v.clone() for k, v in llama.state_dict().items()}
+    state.update({f"model.mm_projector.{k}": v.detach().clone() for k, v in proj.state_dict().items()})
+    orig = root / "llava-v1.5-tiny"
+    orig.mkdir(parents=True, exist_ok=True)
+    torch.save(state, orig / "pytorch_model-00001-of-00001.bin")
+    config = {**lcfg.to_dict(), "model_type": "llava", "architectures": ["LlavaLlamaForCausalLM"],
+              "mm_vision_tower": LLAVA_TOWER, "mm_hidden_size": 24, "mm_projector_type": "mlp2x_gelu",
+              "mm_vision_select_layer": -2, "mm_vision_select_feature": "patch", "mm_patch_merge_type": "flat",
+              "mm_use_im_start_end": False, "mm_use_im_patch_token": False, "image_aspect_ratio": "pad",
+              "tune_mm_mlp_adapter": False, "freeze_mm_mlp_adapter": False, "use_mm_proj": True,
+              "tokenizer_model_max_length": 2048, "tokenizer_padding_side": "right"}
+    (orig / "config.json").write_text(json.dumps(config, indent=1))
+    tok.save_pretrained(orig)
+
+    # the transformers twin
+    tok2 = word_tokenizer()
+    tok2.add_tokens(["<image>"], special_tokens=True)
+    image_id = tok2.convert_tokens_to_ids("<image>")
+    cfg = LlavaConfig(vision_config={**vcfg.to_dict(), "model_type": "clip_vision_model"},
+                      text_config={**lcfg.to_dict(), "model_type": "llama", "vocab_size": image_id + 1},
+                      image_token_id=image_id, vision_feature_layer=-2, vision_feature_select_strategy="default")
+    twin = LlavaForConditionalGeneration(cfg).eval()
+    sd = twin.state_dict()
+    new = {}
+    for k, v in llama.state_dict().items():
+        key = "lm_head.weight" if k == "lm_head.weight" else "model.language_model." + k.removeprefix("model.")
+        if v.shape != sd[key].shape:  # the embedding and LM head: the new <image> row stays random
+            v = torch.cat([v, sd[key][vocab:]])
+        new[key] = v
+    new.update({f"model.multi_modal_projector.linear_{i}.{p}": proj.state_dict()[f"{j}.{p}"]
+                for i, j in ((1, 0), (2, 2)) for p in ("weight", "bias")})
+    new.update({f"model.vision_tower.{k}": v for k, v in clip.state_dict().items()})
+    twin.load_state_dict(new, strict=True)
+    twin_dir = root / "llava-1.5-tiny-hf"
+    twin.save_pretrained(twin_dir)
+    LlavaProcessor(image_processor=ip, tokenizer=tok2, patch_size=8, vision_feature_select_strategy="default",
+                   num_additional_image_tokens=1, chat_template=LLAVA_TEMPLATE).save_pretrained(twin_dir)
+    return orig, twin_dir

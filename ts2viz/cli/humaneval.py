@@ -17,6 +17,7 @@ from .evaluate import write_csv
 
 def add_subcommands(sub) -> None:
     from ..gold.bundled import BUNDLED
+    from ..qa.mapping import DSG_YES_RULE, YES_RULES
 
     p = sub.add_parser("humaneval", help="meta-evaluate metrics against human ratings (point-wise, pair-wise, "
                        "model ordering; Gecko's tasks) with bootstrap intervals over prompts",
@@ -46,7 +47,7 @@ def add_subcommands(sub) -> None:
     p.add_argument("--dsg-missing", choices=["zero", "nan"], default="zero",
                    help="scores from released answers: an image without answers scores 0 (default, DSG's code) "
                         "or is left out")
-    p.add_argument("--yes-rule", choices=["exact", "contains"], default="exact",
+    p.add_argument("--yes-rule", choices=list(YES_RULES), default=DSG_YES_RULE,
                    help="scores from released answers: 'yes' exactly (default, DSG's code) or containing yes "
                         "(TS2's rule)")
     p.add_argument("--no-ceiling", action="store_true", help="leave out the human:OTHER rows (other rating sets)")

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ..qa.accumulation import DEFAULT_ACCUMULATION, canonical_accumulation, counted_by_edges, is_yes
+from ..qa.accumulation import DEFAULT_ACCUMULATION, canonical_accumulation, counted_by_edges
+from ..qa.mapping import DSG_YES_RULE, check_yes_rule, is_yes
 
 #: metric prefix -> (question set, accumulation)
 QA_METRICS: dict[str, tuple[str, str]] = {
@@ -47,12 +48,12 @@ class AnswerScoring:
     malformed_parents : ``no_gating`` (DSG's code) or ``skip_part``; see :func:`question_scores`.
     """
 
-    yes_rule: str = "exact"
+    yes_rule: str = DSG_YES_RULE
     missing: str = "zero"
     malformed_parents: str = "no_gating"
 
     def __post_init__(self) -> None:
-        is_yes([], self.yes_rule)
+        check_yes_rule(self.yes_rule)
         if self.missing not in MISSING:
             raise InputError(f"missing= must be one of {', '.join(MISSING)}, not {self.missing!r}")
         if self.malformed_parents not in MALFORMED:
@@ -74,7 +75,7 @@ def _parse_parents(text: str) -> list[int] | None:
     return out
 
 
-def question_scores(answers, accumulation: str = DEFAULT_ACCUMULATION, *, yes_rule: str = "exact",
+def question_scores(answers, accumulation: str = DEFAULT_ACCUMULATION, *, yes_rule: str = DSG_YES_RULE,
                     malformed: str = "no_gating") -> np.ndarray:
     """Whether each row of an answers table counts toward its image's score (bool array).
 

@@ -28,8 +28,9 @@ only when a metric is loaded.
 from __future__ import annotations
 
 import importlib
+import inspect
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..errors import InputError
 from .spec import Spec, parse_spec
@@ -95,7 +96,7 @@ register("vqascore", "VQAScore (t2v_metrics): likelihood of the answer 'Yes' to 
          ".vqascore:build", example="vqascore:zhiqiulin/clip-flant5-xxl", hub_model=True)
 register("tifa", "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
          ".qa:build_tifa", example="tifa:Salesforce/blip-vqa-base", hub_model=True)
-register("dsg", "DSG: fraction of yes/no questions answered correctly, a question failing with any parent",
+register("dsg", "DSG: fraction of yes/no questions answered 'yes', a question failing with a direct parent (DSG's code)",
          ".qa:build_dsg", example="dsg:Salesforce/blip-vqa-base", hub_model=True)
 register("gecko", "Gecko: LLM coverage-labelled yes/no questions, NLI-filtered, mean normalised answer likelihood",
          ".gecko:build", example="gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1", hub_model=True)
@@ -150,6 +151,28 @@ def check_offered(spec, offered: Sequence[str]) -> str:
     raise InputError("that metric is not offered here; choose one of the offered metrics")
 
 
+def accepted_options(factory: Callable) -> set[str] | None:
+    """The option names a family's factory takes: its keyword parameters (``spec`` and ``device`` aside)
+    plus its ``extra_options`` attribute; None when it takes ``**options`` without saying which (such a
+    factory checks its own)."""
+    params = inspect.signature(factory).parameters.values()
+    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"spec", "device"}
+    extra = getattr(factory, "extra_options", None)
+    if extra is None and any(p.kind == p.VAR_KEYWORD for p in params):
+        return None
+    return names | set(extra or ())
+
+
+def check_options(spec, factory: Callable, options: Mapping) -> None:
+    """One check, for every family, that a spec's options are ones its factory takes (:func:`accepted_options`):
+    a one-line :class:`InputError` naming the unknown ones and the accepted ones."""
+    accepted = accepted_options(factory)
+    bad = [] if accepted is None else sorted(set(options) - accepted)
+    if bad:
+        raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(bad)} ({spec.family} takes "
+                         f"{', '.join(sorted(accepted))})")
+
+
 def load(spec: str, device: str | None = None, **options):
     """Build the metric named by ``spec`` on ``device`` (``cuda``, ``cpu``, ``mps``; default: best available).
 
@@ -164,5 +187,7 @@ def load(spec: str, device: str | None = None, **options):
         from .base import check_hub_model_available
 
         check_hub_model_available(sp, opts)    # in a second, before torch and transformers are imported
-    metric = fam.factory()(sp, device, **opts)
+    factory = fam.factory()
+    check_options(sp, factory, opts)
+    metric = factory(sp, device, **opts)
     return metric

@@ -229,10 +229,14 @@ class Captioner:
         return out
 
 
+#: the options a judge metric passes to its OpenAI-compatible endpoint (:func:`endpoint_options`)
+ENDPOINT_OPTIONS: tuple[str, ...] = ("api_key", "api_key_env", "timeout", "temperature", "max_tokens", "workers")
+
+
 def endpoint_options(options: dict) -> dict:
     """The endpoint keyword arguments among a metric's options (popped from ``options``)."""
     kw: dict = {}
-    for k in ("api_key", "api_key_env", "timeout", "temperature", "max_tokens", "workers"):
+    for k in ENDPOINT_OPTIONS:
         if k in options:
             kw[k] = options.pop(k)
     return kw

@@ -48,7 +48,7 @@ import numpy as np
 
 from ..errors import InputError
 from .base import Metric
-from .judge import Captioner, endpoint_options, load_text_judge
+from .judge import ENDPOINT_OPTIONS, Captioner, endpoint_options, load_text_judge
 from .spec import Spec
 
 #: ts2viz's wording of LLMScore's description request (the original's text cannot be copied; see module doc)
@@ -174,11 +174,10 @@ def build(spec: Spec, device: str | None = None, *, endpoint: str | None = None,
     OpenAI-compatible endpoint (``gpt-4``, as the original's default). ``captioner`` (required) writes the
     global description; ``detector`` (optional, closed-set) the local one.
     """
+    from . import check_options
+
+    check_options(spec, build, options)  # the registry's one check (metrics.load runs it too)
     kw = endpoint_options(options)
-    if options:
-        raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))} (llmscore takes "
-                         "captioner, detector, score, endpoint, caption_prompt, caption_tokens, max_new_tokens, "
-                         "batch_size, api_key_env, temperature, max_tokens, timeout, workers)")
     score = str(score).lower()
     if score not in SCORES:
         raise InputError(f"metric {spec.raw!r}: score must be overall or error_counting, not {score!r}")
@@ -198,6 +197,10 @@ def build(spec: Spec, device: str | None = None, *, endpoint: str | None = None,
     llm = load_text_judge(spec, device, endpoint=endpoint, max_new_tokens=int(max_new_tokens), endpoint_kw=kw)
     return LLMScore(spec, llm, cap, det, score=score, batch_size=batch_size)
 
+
+
+#: options beyond the keyword parameters of :func:`build` (checked in one place, :func:`ts2viz.metrics.load`)
+build.extra_options = ENDPOINT_OPTIONS
 
 __all__ = ["LLMScore", "build", "parse_reply", "describe_prompt", "evaluation_prompt", "local_description",
            "DESCRIBE_INSTRUCTION", "EVALUATION_INSTRUCTION", "SCORES"]

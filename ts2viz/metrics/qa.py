@@ -5,6 +5,12 @@ question free-form; the answer is mapped to one of the question's choices by the
 (:mod:`.mapping`: Sentence-BERT by default, as TIFA and the TS2 release do, or ``?mapper=lexical``)
 and compared with the expected answer.
 
+A yes/no question of ``dsg:`` is read by the yes rule (``?yes_rule=exact``, the default, as DSG's
+code: the answer is ``yes`` exactly; ``contains``, TS2's rule: the answer contains "yes"; see
+:data:`.mapping.YES_RULES`, the same rule released answers are read with); other questions go to
+the mapper. The answers are decoded as ``?decoding=`` says (:mod:`.decoding`): DSG's InstructBLIP
+beam search by default for ``dsg:`` on an InstructBLIP, greedy otherwise.
+
 * TIFA = fraction of questions answered correctly.
 * DSG = the fraction of questions that *count*: with ``?accumulation=direct`` (default, as DSG's
   scoring code) a question counts only when it and its direct parents are answered correctly; with
@@ -30,7 +36,8 @@ from ..qa.accumulation import (DEFAULT_ACCUMULATION, canonical_accumulation, che
 from .base import Metric
 from .choicescore import choice_index, normalized_probability
 from .llm import load_llm
-from ..qa.mapping import AnswerMapper, is_correct, load_mapper
+from ..qa.mapping import DSG_YES_RULE, AnswerMapper, check_yes_rule, is_correct, is_yes_no, load_mapper, yes_no_choice
+from .decoding import GREEDY, Decoding, check_decoding, default_decoding
 from .question_gen import QuestionGenerator
 from ..qa.questions import Question, QuestionSource
 from .spec import Spec
@@ -44,8 +51,12 @@ class QAMetric(Metric):
 
     def __init__(self, spec: Spec, kind: str, vqa: VQAModel, source: QuestionSource, mapper: AnswerMapper | None,
                  batch_size: int | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
-                 accumulation: str = DEFAULT_ACCUMULATION, score: str = "accuracy", prompt_style: str = "default"):
+                 accumulation: str = DEFAULT_ACCUMULATION, score: str = "accuracy", prompt_style: str = "default",
+                 decoding: Decoding = GREEDY, yes_rule: str | None = None):
         check_score_option(spec, score)
+        self.decoding = decoding
+        #: how a yes/no answer is read (None: by the mapper, as TIFA)
+        self.yes_rule = None if yes_rule is None else check_yes_rule(yes_rule)
         self.prompt_style = prompt_style
         self.score = score
         self.kind = kind
@@ -55,12 +66,19 @@ class QAMetric(Metric):
         self.mapper = mapper
         self.max_new_tokens = max_new_tokens
         self.accumulation = check_accumulation(accumulation)
-        # Generative VLMs answer open questions verbosely; listing the choices keeps answers mappable.
-        self.list_choices = vqa.generative if list_choices is None else bool(list_choices)
+        # Generative VLMs answer open questions verbosely; listing the choices keeps answers mappable
+        # (unless the decoding is a source's own, which says whether its source listed them).
+        if list_choices is None:
+            list_choices = vqa.generative if decoding.list_choices is None else decoding.list_choices
+        self.list_choices = bool(list_choices)
         config = {"family": kind, **vqa.config, **source.config, "mapper": mapper.config if mapper else None,
                   "list_choices": self.list_choices, "max_new_tokens": max_new_tokens}
         if kind == "dsg":
             config["accumulation"] = self.accumulation
+        if self.yes_rule is not None and score != "normalized":
+            config["yes_rule"] = self.yes_rule
+        if decoding is not GREEDY and score != "normalized":  # greedy left out: existing caches stay valid
+            config.update(decoding.config)
         if prompt_style != "default":  # only then, so that existing caches stay valid
             config["prompt_style"] = prompt_style
         if score == "normalized":  # only then, so that existing caches of the default stay valid
@@ -93,8 +111,9 @@ class QAMetric(Metric):
             for q in qs:
                 pair_images.append(im)
                 pair_questions.append(self.ask(q))
-        answers = self.vqa.answer(pair_images, pair_questions, max_new_tokens=self.max_new_tokens)
-        mapped = self.mapper.map(answers, [q.choices for qs in qsets for q in qs])
+        answers = self.vqa.answer(pair_images, pair_questions, max_new_tokens=self.max_new_tokens,
+                                  decoding=self.decoding)
+        mapped = self.map_answers(answers, [q.choices for qs in qsets for q in qs])
         scores = np.full(len(items), np.nan)
         details = []
         k = 0
@@ -119,6 +138,10 @@ class QAMetric(Metric):
             details.append(recs)
         self.last_details = details
         return scores
+
+    def map_answers(self, answers: Sequence[str], choices: Sequence[Sequence[str]]) -> list[str]:
+        """:func:`map_answers` with this metric's mapper and yes rule."""
+        return map_answers(answers, choices, self.mapper, self.yes_rule)
 
     def score_normalized(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
         """Per question P(expected)/sum P(choices) from the VQA model's choice likelihoods (Gecko Eq. 2).
@@ -171,6 +194,27 @@ class QAMetric(Metric):
 SCORE_MODES = ("accuracy", "normalized")
 
 
+def map_answers(answers: Sequence[str], choices: Sequence[Sequence[str]], mapper: AnswerMapper | None,
+                yes_rule: str | None) -> list[str]:
+    """Each free-form answer's choice: a yes/no question's by ``yes_rule`` (:func:`.mapping.yes_no_choice`,
+    the rule released answers are read with) when one is given, every other by ``mapper``."""
+    if len(answers) != len(choices):
+        raise InputError(f"mapper: {len(answers)} answers but {len(choices)} choice lists")
+    out: list = [None] * len(answers)
+    rest = []
+    for i, (a, cs) in enumerate(zip(answers, choices)):
+        if yes_rule is not None and is_yes_no(cs):
+            out[i] = yes_no_choice(a, cs, yes_rule)
+        else:
+            rest.append(i)
+    if rest:
+        if mapper is None:
+            raise InputError("mapper: answers to questions other than yes/no need an answer mapper")
+        for i, m in zip(rest, mapper.map([answers[i] for i in rest], [choices[i] for i in rest])):
+            out[i] = m
+    return out
+
+
 def _parents_ok(qs: Sequence[Question], correct: dict[int, bool], accumulation: str) -> dict[int, bool]:
     """Per question: whether its parents let it count (direct, transitive/gated, or mean: always)."""
     if canonical_accumulation(accumulation) == "direct":       # a parent is judged on its own answer
@@ -199,7 +243,7 @@ def _build(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2",
            template: str | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
            mapper: str | None = None, accumulation: str | None = None, score: str = "accuracy",
            qa_filter: str | None = None, prompt_style: str | None = None, mapper_rule: str | None = None,
-           **options) -> Metric:
+           decoding: str | None = None, yes_rule: str | None = None, **options) -> Metric:
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
     if accumulation is not None and kind != "dsg":
@@ -213,9 +257,30 @@ def _build(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2",
         from .tifa_filter import FilteredSource, load_filter
 
         source = FilteredSource(source, load_filter(qa_filter, device))
+    if yes_rule not in (None, ""):
+        if kind != "dsg":
+            raise InputError(f"metric {spec.raw!r}: yes_rule= applies to dsg only (TIFA maps yes/no answers with "
+                             "its mapper; see mapper_rule=)")
+        if score == "normalized":
+            raise InputError(f"metric {spec.raw!r}: yes_rule= reads free-form answers, not score=normalized")
+        try:
+            check_yes_rule(str(yes_rule))
+        except InputError as e:
+            raise InputError(f"metric {spec.raw!r}: {e.problem}") from None
     style = _prompt_style(kind, spec, prompt_style)
     if style == "tifa_blip2":
         template = "{question}"  # the whole prompt is TIFA's text
+    model_type = _model_type(spec) if kind == "dsg" or decoding else None
+    if decoding in (None, ""):
+        chosen = default_decoding(kind, model_type)
+    else:
+        chosen = check_decoding(str(decoding), model_type, f"metric {spec.raw!r}")
+    if score == "normalized":
+        if decoding not in (None, "") and chosen is not GREEDY:
+            raise InputError(f"metric {spec.raw!r}: decoding= decodes free-form answers, not score=normalized")
+        chosen = GREEDY  # the likelihood scores decode nothing
+    if template is None and chosen.template:
+        template = chosen.template  # the source's own prompt (DSG: the bare question)
     vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=pair_batch_size, template=template)
     if score == "normalized" and mapper is not None:
         raise InputError(f"metric {spec.raw!r}: mapper= maps free-form answers; score=normalized reads the "
@@ -227,8 +292,23 @@ def _build(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2",
     # the "contains yes" rule (README, Fidelity: TIFA)
     rule = mapper_rule or ("tifa" if kind == "tifa" else None)
     answer_mapper = None if score == "normalized" else load_mapper(mapper, vqa.device, rule=rule)
+    rule_for_yes = (str(yes_rule) if yes_rule else DSG_YES_RULE) if kind == "dsg" and score != "normalized" else None
     return QAMetric(spec, kind, vqa, source, answer_mapper, batch_size, max_new_tokens, list_choices, acc,
-                    str(score), style)
+                    str(score), style, decoding=chosen, yes_rule=rule_for_yes)
+
+
+def _model_type(spec: Spec) -> str | None:
+    """The VQA model's ``model_type`` from its config (None when it cannot be read: the loader then says why)."""
+    from transformers import PretrainedConfig
+
+    from .base import check_model_id, hf_load
+
+    try:  # hf_load: a hub id on a network without the hub fails in seconds, not after retries
+        raw, _ = hf_load("config", PretrainedConfig.get_config_dict, check_model_id(spec), spec,
+                         **({"revision": spec.revision} if spec.revision else {}))
+    except Exception:  # load_vqa_model reports a bad model with its own message
+        return None
+    return raw.get("model_type")
 
 
 PROMPT_STYLES = ("default", "tifa_blip2")
@@ -262,4 +342,14 @@ def build_tifa(spec: Spec, device: str | None = None, **options) -> Metric:
 
 
 def build_dsg(spec: Spec, device: str | None = None, **options) -> Metric:
+    """``dsg:MODEL[?accumulation=direct|transitive|mean&yes_rule=exact|contains&decoding=dsg|greedy&...]``.
+
+    As DSG's code (j-min/DSG) by default: ``accumulation=direct`` (a question counts 0 when a direct
+    parent was answered no), ``yes_rule=exact`` (a yes/no answer is yes when it is exactly ``yes``;
+    ``contains`` is TS2's code's rule, the one its release used) and, when MODEL is an InstructBLIP,
+    ``decoding=dsg`` (DSG's ``generate`` call: bare question, beam 5, repetition penalty 1.5, up to 256
+    new tokens, as transformers 4.31 ran it; :mod:`.decoding`). Other models decode greedily
+    (``decoding=greedy``, ts2viz's own; DSG's other VQA models, mPLUG-large via modelscope and PaLI-17B,
+    are not transformers models).
+    """
     return _build("dsg", spec, device, **options)

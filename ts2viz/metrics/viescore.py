@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import InputError
 from . import viescore_prompts as P
 from .base import Metric
-from .judge import endpoint_options, load_vision_judge
+from .judge import ENDPOINT_OPTIONS, endpoint_options, load_vision_judge
 from .spec import Spec
 
 DELIMITER = "||V^=^V||"
@@ -227,11 +227,10 @@ def build(spec: Spec, device: str | None = None, *, endpoint: str | None = None,
     OpenAI-compatible endpoint (then ``api_key_env``, ``temperature``, ``max_tokens``, ``timeout``,
     ``workers`` apply; VIEScore sends ``max_tokens=1400`` and no temperature, the default here too).
     """
+    from . import check_options
+
+    check_options(spec, build, options)  # the registry's one check (metrics.load runs it too)
     kw = endpoint_options(options)
-    if options:
-        raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))} "
-                         "(viescore takes endpoint, aspect, retries, max_new_tokens, batch_size, dtype, api_key_env, "
-                         "temperature, max_tokens, timeout, workers)")
     aspect = str(aspect).lower()
     if aspect not in ASPECTS:
         raise InputError(f"metric {spec.raw!r}: aspect must be one of {', '.join(ASPECTS)}, not {aspect!r}")
@@ -240,3 +239,8 @@ def build(spec: Spec, device: str | None = None, *, endpoint: str | None = None,
     judge = load_vision_judge(spec, device, endpoint=endpoint, max_new_tokens=int(max_new_tokens), endpoint_kw=kw,
                               dtype=dtype, batch_size=pair_batch_size)
     return VIEScore(spec, judge, aspect=aspect, retries=int(retries), batch_size=batch_size)
+
+
+
+#: options beyond the keyword parameters of :func:`build` (checked in one place, :func:`ts2viz.metrics.load`)
+build.extra_options = ENDPOINT_OPTIONS

@@ -6,18 +6,20 @@ A :class:`VQAModel` answers many ``(image, question)`` pairs in batches, three w
   (t2v_metrics' VQAScore; for LLaVA-1.5 in t2v_metrics' own conversation format and image padding);
 * :meth:`VQAModel.yes_probability`: P("yes") read from the logits of the first answer token (the
   probability mass of the vocabulary entries that decode to "yes" in any case);
-* :meth:`VQAModel.answer`: a free-form greedy answer;
+* :meth:`VQAModel.answer`: a free-form answer, greedy or as a named decoding says (:mod:`.decoding`: DSG's
+  InstructBLIP beam search);
 * :meth:`VQAModel.choice_logprobs` / :meth:`VQAModel.choice_probabilities`: the teacher-forced sequence
   likelihood of each of a pair's answer choices (Gecko's score normalisation).
 
 Pairs may repeat an image (many questions per image) or use crops (:func:`crop`). Implementations:
 BLIP-VQA (``BlipForQuestionAnswering``), CLIP-FlanT5 (:mod:`ts2viz.metrics.clip_flant5`) and generative
-VLMs through ``AutoModelForImageTextToText`` (LLaVA-1.5, InstructBLIP, BLIP-2, Qwen2-VL, PaliGemma, ...).
+VLMs through ``AutoModelForImageTextToText`` (LLaVA-1.5, InstructBLIP, BLIP-2, Qwen2-VL, PaliGemma, ...);
+LLaVA-1.5 in LLaVA's own code layout is converted on load (:mod:`ts2viz.metrics.llava_original`).
 GPU out-of-memory halves the pair batch and retries.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -25,6 +27,9 @@ from ..errors import InputError
 from .base import (autocast, check_model_id, hf_load, model_identity, resolve_device, resolve_dtype,
                    run_halving_on_oom)
 from .spec import Spec
+
+if TYPE_CHECKING:
+    from .decoding import Decoding
 
 #: The prompt for generative models without a chat template (BLIP-2 / InstructBLIP convention).
 PLAIN_TEMPLATE = "Question: {question} Answer:"
@@ -95,9 +100,14 @@ class VQAModel:
         """P("yes") for each (image, question) pair, from the first answer token's distribution."""
         return np.asarray(self._batched(self._yes_prob, images, questions), dtype=np.float64)
 
-    def answer(self, images: Sequence, questions: Sequence[str], max_new_tokens: int = 16) -> list[str]:
-        """A greedy free-form answer for each (image, question) pair."""
-        return list(self._batched(lambda im, q: self._answer(im, q, max_new_tokens), images, questions))
+    def answer(self, images: Sequence, questions: Sequence[str], max_new_tokens: int = 16,
+               decoding: "Decoding | None" = None) -> list[str]:
+        """A free-form answer for each (image, question) pair: greedy, ``max_new_tokens`` new tokens, or as
+        the named ``decoding`` says (:mod:`.decoding`, e.g. DSG's InstructBLIP beam search)."""
+        if decoding is None or decoding.name == "greedy":
+            return list(self._batched(lambda im, q: self._answer(im, q, max_new_tokens), images, questions))
+        return list(self._batched(lambda im, q: self._answer_decoded(im, q, decoding, max_new_tokens), images,
+                                  questions))
 
     def choice_logprobs(self, images: Sequence, questions: Sequence[str],
                         choices: Sequence[Sequence[str]]) -> list[np.ndarray]:
@@ -134,6 +144,10 @@ class VQAModel:
 
     def _answer(self, images: list, questions: list[str], max_new_tokens: int) -> list[str]:
         raise NotImplementedError
+
+    def _answer_decoded(self, images: list, questions: list[str], decoding: "Decoding",
+                        max_new_tokens: int) -> list[str]:
+        raise InputError(f"VQA {self.model_id}: decoding={decoding.name} is not available for {type(self).__name__}")
 
     def _choice_logprobs(self, images: list, items: list[tuple[str, tuple[str, ...]]]) -> list[list[float]]:
         raise NotImplementedError
@@ -393,30 +407,44 @@ class GenerativeVQA(VQAModel):
     """A generative VLM (``AutoModelForImageTextToText`` + ``AutoProcessor``), chat template if it has one."""
 
     def __init__(self, model_id: str, spec: Spec, device: str, dtype, batch_size: int, revision=None,
-                 template: str | None = None, llava_format: str = "t2v_metrics"):
+                 template: str | None = None, llava_format: str = "t2v_metrics", loaded=None):
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         kw = {"revision": revision} if revision else {}
-        model = hf_load("vision-language model", AutoModelForImageTextToText.from_pretrained, model_id, spec,
-                        dtype=dtype, **kw)
+        if loaded is None:
+            model = hf_load("vision-language model", AutoModelForImageTextToText.from_pretrained, model_id, spec,
+                            dtype=dtype, **kw)
+            self.processor = hf_load("processor", AutoProcessor.from_pretrained, model_id, spec, **kw)
+        else:  # a checkpoint converted from another code layout (:mod:`.llava_original`)
+            model, self.processor = loaded.model, loaded.processor
         self.model = model.to(device).eval()
-        self.processor = hf_load("processor", AutoProcessor.from_pretrained, model_id, spec, **kw)
         tok = getattr(self.processor, "tokenizer", self.processor)
         # Batched decoding reads the last position: pad on the left.
         tok.padding_side = "left"
         if tok.pad_token is None:
             tok.pad_token = tok.eos_token
         self.tokenizer = tok
+        own_template = template is None
+        if own_template and loaded is not None:
+            template = loaded.template  # the converted layout has no chat template: its own conversation
         self.template = template
         self.chat = template is None and bool(getattr(self.processor, "chat_template", None))
         if llava_format not in ("t2v_metrics", "chat"):
             raise InputError(f"metric {spec.raw!r}: llava_format must be t2v_metrics or chat, not {llava_format!r}")
         #: LLaVA-1.5 scored as t2v_metrics does (its conversation, square padding): answer_score only
-        self.t2v_llava = (template is None and llava_format == "t2v_metrics"
+        self.t2v_llava = (own_template and llava_format == "t2v_metrics"
                           and getattr(model.config, "model_type", "") == "llava")
         if self.t2v_llava:
-            self._t2v_image_processor = _pil_image_processor(self.processor.image_processor, model_id, spec, kw)
-        super().__init__(model_id, model_identity(model_id, revision, model.config), device, dtype, batch_size)
+            self._t2v_image_processor = _pil_image_processor(self.processor.image_processor,
+                                                             loaded.vision_tower if loaded else model_id, spec,
+                                                             {} if loaded else kw)
+        #: the softmax of t2v_metrics' LLaVA score runs over the tokenizer's own vocabulary, as the original
+        #: model's (32000 rows); llava-hf's <image> and padding rows (32064 in all) are left out
+        self.text_vocab = int(getattr(tok, "vocab_size", 0) or 0) or None
+        ident = model_identity(model_id, revision, model.config)
+        if loaded is not None:
+            ident.update(layout="llava (LLaVA's own code, converted)", vision_tower=str(loaded.vision_tower))
+        super().__init__(model_id, ident, device, dtype, batch_size)
 
     @property
     def config(self) -> dict:
@@ -599,6 +627,8 @@ class GenerativeVQA(VQAModel):
         with autocast(self.device, self.dtype):
             logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
                                 pixel_values=pix).logits
+        if self.text_vocab and self.text_vocab < logits.shape[-1]:
+            logits = logits[..., :self.text_vocab]
         logp = torch.log_softmax(logits.float(), dim=-1).double().cpu()
         out = []
         for r, (row, s) in enumerate(zip(rows, starts)):
@@ -615,6 +645,39 @@ class GenerativeVQA(VQAModel):
                                       pad_token_id=self.tokenizer.pad_token_id)
         new = ids[:, enc["input_ids"].shape[1]:]
         return [s.strip() for s in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
+
+    def _answer_decoded(self, images, questions, decoding, max_new_tokens):
+        """transformers 4.31's InstructBLIP ``generate``, which DSG's code ran (see :mod:`.decoding`): the
+        language model is given only ``inputs_embeds`` (Q-Former query embeddings, then the prompt's), so
+        lengths and the repetition penalty count generated tokens only; its output is the answer alone.
+
+        Questions are batched only with questions of the same prompt token lengths (language model and
+        Q-Former), so no row is padded and each answer is the one DSG's one-at-a-time call gives.
+        """
+        if getattr(self.model.config, "model_type", "") not in decoding.model_types:
+            raise InputError(f"VQA {self.model_id}: decoding={decoding.name} applies to "
+                             f"{', '.join(decoding.model_types)} models only")
+        lm = self.model.language_model
+        kw = decoding.generate_kwargs(encoder_decoder=bool(lm.config.is_encoder_decoder), max_new_tokens=max_new_tokens)
+        prompts = [self.prompt(q) for q in questions]
+        keys = list(zip(*[[len(ids) for ids in tok(prompts)["input_ids"]]
+                          for tok in (self.tokenizer, getattr(self.processor, "qformer_tokenizer", None)) if tok]))
+        results: list = [None] * len(questions)
+        for key in dict.fromkeys(keys):
+            idx = [i for i, k in enumerate(keys) if k == key]
+            enc = self._inputs([images[i] for i in idx], [questions[i] for i in idx])
+            with autocast(self.device, self.dtype):
+                feats = self.model.get_image_features(
+                    enc["pixel_values"], qformer_input_ids=enc.get("qformer_input_ids"),
+                    qformer_attention_mask=enc.get("qformer_attention_mask"), return_dict=True).pooler_output
+                embeds = self.model.get_input_embeddings()(enc["input_ids"])
+                where = self.model.get_placeholder_mask(enc["input_ids"], inputs_embeds=embeds)
+                embeds = embeds.masked_scatter(where, feats.to(embeds.device, embeds.dtype))
+                out = lm.generate(inputs_embeds=embeds, attention_mask=enc["attention_mask"],
+                                  pad_token_id=self.tokenizer.pad_token_id, **kw)
+            for i, text in zip(idx, self.tokenizer.batch_decode(out, skip_special_tokens=True)):
+                results[i] = text.strip()
+        return results
 
 
 def _pil_image_processor(ip, model_id: str, spec: Spec, kw: dict):
@@ -657,15 +720,19 @@ def load_vqa_model(spec: Spec, device: str | None = None, *, dtype: str | None =
         mod, _, fn = backend.partition(":")
         return getattr(importlib.import_module(mod, __package__), fn)(
             model_id, spec, dev, dt, bs, spec.revision, vision_tower=vision_tower, tokenizer=tokenizer)
-    if raw.get("mm_vision_tower") and raw.get("model_type") == "llava":
-        raise InputError(f"metric {spec.raw!r}: {model_id!r} is a LLaVA checkpoint in LLaVA's own code layout "
-                         "(LlavaLlamaForCausalLM, as t2v_metrics loads liuhaotian/llava-v1.5-*); give its transformers "
-                         "conversion instead, e.g. llava-hf/llava-1.5-13b-hf")
+    if tokenizer:
+        raise InputError(f"metric {spec.raw!r}: tokenizer is an option of CLIP-FlanT5 checkpoints only")
+    from .llava_original import is_original_layout, load_original_llava
+
+    if is_original_layout(raw):  # liuhaotian/llava-v1.5-* (t2v_metrics' LLaVA): converted on load
+        loaded = load_original_llava(model_id, spec, dtype=dt, vision_tower=vision_tower)
+        return GenerativeVQA(model_id, spec, dev, dt, bs, spec.revision, template, llava_format, loaded=loaded)
     cfg = hf_load("config", AutoConfig.from_pretrained, model_id, spec, **kw)
     if template is None and cfg.model_type == "paligemma":
         template = PALIGEMMA_TEMPLATE  # PaliGemma has no chat template; it is trained on task prefixes
-    if vision_tower or tokenizer:
-        raise InputError(f"metric {spec.raw!r}: vision_tower/tokenizer are options of CLIP-FlanT5 checkpoints only")
+    if vision_tower:
+        raise InputError(f"metric {spec.raw!r}: vision_tower is an option of CLIP-FlanT5 checkpoints and LLaVA "
+                         "checkpoints in LLaVA's own layout only")
     archs = " ".join(getattr(cfg, "architectures", None) or [])
     if cfg.model_type == "blip" and ("QuestionAnswering" in archs or not archs):
         return BlipVQA(model_id, spec, dev, dt, bs, spec.revision)

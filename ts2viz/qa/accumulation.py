@@ -20,9 +20,8 @@ question about an attribute or relation presupposes the questions about its enti
 
 TIFA has no parents, so all three give the same TIFA score.
 
-What counts as a "yes" (:data:`YES_RULES`, :func:`is_yes`): ``exact`` (DSG's code: the answer string
-equals ``yes``; a missing answer is no) or ``contains`` (TS2's code: "yes" appears anywhere in the
-answer, case-insensitive).
+What counts as a "yes" is not this module's: it is one rule for live and released answers,
+:data:`ts2viz.qa.mapping.YES_RULES` (``exact``, DSG's code; ``contains``, TS2's code).
 """
 from __future__ import annotations
 
@@ -44,10 +43,6 @@ USED_BY: dict[str, str] = {
     "transitive": "DSG's README pseudocode; the TS2 release's per-image DSG files",
     "mean": "'DSG without dependency' in the DSG README; the published TS2 web leaderboard's DSG rows",
 }
-#: how an answer string is read as yes (see :func:`is_yes`)
-YES_RULES: tuple[str, ...] = ("exact", "contains")
-
-
 def check_accumulation(name: str) -> str:
     """``name`` if it is one of :data:`ACCUMULATIONS` or :data:`ALIASES`, else :class:`InputError`.
 
@@ -63,22 +58,6 @@ def check_accumulation(name: str) -> str:
 def canonical_accumulation(name: str) -> str:
     """The rule ``name`` stands for: one of :data:`ACCUMULATIONS` (``gated`` -> ``transitive``)."""
     return ALIASES.get(check_accumulation(name), name)
-
-
-def is_yes(answers, rule: str = "exact") -> np.ndarray:
-    """Whether each answer string reads as "yes" under ``rule``.
-
-    ``exact``: the answer equals ``yes`` (DSG's ``calc_vqa_score``: ``answer == 'yes'``; an empty or
-    missing answer is not yes). ``contains``: ``yes`` occurs in the lower-cased answer (TS2's rule).
-    ``None`` and NaN are never yes. Returns a bool array.
-    """
-    if rule not in YES_RULES:
-        raise InputError(f"unknown yes rule {rule!r}: expected one of {', '.join(YES_RULES)}")
-    out = np.zeros(len(answers), dtype=bool)
-    for i, a in enumerate(answers):
-        if isinstance(a, str):
-            out[i] = a == "yes" if rule == "exact" else "yes" in a.lower()
-    return out
 
 
 def counted_flags(question_ids: Sequence[int], correct: Sequence[bool], parents: Sequence[Sequence[int]],

@@ -31,6 +31,17 @@ A mapper is chosen by the ``mapper=`` option of a TIFA/DSG spec and is part of t
 A mapped choice is correct when it is the expected answer (:func:`is_correct`); the release's code
 calls a yes/no question correct when its answer contains "yes" even where the expected answer is "no"
 (one TS2 question).
+
+What counts as a "yes" is one named rule (:data:`YES_RULES`, :func:`reads_yes`), used both for live
+answers (``dsg:MODEL?yes_rule=...``, :func:`yes_no_choice`, the ``ts2`` and ``contains_yes`` mapper
+rules) and for released answers (:mod:`ts2viz.gold.answers`):
+
+``exact`` (DSG's code, :data:`DSG_YES_RULE`: the default of ``dsg:``)
+    the answer string equals ``yes`` (j-min/DSG ``calc_vqa_score``: ``float(answer == gt_answer)``
+    with ``gt_answer = 'yes'``); "Yes", "yes." and "yes, it is" are not yes, nor is a missing answer.
+``contains`` (TS2's code, :data:`TS2_YES_RULE`)
+    ``yes`` occurs anywhere in the lower-cased answer ("Yes.", "yes, it is", also "eyes" and
+    "Yesterday"); what the TS2 release's ``freeform_to_multiple_choice.py`` does.
 """
 from __future__ import annotations
 
@@ -68,9 +79,39 @@ def is_yes_no(choices: Sequence[str]) -> bool:
     return len(choices) == 2 and {str(c).strip().lower() for c in choices} == {"yes", "no"}
 
 
-def yes_no_choice(answer: str, choices: Sequence[str]) -> str:
-    """The yes/no rule: the choice spelling "yes" if the answer contains "yes", else the one for "no"."""
-    want = "yes" if "yes" in str(answer).lower() else "no"
+#: how an answer string is read as "yes" (module docstring): live and released answers alike
+YES_RULES: tuple[str, ...] = ("exact", "contains")
+#: DSG's code's rule (the default of ``dsg:``) and TS2's code's rule (its leaderboard's reproduction)
+DSG_YES_RULE = "exact"
+TS2_YES_RULE = "contains"
+
+
+def check_yes_rule(rule: str) -> str:
+    """``rule`` if it is one of :data:`YES_RULES`, else a one-line :class:`InputError`."""
+    if rule not in YES_RULES:
+        raise InputError(f"unknown yes rule {rule!r}: expected one of {', '.join(YES_RULES)}")
+    return rule
+
+
+def reads_yes(answer, rule: str) -> bool:
+    """Whether one answer reads as "yes" under ``rule`` (:data:`YES_RULES`); a non-string (None, NaN)
+    never does."""
+    check_yes_rule(rule)
+    if not isinstance(answer, str):
+        return False
+    return answer == "yes" if rule == "exact" else "yes" in answer.lower()
+
+
+def is_yes(answers, rule: str = DSG_YES_RULE) -> np.ndarray:
+    """:func:`reads_yes` for each answer: a bool array (released answers are read with this)."""
+    check_yes_rule(rule)
+    return np.fromiter((reads_yes(a, rule) for a in answers), dtype=bool, count=len(answers))
+
+
+def yes_no_choice(answer: str, choices: Sequence[str], rule: str = TS2_YES_RULE) -> str:
+    """The choice spelling "yes" if the answer reads as yes under ``rule`` (:func:`reads_yes`), else the one
+    spelling "no"."""
+    want = "yes" if reads_yes(answer, rule) else "no"
     return next(c for c in choices if str(c).strip().lower() == want)
 
 
@@ -200,7 +241,7 @@ class SBERTMapper(AnswerMapper):
             if not cs:
                 out[i] = a
             elif self.rule == "ts2" and len(cs) < 3:
-                out[i] = "yes" if "yes" in str(a).lower() else "no"  # the release writes these two words
+                out[i] = "yes" if reads_yes(str(a), TS2_YES_RULE) else "no"  # the release writes these two words
             elif self.rule == "contains_yes" and is_yes_no(cs):
                 out[i] = yes_no_choice(a, cs)
             elif self.rule != "ts2" and a in cs:  # TIFA's shortcut: an answer that is a choice is taken
