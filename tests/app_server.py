@@ -111,6 +111,18 @@ def launch_chromium(playwright):
 
 
 @contextmanager
+def chromium_browser() -> Iterator:
+    """A module's Chromium (``yield from chromium_browser()`` in a module-scoped ``browser`` fixture):
+    launched once for the module's tests, closed after them; screenshots go to :data:`ART`."""
+    from playwright.sync_api import sync_playwright
+
+    ART.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        b = launch_chromium(p)
+        yield b
+        b.close()
+
+
 def browser_page(width: int = 1500, height: int = 1000) -> Iterator:
     """A page of Debian's Chromium ``width`` x ``height`` px with a generous default timeout (a loaded
     2-core machine renders slowly); the page's JavaScript errors collect in ``page.page_errors``."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_server import ART, ROOT, WAIT_MS, launch_chromium, open_tab, running_app, settle
+from app_server import ART, ROOT, WAIT_MS, chromium_browser, open_tab, running_app, settle
 
 pytestmark = pytest.mark.slow
 
@@ -57,13 +57,7 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    ART.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        yield b
-        b.close()
+    yield from chromium_browser()
 
 
 def open_page(browser, server, width: int, height: int):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app_server import ART, CHROMIUM, launch_chromium, open_tab, running_app
+from app_server import ART, CHROMIUM, chromium_browser, open_tab, running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -45,13 +45,7 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    ART.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        yield b
-        b.close()
+    yield from chromium_browser()
 
 
 def _rows(pg, table_id: str) -> list[str]:
