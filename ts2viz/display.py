@@ -108,6 +108,14 @@ def md_text(text) -> str:
     return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
 
 
+def md_html_text(text) -> str:
+    """Any text inside HTML that a Markdown component shows (``gr.Markdown`` holding a ``<div>``): HTML
+    escaped with quotes, and Markdown's punctuation as character references (``[`` -> ``&#91;``), which
+    read as the characters whether or not the Markdown renderer looks inside the HTML (a backslash
+    escape would show as a backslash where it does not): no tag, link or remote image either way."""
+    return _MD_SPECIAL.sub(lambda m: f"&#{ord(m.group(1))};", html.escape(str(text), quote=True))
+
+
 def html_text(text) -> str:
     """Any text inside HTML (an element's content or a quoted attribute): ``html.escape`` with quotes."""
     return html.escape(str(text), quote=True)

@@ -91,11 +91,11 @@ def scatter_names_html(board, x: str = "ord_avg", y: str = "sep_avg") -> str:
     """Every point of the Ord-vs-Sep scatter by name with its two values (x100), as HTML for the note
     under the plot. Shown only where the plot's own labels are hidden (a window narrower than
     1040 px, a phone: assets/app.css), so that no name is missing there either (issue 21 item 7)."""
-    from ...display import fmt_x100, html_text
+    from ...display import fmt_x100, md_html_text
 
     if board is None or len(board) == 0:
         return ""
-    items = [f"<b>{html_text(m)}</b> {fmt_x100(a)} · {fmt_x100(b)}"
+    items = [f"<b>{md_html_text(m)}</b> {fmt_x100(a)} · {fmt_x100(b)}"
              for m, a, b in zip(board["metric"], board[x], board[y])]
     return (f'<div class="{SCATTER_NAMES_CLASS}"><small>On a narrow screen the names are not drawn on the plot '
             f"(tap a point for its name). The points ({column_label(x)} · {column_label(y)}, x100): "
