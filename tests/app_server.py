@@ -110,7 +110,6 @@ def launch_chromium(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
-@contextmanager
 def chromium_browser() -> Iterator:
     """A module's Chromium (``yield from chromium_browser()`` in a module-scoped ``browser`` fixture):
     launched once for the module's tests, closed after them; screenshots go to :data:`ART`."""
@@ -123,6 +122,7 @@ def chromium_browser() -> Iterator:
         b.close()
 
 
+@contextmanager
 def browser_page(width: int = 1500, height: int = 1000) -> Iterator:
     """A page of Debian's Chromium ``width`` x ``height`` px with a generous default timeout (a loaded
     2-core machine renders slowly); the page's JavaScript errors collect in ``page.page_errors``."""
