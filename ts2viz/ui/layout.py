@@ -127,7 +127,9 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
     dep = page.on(live_tab.score_button.click, live_tab.score, live_tab.score_inputs, live_tab.score_message,
                   model=True, errors_to=live_tab.score_message)
     live.clear_error_toasts_on_success(dep)
-    page.then_redraw(page.on(dep.success, first_live, live_tab.spec, pickers), ["header", "board", "seg", "corr"])
+    # the finder too: it follows metric A, which first_live may set (the pickers' own events are the visitor's)
+    page.then_redraw(page.on(dep.success, first_live, live_tab.spec, pickers), ["header", "board", "seg", "finder",
+                                                                              "corr"])
     dep = page.on(live_tab.upload_button.click, live_tab.upload, live_tab.upload_inputs, live_tab.upload_outputs,
                   model=True, errors_to=live_tab.upload_outputs[0])
     live.clear_error_toasts_on_success(dep)

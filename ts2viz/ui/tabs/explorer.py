@@ -125,8 +125,8 @@ def build(page: Page) -> None:
                                                    "higher); at = where it is attained, Δmean = mean gap "
                                                    "(scores)")
                         ks_csv = gr.Button("Download CSV", size="sm", elem_id="ks-csv")
-                    questions.build(page, seg=seg_dd, node=node_dd, metric_a=metric_a, metric_b=metric_b,
-                                    gallery=gal, open_tab=open_tab)
+                    questions_tab = questions.build(page, seg=seg_dd, node=node_dd, metric_a=metric_a,
+                                                    metric_b=metric_b, gallery=gal, open_tab=open_tab)
     page.seg, page.search = seg_dd, search
     page.metric_pickers += [metric_a, metric_b]
 
@@ -152,7 +152,9 @@ def build(page: Page) -> None:
         ir.warm_neighbours(view, sid)
         walks = view.memo(("walk_table_value", mode, sid, ma, mb), [ma, mb], lambda: table_value(v["walk_table"]))
         nodes_part = separation(view, sid, ma, mb, fmt) if shown == NODES_TAB else (gr.skip(),) * 3
-        node = dropdown(v["nodes"], v["node"]) if node_choices else gr.update(value=v["node"])
+        # the same SEG (a metric changed): its node list stays, only the node is reset, as a plain value (an
+        # update, even of a value alone, costs Gradio a new component and its config)
+        node = dropdown(v["nodes"], v["node"]) if node_choices else v["node"]
         return (v["header"], v["graph"], node, v["node_title"], v["gallery"],
                 dropdown(v["walk_choices"], v["walk"]), v["walk_fig_a"], v["walk_fig_b"], walks, *nodes_part,
                 *images_drawn(rec))
@@ -168,14 +170,7 @@ def build(page: Page) -> None:
 
     page.on(nodes_tab.select, nodes_opened, [seg_dd, metric_a, metric_b, page.fmt], [open_tab, cdf_a, cdf_b, ks_tb])
     page.on(walks_tab.select, walks_opened, None, open_tab, queue=False, show_progress="hidden")
-
-    def metric_chosen(mode, sid, ma, mb, fmt, shown, request: gr.Request):
-        # the same SEG: its node list stays, only the node is reset (an update of a dropdown's choices
-        # costs Gradio a new component and its config; a value alone does not)
-        return show_seg(mode, sid, ma, mb, fmt, shown, request, node_choices=False)
-
-    for ev in (metric_a.input, metric_b.input):
-        page.on(ev, metric_chosen, seg_in, seg_out)
+    page.track_open(questions.TAB_ID, questions_tab, [walks_tab, nodes_tab])
 
     def walks_csv_file(mode, sid, ma, mb, request: gr.Request):
         view = page.view(request, create=True)
@@ -284,7 +279,25 @@ def build(page: Page) -> None:
         return table
 
     page.refresh["finder"] = Refresh(find_and_warm, [page.mode, metric_a, metric_b, ff_stat, ff_gap, part], [finder])
-    for ev in (ff_stat.change, ff_gap.change, metric_a.change, metric_b.change):
+    for ev in (ff_stat.change, ff_gap.change):
         page.on(ev, find_and_warm, page.refresh["finder"].inputs, page.refresh["finder"].outputs)
+
+    # -- a metric picked: one event redraws the SEG's view and the failure finder (two would each pay
+    # Gradio's per-event work). Changes of the pickers' values by the page itself (a live metric
+    # selected) redraw through page.refresh (ts2viz.ui.layout).
+    def finder_follows(which: str, stat, gap) -> bool:
+        # the finder ranks by metric A; by B too only for a gap, or for questions (the first of A, B with them)
+        return which == "a" or bool(gap) or stat == "questions"
+
+    def metric_picked(which: str):
+        def metric_chosen(mode, sid, ma, mb, fmt, shown, stat, gap, partition, request: gr.Request):
+            view = show_seg(mode, sid, ma, mb, fmt, shown, request, node_choices=False)
+            table = (find_and_warm(mode, ma, mb, stat, gap, partition, request) if finder_follows(which, stat, gap)
+                     else gr.skip())
+            return (*view, table)
+        return metric_chosen
+
+    for which, picker in (("a", metric_a), ("b", metric_b)):
+        page.on(picker.input, metric_picked(which), seg_in + [ff_stat, ff_gap, part], seg_out + [finder])
     page.download(finder_csv, finder_csv_file, page.refresh["finder"].inputs)
     page.open_seg_from_table(finder)
