@@ -130,9 +130,11 @@ def build(page: Page) -> None:
     page.seg, page.search = seg_dd, search
     page.metric_pickers += [metric_a, metric_b]
 
-    # -- the whole SEG view
-    seg_out = [header, graph, node_dd, node_md, gal, walk_dd, walk_a, walk_b, walks_tb,
-               cdf_a, cdf_b, ks_tb, img_timer, img_shown]
+    # -- the whole SEG view. Its Nodes tab (CDFs, KS table) is drawn by events of its own, only while it
+    # is open (page.while_open): a view change with it closed has no output there (an output that is
+    # skipped still costs Gradio a new component and its config).
+    seg_out = [header, graph, node_dd, node_md, gal, walk_dd, walk_a, walk_b, walks_tb, img_timer, img_shown]
+    nodes_out = [cdf_a, cdf_b, ks_tb]
 
     def images_drawn(rec):
         """The timer and record outputs of a view event that drew the graph and gallery of ``rec``."""
@@ -143,7 +145,7 @@ def build(page: Page) -> None:
         ks = view.memo(("ks_table_value", sid, ma, mb), [ma, mb], lambda: table_value(v["ks_table"]))
         return v["cdf_a"], v["cdf_b"], ks
 
-    def show_seg(mode, sid, ma, mb, fmt, shown, request: gr.Request, *, node_choices: bool = True):
+    def show_seg(mode, sid, ma, mb, fmt, request: gr.Request, *, node_choices: bool = True):
         if sid in (None, ""):
             return tuple(gr.skip() for _ in seg_out)
         view = page.view(request)
@@ -151,25 +153,36 @@ def build(page: Page) -> None:
         v = cb_explorer.seg_view(view, mode, sid, ma, mb, plot=plot_cached(view, fmt), nodes=False)
         ir.warm_neighbours(view, sid)
         walks = view.memo(("walk_table_value", mode, sid, ma, mb), [ma, mb], lambda: table_value(v["walk_table"]))
-        nodes_part = separation(view, sid, ma, mb, fmt) if shown == NODES_TAB else (gr.skip(),) * 3
         # the same SEG (a metric changed): its node list stays, only the node is reset, as a plain value (an
         # update, even of a value alone, costs Gradio a new component and its config)
         node = dropdown(v["nodes"], v["node"]) if node_choices else v["node"]
         return (v["header"], v["graph"], node, v["node_title"], v["gallery"],
-                dropdown(v["walk_choices"], v["walk"]), v["walk_fig_a"], v["walk_fig_b"], walks, *nodes_part,
-                *images_drawn(rec))
+                dropdown(v["walk_choices"], v["walk"]), v["walk_fig_a"], v["walk_fig_b"], walks, *images_drawn(rec))
 
-    seg_in = [page.mode, seg_dd, metric_a, metric_b, page.fmt, open_tab]
+    seg_in = [page.mode, seg_dd, metric_a, metric_b, page.fmt]
     page.refresh["seg"] = Refresh(show_seg, seg_in, seg_out)
     page.on(seg_dd.change, show_seg, seg_in, seg_out)
 
-    def nodes_opened(sid, ma, mb, fmt, request: gr.Request):
+    def nodes_view(sid, ma, mb, fmt, request: gr.Request):
         if sid in (None, ""):
-            return NODES_TAB, gr.skip(), gr.skip(), gr.skip()
-        return (NODES_TAB, *separation(page.view(request), sid, ma, mb, fmt))
+            return gr.skip(), gr.skip(), gr.skip()
+        return separation(page.view(request), sid, ma, mb, fmt)
 
-    page.on(nodes_tab.select, nodes_opened, [seg_dd, metric_a, metric_b, page.fmt], [open_tab, cdf_a, cdf_b, ks_tb])
+    def nodes_opened(sid, ma, mb, fmt, request: gr.Request):
+        return (NODES_TAB, *nodes_view(sid, ma, mb, fmt, request))
+
+    def nodes_redraw(sid, ma, mb, fmt, shown, request: gr.Request):
+        # redraws of every view (the figure format, the data variant, new scores): only if it is open
+        return nodes_view(sid, ma, mb, fmt, request) if shown == NODES_TAB else (gr.skip(),) * 3
+
+    nodes_in = [seg_dd, metric_a, metric_b, page.fmt]
+    page.refresh["nodes"] = Refresh(nodes_redraw, nodes_in + [open_tab], nodes_out)
+    page.on(nodes_tab.select, nodes_opened, nodes_in, [open_tab, *nodes_out])
+    with nodes_tab:
+        page.while_open(NODES_TAB, (seg_dd.change, metric_a.change, metric_b.change), nodes_view, nodes_in,
+                        nodes_out, elem_id="nodes-follow")
     page.on(walks_tab.select, walks_opened, None, open_tab, queue=False, show_progress="hidden")
+    page.track_open(NODES_TAB, nodes_tab, [walks_tab, questions_tab])
     page.track_open(questions.TAB_ID, questions_tab, [walks_tab, nodes_tab])
 
     def walks_csv_file(mode, sid, ma, mb, request: gr.Request):
@@ -290,8 +303,8 @@ def build(page: Page) -> None:
         return which == "a" or bool(gap) or stat == "questions"
 
     def metric_picked(which: str):
-        def metric_chosen(mode, sid, ma, mb, fmt, shown, stat, gap, partition, request: gr.Request):
-            view = show_seg(mode, sid, ma, mb, fmt, shown, request, node_choices=False)
+        def metric_chosen(mode, sid, ma, mb, fmt, stat, gap, partition, request: gr.Request):
+            view = show_seg(mode, sid, ma, mb, fmt, request, node_choices=False)
             table = (find_and_warm(mode, ma, mb, stat, gap, partition, request) if finder_follows(which, stat, gap)
                      else gr.skip())
             return (*view, table)
