@@ -133,12 +133,21 @@ def build(page: Page) -> None:
     # -- the whole SEG view. Its Nodes tab (CDFs, KS table) is drawn by events of its own, only while it
     # is open (page.while_open): a view change with it closed has no output there (an output that is
     # skipped still costs Gradio a new component and its config).
-    seg_out = [header, graph, node_dd, node_md, gal, walk_dd, walk_a, walk_b, walks_tb, img_timer, img_shown]
+    # Images that land after a view was drawn are pushed to the page (image_refresh) only where they can
+    # land: with a hub fetcher. Without one (local images, or HF_HUB_OFFLINE) a view's images never
+    # change, and the timer and its record are no outputs of the view events.
+    live_images = ir.live() and getattr(getattr(app, "thumbs", None), "fetcher", None) is not None
+    img_out = [img_timer, img_shown] if live_images else []
+    seg_out = [header, graph, node_dd, node_md, gal, walk_dd, walk_a, walk_b, walks_tb, *img_out]
     nodes_out = [cdf_a, cdf_b, ks_tb]
+
+    def images_shown(view, sid, node=None):
+        """What the view's images show now (:func:`ir.shown`; call before building the view), if pushed."""
+        return ir.shown(view, sid, node) if live_images else None
 
     def images_drawn(rec):
         """The timer and record outputs of a view event that drew the graph and gallery of ``rec``."""
-        return gr.Timer(active=ir.timer_on(rec)), rec
+        return (gr.Timer(active=ir.timer_on(rec)), rec) if live_images else ()
 
     def separation(view, sid, ma, mb, fmt):
         v = cb_explorer.node_separation_view(view, sid, ma, mb, plot=plot_cached(view, fmt))
@@ -149,7 +158,7 @@ def build(page: Page) -> None:
         if sid in (None, ""):
             return tuple(gr.skip() for _ in seg_out)
         view = page.view(request)
-        rec = ir.shown(view, sid)       # before the view is built: see ir.shown
+        rec = images_shown(view, sid)       # before the view is built: see ir.shown
         v = cb_explorer.seg_view(view, mode, sid, ma, mb, plot=plot_cached(view, fmt), nodes=False)
         ir.warm_neighbours(view, sid)
         walks = view.memo(("walk_table_value", mode, sid, ma, mb), [ma, mb], lambda: table_value(v["walk_table"]))
@@ -218,21 +227,21 @@ def build(page: Page) -> None:
     # -- nodes and walks
     def node_chosen(mode, sid, ma, mb, node, walk, request: gr.Request):
         view = page.view(request)
-        rec = ir.shown(view, sid, node)
+        rec = images_shown(view, sid, node)
         v = cb_explorer.select_node(view, mode, sid, ma, mb, node, walk)
         return v["graph"], v["gallery"], v["node_title"], *images_drawn(rec)
 
     page.on(node_dd.input, node_chosen, [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd],
-            [graph, gal, node_md, img_timer, img_shown])
+            [graph, gal, node_md, *img_out])
 
     def node_clicked(mode, sid, ma, mb, walk, evt: Selection, request: gr.Request):
         if not evt.value:
-            return (gr.skip(),) * 6
+            return (gr.skip(),) * (4 + len(img_out))
         drawn = node_chosen(mode, sid, ma, mb, evt.value, walk, request)
-        return (*drawn, gr.update(value=evt.value))
+        return (*drawn, evt.value)
 
     page.on(graph.select, node_clicked, [page.mode, seg_dd, metric_a, metric_b, walk_dd],
-            [graph, gal, node_md, img_timer, img_shown, node_dd])
+            [graph, gal, node_md, *img_out, node_dd])
 
     # -- images that land after the view was drawn (a tick is cheap and skips the queue)
     def images_tick(mode, sid, ma, mb, node, walk, rec, request: gr.Request):
@@ -244,8 +253,9 @@ def build(page: Page) -> None:
         return (v["graph"] if g else gr.skip(), v["gallery"] if gal_changed else gr.skip(),
                 gr.Timer(active=False) if new is None else gr.skip(), gr.skip() if new is rec else new)
 
-    page.on(img_timer.tick, images_tick, [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd, img_shown],
-            [graph, gal, img_timer, img_shown], queue=False, show_progress="hidden")
+    if live_images:
+        page.on(img_timer.tick, images_tick, [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd, img_shown],
+                [graph, gal, img_timer, img_shown], queue=False, show_progress="hidden")
 
     def walk_chosen(mode, sid, ma, mb, walk, node, fmt, request: gr.Request):
         view = page.view(request)
@@ -259,7 +269,7 @@ def build(page: Page) -> None:
         w = cb_explorer.walk_from_row(table, evt.index[0])
         if w is None:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-        return (*walk_chosen(mode, sid, ma, mb, w, node, fmt, request), gr.update(value=w))
+        return (*walk_chosen(mode, sid, ma, mb, w, node, fmt, request), w)    # a plain value: an update would cost a new component
 
     page.on(walks_tb.select, walk_row, [page.mode, seg_dd, metric_a, metric_b, node_dd, page.fmt, walks_tb],
             [graph, walk_a, walk_b, walk_dd])
