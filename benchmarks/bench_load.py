@@ -11,7 +11,8 @@ event the page wires to it and what those trigger, waits for all, and closes the
 is measured at the client from its queue-join request to its completion message (queue wait
 included). Printed per run: calls, failed calls (with the first errors), p50/p95/max latency of the
 view-change calls (page loads apart), server CPU seconds and RSS after the run; RSS before the first
-run. Not a pass/fail test (the suite's tests/test_public_app.py has a bounded one).
+run; and per view change: its latency with all its calls (from the first call to the last result,
+chained calls in turn), calls, and server CPU. Not a pass/fail test (the suite's tests/test_public_app.py has a bounded one).
 """
 from __future__ import annotations
 
@@ -61,14 +62,18 @@ async def view_change(s: Session, kind: str, rnd: random.Random) -> list[Result]
 
 
 async def client(c: httpx.AsyncClient, url: str, app: AppConfig, seed: int, changes: int,
-                 loads: list, views: list) -> None:
+                 loads: list, views: list, whole: list) -> None:
     rnd = random.Random(seed)
     s = Session(c, url, app)
     s.keep_alive()
     try:
         loads += await s.load()
         for _ in range(changes):
-            views += await view_change(s, rnd.choice(KINDS), rnd)
+            t = time.perf_counter()
+            res = await view_change(s, rnd.choice(KINDS), rnd)
+            if res:
+                whole.append(time.perf_counter() - t)
+            views += res
     finally:
         await s.close()
 
@@ -78,9 +83,10 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, max(0, int(round(q * len(xs))) - 1))] if xs else float("nan")
 
 
-async def one_run(url: str, clients: int, changes: int, seed: int) -> tuple[list[Result], list[Result], float]:
+async def one_run(url: str, clients: int, changes: int, seed: int) -> tuple[list[Result], list[Result], float, list]:
     loads: list[Result] = []
     views: list[Result] = []
+    whole: list[float] = []
     # idle connections are dropped before the server's keep-alive timeout (uvicorn: 5 s) would close
     # them under a request, as browsers do
     limits = httpx.Limits(max_connections=4 * clients + 10, max_keepalive_connections=2 * clients,
@@ -88,8 +94,9 @@ async def one_run(url: str, clients: int, changes: int, seed: int) -> tuple[list
     async with httpx.AsyncClient(timeout=httpx.Timeout(120.0), limits=limits) as c:
         app = await AppConfig.fetch(c, url)
         t = time.perf_counter()
-        await asyncio.gather(*[client(c, url, app, seed * 1000 + k, changes, loads, views) for k in range(clients)])
-        return loads, views, time.perf_counter() - t
+        await asyncio.gather(*[client(c, url, app, seed * 1000 + k, changes, loads, views, whole)
+                               for k in range(clients)])
+        return loads, views, time.perf_counter() - t, whole
 
 
 def start_app(port: int, cache: Path) -> subprocess.Popen:
@@ -142,7 +149,7 @@ def main() -> int:
         rss = []
         for r in range(a.runs):
             cpu0 = sum(server.cpu_times()[:2]) if server else 0.0
-            loads, views, wall = asyncio.run(one_run(url, a.clients, a.changes, a.seed + r))
+            loads, views, wall, whole = asyncio.run(one_run(url, a.clients, a.changes, a.seed + r))
             cpu = (sum(server.cpu_times()[:2]) - cpu0) if server else float("nan")
             calls = loads + views
             failed = [x for x in calls if not x.success]
@@ -155,6 +162,9 @@ def main() -> int:
                   f"p95 {pct(lat, 0.95):.3f} s, max {max(lat):.3f} s; page load p50 "
                   f"{statistics.median(lat_load):.3f} s, p95 {pct(lat_load, 0.95):.3f} s; wall {wall:.1f} s, "
                   f"server CPU {cpu:.1f} s ({1000 * cpu / max(1, len(calls)):.1f} ms/call), RSS after {mem:.0f} MB")
+            print(f"   view change, all its calls (waves in turn): p50 {statistics.median(whole):.3f} s, "
+                  f"p95 {pct(whole, 0.95):.3f} s; {len(views) / max(1, len(whole)):.2f} calls and "
+                  f"{1000 * cpu / max(1, len(whole) + len(lat_load)):.1f} ms server CPU per view change or page load")
             for x in failed[:5]:
                 print(f"   failed: {x.api_name}: {str(x.error)[:200]}")
             if a.by_event:

@@ -158,6 +158,14 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
         threading.Thread(target=warm_start, args=(app, os.environ.get("TS2VIZ_PREFETCH", "first")), daemon=True,
                          name="ts2viz-prefetch").start()
     workspaces = Workspaces(app, exports_root=Path(upload_root))
+    if app.metrics:
+        # the leaderboard's intervals too (a bootstrap, ~0.4 s a mode): else drawn by the first page load
+        # and by the first mode switch, with every visitor's views queued behind it
+        from ..policy import MODES
+        from .callbacks.uncertainty import board_bootstrap
+
+        for mode in MODES:
+            board_bootstrap(workspaces.view(None), mode)
     demo = build_blocks(app, workspaces=workspaces)
     if app.access.public:
         # Uploads belong to no session (two visitors' identical files share a path): everything in the

@@ -82,6 +82,19 @@ SHOW_SEG_ON_PHONE_JS = """() => {
 }"""
 
 
+# Which panels the page shows (Page.track_open / Page.while_open): a flag per panel, in the page.
+OPEN_FLAG_JS = """() => { (window.ts2vizOpen = window.ts2vizOpen || {})[%s] = %s; return []; }"""
+# While the panel is open, click the hidden button whose click runs the panel's server event.
+CLICK_IF_OPEN_JS = """() => {
+  if ((window.ts2vizOpen || {})[%s]) {
+    const el = document.getElementById(%s);
+    const b = el && (el.tagName === 'BUTTON' ? el : el.querySelector('button'));
+    if (b) { b.click(); }
+  }
+  return [];
+}"""
+
+
 def _json_default(o):
     tolist = getattr(o, "tolist", None)
     if callable(tolist):
@@ -424,6 +437,30 @@ class Page:
         dep = self.on(table.select, open_row, [table, self.search], [self.seg, self.tabs, self.search])
         # on a phone the explorer's sidebar comes first, a screen or two tall: show the SEG itself
         dep.success(None, None, None, js=SHOW_SEG_ON_PHONE_JS)
+
+    def track_open(self, name: str, opened, closed) -> None:
+        """Let the page know whether panel ``name`` (a tab) is open: its ``select`` events (``opened``:
+        one, ``closed``: the others that hide it) set a flag in the browser, with no server call, that
+        :meth:`while_open` reads. Starts closed, like a fresh page."""
+        for tab, value in [(opened, "true")] + [(t, "false") for t in closed]:
+            tab.select(None, None, None, js=OPEN_FLAG_JS % (orjson.dumps(name).decode(), value),
+                       queue=False, show_progress="hidden")
+
+    def while_open(self, name: str, triggers, fn: Callable, inputs, outputs, *, elem_id: str, **kw):
+        """``fn`` after any of ``triggers``, but only while panel ``name`` is open (:meth:`track_open`).
+
+        The page decides, not the server: each trigger runs a line of script in the browser that, while
+        the panel is open, clicks a hidden button whose click is the server event. A view change with
+        the panel closed (most of them) then costs no call at all, where a server-side check would cost
+        a call that answers "skip" for every output, each of which Gradio turns into a new component.
+        Call inside the panel's layout (the button is rendered there). Returns the click's dependency."""
+        button = gr.Button(visible="hidden", elem_id=elem_id, elem_classes="follow-trigger")
+        js = CLICK_IF_OPEN_JS % (orjson.dumps(name).decode(), orjson.dumps(elem_id).decode())
+        for trigger in triggers:
+            trigger(None, None, None, js=js, queue=False, show_progress="hidden")
+        kw.setdefault("trigger_mode", "always_last")
+        kw.setdefault("show_progress", "hidden")
+        return self.on(button.click, fn, inputs, outputs, **kw)
 
     def then_redraw(self, dep, names):
         """Chain the redraws ``names`` after the event ``dep``; returns the last dependency."""

@@ -97,7 +97,7 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
     # each in one call (see combined): the mode changes every view; the figure format the figures
     # (the board's scatter too); the data variant every view of the shared scores
     for trigger, parts, name in ((page.mode.change, ["board", "seg", "finder", "corr"], "mode_changed"),
-                                 (page.fmt.change, ["board", "seg", "corr"], "format_changed")):
+                                 (page.fmt.change, ["board", "seg", "nodes", "corr"], "format_changed")):
         r = combined(page, parts, name)
         page.on(trigger, r.fn, r.inputs, r.outputs)
     if page.variant is not None:
@@ -115,7 +115,7 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
     # not make every other visitor wait)
     dep = page.on(board_tab.upload_button.click, added_scores, board_tab.upload_inputs, board_tab.upload_message,
                   errors_to=board_tab.upload_message, concurrency_id="scores-upload", concurrency_limit=1)
-    page.then_redraw(page.on(dep.success, lists, None, pickers), ["header", "board", "seg", "corr"])
+    page.then_redraw(page.on(dep.success, lists, None, pickers), ["header", "board", "seg", "nodes", "corr"])
 
     def first_live(specs, request: gr.Request):
         wanted = cb_live.parse_specs(specs)
@@ -128,7 +128,9 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
     dep = page.on(live_tab.score_button.click, live_tab.score, live_tab.score_inputs, live_tab.score_message,
                   model=True, errors_to=live_tab.score_message)
     live.clear_error_toasts_on_success(dep)
-    page.then_redraw(page.on(dep.success, first_live, live_tab.spec, pickers), ["header", "board", "seg", "corr"])
+    # the finder too: it follows metric A, which first_live may set (the pickers' own events are the visitor's)
+    page.then_redraw(page.on(dep.success, first_live, live_tab.spec, pickers), ["header", "board", "seg", "nodes",
+                                                                              "finder", "corr"])
     dep = page.on(live_tab.upload_button.click, live_tab.upload, live_tab.upload_inputs, live_tab.upload_outputs,
                   model=True, errors_to=live_tab.upload_outputs[0])
     live.clear_error_toasts_on_success(dep)

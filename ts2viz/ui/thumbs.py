@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import time
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont, ImageOps
@@ -55,6 +56,10 @@ def open_reduced(path: Path, size: int, *, max_pixels: int = MAX_DATASET_PIXELS)
     return im
 
 
+#: seconds before an image found absent from the local hub cache is looked for there again
+ABSENT_RECHECK_S = 10.0
+
+
 def placeholder(text: str, size: int, note: str = "image unavailable") -> Image.Image:
     """A neutral square with ``text`` (a file name) and a short note, for missing images."""
     im = Image.new("RGB", (size, size), (238, 240, 244))
@@ -97,6 +102,12 @@ class Thumbs:
         #: bumped whenever an image arrives from the hub, so that views built without it are rebuilt
         self.generation = 0
         self.fetcher = ImageFetcher(dataset, timeout=timeout, on_arrival=self._arrived) if self.fetch else None
+        #: states that stay (an image on disk, a name the dataset does not know), and, without a fetcher, the
+        #: time each image was last found absent from the hub cache: a view asks for the state of every
+        #: thumbnail of its SEG, twice, and each fresh look is several file-system lookups (offline, a
+        #: third of a SEG view's CPU)
+        self._settled: dict[tuple[str, int], str] = {}
+        self._absent: dict[str, float] = {}
 
     # -- paths ---------------------------------------------------------------------------------------------
     def _cached(self, file_name: str, size: int) -> Path:
@@ -113,9 +124,15 @@ class Thumbs:
 
     def state(self, file_name: str, size: int = THUMB) -> str:
         """``ready``, ``loading``, ``offline`` or ``missing``: what a tile of this image shows now."""
+        key = (file_name, size)
+        known = self._settled.get(key)
+        if known is not None:
+            return known
         if self._cached(file_name, size).is_file() or self.dataset.image_path(file_name) is not None:
+            self._settled[key] = READY
             return READY
         if not self.dataset.has_image(file_name):
+            self._settled[key] = MISSING
             return MISSING
         if self.fetcher is None:
             if self._local_download(file_name) is not None:
@@ -191,4 +208,16 @@ class Thumbs:
         """An already downloaded copy (hub cache), without touching the network."""
         from ..dataset import cached_image
 
-        return cached_image(self.dataset, file_name)
+        if self.fetcher is not None:            # downloads land there as we go: look each time
+            return cached_image(self.dataset, file_name)
+        # no downloads here: an image absent from the hub cache is looked for again after ABSENT_RECHECK_S
+        # (another process, e.g. `ts2viz fetch-images`, may put it there meanwhile), not at every view
+        now = time.monotonic()
+        if now - self._absent.get(file_name, -ABSENT_RECHECK_S) < ABSENT_RECHECK_S:
+            return None
+        hit = cached_image(self.dataset, file_name)
+        if hit is None:
+            self._absent[file_name] = now
+        else:
+            self._absent.pop(file_name, None)
+        return hit

@@ -131,57 +131,74 @@ def build(page: Page) -> None:
                                                    "higher); at = where it is attained, Δmean = mean gap "
                                                    "(scores)")
                         ks_csv = gr.Button("Download CSV", size="sm", elem_id="ks-csv")
-                    questions.build(page, seg=seg_dd, node=node_dd, metric_a=metric_a, metric_b=metric_b,
-                                    gallery=gal, open_tab=open_tab)
+                    questions_tab = questions.build(page, seg=seg_dd, node=node_dd, metric_a=metric_a,
+                                                    metric_b=metric_b, gallery=gal, open_tab=open_tab)
     page.seg, page.search = seg_dd, search
     page.metric_pickers += [metric_a, metric_b]
 
-    # -- the whole SEG view
-    seg_out = [header, graph, node_dd, node_md, gal, walk_dd, walk_a, walk_b, walks_tb,
-               cdf_a, cdf_b, ks_tb, img_timer, img_shown]
+    # -- the whole SEG view. Its Nodes tab (CDFs, KS table) is drawn by events of its own, only while it
+    # is open (page.while_open): a view change with it closed has no output there (an output that is
+    # skipped still costs Gradio a new component and its config).
+    # Images that land after a view was drawn are pushed to the page (image_refresh) only where they can
+    # land: with a hub fetcher. Without one (local images, or HF_HUB_OFFLINE) a view's images never
+    # change, and the timer and its record are no outputs of the view events.
+    live_images = ir.live() and getattr(getattr(app, "thumbs", None), "fetcher", None) is not None
+    img_out = [img_timer, img_shown] if live_images else []
+    seg_out = [header, graph, node_dd, node_md, gal, walk_dd, walk_a, walk_b, walks_tb, *img_out]
+    nodes_out = [cdf_a, cdf_b, ks_tb]
+
+    def images_shown(view, sid, node=None):
+        """What the view's images show now (:func:`ir.shown`; call before building the view), if pushed."""
+        return ir.shown(view, sid, node) if live_images else None
 
     def images_drawn(rec):
         """The timer and record outputs of a view event that drew the graph and gallery of ``rec``."""
-        return gr.Timer(active=ir.timer_on(rec)), rec
+        return (gr.Timer(active=ir.timer_on(rec)), rec) if live_images else ()
 
     def separation(view, sid, ma, mb, fmt):
         v = cb_explorer.node_separation_view(view, sid, ma, mb, plot=plot_cached(view, fmt))
         ks = view.memo(("ks_table_value", sid, ma, mb), [ma, mb], lambda: table_value(v["ks_table"]))
         return v["cdf_a"], v["cdf_b"], ks
 
-    def show_seg(mode, sid, ma, mb, fmt, shown, request: gr.Request, *, node_choices: bool = True):
+    def show_seg(mode, sid, ma, mb, fmt, request: gr.Request, *, node_choices: bool = True):
         if sid in (None, ""):
             return tuple(gr.skip() for _ in seg_out)
         view = page.view(request)
-        rec = ir.shown(view, sid)       # before the view is built: see ir.shown
+        rec = images_shown(view, sid)       # before the view is built: see ir.shown
         v = cb_explorer.seg_view(view, mode, sid, ma, mb, plot=plot_cached(view, fmt), nodes=False)
         ir.warm_neighbours(view, sid)
         walks = view.memo(("walk_table_value", mode, sid, ma, mb), [ma, mb], lambda: table_value(v["walk_table"]))
-        nodes_part = separation(view, sid, ma, mb, fmt) if shown == NODES_TAB else (gr.skip(),) * 3
-        node = dropdown(v["nodes"], v["node"]) if node_choices else gr.update(value=v["node"])
+        # the same SEG (a metric changed): its node list stays, only the node is reset, as a plain value (an
+        # update, even of a value alone, costs Gradio a new component and its config)
+        node = dropdown(v["nodes"], v["node"]) if node_choices else v["node"]
         return (v["header"], v["graph"], node, v["node_title"], v["gallery"],
-                dropdown(v["walk_choices"], v["walk"]), v["walk_fig_a"], v["walk_fig_b"], walks, *nodes_part,
-                *images_drawn(rec))
+                dropdown(v["walk_choices"], v["walk"]), v["walk_fig_a"], v["walk_fig_b"], walks, *images_drawn(rec))
 
-    seg_in = [page.mode, seg_dd, metric_a, metric_b, page.fmt, open_tab]
+    seg_in = [page.mode, seg_dd, metric_a, metric_b, page.fmt]
     page.refresh["seg"] = Refresh(show_seg, seg_in, seg_out)
     page.on(seg_dd.change, show_seg, seg_in, seg_out)
 
-    def nodes_opened(sid, ma, mb, fmt, request: gr.Request):
+    def nodes_view(sid, ma, mb, fmt, request: gr.Request):
         if sid in (None, ""):
-            return NODES_TAB, gr.skip(), gr.skip(), gr.skip()
-        return (NODES_TAB, *separation(page.view(request), sid, ma, mb, fmt))
+            return gr.skip(), gr.skip(), gr.skip()
+        return separation(page.view(request), sid, ma, mb, fmt)
 
-    page.on(nodes_tab.select, nodes_opened, [seg_dd, metric_a, metric_b, page.fmt], [open_tab, cdf_a, cdf_b, ks_tb])
+    def nodes_opened(sid, ma, mb, fmt, request: gr.Request):
+        return (NODES_TAB, *nodes_view(sid, ma, mb, fmt, request))
+
+    def nodes_redraw(sid, ma, mb, fmt, shown, request: gr.Request):
+        # redraws of every view (the figure format, the data variant, new scores): only if it is open
+        return nodes_view(sid, ma, mb, fmt, request) if shown == NODES_TAB else (gr.skip(),) * 3
+
+    nodes_in = [seg_dd, metric_a, metric_b, page.fmt]
+    page.refresh["nodes"] = Refresh(nodes_redraw, nodes_in + [open_tab], nodes_out)
+    page.on(nodes_tab.select, nodes_opened, nodes_in, [open_tab, *nodes_out])
+    with nodes_tab:
+        page.while_open(NODES_TAB, (seg_dd.change, metric_a.change, metric_b.change), nodes_view, nodes_in,
+                        nodes_out, elem_id="nodes-follow")
     page.on(walks_tab.select, walks_opened, None, open_tab, queue=False, show_progress="hidden")
-
-    def metric_chosen(mode, sid, ma, mb, fmt, shown, request: gr.Request):
-        # the same SEG: its node list stays, only the node is reset (an update of a dropdown's choices
-        # costs Gradio a new component and its config; a value alone does not)
-        return show_seg(mode, sid, ma, mb, fmt, shown, request, node_choices=False)
-
-    for ev in (metric_a.input, metric_b.input):
-        page.on(ev, metric_chosen, seg_in, seg_out)
+    page.track_open(NODES_TAB, nodes_tab, [walks_tab, questions_tab])
+    page.track_open(questions.TAB_ID, questions_tab, [walks_tab, nodes_tab])
 
     def walks_csv_file(mode, sid, ma, mb, request: gr.Request):
         view = page.view(request, create=True)
@@ -216,21 +233,21 @@ def build(page: Page) -> None:
     # -- nodes and walks
     def node_chosen(mode, sid, ma, mb, node, walk, request: gr.Request):
         view = page.view(request)
-        rec = ir.shown(view, sid, node)
+        rec = images_shown(view, sid, node)
         v = cb_explorer.select_node(view, mode, sid, ma, mb, node, walk)
         return v["graph"], v["gallery"], v["node_title"], *images_drawn(rec)
 
     page.on(node_dd.input, node_chosen, [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd],
-            [graph, gal, node_md, img_timer, img_shown])
+            [graph, gal, node_md, *img_out])
 
     def node_clicked(mode, sid, ma, mb, walk, evt: Selection, request: gr.Request):
         if not evt.value:
-            return (gr.skip(),) * 6
+            return (gr.skip(),) * (4 + len(img_out))
         drawn = node_chosen(mode, sid, ma, mb, evt.value, walk, request)
-        return (*drawn, gr.update(value=evt.value))
+        return (*drawn, evt.value)
 
     page.on(graph.select, node_clicked, [page.mode, seg_dd, metric_a, metric_b, walk_dd],
-            [graph, gal, node_md, img_timer, img_shown, node_dd])
+            [graph, gal, node_md, *img_out, node_dd])
 
     # -- images that land after the view was drawn (a tick is cheap and skips the queue)
     def images_tick(mode, sid, ma, mb, node, walk, rec, request: gr.Request):
@@ -242,8 +259,9 @@ def build(page: Page) -> None:
         return (v["graph"] if g else gr.skip(), v["gallery"] if gal_changed else gr.skip(),
                 gr.Timer(active=False) if new is None else gr.skip(), gr.skip() if new is rec else new)
 
-    page.on(img_timer.tick, images_tick, [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd, img_shown],
-            [graph, gal, img_timer, img_shown], queue=False, show_progress="hidden")
+    if live_images:
+        page.on(img_timer.tick, images_tick, [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd, img_shown],
+                [graph, gal, img_timer, img_shown], queue=False, show_progress="hidden")
 
     def walk_chosen(mode, sid, ma, mb, walk, node, fmt, request: gr.Request):
         view = page.view(request)
@@ -257,7 +275,7 @@ def build(page: Page) -> None:
         w = cb_explorer.walk_from_row(table, evt.index[0])
         if w is None:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-        return (*walk_chosen(mode, sid, ma, mb, w, node, fmt, request), gr.update(value=w))
+        return (*walk_chosen(mode, sid, ma, mb, w, node, fmt, request), w)    # a plain value: an update would cost a new component
 
     page.on(walks_tb.select, walk_row, [page.mode, seg_dd, metric_a, metric_b, node_dd, page.fmt, walks_tb],
             [graph, walk_a, walk_b, walk_dd])
@@ -290,7 +308,25 @@ def build(page: Page) -> None:
         return table
 
     page.refresh["finder"] = Refresh(find_and_warm, [page.mode, metric_a, metric_b, ff_stat, ff_gap, part], [finder])
-    for ev in (ff_stat.change, ff_gap.change, metric_a.change, metric_b.change):
+    for ev in (ff_stat.change, ff_gap.change):
         page.on(ev, find_and_warm, page.refresh["finder"].inputs, page.refresh["finder"].outputs)
+
+    # -- a metric picked: one event redraws the SEG's view and the failure finder (two would each pay
+    # Gradio's per-event work). Changes of the pickers' values by the page itself (a live metric
+    # selected) redraw through page.refresh (ts2viz.ui.layout).
+    def finder_follows(which: str, stat, gap) -> bool:
+        # the finder ranks by metric A; by B too only for a gap, or for questions (the first of A, B with them)
+        return which == "a" or bool(gap) or stat == "questions"
+
+    def metric_picked(which: str):
+        def metric_chosen(mode, sid, ma, mb, fmt, stat, gap, partition, request: gr.Request):
+            view = show_seg(mode, sid, ma, mb, fmt, request, node_choices=False)
+            table = (find_and_warm(mode, ma, mb, stat, gap, partition, request) if finder_follows(which, stat, gap)
+                     else gr.skip())
+            return (*view, table)
+        return metric_chosen
+
+    for which, picker in (("a", metric_a), ("b", metric_b)):
+        page.on(picker.input, metric_picked(which), seg_in + [ff_stat, ff_gap, part], seg_out + [finder])
     page.download(finder_csv, finder_csv_file, page.refresh["finder"].inputs)
     page.open_seg_from_table(finder)

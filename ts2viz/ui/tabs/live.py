@@ -47,7 +47,7 @@ def build(page: Page) -> LiveTab:
     app = page.app
     access = app.access
     lib_md = "\n".join(f"- `{n}`: {d}" for n, d in cb_live.library_families()) or "_metric library not available_"
-    with gr.Tab("Live scoring", id="live", elem_id="tab-live"):
+    with gr.Tab("Live scoring", id="live", elem_id="tab-live") as tab:
         with gr.Row():
             with gr.Column(scale=1):
                 if access.public:
@@ -87,6 +87,8 @@ def build(page: Page) -> LiveTab:
                         first = app.dataset[page.seg.value].prompt if page.seg.value is not None else ""
                         prompt = gr.Textbox(first, label="Prompt (default: the current SEG's prompt)", lines=2,
                                             max_length=cb_live.MAX_PROMPT_CHARS, elem_id="upload-prompt")
+                        # per session: the SEG whose prompt the box was last given
+                        prompt_for = gr.State(page.seg.value)
                         if access.public:
                             up_spec = gr.Dropdown(access.choices(), value=(access.choices() or [None])[0],
                                                   label="Metric", elem_id="upload-spec")
@@ -100,8 +102,17 @@ def build(page: Page) -> LiveTab:
                 landing = gr.Plot(elem_id="landing-plot", show_label=False)
 
     # the upload prompt follows the current SEG; the upload spec follows the first live spec
-    def seg_prompt(sid):
-        return app.dataset[int(sid)].prompt if sid not in (None, "") and int(sid) in app.dataset.segs else gr.skip()
+    def seg_prompt(sid, last):
+        # The SEG is picked in another tab: the prompt is set when this tab is opened with another SEG than
+        # the prompt's (a visitor's own prompt stays while the SEG does), not at every SEG change, which
+        # would cost every view change a call.
+        try:
+            seg_id = int(sid)
+        except (TypeError, ValueError):
+            return gr.skip(), gr.skip()
+        if str(sid) == str(last) or seg_id not in app.dataset.segs:
+            return gr.skip(), gr.skip()
+        return app.dataset[seg_id].prompt, sid
 
     def first_spec(s):
         items = list(s) if isinstance(s, (list, tuple)) else (s or "").split("\n")
@@ -109,7 +120,7 @@ def build(page: Page) -> LiveTab:
         return first if not access.public or first in access.choices() else gr.skip()
 
     # trivial: answered on their own requests, not queued behind views
-    page.on(page.seg.change, seg_prompt, page.seg, prompt, show_progress="hidden", queue=False)
+    page.on(tab.select, seg_prompt, [page.seg, prompt_for], [prompt, prompt_for], show_progress="hidden", queue=False)
     page.on(spec.change, first_spec, spec, up_spec, show_progress="hidden", queue=False)
 
     def score(specs, scope_v, seg_id, dev, request: gr.Request, progress=gr.Progress()) -> str:

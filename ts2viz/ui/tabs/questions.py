@@ -27,8 +27,8 @@ NO_QA = ("_No loaded metric has per-question details. Load the bundled TS2 score
 TAB_ID = "questions"
 
 
-def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab) -> None:
-    """The tab (call inside the explorer's ``gr.Tabs``) and its events.
+def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab):
+    """The tab (call inside the explorer's ``gr.Tabs``) and its events; returns the tab.
 
     ``open_tab``: the explorer's per-session ``gr.State`` naming its open tab. The question views are
     computed only while this tab is open: a SEG or metric change costs nothing here otherwise, and
@@ -113,20 +113,21 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab) -> No
 
     inputs = [seg, node, metric_a, metric_b, qa_metric, image, value, page.fmt, open_tab]
     page.refresh["questions"] = Refresh(redraw, inputs, everything)
-    # Off the queue: while the tab is closed (most of the time) these calls only answer "skip", and a
-    # queued call costs three times the overhead of one on its own request and waits behind the SEG
-    # view; while it is open they are memoised views like the SEG's (the view gate bounds them too).
+    # The explorer's SEG, node and metrics are followed only while this tab is open, and the page decides
+    # (Page.while_open): a view change with the tab closed, most of them, costs no call here at all.
+    # Off the queue: memoised views like the SEG's (the view gate bounds them too).
     light = dict(queue=False)
-    for ev in (seg.change, node.change):
-        page.on(ev, redraw, inputs, everything, **light)
-    page.on(qa_metric.input, redraw, inputs, everything)
 
     def metrics_changed(sid, node_v, ma, mb, current, file_name, val, fmt, shown, request: gr.Request):
         # the explorer's metrics were changed: show the first of them that has questions
         return redraw(sid, node_v, ma, mb, current, file_name, val, fmt, shown, request, follow=True)
 
-    for ev in (metric_a.change, metric_b.change):
-        page.on(ev, metrics_changed, inputs, everything, **light)
+    with tab:
+        page.while_open(TAB_ID, (seg.change, node.change), redraw, inputs, everything, elem_id="qa-follow-view",
+                        **light)
+        page.while_open(TAB_ID, (metric_a.change, metric_b.change), metrics_changed, inputs, everything,
+                        elem_id="qa-follow-metrics", **light)
+    page.on(qa_metric.input, redraw, inputs, everything)
 
     def opened(sid, node_v, ma, mb, current, file_name, val, fmt, shown, request: gr.Request):
         # the explorer's metrics may have changed while the tab was closed: follow them as on a change
@@ -176,3 +177,4 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab) -> No
         return table_csv(view, qa.node_questions(view, metric, sid, val, figure=False)["table"], f"questions-seg{sid}")
 
     page.download(nodes_csv, nodes_csv_file, [seg, qa_metric, value])
+    return tab
