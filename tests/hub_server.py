@@ -410,3 +410,18 @@ def ts2_image_repo(hub: HubServer, metadata_csv: Path, repo_id: str = "saxon/T2I
     for n in names:
         files[n] = (lambda n=n: generated_image(n))
     return hub.add_dataset(repo_id, files)
+
+
+def point_client_at(hub: HubServer, monkeypatch, cache_dir: str | Path) -> None:
+    """Point the real ``huggingface_hub`` client (and what uses it) at ``hub`` for one test: online,
+    ``HF_ENDPOINT`` and the client's already-imported constants set to the server, an empty hub cache in
+    ``cache_dir``. ``monkeypatch`` undoes it all after the test."""
+    import huggingface_hub.constants as hc
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(hc, "ENDPOINT", hub.url)
+    monkeypatch.setattr(hc, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(hc, "HF_HUB_CACHE", str(cache_dir))

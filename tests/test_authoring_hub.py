@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from hub_server import HubServer
+from hub_server import HubServer, point_client_at
 from test_authoring import apple_draft
 
 from ts2viz.authoring import dataset_files, export_dataset, push_to_hub
@@ -29,15 +29,8 @@ TOKEN = "hf_test_token_123"
 @pytest.fixture
 def hub(tmp_path, monkeypatch):
     """An empty hub that wants a token for writes; the client pointed at it, an empty hub cache."""
-    import huggingface_hub.constants as hc
-
     with HubServer(token=TOKEN) as srv:
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        monkeypatch.setenv("HF_ENDPOINT", srv.url)
-        monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
-        monkeypatch.setattr(hc, "ENDPOINT", srv.url)
-        monkeypatch.setattr(hc, "HUGGINGFACE_CO_URL_TEMPLATE", srv.url + "/{repo_id}/resolve/{revision}/{filename}")
-        monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+        point_client_at(srv, monkeypatch, tmp_path / "hub-cache")
         yield srv
 
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hub_server import HubServer, generated_image, ts2_image_repo
+from hub_server import HubServer, generated_image, point_client_at, ts2_image_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 TS2_META = ROOT / "data" / "ts2" / "metadata.csv"
@@ -33,17 +33,9 @@ def _wait(cond, timeout: float, step: float = 0.05):
 @pytest.fixture
 def hub(tmp_path, monkeypatch):
     """A hub with the TS2 image repo, the client pointed at it, an empty hub cache."""
-    import huggingface_hub.constants as hc
-
     with HubServer() as srv:
         ts2_image_repo(srv, TS2_META)
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-        monkeypatch.setenv("HF_ENDPOINT", srv.url)
-        monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
-        monkeypatch.setattr(hc, "ENDPOINT", srv.url)
-        monkeypatch.setattr(hc, "HUGGINGFACE_CO_URL_TEMPLATE", srv.url + "/{repo_id}/resolve/{revision}/{filename}")
-        monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+        point_client_at(srv, monkeypatch, tmp_path / "hub-cache")
         yield srv
 
 

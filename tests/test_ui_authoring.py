@@ -482,18 +482,12 @@ def test_operator_imports_a_dataset_by_name_without_fetching_its_images(folder, 
 def test_operator_pushes_to_a_hub_and_imports_it_back(folder, tmp_path, monkeypatch):
     """The tab's push (token and endpoint from the environment) against tests/hub_server.py, never the real
     hub; the pushed repo imported back by its id, its images fetched from the hub only at export."""
-    import huggingface_hub.constants as hc
-    from hub_server import HubServer
+    from hub_server import HubServer, point_client_at
 
     token = "hf_test_token_456"
     with HubServer(token=token) as srv:
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        monkeypatch.setenv("HF_ENDPOINT", srv.url)
+        point_client_at(srv, monkeypatch, tmp_path / "hub-cache")
         monkeypatch.setenv("HF_TOKEN", token)
-        monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
-        monkeypatch.setattr(hc, "ENDPOINT", srv.url)
-        monkeypatch.setattr(hc, "HUGGINGFACE_CO_URL_TEMPLATE", srv.url + "/{repo_id}/resolve/{revision}/{filename}")
-        monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
         view = Workspaces(_state(folder, tmp_path), exports_root=tmp_path / "sessions").view("s", create=True)
         pngs = _pngs(tmp_path / "up", 6)
         _build(view, pngs)
