@@ -133,7 +133,7 @@ def test_push_refuses_bad_folders_and_reports_hub_errors(hub, exported, tmp_path
 
 
 def _env(hub: HubServer, tmp_path: Path, **extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_TOKEN")}
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_TOKEN")}
     env.update(HF_ENDPOINT=hub.url, HF_HOME=str(tmp_path / "hf"), HF_HUB_CACHE=str(tmp_path / "hf" / "hub"),
                PYTHONPATH=str(ROOT), **extra)
     return env
