@@ -1,10 +1,10 @@
-"""Run every bad-input case of ``tests/bad_input_cases.py`` through the CLI of a source tree; print a table.
+"""Run every bad-input case of ``tests/support/bad_input_cases.py`` through the CLI of a source tree; print a table.
 
     python benchmarks/bad_inputs.py [--src DIR] [--only SUBSTRING] [--timeout S]
 
 ``--src`` is the root of a ts2viz checkout (default: this one), so the same cases can be run against an
 older version (``git archive COMMIT | tar -x -C /tmp/old``) for before/after tables. Not pass/fail: the
-assertions are in ``tests/test_bad_input.py``. For each case: exit code, stderr lines, whether a
+assertions are in ``tests/cli/test_bad_input.py``. For each case: exit code, stderr lines, whether a
 traceback was printed, whether an output file was left, whether scoring started, wall time, peak RSS
 (from ``/usr/bin/time -v`` when present) and the first stderr line.
 """
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 
 import bad_input_cases as bic  # noqa: E402
 

@@ -4,7 +4,7 @@ before it, in one run.
     python benchmarks/bench_hub_images.py [--delay 0.3] [--wait 15]
 
 Each configuration starts ``python app.py`` on the bundled TS2 metadata (no image files) with an empty
-hub cache and ``HF_ENDPOINT`` pointing at the protocol server of ``tests/hub_server.py`` (every request
+hub cache and ``HF_ENDPOINT`` pointing at the protocol server of ``tests/support/hub_server.py`` (every request
 delayed by ``--delay`` seconds), opens Chromium on it as soon as it serves, opens the SEG explorer, and
 times (from the app's process start and from the tab's opening) until SEG 0's graph shows all 11 real
 thumbnails, with no further interaction:
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "support")]
 
 GRAPH_JS = """() => {
   const g = document.querySelector('#seg-graph');

@@ -4,7 +4,7 @@
     python benchmarks/bench_load.py --clients 20 --changes 5 --runs 1
     python benchmarks/bench_load.py --url http://127.0.0.1:7860   # an app already running (RSS if local)
 
-Each client is a browser tab (``tests/gradio_http.py``): it opens the page (the load event), keeps
+Each client is a browser tab (``tests/support/gradio_http.py``): it opens the page (the load event), keeps
 its heartbeat open, then makes M view changes chosen at random (a SEG, metric A or B, a node, a walk,
 the mode, the leaderboard's sort order, the correlation statistic, a prompt search), each firing every
 event the page wires to it and what those trigger, waits for all, and closes the tab. A call's latency
@@ -12,7 +12,7 @@ is measured at the client from its queue-join request to its completion message 
 included). Printed per run: calls, failed calls (with the first errors), p50/p95/max latency of the
 view-change calls (page loads apart), server CPU seconds and RSS after the run; RSS before the first
 run; and per view change: its latency with all its calls (from the first call to the last result,
-chained calls in turn), calls, and server CPU. Not a pass/fail test (the suite's tests/test_public_app.py has a bounded one).
+chained calls in turn), calls, and server CPU. Not a pass/fail test (the suite's tests/public/test_public_app.py has a bounded one).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 import httpx  # noqa: E402
 

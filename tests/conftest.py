@@ -1,8 +1,19 @@
-"""Fixtures shared by several test modules."""
+"""Fixtures shared by several test modules, and the tests' own helpers on the import path.
+
+The tests live in folders by area (``core``, ``statistics``, ``metrics``, ``ui``, ``browser``, ...); the
+helpers they share (tiny models, test servers, generated data) live in ``tests/support/`` and are imported
+by their module names (``from tiny_models import tiny``).
+"""
 from __future__ import annotations
 
 import socket
+import sys
 import threading
+from pathlib import Path
+
+SUPPORT = Path(__file__).resolve().parent / "support"
+if str(SUPPORT) not in sys.path:
+    sys.path.insert(0, str(SUPPORT))
 
 import pytest
 

@@ -70,7 +70,7 @@ RANK_EXACT_HARD_MAX_IMAGES = 5_000
 RANK_EXACT_HARD_MAX_WORK = 10_000_000
 RANK_BOOTSTRAPS = ("auto", "exact", "linear")
 #: from this many prompts on, the resamples' matrix product runs in float32 (twice as fast; the
-#: resampled statistics then differ from float64 by about 1e-8, ``tests/test_rank_bootstrap.py``)
+#: resampled statistics then differ from float64 by about 1e-8, ``tests/statistics/test_rank_bootstrap.py``)
 FLOAT32_MIN_PROMPTS = 1000
 SPEARMAN_DEFINITIONS = ("textbook", "np-corrcoef")
 MODEL_AVERAGES = ("fisher", "mean")

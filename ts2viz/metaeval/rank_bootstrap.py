@@ -19,7 +19,7 @@ the percentile interval loses the skewness of the exact bootstrap distribution.
 
 Why not "the full set's ranks, weighted": the weighted Pearson r of fixed ranks has a different
 influence (it misses the terms by which an image moves every other image's rank), so its intervals are
-wrong to first order, not only approximately (``tests/test_rank_bootstrap.py`` shows the spread).
+wrong to first order, not only approximately (``tests/statistics/test_rank_bootstrap.py`` shows the spread).
 
 Pure numpy.
 """

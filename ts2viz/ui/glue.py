@@ -119,7 +119,7 @@ def figure_json(fig: PlainFigure) -> bytes:
 
     Only plain figures: a ``go.Figure`` would be serialised by plotly.py, whose classes accept (and
     rewrite) spellings plotly.js ignores, so the page could get something other than what the tests
-    check. Every figure the app sends goes :func:`page_plot` → here; tests/test_figure_json.py checks
+    check. Every figure the app sends goes :func:`page_plot` → here; tests/ui/test_figure_json.py checks
     this JSON against Plotly's schema. NaN becomes null, as in plotly's own encoder.
     """
     if not isinstance(fig, PlainFigure):

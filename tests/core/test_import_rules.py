@@ -1,0 +1,168 @@
+"""The package's architecture, checked on its own import graph (every import, module- or function-level).
+
+- no import cycle between ts2viz modules;
+- statistics (``stats``, ``policy``, ``metametrics``, ``uncertainty``) reach no torch, transformers,
+  open_clip or gradio, directly or through other ts2viz modules;
+- the metric library and the scoring engine never reach the UI;
+- no module imports another module's private (underscore) name, or reads one off an imported module.
+"""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[2] / "ts2viz"
+HEAVY = ("torch", "transformers", "open_clip", "gradio")
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _resolve(mod: str, is_pkg: bool, level: int, target: str | None) -> str:
+    if level == 0:
+        return target or ""
+    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+    base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([target] if target else []))
+
+
+def _graph():
+    """{module: set of imported names (modules or module.attr)}, and private-name violations."""
+    modules = {}
+    for path in PKG.rglob("*.py"):
+        modules[_module_name(path)] = path
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    private: list[str] = []
+    for mod, path in modules.items():
+        is_pkg = path.name == "__init__.py"
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported_modules: dict[str, str] = {}       # local name -> module it names
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    edges[mod].add(a.name)
+                    imported_modules[(a.asname or a.name).split(".")[0]] = a.name
+            elif isinstance(node, ast.ImportFrom):
+                src = _resolve(mod, is_pkg, node.level, node.module)
+                for a in node.names:
+                    full = f"{src}.{a.name}"
+                    # `from . import x` names a submodule; `from .m import f` names module m
+                    edges[mod].add(full if full in modules else src)
+                    if full in modules:
+                        imported_modules[a.asname or a.name] = full
+                    if a.name.startswith("_") and not a.name.startswith("__") and src != mod:
+                        private.append(f"{mod}: from {src} import {a.name}")
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in imported_modules and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                private.append(f"{mod}: {imported_modules[node.value.id]}.{node.attr}")
+    return modules, edges, private
+
+
+def _internal(edges, name):
+    return {t for t in edges.get(name, ()) if t.startswith("ts2viz")}
+
+
+def _reach(edges, start: str) -> set[str]:
+    """Everything ``start`` imports, directly or through ts2viz modules (external names as imported)."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        m = todo.pop()
+        for t in edges.get(m, ()):
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return seen
+
+
+def test_no_import_cycle():
+    modules, edges, _ = _graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for t in _internal(edges, m):
+            if t not in modules:
+                continue
+            if state.get(t) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(t):] + [t]))
+            if t not in state:
+                visit(t)
+        stack.pop()
+        state[m] = 2
+
+    for m in modules:
+        if m not in state:
+            visit(m)
+
+
+def test_statistics_reach_no_heavy_dependency():
+    modules, edges, _ = _graph()
+    for m in ("ts2viz.stats", "ts2viz.policy", "ts2viz.metametrics", "ts2viz.uncertainty"):
+        if m not in modules:
+            continue
+        heavy = sorted(t for t in _reach(edges, m) if t.split(".")[0] in HEAVY)
+        assert not heavy, f"{m} reaches {heavy}"
+
+
+def test_metrics_and_engine_never_reach_the_ui():
+    modules, edges, _ = _graph()
+    for m in modules:
+        if m.startswith(("ts2viz.metrics", "ts2viz.engine")):
+            ui = sorted(t for t in _reach(edges, m) if t.startswith("ts2viz.ui") or t.split(".")[0] == "gradio")
+            assert not ui, f"{m} reaches {ui}"
+
+
+def test_no_private_names_across_modules():
+    _, _, private = _graph()
+    assert not private, "\n".join(private)
+
+
+def test_rules_hold_at_run_time():
+    """The static graph is what Python does: computing a leaderboard loads none of the heavy packages."""
+    code = ("import sys; from ts2viz import compute, load_dataset, bundled_scores; "
+            "compute(load_dataset('ts2'), bundled_scores().select(['CLIPScore']), seg_ids=[0, 1]); "
+            "import ts2viz.cli, ts2viz.metrics, ts2viz.engine; "
+            f"bad = [m for m in {HEAVY!r} if m in sys.modules]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_checker_sees_violations(tmp_path):
+    """The rules above can fail: a cycle, a heavy import and a private import are each reported."""
+    src = {
+        "a.py": "from . import b\nimport torch\n",
+        "b.py": "from .a import _secret\nfrom . import a\n",
+    }
+    import ts2viz  # noqa: F401  (the real package stays where it is)
+
+    global PKG
+    old = PKG
+    pkg = tmp_path / "ts2viz"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for name, text in src.items():
+        (pkg / name).write_text(text)
+    PKG = pkg
+    try:
+        modules, edges, private = _graph()
+        assert "ts2viz.b: from ts2viz.a import _secret" in private
+        assert "torch" in _reach(edges, "ts2viz.b")
+        try:
+            test_no_import_cycle()
+        except AssertionError as e:
+            assert "import cycle" in str(e)
+        else:
+            raise AssertionError("cycle a -> b -> a not found")
+    finally:
+        PKG = old

@@ -1,0 +1,152 @@
+"""The running app and the browser, for the tests that talk to ``app.py`` as its visitors do.
+
+``running_app`` starts ``python app.py`` in a subprocess on a free loopback port, waits until it
+serves its page config, and stops it afterwards; ``launch_chromium`` starts Debian's Chromium through
+Playwright (never a downloaded browser). Used by the browser tests and the raw-HTTP public-app tests.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Sequence
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[2]
+ART = ROOT / "tests" / "artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+#: settings of the test environment that would change where or how the app runs
+DROPPED_ENV = ("GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serves(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/config", timeout=2) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@contextmanager
+def running_app(args: Sequence[str], folder: Path, *, env: dict | None = None, drop_env: Sequence[str] = (),
+                timeout: float = 90.0, log_name: str = "app.log") -> Iterator[tuple[str, Path]]:
+    """``python app.py ARGS --port PORT`` with its cache under ``folder``, offline, its output in
+    ``folder/log_name``; yields ``(url, log_path)`` (``url`` without a trailing slash) once the app
+    answers ``/config``, and stops it on exit. ``env`` adds variables, ``drop_env`` removes some; an
+    app that exits or does not answer within ``timeout`` s fails with its log."""
+    port = free_port()
+    full_env = {**os.environ, "TS2VIZ_CACHE": str(folder / "cache"), "GRADIO_ANALYTICS_ENABLED": "False",
+                "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
+    for k in (*DROPPED_ENV, *drop_env):
+        full_env.pop(k, None)
+    url = f"http://127.0.0.1:{port}"
+    log_path = folder / log_name
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), *args, "--port", str(port)], cwd=ROOT,
+                                env=full_env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            t0 = time.time()
+            while not _serves(url):
+                if proc.poll() is not None:
+                    raise RuntimeError("app exited:\n" + log_path.read_text())
+                if time.time() - t0 > timeout:
+                    raise RuntimeError(f"app did not start in {timeout:.0f} s:\n" + log_path.read_text())
+                time.sleep(0.3)
+            yield url, log_path
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+#: how long a browser test waits for a condition (a Playwright ``expect`` or action): generous, because
+#: a condition that holds returns at once and a loaded 2-core machine can take many seconds per event
+#: (Playwright's own default for ``expect`` is 5 s, which failed tests at load 7)
+WAIT_MS = 90_000
+
+
+def generous_waits() -> None:
+    """Make every ``expect(...)`` without its own timeout wait up to :data:`WAIT_MS`."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=WAIT_MS)
+
+
+#: the page's Gradio status trackers that are showing (an event is pending or running on that output)
+_BUSY = "[data-testid='status-tracker']:not(.hide)"
+
+
+def settle(pg, timeout_ms: int = 30_000) -> None:
+    """Wait until no output of the page shows Gradio's pending/running state, then two animation
+    frames (the page has painted the outputs); a condition, not a fixed sleep. Gives up quietly
+    after ``timeout_ms`` (for screenshots: a tracker left showing an error must not fail a test)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        pg.wait_for_function(f"() => document.querySelectorAll(\"{_BUSY}\").length === 0", timeout=timeout_ms)
+    except PlaywrightError:
+        pass
+    pg.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+def launch_chromium(playwright):
+    """Debian's Chromium, headless, through a started ``sync_playwright()`` (and generous waits)."""
+    generous_waits()
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def chromium_browser() -> Iterator:
+    """A module's Chromium (``yield from chromium_browser()`` in a module-scoped ``browser`` fixture):
+    launched once for the module's tests, closed after them; screenshots go to :data:`ART`."""
+    from playwright.sync_api import sync_playwright
+
+    ART.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        b = launch_chromium(p)
+        yield b
+        b.close()
+
+
+@contextmanager
+def browser_page(width: int = 1500, height: int = 1000) -> Iterator:
+    """A page of Debian's Chromium ``width`` x ``height`` px with a generous default timeout (a loaded
+    2-core machine renders slowly); the page's JavaScript errors collect in ``page.page_errors``."""
+    from playwright.sync_api import sync_playwright
+
+    ART.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        try:
+            pg = browser.new_page(viewport={"width": width, "height": height})
+            pg.set_default_timeout(WAIT_MS)
+            pg.page_errors = []
+            pg.on("pageerror", lambda e: pg.page_errors.append(str(e)))
+            yield pg
+        finally:
+            browser.close()
+
+
+def open_tab(pg, name: str) -> None:
+    """Click the top-level tab ``name``; on a narrow window Gradio folds the tabs that do not fit into
+    its overflow menu (the "..." button), from which it is opened as a visitor would."""
+    tab = pg.get_by_role("tab", name=name)
+    if tab.count() and tab.first.is_visible():
+        tab.first.click()
+        return
+    pg.locator(".overflow-menu > button").first.click()
+    pg.locator(".overflow-dropdown button", has_text=name).first.click()
