@@ -1,29 +1,8 @@
-"""The metric library: one registry and one factory for every metric ts2viz can run.
+"""The metric registry: the :class:`Family` records, the built-in families and the one factory, :func:`load`.
 
-A metric is named by a SPEC string, ``FAMILY:MODEL``. MODEL is a Hugging Face hub id or a local model
-folder (transformers), ``openclip:ARCH/TAG`` for open_clip (TAG a pretrained tag or a checkpoint file),
-``module:function`` for ``callable:`` and a file path for ``csv:``. A hub revision may follow the model as
-``@REVISION`` and options as ``?key=value&key=value``. Examples::
-
-    clipscore:openai/clip-vit-base-patch32
-    clipscore:openclip:ViT-B-32/laion2b_s34b_b79k
-    alignscore:kakaobrain/align-base
-    siglip:google/siglip-base-patch16-224
-    tifa:Salesforce/blip-vqa-base
-    dsg:llava-hf/llava-1.5-7b-hf
-    vqascore:zhiqiulin/clip-flant5-xxl
-    vqascore:llava-hf/llava-1.5-7b-hf
-    gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1&generator_model=gpt-4o
-    fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1&detector=PekingU/rtdetr_r50vd
-    viescore:llava-hf/llava-1.5-7b-hf
-    llmscore:gpt-4?endpoint=https://api.openai.com/v1&captioner=Salesforce/blip2-opt-2.7b
-    callable:mypkg.metrics:my_score
-    csv:/data/precomputed.csv
-
-The same string names the metric's column in a scores file, its cache key and its label in the app.
-
-Importing this package is cheap: the families' modules (and torch, transformers, open_clip) are imported
-only when a metric is loaded.
+A family is registered by name with a one-line description and a factory (a ``"module:attr"`` string,
+imported only when a metric of the family is loaded). :mod:`ts2viz.metrics` re-exports everything
+public here; the family modules live in :mod:`ts2viz.metrics.families`.
 """
 from __future__ import annotations
 
@@ -33,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from ..errors import InputError
-from .spec import Spec, parse_spec
+from .common.spec import Spec, parse_spec
 
 __all__ = ["load", "families", "family", "register", "unregister", "check_offered", "Family", "Spec",
            "parse_spec"]
@@ -57,7 +36,7 @@ class Family:
         if callable(self.target):
             return self.target
         mod, _, attr = self.target.partition(":")
-        return getattr(importlib.import_module(mod, __name__), attr)
+        return getattr(importlib.import_module(mod, __package__), attr)
 
 
 _REGISTRY: dict[str, Family] = {}
@@ -86,30 +65,30 @@ def register(name: str, description: str, target: str | Callable | None = None, 
 
 # Built-in families. Only strings here: nothing heavy is imported until a metric is loaded.
 register("clipscore", "CLIPScore: cosine of CLIP image and prompt embeddings (transformers or open_clip)",
-         ".embedding:build", example="clipscore:openai/clip-vit-base-patch32", hub_model=True)
+         ".families.clipscore:build", example="clipscore:openai/clip-vit-base-patch32", hub_model=True)
 register("alignscore", "ALIGNScore: cosine of ALIGN image and prompt embeddings (transformers)",
-         ".embedding:build", example="alignscore:kakaobrain/align-base", hub_model=True)
+         ".families.alignscore:build", example="alignscore:kakaobrain/align-base", hub_model=True)
 register("siglip", "SigLIP score: cosine of SigLIP image and prompt embeddings (transformers)",
-         ".embedding:build", example="siglip:google/siglip-base-patch16-224", hub_model=True)
+         ".families.siglip:build", example="siglip:google/siglip-base-patch16-224", hub_model=True)
 register("vqascore", "VQAScore (t2v_metrics): likelihood of the answer 'Yes' to 'Does this figure show \"{prompt}\"? "
          "Please answer yes or no.' (CLIP-FlanT5, LLaVA-1.5, any VQA model)",
-         ".vqascore:build", example="vqascore:zhiqiulin/clip-flant5-xxl", hub_model=True)
+         ".families.vqascore:build", example="vqascore:zhiqiulin/clip-flant5-xxl", hub_model=True)
 register("tifa", "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
-         ".qa:build_tifa", example="tifa:Salesforce/blip-vqa-base", hub_model=True)
+         ".families.tifa:build", example="tifa:Salesforce/blip-vqa-base", hub_model=True)
 register("dsg", "DSG: fraction of yes/no questions answered 'yes', a question failing with a direct parent (DSG's code)",
-         ".qa:build_dsg", example="dsg:Salesforce/blip-vqa-base", hub_model=True)
+         ".families.dsg:build", example="dsg:Salesforce/blip-vqa-base", hub_model=True)
 register("gecko", "Gecko: LLM coverage-labelled yes/no questions, NLI-filtered, mean normalised answer likelihood",
-         ".gecko:build", example="gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1", hub_model=True)
+         ".families.gecko:build", example="gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1", hub_model=True)
 register("fineeval", "T2I-FineEval: max P(yes) over detector crops per entity/relation question, (fine+coarse)/2",
-         ".fineeval:build", example="fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1", hub_model=True)
+         ".families.fineeval:build", example="fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1", hub_model=True)
 register("viescore", "VIEScore: a multimodal judge rates prompt following 0-10 with reasoning (min of the SC scores)",
-         ".viescore:build", example="viescore:gpt-4o?endpoint=https://api.openai.com/v1")
+         ".families.viescore:build", example="viescore:gpt-4o?endpoint=https://api.openai.com/v1")
 register("llmscore", "LLMScore: an LLM rates a caption+detection description of the image (overall 1-100 or error count)",
-         ".llmscore:build", example="llmscore:gpt-4?endpoint=https://api.openai.com/v1&captioner=Salesforce/blip2-opt-2.7b")
+         ".families.llmscore:build", example="llmscore:gpt-4?endpoint=https://api.openai.com/v1&captioner=Salesforce/blip2-opt-2.7b")
 register("callable", "a Python function f(images, prompts) -> scores, named module:function",
-         ".user:build_callable", example="callable:mypkg.metrics:my_score", trusted_only=True)
+         ".families.callable:build", example="callable:mypkg.metrics:my_score", trusted_only=True)
 register("csv", "precomputed per-image scores read from a scores file (file_name + one metric column)",
-         ".user:build_csv", example="csv:/data/my_scores.csv", trusted_only=True)
+         ".families.csv:build", example="csv:/data/my_scores.csv", trusted_only=True)
 
 
 def unregister(name: str) -> None:
@@ -184,7 +163,7 @@ def load(spec: str, device: str | None = None, **options):
     fam = family(sp.family)
     opts = {**sp.options, **options}
     if fam.hub_model:
-        from .base import check_hub_model_available
+        from .common.hub import check_hub_model_available
 
         check_hub_model_available(sp, opts)    # in a second, before torch and transformers are imported
     factory = fam.factory()

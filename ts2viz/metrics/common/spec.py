@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl
 
-from ..errors import InputError
+from ...errors import InputError
 
 
 @dataclass(frozen=True)
