@@ -1,0 +1,44 @@
+"""Write the documentation pages that are generated from the code (run after changing the CLI or a card).
+
+    python tools/gen_docs.py          # write them
+    python tools/gen_docs.py --check  # exit 1 and name the stale pages, write nothing
+
+Pages: ``docs/reference/cli.md`` from the argument parser (:func:`ts2viz.cli.reference.cli_reference_markdown`).
+``tests/docs/test_docs.py`` fails when a committed page differs from what this writes.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def generated_pages() -> dict[Path, str]:
+    """Every generated page: path under the repository -> its text."""
+    from ts2viz.cli.reference import cli_reference_markdown
+
+    return {Path("docs/reference/cli.md"): cli_reference_markdown()}
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    stale = []
+    for rel, text in generated_pages().items():
+        path = ROOT / rel
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            continue
+        stale.append(str(rel))
+        if not check:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    if check and stale:
+        print("stale generated pages (run python tools/gen_docs.py): " + ", ".join(stale), file=sys.stderr)
+        return 1
+    print(("up to date" if not stale else "wrote " + ", ".join(stale)) if not check else "up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
