@@ -8,6 +8,7 @@ Pages: ``docs/reference/cli.md`` from the argument parser (:func:`ts2viz.cli.ref
 """
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -15,11 +16,46 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def families_table() -> str:
+    """The registry's families as a Markdown table (name, what it computes, an example spec)."""
+    from ts2viz import metrics
+
+    rows = ["| family | what it computes | example |", "|---|---|---|"]
+    for fam in metrics.families():
+        desc = " ".join(fam.description.split()).replace("|", "\\|")
+        rows.append(f"| `{fam.name}` | {desc} | `{fam.example}` |")
+    return "\n".join(rows)
+
+
+def _fill(text: str, name: str, content: str) -> str:
+    """``text`` with the region between ``<!-- generated:NAME ... -->`` and ``<!-- /generated:NAME -->``
+    replaced by ``content``."""
+    start = re.search(rf"<!-- generated:{name}\b[^>]*-->\n", text)
+    end = text.find(f"<!-- /generated:{name} -->")
+    if not start or end < 0:
+        raise SystemExit(f"no generated:{name} region")
+    return text[:start.end()] + content.rstrip("\n") + "\n" + text[end:]
+
+
+#: hand-written pages with generated regions: path -> {region name: generator}
+REGIONS = {Path("README.md"): {"families": families_table},
+           Path("docs/metrics/index.md"): {"families": families_table}}
+
+
 def generated_pages() -> dict[Path, str]:
-    """Every generated page: path under the repository -> its text."""
+    """Every generated page: path under the repository -> its text (whole pages, and hand-written pages
+    with their generated regions filled in)."""
     from ts2viz.cli.reference import cli_reference_markdown
 
-    return {Path("docs/reference/cli.md"): cli_reference_markdown()}
+    pages = {Path("docs/reference/cli.md"): cli_reference_markdown()}
+    for rel, regions in REGIONS.items():
+        text = (ROOT / rel).read_text(encoding="utf-8")
+        if not any(f"<!-- generated:{name}" in text for name in regions):
+            continue
+        for name, make in regions.items():
+            text = _fill(text, name, make())
+        pages[rel] = text
+    return pages
 
 
 def main(argv: list[str]) -> int:

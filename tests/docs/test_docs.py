@@ -27,7 +27,7 @@ def test_generated_pages_are_current(rel):
 def test_mkdocs_builds_strictly_offline(tmp_path):
     env = {"NO_MKDOCS_2_WARNING": "1", "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
            "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"),
+    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
                         "-d", str(tmp_path / "site")], capture_output=True, text=True, timeout=600, env=env,
                        cwd=ROOT)
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
