@@ -140,7 +140,7 @@ def test_a_visitors_scores_join_their_session_only(app_public, own_set):
 
     import numpy as np
 
-    from ts2viz.ui.state.app_state import gold_session as gs
+    from ts2viz.ui.state import gold_session as gs
     from ts2viz.ui.page.glue import page_plot
 
     g = gc.rated("myset")
@@ -178,7 +178,7 @@ def test_a_visitors_scores_join_their_session_only(app_public, own_set):
 
 
 def test_visitor_upload_errors_quote_nothing_and_caps_hold(app_public, own_set):
-    from ts2viz.ui.state.app_state import gold_session as gs
+    from ts2viz.ui.state import gold_session as gs
 
     v = app_public.view()
     secret = "SECRET-CONTENT"
@@ -229,7 +229,7 @@ def test_app_gold_flag_bad_folder_is_one_line_and_exit_2(tmp_path, capsys):
 def test_an_operator_set_without_scores_evaluates_a_visitors_upload(app_public, own_set, tmp_path):
     from gold_helpers import make_folder
 
-    from ts2viz.ui.state.app_state import gold_session as gs
+    from ts2viz.ui.state import gold_session as gs
 
     folder = make_folder(tmp_path / "bare")
     (folder / "scores.csv").unlink()
