@@ -200,6 +200,10 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
     tower = vision_tower or cfg.mm_vision_tower
     if not tower:
         raise InputError(f"metric {spec.raw!r}: the CLIP-FlanT5 config names no mm_vision_tower; give ?vision_tower=")
+    if not vision_tower and is_local_model(model_id) and not Path(tower).is_dir():
+        from .llava import find_vision_tower  # a copy of the tower beside the checkpoint (offline use)
+
+        tower = find_vision_tower(Path(model_id), tower, None)
     cfg.mm_vision_tower = tower
     vcfg = hf_load("CLIP vision tower config", CLIPVisionConfig.from_pretrained, tower, spec)
     cfg.mm_vision_config = vcfg.to_dict()
@@ -248,10 +252,29 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
     tok = hf_load("T5 tokenizer", AutoTokenizer.from_pretrained, tok_id, spec)
     tok.model_max_length = CONTEXT_LEN
     # The original resizes the embeddings to the tokenizer (Flan-T5: 32128 rows -> 32100), which drops
-    # the unused rows from the softmax's normaliser; so does ts2viz.
-    if len(tok) != model.get_input_embeddings().weight.shape[0]:
-        model.resize_token_embeddings(len(tok))
+    # the unused rows from the softmax's normaliser; so does ts2viz, row by row: transformers 5's
+    # resize_token_embeddings ties the LM head to the input embeddings afterwards, which Flan-T5's are not.
+    if len(tok) < model.get_input_embeddings().weight.shape[0]:
+        truncate_vocabulary(model, len(tok))
     return model.eval(), tok, processor
+
+
+def truncate_vocabulary(model, n: int) -> None:
+    """Keep the first ``n`` rows of a T5 model's input embedding and of its (untied) LM head, as the
+    original's ``resize_token_embeddings`` under transformers 4 did; nothing is tied."""
+    import torch
+    from torch import nn
+
+    emb = model.get_input_embeddings()
+    new_emb = nn.Embedding(n, emb.weight.shape[1], dtype=emb.weight.dtype, device=emb.weight.device)
+    head = model.get_output_embeddings()
+    new_head = nn.Linear(head.weight.shape[1], n, bias=False, dtype=head.weight.dtype, device=head.weight.device)
+    with torch.no_grad():
+        new_emb.weight.copy_(emb.weight[:n])
+        new_head.weight.copy_(head.weight[:n])
+    model.set_input_embeddings(new_emb)
+    model.lm_head = new_head
+    model.config.vocab_size = n
 
 
 def _vqa_model_class():

@@ -725,7 +725,7 @@ def load_vqa_model(spec: Spec, device: str | None = None, *, dtype: str | None =
     from .llava import is_original_layout, load_original_llava
 
     if is_original_layout(raw):  # liuhaotian/llava-v1.5-* (t2v_metrics' LLaVA): converted on load
-        loaded = load_original_llava(model_id, spec, dtype=dt, vision_tower=vision_tower)
+        loaded = load_original_llava(model_id, spec, dtype=dt, vision_tower=vision_tower, revision=spec.revision)
         return GenerativeVQA(model_id, spec, dev, dt, bs, spec.revision, template, llava_format, loaded=loaded)
     cfg = hf_load("config", AutoConfig.from_pretrained, model_id, spec, **kw)
     if template is None and cfg.model_type == "paligemma":
