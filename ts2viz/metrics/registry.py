@@ -38,6 +38,26 @@ class Family:
         mod, _, attr = self.target.partition(":")
         return getattr(importlib.import_module(mod, __package__), attr)
 
+    def _module(self):
+        if callable(self.target):
+            import sys
+
+            return sys.modules.get(getattr(self.target, "__module__", None) or "")
+        return importlib.import_module(self.target.partition(":")[0], __package__)
+
+    @property
+    def model_names(self) -> Mapping[str, str]:
+        """The field's short model names -> hub ids or folders (e.g. ``clip-flant5-xxl`` ->
+        ``zhiqiulin/clip-flant5-xxl``): the family module's ``MODEL_NAMES`` (its module is imported, which is
+        cheap: family modules import nothing heavy)."""
+        return dict(getattr(self._module(), "MODEL_NAMES", None) or {})
+
+    def not_on_hub(self, model: str) -> bool:
+        """Whether the family's module says ``model`` is not a hub model (an API model, or a name it refuses
+        with its own one-line reason: ``API_MODELS``, ``UNSUPPORTED``)."""
+        mod = self._module()
+        return model in (getattr(mod, "API_MODELS", None) or ()) or model in (getattr(mod, "UNSUPPORTED", None) or {})
+
 
 _REGISTRY: dict[str, Family] = {}
 
@@ -70,9 +90,14 @@ register("alignscore", "ALIGNScore: cosine of ALIGN image and prompt embeddings 
          ".families.alignscore:build", example="alignscore:kakaobrain/align-base", hub_model=True)
 register("siglip", "SigLIP score: cosine of SigLIP image and prompt embeddings (transformers)",
          ".families.siglip:build", example="siglip:google/siglip-base-patch16-224", hub_model=True)
-register("vqascore", "VQAScore (t2v_metrics): likelihood of the answer 'Yes' to 'Does this figure show \"{prompt}\"? "
-         "Please answer yes or no.' (CLIP-FlanT5, LLaVA-1.5, any VQA model)",
-         ".families.vqascore:build", example="vqascore:zhiqiulin/clip-flant5-xxl", hub_model=True)
+register("vqascore", "VQAScore (t2v_metrics 3.0): the likelihood of 'Yes' to 'Does this figure show \"{prompt}\"?', "
+         "asked and scored as t2v_metrics does per model (CLIP-FlanT5, LLaVA-1.5/1.6, InstructBLIP, Qwen2-VL, "
+         "PaliGemma, ...; GPT-4o's top log-probabilities through an endpoint)",
+         ".families.vqascore:build", example="vqascore:clip-flant5-xxl", hub_model=True)
+register("itmscore", "ITMScore (t2v_metrics): BLIP-2's image-text matching probability of the image and the prompt",
+         ".families.itmscore:build", example="itmscore:Salesforce/blip2-itm-vit-g", hub_model=True)
+register("itcscore", "ITCScore (t2v_metrics): BLIP-2's contrastive score, the largest query-prompt cosine",
+         ".families.itcscore:build", example="itcscore:Salesforce/blip2-itm-vit-g", hub_model=True)
 register("tifa", "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
          ".families.tifa:build", example="tifa:Salesforce/blip-vqa-base", hub_model=True)
 register("dsg", "DSG: fraction of yes/no questions answered 'yes', a question failing with a direct parent (DSG's code)",
@@ -152,6 +177,20 @@ def check_options(spec, factory: Callable, options: Mapping) -> None:
                          f"{', '.join(sorted(accepted))})")
 
 
+def resolve_model_name(fam: Family, spec: Spec) -> Spec:
+    """``spec`` with a short model name of its family (:attr:`Family.model_names`) replaced by its hub id or
+    folder; ``spec.raw`` (the scores column and the label) keeps the name as given. A model that is no
+    name of the family is returned unchanged (hub ids and folders keep working)."""
+    if not fam.hub_model:
+        return spec
+    target = fam.model_names.get(spec.model)
+    if target is None:
+        return spec
+    from dataclasses import replace
+
+    return replace(spec, model=target)
+
+
 def load(spec: str, device: str | None = None, **options):
     """Build the metric named by ``spec`` on ``device`` (``cuda``, ``cpu``, ``mps``; default: best available).
 
@@ -162,7 +201,8 @@ def load(spec: str, device: str | None = None, **options):
     sp = parse_spec(spec)
     fam = family(sp.family)
     opts = {**sp.options, **options}
-    if fam.hub_model:
+    sp = resolve_model_name(fam, sp)
+    if fam.hub_model and not opts.get("endpoint") and not fam.not_on_hub(sp.model):
         from .common.hub import check_hub_model_available
 
         check_hub_model_available(sp, opts)    # in a second, before torch and transformers are imported

@@ -42,23 +42,26 @@ def score_fixture(spec: str, name: str, **options) -> tuple[np.ndarray, np.ndarr
     return got, want, m
 
 
-#: fixture -> the spec ts2viz loads it by (the checkpoint folder; its vision tower is found beside it)
+#: fixture -> (checkpoint folder ts2viz loads, the recipe it must pick by itself); a vision tower is found beside
 VQA_CASES = {
-    "clip-flant5": "clip-flant5/clip-flant5-tiny",
-    "llava-v1.5": "llava-v1.5/llava-v1.5-tiny",
-    "llava-v1.6": "llava-v1.6/llava-v1.6-tiny",
-    "instructblip-flant5": "instructblip-flant5/instructblip-flan-t5-tiny",
-    "qwen2-vl": "qwen2-vl/qwen2-vl-tiny",
-    "paligemma": "paligemma/paligemma-tiny",
+    "clip-flant5": ("clip-flant5/clip-flant5-tiny", "clip-flant5"),
+    "llava-v1.5": ("llava-v1.5/llava-v1.5-tiny", "llava-1.5"),
+    "llava-v1.6": ("llava-v1.6/llava-v1.6-tiny", "llava-1.6"),
+    "instructblip-flant5": ("instructblip-flant5/instructblip-flan-t5-tiny", "instructblip"),
+    "qwen2-vl": ("qwen2-vl/qwen2-vl-tiny", "qwen2-vl"),
+    "paligemma": ("paligemma/paligemma-tiny", "paligemma"),
 }
 
 
 @pytest.mark.parametrize("name", list(VQA_CASES))
 def test_vqascore_equals_t2v_metrics_per_image(name):
-    got, want, m = score_fixture(f"vqascore:{FIX / VQA_CASES[name]}", name)
+    folder, recipe = VQA_CASES[name]
+    got, want, m = score_fixture(f"vqascore:{FIX / folder}", name)
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=0)
-    # the recipe ts2viz chose is named in the config (part of the cache key)
-    assert m.config["recipe"] == expected(name)["t2v_metrics_model"].rsplit("-", 1)[0] or m.config["recipe"]
+    # the recipe ts2viz chose by the architecture is named in the config (part of the cache key)
+    assert m.config["recipe"] == recipe and m.config["dtype"] == "float32"
+    # per image, the details hold the answer likelihood (the score)
+    assert [d["answer_likelihood"] for d in m.last_details] == list(got)
 
 
 @pytest.mark.parametrize("family,name", [("itmscore", "blip2-itm"), ("itcscore", "blip2-itc")])
