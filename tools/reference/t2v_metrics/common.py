@@ -13,9 +13,15 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 OUT = REPO / "tests" / "fixtures" / "reference" / "vqascore"
 IMAGES = OUT / "images"
-PROMPTS = ["a red cat on the tree", "two blue dogs with a teddy bear", "the green tree with lights"]
+PROMPTS = ["a red cat on the tree", "two blue dogs with a teddy bear", "the green tree with lights",
+           # longer than BLIP-2's 35 text tokens: truncation counts
+           "a small red cat with green eyes sits on the lowest branch of a tall old tree while two blue dogs and "
+           "a brown teddy bear wait below next to a wooden bench under bright string lights on a cold winter night"]
 #: (file name, width, height): one wide, one tall, one square image
 IMAGE_SPECS = [("wide.png", 72, 48), ("tall.png", 40, 64), ("square.png", 56, 56)]
+#: one image whose sides are no multiples of 28 and above 1280 tokens of 28 x 28 (where qwen_vl_utils resizes
+#: before Qwen2-VL's processor does; used by the Qwen2-VL fixture only)
+LARGE_SPEC = ("large.png", 1130, 1010)
 PACKAGES = ("t2v_metrics", "torch", "torchvision", "transformers", "tokenizers", "sentencepiece", "numpy", "Pillow",
             "timm", "qwen-vl-utils", "openai", "tiktoken", "llava")
 
@@ -36,6 +42,19 @@ def put_in_hub_cache(repo_id: str, folder: Path) -> None:
     shutil.copytree(folder, snap)
     (base / "refs").mkdir(parents=True, exist_ok=True)
     (base / "refs" / "main").write_text(commit)
+
+
+def make_large_image() -> Path:
+    """:data:`LARGE_SPEC`: a smooth deterministic pattern (small as a PNG)."""
+    import numpy as np
+    from PIL import Image
+
+    name, w, h = LARGE_SPEC
+    y, x = np.mgrid[0:h, 0:w]
+    arr = np.stack([(x * 255 // w), (y * 255 // h), ((x // 56 + y // 56) % 2) * 200], axis=-1).astype(np.uint8)
+    p = IMAGES / name
+    Image.fromarray(arr, "RGB").save(p, optimize=True)
+    return p
 
 
 def make_images() -> list[Path]:

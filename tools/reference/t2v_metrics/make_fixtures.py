@@ -43,11 +43,21 @@ def tiny_clip_tower(seed: int, folder: Path, image_size: int = 28, patch: int = 
     torch.manual_seed(seed)
     cfg = CLIPVisionConfig(image_size=image_size, patch_size=patch, hidden_size=24, intermediate_size=40,
                            num_hidden_layers=3, num_attention_heads=2, projection_dim=24)
-    CLIPVisionModel(cfg).eval().save_pretrained(folder)
+    bf16_exact(CLIPVisionModel(cfg).eval()).save_pretrained(folder)
     CLIPImageProcessor(size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size},
                        do_center_crop=True, resample=3).save_pretrained(folder)
     C.put_in_hub_cache(CLIP_TOWER_ID, folder)
     return folder
+
+
+def bf16_exact(model):
+    """Round every weight to a bfloat16 value (kept in float32): t2v_metrics' loaders cast these models to
+    bfloat16, which then loses nothing, and ``.float()`` afterwards gives back exactly the saved weights."""
+    with torch.no_grad():
+        for t in list(model.parameters()) + list(model.buffers()):
+            if t.is_floating_point():
+                t.copy_(t.bfloat16().float())
+    return model
 
 
 def score_pairs(forward, images, **kw) -> list[dict]:
@@ -80,7 +90,7 @@ def clip_flant5(images):
     model = CLIPT5ForConditionalGeneration(cfg).eval()
     with torch.no_grad():  # smaller logits: answer likelihoods around 1e-4, not 1e-28
         model.lm_head.weight.mul_(0.5)
-    model.save_pretrained(ckpt, safe_serialization=False)  # pytorch_model.bin, as the release (shared embed_tokens alias)
+    bf16_exact(model).save_pretrained(ckpt, safe_serialization=False)  # pytorch_model.bin, as the release (shared embed_tokens alias)
     entry = mod.CLIP_T5_MODELS["clip-flant5-xxl"]
     entry["model"]["path"] = str(ckpt)
     entry["tokenizer"]["path"] = str(ckpt)
@@ -94,7 +104,8 @@ def clip_flant5(images):
             f"(question {mod.default_question_template!r}, answer {mod.default_answer_template!r})",
         changes=["CLIP_T5_MODELS['clip-flant5-xxl'] model and tokenizer paths set to the fixture folder",
                  f"{CLIP_TOWER_ID} served from the side venv's hub cache by a tiny CLIP (the folder beside the checkpoint)",
-                 "model.float() after t2v_metrics' load_pretrained_model (which casts to bfloat16)"],
+                 "model.float() after t2v_metrics' load_pretrained_model (which casts to bfloat16); the saved weights "
+                 "are bfloat16 values, so the cast loses nothing"],
         extra={"checkpoint": C.rel(ckpt), "vision_tower": C.rel(out / CLIP_TOWER_ID.split('/')[-1])})
 
 
@@ -140,6 +151,7 @@ def _llava(version: str, images):
             # which differ from mm_vision_tower's; LLaVA-1.5 froze it and saved none
             for p in model.model.vision_tower.parameters():
                 p.add_(torch.randn_like(p) * 0.05)
+    bf16_exact(model)
     state = {k: v for k, v in model.state_dict().items() if is16 or not k.startswith("model.vision_tower.")}
     model.save_pretrained(ckpt, state_dict=state, safe_serialization=False)
     raw = json.loads((ckpt / "config.json").read_text())
@@ -161,7 +173,8 @@ def _llava(version: str, images):
         changes=[f"{'LLAVA16_MODELS' if is16 else 'LLAVA_MODELS'}[{key!r}] model and tokenizer paths set to the "
                  "fixture folder",
                  f"{CLIP_TOWER_ID} served from the side venv's hub cache by a tiny CLIP (the folder beside the checkpoint)",
-                 "model.float() after t2v_metrics' load_pretrained_model (which casts to bfloat16)",
+                 "model.float() after t2v_metrics' load_pretrained_model (which casts to bfloat16); the saved weights "
+                 "are bfloat16 values, so the cast loses nothing",
                  "config.json model_type rewritten to the release's after save_pretrained (t2v_metrics' class says "
                  f"{type(cfg).model_type!r})"],
         extra={"checkpoint": C.rel(ckpt), "vision_tower": C.rel(out / CLIP_TOWER_ID.split('/')[-1])})
@@ -218,7 +231,7 @@ def qwen2_vl(images):
     model = Qwen2VLForConditionalGeneration(cfg).eval()
     with torch.no_grad():
         model.lm_head.weight.mul_(8.0)
-    model.save_pretrained(ckpt)
+    bf16_exact(model).save_pretrained(ckpt)
     # the release's generation config (Qwen2-VL-7B-Instruct): greedy generate still applies repetition_penalty
     GenerationConfig(bos_token_id=ids["<|endoftext|>"], pad_token_id=ids["<|endoftext|>"], do_sample=True,
                      eos_token_id=[ids["<|im_end|>"], ids["<|endoftext|>"]], repetition_penalty=1.05, temperature=0.1,
@@ -229,7 +242,7 @@ def qwen2_vl(images):
     mod.QWEN2_VL_MODELS[key]["model"]["attn_implementation"] = "eager"
     m = mod.Qwen2VLModel(key, device="cpu")
     m.model.float()
-    scores = score_pairs(m.forward, images)
+    scores = score_pairs(m.forward, images + [C.make_large_image()])
     return C.write_fixture(
         "qwen2-vl", t2v_model=key, scores=scores,
         how="t2v_metrics.models.vqascore_models.qwen2vl_model.Qwen2VLModel.forward, defaults (question "
@@ -237,7 +250,8 @@ def qwen2_vl(images):
             "answer's first token",
         changes=[f"QWEN2_VL_MODELS[{key!r}] model and tokenizer paths set to the fixture folder",
                  "attn_implementation 'eager' instead of 'flash_attention_2' (no flash-attn on a CPU)",
-                 "model.float() after loading (t2v_metrics loads bfloat16)"],
+                 "model.float() after loading (t2v_metrics loads bfloat16); the saved weights are bfloat16 values, so "
+                 "the cast loses nothing"],
         extra={"checkpoint": C.rel(ckpt)})
 
 
@@ -552,7 +566,7 @@ def blip2_itm_itc(images):
 
 # -- GPT-4o through top log-probabilities (t2v_metrics' gpt4v_model.py) against a local endpoint ------------------
 
-#: the first answer token's top-2 log-probabilities the local endpoint returns for pair k (k = 0..8), and how many
+#: the first answer token's top-2 log-probabilities the local endpoint returns for pair k (k = 0..11), and how many
 #: times it first fails with HTTP 500; covers every branch of t2v_metrics' reading of them
 API_CASES = [
     {"top": [("Yes", -0.2), ("No", -1.8)]},
@@ -564,6 +578,9 @@ API_CASES = [
     {"top": [(" Yes", -0.2), ("No", -1.9)]},
     {"top": [("Yes", -0.7), ("No", -0.9)], "fail_first": 1},
     {"top": [("Yes", -0.05), ("No", -3.0)], "fail_first": 99},
+    {"top": [("YES", -0.1), ("Yes", -0.9)]},
+    {"top": [("No", -0.0), ("Yes", -9.0)]},
+    {"top": [("no", -2.0), ("Yes", -0.5)], "fail_first": 2},
 ]
 
 
