@@ -236,4 +236,7 @@ def run_metrics(args: argparse.Namespace) -> int:
         print(f"{f.name:<{width}}  {f.description}")
         if f.example:
             print(f"{'':<{width}}  e.g. {f.example}")
+        names = f.model_names if hasattr(f, "model_names") else {}
+        if names:
+            print(f"{'':<{width}}  model names: {', '.join(names)}")
     return 0

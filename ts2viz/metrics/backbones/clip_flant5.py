@@ -277,6 +277,17 @@ def truncate_vocabulary(model, n: int) -> None:
     model.config.vocab_size = n
 
 
+_VQA_CLASS = None
+
+
+def vqa_class():
+    """:class:`ClipT5VQA`, CLIP-FlanT5 as a :class:`~ts2viz.metrics.backbones.vqa.VQAModel` (built on first use)."""
+    global _VQA_CLASS
+    if _VQA_CLASS is None:
+        _VQA_CLASS = _vqa_model_class()
+    return _VQA_CLASS
+
+
 def _vqa_model_class():
     import numpy as np
 
@@ -288,12 +299,23 @@ def _vqa_model_class():
 
         generative = True
 
+        @classmethod
+        def from_parts(cls, model, tokenizer, image_processor, *, name: str = "in-memory", batch_size: int = 8):
+            """The VQA model of an already-built CLIP-FlanT5 (:func:`model_class`), its T5 tokenizer and CLIP
+            image processor (e.g. random weights built on the GPU by ``benchmarks/bench_gpu.py``): no download,
+            no checkpoint on disk; it computes on its own device in its own dtype."""
+            p = next(model.parameters())
+            return cls(name, None, str(p.device), p.dtype, batch_size, parts=(model, tokenizer, image_processor))
+
         def __init__(self, model_id: str, spec, device: str, dtype, batch_size: int, revision=None,
-                     vision_tower: str | None = None, tokenizer: str | None = None):
+                     vision_tower: str | None = None, tokenizer: str | None = None, parts=None):
             from ..common.hub import model_identity
 
-            model, tok, proc = load_clip_t5(model_id, spec, dtype=dtype, revision=revision,
-                                            vision_tower=vision_tower, tokenizer=tokenizer)
+            if parts is None:
+                model, tok, proc = load_clip_t5(model_id, spec, dtype=dtype, revision=revision,
+                                                vision_tower=vision_tower, tokenizer=tokenizer)
+            else:
+                model, tok, proc = parts
             self.model = model.to(device)
             self.tokenizer, self.image_processor = tok, proc
             ident = model_identity(model_id, revision, model.config)
@@ -391,4 +413,4 @@ def _vqa_model_class():
 def load_clip_t5_vqa(model_id: str, spec, device: str, dtype, batch_size: int, revision=None,
                      vision_tower: str | None = None, tokenizer: str | None = None):
     """A CLIP-FlanT5 :class:`~ts2viz.metrics.backbones.vqa.VQAModel` on ``device``."""
-    return _vqa_model_class()(model_id, spec, device, dtype, batch_size, revision, vision_tower, tokenizer)
+    return vqa_class()(model_id, spec, device, dtype, batch_size, revision, vision_tower, tokenizer)

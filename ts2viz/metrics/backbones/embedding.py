@@ -137,9 +137,28 @@ class HFEmbeddingScore(_EmbeddingScore):
         if not (hasattr(model, "get_image_features") and hasattr(model, "get_text_features")):
             raise InputError(f"metric {spec.raw!r}: {model_id!r} is a {type(model).__name__}, not a "
                              "dual-encoder (CLIP/ALIGN/SigLIP) model")
+        tokenizer = hf_load("tokenizer", AutoTokenizer.from_pretrained, model_id, spec, **kw)
+        image_processor = hf_load("image processor", AutoImageProcessor.from_pretrained, model_id, spec, **kw)
+        self._setup(spec, dev, dt, model, tokenizer, image_processor, batch_size, model_id)
+
+    @classmethod
+    def from_model(cls, model, tokenizer, image_processor, *, spec: str = "clipscore:in-memory", device: str | None = None,
+                   batch_size: int | None = None) -> "HFEmbeddingScore":
+        """The metric of an already-built transformers dual encoder (``get_image_features`` /
+        ``get_text_features``), e.g. random weights built on the GPU by ``benchmarks/bench_gpu.py``: no
+        download, no checkpoint on disk. The model computes in its own dtype."""
+        from ..common.spec import parse_spec
+
+        sp = parse_spec(spec) if isinstance(spec, str) else spec
+        dev = resolve_device(device or str(next(model.parameters()).device))
+        self = cls.__new__(cls)
+        self._setup(sp, dev, next(model.parameters()).dtype, model, tokenizer, image_processor, batch_size, sp.model)
+        return self
+
+    def _setup(self, spec, dev, dt, model, tokenizer, image_processor, batch_size, model_id):
         self.model = model.to(dev).eval()
-        self.tokenizer = hf_load("tokenizer", AutoTokenizer.from_pretrained, model_id, spec, **kw)
-        self.image_processor = hf_load("image processor", AutoImageProcessor.from_pretrained, model_id, spec, **kw)
+        self.tokenizer = tokenizer
+        self.image_processor = image_processor
         tc = getattr(model.config, "text_config", None)
         limit = getattr(tc, "max_position_embeddings", None) or 77
         self.max_length = min(limit, TEXT_LENGTH.get(spec.family, limit))

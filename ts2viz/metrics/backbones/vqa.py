@@ -421,6 +421,22 @@ class BlipVQA(VQAModel):
 class GenerativeVQA(VQAModel):
     """A generative VLM (``AutoModelForImageTextToText`` + ``AutoProcessor``), chat template if it has one."""
 
+    @classmethod
+    def from_model(cls, model, processor, *, name: str = "in-memory", batch_size: int = 8,
+                   t2v_image_processor=None) -> "GenerativeVQA":
+        """The VQA model of an already-built transformers VLM and its processor (e.g. random weights built on
+        the GPU by ``benchmarks/bench_gpu.py``): no download, no checkpoint on disk; it computes on its own
+        device in its own dtype. ``t2v_image_processor``: LLaVA's CLIP image processor for t2v_metrics'
+        square padding (default: the processor's own)."""
+        from types import SimpleNamespace
+
+        p = next(model.parameters())
+        dev = str(p.device)
+        loaded = SimpleNamespace(model=model, processor=processor, vision_tower=name, text_vocab=None,
+                                 template=None, version="", tower_from_checkpoint=False,
+                                 image_processor=t2v_image_processor or getattr(processor, "image_processor", None))
+        return cls(name, Spec(f"vqascore:{name}", "vqascore", name), dev, p.dtype, batch_size, loaded=loaded)
+
     def __init__(self, model_id: str, spec: Spec, device: str, dtype, batch_size: int, revision=None,
                  template: str | None = None, llava_format: str = "t2v_metrics", loaded=None):
         from transformers import AutoModelForImageTextToText, AutoProcessor
@@ -450,12 +466,15 @@ class GenerativeVQA(VQAModel):
         self.t2v_llava = (own_template and llava_format == "t2v_metrics"
                           and getattr(model.config, "model_type", "") == "llava")
         if self.t2v_llava:
-            self._t2v_image_processor = _pil_image_processor(self.processor.image_processor,
-                                                             loaded.vision_tower if loaded else model_id, spec,
-                                                             {} if loaded else kw)
+            given = getattr(loaded, "image_processor", None)
+            self._t2v_image_processor = given or _pil_image_processor(self.processor.image_processor,
+                                                                      loaded.vision_tower if loaded else model_id,
+                                                                      spec, {} if loaded else kw)
         #: the softmax of t2v_metrics' LLaVA score runs over the tokenizer's own vocabulary, as the original
         #: model's (32000 rows); llava-hf's <image> and padding rows (32064 in all) are left out
         self.text_vocab = int(getattr(tok, "vocab_size", 0) or 0) or None
+        if loaded is not None and getattr(loaded, "text_vocab", None):
+            self.text_vocab = int(loaded.text_vocab)
         text_cfg = getattr(model.config, "text_config", None)
         #: an encoder-decoder language model (BLIP-2 / InstructBLIP Flan-T5): answers go to the decoder
         self.encoder_decoder = bool(getattr(text_cfg, "is_encoder_decoder", False)
@@ -464,7 +483,7 @@ class GenerativeVQA(VQAModel):
         self.t2v_lavis = own_template and self.encoder_decoder and getattr(model.config, "model_type", "") in (
             "instructblip", "blip-2")
         ident = model_identity(model_id, revision, model.config)
-        if loaded is not None:
+        if loaded is not None and getattr(loaded, "version", ""):
             ident.update(layout=f"llava-{loaded.version} (LLaVA's own code, converted)",
                          vision_tower=str(loaded.vision_tower),
                          tower_weights="checkpoint" if loaded.tower_from_checkpoint else "vision_tower")

@@ -181,6 +181,15 @@ def check_upload(path, *, max_bytes: int = MAX_UPLOAD_BYTES, max_pixels: int = M
     return out
 
 
+def asked_line(details) -> str:
+    """`` Asked: "question" (score: the likelihood of the answer "Yes").`` for a metric whose per-image details
+    say what the model was asked (VQAScore); empty otherwise."""
+    d = next((x for x in (details or []) if isinstance(x, dict) and "question" in x and "answer" in x), None)
+    if d is None:
+        return ""
+    return f' Asked: "{d["question"]}" (score: the likelihood of the answer "{d["answer"]}").'
+
+
 def check_prompt(prompt) -> str:
     p = (prompt or "").strip()
     if not p:
@@ -226,11 +235,12 @@ def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | 
     metric = load_metric(app, spec, dev)
     if progress is not None:
         progress(0.1, desc=f"scoring {plural(len(images), 'upload')} with {app.access.display_name(spec)}")
-    vals = np.asarray(on_gpu(engine.score_images)(metric, images, [prompt] * len(images), cache_dir=app.cache_root,
-                                                   use_cache=not app.access.public), dtype=float)
+    vals, dets = on_gpu(engine.score_images)(metric, images, [prompt] * len(images), cache_dir=app.cache_root,
+                                             use_cache=not app.access.public, return_details=True)
+    vals = np.asarray(vals, dtype=float)
     spec = metric.spec
     seg = get_seg(app, seg_id) if seg_id not in (None, "") else None
-    msg = f"Scored {plural(len(images), 'image')} with {spec}."
+    msg = f"Scored {plural(len(images), 'image')} with {spec}." + asked_line(dets)
     node_scores: dict[str, np.ndarray] = {}
     if seg is not None:
         have = spec in app.metrics and np.isfinite(
