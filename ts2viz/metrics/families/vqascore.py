@@ -29,7 +29,7 @@ from ...errors import InputError
 from ..common.base import Metric
 from ..common.spec import Spec
 from ..backbones.vqa import VQAModel, load_vqa_model
-from .vqascore_recipes import API_MODELS, MODEL_NAMES, UNSUPPORTED  # noqa: F401  (names the registry resolves)
+from .vqascore_recipes import API_MODELS, MODEL_NAMES, UNSUPPORTED, fill  # noqa: F401  (the registry reads the names)
 
 #: t2v_metrics' default question (CLIP-FlanT5, LLaVA-1.5 and its other VQAScore models), also TS2's
 QUESTION_TEMPLATE = 'Does this figure show "{}"? Please answer yes or no.'
@@ -42,14 +42,6 @@ ANSWER_MODES = {"likelihood": "exp(-mean CE) of the answer's tokens and the mode
                 "first_token_yes": "P(yes) summed over yes spellings, first answer token (ts2viz <= 0.x)"}
 #: kept for code that imported the old name
 QUESTION = QUESTION_TEMPLATE
-
-
-def fill(template: str, prompt: str) -> str:
-    """``template`` with the prompt in place of ``{}`` or ``{prompt}`` (t2v_metrics' ``str.format``)."""
-    try:
-        return template.format(prompt, prompt=prompt)
-    except (IndexError, KeyError, ValueError) as e:
-        raise InputError(f"template {template!r}: use {{}} for the prompt and {{{{ }}}} for a literal brace ({e})")
 
 
 class VQAScore(Metric):

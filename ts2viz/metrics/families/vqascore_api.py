@@ -37,6 +37,7 @@ import numpy as np
 from ...errors import InputError
 from ..common.base import Metric
 from ..common.spec import Spec
+from .vqascore_recipes import fill
 
 #: the image types t2v_metrics sends (its get_image_type): the file's extension is the data URL's type
 IMAGE_TYPES = ("png", "jpeg", "jpg", "gif", "bmp", "webp")
@@ -80,8 +81,6 @@ class APIVQAScore(Metric):
                  top_logprobs: int = 2, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  timeout: float = 60.0, retries: int = 2, retry_wait: float = 2.0, workers: int = 4,
                  cache: bool = True, batch_size: int | None = None, recipe: str = "gpt-4o"):
-        from .vqascore import fill
-
         if not str(endpoint).startswith(("http://", "https://")):
             raise InputError(f"metric {spec.raw!r}: endpoint {endpoint!r} is not the http(s) base URL of an "
                              "OpenAI-compatible API")
@@ -174,8 +173,6 @@ class APIVQAScore(Metric):
 
     # -- a batch ----------------------------------------------------------------------------------
     def score_prepared(self, items: Sequence[str], prompts: Sequence[str]) -> np.ndarray:
-        from .vqascore import fill
-
         questions = [fill(self.question_template, p) for p in prompts]
         answers = [fill(self.answer_template, p) for p in prompts]
         jobs = list(zip(questions, items))

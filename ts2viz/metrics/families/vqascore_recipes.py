@@ -14,6 +14,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...errors import InputError
+
+def fill(template: str, prompt: str) -> str:
+    """``template`` with the prompt in place of ``{}`` or ``{prompt}`` (t2v_metrics' ``str.format``)."""
+    try:
+        return template.format(prompt, prompt=prompt)
+    except (IndexError, KeyError, ValueError) as e:
+        raise InputError(f"template {template!r}: use {{}} for the prompt and {{{{ }}}} for a literal brace ({e})")
+
+
 #: t2v_metrics' default question (CLIP-FlanT5, LLaVA-1.5/1.6, PaliGemma, GPT-4o)
 Q_FIGURE = 'Does this figure show "{}"? Please answer yes or no.'
 
@@ -78,7 +88,9 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in [
 
 #: model type of the loaded model (see :func:`recipe_for`) -> recipe
 ARCHITECTURES = {
-    "clip_t5": "clip-flant5", "llava": "llava-1.5", "llava_next": "llava-1.6", "qwen2_vl": "qwen2-vl",
+    # (llava-hf's LLaVA-NeXT twins, model type llava_next, take the generic recipe: t2v_metrics runs LLaVA's own
+    # 1.6 checkpoint, which ts2viz converts: vqascore:llava-v1.6-13b)
+    "clip_t5": "clip-flant5", "llava": "llava-1.5", "qwen2_vl": "qwen2-vl",
     "qwen2_5_vl": "qwen2-vl", "paligemma": "paligemma", "llava_onevision": "llava-onevision",
     "mllama": "llama-3.2-vision",
 }
