@@ -27,6 +27,7 @@ import numpy as np
 from ...errors import InputError
 from ..common.base import Metric
 from ..common.device import resolve_device, resolve_dtype
+from ..common.hub import hf_load
 from ..common.rewardfiles import file_identity, is_hub_id, local_or_hub_file
 from ..common.spec import Spec
 
@@ -85,15 +86,11 @@ class ImageReward(Metric):
             raise InputError(f"metric {spec.raw!r}: cannot read {ckpt!r} / {med_path!r}: {e}") from e
         vision, text, head = _modules(spec, state, med)
         self.vision, self.text, self.head = (m.to(dev, dt).eval() for m in (vision, text, head))
-        from ..common.hub import hf_load
-
         tok = str(tokenizer)
-        try:
-            self.tokenizer = hf_load("tokenizer", BertTokenizer.from_pretrained, tok, spec)
-        except InputError as e:
-            raise InputError(f"metric {spec.raw!r}: ImageReward's tokenizer comes from another repository, "
-                             f"{tok!r} (option tokenizer=, a hub id or a local copy of that folder), and it "
-                             f"cannot be loaded: {str(e).split(': ', 2)[-1]}") from None
+        # the vocabulary is looked for first: offline, transformers 5 would build an empty tokenizer
+        vocab = local_or_hub_file(spec, tok, "vocab.txt", "tokenizer vocabulary", option="tokenizer",
+                                  note="ImageReward's tokenizer comes from another repository")
+        self.tokenizer = hf_load("tokenizer", BertTokenizer.from_pretrained, str(Path(vocab).parent), spec)
         # BLIP's init_tokenizer: a [DEC] beginning-of-sequence token and an [ENC] token
         self.tokenizer.add_special_tokens({"bos_token": "[DEC]"})
         self.tokenizer.add_special_tokens({"additional_special_tokens": ["[ENC]"]})

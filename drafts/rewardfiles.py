@@ -21,7 +21,7 @@ def is_hub_id(text: str) -> bool:
 
 
 def hub_file(spec, repo: str, filename: str, revision: str | None = None, what: str = "checkpoint",
-             option: str | None = None) -> str:
+             option: str | None = None, note: str = "") -> str:
     """Local path of ``filename`` in hub repository ``repo`` (downloaded once, then from the hub cache).
 
     Offline (``HF_HUB_OFFLINE``) or when the hub does not answer, only the local hub cache is read; a file
@@ -39,7 +39,8 @@ def hub_file(spec, repo: str, filename: str, revision: str | None = None, what: 
         if local_only:
             why = "offline mode (HF_HUB_OFFLINE is set)" if offline else "the Hugging Face hub does not answer"
             where = f" (option {option}=)" if option else ""
-            raise InputError(f"metric {spec.raw!r}: cannot load {what} {filename!r} of {repo!r}{where}: {why}, and "
+            lead = f"{note} " if note else ""
+            raise InputError(f"metric {spec.raw!r}: {lead}cannot load {what} {filename!r} of {repo!r}{where}: {why}, and "
                              f"it is not in the local hub cache. Give a local copy instead "
                              f"({option + '=/path/to/' + filename if option else 'a path to the file or its folder'}), "
                              "or load it once while the hub is reachable") from e
@@ -49,7 +50,7 @@ def hub_file(spec, repo: str, filename: str, revision: str | None = None, what: 
 
 
 def local_or_hub_file(spec, place: str, filename: str, what: str, revision: str | None = None,
-                      option: str | None = None) -> str:
+                      option: str | None = None, note: str = "") -> str:
     """``place`` a local file, a local folder holding ``filename``, or a hub id whose ``filename`` is fetched."""
     p = Path(os.path.expanduser(place))
     if p.is_file():
@@ -59,8 +60,9 @@ def local_or_hub_file(spec, place: str, filename: str, what: str, revision: str 
         if not f.is_file():
             raise InputError(f"metric {spec.raw!r}: the folder {place!r} has no {what} file {filename!r}")
         return str(f.resolve())
-    if is_hub_id(place):
-        return hub_file(spec, place, filename, revision, what, option)
+    if is_hub_id(place) or (option and "/" not in place and not place.startswith((".", "~"))):
+        # a hub id; a one-part name too where an option names another repository (bert-base-uncased)
+        return hub_file(spec, place, filename, revision, what, option, note)
     raise InputError(f"metric {spec.raw!r}: no file or folder {place!r} and not a hub id (owner/name)")
 
 
