@@ -25,38 +25,118 @@ import numpy as np
 
 from ...errors import InputError
 from ..common.base import Metric
-from ..common.device import resolve_device, resolve_dtype
-from ..common.rewardfiles import file_identity, is_hub_id, local_or_hub_file
-from ..common.spec import Spec
+from ..common.device import dtype_name, resolve_device, resolve_dtype
+from ..common.hubfiles import file_identity, is_hub_id, local_or_hub_file, named_model
+from ..common.spec import Spec, parse_spec
+from ..registry import Card, Fidelity, Option
 
 REPO = "xswu/HPSv2"
-#: the field's names -> (hub repository, checkpoint file)
-MODEL_NAMES = {"hpsv2": (REPO, "HPS_v2_compressed.pt"), "hpsv2.0": (REPO, "HPS_v2_compressed.pt"),
-               "hpsv2.1": (REPO, "HPS_v2.1_compressed.pt")}
+#: the field's names -> the checkpoint file in :data:`REPO` (the card's model_names give the repository)
+CHECKPOINT_OF = {"hpsv2": "HPS_v2_compressed.pt",
+                 "hpsv2.1": "HPS_v2.1_compressed.pt"}
 CHECKPOINTS = ("HPS_v2.1_compressed.pt", "HPS_v2_compressed.pt")
 ARCH = "ViT-H-14"
 OPENAI_MEAN = (0.48145466, 0.4578275, 0.40821073)
 OPENAI_STD = (0.26862954, 0.26130258, 0.27577711)
 DEFAULT_BATCH = {"cpu": 16, "cuda": 128, "mps": 32}
+_T = "tests/metrics/reference/test_hpsv2_reference.py::"
+
+CARD = Card(
+    summary=("HPS v2 / v2.1 (Human Preference Score): open_clip's ViT-H-14 fine-tuned on HPD v2's human choices. "
+             "The score is the cosine of the image's and the prompt's embeddings, as `hpsv2.score` computes it, "
+             "with HPSv2's own preprocessing (no crop: the image is padded to a square)."),
+    paper=("X. Wu, Y. Hao, K. Sun, Y. Chen, F. Zhu, R. Zhao, H. Li. Human Preference Score v2: A Solid Benchmark "
+           "for Evaluating Human Preferences of Text-to-Image Synthesis. arXiv 2023. "
+           "https://arxiv.org/abs/2306.09341"),
+    citation="""@article{wu2023hpsv2,
+  title   = {Human Preference Score v2: A Solid Benchmark for Evaluating Human Preferences of Text-to-Image
+             Synthesis},
+  author  = {Wu, Xiaoshi and Hao, Yiming and Sun, Keqiang and Chen, Yixiong and Zhu, Feng and Zhao, Rui
+             and Li, Hongsheng},
+  journal = {arXiv preprint arXiv:2306.09341},
+  year    = {2023}
+}""",
+    original=("tgxs002/HPSv2, PyPI `hpsv2` 1.2.0: `hpsv2/img_score.py` (`score`, `initialize_model`) and its "
+              "vendored open_clip's `image_transform` (`light_augmentation=True`). t2v_metrics 3.0's `hpsv2` calls "
+              "the same `score` with HPS v2.0."),
+    output_range="[-1, 1] (a cosine; the released models give about 0.2-0.35 on real image-prompt pairs)",
+    higher_is_better=True,
+    options=(
+        Option("checkpoint", None,
+               "The checkpoint file's name in a folder or hub repository. `hpsv2` / `hpsv2.1` and a folder that "
+               "holds one of `HPS_v2_compressed.pt` / `HPS_v2.1_compressed.pt` need none."),
+        Option("arch", ARCH, "The open_clip architecture of the checkpoint: a name, or an open_clip model-config "
+               "JSON file (registered under its file name)."),
+        Option("batch_size", None, "Images per model call (default 16 on the CPU, 128 on CUDA; halved on GPU "
+               "out-of-memory)."),
+        Option("dtype", None,
+               "Default (as the original: `precision='amp'` and `torch.cuda.amp.autocast()`): float32 weights "
+               "under float16 autocast on CUDA, float32 on the CPU. `float32`, `float16` or `bfloat16`: the "
+               "weights in that dtype, no autocast.", ("float32", "float16", "bfloat16")),
+    ),
+    fidelity=(
+        Fidelity("score", "`image_features @ text_features`, both L2-normalised, no logit scale", "as the original",
+                 "", f"{_T}test_score_is_hpsv2s_cosine_on_its_own_preprocessing"),
+        Fidelity("image preprocessing", "to a float tensor; longer side to the input size (bicubic on the tensor, "
+                 "torchvision's antialiasing); zero padding to a square, split evenly (odd pixel right and "
+                 "bottom); OpenAI mean and std", "as the original", "",
+                 f"{_T}test_score_is_hpsv2s_cosine_on_its_own_preprocessing"),
+        Fidelity("an image whose longer side is already the input size but is not square",
+                 "padded to a square", "documented difference", "",
+                 original="resizes and pads only when the size changes, then fails on the non-square tensor"),
+        Fidelity("prompt", "open_clip's CLIP tokenizer, 77 tokens (longer prompts truncated, the last token "
+                 "end-of-text)", "as the original", "", f"{_T}test_score_is_hpsv2s_cosine_on_its_own_preprocessing"),
+        Fidelity("checkpoint", "the released `{'state_dict': ...}` file, loaded strictly into open_clip's model",
+                 "as the original", "checkpoint, arch", f"{_T}test_a_folder_with_one_released_checkpoint_loads_it"),
+        Fidelity("precision", "float32 weights under float16 autocast on CUDA, float32 on the CPU", "as the original",
+                 "dtype"),
+    ),
+    limitations=(
+        "Users report that HPSv2 favours over-saturated, high-contrast images (and generators tuned on it drift "
+        "that way).",
+        "Prompts longer than 77 CLIP tokens are truncated.",
+        "A non-square image is seen whole with black borders (no crop): the borders are scored with it.",
+        "HPS v2.0 (`hpsv2`, what t2v_metrics reports) and v2.1 (`hpsv2.1`) are different weights: name the one "
+        "you mean.",
+        "No real checkpoint was loaded on the build machine (no hub access): the released file layout was rebuilt "
+        "with random weights, and the scores agree with hpsv2's own code on it to 1e-5 relative.",
+    ),
+    model_names={"hpsv2": REPO, "hpsv2.1": REPO},
+    precision="float16",
+    description="""`hpsv2:hpsv2` is HPS v2.0 (`HPS_v2_compressed.pt` of `xswu/HPSv2`, what t2v_metrics' `hpsv2`
+scores), `hpsv2:hpsv2.1` HPS v2.1 (`HPS_v2.1_compressed.pt`); MODEL may also be a checkpoint file, a folder
+holding one, or a hub repository with `?checkpoint=FILE`. The model is open_clip's `ViT-H-14`, as
+`hpsv2.img_score.initialize_model` builds it (`?arch=` for another, e.g. a model-config JSON file).
+
+```python
+from ts2viz import metrics
+hps = metrics.load("hpsv2:hpsv2.1", device="cuda")
+scores = hps(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])
+```
+""",
+)
 
 
 def build(spec: Spec, device: str | None = None, *, checkpoint: str | None = None, arch: str = ARCH,
-          batch_size: int | None = None, dtype: str | None = "amp") -> Metric:
+          batch_size: int | None = None, dtype: str | None = None) -> Metric:
     """``hpsv2:MODEL[?checkpoint=FILE&arch=ViT-H-14&batch_size=N&dtype=amp|float32|float16|bfloat16]``.
 
     MODEL is ``hpsv2`` / ``hpsv2.1`` (the released checkpoints), a checkpoint file, a folder holding
     one, or a hub repository (``checkpoint`` names the file in a folder or repository). ``arch`` is the
     open_clip architecture the checkpoint is of (a name, or an open_clip model-config JSON file).
+    ``dtype`` None is the original's precision (float16 autocast over float32 weights on CUDA).
     """
     return HPSv2(spec, device, checkpoint=checkpoint, arch=arch, batch_size=batch_size, dtype=dtype)
 
 
 def _resolve(spec: Spec, checkpoint: str | None) -> tuple[str, str | None]:
     """(local checkpoint path, hub repository or None)."""
-    named = MODEL_NAMES.get(spec.model.lower())
-    if named:
-        repo, fname = named
-        return local_or_hub_file(spec, repo, checkpoint or fname, "checkpoint", spec.revision), repo
+    short = spec.model.lower()
+    if short not in CHECKPOINT_OF and named_model(spec, CARD.model_names) is None and spec.raw:
+        short = parse_spec(spec.raw).model.lower()  # a spec whose name was resolved to the repository before
+    repo = named_model(spec, CARD.model_names) or (REPO if short in CHECKPOINT_OF else None)
+    if repo and short in CHECKPOINT_OF:
+        return local_or_hub_file(spec, repo, checkpoint or CHECKPOINT_OF[short], "checkpoint", spec.revision), repo
     p = Path(os.path.expanduser(spec.model))
     if p.is_dir() and checkpoint is None:
         found = [f for f in CHECKPOINTS if (p / f).is_file()]
@@ -70,6 +150,9 @@ def _resolve(spec: Spec, checkpoint: str | None) -> tuple[str, str | None]:
             raise InputError(f"metric {spec.raw!r}: name the checkpoint file of hub repository {spec.model!r} "
                              f"with ?checkpoint=FILE (e.g. {CHECKPOINTS[0]})")
         return local_or_hub_file(spec, spec.model, checkpoint, "checkpoint", spec.revision), spec.model
+    if not p.exists():
+        raise InputError(f"metric {spec.raw!r}: no checkpoint file or folder {spec.model!r}, and not a model "
+                         f"name ({', '.join(sorted(CHECKPOINT_OF))}) or a hub id")
     return local_or_hub_file(spec, spec.model, checkpoint or "", "checkpoint"), None
 
 
@@ -79,14 +162,16 @@ class HPSv2(Metric):
     name = "hpsv2"
 
     def __init__(self, spec: Spec, device: str | None = None, *, checkpoint: str | None = None,
-                 arch: str = ARCH, batch_size: int | None = None, dtype: str | None = "amp"):
+                 arch: str = ARCH, batch_size: int | None = None, dtype: str | None = None):
         import open_clip
         import torch
 
         dev = resolve_device(device)
-        amp = dtype in (None, "amp", "auto")
-        self.autocast_dtype = torch.float16 if amp and dev.startswith("cuda") else None
-        dt = torch.float32 if amp else resolve_dtype(dev, dtype)
+        amp = dtype in (None, "auto")
+        resolved = resolve_dtype(dev, dtype)  # the card's float16 on CUDA by default, float32 on the CPU
+        # the original: float32 weights, float16 autocast on CUDA (a no-op on the CPU)
+        self.autocast_dtype = resolved if amp and dev.startswith("cuda") else None
+        dt = torch.float32 if amp else resolved
         path, repo = _resolve(spec, checkpoint)
         arch_name = _register_arch(spec, str(arch))
         try:
@@ -104,7 +189,9 @@ class HPSv2(Metric):
         config = {"family": "hpsv2", **file_identity(path, repo, spec.revision if repo else None),
                   "arch": str(arch) if str(arch) == ARCH else {"name": arch_name, "config": open_clip.get_model_config(arch_name)},
                   "preprocess": "longest side to input size, zero pad to square", "score": "cosine",
-                  "dtype": "amp" if amp else str(dt).split(".")[-1]}
+                  "dtype": dtype_name(resolved)}
+        if self.autocast_dtype is not None:
+            config["autocast"] = "float32 weights, autocast"
         super().__init__(spec, config, dev, batch_size or DEFAULT_BATCH.get(dev.split(":")[0], 16))
         self.dtype = dt
         self._text_memo: dict[str, object] = {}

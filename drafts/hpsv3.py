@@ -26,13 +26,13 @@ import numpy as np
 
 from ...errors import InputError
 from ..common.base import Metric
-from ..common.device import resolve_device, resolve_dtype
+from ..common.device import dtype_name, resolve_device, resolve_dtype
 from ..common.hub import hf_load, is_local_model, model_identity
-from ..common.rewardfiles import file_identity, is_hub_id, local_or_hub_file
+from ..common.hubfiles import file_identity, is_hub_id, local_or_hub_file, named_model
 from ..common.spec import Spec
+from ..registry import Card, Fidelity, Option
 
 REPO = "MizzenAI/HPSv3"
-MODEL_NAMES = {"hpsv3": REPO}
 CHECKPOINT = "HPSv3.safetensors"
 BASE = "Qwen/Qwen2-VL-7B-Instruct"
 #: HPSv3's image size: min_pixels = max_pixels = 256 * 28 * 28
@@ -40,6 +40,82 @@ PIXELS = 256 * 28 * 28
 FACTOR = 28
 MAX_RATIO = 200
 DEFAULT_BATCH = {"cpu": 2, "cuda": 8, "mps": 2}
+_T = "tests/metrics/reference/test_hpsv3_reference.py::"
+
+CARD = Card(
+    summary=("HPSv3: a Qwen2-VL-7B reward model trained on HPDv3 with an uncertainty-aware ranking loss. The score "
+             "is what `HPSv3RewardInferencer.reward` computes and its example reports: `mu` of the `(mu, sigma)` "
+             "its MLP head reads at the `<|Reward|>` token of HPSv3's instruction, which names the prompt."),
+    paper=("Y. Ma, X. Wu, K. Sun, H. Li. HPSv3: Towards Wide-Spectrum Human Preference Score. ICCV 2025. "
+           "https://arxiv.org/abs/2508.03789"),
+    citation="""@inproceedings{ma2025hpsv3,
+  title     = {HPSv3: Towards Wide-Spectrum Human Preference Score},
+  author    = {Ma, Yuhang and Wu, Xiaoshi and Sun, Keqiang and Li, Hongsheng},
+  booktitle = {IEEE/CVF International Conference on Computer Vision (ICCV)},
+  year      = {2025}
+}""",
+    original=("MizzenAI/HPSv3, PyPI `hpsv3` 1.0.0 (transformers 4.45.2): `hpsv3/inference.py` "
+              "(`HPSv3RewardInferencer`), `hpsv3/model/qwen2vl_trainer.py` (`Qwen2VLRewardModelBT`), "
+              "`hpsv3/train.py` (`create_model_and_processor`), `hpsv3/dataset/` (prompt, `fetch_image`), "
+              "`hpsv3/config/HPSv3_7B.yaml`."),
+    output_range="unbounded (mu of a Gaussian; real images score about 0-15)",
+    higher_is_better=True,
+    options=(
+        Option("base", BASE,
+               "Where the configuration, tokenizer and image processor come from (HPSv3's checkpoint holds weights "
+               "only; its YAML names this repository). A hub id or a local copy; offline without it, loading "
+               "fails with a one-line error that names this option."),
+        Option("batch_size", None, "Images per model call (default 2 on the CPU, 8 on CUDA; halved on GPU "
+               "out-of-memory)."),
+        Option("dtype", None, "Default: bfloat16 on a GPU with the head in float32 (the original), float32 on the "
+               "CPU (where the original's bfloat16 cannot run). `float32`, `float16` or `bfloat16` for the model; "
+               "the head stays float32.", ("float32", "float16", "bfloat16")),
+    ),
+    fidelity=(
+        Fidelity("score", "`mu` = the head's first output at the `<|Reward|>` token's last hidden state",
+                 "as the original", "", f"{_T}test_score_is_hpsv3s_mu_at_the_reward_token"),
+        Fidelity("conversation", "Qwen2-VL's chat template: the image, then HPSv3's instruction with the prompt and "
+                 "its reward suffix; `<|Reward|>` added to the tokenizer", "as the original", "base",
+                 f"{_T}test_score_is_hpsv3s_mu_at_the_reward_token"),
+        Fidelity("image preprocessing", "`smart_resize` to 256*28*28 pixels (PIL bicubic), then Qwen2-VL's image "
+                 "processor (PIL backend)", "as the original", "",
+                 f"{_T}test_score_is_hpsv3s_mu_at_the_reward_token"),
+        Fidelity("positions", "plain positions 0..n-1 in the decoder", "as the original", "",
+                 f"{_T}test_score_is_hpsv3s_mu_at_the_reward_token",
+                 original="HPSv3 calls Qwen2-VL's decoder without its 3-D multimodal positions"),
+        Fidelity("batching", "right padding, as the original's batches; a batch of one scores the same",
+                 "as the original", "batch_size", f"{_T}test_an_image_alone_scores_as_in_a_batch"),
+        Fidelity("precision", "bfloat16 model and float32 head on a GPU; float32 on the CPU", "as the original",
+                 "dtype"),
+        Fidelity("base from another repository", "`base=` names it; offline without it a one-line error names the "
+                 "option", "as the original", "base",
+                 f"{_T}test_base_from_another_repository_offline_says_which_option"),
+    ),
+    limitations=(
+        "A 7B model: about 16 GB of GPU memory in bfloat16, and slow on the CPU.",
+        "Every image is resized to about 448x448 pixels (256*28*28), whatever its size.",
+        "The instruction asks for overall visual quality and prompt alignment together: a preference score, not "
+        "a faithfulness score.",
+        "Only `mu` is reported; `sigma` (the model's uncertainty) is not.",
+        "No real checkpoint was loaded on the build machine (no hub access): the released layout was rebuilt with "
+        "random weights (a 2-layer Qwen2-VL), and the scores agree with hpsv3's own code on it to 1e-5 relative.",
+    ),
+    model_names={"hpsv3": REPO},
+    precision="bfloat16",
+    description="""`hpsv3:hpsv3` is `MizzenAI/HPSv3` (`HPSv3.safetensors`, the whole model with its head); MODEL may
+also be that hub id, a folder holding the file, or the file. The configuration, tokenizer and image processor come
+from `Qwen/Qwen2-VL-7B-Instruct`, as HPSv3's configuration names it, or from `?base=` (a local copy). The model is
+transformers' `Qwen2VLModel` with the checkpoint's weights and HPSv3's `ranknet` head (1024 and 16 hidden units,
+ReLU, two outputs), built from the checkpoint's own shapes. The prompt text (HPSv3's instruction, MIT licence) is
+in `ts2viz/metrics/families/hpsv3_prompt.py`.
+
+```python
+from ts2viz import metrics
+hps3 = metrics.load("hpsv3:hpsv3", device="cuda")                   # bfloat16, about 16 GB
+scores = hps3(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])
+```
+""",
+)
 
 
 def build(spec: Spec, device: str | None = None, *, base: str = BASE, batch_size: int | None = None,
@@ -84,7 +160,7 @@ class HPSv3(Metric):
 
         dev = resolve_device(device)
         dt = resolve_dtype(dev, dtype)
-        repo = MODEL_NAMES.get(spec.model.lower())
+        repo = named_model(spec, CARD.model_names)
         place = repo or spec.model
         ckpt = local_or_hub_file(spec, place, CHECKPOINT, "checkpoint", spec.revision)
         base = str(base)
@@ -129,7 +205,7 @@ class HPSv3(Metric):
                                                      and not os.path.isfile(place) else None,
                                                      spec.revision),
                   "base": ({"model": base, **model_identity(base, None)} if is_local_model(base) else {"model": base}),
-                  "pixels": PIXELS, "score": "mu", "dtype": str(dt).split(".")[-1]}
+                  "pixels": PIXELS, "score": "mu", "dtype": dtype_name(dt)}
         super().__init__(spec, config, dev, batch_size or DEFAULT_BATCH.get(dev.split(":")[0], 2))
         self.dtype = dt
 

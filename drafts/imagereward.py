@@ -26,14 +26,13 @@ import numpy as np
 
 from ...errors import InputError
 from ..common.base import Metric
-from ..common.device import resolve_device, resolve_dtype
+from ..common.device import dtype_name, resolve_device, resolve_dtype
 from ..common.hub import hf_load
-from ..common.rewardfiles import file_identity, is_hub_id, local_or_hub_file
+from ..common.hubfiles import file_identity, is_hub_id, local_or_hub_file, named_model
 from ..common.spec import Spec
+from ..registry import Card, Fidelity, Option
 
 REPO = "THUDM/ImageReward"
-#: the field's names -> hub repositories (ImageReward's own name: ImageReward-v1.0)
-MODEL_NAMES = {"imagereward-v1.0": REPO, "imagereward": REPO}
 CHECKPOINT, MED_CONFIG = "ImageReward.pt", "med_config.json"
 TOKENIZER = "bert-base-uncased"
 #: ImageReward's normalisation constants (``ImageReward.mean``, ``ImageReward.std``)
@@ -43,10 +42,82 @@ IMAGE_SIZE = 224
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 DEFAULT_BATCH = {"cpu": 8, "cuda": 64, "mps": 16}
+_T = "tests/metrics/reference/test_imagereward_reference.py::"
+
+CARD = Card(
+    summary=("ImageReward: BLIP's image-grounded text encoder (ViT-L/16 image features, BERT with cross-attention) "
+             "and an MLP head trained on 137k expert comparisons of generated images. The score is what "
+             "`ImageReward.score` computes: the head's output for the prompt's [CLS] state, standardised with the "
+             "authors' fixed mean and std."),
+    paper=("J. Xu, X. Liu, Y. Wu, Y. Tong, Q. Li, M. Ding, J. Tang, Y. Dong. ImageReward: Learning and Evaluating "
+           "Human Preferences for Text-to-Image Generation. NeurIPS 2023. https://arxiv.org/abs/2304.05977"),
+    citation="""@inproceedings{xu2023imagereward,
+  title     = {ImageReward: Learning and Evaluating Human Preferences for Text-to-Image Generation},
+  author    = {Xu, Jiazheng and Liu, Xiao and Wu, Yuchen and Tong, Yuxuan and Li, Qinkai and Ding, Ming
+               and Tang, Jie and Dong, Yuxiao},
+  booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},
+  year      = {2023}
+}""",
+    original=("THUDM/ImageReward, PyPI `image-reward` 1.5: `ImageReward/ImageReward.py` (`ImageReward.score`, "
+              "`inference_rank`, `MLP`), `ImageReward/utils.py` (`load`), `ImageReward/models/BLIP/` (BLIP's ViT, "
+              "`med.py`, `init_tokenizer`)."),
+    output_range="unbounded; standardised to about N(0, 1) over the authors' generated images (real use: about -2 to 2)",
+    higher_is_better=True,
+    options=(
+        Option("tokenizer", TOKENIZER,
+               "Where the BERT tokenizer comes from: the authors load `bert-base-uncased` and add `[DEC]` and "
+               "`[ENC]`. A hub id or a local copy of that folder; offline without it, loading fails with a "
+               "one-line error that names this option."),
+        Option("batch_size", None, "Images per model call (default 8 on the CPU, 64 on CUDA; halved on GPU "
+               "out-of-memory)."),
+        Option("dtype", None, "Precision: `float32` (default on any device, as the original), `float16` or "
+               "`bfloat16`.", ("float32", "float16", "bfloat16")),
+    ),
+    fidelity=(
+        Fidelity("score", "`(MLP([CLS] state) - 0.16717362830052426) / 1.0333394966054072`", "as the original", "",
+                 f"{_T}test_score_is_image_rewards_normalised_mlp_reward"),
+        Fidelity("prompt", "`bert-base-uncased` with `[DEC]` and `[ENC]` added, padded to 35 tokens, truncated",
+                 "as the original", "tokenizer", f"{_T}test_score_is_image_rewards_normalised_mlp_reward"),
+        Fidelity("image preprocessing", "shorter side 224 (PIL bicubic), centre crop 224, OpenAI mean and std",
+                 "as the original", "", f"{_T}test_score_is_image_rewards_normalised_mlp_reward"),
+        Fidelity("model", "the released `ImageReward.pt` in transformers' BLIP vision and text models (the same "
+                 "layers under transformers' names) and the MLP", "as the original", "",
+                 f"{_T}test_score_is_image_rewards_normalised_mlp_reward"),
+        Fidelity("batching", "images in batches (the original scores one image per call, or loops over them in "
+                 "`inference_rank`): the same numbers", "as the original", "batch_size",
+                 f"{_T}test_batched_scores_are_inference_ranks_rewards"),
+        Fidelity("precision", "float32, as the original (GPU too)", "as the original", "dtype"),
+        Fidelity("tokenizer from another repository", "`tokenizer=` names it; offline without it a one-line error "
+                 "names the option", "as the original", "tokenizer",
+                 f"{_T}test_tokenizer_from_another_repository_offline_says_which_option"),
+    ),
+    limitations=(
+        "Prompts are cut at 35 BERT tokens (about 30 words): the rest of a long prompt is not seen.",
+        "Trained on DiffusionDB's Stable Diffusion images and prompts; generators optimised against it (ReFL) "
+        "learn to exploit it.",
+        "The vision tower's attention heads are taken as its width / 64 (ViT-L: 16), true of the released model; "
+        "another BLIP size would need its own.",
+        "No real checkpoint was loaded on the build machine (no hub access): the released layout was rebuilt with "
+        "random weights, and the scores agree with image-reward's own code on it to 1e-5 relative.",
+    ),
+    model_names={"imagereward-v1.0": REPO},
+    precision="float32",
+    description="""`imagereward:imagereward-v1.0` is `THUDM/ImageReward` (`ImageReward.pt` and `med_config.json`,
+the files the authors' `ImageReward.load("ImageReward-v1.0")` downloads); MODEL may also be that hub id or a
+local folder holding the two files. The tokenizer comes from `bert-base-uncased`, as in the authors' code, or
+from `?tokenizer=` (a local copy).
+
+```python
+from ts2viz import metrics
+ir = metrics.load("imagereward:imagereward-v1.0", device="cuda")
+scores = ir(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])
+```
+""",
+)
 
 
 def build(spec: Spec, device: str | None = None, *, tokenizer: str = TOKENIZER, batch_size: int | None = None,
-          dtype: str | None = "float32") -> Metric:
+          dtype: str | None = None) -> Metric:
     """``imagereward:MODEL[?tokenizer=ID_OR_FOLDER&batch_size=N&dtype=float32]``.
 
     MODEL is ``imagereward-v1.0``, the hub repository ``THUDM/ImageReward`` or a local folder holding
@@ -56,7 +127,7 @@ def build(spec: Spec, device: str | None = None, *, tokenizer: str = TOKENIZER, 
 
 
 def _files(spec: Spec) -> tuple[str, str, str | None]:
-    repo = MODEL_NAMES.get(spec.model.lower())
+    repo = named_model(spec, CARD.model_names)
     place = repo or spec.model
     if not repo and not Path(os.path.expanduser(place)).is_dir() and not is_hub_id(place):
         raise InputError(f"metric {spec.raw!r}: expected imagereward-v1.0, a hub repository or a folder holding "
@@ -72,7 +143,7 @@ class ImageReward(Metric):
     name = "imagereward"
 
     def __init__(self, spec: Spec, device: str | None = None, *, tokenizer: str = TOKENIZER,
-                 batch_size: int | None = None, dtype: str | None = "float32"):
+                 batch_size: int | None = None, dtype: str | None = None):
         import torch
         from transformers import BertTokenizer
 
@@ -99,7 +170,7 @@ class ImageReward(Metric):
                              f"[DEC] and [ENC], the text encoder {text.config.vocab_size}: not ImageReward's tokenizer")
         config = {"family": "imagereward", **file_identity(ckpt, repo, spec.revision if repo else None),
                   "tokenizer": tok, "text_length": TEXT_LENGTH, "mean": MEAN, "std": STD,
-                  "dtype": str(dt).split(".")[-1]}
+                  "dtype": dtype_name(dt)}
         super().__init__(spec, config, dev, batch_size or DEFAULT_BATCH.get(dev.split(":")[0], 8))
         self.dtype = dt
 
@@ -178,7 +249,8 @@ def _modules(spec: Spec, state: dict, med: dict):
                           num_hidden_layers=med["num_hidden_layers"], num_attention_heads=med["num_attention_heads"],
                           max_position_embeddings=med["max_position_embeddings"], hidden_act=med.get("hidden_act", "gelu"),
                           layer_norm_eps=med.get("layer_norm_eps", 1e-12), pad_token_id=med.get("pad_token_id", 0),
-                          hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, is_decoder=True)
+                          hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, is_decoder=True,
+                          bos_token_id=None, eos_token_id=None, sep_token_id=None)
     text = BlipTextModel(tcfg, add_pooling_layer=False)
     t = "blip.text_encoder."
     tsd = {k[len(t):]: x for k, x in state.items() if k.startswith(t) and not k.endswith("position_ids")}

@@ -41,3 +41,38 @@ def fixture_seg_dataset(folder: Path) -> Path:
         w.writeheader()
         w.writerows(rows)
     return folder
+
+
+#: the hub repositories the field's model names resolve to, and the fixture folder each holds
+HUB_LAYOUT = {
+    "yuvalkirstain/PickScore_v1": ("pickscore", "PickScore_v1"),
+    "laion/CLIP-ViT-H-14-laion2B-s32B-b79K": ("pickscore", "CLIP-ViT-H-14-laion2B-s32B-b79K"),
+    "THUDM/ImageReward": ("imagereward", "ImageReward"),
+    "bert-base-uncased": ("imagereward", "bert-base-uncased"),
+    "MizzenAI/HPSv3": ("hpsv3", "HPSv3"),
+    "Qwen/Qwen2-VL-7B-Instruct": ("hpsv3", "Qwen2-VL-7B-Instruct"),
+}
+
+
+def hub_cache_with_fixtures(cache: Path) -> Path:
+    """A Hugging Face hub cache (``HF_HUB_CACHE``) holding the fixtures under the hub ids the field's model
+    names resolve to (as ``huggingface_hub`` lays out a download: ``models--OWNER--NAME/snapshots/COMMIT``),
+    ``xswu/HPSv2`` with the v2.1 checkpoint only."""
+    import hashlib
+
+    def lay(repo: str, files: list[Path]) -> None:
+        commit = hashlib.sha1(repo.encode()).hexdigest()
+        base = cache / ("models--" + repo.replace("/", "--"))
+        snap = base / "snapshots" / commit
+        snap.mkdir(parents=True, exist_ok=True)
+        for f in files:
+            shutil.copy(f, snap / f.name)
+        (base / "refs").mkdir(parents=True, exist_ok=True)
+        (base / "refs" / "main").write_text(commit)
+
+    for repo, (family, sub) in HUB_LAYOUT.items():
+        root, _ = fixture(family)
+        lay(repo, sorted(p for p in (root / sub).iterdir() if p.is_file()))
+    h2, e2 = fixture("hpsv2")
+    lay("xswu/HPSv2", [h2 / e2["checkpoints"]["v2.1"]])
+    return cache

@@ -1,4 +1,5 @@
-"""Where a preference reward's files come from: a field name, a hub repository, a local folder or file.
+"""Single files in hub repositories (a field name, a hub repository, a local folder or file) and the field's
+model names of a family's card.
 
 The reward models of HPSv2 and ImageReward are released as single checkpoint files in hub repositories
 (``xswu/HPSv2``: ``HPS_v2_compressed.pt``, ``HPS_v2.1_compressed.pt``; ``THUDM/ImageReward``:
@@ -13,6 +14,21 @@ from pathlib import Path
 
 from ...errors import InputError
 from .hub import OFFLINE_ADVICE, file_fingerprint, hub_answers, is_local_model
+
+
+def named_model(spec, names) -> str | None:
+    """The hub id a card's ``model_names`` gives ``spec``'s model (case-insensitive), or None: a local file or
+    folder of that name, or a name the card does not know.
+
+    >>> from ts2viz.metrics.common.spec import parse_spec
+    >>> named_model(parse_spec("pickscore:PickScore-v1"), {"pickscore-v1": "yuvalkirstain/PickScore_v1"})
+    'yuvalkirstain/PickScore_v1'
+    """
+    m = spec.model
+    if Path(os.path.expanduser(m)).exists():
+        return None
+    lowered = {k.lower(): v for k, v in dict(names or {}).items()}
+    return lowered.get(m.lower())
 
 
 def is_hub_id(text: str) -> bool:
@@ -74,4 +90,4 @@ def file_identity(path: str, repo: str | None = None, revision: str | None = Non
     return {"file": os.path.abspath(path), "fingerprint": file_fingerprint(path)}
 
 
-__all__ = ["is_hub_id", "hub_file", "local_or_hub_file", "file_identity", "is_local_model", "OFFLINE_ADVICE"]
+__all__ = ["named_model", "is_hub_id", "hub_file", "local_or_hub_file", "file_identity", "is_local_model", "OFFLINE_ADVICE"]
