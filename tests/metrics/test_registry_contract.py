@@ -109,6 +109,7 @@ def test_tiny_model_loads_scores_and_keeps_no_secret(name, chat, images, tmp_pat
     builder = CONTRACT_SPECS.get(name)
     assert builder is not None, f"{name}: add its tiny-model builder to tests/support/tiny_models.py CONTRACT_SPECS"
     spec = builder(tmp_path, url)
+    monkeypatch.setenv("TS2VIZ_CACHE", str(tmp_path / "cache"))     # the LLM reply cache, among others
     card = metrics.family(name).card
     options = {}
     for opt in card.options:   # every API key the family takes: a marker as an option and in the environment
@@ -141,3 +142,43 @@ def test_tiny_model_loads_scores_and_keeps_no_secret(name, chat, images, tmp_pat
         assert np.isnan(with_broken[0]) and np.isfinite(with_broken[1]), f"{name}: {with_broken}"
     else:   # a lookup by file name (csv:): reads no pixels, so a name without a row is what gives NaN
         assert np.isnan(m(images=[broken], prompts=[CONTRACT_PROMPTS[0]])[0])
+
+
+# -- precision: a card's precision is the default GPU dtype, recorded in the config ---------------------------
+
+def test_card_precision_is_the_default_gpu_dtype_and_dtype_overrides():
+    import torch
+
+    from ts2viz.metrics.common.device import family_precision, resolve_dtype
+
+    for precision, want in [("float32", torch.float32), ("float16", torch.float16)]:
+        with family_precision(precision) as used:
+            assert resolve_dtype("cuda", None) == want            # the card's precision on a GPU
+            assert resolve_dtype("cuda:1", "bfloat16") == torch.bfloat16   # the dtype option wins
+            assert resolve_dtype("cpu", None) == torch.float32    # the CPU stays float32
+        assert used == [precision, "bfloat16", "float32"]
+    assert resolve_dtype("cpu", None) == torch.float32             # outside a build: nothing collected
+
+
+def test_load_passes_the_card_precision_and_records_the_dtype():
+    """A family whose card says float16: its model resolves float16 on a GPU, and load records it."""
+    from ts2viz.metrics.common.base import Metric
+    from ts2viz.metrics.common.device import resolve_dtype
+
+    class Probe(Metric):
+        def score_prepared(self, items, prompts):
+            return np.zeros(len(items))
+
+    def build(spec, device=None, dtype=None):
+        dt = resolve_dtype("cuda", dtype)            # a GPU model's dtype (no GPU needed to resolve it)
+        return Probe(spec, {"family": "probe", "seen": str(dt)}, "cpu")
+
+    card = Card(summary="a probe", precision="float16", options=())
+    metrics.register("probe", "a probe", build, card=card)
+    try:
+        assert metrics.family("probe").card is card
+        m = metrics.load("probe:x")
+        assert m.config["seen"] == "torch.float16" and m.config["dtype"] == "float16"
+        assert metrics.load("probe:x?dtype=float32").config["dtype"] == "float32"
+    finally:
+        metrics.unregister("probe")

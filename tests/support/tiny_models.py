@@ -611,8 +611,9 @@ CONTRACT_SPECS = {
     "dsg": lambda tmp, url: (f"dsg:{tiny('blip')}?questions={_contract_questions(tmp, 'dsg')}&mapper=lexical"
                              f"&generator={url}"),
     "gecko": lambda tmp, url: f"gecko:{tiny('blip')}?generator={url}&generator_model=canned&nli=none",
+    # coarse=same: no spaCy pipeline; vqa_image_size=0: the tiny BLIP's own size (480 px takes minutes here)
     "fineeval": lambda tmp, url: (f"fineeval:{tiny('blip')}?generator={url}&generator_model=canned"
-                                  f"&detector={tiny('rtdetr')}&coarse=same"),
+                                  f"&detector={tiny('rtdetr')}&coarse=same&vqa_image_size=0"),
     "viescore": lambda tmp, url: f"viescore:judge?endpoint={url}&workers=1",
     "llmscore": lambda tmp, url: f"llmscore:judge?endpoint={url}&captioner={tiny('llava')}&caption_tokens=3",
     "callable": lambda tmp, url: _contract_callable(tmp),
