@@ -4,10 +4,10 @@
   the files given on the command line). Shared by every session and never changed by a visitor. Its
   meta-metrics are computed once per mode (and kept on disk, keyed by the data and the format
   version, which keeps app start fast), and view parts that depend only on shared data are kept in a
-  bounded :class:`~ts2viz.ui.memo.Memo` for every session to reuse.
+  bounded :class:`~ts2viz.ui.state.memo.Memo` for every session to reuse.
 - :class:`Workspace`: one browser session's own data: score files it uploaded and metrics it scored
   live, their meta-metrics, and the folder its downloads are written to, within the caps of
-  :class:`~ts2viz.ui.access.Limits`. :class:`~ts2viz.ui.sessions.Workspaces` holds one per session and
+  :class:`~ts2viz.ui.serving.access.Limits`. :class:`~ts2viz.ui.state.sessions.Workspaces` holds one per session and
   drops it when the session ends.
 - :class:`AppView`: the app as one session sees it, the shared tables followed by its own. Every
   callback takes one. Meta-metrics of the two are computed separately and joined metric-wise
@@ -26,14 +26,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from ..metametrics import FORMAT_VERSION, MetaMetrics, compute
-from ..paths import cache_dir
-from ..policy import MODES, resolve_policy
-from ..scores import Scores, merge
-from .access import Access, Limits, operator
+from ...errors import InputError
+from ...metametrics import FORMAT_VERSION, MetaMetrics, compute
+from ...paths import cache_dir
+from ...policy import MODES, resolve_policy
+from ...scores import Scores, merge
+from ..serving.access import Access, Limits, operator
 from .memo import Memo
-from .thumbs import Thumbs
+from ..images.thumbs import Thumbs
 
 KINDS = ("published", "uploaded", "live")
 
@@ -157,7 +157,7 @@ class AppState(TableSet):
     """What the operator loaded: shared by every session of one app process; thread-safe.
 
     Tables are added while the app starts (:meth:`add_table`); visitors add theirs to a
-    :class:`Workspace`. ``access`` is the process's trust level (:mod:`ts2viz.ui.access`).
+    :class:`Workspace`. ``access`` is the process's trust level (:mod:`ts2viz.ui.serving.access`).
 
     *Variants* of the shared data (:meth:`add_variant`): the same dataset with other tables, e.g.
     the bundled TS2 scores with the DSG columns accumulated ``gated`` instead of ``mean``. Each is an
@@ -296,7 +296,7 @@ class AppState(TableSet):
 
     def metric_object(self, spec: str, device=None):
         """A loaded metric from the library (:func:`ts2viz.engine.get_metric` keeps a few for reuse)."""
-        from ..engine import get_metric
+        from ...engine import get_metric
 
         return get_metric(spec, device)
 
@@ -482,7 +482,7 @@ class Workspace(TableSet):
             raise RuntimeError("a read-only view owns no files")
         with self._lock:
             p = Path(str(path))
-            if p not in self._files:      # once per path: its release is counted once (ts2viz.ui.uploads)
+            if p not in self._files:      # once per path: its release is counted once (ts2viz.ui.serving.uploads)
                 self._files.append(p)
 
     def close(self) -> None:
@@ -501,7 +501,7 @@ class Workspace(TableSet):
                 pass
         if exports is not None:
             shutil.rmtree(exports, ignore_errors=True)
-        from .uploads import REGISTRY
+        from ..serving.uploads import REGISTRY
 
         for f in files:
             if not REGISTRY.release(f):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..stats import rankdata
+from .ord_sep import rankdata
 
 
 def _pairs(x, y) -> tuple[np.ndarray, np.ndarray]:

@@ -6,11 +6,12 @@ import html
 
 import numpy as np
 
-from ..metaeval.seg_pairwise import pairwise_intervals, seg_pairwise
-from ..significance import DEFAULT_SETTINGS, pairwise_unit_permutation, significance_clusters
-from ..significance.ts2 import cell_unit_values
-from ..uncertainty import resample_counts
-from .state import AppView
+from ...metaeval.seg_pairwise import pairwise_intervals, seg_pairwise
+from ...statistics.permutation_tests import DEFAULT_SETTINGS, pairwise_unit_permutation
+from ...statistics.clusters import significance_clusters
+from ...statistics.leaderboard_permutation import cell_unit_values
+from ...statistics.bootstrap import resample_counts
+from ..state.app_state import AppView
 
 #: the cell the clusters are formed on, and their level
 CLUSTER_CELL = "ord_avg"

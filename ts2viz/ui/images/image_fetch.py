@@ -2,7 +2,7 @@
 for what is fetched ahead, and an honest idea of whether the hub can be reached.
 
 The app never waits on a download: a view asks for its images (:meth:`ImageFetcher.request`), draws
-what is there, and is redrawn when they land (:mod:`ts2viz.ui.image_refresh`). Each image has a state
+what is there, and is redrawn when they land (:mod:`ts2viz.ui.images.image_refresh`). Each image has a state
 (:meth:`ImageFetcher.state`): ``ready`` (on disk), ``loading`` (queued or downloading), ``offline`` (the
 hub is not reachable now, or ``HF_HUB_OFFLINE`` is set) or ``missing`` (the repo has no such file).
 
@@ -107,7 +107,7 @@ class ImageFetcher:
     # -- state ---------------------------------------------------------------------------------------------
     def local(self, file_name: str) -> Path | None:
         """The image on disk (dataset folder or local hub cache), without touching the network."""
-        from ..dataset import cached_image
+        from ...dataset import cached_image
 
         return self.dataset.image_path(file_name) or cached_image(self.dataset, file_name)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 from urllib.parse import parse_qsl
 
-from ..errors import InputError
+from ...errors import InputError
 
 #: environment variables an operator may set instead of command-line flags
 METRICS_ENV = "TS2VIZ_METRICS"            # specs separated by newlines or commas
@@ -74,7 +74,7 @@ class Access:
         folder paths): the spec is found from the name here, on the server."""
         if not self.public:
             return spec
-        from ..metrics import check_offered
+        from ...metrics import check_offered
 
         name = check_offered(spec, tuple(self._specs_by_name))
         return self._specs_by_name[name]
@@ -228,7 +228,7 @@ def read_metric_list(specs: Sequence[str] = (), file: str | os.PathLike | None =
 
     Each spec must parse (family known, FAMILY:MODEL form); models are not loaded here.
     """
-    from ..metrics import family, parse_spec
+    from ...metrics import family, parse_spec
 
     env = os.environ if env is None else env
     items = [s.strip() for s in specs if s and s.strip()]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cost import COST_UNITS, cost_table, parse_costs
-from ..cost.figure import cost_figure
-from ..display import md_text
-from ..errors import InputError
-from .state import AppView
+from ...cost import COST_UNITS, cost_table, parse_costs
+from ...figures.cost_front import cost_figure
+from ...display import md_text
+from ...errors import InputError
+from ..state.app_state import AppView
 
 #: the quality cells the view offers
 CELLS = (("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"))

@@ -2,9 +2,9 @@
 
 A visitor uploads a score file keyed by ``image_id`` for one rated set; its metric columns join that
 set's leaderboard, scatter and cross-gold view for that session only. The uploads live beside the
-session's :class:`~ts2viz.ui.state.Workspace` (made on the first upload, closed when the tab closes
-or after the idle timeout: :data:`ts2viz.ui.state.CLOSE_HOOKS` drops them then), within the
-session's caps (:class:`~ts2viz.ui.access.Limits`: score files, bytes, metrics). In public mode the
+session's :class:`~ts2viz.ui.state.app_state.Workspace` (made on the first upload, closed when the tab closes
+or after the idle timeout: :data:`ts2viz.ui.state.app_state.CLOSE_HOOKS` drops them then), within the
+session's caps (:class:`~ts2viz.ui.serving.access.Limits`: score files, bytes, metrics). In public mode the
 file must come through the page (:func:`ts2viz.ui.callbacks.common.visitor_file`) and an error quotes
 nothing from it.
 """
@@ -14,8 +14,8 @@ import os
 import threading
 import weakref
 
-from ..errors import InputError
-from .state import CLOSE_HOOKS, HOLD_CHECKS
+from ...errors import InputError
+from .app_state import CLOSE_HOOKS, HOLD_CHECKS
 
 #: workspace -> its GoldUploads (weak: a workspace that is gone takes its uploads with it)
 _STORE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -96,14 +96,14 @@ def add_gold_scores(view, gold: str, path, display_name: str | None = None) -> s
     set ``gold`` into the session's uploads; returns a status line (names as the visitor wrote them:
     escape them for display).
 
-    Caps (the session's :class:`~ts2viz.ui.access.Limits`): score files (SEG and gold uploads
+    Caps (the session's :class:`~ts2viz.ui.serving.access.Limits`): score files (SEG and gold uploads
     together), bytes of one file, metrics held (checked on the header, before the rows are read);
     rows are bounded by the rated set (every row names one of its images, once). A column that
     names a metric the set already has, or a ``human:`` name, is refused.
     """
-    from ..gold import read_score_table
-    from .callbacks import humaneval as gc
-    from .callbacks.common import uploaded_scores_file
+    from ...gold import read_score_table
+    from ..callbacks import humaneval as gc
+    from ..callbacks.common import uploaded_scores_file
 
     gc.check_gold(gold)
     if not path:

@@ -1,7 +1,7 @@
 """Thumbnails and gallery-size copies of dataset images, resized once and cached on disk.
 
 Images come from the dataset folder or, for a Hugging Face dataset, are fetched on demand in a
-few background threads (:mod:`ts2viz.ui.image_fetch`). Whatever happens (offline, missing file,
+few background threads (:mod:`ts2viz.ui.images.image_fetch`). Whatever happens (offline, missing file,
 unreadable or enormous image) a caller gets a path at once: the cached resize, or a placeholder that
 says why (loading, offline, missing). Nothing here waits on the network.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont, ImageOps
 
-from ..atomic import atomic_path
+from ...atomic import atomic_path
 from .image_fetch import LOADING, MISSING, OFFLINE, READY, VIEW, ImageFetcher
 
 #: Largest image (in pixels) decoded from the dataset. TS2 has images over 8,000 px wide; JPEG
@@ -206,7 +206,7 @@ class Thumbs:
     # -- hub downloads -------------------------------------------------------------------------------------
     def _local_download(self, file_name: str) -> Path | None:
         """An already downloaded copy (hub cache), without touching the network."""
-        from ..dataset import cached_image
+        from ...dataset import cached_image
 
         if self.fetcher is not None:            # downloads land there as we go: look each time
             return cached_image(self.dataset, file_name)

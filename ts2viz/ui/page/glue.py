@@ -21,13 +21,13 @@ from typing import Any, Callable, Sequence
 import gradio as gr
 import orjson
 
-from ..display import md_text
-from ..errors import InputError
-from ..figures import PlainFigure, plain_figures
-from .callbacks.explorer import seg_from_row as cb_seg_from_row
-from .callbacks.explorer import seg_options as cb_seg_options
-from .sessions import Workspaces
-from .state import AppState, AppView
+from ...display import md_text
+from ...errors import InputError
+from ...figures import PlainFigure, plain_figures
+from ..callbacks.explorer import seg_from_row as cb_seg_from_row
+from ..callbacks.explorer import seg_options as cb_seg_options
+from ..state.sessions import Workspaces
+from ..state.app_state import AppState, AppView
 
 log = logging.getLogger("ts2viz.ui")
 
@@ -269,7 +269,7 @@ def safe(fn: Callable, public: bool = False, gate: threading.Semaphore | None = 
 
 
 def client_of(request) -> str | None:
-    """The address a request came from (the per-client cap of :class:`~ts2viz.ui.sessions.Workspaces`)."""
+    """The address a request came from (the per-client cap of :class:`~ts2viz.ui.state.sessions.Workspaces`)."""
     client = getattr(request, "client", None)
     return getattr(client, "host", None) if client is not None else None
 
@@ -341,7 +341,7 @@ class Page:
     Each tab's builder registers how to redraw its views (:attr:`refresh`) and which of its dropdowns
     list metrics (:attr:`metric_pickers`), so that events which change the loaded scores (an upload, a
     live score, the mode) can redraw every tab without knowing its components. Callbacks find their
-    session's :class:`~ts2viz.ui.state.AppView` with :meth:`view`.
+    session's :class:`~ts2viz.ui.state.app_state.AppView` with :meth:`view`.
     """
 
     app: AppState

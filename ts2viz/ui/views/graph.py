@@ -9,7 +9,7 @@ import html
 import math
 from typing import Callable, Mapping, Sequence
 
-from ..display import plural
+from ...display import plural
 
 CW, CH = 164, 112        # card size
 GX, GY = 36, 14          # gaps between columns / cards
@@ -31,7 +31,7 @@ def _lerp(a: str, b: str, t: float) -> str:
 def goodness_color(t: float) -> str:
     """Orange (0) - light grey (0.5) - blue (1), as :data:`ts2viz.figures.GOODNESS_SCALE` (safe for
     red-green colour blindness); grey for NaN."""
-    from ..figures import GOODNESS_SCALE
+    from ...figures import GOODNESS_SCALE
 
     if t is None or math.isnan(t):
         return "#9ca3af"

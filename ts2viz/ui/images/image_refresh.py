@@ -9,13 +9,13 @@ was drawn, and redraws only the part that changed: once all of the view's images
 tick that finds nothing new sends nothing back (no redraw, no flicker); the timer goes off when the
 view has settled, or after :data:`GIVE_UP_S` seconds.
 
-Why not wait in the view event itself: view events run :data:`ts2viz.ui.glue.VIEW_CONCURRENCY` at a
+Why not wait in the view event itself: view events run :data:`ts2viz.ui.page.glue.VIEW_CONCURRENCY` at a
 time, and a visitor's wait for the hub would hold everyone else's views. A streamed (generator)
 event holds its queue slot the same way.
 
 The same events warm the cache ahead of the visitor (:func:`warm_neighbours`, :func:`warm_segs`): the
 thumbnails of the previous and next SEG and of the failure finder's top rows are queued behind the
-visitor's own images (:mod:`ts2viz.ui.image_fetch`: bounded concurrency and disk budget).
+visitor's own images (:mod:`ts2viz.ui.images.image_fetch`: bounded concurrency and disk budget).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import os
 import time
 from typing import Iterable
 
-from .graph import thumb_files
+from ..views.graph import thumb_files
 from .image_fetch import LOADING, NEIGHBOUR, VIEW, WARM
 from .thumbs import GALLERY, THUMB
 

@@ -60,7 +60,7 @@ class Clusters:
 
 def holm_upper(pvalue: np.ndarray, order: np.ndarray) -> np.ndarray:
     """Holm-corrected copy of a one-sided p matrix over the pairs (higher-ranked i, lower-ranked j)."""
-    from ..uncertainty import holm
+    from .wilcoxon import holm
 
     M = pvalue.shape[0]
     rank = np.empty(M, dtype=np.int64)

@@ -10,12 +10,12 @@ from typing import Sequence
 
 import gradio as gr  # this module is imported only when the app is built
 
-from ..policy import MODES
-from .callbacks import common as cb_common, live as cb_live
+from ...policy import MODES
+from ..callbacks import common as cb_common, live as cb_live
 from .glue import Page, Refresh
-from .sessions import Workspaces
-from .state import AppState
-from .tabs import authoring, board, correlations, explorer, humaneval, live
+from ..state.sessions import Workspaces
+from ..state.app_state import AppState
+from ..tabs import authoring, board, correlations, explorer, humaneval, live
 
 
 def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces | None = None) -> gr.Blocks:
@@ -61,7 +61,7 @@ def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces
     demo.ts2viz_page = page
     # The events are the page's own wiring, not an API: left out of the API docs (and so out of the
     # ~400 KB of API description Gradio would embed in every page load). They stay callable over HTTP,
-    # which is why every callback checks its inputs (see ts2viz.ui.access).
+    # which is why every callback checks its inputs (see ts2viz.ui.serving.access).
     for fn in demo.fns.values():
         if fn.api_visibility == "public":
             fn.api_visibility = "undocumented"
