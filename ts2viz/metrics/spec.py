@@ -1,2 +1,4 @@
-"""Moved: ``Spec`` and ``parse_spec`` live in ts2viz.metrics.common.spec."""
-from .common.spec import TEXT_OPTIONS, Spec, parse_spec  # noqa: F401
+"""Kept for old imports: :class:`Spec` and :func:`parse_spec` live in :mod:`ts2viz.metrics.common.spec`."""
+from .common.spec import TEXT_OPTIONS, Spec, parse_spec
+
+__all__ = ["TEXT_OPTIONS", "Spec", "parse_spec"]
