@@ -10,7 +10,7 @@ from ui_helpers import write_dataset, write_scores
 
 from ts2viz.errors import InputError
 from ts2viz.ui import load_state
-from ts2viz.ui.access import public
+from ts2viz.ui.serving.access import public
 from ts2viz.ui.callbacks import board as cb_board, live as cb_live
 
 
