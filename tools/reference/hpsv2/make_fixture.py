@@ -49,7 +49,6 @@ def main() -> None:
     cache = Path(tempfile.mkdtemp()) / "hub"
     rs.offline_env(cache)
     import torch
-    from PIL import Image
 
     import hpsv2.img_score as img_score
     from hpsv2.src.open_clip import add_model_config, create_model_and_transforms

@@ -29,7 +29,6 @@ Writes ``tests/fixtures/reference/hpsv3/``: ``HPSv3/HPSv3.safetensors``, ``Qwen2
 """
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import tempfile
@@ -105,10 +104,7 @@ def build_base(folder: Path, weights_to: Path) -> None:
         pad_token_id=ids["<|endoftext|>"])
     Qwen2VLForConditionalGeneration(cfg).save_pretrained(weights_to)
     cfg.save_pretrained(folder)
-    for f in weights_to.iterdir():  # the temporary base: config, processor and weights together
-        if not (folder / f.name).exists():
-            continue
-    for f in folder.iterdir():
+    for f in folder.iterdir():  # the temporary base: config, processor and weights together
         if not (weights_to / f.name).exists():
             shutil.copy(f, weights_to / f.name)
 

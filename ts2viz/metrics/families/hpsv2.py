@@ -119,12 +119,31 @@ scores = hps(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])
 
 def build(spec: Spec, device: str | None = None, *, checkpoint: str | None = None, arch: str = ARCH,
           batch_size: int | None = None, dtype: str | None = None) -> Metric:
-    """``hpsv2:MODEL[?checkpoint=FILE&arch=ViT-H-14&batch_size=N&dtype=amp|float32|float16|bfloat16]``.
+    """Build ``hpsv2:MODEL[?checkpoint=FILE&arch=ViT-H-14&batch_size=N&dtype=float32|float16|bfloat16]``.
 
-    MODEL is ``hpsv2`` / ``hpsv2.1`` (the released checkpoints), a checkpoint file, a folder holding
-    one, or a hub repository (``checkpoint`` names the file in a folder or repository). ``arch`` is the
-    open_clip architecture the checkpoint is of (a name, or an open_clip model-config JSON file).
-    ``dtype`` None is the original's precision (float16 autocast over float32 weights on CUDA).
+    Parameters
+    ----------
+    spec : the parsed spec; MODEL is ``hpsv2`` / ``hpsv2.1`` (the released checkpoints), a checkpoint
+        file, a folder holding one, or a hub repository.
+    device : ``cuda``, ``cpu``, ``mps`` or None (the best available).
+    checkpoint : the checkpoint file's name in a folder or hub repository.
+    arch : the open_clip architecture of the checkpoint (a name, or an open_clip model-config JSON file).
+    batch_size : images per model call (None: 16 on the CPU, 128 on CUDA).
+    dtype : None for the original's precision (float32 weights under float16 autocast on CUDA, float32
+        on the CPU); a dtype for the weights, without autocast.
+
+    Returns
+    -------
+    HPSv2
+        The metric; ``metric(images, prompts)`` gives one float64 cosine per image (NaN for an
+        unreadable image).
+
+    Raises
+    ------
+    InputError
+        A checkpoint that cannot be found or had (one line naming the file and repository), a folder with
+        none or both released files and no ``checkpoint``, an unknown architecture, or weights that do not
+        fit it.
     """
     return HPSv2(spec, device, checkpoint=checkpoint, arch=arch, batch_size=batch_size, dtype=dtype)
 
@@ -157,7 +176,8 @@ def _resolve(spec: Spec, checkpoint: str | None) -> tuple[str, str | None]:
 
 
 class HPSv2(Metric):
-    """HPS v2 / v2.1 on open_clip (``ts2viz``'s own copy of the scoring rule, tested against ``hpsv2``)."""
+    """HPS v2 / v2.1 on open_clip's model (see :func:`build`): ts2viz's own code for hpsv2's scoring rule,
+    tested against hpsv2's output. Prompt embeddings are memoised per prompt."""
 
     name = "hpsv2"
 
@@ -226,9 +246,26 @@ class HPSv2(Metric):
 
 
 def hps_preprocess(image, size: int):
-    """HPSv2's evaluation transform of one RGB PIL image: float tensor, longer side to ``size`` (bicubic,
-    antialiased, on the tensor), zero padding to ``size`` x ``size`` centred, OpenAI CLIP normalisation."""
-    import torch
+    """HPSv2's evaluation transform of one image.
+
+    Parameters
+    ----------
+    image : an RGB PIL image.
+    size : the model's input size (224 for ViT-H-14).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(3, size, size)``: the image as a float tensor, its longer side resized to ``size`` (bicubic,
+        antialiased, on the tensor), zero-padded to a square (the odd pixel right and bottom), normalised
+        with OpenAI CLIP's mean and std.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> hps_preprocess(Image.new("RGB", (100, 50), (255, 0, 0)), 32).shape
+    torch.Size([3, 32, 32])
+    """
     from torchvision.transforms import InterpolationMode
     from torchvision.transforms import functional as F
 

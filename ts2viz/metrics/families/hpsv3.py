@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
 
 import numpy as np
 
@@ -120,17 +119,57 @@ scores = hps3(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])
 
 def build(spec: Spec, device: str | None = None, *, base: str = BASE, batch_size: int | None = None,
           dtype: str | None = None) -> Metric:
-    """``hpsv3:MODEL[?base=ID_OR_FOLDER&batch_size=N&dtype=bfloat16|float32]``.
+    """Build ``hpsv3:MODEL[?base=ID_OR_FOLDER&batch_size=N&dtype=bfloat16|float32]``.
 
-    MODEL is ``hpsv3``, the hub repository ``MizzenAI/HPSv3``, a folder holding ``HPSv3.safetensors`` or
-    that file.
+    Parameters
+    ----------
+    spec : the parsed spec; MODEL is ``hpsv3``, the hub repository ``MizzenAI/HPSv3``, a folder holding
+        ``HPSv3.safetensors`` or that file.
+    device : ``cuda``, ``cpu``, ``mps`` or None (the best available).
+    base : where the configuration, tokenizer and image processor come from (hub id or folder).
+    batch_size : images per model call (None: 2 on the CPU, 8 on CUDA).
+    dtype : the model's dtype (None: the card's bfloat16 on a GPU, float32 on the CPU); the head stays
+        float32.
+
+    Returns
+    -------
+    HPSv3
+        The metric; ``metric(images, prompts)`` gives one float64 ``mu`` per image (NaN for an unreadable
+        image or one whose aspect ratio is over 200).
+
+    Raises
+    ------
+    InputError
+        Files that cannot be found or had (one line; for the base it names the ``base`` option), a base
+        that is not Qwen2-VL, or a checkpoint that does not fit it.
     """
     return HPSv3(spec, device, base=base, batch_size=batch_size, dtype=dtype)
 
 
 def smart_resize(height: int, width: int) -> tuple[int, int]:
-    """Qwen2-VL's size rule with HPSv3's min = max = 256*28*28 pixels: both sides multiples of 28, the area
-    as near that as the aspect ratio allows (HPSv3's ``fetch_image``)."""
+    """The size HPSv3 resizes an image to (Qwen2-VL's rule with min = max = 256*28*28 pixels).
+
+    Parameters
+    ----------
+    height, width : the image's size in pixels.
+
+    Returns
+    -------
+    tuple of int
+        ``(height, width)``: both multiples of 28, the area as near 256*28*28 as the aspect ratio allows.
+
+    Raises
+    ------
+    InputError
+        An aspect ratio over 200 (HPSv3 refuses such an image).
+
+    Examples
+    --------
+    >>> smart_resize(64, 96)
+    (392, 560)
+    >>> smart_resize(448, 448)
+    (448, 448)
+    """
     if max(height, width) / min(height, width) > MAX_RATIO:
         raise InputError(f"the image's aspect ratio is over {MAX_RATIO} (HPSv3 refuses it)")
     h = max(FACTOR, round(height / FACTOR) * FACTOR)
@@ -145,7 +184,7 @@ def smart_resize(height: int, width: int) -> tuple[int, int]:
 
 
 class HPSv3(Metric):
-    """HPSv3 on transformers' ``Qwen2VLModel`` plus HPSv3's MLP head."""
+    """HPSv3 on transformers' ``Qwen2VLModel`` plus HPSv3's MLP head (see :func:`build`)."""
 
     name = "hpsv3"
 

@@ -118,10 +118,28 @@ scores = ir(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])
 
 def build(spec: Spec, device: str | None = None, *, tokenizer: str = TOKENIZER, batch_size: int | None = None,
           dtype: str | None = None) -> Metric:
-    """``imagereward:MODEL[?tokenizer=ID_OR_FOLDER&batch_size=N&dtype=float32]``.
+    """Build ``imagereward:MODEL[?tokenizer=ID_OR_FOLDER&batch_size=N&dtype=float32]``.
 
-    MODEL is ``imagereward-v1.0``, the hub repository ``THUDM/ImageReward`` or a local folder holding
-    ``ImageReward.pt`` and ``med_config.json``.
+    Parameters
+    ----------
+    spec : the parsed spec; MODEL is ``imagereward-v1.0``, the hub repository ``THUDM/ImageReward`` or a
+        local folder holding ``ImageReward.pt`` and ``med_config.json``.
+    device : ``cuda``, ``cpu``, ``mps`` or None (the best available).
+    tokenizer : where the BERT tokenizer comes from (hub id or folder).
+    batch_size : images per model call (None: 8 on the CPU, 64 on CUDA).
+    dtype : the model's dtype (None: the card's float32).
+
+    Returns
+    -------
+    ImageReward
+        The metric; ``metric(images, prompts)`` gives one float64 reward per image (NaN for an unreadable
+        image).
+
+    Raises
+    ------
+    InputError
+        Files that cannot be found or had (one line; for the tokenizer it names the ``tokenizer`` option),
+        a checkpoint that is not ImageReward's, or a tokenizer that does not fit its text encoder.
     """
     return ImageReward(spec, device, tokenizer=tokenizer, batch_size=batch_size, dtype=dtype)
 
@@ -138,7 +156,8 @@ def _files(spec: Spec) -> tuple[str, str, str | None]:
 
 
 class ImageReward(Metric):
-    """ImageReward on transformers' ``BlipVisionModel`` and ``BlipTextModel`` plus the authors' MLP head."""
+    """ImageReward on transformers' ``BlipVisionModel`` and ``BlipTextModel`` plus the authors' MLP head (see
+    :func:`build`); the checkpoint's keys are mapped onto transformers' names when it is loaded."""
 
     name = "imagereward"
 

@@ -117,17 +117,38 @@ cos = metrics.load("pickscore:pickscore-v1?score=cosine")            # t2v_metri
 
 def build(spec: Spec, device: str | None = None, *, processor: str = PROCESSOR, score: str = "authors",
           batch_size: int | None = None, dtype: str | None = None) -> Metric:
-    """``pickscore:MODEL[?processor=ID_OR_FOLDER&score=authors|cosine&batch_size=N&dtype=float32]``.
+    """Build ``pickscore:MODEL[?processor=ID_OR_FOLDER&score=authors|cosine&batch_size=N&dtype=float32]``.
 
-    MODEL is ``pickscore-v1``, a hub id or a local folder holding a ``CLIPModel`` (``config.json`` and
-    weights). Raises :class:`InputError` for an unknown score, a model that is not a CLIP model, or a
-    processor that cannot be had (one line that names the ``processor`` option).
+    Parameters
+    ----------
+    spec : the parsed spec; MODEL is ``pickscore-v1``, a hub id or a local folder holding a ``CLIPModel``
+        (``config.json`` and weights).
+    device : ``cuda``, ``cpu``, ``mps`` or None (the best available).
+    processor : where the image processor and tokenizer come from (hub id or folder).
+    score : ``authors`` (``logit_scale.exp() * cosine``) or ``cosine``.
+    batch_size : images per model call (None: 16 on the CPU, 128 on CUDA).
+    dtype : the weights' dtype (None: the card's float32).
+
+    Returns
+    -------
+    PickScore
+        The metric; ``metric(images, prompts)`` gives one float64 score per image (NaN for an unreadable
+        image).
+
+    Raises
+    ------
+    InputError
+        An unknown score, a model that is not a CLIP model, or a processor or model that cannot be had
+        (one line; for the processor it names the ``processor`` option).
     """
     return PickScore(spec, device, processor=processor, score=score, batch_size=batch_size, dtype=dtype)
 
 
 class PickScore(Metric):
-    """PickScore on transformers' ``CLIPModel`` with the processor of another repository."""
+    """PickScore on transformers' ``CLIPModel`` with the processor of another repository (see :func:`build`).
+
+    Prompt embeddings are memoised per prompt; images are preprocessed on the CPU by :meth:`prepare`.
+    """
 
     name = "pickscore"
 
