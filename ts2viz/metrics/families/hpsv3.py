@@ -227,7 +227,9 @@ class HPSv3(Metric):
                 sd[k] = v
         if not head_sd or not sd:
             raise InputError(f"metric {spec.raw!r}: {ckpt!r} is not an HPSv3 checkpoint (no rm_head / model weights)")
-        with no_init_weights():
+        # built on the device without initialising (7B parameters), then the checkpoint's values copied in:
+        # one copy of the weights on the device, one (the file's) in host memory
+        with torch.device(dev), no_init_weights():
             model = Qwen2VLModel._from_config(cfg, dtype=dt)
         try:
             model.load_state_dict(sd, strict=True)
