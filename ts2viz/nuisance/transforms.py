@@ -99,6 +99,11 @@ class Param:
     high_open: bool = False
     choices: tuple[str, ...] = ()
 
+    @property
+    def default_text(self) -> str:
+        """The default as a canonical spec writes it."""
+        return _fmt(self.default)
+
     def allowed(self) -> str:
         """The allowed values in words (for messages and ``ts2viz transforms``)."""
         if self.kind is str:
@@ -543,7 +548,7 @@ for _k in (
     TransformKind("roundtrip", "image", "stored in the other format and read back: JPEG as PNG, others as JPEG",
                   (Param("quality", int, 95, "JPEG quality for a source that is not a JPEG", 50, 95),), _roundtrip,
                   needs_format=True),
-    TransformKind("hflip", "image", "mirrored left to right (changes meaning: left/right relations swap)",
+    TransformKind("hflip", "image", "mirrored left to right (left/right relations swap)",
                   (), _hflip, changes_meaning=True),
     TransformKind("case", "text", "the prompt in lower, upper or title case",
                   (Param("to", str, "lower", "the case", choices=("lower", "upper", "title")),), _case),
