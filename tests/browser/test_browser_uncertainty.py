@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app_server import CHROMIUM, browser_page, running_app
+from app_server import CHROMIUM, browser_page, docs_shot, running_app
 from test_browser import _row, _shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
@@ -91,6 +91,7 @@ def test_leaderboard_intervals(page, expected):
     assert pg.locator("#board-scatter g.errorbar").count() >= len(boot.metrics)
     pg.locator("#board-scatter").scroll_into_view_if_needed()
     _shot(pg, "ci-01-scatter-whiskers", full=False)
+    docs_shot(pg, "leaderboard-intervals")
 
     # off: the same points without whiskers; on again
     pg.locator("#board-ci-plot input").uncheck()
@@ -162,6 +163,7 @@ def test_significance_heatmap(page, expected):
     expect(cap).to_contain_text(f"p = {c.pvalue[k]:.3f}" if c.pvalue[k] >= 0.001 else f"p = {c.pvalue[k]:.1e}")
     pg.locator("#heatmap").scroll_into_view_if_needed()
     _shot(pg, "ci-03-significance", full=False)
+    docs_shot(pg, "significance-heatmap")
     pg.locator("#pair-plot").scroll_into_view_if_needed()
     _shot(pg, "ci-04-pair-compare", full=False)
 
