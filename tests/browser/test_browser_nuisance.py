@@ -91,10 +91,10 @@ def test_the_overlay_as_the_browser_has_it(server):
         expect(gal).to_contain_text("001-02.jpg · blur:sigma=2")
         i = idx["images/001-02.jpg"]
         expect(gal).to_contain_text(f"blur:sigma=2 {run.transformed[i, 1]:.4f}")
-        pg.locator("#tab-nuisance").scroll_into_view_if_needed()
         settle(pg)
         pg.screenshot(path=str(ART / "nuisance-overlay.png"), full_page=True)
-        docs_shot(pg, "nuisance", full=True)
+        pg.evaluate("() => document.querySelector('#nuisance-note').scrollIntoView({block: 'start'})")
+        docs_shot(pg, "nuisance")
         assert not pg.page_errors, pg.page_errors
 
         # a live run on the current SEG (operator mode: a typed spec), with its progress, then its rows

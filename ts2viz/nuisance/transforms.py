@@ -461,14 +461,20 @@ def _blur(im, p, ctx):
     return im.filter(ImageFilter.GaussianBlur(float(p["sigma"])))
 
 
+def _lut(im, f):
+    """``im`` with every channel value v replaced by ``f(v)`` (rounded half up, clipped): one lookup table."""
+    v = np.arange(256, dtype=np.float64)
+    table = np.clip(np.floor(f(v) + 0.5), 0, 255).astype(np.uint8).tolist()
+    return im.point(table * 3)
+
+
 def _brightness(im, p, ctx):
-    return _to_image(_pixels(im) * float(p["factor"]))
+    return _lut(im, lambda v: v * float(p["factor"]))
 
 
 def _contrast(im, p, ctx):
-    a = _pixels(im)
-    m = float(_luminance(a).mean())
-    return _to_image(m + float(p["factor"]) * (a - m))
+    m = float(_luminance(_pixels(im)).mean())
+    return _lut(im, lambda v: m + float(p["factor"]) * (v - m))
 
 
 def _saturation(im, p, ctx):
@@ -488,8 +494,15 @@ def pixel_seed(image, transform: str, seed: int) -> np.random.SeedSequence:
 
 def _noise(im, p, ctx):
     rng = np.random.default_rng(pixel_seed(im, f"noise:sigma={_fmt(p['sigma'])}", ctx.seed))
-    a = _pixels(im)
-    return _to_image(a + rng.normal(0.0, float(p["sigma"]), size=a.shape))
+    a = np.asarray(im, dtype=np.float32)
+    noise = rng.standard_normal(size=a.shape, dtype=np.float32) * np.float32(p["sigma"])
+    return _rgb_image(np.clip(np.floor(a + noise + np.float32(0.5)), 0, 255).astype(np.uint8))
+
+
+def _rgb_image(a: np.ndarray):
+    from PIL import Image
+
+    return Image.fromarray(a, "RGB")
 
 
 def _roundtrip(im, p, ctx):

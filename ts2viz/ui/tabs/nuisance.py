@@ -98,11 +98,11 @@ def build(page: Page, *, seg, node, walk, metric_a, open_tab) -> NuisanceTab:
 
     page.on(tab.select, opened, inputs, [open_tab, *everything])
 
-    def run(spec_v, transforms_v, sid, request: gr.Request, progress=gr.Progress()) -> str:
+    def nuisance_run(spec_v, transforms_v, sid, request: gr.Request, progress=gr.Progress()) -> str:
         view = page.view(request, create=True)
         return f"✓ {cb.live_nuisance(view, spec_v, transforms_v, sid, progress=progress)}"
 
-    dep = page.on(run_btn.click, run, [spec, transforms, seg], run_msg, model=True, errors_to=run_msg)
+    dep = page.on(run_btn.click, nuisance_run, [spec, transforms, seg], run_msg, model=True, errors_to=run_msg)
     return NuisanceTab(tab, dep)
 
 
@@ -127,8 +127,8 @@ def build_board_part(page: Page) -> None:
 
     page.refresh["stability"] = Refresh(draw, [page.mode, opened], [msg, table])
 
-    def on_open(mode, request: gr.Request):
+    def stability_opened(mode, request: gr.Request):
         return (True, *draw(mode, True, request))
 
-    page.on(acc.expand, on_open, [page.mode], [opened, msg, table])
+    page.on(acc.expand, stability_opened, [page.mode], [opened, msg, table])
     page.on(page.mode.change, draw, [page.mode, opened], [msg, table])
