@@ -172,6 +172,7 @@ def test_user_path(page, server):
     expect(pg.locator("#upload-table")).to_contain_text("my-taxi.png", timeout=120_000)
     expect(pg.locator("#landing-plot")).to_contain_text("my-taxi.png")
     _shot(pg, "04-upload")
+    docs_shot(pg, "live-scoring")
 
     # bad input: an empty prompt gives a readable message and the app keeps working
     pg.locator("#upload-prompt textarea").fill("")
@@ -189,6 +190,7 @@ def test_user_path(page, server):
     expect(pg.locator("#heatmap")).to_contain_text("Correlation of per-SEG")
     expect(pg.locator("#pair-plot")).to_contain_text("Per-SEG ord")
     _shot(pg, "05-correlations")
+    docs_shot(pg, "correlations")
     assert not pg.page_errors, pg.page_errors
 
 

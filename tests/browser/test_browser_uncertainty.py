@@ -3,7 +3,7 @@ significance heatmap and the paired comparison of two metrics.
 
 Starts ``python app.py`` with no ``--data`` (the bundled TS2 metadata and published scores; no images
 needed) and drives Debian's Chromium with Playwright. The numbers the page shows are checked against
-:mod:`ts2viz.uncertainty` run in this process on the same data. Screenshots (1500 px wide) go to
+:mod:`ts2viz.statistics` run in this process on the same data. Screenshots (1500 px wide) go to
 ``tests/artifacts/``.
 """
 from __future__ import annotations
@@ -26,14 +26,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow,
 def expected():
     """The statistics, computed here from the library (not by the app)."""
     from ts2viz import bundled_scores, compute, load_dataset
-    from ts2viz import uncertainty as U
+    from ts2viz.statistics import bootstrap as bs, paired_comparison as pcmp, rank_intervals as ri
 
     mm = compute(load_dataset("ts2"), bundled_scores(), policy="paper")
-    boot = U.bootstrap(mm)
-    return {"mm": mm, "boot": boot, "pairwise": U.pairwise(mm, "ord_avg", boot=boot),
-            "pairwise_sep": U.pairwise(mm, "sep_avg", boot=boot),
-            "ranks": U.rank_intervals(mm, "ord_avg", boot=boot),
-            "compare": U.compare(mm, "TIFA-GPT4V", "CLIPScore", boot=boot)}
+    boot = bs.bootstrap(mm)
+    return {"mm": mm, "boot": boot, "pairwise": pcmp.pairwise(mm, "ord_avg", boot=boot),
+            "pairwise_sep": pcmp.pairwise(mm, "sep_avg", boot=boot),
+            "ranks": ri.rank_intervals(mm, "ord_avg", boot=boot),
+            "compare": pcmp.compare(mm, "TIFA-GPT4V", "CLIPScore", boot=boot)}
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from tiny_models import tiny, write_image_dataset
 from ts2viz import engine
 from ts2viz.dataset import load_dataset
 from ts2viz.errors import InputError
-from ts2viz.metrics.base import load_image
+from ts2viz.metrics.common.base import load_image
 from ts2viz.nuisance import run as R, transforms as T
 
 SPECS = ["jpeg:quality=30", "noise:sigma=8", "crop:fraction=0.9", "period"]

@@ -16,9 +16,10 @@ from ts2viz.cli import main
 from ts2viz.errors import InputError
 from ts2viz.nuisance import read_nuisance, transforms as T
 from ts2viz.ui import load_state
-from ts2viz.ui.access import public
+from ts2viz.ui.serving.access import public
 from ts2viz.ui.callbacks import nuisance as cb
-from ts2viz.ui.glue import build_plain, page_plot
+from ts2viz.ui.state import nuisance_session as ns_store
+from ts2viz.ui.page.glue import build_plain, page_plot
 from ui_helpers import write_dataset, write_scores
 
 TRANSFORMS = "jpeg:quality=30,blur:sigma=2,hflip,prefix"
@@ -39,7 +40,7 @@ def made(tmp_path_factory):
 def app(made, tmp_path):
     d, scores, spec = made
     state = load_state(str(d / "ds"), [str(scores)], cache_root=tmp_path / "appcache")
-    assert cb.add_operator_nuisance(state, [str(d / "n.csv")]) == [spec]
+    assert ns_store.add_operator_nuisance(state, [str(d / "n.csv")]) == [spec]
     return state
 
 

@@ -38,7 +38,7 @@ async def sessions(url: str, n: int):
 
 
 def test_a_visitor_runs_only_what_is_offered(server):
-    from ts2viz.ui.access import display_names
+    from ts2viz.ui.serving.access import display_names
     from ts2viz.ui.callbacks.nuisance import PUBLIC_TRANSFORMS
 
     spec = server["spec"]

@@ -16,7 +16,7 @@ def add_subcommands(subparsers) -> None:
     """Add ``nuisance`` and ``transforms`` to an ``argparse`` subparsers object (each sets ``func``)."""
     from ..nuisance.transforms import DEFAULT
     from ..policy import MODES
-    from ..uncertainty import DEFAULTS
+    from ..statistics.bootstrap import DEFAULTS
 
     p = subparsers.add_parser(
         "nuisance", help="does a metric move more for nuisance (JPEG, resize, blur...) than for errors?",
@@ -65,7 +65,7 @@ def summary_path(out: str, summary: str | None) -> str:
 
 
 def _settings(args):
-    from ..uncertainty import BootstrapSettings
+    from ..statistics.bootstrap import BootstrapSettings
 
     try:
         n = int(args.resamples)

@@ -12,6 +12,8 @@ error steps:
 - :mod:`.summary`: nuisance-to-step ratio, flip rate, Ord and Sep under nuisance, direction; per
   metric, transform and SEG, pooled with bootstrap intervals over SEGs.
 
+Its figures are in :mod:`ts2viz.figures.nuisance_overlay`, its views in the app in :mod:`ts2viz.ui.callbacks.nuisance`.
+
 Importing this package imports neither torch nor gradio.
 
 Examples

@@ -27,9 +27,9 @@ Pooled over the dataset (the SEGs the leaderboard averages; :func:`summarize`): 
 **median** over SEGs (robust to SEGs with tiny steps; the undefined ones left out, ``+inf`` counted as
 the largest), the flip rate and the direction as the **mean** over SEGs, Ord and Sep as the leaderboard's
 averages. Intervals are percentile bootstrap intervals over SEGs from the leaderboard's own resamples
-(:func:`ts2viz.uncertainty.resample_counts`: SEGs drawn within partitions, the same draws for every
+(:func:`ts2viz.statistics.bootstrap.resample_counts`: SEGs drawn within partitions, the same draws for every
 metric and transform, so all are paired); the difference of Ord (Sep) under nuisance and clean has the
-paired interval of :func:`ts2viz.uncertainty.compare`.
+paired interval of :func:`ts2viz.statistics.paired_comparison.compare`.
 
 Pure numpy/pandas (no torch, no gradio).
 """
@@ -156,7 +156,7 @@ def pooled_median(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     values : (S,) per-SEG values; NaN left out, ``+inf`` allowed (it sorts last).
-    counts : (B, S) non-negative integer counts (e.g. :func:`ts2viz.uncertainty.resample_counts`).
+    counts : (B, S) non-negative integer counts (e.g. :func:`ts2viz.statistics.bootstrap.resample_counts`).
 
     Returns
     -------
@@ -284,7 +284,7 @@ def summarize(scores: NuisanceScores, dataset, *, mode="paper", seg_ids: Sequenc
     dataset : the dataset the scores are of.
     mode : the meta-metric policy (``paper``, ``spec``, a Policy, or a preset with overrides).
     seg_ids : restrict to these SEGs (default: every SEG with an image in the scores).
-    n_resamples, confidence, seed : the bootstrap (defaults :data:`ts2viz.uncertainty.DEFAULTS`).
+    n_resamples, confidence, seed : the bootstrap (defaults :data:`ts2viz.statistics.bootstrap.DEFAULTS`).
 
     Returns
     -------
@@ -295,7 +295,8 @@ def summarize(scores: NuisanceScores, dataset, *, mode="paper", seg_ids: Sequenc
     """
     from ..metametrics import compute
     from ..scores import Scores
-    from ..uncertainty import BootstrapSettings, DEFAULTS, averaged_segs, bootstrap, compare, resample_counts
+    from ..statistics.bootstrap import DEFAULTS, BootstrapSettings, averaged_segs, bootstrap, resample_counts
+    from ..statistics.paired_comparison import compare
 
     st = BootstrapSettings(DEFAULTS.n_resamples if n_resamples is None else n_resamples,
                            DEFAULTS.confidence if confidence is None else confidence,

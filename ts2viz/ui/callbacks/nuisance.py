@@ -3,12 +3,10 @@ with the transformed copies overlaid, the walk plot with the nuisance band, the 
 original and transformed image and both scores, a live run on the current SEG) and the leaderboard's
 stability table. Plain functions of data (see :mod:`ts2viz.ui.callbacks`).
 
-Where results come from:
-
-- the operator's long tables (``python app.py --nuisance FILE``, from ``ts2viz nuisance``): shared by
-  every session, their statistics computed once per mode;
-- a session's live runs (:func:`live_nuisance`), one SEG per call, kept with the session (dropped when
-  it ends) and merged per metric across SEGs.
+Where results come from (kept by :mod:`ts2viz.ui.state.nuisance_session`): the operator's long tables
+(``python app.py --nuisance FILE``, from ``ts2viz nuisance``), shared by every session, their
+statistics computed once per mode; and a session's live runs (:func:`live_nuisance`), one SEG per call,
+kept with the session (dropped when it ends) and merged per metric across SEGs.
 
 A live run is a model call under the caps of public mode, as live scoring is: the metric must be one
 the operator offered (named by its display name), the server picks the device, one call covers the
@@ -28,9 +26,10 @@ import numpy as np
 
 from ...display import md_text, plural
 from ...errors import InputError
-from ...nuisance.run import MetricRun, NuisanceScores, read_nuisance
+from ...nuisance.run import MetricRun, NuisanceScores
 from ...nuisance.transforms import DEFAULT, ImageHook, parse, parse_list
-from ..state import CLOSE_HOOKS, HOLD_CHECKS, AppView
+from ..state.app_state import AppView
+from ..state.nuisance_session import metric_choices, run_of, session_results, shared_results
 from .common import get_seg
 
 #: the transforms a visitor may choose in public mode (canonical specs; an exact match is required)
@@ -45,123 +44,6 @@ SESSION_RESAMPLES = 2000
 ALL_TRANSFORMS = "all transforms"
 NO_RESULTS = ("_No nuisance results yet. Run the test on this SEG below (a metric from the library and a few "
               "transforms), or start the app with `--nuisance FILE` (the long table of `ts2viz nuisance`)._")
-
-
-# -- where results live ------------------------------------------------------------------------------
-
-class _Shared:
-    """The operator's nuisance results (read at start) and their summaries per mode (computed once)."""
-
-    def __init__(self, scores: NuisanceScores) -> None:
-        self.scores = scores
-        self.summaries: dict[str, object] = {}
-        self.lock = threading.Lock()
-
-
-class SessionNuisance:
-    """One session's live nuisance results: per metric, one :class:`MetricRun` over the SEGs it ran on."""
-
-    def __init__(self) -> None:
-        self.runs: dict[str, MetricRun] = {}
-        self.version = 0
-        self.lock = threading.Lock()
-
-    def __bool__(self) -> bool:
-        return bool(self.runs)
-
-    def add(self, run: MetricRun) -> None:
-        with self.lock:
-            old = self.runs.get(run.metric)
-            self.runs[run.metric] = merge_runs(old, run) if old is not None else run
-            self.version += 1
-
-
-#: the shared results, keyed by the app's thumbnail store (one per app process and dataset, shared by the
-#: variants of its data)
-_SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-#: workspace -> its SessionNuisance (weak: a workspace that is gone takes its results with it)
-_SESSIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
-
-
-def _forget(workspace) -> None:
-    with _LOCK:
-        _SESSIONS.pop(workspace, None)
-
-
-def _holds(workspace) -> bool:
-    with _LOCK:
-        return bool(_SESSIONS.get(workspace))
-
-
-CLOSE_HOOKS.append(_forget)
-HOLD_CHECKS.append(_holds)
-
-
-def merge_runs(old: MetricRun, new: MetricRun) -> MetricRun:
-    """``old`` with ``new``'s images added (or replaced); ``new`` alone when their transforms or seeds differ."""
-    if [t.spec for t in old.transforms] != [t.spec for t in new.transforms] or old.seed != new.seed:
-        return new
-    files = list(old.file_names) + [f for f in new.file_names if f not in set(old.file_names)]
-    idx = {f: i for i, f in enumerate(files)}
-    clean = np.full(len(files), np.nan)
-    tr = np.full((len(files), len(old.transforms)), np.nan)
-    for r in (old, new):
-        rows = [idx[f] for f in r.file_names]
-        clean[rows] = r.clean
-        tr[rows] = r.transformed
-    return MetricRun(new.metric, new.higher_is_better, new.config_hash, tuple(files), clean, new.transforms, tr, new.seed)
-
-
-def add_operator_nuisance(app, paths: Sequence[str]) -> list[str]:
-    """Read the operator's long tables (``app.py --nuisance FILE``) for every session; returns the metrics.
-    Bad input raises :class:`InputError` (file, row, problem)."""
-    merged = NuisanceScores(app.dataset.name)
-    for p in paths:
-        for r in read_nuisance(p, app.dataset).runs:
-            if r.metric in merged.metrics:
-                raise InputError(f"metric {r.metric!r} has nuisance results in two files", file=p)
-            merged.runs.append(r)
-    with _LOCK:
-        _SHARED[app.thumbs] = _Shared(merged)
-    return merged.metrics
-
-
-def _shared(view) -> _Shared | None:
-    with _LOCK:
-        return _SHARED.get(view.thumbs)
-
-
-def session_results(view, *, create: bool = False) -> SessionNuisance | None:
-    """The session's live results (``view``: an AppView); None when it has none and ``create`` is off."""
-    ws = getattr(view, "workspace", None)
-    if ws is None or getattr(ws, "read_only", False):
-        return None
-    with _LOCK:
-        s = _SESSIONS.get(ws)
-        if s is None and create:
-            s = _SESSIONS[ws] = SessionNuisance()
-    return s
-
-
-def metric_choices(view) -> list[str]:
-    """Metrics with nuisance results this session sees: the session's live runs, then the shared ones."""
-    own = session_results(view)
-    names = list(own.runs) if own else []
-    sh = _shared(view)
-    return names + [m for m in (sh.scores.metrics if sh else []) if m not in names]
-
-
-def run_of(view, metric) -> tuple[MetricRun | None, str]:
-    """The results for ``metric`` and where they come from (``"session"`` or ``"shared"``); the session's
-    own run of a metric is shown instead of the shared one."""
-    own = session_results(view)
-    if own and metric in own.runs:
-        return own.runs[metric], "session"
-    sh = _shared(view)
-    if sh is not None and metric in sh.scores.metrics:
-        return sh.scores.run(metric), "shared"
-    return None, ""
 
 
 def transform_choices(access) -> list[str]:
@@ -199,7 +81,7 @@ def live_nuisance(view: AppView, spec, transforms, seg_id, device: str | None = 
     """
     from ...nuisance.run import run
     from ...scores import Scores
-    from ..gpu import on_gpu
+    from ..serving.gpu import on_gpu
     from .live import load_metric, parse_specs, require_images
 
     specs = parse_specs(spec)
@@ -292,9 +174,9 @@ def seg_view(view: AppView, metric, seg_id, transform=None, walk=None, node=None
     """Everything the Nuisance tab shows for one SEG: ``note`` (Markdown), ``metrics`` and ``metric`` (the
     picker), ``transforms`` and ``transform``, ``dist`` and ``walk`` (figures, or None), ``table`` (this
     SEG's statistics), ``gallery`` (original and transformed images with both scores)."""
-    from ...figures import empty_figure
+    from ...figures import nuisance_overlay as NF
+    from ...figures.style import empty_figure
     from ...metametrics import seg_structure, walk_stats
-    from ...nuisance import figures as NF
 
     seg = get_seg(view, seg_id)
     metrics = metric_choices(view)
@@ -353,7 +235,7 @@ def transformed_image(view, file_name: str, transform: str, seed: int = 0) -> Pa
 
     from ...dataset import cached_image
     from ...engine.core import MAX_IMAGE_PIXELS
-    from ..thumbs import GALLERY
+    from ..images.thumbs import GALLERY
 
     t = parse(transform)
     key = hashlib.sha1(f"{file_name}|{t.cache_key(seed)}|{GALLERY}".encode()).hexdigest()
@@ -383,7 +265,7 @@ def transformed_image(view, file_name: str, transform: str, seed: int = 0) -> Pa
 def gallery(view, seg, node: str, run: MetricRun, transform: str) -> list[tuple[str, str]]:
     """(image path, caption) pairs for a node: each image (clean score), then its transformed copy (the
     transform's score and the change). A text transform shows the same image, captioned with the prompt."""
-    from ..thumbs import GALLERY
+    from ..images.thumbs import GALLERY
 
     t = parse(transform)
     k = [x.spec for x in run.transforms].index(t.spec)
@@ -414,7 +296,7 @@ def _summary(view, mode: str):
     from ...nuisance.summary import summarize
 
     out = []
-    sh = _shared(view)
+    sh = shared_results(view)
     if sh is not None and sh.scores.runs:
         with sh.lock:
             hit = sh.summaries.get(mode)
@@ -474,6 +356,6 @@ STABILITY_NOTE = ("<small>**Stability under nuisance** (`ts2viz nuisance`, or th
                   "degenerate).</small>")
 
 
-__all__ = ["PUBLIC_TRANSFORMS", "MAX_TRANSFORMS", "MAX_SESSION_METRICS", "SessionNuisance", "add_operator_nuisance",
-           "session_results", "metric_choices", "run_of", "transform_choices", "check_transforms", "live_nuisance",
-           "seg_view", "seg_statistics", "gallery", "transformed_image", "stability_table", "merge_runs"]
+__all__ = ["PUBLIC_TRANSFORMS", "MAX_TRANSFORMS", "MAX_SESSION_METRICS", "transform_choices", "check_transforms",
+           "live_nuisance", "seg_view", "seg_statistics", "gallery", "transformed_image", "stability_table",
+           "metric_choices", "run_of", "session_results"]

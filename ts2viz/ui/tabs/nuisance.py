@@ -16,7 +16,7 @@ import gradio as gr
 
 from ...nuisance.transforms import DEFAULT
 from ..callbacks import nuisance as cb
-from ..glue import Page, Refresh, build_plain, dropdown, page_plot, table_value
+from ..page.glue import Page, Refresh, build_plain, dropdown, page_plot, table_value
 
 TAB_ID = "nuisance"
 INTRO = ("Does the metric move more for nuisance (JPEG, a resize, a slightly brighter image, \"a photo of\" in the "
