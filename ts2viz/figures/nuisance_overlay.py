@@ -102,6 +102,8 @@ def walk_band(node_levels: Mapping[str, int], clean: Mapping[str, Sequence[float
     walk : the walk to draw (default: the walk with the lowest ord).
     selected : a transform whose node means and image scores are drawn along the walk.
 
+    Notes
+    -----
     The band, at each node of the walk, spans the lowest to the highest node mean over the clean scores
     and every transform that keeps the meaning: how far nuisance moves the node, beside how far the
     errors move it from node to node.

@@ -136,6 +136,8 @@ def write_frame(df, path: str | os.PathLike) -> None:
 def variants_of(transforms: Sequence[Transform], seed: int = 0) -> list:
     """The engine's :class:`~ts2viz.engine.Variant` s for a run: the clean inputs, then one per transform.
 
+    Examples
+    --------
     >>> from ts2viz.nuisance.transforms import parse_list
     >>> [v.label for v in variants_of(parse_list("blur,period"))]
     ['clean', 'blur:sigma=2', 'period']
