@@ -5,6 +5,7 @@ mode on a live run."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -87,6 +88,7 @@ def test_the_tab_from_an_operator_long_table(made, app):
     for k, im in enumerate(imgs):
         (orig, cap0), (copy, cap1) = gal[2 * k], gal[2 * k + 1]
         i = idx[im.file_name]
+        assert Path(orig).is_file() and Path(orig) != Path(copy)
         assert f"clean {run.clean[i]:.4f}" in cap0
         assert f"blur:sigma=2 {run.transformed[i, 1]:.4f}" in cap1
         full = T.parse("blur:sigma=2").image(Image.open(view.dataset.image_path(im.file_name)).convert("RGB"))

@@ -3,7 +3,6 @@ transforms it can use; and ``leaderboard --nuisance FILE``, its stability column
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from ..errors import InputError, warn_input

@@ -41,7 +41,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
-from .run import MetricRun, NuisanceScores
+from .run import NuisanceScores
 
 #: the pooled statistics of :meth:`NuisanceSummary.frame`, each with ``_lo`` and ``_hi``
 POOLED = ("ratio", "flip_rate", "up_share", "ord_diff", "sep_diff")

@@ -12,15 +12,12 @@ A live run is a model call under the caps of public mode, as live scoring is: th
 the operator offered (named by its display name), the server picks the device, one call covers the
 current SEG only, the transforms are chosen from :data:`PUBLIC_TRANSFORMS` (at most
 :data:`MAX_TRANSFORMS`), a session keeps results for :data:`MAX_SESSION_METRICS` metrics at most, and the
-model runs in the app's one model queue (:func:`ts2viz.ui.gpu.on_gpu` on a ZeroGPU Space).
+model runs in the app's one model queue (:func:`ts2viz.ui.serving.gpu.on_gpu` on a ZeroGPU Space).
 """
 from __future__ import annotations
 
 import hashlib
-import threading
-import weakref
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -48,7 +45,7 @@ NO_RESULTS = ("_No nuisance results yet. Run the test on this SEG below (a metri
 
 def transform_choices(access) -> list[str]:
     """The transforms a visitor may pick for a live run (``access``: the app's
-    :class:`~ts2viz.ui.access.Access`; public mode: :data:`PUBLIC_TRANSFORMS`)."""
+    :class:`~ts2viz.ui.serving.access.Access`; public mode: :data:`PUBLIC_TRANSFORMS`)."""
     if access.public:
         return list(PUBLIC_TRANSFORMS)
     from ...nuisance.transforms import kinds
