@@ -168,7 +168,7 @@ def shown_spec(spec: str) -> str:
     if not sep:
         return spec.strip()
     query = ""
-    if "?" in rest:      # options, split as ts2viz.metrics.spec.parse_spec does
+    if "?" in rest:      # options, split as ts2viz.metrics.common.spec.parse_spec does
         head, _, q = rest.rpartition("?")
         pairs = parse_qsl(q, keep_blank_values=True)
         if pairs and all(k for k, _ in pairs) and "=" in q:

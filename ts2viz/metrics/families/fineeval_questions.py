@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..errors import InputError
+from ...errors import InputError
 
 KINDS = ("entity", "relation")
 

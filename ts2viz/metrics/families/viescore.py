@@ -17,7 +17,7 @@ JSON, then the outermost ``{...}``, then a bare ``[a, b]`` list or a bare intege
 batch and ``details["parsed"] = False``): an unreadable reply is never a score.
 
 The judge: a local generative VLM (``viescore:llava-hf/llava-1.5-7b-hf``, greedy) or any model of an
-OpenAI-compatible endpoint (``viescore:gpt-4o?endpoint=https://api.openai.com/v1``); see :mod:`.judge`.
+OpenAI-compatible endpoint (``viescore:gpt-4o?endpoint=https://api.openai.com/v1``); see :mod:`ts2viz.metrics.backbones.judge`.
 """
 from __future__ import annotations
 
@@ -30,11 +30,11 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ...errors import InputError
 from . import viescore_prompts as P
-from .base import Metric
-from .judge import ENDPOINT_OPTIONS, endpoint_options, load_vision_judge
-from .spec import Spec
+from ..common.base import Metric
+from ..backbones.judge import ENDPOINT_OPTIONS, endpoint_options, load_vision_judge
+from ..common.spec import Spec
 
 DELIMITER = "||V^=^V||"
 ASPECTS = ("sc", "pq", "overall")
@@ -227,7 +227,7 @@ def build(spec: Spec, device: str | None = None, *, endpoint: str | None = None,
     OpenAI-compatible endpoint (then ``api_key_env``, ``temperature``, ``max_tokens``, ``timeout``,
     ``workers`` apply; VIEScore sends ``max_tokens=1400`` and no temperature, the default here too).
     """
-    from . import check_options
+    from ..registry import check_options
 
     check_options(spec, build, options)  # the registry's one check (metrics.load runs it too)
     kw = endpoint_options(options)

@@ -11,9 +11,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from .base import autocast, check_model_id, hf_load, model_identity, resolve_device, resolve_dtype, run_halving_on_oom
-from .spec import Spec
+from ...errors import InputError
+from ..common.device import autocast, resolve_device, resolve_dtype, run_halving_on_oom
+from ..common.hub import check_model_id, hf_load, model_identity
+from ..common.spec import Spec
 
 DEFAULT_NLI = "google/t5_xxl_true_nli_mixture"
 NLI_INPUT = "premise: {premise} hypothesis: {hypothesis}"

@@ -16,7 +16,7 @@ import os
 import urllib.error
 import urllib.request
 
-from ..errors import InputError
+from ...errors import InputError
 
 
 class ChatLLM:
@@ -78,8 +78,9 @@ class LocalChat(ChatLLM):
     def __init__(self, model: str, device: str | None = None, max_new_tokens: int = 512):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from .base import hf_load, model_identity, resolve_device, resolve_dtype
-        from .spec import Spec
+        from ..common.hub import hf_load, model_identity
+        from ..common.device import resolve_device, resolve_dtype
+        from ..common.spec import Spec
 
         sp = Spec(f"llm:{model}", "llm", model)
         self.device = resolve_device(device)

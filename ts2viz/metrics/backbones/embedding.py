@@ -17,10 +17,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from .base import (Metric, autocast, check_model_id, file_fingerprint, hf_load, model_identity,
-                   resolve_device, resolve_dtype)
-from .spec import Spec
+from ...errors import InputError
+from ..common.base import Metric
+from ..common.device import autocast, resolve_device, resolve_dtype
+from ..common.hub import check_model_id, file_fingerprint, hf_load, model_identity
+from ..common.spec import Spec
 
 DEFAULT_BATCH = {"cpu": 32, "cuda": 256, "mps": 64}
 # Text lengths the public checkpoints were trained with (their processors pad/truncate to these).

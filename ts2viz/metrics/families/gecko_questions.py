@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
-from ..errors import InputError
-from .choicescore import choice_index
+from ...errors import InputError
+from ..common.choicescore import choice_index
 
 WORD_TYPES = ("entity", "activity", "attribute", "counting", "color", "material", "spatial", "location",
               "shape", "style", "other")

@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from ..atomic import atomic_path
-from ..errors import InputError
-from ..paths import cache_dir
+from ...atomic import atomic_path
+from ...errors import InputError
+from ...paths import cache_dir
 
 T = TypeVar("T")
 

@@ -3,8 +3,8 @@
 For a prompt and an image, as the authors' code (hadi-hosseini/T2I-FineEval) computes it:
 
 1. an LLM decomposes the prompt into entity names and tagged yes/no questions (:mod:`.fineeval_questions`,
-   ts2viz's own two-shot prompt; replies cached on disk, :mod:`.llmcache`);
-2. a detector proposes boxes (:mod:`.detect`; closed-set RT-DETR by default, like the original's COCO
+   ts2viz's own two-shot prompt; replies cached on disk, :mod:`ts2viz.metrics.common.llmcache`);
+2. a detector proposes boxes (:mod:`ts2viz.metrics.backbones.detect`; closed-set RT-DETR by default, like the original's COCO
    YOLOv9-e, or open-vocabulary queried with the entity names). Boxes are not matched to entity names:
    every box is tried for every entity question;
 3. candidates (:func:`candidates`): each box rounded to pixels and grown by ``int(0.2 * width)`` /
@@ -40,15 +40,15 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from .base import Metric
-from .detect import CONFIDENCE, DEFAULT_DETECTOR, MAX_BOXES, NMS_IOU, Detection, Detector, load_detector
+from ...errors import InputError
+from ..common.base import Metric
+from ..backbones.detect import CONFIDENCE, DEFAULT_DETECTOR, MAX_BOXES, NMS_IOU, Detection, Detector, load_detector
 from .fineeval_questions import (COARSE_RULES, DECOMPOSE_SYSTEM, SPACY_MODEL, CoarseQuestions, Decomposition,
-                                 parse_decomposition)
-from .llm import load_llm
-from .llmcache import cached_reply
-from .spec import Spec
-from .vqa import VQAModel, load_vqa_model
+    parse_decomposition)
+from ..backbones.llm import load_llm
+from ..common.llmcache import cached_reply
+from ..common.spec import Spec
+from ..backbones.vqa import VQAModel, load_vqa_model
 
 GROW = 0.2
 TOP_PAIRS = 10

@@ -27,9 +27,9 @@ import json
 import re
 from pathlib import Path
 
-from ..errors import InputError
-from ..qa.accumulation import counted_flags
-from ..qa.questions import Question
+from ...errors import InputError
+from ...qa.accumulation import counted_flags
+from ...qa.questions import Question
 
 TIFA_TYPES = ("object", "human", "animal", "food", "activity", "attribute", "counting", "color", "material",
               "spatial", "location", "shape", "other")
@@ -311,14 +311,14 @@ def dsg_questions_from_stages(tuples: dict[int, str], questions: dict[int, str],
 # -- the generator with its disk cache ---------------------------------------------------------------------
 
 class QuestionGenerator:
-    """TIFA / DSG questions for a prompt from a chat LLM (:mod:`.llm`), cached on disk per prompt.
+    """TIFA / DSG questions for a prompt from a chat LLM (:mod:`ts2viz.metrics.backbones.llm`), cached on disk per prompt.
 
     ``cache_dir``: folder of the question cache (default ``ts2viz.paths.cache_dir()/questions``);
     ``use_cache=False`` neither reads nor writes it.
     """
 
     def __init__(self, llm, cache_dir: str | Path | None = None, use_cache: bool = True):
-        from ..paths import cache_dir as default_cache
+        from ...paths import cache_dir as default_cache
 
         self.llm = llm
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache() / "questions"
@@ -347,7 +347,7 @@ class QuestionGenerator:
         replies: dict[str, str] = {}
         questions = self._run(prompt, kind, replies)
         if self.use_cache:
-            from ..atomic import atomic_path
+            from ...atomic import atomic_path
 
             rec = {"prompt": prompt, "kind": kind, "generator": self.config, "replies": replies,
                    "questions": [{"id": q.id, "question": q.text, "choices": list(q.choices), "answer": q.answer,

@@ -25,8 +25,8 @@ import warnings
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import InputError
-from .llava_format import CONTEXT_LEN, IMAGE_PLACEHOLDER, IMAGE_SENTINEL, chat_question, expand_to_square
+from ...errors import InputError
+from .llava import CONTEXT_LEN, IMAGE_PLACEHOLDER, IMAGE_SENTINEL, chat_question, expand_to_square
 
 #: the tokenizer each released checkpoint was trained with (t2v_metrics' CLIP_T5_MODELS)
 KNOWN_TOKENIZERS = {"zhiqiulin/clip-flant5-xl": "google/flan-t5-xl", "zhiqiulin/clip-flant5-xxl": "google/flan-t5-xxl"}
@@ -192,7 +192,7 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
     """
     from transformers import AutoTokenizer, CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModel
 
-    from .base import hf_load, is_local_model
+    from ..common.hub import hf_load, is_local_model
 
     Config, Model = _clip_t5_classes()
     kw = {"revision": revision} if revision else {}
@@ -260,14 +260,14 @@ def _vqa_model_class():
     from .vqa import VQAModel
 
     class ClipT5VQA(VQAModel):
-        """CLIP-FlanT5 as a :class:`~ts2viz.metrics.vqa.VQAModel`: prompts in t2v_metrics' ``t5_chat``
+        """CLIP-FlanT5 as a :class:`~ts2viz.metrics.backbones.vqa.VQAModel`: prompts in t2v_metrics' ``t5_chat``
         format, images padded to square, answers scored by the decoder (``</s>`` included)."""
 
         generative = True
 
         def __init__(self, model_id: str, spec, device: str, dtype, batch_size: int, revision=None,
                      vision_tower: str | None = None, tokenizer: str | None = None):
-            from .base import model_identity
+            from ..common.hub import model_identity
 
             model, tok, proc = load_clip_t5(model_id, spec, dtype=dtype, revision=revision,
                                             vision_tower=vision_tower, tokenizer=tokenizer)
@@ -291,7 +291,7 @@ def _vqa_model_class():
             return torch.stack(px).to(self.device, self.model.dtype)
 
         def _encoder_inputs(self, images, questions):
-            from .base import autocast
+            from ..common.device import autocast
 
             rows = [tokens_around_image(chat_question(q), self.tokenizer)[:CONTEXT_LEN] for q in questions]
             with autocast(self.device, self.dtype):
@@ -302,7 +302,7 @@ def _vqa_model_class():
             """log P(target token t | image, question, earlier target tokens) for every pair (teacher forced)."""
             import torch
 
-            from .base import autocast
+            from ..common.device import autocast
 
             embeds, mask = self._encoder_inputs(images, questions)
             start = self.model.config.decoder_start_token_id
@@ -332,7 +332,7 @@ def _vqa_model_class():
         def _yes_prob(self, images, questions):
             import torch
 
-            from .base import autocast
+            from ..common.device import autocast
 
             embeds, mask = self._encoder_inputs(images, questions)
             dec = torch.full((len(questions), 1), self.model.config.decoder_start_token_id, device=self.device)
@@ -341,7 +341,7 @@ def _vqa_model_class():
             return self._probs_of_yes(logits, self.tokenizer)
 
         def _answer(self, images, questions, max_new_tokens):
-            from .base import autocast
+            from ..common.device import autocast
 
             embeds, mask = self._encoder_inputs(images, questions)
             with autocast(self.device, self.dtype):
@@ -367,5 +367,5 @@ def _vqa_model_class():
 
 def load_clip_t5_vqa(model_id: str, spec, device: str, dtype, batch_size: int, revision=None,
                      vision_tower: str | None = None, tokenizer: str | None = None):
-    """A CLIP-FlanT5 :class:`~ts2viz.metrics.vqa.VQAModel` on ``device``."""
+    """A CLIP-FlanT5 :class:`~ts2viz.metrics.backbones.vqa.VQAModel` on ``device``."""
     return _vqa_model_class()(model_id, spec, device, dtype, batch_size, revision, vision_tower, tokenizer)

@@ -6,15 +6,15 @@ A :class:`VQAModel` answers many ``(image, question)`` pairs in batches, three w
   (t2v_metrics' VQAScore; for LLaVA-1.5 in t2v_metrics' own conversation format and image padding);
 * :meth:`VQAModel.yes_probability`: P("yes") read from the logits of the first answer token (the
   probability mass of the vocabulary entries that decode to "yes" in any case);
-* :meth:`VQAModel.answer`: a free-form answer, greedy or as a named decoding says (:mod:`.decoding`: DSG's
+* :meth:`VQAModel.answer`: a free-form answer, greedy or as a named decoding says (:mod:`ts2viz.metrics.common.decoding`: DSG's
   InstructBLIP beam search);
 * :meth:`VQAModel.choice_logprobs` / :meth:`VQAModel.choice_probabilities`: the teacher-forced sequence
   likelihood of each of a pair's answer choices (Gecko's score normalisation).
 
 Pairs may repeat an image (many questions per image) or use crops (:func:`crop`). Implementations:
-BLIP-VQA (``BlipForQuestionAnswering``), CLIP-FlanT5 (:mod:`ts2viz.metrics.clip_flant5`) and generative
+BLIP-VQA (``BlipForQuestionAnswering``), CLIP-FlanT5 (:mod:`ts2viz.metrics.backbones.clip_flant5`) and generative
 VLMs through ``AutoModelForImageTextToText`` (LLaVA-1.5, InstructBLIP, BLIP-2, Qwen2-VL, PaliGemma, ...);
-LLaVA-1.5 in LLaVA's own code layout is converted on load (:mod:`ts2viz.metrics.llava_original`).
+LLaVA-1.5 in LLaVA's own code layout is converted on load (:mod:`ts2viz.metrics.backbones.llava`).
 GPU out-of-memory halves the pair batch and retries.
 """
 from __future__ import annotations
@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from .base import (autocast, check_model_id, hf_load, model_identity, resolve_device, resolve_dtype,
-                   run_halving_on_oom)
-from .spec import Spec
+from ...errors import InputError
+from ..common.device import autocast, resolve_device, resolve_dtype, run_halving_on_oom
+from ..common.hub import check_model_id, hf_load, model_identity
+from ..common.spec import Spec
 
 if TYPE_CHECKING:
-    from .decoding import Decoding
+    from ..common.decoding import Decoding
 
 #: The prompt for generative models without a chat template (BLIP-2 / InstructBLIP convention).
 PLAIN_TEMPLATE = "Question: {question} Answer:"
@@ -103,7 +103,7 @@ class VQAModel:
     def answer(self, images: Sequence, questions: Sequence[str], max_new_tokens: int = 16,
                decoding: "Decoding | None" = None) -> list[str]:
         """A free-form answer for each (image, question) pair: greedy, ``max_new_tokens`` new tokens, or as
-        the named ``decoding`` says (:mod:`.decoding`, e.g. DSG's InstructBLIP beam search)."""
+        the named ``decoding`` says (:mod:`ts2viz.metrics.common.decoding`, e.g. DSG's InstructBLIP beam search)."""
         if decoding is None or decoding.name == "greedy":
             return list(self._batched(lambda im, q: self._answer(im, q, max_new_tokens), images, questions))
         return list(self._batched(lambda im, q: self._answer_decoded(im, q, decoding, max_new_tokens), images,
@@ -415,7 +415,7 @@ class GenerativeVQA(VQAModel):
             model = hf_load("vision-language model", AutoModelForImageTextToText.from_pretrained, model_id, spec,
                             dtype=dtype, **kw)
             self.processor = hf_load("processor", AutoProcessor.from_pretrained, model_id, spec, **kw)
-        else:  # a checkpoint converted from another code layout (:mod:`.llava_original`)
+        else:  # a checkpoint converted from another code layout (:mod:`.llava`)
             model, self.processor = loaded.model, loaded.processor
         self.model = model.to(device).eval()
         tok = getattr(self.processor, "tokenizer", self.processor)
@@ -573,7 +573,7 @@ class GenerativeVQA(VQAModel):
     def _t2v_ids(self, text: str) -> list[int]:
         """t2v_metrics' ``tokenizer_image_token``: chunks around ``<image>`` tokenised on their own; when the
         first chunk starts with BOS, BOS is kept once and every chunk's first token dropped."""
-        from .llava_format import IMAGE_PLACEHOLDER, IMAGE_SENTINEL
+        from .llava import IMAGE_PLACEHOLDER, IMAGE_SENTINEL
 
         chunks = [self.tokenizer(c).input_ids for c in text.split(IMAGE_PLACEHOLDER)]
         bos = self.tokenizer.bos_token_id
@@ -590,7 +590,7 @@ class GenerativeVQA(VQAModel):
         then the CLIP image processor (PIL-based where transformers has one, as the original's)."""
         import torch
 
-        from .llava_format import expand_to_square
+        from .llava import expand_to_square
 
         ip = self._t2v_image_processor
         px = [ip(images=expand_to_square(im, ip.image_mean), return_tensors="pt")["pixel_values"][0] for im in images]
@@ -602,7 +602,7 @@ class GenerativeVQA(VQAModel):
         the image features spliced in place of ``<image>``; score ``exp(-mean cross-entropy)``."""
         import torch
 
-        from .llava_format import IMAGE_SENTINEL, chat_question
+        from .llava import IMAGE_SENTINEL, chat_question
 
         pix = self.t2v_pixel_values(images)
         h, w = pix.shape[-2:]
@@ -647,7 +647,7 @@ class GenerativeVQA(VQAModel):
         return [s.strip() for s in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
 
     def _answer_decoded(self, images, questions, decoding, max_new_tokens):
-        """transformers 4.31's InstructBLIP ``generate``, which DSG's code ran (see :mod:`.decoding`): the
+        """transformers 4.31's InstructBLIP ``generate``, which DSG's code ran (see :mod:`ts2viz.metrics.common.decoding`): the
         language model is given only ``inputs_embeds`` (Q-Former query embeddings, then the prompt's), so
         lengths and the repetition penalty count generated tokens only; its output is the answer alone.
 
@@ -701,7 +701,7 @@ def load_vqa_model(spec: Spec, device: str | None = None, *, dtype: str | None =
                    batch_size: int | None = None, template: str | None = None, llava_format: str = "t2v_metrics",
                    vision_tower: str | None = None, tokenizer: str | None = None) -> VQAModel:
     """The VQA model of ``spec.model`` (hub id or folder): BLIP-VQA, CLIP-FlanT5 or a generative VLM, by its
-    config. ``vision_tower`` and ``tokenizer`` are CLIP-FlanT5's (see :func:`~ts2viz.metrics.clip_flant5.load_clip_t5`);
+    config. ``vision_tower`` and ``tokenizer`` are CLIP-FlanT5's (see :func:`~ts2viz.metrics.backbones.clip_flant5.load_clip_t5`);
     ``llava_format`` says how :meth:`VQAModel.answer_score` prompts LLaVA-1.5 (``t2v_metrics`` or ``chat``)."""
     import importlib
 
@@ -722,7 +722,7 @@ def load_vqa_model(spec: Spec, device: str | None = None, *, dtype: str | None =
             model_id, spec, dev, dt, bs, spec.revision, vision_tower=vision_tower, tokenizer=tokenizer)
     if tokenizer:
         raise InputError(f"metric {spec.raw!r}: tokenizer is an option of CLIP-FlanT5 checkpoints only")
-    from .llava_original import is_original_layout, load_original_llava
+    from .llava import is_original_layout, load_original_llava
 
     if is_original_layout(raw):  # liuhaotian/llava-v1.5-* (t2v_metrics' LLaVA): converted on load
         loaded = load_original_llava(model_id, spec, dtype=dt, vision_tower=vision_tower)

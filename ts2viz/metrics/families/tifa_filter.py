@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..errors import InputError
-from ..qa.questions import Question
+from ...errors import InputError
+from ...qa.questions import Question
 
 DEFAULT_UNIFIEDQA = "allenai/unifiedqa-v2-t5-large-1363200"
 FREE_FORM_THRESHOLD = 0.6
@@ -77,8 +77,9 @@ class UnifiedQAFilter:
     def __init__(self, model: str = DEFAULT_UNIFIEDQA, device: str | None = None):
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-        from .base import check_model_id, hf_load, model_identity, resolve_device
-        from .spec import Spec
+        from ..common.hub import check_model_id, hf_load, model_identity
+        from ..common.device import resolve_device
+        from ..common.spec import Spec
 
         spec = Spec(f"unifiedqa:{model}", "unifiedqa", model)
         model_id = check_model_id(spec)

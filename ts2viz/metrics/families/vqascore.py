@@ -5,7 +5,7 @@ For a prompt ``p`` the VQA model is asked ``question_template.format(p)`` (defau
 ``answer_template.format(p)`` (default ``Yes``): ``exp(-mean cross-entropy)`` of the answer's tokens,
 teacher forced, as t2v_metrics' ``forward`` returns it. For its T5-based model (CLIP-FlanT5) T5's ``</s>``
 is one of those tokens; for LLaVA-1.5 the answer is followed by ``</s>`` in t2v_metrics' own conversation
-(see :meth:`ts2viz.metrics.vqa.VQAModel.answer_score`).
+(see :meth:`ts2viz.metrics.backbones.vqa.VQAModel.answer_score`).
 
 Options (``vqascore:MODEL?key=value``; percent-encode ``?``, ``&``, ``"`` and spaces in a template, or pass
 them to :func:`ts2viz.metrics.load` as keyword arguments):
@@ -25,10 +25,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from .base import Metric
-from .spec import Spec
-from .vqa import VQAModel, load_vqa_model
+from ...errors import InputError
+from ..common.base import Metric
+from ..common.spec import Spec
+from ..backbones.vqa import VQAModel, load_vqa_model
 
 #: t2v_metrics' default question (CLIP-FlanT5, LLaVA-1.5 and its other VQAScore models), also TS2's
 QUESTION_TEMPLATE = 'Does this figure show "{}"? Please answer yes or no.'

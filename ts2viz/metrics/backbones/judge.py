@@ -10,7 +10,7 @@ answers many requests at once:
   content is the text followed by the image as a base64 JPEG data URL (``mllm_tools/openai.py``),
   LLMScore's is the text alone. No system message; ``temperature`` and ``max_tokens`` are sent only
   when set (VIEScore's code sends ``max_tokens=1400`` and no temperature; LLMScore's neither).
-* :class:`LocalVisionJudge`: any generative VLM of the registry (:func:`ts2viz.metrics.vqa.load_vqa_model`:
+* :class:`LocalVisionJudge`: any generative VLM of the registry (:func:`ts2viz.metrics.backbones.vqa.load_vqa_model`:
   LLaVA-1.5, Qwen2-VL, InstructBLIP, ...), greedy decoding, its chat template with the image first.
 * :class:`LocalTextJudge`: a local transformers causal LLM, greedy, its chat template with one user turn.
 * :class:`Captioner`: an image-to-text model asked for a caption with no text prompt when it has no
@@ -29,8 +29,8 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
-from ..errors import InputError
-from .spec import Spec
+from ...errors import InputError
+from ..common.spec import Spec
 
 
 def jpeg_data_url(image, quality: int = 75) -> str:
@@ -139,7 +139,8 @@ class LocalTextJudge:
     def __init__(self, model: str, device: str | None = None, *, max_new_tokens: int = 512):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from .base import check_model_id, hf_load, model_identity, resolve_device, resolve_dtype
+        from ..common.hub import check_model_id, hf_load, model_identity
+        from ..common.device import resolve_device, resolve_dtype
 
         sp = Spec(f"llm:{model}", "llm", model)
         model_id = check_model_id(sp)
@@ -184,7 +185,8 @@ class Captioner:
                  owner: str = "captioner"):
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
-        from .base import check_model_id, hf_load, model_identity, resolve_device, resolve_dtype
+        from ..common.hub import check_model_id, hf_load, model_identity
+        from ..common.device import resolve_device, resolve_dtype
 
         sp = Spec(owner, "captioner", model)
         model_id = check_model_id(sp)
@@ -206,7 +208,7 @@ class Captioner:
     def caption(self, images: Sequence) -> list[str]:
         import torch
 
-        from .base import autocast
+        from ..common.device import autocast
 
         out = []
         for im in images:  # one at a time: no padding, so a caption never depends on its batch

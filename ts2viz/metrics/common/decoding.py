@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-from ..errors import InputError
+from ...errors import InputError
 
 
 @dataclass(frozen=True)

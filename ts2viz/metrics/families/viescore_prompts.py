@@ -4,7 +4,7 @@ Source: https://github.com/TIGER-AI-Lab/VIEScore, files ``viescore/prompts_raw/c
 ``prompts_0shot/one_image_gen_rule.txt``, ``prompts_0shot/t2i_rule_SC.txt`` and
 ``prompts_0shot/rule_PQ.txt`` (as its generated ``viescore/vie_prompts.py`` holds them, byte for byte:
 the judge's replies depend on every character). Only the text is taken; the code that joins and
-parses it is ts2viz's own (:mod:`ts2viz.metrics.viescore`).
+parses it is ts2viz's own (:mod:`ts2viz.metrics.families.viescore`).
 
 MIT License
 

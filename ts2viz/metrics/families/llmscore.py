@@ -4,10 +4,10 @@ The original's pipeline (``llm_score.py``), step by step, and what ts2viz runs:
 
 1. **global description**: a caption of the whole image (the original: BLIP-2 OPT-2.7b,
    ``generate`` with no text prompt). ts2viz: ``captioner=MODEL``, any image-to-text model
-   (:class:`ts2viz.metrics.judge.Captioner`: BLIP-2 exactly so; a chat VLM is asked ``caption_prompt``);
+   (:class:`ts2viz.metrics.backbones.judge.Captioner`: BLIP-2 exactly so; a chat VLM is asked ``caption_prompt``);
 2. **local description**: dense captions with boxes, ``"<caption>: [x0, y0, x1, y1]; "`` per region
    (the original: GRiT's DenseCap, confidence >= 0.5). ts2viz: ``detector=MODEL``, a closed-set
-   detector of :mod:`.detect` at confidence 0.5, written in the same format with the class name as the
+   detector of :mod:`ts2viz.metrics.backbones.detect` at confidence 0.5, written in the same format with the class name as the
    region's text (GRiT needs detectron2 and is not a transformers model); no detector: an empty local
    description;
 3. **visual description**: the LLM merges both, with the image's size, into one paragraph
@@ -46,10 +46,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from .base import Metric
-from .judge import ENDPOINT_OPTIONS, Captioner, endpoint_options, load_text_judge
-from .spec import Spec
+from ...errors import InputError
+from ..common.base import Metric
+from ..backbones.judge import ENDPOINT_OPTIONS, Captioner, endpoint_options, load_text_judge
+from ..common.spec import Spec
 
 #: ts2viz's wording of LLMScore's description request (the original's text cannot be copied; see module doc)
 DESCRIBE_INSTRUCTION = (
@@ -174,7 +174,7 @@ def build(spec: Spec, device: str | None = None, *, endpoint: str | None = None,
     OpenAI-compatible endpoint (``gpt-4``, as the original's default). ``captioner`` (required) writes the
     global description; ``detector`` (optional, closed-set) the local one.
     """
-    from . import check_options
+    from ..registry import check_options
 
     check_options(spec, build, options)  # the registry's one check (metrics.load runs it too)
     kw = endpoint_options(options)
@@ -188,7 +188,7 @@ def build(spec: Spec, device: str | None = None, *, endpoint: str | None = None,
                     owner=spec.raw)
     det = None
     if detector:
-        from .detect import load_detector
+        from ..backbones.detect import load_detector
 
         det = load_detector(str(detector), device, owner=spec.raw, threshold=0.5)
         if det.open_vocab:

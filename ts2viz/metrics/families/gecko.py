@@ -3,16 +3,16 @@
 For a prompt T and an image I:
 
 1. an LLM labels T's visually groundable words (coverage) and writes one yes/no QA pair per labelled
-   word (:mod:`.gecko_questions`; the replies are cached on disk, :mod:`.llmcache`);
+   word (:mod:`.gecko_questions`; the replies are cached on disk, :mod:`ts2viz.metrics.common.llmcache`);
 2. an NLI model scores whether T entails each QA pair, read as a hypothesis
    (:func:`.gecko_questions.qa_hypothesis`); a pair scoring below ``nli_threshold`` (0.005, as in the
    paper) is dropped as a hallucination;
 3. a VQA model gives the likelihood of every answer choice of every kept question; a question scores
    P(expected) / sum P(choices) (Eq. 2 with likelihoods, not negative log likelihoods:
-   :mod:`.choicescore`), and the image scores the mean over the kept questions (no dependencies).
+   :mod:`ts2viz.metrics.common.choicescore`), and the image scores the mean over the kept questions (no dependencies).
 
 The paper runs PaLM-2 (LLM), PaLI (VQA) and T5-11B TRUE (NLI). Here the VQA model is the spec's model
-(PaliGemma is the open stand-in for PaLI; any model of :mod:`.vqa` works), the LLM is the
+(PaliGemma is the open stand-in for PaLI; any model of :mod:`ts2viz.metrics.backbones.vqa` works), the LLM is the
 ``generator=`` option and the NLI model ``nli=`` (default ``google/t5_xxl_true_nli_mixture``).
 
 Per-image details (``metric.last_details``): ``{"coverage": [...], "questions": [...], "n_kept": k}``;
@@ -28,16 +28,16 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from .base import Metric
-from .choicescore import choice_index, normalized_probability
+from ...errors import InputError
+from ..common.base import Metric
+from ..common.choicescore import choice_index, normalized_probability
 from .gecko_questions import (COVERAGE_SYSTEM, QA_SYSTEM, QA_SYSTEMS, CoverageWord, QAPair, parse_coverage, parse_qa,
-                              qa_hypothesis, qa_user_message)
-from .llm import load_llm
-from .llmcache import cached_reply
-from .nli import DEFAULT_NLI, load_nli
-from .spec import Spec
-from .vqa import VQAModel, load_vqa_model
+    qa_hypothesis, qa_user_message)
+from ..backbones.llm import load_llm
+from ..common.llmcache import cached_reply
+from ..backbones.nli import DEFAULT_NLI, load_nli
+from ..common.spec import Spec
+from ..backbones.vqa import VQAModel, load_vqa_model
 
 NLI_THRESHOLD = 0.005
 PROMPTS_ID = "ts2viz-gecko-v1:" + hashlib.sha1((COVERAGE_SYSTEM + QA_SYSTEM).encode()).hexdigest()[:12]

@@ -15,16 +15,55 @@ VQA backend to take the softmax over the original vocabulary only, so every prob
 original model's. The tower comes from ``?vision_tower=FOLDER``, else ``mm_vision_tower`` when it is a
 folder, else a folder beside the checkpoint named as the tower's last path part (``…/clip-vit-large-
 patch14-336``), else the hub.
+
+LLaVA-1.5's input conventions, which t2v_metrics uses for both its LLaVA-1.5 and CLIP-FlanT5 VQAScore,
+live here too: the system message and ``USER: <image>\\n... ASSISTANT:`` turn (:func:`chat_question`),
+the ``<image>`` placeholder and the id that stands for it in token lists, the context length, and the
+square padding of images (:func:`expand_to_square`).
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
-from ..errors import InputError
-from .llava_format import IMAGE_PLACEHOLDER, SYSTEM_MESSAGE
-from .spec import Spec
+from ...errors import InputError
+from ..common.spec import Spec
+
+# -- LLaVA-1.5's prompt format (t2v_metrics' LLaVA-1.5 and CLIP-FlanT5) -----------------------------
+
+#: the placeholder t2v_metrics writes where the image goes (LLaVA's DEFAULT_IMAGE_TOKEN)
+IMAGE_PLACEHOLDER = "<image>"
+#: the id t2v_metrics gives that placeholder in token lists (LLaVA's IMAGE_TOKEN_INDEX)
+IMAGE_SENTINEL = -200
+#: LLaVA-1.5's system message, which t2v_metrics puts before CLIP-FlanT5's and LLaVA-1.5's questions
+SYSTEM_MESSAGE = ("A chat between a curious user and an artificial intelligence assistant. The assistant gives "
+                  "helpful, detailed, and polite answers to the user's questions.")
+#: token budget t2v_metrics truncates CLIP-FlanT5's prompts and answers to (its CONTEXT_LEN)
+CONTEXT_LEN = 2048
+
+
+def chat_question(question: str) -> str:
+    """The stage-2 conversation turn before the answer (t2v_metrics' ``chat`` / ``t5_chat``)."""
+    return f"{SYSTEM_MESSAGE} USER: {IMAGE_PLACEHOLDER}\n{question} ASSISTANT: "
+
+
+def expand_to_square(image, mean: Sequence[float]):
+    """``image`` centred on a square canvas of the processor's mean colour (LLaVA-1.5's ``expand2square``,
+    which t2v_metrics applies before CLIP-FlanT5's and LLaVA-1.5's image processor)."""
+    from PIL import Image
+
+    w, h = image.size
+    if w == h:
+        return image
+    side = max(w, h)
+    canvas = Image.new(image.mode, (side, side), tuple(int(x * 255) for x in mean))
+    canvas.paste(image, ((side - w) // 2, (side - h) // 2))
+    return canvas
+
+
+# -- LLaVA's own checkpoint layout -----------------------------------------------------------------
 
 #: original key prefix -> transformers ``LlavaForConditionalGeneration`` key prefix (first match wins)
 KEY_MAP: tuple[tuple[str, str], ...] = (
@@ -117,7 +156,7 @@ def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: 
     from transformers import (AutoTokenizer, CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModel, LlavaConfig,
                               LlavaForConditionalGeneration, LlavaProcessor)
 
-    from .base import hf_load, is_local_model
+    from ..common.hub import hf_load, is_local_model
 
     folder = Path(model_id)
     if not is_local_model(model_id) or not folder.is_dir():

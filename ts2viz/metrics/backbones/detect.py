@@ -16,9 +16,10 @@ import inspect
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
-from ..errors import InputError
-from .base import check_model_id, hf_load, model_identity, resolve_device, run_halving_on_oom
-from .spec import Spec
+from ...errors import InputError
+from ..common.hub import check_model_id, hf_load, model_identity
+from ..common.device import resolve_device, run_halving_on_oom
+from ..common.spec import Spec
 
 DEFAULT_DETECTOR = "PekingU/rtdetr_r50vd_coco_o365"
 CONFIDENCE = 0.25

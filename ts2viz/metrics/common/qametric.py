@@ -1,13 +1,13 @@
-"""TIFA and DSG: question-answering metrics on the shared VQA backend.
+"""The question-answering metric TIFA and DSG share (:class:`QAMetric`, :func:`build_qa`) on the VQA backbone.
 
-Each image's prompt has a set of questions (see :mod:`.questions`). The VQA model answers every
+Each image's prompt has a set of questions (see :mod:`ts2viz.qa.questions`). The VQA model answers every
 question free-form; the answer is mapped to one of the question's choices by the metric's mapper
-(:mod:`.mapping`: Sentence-BERT by default, as TIFA and the TS2 release do, or ``?mapper=lexical``)
+(:mod:`ts2viz.qa.mapping`: Sentence-BERT by default, as TIFA and the TS2 release do, or ``?mapper=lexical``)
 and compared with the expected answer.
 
 A yes/no question of ``dsg:`` is read by the yes rule (``?yes_rule=exact``, the default, as DSG's
 code: the answer is ``yes`` exactly; ``contains``, TS2's rule: the answer contains "yes"; see
-:data:`.mapping.YES_RULES`, the same rule released answers are read with); other questions go to
+:data:`ts2viz.qa.mapping.YES_RULES`, the same rule released answers are read with); other questions go to
 the mapper. The answers are decoded as ``?decoding=`` says (:mod:`.decoding`): DSG's InstructBLIP
 beam search by default for ``dsg:`` on an InstructBLIP, greedy otherwise.
 
@@ -15,7 +15,7 @@ beam search by default for ``dsg:`` on an InstructBLIP, greedy otherwise.
 * DSG = the fraction of questions that *count*: with ``?accumulation=direct`` (default, as DSG's
   scoring code) a question counts only when it and its direct parents are answered correctly; with
   ``?accumulation=transitive`` (alias ``gated``: DSG's README, the TS2 release files) when it and
-  all its ancestors are; with ``?accumulation=mean`` parents are ignored (see :mod:`.accumulation`).
+  all its ancestors are; with ``?accumulation=mean`` parents are ignored (see :mod:`ts2viz.qa.accumulation`).
 
 The per-question records of the last call are in ``metric.last_details`` (one list per image, each
 record a dict: question_id, question, choices, expected, parents, answer, mapped, correct, counted;
@@ -30,18 +30,19 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from ..qa.accumulation import (DEFAULT_ACCUMULATION, canonical_accumulation, check_accumulation, counted_flags, dsg_counted, dsg_score,
-                           tifa_score)
+from ...errors import InputError
+from ...qa.accumulation import (DEFAULT_ACCUMULATION, canonical_accumulation, check_accumulation, counted_flags,
+                                dsg_counted, dsg_score, tifa_score)
+from ...qa.mapping import (DSG_YES_RULE, AnswerMapper, check_yes_rule, is_correct, is_yes_no, load_mapper,
+                           yes_no_choice)
+from ...qa.questions import Question, QuestionSource
+from ..backbones.llm import load_llm
+from ..backbones.vqa import VQAModel, load_vqa_model
 from .base import Metric
 from .choicescore import choice_index, normalized_probability
-from .llm import load_llm
-from ..qa.mapping import DSG_YES_RULE, AnswerMapper, check_yes_rule, is_correct, is_yes_no, load_mapper, yes_no_choice
 from .decoding import GREEDY, Decoding, check_decoding, default_decoding
 from .question_gen import QuestionGenerator
-from ..qa.questions import Question, QuestionSource
 from .spec import Spec
-from .vqa import VQAModel, load_vqa_model
 
 
 class QAMetric(Metric):
@@ -196,7 +197,7 @@ SCORE_MODES = ("accuracy", "normalized")
 
 def map_answers(answers: Sequence[str], choices: Sequence[Sequence[str]], mapper: AnswerMapper | None,
                 yes_rule: str | None) -> list[str]:
-    """Each free-form answer's choice: a yes/no question's by ``yes_rule`` (:func:`.mapping.yes_no_choice`,
+    """Each free-form answer's choice: a yes/no question's by ``yes_rule`` (:func:`ts2viz.qa.mapping.yes_no_choice`,
     the rule released answers are read with) when one is given, every other by ``mapper``."""
     if len(answers) != len(choices):
         raise InputError(f"mapper: {len(answers)} answers but {len(choices)} choice lists")
@@ -237,7 +238,7 @@ def _generator(generator: str | None, generator_model: str | None, api_key: str 
                                       device=device))
 
 
-def _build(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2", generator: str | None = None,
+def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2", generator: str | None = None,
            generator_model: str | None = None, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
            batch_size: int | None = None, pair_batch_size: int | None = None, dtype: str | None = None,
            template: str | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
@@ -254,7 +255,7 @@ def _build(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2",
     if qa_filter not in (None, "", "none"):
         if kind != "tifa":
             raise InputError(f"metric {spec.raw!r}: qa_filter= applies to tifa only (TIFA's UnifiedQA filter)")
-        from .tifa_filter import FilteredSource, load_filter
+        from ..families.tifa_filter import FilteredSource, load_filter
 
         source = FilteredSource(source, load_filter(qa_filter, device))
     if yes_rule not in (None, ""):
@@ -301,7 +302,7 @@ def _model_type(spec: Spec) -> str | None:
     """The VQA model's ``model_type`` from its config (None when it cannot be read: the loader then says why)."""
     from transformers import PretrainedConfig
 
-    from .base import check_model_id, hf_load
+    from .hub import check_model_id, hf_load
 
     try:  # hf_load: a hub id on a network without the hub fails in seconds, not after retries
         raw, _ = hf_load("config", PretrainedConfig.get_config_dict, check_model_id(spec), spec,
@@ -328,28 +329,10 @@ def _prompt_style(kind: str, spec: Spec, prompt_style: str | None) -> str:
         return "default"
     from transformers import AutoConfig
 
-    from .base import check_model_id
+    from .hub import check_model_id
 
     try:
         cfg = AutoConfig.from_pretrained(check_model_id(spec), **({"revision": spec.revision} if spec.revision else {}))
     except Exception:  # load_vqa_model reports a bad model with its own message
         return "default"
     return "tifa_blip2" if getattr(cfg, "model_type", "") == "blip-2" else "default"
-
-
-def build_tifa(spec: Spec, device: str | None = None, **options) -> Metric:
-    return _build("tifa", spec, device, **options)
-
-
-def build_dsg(spec: Spec, device: str | None = None, **options) -> Metric:
-    """``dsg:MODEL[?accumulation=direct|transitive|mean&yes_rule=exact|contains&decoding=dsg|greedy&...]``.
-
-    As DSG's code (j-min/DSG) by default: ``accumulation=direct`` (a question counts 0 when a direct
-    parent was answered no), ``yes_rule=exact`` (a yes/no answer is yes when it is exactly ``yes``;
-    ``contains`` is TS2's code's rule, the one its release used) and, when MODEL is an InstructBLIP,
-    ``decoding=dsg`` (DSG's ``generate`` call: bare question, beam 5, repetition penalty 1.5, up to 256
-    new tokens, as transformers 4.31 ran it; :mod:`.decoding`). Other models decode greedily
-    (``decoding=greedy``, ts2viz's own; DSG's other VQA models, mPLUG-large via modelscope and PaLI-17B,
-    are not transformers models).
-    """
-    return _build("dsg", spec, device, **options)
