@@ -52,12 +52,19 @@ def _prompt_of(user: str) -> str:
     return m.group(1).strip() if m else ""
 
 
+#: the first token's top log-probabilities a canned endpoint returns when a request asks for log-probabilities
+CANNED_TOP_LOGPROBS = [("Yes", -0.25), ("No", -1.5)]
+
+
 def _handler(answer: Callable[[dict, Any], str]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):  # noqa: N802
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             text = answer(body, self.headers)
-            reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}).encode()
+            choice = {"message": {"role": "assistant", "content": text}}
+            if body.get("logprobs"):  # the first token's top log-probabilities, asked for (VQAScore's API path)
+                choice["logprobs"] = logprob_reply(body.get("model", ""), CANNED_TOP_LOGPROBS)["choices"][0]["logprobs"]
+            reply = json.dumps({"choices": [choice]}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(reply)))
@@ -103,6 +110,35 @@ def chat_server():
 
     def answer(body, headers):
         requests.append(body)
+        return canned_answer(body)
+
+    with serving_chat(answer) as url:
+        yield url, requests
+
+
+#: VIEScore's reply shape and LLMScore's two replies (description, four-line evaluation), for the contract test
+CONTRACT_VIESCORE_REPLY = '{"score": [7], "reasoning": "The image shows the prompt."}'
+CONTRACT_LLMSCORE_DESCRIPTION = "A small image with a few coloured shapes."
+CONTRACT_LLMSCORE_EVALUATION = "70\n1\nMostly as described.\nOne object is missing."
+
+
+@contextmanager
+def contract_chat():
+    """``(base URL, list of (request body, Authorization header))`` of a chat endpoint that answers every
+    family's requests in the shape it asks for: Gecko's and T2I-FineEval's (:func:`canned_answer`),
+    VIEScore's (a JSON score) and LLMScore's (a description, then a four-line evaluation)."""
+    requests: list = []
+
+    def answer(body, headers):
+        requests.append((body, headers.get("Authorization")))
+        messages = body["messages"]
+        content = messages[-1]["content"]
+        if isinstance(content, list):                     # VIEScore: text and image in one user message
+            return CONTRACT_VIESCORE_REPLY
+        if len(messages) == 1 and content.startswith("\nGlobal Description:"):
+            return CONTRACT_LLMSCORE_DESCRIPTION
+        if len(messages) == 1 and content.startswith("Text Prompt:"):
+            return CONTRACT_LLMSCORE_EVALUATION
         return canned_answer(body)
 
     with serving_chat(answer) as url:

@@ -196,8 +196,15 @@ def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: 
     tower and where it was looked for).
     """
     import torch
-    from transformers import (AutoTokenizer, CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModel, LlavaConfig,
-                              LlavaForConditionalGeneration, LlavaProcessor)
+    from transformers import (
+        AutoTokenizer,
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        CLIPVisionModel,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
 
     from ..common.hub import declared_tokenizer_class, hf_load, is_local_model
 

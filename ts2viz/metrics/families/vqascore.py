@@ -1,35 +1,28 @@
-"""VQAScore (Lin et al., 2024) as t2v_metrics computes it.
+"""VQAScore (Lin et al., 2024) as t2v_metrics 3.0 computes it, model by model.
 
-For a prompt ``p`` the VQA model is asked ``question_template.format(p)`` (default
-``Does this figure show "{p}"? Please answer yes or no.``) and the score is the likelihood of the answer
-``answer_template.format(p)`` (default ``Yes``): ``exp(-mean cross-entropy)`` of the answer's tokens,
-teacher forced, as t2v_metrics' ``forward`` returns it. For its T5-based model (CLIP-FlanT5) T5's ``</s>``
-is one of those tokens; for LLaVA-1.5 the answer is followed by ``</s>`` in t2v_metrics' own conversation
-(see :meth:`ts2viz.metrics.backbones.vqa.VQAModel.answer_score`).
-
-Options (``vqascore:MODEL?key=value``; percent-encode ``?``, ``&``, ``"`` and spaces in a template, or pass
-them to :func:`ts2viz.metrics.load` as keyword arguments):
-
-* ``question_template`` / ``answer_template``: t2v_metrics' two templates; ``{}`` (or ``{prompt}``) stands for
-  the prompt. ``question_template=`` (empty) with ``answer_template={}`` is P(prompt | image), the
-  VisualGPTScore t2v_metrics documents; ``caption_likelihood=true`` sets both.
-* ``answer=first_token_yes``: ts2viz's former score, the first answer token's probability mass over the
-  spellings of "yes" (not t2v_metrics'; kept for comparison).
-* ``llava_format=chat``: LLaVA-1.5 through its processor's chat template instead of t2v_metrics' format.
-* ``vision_tower`` / ``tokenizer``: a CLIP-FlanT5 checkpoint's CLIP tower and T5 tokenizer (hub id or
-  folder) when they are not where its config says (e.g. offline copies).
+For a prompt ``p`` the VQA model is asked ``question_template.format(p)`` and the score is the likelihood of
+the answer ``answer_template.format(p)``. t2v_metrics asks and scores each of its models in its own way;
+:mod:`.vqascore_recipes` records them (``RECIPES``) and picks one by the loaded model's architecture:
+CLIP-FlanT5 and LLaVA-1.5/1.6 (``exp(-mean cross-entropy)`` of ``Yes`` and the end token in LLaVA's chat
+turn), InstructBLIP (LAVIS' Flan-T5 format), Qwen2-VL and PaliGemma (the first generated token's probability
+of ``Yes``), GPT-4o (top log-probabilities through an endpoint, :mod:`.vqascore_api`), ... t2v_metrics'
+model names resolve to their checkpoints (``vqascore:clip-flant5-xxl``). The :data:`CARD` lists the
+options and says, aspect by aspect, what is proved against t2v_metrics' own code.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from ...errors import InputError
+from ..backbones.vqa import VQAModel, load_vqa_model
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..backbones.vqa import VQAModel, load_vqa_model
-from .vqascore_recipes import API_MODELS, MODEL_NAMES, UNSUPPORTED, fill  # noqa: F401  (the registry reads the names)
+from ..registry import Card, Fidelity, Option
+from .vqascore_recipes import API_MODELS, MODEL_NAMES, RECIPES, UNSUPPORTED, fill  # noqa: F401
 
 #: t2v_metrics' default question (CLIP-FlanT5, LLaVA-1.5 and its other VQAScore models), also TS2's
 QUESTION_TEMPLATE = 'Does this figure show "{}"? Please answer yes or no.'
@@ -149,6 +142,8 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
         return APIVQAScore(spec, str(endpoint), spec.model, q, a, batch_size=batch_size, recipe=rec.name, **api)
     if api:
         raise InputError(f"metric {spec.raw!r}: option(s) {', '.join(sorted(api))} need endpoint=URL (an API model)")
+    if spec.model in MODEL_NAMES and not Path(spec.model).exists():  # t2v_metrics' name -> its checkpoint
+        spec = replace(spec, model=MODEL_NAMES[spec.model])
     if dtype is None:
         dtype = _gpu_precision(spec, device)
     vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=batch_size, template=template,
@@ -162,3 +157,178 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
 
 
 build.extra_options = API_OPTIONS
+
+
+_R = "tests/metrics/reference/test_vqascore_reference.py::"
+_T = "tests/metrics/test_metrics_vqascore.py::"
+_N = "tests/metrics/test_vqascore_names.py::"
+_C = "tests/metrics/test_vqa_choices.py::"
+_FIX = f"{_R}test_vqascore_equals_t2v_metrics_per_image"
+_API = f"{_R}test_api_vqascore_equals_t2v_metrics_against_a_local_endpoint"
+
+CARD = Card(
+    summary=("VQAScore as its authors' library t2v_metrics 3.0 computes it for each of its models: a VLM is asked "
+             "whether the image shows the prompt (`Does this figure show \"{prompt}\"? Please answer yes or no.` "
+             "for CLIP-FlanT5) and the score is the likelihood of the answer `Yes`, in the way t2v_metrics reads it "
+             "for that model (the answer's teacher-forced likelihood, the first generated token's probability, or "
+             "an API's top log-probabilities). Proved per image against t2v_metrics' own code on reference "
+             "fixtures for CLIP-FlanT5, LLaVA-1.5, LLaVA-1.6, InstructBLIP, Qwen2-VL, PaliGemma and GPT-4o."),
+    paper=("Z. Lin, D. Pathak, B. Li, J. Li, X. Xia, G. Neubig, P. Zhang, D. Ramanan. Evaluating Text-to-Visual "
+           "Generation with Image-to-Text Generation. ECCV 2024. https://arxiv.org/abs/2404.01291"),
+    citation="""@inproceedings{lin2024evaluating,
+  title     = {Evaluating Text-to-Visual Generation with Image-to-Text Generation},
+  author    = {Lin, Zhiqiu and Pathak, Deepak and Li, Baiqi and Li, Jiayao and Xia, Xide and Neubig, Graham
+               and Zhang, Pengchuan and Ramanan, Deva},
+  booktitle = {European Conference on Computer Vision (ECCV)},
+  year      = {2024}
+}""",
+    original=("linzhiqiu/t2v_metrics 3.0 (PyPI `t2v-metrics==3.0`): `t2v_metrics/models/vqascore_models/` "
+              "(`clip_t5_model.py`, `llava_model.py`, `llava16_model.py`, `instructblip_model.py` with its vendored "
+              "LAVIS, `qwen2vl_model.py`, `paligemma_model.py`, `llavaov_model.py`, `llama32_model.py`, "
+              "`gpt4v_model.py`, `mm_utils.py`); run on reference fixtures by tools/reference/t2v_metrics/."),
+    output_range="[0, 1] (a probability)",
+    higher_is_better=True,
+    precision="bfloat16",
+    options=(
+        Option("question_template", None,
+               "The question; `{}` (or `{prompt}`) stands for the prompt. Default: t2v_metrics' for the model "
+               "(its recipe). Percent-encode `?`, `&`, `\"` and spaces in a spec string, or pass it to "
+               "`ts2viz.metrics.load` as a keyword argument."),
+        Option("answer_template", None, "The answer whose likelihood is the score; `{}` stands for the prompt. "
+               "Default: t2v_metrics' for the model (`Yes`; InstructBLIP `yes`)."),
+        Option("caption_likelihood", False,
+               "P(prompt | image), the VisualGPTScore t2v_metrics documents: sets `question_template=` (empty) "
+               "and `answer_template={}`; give neither template with it."),
+        Option("answer", None,
+               "How the answer becomes a score: `likelihood` (`exp(-mean CE)` of the answer's tokens and the "
+               "model's end token, teacher forced), `first_token` (the first generated token's probability of "
+               "the answer's first token, after the checkpoint's greedy logits processors) or `first_token_yes` "
+               "(ts2viz's former score: P(yes) summed over spellings). Default: t2v_metrics' rule for the model.",
+               ("likelihood", "first_token", "first_token_yes")),
+        Option("recipe", None,
+               "Use this t2v_metrics recipe's templates and rule instead of the one the architecture picks "
+               "(`clip-flant5`, `llava-1.5`, `llava-1.6`, `instructblip`, `qwen2-vl`, `paligemma`, "
+               "`llava-onevision`, `llama-3.2-vision`, `gpt-4o`, `blip-2`, `instructblip-vicuna`, `generic`).",
+               tuple(RECIPES)),
+        Option("question", None, "The former name of `question_template` (give one of the two)."),
+        Option("batch_size", None, "Images per model call (default: the VQA model's pair batch size). Speed only."),
+        Option("dtype", None, "Compute dtype on GPU: `float32`, `float16` or `bfloat16`. Default: t2v_metrics' "
+               "for the model (bfloat16; PaliGemma float32; LLaVA-OneVision float16); always float32 on CPU.",
+               ("float32", "float16", "bfloat16")),
+        Option("template", None,
+               "The VQA model's prompt template with `{question}` instead of t2v_metrics' format (a generative "
+               "VLM's chat template otherwise)."),
+        Option("llava_format", "t2v_metrics",
+               "How LLaVA is prompted: `t2v_metrics` (its own conversation, `SYSTEM USER: <image>\\nQUESTION "
+               "ASSISTANT: Yes</s>`) or `chat` (the processor's chat template).", ("t2v_metrics", "chat")),
+        Option("vision_tower", None,
+               "The CLIP vision tower (hub id or folder) of a CLIP-FlanT5 checkpoint, or of a LLaVA checkpoint in "
+               "LLaVA's own layout, when it is neither where the config says nor a folder beside the checkpoint."),
+        Option("tokenizer", None,
+               "A CLIP-FlanT5 checkpoint's T5 tokenizer (hub id or folder) when the folder has none, e.g. "
+               "`google/flan-t5-xl` (for `clip-flant5-xl`) or `google/flan-t5-xxl`."),
+        Option("endpoint", None, "The base URL of an OpenAI-compatible API that returns log-probabilities "
+               "(`https://api.openai.com/v1`, a vLLM server): MODEL is then the endpoint's model (`gpt-4o`)."),
+        Option("api_key", None, "The endpoint's API key (default: the `api_key_env` variable); never recorded."),
+        Option("api_key_env", "OPENAI_API_KEY", "The environment variable holding the API key."),
+        Option("timeout", 60.0, "Seconds to wait for one reply."),
+        Option("top_logprobs", 2, "How many top log-probabilities of the first token are asked for (t2v_metrics: 2)."),
+        Option("retries", 2, "A failed request is asked again this many times (then its image's score is NaN)."),
+        Option("retry_wait", 2.0, "Seconds before the first retry (doubling)."),
+        Option("workers", 4, "Requests sent at a time."),
+        Option("cache", True, "Keep the replies on disk (`$TS2VIZ_CACHE/llm/`) and reuse them."),
+    ),
+    fidelity=(
+        Fidelity("question and answer templates",
+                 "t2v_metrics' per model (`Does this figure show \"{}\"? Please answer yes or no.` / `Yes`; "
+                 "InstructBLIP `Question: ...` / `yes`; Qwen2-VL `Does this image show \"{}\"?`; ...), picked by "
+                 "the architecture and named in the config (`recipe`)", "as the original",
+                 "question_template", f"{_FIX}, {_API}"),
+        Fidelity("prompt format",
+                 "CLIP-FlanT5 `t5_chat` and LLaVA-1.5/1.6 `chat` (system message, ` USER: <image>\\n`, question, "
+                 "` ASSISTANT: `, chunks around `<image>` tokenised apart with the checkpoint's own slow-tokenizer "
+                 "class); InstructBLIP: question to the Q-Former and, after the query outputs, to T5's encoder; "
+                 "Qwen2-VL its chat template; PaliGemma the bare question (`<image>`s, `<bos>`, question, `\\n`, no "
+                 "task prefix); GPT-4o one user message, the question then the image", "as the original",
+                 "llava_format", f"{_FIX}, {_API}"),
+        Fidelity("answer → score",
+                 "`exp(-mean CE)` of the answer and the end token (CLIP-FlanT5 `Yes </s>`, LLaVA `Yes</s>`, "
+                 "InstructBLIP `yes </s>` through T5's decoder); the first generated token's softmax at the "
+                 "answer's first token after the checkpoint's greedy logits processors (Qwen2-VL-Instruct's "
+                 "repetition penalty 1.05 over the prompt's tokens; PaliGemma); GPT-4o: the first of `Yes`/`yes` "
+                 "(`exp(lp)`) or `No`/`no` (`1 - exp(lp)`) among the top 2, else 0", "as the original", "answer",
+                 f"{_FIX}, {_API}"),
+        Fidelity("first-token P(yes) summed over spellings", "`answer=first_token_yes` only (ts2viz's former default)",
+                 "documented difference", "answer", f"{_T}test_first_token_yes_is_an_explicit_option"),
+        Fidelity("image preprocessing",
+                 "CLIP-FlanT5/LLaVA: padded to square with the processor's mean colour, then the PIL CLIP processor; "
+                 "InstructBLIP: shorter side to 224 (bicubic) and centre crop; Qwen2-VL: `qwen_vl_utils`' resize "
+                 "(sides multiples of 28) then its processor; GPT-4o: the image file's own bytes; tested on wide, "
+                 "tall, square and a large image", "as the original", "", f"{_FIX}, {_API}"),
+        Fidelity("checkpoints as released",
+                 "CLIP-FlanT5 (`clip_t5` config, `spiece.model`, no `tokenizer.json`), LLaVA-1.5 and 1.6 in LLaVA's "
+                 "own layout (converted on load; 1.6's fine-tuned tower from its checkpoint, no anyres grid and no "
+                 "`image_newline`, as t2v_metrics runs it), InstructBLIP in transformers' layout (the same weights "
+                 "as LAVIS' release), Qwen2-VL and PaliGemma as on the hub", "as the original", "vision_tower",
+                 _FIX),
+        Fidelity("vocabulary",
+                 "CLIP-FlanT5: the softmax over the tokenizer's rows (the unused Flan-T5 rows dropped, the LM head "
+                 "kept untied); LLaVA: over the original 32000 rows", "as the original", "", _FIX),
+        Fidelity("model names",
+                 "t2v_metrics 3.0's names resolve to their checkpoints (`clip-flant5-xxl`, `llava-v1.5-13b`, "
+                 "`instructblip-flant5-xxl`, `qwen2-vl-7b`, `paligemma-3b-mix-448`, ...); InternVL, Molmo, "
+                 "mPLUG-Owl3 (remote code), Gemini (its own API) and the text-only Llama-3.2 fail in one line",
+                 "as the original", "", f"{_N}test_names_resolve_to_their_checkpoints, "
+                 f"{_N}test_names_ts2viz_does_not_load_fail_in_one_line"),
+        Fidelity("batching",
+                 "each score independent of its batch (t2v_metrics scores one image with all its prompts in one "
+                 "call, where CLIP-FlanT5's padding makes a score depend on the other prompts); the fixtures are "
+                 "its one-pair-per-call scores", "documented difference", "batch_size",
+                 f"{_T}test_answer_scores_do_not_depend_on_batching"),
+        Fidelity("a failed API request", "retried, then NaN with the error in the image's details (t2v_metrics: "
+                 "0.0 after two tries)", "documented difference", "retries", _API),
+        Fidelity("LLaVA-OneVision", "t2v_metrics' question, ChatML turn and first-token rule on transformers' "
+                 "LLaVA-OneVision; the image prepared by transformers' processor (t2v_metrics runs LLaVA-NeXT's own "
+                 "`process_images`); not proved on a fixture", "documented difference", "recipe"),
+        Fidelity("Llama-3.2-Vision", "its question, chat template and the first-token rule at the answer's first "
+                 "token after BOS: what t2v_metrics 3.0's forward evidently means (it raises NameError: `lm_prob` "
+                 "is never set)", "documented difference", "recipe"),
+        Fidelity("models not in t2v_metrics 3.0",
+                 "BLIP-2 Flan-T5 as its sibling InstructBLIP; InstructBLIP-Vicuna, BLIP-VQA and any other VLM with "
+                 "the default templates, the answer followed by the model's end token (`recipe` in the config)",
+                 "not in the original", "recipe", f"{_T}test_blip_scores_the_answer_through_its_answer_decoder"),
+        Fidelity("precision",
+                 "on a GPU t2v_metrics' dtype for the model (bfloat16; PaliGemma float32; LLaVA-OneVision float16), "
+                 "recorded in the config; float32 on CPU (the fixtures' precision)", "as the original", "dtype"),
+        Fidelity("answer choices (TIFA, DSG, Gecko)",
+                 "each choice a whole answer: its tokens then the model's end token, so that choices which are "
+                 "prefixes of each other are exclusive", "not in the original", "",
+                 f"{_C}test_choices_that_are_prefixes_of_each_other_are_exclusive"),
+        Fidelity("aggregation", "one score per image, no aggregation", "as the original", "",
+                 f"{_T}test_cli_score_clip_flant5_then_leaderboard"),
+    ),
+    limitations=(
+        "The fixtures are tiny random-weight checkpoints in the released layouts (t2v_metrics' own classes built "
+        "small); no released checkpoint was loaded here (no hub access).",
+        "t2v_metrics 3.0's pins (torch 2.5.1, transformers 4.49, ~60 more) cannot all be installed on Python 3.11: "
+        "the fixtures ran it with torch 2.9.1 and the pinned transformers 4.49 (tools/reference/t2v_metrics).",
+        "LLaVA-OneVision and Llama-3.2-Vision follow t2v_metrics' code as read, not proved on a fixture; "
+        "llava-hf's LLaVA-NeXT twins take the generic recipe (t2v_metrics runs LLaVA's own 1.6 checkpoint, "
+        "`vqascore:llava-v1.6-13b`).",
+        "An API model's image is sent as the file's own bytes where the engine has the file, else as a PNG.",
+    ),
+    model_names=dict(MODEL_NAMES),
+    description="""MODEL is a hub id, a local folder, t2v_metrics' model name (`ts2viz metrics` lists them) or,
+with `?endpoint=URL`, an API model. The recipe (templates, format, rule, precision) follows the architecture;
+see docs/guide/vqascore-models.md for the table of models and what is proved.
+
+```python
+from ts2viz import metrics
+vqa = metrics.load("vqascore:clip-flant5-xl", device="cuda")            # zhiqiulin/clip-flant5-xl
+scores = vqa(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])  # one prompt per image
+vqa.last_details[0]                     # {"question": ..., "answer": "Yes", "answer_likelihood": ...}
+qwen = metrics.load("vqascore:qwen2-vl-7b")                                # first-token rule
+gpt = metrics.load("vqascore:gpt-4o?endpoint=https://api.openai.com/v1")   # top log-probabilities
+```
+""",
+)

@@ -76,6 +76,8 @@ class APIVQAScore(Metric):
 
     name = "vqascore"
     has_details = True
+    #: no model is loaded here: the endpoint computes (no compute dtype to record)
+    loads_model = False
 
     def __init__(self, spec: Spec, endpoint: str, model: str, question_template: str, answer_template: str, *,
                  top_logprobs: int = 2, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
