@@ -14,7 +14,7 @@ error and the run goes on.
 Models (``--models``, comma-separated; default all):
 
 * ``clip-l14``: CLIPScore on CLIP ViT-L/14 (openai/clip-vit-large-patch14's architecture), 256 images;
-* ``pickscore-h14``: PickScore's CLIP ViT-H/14 (as a CLIPModel through clipscore), 256 images;
+* ``pickscore-h14``: PickScore on its CLIP ViT-H/14 (the pickscore family; clipscore where it is missing), 256 images;
 * ``clip-flant5-xl``: VQAScore on CLIP-FlanT5-XL (Flan-T5-XL + CLIP ViT-L/14-336), 64 images;
 * ``llava-1.5-7b``: VQAScore on LLaVA-1.5-7B (t2v_metrics' format), 64 images;
 * ``qwen2-vl-7b``: VQAScore on Qwen2-VL-7B-Instruct (first-token rule), 64 images.
@@ -105,6 +105,13 @@ def clip_metric(kind: str, tiny: bool, device, dtype):
                      vision_config=vision, projection_dim=proj)
     model = build(CLIPModel, cfg, device, dtype)
     ip = CLIPImageProcessor(size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224})
+    if kind == "pickscore-h14":
+        try:  # the pickscore family (logit_scale.exp() * cosine), where this ts2viz has it
+            from ts2viz.metrics.families.pickscore import PickScore
+        except ImportError:
+            PickScore = None
+        if PickScore is not None and hasattr(PickScore, "from_model"):
+            return PickScore.from_model(model, tok, ip, spec=f"pickscore:{kind}-random")
     return HFEmbeddingScore.from_model(model, tok, ip, spec=f"clipscore:{kind}-random", device=device)
 
 

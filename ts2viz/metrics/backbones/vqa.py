@@ -479,6 +479,8 @@ class GenerativeVQA(VQAModel):
         #: an encoder-decoder language model (BLIP-2 / InstructBLIP Flan-T5): answers go to the decoder
         self.encoder_decoder = bool(getattr(text_cfg, "is_encoder_decoder", False)
                                     or getattr(model.config, "is_encoder_decoder", False))
+        if self.encoder_decoder:  # the answer is the decoder's: the encoder's prompts pad on the right (T5 scores
+            tok.padding_side = "right"  # left-padded prompts differently, so results would depend on the batch)
         #: answer_score in LAVIS' Flan-T5 format, as t2v_metrics scores InstructBLIP (:mod:`.vqa_t2v`)
         self.t2v_lavis = own_template and self.encoder_decoder and getattr(model.config, "model_type", "") in (
             "instructblip", "blip-2")
