@@ -26,7 +26,7 @@ def test_names_resolve_to_their_checkpoints(spec, repo, monkeypatch, tmp_path):
     monkeypatch.setattr(c, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(c, "HF_HUB_CACHE", str(tmp_path / "hub"))
     fam = metrics.family(spec.split(":")[0])
-    assert fam.model_names[spec.split(":", 1)[1]] == repo
+    assert fam.card.model_names[spec.split(":", 1)[1]] == repo
     with pytest.raises(InputError) as e:
         metrics.load(spec, device="cpu")
     assert repo in str(e.value) and spec in str(e.value) and "\n" not in str(e.value)
