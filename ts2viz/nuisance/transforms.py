@@ -69,6 +69,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..imaging import as_rgb
 
 #: the two sides a transform can change
 SIDES = ("image", "text")
@@ -375,29 +376,6 @@ def apply(spec: "str | Transform", x, *, seed: int = 0):
 
 
 # -- images ---------------------------------------------------------------------------------------
-
-def as_rgb(image):
-    """An 8-bit RGB copy of a PIL image of any mode.
-
-    16-bit and 32-bit integer images (``I;16``, ``I;16B``, ``I``) are scaled to 8 bits (value / 257,
-    rounded; ``I`` clipped to 0-65535 first), float images (``F``) clipped to 0-255; palette, RGBA, LA, CMYK
-    and the others go through Pillow's ``convert("RGB")`` (transparency dropped, as the scoring engine
-    reads images). An RGB image is returned as it is.
-    """
-    from PIL import Image
-
-    if image.mode == "RGB":
-        return image
-    if image.mode.startswith("I"):
-        a = np.asarray(image).astype(np.float64)
-        if image.mode == "I":
-            a = np.clip(a, 0, 65535)
-        return Image.fromarray(np.floor(a / 257.0 + 0.5).astype(np.uint8)).convert("RGB")
-    if image.mode == "F":
-        a = np.clip(np.nan_to_num(np.asarray(image, dtype=np.float64)), 0, 255)
-        return Image.fromarray(np.floor(a + 0.5).astype(np.uint8)).convert("RGB")
-    return image.convert("RGB")
-
 
 def _pixels(image) -> np.ndarray:
     return np.asarray(image, dtype=np.float64)
