@@ -55,8 +55,10 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
         Columns ``metric``, ``family`` and the two value columns (fractions); with ``error_bars`` also
         ``{x}_lo``, ``{x}_hi``, ``{y}_lo``, ``{y}_hi`` (the layout of
         :func:`ts2viz.statistics.bootstrap.leaderboard_table` with a bootstrap).
-    x, y : str, default "ord_avg" and "sep_avg"
-        The value columns on the axes.
+    x : str, default "ord_avg"
+        The value column on the x axis.
+    y : str, default "sep_avg"
+        The value column on the y axis.
     title : str, optional
         The title (default "Ordering vs separation").
     error_bars : bool, default False

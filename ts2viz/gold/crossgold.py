@@ -43,8 +43,10 @@ def ranks_over_resamples(values: np.ndarray, samples: np.ndarray, confidence: fl
     -------
     rank : numpy.ndarray
         (k,) rank on ``values`` (1 = best; ties by position).
-    low, high : numpy.ndarray
-        (k,) quantiles of the resampled ranks (linear interpolation).
+    low : numpy.ndarray
+        (k,) the lower quantile of the resampled ranks (linear interpolation).
+    high : numpy.ndarray
+        (k,) the upper quantile.
 
     Notes
     -----

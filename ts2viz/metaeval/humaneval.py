@@ -368,9 +368,11 @@ class HumanEval:
 
         Returns
         -------
-        low, high : numpy.ndarray
-            (k,) the bounds at the bootstrap's confidence; NaN without a bootstrap or for a statistic
-            without resamples.
+        low : numpy.ndarray
+            (k,) the lower bounds at the bootstrap's confidence; NaN without a bootstrap or for a
+            statistic without resamples.
+        high : numpy.ndarray
+            (k,) the upper bounds, the same way.
         """
         if stat not in self.samples or self.bootstrap is None:
             nan = np.full(len(self.metrics), np.nan)

@@ -242,9 +242,11 @@ def interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.nda
 
     Returns
     -------
-    low, high : numpy.ndarray
-        (rows,) numpy's linear method; a quantile falling between a finite value and ``inf`` is ``inf``
-        (at ``inf`` itself, ``inf``).
+    low : numpy.ndarray
+        (rows,) the lower bounds, numpy's linear method; a quantile falling between a finite value and
+        ``inf`` is ``inf`` (at ``inf`` itself, ``inf``).
+    high : numpy.ndarray
+        (rows,) the upper bounds, the same way.
 
     Notes
     -----
@@ -369,8 +371,12 @@ def summarize(scores: NuisanceScores, dataset, *, mode="paper", seg_ids: Sequenc
         The meta-metric policy (``paper``, ``spec``, a Policy, or a preset with overrides).
     seg_ids : sequence of int, optional
         Restrict to these SEGs (default: every SEG with an image in the scores).
-    n_resamples, confidence, seed : int, float, int, optional
-        The bootstrap (defaults :data:`ts2viz.statistics.bootstrap.DEFAULTS`).
+    n_resamples : int, optional
+        Resamples of the bootstrap (default :data:`ts2viz.statistics.bootstrap.DEFAULTS`).
+    confidence : float, optional
+        Its confidence level.
+    seed : int, optional
+        Its seed.
 
     Returns
     -------

@@ -750,8 +750,12 @@ def bootstrap_for(mm: MetaMetrics, boot: LeaderboardBootstrap | None, metrics, n
         A precomputed bootstrap of ``mm``, or None to draw one.
     metrics : sequence of str or None
         The metrics the caller needs (each must be in ``boot``).
-    n_resamples, confidence, seed : int, float, int or None
-        Settings of a new bootstrap (None: :data:`DEFAULTS`); must all be None when ``boot`` is given.
+    n_resamples : int or None
+        Resamples of a new bootstrap (None: :data:`DEFAULTS`); must be None when ``boot`` is given.
+    confidence : float or None
+        Its confidence level (the same rule).
+    seed : int or None
+        Its seed (the same rule).
 
     Returns
     -------

@@ -102,8 +102,12 @@ def compare(mm: MetaMetrics, a: str, b: str, *, boot: LeaderboardBootstrap | Non
     boot : LeaderboardBootstrap, optional
         A :func:`~ts2viz.statistics.bootstrap.bootstrap` of ``mm`` to reuse; otherwise one is drawn
         with the settings below. Passing both is an error.
-    n_resamples, confidence, seed : int, float, int, optional
-        Settings of a new bootstrap (default :data:`~ts2viz.statistics.bootstrap.DEFAULTS`).
+    n_resamples : int, optional
+        Resamples of a new bootstrap (default :data:`~ts2viz.statistics.bootstrap.DEFAULTS`).
+    confidence : float, optional
+        Its confidence level.
+    seed : int, optional
+        Its seed.
 
     Returns
     -------
@@ -258,8 +262,12 @@ def pairwise(mm: MetaMetrics, cell: str = "ord_avg", *, boot: LeaderboardBootstr
         (:func:`~ts2viz.statistics.bootstrap.cell_names`).
     boot : LeaderboardBootstrap, optional
         A bootstrap of ``mm`` covering ``mm.metrics``, to reuse; otherwise one is drawn.
-    n_resamples, confidence, seed : int, float, int, optional
-        Settings of a new bootstrap, as in :func:`compare`.
+    n_resamples : int, optional
+        Resamples of a new bootstrap, as in :func:`compare`.
+    confidence : float, optional
+        Its confidence level.
+    seed : int, optional
+        Its seed.
 
     Returns
     -------

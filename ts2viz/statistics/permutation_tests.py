@@ -65,9 +65,11 @@ class PermutationSettings:
     block_size : int, default 100
         Early stopping is checked after every block of this many permutations (``n_permutations`` turns
         early stopping off).
-    early_min, early_max : float, default 0.02 and 0.5
-        A test stops early when its running p-value is below ``early_min`` or above ``early_max`` (as
-        mt-metrics-eval); 0 <= early_min <= early_max <= 1.
+    early_min : float, default 0.02
+        A test stops early when its running p-value is below ``early_min`` (as mt-metrics-eval).
+    early_max : float, default 0.5
+        A test also stops early when its running p-value is above ``early_max``;
+        0 <= early_min <= early_max <= 1.
     seed : int, default 0
         Seed of ``numpy.random.default_rng`` (non-negative).
 

@@ -86,8 +86,12 @@ def rank_intervals(mm: MetaMetrics, by: str = "ord_avg", *, boot: LeaderboardBoo
     boot : LeaderboardBootstrap, optional
         A :func:`~ts2viz.statistics.bootstrap.bootstrap` of ``mm`` to reuse; otherwise one is drawn
         with the settings below. Passing both is an error.
-    n_resamples, confidence, seed : int, float, int, optional
-        Settings of a new bootstrap (default :data:`~ts2viz.statistics.bootstrap.DEFAULTS`).
+    n_resamples : int, optional
+        Resamples of a new bootstrap (default :data:`~ts2viz.statistics.bootstrap.DEFAULTS`).
+    confidence : float, optional
+        Its confidence level.
+    seed : int, optional
+        Its seed.
 
     Returns
     -------
