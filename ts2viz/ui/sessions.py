@@ -84,6 +84,10 @@ class Workspaces:
         self._last_sweep = clock()
         # the view of a session that holds nothing: reads only (adding to it is a programming error)
         self._empty = Workspace(app, self.limits, read_only=True)
+        from .jobs import Jobs
+
+        #: the heavy lanes' jobs of this app process (:mod:`ts2viz.ui.jobs`)
+        self.jobs = Jobs()
 
     def __len__(self) -> int:
         return len(self._items)
