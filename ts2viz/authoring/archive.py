@@ -89,7 +89,7 @@ def _copy_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, left: in
 
 def unpack_dataset(zip_file: str | os.PathLike, folder: str | os.PathLike, *, max_files: int = MAX_FILES,
                    max_total_bytes: int = MAX_TOTAL_BYTES, caps=None, accept=None, check_image=None,
-                   require_images: bool = False, checkpoint=None) -> Path:
+                   require_images: bool = False, checkpoint=None, max_image_bytes: int | None = None) -> Path:
     """Unpack a zipped dataset (as :func:`pack_dataset` writes it, or zipped by hand: the files at the
     zip's top or in one folder there) into the new folder ``folder`` and return it.
 
@@ -105,6 +105,7 @@ def unpack_dataset(zip_file: str | os.PathLike, folder: str | os.PathLike, *, ma
        before a single image is unpacked;
     4. only the images ``metadata.csv`` names are unpacked (nothing else of the zip is written), each
        handed to ``check_image(file_name, path)`` as soon as it is on disk (it raises to refuse it);
+       one over ``max_image_bytes`` is refused from the zip's header, and while it is read;
        ``require_images``: an image the zip lacks is refused too. ``checkpoint()`` is called between
        images (it raises to stop).
 
@@ -145,8 +146,11 @@ def unpack_dataset(zip_file: str | os.PathLike, folder: str | os.PathLike, *, ma
                     continue
                 if checkpoint is not None:
                     checkpoint()
+                if max_image_bytes is not None and info.file_size > max_image_bytes:
+                    raise InputError(f"{row.file_name}: file is {info.file_size / 1e6:.1f} MB; the limit is "
+                                     f"{max_image_bytes / (1024 * 1024):g} MB")
                 dest = tmp / row.file_name
-                left = _copy_member(z, info, dest, left, max_total_bytes)
+                left = _copy_member(z, info, dest, left, max_total_bytes, max_image_bytes)
                 if check_image is not None:
                     check_image(row.file_name, dest)
             os.replace(tmp, folder)

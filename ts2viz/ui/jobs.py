@@ -152,6 +152,11 @@ class Jobs:
             if held:
                 lock.release()
             _FLAG.reset(token)
+            from .sessions import release_memory
+
+            # a heavy job's memory (decoded images in this worker thread's own allocator arena) goes back
+            # to the system, cancelled or not (at most every few seconds)
+            release_memory()
             with self._lock:
                 if self._running.get(key, (None, None, None))[1] is flag:
                     self._running.pop(key, None)

@@ -6,7 +6,7 @@
 - **A page that goes away stops its heavy job**: when Gradio cleans up a session whose event stream
   closed, its running heavy jobs are cancelled (:meth:`~ts2viz.ui.jobs.Jobs.cancel_session`).
 - **The session table keeps live pages**: Gradio keeps each session's messages in a table of 2,000
-  entries and drops the least recently *added* when a new one comes, even a page that waits for its
+  entries (``TS2VIZ_QUEUE_SESSIONS`` changes the size) and drops the least recently *added* when a new one comes, even a page that waits for its
   result (the result is then lost, and the queue's position notifier died of the ``KeyError`` for the
   rest of the server's life). Here a new session pushes out the least recently added one that has no
   event queued or running and no open event stream; when every entry is live the table grows instead
@@ -44,7 +44,10 @@ def guarded_table(queue, guard):
                     queue.pending_event_ids_session.pop(victim, None)
             super(LRUCache, self).__setitem__(key, value)
 
-    table = LiveSessions(queue.pending_messages_per_session.max_size)
+    import os
+
+    size = int(os.environ.get("TS2VIZ_QUEUE_SESSIONS") or queue.pending_messages_per_session.max_size)
+    table = LiveSessions(size)
     for k, v in queue.pending_messages_per_session.items():
         super(LRUCache, table).__setitem__(k, v)
     return table

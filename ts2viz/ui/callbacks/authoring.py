@@ -929,7 +929,7 @@ def import_zip(app, file) -> str:
         try:
             unpack_dataset(p, dest, max_files=caps.max_zip_members, max_total_bytes=limit, caps=fcaps,
                            accept=accept, check_image=check, require_images=app.access.public,
-                           checkpoint=checkpoint)
+                           checkpoint=checkpoint, max_image_bytes=caps.max_image_bytes)
         except InputError as e:
             text = str(e)
             if app.access.public:      # a message about a visitor's file quotes nothing of its contents

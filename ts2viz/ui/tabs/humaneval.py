@@ -135,13 +135,13 @@ def build(page: Page) -> None:
     # The tab's views run in a lane of their own (jobs.GOLD), not in the shared view lane: a rating set's
     # first drawing for a session's own metrics evaluates them (intervals, clusters), which takes seconds,
     # and no other visitor's view change may wait behind that (issue 32)
-    page.on(page.on(gold.change, gold_set_changed, [gold], [rs]).success, gold_views, inputs, outputs,
+    page.on(page.on(gold.change, gold_set_changed, [gold], [rs], lane=GOLD).success, gold_views, inputs, outputs,
             lane=GOLD).then(None, None, None, js=CLICK_JS)
     for ev in (tab.select, rs.change, task.change, metric.change):
         page.on(ev, gold_views, inputs, outputs, lane=GOLD, trigger_mode="always_last").then(
             None, None, None, js=CLICK_JS)
     page.on(image_id.submit, gold_image, [gold, image_id, metric],
-            [detail, detail_scores, answers, picture, placeholder], errors_to=detail)
+            [detail, detail_scores, answers, picture, placeholder], errors_to=detail, lane=GOLD)
     # a score file is read beside the views (not in their queue: a large file must not make others wait)
     dep = page.on(up_btn.click, gold_upload, [gold, up_file], up_msg, errors_to=up_msg, lane=GOLD_UPLOAD)
     page.on(dep.success, gold_views, inputs, outputs, lane=GOLD).then(None, None, None, js=CLICK_JS)
