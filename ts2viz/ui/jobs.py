@@ -155,8 +155,8 @@ class Jobs:
             from .sessions import release_memory
 
             # a heavy job's memory (decoded images in this worker thread's own allocator arena) goes back
-            # to the system, cancelled or not (at most every few seconds)
-            release_memory()
+            # to the system at once, cancelled or not (heavy jobs are few: a trim costs milliseconds)
+            release_memory(force=True)
             with self._lock:
                 if self._running.get(key, (None, None, None))[1] is flag:
                     self._running.pop(key, None)
