@@ -4,7 +4,7 @@ Defaults: the bundled TS2 data and published scores (no network, no GPU needed).
 set with the ``TS2VIZ_DATA`` environment variable; host and port default to Gradio's own
 ``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT`` (127.0.0.1:7860 when unset; Hugging Face Spaces sets them).
 
-Trust level (:mod:`ts2viz.ui.access`): on loopback this is the operator's own tool. On a Hugging Face
+Trust level (:mod:`ts2viz.ui.serving.access`): on loopback this is the operator's own tool. On a Hugging Face
 Space (``SPACE_ID``), with ``--public``, or when reachable from other machines (a non-loopback
 ``--host``, ``--share``) unless ``--trusted``, visitors are untrusted: they score only with the metrics
 the operator lists (``--metric``, ``TS2VIZ_METRICS``, ``--metrics-file`` / ``TS2VIZ_METRICS_FILE``).
@@ -52,7 +52,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def trusted_proxies() -> None:
-    """Public mode reads client addresses itself (ts2viz.ui.guard.ClientAddress: only what trusted proxies
+    """Public mode reads client addresses itself (ts2viz.ui.serving.guard.ClientAddress: only what trusted proxies
     appended to X-Forwarded-For, from the right; on a Space the Space's proxy, TS2VIZ_PROXY_HOPS=1).
     uvicorn's own reading is switched off: with FORWARDED_ALLOW_IPS=* it takes the leftmost entry, which
     any visitor writes. An operator's FORWARDED_ALLOW_IPS naming proxies is taken over as
@@ -64,7 +64,7 @@ def trusted_proxies() -> None:
         print("ts2viz: FORWARDED_ALLOW_IPS=* ignored in public mode (it would trust addresses any visitor "
               "writes); set TS2VIZ_TRUSTED_PROXIES or TS2VIZ_PROXY_HOPS", file=sys.stderr)
     os.environ["FORWARDED_ALLOW_IPS"] = ""
-    from ts2viz.ui.guard import ProxySettings
+    from ts2viz.ui.serving.guard import ProxySettings
 
     try:
         ProxySettings.from_env()
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
         os.environ["TS2VIZ_PREFETCH"] = "all"
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     from ts2viz.errors import InputError
-    from ts2viz.ui import access as acc
+    from ts2viz.ui.serving import access as acc
     from ts2viz.ui import build_app, load_state
 
     try:

@@ -91,7 +91,7 @@ class App:
 
 def _clip_name(spec: str) -> str:
     sys.path.insert(0, str(HERE))
-    from ts2viz.ui.access import display_names
+    from ts2viz.ui.serving.access import display_names
 
     return display_names([spec])[spec]
 
@@ -104,8 +104,9 @@ def walks(app: App, ds: Path, scores: Path) -> None:
     script = textwrap.dedent(f"""
         import resource, time, sys
         from ts2viz.authoring import SegDraft
-        from ts2viz.ui import access, load_state
-        from ts2viz.ui.authoring_session import drafts_of
+        from ts2viz.ui import load_state
+        from ts2viz.ui.serving import access
+        from ts2viz.ui.state.authoring_session import drafts_of
         from ts2viz.ui.callbacks import authoring as cb
         view = load_state({str(ds)!r}, [{str(scores)!r}], fetch_images=False, access=access.public()).view()
         names = view.dataset.file_names

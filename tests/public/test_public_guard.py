@@ -38,7 +38,7 @@ def server(tmp_path_factory):
     from tiny_models import tiny
     from ui_helpers import write_dataset, write_scores
 
-    from ts2viz.ui.access import display_names
+    from ts2viz.ui.serving.access import display_names
 
     d = tmp_path_factory.mktemp("guard")
     write_dataset(d / "ds", big_image=False)
@@ -128,8 +128,9 @@ def test_operator_sees_a_warning_and_has_higher_caps(tmp_path, monkeypatch):
     from ui_helpers import write_dataset, write_scores
 
     from ts2viz.errors import InputError
-    from ts2viz.ui import access, load_state
-    from ts2viz.ui.authoring_session import OPERATOR_CAPS
+    from ts2viz.ui import load_state
+    from ts2viz.ui.serving import access
+    from ts2viz.ui.state.authoring_session import OPERATOR_CAPS
     from ts2viz.ui.callbacks import authoring as cb
 
     write_dataset(tmp_path / "ds", big_image=False)
@@ -159,7 +160,7 @@ def _deep_draft(app, levels: int):
     """A SEG of 3 nodes on each of ``levels`` levels, each node with one image of the loaded dataset (so
     that its loaded scores apply), put into the session's drafts as it is (no action checks it)."""
     from ts2viz.authoring import SegDraft
-    from ts2viz.ui.authoring_session import drafts_of
+    from ts2viz.ui.state.authoring_session import drafts_of
     from ts2viz.ui.callbacks.authoring import DATASET_KEY
 
     names = app.dataset.file_names
@@ -182,8 +183,9 @@ def test_scoring_counts_walks_first(tmp_path, monkeypatch):
     from ui_helpers import write_dataset, write_scores
 
     from ts2viz.errors import InputError
-    from ts2viz.ui import access, load_state
-    from ts2viz.ui.authoring_session import OPERATOR_CAPS
+    from ts2viz.ui import load_state
+    from ts2viz.ui.serving import access
+    from ts2viz.ui.state.authoring_session import OPERATOR_CAPS
     from ts2viz.ui.callbacks import authoring as cb
 
     write_dataset(tmp_path / "ds", big_image=False)

@@ -16,7 +16,7 @@ from ts2viz.errors import InputError
 # -- client addresses ------------------------------------------------------------------------------------
 
 def test_forwarded_addresses_are_read_from_the_right_as_far_as_trusted():
-    from ts2viz.ui.guard import ProxySettings
+    from ts2viz.ui.serving.guard import ProxySettings
 
     # no proxy trusted: the connection's address, whatever the header says
     assert ProxySettings().client("127.0.0.9", ["1.2.3.4"]) == "127.0.0.9"
@@ -34,7 +34,7 @@ def test_forwarded_addresses_are_read_from_the_right_as_far_as_trusted():
 
 
 def test_proxy_settings_from_the_environment():
-    from ts2viz.ui.guard import ProxySettings
+    from ts2viz.ui.serving.guard import ProxySettings
 
     assert ProxySettings.from_env({}).hops == 0
     assert ProxySettings.from_env({"SPACE_ID": "me/app"}).hops == 1
@@ -45,7 +45,7 @@ def test_proxy_settings_from_the_environment():
 
 
 def test_new_sessions_per_address_are_rate_limited():
-    from ts2viz.ui.guard import SessionRate
+    from ts2viz.ui.serving.guard import SessionRate
 
     now = [0.0]
     rate = SessionRate(burst=3, per_min=6, clock=lambda: now[0])
@@ -59,7 +59,7 @@ def test_new_sessions_per_address_are_rate_limited():
 # -- heavy lanes ------------------------------------------------------------------------------------------
 
 def test_one_job_per_visitor_and_a_cancel_stops_the_work():
-    from ts2viz.ui.jobs import FILES, GOLD, MODEL, Cancelled, Jobs, checkpoint
+    from ts2viz.ui.serving.jobs import FILES, GOLD, MODEL, Cancelled, Jobs, checkpoint
 
     jobs = Jobs(per_client=1)
     live = {"e1", "e2"}
@@ -103,7 +103,7 @@ def test_one_job_per_visitor_and_a_cancel_stops_the_work():
 
 
 def test_a_lane_runs_one_job_at_a_time_even_after_a_cancel():
-    from ts2viz.ui.jobs import MODEL, Cancelled, Jobs, checkpoint
+    from ts2viz.ui.serving.jobs import MODEL, Cancelled, Jobs, checkpoint
 
     jobs = Jobs()
     inside, most = [0], [0]
@@ -238,7 +238,7 @@ def test_gold_score_header_over_the_field_limit_is_one_line(tmp_path):
 # -- the disk ledger ------------------------------------------------------------------------------------------
 
 def test_disk_ledger_budgets(tmp_path):
-    from ts2viz.ui.disk import DiskLedger
+    from ts2viz.ui.state.disk import DiskLedger
 
     class Ws:
         def __init__(self, name, client):

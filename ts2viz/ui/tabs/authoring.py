@@ -14,8 +14,8 @@ import gradio as gr
 
 from ..callbacks import authoring as cb
 from ..callbacks import live as cb_live
-from ..glue import Page, Selection
-from ..jobs import FILES
+from ..page.glue import Page, Selection
+from ..serving.jobs import FILES
 from .explorer import GRAPH_JS
 
 INTRO = ("#### Build your own semantic error graphs\n"
@@ -178,7 +178,7 @@ def build(page: Page) -> None:
     def action(button_or_event, fn, inputs, *, trigger=None, lane=None):
         """Wire an action: ``fn(view, *values) -> message``; then the tab shows the session's SEGs again.
         ``lane``: heavy work (images checked, a .zip unpacked) in a queue group of its own
-        (:mod:`ts2viz.ui.jobs`), never in the views' one."""
+        (:mod:`ts2viz.ui.serving.jobs`), never in the views' one."""
         def run(*values):
             *vals, request = values
             view = page.view(request, create=True)
