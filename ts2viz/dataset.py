@@ -441,7 +441,35 @@ def load_bundled() -> Dataset:
     return ds
 
 
-def load_folder(folder: str | os.PathLike, name: str | None = None) -> Dataset:
+@dataclass(frozen=True)
+class FolderCaps:
+    """How much of an untrusted dataset folder is read (:func:`load_folder`).
+
+    Each CSV file is refused from its size, before it is read; the reading of a file stops at the first row
+    past its row cap.
+
+    Parameters
+    ----------
+    max_bytes : int
+        Bytes of each of the folder's CSV files.
+    max_images : int
+        Rows of ``metadata.csv`` (images).
+    max_edges : int
+        Rows of ``edges.csv``.
+    max_nodes : int
+        Rows of ``nodes.csv``.
+    max_segs : int
+        SEGs.
+    """
+
+    max_bytes: int
+    max_images: int
+    max_edges: int
+    max_nodes: int
+    max_segs: int
+
+
+def load_folder(folder: str | os.PathLike, name: str | None = None, *, caps: FolderCaps | None = None) -> Dataset:
     """Load a dataset folder: ``metadata.csv``, optional ``edges.csv`` and ``nodes.csv``.
 
     Parameters
@@ -450,6 +478,9 @@ def load_folder(folder: str | os.PathLike, name: str | None = None) -> Dataset:
         The folder (see the module docstring for the files).
     name : str, optional
         The dataset's name (default: the folder's name).
+    caps : FolderCaps, optional
+        Bounds on what is read of a folder from an untrusted source: each file is refused from its size,
+        and read no further than the first row past its row cap.
 
     Returns
     -------
@@ -459,16 +490,16 @@ def load_folder(folder: str | os.PathLike, name: str | None = None) -> Dataset:
     Raises
     ------
     InputError
-        For a folder without ``metadata.csv`` or any bad row (the first one; :func:`validate_folder`
-        lists them all).
+        For a folder without ``metadata.csv``, any bad row (the first one; :func:`validate_folder` lists
+        them all), or a file past one of ``caps`` (one line naming the file, the number and the limit).
     """
     folder = Path(folder)
     meta = folder / "metadata.csv"
     if not meta.is_file():
         raise InputError("dataset folder has no metadata.csv", file=folder)
-    edges = read_edges(folder / "edges.csv") if (folder / "edges.csv").is_file() else None
-    nodes = read_node_errors(folder / "nodes.csv") if (folder / "nodes.csv").is_file() else None
-    return read_metadata(meta, name=name or folder.name, root=folder, edges=edges, node_errors=nodes)
+    edges = read_edges(folder / "edges.csv", caps=caps) if (folder / "edges.csv").is_file() else None
+    nodes = read_node_errors(folder / "nodes.csv", caps=caps) if (folder / "nodes.csv").is_file() else None
+    return read_metadata(meta, name=name or folder.name, root=folder, edges=edges, node_errors=nodes, caps=caps)
 
 
 @dataclass
@@ -785,13 +816,15 @@ def fetch_image(ds: Dataset, file_name: str, *, timeout: float = 5.0) -> Path | 
 
 # -- parsing ---------------------------------------------------------------------------------------
 
-def read_text_utf8(path: str | os.PathLike) -> str:
+def read_text_utf8(path: str | os.PathLike, max_bytes: int | None = None) -> str:
     """The text of a UTF-8 file (a byte-order mark is dropped), or one clear :class:`InputError`.
 
     Parameters
     ----------
     path : str or os.PathLike
         The file.
+    max_bytes : int, optional
+        A larger file is refused from its size, before a byte of it is read.
 
     Returns
     -------
@@ -801,9 +834,16 @@ def read_text_utf8(path: str | os.PathLike) -> str:
     Raises
     ------
     InputError
-        If the file cannot be read, or is not UTF-8 (Latin-1, UTF-16, a binary file): named with the
-        line of its first bad byte.
+        If the file cannot be read, is larger than ``max_bytes``, or is not UTF-8 (Latin-1, UTF-16, a
+        binary file): named with the line of its first bad byte.
     """
+    if max_bytes is not None:
+        try:
+            size = Path(path).stat().st_size
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror or type(e).__name__}", file=path) from None
+        if size > max_bytes:
+            raise InputError(f"the file is {size:,} bytes; the limit is {max_bytes:,}", file=path)
     try:
         data = Path(path).read_bytes()
     except OSError as e:
@@ -817,7 +857,8 @@ def read_text_utf8(path: str | os.PathLike) -> str:
 
 
 def csv_records(path: str | os.PathLike, text: str, required: Sequence[str],
-                optional: Sequence[str] = (), problems: Problems | None = None) -> Iterator[tuple[int, dict[str, str]]]:
+                optional: Sequence[str] = (), problems: Problems | None = None,
+                max_rows: int | None = None) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line, record)`` for each data row of CSV ``text``, every row checked against the header.
 
     Blank lines are skipped; cells are stripped.
@@ -835,6 +876,8 @@ def csv_records(path: str | os.PathLike, text: str, required: Sequence[str],
     problems : Problems, optional
         Where a row with more or fewer fields than the header is reported (default: raise); the row is
         then skipped.
+    max_rows : int, optional
+        An :class:`InputError` at the first data row past it (nothing more is read).
 
     Yields
     ------
@@ -847,11 +890,15 @@ def csv_records(path: str | os.PathLike, text: str, required: Sequence[str],
     ------
     InputError
         For an empty file, a missing required column, a column named twice (nothing else can be read
-        then), and a bad row when ``problems`` raises.
+        then), a header or row the CSV reader cannot read (a cell over its field limit, a stray NUL), a
+        row past ``max_rows``, and a bad row when ``problems`` raises.
     """
     problems = Problems() if problems is None else problems
     reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
+    try:
+        header = next(reader, None)
+    except csv.Error as e:
+        raise InputError(f"the header cannot be read as CSV ({_csv_reason(e)})", file=path, row=1) from None
     if not header or not any(h.strip() for h in header):
         raise InputError("empty file: expected a header with columns " + ", ".join(required), file=path)
     cols = [h.strip() for h in header]
@@ -866,15 +913,30 @@ def csv_records(path: str | os.PathLike, text: str, required: Sequence[str],
         raise InputError(f"missing column {missing[0]!r} (expected {', '.join(required)})", file=path)
     keep = [c for c in (*required, *optional) if c in seen]
     prev = reader.line_num                      # physical lines read so far (a cell may span lines)
-    for fields in reader:
+    n = 0
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise InputError(f"the row cannot be read as CSV ({_csv_reason(e)})", file=path, row=prev + 1) from None
         start, prev = prev + 1, reader.line_num
         if not fields or (len(fields) == 1 and not fields[0].strip()):
             continue
+        n += 1
+        if max_rows is not None and n > max_rows:
+            raise InputError(f"more than {max_rows:,} rows; the limit is {max_rows:,}", file=path, row=start)
         if len(fields) != len(cols):
             problems.report(f"{len(fields)} fields, but the header has {len(cols)} ({', '.join(cols)})",
                             file=path, row=start)
             continue
         yield start, {c: fields[seen[c]].strip() for c in keep}
+
+
+def _csv_reason(e: Exception) -> str:
+    """The CSV reader's reason, without any of the file's text (its messages quote none, but cut anyway)."""
+    return " ".join(str(e).split())[:80]
 
 
 @dataclass
@@ -893,7 +955,7 @@ class EdgeList:
     by_seg: dict[int, list[tuple[str, str, int]]]
 
 
-def read_edges(path: Path, problems: Problems | None = None) -> EdgeList:
+def read_edges(path: Path, problems: Problems | None = None, *, caps: FolderCaps | None = None) -> EdgeList:
     """The rows of an ``edges.csv``, each checked on its own.
 
     An integer id; parent and child well-formed labels with the parent at a lower error level. Whether
@@ -906,6 +968,9 @@ def read_edges(path: Path, problems: Problems | None = None) -> EdgeList:
     problems : Problems, optional
         Where a bad row is reported (default: raise); it is then left out.
 
+    caps : FolderCaps, optional
+        Bounds: the file's bytes (``max_bytes``) and rows (``max_edges``).
+
     Returns
     -------
     EdgeList
@@ -914,11 +979,14 @@ def read_edges(path: Path, problems: Problems | None = None) -> EdgeList:
     Raises
     ------
     InputError
-        If the file cannot be read as CSV with those columns, or for a bad row when ``problems`` raises.
+        If the file cannot be read as CSV with those columns, is past ``caps``, or for a bad row when
+        ``problems`` raises.
     """
     problems = Problems() if problems is None else problems
     out: dict[int, list[tuple[str, str, int]]] = {}
-    for line, rec in csv_records(path, read_text_utf8(path), ("id", "parent", "child"), problems=problems):
+    text = read_text_utf8(path, caps.max_bytes if caps else None)
+    for line, rec in csv_records(path, text, ("id", "parent", "child"), problems=problems,
+                                 max_rows=caps.max_edges if caps else None):
         try:
             sid = int(rec["id"])
         except ValueError:
@@ -976,7 +1044,7 @@ class NodeErrorList:
     by_seg: dict[int, dict[str, tuple[tuple[str, ...], int]]]
 
 
-def read_node_errors(path: Path, problems: Problems | None = None) -> NodeErrorList:
+def read_node_errors(path: Path, problems: Problems | None = None, *, caps: FolderCaps | None = None) -> NodeErrorList:
     """The rows of a ``nodes.csv`` (``id, rank, errors``), each checked on its own.
 
     An integer id, a well-formed node label, each node once. Whether the SEG and node exist is checked
@@ -989,6 +1057,9 @@ def read_node_errors(path: Path, problems: Problems | None = None) -> NodeErrorL
     problems : Problems, optional
         Where a bad row is reported (default: raise); it is then left out.
 
+    caps : FolderCaps, optional
+        Bounds: the file's bytes (``max_bytes``) and rows (``max_nodes``).
+
     Returns
     -------
     NodeErrorList
@@ -997,11 +1068,14 @@ def read_node_errors(path: Path, problems: Problems | None = None) -> NodeErrorL
     Raises
     ------
     InputError
-        If the file cannot be read as CSV with those columns, or for a bad row when ``problems`` raises.
+        If the file cannot be read as CSV with those columns, is past ``caps``, or for a bad row when
+        ``problems`` raises.
     """
     problems = Problems() if problems is None else problems
     out: dict[int, dict[str, tuple[tuple[str, ...], int]]] = {}
-    for line, rec in csv_records(path, read_text_utf8(path), NODES_COLUMNS, problems=problems):
+    text = read_text_utf8(path, caps.max_bytes if caps else None)
+    for line, rec in csv_records(path, text, NODES_COLUMNS, problems=problems,
+                                 max_rows=caps.max_nodes if caps else None):
         try:
             sid = int(rec["id"])
         except ValueError:
@@ -1054,7 +1128,8 @@ def _partition(value: str, sid: int, path: Path, line: int, unknown: dict[str, t
 
 
 def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList | None = None,
-                  problems: Problems | None = None, node_errors: NodeErrorList | None = None) -> Dataset:
+                  problems: Problems | None = None, node_errors: NodeErrorList | None = None,
+                  caps: FolderCaps | None = None) -> Dataset:
     """Parse a TS2-style ``metadata.csv`` into a :class:`Dataset`, validating every row.
 
     A ``partition`` value other than Synth, Nat, Real (any case) is kept as a partition of its own;
@@ -1079,6 +1154,8 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
         problem is found too; the returned dataset then holds only the good SEGs.
     node_errors : NodeErrorList, optional
         The rows of ``nodes.csv``: each must name a SEG and a node that exist.
+    caps : FolderCaps, optional
+        Bounds: the file's bytes (``max_bytes``), its rows (``max_images``) and its SEGs (``max_segs``).
 
     Returns
     -------
@@ -1091,7 +1168,7 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
         Naming the file (``metadata.csv``, ``edges.csv`` or ``nodes.csv``) and the row (1-based file
         line; the header is line 1): a bad id, an empty or repeated file name, a malformed label, a SEG in
         two partitions, no rows, a SEG without an error-0 node, an edge or node entry naming what does not
-        exist, a node no walk reaches.
+        exist, a node no walk reaches, a file past ``caps``.
 
     Warns
     -----
@@ -1100,18 +1177,21 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
     """
     problems = Problems() if problems is None else problems
     path = Path(path)
-    text = read_text_utf8(path)
+    text = read_text_utf8(path, caps.max_bytes if caps else None)
     rows: list[ImageRow] = []
     first_row: dict[int, int] = {}
     seen: dict[str, int] = {}
     seg_partition: dict[int, tuple[str, int]] = {}
     unknown: dict[str, tuple[int, int]] = {}
-    for i, rec in csv_records(path, text, REQUIRED_COLUMNS, ("partition",), problems=problems):
+    for i, rec in csv_records(path, text, REQUIRED_COLUMNS, ("partition",), problems=problems,
+                              max_rows=caps.max_images if caps else None):
         try:
             sid = int(rec["id"])
         except ValueError:
-            problems.report(f"id {rec['id']!r} is not an integer", file=path, row=i)
+            problems.report(f"id {rec['id'][:40]!r} is not an integer", file=path, row=i)
             continue
+        if caps is not None and sid not in seg_partition and len(seg_partition) >= caps.max_segs:
+            raise InputError(f"more than {caps.max_segs:,} SEGs; the limit is {caps.max_segs:,}", file=path, row=i)
         fn = rec["file_name"]
         if not fn:
             problems.report("empty file_name", file=path, row=i)
