@@ -821,7 +821,7 @@ def leaderboard_table(mm: MetaMetrics, stats: Sequence[str] = ("ord", "sep"), *,
     --------
     >>> from ts2viz import load_dataset, bundled_scores, compute
     >>> from ts2viz.statistics.bootstrap import bootstrap, leaderboard_table
-    >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore"], policy="paper")
+    >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore"], seg_ids=range(30))
     >>> table = leaderboard_table(mm, ["ord"], groups=["avg"], boot=bootstrap(mm, n_resamples=1000))
     >>> table.columns.tolist()
     ['metric', 'ord_avg', 'ord_avg_lo', 'ord_avg_hi']
