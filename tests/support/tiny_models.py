@@ -589,6 +589,14 @@ def _contract_callable(tmp: Path) -> str:
     return f"callable:{path}:score"
 
 
+def _reward_spec(family: str) -> str:
+    """A preference reward on its tiny checkpoint: the reference fixture (tests/fixtures/reference/FAMILY), a
+    random-weight model in the released layout (see tools/reference/FAMILY/README.md)."""
+    from reward_specs import reward_specs
+
+    return reward_specs()[family]
+
+
 def _contract_csv(tmp: Path) -> str:
     """``csv:`` on a scores file with a row per contract image."""
     path = tmp / "contract_scores.csv"
@@ -618,4 +626,8 @@ CONTRACT_SPECS = {
     "llmscore": lambda tmp, url: f"llmscore:judge?endpoint={url}&captioner={tiny('llava')}&caption_tokens=3",
     "callable": lambda tmp, url: _contract_callable(tmp),
     "csv": lambda tmp, url: _contract_csv(tmp),
+    "pickscore": lambda tmp, url: _reward_spec("pickscore"),
+    "hpsv2": lambda tmp, url: _reward_spec("hpsv2"),
+    "imagereward": lambda tmp, url: _reward_spec("imagereward"),
+    "hpsv3": lambda tmp, url: _reward_spec("hpsv3"),
 }

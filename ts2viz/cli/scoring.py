@@ -69,7 +69,7 @@ def add_subcommands(subparsers) -> None:
     q.set_defaults(func=run_metrics)
 
 
-class _Bars:
+class Bars:
     """One tqdm bar per metric, showing images/s."""
 
     def __init__(self, quiet: bool):
@@ -142,7 +142,7 @@ def run_score(args: argparse.Namespace) -> int:
         check_writable(out)     # before any model is loaded or image scored
     ds = load_dataset(args.dataset)
     seg_ids = parse_seg_ids(args.seg, ds)
-    bars = _Bars(args.quiet)
+    bars = Bars(args.quiet)
     try:
         with quiet_progress(args.quiet):
             scores = score_dataset(ds, args.metric, seg_ids=seg_ids, device=args.device,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping, Sequence
 
 from ..errors import InputError
@@ -214,6 +214,15 @@ register("viescore", "VIEScore: a multimodal judge rates prompt following 0-10 w
          ".families.viescore:build", example="viescore:gpt-4o?endpoint=https://api.openai.com/v1")
 register("llmscore", "LLMScore: an LLM rates a caption+detection description of the image (overall 1-100 or error count)",
          ".families.llmscore:build", example="llmscore:gpt-4?endpoint=https://api.openai.com/v1&captioner=Salesforce/blip2-opt-2.7b")
+register("pickscore", "PickScore: CLIP-H fine-tuned on Pick-a-Pic preferences; logit_scale.exp() * cosine as its "
+         "authors' code (?score=cosine: t2v_metrics' number)",
+         ".families.pickscore:build", example="pickscore:pickscore-v1", hub_model=True)
+register("hpsv2", "HPS v2 / v2.1: open_clip ViT-H-14 preference model; cosine on HPSv2's own preprocessing",
+         ".families.hpsv2:build", example="hpsv2:hpsv2.1", hub_model=True)
+register("imagereward", "ImageReward: BLIP image-grounded text encoder + MLP reward, standardised with the authors' "
+         "mean and std", ".families.imagereward:build", example="imagereward:imagereward-v1.0", hub_model=True)
+register("hpsv3", "HPSv3: Qwen2-VL-7B reward model; mu read at the <|Reward|> token of its instruction",
+         ".families.hpsv3:build", example="hpsv3:hpsv3", hub_model=True)
 register("callable", "a Python function f(images, prompts) -> scores, named module:function",
          ".families.callable:build", example="callable:mypkg.metrics:my_score", trusted_only=True)
 register("csv", "precomputed per-image scores read from a scores file (file_name + one metric column)",
@@ -292,19 +301,35 @@ def load(spec: str, device: str | None = None, **options):
     sp = parse_spec(spec)
     fam = family(sp.family)
     opts = {**sp.options, **options}
+    card = fam.card
     if fam.hub_model:
         from .common.hub import check_hub_model_available
 
-        check_hub_model_available(sp, opts)    # in a second, before torch and transformers are imported
+        # a field's model name (the card's model_names) is checked as the hub id it names; the family's
+        # factory gets the spec as written and resolves the name itself
+        hub_id = model_name_hub_id(sp, card)
+        check_hub_model_available(replace(sp, model=hub_id) if hub_id else sp, opts)
     factory = fam.factory()
     check_options(sp, factory, opts)
-    card = fam.card
     # the card's precision is the default GPU dtype of every model the factory loads (``dtype`` overrides,
     # CPU stays float32); the dtypes they resolved are recorded in the config (part of the cache key)
     with family_precision(card.precision if card is not None else None) as used:
         metric = factory(sp, device, **opts)
     record_dtype(metric, used)
     return metric
+
+
+def model_name_hub_id(spec: Spec, card: Card | None) -> str | None:
+    """The hub id ``card.model_names`` gives ``spec``'s model (a field's short name, case-insensitive), or
+    None: no card, a name it does not know, or a local file or folder of that name."""
+    if card is None or not card.model_names:
+        return None
+    import os
+    from pathlib import Path
+
+    if Path(os.path.expanduser(spec.model)).exists():
+        return None
+    return {k.lower(): v for k, v in card.model_names.items()}.get(spec.model.lower())
 
 
 def record_dtype(metric, used: Sequence[str]) -> None:
