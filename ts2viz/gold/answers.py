@@ -43,7 +43,8 @@ MALFORMED = ("no_gating", "skip_part")
 class AnswerScoring:
     """Everything that changes a score computed from released answers.
 
-    yes_rule : ``exact`` (DSG's code) or ``contains`` (TS2's code); see :func:`is_yes`.
+    yes_rule : ``exact`` (DSG's InstructBLIP path), ``chat`` (DSG's chat-model path) or ``contains`` (TS2's code); see
+        :func:`is_yes`.
     missing : ``zero`` (DSG's code: an image without answers scores 0) or ``nan``.
     malformed_parents : ``no_gating`` (DSG's code) or ``skip_part``; see :func:`question_scores`.
     """
