@@ -4,7 +4,7 @@ Defaults: the bundled TS2 data and published scores (no network, no GPU needed).
 set with the ``TS2VIZ_DATA`` environment variable; host and port default to Gradio's own
 ``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT`` (127.0.0.1:7860 when unset; Hugging Face Spaces sets them).
 
-Trust level (:mod:`ts2viz.ui.access`): on loopback this is the operator's own tool. On a Hugging Face
+Trust level (:mod:`ts2viz.ui.serving.access`): on loopback this is the operator's own tool. On a Hugging Face
 Space (``SPACE_ID``), with ``--public``, or when reachable from other machines (a non-loopback
 ``--host``, ``--share``) unless ``--trusted``, visitors are untrusted: they score only with the metrics
 the operator lists (``--metric``, ``TS2VIZ_METRICS``, ``--metrics-file`` / ``TS2VIZ_METRICS_FILE``).
@@ -63,7 +63,7 @@ def main(argv=None) -> int:
         # sessions (refuse when full, never evict an active one) still bounds.
         os.environ.setdefault("FORWARDED_ALLOW_IPS", "*")
     from ts2viz.errors import InputError
-    from ts2viz.ui import access as acc
+    from ts2viz.ui.serving import access as acc
     from ts2viz.ui import build_app, load_state
 
     try:

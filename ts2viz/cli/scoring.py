@@ -183,8 +183,8 @@ def read_prompt_lines(path: str) -> list[str]:
 def run_questions(args: argparse.Namespace) -> int:
     """Handler of ``ts2viz questions``."""
     from ..dataset import parse_seg_ids
-    from ..metrics.llm import load_llm
-    from ..metrics.question_gen import QuestionGenerator
+    from ..metrics.backbones.llm import load_llm
+    from ..metrics.common.question_gen import QuestionGenerator
     from ..qa.questions import write_question_csv
 
     out = str(args.out)

@@ -41,7 +41,7 @@ def get_metric(spec, device: str | None = None, **options):
     the same spec load it once.
     """
     from ..metrics import load
-    from ..metrics.base import Metric
+    from ..metrics.common.base import Metric
 
     if isinstance(spec, Metric):
         return spec
@@ -131,7 +131,7 @@ def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: Thre
     Every metric takes the same path: ``prepare`` on worker threads (given the decoded image when the
     metric needs pixels, and the image's name), then ``score_prepared`` in batches on this thread.
     """
-    from ..metrics.base import load_image, score_with_oom_retry
+    from ..metrics.common.base import load_image, score_with_oom_retry
 
     n = len(items)
     values = np.full(n, np.nan)

@@ -202,7 +202,7 @@ class BlockScorer:
         ``keys`` (sha1 of the bytes scored, when ``want_keys``), ``details`` (per entry, or None),
         ``config_hash`` and the ``warnings`` raised meanwhile.
         """
-        from ..metrics.base import load_image, score_with_oom_retry
+        from ..metrics.common.base import load_image, score_with_oom_retry
 
         m = self._check()
         n = len(entries)

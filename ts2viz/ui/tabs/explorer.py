@@ -6,9 +6,9 @@ import gradio as gr
 
 from ...display import SIGNED_SEP_SHORT
 from ..callbacks import common as cb_common, explorer as cb_explorer
-from .. import image_refresh as ir
+from ..images import image_refresh as ir
 from ..callbacks import questions as qa
-from ..glue import Page, Refresh, Selection, dropdown, plot_cached, table_value
+from ..page.glue import Page, Refresh, Selection, dropdown, plot_cached, table_value
 from . import questions
 
 STATS = [("Ord (Spearman)", "ord"), ("Sep (KS)", "sep"), ("Signed sep", "signed_sep")]
@@ -106,7 +106,7 @@ def build(page: Page) -> None:
                 gal = gr.Gallery(label="Node images", show_label=False, columns=6, height="auto",
                                  object_fit="contain", elem_id="node-gallery", allow_preview=True, preview=False)
                 # per session: what the graph's thumbnails and the gallery showed when drawn, and a timer
-                # that runs only while some of them are still downloading (see ts2viz.ui.image_refresh)
+                # that runs only while some of them are still downloading (see ts2viz.ui.images.image_refresh)
                 img_shown = gr.State(None)
                 img_timer = gr.Timer(ir.TICK_S or 1.0, active=False)
                 # per session: the tab open below; the Nodes and Questions tabs are drawn only while
@@ -313,7 +313,7 @@ def build(page: Page) -> None:
 
     # -- a metric picked: one event redraws the SEG's view and the failure finder (two would each pay
     # Gradio's per-event work). Changes of the pickers' values by the page itself (a live metric
-    # selected) redraw through page.refresh (ts2viz.ui.layout).
+    # selected) redraw through page.refresh (ts2viz.ui.page.layout).
     def finder_follows(which: str, stat, gap) -> bool:
         # the finder ranks by metric A; by B too only for a gap, or for questions (the first of A, B with them)
         return which == "a" or bool(gap) or stat == "questions"

@@ -1,0 +1,3 @@
+"""The app's state: what the operator loaded and each session's own data (:mod:`.app_state`), the memo of
+views (:mod:`.memo`), one workspace per browser session (:mod:`.sessions`), and a session's SEG drafts
+(:mod:`.authoring_session`) and rated-set score uploads (:mod:`.gold_session`)."""
