@@ -182,14 +182,14 @@ def load_mapper_model(folder: Path, tmp: Path):
 
 
 def load_t5_filter(folder: Path, tmp: Path):
-    from ts2viz.metrics import tifa_filter
+    from ts2viz.metrics.families import tifa_filter
 
     f = tifa_filter.load_filter(f"unifiedqa:{folder}", "cpu")
     return f.config
 
 
 def load_nli_model(folder: Path, tmp: Path):
-    from ts2viz.metrics import nli
+    from ts2viz.metrics.backbones import nli
 
     return nli.load_nli(str(folder), "cpu", dtype="float32").config
 
@@ -197,7 +197,7 @@ def load_nli_model(folder: Path, tmp: Path):
 def load_detector_model(folder: Path, tmp: Path):
     from PIL import Image
 
-    from ts2viz.metrics import detect
+    from ts2viz.metrics.backbones import detect
 
     d = detect.load_detector(str(folder), "cpu")
     return d.detect([Image.open(_image(tmp)).convert("RGB")], [["cat", "dog"]])

@@ -4,7 +4,7 @@ The expected scores in ``tests/fixtures/reference/clipscore/expected.json`` were
 (``tools/reference/clipscore/``): Hessel's ``get_clip_score`` on the ``clip`` package's model class,
 torchmetrics 1.9.0's ``clip_score`` and TS2's ``CLIPScorer.calculate_score``, on a tiny random-weight CLIP
 (ViT-B/32's shape: 224-px images, 32-px patches) saved in the hub layout of ``openai/clip-vit-base-patch32``,
-for 36 (image, prompt) pairs: six images of several sizes (odd crops, one grey-scale) and six prompts, one
+for 42 (image, prompt) pairs: seven images of several sizes (odd crops, one grey-scale) and six prompts, one
 longer than CLIP's 77 tokens. ts2viz loads that folder and must give the same per-pair scores in float32.
 
 Tolerance: relative 1e-4 (float32 encoders; the originals and ts2viz batch differently), absolute 1e-6

@@ -21,7 +21,7 @@ What it does:
    torchvision preprocessing) run on the ``clip`` model with the tiny tokenizer put in place of the
    package's; torchmetrics' ``clip_score`` (``100 * max(cos, 0)``, the prompt as is) run per image on the
    transformers model and processor loaded from the folder.
-5. ``expected.json``: per (image, prompt) pair, every image with every prompt, both variants' scores (and TS2's, added by ``ts2_reference.py``).
+5. ``expected.json``: per (image, prompt) pair, every image with every prompt (42 pairs), both variants' scores (and TS2's, added by ``ts2_reference.py``).
 
 Everything runs in float32 on the CPU.
 """
@@ -95,7 +95,9 @@ def images(folder: Path) -> list[str]:
     from PIL import Image, ImageDraw
 
     rng = np.random.default_rng(0)
-    sizes = [(320, 240), (224, 224), (231, 300), (400, 257), (260, 260), (300, 233)]
+    # (462, 448) resizes to 231 x 224: a 7-px margin, which torchvision's centre crop (round) and
+    # transformers' (floor) split differently
+    sizes = [(320, 240), (224, 224), (231, 300), (400, 257), (260, 260), (300, 233), (462, 448)]
     names = []
     for k, (w, h) in enumerate(sizes):
         y, x = np.mgrid[0:h, 0:w]
