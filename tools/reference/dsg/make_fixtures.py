@@ -84,7 +84,7 @@ def build(folder: Path, qs: list[dict], seed: int = 0):
             i = tok.convert_tokens_to_ids(word)
             if i != tok.unk_token_id:
                 lm[i].mul_(1.5)
-        lm[2].mul_(1.5)
+        lm[2].mul_(3.5)
     model.save_pretrained(folder, safe_serialization=True)
     InstructBlipProcessor(image_processor=BlipImageProcessor(size={"height": 32, "width": 32}), tokenizer=tok,
                           qformer_tokenizer=qtok).save_pretrained(folder)

@@ -135,7 +135,7 @@ def build_git(folder: Path, vocab: Path, seed: int = 1) -> None:
     with torch.no_grad():
         model.output.weight.mul_(30.0)
         for t in ("yes", "no", "[SEP]"):
-            model.output.weight[tok.convert_tokens_to_ids(t)].mul_(3.0)
+            model.output.weight[tok.convert_tokens_to_ids(t)].mul_(5.0)
     model.save_pretrained(folder)
     ip = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
     GitProcessor(image_processor=ip, tokenizer=tok).save_pretrained(folder)
