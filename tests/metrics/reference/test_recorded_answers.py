@@ -20,6 +20,7 @@ choice.
 """
 from __future__ import annotations
 
+import functools
 import gzip
 from pathlib import Path
 
@@ -37,23 +38,34 @@ VLMS = ["BLIP1", "InstructBLIP", "LLaVA-1.5", "LLaVA-1.5-alt", "mPLUG", "Fuyu"]
 @pytest.fixture(scope="module")
 def recorded() -> pd.DataFrame:
     data = pd.read_parquet(ROOT / "data" / "ts2" / "qa_answers.parquet")
-    meta = pd.read_csv(ROOT / "data" / "ts2" / "metadata.csv", dtype=str, keep_default_na=False)
-    data["prompt"] = data.file_name.astype(str).map(dict(zip(meta.file_name, meta.target_prompt)))
+    # each image's questions are its SEG's (a few images' metadata prompt is another SEG's): the prompt that
+    # keys them is the question file's prompt of the image's SEG
+    seg_prompt = {}
+    for kind, name in (("TIFA", "TS2_TIFA_Q.csv"), ("DSG", "TS2_DSG_Q_dependency.csv")):
+        q = pd.read_csv(ROOT / "data" / "ts2" / name, dtype=str, keep_default_na=False)
+        seg_prompt.update({(kind, int(i)): p for i, p in zip(q.id, q.prompt)})
+    kind = data.metric.astype(str).str.split("-").str[0]
+    data["prompt"] = [seg_prompt[(k, int(s))] for k, s in zip(kind, data.seg_id)]
     for c in ("metric", "file_name", "answer", "choices", "expected", "mc_answer"):
         data[c] = data[c].astype(str)
     return data
 
 
+@functools.lru_cache(maxsize=None)
 def _metric(kind: str, options: str = ""):
+    """A loaded metric (once per module and options): its VQA model is never called here."""
     blip = FIX / "tifa" / "tiny-blip-vqa"
-    sbert = FIX / "tifa" / "tiny-mpnet"
-    return metrics.load(f"{kind}:{blip}?mapper=sbert:{sbert}&dtype=float32{options}", device="cpu")
+    # DSG's questions are all yes/no, read by the yes rule: no Sentence-BERT to load
+    mapper = f"sbert:{FIX / 'tifa' / 'tiny-mpnet'}" if kind == "tifa" else "lexical"
+    return metrics.load(f"{kind}:{blip}?mapper={mapper}&dtype=float32{options}", device="cpu")
 
 
 def _score(metric, rows: pd.DataFrame):
     """Per image of ``rows`` (one metric): the live scores and records, answers aligned by question id."""
     images = list(dict.fromkeys(rows.file_name))
-    by_image = {fn: dict(zip(g.question_id.astype(int), g.answer)) for fn, g in rows.groupby("file_name", sort=False)}
+    by_image: dict = {}
+    for fn, q, a in zip(rows.file_name, rows.question_id, rows.answer):
+        by_image.setdefault(fn, {})[int(q)] = a
     prompt = dict(zip(rows.file_name, rows.prompt))
     prompts = [prompt[fn] for fn in images]
     answers = [[by_image[fn][q.id] for q in metric.source.get(prompt[fn])] for fn in images]

@@ -42,7 +42,10 @@ import numpy as np
 
 from ...errors import InputError
 from ..common.base import Metric
-from ..backbones.detect import CONFIDENCE, DEFAULT_DETECTOR, MAX_BOXES, NMS_IOU, Detection, Detector, load_detector
+from ..backbones.detect import CONFIDENCE, DEFAULT_DETECTOR, NMS_IOU, Detection, Detector, load_detector
+
+#: detections kept per image: the original's YOLOv9 ``detect.run(max_det=1000)`` (``evaluation.py``)
+YOLO_MAX_DET = 1000
 from .fineeval_questions import (COARSE_RULES, DECOMPOSE_SYSTEM, SPACY_MODEL, CoarseQuestions, Decomposition,
     parse_decomposition)
 from ..backbones.llm import load_llm
@@ -268,8 +271,10 @@ class FineEval(Metric):
                  grow: float = GROW, top_pairs: int = TOP_PAIRS, whole_image: str = "always",
                  weighting: str = "mean", batch_size: int | None = None, list_choices: bool | None = None,
                  relation_boxes: str = "code", coarse: CoarseQuestions | None = None,
-                 answer_score: str | None = None):
+                 answer_score: str | None = None, lowercase: bool = True):
         self.vqa = vqa
+        #: the questions lower-cased before they are asked and parsed by spaCy (the original's ``parse_output``)
+        self.lowercase = bool(lowercase)
         self.detector = detector
         self.questions = questions
         self.grow = float(grow)
@@ -289,6 +294,7 @@ class FineEval(Metric):
                   "detector": detector.config, "grow": self.grow, "grow_rule": "code", "top_pairs": self.top_pairs,
                   "whole_image": whole_image, "weighting": weighting, "list_choices": self.list_choices,
                   "relation_boxes": relation_boxes, **self.coarse.config, "answer_score": self.answer_score,
+                  "lowercase_questions": self.lowercase,
                   "vqa_image_size": getattr(vqa, "image_size", None),
                   "score": "(fine + coarse) / 2"}
         super().__init__(spec, config, vqa.device, batch_size or 2)
@@ -336,6 +342,8 @@ class FineEval(Metric):
             crops = {whole: im}
             per_q = []
             for k, (kind, text) in enumerate(dec.questions):
+                if self.lowercase:   # parse_output: line.strip().lower() for every line of the LLM's reply
+                    text = text.lower()
                 use = ent if kind == "entity" else rel
                 fine_text = self.ask(text)
                 coarse_text = self.coarse(text)
@@ -386,12 +394,12 @@ def _number(spec: Spec, name: str, value, lo: float, hi: float, integer: bool = 
 def build(spec: Spec, device: str | None = None, *, generator: str | None = None, generator_model: str | None = None,
           api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY", detector: str = DEFAULT_DETECTOR,
           confidence: float = CONFIDENCE, nms_iou: float = NMS_IOU, image_size: int | None = None,
-          max_boxes: int = MAX_BOXES, grow: float = GROW, top_pairs: int = TOP_PAIRS, whole_image: str = "always",
+          max_boxes: int = YOLO_MAX_DET, grow: float = GROW, top_pairs: int = TOP_PAIRS, whole_image: str = "always",
           weighting: str = "mean", batch_size: int | None = None, pair_batch_size: int | None = None,
           detector_batch_size: int | None = None, dtype: str | None = None, template: str | None = None,
           list_choices: bool | None = None, llm_cache: bool = True, relation_boxes: str = "code",
           coarse: str = "code", spacy_model: str = SPACY_MODEL, answer_score: str | None = None,
-          vqa_image_size: int | None = None, **options) -> Metric:
+          vqa_image_size: int | None = None, lowercase: bool = True, **options) -> Metric:
     """``fineeval:VQA_MODEL?generator=URL|hf:MODEL&detector=MODEL&...`` (options: README, T2I-FineEval)."""
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
@@ -401,7 +409,9 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
     conf = _number(spec, "confidence", confidence, 0.0, 1.0)
     iou = _number(spec, "nms_iou", nms_iou, 0.0, 1.0)
     size = None if image_size in (None, "", 0) else _number(spec, "image_size", image_size, 16, 4096, True)
-    boxes = _number(spec, "max_boxes", max_boxes, 0, 1000, True)
+    boxes = _number(spec, "max_boxes", max_boxes, 0, 10000, True)
+    if not isinstance(lowercase, bool):
+        raise InputError(f"metric {spec.raw!r}: lowercase must be true or false, not {lowercase!r}")
     grow_v = _number(spec, "grow", grow, 0.0, 10.0)
     top = _number(spec, "top_pairs", top_pairs, 0, 1000, True)
     if whole_image not in WHOLE_IMAGE:
@@ -428,4 +438,5 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
         raise InputError(f"metric {spec.raw!r}: vqa_image_size applies to BLIP-VQA models only")
     return FineEval(spec, vqa, det, FineEvalQuestions(llm, bool(llm_cache)), grow=grow_v, top_pairs=top,
                     whole_image=whole_image, weighting=weighting, batch_size=batch_size, list_choices=list_choices,
-                    relation_boxes=relation_boxes, coarse=coarse_q, answer_score=answer_score or None)
+                    relation_boxes=relation_boxes, coarse=coarse_q, answer_score=answer_score or None,
+                    lowercase=lowercase)
