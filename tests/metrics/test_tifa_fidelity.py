@@ -176,3 +176,18 @@ def test_tifa_decodes_as_tifas_code_on_its_models():
         metrics.load(f"tifa:{tiny('llava')}?mapper=lexical&decoding=tifa", device="cpu")
     with pytest.raises(InputError, match="correctness must be one of exact, normalized"):
         metrics.load(f"tifa:{tiny('blip')}?mapper=lexical&correctness=fuzzy", device="cpu")
+
+
+def test_correctness_is_tifas_exact_comparison(tmp_path):
+    """TIFA scores int(mc_answer == answer): a choice that differs from the expected answer only by an article
+    or case is wrong (``correctness=exact``, default); ``normalized`` is ts2viz's former comparison."""
+    csv = tmp_path / "q.csv"
+    write_question_csv(csv, [(0, PROMPT, [Question(0, "What is on the tree?", ("a cat", "dog"), "cat"),
+                                          Question(1, "Is it red?", ("Yes", "no"), "yes")])], "tifa")
+    answers = [["a cat", "Yes"]]
+    exact = metrics.load(f"tifa:{tiny('blip')}?questions={csv}&mapper=lexical", device="cpu")
+    norm = metrics.load(f"tifa:{tiny('blip')}?questions={csv}&mapper=lexical&correctness=normalized", device="cpu")
+    assert exact.score_answers([PROMPT], answers).tolist() == [0.0]
+    assert [r["mapped"] for r in exact.last_details[0]] == ["a cat", "Yes"]
+    assert norm.score_answers([PROMPT], answers).tolist() == [1.0]
+    assert exact.config["correctness"] == "exact" and norm.config_hash != exact.config_hash

@@ -35,6 +35,18 @@ FIX = ROOT / "tests" / "fixtures" / "reference"
 VLMS = ["BLIP1", "InstructBLIP", "LLaVA-1.5", "LLaVA-1.5-alt", "mPLUG", "Fuyu"]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """The tiny models here run thousands of small batches: one torch thread is faster than many (and keeps
+    this module's speed independent of the machine's load)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def recorded() -> pd.DataFrame:
     data = pd.read_parquet(ROOT / "data" / "ts2" / "qa_answers.parquet")
@@ -137,10 +149,17 @@ def test_dsg_reference_scores_differ_between_rules(dsg_reference):
 
 # -- TIFA -----------------------------------------------------------------------------------------------
 
+def _tifa_rows(recorded, vlm):
+    """The TIFA answers of every fourth SEG (41 of 165, all three partitions): the tiny Sentence-BERT maps
+    thousands of free-form answers, and a quarter of the images keeps this module fast."""
+    rows = recorded[recorded.metric == f"TIFA-{vlm}"]
+    return rows[rows.seg_id % 4 == 0]
+
+
 @pytest.mark.parametrize("vlm", VLMS)
 def test_tifa_rule_on_recorded_answers(recorded, vlm):
     """TIFA's rule: an answer that is a choice is taken; correct means mapped == expected (no normalising)."""
-    rows = recorded[recorded.metric == f"TIFA-{vlm}"]
+    rows = _tifa_rows(recorded, vlm)
     metric = _metric("tifa")
     images, scores, details = _score(metric, rows)
     n_taken = 0
@@ -160,7 +179,7 @@ def test_tifa_rule_on_recorded_answers(recorded, vlm):
 @pytest.mark.parametrize("vlm", VLMS)
 def test_tifa_ts2_rule_matches_release(recorded, vlm):
     """``mapper_rule=ts2``: yes/no (fewer than three choices) by "contains yes", as the release's files say."""
-    rows = recorded[recorded.metric == f"TIFA-{vlm}"]
+    rows = _tifa_rows(recorded, vlm)
     metric = _metric("tifa", "&mapper_rule=ts2")
     images, _, details = _score(metric, rows)
     mc = dict(zip(zip(rows.file_name, rows.question_id.astype(int)), rows.mc_answer))
@@ -170,4 +189,4 @@ def test_tifa_ts2_rule_matches_release(recorded, vlm):
             if len(r["choices"]) < 3:
                 assert r["mapped"] == mc[(fn, r["question_id"])] == ("yes" if ts2_contains(r["answer"]) else "no")
                 n += 1
-    assert n == 13068
+    assert n == int((rows.choices.str.count(r"\|") < 2).sum()) > 2000
