@@ -26,6 +26,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="a scores file (CSV/Parquet) to load, shared by every visitor; repeatable")
     ap.add_argument("--lower-is-better", action="append", default=[], metavar="NAME",
                     help="a metric in --scores whose lower values are better; repeatable")
+    ap.add_argument("--nuisance", action="append", default=[], metavar="FILE",
+                    help="long table of `ts2viz nuisance` (repeatable): its metrics' nuisance views and stability "
+                         "table for every visitor")
     ap.add_argument("--gold", action="append", default=[], metavar="FOLDER",
                     help="a rated-set folder (images.csv, ratings.csv, ...) offered in the Human ratings tab "
                          "beside the bundled sets, shared by every visitor; repeatable")
@@ -76,6 +79,10 @@ def main(argv=None) -> int:
             from ts2viz.ui.callbacks.humaneval import add_operator_sets
 
             add_operator_sets(args.gold)
+        if args.nuisance:
+            from ts2viz.ui.state.nuisance_session import add_operator_nuisance
+
+            add_operator_nuisance(app, args.nuisance)
     except InputError as e:
         print(f"ts2viz: {e}", file=sys.stderr)
         return 2

@@ -52,7 +52,8 @@ def check(page_text: str, modules: dict[str, str]) -> list[str]:
     problems += [f"{m} is missing from the page" for m in sorted(rooms - set(where))]
     problems += [f"the page names {m}, which is not a module of ts2viz (or is kept for old imports)"
                  for m in sorted(set(where) - rooms)]
-    problems += [f"{m} is kept for old imports but not listed under 'Kept for old imports'" for m in sorted(shims - set(kept))]
+    problems += [f"{m} is kept for old imports but not listed under 'Kept for old imports'"
+                 for m in sorted(shims - set(kept))]
     problems += [f"'Kept for old imports' names {m}, which is not such a module" for m in sorted(set(kept) - shims)]
     problems += [f"{m} has no description" for m, d in {**where, **kept}.items() if not d.strip("| ")]
     return problems

@@ -290,6 +290,13 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         extra, pairwise_text = pairwise_columns(mm, load_inputs(args)[1], args, groups, settings if args.ci else None)
         for k, v in extra.items():
             lb[k] = v
+    nuisance_text = None
+    if args.nuisance:
+        from .nuisance import nuisance_columns
+
+        extra, nuisance_text = nuisance_columns(mm, load_inputs(args)[0], args, settings)
+        for k, v in extra.items():
+            lb[k] = v
     cost_text = None
     if args.cost:
         from .cost import cost_columns
@@ -311,6 +318,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(pairwise_text)
     if cost_text:
         print(cost_text)
+    if nuisance_text:
+        print(nuisance_text)
     if uses_bundled(args):
         from ..qa.records import BUNDLED_DSG_ACCUMULATION
 
@@ -599,6 +608,9 @@ def add_subcommands(sub) -> None:
     from .cost import add_cost_options
 
     add_cost_options(p)
+    from .nuisance import add_leaderboard_options
+
+    add_leaderboard_options(p)
     p.set_defaults(func=cmd_leaderboard)
     p = sub.add_parser("compare", help="paired comparison of two metrics in every leaderboard cell")
     p.add_argument("a", metavar="A", help="metric name")

@@ -53,10 +53,19 @@ def _default(action: argparse.Action) -> str:
     return f"`{d}`"
 
 
+def _is_help(action: argparse.Action) -> bool:
+    return "-h" in action.option_strings or "--help" in action.option_strings
+
+
+def _is_subparsers(action: argparse.Action) -> bool:
+    return isinstance(action.choices, dict) and bool(action.choices) and all(
+        isinstance(p, argparse.ArgumentParser) for p in action.choices.values())
+
+
 def _arguments_table(parser: argparse.ArgumentParser) -> list[str]:
     rows = []
     for action in parser._actions:  # noqa: SLF001 - argparse has no public list of a parser's actions
-        if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):  # noqa: SLF001
+        if _is_help(action) or _is_subparsers(action):
             continue
         if action.help is argparse.SUPPRESS:
             continue
@@ -104,7 +113,7 @@ def cli_reference_markdown(parser: argparse.ArgumentParser | None = None) -> str
                "do not edit by hand. Exit codes: 0 success, 2 bad input (one line on stderr naming the file, "
                "row and problem, and no output file), 1 other errors, 130 interrupted.", "",
                "```text", parser.format_usage().strip(), "```", ""]
-        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]  # noqa: SLF001
+        subs = [a for a in parser._actions if _is_subparsers(a)]  # noqa: SLF001
         helps = {}
         for sub in subs:
             for choice in sub._choices_actions:  # noqa: SLF001

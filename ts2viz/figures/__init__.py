@@ -14,7 +14,9 @@ figure is built. One module per view, the shared parts apart:
 - :mod:`.leaderboard`: Ord against Sep, one point per metric;
 - :mod:`.comparisons`: metric-metric correlation and significance heatmaps, two metrics' per-SEG values;
 - :mod:`.question_heatmap`: questions x nodes of one SEG;
-- :mod:`.cost_front`: quality against cost with the Pareto front.
+- :mod:`.cost_front`: quality against cost with the Pareto front;
+- :mod:`.nuisance_overlay`: a nuisance test on one SEG: node distributions with the transformed copies, the walk with
+  its nuisance band.
 
 The builders, the palette and the layout helpers are importable from here
 (``from ts2viz.figures import walk_figure``), as they were from the single module ``figures.py``.

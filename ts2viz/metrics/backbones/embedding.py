@@ -44,10 +44,36 @@ from ..common.base import Metric
 from ..common.device import autocast, resolve_device, resolve_dtype
 from ..common.hub import check_model_id, file_fingerprint, hf_load, model_identity
 from ..common.spec import Spec
+from ..registry import Option
 
 DEFAULT_BATCH = {"cpu": 32, "cuda": 256, "mps": 64}
+#: the options of clipscore:, alignscore: and siglip: (their cards list them)
+EMBEDDING_OPTIONS = (
+    Option("batch_size", None, "Images per model call (default 32 on CPU, 256 on CUDA, 64 on MPS; halved on GPU "
+           "out-of-memory). Speed only."),
+    Option("dtype", None, "Compute dtype on GPU: `float32`, `float16` or `bfloat16` (default: the card's "
+           "precision, else bfloat16 where the GPU supports it, else float16; always float32 on CPU).",
+           ("float32", "float16", "bfloat16")),
+)
 # Text lengths the public checkpoints were trained with (their processors pad/truncate to these).
 TEXT_LENGTH = {"alignscore": 64, "siglip": 64}
+
+
+def embedding_options(family: str) -> tuple:
+    """The options of ``clipscore:``, ``alignscore:`` and ``siglip:`` as their cards list them."""
+    variants = VARIANTS[family]
+    docs = {"ts2": "`ts2` (default: TS2's own code, the model's `logits_per_image` for the prompt as is)",
+            "cosine": "`cosine` (the raw cosine in [-1, 1])",
+            "hessel": "`hessel` (J. Hessel et al.'s CLIP-S: 2.5 · max(cos, 0) of \"A photo depicts \" + prompt, "
+                      "their torchvision preprocessing, float16 on GPU)",
+            "torchmetrics": "`torchmetrics` (torchmetrics' `clip_score`: 100 · max(cos, 0), over-long prompts "
+                            "cut without an end token)"}
+    return EMBEDDING_OPTIONS + (
+        Option("variant", "ts2", "The score: " + ", ".join(docs[v] for v in variants) + ".", variants),
+        Option("preprocess", "original", "`original` (the originals' image preparation: transformers' PIL "
+               "processor, or Hessel's torchvision pipeline) or `fast` (the processor's torchvision backend: faster, "
+               "numbers differ from the originals' in the 4th digit). transformers models only.", PREPROCESS),
+    )
 
 #: the score variants of each family (module docstring); the first is the default
 VARIANTS: dict[str, tuple[str, ...]] = {"clipscore": ("ts2", "cosine", "hessel", "torchmetrics"),

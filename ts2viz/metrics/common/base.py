@@ -115,11 +115,16 @@ class Metric:
 # -- images ----------------------------------------------------------------------------------------
 
 def load_image(image):
-    """An RGB PIL image from a PIL image, a path or raw bytes; :class:`InputError` if it cannot be read."""
+    """An 8-bit RGB PIL image from a PIL image, a path or raw bytes; :class:`InputError` if it cannot be read.
+
+    Every mode is converted by :func:`ts2viz.imaging.as_rgb` (16-bit images scaled, not clipped).
+    """
     from PIL import Image, UnidentifiedImageError
 
+    from ...imaging import as_rgb
+
     if isinstance(image, Image.Image):
-        return image if image.mode == "RGB" else image.convert("RGB")
+        return as_rgb(image)
     try:
         if isinstance(image, (bytes, bytearray)):
             import io
@@ -128,7 +133,7 @@ def load_image(image):
         else:
             im = Image.open(Path(image))
         im.load()
-        return im.convert("RGB")
+        return as_rgb(im)
     except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as e:
         name = "image bytes" if isinstance(image, (bytes, bytearray)) else str(image)
         raise InputError(f"unreadable image ({type(e).__name__}: {e})", file=name) from None

@@ -38,14 +38,14 @@ def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces
         with gr.Tabs(elem_id="tabs") as tabs:
             page.tabs = tabs
             board_tab = board.build(page)
-            explorer.build(page)
+            nuisance_tab = explorer.build(page)
             correlations.build(page)
             live_tab = live.build(page)
             authoring.build(page)
             humaneval.build(page)
         for slot in page.download_slots:
             slot.render()
-        wire_across_tabs(page, board_tab, live_tab)
+        wire_across_tabs(page, board_tab, live_tab, nuisance_tab)
         wire_first_render(demo, page)
 
         def end_session(request: gr.Request):
@@ -93,7 +93,7 @@ def metric_lists(page: Page, view, select: str | None = None) -> tuple:
     return tuple(out)
 
 
-def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveTab) -> None:
+def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveTab, nuisance_tab=None) -> None:
     # each in one call (see combined): the mode changes every view; the figure format the figures
     # (the board's scatter too); the data variant every view of the shared scores
     for trigger, parts, name in ((page.mode.change, ["board", "seg", "finder", "corr"], "mode_changed"),
@@ -135,6 +135,11 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
                   model=True, errors_to=live_tab.upload_outputs[0])
     live.clear_error_toasts_on_success(dep)
     page.then_redraw(page.on(dep.success, lists, None, pickers), ["header", "board"])
+    if nuisance_tab is not None:
+        # a live nuisance run adds the metric's clean scores (a live metric) and its stability rows
+        live.clear_error_toasts_on_success(nuisance_tab.run_event)
+        page.then_redraw(page.on(nuisance_tab.run_event.success, lists, None, pickers),
+                         ["header", "board", "stability", "nuisance"])
 
 
 def combined(page: Page, parts: Sequence[str], name: str, *, skip_board_table: bool = False) -> Refresh:

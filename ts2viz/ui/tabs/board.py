@@ -12,6 +12,7 @@ from ...display import SIGNED_SEP_NOTE, md_text
 from ..callbacks import common as cb_common, board as cb_board
 from ..callbacks import uncertainty as uc
 from ..page.glue import Page, Refresh, build_plain, page_plot
+from . import nuisance as nuisance_ui
 
 SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Signed sep · Avg", "signed_sep_avg"),
                 ("Ord · Synth", "ord_synth"),
@@ -98,6 +99,7 @@ def build(page: Page) -> BoardTab:
                              "tie-calibrated accuracy with chance baselines)", elem_id="board-significance")
         sig_panel = gr.HTML(elem_id="board-significance-panel")
         cost_parts = build_cost_view(page)
+        nuisance_ui.build_board_part(page)
         with gr.Accordion("Add a scores file (CSV or Parquet: file_name + one column per metric)", open=False):
             with gr.Row():
                 up_file = gr.File(label="Scores file", file_types=[".csv", ".parquet"], scale=2)
