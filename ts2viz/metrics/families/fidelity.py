@@ -40,9 +40,9 @@ FIDELITY: dict[str, tuple[tuple[str, str, str, str, str], ...]] = {
          "2 decimals; ts2viz reports the unscaled per-image score (an affine map per dataset: Ord and Sep are "
          "unchanged except for the ties the rounding makes)", DIFF, "", ""),
         ("score (Hessel et al.)", "`variant=hessel`: jmhessel/clipscore `get_clip_score`: 2.5 * max(cos, 0) of "
-         "\"A photo depicts \" + prompt", AS, "variant", _CS + "test_clipscore_variant_equals_original[hessel]"),
+         "\"A photo depicts \" + prompt", AS, "variant", _CS + "test_clipscore_variant_equals_original"),
         ("score (torchmetrics)", "`variant=torchmetrics`: torchmetrics `clip_score`: 100 * max(cos, 0) of the "
-         "prompt as is", AS, "variant", _CS + "test_clipscore_variant_equals_original[torchmetrics]"),
+         "prompt as is", AS, "variant", _CS + "test_clipscore_variant_equals_original"),
         ("prompt truncation", "over 77 tokens: cut keeping the end token (Hessel's `clip.tokenize(truncate=True)`), "
          "or ids cut without it (`variant=torchmetrics`, as torchmetrics); TS2's code has no truncation and "
          "fails on such prompts, ts2viz truncates with a warning", AS, "variant",
@@ -79,9 +79,9 @@ FIDELITY: dict[str, tuple[tuple[str, str, str, str, str], ...]] = {
     "tifa": (
         ("decoding (BLIP-VQA)", "`decoding=tifa`: TIFA's `BLIP.vqa`: the bare question, `generate(max_length=50)`, "
          "decoded with `skip_special_tokens`, not stripped", AS, "decoding",
-         _TI + "test_tifa_equals_tifas_code[blip]"),
+         _TI + "test_tifa_equals_tifas_code"),
         ("decoding (GIT)", "`decoding=tifa`: TIFA's `GIT.vqa`: `[CLS]` + the question's tokens, "
-         "`generate(max_length=50)` counting the question", AS, "decoding", _TI + "test_tifa_equals_tifas_code[git]"),
+         "`generate(max_length=50)` counting the question", AS, "decoding", _TI + "test_tifa_equals_tifas_code"),
         ("decoding and prompt (BLIP-2)", "`decoding=tifa` + `prompt_style=tifa_blip2`: TIFA's prompt and LAVIS "
          "`blip2_t5.generate` defaults (beam 5, 30 new tokens, min_length 1) on the transformers BLIP-2; not "
          "yet proven against LAVIS' own model code (no LAVIS fixture)", DIFF, "decoding",
