@@ -63,7 +63,7 @@ CARD = Card(
                  "ran it (lengths and penalty on generated tokens), special tokens skipped, stripped; questions "
                  "batched only with questions of equal token length, so each answer is the one DSG's "
                  "one-at-a-time call gives", "as the original", "decoding",
-                 f"{_D}test_dsg_on_instructblip_decodes_as_dsgs_code, "
+                 "tests/metrics/reference/test_dsg_reference.py::test_dsg_instructblip_equals_dsgs_code, "
                  f"{_D}test_generate_kwargs_follow_transformers_431_lengths"),
         Fidelity("VQA decoding (other models)",
                  "ts2viz's greedy decoding (`decoding=greedy`: the model's template, greedy, `max_new_tokens`); "
