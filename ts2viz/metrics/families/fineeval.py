@@ -519,6 +519,8 @@ class FineEval(Metric):
         for i, (dec, dets, (cands, per_q)) in enumerate(zip(decs, detections, layouts)):
             recs, fine_e, fine_r, coarse = [], [], [], []
             for (kind, text), (use, rows, coarse_text, c_row) in zip(dec.questions, per_q):
+                if self.lowercase:   # the question as asked (see above)
+                    text = text.lower()
                 p = [float(probs[r]) for r in rows]
                 best = int(np.argmax(p))
                 c0 = float(probs[c_row])
