@@ -93,7 +93,8 @@ def test_released_layouts_need_only_required_packages(tmp_path):
     dists = metadata.packages_distributions()
     allowed = requirement_closure(ROOT / "requirements.txt")
     outside = {m: sorted({canonicalize_name(d) for d in dists.get(m, [])} - allowed) for m in result["modules"]}
-    outside = {m: d for m, d in outside.items() if d and not (set(dists.get(m, [])) & allowed)}
+    outside = {m: d for m, d in outside.items()
+               if d and not ({canonicalize_name(x) for x in dists.get(m, [])} & allowed)}
     if not outside:
         return
     again = _load_layouts(tmp_path, blocked=set(outside))
