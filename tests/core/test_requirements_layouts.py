@@ -27,17 +27,6 @@ SCRIPT = r"""
 import json, sys, tempfile
 from pathlib import Path
 sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests/support"]
-blocked = set(filter(None, sys.argv[2].split(",")))
-
-
-class Block:   # the named top-level modules cannot be imported (as if their distribution were not installed)
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in blocked:
-            raise ModuleNotFoundError(f"No module named {name!r} (blocked)", name=name)
-        return None
-
-
-sys.meta_path.insert(0, Block())
 import released_layouts as rl
 before = set(sys.modules)
 errors = {}
@@ -76,30 +65,25 @@ def requirement_closure(path: Path) -> set[str]:
     return seen
 
 
-def _load_layouts(tmp_path, blocked=()) -> dict:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT), ",".join(sorted(blocked))], capture_output=True,
-                         text=True, env=env, cwd=tmp_path, timeout=900)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+#: distributions transformers and torch import when they are installed, without needing them: the layouts
+#: loaded in a fresh ``pip install -r requirements.txt`` venv without these (tools/fresh_venv_check.py)
+OPTIONAL = {"scipy", "psutil"}
 
 
 def test_released_layouts_need_only_required_packages(tmp_path):
-    """Every layout loads; then the distributions it imported that requirements.txt does not bring are made
-    unimportable and every layout must still load (so they were optional imports, e.g. scipy that
-    transformers uses when present). A package a layout needs and requirements.txt lacks fails here."""
-    result = _load_layouts(tmp_path)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT)], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
     assert not result["errors"], result["errors"]
     dists = metadata.packages_distributions()
-    allowed = requirement_closure(ROOT / "requirements.txt")
-    outside = {m: sorted({canonicalize_name(d) for d in dists.get(m, [])} - allowed) for m in result["modules"]}
-    outside = {m: d for m, d in outside.items()
-               if d and not ({canonicalize_name(x) for x in dists.get(m, [])} & allowed)}
-    if not outside:
-        return
-    again = _load_layouts(tmp_path, blocked=set(outside))
-    assert not again["errors"], (f"released layouts need {sorted({d for ds in outside.values() for d in ds})}, "
-                                 f"which requirements.txt does not bring (add them, pinned): {again['errors']}")
+    allowed = requirement_closure(ROOT / "requirements.txt") | OPTIONAL
+    needed = {canonicalize_name(d) for m in result["modules"] for d in dists.get(m, [])
+              if not ({canonicalize_name(x) for x in dists.get(m, [])} & allowed)}
+    missing = sorted(needed - allowed)
+    assert not missing, (f"released layouts import {missing}, which requirements.txt does not bring "
+                         "(add them, pinned)")
 
 
 def test_closure_follows_requirements():
