@@ -156,6 +156,11 @@ def paligemma_inputs(vqa, images: Sequence, questions: Sequence[str]) -> dict:
             "token_type_ids": torch.zeros_like(ids).to(vqa.device), "pixel_values": pix.to(vqa.device, vqa.model.dtype)}
 
 
+#: LLaVA-NeXT's ``qwen_1_5`` conversation (ChatML), which t2v_metrics' LLaVA-OneVision prompt is written in
+ONEVISION_PROMPT = ("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n<image>\n"
+                    "{question}<|im_end|>\n<|im_start|>assistant\n")
+
+
 def first_token_inputs(vqa, images: Sequence, questions: Sequence[str]) -> dict:
     """The prompt batch (left-padded) whose next token t2v_metrics reads, for the model's architecture."""
     kind = getattr(vqa.model.config, "model_type", "")
@@ -163,6 +168,11 @@ def first_token_inputs(vqa, images: Sequence, questions: Sequence[str]) -> dict:
         return paligemma_inputs(vqa, images, questions)
     if kind in ("qwen2_vl", "qwen2_5_vl"):
         images = [qwen_resize(im.convert("RGB")) for im in images]
+    if kind == "llava_onevision":  # t2v_metrics' own ChatML string, not the processor's chat template
+        enc = vqa.processor(images=list(images), text=[ONEVISION_PROMPT.format(question=q) for q in questions],
+                            padding=True, return_tensors="pt")
+        return {k: (v.to(vqa.device).to(vqa.model.dtype) if v.is_floating_point() else v.to(vqa.device))
+                for k, v in enc.items() if hasattr(v, "to")}
     return vqa._inputs(images, questions)
 
 
