@@ -134,7 +134,8 @@ def drafts_to_dataset(drafts: SegDraft | Sequence[SegDraft], *, name: str = "dra
     Examples
     --------
     >>> from ts2viz.authoring import SegDraft
-    >>> d = SegDraft("p", seg_id=5).add_node("0").add_node("1a").add_image("a", "a.png", "0").add_image("b", "b.png", "1a")
+    >>> d = (SegDraft("p", seg_id=5).add_node("0").add_node("1a")
+    ...      .add_image("a", "a.png", "0").add_image("b", "b.png", "1a"))
     >>> ds = drafts_to_dataset(d)
     >>> sorted(ds.segs), [r.file_name for r in ds.rows]
     ([5], ['a.png', 'b.png'])

@@ -344,7 +344,8 @@ def draft_warnings(draft: SegDraft) -> list[DraftProblem]:
     --------
     >>> d = SegDraft("p").add_node("0", "a blue sky").add_node("1a", "no cat; no dog")
     >>> [w.message for w in draft_warnings(d)]
-    ['node 0 is an error-0 node (it matches the prompt) but lists errors: a blue sky', 'node 1a lists 2 errors but its label says 1']
+    ['node 0 is an error-0 node (it matches the prompt) but lists errors: a blue sky',
+     'node 1a lists 2 errors but its label says 1']
     """
     out: list[DraftProblem] = []
     levels: dict[str, int] = {}

@@ -108,7 +108,7 @@ def metric_name(name: str, available, option: str) -> str:
     >>> metric_name("tifa-gpt4", ["CLIPScore", "TIFA-GPT4V"], "compare")
     Traceback (most recent call last):
     ...
-    ts2viz.errors.InputError: compare: no metric 'tifa-gpt4' in the scores; did you mean 'TIFA-GPT4V'? (have: CLIPScore, TIFA-GPT4V)
+    ts2viz.errors.InputError: compare: no metric 'tifa-gpt4' in the scores; did you mean 'TIFA-GPT4V'? ...
     """
     have = list(available)
     found = _folded(name, have)

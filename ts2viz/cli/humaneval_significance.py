@@ -16,7 +16,7 @@ from ..errors import InputError
 
 
 def add_significance_options(p: argparse.ArgumentParser) -> None:
-    """Add ``--clusters``, ``--compare``, ``--cluster-stat``, ``--cluster-alpha`` and the permutation options to ``humaneval``.
+    """Add ``--clusters``, ``--compare``, ``--cluster-stat``, ``--cluster-alpha`` and permutation options to humaneval.
 
     Parameters
     ----------

@@ -275,7 +275,8 @@ def run_questions(args: argparse.Namespace) -> int:
     Raises
     ------
     InputError
-        For bad input (``--out`` suffix, ``--seg`` without ``--dataset``, prompts file, dataset, generator), in one line.
+        For bad input (``--out`` suffix, ``--seg`` without ``--dataset``, prompts file, dataset, generator), in one
+        line.
     """
     from ..dataset import parse_seg_ids
     from ..metrics.backbones.llm import load_llm

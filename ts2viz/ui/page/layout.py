@@ -245,7 +245,9 @@ def combined(page: Page, parts: Sequence[str], name: str, *, skip_board_table: b
 
 
 def wire_first_render(demo: gr.Blocks, page: Page) -> None:
-    """One load event fills every view (the leaderboard table is in the initial page already: only its scatter comes from here).
+    """One load event fills every view.
+
+    The leaderboard table is in the initial page already: only its scatter comes from here.
 
     Parameters
     ----------

@@ -406,7 +406,8 @@ def display_names(specs: Sequence[str]) -> dict[str, str]:
     Examples
     --------
     >>> display_names(["clipscore:/a/clip", "clipscore:/b/clip", "clipscore:openai/clip-vit-base-patch32"])
-    {'clipscore:openai/clip-vit-base-patch32': 'clipscore:openai/clip-vit-base-patch32', 'clipscore:/a/clip': 'clipscore:clip', 'clipscore:/b/clip': 'clipscore:clip (2)'}
+    {'clipscore:openai/clip-vit-base-patch32': 'clipscore:openai/clip-vit-base-patch32',
+     'clipscore:/a/clip': 'clipscore:clip', 'clipscore:/b/clip': 'clipscore:clip (2)'}
     """
     specs = [s.strip() for s in specs]
     shown = {s: shown_spec(s) for s in specs}
@@ -484,7 +485,8 @@ def read_metric_list(specs: Sequence[str] = (), file: str | os.PathLike | None =
 
     Examples
     --------
-    >>> read_metric_list(["clipscore:openai/clip-vit-base-patch32"], env={"TS2VIZ_METRICS": "clipscore:openai/clip-vit-base-patch32,pickscore:pickscore-v1"})
+    >>> env = {"TS2VIZ_METRICS": "clipscore:openai/clip-vit-base-patch32,pickscore:pickscore-v1"}
+    >>> read_metric_list(["clipscore:openai/clip-vit-base-patch32"], env=env)
     ('clipscore:openai/clip-vit-base-patch32', 'pickscore:pickscore-v1')
     """
     from ...metrics import family, parse_spec

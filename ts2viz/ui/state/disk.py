@@ -92,7 +92,7 @@ class DiskLedger:
     >>> ledger.require(session, 12 * MIB, "the export")
     Traceback (most recent call last):
     ...
-    ts2viz.errors.InputError: the export needs 12 MB of disk; this session's files already take 0.0 MB of 10 MB; remove SEGs or images, or reload the page
+    ts2viz.errors.InputError: the export needs 12 MB of disk; this session's files already take 0.0 MB of 10 MB; ...
     """
 
     def __init__(self, per_session: int | None, per_client: int | None, total: int | None) -> None:

@@ -50,11 +50,12 @@ _trim_lock = threading.Lock()
 
 
 def release_memory(force: bool = False) -> bool:
-    """Hand the heap's free pages back to the system (glibc's ``malloc_trim``), at most every :data:`TRIM_EVERY_S` seconds.
+    """Hand the heap's free pages back to the system (glibc's ``malloc_trim``), at most every few seconds.
 
-    Python frees a closed session's tables, but glibc keeps the freed arenas mapped: without this the
-    process stays at its peak size after the sessions have gone. A call within the interval schedules one
-    more run when the interval is over (the last session's memory). Nothing happens without glibc.
+    At most every :data:`TRIM_EVERY_S` seconds. Python frees a closed session's tables, but glibc keeps the
+    freed arenas mapped: without this the process stays at its peak size after the sessions have gone. A
+    call within the interval schedules one more run when the interval is over (the last session's memory).
+    Nothing happens without glibc.
 
     Parameters
     ----------
