@@ -45,8 +45,9 @@ class AnswerScoring:
 
     Parameters
     ----------
-    yes_rule : {'exact', 'contains'}, default 'exact'
-        ``exact`` (DSG's code) or ``contains`` (TS2's code); see :func:`ts2viz.qa.mapping.is_yes`.
+    yes_rule : {'exact', 'chat', 'contains'}, default 'exact'
+        ``exact`` (DSG's InstructBLIP path), ``chat`` (DSG's chat-model path: lower-cased, punctuation
+        stripped) or ``contains`` (TS2's code); see :func:`ts2viz.qa.mapping.is_yes`.
     missing : {'zero', 'nan'}, default 'zero'
         ``zero`` (DSG's code: an image without answers scores 0) or ``nan`` (left out).
     malformed_parents : {'no_gating', 'skip_part'}, default 'no_gating'
