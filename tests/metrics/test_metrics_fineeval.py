@@ -217,6 +217,7 @@ def _hand_score(m, image, prompt, dets, *, whole_image="always", weighting="mean
     rel_crops.append(image)
     e, r, coarse = [], [], []
     for kind, q in DECOMPOSED[prompt].questions:
+        q = q.lower() if m.lowercase else q      # the original lower-cases the LLM's reply (parse_output)
         crops = ent_crops if kind == "entity" else rel_crops
         p = [m.vqa.yes_probability([c], [q])[0] for c in crops]
         (e if kind == "entity" else r).append(max(p))
