@@ -18,6 +18,7 @@ below any difference a test means.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -87,3 +88,272 @@ def assert_distinct(values: Sequence[float] | np.ndarray, *, rel: float = REL, a
 def assert_wide_gap(a: float, b: float, *, rel: float = REL, abs_tol: float = 0.0, context: str = "") -> None:
     """Assert that ``a`` and ``b`` differ by a wide margin (a comparison ``a > b`` of the two cannot flip)."""
     assert_distinct([a, b], rel=rel, abs_tol=abs_tol, context=context)
+
+
+def assert_wide_rounding(values: Iterable[float] | float, decimals: int = 0, *, rel: float = REL,
+                         abs_tol: float = 0.0, context: str = "") -> None:
+    """Assert that no value lies within the margin of a rounding boundary at ``decimals`` places.
+
+    For an expectation that compares rounded numbers (a table cell written ``f"{v:.3f}"``, a pixel box
+    rounded to whole pixels) computed twice: a value near ``...5`` rounds either way. The margin is
+    ``rel`` of the rounding unit ``10**-decimals`` (or ``abs_tol`` if larger).
+    """
+    v = np.atleast_1d(np.asarray(values, dtype=np.float64)).ravel()
+    v = v[np.isfinite(v)]
+    if not v.size:
+        return
+    unit = 10.0 ** -decimals
+    frac = np.abs((v / unit) % 1.0 - 0.5) * unit        # distance to the nearest rounding boundary
+    tol = max(rel * unit, abs_tol)
+    gap = float(frac.min())
+    if not gap > tol:
+        _fail(f"rounding to {decimals} decimals", gap, tol, context)
+
+
+# -- decisions inside models: generation and detection ------------------------------------------------------
+
+class _Generation:
+    """What :func:`generation_margins` saw: one entry per decision that was too narrow."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.steps = 0
+        self.narrow: list[tuple[float, float, str]] = []   # (gap, tol, where)
+
+
+def _eos_ids(model, kwargs: dict) -> set[int]:
+    eos = kwargs.get("eos_token_id")
+    if eos is None:
+        cfg = kwargs.get("generation_config") or getattr(model, "generation_config", None)
+        eos = getattr(cfg, "eos_token_id", None)
+    if eos is None:
+        return set()
+    return {int(e) for e in (eos if isinstance(eos, (list, tuple)) else [eos])}
+
+
+def _greedy_steps(rec: _Generation, model, kwargs: dict, out, rel: float, abs_tol: float) -> None:
+    """Top-1 minus top-2 of the processed scores at every step of every row still generating."""
+    import torch
+
+    scores = out.scores or ()
+    if not scores:
+        return
+    new = out.sequences[:, -len(scores):]
+    eos = _eos_ids(model, kwargs)
+    live = torch.ones(new.shape[0], dtype=torch.bool)
+    for t, s in enumerate(scores):
+        s = s.detach().double().cpu()
+        for b in torch.nonzero(live).flatten().tolist():
+            row = s[b]
+            finite = row[torch.isfinite(row)]
+            top = torch.topk(row, 2)
+            if int(top.indices[0]) != int(new[b, t]) and float(top.values[0] - top.values[1]) > 0:
+                raise AssertionError("generation_margins: the chosen token is not the argmax of the scores "
+                                     "(not greedy decoding?)")
+            tol = max(rel * float(finite.abs().max()) if finite.numel() else 0.0, abs_tol)
+            gap = float(top.values[0] - top.values[1])
+            rec.steps += 1
+            if not gap > tol:
+                rec.narrow.append((gap, tol, f"call {rec.calls}, row {b}, step {t}"))
+        if eos:
+            live &= ~torch.isin(new[:, t].cpu(), torch.tensor(sorted(eos)))
+
+
+def _beam_check(rec: _Generation, values, keep: int, step: int, rows, rel: float, abs_tol: float,
+                what: str) -> None:
+    """The best ``keep`` of each row of ``values`` (accumulated log-probabilities of a beam search)
+    and the first one left out are all apart by the margin, in the ``rows`` still searching. The
+    scale is one step's log-probability: the row's best value over the steps taken so far."""
+    import torch
+
+    v = values.detach().double().cpu()
+    v = v.reshape(v.shape[0], -1)
+    for b in range(v.shape[0]):
+        if rows is not None and not bool(rows[b]):
+            continue
+        row = v[b][v[b] > -1e8]                    # -1e9: slots beam search marks as unusable
+        if row.numel() < 2:
+            continue
+        top = torch.topk(row, min(keep + 1, row.numel())).values
+        tol = max(rel * max(1.0, float(top.abs().max()) / (step + 1)), abs_tol)
+        gap = float((top[:-1] - top[1:]).min())
+        rec.steps += 1
+        if not gap > tol:
+            rec.narrow.append((gap, tol, f"call {rec.calls}, row {b}, step {step}, {what}"))
+
+
+@contextmanager
+def generation_margins(*, rel: float = REL, abs_tol: float = 0.0, context: str = ""):
+    """Within the block, every ``generate`` of a transformers model decides with a wide margin.
+
+    Greedy decoding takes an argmax at every step, so a generated answer compared with another
+    computation of it (another batch, a reference written from the original's code) is an expectation
+    from an argmax over a random model's floats. This wraps ``GenerationMixin.generate`` (so models
+    whose own ``generate`` calls a language model's, like BLIP and InstructBLIP, are covered too) and
+    checks every decision of every sequence still being generated:
+
+    * greedy: the best processed score against the second best, at every step;
+    * beam search: consecutive candidates among the ``2 * num_beams`` continuations it keeps and the
+      first one it drops, the finished hypotheses it keeps and the first one it drops, and its
+      early-stopping comparison (best running score against the worst finished one); the scale is one
+      step's log-probability (the accumulated score over the steps taken).
+
+    On leaving the block it fails, as ill-conditioned, if any gap is below ``rel`` of the scale (or
+    ``abs_tol``). Sampling is refused (tests never sample). Beam-search hooks follow transformers'
+    ``_get_top_k_continuations`` / ``_update_finished_beams`` / ``_check_early_stop_heuristic``
+    (transformers 5); with another version a beam search fails here instead of passing unchecked.
+
+    Yields the record (``calls``, ``steps`` checked, ``narrow`` decisions).
+    """
+    from transformers.generation.utils import GenerationMixin
+
+    rec = _Generation()
+    names = ("generate", "_get_top_k_continuations", "_update_finished_beams", "_check_early_stop_heuristic")
+    orig = {n: GenerationMixin.__dict__.get(n) for n in names}
+    state = {"step": 0, "alive": None}
+
+    def generate(self, *args, **kwargs):
+        cfg = kwargs.get("generation_config") or getattr(self, "generation_config", None)
+        asked = kwargs.get("return_dict_in_generate", getattr(cfg, "return_dict_in_generate", False))
+        beams = int(kwargs.get("num_beams") or getattr(cfg, "num_beams", 1) or 1)
+        if kwargs.get("do_sample", getattr(cfg, "do_sample", False)):
+            raise AssertionError("generation_margins: sampling has no margin to check")
+        if beams > 1 and any(orig[n] is None for n in names):
+            raise AssertionError("generation_margins: this transformers has no beam-search hooks to check")
+        rec.calls += 1
+        state.update(step=0, alive=None)
+        out = orig["generate"](self, *args, **{**kwargs, "output_scores": True, "return_dict_in_generate": True})
+        if beams == 1:
+            _greedy_steps(rec, self, kwargs, out, rel, abs_tol)
+        return out if asked else out.sequences
+
+    def top_k(self, *args, **kwargs):
+        _beam_check(rec, kwargs["accumulated_log_probs"], int(kwargs["beams_to_keep"]), state["step"],
+                    state["alive"], rel, abs_tol, "continuations")
+        state["step"] += 1
+        return orig["_get_top_k_continuations"](self, *args, **kwargs)
+
+    def finished(self, *args, **kwargs):
+        import torch
+
+        # the finished hypotheses of the previous steps and this step's new ones (before the
+        # code's own exclusions, so a little stricter than needed), the best num_beams kept
+        new = kwargs["topk_log_probs"] / ((kwargs["cur_len"] + 1 - kwargs["decoder_prompt_len"])
+                                          ** kwargs["length_penalty"])
+        ok = kwargs["next_token_hits_stopping_criteria"] & kwargs["top_num_beam_mask"][None, :]
+        merged = torch.cat((kwargs["beam_scores"], torch.where(ok, new, torch.full_like(new, -1e9))), dim=1)
+        _beam_check(rec, merged, int(kwargs["num_beams"]), state["step"] - 1, state["alive"], rel, abs_tol,
+                    "finished")
+        return orig["_update_finished_beams"](self, *args, **kwargs)
+
+    def early_stop(*args, **kwargs):
+        import torch
+
+        res = orig["_check_early_stop_heuristic"].__func__(*args, **kwargs)
+        running, done, fin = kwargs["running_beam_scores"], kwargs["beam_scores"], kwargs["is_sent_finished"]
+        length = kwargs["cur_len"] - kwargs["decoder_prompt_len"]
+        if kwargs["early_stopping"] == "never" and kwargs["length_penalty"] > 0.0:
+            length = kwargs["max_length"] - kwargs["decoder_prompt_len"]
+        best = running[:, 0] / (length ** kwargs["length_penalty"])
+        for b in range(best.shape[0]):
+            if (state["alive"] is None or bool(state["alive"][b])) and bool(fin[b].any()):
+                worst = float(torch.min(done[b]))
+                gap = abs(float(best[b]) - worst)
+                tol = max(rel * max(1.0, abs(worst) / max(1, state["step"])), abs_tol)
+                rec.steps += 1
+                if not gap > tol:
+                    rec.narrow.append((gap, tol, f"call {rec.calls}, row {b}, step {state['step']}, early stop"))
+        state["alive"] = res.reshape(-1).cpu()
+        return res
+
+    patched = {"generate": generate, "_get_top_k_continuations": top_k, "_update_finished_beams": finished,
+               "_check_early_stop_heuristic": staticmethod(early_stop)}
+    for n in names:
+        if orig[n] is not None:
+            setattr(GenerationMixin, n, patched[n])
+    try:
+        yield rec
+    finally:
+        for n in names:
+            if orig[n] is not None:
+                setattr(GenerationMixin, n, orig[n])
+    if rec.narrow:
+        gap, tol, where = min(rec.narrow, key=lambda n: n[0] - n[1])
+        _fail(f"generation ({len(rec.narrow)} of {rec.steps} decisions narrow; narrowest at {where})", gap, tol,
+              context)
+
+
+def _iou(a, b) -> float:
+    def area(x):
+        return max(0.0, x[2] - x[0]) * max(0.0, x[3] - x[1])
+
+    inter = area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
+    union = area(a) + area(b) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def assert_wide_detections(detector, images: Sequence, queries: Sequence[Sequence[str]] | None = None, *,
+                           crops: bool = False, rel: float = REL, context: str = "") -> None:
+    """Assert that every decision of a ts2viz detector (``ts2viz.metrics.detect.Detector``) on ``images``
+    is taken with a wide margin, so that its detections are the same under any batch or CPU.
+
+    The decisions: each raw detection's confidence against the threshold; the order of the confidences
+    kept (NMS and the ``max_boxes`` cap go by it); the IoU of two kept boxes of one label against the NMS
+    IoU; a kept box's width and height against the 1-pixel minimum; for an open-vocabulary detector,
+    each kept box's best query against its second best. ``crops=True`` (T2I-FineEval) adds the
+    decisions made from the kept boxes: each coordinate against the half-pixel where it rounds, and the
+    order of the products of confidences that ranks relation pairs (with the whole-image pseudo-box).
+    """
+    import copy
+
+    import torch
+
+    raw = copy.copy(detector)
+    raw.threshold = 0.0
+    raw._finish = lambda dets, image: dets                          # every candidate, unclipped
+    logits: list = []
+    hook = None
+    if detector.open_vocab:
+        hook = raw.model.register_forward_hook(lambda mod, args, out: logits.append(out.logits.detach().cpu()))
+    try:
+        every = raw.detect(list(images), queries)
+    finally:
+        if hook is not None:
+            hook.remove()
+    t, u = detector.threshold, detector.nms_iou
+    for k, (image, dets) in enumerate(zip(images, every)):
+        where = f"{context}: image {k}" if context else f"image {k}"
+        assert_wide_threshold([d.score for d in dets], t, rel=rel, context=f"{where}, confidence threshold")
+        w, h = image.size
+        kept = []
+        for d in dets:
+            if d.score < t:
+                continue
+            b = (max(0.0, min(w, d.box[0])), max(0.0, min(h, d.box[1])),
+                 max(0.0, min(w, d.box[2])), max(0.0, min(h, d.box[3])))
+            assert_wide_threshold([b[2] - b[0], b[3] - b[1]], 1.0, rel=rel, context=f"{where}, 1-pixel minimum")
+            if b[2] - b[0] >= 1 and b[3] - b[1] >= 1:
+                kept.append((b, d.label, d.score))
+        assert_distinct([s for *_, s in kept], rel=rel, context=f"{where}, order of confidences")
+        if u < 1:
+            ious = [_iou(a[0], b[0]) for i, a in enumerate(kept) for b in kept[i + 1:] if a[1] == b[1]]
+            assert_wide_threshold(ious, u, rel=rel, context=f"{where}, NMS IoU")
+        if crops:
+            from ts2viz.metrics.fineeval import PSEUDO_BOX_CONFIDENCE
+
+            assert_wide_rounding([v for b, *_ in kept for v in b], 0, rel=rel, context=f"{where}, pixel rounding")
+            conf = [s for *_, s in kept] + [PSEUDO_BOX_CONFIDENCE]
+            products = np.unique([a * b for i, a in enumerate(conf) for b in conf[i + 1:]])
+            assert_distinct(products, rel=rel, context=f"{where}, relation pair ranking")
+    if detector.open_vocab:
+        # per box, the best query's sigmoid against the second best, for the boxes the threshold keeps
+        n = 0
+        for batch in logits:
+            for lg in batch:
+                p = torch.sigmoid(lg.double())
+                if p.shape[-1] >= 2:
+                    top = torch.topk(p, 2, dim=-1).values
+                    for a, b in top[top[:, 0] >= t].tolist():
+                        assert_wide_gap(a, b, rel=rel, context=f"{context + ': ' if context else ''}call item {n}, "
+                                                                "best query")
+                n += 1
