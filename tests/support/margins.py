@@ -159,11 +159,11 @@ def _greedy_steps(rec: _Generation, model, kwargs: dict, out, rel: float, abs_to
             live &= ~torch.isin(new[:, t].cpu(), torch.tensor(sorted(eos)))
 
 
-def _beam_check(rec: _Generation, values, keep: int, step: int, rows, rel: float, abs_tol: float,
-                what: str) -> None:
-    """The best ``keep`` of each row of ``values`` (accumulated log-probabilities of a beam search)
-    and the first one left out are all apart by the margin, in the ``rows`` still searching. The
-    scale is one step's log-probability: the row's best value over the steps taken so far."""
+def _beam_gaps(rec: _Generation, values, cuts, step: int, rows, rel: float, abs_tol: float, what: str) -> None:
+    """For each row of ``values`` (scores of a beam search, -1e9 marking unusable slots) still searching,
+    the gap at each cut of its descending order: ``cuts(order, row)`` gives pairs of positions in it,
+    the last one kept and the first one dropped. The scale is one step's log-probability: the best
+    accumulated score over the steps taken (at least 1)."""
     import torch
 
     v = values.detach().double().cpu()
@@ -171,15 +171,17 @@ def _beam_check(rec: _Generation, values, keep: int, step: int, rows, rel: float
     for b in range(v.shape[0]):
         if rows is not None and not bool(rows[b]):
             continue
-        row = v[b][v[b] > -1e8]                    # -1e9: slots beam search marks as unusable
-        if row.numel() < 2:
+        valid = torch.nonzero(v[b] > -1e8).flatten()
+        if valid.numel() < 2:
             continue
-        top = torch.topk(row, min(keep + 1, row.numel())).values
-        tol = max(rel * max(1.0, float(top.abs().max()) / (step + 1)), abs_tol)
-        gap = float((top[:-1] - top[1:]).min())
-        rec.steps += 1
-        if not gap > tol:
-            rec.narrow.append((gap, tol, f"call {rec.calls}, row {b}, step {step}, {what}"))
+        order = valid[torch.argsort(v[b][valid], descending=True, stable=True)]
+        tol = max(rel * max(1.0, abs(float(v[b][order[0]])) / (step + 1)), abs_tol)
+        for i, j in cuts(order.tolist(), b):
+            if j < len(order):
+                gap = float(v[b][order[i]] - v[b][order[j]])
+                rec.steps += 1
+                if not gap > tol:
+                    rec.narrow.append((gap, tol, f"call {rec.calls}, row {b}, step {step}, {what} {i + 1}/{j + 1}"))
 
 
 @contextmanager
@@ -193,10 +195,12 @@ def generation_margins(*, rel: float = REL, abs_tol: float = 0.0, context: str =
     checks every decision of every sequence still being generated:
 
     * greedy: the best processed score against the second best, at every step;
-    * beam search: consecutive candidates among the ``2 * num_beams`` continuations it keeps and the
-      first one it drops, the finished hypotheses it keeps and the first one it drops, and its
-      early-stopping comparison (best running score against the worst finished one); the scale is one
-      step's log-probability (the accumulated score over the steps taken).
+    * beam search, at every step: the last continuation it keeps (of ``2 * num_beams``) against the
+      first it drops, the same at ``num_beams`` (where a finished one is taken) and among the
+      continuations that go on; the best finished hypothesis against the second, and the last one kept
+      against the first dropped; its early-stopping comparison (best running score against the worst
+      finished one). The scale is one step's log-probability (the best accumulated score over the
+      steps taken, at least 1).
 
     On leaving the block it fails, as ill-conditioned, if any gap is below ``rel`` of the scale (or
     ``abs_tol``). Sampling is refused (tests never sample). Beam-search hooks follow transformers'
@@ -210,7 +214,7 @@ def generation_margins(*, rel: float = REL, abs_tol: float = 0.0, context: str =
     rec = _Generation()
     names = ("generate", "_get_top_k_continuations", "_update_finished_beams", "_check_early_stop_heuristic")
     orig = {n: GenerationMixin.__dict__.get(n) for n in names}
-    state = {"step": 0, "alive": None}
+    state: dict = {"step": 0, "alive": None, "eos": set()}
 
     def generate(self, *args, **kwargs):
         cfg = kwargs.get("generation_config") or getattr(self, "generation_config", None)
@@ -221,29 +225,41 @@ def generation_margins(*, rel: float = REL, abs_tol: float = 0.0, context: str =
         if beams > 1 and any(orig[n] is None for n in names):
             raise AssertionError("generation_margins: this transformers has no beam-search hooks to check")
         rec.calls += 1
-        state.update(step=0, alive=None)
+        state.update(step=0, alive=None, eos=_eos_ids(self, kwargs))
         out = orig["generate"](self, *args, **{**kwargs, "output_scores": True, "return_dict_in_generate": True})
         if beams == 1:
             _greedy_steps(rec, self, kwargs, out, rel, abs_tol)
         return out if asked else out.sequences
 
     def top_k(self, *args, **kwargs):
-        _beam_check(rec, kwargs["accumulated_log_probs"], int(kwargs["beams_to_keep"]), state["step"],
-                    state["alive"], rel, abs_tol, "continuations")
+        values, keep, beams = kwargs["accumulated_log_probs"], int(kwargs["beams_to_keep"]), int(kwargs["num_beams"])
+        vocab = values.shape[-1] // beams
+
+        def cuts(order, row):
+            # the continuations kept (the best beams_to_keep), those among the best num_beams (a finished
+            # one counts only there), and the best num_beams of those that go on (no end token)
+            out = [(beams - 1, beams), (keep - 1, keep)]
+            going = [i for i, k in enumerate(order[:keep]) if k % vocab not in state["eos"]]
+            if len(going) > beams:
+                out.append((going[beams - 1], going[beams]))
+            return out
+
+        _beam_gaps(rec, values, cuts, state["step"], state["alive"], rel, abs_tol, "continuation")
         state["step"] += 1
         return orig["_get_top_k_continuations"](self, *args, **kwargs)
 
     def finished(self, *args, **kwargs):
         import torch
 
-        # the finished hypotheses of the previous steps and this step's new ones (before the
-        # code's own exclusions, so a little stricter than needed), the best num_beams kept
+        # the finished hypotheses of the previous steps and this step's new ones (before the code's own
+        # exclusions, so a little stricter than needed): the best num_beams are kept, the best one returned
         new = kwargs["topk_log_probs"] / ((kwargs["cur_len"] + 1 - kwargs["decoder_prompt_len"])
                                           ** kwargs["length_penalty"])
         ok = kwargs["next_token_hits_stopping_criteria"] & kwargs["top_num_beam_mask"][None, :]
         merged = torch.cat((kwargs["beam_scores"], torch.where(ok, new, torch.full_like(new, -1e9))), dim=1)
-        _beam_check(rec, merged, int(kwargs["num_beams"]), state["step"] - 1, state["alive"], rel, abs_tol,
-                    "finished")
+        beams = int(kwargs["num_beams"])
+        _beam_gaps(rec, merged, lambda order, row: [(0, 1), (beams - 1, beams)], state["step"] - 1, state["alive"],
+                   rel, abs_tol, "finished")
         return orig["_update_finished_beams"](self, *args, **kwargs)
 
     def early_stop(*args, **kwargs):
