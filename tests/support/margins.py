@@ -185,7 +185,7 @@ def _beam_gaps(rec: _Generation, values, cuts, step: int, rows, rel: float, abs_
 
 
 @contextmanager
-def generation_margins(*, rel: float = REL, abs_tol: float = 0.0, context: str = ""):
+def generation_margins(*, rel: float = REL, abs_tol: float = 0.0, context: str = "", only=None):
     """Within the block, every ``generate`` of a transformers model decides with a wide margin.
 
     Greedy decoding takes an argmax at every step, so a generated answer compared with another
@@ -202,6 +202,9 @@ def generation_margins(*, rel: float = REL, abs_tol: float = 0.0, context: str =
       finished one). The scale is one step's log-probability (the best accumulated score over the
       steps taken, at least 1).
 
+    ``only``: a predicate on the model; calls of models it rejects are not checked (a captioner whose
+    caption the test takes as given, say: ``only=lambda model: "llm" in model.name_or_path``).
+
     On leaving the block it fails, as ill-conditioned, if any gap is below ``rel`` of the scale (or
     ``abs_tol``). Sampling is refused (tests never sample). Beam-search hooks follow transformers'
     ``_get_top_k_continuations`` / ``_update_finished_beams`` / ``_check_early_stop_heuristic``
@@ -214,12 +217,18 @@ def generation_margins(*, rel: float = REL, abs_tol: float = 0.0, context: str =
     rec = _Generation()
     names = ("generate", "_get_top_k_continuations", "_update_finished_beams", "_check_early_stop_heuristic")
     orig = {n: GenerationMixin.__dict__.get(n) for n in names}
-    state: dict = {"step": 0, "alive": None, "eos": set()}
+    state: dict = {"step": 0, "alive": None, "eos": set(), "skip": False}
 
     def generate(self, *args, **kwargs):
         cfg = kwargs.get("generation_config") or getattr(self, "generation_config", None)
         asked = kwargs.get("return_dict_in_generate", getattr(cfg, "return_dict_in_generate", False))
         beams = int(kwargs.get("num_beams") or getattr(cfg, "num_beams", 1) or 1)
+        if only is not None and not only(self):
+            state["skip"] = True
+            try:
+                return orig["generate"](self, *args, **kwargs)
+            finally:
+                state["skip"] = False
         if kwargs.get("do_sample", getattr(cfg, "do_sample", False)):
             raise AssertionError("generation_margins: sampling has no margin to check")
         if beams > 1 and any(orig[n] is None for n in names):
@@ -232,6 +241,8 @@ def generation_margins(*, rel: float = REL, abs_tol: float = 0.0, context: str =
         return out if asked else out.sequences
 
     def top_k(self, *args, **kwargs):
+        if state["skip"]:
+            return orig["_get_top_k_continuations"](self, *args, **kwargs)
         values, keep, beams = kwargs["accumulated_log_probs"], int(kwargs["beams_to_keep"]), int(kwargs["num_beams"])
         vocab = values.shape[-1] // beams
 
@@ -251,6 +262,8 @@ def generation_margins(*, rel: float = REL, abs_tol: float = 0.0, context: str =
     def finished(self, *args, **kwargs):
         import torch
 
+        if state["skip"]:
+            return orig["_update_finished_beams"](self, *args, **kwargs)
         # the finished hypotheses of the previous steps and this step's new ones (before the code's own
         # exclusions, so a little stricter than needed): the best num_beams are kept, the best one returned
         new = kwargs["topk_log_probs"] / ((kwargs["cur_len"] + 1 - kwargs["decoder_prompt_len"])
@@ -266,6 +279,8 @@ def generation_margins(*, rel: float = REL, abs_tol: float = 0.0, context: str =
         import torch
 
         res = orig["_check_early_stop_heuristic"].__func__(*args, **kwargs)
+        if state["skip"]:
+            return res
         running, done, fin = kwargs["running_beam_scores"], kwargs["beam_scores"], kwargs["is_sent_finished"]
         length = kwargs["cur_len"] - kwargs["decoder_prompt_len"]
         if kwargs["early_stopping"] == "never" and kwargs["length_penalty"] > 0.0:
