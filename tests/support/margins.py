@@ -323,38 +323,52 @@ def _iou(a, b) -> float:
     return inter / union if union > 0 else 0.0
 
 
-#: the decisions a ts2viz detector takes (``assert_wide_detections(decisions=...)``)
-DETECTOR_DECISIONS = ("threshold", "size", "order", "nms", "query")
-#: the decisions T2I-FineEval takes from the kept boxes
+#: the decisions a ts2viz detector takes (``assert_wide_detections(decisions=...)``); ``order`` (the
+#: listing order of all kept detections) is not among them: compare detections regardless of order
+DETECTOR_DECISIONS = ("threshold", "size", "nms", "cap", "query")
+#: the decisions T2I-FineEval takes from the detections
 CROP_DECISIONS = ("rounding", "pairs")
 
 
+def _same(a, b) -> bool:
+    """Two raw detections that are one: same label, box and confidence (a model's duplicate query)."""
+    return a[1] == b[1] and a[2] == b[2] and tuple(a[0]) == tuple(b[0])
+
+
 def assert_wide_detections(detector, images: Sequence, queries: Sequence[Sequence[str]] | None = None, *,
-                           decisions: Sequence[str] = DETECTOR_DECISIONS, rel: float = REL,
-                           context: str = "") -> None:
+                           decisions: Sequence[str] = DETECTOR_DECISIONS, pseudo_box: bool = True,
+                           top_pairs: int = 10, rel: float = REL, context: str = "") -> None:
     """Assert that the decisions of a ts2viz detector (``ts2viz.metrics.detect.Detector``) on ``images``
     that a test's expectation depends on are taken with a wide margin.
 
-    ``decisions`` (:data:`DETECTOR_DECISIONS`, :data:`CROP_DECISIONS`):
+    ``decisions`` (:data:`DETECTOR_DECISIONS`, :data:`CROP_DECISIONS`, ``order``):
 
     * ``threshold``: each raw detection's confidence against the confidence threshold;
     * ``size``: a kept box's width and height against the 1-pixel minimum;
-    * ``order``: the order of the confidences kept (NMS and the ``max_boxes`` cap go by it, and
-      detections are listed by it);
-    * ``nms``: the IoU of two kept boxes of one label against the NMS IoU;
+    * ``nms``: the IoU of two kept boxes of one label against the NMS IoU, and where one suppresses
+      the other, their confidences (the more confident one stays);
+    * ``cap``: where more boxes than ``max_boxes`` survive NMS, the last one kept against the first
+      one dropped;
     * ``query``: for an open-vocabulary detector, each kept box's best query against its second best;
-    * ``rounding`` (T2I-FineEval's crops): each kept coordinate against the half pixel where it rounds;
-    * ``pairs`` (T2I-FineEval's relation candidates): the order of the products of kept confidences
-      (with the whole-image pseudo-box's 0.51) that ranks relation pairs.
+    * ``order``: the listing order of every kept detection (all confidences apart): only for a test
+      that compares lists of detections in order;
+    * ``rounding`` (T2I-FineEval's crops): each coordinate of a returned box against the half pixel
+      where it rounds;
+    * ``pairs`` (T2I-FineEval's relation candidates): where there are more pairs than ``top_pairs``,
+      the last product of confidences kept against the first dropped (with the whole-image
+      pseudo-box's 0.51 when ``pseudo_box``, as the authors' code does).
 
     Pick the decisions the expectation depends on: "some box is found" depends on ``threshold`` only;
-    "the same detections in another batch" on the detector's five.
+    "the same detections in another batch" on :data:`DETECTOR_DECISIONS`. Detections that are exact
+    duplicates (a model's duplicate query: same label, box and confidence) count once.
     """
     import copy
 
     import torch
 
-    unknown = set(decisions) - set(DETECTOR_DECISIONS) - set(CROP_DECISIONS)
+    from ts2viz.metrics.detect import Detection, nms
+
+    unknown = set(decisions) - set(DETECTOR_DECISIONS) - set(CROP_DECISIONS) - {"order"}
     if unknown:
         raise ValueError(f"unknown detector decisions {sorted(unknown)}")
     raw = copy.copy(detector)
@@ -375,33 +389,41 @@ def assert_wide_detections(detector, images: Sequence, queries: Sequence[Sequenc
         if "threshold" in decisions:
             assert_wide_threshold([d.score for d in dets], t, rel=rel, context=f"{where}, confidence threshold")
         w, h = image.size
-        kept = []
-        for d in dets:
+        kept: list = []
+        for d in sorted(dets, key=lambda d: -d.score):
             if d.score < t:
                 continue
             b = (max(0.0, min(w, d.box[0])), max(0.0, min(h, d.box[1])),
                  max(0.0, min(w, d.box[2])), max(0.0, min(h, d.box[3])))
             if "size" in decisions:
                 assert_wide_threshold([b[2] - b[0], b[3] - b[1]], 1.0, rel=rel, context=f"{where}, 1-pixel minimum")
-            if b[2] - b[0] >= 1 and b[3] - b[1] >= 1:
+            if b[2] - b[0] >= 1 and b[3] - b[1] >= 1 and not any(_same((b, d.label, d.score), x) for x in kept):
                 kept.append((b, d.label, d.score))
         if "order" in decisions:
             assert_distinct([s for *_, s in kept], rel=rel, context=f"{where}, order of confidences")
         if "nms" in decisions and u < 1:
-            ious = [_iou(a[0], b[0]) for i, a in enumerate(kept) for b in kept[i + 1:] if a[1] == b[1]]
-            assert_wide_threshold(ious, u, rel=rel, context=f"{where}, NMS IoU")
-        # the detections the detector returns (by its own NMS: the margins above make it stable)
-        from ts2viz.metrics.detect import Detection, nms
-
-        final = [(d.box, d.label, d.score) for d in nms([Detection(*x) for x in kept], u)[:detector.max_boxes]]
+            pairs = [(a, b, _iou(a[0], b[0])) for i, a in enumerate(kept) for b in kept[i + 1:] if a[1] == b[1]]
+            assert_wide_threshold([x for *_, x in pairs], u, rel=rel, context=f"{where}, NMS IoU")
+            for a, b, x in pairs:
+                if x > u:
+                    assert_wide_gap(a[2], b[2], rel=rel, context=f"{where}, NMS: which of two boxes stays")
+        survivors = [(d.box, d.label, d.score) for d in nms([Detection(*x) for x in kept], u)]
+        if "cap" in decisions and len(survivors) > detector.max_boxes:
+            n = detector.max_boxes
+            assert_wide_gap(survivors[n - 1][2], survivors[n][2], rel=rel, context=f"{where}, max_boxes={n}")
+        final = survivors[:detector.max_boxes]
         if "rounding" in decisions:
             assert_wide_rounding([v for b, *_ in final for v in b], 0, rel=rel, context=f"{where}, pixel rounding")
         if "pairs" in decisions:
             from ts2viz.metrics.fineeval import PSEUDO_BOX_CONFIDENCE
 
-            conf = [s for *_, s in final] + [PSEUDO_BOX_CONFIDENCE]
-            products = np.unique([a * b for i, a in enumerate(conf) for b in conf[i + 1:]])
-            assert_distinct(products, rel=rel, context=f"{where}, relation pair ranking")
+            conf = [s for *_, s in final]
+            if pseudo_box:
+                conf = (conf + conf[:2] if len(conf) < 2 else conf) + [PSEUDO_BOX_CONFIDENCE]
+            products = np.unique([a * b for i, a in enumerate(conf) for b in conf[i + 1:]])[::-1]
+            if len(products) > top_pairs:
+                assert_wide_gap(products[top_pairs - 1], products[top_pairs], rel=rel,
+                                context=f"{where}, top {top_pairs} relation pairs")
     n = 0
     for batch in logits:        # per box, the best query's sigmoid against the second best (kept boxes)
         for lg in batch:
