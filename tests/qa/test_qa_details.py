@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from llm_server import chat_server
+from margins import assert_wide_detections
 from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
@@ -104,6 +105,7 @@ def test_fineeval_records_and_table(llm, images):
                 assert row.best_label == "whole image"
             else:
                 assert row.best_label.startswith("box") and all(str(i) in row.best_label for i in c["detections"])
+    assert_wide_detections(m.detector, images, decisions=("threshold",), context="some box found")
     assert any(d["detections"] for d in det)
 
 
