@@ -4,7 +4,7 @@ Defaults: the bundled TS2 data and published scores (no network, no GPU needed).
 set with the ``TS2VIZ_DATA`` environment variable; host and port default to Gradio's own
 ``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT`` (127.0.0.1:7860 when unset; Hugging Face Spaces sets them).
 
-Trust level (:mod:`ts2viz.ui.access`): on loopback this is the operator's own tool. On a Hugging Face
+Trust level (:mod:`ts2viz.ui.serving.access`): on loopback this is the operator's own tool. On a Hugging Face
 Space (``SPACE_ID``), with ``--public``, or when reachable from other machines (a non-loopback
 ``--host``, ``--share``) unless ``--trusted``, visitors are untrusted: they score only with the metrics
 the operator lists (``--metric``, ``TS2VIZ_METRICS``, ``--metrics-file`` / ``TS2VIZ_METRICS_FILE``).
@@ -26,6 +26,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="a scores file (CSV/Parquet) to load, shared by every visitor; repeatable")
     ap.add_argument("--lower-is-better", action="append", default=[], metavar="NAME",
                     help="a metric in --scores whose lower values are better; repeatable")
+    ap.add_argument("--nuisance", action="append", default=[], metavar="FILE",
+                    help="long table of `ts2viz nuisance` (repeatable): its metrics' nuisance views and stability "
+                         "table for every visitor")
     ap.add_argument("--gold", action="append", default=[], metavar="FOLDER",
                     help="a rated-set folder (images.csv, ratings.csv, ...) offered in the Human ratings tab "
                          "beside the bundled sets, shared by every visitor; repeatable")
@@ -63,7 +66,7 @@ def main(argv=None) -> int:
         # sessions (refuse when full, never evict an active one) still bounds.
         os.environ.setdefault("FORWARDED_ALLOW_IPS", "*")
     from ts2viz.errors import InputError
-    from ts2viz.ui import access as acc
+    from ts2viz.ui.serving import access as acc
     from ts2viz.ui import build_app, load_state
 
     try:
@@ -76,6 +79,10 @@ def main(argv=None) -> int:
             from ts2viz.ui.callbacks.humaneval import add_operator_sets
 
             add_operator_sets(args.gold)
+        if args.nuisance:
+            from ts2viz.ui.state.nuisance_session import add_operator_nuisance
+
+            add_operator_nuisance(app, args.nuisance)
     except InputError as e:
         print(f"ts2viz: {e}", file=sys.stderr)
         return 2

@@ -35,7 +35,7 @@ import numpy as np
 from ts2viz.errors import InputError
 from ts2viz.policy import Policy, resolve_policy
 from ts2viz.seg import SEG
-from ts2viz.stats import CONSTANT_RANK_TOL
+from ts2viz.statistics.ord_sep import CONSTANT_RANK_TOL
 
 #: the per-walk and per-SEG statistics, in column order
 STATS = ("ord", "sep", "delta", "kendall", "signed_sep")

@@ -38,7 +38,7 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     from tiny_models import tiny
     from ts2viz import metrics
-    from ts2viz.metrics.decoding import DSG_INSTRUCTBLIP
+    from ts2viz.metrics.common.decoding import DSG_INSTRUCTBLIP
 
     rng = np.random.default_rng(0)
     images = [Image.fromarray(rng.integers(0, 255, size=(40, 48, 3), dtype=np.uint8)) for _ in range(args.images)]

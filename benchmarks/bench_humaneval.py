@@ -55,7 +55,7 @@ def loop(scores, human, prompts, models, counts_list):
     import numpy as np
 
     from ts2viz.metaeval import kendall
-    from ts2viz.stats import rankdata
+    from ts2viz.statistics.ord_sep import rankdata
 
     k = scores.shape[0]
     P = int(prompts.max()) + 1
@@ -98,7 +98,7 @@ def main() -> None:
     import numpy as np
 
     from ts2viz.metaeval.humaneval import HumanEvalSettings, evaluate, prompt_resamples
-    from ts2viz.uncertainty import BootstrapSettings
+    from ts2viz.statistics.bootstrap import BootstrapSettings
 
     scores, human, prompts, models = synthetic(args.images, args.metrics)
     names = [f"metric{i}" for i in range(args.metrics)]

@@ -11,7 +11,7 @@ the bystander, changes its SEG over and over.
 
 Baseline, measured in the same run: the idle app (its RSS after start, and the bystander's latency
 alone). Printed: RSS idle, at the peak while the sessions are held, and after they are closed (the
-workspaces are freed and glibc's free pages handed back, ``ts2viz.ui.sessions.release_memory``);
+workspaces are freed and glibc's free pages handed back, ``ts2viz.ui.state.sessions.release_memory``);
 the bystander's p50/p95/max latency alone and under the load, with ratios to the baseline; the
 sessions' failed calls. Not a pass/fail test.
 """
@@ -38,7 +38,7 @@ import httpx  # noqa: E402
 from gradio_http import AppConfig, Session  # noqa: E402
 
 PER_ADDRESS = 10
-FILES_METRICS = (2, 2, 2, 1, 1)        # 5 files, 8 metrics: the public caps (ts2viz.ui.access.PUBLIC_LIMITS)
+FILES_METRICS = (2, 2, 2, 1, 1)        # 5 files, 8 metrics: the public caps (ts2viz.ui.serving.access.PUBLIC_LIMITS)
 
 
 def pct(xs: list[float], q: float) -> float:

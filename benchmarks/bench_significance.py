@@ -6,7 +6,7 @@ early stopping (blocks of 100, stop below p=0.02 or above 0.5) and (b) without; 
 clusters. And one PERM-BOTH test (single images' standardised scores swapped within SEGs, the SEG's
 Ord recomputed by the leaderboard's own code for each permutation) for one pair, to show its cost.
 
-ts2viz (``ts2viz.significance``): per block of permutations, one (permutations x SEGs) @ (SEGs x pairs)
+ts2viz (``ts2viz.statistics``): per block of permutations, one (permutations x SEGs) @ (SEGs x pairs)
 product for the swapped sums (and one for the NaN counts), every pair at once.
 Baseline (named "loop"): the same test written plainly, measured in the same run: per pair, per
 permutation, ``np.where`` to swap the drawn SEGs and ``np.nanmean`` of both metrics. It uses the very
@@ -60,8 +60,8 @@ def main() -> None:
     import numpy as np
 
     from ts2viz import bundled_scores, compute, load_dataset
-    from ts2viz.significance import PermutationSettings, pairwise_unit_permutation
-    from ts2viz.significance.ts2 import cell_unit_values, leaderboard_clusters, perm_both
+    from ts2viz.statistics.permutation_tests import PermutationSettings, pairwise_unit_permutation
+    from ts2viz.statistics.leaderboard_permutation import cell_unit_values, leaderboard_clusters, perm_both
 
     scores = bundled_scores()
     mm = compute(load_dataset("ts2"), scores)

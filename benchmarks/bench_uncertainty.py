@@ -5,7 +5,7 @@ leaderboard cell (ord/sep/delta/kendall x avg/synth/nat/real) of every metric; f
 pairwise matrix (171 metric pairs: paired bootstrap interval of the difference, Wilcoxon p-value, Holm
 correction); rank intervals by ord_avg.
 
-ts2viz (``ts2viz.uncertainty``): the resamples are count matrices and every resampled mean is a matrix
+ts2viz (``ts2viz.statistics``): the resamples are count matrices and every resampled mean is a matrix
 product; Wilcoxon is vectorised over the pairs.
 Baseline (named "loop"): a straightforward implementation measured in the same run: a Python loop
 over the resamples (per resample, numpy fancy indexing of the drawn SEGs and ``np.nanmean`` per
@@ -29,11 +29,11 @@ sys.path.insert(0, str(REPO))
 
 
 def vectorised(mm, n_resamples: int, seed: int):
-    from ts2viz import uncertainty as U
+    from ts2viz.statistics import bootstrap as bs, paired_comparison as pcmp, rank_intervals as ri
 
-    boot = U.bootstrap(mm, n_resamples=n_resamples, seed=seed)
-    pairs = {c: U.pairwise(mm, c, boot=boot) for c in boot.cells}
-    ranks = U.rank_intervals(mm, "ord_avg", boot=boot)
+    boot = bs.bootstrap(mm, n_resamples=n_resamples, seed=seed)
+    pairs = {c: pcmp.pairwise(mm, c, boot=boot) for c in boot.cells}
+    ranks = ri.rank_intervals(mm, "ord_avg", boot=boot)
     return boot, pairs, ranks
 
 
@@ -43,7 +43,7 @@ def loop(mm, counts, cells, groups, confidence: float, phases: dict):
     import numpy as np
     from scipy import stats
 
-    from ts2viz import uncertainty as U
+    from ts2viz.statistics import bootstrap as bs
     from ts2viz.metametrics import STATS
 
     M = len(mm.metrics)
@@ -66,7 +66,7 @@ def loop(mm, counts, cells, groups, confidence: float, phases: dict):
     pair_low, pair_high, pvals, holms = {}, {}, {}, {}
     I, J = np.triu_indices(M, 1)
     for c, cell in enumerate(cells):
-        stat = U.split_cell(cell)[0]
+        stat = bs.split_cell(cell)[0]
         members = groups[cells.index(cell) // len(STATS)]
         v = mm.seg_values[stat][members]
         lo, hi, p = np.empty(len(I)), np.empty(len(I)), np.empty(len(I))
@@ -104,7 +104,7 @@ def main() -> None:
     import numpy as np
 
     from ts2viz import bundled_scores, compute, load_dataset
-    from ts2viz import uncertainty as U
+    from ts2viz.statistics import bootstrap as bs
 
     t = time.perf_counter()
     mm = compute(load_dataset("ts2"), bundled_scores(), mode="paper")
@@ -121,13 +121,13 @@ def main() -> None:
         cpu.append(time.process_time() - c)
     t_fast = min(times)
     n_pairs = sum(len(mm.metrics) * (len(mm.metrics) - 1) // 2 for _ in pairs)
-    print(f"ts2viz.uncertainty: {t_fast:7.3f} s  (best of {args.repeat}; median {sorted(times)[len(times) // 2]:.3f} s)"
+    print(f"ts2viz.statistics: {t_fast:7.3f} s  (best of {args.repeat}; median {sorted(times)[len(times) // 2]:.3f} s)"
           f"  {args.resamples:,} resamples, {len(boot.cells)} cells x {len(mm.metrics)} metrics, "
           f"{n_pairs} pair tests; CPU time {min(cpu):.3f} s (all threads)")
 
     # the same resamples for the loop: the count matrices bootstrap() drew
-    counts = U.resample_counts(mm, n_resamples=args.resamples, seed=args.seed)
-    groups = list(U.averaged_segs(mm).values())
+    counts = bs.resample_counts(mm, n_resamples=args.resamples, seed=args.seed)
+    groups = list(bs.averaged_segs(mm).values())
     n_loop = args.loop_resamples or args.resamples
     t, c = time.perf_counter(), time.process_time()
     phases: dict = {}

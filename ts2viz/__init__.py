@@ -2,9 +2,14 @@
 
 Data flows one way: dataset -> scores table -> meta-metrics -> figures/ui.
 
+The published TS2 leaderboard from the bundled data, in half a second (the paper's Table: CLIPScore's
+average Ord 71.4 and Sep 90.7):
+
     >>> from ts2viz import load_dataset, bundled_scores, compute
     >>> mm = compute(load_dataset("ts2"), bundled_scores(), policy="paper")
-    >>> mm.leaderboard()
+    >>> board = mm.leaderboard().set_index("metric")
+    >>> (100 * board.loc["CLIPScore", ["ord_avg", "sep_avg"]]).round(1).tolist()
+    [71.4, 90.7]
 
 Heavy dependencies (torch, transformers, open_clip, gradio) are imported only where they are used.
 """

@@ -33,7 +33,7 @@ import numpy as np
 from .errors import InputError
 from .policy import Policy, resolve_policy
 from .seg import SEG
-from .stats import CONSTANT_RANK_TOL
+from .statistics.ord_sep import CONSTANT_RANK_TOL
 
 #: the per-walk and per-SEG statistics, in column order
 STATS = ("ord", "sep", "delta", "kendall", "signed_sep")

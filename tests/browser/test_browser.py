@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from app_server import ART, CHROMIUM, browser_page, running_app, settle
+from app_server import ART, CHROMIUM, browser_page, docs_shot, running_app, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -84,6 +84,7 @@ def test_user_path(page, server):
     expect(_row(pg, "leaderboard")).not_to_contain_text("GoodScore")
     expect(pg.locator("#board-scatter .js-plotly-plot")).to_be_visible()
     _shot(pg, "01-leaderboard")
+    docs_shot(pg, "leaderboard")
     # one click makes the CSV (in this session's folder) and the browser saves it
     with pg.expect_download() as dl:
         pg.locator("#board-csv").click()
@@ -108,6 +109,7 @@ def test_user_path(page, server):
         expect(gal).to_contain_text(name)
     expect(gal).not_to_contain_text("002-05.jpg")
     _shot(pg, "02-seg-node")
+    docs_shot(pg, "explorer")
 
     # 4. highlight a walk from the walk table (worst first)
     pg.locator("#walk-table [data-testid='cell-0-1']").click()
@@ -170,6 +172,7 @@ def test_user_path(page, server):
     expect(pg.locator("#upload-table")).to_contain_text("my-taxi.png", timeout=120_000)
     expect(pg.locator("#landing-plot")).to_contain_text("my-taxi.png")
     _shot(pg, "04-upload")
+    docs_shot(pg, "live-scoring")
 
     # bad input: an empty prompt gives a readable message and the app keeps working
     pg.locator("#upload-prompt textarea").fill("")
@@ -187,6 +190,7 @@ def test_user_path(page, server):
     expect(pg.locator("#heatmap")).to_contain_text("Correlation of per-SEG")
     expect(pg.locator("#pair-plot")).to_contain_text("Per-SEG ord")
     _shot(pg, "05-correlations")
+    docs_shot(pg, "correlations")
     assert not pg.page_errors, pg.page_errors
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_server import ART, ROOT, WAIT_MS, chromium_browser, open_tab, running_app, settle
+from app_server import ART, ROOT, WAIT_MS, chromium_browser, docs_shot, open_tab, running_app, settle
 
 pytestmark = pytest.mark.slow
 
@@ -118,6 +118,7 @@ def test_build_export_rank_reload(browser, server, tmp_path):
     pg.locator("#author-graph").scroll_into_view_if_needed()
     settle(pg)
     pg.screenshot(path=str(ART / "authoring-built-1400.png"))
+    docs_shot(pg, "authoring")
 
     # export: a folder of this machine (operator mode), and the .zip download
     exported = tmp_path / "exported"

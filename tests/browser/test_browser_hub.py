@@ -16,7 +16,7 @@ from app_server import ART, CHROMIUM, browser_page, running_app
 from hub_server import HubServer, ts2_image_repo
 
 from ts2viz.dataset import load_dataset
-from ts2viz.ui.graph import thumb_files
+from ts2viz.ui.views.graph import thumb_files
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -146,7 +146,7 @@ def test_stalled_hub_gives_offline_tiles_and_a_responsive_app_then_recovers(tmp_
     """A hub that accepts connections and never answers: the first view is drawn at once with loading
     tiles, which say offline after the probe's short timeout; other SEGs open at once (offline); once the
     hub answers again and the back-off has passed, the next SEG gets its images, without a restart."""
-    from ts2viz.ui import image_fetch
+    from ts2viz.ui.images import image_fetch
 
     with HubServer() as hub:
         ts2_image_repo(hub, ROOT / "data" / "ts2" / "metadata.csv")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app_server import ART, CHROMIUM, chromium_browser, open_tab, running_app
+from app_server import ART, CHROMIUM, chromium_browser, docs_shot, open_tab, running_app, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -84,8 +84,10 @@ def test_human_ratings_tab(browser, server, expected, expected_clusters, name, t
     expect(cross).to_contain_text("CLIPScore", timeout=60_000)
     sw = pg.evaluate("document.documentElement.scrollWidth")
     assert sw <= w, f"the Human ratings tab is {sw} px wide in a {w}-px window"
-    time.sleep(1.0)
+    settle(pg)
     pg.screenshot(path=str(ART / f"gold-tab-{name}.png"), full_page=True)
+    if name == "desktop":
+        docs_shot(pg, "human-ratings")
     # another task: the pair-wise leaderboard
     pg.locator("#gold-task").get_by_label("pair-wise").check()
     expect(board).to_contain_text("acc_eq", timeout=60_000)

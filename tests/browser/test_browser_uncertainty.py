@@ -3,7 +3,7 @@ significance heatmap and the paired comparison of two metrics.
 
 Starts ``python app.py`` with no ``--data`` (the bundled TS2 metadata and published scores; no images
 needed) and drives Debian's Chromium with Playwright. The numbers the page shows are checked against
-:mod:`ts2viz.uncertainty` run in this process on the same data. Screenshots (1500 px wide) go to
+:mod:`ts2viz.statistics` run in this process on the same data. Screenshots (1500 px wide) go to
 ``tests/artifacts/``.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app_server import CHROMIUM, browser_page, running_app
+from app_server import CHROMIUM, browser_page, docs_shot, running_app
 from test_browser import _row, _shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
@@ -26,14 +26,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow,
 def expected():
     """The statistics, computed here from the library (not by the app)."""
     from ts2viz import bundled_scores, compute, load_dataset
-    from ts2viz import uncertainty as U
+    from ts2viz.statistics import bootstrap as bs, paired_comparison as pcmp, rank_intervals as ri
 
     mm = compute(load_dataset("ts2"), bundled_scores(), policy="paper")
-    boot = U.bootstrap(mm)
-    return {"mm": mm, "boot": boot, "pairwise": U.pairwise(mm, "ord_avg", boot=boot),
-            "pairwise_sep": U.pairwise(mm, "sep_avg", boot=boot),
-            "ranks": U.rank_intervals(mm, "ord_avg", boot=boot),
-            "compare": U.compare(mm, "TIFA-GPT4V", "CLIPScore", boot=boot)}
+    boot = bs.bootstrap(mm)
+    return {"mm": mm, "boot": boot, "pairwise": pcmp.pairwise(mm, "ord_avg", boot=boot),
+            "pairwise_sep": pcmp.pairwise(mm, "sep_avg", boot=boot),
+            "ranks": ri.rank_intervals(mm, "ord_avg", boot=boot),
+            "compare": pcmp.compare(mm, "TIFA-GPT4V", "CLIPScore", boot=boot)}
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +91,7 @@ def test_leaderboard_intervals(page, expected):
     assert pg.locator("#board-scatter g.errorbar").count() >= len(boot.metrics)
     pg.locator("#board-scatter").scroll_into_view_if_needed()
     _shot(pg, "ci-01-scatter-whiskers", full=False)
+    docs_shot(pg, "leaderboard-intervals")
 
     # off: the same points without whiskers; on again
     pg.locator("#board-ci-plot input").uncheck()
@@ -162,6 +163,7 @@ def test_significance_heatmap(page, expected):
     expect(cap).to_contain_text(f"p = {c.pvalue[k]:.3f}" if c.pvalue[k] >= 0.001 else f"p = {c.pvalue[k]:.1e}")
     pg.locator("#heatmap").scroll_into_view_if_needed()
     _shot(pg, "ci-03-significance", full=False)
+    docs_shot(pg, "significance-heatmap")
     pg.locator("#pair-plot").scroll_into_view_if_needed()
     _shot(pg, "ci-04-pair-compare", full=False)
 

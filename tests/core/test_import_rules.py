@@ -1,10 +1,17 @@
 """The package's architecture, checked on its own import graph (every import, module- or function-level).
 
 - no import cycle between ts2viz modules;
-- statistics (``stats``, ``policy``, ``metametrics``, ``uncertainty``) reach no torch, transformers,
-  open_clip or gradio, directly or through other ts2viz modules;
+- statistics (``ts2viz.statistics``, ``ts2viz.metaeval``, ``policy``, ``metametrics`` and the old paths kept
+  for imports) reach no torch, transformers, open_clip, gradio, plotly or scipy, nor the figures, the UI,
+  the metric library or the engine, directly or through other ts2viz modules;
+- figures reach no model package, no gradio, and neither the UI, the metric library nor the engine;
 - the metric library and the scoring engine never reach the UI;
-- no module imports another module's private (underscore) name, or reads one off an imported module.
+- the UI's rooms below the page (``serving``, ``state``, ``images``, ``views``) never reach gradio or the page
+  and tabs that import it;
+- heavy packages (torch, transformers, open_clip, gradio, plotly) are imported inside functions, never at a
+  module's top level, except gradio in the page and tab builders (imported only when the app is built);
+- no module imports another module's private (underscore) name, or reads one off an imported module;
+- a metric family's module imports nothing heavy, so that its card is cheap to read.
 """
 from __future__ import annotations
 
@@ -15,6 +22,13 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "ts2viz"
 HEAVY = ("torch", "transformers", "open_clip", "gradio")
+#: the statistics' modules: the package, the meta-evaluation built on it, and the old paths kept for imports
+STATISTICS = ("ts2viz.statistics", "ts2viz.metaeval", "ts2viz.significance", "ts2viz.stats", "ts2viz.uncertainty",
+              "ts2viz.policy", "ts2viz.metametrics")
+#: the UI's rooms that are plain Python (tested without Gradio)
+UI_PLAIN = ("ts2viz.ui.serving", "ts2viz.ui.state", "ts2viz.ui.images", "ts2viz.ui.views")
+#: the only modules that import a heavy package at their top level: the Gradio page and its tab builders
+TOP_LEVEL_GRADIO = ("ts2viz.ui.page", "ts2viz.ui.tabs")
 
 
 def _module_name(path: Path) -> str:
@@ -67,6 +81,36 @@ def _graph():
     return modules, edges, private
 
 
+def _in(module: str, packages) -> bool:
+    """Whether ``module`` is one of ``packages`` or inside one of them."""
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def _top_level_imports(path: Path) -> list[str]:
+    """Absolute names a module imports when it is imported (not inside functions, nor under TYPE_CHECKING)."""
+    out: list[str] = []
+
+    def walk(body):
+        for node in body:
+            if isinstance(node, ast.Import):
+                out.extend(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                out.append(node.module)
+            elif isinstance(node, ast.If):
+                if "TYPE_CHECKING" not in ast.unparse(node.test):
+                    walk(node.body)
+                walk(node.orelse)
+            elif isinstance(node, ast.Try):
+                walk(node.body)
+                walk(node.orelse)
+                walk(node.finalbody)
+                for h in node.handlers:
+                    walk(h.body)
+
+    walk(ast.parse(path.read_text(encoding="utf-8")).body)
+    return out
+
+
 def _internal(edges, name):
     return {t for t in edges.get(name, ()) if t.startswith("ts2viz")}
 
@@ -109,11 +153,40 @@ def test_no_import_cycle():
 
 def test_statistics_reach_no_heavy_dependency():
     modules, edges, _ = _graph()
-    for m in ("ts2viz.stats", "ts2viz.policy", "ts2viz.metametrics", "ts2viz.uncertainty"):
-        if m not in modules:
-            continue
-        heavy = sorted(t for t in _reach(edges, m) if t.split(".")[0] in HEAVY)
-        assert not heavy, f"{m} reaches {heavy}"
+    checked = [m for m in modules if _in(m, STATISTICS)]
+    assert "ts2viz.statistics.bootstrap" in checked and "ts2viz.metametrics" in checked
+    for m in checked:
+        bad = sorted(t for t in _reach(edges, m) if t.split(".")[0] in HEAVY + ("plotly", "scipy")
+                     or _in(t, ("ts2viz.figures", "ts2viz.ui", "ts2viz.metrics", "ts2viz.engine")))
+        assert not bad, f"{m} reaches {bad}"
+
+
+def test_figures_reach_no_model_nor_app():
+    modules, edges, _ = _graph()
+    checked = [m for m in modules if _in(m, ("ts2viz.figures",))]
+    assert "ts2viz.figures.style" in checked
+    for m in checked:
+        bad = sorted(t for t in _reach(edges, m) if t.split(".")[0] in HEAVY
+                     or _in(t, ("ts2viz.ui", "ts2viz.metrics", "ts2viz.engine")))
+        assert not bad, f"{m} reaches {bad}"
+
+
+def test_plain_ui_rooms_never_reach_gradio():
+    modules, edges, _ = _graph()
+    checked = [m for m in modules if _in(m, UI_PLAIN)]
+    assert "ts2viz.ui.state.app_state" in checked
+    for m in checked:
+        bad = sorted(t for t in _reach(edges, m) if t.split(".")[0] == "gradio" or _in(t, TOP_LEVEL_GRADIO))
+        assert not bad, f"{m} reaches {bad}"
+
+
+def test_heavy_imports_are_lazy():
+    modules, _, _ = _graph()
+    for m, path in modules.items():
+        allowed = ("gradio",) if _in(m, TOP_LEVEL_GRADIO) else ()
+        heavy = [t for t in _top_level_imports(path) if t.split(".")[0] in HEAVY + ("plotly",)
+                 and t.split(".")[0] not in allowed]
+        assert not heavy, f"{m} imports {heavy} at its top level"
 
 
 def test_metrics_and_engine_never_reach_the_ui():
@@ -138,8 +211,21 @@ def test_rules_hold_at_run_time():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_family_modules_import_nothing_heavy():
+    """Every module of ``ts2viz.metrics.families`` imports without torch, transformers, open_clip, gradio or
+    PIL, so that every family's card (``Family.card``, the module's ``CARD``) can be read cheaply."""
+    code = ("import importlib, pkgutil, sys; import ts2viz.metrics as M; import ts2viz.metrics.families as F; "
+            "names = [m.name for m in pkgutil.walk_packages(F.__path__, F.__name__ + '.')]; "
+            "[importlib.import_module(n) for n in names]; cards = [f.card for f in M.families()]; "
+            "assert all(c is not None for c in cards), [f.name for f in M.families() if f.card is None]; "
+            "assert len(names) >= len(cards), names; "
+            f"bad = [m for m in {HEAVY + ('PIL',)!r} if m in sys.modules]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_the_checker_sees_violations(tmp_path):
-    """The rules above can fail: a cycle, a heavy import and a private import are each reported."""
+    """The rules above can fail: a cycle, a heavy import (reached, and at top level) and a private import are
+    each reported."""
     src = {
         "a.py": "from . import b\nimport torch\n",
         "b.py": "from .a import _secret\nfrom . import a\n",
@@ -164,5 +250,11 @@ def test_the_checker_sees_violations(tmp_path):
             assert "import cycle" in str(e)
         else:
             raise AssertionError("cycle a -> b -> a not found")
+        try:
+            test_heavy_imports_are_lazy()
+        except AssertionError as e:
+            assert "ts2viz.a imports ['torch']" in str(e)
+        else:
+            raise AssertionError("top-level torch import in a.py not found")
     finally:
         PKG = old

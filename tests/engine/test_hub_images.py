@@ -41,7 +41,7 @@ def hub(tmp_path, monkeypatch):
 
 @pytest.fixture
 def ts2_app(hub, tmp_path, monkeypatch):
-    import ts2viz.ui.image_fetch as imf
+    import ts2viz.ui.images.image_fetch as imf
     from ts2viz.ui import load_state
 
     monkeypatch.setattr(imf, "BACKOFF_S", 0.5)     # recovery within the test
@@ -87,7 +87,7 @@ def test_probe_honours_the_endpoints_scheme_and_port(ts2_app, hub):
 
 def test_view_images_arrive_and_the_tick_redraws_once(ts2_app, hub):
     from ts2viz.ui.callbacks import explorer as cb_explorer
-    from ts2viz.ui import image_refresh as ir
+    from ts2viz.ui.images import image_refresh as ir
 
     hub.delay = 0.3
     v = ts2_app
@@ -118,8 +118,8 @@ def test_view_images_arrive_and_the_tick_redraws_once(ts2_app, hub):
 
 
 def test_neighbours_are_warmed_behind_the_view_and_within_the_disk_budget(ts2_app, hub):
-    from ts2viz.ui import image_refresh as ir
-    from ts2viz.ui.graph import thumb_files
+    from ts2viz.ui.images import image_refresh as ir
+    from ts2viz.ui.views.graph import thumb_files
 
     v = ts2_app
     f = v.thumbs.fetcher
@@ -134,8 +134,8 @@ def test_neighbours_are_warmed_behind_the_view_and_within_the_disk_budget(ts2_ap
 
 
 def test_view_images_go_before_warming(ts2_app, hub):
-    from ts2viz.ui import image_refresh as ir
-    from ts2viz.ui.graph import thumb_files
+    from ts2viz.ui.images import image_refresh as ir
+    from ts2viz.ui.views.graph import thumb_files
 
     hub.delay = 0.2
     v = ts2_app
@@ -163,7 +163,7 @@ def test_missing_file_is_missing_not_offline(ts2_app, hub):
 @pytest.mark.parametrize("mode", ["stall", "error"])
 def test_stalled_or_failing_hub_leaves_the_app_responsive_then_recovers(ts2_app, hub, mode):
     from ts2viz.ui.callbacks import explorer as cb_explorer
-    from ts2viz.ui import image_refresh as ir
+    from ts2viz.ui.images import image_refresh as ir
 
     hub.mode = mode
     v = ts2_app
@@ -285,7 +285,7 @@ def test_app_loads_a_hub_dataset(tmp_path):
 def test_tick_leaves_a_view_in_transition_alone(ts2_app, hub):
     """A tick that reads a SEG or node other than the drawn one (the view event for it is still on its
     way) redraws nothing: the node may not even belong to the new SEG yet."""
-    from ts2viz.ui import image_refresh as ir
+    from ts2viz.ui.images import image_refresh as ir
 
     hub.mode = "stall"
     rec = ir.shown(ts2_app, 0)
@@ -298,7 +298,7 @@ def test_probe_of_a_hanging_refusing_or_failing_endpoint(hanging_hub, hub, monke
     import socket
 
     import huggingface_hub.constants as hc
-    from ts2viz.ui.image_fetch import probe_endpoint
+    from ts2viz.ui.images.image_fetch import probe_endpoint
 
     with socket.socket() as s:      # a port nobody listens on
         s.bind(("127.0.0.1", 0))

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ts2viz.gold.crossgold import CROSS_NAMES, cross_gold, ranks_over_resamples
-from ts2viz.uncertainty import BootstrapSettings
+from ts2viz.statistics.bootstrap import BootstrapSettings
 
 
 def test_ranks_over_resamples_by_hand():

@@ -22,8 +22,9 @@ from margins import assert_wide_detections, assert_wide_gap
 from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
-from ts2viz.metrics.fineeval import code_relation_pairs, grow_box, lavis_question, lavis_yes_score
-from ts2viz.metrics.fineeval_questions import COLORS, CoarseQuestions, coarse_from_doc, load_spacy, parse_decomposition
+from ts2viz.metrics.families.fineeval import code_relation_pairs, grow_box, lavis_question, lavis_yes_score
+from ts2viz.metrics.families.fineeval_questions import (COLORS, CoarseQuestions, coarse_from_doc, load_spacy,
+    parse_decomposition)
 
 spacy = pytest.importorskip("spacy")
 
@@ -205,8 +206,8 @@ def blip():
 
 
 def test_blip_rank_answers_is_lavis_ranking(images, blip):
-    from ts2viz.metrics.spec import Spec
-    from ts2viz.metrics.vqa import load_vqa_model
+    from ts2viz.metrics.common.spec import Spec
+    from ts2viz.metrics.backbones.vqa import load_vqa_model
 
     vqa = load_vqa_model(Spec(f"x:{tiny('blip')}", "x", str(tiny("blip"))), "cpu")
     vqa.image_size = 480

@@ -169,7 +169,7 @@ def test_register_custom_family(images):
 
     @metrics.register("brightness", "mean pixel value (test family)")
     def build(spec, device=None, **options):
-        from ts2viz.metrics.base import Metric
+        from ts2viz.metrics.common.base import Metric
 
         class Bright(Metric):
             name = "brightness"

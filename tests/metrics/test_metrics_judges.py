@@ -50,7 +50,7 @@ def _images(n=10, seed=0):
 # -- VIEScore -----------------------------------------------------------------------------------------------
 
 def test_viescore_parse_matches_original_on_every_reply_shape():
-    from ts2viz.metrics.viescore import parse_reply
+    from ts2viz.metrics.families.viescore import parse_reply
 
     for reply in VIE_REPLIES + ['||V^=^V||{"score": [2, 9], "reasoning": "r"}||V^=^V||', '{}', '', '10', '11',
                                 '{"score": [3], "reasoning": "multi\nline"}']:
@@ -171,8 +171,9 @@ def test_viescore_local_vlm_judge_matches_plain_transformers_generation():
 
 def test_registry_checks_options_in_one_place():
     from ts2viz import metrics
-    from ts2viz.metrics import accepted_options, check_options, family, load
-    from ts2viz.metrics.spec import parse_spec
+    from ts2viz.metrics.registry import accepted_options, check_options
+    from ts2viz.metrics import family, load
+    from ts2viz.metrics.common.spec import parse_spec
 
     # viescore and llmscore: keyword parameters + the endpoint options, one message shape
     with pytest.raises(InputError, match=r"unknown option\(s\) shots \(llmscore takes api_key, api_key_env, batch_size, "
@@ -241,7 +242,7 @@ def llm_server():
 @pytest.mark.parametrize("score", ["overall", "error_counting"])
 def test_llmscore_differential_per_image(llm_server, score):
     from ts2viz.metrics import load
-    from ts2viz.metrics.llmscore import DESCRIBE_INSTRUCTION, EVALUATION_INSTRUCTION
+    from ts2viz.metrics.families.llmscore import DESCRIBE_INSTRUCTION, EVALUATION_INSTRUCTION
 
     url, bodies = llm_server
     m = load(f"llmscore:gpt-4?endpoint={url}&captioner={tiny('llava')}&caption_tokens=5&score={score}",
@@ -273,7 +274,7 @@ def test_llmscore_differential_per_image(llm_server, score):
 
 
 def test_llmscore_instruction_keeps_the_original_structure():
-    from ts2viz.metrics.llmscore import EVALUATION_INSTRUCTION
+    from ts2viz.metrics.families.llmscore import EVALUATION_INSTRUCTION
 
     # the fields, scales and output format of the original's evaluation_instruction_1
     for part in ("X1:", "scale: 1-100", "X2:", "scale: 0-9", "4 errors", "Z1:", "Z2:", "\"X1\nX2\nZ1\nZ2\""):
@@ -284,8 +285,8 @@ def test_llmscore_instruction_keeps_the_original_structure():
 
 def test_llmscore_local_description_format_and_options():
     from ts2viz.metrics import load
-    from ts2viz.metrics.detect import Detection
-    from ts2viz.metrics.llmscore import local_description
+    from ts2viz.metrics.backbones.detect import Detection
+    from ts2viz.metrics.families.llmscore import local_description
 
     dets = [Detection((1.7, 2.2, 30.9, 40.0), "cat", 0.9), Detection((0, 0, 5, 5), "tree", 0.6)]
     assert local_description(dets) == "cat: [1, 2, 30, 40]; tree: [0, 0, 5, 5]; "
@@ -455,7 +456,7 @@ def test_llmscore_blip2_caption_and_detector_local_description(tmp_path, llm_ser
         w, h = im.size
         assert any(b["messages"][0]["content"] == f"\nGlobal Description: {d['global']}\nLocal Description: "
                    f"{d['local']}\nThe image resolution is:{w}X{h}\n" + __import__(
-                       "ts2viz.metrics.llmscore", fromlist=["x"]).DESCRIBE_INSTRUCTION + "\n" for b in bodies)
+                       "ts2viz.metrics.families.llmscore", fromlist=["x"]).DESCRIBE_INSTRUCTION + "\n" for b in bodies)
     assert m.config["detector"]["confidence"] == 0.5 and any(d["local"] for d in m.last_details)
 
 
@@ -482,7 +483,7 @@ def test_llmscore_local_llm_matches_plain_transformers_generation():
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from ts2viz.metrics import load
-    from ts2viz.metrics.llmscore import describe_prompt, evaluation_prompt
+    from ts2viz.metrics.families.llmscore import describe_prompt, evaluation_prompt
 
     llm = tiny("llm")
     m = load(f"llmscore:{llm}?captioner={tiny('llava')}&caption_tokens=3&max_new_tokens=5&score=error_counting",

@@ -275,7 +275,7 @@ def test_first_token_yes_is_an_explicit_option(images):
 
 
 def test_spec_options_stay_text_and_bad_options_fail():
-    from ts2viz.metrics.spec import parse_spec
+    from ts2viz.metrics.common.spec import parse_spec
 
     sp = parse_spec(f"vqascore:x/y?answer_template=Yes&question_template={quote(Q_T2V)}&batch_size=4")
     assert sp.options == {"answer_template": "Yes", "question_template": Q_T2V, "batch_size": 4}

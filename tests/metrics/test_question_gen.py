@@ -14,9 +14,9 @@ from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.cli import main
 from ts2viz.errors import InputError
-from ts2viz.metrics.llm import LocalChat, OpenAIChat
-from ts2viz.metrics.question_gen import (QuestionGenerator, dsg_questions_from_stages, parse_numbered,
-                                         parse_tifa_reply)
+from ts2viz.metrics.backbones.llm import LocalChat, OpenAIChat
+from ts2viz.metrics.common.question_gen import (QuestionGenerator, dsg_questions_from_stages, parse_numbered,
+    parse_tifa_reply)
 from ts2viz.qa.questions import read_question_csv
 
 TIFA_REPLY = """Sure, here they are.

@@ -7,8 +7,8 @@ import pytest
 from margins import assert_wide_gap
 from tiny_models import tiny
 from ts2viz.errors import InputError
-from ts2viz.metrics.spec import Spec
-from ts2viz.metrics.vqa import PALIGEMMA_TEMPLATE, load_vqa_model, surface_forms
+from ts2viz.metrics.common.spec import Spec
+from ts2viz.metrics.backbones.vqa import PALIGEMMA_TEMPLATE, load_vqa_model, surface_forms
 
 QUESTIONS = ["is there a dog?", "what color is the cat with the teddy bear on the tree?", "how many?"]
 CHOICES = [["yes", "no"], ["red", "blue green", "teddy bear"], ["one", "two three", "no"]]

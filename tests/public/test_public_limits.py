@@ -13,9 +13,10 @@ import pytest
 from ts2viz.display import md_text, spreadsheet_safe, spreadsheet_safe_frame
 from ts2viz.errors import InputError
 from ts2viz.scores import ReadCaps, TooLarge, read_scores
-from ts2viz.ui import access, load_state
-from ts2viz.ui.sessions import Workspaces
-from ts2viz.ui.uploads import UploadJanitor, UploadRegistry
+from ts2viz.ui.serving import access
+from ts2viz.ui import load_state
+from ts2viz.ui.state.sessions import Workspaces
+from ts2viz.ui.serving.uploads import UploadJanitor, UploadRegistry
 from ui_helpers import write_dataset, write_scores
 
 CAPS = ReadCaps(max_rows=1000, max_metrics=4, max_columns=20, max_decoded_bytes=1 << 20)
@@ -164,7 +165,7 @@ def test_large_uploaded_images_are_kept_small(tmp_path):
     from PIL import Image
 
     from ts2viz.ui.callbacks import live as cb_live
-    from ts2viz.ui.sessions import release_memory
+    from ts2viz.ui.state.sessions import release_memory
 
     big = tmp_path / "big.png"
     Image.new("RGB", (7000, 7000), (200, 30, 30)).save(big, compress_level=1)

@@ -80,7 +80,7 @@ def test_cli_leaderboard_cost(tmp_path):
 
 def test_app_cost_view(tmp_path):
     from ts2viz.ui import load_state
-    from ts2viz.ui.cost_view import cost_view
+    from ts2viz.ui.views.cost_view import cost_view
 
     view = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     fig, md = cost_view(view, "paper", "CLIPScore=0.02, ALIGNScore=0.03; TIFA-GPT4V=4\nDSG-InstructBLIP=1.5",

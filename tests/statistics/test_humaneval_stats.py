@@ -7,9 +7,9 @@ import pytest
 from scipy import stats
 
 from ts2viz.metaeval import average_correlations, evaluate, kendall, pearson, spearman
-from ts2viz.metaeval.correlation import count_inversions
+from ts2viz.statistics.correlation import count_inversions
 from ts2viz.metaeval.humaneval import HumanEvalSettings, prompt_resamples
-from ts2viz.uncertainty import BootstrapSettings
+from ts2viz.statistics.bootstrap import BootstrapSettings
 
 
 def synthetic(n_prompts=30, n_models=4, k=3, seed=0, ties=True):

@@ -1,4 +1,4 @@
-"""Resampled rank correlations of the human-gold bootstrap (ts2viz.metaeval.rank_bootstrap and the
+"""Resampled rank correlations of the human-gold bootstrap (ts2viz.statistics.rank_bootstrap and the
 paths of ts2viz.metaeval.humaneval that use it), each against a straightforward computation written
 here: scipy on explicitly resampled (repeated) data, brute-force counts, finite differences of the
 weighted statistics' definitions, and the draws of the plain per-resample formula."""
@@ -11,9 +11,8 @@ from scipy import stats
 import ts2viz.metaeval.humaneval as he
 from ts2viz.errors import InputError
 from ts2viz.metaeval.humaneval import HumanEvalSettings, evaluate, prompt_resamples, rank_interval_methods
-from ts2viz.metaeval.rank_bootstrap import (ResampledSpearman, kendall_influence, prefix_counts,
-                                            spearman_influence)
-from ts2viz.uncertainty import BootstrapSettings
+from ts2viz.statistics.rank_bootstrap import ResampledSpearman, kendall_influence, prefix_counts, spearman_influence
+from ts2viz.statistics.bootstrap import BootstrapSettings
 
 
 def rated(n_prompts, n_models=5, k=4, seed=0):

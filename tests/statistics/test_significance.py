@@ -1,4 +1,4 @@
-"""Permutation tests and significance clusters (ts2viz.significance) against exact enumeration written
+"""Permutation tests and significance clusters (ts2viz.statistics) against exact enumeration written
 out here, against plain loops over the same random draws, and on a hand-worked example."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from ts2viz.errors import InputError
-from ts2viz.significance import (PermutationSettings, pairwise_unit_permutation, permutation_test,
-                                 significance_clusters)
+from ts2viz.statistics.permutation_tests import PermutationSettings, pairwise_unit_permutation, permutation_test
+from ts2viz.statistics.clusters import significance_clusters
 
 
 # -- references written from the definition ------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Correlation-with-gold unit statistics (ts2viz.significance.correlation) against scipy, and a permutation
+"""Correlation-with-gold unit statistics (ts2viz.statistics.unit_correlation) against scipy, and a permutation
 test of two metrics' mean per-prompt correlation with human ratings against exact enumeration."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from ts2viz.significance import permutation_test
-from ts2viz.significance.correlation import correlation_statistic, rank_rows
+from ts2viz.statistics.permutation_tests import permutation_test
+from ts2viz.statistics.unit_correlation import correlation_statistic, rank_rows
 
 
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])

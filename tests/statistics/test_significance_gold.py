@@ -1,4 +1,4 @@
-"""Permutation tests and significance clusters on human gold standards (ts2viz.significance.gold and
+"""Permutation tests and significance clusters on human gold standards (ts2viz.statistics.gold_permutation and
 ``ts2viz humaneval --clusters / --compare``): p-values against exact enumeration and a sampling loop
 written here with scipy, the CLI end to end on the bundled TIFA160 and on a user's own rated set."""
 import itertools
@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from ts2viz.significance import significance_clusters
-from ts2viz.significance.gold import (GoldStatistic, gold_clusters, gold_permutation_test, inversions_rows,
-                                      kendall_rows, pairwise_gold_permutation)
+from ts2viz.statistics.clusters import significance_clusters
+from ts2viz.statistics.gold_permutation import (GoldStatistic, gold_clusters, gold_permutation_test, inversions_rows,
+                                                kendall_rows, pairwise_gold_permutation)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -124,7 +124,7 @@ def test_lazy_clusters_equal_clusters_from_every_pair():
                                                    ("spearman", "wrong", "np-corrcoef")])
 @pytest.mark.parametrize("alternative", ["greater", "two-sided"])
 def test_all_pairs_at_once_equals_the_pair_by_pair_loop(stat, ties, spearman, alternative):
-    from ts2viz.significance import PermutationSettings
+    from ts2viz.statistics.permutation_tests import PermutationSettings
 
     rng = np.random.default_rng(7)
     n, prompts = 90, np.repeat(np.arange(30), 3)

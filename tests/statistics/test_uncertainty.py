@@ -1,4 +1,4 @@
-"""Bootstrap intervals, paired tests and rank intervals (ts2viz.uncertainty).
+"""Bootstrap intervals, paired tests and rank intervals (ts2viz.statistics).
 
 References from outside the code under test: scipy.stats.wilcoxon (the p-values), a hand-written
 Holm loop, exact enumeration of tiny bootstrap distributions, hand-computed examples, and a coverage
@@ -18,7 +18,7 @@ from ts2viz import bundled_scores, compute, load_dataset
 from ts2viz.errors import InputError
 from ts2viz.metametrics import STATS, MetaMetrics
 from core_helpers import make_dataset, make_scores
-from ts2viz import uncertainty as U
+from ts2viz.statistics import bootstrap as bs, paired_comparison as pcmp, rank_intervals as ri, wilcoxon as wx
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def bundled():
 
 @pytest.fixture(scope="module")
 def paper_boot(bundled):
-    return U.bootstrap(bundled["paper"], n_resamples=4000)
+    return bs.bootstrap(bundled["paper"], n_resamples=4000)
 
 
 @functools.lru_cache(maxsize=1)
@@ -61,19 +61,19 @@ def scipy_p(x, y):
 def test_wilcoxon_hand_example():
     # d = 1, 2, 3, -4: R+ = 6, R- = 4; the 16 subsets of {1,2,3,4} have 7 sums >= 6 and 11 <= 6,
     # so p = 2 * 7/16 = 0.875 (exact: n = 4, no ties, no zeros)
-    r = U.wilcoxon([1, 2, 3, -4], [0, 0, 0, 0])
+    r = wx.wilcoxon([1, 2, 3, -4], [0, 0, 0, 0])
     assert float(r.statistic) == 4.0 and float(r.pvalue) == 0.875 and r.method == "exact" and r.n == 4
     # all differences positive, n = 5: p = 2 / 32
-    assert float(U.wilcoxon(np.arange(1.0, 6.0), np.zeros(5)).pvalue) == 2 / 32
+    assert float(wx.wilcoxon(np.arange(1.0, 6.0), np.zeros(5)).pvalue) == 2 / 32
 
 
 @pytest.mark.parametrize("mode", ["paper", "spec"])
 @pytest.mark.parametrize("cell", ["ord_avg", "sep_avg", "delta_synth", "kendall_nat", "sep_nat", "ord_real"])
 def test_wilcoxon_equals_scipy_on_bundled_per_seg_values(bundled, mode, cell):
     mm = bundled[mode]
-    v = U.seg_values(mm, cell)
+    v = bs.seg_values(mm, cell)
     I, J = np.triu_indices(v.shape[1], 1)
-    mine = U.wilcoxon(v[:, I].T, v[:, J].T)          # all 171 pairs at once
+    mine = wx.wilcoxon(v[:, I].T, v[:, J].T)          # all 171 pairs at once
     for k, (i, j) in enumerate(zip(I, J)):
         ref = scipy_p(v[:, i], v[:, j])
         assert float(mine.statistic[k]) == float(ref.statistic)
@@ -83,9 +83,9 @@ def test_wilcoxon_equals_scipy_on_bundled_per_seg_values(bundled, mode, cell):
 def test_bundled_cells_exercise_exact_and_asymptotic(bundled):
     methods = set()
     for cell in ("ord_nat", "sep_nat", "delta_nat", "ord_avg"):
-        v = U.seg_values(bundled["paper"], cell)
+        v = bs.seg_values(bundled["paper"], cell)
         I, J = np.triu_indices(v.shape[1], 1)
-        methods |= set(U.wilcoxon(v[:, I].T, v[:, J].T).method.tolist())
+        methods |= set(wx.wilcoxon(v[:, I].T, v[:, J].T).method.tolist())
     assert {"exact", "asymptotic"} <= methods
 
 
@@ -114,7 +114,7 @@ def test_wilcoxon_equals_scipy_synthetic(n, kind):
     for _ in range(1 if 10 <= n <= 13 and kind != "continuous" else 5):
         x, y = _case(kind, n, rng)
         ref = scipy_p(x, y)
-        mine = U.wilcoxon(x, y)
+        mine = wx.wilcoxon(x, y)
         assert float(mine.statistic) == float(ref.statistic)
         assert float(mine.pvalue) == pytest.approx(float(ref.pvalue), rel=1e-12, abs=0)
         d = x - y
@@ -130,18 +130,18 @@ def test_wilcoxon_drops_nan_pairs_and_broadcasts():
     y = np.round(rng.normal(0.2, 1, size=(3, 4, 30)), 1)
     x[0, 0, :5] = np.nan
     y[1, 2, 10:12] = np.nan
-    r = U.wilcoxon(x, y)
+    r = wx.wilcoxon(x, y)
     assert r.pvalue.shape == (3, 4)
     for idx in itertools.product(range(3), range(4)):
         ref = scipy_p(x[idx], y[idx])
         assert float(r.pvalue[idx]) == pytest.approx(float(ref.pvalue), rel=1e-12)
     assert r.n[0, 0] == 25 and r.n[1, 2] == 28 and r.n[2, 3] == 30
-    nothing = U.wilcoxon([np.nan, 1.0], [1.0, np.nan])
+    nothing = wx.wilcoxon([np.nan, 1.0], [1.0, np.nan])
     assert np.isnan(nothing.pvalue) and nothing.n == 0
     # only zero differences: p = 1 when small (all sign flips equal), NaN above 13 pairs, as scipy
-    assert float(U.wilcoxon(np.ones(5), np.ones(5)).pvalue) == 1.0
+    assert float(wx.wilcoxon(np.ones(5), np.ones(5)).pvalue) == 1.0
     assert float(scipy_p(np.ones(5), np.ones(5)).pvalue) == 1.0
-    assert np.isnan(U.wilcoxon(np.ones(20), np.ones(20)).pvalue)
+    assert np.isnan(wx.wilcoxon(np.ones(20), np.ones(20)).pvalue)
 
 
 # -- Holm ------------------------------------------------------------------------------------------
@@ -161,17 +161,17 @@ def holm_reference(p):
 
 def test_holm_hand_example_and_reference():
     # sorted 0.005, 0.01, 0.03, 0.04 -> x4, x3, x2, x1 = 0.02, 0.03, 0.06, 0.04 -> running max
-    assert U.holm([0.01, 0.04, 0.03, 0.005]).tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert wx.holm([0.01, 0.04, 0.03, 0.005]).tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
     rng = np.random.default_rng(0)
     for _ in range(50):
         p = rng.uniform(0, 0.2, size=rng.integers(1, 40))
         p[rng.random(p.size) < 0.2] = np.nan
         if p.size > 3:
             p[1] = p[2]                       # a tie
-        got = U.holm(p)
+        got = wx.holm(p)
         assert np.allclose(got, holm_reference(p.tolist()), equal_nan=True, rtol=1e-15, atol=0)
     mat = np.array([[np.nan, 0.01], [0.02, np.nan]])
-    assert np.allclose(U.holm(mat), [[np.nan, 0.02], [0.02, np.nan]], equal_nan=True)
+    assert np.allclose(wx.holm(mat), [[np.nan, 0.02], [0.02, np.nan]], equal_nan=True)
 
 
 # -- bootstrap intervals ------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ def test_holm_hand_example_and_reference():
 @pytest.mark.parametrize("mode", ["paper", "spec"])
 def test_estimates_are_the_leaderboard_and_intervals_contain_them(bundled, mode):
     mm = bundled[mode]
-    b = U.bootstrap(mm, n_resamples=2000, seed=5)
+    b = bs.bootstrap(mm, n_resamples=2000, seed=5)
     av = mm.averages()
     assert b.cells == tuple(av)
     for j, c in enumerate(b.cells):
@@ -191,19 +191,19 @@ def test_estimates_are_the_leaderboard_and_intervals_contain_them(bundled, mode)
     # the bootstrap mean of a mean is the sample mean (no NaN here): within ~4 Monte Carlo SEs
     se = b.resampled.std(-1) / math.sqrt(b.settings.n_resamples)
     assert (np.abs(b.resampled.mean(-1) - b.estimate) < 4 * se + 1e-12).mean() > 0.99
-    assert b.mode == mode and b.settings == U.BootstrapSettings(2000, 0.95, 5)
+    assert b.mode == mode and b.settings == bs.BootstrapSettings(2000, 0.95, 5)
 
 
 def test_group_sizes_and_excluded_seg(bundled):
-    b = U.bootstrap(bundled["paper"], n_resamples=10)
+    b = bs.bootstrap(bundled["paper"], n_resamples=10)
     assert dict(b.group_sizes) == {"avg": 164, "synth": 111, "nat": 25, "real": 28}
     assert 164 not in b.seg_ids and len(b.seg_ids) == 164
-    assert dict(U.bootstrap(bundled["spec"], n_resamples=10).group_sizes)["real"] == 29
+    assert dict(bs.bootstrap(bundled["spec"], n_resamples=10).group_sizes)["real"] == 29
 
 
 def test_stratified_counts_keep_partition_sizes():
     strata = np.array([0, 0, 0, 1, 1, -1, 2, 0, 2, 2, 2])
-    c = U.stratified_counts(strata, 5000, np.random.default_rng(0))
+    c = bs.stratified_counts(strata, 5000, np.random.default_rng(0))
     assert c.shape == (5000, strata.size) and c.dtype.kind == "i"
     for k in (0, 1, 2):
         assert (c[:, strata == k].sum(1) == (strata == k).sum()).all()
@@ -218,7 +218,7 @@ def test_stratification_holds_partition_shares_fixed():
     # kept, every resample's overall average is exactly 10/30; unstratified it would vary.
     v = np.r_[np.zeros(20), np.ones(10), 1e6][:, None]
     mm = synthetic(v, ["Synth"] * 20 + ["Real"] * 10 + ["Real"], excluded=[30])
-    b = U.bootstrap(mm, n_resamples=500)
+    b = bs.bootstrap(mm, n_resamples=500)
     j = b.cells.index("ord_avg")
     assert np.allclose(b.resampled[j], 1 / 3, rtol=0, atol=1e-15)
     assert b.interval("m0", "ord_avg") == pytest.approx((1 / 3, 1 / 3, 1 / 3))
@@ -235,7 +235,7 @@ def test_tiny_case_matches_exact_enumeration():
         key = round(sum(x) / len(x), 12) if x else math.nan
         exact[key] = exact.get(key, 0) + 1 / 27
     mm = synthetic(np.array(vals)[:, None], ["Synth"] * 3)
-    b = U.bootstrap(mm, n_resamples=40_000, seed=1)
+    b = bs.bootstrap(mm, n_resamples=40_000, seed=1)
     r = b.resampled[b.cells.index("ord_avg"), 0]
     for key, prob in exact.items():
         freq = np.isnan(r).mean() if math.isnan(key) else np.isclose(r, key).mean()
@@ -248,7 +248,7 @@ def test_intervals_shrink_like_one_over_sqrt_n():
     widths = {}
     for S in (50, 800):
         v = rng.beta(2, 5, size=(S, 20))
-        b = U.bootstrap(synthetic(v, ["Synth"] * S), n_resamples=2000, seed=S)
+        b = bs.bootstrap(synthetic(v, ["Synth"] * S), n_resamples=2000, seed=S)
         j = b.cells.index("ord_avg")
         widths[S] = float((b.high[j] - b.low[j]).mean())
     assert widths[50] / widths[800] == pytest.approx(4.0, rel=0.12)
@@ -262,7 +262,7 @@ def test_near_nominal_coverage_with_known_truth():
     hits = {c: 0 for c in truth}
     for run in range(4):
         v = np.r_[rng.beta(2, 5, size=(60, 100)), rng.beta(5, 2, size=(30, 100))]
-        b = U.bootstrap(synthetic(v, ["Synth"] * 60 + ["Real"] * 30), n_resamples=1000, seed=run)
+        b = bs.bootstrap(synthetic(v, ["Synth"] * 60 + ["Real"] * 30), n_resamples=1000, seed=run)
         for c, t in truth.items():
             j = b.cells.index(c)
             hits[c] += int(((b.low[j] <= t) & (t <= b.high[j])).sum())
@@ -273,18 +273,18 @@ def test_near_nominal_coverage_with_known_truth():
 
 def test_settings_determinism_and_metric_independence(bundled):
     mm = bundled["paper"]
-    a = U.bootstrap(mm, n_resamples=300, seed=3)
+    a = bs.bootstrap(mm, n_resamples=300, seed=3)
     # exact: the same call twice (same code, same numbers, same order) is deterministic
-    assert np.array_equal(a.resampled, U.bootstrap(mm, n_resamples=300, seed=3).resampled)
-    assert not np.array_equal(a.resampled, U.bootstrap(mm, n_resamples=300, seed=4).resampled)
-    sub = U.bootstrap(mm, n_resamples=300, seed=3, metrics=["TIFA-Fuyu", "CLIPScore"])
+    assert np.array_equal(a.resampled, bs.bootstrap(mm, n_resamples=300, seed=3).resampled)
+    assert not np.array_equal(a.resampled, bs.bootstrap(mm, n_resamples=300, seed=4).resampled)
+    sub = bs.bootstrap(mm, n_resamples=300, seed=3, metrics=["TIFA-Fuyu", "CLIPScore"])
     i = mm.metrics.index("CLIPScore")
     # Which SEGs a resample draws does not depend on the metrics: the resamples are the counts of
     # resample_counts (drawn from the seed alone), and CLIPScore's resampled ord_avg is exactly the
     # count-weighted mean of its per-SEG values under those counts, whichever metrics are evaluated.
-    counts = U.resample_counts(mm, n_resamples=300, seed=3).astype(np.float64)
-    v = U.seg_values(mm, "ord_avg")[:, i]
-    avg = U.averaged_segs(mm)["avg"]
+    counts = bs.resample_counts(mm, n_resamples=300, seed=3).astype(np.float64)
+    v = bs.seg_values(mm, "ord_avg")[:, i]
+    avg = bs.averaged_segs(mm)["avg"]
     ok = ~np.isnan(v)
     want = (counts[:, avg][:, ok] @ v[ok]) / counts[:, avg][:, ok].sum(axis=1)
     j = a.cells.index("ord_avg")
@@ -297,22 +297,22 @@ def test_settings_determinism_and_metric_independence(bundled):
     # another metric, would be off by far more: per-SEG values of different metrics differ by > 1e-3.
     np.testing.assert_allclose(sub.resampled[:, 1], a.resampled[:, i], rtol=1e-12, atol=1e-15)
     assert np.array_equal(np.isnan(sub.resampled[:, 1]), np.isnan(a.resampled[:, i]))
-    lo = U.bootstrap(mm, n_resamples=300, seed=3, confidence=0.5)
+    lo = bs.bootstrap(mm, n_resamples=300, seed=3, confidence=0.5)
     assert ((lo.high - lo.low) < (a.high - a.low)).all()
     for bad in (dict(n_resamples=0), dict(confidence=1.0), dict(confidence=0), dict(seed=-1),
-                dict(n_resamples=2.5), dict(n_resamples=U.MAX_RESAMPLES + 1)):
+                dict(n_resamples=2.5), dict(n_resamples=bs.MAX_RESAMPLES + 1)):
         with pytest.raises(InputError):
-            U.bootstrap(mm, **bad)
+            bs.bootstrap(mm, **bad)
     with pytest.raises(InputError, match="no metric"):
-        U.bootstrap(mm, metrics=["nope"])
+        bs.bootstrap(mm, metrics=["nope"])
     with pytest.raises(ValueError, match="either"):
-        U.compare(mm, "CLIPScore", "ALIGNScore", boot=a, seed=1)
+        pcmp.compare(mm, "CLIPScore", "ALIGNScore", boot=a, seed=1)
     with pytest.raises(ValueError, match="other meta-metrics"):
-        U.compare(bundled["spec"], "CLIPScore", "ALIGNScore", boot=a)
+        pcmp.compare(bundled["spec"], "CLIPScore", "ALIGNScore", boot=a)
     with pytest.raises(InputError, match="two different"):
-        U.compare(mm, "CLIPScore", "CLIPScore")
+        pcmp.compare(mm, "CLIPScore", "CLIPScore")
     with pytest.raises(InputError, match="unknown leaderboard cell"):
-        U.pairwise(mm, "ord_everything", boot=a)
+        pcmp.pairwise(mm, "ord_everything", boot=a)
 
 
 # -- paired comparisons --------------------------------------------------------------------------
@@ -323,27 +323,27 @@ def test_paired_interval_sees_a_constant_shift_exactly():
     rng = np.random.default_rng(0)
     a = rng.uniform(0, 1, size=40)
     mm = synthetic(np.c_[a, a - 0.05, rng.uniform(0, 1, 40)], ["Synth"] * 40, metrics=["A", "B", "C"])
-    pc = U.compare(mm, "A", "B", n_resamples=1000)
+    pc = pcmp.compare(mm, "A", "B", n_resamples=1000)
     k = pc.cells.index("ord_avg")
     assert pc.difference[k] == pytest.approx(0.05) and pc.low[k] == pytest.approx(0.05)
     assert pc.high[k] == pytest.approx(0.05)
-    b = U.bootstrap(mm, n_resamples=1000)
+    b = bs.bootstrap(mm, n_resamples=1000)
     assert b.high[k, 0] - b.low[k, 0] > 0.1
     assert pc.pvalue[k] == pytest.approx(float(stats.wilcoxon(a, a - 0.05).pvalue), rel=1e-12)
 
 
 def test_compare_and_pairwise_agree_on_bundled(bundled, paper_boot):
     mm = bundled["paper"]
-    pc = U.compare(mm, "CLIPScore", "TIFA-mPLUG", boot=paper_boot)
+    pc = pcmp.compare(mm, "CLIPScore", "TIFA-mPLUG", boot=paper_boot)
     av = mm.averages()
     i, j = mm.metrics.index("CLIPScore"), mm.metrics.index("TIFA-mPLUG")
     for k, c in enumerate(pc.cells):
         assert pc.difference[k] == pytest.approx(av[c][i] - av[c][j], abs=1e-12)
         assert pc.low[k] <= pc.difference[k] <= pc.high[k]
-        v = U.seg_values(mm, c)
+        v = bs.seg_values(mm, c)
         assert pc.pvalue[k] == pytest.approx(float(scipy_p(v[:, i], v[:, j]).pvalue), rel=1e-12)
     assert pc.n[pc.cells.index("ord_nat")] == 25
-    pw = U.pairwise(mm, "sep_avg", boot=paper_boot)
+    pw = pcmp.pairwise(mm, "sep_avg", boot=paper_boot)
     k = pc.cells.index("sep_avg")
     assert pw.difference[i, j] == pytest.approx(pc.difference[k])
     assert (pw.low[i, j], pw.high[i, j]) == pytest.approx((pc.low[k], pc.high[k]))
@@ -365,13 +365,13 @@ def test_rank_intervals_separated_tied_and_exchangeable_metrics():
     S = 60
     base = rng.normal(0, 0.01, size=(S, 1))
     v = np.c_[0.9 + base, 0.5 + base, 0.5 + base, 0.1 + base]          # 2nd and 3rd identical
-    r = U.rank_intervals(synthetic(v, ["Synth"] * S, metrics=["best", "mid", "copy", "worst"]), n_resamples=2000)
+    r = ri.rank_intervals(synthetic(v, ["Synth"] * S, metrics=["best", "mid", "copy", "worst"]), n_resamples=2000)
     assert r.rank.tolist() == [1, 2, 2, 4]                               # ties share the best rank
     assert r.low.tolist() == r.high.tolist() == r.median.tolist() == [1, 2, 2, 4]
     assert r.distribution[1, 1] == r.distribution[2, 1] == 1.0
     # same distribution, different SEGs: either can come second
     v = np.c_[0.9 + base, 0.5 + base, 0.5 + base[::-1], 0.1 + base]
-    r = U.rank_intervals(synthetic(v, ["Synth"] * S, metrics=["best", "mid1", "mid2", "worst"]), n_resamples=2000)
+    r = ri.rank_intervals(synthetic(v, ["Synth"] * S, metrics=["best", "mid1", "mid2", "worst"]), n_resamples=2000)
     assert (r.low[0], r.high[0]) == (1, 1) and (r.low[3], r.high[3]) == (4, 4)
     assert (r.low[1], r.high[1]) == (2, 3) and (r.low[2], r.high[2]) == (2, 3)
     assert np.allclose(r.distribution.sum(1), 1.0)
@@ -380,7 +380,7 @@ def test_rank_intervals_separated_tied_and_exchangeable_metrics():
 
 def test_rank_intervals_on_bundled(bundled, paper_boot):
     mm = bundled["paper"]
-    r = U.rank_intervals(mm, "ord_avg", boot=paper_boot)
+    r = ri.rank_intervals(mm, "ord_avg", boot=paper_boot)
     board = mm.leaderboard().sort_values("ord_avg", ascending=False)
     assert [r.metrics[i] for i in np.argsort(r.rank)] == board.metric.tolist()
     assert (r.low <= r.median).all() and (r.median <= r.high).all()
@@ -393,8 +393,8 @@ def test_rank_intervals_on_bundled(bundled, paper_boot):
 
 def test_leaderboard_table_columns(bundled, paper_boot):
     mm = bundled["paper"]
-    t = U.leaderboard_table(mm, ("kendall", "ord"), groups=("avg", "nat", "other"), boot=paper_boot,
-                            ranks=U.rank_intervals(mm, boot=paper_boot))
+    t = bs.leaderboard_table(mm, ("kendall", "ord"), groups=("avg", "nat", "other"), boot=paper_boot,
+                            ranks=ri.rank_intervals(mm, boot=paper_boot))
     assert list(t.columns) == ["metric", "ord_avg", "ord_avg_lo", "ord_avg_hi", "kendall_avg", "kendall_avg_lo",
                                "kendall_avg_hi", "ord_nat", "ord_nat_lo", "ord_nat_hi", "kendall_nat",
                                "kendall_nat_lo", "kendall_nat_hi", "ord_other", "ord_other_lo", "ord_other_hi",
@@ -404,14 +404,15 @@ def test_leaderboard_table_columns(bundled, paper_boot):
     assert np.allclose(t.kendall_nat, av["kendall_nat"]) and t.ord_other.isna().all()
     assert (t.ord_avg_lo <= t.ord_avg).all()
     with pytest.raises(InputError, match="unknown statistic"):
-        U.leaderboard_table(mm, ("ord", "spearman"))
+        bs.leaderboard_table(mm, ("ord", "spearman"))
 
 
 def test_module_imports_numpy_only():
     import subprocess
     import sys
 
-    code = ("import sys; import ts2viz.uncertainty\n"
+    code = ("import sys; import ts2viz.statistics.bootstrap, ts2viz.statistics.wilcoxon, "
+            "ts2viz.statistics.paired_comparison, ts2viz.statistics.rank_intervals\n"
             "bad = [m for m in ('scipy', 'torch', 'gradio', 'plotly') if m in sys.modules]\n"
             "assert not bad, bad\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -439,10 +440,10 @@ def test_quantiles_equal_numpy_including_adversarial_rows():
                 want = np.nanquantile(x, qs, axis=-1)
             # exact: the same order statistics, interpolated elementwise with numpy's own formula
             # (no reduction whose grouping could differ between CPUs)
-            assert np.array_equal(U.quantiles(x, qs), want, equal_nan=True), (B, qs)
+            assert np.array_equal(bs.quantiles(x, qs), want, equal_nan=True), (B, qs)
 
 
 def test_split_cell():
-    assert U.split_cell("ord_avg") == ("ord", "avg") and U.split_cell("kendall_my_part") == ("kendall", "my_part")
+    assert bs.split_cell("ord_avg") == ("ord", "avg") and bs.split_cell("kendall_my_part") == ("kendall", "my_part")
     with pytest.raises(InputError, match="unknown leaderboard cell"):
-        U.split_cell("spearman_avg")
+        bs.split_cell("spearman_avg")

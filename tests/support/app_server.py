@@ -20,6 +20,8 @@ from typing import Iterator, Sequence
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[2]
 ART = ROOT / "tests" / "artifacts"
+#: the documentation's screenshots: taken only by browser tests (docs_shot), renewed by every run
+DOCS_SHOTS = ROOT / "docs" / "screenshots"
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 #: settings of the test environment that would change where or how the app runs
@@ -150,3 +152,21 @@ def open_tab(pg, name: str) -> None:
         return
     pg.locator(".overflow-menu > button").first.click()
     pg.locator(".overflow-dropdown button", has_text=name).first.click()
+
+
+def docs_shot(pg, name: str, *, full: bool = False) -> Path:
+    """A screenshot for the documentation, ``docs/screenshots/NAME.png`` (and a copy in tests/artifacts/).
+
+    The docs show no other pictures of the app (``tests/docs/test_docs.py`` checks that every screenshot a
+    page shows is taken by a ``docs_shot`` call of a browser test), so a run of the browser tests renews
+    every one of them and none can go stale unnoticed: ``git status`` shows the ones that changed.
+    """
+    import shutil
+
+    settle(pg)
+    DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+    ART.mkdir(parents=True, exist_ok=True)
+    path = DOCS_SHOTS / f"{name}.png"
+    pg.screenshot(path=str(path), full_page=full)
+    shutil.copyfile(path, ART / f"{name}.png")
+    return path

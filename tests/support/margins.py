@@ -338,7 +338,7 @@ def _same(a, b) -> bool:
 def assert_wide_detections(detector, images: Sequence, queries: Sequence[Sequence[str]] | None = None, *,
                            decisions: Sequence[str] = DETECTOR_DECISIONS, pseudo_box: bool = True,
                            top_pairs: int = 10, rel: float = REL, context: str = "") -> None:
-    """Assert that the decisions of a ts2viz detector (``ts2viz.metrics.detect.Detector``) on ``images``
+    """Assert that the decisions of a ts2viz detector (``ts2viz.metrics.backbones.detect.Detector``) on ``images``
     that a test's expectation depends on are taken with a wide margin.
 
     ``decisions`` (:data:`DETECTOR_DECISIONS`, :data:`CROP_DECISIONS`, ``order``):
@@ -366,7 +366,7 @@ def assert_wide_detections(detector, images: Sequence, queries: Sequence[Sequenc
 
     import torch
 
-    from ts2viz.metrics.detect import Detection, nms
+    from ts2viz.metrics.backbones.detect import Detection, nms
 
     unknown = set(decisions) - set(DETECTOR_DECISIONS) - set(CROP_DECISIONS) - {"order"}
     if unknown:
@@ -415,7 +415,7 @@ def assert_wide_detections(detector, images: Sequence, queries: Sequence[Sequenc
         if "rounding" in decisions:
             assert_wide_rounding([v for b, *_ in final for v in b], 0, rel=rel, context=f"{where}, pixel rounding")
         if "pairs" in decisions:
-            from ts2viz.metrics.fineeval import PSEUDO_BOX_CONFIDENCE
+            from ts2viz.metrics.families.fineeval import PSEUDO_BOX_CONFIDENCE
 
             conf = [s for *_, s in final]
             if pseudo_box:

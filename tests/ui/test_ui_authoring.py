@@ -14,10 +14,11 @@ import pytest
 from ts2viz.authoring import canonical, import_dataset
 from ts2viz.dataset import load_folder
 from ts2viz.errors import InputError
-from ts2viz.ui import access, load_state
-from ts2viz.ui.authoring_session import PUBLIC_CAPS, drafts_of
+from ts2viz.ui.serving import access
+from ts2viz.ui import load_state
+from ts2viz.ui.state.authoring_session import PUBLIC_CAPS, drafts_of
 from ts2viz.ui.callbacks import authoring as cb
-from ts2viz.ui.sessions import Workspaces
+from ts2viz.ui.state.sessions import Workspaces
 from ui_helpers import write_dataset, write_scores
 
 
@@ -449,7 +450,7 @@ def test_error_descriptions_in_the_explorer_and_the_questions_tab(folder, tmp_pa
 def test_public_page_has_no_path_fields(folder, tmp_path):
     """The public page offers no field whose text could name a server path (folders, export and import
     paths, a hub repo); the operator's page has them."""
-    from ts2viz.ui.layout import build_blocks
+    from ts2viz.ui.page.layout import build_blocks
 
     path_fields = {"author-folder", "author-export-dir", "author-import-dir", "author-repo"}
 

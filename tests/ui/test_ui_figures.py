@@ -10,8 +10,8 @@ import pytest
 
 from ts2viz import figures
 from ts2viz.dataset import load_dataset
-from ts2viz.stats import ks_separation
-from ts2viz.ui.graph import goodness_color, seg_graph_html
+from ts2viz.statistics.ord_sep import ks_separation
+from ts2viz.ui.views.graph import goodness_color, seg_graph_html
 
 LEVELS = {"0": 0, "1a": 1, "1b": 1, "2": 2}
 SCORES = {"0": np.array([0.9, 0.8]), "1a": np.array([0.7, 0.6, np.nan]), "1b": np.array([0.75]),
@@ -95,7 +95,7 @@ def test_graph_html():
 
 def test_plot_value_sets_download_format():
     pytest.importorskip("gradio")
-    from ts2viz.ui.glue import page_plot
+    from ts2viz.ui.page.glue import page_plot
 
     pv = page_plot(lambda: figures.empty_figure("x"), "svg")
     cfg = json.loads(pv.plot)["config"]

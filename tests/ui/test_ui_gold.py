@@ -22,7 +22,7 @@ def test_board_per_task_and_note():
 def test_scatter_is_one_trace_per_model_one_point_per_image():
     import json
 
-    from ts2viz.ui.glue import page_plot
+    from ts2viz.ui.page.glue import page_plot
 
     fig = json.loads(page_plot(lambda: gc.scatter_figure("tifa160", "tifa", "dsg:InstructBLIP")).plot)
     assert len(fig["data"]) == 5 and sum(len(t["x"]) for t in fig["data"]) == 800
@@ -46,7 +46,7 @@ def test_inputs_from_a_visitor_are_checked():
 def app_public(tmp_path_factory):
     from ui_helpers import write_dataset, write_scores
 
-    from ts2viz.ui import access
+    from ts2viz.ui.serving import access
     from ts2viz.ui import load_state
 
     d = tmp_path_factory.mktemp("gold-ui")
@@ -90,7 +90,7 @@ def _visitor_file(app, text: str, name: str = "mine.csv"):
 
 
 def test_operator_set_is_offered_and_evaluated(own_set):
-    from ts2viz.ui.glue import page_plot
+    from ts2viz.ui.page.glue import page_plot
     import json
 
     assert gc.gold_sets()[:3] == list(gc.GOLD_SETS) and "myset" in gc.gold_sets()
@@ -140,8 +140,8 @@ def test_a_visitors_scores_join_their_session_only(app_public, own_set):
 
     import numpy as np
 
-    from ts2viz.ui import gold_session as gs
-    from ts2viz.ui.glue import page_plot
+    from ts2viz.ui.state import gold_session as gs
+    from ts2viz.ui.page.glue import page_plot
 
     g = gc.rated("myset")
     rng = np.random.default_rng(1)
@@ -178,7 +178,7 @@ def test_a_visitors_scores_join_their_session_only(app_public, own_set):
 
 
 def test_visitor_upload_errors_quote_nothing_and_caps_hold(app_public, own_set):
-    from ts2viz.ui import gold_session as gs
+    from ts2viz.ui.state import gold_session as gs
 
     v = app_public.view()
     secret = "SECRET-CONTENT"
@@ -229,7 +229,7 @@ def test_app_gold_flag_bad_folder_is_one_line_and_exit_2(tmp_path, capsys):
 def test_an_operator_set_without_scores_evaluates_a_visitors_upload(app_public, own_set, tmp_path):
     from gold_helpers import make_folder
 
-    from ts2viz.ui import gold_session as gs
+    from ts2viz.ui.state import gold_session as gs
 
     folder = make_folder(tmp_path / "bare")
     (folder / "scores.csv").unlink()

@@ -122,7 +122,7 @@ class Req:
 def test_bad_input_is_a_message_without_a_traceback(caplog):
     import gradio as gr
 
-    from ts2viz.ui import glue
+    from ts2viz.ui.page import glue
 
     seen = []
 
@@ -142,7 +142,7 @@ def test_bad_input_is_a_message_without_a_traceback(caplog):
 def test_unexpected_error_keeps_its_traceback_once(caplog):
     import gradio as gr
 
-    from ts2viz.ui import glue
+    from ts2viz.ui.page import glue
 
     def broken(x):
         return {}["missing"]
@@ -156,7 +156,7 @@ def test_unexpected_error_keeps_its_traceback_once(caplog):
 
 
 def test_last_errors_are_per_session_and_bounded():
-    from ts2viz.ui.glue import LastErrors
+    from ts2viz.ui.page.glue import LastErrors
 
     errs = LastErrors(size=2)
     errs.put("a failed", Req("s1"))
@@ -174,7 +174,7 @@ def test_last_errors_are_per_session_and_bounded():
 def test_messages_show_as_plain_text_in_markdown():
     import markdown_it
 
-    from ts2viz.ui.glue import markdown_text
+    from ts2viz.ui.page.glue import markdown_text
 
     text = "metric 'clip_vit_b*': see [docs](http://x) <b>bold</b> # not a heading `code`"
     html = markdown_it.MarkdownIt().render(markdown_text(text))

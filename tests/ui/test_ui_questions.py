@@ -26,8 +26,8 @@ from ts2viz.scores import bundled_scores
 from ts2viz.ui.callbacks import board as cb_board, explorer as cb_explorer, live as cb_live
 from ts2viz.ui import load_state
 from ts2viz.ui.callbacks import questions as qa
-from ts2viz.ui.access import public
-from ts2viz.ui.state import AppView, Workspace
+from ts2viz.ui.serving.access import public
+from ts2viz.ui.state.app_state import AppView, Workspace
 
 TIFA_PROMPT = "A Christmas tree with lights and teddy bear"
 FINE_PROMPT = "a red cat on the tree"
@@ -190,7 +190,7 @@ def test_variants_share_nothing_they_should_not(ts2_app, ts2, gated, tmp_path):
 def test_page_events_read_the_variant_control(ts2_app):
     from gradio.helpers import special_args
 
-    from ts2viz.ui.glue import VARIANT_PARAM, Page, safe, with_variant
+    from ts2viz.ui.page.glue import VARIANT_PARAM, Page, safe, with_variant
 
     page = Page(ts2_app, mode=None, fmt=None)
 

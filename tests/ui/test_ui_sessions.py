@@ -11,10 +11,11 @@ import pytest
 from ts2viz import engine
 from ts2viz.errors import InputError
 from ts2viz.metrics import check_offered
-from ts2viz.ui import access, load_state
+from ts2viz.ui.serving import access
+from ts2viz.ui import load_state
 from ts2viz.ui.callbacks import board as cb_board, live as cb_live
-from ts2viz.ui.memo import Memo
-from ts2viz.ui.sessions import Workspaces
+from ts2viz.ui.state.memo import Memo
+from ts2viz.ui.state.sessions import Workspaces
 from ui_helpers import write_dataset, write_scores
 
 

@@ -1,6 +1,6 @@
 """The app's "How sure is the leaderboard?" views, without a browser.
 
-References come from outside the callbacks: :mod:`ts2viz.uncertainty` run on meta-metrics computed
+References come from outside the callbacks: :mod:`ts2viz.statistics` run on meta-metrics computed
 here from the bundled data, ``scipy.stats.wilcoxon`` and a Holm correction written out below.
 """
 from __future__ import annotations
@@ -13,13 +13,13 @@ import pytest
 from scipy import stats as sps
 
 from ts2viz import bundled_scores, compute, figures, load_dataset
-from ts2viz import uncertainty as U
+from ts2viz.statistics import bootstrap as bs, paired_comparison as pcmp, rank_intervals as ri
 from ts2viz.display import column_label
 from ts2viz.errors import InputError
 from ts2viz.ui.callbacks import common as cb_common, board as cb_board
 from ts2viz.ui import load_state
 from ts2viz.ui.callbacks import uncertainty as uc
-from ts2viz.ui.glue import table_value
+from ts2viz.ui.page.glue import table_value
 
 BOARD_STATS = cb_board.BOARD_STATS
 
@@ -39,7 +39,7 @@ def ts2(state):
 def ref():
     """The library's answers on meta-metrics computed here (not the app's)."""
     mm = compute(load_dataset("ts2"), bundled_scores(), policy="paper")
-    boot = U.bootstrap(mm)
+    boot = bs.bootstrap(mm)
     return {"mm": mm, "boot": boot}
 
 
@@ -70,7 +70,7 @@ def test_board_intervals_equal_the_library(ts2, ref):
             assert r[c] == pytest.approx(est, abs=1e-12)
             assert (r[f"{c}_lo"], r[f"{c}_hi"]) == pytest.approx((lo, hi), abs=1e-12)
     # ranks by the sort column, among all 19 metrics (not only the 14 shown)
-    ranks = U.rank_intervals(ref["mm"], "sep_avg", boot=boot).frame().set_index("metric")
+    ranks = ri.rank_intervals(ref["mm"], "sep_avg", boot=boot).frame().set_index("metric")
     for _, r in board.iterrows():
         want = ranks.loc[r["metric"]]
         assert (r["rank"], r["rank_median"], r["rank_lo"], r["rank_hi"]) == (
@@ -89,7 +89,7 @@ def test_table_cells_show_value_and_interval_x100(ts2, ref):
     assert heads[:2] == ["metric", "median rank [95%]"] and not any(h.endswith(("_lo", "_hi")) for h in heads)
     shown = {r[0]: r for r in val["metadata"]["display_value"]}
     data = {r[0]: r for r in val["data"]}
-    ranks = U.rank_intervals(ref["mm"], "ord_avg", boot=boot)
+    ranks = ri.rank_intervals(ref["mm"], "ord_avg", boot=boot)
     for m in boot.metrics:
         for c in BOARD_STATS:
             est, lo, hi = boot.interval(m, c)
@@ -131,8 +131,8 @@ def test_scatter_whiskers_fit_the_full_view(ts2):
 def test_bootstrap_drawn_once_and_shared_by_sessions(tmp_path, monkeypatch):
     state = load_state("ts2", cache_root=tmp_path, fetch_images=False)      # nothing drawn for it yet
     calls = []
-    real = U.bootstrap
-    monkeypatch.setattr(U, "bootstrap", lambda mm, **kw: calls.append(mm.mode) or real(mm, **kw))
+    real = bs.bootstrap
+    monkeypatch.setattr(bs, "bootstrap", lambda mm, **kw: calls.append(mm.mode) or real(mm, **kw))
     a, b = state.view(), state.view()
     # a plain view change never draws one
     from ts2viz.ui.tabs.board import board_view
@@ -172,7 +172,7 @@ def test_session_metrics_get_their_own_bootstrap(state, tmp_path, ref):
     # a view of shared metrics only reads the shared bootstrap, even in this session
     assert uc.board_bootstrap(mine, "paper", ["CLIPScore", "ALIGNScore"]) is shared
     # what the session's own metric gets equals the library's bootstrap of the joined meta-metrics
-    lib = U.bootstrap(mine.mm("paper"))
+    lib = bs.bootstrap(mine.mm("paper"))
     assert own.boot.interval("Mine", "sep_avg") == pytest.approx(lib.interval("Mine", "sep_avg"), rel=1e-12)
     board = uc.board_intervals(mine, "paper", cb_board.leaderboard(mine, "paper"), "ord_avg")
     assert "Mine" in set(board["metric"])
@@ -198,7 +198,7 @@ def test_significance_marks_exactly_the_holm_significant_pairs(ts2, ref, stat, p
     est = [mm.averages()[cell][mm.metrics.index(m)] for m in pw.metrics]
     assert (np.diff(est) <= 0).all()                                 # best first
     # raw p from scipy on the per-SEG values the leaderboard cell averages; Holm over the pairs shown
-    v = U.seg_values(mm, cell)
+    v = bs.seg_values(mm, cell)
     M = len(pw.metrics)
     I, J = np.triu_indices(M, 1)
     raw = []
@@ -219,7 +219,7 @@ def test_significance_marks_exactly_the_holm_significant_pairs(ts2, ref, stat, p
     assert f"{len(want) // 2} of {M * (M - 1) // 2} pairs" in note
     json.loads(f.to_json())
     if fams is None:       # every metric shown: the library's own Holm family
-        full = U.pairwise(mm, cell, boot=ref["boot"])
+        full = pcmp.pairwise(mm, cell, boot=ref["boot"])
         k = [full.metrics.index(m) for m in pw.metrics]
         # exact: the app reindexes the library's own Holm-corrected matrix (same numbers, no arithmetic)
         assert np.array_equal(pw.pvalue_holm, full.pvalue_holm[np.ix_(k, k)], equal_nan=True)
@@ -241,11 +241,11 @@ def test_significance_heatmap_marks_only_text():
 def test_pair_comparison_equals_the_library_and_scipy(ts2, ref):
     mm = ref["mm"]
     c = uc.pair_comparison(ts2, "paper", "sep", "CLIPScore", "TIFA-mPLUG", "All")
-    lib = U.compare(mm, "TIFA-mPLUG", "CLIPScore", boot=ref["boot"])
+    lib = pcmp.compare(mm, "TIFA-mPLUG", "CLIPScore", boot=ref["boot"])
     k = lib.cells.index("sep_avg")
     assert c["difference"] == pytest.approx(lib.difference[k]) and c["difference"] < 0
     assert (c["low"], c["high"]) == pytest.approx((lib.low[k], lib.high[k]))
-    v = U.seg_values(mm, "sep_avg")
+    v = bs.seg_values(mm, "sep_avg")
     x, y = v[:, mm.metrics.index("CLIPScore")], v[:, mm.metrics.index("TIFA-mPLUG")]
     assert c["pvalue"] == pytest.approx(sps.wilcoxon(y, x).pvalue, rel=1e-9)
     assert c["n"] == 164
@@ -279,7 +279,7 @@ def test_a_dataset_with_one_partition(tmp_path):
                      lower_is_better=["ErrCount"], cache_root=tmp_path / "cache").view()
     board = uc.board_intervals(app, "paper", cb_board.leaderboard(app, "paper", sort_by="ord_real"), "ord_real")
     assert board.attrs["rank_by"] == "ord_avg" and "ord_real" not in board.columns
-    ranks = U.rank_intervals(app.mm("paper"), "ord_avg", boot=uc.board_bootstrap(app, "paper").boot)
+    ranks = ri.rank_intervals(app.mm("paper"), "ord_avg", boot=uc.board_bootstrap(app, "paper").boot)
     assert list(board.sort_values("metric")["rank_median"]) == [
         ranks.median[ranks.metrics.index(m)] for m in sorted(board["metric"])]
     assert uc.significance(app, "paper", "ord", "All").metrics[0] == "GoodScore"

@@ -3,7 +3,8 @@
 * ``leaderboard``, ``metametrics`` (:mod:`.evaluate`): meta-metrics of scores tables;
 * ``score``, ``metrics`` (:mod:`.scoring`): run library metrics over a dataset, list the families;
 * ``validate``, ``push`` (:mod:`.datasets`): every problem of a dataset folder; upload one to the hub;
-* ``humaneval`` (:mod:`.humaneval`): metrics against human ratings (rated sets, Gecko's three tasks).
+* ``humaneval`` (:mod:`.humaneval`): metrics against human ratings (rated sets, Gecko's three tasks);
+* ``nuisance``, ``transforms`` (:mod:`.nuisance`): does a metric move more for nuisance than for errors?
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming file, row and problem), 1 other errors,
 130 interrupted. Warnings (input accepted, but not as the user may think) are one line each on stderr,
@@ -21,7 +22,7 @@ from typing import Iterator, Sequence
 
 from .. import __version__
 from ..errors import InputError, InputWarning
-from . import datasets, evaluate, humaneval, scoring
+from . import datasets, evaluate, humaneval, nuisance, scoring
 
 __all__ = ["main", "build_parser"]
 
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     scoring.add_subcommands(sub)
     datasets.add_subcommands(sub)
     humaneval.add_subcommands(sub)
+    nuisance.add_subcommands(sub)
     return parser
 
 

@@ -256,7 +256,8 @@ def leaderboard_groups(partitions) -> list[str]:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from ..uncertainty import bootstrap, leaderboard_table, rank_intervals
+    from ..statistics.bootstrap import bootstrap, leaderboard_table
+    from ..statistics.rank_intervals import rank_intervals
 
     check_out(args.out)
     stats = _parse_stats(args.stats)
@@ -267,7 +268,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     mm, cov = _compute(args, averaged_only=True)
     boot = ranks = None
     if args.ci and settings.image_resamples:
-        from ..significance.two_level import two_level_bootstrap
+        from ..statistics.two_level_bootstrap import two_level_bootstrap
 
         boot = two_level_bootstrap(mm, load_inputs(args)[1], settings)
         ranks = rank_intervals(mm, "ord_avg", boot=boot)
@@ -287,6 +288,13 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         from .pairwise import pairwise_columns
 
         extra, pairwise_text = pairwise_columns(mm, load_inputs(args)[1], args, groups, settings if args.ci else None)
+        for k, v in extra.items():
+            lb[k] = v
+    nuisance_text = None
+    if args.nuisance:
+        from .nuisance import nuisance_columns
+
+        extra, nuisance_text = nuisance_columns(mm, load_inputs(args)[0], args, settings)
         for k, v in extra.items():
             lb[k] = v
     cost_text = None
@@ -310,6 +318,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(pairwise_text)
     if cost_text:
         print(cost_text)
+    if nuisance_text:
+        print(nuisance_text)
     if uses_bundled(args):
         from ..qa.records import BUNDLED_DSG_ACCUMULATION
 
@@ -331,7 +341,7 @@ def _parse_stats(text: str) -> list[str]:
 
 
 def _bootstrap_settings(args: argparse.Namespace):
-    from ..uncertainty import BootstrapSettings
+    from ..statistics.bootstrap import BootstrapSettings
 
     def number(text: str, kind, flag: str):
         try:
@@ -421,7 +431,8 @@ def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None, groups=GROUPS, c
 def cmd_compare(args: argparse.Namespace) -> int:
     from ..metametrics import compute
     from ..policy import resolve_policy
-    from ..uncertainty import bootstrap, compare
+    from ..statistics.bootstrap import bootstrap
+    from ..statistics.paired_comparison import compare
 
     settings = _bootstrap_settings(args)
     ds, scores, _, seg_ids = load_inputs(args)
@@ -441,7 +452,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_significance(args: argparse.Namespace) -> int:
-    from ..uncertainty import bootstrap, cell_names, pairwise, rank_intervals
+    from ..statistics.bootstrap import bootstrap, cell_names
+    from ..statistics.paired_comparison import pairwise
+    from ..statistics.rank_intervals import rank_intervals
 
     check_out(args.out)
     settings = _bootstrap_settings(args)
@@ -489,7 +502,7 @@ def format_significance(pw, ranks, mm, alpha: float) -> str:
     significantly separated from (Holm-corrected Wilcoxon p >= alpha)."""
     import numpy as np
 
-    from ..uncertainty import split_cell
+    from ..statistics.bootstrap import split_cell
 
     stat, group = split_cell(pw.cell)
     order = [int(i) for i in np.argsort(-np.nan_to_num(pw.estimate, nan=-np.inf), kind="stable")]
@@ -524,9 +537,9 @@ def _pvalue(p: float) -> str:
 
 
 def format_comparison(pc, mm, perm=None) -> str:
-    """Plain-text table of a :class:`ts2viz.uncertainty.PairedComparison`, one row per cell; ``perm``:
+    """Plain-text table of a :class:`ts2viz.statistics.paired_comparison.PairedComparison`, one row per cell; ``perm``:
     ``(p-values per cell, note)`` of a permutation test, shown in a column before ``n``."""
-    from ..uncertainty import split_cell
+    from ..statistics.bootstrap import split_cell
 
     heads = ["Cell", pc.a, pc.b, "A-B", f"{100 * pc.settings.confidence:g}% interval", "n", "Wilcoxon p"]
     if perm is not None:
@@ -595,6 +608,9 @@ def add_subcommands(sub) -> None:
     from .cost import add_cost_options
 
     add_cost_options(p)
+    from .nuisance import add_leaderboard_options
+
+    add_leaderboard_options(p)
     p.set_defaults(func=cmd_leaderboard)
     p = sub.add_parser("compare", help="paired comparison of two metrics in every leaderboard cell")
     p.add_argument("a", metavar="A", help="metric name")
@@ -628,7 +644,7 @@ def add_subcommands(sub) -> None:
 
 
 def _add_bootstrap_options(p: argparse.ArgumentParser) -> None:
-    from ..uncertainty import DEFAULTS
+    from ..statistics.bootstrap import DEFAULTS
 
     p.add_argument("--resamples", default=str(DEFAULTS.n_resamples), metavar="N",
                    help=f"bootstrap resamples (default {DEFAULTS.n_resamples})")

@@ -92,7 +92,7 @@ def load_rated(args: argparse.Namespace):
 
 def cmd_humaneval(args: argparse.Namespace) -> int:
     from ..metaeval.humaneval import HumanEvalSettings, evaluate_rated
-    from ..uncertainty import BootstrapSettings
+    from ..statistics.bootstrap import BootstrapSettings
     from .evaluate import check_out
 
     check_out(args.out)

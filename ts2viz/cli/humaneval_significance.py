@@ -14,7 +14,7 @@ from ..errors import InputError
 
 
 def add_significance_options(p: argparse.ArgumentParser) -> None:
-    from ..significance.gold import STATISTICS
+    from ..statistics.gold_permutation import STATISTICS
     from .permutation import add_permutation_options
 
     p.add_argument("--clusters", action="store_true",
@@ -62,7 +62,7 @@ def cluster_column(args: argparse.Namespace, rated, result, settings):
     saying how it was formed."""
     import numpy as np
 
-    from ..significance.gold import GoldStatistic, gold_clusters
+    from ..statistics.gold_permutation import GoldStatistic, gold_clusters
     from .permutation import permutation_settings
 
     alpha = _alpha(args.cluster_alpha)
@@ -86,7 +86,7 @@ def cmd_compare(args: argparse.Namespace, rated, result, settings, write_csv) ->
     p-value and (with intervals) the paired bootstrap interval and one-sided bootstrap p."""
     import pandas as pd
 
-    from ..significance.gold import STATISTICS, GoldStatistic, gold_permutation_test
+    from ..statistics.gold_permutation import STATISTICS, GoldStatistic, gold_permutation_test
     from .permutation import permutation_settings
 
     a, b = args.compare

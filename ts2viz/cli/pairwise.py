@@ -20,7 +20,7 @@ def add_pairwise_options(p: argparse.ArgumentParser) -> None:
 def pairwise_columns(mm, scores, args: argparse.Namespace, groups, settings=None):
     """Columns to append to the leaderboard (``mm.metrics`` order) and the text block that shows them.
 
-    ``settings``: the :class:`ts2viz.uncertainty.BootstrapSettings` of ``--ci`` (intervals drawn from the
+    ``settings``: the :class:`ts2viz.statistics.bootstrap.BootstrapSettings` of ``--ci`` (intervals drawn from the
     same SEG resamples as the other cells), or None."""
     import numpy as np
 
@@ -39,7 +39,7 @@ def pairwise_columns(mm, scores, args: argparse.Namespace, groups, settings=None
     nan = np.full(M, np.nan)
     iv = None
     if settings is not None:
-        from ..uncertainty import resample_counts
+        from ..statistics.bootstrap import resample_counts
 
         iv = pairwise_intervals(res, resample_counts(mm, n_resamples=settings.n_resamples, seed=settings.seed),
                                 settings.confidence)

@@ -39,7 +39,7 @@ def add_permutation_count_options(p: argparse.ArgumentParser) -> None:
 def permutation_settings(args: argparse.Namespace, corrected: bool = False):
     """Settings from the options. ``corrected``: the p-values will be Holm-corrected, so the test does
     not stop early on a small p-value (its precise size matters) and ``auto`` draws 10,000."""
-    from ..significance import PermutationSettings
+    from ..statistics.permutation_tests import PermutationSettings
 
     text = str(args.permutations).strip().lower()
     try:
@@ -58,7 +58,7 @@ def permutation_settings(args: argparse.Namespace, corrected: bool = False):
 
 
 def _scores_if_delta(load_scores, cell: str):
-    from ..uncertainty import split_cell
+    from ..statistics.bootstrap import split_cell
 
     return load_scores() if split_cell(cell)[0] == "delta" else None
 
@@ -87,7 +87,7 @@ def _spans(ranks: list[int]) -> str:
 
 
 def check_cell(mm, cell: str, flag: str) -> None:
-    from ..uncertainty import cell_names
+    from ..statistics.bootstrap import cell_names
 
     if cell not in cell_names(mm):
         raise InputError(f"{flag}: unknown leaderboard cell {cell!r} (expected one of {', '.join(cell_names(mm))})")
@@ -96,7 +96,7 @@ def check_cell(mm, cell: str, flag: str) -> None:
 def cluster_column(mm, args: argparse.Namespace, alpha: float, load_scores):
     """The ``cluster`` column (in ``mm.metrics`` order) and a one-line note saying how it was formed.
     ``load_scores()`` gives the scores (read only for a delta cell, standardised per SEG)."""
-    from ..significance.ts2 import leaderboard_clusters
+    from ..statistics.leaderboard_permutation import leaderboard_clusters
 
     check_cell(mm, args.cluster_cell, "--cluster-cell")
     correction = args.correction or "none"
@@ -117,9 +117,11 @@ def cmd_significance_permutation(args: argparse.Namespace, mm, alpha: float, boo
     (one-sided, uncorrected unless --correction), and the pairs where Wilcoxon-Holm disagrees."""
     import numpy as np
 
-    from ..significance.ts2 import leaderboard_clusters, pairwise_permutation
-    from ..uncertainty import holm, pairwise, rank_intervals
-    from ..uncertainty import split_cell
+    from ..statistics.leaderboard_permutation import leaderboard_clusters, pairwise_permutation
+    from ..statistics.wilcoxon import holm
+    from ..statistics.paired_comparison import pairwise
+    from ..statistics.rank_intervals import rank_intervals
+    from ..statistics.bootstrap import split_cell
 
     cell = args.cell
     correction = args.correction or "holm"
@@ -232,7 +234,7 @@ def comparison_pvalues(mm, args: argparse.Namespace, scores, cells, wilcoxon_p, 
     they are and where they disagree with the Wilcoxon p-values at ``alpha``."""
     import numpy as np
 
-    from ..significance.ts2 import pairwise_permutation
+    from ..statistics.leaderboard_permutation import pairwise_permutation
 
     settings = permutation_settings(args, corrected=True)
     a, b = mm.metrics.index(args.a), mm.metrics.index(args.b)

@@ -69,7 +69,7 @@ def add_subcommands(subparsers) -> None:
     q.set_defaults(func=run_metrics)
 
 
-class _Bars:
+class Bars:
     """One tqdm bar per metric, showing images/s."""
 
     def __init__(self, quiet: bool):
@@ -142,7 +142,7 @@ def run_score(args: argparse.Namespace) -> int:
         check_writable(out)     # before any model is loaded or image scored
     ds = load_dataset(args.dataset)
     seg_ids = parse_seg_ids(args.seg, ds)
-    bars = _Bars(args.quiet)
+    bars = Bars(args.quiet)
     try:
         with quiet_progress(args.quiet):
             scores = score_dataset(ds, args.metric, seg_ids=seg_ids, device=args.device,
@@ -183,8 +183,8 @@ def read_prompt_lines(path: str) -> list[str]:
 def run_questions(args: argparse.Namespace) -> int:
     """Handler of ``ts2viz questions``."""
     from ..dataset import parse_seg_ids
-    from ..metrics.llm import load_llm
-    from ..metrics.question_gen import QuestionGenerator
+    from ..metrics.backbones.llm import load_llm
+    from ..metrics.common.question_gen import QuestionGenerator
     from ..qa.questions import write_question_csv
 
     out = str(args.out)
@@ -227,13 +227,18 @@ def run_questions(args: argparse.Namespace) -> int:
 
 
 def run_metrics(args: argparse.Namespace) -> int:
-    """Handler of ``ts2viz metrics``."""
+    """Handler of ``ts2viz metrics``: each family with its description, an example SPEC and the field's
+    model names it knows (its card's ``model_names``: short name -> hub id)."""
     from ..metrics import families
 
     fams = families()
     width = max(len(f.name) for f in fams)
+    pad = " " * width
     for f in fams:
         print(f"{f.name:<{width}}  {f.description}")
         if f.example:
-            print(f"{'':<{width}}  e.g. {f.example}")
+            print(f"{pad}  e.g. {f.example}")
+        card = f.card
+        for short, hub_id in (card.model_names.items() if card is not None else ()):
+            print(f"{pad}  model {short} = {f.name}:{hub_id}")
     return 0

@@ -1,13 +1,16 @@
 """The scoring engine: run metrics over datasets or loose images, with a resumable on-disk cache.
 
 ``score_dataset`` (CLI ``ts2viz score``) and ``score_images`` (the app's live scoring) share one cache,
-so either reuses the other's finished work. ``score_dataset(..., ray=...)`` runs the same scoring on
+so either reuses the other's finished work. ``score_variants`` scores changed copies of the images or
+prompts (nuisance transforms) through the same batches and cache. ``score_dataset(..., ray=...)`` runs the same scoring on
 Ray actors (:mod:`ts2viz.engine.distributed`), with the same cache. Importing this package imports
 neither torch nor ray.
 """
 from __future__ import annotations
 
 from .cache import ScoreCache
-from .core import MODEL_CACHE_SIZE, cached_metrics, get_metric, score_dataset, score_images
+from .core import MODEL_CACHE_SIZE, cached_metrics, get_metric, score_dataset, score_images, score_variants
+from .inputs import Variant, VariantScores
 
-__all__ = ["score_dataset", "score_images", "get_metric", "cached_metrics", "MODEL_CACHE_SIZE", "ScoreCache"]
+__all__ = ["score_dataset", "score_images", "score_variants", "Variant", "VariantScores", "get_metric",
+           "cached_metrics", "MODEL_CACHE_SIZE", "ScoreCache"]

@@ -54,6 +54,12 @@ def hash_bytes(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
+def variant_key(image_key: str, change: str) -> str:
+    """The cache key of an image changed before scoring (a nuisance transform): a hash of the original's
+    key and the change's own key, so that it is cached apart from the original and from other changes."""
+    return hashlib.sha1(f"{image_key}\0{change}".encode()).hexdigest()
+
+
 def hash_pil(image) -> str:
     """Content hash of an in-memory PIL image (mode, size and pixels)."""
     h = hashlib.sha1(f"{image.mode}:{image.size[0]}x{image.size[1]}:".encode())

@@ -16,8 +16,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import InputError
-from .cache import ScoreCache, hash_pil
-from .inputs import Progress, image_sources, warn_unscored
+from .cache import ScoreCache, hash_pil, variant_key
+from .inputs import Progress, Variant, VariantScores, image_sources, warn_unscored
 
 
 #: How many loaded metrics (models) the process keeps, least recently used dropped first
@@ -41,7 +41,7 @@ def get_metric(spec, device: str | None = None, **options):
     the same spec load it once.
     """
     from ..metrics import load
-    from ..metrics.base import Metric
+    from ..metrics.common.base import Metric
 
     if isinstance(spec, Metric):
         return spec
@@ -91,16 +91,18 @@ def _open_cache(cache_dir, use_cache: bool) -> ScoreCache | None:
 
 
 class _Item:
-    """One image to score: where it comes from, its name, its prompt, its cache key, and why it failed."""
+    """One image to score: where it comes from, its name, its prompt, its cache key, why it failed, and
+    the change made to its decoded image before scoring (``hook``: a :class:`Variant`'s ``image``)."""
 
-    __slots__ = ("source", "name", "prompt", "key", "error")
+    __slots__ = ("source", "name", "prompt", "key", "error", "hook")
 
-    def __init__(self, source, prompt: str, name: str | None = None):
+    def __init__(self, source, prompt: str, name: str | None = None, hook=None):
         self.source = source
         self.name = name
         self.prompt = prompt
         self.key: str | None = None
         self.error: str | None = None
+        self.hook = hook
 
 
 def _hash_items(items: list[_Item], cache: ScoreCache | None, pool: ThreadPoolExecutor) -> None:
@@ -131,7 +133,7 @@ def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: Thre
     Every metric takes the same path: ``prepare`` on worker threads (given the decoded image when the
     metric needs pixels, and the image's name), then ``score_prepared`` in batches on this thread.
     """
-    from ..metrics.base import load_image, score_with_oom_retry
+    from ..metrics.common.base import load_image, score_with_oom_retry
 
     n = len(items)
     values = np.full(n, np.nan)
@@ -168,6 +170,8 @@ def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: Thre
             if pixels:
                 check_pixels(items[i].source)
             image = load_image(items[i].source) if pixels else None
+            if pixels and items[i].hook is not None:
+                image = items[i].hook(image, items[i].source)
             return metric.prepare(image, items[i].name)
         except InputError as e:
             failed[i] = e.problem
@@ -355,3 +359,86 @@ def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None
             cache.close()
     lib = {m.spec for m in metrics if not m.higher_is_better}
     return Scores(list(names), labels, values, lib, source=f"ts2viz score ({ds.name})")
+
+
+def score_variants(dataset, spec, variants: Sequence[Variant], seg_ids: Sequence[int] | None = None,
+                   device: str | None = None, batch_size: int | None = None, cache_dir=None,
+                   progress: Progress | None = None, *, use_cache: bool = True, ray: bool | str | None = None,
+                   ray_actors: int | None = None) -> VariantScores:
+    """Score every image of ``dataset`` with one metric in several :class:`Variant` s of its inputs.
+
+    Parameters
+    ----------
+    dataset : a Dataset or a spec for ``load_dataset``.
+    spec : the metric (a SPEC string, or a loaded metric without ``ray``).
+    variants : the variants, e.g. ``[Variant("clean"), Variant("jpeg", image=hook)]``; labels unique.
+    seg_ids, device, batch_size, cache_dir, progress, use_cache, ray, ray_actors : as for
+        :func:`score_dataset`. Progress is reported per variant, labelled ``"{spec} [{label}]"``.
+
+    Returns
+    -------
+    :class:`VariantScores`. The metric is loaded once and each image's file is hashed once; a variant's
+    scores are batched and cached like :func:`score_dataset`'s, its cache key carrying the variant's
+    image change (:func:`ts2viz.engine.cache.variant_key`) and changed prompt, so an interrupted run
+    resumes and a re-run scores nothing. Images that cannot be read get NaN (one warning).
+
+    Raises
+    ------
+    InputError : no variant, a label twice, no image readable, or what :func:`score_dataset` raises.
+    """
+    from ..dataset import Dataset, load_dataset
+
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
+    if seg_ids is not None:
+        ds = ds.subset(seg_ids)
+    variants = list(variants)
+    labels = [v.label for v in variants]
+    if not variants:
+        raise InputError("no variant to score")
+    if len(set(labels)) != len(labels):
+        raise InputError(f"variant {next(x for x in labels if labels.count(x) > 1)!r} is given twice")
+    if ray is not None and ray is not False:
+        from .distributed import score_variants_on_ray
+
+        return score_variants_on_ray(ds, spec, variants, address=ray, actors=ray_actors, device=device,
+                                     batch_size=batch_size, cache_dir=cache_dir, progress=progress,
+                                     use_cache=use_cache)
+    names = ds.file_names
+    if _needs_pixels(spec):
+        _require_images(ds, names)      # before a model is loaded
+    metric = get_metric(spec, device)
+    values = np.full((len(names), len(variants)), np.nan)
+    cache = _open_cache(cache_dir, use_cache)
+    errors: list[str | None] = [None] * len(names)
+    try:
+        base = [_Item(None, ds.row(fn).prompt, fn) for fn in names]
+        with ThreadPoolExecutor(_workers()) as pool:
+            if metric.needs_pixels:
+                for it, src in zip(base, image_sources(ds, names)):
+                    it.source = src
+                _hash_items(base, cache, pool)
+                if all(it.error is not None for it in base):
+                    raise InputError(f"none of the {len(base)} images of dataset {ds.name} could be read "
+                                     "(no local image files; pass a dataset folder with the images)")
+            for v, var in enumerate(variants):
+                hook = var.image if metric.needs_pixels else None
+                items = []
+                for b in base:
+                    it = _Item(b.source, var.prompt(b.prompt) if var.prompt is not None else b.prompt, b.name, hook)
+                    it.error = b.error
+                    it.key = variant_key(b.key, hook.key) if (hook is not None and b.key is not None) else b.key
+                    items.append(it)
+
+                def prog(_spec, done, total, _label=var.label):
+                    if progress is not None:
+                        progress(f"{_spec} [{_label}]", done, total)
+
+                values[:, v], _ = _run_metric(metric, items, cache, pool, batch_size, prog, False)
+                for i, it in enumerate(items):
+                    errors[i] = errors[i] or it.error
+    finally:
+        if cache is not None:
+            cache.close()
+    warn_unscored(names, errors, stacklevel=2)
+    return VariantScores(list(names), labels, values, metric.spec, dict(metric.config), metric.config_hash,
+                         bool(metric.higher_is_better))

@@ -49,7 +49,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import InputError
-from .cache import ScoreCache
+from .cache import ScoreCache, variant_key
 from .inputs import Progress, image_sources, warn_unscored
 
 #: object store of a local instance started here: only paths and scores travel, so it can be small
@@ -195,14 +195,16 @@ class BlockScorer:
                 out.append(f"unreadable ({e.strerror or type(e).__name__})")
         return out
 
-    def score_block(self, entries: list[tuple[str | None, str, str]], batch_size: int, want_keys: bool) -> dict:
+    def score_block(self, entries: list[tuple[str | None, str, str]], batch_size: int, want_keys: bool,
+                    hook=None) -> dict:
         """Score ``(path, file name, prompt)`` entries; the metric's model runs in batches of ``batch_size``.
+        ``hook``: a :class:`ts2viz.engine.Variant`'s image change, applied to each decoded image.
 
         Returns ``values`` (float64, NaN where an entry failed), ``errors`` (why, per entry, or None),
         ``keys`` (sha1 of the bytes scored, when ``want_keys``), ``details`` (per entry, or None),
         ``config_hash`` and the ``warnings`` raised meanwhile.
         """
-        from ..metrics.base import load_image, score_with_oom_retry
+        from ..metrics.common.base import load_image, score_with_oom_retry
 
         m = self._check()
         n = len(entries)
@@ -225,6 +227,8 @@ class BlockScorer:
                     if want_keys:
                         keys[k] = hashlib.sha1(data).hexdigest()
                     image = load_image(data)
+                    if hook is not None:
+                        image = hook(image, path)
                 return m.prepare(image, name)
             except InputError as e:
                 errors[k] = _BYTESIO.sub(repr(path), e.problem)
@@ -439,6 +443,39 @@ def score_dataset_on_ray(ds, specs: Sequence, *, address: bool | str | None = Tr
     return Scores(list(run.names), specs, values, lower, source=f"ts2viz score --ray ({ds.name})")
 
 
+def score_variants_on_ray(ds, spec: str, variants: Sequence, *, address: bool | str | None = True,
+                          actors: int | None = None, device: str | None = None, batch_size: int | None = None,
+                          cache_dir=None, progress: Progress | None = None, use_cache: bool = True):
+    """``score_variants`` on Ray: one pool of actors for the metric serves every variant; same
+    :class:`ts2viz.engine.VariantScores`, same cache entries as the single-process engine."""
+    from ..metrics import family, parse_spec
+    from .inputs import VariantScores
+
+    if not isinstance(spec, str):
+        raise InputError("with Ray, give the metric as a SPEC string (each actor loads its own copy)")
+    family(parse_spec(spec).family)
+    if actors is not None and int(actors) < 1:
+        raise InputError("the number of Ray actors must be at least 1")
+    if batch_size is not None and int(batch_size) < 1:
+        raise InputError("the batch size must be at least 1")
+    ray = import_ray()
+    cache = ScoreCache(cache_dir) if use_cache else None
+    started = False
+    try:
+        started = connect(address)
+        run = _Run(ray, ds, cache, progress, batch_size, actors, device)
+        values, info = run.variants(spec, list(variants))
+        if run.paths is not None:
+            warn_unscored(run.names, run.errors)
+    finally:
+        if cache is not None:
+            cache.close()
+        if started:
+            ray.shutdown()
+    return VariantScores(list(run.names), [v.label for v in variants], values, info["spec"], dict(info["config"]),
+                         info["config_hash"], bool(info["higher_is_better"]))
+
+
 class _Run:
     """The driver's side of one run: image paths, content hashes and per-image errors, kept across metrics."""
 
@@ -464,6 +501,13 @@ class _Run:
 
     def metric(self, spec: str) -> tuple[np.ndarray, bool]:
         """Per-image scores for ``spec`` (cache first, then the actors) and whether higher is better."""
+        out, info = self.variants(spec, [None])
+        return out[:, 0], bool(info["higher_is_better"])
+
+    def variants(self, spec: str, variants: Sequence) -> tuple[np.ndarray, dict]:
+        """Per-image scores for ``spec`` in each variant (``None``: the inputs as they are; else a
+        :class:`ts2viz.engine.Variant`), one column each, with one pool of actors for all; and the
+        metric's info (:meth:`BlockScorer.info`)."""
         ray = self.ray
         pool = _Pool(ray, spec, self.device)
         size = int(self.actors) if self.actors else pool.default_size
@@ -473,64 +517,82 @@ class _Run:
             joining = pool.start(size)
             info, a0 = self._first_up(joining, spec)
             blocks = _Blocks(ray, pool, [a0], joining, info["config_hash"], spec)
-            pixels = info["needs_pixels"]
-            cache = self.cache if info["cacheable"] else None
-            if pixels and self.paths is None:
+            if info["needs_pixels"] and self.paths is None:
                 self._resolve(blocks)
-            n = len(self.names)
-            keys = self.keys if pixels else list(self.names)
-            todo = [i for i in range(n) if not pixels or self.errors[i] is None]
-            out = np.full(n, np.nan)
-            if cache is not None and todo:
-                cache.register_metric(info["config_hash"], info["spec"], info["config"])
-                hits = cache.get_many(info["config_hash"], [(keys[i], self.prompts[i]) for i in todo])
-                rest = []
-                for i in todo:
-                    h = hits.get((keys[i], self.prompts[i]))
-                    if h is None:
-                        rest.append(i)
-                    else:
-                        out[i] = h[0]
-                todo = rest
-            if todo:
-                _get(ray, pool.actors[a0].check_prompts.remote([self.prompts[i] for i in todo]), f"for {spec}")
-            done = n - len(todo)
-            self._report(spec, done, n)
-            if not todo:
-                return out, bool(info["higher_is_better"])
-            bs = int(self.batch_size or info["batch_size"])
-            want_keys = pixels and cache is not None
-            paths = self.paths or [None] * n
-
-            def call(actor, blk):
-                return actor.score_block.remote([(paths[i], self.names[i], self.prompts[i]) for i in blk],
-                                                bs, want_keys)
-
-            def on_result(blk, res):
-                nonlocal done
-                rows = []
-                for k, i in enumerate(blk):
-                    err = res["errors"][k]
-                    if err is not None:
-                        self.errors[i] = self.errors[i] or err
-                        continue
-                    v = float(res["values"][k])
-                    out[i] = v
-                    if want_keys and res["keys"][k] is not None:
-                        self.keys[i] = res["keys"][k]  # the hash of the bytes actually scored
-                    if cache is not None and keys[i] is not None:
-                        rows.append((keys[i], self.prompts[i], v,
-                                     res["details"][k] if res["details"] is not None else None))
-                if cache is not None:
-                    cache.put_many(info["config_hash"], rows)  # one transaction per block
-                self._warn(res["warnings"])
-                done += len(blk)
-                self._report(spec, done, n)
-
-            blocks.run([todo[k:k + bs] for k in range(0, len(todo), bs)], call, on_result)
-            return out, bool(info["higher_is_better"])
+            out = np.full((len(self.names), len(variants)), np.nan)
+            for v, var in enumerate(variants):
+                out[:, v] = self._score(spec, info, pool, blocks, a0, var)
+            return out, info
         finally:
             pool.close()
+
+    def _score(self, spec: str, info: dict, pool: _Pool, blocks: _Blocks, a0: int, variant) -> np.ndarray:
+        """One variant's scores (see :meth:`variants`): cache lookups, then blocks on the actors."""
+        ray = self.ray
+        pixels = info["needs_pixels"]
+        cache = self.cache if info["cacheable"] else None
+        hook = variant.image if (variant is not None and pixels) else None
+        prompts = (self.prompts if variant is None or variant.prompt is None
+                   else [variant.prompt(p) for p in self.prompts])
+        label = spec if variant is None else f"{spec} [{variant.label}]"
+        n = len(self.names)
+
+        def key(i: int) -> str | None:
+            base = self.keys[i] if pixels else self.names[i]
+            return variant_key(base, hook.key) if (hook is not None and base is not None) else base
+
+        todo = [i for i in range(n) if not pixels or self.errors[i] is None]
+        out = np.full(n, np.nan)
+        if cache is not None and todo:
+            cache.register_metric(info["config_hash"], info["spec"], info["config"])
+            hits = cache.get_many(info["config_hash"], [(key(i), prompts[i]) for i in todo])
+            rest = []
+            for i in todo:
+                h = hits.get((key(i), prompts[i]))
+                if h is None:
+                    rest.append(i)
+                else:
+                    out[i] = h[0]
+            todo = rest
+        if todo:
+            _get(ray, pool.actors[a0].check_prompts.remote([prompts[i] for i in todo]), f"for {spec}")
+        done = n - len(todo)
+        self._report(label, done, n)
+        if not todo:
+            return out
+        bs = int(self.batch_size or info["batch_size"])
+        want_keys = pixels and cache is not None
+        paths = self.paths or [None] * n
+
+        def call(actor, blk):
+            entries = [(paths[i], self.names[i], prompts[i]) for i in blk]
+            if hook is None:
+                return actor.score_block.remote(entries, bs, want_keys)
+            return actor.score_block.remote(entries, bs, want_keys, hook)
+
+        def on_result(blk, res):
+            nonlocal done
+            rows = []
+            for k, i in enumerate(blk):
+                err = res["errors"][k]
+                if err is not None:
+                    self.errors[i] = self.errors[i] or err
+                    continue
+                v = float(res["values"][k])
+                out[i] = v
+                if want_keys and res["keys"][k] is not None:
+                    self.keys[i] = res["keys"][k]  # the hash of the bytes actually scored
+                if cache is not None and key(i) is not None:
+                    rows.append((key(i), prompts[i], v,
+                                 res["details"][k] if res["details"] is not None else None))
+            if cache is not None:
+                cache.put_many(info["config_hash"], rows)  # one transaction per block
+            self._warn(res["warnings"])
+            done += len(blk)
+            self._report(label, done, n)
+
+        blocks.run([todo[k:k + bs] for k in range(0, len(todo), bs)], call, on_result)
+        return out
 
     def _first_up(self, joining: dict, spec: str) -> tuple[dict, int]:
         """The info and index of the first actor whose metric is loaded (taken out of ``joining``)."""

@@ -3,12 +3,49 @@ callback's shape, and the one warning about images that could not be scored."""
 from __future__ import annotations
 
 import warnings
-from typing import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 from ..errors import InputWarning
 
 #: progress(spec, done, total): called after every batch (cache hits count as done at once)
 Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One variant of every input of a run (:func:`ts2viz.engine.score_variants`): the images and prompts
+    as they are (both ``None``), or changed before scoring.
+
+    Attributes
+    ----------
+    label : names the variant (progress, columns); unique within a run.
+    image : called as ``image(rgb_image, source) -> rgb_image`` after decoding, before the metric's
+        preprocessing; its ``key`` attribute (a string) is part of the score-cache key, so a changed
+        image is cached apart from the original. Must be picklable for Ray.
+    prompt : called as ``prompt(text) -> text`` on each prompt (the changed prompt is the cache key's).
+    """
+
+    label: str
+    image: Any = None
+    prompt: Callable[[str], str] | None = None
+
+
+@dataclass(frozen=True, eq=False)     # holds an array: compared by identity
+class VariantScores:
+    """What :func:`score_variants` returns: one metric's scores of every variant of every image.
+
+    ``values[i, v]`` is the score of image ``file_names[i]`` in variant ``labels[v]`` (NaN: not scored);
+    ``spec``, ``config`` and ``config_hash`` name the metric exactly; ``higher_is_better`` its direction.
+    """
+
+    file_names: list[str]
+    labels: list[str]
+    values: Any
+    spec: str
+    config: dict
+    config_hash: str
+    higher_is_better: bool
 
 
 def image_sources(ds, file_names: Sequence[str]) -> list:

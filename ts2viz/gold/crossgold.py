@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..uncertainty import BootstrapSettings
+from ..statistics.bootstrap import BootstrapSettings
 
 #: per source: its metric column -> the shared label
 CROSS_NAMES: dict[str, dict[str, str]] = {
@@ -73,7 +73,8 @@ def cross_gold(golds: Sequence[str] = ("tifa160", "imagenhub-t2i", "genaibench-t
         from ..dataset import load_dataset
         from ..metametrics import compute
         from ..scores import bundled_scores
-        from ..uncertainty import bootstrap as seg_bootstrap, rank_intervals
+        from ..statistics.bootstrap import bootstrap as seg_bootstrap
+        from ..statistics.rank_intervals import rank_intervals
 
         cols = list(CROSS_NAMES["ts2"])
         mm = compute(load_dataset("ts2"), bundled_scores(), cols, policy="paper")

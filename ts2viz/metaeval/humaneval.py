@@ -15,7 +15,7 @@ ratings"; its title: "one slice is not enough") judges a metric three ways (its 
     of the same prompt (gold ties included) at the tie threshold epsilon that tie calibration fits
     (:mod:`ts2viz.metaeval.pairwise`).
 **model ordering** : per prompt, each T2I model's mean score; for every pair of models a Wilcoxon
-    signed-rank test over prompts (:func:`ts2viz.uncertainty.wilcoxon`, as scipy's defaults), the
+    signed-rank test over prompts (:func:`ts2viz.statistics.wilcoxon.wilcoxon`, as scipy's defaults), the
     pair *significantly ordered* when p < alpha (Gecko: 0.001), by the sign of the mean difference.
     The metric agrees with the humans on a model pair when both give the same outcome (A better, B
     better, or no significant difference); ``ordering_agreement`` is the fraction of model pairs it
@@ -25,12 +25,12 @@ ratings"; its title: "one slice is not enough") judges a metric three ways (its 
 Intervals: percentile bootstrap over **prompts** (the unit that was sampled: an image's ratings are
 not independent of its prompt's other images), one set of resamples for every metric and statistic
 (so differences are paired), drawn from ``numpy.random.default_rng(seed)`` with
-:class:`ts2viz.uncertainty.BootstrapSettings`. In each resample:
+:class:`ts2viz.statistics.bootstrap.BootstrapSettings`. In each resample:
 
 - Pearson, pair-wise accuracies and per-model means are recomputed exactly (they are functions of
   per-prompt sums, so a resample is one matrix product of prompt counts with per-prompt sums);
 - Spearman and Kendall are those of the resampled data (re-ranked: an image's rank in a resample is
-  the weight of the images below it, so no sort is needed, :mod:`ts2viz.metaeval.rank_bootstrap`),
+  the weight of the images below it, so no sort is needed, :mod:`ts2viz.statistics.rank_bootstrap`),
   computed exactly on small sets and to first order in the prompt counts on large ones
   (``HumanEvalSettings.rank_bootstrap``; :func:`rank_interval_methods` says which, and
   :meth:`HumanEval.interval_notes` says so beside the results): exact while images x prompts is at
@@ -55,9 +55,10 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..uncertainty import DEFAULTS, BootstrapSettings, quantiles, wilcoxon
-from .correlation import kendall, kendall_from_codes, pearson, ranks_codes, spearman, subset_order
-from .rank_bootstrap import ResampledSpearman, kendall_influence_from_codes, spearman_influence_from_ranks
+from ..statistics.bootstrap import DEFAULTS, BootstrapSettings, quantiles
+from ..statistics.wilcoxon import wilcoxon
+from ..statistics.correlation import kendall, kendall_from_codes, pearson, ranks_codes, spearman, subset_order
+from ..statistics.rank_bootstrap import ResampledSpearman, kendall_influence_from_codes, spearman_influence_from_ranks
 from .pairwise import pair_counts, pairs_within, pairwise_accuracy, tie_calibration
 
 #: ``rank_bootstrap="auto"``: Spearman's and Kendall's resamples are exact while images x prompts (their
@@ -545,7 +546,7 @@ def prompt_resamples(n_prompts: int, boot: BootstrapSettings, chunk_items: int =
 def rank_interval_methods(n_images: int, n_prompts: int, settings: HumanEvalSettings) -> dict:
     """How the Spearman and Kendall resamples are computed for a set of this size: ``{"spearman": m,
     "kendall": m}`` with m ``"exact"`` (the resampled data's own statistic) or ``"linear"`` (its
-    first-order expansion in the prompt counts, :mod:`ts2viz.metaeval.rank_bootstrap`); Spearman is
+    first-order expansion in the prompt counts, :mod:`ts2viz.statistics.rank_bootstrap`); Spearman is
     ``"pearson"`` with ``spearman="np-corrcoef"`` (that statistic is Pearson's r, always exact).
 
     ``settings.rank_bootstrap``: ``"auto"`` is exact while ``n_images * n_prompts`` is at most

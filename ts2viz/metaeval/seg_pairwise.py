@@ -232,11 +232,11 @@ def pairwise_intervals(res: SegPairwise, counts: np.ndarray, confidence: float =
     """Percentile bootstrap intervals of each metric's mean pairwise accuracy per group.
 
     ``counts``: resamples as (resamples, SEGs) count matrices over ``res.seg_ids`` (e.g.
-    :func:`ts2viz.uncertainty.resample_counts` of the same meta-metrics: then the resamples are those of
+    :func:`ts2viz.statistics.bootstrap.resample_counts` of the same meta-metrics: then the resamples are those of
     the leaderboard's other intervals). The tie thresholds are held fixed (the interval is the SEG
     sampling uncertainty of the accuracy, not of the threshold's fit).
     """
-    from ..uncertainty import quantiles
+    from ..statistics.bootstrap import quantiles
 
     v = res.accuracy
     ok = ~np.isnan(v)

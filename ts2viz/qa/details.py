@@ -1,8 +1,8 @@
 """Per-image details of every question-based metric (TIFA, DSG, Gecko, T2I-FineEval) and of the judges
 (VIEScore, LLMScore) as tables and pictures.
 
-The metrics return their details in shapes of their own (see :mod:`ts2viz.metrics.qa`,
-:mod:`ts2viz.metrics.gecko`, :mod:`ts2viz.metrics.fineeval`; the score cache keeps them, read back
+The metrics return their details in shapes of their own (see :mod:`ts2viz.metrics.common.qametric`,
+:mod:`ts2viz.metrics.families.gecko`, :mod:`ts2viz.metrics.families.fineeval`; the score cache keeps them, read back
 with :func:`ts2viz.qa.views.cached_details`). This module reads all of them:
 
 * :func:`question_table`: one image's questions as a table, with what each family knows about them

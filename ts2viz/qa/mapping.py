@@ -181,8 +181,9 @@ class SBERTMapper(AnswerMapper):
         self.rule = rule
         from transformers import AutoModel, AutoTokenizer
 
-        from ..metrics.base import check_model_id, hf_load, model_identity, resolve_device
-        from ..metrics.spec import Spec
+        from ..metrics.common.hub import check_model_id, hf_load, model_identity
+        from ..metrics.common.device import resolve_device
+        from ..metrics.common.spec import Spec
 
         spec = Spec(f"sbert:{model}", "sbert", model)
         try:

@@ -3,7 +3,7 @@
 TS2 sets (``data/ts2/TS2_TIFA_Q.csv`` and ``TS2_DSG_Q_dependency.csv``, from the T2IScoreScore release)
 are matched to a prompt by its normalised text (case, punctuation and spacing ignored, since the
 released question files dropped the prompts' commas). A prompt with no set is sent to the generator, if
-one is configured (:class:`ts2viz.metrics.question_gen.QuestionGenerator`: TIFA's few-shot prompt or
+one is configured (:class:`ts2viz.metrics.common.question_gen.QuestionGenerator`: TIFA's few-shot prompt or
 DSG's three stages, on an OpenAI-compatible chat endpoint or a local transformers LLM).
 """
 from __future__ import annotations

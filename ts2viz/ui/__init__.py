@@ -3,11 +3,16 @@
 ``build_app(data, scores)`` returns the (unlaunched) ``gr.Blocks``, the keyword arguments its
 ``launch()`` needs (CSS, theme, the folders it may serve files from) and the shared
 :class:`AppState`. ``app.py`` at the repository root is the command-line entry point; it decides the
-trust level (:mod:`ts2viz.ui.access`). Gradio and plotly are imported only here, lazily.
+trust level (:mod:`ts2viz.ui.serving.access`). Gradio and plotly are imported only here, lazily.
 
 State: :class:`AppState` holds what the operator loaded (shared by every session); each browser
 session's uploads and live-scored metrics live in its own :class:`Workspace`
-(:mod:`ts2viz.ui.sessions`), seen by the callbacks through an :class:`AppView`.
+(:mod:`ts2viz.ui.state.sessions`), seen by the callbacks through an :class:`AppView`.
+
+Rooms: :mod:`.serving` (trust level, guard, upload folder, GPU), :mod:`.state` (shared and per-session
+state), :mod:`.images` (hub downloads, thumbnails, late redraws), :mod:`.views` (views as plain functions
+of data), :mod:`.page` (the Gradio page and its glue), :mod:`.tabs` (one builder per tab) and
+:mod:`.callbacks` (one module of plain callbacks per tab).
 """
 from __future__ import annotations
 
@@ -16,8 +21,8 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from .access import Access, Limits, operator, public
-from .state import AppState, AppView, Workspace
+from .serving.access import Access, Limits, operator, public
+from .state.app_state import AppState, AppView, Workspace
 
 __all__ = ["AppState", "AppView", "Workspace", "Access", "Limits", "operator", "public", "load_state",
            "build_app", "launch_kwargs"]
@@ -80,11 +85,11 @@ def launch_kwargs(app: AppState) -> dict:
                footer_links=["gradio"], ssr_mode=False,
                state_session_capacity=max(100, 2 * app.access.limits.max_sessions))
     if app.access.public:
-        # what one client may put on the server's disk (see ts2viz.ui.uploads)
+        # what one client may put on the server's disk (see ts2viz.ui.serving.uploads)
         from starlette.middleware import Middleware
 
-        from .guard import EventGuard
-        from .uploads import UploadBudget
+        from .serving.guard import EventGuard
+        from .serving.uploads import UploadBudget
 
         out["app_kwargs"] = {"middleware": [Middleware(UploadBudget), Middleware(EventGuard)]}
     return out
@@ -134,8 +139,8 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
     skip_probes_of_absent_packages()
     import gradio as gr
 
-    from .layout import build_blocks
-    from .sessions import Workspaces
+    from .page.layout import build_blocks
+    from .state.sessions import Workspaces
 
     app = app or load_state(data, scores, cache_root=cache_root, fetch_images=fetch_images, access=access)
     upload_root = gr.utils.get_upload_folder()
@@ -153,7 +158,7 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
         # own images and within TS2VIZ_PREFETCH_MB; in a thread, as finding what is cached takes a moment
         import threading
 
-        from .image_refresh import warm_start
+        from .images.image_refresh import warm_start
 
         threading.Thread(target=warm_start, args=(app, os.environ.get("TS2VIZ_PREFETCH", "first")), daemon=True,
                          name="ts2viz-prefetch").start()
@@ -169,8 +174,8 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
     demo = build_blocks(app, workspaces=workspaces)
     if app.access.public:
         # Uploads belong to no session (two visitors' identical files share a path): everything in the
-        # upload folder goes after a while, but the open sessions' downloads (see ts2viz.ui.uploads).
-        from .uploads import UPLOAD_TTL_S, UploadJanitor
+        # upload folder goes after a while, but the open sessions' downloads (see ts2viz.ui.serving.uploads).
+        from .serving.uploads import UPLOAD_TTL_S, UploadJanitor
 
         ttl = int(UPLOAD_TTL_S)
         demo.delete_cache = (max(1, min(60, ttl // 4)), ttl)     # Gradio's own files, by its own rule

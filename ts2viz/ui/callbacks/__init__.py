@@ -1,7 +1,7 @@
 """The app's callbacks, one module per tab (mirroring :mod:`ts2viz.ui.tabs`): plain functions of data,
 testable without a browser.
 
-Each takes the :class:`~ts2viz.ui.state.AppView` (the app as one session sees it: the operator's
+Each takes the :class:`~ts2viz.ui.state.app_state.AppView` (the app as one session sees it: the operator's
 shared tables and the session's own) first and plain values (strings, numbers, lists, file paths)
 after it, and returns plain values: DataFrames, plotly figures, HTML strings, lists of (path,
 caption) pairs, dicts of those. The tab builders in :mod:`ts2viz.ui.tabs` wire them to Gradio

@@ -2,8 +2,8 @@
 descriptions, edges), see every problem the dataset loader would find, score the SEG being built, and
 export / import / push the session's SEGs as a dataset in ts2viz's format.
 
-Plain functions of data (the session's :class:`~ts2viz.ui.state.AppView` first), on the session's
-:class:`~ts2viz.ui.authoring_session.Drafts`; the SEG logic is :mod:`ts2viz.authoring`'s. Each action
+Plain functions of data (the session's :class:`~ts2viz.ui.state.app_state.AppView` first), on the session's
+:class:`~ts2viz.ui.state.authoring_session.Drafts`; the SEG logic is :mod:`ts2viz.authoring`'s. Each action
 returns a one-line message; :func:`authoring_state` gives what the tab shows.
 
 Public mode (``app.access.public``): images come only as uploads through the page (checked as the live
@@ -32,7 +32,7 @@ from ...authoring import (DraftImage, SegDraft, draft_from_seg, draft_problems, 
                           safe_file_name, unpack_dataset)
 from ...display import plural
 from ...errors import InputError
-from ..authoring_session import AuthoringCaps, Drafts, caps_for, drafts_of
+from ..state.authoring_session import AuthoringCaps, Drafts, caps_for, drafts_of
 from .common import visitor_file
 from .live import check_prompt, check_upload, load_metric, parse_specs
 
@@ -145,7 +145,7 @@ def remove_draft(app) -> str:
 
 
 def undo(app) -> str:
-    """Take back the session's last change (up to :data:`~ts2viz.ui.authoring_session.MAX_UNDO`)."""
+    """Take back the session's last change (up to :data:`~ts2viz.ui.state.authoring_session.MAX_UNDO`)."""
     d = _drafts(app)
     d.undo()
     return "Undone." + (f" Editing SEG {d.draft.seg_id}." if d.draft is not None else "")
@@ -432,13 +432,13 @@ def problems_md(problems, warnings=()) -> str:
 
 
 def _md(text: str) -> str:
-    from ..glue import markdown_text
+    from ..page.glue import markdown_text
 
     return markdown_text(" ".join(str(text).split()))
 
 
 def _graph(app, d: Drafts, draft: SegDraft, means=None, metric=None, lower=False, walk=None, walk_name="") -> str:
-    from ..graph import seg_graph_html
+    from ..views.graph import seg_graph_html
 
     # the sound part of the draft, drawn while the rest still has problems (listed beside it)
     seg = preview_seg(draft)
@@ -528,7 +528,7 @@ def score_draft(app, source: str, metric, mode: str = "paper", device: str | Non
 
     from ...metametrics import compute
     from ...scores import Scores
-    from ...stats import node_means
+    from ...statistics.ord_sep import node_means
     from .common import get_metric, walk_label
 
     d, draft = _current(app)
@@ -555,7 +555,7 @@ def score_draft(app, source: str, metric, mode: str = "paper", device: str | Non
             from PIL import Image
 
             from ... import engine
-            from ..gpu import on_gpu
+            from ..serving.gpu import on_gpu
 
             imgs = []
             for fn in todo:

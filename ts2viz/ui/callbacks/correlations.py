@@ -5,7 +5,7 @@ from __future__ import annotations
 from ... import figures
 from ...display import SCALED_STATS, stat_name
 from ...errors import InputError
-from ..state import AppView
+from ..state.app_state import AppView
 from .common import ALL, get_metric, mark_columns, shown, metric_choices, check_stat
 
 # -- correlations -------------------------------------------------------------------------------------------

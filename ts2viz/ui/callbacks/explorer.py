@@ -12,10 +12,10 @@ from ... import figures
 from ...display import SCALED_STATS, SIGNED_SEP_NOTE, fmt_x100, md_text, plural, stat_name
 from ...errors import InputError
 from ...metametrics import signed
-from ...stats import ks_separation, mean_gap, node_means
-from ..graph import seg_graph_html, thumb_files
-from ..state import AppView
-from ..thumbs import GALLERY, THUMB
+from ...statistics.ord_sep import ks_separation, mean_gap, node_means
+from ..views.graph import seg_graph_html, thumb_files
+from ..state.app_state import AppView
+from ..images.thumbs import GALLERY, THUMB
 from .common import ALL, Plot, build_figure, get_seg, get_metric, mark_columns, shown, walk_label, check_stat
 
 # -- SEG picking ----------------------------------------------------------------------------------------
@@ -71,7 +71,7 @@ def failure_finder(app: AppView, mode: str, metric, stat: str = "ord", metric_b=
     metric = get_metric(app, metric)
     metric_b = get_metric(app, metric_b, required=False)
     if stat == "pacc":      # pairwise accuracy on SEGs (ts2viz.metaeval.seg_pairwise), worst SEGs first
-        from ..significance_view import seg_pacc_long
+        from ..views.significance_view import seg_pacc_long
 
         segs = seg_pacc_long(app, mode)
     else:
@@ -290,7 +290,7 @@ def seg_header(app: AppView, mode: str, seg_id, metric, metric_b=None) -> str:
     for m in [x for x in (metric, metric_b) if x and x in app.metrics]:
         row = mm.seg_values
         i, k = mm.seg_ids.index(seg.id), mm.metrics.index(m)
-        from ..significance_view import seg_pacc
+        from ..views.significance_view import seg_pacc
 
         pacc, eps = seg_pacc(app, mode, seg.id, m)
         bits.append(f"**{md_text(m)}** ord {fmt_x100(row['ord'][i, k])} · sep {fmt_x100(row['sep'][i, k])} · "
@@ -405,7 +405,7 @@ def image_links(ds, file_names: Sequence[str], states: Sequence[str] | None = No
     to each on the dataset's Hugging Face page and the one command that gets them all; "" when the
     images are shown or the dataset has no hub copy.
 
-    ``states``: per file, what its gallery tile shows now (:mod:`ts2viz.ui.image_fetch`: ``ready``,
+    ``states``: per file, what its gallery tile shows now (:mod:`ts2viz.ui.images.image_fetch`: ``ready``,
     ``loading``, ``offline``, ``missing``). Only ``offline`` and ``missing`` images get links: a ready one
     is on screen (a hub download the app made), a loading one is on its way and its tile fills without
     a click (the node title is not redrawn then, so a link written now would stay beside the image).
@@ -413,7 +413,7 @@ def image_links(ds, file_names: Sequence[str], states: Sequence[str] | None = No
     from urllib.parse import quote
 
     from ...dataset import cached_image
-    from ..image_fetch import MISSING, OFFLINE
+    from ..images.image_fetch import MISSING, OFFLINE
 
     if ds.hf_id is None:
         return ""

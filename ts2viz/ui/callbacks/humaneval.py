@@ -7,7 +7,7 @@ metric families the sources share (:func:`cross_gold_table`).
 
 The bundled sets and the operator's own (``app.py --gold FOLDER``, :func:`add_operator_sets`) are the
 same for every visitor: computed once per process and shared. A session's uploaded score columns
-(``own``: its :class:`~ts2viz.ui.gold_session.GoldUploads`) join them for that session only: its
+(``own``: its :class:`~ts2viz.ui.state.gold_session.GoldUploads`) join them for that session only: its
 metrics are evaluated on their own (same bootstrap settings, so the same prompt resamples) and their
 rows added to the shared ones.
 """
@@ -22,7 +22,7 @@ import numpy as np
 
 from ...display import md_text
 from ...errors import InputError
-from ...uncertainty import BootstrapSettings
+from ...statistics.bootstrap import BootstrapSettings
 
 #: the bundled sets the tab offers (GenAI-Bench 527 has no released metric scores)
 GOLD_SETS = ("tifa160", "imagenhub-t2i", "genaibench-teaser")
@@ -139,7 +139,7 @@ def clusters(name: str, rating_set: str, stat: str) -> dict:
     """Significance cluster per metric (``ts2viz humaneval --clusters`` defaults: one-sided paired
     permutation tests, p <= 0.05, 1,000 permutations with early stopping, seed 0, no correction)."""
     from ...metaeval.humaneval import rated_score_rows
-    from ...significance.gold import GoldStatistic, gold_clusters
+    from ...statistics.gold_permutation import GoldStatistic, gold_clusters
 
     g = rated(name)
     r = result(name, rating_set)

@@ -11,8 +11,8 @@ import numpy as np
 from ... import figures
 from ...display import plural
 from ...errors import InputError
-from ...stats import node_means
-from ..state import AppView
+from ...statistics.ord_sep import node_means
+from ..state.app_state import AppView
 from .common import get_seg, log, visitor_file
 
 #: the columns of the upload scores table (also its headers while it is empty)
@@ -95,10 +95,10 @@ def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None 
     session's workspace (its leaderboard and every figure), not other sessions'.
 
     In public mode each spec must be one the operator offered, the server chooses the device, and
-    one call scores one SEG. The model runs through :func:`ts2viz.ui.gpu.on_gpu`.
+    one call scores one SEG. The model runs through :func:`ts2viz.ui.serving.gpu.on_gpu`.
     """
     from ... import engine
-    from ..gpu import on_gpu
+    from ..serving.gpu import on_gpu
 
     specs = [app.access.metric_spec(s) for s in parse_specs(specs)]
     shown = app.access.display_name       # what the visitor sees of a spec (public mode: no folder paths)
@@ -201,7 +201,7 @@ def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | 
     """
     import pandas as pd
     from ... import engine
-    from ..gpu import on_gpu
+    from ..serving.gpu import on_gpu
 
     paths = [f if isinstance(f, (str, Path)) else getattr(f, "name", None) for f in (files or [])]
     paths = [p for p in paths if p]
@@ -218,7 +218,7 @@ def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | 
     images = [check_upload(p) for p in paths]
     if app.access.public:
         # the full-size decodes are freed, but the allocator keeps their pages: hand them back now
-        from ..sessions import release_memory
+        from ..state.sessions import release_memory
 
         release_memory()
     names = [p.name for p in paths]

@@ -1,6 +1,6 @@
 """Callbacks of the explorer's Questions tab: question-based metrics seen one question at a time.
 
-Plain functions of data, like :mod:`ts2viz.ui.callbacks` (the :class:`~ts2viz.ui.state.AppView`
+Plain functions of data, like :mod:`ts2viz.ui.callbacks` (the :class:`~ts2viz.ui.state.app_state.AppView`
 first, plain values after; tested without a browser). A *question metric* is a loaded metric whose
 per-question details the app can read:
 
@@ -39,7 +39,7 @@ from ...qa.details import (FAMILIES, JUDGE_FAMILIES, SOFT_FAMILIES, candidate_la
 from ...qa.records import BUNDLED_DSG_ACCUMULATION, BUNDLED_QA_METRICS, bundled_qa_records
 from ...qa.views import cached_details, edge_question_drops, question_node_accuracy, rank_segs_by_questions
 from .common import ALL, mark_columns
-from ..state import AppView
+from ..state.app_state import AppView
 
 #: what a questions x nodes cell shows: (label, value of :func:`ts2viz.qa.views.question_node_accuracy`)
 VALUE_CHOICES = {"correct": "answered right (share of images)", "counted": "counts toward the score (DSG gating)",

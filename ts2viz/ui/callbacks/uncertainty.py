@@ -2,8 +2,8 @@
 the leaderboard table, the significance heatmap and the paired comparison of two metrics.
 
 Plain functions of data like :mod:`ts2viz.ui.callbacks` (the session's
-:class:`~ts2viz.ui.state.AppView` first, plain values after; tested without a browser); the
-statistics are :mod:`ts2viz.uncertainty`'s, with its defaults (:data:`SETTINGS`: 10,000 resamples,
+:class:`~ts2viz.ui.state.app_state.AppView` first, plain values after; tested without a browser); the
+statistics are :mod:`ts2viz.statistics`'s, with its defaults (:data:`SETTINGS`: 10,000 resamples,
 95 %, seed 0), so the app shows the numbers ``ts2viz leaderboard --ci``, ``compare`` and
 ``significance`` print.
 
@@ -18,7 +18,7 @@ all read its resamples. It is drawn over every metric of one side:
   keyed by a token of that session's workspace, so no session can reach another's.
 
 The resamples depend only on the seed, their number and the partition sizes, never on the metrics
-(:func:`ts2viz.uncertainty.bootstrap`), so a view of shared metrics only (a pair, a family) reads the
+(:func:`ts2viz.statistics.bootstrap.bootstrap`), so a view of shared metrics only (a pair, a family) reads the
 shared bootstrap even in a session that has its own. The small results derived from a bootstrap
 (tables, figures, captions) go through ``app.memo`` like every other view.
 """
@@ -34,17 +34,17 @@ from typing import Sequence
 import numpy as np
 
 from ... import figures
-from ... import uncertainty as U
+from ...statistics import bootstrap as bs, paired_comparison as pcmp, rank_intervals as ri, wilcoxon as wx
 from ...display import SCALED_STATS, column_label, fmt_stat, fmt_x100, md_text, stat_name
 from ...errors import InputError
 from ...metametrics import MetaMetrics
 from .board import BOARD_STATS, best_cells, leaderboard
 from .common import ALL, SEG_STATS, mark_columns, metric_choices, shown, table_csv
-from ..memo import Memo
-from ..state import CLOSE_HOOKS, AppView
+from ..state.memo import Memo
+from ..state.app_state import CLOSE_HOOKS, AppView
 
 #: bootstrap settings of every view (the library's defaults: 10,000 resamples, 95 %, seed 0)
-SETTINGS = U.DEFAULTS
+SETTINGS = bs.DEFAULTS
 #: significance level of the heatmap's marks and the pair caption's verdict
 ALPHA = 0.05
 #: bytes of bootstraps kept whole for the operator's metrics (one per mode is ~30 MB for TS2's 19
@@ -67,7 +67,7 @@ class BoardBootstrap:
     seconds it took to draw."""
 
     mm: MetaMetrics
-    boot: U.LeaderboardBootstrap
+    boot: bs.LeaderboardBootstrap
     seconds: float
 
 
@@ -112,7 +112,7 @@ CLOSE_HOOKS.append(_forget)
 
 def _draw(mm: MetaMetrics) -> BoardBootstrap:
     t = time.perf_counter()
-    boot = U.bootstrap(mm, n_resamples=SETTINGS.n_resamples, confidence=SETTINGS.confidence, seed=SETTINGS.seed)
+    boot = bs.bootstrap(mm, n_resamples=SETTINGS.n_resamples, confidence=SETTINGS.confidence, seed=SETTINGS.seed)
     return BoardBootstrap(mm, boot, time.perf_counter() - t)
 
 
@@ -148,7 +148,7 @@ def cell_name(stat: str, partition: str = ALL) -> str:
 def cell_label(cell: str) -> str:
     """``"ord_avg" -> "Ord · all SEGs"`` (the SEGs the leaderboard averages), ``"signed_sep_nat" ->
     "Signed sep · Nat"``."""
-    stat, group = U.split_cell(cell)
+    stat, group = bs.split_cell(cell)
     return f"{stat_name(stat).capitalize()} · {'all SEGs' if group == 'avg' else group.capitalize()}"
 
 
@@ -169,10 +169,10 @@ def rank_cell(sort_by: str | None, cells: Sequence[str] = BOARD_STATS) -> str:
 def board_intervals(app: AppView, mode: str, board, sort_by: str | None = "ord_avg"):
     """``board`` (a :func:`ts2viz.ui.callbacks.board.leaderboard` table, any rows and order) with
     ``{cell}_lo``, ``{cell}_hi`` after each stat column and the rank columns ``rank``,
-    ``rank_median``, ``rank_lo``, ``rank_hi`` (:func:`ts2viz.uncertainty.rank_intervals` by
+    ``rank_median``, ``rank_lo``, ``rank_hi`` (:func:`ts2viz.statistics.rank_intervals.rank_intervals` by
     :func:`rank_cell` among every metric the session sees) at the end. Fractions, like the board.
 
-    The intervals and ranks are those of :func:`ts2viz.uncertainty.leaderboard_table` on the
+    The intervals and ranks are those of :func:`ts2viz.statistics.bootstrap.leaderboard_table` on the
     session's meta-metrics with the bootstrap of :func:`board_bootstrap`."""
     import pandas as pd
 
@@ -182,8 +182,8 @@ def board_intervals(app: AppView, mode: str, board, sort_by: str | None = "ord_a
 
     def build():
         entry = board_bootstrap(app, mode)
-        ranks = U.rank_intervals(entry.mm, by, boot=entry.boot)
-        return U.leaderboard_table(entry.mm, ("ord", "sep", "signed_sep"), boot=entry.boot,
+        ranks = ri.rank_intervals(entry.mm, by, boot=entry.boot)
+        return bs.leaderboard_table(entry.mm, ("ord", "sep", "signed_sep"), boot=entry.boot,
                                    ranks=ranks).set_index("metric")
 
     full = app.memo(("board_ci", mode, by, SETTINGS), app.metrics, build)
@@ -281,11 +281,11 @@ def leaderboard_ci_csv(app: AppView, mode: str = "paper", families_sel=None, sor
 # -- which orderings are significant -----------------------------------------------------------------
 
 def significance(app: AppView, mode: str, stat: str = "ord", partition: str = ALL,
-                 families_sel=None) -> U.PairwiseComparison:
+                 families_sel=None) -> pcmp.PairwiseComparison:
     """All pairs of the metrics shown (the family filter) compared in the leaderboard cell of
     ``stat`` over ``partition`` (:func:`cell_name`), metrics ordered by that cell, best first.
 
-    The comparisons are :func:`ts2viz.uncertainty.pairwise`'s (difference, paired bootstrap
+    The comparisons are :func:`ts2viz.statistics.paired_comparison.pairwise`'s (difference, paired bootstrap
     interval, Wilcoxon signed-rank p on per-SEG values); the Holm correction runs over the pairs
     shown (M(M-1)/2 for M metrics): with every metric shown it is ``pairwise``'s own.
     """
@@ -295,7 +295,7 @@ def significance(app: AppView, mode: str, stat: str = "ord", partition: str = AL
         raise InputError("no metrics in the chosen families")
     entry = board_bootstrap(app, mode, shown_metrics)
     _check_cell(entry, cell)
-    full = U.pairwise(entry.mm, cell, boot=entry.boot)
+    full = pcmp.pairwise(entry.mm, cell, boot=entry.boot)
     idx = [full.metrics.index(m) for m in shown_metrics]
     est = full.estimate[idx]
     order = [idx[k] for k in np.argsort(np.where(np.isnan(est), np.inf, -est), kind="stable")]
@@ -306,15 +306,15 @@ def significance(app: AppView, mode: str, stat: str = "ord", partition: str = AL
         I, J = np.triu_indices(M, 1)
         raw = full.pvalue[np.ix_(order, order)]
         holm = np.full((M, M), np.nan)
-        holm[I, J] = holm[J, I] = U.holm(raw[I, J])
+        holm[I, J] = holm[J, I] = wx.holm(raw[I, J])
     sub = np.ix_(order, order)
-    return U.PairwiseComparison(cell, tuple(full.metrics[i] for i in order), full.settings, full.mode,
+    return pcmp.PairwiseComparison(cell, tuple(full.metrics[i] for i in order), full.settings, full.mode,
                                 full.estimate[order], full.difference[sub], full.low[sub], full.high[sub],
                                 full.pvalue[sub], holm, full.n[sub])
 
 
 def significance_figure(app: AppView, mode: str, stat: str = "ord", partition: str = ALL, families_sel=None,
-                        pw: U.PairwiseComparison | None = None):
+                        pw: pcmp.PairwiseComparison | None = None):
     """The significance heatmap of :func:`significance` (``pw`` if already computed): cell (row,
     column) = row metric minus column metric, coloured where the Holm-corrected p < :data:`ALPHA`."""
     pw = pw if pw is not None else significance(app, mode, stat, partition, families_sel)
@@ -327,7 +327,7 @@ def significance_figure(app: AppView, mode: str, stat: str = "ord", partition: s
               f"{' (x100)' if scaled else ''}, Holm p < {ALPHA:g}")
 
 
-def significance_note(pw: U.PairwiseComparison) -> str:
+def significance_note(pw: pcmp.PairwiseComparison) -> str:
     """What the heatmap shows, with its count of significant pairs."""
     M = len(pw.metrics)
     pairs = M * (M - 1) // 2
@@ -348,7 +348,7 @@ def significance_note(pw: U.PairwiseComparison) -> str:
 
 def pair_comparison(app: AppView, mode: str, stat: str, x, y, partition: str = ALL) -> dict | None:
     """``y`` against ``x`` in the leaderboard cell of ``stat`` over ``partition``, paired over the
-    same SEGs (:func:`ts2viz.uncertainty.compare`): a dict with ``cell``, ``x``, ``y``,
+    same SEGs (:func:`ts2viz.statistics.paired_comparison.compare`): a dict with ``cell``, ``x``, ``y``,
     ``estimate_x``, ``estimate_y``, ``difference`` (y - x, as the pair table's column), ``low``,
     ``high`` (its paired bootstrap interval), ``n`` (SEGs with both values) and ``pvalue`` (Wilcoxon
     signed-rank, two-sided, not corrected). ``None`` when x and y are the same metric."""
@@ -360,7 +360,7 @@ def pair_comparison(app: AppView, mode: str, stat: str, x, y, partition: str = A
         return None
     entry = board_bootstrap(app, mode, [x, y])
     _check_cell(entry, cell)
-    c = U.compare(entry.mm, y, x, boot=entry.boot)
+    c = pcmp.compare(entry.mm, y, x, boot=entry.boot)
     k = c.cells.index(cell)
     return {"cell": cell, "x": x, "y": y, "estimate_x": float(c.estimate_b[k]), "estimate_y": float(c.estimate_a[k]),
             "difference": float(c.difference[k]), "low": float(c.low[k]), "high": float(c.high[k]),

@@ -14,7 +14,7 @@ import gradio as gr
 
 from ..callbacks import authoring as cb
 from ..callbacks import live as cb_live
-from ..glue import Page, Selection
+from ..page.glue import Page, Selection
 from .explorer import GRAPH_JS
 
 INTRO = ("#### Build your own semantic error graphs\n"

@@ -11,7 +11,8 @@ from ... import figures
 from ...display import SIGNED_SEP_NOTE, md_text
 from ..callbacks import common as cb_common, board as cb_board
 from ..callbacks import uncertainty as uc
-from ..glue import Page, Refresh, build_plain, page_plot
+from ..page.glue import Page, Refresh, build_plain, page_plot
+from . import nuisance as nuisance_ui
 
 SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Signed sep · Avg", "signed_sep_avg"),
                 ("Ord · Synth", "ord_synth"),
@@ -98,6 +99,7 @@ def build(page: Page) -> BoardTab:
                              "tie-calibrated accuracy with chance baselines)", elem_id="board-significance")
         sig_panel = gr.HTML(elem_id="board-significance-panel")
         cost_parts = build_cost_view(page)
+        nuisance_ui.build_board_part(page)
         with gr.Accordion("Add a scores file (CSV or Parquet: file_name + one column per metric)", open=False):
             with gr.Row():
                 up_file = gr.File(label="Scores file", file_types=[".csv", ".parquet"], scale=2)
@@ -129,7 +131,7 @@ def build(page: Page) -> BoardTab:
 
 def build_cost_view(page: Page):
     """The cost accordion: typed costs, unit, quality cell -> the quality-vs-cost front (on a click)."""
-    from ..cost_view import CELLS, cost_view
+    from ..views.cost_view import CELLS, cost_view
     from ...cost import COST_UNITS
 
     with gr.Accordion("Cost: quality against what a metric costs (Pareto front)", open=False,
@@ -157,7 +159,7 @@ def significance_panel(view, mode: str, families, on: bool, sort_by: str = "ord_
     accuracy of the metrics the board shows (empty when off)."""
     if not on:
         return ""
-    from ..significance_view import significance_html
+    from ..views.significance_view import significance_html
 
     board = cb_board.leaderboard(view, mode, families)
     cell = sort_by if sort_by in cb_board.BOARD_STATS else "ord_avg"

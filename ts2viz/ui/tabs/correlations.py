@@ -8,7 +8,7 @@ from ... import figures
 from ...display import SIGNED_SEP_NOTE
 from ..callbacks import common as cb_common, explorer as cb_explorer, correlations as cb_corr
 from ..callbacks import uncertainty as uc
-from ..glue import Page, Refresh, page_plot, plot_cached, table_value
+from ..page.glue import Page, Refresh, page_plot, plot_cached, table_value
 from .board import tidy_families
 from .explorer import STATS, default_metrics
 

@@ -6,10 +6,10 @@ import gradio as gr
 
 from ...display import SIGNED_SEP_SHORT
 from ..callbacks import common as cb_common, explorer as cb_explorer
-from .. import image_refresh as ir
+from ..images import image_refresh as ir
 from ..callbacks import questions as qa
-from ..glue import Page, Refresh, Selection, dropdown, plot_cached, table_value
-from . import questions
+from ..page.glue import Page, Refresh, Selection, dropdown, plot_cached, table_value
+from . import nuisance as nuisance_ui, questions
 
 STATS = [("Ord (Spearman)", "ord"), ("Sep (KS)", "sep"), ("Signed sep", "signed_sep")]
 #: the failure finder also ranks SEGs by how many errors no question of a question metric notices
@@ -67,7 +67,8 @@ DEBOUNCE_SEARCH_JS = f"""(...a) => new Promise((resolve) => {{
 }})"""
 
 
-def build(page: Page) -> None:
+def build(page: Page) -> "nuisance_ui.NuisanceTab":
+    """The explorer tab; returns its Nuisance tab (whose live run the page wires across tabs)."""
     app = page.app
     m_a, m_b = default_metrics(app)
     choices = cb_common.metric_choices(app)
@@ -106,7 +107,7 @@ def build(page: Page) -> None:
                 gal = gr.Gallery(label="Node images", show_label=False, columns=6, height="auto",
                                  object_fit="contain", elem_id="node-gallery", allow_preview=True, preview=False)
                 # per session: what the graph's thumbnails and the gallery showed when drawn, and a timer
-                # that runs only while some of them are still downloading (see ts2viz.ui.image_refresh)
+                # that runs only while some of them are still downloading (see ts2viz.ui.images.image_refresh)
                 img_shown = gr.State(None)
                 img_timer = gr.Timer(ir.TICK_S or 1.0, active=False)
                 # per session: the tab open below; the Nodes and Questions tabs are drawn only while
@@ -133,6 +134,8 @@ def build(page: Page) -> None:
                         ks_csv = gr.Button("Download CSV", size="sm", elem_id="ks-csv")
                     questions_tab = questions.build(page, seg=seg_dd, node=node_dd, metric_a=metric_a,
                                                     metric_b=metric_b, gallery=gal, open_tab=open_tab)
+                    nuisance = nuisance_ui.build(page, seg=seg_dd, node=node_dd, walk=walk_dd, metric_a=metric_a,
+                                                 open_tab=open_tab)
     page.seg, page.search = seg_dd, search
     page.metric_pickers += [metric_a, metric_b]
 
@@ -197,8 +200,9 @@ def build(page: Page) -> None:
         page.while_open(NODES_TAB, (seg_dd.change, metric_a.change, metric_b.change), nodes_view, nodes_in,
                         nodes_out, elem_id="nodes-follow")
     page.on(walks_tab.select, walks_opened, None, open_tab, queue=False, show_progress="hidden")
-    page.track_open(NODES_TAB, nodes_tab, [walks_tab, questions_tab])
-    page.track_open(questions.TAB_ID, questions_tab, [walks_tab, nodes_tab])
+    page.track_open(NODES_TAB, nodes_tab, [walks_tab, questions_tab, nuisance.tab])
+    page.track_open(questions.TAB_ID, questions_tab, [walks_tab, nodes_tab, nuisance.tab])
+    page.track_open(nuisance_ui.TAB_ID, nuisance.tab, [walks_tab, nodes_tab, questions_tab])
 
     def walks_csv_file(mode, sid, ma, mb, request: gr.Request):
         view = page.view(request, create=True)
@@ -313,7 +317,7 @@ def build(page: Page) -> None:
 
     # -- a metric picked: one event redraws the SEG's view and the failure finder (two would each pay
     # Gradio's per-event work). Changes of the pickers' values by the page itself (a live metric
-    # selected) redraw through page.refresh (ts2viz.ui.layout).
+    # selected) redraw through page.refresh (ts2viz.ui.page.layout).
     def finder_follows(which: str, stat, gap) -> bool:
         # the finder ranks by metric A; by B too only for a gap, or for questions (the first of A, B with them)
         return which == "a" or bool(gap) or stat == "questions"
@@ -330,3 +334,4 @@ def build(page: Page) -> None:
         page.on(picker.input, metric_picked(which), seg_in + [ff_stat, ff_gap, part], seg_out + [finder])
     page.download(finder_csv, finder_csv_file, page.refresh["finder"].inputs)
     page.open_seg_from_table(finder)
+    return nuisance

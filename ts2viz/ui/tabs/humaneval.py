@@ -8,8 +8,8 @@ import gradio as gr
 
 from ...display import md_text
 from ..callbacks import humaneval as gc
-from .. import gold_session as gs
-from ..glue import Page, page_plot, table_value
+from ..state import gold_session as gs
+from ..page.glue import Page, page_plot, table_value
 
 #: a click on a scatter point puts its image id (the point's customdata) into the image box. Gradio's
 #: Plot has no click event: the listener is attached to the plotly element after each redraw (polled,

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import gradio as gr
 
 from ..callbacks import live as cb_live
-from ..glue import Page, build_plain, plot_value
+from ..page.glue import Page, build_plain, plot_value
 
 
 #: a successful run closes the error toasts still showing (one lasts 8 s and sits over the header,

@@ -11,7 +11,7 @@ import gradio as gr
 
 from ..callbacks import questions as qa
 from ..callbacks.common import shown, table_csv
-from ..glue import Page, Refresh, Selection, dropdown, plot_cached, table_value
+from ..page.glue import Page, Refresh, Selection, dropdown, plot_cached, table_value
 
 INTRO = ("Question-based metrics (TIFA, DSG, Gecko, T2I-FineEval) one question at a time, and the judges' "
          "ratings with their reasoning (VIEScore, LLMScore): pick an image (or "

@@ -1,0 +1,282 @@
+"""Judges: the models that VIEScore and LLMScore ask for a rating in words.
+
+A *vision judge* reads one image and a text and replies in text (VIEScore's multimodal judge,
+LLMScore's captioner); a *text judge* reads a text only (LLMScore's description writer and
+evaluator). Each has ``config`` (the exact model, part of a metric's cache key; never an API key) and
+answers many requests at once:
+
+* :class:`EndpointJudge`: any OpenAI-compatible chat-completions endpoint (GPT-4o, a vLLM or
+  Ollama server, ...). The request is one **user** message, as both originals send it: VIEScore's
+  content is the text followed by the image as a base64 JPEG data URL (``mllm_tools/openai.py``),
+  LLMScore's is the text alone. No system message; ``temperature`` and ``max_tokens`` are sent only
+  when set (VIEScore's code sends ``max_tokens=1400`` and no temperature; LLMScore's neither).
+* :class:`LocalVisionJudge`: any generative VLM of the registry (:func:`ts2viz.metrics.backbones.vqa.load_vqa_model`:
+  LLaVA-1.5, Qwen2-VL, InstructBLIP, ...), greedy decoding, its chat template with the image first.
+* :class:`LocalTextJudge`: a local transformers causal LLM, greedy, its chat template with one user turn.
+* :class:`Captioner`: an image-to-text model asked for a caption with no text prompt when it has no
+  chat template (BLIP-2, as LLMScore's global descriptor does), else with ``prompt``.
+
+:func:`load_vision_judge` / :func:`load_text_judge` build one from a metric's model and options.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from typing import Sequence
+
+from ...errors import InputError
+from ..common.spec import Spec
+from ..registry import Option
+
+
+def jpeg_data_url(image, quality: int = 75) -> str:
+    """A PIL image as a ``data:image/jpeg;base64,...`` URL (PIL's default JPEG quality 75, as VIEScore's
+    ``encode_pil_image``)."""
+    buf = io.BytesIO()
+    image.convert("RGB").save(buf, format="JPEG", quality=quality)
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+class EndpointJudge:
+    """An OpenAI-compatible chat-completions endpoint as a vision or text judge."""
+
+    def __init__(self, url: str, model: str, *, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 timeout: float = 120.0, temperature: float | None = None, max_tokens: int | None = None,
+                 workers: int = 4):
+        if not url.startswith(("http://", "https://")):
+            raise InputError(f"judge endpoint {url!r}: expected the http(s) base URL of an OpenAI-compatible API")
+        self.url = url.rstrip("/")
+        self.model = model
+        self.api_key = api_key if api_key is not None else os.environ.get(api_key_env, "")
+        self.timeout = float(timeout)
+        self.temperature = None if temperature is None else float(temperature)
+        self.max_tokens = None if max_tokens is None else int(max_tokens)
+        self.workers = max(1, int(workers))
+        #: replies are not deterministic (a sampling temperature or the endpoint's default): a retry may help
+        self.samples = self.temperature != 0.0
+
+    @property
+    def config(self) -> dict:
+        return {"judge": "openai-chat", "url": self.url, "model": self.model, "temperature": self.temperature,
+                "max_tokens": self.max_tokens}
+
+    def _post(self, content) -> str:
+        endpoint = self.url if self.url.endswith("/chat/completions") else self.url + "/chat/completions"
+        body: dict = {"model": self.model, "messages": [{"role": "user", "content": content}]}
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        req = urllib.request.Request(endpoint, data=json.dumps(body).encode(), headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as r:
+                reply = json.loads(r.read().decode("utf-8"))
+        except urllib.error.HTTPError as e:
+            detail = e.read()[:200].decode("utf-8", "replace")
+            raise InputError(f"judge endpoint {endpoint}: HTTP {e.code} {detail}") from None
+        except (urllib.error.URLError, OSError, json.JSONDecodeError) as e:
+            raise InputError(f"judge endpoint {endpoint}: {type(e).__name__}: {e}") from None
+        try:
+            text = reply["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise InputError(f"judge endpoint {endpoint}: unexpected reply {str(reply)[:200]}") from None
+        return text if isinstance(text, str) else ""
+
+    def see(self, images: Sequence, texts: Sequence[str]) -> list[str]:
+        """One reply per (image, text): content = the text, then the image (VIEScore's order)."""
+        contents = [[{"type": "text", "text": t}, {"type": "image_url", "image_url": {"url": jpeg_data_url(im)}}]
+                    for im, t in zip(images, texts)]
+        return self._many(contents)
+
+    def read(self, texts: Sequence[str]) -> list[str]:
+        """One reply per text (content = the text as a plain string, as LLMScore sends it)."""
+        return self._many(list(texts))
+
+    def _many(self, contents: list) -> list[str]:
+        if len(contents) <= 1 or self.workers == 1:
+            return [self._post(c) for c in contents]
+        with ThreadPoolExecutor(min(self.workers, len(contents))) as pool:
+            return list(pool.map(self._post, contents))
+
+
+class LocalVisionJudge:
+    """A generative VLM of the registry (hub id or folder) as a judge: greedy, up to ``max_new_tokens``."""
+
+    samples = False  # greedy: asking again gives the same reply
+
+    def __init__(self, spec: Spec, device: str | None = None, *, dtype: str | None = None,
+                 batch_size: int | None = None, max_new_tokens: int = 512):
+        from .vqa import load_vqa_model
+
+        self.vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=batch_size)
+        if not self.vqa.generative:
+            raise InputError(f"metric {spec.raw!r}: {spec.model!r} answers short VQA questions only (BLIP-VQA); "
+                             "a judge must write a rating with its reasoning: use a generative VLM (LLaVA-1.5, "
+                             "Qwen2-VL, ...) or an OpenAI-compatible endpoint (?endpoint=URL)")
+        self.max_new_tokens = int(max_new_tokens)
+        self.device = self.vqa.device
+
+    @property
+    def config(self) -> dict:
+        return {"judge": "local-vlm", **self.vqa.config, "max_new_tokens": self.max_new_tokens}
+
+    def see(self, images: Sequence, texts: Sequence[str]) -> list[str]:
+        return self.vqa.answer(list(images), list(texts), max_new_tokens=self.max_new_tokens)
+
+
+class LocalTextJudge:
+    """A local transformers causal LLM (hub id or folder): one user turn, greedy."""
+
+    samples = False
+
+    def __init__(self, model: str, device: str | None = None, *, max_new_tokens: int = 512):
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from ..common.device import resolve_device, resolve_dtype
+        from ..common.hub import check_model_id, hf_load, model_identity
+
+        sp = Spec(f"llm:{model}", "llm", model)
+        model_id = check_model_id(sp)
+        self.device = resolve_device(device)
+        self.tokenizer = hf_load("tokenizer", AutoTokenizer.from_pretrained, model_id, sp)
+        self.model = hf_load("LLM", AutoModelForCausalLM.from_pretrained, model_id, sp,
+                             dtype=resolve_dtype(self.device)).to(self.device).eval()
+        self.max_new_tokens = int(max_new_tokens)
+        self._ident = model_identity(model_id, None, self.model.config)
+
+    @property
+    def config(self) -> dict:
+        return {"judge": "local-llm", **self._ident, "max_new_tokens": self.max_new_tokens}
+
+    def read(self, texts: Sequence[str]) -> list[str]:
+        import torch
+
+        out = []
+        for t in texts:
+            if getattr(self.tokenizer, "chat_template", None):
+                text = self.tokenizer.apply_chat_template([{"role": "user", "content": t}], add_generation_prompt=True,
+                                                          tokenize=False)
+            else:
+                text = t
+            enc = self.tokenizer(text, return_tensors="pt").to(self.device)
+            with torch.inference_mode():
+                ids = self.model.generate(**enc, max_new_tokens=self.max_new_tokens, do_sample=False,
+                                          pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id)
+            out.append(self.tokenizer.decode(ids[0, enc["input_ids"].shape[1]:], skip_special_tokens=True))
+        return out
+
+
+class Captioner:
+    """An image-to-text model (``AutoModelForImageTextToText``) writing one caption per image, greedy.
+
+    Without a chat template (BLIP-2) the model gets the image alone, as LLMScore's global descriptor
+    calls ``Blip2ForConditionalGeneration.generate(**processor(images=image))``; with one (LLaVA,
+    Qwen2-VL) it is asked ``prompt``.
+    """
+
+    def __init__(self, model: str, device: str | None = None, *, prompt: str = "", max_new_tokens: int = 30,
+                 owner: str = "captioner"):
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        from ..common.device import resolve_device, resolve_dtype
+        from ..common.hub import check_model_id, hf_load, model_identity
+
+        sp = Spec(owner, "captioner", model)
+        model_id = check_model_id(sp)
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(self.device)
+        m = hf_load("captioner", AutoModelForImageTextToText.from_pretrained, model_id, sp, dtype=self.dtype)
+        self.model = m.to(self.device).eval()
+        self.processor = hf_load("captioner processor", AutoProcessor.from_pretrained, model_id, sp)
+        self.chat = bool(getattr(self.processor, "chat_template", None))
+        self.prompt = prompt or ("Describe this image." if self.chat else "")
+        self.max_new_tokens = int(max_new_tokens)
+        self._ident = model_identity(model_id, None, m.config)
+
+    @property
+    def config(self) -> dict:
+        return {"captioner": self._ident, "prompt": self.prompt, "chat": self.chat,
+                "max_new_tokens": self.max_new_tokens}
+
+    def caption(self, images: Sequence) -> list[str]:
+        import torch
+
+        from ..common.device import autocast
+
+        out = []
+        for im in images:  # one at a time: no padding, so a caption never depends on its batch
+            if self.chat:
+                msgs = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": self.prompt}]}]
+                text = self.processor.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+                enc = self.processor(images=[im], text=[text], return_tensors="pt")
+            elif self.prompt:
+                enc = self.processor(images=[im], text=[self.prompt], return_tensors="pt")
+            else:
+                enc = self.processor(images=[im], return_tensors="pt")
+            enc = {k: (v.to(self.device).to(self.model.dtype) if v.is_floating_point() else v.to(self.device))
+                   for k, v in enc.items() if hasattr(v, "to")}
+            with torch.inference_mode(), autocast(self.device, self.dtype):
+                ids = self.model.generate(**enc, max_new_tokens=self.max_new_tokens, do_sample=False)
+            n = enc["input_ids"].shape[1] if "input_ids" in enc and ids.shape[1] > enc["input_ids"].shape[1] \
+                and bool((ids[:, :enc["input_ids"].shape[1]] == enc["input_ids"]).all()) else 0
+            tok = getattr(self.processor, "tokenizer", self.processor)
+            out.append(tok.decode(ids[0, n:], skip_special_tokens=True).strip())
+        return out
+
+
+#: the options a judge metric passes to its OpenAI-compatible endpoint (:func:`endpoint_options`)
+ENDPOINT_OPTIONS: tuple[str, ...] = ("api_key", "api_key_env", "timeout", "temperature", "max_tokens", "workers")
+
+
+def endpoint_option_cards(max_tokens_default=None, max_tokens_doc: str = "") -> tuple:
+    """The options a judge family passes to its OpenAI-compatible endpoint (:data:`ENDPOINT_OPTIONS`), as
+    the family cards list them; they need ``endpoint=URL``."""
+    return (
+        Option("api_key", None, "The endpoint's key, given directly (never recorded in the config; prefer "
+               "`api_key_env`). Needs `endpoint`."),
+        Option("api_key_env", "OPENAI_API_KEY", "The environment variable holding the endpoint's key. Needs "
+               "`endpoint`."),
+        Option("timeout", 120.0, "Seconds to wait for one reply. Needs `endpoint`."),
+        Option("temperature", None, "Sampling temperature sent to the endpoint (default: none sent, the "
+               "endpoint's own; `0` makes the judge greedy, so no retry). Needs `endpoint`."),
+        Option("max_tokens", max_tokens_default, "`max_tokens` sent to the endpoint" + max_tokens_doc
+               + ". Needs `endpoint`."),
+        Option("workers", 4, "Requests in flight at once. Speed only. Needs `endpoint`."),
+    )
+
+
+def endpoint_options(options: dict) -> dict:
+    """The endpoint keyword arguments among a metric's options (popped from ``options``)."""
+    kw: dict = {}
+    for k in ENDPOINT_OPTIONS:
+        if k in options:
+            kw[k] = options.pop(k)
+    return kw
+
+
+def load_vision_judge(spec: Spec, device: str | None, *, endpoint: str | None, max_new_tokens: int,
+                      endpoint_kw: dict, dtype: str | None = None, batch_size: int | None = None):
+    """The vision judge of a metric: ``spec.model`` served by ``endpoint`` (an OpenAI-compatible base URL)
+    or, without one, the local VLM ``spec.model`` (hub id or folder)."""
+    if endpoint:
+        return EndpointJudge(str(endpoint), spec.model, **endpoint_kw)
+    if endpoint_kw:
+        raise InputError(f"metric {spec.raw!r}: option(s) {', '.join(sorted(endpoint_kw))} need endpoint=URL")
+    return LocalVisionJudge(spec, device, dtype=dtype, batch_size=batch_size, max_new_tokens=max_new_tokens)
+
+
+def load_text_judge(spec: Spec, device: str | None, *, endpoint: str | None, max_new_tokens: int, endpoint_kw: dict):
+    """The text judge of a metric: ``spec.model`` at ``endpoint``, or the local causal LLM ``spec.model``."""
+    if endpoint:
+        return EndpointJudge(str(endpoint), spec.model, **endpoint_kw)
+    if endpoint_kw:
+        raise InputError(f"metric {spec.raw!r}: option(s) {', '.join(sorted(endpoint_kw))} need endpoint=URL")
+    return LocalTextJudge(spec.model, device, max_new_tokens=max_new_tokens)

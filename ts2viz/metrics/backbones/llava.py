@@ -1,0 +1,234 @@
+"""LLaVA-1.5 checkpoints in LLaVA's own code layout (``liuhaotian/llava-v1.5-7b``), as t2v_metrics loads them.
+
+haotian-liu/LLaVA saves ``LlavaLlamaForCausalLM``: a Llama whose ``model`` also holds ``mm_projector``
+(``mlp2x_gelu``: Linear, GELU, Linear as ``mm_projector.0`` / ``mm_projector.2``), and a config naming the
+CLIP vision tower (``mm_vision_tower``, e.g. ``openai/clip-vit-large-patch14-336``), its layer
+(``mm_vision_select_layer``) and features (``mm_vision_select_feature``: ``patch`` drops CLS). The tower
+is not in the checkpoint: LLaVA builds it from that name (``CLIPVisionModel`` + ``CLIPImageProcessor``).
+The image goes where the prompt says ``<image>``, which LLaVA's tokenizer does not know (its code splices
+the features in at a sentinel id).
+
+:func:`load_original_llava` converts such a folder into transformers' ``LlavaForConditionalGeneration``
+(key by key, :func:`convert_state_dict`) and a ``LlavaProcessor``. The ``<image>`` token is appended to
+the tokenizer; its embedding and LM-head rows are zero and never scored: :attr:`text_vocab` tells the
+VQA backend to take the softmax over the original vocabulary only, so every probability is the
+original model's. The tower comes from ``?vision_tower=FOLDER``, else ``mm_vision_tower`` when it is a
+folder, else a folder beside the checkpoint named as the tower's last path part (``…/clip-vit-large-
+patch14-336``), else the hub.
+
+LLaVA-1.5's input conventions, which t2v_metrics uses for both its LLaVA-1.5 and CLIP-FlanT5 VQAScore,
+live here too: the system message and ``USER: <image>\\n... ASSISTANT:`` turn (:func:`chat_question`),
+the ``<image>`` placeholder and the id that stands for it in token lists, the context length, and the
+square padding of images (:func:`expand_to_square`).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ...errors import InputError
+from ..common.spec import Spec
+
+# -- LLaVA-1.5's prompt format (t2v_metrics' LLaVA-1.5 and CLIP-FlanT5) -----------------------------
+
+#: the placeholder t2v_metrics writes where the image goes (LLaVA's DEFAULT_IMAGE_TOKEN)
+IMAGE_PLACEHOLDER = "<image>"
+#: the id t2v_metrics gives that placeholder in token lists (LLaVA's IMAGE_TOKEN_INDEX)
+IMAGE_SENTINEL = -200
+#: LLaVA-1.5's system message, which t2v_metrics puts before CLIP-FlanT5's and LLaVA-1.5's questions
+SYSTEM_MESSAGE = ("A chat between a curious user and an artificial intelligence assistant. The assistant gives "
+                  "helpful, detailed, and polite answers to the user's questions.")
+#: token budget t2v_metrics truncates CLIP-FlanT5's prompts and answers to (its CONTEXT_LEN)
+CONTEXT_LEN = 2048
+
+
+def chat_question(question: str) -> str:
+    """The stage-2 conversation turn before the answer (t2v_metrics' ``chat`` / ``t5_chat``)."""
+    return f"{SYSTEM_MESSAGE} USER: {IMAGE_PLACEHOLDER}\n{question} ASSISTANT: "
+
+
+def expand_to_square(image, mean: Sequence[float]):
+    """``image`` centred on a square canvas of the processor's mean colour (LLaVA-1.5's ``expand2square``,
+    which t2v_metrics applies before CLIP-FlanT5's and LLaVA-1.5's image processor)."""
+    from PIL import Image
+
+    w, h = image.size
+    if w == h:
+        return image
+    side = max(w, h)
+    canvas = Image.new(image.mode, (side, side), tuple(int(x * 255) for x in mean))
+    canvas.paste(image, ((side - w) // 2, (side - h) // 2))
+    return canvas
+
+
+# -- LLaVA's own checkpoint layout -----------------------------------------------------------------
+
+#: original key prefix -> transformers ``LlavaForConditionalGeneration`` key prefix (first match wins)
+KEY_MAP: tuple[tuple[str, str], ...] = (
+    ("model.mm_projector.0.", "model.multi_modal_projector.linear_1."),
+    ("model.mm_projector.2.", "model.multi_modal_projector.linear_2."),
+    ("model.vision_tower.", ""),            # LLaVA-1.5 saves none; the tower is loaded from its own folder
+    ("model.", "model.language_model."),
+    ("lm_head.", "lm_head."),
+)
+
+
+#: the ``model_type`` LLaVA's code writes: ``llava`` (the LLaVA-1.5 releases), ``llava_llama`` (its code since v1.6)
+ORIGINAL_MODEL_TYPES = ("llava", "llava_llama")
+
+
+def is_original_layout(raw_config: dict) -> bool:
+    """Whether a ``config.json`` is LLaVA's own code layout (``LlavaLlamaForCausalLM``, ``mm_*`` keys)."""
+    return raw_config.get("model_type") in ORIGINAL_MODEL_TYPES and bool(raw_config.get("mm_vision_tower"))
+
+
+def convert_state_dict(state: dict) -> dict:
+    """Original LLaVA-1.5 keys -> transformers' (:data:`KEY_MAP`); tower keys dropped, unknown keys refused."""
+    out = {}
+    for k, v in state.items():
+        for old, new in KEY_MAP:
+            if k.startswith(old):
+                if new or old != "model.vision_tower.":
+                    out[new + k[len(old):]] = v
+                break
+        else:
+            raise InputError(f"LLaVA checkpoint: unexpected weight {k!r} (expected LLaVA-1.5's "
+                             "model.*, model.mm_projector.*, lm_head.*)")
+    return out
+
+
+def _read_state(folder: Path) -> dict:
+    """Every tensor of the checkpoint folder (safetensors or ``pytorch_model*.bin`` shards)."""
+    import torch
+
+    files = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("pytorch_model*.bin"))
+    if not files:
+        raise InputError(f"LLaVA checkpoint {str(folder)!r}: no *.safetensors or pytorch_model*.bin weights")
+    state: dict = {}
+    for f in files:
+        if f.suffix == ".safetensors":
+            from safetensors.torch import load_file
+
+            state.update(load_file(str(f)))
+        else:
+            state.update(torch.load(str(f), map_location="cpu", weights_only=True))
+    return state
+
+
+def find_vision_tower(folder: Path, named: str, option: str | None) -> str:
+    """The vision tower's folder or hub id: the option, ``mm_vision_tower`` when it is a folder, a folder
+    beside (or inside) the checkpoint named as its last path part, else ``named`` itself (a hub id)."""
+    if option:
+        if not Path(option).is_dir():
+            raise InputError(f"vision_tower {option!r}: no such folder (a CLIP vision model folder)")
+        return option
+    if Path(named).is_dir():
+        return named
+    leaf = Path(named).name
+    for cand in (folder.parent / leaf, folder / leaf):
+        if (cand / "config.json").is_file():
+            return str(cand)
+    return named
+
+
+@dataclass
+class OriginalLlava:
+    """A converted checkpoint: the transformers model, its processor, the tower's id and the text vocabulary."""
+
+    model: object
+    processor: object
+    vision_tower: str
+    text_vocab: int
+    #: the prompt for generation and P(yes) (the layout has no chat template): LLaVA-1.5's conversation
+    template: str = ""
+
+
+def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: str | None = None) -> OriginalLlava:
+    """Load a LLaVA-1.5 folder in LLaVA's own layout as ``LlavaForConditionalGeneration`` (module docstring).
+
+    Raises a one-line :class:`InputError` for a hub id (convert it, or give its transformers twin), a
+    projector other than ``mlp2x_gelu``, a LLaVA-NeXT-style checkpoint (``image_newline``), or a missing
+    vision tower (naming the tower and where it was looked for).
+    """
+    import torch
+    from transformers import (
+        AutoTokenizer,
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        CLIPVisionModel,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    from ..common.hub import hf_load, is_local_model
+
+    folder = Path(model_id)
+    if not is_local_model(model_id) or not folder.is_dir():
+        raise InputError(f"metric {spec.raw!r}: {model_id!r} is in LLaVA's own code layout; give a local folder of it "
+                         "(with its vision tower beside it or ?vision_tower=) or its transformers twin, e.g. "
+                         "llava-hf/llava-1.5-7b-hf")
+    raw = json.loads((folder / "config.json").read_text())
+    if raw.get("mm_projector_type", "linear") != "mlp2x_gelu":
+        raise InputError(f"metric {spec.raw!r}: LLaVA projector {raw.get('mm_projector_type', 'linear')!r} is not "
+                         "LLaVA-1.5's mlp2x_gelu (only LLaVA-1.5 checkpoints are converted)")
+    if "unpad" in str(raw.get("mm_patch_merge_type", "")) or raw.get("image_aspect_ratio") == "anyres":
+        raise InputError(f"metric {spec.raw!r}: {model_id!r} is a LLaVA-NeXT (anyres) checkpoint; only LLaVA-1.5 "
+                         "is converted")
+    named = raw["mm_vision_tower"]
+    tower = find_vision_tower(folder, named, vision_tower)
+    if tower == named and not Path(named).is_dir():
+        beside = folder.parent / Path(named).name
+        try:
+            vcfg = hf_load("CLIP vision tower config", CLIPVisionConfig.from_pretrained, tower, spec)
+        except InputError:
+            raise InputError(f"metric {spec.raw!r}: LLaVA checkpoint {folder.name!r} needs its vision tower {named!r} "
+                             f"(config mm_vision_tower): not found as a folder at {str(beside)!r} nor on the hub; "
+                             "put a copy there or give ?vision_tower=FOLDER") from None
+    else:
+        vcfg = hf_load("CLIP vision tower config", CLIPVisionConfig.from_pretrained, tower, spec)
+    tok = hf_load("tokenizer", AutoTokenizer.from_pretrained, model_id, spec)
+    image_processor = hf_load("CLIP image processor", CLIPImageProcessor.from_pretrained, tower, spec)
+    text_vocab = int(raw["vocab_size"])
+    if IMAGE_PLACEHOLDER not in tok.get_vocab():
+        tok.add_tokens([IMAGE_PLACEHOLDER], special_tokens=True)
+    image_id = tok.convert_tokens_to_ids(IMAGE_PLACEHOLDER)
+    if image_id < text_vocab:
+        raise InputError(f"metric {spec.raw!r}: the tokenizer of {model_id!r} already has {IMAGE_PLACEHOLDER!r} "
+                         "inside the model's vocabulary; this is not LLaVA's own layout")
+    text_cfg = {k: v for k, v in raw.items() if not k.startswith("mm_") and k not in (
+        "architectures", "model_type", "image_aspect_ratio", "use_mm_proj", "tune_mm_mlp_adapter",
+        "freeze_mm_mlp_adapter", "image_grid_pinpoints", "transformers_version", "torch_dtype", "dtype")}
+    text_cfg.update(model_type="llama", vocab_size=image_id + 1)
+    select = raw.get("mm_vision_select_feature", "patch")
+    if select not in ("patch", "cls_patch"):
+        raise InputError(f"metric {spec.raw!r}: mm_vision_select_feature {select!r} is not patch or cls_patch")
+    cfg = LlavaConfig(vision_config=vcfg.to_dict(), text_config=text_cfg, image_token_id=image_id,
+                      vision_feature_layer=int(raw.get("mm_vision_select_layer", -2)),
+                      vision_feature_select_strategy="default" if select == "patch" else "full",
+                      projector_hidden_act="gelu", multimodal_projector_bias=True)
+    state = convert_state_dict(_read_state(folder))
+    grow = image_id + 1 - text_vocab
+    for k in ("model.language_model.embed_tokens.weight", "lm_head.weight"):
+        if k not in state:
+            raise InputError(f"metric {spec.raw!r}: LLaVA checkpoint {model_id!r} has no {k.split('.', 2)[-1]!r}")
+        w = state[k]
+        state[k] = torch.cat([w, torch.zeros((grow, w.shape[1]), dtype=w.dtype)])  # never scored (module doc)
+    clip = hf_load("CLIP vision tower", CLIPVisionModel.from_pretrained, tower, spec)
+    state.update({f"model.vision_tower.{k}": v for k, v in clip.state_dict().items()})
+    with torch.device("meta"):   # the key set only, no memory
+        want = set(LlavaForConditionalGeneration(cfg).state_dict())
+    missing, extra = sorted(want - set(state)), sorted(set(state) - want)
+    if missing or extra:
+        raise InputError(f"metric {spec.raw!r}: LLaVA checkpoint {model_id!r} does not fit LLaVA-1.5 "
+                         f"({'missing' if missing else 'unexpected'} weight {(missing or extra)[0]!r})")
+    model = LlavaForConditionalGeneration.from_pretrained(None, config=cfg, state_dict=state,
+                                                          **({"dtype": dtype} if dtype is not None else {}))
+    patch = vcfg.patch_size
+    processor = LlavaProcessor(image_processor=image_processor, tokenizer=tok, patch_size=patch,
+                               vision_feature_select_strategy=cfg.vision_feature_select_strategy,
+                               num_additional_image_tokens=1, image_token=IMAGE_PLACEHOLDER)
+    return OriginalLlava(model.eval(), processor, tower, text_vocab,
+                         f"{SYSTEM_MESSAGE} USER: {IMAGE_PLACEHOLDER}\n{{question}} ASSISTANT:")

@@ -1,0 +1,123 @@
+"""Chat LLM clients shared by every question-generating metric (TIFA, DSG, Gecko, T2I-FineEval).
+
+A client has one method, ``chat(system, user) -> str`` (greedy / temperature 0), and a ``config`` dict
+that names it exactly (part of a metric's cache key; never the API key). Two kinds:
+
+* :class:`OpenAIChat`: any OpenAI-compatible chat-completions endpoint (``POST {url}/chat/completions``);
+* :class:`LocalChat`: a local transformers causal LLM (hub id or model folder).
+
+:func:`load_llm` builds one from the ``generator=`` option of a metric spec: an ``http(s)://`` URL or
+``hf:MODEL``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+
+from ...errors import InputError
+
+
+class ChatLLM:
+    """Interface: ``chat(system, user)`` returns the model's reply text; ``config`` identifies the model."""
+
+    @property
+    def config(self) -> dict:
+        raise NotImplementedError
+
+    def chat(self, system: str, user: str) -> str:
+        raise NotImplementedError
+
+
+class OpenAIChat(ChatLLM):
+    """An OpenAI-compatible chat-completions endpoint.
+
+    ``url`` is the API base (e.g. ``https://api.openai.com/v1``) and ``model`` the chat model name. The
+    key comes from ``api_key`` or the environment variable ``api_key_env``; it is never part of
+    :attr:`config`.
+    """
+
+    def __init__(self, url: str, model: str = "gpt-4o", api_key: str | None = None,
+                 api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0):
+        self.url = url.rstrip("/")
+        self.model = model
+        self.api_key = api_key if api_key is not None else os.environ.get(api_key_env, "")
+        self.timeout = timeout
+
+    @property
+    def config(self) -> dict:
+        return {"llm": "openai-chat", "url": self.url, "model": self.model}
+
+    def chat(self, system: str, user: str) -> str:
+        endpoint = self.url if self.url.endswith("/chat/completions") else self.url + "/chat/completions"
+        body = json.dumps({"model": self.model, "temperature": 0,
+                           "messages": [{"role": "system", "content": system},
+                                        {"role": "user", "content": user}]}).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        req = urllib.request.Request(endpoint, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as r:
+                reply = json.loads(r.read().decode("utf-8"))
+        except urllib.error.HTTPError as e:
+            detail = e.read()[:200].decode("utf-8", "replace")
+            raise InputError(f"LLM endpoint {endpoint}: HTTP {e.code} {detail}") from None
+        except (urllib.error.URLError, OSError, json.JSONDecodeError) as e:
+            raise InputError(f"LLM endpoint {endpoint}: {type(e).__name__}: {e}") from None
+        try:
+            return reply["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise InputError(f"LLM endpoint {endpoint}: unexpected reply {str(reply)[:200]}") from None
+
+
+class LocalChat(ChatLLM):
+    """A local transformers causal LLM (hub id or folder), greedy decoding, chat template if it has one."""
+
+    def __init__(self, model: str, device: str | None = None, max_new_tokens: int = 512):
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from ..common.device import resolve_device, resolve_dtype
+        from ..common.hub import hf_load, model_identity
+        from ..common.spec import Spec
+
+        sp = Spec(f"llm:{model}", "llm", model)
+        self.device = resolve_device(device)
+        self.tokenizer = hf_load("tokenizer", AutoTokenizer.from_pretrained, model, sp)
+        self.model = hf_load("LLM", AutoModelForCausalLM.from_pretrained, model, sp,
+                             dtype=resolve_dtype(self.device)).to(self.device).eval()
+        self.max_new_tokens = max_new_tokens
+        self._ident = model_identity(model, None, self.model.config)
+
+    @property
+    def config(self) -> dict:
+        return {"llm": "local", **self._ident}
+
+    def chat(self, system: str, user: str) -> str:
+        import torch
+
+        msgs = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        if getattr(self.tokenizer, "chat_template", None):
+            text = self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+        else:
+            text = f"{system}\n\n{user}\n"
+        enc = self.tokenizer(text, return_tensors="pt").to(self.device)
+        with torch.inference_mode():
+            ids = self.model.generate(**enc, max_new_tokens=self.max_new_tokens, do_sample=False,
+                                      pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id)
+        return self.tokenizer.decode(ids[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+
+
+def load_llm(source: str, *, model: str | None = None, api_key: str | None = None,
+             api_key_env: str = "OPENAI_API_KEY", device: str | None = None, timeout: float = 60.0) -> ChatLLM:
+    """A chat client from a metric's ``generator=`` option.
+
+    ``source`` is ``hf:MODEL`` (a local transformers LLM: hub id or folder) or the ``http(s)://`` base
+    URL of an OpenAI-compatible API (then ``model`` names the chat model, default ``gpt-4o``).
+    """
+    if source.startswith("hf:"):
+        return LocalChat(source[3:], device=device)
+    if source.startswith(("http://", "https://")):
+        return OpenAIChat(source, model or "gpt-4o", api_key, api_key_env, timeout)
+    raise InputError(f"generator {source!r}: expected an http(s) URL of an OpenAI-compatible API or hf:MODEL")

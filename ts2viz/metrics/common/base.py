@@ -1,0 +1,160 @@
+"""The metric base class: :class:`Metric`, image loading and scoring in out-of-memory-safe chunks.
+
+Devices, dtypes and out-of-memory handling are in :mod:`.device`; model ids, hub probes and
+``from_pretrained`` error handling in :mod:`.hub`.
+
+A metric splits its work in two so that the engine can keep the accelerator busy:
+
+* :meth:`Metric.prepare` turns one decoded PIL image into model input on the CPU (resize, normalise).
+  It must be thread-safe; the engine runs it in worker threads ahead of the model.
+* :meth:`Metric.score_prepared` scores a batch of prepared images against their prompts on the device.
+
+``metric(images=..., prompts=...)`` does both for a plain call.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ...errors import InputError
+from .device import run_halving_on_oom
+from .spec import Spec
+
+
+class Metric:
+    """A per-image text-to-image faithfulness metric.
+
+    Attributes
+    ----------
+    spec : the SPEC string (scores column name and cache key).
+    name : the family name (``clipscore``, ``tifa``, ...).
+    higher_is_better : direction of the scores.
+    config : dict identifying the metric exactly (model id, revision, pretrained tag, questions, options).
+    device : torch device string the model runs on (``cpu`` for model-free metrics).
+    batch_size : images per model call (the engine halves it on GPU out-of-memory).
+    has_details : whether :attr:`last_details` holds per-image details after a call (TIFA, DSG).
+    needs_pixels : whether :meth:`prepare` needs the decoded image (a precomputed-scores metric only
+        needs the image's file name, so the engine neither reads nor hashes the file for it).
+    cacheable : whether finished scores are worth keeping in the score cache (not for lookups).
+    """
+
+    name: str = "metric"
+    higher_is_better: bool = True
+    has_details: bool = False
+    needs_pixels: bool = True
+    cacheable: bool = True
+
+    def __init__(self, spec: Spec, config: dict, device: str = "cpu", batch_size: int = 32):
+        self.parsed_spec = spec
+        self.spec = spec.raw
+        self.config = config
+        self.device = device
+        self.batch_size = max(1, int(batch_size))
+        self.last_details: list | None = None
+
+    @property
+    def config_hash(self) -> str:
+        """A short stable hash of :attr:`config` (the cache key part that names the metric)."""
+        blob = json.dumps(self.config, sort_keys=True, default=str).encode()
+        return hashlib.sha1(blob).hexdigest()[:20]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec} on {self.device}>"
+
+    def check_prompts(self, prompts: Sequence[str]) -> None:
+        """Raise :class:`InputError` before any scoring if a prompt cannot be scored (default: no check)."""
+
+    # -- the two halves ----------------------------------------------------------------------------
+    def prepare(self, image, file_name: str | None = None) -> Any:
+        """CPU-side preprocessing of one image (thread-safe). Default: the image itself.
+
+        ``image`` is an RGB PIL image (``None`` when :attr:`needs_pixels` is False); ``file_name`` is
+        the image's dataset file name or path when it has one.
+        """
+        return image
+
+    def score_prepared(self, items: Sequence[Any], prompts: Sequence[str]) -> np.ndarray:
+        """Scores of a batch of prepared images, one prompt each (float64 array)."""
+        raise NotImplementedError
+
+    # -- plain call --------------------------------------------------------------------------------
+    def __call__(self, images: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """Per-image scores: ``images`` are PIL images or paths, ``prompts`` one string per image.
+
+        An image that cannot be read gets NaN (with a warning). Returns a float64 array.
+        """
+        images, prompts = list(images), list(prompts)
+        if len(images) != len(prompts):
+            raise InputError(f"{self.spec}: got {len(images)} images but {len(prompts)} prompts")
+        out = np.full(len(images), np.nan)
+        details: list = [None] * len(images)
+        ok: list[int] = []
+        prepared: list = []
+        for i, im in enumerate(images):
+            name = str(im) if isinstance(im, (str, os.PathLike)) else getattr(im, "filename", None) or None
+            try:
+                prepared.append(self.prepare(load_image(im) if self.needs_pixels else None, name))
+                ok.append(i)
+            except InputError as e:
+                warnings.warn(f"{e}; its score is NaN", stacklevel=2)
+        vals, dets, self.batch_size = score_with_oom_retry(self, prepared, [prompts[i] for i in ok], self.batch_size)
+        out[ok] = vals
+        if dets is not None:
+            for i, d in zip(ok, dets):
+                details[i] = d
+        self.last_details = details if self.has_details else None
+        return out
+
+
+# -- images ----------------------------------------------------------------------------------------
+
+def load_image(image):
+    """An 8-bit RGB PIL image from a PIL image, a path or raw bytes; :class:`InputError` if it cannot be read.
+
+    Every mode is converted by :func:`ts2viz.imaging.as_rgb` (16-bit images scaled, not clipped).
+    """
+    from PIL import Image, UnidentifiedImageError
+
+    from ...imaging import as_rgb
+
+    if isinstance(image, Image.Image):
+        return as_rgb(image)
+    try:
+        if isinstance(image, (bytes, bytearray)):
+            import io
+
+            im = Image.open(io.BytesIO(image))
+        else:
+            im = Image.open(Path(image))
+        im.load()
+        return as_rgb(im)
+    except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as e:
+        name = "image bytes" if isinstance(image, (bytes, bytearray)) else str(image)
+        raise InputError(f"unreadable image ({type(e).__name__}: {e})", file=name) from None
+
+
+def score_with_oom_retry(metric: Metric, items: Sequence, prompts: Sequence[str],
+                         batch_size: int) -> tuple[np.ndarray, list | None, int]:
+    """Score prepared ``items`` in chunks of ``batch_size`` (see :func:`run_halving_on_oom`).
+
+    Returns ``(scores, per-image details or None, batch size that worked)``.
+    """
+    def chunk(a: int, b: int):
+        vals = np.asarray(metric.score_prepared(list(items[a:b]), list(prompts[a:b])), dtype=np.float64).reshape(-1)
+        if len(vals) != b - a:
+            raise InputError(f"{metric.spec}: returned {len(vals)} scores for {b - a} images")
+        dets = (metric.last_details or [None] * (b - a)) if metric.has_details else None
+        return vals, dets
+
+    parts, batch_size = run_halving_on_oom(chunk, len(items), batch_size, metric.spec)
+    out = np.concatenate([v for v, _ in parts]) if parts else np.zeros(0)
+    details = [d for _, ds in parts for d in ds] if metric.has_details else None
+    return out, details, batch_size
+
+

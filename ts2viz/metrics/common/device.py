@@ -1,0 +1,170 @@
+"""Devices, compute dtypes and GPU out-of-memory handling, shared by every family and backbone."""
+from __future__ import annotations
+
+import contextlib
+import warnings
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator
+
+from ...errors import InputError
+
+# -- devices and dtypes ----------------------------------------------------------------------------
+
+def resolve_device(device: str | None) -> str:
+    """``device`` checked against what torch can use; ``None`` picks cuda, then mps, then cpu."""
+    import torch
+
+    if device is None or device == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    d = str(device).lower()
+    kind = d.split(":")[0]
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"device {device!r} requested but no CUDA GPU is available to torch "
+                         "(use --device cpu)")
+    if kind == "mps" and not (getattr(torch.backends, "mps", None) is not None
+                              and torch.backends.mps.is_available()):
+        raise InputError(f"device {device!r} requested but Apple MPS is not available (use --device cpu)")
+    if kind not in ("cuda", "cpu", "mps"):
+        raise InputError(f"unknown device {device!r}: expected cuda, cpu or mps")
+    return d
+
+
+#: the dtype names :func:`resolve_dtype` accepts, and what they mean
+DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
+          "bfloat16": "bfloat16", "bf16": "bfloat16"}
+#: the default GPU dtype of the family being built (its card's precision), see :func:`family_precision`
+_PRECISION: ContextVar[str | None] = ContextVar("ts2viz_family_precision", default=None)
+#: the dtypes resolved while a family is built, see :func:`family_precision`
+_RESOLVED: ContextVar[list | None] = ContextVar("ts2viz_resolved_dtypes", default=None)
+
+
+@contextlib.contextmanager
+def family_precision(precision: str | None) -> Iterator[list]:
+    """While a family's metric is built: ``precision`` (its card's, the original's compute dtype on GPU) is
+    the default GPU dtype of :func:`resolve_dtype`, and every dtype resolved is collected in the yielded list.
+
+    :func:`ts2viz.metrics.load` builds every metric inside this, and records what was collected in the
+    metric's ``config["dtype"]``. ``precision=None`` keeps ts2viz's generic default (bfloat16 on a GPU that
+    supports it, else float16). A ``dtype`` option still wins, and the CPU stays float32.
+
+    Examples
+    --------
+    >>> with family_precision("float16") as used:
+    ...     pass
+    >>> used
+    []
+    """
+    if precision is not None and precision not in DTYPES:
+        raise InputError(f"unknown precision {precision!r}: expected float32, float16 or bfloat16")
+    used: list = []
+    t1, t2 = _PRECISION.set(None if precision is None else DTYPES[precision]), _RESOLVED.set(used)
+    try:
+        yield used
+    finally:
+        _PRECISION.reset(t1)
+        _RESOLVED.reset(t2)
+
+
+def dtype_name(dtype) -> str:
+    """``"float32"`` for ``torch.float32`` (the name a config records)."""
+    return str(dtype).rpartition(".")[2]
+
+
+def resolve_dtype(device: str, dtype: str | None = None):
+    """The compute dtype of a model on ``device``.
+
+    ``dtype`` (an option: float32, float16, bfloat16) when given; else float32 on CPU; on a CUDA GPU the
+    precision of the family being built (:func:`family_precision`), else bfloat16 (float16 without bf16
+    support); float16 on MPS (float32 when the family's precision is float32). A bfloat16 precision on a GPU
+    without bf16 support gives float16. The result is collected for the metric's config while a family is
+    built (:func:`family_precision`).
+    """
+    dt = _resolve_dtype(device, dtype)
+    used = _RESOLVED.get()
+    if used is not None:
+        used.append(dtype_name(dt))
+    return dt
+
+
+def _resolve_dtype(device: str, dtype: str | None):
+    import torch
+
+    names = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+    if dtype not in (None, "auto"):
+        try:
+            return names[DTYPES[str(dtype)]]
+        except KeyError:
+            raise InputError(f"unknown dtype {dtype!r}: expected float32, float16 or bfloat16") from None
+    precision = _PRECISION.get()
+    if device.startswith("cuda"):
+        if precision is not None and (precision != "bfloat16" or torch.cuda.is_bf16_supported()):
+            return names[precision]
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if device.startswith("mps"):
+        return torch.float32 if precision == "float32" else torch.float16
+    return torch.float32
+
+
+def autocast(device: str, dtype):
+    """Mixed precision on GPU (a no-op context on CPU or for float32)."""
+    import torch
+
+    if dtype == torch.float32 or not (device.startswith("cuda") or device.startswith("mps")):
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.split(":")[0], dtype=dtype)
+
+
+# -- out of memory ---------------------------------------------------------------------------------
+
+def is_oom(err: BaseException) -> bool:
+    """Whether ``err`` is a GPU out-of-memory error (torch's own class or a RuntimeError saying so)."""
+    import torch
+
+    if isinstance(err, getattr(torch.cuda, "OutOfMemoryError", ())):
+        return True
+    return isinstance(err, RuntimeError) and "out of memory" in str(err).lower()
+
+
+def free_gpu() -> None:
+    """Release cached GPU memory (after an out-of-memory error, or when a model is dropped)."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def run_halving_on_oom(call: Callable[[int, int], Any], n: int, batch_size: int, label: str) -> tuple[list, int]:
+    """Run ``call(start, stop)`` over ``range(n)`` in chunks of ``batch_size``, halving on GPU out-of-memory.
+
+    This is the one place where ts2viz survives running out of GPU memory: the chunk that failed is
+    retried at half the size, and the smaller size sticks so that a run does not keep hitting the
+    limit. Out of memory at chunk size 1, and every other error, is re-raised.
+
+    Returns ``(results of the calls in order, batch size that worked)``.
+    """
+    results: list = []
+    batch_size = max(1, int(batch_size))
+    i = 0
+    while i < n:
+        m = min(batch_size, n - i)
+        try:
+            results.append(call(i, i + m))
+        except Exception as e:  # noqa: BLE001 - only OOM is handled, the rest re-raised
+            if not is_oom(e) or m == 1:
+                raise
+            free_gpu()
+            batch_size = max(1, m // 2)
+            warnings.warn(f"{label}: out of GPU memory at batch size {m}; retrying with {batch_size}",
+                          stacklevel=3)
+            continue
+        i += m
+    return results, batch_size
+
+

@@ -1,0 +1,56 @@
+"""An on-disk cache of LLM replies, so that each prompt is sent to the LLM once.
+
+Question generation (Gecko's coverage labels and QA pairs, T2I-FineEval's decomposition) is the slow,
+paid and not quite deterministic part of a QA metric. :func:`cached_reply` keeps the raw reply of every
+successful request in ``<cache_dir>/llm/<sha1>.json``, keyed by the LLM's ``config`` (endpoint and model
+or local model fingerprint), the system prompt and the user message: changing the LLM or any word of a
+few-shot prompt asks again. A reply is stored only after it parsed, so a malformed reply is retried
+next time instead of being kept. Files are written atomically (:func:`ts2viz.atomic.atomic_path`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from ...atomic import atomic_path
+from ...errors import InputError
+from ...paths import cache_dir
+
+T = TypeVar("T")
+
+
+def reply_key(llm_config: dict, system: str, user: str) -> str:
+    blob = json.dumps({"llm": llm_config, "system": system, "user": user}, sort_keys=True, default=str)
+    return hashlib.sha1(blob.encode()).hexdigest()
+
+
+def llm_cache_dir() -> Path:
+    """``<ts2viz cache>/llm`` (``$TS2VIZ_CACHE/llm`` or ``~/.cache/ts2viz/llm``)."""
+    return cache_dir() / "llm"
+
+
+def cached_reply(llm, system: str, user: str, parse: Callable[[str], T], *, use_cache: bool = True) -> T:
+    """``parse(llm.chat(system, user))``, reading and filling the on-disk reply cache.
+
+    A cached reply that no longer parses (the parser changed) is asked for again. Errors of the LLM
+    or of ``parse`` propagate and store nothing.
+    """
+    path = llm_cache_dir() / f"{reply_key(llm.config, system, user)}.json"
+    if use_cache and path.is_file():
+        try:
+            reply = json.loads(path.read_text(encoding="utf-8"))["reply"]
+            return parse(reply)
+        except (OSError, ValueError, KeyError, TypeError, InputError):
+            pass  # unreadable or no longer parseable: ask again
+    reply = llm.chat(system, user)
+    out = parse(reply)
+    if use_cache:
+        try:
+            with atomic_path(path) as tmp:
+                tmp.write_text(json.dumps({"llm": llm.config, "user": user, "reply": reply}, default=str),
+                               encoding="utf-8")
+        except OSError:
+            pass  # a read-only cache must not stop scoring
+    return out

@@ -1,0 +1,432 @@
+"""The question-answering metric TIFA and DSG share (:class:`QAMetric`, :func:`build_qa`) on the VQA backbone.
+
+Each image's prompt has a set of questions (see :mod:`ts2viz.qa.questions`). The VQA model answers every
+question free-form; the answer is mapped to one of the question's choices by the metric's mapper
+(:mod:`ts2viz.qa.mapping`: Sentence-BERT by default, as TIFA and the TS2 release do, or ``?mapper=lexical``)
+and compared with the expected answer.
+
+A yes/no question of ``dsg:`` is read by the yes rule (``?yes_rule=exact``, the default, as DSG's
+code: the answer is ``yes`` exactly; ``contains``, TS2's rule: the answer contains "yes"; see
+:data:`ts2viz.qa.mapping.YES_RULES`, the same rule released answers are read with); other questions go to
+the mapper. The answers are decoded as ``?decoding=`` says (:mod:`.decoding`): DSG's InstructBLIP
+beam search by default for ``dsg:`` on an InstructBLIP, greedy otherwise.
+
+* TIFA = fraction of questions answered correctly.
+* DSG = the fraction of questions that *count*: with ``?accumulation=direct`` (default, as DSG's
+  scoring code) a question counts only when it and its direct parents are answered correctly; with
+  ``?accumulation=transitive`` (alias ``gated``: DSG's README, the TS2 release files) when it and
+  all its ancestors are; with ``?accumulation=mean`` parents are ignored (see :mod:`ts2viz.qa.accumulation`).
+
+The per-question records of the last call are in ``metric.last_details`` (one list per image, each
+record a dict: question_id, question, choices, expected, parents, answer, mapped, correct, counted;
+:func:`ts2viz.qa.records.records_from_details` turns them into a table).
+
+With ``score=normalized`` a question scores Gecko's normalised answer likelihood instead of 0/1
+(:mod:`.choicescore`, :meth:`QAMetric.score_normalized`).
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Sequence
+
+import numpy as np
+
+from ...errors import InputError
+from ...qa.accumulation import (
+    DEFAULT_ACCUMULATION,
+    canonical_accumulation,
+    check_accumulation,
+    counted_flags,
+    dsg_counted,
+    dsg_score,
+    tifa_score,
+)
+from ...qa.mapping import (
+    DSG_YES_RULE,
+    AnswerMapper,
+    check_yes_rule,
+    is_correct,
+    is_yes_no,
+    load_mapper,
+    yes_no_choice,
+)
+from ...qa.questions import Question, QuestionSource
+from ..backbones.llm import load_llm
+from ..backbones.vqa import VQAModel, load_vqa_model
+from ..registry import Option
+from .base import Metric
+from .choicescore import choice_index, normalized_probability
+from .decoding import GREEDY, Decoding, check_decoding, default_decoding
+from .question_gen import QuestionGenerator
+from .spec import Spec
+
+
+class QAMetric(Metric):
+    """TIFA or DSG over a :class:`VQAModel` and a :class:`QuestionSource`."""
+
+    has_details = True
+
+    def __init__(self, spec: Spec, kind: str, vqa: VQAModel, source: QuestionSource, mapper: AnswerMapper | None,
+                 batch_size: int | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
+                 accumulation: str = DEFAULT_ACCUMULATION, score: str = "accuracy", prompt_style: str = "default",
+                 decoding: Decoding = GREEDY, yes_rule: str | None = None):
+        check_score_option(spec, score)
+        self.decoding = decoding
+        #: how a yes/no answer is read (None: by the mapper, as TIFA)
+        self.yes_rule = None if yes_rule is None else check_yes_rule(yes_rule)
+        self.prompt_style = prompt_style
+        self.score = score
+        self.kind = kind
+        self.name = kind
+        self.vqa = vqa
+        self.source = source
+        self.mapper = mapper
+        self.max_new_tokens = max_new_tokens
+        self.accumulation = check_accumulation(accumulation)
+        # Generative VLMs answer open questions verbosely; listing the choices keeps answers mappable
+        # (unless the decoding is a source's own, which says whether its source listed them).
+        if list_choices is None:
+            list_choices = vqa.generative if decoding.list_choices is None else decoding.list_choices
+        self.list_choices = bool(list_choices)
+        config = {"family": kind, **vqa.config, **source.config, "mapper": mapper.config if mapper else None,
+                  "list_choices": self.list_choices, "max_new_tokens": max_new_tokens}
+        if kind == "dsg":
+            config["accumulation"] = self.accumulation
+        if self.yes_rule is not None and score != "normalized":
+            config["yes_rule"] = self.yes_rule
+        if decoding is not GREEDY and score != "normalized":  # greedy left out: existing caches stay valid
+            config.update(decoding.config)
+        if prompt_style != "default":  # only then, so that existing caches stay valid
+            config["prompt_style"] = prompt_style
+        if score == "normalized":  # only then, so that existing caches of the default stay valid
+            config.update(answer="choice likelihoods", score="normalized (Gecko Eq. 2)", max_new_tokens=None)
+        super().__init__(spec, config, vqa.device, batch_size or 4)
+
+    def check_prompts(self, prompts: Sequence[str]) -> None:
+        """Fail early (before any image is scored) if a prompt has no questions; runs the generator."""
+        for p in dict.fromkeys(prompts):
+            self.source.get(p)
+
+    def ask(self, q: Question) -> str:
+        if self.prompt_style == "tifa_blip2":  # TIFA's BLIP2.vqa (the model's template is "{question}")
+            if q.choices:
+                return (f"Answer the multiple-choice question. Question: {q.text} "
+                        f"Choices: {', '.join(q.choices)} Answer:")
+            return f"Answer the question. Question: {q.text} Answer:"
+        if self.list_choices and q.choices:
+            if {c.lower() for c in q.choices} == {"yes", "no"}:
+                return f"{q.text} Answer yes or no."
+            return f"{q.text} Choose one: {', '.join(q.choices)}."
+        return q.text
+
+    def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        if self.score == "normalized":
+            return self.score_normalized(items, prompts)
+        qsets = [self.source.get(p) for p in prompts]
+        pair_images, pair_questions = [], []
+        for im, qs in zip(items, qsets):
+            for q in qs:
+                pair_images.append(im)
+                pair_questions.append(self.ask(q))
+        answers = self.vqa.answer(pair_images, pair_questions, max_new_tokens=self.max_new_tokens,
+                                  decoding=self.decoding)
+        mapped = self.map_answers(answers, [q.choices for qs in qsets for q in qs])
+        scores = np.full(len(items), np.nan)
+        details = []
+        k = 0
+        for i, qs in enumerate(qsets):
+            recs, correct = [], {}
+            for q in qs:
+                ok = is_correct(mapped[k], q.answer)
+                correct[q.id] = ok
+                recs.append({"question_id": q.id, "question": q.text, "choices": list(q.choices),
+                             "expected": q.answer, "parents": list(q.parents), "answer": answers[k],
+                             "mapped": mapped[k], "correct": ok})
+                k += 1
+            if self.kind == "dsg":
+                parents = {q.id: q.parents for q in qs}
+                counted = dsg_counted(correct, parents, self.accumulation)
+                scores[i] = dsg_score(correct, parents, self.accumulation)
+            else:
+                counted = correct
+                scores[i] = tifa_score(list(correct.values()))
+            for r in recs:
+                r["counted"] = counted[r["question_id"]]
+            details.append(recs)
+        self.last_details = details
+        return scores
+
+    def map_answers(self, answers: Sequence[str], choices: Sequence[Sequence[str]]) -> list[str]:
+        """:func:`map_answers` with this metric's mapper and yes rule."""
+        return map_answers(answers, choices, self.mapper, self.yes_rule)
+
+    def score_normalized(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """Per question P(expected)/sum P(choices) from the VQA model's choice likelihoods (Gecko Eq. 2).
+
+        An expected answer missing from its choices (4 of TS2's 1,205 TIFA questions) is added to them.
+        TIFA: mean over questions. DSG: the same, and unless ``accumulation=mean`` a question counts 0
+        when a parent (transitively) is "answered wrong", i.e. its most likely choice is not its
+        expected answer (the soft analogue of the gated accuracy).
+        """
+        qsets = [self.source.get(p) for p in prompts]
+        pair_images, pair_questions, pair_choices = [], [], []
+        for im, qs in zip(items, qsets):
+            for q in qs:
+                cs = tuple(q.choices) or ("yes", "no")
+                pair_images.append(im)
+                pair_questions.append(self.ask(q))
+                pair_choices.append(cs if choice_index(cs, q.answer) is not None else (*cs, q.answer))
+        logprobs = self.vqa.choice_logprobs(pair_images, pair_questions, pair_choices)
+        scores = np.full(len(items), np.nan)
+        details, k = [], 0
+        for i, qs in enumerate(qsets):
+            recs, value, correct = [], {}, {}
+            for q in qs:
+                lp, cs = logprobs[k], pair_choices[k]
+                k += 1
+                a = choice_index(cs, q.answer)
+                value[q.id] = normalized_probability(lp, a)
+                correct[q.id] = int(np.argmax(lp)) == a
+                recs.append({"question_id": q.id, "question": q.text, "choices": list(cs), "expected": q.answer,
+                             "parents": list(q.parents), "probabilities": {c: float(np.exp(v)) for c, v in zip(cs, lp)},
+                             "mapped": cs[int(np.argmax(lp))], "correct": correct[q.id],
+                             "normalized": value[q.id]})
+            if self.kind == "dsg":
+                # a question's own correctness does not gate its value: the parents' does
+                gate = _parents_ok(qs, correct, self.accumulation)
+                value = {qid: v if gate[qid] else 0.0 for qid, v in value.items()}
+            for r in recs:
+                r["counted"] = value[r["question_id"]]
+            scores[i] = float(np.mean(list(value.values()))) if value else float("nan")
+            details.append(recs)
+        self.last_details = details
+        return scores
+
+    def score_with_details(self, images: Sequence, prompts: Sequence[str]) -> tuple[np.ndarray, list]:
+        """Scores plus, per image, the per-question records (see module docstring)."""
+        s = self(images=images, prompts=prompts)
+        return s, list(self.last_details or [])
+
+
+SCORE_MODES = ("accuracy", "normalized")
+
+
+def map_answers(answers: Sequence[str], choices: Sequence[Sequence[str]], mapper: AnswerMapper | None,
+                yes_rule: str | None) -> list[str]:
+    """Each free-form answer's choice: a yes/no question's by ``yes_rule`` (:func:`ts2viz.qa.mapping.yes_no_choice`,
+    the rule released answers are read with) when one is given, every other by ``mapper``."""
+    if len(answers) != len(choices):
+        raise InputError(f"mapper: {len(answers)} answers but {len(choices)} choice lists")
+    out: list = [None] * len(answers)
+    rest = []
+    for i, (a, cs) in enumerate(zip(answers, choices)):
+        if yes_rule is not None and is_yes_no(cs):
+            out[i] = yes_no_choice(a, cs, yes_rule)
+        else:
+            rest.append(i)
+    if rest:
+        if mapper is None:
+            raise InputError("mapper: answers to questions other than yes/no need an answer mapper")
+        for i, m in zip(rest, mapper.map([answers[i] for i in rest], [choices[i] for i in rest])):
+            out[i] = m
+    return out
+
+
+def _parents_ok(qs: Sequence[Question], correct: dict[int, bool], accumulation: str) -> dict[int, bool]:
+    """Per question: whether its parents let it count (direct, transitive/gated, or mean: always)."""
+    if canonical_accumulation(accumulation) == "direct":       # a parent is judged on its own answer
+        return {q.id: all(correct.get(p, True) for p in q.parents) for q in qs}
+    flags = dict(zip([q.id for q in qs], counted_flags([q.id for q in qs], [correct[q.id] for q in qs],
+                                                        [q.parents for q in qs], accumulation)))
+    return {q.id: all(flags.get(p, True) for p in q.parents) for q in qs}
+
+
+def check_score_option(spec: Spec, score: str) -> None:
+    if score not in SCORE_MODES:
+        raise InputError(f"metric {spec.raw!r}: score must be 'accuracy' or 'normalized', not {score!r}")
+
+
+def _generator(generator: str | None, generator_model: str | None, api_key: str | None, api_key_env: str,
+               device: str | None) -> QuestionGenerator | None:
+    if not generator:
+        return None
+    return QuestionGenerator(load_llm(generator, model=generator_model, api_key=api_key, api_key_env=api_key_env,
+                                      device=device))
+
+
+def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2", generator: str | None = None,
+           generator_model: str | None = None, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+           batch_size: int | None = None, pair_batch_size: int | None = None, dtype: str | None = None,
+           template: str | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
+           mapper: str | None = None, accumulation: str | None = None, score: str = "accuracy",
+           qa_filter: str | None = None, prompt_style: str | None = None, mapper_rule: str | None = None,
+           decoding: str | None = None, yes_rule: str | None = None, **options) -> Metric:
+    if options:
+        raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
+    if accumulation is not None and kind != "dsg":
+        raise InputError(f"metric {spec.raw!r}: accumulation= applies to dsg only (TIFA has no parent questions)")
+    acc = check_accumulation(accumulation or DEFAULT_ACCUMULATION)
+    check_score_option(spec, str(score))
+    source = QuestionSource(kind, questions, _generator(generator, generator_model, api_key, api_key_env, device))
+    if qa_filter not in (None, "", "none"):
+        if kind != "tifa":
+            raise InputError(f"metric {spec.raw!r}: qa_filter= applies to tifa only (TIFA's UnifiedQA filter)")
+        from ..families.tifa_filter import FilteredSource, load_filter
+
+        source = FilteredSource(source, load_filter(qa_filter, device))
+    if yes_rule not in (None, ""):
+        if kind != "dsg":
+            raise InputError(f"metric {spec.raw!r}: yes_rule= applies to dsg only (TIFA maps yes/no answers with "
+                             "its mapper; see mapper_rule=)")
+        if score == "normalized":
+            raise InputError(f"metric {spec.raw!r}: yes_rule= reads free-form answers, not score=normalized")
+        try:
+            check_yes_rule(str(yes_rule))
+        except InputError as e:
+            raise InputError(f"metric {spec.raw!r}: {e.problem}") from None
+    style = _prompt_style(kind, spec, prompt_style)
+    if style == "tifa_blip2":
+        template = "{question}"  # the whole prompt is TIFA's text
+    model_type = _model_type(spec) if kind == "dsg" or decoding else None
+    if decoding in (None, ""):
+        chosen = default_decoding(kind, model_type)
+    else:
+        chosen = check_decoding(str(decoding), model_type, f"metric {spec.raw!r}")
+    if score == "normalized":
+        if decoding not in (None, "") and chosen is not GREEDY:
+            raise InputError(f"metric {spec.raw!r}: decoding= decodes free-form answers, not score=normalized")
+        chosen = GREEDY  # the likelihood scores decode nothing
+    if template is None and chosen.template:
+        template = chosen.template  # the source's own prompt (DSG: the bare question)
+    vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=pair_batch_size, template=template)
+    if score == "normalized" and mapper is not None:
+        raise InputError(f"metric {spec.raw!r}: mapper= maps free-form answers; score=normalized reads the "
+                         "choices' likelihoods and maps nothing")
+    # the likelihood scores need no answer mapper (and so no Sentence-BERT download)
+    if score == "normalized" and mapper_rule:
+        raise InputError(f"metric {spec.raw!r}: mapper_rule= applies to free-form answers, not score=normalized")
+    # TIFA's own rule for tifa: (answers that are choices taken, all others to Sentence-BERT); DSG keeps
+    # the "contains yes" rule (the fidelity rows of the TIFA card)
+    rule = mapper_rule or ("tifa" if kind == "tifa" else None)
+    answer_mapper = None if score == "normalized" else load_mapper(mapper, vqa.device, rule=rule)
+    rule_for_yes = (str(yes_rule) if yes_rule else DSG_YES_RULE) if kind == "dsg" and score != "normalized" else None
+    return QAMetric(spec, kind, vqa, source, answer_mapper, batch_size, max_new_tokens, list_choices, acc,
+                    str(score), style, decoding=chosen, yes_rule=rule_for_yes)
+
+
+#: the options of ``tifa:`` and ``dsg:``: :func:`build_qa`'s keyword parameters
+QA_OPTION_NAMES: tuple[str, ...] = tuple(
+    p.name for p in inspect.signature(build_qa).parameters.values() if p.kind == p.KEYWORD_ONLY)
+
+
+def qa_options(kind: str) -> tuple:
+    """The options of ``tifa:`` and ``dsg:`` (:func:`build_qa` takes the same for both; an option that
+    applies to one only is refused for the other with a one-line error), as the family cards list them."""
+    only = {"accumulation": "dsg", "yes_rule": "dsg", "qa_filter": "tifa"}
+
+    def note(name: str) -> str:
+        o = only.get(name)
+        return "" if o is None or o == kind else f" Applies to `{o}:` only (an error here)."
+
+    rows = (
+        Option("questions", "ts2", "Where the questions come from: `ts2` (the TS2 question sets shipped in "
+               "`data/ts2/`), a question file of your own (`PATH.csv`, the TS2 format; `ts2viz questions` "
+               "writes one), or `none` (questions only from the generator)."),
+        Option("generator", None, "An LLM that writes questions for prompts the question file does not have: the "
+               "base URL of an OpenAI-compatible chat endpoint or `hf:MODEL` (a local transformers LLM). "
+               "Generation follows the original's structure with ts2viz's own prompts and examples; questions are "
+               "cached on disk per (generator, prompt) under `$TS2VIZ_CACHE/questions/`."),
+        Option("generator_model", None, "The model name at the generator's endpoint (default `gpt-4o`)."),
+        Option("api_key", None, "The generator endpoint's key, given directly (never recorded in the config; "
+               "prefer `api_key_env`)."),
+        Option("api_key_env", "OPENAI_API_KEY", "The environment variable holding the generator endpoint's key."),
+        Option("batch_size", None, "Images per scoring call (default 4). Speed only."),
+        Option("pair_batch_size", None, "(image, question) pairs per VQA model call (default 8 on CPU, 32 on "
+               "CUDA). Speed only."),
+        Option("dtype", None, "Compute dtype of the VQA model on GPU: `float32`, `float16` or `bfloat16` "
+               "(default: the card's precision, else bfloat16 where the GPU supports it, else float16; always "
+               "float32 on CPU).", ("float32", "float16", "bfloat16")),
+        Option("template", None, "The VQA model's prompt template with `{question}` (default: the model's own; "
+               "a decoding preset may set it, e.g. `decoding=dsg` asks the bare question)."),
+        Option("max_new_tokens", 10, "New tokens of a free-form answer under `decoding=greedy`."),
+        Option("list_choices", None, "Spell out the choices in the question (\"Choose one: a, b.\"; yes/no: "
+               "\"Answer yes or no.\"). Default: on for generative VLMs, off for BLIP-VQA, as the decoding preset "
+               "says where it says."),
+        Option("mapper", "sbert:sentence-transformers/all-mpnet-base-v2", "How a free-form answer is mapped to a "
+               "choice: `sbert:MODEL` (the choice with the highest cosine between Sentence-BERT embeddings, "
+               "tokens mean-pooled under the attention mask, L2-normalised; TIFA's and the TS2 release's) or "
+               "`lexical` (a model-free fallback: normalised exact match, a choice contained in the answer, then "
+               "string similarity; **not** what TIFA does). Not with `score=normalized`."),
+        Option("accumulation", "direct" if kind == "dsg" else None, "How a question's parents gate it: `direct` "
+               "(DSG's scoring code: it and each direct parent answered correctly), `transitive` (alias `gated`: "
+               "every parent counts too, DSG's README and the TS2 release's per-image files) or `mean` (parents "
+               "ignored, the TS2 web leaderboard's DSG rows)." + note("accumulation"),
+               ("direct", "transitive", "gated", "mean")),
+        Option("score", "accuracy", "`accuracy` (0/1 per question) or `normalized` (Gecko's normalised answer "
+               "likelihood P(expected) / Σ P(choices) per question; DSG: a question counts 0 when a direct parent "
+               "— with `transitive`, any ancestor — has its most likely choice wrong).",
+               ("accuracy", "normalized")),
+        Option("qa_filter", None, "TIFA's UnifiedQA question filter: `unifiedqa` "
+               "(`allenai/unifiedqa-v2-t5-large-1363200`) or `unifiedqa:MODEL`; duplicates dropped, UnifiedQA's "
+               "multiple-choice answer from the prompt alone must equal the expected answer, free-form answer "
+               "F1 > 0.6 for non-yes/no questions. Off by default." + note("qa_filter")),
+        Option("prompt_style", None, "`tifa_blip2` (TIFA's prompt for BLIP-2: \"Answer the multiple-choice "
+               "question. Question: … Choices: a, b Answer:\"; the default of `tifa:` for BLIP-2 models, "
+               "`tifa:` only) or `default` (the question in the model's own template).",
+               ("default", "tifa_blip2")),
+        Option("mapper_rule", None, "Which answers the Sentence-BERT mapper sees: `tifa` (TIFA's "
+               "`multiple_choice_vqa`, the default of `tifa:`: an answer that is a choice is taken, every other "
+               "goes to Sentence-BERT, yes/no included), `ts2` (the TS2 release's `freeform_to_multiple_choice.py`: "
+               "fewer than three choices → yes when the answer contains \"yes\"; others to Sentence-BERT even when "
+               "a choice) or `contains_yes` (the default of `dsg:`: \"contains yes\" for yes/no, TIFA's rule for "
+               "the others). Not with `score=normalized`.", ("tifa", "ts2", "contains_yes")),
+        Option("decoding", None, "How free-form answers are decoded: `dsg` (j-min/DSG's `InstructBLIP.vqa`: bare "
+               "question, beam search with 5 beams, repetition penalty 1.5, up to 256 and at least 1 new token, "
+               "as transformers 4.31 ran it; the default of `dsg:` on an InstructBLIP, InstructBLIP only) or "
+               "`greedy` (ts2viz's: the model's template, greedy, `max_new_tokens`; every other default).",
+               ("dsg", "greedy")),
+        Option("yes_rule", "exact" if kind == "dsg" else None, "How a yes/no answer is read: `exact` (DSG's code, "
+               "`answer == 'yes'`) or `contains` (TS2's code: \"yes\" anywhere, case-insensitive). Not with "
+               "`score=normalized`." + note("yes_rule"), ("exact", "contains")),
+    )
+    return rows
+
+
+def _model_type(spec: Spec) -> str | None:
+    """The VQA model's ``model_type`` from its config (None when it cannot be read: the loader then says why)."""
+    from transformers import PretrainedConfig
+
+    from .hub import check_model_id, hf_load
+
+    try:  # hf_load: a hub id on a network without the hub fails in seconds, not after retries
+        raw, _ = hf_load("config", PretrainedConfig.get_config_dict, check_model_id(spec), spec,
+                         **({"revision": spec.revision} if spec.revision else {}))
+    except Exception:  # load_vqa_model reports a bad model with its own message
+        return None
+    return raw.get("model_type")
+
+
+PROMPT_STYLES = ("default", "tifa_blip2")
+
+
+def _prompt_style(kind: str, spec: Spec, prompt_style: str | None) -> str:
+    """``tifa_blip2`` (TIFA's code's prompt for BLIP-2: "Answer the multiple-choice question. Question: ...
+    Choices: a, b Answer:") is TIFA's default for BLIP-2 models; ``default`` is ts2viz's question text
+    in the model's own template."""
+    if prompt_style not in (None, "", *PROMPT_STYLES):
+        raise InputError(f"metric {spec.raw!r}: prompt_style must be one of {', '.join(PROMPT_STYLES)}")
+    if prompt_style:
+        if prompt_style == "tifa_blip2" and kind != "tifa":
+            raise InputError(f"metric {spec.raw!r}: prompt_style=tifa_blip2 applies to tifa only")
+        return prompt_style
+    if kind != "tifa":
+        return "default"
+    from transformers import AutoConfig
+
+    from .hub import check_model_id
+
+    try:
+        cfg = AutoConfig.from_pretrained(check_model_id(spec), **({"revision": spec.revision} if spec.revision else {}))
+    except Exception:  # load_vqa_model reports a bad model with its own message
+        return "default"
+    return "tifa_blip2" if getattr(cfg, "model_type", "") == "blip-2" else "default"

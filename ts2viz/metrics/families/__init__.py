@@ -1,0 +1,25 @@
+"""One module per registered metric family (its docstring, its ``CARD``, its ``build`` factory).
+
+A family module imports nothing heavy at module level (torch, transformers, open_clip and PIL are
+imported inside functions), so that its card can be read without them. Helper modules named for a
+family sit beside it (``gecko_questions``, ``fineeval_questions``, ``viescore_prompts``, ``tifa_filter``).
+"""
+import sys
+import types
+
+
+class _FamiliesPackage(types.ModuleType):
+    """This package is also :func:`ts2viz.metrics.families` (the list of registered families).
+
+    Python binds a subpackage as an attribute of its parent, so ``ts2viz.metrics.families`` names this
+    package once it is imported; calling it gives what the registry's function gives, so
+    ``ts2viz.metrics.families()`` means one thing whatever has been imported.
+    """
+
+    def __call__(self):
+        from ..registry import families
+
+        return families()
+
+
+sys.modules[__name__].__class__ = _FamiliesPackage

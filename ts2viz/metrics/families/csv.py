@@ -1,0 +1,99 @@
+"""``csv:``: precomputed per-image scores read from a scores file (``csv:PATH``), looked up by file name."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ...errors import InputError
+from ..common.base import Metric
+from ..common.spec import Spec
+from ..registry import Card, Fidelity, Option
+
+CARD = Card(
+    summary=("Precomputed per-image scores read from a scores file (`file_name` plus one metric column): each "
+             "image is looked up by its file name."),
+    output_range="whatever the file holds",
+    higher_is_better=None,
+    options=(
+        Option("column", None, "The file's metric column to read (default: the only one; a file with several "
+               "needs it)."),
+    ),
+    fidelity=(
+        Fidelity("the metric", "the file's numbers, unchanged; the direction the file declares", "as the original"),
+    ),
+    limitations=(
+        "Reads a file named by the spec: never offered to an untrusted caller (a public app's visitor).",
+        "An image without a name (an in-memory PIL image) or without a row in the file gets NaN.",
+    ),
+    description="""A name matches a row of the file exactly or, for a path, by suffix
+(`/data/ts2/images/000-01.jpg` matches `images/000-01.jpg`). The metric needs no pixels (the engine neither
+reads nor hashes image files for it) and is not cached (a lookup is cheaper than the cache); its config holds
+the file's path, size and modification time.
+""",
+)
+
+
+class CSVMetric(Metric):
+    """Precomputed scores: looks each image up by its file name in a scores file.
+
+    It needs no pixels (the engine neither reads nor hashes image files for it) and is not cached (a
+    lookup is cheaper than the cache). A name matches a row of the file exactly or, for a path, by
+    suffix (``/data/ts2/images/000-01.jpg`` matches ``images/000-01.jpg``); an image without a name
+    (an in-memory PIL image) or without a row gets NaN.
+    """
+
+    needs_pixels = False
+    cacheable = False
+
+    def __init__(self, spec: Spec, path: Path, column: str | None = None):
+        from ...scores import read_scores
+
+        sc = read_scores(path)
+        if column is None:
+            if len(sc.metrics) != 1:
+                raise InputError(f"metric {spec.raw!r}: the file has {len(sc.metrics)} metric columns "
+                                 f"({', '.join(sc.metrics)}); pick one with ?column=NAME", file=path)
+            column = sc.metrics[0]
+        elif column not in sc.metrics:
+            raise InputError(f"metric {spec.raw!r}: no column {column!r} (have: {', '.join(sc.metrics)})", file=path)
+        st = path.stat()
+        config = {"family": "csv", "path": str(path), "column": column, "size": st.st_size,
+                  "mtime_ns": st.st_mtime_ns}
+        super().__init__(spec, config, "cpu", 1 << 16)
+        self.name = "csv"
+        self.higher_is_better = column not in sc.lower_is_better
+        self._values = dict(zip(sc.file_names, sc.column(column).tolist()))
+
+    def prepare(self, image, file_name: str | None = None) -> str | None:
+        return file_name
+
+    def lookup(self, file_name: str | None) -> float:
+        """The file's score for ``file_name`` (exact name, else the row whose name the path ends with)."""
+        if not file_name:
+            return float("nan")
+        hit = self._values.get(file_name)
+        if hit is not None:
+            return float(hit)
+        s = Path(file_name).as_posix()
+        for name, v in self._values.items():
+            if s.endswith("/" + name):
+                return float(v)
+        return float("nan")
+
+    def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        return np.array([self.lookup(f) for f in items], dtype=np.float64)
+
+
+def build(spec: Spec, device: str | None = None, column: str | None = None, **options) -> Metric:
+    if options:
+        raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
+    path = Path(spec.model).expanduser()
+    if not path.is_file():
+        raise InputError(f"metric {spec.raw!r}: no such scores file", file=path)
+    return CSVMetric(spec, path, column)
+
+
+#: the options :func:`build` takes beyond its keyword parameters (none: ``**options`` only catches typos)
+build.extra_options = ()

@@ -1,0 +1,173 @@
+"""TIFA's question filter: UnifiedQA, reading only the prompt, must give the expected answer.
+
+TIFA's pipeline (Yushi-Hu/tifa, ``tifascore/question_filter.py`` with ``unifiedqa.py``) runs every
+generated question through UnifiedQA (``allenai/unifiedqa-v2-t5-large-1363200``, a T5) with the prompt
+as the only context, and keeps a question only when:
+
+1. it is not a repeat of an earlier question's text (the first is kept);
+2. UnifiedQA's multiple-choice answer, generated greedily (30 new tokens at most) from
+   ``"{question} \\n {prompt} \\n (A) c1 (B) c2 ... "`` (the first four choices, each followed by a
+   space), decoded without special tokens, equals the expected answer exactly;
+3. for a question whose expected answer is not "yes" or "no", UnifiedQA's free-form answer to
+   ``"{question} \\n {prompt}"`` (letters, digits and spaces kept, stripped, lower case; converted to
+   digits with ``word2number`` when the expected answer is numeric) overlaps the expected answer
+   with a word-level F1 above 0.6 (TIFA's ``compute_prf``).
+
+``?qa_filter=unifiedqa`` (that model) or ``?qa_filter=unifiedqa:MODEL`` (any T5 seq2seq folder or hub
+id) turns it on for TIFA; the filtered-out questions are not asked. Off by default: the TS2 question
+sets are used as released (the fidelity rows of :data:`ts2viz.metrics.families.tifa.CARD`).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ...errors import InputError
+from ...qa.questions import Question
+
+DEFAULT_UNIFIEDQA = "allenai/unifiedqa-v2-t5-large-1363200"
+FREE_FORM_THRESHOLD = 0.6
+HEADINGS = ("(A)", "(B)", "(C)", "(D)")
+MAX_NEW_TOKENS = 30
+
+
+def mcqa_input(question: str, context: str, choices: Sequence[str]) -> str:
+    """UnifiedQA's multiple-choice input as TIFA writes it (first four choices, each with a trailing space)."""
+    choice_text = "".join(f"{h} {c} " for h, c in zip(HEADINGS, choices))
+    return f"{question} \n {context} \n {choice_text}"
+
+
+def qa_input(question: str, context: str) -> str:
+    """UnifiedQA's free-form input as TIFA writes it."""
+    return f"{question} \n {context}"
+
+
+def normalize_free_form(answer: str) -> str:
+    """Letters, digits and whitespace only, stripped, lower case (TIFA's ``UnifiedQAModel.qa``)."""
+    return "".join(c for c in answer if c.isalnum() or c.isspace()).strip().lower()
+
+
+def word_f1(gold: Sequence[str], pred: Sequence[str]) -> float:
+    """TIFA's ``compute_prf``: F1 of word lists by membership (not multiset counts); 1 when both are
+    empty, 0 when only the gold is empty."""
+    if not gold:
+        return 1.0 if not pred else 0.0
+    tp = sum(1 for g in gold if g in pred)
+    fn = len(gold) - tp
+    fp = sum(1 for p in pred if p not in gold)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def as_number(text: str) -> str:
+    """``str(w2n.word_to_num(text))`` where word2number reads a number, else ``text`` unchanged."""
+    try:
+        from word2number import w2n
+    except ImportError:
+        raise InputError("TIFA's question filter needs the word2number package: pip install word2number") from None
+    try:
+        return str(w2n.word_to_num(text))
+    except Exception:  # word2number raises ValueError (and others) on text without a number
+        return text
+
+
+class UnifiedQAFilter:
+    """TIFA's filter over a T5 seq2seq model (``AutoModelForSeq2SeqLM`` + ``AutoTokenizer``)."""
+
+    def __init__(self, model: str = DEFAULT_UNIFIEDQA, device: str | None = None):
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+        from ..common.device import resolve_device
+        from ..common.hub import check_model_id, hf_load, model_identity
+        from ..common.spec import Spec
+
+        spec = Spec(f"unifiedqa:{model}", "unifiedqa", model)
+        model_id = check_model_id(spec)
+        self.tokenizer = hf_load("UnifiedQA tokenizer", AutoTokenizer.from_pretrained, model_id, spec)
+        t5 = hf_load("UnifiedQA model", AutoModelForSeq2SeqLM.from_pretrained, model_id, spec)
+        self.device = resolve_device(device)
+        self.model = t5.to(self.device).eval()
+        self._ident = model_identity(model_id, None, t5.config)
+
+    @property
+    def config(self) -> dict:
+        return {"filter": "unifiedqa", **self._ident}
+
+    def run(self, text: str) -> str:
+        """One greedy generation (at most 30 new tokens), the first decoded sequence, as TIFA runs it."""
+        import torch
+
+        ids = self.tokenizer.encode(text, return_tensors="pt").to(self.device)
+        with torch.inference_mode():
+            # only max_new_tokens, as TIFA: the rest is the model's own generation config (greedy for UnifiedQA)
+            out = self.model.generate(ids, max_new_tokens=MAX_NEW_TOKENS)
+        return self.tokenizer.batch_decode(out, skip_special_tokens=True)[0]
+
+    def decisions(self, prompt: str, questions: Sequence[Question]) -> list[dict]:
+        """Per question: ``kept`` and why (``duplicate``, the multiple-choice and free-form answers)."""
+        seen: set[str] = set()
+        out = []
+        for q in questions:
+            rec = {"question": q.text, "kept": False}
+            out.append(rec)
+            if q.text in seen:
+                rec["reason"] = "duplicate"
+                continue
+            seen.add(q.text)
+            mc = self.run(mcqa_input(q.text, prompt, q.choices))
+            rec["mc_answer"] = mc
+            if mc != q.answer:
+                rec["reason"] = "multiple-choice answer differs"
+                continue
+            if q.answer not in ("yes", "no"):
+                free = normalize_free_form(self.run(qa_input(q.text, prompt)))
+                if q.answer.isnumeric():
+                    free = as_number(free)
+                rec["free_form_answer"] = free
+                if word_f1(q.answer.split(), free.split()) <= FREE_FORM_THRESHOLD:
+                    rec["reason"] = "free-form answer differs"
+                    continue
+            rec["kept"] = True
+        return out
+
+    def keep(self, prompt: str, questions: Sequence[Question]) -> list[Question]:
+        """The questions TIFA keeps, in order."""
+        return [q for q, d in zip(questions, self.decisions(prompt, questions)) if d["kept"]]
+
+
+class FilteredSource:
+    """A question source whose questions pass a :class:`UnifiedQAFilter` (results memoised per prompt)."""
+
+    def __init__(self, source, qa_filter: UnifiedQAFilter):
+        self.source = source
+        self.filter = qa_filter
+        self._memo: dict[str, list[Question]] = {}
+
+    @property
+    def kind(self) -> str:
+        return self.source.kind
+
+    @property
+    def config(self) -> dict:
+        return {**self.source.config, "qa_filter": self.filter.config}
+
+    def get(self, prompt: str) -> list[Question]:
+        if prompt not in self._memo:
+            kept = self.filter.keep(prompt, self.source.get(prompt))
+            if not kept:
+                short = prompt if len(prompt) <= 70 else prompt[:67] + "..."
+                raise InputError(f"tifa: UnifiedQA's filter dropped every question of prompt {short!r}")
+            self._memo[prompt] = kept
+        return self._memo[prompt]
+
+
+def load_filter(spec: str | None, device: str | None = None) -> UnifiedQAFilter | None:
+    """The filter named by ``qa_filter=``: ``none`` (default), ``unifiedqa`` or ``unifiedqa:MODEL``."""
+    if spec in (None, "", "none"):
+        return None
+    spec = str(spec)
+    if spec == "unifiedqa":
+        return UnifiedQAFilter(DEFAULT_UNIFIEDQA, device)
+    if spec.startswith("unifiedqa:") and spec[len("unifiedqa:"):].strip():
+        return UnifiedQAFilter(spec[len("unifiedqa:"):].strip(), device)
+    raise InputError(f"qa_filter {spec!r}: expected none, unifiedqa or unifiedqa:MODEL (a T5 folder or hub id)")

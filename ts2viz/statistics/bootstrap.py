@@ -1,0 +1,498 @@
+"""How sure is the leaderboard? Bootstrap intervals over SEGs, and the leaderboard table with them.
+
+A leaderboard cell (``ord_avg``, ``sep_nat``, ``kendall_real``, ...) is a mean of per-SEG values over
+the SEGs of a group ("avg" = every SEG the averages use, or one partition), so its sampling
+uncertainty is that of a mean over ~25-165 SEGs. These modules answer, from a
+:class:`ts2viz.metametrics.MetaMetrics` result and nothing else:
+
+- :func:`bootstrap`: percentile bootstrap intervals for every cell and metric. SEGs are resampled
+  with replacement *within partitions* (stratified: each resample keeps every partition's size), SEGs
+  the averages leave out (``mm.excluded``) never enter. One set of resamples serves every metric and
+  cell, so differences and ranks computed from it are paired.
+- :func:`~ts2viz.statistics.paired_comparison.compare` /
+  :func:`~ts2viz.statistics.paired_comparison.pairwise`: the difference of two metrics' averages with a
+  paired bootstrap interval, and a Wilcoxon signed-rank p-value on their per-SEG values; for all pairs,
+  a matrix with Holm-corrected p-values.
+- :func:`~ts2viz.statistics.rank_intervals.rank_intervals`: each metric's leaderboard rank over the
+  resamples (median and interval).
+- :func:`~ts2viz.statistics.wilcoxon.wilcoxon` and :func:`~ts2viz.statistics.wilcoxon.holm`: the two
+  tests, vectorised, in pure numpy.
+- :func:`leaderboard_table`: the leaderboard with a chosen set of cells, intervals and rank intervals.
+
+Speed: the resamples are per-partition multinomial count matrices (resamples x SEGs), so every
+resampled mean of every metric, stat and cell is one matrix product of the counts with the (SEGs x
+metrics) values, divided by the same product with the not-NaN mask. No Python loop runs over
+resamples. Only numpy is imported (no scipy, torch or gradio).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..metametrics import STATS, MetaMetrics
+
+if TYPE_CHECKING:
+    from ..rank_intervals import RankIntervals
+
+
+# -- settings ---------------------------------------------------------------------------------------
+
+#: upper bound on resamples: 19 metrics x 16 cells x 10**6 resamples is already 2.4 GB of float64
+MAX_RESAMPLES = 1_000_000
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    """Everything that changes a bootstrap result besides the data.
+
+    n_resamples : number of bootstrap resamples (default 10,000; at most :data:`MAX_RESAMPLES`,
+        as memory grows with resamples x cells x metrics).
+    confidence : two-sided level of the percentile intervals (default 0.95).
+    seed : seed of ``numpy.random.default_rng`` that draws the resamples (default 0). The draws
+        depend only on the seed, the number of resamples and the partition sizes, never on the
+        metrics, so a metric's interval does not change when other metrics are added.
+    image_resamples : 0 (default) resamples SEGs only. A positive number asks for the two-level
+        bootstrap (:func:`ts2viz.statistics.two_level_bootstrap.two_level_bootstrap`, which needs the scores):
+        SEGs are resampled, then the images within each node of each drawn SEG, from a pool of this
+        many image resamples per SEG.
+    """
+
+    n_resamples: int = 10_000
+    confidence: float = 0.95
+    seed: int = 0
+    image_resamples: int = 0
+
+    def __post_init__(self) -> None:
+        n = self.n_resamples
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_RESAMPLES:
+            raise InputError(f"the number of resamples must be an integer from 1 to {MAX_RESAMPLES:,}, got {n!r}")
+        c = self.confidence
+        if not isinstance(c, (int, float, np.floating)) or not (0.0 < float(c) < 1.0):
+            raise InputError(f"the confidence level must be strictly between 0 and 1, got {c!r}")
+        s = self.seed
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
+            raise InputError(f"the seed must be a non-negative integer, got {s!r}")
+        r = self.image_resamples
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 0 <= r <= 10_000:
+            raise InputError(f"the number of image resamples must be an integer from 0 to 10,000, got {r!r}")
+
+
+#: The defaults every function here uses unless told otherwise.
+DEFAULTS = BootstrapSettings()
+
+
+def _settings(n_resamples, confidence, seed) -> BootstrapSettings:
+    return BootstrapSettings(DEFAULTS.n_resamples if n_resamples is None else n_resamples,
+                             DEFAULTS.confidence if confidence is None else confidence,
+                             DEFAULTS.seed if seed is None else seed)
+
+
+def frozen(a) -> np.ndarray:
+    """``a`` as a float64 array that cannot be written to (the arrays of the result objects here)."""
+    a = np.asarray(a, dtype=np.float64)      # the arrays passed in are this module's own
+    a.setflags(write=False)
+    return a
+
+
+# -- groups of SEGs (the leaderboard's averages) ------------------------------------------------------
+
+@dataclass(frozen=True)
+class SegGroups:
+    """The SEGs each leaderboard group averages (:func:`seg_groups`)."""
+
+    names: tuple[str, ...]              # "avg", then partitions lower-cased, in the leaderboard's order
+    partitions: tuple[str, ...]         # partition names as in the data, in that order
+    members: tuple[np.ndarray, ...]     # per partition: indices into mm.seg_ids of its averaged SEGs
+    strata: np.ndarray                  # per SEG of mm: index of its partition, -1 if left out
+
+
+def seg_groups(mm: MetaMetrics) -> SegGroups:
+    """The averaged SEGs of each partition, in the order of :meth:`MetaMetrics.averages`'s keys."""
+    by_lower = {p.lower(): p for p in mm.partitions}
+    order = [k[len("ord_"):] for k in mm.averages() if k.startswith("ord_") and k != "ord_avg"]
+    parts = tuple(by_lower[g] for g in order)
+    left_out = set(mm.excluded)
+    strata = np.full(len(mm.seg_ids), -1, dtype=np.int64)
+    for i, (sid, p) in enumerate(zip(mm.seg_ids, mm.partitions)):
+        if sid not in left_out:
+            strata[i] = parts.index(p)
+    members = tuple(np.flatnonzero(strata == k) for k in range(len(parts)))
+    return SegGroups(("avg",) + tuple(order), parts, members, strata)
+
+
+def averaged_segs(mm: MetaMetrics) -> dict[str, np.ndarray]:
+    """Which SEGs each leaderboard group averages: ``{"avg": ..., "synth": ..., ...}``, each an
+    index array into ``mm.seg_ids`` (excluded SEGs left out), groups in the leaderboard's order."""
+    g = seg_groups(mm)
+    return {"avg": np.flatnonzero(g.strata >= 0), **{n: m for n, m in zip(g.names[1:], g.members)}}
+
+
+def cell_names(mm: MetaMetrics) -> tuple[str, ...]:
+    """The leaderboard cells of ``mm``: ``{stat}_{group}`` for group in avg + partitions, stat in
+    ord, sep, delta, kendall (the keys of :meth:`MetaMetrics.averages`, in that order)."""
+    return tuple(mm.averages())
+
+
+def split_cell(cell: str) -> tuple[str, str]:
+    """``"ord_avg"`` -> ``("ord", "avg")``, ``"signed_sep_nat"`` -> ``("signed_sep", "nat")``: the stat
+    is the longest name in :data:`ts2viz.metametrics.STATS` the cell starts with; InputError if none."""
+    for stat in sorted(STATS, key=len, reverse=True):
+        if cell.startswith(stat + "_"):
+            return stat, cell[len(stat) + 1:]
+    raise InputError(f"unknown leaderboard cell {cell!r}: expected {{stat}}_{{group}} with stat one of {', '.join(STATS)}")
+
+
+def check_cell(cell: str, g: SegGroups) -> tuple[str, str]:
+    """``(stat, group)`` of ``cell`` (:func:`split_cell`); InputError unless the group is one of ``g``'s."""
+    stat, group = split_cell(cell) if any(cell.startswith(s + "_") for s in STATS) else ("", "")
+    if stat not in STATS or group not in g.names:
+        names = [f"{s}_{n}" for n in g.names for s in STATS]
+        raise InputError(f"unknown leaderboard cell {cell!r}: expected one of {', '.join(names)}")
+    return stat, group
+
+
+def seg_values(mm: MetaMetrics, cell: str) -> np.ndarray:
+    """Per-SEG values that the leaderboard cell ``cell`` averages: array (SEGs of the group, metrics).
+
+    Excluded SEGs are left out; NaN values are kept (the averages skip them)."""
+    return cell_values(mm, cell, seg_groups(mm))
+
+
+def cell_values(mm: MetaMetrics, cell: str, g: SegGroups) -> np.ndarray:
+    """:func:`seg_values` with the groups already computed (``g = seg_groups(mm)``)."""
+    stat, group = check_cell(cell, g)
+    idx = np.flatnonzero(g.strata >= 0) if group == "avg" else g.members[g.names.index(group) - 1]
+    return mm.seg_values[stat][idx]
+
+
+# -- resampling -------------------------------------------------------------------------------------
+
+def stratified_counts(strata: Sequence[int] | np.ndarray, n_resamples: int,
+                      rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap resamples as count matrices, resampling within strata.
+
+    Parameters
+    ----------
+    strata : stratum of each item (an integer; negative = never resampled).
+    n_resamples : number of resamples B.
+    rng : the generator. Strata are drawn in increasing order of their label: for a stratum of
+        ``n_k`` items, ``rng.integers(0, n_k, size=(B, n_k))`` picks the draws and their counts
+        form the stratum's columns. Each row is thus a Multinomial(n_k, [1/n_k] * n_k) count
+        vector (the same distribution as ``rng.multinomial``, several times faster to draw).
+
+    Returns
+    -------
+    int64 array (B, items): how often each item appears in each resample. Every row puts exactly
+    ``n_k`` draws on the ``n_k`` items of stratum k, and 0 on items with a negative stratum.
+    """
+    strata = np.asarray(strata, dtype=np.int64)
+    counts = np.zeros((n_resamples, strata.size), dtype=np.int64)
+    rows = np.arange(n_resamples, dtype=np.int64)[:, None]
+    for k in np.unique(strata[strata >= 0]):
+        idx = np.flatnonzero(strata == k)
+        n = idx.size
+        draws = rng.integers(0, n, size=(n_resamples, n)) + rows * n
+        counts[:, idx] = np.bincount(draws.ravel(), minlength=n_resamples * n).reshape(n_resamples, n)
+    return counts
+
+
+def resample_counts(mm: MetaMetrics, *, n_resamples: int = DEFAULTS.n_resamples,
+                    seed: int = DEFAULTS.seed) -> np.ndarray:
+    """The resamples :func:`bootstrap` draws for ``mm``, as counts: int64 array (resamples, SEGs of
+    ``mm``), each row drawing every partition's averaged SEGs with replacement, partition sizes kept,
+    0 for excluded SEGs (:func:`stratified_counts` with strata in the leaderboard's partition order)."""
+    st = BootstrapSettings(n_resamples, DEFAULTS.confidence, seed)
+    return stratified_counts(seg_groups(mm).strata, st.n_resamples, np.random.default_rng(st.seed))
+
+
+def _resampled_means(values: np.ndarray, counts: np.ndarray, g: SegGroups) -> np.ndarray:
+    """Mean of every column over every group in every resample: (groups, columns, B).
+
+    ``values`` is (SEGs, columns) with NaN; a resample's mean over a group is
+    ``values_without_nan.T @ counts.T / not_nan.T @ counts.T`` restricted to the group's SEGs (the
+    NaN policy of ``np.nanmean``): one product per partition, values and masks side by side; the
+    "avg" group adds up the partitions. A column without NaN needs no mask product: its divisor is
+    the group's size, which stratified resampling keeps. NaN where a group draws no value.
+    """
+    ok = ~np.isnan(values)
+    has_nan = ~ok[g.strata >= 0].all(axis=0)
+    both = np.concatenate([np.where(ok, values, 0.0), ok[:, has_nan].astype(np.float64)], axis=1)
+    c = values.shape[1]
+    B = counts.shape[0]
+    sums = np.zeros((len(g.names), both.shape[1], B))
+    for k, idx in enumerate(g.members):
+        sums[k + 1] = both[idx].T @ counts[:, idx].T.astype(np.float64)              # (columns + masks, B)
+    sums[0] = sums[1:].sum(axis=0)
+    sizes = np.array([float((g.strata >= 0).sum())] + [float(len(m)) for m in g.members])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums[:, :c] / sizes[:, None, None]
+        den = sums[:, c:]
+        means[:, has_nan] = np.where(den > 0, sums[:, :c][:, has_nan] / den, np.nan)
+    return means
+
+
+def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """numpy.quantile's linear interpolation, written the same way so results agree to the bit."""
+    diff = b - a
+    out = a + diff * t
+    return np.where(t >= 0.5, b - diff * (1 - t), out)
+
+
+def _smallest(x: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """The ks-th smallest values (0-based) of every row of ``x`` (no NaN), for small ks: (rows, len(ks)).
+
+    Why not ``np.partition``: an interval needs order statistics deep in the tails (the 250th of
+    10,000), and a full selection pass per row and tail dominated the whole pairwise matrix. Here a
+    strided subsample gives each row a threshold safely above its kmax-th value, one comparison pass
+    keeps the few hundred values below it, and sorting those gives exact order statistics. A row
+    whose threshold keeps too few values (unlucky subsample) falls back to ``np.partition``.
+    """
+    x = np.ascontiguousarray(x)
+    R, B = x.shape
+    kmax = int(ks.max())
+    step = max(1, B // 1024)
+    sample = x[:, ::step]
+    r = min(sample.shape[1] - 1, int(1.5 * (kmax + 1) / step) + 8)
+    t = np.partition(sample, r, axis=1)[:, r]
+    mask = x <= t[:, None]
+    cnt = mask.sum(1)
+    out = np.empty((R, ks.size))
+    short = cnt <= kmax
+    if short.any():
+        out[short] = np.partition(x[short], ks, axis=1)[:, ks]
+        mask[short] = False
+        cnt[short] = 0
+    # the kept values, one padded row each (+inf fill sorts last), sorted along the row
+    idx = np.flatnonzero(mask)
+    rows = idx // B
+    start = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+    kept = np.full((R, max(int(cnt.max()), kmax + 1)), np.inf)
+    kept[rows, np.arange(idx.size) - start[rows]] = x.ravel()[idx]
+    kept.sort(axis=1)
+    out[~short] = kept[~short][:, ks]
+    return out
+
+
+def _order_statistics(x: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """Exact order statistics ``np.sort(x, axis=1)[:, ks]`` of a NaN-free (rows, B) array."""
+    ks = np.asarray(ks, dtype=np.int64)
+    R, B = x.shape
+    if B < 4096 or R == 0:
+        return np.partition(x, np.unique(ks), axis=1)[:, ks]
+    out = np.empty((R, ks.size))
+    low = ks < B // 2
+    if low.any():
+        out[:, low] = _smallest(x, ks[low])
+    if (~low).any():
+        out[:, ~low] = -_smallest(-x, B - 1 - ks[~low])      # k-th smallest = -(B-1-k)-th smallest of -x
+    return out
+
+
+def quantiles(samples: np.ndarray, qs: Sequence[float]) -> np.ndarray:
+    """Quantiles along the last axis, equal to ``np.nanquantile(samples, qs, axis=-1)`` (linear method).
+
+    Faster for the tail quantiles of intervals over many resamples: the order statistics come from
+    :func:`_order_statistics` instead of a full selection per row.
+
+    NaN policy: a row's NaN values are skipped (that row goes through ``np.nanquantile``); an all-NaN
+    row gives NaN. Returns an array (len(qs),) + samples.shape[:-1].
+    """
+    B = samples.shape[-1]
+    flat = samples.reshape(-1, B)
+    h = (B - 1) * np.asarray(qs, dtype=np.float64)
+    lo = np.floor(h).astype(np.int64)
+    hi = np.minimum(lo + 1, B - 1)
+    out = np.empty((len(qs), flat.shape[0]))
+    bad = np.isnan(flat).any(axis=1)
+    good = flat[~bad] if bad.any() else flat
+    if good.shape[0]:
+        ks = np.unique(np.concatenate([lo, hi]))
+        stats_ = _order_statistics(good, ks)
+        at = {int(k): i for i, k in enumerate(ks)}
+        a = stats_[:, [at[int(k)] for k in lo]]
+        b = stats_[:, [at[int(k)] for k in hi]]
+        out[:, ~bad] = _lerp(a, b, h - lo).T
+    if bad.any():
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)      # all-NaN rows give NaN
+            out[:, bad] = np.nanquantile(flat[bad], qs, axis=1)
+    return out.reshape((len(qs),) + samples.shape[:-1])
+
+
+@dataclass(frozen=True, eq=False)    # holds arrays: compared by identity
+class LeaderboardBootstrap:
+    """Bootstrap distribution of every leaderboard cell of every metric (see :func:`bootstrap`).
+
+    Attributes
+    ----------
+    settings : the :class:`BootstrapSettings` used (resamples, confidence, seed).
+    mode : the meta-metric mode of the :class:`MetaMetrics` it was drawn from.
+    metrics : metric names (columns of the arrays).
+    cells : cell names, ``{stat}_{group}`` (rows of the arrays).
+    seg_ids : the SEGs that can be drawn (every averaged SEG).
+    group_sizes : number of SEGs in each group ("avg", partitions), kept in every resample.
+    estimate : (cells, metrics) the leaderboard values (mean over the group's non-NaN SEG values).
+    low, high : (cells, metrics) percentile interval at ``settings.confidence``.
+    resampled : (cells, metrics, resamples) the cell values of every resample; NaN where a resample
+        holds no non-NaN value of that metric in that group.
+    """
+
+    settings: BootstrapSettings
+    mode: str
+    metrics: tuple[str, ...]
+    cells: tuple[str, ...]
+    seg_ids: tuple[int, ...]
+    group_sizes: tuple[tuple[str, int], ...]
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    resampled: np.ndarray
+
+    def index(self, metric: str | None = None, cell: str | None = None) -> tuple[int | None, int | None]:
+        """Positions of ``metric`` and ``cell`` in the arrays (InputError if unknown)."""
+        i = j = None
+        if metric is not None:
+            if metric not in self.metrics:
+                raise InputError(f"no metric {metric!r} (have: {', '.join(self.metrics)})")
+            i = self.metrics.index(metric)
+        if cell is not None:
+            if cell not in self.cells:
+                raise InputError(f"unknown leaderboard cell {cell!r}: expected one of {', '.join(self.cells)}")
+            j = self.cells.index(cell)
+        return i, j
+
+    def interval(self, metric: str, cell: str) -> tuple[float, float, float]:
+        """(estimate, low, high) of one metric's cell."""
+        i, j = self.index(metric, cell)
+        return float(self.estimate[j, i]), float(self.low[j, i]), float(self.high[j, i])
+
+    def frame(self):
+        """Long table: one row per (metric, cell) with estimate, low, high."""
+        import pandas as pd
+
+        C, M = len(self.cells), len(self.metrics)
+        return pd.DataFrame({"metric": np.tile(self.metrics, C), "cell": np.repeat(self.cells, M),
+                             "estimate": self.estimate.ravel(), "low": self.low.ravel(),
+                             "high": self.high.ravel()})
+
+
+def bootstrap(mm: MetaMetrics, *, n_resamples: int = DEFAULTS.n_resamples,
+              confidence: float = DEFAULTS.confidence, seed: int = DEFAULTS.seed,
+              metrics: Sequence[str] | None = None) -> LeaderboardBootstrap:
+    """Stratified percentile-bootstrap intervals for every leaderboard cell.
+
+    Parameters
+    ----------
+    mm : meta-metric results (:func:`ts2viz.metametrics.compute`).
+    n_resamples, confidence, seed : see :class:`BootstrapSettings`.
+    metrics : a subset of ``mm.metrics`` (default: all). The resamples do not depend on it.
+
+    Returns
+    -------
+    :class:`LeaderboardBootstrap`. Each resample draws, in every partition, as many SEGs as the
+    partition averages, with replacement, from its averaged SEGs (``mm.excluded`` never enter); a
+    cell's resampled value is the mean of the drawn SEGs' values, a SEG drawn twice counting twice.
+    Intervals are the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the
+    resampled values (linear interpolation, as ``numpy.quantile``).
+
+    NaN policy: NaN per-SEG values are skipped in every mean, as in :meth:`MetaMetrics.averages`;
+    resamples where a cell has no value are left out of that cell's quantiles; a cell whose estimate
+    is NaN has a NaN interval.
+    """
+    st = BootstrapSettings(n_resamples, confidence, seed)
+    names = list(mm.metrics) if metrics is None else list(metrics)
+    for m in names:
+        if m not in mm.metrics:
+            raise InputError(f"no metric {m!r} in the meta-metrics (have: {', '.join(mm.metrics)})")
+    cols = [mm.metrics.index(m) for m in names]
+    g = seg_groups(mm)
+    M = len(cols)
+    values = np.concatenate([mm.seg_values[s][:, cols] for s in STATS], axis=1)     # (S, stats*M)
+    counts = resample_counts(mm, n_resamples=st.n_resamples, seed=st.seed)
+    ones = (g.strata >= 0).astype(np.int64)[None, :]
+    res = _resampled_means(values, counts, g)                                         # (G, stats*M, B)
+    est = _resampled_means(values, ones, g)[..., 0]                                   # (G, stats*M)
+    G = res.shape[0]
+    # (G, stats*M, B) -> (G*stats, M, B): cells ordered group-major, stat-minor, like averages()
+    res = res.reshape(G * len(STATS), M, st.n_resamples)
+    est = est.reshape(G * len(STATS), M)
+    alpha = 1.0 - st.confidence
+    low, high = quantiles(res, [alpha / 2, 1 - alpha / 2])
+    nan = np.isnan(est)
+    low[nan] = high[nan] = np.nan
+    cells = tuple(f"{s}_{gr}" for gr in g.names for s in STATS)
+    sizes = (("avg", int((g.strata >= 0).sum())),) + tuple((n, len(m)) for n, m in zip(g.names[1:], g.members))
+    return LeaderboardBootstrap(st, mm.mode, tuple(names), cells,
+                                tuple(int(mm.seg_ids[i]) for i in np.flatnonzero(g.strata >= 0)), sizes,
+                                frozen(est), frozen(low), frozen(high), frozen(res))
+
+
+def bootstrap_for(mm: MetaMetrics, boot: LeaderboardBootstrap | None, metrics, n_resamples, confidence, seed):
+    """``boot`` checked against ``mm`` and ``metrics``, or a new :func:`bootstrap` with the settings given
+    (defaults :data:`DEFAULTS`); ValueError if both are given or ``boot`` was drawn from other results."""
+    if boot is None:
+        st = _settings(n_resamples, confidence, seed)
+        return bootstrap(mm, n_resamples=st.n_resamples, confidence=st.confidence, seed=st.seed, metrics=metrics)
+    if any(v is not None for v in (n_resamples, confidence, seed)):
+        raise ValueError("pass either a precomputed bootstrap or bootstrap settings, not both")
+    keep = [i for i, s in enumerate(mm.seg_ids) if s not in set(mm.excluded)]
+    if boot.mode != mm.mode or boot.seg_ids != tuple(int(mm.seg_ids[i]) for i in keep):
+        raise ValueError("the bootstrap was drawn from other meta-metrics (mode or SEGs differ)")
+    for m in metrics or ():
+        boot.index(metric=m)
+    return boot
+
+
+# -- the leaderboard table with optional columns and intervals ------------------------------------
+
+def leaderboard_table(mm: MetaMetrics, stats: Sequence[str] = ("ord", "sep"), *,
+                      groups: Sequence[str] | None = None, boot: LeaderboardBootstrap | None = None,
+                      ranks: RankIntervals | None = None):
+    """The leaderboard as a DataFrame with a chosen set of statistics and optional intervals.
+
+    Parameters
+    ----------
+    mm : meta-metric results.
+    stats : which of ord, sep, delta, kendall to show (in that canonical order whatever the input).
+    groups : the groups to show ("avg" and lower-cased partitions; default: those of ``mm``). A
+        group absent from ``mm`` gets NaN columns (so a fixed CSV layout survives a dataset with
+        fewer partitions).
+    boot : a :func:`bootstrap` of ``mm``: adds ``{cell}_lo`` and ``{cell}_hi`` after each cell.
+    ranks : a :func:`~ts2viz.statistics.rank_intervals.rank_intervals` result: adds ``rank``,
+        ``rank_median``, ``rank_lo``, ``rank_hi``.
+
+    Returns
+    -------
+    DataFrame, one row per metric (``mm.metrics`` order): ``metric``, then per group per stat the
+    cell ``{stat}_{group}`` (fractions; delta in score units), [its interval], [rank columns].
+    """
+    import pandas as pd
+
+    unknown = [s for s in stats if s not in STATS]
+    if unknown:
+        raise InputError(f"unknown statistic {unknown[0]!r}: expected some of {', '.join(STATS)}")
+    chosen = [s for s in STATS if s in stats]
+    av = mm.averages()
+    groups = list(seg_groups(mm).names if groups is None else groups)
+    cols: dict[str, np.ndarray] = {"metric": np.asarray(mm.metrics, dtype=object)}
+    nan = np.full(len(mm.metrics), np.nan)
+    for g in groups:
+        for s in chosen:
+            cell = f"{s}_{g}"
+            cols[cell] = av.get(cell, nan)
+            if boot is not None:
+                lo = hi = nan
+                if cell in boot.cells:
+                    j = boot.cells.index(cell)
+                    idx = [boot.metrics.index(m) for m in mm.metrics]
+                    lo, hi = boot.low[j, idx], boot.high[j, idx]
+                cols[f"{cell}_lo"], cols[f"{cell}_hi"] = lo, hi
+    if ranks is not None:
+        cols["rank"], cols["rank_median"] = ranks.rank, ranks.median
+        cols["rank_lo"], cols["rank_hi"] = ranks.low, ranks.high
+    return pd.DataFrame(cols)

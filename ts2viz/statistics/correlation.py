@@ -1,0 +1,203 @@
+"""Correlation coefficients in pure numpy (no scipy at run time), equal to scipy.stats' defaults.
+
+- :func:`pearson`: Pearson's r (``scipy.stats.pearsonr``);
+- :func:`spearman`: Spearman's rho, Pearson's r of average ranks (``scipy.stats.spearmanr``);
+- :func:`kendall`: Kendall's tau-b (``scipy.stats.kendalltau``, its default) or tau-c
+  (``variant='c'``, Stuart's tau-c), O(n log n) by counting inversions with a vectorised bottom-up
+  merge, so 100,000 items take milliseconds.
+
+NaN policy (all three): a pair with NaN on either side is left out; fewer than two pairs left, or
+a side without variation, gives NaN (as scipy, which warns).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .ord_sep import rankdata
+
+
+def _pairs(x, y) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(x, dtype=np.float64).ravel()
+    y = np.asarray(y, dtype=np.float64).ravel()
+    if x.shape != y.shape:
+        raise ValueError(f"x and y differ in length ({x.size} vs {y.size})")
+    ok = ~(np.isnan(x) | np.isnan(y))
+    return x[ok], y[ok]
+
+
+def _pearson_clean(x: np.ndarray, y: np.ndarray) -> float:
+    if x.size < 2:
+        return float("nan")
+    x = x - x.mean()
+    y = y - y.mean()
+    # elementwise sums, not BLAS dot: a 1-D dot can stall on a busy machine's BLAS threads
+    vx, vy = float((x * x).sum()), float((y * y).sum())
+    if vx == 0.0 or vy == 0.0:
+        return float("nan")
+    return float(np.clip((x * y).sum() / np.sqrt(vx * vy), -1.0, 1.0))
+
+
+def pearson(x, y) -> float:
+    """Pearson's correlation coefficient r of the non-NaN pairs (NaN if undefined)."""
+    return _pearson_clean(*_pairs(x, y))
+
+
+def spearman(x, y) -> float:
+    """Spearman's rho: Pearson's r of the average ranks of the non-NaN pairs (NaN if undefined)."""
+    x, y = _pairs(x, y)
+    return _pearson_clean(rankdata(x), rankdata(y))
+
+
+def _dense(v: np.ndarray) -> np.ndarray:
+    return np.unique(v, return_inverse=True)[1].astype(np.int64)
+
+
+def _tie_pairs(codes: np.ndarray) -> float:
+    c = np.bincount(codes).astype(np.float64) if codes.size and codes.max() < 4 * codes.size + 1024 \
+        else np.unique(codes, return_counts=True)[1].astype(np.float64)
+    return float((c * (c - 1) / 2).sum())
+
+
+#: below this many distinct values :func:`count_inversions` counts value by value (O(n V))
+FEW_VALUES = 64
+
+
+def _inversions_few_values(a: np.ndarray, n_values: int) -> int:
+    """Inversions of ``a`` (integers 0 .. n_values - 1): for each value v, every element equal to v
+    counts the elements above v before it = its position - elements <= v before it."""
+    n = a.size
+    pos = np.arange(n, dtype=np.int64)
+    total = 0
+    below = np.zeros(n, dtype=np.int64)          # elements < v up to each position (inclusive)
+    for v in range(n_values):
+        at = a == v
+        same_before = np.cumsum(at) - 1           # elements == v before each position
+        total += int((pos[at] - below[at] - same_before[at]).sum())
+        below += np.cumsum(at)
+    return total
+
+
+def count_inversions(a: np.ndarray) -> int:
+    """Number of pairs i < j with a[i] > a[j] (strictly), for an integer array; O(n log n).
+
+    Bottom-up merge sort, vectorised per level: blocks of width w are sorted; for each pair of
+    neighbouring blocks, global ``searchsorted`` calls over row-offset keys count, for every element
+    of the right block, the left block's elements above it, and give every element its place in the
+    merged block (a scatter, no sort).
+    """
+    a = np.asarray(a, dtype=np.int64)
+    n = a.size
+    if n < 2:
+        return 0
+    if a.min() >= 0 and a.max() < FEW_VALUES:
+        return _inversions_few_values(a, int(a.max()) + 1)
+    size = 1 << int(np.ceil(np.log2(n)))
+    big = int(a.max()) + 2                      # padding sorts last and is never above anything
+    cur = np.full(size, big, dtype=np.int64)
+    cur[:n] = a
+    total = 0
+    w = 1
+    span = big + 1
+    while w < size:
+        nb = size // (2 * w)
+        rows = cur.reshape(nb, 2 * w)
+        off = (np.arange(nb, dtype=np.int64) * span)[:, None]
+        lk = (rows[:, :w] + off).ravel()        # sorted globally: rows are sorted, offsets increase
+        rk = (rows[:, w:] + off).ravel()
+        start = np.repeat(np.arange(nb, dtype=np.int64) * w, w)
+        # per right element: left elements <= it; per left element: right elements < it
+        le = np.searchsorted(lk, rk, side="right") - start
+        lt = np.searchsorted(rk, lk, side="left") - start
+        total += int(w * nb * w - le.sum())
+        # merge by scatter: each element's place in its merged block is its own index plus the count
+        # of the other half before it (ties: left first, as a stable merge)
+        idx = np.tile(np.arange(w, dtype=np.int64), nb)
+        base = np.repeat(np.arange(nb, dtype=np.int64) * 2 * w, w)
+        merged = np.empty_like(cur)
+        merged[base + idx + lt] = rows[:, :w].ravel()
+        merged[base + idx + le] = rows[:, w:].ravel()
+        cur = merged
+        w *= 2
+    return total
+
+
+def _taus(cx: np.ndarray, cy: np.ndarray, vx: int, vy: int, disc: float) -> tuple[float, float]:
+    """Tau-b and tau-c from dense codes (``vx``, ``vy`` distinct values) and the discordant pair count:
+    concordant = all pairs - pairs tied in x - tied in y + tied in both - discordant."""
+    n = cx.size
+    n0 = n * (n - 1) / 2
+    n1, n2 = _tie_pairs(cx), _tie_pairs(cy)
+    n3 = _tie_pairs(cx * vy + cy)
+    s = (n0 - n1 - n2 + n3 - disc) - disc
+    den = np.sqrt((n0 - n1) * (n0 - n2))
+    tau_b = float("nan") if den == 0 else float(np.clip(s / den, -1.0, 1.0))
+    m = min(vx, vy)
+    tau_c = float("nan") if m < 2 else float(np.clip(2.0 * s / (n * n * (m - 1) / m), -1.0, 1.0))
+    return tau_b, tau_c
+
+
+def kendall_both(x, y) -> tuple[float, float]:
+    """Kendall's tau-b and tau-c of the non-NaN pairs from one count of the pairs (see :func:`kendall`)."""
+    x, y = _pairs(x, y)
+    n = x.size
+    if n < 2:
+        return float("nan"), float("nan")
+    cx, cy = _dense(x), _dense(y)
+    vx, vy = int(cx.max()) + 1, int(cy.max()) + 1
+    # sort by one side (ties broken by the other, so they are never inversions) and count the
+    # inversions of the other; the side with fewer distinct values is counted (cheaper)
+    if vy <= vx:
+        disc = count_inversions(cy[np.lexsort((cy, cx))])
+    else:
+        disc = count_inversions(cx[np.lexsort((cx, cy))])
+    return _taus(cx, cy, vx, vy, disc)
+
+
+def kendall(x, y, variant: str = "b") -> float:
+    """Kendall's tau of the non-NaN pairs: ``variant='b'`` (tau-b, scipy's default) or ``'c'``.
+
+    tau-b = (C - D) / sqrt((n0 - n1)(n0 - n2)); tau-c = 2 (C - D) / (n^2 (m - 1) / m), with C and D the
+    concordant and discordant pairs, n0 = n(n-1)/2, n1 and n2 the pairs tied in x and in y, m the
+    smaller number of distinct values. NaN if undefined (fewer than 2 pairs, a constant side).
+    """
+    if variant not in ("b", "c"):
+        raise ValueError(f"Kendall variant must be 'b' or 'c', not {variant!r}")
+    b, c = kendall_both(x, y)
+    return b if variant == "b" else c
+
+
+# -- one sort per variable: ranks, dense codes and Kendall from a known order -----------------------------
+
+def ranks_codes(v: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Average ranks (1-based) and dense codes (0..V-1) of ``v`` given ``order = argsort(v)``; O(n)."""
+    vs = v[order]
+    n = vs.size
+    if n == 0:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    start = np.r_[True, vs[1:] != vs[:-1]]
+    gid = np.cumsum(start) - 1
+    starts = np.flatnonzero(start)
+    ends = np.r_[starts[1:], n]
+    ranks = np.empty(n)
+    ranks[order] = ((starts + ends + 1) / 2.0)[gid]
+    codes = np.empty(n, dtype=np.int64)
+    codes[order] = gid
+    return ranks, codes
+
+
+def subset_order(order: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``argsort(v[mask])`` from ``order = argsort(v)`` (stable), without sorting again."""
+    position = np.cumsum(mask) - 1
+    return position[order[mask[order]]]
+
+
+def kendall_from_codes(cx: np.ndarray, cy: np.ndarray, order_x: np.ndarray) -> tuple[float, float]:
+    """Kendall's tau-b and tau-c from dense codes and an order of x (as :func:`kendall_both`)."""
+    n = cx.size
+    if n < 2:
+        return float("nan"), float("nan")
+    vx, vy = int(cx.max()) + 1, int(cy.max()) + 1
+    key = (cx * vy + cy)[order_x]
+    within = order_x[np.argsort(key, kind="stable")]       # nearly sorted already: cheap
+    disc = count_inversions(cy[within])
+    return _taus(cx, cy, vx, vy, disc)

@@ -1,0 +1,124 @@
+"""Permutation tests and significance clusters for TS2 leaderboard cells (SEGs are the units).
+
+A leaderboard cell (``ord_avg``, ``sep_nat``, ...) is the mean of per-SEG values over the SEGs of a
+group (:func:`ts2viz.statistics.bootstrap.seg_values`), so the SEG is the unit of the permutation tests:
+
+- :func:`pairwise_permutation` swaps whole SEGs (``swap="units"``): every pair of metrics at once, from
+  the per-SEG values alone (exact for per-SEG statistics: a swapped SEG's values are the two metrics'
+  values exchanged). Ord, Sep, signed Sep and Kendall are rank statistics, unchanged by the per-SEG
+  standardisation; delta is a score gap, so it is divided by each metric's score SD within the SEG (it
+  then compares gaps in SD units, not in two metrics' different score units: pass ``scores``).
+- :func:`perm_both` swaps single images' standardised scores within SEGs (PERM-BOTH) and recomputes the
+  SEG's meta-metric with :func:`ts2viz.metametrics.seg_stats` for every permutation: the more
+  powerful test of Deutsch et al. (2021), and much slower (one pair at a time).
+- :func:`leaderboard_clusters`: significance clusters (:mod:`.clusters`) on a cell.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..metametrics import MetaMetrics, seg_stats
+from .bootstrap import averaged_segs, seg_values, split_cell
+from .clusters import Clusters, significance_clusters
+from .permutation_tests import (DEFAULT_SETTINGS, PairwisePermutation, PermutationResult, PermutationSettings,
+                                pairwise_unit_permutation, permutation_test, standardise)
+
+
+def seg_sds(mm: MetaMetrics, scores, seg_index: Sequence[int]) -> np.ndarray:
+    """Each metric's score SD (population, NaN skipped) within each SEG: (len(seg_index), M)."""
+    out = np.full((len(seg_index), len(mm.metrics)), np.nan)
+    for r, i in enumerate(seg_index):
+        st = mm.walk_stats(mm.seg_ids[i])[0]
+        x = scores.aligned(st.file_names, mm.metrics)
+        with np.errstate(invalid="ignore"):
+            ok = ~np.isnan(x)
+            n = ok.sum(0)
+            mu = np.where(ok, x, 0).sum(0) / np.maximum(n, 1)
+            out[r] = np.where(n > 0, np.sqrt((np.where(ok, x - mu, 0) ** 2).sum(0) / np.maximum(n, 1)), np.nan)
+    return out
+
+
+def cell_unit_values(mm: MetaMetrics, cell: str, scores=None) -> np.ndarray:
+    """Per-SEG values (SEGs of the cell's group, metrics) that the unit-swap test uses for ``cell``:
+    the leaderboard's per-SEG values, delta divided by the metric's score SD in the SEG (needs
+    ``scores``; a SEG where a metric is constant gives NaN)."""
+    vals = seg_values(mm, cell)
+    stat, group = split_cell(cell)
+    if stat == "delta":
+        if scores is None:
+            raise InputError("a permutation test on delta needs the scores (delta is standardised per SEG)")
+        idx = averaged_segs(mm)[group]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sd = seg_sds(mm, scores, idx)
+            vals = np.where(sd > 0, vals / np.where(sd > 0, sd, 1.0), np.nan)
+    return vals
+
+
+def pairwise_permutation(mm: MetaMetrics, cell: str = "ord_avg", *, alternative: str = "greater",
+                         settings: PermutationSettings = DEFAULT_SETTINGS, scores=None) -> PairwisePermutation:
+    """SEG-swap permutation tests of every ordered pair of ``mm.metrics`` on one leaderboard cell.
+
+    ``pvalue[i, j]`` is the p-value of "metric i's cell value > metric j's" (``alternative="greater"``)
+    or of a difference either way (``"two-sided"``). See :func:`.permutation.pairwise_unit_permutation`.
+    """
+    return pairwise_unit_permutation(cell_unit_values(mm, cell, scores), alternative=alternative,
+                                     settings=settings)
+
+
+def leaderboard_clusters(mm: MetaMetrics, cell: str = "ord_avg", *, alpha: float = 0.05,
+                         correction: str = "none", against: str = "best",
+                         settings: PermutationSettings = DEFAULT_SETTINGS, scores=None,
+                         tests: PairwisePermutation | None = None) -> Clusters:
+    """Significance clusters of ``mm.metrics`` on ``cell`` from one-sided SEG-swap permutation tests.
+
+    The ordering is the leaderboard's (the cell's values; for delta, the per-SEG standardised gaps the tests
+    compare); a metric starts a new cluster when the best of
+    the current cluster beats it with one-sided permutation p <= ``alpha`` (``correction``: ``"none"`` as
+    WMT, or ``"holm"``). ``tests``: a :func:`pairwise_permutation` result (``"greater"``) to reuse.
+    """
+    if tests is None:
+        tests = pairwise_permutation(mm, cell, alternative="greater", settings=settings, scores=scores)
+    elif tests.alternative != "greater":
+        raise ValueError("clusters need one-sided ('greater') tests")
+    # the order is that of the values the tests compare: the leaderboard's, but for delta (standardised
+    # per SEG, so that metrics on different scales are comparable) the mean standardised gap
+    return significance_clusters(mm.metrics, tests.estimate, tests.pvalue, alpha=alpha, correction=correction,
+                                 against=against)
+
+
+def seg_statistic(mm: MetaMetrics, stat: str, seg_index: Sequence[int]):
+    """The per-SEG meta-metric ``stat`` as a unit statistic for :func:`.permutation.permutation_test`:
+    ``f(u, rows)`` -> (R,) values of SEG ``mm.seg_ids[seg_index[u]]`` for each score row."""
+    structures = [mm.walk_stats(mm.seg_ids[i])[0] for i in seg_index]
+
+    def statistic(u: int, rows: np.ndarray) -> np.ndarray:
+        return seg_stats(structures[u], rows, policy=mm.policy)[stat]
+
+    return statistic
+
+
+def perm_both(mm: MetaMetrics, scores, a: str, b: str, cell: str = "ord_avg", *, alternative: str = "greater",
+              settings: PermutationSettings = DEFAULT_SETTINGS, exact: bool = False) -> PermutationResult:
+    """PERM-BOTH test of "metric ``a`` > metric ``b``" on ``cell``: within every SEG of the cell's group,
+    each image's two standardised scores are swapped with probability 1/2 and the SEG's meta-metric is
+    recomputed (:func:`ts2viz.metametrics.seg_stats`, the leaderboard's own code, under ``mm.policy``)."""
+    stat, group = split_cell(cell)
+    idx = averaged_segs(mm)[group]
+    for m in (a, b):
+        if m not in mm.metrics:
+            raise InputError(f"no metric {m!r} in the meta-metrics (have: {', '.join(mm.metrics)})")
+    a_units, b_units = [], []
+    for i in idx:
+        st = mm.walk_stats(mm.seg_ids[i])[0]
+        x = scores.aligned(st.file_names, [a, b])
+        a_units.append(x[:, 0])
+        b_units.append(x[:, 1])
+    return permutation_test(a_units, b_units, seg_statistic(mm, stat, idx), swap="items",
+                            alternative=alternative, settings=settings, exact=exact)
+
+
+__all__ = ["cell_unit_values", "leaderboard_clusters", "pairwise_permutation", "perm_both", "seg_sds",
+           "seg_statistic", "standardise"]

@@ -1,0 +1,203 @@
+"""Paired comparisons of metrics on the leaderboard: differences with paired bootstrap intervals and
+Wilcoxon p-values, for one pair (:func:`compare`) or all pairs with Holm's correction (:func:`pairwise`).
+
+The intervals come from one :func:`ts2viz.statistics.bootstrap.bootstrap` (the same resamples for both
+metrics), the tests from :func:`ts2viz.statistics.wilcoxon.wilcoxon` on the per-SEG values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..metametrics import MetaMetrics
+from .bootstrap import (BootstrapSettings, LeaderboardBootstrap, bootstrap_for, cell_values, check_cell, frozen,
+                        quantiles, seg_groups)
+from .wilcoxon import holm, wilcoxon
+
+
+# -- paired comparisons -----------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)    # holds arrays: compared by identity
+class PairedComparison:
+    """Metric ``a`` against metric ``b`` in every leaderboard cell (see :func:`compare`).
+
+    Arrays are per cell (in the order of ``cells``): ``estimate_a``, ``estimate_b``, ``difference``
+    (a - b of the leaderboard values), ``low``/``high`` (paired bootstrap interval of the
+    difference), ``n`` (SEGs with both values, the pairs the test uses), ``statistic`` and
+    ``pvalue`` (Wilcoxon signed-rank on the per-SEG values).
+    """
+
+    a: str
+    b: str
+    settings: BootstrapSettings
+    mode: str
+    cells: tuple[str, ...]
+    estimate_a: np.ndarray
+    estimate_b: np.ndarray
+    difference: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    n: np.ndarray
+    statistic: np.ndarray
+    pvalue: np.ndarray
+
+    def frame(self):
+        """One row per cell: cell, a, b, difference, low, high, n, statistic, pvalue."""
+        import pandas as pd
+
+        return pd.DataFrame({"cell": self.cells, self.a: self.estimate_a, self.b: self.estimate_b,
+                             "difference": self.difference, "low": self.low, "high": self.high,
+                             "n": self.n.astype(int), "statistic": self.statistic, "pvalue": self.pvalue})
+
+
+def _difference_intervals(boot: LeaderboardBootstrap, cell_idx, i, j) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile intervals of resampled (metric i - metric j) for the given cells: arrays (..)."""
+    alpha = 1.0 - boot.settings.confidence
+    diff = boot.resampled[cell_idx, i] - boot.resampled[cell_idx, j]
+    low, high = quantiles(diff, [alpha / 2, 1 - alpha / 2])
+    est = boot.estimate[cell_idx, i] - boot.estimate[cell_idx, j]
+    nan = np.isnan(est)
+    low[nan] = high[nan] = np.nan
+    return low, high
+
+
+def compare(mm: MetaMetrics, a: str, b: str, *, boot: LeaderboardBootstrap | None = None,
+            n_resamples: int | None = None, confidence: float | None = None,
+            seed: int | None = None) -> PairedComparison:
+    """Paired comparison of metrics ``a`` and ``b`` over the same SEGs, in every leaderboard cell.
+
+    Parameters
+    ----------
+    mm : meta-metric results holding both metrics.
+    a, b : metric names.
+    boot : a :func:`bootstrap` of ``mm`` to reuse; otherwise one is drawn with the settings below
+        (defaults :data:`DEFAULTS`). Passing both is an error.
+
+    Returns
+    -------
+    :class:`PairedComparison`: per cell, the difference a - b of the leaderboard values, its paired
+    bootstrap percentile interval (the same resamples for both metrics: the interval of
+    resampled(a) - resampled(b)), and the Wilcoxon signed-rank p-value (:func:`wilcoxon`) on the
+    per-SEG values of the cell's SEGs.
+
+    NaN policy: the difference and its interval use each metric's own non-NaN SEGs (as the
+    leaderboard does); the Wilcoxon test drops SEGs where either value is NaN (``n`` counts the rest).
+    """
+    if a == b:
+        raise InputError(f"compare needs two different metrics, got {a!r} twice")
+    boot = bootstrap_for(mm, boot, [a, b], n_resamples, confidence, seed)
+    i, _ = boot.index(metric=a)
+    j, _ = boot.index(metric=b)
+    cells = boot.cells
+    idx = np.arange(len(cells))
+    low, high = _difference_intervals(boot, idx, i, j)
+    ia, ib = mm.metrics.index(a), mm.metrics.index(b)
+    g = seg_groups(mm)
+    per_cell = [cell_values(mm, c, g) for c in cells]
+    xs, ys = [], []
+    width = max(len(v) for v in per_cell)
+    for v in per_cell:
+        pad = np.full((width - len(v), 2), np.nan)
+        xs.append(np.concatenate([v[:, ia], pad[:, 0]]))
+        ys.append(np.concatenate([v[:, ib], pad[:, 1]]))
+    w = wilcoxon(np.array(xs), np.array(ys))
+    return PairedComparison(a, b, boot.settings, boot.mode, cells, frozen(boot.estimate[:, i]),
+                            frozen(boot.estimate[:, j]), frozen(boot.estimate[:, i] - boot.estimate[:, j]),
+                            frozen(low), frozen(high), frozen(w.n), frozen(w.statistic), frozen(w.pvalue))
+
+
+@dataclass(frozen=True, eq=False)    # holds arrays: compared by identity
+class PairwiseComparison:
+    """All pairs of metrics in one leaderboard cell (see :func:`pairwise`).
+
+    Matrices are (metrics, metrics), entry [i, j] comparing row metric i with column metric j:
+    ``difference`` = estimate_i - estimate_j, ``low``/``high`` its paired bootstrap interval,
+    ``pvalue`` the raw Wilcoxon p-value, ``pvalue_holm`` Holm-corrected over the M(M-1)/2 pairs,
+    ``n`` the SEGs both have values on. Diagonals are NaN (0 for ``n``); p-value matrices are
+    symmetric, differences and intervals antisymmetric.
+    """
+
+    cell: str
+    metrics: tuple[str, ...]
+    settings: BootstrapSettings
+    mode: str
+    estimate: np.ndarray
+    difference: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    pvalue: np.ndarray
+    pvalue_holm: np.ndarray
+    n: np.ndarray
+
+    def significant(self, alpha: float = 0.05) -> np.ndarray:
+        """Boolean matrix: Holm-corrected p < ``alpha`` (False on the diagonal and for NaN)."""
+        with np.errstate(invalid="ignore"):
+            return np.nan_to_num(self.pvalue_holm, nan=1.0) < alpha
+
+    def frame(self):
+        """One row per unordered pair (i < j in ``metrics`` order): a, b, difference, low, high, n,
+        pvalue, pvalue_holm."""
+        import pandas as pd
+
+        I, J = np.triu_indices(len(self.metrics), 1)
+        names = np.asarray(self.metrics, dtype=object)
+        return pd.DataFrame({"a": names[I], "b": names[J], "difference": self.difference[I, J],
+                             "low": self.low[I, J], "high": self.high[I, J], "n": self.n[I, J].astype(int),
+                             "pvalue": self.pvalue[I, J], "pvalue_holm": self.pvalue_holm[I, J]})
+
+
+def pairwise(mm: MetaMetrics, cell: str = "ord_avg", *, boot: LeaderboardBootstrap | None = None,
+             n_resamples: int | None = None, confidence: float | None = None,
+             seed: int | None = None) -> PairwiseComparison:
+    """Every pair of metrics compared in one leaderboard cell, with Holm-corrected p-values.
+
+    Parameters
+    ----------
+    mm : meta-metric results.
+    cell : a leaderboard cell, e.g. ``"ord_avg"``, ``"sep_nat"`` (:func:`cell_names`).
+    boot, n_resamples, confidence, seed : as in :func:`compare`; ``boot`` must cover ``mm.metrics``.
+
+    Returns
+    -------
+    :class:`PairwiseComparison` over ``mm.metrics``: differences, paired bootstrap intervals,
+    Wilcoxon p-values (:func:`wilcoxon`) and their Holm correction (:func:`holm`) over all
+    M(M-1)/2 unordered pairs. A pair is "significantly ordered" when its Holm p-value is below the
+    chosen level.
+
+    NaN policy: as :func:`compare`; a pair without any SEG with both values has NaN p-values and is
+    left out of the Holm family.
+    """
+    g = seg_groups(mm)
+    check_cell(cell, g)
+    boot = bootstrap_for(mm, boot, list(mm.metrics), n_resamples, confidence, seed)
+    _, c = boot.index(cell=cell)
+    cols = [boot.metrics.index(m) for m in mm.metrics]
+    M = len(cols)
+    I, J = np.triu_indices(M, 1)
+    bi, bj = np.asarray(cols)[I], np.asarray(cols)[J]
+    est = boot.estimate[c, cols]
+    alpha = 1.0 - boot.settings.confidence
+    diff_samples = boot.resampled[c, bi] - boot.resampled[c, bj]                      # (P, B)
+    low_u, high_u = quantiles(diff_samples, [alpha / 2, 1 - alpha / 2])
+    v = cell_values(mm, cell, g)                                                       # (S, M)
+    w = wilcoxon(v[:, I].T, v[:, J].T)
+    p_h = holm(w.pvalue)
+
+    def square(upper, anti=False, diag=np.nan):
+        out = np.full((M, M), diag, dtype=np.float64)
+        out[I, J] = upper
+        out[J, I] = -upper if anti else upper
+        return out
+
+    diff_u = est[I] - est[J]
+    nan = np.isnan(diff_u)
+    low_u[nan] = high_u[nan] = np.nan
+    low = np.full((M, M), np.nan)
+    high = np.full((M, M), np.nan)
+    low[I, J], high[I, J] = low_u, high_u
+    low[J, I], high[J, I] = -high_u, -low_u          # the interval of b - a mirrors that of a - b
+    return PairwiseComparison(cell, tuple(mm.metrics), boot.settings, boot.mode, frozen(est),
+                              frozen(square(diff_u, anti=True)), frozen(low), frozen(high),
+                              frozen(square(w.pvalue)), frozen(square(p_h)), frozen(square(w.n, diag=0)))

@@ -1,0 +1,477 @@
+"""Glue between the plain callbacks and Gradio: figures as plot data, errors as messages, the page.
+
+Everything here converts: component values to callback arguments, callback results to component
+updates, and :class:`~ts2viz.errors.InputError` (or any other failure) to a readable message while
+the app keeps running. Each event finds its session's view of the app through :meth:`Page.view`
+(the request's session id). Imported only when the app is built (it imports gradio).
+"""
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+import logging
+import os
+import re
+import threading
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import gradio as gr
+import orjson
+
+from ...display import md_text
+from ...errors import InputError
+from ...figures import PlainFigure, plain_figures
+from ..callbacks.explorer import seg_from_row as cb_seg_from_row
+from ..callbacks.explorer import seg_options as cb_seg_options
+from ..state.sessions import Workspaces
+from ..state.app_state import AppState, AppView
+
+log = logging.getLogger("ts2viz.ui")
+
+#: events that only redraw views share this concurrency group; model calls have their own
+VIEW_GROUP, MODEL_GROUP = "view", "model"
+
+#: the version of the shared data (:meth:`AppState.variant`) the current event's page shows, set
+#: around each event by :meth:`Page.on` from the page's variant control, read by :meth:`Page.view`
+_VARIANT: contextvars.ContextVar[str | None] = contextvars.ContextVar("ts2viz_variant", default=None)
+#: the parameter every event handler gets first when the page has a variant control
+VARIANT_PARAM = "ts2viz_variant"
+
+
+def with_variant(fn: Callable) -> Callable:
+    """``fn`` taking one more input, first: the page's variant choice, which :meth:`Page.view` reads
+    while ``fn`` runs. First, because Gradio places its special arguments (request, event data,
+    progress) by their position in the signature and fills parameters it has no input for with
+    their defaults: a parameter in front shifts both consistently."""
+    sig = inspect.signature(fn)
+    params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    extra = inspect.Parameter(VARIANT_PARAM, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+    @functools.wraps(fn)
+    def run(choice, *args):
+        token = _VARIANT.set(choice if isinstance(choice, str) else None)
+        try:
+            return fn(*args)
+        finally:
+            _VARIANT.reset(token)
+
+    run.__signature__ = sig.replace(parameters=[extra] + params)
+    return run
+
+# Save a dataframe / figure in a download: a click makes the file on the server, then the browser
+# saves it (one click; nothing is written before a visitor asks).
+DOWNLOAD_JS = """(f) => {
+  if (f && f.url) {
+    const a = document.createElement('a');
+    a.href = f.url; a.download = f.orig_name || 'ts2viz.csv';
+    document.body.appendChild(a); a.click(); a.remove();
+  }
+  return [];
+}"""
+
+
+# After a row click opened a SEG: on a narrow window (the layout's columns stacked), scroll to the SEG's header.
+SHOW_SEG_ON_PHONE_JS = """() => {
+  if (window.innerWidth <= 640) {
+    setTimeout(() => document.querySelector('#seg-header')?.scrollIntoView({block: 'start'}), 300);
+  }
+  return [];
+}"""
+
+
+# Which panels the page shows (Page.track_open / Page.while_open): a flag per panel, in the page.
+OPEN_FLAG_JS = """() => { (window.ts2vizOpen = window.ts2vizOpen || {})[%s] = %s; return []; }"""
+# While the panel is open, click the hidden button whose click runs the panel's server event.
+CLICK_IF_OPEN_JS = """() => {
+  if ((window.ts2vizOpen || {})[%s]) {
+    const el = document.getElementById(%s);
+    const b = el && (el.tagName === 'BUTTON' ? el : el.querySelector('button'));
+    if (b) { b.click(); }
+  }
+  return [];
+}"""
+
+
+def _json_default(o):
+    tolist = getattr(o, "tolist", None)
+    if callable(tolist):
+        return tolist()
+    return str(o)
+
+
+@functools.lru_cache(maxsize=1)
+def _template() -> dict:
+    """plotly's default template, as plotly.js reads it, for the trace types the app draws (the full
+    one also styles some forty others: it would triple the size of a small figure)."""
+    import plotly.io as pio
+
+    t = pio.templates[pio.templates.default].to_plotly_json()
+    used = ("scatter", "heatmap", "box", "histogram", "bar")
+    return {"data": {k: v for k, v in t.get("data", {}).items() if k in used}, "layout": t.get("layout", {})}
+
+
+def figure_json(fig: PlainFigure) -> bytes:
+    """A figure built by :func:`build_plain` as the JSON plotly.js reads: the ``data`` and ``layout``
+    dicts exactly as the builders wrote them, plus plotly's default template.
+
+    Only plain figures: a ``go.Figure`` would be serialised by plotly.py, whose classes accept (and
+    rewrite) spellings plotly.js ignores, so the page could get something other than what the tests
+    check. Every figure the app sends goes :func:`page_plot` → here; tests/ui/test_figure_json.py checks
+    this JSON against Plotly's schema. NaN becomes null, as in plotly's own encoder.
+    """
+    if not isinstance(fig, PlainFigure):
+        raise TypeError(f"figure_json takes a PlainFigure (build it inside build_plain), not {type(fig).__name__}")
+    opts = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+    return orjson.dumps({"data": fig.data, "layout": {**fig.layout, "template": _template()}},
+                        default=_json_default, option=opts)
+
+
+def build_plain(build: Callable[[], Any]):
+    """``build()`` with the figure builders returning plain dicts (see :func:`ts2viz.figures.plain_figures`)."""
+    with plain_figures():
+        return build()
+
+
+def plot_config(fmt: str) -> bytes:
+    fmt = fmt if fmt in ("png", "svg") else "png"
+    return orjson.dumps({"displaylogo": False, "responsive": True,
+                         "toImageButtonOptions": {"format": fmt, "filename": "ts2viz-figure", "scale": 2},
+                         "modeBarButtonsToRemove": ["lasso2d", "select2d"]})
+
+
+def plot_data(body: bytes, fmt: str = "png"):
+    """Gradio plot data from :func:`figure_json` output, with the modebar's download set to ``fmt``."""
+    from gradio.components.plot import PlotData
+
+    text = body[:-1] + b',"config":' + plot_config(fmt) + b"}"
+    return PlotData(type="plotly", plot=text.decode("utf-8"))
+
+
+def page_plot(build: Callable[[], Any], fmt: str = "png"):
+    """THE path of a figure to the page: ``build()`` run with the builders returning plain dicts,
+    serialised as it is (:func:`figure_json`), wrapped as Gradio plot data. ``build`` returning None
+    sends no figure."""
+    fig = build_plain(build)
+    return None if fig is None else plot_data(figure_json(fig), fmt)
+
+
+def plot_value(fig, fmt: str = "png"):
+    """A plain figure (built inside :func:`build_plain`) as Gradio plot data (see :func:`page_plot`)."""
+    return page_plot(lambda: fig, fmt)
+
+
+#: a Dataframe that turns Stylers into values; made here, at import (when the app is built): a component
+#: made inside an event is an update, without the attributes postprocess reads
+STYLED_TABLE = gr.Dataframe(interactive=False, render=False)
+
+
+def table_value(df) -> dict | None:
+    """A DataFrame, or a pandas Styler (what people read, e.g. x100, over the data), as the
+    ``{"headers", "data"[, "metadata"]}`` value a ``gr.Dataframe`` takes as it is: built once and
+    memoised with the view, instead of converted again for every session. A Styler's display values
+    travel in ``metadata``; ``data`` keeps the values underneath (what a row click reads)."""
+    if df is None:
+        return None
+    from pandas.io.formats.style import Styler
+
+    if isinstance(df, Styler):
+        out = STYLED_TABLE.postprocess(df).model_dump()
+        return {k: v for k, v in out.items() if v is not None}
+    split = df.to_dict(orient="split")
+    return {"headers": [str(c) for c in split["columns"]], "data": split["data"]}
+
+
+def plot_cached(app: AppView, fmt: str):
+    """A :data:`ts2viz.ui.callbacks.common.Plot` for the app: each figure built and serialised once per key
+    (shared by all sessions when it shows shared metrics), returned as plot data."""
+
+    def plot(key: tuple, metrics: Sequence[str | None], build: Callable[[], Any]):
+        return app.memo(("plot", fmt, *key), metrics, lambda: page_plot(build, fmt))
+
+    return plot
+
+
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:/[^/\s'\"():,]+){2,}")
+
+
+def message(e: Exception, public: bool = False) -> str:
+    """The text shown for a failed callback: an input error as it is, anything else summarised.
+
+    In public mode an unexpected error says nothing about its cause, and file paths in any message
+    are cut to their last part (defence in depth: the callbacks' own messages name no server paths).
+    """
+    if isinstance(e, InputError):
+        text = str(e)
+        return _PATH.sub(lambda m: m.group(0).rsplit("/", 1)[-1], text) if public else text
+    log.error("callback failed:\n%s", traceback.format_exc())
+    if public:
+        return "Something went wrong. The app is still running; try another choice."
+    return f"Something went wrong ({type(e).__name__}: {e}). The app is still running; try another choice."
+
+
+class Selection(gr.SelectData):
+    """``gr.SelectData`` for a select event's callback (``evt: Selection``), made also from a call that
+    lacks the event data a browser sends with it (a script's call, ``event_data: null``).
+
+    Gradio builds the type hint's class from the call's event data before the callback runs, outside
+    any ``try`` of ours: ``gr.SelectData`` fails there on missing data with a traceback in the log.
+    This class is built either way; ``complete`` says whether the data was there, and :func:`safe`
+    refuses an incomplete one with one log line and a one-line message.
+    """
+
+    def __init__(self, target, data) -> None:
+        self.complete = isinstance(data, dict) and "index" in data and "value" in data
+        if self.complete:
+            super().__init__(target, data)
+            return
+        gr.EventData.__init__(self, target, data)
+        self.index = self.value = self.row_value = self.col_value = None
+        self.selected = False
+
+
+def _incomplete_selection(args, kwargs) -> bool:
+    return any(isinstance(a, Selection) and not a.complete for a in (*args, *kwargs.values()))
+
+
+def safe(fn: Callable, public: bool = False, gate: threading.Semaphore | None = None,
+         on_error: Callable[[str, Any], None] | None = None) -> Callable:
+    """Run a callback; on failure show the message in a toast and leave the outputs as they are.
+
+    With ``gate``, at most that many such callbacks run at once and the others wait their turn in
+    order (Python threads share one core for this work: more at once only slows each down).
+    ``on_error(text, request)`` is told each failure's message (and the event's ``gr.Request``, if
+    the callback takes one). The server log gets no traceback for bad input (an :class:`InputError`: an
+    expected answer, not a fault); any other failure is logged with its traceback by :func:`message`."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        try:
+            if _incomplete_selection(args, kwargs):
+                log.warning("refused a select event (%s) called without its event data", getattr(fn, "__name__", "?"))
+                raise InputError("this action needs the selection made on the page; click the item again")
+            if gate is None:
+                return fn(*args, **kwargs)
+            with gate:
+                return fn(*args, **kwargs)
+        except gr.Error:
+            raise
+        except Exception as e:  # noqa: BLE001 - every failure of a callback becomes a message
+            text = message(e, public)
+            if on_error is not None:
+                request = next((a for a in (*args, *kwargs.values()) if isinstance(a, gr.Request)), None)
+                on_error(text, request)
+            raise gr.Error(text, duration=8, print_exception=False) from None
+
+    return run
+
+
+def client_of(request) -> str | None:
+    """The address a request came from (the per-client cap of :class:`~ts2viz.ui.state.sessions.Workspaces`)."""
+    client = getattr(request, "client", None)
+    return getattr(client, "host", None) if client is not None else None
+
+
+def markdown_text(text: str) -> str:
+    """Plain text shown as it is in a gr.Markdown (no emphasis, links or HTML from the text itself)."""
+    return md_text(text)
+
+
+class LastErrors:
+    """The last failure message of each session's event, kept until shown (``put``, then ``pop``), at most
+    ``size`` sessions' (a session that never collects its message does not keep it for ever)."""
+
+    def __init__(self, size: int = 1000) -> None:
+        from collections import OrderedDict
+
+        self.size = size
+        self._by: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, text: str, request) -> None:
+        sid = getattr(request, "session_hash", None)
+        if sid is None:
+            return
+        with self._lock:
+            self._by[sid] = text
+            self._by.move_to_end(sid)
+            while len(self._by) > self.size:
+                self._by.popitem(last=False)
+
+    def pop(self, request) -> str | None:
+        with self._lock:
+            return self._by.pop(getattr(request, "session_hash", None), None)
+
+
+#: whether view events go through Gradio's queue (first come, first served; env TS2VIZ_VIEW_QUEUE=0 answers
+#: them on their own requests instead: less overhead, but no order among waiting requests)
+VIEW_QUEUED = os.environ.get("TS2VIZ_VIEW_QUEUE", "1") not in ("", "0", "false", "False")
+#: view events that may run at the same time, queued ones and others each (env TS2VIZ_VIEW_CONCURRENCY).
+#: Views are CPU work in Python, which runs one thread at a time: more at once only adds thread
+#: switching (50 clients x 10 view changes: 16.5 ms of server CPU per call at 1, 19 ms at 4). Nothing
+#: in a view waits on the network (thumbnails are fetched in the background).
+VIEW_CONCURRENCY = int(os.environ.get("TS2VIZ_VIEW_CONCURRENCY") or 1)
+#: model calls at a time (one per GPU: more would only share it)
+MODEL_CONCURRENCY = 1
+
+
+def dropdown(choices, value) -> Any:
+    """A dropdown update with new choices and value.
+
+    Updates are ``gr.update`` dicts, not component instances: a component built per call costs a
+    signature inspection and a config in Gradio's request path, about a tenth of a light view call."""
+    return gr.update(choices=choices, value=value)
+
+
+@dataclass
+class Refresh:
+    """How to redraw one part of the page: a callback, its input and its output components."""
+
+    fn: Callable
+    inputs: list
+    outputs: list
+
+
+@dataclass
+class Page:
+    """The components every tab may read (mode, figure format, the tab bar) and the tabs' redraws.
+
+    Each tab's builder registers how to redraw its views (:attr:`refresh`) and which of its dropdowns
+    list metrics (:attr:`metric_pickers`), so that events which change the loaded scores (an upload, a
+    live score, the mode) can redraw every tab without knowing its components. Callbacks find their
+    session's :class:`~ts2viz.ui.state.app_state.AppView` with :meth:`view`.
+    """
+
+    app: AppState
+    mode: Any
+    fmt: Any
+    workspaces: Workspaces | None = None
+    tabs: Any = None
+    variant: Any = None       # the control choosing the shared data's version (AppState.variant), if any
+    seg: Any = None           # the explorer's SEG picker: the current SEG for every tab
+    search: Any = None        # the explorer's prompt search (cleared when a SEG is opened from a table)
+    refresh: dict[str, Refresh] = field(default_factory=dict)
+    metric_pickers: list = field(default_factory=list)
+    family_pickers: list = field(default_factory=list)
+    download_slots: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.workspaces is None:
+            self.workspaces = Workspaces(self.app)
+        self.view_gate = threading.Semaphore(VIEW_CONCURRENCY)
+        self.last_errors = LastErrors()
+
+    @property
+    def public(self) -> bool:
+        return self.app.access.public
+
+    def view(self, request: gr.Request | None, *, create: bool = False) -> AppView:
+        """The app as the request's session sees it; ``create`` makes its workspace if it has none
+        (for events that add data or write a download)."""
+        sid = getattr(request, "session_hash", None) if request is not None else None
+        view = self.workspaces.view(sid, create=create, client=client_of(request))
+        choice = _VARIANT.get()
+        if choice:
+            view = AppView(self.app.variant(choice), view.workspace)
+        return view
+
+    def on(self, trigger, fn: Callable, inputs, outputs, *, model: bool = False, errors_to=None, **kw):
+        """Wire an event; failures become messages.
+
+        A view event (the default) runs in the view group of Gradio's queue, :data:`VIEW_CONCURRENCY` at
+        a time, never behind a model call; ``queue=False`` answers a trivial one on its own request
+        (a third of a queued call's overhead), at most :data:`VIEW_CONCURRENCY` at a time too. A
+        ``model`` event (live scoring) goes through the queue, :data:`MODEL_CONCURRENCY` at a time,
+        and the visitor sees their place in it.
+
+        With a variant control (:attr:`variant`) every event also reads its value, and the callback's
+        :meth:`view` shows that version of the shared data.
+
+        ``errors_to``: a gr.Markdown that also shows a failure's message, and keeps it there (a toast
+        goes after a few seconds); ``fn`` must take the ``gr.Request``. Returns the event's dependency.
+        """
+        gate = None
+        if self.variant is not None:
+            inputs = [self.variant] + ([] if inputs is None else list(inputs) if isinstance(inputs, (list, tuple, set))
+                                       else [inputs])
+            fn = with_variant(fn)
+        if model:
+            kw.update(queue=True, concurrency_id=MODEL_GROUP, concurrency_limit=MODEL_CONCURRENCY)
+        else:
+            kw.setdefault("queue", VIEW_QUEUED)
+            if kw["queue"]:
+                kw.setdefault("concurrency_id", VIEW_GROUP)
+                kw.setdefault("concurrency_limit", VIEW_CONCURRENCY)
+            else:
+                gate = self.view_gate
+        last_errors = self.last_errors if errors_to is not None else None
+
+        def on_error(text: str, request) -> None:
+            # a failed call keeps no workspace it made (room is not free to take)
+            self.workspaces.discard_if_empty(getattr(request, "session_hash", None))
+            if last_errors is not None:
+                last_errors.put(text, request)
+
+        dep = trigger(safe(fn, self.public, gate, on_error), inputs, outputs, **kw)
+        if errors_to is not None:
+            def show_error(request: gr.Request):
+                text = self.last_errors.pop(request)
+                return gr.skip() if text is None else f"**✗ Error:** {markdown_text(text)}"
+
+            dep.failure(show_error, None, errors_to, queue=False, show_progress="hidden")
+        return dep
+
+    def open_seg_from_table(self, table) -> None:
+        """Clicking a row of ``table`` (first column: SEG id) opens that SEG in the explorer."""
+        app = self.app
+
+        def open_row(tbl, query, evt: Selection):
+            sid = cb_seg_from_row(tbl, evt.index[0])
+            if sid is None:
+                return gr.skip(), gr.skip(), gr.skip()
+            # the search is cleared only if it holds something (a needless change event would filter again)
+            return dropdown(cb_seg_options(app), sid), gr.Tabs(selected="seg"), "" if query else gr.skip()
+
+        dep = self.on(table.select, open_row, [table, self.search], [self.seg, self.tabs, self.search])
+        # on a phone the explorer's sidebar comes first, a screen or two tall: show the SEG itself
+        dep.success(None, None, None, js=SHOW_SEG_ON_PHONE_JS)
+
+    def track_open(self, name: str, opened, closed) -> None:
+        """Let the page know whether panel ``name`` (a tab) is open: its ``select`` events (``opened``:
+        one, ``closed``: the others that hide it) set a flag in the browser, with no server call, that
+        :meth:`while_open` reads. Starts closed, like a fresh page."""
+        for tab, value in [(opened, "true")] + [(t, "false") for t in closed]:
+            tab.select(None, None, None, js=OPEN_FLAG_JS % (orjson.dumps(name).decode(), value),
+                       queue=False, show_progress="hidden")
+
+    def while_open(self, name: str, triggers, fn: Callable, inputs, outputs, *, elem_id: str, **kw):
+        """``fn`` after any of ``triggers``, but only while panel ``name`` is open (:meth:`track_open`).
+
+        The page decides, not the server: each trigger runs a line of script in the browser that, while
+        the panel is open, clicks a hidden button whose click is the server event. A view change with
+        the panel closed (most of them) then costs no call at all, where a server-side check would cost
+        a call that answers "skip" for every output, each of which Gradio turns into a new component.
+        Call inside the panel's layout (the button is rendered there). Returns the click's dependency."""
+        button = gr.Button(visible="hidden", elem_id=elem_id, elem_classes="follow-trigger")
+        js = CLICK_IF_OPEN_JS % (orjson.dumps(name).decode(), orjson.dumps(elem_id).decode())
+        for trigger in triggers:
+            trigger(None, None, None, js=js, queue=False, show_progress="hidden")
+        kw.setdefault("trigger_mode", "always_last")
+        kw.setdefault("show_progress", "hidden")
+        return self.on(button.click, fn, inputs, outputs, **kw)
+
+    def then_redraw(self, dep, names):
+        """Chain the redraws ``names`` after the event ``dep``; returns the last dependency."""
+        for name in names:
+            r = self.refresh[name]
+            dep = self.on(dep.then, r.fn, r.inputs, r.outputs)
+        return dep
+
+    def download(self, button, fn: Callable, inputs) -> None:
+        """A download button: a click runs ``fn(*inputs, request) -> path`` (which makes the file in
+        the session's own folder: ``self.view(request, create=True)``), then the browser saves it."""
+        out = gr.File(visible="hidden", elem_classes="download-slot", interactive=False, render=False)
+        self.download_slots.append(out)          # rendered by the layout, outside the tabs
+        self.on(button.click, fn, inputs, out, show_progress="hidden").success(None, out, None, js=DOWNLOAD_JS)

@@ -1,0 +1,3 @@
+"""Serving the app and who may use it: the trust level and its caps (:mod:`.access`), the guard that
+answers malformed event calls (:mod:`.guard`), the upload folder of a public app (:mod:`.uploads`), and
+the model call on a ZeroGPU Space (:mod:`.gpu`)."""

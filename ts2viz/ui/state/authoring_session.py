@@ -1,0 +1,175 @@
+"""A session's SEG drafts in the authoring tab (private to it, dropped with it).
+
+The drafts (:class:`ts2viz.authoring.SegDraft`, immutable) and the image files they name live beside
+the session's :class:`~ts2viz.ui.state.app_state.Workspace`: made on the first authoring action, closed when the
+tab closes or after the idle timeout (:data:`ts2viz.ui.state.app_state.CLOSE_HOOKS` drops them then; the image
+files lie in the session's own downloads folder, which the workspace deletes). An image is known by an
+opaque key the server makes (``up-…`` an upload, ``ds:FILE`` an image of the loaded dataset, ``im-…``
+an image of an imported dataset); what a visitor typed never becomes a path.
+
+Caps (public mode: :data:`PUBLIC_CAPS`): SEGs and images per session, bytes of one image and of all.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ...authoring import SegDraft
+from ...errors import InputError
+from .app_state import CLOSE_HOOKS, HOLD_CHECKS
+
+
+@dataclass(frozen=True)
+class AuthoringCaps:
+    """What one session may hold in the authoring tab."""
+
+    max_drafts: int          # SEGs being authored at once
+    max_images: int          # images over all its drafts (uploads and imports)
+    max_image_bytes: int     # one image file
+    max_total_bytes: int     # all its image files
+    max_zip_bytes: int       # an uploaded dataset .zip
+    max_zip_members: int     # files in it
+    max_unzipped_bytes: int  # what it unpacks to
+
+
+OPERATOR_CAPS = AuthoringCaps(max_drafts=200, max_images=20_000, max_image_bytes=50 * 1024 * 1024,
+                              max_total_bytes=20 * 1024 ** 3, max_zip_bytes=4 * 1024 ** 3,
+                              max_zip_members=50_000, max_unzipped_bytes=8 * 1024 ** 3)
+#: a public app: a few small SEGs per visitor
+PUBLIC_CAPS = AuthoringCaps(max_drafts=8, max_images=96, max_image_bytes=5 * 1024 * 1024,
+                            max_total_bytes=100 * 1024 * 1024, max_zip_bytes=50 * 1024 * 1024,
+                            max_zip_members=200, max_unzipped_bytes=120 * 1024 * 1024)
+
+
+def caps_for(view) -> AuthoringCaps:
+    """The caps of the session ``view`` belongs to: public mode's, with one image no larger than the
+    app's upload cap (``app.limits.max_upload_bytes``), or the operator's."""
+    if not view.access.public:
+        return OPERATOR_CAPS
+    one = min(PUBLIC_CAPS.max_image_bytes, int(view.limits.max_upload_bytes))
+    return AuthoringCaps(**{**PUBLIC_CAPS.__dict__, "max_image_bytes": one})
+
+
+#: changes undo can take back, per session
+MAX_UNDO = 50
+
+
+@dataclass
+class Drafts:
+    """One session's drafts, which one is being edited, and the files of their images."""
+
+    folder_of: Callable[[], Path]                           # the session's private folder (made on use)
+    drafts: list[SegDraft] = field(default_factory=list)
+    current: int = -1
+    files: dict[str, Path] = field(default_factory=dict)    # image key -> its file (uploads, imports)
+    #: image key -> (dataset, file name): an imported image fetched when needed (a hub dataset's)
+    remote: dict[str, tuple] = field(default_factory=dict)
+    bytes_held: int = 0
+    counter: int = 0
+    #: scores of draft images by (metric, key), from live scoring while authoring
+    scores: dict[tuple[str, str], float] = field(default_factory=dict)
+    thumbs: dict[str, str] = field(default_factory=dict)     # image key -> its thumbnail (a data URI)
+    #: earlier states (the drafts, which one was edited), newest last, for undo; drafts are immutable,
+    #: so a state is a tuple of references
+    history: list = field(default_factory=list)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def __bool__(self) -> bool:
+        return bool(self.drafts) or bool(self.files)
+
+    def next_id(self) -> int:
+        with self.lock:
+            self.counter += 1
+            return self.counter
+
+    def folder(self, name: str) -> Path:
+        """A folder of this session's own (``authoring/NAME`` in its downloads folder)."""
+        d = Path(self.folder_of()) / "authoring" / name
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    @property
+    def draft(self) -> SegDraft | None:
+        return self.drafts[self.current] if 0 <= self.current < len(self.drafts) else None
+
+    def remember(self) -> None:
+        """Keep the present state for :meth:`undo` (call before a change)."""
+        with self.lock:
+            self.history.append((tuple(self.drafts), self.current))
+            del self.history[:-MAX_UNDO]
+
+    def undo(self) -> None:
+        with self.lock:
+            if not self.history:
+                raise InputError("nothing to undo")
+            drafts, self.current = self.history.pop()
+            self.drafts = list(drafts)
+
+    def set_draft(self, draft: SegDraft) -> None:
+        with self.lock:
+            if self.draft is None:
+                raise InputError("start a SEG first (from a prompt, or from a SEG of the dataset)")
+            if draft != self.draft:
+                self.remember()
+                self.drafts[self.current] = draft
+
+    def add_draft(self, draft: SegDraft, caps: AuthoringCaps) -> None:
+        with self.lock:
+            if len(self.drafts) >= caps.max_drafts:
+                raise InputError(f"a session may author at most {caps.max_drafts} SEGs at once; remove one first")
+            self.remember()
+            self.drafts.append(draft)
+            self.current = len(self.drafts) - 1
+
+    def keys_in_use(self) -> set[str]:
+        """Image keys of the drafts and of the states undo can go back to (their files are kept)."""
+        with self.lock:
+            states = [self.drafts] + [list(h[0]) for h in self.history]
+        return {im.key for drafts in states for x in drafts for im in x.images}
+
+    def close(self) -> None:
+        with self.lock:
+            self.drafts, self.current, self.files, self.scores, self.thumbs, self.bytes_held = [], -1, {}, {}, {}, 0
+            self.remote, self.history = {}, []
+
+
+#: workspace -> its Drafts (weak: a workspace that is gone takes its drafts with it)
+_STORE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def drafts_of(view, *, create: bool = False) -> Drafts | None:
+    """The session's drafts (``view``: an AppView); ``None`` when it has none and ``create`` is off."""
+    ws = getattr(view, "workspace", None)
+    if ws is None or getattr(ws, "read_only", False):
+        return None
+    with _LOCK:
+        d = _STORE.get(ws)
+        if d is None and create:
+            d = _STORE[ws] = Drafts(ws.exports_dir)
+    return d
+
+
+def _forget(workspace) -> None:
+    with _LOCK:
+        d = _STORE.pop(workspace, None)
+    if d is not None:
+        d.close()
+        base = workspace.exports_path()
+        if base is not None:     # the workspace deletes its folder too; gone now either way
+            shutil.rmtree(os.path.join(base, "authoring"), ignore_errors=True)
+
+
+def _holds(workspace) -> bool:
+    with _LOCK:
+        d = _STORE.get(workspace)
+    return bool(d)
+
+
+CLOSE_HOOKS.append(_forget)
+HOLD_CHECKS.append(_holds)

@@ -1,0 +1,171 @@
+"""A session's own metric scores on the rated sets of the Human ratings tab (private, dropped with it).
+
+A visitor uploads a score file keyed by ``image_id`` for one rated set; its metric columns join that
+set's leaderboard, scatter and cross-gold view for that session only. The uploads live beside the
+session's :class:`~ts2viz.ui.state.app_state.Workspace` (made on the first upload, closed when the tab closes
+or after the idle timeout: :data:`ts2viz.ui.state.app_state.CLOSE_HOOKS` drops them then), within the
+session's caps (:class:`~ts2viz.ui.serving.access.Limits`: score files, bytes, metrics). In public mode the
+file must come through the page (:func:`ts2viz.ui.callbacks.common.visitor_file`) and an error quotes
+nothing from it.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+
+from ...errors import InputError
+from .app_state import CLOSE_HOOKS, HOLD_CHECKS
+
+#: workspace -> its GoldUploads (weak: a workspace that is gone takes its uploads with it)
+_STORE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+class GoldUploads:
+    """One session's uploaded score columns per rated set, and what is computed from them (memoised
+    until the next upload)."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, object] = {}     # rated-set name -> DataFrame aligned with its images
+        self.files = 0
+        self.version = 0
+        self._memo: dict = {}
+        self._lock = threading.Lock()
+
+    def __bool__(self) -> bool:
+        return bool(self.columns)
+
+    @property
+    def n_metrics(self) -> int:
+        return sum(len(df.columns) for df in self.columns.values())
+
+    def metrics(self, name: str) -> list[str]:
+        df = self.columns.get(name)
+        return [] if df is None else list(df.columns)
+
+    def add(self, name: str, table) -> None:
+        import pandas as pd
+
+        with self._lock:
+            old = self.columns.get(name)
+            self.columns[name] = table if old is None else pd.concat([old, table], axis=1)
+            self.files += 1
+            self.version += 1
+            self._memo.clear()
+
+    def memo(self, key, build):
+        with self._lock:
+            if key in self._memo:
+                return self._memo[key]
+        out = build()
+        with self._lock:
+            self._memo[key] = out
+        return out
+
+
+def uploads_of(view, *, create: bool = False) -> GoldUploads | None:
+    """The session's gold uploads (``view``: an AppView); None when it has none and ``create`` is off."""
+    ws = getattr(view, "workspace", None)
+    if ws is None or getattr(ws, "read_only", False):
+        return None
+    with _LOCK:
+        up = _STORE.get(ws)
+        if up is None and create:
+            up = _STORE[ws] = GoldUploads()
+    return up
+
+
+def _forget(workspace) -> None:
+    with _LOCK:
+        _STORE.pop(workspace, None)
+
+
+def _holds(workspace) -> bool:
+    with _LOCK:
+        up = _STORE.get(workspace)
+    return bool(up)
+
+
+CLOSE_HOOKS.append(_forget)
+HOLD_CHECKS.append(_holds)
+
+
+def add_gold_scores(view, gold: str, path, display_name: str | None = None) -> str:
+    """Read an uploaded score file (CSV: ``image_id`` + one numeric column per metric) for the rated
+    set ``gold`` into the session's uploads; returns a status line (names as the visitor wrote them:
+    escape them for display).
+
+    Caps (the session's :class:`~ts2viz.ui.serving.access.Limits`): score files (SEG and gold uploads
+    together), bytes of one file, metrics held (checked on the header, before the rows are read);
+    rows are bounded by the rated set (every row names one of its images, once). A column that
+    names a metric the set already has, or a ``human:`` name, is refused.
+    """
+    from ...gold import read_score_table
+    from ..callbacks import humaneval as gc
+    from ..callbacks.common import uploaded_scores_file
+
+    gc.check_gold(gold)
+    if not path:
+        raise InputError("choose a score file (CSV: image_id and one column per metric) first")
+    p, name = uploaded_scores_file(view, path, display_name, (".csv",),
+                                   "scores for a rated set must be a .csv file")
+    lim = view.limits
+    held = uploads_of(view)
+    files = view.workspace.uploads + (held.files if held else 0)
+    if files >= lim.max_uploads:
+        raise InputError(f"a session may add at most {lim.max_uploads} score files; reload the page to start "
+                         "a new session")
+    header = _header(p, name)
+    key = "image_id" if "image_id" in header or "file_name" not in header else "file_name"
+    new = [c for c in header if c != key]
+    own = len(view.workspace.metrics) + (held.n_metrics if held else 0)
+    if own + len(new) > lim.max_metrics:
+        raise InputError(f"a session may hold at most {lim.max_metrics} metrics of its own (this one has {own}, "
+                         f"the file has {len(new)})", file=name)
+    g = gc.rated(gold)
+    taken = set(g.metrics) | set(held.metrics(gold) if held else [])
+    for c in new:
+        if not c:
+            raise InputError("a metric column has no name", file=name, row=1)
+        if c in taken or c.startswith("human:"):
+            raise InputError(f"metric {c!r} is already in rated set {gold!r}; rename the column to add it",
+                             file=name, row=1)
+    import warnings
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            table = read_score_table(p, g.image_ids)
+    except InputError as e:
+        if view.access.public:      # quote nothing from the visitor's file
+            at = f"row {e.row}: " if e.row is not None else ""
+            raise InputError(f"{at}not a valid score file for rated set {gold} (expected an image_id column "
+                             "naming the set's images, once each, and numeric metric columns)", file=name) from None
+        raise InputError(str(e).replace(str(p), name)) from None
+    scored = int(table.notna().any(axis=1).sum())
+    if not scored:
+        raise InputError("no score in the file", file=name)
+    uploads_of(view, create=True).add(gold, table)
+    part = f" ({scored} of {len(g)} images scored)" if caught or scored < len(g) else ""
+    k = len(table.columns)
+    return f"Loaded {k} metric{'s' if k != 1 else ''} for {gold} from {name}{part}: {', '.join(table.columns)}"
+
+
+def _header(p, name: str) -> list[str]:
+    """The file's header row, read without reading the rest (the caps are checked on it first)."""
+    import csv
+
+    try:
+        with open(p, encoding="utf-8-sig", newline="") as f:
+            first = f.readline(1 << 20)
+    except (OSError, UnicodeDecodeError):
+        raise InputError("not a UTF-8 text file", file=name) from None
+    row = next(csv.reader([first]), None)
+    if not row:
+        raise InputError("empty file: expected a header row (image_id, metric columns)", file=name, row=1)
+    return [h.strip() for h in row]
+
+
+def display_name(path) -> str | None:
+    return os.path.basename(str(path)) if path else None
