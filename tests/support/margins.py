@@ -15,6 +15,12 @@ input (one that gives a wide margin), never loosen the margin.
 The margin is relative to the values' scale: ``rel * max(|values|)`` (or ``abs_tol`` if larger), 1e-3
 of the scale by default: far above float32 rounding after a few hundred additions (about 1e-5), far
 below any difference a test means.
+
+Decisions inside models have their own helpers, built on the same rule: :func:`generation_margins`
+(every greedy step and beam-search choice of ``generate`` calls in a block), :func:`assert_wide_detections`
+(a detector's threshold, NMS and cap, and T2I-FineEval's crops) and :func:`assert_wide_rounding` (values
+compared after rounding). docs/development/tests.md says when a test needs them and lists the tests that
+use them.
 """
 from __future__ import annotations
 
