@@ -132,7 +132,7 @@ class Card:
 
 @dataclass(frozen=True)
 class Family:
-    """A registered metric family: its name, a one-line description and how to build it."""
+    """A registered metric family: its name, a one-line description, how to build it and its :attr:`card`."""
 
     name: str
     description: str
