@@ -116,6 +116,19 @@ def assert_wide_rounding(values: Iterable[float] | float, decimals: int = 0, *, 
         _fail(f"rounding to {decimals} decimals", gap, tol, context)
 
 
+def assert_wide_choices(mapper, answers: Sequence[str], choices: Sequence[Sequence[str]], *, rel: float = REL,
+                        context: str = "") -> None:
+    """Assert that a Sentence-BERT mapper (``ts2viz.qa.mapping.SBERTMapper``) picks each answer's choice by
+    a wide margin: the cosine argmax over its choices, for every answer that is not one of them (TIFA's
+    rule sends those to Sentence-BERT; an answer that is a choice is taken as is)."""
+    for a, cs in zip(answers, choices):
+        cs = list(cs)
+        if a in cs or len(cs) < 2:
+            continue
+        sims = mapper.embed(cs) @ mapper.embed([str(a)])[0]
+        assert_wide_argmax(sims, rel=rel, context=f"{context + ': ' if context else ''}{a!r} among {cs}")
+
+
 # -- decisions inside models: generation and detection ------------------------------------------------------
 
 class _Generation:
