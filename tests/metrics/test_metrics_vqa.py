@@ -174,8 +174,8 @@ def test_qa_metric_score_is_accumulation_of_its_answers(images, family, mapper, 
     reference_mapper = load_mapper(mapper_spec, device="cpu", rule="tifa" if family == "tifa" else None)
     with generation_margins(context=f"{family} answers"):     # answers from another batch: wide argmaxes
         scores, details = m.score_with_details(images[:2], prompts)
-        answers_of = [m.vqa.answer([im] * len(src.get(p)), [m.ask(q) for q in src.get(p)], max_new_tokens=m.max_new_tokens)
-                      for im, p in zip(images, prompts)]
+        answers_of = [m.vqa.answer([im] * len(src.get(p)), [m.ask(q) for q in src.get(p)], max_new_tokens=m.max_new_tokens,
+                                   decoding=m.decoding) for im, p in zip(images, prompts)]
     for im, p, s, recs, answers in zip(images, prompts, scores, details, answers_of):
         qs = src.get(p)
         assert [r["question"] for r in recs] == [q.text for q in qs]
@@ -190,7 +190,9 @@ def test_qa_metric_score_is_accumulation_of_its_answers(images, family, mapper, 
             mapped = [("yes" if a == "yes" else "no") if set(q.choices) == {"yes", "no"} else c
                       for a, q, c in zip(answers, qs, mapped)]
         assert [r["mapped"] for r in recs] == mapped
-        correct = {q.id: normalize_answer(c) == normalize_answer(q.answer) for q, c in zip(qs, mapped)}
+        # TIFA's int(mc_answer == answer) and DSG's answer == 'yes' by default (correctness=exact)
+        correct = {q.id: (c == q.answer) if m.correctness == "exact" else normalize_answer(c) == normalize_answer(q.answer)
+                   for q, c in zip(qs, mapped)}
         want = (dsg_score(correct, {q.id: q.parents for q in qs}) if family == "dsg"
                 else tifa_score(list(correct.values())))
         assert s == pytest.approx(want)
