@@ -1,5 +1,6 @@
-"""BLIP-2's image–text retrieval heads (Q-Former): the matching (ITM) and contrastive (ITC) scores of an
-image and a text, as t2v_metrics 3.0 computes them (``itmscore_models/blip2_itm_model.py``,
+"""BLIP-2's image–text retrieval heads (Q-Former): matching (ITM) and contrastive (ITC) scores.
+
+The matching (ITM) and contrastive (ITC) scores of an image and a text, as t2v_metrics 3.0 computes them (``itmscore_models/blip2_itm_model.py``,
 ``clipscore_models/blip2_itc_model.py``, LAVIS' ``Blip2Qformer``) on transformers'
 ``Blip2ForImageTextRetrieval`` checkpoints (``Salesforce/blip2-itm-vit-g``, the same weights as LAVIS'
 ``blip2`` / ``pretrain``).
@@ -59,6 +60,13 @@ class Blip2Retrieval:
 
     @property
     def config(self) -> dict:
+        """The settings that change the scores: the checkpoint's identity, the image and text preprocessing.
+
+        Returns
+        -------
+        dict
+            The model identity (id, revision, fingerprint) plus ``image`` and ``text`` descriptions.
+        """
         return {**self.identity, "image": f"resize {self.size}x{self.size} bicubic, CLIP mean/std",
                 "text": f"BERT word pieces, {TEXT_LENGTH} tokens"}
 
@@ -100,8 +108,23 @@ class Blip2Retrieval:
         return torch.softmax(logits.float(), dim=-1)[:, 1].double().cpu().numpy()
 
     def itc(self, pixels: Sequence[np.ndarray], texts: Sequence[str]) -> np.ndarray:
-        """The largest cosine, over the query outputs, between each image's projected queries and its text's
-        projected [CLS] (the pair's own text only)."""
+        """BLIP-2's contrastive score of each image with its own text.
+
+        The largest cosine, over the 32 query outputs, between the image's projected queries and its text's
+        projected [CLS] output (the pair's own text only, no softmax over a batch of texts).
+
+        Parameters
+        ----------
+        pixels : sequence of numpy.ndarray
+            Images prepared by :meth:`pixels`.
+        texts : sequence of str
+            One text per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 cosines in [-1, 1], one per pair.
+        """
         torch = self._torch
         m = self.model
         ids, mask = self._text(texts)

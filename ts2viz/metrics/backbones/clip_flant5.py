@@ -318,9 +318,29 @@ def _vqa_model_class():
 
         @classmethod
         def from_parts(cls, model, tokenizer, image_processor, *, name: str = "in-memory", batch_size: int = 8):
-            """The VQA model of an already-built CLIP-FlanT5 (:func:`model_class`), its T5 tokenizer and CLIP
-            image processor (e.g. random weights built on the GPU by ``benchmarks/bench_gpu.py``): no download,
-            no checkpoint on disk; it computes on its own device in its own dtype."""
+            """The VQA model of an already-built CLIP-FlanT5, its T5 tokenizer and CLIP image processor.
+
+            For example random weights built on the GPU by ``benchmarks/bench_gpu.py``: no download, no
+            checkpoint on disk; it computes on its own device in its own dtype.
+
+            Parameters
+            ----------
+            model : torch.nn.Module
+                A CLIP-FlanT5 (:func:`model_class`).
+            tokenizer : transformers.PreTrainedTokenizerBase
+                Its T5 tokenizer.
+            image_processor : transformers.CLIPImageProcessor
+                Its CLIP image processor.
+            name : str
+                The name the metric's config records.
+            batch_size : int
+                Pairs per forward pass.
+
+            Returns
+            -------
+            ClipT5VQA
+                The VQA model.
+            """
             p = next(model.parameters())
             return cls(name, None, str(p.device), p.dtype, batch_size, parts=(model, tokenizer, image_processor))
 

@@ -261,9 +261,35 @@ class HFEmbeddingScore(_EmbeddingScore):
     def from_model(cls, model, tokenizer, image_processor, *, spec: str = "clipscore:in-memory",
                    device: str | None = None, batch_size: int | None = None, variant: str | None = None,
                    preprocess: str = "fast") -> "HFEmbeddingScore":
-        """The metric of an already-built transformers dual encoder (``get_image_features`` /
-        ``get_text_features``) with its tokenizer and image processor, e.g. random weights built on the GPU by
-        ``benchmarks/bench_gpu.py``: no download, no checkpoint on disk; it computes in the model's dtype."""
+        """The metric of an already-built transformers dual encoder with its tokenizer and image processor.
+
+        A model with ``get_image_features`` / ``get_text_features``, e.g. random weights built on the GPU by
+        ``benchmarks/bench_gpu.py``: no download, no checkpoint on disk; it computes in the model's dtype.
+
+        Parameters
+        ----------
+        model : transformers.PreTrainedModel
+            The dual encoder (CLIP, SigLIP, ALIGN).
+        tokenizer : transformers.PreTrainedTokenizerBase
+            Its tokenizer.
+        image_processor : transformers.BaseImageProcessor
+            Its image processor.
+        spec : str
+            The spec the metric records.
+        device : str, optional
+            Its device (default: the model's).
+        batch_size : int, optional
+            Images per forward pass.
+        variant : str, optional
+            The score variant (as the family's option).
+        preprocess : str
+            The image preprocessing (as the family's option).
+
+        Returns
+        -------
+        HFEmbeddingScore
+            The metric.
+        """
         from ..common.spec import parse_spec
 
         sp = parse_spec(spec) if isinstance(spec, str) else spec

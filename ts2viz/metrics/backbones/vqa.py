@@ -97,11 +97,31 @@ class VQAModel:
         return np.asarray(out, dtype=np.float64)
 
     def first_token_score(self, images: Sequence, questions: Sequence[str], answers: Sequence[str]) -> np.ndarray:
-        """P(the first token of ``answers[i]``) as the model's first answer token to ``questions[i]`` about
-        ``images[i]``: the softmax of the next-token scores after the model's prompt, after the greedy logits
-        processors of its generation config (t2v_metrics' VQAScore for Qwen2-VL, PaliGemma, LLaVA-OneVision
-        and Llama-3.2-Vision: ``generate(max_new_tokens=1, output_scores=True)``; see :mod:`.vqa_t2v`).
-        Returns float64 values in [0, 1], independent of batching."""
+        """P(the first token of ``answers[i]``) as the model's first answer token to ``questions[i]``.
+
+        The softmax of the next-token scores after the model's prompt, after the greedy logits processors of
+        its generation config (t2v_metrics' VQAScore for Qwen2-VL, PaliGemma, LLaVA-OneVision and
+        Llama-3.2-Vision: ``generate(max_new_tokens=1, output_scores=True)``; see :mod:`.vqa_t2v`).
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            One image per question.
+        questions : sequence of str
+            The questions, as asked.
+        answers : sequence of str
+            One answer per question; its first token is scored.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 values in [0, 1], independent of batching.
+
+        Raises
+        ------
+        ts2viz.errors.InputError
+            When the lists differ in length, or the model has no first-token score.
+        """
         questions, answers = [str(q) for q in questions], [str(a) for a in answers]
         if len(questions) != len(answers):
             raise InputError(f"VQA: {len(questions)} questions but {len(answers)} answers")
@@ -432,10 +452,29 @@ class GenerativeVQA(VQAModel):
     @classmethod
     def from_model(cls, model, processor, *, name: str = "in-memory", batch_size: int = 8,
                    t2v_image_processor=None) -> "GenerativeVQA":
-        """The VQA model of an already-built transformers VLM and its processor (e.g. random weights built on
-        the GPU by ``benchmarks/bench_gpu.py``): no download, no checkpoint on disk; it computes on its own
-        device in its own dtype. ``t2v_image_processor``: LLaVA's CLIP image processor for t2v_metrics'
-        square padding (default: the processor's own)."""
+        """The VQA model of an already-built transformers VLM and its processor.
+
+        For example random weights built on the GPU by ``benchmarks/bench_gpu.py``: no download, no
+        checkpoint on disk; it computes on its own device in its own dtype.
+
+        Parameters
+        ----------
+        model : transformers.PreTrainedModel
+            The VLM (LLaVA, Qwen2-VL, PaliGemma, ...).
+        processor : transformers.ProcessorMixin
+            Its processor.
+        name : str
+            The name the metric's config records.
+        batch_size : int
+            Pairs per forward pass.
+        t2v_image_processor : optional
+            LLaVA's CLIP image processor for t2v_metrics' square padding (default: the processor's own).
+
+        Returns
+        -------
+        GenerativeVQA
+            The VQA model.
+        """
         from types import SimpleNamespace
 
         p = next(model.parameters())
@@ -516,8 +555,15 @@ class GenerativeVQA(VQAModel):
 
     @property
     def end_of_answer(self) -> int | None:
-        """The token that ends the model's answers (its generation config's first end-of-sequence token,
-        else the tokenizer's): part of every answer choice's likelihood (:meth:`choice_logprobs`)."""
+        """The token that ends the model's answers, part of every answer choice's likelihood.
+
+        Its generation config's first end-of-sequence token, else the tokenizer's (:meth:`choice_logprobs`).
+
+        Returns
+        -------
+        int or None
+            The token id; None when the model has no end-of-sequence token.
+        """
         eos = getattr(self.model.generation_config, "eos_token_id", None)
         if isinstance(eos, (list, tuple)):
             eos = eos[0] if eos else None

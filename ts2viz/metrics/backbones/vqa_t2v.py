@@ -1,4 +1,4 @@
-"""t2v_metrics 3.0's model-specific inputs and scoring rules, on transformers' models (for :mod:`.vqa`).
+r"""t2v_metrics 3.0's model-specific inputs and scoring rules, on transformers' models (for :mod:`.vqa`).
 
 t2v_metrics' VQAScore asks every VLM in that model's own way (``t2v_metrics/models/vqascore_models/*``);
 this module is ts2viz's own implementation of those ways for the architectures :class:`.vqa.GenerativeVQA`
@@ -15,7 +15,7 @@ loads, proved against t2v_metrics' code on reference fixtures (``tests/metrics/r
   (Qwen2-VL-Instruct's ``repetition_penalty`` 1.05 over the prompt's tokens) (:func:`first_token_scores`).
   Qwen2-VL's image is resized by ``qwen_vl_utils.fetch_image``'s rule first (:func:`qwen_resize`);
   PaliGemma gets the question without a task prefix, as t2v_metrics passes it (``<image>``s, ``<bos>``, the
-  question, ``\\n``).
+  question, ``\n``).
 """
 from __future__ import annotations
 
@@ -36,8 +36,28 @@ QWEN_FACTOR, QWEN_MIN_PIXELS, QWEN_MAX_PIXELS, QWEN_MAX_RATIO = 28, 4 * 28 * 28,
 
 
 def resize_shorter_center_crop(image, size: int):
-    """torchvision's ``Resize(size)`` (shorter side to ``size``, PIL bicubic) then ``CenterCrop(size)`` on a PIL
-    image, as t2v_metrics prepares InstructBLIP's images."""
+    """Shorter side to ``size`` then the centre square, as t2v_metrics prepares InstructBLIP's images.
+
+    torchvision's ``Resize(size)`` (shorter side to ``size``, PIL bicubic) then ``CenterCrop(size)``.
+
+    Parameters
+    ----------
+    image : PIL.Image.Image
+        The image.
+    size : int
+        The side of the square result in pixels.
+
+    Returns
+    -------
+    PIL.Image.Image
+        A ``size`` x ``size`` image.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> resize_shorter_center_crop(Image.new("RGB", (40, 20)), 16).size
+    (16, 16)
+    """
     from PIL import Image
 
     w, h = image.size
@@ -51,7 +71,26 @@ def resize_shorter_center_crop(image, size: int):
 
 
 def normalized_pixels(images: Sequence, mean, std):
-    """PIL images -> float32 ``(n, 3, h, w)``: /255 then (x - mean) / std (torchvision's ToTensor + Normalize)."""
+    """PIL images as one normalised float32 batch (torchvision's ``ToTensor`` then ``Normalize``).
+
+    Parameters
+    ----------
+    images : sequence of PIL.Image.Image
+        Images of one size.
+    mean, std : sequence of float
+        Per-channel mean and standard deviation (of pixel values in [0, 1]).
+
+    Returns
+    -------
+    torch.Tensor
+        float32 ``(n, 3, h, w)``: each pixel /255, then ``(x - mean) / std``.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> normalized_pixels([Image.new("RGB", (4, 2), (255, 0, 0))], [0.5] * 3, [0.5] * 3)[0, :, 0, 0].tolist()
+    [1.0, -1.0, -1.0]
+    """
     import torch
 
     m = np.asarray(mean, dtype=np.float32).reshape(3, 1, 1)
@@ -62,8 +101,30 @@ def normalized_pixels(images: Sequence, mean, std):
 
 
 def lavis_t5_answer_scores(vqa, images: Sequence, items: Sequence[tuple[str, str]]) -> list[float]:
-    """t2v_metrics' InstructBLIP VQAScore (LAVIS' Flan-T5 format, module docstring) on transformers'
-    InstructBLIP / BLIP-2 Flan-T5: ``exp(-mean cross-entropy)`` of the answer's tokens and ``</s>``."""
+    """t2v_metrics' InstructBLIP VQAScore on transformers' InstructBLIP / BLIP-2 Flan-T5.
+
+    LAVIS' Flan-T5 format (module docstring): the image centre-cropped to the model's size, the query outputs
+    and the question into T5's encoder, the answer's tokens and ``</s>`` as the decoder's target.
+
+    Parameters
+    ----------
+    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+        A loaded InstructBLIP or BLIP-2 model with a Flan-T5 language model.
+    images : sequence of PIL.Image.Image
+        One image per item.
+    items : sequence of (str, str)
+        ``(question, answer)`` per image.
+
+    Returns
+    -------
+    list of float
+        ``exp(-mean cross-entropy)`` of each answer's tokens and ``</s>``, as LAVIS computes it.
+
+    Raises
+    ------
+    ts2viz.errors.InputError
+        When an answer has no tokens.
+    """
     import torch
 
     model, proc = vqa.model, vqa.processor
@@ -119,8 +180,32 @@ def _tokenize(tok, texts, max_length: int, side: str, pad_right: bool = False) -
 
 
 def qwen_resize(image):
-    """``qwen_vl_utils.fetch_image``'s resize (t2v_metrics' Qwen2-VL path): both sides rounded to multiples of 28,
-    the pixel count kept within 4 to 16384 tokens of 28 x 28, PIL's default (bicubic) resampling."""
+    """``qwen_vl_utils.fetch_image``'s resize, as t2v_metrics' Qwen2-VL path prepares an image.
+
+    Both sides rounded to multiples of 28, the pixel count kept within 4 to 16384 tokens of 28 x 28, PIL's
+    default (bicubic) resampling.
+
+    Parameters
+    ----------
+    image : PIL.Image.Image
+        The image.
+
+    Returns
+    -------
+    PIL.Image.Image
+        The resized image (the same object when no resize is needed).
+
+    Raises
+    ------
+    ts2viz.errors.InputError
+        When the aspect ratio exceeds qwen_vl_utils' limit (200).
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> qwen_resize(Image.new("RGB", (100, 60))).size
+    (112, 56)
+    """
     w, h = image.size
     if max(w, h) / min(w, h) > QWEN_MAX_RATIO:
         raise InputError(f"Qwen2-VL: image aspect ratio {max(w, h) / min(w, h):.0f} is above {QWEN_MAX_RATIO}")
@@ -136,8 +221,24 @@ def qwen_resize(image):
 
 
 def paligemma_inputs(vqa, images: Sequence, questions: Sequence[str]) -> dict:
-    """PaliGemma's input as t2v_metrics builds it (the processor given the bare question): ``<image>`` x the
-    image's token count, ``<bos>``, the question and ``\\n``; no task prefix. Left-padded."""
+    r"""PaliGemma's input as t2v_metrics builds it (the processor given the bare question).
+
+    ``<image>`` x the image's token count, ``<bos>``, the question and ``\n``; no task prefix. Left-padded.
+
+    Parameters
+    ----------
+    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+        A loaded PaliGemma model.
+    images : sequence of PIL.Image.Image
+        One image per question.
+    questions : sequence of str
+        The questions, as asked (no template applied here).
+
+    Returns
+    -------
+    dict
+        The model's keyword inputs (``input_ids``, ``attention_mask``, ``pixel_values``), on its device.
+    """
     import torch
 
     proc, tok = vqa.processor, vqa.tokenizer
@@ -177,8 +278,21 @@ def first_token_inputs(vqa, images: Sequence, questions: Sequence[str]) -> dict:
 
 
 def greedy_processors(generation_config) -> tuple[list, dict]:
-    """The logits processors ``generate(do_sample=False)`` applies to the first step's scores for this
-    generation config (those that can act on it), and their settings for the metric's config."""
+    """The logits processors greedy ``generate`` applies to the first step's scores for a generation config.
+
+    Only those that can act on the first step (repetition penalty, suppressed tokens); sampling settings
+    (temperature, top-k, top-p) play no part in greedy decoding.
+
+    Parameters
+    ----------
+    generation_config : transformers.GenerationConfig
+        The checkpoint's generation config.
+
+    Returns
+    -------
+    tuple of (list, dict)
+        The processors, and their settings for the metric's config.
+    """
     from transformers import (RepetitionPenaltyLogitsProcessor, SuppressTokensAtBeginLogitsProcessor,
                               SuppressTokensLogitsProcessor)
 
@@ -198,8 +312,30 @@ def greedy_processors(generation_config) -> tuple[list, dict]:
 
 
 def first_token_scores(vqa, images: Sequence, items: Sequence[tuple[str, str]]) -> list[float]:
-    """P(answer's first token) at the first generated position, after the greedy logits processors of the
-    checkpoint's generation config, each row's processors seeing that row's prompt tokens only (unpadded)."""
+    """P(answer's first token) at the first generated position, as t2v_metrics reads ``generate``'s scores.
+
+    After the greedy logits processors of the checkpoint's generation config (:func:`greedy_processors`),
+    each row's processors seeing that row's prompt tokens only (unpadded).
+
+    Parameters
+    ----------
+    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+        A loaded decoder-only VLM (Qwen2-VL, PaliGemma, LLaVA-OneVision, ...).
+    images : sequence of PIL.Image.Image
+        One image per item.
+    items : sequence of (str, str)
+        ``(question, answer)`` per image.
+
+    Returns
+    -------
+    list of float
+        The softmax probability of each answer's first token.
+
+    Raises
+    ------
+    ts2viz.errors.InputError
+        When an answer has no tokens.
+    """
     import torch
 
     enc = first_token_inputs(vqa, images, [q for q, _ in items])

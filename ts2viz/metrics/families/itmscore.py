@@ -40,9 +40,37 @@ class BLIP2Retrieval(Metric):
         self.model = model
 
     def prepare(self, image, file_name: str | None = None) -> np.ndarray:
+        """One image as t2v_metrics prepares it for BLIP-2 (:meth:`.Blip2Retrieval.pixels`).
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The decoded image.
+        file_name : str, optional
+            Its file (unused).
+
+        Returns
+        -------
+        numpy.ndarray
+            float32 ``(3, s, s)``.
+        """
         return self.model.pixels(image)
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """The ITM probability or the ITC cosine of each prepared image with its prompt.
+
+        Parameters
+        ----------
+        items : sequence of numpy.ndarray
+            Images as :meth:`prepare` returned them.
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 scores: ITM in [0, 1], ITC in [-1, 1].
+        """
         return (self.model.itm if self.head == "itm" else self.model.itc)(list(items), list(prompts))
 
 

@@ -188,9 +188,31 @@ class PickScore(Metric):
     @classmethod
     def from_model(cls, model, tokenizer, image_processor, *, spec: str = "pickscore:in-memory",
                    score: str = "authors", batch_size: int | None = None) -> "PickScore":
-        """The metric of an already-built ``CLIPModel`` with its tokenizer and image processor (e.g. random
-        weights built on the GPU by ``benchmarks/bench_gpu.py``): no download, no checkpoint on disk; it
-        computes on the model's device in its dtype."""
+        """The metric of an already-built ``CLIPModel`` with its tokenizer and image processor.
+
+        For example random weights built on the GPU by ``benchmarks/bench_gpu.py``: no download, no
+        checkpoint on disk; it computes on the model's device in its dtype.
+
+        Parameters
+        ----------
+        model : transformers.CLIPModel
+            The PickScore model.
+        tokenizer : transformers.PreTrainedTokenizerBase
+            Its tokenizer.
+        image_processor : transformers.CLIPImageProcessor
+            Its image processor.
+        spec : str
+            The spec the metric records.
+        score : str
+            The score (as the family's ``score`` option).
+        batch_size : int, optional
+            Images per forward pass.
+
+        Returns
+        -------
+        PickScore
+            The metric.
+        """
         from ..common.spec import parse_spec
 
         if score not in SCORES:

@@ -40,7 +40,8 @@ QUESTION = QUESTION_TEMPLATE
 class VQAScore(Metric):
     """The likelihood of ``answer_template`` as ``vqa``'s answer to ``question_template`` (see module doc).
 
-    Per image, :attr:`last_details` holds the question, the answer and its likelihood (the score)."""
+    Per image, :attr:`last_details` holds the question, the answer and its likelihood (the score).
+    """
 
     name = "vqascore"
     has_details = True
@@ -63,6 +64,20 @@ class VQAScore(Metric):
         self.question_template, self.answer_template, self.answer = question_template, answer_template, answer
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """VQAScore of prepared images and their prompts (one batch; :class:`~ts2viz.metrics.common.base.Metric`).
+
+        Parameters
+        ----------
+        items : sequence
+            Images as :meth:`prepare` returned them.
+        prompts : sequence of str
+            One prompt per image, put into the question and answer templates.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 answer likelihoods in [0, 1]; the details of each image in :attr:`last_details`.
+        """
         questions = [fill(self.question_template, p) for p in prompts]
         answers = [fill(self.answer_template, p) for p in prompts]
         if self.answer == "first_token_yes":
@@ -81,8 +96,10 @@ API_OPTIONS = ("api_key", "api_key_env", "timeout", "top_logprobs", "retries", "
 
 
 def _gpu_precision(spec: Spec, device: str | None) -> str | None:
-    """t2v_metrics' compute dtype for the model's architecture (read from its config, before loading), used
-    as the default dtype on a GPU; None on the CPU or when the architecture has no recipe."""
+    """t2v_metrics' compute dtype for the model's architecture, the default dtype on a GPU.
+
+    Read from the checkpoint's config, before loading; None on the CPU or when the architecture has no recipe.
+    """
     from ..backbones.llava import is_original_layout
     from ..common.device import resolve_device
     from .vqascore_recipes import ARCHITECTURES, RECIPES
@@ -111,8 +128,53 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
           dtype: str | None = None, template: str | None = None, llava_format: str = "t2v_metrics",
           vision_tower: str | None = None, tokenizer: str | None = None, endpoint: str | None = None,
           **options) -> Metric:
-    """``vqascore:MODEL[?key=value...]``: MODEL a hub id, a folder, t2v_metrics' model name
-    (:data:`~.vqascore_recipes.MODEL_NAMES`) or an API model with ``endpoint=URL``."""
+    """The VQAScore metric of a spec ``vqascore:MODEL[?key=value...]`` (the registry's factory).
+
+    MODEL is a hub id, a folder, t2v_metrics' model name (:data:`~.vqascore_recipes.MODEL_NAMES`) or an API
+    model with ``endpoint=URL``. Every option is on the family's card (:data:`CARD`).
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    device : str, optional
+        ``cpu``, ``cuda``, ``cuda:N`` or None for the best available.
+    question_template, answer_template : str, optional
+        The question and answer, ``{}`` standing for the prompt (default: the recipe's, t2v_metrics').
+    caption_likelihood : bool
+        Score the prompt's own likelihood as the caption (no question; both templates set).
+    answer : str, optional
+        How the answer is scored (``likelihood`` or ``first_token_yes``; default: the recipe's rule).
+    recipe : str, optional
+        The t2v_metrics recipe to follow (default: chosen by the checkpoint's architecture).
+    question : str, optional
+        The former name of ``question_template``.
+    batch_size : int, optional
+        Images per forward pass.
+    dtype : str, optional
+        Compute dtype (default: t2v_metrics' precision on a GPU, float32 on the CPU).
+    template : str, optional
+        The chat template of a LLaVA checkpoint.
+    llava_format : str
+        ``t2v_metrics`` (its prompt and square padding) or ``hf`` (the processor's own).
+    vision_tower, tokenizer : str, optional
+        Where a CLIP-FlanT5 or LLaVA checkpoint's vision tower and tokenizer are, when not beside it.
+    endpoint : str, optional
+        The base URL of an OpenAI-compatible API (an API model such as ``gpt-4o``).
+    **options
+        The API path's options (``top_logprobs``, ``api_key_env``, ``timeout``, ``retries``, ...).
+
+    Returns
+    -------
+    Metric
+        A :class:`VQAScore`, or an :class:`~.vqascore_api.APIVQAScore` for an API model.
+
+    Raises
+    ------
+    ts2viz.errors.InputError
+        An unknown or conflicting option, a model t2v_metrics names but ts2viz cannot run, an API model
+        without an endpoint, a checkpoint that cannot be loaded.
+    """
     from .vqascore_recipes import API_MODELS, RECIPES, UNSUPPORTED, recipe_for
 
     api = {k: options.pop(k) for k in API_OPTIONS if k in options}

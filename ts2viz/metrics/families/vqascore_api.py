@@ -44,8 +44,29 @@ IMAGE_TYPES = ("png", "jpeg", "jpg", "gif", "bmp", "webp")
 
 
 def data_url(image, file_name: str | None = None) -> str:
-    """``data:image/<type>;base64,...`` of the image file's bytes (t2v_metrics' ``encode_image``), or of a PNG
-    of the decoded image when there is no readable file of a type t2v_metrics sends."""
+    """The data URL an API request sends for an image, as t2v_metrics' ``encode_image`` builds it.
+
+    ``data:image/<type>;base64,...`` of the image file's own bytes, or of a PNG of the decoded image when there
+    is no readable file of a type t2v_metrics sends (:data:`IMAGE_TYPES`).
+
+    Parameters
+    ----------
+    image : PIL.Image.Image
+        The decoded image.
+    file_name : str, optional
+        Its file, whose bytes are sent as they are.
+
+    Returns
+    -------
+    str
+        The data URL.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> data_url(Image.new("RGB", (2, 2)))[:30]
+    'data:image/png;base64,iVBORw0K'
+    """
     if file_name:
         p = Path(file_name)
         kind = p.suffix.lower().lstrip(".")
@@ -57,8 +78,31 @@ def data_url(image, file_name: str | None = None) -> str:
 
 
 def read_top_logprobs(top: Sequence[tuple[str, float]], answer: str) -> float:
-    """t2v_metrics' reading of the first token's top log-probabilities ``[(token, logprob), ...]`` for ``answer``
-    (module docstring); 0.0 when no entry is the answer (or, for "yes", its opposite)."""
+    """The answer's probability read from the first token's top log-probabilities, as t2v_metrics reads it.
+
+    For "yes" (any case): ``exp(lp)`` of the first entry that is "Yes"/"yes", or ``1 - exp(lp)`` of the first
+    that is "No"/"no", whichever comes first; for another answer, ``exp(lp)`` of the entry equal to it.
+
+    Parameters
+    ----------
+    top : sequence of (str, float)
+        ``[(token, logprob), ...]`` of the first answer token, most likely first.
+    answer : str
+        The answer scored.
+
+    Returns
+    -------
+    float
+        The probability; 0.0 when no entry is the answer (or, for "yes", its opposite).
+
+    Examples
+    --------
+    >>> import math
+    >>> read_top_logprobs([("No", math.log(0.75)), ("Yes", math.log(0.2))], "Yes")
+    0.25
+    >>> read_top_logprobs([("Maybe", -0.1)], "Yes")
+    0.0
+    """
     yes = answer.lower() == "yes"
     for token, lp in top:
         if yes:
@@ -108,6 +152,20 @@ class APIVQAScore(Metric):
                       "completion_tokens": 0}
 
     def prepare(self, image, file_name: str | None = None) -> str:
+        """The image as the data URL a request sends (:func:`data_url`).
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The decoded image.
+        file_name : str, optional
+            Its file, whose bytes are sent as they are.
+
+        Returns
+        -------
+        str
+            The data URL.
+        """
         return data_url(image, file_name)
 
     # -- one request ------------------------------------------------------------------------------
@@ -175,6 +233,21 @@ class APIVQAScore(Metric):
 
     # -- a batch ----------------------------------------------------------------------------------
     def score_prepared(self, items: Sequence[str], prompts: Sequence[str]) -> np.ndarray:
+        """Scores of a batch: one request per pair not in the cache, sent concurrently, retried on failure.
+
+        Parameters
+        ----------
+        items : sequence of str
+            The images' data URLs (:meth:`prepare`).
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 answer probabilities; NaN for a pair whose request failed after every retry (never a
+            made-up score). :attr:`usage` counts the requests and tokens.
+        """
         questions = [fill(self.question_template, p) for p in prompts]
         answers = [fill(self.answer_template, p) for p in prompts]
         jobs = list(zip(questions, items))

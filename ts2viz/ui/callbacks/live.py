@@ -285,8 +285,27 @@ def check_upload(path, *, max_bytes: int = MAX_UPLOAD_BYTES, max_pixels: int = M
 
 
 def asked_line(details) -> str:
-    """`` Asked: "question" (score: the likelihood of the answer "Yes").`` for a metric whose per-image details
-    say what the model was asked (VQAScore); empty otherwise."""
+    """The sentence that says what a VQAScore model was asked, for the upload scoring's message.
+
+    Parameters
+    ----------
+    details : list of dict or None
+        The per-image details of a scoring run (``engine.score_images(..., return_details=True)``); the
+        first one that has a ``question`` and an ``answer`` is read (VQAScore's).
+
+    Returns
+    -------
+    str
+        `` Asked: "QUESTION" (score: the likelihood of the answer "ANSWER").`` with a leading space, or an
+        empty string when no detail says what was asked (ITMScore, CLIPScore, ...).
+
+    Examples
+    --------
+    >>> asked_line([{"question": 'Does this image show "a cat"?', "answer": "Yes"}])
+    ' Asked: "Does this image show "a cat"?" (score: the likelihood of the answer "Yes").'
+    >>> asked_line([{"score": 0.3}])
+    ''
+    """
     d = next((x for x in (details or []) if isinstance(x, dict) and "question" in x and "answer" in x), None)
     if d is None:
         return ""
