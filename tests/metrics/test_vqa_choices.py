@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from margins import assert_wide_gap
 from tiny_models import tiny
 from ts2viz.errors import InputError
 from ts2viz.metrics.common.spec import Spec
@@ -94,6 +95,8 @@ def test_paligemma_prefix_and_yes_probability(images):
     # vocabulary has "yes" and "Yes"; surface forms cover both)
     p_yes = vqa.yes_probability(images, QUESTIONS)
     lp = vqa.choice_logprobs(images, QUESTIONS, [["yes"]] * 3)
+    for k, (v, p) in enumerate(zip(lp, p_yes)):  # a bound compared over floats of a random model: by a wide margin
+        assert_wide_gap(p, np.exp(v[0]), context=f"P(yes first) against P(yes, EOS), image {k}")
     assert all(np.exp(v[0]) < p for v, p in zip(lp, p_yes))
     assert all(isinstance(a, str) for a in vqa.answer(images[:1], QUESTIONS[:1], max_new_tokens=2))
 
@@ -129,4 +132,5 @@ def test_choices_that_are_prefixes_of_each_other_are_exclusive(images, name):
     assert got[0][0] == pytest.approx(got[1][1], abs=1e-9)
     firsts = {tok.encode(f, add_special_tokens=False)[0]: f for f in surface_forms("red")}
     red_first = sum(vqa.first_token_score(images[:1], q[:1], [f])[0] for f in firsts.values())
-    assert got[0][0] < np.log(red_first) - 1e-6
+    assert_wide_gap(np.log(red_first), got[0][0], context="log P('red' first) against log P('red', EOS)")
+    assert got[0][0] < np.log(red_first)
