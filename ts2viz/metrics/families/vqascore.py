@@ -67,6 +67,10 @@ class VQAScore(Metric):
         self.vqa = vqa
         self.question_template, self.answer_template, self.answer = question_template, answer_template, answer
 
+    def prepare(self, image, file_name: str | None = None):
+        """The VQA model's CPU work on the image, done ahead of the model (:meth:`VQAModel.prepare_image`)."""
+        return self.vqa.prepare_image(image)
+
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
         questions = [fill(self.question_template, p) for p in prompts]
         if self.answer == "first_token_yes":
