@@ -42,6 +42,8 @@ class Metric:
     needs_pixels : whether :meth:`prepare` needs the decoded image (a precomputed-scores metric only
         needs the image's file name, so the engine neither reads nor hashes the file for it).
     cacheable : whether finished scores are worth keeping in the score cache (not for lookups).
+    stacks_prepared : whether :meth:`score_prepared` takes a :class:`PreparedBatch`'s stacked tensors
+        instead of stacking the prepared items itself (the engine then stacks them on its worker threads).
     """
 
     name: str = "metric"
@@ -49,6 +51,7 @@ class Metric:
     has_details: bool = False
     needs_pixels: bool = True
     cacheable: bool = True
+    stacks_prepared: bool = False
 
     def __init__(self, spec: Spec, config: dict, device: str = "cpu", batch_size: int = 32):
         self.parsed_spec = spec
@@ -139,6 +142,23 @@ def load_image(image):
         raise InputError(f"unreadable image ({type(e).__name__}: {e})", file=name) from None
 
 
+class PreparedBatch(list):
+    """A batch of prepared items (a list, as :meth:`Metric.score_prepared` takes it) that also holds them
+    stacked: ``stacked`` is a tensor, or a dict of tensors for dict items, with the items along a new first
+    axis (the scoring engine stacks them as they are prepared, for a metric with ``stacks_prepared``).
+    The items are views of ``stacked``; a slice of the batch is a plain list."""
+
+    def __init__(self, items, stacked):
+        super().__init__(items)
+        self.stacked = stacked
+
+
+def stacked_or(items, stack):
+    """``items.stacked`` when ``items`` is a :class:`PreparedBatch`, else ``stack(items)``."""
+    stacked = getattr(items, "stacked", None)
+    return stacked if stacked is not None else stack(items)
+
+
 def score_with_oom_retry(metric: Metric, items: Sequence, prompts: Sequence[str],
                          batch_size: int) -> tuple[np.ndarray, list | None, int]:
     """Score prepared ``items`` in chunks of ``batch_size`` (see :func:`run_halving_on_oom`).
@@ -146,7 +166,8 @@ def score_with_oom_retry(metric: Metric, items: Sequence, prompts: Sequence[str]
     Returns ``(scores, per-image details or None, batch size that worked)``.
     """
     def chunk(a: int, b: int):
-        vals = np.asarray(metric.score_prepared(list(items[a:b]), list(prompts[a:b])), dtype=np.float64).reshape(-1)
+        part = items if (a, b) == (0, len(items)) and isinstance(items, PreparedBatch) else list(items[a:b])
+        vals = np.asarray(metric.score_prepared(part, list(prompts[a:b])), dtype=np.float64).reshape(-1)
         if len(vals) != b - a:
             raise InputError(f"{metric.spec}: returned {len(vals)} scores for {b - a} images")
         dets = (metric.last_details or [None] * (b - a)) if metric.has_details else None
