@@ -54,17 +54,32 @@ def parse_args(argv=None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
+def trusted_proxies() -> None:
+    """Public mode reads client addresses itself (ts2viz.ui.serving.guard.ClientAddress: only what trusted proxies
+    appended to X-Forwarded-For, from the right; on a Space the Space's proxy, TS2VIZ_PROXY_HOPS=1).
+    uvicorn's own reading is switched off: with FORWARDED_ALLOW_IPS=* it takes the leftmost entry, which
+    any visitor writes. An operator's FORWARDED_ALLOW_IPS naming proxies is taken over as
+    TS2VIZ_TRUSTED_PROXIES."""
+    given = os.environ.get("FORWARDED_ALLOW_IPS", "").strip()
+    if given and given != "*" and not os.environ.get("TS2VIZ_TRUSTED_PROXIES"):
+        os.environ["TS2VIZ_TRUSTED_PROXIES"] = given
+    elif given == "*":
+        print("ts2viz: FORWARDED_ALLOW_IPS=* ignored in public mode (it would trust addresses any visitor "
+              "writes); set TS2VIZ_TRUSTED_PROXIES or TS2VIZ_PROXY_HOPS", file=sys.stderr)
+    os.environ["FORWARDED_ALLOW_IPS"] = ""
+    from ts2viz.ui.serving.guard import ProxySettings
+
+    try:
+        ProxySettings.from_env()
+    except ValueError as e:
+        raise SystemExit(f"ts2viz: {e}") from None
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     if args.prefetch_images:
         os.environ["TS2VIZ_PREFETCH"] = "all"
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    if os.environ.get("SPACE_ID"):
-        # Behind the Space's proxy every request comes from the proxy's address: take the visitor's from
-        # X-Forwarded-For (uvicorn reads this), or the per-client session cap would treat all visitors as
-        # one client. A forged header only makes one visitor look like several, which the cap on all
-        # sessions (refuse when full, never evict an active one) still bounds.
-        os.environ.setdefault("FORWARDED_ALLOW_IPS", "*")
     from ts2viz.errors import InputError
     from ts2viz.ui.serving import access as acc
     from ts2viz.ui import build_app, load_state
@@ -86,6 +101,8 @@ def main(argv=None) -> int:
     except InputError as e:
         print(f"ts2viz: {e}", file=sys.stderr)
         return 2
+    if is_public:
+        trusted_proxies()
     print(f"ts2viz: {reason}; {len(offered)} metric(s) offered for live scoring", file=sys.stderr)
     demo, kwargs, app = build_app(app=app)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share, prevent_thread_lock=True,

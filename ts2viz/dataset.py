@@ -245,14 +245,31 @@ def load_bundled() -> Dataset:
     return ds
 
 
-def load_folder(folder: str | os.PathLike, name: str | None = None) -> Dataset:
+@dataclass(frozen=True)
+class FolderCaps:
+    """How much of an untrusted dataset folder is read: bytes of each of its CSV files (refused from
+    the file's size, before it is read), rows of ``metadata.csv`` (images), ``edges.csv`` and
+    ``nodes.csv`` (the reading stops at the first row past the cap), and SEGs."""
+
+    max_bytes: int
+    max_images: int
+    max_edges: int
+    max_nodes: int
+    max_segs: int
+
+
+def load_folder(folder: str | os.PathLike, name: str | None = None, *, caps: FolderCaps | None = None) -> Dataset:
+    """Load a dataset folder (``metadata.csv``, optional ``edges.csv`` and ``nodes.csv``; see the module
+    docstring). ``caps`` bound what is read of a folder from an untrusted source (:class:`FolderCaps`):
+    each file is refused from its size, and read no further than the first row past its row cap; a
+    one-line :class:`InputError` names the file, the number and the limit."""
     folder = Path(folder)
     meta = folder / "metadata.csv"
     if not meta.is_file():
         raise InputError("dataset folder has no metadata.csv", file=folder)
-    edges = read_edges(folder / "edges.csv") if (folder / "edges.csv").is_file() else None
-    nodes = read_node_errors(folder / "nodes.csv") if (folder / "nodes.csv").is_file() else None
-    return read_metadata(meta, name=name or folder.name, root=folder, edges=edges, node_errors=nodes)
+    edges = read_edges(folder / "edges.csv", caps=caps) if (folder / "edges.csv").is_file() else None
+    nodes = read_node_errors(folder / "nodes.csv", caps=caps) if (folder / "nodes.csv").is_file() else None
+    return read_metadata(meta, name=name or folder.name, root=folder, edges=edges, node_errors=nodes, caps=caps)
 
 
 @dataclass
@@ -452,12 +469,19 @@ def fetch_image(ds: Dataset, file_name: str, *, timeout: float = 5.0) -> Path | 
 
 # -- parsing ---------------------------------------------------------------------------------------
 
-def read_text_utf8(path: str | os.PathLike) -> str:
+def read_text_utf8(path: str | os.PathLike, max_bytes: int | None = None) -> str:
     """The text of a UTF-8 file (a byte-order mark is dropped), or one clear :class:`InputError`.
 
     A file that is not UTF-8 (Latin-1, UTF-16, a binary file) is named with the line of its first bad
-    byte.
+    byte. ``max_bytes``: a larger file is refused from its size, before a byte of it is read.
     """
+    if max_bytes is not None:
+        try:
+            size = Path(path).stat().st_size
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror or type(e).__name__}", file=path) from None
+        if size > max_bytes:
+            raise InputError(f"the file is {size:,} bytes; the limit is {max_bytes:,}", file=path)
     try:
         data = Path(path).read_bytes()
     except OSError as e:
@@ -471,17 +495,24 @@ def read_text_utf8(path: str | os.PathLike) -> str:
 
 
 def csv_records(path: str | os.PathLike, text: str, required: Sequence[str],
-                optional: Sequence[str] = (), problems: Problems | None = None) -> Iterator[tuple[int, dict[str, str]]]:
+                optional: Sequence[str] = (), problems: Problems | None = None,
+                max_rows: int | None = None) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line, record)`` for each data row of CSV ``text``, every row checked against the header.
 
     ``line`` is the 1-based line of the row in the file (the header is line 1). Raises
     :class:`InputError` for an empty file, a missing required column, a column named twice (nothing
     else can be read then), and reports to ``problems`` (default: raise) a row with more or fewer
     fields than the header, which is then skipped. Blank lines are skipped. Cells are stripped.
+    ``max_rows``: an :class:`InputError` at the first data row past it (nothing more is read). A row
+    the CSV reader cannot read (a cell over its field limit, a stray NUL) is an :class:`InputError`
+    naming the row.
     """
     problems = Problems() if problems is None else problems
     reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
+    try:
+        header = next(reader, None)
+    except csv.Error as e:
+        raise InputError(f"the header cannot be read as CSV ({_csv_reason(e)})", file=path, row=1) from None
     if not header or not any(h.strip() for h in header):
         raise InputError("empty file: expected a header with columns " + ", ".join(required), file=path)
     cols = [h.strip() for h in header]
@@ -496,15 +527,30 @@ def csv_records(path: str | os.PathLike, text: str, required: Sequence[str],
         raise InputError(f"missing column {missing[0]!r} (expected {', '.join(required)})", file=path)
     keep = [c for c in (*required, *optional) if c in seen]
     prev = reader.line_num                      # physical lines read so far (a cell may span lines)
-    for fields in reader:
+    n = 0
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise InputError(f"the row cannot be read as CSV ({_csv_reason(e)})", file=path, row=prev + 1) from None
         start, prev = prev + 1, reader.line_num
         if not fields or (len(fields) == 1 and not fields[0].strip()):
             continue
+        n += 1
+        if max_rows is not None and n > max_rows:
+            raise InputError(f"more than {max_rows:,} rows; the limit is {max_rows:,}", file=path, row=start)
         if len(fields) != len(cols):
             problems.report(f"{len(fields)} fields, but the header has {len(cols)} ({', '.join(cols)})",
                             file=path, row=start)
             continue
         yield start, {c: fields[seen[c]].strip() for c in keep}
+
+
+def _csv_reason(e: Exception) -> str:
+    """The CSV reader's reason, without any of the file's text (its messages quote none, but cut anyway)."""
+    return " ".join(str(e).split())[:80]
 
 
 @dataclass
@@ -515,13 +561,15 @@ class EdgeList:
     by_seg: dict[int, list[tuple[str, str, int]]]
 
 
-def read_edges(path: Path, problems: Problems | None = None) -> EdgeList:
+def read_edges(path: Path, problems: Problems | None = None, *, caps: FolderCaps | None = None) -> EdgeList:
     """The rows of an ``edges.csv``, each checked on its own (an integer id; parent and child well-formed
     labels with the parent at a lower error level). A bad row is reported to ``problems`` (default:
     raise) and left out."""
     problems = Problems() if problems is None else problems
     out: dict[int, list[tuple[str, str, int]]] = {}
-    for line, rec in csv_records(path, read_text_utf8(path), ("id", "parent", "child"), problems=problems):
+    text = read_text_utf8(path, caps.max_bytes if caps else None)
+    for line, rec in csv_records(path, text, ("id", "parent", "child"), problems=problems,
+                                 max_rows=caps.max_edges if caps else None):
         try:
             sid = int(rec["id"])
         except ValueError:
@@ -555,13 +603,15 @@ class NodeErrorList:
     by_seg: dict[int, dict[str, tuple[tuple[str, ...], int]]]
 
 
-def read_node_errors(path: Path, problems: Problems | None = None) -> NodeErrorList:
+def read_node_errors(path: Path, problems: Problems | None = None, *, caps: FolderCaps | None = None) -> NodeErrorList:
     """The rows of a ``nodes.csv`` (``id, rank, errors``), each checked on its own: an integer id, a
     well-formed node label, each node once. A bad row is reported to ``problems`` (default: raise) and
     left out. Whether the SEG and node exist is checked by :func:`read_metadata`."""
     problems = Problems() if problems is None else problems
     out: dict[int, dict[str, tuple[tuple[str, ...], int]]] = {}
-    for line, rec in csv_records(path, read_text_utf8(path), NODES_COLUMNS, problems=problems):
+    text = read_text_utf8(path, caps.max_bytes if caps else None)
+    for line, rec in csv_records(path, text, NODES_COLUMNS, problems=problems,
+                                 max_rows=caps.max_nodes if caps else None):
         try:
             sid = int(rec["id"])
         except ValueError:
@@ -600,7 +650,8 @@ def _partition(value: str, sid: int, path: Path, line: int, unknown: dict[str, t
 
 
 def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList | None = None,
-                  problems: Problems | None = None, node_errors: NodeErrorList | None = None) -> Dataset:
+                  problems: Problems | None = None, node_errors: NodeErrorList | None = None,
+                  caps: FolderCaps | None = None) -> Dataset:
     """Parse a TS2-style ``metadata.csv`` into a :class:`Dataset`, validating every row.
 
     Row numbers in errors are 1-based file lines (the header is line 1). ``edges`` are the rows of the
@@ -617,18 +668,21 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
     """
     problems = Problems() if problems is None else problems
     path = Path(path)
-    text = read_text_utf8(path)
+    text = read_text_utf8(path, caps.max_bytes if caps else None)
     rows: list[ImageRow] = []
     first_row: dict[int, int] = {}
     seen: dict[str, int] = {}
     seg_partition: dict[int, tuple[str, int]] = {}
     unknown: dict[str, tuple[int, int]] = {}
-    for i, rec in csv_records(path, text, REQUIRED_COLUMNS, ("partition",), problems=problems):
+    for i, rec in csv_records(path, text, REQUIRED_COLUMNS, ("partition",), problems=problems,
+                              max_rows=caps.max_images if caps else None):
         try:
             sid = int(rec["id"])
         except ValueError:
-            problems.report(f"id {rec['id']!r} is not an integer", file=path, row=i)
+            problems.report(f"id {rec['id'][:40]!r} is not an integer", file=path, row=i)
             continue
+        if caps is not None and sid not in seg_partition and len(seg_partition) >= caps.max_segs:
+            raise InputError(f"more than {caps.max_segs:,} SEGs; the limit is {caps.max_segs:,}", file=path, row=i)
         fn = rec["file_name"]
         if not fn:
             problems.report("empty file_name", file=path, row=i)

@@ -49,12 +49,73 @@ def label_sort_key(label: str) -> tuple[int, str]:
 
 def implied_edges(labels: Iterable[str]) -> tuple[tuple[str, str], ...]:
     """The edges of a SEG without an edge list (TS2): every node of error level k connects to every node
-    of the next error level present. Labels must be well-formed; pairs come sorted by parent, child."""
-    labels = sorted(set(labels), key=label_sort_key)
-    levels = sorted({parse_label(lbl) for lbl in labels})
-    nxt = dict(zip(levels, levels[1:]))
-    return tuple((a, b) for a in labels for b in labels
-                 if parse_label(a) in nxt and parse_label(b) == nxt[parse_label(a)])
+    of the next error level present. Labels must be well-formed; pairs come sorted by parent, child.
+
+    Each label is parsed once and the labels grouped by level, so the cost is that of the edges
+    themselves (not of every pair of labels)."""
+    by_level: dict[int, list[str]] = {}
+    for lbl in set(labels):
+        by_level.setdefault(parse_label(lbl), []).append(lbl)
+    levels = sorted(by_level)
+    for lv in levels:
+        by_level[lv].sort()
+    return tuple((a, b) for lv, nxt in zip(levels, levels[1:]) for a in by_level[lv] for b in by_level[nxt])
+
+
+def count_walks(labels: Iterable[str], edges: Iterable[tuple[str, str]] | None = None, *,
+                repeat_root: bool = False) -> int:
+    """How many walks :meth:`SEG.walks` gives for a SEG with these node labels and edges, counted
+    without enumerating one (dynamic programming over the graph, linear in nodes and edges).
+
+    A walk starts at an error-0 node and takes one child at a time until a node without children, so
+    the number of walks from a node is 1 for a node without children, else the sum over its children
+    (children always have a higher error level: nodes are taken from the highest level down).
+    ``edges=None`` follows the error counts (:func:`implied_edges`). Labels that are not well-formed
+    and edges that name a label not given, or that do not go from a lower to a higher level, are left
+    out (a draft's problems are reported elsewhere). ``repeat_root`` counts as the ``paper`` policy
+    walks (the level-0 step taken twice: with implied edges every ordered pair of error-0 nodes, with
+    explicit edges each error-0 node with itself).
+
+    The count can be astronomically large (3 nodes on each of 30 levels: 3^29 walks); it is an exact
+    Python integer, so a caller can compare it with a limit before any walk is built.
+
+    Examples
+    --------
+    >>> count_walks(["0", "1a", "1b", "2"])
+    2
+    >>> count_walks(["0", "1a", "1b", "2"], [("0", "1a"), ("1a", "2")])
+    1
+    >>> count_walks([str(k) + x for k in range(10) for x in "abc"]) == 3 ** 9 * 3
+    True
+    """
+    level: dict[str, int] = {}
+    for lbl in set(labels):
+        try:
+            level[lbl] = parse_label(lbl)
+        except ValueError:
+            continue
+    kids: dict[str, set[str]] = {lbl: set() for lbl in level}
+    if edges is None:
+        by_level: dict[int, list[str]] = {}
+        for lbl, lv in level.items():
+            by_level.setdefault(lv, []).append(lbl)
+        levels = sorted(by_level)
+        nxt = dict(zip(levels, levels[1:]))
+        for lbl, lv in level.items():
+            if lv in nxt:
+                kids[lbl] = set(by_level[nxt[lv]])
+    else:
+        for a, b in edges:
+            if a in level and b in level and level[a] < level[b]:
+                kids[a].add(b)
+    walks_from: dict[str, int] = {}
+    for lbl in sorted(level, key=level.__getitem__, reverse=True):
+        ks = kids[lbl]
+        walks_from[lbl] = sum(walks_from[k] for k in ks) if ks else 1
+    roots = [lbl for lbl, lv in level.items() if lv == 0]
+    if not repeat_root or edges is not None:
+        return sum(walks_from[r] for r in roots)
+    return len(roots) * sum(walks_from[r] for r in roots)
 
 
 def no_root_problem(seg_id: int, labels: Iterable[str]) -> str | None:
@@ -217,6 +278,10 @@ class SEG:
     def adjacent_pairs(self) -> tuple[tuple[str, str], ...]:
         """Distinct (parent, child) node pairs joined by an edge (explicit or implied)."""
         return tuple((a.label, c) for a in self.nodes for c in self.children(a.label))
+
+    def n_walks(self, repeat_root: bool = False) -> int:
+        """How many walks :meth:`walks` gives, counted without building them (:func:`count_walks`)."""
+        return count_walks(self._by_label, self.edges, repeat_root=repeat_root)
 
     def walks(self, repeat_root: bool = False) -> list[tuple[str, ...]]:
         """All walks through the SEG as tuples of node labels.

@@ -10,7 +10,8 @@
   and tabs that import it;
 - heavy packages (torch, transformers, open_clip, gradio, plotly) are imported inside functions, never at a
   module's top level, except gradio in the page and tab builders (imported only when the app is built);
-- no module imports another module's private (underscore) name, or reads one off an imported module.
+- no module imports another module's private (underscore) name, or reads one off an imported module;
+- a metric family's module imports nothing heavy, so that its card is cheap to read.
 """
 from __future__ import annotations
 
@@ -207,6 +208,18 @@ def test_rules_hold_at_run_time():
             "compute(load_dataset('ts2'), bundled_scores().select(['CLIPScore']), seg_ids=[0, 1]); "
             "import ts2viz.cli, ts2viz.metrics, ts2viz.engine; "
             f"bad = [m for m in {HEAVY!r} if m in sys.modules]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_family_modules_import_nothing_heavy():
+    """Every module of ``ts2viz.metrics.families`` imports without torch, transformers, open_clip, gradio or
+    PIL, so that every family's card (``Family.card``, the module's ``CARD``) can be read cheaply."""
+    code = ("import importlib, pkgutil, sys; import ts2viz.metrics as M; import ts2viz.metrics.families as F; "
+            "names = [m.name for m in pkgutil.walk_packages(F.__path__, F.__name__ + '.')]; "
+            "[importlib.import_module(n) for n in names]; cards = [f.card for f in M.families()]; "
+            "assert all(c is not None for c in cards), [f.name for f in M.families() if f.card is None]; "
+            "assert len(names) >= len(cards), names; "
+            f"bad = [m for m in {HEAVY + ('PIL',)!r} if m in sys.modules]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

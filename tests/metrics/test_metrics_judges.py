@@ -184,9 +184,17 @@ def test_registry_checks_options_in_one_place():
             load("kwonly:m?beta=2")
     finally:
         metrics.unregister("kwonly")
-    # a factory taking **options without naming them checks its own (TIFA, DSG, ...)
-    assert accepted_options(family("dsg").factory()) is None
-    check_options(parse_spec("dsg:x"), family("dsg").factory(), {"anything": 1})
+    # a factory taking **options without naming them (no extra_options) checks its own: nothing checked here
+    metrics.register("anykw", "test family", lambda spec, device=None, **options: None)
+    try:
+        assert accepted_options(family("anykw").factory()) is None
+        check_options(parse_spec("anykw:x"), family("anykw").factory(), {"anything": 1})
+    finally:
+        metrics.unregister("anykw")
+    # the built-in families all name their options (test_registry_contract.py holds them to their cards)
+    assert "accumulation" in accepted_options(family("dsg").factory())
+    with pytest.raises(InputError, match=r"unknown option\(s\) anything \(dsg takes accumulation, api_key"):
+        check_options(parse_spec("dsg:x"), family("dsg").factory(), {"anything": 1})
 
 
 def test_viescore_bad_options():

@@ -106,7 +106,9 @@ def test_a_visitors_gold_scores_stay_in_their_session(server):
     assert not any("MineGold" in m for m in _column(b, ib, "gold-detail-scores", "metric"))
     assert "prompt number 1" in b.output(ib, "gold-detail")
     # refused by the radio's choices (Gradio), and by check_gold behind it (test_ui_gold)
-    assert not folder.success and ("not in the list of choices" in folder.error or "unknown rated set" in folder.error)
+    # the app's own one line (not among the page's choices), never Gradio's text quoting the value (issue 32)
+    assert not folder.success and ("not one the page offers" in folder.error or "unknown rated set" in folder.error)
+    assert str(server["gold"]) not in folder.error
     secret = (server["gold"] / "scores.csv").read_text().splitlines()[1]
     assert not server_file.success and secret not in server_file.error    # refused (by Gradio or visitor_file)
     assert not bad_row.success and "row 2" in bad_row.error and "topsecretid" not in bad_row.error

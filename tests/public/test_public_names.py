@@ -134,9 +134,11 @@ def test_live_scoring_replies_and_errors_never_show_the_folder(server):
     metrics = {row[rows["headers"].index("metric")] for row in rows["data"]}
     assert CLIP in metrics and not any("/" in m and m.startswith("clipscore") for m in metrics), metrics
     assert f"{BROKEN}: this metric could not be loaded on the server" in texts["broken"]
-    for name in ("by path", "path as text"):      # refused: by Gradio's choices, or by the offered list
+    for name in ("by path", "path as text"):      # refused: not among the dropdown's choices, or the offered list
         assert '"success":false' in texts[name].replace(" ", "")
-        assert "not in the list of choices" in texts[name] or "not offered here" in texts[name], texts[name][-500:]
+        # the app's own one line, never Gradio's text (which quotes the value and the choices: issue 32)
+        assert "not one the page offers" in texts[name] or "not offered here" in texts[name], texts[name][-500:]
+        assert "not in the list of choices" not in texts[name]
     assert up_ok["success"], up_ok
     assert f"with {CLIP}." in up_ok["output"]["data"][0]
     assert not up_broken["success"] and f"{BROKEN}: this metric could not be loaded" in texts["upload broken"]

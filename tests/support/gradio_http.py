@@ -33,6 +33,9 @@ class Result:
     data: list | None
     error: str | None
     seconds: float
+    #: seconds from the join request until the queue started it (its wait in the queue), when the
+    #: stream said so (``process_starts``)
+    waited: float | None = None
 
 
 class AppConfig:
@@ -124,6 +127,7 @@ class Session:
                 raise RuntimeError(f"queue/join {r.status_code}: {r.text[:200]}")
             ids[r.json()["event_id"]] = k
         pending = set(ids)
+        starts: dict[str, float] = {}
         while pending:
             async with self.client.stream("GET", f"{self.url}{PREFIX}/queue/data",
                                           params={"session_hash": self.session_hash}) as resp:
@@ -132,6 +136,8 @@ class Session:
                         continue
                     msg = json.loads(line[5:])
                     kind = msg.get("msg")
+                    if kind == "process_starts" and msg.get("event_id") in pending:
+                        starts.setdefault(msg["event_id"], time.perf_counter() - t0)
                     if kind == "process_completed" and msg.get("event_id") in pending:
                         eid = msg["event_id"]
                         k = ids[eid]
@@ -141,7 +147,7 @@ class Session:
                         out[k] = Result(fn, self.app.deps[fn].get("api_name") or "", ok,
                                         output.get("data") if ok else None,
                                         None if ok else str(output.get("error") or output),
-                                        time.perf_counter() - t0)
+                                        time.perf_counter() - t0, starts.get(eid))
                         pending.discard(eid)
                     elif kind in ("unexpected_error", "close_stream") and pending:
                         if kind == "unexpected_error":

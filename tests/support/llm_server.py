@@ -107,3 +107,32 @@ def chat_server():
 
     with serving_chat(answer) as url:
         yield url, requests
+
+
+#: VIEScore's reply shape and LLMScore's two replies (description, four-line evaluation), for the contract test
+CONTRACT_VIESCORE_REPLY = '{"score": [7], "reasoning": "The image shows the prompt."}'
+CONTRACT_LLMSCORE_DESCRIPTION = "A small image with a few coloured shapes."
+CONTRACT_LLMSCORE_EVALUATION = "70\n1\nMostly as described.\nOne object is missing."
+
+
+@contextmanager
+def contract_chat():
+    """``(base URL, list of (request body, Authorization header))`` of a chat endpoint that answers every
+    family's requests in the shape it asks for: Gecko's and T2I-FineEval's (:func:`canned_answer`),
+    VIEScore's (a JSON score) and LLMScore's (a description, then a four-line evaluation)."""
+    requests: list = []
+
+    def answer(body, headers):
+        requests.append((body, headers.get("Authorization")))
+        messages = body["messages"]
+        content = messages[-1]["content"]
+        if isinstance(content, list):                     # VIEScore: text and image in one user message
+            return CONTRACT_VIESCORE_REPLY
+        if len(messages) == 1 and content.startswith("\nGlobal Description:"):
+            return CONTRACT_LLMSCORE_DESCRIPTION
+        if len(messages) == 1 and content.startswith("Text Prompt:"):
+            return CONTRACT_LLMSCORE_EVALUATION
+        return canned_answer(body)
+
+    with serving_chat(answer) as url:
+        yield url, requests

@@ -564,3 +564,76 @@ def build_llava_original(root: Path, seed: int = 13, image_size: int = 32, patch
     LlavaProcessor(image_processor=ip, tokenizer=tok2, patch_size=8, vision_feature_select_strategy="default",
                    num_additional_image_tokens=1, chat_template=LLAVA_TEMPLATE).save_pretrained(twin_dir)
     return orig, twin_dir
+
+
+# -- the registry contract: one tiny spec per registered metric family ------------------------------------------
+
+#: the prompts the contract test scores (the canned chat server of ``llm_server`` knows them)
+CONTRACT_PROMPTS = ("a red cat on the tree", "two blue dogs with a teddy bear")
+#: the file names of the contract test's two generated images
+CONTRACT_IMAGES = ("contract-0.png", "contract-1.png")
+
+
+def _contract_questions(tmp: Path, kind: str) -> Path:
+    """A TS2-format question file for :data:`CONTRACT_PROMPTS` (DSG's with a parent column)."""
+    path = tmp / f"{kind}_contract_questions.csv"
+    parent = ",parent_question_id" if kind == "dsg" else ""
+    rows = [f"id,prompt,question_id{parent},question,choices,answer"]
+    for i, (prompt, thing) in enumerate(zip(CONTRACT_PROMPTS, ("cat", "dog"))):
+        dep = (",-1", ",0") if kind == "dsg" else ("", "")
+        rows.append(f"{i},{prompt},0{dep[0]},is there a {thing}?,yes|no,yes")
+        rows.append(f"{i},{prompt},1{dep[1]},what color is the {thing}?,red|blue|green,"
+                    f"{'red' if i == 0 else 'blue'}")
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _contract_callable(tmp: Path) -> str:
+    """``callable:`` on a function in a module written for the test (the prompt's length per image)."""
+    path = tmp / "contract_metric.py"
+    path.write_text("def score(images, prompts):\n    return [float(len(p)) for p in prompts]\n", encoding="utf-8")
+    return f"callable:{path}:score"
+
+
+def _reward_spec(family: str) -> str:
+    """A preference reward on its tiny checkpoint: the reference fixture (tests/fixtures/reference/FAMILY), a
+    random-weight model in the released layout (see tools/reference/FAMILY/README.md)."""
+    from reward_specs import reward_specs
+
+    return reward_specs()[family]
+
+
+def _contract_csv(tmp: Path) -> str:
+    """``csv:`` on a scores file with a row per contract image."""
+    path = tmp / "contract_scores.csv"
+    path.write_text("file_name,contract\n" + "".join(f"{n},{0.25 + 0.5 * i}\n" for i, n in enumerate(CONTRACT_IMAGES)),
+                    encoding="utf-8")
+    return f"csv:{path}"
+
+
+#: per registered metric family: ``builder(tmp_path, chat_url) -> SPEC`` of a tiny model (or a file, a
+#: function) that scores :data:`CONTRACT_PROMPTS`; ``chat_url`` is the base URL of a running
+#: ``llm_server.contract_chat`` endpoint. tests/metrics/test_registry_contract.py fails for a registered
+#: family that has none: a new family adds its builder here.
+CONTRACT_SPECS = {
+    "clipscore": lambda tmp, url: f"clipscore:{tiny('clip')}",
+    "alignscore": lambda tmp, url: f"alignscore:{tiny('align')}",
+    "siglip": lambda tmp, url: f"siglip:{tiny('siglip')}",
+    "vqascore": lambda tmp, url: f"vqascore:{tiny('blip')}",
+    "tifa": lambda tmp, url: (f"tifa:{tiny('blip')}?questions={_contract_questions(tmp, 'tifa')}&mapper=lexical"
+                              f"&generator={url}"),
+    "dsg": lambda tmp, url: (f"dsg:{tiny('blip')}?questions={_contract_questions(tmp, 'dsg')}&mapper=lexical"
+                             f"&generator={url}"),
+    "gecko": lambda tmp, url: f"gecko:{tiny('blip')}?generator={url}&generator_model=canned&nli=none",
+    # coarse=same: no spaCy pipeline; vqa_image_size=0: the tiny BLIP's own size (480 px takes minutes here)
+    "fineeval": lambda tmp, url: (f"fineeval:{tiny('blip')}?generator={url}&generator_model=canned"
+                                  f"&detector={tiny('rtdetr')}&coarse=same&vqa_image_size=0"),
+    "viescore": lambda tmp, url: f"viescore:judge?endpoint={url}&workers=1",
+    "llmscore": lambda tmp, url: f"llmscore:judge?endpoint={url}&captioner={tiny('llava')}&caption_tokens=3",
+    "callable": lambda tmp, url: _contract_callable(tmp),
+    "csv": lambda tmp, url: _contract_csv(tmp),
+    "pickscore": lambda tmp, url: _reward_spec("pickscore"),
+    "hpsv2": lambda tmp, url: _reward_spec("hpsv2"),
+    "imagereward": lambda tmp, url: _reward_spec("imagereward"),
+    "hpsv3": lambda tmp, url: _reward_spec("hpsv3"),
+}

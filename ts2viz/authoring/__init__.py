@@ -17,6 +17,7 @@ from ..dataset import ERROR_SEPARATOR
 from .draft import DraftImage, DraftNode, SegDraft, canonical, clean_errors
 from .export import dataset_card, export_dataset, image_locator, import_dataset
 from .hub import dataset_files, push_to_hub
+from .limits import SegLimits, SegSize, seg_size
 from .scoring import score_drafts
 from .problems import DraftProblem, draft_problems, draft_warnings, drafts_problems, file_name_problem, safe_file_name
 
@@ -26,4 +27,5 @@ __all__ = [
     "draft_to_seg", "draft_from_seg", "drafts_to_dataset", "preview_seg", "safe_file_name",
     "export_dataset", "import_dataset", "image_locator", "canonical", "dataset_card",
     "push_to_hub", "dataset_files", "score_drafts", "pack_dataset", "unpack_dataset",
+    "SegLimits", "SegSize", "seg_size",
 ]

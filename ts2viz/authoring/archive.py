@@ -9,6 +9,7 @@ import shutil
 import stat
 import uuid
 import zipfile
+import zlib
 from pathlib import Path
 
 from ..atomic import atomic_path
@@ -67,31 +68,52 @@ def _entries(z: zipfile.ZipFile, max_files: int, max_total_bytes: int) -> tuple[
     return out, prefix
 
 
-def _keep_only(root: Path, keep: set[str]) -> None:
-    """Delete every file under ``root`` not in ``keep`` (relative POSIX paths), then empty folders."""
-    for p in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
-        rel = p.relative_to(root).as_posix()
-        if p.is_file() and rel not in keep:
-            p.unlink()
-        elif p.is_dir() and not any(p.iterdir()):
-            p.rmdir()
+def _copy_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, left: int, limit: int,
+                 one_file: int | None = None) -> int:
+    """Write one zip member to ``dest``, counting its bytes as they come (the zip's headers may lie):
+    returns the bytes left of the whole budget ``left``; :class:`InputError` past it (``limit`` names it)
+    or past ``one_file`` bytes for this file."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    written = 0
+    with z.open(info) as src, open(dest, "xb") as out:
+        while chunk := src.read(1 << 20):
+            left -= len(chunk)
+            written += len(chunk)
+            if left < 0:      # the headers understated the sizes
+                raise InputError(f"the zip unpacks to more than {limit:,} bytes")
+            if one_file is not None and written > one_file:
+                raise InputError(f"{dest.name} is more than {one_file:,} bytes; the limit is {one_file:,}")
+            out.write(chunk)
+    return left
 
 
 def unpack_dataset(zip_file: str | os.PathLike, folder: str | os.PathLike, *, max_files: int = MAX_FILES,
-                   max_total_bytes: int = MAX_TOTAL_BYTES) -> Path:
+                   max_total_bytes: int = MAX_TOTAL_BYTES, caps=None, accept=None, check_image=None,
+                   require_images: bool = False, checkpoint=None, max_image_bytes: int | None = None) -> Path:
     """Unpack a zipped dataset (as :func:`pack_dataset` writes it, or zipped by hand: the files at the
     zip's top or in one folder there) into the new folder ``folder`` and return it.
 
-    The zip is untrusted: every entry must be a plain file at a safe relative path
-    (:func:`~ts2viz.authoring.file_name_problem`), at most ``max_files`` files and ``max_total_bytes``
-    bytes unpacked (counted while reading, not only from the zip's own headers). The files are written
-    to a temporary folder, loaded with :func:`ts2viz.dataset.load_folder` (every rule; the first
-    problem is raised), stripped of every file that is not the dataset's
-    (:func:`~ts2viz.authoring.dataset_files`), and only then renamed to ``folder``. :class:`~ts2viz.errors.InputError` (one
-    line) for a zip that is not one, breaks a rule, or exceeds a cap; ``folder`` must not exist.
+    The zip is untrusted and read in proportion to what is accepted:
+
+    1. every entry must be a plain file at a safe relative path
+       (:func:`~ts2viz.authoring.file_name_problem`), at most ``max_files`` files and ``max_total_bytes``
+       bytes unpacked (from the zip's headers first, then counted while reading);
+    2. the dataset's own files (``metadata.csv``, ``edges.csv``, ``nodes.csv``, ``README.md``) are
+       unpacked first and loaded with :func:`ts2viz.dataset.load_folder` within ``caps`` (a
+       :class:`ts2viz.dataset.FolderCaps`: each file's bytes, rows, SEGs), every rule of the loader;
+    3. ``accept(dataset)``, if given, may refuse what it describes (too many SEGs, images or walks)
+       before a single image is unpacked;
+    4. only the images ``metadata.csv`` names are unpacked (nothing else of the zip is written), each
+       handed to ``check_image(file_name, path)`` as soon as it is on disk (it raises to refuse it);
+       one over ``max_image_bytes`` is refused from the zip's header, and while it is read;
+       ``require_images``: an image the zip lacks is refused too. ``checkpoint()`` is called between
+       images (it raises to stop).
+
+    All of it is written to a temporary folder that is renamed to ``folder`` only at the end: a refused
+    or failed unpack leaves nothing. :class:`~ts2viz.errors.InputError` (one line) for a zip that is not
+    one, breaks a rule, or exceeds a cap; ``folder`` must not exist.
     """
     from ..dataset import load_folder
-    from .hub import dataset_files
 
     folder = Path(folder)
     if folder.exists():
@@ -103,26 +125,40 @@ def unpack_dataset(zip_file: str | os.PathLike, folder: str | os.PathLike, *, ma
     tmp = folder.absolute().parent / f".{folder.name}.{uuid.uuid4().hex[:12]}.tmp"
     with z:
         entries, _ = _entries(z, max_files, max_total_bytes)
+        by_name: dict[str, zipfile.ZipInfo] = {}
+        for info, rel in entries:
+            by_name.setdefault(rel, info)
         try:
             tmp.mkdir(parents=True)
             left = max_total_bytes
-            for info, rel in entries:
-                dest = tmp / rel
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                with z.open(info) as src, open(dest, "xb") as out:
-                    while chunk := src.read(1 << 20):
-                        left -= len(chunk)
-                        if left < 0:      # the headers understated the sizes
-                            raise InputError(f"the zip unpacks to more than {max_total_bytes:,} bytes")
-                        out.write(chunk)
-            load_folder(tmp)
-            _keep_only(tmp, set(dataset_files(tmp)))
+            one = caps.max_bytes if caps is not None else None
+            for own in sorted(RESERVED_NAMES):
+                if own in by_name:
+                    left = _copy_member(z, by_name[own], tmp / own, left, max_total_bytes, one)
+            ds = load_folder(tmp, caps=caps)
+            if accept is not None:
+                accept(ds)
+            for row in ds.rows:
+                info = by_name.get(row.file_name)
+                if info is None:
+                    if require_images:
+                        raise InputError(f"the zip has no file {row.file_name} (named in metadata.csv)")
+                    continue
+                if checkpoint is not None:
+                    checkpoint()
+                if max_image_bytes is not None and info.file_size > max_image_bytes:
+                    raise InputError(f"{row.file_name}: file is {info.file_size / 1e6:.1f} MB; the limit is "
+                                     f"{max_image_bytes / (1024 * 1024):g} MB")
+                dest = tmp / row.file_name
+                left = _copy_member(z, info, dest, left, max_total_bytes, max_image_bytes)
+                if check_image is not None:
+                    check_image(row.file_name, dest)
             os.replace(tmp, folder)
         except InputError as e:
             shutil.rmtree(tmp, ignore_errors=True)
             # the loader names files by their temporary path: name them inside the dataset instead
             raise InputError(str(e).replace(str(tmp) + os.sep, "").replace(str(tmp), folder.name)) from None
-        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as e:   # corrupt data, encrypted entries
+        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, zlib.error) as e:   # corrupt data, encrypted entries
             shutil.rmtree(tmp, ignore_errors=True)
             raise InputError(f"cannot unpack the zip ({type(e).__name__})") from None
         except BaseException:

@@ -9,6 +9,7 @@ Node labels are stored stripped of surrounding blanks (as the loader strips CSV 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
@@ -128,9 +129,10 @@ class SegDraft:
     def unassigned(self) -> tuple[DraftImage, ...]:
         return self.images_of(None)
 
-    @property
+    @functools.cached_property
     def implied_edges(self) -> tuple[tuple[str, str], ...]:
-        """The edges that follow from the error counts alone (nodes with malformed labels left out)."""
+        """The edges that follow from the error counts alone (nodes with malformed labels left out);
+        computed once per draft (a draft is immutable), from the nodes grouped by level."""
         return implied_edges(lbl for lbl in self.labels if DraftNode(lbl).level is not None)
 
     @property

@@ -227,13 +227,18 @@ def run_questions(args: argparse.Namespace) -> int:
 
 
 def run_metrics(args: argparse.Namespace) -> int:
-    """Handler of ``ts2viz metrics``."""
+    """Handler of ``ts2viz metrics``: each family with its description, an example SPEC and the field's
+    model names it knows (its card's ``model_names``: short name -> hub id)."""
     from ..metrics import families
 
     fams = families()
     width = max(len(f.name) for f in fams)
+    pad = " " * width
     for f in fams:
         print(f"{f.name:<{width}}  {f.description}")
         if f.example:
-            print(f"{'':<{width}}  e.g. {f.example}")
+            print(f"{pad}  e.g. {f.example}")
+        card = f.card
+        for short, hub_id in (card.model_names.items() if card is not None else ()):
+            print(f"{pad}  model {short} = {f.name}:{hub_id}")
     return 0

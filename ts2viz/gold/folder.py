@@ -56,7 +56,11 @@ def _number(text: str, *, what: str, path: Path, row: int, allow_empty: bool) ->
 
 
 def _header(path: Path, text: str) -> list[str]:
-    row = next(csv.reader(io.StringIO(text, newline="")), None)
+    try:
+        row = next(csv.reader(io.StringIO(text, newline="")), None)
+    except csv.Error as e:          # a header cell over the CSV reader's field limit, a NUL: one line
+        raise InputError(f"the header cannot be read as CSV ({' '.join(str(e).split())[:80]})", file=path,
+                         row=1) from None
     return [h.strip() for h in row] if row else []
 
 
@@ -115,12 +119,14 @@ def read_prompts(path: Path):
     return pd.DataFrame(rows, columns=["prompt_id", "prompt"])
 
 
-def read_score_table(path: str | os.PathLike, image_ids: list[str]):
+def read_score_table(path: str | os.PathLike, image_ids: list[str], *, max_bytes: int | None = None):
     """A scores file keyed by image id, as a DataFrame aligned with ``image_ids`` (NaN: not scored).
 
     The file is CSV with an ``image_id`` column (``file_name`` is accepted as its name too) and one
     numeric column per metric. Raises :class:`InputError` for an unknown or repeated image id, a
     non-numeric cell, no metric column. Warns (one line) when the file scores only part of the set.
+    ``max_bytes``: a larger file is refused from its size, before it is read; rows are bounded by the
+    set (each row names one of its images, once: reading stops at the first row past them).
     """
     import numpy as np
     import pandas as pd
@@ -128,7 +134,7 @@ def read_score_table(path: str | os.PathLike, image_ids: list[str]):
     path = Path(path)
     if not path.is_file():
         raise InputError("no such scores file", file=path)
-    text = read_text_utf8(path)
+    text = read_text_utf8(path, max_bytes)
     cols = _header(path, text)
     key = "image_id" if "image_id" in cols or "file_name" not in cols else "file_name"
     metrics = [c for c in cols if c and c != key]
@@ -137,7 +143,7 @@ def read_score_table(path: str | os.PathLike, image_ids: list[str]):
     index = {iid: i for i, iid in enumerate(image_ids)}
     values = np.full((len(image_ids), len(metrics)), np.nan)
     seen: dict[str, int] = {}
-    for line, rec in csv_records(path, text, [key], metrics):
+    for line, rec in csv_records(path, text, [key], metrics, max_rows=len(image_ids)):
         iid = rec[key]
         if iid not in index:
             raise InputError(f"{key} {iid[:80]!r} is not an image of the rated set", file=path, row=line)

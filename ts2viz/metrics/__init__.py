@@ -32,12 +32,13 @@ Where things live: :mod:`.registry` (the :class:`Family` records and :func:`load
 from __future__ import annotations
 
 from .common.spec import Spec, parse_spec
-from .registry import Family, accepted_options, check_offered, check_options, family, load, register, unregister
+from .registry import (Card, Family, Fidelity, Option, accepted_options, check_offered, check_options, family,
+                       load, register, unregister)
 
 # ``families`` is both the subpackage of family modules and the registry's list of families: the
 # subpackage is callable (``families()`` is :func:`ts2viz.metrics.registry.families`), and it is bound
 # here at once so that the name means the same before and after a family's module is imported.
-from . import families  # noqa: E402,I001
+from . import families  # noqa: E402,I001  (after the registry: calling it imports the registry)
 
-__all__ = ["load", "families", "family", "register", "unregister", "check_offered", "Family", "Spec",
-           "parse_spec", "accepted_options", "check_options"]
+__all__ = ["load", "families", "family", "register", "unregister", "check_offered", "Family", "Card", "Option",
+           "Fidelity", "Spec", "parse_spec", "accepted_options", "check_options"]

@@ -8,19 +8,131 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping, Sequence
 
 from ..errors import InputError
+from .common.device import family_precision
 from .common.spec import Spec, parse_spec
 
-__all__ = ["load", "families", "family", "register", "unregister", "check_offered", "Family", "Spec",
-           "parse_spec"]
+__all__ = ["load", "families", "family", "register", "unregister", "check_offered", "Family", "Card", "Option",
+           "Fidelity", "Spec", "parse_spec", "accepted_options", "check_options"]
+
+
+#: the statuses a fidelity row may have
+FIDELITY_STATUSES = ("as the original", "documented difference", "not in the original")
+#: compute dtypes a card may name as the original's precision on GPU
+PRECISIONS = ("float32", "float16", "bfloat16")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a metric family (``FAMILY:MODEL?name=value``, or a keyword of :func:`load`).
+
+    Parameters
+    ----------
+    name : the option's name, as the factory takes it.
+    default : its default as a spec would spell it (``None``: none, the factory decides or it is required).
+    doc : what it does, in one or a few sentences (Markdown).
+    values : the values it allows when they are a fixed set (empty: any value of its kind).
+    """
+
+    name: str
+    default: object = None
+    doc: str = ""
+    values: tuple = ()
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """One aspect of a family compared with its original.
+
+    Parameters
+    ----------
+    aspect : what is compared (prompt template, decoding, answer -> score, aggregation, preprocessing,
+        precision, default model ...).
+    ts2viz : what ts2viz does (Markdown).
+    status : one of :data:`FIDELITY_STATUSES`.
+    option : the option that changes it (empty if none).
+    test : the test(s) that show it, as ``tests/AREA/test_x.py::test_name`` (empty if none).
+    original : what the original's code does, where the row says it apart from ``ts2viz``.
+    """
+
+    aspect: str
+    ts2viz: str
+    status: str
+    option: str = ""
+    test: str = ""
+    original: str = ""
+
+    def __post_init__(self):
+        if self.status not in FIDELITY_STATUSES:
+            raise ValueError(f"fidelity row {self.aspect!r}: status must be one of {FIDELITY_STATUSES}, "
+                             f"not {self.status!r}")
+
+
+@dataclass(frozen=True)
+class Card:
+    """What a metric family is, once: the record the documentation's metric card is generated from.
+
+    Parameters
+    ----------
+    summary : one paragraph: what the family computes.
+    paper : the paper (authors, title, venue, year; a link).
+    citation : the paper's BibTeX entry.
+    original : the reference code ts2viz follows: repository and version or files.
+    output_range : the scores' range (e.g. ``"[-1, 1]"``).
+    higher_is_better : the scores' direction (``None`` where an option or the scores decide).
+    options : every option the factory takes (:class:`Option`).
+    fidelity : the family compared with its original, aspect by aspect (:class:`Fidelity`).
+    limitations : what is known not to hold or not checked, one sentence or paragraph each.
+    model_names : the field's short model names -> hub ids (e.g. ``clip-flant5-xxl`` ->
+        ``zhiqiulin/clip-flant5-xxl``).
+    precision : the original's compute dtype on GPU (``float32``, ``float16``, ``bfloat16``): the
+        default GPU dtype of the family's models (``dtype=`` overrides; CPU stays float32). ``None``:
+        not established yet; ts2viz's generic default (bfloat16 where the GPU supports it, else
+        float16).
+    description : the longer text (Markdown): how the family works and the choices it makes.
+    """
+
+    summary: str
+    paper: str = ""
+    citation: str = ""
+    original: str = ""
+    output_range: str = ""
+    higher_is_better: bool | None = True
+    options: tuple = ()
+    fidelity: tuple = ()
+    limitations: tuple = ()
+    model_names: Mapping[str, str] = field(default_factory=dict)
+    precision: str | None = None
+    description: str = ""
+
+    def __post_init__(self):
+        names = [o.name for o in self.options]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"card options listed twice: {', '.join(dup)}")
+        if self.precision is not None and self.precision not in PRECISIONS:
+            raise ValueError(f"card precision must be one of {PRECISIONS} or None, not {self.precision!r}")
+
+    @property
+    def option_names(self) -> set:
+        """The names of the card's options."""
+        return {o.name for o in self.options}
+
+    def option(self, name: str) -> Option:
+        """The option ``name`` (:class:`KeyError` if the card has none)."""
+        for o in self.options:
+            if o.name == name:
+                return o
+        raise KeyError(name)
 
 
 @dataclass(frozen=True)
 class Family:
-    """A registered metric family: its name, a one-line description and how to build it."""
+    """A registered metric family: its name, a one-line description, how to build it and its :attr:`card`."""
 
     name: str
     description: str
@@ -31,30 +143,47 @@ class Family:
     #: MODEL is a Hugging Face hub id (or a local folder): :func:`load` checks that a hub model can be
     #: had before the family's module (torch, transformers) is imported
     hub_model: bool = False
+    #: the family's card when it is given at registration (else :attr:`card` reads the module's ``CARD``)
+    card_given: Card | None = None
 
     def factory(self) -> Callable:
+        """The family's factory ``f(spec, device=None, **options) -> Metric`` (its module imported now)."""
         if callable(self.target):
             return self.target
         mod, _, attr = self.target.partition(":")
         return getattr(importlib.import_module(mod, __package__), attr)
+
+    @property
+    def card(self) -> Card | None:
+        """The family's :class:`Card`: the one given to :func:`register`, else the ``CARD`` of the factory's
+        module (imported now; a family module imports nothing heavy at module level), else None."""
+        if self.card_given is not None:
+            return self.card_given
+        if callable(self.target):  # its module is imported already
+            module = sys.modules.get(getattr(self.target, "__module__", None) or "")
+        else:
+            module = importlib.import_module(self.target.partition(":")[0], __package__)
+        card = getattr(module, "CARD", None)
+        return card if isinstance(card, Card) else None
 
 
 _REGISTRY: dict[str, Family] = {}
 
 
 def register(name: str, description: str, target: str | Callable | None = None, *, example: str = "",
-             trusted_only: bool = False, hub_model: bool = False):
+             trusted_only: bool = False, hub_model: bool = False, card: Card | None = None):
     """Register a metric family.
 
     ``target`` is a factory ``f(spec: Spec, device: str | None, **options) -> Metric`` or a lazy
     ``"module:attr"`` reference to one. ``trusted_only`` marks a family whose MODEL part names code to
-    run or a file to read (see :func:`check_offered`). Without ``target`` this returns a decorator::
+    run or a file to read (see :func:`check_offered`). ``card`` is the family's :class:`Card` (default:
+    the ``CARD`` of the factory's module). Without ``target`` this returns a decorator::
 
         @register("myscore", "my metric")
         def build(spec, device=None, **options): ...
     """
     def add(t):
-        _REGISTRY[name.lower()] = Family(name.lower(), description, t, example, trusted_only, hub_model)
+        _REGISTRY[name.lower()] = Family(name.lower(), description, t, example, trusted_only, hub_model, card)
         return t
 
     if target is None:
@@ -85,6 +214,15 @@ register("viescore", "VIEScore: a multimodal judge rates prompt following 0-10 w
          ".families.viescore:build", example="viescore:gpt-4o?endpoint=https://api.openai.com/v1")
 register("llmscore", "LLMScore: an LLM rates a caption+detection description of the image (overall 1-100 or error count)",
          ".families.llmscore:build", example="llmscore:gpt-4?endpoint=https://api.openai.com/v1&captioner=Salesforce/blip2-opt-2.7b")
+register("pickscore", "PickScore: CLIP-H fine-tuned on Pick-a-Pic preferences; logit_scale.exp() * cosine as its "
+         "authors' code (?score=cosine: t2v_metrics' number)",
+         ".families.pickscore:build", example="pickscore:pickscore-v1", hub_model=True)
+register("hpsv2", "HPS v2 / v2.1: open_clip ViT-H-14 preference model; cosine on HPSv2's own preprocessing",
+         ".families.hpsv2:build", example="hpsv2:hpsv2.1", hub_model=True)
+register("imagereward", "ImageReward: BLIP image-grounded text encoder + MLP reward, standardised with the authors' "
+         "mean and std", ".families.imagereward:build", example="imagereward:imagereward-v1.0", hub_model=True)
+register("hpsv3", "HPSv3: Qwen2-VL-7B reward model; mu read at the <|Reward|> token of its instruction",
+         ".families.hpsv3:build", example="hpsv3:hpsv3", hub_model=True)
 register("callable", "a Python function f(images, prompts) -> scores, named module:function",
          ".families.callable:build", example="callable:mypkg.metrics:my_score", trusted_only=True)
 register("csv", "precomputed per-image scores read from a scores file (file_name + one metric column)",
@@ -156,17 +294,48 @@ def load(spec: str, device: str | None = None, **options):
     """Build the metric named by ``spec`` on ``device`` (``cuda``, ``cpu``, ``mps``; default: best available).
 
     ``options`` override those in the spec's ``?key=value`` part (e.g. ``batch_size=16``,
-    ``dtype="float32"``). Raises :class:`InputError` for a malformed spec, an unknown family, a model that
+    ``dtype="float32"``). On GPU the family's models compute in its card's precision (the original's) unless
+    ``dtype`` says otherwise; the dtype used is recorded in ``metric.config["dtype"]``. Raises :class:`InputError` for a malformed spec, an unknown family, a model that
     cannot be found or loaded, or a device that is not available.
     """
     sp = parse_spec(spec)
     fam = family(sp.family)
     opts = {**sp.options, **options}
+    card = fam.card
     if fam.hub_model:
         from .common.hub import check_hub_model_available
 
-        check_hub_model_available(sp, opts)    # in a second, before torch and transformers are imported
+        # a field's model name (the card's model_names) is checked as the hub id it names; the family's
+        # factory gets the spec as written and resolves the name itself
+        hub_id = model_name_hub_id(sp, card)
+        check_hub_model_available(replace(sp, model=hub_id) if hub_id else sp, opts)
     factory = fam.factory()
     check_options(sp, factory, opts)
-    metric = factory(sp, device, **opts)
+    # the card's precision is the default GPU dtype of every model the factory loads (``dtype`` overrides,
+    # CPU stays float32); the dtypes they resolved are recorded in the config (part of the cache key)
+    with family_precision(card.precision if card is not None else None) as used:
+        metric = factory(sp, device, **opts)
+    record_dtype(metric, used)
     return metric
+
+
+def model_name_hub_id(spec: Spec, card: Card | None) -> str | None:
+    """The hub id ``card.model_names`` gives ``spec``'s model (a field's short name, case-insensitive), or
+    None: no card, a name it does not know, or a local file or folder of that name."""
+    if card is None or not card.model_names:
+        return None
+    import os
+    from pathlib import Path
+
+    if Path(os.path.expanduser(spec.model)).exists():
+        return None
+    return {k.lower(): v for k, v in card.model_names.items()}.get(spec.model.lower())
+
+
+def record_dtype(metric, used: Sequence[str]) -> None:
+    """Write the compute dtype(s) ``used`` while building ``metric`` into ``metric.config["dtype"]``: one
+    name when its models share one (``"float32"``), the distinct names in load order when they do not;
+    nothing for a metric that loaded no model. A dtype the factory recorded itself is kept."""
+    names = list(dict.fromkeys(used))
+    if names and isinstance(getattr(metric, "config", None), dict):
+        metric.config.setdefault("dtype", names[0] if len(names) == 1 else names)

@@ -85,13 +85,17 @@ def launch_kwargs(app: AppState) -> dict:
                footer_links=["gradio"], ssr_mode=False,
                state_session_capacity=max(100, 2 * app.access.limits.max_sessions))
     if app.access.public:
-        # what one client may put on the server's disk (see ts2viz.ui.serving.uploads)
+        # who a request comes from (ts2viz.ui.serving.guard.ClientAddress: never the client's own
+        # X-Forwarded-For entries), what one client may put on the server's disk (ts2viz.ui.serving.uploads),
+        # malformed and abusive event calls (ts2viz.ui.serving.guard.EventGuard)
         from starlette.middleware import Middleware
 
-        from .serving.guard import EventGuard
+        from .serving.guard import ClientAddress, EventGuard, Guard
         from .serving.uploads import UploadBudget
 
-        out["app_kwargs"] = {"middleware": [Middleware(UploadBudget), Middleware(EventGuard)]}
+        guard = getattr(app, "guard", None) or Guard()
+        out["app_kwargs"] = {"middleware": [Middleware(ClientAddress), Middleware(UploadBudget),
+                                            Middleware(EventGuard, guard=guard)]}
     return out
 
 
@@ -145,6 +149,10 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
     app = app or load_state(data, scores, cache_root=cache_root, fetch_images=fetch_images, access=access)
     upload_root = gr.utils.get_upload_folder()
     app.access = dataclasses.replace(app.access, upload_root=upload_root)
+    if app.access.public and app.disk.per_session is None:     # made public after it was loaded
+        from .state.disk import DiskLedger
+
+        app.disk = DiskLedger.from_env(True)
     if app.metrics:
         # both modes' meta-metrics before the first visitor (a few tenths of a second each), not in the
         # first visitor's mode switch, with everyone else's views queued behind it
@@ -182,6 +190,14 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
         demo.ts2viz_janitor = UploadJanitor(upload_root, ttl, keep=workspaces.export_dirs)
         demo.ts2viz_janitor.start()
     # Queue positions are sent to waiting visitors once a second, not to all of them whenever any
-    # event starts (that costs waiting x events messages under load).
-    demo.queue(status_update_rate=1.0)
+    # event starts (that costs waiting x events messages under load). In public mode no queued event
+    # can be called around the queue (Gradio opens its direct route to every event off a Space).
+    demo.queue(status_update_rate=1.0, api_open=False if app.access.public else None)
+    from .page.queue_guard import install
+
+    if app.access.public:
+        from .serving.guard import Guard
+
+        app.guard = Guard(jobs=workspaces.jobs)
+    install(demo, getattr(app, "guard", None), public=app.access.public)
     return demo, launch_kwargs(app), app

@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Sequence
 
 from ...errors import InputError
-from .llava import CONTEXT_LEN, IMAGE_PLACEHOLDER, IMAGE_SENTINEL, chat_question, expand_to_square
+from .llava import (
+    CONTEXT_LEN,
+    IMAGE_PLACEHOLDER,
+    IMAGE_SENTINEL,
+    chat_question,
+    expand_to_square,
+)
 
 #: the tokenizer each released checkpoint was trained with (t2v_metrics' CLIP_T5_MODELS)
 KNOWN_TOKENIZERS = {"zhiqiulin/clip-flant5-xl": "google/flan-t5-xl", "zhiqiulin/clip-flant5-xxl": "google/flan-t5-xxl"}
@@ -53,7 +59,13 @@ def _clip_t5_classes():
         return _CLASSES
     import torch
     from torch import nn
-    from transformers import AutoConfig, CLIPVisionConfig, CLIPVisionModel, T5Config, T5ForConditionalGeneration
+    from transformers import (
+        AutoConfig,
+        CLIPVisionConfig,
+        CLIPVisionModel,
+        T5Config,
+        T5ForConditionalGeneration,
+    )
 
     class CLIPT5Config(T5Config):
         """A T5 config with LLaVA's multimodal entries (``mm_*``)."""
@@ -190,7 +202,12 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
     ``openai/clip-vit-large-patch14-336``); ``tokenizer`` names the T5 tokenizer when the checkpoint has
     none (default for the released checkpoints: the Flan-T5 they were trained from, as t2v_metrics loads).
     """
-    from transformers import AutoTokenizer, CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModel
+    from transformers import (
+        AutoTokenizer,
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        CLIPVisionModel,
+    )
 
     from ..common.hub import hf_load, is_local_model
 

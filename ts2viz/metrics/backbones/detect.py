@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass
 from typing import Sequence
 
 from ...errors import InputError
-from ..common.hub import check_model_id, hf_load, model_identity
 from ..common.device import resolve_device, run_halving_on_oom
+from ..common.hub import check_model_id, hf_load, model_identity
 from ..common.spec import Spec
 
 DEFAULT_DETECTOR = "PekingU/rtdetr_r50vd_coco_o365"
@@ -65,8 +65,10 @@ class Detector:
                  nms_iou: float = NMS_IOU, image_size: int | None = None, max_boxes: int = MAX_BOXES,
                  batch_size: int = 8, revision: str | None = None):
         from transformers import AutoConfig, AutoImageProcessor, AutoProcessor
-        from transformers.models.auto.modeling_auto import (MODEL_FOR_OBJECT_DETECTION_MAPPING_NAMES,
-                                                            MODEL_FOR_ZERO_SHOT_OBJECT_DETECTION_MAPPING_NAMES)
+        from transformers.models.auto.modeling_auto import (
+            MODEL_FOR_OBJECT_DETECTION_MAPPING_NAMES,
+            MODEL_FOR_ZERO_SHOT_OBJECT_DETECTION_MAPPING_NAMES,
+        )
 
         kw = {"revision": revision} if revision else {}
         cfg = hf_load("detector config", AutoConfig.from_pretrained, model_id, spec, **kw)

@@ -22,8 +22,17 @@ from ..common.base import Metric
 from ..common.device import autocast, resolve_device, resolve_dtype
 from ..common.hub import check_model_id, file_fingerprint, hf_load, model_identity
 from ..common.spec import Spec
+from ..registry import Option
 
 DEFAULT_BATCH = {"cpu": 32, "cuda": 256, "mps": 64}
+#: the options of clipscore:, alignscore: and siglip: (their cards list them)
+EMBEDDING_OPTIONS = (
+    Option("batch_size", None, "Images per model call (default 32 on CPU, 256 on CUDA, 64 on MPS; halved on GPU "
+           "out-of-memory). Speed only."),
+    Option("dtype", None, "Compute dtype on GPU: `float32`, `float16` or `bfloat16` (default: the card's "
+           "precision, else bfloat16 where the GPU supports it, else float16; always float32 on CPU).",
+           ("float32", "float16", "bfloat16")),
+)
 # Text lengths the public checkpoints were trained with (their processors pad/truncate to these).
 TEXT_LENGTH = {"alignscore": 64, "siglip": 64}
 

@@ -31,6 +31,7 @@ from typing import Sequence
 
 from ...errors import InputError
 from ..common.spec import Spec
+from ..registry import Option
 
 
 def jpeg_data_url(image, quality: int = 75) -> str:
@@ -139,8 +140,8 @@ class LocalTextJudge:
     def __init__(self, model: str, device: str | None = None, *, max_new_tokens: int = 512):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from ..common.hub import check_model_id, hf_load, model_identity
         from ..common.device import resolve_device, resolve_dtype
+        from ..common.hub import check_model_id, hf_load, model_identity
 
         sp = Spec(f"llm:{model}", "llm", model)
         model_id = check_model_id(sp)
@@ -185,8 +186,8 @@ class Captioner:
                  owner: str = "captioner"):
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
-        from ..common.hub import check_model_id, hf_load, model_identity
         from ..common.device import resolve_device, resolve_dtype
+        from ..common.hub import check_model_id, hf_load, model_identity
 
         sp = Spec(owner, "captioner", model)
         model_id = check_model_id(sp)
@@ -233,6 +234,23 @@ class Captioner:
 
 #: the options a judge metric passes to its OpenAI-compatible endpoint (:func:`endpoint_options`)
 ENDPOINT_OPTIONS: tuple[str, ...] = ("api_key", "api_key_env", "timeout", "temperature", "max_tokens", "workers")
+
+
+def endpoint_option_cards(max_tokens_default=None, max_tokens_doc: str = "") -> tuple:
+    """The options a judge family passes to its OpenAI-compatible endpoint (:data:`ENDPOINT_OPTIONS`), as
+    the family cards list them; they need ``endpoint=URL``."""
+    return (
+        Option("api_key", None, "The endpoint's key, given directly (never recorded in the config; prefer "
+               "`api_key_env`). Needs `endpoint`."),
+        Option("api_key_env", "OPENAI_API_KEY", "The environment variable holding the endpoint's key. Needs "
+               "`endpoint`."),
+        Option("timeout", 120.0, "Seconds to wait for one reply. Needs `endpoint`."),
+        Option("temperature", None, "Sampling temperature sent to the endpoint (default: none sent, the "
+               "endpoint's own; `0` makes the judge greedy, so no retry). Needs `endpoint`."),
+        Option("max_tokens", max_tokens_default, "`max_tokens` sent to the endpoint" + max_tokens_doc
+               + ". Needs `endpoint`."),
+        Option("workers", 4, "Requests in flight at once. Speed only. Needs `endpoint`."),
+    )
 
 
 def endpoint_options(options: dict) -> dict:

@@ -153,8 +153,15 @@ def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: 
     vision tower (naming the tower and where it was looked for).
     """
     import torch
-    from transformers import (AutoTokenizer, CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModel, LlavaConfig,
-                              LlavaForConditionalGeneration, LlavaProcessor)
+    from transformers import (
+        AutoTokenizer,
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        CLIPVisionModel,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
 
     from ..common.hub import hf_load, is_local_model
 

@@ -78,8 +78,8 @@ class LocalChat(ChatLLM):
     def __init__(self, model: str, device: str | None = None, max_new_tokens: int = 512):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from ..common.hub import hf_load, model_identity
         from ..common.device import resolve_device, resolve_dtype
+        from ..common.hub import hf_load, model_identity
         from ..common.spec import Spec
 
         sp = Spec(f"llm:{model}", "llm", model)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from typing import Any, Callable
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator
 
 from ...errors import InputError
-
 
 # -- devices and dtypes ----------------------------------------------------------------------------
 
@@ -33,20 +33,79 @@ def resolve_device(device: str | None) -> str:
     return d
 
 
+#: the dtype names :func:`resolve_dtype` accepts, and what they mean
+DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
+          "bfloat16": "bfloat16", "bf16": "bfloat16"}
+#: the default GPU dtype of the family being built (its card's precision), see :func:`family_precision`
+_PRECISION: ContextVar[str | None] = ContextVar("ts2viz_family_precision", default=None)
+#: the dtypes resolved while a family is built, see :func:`family_precision`
+_RESOLVED: ContextVar[list | None] = ContextVar("ts2viz_resolved_dtypes", default=None)
+
+
+@contextlib.contextmanager
+def family_precision(precision: str | None) -> Iterator[list]:
+    """While a family's metric is built: ``precision`` (its card's, the original's compute dtype on GPU) is
+    the default GPU dtype of :func:`resolve_dtype`, and every dtype resolved is collected in the yielded list.
+
+    :func:`ts2viz.metrics.load` builds every metric inside this, and records what was collected in the
+    metric's ``config["dtype"]``. ``precision=None`` keeps ts2viz's generic default (bfloat16 on a GPU that
+    supports it, else float16). A ``dtype`` option still wins, and the CPU stays float32.
+
+    Examples
+    --------
+    >>> with family_precision("float16") as used:
+    ...     pass
+    >>> used
+    []
+    """
+    if precision is not None and precision not in DTYPES:
+        raise InputError(f"unknown precision {precision!r}: expected float32, float16 or bfloat16")
+    used: list = []
+    t1, t2 = _PRECISION.set(None if precision is None else DTYPES[precision]), _RESOLVED.set(used)
+    try:
+        yield used
+    finally:
+        _PRECISION.reset(t1)
+        _RESOLVED.reset(t2)
+
+
+def dtype_name(dtype) -> str:
+    """``"float32"`` for ``torch.float32`` (the name a config records)."""
+    return str(dtype).rpartition(".")[2]
+
+
 def resolve_dtype(device: str, dtype: str | None = None):
-    """The compute dtype: float32 on CPU, bfloat16 (or float16 without bf16 support) on GPU by default."""
+    """The compute dtype of a model on ``device``.
+
+    ``dtype`` (an option: float32, float16, bfloat16) when given; else float32 on CPU; on a CUDA GPU the
+    precision of the family being built (:func:`family_precision`), else bfloat16 (float16 without bf16
+    support); float16 on MPS (float32 when the family's precision is float32). A bfloat16 precision on a GPU
+    without bf16 support gives float16. The result is collected for the metric's config while a family is
+    built (:func:`family_precision`).
+    """
+    dt = _resolve_dtype(device, dtype)
+    used = _RESOLVED.get()
+    if used is not None:
+        used.append(dtype_name(dt))
+    return dt
+
+
+def _resolve_dtype(device: str, dtype: str | None):
     import torch
 
+    names = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
     if dtype not in (None, "auto"):
         try:
-            return {"float32": torch.float32, "fp32": torch.float32, "float16": torch.float16,
-                    "fp16": torch.float16, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}[str(dtype)]
+            return names[DTYPES[str(dtype)]]
         except KeyError:
             raise InputError(f"unknown dtype {dtype!r}: expected float32, float16 or bfloat16") from None
+    precision = _PRECISION.get()
     if device.startswith("cuda"):
+        if precision is not None and (precision != "bfloat16" or torch.cuda.is_bf16_supported()):
+            return names[precision]
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     if device.startswith("mps"):
-        return torch.float16
+        return torch.float32 if precision == "float32" else torch.float16
     return torch.float32
 
 

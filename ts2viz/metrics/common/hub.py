@@ -9,7 +9,6 @@ from typing import Callable
 from ...errors import InputError
 from .spec import Spec
 
-
 # -- model ids -------------------------------------------------------------------------------------
 
 def is_local_model(model: str) -> bool:

@@ -26,18 +26,34 @@ With ``score=normalized`` a question scores Gecko's normalised answer likelihood
 """
 from __future__ import annotations
 
+import inspect
 from typing import Sequence
 
 import numpy as np
 
 from ...errors import InputError
-from ...qa.accumulation import (DEFAULT_ACCUMULATION, canonical_accumulation, check_accumulation, counted_flags,
-                                dsg_counted, dsg_score, tifa_score)
-from ...qa.mapping import (DSG_YES_RULE, AnswerMapper, check_yes_rule, is_correct, is_yes_no, load_mapper,
-                           yes_no_choice)
+from ...qa.accumulation import (
+    DEFAULT_ACCUMULATION,
+    canonical_accumulation,
+    check_accumulation,
+    counted_flags,
+    dsg_counted,
+    dsg_score,
+    tifa_score,
+)
+from ...qa.mapping import (
+    DSG_YES_RULE,
+    AnswerMapper,
+    check_yes_rule,
+    is_correct,
+    is_yes_no,
+    load_mapper,
+    yes_no_choice,
+)
 from ...qa.questions import Question, QuestionSource
 from ..backbones.llm import load_llm
 from ..backbones.vqa import VQAModel, load_vqa_model
+from ..registry import Option
 from .base import Metric
 from .choicescore import choice_index, normalized_probability
 from .decoding import GREEDY, Decoding, check_decoding, default_decoding
@@ -290,12 +306,90 @@ def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2
     if score == "normalized" and mapper_rule:
         raise InputError(f"metric {spec.raw!r}: mapper_rule= applies to free-form answers, not score=normalized")
     # TIFA's own rule for tifa: (answers that are choices taken, all others to Sentence-BERT); DSG keeps
-    # the "contains yes" rule (README, Fidelity: TIFA)
+    # the "contains yes" rule (the fidelity rows of the TIFA card)
     rule = mapper_rule or ("tifa" if kind == "tifa" else None)
     answer_mapper = None if score == "normalized" else load_mapper(mapper, vqa.device, rule=rule)
     rule_for_yes = (str(yes_rule) if yes_rule else DSG_YES_RULE) if kind == "dsg" and score != "normalized" else None
     return QAMetric(spec, kind, vqa, source, answer_mapper, batch_size, max_new_tokens, list_choices, acc,
                     str(score), style, decoding=chosen, yes_rule=rule_for_yes)
+
+
+#: the options of ``tifa:`` and ``dsg:``: :func:`build_qa`'s keyword parameters
+QA_OPTION_NAMES: tuple[str, ...] = tuple(
+    p.name for p in inspect.signature(build_qa).parameters.values() if p.kind == p.KEYWORD_ONLY)
+
+
+def qa_options(kind: str) -> tuple:
+    """The options of ``tifa:`` and ``dsg:`` (:func:`build_qa` takes the same for both; an option that
+    applies to one only is refused for the other with a one-line error), as the family cards list them."""
+    only = {"accumulation": "dsg", "yes_rule": "dsg", "qa_filter": "tifa"}
+
+    def note(name: str) -> str:
+        o = only.get(name)
+        return "" if o is None or o == kind else f" Applies to `{o}:` only (an error here)."
+
+    rows = (
+        Option("questions", "ts2", "Where the questions come from: `ts2` (the TS2 question sets shipped in "
+               "`data/ts2/`), a question file of your own (`PATH.csv`, the TS2 format; `ts2viz questions` "
+               "writes one), or `none` (questions only from the generator)."),
+        Option("generator", None, "An LLM that writes questions for prompts the question file does not have: the "
+               "base URL of an OpenAI-compatible chat endpoint or `hf:MODEL` (a local transformers LLM). "
+               "Generation follows the original's structure with ts2viz's own prompts and examples; questions are "
+               "cached on disk per (generator, prompt) under `$TS2VIZ_CACHE/questions/`."),
+        Option("generator_model", None, "The model name at the generator's endpoint (default `gpt-4o`)."),
+        Option("api_key", None, "The generator endpoint's key, given directly (never recorded in the config; "
+               "prefer `api_key_env`)."),
+        Option("api_key_env", "OPENAI_API_KEY", "The environment variable holding the generator endpoint's key."),
+        Option("batch_size", None, "Images per scoring call (default 4). Speed only."),
+        Option("pair_batch_size", None, "(image, question) pairs per VQA model call (default 8 on CPU, 32 on "
+               "CUDA). Speed only."),
+        Option("dtype", None, "Compute dtype of the VQA model on GPU: `float32`, `float16` or `bfloat16` "
+               "(default: the card's precision, else bfloat16 where the GPU supports it, else float16; always "
+               "float32 on CPU).", ("float32", "float16", "bfloat16")),
+        Option("template", None, "The VQA model's prompt template with `{question}` (default: the model's own; "
+               "a decoding preset may set it, e.g. `decoding=dsg` asks the bare question)."),
+        Option("max_new_tokens", 10, "New tokens of a free-form answer under `decoding=greedy`."),
+        Option("list_choices", None, "Spell out the choices in the question (\"Choose one: a, b.\"; yes/no: "
+               "\"Answer yes or no.\"). Default: on for generative VLMs, off for BLIP-VQA, as the decoding preset "
+               "says where it says."),
+        Option("mapper", "sbert:sentence-transformers/all-mpnet-base-v2", "How a free-form answer is mapped to a "
+               "choice: `sbert:MODEL` (the choice with the highest cosine between Sentence-BERT embeddings, "
+               "tokens mean-pooled under the attention mask, L2-normalised; TIFA's and the TS2 release's) or "
+               "`lexical` (a model-free fallback: normalised exact match, a choice contained in the answer, then "
+               "string similarity; **not** what TIFA does). Not with `score=normalized`."),
+        Option("accumulation", "direct" if kind == "dsg" else None, "How a question's parents gate it: `direct` "
+               "(DSG's scoring code: it and each direct parent answered correctly), `transitive` (alias `gated`: "
+               "every parent counts too, DSG's README and the TS2 release's per-image files) or `mean` (parents "
+               "ignored, the TS2 web leaderboard's DSG rows)." + note("accumulation"),
+               ("direct", "transitive", "gated", "mean")),
+        Option("score", "accuracy", "`accuracy` (0/1 per question) or `normalized` (Gecko's normalised answer "
+               "likelihood P(expected) / Σ P(choices) per question; DSG: a question counts 0 when a direct parent "
+               "— with `transitive`, any ancestor — has its most likely choice wrong).",
+               ("accuracy", "normalized")),
+        Option("qa_filter", None, "TIFA's UnifiedQA question filter: `unifiedqa` "
+               "(`allenai/unifiedqa-v2-t5-large-1363200`) or `unifiedqa:MODEL`; duplicates dropped, UnifiedQA's "
+               "multiple-choice answer from the prompt alone must equal the expected answer, free-form answer "
+               "F1 > 0.6 for non-yes/no questions. Off by default." + note("qa_filter")),
+        Option("prompt_style", None, "`tifa_blip2` (TIFA's prompt for BLIP-2: \"Answer the multiple-choice "
+               "question. Question: … Choices: a, b Answer:\"; the default of `tifa:` for BLIP-2 models, "
+               "`tifa:` only) or `default` (the question in the model's own template).",
+               ("default", "tifa_blip2")),
+        Option("mapper_rule", None, "Which answers the Sentence-BERT mapper sees: `tifa` (TIFA's "
+               "`multiple_choice_vqa`, the default of `tifa:`: an answer that is a choice is taken, every other "
+               "goes to Sentence-BERT, yes/no included), `ts2` (the TS2 release's `freeform_to_multiple_choice.py`: "
+               "fewer than three choices → yes when the answer contains \"yes\"; others to Sentence-BERT even when "
+               "a choice) or `contains_yes` (the default of `dsg:`: \"contains yes\" for yes/no, TIFA's rule for "
+               "the others). Not with `score=normalized`.", ("tifa", "ts2", "contains_yes")),
+        Option("decoding", None, "How free-form answers are decoded: `dsg` (j-min/DSG's `InstructBLIP.vqa`: bare "
+               "question, beam search with 5 beams, repetition penalty 1.5, up to 256 and at least 1 new token, "
+               "as transformers 4.31 ran it; the default of `dsg:` on an InstructBLIP, InstructBLIP only) or "
+               "`greedy` (ts2viz's: the model's template, greedy, `max_new_tokens`; every other default).",
+               ("dsg", "greedy")),
+        Option("yes_rule", "exact" if kind == "dsg" else None, "How a yes/no answer is read: `exact` (DSG's code, "
+               "`answer == 'yes'`) or `contains` (TS2's code: \"yes\" anywhere, case-insensitive). Not with "
+               "`score=normalized`." + note("yes_rule"), ("exact", "contains")),
+    )
+    return rows
 
 
 def _model_type(spec: Spec) -> str | None:

@@ -5,12 +5,50 @@ dual encoder is :mod:`ts2viz.metrics.backbones.embedding`'s, which CLIPScore, AL
 """
 from __future__ import annotations
 
+from ..backbones.embedding import EMBEDDING_OPTIONS
 from ..common.base import Metric
 from ..common.spec import Spec
+from ..registry import Card, Fidelity
+
+_E = "tests/metrics/test_metrics_embedding.py::"
+
+CARD = Card(
+    summary="ALIGNScore: the cosine similarity of ALIGN's image embedding and prompt embedding (transformers).",
+    paper=("C. Jia, Y. Yang, Y. Xia, Y.-T. Chen, Z. Parekh, H. Pham, Q. V. Le, Y. Sung, Z. Li, T. Duerig. Scaling "
+           "Up Visual and Vision-Language Representation Learning With Noisy Text Supervision. ICML 2021. "
+           "https://arxiv.org/abs/2102.05918"),
+    citation="""@inproceedings{jia2021scaling,
+  title     = {Scaling Up Visual and Vision-Language Representation Learning With Noisy Text Supervision},
+  author    = {Jia, Chao and Yang, Yinfei and Xia, Ye and Chen, Yi-Ting and Parekh, Zarana and Pham, Hieu and
+               Le, Quoc V. and Sung, Yun-Hsuan and Li, Zhen and Duerig, Tom},
+  booktitle = {International Conference on Machine Learning (ICML)},
+  year      = {2021}
+}""",
+    original=("the ALIGN checkpoints' transformers implementation (`AlignModel.get_image_features` / "
+              "`get_text_features`); TS2 scored `kakaobrain/align-base` with it."),
+    output_range="[-1, 1] (a cosine)",
+    higher_is_better=True,
+    options=EMBEDDING_OPTIONS,
+    fidelity=(
+        Fidelity("score", "the raw cosine of the L2-normalised image and prompt embeddings, in [-1, 1]",
+                 "as the original", "", f"{_E}test_siglip_and_align_match_model_forward"),
+        Fidelity("text length", "prompts padded/truncated to 64 tokens, the length the public checkpoint was "
+                 "trained with (truncation warned)", "as the original", "",
+                 f"{_E}test_siglip_and_align_match_model_forward"),
+        Fidelity("preprocessing", "the model's own image processor (EfficientNet's, its extra rescale offset "
+                 "included)", "as the original", "", f"{_E}test_siglip_and_align_match_model_forward"),
+    ),
+    limitations=("The tests compare with the model's own forward pass on a tiny random-weight ALIGN; TS2's own "
+                 "scoring code (michaelsaxon/T2IScoreScore) has not been run against it.",),
+    description="""The score of an image is the raw cosine similarity of its ALIGN embedding and its prompt's,
+in [-1, 1]. MODEL is a hub id or a local folder of a transformers `AlignModel` (`alignscore:kakaobrain/align-base`).
+""",
+)
 
 
-def build(spec: Spec, device: str | None = None, **options) -> Metric:
-    """``alignscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``."""
+def build(spec: Spec, device: str | None = None, *, batch_size: int | None = None,
+          dtype: str | None = None) -> Metric:
+    """``alignscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``: the metric on ``device`` (options: :data:`CARD`)."""
     from ..backbones.embedding import build as build_embedding
 
-    return build_embedding(spec, device, **options)
+    return build_embedding(spec, device, batch_size=batch_size, dtype=dtype)

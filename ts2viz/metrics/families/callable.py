@@ -13,6 +13,41 @@ import numpy as np
 from ...errors import InputError
 from ..common.base import Metric
 from ..common.spec import Spec
+from ..registry import Card, Fidelity, Option
+
+CARD = Card(
+    summary=("A Python function `f(images, prompts) -> scores` as a metric: `callable:module:function` or "
+             "`callable:path/file.py:function`; it gets RGB PIL images and one prompt per image and returns one "
+             "number per image."),
+    output_range="whatever the function returns",
+    higher_is_better=None,
+    options=(
+        Option("batch_size", 32, "Images per call of the function."),
+        Option("lower_is_better", None, "Declare the scores lower-is-better (default: the function's "
+               "`higher_is_better` attribute, else higher is better)."),
+    ),
+    fidelity=(
+        Fidelity("the metric", "the function's own numbers, unchanged", "as the original"),
+    ),
+    limitations=(
+        "Runs code named by the spec: never offered to an untrusted caller (a public app's visitor).",
+        "The cache key holds a hash of the function's source file and its `version` attribute: editing the "
+        "file invalidates its cached scores, a change in a module it imports does not.",
+    ),
+    description="""The function may carry the attributes `higher_is_better` (default True) and `version` (part
+of the cache key). The cache key also includes a hash of the function's source file, so editing the function
+invalidates its cached scores.
+
+```python
+# mypkg/metrics.py
+def my_score(images, prompts):
+    return [float(len(p)) for p in prompts]
+my_score.version = "1"
+```
+
+`ts2viz score --metric callable:mypkg.metrics:my_score ...`
+""",
+)
 
 
 def _import_callable(target: str, spec: Spec):
@@ -83,3 +118,7 @@ def build(spec: Spec, device: str | None = None, **options) -> Metric:
     if bad:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(bad))}")
     return CallableMetric(spec, fn, **options)
+
+
+#: the options :func:`build` takes through ``**options``
+build.extra_options = ("batch_size", "lower_is_better")

@@ -5,12 +5,65 @@ dual encoder is :mod:`ts2viz.metrics.backbones.embedding`'s, which CLIPScore, AL
 """
 from __future__ import annotations
 
+from ..backbones.embedding import EMBEDDING_OPTIONS
 from ..common.base import Metric
 from ..common.spec import Spec
+from ..registry import Card, Fidelity
+
+_E = "tests/metrics/test_metrics_embedding.py::"
+
+CARD = Card(
+    summary=("CLIPScore as TS2 reports it: the cosine similarity of CLIP's image embedding and prompt embedding, "
+             "through transformers (`clipscore:HUB_ID_OR_FOLDER`) or open_clip (`clipscore:openclip:ARCH/TAG`, "
+             "TAG a pretrained tag or a checkpoint file)."),
+    paper=("J. Hessel, A. Holtzman, M. Forbes, R. Le Bras, Y. Choi. CLIPScore: A Reference-free Evaluation Metric "
+           "for Image Captioning. EMNLP 2021. https://arxiv.org/abs/2104.08718 (CLIP: A. Radford et al., "
+           "Learning Transferable Visual Models From Natural Language Supervision, ICML 2021)"),
+    citation="""@inproceedings{hessel2021clipscore,
+  title     = {{CLIPScore}: A Reference-free Evaluation Metric for Image Captioning},
+  author    = {Hessel, Jack and Holtzman, Ari and Forbes, Maxwell and Le Bras, Ronan and Choi, Yejin},
+  booktitle = {Proceedings of the 2021 Conference on Empirical Methods in Natural Language Processing (EMNLP)},
+  year      = {2021}
+}""",
+    original=("jmhessel/clipscore (CLIP-S); TS2's own CLIPScore (michaelsaxon/T2IScoreScore) for the cosine it "
+              "reports. Not yet compared with either's code."),
+    output_range="[-1, 1] (a cosine)",
+    higher_is_better=True,
+    options=EMBEDDING_OPTIONS,
+    fidelity=(
+        Fidelity("score", "the raw cosine of the L2-normalised image and prompt embeddings, in [-1, 1]",
+                 "documented difference", "", f"{_E}test_clipscore_transformers_matches_model_forward",
+                 original="Hessel et al.'s CLIP-S is 2.5 · max(cos, 0); TS2 reports a cosine-like number in [0, 1]"),
+        Fidelity("prompt text", "the prompt as is", "documented difference", "",
+                 f"{_E}test_clipscore_transformers_matches_model_forward",
+                 original="jmhessel/clipscore prefixes the text with \"A photo depicts \" (issue 31)"),
+        Fidelity("long prompts", "truncated to the text encoder's context (77 tokens for CLIP) with a warning",
+                 "documented difference", "", f"{_E}test_long_prompt_truncated_with_warning"),
+        Fidelity("open_clip checkpoints", "`openclip:ARCH/TAG` scored with open_clip's own preprocessing and "
+                 "tokenizer", "as the original", "", f"{_E}test_openclip_checkpoint_matches_independent"),
+        Fidelity("preprocessing", "the model's own image processor (a faster call of CLIP's torchvision-backed "
+                 "processor, equal to the full call)", "as the original", "",
+                 f"{_E}test_fast_preprocessing_equals_the_processor"),
+    ),
+    limitations=(
+        "The `2.5 · max(cos, 0)` rescaling of Hessel et al. is monotone for positive cosines and is left to the "
+        "reader; the \"A photo depicts \" prefix of their code is not monotone (on a tiny CLIP it moves cosines by "
+        "0.11 and reorders images) and is not applied (issue 31, item 3).",
+        "Prompt embeddings are memoised per distinct set of prompts in a batch (many images share one prompt), so "
+        "a prompt's embedding depends only on the prompts of its own batch.",
+    ),
+    description="""The score of an image is the raw cosine similarity of its embedding and its prompt's
+embedding, in [-1, 1]. Prompts longer than the text encoder's context are truncated with a warning. MODEL is a
+Hugging Face hub id or a local folder of a transformers CLIP model (`clipscore:openai/clip-vit-base-patch32`),
+or `openclip:ARCH/TAG` for open_clip (`clipscore:openclip:ViT-B-32/laion2b_s34b_b79k`, TAG a pretrained tag
+or a checkpoint file).
+""",
+)
 
 
-def build(spec: Spec, device: str | None = None, **options) -> Metric:
-    """``clipscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``."""
+def build(spec: Spec, device: str | None = None, *, batch_size: int | None = None,
+          dtype: str | None = None) -> Metric:
+    """``clipscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``: the metric on ``device`` (options: :data:`CARD`)."""
     from ..backbones.embedding import build as build_embedding
 
-    return build_embedding(spec, device, **options)
+    return build_embedding(spec, device, batch_size=batch_size, dtype=dtype)

@@ -9,6 +9,30 @@ import numpy as np
 from ...errors import InputError
 from ..common.base import Metric
 from ..common.spec import Spec
+from ..registry import Card, Fidelity, Option
+
+CARD = Card(
+    summary=("Precomputed per-image scores read from a scores file (`file_name` plus one metric column): each "
+             "image is looked up by its file name."),
+    output_range="whatever the file holds",
+    higher_is_better=None,
+    options=(
+        Option("column", None, "The file's metric column to read (default: the only one; a file with several "
+               "needs it)."),
+    ),
+    fidelity=(
+        Fidelity("the metric", "the file's numbers, unchanged; the direction the file declares", "as the original"),
+    ),
+    limitations=(
+        "Reads a file named by the spec: never offered to an untrusted caller (a public app's visitor).",
+        "An image without a name (an in-memory PIL image) or without a row in the file gets NaN.",
+    ),
+    description="""A name matches a row of the file exactly or, for a path, by suffix
+(`/data/ts2/images/000-01.jpg` matches `images/000-01.jpg`). The metric needs no pixels (the engine neither
+reads nor hashes image files for it) and is not cached (a lookup is cheaper than the cache); its config holds
+the file's path, size and modification time.
+""",
+)
 
 
 class CSVMetric(Metric):
@@ -69,3 +93,7 @@ def build(spec: Spec, device: str | None = None, column: str | None = None, **op
     if not path.is_file():
         raise InputError(f"metric {spec.raw!r}: no such scores file", file=path)
     return CSVMetric(spec, path, column)
+
+
+#: the options :func:`build` takes beyond its keyword parameters (none: ``**options`` only catches typos)
+build.extra_options = ()

@@ -7,8 +7,99 @@ shares; the decoding settings are :mod:`ts2viz.metrics.common.decoding`'s.
 from __future__ import annotations
 
 from ..common.base import Metric
-from ..common.qametric import build_qa
+from ..common.qametric import QA_OPTION_NAMES, build_qa, qa_options
 from ..common.spec import Spec
+from ..registry import Card, Fidelity
+
+_D = "tests/metrics/test_dsg_fidelity.py::"
+
+CARD = Card(
+    summary=("DSG (Davidsonian Scene Graph): the fraction of a prompt's yes/no questions a VQA model answers "
+             "yes, a question counting 0 when a direct parent was answered no (DSG's scoring code)."),
+    paper=("J. Cho, Y. Hu, R. Garg, P. Anderson, R. Krishna, J. Baldridge, M. Bansal, J. Pont-Tuset, S. Wang. "
+           "Davidsonian Scene Graph: Improving Reliability in Fine-grained Evaluation for Text-to-Image "
+           "Generation. ICLR 2024. https://arxiv.org/abs/2310.18235"),
+    citation="""@inproceedings{cho2024davidsonian,
+  title     = {Davidsonian Scene Graph: Improving Reliability in Fine-grained Evaluation for Text-to-Image
+               Generation},
+  author    = {Cho, Jaemin and Hu, Yushi and Garg, Roopal and Anderson, Peter and Krishna, Ranjay and
+               Baldridge, Jason and Bansal, Mohit and Pont-Tuset, Jordi and Wang, Su},
+  booktitle = {International Conference on Learning Representations (ICLR)},
+  year      = {2024}
+}""",
+    original="j-min/DSG: `dsg/vqa_utils.py` (`InstructBLIP.vqa`, `calc_vqa_score`), pinned to transformers 4.31.",
+    output_range="[0, 1]",
+    higher_is_better=True,
+    options=qa_options("dsg"),
+    fidelity=(
+        Fidelity("question generation",
+                 "ts2viz's own prompts for DSG's three stages (semantic tuples → one yes/no question per tuple → "
+                 "each tuple's parents) in DSG's formats; on TS2 the release's question sets and dependencies are "
+                 "used as released", "documented difference", "generator", "tests/metrics/test_question_gen.py"),
+        Fidelity("accumulation",
+                 "`accumulation=direct` (default): a question counts 0 when one of its **direct** parents was "
+                 "answered no (j-min/DSG's scoring code; the DSG README's TIFA160 numbers reproduced from the "
+                 "released answers with it)", "as the original", "accumulation",
+                 "tests/metrics/test_accumulation_rules.py, tests/gold/test_golden_humaneval.py"),
+        Fidelity("accumulation (variants)",
+                 "`transitive` (alias `gated`): any ancestor, as DSG's README describes it and the TS2 release's "
+                 "per-image files use; `mean`: parents ignored, what the TS2 web leaderboard's DSG rows use (the "
+                 "bundled TS2 default, `--dsg`)", "documented difference", "accumulation",
+                 "tests/metrics/test_accumulation_rules.py, tests/core/test_golden_leaderboard.py"),
+        Fidelity("answer → yes",
+                 "`yes_rule=exact` (default): a yes/no answer is yes when it equals `yes` (`calc_vqa_score`); one "
+                 "rule (`ts2viz.qa.mapping.YES_RULES`) for live `dsg:` and for scores from released answers",
+                 "as the original", "yes_rule",
+                 f"{_D}test_yes_rules_on_hand_written_answers, {_D}test_live_and_released_answers_agree"),
+        Fidelity("answer → yes (TS2)",
+                 "`yes_rule=contains` is TS2's code's rule (\"yes\" anywhere in the answer, case-insensitive), "
+                 "what the TS2 release used", "documented difference", "yes_rule", f"{_D}test_yes_rule_option"),
+        Fidelity("VQA decoding and prompt (InstructBLIP)",
+                 "`decoding=dsg` (its default there): the bare question, `generate(do_sample=False, num_beams=5, "
+                 "max_length=256, min_length=1, repetition_penalty=1.5, length_penalty=1.0)` as transformers 4.31 "
+                 "ran it (lengths and penalty on generated tokens), special tokens skipped, stripped; questions "
+                 "batched only with questions of equal token length, so each answer is the one DSG's "
+                 "one-at-a-time call gives", "as the original", "decoding",
+                 f"{_D}test_dsg_on_instructblip_decodes_as_dsgs_code, "
+                 f"{_D}test_generate_kwargs_follow_transformers_431_lengths"),
+        Fidelity("VQA decoding (other models)",
+                 "ts2viz's greedy decoding (`decoding=greedy`: the model's template, greedy, `max_new_tokens`); "
+                 "DSG's mPLUG and PaLI are not in transformers", "documented difference", "decoding"),
+        Fidelity("aggregation", "mean over the prompt's questions after accumulation", "as the original",
+                 "accumulation", "tests/metrics/test_accumulation_rules.py"),
+    ),
+    limitations=(
+        "With the default `yes_rule=exact`, a VQA model that answers \"Yes\" or \"Yes there is ...\" (LLaVA-1.5, "
+        "mPLUG in the TS2 release's recorded answers) scores 0: DSG's chat path asks for a bare yes/no and "
+        "lower-cases and strips the reply first (issue 31, item 1).",
+        "`mapper=lexical` picks a different choice than the TS2 release for up to 13 % of DSG answers.",
+        "Earlier versions of the README called the transitive rule \"DSG's reference code\": DSG's code gates on "
+        "direct parents only.",
+    ),
+    description="""DSG uses the TS2 question sets and dependencies shipped in `data/ts2/`, a question file of
+your own (`?questions=PATH.csv`), or questions from a generator (`?generator=URL` or `hf:MODEL`).
+
+| `?accumulation=` | a question counts when | used by |
+| --- | --- | --- |
+| `direct` (default) | it and each of its **direct** parents were answered correctly (a parent is judged on its own answer) | DSG's scoring code (`dsg/vqa_utils.py`, `calc_vqa_score`) and the DSG authors' published TIFA160 correlations |
+| `transitive` (alias `gated`, its old name) | it is correct and every parent *counts*, so a failure propagates to grandchildren | DSG's README pseudocode (in-place zeroing, parents first); the TS2 release's per-image DSG files |
+| `mean` | it is correct (parents ignored) | "DSG without dependency" in the DSG README; the published TS2 web leaderboard's DSG rows |
+
+A question listed as its own parent (a few DSG-1k rows) gates nothing. What counts as "yes" is one named rule
+for live and released answers (`ts2viz.qa.mapping.YES_RULES`, `reads_yes`): `exact` (DSG's code,
+`float(answer == 'yes')`: "Yes.", "yes, it is" are not yes) or `contains` (TS2's code: "yes" anywhere in the
+answer, case-insensitive, so "Yesterday" is yes too; `dsg:MODEL?yes_rule=contains` and `ts2viz humaneval
+--yes-rule contains` reproduce TS2's reading). Questions other than yes/no go to the answer mapper
+(`mapper_rule=contains_yes` by default).
+
+DSG's answers are decoded as DSG's code decodes them (`?decoding=`, `ts2viz.metrics.common.decoding`): on an
+InstructBLIP the default is `decoding=dsg`. DSG pins transformers 4.31, whose InstructBLIP `generate` gives
+the language model only embeddings, so the lengths and the repetition penalty count the generated tokens
+only; ts2viz makes that same call on current transformers (whose own InstructBLIP `generate` would count the
+prompt in both and gives other answers). Per-question details are kept (`score_with_details`, the score
+cache) and become a table with `ts2viz.qa.records.records_from_details`.
+""",
+)
 
 
 def build(spec: Spec, device: str | None = None, **options) -> Metric:
@@ -23,3 +114,7 @@ def build(spec: Spec, device: str | None = None, **options) -> Metric:
     PaLI-17B, are not transformers models).
     """
     return build_qa("dsg", spec, device, **options)
+
+
+#: the options :func:`build` takes through ``**options`` (:func:`build_qa`'s)
+build.extra_options = QA_OPTION_NAMES

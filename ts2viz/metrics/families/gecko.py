@@ -29,15 +29,140 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import InputError
+from ..backbones.llm import load_llm
+from ..backbones.nli import DEFAULT_NLI, load_nli
+from ..backbones.vqa import VQAModel, load_vqa_model
 from ..common.base import Metric
 from ..common.choicescore import choice_index, normalized_probability
-from .gecko_questions import (COVERAGE_SYSTEM, QA_SYSTEM, QA_SYSTEMS, CoverageWord, QAPair, parse_coverage, parse_qa,
-    qa_hypothesis, qa_user_message)
-from ..backbones.llm import load_llm
 from ..common.llmcache import cached_reply
-from ..backbones.nli import DEFAULT_NLI, load_nli
 from ..common.spec import Spec
-from ..backbones.vqa import VQAModel, load_vqa_model
+from ..registry import Card, Fidelity, Option
+from .gecko_questions import (
+    COVERAGE_SYSTEM,
+    QA_SYSTEM,
+    QA_SYSTEMS,
+    CoverageWord,
+    QAPair,
+    parse_coverage,
+    parse_qa,
+    qa_hypothesis,
+    qa_user_message,
+)
+
+CARD = Card(
+    summary=("Gecko: an LLM labels the prompt's visually groundable words and writes one QA pair per word; an NLI "
+             "model drops pairs the prompt does not entail; each kept question scores the VQA model's normalised "
+             "likelihood of the expected answer, P(expected) / Σ P(choices), and the image the mean."),
+    paper=("O. Wiles, C. Zhang, I. Albuquerque, I. Kajić, S. Wang, E. Bugliarello, Y. Onoe, P. Papalampidi, "
+           "I. Ktena, C. Knutsen, C. Rashtchian, A. Nawalgaria, J. Pont-Tuset, A. Nematzadeh. Revisiting "
+           "Text-to-Image Evaluation with Gecko: On Metrics, Prompts, and Human Ratings. ICLR 2025 (Sec. 5). "
+           "https://arxiv.org/abs/2404.16820"),
+    citation="""@inproceedings{wiles2025revisiting,
+  title     = {Revisiting Text-to-Image Evaluation with {Gecko}: On Metrics, Prompts, and Human Ratings},
+  author    = {Wiles, Olivia and Zhang, Chuhan and Albuquerque, Isabela and Kaji{\\'c}, Ivana and Wang, Su and
+               Bugliarello, Emanuele and Onoe, Yasumasa and Papalampidi, Pinelopi and Ktena, Ira and
+               Knutsen, Chris and Rashtchian, Cyrus and Nawalgaria, Anant and Pont-Tuset, Jordi and
+               Nematzadeh, Aida},
+  booktitle = {International Conference on Learning Representations (ICLR)},
+  year      = {2025}
+}""",
+    original="The paper (Sec. 5, Eq. 2): the metric's code and its PaLM-2 prompts are not released.",
+    output_range="[0, 1]",
+    higher_is_better=True,
+    options=(
+        Option("generator", None, "Required: the LLM that labels words and writes QA pairs: the base URL of an "
+               "OpenAI-compatible chat endpoint or `hf:MODEL` (a local transformers LLM)."),
+        Option("generator_model", None, "The model name at the generator's endpoint (default `gpt-4o`)."),
+        Option("api_key", None, "The generator endpoint's key, given directly (never recorded in the config; "
+               "prefer `api_key_env`)."),
+        Option("api_key_env", "OPENAI_API_KEY", "The environment variable holding the generator endpoint's key."),
+        Option("nli", "google/t5_xxl_true_nli_mixture", "Seq2seq NLI model (`premise: … hypothesis: …` → "
+               "`1`/`0`, score P(\"1\")), hub id or folder; `none` turns the filter off."),
+        Option("nli_threshold", 0.005, "The paper's r: a QA pair whose entailment score is below it is dropped "
+               "(in [0, 1])."),
+        Option("hypothesis", "auto", "How a QA pair becomes an NLI hypothesis: `auto` (\"Is there X?\" / \"Are "
+               "there X?\" → \"There is X.\" / \"There are X.\"; any other pair keeps its question with the "
+               "answer appended) or a template with `{question}` and `{answer}`."),
+        Option("min_groundability", 0.0, "Ask only about words the LLM rates at least this groundable (in [0, 1]; "
+               "0: no filter)."),
+        Option("batch_size", None, "Images per scoring call. Speed only."),
+        Option("pair_batch_size", None, "(image, question) pairs per VQA model call. Speed only."),
+        Option("nli_batch_size", None, "Hypotheses per NLI model call. Speed only."),
+        Option("dtype", None, "Compute dtype of the VQA model on GPU: `float32`, `float16` or `bfloat16` "
+               "(default: the card's precision, else bfloat16 where the GPU supports it, else float16; always "
+               "float32 on CPU).", ("float32", "float16", "bfloat16")),
+        Option("template", None, "The VQA model's prompt template with `{question}` (default: the model's own; "
+               "PaliGemma: `<image>answer en {question}`)."),
+        Option("list_choices", None, "Spell out the choices in the question (default: on for chat VLMs)."),
+        Option("llm_cache", True, "Read and fill the on-disk LLM reply cache (`$TS2VIZ_CACHE/llm/`); `false` "
+               "bypasses it. Not part of the cache key."),
+        Option("question_style", "tifa", "`tifa`: TIFA-style multiple-choice and yes/no questions (the paper "
+               "reuses TIFA's question generation); `yes_no`: yes/no questions only (ts2viz's earlier prompt).",
+               ("tifa", "yes_no")),
+    ),
+    fidelity=(
+        Fidelity("question generation",
+                 "coverage labelling (`{N}[phrase, type, groundability]`, types entity, activity, attribute, "
+                 "counting, color, material, spatial, location, shape, style, other), then one TIFA-style QA pair "
+                 "per labelled word, multiple-choice or yes/no (`question_style=tifa`)", "as the original",
+                 "question_style", "tests/metrics/test_gecko_fidelity.py"),
+        Fidelity("question generation (prompts)",
+                 "the few-shot prompts are ts2viz's own in the paper's formats (the paper's PaLM-2 prompts are "
+                 "not released); `question_style=yes_no` is ts2viz's earlier yes/no-only prompt",
+                 "documented difference", "question_style", "tests/metrics/test_gecko_fidelity.py"),
+        Fidelity("filters", "NLI entailment of each QA pair by the prompt, kept at ≥ 0.005 "
+                 "(`google/t5_xxl_true_nli_mixture`)", "as the original", "nli_threshold",
+                 "tests/metrics/test_metrics_gecko.py::test_gecko_score_is_mean_of_normalised_kept_answers"),
+        Fidelity("filters (hypothesis wording)", "how a QA pair becomes a hypothesis is ts2viz's rule (the paper "
+                 "does not say)", "documented difference", "hypothesis",
+                 "tests/metrics/test_metrics_gecko.py::test_gecko_score_is_mean_of_normalised_kept_answers"),
+        Fidelity("prompt template", "PaliGemma's `answer en {question}` (the open stand-in for PaLI)",
+                 "documented difference", "template", "tests/metrics/test_metrics_gecko.py"),
+        Fidelity("answer → score",
+                 "Eq. 2: P(expected) / Σ P(choices) over each question's own choices, from teacher-forced "
+                 "likelihoods (a choice's likelihood sums its spellings as written, lower case and capitalised; "
+                 "BLIP-VQA scores `[DEC] choice [SEP]` through its answer decoder, generative VLMs the choice's "
+                 "tokens after their prompt, no EOS). Documented choice: likelihoods, not the NLLs the equation "
+                 "names (normalising NLLs would rank the least likely answer highest)", "as the original", "",
+                 "tests/metrics/test_gecko_fidelity.py"),
+        Fidelity("preprocessing", "the VQA model's own processor", "as the original"),
+        Fidelity("default models", "PaLM-2 and PaLI are not public: any LLM endpoint, PaliGemma or any VQA model",
+                 "documented difference", "generator"),
+        Fidelity("aggregation", "mean over kept questions", "as the original", "",
+                 "tests/metrics/test_gecko_fidelity.py"),
+    ),
+    limitations=(
+        "Choice likelihoods of generative VLMs are taken without an end-of-sequence token, so choices that are "
+        "prefixes of each other (\"red\" / \"red and white\") are not exclusive (issue 31, item 7).",
+        "The groundability score does not filter words unless `min_groundability` is set.",
+        "Throughput was measured on CPU with the tests' tiny models only (`benchmarks/bench_gecko_fineeval.py`); "
+        "GPU images/s with the real models remain to be measured.",
+    ),
+    description="""Gecko writes its questions with an LLM (`generator=URL` of an OpenAI-compatible endpoint
+with `generator_model=NAME` and the key in `$OPENAI_API_KEY` or `api_key_env=VAR`, or `generator=hf:MODEL`);
+the few-shot prompts are ts2viz's own (the originals are not published) in the paper's formats
+(`ts2viz/metrics/families/gecko_questions.py`). Every LLM reply is cached on disk in `$TS2VIZ_CACHE/llm/`
+(default `~/.cache/ts2viz/llm/`), keyed by the LLM's identity, the system prompt and the user message, and
+stored only once it parsed (`llm_cache=false` bypasses it).
+
+The LLM labels the prompt's visually groundable words as `{N}[phrase, type, groundability]`, then writes one
+QA pair per labelled word (`About {N}[word] (type): / Q: / Choices: / A:`) in TIFA's style, since the paper
+reuses TIFA's question generation: multiple-choice questions ("What color is the dog? Choices: red, black,
+white, brown") as well as yes/no ones. An NLI model scores whether the prompt entails each pair; a pair below
+`nli_threshold` is dropped. Each kept question scores P(expected) / Σ P(choices) from the VQA model's
+teacher-forced answer likelihoods (Eq. 2); the image scores their mean.
+
+PaliGemma (`PaliGemmaForConditionalGeneration`, prompted with its `answer en` prefix) is the open stand-in for
+the paper's PaLI; any VQA model of the backbone works. The paper's reference figures, to compare a run with
+real models against (Table 6, TIFA160, Spearman ρ / Kendall τ with human Likert ratings, PaLM-2 + PaLI for
+all QA metrics): **Gecko .64 / .50, DSG .57 / .46, TIFA .43 / .32, CLIP .33 / .23**. TIFA160 itself is not
+bundled; on TS2 compare Gecko with the TIFA and DSG rows of the leaderboard.
+
+Per-image details (`metric.last_details`, kept in the score cache): the coverage labels, and per question its
+word, type, question, choices, expected answer, hypothesis, NLI score, `kept` and, when kept, each choice's
+likelihood and the normalised score.
+""",
+)
 
 NLI_THRESHOLD = 0.005
 PROMPTS_ID = "ts2viz-gecko-v1:" + hashlib.sha1((COVERAGE_SYSTEM + QA_SYSTEM).encode()).hexdigest()[:12]
@@ -173,7 +298,7 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
           batch_size: int | None = None, pair_batch_size: int | None = None, nli_batch_size: int | None = None,
           dtype: str | None = None, template: str | None = None, list_choices: bool | None = None,
           llm_cache: bool = True, question_style: str = "tifa", **options) -> Metric:
-    """``gecko:VQA_MODEL?generator=URL|hf:MODEL&...`` (options: see the README's Gecko section)."""
+    """``gecko:VQA_MODEL?generator=URL|hf:MODEL&...`` (options: :data:`CARD`)."""
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
     if not generator:
@@ -199,3 +324,7 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
                                min_groundability=min_g, use_cache=bool(llm_cache), question_style=str(question_style))
     vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=pair_batch_size, template=template)
     return Gecko(spec, vqa, questions, batch_size, list_choices)
+
+
+#: the options :func:`build` takes beyond its keyword parameters (none: ``**options`` only catches typos)
+build.extra_options = ()

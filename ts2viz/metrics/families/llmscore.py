@@ -47,9 +47,115 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import InputError
+from ..backbones.judge import (
+    ENDPOINT_OPTIONS,
+    Captioner,
+    endpoint_option_cards,
+    endpoint_options,
+    load_text_judge,
+)
 from ..common.base import Metric
-from ..backbones.judge import ENDPOINT_OPTIONS, Captioner, endpoint_options, load_text_judge
 from ..common.spec import Spec
+from ..registry import Card, Fidelity, Option
+
+_J = "tests/metrics/test_metrics_judges.py::"
+
+CARD = Card(
+    summary=("LLMScore: a captioner (and optionally a detector) describe the image, an LLM writes a visual "
+             "description from them, then rates the prompt against it: overall 1–100 (`score=overall`, higher is "
+             "better) or the number of composition errors 0–9 (`score=error_counting`, lower is better)."),
+    paper=("Y. Lu, X. Yang, X. Li, X. E. Wang, W. Y. Wang. LLMScore: Unveiling the Power of Large Language Models "
+           "in Text-to-Image Synthesis Evaluation. NeurIPS 2023. https://arxiv.org/abs/2305.11116"),
+    citation="""@inproceedings{lu2023llmscore,
+  title     = {{LLMScore}: Unveiling the Power of Large Language Models in Text-to-Image Synthesis Evaluation},
+  author    = {Lu, Yujie and Yang, Xianjun and Li, Xiujun and Wang, Xin Eric and Wang, William Yang},
+  booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},
+  year      = {2023}
+}""",
+    original="YujieLu10/LLMScore (BLIP-2 captions, GRiT dense captions, its description and evaluation prompts).",
+    output_range="overall: [1, 100]; error_counting: [0, 9]",
+    higher_is_better=None,
+    options=(
+        Option("endpoint", None, "The base URL of an OpenAI-compatible endpoint serving LLM (`gpt-4`, the "
+               "original's default); without it, LLM is a local causal LLM (hub id or folder, greedy)."),
+        Option("captioner", None, "Required: the image-to-text model of the global description (e.g. "
+               "`Salesforce/blip2-opt-2.7b`, the original's), hub id or folder."),
+        Option("detector", None, "Optional closed-set transformers detector of the local description (confidence "
+               "0.5, e.g. `PekingU/rtdetr_r50vd_coco_o365`); none: no local description."),
+        Option("score", "overall", "`overall` (the 1–100 rating, higher is better) or `error_counting` (the error "
+               "count, **lower is better**, declared so in the scores file).", ("overall", "error_counting")),
+        Option("caption_prompt", "", "The question a chat VLM captioner is asked (BLIP-2 is called without one)."),
+        Option("caption_tokens", 30, "New tokens of the caption."),
+        Option("max_new_tokens", 512, "New tokens of a local LLM's replies."),
+        Option("batch_size", None, "Images per scoring call. Speed only."),
+        *endpoint_option_cards(),
+    ),
+    fidelity=(
+        Fidelity("global description",
+                 "any image-to-text model; a model without a chat template (BLIP-2) is called exactly so, greedy, "
+                 "`caption_tokens` (30) new tokens; a chat VLM is asked `caption_prompt`", "as the original",
+                 "captioner", f"{_J}test_llmscore_blip2_caption_and_detector_local_description",
+                 original="BLIP-2 OPT-2.7b, `generate(**processor(images=image))`, no text prompt, default "
+                 "generation length"),
+        Fidelity("global description (length, other captioners)", "`caption_tokens` new tokens; other captioners",
+                 "documented difference", "caption_tokens",
+                 f"{_J}test_llmscore_blip2_caption_and_detector_local_description"),
+        Fidelity("local description",
+                 "a closed-set transformers detector at confidence 0.5 (class-wise NMS 0.45, at most 30 boxes), "
+                 "the class name as the region's text, the same format; none without `detector` (GRiT is not a "
+                 "transformers model)", "documented difference", "detector",
+                 f"{_J}test_llmscore_blip2_caption_and_detector_local_description, "
+                 f"{_J}test_llmscore_local_description_format_and_options",
+                 original="GRiT dense captions (detectron2), confidence 0.5, `\"caption: [x0, y0, x1, y1]; \"`"),
+        Fidelity("visual description prompt",
+                 "the same framing and post-processing; the instruction in ts2viz's own words (the repository has "
+                 "no licence)", "documented difference", "", f"{_J}test_llmscore_differential_per_image",
+                 original="`Global Description / Local Description / The image resolution is:{W}X{H}` + an "
+                 "instruction; reply's newlines → spaces"),
+        Fidelity("evaluation prompt",
+                 "the same framing, fields, scales, rule, order and format in ts2viz's words; one user message",
+                 "documented difference", "",
+                 f"{_J}test_llmscore_instruction_keeps_the_original_structure, {_J}test_llmscore_differential_per_image",
+                 original="`Text Prompt: …\\nImage Description: …\\n` + evaluation instruction 1 (X1 overall 1–100, "
+                 "X2 errors 0–9, missing category = 4 errors, Z1, Z2, format `X1\\nX2\\nZ1\\nZ2`), one user message"),
+        Fidelity("reply → ratings", "the same split; a rating is read as a plain number", "as the original", "",
+                 f"{_J}test_llmscore_differential_per_image",
+                 original="empty lines dropped, first four lines = overall, error count, two rationales (strings)"),
+        Fidelity("unreadable reply",
+                 "NaN, counted, warned, reply kept; a chosen rating that is not a plain number is NaN too",
+                 "documented difference", "", f"{_J}test_llmscore_differential_per_image",
+                 original="fewer than four lines: unpacking fails (TS2's script stored −1)"),
+        Fidelity("score and direction",
+                 "`score=overall` (default, ↑) or `score=error_counting` (↓, declared in the scores file)",
+                 "as the original", "score",
+                 f"{_J}test_llmscore_differential_per_image, {_J}test_score_cli_to_leaderboard_with_details",
+                 original="returns both; overall higher is better, error count lower is better"),
+        Fidelity("LLM", "any OpenAI-compatible endpoint or a local causal LLM (greedy)", "as the original",
+                 "endpoint", f"{_J}test_llmscore_differential_per_image",
+                 original="GPT-4 (default), GPT-3.5, Vicuna via an OpenAI-compatible server"),
+    ),
+    limitations=(
+        "The TS2 release's `llmscore_over` column is not the original's overall rating: it holds integers 0–5 "
+        "(the original asks for 1–100) that grow with a node's error count (mean 0.61 on 0-error images, 4.67 on "
+        "5-error images), another count of problems whose computation the TS2 code does not show. ts2viz "
+        "follows the original: `overall` is the 1–100 rating, higher is better; the bundled `LLMScore-Over` "
+        "column keeps the release's direction. `llmscore_ec` is the error count, lower is better by "
+        "construction, in the original too.",
+        "A reply that cannot be read is never scored 0: the image gets NaN, the reply is kept in its details, "
+        "and each batch warns how many replies could not be read (`metric.unparsed` counts them).",
+    ),
+    description="""A global description (a caption of the whole image), a local description
+(`label: [x0, y0, x1, y1]; ` per detected region), the LLM's one-paragraph visual description of both, then the
+LLM's four-line evaluation: overall rating (1–100), number of composition errors (0–9; a missing object
+category counts 4), and a rationale for each. Both ratings and rationales are in the details either way, with
+the caption, the detections and the description that was rated (the app's *Questions* tab shows them).
+
+```bash
+ts2viz score --metric "llmscore:gpt-4?endpoint=https://api.openai.com/v1&captioner=Salesforce/blip2-opt-2.7b&detector=PekingU/rtdetr_r50vd_coco_o365" \\
+    --dataset path/to/ts2 --out llm.csv
+```
+""",
+)
 
 #: ts2viz's wording of LLMScore's description request (the original's text cannot be copied; see module doc)
 DESCRIBE_INSTRUCTION = (

@@ -8,10 +8,99 @@ own rule: an answer that is a choice is taken, every other goes to Sentence-BERT
 from __future__ import annotations
 
 from ..common.base import Metric
-from ..common.qametric import build_qa
+from ..common.qametric import QA_OPTION_NAMES, build_qa, qa_options
 from ..common.spec import Spec
+from ..registry import Card, Fidelity
+
+_F = "tests/metrics/test_tifa_fidelity.py::"
+
+CARD = Card(
+    summary=("TIFA: the fraction of the prompt's multiple-choice questions a VQA model answers correctly. Each "
+             "question is answered free-form, the answer mapped to a choice (TIFA's rule: an answer that is a "
+             "choice is taken, every other goes to Sentence-BERT) and compared with the expected answer."),
+    paper=("Y. Hu, B. Liu, J. Kasai, Y. Wang, M. Ostendorf, R. Krishna, N. A. Smith. TIFA: Accurate and "
+           "Interpretable Text-to-Image Faithfulness Evaluation with Question Answering. ICCV 2023. "
+           "https://arxiv.org/abs/2303.11897"),
+    citation="""@inproceedings{hu2023tifa,
+  title     = {{TIFA}: Accurate and Interpretable Text-to-Image Faithfulness Evaluation with Question Answering},
+  author    = {Hu, Yushi and Liu, Benlin and Kasai, Jungo and Wang, Yizhong and Ostendorf, Mari and
+               Krishna, Ranjay and Smith, Noah A.},
+  booktitle = {Proceedings of the IEEE/CVF International Conference on Computer Vision (ICCV)},
+  year      = {2023}
+}""",
+    original=("Yushi-Hu/tifa: `tifascore/` (`question_filter.py`, `unifiedqa.py`, the VQA and answer-mapping code) "
+              "and `tifa/vqa_models.py`."),
+    output_range="[0, 1]",
+    higher_is_better=True,
+    options=qa_options("tifa"),
+    fidelity=(
+        Fidelity("question generation",
+                 "ts2viz's own few-shot prompt in TIFA's format (the prompt's elements by kind, then per element "
+                 "typed questions with choices and the expected answer; TIFA's prompt is GPT-3-era completion "
+                 "text); on TS2 the release's question sets are used as released", "documented difference",
+                 "generator", "tests/metrics/test_question_gen.py"),
+        Fidelity("filters",
+                 "`qa_filter=unifiedqa` (`allenai/unifiedqa-v2-t5-large-1363200`) or `unifiedqa:MODEL`: "
+                 "duplicates dropped, UnifiedQA's multiple-choice answer from the prompt alone must equal the "
+                 "expected answer, free-form answer F1 > 0.6 for non-yes/no questions", "as the original",
+                 "qa_filter",
+                 f"{_F}test_unifiedqa_filter_equals_tifas_filter, {_F}test_tifa_with_qa_filter_asks_only_kept_questions"),
+        Fidelity("filters (default)",
+                 "off by default: TIFA runs the filter on freshly generated questions; the TS2 sets are used as "
+                 "released", "documented difference", "qa_filter"),
+        Fidelity("prompt template",
+                 "BLIP-2: TIFA's \"Answer the multiple-choice question. Question: … Choices: a, b Answer:\" "
+                 "(`prompt_style=tifa_blip2`, the default for BLIP-2 models); other models get the bare question "
+                 "(TIFA's BLIP, GIT, mPLUG, …)", "as the original", "prompt_style",
+                 f"{_F}test_tifa_blip2_prompt_is_tifas"),
+        Fidelity("prompt template (chat VLMs)", "the question with its choices listed (TIFA has no chat VLM)",
+                 "not in the original", "list_choices"),
+        Fidelity("answer → score",
+                 "an answer that is a choice is taken, every other answer (yes/no included) mapped by "
+                 "Sentence-BERT all-mpnet-base-v2 (`mapper_rule=tifa`); 1 if the mapped choice is the expected "
+                 "answer. The TS2 release's rule (`mapper_rule=ts2`) reproduces the release's choices",
+                 "as the original", "mapper_rule",
+                 "tests/qa/test_qa_mapping.py::test_mapper_rules_tifa_and_ts2, "
+                 "tests/qa/test_qa_mapping.py::test_default_mapper_agrees_with_the_release"),
+        Fidelity("preprocessing", "the VQA model's own processor (a difference only where TIFA used LAVIS, i.e. "
+                 "BLIP-2)", "documented difference"),
+        Fidelity("default models", "no default VQA model (TIFA's is mPLUG-large via modelscope, not in "
+                 "transformers); any model of the VQA backbone", "documented difference"),
+        Fidelity("aggregation", "mean over the prompt's questions", "as the original", "",
+                 "tests/metrics/test_metrics_vqa.py"),
+    ),
+    limitations=(
+        "`mapper=lexical` is not what TIFA does: on the release's own answers it picks a different choice than "
+        "the release for 11–25 % of TIFA answers (about 30 % of the multiple-choice ones).",
+        "TIFA's code calls BLIP-2 with LAVIS' `generate` defaults (beam search) and GIT with `[CLS]` + the "
+        "question and `max_length=50`, and compares answers with exact `==`; ts2viz decodes greedily with "
+        "`max_new_tokens` and normalises (issue 31, item 5).",
+        "Four of TS2's 1,205 TIFA questions have an expected answer missing from their choices; with "
+        "`score=normalized` it is added to them.",
+    ),
+    description="""TIFA uses the TS2 question sets shipped in `data/ts2/`, a question file of your own
+(`?questions=PATH.csv`, the TS2 format), or, for a new prompt, questions from a generator (`?generator=URL` of
+an OpenAI-compatible chat endpoint, key from an environment variable, or `?generator=hf:MODEL` for a local
+transformers LLM). `ts2viz questions --metric-kind tifa` writes generated questions as a question CSV to
+inspect and edit before scoring.
+
+Free-form answers are mapped to a choice as TIFA and the TS2 release do it (`?mapper=`, part of the metric's
+config and cache key); which answers Sentence-BERT sees is the `?mapper_rule=` (`tifa`, the default here;
+`ts2`; `contains_yes`). The "contains yes" rule is the TS2 release's, not TIFA's: TIFA maps yes/no answers
+with Sentence-BERT too.
+
+Per-question details (question, choices, expected answer, the model's answer, the mapped choice, correct)
+are kept in `metric.last_details` and the score cache, and become a table with
+`ts2viz.qa.records.records_from_details`. `?score=normalized` scores each question with Gecko's normalised
+answer likelihood instead of 0/1.
+""",
+)
 
 
 def build(spec: Spec, device: str | None = None, **options) -> Metric:
     """``tifa:MODEL[?questions=ts2|FILE&generator=URL&mapper=...&score=accuracy|normalized&...]``."""
     return build_qa("tifa", spec, device, **options)
+
+
+#: the options :func:`build` takes through ``**options`` (:func:`build_qa`'s)
+build.extra_options = QA_OPTION_NAMES

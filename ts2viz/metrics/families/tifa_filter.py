@@ -15,7 +15,7 @@ as the only context, and keeps a question only when:
 
 ``?qa_filter=unifiedqa`` (that model) or ``?qa_filter=unifiedqa:MODEL`` (any T5 seq2seq folder or hub
 id) turns it on for TIFA; the filtered-out questions are not asked. Off by default: the TS2 question
-sets are used as released (README, Fidelity: TIFA).
+sets are used as released (the fidelity rows of :data:`ts2viz.metrics.families.tifa.CARD`).
 """
 from __future__ import annotations
 
@@ -77,8 +77,8 @@ class UnifiedQAFilter:
     def __init__(self, model: str = DEFAULT_UNIFIEDQA, device: str | None = None):
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-        from ..common.hub import check_model_id, hf_load, model_identity
         from ..common.device import resolve_device
+        from ..common.hub import check_model_id, hf_load, model_identity
         from ..common.spec import Spec
 
         spec = Spec(f"unifiedqa:{model}", "unifiedqa", model)

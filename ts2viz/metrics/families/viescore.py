@@ -31,10 +31,103 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import InputError
-from . import viescore_prompts as P
+from ..backbones.judge import (
+    ENDPOINT_OPTIONS,
+    endpoint_option_cards,
+    endpoint_options,
+    load_vision_judge,
+)
 from ..common.base import Metric
-from ..backbones.judge import ENDPOINT_OPTIONS, endpoint_options, load_vision_judge
 from ..common.spec import Spec
+from ..registry import Card, Fidelity, Option
+from . import viescore_prompts as P
+
+_J = "tests/metrics/test_metrics_judges.py::"
+
+CARD = Card(
+    summary=("VIEScore: a multimodal judge gets VIEScore's own text-to-image prompt and the image, rates how well "
+             "the image follows the prompt 0–10 with its reasoning, and the score is the minimum of the "
+             "semantic-consistency scores (`SC_score`)."),
+    paper=("M. Ku, D. Jiang, C. Wei, X. Yue, W. Chen. VIEScore: Towards Explainable Metrics for Conditional Image "
+           "Synthesis Evaluation. ACL 2024. https://arxiv.org/abs/2312.14867"),
+    citation="""@inproceedings{ku2024viescore,
+  title     = {{VIEScore}: Towards Explainable Metrics for Conditional Image Synthesis Evaluation},
+  author    = {Ku, Max and Jiang, Dongfu and Wei, Cong and Yue, Xiang and Chen, Wenhu},
+  booktitle = {Proceedings of the 62nd Annual Meeting of the Association for Computational Linguistics (ACL)},
+  year      = {2024}
+}""",
+    original=("TIGER-AI-Lab/VIEScore: its text-to-image prompt files (MIT, shipped unchanged in "
+              "`ts2viz/metrics/families/viescore_prompts.py`), `VIEScore.evaluate`, `mllm_output_to_dict`."),
+    output_range="[0, 10]",
+    higher_is_better=True,
+    options=(
+        Option("endpoint", None, "The base URL of an OpenAI-compatible endpoint serving MODEL; without it, MODEL "
+               "is a local generative VLM (hub id or folder)."),
+        Option("aspect", "sc", "`sc` (min of the semantic-consistency list, 0–10, VIEScore's `SC_score` and the TS2 "
+               "release's `viescore` column), `pq` (perceptual quality: min of naturalness and artifacts) or "
+               "`overall` (VIEScore's O = √(min SC × min PQ)).", ("sc", "pq", "overall")),
+        Option("retries", 1, "VIEScore's `max_tries`: an unreadable reply is asked once more (only for a judge "
+               "that samples)."),
+        Option("max_new_tokens", 512, "New tokens of a local judge's reply (VIEScore's LLaVA wrapper: 512)."),
+        Option("batch_size", None, "Images per scoring call. Speed only."),
+        Option("pair_batch_size", None, "Requests per local judge call. Speed only."),
+        Option("dtype", None, "Compute dtype of a local judge on GPU: `float32`, `float16` or `bfloat16` "
+               "(default: the card's precision, else bfloat16 where the GPU supports it, else float16; always "
+               "float32 on CPU).", ("float32", "float16", "bfloat16")),
+        *endpoint_option_cards(1400, " (default 1400, VIEScore's)"),
+    ),
+    fidelity=(
+        Fidelity("prompt template", "the same texts, joined the same way", "as the original", "",
+                 f"{_J}test_viescore_request_is_the_original_prompt_with_the_image",
+                 original="`\"\\n\".join([_context_no_delimit, one_image_gen_rule, t2i_rule_SC])`, `<prompt>` replaced"),
+        Fidelity("request (endpoint)", "the same", "as the original", "max_tokens",
+                 f"{_J}test_viescore_request_is_the_original_prompt_with_the_image",
+                 original="one user message: text, then the image as a base64 JPEG (PIL default quality), "
+                 "`max_tokens=1400`, no temperature"),
+        Fidelity("request (local VLM)", "any registry VLM through its transformers chat template (image first), "
+                 "greedy, 512 new tokens", "documented difference", "max_new_tokens",
+                 f"{_J}test_viescore_local_vlm_judge_matches_plain_transformers_generation",
+                 original="LLaVA-1.5 via the LLaVA repo, `llava_v1` conversation (its system line), temperature "
+                 "0.2, 512 new tokens; the library's other local judges (Idefics2, Mantis, MiniCPM-V) their own "
+                 "formats"),
+        Fidelity("reply → scores", "the same steps, same results", "as the original", "",
+                 f"{_J}test_viescore_parse_matches_original_on_every_reply_shape",
+                 original="`mllm_output_to_dict`: delimiters, outermost `{…}`, bare `[a, b]`, bare integer 0–10, "
+                 "`fix_json` repair"),
+        Fidelity("unreadable reply",
+                 "the unreadable request asked once more when the judge samples (greedy judges would repeat "
+                 "themselves), then NaN, counted, warned, reply kept; PQ is asked only for `aspect=pq`/`overall` "
+                 "(the SC score does not depend on it)", "documented difference", "retries",
+                 f"{_J}test_viescore_retries_a_sampling_judge_once_then_nan, "
+                 f"{_J}test_viescore_differential_per_image_and_unparsed_counted",
+                 original="SC and PQ both asked once more, then a **random** score 0–10 (`give_up_parsing`)"),
+        Fidelity("reply it parses but cannot score (no `score`, empty list, non-numbers)",
+                 "NaN and counted (numeric strings such as `\"7\"` read as numbers)", "documented difference", "",
+                 f"{_J}test_viescore_parse_matches_original_on_every_reply_shape",
+                 original="crashes later in `min`, or computes with strings"),
+        Fidelity("score", "`min(SC scores)`; `aspect=pq`, `aspect=overall` = √(min SC · min PQ)", "as the original",
+                 "aspect",
+                 f"{_J}test_viescore_differential_per_image_and_unparsed_counted, "
+                 f"{_J}test_viescore_overall_is_sqrt_of_the_minima",
+                 original="`min(SC scores)`, 0–10 (`extract_all_score`: `[SC, PQ, O]`)"),
+        Fidelity("default judge", "none: the spec names the judge", "documented difference", "",
+                 original="GPT-4o (library), GPT-4V / LLaVA etc. (paper); TS2 used 0-shot LLaVA-1.5"),
+    ),
+    limitations=(
+        "A reply that cannot be read is never scored 0: the image gets NaN, the reply is kept in its details, "
+        "and each batch warns how many replies could not be read (`metric.unparsed` counts them). Unreadable "
+        "results are cached like any other (a re-run does not ask again; `--no-cache` does).",
+    ),
+    description="""The judge gets VIEScore's own text-to-image prompt (its prompt files are MIT-licensed and
+come in unchanged, with the licence, in `ts2viz/metrics/families/viescore_prompts.py`) and the image, and
+replies `{"score": [...], "reasoning": "..."}`. The judge is a local generative VLM (hub id or folder, greedy)
+or, with `endpoint=URL`, any model behind an OpenAI-compatible endpoint
+(`viescore:gpt-4o?endpoint=https://api.openai.com/v1`).
+
+Each image's ratings, the reasoning and the raw reply are kept in its details (the score cache; the app's
+*Questions* tab shows them).
+""",
+)
 
 DELIMITER = "||V^=^V||"
 ASPECTS = ("sc", "pq", "overall")

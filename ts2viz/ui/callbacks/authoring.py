@@ -29,7 +29,8 @@ import numpy as np
 
 from ...authoring import (DraftImage, SegDraft, draft_from_seg, draft_problems, draft_warnings, drafts_problems,
                           drafts_to_dataset, export_dataset, import_dataset, pack_dataset, preview_seg, push_to_hub,
-                          safe_file_name, unpack_dataset)
+                          safe_file_name, seg_size, unpack_dataset)
+from ...authoring.limits import size_message
 from ...display import plural
 from ...errors import InputError
 from ..state.authoring_session import AuthoringCaps, Drafts, caps_for, drafts_of
@@ -62,6 +63,36 @@ def _current(app) -> tuple[Drafts, SegDraft]:
     if d.draft is None:
         raise InputError("start a SEG first (from a prompt, or from a SEG of the dataset)")
     return d, d.draft
+
+
+def _sized(app, new: SegDraft, old: SegDraft | None = None) -> str:
+    """Check the size of a changed SEG before it is kept (:func:`ts2viz.authoring.seg_size`: nodes, edges,
+    error levels, walks counted without building one). A part above its cap that the change makes
+    larger is refused (the operator's walks: a warning instead); a change that shrinks a SEG is always
+    taken. Returns the warning to add to the action's message ('' if none)."""
+    caps = caps_for(app)
+    size = seg_size(new)
+    before = seg_size(old) if old is not None else None
+    grown = [(what, n, lim) for what, n, lim in size.over(caps.seg_limits)
+             if before is None or n > getattr(before, _SIZE_FIELD[what])]
+    refused = [o for o in grown if o[0] != "walks" or caps.refuse_walks]
+    if refused:
+        raise InputError(size_message(new.seg_id, refused) + "; remove nodes or draw fewer edges")
+    if grown:
+        what, n, lim = grown[0]
+        return (f" ⚠ SEG {new.seg_id} has {n:,} walks (more than {lim:,}): scoring it holds one row per walk "
+                "in memory")
+    return ""
+
+
+_SIZE_FIELD = {"nodes": "nodes", "edges": "edges", "error levels": "levels", "walks": "walks"}
+
+
+def _set(app, d: Drafts, new: SegDraft) -> str:
+    """Keep ``new`` as the SEG being edited once its size is checked (:func:`_sized`); returns the warning."""
+    note = _sized(app, new, d.draft)
+    d.set_draft(new)
+    return note
 
 
 def _label(label) -> str:
@@ -118,8 +149,10 @@ def start_from_seg(app, seg_id) -> str:
         raise InputError(f"a session may hold at most {caps.max_images} images; this SEG has {len(images)}")
     sid = base.seg_id if all(x.seg_id != base.seg_id for x in d.drafts) else _next_seg_id(d)
     draft = replace(base, images=images, seg_id=sid)
+    note = _sized(app, draft)
     d.add_draft(draft, caps)
-    return f"Started a variant of SEG {seg.id} ({plural(len(images), 'image')}, {plural(len(seg.nodes), 'node')})."
+    return (f"Started a variant of SEG {seg.id} ({plural(len(images), 'image')}, {plural(len(seg.nodes), 'node')})."
+            + note)
 
 
 def select_draft(app, index) -> str:
@@ -178,16 +211,55 @@ def _room(d: Drafts, caps: AuthoringCaps, n_new: int, new_bytes: int = 0) -> Non
         raise InputError(f"a session may hold at most {caps.max_total_bytes // (1024 * 1024)} MB of images")
 
 
+def image_caps(caps: AuthoringCaps):
+    """The check every image of a session passes (uploads and imported images alike)."""
+    from ...imagecheck import ImageCaps
+
+    return ImageCaps(max_bytes=caps.max_image_bytes, max_pixels=caps.max_pixels, max_frames=caps.max_frames,
+                     max_trailing_bytes=caps.max_trailing_bytes)
+
+
+def _checked_image(path: Path, caps: AuthoringCaps, name: str):
+    """``(ImageInfo, thumbnail data URI)`` of an image file checked as every image of a session is
+    (:func:`ts2viz.imagecheck.open_checked`); the thumbnail is made from the frame the check decoded,
+    so nothing is decoded again while the tab is drawn."""
+    from ...imagecheck import open_checked
+
+    pic, info = open_checked(path, image_caps(caps), name=name, reduce_to=4 * THUMB_PX)
+    return info, _thumb_of(pic)
+
+
+def _thumb_of(pic) -> str | None:
+    try:
+        pic = pic.copy()
+        pic.thumbnail((THUMB_PX, THUMB_PX))
+        buf = io.BytesIO()
+        pic.convert("RGB").save(buf, format="JPEG", quality=80)
+    except Exception:  # noqa: BLE001 - a thumbnail that cannot be made is a placeholder tile
+        return None
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+#: images one call may add
+MAX_IMAGES_PER_CALL = 32
+
+
 def add_uploads(app, files, source: str = "") -> str:
-    """Add uploaded images to the SEG being edited (unassigned). Each is checked as the live scoring
-    tab checks uploads (type, bytes, pixels) within the session's caps, and copied into the session's
+    """Add uploaded images to the SEG being edited (unassigned). Each is checked as every image of the
+    session is (:func:`_checked_image`: bytes, structure, frames, bytes beyond its end, type, pixels, a
+    first frame that decodes) within the session's caps and disk budget, and copied into the session's
     own folder under a file name the server makes (``images/<tidied name>.<type>``)."""
+    from ..state import disk
+    from ..serving.jobs import checkpoint
+
     d, draft = _current(app)
     caps = caps_for(app)
     paths = [f if isinstance(f, (str, Path)) else getattr(f, "name", None) for f in (files or [])]
     paths = [p for p in paths if p]
     if not paths:
         raise InputError("upload at least one image")
+    if len(paths) > MAX_IMAGES_PER_CALL:
+        raise InputError(f"at most {MAX_IMAGES_PER_CALL} images at a time")
     paths = [visitor_file(app, p) for p in paths]
     if app.access.public:
         for p in paths:
@@ -196,23 +268,26 @@ def add_uploads(app, files, source: str = "") -> str:
     src = " ".join(str(source or "").split())[:60]
     checked = []
     for p in paths:
-        check_upload(p, max_bytes=caps.max_image_bytes)
-        checked.append((p, p.stat().st_size))
-    _room(d, caps, len(paths), sum(n for _, n in checked))
+        checkpoint()
+        info, thumb = _checked_image(p, caps, p.name)
+        checked.append((p, info, thumb))
+    total = sum(info.size for _, info, _ in checked)
+    _room(d, caps, len(paths), total)
+    disk.require(app, total, "adding these images")
     folder = d.folder("images")
     with d.lock:
-        for p, n in checked:
-            from PIL import Image
-
-            with Image.open(p) as im:
-                suffix = SUFFIX_OF.get(im.format or "", ".png")
+        for p, info, thumb in checked:
+            suffix = SUFFIX_OF.get(info.format, ".png")
             key = f"up-{d.next_id()}-{secrets.token_hex(3)}"
             dest = folder / f"{key}{suffix}"
             shutil.copyfile(p, dest)
             d.files[key] = dest
-            d.bytes_held += n
+            d.sizes[key] = info.size
+            d.thumbs[key] = thumb
+            d.bytes_held += info.size
             draft = draft.add_image(key, _unique_name(d, draft, p.name, suffix), None, src)
         d.set_draft(draft)
+    disk.refresh(app)
     return f"Added {plural(len(checked), 'image')}; select them and put them into a node."
 
 
@@ -276,17 +351,28 @@ def remove_images(app, keys) -> str:
 
 
 def _drop_unused_files(d: Drafts) -> None:
+    """Let go of the images no draft and no state undo can go back to uses: the session's copies are
+    deleted, and an imported dataset's folder once none of its images is used any more."""
     used = d.keys_in_use()
     for k in [k for k in d.remote if k not in used]:
         d.remote.pop(k)
+        d.bytes_held -= d.sizes.pop(k, 0)
+        d.thumbs.pop(k, None)
     for k in [k for k in d.files if k not in used]:
         p = d.files.pop(k)
+        d.thumbs.pop(k, None)
         if k.startswith("up-"):            # the session's own copy (a folder's files are the operator's)
+            d.bytes_held -= d.sizes.pop(k, 0)
             try:
-                d.bytes_held -= p.stat().st_size
                 p.unlink()
             except OSError:
                 pass
+    kept = {str(ds.root) for ds, _ in d.remote.values() if getattr(ds, "root", None) is not None}
+    imports = Path(d.folder_of()) / "authoring" / "imports"
+    if imports.is_dir():
+        for sub in imports.iterdir():
+            if sub.is_dir() and not sub.name.startswith(".") and str(sub) not in kept:
+                shutil.rmtree(sub, ignore_errors=True)
 
 
 def rename_image(app, keys, file_name) -> str:
@@ -320,8 +406,8 @@ def save_node(app, label, errors="") -> str:
     if draft.has_node(lbl):
         d.set_draft(draft.set_node_errors(lbl, errs))
         return f"Node {lbl}: errors set."
-    d.set_draft(draft.add_node(lbl, errs))
-    return f"Added node {lbl}."
+    note = _set(app, d, draft.add_node(lbl, errs))
+    return f"Added node {lbl}." + note
 
 
 def remove_node(app, label) -> str:
@@ -329,8 +415,8 @@ def remove_node(app, label) -> str:
     lbl = _label(label)
     if not draft.has_node(lbl):
         raise InputError(f"no node {lbl!r} in this SEG")
-    d.set_draft(draft.remove_node(lbl))
-    return f"Removed node {lbl}; its images are unassigned."
+    note = _set(app, d, draft.remove_node(lbl))
+    return f"Removed node {lbl}; its images are unassigned." + note
 
 
 def rename_node(app, old, new) -> str:
@@ -338,30 +424,33 @@ def rename_node(app, old, new) -> str:
     o, n = _label(old), _label(new)
     if not draft.has_node(o):
         raise InputError(f"no node {o!r} in this SEG")
-    d.set_draft(draft.rename_node(o, n))
-    return f"Node {o} is now {n}."
+    note = _set(app, d, draft.rename_node(o, n))
+    return f"Node {o} is now {n}." + note
 
 
 def set_edges_follow(app, follow: bool) -> str:
     """Edges follow the error counts (as TS2 does without edges.csv), or are drawn one by one (the
     current ones become explicit)."""
     d, draft = _current(app)
-    d.set_draft(draft.follow_error_counts() if follow else draft.explicit_edges())
-    return "Edges follow the error counts." if follow else "Edges are explicit: add or remove them."
+    note = _set(app, d, draft.follow_error_counts() if follow else draft.explicit_edges())
+    return ("Edges follow the error counts." if follow else "Edges are explicit: add or remove them.") + note
 
 
 def add_edge(app, parent, child) -> str:
     d, draft = _current(app)
     a, b = _label(parent), _label(child)
-    d.set_draft(draft.add_edge(a, b))
-    return f"Edge {a} → {b} added."
+    for lbl in (a, b):          # an edge between nodes of the SEG only (the loader's rule, checked as it comes)
+        if not draft.has_node(lbl):
+            raise InputError(f"no node {lbl!r} in this SEG; add it first")
+    note = _set(app, d, draft.add_edge(a, b))
+    return f"Edge {a} → {b} added." + note
 
 
 def remove_edge(app, parent, child) -> str:
     d, draft = _current(app)
     a, b = _label(parent), _label(child)
     try:
-        d.set_draft(draft.remove_edge(a, b))
+        d.set_draft(draft.remove_edge(a, b))       # fewer edges: never more walks
     except KeyError:
         raise InputError(f"no edge {a} → {b} in this SEG") from None
     return f"Edge {a} → {b} removed."
@@ -389,26 +478,32 @@ def _image_file(app, d: Drafts, im: DraftImage, *, fetch: bool = True) -> Path |
 
 
 def _thumb_uri(app, d: Drafts, im: DraftImage) -> str | None:
+    """A draft image's thumbnail. Images a session added have theirs from their check (made once, in
+    the call that added them); a public app never decodes an image while drawing the tab. The
+    operator's own images (a folder, an imported dataset folder) are decoded once here, and an image
+    that cannot be made into one is remembered as such (not decoded again on every edit)."""
     if im.key.startswith(DATASET_KEY):
         return app.thumbs.data_uri(im.key[len(DATASET_KEY):], placeholder=False)
     cache = d.thumbs
     if im.key in cache:
         return cache[im.key]
+    if app.access.public:
+        return None
     p = _image_file(app, d, im, fetch=False)      # a thumbnail never waits on the network
     if p is None:
         return None
+    uri = None
     try:
         from PIL import Image
 
         with Image.open(p) as pic:
-            pic.seek(0)
-            pic.thumbnail((THUMB_PX, THUMB_PX))
-            buf = io.BytesIO()
-            pic.convert("RGB").save(buf, format="JPEG", quality=80)
+            if pic.size[0] * pic.size[1] <= caps_for(app).max_pixels:
+                pic.draft("RGB", (THUMB_PX, THUMB_PX))
+                pic.seek(0)
+                uri = _thumb_of(pic)
     except Exception:  # noqa: BLE001 - a thumbnail that cannot be made is a placeholder tile
-        return None
-    uri = "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-    cache[im.key] = uri
+        uri = None
+    cache[im.key] = uri                          # a failure is remembered too
     return uri
 
 
@@ -531,9 +626,20 @@ def score_draft(app, source: str, metric, mode: str = "paper", device: str | Non
     from ...statistics.ord_sep import node_means
     from .common import get_metric, walk_label
 
+    from ...policy import resolve_policy
+
     d, draft = _current(app)
     ds = drafts_to_dataset(draft, name=f"draft SEG {draft.seg_id}")   # an InputError: the first problem
     seg = ds[draft.seg_id]
+    # the cost first: one row per walk is built below (counted here, none enumerated)
+    caps = caps_for(app)
+    n_walks = seg.n_walks(resolve_policy(mode).repeat_root)
+    warn = ""
+    if n_walks > caps.max_walks:
+        if caps.refuse_walks:
+            raise InputError(f"SEG {seg.id} has {n_walks:,} walks; at most {caps.max_walks:,} are scored here "
+                             "(remove nodes or draw fewer edges)")
+        warn = f" ⚠ {n_walks:,} walks (more than {caps.max_walks:,}): this takes memory and time."
     names = [im.file_name for n in seg.nodes for im in n.images]
     by_name = {im.file_name: im for im in draft.images}
     if source == "loaded":
@@ -557,18 +663,32 @@ def score_draft(app, source: str, metric, mode: str = "paper", device: str | Non
             from ... import engine
             from ..serving.gpu import on_gpu
 
+            from ..serving.jobs import checkpoint
+
             imgs = []
             for fn in todo:
+                checkpoint()
                 p = _image_file(app, d, by_name[fn])
                 if p is None:
                     raise InputError(f"the image {fn} cannot be had to score (not on disk here)")
                 with Image.open(p) as pic:
+                    if pic.size[0] * pic.size[1] > caps.max_pixels:     # an operator's own file, unchecked
+                        raise InputError(f"the image {fn} is over {caps.max_pixels:,} pixels")
+                    pic.draft("RGB", (2048, 2048))
                     pic.seek(0)
-                    imgs.append(pic.convert("RGB"))
+                    one = pic.convert("RGB")
+                    if max(one.size) > 2048:     # kept small: every metric's processor resizes to far less
+                        one.thumbnail((2048, 2048))
+                    imgs.append(one)
             if progress is not None:
                 progress(0.2, desc=f"scoring {plural(len(imgs), 'image')} with {app.access.display_name(spec)}")
+
+            def batches(*_):     # between the engine's batches: a cancel stops the work here
+                checkpoint()
+
             got = np.asarray(on_gpu(engine.score_images)(m, imgs, [seg.prompt] * len(imgs),
-                                                         cache_dir=app.cache_root, use_cache=not app.access.public),
+                                                         cache_dir=app.cache_root, use_cache=not app.access.public,
+                                                         progress=batches),
                              dtype=float)
             with d.lock:
                 for fn, v in zip(todo, got):
@@ -600,23 +720,43 @@ def score_draft(app, source: str, metric, mode: str = "paper", device: str | Non
                + (f" Hardest walk: {_md(walk_label(wpath))} (Ord {worst['ord']:.1f})." if worst is not None
                   and np.isfinite(worst["ord"]) else ""))
     graph = _graph(app, d, draft, means, name, lower, wpath, f"hardest walk ({walk_label(wpath)})" if wpath else "")
-    return {"message": f"Scored SEG {seg.id} with {name}.", "summary": summary, "walks": table, "graph": graph}
+    return {"message": f"Scored SEG {seg.id} with {name}." + warn, "summary": summary, "walks": table, "graph": graph}
 
 
 # -- export, import, push -----------------------------------------------------------------------------
 
 def _export_to(app, folder: Path, name: str | None, overwrite: bool = False) -> Path:
+    from ..serving.jobs import checkpoint
+
     d = _drafts(app)
     if not d.drafts:
         raise InputError("no SEG to export; start one first")
 
     def image_bytes(im: DraftImage):
+        checkpoint()
         p = _image_file(app, d, im)
         if p is None:
             raise InputError(f"image {im.file_name} cannot be had here (not on disk)")
         return p
 
     return export_dataset(list(d.drafts), folder, image_bytes, overwrite=overwrite, name=name or None)
+
+
+def _export_bytes(app, d: Drafts) -> int:
+    """What an export of the session's SEGs writes, at most: each image's file as it is (they were
+    checked when added) and the dataset's CSV files and card (a megabyte is plenty for its caps)."""
+    total = 1024 * 1024
+    for x in d.drafts:
+        for im in x.images:
+            n = d.sizes.get(im.key)
+            if n is None:
+                p = _image_file(app, d, im, fetch=False)
+                try:
+                    n = p.stat().st_size if p is not None else 0
+                except OSError:
+                    n = 0
+            total += n
+    return total
 
 
 def _dataset_name(name) -> str:
@@ -638,36 +778,58 @@ def export_folder(app, folder, overwrite: bool = False, name=None) -> str:
 
 def export_zip(app, name=None) -> str:
     """Export the session's SEGs as a .zip of the dataset folder (:func:`ts2viz.authoring.pack_dataset`:
-    its files under ``<name>/``), in the session's downloads; returns its path."""
+    its files under ``<name>/``), in the session's downloads; returns its path. The export's size is
+    bounded by the images' own (checked) sizes and asked of the disk budget before it is written; it
+    replaces the session's previous export (a session keeps one)."""
+    from ..state import disk
+
     d = _drafts(app)
+    if not d.drafts:
+        raise InputError("no SEG to export; start one first")
     stem = _dataset_name(name)
+    old = d.export
+    need = _export_bytes(app, d)
+    # the folder and the zip are both on disk for a moment; the previous export goes after
+    disk.require(app, 2 * need, "this export")
     work = d.folder("exports") / secrets.token_hex(6)
     try:
         folder = _export_to(app, work / stem, stem)
         out = pack_dataset(folder, app.new_download(f"{stem}.zip"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if old is not None and old != out:
+        shutil.rmtree(old.parent, ignore_errors=True)
+    d.export = out
+    disk.refresh(app)
     return str(out)
 
 
-def _add_imported(app, drafts: Sequence[SegDraft], ds) -> str:
+def _add_imported(app, drafts: Sequence[SegDraft], ds, sizes: dict | None = None, thumbs: dict | None = None) -> str:
     d = _drafts(app)
     caps = caps_for(app)
     if len(d.drafts) + len(drafts) > caps.max_drafts:
         raise InputError(f"a session may author at most {caps.max_drafts} SEGs at once; "
                          f"this dataset has {len(drafts)}")
-    _room(d, caps, sum(len(x.images) for x in drafts))
+    new_bytes = sum((sizes or {}).get(im.key, 0) for x in drafts for im in x.images)
+    _room(d, caps, sum(len(x.images) for x in drafts), new_bytes)
+    notes = [_sized(app, x) for x in drafts]
     with d.lock:
         d.remember()
         for x in drafts:
             images = []
             for im in x.images:
                 key = f"im-{d.next_id()}-{secrets.token_hex(3)}"
-                d.remote[key] = (ds, im.key)      # fetched when needed (export, scoring), not now
+                d.remote[key] = (ds, im.key)      # read from the dataset's folder when needed (export, scoring)
+                if sizes is not None and im.key in sizes:
+                    d.sizes[key] = sizes[im.key]
+                    d.bytes_held += sizes[im.key]
+                if thumbs is not None and im.key in thumbs:
+                    d.thumbs[key] = thumbs[im.key]
                 images.append(replace(im, key=key))
             d.drafts.append(replace(x, images=tuple(images)))
         d.current = len(d.drafts) - 1
-    return f"Imported {plural(len(drafts), 'SEG')}: " + ", ".join(f"SEG {x.seg_id}" for x in drafts) + "."
+    return (f"Imported {plural(len(drafts), 'SEG')}: " + ", ".join(f"SEG {x.seg_id}" for x in drafts) + "."
+            + "".join(dict.fromkeys(n for n in notes if n)))
 
 
 def import_folder(app, folder) -> str:
@@ -687,11 +849,21 @@ def import_folder(app, folder) -> str:
 
 def import_zip(app, file) -> str:
     """Import a dataset from an uploaded .zip (what the export gives, or a folder zipped by hand).
-    The .zip is checked before it is read (from the upload folder in public mode, owned by the session,
-    its bytes within the session's cap); :func:`ts2viz.authoring.unpack_dataset` then refuses links and
-    unsafe member paths (absolute, ``..``), holds to the caps on members and unpacked bytes, and loads
-    the result before it appears, in the session's own folder."""
-    from ...dataset import load_folder
+
+    Read in proportion to what the session may still take (:func:`ts2viz.authoring.unpack_dataset`):
+    the .zip's size, its members' paths and declared sizes first (and the disk budget for them); then
+    its ``metadata.csv``, ``edges.csv`` and ``nodes.csv`` within byte and row caps (the rows the session
+    has room for); then every SEG's size (nodes, edges, levels, walks counted) before any image is
+    unpacked; then each image the dataset names, checked as an upload is (:func:`_checked_image`) as
+    soon as it is on disk, within the session's image bytes. A refused or failed import leaves nothing
+    on disk. In public mode the .zip must come from the upload folder (it is the session's, deleted
+    with it)."""
+    import zipfile
+
+    from ...authoring.limits import SegSize, implied_edge_count
+    from ...dataset import FolderCaps, load_folder
+    from ..state import disk
+    from ..serving.jobs import checkpoint
 
     if file is None:
         raise InputError("upload a .zip of a dataset folder")
@@ -710,16 +882,67 @@ def import_zip(app, file) -> str:
     if size > caps.max_zip_bytes:
         raise InputError(f"the .zip is {size / 1e6:.1f} MB; the limit is {caps.max_zip_bytes // (1024 * 1024)} MB",
                          file=name)
+    # what the session has room for, before anything is unpacked
+    room_drafts = caps.max_drafts - len(d.drafts)
+    held = sum(len(x.images) for x in d.drafts)
+    room_images = caps.max_images - held
+    room_bytes = caps.max_total_bytes - d.bytes_held
+    if room_drafts <= 0:
+        raise InputError(f"a session may author at most {caps.max_drafts} SEGs at once; remove one first")
+    if room_images <= 0 or room_bytes <= 0:
+        raise InputError(f"a session may hold at most {caps.max_images} images and "
+                         f"{caps.max_total_bytes // (1024 * 1024)} MB of images; remove some first")
+    limit = min(caps.max_unzipped_bytes, room_bytes + 4 * caps.max_csv_bytes)
+    try:
+        with zipfile.ZipFile(p) as z:
+            declared = sum(i.file_size for i in z.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        declared = 0                       # unpack_dataset says what is wrong with it
+    disk.require(app, min(declared, limit), "importing this .zip")
+    fcaps = FolderCaps(max_bytes=caps.max_csv_bytes, max_images=room_images,
+                       max_edges=room_drafts * caps.max_edges, max_nodes=room_drafts * caps.max_nodes,
+                       max_segs=room_drafts)
+    warnings_: list[str] = []
+
+    def accept(ds) -> None:
+        for seg in ds:
+            edges = implied_edge_count(seg.labels) if seg.edges is None else len(set(seg.edges))
+            walks = max(seg.n_walks(False), seg.n_walks(True))
+            size_ = SegSize(len(seg.nodes), edges, len(seg.levels), walks)
+            over = size_.over(caps.seg_limits, walks=caps.refuse_walks)
+            if over:
+                raise InputError(size_message(seg.id, over))
+            if walks > caps.max_walks:
+                warnings_.append(f" ⚠ SEG {seg.id} has {walks:,} walks (more than {caps.max_walks:,}).")
+
+    sizes: dict[str, int] = {}
+    thumbs: dict[str, str | None] = {}
+
+    def check(file_name: str, path: Path) -> None:
+        info, thumb = _checked_image(path, caps, file_name)
+        sizes[file_name], thumbs[file_name] = info.size, thumb
+        if sum(sizes.values()) > room_bytes:
+            raise InputError(f"a session may hold at most {caps.max_total_bytes // (1024 * 1024)} MB of images")
+
     dest = d.folder("imports") / secrets.token_hex(6)
     try:
-        unpack_dataset(p, dest, max_files=caps.max_zip_members, max_total_bytes=caps.max_unzipped_bytes)
-    except InputError as e:
-        text = str(e)
-        if app.access.public:      # a message about a visitor's file quotes nothing of its contents
-            text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
-        raise InputError(f"{name}: {text}") from None
-    ds = load_folder(dest, name=_dataset_name(p.stem))
-    return _add_imported(app, import_dataset(ds), ds)
+        try:
+            unpack_dataset(p, dest, max_files=caps.max_zip_members, max_total_bytes=limit, caps=fcaps,
+                           accept=accept, check_image=check, require_images=app.access.public,
+                           checkpoint=checkpoint, max_image_bytes=caps.max_image_bytes)
+        except InputError as e:
+            text = str(e)
+            if app.access.public:      # a message about a visitor's file quotes nothing of its contents
+                text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
+            raise InputError(f"{name}: {text}") from None
+        ds = load_folder(dest, name=_dataset_name(p.stem), caps=fcaps)
+        message = _add_imported(app, import_dataset(ds), ds, sizes, thumbs)
+    except BaseException:
+        shutil.rmtree(dest, ignore_errors=True)       # a refused or failed import leaves nothing
+        raise
+    finally:
+        disk.refresh(app)
+    return message + "".join(warnings_)
 
 
 def push(app, repo_id, private: bool = False, name=None) -> str:

@@ -12,6 +12,7 @@ from ... import figures
 from ...display import plural
 from ...errors import InputError
 from ...statistics.ord_sep import node_means
+from ..serving.jobs import checkpoint
 from ..state.app_state import AppView
 from .common import get_seg, log, visitor_file
 
@@ -24,6 +25,9 @@ MAX_UPLOADS = 16
 #: the longest side an uploaded image is kept at (every metric's processor resizes to far less)
 UPLOAD_DECODE_SIDE = 2048
 IMAGE_FORMATS = {"JPEG", "PNG", "WEBP", "BMP", "GIF", "TIFF"}
+#: frames an uploaded image may have (only the first is decoded) and bytes after the end of its image
+MAX_UPLOAD_FRAMES = 500
+MAX_TRAILING_BYTES = 64 * 1024
 MAX_SPECS = 4
 
 
@@ -118,6 +122,7 @@ def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None 
         metric = load_metric(app, spec, dev)
 
         def prog(_spec, done_n, total, _k=k):
+            checkpoint()           # between batches: a cancelled job stops here
             if progress is not None:
                 try:
                     frac = (done_n / total) if total else 0.0
@@ -138,46 +143,20 @@ def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None 
     return f"Scored {where} with {', '.join(done)}. The results are in the leaderboard and every figure."
 
 
-def check_upload(path, *, max_bytes: int = MAX_UPLOAD_BYTES, max_pixels: int = MAX_UPLOAD_PIXELS):
-    """Open an uploaded image safely: type, file size and pixel count checked. Returns an RGB PIL image."""
-    from PIL import Image, UnidentifiedImageError
+def check_upload(path, *, max_bytes: int = MAX_UPLOAD_BYTES, max_pixels: int = MAX_UPLOAD_PIXELS,
+                 max_frames: int = MAX_UPLOAD_FRAMES, max_trailing_bytes: int = MAX_TRAILING_BYTES,
+                 info: list | None = None):
+    """Open an uploaded image safely (:func:`ts2viz.imagecheck.open_checked`: bytes, structure, frames,
+    bytes beyond the image's end, type, pixels, a first frame that decodes). Returns an RGB PIL image
+    at most :data:`UPLOAD_DECODE_SIDE` pixels a side; ``info``, a list, gets the file's
+    :class:`~ts2viz.imagecheck.ImageInfo` appended."""
+    from ...imagecheck import ImageCaps, open_checked
 
-    p = Path(str(path))
-    name = p.name
-    try:
-        size = p.stat().st_size
-    except OSError:
-        raise InputError("upload could not be read", file=name) from None
-    if size == 0:
-        raise InputError("empty file", file=name)
-    if size > max_bytes:
-        raise InputError(f"file is {size / 1e6:.1f} MB; the limit is {max_bytes // (1024 * 1024)} MB", file=name)
-    try:
-        with Image.open(p) as im:
-            fmt = im.format
-            w, h = im.size
-            if fmt not in IMAGE_FORMATS:
-                raise InputError(f"unsupported image type {fmt}; use JPEG, PNG, WebP, BMP, GIF or TIFF", file=name)
-            if w * h > max_pixels:
-                raise InputError(f"image is {w}x{h} pixels; the limit is {max_pixels // 1_000_000} megapixels",
-                                 file=name)
-            if fmt == "JPEG":  # decode large JPEGs at reduced scale; the metrics resize anyway
-                im.draft("RGB", (UPLOAD_DECODE_SIDE, UPLOAD_DECODE_SIDE))
-            im.seek(0)         # an animation's first frame only (the others are never decoded)
-            im.load()
-            frame = im.convert("RGB") if im.mode in ("P", "PA", "1") else im   # palettes resize poorly
-            # kept at most UPLOAD_DECODE_SIDE px a side: 16 uploads of 49 megapixels must not stay in memory
-            # at full size (each is decoded, reduced, and let go before the next; the RGB copy is made of
-            # the reduced one)
-            if max(frame.size) > UPLOAD_DECODE_SIDE:
-                frame.thumbnail((UPLOAD_DECODE_SIDE, UPLOAD_DECODE_SIDE), Image.Resampling.LANCZOS, reducing_gap=3.0)
-            out = frame.convert("RGB") if frame.mode != "RGB" or frame is im else frame
-    except InputError:
-        raise
-    except (UnidentifiedImageError, Image.DecompressionBombError):
-        raise InputError("not a readable image (or a decompression bomb)", file=name) from None
-    except Exception as e:
-        raise InputError(f"not a readable image ({type(e).__name__})", file=name) from None
+    caps = ImageCaps(max_bytes=max_bytes, max_pixels=max_pixels, max_frames=max_frames,
+                     max_trailing_bytes=max_trailing_bytes)
+    out, found = open_checked(path, caps, name=Path(str(path)).name, reduce_to=UPLOAD_DECODE_SIDE)
+    if info is not None:
+        info.append(found)
     return out
 
 
@@ -215,7 +194,10 @@ def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | 
     if app.access.public:
         for p in paths:
             app.workspace.own_file(p)
-    images = [check_upload(p) for p in paths]
+    images = []
+    for p in paths:
+        checkpoint()
+        images.append(check_upload(p))
     if app.access.public:
         # the full-size decodes are freed, but the allocator keeps their pages: hand them back now
         from ..state.sessions import release_memory
@@ -227,7 +209,8 @@ def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | 
     if progress is not None:
         progress(0.1, desc=f"scoring {plural(len(images), 'upload')} with {app.access.display_name(spec)}")
     vals = np.asarray(on_gpu(engine.score_images)(metric, images, [prompt] * len(images), cache_dir=app.cache_root,
-                                                   use_cache=not app.access.public), dtype=float)
+                                                   use_cache=not app.access.public,
+                                                   progress=lambda *_: checkpoint()), dtype=float)
     spec = metric.spec
     seg = get_seg(app, seg_id) if seg_id not in (None, "") else None
     msg = f"Scored {plural(len(images), 'image')} with {spec}."

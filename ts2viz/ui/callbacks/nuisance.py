@@ -25,6 +25,7 @@ from ...display import md_text, plural
 from ...errors import InputError
 from ...nuisance.run import MetricRun, NuisanceScores
 from ...nuisance.transforms import DEFAULT, ImageHook, parse, parse_list
+from ..serving.jobs import checkpoint
 from ..state.app_state import AppView
 from ..state.nuisance_session import metric_choices, run_of, session_results, shared_results
 from .common import get_seg
@@ -104,6 +105,7 @@ def live_nuisance(view: AppView, spec, transforms, seg_id, device: str | None = 
     labels = [f"{metric.spec} [clean]"] + [f"{metric.spec} [{t.spec}]" for t in ts]
 
     def prog(label, done, total):
+        checkpoint()          # between batches: a cancelled run stops here (ts2viz.ui.serving.jobs)
         if progress is None:
             return
         try:

@@ -377,7 +377,8 @@ class Page:
             view = AppView(self.app.variant(choice), view.workspace)
         return view
 
-    def on(self, trigger, fn: Callable, inputs, outputs, *, model: bool = False, errors_to=None, **kw):
+    def on(self, trigger, fn: Callable, inputs, outputs, *, model: bool = False, lane: str | None = None,
+           errors_to=None, **kw):
         """Wire an event; failures become messages.
 
         A view event (the default) runs in the view group of Gradio's queue, :data:`VIEW_CONCURRENCY` at
@@ -389,16 +390,23 @@ class Page:
         With a variant control (:attr:`variant`) every event also reads its value, and the callback's
         :meth:`view` shows that version of the shared data.
 
+        ``lane``: heavy work in a queue group of its own (:mod:`ts2viz.ui.serving.jobs`: ``model`` is
+        ``lane="model"``), one at a time, run as a job (cancel flag, the lane's lock; one per visitor
+        in the lanes that say so); ``fn`` must take the ``gr.Request``.
+
         ``errors_to``: a gr.Markdown that also shows a failure's message, and keeps it there (a toast
         goes after a few seconds); ``fn`` must take the ``gr.Request``. Returns the event's dependency.
         """
         gate = None
+        if model:
+            lane = MODEL_GROUP
         if self.variant is not None:
             inputs = [self.variant] + ([] if inputs is None else list(inputs) if isinstance(inputs, (list, tuple, set))
                                        else [inputs])
             fn = with_variant(fn)
-        if model:
-            kw.update(queue=True, concurrency_id=MODEL_GROUP, concurrency_limit=MODEL_CONCURRENCY)
+        if lane is not None:
+            kw.update(queue=True, concurrency_id=lane, concurrency_limit=MODEL_CONCURRENCY)
+            fn = self.workspaces.jobs.guarded(fn, lane)
         else:
             kw.setdefault("queue", VIEW_QUEUED)
             if kw["queue"]:
@@ -469,9 +477,11 @@ class Page:
             dep = self.on(dep.then, r.fn, r.inputs, r.outputs)
         return dep
 
-    def download(self, button, fn: Callable, inputs) -> None:
+    def download(self, button, fn: Callable, inputs, **kw) -> None:
         """A download button: a click runs ``fn(*inputs, request) -> path`` (which makes the file in
-        the session's own folder: ``self.view(request, create=True)``), then the browser saves it."""
+        the session's own folder: ``self.view(request, create=True)``), then the browser saves it.
+        ``kw`` go to :meth:`on` (e.g. ``lane`` for a large export)."""
         out = gr.File(visible="hidden", elem_classes="download-slot", interactive=False, render=False)
         self.download_slots.append(out)          # rendered by the layout, outside the tabs
-        self.on(button.click, fn, inputs, out, show_progress="hidden").success(None, out, None, js=DOWNLOAD_JS)
+        kw.setdefault("show_progress", "hidden")
+        self.on(button.click, fn, inputs, out, **kw).success(None, out, None, js=DOWNLOAD_JS)

@@ -13,6 +13,7 @@ import gradio as gr  # this module is imported only when the app is built
 from ...policy import MODES
 from ..callbacks import common as cb_common, live as cb_live
 from .glue import Page, Refresh
+from ..serving.jobs import SCORES_UPLOAD
 from ..state.sessions import Workspaces
 from ..state.app_state import AppState
 from ..tabs import authoring, board, correlations, explorer, humaneval, live
@@ -114,7 +115,7 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
     # reading a visitor's file runs beside the views, not in their queue (issue 22: a large file must
     # not make every other visitor wait)
     dep = page.on(board_tab.upload_button.click, added_scores, board_tab.upload_inputs, board_tab.upload_message,
-                  errors_to=board_tab.upload_message, concurrency_id="scores-upload", concurrency_limit=1)
+                  errors_to=board_tab.upload_message, lane=SCORES_UPLOAD)
     page.then_redraw(page.on(dep.success, lists, None, pickers), ["header", "board", "seg", "nodes", "corr"])
 
     def first_live(specs, request: gr.Request):

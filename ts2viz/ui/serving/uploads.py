@@ -32,6 +32,9 @@ UPLOAD_TTL_S = float(os.environ.get("TS2VIZ_UPLOAD_TTL_S") or 600)
 CLIENT_UPLOAD_BYTES = int(float(os.environ.get("TS2VIZ_CLIENT_UPLOAD_MB") or 200) * 1024 * 1024)
 CLIENT_UPLOAD_FILES = 200
 REQUEST_UPLOAD_FILES = 32
+#: what all clients together may upload per window (env TS2VIZ_UPLOAD_TOTAL_MB): the upload folder's
+#: bound, whatever the number of addresses
+TOTAL_UPLOAD_BYTES = int(float(os.environ.get("TS2VIZ_UPLOAD_TOTAL_MB") or 2048) * 1024 * 1024)
 
 
 class UploadRegistry:
@@ -138,14 +141,16 @@ class UploadBudget:
     """ASGI middleware: each client's uploads to ``path_suffix`` within ``window_s`` are bounded.
 
     Counted per client address: bytes (from ``Content-Length``, and as the body streams for a request
-    without one) and files (``filename=`` parts). A request past a bound is answered 429 (413 for one
-    request over ``request_files`` files) with one line of text; Gradio never sees it.
+    without one) and files (``filename=`` parts); and over all clients, bytes (``max_total_bytes``). A
+    request past a bound is answered 429 (413 for one request over ``request_files`` files) with one
+    line of text; Gradio never sees it.
     """
 
     def __init__(self, app, *, path_suffix: str = "/gradio_api/upload", window_s: float = UPLOAD_TTL_S,
                  max_bytes: int = CLIENT_UPLOAD_BYTES, max_files: int = CLIENT_UPLOAD_FILES,
                  request_files: int = REQUEST_UPLOAD_FILES, clock: Callable[[], float] = time.monotonic,
-                 registry: UploadRegistry | None = None) -> None:
+                 registry: UploadRegistry | None = None, max_total_bytes: int = TOTAL_UPLOAD_BYTES) -> None:
+        self.max_total_bytes = max_total_bytes
         self.app = app
         self.registry = registry or REGISTRY
         self.path_suffix = path_suffix
@@ -166,7 +171,10 @@ class UploadBudget:
             return 0, 0
         return sum(x[1] for x in q), sum(x[2] for x in q)
 
-    async def _refuse(self, send, status: int, text: str) -> None:
+    async def _refuse(self, send, status: int, text: str, client: str | None = None) -> None:
+        from .guard import log_refusal
+
+        log_refusal("upload", client, text)
         body = text.encode()
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"text/plain; charset=utf-8"),
@@ -186,9 +194,13 @@ class UploadBudget:
         now = self.clock()
         with self._lock:
             used_bytes, used_files = self._used(client, now)
+            total = sum(self._used(c, now)[0] for c in list(self._log))
+        if total + declared > self.max_total_bytes:
+            return await self._refuse(send, 429, "the app takes no more uploads for a few minutes; try again later",
+                                      client)
         if used_bytes + declared > self.max_bytes or used_files >= self.max_files:
             return await self._refuse(send, 429, f"upload limit reached: at most {self.max_bytes // (1 << 20)} MB "
-                                                 f"and {self.max_files} files per {self.window_s / 60:g} minutes")
+                                                 f"and {self.max_files} files per {self.window_s / 60:g} minutes", client)
         seen = {"bytes": 0, "files": 0, "tail": b""}
         entry = [now, declared, 0]
         with self._lock:
@@ -238,7 +250,7 @@ class UploadBudget:
         except UploadRefused:
             return await self._refuse(send, 413 if seen["files"] > self.request_files else 429,
                                       f"upload refused: at most {self.request_files} files per request and "
-                                      f"{self.max_bytes // (1 << 20)} MB per {self.window_s / 60:g} minutes")
+                                      f"{self.max_bytes // (1 << 20)} MB per {self.window_s / 60:g} minutes", client)
 
 
 class UploadRefused(Exception):

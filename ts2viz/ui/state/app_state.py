@@ -171,6 +171,10 @@ class AppState(TableSet):
         self.thumbs = thumbs
         self.access = access or operator()
         self.memo = Memo(SHARED_MEMO_BYTES)
+        from .disk import DiskLedger
+
+        #: the sessions' bytes on disk against the public app's budgets (:mod:`ts2viz.ui.state.disk`)
+        self.disk = DiskLedger.from_env(self.access.public)
         self.variant_name = ""
         # name -> the variant (once built) or its tables' loader; shared by all variants of one app
         self._variants: dict[str, "AppState | Callable[[], Sequence[tuple[str, str, Scores]]]"] = {}
@@ -501,6 +505,9 @@ class Workspace(TableSet):
                 pass
         if exports is not None:
             shutil.rmtree(exports, ignore_errors=True)
+        ledger = getattr(self.app, "disk", None)
+        if ledger is not None:
+            ledger.forget(self)
         from ..serving.uploads import REGISTRY
 
         for f in files:

@@ -35,24 +35,77 @@ class AuthoringCaps:
     max_zip_bytes: int       # an uploaded dataset .zip
     max_zip_members: int     # files in it
     max_unzipped_bytes: int  # what it unpacks to
+    #: one SEG: nodes, edges (explicit or implied), distinct error levels, walks (counted, never
+    #: enumerated: :func:`ts2viz.authoring.seg_size`)
+    max_nodes: int = 64
+    max_edges: int = 512
+    max_levels: int = 16
+    max_walks: int = 5_000
+    #: above ``max_walks``: refused (a visitor) or accepted with a warning (the operator)
+    refuse_walks: bool = True
+    #: the dataset files of an imported .zip: metadata.csv's rows (images), edges.csv's and nodes.csv's
+    #: rows, and the bytes of each of these files (read in full only within these)
+    max_csv_bytes: int = 1024 * 1024
+    #: pixels and frames of one image (uploads and imported images alike), and bytes a file may hold
+    #: beyond the end of its image (checked as :func:`ts2viz.imagecheck.check_image` does)
+    max_pixels: int = 50_000_000
+    max_frames: int = 500
+    max_trailing_bytes: int = 64 * 1024
+
+    @property
+    def seg_limits(self):
+        from ...authoring import SegLimits
+
+        return SegLimits(self.max_nodes, self.max_edges, self.max_levels, self.max_walks)
 
 
 OPERATOR_CAPS = AuthoringCaps(max_drafts=200, max_images=20_000, max_image_bytes=50 * 1024 * 1024,
                               max_total_bytes=20 * 1024 ** 3, max_zip_bytes=4 * 1024 ** 3,
-                              max_zip_members=50_000, max_unzipped_bytes=8 * 1024 ** 3)
-#: a public app: a few small SEGs per visitor
+                              max_zip_members=50_000, max_unzipped_bytes=8 * 1024 ** 3,
+                              max_nodes=5_000, max_edges=100_000, max_levels=1_000, max_walks=200_000,
+                              refuse_walks=False, max_csv_bytes=512 * 1024 * 1024, max_pixels=200_000_000,
+                              max_frames=10_000, max_trailing_bytes=1 << 62)
+#: a public app: a few small SEGs per visitor (TS2's largest SEG: 18 nodes, 60 edges, 6 error levels,
+#: 450 walks)
 PUBLIC_CAPS = AuthoringCaps(max_drafts=8, max_images=96, max_image_bytes=5 * 1024 * 1024,
                             max_total_bytes=100 * 1024 * 1024, max_zip_bytes=50 * 1024 * 1024,
                             max_zip_members=200, max_unzipped_bytes=120 * 1024 * 1024)
 
 
+#: public caps an operator changes without code: ``TS2VIZ_AUTHORING_CAPS="max_walks=20000,max_nodes=100"``
+CAPS_ENV = "TS2VIZ_AUTHORING_CAPS"
+
+
+def caps_from_env(base: AuthoringCaps, text: str | None) -> AuthoringCaps:
+    """``base`` with the fields named in ``text`` (``name=value`` pairs, comma-separated) changed.
+    :class:`InputError` for an unknown name or a value that is not a whole number."""
+    if not text or not text.strip():
+        return base
+    fields = {k: type(v) for k, v in base.__dict__.items()}
+    out = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        name, _, value = part.partition("=")
+        name = name.strip()
+        if name not in fields:
+            raise InputError(f"{CAPS_ENV}: unknown cap {name!r} (known: {', '.join(fields)})")
+        try:
+            out[name] = (value.strip().lower() in ("1", "true", "yes")) if fields[name] is bool else int(value)
+        except ValueError:
+            raise InputError(f"{CAPS_ENV}: {name} must be a whole number, not {value.strip()[:20]!r}") from None
+    return AuthoringCaps(**{**base.__dict__, **out})
+
+
 def caps_for(view) -> AuthoringCaps:
-    """The caps of the session ``view`` belongs to: public mode's, with one image no larger than the
-    app's upload cap (``app.limits.max_upload_bytes``), or the operator's."""
+    """The caps of the session ``view`` belongs to: public mode's (with the operator's changes from
+    ``TS2VIZ_AUTHORING_CAPS``), with one image no larger than the app's upload cap
+    (``app.limits.max_upload_bytes``), or the operator's."""
     if not view.access.public:
         return OPERATOR_CAPS
-    one = min(PUBLIC_CAPS.max_image_bytes, int(view.limits.max_upload_bytes))
-    return AuthoringCaps(**{**PUBLIC_CAPS.__dict__, "max_image_bytes": one})
+    base = caps_from_env(PUBLIC_CAPS, os.environ.get(CAPS_ENV))
+    one = min(base.max_image_bytes, int(view.limits.max_upload_bytes))
+    return AuthoringCaps(**{**base.__dict__, "max_image_bytes": one})
 
 
 #: changes undo can take back, per session
@@ -70,6 +123,10 @@ class Drafts:
     #: image key -> (dataset, file name): an imported image fetched when needed (a hub dataset's)
     remote: dict[str, tuple] = field(default_factory=dict)
     bytes_held: int = 0
+    #: image key -> bytes of its file (the session's copies and unpacked imports; counted in bytes_held)
+    sizes: dict[str, int] = field(default_factory=dict)
+    #: the session's last dataset export (.zip): a new one replaces it
+    export: Path | None = None
     counter: int = 0
     #: scores of draft images by (metric, key), from live scoring while authoring
     scores: dict[tuple[str, str], float] = field(default_factory=dict)
@@ -135,7 +192,7 @@ class Drafts:
     def close(self) -> None:
         with self.lock:
             self.drafts, self.current, self.files, self.scores, self.thumbs, self.bytes_held = [], -1, {}, {}, {}, 0
-            self.remote, self.history = {}, []
+            self.remote, self.history, self.sizes, self.export = {}, [], {}, None
 
 
 #: workspace -> its Drafts (weak: a workspace that is gone takes its drafts with it)

@@ -136,7 +136,7 @@ def add_gold_scores(view, gold: str, path, display_name: str | None = None) -> s
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            table = read_score_table(p, g.image_ids)
+            table = read_score_table(p, g.image_ids, max_bytes=lim.max_upload_bytes)
     except InputError as e:
         if view.access.public:      # quote nothing from the visitor's file
             at = f"row {e.row}: " if e.row is not None else ""
@@ -161,7 +161,11 @@ def _header(p, name: str) -> list[str]:
             first = f.readline(1 << 20)
     except (OSError, UnicodeDecodeError):
         raise InputError("not a UTF-8 text file", file=name) from None
-    row = next(csv.reader([first]), None)
+    try:
+        row = next(csv.reader([first]), None)
+    except csv.Error:       # a header cell over the CSV reader's field limit (128 KB), a NUL: one line
+        raise InputError("the header row cannot be read as CSV (a cell too long, or a NUL byte)", file=name,
+                         row=1) from None
     if not row:
         raise InputError("empty file: expected a header row (image_id, metric columns)", file=name, row=1)
     return [h.strip() for h in row]

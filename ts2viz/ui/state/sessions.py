@@ -84,6 +84,12 @@ class Workspaces:
         self._last_sweep = clock()
         # the view of a session that holds nothing: reads only (adding to it is a programming error)
         self._empty = Workspace(app, self.limits, read_only=True)
+        from ..serving.jobs import Jobs
+
+        #: the heavy lanes' jobs of this app process (:mod:`ts2viz.ui.serving.jobs`); a heavy job's memory
+        #: (decoded images in its worker thread's own allocator arena) goes back to the system at once when
+        #: it ends, cancelled or not (heavy jobs are few: a trim costs milliseconds)
+        self.jobs = Jobs(on_end=lambda: release_memory(force=True))
 
     def __len__(self) -> int:
         return len(self._items)

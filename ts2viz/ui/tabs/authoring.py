@@ -15,6 +15,7 @@ import gradio as gr
 from ..callbacks import authoring as cb
 from ..callbacks import live as cb_live
 from ..page.glue import Page, Selection
+from ..serving.jobs import FILES
 from .explorer import GRAPH_JS
 
 INTRO = ("#### Build your own semantic error graphs\n"
@@ -174,8 +175,10 @@ def build(page: Page) -> None:
                 gr.update(choices=labels), gr.update(choices=labels), st["follow"], st["problems_md"], st["graph"],
                 cb.nodes_table(st), cb.gallery_html(st), cb.all_problems_md(view))
 
-    def action(button_or_event, fn, inputs, *, trigger=None):
-        """Wire an action: ``fn(view, *values) -> message``; then the tab shows the session's SEGs again."""
+    def action(button_or_event, fn, inputs, *, trigger=None, lane=None):
+        """Wire an action: ``fn(view, *values) -> message``; then the tab shows the session's SEGs again.
+        ``lane``: heavy work (images checked, a .zip unpacked) in a queue group of its own
+        (:mod:`ts2viz.ui.serving.jobs`), never in the views' one."""
         def run(*values):
             *vals, request = values
             view = page.view(request, create=True)
@@ -184,7 +187,7 @@ def build(page: Page) -> None:
 
         run.__name__ = getattr(fn, "__name__", "action")
         ev = trigger if trigger is not None else button_or_event.click
-        page.on(ev, _with_request(run, len(inputs)), inputs, [msg, *shown], errors_to=msg)
+        page.on(ev, _with_request(run, len(inputs)), inputs, [msg, *shown], errors_to=msg, lane=lane)
 
     action(new_btn, cb.start_draft, [prompt, seg_id, partition])
     action(header_btn, cb.set_header, [prompt, seg_id, partition])
@@ -192,9 +195,9 @@ def build(page: Page) -> None:
     action(drop_btn, cb.remove_draft, [])
     action(undo_btn, cb.undo, [])
     action(None, cb.select_draft, [drafts], trigger=drafts.input)
-    action(add_btn, cb.add_uploads, [files, source])
+    action(add_btn, cb.add_uploads, [files, source], lane=FILES)
     if not public:
-        action(folder_btn, cb.add_folder, [folder, source])
+        action(folder_btn, cb.add_folder, [folder, source], lane=FILES)
     action(node_btn, cb.save_node, [label, errors])
     action(rm_node_btn, cb.remove_node, [label])
     action(assign_btn, cb.assign_images, [pick, target])
@@ -207,10 +210,10 @@ def build(page: Page) -> None:
     action(None, cb.set_edges_follow, [follow], trigger=follow.input)
     action(edge_btn, cb.add_edge, [parent, child])
     action(rm_edge_btn, cb.remove_edge, [parent, child])
-    action(zip_in_btn, cb.import_zip, [zip_in])
+    action(zip_in_btn, cb.import_zip, [zip_in], lane=FILES)
     if not public:
-        action(export_btn, cb.export_folder, [out_dir, overwrite, name])
-        action(import_btn, cb.import_folder, [in_dir])
+        action(export_btn, cb.export_folder, [out_dir, overwrite, name], lane=FILES)
+        action(import_btn, cb.import_folder, [in_dir], lane=FILES)
         action(push_btn, cb.push, [repo, private, name])
 
     # a click on a node of the graph fills the node form (label and errors) and the target node
@@ -233,4 +236,4 @@ def build(page: Page) -> None:
     def author_zip(name_v, request: gr.Request):
         return cb.export_zip(page.view(request, create=True), name_v)
 
-    page.download(zip_btn, author_zip, [name])
+    page.download(zip_btn, author_zip, [name], lane=FILES)

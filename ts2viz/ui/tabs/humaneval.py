@@ -10,6 +10,7 @@ from ...display import md_text
 from ..callbacks import humaneval as gc
 from ..state import gold_session as gs
 from ..page.glue import Page, page_plot, table_value
+from ..serving.jobs import GOLD, GOLD_UPLOAD, checkpoint
 
 #: a click on a scatter point puts its image id (the point's customdata) into the image box. Gradio's
 #: Plot has no click event: the listener is attached to the plotly element after each redraw (polled,
@@ -123,20 +124,24 @@ def build(page: Page) -> None:
         # the session's own rows are computed here, in the upload's queue group, not by the redraw that
         # follows in the views' group, where every other visitor's view would wait behind them
         own = gs.uploads_of(view)
-        gc.own_result(gold_v, gc.rated(gold_v).default_rating_set, own)
+        for rs_name in gc.rating_sets(gold_v):       # every rating set's, so that switching sets is light
+            checkpoint()
+            gc.own_result(gold_v, rs_name, own)
         gc.cross_gold_table(own)
         return f"✓ {md_text(msg)}"        # names a visitor chose (file, columns) shown as text
 
     outputs = [note, table, metric, plot, cross]
     inputs = [gold, rs, task, metric]
-    # the views follow a set change even when the new set's default rating set has the same name
-    page.on(page.on(gold.change, gold_set_changed, [gold], [rs]).success, gold_views, inputs, outputs).then(
-        None, None, None, js=CLICK_JS)
+    # The tab's views run in a lane of their own (jobs.GOLD), not in the shared view lane: a rating set's
+    # first drawing for a session's own metrics evaluates them (intervals, clusters), which takes seconds,
+    # and no other visitor's view change may wait behind that (issue 32)
+    page.on(page.on(gold.change, gold_set_changed, [gold], [rs], lane=GOLD).success, gold_views, inputs, outputs,
+            lane=GOLD).then(None, None, None, js=CLICK_JS)
     for ev in (tab.select, rs.change, task.change, metric.change):
-        page.on(ev, gold_views, inputs, outputs).then(None, None, None, js=CLICK_JS)
+        page.on(ev, gold_views, inputs, outputs, lane=GOLD, trigger_mode="always_last").then(
+            None, None, None, js=CLICK_JS)
     page.on(image_id.submit, gold_image, [gold, image_id, metric],
-            [detail, detail_scores, answers, picture, placeholder], errors_to=detail)
+            [detail, detail_scores, answers, picture, placeholder], errors_to=detail, lane=GOLD)
     # a score file is read beside the views (not in their queue: a large file must not make others wait)
-    dep = page.on(up_btn.click, gold_upload, [gold, up_file], up_msg, errors_to=up_msg,
-                  concurrency_id="gold-upload", concurrency_limit=1)
-    page.on(dep.success, gold_views, inputs, outputs).then(None, None, None, js=CLICK_JS)
+    dep = page.on(up_btn.click, gold_upload, [gold, up_file], up_msg, errors_to=up_msg, lane=GOLD_UPLOAD)
+    page.on(dep.success, gold_views, inputs, outputs, lane=GOLD).then(None, None, None, js=CLICK_JS)

@@ -1,0 +1,93 @@
+"""Single files in hub repositories (a field name, a hub repository, a local folder or file) and the field's
+model names of a family's card.
+
+The reward models of HPSv2 and ImageReward are released as single checkpoint files in hub repositories
+(``xswu/HPSv2``: ``HPS_v2_compressed.pt``, ``HPS_v2.1_compressed.pt``; ``THUDM/ImageReward``:
+``ImageReward.pt`` + ``med_config.json``), not as ``save_pretrained`` folders; PickScore's processor and
+HPSv3's base model live in other repositories than the weights. This module finds such files by name,
+offline from the local hub cache when the hub does not answer, and says in one line what is missing.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ...errors import InputError
+from .hub import OFFLINE_ADVICE, file_fingerprint, hub_answers, is_local_model
+
+
+def named_model(spec, names) -> str | None:
+    """The hub id a card's ``model_names`` gives ``spec``'s model (case-insensitive), or None: a local file or
+    folder of that name, or a name the card does not know.
+
+    >>> from ts2viz.metrics.common.spec import parse_spec
+    >>> named_model(parse_spec("pickscore:PickScore-v1"), {"pickscore-v1": "yuvalkirstain/PickScore_v1"})
+    'yuvalkirstain/PickScore_v1'
+    """
+    m = spec.model
+    if Path(os.path.expanduser(m)).exists():
+        return None
+    lowered = {k.lower(): v for k, v in dict(names or {}).items()}
+    return lowered.get(m.lower())
+
+
+def is_hub_id(text: str) -> bool:
+    parts = text.split("/")
+    return not text.startswith((".", "/", "~")) and len(parts) == 2 and all(parts)
+
+
+def hub_file(spec, repo: str, filename: str, revision: str | None = None, what: str = "checkpoint",
+             option: str | None = None, note: str = "") -> str:
+    """Local path of ``filename`` in hub repository ``repo`` (downloaded once, then from the hub cache).
+
+    Offline (``HF_HUB_OFFLINE``) or when the hub does not answer, only the local hub cache is read; a file
+    that is not there gives a one-line :class:`InputError` naming the repository, the file, and
+    ``option`` (the spec option that names another place for it) when there is one.
+    """
+    import huggingface_hub
+    import huggingface_hub.constants as hub_constants
+
+    offline = bool(hub_constants.HF_HUB_OFFLINE)
+    local_only = offline or not hub_answers()
+    try:
+        return huggingface_hub.hf_hub_download(repo, filename, revision=revision, local_files_only=local_only)
+    except Exception as e:  # noqa: BLE001 - every failure becomes one line
+        if local_only:
+            why = "offline mode (HF_HUB_OFFLINE is set)" if offline else "the Hugging Face hub does not answer"
+            where = f" (option {option}=)" if option else ""
+            lead = f"{note} " if note else ""
+            raise InputError(f"metric {spec.raw!r}: {lead}cannot load {what} {filename!r} of {repo!r}{where}: {why}, and "
+                             f"it is not in the local hub cache. Give a local copy instead "
+                             f"({option + '=/path/to/' + filename if option else 'a path to the file or its folder'}), "
+                             "or load it once while the hub is reachable") from e
+        msg = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise InputError(f"metric {spec.raw!r}: cannot load {what} {filename!r} of hub repository {repo!r}: "
+                         f"{msg[:300]}") from e
+
+
+def local_or_hub_file(spec, place: str, filename: str, what: str, revision: str | None = None,
+                      option: str | None = None, note: str = "") -> str:
+    """``place`` a local file, a local folder holding ``filename``, or a hub id whose ``filename`` is fetched."""
+    p = Path(os.path.expanduser(place))
+    if p.is_file():
+        return str(p.resolve())
+    if p.is_dir():
+        f = p / filename
+        if not f.is_file():
+            raise InputError(f"metric {spec.raw!r}: the folder {place!r} has no {what} file {filename!r}")
+        return str(f.resolve())
+    if is_hub_id(place) or (option and "/" not in place and not place.startswith((".", "~"))):
+        # a hub id; a one-part name too where an option names another repository (bert-base-uncased)
+        return hub_file(spec, place, filename, revision, what, option, note)
+    raise InputError(f"metric {spec.raw!r}: no file or folder {place!r} and not a hub id (owner/name)")
+
+
+def file_identity(path: str, repo: str | None = None, revision: str | None = None) -> dict:
+    """Config entries naming a checkpoint file exactly: hub repo + file, or local path + fingerprint."""
+    if repo:
+        return {"repo": repo, "file": os.path.basename(path), "revision": revision or "main",
+                "fingerprint": file_fingerprint(path)}
+    return {"file": os.path.abspath(path), "fingerprint": file_fingerprint(path)}
+
+
+__all__ = ["named_model", "is_hub_id", "hub_file", "local_or_hub_file", "file_identity", "is_local_model", "OFFLINE_ADVICE"]

@@ -1,0 +1,145 @@
+"""Gradio's queue, guarded for a public app (its objects are patched in place once the app's queue exists).
+
+- **One job per visitor in the heavy lanes**: the queue asks :meth:`ts2viz.ui.serving.jobs.Jobs.admit` before it
+  takes an event of such a lane; a refusal is Gradio's own one-line answer to ``queue/join`` (HTTP 400
+  with the reason), and one log line.
+- **A page that goes away stops its heavy job**: when Gradio cleans up a session whose event stream
+  closed, its running heavy jobs are cancelled (:meth:`~ts2viz.ui.serving.jobs.Jobs.cancel_session`).
+- **The session table keeps live pages**: Gradio keeps each session's messages in a table of 2,000
+  entries (``TS2VIZ_QUEUE_SESSIONS`` changes the size) and drops the least recently *added* when a new one comes, even a page that waits for its
+  result (the result is then lost, and the queue's position notifier died of the ``KeyError`` for the
+  rest of the server's life). Here a new session pushes out the least recently added one that has no
+  event queued or running and no open event stream; when every entry is live the table grows instead
+  (new sessions per address are rate-limited before they get here: :class:`ts2viz.ui.serving.guard.SessionRate`).
+- **Messages to a page that is gone are dropped**, not raised: the queue's notifier and every job's
+  completion survive whatever happens to one session's entry.
+"""
+from __future__ import annotations
+
+import logging
+
+log = logging.getLogger("ts2viz.ui")
+
+
+def _live_sessions(queue, guard) -> set[str]:
+    live = {e.session_hash for e in list(queue.event_ids_to_events.values())}
+    if guard is not None:
+        live |= guard.streaming()
+    return live
+
+
+def guarded_table(queue, guard):
+    """A replacement for ``queue.pending_messages_per_session`` (see the module docstring)."""
+    from gradio.utils import LRUCache
+
+    class LiveSessions(LRUCache):
+        def __setitem__(self, key, value) -> None:
+            if key in self:
+                self.move_to_end(key)
+            elif len(self) >= self.max_size:
+                live = _live_sessions(queue, guard)
+                victim = next((k for k in self if k not in live), None)
+                if victim is not None:
+                    self.pop(victim, None)
+                    queue.pending_event_ids_session.pop(victim, None)
+            super(LRUCache, self).__setitem__(key, value)
+
+    import os
+
+    size = int(os.environ.get("TS2VIZ_QUEUE_SESSIONS") or queue.pending_messages_per_session.max_size)
+    table = LiveSessions(size)
+    for k, v in queue.pending_messages_per_session.items():
+        super(LRUCache, table).__setitem__(k, v)
+    return table
+
+
+#: what a visitor sees when a call's values are not ones its page could send (a script's call)
+BAD_INPUT = "a value of this call is not one the page offers; reload the page"
+
+
+def guard_inputs(demo) -> None:
+    """Gradio checks an event's values before the callback runs (a dropdown's choice, a file's place,
+    the form of a value) and raises with its own text, which quotes the value (200 KB of it, once)
+    and went to the visitor and, with a traceback, to the log. Here any such failure is one log line
+    with the value cut short, and the visitor gets :data:`BAD_INPUT`."""
+    import gradio as gr
+
+    from ..serving.guard import log_refusal
+
+    preprocess = demo.preprocess_data
+
+    async def preprocess_data(block_fn, inputs, state, explicit_call=False):
+        try:
+            return await preprocess(block_fn, inputs, state, explicit_call)
+        except Exception as e:  # noqa: BLE001 - every failure here is a malformed call
+            log_refusal(f"{getattr(block_fn, 'api_name', None) or 'event'} values", None,
+                        f"{type(e).__name__}: {e}")
+            raise gr.Error(BAD_INPUT, print_exception=False) from None
+
+    demo.preprocess_data = preprocess_data
+
+
+def install(demo, guard=None, *, public: bool = True) -> None:
+    """Patch ``demo``'s queue (call after ``demo.queue(...)``, before launch). ``guard``: the app's
+    :class:`ts2viz.ui.serving.guard.Guard` (its jobs and open streams)."""
+    queue = demo._queue
+    jobs = getattr(guard, "jobs", None)
+
+    send = queue.send_message
+    from gradio.server_messages import ProcessCompletedMessage
+
+    def send_message(event, message):
+        if jobs is not None and isinstance(message, ProcessCompletedMessage):
+            jobs.finished(getattr(event, "_id", None))      # over for the visitor from this message on
+        try:
+            send(event, message)
+        except KeyError:          # the page's message table entry is gone: nothing to tell it
+            pass
+
+    queue.send_message = send_message
+
+    broadcast = queue.broadcast_estimations
+
+    def broadcast_estimations(concurrency_id, after=None):
+        try:
+            broadcast(concurrency_id, after)
+        except Exception as e:  # noqa: BLE001 - the notifier must outlive one bad entry
+            log.warning("queue positions not sent this time (%s)", type(e).__name__)
+
+    queue.broadcast_estimations = broadcast_estimations
+    if not public:
+        return
+    guard_inputs(demo)
+    if guard is not None:
+        guard.queue = queue
+    queue.pending_messages_per_session = guarded_table(queue, guard)
+
+    if jobs is not None:
+        push = queue.push
+
+        async def guarded_push(body, request, username):
+            fn = demo.fns.get(body.fn_index) if isinstance(body.fn_index, int) else None
+            lane = getattr(fn, "concurrency_id", None)
+            client = getattr(getattr(request, "client", None), "host", None)
+            if lane is not None:
+                why = jobs.admit(body.session_hash, client, lane, queue.event_ids_to_events)
+                if why is not None:
+                    from ..serving.guard import log_refusal
+
+                    log_refusal(f"{getattr(fn, 'api_name', None) or 'event'} (queue {lane})", client, why)
+                    return False, why, "error"
+            ok, event_id, state = await push(body, request, username)
+            if ok and lane is not None:
+                jobs.joined(event_id, body.session_hash, client, lane)
+            return ok, event_id, state
+
+        queue.push = guarded_push
+
+        clean = queue.clean_events
+
+        async def clean_events(*, session_hash=None, event_id=None):
+            if session_hash:
+                jobs.cancel_session(session_hash)
+            return await clean(session_hash=session_hash, event_id=event_id)
+
+        queue.clean_events = clean_events

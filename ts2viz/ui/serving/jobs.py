@@ -1,0 +1,185 @@
+"""Heavy work in lanes of its own, one job per visitor in each, and a cancel that stops the work.
+
+Gradio runs each event in a concurrency group of its queue (a *lane*). Views have theirs; heavy work
+has its own lanes, so that a view change never waits behind it: :data:`MODEL` (live scoring, scores
+while authoring: one model call at a time), :data:`FILES` (the authoring tab's images, .zip imports
+and exports), :data:`SCORES_UPLOAD` and :data:`GOLD_UPLOAD` (score files read), :data:`GOLD` (the
+Human ratings tab's views, whose first drawing for a session's own metrics computes their intervals).
+
+:class:`Jobs` keeps, for the lanes in :data:`ONE_PER_VISITOR`, the jobs each visitor has queued or
+running: Gradio's queue asks :meth:`Jobs.admit` before it takes a new event (``queue/join``), and a
+visitor (a session, and a client address, :data:`CLIENT_JOBS` each) with one waiting or running is
+refused in one line, so that scripted calls cannot fill a lane ahead of everyone else.
+
+Gradio's ``/cancel`` frees an event's place but cannot stop the thread that runs it: the work went on.
+Here the thread gets a flag (:meth:`Jobs.running`) that ``/cancel`` sets (:meth:`Jobs.cancel`), and
+long work calls :func:`checkpoint` between batches (images checked, batches scored, files written),
+which raises :class:`Cancelled` once it is set. A lane's jobs also hold the lane's lock while they
+run, so a cancelled job still finishing its batch and the next one never run at once.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import logging
+import os
+import threading
+import time
+from typing import Callable, Container, Iterator
+
+from ...errors import InputError
+
+log = logging.getLogger("ts2viz.ui")
+
+MODEL, FILES, SCORES_UPLOAD, GOLD_UPLOAD, GOLD = "model", "files", "scores-upload", "gold-upload", "gold"
+#: lanes whose work runs under :meth:`Jobs.running` (a lock each, and a cancel flag)
+HEAVY = (MODEL, FILES, SCORES_UPLOAD, GOLD_UPLOAD, GOLD)
+#: lanes where a visitor has at most one job queued or running
+ONE_PER_VISITOR = (MODEL, FILES, SCORES_UPLOAD, GOLD_UPLOAD)
+#: jobs one client address may have queued or running in each such lane (env TS2VIZ_CLIENT_JOBS)
+CLIENT_JOBS = int(os.environ.get("TS2VIZ_CLIENT_JOBS") or 1)
+
+
+class Cancelled(InputError):
+    """The visitor cancelled the job; it stopped at its last checkpoint."""
+
+
+_FLAG: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("ts2viz_job_flag", default=None)
+
+
+def checkpoint() -> None:
+    """Raise :class:`Cancelled` if the job running in this thread was cancelled (nothing outside a job)."""
+    flag = _FLAG.get()
+    if flag is not None and flag.is_set():
+        raise Cancelled("cancelled")
+
+
+class Jobs:
+    """The heavy lanes' jobs of one app process (thread-safe)."""
+
+    def __init__(self, per_client: int = CLIENT_JOBS, clock: Callable[[], float] = time.monotonic,
+                 on_end: Callable[[], object] | None = None) -> None:
+        """``on_end()``: called when a job's work ends, cancelled or not (the app hands the memory it
+        freed back to the system: :func:`ts2viz.ui.state.sessions.release_memory`)."""
+        self.per_client = per_client
+        self.on_end = on_end
+        self.clock = clock
+        self._lock = threading.Lock()
+        #: event id -> (session, client, lane): admitted by the queue, not known to be over
+        self._events: dict[str, tuple[str | None, str | None, str]] = {}
+        #: (session, lane) -> (client, cancel flag, event id or None): a thread running its work
+        self._running: dict[tuple[str | None, str], tuple[str | None, threading.Event, str | None]] = {}
+        self._cancelled: set[str] = set()
+        self.lane_locks = {lane: threading.Lock() for lane in HEAVY}
+        self.stopped = 0           # jobs that stopped on a cancel (for the tests and the log)
+
+    # -- the queue's side ------------------------------------------------------------------------------
+    def admit(self, session: str | None, client: str | None, lane: str, live: Container[str]) -> str | None:
+        """Whether a new event of ``lane`` may join the queue: ``None``, or the one-line reason it may not.
+        ``live``: the event ids the queue still holds (waiting or running)."""
+        if lane not in ONE_PER_VISITOR:
+            return None
+        with self._lock:
+            running = {v[2] for v in self._running.values()}
+            for eid in [e for e in self._events if e not in live and e not in running]:
+                self._events.pop(eid, None)
+                self._cancelled.discard(eid)
+            mine = [(s, c) for s, c, l in self._events.values() if l == lane]
+            mine += [(s, v[0]) for (s, l), v in self._running.items() if l == lane and v[2] not in self._events]
+        if session is not None and any(s == session for s, _ in mine):
+            return ("a job of this page is already waiting or running here; wait for it to finish, or cancel it "
+                    "(one at a time)")
+        if client is not None and sum(c == client for _, c in mine) >= self.per_client:
+            return (f"your address already has {self.per_client} job(s) waiting or running here; wait for one to "
+                    "finish (one at a time per visitor)")
+        return None
+
+    def joined(self, event_id: str, session: str | None, client: str | None, lane: str) -> None:
+        if lane in HEAVY:
+            with self._lock:
+                self._events[event_id] = (session, client, lane)
+
+    def finished(self, event_id: str | None) -> None:
+        """The queue sent the event's result (or its failure): it no longer counts as waiting; a thread
+        still running its work (a cancelled job finishing its batch) counts until it ends."""
+        with self._lock:
+            if event_id in self._events and not any(v[2] == event_id for v in self._running.values()):
+                self._events.pop(event_id, None)
+                self._cancelled.discard(event_id)
+
+    def cancel(self, session: str | None, event_id: str | None) -> bool:
+        """``/cancel`` of one of ``session``'s events: its running thread stops at its next checkpoint (a
+        waiting one at its start). Returns whether it is one of the heavy lanes' events."""
+        with self._lock:
+            info = self._events.get(event_id or "")
+            if info is None or (session is not None and info[0] != session):
+                return False
+            for client, flag, eid in self._running.values():
+                if eid == event_id:
+                    flag.set()
+                    return True
+            self._cancelled.add(event_id)
+            return True
+
+    def cancel_session(self, session: str) -> int:
+        """The session's page went away (its event stream closed): its heavy jobs stop."""
+        with self._lock:
+            ids = [e for e, (s, _, _) in self._events.items() if s == session]
+        return sum(self.cancel(session, e) for e in ids)
+
+    # -- the work's side -------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def running(self, session: str | None, client: str | None, lane: str) -> Iterator[threading.Event]:
+        """Run a job of ``lane``: with the lane's lock (waiting for it checks the flag too), and a flag
+        that :func:`checkpoint` reads in this thread."""
+        flag = threading.Event()
+        with self._lock:
+            eid = next((e for e, (s, _, l) in self._events.items() if s == session and l == lane), None)
+            if eid is not None and eid in self._cancelled:
+                flag.set()
+            key = (session, lane)
+            self._running[key] = (client, flag, eid)
+        token = _FLAG.set(flag)
+        lock = self.lane_locks.get(lane)
+        held = False
+        try:
+            while lock is not None and not (held := lock.acquire(timeout=0.25)):
+                checkpoint()
+            checkpoint()
+            yield flag
+        except Cancelled:
+            self.stopped += 1
+            log.warning("stopped a cancelled %s job", lane)
+            raise
+        finally:
+            if held:
+                lock.release()
+            _FLAG.reset(token)
+            if self.on_end is not None:
+                self.on_end()
+            with self._lock:
+                if self._running.get(key, (None, None, None))[1] is flag:
+                    self._running.pop(key, None)
+                if eid is not None:
+                    self._events.pop(eid, None)
+                    self._cancelled.discard(eid)
+
+    def guarded(self, fn: Callable, lane: str) -> Callable:
+        """``fn`` (a callback that takes the ``gr.Request``) run as a job of ``lane``."""
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            request = next((a for a in (*args, *kwargs.values()) if hasattr(a, "session_hash")
+                            and hasattr(a, "client")), None)
+            session = getattr(request, "session_hash", None)
+            client = getattr(getattr(request, "client", None), "host", None)
+            with self.running(session, client, lane):
+                return fn(*args, **kwargs)
+
+        return run
+
+    def busy(self) -> int:
+        """Jobs running now (threads), cancelled ones still finishing their batch included."""
+        with self._lock:
+            return len(self._running)
