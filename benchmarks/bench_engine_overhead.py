@@ -8,6 +8,7 @@ costs what it costs for the full-size model while the model itself costs next to
 * ``clip``: CLIPScore through transformers' default CLIPImageProcessor (torchvision backend), 224 px;
 * ``clip-pil``: the same with transformers' PIL processor (``CLIPImageProcessorPil``, what TS2's code ran,
   ``preprocess=original``), 224 px; the metric's processor is swapped after loading;
+* ``pickscore``: the PickScore family on its reference fixture (laion's ViT-H/14 processor, PIL, 224 px);
 * ``clip-t5``: VQAScore on CLIP-FlanT5 (t2v_metrics' format: padded to square, PIL processor, 336 px);
 * ``llava``: VQAScore on LLaVA-1.5 in LLaVA's own layout (t2v_metrics' format, PIL processor, 336 px).
 
@@ -48,8 +49,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: main before this work (the engine the GPU benchmark timed)
-BASELINE = "b4667db"
-KINDS = ("clip", "clip-pil", "clip-t5", "llava")
+BASELINE = "f3fffc0"
+KINDS = ("clip", "clip-pil", "pickscore", "clip-t5", "llava")
+#: the kinds whose model is a dual encoder (timed through get_image_features / get_text_features)
+DUAL = ("clip", "clip-pil", "pickscore")
 PROMPTS = ["a red cat on the tree", "two blue dogs with a teddy bear", "the green tree with lights"]
 
 
@@ -64,6 +67,10 @@ def build_checkpoints(root: Path, kinds) -> dict:
     if {"clip", "clip-pil"} & set(kinds):
         clip = tm.build_clip(root / "clip", image_size=224, patch_size=32)
         specs["clip"] = specs["clip-pil"] = f"clipscore:{clip}"
+    if "pickscore" in kinds:
+        from reward_specs import reward_specs
+
+        specs["pickscore"] = reward_specs()["pickscore"]
     if "clip-t5" in kinds:
         specs["clip-t5"] = f"vqascore:{tm.build_clip_t5(root / 'clip_t5', image_size=336, patch_size=48)}"
     if "llava" in kinds:
@@ -173,8 +180,9 @@ def main(argv=None) -> int:
         print(f"{'':<10}{'ratio':<13}{'':>7}{'':>7}{'':>9}{base['main'] / max(cur['main'], 1e-9):>6.1f}x"
               f"{base['all'] / max(cur['all'], 1e-9):>6.1f}x{base['wall'] / max(cur['wall'], 1e-9):>7.1f}x")
     print("\nms per image: model = inside the model's forward; hash = content hash; prepare = metric.prepare on the "
-          "workers;\nmain = the model's thread outside the model; all = every thread outside the model; wall = elapsed "
-          "(noisy on a shared machine);\nceil Nc = images/s the engine's own work allows on N cores (see the docstring).")
+          "workers;\nmain = the model's thread outside the model; all = every thread outside the model; wall = "
+          "elapsed (noisy on a shared machine);\nceil Nc = images/s the engine's own work allows on N cores "
+          "(see the docstring).")
     if args.json:
         Path(args.json).write_text(json.dumps({"baseline": args.baseline, "n": args.n, "load": load,
                                                "torch_threads": args.torch_threads, "workers": args.workers,
@@ -240,7 +248,7 @@ def child(args) -> int:
         model_clock, prep_clock = _Clock(), _Clock()
         model = metric.model if hasattr(metric, "model") else metric.vqa.model
         for name in ("get_image_features", "get_text_features", "encode_images", "forward"):
-            if hasattr(model, name) and not (kind.startswith("clip") and kind != "clip-t5" and name == "forward"):
+            if hasattr(model, name) and not (kind in DUAL and name == "forward"):
                 setattr(model, name, model_clock.wrap(getattr(model, name)))
         metric.prepare = prep_clock.wrap(metric.prepare)
         bs = args.batch_size or 32

@@ -4,9 +4,9 @@
   tensors bit for bit, on images of many sizes and for several processor settings, and steps aside for
   whatever it does not reproduce;
 * the engine's scores with every speed-up (pixels prepared ahead on the worker threads, batches stacked
-  there, fast preprocessing) equal its scores with none, image by image and exactly, for CLIP-style,
-  CLIP-FlanT5 and LLaVA-1.5 metrics, with odd batch sizes, unreadable and missing images, images of
-  other modes, with and without the cache;
+  there, fast preprocessing) equal its scores with none, image by image and exactly, for CLIP-style
+  (transformers and open_clip, both image processors), PickScore, CLIP-FlanT5 and LLaVA-1.5 metrics, with
+  odd batch sizes, unreadable and missing images, images of other modes, with and without the cache;
 * an interrupted run leaves its finished batches in the cache and a rerun scores only the rest;
 * preparation threads run torch on one thread each, without changing the process's setting; nothing is
   hashed without a cache.
@@ -168,14 +168,21 @@ def _images(tmp_path):
 def _metric(kind: str, llava_folder):
     from transformers import CLIPImageProcessorPil
 
-    spec = {"clip": f"clipscore:{tiny('clip')}", "clip-pil": f"clipscore:{tiny('clip')}", "openclip": openclip_spec(),
-            "clip-t5": f"vqascore:{tiny('clip_t5')}", "llava": f"vqascore:{llava_folder}"}[kind]
+    if kind == "pickscore":
+        from reward_specs import reward_specs
+
+        spec = reward_specs()["pickscore"]
+    else:
+        spec = {"clip": f"clipscore:{tiny('clip')}", "clip-pil": f"clipscore:{tiny('clip')}",
+                "openclip": openclip_spec(), "clip-t5": f"vqascore:{tiny('clip_t5')}",
+                "llava": f"vqascore:{llava_folder}"}[kind]
     metric = engine.get_metric(spec, "cpu")
     if kind == "clip-pil":     # the PIL processor (TS2's and torchmetrics' preprocessing), on its own copy
         from ts2viz.metrics import load
 
         metric = load(spec, device="cpu")
-        metric.image_processor = CLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+        metric.image_processor = CLIPImageProcessorPil(size={"shortest_edge": 32},
+                                                       crop_size={"height": 32, "width": 32})
         metric.fast_prepare = None
     return metric
 
@@ -199,7 +206,7 @@ def _spy(metric, seen: list):
 
 
 @pytest.mark.parametrize("use_cache", [False, True])
-@pytest.mark.parametrize("kind", ["clip", "clip-pil", "openclip", "clip-t5", "llava"])
+@pytest.mark.parametrize("kind", ["clip", "clip-pil", "openclip", "pickscore", "clip-t5", "llava"])
 def test_engine_scores_equal_those_without_the_speedups(kind, use_cache, llava_folder, tmp_path, monkeypatch):
     items, prompts, nan = _images(tmp_path)
     metric = _metric(kind, llava_folder)
