@@ -151,6 +151,8 @@ class PickScore(Metric):
     """
 
     name = "pickscore"
+    #: the engine may hand score_prepared stacked batches (:class:`~ts2viz.metrics.common.base.PreparedBatch`)
+    stacks_prepared = True
 
     def __init__(self, spec: Spec, device: str | None = None, *, processor: str = PROCESSOR,
                  score: str = "authors", batch_size: int | None = None, dtype: str | None = None):
@@ -184,9 +186,6 @@ class PickScore(Metric):
         self.dtype = dt
         self._text_memo: OrderedDict[str, object] = OrderedDict()
         self._lock = threading.Lock()
-
-    #: the engine may hand score_prepared stacked batches (:class:`~ts2viz.metrics.common.base.PreparedBatch`)
-    stacks_prepared = True
 
     def prepare(self, image, file_name: str | None = None):
         from ..common.pixels import processor_pixels
