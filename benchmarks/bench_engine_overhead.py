@@ -89,7 +89,7 @@ def export_baseline(ref: str, into: Path) -> Path:
 
 def run_child(code_root: Path, specs: dict, args, out: Path) -> dict:
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
-               PYTHONPATH=str(code_root))
+               HF_HUB_DISABLE_PROGRESS_BARS="1", TRANSFORMERS_VERBOSITY="error", PYTHONPATH=str(code_root))
     if args.workers:
         env["TS2VIZ_WORKERS"] = str(args.workers)
     cmd = [sys.executable, __file__, "--child", str(code_root), "--specs", json.dumps(specs), "--out", str(out),

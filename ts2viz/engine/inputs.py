@@ -98,12 +98,21 @@ MAX_PREPARATION_THREADS = 32
 
 
 def preparation_threads() -> int:
-    """How many threads decode and prepare images: one per CPU this process may run on, less one for the
-    thread that drives the model (at least 1, at most :data:`MAX_PREPARATION_THREADS`); the environment
-    variable ``TS2VIZ_WORKERS`` sets it outright.
+    """How many threads decode and prepare images for the model.
 
-    The CPUs are those of the process's affinity mask where the system has one (a container's or a
-    cluster job's share), else ``os.cpu_count()``.
+    One per CPU this process may run on, less one for the thread that drives the model: at least 1, at most
+    :data:`MAX_PREPARATION_THREADS`. The CPUs are those of the process's affinity mask where the system has
+    one (a container's or a cluster job's share), else ``os.cpu_count()``.
+
+    Returns
+    -------
+    int
+        The number of threads; the environment variable ``TS2VIZ_WORKERS`` sets it outright.
+
+    Examples
+    --------
+    >>> preparation_threads() >= 1
+    True
     """
     env = os.environ.get("TS2VIZ_WORKERS", "").strip()
     if env:
@@ -119,13 +128,19 @@ def preparation_threads() -> int:
 
 
 def one_torch_thread() -> None:
-    """Run torch's operations on this thread without intra-op parallelism (a preparation thread's initializer).
+    """Run torch's operations on the calling thread without intra-op parallelism (the initializer of the
+    engine's preparation threads).
 
-    Many threads each preparing one image beat one image's resize split over every core, and torch's
+    Many threads each preparing one image beat one image's resize split over every core; and torch's
     OpenMP pool, entered from many threads at once, starts a team of threads for each of them (on a
-    16-core machine, 8 threads x 16). Only this thread's OpenMP setting changes (``threadpoolctl``), not
-    torch's process-wide number (``torch.set_num_threads`` would also lower it for threads started later).
-    Does nothing when torch is not imported or threadpoolctl is missing.
+    16-core machine with 8 preparation threads, up to 8 x 16 threads on 16 cores). Only the calling thread's
+    OpenMP setting changes (through ``threadpoolctl``), not torch's process-wide number of threads
+    (``torch.set_num_threads`` would lower it for every thread started later as well).
+
+    Returns
+    -------
+    None
+        Nothing happens when torch is not imported yet or threadpoolctl is missing.
     """
     torch = sys.modules.get("torch")
     if torch is None:

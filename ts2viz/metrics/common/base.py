@@ -143,10 +143,26 @@ def load_image(image):
 
 
 class PreparedBatch(list):
-    """A batch of prepared items (a list, as :meth:`Metric.score_prepared` takes it) that also holds them
-    stacked: ``stacked`` is a tensor, or a dict of tensors for dict items, with the items along a new first
-    axis (the scoring engine stacks them as they are prepared, for a metric with ``stacks_prepared``).
-    The items are views of ``stacked``; a slice of the batch is a plain list."""
+    """A batch of prepared items that also holds them stacked, for :meth:`Metric.score_prepared`.
+
+    It is a list of the prepared items, as ``score_prepared`` takes a batch, with ``stacked``: the items
+    stacked along a new first axis (a tensor, or a dict of tensors for dict items), as the scoring engine
+    stacks them on its worker threads while they are prepared, for a metric with ``stacks_prepared``. The
+    items are views of ``stacked``; a slice of the batch is a plain list.
+
+    Parameters
+    ----------
+    items : the prepared items, in order.
+    stacked : the same items stacked along a new first axis.
+
+    Examples
+    --------
+    >>> import torch
+    >>> stacked = torch.arange(6.0).reshape(3, 2)
+    >>> batch = PreparedBatch(list(stacked), stacked)
+    >>> len(batch), batch.stacked.shape, type(batch[1:]).__name__
+    (3, torch.Size([3, 2]), 'list')
+    """
 
     def __init__(self, items, stacked):
         super().__init__(items)
@@ -154,7 +170,22 @@ class PreparedBatch(list):
 
 
 def stacked_or(items, stack):
-    """``items.stacked`` when ``items`` is a :class:`PreparedBatch`, else ``stack(items)``."""
+    """The batch's items stacked: ``items.stacked`` for a :class:`PreparedBatch`, else ``stack(items)``.
+
+    Parameters
+    ----------
+    items : a batch of prepared items (a list, or a :class:`PreparedBatch`).
+    stack : callable stacking a list of items (e.g. ``torch.stack``).
+
+    Returns
+    -------
+    What ``stack(items)`` returns, without stacking again what the engine has stacked.
+
+    Examples
+    --------
+    >>> stacked_or([1, 2], lambda xs: sum(xs)), stacked_or(PreparedBatch([1, 2], "ready"), lambda xs: sum(xs))
+    (3, 'ready')
+    """
     stacked = getattr(items, "stacked", None)
     return stacked if stacked is not None else stack(items)
 

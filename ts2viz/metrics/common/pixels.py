@@ -64,9 +64,21 @@ def processor_pixels(ip, image):
 
 
 def processor_inputs(ip, image) -> dict:
-    """Every per-image tensor the processor gives for one image, by name (``pixel_values`` and, for some
-    processors, masks or sizes): ``{k: v[0]}`` of ``ip(images=image, return_tensors="pt")``, the same values,
-    through :func:`processor_pixels`' fast path where it applies."""
+    """Every per-image tensor the processor gives for one image, by name, faster where exact.
+
+    Parameters
+    ----------
+    ip : a transformers image processor.
+    image : PIL.Image.Image
+        One image.
+
+    Returns
+    -------
+    dict
+        ``{k: v[0]}`` for each tensor ``v`` of ``ip(images=image, return_tensors="pt")`` (``pixel_values``
+        and, for some processors, masks or sizes), the same values, through :func:`processor_pixels`' fast
+        path where it applies.
+    """
     fast = fast_pixels(ip)
     if fast is not None:
         out = fast(image)
@@ -77,8 +89,20 @@ def processor_inputs(ip, image) -> dict:
 
 
 def fast_pixels(ip) -> Callable | None:
-    """The exact fast function of processor ``ip`` (image -> tensor, or None for an image it does not take),
-    or None when ``ip`` has none (see the module docstring). Built and checked once per processor."""
+    """The exact fast function of an image processor, built and checked once per processor.
+
+    Parameters
+    ----------
+    ip : a transformers image processor.
+
+    Returns
+    -------
+    callable or None
+        ``fast(image)``: the processor's pixel tensor of one image, or None for an image it does not take
+        (not RGB, or with a transparency key); None when ``ip`` has no such function: it is not of the
+        kind the module docstring names, overrides a step of the generic pipeline, or gave other numbers
+        than its own call on the probe images.
+    """
     try:
         return _PLANS[ip]
     except KeyError:
@@ -258,11 +282,21 @@ def _prepared_class():
 
 
 def prepared_image(image, key: str, pixels):
-    """``image`` as a PIL image that also carries ``pixels`` (any object, e.g. a tensor) made by the
-    preprocessing named ``key``.
+    """An image that also carries the pixels a preprocessing made of it.
 
-    The result shares the decoded image's pixel buffer (read-only: an in-place change of it copies first)
-    and its ``info``; its crops, copies and conversions are ordinary images without ``pixels``.
+    Parameters
+    ----------
+    image : PIL.Image.Image
+        A decoded image.
+    key : the name of the preprocessing (:func:`pixels_of` hands the pixels only to a caller naming it).
+    pixels : what the preprocessing made of the image (any object, e.g. a tensor).
+
+    Returns
+    -------
+    PIL.Image.Image
+        A PIL image with ``key`` and ``pixels`` attributes, sharing the decoded image's pixel buffer
+        (read-only: an in-place change of it copies first) and its ``info``; its crops, copies and
+        conversions are ordinary images without ``pixels``.
 
     Examples
     --------
@@ -289,8 +323,19 @@ def prepared_image(image, key: str, pixels):
 
 
 def pixels_of(image, key: str, compute: Callable):
-    """The pixels ``image`` carries when they were made by the preprocessing ``key``
-    (:func:`prepared_image`), else ``compute(image)``."""
+    """The pixels an image carries, or those computed now.
+
+    Parameters
+    ----------
+    image : PIL.Image.Image
+        An image, possibly from :func:`prepared_image`.
+    key : the name of the preprocessing the caller wants.
+    compute : callable making that preprocessing's pixels of an image.
+
+    Returns
+    -------
+    ``image.pixels`` when ``image`` carries pixels made by ``key``, else ``compute(image)``.
+    """
     if _PREPARED_CLASS and isinstance(image, _PREPARED_CLASS[0]) and image.key == key and image.pixels is not None:
         return image.pixels
     return compute(image)
