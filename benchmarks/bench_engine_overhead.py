@@ -183,11 +183,48 @@ def main(argv=None) -> int:
           "workers;\nmain = the model's thread outside the model; all = every thread outside the model; wall = "
           "elapsed (noisy on a shared machine);\nceil Nc = images/s the engine's own work allows on N cores "
           "(see the docstring).")
+    prep = preprocessing_times(args.torch_threads)
+    print("\none image's preprocessing (512x512 RGB, CPU ms, least of 3 x 16 images): transformers' PIL processor "
+          "call vs ts2viz.metrics.common.pixels.processor_pixels (the same tensor)")
+    for name, (ref, fast) in prep.items():
+        print(f"  {name:<34}{ref:>7.2f}{fast:>7.2f}   {ref / fast:.1f}x")
     if args.json:
         Path(args.json).write_text(json.dumps({"baseline": args.baseline, "n": args.n, "load": load,
                                                "torch_threads": args.torch_threads, "workers": args.workers,
-                                               "rows": rows}, indent=1))
+                                               "rows": rows, "preprocessing": prep}, indent=1))
     return 0 if all(r["scores_equal"] for r in rows) else 1
+
+
+def preprocessing_times(torch_threads: int) -> dict:
+    """Per image, CPU ms of the processor's own call and of processor_pixels (this checkout), 224 and 336 px."""
+    import numpy as np
+    import torch
+    import transformers
+    from PIL import Image
+
+    sys.path[:0] = [str(ROOT)]
+    from ts2viz.metrics.common.pixels import processor_pixels
+
+    torch.set_num_threads(torch_threads)
+    rng = np.random.default_rng(1)
+    images = [Image.fromarray(rng.integers(0, 256, (512, 512, 3), dtype=np.uint8)) for _ in range(16)]
+
+    def per_image(fn) -> float:
+        best = float("inf")
+        for _ in range(3):
+            t = time.thread_time()
+            for im in images:
+                fn(im)
+            best = min(best, (time.thread_time() - t) / len(images) * 1e3)
+        return best
+
+    out = {}
+    for px in (224, 336):
+        ip = transformers.CLIPImageProcessorPil(size={"shortest_edge": px}, crop_size={"height": px, "width": px})
+        processor_pixels(ip, images[0])     # the fast path's plan and its check, once
+        out[f"CLIPImageProcessorPil {px} px"] = (per_image(lambda im: ip(images=im, return_tensors="pt")),
+                                                 per_image(lambda im: processor_pixels(ip, im)))
+    return out
 
 
 # -- a child: one side, every kind --------------------------------------------------------------------------------

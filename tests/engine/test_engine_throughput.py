@@ -125,6 +125,16 @@ def test_a_fast_path_that_disagrees_with_the_processor_is_never_used(monkeypatch
     assert _same(pixels.processor_pixels(ip, im), _reference(ip, im))
 
 
+def test_a_processor_whose_settings_change_after_use_gets_pixels_for_its_new_settings():
+    ip = _processor("clip-224")
+    im = _random_images(10, 7)[-1]
+    first = pixels.processor_pixels(ip, im)
+    ip.crop_size.height = 200            # in place, as code that adjusts a loaded processor might
+    ip.image_mean = (0.5, 0.5, 0.5)
+    got, want = pixels.processor_pixels(ip, im), _reference(ip, im)
+    assert got.shape == (3, 200, 224) and _same(got, want) and not _same(got[:, :200], first[:, :200])
+
+
 def test_a_prepared_image_is_an_ordinary_image_to_code_that_ignores_its_pixels():
     ip = _processor("clip-224")
     im = _random_images(10, 6)[-1]

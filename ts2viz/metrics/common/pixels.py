@@ -22,6 +22,7 @@ Two things let the scoring engine keep an accelerator busy (:mod:`ts2viz.engine.
 """
 from __future__ import annotations
 
+import copy
 import threading
 import weakref
 from typing import Any, Callable
@@ -30,8 +31,8 @@ import numpy as np
 
 __all__ = ["processor_pixels", "processor_inputs", "fast_pixels", "prepared_image", "pixels_of"]
 
-#: processor -> its fast function (None: the processor's own call); built once per processor
-_PLANS: "weakref.WeakKeyDictionary[Any, Callable | None]" = weakref.WeakKeyDictionary()
+#: processor -> (the settings its plan was made for, its fast function or None: the processor's own call)
+_PLANS: "weakref.WeakKeyDictionary[Any, tuple]" = weakref.WeakKeyDictionary()
 _PLANS_LOCK = threading.Lock()
 
 #: the PilBackend methods whose generic behaviour the fast path reproduces; a processor overriding any
@@ -104,18 +105,26 @@ def fast_pixels(ip) -> Callable | None:
         than its own call on the probe images.
     """
     try:
-        return _PLANS[ip]
+        settings, plan = _PLANS[ip]
     except KeyError:
-        pass
+        settings, plan = None, None
     except TypeError:     # not weak-referenceable or not hashable: no memo, no fast path
         return None
-    with _PLANS_LOCK:
-        if ip not in _PLANS:
-            plan = _pil_plan(ip)
-            if plan is not None and not _agrees(ip, plan):
-                plan = None
-            _PLANS[ip] = plan
-        return _PLANS[ip]
+    now = _settings(ip)
+    if settings is not None and settings == now:
+        return plan
+    with _PLANS_LOCK:     # first seen, or its settings changed since (a plan follows the settings it was made for)
+        plan = _pil_plan(ip)
+        if plan is not None and not _agrees(ip, plan):
+            plan = None
+        _PLANS[ip] = (copy.deepcopy(now), plan)
+        return plan
+
+
+def _settings(ip) -> tuple:
+    """The processor's preprocessing settings (its attributes named by its valid kwargs)."""
+    names = getattr(ip, "_valid_kwargs_names", None) or ()
+    return (type(ip), tuple((k, getattr(ip, k, None)) for k in names))
 
 
 def _pil_plan(ip) -> Callable | None:
