@@ -1,8 +1,12 @@
 """Batch scoring: datasets or loose images through metrics, with the score cache and a prefetching loader.
 
-Decoding and preprocessing run in a thread pool ahead of the model (PIL and torch release the GIL), so
-the accelerator does not wait on JPEG decoding; the model runs in the calling thread. Each finished
-batch is committed to the cache before the next starts.
+Decoding and preprocessing (``Metric.prepare``) run in a thread pool ahead of the model, a bounded number
+of batches ahead (PIL, numpy and torch release the GIL), so that the accelerator does not wait on them;
+the model runs in the calling thread. The pool has a thread per CPU but one
+(:func:`~ts2viz.engine.inputs.preparation_threads`), each running torch single-threaded; for a metric with
+``stacks_prepared`` the threads also stack each batch as its images are prepared (in page-locked memory
+for a CUDA metric). Images are hashed only for the cache. Each finished batch is committed to the cache
+before the next starts; on an error or an interrupt the images not yet started are dropped.
 """
 from __future__ import annotations
 
