@@ -12,8 +12,28 @@ from typing import Iterator
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; on success rename it over ``path``, on error delete it.
 
-    The temporary file is created empty with mode 0666 less the process umask, like any new file (so
-    the result is readable by whoever could read a plainly written one; ``mkstemp``'s 0600 would not be).
+    The temporary file is created empty with mode 0666 less the process umask, like any new file (so the
+    result is readable by whoever could read a plainly written one; ``mkstemp``'s 0600 would not be).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write (its folder is created if needed).
+
+    Yields
+    ------
+    pathlib.Path
+        The temporary file to write to.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ts2viz.atomic import atomic_path
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
+    >>> with atomic_path(target) as tmp:
+    ...     _ = tmp.write_text("done")
+    >>> target.read_text(), tmp.exists()
+    ('done', False)
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -29,12 +49,27 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 
 def check_writable(path: str | os.PathLike) -> Path:
-    """Check, before any work, that :func:`atomic_path` will be able to write ``path``; return it.
+    """Check, before any work, that :func:`atomic_path` will be able to write ``path``.
 
-    Raises :class:`~ts2viz.errors.InputError` (naming ``path``) when it is a folder or another
-    non-regular file (a device, a FIFO: renaming over it would replace it), or when no file can be
-    created in its folder (read-only, ``/proc``-like, a file where a folder should be). The check
-    creates and deletes one empty temporary file in the nearest existing folder; it creates no folder.
+    The check creates and deletes one empty temporary file in the nearest existing folder; it creates
+    no folder.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to be written.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    InputError
+        Naming ``path`` when it is a folder or another non-regular file (a device, a FIFO: renaming over
+        it would replace it), or when no file can be created in its folder (read-only, ``/proc``-like, a
+        file where a folder should be).
     """
     from .errors import InputError
 

@@ -46,10 +46,36 @@ def parse_seg_ids(text: str | None, dataset: "Dataset | None" = None) -> list[in
     With ``dataset``, each part is checked against its SEG ids without expanding ranges (so
     ``0-99999999`` costs nothing): a single id must be one of the dataset's, a range ``a-b`` selects the
     dataset's SEGs with ``a <= id <= b`` and must lie within its id span. Without a dataset, ranges are
-    expanded (at most :data:`MAX_SEG_IDS` ids). Ids come back in the order given, each once.
+    expanded (at most :data:`MAX_SEG_IDS` ids).
 
-    Raises :class:`InputError` (one line, starting ``--seg:``) for a part that is neither an integer nor
-    a range, a reversed range (``1-0``), an id the dataset lacks, or a range outside its ids.
+    Parameters
+    ----------
+    text : str or None
+        Ids and ranges separated by commas.
+    dataset : Dataset, optional
+        The dataset the ids must belong to.
+
+    Returns
+    -------
+    list of int or None
+        The ids in the order given, each once; None for empty text.
+
+    Raises
+    ------
+    InputError
+        One line starting ``--seg:``: a part that is neither an integer nor a range, a reversed range
+        (``1-0``), an id the dataset lacks, a range outside its ids or selecting none of them, too many
+        ids.
+
+    Examples
+    --------
+    >>> from ts2viz.dataset import load_dataset, parse_seg_ids
+    >>> parse_seg_ids("1,2,5-7")
+    [1, 2, 5, 6, 7]
+    >>> parse_seg_ids("160-1000", load_dataset("ts2"))
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: --seg: range 160-1000 goes beyond the SEG ids of dataset ts2 (0-164)
     """
     if not text or not text.strip():
         return None
@@ -92,7 +118,18 @@ def parse_seg_ids(text: str | None, dataset: "Dataset | None" = None) -> list[in
 
 
 def ts2_partition(seg_id: int) -> str:
-    """TS2's partitions by SEG id: 0-110 Synth, 111-135 Nat, 136-164 Real."""
+    """TS2's partitions by SEG id: 0-110 Synth, 111-135 Nat, 136-164 Real.
+
+    Parameters
+    ----------
+    seg_id : int
+        A TS2 SEG id.
+
+    Returns
+    -------
+    str
+        ``"Synth"``, ``"Nat"`` or ``"Real"``.
+    """
     if seg_id <= 110:
         return "Synth"
     if seg_id <= 135:
@@ -102,6 +139,26 @@ def ts2_partition(seg_id: int) -> str:
 
 @dataclass
 class ImageRow:
+    """One image's row of a dataset's metadata.
+
+    Attributes
+    ----------
+    seg_id : int
+        Its SEG.
+    file_name : str
+        Its file name (relative to the dataset's root).
+    prompt : str
+        The SEG's prompt as the row gives it.
+    image_source : str
+        The generator or source.
+    label : str
+        Its node label.
+    level : int
+        Its node's error count.
+    partition : str
+        Its SEG's partition.
+    """
+
     seg_id: int
     file_name: str
     prompt: str
@@ -115,9 +172,31 @@ class ImageRow:
 class Dataset:
     """A set of SEGs plus where their image files live.
 
-    ``root`` is the folder the ``file_name`` paths are relative to (``None`` when the images are not
-    on disk, as for the bundled TS2 metadata). ``hf_id`` is set when images can be fetched on demand
-    from a Hugging Face dataset.
+    Iterating over a dataset gives its SEGs; ``len`` counts them, ``dataset[seg_id]`` and
+    ``seg_id in dataset`` look one up.
+
+    Attributes
+    ----------
+    name : str
+        The dataset's name (``ts2``, the folder's name, the hub id).
+    segs : dict[int, SEG]
+        The SEGs by id, in id order.
+    rows : list of ImageRow
+        One row per image, in SEG order.
+    root : pathlib.Path or None
+        The folder the ``file_name`` paths are relative to (``None`` when the images are not on disk, as
+        for the bundled TS2 metadata).
+    hf_id : str or None
+        Set when images can be fetched on demand from a Hugging Face dataset.
+
+    Examples
+    --------
+    >>> from ts2viz import load_dataset
+    >>> ds = load_dataset("ts2")
+    >>> len(ds), len(ds.rows), ds.is_ts2
+    (165, 2840, True)
+    >>> ds[0].prompt, ds[0].partition, ds[0].labels
+    ('A Christmas tree with lights and teddy bear', 'Synth', ('0', '1a', '1b', '2'))
     """
 
     name: str
@@ -129,23 +208,44 @@ class Dataset:
     _fingerprint: tuple | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Index the rows by file name."""
         self._row_of = {r.file_name: i for i, r in enumerate(self.rows)}
 
     def __len__(self) -> int:
+        """The number of SEGs."""
         return len(self.segs)
 
     def __iter__(self) -> Iterator[SEG]:
+        """The SEGs, in id order."""
         return iter(self.segs.values())
 
     def __getitem__(self, seg_id: int) -> SEG:
+        """The SEG with this id (``KeyError`` if there is none)."""
         return self.segs[seg_id]
 
     @property
     def file_names(self) -> list[str]:
+        """The image file names, in row order."""
         return [r.file_name for r in self.rows]
 
     def row(self, file_name: str) -> ImageRow:
-        """The metadata row of an image (``KeyError`` for a name the dataset does not have)."""
+        """The metadata row of an image.
+
+        Parameters
+        ----------
+        file_name : str
+            An image of the dataset.
+
+        Returns
+        -------
+        ImageRow
+            Its row.
+
+        Raises
+        ------
+        KeyError
+            For a name the dataset does not have.
+        """
         return self.rows[self._row_of[file_name]]
 
     def __contains__(self, seg_id: object) -> bool:
@@ -153,20 +253,40 @@ class Dataset:
         return seg_id in self.segs
 
     def has_image(self, file_name: object) -> bool:
-        """Whether ``file_name`` is one of the dataset's images."""
+        """Whether ``file_name`` is one of the dataset's images.
+
+        Parameters
+        ----------
+        file_name : object
+            A file name.
+
+        Returns
+        -------
+        bool
+            True if a row has it.
+        """
         return file_name in self._row_of
 
     @property
     def is_ts2(self) -> bool:
-        """Whether this is the TS2 dataset (its 165 SEGs, whichever way it was loaded): same SEG ids,
-        image file names and node labels as the bundled TS2 metadata."""
+        """Whether this is the TS2 dataset (its 165 SEGs, whichever way it was loaded).
+
+        Same SEG ids, image file names and node labels as the bundled TS2 metadata
+        (:data:`TS2_FINGERPRINT`).
+        """
         # the counts first: a dataset of another size is not TS2, and is not hashed for it
         return len(self.segs) == 165 and len(self.rows) == 2840 and self.fingerprint() == TS2_FINGERPRINT
 
     def fingerprint(self) -> str:
         """A short hash of the dataset's structure: SEG ids, file names and node labels (not the paths).
 
-        Computed once per list of rows (``is_ts2`` asks for it on every leaderboard and question view)."""
+        Computed once per list of rows (``is_ts2`` asks for it on every leaderboard and question view).
+
+        Returns
+        -------
+        str
+            16 hexadecimal digits of a SHA-1.
+        """
         import hashlib
 
         # a dataset's rows are not edited after loading: the same list with the same length, the same hash
@@ -183,8 +303,18 @@ class Dataset:
     def image_path(self, file_name: str) -> Path | None:
         """Local path of an image, or ``None`` if it is not on disk.
 
-        Only names the dataset knows are resolved, and only inside ``root``: nothing else on disk
-        can be reached through a file name.
+        Only names the dataset knows are resolved, and only inside ``root``: nothing else on disk can be
+        reached through a file name.
+
+        Parameters
+        ----------
+        file_name : str
+            An image of the dataset.
+
+        Returns
+        -------
+        pathlib.Path or None
+            The resolved path of an existing file inside ``root``.
         """
         if self.root is None or not self.has_image(file_name):
             return None
@@ -195,12 +325,42 @@ class Dataset:
         return p
 
     def images_frame(self):
-        """The images as a pandas DataFrame (one row per image, dataset order)."""
+        """The images as a pandas DataFrame (one row per image, dataset order).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The fields of :class:`ImageRow` as columns.
+        """
         import pandas as pd
 
         return pd.DataFrame([r.__dict__ for r in self.rows])
 
     def subset(self, seg_ids) -> "Dataset":
+        """A dataset of some of these SEGs (same name, root and hub id).
+
+        Parameters
+        ----------
+        seg_ids : iterable of int
+            The SEGs to keep.
+
+        Returns
+        -------
+        Dataset
+            The SEGs and their rows, in this dataset's order.
+
+        Raises
+        ------
+        InputError
+            If a SEG id is not in the dataset.
+
+        Examples
+        --------
+        >>> from ts2viz import load_dataset
+        >>> sub = load_dataset("ts2").subset([0, 111])
+        >>> len(sub), [seg.partition for seg in sub], sub.is_ts2
+        (2, ['Synth', 'Nat'], False)
+        """
         keep = [int(s) for s in seg_ids]
         missing = [s for s in keep if s not in self.segs]
         if missing:
@@ -215,8 +375,38 @@ class Dataset:
 def load_dataset(spec: str | os.PathLike = "ts2") -> Dataset:
     """Load a SEG dataset.
 
-    ``spec`` is ``"ts2"`` (the bundled TS2 metadata, no image files), a local folder laid out like the
-    released dataset, or a Hugging Face dataset id such as ``saxon/T2IScoreScore``.
+    Parameters
+    ----------
+    spec : str or os.PathLike, default "ts2"
+        ``"ts2"`` (the bundled TS2 metadata, no image files), a local folder laid out like the released
+        dataset (see the module docstring), or a Hugging Face dataset id such as
+        ``saxon/T2IScoreScore``.
+
+    Returns
+    -------
+    Dataset
+        The SEGs and their image rows.
+
+    Raises
+    ------
+    InputError
+        For a path that is not a dataset folder, a spec that is none of the three, or bad files (one line
+        naming the file, the row and what was expected).
+
+    See Also
+    --------
+    validate_folder : every problem of a folder, not only the first.
+    ts2viz.metametrics.compute : the meta-metrics of scores on a dataset.
+
+    Examples
+    --------
+    >>> from ts2viz import load_dataset
+    >>> ds = load_dataset("ts2")
+    >>> len(ds), sum(seg.n_images for seg in ds)
+    (165, 2840)
+    >>> from collections import Counter
+    >>> Counter(seg.partition for seg in ds)
+    Counter({'Synth': 111, 'Real': 29, 'Nat': 25})
     """
     s = str(spec)
     if s == "ts2":
@@ -238,7 +428,13 @@ def _looks_like_hub_id(s: str) -> bool:
 
 
 def load_bundled() -> Dataset:
-    """The TS2 metadata shipped in ``data/ts2`` (165 SEGs, 2,840 images; images not included)."""
+    """The TS2 metadata shipped in ``data/ts2`` (165 SEGs, 2,840 images; images not included).
+
+    Returns
+    -------
+    Dataset
+        The dataset, with ``hf_id`` set to the TS2 release (images are fetched on demand).
+    """
     path = bundled_data_dir() / "ts2" / "metadata.csv"
     ds = read_metadata(path, name="ts2", root=None)
     ds.hf_id = TS2_HF_ID
@@ -247,9 +443,24 @@ def load_bundled() -> Dataset:
 
 @dataclass(frozen=True)
 class FolderCaps:
-    """How much of an untrusted dataset folder is read: bytes of each of its CSV files (refused from
-    the file's size, before it is read), rows of ``metadata.csv`` (images), ``edges.csv`` and
-    ``nodes.csv`` (the reading stops at the first row past the cap), and SEGs."""
+    """How much of an untrusted dataset folder is read (:func:`load_folder`).
+
+    Each CSV file is refused from its size, before it is read; the reading of a file stops at the first row
+    past its row cap.
+
+    Parameters
+    ----------
+    max_bytes : int
+        Bytes of each of the folder's CSV files.
+    max_images : int
+        Rows of ``metadata.csv`` (images).
+    max_edges : int
+        Rows of ``edges.csv``.
+    max_nodes : int
+        Rows of ``nodes.csv``.
+    max_segs : int
+        SEGs.
+    """
 
     max_bytes: int
     max_images: int
@@ -259,10 +470,29 @@ class FolderCaps:
 
 
 def load_folder(folder: str | os.PathLike, name: str | None = None, *, caps: FolderCaps | None = None) -> Dataset:
-    """Load a dataset folder (``metadata.csv``, optional ``edges.csv`` and ``nodes.csv``; see the module
-    docstring). ``caps`` bound what is read of a folder from an untrusted source (:class:`FolderCaps`):
-    each file is refused from its size, and read no further than the first row past its row cap; a
-    one-line :class:`InputError` names the file, the number and the limit."""
+    """Load a dataset folder: ``metadata.csv``, optional ``edges.csv`` and ``nodes.csv``.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder (see the module docstring for the files).
+    name : str, optional
+        The dataset's name (default: the folder's name).
+    caps : FolderCaps, optional
+        Bounds on what is read of a folder from an untrusted source: each file is refused from its size,
+        and read no further than the first row past its row cap.
+
+    Returns
+    -------
+    Dataset
+        The dataset, rooted at ``folder``.
+
+    Raises
+    ------
+    InputError
+        For a folder without ``metadata.csv``, any bad row (the first one; :func:`validate_folder` lists
+        them all), or a file past one of ``caps`` (one line naming the file, the number and the limit).
+    """
     folder = Path(folder)
     meta = folder / "metadata.csv"
     if not meta.is_file():
@@ -274,7 +504,25 @@ def load_folder(folder: str | os.PathLike, name: str | None = None, *, caps: Fol
 
 @dataclass
 class ValidationReport:
-    """Every problem of a dataset folder (:func:`validate_folder`)."""
+    """Every problem of a dataset folder (:func:`validate_folder`).
+
+    Attributes
+    ----------
+    folder : pathlib.Path
+        The folder.
+    errors : list of InputError
+        The problems, each one line naming the file and row.
+    warnings : list of str
+        The warnings (one line each).
+    n_segs : int
+        SEGs that loaded without a problem.
+    n_images : int
+        Their image rows.
+    missing_images : list of (str, int)
+        Image files not under the folder: (file_name, metadata row).
+    dropped : int
+        Errors beyond the report's limit.
+    """
 
     folder: Path
     errors: list[InputError]
@@ -286,17 +534,45 @@ class ValidationReport:
 
     @property
     def ok(self) -> bool:
+        """Whether the folder has no error (warnings and missing images do not count)."""
         return not self.errors
 
 
 def validate_folder(folder: str | os.PathLike, *, check_images: bool = True, limit: int = 1000) -> ValidationReport:
-    """Check a dataset folder with every rule of :func:`load_folder` and report all problems, not only
-    the first: each one line naming the file, the row and what was expected (at most ``limit``).
+    r"""Check a dataset folder with every rule of :func:`load_folder` and report all problems.
 
-    A bad row or SEG is set aside and checking goes on, so the report lists each independent problem;
-    a problem that makes the rest of a file unreadable (not UTF-8, a missing column) ends that file's
-    checks. With ``check_images``, image files that do not exist under the folder are listed
-    (not an error: a dataset can be meta-evaluated from scores without its images).
+    A bad row or SEG is set aside and checking goes on, so the report lists each independent problem; a
+    problem that makes the rest of a file unreadable (not UTF-8, a missing column) ends that file's
+    checks.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder.
+    check_images : bool, default True
+        List image files that do not exist under the folder (not an error: a dataset can be
+        meta-evaluated from scores without its images).
+    limit : int, default 1000
+        Keep at most this many errors.
+
+    Returns
+    -------
+    ValidationReport
+        Each problem one line naming the file, the row and what was expected.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ts2viz.dataset import validate_folder
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "metadata.csv").write_text("id,target_prompt,file_name,image_source,rank\n"
+    ...                                          "0,a red cube,a.png,SD,0\n0,a red cube,b.png,SD,1\n"
+    ...                                          "0,a red cube,c.png,SD,x\n")
+    >>> report = validate_folder(folder)
+    >>> report.ok, report.n_segs, len(report.missing_images)
+    (False, 1, 2)
+    >>> print(report.errors[0])
+    /.../metadata.csv, row 4: malformed node label 'x': expected an error count followed by optional letters, e.g. 0, 1a, 2b
     """
     import warnings
 
@@ -350,11 +626,34 @@ def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
             cache_dir: str | os.PathLike | None = None, probe_timeout: float = HUB_PROBE_TIMEOUT) -> Dataset:
     """Load a SEG dataset from the Hugging Face hub (an imagefolder: ``metadata.csv`` + images).
 
-    Only ``metadata.csv`` (and ``edges.csv``, ``nodes.csv`` if present) are downloaded here; images are fetched on
-    demand by :func:`fetch_image`. Offline this uses the local hub cache if it holds the dataset and
-    otherwise fails fast with an :class:`InputError`: with ``HF_HUB_OFFLINE=1`` at once; without it,
-    after one probe of the hub that gives up after ``probe_timeout`` seconds (the hub client's own
-    retries on a network that drops or stalls connections take minutes).
+    Only ``metadata.csv`` (and ``edges.csv``, ``nodes.csv`` if present) are downloaded here; images are
+    fetched on demand by :func:`fetch_image`.
+
+    Parameters
+    ----------
+    hf_id : str
+        The dataset id (``owner/name``).
+    revision : str, optional
+        A branch, tag or commit.
+    timeout : float, default 10.0
+        Seconds per hub request (``HF_HUB_ETAG_TIMEOUT``, ``HF_HUB_DOWNLOAD_TIMEOUT`` unless set).
+    cache_dir : str or os.PathLike, optional
+        The hub cache to use.
+    probe_timeout : float, default HUB_PROBE_TIMEOUT
+        Seconds the one probe of the hub waits (:func:`hub_reachable`).
+
+    Returns
+    -------
+    Dataset
+        The dataset, rooted in the hub cache, with ``hf_id`` set.
+
+    Raises
+    ------
+    InputError
+        Offline without the dataset in the local hub cache (at once with ``HF_HUB_OFFLINE=1``; without
+        it, after one probe that gives up after ``probe_timeout`` seconds, since the hub client's own
+        retries on a network that drops or stalls connections take minutes), a missing repository, or
+        bad files.
     """
     _hub_timeouts(timeout)
     try:
@@ -382,11 +681,22 @@ def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
 
 
 def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT, endpoint: str | None = None) -> bool:
-    """Whether the Hugging Face hub (``endpoint``, default ``HF_ENDPOINT``) answers an HTTP request within
-    ``timeout`` seconds.
+    """Whether the Hugging Face hub answers an HTTP request within ``timeout`` seconds.
 
     Any HTTP answer counts (even an error status): the point is to tell a working network from one that
     fails or stalls, before the hub client starts its long retries.
+
+    Parameters
+    ----------
+    timeout : float, default HUB_PROBE_TIMEOUT
+        Seconds to wait.
+    endpoint : str, optional
+        The hub's URL (default: ``HF_ENDPOINT`` as the hub client reads it).
+
+    Returns
+    -------
+    bool
+        True if it answered.
     """
     import urllib.error
     import urllib.request
@@ -417,7 +727,17 @@ def _hub_timeouts(timeout: float) -> None:
 def cached_image(ds: Dataset, file_name: str) -> Path | None:
     """An already downloaded copy of a dataset image in the local hub cache (never touches the network).
 
-    Only names the dataset knows are looked up; ``None`` when there is no copy.
+    Parameters
+    ----------
+    ds : Dataset
+        A dataset with ``hf_id``.
+    file_name : str
+        One of its images (other names are not looked up).
+
+    Returns
+    -------
+    pathlib.Path or None
+        The cached file, or None when there is no copy.
     """
     if ds.hf_id is None or not ds.has_image(file_name):
         return None
@@ -431,11 +751,25 @@ def cached_image(ds: Dataset, file_name: str) -> Path | None:
 
 
 def images_available(ds: Dataset, file_names: Sequence[str], probe_timeout: float = HUB_PROBE_TIMEOUT) -> bool:
-    """Whether any of these images of ``ds`` can be had now: on disk, in the local hub cache, or from the
-    dataset's hub repo (``HF_HUB_OFFLINE`` unset and the hub answers :func:`hub_reachable`).
+    """Whether any of these images of ``ds`` can be had now.
 
-    Quick, for a check before a model is loaded: it stops at the first image found, downloads nothing and
-    probes the hub at most once (``probe_timeout`` seconds).
+    On disk, in the local hub cache, or from the dataset's hub repo (``HF_HUB_OFFLINE`` unset and the hub
+    answers :func:`hub_reachable`). Quick, for a check before a model is loaded: it stops at the first
+    image found, downloads nothing and probes the hub at most once.
+
+    Parameters
+    ----------
+    ds : Dataset
+        The dataset.
+    file_names : sequence of str
+        The images (names the dataset lacks are ignored).
+    probe_timeout : float, default HUB_PROBE_TIMEOUT
+        Seconds the probe of the hub waits.
+
+    Returns
+    -------
+    bool
+        True if at least one image can be had.
     """
     names = [f for f in file_names if ds.has_image(f)]
     if any(ds.image_path(f) is not None for f in names):
@@ -452,7 +786,20 @@ def images_available(ds: Dataset, file_names: Sequence[str], probe_timeout: floa
 def fetch_image(ds: Dataset, file_name: str, *, timeout: float = 5.0) -> Path | None:
     """Local path of an image, downloading it from the dataset's hub repo if needed.
 
-    Returns ``None`` (never raises, never hangs past ``timeout``) when the image cannot be had.
+    Parameters
+    ----------
+    ds : Dataset
+        The dataset.
+    file_name : str
+        One of its images.
+    timeout : float, default 5.0
+        Seconds per hub request.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The file; ``None`` (never raises, never hangs past ``timeout``) when the image cannot be had.
+        Offline (``HF_HUB_OFFLINE``), only the local hub cache is looked at.
     """
     p = ds.image_path(file_name)
     if p is not None or ds.hf_id is None or not ds.has_image(file_name):
@@ -472,8 +819,23 @@ def fetch_image(ds: Dataset, file_name: str, *, timeout: float = 5.0) -> Path | 
 def read_text_utf8(path: str | os.PathLike, max_bytes: int | None = None) -> str:
     """The text of a UTF-8 file (a byte-order mark is dropped), or one clear :class:`InputError`.
 
-    A file that is not UTF-8 (Latin-1, UTF-16, a binary file) is named with the line of its first bad
-    byte. ``max_bytes``: a larger file is refused from its size, before a byte of it is read.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    max_bytes : int, optional
+        A larger file is refused from its size, before a byte of it is read.
+
+    Returns
+    -------
+    str
+        Its text.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be read, is larger than ``max_bytes``, or is not UTF-8 (Latin-1, UTF-16, a
+        binary file): named with the line of its first bad byte.
     """
     if max_bytes is not None:
         try:
@@ -499,13 +861,37 @@ def csv_records(path: str | os.PathLike, text: str, required: Sequence[str],
                 max_rows: int | None = None) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line, record)`` for each data row of CSV ``text``, every row checked against the header.
 
-    ``line`` is the 1-based line of the row in the file (the header is line 1). Raises
-    :class:`InputError` for an empty file, a missing required column, a column named twice (nothing
-    else can be read then), and reports to ``problems`` (default: raise) a row with more or fewer
-    fields than the header, which is then skipped. Blank lines are skipped. Cells are stripped.
-    ``max_rows``: an :class:`InputError` at the first data row past it (nothing more is read). A row
-    the CSV reader cannot read (a cell over its field limit, a stray NUL) is an :class:`InputError`
-    naming the row.
+    Blank lines are skipped; cells are stripped.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file (for messages).
+    text : str
+        Its text.
+    required : sequence of str
+        Columns that must be in the header.
+    optional : sequence of str, default ()
+        Columns read when present.
+    problems : Problems, optional
+        Where a row with more or fewer fields than the header is reported (default: raise); the row is
+        then skipped.
+    max_rows : int, optional
+        An :class:`InputError` at the first data row past it (nothing more is read).
+
+    Yields
+    ------
+    line : int
+        The 1-based line of the row in the file (the header is line 1).
+    record : dict[str, str]
+        The required and present optional columns' cells.
+
+    Raises
+    ------
+    InputError
+        For an empty file, a missing required column, a column named twice (nothing else can be read
+        then), a header or row the CSV reader cannot read (a cell over its field limit, a stray NUL), a
+        row past ``max_rows``, and a bad row when ``problems`` raises.
     """
     problems = Problems() if problems is None else problems
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -555,16 +941,47 @@ def _csv_reason(e: Exception) -> str:
 
 @dataclass
 class EdgeList:
-    """The rows of an ``edges.csv``: per SEG id, ``(parent, child, line)`` triples; ``path`` for messages."""
+    """The rows of an ``edges.csv``.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The file (for messages).
+    by_seg : dict[int, list of (str, str, int)]
+        Per SEG id, ``(parent, child, line)`` triples.
+    """
 
     path: Path
     by_seg: dict[int, list[tuple[str, str, int]]]
 
 
 def read_edges(path: Path, problems: Problems | None = None, *, caps: FolderCaps | None = None) -> EdgeList:
-    """The rows of an ``edges.csv``, each checked on its own (an integer id; parent and child well-formed
-    labels with the parent at a lower error level). A bad row is reported to ``problems`` (default:
-    raise) and left out."""
+    """The rows of an ``edges.csv``, each checked on its own.
+
+    An integer id; parent and child well-formed labels with the parent at a lower error level. Whether
+    the SEG and nodes exist is checked by :func:`read_metadata`.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file (``id, parent, child``).
+    problems : Problems, optional
+        Where a bad row is reported (default: raise); it is then left out.
+
+    caps : FolderCaps, optional
+        Bounds: the file's bytes (``max_bytes``) and rows (``max_edges``).
+
+    Returns
+    -------
+    EdgeList
+        The good rows.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be read as CSV with those columns, is past ``caps``, or for a bad row when
+        ``problems`` raises.
+    """
     problems = Problems() if problems is None else problems
     out: dict[int, list[tuple[str, str, int]]] = {}
     text = read_text_utf8(path, caps.max_bytes if caps else None)
@@ -590,23 +1007,70 @@ def read_edges(path: Path, problems: Problems | None = None, *, caps: FolderCaps
 
 
 def parse_errors(cell: str) -> tuple[str, ...]:
-    """The error descriptions in an ``errors`` cell of ``nodes.csv``: split at ``;``, blanks collapsed,
-    empty parts dropped."""
+    """The error descriptions in an ``errors`` cell of ``nodes.csv``.
+
+    Parameters
+    ----------
+    cell : str
+        The cell: descriptions separated by ``;``.
+
+    Returns
+    -------
+    tuple of str
+        The descriptions, blanks collapsed, empty parts dropped.
+
+    Examples
+    --------
+    >>> from ts2viz.dataset import parse_errors
+    >>> parse_errors("no teddy bear;  lights   off ;")
+    ('no teddy bear', 'lights off')
+    """
     return tuple(" ".join(e.split()) for e in cell.split(ERROR_SEPARATOR) if e.strip())
 
 
 @dataclass
 class NodeErrorList:
-    """The rows of a ``nodes.csv``: per SEG id, node label -> (error descriptions, line)."""
+    """The rows of a ``nodes.csv``.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The file (for messages).
+    by_seg : dict[int, dict[str, (tuple of str, int)]]
+        Per SEG id, node label -> (error descriptions, line).
+    """
 
     path: Path
     by_seg: dict[int, dict[str, tuple[tuple[str, ...], int]]]
 
 
 def read_node_errors(path: Path, problems: Problems | None = None, *, caps: FolderCaps | None = None) -> NodeErrorList:
-    """The rows of a ``nodes.csv`` (``id, rank, errors``), each checked on its own: an integer id, a
-    well-formed node label, each node once. A bad row is reported to ``problems`` (default: raise) and
-    left out. Whether the SEG and node exist is checked by :func:`read_metadata`."""
+    """The rows of a ``nodes.csv`` (``id, rank, errors``), each checked on its own.
+
+    An integer id, a well-formed node label, each node once. Whether the SEG and node exist is checked
+    by :func:`read_metadata`.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+    problems : Problems, optional
+        Where a bad row is reported (default: raise); it is then left out.
+
+    caps : FolderCaps, optional
+        Bounds: the file's bytes (``max_bytes``) and rows (``max_nodes``).
+
+    Returns
+    -------
+    NodeErrorList
+        The good rows.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be read as CSV with those columns, is past ``caps``, or for a bad row when
+        ``problems`` raises.
+    """
     problems = Problems() if problems is None else problems
     out: dict[int, dict[str, tuple[tuple[str, ...], int]]] = {}
     text = read_text_utf8(path, caps.max_bytes if caps else None)
@@ -633,7 +1097,18 @@ def read_node_errors(path: Path, problems: Problems | None = None, *, caps: Fold
 
 
 def canonical_partition(value: str) -> str:
-    """The canonical spelling of a partition name: TS2's (``synth`` -> ``Synth``), else ``value`` as is."""
+    """The canonical spelling of a partition name: TS2's (``synth`` -> ``Synth``), else ``value`` as is.
+
+    Parameters
+    ----------
+    value : str
+        A partition name.
+
+    Returns
+    -------
+    str
+        The name.
+    """
     for p in PARTITIONS:
         if value.lower() == p.lower():
             return p
@@ -641,8 +1116,11 @@ def canonical_partition(value: str) -> str:
 
 
 def _partition(value: str, sid: int, path: Path, line: int, unknown: dict[str, tuple[int, int]]) -> str:
-    """The canonical spelling of a partition cell (``synth`` -> ``Synth``); an unknown value is kept as a
-    partition of its own and reported once (``unknown`` collects value -> (SEG, line))."""
+    """The canonical spelling of a partition cell (``synth`` -> ``Synth``).
+
+    An unknown value is kept as a partition of its own and reported once (``unknown`` collects value ->
+    (SEG, line)).
+    """
     value = canonical_partition(value)
     if value not in PARTITIONS:
         unknown.setdefault(value, (sid, line))
@@ -654,17 +1132,48 @@ def read_metadata(path: Path, *, name: str, root: Path | None, edges: EdgeList |
                   caps: FolderCaps | None = None) -> Dataset:
     """Parse a TS2-style ``metadata.csv`` into a :class:`Dataset`, validating every row.
 
-    Row numbers in errors are 1-based file lines (the header is line 1). ``edges`` are the rows of the
-    dataset's ``edges.csv``: each must name a SEG and nodes that exist (:class:`InputError` naming
-    ``edges.csv`` and the row otherwise). A ``partition`` value other than Synth, Nat, Real (any case) is
-    kept as a partition of its own; beside SEGs in TS2's partitions it is also reported with an
-    :class:`~ts2viz.errors.InputWarning` (a likely misspelling), alone it is the user's choice. With explicit edges,
-    every node must be reachable from an error-0 node. ``node_errors`` are the rows of ``nodes.csv``:
-    each must name a SEG and a node that exist.
+    A ``partition`` value other than Synth, Nat, Real (any case) is kept as a partition of its own;
+    beside SEGs in TS2's partitions it is also reported with an :class:`~ts2viz.errors.InputWarning` (a
+    likely misspelling), alone it is the user's choice. With explicit edges, every node must be reachable
+    from an error-0 node. A SEG whose rows give several prompts takes the most common one (the TS2
+    release has one such SEG, 3).
 
-    ``problems`` (default: raise the first) receives every problem; when it collects them instead
-    (:func:`validate_folder`), a bad row or SEG is left out and reading goes on, so that each later
-    problem is found too; the returned dataset then holds only the good SEGs.
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+    name : str
+        The dataset's name.
+    root : pathlib.Path or None
+        The folder the image file names are relative to.
+    edges : EdgeList, optional
+        The rows of the dataset's ``edges.csv``: each must name a SEG and nodes that exist.
+    problems : Problems, optional
+        Receives every problem (default: raise the first). When it collects them instead
+        (:func:`validate_folder`), a bad row or SEG is left out and reading goes on, so that each later
+        problem is found too; the returned dataset then holds only the good SEGs.
+    node_errors : NodeErrorList, optional
+        The rows of ``nodes.csv``: each must name a SEG and a node that exist.
+    caps : FolderCaps, optional
+        Bounds: the file's bytes (``max_bytes``), its rows (``max_images``) and its SEGs (``max_segs``).
+
+    Returns
+    -------
+    Dataset
+        The dataset, rows in SEG order.
+
+    Raises
+    ------
+    InputError
+        Naming the file (``metadata.csv``, ``edges.csv`` or ``nodes.csv``) and the row (1-based file
+        line; the header is line 1): a bad id, an empty or repeated file name, a malformed label, a SEG in
+        two partitions, no rows, a SEG without an error-0 node, an edge or node entry naming what does not
+        exist, a node no walk reaches, a file past ``caps``.
+
+    Warns
+    -----
+    InputWarning
+        For a partition that is likely misspelt, and a SEG with several prompts (other than TS2's).
     """
     problems = Problems() if problems is None else problems
     path = Path(path)

@@ -48,7 +48,47 @@ class SegStructure:
     """Precomputed walk layout of one SEG under the structural rules of a policy.
 
     Everything but ``seg`` and ``file_names`` depends only on the SEG's shape (:func:`shape_key`), so
-    SEGs of the same shape share these arrays (:meth:`rebind`); treat them as read-only.
+    SEGs of the same shape share these arrays (:meth:`rebind`); treat them as read-only. With K walks, N
+    nodes, n images, L levels, P level pairs and E edges:
+
+    Attributes
+    ----------
+    seg : SEG
+        The SEG.
+    file_names : list of str
+        Its images in node order.
+    levels : numpy.ndarray
+        (n,) error count per image.
+    node_of : numpy.ndarray
+        (n,) node index per image.
+    walk_nodes : list of tuple of int
+        Node indices (into ``seg.nodes``) per walk.
+    node_counts : numpy.ndarray
+        (K, N) multiplicity of each node in each walk.
+    member : numpy.ndarray
+        (N, n) one-hot: image i belongs to node.
+    level_values : numpy.ndarray
+        (L,) distinct levels present.
+    pairs : list of (int, int)
+        Candidate level pairs (indices into ``level_values``), a < b.
+    all_pairs : numpy.ndarray
+        (K, P) bool: both levels of pair p occur in walk w.
+    step_pairs : numpy.ndarray
+        (K, P) bool: pair p is the level pair of a step of walk w.
+    node_level : numpy.ndarray
+        (N, L) one-hot: node j is at level l.
+    node_starts : numpy.ndarray
+        (N,) index of each node's first image (images are in node order).
+    image_weights : numpy.ndarray
+        (K, n) multiplicity of each image in each walk.
+    edge_nodes : list of (int, int)
+        Distinct adjacent node pairs (node indices).
+    edge_counts : numpy.ndarray
+        (E, N): the two nodes of each edge.
+    edge_use : numpy.ndarray
+        (E, P) bool: the level pair of each edge.
+    layouts : dict
+        Population layouts per unit kind (built on demand).
     """
 
     seg: SEG
@@ -83,8 +123,20 @@ class SegStructure:
         return [(labels[a], labels[b]) for a, b in self.edge_nodes]
 
     def rebind(self, seg: SEG) -> "SegStructure":
-        """The same layout for another SEG of the same shape (shares every array; cheap: one copy of the
-        object and the SEG's file names)."""
+        """The same layout for another SEG of the same shape.
+
+        Shares every array; cheap: one copy of the object and the SEG's file names.
+
+        Parameters
+        ----------
+        seg : SEG
+            A SEG with the same :func:`shape_key`.
+
+        Returns
+        -------
+        SegStructure
+            The layout bound to ``seg``.
+        """
         out = copy.copy(self)
         out.seg = seg
         out.file_names = [im.file_name for n in seg.nodes for im in n.images]
@@ -92,8 +144,26 @@ class SegStructure:
 
 
 def shape_key(seg: SEG) -> tuple:
-    """What a SEG's walk layout depends on: node levels and sizes in node order, and the edges between
-    node positions (``None`` for implied edges). SEGs with equal keys have equal layouts."""
+    """What a SEG's walk layout depends on; SEGs with equal keys have equal layouts.
+
+    Parameters
+    ----------
+    seg : SEG
+        The SEG.
+
+    Returns
+    -------
+    tuple
+        Node levels and sizes in node order, and the edges between node positions (``None`` for
+        implied edges).
+
+    Examples
+    --------
+    >>> from ts2viz import load_dataset
+    >>> from ts2viz.metametrics import shape_key
+    >>> shape_key(load_dataset("ts2")[0])
+    (((0, 1), (1, 5), (1, 3), (2, 3)), None)
+    """
     nodes = tuple((n.level, len(n.images)) for n in seg.nodes)
     if seg.edges is None:
         return nodes, None
@@ -115,7 +185,25 @@ def _walk_pair_masks(walks_lv: list[list[int]], pair_index: dict) -> tuple[np.nd
 
 
 def seg_structure(seg: SEG, policy: "Policy | str" = "paper") -> SegStructure:
-    """Walk layout of ``seg`` under ``policy`` (built once per SEG and structural rules, kept with the SEG)."""
+    """Walk layout of ``seg`` under ``policy`` (built once per SEG and structural rules, kept with the SEG).
+
+    Parameters
+    ----------
+    seg : SEG
+        The SEG.
+    policy : Policy or str, default "paper"
+        The policy (only ``repeat_root`` matters here).
+
+    Returns
+    -------
+    SegStructure
+        The layout.
+
+    Raises
+    ------
+    InputError
+        For an unknown policy.
+    """
     pol = resolve_policy(policy)
     key = ("walk-layout", pol.repeat_root)
     return seg.memo(key, lambda: _build_structure(seg, pol))
@@ -364,8 +452,11 @@ def _walk_pair_use(st: SegStructure, rule: str, node_valid: np.ndarray) -> np.nd
 
 
 def _mean_over_pairs(vals: np.ndarray, use: np.ndarray, empty: float, ok: np.ndarray | None = None) -> np.ndarray:
-    """Mean of ``vals`` (M, K, P) over the pairs ``use`` ((K, P) or (M, K, P)) marks; ``empty`` where
-    none is defined. ``ok``: the defined pairs (``use`` and not NaN), when the caller has them."""
+    """Mean of ``vals`` (M, K, P) over the pairs ``use`` ((K, P) or (M, K, P)) marks.
+
+    ``empty`` where none is defined. ``ok``: the defined pairs (``use`` and not NaN), when the caller has
+    them.
+    """
     if ok is None:
         ok = ~np.isnan(vals) & use
     n_ok = ok.sum(-1)
@@ -376,7 +467,15 @@ def _mean_over_pairs(vals: np.ndarray, use: np.ndarray, empty: float, ok: np.nda
 
 @dataclass
 class WalkStats:
-    """Per-walk results of one SEG: arrays of shape (metrics, walks)."""
+    """Per-walk results of one SEG: arrays of shape (metrics, walks).
+
+    Attributes
+    ----------
+    ord, sep, delta, kendall, signed_sep : numpy.ndarray
+        The statistics of :data:`STATS` per walk (NaN for a walk with fewer than two scored images).
+    n_images : numpy.ndarray
+        Scored images in the walk, counted with multiplicity.
+    """
 
     ord: np.ndarray
     sep: np.ndarray
@@ -390,8 +489,27 @@ WALK_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(WalkStat
 
 
 def signed(seps: np.ndarray, gaps: np.ndarray) -> np.ndarray:
-    """KS statistics signed by the direction of the mean gap (+ when the less-erroneous side scores higher;
-    0 for equal means)."""
+    """KS statistics signed by the direction of the mean gap.
+
+    Parameters
+    ----------
+    seps : numpy.ndarray
+        KS statistics.
+    gaps : numpy.ndarray
+        Mean gaps (less-erroneous minus more-erroneous population), same shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``seps * sign(gaps)``: + when the less-erroneous side scores higher, 0 for equal means.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz.metametrics import signed
+    >>> signed(np.array([0.5, 0.5, 0.5]), np.array([0.1, -0.2, 0.0])).tolist()
+    [0.5, -0.5, 0.0]
+    """
     return seps * np.sign(gaps)
 
 
@@ -419,10 +537,36 @@ CHUNK_ELEMENTS = 4_000_000
 
 def walk_stats(st: SegStructure, scores: np.ndarray, policy: "Policy | str" = "paper",
                _prep: _Prepared | None = None) -> WalkStats:
-    """Per-walk ord, sep, delta, kendall, signed_sep for scores (M, n) aligned to ``st.file_names`` (oriented).
+    """Per-walk ord, sep, delta, kendall, signed_sep of one SEG.
 
     Rows of ``scores`` may be metrics or metrics of several SEGs of the same shape; the ranks are
     computed in chunks of walks, so memory stays bounded on SEGs with thousands of walks.
+
+    Parameters
+    ----------
+    st : SegStructure
+        The SEG's walk layout.
+    scores : numpy.ndarray
+        (M, n) scores aligned to ``st.file_names``, oriented (higher = more faithful).
+    policy : Policy or str, default "paper"
+        The policy.
+    _prep : optional
+        Arrays shared with :func:`seg_stats` (internal).
+
+    Returns
+    -------
+    WalkStats
+        (M, walks) arrays.
+
+    Notes
+    -----
+    Per walk, ord is -rho(error count, score) (Spearman, with the images' multiplicities in the walk),
+    kendall is -tau_b likewise, sep the mean KS statistic over the level pairs the policy's
+    ``sep_pairs`` names, delta the mean score gap over its ``delta_pairs`` and signed_sep sep with each
+    pair's KS signed by its mean gap. A side counts as constant (correlation 0) when its rank variance
+    is at most :data:`~ts2viz.statistics.ord_sep.CONSTANT_RANK_TOL` times n**3.
+
+    NaN policy: an unscored image carries no weight; a walk with fewer than two scored images gets NaN.
     """
     pol = resolve_policy(policy)
     pr = _prep or _prepare(st, scores)
@@ -456,7 +600,35 @@ def _weighted_mean(x: np.ndarray, wt: np.ndarray) -> np.ndarray:
 
 def seg_stats(st: SegStructure, scores: np.ndarray, ws: WalkStats | None = None,
               policy: "Policy | str" = "paper", _prep: _Prepared | None = None) -> dict[str, np.ndarray]:
-    """SEG-level :data:`STATS` (each (M,)) and n_walks, from the per-walk stats and the policy."""
+    """SEG-level statistics from the per-walk ones and the policy.
+
+    Parameters
+    ----------
+    st : SegStructure
+        The SEG's walk layout.
+    scores : numpy.ndarray
+        (M, n) oriented scores aligned to ``st.file_names``.
+    ws : WalkStats, optional
+        The per-walk statistics (computed when not given).
+    policy : Policy or str, default "paper"
+        The policy.
+    _prep : optional
+        Arrays shared with :func:`walk_stats` (internal).
+
+    Returns
+    -------
+    dict[str, numpy.ndarray]
+        :data:`STATS` (each (M,)) and ``n_walks`` (walks with at least two scored images).
+
+    Notes
+    -----
+    A SEG's ord and kendall are the means over its walks, weighted by each walk's scored images or
+    uniform (``walk_weights``); sep, signed_sep and delta likewise, except under ``adjacent-nodes``,
+    where each distinct edge counts once at the SEG level.
+
+    NaN policy: walks with fewer than two scored images are left out; a SEG without any such walk is
+    NaN; no pair to compare gives 0 or NaN by the policy's ``no_pairs``.
+    """
     pol = resolve_policy(policy)
     pr = _prep or _prepare(st, scores)
     ws = ws or walk_stats(st, pr.scores, pol, pr)
@@ -490,12 +662,33 @@ def seg_stats(st: SegStructure, scores: np.ndarray, ws: WalkStats | None = None,
 class MetaMetrics:
     """Meta-metric results for a dataset, a set of metrics and a policy.
 
-    ``seg_values[stat]`` is an array (SEGs, metrics) in the order of ``seg_ids`` x ``metrics``.
-    ``excluded`` lists SEG ids left out of the overall and partition averages (the policy's
-    ``leave_out``). ``policy`` is the :class:`~ts2viz.policy.Policy` that made the numbers.
-    Use :meth:`segs`, :meth:`walks` and :meth:`leaderboard` for tables, :meth:`walk_stats` for the
-    arrays of one SEG, :meth:`join` to put results for other metrics beside these, and
-    :meth:`save`/:meth:`load` to keep them on disk.
+    Use :meth:`segs`, :meth:`walks` and :meth:`leaderboard` for tables, :meth:`walk_stats` for the arrays
+    of one SEG, :meth:`join` to put results for other metrics beside these, and :meth:`save`/:meth:`load`
+    to keep them on disk.
+
+    Attributes
+    ----------
+    policy : Policy
+        The :class:`~ts2viz.policy.Policy` that made the numbers.
+    metrics : list of str
+        The metrics.
+    seg_ids : list of int
+        The SEGs.
+    partitions : list of str
+        Each SEG's partition.
+    seg_values : dict[str, numpy.ndarray]
+        ``seg_values[stat]`` is an array (SEGs, metrics) in the order of ``seg_ids`` x ``metrics``.
+    n_walks : numpy.ndarray
+        (SEGs, metrics) walks with at least two scored images.
+    excluded : list of int
+        SEG ids left out of the overall and partition averages (the policy's ``leave_out``).
+    walk_results : dict
+        SEG id -> (SegStructure, WalkStats).
+
+    See Also
+    --------
+    compute : how these are made.
+    ts2viz.statistics.bootstrap.bootstrap : intervals for every leaderboard cell.
     """
 
     policy: Policy
@@ -513,7 +706,28 @@ class MetaMetrics:
         return self.policy.name
 
     def segs(self):
-        """One row per (SEG, metric): seg_id, partition, metric, ord, sep, delta, kendall, signed_sep, n_walks."""
+        """The per-SEG values as a table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (SEG, metric): ``seg_id``, ``partition``, ``metric``, ``ord``, ``sep``, ``delta``,
+            ``kendall``, ``signed_sep``, ``n_walks``.
+
+        Examples
+        --------
+        >>> from ts2viz import load_dataset, bundled_scores, compute
+        >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore", "DSG-mPLUG"], seg_ids=[0, 1])
+        >>> segs = mm.segs()
+        >>> segs.columns.tolist()
+        ['seg_id', 'partition', 'metric', 'ord', 'sep', 'delta', 'kendall', 'signed_sep', 'n_walks']
+        >>> segs[["seg_id", "metric", "ord", "sep", "n_walks"]].round(3)
+           seg_id     metric    ord    sep  n_walks
+        0       0  CLIPScore  0.885  0.951        2
+        1       0  DSG-mPLUG  0.802  0.790        2
+        2       1  CLIPScore  0.798  1.000        2
+        3       1  DSG-mPLUG -0.265  0.500        2
+        """
         import pandas as pd
 
         S, M = len(self.seg_ids), len(self.metrics)
@@ -528,7 +742,35 @@ class MetaMetrics:
         return df
 
     def walks(self, seg_id: int | None = None):
-        """One row per (SEG, walk, metric): seg_id, walk, path, metric, then :data:`STATS` and n_images."""
+        """The per-walk values as a table.
+
+        Parameters
+        ----------
+        seg_id : int, optional
+            One SEG (default: all).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (SEG, walk, metric): ``seg_id``, ``walk``, ``path`` (node labels joined by ``>``),
+            ``metric``, then :data:`STATS` and ``n_images``.
+
+        Raises
+        ------
+        InputError
+            If there are no results for ``seg_id``.
+
+        Examples
+        --------
+        Under the paper's policy each walk takes the error-0 node twice:
+
+        >>> from ts2viz import load_dataset, bundled_scores, compute
+        >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore"], policy="paper", seg_ids=[0])
+        >>> mm.walks(0)[["walk", "path", "ord", "n_images"]].round(3)
+           walk      path    ord  n_images
+        0     0  0>0>1a>2  0.930      10.0
+        1     1  0>0>1b>2  0.829       8.0
+        """
         import pandas as pd
 
         frames = []
@@ -548,7 +790,23 @@ class MetaMetrics:
         return pd.concat(frames, ignore_index=True)
 
     def walk_stats(self, seg_id: int) -> tuple[SegStructure, WalkStats]:
-        """The walk layout and per-walk statistics (metrics x walks) of one SEG."""
+        """The walk layout and per-walk statistics (metrics x walks) of one SEG.
+
+        Parameters
+        ----------
+        seg_id : int
+            A SEG of the results.
+
+        Returns
+        -------
+        tuple of (SegStructure, WalkStats)
+            The layout and the statistics.
+
+        Raises
+        ------
+        InputError
+            If there are no results for the SEG.
+        """
         try:
             return self.walk_results[seg_id]
         except KeyError:
@@ -557,7 +815,15 @@ class MetaMetrics:
     def averages(self) -> dict[str, np.ndarray]:
         """Per-metric means of each stat over all (non-excluded) SEGs and per partition.
 
-        Keys ``{stat}_avg`` and ``{stat}_{partition lower-case}``; NaN SEG values are skipped.
+        Returns
+        -------
+        dict[str, numpy.ndarray]
+            Keys ``{stat}_avg`` and ``{stat}_{partition lower-case}``, partitions in display order
+            (:func:`ordered_partitions`); each (metrics,).
+
+        Notes
+        -----
+        NaN policy: NaN SEG values are skipped; a group without any value is NaN.
         """
         keep = np.array([s not in set(self.excluded) for s in self.seg_ids])
         parts = np.asarray(self.partitions)
@@ -572,7 +838,41 @@ class MetaMetrics:
         return out
 
     def leaderboard(self, stats: Sequence[str] = ("ord", "sep")):
-        """One row per metric: metric, then ``{stat}_avg`` and ``{stat}_{partition}`` for ``stats`` (fractions)."""
+        """The leaderboard: one row per metric, averages over SEGs.
+
+        Parameters
+        ----------
+        stats : sequence of str, default ("ord", "sep")
+            The statistics to show (of :data:`STATS`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``metric``, then ``{stat}_avg`` and ``{stat}_{partition}`` for ``stats`` (fractions; delta in
+            score units).
+
+        Raises
+        ------
+        KeyError
+            For an unknown statistic.
+
+        See Also
+        --------
+        ts2viz.statistics.bootstrap.leaderboard_table : the same with intervals and rank columns.
+
+        Examples
+        --------
+        The published TS2 numbers (the paper's Table: CLIPScore's average Ord 71.4 and Sep 90.7):
+
+        >>> from ts2viz import load_dataset, bundled_scores, compute
+        >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore", "DSG-mPLUG"], policy="paper")
+        >>> board = mm.leaderboard().set_index("metric")
+        >>> (100 * board[["ord_avg", "sep_avg", "ord_real", "sep_real"]]).round(1)
+                   ord_avg  sep_avg  ord_real  sep_real
+        metric
+        CLIPScore     71.4     90.7      69.3      90.3
+        DSG-mPLUG     68.8     75.5      56.4      73.1
+        """
         import pandas as pd
 
         av = self.averages()
@@ -584,7 +884,25 @@ class MetaMetrics:
     # -- combining and keeping results -------------------------------------------------------------
     @classmethod
     def join(cls, parts: Sequence["MetaMetrics"]) -> "MetaMetrics":
-        """Results for disjoint metric sets over the same SEGs and policy, side by side (metrics in order)."""
+        """Results for disjoint metric sets over the same SEGs and policy, side by side (metrics in order).
+
+        Parameters
+        ----------
+        parts : sequence of MetaMetrics
+            The results to join.
+
+        Returns
+        -------
+        MetaMetrics
+            One result holding every part's metrics (a single part is returned as it is).
+
+        Raises
+        ------
+        InputError
+            If there is no part.
+        ValueError
+            If the parts differ in SEGs or policy, or share a metric.
+        """
         parts = list(parts)
         if not parts:
             raise InputError("no meta-metric results to join")
@@ -611,6 +929,11 @@ class MetaMetrics:
         """Write the results to one ``.npz`` file (atomically), with :data:`FORMAT_VERSION`.
 
         Walk layouts are not stored: they are structural, and :meth:`load` rebuilds them from the dataset.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
         """
         from .atomic import atomic_path
 
@@ -629,8 +952,23 @@ class MetaMetrics:
     def load(cls, path: str | os.PathLike, dataset) -> "MetaMetrics":
         """Read results written by :meth:`save`, bound to ``dataset``'s SEGs.
 
-        Raises ``ValueError`` when the file is of another format version or does not fit the dataset
-        (the caller then recomputes).
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+        dataset : Dataset
+            The dataset the results are of.
+
+        Returns
+        -------
+        MetaMetrics
+            The results.
+
+        Raises
+        ------
+        ValueError
+            When the file is of another format version or does not fit the dataset (the caller then
+            recomputes).
         """
         with np.load(Path(path), allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
@@ -657,14 +995,46 @@ class MetaMetrics:
 
 
 def ordered_partitions(parts: Sequence[str]) -> list[str]:
-    """Distinct partitions in display order: TS2's Synth, Nat, Real first, then any others as they come."""
+    """Distinct partitions in display order: TS2's Synth, Nat, Real first, then any others as they come.
+
+    Parameters
+    ----------
+    parts : sequence of str
+        Partition names (repeats allowed).
+
+    Returns
+    -------
+    list of str
+        The distinct names.
+
+    Examples
+    --------
+    >>> from ts2viz.metametrics import ordered_partitions
+    >>> ordered_partitions(["Real", "Custom", "Synth", "Real"])
+    ['Synth', 'Real', 'Custom']
+    """
     seen = list(dict.fromkeys(parts))
     known = [p for p in ("Synth", "Nat", "Real") if p in seen]
     return known + [p for p in seen if p not in known]
 
 
 def left_out(dataset, seg_ids: Sequence[int], policy: Policy) -> list[int]:
-    """SEG ids the policy leaves out of averages: TS2's last SEG under ``leave_out='ts2-last'``."""
+    """SEG ids the policy leaves out of averages: TS2's last SEG under ``leave_out='ts2-last'``.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The dataset.
+    seg_ids : sequence of int
+        The SEGs evaluated.
+    policy : Policy
+        The policy.
+
+    Returns
+    -------
+    list of int
+        ``[164]`` for TS2 under the paper's policy (when evaluated), else empty.
+    """
     if policy.leave_out == "ts2-last" and dataset.is_ts2:
         last = max(dataset.segs)
         return [last] if last in seg_ids else []
@@ -677,19 +1047,55 @@ def compute(dataset, scores, metrics: Sequence[str] | None = None, policy: "Poli
 
     Parameters
     ----------
-    dataset : :class:`ts2viz.dataset.Dataset`.
-    scores : :class:`ts2viz.scores.Scores`; images without a score count as NaN.
-    metrics : metric names to evaluate; each must be in ``scores``.
-    policy : a :class:`~ts2viz.policy.Policy`, a preset name (``"paper"``, ``"spec"``) or preset text with
-        overrides (``"paper:walk_weights=uniform"``). ``mode`` is accepted as another name for it.
-    seg_ids : restrict to these SEGs (default: all).
+    dataset : Dataset
+        The SEGs (:func:`ts2viz.dataset.load_dataset`).
+    scores : Scores
+        :class:`ts2viz.scores.Scores`; images without a score count as NaN.
+    metrics : sequence of str, optional
+        Metric names to evaluate; each must be in ``scores``.
+    policy : Policy or str, default "paper"
+        A :class:`~ts2viz.policy.Policy`, a preset name (``"paper"``, ``"spec"``) or preset text with
+        overrides (``"paper:walk_weights=uniform"``).
+    seg_ids : sequence of int, optional
+        Restrict to these SEGs (default: all).
+    mode : Policy or str, optional
+        Another name for ``policy`` (it wins when given).
 
     Returns
     -------
-    :class:`MetaMetrics` with per-walk, per-SEG and averaged results, recording the policy.
+    MetaMetrics
+        Per-walk, per-SEG and averaged results, recording the policy.
 
-    NaN policy: by the policy's ``nan_policy`` (``omit``: an unscored image is left out of every walk
-    and population; ``raise``: :class:`InputError` naming the metric and an unscored image).
+    Raises
+    ------
+    InputError
+        For an unknown SEG, metric or policy, or an unscored image under ``nan_policy=raise`` (naming
+        the metric and the image).
+
+    See Also
+    --------
+    MetaMetrics.leaderboard : the averages as a table.
+    ts2viz.statistics.bootstrap.bootstrap : intervals.
+    ts2viz.statistics.ord_sep.spearman_ord : Ord of one walk, the readable definition.
+
+    Notes
+    -----
+    Per walk, Ord = -rho(error count, score) (Spearman), Sep = the mean two-sample KS statistic over the
+    population pairs the policy names, delta the mean score gap; a SEG averages its walks, the
+    leaderboard averages the SEGs (see the module docstring and :mod:`ts2viz.policy`). SEGs of one shape
+    share a walk layout and are computed together, as if they were more metrics.
+
+    NaN policy: by the policy's ``nan_policy`` (``omit``: an unscored image is left out of every walk and
+    population; ``raise``: :class:`InputError` naming the metric and an unscored image).
+
+    Examples
+    --------
+    >>> from ts2viz import load_dataset, bundled_scores, compute
+    >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore"], policy="paper")
+    >>> mm.mode, len(mm.seg_ids), mm.excluded
+    ('paper', 165, [164])
+    >>> round(100 * float(mm.averages()["ord_avg"][0]), 1)
+    71.4
     """
     pol = resolve_policy(mode if mode is not None else policy)
     metrics = list(scores.metrics if metrics is None else metrics)

@@ -64,16 +64,39 @@ CHOICES: dict[str, dict[object, str]] = {
 class Policy:
     """How the meta-metrics are computed (see :data:`CHOICES` for each field's values).
 
-    Attributes
+    Parameters
     ----------
-    name : a label recorded with results (``paper``, ``spec`` or ``paper+walk_weights=uniform``).
-    repeat_root : whether walks take the error-0 step twice.
-    sep_pairs : which population pairs the KS statistic (sep) compares.
-    delta_pairs : which population pairs the mean score gap (delta) averages.
-    walk_weights : how a SEG averages its walks.
-    no_pairs : sep and delta where there is nothing to compare.
-    leave_out : which SEGs the overall and partition averages leave out.
-    nan_policy : what a missing (NaN) score means.
+    name : str
+        A label recorded with results (``paper``, ``spec`` or ``paper+walk_weights=uniform``).
+    repeat_root : bool
+        Whether walks take the error-0 step twice.
+    sep_pairs : {'all-levels', 'adjacent-levels', 'adjacent-nodes'}
+        Which population pairs the KS statistic (sep) compares.
+    delta_pairs : {'all-levels', 'adjacent-levels', 'adjacent-nodes'}
+        Which population pairs the mean score gap (delta) averages.
+    walk_weights : {'scored-images', 'uniform'}
+        How a SEG averages its walks.
+    no_pairs : {'zero', 'undefined'}
+        Sep and delta where there is nothing to compare.
+    leave_out : {'ts2-last', 'none'}
+        Which SEGs the overall and partition averages leave out.
+    nan_policy : {'omit', 'raise'}, default 'omit'
+        What a missing (NaN) score means.
+
+    Raises
+    ------
+    InputError
+        If a rule's value is not one of :data:`CHOICES`.
+
+    See Also
+    --------
+    resolve_policy : a policy from a preset name and overrides.
+
+    Examples
+    --------
+    >>> from ts2viz.policy import PAPER
+    >>> PAPER.replace(walk_weights="uniform").name
+    'paper+walk_weights=uniform'
     """
 
     name: str
@@ -86,13 +109,30 @@ class Policy:
     nan_policy: Literal["omit", "raise"] = "omit"
 
     def __post_init__(self) -> None:
+        """Check every rule against :data:`CHOICES` (see the class's Raises)."""
         for f in RULES:
             v = getattr(self, f)
             if v not in CHOICES[f]:
                 raise InputError(f"policy {f}={v!r}: expected one of {', '.join(map(str, CHOICES[f]))}")
 
     def replace(self, **changes) -> "Policy":
-        """A copy with some rules changed; its name records the changes against this one."""
+        """A copy with some rules changed; its name records the changes against this one.
+
+        Parameters
+        ----------
+        **changes
+            Rule name -> new value.
+
+        Returns
+        -------
+        Policy
+            The new policy (this one itself when nothing changes).
+
+        Raises
+        ------
+        InputError
+            For an unknown rule or a value not in :data:`CHOICES`.
+        """
         unknown = [k for k in changes if k not in RULES]
         if unknown:
             raise InputError(f"unknown policy rule {unknown[0]!r} (rules: {', '.join(RULES)})")
@@ -103,11 +143,23 @@ class Policy:
         return dataclasses.replace(self, name=name, **diff)
 
     def rules(self) -> dict[str, object]:
-        """The rules as a plain dict (everything but the name)."""
+        """The rules as a plain dict (everything but the name).
+
+        Returns
+        -------
+        dict[str, object]
+            Rule name -> value, in declared order.
+        """
         return {f: getattr(self, f) for f in RULES}
 
     def describe(self) -> str:
-        """One line per rule: ``field = value: meaning``."""
+        """One line per rule: ``field = value: meaning``.
+
+        Returns
+        -------
+        str
+            The lines, joined by newlines.
+        """
         return "\n".join(f"{f} = {value_text(v)}: {CHOICES[f][v]}" for f, v in self.rules().items())
 
 
@@ -126,12 +178,29 @@ MODES: tuple[str, ...] = tuple(PRESETS)
 
 
 def value_text(v: object) -> str:
-    """A rule value as written in overrides: ``true``/``false`` for booleans, else the value."""
+    """A rule value as written in overrides: ``true``/``false`` for booleans, else the value.
+
+    Parameters
+    ----------
+    v : object
+        The value.
+
+    Returns
+    -------
+    str
+        Its text.
+    """
     return str(v).lower() if isinstance(v, bool) else str(v)
 
 
 def rules_help() -> str:
-    """Every rule with its possible values, for help texts: ``repeat_root (true|false), ...``."""
+    """Every rule with its possible values, for help texts: ``repeat_root (true|false), ...``.
+
+    Returns
+    -------
+    str
+        The rules and values, comma-separated.
+    """
     return ", ".join(f"{r} ({'|'.join(value_text(v) for v in CHOICES[r])})" for r in RULES)
 
 
@@ -144,7 +213,29 @@ def _parse_value(field: str, text: str) -> object:
 
 
 def parse_overrides(text: str | None) -> dict[str, object]:
-    """``"walk_weights=uniform,leave_out=none"`` -> ``{"walk_weights": "uniform", "leave_out": "none"}``."""
+    """Parse policy overrides written as ``RULE=VALUE`` pairs separated by commas.
+
+    Parameters
+    ----------
+    text : str or None
+        E.g. ``"walk_weights=uniform,leave_out=none"`` (``-`` in a rule name reads as ``_``).
+
+    Returns
+    -------
+    dict[str, object]
+        Rule -> value, e.g. ``{"walk_weights": "uniform", "leave_out": "none"}``.
+
+    Raises
+    ------
+    InputError
+        For an entry that is not RULE=VALUE with a known rule, or a value not in :data:`CHOICES`.
+
+    Examples
+    --------
+    >>> from ts2viz.policy import parse_overrides
+    >>> parse_overrides("walk_weights=uniform,leave_out=none")
+    {'walk_weights': 'uniform', 'leave_out': 'none'}
+    """
     out: dict[str, object] = {}
     for part in (text or "").split(","):
         part = part.strip()
@@ -159,7 +250,33 @@ def parse_overrides(text: str | None) -> dict[str, object]:
 
 
 def resolve_policy(policy: "str | Policy" = "paper", overrides: str | dict | None = None) -> Policy:
-    """A :class:`Policy` from a preset name, ``"preset:rule=value,..."`` text, or a Policy, plus overrides."""
+    """A :class:`Policy` from a preset name, ``"preset:rule=value,..."`` text, or a Policy, plus overrides.
+
+    Parameters
+    ----------
+    policy : str or Policy, default "paper"
+        ``"paper"``, ``"spec"``, a preset with overrides (``"paper:walk_weights=uniform"``), or a Policy.
+    overrides : str or dict, optional
+        More overrides (``"rule=value,..."`` or a dict), applied after the preset's.
+
+    Returns
+    -------
+    Policy
+        The policy; its name records every override.
+
+    Raises
+    ------
+    InputError
+        For an unknown preset, rule or value.
+
+    Examples
+    --------
+    >>> from ts2viz.policy import resolve_policy
+    >>> resolve_policy("paper:walk_weights=uniform", "leave_out=none").name
+    'paper+walk_weights=uniform+leave_out=none'
+    >>> resolve_policy("spec").repeat_root
+    False
+    """
     if isinstance(policy, Policy):
         pol = policy
     else:

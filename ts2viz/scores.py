@@ -34,7 +34,37 @@ class Scores:
     """Per-image scores of one or more metrics.
 
     ``values[i, j]`` is metric ``metrics[j]`` on image ``file_names[i]`` (NaN = no score).
-    ``lower_is_better`` names the metrics whose smaller values mean more faithful.
+
+    Parameters
+    ----------
+    file_names : list of str
+        The images (rows).
+    metrics : list of str
+        The metrics (columns), each once.
+    values : array_like
+        (images, metrics) scores, reshaped to that shape; inf and -inf become NaN with one
+        :class:`~ts2viz.errors.InputWarning` (:func:`drop_non_finite`).
+    lower_is_better : set of str, default empty
+        The metrics whose smaller values mean more faithful.
+    source : str, default ""
+        Where the scores came from (a file; for messages).
+
+    Raises
+    ------
+    InputError
+        If a metric is named twice.
+
+    See Also
+    --------
+    read_scores : a scores file.
+    bundled_scores : the scores behind the published TS2 leaderboard.
+
+    Examples
+    --------
+    >>> from ts2viz import Scores
+    >>> s = Scores(["a.png", "b.png"], ["mine", "distance"], [[0.9, 0.2], [0.4, 0.7]], {"distance"})
+    >>> s.aligned(["b.png", "c.png"]).tolist()
+    [[0.4, -0.7], [nan, nan]]
     """
 
     file_names: list[str]
@@ -44,6 +74,7 @@ class Scores:
     source: str = ""
 
     def __post_init__(self) -> None:
+        """Shape the values, check the metric names, and turn infinities into NaN (one warning)."""
         self.values = np.asarray(self.values, dtype=np.float64).reshape(len(self.file_names), len(self.metrics))
         if len(set(self.metrics)) != len(self.metrics):
             dup = next(m for m in self.metrics if self.metrics.count(m) > 1)
@@ -54,17 +85,75 @@ class Scores:
         self._index = {f: i for i, f in enumerate(self.file_names)}
 
     def column(self, metric: str) -> np.ndarray:
+        """The scores of one metric, as stored (not oriented).
+
+        Parameters
+        ----------
+        metric : str
+            A metric of :attr:`metrics`.
+
+        Returns
+        -------
+        numpy.ndarray
+            (images,) a view of :attr:`values`.
+
+        Raises
+        ------
+        ValueError
+            If the metric is not in the table.
+        """
         return self.values[:, self.metrics.index(metric)]
 
     def get(self, file_name: str, metric: str) -> float:
+        """One score.
+
+        Parameters
+        ----------
+        file_name : str
+            An image.
+        metric : str
+            A metric of :attr:`metrics`.
+
+        Returns
+        -------
+        float
+            The score as stored; NaN for an image the table does not have.
+
+        Raises
+        ------
+        ValueError
+            If the metric is not in the table.
+        """
         i = self._index.get(file_name)
         return math.nan if i is None else float(self.values[i, self.metrics.index(metric)])
 
     def aligned(self, file_names: Sequence[str], metrics: Sequence[str] | None = None,
                 *, oriented: bool = True) -> np.ndarray:
-        """Scores for ``file_names`` (rows) x ``metrics`` (columns); NaN where an image has no score.
+        """Scores for ``file_names`` (rows) x ``metrics`` (columns).
 
-        With ``oriented=True`` lower-is-better metrics are negated, so higher is always better.
+        Parameters
+        ----------
+        file_names : sequence of str
+            The images, in the order wanted.
+        metrics : sequence of str, optional
+            The metrics (default: all).
+        oriented : bool, default True
+            Negate lower-is-better metrics, so that higher is always better.
+
+        Returns
+        -------
+        numpy.ndarray
+            (len(file_names), len(metrics)) float64.
+
+        Raises
+        ------
+        InputError
+            If a metric is not in the table.
+
+        Notes
+        -----
+        NaN policy: NaN where an image has no score or is not in the table; values changed in place to inf
+        since construction are set to NaN too (with a warning).
         """
         metrics = list(self.metrics if metrics is None else metrics)
         cols = []
@@ -85,11 +174,35 @@ class Scores:
         return out
 
     def select(self, metrics: Sequence[str]) -> "Scores":
+        """A table of some of the metrics.
+
+        Parameters
+        ----------
+        metrics : sequence of str
+            The metrics to keep, in this order.
+
+        Returns
+        -------
+        Scores
+            The same images; lower-is-better kept for the selected metrics.
+
+        Raises
+        ------
+        ValueError
+            If a metric is not in the table.
+        """
         cols = [self.metrics.index(m) for m in metrics]
         return Scores(list(self.file_names), list(metrics), self.values[:, cols],
                       {m for m in metrics if m in self.lower_is_better}, self.source)
 
     def to_frame(self):
+        """The table as a DataFrame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``file_name`` and one column per metric.
+        """
         import pandas as pd
 
         df = pd.DataFrame(self.values, columns=self.metrics)
@@ -102,6 +215,17 @@ class Coverage:
     """How many of a dataset's images one metric's scores cover, in total and per SEG.
 
     A score counts when it is finite (NaN, an empty cell or an image absent from the table is none).
+
+    Attributes
+    ----------
+    metric : str
+        The metric.
+    seg_ids : list of int
+        The SEGs.
+    seg_images : numpy.ndarray
+        (S,) images per SEG.
+    seg_scored : numpy.ndarray
+        (S,) of them with a score.
     """
 
     metric: str
@@ -111,14 +235,17 @@ class Coverage:
 
     @property
     def n_images(self) -> int:
+        """The images of all the SEGs."""
         return int(self.seg_images.sum())
 
     @property
     def n_scored(self) -> int:
+        """The images with a score."""
         return int(self.seg_scored.sum())
 
     @property
     def complete(self) -> bool:
+        """Whether every image has a score."""
         return self.n_scored == self.n_images
 
     @property
@@ -132,7 +259,13 @@ class Coverage:
         return [s for s, k in zip(self.seg_ids, self.seg_scored) if k == 0]
 
     def describe(self) -> str:
-        """One line: ``metric 'm' has scores for 5 of 14 images (SEGs 0, 1 partly; SEG 2 not at all)``."""
+        """One line: ``metric 'm' has scores for 5 of 14 images (SEGs 0, 1 partly; SEG 2 not at all)``.
+
+        Returns
+        -------
+        str
+            The counts, the partly scored SEGs and the unscored SEGs (the first six of each named).
+        """
         def ids(xs: list[int]) -> str:
             head = ", ".join(map(str, xs[:6]))
             return ("SEG " if len(xs) == 1 else "SEGs ") + head + (f" and {len(xs) - 6} more" if len(xs) > 6 else "")
@@ -149,7 +282,39 @@ class Coverage:
 
 def coverage(scores: Scores, dataset, metrics: Sequence[str] | None = None,
              seg_ids: Sequence[int] | None = None) -> list[Coverage]:
-    """Per metric, how many images of ``dataset`` (of ``seg_ids``, default all SEGs) have a finite score."""
+    r"""Per metric, how many images of ``dataset`` have a finite score.
+
+    Parameters
+    ----------
+    scores : Scores
+        The scores.
+    dataset : Dataset
+        The dataset.
+    metrics : sequence of str, optional
+        The metrics (default: all of ``scores``).
+    seg_ids : sequence of int, optional
+        The SEGs (default: all).
+
+    Returns
+    -------
+    list of Coverage
+        One per metric.
+
+    Raises
+    ------
+    InputError
+        If a metric is not in ``scores``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ts2viz import load_dataset, read_scores
+    >>> from ts2viz.scores import coverage
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "mine.csv"
+    >>> _ = path.write_text("file_name,mine\nimages/000-00.jpg,0.91\nimages/000-01.jpg,0.85\n")
+    >>> print(coverage(read_scores(path), load_dataset("ts2"), seg_ids=[0, 1])[0].describe())
+    metric 'mine' has scores for 2 of 23 images: 1 of 2 SEGs partly scored (SEG 0); 1 of 2 SEGs not scored at all (SEG 1)
+    """
     metrics = list(scores.metrics if metrics is None else metrics)
     ids = list(dataset.segs) if seg_ids is None else [int(s) for s in seg_ids]
     names = [img.file_name for sid in ids for node in dataset[sid].nodes for img in node.images]
@@ -162,7 +327,26 @@ def coverage(scores: Scores, dataset, metrics: Sequence[str] | None = None,
 
 
 def merge(tables: Iterable[Scores]) -> Scores:
-    """Join scores tables column-wise on ``file_name``; a metric may appear in only one table."""
+    """Join scores tables column-wise on ``file_name``; a metric may appear in only one table.
+
+    Parameters
+    ----------
+    tables : iterable of Scores
+        The tables.
+
+    Returns
+    -------
+    Scores
+        Every image of any table (in order of first appearance) x every metric; NaN where a table lacks
+        an image. A single table is returned as it is.
+
+    Raises
+    ------
+    ValueError
+        If there is no table.
+    InputError
+        If a metric is in two tables.
+    """
     tables = list(tables)
     if not tables:
         raise ValueError("no scores tables to merge")
@@ -206,8 +390,10 @@ def _parse_header_line(line: str) -> set[str]:
 
 @dataclass
 class _Table:
-    """What a reader hands back: file names, metric columns, values, declared lower-is-better metrics,
-    and a function giving the file's row (line) of a data row index, for messages."""
+    """What a reader hands back: file names, metric columns, values, declared lower-is-better metrics.
+
+    Also a function giving the file's row (line) of a data row index, for messages.
+    """
 
     names: list[str]
     metrics: list[str]
@@ -220,12 +406,24 @@ class _Table:
 class ReadCaps:
     """Bounds on what reading one scores file may cost, checked before the data is read.
 
-    ``max_rows``: data rows (Parquet: from the file's metadata; CSV: counted while streaming, the
-    read stops at the first row past the cap). ``max_metrics``: metric columns. ``max_columns``:
-    columns of any kind. ``max_decoded_bytes``: Parquet only, the uncompressed size of the columns to
-    read as the file's metadata states it (dictionary and run-length encoding let a few KB stand for
-    gigabytes). ``max_cell_chars``: the longest text cell (a file name, a number written as text).
-    ``max_footer_bytes``: Parquet metadata (thousands of columns make it large).
+    Parameters
+    ----------
+    max_rows : int, optional
+        Data rows (Parquet: from the file's metadata; CSV: counted while streaming, the read stops at the
+        first row past the cap).
+    max_metrics : int, optional
+        Metric columns.
+    max_columns : int, optional
+        Columns of any kind.
+    max_decoded_bytes : int, optional
+        Parquet only: the uncompressed size of the columns to read as the file's metadata states it
+        (dictionary and run-length encoding let a few KB stand for gigabytes).
+    max_cell_chars : int, default 1024
+        The longest text cell (a file name, a number written as text).
+    max_footer_bytes : int, default 1 MiB
+        Parquet metadata (thousands of columns make it large).
+    max_header_bytes : int, default 64 KiB
+        A CSV's header line (and the optional ``# ts2viz-scores`` line).
     """
 
     max_rows: int | None = None
@@ -244,34 +442,68 @@ class TooLarge(InputError):
 def read_scores(path: str | os.PathLike, *, dataset=None,
                 lower_is_better: Iterable[str] = (), metrics: Sequence[str] | None = None,
                 caps: ReadCaps | None = None) -> Scores:
-    """Read a scores file (CSV or Parquet) and validate it.
+    r"""Read a scores file (CSV or Parquet) and validate it.
 
     Only the ``file_name`` column and the metric columns asked for are read (all metric columns when
-    ``metrics`` is None), with pyarrow's CSV reader, so memory is about the size of those columns, not
-    of the file.
+    ``metrics`` is None), with pyarrow's CSV reader, so memory is about the size of those columns, not of
+    the file. The format is in the module docstring.
 
     Parameters
     ----------
-    path : CSV (``.csv``, UTF-8, a byte-order mark allowed) or Parquet (``.parquet``/``.pq``) file.
-    dataset : if given, every ``file_name`` must belong to it.
-    lower_is_better : metric names to treat as lower-is-better, in addition to those the file declares.
-    metrics : keep only these metric columns (each must exist).
-    caps : bounds checked before the data is read (a public app's uploads); a file past one raises
-        :class:`TooLarge` after reading at most the caps' worth of it.
+    path : str or os.PathLike
+        CSV (``.csv``, UTF-8, a byte-order mark allowed) or Parquet (``.parquet``/``.pq``) file.
+    dataset : Dataset, optional
+        If given, every ``file_name`` must belong to it.
+    lower_is_better : iterable of str, default ()
+        Metric names to treat as lower-is-better, in addition to those the file declares.
+    metrics : sequence of str, optional
+        Keep only these metric columns (each must exist).
+    caps : ReadCaps, optional
+        Bounds checked before the data is read (a public app's uploads).
 
     Returns
     -------
-    :class:`Scores`. NaN policy: an empty cell (or ``nan``, ``NA``, ``None``, ``null``) is no score. A
-    non-finite number (``inf``, ``-inf``, or one too large for float64 such as ``1e999``) is also treated
-    as no score, with one :class:`~ts2viz.errors.InputWarning` counting them per column and naming the
-    first row. A metric column without any score gets a warning too.
+    Scores
+        The file's scores.
 
     Raises
     ------
-    InputError naming the file, the row (1-based file line for CSV, data row for Parquet) and the
-    problem: not UTF-8, empty file, no ``file_name`` column, a column named twice, a row with more or
-    fewer fields than the header, unknown or duplicate ``file_name``, no metric column, a missing
-    requested metric, a non-numeric cell.
+    InputError
+        Naming the file, the row (1-based file line for CSV, data row for Parquet) and the problem: not
+        UTF-8, empty file, no ``file_name`` column, a column named twice, a row with more or fewer fields
+        than the header, unknown or duplicate ``file_name``, no metric column, a missing requested
+        metric, a non-numeric cell.
+    TooLarge
+        For a file past one of ``caps`` (after reading at most the caps' worth of it).
+
+    Warns
+    -----
+    InputWarning
+        For non-finite numbers (one per file, counting them per column and naming the first row) and for
+        a metric column without any score.
+
+    Notes
+    -----
+    NaN policy: an empty cell (or ``nan``, ``NA``, ``None``, ``null``) is no score. A non-finite number
+    (``inf``, ``-inf``, or one too large for float64 such as ``1e999``) is also treated as no score.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ts2viz import load_dataset, read_scores
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "my_scores.csv"
+    >>> _ = path.write_text("# ts2viz-scores lower_is_better=distance\n"
+    ...                     "file_name,mine,distance\n"
+    ...                     "images/000-00.jpg,0.91,0.2\n"
+    ...                     "images/000-01.jpg,,0.4\n")
+    >>> scores = read_scores(path, dataset=load_dataset("ts2"))
+    >>> scores.metrics, scores.lower_is_better, scores.values.tolist()
+    (['mine', 'distance'], {'distance'}, [[0.91, 0.2], [nan, 0.4]])
+    >>> _ = path.write_text("file_name,mine\nimages/000-00.jpg,high\n")
+    >>> read_scores(path)
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: /.../my_scores.csv, row 2: column 'mine': 'high' is not a number
     """
     path = Path(path)
     if not path.is_file():
@@ -302,8 +534,10 @@ def read_scores(path: str | os.PathLike, *, dataset=None,
 
 def _metric_columns(columns: Sequence[str], path: Path, metrics: Sequence[str] | None, header_row,
                     caps: ReadCaps | None = None) -> list[str]:
-    """The metric columns to read, after checking the header: a file_name column, no name twice,
-    within the caps' column counts."""
+    """The metric columns to read, after checking the header.
+
+    A file_name column, no name twice, within the caps' column counts.
+    """
     caps = caps or ReadCaps()
     if caps.max_columns is not None and len(columns) > caps.max_columns:
         raise TooLarge(f"{len(columns):,} columns; the limit is {caps.max_columns}", file=path)
@@ -414,9 +648,11 @@ def _read_parquet(path: Path, metrics: Sequence[str] | None, caps: ReadCaps) -> 
 
 
 def _header_lines(path: Path, caps: ReadCaps) -> tuple[list[bytes], int]:
-    """The file's first one or two lines (the optional ``# ts2viz-scores`` line, then the header) and
-    how many lines they are. Lines may end in LF, CRLF or CR alone (old Excel); a header longer than
-    ``caps.max_header_bytes`` is refused."""
+    """The file's first one or two lines (the optional ``# ts2viz-scores`` line, then the header) and their count.
+
+    Lines may end in LF, CRLF or CR alone (old Excel); a header longer than ``caps.max_header_bytes`` is
+    refused.
+    """
     import re
 
     with open(path, "rb") as fh:
@@ -595,17 +831,38 @@ def _to_float(series, *, path: Path, column: str, row_of) -> np.ndarray:
 def bundled_scores(dsg: str | None = None) -> Scores:
     """The per-image scores behind the published TS2 leaderboard (19 metric variants).
 
+    The six DSG columns with per-question records (all but DSG-GPT4V) are recomputed from
+    ``data/ts2/qa_answers.parquet`` by the accumulation chosen; DSG-GPT4V has no per-question records in
+    the release and keeps its released per-image scores.
+
     Parameters
     ----------
-    dsg : how the DSG columns accumulate their questions: ``"mean"`` (the default,
-        :data:`ts2viz.qa.records.BUNDLED_DSG_ACCUMULATION`: the plain fraction of correct answers,
-        which reproduces the published web leaderboard's DSG rows), ``"transitive"`` (alias ``"gated"``:
-        a question fails when any ancestor fails, as DSG's README describes it and as the release's
+    dsg : str, optional
+        How the DSG columns accumulate their questions: ``"mean"`` (the default,
+        :data:`ts2viz.qa.records.BUNDLED_DSG_ACCUMULATION`: the plain fraction of correct answers, which
+        reproduces the published web leaderboard's DSG rows), ``"transitive"`` (alias ``"gated"``: a
+        question fails when any ancestor fails, as DSG's README describes it and as the release's
         per-image DSG files use) or ``"direct"`` (a question fails when a direct parent was answered
-        wrongly, as DSG's scoring code does; see :mod:`ts2viz.qa.accumulation`). The
-        six DSG columns with per-question records (all but DSG-GPT4V) are recomputed from
-        ``data/ts2/qa_answers.parquet`` either way; DSG-GPT4V has no per-question records in the
-        release and keeps its released per-image scores.
+        wrongly, as DSG's scoring code does; see :mod:`ts2viz.qa.accumulation`).
+
+    Returns
+    -------
+    Scores
+        2,840 images x 19 metrics; LLMScore's two variants are lower-is-better.
+
+    Raises
+    ------
+    InputError
+        For an unknown accumulation.
+
+    Examples
+    --------
+    >>> from ts2viz import bundled_scores
+    >>> scores = bundled_scores()
+    >>> len(scores.file_names), len(scores.metrics), sorted(scores.lower_is_better)
+    (2840, 19, ['LLMScore-EC', 'LLMScore-Over'])
+    >>> scores.metrics[:4]
+    ['CLIPScore', 'ALIGNScore', 'TIFA-BLIP1', 'TIFA-InstructBLIP']
     """
     from .qa.accumulation import check_accumulation
     from .qa.records import BUNDLED_DSG_ACCUMULATION, BUNDLED_QA_METRICS, bundled_qa_scores
@@ -621,13 +878,32 @@ def bundled_scores(dsg: str | None = None) -> Scores:
 
 def drop_non_finite(values: np.ndarray, metrics: Sequence[str], source: object = None,
                     where: Callable[[int], str] | None = None) -> int:
-    """Set the inf/-inf entries of ``values`` (rows x ``metrics``, in place) to NaN; return how many.
+    """Set the inf/-inf entries of ``values`` to NaN, in place, with one warning.
 
     This is the one rule for non-finite scores, wherever they enter (a scores file, a :class:`Scores`
-    built in code, a metric's output): they count as no score, with one
-    :class:`~ts2viz.errors.InputWarning` that counts them per metric and names the first (``where(i)``
-    describes row ``i``, e.g. ``"row 5"``). Left in, an inf would rank as the best or worst possible
-    score in ord and sep while the mean gaps silently dropped it.
+    built in code, a metric's output): they count as no score. Left in, an inf would rank as the best or
+    worst possible score in ord and sep while the mean gaps silently dropped it.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        (rows, metrics), changed in place.
+    metrics : sequence of str
+        The metrics (for the message).
+    source : object, optional
+        The file (for the message).
+    where : callable, optional
+        ``where(i)`` describes row ``i`` (e.g. ``"row 5"``) in the message.
+
+    Returns
+    -------
+    int
+        How many entries were set to NaN.
+
+    Warns
+    -----
+    InputWarning
+        When there are any: one warning counting them per metric and naming the first.
     """
     bad = np.isinf(values)
     n = int(bad.sum())
@@ -651,7 +927,25 @@ def drop_non_finite(values: np.ndarray, metrics: Sequence[str], source: object =
 def write_scores(scores: Scores, path) -> None:
     """Write ``scores`` atomically as CSV or Parquet (by suffix), recording lower-is-better metrics.
 
-    ``path`` may also be an open text stream (``sys.stdout``): CSV is written to it.
+    Parameters
+    ----------
+    scores : Scores
+        The table.
+    path : str, os.PathLike or text stream
+        ``.parquet``/``.pq`` for Parquet (lower-is-better in the schema metadata), anything else for CSV
+        (a ``# ts2viz-scores lower_is_better=...`` first line when there are any). An open text stream
+        (``sys.stdout``) gets CSV.
+
+    Examples
+    --------
+    >>> import sys
+    >>> from ts2viz import Scores, write_scores
+    >>> write_scores(Scores(["a.png", "b.png"], ["mine", "distance"], [[0.5, 1.0], [float("nan"), 2.0]],
+    ...                     {"distance"}), sys.stdout)
+    # ts2viz-scores lower_is_better=distance
+    file_name,mine,distance
+    a.png,0.5,1
+    b.png,,2
     """
     if hasattr(path, "write"):
         _write_csv(scores, path)

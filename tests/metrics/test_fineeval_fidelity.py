@@ -284,15 +284,17 @@ def test_fineeval_equals_the_codes_formula_per_image(tmp_path, monkeypatch, imag
     # 64 px keeps the tiny model fast here; 480 px (the default, LAVIS' size) is tested above
     assert m.config["answer_score"] == "lavis_rank" and m.config["vqa_image_size"] == 64
     assert m.config["relation_boxes"] == "code" and m.config["coarse"] == "code"
+    assert m.config["lowercase_questions"] is True
     n_dets = []
     for im, p, s, det in zip(images, PROMPTS, scores, m.last_details):
-        qs = parse_decomposition(CANNED[p][2]).questions
+        # parse_output lower-cases every line of the LLM's reply before the questions are used
+        qs = [(k, q.lower()) for k, q in parse_decomposition(CANNED[p][2]).questions]
         assert s == pytest.approx(code_image_score(blip, nlp, im, qs, det["detections"], 64), abs=1e-6)
         n_dets.append(len(det["detections"]))
     assert max(n_dets) >= 2
     coarse = {q["question"]: q["coarse_question"] for d in m.last_details for q in d["questions"]}
-    assert coarse["Are there two blue dogs?"] == "Are there blue dogs?"   # "two" tagged ADJ here, colour kept
-    assert coarse["Is there a teddy bear?"] == "Is there a bear?"
+    assert coarse["are there two blue dogs?"] == "are there blue dogs?"   # "two" tagged ADJ here, colour kept
+    assert coarse["is there a teddy bear?"] == "is there a bear?"
 
 
 def test_fineeval_code_options(tmp_path, monkeypatch, spacy_folder):
@@ -303,8 +305,12 @@ def test_fineeval_code_options(tmp_path, monkeypatch, spacy_folder):
                   for extra in (f"&spacy_model={spacy_folder}", "&coarse=same",
                                 f"&coarse=all_adjectives&spacy_model={spacy_folder}",
                                 "&coarse=same&relation_boxes=detections", "&coarse=same&answer_score=first_token",
-                                "&coarse=same&vqa_image_size=0")}
-        assert len(hashes) == 6
+                                "&coarse=same&vqa_image_size=0", "&coarse=same&lowercase=false",
+                                "&coarse=same&max_boxes=30")}
+        assert len(hashes) == 8
+        # the original's settings by default: YOLOv9's max_det=1000, questions lower-cased (parse_output)
+        m = metrics.load(base + "&coarse=same", device="cpu")
+        assert m.config["detector"]["max_boxes"] == 1000 and m.config["lowercase_questions"] is True
         with pytest.raises(InputError, match="python -m spacy download en_core_web_sm"):
             metrics.load(base + "&spacy_model=ts2viz_no_such_spacy_pipeline", device="cpu")
         with pytest.raises(InputError, match="relation_boxes must be one of"):

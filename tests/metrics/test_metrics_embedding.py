@@ -35,7 +35,8 @@ def test_clipscore_transformers_matches_model_forward(images):
     from transformers import CLIPModel, CLIPProcessor
 
     folder = tiny("clip")
-    m = metrics.load(f"clipscore:{folder}", device="cpu", batch_size=2)  # several batches
+    spec = f"clipscore:{folder}?variant=cosine&preprocess=fast"
+    m = metrics.load(spec, device="cpu", batch_size=2)  # several batches
     got = m(images=images, prompts=PROMPTS)
     model = CLIPModel.from_pretrained(folder).eval()
     proc = CLIPProcessor.from_pretrained(folder)
@@ -45,7 +46,10 @@ def test_clipscore_transformers_matches_model_forward(images):
     want = (out.image_embeds * out.text_embeds).sum(-1).double().numpy()
     assert got.dtype == np.float64 and got.shape == (5,)
     np.testing.assert_allclose(got, want, atol=1e-5)
-    assert m.name == "clipscore" and m.higher_is_better and m.spec == f"clipscore:{folder}"
+    # the default variant (TS2's) is the forward's logits_per_image
+    ts2 = metrics.load(f"clipscore:{folder}?preprocess=fast", device="cpu")(images=images, prompts=PROMPTS)
+    np.testing.assert_allclose(ts2, out.logits_per_image.diagonal().double().numpy(), rtol=1e-5, atol=1e-5)
+    assert m.name == "clipscore" and m.higher_is_better and m.spec == spec
     assert m.config["backend"] == "transformers" and "fingerprint" in m.config
     assert len(m.config_hash) == 20
 
@@ -67,7 +71,7 @@ def test_openclip_checkpoint_matches_independent(images):
     import torch
 
     spec = openclip_spec()
-    m = metrics.load(spec, device="cpu", batch_size=3)
+    m = metrics.load(spec, device="cpu", batch_size=3, variant="cosine")
     got = m(images=images, prompts=PROMPTS)
     model, _, pre = open_clip.create_model_and_transforms(OPENCLIP_TINY, pretrained=str(tiny("openclip")))
     tok = open_clip.get_tokenizer(OPENCLIP_TINY)
@@ -84,7 +88,7 @@ def test_siglip_and_align_match_model_forward(images, family, name):
     from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
     folder = tiny(name)
-    got = metrics.load(f"{family}:{folder}", device="cpu")(images=images, prompts=PROMPTS)
+    got = metrics.load(f"{family}:{folder}?variant=cosine&preprocess=fast", device="cpu")(images=images, prompts=PROMPTS)
     model = AutoModel.from_pretrained(folder).eval()
     tok = AutoTokenizer.from_pretrained(folder)
     ip = AutoImageProcessor.from_pretrained(folder)
@@ -197,7 +201,7 @@ def test_fast_preprocessing_equals_the_processor():
     from PIL import Image
     from transformers import AutoImageProcessor
 
-    m = metrics.load(f"clipscore:{tiny('clip')}", device="cpu")
+    m = metrics.load(f"clipscore:{tiny('clip')}?preprocess=fast", device="cpu")
     assert m.fast_prepare is not None  # CLIP's processor takes the shortcut
     ip = AutoImageProcessor.from_pretrained(tiny("clip"))
     rng = np.random.default_rng(1)
@@ -206,4 +210,5 @@ def test_fast_preprocessing_equals_the_processor():
         want = ip(images=im, return_tensors="pt")["pixel_values"][0]
         got = m.prepare(im)["pixel_values"]
         assert got.shape == want.shape and float((got - want).abs().max()) < 1e-6
-    assert metrics.load(f"alignscore:{tiny('align')}", device="cpu").fast_prepare is None
+    assert metrics.load(f"alignscore:{tiny('align')}?preprocess=fast", device="cpu").fast_prepare is None
+    assert metrics.load(f"clipscore:{tiny('clip')}", device="cpu").fast_prepare is None   # original: PIL

@@ -3,7 +3,8 @@
 * the UnifiedQA question filter (``tifascore/question_filter.py``, ``unifiedqa.py``) on a tiny
   random-weight T5 that this test builds and saves: ts2viz's decisions equal the filter recomputed here
   from the model's own generations, and TIFA run with ``qa_filter=`` asks exactly the kept questions;
-* the BLIP-2 prompt of ``tifascore/vqa_models.py``.
+* the BLIP-2 prompt and the decoding settings of ``tifascore/vqa_models.py`` (that BLIP-VQA and GIT decode,
+  map and score as TIFA's code is proven by TIFA's code itself: tests/metrics/reference/test_tifa_reference.py).
 """
 from __future__ import annotations
 
@@ -159,62 +160,34 @@ def test_tifa_blip2_prompt_is_tifas():
         metrics.load(f"tifa:{tiny('llava')}?mapper=lexical&prompt_style=blip3", device="cpu")
 
 
-# -- TIFA's score, per image, against tifa_score_single with its BLIP and SBERT classes -------------------------
+def test_tifa_decodes_as_tifas_code_on_its_models():
+    """TIFA's own calls are the defaults on the models it runs (BLIP-VQA, GIT, BLIP-2); greedy elsewhere.
+    That the BLIP and GIT calls equal TIFA's code is proven in tests/metrics/reference/test_tifa_reference.py."""
+    from ts2viz.metrics.common.decoding import GREEDY, TIFA_DECODINGS, check_decoding
 
-@functools.lru_cache(maxsize=4)
-def _load(kind, folder):
-    from transformers import AutoModel, AutoProcessor, AutoTokenizer, BlipForQuestionAnswering
-
-    if kind == "blip":
-        return AutoProcessor.from_pretrained(folder), BlipForQuestionAnswering.from_pretrained(folder).eval()
-    return AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder).eval()
-
-
-def tifa_blip_answer(folder, image, question):
-    """tifascore/vqa_models.py BLIP.vqa: processor(images, text), generate(max_length=50), decode."""
-    import torch
-
-    proc, model = _load("blip", folder)
-    with torch.no_grad():
-        ids = model.generate(**proc(images=image.convert("RGB"), text=question, return_tensors="pt"), max_length=50)
-    return proc.batch_decode(ids, skip_special_tokens=True)[0]
+    m = metrics.load(f"tifa:{tiny('blip')}?mapper=lexical", device="cpu")
+    assert m.decoding is TIFA_DECODINGS["blip"] and m.config["decoding_arguments"] == {"max_length": 50}
+    assert m.config["correctness"] == "exact"
+    assert metrics.load(f"tifa:{tiny('llava')}?mapper=lexical", device="cpu").decoding is GREEDY
+    blip2 = check_decoding("tifa", "blip-2", "x").generate_kwargs(encoder_decoder=True, max_new_tokens=10)
+    assert blip2 == dict(do_sample=False, num_beams=5, max_new_tokens=30, min_length=1, repetition_penalty=1.0,
+                         length_penalty=1.0, num_return_sequences=1)     # LAVIS blip2_t5.generate's defaults
+    with pytest.raises(InputError, match="decoding=tifa is TIFA's code's call and applies to blip, git, blip-2"):
+        metrics.load(f"tifa:{tiny('llava')}?mapper=lexical&decoding=tifa", device="cpu")
+    with pytest.raises(InputError, match="correctness must be one of exact, normalized"):
+        metrics.load(f"tifa:{tiny('blip')}?mapper=lexical&correctness=fuzzy", device="cpu")
 
 
-def tifa_sbert_choice(folder, answer, choices):
-    """tifascore/mc_sbert.py SBERTModel.multiple_choice: mean pooling, normalize, argmax of choices @ answer."""
-    import torch
-
-    tok, model = _load("sbert", folder)
-
-    def embed(sentences):
-        enc = tok(sentences, padding=True, truncation=True, return_tensors="pt")
-        with torch.no_grad():
-            out = model(**enc)
-        m = enc["attention_mask"].unsqueeze(-1).expand(out[0].size()).float()
-        return torch.nn.functional.normalize(torch.sum(out[0] * m, 1) / torch.clamp(m.sum(1), min=1e-9), p=2, dim=1)
-
-    return choices[torch.argmax(torch.matmul(embed(choices), embed([answer]).T)).item()]
-
-
-def test_tifa_score_equals_tifas_code_per_image(tmp_path):
-    from PIL import Image
-
-    rng = np.random.default_rng(7)
-    images = [Image.fromarray(rng.integers(0, 255, (36 + 4 * k, 40, 3), dtype=np.uint8)) for k in range(3)]
-    qs = [Question(0, "Is there a cat?", ("yes", "no"), "yes"), Question(1, "What color is the cat?",
-          ("red", "blue", "green"), "red"), Question(2, "What is the cat on?", ("tree", "dog", "lights"), "tree"),
-          Question(3, "Is the cat red?", ("yes", "no"), "yes")]
+def test_correctness_is_tifas_exact_comparison(tmp_path):
+    """TIFA scores int(mc_answer == answer): a choice that differs from the expected answer only by an article
+    or case is wrong (``correctness=exact``, default); ``normalized`` is ts2viz's former comparison."""
     csv = tmp_path / "q.csv"
-    write_question_csv(csv, [(0, PROMPT, qs)], "tifa")
-    blip, sb = str(tiny("blip")), str(tiny("sbert"))
-    # max_new_tokens=49: BLIP's generate(max_length=50) counts the decoder's start token
-    m = metrics.load(f"tifa:{blip}?questions={csv}&mapper=sbert:{sb}&max_new_tokens=49", device="cpu")
-    scores, details = m.score_with_details(images, [PROMPT] * 3)
-    for im, s, det in zip(images, scores, details):
-        per_q = []
-        for q, rec in zip(qs, det):
-            free = tifa_blip_answer(blip, im, q.text)
-            mc = free if free in q.choices else tifa_sbert_choice(sb, free, list(q.choices))
-            assert rec["answer"] == free and rec["mapped"] == mc
-            per_q.append(int(mc == q.answer))
-        assert s == pytest.approx(np.mean(per_q), abs=1e-6)
+    write_question_csv(csv, [(0, PROMPT, [Question(0, "What is on the tree?", ("a cat", "dog"), "cat"),
+                                          Question(1, "Is it red?", ("Yes", "no"), "yes")])], "tifa")
+    answers = [["a cat", "Yes"]]
+    exact = metrics.load(f"tifa:{tiny('blip')}?questions={csv}&mapper=lexical", device="cpu")
+    norm = metrics.load(f"tifa:{tiny('blip')}?questions={csv}&mapper=lexical&correctness=normalized", device="cpu")
+    assert exact.score_answers([PROMPT], answers).tolist() == [0.0]
+    assert [r["mapped"] for r in exact.last_details[0]] == ["a cat", "Yes"]
+    assert norm.score_answers([PROMPT], answers).tolist() == [1.0]
+    assert exact.config["correctness"] == "exact" and norm.config_hash != exact.config_hash

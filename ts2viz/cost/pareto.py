@@ -21,10 +21,35 @@ COST_UNITS = ("seconds per image", "parameters (billions)")
 
 
 def pareto_front(quality, cost) -> np.ndarray:
-    """Boolean mask: which points are Pareto-optimal for maximising ``quality`` and minimising ``cost``.
+    """Which points are Pareto-optimal for maximising ``quality`` and minimising ``cost``.
 
-    A point with a NaN quality or cost is never on the front and dominates nothing. Equal points (same
-    quality and cost) are all on the front when none dominates them.
+    Parameters
+    ----------
+    quality : array_like
+        (n,) quality of each point (higher better).
+    cost : array_like
+        (n,) cost of each point (lower better).
+
+    Returns
+    -------
+    numpy.ndarray
+        Bool mask (n,): the points no other point dominates (at least as good and at most as costly, and
+        strictly better in one of the two). Equal points are all on the front when none dominates them.
+
+    Raises
+    ------
+    ValueError
+        If ``quality`` and ``cost`` are not vectors of one length.
+
+    Notes
+    -----
+    NaN policy: a point with a NaN quality or cost is never on the front and dominates nothing.
+
+    Examples
+    --------
+    >>> from ts2viz.cost import pareto_front
+    >>> pareto_front([0.5, 0.7, 0.6, 0.9], [1, 2, 3, 4]).tolist()
+    [True, True, False, True]
     """
     q = np.asarray(quality, dtype=np.float64)
     c = np.asarray(cost, dtype=np.float64)
@@ -50,8 +75,31 @@ def _cost_value(text: str, where: str) -> float:
 
 
 def parse_costs(text: str, metrics: Sequence[str] | None = None) -> dict[str, float]:
-    """Costs typed as ``name=cost`` pairs separated by commas, semicolons or new lines
-    (``CLIPScore=0.02, TIFA-GPT4V=3.1``). Names must be among ``metrics`` when given."""
+    """Costs typed as ``name=cost`` pairs separated by commas, semicolons or new lines.
+
+    Parameters
+    ----------
+    text : str
+        E.g. ``"CLIPScore=0.02, TIFA-GPT4V=3.1"``; empty entries are skipped.
+    metrics : sequence of str, optional
+        The known metric names; each name must be among them when given.
+
+    Returns
+    -------
+    dict[str, float]
+        Metric -> cost.
+
+    Raises
+    ------
+    InputError
+        For an entry without ``=``, an unknown metric, or a cost that is not a positive finite number.
+
+    Examples
+    --------
+    >>> from ts2viz.cost import parse_costs
+    >>> parse_costs("CLIPScore=0.01, TIFA-mPLUG=2.5")
+    {'CLIPScore': 0.01, 'TIFA-mPLUG': 2.5}
+    """
     out: dict[str, float] = {}
     for k, item in enumerate(p for line in (text or "").splitlines() for p in line.replace(";", ",").split(",")):
         item = item.strip()
@@ -67,8 +115,26 @@ def parse_costs(text: str, metrics: Sequence[str] | None = None) -> dict[str, fl
 
 
 def read_costs(path: str | os.PathLike, metrics: Sequence[str] | None = None) -> dict[str, float]:
-    """Costs from a CSV with columns ``metric`` and ``cost`` (one row per metric; one-line errors naming
-    the file and row)."""
+    """Costs from a CSV with columns ``metric`` and ``cost`` (one row per metric).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The CSV file (UTF-8, header ``metric,cost``; blank rows are skipped).
+    metrics : sequence of str, optional
+        The known metric names; each row's metric must be among them when given.
+
+    Returns
+    -------
+    dict[str, float]
+        Metric -> cost.
+
+    Raises
+    ------
+    InputError
+        One line naming the file and row: an unreadable file, a missing header, a short row, an unknown
+        or repeated metric, a cost that is not a positive finite number.
+    """
     p = os.fspath(path)
     try:
         with open(p, newline="", encoding="utf-8") as f:
@@ -94,8 +160,21 @@ def read_costs(path: str | os.PathLike, metrics: Sequence[str] | None = None) ->
 
 @dataclass(frozen=True, eq=False)
 class CostTable:
-    """Per metric (``metrics`` order): ``cost`` (NaN if not given), the quality cells in ``quality``
-    (name -> values), and ``front[name]``: on the Pareto front of that cell against cost."""
+    """Costs and Pareto fronts of some metrics (:func:`cost_table`).
+
+    Attributes
+    ----------
+    metrics : tuple of str
+        The metrics, in the order of the arrays.
+    cost : numpy.ndarray
+        Cost per metric (NaN if not given).
+    quality : dict
+        Quality cell name (``ord_avg``, ...) -> values per metric.
+    front : dict
+        Quality cell name -> bool per metric: on the Pareto front of that cell against cost.
+    unit : str
+        The cost's unit (a label, :data:`COST_UNITS`).
+    """
 
     metrics: tuple[str, ...]
     cost: np.ndarray
@@ -104,6 +183,13 @@ class CostTable:
     unit: str
 
     def frame(self):
+        """The table as a DataFrame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``metric``, ``cost``, then per quality cell its values and ``pareto_{cell}``.
+        """
         import pandas as pd
 
         df = pd.DataFrame({"metric": self.metrics, "cost": self.cost})
@@ -115,8 +201,31 @@ class CostTable:
 
 def cost_table(metrics: Sequence[str], costs: Mapping[str, float], quality: Mapping[str, np.ndarray],
                unit: str = COST_UNITS[0]) -> CostTable:
-    """Costs aligned to ``metrics`` and, for each quality cell (e.g. ``ord_avg``, ``sep_avg``), the
-    Pareto front of quality against cost among the metrics with a cost."""
+    """Costs aligned to ``metrics`` and, for each quality cell, the Pareto front of quality against cost.
+
+    Parameters
+    ----------
+    metrics : sequence of str
+        The metrics.
+    costs : Mapping[str, float]
+        Metric -> cost (metrics without one get NaN).
+    quality : Mapping[str, numpy.ndarray]
+        Quality cell (e.g. ``ord_avg``, ``sep_avg``) -> values per metric, in ``metrics`` order.
+    unit : str, default "seconds per image"
+        The cost's unit (a label).
+
+    Returns
+    -------
+    CostTable
+        Costs, qualities and fronts; only metrics with a cost can be on a front.
+
+    Examples
+    --------
+    >>> from ts2viz.cost import cost_table
+    >>> table = cost_table(["A", "B", "C"], {"A": 0.01, "C": 3.0}, {"ord_avg": [0.71, 0.74, 0.69]})
+    >>> table.front["ord_avg"].tolist()
+    [True, False, False]
+    """
     c = np.array([costs.get(m, np.nan) for m in metrics], dtype=np.float64)
     q = {k: np.asarray(v, dtype=np.float64) for k, v in quality.items()}
     return CostTable(tuple(metrics), c, q, {k: pareto_front(v, c) for k, v in q.items()}, unit)

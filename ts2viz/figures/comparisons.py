@@ -1,5 +1,4 @@
-"""Comparisons of metrics: metric-metric correlation and significance heatmaps, and two metrics' per-SEG
-values against each other."""
+"""Comparisons of metrics: correlation and significance heatmaps, and two metrics' per-SEG values."""
 from __future__ import annotations
 
 import math
@@ -15,7 +14,26 @@ from .style import (CORR_SCALE, EVIDENCE_SCALE, HIGHLIGHT, INK, MUTED, NOT_SIGNI
 # -- correlations ---------------------------------------------------------------------------------
 
 def corr_heatmap(matrix, *, title: str, selected: tuple[str, str] | None = None):
-    """Metric-metric correlation heatmap (values in [-1, 1], printed x100 like the paper's Figs 6/7)."""
+    """Metric-metric correlation heatmap (values in [-1, 1], printed x100 like the paper's Figs 6/7).
+
+    Parameters
+    ----------
+    matrix : pandas.DataFrame
+        Square correlation matrix, metric names as columns (and rows, in the same order).
+    title : str
+        The title.
+    selected : tuple of (str, str), optional
+        A (column, row) pair of metrics whose cell is outlined.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        The figure; an empty figure with a message for an empty matrix.
+
+    Notes
+    -----
+    NaN policy: NaN cells read "n/a".
+    """
     if matrix is None or matrix.shape[0] == 0:
         return empty_figure("No metrics to correlate")
     names = [str(c) for c in matrix.columns]
@@ -57,16 +75,47 @@ def significance_heatmap(metrics: Sequence[str], difference, pvalue, *, value: s
                          p_label: str = "Holm p", cell_text: str = "value"):
     """Which leaderboard orderings are significant: a metric x metric heatmap.
 
-    ``difference[i, j]`` is row metric i minus column metric j (e.g. a difference of Ord averages),
-    ``pvalue[i, j]`` the p-value of that comparison, typically Holm-corrected
-    (:class:`ts2viz.statistics.paired_comparison.PairwiseComparison`'s ``difference`` and ``pvalue_holm``).
+    Parameters
+    ----------
+    metrics : sequence of str
+        The M metric names (rows and columns).
+    difference : array_like
+        (M, M) ``difference[i, j]`` is row metric i minus column metric j (e.g. a difference of Ord
+        averages).
+    pvalue : array_like
+        (M, M) the p-value of that comparison, typically Holm-corrected
+        (:class:`ts2viz.statistics.paired_comparison.PairwiseComparison`'s ``difference`` and
+        ``pvalue_holm``).
+    value : {'difference', 'p'}, default 'difference'
+        ``"difference"``: significant cells (p < ``alpha``) coloured by the signed difference (x
+        ``scale``; blue = row better, orange = row worse), marked ``*``/``**``/``***`` (p below alpha,
+        0.01, 0.001); the other cells grey with the difference in muted text. ``"p"``: every cell
+        coloured by -log10 p, labelled with p and the same marks.
+    alpha : float, default 0.05
+        The significance level.
+    title : str, optional
+        The title.
+    scale : float, default 100.0
+        Factor the differences are shown in.
+    p_label : str, default "Holm p"
+        What the p-values are called on hover and in the colour bar.
+    cell_text : {'value', 'marks'}, default 'value'
+        ``"marks"`` prints only the marks in the cells (for a narrow plot, where a number and its marks
+        do not fit a cell; hover still shows both).
 
-    ``value="difference"``: significant cells (p < ``alpha``) coloured by the signed difference
-    (x ``scale``; blue = row better, orange = row worse), marked ``*``/``**``/``***`` (p below alpha, 0.01, 0.001);
-    the other cells grey with the difference in muted text. ``value="p"``: every cell coloured by
-    -log10 p, labelled with p and the same marks. The diagonal is blank; NaN p-values read "n/a".
-    ``cell_text="marks"`` prints only the marks in the cells (for a narrow plot, where a number and
-    its marks do not fit a cell; hover still shows both).
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        The figure; an empty figure with a message for no metrics.
+
+    Raises
+    ------
+    ValueError
+        If the matrices are not M x M, or ``value`` or ``cell_text`` is unknown.
+
+    Notes
+    -----
+    The diagonal is blank. NaN policy: NaN p-values read "n/a" and count as not significant.
     """
     names = [str(m) for m in metrics]
     M = len(names)
@@ -123,8 +172,22 @@ def significance_heatmap(metrics: Sequence[str], difference, pvalue, *, value: s
 def pair_scatter(points, *, x_name: str, y_name: str, stat: str, highlight: int | None = None):
     """Per-SEG values of two metrics, one point per SEG (hover: id, partition, prompt).
 
-    ``points``: DataFrame with columns ``seg_id``, ``partition``, ``prompt``, ``x``, ``y`` (fractions;
-    shown x100 for the statistics in :data:`ts2viz.display.SCALED_STATS`).
+    Parameters
+    ----------
+    points : pandas.DataFrame
+        Columns ``seg_id``, ``partition``, ``prompt``, ``x``, ``y`` (fractions; shown x100 for the
+        statistics in :data:`ts2viz.display.SCALED_STATS`).
+    x_name, y_name : str
+        The two metrics' names.
+    stat : str
+        The statistic the values are.
+    highlight : int, optional
+        A SEG id to ring.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        The figure, with the y = x line; an empty figure with a message for no points.
     """
     if points is None or len(points) == 0:
         return empty_figure("No SEGs with values for both metrics")

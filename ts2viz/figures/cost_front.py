@@ -8,8 +8,28 @@ from .style import figure
 
 
 def cost_figure(table: CostTable, cell: str = "ord_avg", title: str | None = None):
-    """A figure of ``cell`` (x100) against cost (log axis), front metrics labelled and joined
-    (:func:`ts2viz.figures.figure`: a plain figure inside ``plain_figures``, the app's path to the page)."""
+    """Quality against cost: ``cell`` (x100) against cost (log axis), the Pareto front labelled and joined.
+
+    Parameters
+    ----------
+    table : CostTable
+        Costs, qualities and fronts (:func:`ts2viz.cost.pareto.cost_table`).
+    cell : str, default "ord_avg"
+        The leaderboard cell on the y axis.
+    title : str, optional
+        The title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        The figure (:func:`ts2viz.figures.style.figure`: a plain figure inside ``plain_figures``, the
+        app's path to the page); an empty one asking for costs when no metric has both a cost and a
+        value.
+
+    Notes
+    -----
+    NaN policy: metrics without a cost or a value are not drawn.
+    """
     has = ~np.isnan(table.cost) & ~np.isnan(table.quality[cell])
     if not has.any():
         return figure([], {}, title=title or "Give a cost for some metrics to see the quality-cost front",

@@ -1,6 +1,9 @@
-"""Label placement: scatter labels that collide with no other label nor point (:func:`place_labels`), the
-dense middle of a scatter (:func:`dense_cluster`), and a vertical slot per KS label (:func:`ks_label_slots`).
-Deterministic, at a nominal plot size, pure Python and numpy."""
+"""Label placement: scatter labels, the dense middle of a scatter, and a vertical slot per KS label.
+
+Scatter labels collide with no other label nor point (:func:`place_labels`); :func:`dense_cluster`
+finds the dense middle of a scatter; :func:`ks_label_slots` gives each KS label its own vertical slot.
+Deterministic, at a nominal plot size, pure Python and numpy.
+"""
 from __future__ import annotations
 
 import math
@@ -37,26 +40,42 @@ def _leader_blocked(p, q, boxes, dots) -> bool:
 def place_labels(xs: Sequence[float], ys: Sequence[float], texts: Sequence[str], *, x_range: Sequence[float],
                  y_range: Sequence[float], width: float, height: float, size: float = 10,
                  marker: float = 11) -> list[dict | None]:
-    """Places a text label beside each point so that no two labels overlap, nor a label a point.
+    """Place a text label beside each point so that no two labels overlap, nor a label a point.
 
-    Greedy and deterministic: the most crowded points choose first, each taking the first free spot
-    of the rings :data:`LABEL_RINGS` around it (right, left, above, below, then the diagonals); a
-    point without a free spot gets no label (its name stays on hover).
+    Greedy and deterministic: the most crowded points choose first, each taking the first free spot of
+    the rings :data:`LABEL_RINGS` around it (right, left, above, below, then the diagonals); a point
+    without a free spot gets no label (its name stays on hover).
 
     Parameters
     ----------
-    xs, ys : point positions in data units (NaN points get no label and block nothing).
-    texts : the labels.
-    x_range, y_range : the axis ranges shown.
-    width, height : the plot area in pixels the placement is made for.
-    size : font size (px); ``marker`` : marker diameter (px).
+    xs, ys : sequence of float
+        Point positions in data units (NaN points get no label and block nothing).
+    texts : sequence of str
+        The labels.
+    x_range, y_range : sequence of float
+        The axis ranges shown, (low, high).
+    width, height : float
+        The plot area in pixels the placement is made for.
+    size : float, default 10
+        Font size in px.
+    marker : float, default 11
+        Marker diameter in px.
 
     Returns
     -------
-    Per point ``None`` or a dict ``x, y`` (the label's anchor, data units), ``xanchor``, ``yanchor``,
-    ``leader`` (whether a line should join the label to its point) and ``box`` (x0, y0, x1, y1 in
-    pixels, y downwards). The anchor lies inside the box, so boxes that are apart at ``width`` stay
-    apart on any wider plot: anchors move apart, box sizes do not.
+    list of dict or None
+        Per point ``None`` or a dict ``x, y`` (the label's anchor, data units), ``xanchor``,
+        ``yanchor``, ``leader`` (whether a line should join the label to its point) and ``box`` (x0, y0,
+        x1, y1 in pixels, y downwards). The anchor lies inside the box, so boxes that are apart at
+        ``width`` stay apart on any wider plot: anchors move apart, box sizes do not.
+
+    Examples
+    --------
+    >>> from ts2viz.figures.labels import place_labels
+    >>> spots = place_labels([0.1, 0.5, 0.9], [0.2, 0.5, 0.8], ["CLIPScore", "TIFA", "DSG"],
+    ...                      x_range=(0, 1), y_range=(0, 1), width=400, height=300)
+    >>> [(s["xanchor"], s["leader"]) for s in spots]
+    [('left', False), ('left', False), ('left', False)]
     """
     x0, x1 = x_range
     y0, y1 = y_range
@@ -99,8 +118,31 @@ def place_labels(xs: Sequence[float], ys: Sequence[float], texts: Sequence[str],
 
 
 def dense_cluster(xs: Sequence[float], ys: Sequence[float], k: float = 3.0) -> np.ndarray:
-    """Which points lie in the dense middle of a scatter: within ``k`` scaled median absolute
-    deviations of the median on both axes (the modified z-score rule). NaN points are outside."""
+    """Which points lie in the dense middle of a scatter.
+
+    Parameters
+    ----------
+    xs, ys : sequence of float
+        Point positions.
+    k : float, default 3.0
+        The cut-off in scaled median absolute deviations.
+
+    Returns
+    -------
+    numpy.ndarray
+        Bool per point: within ``k`` scaled median absolute deviations (1.4826 MAD) of the median on
+        both axes (the modified z-score rule).
+
+    Notes
+    -----
+    NaN policy: NaN points are outside; an axis with no finite value puts every point outside.
+
+    Examples
+    --------
+    >>> from ts2viz.figures.labels import dense_cluster
+    >>> dense_cluster([1.0, 1.1, 0.9, 1.05, 5.0], [2.0, 2.1, 1.9, 2.0, 9.0]).tolist()
+    [True, True, True, True, False]
+    """
     keep = np.ones(len(xs), dtype=bool)
     for v in (np.asarray(xs, float), np.asarray(ys, float)):
         ok = np.isfinite(v)
@@ -120,11 +162,26 @@ KS_SLOT_PX = 18
 def ks_label_slots(segments: Sequence[tuple[float, float]], n_slots: int, y_lo: float, slot: float) -> list[int]:
     """A distinct vertical slot for each KS label, as near its segment as possible.
 
-    ``segments``: the (y0, y1) extent of each labelled KS segment, in the order labels have priority.
-    Slot ``k`` is centred at ``y_lo + k * slot``. Shorter segments choose first (they have fewer
-    slots beside them); each takes the free slot nearest its midpoint, preferring one inside the
-    segment. Labels in distinct slots cannot overlap, however wide or narrow the plot is.
-    Returns the slot index of each segment (at most ``n_slots`` segments are given).
+    Shorter segments choose first (they have fewer slots beside them); each takes the free slot nearest
+    its midpoint, preferring one inside the segment. Labels in distinct slots cannot overlap, however
+    wide or narrow the plot is.
+
+    Parameters
+    ----------
+    segments : sequence of (float, float)
+        The (y0, y1) extent of each labelled KS segment, in the order labels have priority (at most
+        ``n_slots`` of them).
+    n_slots : int
+        Number of slots.
+    y_lo : float
+        Centre of slot 0.
+    slot : float
+        Height of a slot; slot ``k`` is centred at ``y_lo + k * slot``.
+
+    Returns
+    -------
+    list of int
+        The slot index of each segment.
     """
     free = set(range(n_slots))
     out = [0] * len(segments)

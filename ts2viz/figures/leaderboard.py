@@ -27,8 +27,10 @@ UNLABELLED_ROW_PX = 14
 
 
 def _wrap_names(head: str, names: Sequence[str]) -> list[str]:
-    """``head`` and every one of ``names`` joined by " · ", in rows of at most :data:`UNLABELLED_CHARS`
-    characters (a longer name gets a row of its own); no name is left out."""
+    """``head`` and every one of ``names`` joined by " · ", in rows of at most :data:`UNLABELLED_CHARS` characters.
+
+    A longer name gets a row of its own; no name is left out.
+    """
     lines, cur = [], head
     for n in names:
         piece = n if cur == head else f" · {n}"
@@ -43,12 +45,38 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
                     error_bars: bool = False):
     """Ord against Sep (x100), one point per metric, coloured by family, each labelled where it fits.
 
-    ``board``: DataFrame with columns ``metric``, ``family`` and the two value columns (fractions).
-    Labels are placed without overlap for a plot :data:`LABEL_PLOT_WIDTH` pixels wide (hover shows
-    every name). When most metrics sit in a dense cluster, a button zooms to it (with its own labels).
-    With ``error_bars``, also ``{x}_lo``, ``{x}_hi``, ``{y}_lo``, ``{y}_hi`` (the layout of
-    :func:`ts2viz.statistics.bootstrap.leaderboard_table` with a bootstrap), drawn as whiskers on both axes; a
-    NaN bound draws no whisker on that side.
+    Labels are placed without overlap for a plot :data:`~ts2viz.figures.labels.LABEL_PLOT_WIDTH` pixels
+    wide (hover shows every name; names left without a label are listed under the plot). When most
+    metrics sit in a dense cluster, a button zooms to it (with its own labels).
+
+    Parameters
+    ----------
+    board : pandas.DataFrame
+        Columns ``metric``, ``family`` and the two value columns (fractions); with ``error_bars`` also
+        ``{x}_lo``, ``{x}_hi``, ``{y}_lo``, ``{y}_hi`` (the layout of
+        :func:`ts2viz.statistics.bootstrap.leaderboard_table` with a bootstrap).
+    x : str, default "ord_avg"
+        The value column on the x axis.
+    y : str, default "sep_avg"
+        The value column on the y axis.
+    title : str, optional
+        The title (default "Ordering vs separation").
+    error_bars : bool, default False
+        Draw the intervals as whiskers on both axes.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        The figure; an empty figure with a message when there is nothing to show.
+
+    Raises
+    ------
+    ValueError
+        If ``error_bars`` is set and an interval column is missing.
+
+    Notes
+    -----
+    NaN policy: a metric with a NaN value is not drawn; a NaN bound draws no whisker on that side.
     """
     if board is None or len(board) == 0:
         return empty_figure("No metrics to show")

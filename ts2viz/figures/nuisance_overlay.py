@@ -37,7 +37,18 @@ def _mean(v) -> float:
 
 
 def variant_color(k: int) -> str:
-    """The colour of the ``k``-th transform (0-based) in every nuisance figure."""
+    """The colour of the ``k``-th transform (0-based) in every nuisance figure.
+
+    Parameters
+    ----------
+    k : int
+        The transform's position among the transforms shown.
+
+    Returns
+    -------
+    str
+        A colour of :data:`VARIANT_COLORS` (cycling).
+    """
     return VARIANT_COLORS[k % len(VARIANT_COLORS)]
 
 
@@ -45,17 +56,35 @@ def node_distributions(node_levels: Mapping[str, int], clean: Mapping[str, Seque
                        transformed: Mapping[str, Mapping[str, Sequence[float]]], *, metric: str,
                        lower_is_better: bool = False, node_files: Mapping[str, Sequence[str]] | None = None,
                        changes_meaning: Sequence[str] = ()):
-    """Each node's score distribution, clean and under each transform side by side (one box with its
-    points per transform and node, grouped by node in error order).
+    """Each node's score distribution, clean and under each transform side by side.
+
+    One box with its points per transform and node, grouped by node in error order.
 
     Parameters
     ----------
-    node_levels : node label -> error count (the order of the x axis).
-    clean : node label -> the node's clean scores.
-    transformed : transform spec -> (node label -> the node's scores under it).
-    metric : the metric's name (axis title). lower_is_better : its direction (an arrow on the axis).
-    node_files : node label -> its images' file names (hover text).
-    changes_meaning : the transforms to mark with a dagger (they may change what the image shows).
+    node_levels : Mapping[str, int]
+        Node label -> error count (the order of the x axis).
+    clean : Mapping[str, sequence of float]
+        Node label -> the node's clean scores.
+    transformed : Mapping[str, Mapping[str, sequence of float]]
+        Transform spec -> (node label -> the node's scores under it).
+    metric : str
+        The metric's name (axis title).
+    lower_is_better : bool, default False
+        The metric's direction (an arrow on the axis).
+    node_files : Mapping[str, sequence of str], optional
+        Node label -> its images' file names (hover text).
+    changes_meaning : sequence of str, default ()
+        The transforms to mark with a dagger (they may change what the image shows).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        The figure.
+
+    Notes
+    -----
+    NaN policy: non-finite scores are not drawn.
     """
     labels = list(node_levels)
     traces = []
@@ -96,17 +125,39 @@ def walk_band(node_levels: Mapping[str, int], clean: Mapping[str, Sequence[float
 
     Parameters
     ----------
-    node_levels, clean, transformed, metric, lower_is_better, changes_meaning : as for
-        :func:`node_distributions`.
-    walks : the SEG's walks (node labels). walk_ord : each walk's clean ord (for the legend).
-    walk : the walk to draw (default: the walk with the lowest ord).
-    selected : a transform whose node means and image scores are drawn along the walk.
+    node_levels : Mapping[str, int]
+        Node label -> error count.
+    clean : Mapping[str, sequence of float]
+        Node label -> the node's clean scores.
+    transformed : Mapping[str, Mapping[str, sequence of float]]
+        Transform spec -> (node label -> the node's scores under it).
+    walks : sequence of sequence of str
+        The SEG's walks (node labels).
+    walk_ord : sequence of float
+        Each walk's clean ord (for the legend).
+    metric : str
+        The metric's name (axis title).
+    walk : int, optional
+        The walk to draw (default: the walk with the lowest ord).
+    selected : str, optional
+        A transform whose node means and image scores are drawn along the walk.
+    lower_is_better : bool, default False
+        The metric's direction (an arrow on the axis).
+    changes_meaning : sequence of str, default ()
+        Transforms that may change what the image shows: left out of the band.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        The figure; an empty figure with a message when the SEG has no walk or no clean score.
 
     Notes
     -----
     The band, at each node of the walk, spans the lowest to the highest node mean over the clean scores
     and every transform that keeps the meaning: how far nuisance moves the node, beside how far the
     errors move it from node to node.
+
+    NaN policy: node means skip non-finite scores; a node without any is a gap.
     """
     levels = dict(node_levels)
     means = {lbl: _mean(clean.get(lbl, ())) for lbl in levels}

@@ -15,13 +15,35 @@ def question_node_heatmap(accuracy, *, title: str | None = None, value_label: st
                           percent: bool = True, max_chars: int = 46):
     """Questions x nodes of one SEG: which question catches which error along the graph.
 
-    ``accuracy``: a DataFrame as :func:`ts2viz.qa.views.question_node_accuracy` returns it (index
-    question id, a ``question`` column, one column per node label in the SEG's order, values in [0, 1]
-    or NaN; ``attrs["levels"]`` the error count per node, ``attrs["n_images"]`` the images with
-    records per node). One row per question (ids top to bottom), one column per node (its label with
-    its error count and a mark in its colour, :func:`node_colors`); cells orange (0) to blue (1), printed as percentages
-    (``percent``) or two decimals, "n/a" where a node has no records. A question whose cell turns orange
-    from a node to the next level is one that notices the error added there.
+    One row per question (ids top to bottom), one column per node (its label with its error count and a
+    mark in its colour, :func:`~ts2viz.figures.style.node_colors`); cells orange (0) to blue (1). A
+    question whose cell turns orange from a node to the next level is one that notices the error added
+    there.
+
+    Parameters
+    ----------
+    accuracy : pandas.DataFrame
+        As :func:`ts2viz.qa.views.question_node_accuracy` returns it: index question id, a
+        ``question`` column, one column per node label in the SEG's order, values in [0, 1] or NaN;
+        ``attrs["levels"]`` the error count per node, ``attrs["n_images"]`` the images with records per
+        node.
+    title : str, optional
+        The title.
+    value_label : str, default "accuracy"
+        What the values are (colour bar, hover).
+    percent : bool, default True
+        Print cells as percentages, else with two decimals.
+    max_chars : int, default 46
+        Questions longer than this are cut (with an ellipsis) in the row labels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        The figure; an empty figure with a message when there is no question.
+
+    Notes
+    -----
+    NaN policy: a NaN cell (a node without records) reads "n/a".
     """
     if accuracy is None or len(accuracy) == 0:
         return empty_figure("No questions to show for this SEG and metric")

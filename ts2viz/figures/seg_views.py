@@ -1,5 +1,7 @@
-"""Views of one SEG: scores by error count per walk, node score CDFs with their KS distances, and where
-uploaded images land against the nodes' scores."""
+"""Views of one SEG: scores by error count per walk, node score CDFs with their KS distances, uploads.
+
+The third view shows where uploaded images land against the nodes' scores.
+"""
 from __future__ import annotations
 
 import math
@@ -22,9 +24,53 @@ def walk_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.nda
                 node_files: Mapping[str, Sequence[str]] | None = None, color: str = METRIC_A):
     """Per-walk Spearman plot: score against error count.
 
-    Every walk is drawn as a line through its nodes' mean scores (grey); the ``top`` worst walks
-    (lowest ord) and the ``highlight``-ed walk are drawn in colour with their ord in the legend.
-    The individual image scores are drawn as points at their node's error count.
+    Every walk is drawn as a line through its nodes' mean scores (grey); the ``top`` worst walks (lowest
+    ord) and the ``highlight``-ed walk are drawn in colour with their ord in the legend. The individual
+    image scores are drawn as points at their node's error count.
+
+    Parameters
+    ----------
+    node_levels : Mapping[str, int]
+        Node label -> error count.
+    node_scores : Mapping[str, numpy.ndarray]
+        Node label -> its images' scores.
+    walks : sequence of sequence of str
+        The SEG's walks (node labels).
+    walk_ord : numpy.ndarray
+        Each walk's Ord (fractions; shown x100).
+    metric : str
+        The metric's name (axis title).
+    highlight : int, optional
+        A walk to draw thick, in the highlight colour.
+    top : int, default 6
+        How many of the worst walks to draw in colour.
+    lower_is_better : bool, default False
+        The metric's direction (an arrow on the axis).
+    node_files : Mapping[str, sequence of str], optional
+        Node label -> its images' file names (hover text).
+    color : str, default METRIC_A
+        Unused colour of the metric (kept for callers that pass it).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        The figure; an empty figure with a message when the SEG has no score.
+
+    Notes
+    -----
+    NaN policy: a node without a scored image has no mean (its walk points are gaps); NaN images are
+    not drawn; walks with a NaN Ord sort last.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz.figures.seg_views import walk_figure
+    >>> from ts2viz.figures.style import plain_figures
+    >>> with plain_figures():
+    ...     fig = walk_figure({"0": 0, "1": 1, "2": 2}, {"0": [0.9, 0.8], "1": [0.6], "2": [0.3, 0.4]},
+    ...                       [["0", "1", "2"]], np.array([1.0]), metric="CLIPScore")
+    >>> [trace["name"] for trace in fig.data]
+    ['all 1 walk', 'walk 0: 0>1>2 · ord 100.0', 'images']
     """
     levels = dict(node_levels)
     means = node_means(node_scores)
@@ -98,16 +144,39 @@ CDF_Y_RANGE = (-0.02, 1.04)
 def cdf_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.ndarray],
                ks_pairs: Sequence[Mapping], *, metric: str, lower_is_better: bool = False,
                max_labels: int = 10):
-    """Empirical CDF of each node's scores, one colour per node (shades of its error level's colour,
-    :func:`node_colors`), with each adjacent pair's KS distance drawn as a vertical segment where it
-    is attained.
+    """Empirical CDF of each node's scores, with each adjacent pair's KS distance where it is attained.
 
-    ``ks_pairs``: dicts with keys ``a``, ``b`` (node labels), ``statistic``, ``location``, ``cdf_a``,
-    ``cdf_b`` (as in :class:`ts2viz.statistics.ord_sep.KSResult`) and optionally ``signed`` (the KS distance signed
-    by the direction of the pair's mean gap, see :func:`ts2viz.metametrics.signed`). Pairs with a
-    negative signed distance (the node with more errors scores higher) are drawn in red. The
-    ``max_labels`` lowest (signed) distances get a text label (x100), each in its own vertical slot
-    so that labels never overlap; every distance shows on hover. The legend is a compact row below.
+    One colour per node (shades of its error level's colour, :func:`~ts2viz.figures.style.node_colors`);
+    each KS distance is a vertical segment. Pairs with a negative signed distance (the node with more
+    errors scores higher) are drawn in red. The ``max_labels`` lowest (signed) distances get a text label
+    (x100), each in its own vertical slot so that labels never overlap; every distance shows on hover.
+    The legend is a compact row below.
+
+    Parameters
+    ----------
+    node_levels : Mapping[str, int]
+        Node label -> error count.
+    node_scores : Mapping[str, numpy.ndarray]
+        Node label -> its images' scores.
+    ks_pairs : sequence of Mapping
+        Dicts with keys ``a``, ``b`` (node labels), ``statistic``, ``location``, ``cdf_a``, ``cdf_b``
+        (as in :class:`ts2viz.statistics.ord_sep.KSResult`) and optionally ``signed`` (the KS distance
+        signed by the direction of the pair's mean gap, see :func:`ts2viz.metametrics.signed`).
+    metric : str
+        The metric's name (axis title).
+    lower_is_better : bool, default False
+        The metric's direction (an arrow on the axis).
+    max_labels : int, default 10
+        How many distances get a text label.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        The figure; an empty figure with a message when the SEG has no score.
+
+    Notes
+    -----
+    NaN policy: NaN scores are dropped; a pair with a NaN statistic or location is not drawn.
     """
     levels = dict(node_levels)
     finite = [np.asarray(v, float)[~np.isnan(np.asarray(v, float))] for v in node_scores.values()]
@@ -195,6 +264,28 @@ def landing_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.
 
     Each node's scores as a box with points (x = node, ordered by label); each upload as a dashed
     horizontal line across all nodes, labelled with its name.
+
+    Parameters
+    ----------
+    node_levels : Mapping[str, int]
+        Node label -> error count (empty: no SEG to compare with; the uploads are drawn as points).
+    node_scores : Mapping[str, numpy.ndarray]
+        Node label -> its images' scores.
+    uploads : sequence of (str, float)
+        Name and score of each uploaded image.
+    metric : str
+        The metric's name (axis title).
+    lower_is_better : bool, default False
+        The metric's direction (an arrow on the axis).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        The figure; an empty figure with a message when nothing is scored.
+
+    Notes
+    -----
+    NaN policy: NaN node scores and uploads without a finite score are not drawn.
     """
     levels = dict(node_levels)
     colors = node_colors(levels)

@@ -1,6 +1,8 @@
-"""The figures' shared style: one palette (matching assets/app.css), colour scales, node and family
-colours with their contrast on white, the figure constructor (:func:`figure`; plain dicts inside
-:func:`plain_figures`), text widths, legends under a figure, and the empty figure."""
+"""The figures' shared style: one palette (matching assets/app.css), colour scales, and layout helpers.
+
+Node and family colours with their contrast on white, the figure constructor (:func:`figure`; plain
+dicts inside :func:`plain_figures`), text widths, legends under a figure, and the empty figure.
+"""
 from __future__ import annotations
 
 import contextvars
@@ -43,15 +45,53 @@ def _rgb(color: str) -> tuple[int, int, int]:
 
 
 def mix(a: str, b: str, t: float) -> str:
-    """Colour ``a`` moved a fraction ``t`` (0..1) of the way to colour ``b`` (both ``#rrggbb``)."""
+    """Colour ``a`` moved a fraction ``t`` of the way to colour ``b``.
+
+    Parameters
+    ----------
+    a, b : str
+        Colours ``#rrggbb``.
+    t : float
+        The fraction, 0 (``a``) to 1 (``b``).
+
+    Returns
+    -------
+    str
+        The mixed colour, ``#rrggbb`` (each channel interpolated linearly and rounded).
+
+    Examples
+    --------
+    >>> from ts2viz.figures.style import mix
+    >>> mix("#000000", "#ffffff", 0.5)
+    '#808080'
+    """
     ca, cb = _rgb(a), _rgb(b)
     return "#" + "".join(f"{round(x + (y - x) * t):02x}" for x, y in zip(ca, cb))
 
 
 def level_color(level: int, max_level: int) -> str:
-    """Colour of an error level: :data:`LEVEL_COLORS` ``[level]`` (the same in every SEG) while the
-    SEG's largest level has a palette colour; for deeper SEGs the levels are spread over the palette,
-    between its colours (interpolated), so distinct levels keep distinct colours."""
+    """Colour of an error level.
+
+    Parameters
+    ----------
+    level : int
+        The error level (0 = faithful).
+    max_level : int
+        The SEG's largest level.
+
+    Returns
+    -------
+    str
+        :data:`LEVEL_COLORS` ``[level]`` (the same in every SEG) while the SEG's largest level has a
+        palette colour; for deeper SEGs the levels are spread over the palette, between its colours
+        (interpolated), so distinct levels keep distinct colours.
+
+    Examples
+    --------
+    >>> from ts2viz.figures.style import level_color
+    >>> level_color(1, 3), level_color(3, 12)
+    ('#ca8a04', '#d35815')
+    """
     n = len(LEVEL_COLORS)
     level = max(0, int(level))
     if max_level <= n - 1:
@@ -74,7 +114,24 @@ MIN_CONTRAST = 3.0
 
 
 def contrast_on_white(color: str) -> float:
-    """WCAG contrast ratio of ``#rrggbb`` against white."""
+    """WCAG contrast ratio of a colour against white.
+
+    Parameters
+    ----------
+    color : str
+        ``#rrggbb``.
+
+    Returns
+    -------
+    float
+        The ratio, from 1 (white) to 21 (black).
+
+    Examples
+    --------
+    >>> from ts2viz.figures.style import contrast_on_white
+    >>> round(contrast_on_white("#0f766e"), 2)
+    5.47
+    """
     def lin(c: float) -> float:
         c /= 255
         return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
@@ -84,8 +141,21 @@ def contrast_on_white(color: str) -> float:
 
 
 def on_white(color: str, min_contrast: float = MIN_CONTRAST) -> str:
-    """``color`` darkened (lightness lowered, hue and saturation kept) until its contrast on white is
-    at least ``min_contrast``."""
+    """``color`` darkened until its contrast on white is at least ``min_contrast``.
+
+    Parameters
+    ----------
+    color : str
+        ``#rrggbb``.
+    min_contrast : float, default MIN_CONTRAST
+        The WCAG contrast ratio to reach.
+
+    Returns
+    -------
+    str
+        ``color`` itself when it has the contrast already, else its lightness lowered (hue and
+        saturation kept) in steps of 0.01 until it does; :data:`INK` if none does.
+    """
     import colorsys
 
     if contrast_on_white(color) >= min_contrast:
@@ -100,8 +170,25 @@ def on_white(color: str, min_contrast: float = MIN_CONTRAST) -> str:
 
 
 def node_colors(node_levels: Mapping[str, int]) -> dict[str, str]:
-    """One colour per node: its error level's colour (:func:`level_color`), in distinct shades when
-    the level has several nodes (1a darkest to 1d lightest, in label order)."""
+    """One colour per node of a SEG.
+
+    Parameters
+    ----------
+    node_levels : Mapping[str, int]
+        Node label -> error level.
+
+    Returns
+    -------
+    dict[str, str]
+        Node label -> its error level's colour (:func:`level_color`), in distinct shades when the level
+        has several nodes (1a darkest to 1d lightest, in label order).
+
+    Examples
+    --------
+    >>> from ts2viz.figures.style import node_colors
+    >>> node_colors({"0": 0, "1a": 1, "1b": 1})
+    {'0': '#0f766e', '1a': '#823303', '1b': '#fbf74b'}
+    """
     import colorsys
 
     levels = dict(node_levels)
@@ -123,6 +210,19 @@ def node_colors(node_levels: Mapping[str, int]) -> dict[str, str]:
 
 
 def family_color(family: str) -> str:
+    """Colour of a metric family.
+
+    Parameters
+    ----------
+    family : str
+        A family name (``Embedding``, ``TIFA``, ``DSG``, ...).
+
+    Returns
+    -------
+    str
+        :data:`FAMILY_COLORS` ``[family]``, or a colour of :data:`WALK_COLORS` chosen by the name for
+        any other family (stable across runs).
+    """
     if family in FAMILY_COLORS:
         return FAMILY_COLORS[family]
     return WALK_COLORS[sum(map(ord, family)) % len(WALK_COLORS)]
@@ -135,7 +235,18 @@ TITLE_CHARS = 64       # longer titles are wrapped onto a second line
 
 
 def title_lines(title: str) -> list[str]:
-    """A title in lines of at most :data:`TITLE_CHARS` characters (broken at spaces)."""
+    """A title in lines of at most :data:`TITLE_CHARS` characters (broken at spaces).
+
+    Parameters
+    ----------
+    title : str
+        The title.
+
+    Returns
+    -------
+    list of str
+        The lines (a word longer than the limit gets a line of its own).
+    """
     lines, cur = [], ""
     for word in title.split(" "):
         if cur and len(cur) + 1 + len(word) > TITLE_CHARS:
@@ -148,7 +259,15 @@ def title_lines(title: str) -> list[str]:
 
 @dataclass(frozen=True)
 class PlainFigure:
-    """A figure as the plain ``data`` (traces) and ``layout`` dicts that plotly.js reads."""
+    """A figure as the plain ``data`` (traces) and ``layout`` dicts that plotly.js reads.
+
+    Attributes
+    ----------
+    data : list
+        The traces, dicts with a ``type``.
+    layout : dict
+        The layout.
+    """
 
     data: list
     layout: dict
@@ -159,9 +278,24 @@ _PLAIN = contextvars.ContextVar("ts2viz_plain_figures", default=False)
 
 @contextmanager
 def plain_figures():
-    """Within this block the builders return :class:`PlainFigure` instead of ``go.Figure``: the same
-    traces and layout, without building plotly's object model (a server that sends many figures as
-    JSON skips most of its cost). Per thread and task (a context variable)."""
+    """Within this block the builders return :class:`PlainFigure` instead of ``go.Figure``.
+
+    The same traces and layout, without building plotly's object model (a server that sends many figures
+    as JSON skips most of its cost). Per thread and task (a context variable).
+
+    Yields
+    ------
+    None
+        The block runs with plain figures on.
+
+    Examples
+    --------
+    >>> from ts2viz.figures.style import empty_figure, plain_figures
+    >>> with plain_figures():
+    ...     fig = empty_figure("no SEG selected")
+    >>> type(fig).__name__, fig.layout["annotations"][0]["text"]
+    ('PlainFigure', 'no SEG selected')
+    """
     token = _PLAIN.set(True)
     try:
         yield
@@ -170,14 +304,13 @@ def plain_figures():
 
 
 def _fig(traces: list, layout: dict, *, title: str | None = None, height: int = 380, legend: bool = True):
-    """A ``go.Figure`` from plain trace and layout dicts, in the app's style (a :class:`PlainFigure`
-    inside :func:`plain_figures`).
+    """A ``go.Figure`` from plain trace and layout dicts, in the app's style.
 
-    The title sits below the strip where plotly's modebar appears, so the toolbar never covers it.
-    Built in one go without plotly's per-property validation (which costs a second on a figure
-    with a few hundred traces or annotations); the dicts use only standard plotly attributes.
+    A :class:`PlainFigure` inside :func:`plain_figures`. The title sits below the strip where plotly's
+    modebar appears, so the toolbar never covers it. Built in one go without plotly's per-property
+    validation (which costs a second on a figure with a few hundred traces or annotations); the dicts use
+    only standard plotly attributes.
     """
-
     lines = title_lines(title) if title else []
     top = TOOLBAR_PX + TITLE_PX * len(lines) + 10 if lines else 16
     base = dict(
@@ -206,11 +339,39 @@ def _fig(traces: list, layout: dict, *, title: str | None = None, height: int = 
 
 
 def figure(traces: list, layout: dict, *, title: str | None = None, height: int = 380, legend: bool = True):
-    """A figure from plain trace and layout dicts in the app's style: a ``go.Figure``, or the
-    :class:`PlainFigure` that reaches the page as it is inside :func:`plain_figures` (the app's one path,
-    ``ts2viz.ui.page.glue.page_plot``). Builders outside this module (cost, human gold standards) use this.
-    Traces are dicts with a ``type`` (``"scatter"``, ``"scattergl"``, ...), spelled as plotly.js reads
-    them (``line: {shape: "hv"}``, not plotly.py's ``line_shape``)."""
+    """A figure from plain trace and layout dicts in the app's style.
+
+    Builders outside this package (cost, human gold standards) use this.
+
+    Parameters
+    ----------
+    traces : list of dict
+        Traces with a ``type`` (``"scatter"``, ``"scattergl"``, ...), spelled as plotly.js reads them
+        (``line: {shape: "hv"}``, not plotly.py's ``line_shape``).
+    layout : dict
+        Layout entries; ``xaxis`` and ``yaxis`` are merged into the app's axis style, other dicts into
+        the app's defaults.
+    title : str, optional
+        The title, wrapped at :data:`TITLE_CHARS` characters and placed below the modebar.
+    height : int, default 380
+        Height in pixels.
+    legend : bool, default True
+        Show the legend.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        A ``go.Figure``, or the :class:`PlainFigure` that reaches the page as it is inside
+        :func:`plain_figures` (the app's one path, ``ts2viz.ui.page.glue.page_plot``).
+
+    Examples
+    --------
+    >>> from ts2viz.figures.style import figure, plain_figures
+    >>> with plain_figures():
+    ...     fig = figure([{"type": "scatter", "x": [1, 2], "y": [3, 4]}], {"xaxis": {"title": "errors"}})
+    >>> fig.layout["xaxis"]["title"], fig.layout["height"]
+    ('errors', 380)
+    """
     return _fig(traces, dict(layout), title=title, height=height, legend=legend)
 
 
@@ -219,9 +380,21 @@ _NARROW, _WIDE = set("iljtfrI.,:;'|!()[] -"), set("mwMW%@#&+<=>^~")
 
 
 def text_width(text: str, size: float = 10) -> float:
-    """Estimated width in pixels of ``text`` in the app's sans-serif font at ``size`` px, on the
-    generous side (measured against DejaVu Sans, which Chromium uses when Inter is missing), for
-    placing labels without overlap."""
+    """Estimated width in pixels of ``text`` in the app's sans-serif font.
+
+    Parameters
+    ----------
+    text : str
+        The text.
+    size : float, default 10
+        Font size in px.
+
+    Returns
+    -------
+    float
+        The width, on the generous side (measured against DejaVu Sans, which Chromium uses when Inter
+        is missing), for placing labels without overlap.
+    """
     em = 0.0
     for c in text:
         em += 0.42 if c in _NARROW else 1.0 if c in _WIDE else 0.8 if c.isupper() else 0.66
@@ -236,12 +409,28 @@ def bottom_legends(groups: Sequence[tuple[str, Sequence[str]]], *, size: float =
                    width: float = LEGEND_WIDTH) -> tuple[list[dict], list[int]]:
     """Horizontal legends stacked at the bottom of a figure, one per group, and the pixels each needs.
 
-    ``groups``: ``(title, entry names)`` per legend (``legend``, ``legend2``, ...; a trace picks its
-    legend by name). Plotly lays a wrapping horizontal legend out as a grid whose column is its widest
-    entry, so short node labels and long names go in separate legends. Rows are counted for a figure
-    ``width`` pixels wide; on a wider screen fewer rows are needed, so the space reserved (the bottom
-    margin) always suffices and the plot area keeps the height it was given. Positions are set by
+    Plotly lays a wrapping horizontal legend out as a grid whose column is its widest entry, so short
+    node labels and long names go in separate legends. Rows are counted for a figure ``width`` pixels
+    wide; on a wider screen fewer rows are needed, so the space reserved (the bottom margin) always
+    suffices and the plot area keeps the height it was given. Positions are set by
     :func:`stack_legends` once the figure's height is known.
+
+    Parameters
+    ----------
+    groups : sequence of (str, sequence of str)
+        ``(title, entry names)`` per legend (``legend``, ``legend2``, ...; a trace picks its legend by
+        name).
+    size : float, default 11
+        Font size in px.
+    width : float, default LEGEND_WIDTH
+        The figure width the rows are counted for.
+
+    Returns
+    -------
+    specs : list of dict
+        Plotly legend layouts, without their vertical position.
+    heights : list of int
+        The pixels each legend needs.
     """
     specs, heights = [], []
     row_px = size + 10
@@ -260,8 +449,23 @@ def bottom_legends(groups: Sequence[tuple[str, Sequence[str]]], *, size: float =
 
 
 def stack_legends(specs: list[dict], heights: list[int], figure_height: int) -> dict:
-    """Layout entries ``legend``, ``legend2``, ... for :func:`bottom_legends`' legends: the first just
-    under the x axis, the others below it (space a wide screen does not need is left at the bottom)."""
+    """Layout entries for :func:`bottom_legends`' legends, stacked under the x axis.
+
+    Parameters
+    ----------
+    specs : list of dict
+        The legends (:func:`bottom_legends`).
+    heights : list of int
+        Their heights in pixels.
+    figure_height : int
+        The figure's height in pixels.
+
+    Returns
+    -------
+    dict
+        ``legend``, ``legend2``, ...: the first just under the x axis, the others below it (space a
+        wide screen does not need is left at the bottom).
+    """
     out, top = {}, sum(heights)
     for k, (spec, h) in enumerate(zip(specs, heights)):
         out["legend" if k == 0 else f"legend{k + 1}"] = {**spec, "y": top / figure_height}
@@ -270,14 +474,45 @@ def stack_legends(specs: list[dict], heights: list[int], figure_height: int) -> 
 
 
 def empty_figure(message: str, height: int = 300):
-    """A blank figure with a centred message (no data, nothing selected)."""
+    """A blank figure with a centred message (no data, nothing selected).
+
+    Parameters
+    ----------
+    message : str
+        The message.
+    height : int, default 300
+        Height in pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        The figure (a :class:`PlainFigure` inside :func:`plain_figures`).
+    """
     return _fig([], dict(annotations=[dict(text=message, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
                                            font=dict(size=13, color=MUTED))],
                          xaxis=dict(visible=False), yaxis=dict(visible=False)), height=height, legend=False)
 
 
 def json_list(v) -> list:
-    """A list for JSON: numpy scalars to floats, NaN to None."""
+    """A list for JSON: numpy scalars to Python numbers, NaN to None.
+
+    Parameters
+    ----------
+    v : iterable
+        The values.
+
+    Returns
+    -------
+    list
+        The values, floats and ints as Python numbers, NaN and None as None, others unchanged.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz.figures.style import json_list
+    >>> json_list([np.float64(1.5), float("nan"), np.int64(3), "x"])
+    [1.5, None, 3, 'x']
+    """
     out = []
     for x in v:
         if x is None:

@@ -43,9 +43,20 @@ MALFORMED = ("no_gating", "skip_part")
 class AnswerScoring:
     """Everything that changes a score computed from released answers.
 
-    yes_rule : ``exact`` (DSG's code) or ``contains`` (TS2's code); see :func:`is_yes`.
-    missing : ``zero`` (DSG's code: an image without answers scores 0) or ``nan``.
-    malformed_parents : ``no_gating`` (DSG's code) or ``skip_part``; see :func:`question_scores`.
+    Parameters
+    ----------
+    yes_rule : {'exact', 'chat', 'contains'}, default 'exact'
+        ``exact`` (DSG's InstructBLIP path), ``chat`` (DSG's chat-model path: lower-cased, punctuation
+        stripped) or ``contains`` (TS2's code); see :func:`ts2viz.qa.mapping.is_yes`.
+    missing : {'zero', 'nan'}, default 'zero'
+        ``zero`` (DSG's code: an image without answers scores 0) or ``nan`` (left out).
+    malformed_parents : {'no_gating', 'skip_part'}, default 'no_gating'
+        ``no_gating`` (DSG's code) or ``skip_part``; see :func:`question_scores`.
+
+    Raises
+    ------
+    InputError
+        If a setting is not one of its allowed values.
     """
 
     yes_rule: str = DSG_YES_RULE
@@ -53,6 +64,7 @@ class AnswerScoring:
     malformed_parents: str = "no_gating"
 
     def __post_init__(self) -> None:
+        """Check every setting (see the class's Raises)."""
         check_yes_rule(self.yes_rule)
         if self.missing not in MISSING:
             raise InputError(f"missing= must be one of {', '.join(MISSING)}, not {self.missing!r}")
@@ -61,8 +73,10 @@ class AnswerScoring:
 
 
 def _parse_parents(text: str) -> list[int] | None:
-    """Parent ids of ``1,2`` (``0`` = none); None when a part is not an integer (one TIFA160 prompt,
-    coco_100240, has a dependency ``1, outside``)."""
+    """Parent ids of ``1,2`` (``0`` = none); None when a part is not an integer.
+
+    One TIFA160 prompt, coco_100240, has a dependency ``1, outside``.
+    """
     out = []
     for part in str(text).replace("-", ",").split(","):
         part = part.strip()
@@ -77,13 +91,35 @@ def _parse_parents(text: str) -> list[int] | None:
 
 def question_scores(answers, accumulation: str = DEFAULT_ACCUMULATION, *, yes_rule: str = DSG_YES_RULE,
                     malformed: str = "no_gating") -> np.ndarray:
-    """Whether each row of an answers table counts toward its image's score (bool array).
+    """Whether each row of an answers table counts toward its image's score.
 
-    ``answers`` has columns ``vqa_model, question_set, image_id, question_id, parents, answer``;
-    parent links join questions of the same (vqa_model, question_set, image_id). Vectorised over the
-    whole table (one call of the accumulation rule on all edges). ``malformed``: what a parent list
-    with a non-integer id does: ``no_gating`` (DSG's code: that image's questions are not gated at
-    all) or ``skip_part`` (only the bad part is ignored).
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Columns ``vqa_model, question_set, image_id, question_id, parents, answer``; parent links join
+        questions of the same (vqa_model, question_set, image_id).
+    accumulation : str, default DEFAULT_ACCUMULATION
+        The accumulation rule (:mod:`ts2viz.qa.accumulation`: ``direct``, ``transitive``, ``mean``, ...).
+    yes_rule : str, default DSG_YES_RULE
+        How an answer is read as yes (:func:`ts2viz.qa.mapping.is_yes`).
+    malformed : {'no_gating', 'skip_part'}, default 'no_gating'
+        What a parent list with a non-integer id does: ``no_gating`` (DSG's code: that image's questions
+        are not gated at all) or ``skip_part`` (only the bad part is ignored).
+
+    Returns
+    -------
+    numpy.ndarray
+        Bool array, one entry per row of ``answers``.
+
+    Raises
+    ------
+    InputError
+        If the accumulation or the yes rule is unknown.
+
+    Notes
+    -----
+    Vectorised over the whole table (one call of the accumulation rule on all edges). A parent id the
+    image does not have is ignored.
     """
     import pandas as pd
 
@@ -117,9 +153,42 @@ def question_scores(answers, accumulation: str = DEFAULT_ACCUMULATION, *, yes_ru
 def answer_scores(rated, *, scoring: AnswerScoring = AnswerScoring(), metrics=None):
     """The QA metrics of :data:`QA_METRICS` for every VQA model of ``rated.qa_answers``.
 
-    Returns a DataFrame aligned with ``rated.images`` with columns ``PREFIX:VQA`` (e.g.
-    ``dsg:PaLI-17B``); empty when the set has no released answers. ``metrics`` restricts the
-    prefixes (default all).
+    Parameters
+    ----------
+    rated : RatedSet
+        A rated set with released answers.
+    scoring : AnswerScoring, default AnswerScoring()
+        Yes rule, missing answers, malformed parent lists.
+    metrics : sequence of str, optional
+        Restrict the prefixes (default: all of :data:`QA_METRICS`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Aligned with ``rated.images``, columns ``PREFIX:VQA`` (e.g. ``dsg:PaLI-17B``); empty when the
+        set has no released answers.
+
+    Raises
+    ------
+    InputError
+        If a prefix is unknown.
+
+    Notes
+    -----
+    NaN policy: an image without answers scores 0 (``missing="zero"``, DSG's code) or NaN
+    (``missing="nan"``).
+
+    Examples
+    --------
+    >>> from ts2viz.gold import AnswerScoring, answer_scores, load_gold
+    >>> gold = load_gold("tifa160", answers=False)
+    >>> dsg = answer_scores(gold, metrics=["dsg"])
+    >>> dsg.columns.tolist()
+    ['dsg:mPLUG-large', 'dsg:InstructBLIP', 'dsg:PaLI-17B']
+    >>> round(float(dsg["dsg:PaLI-17B"].mean()), 4)
+    0.8338
+    >>> int(answer_scores(gold, metrics=["dsg"], scoring=AnswerScoring(missing="nan"))["dsg:PaLI-17B"].isna().sum())
+    5
     """
     import pandas as pd
 
@@ -150,8 +219,25 @@ def answer_scores(rated, *, scoring: AnswerScoring = AnswerScoring(), metrics=No
 
 
 def answer_metric(name: str) -> tuple[str, str, str] | None:
-    """``(prefix, question set, VQA model)`` of an answer-based QA metric's name (``dsg:PaLI-17B`` ->
-    ``("dsg", "dsg", "PaLI-17B")``); None for any other name."""
+    """Parse the name of an answer-based QA metric.
+
+    Parameters
+    ----------
+    name : str
+        A metric name such as ``dsg:PaLI-17B``.
+
+    Returns
+    -------
+    tuple of str or None
+        ``(prefix, question set, VQA model)``, e.g. ``("dsg", "dsg", "PaLI-17B")``; None for any other
+        name.
+
+    Examples
+    --------
+    >>> from ts2viz.gold.answers import answer_metric
+    >>> answer_metric("dsg-transitive:PaLI-17B"), answer_metric("clipscore")
+    (('dsg-transitive', 'dsg', 'PaLI-17B'), None)
+    """
     prefix, sep, vqa = str(name).partition(":")
     if not sep or prefix not in QA_METRICS or not vqa:
         return None
@@ -159,16 +245,37 @@ def answer_metric(name: str) -> tuple[str, str, str] | None:
 
 
 def answer_records(rated, metric: str, image_id: str, *, scoring: AnswerScoring = AnswerScoring()):
-    """One image's released answers behind an answer-based QA metric (``dsg:PaLI-17B``) as QA records
-    (:data:`ts2viz.qa.records.RECORD_COLUMNS`), so that the question table of the Questions tab
-    (:func:`ts2viz.qa.views.image_question_table`) shows them: one row per question, choices yes/no,
+    """One image's released answers behind an answer-based QA metric, as QA records.
+
+    The records (:data:`ts2viz.qa.records.RECORD_COLUMNS`) are what the question table of the Questions
+    tab (:func:`ts2viz.qa.views.image_question_table`) shows: one row per question, choices yes/no,
     expected yes, the raw answer, ``mapped`` by ``scoring.yes_rule``, parents as DSG's data give them (a
     malformed list treated as ``scoring.malformed_parents`` says, as :func:`question_scores` does).
 
-    Returns ``(records, kind, accumulation)``: ``kind`` ``dsg`` (parents gate) or ``tifa`` (VQ²A: every
-    question counts on its own) and the accumulation the metric uses, for
-    :func:`ts2viz.qa.records.with_counted`. Empty records when the image has no answers; raises
-    :class:`InputError` for a name that is not an answer-based metric.
+    Parameters
+    ----------
+    rated : RatedSet
+        A rated set with released answers.
+    metric : str
+        An answer-based metric name (``dsg:PaLI-17B``).
+    image_id : str
+        The image.
+    scoring : AnswerScoring, default AnswerScoring()
+        Yes rule and malformed parent lists.
+
+    Returns
+    -------
+    records : pandas.DataFrame
+        The records; empty when the image has no answers.
+    kind : str
+        ``dsg`` (parents gate) or ``tifa`` (VQ²A: every question counts on its own).
+    accumulation : str
+        The accumulation the metric uses, for :func:`ts2viz.qa.records.with_counted`.
+
+    Raises
+    ------
+    InputError
+        For a name that is not an answer-based metric.
     """
     import pandas as pd
 

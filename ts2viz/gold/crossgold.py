@@ -1,5 +1,7 @@
-"""Cross-gold view: the same metric families ranked on each gold standard (TS2 Ord / Sep, TIFA160,
-ImagenHub, GenAI-Bench), with rank intervals, to show where a metric's standing changes with the slice.
+"""Cross-gold view: the same metric families ranked on each gold standard, with rank intervals.
+
+The gold standards are TS2 (Ord, Sep), TIFA160, ImagenHub and GenAI-Bench; the view shows where a
+metric's standing changes with the slice.
 
 The bundled sources name their metrics differently and computed them with different code and model
 versions; :data:`CROSS_NAMES` maps each source's column to a shared label only where the family and
@@ -26,8 +28,39 @@ CROSS_NAMES: dict[str, dict[str, str]] = {
 
 
 def ranks_over_resamples(values: np.ndarray, samples: np.ndarray, confidence: float):
-    """Rank (1 = best, higher value better) of each of k metrics on ``values`` (k,) and the
-    percentile interval of its rank over ``samples`` (k, B); NaN values rank last."""
+    """Rank of each of k metrics, and the percentile interval of its rank over resamples.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        (k,) the metrics' values, higher better.
+    samples : numpy.ndarray
+        (k, B) their resampled values.
+    confidence : float
+        Two-sided level of the interval.
+
+    Returns
+    -------
+    rank : numpy.ndarray
+        (k,) rank on ``values`` (1 = best; ties by position).
+    low : numpy.ndarray
+        (k,) the lower quantile of the resampled ranks (linear interpolation).
+    high : numpy.ndarray
+        (k,) the upper quantile.
+
+    Notes
+    -----
+    NaN policy: NaN values rank last.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz.gold.crossgold import ranks_over_resamples
+    >>> rank, low, high = ranks_over_resamples(np.array([0.3, 0.5, np.nan]),
+    ...                                        np.array([[0.3, 0.6], [0.5, 0.4], [0.1, 0.2]]), 0.95)
+    >>> rank.tolist(), low.tolist(), high.tolist()
+    ([2, 1, 3], [1.025, 1.025, 3.0], [1.975, 1.975, 3.0])
+    """
     def rank(v):
         v = np.where(np.isnan(v), -np.inf, v)
         order = np.argsort(-v, axis=0, kind="stable")
@@ -44,9 +77,27 @@ def ranks_over_resamples(values: np.ndarray, samples: np.ndarray, confidence: fl
 
 def rated_rank_rows(g, labels: dict[str, str], *, stat: str = "spearman",
                     bootstrap: BootstrapSettings = BootstrapSettings(1000)) -> list[dict]:
-    """Rows of :func:`cross_gold` for one rated set ``g``: its metrics named in ``labels`` (column ->
-    shared label) ranked among themselves by ``stat`` with rank intervals (the gold is ``g.name``).
-    Empty when ``g`` has none of them."""
+    """Rows of :func:`cross_gold` for one rated set.
+
+    Parameters
+    ----------
+    g : RatedSet
+        The gold set (its name names the rows' gold).
+    labels : dict[str, str]
+        Its metric column -> the shared label.
+    stat : str, default "spearman"
+        The statistic that ranks the metrics (one of
+        :data:`ts2viz.metaeval.humaneval.INTERVAL_STATS`).
+    bootstrap : BootstrapSettings, default BootstrapSettings(1000)
+        Resampling settings for the rank intervals.
+
+    Returns
+    -------
+    list of dict
+        One per metric of ``labels`` that ``g`` has, ranked among themselves: ``label``, ``gold``
+        (``NAME:stat``), ``metric``, ``value``, ``rank``, ``rank_lo``, ``rank_hi``. Empty when ``g`` has
+        none of them.
+    """
     from ..metaeval.humaneval import evaluate_rated
 
     cols = [c for c in labels if c in g.metrics]
@@ -60,8 +111,31 @@ def rated_rank_rows(g, labels: dict[str, str], *, stat: str = "spearman",
 
 def cross_gold(golds: Sequence[str] = ("tifa160", "imagenhub-t2i", "genaibench-teaser"), *, stat: str = "spearman",
                ts2: bool = True, bootstrap: BootstrapSettings = BootstrapSettings(1000)):
-    """Long table: label, gold (``ts2:ord_avg``, ``ts2:sep_avg``, ``tifa160:spearman``, ...), metric
-    (the source's column), value, rank, rank_lo, rank_hi (among the labels that source has)."""
+    """The cross-gold table: each labelled metric's value and rank on every gold standard.
+
+    Parameters
+    ----------
+    golds : sequence of str, default ("tifa160", "imagenhub-t2i", "genaibench-teaser")
+        Bundled rated sets.
+    stat : str, default "spearman"
+        The statistic on the rated sets.
+    ts2 : bool, default True
+        Add TS2's average Ord and Sep (bundled scores, the paper's policy).
+    bootstrap : BootstrapSettings, default BootstrapSettings(1000)
+        Resampling settings for the rank intervals (prompts for the rated sets, SEGs for TS2).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long table: ``label``, ``gold`` (``ts2:ord_avg``, ``ts2:sep_avg``, ``tifa160:spearman``, ...),
+        ``metric`` (the source's column), ``value``, ``rank``, ``rank_lo``, ``rank_hi`` (among the
+        labels that source has).
+
+    Raises
+    ------
+    InputError
+        If a gold name is unknown.
+    """
     import pandas as pd
 
     from .bundled import load_gold

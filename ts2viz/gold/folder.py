@@ -65,6 +65,25 @@ def _header(path: Path, text: str) -> list[str]:
 
 
 def read_images(path: Path):
+    """Read ``images.csv`` of a rated-set folder.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``image_id``, ``prompt_id`` (the prompt text when only ``prompt`` is given), ``t2i_model``
+        (``-`` when absent), ``prompt``, ``path``, ``hub_id``.
+
+    Raises
+    ------
+    InputError
+        Naming the file and row: not UTF-8, a missing column, an empty or repeated ``image_id``, an image
+        without a prompt, no rows.
+    """
     import pandas as pd
 
     text = read_text_utf8(path)
@@ -93,6 +112,27 @@ def read_images(path: Path):
 
 
 def read_ratings(path: Path, image_ids: set[str]):
+    """Read ``ratings.csv`` of a rated-set folder.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+    image_ids : set of str
+        The images of ``images.csv``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``image_id``, ``rating_set`` (default ``default``), ``rater`` (default: the rating's position
+        among the image's ratings), ``rating``.
+
+    Raises
+    ------
+    InputError
+        Naming the file and row: an unknown image id, a rating that is empty or not a finite number,
+        no rows.
+    """
     import pandas as pd
 
     text = read_text_utf8(path)
@@ -111,6 +151,23 @@ def read_ratings(path: Path, image_ids: set[str]):
 
 
 def read_prompts(path: Path):
+    """Read ``prompts.csv`` of a rated-set folder.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file (``prompt_id``, ``prompt``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``prompt_id``, ``prompt``.
+
+    Raises
+    ------
+    InputError
+        If the file is not UTF-8 or lacks a column.
+    """
     import pandas as pd
 
     text = read_text_utf8(path)
@@ -120,13 +177,40 @@ def read_prompts(path: Path):
 
 
 def read_score_table(path: str | os.PathLike, image_ids: list[str], *, max_bytes: int | None = None):
-    """A scores file keyed by image id, as a DataFrame aligned with ``image_ids`` (NaN: not scored).
+    """A scores file keyed by image id, as a DataFrame aligned with ``image_ids``.
 
-    The file is CSV with an ``image_id`` column (``file_name`` is accepted as its name too) and one
-    numeric column per metric. Raises :class:`InputError` for an unknown or repeated image id, a
-    non-numeric cell, no metric column. Warns (one line) when the file scores only part of the set.
-    ``max_bytes``: a larger file is refused from its size, before it is read; rows are bounded by the
-    set (each row names one of its images, once: reading stops at the first row past them).
+    Parameters
+    ----------
+    path : str or os.PathLike
+        CSV with an ``image_id`` column (``file_name`` is accepted as its name too) and one numeric
+        column per metric.
+    image_ids : list of str
+        The rated set's images, in order.
+    max_bytes : int, optional
+        A larger file is refused from its size, before it is read. Rows are bounded by the set anyway
+        (each row names one of its images, once: reading stops at the first row past them).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per image of ``image_ids``, one float column per metric.
+
+    Raises
+    ------
+    InputError
+        For a missing file, a file over ``max_bytes``, a header or row that cannot be read as CSV, an
+        unknown or repeated image id, more rows than images, a non-numeric cell, no metric column, no rows
+        (naming the file and row).
+
+    Warns
+    -----
+    InputWarning
+        When the file scores only part of the set.
+
+    Notes
+    -----
+    NaN policy: an empty cell (or ``nan``, ``NA``, ``None``, ``null``, or a non-finite number) and an
+    image absent from the file are not scored (NaN).
     """
     import numpy as np
     import pandas as pd
@@ -161,7 +245,46 @@ def read_score_table(path: str | os.PathLike, image_ids: list[str], *, max_bytes
 
 
 def load_folder(folder: str | os.PathLike, name: str | None = None) -> RatedSet:
-    """Read a rated set from ``folder`` (see the module docstring for the files)."""
+    r"""Read a rated set from ``folder`` (see the module docstring for the files).
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder with ``images.csv`` and ``ratings.csv`` (and optional ``prompts.csv``,
+        ``scores.csv``, ``gold.json``, ``qa_answers.parquet``).
+    name : str, optional
+        The set's name (default: ``gold.json``'s ``name``, else the folder's name).
+
+    Returns
+    -------
+    RatedSet
+        The set.
+
+    Raises
+    ------
+    InputError
+        Naming the file, the row and what was expected (see the readers), a missing folder or required
+        file, a ``gold.json`` that is not a JSON object, or a default rating set ``ratings.csv`` does not
+        have.
+
+    Warns
+    -----
+    InputWarning
+        When some images have no rating (they are left out of every statistic).
+
+    Examples
+    --------
+    >>> import pathlib, shutil, tempfile
+    >>> from ts2viz.gold import load_folder
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "images.csv").write_text("image_id,prompt,t2i_model\na1,a red cube,m1\na2,a red cube,m2\n")
+    >>> _ = (folder / "ratings.csv").write_text("image_id,rating\na1,5\na1,4\na2,2\n")
+    >>> _ = (folder / "scores.csv").write_text("image_id,my_metric\na1,0.9\na2,0.4\n")
+    >>> rated = load_folder(folder, name="mine")
+    >>> len(rated), rated.rating_sets, rated.human().tolist(), rated.metrics
+    (2, ['default'], [4.5, 2.0], ['my_metric'])
+    >>> shutil.rmtree(folder)
+    """
     import pandas as pd
 
     folder = Path(folder)

@@ -19,22 +19,36 @@ from ..errors import InputError
 
 @dataclass(frozen=True, eq=False)     # holds DataFrames: compared by identity
 class RatedSet:
-    """A human-judgment gold standard.
+    """A human-judgment gold standard: images of prompts, human ratings, metric scores.
 
     Attributes
     ----------
-    name : short name (``tifa160`` or the folder name).
-    images : DataFrame, one row per image, columns ``image_id`` (unique), ``prompt_id``, ``t2i_model``
-        and optionally ``path`` (a local image file) or ``hub_id`` (where the pixels can be fetched).
-    prompts : DataFrame ``prompt_id``, ``prompt`` (text may be empty where a release has none).
-    ratings : long DataFrame ``image_id``, ``rating_set``, ``rater``, ``rating`` (float), one row per
-        rating; every ``image_id`` is one of ``images``.
-    scores : DataFrame of metric scores, one float column per metric, rows aligned with ``images``
-        (NaN: not scored). Higher is better.
-    default_rating_set : the rating set used when none is named.
-    meta : free description (title, scale, sources, notes, rating set descriptions).
-    qa_answers : released per-question VQA answers (TIFA160), or None.
-    source : the folder it was read from, or None.
+    name : str
+        Short name (``tifa160`` or the folder name).
+    images : pandas.DataFrame
+        One row per image, columns ``image_id`` (unique), ``prompt_id``, ``t2i_model``, ``prompt`` and
+        optionally ``path`` (a local image file) or ``hub_id`` (where the pixels can be fetched).
+    prompts : pandas.DataFrame
+        ``prompt_id``, ``prompt`` (text may be empty where a release has none).
+    ratings : pandas.DataFrame
+        Long table ``image_id``, ``rating_set``, ``rater``, ``rating`` (float), one row per rating; every
+        ``image_id`` is one of ``images``.
+    scores : pandas.DataFrame
+        Metric scores, one float column per metric, rows aligned with ``images`` (NaN: not scored).
+        Higher is better.
+    default_rating_set : str
+        The rating set used when none is named.
+    meta : dict
+        Free description (title, scale, sources, notes, rating set descriptions).
+    qa_answers : pandas.DataFrame or None
+        Released per-question VQA answers (TIFA160), or None.
+    source : pathlib.Path or None
+        The folder it was read from, or None.
+
+    See Also
+    --------
+    ts2viz.gold.load_gold : a bundled set or a folder.
+    ts2viz.metaeval.humaneval.evaluate_rated : Gecko's tasks on a rated set.
     """
 
     name: str
@@ -48,25 +62,47 @@ class RatedSet:
     source: Path | None = None
 
     def __len__(self) -> int:
+        """The number of images."""
         return len(self.images)
 
     @property
     def image_ids(self) -> list[str]:
+        """The image ids, in the order of :attr:`images`."""
         return self.images["image_id"].tolist()
 
     @property
     def rating_sets(self) -> list[str]:
+        """The rating sets, in order of first appearance in :attr:`ratings`."""
         return list(dict.fromkeys(self.ratings["rating_set"].tolist()))
 
     @property
     def metrics(self) -> list[str]:
+        """The metric columns of :attr:`scores`."""
         return list(self.scores.columns)
 
     @property
     def t2i_models(self) -> list[str]:
+        """The T2I models, in order of first appearance."""
         return list(dict.fromkeys(self.images["t2i_model"].tolist()))
 
     def check_rating_set(self, rating_set: str | None) -> str:
+        """The rating set to use: ``rating_set``, or the default one when None.
+
+        Parameters
+        ----------
+        rating_set : str or None
+            A rating set name, or None for :attr:`default_rating_set`.
+
+        Returns
+        -------
+        str
+            The rating set's name.
+
+        Raises
+        ------
+        InputError
+            If the set has no such rating set.
+        """
         rs = self.default_rating_set if rating_set is None else rating_set
         if rs not in self.rating_sets:
             raise InputError(f"rated set {self.name!r} has no rating set {rs!r} (its rating sets: "
@@ -74,8 +110,26 @@ class RatedSet:
         return rs
 
     def rater_matrix(self, rating_set: str | None = None) -> tuple[np.ndarray, list[str]]:
-        """Ratings as a matrix (images x raters) of one rating set, NaN where a rater did not rate
-        an image; and the rater ids (columns). A rater id that rated an image twice keeps the mean."""
+        """Ratings of one rating set as a matrix (images x raters).
+
+        Parameters
+        ----------
+        rating_set : str, optional
+            The rating set (default: :attr:`default_rating_set`).
+
+        Returns
+        -------
+        ratings : numpy.ndarray
+            (images, raters), NaN where a rater did not rate an image; a rater id that rated an image twice
+            keeps the mean.
+        raters : list of str
+            The rater ids (columns).
+
+        Raises
+        ------
+        InputError
+            If the rating set is unknown.
+        """
         import pandas as pd
 
         rs = self.check_rating_set(rating_set)
@@ -85,8 +139,30 @@ class RatedSet:
         return wide.to_numpy(dtype=np.float64), [str(c) for c in wide.columns]
 
     def human(self, rating_set: str | None = None) -> np.ndarray:
-        """Mean rating of each image (aligned with ``images``) over all its ratings of the rating set;
-        NaN for an image nobody rated."""
+        """Mean rating of each image over all its ratings of one rating set.
+
+        Parameters
+        ----------
+        rating_set : str, optional
+            The rating set (default: :attr:`default_rating_set`).
+
+        Returns
+        -------
+        numpy.ndarray
+            (images,) aligned with :attr:`images`; NaN for an image nobody rated.
+
+        Raises
+        ------
+        InputError
+            If the rating set is unknown.
+
+        Examples
+        --------
+        >>> from ts2viz.gold import load_gold
+        >>> gold = load_gold("tifa160", answers=False)
+        >>> gold.human("tifa")[:3].tolist(), gold.human("dsg")[:3].tolist()
+        ([5.0, 3.0, 5.0], [5.0, 4.2, 5.0])
+        """
         import pandas as pd
 
         rs = self.check_rating_set(rating_set)
@@ -95,7 +171,23 @@ class RatedSet:
         return mean.reindex(pd.Index(self.image_ids)).to_numpy(dtype=np.float64)
 
     def ratings_per_image(self, rating_set: str | None = None) -> np.ndarray:
-        """Number of ratings of each image in the rating set (aligned with ``images``)."""
+        """Number of ratings of each image in one rating set.
+
+        Parameters
+        ----------
+        rating_set : str, optional
+            The rating set (default: :attr:`default_rating_set`).
+
+        Returns
+        -------
+        numpy.ndarray
+            (images,) int counts, aligned with :attr:`images`.
+
+        Raises
+        ------
+        InputError
+            If the rating set is unknown.
+        """
         import pandas as pd
 
         rs = self.check_rating_set(rating_set)
@@ -103,20 +195,50 @@ class RatedSet:
         return sub.groupby("image_id")["rating"].size().reindex(pd.Index(self.image_ids)).fillna(0).to_numpy(int)
 
     def prompt_codes(self) -> np.ndarray:
-        """Integer code of each image's prompt (the unit the bootstrap resamples)."""
+        """Integer code of each image's prompt (the unit the bootstrap resamples).
+
+        Returns
+        -------
+        numpy.ndarray
+            (images,) int64 codes, in order of first appearance.
+        """
         import pandas as pd
 
         return pd.factorize(self.images["prompt_id"])[0].astype(np.int64)
 
     def model_codes(self) -> tuple[np.ndarray, list[str]]:
-        """Integer code of each image's T2I model, and the model names (codes index them)."""
+        """Integer code of each image's T2I model, and the model names.
+
+        Returns
+        -------
+        codes : numpy.ndarray
+            (images,) int64 codes.
+        names : list of str
+            The model names (codes index them).
+        """
         import pandas as pd
 
         codes, names = pd.factorize(self.images["t2i_model"])
         return codes.astype(np.int64), [str(n) for n in names]
 
     def score_matrix(self, metrics=None) -> np.ndarray:
-        """Scores as a (metrics x images) float matrix, in the order of ``metrics`` (default all)."""
+        """Scores as a (metrics x images) float matrix.
+
+        Parameters
+        ----------
+        metrics : sequence of str, optional
+            The metric columns, in this order (default: all).
+
+        Returns
+        -------
+        numpy.ndarray
+            (metrics, images) float64, a copy; NaN where not scored.
+
+        Raises
+        ------
+        InputError
+            If a metric is not a column of :attr:`scores`.
+        """
         cols = self.metrics if metrics is None else list(metrics)
         missing = [m for m in cols if m not in self.scores.columns]
         if missing:
@@ -125,8 +247,24 @@ class RatedSet:
         return self.scores[cols].to_numpy(dtype=np.float64).T.copy()
 
     def with_scores(self, extra) -> "RatedSet":
-        """A copy with more metric columns (a DataFrame indexed like ``images``); a column of the same
-        name replaces the old one."""
+        """A copy with more metric columns.
+
+        Parameters
+        ----------
+        extra : pandas.DataFrame
+            One row per image (in the order of :attr:`images`), one column per metric; a column of the same
+            name as an existing one replaces it.
+
+        Returns
+        -------
+        RatedSet
+            The new set (this one is unchanged).
+
+        Raises
+        ------
+        ValueError
+            If ``extra`` does not have one row per image.
+        """
         import pandas as pd
 
         extra = extra.reset_index(drop=True)
@@ -136,6 +274,23 @@ class RatedSet:
         return replace(self, scores=pd.concat([base.reset_index(drop=True), extra], axis=1))
 
     def prompt_text(self, image_id: str) -> str:
+        """The prompt text of one image.
+
+        Parameters
+        ----------
+        image_id : str
+            An image id of the set.
+
+        Returns
+        -------
+        str
+            The prompt, or ``""`` where the release has no text.
+
+        Raises
+        ------
+        InputError
+            If the set has no such image.
+        """
         row = self.images.loc[self.images["image_id"] == image_id]
         if row.empty:
             raise InputError(f"rated set {self.name!r} has no image {image_id!r}")

@@ -83,17 +83,30 @@ INTERVAL_STATS = ("spearman", "kendall", "pearson", "pairwise_acc", "pairwise_ac
 class HumanEvalSettings:
     """Every choice that changes a human-evaluation result besides the data.
 
-    kendall : ``b`` (tau-b, scipy's default and the DSG README's) or ``c`` (Stuart's tau-c).
-    spearman : ``textbook`` (Spearman's rho) or ``np-corrcoef``: what TIFA's
-        ``compute_correlation.ipynb`` prints under "Spearman" (``np.corrcoef``, i.e. Pearson's r).
-    model_average : ``fisher`` (tanh of the mean Fisher z) or ``mean`` (plain mean of the per-model
-        coefficients: a "Fisher average" without the Fisher transform).
-    metric_ties : pair-wise task: a metric tie on a pair the raters order counts ``wrong`` or ``half``.
-    alpha : model ordering: a model pair is significantly ordered when the Wilcoxon p < alpha
-        (Gecko: 0.001).
-    rank_bootstrap : how Spearman's and Kendall's bootstrap resamples are computed (intervals only):
-        ``auto`` (exact on small sets, first-order on large ones: :func:`rank_interval_methods`),
-        ``exact`` (wherever an exact method is affordable) or ``linear`` (first order everywhere).
+    Parameters
+    ----------
+    kendall : {'b', 'c'}, default 'b'
+        Tau-b (scipy's default and the DSG README's) or Stuart's tau-c.
+    spearman : {'textbook', 'np-corrcoef'}, default 'textbook'
+        Spearman's rho, or what TIFA's ``compute_correlation.ipynb`` prints under "Spearman"
+        (``np.corrcoef``, i.e. Pearson's r).
+    model_average : {'fisher', 'mean'}, default 'fisher'
+        Tanh of the mean Fisher z, or the plain mean of the per-model coefficients (a "Fisher average"
+        without the Fisher transform).
+    metric_ties : {'wrong', 'half'}, default 'wrong'
+        Pair-wise task: a metric tie on a pair the raters order counts wrong or half right.
+    alpha : float, default 0.001
+        Model ordering: a model pair is significantly ordered when the Wilcoxon p < alpha (Gecko's
+        level).
+    rank_bootstrap : {'auto', 'exact', 'linear'}, default 'auto'
+        How Spearman's and Kendall's bootstrap resamples are computed (intervals only): exact on small
+        sets and first-order on large ones (:func:`rank_interval_methods`), exact wherever an exact
+        method is affordable, or first order everywhere.
+
+    Raises
+    ------
+    InputError
+        If a setting is not one of its allowed values, or ``alpha`` is not strictly between 0 and 1.
     """
 
     kendall: str = "b"
@@ -104,6 +117,7 @@ class HumanEvalSettings:
     rank_bootstrap: str = "auto"
 
     def __post_init__(self) -> None:
+        """Check every setting (see the class's Raises)."""
         if self.rank_bootstrap not in RANK_BOOTSTRAPS:
             raise InputError(f"rank_bootstrap must be one of {', '.join(RANK_BOOTSTRAPS)}, not {self.rank_bootstrap!r}")
         if self.kendall not in ("b", "c"):
@@ -119,10 +133,39 @@ class HumanEvalSettings:
 
 
 def average_correlations(r: np.ndarray, how: str = "fisher", axis: int = -1) -> np.ndarray:
-    """Average of correlation coefficients along ``axis``, NaN entries skipped (NaN if none).
+    """Average of correlation coefficients along ``axis``.
 
-    ``fisher``: ``tanh(mean(arctanh(r)))`` (|r| = 1 clipped to 1 - 1e-12 so it stays finite);
-    ``mean``: the arithmetic mean.
+    Parameters
+    ----------
+    r : array_like
+        Correlation coefficients.
+    how : {'fisher', 'mean'}, default 'fisher'
+        ``tanh(mean(arctanh(r)))`` (|r| = 1 clipped to 1 - 1e-12 so it stays finite), or the arithmetic
+        mean.
+    axis : int, default -1
+        The axis to average over.
+
+    Returns
+    -------
+    numpy.ndarray
+        The averages (a 0-d array for a 1-D input).
+
+    Raises
+    ------
+    ValueError
+        If ``how`` is unknown.
+
+    Notes
+    -----
+    NaN policy: NaN entries are skipped; NaN if none is left.
+
+    Examples
+    --------
+    >>> from ts2viz.metaeval.humaneval import average_correlations
+    >>> round(float(average_correlations([0.5, 0.7, float("nan")])), 4)
+    0.6096
+    >>> round(float(average_correlations([0.5, 0.7], "mean")), 4)
+    0.6
     """
     r = np.asarray(r, dtype=np.float64)
     import warnings
@@ -141,7 +184,28 @@ def average_correlations(r: np.ndarray, how: str = "fisher", axis: int = -1) -> 
 
 def prompt_model_means(values: np.ndarray, prompts: np.ndarray, models: np.ndarray, n_prompts: int,
                        n_models: int) -> np.ndarray:
-    """Mean of ``values`` (k, n) per prompt and T2I model: (k, prompts, models), NaN where none."""
+    """Mean of ``values`` per prompt and T2I model.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        (k, n) scores (or ratings) of n images.
+    prompts : numpy.ndarray
+        (n,) prompt code (0 .. n_prompts - 1) of each image.
+    models : numpy.ndarray
+        (n,) model code (0 .. n_models - 1) of each image.
+    n_prompts, n_models : int
+        Numbers of prompts and models.
+
+    Returns
+    -------
+    numpy.ndarray
+        (k, n_prompts, n_models) means; NaN where a cell has no value.
+
+    Notes
+    -----
+    NaN policy: NaN values are skipped.
+    """
     v = np.atleast_2d(values)
     ok = ~np.isnan(v)
     cell = prompts * n_models + models
@@ -158,9 +222,17 @@ def prompt_model_means(values: np.ndarray, prompts: np.ndarray, models: np.ndarr
 class ModelOrdering:
     """Pairwise model comparisons of one scorer (a metric or the humans).
 
-    pairs : (a, b) model index pairs, a < b. mean_diff : mean over prompts of (a - b), on prompts
-    where both are scored. pvalue : Wilcoxon signed-rank p-value. outcome : +1 (a significantly
-    better), -1 (b better), 0 (no significant difference at alpha). Arrays (scorers, pairs).
+    Attributes
+    ----------
+    pairs : tuple of (int, int)
+        Model index pairs (a, b), a < b.
+    mean_diff : numpy.ndarray
+        (scorers, pairs) mean over prompts of (a - b), on prompts where both are scored.
+    pvalue : numpy.ndarray
+        (scorers, pairs) Wilcoxon signed-rank p-value.
+    outcome : numpy.ndarray
+        (scorers, pairs) +1 (a significantly better), -1 (b better), 0 (no significant difference at
+        alpha).
     """
 
     pairs: tuple[tuple[int, int], ...]
@@ -170,7 +242,24 @@ class ModelOrdering:
 
 
 def model_ordering(cells: np.ndarray, alpha: float) -> ModelOrdering:
-    """Wilcoxon tests for every model pair, from per-prompt per-model means ``cells`` (k, P, M)."""
+    """Wilcoxon tests for every model pair, from per-prompt per-model means.
+
+    Parameters
+    ----------
+    cells : numpy.ndarray
+        (k, prompts, models) means (:func:`prompt_model_means`).
+    alpha : float
+        The significance level.
+
+    Returns
+    -------
+    ModelOrdering
+        Mean differences, p-values and outcomes of every model pair for every scorer.
+
+    Notes
+    -----
+    NaN policy: a prompt where either model has no mean is left out of that pair's test.
+    """
     k, _, m = cells.shape
     pairs = tuple((a, b) for a in range(m) for b in range(a + 1, m))
     if not pairs:
@@ -206,7 +295,37 @@ def _kendall_small(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)     # holds arrays: compared by identity
 class HumanEval:
-    """Result of :func:`evaluate`: one row per metric, intervals from one set of resamples."""
+    """Result of :func:`evaluate`: one row per metric, intervals from one set of resamples.
+
+    Attributes
+    ----------
+    metrics : tuple of str
+        The scorers' names (metrics, and ``human:OTHER`` rows from :func:`evaluate_rated`).
+    models : tuple of str
+        The T2I models.
+    n : numpy.ndarray
+        (k,) images with a score and a rating, per metric.
+    point : dict
+        Statistic -> (k,) point estimates (``spearman``, ``kendall``, ``kendall_other``, ``pearson``,
+        ``pairwise_acc``, ``pairwise_acc_eq``, ``ordering_agreement``, ``ordering_kendall``).
+    per_model : dict
+        ``"spearman"``/``"kendall"``/``"pearson"`` -> (k, models) within each model's images.
+    ordering : ModelOrdering
+        The metrics' model comparisons (rows: metrics).
+    human_ordering : ModelOrdering
+        The humans' model comparisons (one row).
+    epsilon : numpy.ndarray
+        (k,) the fitted tie threshold per metric.
+    samples : dict
+        Statistic -> (k, B) resampled values (empty without a bootstrap).
+    settings : HumanEvalSettings
+        The settings used.
+    bootstrap : BootstrapSettings or None
+        The resampling settings, None when no intervals were drawn.
+    interval_methods : dict
+        ``"spearman"``/``"kendall"`` -> ``"exact"``, ``"linear"`` or ``"pearson"``
+        (:func:`rank_interval_methods`).
+    """
 
     metrics: tuple[str, ...]
     models: tuple[str, ...]
@@ -222,8 +341,14 @@ class HumanEval:
     interval_methods: dict = field(default_factory=dict)   # "spearman"/"kendall" -> exact, linear, pearson
 
     def interval_notes(self) -> list[str]:
-        """One line per rank statistic whose interval is not from the exact resampled statistic (empty
-        when every interval is exact), for printing beside the results."""
+        """Notes on the rank statistics whose interval is not from the exact resampled statistic.
+
+        Returns
+        -------
+        list of str
+            One line per such statistic, for printing beside the results (empty when every interval is
+            exact or there are no intervals).
+        """
         notes = []
         if self.bootstrap is None:
             return notes
@@ -234,6 +359,21 @@ class HumanEval:
         return notes
 
     def interval(self, stat: str) -> tuple[np.ndarray, np.ndarray]:
+        """The percentile interval of one statistic for every metric.
+
+        Parameters
+        ----------
+        stat : str
+            One of :data:`INTERVAL_STATS`.
+
+        Returns
+        -------
+        low : numpy.ndarray
+            (k,) the lower bounds at the bootstrap's confidence; NaN without a bootstrap or for a
+            statistic without resamples.
+        high : numpy.ndarray
+            (k,) the upper bounds, the same way.
+        """
         if stat not in self.samples or self.bootstrap is None:
             nan = np.full(len(self.metrics), np.nan)
             return nan, nan.copy()
@@ -242,8 +382,15 @@ class HumanEval:
         return q[0], q[1]
 
     def frame(self):
-        """One row per metric: metric, n, each statistic and its interval bounds (``_lo``, ``_hi``),
-        Kendall's tau-c or tau-b beside the chosen one, per-model averages, the model-ordering agreement."""
+        """The results as a table, one row per metric.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``metric``, ``n``, each statistic and its interval bounds (``_lo``, ``_hi``), ``kendall_other``
+            (tau-c or tau-b beside the chosen one), ``tie_epsilon``, the per-model averages
+            (``{stat}_model_avg``), ``ordering_agreement``, ``ordering_kendall`` and its interval.
+        """
         import pandas as pd
 
         cols: dict = {"metric": list(self.metrics), "n": self.n.astype(int)}
@@ -262,7 +409,14 @@ class HumanEval:
         return pd.DataFrame(cols)
 
     def per_model_frame(self):
-        """Long table: metric, t2i_model, spearman, kendall, pearson (within that model's images)."""
+        """The per-model correlations as a long table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (metric, T2I model): ``metric``, ``t2i_model``, ``spearman``, ``kendall``,
+            ``pearson`` (within that model's images).
+        """
         import pandas as pd
 
         rows = []
@@ -273,8 +427,15 @@ class HumanEval:
         return pd.DataFrame(rows)
 
     def ordering_frame(self):
-        """Long table of model pairs: scorer (``human`` or a metric), model_a, model_b, mean_diff,
-        pvalue, outcome (+1 a better, -1 b better, 0 not significant), agrees (with the humans)."""
+        """The model-pair comparisons as a long table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (scorer, model pair): ``scorer`` (``human`` or a metric), ``model_a``, ``model_b``,
+            ``mean_diff``, ``pvalue``, ``outcome`` (+1 a better, -1 b better, 0 not significant), ``agrees``
+            (with the humans).
+        """
         import pandas as pd
 
         rows = []
@@ -290,8 +451,38 @@ class HumanEval:
         return pd.DataFrame(rows)
 
     def compare(self, a: str, b: str, stat: str = "spearman"):
-        """Difference ``stat(a) - stat(b)``, its paired bootstrap interval and the one-sided bootstrap
-        p-value (fraction of resamples with a difference <= 0). Returns a dict."""
+        """Paired bootstrap comparison of two metrics on one statistic.
+
+        Parameters
+        ----------
+        a, b : str
+            Metric names.
+        stat : str, default "spearman"
+            One of :data:`INTERVAL_STATS`.
+
+        Returns
+        -------
+        dict
+            ``a``, ``b``, ``stat``, ``diff`` (stat(a) - stat(b)), ``lo`` and ``hi`` (its paired bootstrap
+            interval), ``p_le_0`` (the one-sided bootstrap p-value: the fraction of resamples with a
+            difference <= 0); NaN interval and p-value without resamples.
+
+        Raises
+        ------
+        ValueError
+            If a metric is not among :attr:`metrics`.
+
+        Examples
+        --------
+        >>> from ts2viz.gold import load_gold
+        >>> from ts2viz.metaeval.humaneval import evaluate_rated
+        >>> from ts2viz.statistics.bootstrap import BootstrapSettings
+        >>> he = evaluate_rated(load_gold("tifa160", answers=False), metrics=["clipscore_vitb32", "tifa_mplug-large"],
+        ...                     bootstrap=BootstrapSettings(n_resamples=1000))
+        >>> res = he.compare("tifa_mplug-large", "clipscore_vitb32", "spearman")
+        >>> round(res["diff"], 2), round(res["lo"], 2), round(res["hi"], 2), res["p_le_0"]
+        (0.33, 0.22, 0.45, 0.0)
+        """
         i, j = self.metrics.index(a), self.metrics.index(b)
         diff = float(self.point[stat][i] - self.point[stat][j])
         if stat not in self.samples or self.bootstrap is None:
@@ -320,11 +511,54 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
 
     Parameters
     ----------
-    scores : (k, n) metric scores (higher = better), NaN where not scored.
-    human : (n,) mean human rating per image (NaN: not rated; such images are left out).
-    prompts, models : (n,) prompt and T2I model of each image (any hashable labels).
-    metrics : k metric names.
-    settings : :class:`HumanEvalSettings`. bootstrap : resampling settings, or None for no intervals.
+    scores : array_like
+        (k, n) metric scores (higher = better), NaN where not scored.
+    human : array_like
+        (n,) mean human rating per image (NaN: not rated; such images are left out).
+    prompts, models : array_like
+        (n,) prompt and T2I model of each image (any hashable labels).
+    metrics : sequence of str
+        The k metric names.
+    settings : HumanEvalSettings, default HumanEvalSettings()
+        The statistics' choices.
+    bootstrap : BootstrapSettings or None, default DEFAULTS
+        Resampling settings (prompts are resampled), or None for no intervals.
+
+    Returns
+    -------
+    HumanEval
+        Point estimates, per-model correlations, model orderings, tie thresholds and resamples.
+
+    Raises
+    ------
+    ValueError
+        If ``scores``, ``human`` and ``metrics`` do not match in shape.
+    InputError
+        If ``settings.rank_bootstrap="exact"`` on a set too large for it.
+
+    See Also
+    --------
+    evaluate_rated : the same on a rated set.
+    ts2viz.statistics.gold_permutation.gold_clusters : significance clusters on a pooled statistic.
+
+    Notes
+    -----
+    NaN policy: each metric uses the images it scored that have a rating (``n``); a statistic undefined
+    on them (fewer than two images, a constant side) is NaN.
+
+    Examples
+    --------
+    Four images of two prompts by two models, two metrics (no intervals):
+
+    >>> from ts2viz.metaeval.humaneval import evaluate
+    >>> scores = [[0.9, 0.2, 0.8, 0.4], [0.1, 0.5, 0.3, 0.6]]
+    >>> human = [5.0, 2.0, 4.0, 3.0]
+    >>> he = evaluate(scores, human, ["p1", "p1", "p2", "p2"], ["m1", "m2", "m1", "m2"], ["good", "bad"],
+    ...               bootstrap=None)
+    >>> he.frame()[["metric", "n", "spearman", "pairwise_acc"]]
+      metric  n  spearman  pairwise_acc
+    0   good  4       1.0           1.0
+    1    bad  4      -0.8           0.0
     """
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     y = np.asarray(human, dtype=np.float64).ravel()
@@ -406,8 +640,11 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
 
 
 def _prompt_sums(x, y, ok, pc, P) -> np.ndarray:
-    """Per-prompt sums behind Pearson: (P, k, 6): images, x, y, x^2, y^2, xy (centred on each metric's
-    own images' means, so the products lose no precision)."""
+    """Per-prompt sums behind Pearson: (P, k, 6).
+
+    The columns are images, x, y, x^2, y^2, xy (centred on each metric's own images' means, so the
+    products lose no precision).
+    """
     k, n = x.shape
     out = np.zeros((P, k, 6))
     for i in range(k):
@@ -436,8 +673,10 @@ def _corr_from_sums(s: np.ndarray) -> np.ndarray:
 
 
 def _pair_sums(x, y, pairs, eps, pc, P, metric_ties: str):
-    """Per-prompt pair outcome counts: gold-ordered task (num, den) and acc_eq at eps (num, den):
-    (P, k, 4)."""
+    """Per-prompt pair outcome counts: (P, k, 4).
+
+    Gold-ordered task (num, den) and acc_eq at eps (num, den).
+    """
     i, j = pairs.first, pairs.second
     dm = x[:, i] - x[:, j]
     dg = (y[i] - y[j])[None, :]
@@ -463,8 +702,10 @@ def _pair_sums(x, y, pairs, eps, pc, P, metric_ties: str):
 
 
 def _distinct_drawn(values: np.ndarray, g: np.ndarray, P: int):
-    """A function of counts (b, P) -> (b,): how many distinct ``values`` the resample holds (a value
-    held only by images of undrawn prompts is absent)."""
+    """A function of counts (b, P) -> (b,): how many distinct ``values`` the resample holds.
+
+    A value held only by images of undrawn prompts is absent.
+    """
     codes, sizes = np.unique(values, return_inverse=True, return_counts=True)[1:]
     codes = codes.ravel()
     single = sizes[codes] == 1
@@ -477,8 +718,11 @@ def _distinct_drawn(values: np.ndarray, g: np.ndarray, P: int):
 
 
 def _by_prompt_pairs(v: np.ndarray, starts: np.ndarray, present: np.ndarray, P: int) -> np.ndarray:
-    """Sum of an (images x images) array over blocks of images of one prompt (images sorted by prompt,
-    ``starts``: each present prompt's first row): (P, P) float32, zeros for absent prompts."""
+    """Sum of an (images x images) array over blocks of images of one prompt: (P, P) float32.
+
+    Images are sorted by prompt, ``starts`` holds each present prompt's first row; zeros for absent
+    prompts.
+    """
     blocks = np.add.reduceat(np.add.reduceat(v, starts, axis=0, dtype=np.int32), starts, axis=1, dtype=np.int32)
     out = np.zeros((P, P), dtype=np.float32)
     out[np.ix_(present, present)] = blocks
@@ -486,11 +730,13 @@ def _by_prompt_pairs(v: np.ndarray, starts: np.ndarray, present: np.ndarray, P: 
 
 
 def _kendall_matrices(x, y, ok, pc, P, variant: str = "b"):
-    """Per metric, prompt-by-prompt sums over ordered image pairs: concordance sign products A, ties
-    in the metric Tx, ties in the ratings Ty (each P x P; images of a prompt count against each other
-    and, with i = j, themselves), images per prompt, and (tau-c) the counters of distinct values drawn
-    on each side. Used for the exact resampled tau-b and tau-c. (The image pairs are int8 signs of
-    dense codes, summed over prompt blocks by ``reduceat``: O(images^2) bytes, not float64 words.)"""
+    """Per metric, prompt-by-prompt sums over ordered image pairs, for the exact resampled tau-b and tau-c.
+
+    The sums are: concordance sign products A, ties in the metric Tx, ties in the ratings Ty (each P x P;
+    images of a prompt count against each other and, with i = j, themselves), images per prompt, and
+    (tau-c) the counters of distinct values drawn on each side. (The image pairs are int8 signs of dense
+    codes, summed over prompt blocks by ``reduceat``: O(images^2) bytes, not float64 words.)
+    """
     out = []
     human_ties: dict = {}
     for r in range(x.shape[0]):
@@ -517,14 +763,41 @@ def _kendall_matrices(x, y, ok, pc, P, variant: str = "b"):
 
 def prompt_resamples(n_prompts: int, boot: BootstrapSettings, chunk_items: int = 10_000_000,
                      dtype=np.float64):
-    """The bootstrap resamples of prompts, in chunks: yields ``(start, counts)`` with ``counts`` an array
-    (b, n_prompts) of ``dtype`` giving how often each prompt is drawn in resamples ``start .. start + b - 1``.
+    """The bootstrap resamples of prompts, in chunks.
 
+    Parameters
+    ----------
+    n_prompts : int
+        Number of prompts.
+    boot : BootstrapSettings
+        Resample count and seed.
+    chunk_items : int, default 10,000,000
+        At most this many draws per chunk.
+    dtype : numpy dtype, default numpy.float64
+        The dtype of the count arrays.
+
+    Yields
+    ------
+    start : int
+        Index of the chunk's first resample.
+    counts : numpy.ndarray
+        (b, n_prompts): how often each prompt is drawn in resamples ``start .. start + b - 1``.
+
+    Notes
+    -----
     Each resample draws ``n_prompts`` prompts with replacement (``rng.integers(0, n_prompts)``,
-    ``rng = numpy.random.default_rng(boot.seed)``, chunk by chunk of at most ``chunk_items`` draws),
-    so the resamples depend only on the seed, the resample count and the number of prompts. (The
-    draws are made as 32-bit integers, which numpy draws from the very same stream as 64-bit ones
-    below 2**32 prompts, and counted 8 resamples at a time, whose counts stay in the cache.)
+    ``rng = numpy.random.default_rng(boot.seed)``, chunk by chunk), so the resamples depend only on the
+    seed, the resample count and the number of prompts. (The draws are made as 32-bit integers, which
+    numpy draws from the very same stream as 64-bit ones below 2**32 prompts, and counted 8 resamples
+    at a time, whose counts stay in the cache.)
+
+    Examples
+    --------
+    >>> from ts2viz.metaeval.humaneval import prompt_resamples
+    >>> from ts2viz.statistics.bootstrap import BootstrapSettings
+    >>> start, counts = next(prompt_resamples(4, BootstrapSettings(n_resamples=3)))
+    >>> start, counts.shape, counts.sum(axis=1).tolist()
+    (0, (3, 4), [4.0, 4.0, 4.0])
     """
     B, P = boot.n_resamples, max(int(n_prompts), 1)
     rng = np.random.default_rng(boot.seed)
@@ -544,18 +817,46 @@ def prompt_resamples(n_prompts: int, boot: BootstrapSettings, chunk_items: int =
 
 
 def rank_interval_methods(n_images: int, n_prompts: int, settings: HumanEvalSettings) -> dict:
-    """How the Spearman and Kendall resamples are computed for a set of this size: ``{"spearman": m,
-    "kendall": m}`` with m ``"exact"`` (the resampled data's own statistic) or ``"linear"`` (its
-    first-order expansion in the prompt counts, :mod:`ts2viz.statistics.rank_bootstrap`); Spearman is
-    ``"pearson"`` with ``spearman="np-corrcoef"`` (that statistic is Pearson's r, always exact).
+    """How the Spearman and Kendall resamples are computed for a set of this size.
 
-    ``settings.rank_bootstrap``: ``"auto"`` is exact while ``n_images * n_prompts`` is at most
-    :data:`RANK_EXACT_MAX_WORK` and there are at most :data:`RANK_EXACT_HARD_MAX_IMAGES` images
-    (images x prompts is the work per resample and metric of either exact method: matrix products
-    with prompts x values matrices for Spearman, prompts x prompts quadratic forms for Kendall),
-    linear above; ``"exact"`` is exact (memory and time grow with images x prompts, Kendall's
-    set-up with images^2: an InputError above :data:`RANK_EXACT_HARD_MAX_IMAGES` images or
-    :data:`RANK_EXACT_HARD_MAX_WORK` images x prompts); ``"linear"`` is linear for both.
+    Parameters
+    ----------
+    n_images : int
+        Rated images.
+    n_prompts : int
+        Prompts.
+    settings : HumanEvalSettings
+        Its ``rank_bootstrap`` and ``spearman`` choices.
+
+    Returns
+    -------
+    dict
+        ``{"spearman": m, "kendall": m}`` with m ``"exact"`` (the resampled data's own statistic) or
+        ``"linear"`` (its first-order expansion in the prompt counts,
+        :mod:`ts2viz.statistics.rank_bootstrap`); Spearman is ``"pearson"`` with
+        ``spearman="np-corrcoef"`` (that statistic is Pearson's r, always exact).
+
+    Raises
+    ------
+    InputError
+        With ``rank_bootstrap="exact"`` above :data:`RANK_EXACT_HARD_MAX_IMAGES` images or
+        :data:`RANK_EXACT_HARD_MAX_WORK` images x prompts (it would not fit in memory).
+
+    Notes
+    -----
+    ``"auto"`` is exact while ``n_images * n_prompts`` is at most :data:`RANK_EXACT_MAX_WORK` and there
+    are at most :data:`RANK_EXACT_HARD_MAX_IMAGES` images (images x prompts is the work per resample and
+    metric of either exact method: matrix products with prompts x values matrices for Spearman, prompts
+    x prompts quadratic forms for Kendall), linear above; ``"exact"`` is exact (memory and time grow
+    with images x prompts, Kendall's set-up with images**2); ``"linear"`` is linear for both.
+
+    Examples
+    --------
+    >>> from ts2viz.metaeval.humaneval import HumanEvalSettings, rank_interval_methods
+    >>> rank_interval_methods(800, 160, HumanEvalSettings())          # TIFA160
+    {'spearman': 'exact', 'kendall': 'exact'}
+    >>> rank_interval_methods(100_000, 10_000, HumanEvalSettings())
+    {'spearman': 'linear', 'kendall': 'linear'}
     """
     how = settings.rank_bootstrap
     if how == "exact" and (n_images > RANK_EXACT_HARD_MAX_IMAGES or n_images * n_prompts > RANK_EXACT_HARD_MAX_WORK):
@@ -569,14 +870,19 @@ def rank_interval_methods(n_images: int, n_prompts: int, settings: HumanEvalSett
 
 
 def _spearman_exact(x, y, ok, pc, P) -> list:
-    """Per metric, the arguments of its :class:`ResampledSpearman` (None when it scored fewer than two
-    rated images); each is built when used and dropped after (its matrices: prompts x values)."""
+    """Per metric, the arguments of its :class:`ResampledSpearman` (None when it scored fewer than two).
+
+    Each is built when used and dropped after (its matrices: prompts x values).
+    """
     return [(x[i][ok[i]], y[ok[i]], pc[ok[i]], P) if ok[i].sum() >= 2 else None for i in range(x.shape[0])]
 
 
 def _influence_columns(ok, pc, P, influence: dict) -> tuple[np.ndarray, list]:
-    """Per-prompt influences (P, columns) of the statistics resampled to first order (from per-image
-    influences ``{(stat, metric): psi}``), and which (statistic, metric) each column is."""
+    """Per-prompt influences (P, columns) of the statistics resampled to first order.
+
+    From per-image influences ``{(stat, metric): psi}``; also returns which (statistic, metric) each
+    column is.
+    """
     cols, which = [], []
     for (stat, i), psi in influence.items():
         if np.isnan(psi).any():                      # the statistic is undefined on the full set
@@ -587,8 +893,10 @@ def _influence_columns(ok, pc, P, influence: dict) -> tuple[np.ndarray, list]:
 
 
 def _distinct_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct columns of ``table`` (in first-seen order) and, per original column, its index
-    among them (a hash of each column's bytes: ``np.unique(axis=1)`` sorts and costs seconds here)."""
+    """The distinct columns of ``table`` (in first-seen order) and, per original column, its index among them.
+
+    A hash of each column's bytes: ``np.unique(axis=1)`` sorts and costs seconds here.
+    """
     cols = np.ascontiguousarray(table.T)
     first: dict = {}
     back = np.fromiter((first.setdefault(c.tobytes(), len(first)) for c in cols), dtype=np.int64, count=cols.shape[0])
@@ -605,7 +913,8 @@ def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings
     sums: ``counts @ table`` is computed as ``table.sum(0) + (counts - 1) @ table`` with the second term in
     float32 (``counts - 1`` are small integers, exact in float32; the resample's departure from the full
     set is all float32 has to carry, so its rounding is ~1e-7 of the bootstrap spread, while the full
-    set's sums stay float64) from :data:`FLOAT32_MIN_PROMPTS` prompts on, in float64 below."""
+    set's sums stay float64) from :data:`FLOAT32_MIN_PROMPTS` prompts on, in float64 below.
+    """
     k, n = x.shape
     B = boot.n_resamples
     sums = _prompt_sums(x, y, ok, pc, P).reshape(P, k * 6)
@@ -709,10 +1018,52 @@ def evaluate_rated(rated, *, rating_set: str | None = None, metrics: Sequence[st
                    bootstrap: BootstrapSettings | None = DEFAULTS) -> HumanEval:
     """:func:`evaluate` on a :class:`ts2viz.gold.RatedSet` against the mean of one rating set.
 
-    With ``ceiling=True`` every *other* rating set of the same images joins as a row
-    ``human:NAME`` (its per-image mean scored like a metric): the agreement of one group of raters
-    with another, the human ceiling a metric can be compared with (TIFA160: the TIFA raters against
-    the DSG raters). Images nobody in the chosen rating set rated are left out.
+    Parameters
+    ----------
+    rated : RatedSet
+        The gold set (:func:`ts2viz.gold.load_gold`).
+    rating_set : str, optional
+        The rating set whose per-image mean is the gold (default: the set's default rating set).
+    metrics : sequence of str, optional
+        Metric columns of the set to evaluate (default: all).
+    ceiling : bool, default True
+        Every *other* faithfulness rating set of the same images joins as a row ``human:NAME`` (its
+        per-image mean scored like a metric): the agreement of one group of raters with another, the
+        human ceiling a metric can be compared with (TIFA160: the TIFA raters against the DSG raters).
+    settings : HumanEvalSettings, default HumanEvalSettings()
+        The statistics' choices.
+    bootstrap : BootstrapSettings or None, default DEFAULTS
+        Resampling settings, or None for no intervals.
+
+    Returns
+    -------
+    HumanEval
+        One row per ``human:OTHER`` rating set, then one per metric.
+
+    Raises
+    ------
+    InputError
+        If the rating set or a metric is unknown, or there is nothing to score.
+
+    Notes
+    -----
+    NaN policy: images nobody in the chosen rating set rated are left out; each metric uses the images
+    it scored.
+
+    Examples
+    --------
+    TIFA160 against the DSG raters' mean rating, with the TIFA raters as the human ceiling:
+
+    >>> from ts2viz.gold import load_gold
+    >>> from ts2viz.metaeval.humaneval import evaluate_rated
+    >>> from ts2viz.statistics.bootstrap import BootstrapSettings
+    >>> he = evaluate_rated(load_gold("tifa160", answers=False), metrics=["clipscore_vitb32", "tifa_mplug-large"],
+    ...                     bootstrap=BootstrapSettings(n_resamples=1000))
+    >>> he.frame()[["metric", "n", "spearman", "spearman_lo", "spearman_hi", "pairwise_acc"]].round(2)
+                 metric    n  spearman  spearman_lo  spearman_hi  pairwise_acc
+    0        human:tifa  800      0.83         0.80         0.85          0.60
+    1  clipscore_vitb32  800      0.28         0.19         0.35          0.65
+    2  tifa_mplug-large  800      0.61         0.53         0.67          0.43
     """
     rs = rated.check_rating_set(rating_set)
     x, names = rated_score_rows(rated, rs, metrics, ceiling=ceiling)
@@ -722,8 +1073,31 @@ def evaluate_rated(rated, *, rating_set: str | None = None, metrics: Sequence[st
 
 def rated_score_rows(rated, rating_set: str | None = None, metrics: Sequence[str] | None = None, *,
                      ceiling: bool = True) -> tuple[np.ndarray, list[str]]:
-    """The rows :func:`evaluate_rated` scores: (k, n) scores and their names, the ``human:OTHER`` rows
-    (other faithfulness rating sets' means) first when ``ceiling``. InputError when there are none."""
+    """The rows :func:`evaluate_rated` scores.
+
+    Parameters
+    ----------
+    rated : RatedSet
+        The gold set.
+    rating_set : str, optional
+        The gold rating set (default: the set's default).
+    metrics : sequence of str, optional
+        Metric columns (default: all).
+    ceiling : bool, default True
+        Put the ``human:OTHER`` rows (other faithfulness rating sets' means) first.
+
+    Returns
+    -------
+    scores : numpy.ndarray
+        (k, n) scores.
+    names : list of str
+        Their names.
+
+    Raises
+    ------
+    InputError
+        If there is no row at all, or the rating set or a metric is unknown.
+    """
     rs = rated.check_rating_set(rating_set)
     names = list(rated.metrics if metrics is None else metrics)
     x = rated.score_matrix(names) if names else np.zeros((0, len(rated)))
@@ -745,11 +1119,39 @@ def _faithfulness_sets(rated) -> list[str]:
 
 
 def leave_one_rater_out(rated, rating_set: str | None = None, *, kendall_variant: str = "b") -> dict:
-    """The human ceiling from one rating set alone: every rating of an image with at least two
-    ratings, against the mean of that image's *other* ratings, pooled over images (a single rater
-    against the rest, as a metric would be against the raters).
+    """The human ceiling from one rating set alone: each rating against the mean of the image's other ratings.
 
-    Returns a dict: n (rating-vs-rest pairs), spearman, kendall, pearson (point values, no interval).
+    Every rating of an image with at least two ratings is paired with the mean of that image's *other*
+    ratings, pooled over images (a single rater against the rest, as a metric would be against the
+    raters).
+
+    Parameters
+    ----------
+    rated : RatedSet
+        The gold set.
+    rating_set : str, optional
+        The rating set (default: the set's default).
+    kendall_variant : {'b', 'c'}, default 'b'
+        The tau variant.
+
+    Returns
+    -------
+    dict
+        ``n`` (rating-vs-rest pairs), ``spearman``, ``kendall``, ``pearson`` (point values, no
+        interval).
+
+    Raises
+    ------
+    InputError
+        If the rating set is unknown.
+
+    Examples
+    --------
+    >>> from ts2viz.gold import load_gold
+    >>> from ts2viz.metaeval.humaneval import leave_one_rater_out
+    >>> res = leave_one_rater_out(load_gold("tifa160", answers=False))
+    >>> res["n"], round(res["spearman"], 3)
+    (3995, 0.783)
     """
     rs = rated.check_rating_set(rating_set)
     sub = rated.ratings[rated.ratings["rating_set"] == rs]

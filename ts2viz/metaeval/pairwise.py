@@ -45,12 +45,19 @@ METRIC_TIES = ("wrong", "half")
 
 @dataclass(frozen=True)
 class PairIndex:
-    """The two items of each pair: ``first[p]`` and ``second[p]`` (integer positions)."""
+    """The two items of each pair: ``first[p]`` and ``second[p]`` (integer positions).
+
+    Attributes
+    ----------
+    first, second : numpy.ndarray
+        int64 positions of the pairs' items, same length.
+    """
 
     first: np.ndarray
     second: np.ndarray
 
     def __len__(self) -> int:
+        """The number of pairs."""
         return int(self.first.size)
 
 
@@ -69,6 +76,13 @@ def pairs_within(groups, *, require_distinct=None) -> PairIndex:
     -------
     PairIndex
         Pairs with ``first < second``, ordered by group then position.
+
+    Examples
+    --------
+    >>> from ts2viz.metaeval.pairwise import pairs_within
+    >>> pairs = pairs_within(["a", "a", "a", "b", "b"])
+    >>> pairs.first.tolist(), pairs.second.tolist()
+    ([0, 0, 1, 3], [1, 2, 2, 4])
     """
     g = np.asarray(groups)
     order = np.argsort(g, kind="mergesort")
@@ -101,7 +115,19 @@ def pairs_within(groups, *, require_distinct=None) -> PairIndex:
 
 @dataclass(frozen=True)
 class PairCounts:
-    """Counts of the five pair outcomes (arrays of shape ``(k,)``, or floats for one metric)."""
+    """Counts of the five pair outcomes (arrays of shape ``(k,)``, or floats for one metric).
+
+    Attributes
+    ----------
+    concordant, discordant : numpy.ndarray or float
+        Pairs both order, the same way or the opposite way.
+    ties_metric : numpy.ndarray or float
+        The gold orders the pair, the metric ties it.
+    ties_gold : numpy.ndarray or float
+        The gold ties the pair, the metric orders it.
+    ties_both : numpy.ndarray or float
+        Both tie the pair.
+    """
 
     concordant: np.ndarray
     discordant: np.ndarray
@@ -111,6 +137,7 @@ class PairCounts:
 
     @property
     def total(self) -> np.ndarray:
+        """All counted pairs (the sum of the five outcomes)."""
         return self.concordant + self.discordant + self.ties_metric + self.ties_gold + self.ties_both
 
 
@@ -151,13 +178,30 @@ def pair_counts(metric, gold, pairs: PairIndex, epsilon=0.0) -> PairCounts:
     gold : array_like, shape (n,)
         Gold values, higher = better (use minus the error count for SEGs).
     pairs : PairIndex
-    epsilon : float or array_like of shape (k,)
+        The pairs to count.
+    epsilon : float or array_like of shape (k,), default 0.0
         A metric ties a pair when ``|score difference| <= epsilon``. Gold ties are exact.
 
     Returns
     -------
     PairCounts
-        Floats for a vector ``metric``, arrays of shape ``(k,)`` for a matrix. NaN pairs are not counted.
+        Floats for a vector ``metric``, arrays of shape ``(k,)`` for a matrix.
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not agree or a pair index is out of range.
+
+    Notes
+    -----
+    NaN policy: a pair with a NaN gold value or a NaN score is not counted (for that metric only).
+
+    Examples
+    --------
+    >>> from ts2viz.metaeval.pairwise import pair_counts, pairs_within
+    >>> pairs = pairs_within(["a", "a", "a", "b", "b"])
+    >>> pair_counts([0.9, 0.5, 0.52, 0.3, 0.35], [3.0, 2.0, 2.0, 1.0, 4.0], pairs)
+    PairCounts(concordant=3.0, discordant=0.0, ties_metric=0.0, ties_gold=1.0, ties_both=0.0)
     """
     dm, dg, single = _differences(metric, gold, pairs)
     eps = np.asarray(epsilon, dtype=np.float64).reshape(-1, 1)
@@ -182,7 +226,29 @@ def pair_counts(metric, gold, pairs: PairIndex, epsilon=0.0) -> PairCounts:
 def accuracy_from_counts(c: PairCounts, *, gold_ties: str = "include", metric_ties: str = "wrong"):
     """Pairwise accuracy from outcome counts (see the module docstring for the two options).
 
-    Returns NaN where no pair counts.
+    Parameters
+    ----------
+    c : PairCounts
+        The outcome counts.
+    gold_ties : {'include', 'exclude'}, default 'include'
+        Count the pairs the gold ties (right only when the metric ties them too), or leave them out.
+    metric_ties : {'wrong', 'half'}, default 'wrong'
+        A metric tie on a pair the gold orders counts wrong or half right.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The accuracy, NaN where no pair counts.
+
+    Raises
+    ------
+    ValueError
+        If an option is unknown.
+
+    Notes
+    -----
+    ``"include"``: (C + T_both + h T_metric) / (C + D + T_metric + T_gold + T_both); ``"exclude"``:
+    (C + h T_metric) / (C + D + T_metric), with h = 0.5 for ``metric_ties="half"`` and 0 otherwise.
     """
     _check(gold_ties, metric_ties)
     tie_credit = 0.5 if metric_ties == "half" else 0.0
@@ -200,8 +266,48 @@ def pairwise_accuracy(metric, gold, pairs: PairIndex, epsilon=0.0, *, gold_ties:
                       metric_ties: str = "wrong"):
     """Pairwise accuracy of each metric on ``pairs`` at tie threshold ``epsilon``.
 
-    ``gold_ties="include"`` with ``metric_ties="wrong"`` is Deutsch et al. (2023)'s ``acc_eq``.
-    Returns a float for a vector ``metric`` and an array ``(k,)`` for a matrix; NaN when no pair counts.
+    Parameters
+    ----------
+    metric : array_like, shape (n,) or (k, n)
+        Scores, higher = better.
+    gold : array_like, shape (n,)
+        Gold values, higher = better.
+    pairs : PairIndex
+        The pairs.
+    epsilon : float or array_like of shape (k,), default 0.0
+        The metric's tie threshold.
+    gold_ties : {'include', 'exclude'}, default 'include'
+        ``"include"`` with ``metric_ties="wrong"`` is Deutsch et al. (2023)'s ``acc_eq``; ``"exclude"``
+        counts only the pairs the gold orders (Gecko's pair-wise task).
+    metric_ties : {'wrong', 'half'}, default 'wrong'
+        A metric tie on a pair the gold orders counts wrong or half right.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for a vector ``metric`` and an array ``(k,)`` for a matrix; NaN when no pair counts.
+
+    Raises
+    ------
+    ValueError
+        If an option is unknown or the shapes do not agree.
+
+    Notes
+    -----
+    NaN policy: a pair with a NaN gold value or score is left out (for that metric only).
+
+    Examples
+    --------
+    Two prompts; the raters tie images 1 and 2. The metric orders every other pair right, so its
+    accuracy is 3/4 with exact ties and 1 once a difference of 0.03 counts as a tie:
+
+    >>> from ts2viz.metaeval.pairwise import pairs_within, pairwise_accuracy
+    >>> pairs = pairs_within(["a", "a", "a", "b", "b"])
+    >>> metric, human = [0.9, 0.5, 0.52, 0.3, 0.35], [3.0, 2.0, 2.0, 1.0, 4.0]
+    >>> pairwise_accuracy(metric, human, pairs), pairwise_accuracy(metric, human, pairs, 0.03)
+    (0.75, 1.0)
+    >>> pairwise_accuracy(metric, human, pairs, gold_ties="exclude")
+    1.0
     """
     _check(gold_ties, metric_ties)
     return accuracy_from_counts(pair_counts(metric, gold, pairs, epsilon),
@@ -210,7 +316,15 @@ def pairwise_accuracy(metric, gold, pairs: PairIndex, epsilon=0.0, *, gold_ties:
 
 @dataclass(frozen=True)
 class TieCalibration:
-    """The fitted tie threshold and the accuracy it gives on the pairs it was fitted on."""
+    """The fitted tie threshold and the accuracy it gives on the pairs it was fitted on.
+
+    Attributes
+    ----------
+    epsilon : numpy.ndarray or float
+        (k,) the thresholds (a float for one metric).
+    accuracy : numpy.ndarray or float
+        (k,) the accuracies at them: optimistic (fitted on the same pairs).
+    """
 
     epsilon: np.ndarray    # (k,) or float
     accuracy: np.ndarray   # (k,) or float: optimistic (fitted on the same pairs)
@@ -220,15 +334,41 @@ def tie_calibration(metric, gold, pairs: PairIndex, *, gold_ties: str = "include
                     metric_ties: str = "wrong") -> TieCalibration:
     """The tie threshold ``epsilon >= 0`` that maximises pairwise accuracy on ``pairs``.
 
-    Candidates are 0 and every absolute score difference of a pair (accuracy only changes there), as
-    in Deutsch et al. (2023); among equally good thresholds the smallest is taken. Exact, O(P log P)
-    per metric (one sort of the pairs' differences), no grid.
+    Parameters
+    ----------
+    metric : array_like, shape (n,) or (k, n)
+        Scores, higher = better.
+    gold : array_like, shape (n,)
+        Gold values, higher = better.
+    pairs : PairIndex
+        The pairs.
+    gold_ties, metric_ties : str
+        As in :func:`pairwise_accuracy`.
 
     Returns
     -------
     TieCalibration
         ``epsilon`` and the (in-sample) accuracy; floats for a vector ``metric``, arrays for a matrix.
         A metric with no valid pair gets ``epsilon = 0`` and accuracy NaN.
+
+    Raises
+    ------
+    ValueError
+        If an option is unknown or the shapes do not agree.
+
+    Notes
+    -----
+    Candidates are 0 and every absolute score difference of a pair (accuracy only changes there), as in
+    Deutsch et al. (2023); among equally good thresholds the smallest is taken. Exact, O(P log P) per
+    metric (one sort of the pairs' differences), no grid.
+
+    Examples
+    --------
+    >>> from ts2viz.metaeval.pairwise import pairs_within, tie_calibration
+    >>> pairs = pairs_within(["a", "a", "a", "b", "b"])
+    >>> cal = tie_calibration([0.9, 0.5, 0.52, 0.3, 0.35], [3.0, 2.0, 2.0, 1.0, 4.0], pairs)
+    >>> round(cal.epsilon, 4), cal.accuracy
+    (0.02, 1.0)
     """
     _check(gold_ties, metric_ties)
     dm, dg, single = _differences(metric, gold, pairs)

@@ -44,7 +44,18 @@ FOLDS = 5
 def walk_pairs(structure) -> tuple[PairIndex, np.ndarray]:
     """Pairs of images of one SEG that share a walk, and each image's gold value (minus its level).
 
-    ``structure`` is a :class:`ts2viz.metametrics.SegStructure` (images in its ``file_names`` order).
+    Parameters
+    ----------
+    structure : SegStructure
+        The walk layout of the SEG (:class:`ts2viz.metametrics.SegStructure`; images in its
+        ``file_names`` order).
+
+    Returns
+    -------
+    pairs : PairIndex
+        The image pairs on a common walk.
+    gold : numpy.ndarray
+        Minus each image's error count.
     """
     on = structure.image_weights > 0                                  # (walks, images)
     co = (on.T.astype(np.int64) @ on.astype(np.int64)) > 0
@@ -53,7 +64,22 @@ def walk_pairs(structure) -> tuple[PairIndex, np.ndarray]:
 
 
 def fold_assignment(partitions: Sequence[str], folds: int, seed: int) -> np.ndarray:
-    """Fold of each SEG: within each partition, a seeded shuffle dealt round-robin into ``folds`` folds."""
+    """Fold of each SEG: within each partition, a seeded shuffle dealt round-robin into ``folds`` folds.
+
+    Parameters
+    ----------
+    partitions : sequence of str
+        Partition of each SEG.
+    folds : int
+        Number of folds.
+    seed : int
+        Seed of the shuffle.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 fold of each SEG (0 .. folds - 1).
+    """
     parts = np.asarray(partitions)
     rng = np.random.default_rng(seed)
     out = np.zeros(parts.size, dtype=np.int64)
@@ -70,11 +96,37 @@ def fold_assignment(partitions: Sequence[str], folds: int, seed: int) -> np.ndar
 class SegPairwise:
     """Pairwise accuracy of every metric on every SEG (see :func:`seg_pairwise`).
 
-    Arrays (SEGs, metrics) in ``seg_ids`` x ``metrics`` order: ``accuracy``, ``tie_rate`` (share of the
-    SEG's counted pairs the metric ties at its epsilon), ``chance_ties``, ``epsilon`` (the threshold used
-    on that SEG). (SEGs,): ``chance_random``, ``n_pairs``, ``n_gold_ties``, ``fold`` (-1: a SEG left out
-    of the averages, scored with the epsilon fitted on every averaged SEG). ``epsilon_all`` (metrics,):
-    the threshold fitted on every averaged SEG (for reporting; never used to score an averaged SEG).
+    Attributes
+    ----------
+    metrics : tuple of str
+        Metric names.
+    seg_ids : tuple of int
+        The SEGs.
+    partitions : tuple of str
+        Partition of each SEG.
+    excluded : tuple of int
+        SEGs left out of the averages.
+    accuracy : numpy.ndarray
+        (SEGs, metrics) pairwise accuracy.
+    tie_rate : numpy.ndarray
+        (SEGs, metrics) share of the SEG's counted pairs the metric ties at its epsilon.
+    chance_random : numpy.ndarray
+        (SEGs,) expected accuracy of continuous random scores.
+    chance_ties : numpy.ndarray
+        (SEGs, metrics) expected accuracy of random scores with the metric's tie rate.
+    epsilon : numpy.ndarray
+        (SEGs, metrics) the threshold used on each SEG.
+    epsilon_all : numpy.ndarray
+        (metrics,) the threshold fitted on every averaged SEG (for reporting; never used to score an
+        averaged SEG).
+    n_pairs, n_gold_ties : numpy.ndarray
+        (SEGs,) pairs and gold-tied pairs of each SEG.
+    fold : numpy.ndarray
+        (SEGs,) fold of each SEG; -1 for a SEG left out of the averages (scored with ``epsilon_all``).
+    folds : int
+        The number of folds used.
+    gold_ties, metric_ties : str
+        The counting options.
     """
 
     metrics: tuple[str, ...]
@@ -103,8 +155,18 @@ class SegPairwise:
                                                   for p in ordered_partitions(self.partitions)]
 
     def averages(self) -> dict[str, np.ndarray]:
-        """Per-metric means over the averaged SEGs, overall and per partition: ``pacc_{group}``,
-        ``pacc_chance_{group}`` (random scores), ``pacc_chance_ties_{group}``, ``pacc_tie_rate_{group}``."""
+        """Per-metric means over the averaged SEGs, overall and per partition.
+
+        Returns
+        -------
+        dict[str, numpy.ndarray]
+            ``pacc_{group}``, ``pacc_chance_{group}`` (random scores), ``pacc_chance_ties_{group}``,
+            ``pacc_tie_rate_{group}``, each (metrics,), groups ``avg`` then the partitions lower-cased.
+
+        Notes
+        -----
+        NaN policy: NaN SEG values are skipped.
+        """
         out = {}
         M = len(self.metrics)
         for name, idx in self._groups():
@@ -128,19 +190,45 @@ def seg_pairwise(mm, scores, *, metrics: Sequence[str] | None = None, folds: int
 
     Parameters
     ----------
-    mm : :class:`ts2viz.metametrics.MetaMetrics` (its SEGs, walk layouts, partitions, left-out SEGs).
-    scores : :class:`ts2viz.scores.Scores` (oriented: lower-is-better metrics negated).
-    metrics : metric names in ``scores`` (default: ``mm.metrics``); ``mm`` gives the SEGs only.
-    folds : cross-validation folds over the averaged SEGs (2 or more; default 5). With fewer averaged
-        SEGs than folds, each SEG is its own fold (leave one out); with fewer than two, every threshold is
-        0 (exact ties only: there is no other SEG to fit it on). ``result.folds`` is the number used.
-    seed : seed of the fold assignment.
-    gold_ties, metric_ties : see :func:`ts2viz.metaeval.pairwise.pairwise_accuracy`.
+    mm : MetaMetrics
+        :class:`ts2viz.metametrics.MetaMetrics` (its SEGs, walk layouts, partitions, left-out SEGs).
+    scores : Scores
+        :class:`ts2viz.scores.Scores` (oriented: lower-is-better metrics negated).
+    metrics : sequence of str, optional
+        Metric names in ``scores`` (default: ``mm.metrics``); ``mm`` gives the SEGs only.
+    folds : int, default 5
+        Cross-validation folds over the averaged SEGs (2 or more). With fewer averaged SEGs than folds,
+        each SEG is its own fold (leave one out); with fewer than two, every threshold is 0 (exact ties
+        only: there is no other SEG to fit it on). ``result.folds`` is the number used.
+    seed : int, default 0
+        Seed of the fold assignment.
+    gold_ties, metric_ties : str
+        See :func:`ts2viz.metaeval.pairwise.pairwise_accuracy`.
 
     Returns
     -------
-    :class:`SegPairwise`. NaN policy: pairs with an unscored image are left out for that metric; a SEG
-    with no counted pair has NaN accuracy (skipped in the means).
+    SegPairwise
+        Per-SEG accuracies, tie rates, chance baselines and thresholds.
+
+    Raises
+    ------
+    InputError
+        If ``folds`` is not an integer of at least 2, or a metric is not in ``scores``.
+
+    Notes
+    -----
+    NaN policy: pairs with an unscored image are left out for that metric; a SEG with no counted pair
+    has NaN accuracy (skipped in the means).
+
+    Examples
+    --------
+    >>> from ts2viz import load_dataset, bundled_scores, compute
+    >>> from ts2viz.metaeval.seg_pairwise import seg_pairwise
+    >>> scores = bundled_scores()
+    >>> mm = compute(load_dataset("ts2"), scores, ["CLIPScore", "DSG-mPLUG"], policy="paper")
+    >>> av = seg_pairwise(mm, scores).averages()
+    >>> av["pacc_avg"].round(3).tolist(), av["pacc_chance_avg"].round(3).tolist()
+    ([0.688, 0.673], [0.338, 0.338])
     """
     if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
         raise InputError(f"the number of folds must be an integer of at least 2, got {folds!r}")
@@ -218,8 +306,17 @@ def seg_pairwise(mm, scores, *, metrics: Sequence[str] | None = None, folds: int
 
 @dataclass(frozen=True, eq=False)     # holds arrays: compared by identity
 class PairwiseIntervals:
-    """Bootstrap intervals of the pairwise-accuracy cells: ``cells`` (``pacc_{group}``) x metrics
-    arrays ``estimate``, ``low``, ``high``."""
+    """Bootstrap intervals of the pairwise-accuracy cells.
+
+    Attributes
+    ----------
+    cells : tuple of str
+        ``pacc_{group}``.
+    metrics : tuple of str
+        Metric names.
+    estimate, low, high : numpy.ndarray
+        (cells, metrics) the mean accuracy and its percentile interval.
+    """
 
     cells: tuple[str, ...]
     metrics: tuple[str, ...]
@@ -231,10 +328,26 @@ class PairwiseIntervals:
 def pairwise_intervals(res: SegPairwise, counts: np.ndarray, confidence: float = 0.95) -> PairwiseIntervals:
     """Percentile bootstrap intervals of each metric's mean pairwise accuracy per group.
 
-    ``counts``: resamples as (resamples, SEGs) count matrices over ``res.seg_ids`` (e.g.
-    :func:`ts2viz.statistics.bootstrap.resample_counts` of the same meta-metrics: then the resamples are those of
-    the leaderboard's other intervals). The tie thresholds are held fixed (the interval is the SEG
-    sampling uncertainty of the accuracy, not of the threshold's fit).
+    Parameters
+    ----------
+    res : SegPairwise
+        Per-SEG accuracies.
+    counts : numpy.ndarray
+        Resamples as (resamples, SEGs) count matrices over ``res.seg_ids`` (e.g.
+        :func:`ts2viz.statistics.bootstrap.resample_counts` of the same meta-metrics: then the resamples
+        are those of the leaderboard's other intervals).
+    confidence : float, default 0.95
+        Two-sided level.
+
+    Returns
+    -------
+    PairwiseIntervals
+        Estimate and interval per group and metric.
+
+    Notes
+    -----
+    The tie thresholds are held fixed (the interval is the SEG sampling uncertainty of the accuracy,
+    not of the threshold's fit). NaN policy: NaN SEG accuracies are skipped in every resampled mean.
     """
     from ..statistics.bootstrap import quantiles
 

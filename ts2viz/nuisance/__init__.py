@@ -1,4 +1,4 @@
-"""The nuisance test: does a metric move more for nuisance than for errors?
+"""The nuisance test: whether a metric moves more for nuisance than for errors.
 
 A metric that moves as much under JPEG compression, a resize or a slightly brighter image as it does
 between error levels cannot separate a SEG's nodes in practice, and as a reward it is hackable. Every

@@ -1,5 +1,6 @@
-"""Scoring transformed copies: one metric's clean and transformed scores over a SEG dataset, and the
-per-image long table they are kept in.
+"""Scoring transformed copies: one metric's clean and transformed scores over a SEG dataset.
+
+The scores are kept in a per-image long table.
 
 :func:`run` scores every image of a dataset with each metric, once as it is and once per transform
 (:mod:`ts2viz.nuisance.transforms`), through the batch engine (:func:`ts2viz.engine.score_variants`):
@@ -47,10 +48,22 @@ class MetricRun:
 
     Attributes
     ----------
-    metric : the metric's name. higher_is_better : its direction. config_hash : its config's hash.
-    file_names : the images (rows). clean : (n,) their scores as they are.
-    transforms : the transforms (columns). transformed : (n, T) their scores under each transform.
-    seed : the seed the random transforms drew with.
+    metric : str
+        The metric's name.
+    higher_is_better : bool
+        Its direction.
+    config_hash : str
+        Its config's hash.
+    file_names : tuple of str
+        The images (rows).
+    clean : numpy.ndarray
+        (n,) their scores as they are.
+    transforms : tuple of Transform
+        The transforms (columns).
+    transformed : numpy.ndarray
+        (n, T) their scores under each transform.
+    seed : int
+        The seed the random transforms drew with.
     """
 
     metric: str
@@ -63,7 +76,23 @@ class MetricRun:
     seed: int = 0
 
     def column(self, transform: "str | Transform") -> np.ndarray:
-        """The scores under one transform (by spec, in any spelling)."""
+        """The scores under one transform.
+
+        Parameters
+        ----------
+        transform : str or Transform
+            The transform, by spec in any spelling (``jpeg`` is ``jpeg:quality=75``).
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) the transformed scores, in :attr:`file_names` order.
+
+        Raises
+        ------
+        InputError
+            If the spec is bad or the metric was not run with that transform.
+        """
         spec = parse(transform).spec
         specs = [t.spec for t in self.transforms]
         if spec not in specs:
@@ -75,8 +104,15 @@ class MetricRun:
 class NuisanceScores:
     """Clean and transformed scores of one or more metrics over a dataset (see :func:`run`).
 
-    ``runs`` holds one :class:`MetricRun` per metric; :meth:`frame` is the long table, :meth:`write`
-    writes it (atomically), :func:`read_nuisance` reads it back.
+    :meth:`frame` is the long table, :meth:`write` writes it (atomically), :func:`read_nuisance` reads it
+    back.
+
+    Attributes
+    ----------
+    dataset_name : str
+        The dataset's name.
+    runs : list of MetricRun
+        One per metric.
     """
 
     dataset_name: str
@@ -84,16 +120,45 @@ class NuisanceScores:
 
     @property
     def metrics(self) -> list[str]:
+        """The metrics' names, in run order."""
         return [r.metric for r in self.runs]
 
     def run(self, metric: str) -> MetricRun:
+        """The run of one metric.
+
+        Parameters
+        ----------
+        metric : str
+            The metric's name.
+
+        Returns
+        -------
+        MetricRun
+            Its scores.
+
+        Raises
+        ------
+        InputError
+            If there are no results for the metric.
+        """
         for r in self.runs:
             if r.metric == metric:
                 return r
         raise InputError(f"no nuisance results for metric {metric!r} (have: {', '.join(self.metrics) or 'none'})")
 
     def frame(self, dataset):
-        """The long table (see the module docstring), one row per (metric, transform, image)."""
+        """The long table (see the module docstring), one row per (metric, transform, image).
+
+        Parameters
+        ----------
+        dataset : Dataset
+            The dataset the scores are of (for each image's SEG, node, level and prompt).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The columns of :data:`COLUMNS`, in that order.
+        """
         import pandas as pd
 
         frames = []
@@ -116,13 +181,30 @@ class NuisanceScores:
         return pd.concat(frames, ignore_index=True)[list(COLUMNS)]
 
     def write(self, path: str | os.PathLike, dataset) -> None:
-        """Write the long table to ``path`` (``.csv`` or ``.parquet``), atomically: a reader never sees a
-        half-written file."""
+        """Write the long table to ``path`` (``.csv`` or ``.parquet``), atomically.
+
+        A reader never sees a half-written file.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file; its suffix picks the format.
+        dataset : Dataset
+            The dataset the scores are of.
+        """
         write_frame(self.frame(dataset), path)
 
 
 def write_frame(df, path: str | os.PathLike) -> None:
-    """A table as CSV (floats exactly, to the last bit) or Parquet by ``path``'s suffix, atomically."""
+    """A table as CSV (floats exactly, to the last bit) or Parquet by ``path``'s suffix, atomically.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    path : str or os.PathLike
+        ``.parquet``/``.pq`` for Parquet, anything else for CSV.
+    """
     from ..atomic import atomic_path
 
     p = Path(path)
@@ -136,8 +218,21 @@ def write_frame(df, path: str | os.PathLike) -> None:
 def variants_of(transforms: Sequence[Transform], seed: int = 0) -> list:
     """The engine's :class:`~ts2viz.engine.Variant` s for a run: the clean inputs, then one per transform.
 
+    Parameters
+    ----------
+    transforms : sequence of Transform
+        The transforms.
+    seed : int, default 0
+        The run's seed (image hooks carry it).
+
+    Returns
+    -------
+    list of Variant
+        ``clean``, then one variant per transform (an image hook or a prompt hook).
+
     Examples
     --------
+    >>> from ts2viz.nuisance.run import variants_of
     >>> from ts2viz.nuisance.transforms import parse_list
     >>> [v.label for v in variants_of(parse_list("blur,period"))]
     ['clean', 'blur:sigma=2', 'period']
@@ -152,7 +247,23 @@ def variants_of(transforms: Sequence[Transform], seed: int = 0) -> list:
 
 
 def check_seed(seed) -> int:
-    """The seed as an integer >= 0; :class:`InputError` otherwise."""
+    """The seed as an integer >= 0.
+
+    Parameters
+    ----------
+    seed : Any
+        An integer, or a number or text equal to one.
+
+    Returns
+    -------
+    int
+        The seed.
+
+    Raises
+    ------
+    InputError
+        If it is not a non-negative integer (a bool is not one).
+    """
     try:
         s = int(seed)
         if isinstance(seed, bool) or s != float(seed) or s < 0:
@@ -169,23 +280,30 @@ def run(dataset, metrics, transforms=None, *, seed: int = 0, seg_ids: Sequence[i
 
     Parameters
     ----------
-    dataset : a :class:`ts2viz.dataset.Dataset` or a spec for ``load_dataset``.
-    metrics : a metric SPEC or a loaded metric, or a sequence of them.
-    transforms : transform specs (a comma-separated string or a sequence; default
+    dataset : Dataset or str
+        A :class:`ts2viz.dataset.Dataset` or a spec for ``load_dataset``.
+    metrics : str, Metric, or a sequence of them
+        Metric SPECs or loaded metrics.
+    transforms : str or sequence of str, optional
+        Transform specs (a comma-separated string or a sequence; default
         :data:`ts2viz.nuisance.transforms.DEFAULT`).
-    seed : what the random transforms (``noise``) draw depends on (default 0).
-    seg_ids, device, batch_size, cache_dir, use_cache, progress, ray, ray_actors : as for
-        :func:`ts2viz.engine.score_dataset`.
+    seed : int, default 0
+        What the random transforms (``noise``) draw depends on.
+    seg_ids, device, batch_size, cache_dir, use_cache, progress, ray, ray_actors
+        As for :func:`ts2viz.engine.score_dataset`.
 
     Returns
     -------
-    :class:`NuisanceScores`, one :class:`MetricRun` per metric. Images that cannot be read get NaN in
-    every column (one warning).
+    NuisanceScores
+        One :class:`MetricRun` per metric. Images that cannot be read get NaN in every column (one
+        warning).
 
     Raises
     ------
-    InputError : an unknown transform or a parameter out of range (before any model is loaded), an
-        image transform with a metric that reads no pixels (``csv:``), or what the engine raises.
+    InputError
+        An unknown transform or a parameter out of range (before any model is loaded), an image
+        transform with a metric that reads no pixels (``csv:``), the same metric twice, or what the
+        engine raises.
 
     Examples
     --------
@@ -248,20 +366,48 @@ def read_nuisance(path: str | os.PathLike, dataset=None) -> NuisanceScores:
 
     Parameters
     ----------
-    path : a ``.csv`` or ``.parquet`` file.
-    dataset : if given, every ``file_name`` must be one of its images.
+    path : str or os.PathLike
+        A ``.csv`` or ``.parquet`` file.
+    dataset : Dataset, optional
+        If given, every ``file_name`` must be one of its images.
 
     Returns
     -------
-    :class:`NuisanceScores`: per metric, its images in the order they first appear, its transforms in
-    the order they first appear (a combination the file lacks is NaN).
+    NuisanceScores
+        Per metric, its images in the order they first appear, its transforms in the order they first
+        appear (a combination the file lacks is NaN).
 
     Raises
     ------
-    InputError : one line naming the file, the row (1-based line of a CSV; 1 is the header) and the
-        problem: not readable, a required column missing, a transform that is not registered, a
-        non-numeric score, a file name not in the dataset, a (metric, transform, image) twice, an image
-        whose clean score differs between rows.
+    InputError
+        One line naming the file, the row (1-based line of a CSV; 1 is the header) and the problem: not
+        readable, a required column missing, a transform that is not registered, a non-numeric score, a
+        file name not in the dataset, a (metric, transform, image) twice, an image whose clean score
+        differs between rows, two directions or two seeds for one metric.
+
+    Notes
+    -----
+    NaN policy: an empty, ``nan``/``na`` or non-finite score is NaN (not scored).
+
+    Examples
+    --------
+    A table written and read back (the scores here are CLIPScore's bundled ones and a made-up JPEG
+    copy 0.01 lower):
+
+    >>> import os, tempfile
+    >>> from ts2viz import bundled_scores, load_dataset
+    >>> from ts2viz.nuisance.run import MetricRun, NuisanceScores, read_nuisance
+    >>> from ts2viz.nuisance.transforms import parse_list
+    >>> ds = load_dataset("ts2").subset([0, 1])
+    >>> files = [im.file_name for seg in ds for node in seg.nodes for im in node.images]
+    >>> clean = bundled_scores().aligned(files, ["CLIPScore"])[:, 0]
+    >>> ns = NuisanceScores(ds.name, [MetricRun("CLIPScore", True, "", tuple(files), clean,
+    ...                                         tuple(parse_list("jpeg:quality=30")), (clean - 0.01)[:, None])])
+    >>> path = os.path.join(tempfile.mkdtemp(), "nuisance.csv")
+    >>> ns.write(path, ds)
+    >>> back = read_nuisance(path, ds)
+    >>> back.metrics, [t.spec for t in back.run("CLIPScore").transforms], len(back.run("CLIPScore").clean) == len(files)
+    (['CLIPScore'], ['jpeg:quality=30'], True)
     """
     import pandas as pd
 

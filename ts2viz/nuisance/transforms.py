@@ -84,10 +84,24 @@ KEY_VERSION = "nuisance-1"
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter of a transform: its type (``int``, ``float`` or ``str``), default, range and meaning.
+    """One parameter of a transform: its type, default, range and meaning.
 
-    ``low``/``high`` bound a number (``low_open``/``high_open``: the bound itself is excluded);
-    ``choices`` lists a text parameter's allowed values (empty: any short text without ``,``/``&``).
+    Attributes
+    ----------
+    name : str
+        The parameter's name in a spec (``quality`` in ``jpeg:quality=30``).
+    kind : type
+        ``int``, ``float`` or ``str``.
+    default : Any
+        The default value.
+    doc : str
+        What it means.
+    low, high : float or None
+        Bounds of a number (None: unbounded).
+    low_open, high_open : bool
+        Whether the bound itself is excluded.
+    choices : tuple of str
+        A text parameter's allowed values (empty: any short text without ``,``/``&``).
     """
 
     name: str
@@ -106,7 +120,19 @@ class Param:
         return _fmt(self.default)
 
     def allowed(self) -> str:
-        """The allowed values in words (for messages and ``ts2viz transforms``)."""
+        """The allowed values in words (for messages and ``ts2viz transforms``).
+
+        Returns
+        -------
+        str
+            E.g. ``"an integer >= 1 and <= 95"`` or ``"one of lower, upper, title"``.
+
+        Examples
+        --------
+        >>> from ts2viz.nuisance.transforms import kind
+        >>> kind("jpeg").param("quality").allowed()
+        'an integer >= 1 and <= 95'
+        """
         if self.kind is str:
             return "one of " + ", ".join(self.choices) if self.choices else f"text of 1-{MAX_TEXT} characters"
         what = "an integer" if self.kind is int else "a number"
@@ -115,8 +141,26 @@ class Param:
         return f"{what} {lo}{' and ' if lo and hi else ''}{hi}".strip()
 
     def check(self, raw: Any, transform: str) -> Any:
-        """``raw`` (text or a value) as this parameter's value; :class:`InputError` naming the transform,
-        the parameter and what is allowed."""
+        """``raw`` (text or a value) as this parameter's value.
+
+        Parameters
+        ----------
+        raw : Any
+            The value as written in a spec (text) or given in code.
+        transform : str
+            The transform's spec, for the message.
+
+        Returns
+        -------
+        Any
+            The value, of the parameter's type (a text choice lower-cased, a text stripped).
+
+        Raises
+        ------
+        InputError
+            Naming the transform, the parameter and what is allowed: a value of the wrong type (a bool is
+            not a number), not finite, out of range, or not an allowed text.
+        """
         bad = InputError(f"transform {transform!r}: {self.name}={raw!s} is out of range: {self.name} must be "
                          f"{self.allowed()}")
         if self.kind is str:
@@ -159,10 +203,27 @@ def _fmt(v: Any) -> str:
 class TransformKind:
     """A registered transform: name, side, what it does, its parameters and how to apply it.
 
-    ``fn(x, params, context)``: for the image side ``x`` is an 8-bit RGB PIL image and the result one too;
-    for the text side both are strings. ``context`` is a :class:`Context`. ``degrading`` (bool, or a
-    function of the parameters) and ``changes_meaning`` describe it in every result; ``random``: the
-    output depends on the seed; ``needs_format``: the image's file format matters (``roundtrip``).
+    Attributes
+    ----------
+    name : str
+        The transform's name in specs.
+    side : str
+        ``"image"`` or ``"text"``.
+    summary : str
+        What it does, in one line.
+    params : tuple of Param
+        Its parameters, in declared order.
+    fn : callable
+        ``fn(x, params, context)``: for the image side ``x`` is an 8-bit RGB PIL image and the result
+        one too; for the text side both are strings. ``context`` is a :class:`Context`.
+    changes_meaning : bool
+        It may change what the image shows (marked in every result).
+    degrading : bool or callable
+        It only removes information (or a function of the parameters that says so).
+    random : bool
+        The output depends on the seed.
+    needs_format : bool
+        The image's file format matters (``roundtrip``).
     """
 
     name: str
@@ -176,13 +237,32 @@ class TransformKind:
     needs_format: bool = False
 
     def param(self, name: str) -> Param | None:
+        """The parameter ``name``, or None if the transform has none of that name.
+
+        Parameters
+        ----------
+        name : str
+            A parameter name.
+
+        Returns
+        -------
+        Param or None
+            The parameter.
+        """
         return next((p for p in self.params if p.name == name), None)
 
 
 @dataclass(frozen=True)
 class Context:
-    """What an image transform may need besides the image: the run's ``seed`` and the source file's
-    format (``"JPEG"``, ``"PNG"``, ... or None when unknown)."""
+    """What an image transform may need besides the image.
+
+    Attributes
+    ----------
+    seed : int
+        The run's seed.
+    source_format : str or None
+        The source file's format (``"JPEG"``, ``"PNG"``, ...), None when unknown.
+    """
 
     seed: int = 0
     source_format: str | None = None
@@ -194,8 +274,10 @@ class Transform:
 
     Attributes
     ----------
-    kind : the registered :class:`TransformKind`.
-    params : ``(name, value)`` pairs in declared order, every parameter present.
+    kind : TransformKind
+        The registered transform.
+    params : tuple of (str, Any)
+        ``(name, value)`` pairs in declared order, every parameter present.
     """
 
     kind: TransformKind
@@ -203,6 +285,7 @@ class Transform:
 
     @property
     def name(self) -> str:
+        """The transform's name (``jpeg``)."""
         return self.kind.name
 
     @property
@@ -214,38 +297,101 @@ class Transform:
 
     @property
     def side(self) -> str:
+        """``"image"`` or ``"text"``."""
         return self.kind.side
 
     @property
     def changes_meaning(self) -> bool:
+        """Whether the transform may change what the image shows (``hflip``)."""
         return self.kind.changes_meaning
 
     @property
     def degrading(self) -> bool:
+        """Whether the transform only removes information (``jpeg``, ``rescale``, ``blur``, ``noise``)."""
         d = self.kind.degrading
         return bool(d(dict(self.params)) if callable(d) else d)
 
     @property
     def random(self) -> bool:
+        """Whether the output depends on the seed (``noise``)."""
         return self.kind.random
 
     def config(self, seed: int = 0) -> dict:
-        """What identifies this transform's output exactly (recorded with results; the cache key)."""
+        """What identifies this transform's output exactly (recorded with results; the cache key).
+
+        Parameters
+        ----------
+        seed : int, default 0
+            The run's seed (recorded only for a random transform).
+
+        Returns
+        -------
+        dict
+            ``transform`` (the canonical spec), ``version`` (:data:`KEY_VERSION`) and, for a random
+            transform, ``seed``.
+
+        Examples
+        --------
+        >>> from ts2viz.nuisance.transforms import parse
+        >>> parse("noise").config(seed=3)
+        {'transform': 'noise:sigma=8', 'version': 'nuisance-1', 'seed': 3}
+        >>> parse("jpeg").config(seed=3)
+        {'transform': 'jpeg:quality=75', 'version': 'nuisance-1'}
+        """
         out = {"transform": self.spec, "version": KEY_VERSION}
         if self.random:
             out["seed"] = int(seed)
         return out
 
     def cache_key(self, seed: int = 0) -> str:
-        """The transform's part of a score-cache key: its canonical spec and version, plus the seed for a
-        random transform (a deterministic one gives the same output for every seed)."""
+        """The transform's part of a score-cache key.
+
+        Parameters
+        ----------
+        seed : int, default 0
+            The run's seed.
+
+        Returns
+        -------
+        str
+            Its canonical spec and version, plus the seed for a random transform (a deterministic one gives
+            the same output for every seed), as ``key=value`` pairs joined by ``|``.
+        """
         c = self.config(seed)
         return "|".join(f"{k}={c[k]}" for k in sorted(c))
 
     def image(self, image, *, seed: int = 0, source_format: str | None = None):
-        """The transformed image (an 8-bit RGB PIL image) of a PIL image of any mode (see :func:`as_rgb`).
+        """The transformed image of a PIL image of any mode.
 
-        Raises :class:`InputError` for a text transform."""
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The image, any mode (converted as :func:`ts2viz.imaging.as_rgb` does).
+        seed : int, default 0
+            The run's seed (random transforms only).
+        source_format : str, optional
+            The source file's format (default: ``image.format``).
+
+        Returns
+        -------
+        PIL.Image.Image
+            An 8-bit RGB image.
+
+        Raises
+        ------
+        InputError
+            For a text transform.
+
+        Examples
+        --------
+        >>> from PIL import Image
+        >>> from ts2viz.nuisance.transforms import parse
+        >>> image = Image.new("RGB", (32, 16), (200, 100, 50))
+        >>> parse("brightness:factor=1.2").image(image).getpixel((0, 0))
+        (240, 120, 60)
+        >>> parse("resize:side=8").image(image).size
+        (16, 8)
+        """
         if self.side != "image":
             raise InputError(f"transform {self.spec!r} changes the prompt, not the image")
         fmt = source_format if source_format is not None else getattr(image, "format", None)
@@ -253,16 +399,33 @@ class Transform:
         return out if out.mode == "RGB" else out.convert("RGB")
 
     def text(self, prompt: str) -> str:
-        """The transformed prompt. Raises :class:`InputError` for an image transform."""
+        """The transformed prompt.
+
+        Parameters
+        ----------
+        prompt : str
+            The prompt.
+
+        Returns
+        -------
+        str
+            The prompt after the transform.
+
+        Raises
+        ------
+        InputError
+            For an image transform.
+        """
         if self.side != "text":
             raise InputError(f"transform {self.spec!r} changes the image, not the prompt")
         return self.kind.fn(str(prompt), dict(self.params), Context())
 
     def __call__(self, x, seed: int = 0):
-        """:meth:`text` of a string, :meth:`image` of anything else."""
+        """:meth:`text` of a string, :meth:`image` of anything else (with ``seed``)."""
         return self.text(x) if isinstance(x, str) else self.image(x, seed=seed)
 
     def __str__(self) -> str:
+        """The canonical spec."""
         return self.spec
 
 
@@ -272,7 +435,23 @@ _REGISTRY: dict[str, TransformKind] = {}
 
 
 def register(kind: TransformKind) -> TransformKind:
-    """Add a transform to the registry (replacing one of the same name)."""
+    """Add a transform to the registry (replacing one of the same name).
+
+    Parameters
+    ----------
+    kind : TransformKind
+        The transform.
+
+    Returns
+    -------
+    TransformKind
+        ``kind`` itself.
+
+    Raises
+    ------
+    ValueError
+        If its side is not one of :data:`SIDES`.
+    """
     if kind.side not in SIDES:
         raise ValueError(f"unknown side {kind.side!r}: expected one of {SIDES}")
     _REGISTRY[kind.name.lower()] = kind
@@ -280,17 +459,45 @@ def register(kind: TransformKind) -> TransformKind:
 
 
 def unregister(name: str) -> None:
-    """Remove a registered transform (no error if there is none)."""
+    """Remove a registered transform (no error if there is none).
+
+    Parameters
+    ----------
+    name : str
+        The transform's name (any case).
+    """
     _REGISTRY.pop(name.lower(), None)
 
 
 def kinds() -> list[TransformKind]:
-    """The registered transforms, in registration order."""
+    """The registered transforms, in registration order.
+
+    Returns
+    -------
+    list of TransformKind
+        The built-in ones first.
+    """
     return list(_REGISTRY.values())
 
 
 def kind(name: str) -> TransformKind:
-    """The registered transform ``name``; :class:`InputError` naming the closest ones if there is none."""
+    """The registered transform ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The name (any case, surrounding spaces ignored).
+
+    Returns
+    -------
+    TransformKind
+        The transform.
+
+    Raises
+    ------
+    InputError
+        If there is none, naming the closest names and every known one.
+    """
     k = _REGISTRY.get(str(name).strip().lower())
     if k is None:
         import difflib
@@ -305,9 +512,27 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
 def parse(spec: "str | Transform") -> Transform:
-    """A transform from its SPEC (``NAME[:KEY=VALUE[&KEY=VALUE]]``); :class:`InputError` for an unknown
-    name, an unknown or repeated parameter, or a value of the wrong type or out of range.
+    """A transform from its SPEC ``NAME[:KEY=VALUE[&KEY=VALUE]]``.
 
+    Parameters
+    ----------
+    spec : str or Transform
+        The spec (a :class:`Transform` is returned as it is).
+
+    Returns
+    -------
+    Transform
+        The transform with every parameter bound (defaults for those not given).
+
+    Raises
+    ------
+    InputError
+        For an empty or malformed spec, an unknown name, an unknown or repeated parameter, or a value of
+        the wrong type or out of range.
+
+    Examples
+    --------
+    >>> from ts2viz.nuisance.transforms import parse
     >>> parse("jpeg:quality=30").spec
     'jpeg:quality=30'
     >>> parse("crop:fraction=0.5")
@@ -347,8 +572,31 @@ def parse(spec: "str | Transform") -> Transform:
 
 
 def parse_list(text: "str | Sequence[str | Transform] | None") -> list[Transform]:
-    """Transforms from a comma-separated list (or a sequence of specs); ``None`` or empty: :data:`DEFAULT`.
-    The same transform twice (in any spelling) is an error."""
+    """Transforms from a comma-separated list (or a sequence of specs).
+
+    Parameters
+    ----------
+    text : str, sequence of (str or Transform), or None
+        The specs; None or empty text means :data:`DEFAULT`.
+
+    Returns
+    -------
+    list of Transform
+        The transforms, in the order given.
+
+    Raises
+    ------
+    InputError
+        For a bad spec, the same transform twice (in any spelling), or an empty sequence.
+
+    Examples
+    --------
+    >>> from ts2viz.nuisance.transforms import parse_list
+    >>> [t.spec for t in parse_list("jpeg:quality=30, blur")]
+    ['jpeg:quality=30', 'blur:sigma=2']
+    >>> len(parse_list(None))
+    8
+    """
     if text is None or (isinstance(text, str) and not text.strip()):
         items: Sequence = DEFAULT
     elif isinstance(text, str):
@@ -369,6 +617,28 @@ def parse_list(text: "str | Sequence[str | Transform] | None") -> list[Transform
 def apply(spec: "str | Transform", x, *, seed: int = 0):
     """Apply the transform ``spec`` to an image (any PIL mode) or a prompt (a string).
 
+    Parameters
+    ----------
+    spec : str or Transform
+        The transform.
+    x : PIL.Image.Image or str
+        The image or the prompt.
+    seed : int, default 0
+        The run's seed (random transforms only).
+
+    Returns
+    -------
+    PIL.Image.Image or str
+        The transformed image (8-bit RGB) or prompt.
+
+    Raises
+    ------
+    InputError
+        For a bad spec, or a transform of the other side.
+
+    Examples
+    --------
+    >>> from ts2viz.nuisance.transforms import apply
     >>> apply("spaces", "a red cat")
     'a  red  cat'
     """
@@ -462,8 +732,23 @@ def _saturation(im, p, ctx):
 
 
 def pixel_seed(image, transform: str, seed: int) -> np.random.SeedSequence:
-    """The seed of a random transform's generator for one image: the run's seed, the transform's canonical
-    spec and a hash of the image's pixels (so a copy of the image elsewhere gets the same draw)."""
+    """The seed of a random transform's generator for one image.
+
+    Parameters
+    ----------
+    image : PIL.Image.Image
+        The image (its mode, size and pixels are hashed).
+    transform : str
+        The transform's canonical spec.
+    seed : int
+        The run's seed.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        Made of the run's seed, and a SHA-1 of the transform's spec and the image's pixels (so a copy of
+        the image elsewhere gets the same draw).
+    """
     h = hashlib.sha1(f"{transform}|{image.mode}|{image.size[0]}x{image.size[1]}|".encode())
     h.update(image.tobytes())
     d = h.digest()
@@ -555,23 +840,35 @@ for _k in (
 
 @dataclass(frozen=True)
 class ImageHook:
-    """An image transform as the scoring engine applies it (:class:`ts2viz.engine.Variant`): called with
-    the decoded RGB image and its source (a path, or an in-memory image) after decoding, before the
-    metric's preprocessing. ``key`` is the transform's part of the cache key. Small and picklable (a
-    Ray actor rebuilds the transform from its spec)."""
+    """An image transform as the scoring engine applies it (:class:`ts2viz.engine.Variant`).
+
+    Called with the decoded RGB image and its source (a path, or an in-memory image) after decoding,
+    before the metric's preprocessing. Small and picklable (a Ray actor rebuilds the transform from its
+    spec).
+
+    Attributes
+    ----------
+    spec : str
+        The transform's spec.
+    seed : int
+        The run's seed.
+    """
 
     spec: str
     seed: int = 0
 
     @property
     def transform(self) -> Transform:
+        """The parsed transform."""
         return parse(self.spec)
 
     @property
     def key(self) -> str:
+        """The transform's part of the cache key (:meth:`Transform.cache_key`)."""
         return self.transform.cache_key(self.seed)
 
     def __call__(self, image, source=None):
+        """The transformed image; the source's file format is read when the transform needs it."""
         t = self.transform
         fmt = None
         if t.kind.needs_format:
@@ -581,16 +878,34 @@ class ImageHook:
 
 @dataclass(frozen=True)
 class TextHook:
-    """A text transform as the scoring engine applies it to each prompt (picklable)."""
+    """A text transform as the scoring engine applies it to each prompt (picklable).
+
+    Attributes
+    ----------
+    spec : str
+        The transform's spec.
+    """
 
     spec: str
 
     def __call__(self, prompt: str) -> str:
+        """The transformed prompt."""
         return parse(self.spec).text(prompt)
 
 
 def source_format(source) -> str | None:
-    """The file format of an image source (a path: read from its header; a PIL image: its ``format``)."""
+    """The file format of an image source.
+
+    Parameters
+    ----------
+    source : str, os.PathLike or PIL.Image.Image
+        A path (the format is read from the file's header) or an image (its ``format``).
+
+    Returns
+    -------
+    str or None
+        ``"JPEG"``, ``"PNG"``, ...; None when unknown or unreadable.
+    """
     if isinstance(source, (str, os.PathLike)):
         from PIL import Image
 

@@ -36,12 +36,25 @@ What counts as a "yes" is one named rule (:data:`YES_RULES`, :func:`reads_yes`),
 answers (``dsg:MODEL?yes_rule=...``, :func:`yes_no_choice`, the ``ts2`` and ``contains_yes`` mapper
 rules) and for released answers (:mod:`ts2viz.gold.answers`):
 
-``exact`` (DSG's code, :data:`DSG_YES_RULE`: the default of ``dsg:``)
-    the answer string equals ``yes`` (j-min/DSG ``calc_vqa_score``: ``float(answer == gt_answer)``
-    with ``gt_answer = 'yes'``); "Yes", "yes." and "yes, it is" are not yes, nor is a missing answer.
+``exact`` (DSG's InstructBLIP and mPLUG path, :data:`DSG_YES_RULE`)
+    the answer string, as the model decoded it and stripped, equals ``yes`` (j-min/DSG
+    ``calc_vqa_score``: ``float(answer == gt_answer)`` with ``gt_answer = 'yes'``); "Yes", "yes." and
+    "yes, it is" are not yes, nor is a missing answer. Right for VQA models that answer in their
+    training vocabulary's lower case (InstructBLIP with DSG's decoding, BLIP-VQA, mPLUG).
+``chat`` (DSG's chat-model path, :data:`DSG_CHAT_YES_RULE`)
+    j-min/DSG ``GPT4o.vqa``: the reply is lower-cased and stripped, ``.`` ``,`` ``?`` ``!`` are removed,
+    and the rest must equal ``yes`` ("Yes", "Yes." and " YES!" are yes; "Yes, there is" and "yes ." are
+    not). DSG asks such models "Answer only with 'yes' or 'no'. Do not give other outputs or punctuation
+    marks. Question: ..." (:data:`DSG_CHAT_INSTRUCTION`); the rule is made for answers to that prompt.
 ``contains`` (TS2's code, :data:`TS2_YES_RULE`)
     ``yes`` occurs anywhere in the lower-cased answer ("Yes.", "yes, it is", also "eyes" and
     "Yesterday"); what the TS2 release's ``freeform_to_multiple_choice.py`` does.
+
+On the TS2 release's recorded DSG answers (17,114 per model) the three rules read this share as yes
+(``tests/metrics/reference/test_recorded_answers.py``): BLIP1 58.0 / 58.0 / 58.0 %, InstructBLIP 52.7 /
+52.7 / 56.8 %, Fuyu 9.2 / 14.0 / 54.7 %, LLaVA-1.5 0.0 / 38.9 / 52.7 %, LLaVA-1.5-alt 0.0 / 0.0 / 60.2 %,
+mPLUG-Owl 0.0 / 0.0 / 65.8 % (exact / chat / contains): those models were not asked DSG's prompt and
+answer "Yes", "Yes there is a man in the image." and so on, which only ``contains`` reads as yes.
 """
 from __future__ import annotations
 
@@ -80,10 +93,15 @@ def is_yes_no(choices: Sequence[str]) -> bool:
 
 
 #: how an answer string is read as "yes" (module docstring): live and released answers alike
-YES_RULES: tuple[str, ...] = ("exact", "contains")
-#: DSG's code's rule (the default of ``dsg:``) and TS2's code's rule (its leaderboard's reproduction)
+YES_RULES: tuple[str, ...] = ("exact", "chat", "contains")
+#: DSG's InstructBLIP/mPLUG rule, DSG's chat-model (GPT-4o) rule and TS2's code's rule (its leaderboard's
+#: reproduction)
 DSG_YES_RULE = "exact"
+DSG_CHAT_YES_RULE = "chat"
 TS2_YES_RULE = "contains"
+#: the instruction DSG's ``GPT4o.vqa`` puts before each question (j-min/DSG ``dsg/vqa_utils.py``)
+DSG_CHAT_INSTRUCTION = ("Answer only with 'yes' or 'no'. Do not give other outputs or punctuation marks. "
+                        "Question: {question}")
 
 
 def check_yes_rule(rule: str) -> str:
@@ -93,13 +111,39 @@ def check_yes_rule(rule: str) -> str:
     return rule
 
 
+def chat_answer(answer: str) -> str:
+    """An answer as DSG's ``GPT4o.vqa`` returns it: lower case, stripped, without ``. , ? !``.
+
+    Examples
+    --------
+    >>> chat_answer(" Yes.")
+    'yes'
+    >>> chat_answer("Yes, there is.")
+    'yes there is'
+    """
+    answer = answer.lower().strip()
+    for mark in ".,?!":
+        answer = answer.replace(mark, "")
+    return answer
+
+
 def reads_yes(answer, rule: str) -> bool:
     """Whether one answer reads as "yes" under ``rule`` (:data:`YES_RULES`); a non-string (None, NaN)
-    never does."""
+    never does.
+
+    Examples
+    --------
+    >>> [reads_yes("Yes.", r) for r in YES_RULES]
+    [False, True, True]
+    """
     check_yes_rule(rule)
     if not isinstance(answer, str):
         return False
-    return answer == "yes" if rule == "exact" else "yes" in answer.lower()
+    if rule == "exact":
+        return answer == "yes"
+    if rule == "chat":
+        return chat_answer(answer) == "yes"
+    return "yes" in answer.lower()
 
 
 def is_yes(answers, rule: str = DSG_YES_RULE) -> np.ndarray:

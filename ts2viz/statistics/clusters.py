@@ -34,10 +34,26 @@ AGAINST = ("best", "any")
 class Clusters:
     """Significance clusters (see :func:`significance_clusters`).
 
-    metrics : names in the input order. order : indices, best first. cluster : (M,) cluster number
-    (1 = top) per metric in the input order, 0 for a metric without an estimate. pvalue_used : (M,) the
-    (corrected) p-value that decided each metric's placement (vs. the best of the cluster it was tested
-    against; NaN for the very first metric).
+    Attributes
+    ----------
+    metrics : tuple of str
+        Names in the input order.
+    estimate : numpy.ndarray
+        (M,) the meta-metric values.
+    order : numpy.ndarray
+        Indices of the placed metrics, best first.
+    cluster : numpy.ndarray
+        (M,) cluster number (1 = top) per metric in the input order, 0 for a metric without an
+        estimate.
+    pvalue_used : numpy.ndarray
+        (M,) the (corrected) p-value that decided each metric's placement (against the best of the
+        cluster it was tested against; NaN for the very first metric).
+    alpha : float
+        The significance level.
+    correction : str
+        ``"none"`` or ``"holm"``.
+    against : str
+        ``"best"`` or ``"any"``.
     """
 
     metrics: tuple[str, ...]
@@ -50,7 +66,13 @@ class Clusters:
     against: str
 
     def members(self) -> list[list[str]]:
-        """Metric names per cluster, best first."""
+        """Metric names per cluster, best first.
+
+        Returns
+        -------
+        list of list of str
+            One list per cluster, each in ranking order; metrics without an estimate are left out.
+        """
         out: dict[int, list[str]] = {}
         for i in self.order:
             if self.cluster[i] > 0:
@@ -59,7 +81,20 @@ class Clusters:
 
 
 def holm_upper(pvalue: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Holm-corrected copy of a one-sided p matrix over the pairs (higher-ranked i, lower-ranked j)."""
+    """Holm-corrected copy of a one-sided p matrix over the pairs (higher-ranked i, lower-ranked j).
+
+    Parameters
+    ----------
+    pvalue : numpy.ndarray
+        (M, M) one-sided p-values, ``pvalue[i, j]`` = p of "i better than j".
+    order : numpy.ndarray
+        The ranking, best first (indices; metrics left out of it are not corrected).
+
+    Returns
+    -------
+    numpy.ndarray
+        (M, M): the Holm-adjusted p-values of the M(M-1)/2 entries with i ranked above j, NaN elsewhere.
+    """
     from .wilcoxon import holm
 
     M = pvalue.shape[0]
@@ -77,18 +112,55 @@ def significance_clusters(metrics: Sequence[str], estimate, pvalue, *, alpha: fl
 
     Parameters
     ----------
-    metrics : names (M,).
-    estimate : (M,) meta-metric values, higher = better; NaN metrics get cluster 0 and are not placed.
-    pvalue : (M, M) one-sided p-values, ``pvalue[i, j]`` = p of "i better than j" (only entries with i
-        above j in the ranking are read).
-    alpha : significance level (default 0.05).
-    correction : ``"none"`` or ``"holm"`` (see the module docstring).
-    against : ``"best"`` (a metric is tested against the best of the current cluster) or ``"any"``
-        (against every member of the current cluster, as mt-metrics-eval's AssignRanks).
+    metrics : sequence of str
+        Names (M,).
+    estimate : array_like
+        (M,) meta-metric values, higher = better; NaN metrics get cluster 0 and are not placed.
+    pvalue : array_like
+        (M, M) one-sided p-values, ``pvalue[i, j]`` = p of "i better than j" (only entries with i above
+        j in the ranking are read).
+    alpha : float, default 0.05
+        Significance level, strictly between 0 and 1.
+    correction : {'none', 'holm'}, default 'none'
+        Each comparison at level ``alpha``, or Holm over all higher-lower pairs (see the module
+        docstring).
+    against : {'best', 'any'}, default 'best'
+        A metric is tested against the best of the current cluster, or against every member of it (as
+        mt-metrics-eval's ``AssignRanks``).
 
     Returns
     -------
-    :class:`Clusters`. Ties in ``estimate`` keep the input order.
+    Clusters
+        The ranking, each metric's cluster and the p-value that placed it. Ties in ``estimate`` keep
+        the input order.
+
+    Raises
+    ------
+    InputError
+        If ``correction``, ``against`` or ``alpha`` is invalid, or the shapes do not agree.
+
+    See Also
+    --------
+    ts2viz.statistics.permutation_tests.pairwise_unit_permutation : a p-value matrix to cluster.
+    ts2viz.statistics.leaderboard_permutation.leaderboard_clusters : clusters of TS2's leaderboard.
+
+    Notes
+    -----
+    NaN policy: a metric with a NaN estimate is not placed (cluster 0); a NaN p-value counts as 1
+    (not significant).
+
+    Examples
+    --------
+    A beats B and C significantly; B does not beat C:
+
+    >>> import numpy as np
+    >>> from ts2viz.statistics.clusters import significance_clusters
+    >>> p = np.array([[np.nan, 0.01, 0.001], [0.99, np.nan, 0.2], [1.0, 0.8, np.nan]])
+    >>> cl = significance_clusters(["A", "B", "C"], [0.8, 0.7, 0.65], p)
+    >>> cl.members(), cl.cluster.tolist()
+    ([['A'], ['B', 'C']], [1, 2, 2])
+    >>> significance_clusters(["A", "B", "C"], [0.8, 0.7, 0.65], p, correction="holm").pvalue_used.round(3).tolist()
+    [nan, 0.02, 0.2]
     """
     if correction not in CORRECTIONS:
         raise InputError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")

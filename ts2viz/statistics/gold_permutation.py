@@ -50,10 +50,21 @@ STATISTICS = ("spearman", "kendall", "pearson", "pairwise_acc")
 class GoldStatistic:
     """Which pooled statistic, and the humaneval settings that change it.
 
-    stat : one of :data:`STATISTICS`. kendall : ``"b"`` or ``"c"`` (tau variant). spearman :
-    ``"textbook"`` or ``"np-corrcoef"`` (Pearson's r, what TIFA's notebook labels Spearman).
-    metric_ties : pair-wise accuracy: a metric tie on a pair the raters order counts ``"wrong"`` or
-    ``"half"``.
+    Parameters
+    ----------
+    stat : {'spearman', 'kendall', 'pearson', 'pairwise_acc'}, default 'spearman'
+        One of :data:`STATISTICS`.
+    kendall : {'b', 'c'}, default 'b'
+        The tau variant.
+    spearman : {'textbook', 'np-corrcoef'}, default 'textbook'
+        ``"np-corrcoef"`` is Pearson's r, what TIFA's notebook labels Spearman.
+    metric_ties : {'wrong', 'half'}, default 'wrong'
+        Pair-wise accuracy: a metric tie on a pair the raters order counts wrong or half right.
+
+    Raises
+    ------
+    InputError
+        If a setting is not one of its allowed values.
     """
 
     stat: str = "spearman"
@@ -62,6 +73,7 @@ class GoldStatistic:
     metric_ties: str = "wrong"
 
     def __post_init__(self) -> None:
+        """Check every setting (see the class's Raises)."""
         if self.stat not in STATISTICS:
             raise InputError(f"statistic must be one of {', '.join(STATISTICS)}, got {self.stat!r}")
         if self.kendall not in ("b", "c"):
@@ -73,10 +85,36 @@ class GoldStatistic:
 
     @classmethod
     def from_settings(cls, stat: str, settings) -> "GoldStatistic":
-        """From a :class:`ts2viz.metaeval.HumanEvalSettings` (its Kendall, Spearman and ties choices)."""
+        """The statistic ``stat`` with the Kendall, Spearman and ties choices of humaneval settings.
+
+        Parameters
+        ----------
+        stat : str
+            One of :data:`STATISTICS`.
+        settings : HumanEvalSettings
+            A :class:`ts2viz.metaeval.HumanEvalSettings`.
+
+        Returns
+        -------
+        GoldStatistic
+            The statistic with those choices.
+        """
         return cls(stat, settings.kendall, settings.spearman, settings.metric_ties)
 
     def label(self) -> str:
+        """A readable name of the statistic, e.g. ``"Kendall tau-c"``.
+
+        Returns
+        -------
+        str
+            The label used in tables and figures.
+
+        Examples
+        --------
+        >>> from ts2viz.statistics.gold_permutation import GoldStatistic
+        >>> GoldStatistic("kendall", kendall="c").label()
+        'Kendall tau-c'
+        """
         if self.stat == "kendall":
             return f"Kendall tau-{self.kendall}"
         if self.stat == "spearman":
@@ -105,9 +143,29 @@ def _tie_pairs_rows(srt: np.ndarray) -> np.ndarray:
 
 
 def inversions_rows(a: np.ndarray) -> np.ndarray:
-    """Inversions (pairs i < j with a[i] > a[j], strictly) of every row of a non-negative integer array
-    (R, n): (R,). A bottom-up merge sort over all rows at once (each level: two global ``searchsorted``
-    calls over (row, block)-offset keys count, per element, the other half's elements before it)."""
+    """Inversions (pairs i < j with a[i] > a[j], strictly) of every row of a non-negative integer array.
+
+    Parameters
+    ----------
+    a : array_like of int
+        (R, n) non-negative integers.
+
+    Returns
+    -------
+    numpy.ndarray
+        (R,) float64 inversion counts.
+
+    Notes
+    -----
+    A bottom-up merge sort over all rows at once: at each level, two global ``searchsorted`` calls over
+    (row, block)-offset keys count, per element, the other half's elements before it.
+
+    Examples
+    --------
+    >>> from ts2viz.statistics.gold_permutation import inversions_rows
+    >>> inversions_rows([[3, 1, 2, 0], [0, 1, 2, 3]]).tolist()
+    [5.0, 0.0]
+    """
     a = np.asarray(a, dtype=np.int64)
     R, n = a.shape
     total = np.zeros(R)
@@ -140,8 +198,33 @@ def inversions_rows(a: np.ndarray) -> np.ndarray:
 
 
 def kendall_rows(x: np.ndarray, g: np.ndarray, variant: str = "b") -> np.ndarray:
-    """Kendall's tau-b (or tau-c) of each row of a NaN-free (R, n) array with ``g`` (n,): (R,), NaN when
-    undefined; O(R n log n), the formulas of :func:`ts2viz.statistics.correlation.kendall`."""
+    """Kendall's tau-b (or tau-c) of each row of a NaN-free (R, n) array with ``g``.
+
+    Parameters
+    ----------
+    x : array_like
+        (R, n) scores, NaN-free.
+    g : array_like
+        (n,) gold values.
+    variant : {'b', 'c'}, default 'b'
+        The tau variant.
+
+    Returns
+    -------
+    numpy.ndarray
+        (R,) tau per row, NaN when undefined.
+
+    Notes
+    -----
+    O(R n log n); the formulas of :func:`ts2viz.statistics.correlation.kendall`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz.statistics.gold_permutation import kendall_rows
+    >>> kendall_rows(np.array([[1.0, 2, 3, 4], [4, 3, 2, 1]]), np.array([1.0, 2, 3, 3])).round(4).tolist()
+    [0.9129, -0.9129]
+    """
     x = np.atleast_2d(np.asarray(x, dtype=np.float64))
     g = np.asarray(g, dtype=np.float64).ravel()
     R, n = x.shape
@@ -173,9 +256,22 @@ def kendall_rows(x: np.ndarray, g: np.ndarray, variant: str = "b") -> np.ndarray
 
 
 def pooled_statistic(human, prompts, spec: GoldStatistic) -> Callable[[int, np.ndarray], np.ndarray]:
-    """The pooled statistic ``spec`` as a one-unit statistic for :func:`permutation_test`:
-    ``f(0, rows)`` -> (R,) the statistic of each score row (R, n) against ``human`` (n,), NaN-free
-    inputs. ``prompts`` (n,) labels the images (pair-wise accuracy pairs images of one prompt)."""
+    """The pooled statistic ``spec`` as a one-unit statistic for :func:`permutation_test`.
+
+    Parameters
+    ----------
+    human : array_like
+        (n,) the mean human rating per image, NaN-free.
+    prompts : array_like
+        (n,) prompt label per image (pair-wise accuracy pairs images of one prompt).
+    spec : GoldStatistic
+        Which statistic.
+
+    Returns
+    -------
+    callable
+        ``f(0, rows)`` -> (R,) the statistic of each score row (R, n) against ``human`` (NaN-free rows).
+    """
     y = np.asarray(human, dtype=np.float64).ravel()
     pairs = pairs_within(np.asarray(prompts)) if spec.stat == "pairwise_acc" else None
     ry = rank_rows(y[None, :])[0]
@@ -207,16 +303,47 @@ def gold_permutation_test(scores_a, scores_b, human, prompts, spec: GoldStatisti
 
     Parameters
     ----------
-    scores_a, scores_b : (n,) the two metrics' per-image scores (higher = better; NaN = not scored).
-    human : (n,) mean human rating per image (NaN = not rated). prompts : (n,) prompt label per image.
-    spec : :class:`GoldStatistic`. alternative : ``"greater"`` (A > B) or ``"two-sided"``.
-    settings : permutations, early stopping, seed (:class:`PermutationSettings`).
-    exact : enumerate all 2**n swap patterns (n <= 20 images).
+    scores_a, scores_b : array_like
+        (n,) the two metrics' per-image scores (higher = better; NaN = not scored).
+    human : array_like
+        (n,) mean human rating per image (NaN = not rated).
+    prompts : array_like
+        (n,) prompt label per image.
+    spec : GoldStatistic, default GoldStatistic()
+        The pooled statistic (Spearman by default).
+    alternative : {'greater', 'two-sided'}, default 'greater'
+        ``"greater"`` (A > B) or ``"two-sided"``.
+    settings : PermutationSettings, default DEFAULT_SETTINGS
+        Permutations, early stopping, seed.
+    exact : bool, default False
+        Enumerate all 2**n swap patterns (n <= 20 images).
 
     Returns
     -------
-    :class:`PermutationResult` over the images with a rating and both scores (see the module
-    docstring); estimates are the two statistics on those images.
+    PermutationResult
+        Over the images with a rating and both scores (see the module docstring); the estimates are the
+        two statistics on those images.
+
+    Raises
+    ------
+    InputError
+        If the arrays differ in length, or an exact test has too many images.
+
+    Notes
+    -----
+    NaN policy: an image without a rating or without a score from either metric is left out.
+
+    Examples
+    --------
+    TIFA with mPLUG against CLIPScore on TIFA160 (Spearman with the DSG raters' mean rating):
+
+    >>> from ts2viz.gold import load_gold
+    >>> from ts2viz.statistics.gold_permutation import GoldStatistic, gold_permutation_test
+    >>> gold = load_gold("tifa160", answers=False)
+    >>> x = gold.score_matrix(["tifa_mplug-large", "clipscore_vitb32"])
+    >>> res = gold_permutation_test(x[0], x[1], gold.human(), gold.prompt_codes(), GoldStatistic("spearman"))
+    >>> round(float(res.estimate_a), 3), round(float(res.estimate_b), 3), round(res.pvalue, 4), res.n_used
+    (0.608, 0.276, 0.0099, 100)
     """
     ok = _common(scores_a, scores_b, human)
     a = np.asarray(scores_a, dtype=np.float64).ravel()[ok]
@@ -227,7 +354,28 @@ def gold_permutation_test(scores_a, scores_b, human, prompts, spec: GoldStatisti
 
 
 def metric_estimates(scores, human, prompts, spec: GoldStatistic) -> np.ndarray:
-    """Each metric's pooled statistic over the images it scored (the ``ts2viz humaneval`` value): (k,)."""
+    """Each metric's pooled statistic over the images it scored (the ``ts2viz humaneval`` value).
+
+    Parameters
+    ----------
+    scores : array_like
+        (k, n) per-image scores of k metrics.
+    human : array_like
+        (n,) mean human rating per image.
+    prompts : array_like
+        (n,) prompt label per image.
+    spec : GoldStatistic
+        The pooled statistic.
+
+    Returns
+    -------
+    numpy.ndarray
+        (k,) the statistic of each metric; NaN for a metric with fewer than two rated, scored images.
+
+    Notes
+    -----
+    NaN policy: each metric uses the images it scored that have a rating.
+    """
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     h = np.asarray(human, dtype=np.float64).ravel()
     p = np.asarray(prompts)
@@ -251,10 +399,12 @@ def _vectorised(spec: GoldStatistic) -> bool:
 
 
 def _all_pairs_at_once(x, y, prompts, spec: GoldStatistic, I, J, alternative: str, settings: PermutationSettings):
-    """p-values, permutations used and observed differences of the pairs (I[p], J[p]) at once, for a
-    statistic that is a function of sums linear (Pearson) or quadratic (pair-wise accuracy over pairs
-    of images) in the swap pattern: one block of swap patterns (the draws :func:`permutation_test`
-    makes) serves every pair through a few matrix products. ``x`` (k, n) and ``y`` NaN-free."""
+    """p-values, permutations used and observed differences of the pairs (I[p], J[p]) at once.
+
+    For a statistic that is a function of sums linear (Pearson) or quadratic (pair-wise accuracy over
+    pairs of images) in the swap pattern: one block of swap patterns (the draws :func:`permutation_test`
+    makes) serves every pair through a few matrix products. ``x`` (k, n) and ``y`` NaN-free.
+    """
     Z = np.stack([standardise(r) for r in x])              # z-scores per metric, as permutation_test
     n = y.size
     za, zb = Z[I].T, Z[J].T                                 # (n, P)
@@ -309,15 +459,52 @@ def pairwise_gold_permutation(scores, human, prompts, spec: GoldStatistic = Gold
                               alternative: str = "greater", settings: PermutationSettings = DEFAULT_SETTINGS,
                               pairs: Sequence[tuple[int, int]] | None = None,
                               progress: bool = False, vectorise: bool = True) -> PairwisePermutation:
-    """:func:`gold_permutation_test` for pairs of rows of ``scores`` (k, n): every ordered pair, or
-    ``pairs`` (i, j) (``"two-sided"``: each unordered pair once, filled in symmetrically).
+    """:func:`gold_permutation_test` for pairs of rows of ``scores``.
 
+    Parameters
+    ----------
+    scores : array_like
+        (k, n) per-image scores of k metrics.
+    human : array_like
+        (n,) mean human rating per image.
+    prompts : array_like
+        (n,) prompt label per image.
+    spec : GoldStatistic, default GoldStatistic()
+        The pooled statistic.
+    alternative : {'greater', 'two-sided'}, default 'greater'
+        ``"two-sided"`` tests each unordered pair once and fills the matrix in symmetrically.
+    settings : PermutationSettings, default DEFAULT_SETTINGS
+        Permutations, early stopping, seed.
+    pairs : sequence of (int, int), optional
+        The pairs (i, j) to test (default: every ordered pair).
+    progress : bool, default False
+        Show a tqdm bar on stderr.
+    vectorise : bool, default True
+        Pearson and pair-wise accuracy test every pair at once (one block of swap patterns, a few matrix
+        products for all pairs; the same draws and p-values as the pair-by-pair loop, which
+        ``vectorise=False`` runs, and which is used anyway when a metric left a rated image unscored).
+
+    Returns
+    -------
+    PairwisePermutation
+        p-values of the tested pairs (NaN elsewhere); ``estimate`` from :func:`metric_estimates`.
+
+    Notes
+    -----
     Each pair uses the same random swap patterns (the same ``settings.seed``), so a pair's p-value does
-    not depend on which other pairs are tested. ``progress``: a tqdm bar on stderr.
-    ``vectorise``: Pearson and pair-wise accuracy test every pair at once (one block of swap patterns,
-    a few matrix products for all pairs; the same draws and p-values as the pair-by-pair loop, which
-    ``vectorise=False`` runs, and which is used anyway when a metric left a rated image unscored).
-    Returns :class:`PairwisePermutation` (estimate: :func:`metric_estimates`).
+    not depend on which other pairs are tested.
+
+    Examples
+    --------
+    >>> from ts2viz.gold import load_gold
+    >>> from ts2viz.statistics.gold_permutation import GoldStatistic, pairwise_gold_permutation
+    >>> gold = load_gold("tifa160", answers=False)
+    >>> x = gold.score_matrix(["clipscore_vitb32", "tifa_mplug-large", "bleu"])
+    >>> res = pairwise_gold_permutation(x, gold.human(), gold.prompt_codes(), GoldStatistic("pearson"))
+    >>> res.estimate.round(3).tolist()
+    [0.287, 0.59, 0.183]
+    >>> res.pvalue.round(2).tolist()
+    [[nan, 1.0, 0.02], [0.01, nan, 0.01], [0.99, 1.0, nan]]
     """
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     k = x.shape[0]
@@ -362,14 +549,55 @@ def pairwise_gold_permutation(scores, human, prompts, spec: GoldStatistic = Gold
 def gold_clusters(metrics: Sequence[str], scores, human, prompts, spec: GoldStatistic = GoldStatistic(), *,
                   alpha: float = 0.05, correction: str = "none", settings: PermutationSettings = DEFAULT_SETTINGS,
                   progress: bool = False) -> tuple[Clusters, PairwisePermutation]:
-    """Significance clusters of the rows of ``scores`` on the pooled statistic ``spec``, from one-sided
-    permutation tests (:func:`ts2viz.statistics.clusters.significance_clusters`, against the best of
-    the current cluster).
+    """Significance clusters of the rows of ``scores`` on a pooled statistic, from one-sided permutation tests.
 
-    Metrics are ordered by :func:`metric_estimates`. With ``correction="none"`` only the tests the greedy
-    walk reads are run (at most k - 1: each metric against its cluster's best); with ``"holm"`` every
-    higher-ranked metric is tested against every lower-ranked one (k (k - 1) / 2 tests).
-    Returns the clusters and the tests that were run (untested pairs: NaN).
+    Parameters
+    ----------
+    metrics : sequence of str
+        The names of the k rows of ``scores``.
+    scores : array_like
+        (k, n) per-image scores.
+    human : array_like
+        (n,) mean human rating per image.
+    prompts : array_like
+        (n,) prompt label per image.
+    spec : GoldStatistic, default GoldStatistic()
+        The pooled statistic.
+    alpha : float, default 0.05
+        Significance level.
+    correction : {'none', 'holm'}, default 'none'
+        With ``"none"`` only the tests the greedy walk reads are run (at most k - 1: each metric against
+        its cluster's best); with ``"holm"`` every higher-ranked metric is tested against every
+        lower-ranked one (k (k - 1) / 2 tests).
+    settings : PermutationSettings, default DEFAULT_SETTINGS
+        Permutations, early stopping, seed.
+    progress : bool, default False
+        Show a tqdm bar (``correction="holm"``).
+
+    Returns
+    -------
+    clusters : Clusters
+        The clusters (:func:`ts2viz.statistics.clusters.significance_clusters`, against the best of the
+        current cluster); metrics ordered by :func:`metric_estimates`.
+    tests : PairwisePermutation
+        The tests that were run (untested pairs: NaN).
+
+    Raises
+    ------
+    InputError
+        If the number of names differs from the number of score rows.
+
+    Examples
+    --------
+    >>> from ts2viz.gold import load_gold
+    >>> from ts2viz.statistics.gold_permutation import gold_clusters
+    >>> from ts2viz.statistics.permutation_tests import PermutationSettings
+    >>> gold = load_gold("tifa160", answers=False)
+    >>> names = ["clipscore_vitb32", "tifa_mplug-large", "tifa_blip2-flant5xl", "bleu"]
+    >>> clusters, tests = gold_clusters(names, gold.score_matrix(names), gold.human(), gold.prompt_codes(),
+    ...                                 settings=PermutationSettings(n_permutations=200))
+    >>> clusters.members()
+    [['tifa_mplug-large', 'tifa_blip2-flant5xl'], ['clipscore_vitb32', 'bleu']]
     """
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     if len(metrics) != x.shape[0]:

@@ -28,7 +28,26 @@ from .permutation_tests import (DEFAULT_SETTINGS, PairwisePermutation, Permutati
 
 
 def seg_sds(mm: MetaMetrics, scores, seg_index: Sequence[int]) -> np.ndarray:
-    """Each metric's score SD (population, NaN skipped) within each SEG: (len(seg_index), M)."""
+    """Each metric's score SD (population, NaN skipped) within each SEG.
+
+    Parameters
+    ----------
+    mm : MetaMetrics
+        Meta-metric results.
+    scores : Scores
+        The scores ``mm`` was computed from.
+    seg_index : sequence of int
+        Indices into ``mm.seg_ids``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Array (len(seg_index), metrics); NaN where a metric has no score in the SEG.
+
+    Notes
+    -----
+    NaN policy: NaN scores are skipped.
+    """
     out = np.full((len(seg_index), len(mm.metrics)), np.nan)
     for r, i in enumerate(seg_index):
         st = mm.walk_stats(mm.seg_ids[i])[0]
@@ -42,9 +61,28 @@ def seg_sds(mm: MetaMetrics, scores, seg_index: Sequence[int]) -> np.ndarray:
 
 
 def cell_unit_values(mm: MetaMetrics, cell: str, scores=None) -> np.ndarray:
-    """Per-SEG values (SEGs of the cell's group, metrics) that the unit-swap test uses for ``cell``:
-    the leaderboard's per-SEG values, delta divided by the metric's score SD in the SEG (needs
-    ``scores``; a SEG where a metric is constant gives NaN)."""
+    """Per-SEG values that the unit-swap test uses for ``cell``.
+
+    Parameters
+    ----------
+    mm : MetaMetrics
+        Meta-metric results.
+    cell : str
+        A leaderboard cell, e.g. ``"ord_avg"``.
+    scores : Scores, optional
+        The scores ``mm`` was computed from; needed for a delta cell.
+
+    Returns
+    -------
+    numpy.ndarray
+        (SEGs of the cell's group, metrics): the leaderboard's per-SEG values; for delta, divided by the
+        metric's score SD in the SEG (a SEG where a metric is constant gives NaN).
+
+    Raises
+    ------
+    InputError
+        If the cell is unknown, or it is a delta cell and ``scores`` is None.
+    """
     vals = seg_values(mm, cell)
     stat, group = split_cell(cell)
     if stat == "delta":
@@ -61,8 +99,42 @@ def pairwise_permutation(mm: MetaMetrics, cell: str = "ord_avg", *, alternative:
                          settings: PermutationSettings = DEFAULT_SETTINGS, scores=None) -> PairwisePermutation:
     """SEG-swap permutation tests of every ordered pair of ``mm.metrics`` on one leaderboard cell.
 
-    ``pvalue[i, j]`` is the p-value of "metric i's cell value > metric j's" (``alternative="greater"``)
-    or of a difference either way (``"two-sided"``). See :func:`.permutation.pairwise_unit_permutation`.
+    Parameters
+    ----------
+    mm : MetaMetrics
+        Meta-metric results.
+    cell : str, default "ord_avg"
+        The leaderboard cell.
+    alternative : {'greater', 'two-sided'}, default 'greater'
+        ``pvalue[i, j]`` is the p-value of "metric i's cell value > metric j's" (``"greater"``) or of a
+        difference either way (``"two-sided"``).
+    settings : PermutationSettings, default DEFAULT_SETTINGS
+        Permutations, early stopping, seed.
+    scores : Scores, optional
+        The scores ``mm`` was computed from (needed for delta cells, see :func:`cell_unit_values`).
+
+    Returns
+    -------
+    PairwisePermutation
+        Estimates, differences and the p-value matrix
+        (:func:`~ts2viz.statistics.permutation_tests.pairwise_unit_permutation`).
+
+    Raises
+    ------
+    InputError
+        If the cell or the alternative is unknown, or a delta cell comes without ``scores``.
+
+    Notes
+    -----
+    NaN policy: NaN per-SEG values are skipped in each metric's mean, as in the leaderboard.
+
+    Examples
+    --------
+    >>> from ts2viz import load_dataset, bundled_scores, compute
+    >>> from ts2viz.statistics.leaderboard_permutation import pairwise_permutation
+    >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore", "ALIGNScore", "DSG-mPLUG"], policy="paper")
+    >>> pairwise_permutation(mm, "sep_avg").pvalue.round(2).tolist()
+    [[nan, 0.99, 0.01], [0.02, nan, 0.01], [1.0, 1.0, nan]]
     """
     return pairwise_unit_permutation(cell_unit_values(mm, cell, scores), alternative=alternative,
                                      settings=settings)
@@ -74,10 +146,54 @@ def leaderboard_clusters(mm: MetaMetrics, cell: str = "ord_avg", *, alpha: float
                          tests: PairwisePermutation | None = None) -> Clusters:
     """Significance clusters of ``mm.metrics`` on ``cell`` from one-sided SEG-swap permutation tests.
 
-    The ordering is the leaderboard's (the cell's values; for delta, the per-SEG standardised gaps the tests
-    compare); a metric starts a new cluster when the best of
-    the current cluster beats it with one-sided permutation p <= ``alpha`` (``correction``: ``"none"`` as
-    WMT, or ``"holm"``). ``tests``: a :func:`pairwise_permutation` result (``"greater"``) to reuse.
+    Parameters
+    ----------
+    mm : MetaMetrics
+        Meta-metric results.
+    cell : str, default "ord_avg"
+        The leaderboard cell.
+    alpha : float, default 0.05
+        Significance level.
+    correction : {'none', 'holm'}, default 'none'
+        ``"none"`` as WMT, or ``"holm"`` (:func:`~ts2viz.statistics.clusters.significance_clusters`).
+    against : {'best', 'any'}, default 'best'
+        Test a metric against the best of the current cluster, or against every member.
+    settings : PermutationSettings, default DEFAULT_SETTINGS
+        Permutations, early stopping, seed.
+    scores : Scores, optional
+        The scores (needed for delta cells).
+    tests : PairwisePermutation, optional
+        A :func:`pairwise_permutation` result (``"greater"``) to reuse.
+
+    Returns
+    -------
+    Clusters
+        The ranking and each metric's cluster.
+
+    Raises
+    ------
+    ValueError
+        If ``tests`` is not one-sided.
+    InputError
+        If the cell or a setting is invalid.
+
+    Notes
+    -----
+    The ordering is the leaderboard's (the cell's values; for delta, the per-SEG standardised gaps the
+    tests compare); a metric starts a new cluster when the best of the current cluster beats it with
+    one-sided permutation p <= ``alpha``.
+
+    Examples
+    --------
+    On average Ord, ALIGNScore and CLIPScore share the top cluster:
+
+    >>> from ts2viz import load_dataset, bundled_scores, compute
+    >>> from ts2viz.statistics.leaderboard_permutation import leaderboard_clusters
+    >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore", "ALIGNScore", "DSG-mPLUG"], policy="paper")
+    >>> leaderboard_clusters(mm, "ord_avg").members()
+    [['ALIGNScore', 'CLIPScore'], ['DSG-mPLUG']]
+    >>> leaderboard_clusters(mm, "sep_avg").members()
+    [['ALIGNScore'], ['CLIPScore'], ['DSG-mPLUG']]
     """
     if tests is None:
         tests = pairwise_permutation(mm, cell, alternative="greater", settings=settings, scores=scores)
@@ -90,8 +206,23 @@ def leaderboard_clusters(mm: MetaMetrics, cell: str = "ord_avg", *, alpha: float
 
 
 def seg_statistic(mm: MetaMetrics, stat: str, seg_index: Sequence[int]):
-    """The per-SEG meta-metric ``stat`` as a unit statistic for :func:`.permutation.permutation_test`:
-    ``f(u, rows)`` -> (R,) values of SEG ``mm.seg_ids[seg_index[u]]`` for each score row."""
+    """The per-SEG meta-metric ``stat`` as a unit statistic for a permutation test.
+
+    Parameters
+    ----------
+    mm : MetaMetrics
+        Meta-metric results (their walk layouts and policy are used).
+    stat : str
+        One of :data:`ts2viz.metametrics.STATS`.
+    seg_index : sequence of int
+        Indices into ``mm.seg_ids``; unit ``u`` is SEG ``mm.seg_ids[seg_index[u]]``.
+
+    Returns
+    -------
+    callable
+        ``f(u, rows)`` -> (R,) values of the SEG for each score row (rows in the SEG's image order), as
+        :func:`~ts2viz.statistics.permutation_tests.permutation_test` expects.
+    """
     structures = [mm.walk_stats(mm.seg_ids[i])[0] for i in seg_index]
 
     def statistic(u: int, rows: np.ndarray) -> np.ndarray:
@@ -102,9 +233,40 @@ def seg_statistic(mm: MetaMetrics, stat: str, seg_index: Sequence[int]):
 
 def perm_both(mm: MetaMetrics, scores, a: str, b: str, cell: str = "ord_avg", *, alternative: str = "greater",
               settings: PermutationSettings = DEFAULT_SETTINGS, exact: bool = False) -> PermutationResult:
-    """PERM-BOTH test of "metric ``a`` > metric ``b``" on ``cell``: within every SEG of the cell's group,
-    each image's two standardised scores are swapped with probability 1/2 and the SEG's meta-metric is
-    recomputed (:func:`ts2viz.metametrics.seg_stats`, the leaderboard's own code, under ``mm.policy``)."""
+    """PERM-BOTH test of "metric ``a`` > metric ``b``" on one leaderboard cell.
+
+    Within every SEG of the cell's group, each image's two standardised scores are swapped with
+    probability 1/2 and the SEG's meta-metric is recomputed (:func:`ts2viz.metametrics.seg_stats`, the
+    leaderboard's own code, under ``mm.policy``). More powerful than the SEG-swap test, and much slower
+    (seconds per 100 permutations on TS2).
+
+    Parameters
+    ----------
+    mm : MetaMetrics
+        Meta-metric results.
+    scores : Scores
+        The scores ``mm`` was computed from.
+    a, b : str
+        The two metrics.
+    cell : str, default "ord_avg"
+        The leaderboard cell.
+    alternative : {'greater', 'two-sided'}, default 'greater'
+        The alternative.
+    settings : PermutationSettings, default DEFAULT_SETTINGS
+        Permutations, early stopping, seed.
+    exact : bool, default False
+        Enumerate every swap pattern (tiny inputs only).
+
+    Returns
+    -------
+    PermutationResult
+        The two cell values, their difference and the p-value.
+
+    Raises
+    ------
+    InputError
+        If a metric or the cell is unknown.
+    """
     stat, group = split_cell(cell)
     idx = averaged_segs(mm)[group]
     for m in (a, b):

@@ -27,7 +27,29 @@ def _clean_pairs(errors, scores) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rankdata(x: np.ndarray) -> np.ndarray:
-    """Average ranks (1-based; ties share the mean of their positions)."""
+    """Average ranks of the values of ``x`` (1-based; ties share the mean of their positions).
+
+    Parameters
+    ----------
+    x : array_like
+        1-D values to rank.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 array of the same length: the rank of each value, as ``scipy.stats.rankdata`` with its
+        default ``method='average'``.
+
+    Notes
+    -----
+    NaN policy: NaN is not handled (callers drop NaNs first): NaNs sort last and get the highest ranks.
+
+    Examples
+    --------
+    >>> from ts2viz.statistics.ord_sep import rankdata
+    >>> rankdata([3, 1, 3, 2]).tolist()
+    [3.5, 1.0, 3.5, 2.0]
+    """
     x = np.asarray(x, dtype=np.float64)
     order = np.argsort(x, kind="mergesort")
     xs = x[order]
@@ -55,19 +77,49 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def spearman_ord(errors, scores) -> float:
-    """Ordering score of one walk: minus Spearman's rho between error count and score.
+    """Ordering score (Ord) of one walk: minus Spearman's rho between error count and score.
 
     Parameters
     ----------
-    errors : error count of each image in the walk (repeats allowed: an image listed twice counts twice).
-    scores : the metric's score of each image, oriented so that higher means more faithful.
+    errors : array_like
+        Error count of each image in the walk (repeats allowed: an image listed twice counts twice).
+    scores : array_like
+        The metric's score of each image, oriented so that higher means more faithful; same length as
+        ``errors``.
 
     Returns
     -------
-    float in [-1, 1]; 1 when scores fall strictly as errors rise. 0 when either side is constant
-    (the TS2 convention for an undefined correlation). NaN when fewer than two scored images remain.
+    float
+        In [-1, 1]; 1 when scores fall strictly as errors rise. 0 when either side is constant (the TS2
+        convention for an undefined correlation). NaN when fewer than two scored images remain.
 
-    NaN policy: pairs whose score is NaN are dropped.
+    Raises
+    ------
+    ValueError
+        If ``errors`` and ``scores`` differ in length.
+
+    See Also
+    --------
+    kendall_ord : the same with Kendall's tau-b.
+    ts2viz.metametrics.compute : Ord of every walk of every SEG at once.
+
+    Notes
+    -----
+    Ord = -rho(rank(errors), rank(scores)), with rho Pearson's r of the average ranks
+    (:func:`rankdata`). A side counts as constant when its rank variance is at most
+    :data:`CONSTANT_RANK_TOL` times n**3.
+
+    NaN policy: pairs whose score (or error count) is NaN are dropped.
+
+    Examples
+    --------
+    A walk whose scores fall as errors rise, with one inversion between the two 1-error images:
+
+    >>> from ts2viz.statistics.ord_sep import spearman_ord
+    >>> round(spearman_ord([0, 0, 1, 1, 2], [0.9, 0.8, 0.7, 0.75, 0.3]), 4)
+    0.9487
+    >>> spearman_ord([0, 1, 2], [0.9, float("nan"), 0.3])
+    1.0
     """
     e, s = _clean_pairs(errors, scores)
     if e.size < 2:
@@ -76,7 +128,42 @@ def spearman_ord(errors, scores) -> float:
 
 
 def kendall_ord(errors, scores) -> float:
-    """Like :func:`spearman_ord` with Kendall's tau-b in place of Spearman's rho. NaN scores dropped."""
+    """Ordering score of one walk with Kendall's tau-b: minus tau-b between error count and score.
+
+    Parameters
+    ----------
+    errors : array_like
+        Error count of each image in the walk (repeats allowed).
+    scores : array_like
+        The metric's score of each image, higher meaning more faithful; same length as ``errors``.
+
+    Returns
+    -------
+    float
+        In [-1, 1]; 0 when either side is constant; NaN when fewer than two scored images remain.
+
+    Raises
+    ------
+    ValueError
+        If ``errors`` and ``scores`` differ in length.
+
+    See Also
+    --------
+    spearman_ord : the same with Spearman's rho (TS2's Ord).
+
+    Notes
+    -----
+    -tau_b = -(C - D) / sqrt((n0 - n1)(n0 - n2)), with C and D the concordant and discordant pairs,
+    n0 = n(n-1)/2 and n1, n2 the pairs tied in errors and in scores. O(n**2) pairs: meant for one walk.
+
+    NaN policy: pairs whose score (or error count) is NaN are dropped.
+
+    Examples
+    --------
+    >>> from ts2viz.statistics.ord_sep import kendall_ord
+    >>> round(kendall_ord([0, 0, 1, 1, 2], [0.9, 0.8, 0.7, 0.75, 0.3]), 4)
+    0.8944
+    """
     e, s = _clean_pairs(errors, scores)
     n = e.size
     if n < 2:
@@ -94,10 +181,16 @@ def kendall_ord(errors, scores) -> float:
 
 @dataclass(frozen=True)
 class KSResult:
-    """Two-sample Kolmogorov-Smirnov statistic and where it is attained.
+    """Two-sample Kolmogorov-Smirnov statistic and where it is attained (:func:`ks_separation`).
 
-    ``statistic`` = sup_x |F_a(x) - F_b(x)|; ``location`` = the smallest score x at which the sup is
-    attained; ``cdf_a``/``cdf_b`` = the two empirical CDFs at ``location``.
+    Attributes
+    ----------
+    statistic : float
+        sup_x |F_a(x) - F_b(x)|, in [0, 1].
+    location : float
+        The smallest score x at which the supremum is attained.
+    cdf_a, cdf_b : float
+        The two empirical CDFs at ``location``.
     """
 
     statistic: float
@@ -107,10 +200,33 @@ class KSResult:
 
 
 def ks_separation(a, b) -> KSResult:
-    """Two-sample KS statistic between two score populations (NaNs dropped from each).
+    """Two-sample Kolmogorov-Smirnov statistic between two score populations (TS2's Sep of a node pair).
 
-    Returns a :class:`KSResult`; all fields NaN when either population is empty after dropping NaNs.
-    The statistic is in [0, 1]: 0 for identical empirical distributions, 1 for disjoint ones.
+    Parameters
+    ----------
+    a, b : array_like
+        The scores of the two populations (e.g. the images of two nodes), any lengths.
+
+    Returns
+    -------
+    KSResult
+        The statistic, in [0, 1] (0 for identical empirical distributions, 1 for disjoint ones), where it
+        is attained and the two CDFs there; all fields NaN when either population is empty after dropping
+        NaNs.
+
+    Notes
+    -----
+    D = max over x of |F_a(x) - F_b(x)|, with F the empirical CDFs, evaluated at every observed score;
+    the same statistic as ``scipy.stats.ks_2samp``.
+
+    NaN policy: NaN scores are dropped from each population.
+
+    Examples
+    --------
+    >>> from ts2viz.statistics.ord_sep import ks_separation
+    >>> res = ks_separation([0.9, 0.8, 0.85], [0.7, 0.82, 0.6])
+    >>> round(res.statistic, 4), res.location
+    (0.6667, 0.82)
     """
     a = np.asarray(a, dtype=np.float64).ravel()
     b = np.asarray(b, dtype=np.float64).ravel()
@@ -128,7 +244,28 @@ def ks_separation(a, b) -> KSResult:
 
 
 def mean_gap(a, b) -> float:
-    """Mean score of population ``a`` minus that of ``b`` (NaNs dropped); NaN if either is empty."""
+    """Mean score of population ``a`` minus that of ``b``.
+
+    Parameters
+    ----------
+    a, b : array_like
+        The scores of the two populations.
+
+    Returns
+    -------
+    float
+        mean(a) - mean(b); NaN if either population is empty after dropping NaNs.
+
+    Notes
+    -----
+    NaN policy: NaN scores are dropped from each population.
+
+    Examples
+    --------
+    >>> from ts2viz.statistics.ord_sep import mean_gap
+    >>> round(mean_gap([0.9, 0.8, float("nan")], [0.7, 0.6]), 4)
+    0.2
+    """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     a, b = a[~np.isnan(a)], b[~np.isnan(b)]
@@ -138,10 +275,30 @@ def mean_gap(a, b) -> float:
 
 
 def node_means(node_scores) -> dict[str, float]:
-    """Mean score of each node (NaNs dropped; NaN for a node without a scored image).
+    """Mean score of each node.
 
-    ``node_scores`` maps a node label to its images' scores. The one definition of a node mean, used
-    by the app's graph colours, the walk figure and the upload comparison.
+    The one definition of a node mean, used by the app's graph colours, the walk figure and the upload
+    comparison.
+
+    Parameters
+    ----------
+    node_scores : Mapping[str, array_like]
+        Node label -> its images' scores.
+
+    Returns
+    -------
+    dict[str, float]
+        Node label -> mean score; NaN for a node without a scored image.
+
+    Notes
+    -----
+    NaN policy: NaN scores are dropped from each node.
+
+    Examples
+    --------
+    >>> from ts2viz.statistics.ord_sep import node_means
+    >>> node_means({"0_0": [0.9, 0.7], "1_0": [float("nan")]})
+    {'0_0': 0.8, '1_0': nan}
     """
     out = {}
     for label, v in node_scores.items():

@@ -1,5 +1,7 @@
-"""Paired comparisons of metrics on the leaderboard: differences with paired bootstrap intervals and
-Wilcoxon p-values, for one pair (:func:`compare`) or all pairs with Holm's correction (:func:`pairwise`).
+"""Paired comparisons of metrics on the leaderboard.
+
+Differences with paired bootstrap intervals and Wilcoxon p-values, for one pair (:func:`compare`) or
+all pairs with Holm's correction (:func:`pairwise`).
 
 The intervals come from one :func:`ts2viz.statistics.bootstrap.bootstrap` (the same resamples for both
 metrics), the tests from :func:`ts2viz.statistics.wilcoxon.wilcoxon` on the per-SEG values.
@@ -23,10 +25,26 @@ from .wilcoxon import holm, wilcoxon
 class PairedComparison:
     """Metric ``a`` against metric ``b`` in every leaderboard cell (see :func:`compare`).
 
-    Arrays are per cell (in the order of ``cells``): ``estimate_a``, ``estimate_b``, ``difference``
-    (a - b of the leaderboard values), ``low``/``high`` (paired bootstrap interval of the
-    difference), ``n`` (SEGs with both values, the pairs the test uses), ``statistic`` and
-    ``pvalue`` (Wilcoxon signed-rank on the per-SEG values).
+    Attributes
+    ----------
+    a, b : str
+        The two metrics.
+    settings : BootstrapSettings
+        The bootstrap's settings.
+    mode : str
+        The meta-metric mode (policy name).
+    cells : tuple of str
+        The leaderboard cells, in the order of the arrays.
+    estimate_a, estimate_b : numpy.ndarray
+        Per cell, the two leaderboard values.
+    difference : numpy.ndarray
+        Per cell, a - b of the leaderboard values.
+    low, high : numpy.ndarray
+        Per cell, the paired bootstrap interval of the difference.
+    n : numpy.ndarray
+        Per cell, SEGs with both values (the pairs the test uses).
+    statistic, pvalue : numpy.ndarray
+        Per cell, the Wilcoxon signed-rank statistic and p-value on the per-SEG values.
     """
 
     a: str
@@ -44,7 +62,14 @@ class PairedComparison:
     pvalue: np.ndarray
 
     def frame(self):
-        """One row per cell: cell, a, b, difference, low, high, n, statistic, pvalue."""
+        """The comparison as a table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per cell: ``cell``, a column named after ``a``, one after ``b``, ``difference``,
+            ``low``, ``high``, ``n``, ``statistic``, ``pvalue``.
+        """
         import pandas as pd
 
         return pd.DataFrame({"cell": self.cells, self.a: self.estimate_a, self.b: self.estimate_b,
@@ -70,20 +95,58 @@ def compare(mm: MetaMetrics, a: str, b: str, *, boot: LeaderboardBootstrap | Non
 
     Parameters
     ----------
-    mm : meta-metric results holding both metrics.
-    a, b : metric names.
-    boot : a :func:`bootstrap` of ``mm`` to reuse; otherwise one is drawn with the settings below
-        (defaults :data:`DEFAULTS`). Passing both is an error.
+    mm : MetaMetrics
+        Meta-metric results holding both metrics.
+    a, b : str
+        Metric names.
+    boot : LeaderboardBootstrap, optional
+        A :func:`~ts2viz.statistics.bootstrap.bootstrap` of ``mm`` to reuse; otherwise one is drawn
+        with the settings below. Passing both is an error.
+    n_resamples : int, optional
+        Resamples of a new bootstrap (default :data:`~ts2viz.statistics.bootstrap.DEFAULTS`).
+    confidence : float, optional
+        Its confidence level.
+    seed : int, optional
+        Its seed.
 
     Returns
     -------
-    :class:`PairedComparison`: per cell, the difference a - b of the leaderboard values, its paired
-    bootstrap percentile interval (the same resamples for both metrics: the interval of
-    resampled(a) - resampled(b)), and the Wilcoxon signed-rank p-value (:func:`wilcoxon`) on the
-    per-SEG values of the cell's SEGs.
+    PairedComparison
+        Per cell, the difference a - b of the leaderboard values, its paired bootstrap percentile
+        interval (the same resamples for both metrics: the interval of resampled(a) - resampled(b)),
+        and the Wilcoxon signed-rank p-value (:func:`~ts2viz.statistics.wilcoxon.wilcoxon`) on the
+        per-SEG values of the cell's SEGs.
 
+    Raises
+    ------
+    InputError
+        If ``a`` equals ``b`` or a metric is not in ``mm``.
+    ValueError
+        If both ``boot`` and settings are given, or ``boot`` comes from other results.
+
+    See Also
+    --------
+    pairwise : every pair in one cell, Holm-corrected.
+    ts2viz.statistics.leaderboard_permutation.pairwise_permutation : permutation tests instead.
+
+    Notes
+    -----
     NaN policy: the difference and its interval use each metric's own non-NaN SEGs (as the
     leaderboard does); the Wilcoxon test drops SEGs where either value is NaN (``n`` counts the rest).
+
+    Examples
+    --------
+    ALIGNScore separates the nodes of TS2's SEGs better than DSG with mPLUG (Sep, average):
+
+    >>> from ts2viz import load_dataset, bundled_scores, compute
+    >>> from ts2viz.statistics.paired_comparison import compare
+    >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["ALIGNScore", "DSG-mPLUG"], policy="paper")
+    >>> res = compare(mm, "ALIGNScore", "DSG-mPLUG", n_resamples=1000)
+    >>> row = res.frame().set_index("cell").loc["sep_avg"]
+    >>> round(float(100 * row["difference"]), 1), round(100 * row["low"]), round(100 * row["high"])
+    (17.4, 14, 21)
+    >>> int(row["n"]), bool(row["pvalue"] < 1e-10)
+    (164, True)
     """
     if a == b:
         raise InputError(f"compare needs two different metrics, got {a!r} twice")
@@ -112,11 +175,32 @@ def compare(mm: MetaMetrics, a: str, b: str, *, boot: LeaderboardBootstrap | Non
 class PairwiseComparison:
     """All pairs of metrics in one leaderboard cell (see :func:`pairwise`).
 
-    Matrices are (metrics, metrics), entry [i, j] comparing row metric i with column metric j:
-    ``difference`` = estimate_i - estimate_j, ``low``/``high`` its paired bootstrap interval,
-    ``pvalue`` the raw Wilcoxon p-value, ``pvalue_holm`` Holm-corrected over the M(M-1)/2 pairs,
-    ``n`` the SEGs both have values on. Diagonals are NaN (0 for ``n``); p-value matrices are
-    symmetric, differences and intervals antisymmetric.
+    Matrices are (metrics, metrics), entry [i, j] comparing row metric i with column metric j.
+    Diagonals are NaN (0 for ``n``); p-value matrices are symmetric, differences and intervals
+    antisymmetric.
+
+    Attributes
+    ----------
+    cell : str
+        The leaderboard cell.
+    metrics : tuple of str
+        Metric names (rows and columns).
+    settings : BootstrapSettings
+        The bootstrap's settings.
+    mode : str
+        The meta-metric mode (policy name).
+    estimate : numpy.ndarray
+        (metrics,) the leaderboard values.
+    difference : numpy.ndarray
+        estimate_i - estimate_j.
+    low, high : numpy.ndarray
+        The paired bootstrap interval of the difference.
+    pvalue : numpy.ndarray
+        The raw Wilcoxon p-value.
+    pvalue_holm : numpy.ndarray
+        Holm-corrected over the M(M-1)/2 pairs.
+    n : numpy.ndarray
+        The SEGs both metrics have values on.
     """
 
     cell: str
@@ -132,13 +216,29 @@ class PairwiseComparison:
     n: np.ndarray
 
     def significant(self, alpha: float = 0.05) -> np.ndarray:
-        """Boolean matrix: Holm-corrected p < ``alpha`` (False on the diagonal and for NaN)."""
+        """Which pairs differ significantly after Holm's correction.
+
+        Parameters
+        ----------
+        alpha : float, default 0.05
+            The family-wise level.
+
+        Returns
+        -------
+        numpy.ndarray
+            Boolean matrix: Holm-corrected p < ``alpha`` (False on the diagonal and for NaN).
+        """
         with np.errstate(invalid="ignore"):
             return np.nan_to_num(self.pvalue_holm, nan=1.0) < alpha
 
     def frame(self):
-        """One row per unordered pair (i < j in ``metrics`` order): a, b, difference, low, high, n,
-        pvalue, pvalue_holm."""
+        """The pairs as a table, one row per unordered pair (i < j in ``metrics`` order).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``a``, ``b``, ``difference``, ``low``, ``high``, ``n``, ``pvalue``, ``pvalue_holm``.
+        """
         import pandas as pd
 
         I, J = np.triu_indices(len(self.metrics), 1)
@@ -155,19 +255,55 @@ def pairwise(mm: MetaMetrics, cell: str = "ord_avg", *, boot: LeaderboardBootstr
 
     Parameters
     ----------
-    mm : meta-metric results.
-    cell : a leaderboard cell, e.g. ``"ord_avg"``, ``"sep_nat"`` (:func:`cell_names`).
-    boot, n_resamples, confidence, seed : as in :func:`compare`; ``boot`` must cover ``mm.metrics``.
+    mm : MetaMetrics
+        Meta-metric results.
+    cell : str, default "ord_avg"
+        A leaderboard cell, e.g. ``"ord_avg"``, ``"sep_nat"``
+        (:func:`~ts2viz.statistics.bootstrap.cell_names`).
+    boot : LeaderboardBootstrap, optional
+        A bootstrap of ``mm`` covering ``mm.metrics``, to reuse; otherwise one is drawn.
+    n_resamples : int, optional
+        Resamples of a new bootstrap, as in :func:`compare`.
+    confidence : float, optional
+        Its confidence level.
+    seed : int, optional
+        Its seed.
 
     Returns
     -------
-    :class:`PairwiseComparison` over ``mm.metrics``: differences, paired bootstrap intervals,
-    Wilcoxon p-values (:func:`wilcoxon`) and their Holm correction (:func:`holm`) over all
-    M(M-1)/2 unordered pairs. A pair is "significantly ordered" when its Holm p-value is below the
-    chosen level.
+    PairwiseComparison
+        Over ``mm.metrics``: differences, paired bootstrap intervals, Wilcoxon p-values
+        (:func:`~ts2viz.statistics.wilcoxon.wilcoxon`) and their Holm correction
+        (:func:`~ts2viz.statistics.wilcoxon.holm`) over all M(M-1)/2 unordered pairs. A pair is
+        "significantly ordered" when its Holm p-value is below the chosen level.
 
+    Raises
+    ------
+    InputError
+        If the cell is unknown.
+    ValueError
+        If both ``boot`` and settings are given, or ``boot`` comes from other results.
+
+    Notes
+    -----
     NaN policy: as :func:`compare`; a pair without any SEG with both values has NaN p-values and is
     left out of the Holm family.
+
+    Examples
+    --------
+    >>> from ts2viz import load_dataset, bundled_scores, compute
+    >>> from ts2viz.statistics.paired_comparison import pairwise
+    >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore", "ALIGNScore", "DSG-mPLUG"], policy="paper")
+    >>> pw = pairwise(mm, "sep_avg", n_resamples=1000)
+    >>> table = pw.frame()
+    >>> table["difference"] = (100 * table["difference"]).round(1)
+    >>> table[["a", "b", "difference", "pvalue_holm"]].round(3)
+                a           b  difference  pvalue_holm
+    0   CLIPScore  ALIGNScore        -2.2        0.016
+    1   CLIPScore   DSG-mPLUG        15.2        0.000
+    2  ALIGNScore   DSG-mPLUG        17.4        0.000
+    >>> int(pw.significant(0.05).sum()) // 2
+    3
     """
     g = seg_groups(mm)
     check_cell(cell, g)

@@ -58,12 +58,25 @@ _TIE_TOL = 1e-12
 class PermutationSettings:
     """Everything that changes a permutation test's result besides the data.
 
-    n_permutations : permutations per test at most (default 1,000, as mt-metrics-eval).
-    block_size : early stopping is checked after every block of this many permutations (default 100;
-        ``n_permutations`` turns early stopping off).
-    early_min, early_max : a test stops early when its running p-value is below ``early_min`` or above
-        ``early_max`` (defaults 0.02 and 0.5, as mt-metrics-eval).
-    seed : seed of ``numpy.random.default_rng`` (default 0).
+    Parameters
+    ----------
+    n_permutations : int, default 1000
+        Permutations per test at most (as mt-metrics-eval), from 1 to 10,000,000.
+    block_size : int, default 100
+        Early stopping is checked after every block of this many permutations (``n_permutations`` turns
+        early stopping off).
+    early_min : float, default 0.02
+        A test stops early when its running p-value is below ``early_min`` (as mt-metrics-eval).
+    early_max : float, default 0.5
+        A test also stops early when its running p-value is above ``early_max``;
+        0 <= early_min <= early_max <= 1.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng`` (non-negative).
+
+    Raises
+    ------
+    InputError
+        If a setting is out of its range.
     """
 
     n_permutations: int = 1000
@@ -73,6 +86,7 @@ class PermutationSettings:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        """Check every setting (see the class's Raises)."""
         for name in ("n_permutations", "block_size"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= 10_000_000:
@@ -90,12 +104,22 @@ DEFAULT_SETTINGS = PermutationSettings()
 class PermutationResult:
     """One paired permutation test (see :func:`permutation_test`).
 
-    estimate_a, estimate_b : the two meta-metric values (mean over units, NaN units skipped).
-    difference : estimate_a - estimate_b.
-    pvalue : as the module docstring says, for ``alternative``.
-    n_used : permutations drawn (fewer than asked when the test stopped early); 2**n when exact.
-    exact : whether the p-value is an exact enumeration.
-    swap, alternative : the scheme and the alternative tested.
+    Attributes
+    ----------
+    estimate_a, estimate_b : float
+        The two meta-metric values (mean over units, NaN units skipped).
+    difference : float
+        estimate_a - estimate_b.
+    pvalue : float
+        The p-value for ``alternative`` (see the module docstring).
+    n_used : int
+        Permutations drawn (fewer than asked when the test stopped early); 2**n when exact.
+    exact : bool
+        Whether the p-value is an exact enumeration.
+    swap : str
+        The swap scheme, ``"items"`` or ``"units"``.
+    alternative : str
+        The alternative tested, ``"greater"`` or ``"two-sided"``.
     """
 
     estimate_a: float
@@ -116,7 +140,29 @@ def _check(alternative: str, swap: str) -> None:
 
 
 def standardise(scores: np.ndarray) -> np.ndarray:
-    """z-scores of a score vector (population SD; NaN kept, NaN ignored); a constant vector gives 0s."""
+    """z-scores of a score vector (population SD), NaN kept; a constant vector gives 0s.
+
+    Parameters
+    ----------
+    scores : array_like
+        The scores of one metric on one unit.
+
+    Returns
+    -------
+    numpy.ndarray
+        (x - mean) / sd over the non-NaN entries; NaN where the input is NaN.
+
+    Notes
+    -----
+    NaN policy: NaN entries are ignored in the mean and SD and stay NaN; an all-NaN vector is returned
+    as a copy.
+
+    Examples
+    --------
+    >>> from ts2viz.statistics.permutation_tests import standardise
+    >>> standardise([1.0, 2.0, 3.0, float("nan")]).round(4).tolist()
+    [-1.2247, 0.0, 1.2247, nan]
+    """
     x = np.asarray(scores, dtype=np.float64)
     ok = ~np.isnan(x)
     if not ok.any():
@@ -133,9 +179,27 @@ def _mean_diffs(sum_a, cnt_a, sum_b, cnt_b) -> np.ndarray:
 
 
 def exceeds(perm: np.ndarray, observed, alternative: str) -> np.ndarray:
-    """Which permuted differences count as at least as extreme as the observed one (NaN never):
-    ``perm >= observed`` (``"greater"``) or ``|perm| >= |observed|`` (``"two-sided"``), up to a relative
-    tolerance of 1e-12 (float rounding must not drop a permutation that equals the observed one)."""
+    """Which permuted differences count as at least as extreme as the observed one.
+
+    Parameters
+    ----------
+    perm : numpy.ndarray
+        Permuted differences.
+    observed : float or numpy.ndarray
+        The observed difference(s), broadcast against ``perm``.
+    alternative : {'greater', 'two-sided'}
+        ``perm >= observed`` or ``|perm| >= |observed|``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean array; NaN never counts.
+
+    Notes
+    -----
+    The comparison allows a relative tolerance of 1e-12, so that float rounding does not drop a
+    permutation that equals the observed one (the identity permutation always counts).
+    """
     if alternative == "two-sided":
         perm, observed = np.abs(perm), np.abs(observed)
     tol = _TIE_TOL * np.maximum(1.0, np.abs(observed))
@@ -163,22 +227,81 @@ def permutation_test(a_units: Sequence[np.ndarray], b_units: Sequence[np.ndarray
 
     Parameters
     ----------
-    a_units, b_units : per unit, the two metrics' scores of the unit's items (same length per unit;
-        NaN = not scored, passed on to ``statistic``).
-    statistic : ``statistic(u, rows)`` -> (R,) values of the per-unit meta-metric of unit ``u`` for each
-        of the R score vectors in ``rows`` (R, n_u); NaN for a row it cannot score. It is called on
-        stacks of permuted rows, so a vectorised callable makes the test fast.
-    swap : ``"items"`` (PERM-BOTH: swap each item's two scores) or ``"units"`` (swap whole units).
-    alternative : ``"greater"`` (A > B) or ``"two-sided"``.
-    settings : :class:`PermutationSettings` (permutations, early stopping, seed).
-    standardise_scores : z-score each metric's scores within each unit first (default True; rank-based
-        statistics do not change, scale-dependent ones become comparable across metrics).
-    exact : enumerate every swap pattern (at most 2**:data:`EXACT_MAX`) instead of sampling.
+    a_units, b_units : sequence of array_like
+        Per unit, the two metrics' scores of the unit's items (same length per unit; NaN = not scored,
+        passed on to ``statistic``).
+    statistic : callable
+        ``statistic(u, rows)`` -> (R,) values of the per-unit meta-metric of unit ``u`` for each of the
+        R score vectors in ``rows`` (R, n_u); NaN for a row it cannot score. It is called on stacks of
+        permuted rows, so a vectorised callable makes the test fast.
+    swap : {'items', 'units'}, default 'items'
+        ``"items"`` (PERM-BOTH: swap each item's two scores) or ``"units"`` (PERM-INPUTS: swap whole
+        units).
+    alternative : {'greater', 'two-sided'}, default 'greater'
+        ``"greater"`` (A > B) or ``"two-sided"``.
+    settings : PermutationSettings, default DEFAULT_SETTINGS
+        Permutations, early stopping, seed.
+    standardise_scores : bool, default True
+        z-score each metric's scores within each unit first (rank-based statistics do not change,
+        scale-dependent ones become comparable across metrics).
+    exact : bool, default False
+        Enumerate every swap pattern (at most 2 ** :data:`EXACT_MAX`) instead of sampling.
 
     Returns
     -------
-    :class:`PermutationResult`. The meta-metric is the mean of the per-unit values over the units where
-    it is not NaN (for each metric separately).
+    PermutationResult
+        The two estimates, their difference, the p-value and how many permutations it used. The
+        meta-metric is the mean of the per-unit values over the units where it is not NaN (for each
+        metric separately).
+
+    Raises
+    ------
+    InputError
+        If ``swap`` or ``alternative`` is unknown, the units do not pair up, or an exact enumeration
+        would exceed 2 ** :data:`EXACT_MAX` arrangements.
+    ValueError
+        If ``statistic`` returns an array of the wrong shape.
+
+    See Also
+    --------
+    pairwise_unit_permutation : all pairs at once when whole units are swapped.
+    ts2viz.statistics.leaderboard_permutation.pairwise_permutation : the test on TS2's leaderboard.
+    ts2viz.statistics.gold_permutation.gold_permutation_test : the test on a human-rated set.
+
+    Notes
+    -----
+    With k permutations of which c count (:func:`exceeds`), p = (c + 1) / (k + 1); with ``exact=True``,
+    p = c / 2**n over all n items' swap patterns. See the module docstring for the schemes and the
+    early stopping.
+
+    NaN policy: NaN scores are passed to ``statistic``; a unit whose value is NaN is skipped in that
+    metric's mean; a NaN observed difference gives a NaN p-value (no permutation drawn).
+
+    Examples
+    --------
+    Ten walks of four images (0 to 3 errors); metric A's scores fall with the errors, metric B's are
+    noisy. The per-unit statistic is Ord with Pearson's r, vectorised over rows:
+
+    >>> import numpy as np
+    >>> from ts2viz.statistics.permutation_tests import permutation_test
+    >>> errors = np.array([0.0, 1, 2, 3])
+    >>> def ord_of(u, rows):
+    ...     r = rows - rows.mean(axis=1, keepdims=True)
+    ...     e = errors - errors.mean()
+    ...     return -(r @ e) / np.sqrt((r * r).sum(axis=1) * (e @ e))
+    >>> rng = np.random.default_rng(0)
+    >>> a = [3 - errors + rng.normal(0, 0.5, 4) for _ in range(10)]
+    >>> b = [3 - errors + rng.normal(0, 3, 4) for _ in range(10)]
+    >>> res = permutation_test(a, b, ord_of)
+    >>> round(float(res.difference), 2), round(res.pvalue, 4), res.n_used
+    (0.85, 0.0099, 100)
+
+    The test stopped after the first block of 100 permutations: none of them reached the observed
+    difference, so p = 1/101. On three walks (12 items) every swap pattern can be enumerated:
+
+    >>> res = permutation_test(a[:3], b[:3], ord_of, exact=True)
+    >>> round(res.pvalue, 4), res.n_used
+    (0.0229, 4096)
     """
     _check(alternative, swap)
     if len(a_units) != len(b_units):
@@ -245,11 +368,23 @@ def permutation_test(a_units: Sequence[np.ndarray], b_units: Sequence[np.ndarray
 class PairwisePermutation:
     """Permutation tests of every ordered pair of metrics (see :func:`pairwise_unit_permutation`).
 
-    estimate : (M,) each metric's mean over its non-NaN units.
-    difference : (M, M) estimate[i] - estimate[j].
-    pvalue : (M, M) p-value of "row metric i > column metric j" (``"greater"``), or of i != j
+    Attributes
+    ----------
+    estimate : numpy.ndarray
+        (M,) each metric's mean over its non-NaN units.
+    difference : numpy.ndarray
+        (M, M) estimate[i] - estimate[j]; NaN on the diagonal.
+    pvalue : numpy.ndarray
+        (M, M) p-value of "row metric i > column metric j" (``"greater"``), or of i != j
         (``"two-sided"``, symmetric); NaN on the diagonal and where either metric has no value.
-    n_used : (M, M) permutations each test used (early stopping), 2**units when exact.
+    n_used : numpy.ndarray
+        (M, M) permutations each test used (early stopping), 2**units when exact.
+    alternative : str
+        The alternative tested.
+    exact : bool
+        Whether the p-values are exact enumerations.
+    settings : PermutationSettings
+        The settings used.
     """
 
     estimate: np.ndarray
@@ -266,11 +401,34 @@ def sampled_swap_pvalues(diffs: Callable[[np.ndarray, np.ndarray], np.ndarray], 
                          active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Monte-Carlo p-values of many paired tests at once, with mt-metrics-eval's early stopping.
 
-    ``diffs(z, cols)`` gives, for each row of swap patterns ``z`` (``(k, n_swappable)``, 1 = swap) the
-    statistic's differences of the tests ``cols``; ``observed`` their differences with no swap. Blocks
-    of ``settings.block_size`` patterns are drawn from ``settings.seed``; a test stops drawing once its
-    running p-value is below ``early_min`` or above ``early_max``. Returns ``(p, used)``: ``(hits + 1) /
-    (used + 1)`` per test (NaN where nothing was drawn, e.g. inactive tests) and the draws each used.
+    Parameters
+    ----------
+    diffs : callable
+        ``diffs(z, cols)`` gives, for each row of swap patterns ``z`` ((k, n_swappable) floats, 1 =
+        swap), the statistic's differences of the tests ``cols``: an array (k, len(cols)).
+    observed : numpy.ndarray
+        (P,) the tests' differences with no swap.
+    n_swappable : int
+        Number of swappable units (or items).
+    settings : PermutationSettings
+        Permutations, block size, early stopping, seed.
+    alternative : {'greater', 'two-sided'}
+        The alternative (:func:`exceeds`).
+    active : numpy.ndarray, optional
+        (P,) bool, the tests to run (default: those whose observed difference is not NaN).
+
+    Returns
+    -------
+    p : numpy.ndarray
+        (P,) ``(hits + 1) / (used + 1)`` per test; NaN where nothing was drawn (inactive tests).
+    used : numpy.ndarray
+        (P,) int64, the draws each test used.
+
+    Notes
+    -----
+    Blocks of ``settings.block_size`` patterns are drawn from ``settings.seed``, every block for all
+    tests; a test stops counting once its running p-value is below ``early_min`` or above
+    ``early_max``.
     """
     P = observed.size
     hits = np.zeros(P)
@@ -293,15 +451,53 @@ def sampled_swap_pvalues(diffs: Callable[[np.ndarray, np.ndarray], np.ndarray], 
 def pairwise_unit_permutation(values: np.ndarray, *, alternative: str = "greater",
                               settings: PermutationSettings = DEFAULT_SETTINGS, exact: bool = False,
                               pairs: Sequence[tuple[int, int]] | None = None) -> PairwisePermutation:
-    """Unit-swap permutation tests for all pairs of columns of a (units x metrics) table of per-unit
-    meta-metric values (NaN skipped in each metric's mean).
+    """Unit-swap permutation tests for all pairs of columns of a (units x metrics) table.
 
     Each permutation swaps the two metrics' values in a random half of the units (each unit
     independently with probability 1/2); the statistic is the difference of the two column means.
-    Vectorised: per block of permutations, one (permutations x units) @ (units x pairs) product for the
-    sums and one for the NaN counts. ``pairs`` limits the tests to these (i, j) (default: every i != j).
 
-    Returns :class:`PairwisePermutation`.
+    Parameters
+    ----------
+    values : array_like
+        (units, metrics) per-unit meta-metric values.
+    alternative : {'greater', 'two-sided'}, default 'greater'
+        The alternative of each test (row metric better than column metric, or different).
+    settings : PermutationSettings, default DEFAULT_SETTINGS
+        Permutations, early stopping, seed.
+    exact : bool, default False
+        Enumerate all 2**units swap patterns (at most 2 ** :data:`EXACT_MAX`).
+    pairs : sequence of (int, int), optional
+        Limit the tests to these (i, j) (default: every i != j).
+
+    Returns
+    -------
+    PairwisePermutation
+        Estimates, differences, p-value matrix and permutations used.
+
+    Raises
+    ------
+    InputError
+        If ``values`` is not 2-D, ``alternative`` is unknown, or an exact enumeration has too many units.
+
+    Notes
+    -----
+    Vectorised: per block of permutations, one (permutations x units) @ (units x pairs) product for the
+    sums and one for the NaN counts.
+
+    NaN policy: NaN values are skipped in each metric's mean (a swapped NaN moves with its unit); a
+    metric without any value has NaN p-values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz.statistics.permutation_tests import pairwise_unit_permutation
+    >>> values = np.array([[0.9, 0.7, 0.5], [0.8, 0.75, 0.4], [0.85, 0.6, 0.55], [0.7, 0.72, 0.3],
+    ...                    [0.95, 0.8, 0.5], [0.9, 0.85, 0.45], [0.75, 0.7, 0.6], [0.88, 0.66, 0.35]])
+    >>> res = pairwise_unit_permutation(values, exact=True)
+    >>> res.estimate.round(3).tolist()
+    [0.841, 0.722, 0.456]
+    >>> res.pvalue.round(4).tolist()
+    [[nan, 0.0078, 0.0039], [0.9961, nan, 0.0039], [1.0, 1.0, nan]]
     """
     _check(alternative, "units")
     v = np.asarray(values, dtype=np.float64)

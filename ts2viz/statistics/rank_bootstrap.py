@@ -31,25 +31,49 @@ from .correlation import ranks_codes
 
 
 def _above(codes: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """For each item j: ``sum_i H_ij values_i`` = the values of items with a larger code, plus half
-    those of items with the same code (j itself included)."""
+    """For each item j, ``sum_i H_ij values_i``.
+
+    That is the values of items with a larger code, plus half those of items with the same code (j
+    itself included).
+    """
     gs = np.bincount(codes, weights=values)
     after = gs.sum() - np.cumsum(gs)
     return after[codes] + gs[codes] / 2.0
 
 
 def spearman_influence(x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
-    """Spearman's rho of NaN-free ``x``, ``y`` (n,) and each item's influence ``psi_i = d rho / d w_i`` at
-    unit weights (weights: copies of the item, ties among themselves; see the module docstring).
+    """Spearman's rho of ``x``, ``y`` and each item's influence on it.
 
+    The influence is ``psi_i = d rho / d w_i`` at unit weights (weights: copies of the item, ties among
+    themselves; see the module docstring).
+
+    Parameters
+    ----------
+    x, y : array_like
+        (n,) NaN-free paired values.
+
+    Returns
+    -------
+    rho : float
+        Spearman's rho; NaN when undefined (fewer than two items, a constant side).
+    psi : numpy.ndarray
+        (n,) the influences; they sum to 0 (rho does not change when every weight is scaled). NaNs when
+        rho is undefined.
+
+    Notes
+    -----
     With centred ranks ``a = R - (n + 1) / 2``, ``C_uv = sum a^u a^v`` and ``U^x_j = sum_i H^x_ij a^y_i``
     (``V^x`` likewise with ``a^x``)::
 
         psi_j = (a^x_j a^y_j + U^x_j + U^y_j) / sqrt(C_xx C_yy)
                 - rho / 2 ((a^x_j^2 + 2 V^x_j) / C_xx + (a^y_j^2 + 2 V^y_j) / C_yy)
 
-    The psi sum to 0 (rho does not change when every weight is scaled). Returns (NaN, NaNs) when rho
-    is undefined.
+    Examples
+    --------
+    >>> from ts2viz.statistics.rank_bootstrap import spearman_influence
+    >>> rho, psi = spearman_influence([1.0, 2, 3, 4, 5], [2.0, 1, 4, 3, 5])
+    >>> round(rho, 4), psi.round(3).tolist()
+    (0.8, [-0.03, -0.03, -0.03, -0.03, 0.12])
     """
     x = np.asarray(x, dtype=np.float64).ravel()
     y = np.asarray(y, dtype=np.float64).ravel()
@@ -62,7 +86,22 @@ def spearman_influence(x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]
 
 def spearman_influence_from_ranks(rx: np.ndarray, cx: np.ndarray, ry: np.ndarray,
                                   cy: np.ndarray) -> tuple[float, np.ndarray]:
-    """:func:`spearman_influence` from average ranks and dense codes (:func:`ranks_codes`)."""
+    """:func:`spearman_influence` from average ranks and dense codes.
+
+    Parameters
+    ----------
+    rx, ry : numpy.ndarray
+        (n,) average ranks of x and y (:func:`~ts2viz.statistics.correlation.ranks_codes`).
+    cx, cy : numpy.ndarray
+        (n,) dense codes of x and y.
+
+    Returns
+    -------
+    rho : float
+        Spearman's rho (NaN when a side is constant).
+    psi : numpy.ndarray
+        (n,) the influences (NaNs when rho is undefined).
+    """
     n = rx.size
     ax, ay = rx - (n + 1) / 2.0, ry - (n + 1) / 2.0
     cxx, cyy, cxy = float((ax * ax).sum()), float((ay * ay).sum()), float((ax * ay).sum())
@@ -76,9 +115,33 @@ def spearman_influence_from_ranks(rx: np.ndarray, cx: np.ndarray, ry: np.ndarray
 
 
 def prefix_counts(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each position p of a non-negative integer array: how many earlier elements are ``<= a[p]``
-    and how many are ``< a[p]``: two (n,) int arrays. O(n log n): a bottom-up merge sort whose levels
-    are vectorised (``searchsorted`` over (block)-offset keys), carrying each element's position."""
+    """For each position of a non-negative integer array, the earlier elements ``<=`` and ``<`` it.
+
+    Parameters
+    ----------
+    a : array_like of int
+        (n,) non-negative integers.
+
+    Returns
+    -------
+    le : numpy.ndarray
+        (n,) int64, how many earlier elements are ``<= a[p]``.
+    lt : numpy.ndarray
+        (n,) int64, how many earlier elements are ``< a[p]``.
+
+    Notes
+    -----
+    O(n log n): a bottom-up merge sort whose levels are vectorised (``searchsorted`` over block-offset
+    keys), carrying each element's position; arrays of at most 64 distinct values are counted value by
+    value.
+
+    Examples
+    --------
+    >>> from ts2viz.statistics.rank_bootstrap import prefix_counts
+    >>> le, lt = prefix_counts([2, 0, 2, 1])
+    >>> le.tolist(), lt.tolist()
+    ([0, 0, 2, 1], [0, 0, 1, 1])
+    """
     a = np.asarray(a, dtype=np.int64).ravel()
     n = a.size
     le_tot = np.zeros(n, dtype=np.int64)
@@ -131,16 +194,38 @@ def prefix_counts(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def kendall_influence(x: np.ndarray, y: np.ndarray, variant: str = "b") -> tuple[float, np.ndarray]:
-    """Kendall's tau-b (or tau-c) of NaN-free ``x``, ``y`` (n,) and each item's influence
-    ``psi_i = d tau / d w_i`` at unit weights.
+    """Kendall's tau-b (or tau-c) of ``x``, ``y`` and each item's influence ``psi_i = d tau / d w_i``.
 
+    Parameters
+    ----------
+    x, y : array_like
+        (n,) NaN-free paired values.
+    variant : {'b', 'c'}, default 'b'
+        The tau variant.
+
+    Returns
+    -------
+    tau : float
+        Kendall's tau; NaN when undefined.
+    psi : numpy.ndarray
+        (n,) the influences at unit weights; NaNs when tau is undefined.
+
+    Notes
+    -----
     With ``k_j = sum_i sign(x_i - x_j) sign(y_i - y_j)`` (concordant minus discordant partners of j),
-    ``S = sum_j k_j``, ``X = n^2 - sum_g t_g^2`` over the tie groups of x (``t^x_j``: j's group size),
+    ``S = sum_j k_j``, ``X = n**2 - sum_g t_g**2`` over the tie groups of x (``t^x_j``: j's group size),
     ``Y`` likewise: tau-b = S / sqrt(X Y) and
-    ``psi_j = 2 k_j / sqrt(X Y) - tau-b ((n - t^x_j) / X + (n - t^y_j) / Y)``; tau-c = S m / ((m - 1) n^2)
-    (m: the smaller number of distinct values, constant under small weight changes) and
-    ``psi_j = 2 k_j m / ((m - 1) n^2) - 2 tau-c / n``. O(n log n) (per-item discordant counts from
-    :func:`prefix_counts`). Returns (NaN, NaNs) when tau is undefined.
+    ``psi_j = 2 k_j / sqrt(X Y) - tau_b ((n - t^x_j) / X + (n - t^y_j) / Y)``;
+    tau-c = S m / ((m - 1) n**2) (m: the smaller number of distinct values, constant under small weight
+    changes) and ``psi_j = 2 k_j m / ((m - 1) n**2) - 2 tau_c / n``. O(n log n) (per-item discordant
+    counts from :func:`prefix_counts`).
+
+    Examples
+    --------
+    >>> from ts2viz.statistics.rank_bootstrap import kendall_influence
+    >>> tau, psi = kendall_influence([1.0, 2, 3, 4, 5], [2.0, 1, 4, 3, 5])
+    >>> round(tau, 4), psi.round(3).tolist()
+    (0.6, [-0.04, -0.04, -0.04, -0.04, 0.16])
     """
     x = np.asarray(x, dtype=np.float64).ravel()
     y = np.asarray(y, dtype=np.float64).ravel()
@@ -153,8 +238,24 @@ def kendall_influence(x: np.ndarray, y: np.ndarray, variant: str = "b") -> tuple
 
 def kendall_influence_from_codes(cx: np.ndarray, cy: np.ndarray, order_x: np.ndarray,
                                  variant: str = "b") -> tuple[float, np.ndarray]:
-    """:func:`kendall_influence` from dense codes (0 .. V - 1, every value used) and a stable argsort
-    of x."""
+    """:func:`kendall_influence` from dense codes and a stable argsort of x.
+
+    Parameters
+    ----------
+    cx, cy : numpy.ndarray
+        (n,) dense codes 0 .. V - 1 of x and y (every value used).
+    order_x : numpy.ndarray
+        A stable argsort of x.
+    variant : {'b', 'c'}, default 'b'
+        The tau variant.
+
+    Returns
+    -------
+    tau : float
+        Kendall's tau; NaN when undefined.
+    psi : numpy.ndarray
+        (n,) the influences; NaNs when tau is undefined.
+    """
     n = cx.size
     nan = (float("nan"), np.full(n, np.nan))
     if n < 2:
@@ -195,8 +296,10 @@ def kendall_influence_from_codes(cx: np.ndarray, cy: np.ndarray, order_x: np.nda
 
 
 def _below_half(codes: np.ndarray, prompts: np.ndarray, n_codes: int, n_prompts: int) -> np.ndarray:
-    """(prompts, codes): per prompt, its items below each value plus half those at it. A resample's
-    rank of value v is ``counts @ F[:, v] + 1/2``."""
+    """(prompts, codes): per prompt, its items below each value plus half those at it.
+
+    A resample's rank of value v is ``counts @ F[:, v] + 1/2``.
+    """
     cnt = np.bincount(prompts * n_codes + codes, minlength=n_prompts * n_codes).reshape(n_prompts, n_codes)
     F = np.cumsum(cnt, axis=1, dtype=np.float64)
     F -= cnt / 2.0
@@ -208,12 +311,30 @@ class ResampledSpearman:
 
     Items with equal x and equal y (a *cell*) are interchangeable, so a resample needs only: the
     centred rank of each x value and of each y value (``counts @ F - N / 2``, one matrix product each;
-    F from :func:`_below_half`; the products are of half-integers below 2**23, exact in float32), the
-    weight of each cell (a product with the cells' prompt counts, or a gather when every cell is one
-    item), and then ``C_xy = sum_cells w a^x a^y``, ``C_xx``, ``C_yy`` (float64). Work per resample:
+    the products are of half-integers below 2**23, exact in float32), the weight of each cell (a product
+    with the cells' prompt counts, or a gather when every cell is one item), and then
+    ``C_xy = sum_cells w a^x a^y``, ``C_xx``, ``C_yy`` (float64). Work per resample:
     O(prompts x (x values + y values + cells)) multiply-adds plus O(cells).
 
-    x, y : NaN-free (n,) values. prompts : (n,) prompt index (0 .. n_prompts - 1) of each item.
+    Parameters
+    ----------
+    x, y : numpy.ndarray
+        (n,) NaN-free values.
+    prompts : numpy.ndarray
+        (n,) prompt index (0 .. n_prompts - 1) of each item.
+    n_prompts : int
+        Number of prompts.
+
+    Examples
+    --------
+    Drawing prompts 0 and 2 once each reproduces the full set's rho; drawing prompt 0 twice and
+    prompt 1 never is the rho of the repeated items:
+
+    >>> import numpy as np
+    >>> from ts2viz.statistics.rank_bootstrap import ResampledSpearman
+    >>> rs = ResampledSpearman(np.array([1.0, 2, 3, 4, 5]), np.array([2.0, 1, 4, 3, 5]), np.array([0, 0, 1, 1, 2]), 3)
+    >>> rs(np.array([[1, 1, 1], [2, 0, 1]])).round(4).tolist()
+    [0.8, 0.1111]
     """
 
     def __init__(self, x: np.ndarray, y: np.ndarray, prompts: np.ndarray, n_prompts: int):
@@ -234,7 +355,18 @@ class ResampledSpearman:
         self.sizes = np.bincount(g, minlength=n_prompts).astype(np.float64)
 
     def __call__(self, counts: np.ndarray) -> np.ndarray:
-        """Spearman's rho of each resample: ``counts`` (b, n_prompts) -> (b,), NaN where undefined."""
+        """Spearman's rho of each resample.
+
+        Parameters
+        ----------
+        counts : array_like
+            (b, n_prompts) how often each prompt is drawn in each resample.
+
+        Returns
+        -------
+        numpy.ndarray
+            (b,) rho per resample, NaN where undefined.
+        """
         counts = np.asarray(counts)
         out = np.empty(counts.shape[0])
         rows = max(1, 250_000 // max(self.cell_x.size, 1))     # work arrays of ~2 MB: they stay in the cache

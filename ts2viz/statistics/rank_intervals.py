@@ -1,5 +1,8 @@
-"""Leaderboard ranks with their bootstrap uncertainty: each metric's rank over the resamples of
-:func:`ts2viz.statistics.bootstrap.bootstrap` (median and interval, and the distribution of ranks)."""
+"""Leaderboard ranks with their bootstrap uncertainty.
+
+Each metric's rank over the resamples of :func:`ts2viz.statistics.bootstrap.bootstrap` (median and
+interval, and the distribution of ranks).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,8 +19,23 @@ from .bootstrap import BootstrapSettings, LeaderboardBootstrap, bootstrap_for, c
 class RankIntervals:
     """Leaderboard ranks with their bootstrap uncertainty (see :func:`rank_intervals`).
 
-    Per metric: ``rank`` (on the leaderboard values), ``median``, ``low``, ``high`` (over the
-    resamples), and ``distribution[i, r - 1]`` = fraction of resamples where metric i has rank r.
+    Attributes
+    ----------
+    by : str
+        The leaderboard cell that orders the metrics.
+    metrics : tuple of str
+        Metric names, in the order of the arrays.
+    settings : BootstrapSettings
+        The bootstrap's settings.
+    mode : str
+        The meta-metric mode (policy name).
+    rank : numpy.ndarray
+        (metrics,) rank on the leaderboard values (1 = best).
+    median, low, high : numpy.ndarray
+        (metrics,) median and interval bounds of the rank over the resamples.
+    distribution : numpy.ndarray
+        (metrics, metrics): ``distribution[i, r - 1]`` is the fraction of resamples where metric i has
+        rank r.
     """
 
     by: str
@@ -31,7 +49,13 @@ class RankIntervals:
     distribution: np.ndarray
 
     def frame(self):
-        """One row per metric: metric, rank, median, low, high."""
+        """The ranks as a table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per metric: ``metric``, ``rank``, ``median``, ``low``, ``high``.
+        """
         import pandas as pd
 
         return pd.DataFrame({"metric": self.metrics, "rank": self.rank, "median": self.median,
@@ -39,8 +63,10 @@ class RankIntervals:
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
-    """Competition ranks along the last axis, 1 = largest; tied values share the best rank; NaN
-    values get NaN and are not counted as better than anything."""
+    """Competition ranks along the last axis, 1 = largest; tied values share the best rank.
+
+    NaN values get NaN and are not counted as better than anything.
+    """
     v = np.where(np.isnan(values), -np.inf, values)
     better = (v[..., None, :] > v[..., :, None]).sum(-1)
     return np.where(np.isnan(values), np.nan, 1.0 + better)
@@ -53,19 +79,51 @@ def rank_intervals(mm: MetaMetrics, by: str = "ord_avg", *, boot: LeaderboardBoo
 
     Parameters
     ----------
-    mm : meta-metric results; the ranks are among ``mm.metrics``.
-    by : the leaderboard cell that orders the table (default ``"ord_avg"``; higher is better).
-    boot, n_resamples, confidence, seed : as in :func:`compare`.
+    mm : MetaMetrics
+        Meta-metric results; the ranks are among ``mm.metrics``.
+    by : str, default "ord_avg"
+        The leaderboard cell that orders the table (higher is better).
+    boot : LeaderboardBootstrap, optional
+        A :func:`~ts2viz.statistics.bootstrap.bootstrap` of ``mm`` to reuse; otherwise one is drawn
+        with the settings below. Passing both is an error.
+    n_resamples : int, optional
+        Resamples of a new bootstrap (default :data:`~ts2viz.statistics.bootstrap.DEFAULTS`).
+    confidence : float, optional
+        Its confidence level.
+    seed : int, optional
+        Its seed.
 
     Returns
     -------
-    :class:`RankIntervals`. Rank 1 = best; tied values share the best of their ranks (1, 2, 2, 4).
-    The median and the interval bounds are quantiles of the resampled ranks by the inverted CDF
-    (the smallest rank r with P(rank <= r) >= q), so they are whole ranks:
-    q = 0.5, (1 - confidence) / 2 and (1 + confidence) / 2.
+    RankIntervals
+        Rank, median, interval and distribution of ranks per metric.
+
+    Raises
+    ------
+    InputError
+        If the cell is unknown.
+    ValueError
+        If both ``boot`` and settings are given, or ``boot`` comes from other results.
+
+    Notes
+    -----
+    Rank 1 = best; tied values share the best of their ranks (1, 2, 2, 4). The median and the interval
+    bounds are quantiles of the resampled ranks by the inverted CDF (the smallest rank r with
+    P(rank <= r) >= q), so they are whole ranks: q = 0.5, (1 - confidence) / 2 and (1 + confidence) / 2.
 
     NaN policy: a metric whose value is NaN in a resample has no rank there (and does not push others
     down); its quantiles use the resamples where it has one.
+
+    Examples
+    --------
+    >>> from ts2viz import load_dataset, bundled_scores, compute
+    >>> from ts2viz.statistics.rank_intervals import rank_intervals
+    >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore", "ALIGNScore", "DSG-mPLUG"], policy="paper")
+    >>> rank_intervals(mm, "ord_avg", n_resamples=1000).frame()
+           metric  rank  median  low  high
+    0   CLIPScore   2.0     2.0  1.0   3.0
+    1  ALIGNScore   1.0     1.0  1.0   2.0
+    2   DSG-mPLUG   3.0     3.0  2.0   3.0
     """
     check_cell(by, seg_groups(mm))
     boot = bootstrap_for(mm, boot, list(mm.metrics), n_resamples, confidence, seed)

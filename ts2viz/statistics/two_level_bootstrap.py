@@ -28,8 +28,31 @@ CHUNK = 256
 
 
 def node_resample_index(node_of: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
-    """``n`` image resamples of one SEG: (n, images) indices; position i draws, with replacement, an image
-    of the node of image i (images are in node order, so every node keeps its positions and size)."""
+    """``n`` image resamples of one SEG, each node resampled with replacement within itself.
+
+    Parameters
+    ----------
+    node_of : array_like of int
+        The node of each image (images in node order).
+    rng : numpy.random.Generator
+        The generator.
+    n : int
+        Number of resamples.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 array (n, images): position i draws, with replacement, an image of the node of image i
+        (so every node keeps its positions and size).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz.statistics.two_level_bootstrap import node_resample_index
+    >>> idx = node_resample_index([0, 0, 1, 1, 1], np.random.default_rng(0), 2)
+    >>> bool((idx[:, :2] < 2).all() and (idx[:, 2:] >= 2).all())
+    True
+    """
     node_of = np.asarray(node_of)
     out = np.empty((n, node_of.size), dtype=np.int64)
     for node in np.unique(node_of):
@@ -40,9 +63,27 @@ def node_resample_index(node_of: np.ndarray, rng: np.random.Generator, n: int) -
 
 def image_pools(mm: MetaMetrics, scores, n: int, seed: int,
                 progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-    """Per SEG of ``mm``, ``n`` image resamples' SEG-level statistics: (SEGs, n, stats x metrics), the
-    columns stat-major (``STATS`` order) as in :func:`ts2viz.statistics.bootstrap.bootstrap`. The draws of SEG
-    ``k`` come from ``default_rng([seed, k])`` (independent of the metrics)."""
+    """Per SEG of ``mm``, ``n`` image resamples' SEG-level statistics.
+
+    Parameters
+    ----------
+    mm : MetaMetrics
+        Meta-metric results.
+    scores : Scores
+        The scores ``mm`` was computed from.
+    n : int
+        Image resamples per SEG (the pool size).
+    seed : int
+        The draws of SEG ``k`` come from ``default_rng([seed, k])`` (independent of the metrics).
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each SEG.
+
+    Returns
+    -------
+    numpy.ndarray
+        (SEGs, n, stats x metrics), the columns stat-major (:data:`~ts2viz.metametrics.STATS` order) as
+        in :func:`ts2viz.statistics.bootstrap.bootstrap`.
+    """
     M = len(mm.metrics)
     out = np.full((len(mm.seg_ids), n, len(STATS) * M), np.nan)
     for k, sid in enumerate(mm.seg_ids):
@@ -63,16 +104,29 @@ def two_level_bootstrap(mm: MetaMetrics, scores, settings: BootstrapSettings,
 
     Parameters
     ----------
-    mm : meta-metric results; ``scores`` : the :class:`ts2viz.scores.Scores` they were computed from.
-    settings : :class:`ts2viz.statistics.bootstrap.BootstrapSettings` with ``image_resamples`` > 0 (the pool size).
-    progress : called as ``progress(done, total)`` after each SEG's pool.
+    mm : MetaMetrics
+        Meta-metric results.
+    scores : Scores
+        The :class:`ts2viz.scores.Scores` they were computed from.
+    settings : BootstrapSettings
+        With ``image_resamples`` > 0 (the pool size per SEG).
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each SEG's pool.
 
     Returns
     -------
-    :class:`ts2viz.statistics.bootstrap.LeaderboardBootstrap` (so every function taking ``boot=`` accepts it):
-    ``estimate`` is the leaderboard value (the original images), ``resampled``/``low``/``high`` the
-    two-level distribution and its percentile interval.
+    LeaderboardBootstrap
+        So every function taking ``boot=`` accepts it: ``estimate`` is the leaderboard value (the
+        original images), ``resampled``/``low``/``high`` the two-level distribution and its percentile
+        interval.
 
+    Raises
+    ------
+    InputError
+        If ``settings.image_resamples`` is 0.
+
+    Notes
+    -----
     NaN policy: as the one-level bootstrap (NaN per-SEG values skipped in every mean).
     """
     if settings.image_resamples < 1:

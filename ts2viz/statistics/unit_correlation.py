@@ -20,7 +20,24 @@ METHODS = ("pearson", "spearman", "kendall")
 
 
 def rank_rows(x: np.ndarray) -> np.ndarray:
-    """Average ranks (1-based, ties share their mean rank) along the last axis of a NaN-free array."""
+    """Average ranks (1-based, ties share their mean rank) along the last axis of a NaN-free array.
+
+    Parameters
+    ----------
+    x : array_like
+        Values, any shape; ranked along the last axis.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 ranks of the same shape.
+
+    Examples
+    --------
+    >>> from ts2viz.statistics.unit_correlation import rank_rows
+    >>> rank_rows([[3, 1, 3, 2]]).tolist()
+    [[3.5, 1.0, 3.5, 2.0]]
+    """
     x = np.asarray(x, dtype=np.float64)
     order = np.argsort(x, axis=-1, kind="stable")
     srt = np.take_along_axis(x, order, axis=-1)
@@ -59,8 +76,40 @@ def _kendall_b_rows(x: np.ndarray, g: np.ndarray) -> np.ndarray:
 
 def correlation_statistic(gold_units: Sequence[np.ndarray], method: str = "pearson"
                           ) -> Callable[[int, np.ndarray], np.ndarray]:
-    """A unit statistic: correlation (Pearson, Spearman with average ranks, or Kendall tau-b) of each
-    score row with the unit's gold values (higher gold = better). See the module docstring."""
+    """A unit statistic: each score row's correlation with the unit's gold values (higher gold = better).
+
+    Parameters
+    ----------
+    gold_units : sequence of array_like
+        Per unit, the gold value of each item.
+    method : {'pearson', 'spearman', 'kendall'}, default 'pearson'
+        Pearson's r, Spearman's rho (average ranks) or Kendall's tau-b.
+
+    Returns
+    -------
+    callable
+        ``f(u, rows)`` -> (R,) the correlation of each row of ``rows`` (R, items of unit ``u``) with
+        unit ``u``'s gold values, for :func:`ts2viz.statistics.permutation_tests.permutation_test`. It
+        raises :class:`InputError` when a row's length differs from the unit's gold values.
+
+    Raises
+    ------
+    InputError
+        If ``method`` is unknown.
+
+    Notes
+    -----
+    NaN policy: items with a NaN gold value are dropped from the unit; a row with a NaN score at a kept
+    item, or with a constant side, gets NaN (that unit is then skipped in that permutation's mean).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz.statistics.unit_correlation import correlation_statistic
+    >>> f = correlation_statistic([[1.0, 2.0, 3.0, np.nan]], "spearman")
+    >>> f(0, np.array([[0.1, 0.2, 0.3, 0.9], [0.3, 0.2, 0.1, 0.0], [0.1, np.nan, 0.3, 0.0]])).tolist()
+    [1.0, -1.0, nan]
+    """
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     golds = [np.asarray(g, dtype=np.float64).ravel() for g in gold_units]

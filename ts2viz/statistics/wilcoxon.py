@@ -19,10 +19,16 @@ import numpy as np
 class WilcoxonResult:
     """Result of :func:`wilcoxon`; arrays of the broadcast leading shape.
 
-    statistic : min(R+, R-), the smaller of the signed rank sums (as scipy's two-sided result).
-    pvalue : two-sided p-value.
-    n : pairs left after dropping NaN pairs (zeros included).
-    method : per test, "exact", "permutation" (exact enumeration of sign flips) or "asymptotic".
+    Attributes
+    ----------
+    statistic : numpy.ndarray
+        min(R+, R-), the smaller of the signed rank sums (as scipy's two-sided result).
+    pvalue : numpy.ndarray
+        Two-sided p-value.
+    n : numpy.ndarray
+        Pairs left after dropping NaN pairs (zeros included).
+    method : numpy.ndarray
+        Per test, ``"exact"``, ``"permutation"`` (exact enumeration of sign flips) or ``"asymptotic"``.
     """
 
     statistic: np.ndarray
@@ -81,31 +87,63 @@ def _two_sided_normal(z: np.ndarray) -> np.ndarray:
 def wilcoxon(x, y) -> WilcoxonResult:
     """Wilcoxon signed-rank test of paired samples, vectorised over leading axes.
 
-    Matches ``scipy.stats.wilcoxon(x, y)`` with its defaults (zero_method='wilcox',
-    correction=False, alternative='two-sided', method='auto') on each 1-D slice after dropping NaN
-    pairs, i.e. ``scipy.stats.wilcoxon(x[ok], y[ok])``:
-
-    - d = x - y; zero differences are dropped from the ranks (but count in n for the choice of
-      method); |d| is ranked with average ranks for ties; R+ = sum of the ranks of d > 0.
-    - n > 50: normal approximation, z = (R+ - m(m+1)/4) / sqrt((m(m+1)(2m+1) - sum(t^3 - t)/2) / 24),
-      m the non-zero count, t the tie group sizes; p = 2 Phi(-|z|), no continuity correction.
-    - n <= 50 without ties or zeros: the exact null distribution of R+, p = 2 min(P(R+ >= r),
-      P(R+ <= r)), capped at 1.
-    - n <= 13 with ties or zeros: the exact permutation distribution (all 2**n sign flips of d).
-    - otherwise (14 <= n <= 50 with ties or zeros): the normal approximation above.
+    Matches ``scipy.stats.wilcoxon(x, y)`` with its defaults (zero_method='wilcox', correction=False,
+    alternative='two-sided', method='auto') on each 1-D slice after dropping NaN pairs, i.e.
+    ``scipy.stats.wilcoxon(x[ok], y[ok])``.
 
     Parameters
     ----------
-    x, y : array_like of the same shape (..., n); the test runs along the last axis.
+    x, y : array_like
+        Paired samples of the same (or broadcastable) shape (..., n); the test runs along the last axis.
 
     Returns
     -------
-    :class:`WilcoxonResult` with arrays of shape ``x.shape[:-1]``.
+    WilcoxonResult
+        Statistic, p-value, pair count and method, arrays of shape ``x.shape[:-1]``.
+
+    Raises
+    ------
+    ValueError
+        If the samples are scalars (0-D).
+
+    See Also
+    --------
+    holm : adjust a family of the p-values.
+    ts2viz.statistics.paired_comparison.compare : the test on two metrics' per-SEG values.
+
+    Notes
+    -----
+    - d = x - y; zero differences are dropped from the ranks (but count in n for the choice of method);
+      |d| is ranked with average ranks for ties; R+ = sum of the ranks of d > 0.
+    - n > 50 (:data:`EXACT_MAX_N`): normal approximation,
+      z = (R+ - m(m+1)/4) / sqrt((m(m+1)(2m+1) - sum(t**3 - t)/2) / 24), m the non-zero count, t the
+      tie group sizes; p = 2 Phi(-|z|), no continuity correction.
+    - n <= 50 without ties or zeros: the exact null distribution of R+,
+      p = 2 min(P(R+ >= r), P(R+ <= r)), capped at 1.
+    - n <= 13 (:data:`PERMUTATION_MAX_N`) with ties or zeros: the exact permutation distribution (all
+      2**n sign flips of d).
+    - otherwise (14 <= n <= 50 with ties or zeros): the normal approximation above.
 
     NaN policy: a pair with a NaN in either sample is dropped. A slice with no pair left gets NaN
-    statistic and p-value; with only zero differences, p is 1 for n <= 13 and NaN above (as scipy,
-    where the normal approximation divides 0 by 0; for a single zero difference, where scipy raises,
-    p is 1).
+    statistic and p-value; with only zero differences, p is 1 for n <= 13 and NaN above (as scipy, where
+    the normal approximation divides 0 by 0; for a single zero difference, where scipy raises, p is 1).
+
+    Examples
+    --------
+    The same numbers as ``scipy.stats.wilcoxon(x, y)`` (statistic 8.0, p-value 0.1953125):
+
+    >>> from ts2viz.statistics.wilcoxon import wilcoxon
+    >>> x = [12, 15, 9, 20, 17, 11, 14, 18]
+    >>> y = [11, 17, 6, 16, 12, 17, 7, 10]
+    >>> res = wilcoxon(x, y)
+    >>> float(res.statistic), float(res.pvalue), str(res.method)
+    (8.0, 0.1953125, 'exact')
+
+    Several tests at once, one per row (the second pair has only zero differences):
+
+    >>> res = wilcoxon([x, x], [y, x])
+    >>> res.pvalue.tolist(), res.method.tolist()
+    ([0.1953125, 1.0], ['exact', 'permutation'])
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -171,14 +209,26 @@ def holm(pvalues) -> np.ndarray:
 
     Parameters
     ----------
-    pvalues : array_like of raw p-values, any shape; the family is every non-NaN entry.
+    pvalues : array_like
+        Raw p-values, any shape; the family is every non-NaN entry.
 
     Returns
     -------
-    Array of the same shape: sorted ascending, the i-th smallest (i = 1..m) becomes
+    numpy.ndarray
+        Adjusted p-values, of the same shape.
+
+    Notes
+    -----
+    With the m p-values sorted ascending, the i-th smallest (i = 1..m) becomes
     max over j <= i of min(1, (m - j + 1) p_(j)). Ties keep their input order.
 
     NaN policy: NaN entries are not part of the family (m counts the others) and stay NaN.
+
+    Examples
+    --------
+    >>> from ts2viz.statistics.wilcoxon import holm
+    >>> holm([0.01, 0.04, 0.03, float("nan")]).round(3).tolist()
+    [0.03, 0.06, 0.06, nan]
     """
     p = np.asarray(pvalues, dtype=np.float64)
     flat = p.ravel()

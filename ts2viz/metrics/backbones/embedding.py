@@ -1,12 +1,34 @@
 """Embedding metrics: CLIPScore (transformers or open_clip), ALIGNScore and SigLIP.
 
-The score of an image is the raw cosine similarity of its embedding and its prompt's embedding, in
-[-1, 1]. (TS2 reports CLIPScore as a cosine-like number in [0, 1]; the popular ``2.5 * max(cos, 0)``
-rescaling of Hessel et al. is monotone, so it changes no ordering, and is left to the reader.)
+The score of an image comes from the cosine similarity of its embedding and its prompt's embedding, in
+the form a named *variant* (the ``variant=`` option, :data:`VARIANTS`) says:
 
-Prompts longer than the text encoder's context are truncated with a warning. Prompt embeddings are
-computed once per distinct set of prompts in a batch and memoised, since many images share one
-prompt (every SEG does).
+``ts2`` (the default of every family)
+    TS2's own code (michaelsaxon/T2IScoreScore ``CLIPScorer`` / ``ALIGNScore`` / ``SiGLIPScore``): the
+    model's ``logits_per_image`` for the prompt as is: ``exp(logit_scale) * cos`` for CLIP (100 * cos for
+    OpenAI's checkpoints), ``cos / temperature`` for ALIGN, ``exp(logit_scale) * cos + logit_bias`` for
+    SigLIP (its prompt unpadded, as TS2's ``padding=True`` on one prompt leaves it). No clamp. TS2's
+    published CLIPScore / ALIGNScore columns are these numbers min-max scaled over the 2,840 images and
+    rounded to 2 decimals (an affine map per dataset: no ordering changes).
+``cosine``
+    the raw cosine in [-1, 1] (ts2viz's score before the variants were named; SigLIP's prompt padded to
+    its 64 training tokens).
+``hessel`` (CLIPScore only)
+    J. Hessel et al.'s CLIP-S (jmhessel/clipscore ``get_clip_score``): ``2.5 * max(cos, 0)`` for the text
+    ``"A photo depicts " + prompt``, images resized (bicubic, shorter side) and centre-cropped by
+    torchvision on the PIL image as their ``CLIPImageDataset`` does.
+``torchmetrics`` (CLIPScore only)
+    torchmetrics' ``clip_score``: ``100 * max(cos, 0)`` for the prompt as is; a prompt over the text
+    encoder's length is cut to it without an end token, as torchmetrics cuts it.
+
+``preprocess=original`` (default) prepares images as each variant's original did: transformers' PIL image
+processor (what TS2 and torchmetrics ran on transformers 4.x; ``backend="pil"`` on transformers 5) or
+Hessel's torchvision pipeline; ``preprocess=fast`` uses the processor's torchvision backend on tensors
+(about 2x faster preprocessing, numbers that differ from the originals' in the 4th digit).
+
+Prompts longer than the text encoder's context are truncated with a warning (TS2's code has no
+truncation and fails on them). Prompt embeddings are computed once per distinct set of prompts in a batch
+and memoised, since many images share one prompt (every SEG does).
 """
 from __future__ import annotations
 
@@ -37,6 +59,59 @@ EMBEDDING_OPTIONS = (
 TEXT_LENGTH = {"alignscore": 64, "siglip": 64}
 
 
+def embedding_options(family: str) -> tuple:
+    """The options of ``clipscore:``, ``alignscore:`` and ``siglip:`` as their cards list them."""
+    variants = VARIANTS[family]
+    docs = {"ts2": "`ts2` (default: TS2's own code, the model's `logits_per_image` for the prompt as is)",
+            "cosine": "`cosine` (the raw cosine in [-1, 1])",
+            "hessel": "`hessel` (J. Hessel et al.'s CLIP-S: 2.5 · max(cos, 0) of \"A photo depicts \" + prompt, "
+                      "their torchvision preprocessing, float16 on GPU)",
+            "torchmetrics": "`torchmetrics` (torchmetrics' `clip_score`: 100 · max(cos, 0), over-long prompts "
+                            "cut without an end token)"}
+    return EMBEDDING_OPTIONS + (
+        Option("variant", "ts2", "The score: " + ", ".join(docs[v] for v in variants) + ".", variants),
+        Option("preprocess", "original", "`original` (the originals' image preparation: transformers' PIL "
+               "processor, or Hessel's torchvision pipeline) or `fast` (the processor's torchvision backend: faster, "
+               "numbers differ from the originals' in the 4th digit). transformers models only.", PREPROCESS),
+    )
+
+#: the score variants of each family (module docstring); the first is the default
+VARIANTS: dict[str, tuple[str, ...]] = {"clipscore": ("ts2", "cosine", "hessel", "torchmetrics"),
+                                        "alignscore": ("ts2", "cosine"), "siglip": ("ts2", "cosine")}
+DEFAULT_VARIANT = "ts2"
+#: J. Hessel et al.'s text prefix (jmhessel/clipscore ``CLIPCapDataset``) and weight ``w``
+HESSEL_PREFIX = "A photo depicts "
+HESSEL_WEIGHT = 2.5
+#: torchmetrics' scale (``100 * cos``, then ``max(., 0)``)
+TORCHMETRICS_SCALE = 100.0
+#: how images are prepared: as the variant's original did, or the processor's torchvision backend
+PREPROCESS = ("original", "fast")
+#: the compute dtype on GPU of each variant's original: Hessel's script runs CLIP in float16 on a GPU
+#: (``clip.load``), TS2 and torchmetrics load transformers models in float32
+VARIANT_PRECISION = {"ts2": "float32", "cosine": "float32", "hessel": "float16", "torchmetrics": "float32"}
+
+
+def check_variant(spec: Spec, variant: str | None) -> str:
+    """``variant`` (default :data:`DEFAULT_VARIANT`) if the family offers it, else a one-line error."""
+    allowed = VARIANTS.get(spec.family, ("ts2", "cosine"))
+    v = DEFAULT_VARIANT if variant in (None, "") else str(variant)
+    if v not in allowed:
+        raise InputError(f"metric {spec.raw!r}: variant must be one of {', '.join(allowed)}, not {v!r}")
+    return v
+
+
+def variant_dtype(device: str, variant: str, dtype: str | None) -> str | None:
+    """The dtype option to load with: ``dtype`` when given, else the variant's original precision on a GPU
+    (:data:`VARIANT_PRECISION`); None (the family's default) elsewhere."""
+    if dtype not in (None, "", "auto"):
+        return dtype
+    if device.startswith("cuda"):
+        return VARIANT_PRECISION[variant]
+    if device.startswith("mps") and VARIANT_PRECISION[variant] == "float32":
+        return "float32"
+    return None
+
+
 def build(spec: Spec, device: str | None = None, **options) -> Metric:
     """Factory for ``clipscore``, ``alignscore`` and ``siglip`` specs."""
     if spec.is_openclip:
@@ -50,6 +125,11 @@ class _EmbeddingScore(Metric):
     """Shared scoring: normalised image embeddings . memoised normalised prompt embeddings."""
 
     max_text_memo = 8192
+
+    #: the score variant (:data:`VARIANTS`) and the constants of its formula
+    variant: str = "cosine"
+    logit_scale: float = 1.0
+    logit_bias: float = 0.0
 
     def __init__(self, spec: Spec, config: dict, device: str, batch_size: int | None, dtype):
         dev = device.split(":")[0]
@@ -116,14 +196,35 @@ class _EmbeddingScore(Metric):
         emb = self._encode_images(self._collate(items)).float()
         return torch.nn.functional.normalize(emb, dim=-1)
 
+    def text_of(self, prompt: str) -> str:
+        """The text the text encoder is given for ``prompt`` (Hessel's variant prefixes it)."""
+        return HESSEL_PREFIX + prompt if self.variant == "hessel" else prompt
+
     def score_prepared(self, items: Sequence[Any], prompts: Sequence[str]) -> np.ndarray:
         import torch
 
         with torch.inference_mode():
             img = self.image_embeddings(items)
-            txt = self.text_embeddings(list(prompts))
+            txt = self.text_embeddings([self.text_of(p) for p in prompts])
             cos = (img * txt).sum(-1)
-        return cos.double().cpu().numpy()
+        return self.from_cosine(cos.double().cpu().numpy())
+
+    def from_cosine(self, cos: np.ndarray) -> np.ndarray:
+        """The variant's score of each cosine (module docstring)."""
+        if self.variant == "ts2":
+            return self.logit_scale * cos + self.logit_bias
+        if self.variant == "hessel":
+            return HESSEL_WEIGHT * np.clip(cos, 0.0, None)
+        if self.variant == "torchmetrics":
+            return TORCHMETRICS_SCALE * np.clip(cos, 0.0, None)
+        return cos
+
+    def _variant_config(self) -> dict:
+        score = {"ts2": f"logits_per_image = {self.logit_scale:.6g} * cos + {self.logit_bias:.6g} (TS2's code)",
+                 "cosine": "cosine",
+                 "hessel": f"{HESSEL_WEIGHT} * max(cos, 0) of '{HESSEL_PREFIX}' + prompt (Hessel et al.)",
+                 "torchmetrics": f"{TORCHMETRICS_SCALE:g} * max(cos, 0) (torchmetrics clip_score)"}[self.variant]
+        return {"variant": self.variant, "score": score}
 
     def _warn_truncated(self, prompt: str, n_tokens: int, limit: int) -> None:
         if prompt not in self._warned:
@@ -137,35 +238,59 @@ class HFEmbeddingScore(_EmbeddingScore):
     """CLIP / ALIGN / SigLIP through transformers ``AutoModel`` (anything with get_*_features)."""
 
     def __init__(self, spec: Spec, device: str | None = None, batch_size: int | None = None,
-                 dtype: str | None = None, **options):
+                 dtype: str | None = None, variant: str | None = None, preprocess: str = "original", **options):
         from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
         if options:
             raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(options)}")
+        self.variant = check_variant(spec, variant)
+        if preprocess not in PREPROCESS:
+            raise InputError(f"metric {spec.raw!r}: preprocess must be one of {', '.join(PREPROCESS)}, "
+                             f"not {preprocess!r}")
         dev = resolve_device(device)
-        dt = resolve_dtype(dev, dtype)
+        dt = resolve_dtype(dev, variant_dtype(dev, self.variant, dtype))
         model_id = check_model_id(spec)
         kw = {"revision": spec.revision} if spec.revision else {}
-        # Weights in half precision on GPU halve memory traffic; CPU stays float32.
         model = hf_load("model", AutoModel.from_pretrained, model_id, spec, dtype=dt, **kw)
         if not (hasattr(model, "get_image_features") and hasattr(model, "get_text_features")):
             raise InputError(f"metric {spec.raw!r}: {model_id!r} is a {type(model).__name__}, not a "
                              "dual-encoder (CLIP/ALIGN/SigLIP) model")
         self.model = model.to(dev).eval()
         self.tokenizer = hf_load("tokenizer", AutoTokenizer.from_pretrained, model_id, spec, **kw)
-        self.image_processor = hf_load("image processor", AutoImageProcessor.from_pretrained, model_id, spec, **kw)
+        # the originals ran transformers 4.x's PIL image processors (backend="pil" on transformers 5)
+        backend = {"backend": "pil"} if preprocess == "original" else {}
+        self.image_processor = hf_load("image processor", AutoImageProcessor.from_pretrained, model_id, spec,
+                                       **backend, **kw)
+        self.model_type = getattr(model.config, "model_type", "")
         tc = getattr(model.config, "text_config", None)
         limit = getattr(tc, "max_position_embeddings", None) or 77
+        self.text_positions = limit
         self.max_length = min(limit, TEXT_LENGTH.get(spec.family, limit))
-        # SigLIP was trained on prompts padded to full length; padding changes its embeddings.
-        self.padding = "max_length" if getattr(model.config, "model_type", "").startswith("siglip") else True
+        # SigLIP was trained on prompts padded to full length; padding changes its embeddings. TS2's code
+        # encodes one prompt at a time with padding=True, i.e. unpadded.
+        siglip = self.model_type.startswith("siglip")
+        self.padding = ("max_length" if self.variant != "ts2" else False) if siglip else True
+        self.logit_scale, self.logit_bias = _logit_constants(model)
+        self.preprocess = preprocess
+        self.hessel_transform = _hessel_transform(self.image_processor) if (
+            self.variant == "hessel" and preprocess == "original") else None
         config = {"family": spec.family, "backend": "transformers", "class": type(model).__name__,
                   **model_identity(model_id, spec.revision, model.config),
-                  "max_length": self.max_length, "padding": self.padding, "score": "cosine"}
+                  "max_length": self.max_length, "padding": self.padding, **self._variant_config(),
+                  "preprocess": self._preprocess_name()}
+        if self.variant == "torchmetrics":
+            config["truncation"] = "ids cut to the text positions, no end token (torchmetrics)"
         super().__init__(spec, config, dev, batch_size, dt)
-        self.fast_prepare = clip_fast_preprocess(self.image_processor)
+        self.fast_prepare = clip_fast_preprocess(self.image_processor) if preprocess == "fast" else None
+
+    def _preprocess_name(self) -> str:
+        if self.hessel_transform is not None:
+            return "torchvision Resize(bicubic) + CenterCrop on PIL (Hessel et al.)"
+        return f"{type(self.image_processor).__name__} ({self.preprocess})"
 
     def prepare(self, image, file_name: str | None = None) -> dict:
+        if self.hessel_transform is not None:
+            return {"pixel_values": self.hessel_transform(image)}
         if self.fast_prepare is not None:
             return {"pixel_values": self.fast_prepare(image)}
         from ..common.pixels import processor_inputs
@@ -187,18 +312,53 @@ class HFEmbeddingScore(_EmbeddingScore):
             return _pooled(self.model.get_image_features(**batch))
 
     def _encode_texts(self, prompts):
+        import torch
+
         lengths = [len(ids) for ids in self.tokenizer(prompts, truncation=False, verbose=False)["input_ids"]]
         for p, n in zip(prompts, lengths):
             if n > self.max_length:
                 self._warn_truncated(p, n, self.max_length)
-        enc = self.tokenizer(prompts, padding=self.padding, truncation=True, max_length=self.max_length,
-                             return_tensors="pt")
+        if self.padding is False and len(prompts) > 1:   # unpadded: one prompt at a time
+            return torch.cat([self._encode_texts([p]) for p in prompts])
+        if self.variant == "torchmetrics":
+            # torchmetrics: processor(text, padding=True), then ids and mask cut to the text positions
+            enc = self.tokenizer(prompts, padding=True, return_tensors="pt", verbose=False)
+            enc = {k: v[:, :self.text_positions] for k, v in enc.items()}
+        else:
+            enc = self.tokenizer(prompts, padding=self.padding, truncation=True, max_length=self.max_length,
+                                 return_tensors="pt")
         enc = {k: v.to(self.device) for k, v in enc.items()
                if k in ("input_ids", "attention_mask", "token_type_ids")}
-        if getattr(self.model.config, "model_type", "").startswith("siglip"):
+        if self.model_type.startswith("siglip"):
             enc.pop("attention_mask", None)  # SigLIP attends to padding by design
         with autocast(self.device, self.dtype):
             return _pooled(self.model.get_text_features(**enc))
+
+
+def _logit_constants(model) -> tuple[float, float]:
+    """``(scale, bias)`` of the model's ``logits_per_image`` over the cosine: CLIP ``exp(logit_scale)``,
+    ALIGN ``1 / temperature``, SigLIP ``exp(logit_scale)`` and ``logit_bias``; (1, 0) if it has none."""
+    import math
+
+    if hasattr(model, "temperature"):
+        return 1.0 / float(model.temperature.detach().float()), 0.0
+    scale = getattr(model, "logit_scale", None)
+    bias = getattr(model, "logit_bias", None)
+    return (math.exp(float(scale.detach().float())) if scale is not None else 1.0,
+            float(bias.detach().float().reshape(-1)[0]) if bias is not None else 0.0)
+
+
+def _hessel_transform(ip):
+    """Hessel et al.'s ``CLIPImageDataset._transform_test``: torchvision ``Resize(n, bicubic)`` and
+    ``CenterCrop(n)`` on the PIL image, RGB, ``ToTensor``, ``Normalize`` (CLIP's mean and std, which the
+    processor holds); ``n`` the processor's crop size (224 for every OpenAI CLIP but the 336-px one)."""
+    from PIL import Image
+    from torchvision.transforms import CenterCrop, Compose, Normalize, Resize, ToTensor
+
+    crop = getattr(ip, "crop_size", None) or {}
+    n = int(crop.get("height") or (ip.size.get("shortest_edge") if isinstance(ip.size, dict) else 224) or 224)
+    return Compose([Resize(n, interpolation=Image.BICUBIC), CenterCrop(n), lambda im: im.convert("RGB"),
+                    ToTensor(), Normalize(tuple(ip.image_mean), tuple(ip.image_std))])
 
 
 #: torchvision-backed image processors whose preprocessing is the backend's generic resize / crop /
@@ -257,19 +417,23 @@ class OpenCLIPScore(_EmbeddingScore):
     """CLIPScore through open_clip: ``openclip:ARCH/TAG`` with TAG a pretrained tag or a checkpoint file."""
 
     def __init__(self, spec: Spec, device: str | None = None, batch_size: int | None = None,
-                 dtype: str | None = None, **options):
+                 dtype: str | None = None, variant: str | None = None, preprocess: str = "original", **options):
         import os
 
         import open_clip
 
         if options:
             raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(options)}")
+        self.variant = check_variant(spec, variant)
+        if preprocess != "original":
+            raise InputError(f"metric {spec.raw!r}: open_clip models prepare images with their own transform "
+                             "(preprocess=original only)")
         arch, tag = spec.openclip_parts()
         if not tag:
             raise InputError(f"metric {spec.raw!r}: give the weights as openclip:{arch}/TAG, TAG a pretrained "
                              f"tag (e.g. {_example_tag(arch)}) or a checkpoint file")
         dev = resolve_device(device)
-        dt = resolve_dtype(dev, dtype)
+        dt = resolve_dtype(dev, variant_dtype(dev, self.variant, dtype))
         ckpt = os.path.expanduser(tag)
         is_file = os.path.isfile(ckpt)
         if not is_file and ("/" in tag or tag.endswith((".pt", ".bin", ".safetensors"))):
@@ -285,8 +449,9 @@ class OpenCLIPScore(_EmbeddingScore):
         self.preprocess = preprocess
         self.tokenizer = tokenizer
         self.context_length = int(getattr(tokenizer, "context_length", None) or 77)
+        self.logit_scale, self.logit_bias = _logit_constants(model)
         config = {"family": spec.family, "backend": "open_clip", "arch": arch,
-                  "pretrained": os.path.abspath(ckpt) if is_file else tag, "score": "cosine"}
+                  "pretrained": os.path.abspath(ckpt) if is_file else tag, **self._variant_config()}
         if is_file:
             config["fingerprint"] = file_fingerprint(ckpt)
         super().__init__(spec, config, dev, batch_size, dt)

@@ -354,6 +354,14 @@ class BlipVQA(VQAModel):
         res = self._generate(images, questions, max_new_tokens=max_new_tokens)
         return [self.processor.decode(out[k], skip_special_tokens=True).strip() for out, k in res]
 
+    def _answer_decoded(self, images, questions, decoding, max_new_tokens):
+        """TIFA's ``BLIP.vqa`` (``decoding=tifa``): the bare question, ``generate(max_length=50)``, the answer
+        decoded with ``skip_special_tokens`` and not stripped."""
+        if "blip" not in decoding.model_types:
+            raise InputError(f"VQA {self.model_id}: decoding={decoding.name} ({decoding.source}) is not for BLIP-VQA")
+        res = self._generate(images, questions, **dict(decoding.arguments))
+        return [self.processor.decode(out[k], skip_special_tokens=True) for out, k in res]
+
     def _choice_logprobs(self, images, items):
         """Image -> question encoder once per pair, then the answer decoder over ``[DEC] choice [SEP]``
         (grouped by question length, as the decoder would attend to a padded question's padding)."""
@@ -477,6 +485,8 @@ class GenerativeVQA(VQAModel):
         out = {}
         for k, v in enc.items():
             if k == "labels":  # PaliGemma's processor adds training labels; scoring needs none
+                continue
+            if k == "token_type_ids" and not self._takes("token_type_ids"):   # GIT's BERT tokenizer adds them
                 continue
             if hasattr(v, "to"):
                 v = v.to(self.device)
@@ -677,7 +687,72 @@ class GenerativeVQA(VQAModel):
         new = ids[:, enc["input_ids"].shape[1]:]
         return [s.strip() for s in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
 
+    def _takes(self, name: str) -> bool:
+        import inspect
+
+        return name in inspect.signature(self.model.forward).parameters
+
     def _answer_decoded(self, images, questions, decoding, max_new_tokens):
+        """A named decoding (:mod:`ts2viz.metrics.common.decoding`): DSG's InstructBLIP call, or TIFA's call for
+        GIT or BLIP-2."""
+        model_type = getattr(self.model.config, "model_type", "")
+        if model_type not in decoding.model_types:
+            raise InputError(f"VQA {self.model_id}: decoding={decoding.name} applies to "
+                             f"{', '.join(decoding.model_types)} models only")
+        if decoding.name == "tifa" and model_type == "git":
+            return self._answer_tifa_git(images, questions, decoding)
+        if decoding.name == "tifa":
+            return self._answer_generate(images, questions, decoding, max_new_tokens)
+        return self._answer_dsg(images, questions, decoding, max_new_tokens)
+
+    def _by_prompt_length(self, questions: list[str], fn: Callable) -> list:
+        """``fn(indices)`` per group of questions whose prompts have the same token length (no row padded),
+        results in input order."""
+        lengths = [len(ids) for ids in self.tokenizer([self.prompt(q) for q in questions])["input_ids"]]
+        results: list = [None] * len(questions)
+        for n in dict.fromkeys(lengths):
+            idx = [i for i, L in enumerate(lengths) if L == n]
+            for i, v in zip(idx, fn(idx)):
+                results[i] = v
+        return results
+
+    def _answer_tifa_git(self, images, questions, decoding):
+        """TIFA's ``GIT.vqa``: ``[CLS]`` + the question's tokens (no ``[SEP]``), ``generate(pixel_values,
+        input_ids, max_length=50)``, the tokens after the question decoded with ``skip_special_tokens``."""
+        import torch
+
+        tok = self.tokenizer
+        rows = [[tok.cls_token_id] + tok(q, add_special_tokens=False)["input_ids"] for q in questions]
+        results: list = [None] * len(questions)
+        for n in dict.fromkeys(len(r) for r in rows):
+            idx = [i for i, r in enumerate(rows) if len(r) == n]
+            px = self.processor(images=[images[i] for i in idx], return_tensors="pt")["pixel_values"]
+            ids = torch.tensor([rows[i] for i in idx], device=self.device)
+            with autocast(self.device, self.dtype):
+                out = self.model.generate(pixel_values=px.to(self.device, self.model.dtype), input_ids=ids,
+                                          **dict(decoding.arguments))
+            for i, text in zip(idx, tok.batch_decode(out[:, n:], skip_special_tokens=True)):
+                results[i] = text
+        return results
+
+    def _answer_generate(self, images, questions, decoding, max_new_tokens):
+        """The model's own ``generate`` with the setting's arguments (TIFA's BLIP-2 call: LAVIS' defaults),
+        questions batched by prompt length; the new tokens decoded with ``skip_special_tokens``, not stripped."""
+        lm_config = getattr(self.model.config, "text_config", self.model.config)
+        enc_dec = bool(getattr(lm_config, "is_encoder_decoder", False))
+        kw = decoding.generate_kwargs(encoder_decoder=enc_dec, max_new_tokens=max_new_tokens)
+
+        def group(idx):
+            enc = self._inputs([images[i] for i in idx], [questions[i] for i in idx])
+            with autocast(self.device, self.dtype):
+                out = self.model.generate(**enc, pad_token_id=self.tokenizer.pad_token_id, **kw)
+            if not enc_dec and out.shape[1] >= enc["input_ids"].shape[1]:
+                out = out[:, enc["input_ids"].shape[1]:]
+            return self.tokenizer.batch_decode(out, skip_special_tokens=True)
+
+        return self._by_prompt_length(list(questions), group)
+
+    def _answer_dsg(self, images, questions, decoding, max_new_tokens):
         """transformers 4.31's InstructBLIP ``generate``, which DSG's code ran (see :mod:`ts2viz.metrics.common.decoding`): the
         language model is given only ``inputs_embeds`` (Q-Former query embeddings, then the prompt's), so
         lengths and the repetition penalty count generated tokens only; its output is the answer alone.
@@ -685,9 +760,6 @@ class GenerativeVQA(VQAModel):
         Questions are batched only with questions of the same prompt token lengths (language model and
         Q-Former), so no row is padded and each answer is the one DSG's one-at-a-time call gives.
         """
-        if getattr(self.model.config, "model_type", "") not in decoding.model_types:
-            raise InputError(f"VQA {self.model_id}: decoding={decoding.name} applies to "
-                             f"{', '.join(decoding.model_types)} models only")
         lm = self.model.language_model
         kw = decoding.generate_kwargs(encoder_decoder=bool(lm.config.is_encoder_decoder), max_new_tokens=max_new_tokens)
         prompts = [self.prompt(q) for q in questions]

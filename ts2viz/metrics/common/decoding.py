@@ -16,6 +16,15 @@ greedily. The ``decoding=`` option of ``dsg:`` (and ``tifa:``) names one of :dat
     count the prompt in both); ``top_p`` and ``temperature`` are inert under ``do_sample=False`` and
     are not passed. DSG ran one question at a time; ts2viz batches only questions whose prompts have
     the same token length, so no answer depends on padding.
+``tifa`` (default of ``tifa:`` on the models TIFA's code runs through transformers or LAVIS)
+    Yushi-Hu/tifa ``tifascore/vqa_models.py``, one setting per model type (:data:`TIFA_DECODINGS`):
+    BLIP-VQA ``BLIP.vqa``: the bare question, ``generate(max_length=50)`` (greedy; the answer decoder's
+    50 tokens count its start token); GIT ``GIT.vqa``: ``[CLS]`` + the question's tokens (no ``[SEP]``, no
+    template), ``generate(max_length=50)`` counting the question, the answer the tokens after it;
+    BLIP-2 ``BLIP2.vqa`` (LAVIS ``blip2_t5``): TIFA's prompt ("Answer the multiple-choice question. ...",
+    ``prompt_style=tifa_blip2``) and LAVIS' ``generate`` defaults: beam search, ``num_beams=5``,
+    ``max_new_tokens=30`` (LAVIS' ``max_length``), ``min_length=1``, ``repetition_penalty=1.0``,
+    ``length_penalty=1.0``. The answers are decoded with ``skip_special_tokens`` and not stripped.
 ``greedy`` (every other model, and ``decoding=greedy`` to override)
     ts2viz's own: the model's prompt template (chat template or ``Question: … Answer:``), greedy,
     ``max_new_tokens`` (metric option, default 10) new tokens.
@@ -62,7 +71,9 @@ class Decoding:
         if not kw.get("do_sample", False):
             for k in ("top_p", "top_k", "temperature"):
                 kw.pop(k, None)
-        if "max_length" not in kw:
+        if "max_new_tokens" in kw:
+            pass
+        elif "max_length" not in kw:
             kw["max_new_tokens"] = int(max_new_tokens)
         elif not encoder_decoder:
             kw["max_new_tokens"] = kw.pop("max_length")
@@ -90,21 +101,44 @@ DSG_INSTRUCTBLIP = Decoding(
 #: ts2viz's own decoding: the model's prompt, greedy, ``max_new_tokens``
 GREEDY = Decoding(name="greedy", source="ts2viz", arguments=MappingProxyType({"do_sample": False}))
 
-#: the settings ``decoding=`` can name
+#: TIFA's calls, per model type (module docstring)
+TIFA_DECODINGS: dict[str, Decoding] = {
+    "blip": Decoding(name="tifa", source="Yushi-Hu/tifa tifascore/vqa_models.py BLIP.vqa",
+                     arguments=MappingProxyType(dict(max_length=50)), list_choices=False, model_types=("blip",)),
+    "git": Decoding(name="tifa", source="Yushi-Hu/tifa tifascore/vqa_models.py GIT.vqa",
+                    arguments=MappingProxyType(dict(max_length=50)), template="[CLS]{question}", list_choices=False,
+                    model_types=("git",)),
+    "blip-2": Decoding(name="tifa", source="Yushi-Hu/tifa tifascore/vqa_models.py BLIP2.vqa (LAVIS blip2_t5.generate)",
+                       arguments=MappingProxyType(dict(do_sample=False, num_beams=5, max_new_tokens=30, min_length=1,
+                                                       top_p=0.9, repetition_penalty=1.0, length_penalty=1.0,
+                                                       num_return_sequences=1, temperature=1)),
+                       list_choices=False, model_types=("blip-2",)),
+}
+
+#: the settings ``decoding=`` can name (``tifa`` stands for the setting of the model's type)
 DECODINGS: dict[str, Decoding] = {d.name: d for d in (DSG_INSTRUCTBLIP, GREEDY)}
+DECODING_NAMES = ("dsg", "tifa", "greedy")
 
 
 def default_decoding(kind: str, model_type: str | None) -> Decoding:
-    """The decoding a QA metric uses unless told: DSG's own for ``dsg`` on an InstructBLIP, else greedy."""
+    """The decoding a QA metric uses unless told: DSG's own for ``dsg`` on an InstructBLIP, TIFA's own for
+    ``tifa`` on BLIP-VQA, GIT and BLIP-2, else greedy."""
     if kind == "dsg" and model_type in DSG_INSTRUCTBLIP.model_types:
         return DSG_INSTRUCTBLIP
+    if kind == "tifa" and model_type in TIFA_DECODINGS:
+        return TIFA_DECODINGS[model_type]
     return GREEDY
 
 
 def check_decoding(name: str, model_type: str | None, what: str) -> Decoding:
     """The setting ``name`` for a model of ``model_type``, else a one-line :class:`InputError`."""
+    if name == "tifa":
+        if model_type not in TIFA_DECODINGS:
+            raise InputError(f"{what}: decoding=tifa is TIFA's code's call and applies to "
+                             f"{', '.join(TIFA_DECODINGS)} models, not {model_type or 'this model'!r}")
+        return TIFA_DECODINGS[model_type]
     if name not in DECODINGS:
-        raise InputError(f"{what}: decoding must be one of {', '.join(DECODINGS)}, not {name!r}")
+        raise InputError(f"{what}: decoding must be one of {', '.join(DECODING_NAMES)}, not {name!r}")
     d = DECODINGS[name]
     if d.model_types and model_type not in d.model_types:
         raise InputError(f"{what}: decoding={name} is {d.source} and applies to "

@@ -42,6 +42,8 @@ from ...qa.accumulation import (
     tifa_score,
 )
 from ...qa.mapping import (
+    DSG_CHAT_INSTRUCTION,
+    DSG_CHAT_YES_RULE,
     DSG_YES_RULE,
     AnswerMapper,
     check_yes_rule,
@@ -56,7 +58,7 @@ from ..backbones.vqa import VQAModel, load_vqa_model
 from ..registry import Option
 from .base import Metric
 from .choicescore import choice_index, normalized_probability
-from .decoding import GREEDY, Decoding, check_decoding, default_decoding
+from .decoding import DSG_INSTRUCTBLIP, GREEDY, Decoding, check_decoding, default_decoding
 from .question_gen import QuestionGenerator
 from .spec import Spec
 
@@ -69,8 +71,13 @@ class QAMetric(Metric):
     def __init__(self, spec: Spec, kind: str, vqa: VQAModel, source: QuestionSource, mapper: AnswerMapper | None,
                  batch_size: int | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
                  accumulation: str = DEFAULT_ACCUMULATION, score: str = "accuracy", prompt_style: str = "default",
-                 decoding: Decoding = GREEDY, yes_rule: str | None = None):
+                 decoding: Decoding = GREEDY, yes_rule: str | None = None, correctness: str = "exact"):
         check_score_option(spec, score)
+        if correctness not in CORRECTNESS:
+            raise InputError(f"metric {spec.raw!r}: correctness must be one of {', '.join(CORRECTNESS)}, "
+                             f"not {correctness!r}")
+        #: how a mapped choice is compared with the expected answer (``exact``: TIFA's and DSG's ``==``)
+        self.correctness = correctness
         self.decoding = decoding
         #: how a yes/no answer is read (None: by the mapper, as TIFA)
         self.yes_rule = None if yes_rule is None else check_yes_rule(yes_rule)
@@ -98,6 +105,8 @@ class QAMetric(Metric):
             config.update(decoding.config)
         if prompt_style != "default":  # only then, so that existing caches stay valid
             config["prompt_style"] = prompt_style
+        if score != "normalized":
+            config["correctness"] = correctness
         if score == "normalized":  # only then, so that existing caches of the default stay valid
             config.update(answer="choice likelihoods", score="normalized (Gecko Eq. 2)", max_new_tokens=None)
         super().__init__(spec, config, vqa.device, batch_size or 4)
@@ -108,6 +117,8 @@ class QAMetric(Metric):
             self.source.get(p)
 
     def ask(self, q: Question) -> str:
+        if self.prompt_style == "dsg_chat":  # DSG's GPT4o.vqa instruction (inside the model's chat template)
+            return DSG_CHAT_INSTRUCTION.format(question=q.text)
         if self.prompt_style == "tifa_blip2":  # TIFA's BLIP2.vqa (the model's template is "{question}")
             if q.choices:
                 return (f"Answer the multiple-choice question. Question: {q.text} "
@@ -130,17 +141,49 @@ class QAMetric(Metric):
                 pair_questions.append(self.ask(q))
         answers = self.vqa.answer(pair_images, pair_questions, max_new_tokens=self.max_new_tokens,
                                   decoding=self.decoding)
-        mapped = self.map_answers(answers, [q.choices for qs in qsets for q in qs])
-        scores = np.full(len(items), np.nan)
+        per_image, k = [], 0
+        for qs in qsets:
+            per_image.append(answers[k:k + len(qs)])
+            k += len(qs)
+        return self.score_answers(prompts, per_image)
+
+    def score_answers(self, prompts: Sequence[str], answers: Sequence[Sequence[str]]) -> np.ndarray:
+        """Scores from free-form answers: what a live model's answers go through after decoding.
+
+        Parameters
+        ----------
+        prompts : one prompt per image.
+        answers : per image, one answer string per question of ``self.source.get(prompt)``, in that order
+            (recorded answers of another run can be scored this way).
+
+        Returns
+        -------
+        numpy.ndarray
+            One float64 score per image; the per-question records are in ``self.last_details``.
+
+        Raises
+        ------
+        InputError
+            When an image's number of answers is not its number of questions.
+        """
+        qsets = [self.source.get(p) for p in prompts]
+        if len(answers) != len(qsets):
+            raise InputError(f"{self.spec}: {len(answers)} answer lists for {len(qsets)} prompts")
+        for p, qs, a in zip(prompts, qsets, answers):
+            if len(a) != len(qs):
+                raise InputError(f"{self.spec}: {len(a)} answers for the {len(qs)} questions of prompt {p!r}")
+        flat = [str(a) for image_answers in answers for a in image_answers]
+        mapped = self.map_answers(flat, [q.choices for qs in qsets for q in qs])
+        scores = np.full(len(qsets), np.nan)
         details = []
         k = 0
         for i, qs in enumerate(qsets):
             recs, correct = [], {}
             for q in qs:
-                ok = is_correct(mapped[k], q.answer)
+                ok = self.is_correct(mapped[k], q.answer)
                 correct[q.id] = ok
                 recs.append({"question_id": q.id, "question": q.text, "choices": list(q.choices),
-                             "expected": q.answer, "parents": list(q.parents), "answer": answers[k],
+                             "expected": q.answer, "parents": list(q.parents), "answer": flat[k],
                              "mapped": mapped[k], "correct": ok})
                 k += 1
             if self.kind == "dsg":
@@ -155,6 +198,14 @@ class QAMetric(Metric):
             details.append(recs)
         self.last_details = details
         return scores
+
+    def is_correct(self, mapped: str, expected: str) -> bool:
+        """Whether a mapped choice is the expected answer: ``==`` (``correctness=exact``: TIFA's
+        ``int(mc_answer == answer)``, DSG's ``answer == 'yes'``) or after
+        :func:`ts2viz.qa.mapping.normalize_answer` (``correctness=normalized``)."""
+        if self.correctness == "exact":
+            return mapped == expected
+        return is_correct(mapped, expected)
 
     def map_answers(self, answers: Sequence[str], choices: Sequence[Sequence[str]]) -> list[str]:
         """:func:`map_answers` with this metric's mapper and yes rule."""
@@ -209,6 +260,8 @@ class QAMetric(Metric):
 
 
 SCORE_MODES = ("accuracy", "normalized")
+#: how a mapped choice is compared with the expected answer (:meth:`QAMetric.is_correct`)
+CORRECTNESS = ("exact", "normalized")
 
 
 def map_answers(answers: Sequence[str], choices: Sequence[Sequence[str]], mapper: AnswerMapper | None,
@@ -257,10 +310,26 @@ def _generator(generator: str | None, generator_model: str | None, api_key: str 
 def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2", generator: str | None = None,
            generator_model: str | None = None, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
            batch_size: int | None = None, pair_batch_size: int | None = None, dtype: str | None = None,
-           template: str | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
+           template: str | None = None, max_new_tokens: int | None = None, list_choices: bool | None = None,
            mapper: str | None = None, accumulation: str | None = None, score: str = "accuracy",
            qa_filter: str | None = None, prompt_style: str | None = None, mapper_rule: str | None = None,
-           decoding: str | None = None, yes_rule: str | None = None, **options) -> Metric:
+           decoding: str | None = None, yes_rule: str | None = None, correctness: str = "exact",
+           **options) -> Metric:
+    """TIFA or DSG (``kind``) on the VQA model of ``spec``; every option is on the family's card.
+
+    How a VQA model is asked and read by default (``dsg:``; options override each part):
+
+    * InstructBLIP: DSG's InstructBLIP path: the bare question, ``decoding=dsg``, ``yes_rule=exact``;
+    * BLIP-VQA (and other non-generative VQA models): the bare question, greedy, ``yes_rule=exact`` (DSG's
+      mPLUG path: such models answer in their vocabulary's lower case);
+    * a chat VLM (a chat template: LLaVA, Qwen2-VL, ...): DSG's chat path (``GPT4o.vqa``):
+      ``prompt_style=dsg_chat`` ("Answer only with 'yes' or 'no'. Do not give other outputs or punctuation
+      marks. Question: ..."), greedy, ``max_new_tokens=20`` (DSG's ``max_tokens=20``), ``yes_rule=chat``;
+    * another generative VLM (a plain template: BLIP-2, PaliGemma): its template, greedy, ``yes_rule=chat``.
+
+    ``tifa:`` decodes as TIFA's code does on BLIP-VQA, GIT and BLIP-2 (``decoding=tifa``), greedily
+    elsewhere, maps by TIFA's rule and compares with ``==`` (``correctness=exact``).
+    """
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
     if accumulation is not None and kind != "dsg":
@@ -287,7 +356,12 @@ def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2
     style = _prompt_style(kind, spec, prompt_style)
     if style == "tifa_blip2":
         template = "{question}"  # the whole prompt is TIFA's text
-    model_type = _model_type(spec) if kind == "dsg" or decoding else None
+    if prompt_style == "dsg_chat" and kind != "dsg":
+        raise InputError(f"metric {spec.raw!r}: prompt_style=dsg_chat applies to dsg only")
+    if correctness not in CORRECTNESS:
+        raise InputError(f"metric {spec.raw!r}: correctness must be one of {', '.join(CORRECTNESS)}, "
+                         f"not {correctness!r}")
+    model_type = _model_type(spec) if score != "normalized" or decoding else None
     if decoding in (None, ""):
         chosen = default_decoding(kind, model_type)
     else:
@@ -309,9 +383,25 @@ def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2
     # the "contains yes" rule (the fidelity rows of the TIFA card)
     rule = mapper_rule or ("tifa" if kind == "tifa" else None)
     answer_mapper = None if score == "normalized" else load_mapper(mapper, vqa.device, rule=rule)
-    rule_for_yes = (str(yes_rule) if yes_rule else DSG_YES_RULE) if kind == "dsg" and score != "normalized" else None
-    return QAMetric(spec, kind, vqa, source, answer_mapper, batch_size, max_new_tokens, list_choices, acc,
-                    str(score), style, decoding=chosen, yes_rule=rule_for_yes)
+    rule_for_yes = None
+    if kind == "dsg" and score != "normalized":
+        chat_model = bool(getattr(vqa, "generative", False)) and chosen is not DSG_INSTRUCTBLIP
+        rule_for_yes = str(yes_rule) if yes_rule else (DSG_CHAT_YES_RULE if chat_model else DSG_YES_RULE)
+        if not prompt_style and chosen is GREEDY and getattr(vqa, "chat", False):
+            style = "dsg_chat"   # DSG's chat path for a chat VLM
+    if style == "dsg_chat":
+        if list_choices is None:
+            list_choices = False   # the instruction asks for yes or no
+        if max_new_tokens in (None, ""):
+            max_new_tokens = DSG_CHAT_MAX_TOKENS
+    new_tokens = DEFAULT_MAX_NEW_TOKENS if max_new_tokens in (None, "") else int(max_new_tokens)
+    return QAMetric(spec, kind, vqa, source, answer_mapper, batch_size, new_tokens, list_choices, acc,
+                    str(score), style, decoding=chosen, yes_rule=rule_for_yes, correctness=str(correctness))
+
+
+#: new tokens of ts2viz's greedy decoding, and of DSG's chat path (its ``GPT4o.vqa`` ``max_tokens=20``)
+DEFAULT_MAX_NEW_TOKENS = 10
+DSG_CHAT_MAX_TOKENS = 20
 
 
 #: the options of ``tifa:`` and ``dsg:``: :func:`build_qa`'s keyword parameters
@@ -348,7 +438,8 @@ def qa_options(kind: str) -> tuple:
                "float32 on CPU).", ("float32", "float16", "bfloat16")),
         Option("template", None, "The VQA model's prompt template with `{question}` (default: the model's own; "
                "a decoding preset may set it, e.g. `decoding=dsg` asks the bare question)."),
-        Option("max_new_tokens", 10, "New tokens of a free-form answer under `decoding=greedy`."),
+        Option("max_new_tokens", None, "New tokens of a free-form answer under `decoding=greedy` (default 10; "
+               "20 on DSG's chat path, its `GPT4o.vqa` `max_tokens=20`)."),
         Option("list_choices", None, "Spell out the choices in the question (\"Choose one: a, b.\"; yes/no: "
                "\"Answer yes or no.\"). Default: on for generative VLMs, off for BLIP-VQA, as the decoding preset "
                "says where it says."),
@@ -372,8 +463,10 @@ def qa_options(kind: str) -> tuple:
                "F1 > 0.6 for non-yes/no questions. Off by default." + note("qa_filter")),
         Option("prompt_style", None, "`tifa_blip2` (TIFA's prompt for BLIP-2: \"Answer the multiple-choice "
                "question. Question: … Choices: a, b Answer:\"; the default of `tifa:` for BLIP-2 models, "
-               "`tifa:` only) or `default` (the question in the model's own template).",
-               ("default", "tifa_blip2")),
+               "`tifa:` only), `dsg_chat` (DSG's `GPT4o.vqa` instruction \"Answer only with 'yes' or 'no'. Do not "
+               "give other outputs or punctuation marks. Question: …\" in the model's chat template; the default "
+               "of `dsg:` for chat VLMs, `dsg:` only) or `default` (the question in the model's own template).",
+               ("default", "tifa_blip2", "dsg_chat")),
         Option("mapper_rule", None, "Which answers the Sentence-BERT mapper sees: `tifa` (TIFA's "
                "`multiple_choice_vqa`, the default of `tifa:`: an answer that is a choice is taken, every other "
                "goes to Sentence-BERT, yes/no included), `ts2` (the TS2 release's `freeform_to_multiple_choice.py`: "
@@ -383,11 +476,19 @@ def qa_options(kind: str) -> tuple:
         Option("decoding", None, "How free-form answers are decoded: `dsg` (j-min/DSG's `InstructBLIP.vqa`: bare "
                "question, beam search with 5 beams, repetition penalty 1.5, up to 256 and at least 1 new token, "
                "as transformers 4.31 ran it; the default of `dsg:` on an InstructBLIP, InstructBLIP only) or "
+               "`tifa` (TIFA's `vqa_models.py` call for the model's type: BLIP-VQA `generate(max_length=50)`; GIT "
+               "`[CLS]` + question, `max_length=50`; BLIP-2 LAVIS' `generate` defaults, beam 5, 30 new tokens; the "
+               "default of `tifa:` on those models) or "
                "`greedy` (ts2viz's: the model's template, greedy, `max_new_tokens`; every other default).",
-               ("dsg", "greedy")),
-        Option("yes_rule", "exact" if kind == "dsg" else None, "How a yes/no answer is read: `exact` (DSG's code, "
-               "`answer == 'yes'`) or `contains` (TS2's code: \"yes\" anywhere, case-insensitive). Not with "
-               "`score=normalized`." + note("yes_rule"), ("exact", "contains")),
+               ("dsg", "tifa", "greedy")),
+        Option("yes_rule", None, "How a yes/no answer is read: `exact` (DSG's InstructBLIP path, "
+               "`answer == 'yes'`; the default for InstructBLIP and BLIP-VQA), `chat` (DSG's `GPT4o.vqa`: lower "
+               "case, stripped, `. , ? !` removed, then `== 'yes'`; the default for generative VLMs) or `contains` "
+               "(TS2's code: \"yes\" anywhere, case-insensitive). Not with `score=normalized`." + note("yes_rule"),
+               ("exact", "chat", "contains")),
+        Option("correctness", "exact", "How a mapped choice is compared with the expected answer: `exact` (TIFA's "
+               "`int(mc_answer == answer)`, DSG's `== 'yes'`) or `normalized` (after lower-casing and removing "
+               "articles and punctuation, ts2viz's former rule).", ("exact", "normalized")),
     )
     return rows
 
@@ -406,7 +507,7 @@ def _model_type(spec: Spec) -> str | None:
     return raw.get("model_type")
 
 
-PROMPT_STYLES = ("default", "tifa_blip2")
+PROMPT_STYLES = ("default", "tifa_blip2", "dsg_chat")
 
 
 def _prompt_style(kind: str, spec: Spec, prompt_style: str | None) -> str:

@@ -5,10 +5,11 @@ dual encoder is :mod:`ts2viz.metrics.backbones.embedding`'s, which CLIPScore, AL
 """
 from __future__ import annotations
 
-from ..backbones.embedding import EMBEDDING_OPTIONS
+from ..backbones.embedding import embedding_options
 from ..common.base import Metric
 from ..common.spec import Spec
 from ..registry import Card, Fidelity
+from .fidelity import FIDELITY, PRECISION
 
 _E = "tests/metrics/test_metrics_embedding.py::"
 
@@ -26,12 +27,12 @@ CARD = Card(
 }""",
     original=("the ALIGN checkpoints' transformers implementation (`AlignModel.get_image_features` / "
               "`get_text_features`); TS2 scored `kakaobrain/align-base` with it."),
-    output_range="[-1, 1] (a cosine)",
+    output_range="ts2: the model's logits (a scaled, for SigLIP shifted, cosine); cosine: [-1, 1]",
     higher_is_better=True,
-    options=EMBEDDING_OPTIONS,
+    options=embedding_options('alignscore'),
+    precision=PRECISION['alignscore'],
     fidelity=(
-        Fidelity("score", "the raw cosine of the L2-normalised image and prompt embeddings, in [-1, 1]",
-                 "as the original", "", f"{_E}test_siglip_and_align_match_model_forward"),
+        *(Fidelity(*row) for row in FIDELITY['alignscore']),
         Fidelity("text length", "prompts padded/truncated to 64 tokens, the length the public checkpoint was "
                  "trained with (truncation warned)", "as the original", "",
                  f"{_E}test_siglip_and_align_match_model_forward"),
@@ -47,8 +48,9 @@ in [-1, 1]. MODEL is a hub id or a local folder of a transformers `AlignModel` (
 
 
 def build(spec: Spec, device: str | None = None, *, batch_size: int | None = None,
-          dtype: str | None = None) -> Metric:
+          dtype: str | None = None, variant: str | None = None, preprocess: str = "original") -> Metric:
     """``alignscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``: the metric on ``device`` (options: :data:`CARD`)."""
     from ..backbones.embedding import build as build_embedding
 
-    return build_embedding(spec, device, batch_size=batch_size, dtype=dtype)
+    return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
+                           preprocess=preprocess)

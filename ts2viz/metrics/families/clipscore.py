@@ -5,10 +5,11 @@ dual encoder is :mod:`ts2viz.metrics.backbones.embedding`'s, which CLIPScore, AL
 """
 from __future__ import annotations
 
-from ..backbones.embedding import EMBEDDING_OPTIONS
+from ..backbones.embedding import embedding_options
 from ..common.base import Metric
 from ..common.spec import Spec
 from ..registry import Card, Fidelity
+from .fidelity import FIDELITY, PRECISION
 
 _E = "tests/metrics/test_metrics_embedding.py::"
 
@@ -29,26 +30,17 @@ CARD = Card(
               "reports. Not yet compared with either's code."),
     output_range="[-1, 1] (a cosine)",
     higher_is_better=True,
-    options=EMBEDDING_OPTIONS,
+    options=embedding_options('clipscore'),
+    precision=PRECISION['clipscore'],
     fidelity=(
-        Fidelity("score", "the raw cosine of the L2-normalised image and prompt embeddings, in [-1, 1]",
-                 "documented difference", "", f"{_E}test_clipscore_transformers_matches_model_forward",
-                 original="Hessel et al.'s CLIP-S is 2.5 · max(cos, 0); TS2 reports a cosine-like number in [0, 1]"),
-        Fidelity("prompt text", "the prompt as is", "documented difference", "",
-                 f"{_E}test_clipscore_transformers_matches_model_forward",
-                 original="jmhessel/clipscore prefixes the text with \"A photo depicts \" (issue 31)"),
-        Fidelity("long prompts", "truncated to the text encoder's context (77 tokens for CLIP) with a warning",
-                 "documented difference", "", f"{_E}test_long_prompt_truncated_with_warning"),
+        *(Fidelity(*row) for row in FIDELITY['clipscore']),
         Fidelity("open_clip checkpoints", "`openclip:ARCH/TAG` scored with open_clip's own preprocessing and "
-                 "tokenizer", "as the original", "", f"{_E}test_openclip_checkpoint_matches_independent"),
-        Fidelity("preprocessing", "the model's own image processor (a faster call of CLIP's torchvision-backed "
-                 "processor, equal to the full call)", "as the original", "",
-                 f"{_E}test_fast_preprocessing_equals_the_processor"),
+                 "tokenizer (the variants' formulas apply to its cosine)", "as the original", "",
+                 f"{_E}test_openclip_checkpoint_matches_independent"),
     ),
     limitations=(
-        "The `2.5 · max(cos, 0)` rescaling of Hessel et al. is monotone for positive cosines and is left to the "
-        "reader; the \"A photo depicts \" prefix of their code is not monotone (on a tiny CLIP it moves cosines by "
-        "0.11 and reorders images) and is not applied (issue 31, item 3).",
+        "TS2's published CLIPScore column is min-max scaled over its 2,840 images and rounded to 2 decimals; "
+        "ts2viz reports the unscaled score (the same ordering within a dataset).",
         "Prompt embeddings are memoised per distinct set of prompts in a batch (many images share one prompt), so "
         "a prompt's embedding depends only on the prompts of its own batch.",
     ),
@@ -62,8 +54,9 @@ or a checkpoint file).
 
 
 def build(spec: Spec, device: str | None = None, *, batch_size: int | None = None,
-          dtype: str | None = None) -> Metric:
+          dtype: str | None = None, variant: str | None = None, preprocess: str = "original") -> Metric:
     """``clipscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``: the metric on ``device`` (options: :data:`CARD`)."""
     from ..backbones.embedding import build as build_embedding
 
-    return build_embedding(spec, device, batch_size=batch_size, dtype=dtype)
+    return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
+                           preprocess=preprocess)

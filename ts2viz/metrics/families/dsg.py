@@ -10,6 +10,7 @@ from ..common.base import Metric
 from ..common.qametric import QA_OPTION_NAMES, build_qa, qa_options
 from ..common.spec import Spec
 from ..registry import Card, Fidelity
+from .fidelity import FIDELITY, PRECISION
 
 _D = "tests/metrics/test_dsg_fidelity.py::"
 
@@ -31,7 +32,9 @@ CARD = Card(
     output_range="[0, 1]",
     higher_is_better=True,
     options=qa_options("dsg"),
+    precision=PRECISION['dsg'],
     fidelity=(
+        *(Fidelity(*row) for row in FIDELITY['dsg']),
         Fidelity("question generation",
                  "ts2viz's own prompts for DSG's three stages (semantic tuples → one yes/no question per tuple → "
                  "each tuple's parents) in DSG's formats; on TS2 the release's question sets and dependencies are "
@@ -46,27 +49,6 @@ CARD = Card(
                  "per-image files use; `mean`: parents ignored, what the TS2 web leaderboard's DSG rows use (the "
                  "bundled TS2 default, `--dsg`)", "documented difference", "accumulation",
                  "tests/metrics/test_accumulation_rules.py, tests/core/test_golden_leaderboard.py"),
-        Fidelity("answer → yes",
-                 "`yes_rule=exact` (default): a yes/no answer is yes when it equals `yes` (`calc_vqa_score`); one "
-                 "rule (`ts2viz.qa.mapping.YES_RULES`) for live `dsg:` and for scores from released answers",
-                 "as the original", "yes_rule",
-                 f"{_D}test_yes_rules_on_hand_written_answers, {_D}test_live_and_released_answers_agree"),
-        Fidelity("answer → yes (TS2)",
-                 "`yes_rule=contains` is TS2's code's rule (\"yes\" anywhere in the answer, case-insensitive), "
-                 "what the TS2 release used", "documented difference", "yes_rule", f"{_D}test_yes_rule_option"),
-        Fidelity("VQA decoding and prompt (InstructBLIP)",
-                 "`decoding=dsg` (its default there): the bare question, `generate(do_sample=False, num_beams=5, "
-                 "max_length=256, min_length=1, repetition_penalty=1.5, length_penalty=1.0)` as transformers 4.31 "
-                 "ran it (lengths and penalty on generated tokens), special tokens skipped, stripped; questions "
-                 "batched only with questions of equal token length, so each answer is the one DSG's "
-                 "one-at-a-time call gives", "as the original", "decoding",
-                 f"{_D}test_dsg_on_instructblip_decodes_as_dsgs_code, "
-                 f"{_D}test_generate_kwargs_follow_transformers_431_lengths"),
-        Fidelity("VQA decoding (other models)",
-                 "ts2viz's greedy decoding (`decoding=greedy`: the model's template, greedy, `max_new_tokens`); "
-                 "DSG's mPLUG and PaLI are not in transformers", "documented difference", "decoding"),
-        Fidelity("aggregation", "mean over the prompt's questions after accumulation", "as the original",
-                 "accumulation", "tests/metrics/test_accumulation_rules.py"),
     ),
     limitations=(
         "With the default `yes_rule=exact`, a VQA model that answers \"Yes\" or \"Yes there is ...\" (LLaVA-1.5, "

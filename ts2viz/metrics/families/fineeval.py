@@ -44,7 +44,6 @@ from ...errors import InputError
 from ..backbones.detect import (
     CONFIDENCE,
     DEFAULT_DETECTOR,
-    MAX_BOXES,
     NMS_IOU,
     Detection,
     Detector,
@@ -56,6 +55,7 @@ from ..common.base import Metric
 from ..common.llmcache import cached_reply
 from ..common.spec import Spec
 from ..registry import Card, Fidelity, Option
+from .fidelity import FIDELITY, PRECISION
 from .fineeval_questions import (
     COARSE_RULES,
     DECOMPOSE_SYSTEM,
@@ -66,6 +66,8 @@ from .fineeval_questions import (
 )
 
 _F = "tests/metrics/test_fineeval_fidelity.py::"
+#: detections kept per image: the original's YOLOv9 ``detect.run(max_det=1000)`` (``evaluation.py``)
+YOLO_MAX_DET = 1000
 
 CARD = Card(
     summary=("T2I-FineEval: an LLM decomposes the prompt into entity and relation yes/no questions; a detector "
@@ -99,7 +101,10 @@ CARD = Card(
         Option("confidence", 0.25, "Detection confidence threshold (in [0, 1])."),
         Option("nms_iou", 0.45, "Class-wise NMS IoU (in [0, 1]; `1` turns NMS off)."),
         Option("image_size", None, "Detector input size (default: the detector's own; RT-DETR: 640)."),
-        Option("max_boxes", 30, "Most confident boxes kept (a cost guard; the code allows 1000)."),
+        Option("max_boxes", 1000, "Most confident boxes kept per image (the original's YOLOv9 `max_det=1000`; "
+               "a smaller cap is a cost guard)."),
+        Option("lowercase", True, "Lower-case the decomposition's questions before they are asked and parsed by "
+               "spaCy, as the original's `parse_output` does (`false`: as the LLM wrote them)."),
         Option("grow", 0.2, "Box growth per side, as a fraction of the box's width/height."),
         Option("top_pairs", 10, "Relation pairs kept (by the product of confidences)."),
         Option("whole_image", "always", "`always` (the code: the whole image is also an entity candidate) or "
@@ -136,7 +141,9 @@ CARD = Card(
         Option("vqa_image_size", None, "BLIP-VQA input size (default 480, LAVIS' resize and normalisation, "
                "position embeddings interpolated; `0`: the transformers processor's size). BLIP-VQA only."),
     ),
+    precision=PRECISION['fineeval'],
     fidelity=(
+        *(Fidelity(*row) for row in FIDELITY['fineeval']),
         Fidelity("question generation", "ts2viz's own two-shot decomposition prompt (the authors' prompt files are "
                  "not in their repository)", "documented difference", "generator",
                  "tests/metrics/test_metrics_fineeval.py::test_parse_decomposition"),
@@ -170,16 +177,12 @@ CARD = Card(
                  "55.6, not in transformers), with the same confidence 0.25, class-wise NMS IoU 0.45 and 640 × "
                  "640 input; BLIP-VQA capfilt-large as in the code", "documented difference", "detector",
                  "tests/metrics/test_metrics_fineeval.py"),
-        Fidelity("detections kept", "at most `max_boxes` (30) most confident boxes (the code allows 1000)",
-                 "documented difference", "max_boxes"),
         Fidelity("aggregation",
                  "fine = mean over questions of the max, coarse = mean, (fine + coarse) / 2 (whole metric, per "
                  "image, 1e-6); the paper's Eq. 4 as `weighting=eq4`", "as the original", "weighting",
                  f"{_F}test_fineeval_equals_the_codes_formula_per_image"),
     ),
     limitations=(
-        "The original lower-cases generated questions before spaCy (`parse_output`); ts2viz does not (issue 31, "
-        "item 8).",
         "Without spaCy or its English pipeline the metric stops with the install command (spaCy's English "
         "pipelines are not on PyPI under their own name); `coarse=same` needs neither.",
         "Throughput was measured on CPU with the tests' tiny models only (`benchmarks/bench_gecko_fineeval.py`); "
@@ -426,8 +429,10 @@ class FineEval(Metric):
                  grow: float = GROW, top_pairs: int = TOP_PAIRS, whole_image: str = "always",
                  weighting: str = "mean", batch_size: int | None = None, list_choices: bool | None = None,
                  relation_boxes: str = "code", coarse: CoarseQuestions | None = None,
-                 answer_score: str | None = None):
+                 answer_score: str | None = None, lowercase: bool = True):
         self.vqa = vqa
+        #: the questions lower-cased before they are asked and parsed by spaCy (the original's ``parse_output``)
+        self.lowercase = bool(lowercase)
         self.detector = detector
         self.questions = questions
         self.grow = float(grow)
@@ -447,6 +452,7 @@ class FineEval(Metric):
                   "detector": detector.config, "grow": self.grow, "grow_rule": "code", "top_pairs": self.top_pairs,
                   "whole_image": whole_image, "weighting": weighting, "list_choices": self.list_choices,
                   "relation_boxes": relation_boxes, **self.coarse.config, "answer_score": self.answer_score,
+                  "lowercase_questions": self.lowercase,
                   "vqa_image_size": getattr(vqa, "image_size", None),
                   "score": "(fine + coarse) / 2"}
         super().__init__(spec, config, vqa.device, batch_size or 2)
@@ -494,6 +500,8 @@ class FineEval(Metric):
             crops = {whole: im}
             per_q = []
             for k, (kind, text) in enumerate(dec.questions):
+                if self.lowercase:   # parse_output: line.strip().lower() for every line of the LLM's reply
+                    text = text.lower()
                 use = ent if kind == "entity" else rel
                 fine_text = self.ask(text)
                 coarse_text = self.coarse(text)
@@ -511,6 +519,8 @@ class FineEval(Metric):
         for i, (dec, dets, (cands, per_q)) in enumerate(zip(decs, detections, layouts)):
             recs, fine_e, fine_r, coarse = [], [], [], []
             for (kind, text), (use, rows, coarse_text, c_row) in zip(dec.questions, per_q):
+                if self.lowercase:   # the question as asked (see above)
+                    text = text.lower()
                 p = [float(probs[r]) for r in rows]
                 best = int(np.argmax(p))
                 c0 = float(probs[c_row])
@@ -544,12 +554,12 @@ def _number(spec: Spec, name: str, value, lo: float, hi: float, integer: bool = 
 def build(spec: Spec, device: str | None = None, *, generator: str | None = None, generator_model: str | None = None,
           api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY", detector: str = DEFAULT_DETECTOR,
           confidence: float = CONFIDENCE, nms_iou: float = NMS_IOU, image_size: int | None = None,
-          max_boxes: int = MAX_BOXES, grow: float = GROW, top_pairs: int = TOP_PAIRS, whole_image: str = "always",
+          max_boxes: int = YOLO_MAX_DET, grow: float = GROW, top_pairs: int = TOP_PAIRS, whole_image: str = "always",
           weighting: str = "mean", batch_size: int | None = None, pair_batch_size: int | None = None,
           detector_batch_size: int | None = None, dtype: str | None = None, template: str | None = None,
           list_choices: bool | None = None, llm_cache: bool = True, relation_boxes: str = "code",
           coarse: str = "code", spacy_model: str = SPACY_MODEL, answer_score: str | None = None,
-          vqa_image_size: int | None = None, **options) -> Metric:
+          vqa_image_size: int | None = None, lowercase: bool = True, **options) -> Metric:
     """``fineeval:VQA_MODEL?generator=URL|hf:MODEL&detector=MODEL&...`` (options: :data:`CARD`)."""
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
@@ -559,7 +569,9 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
     conf = _number(spec, "confidence", confidence, 0.0, 1.0)
     iou = _number(spec, "nms_iou", nms_iou, 0.0, 1.0)
     size = None if image_size in (None, "", 0) else _number(spec, "image_size", image_size, 16, 4096, True)
-    boxes = _number(spec, "max_boxes", max_boxes, 0, 1000, True)
+    boxes = _number(spec, "max_boxes", max_boxes, 0, 10000, True)
+    if not isinstance(lowercase, bool):
+        raise InputError(f"metric {spec.raw!r}: lowercase must be true or false, not {lowercase!r}")
     grow_v = _number(spec, "grow", grow, 0.0, 10.0)
     top = _number(spec, "top_pairs", top_pairs, 0, 1000, True)
     if whole_image not in WHOLE_IMAGE:
@@ -586,7 +598,8 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
         raise InputError(f"metric {spec.raw!r}: vqa_image_size applies to BLIP-VQA models only")
     return FineEval(spec, vqa, det, FineEvalQuestions(llm, bool(llm_cache)), grow=grow_v, top_pairs=top,
                     whole_image=whole_image, weighting=weighting, batch_size=batch_size, list_choices=list_choices,
-                    relation_boxes=relation_boxes, coarse=coarse_q, answer_score=answer_score or None)
+                    relation_boxes=relation_boxes, coarse=coarse_q, answer_score=answer_score or None,
+                    lowercase=lowercase)
 
 
 #: the options :func:`build` takes beyond its keyword parameters (none: ``**options`` only catches typos)

@@ -5,10 +5,11 @@ dual encoder is :mod:`ts2viz.metrics.backbones.embedding`'s, which CLIPScore, AL
 """
 from __future__ import annotations
 
-from ..backbones.embedding import EMBEDDING_OPTIONS
+from ..backbones.embedding import embedding_options
 from ..common.base import Metric
 from ..common.spec import Spec
 from ..registry import Card, Fidelity
+from .fidelity import FIDELITY, PRECISION
 
 _E = "tests/metrics/test_metrics_embedding.py::"
 
@@ -23,14 +24,15 @@ CARD = Card(
   year      = {2023}
 }""",
     original="the SigLIP checkpoints' transformers implementation (`SiglipModel`); no metric code of its own.",
-    output_range="[-1, 1] (a cosine)",
+    output_range="ts2: the model's logits (a scaled, for SigLIP shifted, cosine); cosine: [-1, 1]",
     higher_is_better=True,
-    options=EMBEDDING_OPTIONS,
+    options=embedding_options('siglip'),
+    precision=PRECISION['siglip'],
     fidelity=(
-        Fidelity("score", "the raw cosine of the L2-normalised image and prompt embeddings, in [-1, 1]",
-                 "as the original", "", f"{_E}test_siglip_and_align_match_model_forward"),
-        Fidelity("text padding", "prompts padded to the full 64 tokens and no attention mask (SigLIP was trained "
-                 "on prompts padded to full length and attends to padding by design)", "as the original", "",
+        *(Fidelity(*row) for row in FIDELITY['siglip']),
+        Fidelity("text padding (variant=cosine)", "prompts padded to the full 64 tokens and no attention mask "
+                 "(SigLIP was trained on prompts padded to full length and attends to padding by design); "
+                 "`variant=ts2` leaves them unpadded as TS2's code", "as the original", "variant",
                  f"{_E}test_siglip_and_align_match_model_forward"),
         Fidelity("preprocessing", "the model's own image processor (a faster call of the torchvision-backed "
                  "processor, equal to the full call)", "as the original", "",
@@ -45,8 +47,9 @@ prompt's, in [-1, 1] (not SigLIP's sigmoid probability). MODEL is a hub id or a 
 
 
 def build(spec: Spec, device: str | None = None, *, batch_size: int | None = None,
-          dtype: str | None = None) -> Metric:
+          dtype: str | None = None, variant: str | None = None, preprocess: str = "original") -> Metric:
     """``siglip:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``: the metric on ``device`` (options: :data:`CARD`)."""
     from ..backbones.embedding import build as build_embedding
 
-    return build_embedding(spec, device, batch_size=batch_size, dtype=dtype)
+    return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
+                           preprocess=preprocess)

@@ -11,6 +11,7 @@ from ..common.base import Metric
 from ..common.qametric import QA_OPTION_NAMES, build_qa, qa_options
 from ..common.spec import Spec
 from ..registry import Card, Fidelity
+from .fidelity import FIDELITY, PRECISION
 
 _F = "tests/metrics/test_tifa_fidelity.py::"
 
@@ -33,7 +34,9 @@ CARD = Card(
     output_range="[0, 1]",
     higher_is_better=True,
     options=qa_options("tifa"),
+    precision=PRECISION['tifa'],
     fidelity=(
+        *(Fidelity(*row) for row in FIDELITY['tifa']),
         Fidelity("question generation",
                  "ts2viz's own few-shot prompt in TIFA's format (the prompt's elements by kind, then per element "
                  "typed questions with choices and the expected answer; TIFA's prompt is GPT-3-era completion "
@@ -55,19 +58,10 @@ CARD = Card(
                  f"{_F}test_tifa_blip2_prompt_is_tifas"),
         Fidelity("prompt template (chat VLMs)", "the question with its choices listed (TIFA has no chat VLM)",
                  "not in the original", "list_choices"),
-        Fidelity("answer → score",
-                 "an answer that is a choice is taken, every other answer (yes/no included) mapped by "
-                 "Sentence-BERT all-mpnet-base-v2 (`mapper_rule=tifa`); 1 if the mapped choice is the expected "
-                 "answer. The TS2 release's rule (`mapper_rule=ts2`) reproduces the release's choices",
-                 "as the original", "mapper_rule",
-                 "tests/qa/test_qa_mapping.py::test_mapper_rules_tifa_and_ts2, "
-                 "tests/qa/test_qa_mapping.py::test_default_mapper_agrees_with_the_release"),
         Fidelity("preprocessing", "the VQA model's own processor (a difference only where TIFA used LAVIS, i.e. "
                  "BLIP-2)", "documented difference"),
         Fidelity("default models", "no default VQA model (TIFA's is mPLUG-large via modelscope, not in "
                  "transformers); any model of the VQA backbone", "documented difference"),
-        Fidelity("aggregation", "mean over the prompt's questions", "as the original", "",
-                 "tests/metrics/test_metrics_vqa.py"),
     ),
     limitations=(
         "`mapper=lexical` is not what TIFA does: on the release's own answers it picks a different choice than "
