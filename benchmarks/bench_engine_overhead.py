@@ -5,9 +5,10 @@ times on a GPU) on 512 x 512 RGB images in memory, for four kinds of metric, eac
 model (tests/support/tiny_models.py) with the released image processor's size, so that preprocessing
 costs what it costs for the full-size model while the model itself costs next to nothing:
 
-* ``clip``: CLIPScore through transformers' default CLIPImageProcessor (torchvision backend), 224 px;
-* ``clip-pil``: the same with transformers' PIL processor (``CLIPImageProcessorPil``, what TS2's code ran,
-  ``preprocess=original``), 224 px; the metric's processor is swapped after loading;
+* ``clip``: CLIPScore with ``preprocess=fast``: transformers' torchvision CLIPImageProcessor (what
+  ``bench_gpu.py``'s CLIP rows use), 224 px;
+* ``clip-pil``: CLIPScore as it is by default (``preprocess=original``: transformers' PIL processor
+  ``CLIPImageProcessorPil``, what TS2's code ran), 224 px;
 * ``pickscore``: the PickScore family on its reference fixture (laion's ViT-H/14 processor, PIL, 224 px);
 * ``clip-t5``: VQAScore on CLIP-FlanT5 (t2v_metrics' format: padded to square, PIL processor, 336 px);
 * ``llava``: VQAScore on LLaVA-1.5 in LLaVA's own layout (t2v_metrics' format, PIL processor, 336 px).
@@ -49,7 +50,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: main before this work (the engine the GPU benchmark timed)
-BASELINE = "f3fffc0"
+BASELINE = "d7ab935"
 KINDS = ("clip", "clip-pil", "pickscore", "clip-t5", "llava")
 #: the kinds whose model is a dual encoder (timed through get_image_features / get_text_features)
 DUAL = ("clip", "clip-pil", "pickscore")
@@ -66,7 +67,7 @@ def build_checkpoints(root: Path, kinds) -> dict:
     specs = {}
     if {"clip", "clip-pil"} & set(kinds):
         clip = tm.build_clip(root / "clip", image_size=224, patch_size=32)
-        specs["clip"] = specs["clip-pil"] = f"clipscore:{clip}"
+        specs["clip"], specs["clip-pil"] = f"clipscore:{clip}?preprocess=fast", f"clipscore:{clip}"
     if "pickscore" in kinds:
         from reward_specs import reward_specs
 
@@ -276,12 +277,6 @@ def child(args) -> int:
     out = {}
     for kind, spec in specs.items():
         metric = load(spec, device="cpu")
-        if kind == "clip-pil":
-            from transformers import CLIPImageProcessorPil
-
-            metric.image_processor = CLIPImageProcessorPil(size={"shortest_edge": 224},
-                                                           crop_size={"height": 224, "width": 224})
-            metric.fast_prepare = None
         model_clock, prep_clock = _Clock(), _Clock()
         model = metric.model if hasattr(metric, "model") else metric.vqa.model
         for name in ("get_image_features", "get_text_features", "encode_images", "forward"):

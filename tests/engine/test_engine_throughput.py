@@ -176,24 +176,20 @@ def _images(tmp_path):
 
 
 def _metric(kind: str, llava_folder):
-    from transformers import CLIPImageProcessorPil
-
     if kind == "pickscore":
         from reward_specs import reward_specs
 
         spec = reward_specs()["pickscore"]
     else:
-        spec = {"clip": f"clipscore:{tiny('clip')}", "clip-pil": f"clipscore:{tiny('clip')}",
+        # clip: transformers' torchvision image processor; clip-pil: its PIL processor (the default, TS2's)
+        spec = {"clip": f"clipscore:{tiny('clip')}?preprocess=fast", "clip-pil": f"clipscore:{tiny('clip')}",
                 "openclip": openclip_spec(), "clip-t5": f"vqascore:{tiny('clip_t5')}",
                 "llava": f"vqascore:{llava_folder}"}[kind]
     metric = engine.get_metric(spec, "cpu")
-    if kind == "clip-pil":     # the PIL processor (TS2's and torchmetrics' preprocessing), on its own copy
-        from ts2viz.metrics import load
+    if kind == "clip-pil":
+        from transformers import CLIPImageProcessorPil
 
-        metric = load(spec, device="cpu")
-        metric.image_processor = CLIPImageProcessorPil(size={"shortest_edge": 32},
-                                                       crop_size={"height": 32, "width": 32})
-        metric.fast_prepare = None
+        assert isinstance(metric.image_processor, CLIPImageProcessorPil)
     return metric
 
 
