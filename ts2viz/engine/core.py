@@ -116,8 +116,10 @@ class _Item:
 
 
 def _hash_items(items: list[_Item], cache: ScoreCache | None, pool: ThreadPoolExecutor) -> None:
-    """Each item's cache key (the content hash of its image), or why it has none. Without a cache no image
-    is hashed (no key is needed): only a missing source is noted."""
+    """Set each item's cache key (the content hash of its image), or why it has none.
+
+    Without a cache no image is hashed (no key is needed): only a missing source is noted.
+    """
     from PIL import Image
 
     if cache is None:
@@ -146,9 +148,11 @@ def _hash_items(items: list[_Item], cache: ScoreCache | None, pool: ThreadPoolEx
 
 
 class _Stacker:
-    """One batch's prepared items copied, by the threads that prepare them, into one tensor per field with a
-    new first axis, so that the thread that drives the model need not stack them (for a metric with
-    ``stacks_prepared``; see :class:`ts2viz.metrics.common.base.PreparedBatch`).
+    """One batch's prepared items, stacked by the threads that prepare them.
+
+    Each item is copied into one tensor per field with a new first axis as soon as it is prepared, so that
+    the thread that drives the model need not stack them (for a metric with ``stacks_prepared``; see
+    :class:`ts2viz.metrics.common.base.PreparedBatch`).
 
     The first item fixes the fields' shapes and dtypes; an item of another shape or kind (not a tensor or a
     dict of tensors) leaves the batch unstacked, and the metric stacks it as it would anyway. ``pin``: the
@@ -172,8 +176,10 @@ class _Stacker:
         return torch.empty(shape, dtype=dtype)
 
     def put(self, slot: int, item):
-        """Copy ``item`` into the batch at ``slot``; returns it as a view of the batch (or as it is, when the
-        batch cannot take it)."""
+        """Copy ``item`` into the batch at ``slot``.
+
+        Returns it as a view of the batch, or as it is when the batch cannot take it.
+        """
         import torch
 
         fields = item if isinstance(item, dict) else {None: item}

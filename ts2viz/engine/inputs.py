@@ -1,6 +1,8 @@
-"""What the single-process and the Ray engines share: where a dataset's images are, the progress
-callback's shape, the one warning about images that could not be scored, and the threads that prepare
-images."""
+"""What the single-process and the Ray engines share.
+
+Where a dataset's images are, the progress callback's shape, the one warning about images that could not
+be scored, and the threads that prepare images.
+"""
 from __future__ import annotations
 
 import os
@@ -128,10 +130,9 @@ def preparation_threads() -> int:
 
 
 def one_torch_thread() -> None:
-    """Run torch's operations on the calling thread without intra-op parallelism (the initializer of the
-    engine's preparation threads).
+    """Run torch's operations on the calling thread without intra-op parallelism.
 
-    Many threads each preparing one image beat one image's resize split over every core; and torch's
+    The initializer of the engine's preparation threads. Many threads each preparing one image beat one image's resize split over every core; and torch's
     OpenMP pool, entered from many threads at once, starts a team of threads for each of them (on a
     16-core machine with 8 preparation threads, up to 8 x 16 threads on 16 cores). Only the calling thread's
     OpenMP setting changes (through ``threadpoolctl``), not torch's process-wide number of threads

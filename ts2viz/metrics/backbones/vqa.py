@@ -81,10 +81,22 @@ class VQAModel:
         return {**self.identity, "vqa_class": type(self).__name__}
 
     def prepare_image(self, image):
-        """CPU work on one decoded image ahead of the model (thread-safe; the scoring engine runs it on
-        worker threads): the image itself, or, for a model whose pixels do not depend on the question, the
-        image carrying them (:func:`~ts2viz.metrics.common.pixels.prepared_image`). Every method accepts
-        either."""
+        """Do the CPU work on one decoded image ahead of the model (thread-safe).
+
+        The scoring engine runs it on worker threads. Returns the image itself, or, for a model whose pixels
+        do not depend on the question, the image carrying them
+        (:func:`~ts2viz.metrics.common.pixels.prepared_image`). Every method accepts either.
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            A decoded RGB image.
+
+        Returns
+        -------
+        PIL.Image.Image
+            ``image``, or ``image`` carrying its pixel tensor.
+        """
         return image
 
     @property

@@ -152,8 +152,10 @@ class PreparedBatch(list):
 
     Parameters
     ----------
-    items : the prepared items, in order.
-    stacked : the same items stacked along a new first axis.
+    items : list
+        The prepared items, in order.
+    stacked : torch.Tensor or dict of torch.Tensor
+        The same items stacked along a new first axis.
 
     Examples
     --------
@@ -165,6 +167,7 @@ class PreparedBatch(list):
     """
 
     def __init__(self, items, stacked):
+        """Hold ``items`` as the list and ``stacked`` as :attr:`stacked`."""
         super().__init__(items)
         self.stacked = stacked
 
@@ -174,12 +177,15 @@ def stacked_or(items, stack):
 
     Parameters
     ----------
-    items : a batch of prepared items (a list, or a :class:`PreparedBatch`).
-    stack : callable stacking a list of items (e.g. ``torch.stack``).
+    items : list or PreparedBatch
+        A batch of prepared items.
+    stack : callable
+        Stacks a list of items (e.g. ``torch.stack``).
 
     Returns
     -------
-    What ``stack(items)`` returns, without stacking again what the engine has stacked.
+    object
+        What ``stack(items)`` returns, without stacking again what the engine has stacked.
 
     Examples
     --------

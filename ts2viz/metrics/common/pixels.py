@@ -47,7 +47,8 @@ def processor_pixels(ip, image):
 
     Parameters
     ----------
-    ip : a transformers image processor.
+    ip : transformers image processor
+        The processor whose pixel values are wanted.
     image : PIL.Image.Image
         One image (any mode; only RGB images without a transparency key take the fast path).
 
@@ -69,7 +70,8 @@ def processor_inputs(ip, image) -> dict:
 
     Parameters
     ----------
-    ip : a transformers image processor.
+    ip : transformers image processor
+        The processor whose tensors are wanted.
     image : PIL.Image.Image
         One image.
 
@@ -94,7 +96,8 @@ def fast_pixels(ip) -> Callable | None:
 
     Parameters
     ----------
-    ip : a transformers image processor.
+    ip : transformers image processor
+        The processor.
 
     Returns
     -------
@@ -207,8 +210,10 @@ def _output_size(size) -> Callable | None:
 
 
 def _center_crop(a: np.ndarray, ch: int, cw: int) -> np.ndarray:
-    """transformers' ``center_crop`` (image_transforms) on an (h, w, c) array: zero padding where the crop
-    is larger than the image, the same offsets."""
+    """Crop the centre of an (h, w, c) array as transformers' ``image_transforms.center_crop`` does.
+
+    The same offsets, and zero padding where the crop is larger than the image.
+    """
     import math
 
     oh, ow = a.shape[:2]
@@ -224,9 +229,11 @@ def _center_crop(a: np.ndarray, ch: int, cw: int) -> np.ndarray:
 
 
 def _value_table(kw: dict):
-    """The (3, 256) table of what rescale and normalise make of each 8-bit value in each channel, computed
-    with the processor's own numpy operations (transformers' ``rescale`` and ``normalize``); None when
-    neither applies (the output stays uint8); False when the table cannot be made (own call)."""
+    """Tabulate what rescale and normalise make of each 8-bit value in each channel, a (3, 256) array.
+
+    Computed with the processor's own numpy operations (transformers' ``rescale`` and ``normalize``); None
+    when neither applies (the output stays uint8); False when the table cannot be made (own call).
+    """
     from transformers.image_transforms import normalize, rescale
     from transformers.image_utils import ChannelDimension
 
@@ -247,8 +254,11 @@ def _value_table(kw: dict):
 
 
 def _probe_images():
-    """Images that exercise every branch: larger than any crop and not square, smaller than the crop (padding),
-    square, a tall and a wide one, values 0-255."""
+    """Make images that exercise every branch of the fast path.
+
+    Larger than any crop and not square, smaller than the crop (padding), square, a tall and a wide one,
+    values 0-255.
+    """
     from PIL import Image
 
     rng = np.random.default_rng(20240)
@@ -297,8 +307,10 @@ def prepared_image(image, key: str, pixels):
     ----------
     image : PIL.Image.Image
         A decoded image.
-    key : the name of the preprocessing (:func:`pixels_of` hands the pixels only to a caller naming it).
-    pixels : what the preprocessing made of the image (any object, e.g. a tensor).
+    key : str
+        The name of the preprocessing (:func:`pixels_of` hands the pixels only to a caller naming it).
+    pixels : object
+        What the preprocessing made of the image (e.g. a tensor).
 
     Returns
     -------
@@ -338,12 +350,15 @@ def pixels_of(image, key: str, compute: Callable):
     ----------
     image : PIL.Image.Image
         An image, possibly from :func:`prepared_image`.
-    key : the name of the preprocessing the caller wants.
-    compute : callable making that preprocessing's pixels of an image.
+    key : str
+        The name of the preprocessing the caller wants.
+    compute : callable
+        Makes that preprocessing's pixels of an image.
 
     Returns
     -------
-    ``image.pixels`` when ``image`` carries pixels made by ``key``, else ``compute(image)``.
+    object
+        ``image.pixels`` when ``image`` carries pixels made by ``key``, else ``compute(image)``.
     """
     if _PREPARED_CLASS and isinstance(image, _PREPARED_CLASS[0]) and image.key == key and image.pixels is not None:
         return image.pixels
