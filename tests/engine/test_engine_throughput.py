@@ -1,8 +1,8 @@
 """The engine's speed-ups (docs/guide/engine-throughput.md) change no score.
 
 * the fast preprocessing (:mod:`ts2viz.metrics.common.pixels`) gives the transformers processor's own
-  tensors bit for bit, on images of many sizes and for several processor settings, and steps aside for
-  whatever it does not reproduce;
+  tensors bit for bit, on images of many sizes and for several processor settings (PIL and torchvision
+  backends), and steps aside for whatever it does not reproduce;
 * the engine's scores with every speed-up (pixels prepared ahead on the worker threads, batches stacked
   there, fast preprocessing) equal its scores with none, image by image and exactly, for CLIP-style
   (transformers and open_clip, both image processors), PickScore, CLIP-FlanT5 and LLaVA-1.5 metrics, with
@@ -44,6 +44,14 @@ def _processor(which: str):
                                               do_rescale=False, do_normalize=False),
         "shortest-and-longest": lambda: ps(size={"shortest_edge": 30, "longest_edge": 45}, do_center_crop=False),
         "height-width": lambda: ps(size={"height": 33, "width": 21}, do_center_crop=False),
+        # the torchvision backends (transformers' default CLIPImageProcessor, SigLIP's, BLIP's)
+        "torchvision-clip-224": lambda: transformers.CLIPImageProcessor(),
+        "torchvision-clip-336": lambda: transformers.CLIPImageProcessor(size={"shortest_edge": 336},
+                                                                        crop_size={"height": 336, "width": 336}),
+        "torchvision-siglip": lambda: transformers.SiglipImageProcessor(),
+        "torchvision-crop-larger": lambda: transformers.CLIPImageProcessor(size={"shortest_edge": 20},
+                                                                           crop_size={"height": 31, "width": 27}),
+        "torchvision-blip": lambda: transformers.BlipImageProcessor(size={"height": 48, "width": 40}),
     }[which]()
 
 
@@ -66,7 +74,9 @@ def _same(a, b) -> bool:
 
 
 @pytest.mark.parametrize("which", ["clip-224", "clip-336", "siglip", "bilinear-no-crop", "crop-larger-than-resize",
-                                   "no-normalize", "no-rescale-no-normalize", "shortest-and-longest", "height-width"])
+                                   "no-normalize", "no-rescale-no-normalize", "shortest-and-longest", "height-width",
+                                   "torchvision-clip-224", "torchvision-clip-336", "torchvision-siglip",
+                                   "torchvision-crop-larger", "torchvision-blip"])
 def test_fast_pixels_are_the_processors_own_on_many_images(which):
     ip = _processor(which)
     assert pixels.fast_pixels(ip) is not None, f"{which}: the fast path should apply"
@@ -82,8 +92,9 @@ def test_fast_pixels_are_the_processors_own_on_many_images(which):
         assert pixels.processor_inputs(ip, im).keys() == {"pixel_values"}
 
 
-def test_images_the_fast_path_does_not_take_get_the_processors_own_call():
-    ip = _processor("clip-336")
+@pytest.mark.parametrize("which", ["clip-336", "torchvision-clip-336"])
+def test_images_the_fast_path_does_not_take_get_the_processors_own_call(which):
+    ip = _processor(which)
     rng = np.random.default_rng(5)
     a = rng.integers(0, 256, (50, 70, 3), dtype=np.uint8)
     a[20:30, 30:40] = (1, 2, 3)
@@ -108,7 +119,17 @@ def test_a_processor_that_changes_a_step_gets_its_own_call():
     assert pixels.fast_pixels(ip) is None
     im = _random_images(10, 3)[-1]
     assert _same(pixels.processor_pixels(ip, im), _reference(ip, im))
-    assert pixels.fast_pixels(transformers.CLIPImageProcessor()) is None      # the torchvision backend
+    qwen = transformers.Qwen2VLImageProcessor(min_pixels=56 * 56, max_pixels=64 * 64)   # its own _preprocess
+    assert pixels.fast_pixels(qwen) is None
+    assert _same(pixels.processor_pixels(qwen, im), _reference(qwen, im))
+
+    class Blurred(transformers.CLIPImageProcessor):          # a torchvision backend that changes a step
+        def center_crop(self, image, size, **kwargs):
+            return super().center_crop(image, size, **kwargs) // 2
+
+    tv = Blurred(size={"shortest_edge": 24}, crop_size={"height": 24, "width": 24})
+    assert pixels.fast_pixels(tv) is None
+    assert _same(pixels.processor_pixels(tv, im), _reference(tv, im))
 
 
 def test_a_fast_path_that_disagrees_with_the_processor_is_never_used(monkeypatch):

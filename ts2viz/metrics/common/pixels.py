@@ -13,8 +13,13 @@ Two things let the scoring engine keep an accelerator busy (:mod:`ts2viz.engine.
   then float32 ``(x - mean) / std``, each step correctly rounded as numpy computes it). The result is the
   processor's tensor bit for bit: that is checked against the processor's own call on probe images when a
   processor is first seen (a processor that fails the check, or is of another kind, always gets its own
-  call), and in the tests on images of many sizes. About 3x faster than the processor's call, which
-  converts the image to numpy and back and normalises in float64 and float32 passes over the whole image.
+  call), and in the tests on images of many sizes. 1.5x faster than the processor's call, which converts
+  the image to numpy and back and normalises in float64 and float32 passes over the whole image. For the
+  torchvision backends running the generic :class:`~transformers.image_processing_backends.TorchvisionBackend`
+  pipeline unchanged (``CLIPImageProcessor`` and its kin) it calls the processor's own resize, crop and
+  fused rescale-normalise on the image's tensor, as the processor does, skipping its per-call argument
+  handling (1.5x faster: 0.72 vs 1.07 ms CPU for a 512 x 512 image at 224 px, one torch thread),
+  checked the same way.
 * :func:`prepared_image` wraps a decoded image and its pixel tensor in a :class:`PIL.Image.Image` that
   carries the tensor (``pixels``) and a key naming the preprocessing that made it; :func:`pixels_of`
   returns the tensor when the key matches, else computes it. Code that only needs the image sees an
@@ -117,7 +122,7 @@ def fast_pixels(ip) -> Callable | None:
     if settings is not None and settings == now:
         return plan
     with _PLANS_LOCK:     # first seen, or its settings changed since (a plan follows the settings it was made for)
-        plan = _pil_plan(ip)
+        plan = _pil_plan(ip) or _torchvision_plan(ip)
         if plan is not None and not _agrees(ip, plan):
             plan = None
         _PLANS[ip] = (copy.deepcopy(now), plan)
@@ -183,6 +188,57 @@ def _pil_plan(ip) -> Callable | None:
         for c in range(3):
             np.take(table[c], a[:, :, c], out=out[c])
         return torch.from_numpy(out)
+
+    return fast
+
+
+#: the TorchvisionBackend methods whose generic behaviour the torchvision fast path calls or skips
+_TORCHVISION_METHODS = ("__call__", "preprocess", "_standardize_kwargs", "_preprocess_image_like_inputs",
+                        "_prepare_image_like_inputs", "_prepare_images_structure", "fetch_images", "process_image",
+                        "convert_to_rgb", "_preprocess", "resize", "center_crop", "rescale_and_normalize", "rescale",
+                        "normalize", "_fuse_mean_std_and_rescale_factor")
+
+
+def _torchvision_plan(ip) -> Callable | None:
+    """The fast function of a processor running TorchvisionBackend's generic pipeline, else None.
+
+    It calls the processor's own resize, centre-crop and fused rescale-normalise on the image's uint8
+    tensor, as its ``_preprocess`` does, and skips the per-call argument handling and grouping around them.
+    """
+    try:
+        from transformers.image_processing_backends import TorchvisionBackend
+    except ImportError:
+        return None
+    if not isinstance(ip, TorchvisionBackend):
+        return None
+    cls = type(ip)
+    if any(getattr(cls, name, None) is not getattr(TorchvisionBackend, name, None) for name in _TORCHVISION_METHODS):
+        return None
+    try:
+        names = list(getattr(ip, "_valid_kwargs_names"))
+        kw = ip._standardize_kwargs(**{k: getattr(ip, k, None) for k in names})
+    except Exception:  # noqa: BLE001 - an unusual processor: its own call
+        return None
+    if kw.get("do_pad") or kw.get("device") is not None or kw.get("input_data_format"):
+        return None
+    if kw.get("data_format") not in (None, "channels_first"):
+        return None
+    do_resize, do_crop = bool(kw.get("do_resize")), bool(kw.get("do_center_crop"))
+    args = (bool(kw.get("do_rescale")), kw.get("rescale_factor"), bool(kw.get("do_normalize")), kw.get("image_mean"),
+            kw.get("image_std"))
+
+    def fast(image):
+        from PIL import Image
+        from torchvision.transforms.functional import pil_to_tensor
+
+        if not isinstance(image, Image.Image) or image.mode != "RGB" or image.info.get("transparency") is not None:
+            return None
+        t = pil_to_tensor(image)
+        if do_resize:
+            t = ip.resize(image=t, size=kw["size"], resample=kw.get("resample"))
+        if do_crop:
+            t = ip.center_crop(t, kw["crop_size"])
+        return ip.rescale_and_normalize(t, *args).contiguous()
 
     return fast
 
