@@ -185,7 +185,7 @@ def main(argv=None) -> int:
           "elapsed (noisy on a shared machine);\nceil Nc = images/s the engine's own work allows on N cores "
           "(see the docstring).")
     prep = preprocessing_times(args.torch_threads)
-    print("\none image's preprocessing (512x512 RGB, CPU ms, least of 3 x 16 images): transformers' PIL processor "
+    print("\none image's preprocessing (512x512 RGB, CPU ms, least of 3 x 16 images): transformers' processor "
           "call vs ts2viz.metrics.common.pixels.processor_pixels (the same tensor)")
     for name, (ref, fast) in prep.items():
         print(f"  {name:<34}{ref:>7.2f}{fast:>7.2f}   {ref / fast:.1f}x")
@@ -197,7 +197,11 @@ def main(argv=None) -> int:
 
 
 def preprocessing_times(torch_threads: int) -> dict:
-    """Per image, CPU ms of the processor's own call and of processor_pixels (this checkout), 224 and 336 px."""
+    """Per image, CPU ms of the processor's own call and of processor_pixels (this checkout), 224 and 336 px.
+
+    Both of transformers' CLIP processors: the PIL one (TS2's, t2v_metrics') and the torchvision one
+    (CLIPScore's ``preprocess=fast``).
+    """
     import numpy as np
     import torch
     import transformers
@@ -220,11 +224,12 @@ def preprocessing_times(torch_threads: int) -> dict:
         return best
 
     out = {}
-    for px in (224, 336):
-        ip = transformers.CLIPImageProcessorPil(size={"shortest_edge": px}, crop_size={"height": px, "width": px})
-        processor_pixels(ip, images[0])     # the fast path's plan and its check, once
-        out[f"CLIPImageProcessorPil {px} px"] = (per_image(lambda im: ip(images=im, return_tensors="pt")),
-                                                 per_image(lambda im: processor_pixels(ip, im)))
+    for cls in (transformers.CLIPImageProcessorPil, transformers.CLIPImageProcessor):   # PIL, torchvision
+        for px in (224, 336):
+            ip = cls(size={"shortest_edge": px}, crop_size={"height": px, "width": px})
+            processor_pixels(ip, images[0])     # the fast path's plan and its check, once
+            out[f"{cls.__name__} {px} px"] = (per_image(lambda im: ip(images=im, return_tensors="pt")),
+                                              per_image(lambda im: processor_pixels(ip, im)))
     return out
 
 

@@ -13,13 +13,12 @@ Two things let the scoring engine keep an accelerator busy (:mod:`ts2viz.engine.
   then float32 ``(x - mean) / std``, each step correctly rounded as numpy computes it). The result is the
   processor's tensor bit for bit: that is checked against the processor's own call on probe images when a
   processor is first seen (a processor that fails the check, or is of another kind, always gets its own
-  call), and in the tests on images of many sizes. 1.5x faster than the processor's call, which converts
+  call), and in the tests on images of many sizes. 1.3-1.5x faster than the processor's call, which converts
   the image to numpy and back and normalises in float64 and float32 passes over the whole image. For the
   torchvision backends running the generic :class:`~transformers.image_processing_backends.TorchvisionBackend`
   pipeline unchanged (``CLIPImageProcessor`` and its kin) it calls the processor's own resize, crop and
   fused rescale-normalise on the image's tensor, as the processor does, skipping its per-call argument
-  handling (1.5x faster: 0.72 vs 1.07 ms CPU for a 512 x 512 image at 224 px, one torch thread),
-  checked the same way.
+  handling (1.3-1.9x faster, docs/guide/engine-throughput.md), checked the same way.
 * :func:`prepared_image` wraps a decoded image and its pixel tensor in a :class:`PIL.Image.Image` that
   carries the tensor (``pixels``) and a key naming the preprocessing that made it; :func:`pixels_of`
   returns the tensor when the key matches, else computes it. Code that only needs the image sees an
