@@ -51,6 +51,7 @@ DONE = (
     "ts2viz/metrics/common/device.py",
     "ts2viz/metrics/common/hubfiles.py",
     "ts2viz/metrics/common/llmcache.py",
+    "ts2viz/metrics/common/pixels.py",
     "ts2viz/metrics/common/qametric.py",
     "ts2viz/metrics/common/question_gen.py",
     "ts2viz/metrics/common/spec.py",

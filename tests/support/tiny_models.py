@@ -68,8 +68,10 @@ def word_tokenizer(extra_special: tuple[str, ...] = ()):
                                    additional_special_tokens=list(extra_special) or None)
 
 
-def build_clip(folder: Path, *, text_positions: int = 32, seed: int = 0) -> Path:
-    """A 2-layer transformers CLIPModel with a real CLIPTokenizer and CLIPImageProcessor (32x32 images)."""
+def build_clip(folder: Path, *, text_positions: int = 32, seed: int = 0, image_size: int = 32,
+               patch_size: int = 8) -> Path:
+    """A 2-layer transformers CLIPModel with a real CLIPTokenizer and CLIPImageProcessor (32x32 images;
+    ``image_size`` / ``patch_size`` give it a full-size processor with few patches, for timing preprocessing)."""
     import torch
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
 
@@ -82,11 +84,11 @@ def build_clip(folder: Path, *, text_positions: int = 32, seed: int = 0) -> Path
         text_config=dict(vocab_size=n, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
                          num_attention_heads=2, max_position_embeddings=text_positions,
                          eos_token_id=eos, bos_token_id=bos, pad_token_id=eos),
-        vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=48,
+        vision_config=dict(image_size=image_size, patch_size=patch_size, hidden_size=32, intermediate_size=48,
                            num_hidden_layers=2, num_attention_heads=2),
         projection_dim=16)
     model = CLIPModel(cfg).eval()
-    ip = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    ip = CLIPImageProcessor(size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size})
     tok.model_max_length = text_positions
     model.save_pretrained(folder)
     CLIPProcessor(image_processor=ip, tokenizer=tok).save_pretrained(folder)
@@ -406,7 +408,8 @@ def t5_word_tokenizer():
     return tok
 
 
-def build_clip_t5(folder: Path, seed: int = 11, with_tower: bool = True) -> Path:
+def build_clip_t5(folder: Path, seed: int = 11, with_tower: bool = True, image_size: int = 32,
+                  patch_size: int = 8) -> Path:
     """A tiny CLIP-FlanT5 checkpoint written key by key in the layout of ``zhiqiulin/clip-flant5-xl``.
 
     Built from plain transformers parts (not ts2viz's class): a 3-layer CLIP vision model saved on its own
@@ -415,6 +418,7 @@ def build_clip_t5(folder: Path, seed: int = 11, with_tower: bool = True) -> Path
     key names (``vision_tower.vision_tower.vision_model.*``, ``mm_projector.{0,2}.*``, T5's own, and the
     ``embed_tokens.weight`` alias the original model also has) and a ``config.json`` with
     ``model_type: clip_t5``. ``with_tower=False`` leaves the tower's weights out of the checkpoint.
+    ``image_size`` / ``patch_size``: the tower's (e.g. 336 / 48: the released processor's size, few patches).
     """
     import torch
     from safetensors.torch import save_file
@@ -423,11 +427,12 @@ def build_clip_t5(folder: Path, seed: int = 11, with_tower: bool = True) -> Path
     torch.manual_seed(seed)
     folder.mkdir(parents=True, exist_ok=True)
     tower = folder.parent / (folder.name + "_clip_tower")
-    vcfg = CLIPVisionConfig(image_size=32, patch_size=8, hidden_size=24, intermediate_size=40, num_hidden_layers=3,
-                            num_attention_heads=2)
+    vcfg = CLIPVisionConfig(image_size=image_size, patch_size=patch_size, hidden_size=24, intermediate_size=40,
+                            num_hidden_layers=3, num_attention_heads=2)
     clip = CLIPVisionModel(vcfg).eval()
     clip.save_pretrained(tower)
-    CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(tower)
+    CLIPImageProcessor(size={"shortest_edge": image_size},
+                       crop_size={"height": image_size, "width": image_size}).save_pretrained(tower)
     tok = t5_word_tokenizer()
     # 4 unused embedding rows beyond the tokenizer, as Flan-T5 (32128 rows, 32100 tokens)
     tcfg = dict(vocab_size=len(tok) + 4, d_model=32, d_kv=16, d_ff=48, num_layers=2, num_decoder_layers=2, num_heads=2,
@@ -534,7 +539,7 @@ def build_blip2_t5(folder: Path, seed: int = 14) -> Path:
 LLAVA_TOWER = "openai/clip-vit-large-patch14-336"
 
 
-def build_llava_original(root: Path, seed: int = 13) -> tuple[Path, Path]:
+def build_llava_original(root: Path, seed: int = 13, image_size: int = 32, patch_size: int = 8) -> tuple[Path, Path]:
     """A tiny LLaVA-1.5 checkpoint in LLaVA's own code layout (haotian-liu/LLaVA, as ``liuhaotian/llava-v1.5-7b``)
     and the same weights in transformers' layout (its "llava-hf" twin). Returns (original, twin).
 
@@ -545,6 +550,7 @@ def build_llava_original(root: Path, seed: int = 13) -> tuple[Path, Path]:
     of its own (here beside the checkpoint, named as ``mm_vision_tower``'s last part); the tokenizer has
     no ``<image>`` token; the weights are ``pytorch_model-*.bin`` shards. The twin adds ``<image>`` to the
     tokenizer (the next id) with random embedding and LM-head rows, as llava-hf's conversion did.
+    ``image_size`` / ``patch_size``: the tower's (e.g. 336 / 48: the released processor's size, few patches).
     """
     import torch
     from transformers import (CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModel, LlamaConfig, LlamaForCausalLM,
@@ -552,11 +558,11 @@ def build_llava_original(root: Path, seed: int = 13) -> tuple[Path, Path]:
 
     torch.manual_seed(seed)
     tower = root / LLAVA_TOWER.split("/")[-1]
-    vcfg = CLIPVisionConfig(image_size=32, patch_size=8, hidden_size=24, intermediate_size=40, num_hidden_layers=3,
-                            num_attention_heads=2)
+    vcfg = CLIPVisionConfig(image_size=image_size, patch_size=patch_size, hidden_size=24, intermediate_size=40,
+                            num_hidden_layers=3, num_attention_heads=2)
     clip = CLIPVisionModel(vcfg).eval()
     clip.save_pretrained(tower)
-    ip = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    ip = CLIPImageProcessor(size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size})
     ip.save_pretrained(tower)
     tok = word_tokenizer()
     vocab = len(tok)

@@ -1,8 +1,12 @@
 """Batch scoring: datasets or loose images through metrics, with the score cache and a prefetching loader.
 
-Decoding and preprocessing run in a thread pool ahead of the model (PIL and torch release the GIL), so
-the accelerator does not wait on JPEG decoding; the model runs in the calling thread. Each finished
-batch is committed to the cache before the next starts.
+Decoding and preprocessing (``Metric.prepare``) run in a thread pool ahead of the model, a bounded number
+of batches ahead (PIL, numpy and torch release the GIL), so that the accelerator does not wait on them;
+the model runs in the calling thread. The pool has a thread per CPU but one
+(:func:`~ts2viz.engine.inputs.preparation_threads`), each running torch single-threaded; for a metric with
+``stacks_prepared`` the threads also stack each batch as its images are prepared (in page-locked memory
+for a CUDA metric). Images are hashed only for the cache. Each finished batch is committed to the cache
+before the next starts; on an error or an interrupt the images not yet started are dropped.
 """
 from __future__ import annotations
 
@@ -17,7 +21,8 @@ import numpy as np
 
 from ..errors import InputError
 from .cache import ScoreCache, hash_pil, variant_key
-from .inputs import Progress, Variant, VariantScores, image_sources, warn_unscored
+from .inputs import (Progress, Variant, VariantScores, image_sources, one_torch_thread, preparation_threads,
+                     warn_unscored)
 
 
 #: How many loaded metrics (models) the process keeps, least recently used dropped first
@@ -80,8 +85,13 @@ def _release_accelerator_memory() -> None:
 
 
 def _workers() -> int:
-    # Leave a core to the model: on a small CPU box, more decode threads than that starve torch.
-    return max(1, min(8, (os.cpu_count() or 1) - 1))
+    # Leave a core to the model (see inputs.preparation_threads).
+    return preparation_threads()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The threads that hash, decode and prepare images, torch single-threaded on each."""
+    return ThreadPoolExecutor(_workers(), initializer=one_torch_thread)
 
 
 def _open_cache(cache_dir, use_cache: bool) -> ScoreCache | None:
@@ -106,7 +116,19 @@ class _Item:
 
 
 def _hash_items(items: list[_Item], cache: ScoreCache | None, pool: ThreadPoolExecutor) -> None:
+    """Set each item's cache key (the content hash of its image), or why it has none.
+
+    Without a cache no image is hashed (no key is needed): only a missing source is noted.
+    """
     from PIL import Image
+
+    if cache is None:
+        for it in items:
+            if it.source is None:
+                it.error = "image not available"
+            elif not isinstance(it.source, Image.Image):
+                it.key = str(it.source)
+        return
 
     def one(it: _Item) -> None:
         if it.source is None:
@@ -123,6 +145,78 @@ def _hash_items(items: list[_Item], cache: ScoreCache | None, pool: ThreadPoolEx
             it.error = f"unreadable ({e.strerror or type(e).__name__})"
 
     list(pool.map(one, items))
+
+
+class _Stacker:
+    """One batch's prepared items, stacked by the threads that prepare them.
+
+    Each item is copied into one tensor per field with a new first axis as soon as it is prepared, so that
+    the thread that drives the model need not stack them (for a metric with ``stacks_prepared``; see
+    :class:`ts2viz.metrics.common.base.PreparedBatch`).
+
+    The first item fixes the fields' shapes and dtypes; an item of another shape or kind (not a tensor or a
+    dict of tensors) leaves the batch unstacked, and the metric stacks it as it would anyway. ``pin``: the
+    buffers in page-locked memory (a CUDA metric: faster, asynchronous copies to the device).
+    """
+
+    def __init__(self, n: int, pin: bool = False):
+        self.n, self.pin = n, pin
+        self.lock = threading.Lock()
+        self.buffers: dict | None = None
+        self.ok = True
+
+    def _empty(self, shape, dtype):
+        import torch
+
+        if self.pin:
+            try:
+                return torch.empty(shape, dtype=dtype, pin_memory=True)
+            except RuntimeError:    # no page-locked memory to be had: ordinary memory
+                self.pin = False
+        return torch.empty(shape, dtype=dtype)
+
+    def put(self, slot: int, item):
+        """Copy ``item`` into the batch at ``slot``.
+
+        Returns it as a view of the batch, or as it is when the batch cannot take it.
+        """
+        import torch
+
+        fields = item if isinstance(item, dict) else {None: item}
+        if not self.ok or not fields or not all(isinstance(v, torch.Tensor) for v in fields.values()):
+            self.ok = False
+            return item
+        with self.lock:
+            if self.buffers is None:
+                self.buffers = {k: self._empty((self.n, *v.shape), v.dtype) for k, v in fields.items()}
+            buffers = self.buffers
+        if set(buffers) != set(fields) or any(buffers[k].shape[1:] != v.shape or buffers[k].dtype != v.dtype
+                                              for k, v in fields.items()):
+            self.ok = False
+            return item
+        views = {}
+        for k, v in fields.items():
+            buffers[k][slot].copy_(v)
+            views[k] = buffers[k][slot]
+        return views if isinstance(item, dict) else views[None]
+
+    def batch(self, prepared: list):
+        """The batch's items as a :class:`PreparedBatch` carrying the stacked tensors, or the plain list."""
+        from ..metrics.common.base import PreparedBatch
+
+        if not self.ok or self.buffers is None or len(prepared) != self.n:
+            return prepared
+        stacked = self.buffers if None not in self.buffers else self.buffers[None]
+        return PreparedBatch(prepared, stacked)
+
+
+def _pinned_staging(metric) -> bool:
+    """Whether a metric's stacked batches are staged in page-locked memory: it runs on a CUDA device."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    device = str(getattr(metric, "device", "") or "")
+    return bool(torch is not None and device.startswith("cuda") and torch.cuda.is_available())
 
 
 def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: ThreadPoolExecutor,
@@ -165,57 +259,72 @@ def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: Thre
     bs = int(batch_size or metric.batch_size)
     failed: dict[int, str] = {}
 
-    def prep(i: int):
+    def prep(i: int, stacker: _Stacker | None = None, slot: int = 0):
         try:
             if pixels:
                 check_pixels(items[i].source)
             image = load_image(items[i].source) if pixels else None
             if pixels and items[i].hook is not None:
                 image = items[i].hook(image, items[i].source)
-            return metric.prepare(image, items[i].name)
+            x = metric.prepare(image, items[i].name)
+            return stacker.put(slot, x) if stacker is not None else x
         except InputError as e:
             failed[i] = e.problem
         except Exception as e:  # noqa: BLE001 - a bad image must not stop the run
             failed[i] = f"cannot preprocess ({type(e).__name__}: {e})"
         return None
 
-    # Keep a bounded window of preprocessing futures in flight ahead of the model.
-    window = max(2 * bs, 4 * _workers())
+    # Batches are prepared ahead of the model on the worker threads (each image on its own thread, and
+    # for a metric that takes stacked batches, copied into its batch as it is done), a bounded number of
+    # them in flight: while the model scores one batch, the next ones are being prepared.
+    stacking = bool(getattr(metric, "stacks_prepared", False))
+    pin = stacking and _pinned_staging(metric)
+    ahead = max(2, -(-4 * _workers() // max(bs, 1)))
     queue: deque = deque()
     pos = 0
 
     def refill() -> None:
         nonlocal pos
-        while pos < len(todo) and len(queue) < window:
-            queue.append((todo[pos], pool.submit(prep, todo[pos])))
-            pos += 1
+        while pos < len(todo) and len(queue) < ahead:
+            idx = todo[pos:pos + bs]
+            pos += len(idx)
+            stacker = _Stacker(len(idx), pin) if stacking else None
+            queue.append((idx, [pool.submit(prep, i, stacker, k) for k, i in enumerate(idx)], stacker))
 
-    refill()
-    while queue:
-        batch = []
-        while queue and len(batch) < bs:
-            i, fut = queue.popleft()
-            batch.append((i, fut.result()))
+    try:
+        refill()
+        while queue:
+            idx, futures, stacker = queue.popleft()
+            batch = [(i, fut.result()) for i, fut in zip(idx, futures)]
             refill()
-        good = [(i, x) for i, x in batch if i not in failed]
-        if good:
-            vals, dets, bs = score_with_oom_retry(metric, [x for _, x in good],
-                                                  [items[i].prompt for i, _ in good], bs)
-            rows = []
-            for k, (i, _) in enumerate(good):
-                if np.isinf(vals[k]):   # the one rule for non-finite scores: no score (see scores.drop_non_finite)
-                    failed[i] = f"the metric returned {vals[k]}"
-                    vals[k] = np.nan
-                values[i] = vals[k]
-                d = dets[k] if dets is not None else None
-                details[i] = d
-                if cache is not None and items[i].key is not None:
-                    rows.append((items[i].key, items[i].prompt, vals[k], d))
-            if cache is not None:
-                cache.put_many(metric.config_hash, rows)
-        done += len(batch)
-        if progress:
-            progress(metric.spec, done, total)
+            good = [(i, x) for i, x in batch if i not in failed]
+            if good:
+                prepared = [x for _, x in good]
+                if stacker is not None and len(good) == len(batch):
+                    prepared = stacker.batch(prepared)
+                vals, dets, bs = score_with_oom_retry(metric, prepared, [items[i].prompt for i, _ in good], bs)
+                rows = []
+                for k, (i, _) in enumerate(good):
+                    if np.isinf(vals[k]):   # the one rule for non-finite scores: no score (see scores.drop_non_finite)
+                        failed[i] = f"the metric returned {vals[k]}"
+                        vals[k] = np.nan
+                    values[i] = vals[k]
+                    d = dets[k] if dets is not None else None
+                    details[i] = d
+                    if cache is not None and items[i].key is not None:
+                        rows.append((items[i].key, items[i].prompt, vals[k], d))
+                if cache is not None:
+                    cache.put_many(metric.config_hash, rows)
+            done += len(batch)
+            if progress:
+                progress(metric.spec, done, total)
+    except BaseException:
+        # An error, or an interrupt (Ctrl-C, a progress callback that stops the run): the images not yet
+        # started are dropped, so that leaving the thread pool waits only for those being prepared.
+        for _, futures, _ in queue:
+            for fut in futures:
+                fut.cancel()
+        raise
     for i, why in failed.items():
         items[i].error = items[i].error or why
     return values, details
@@ -270,7 +379,7 @@ def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, de
     items = [_Item(im, str(p), name) for im, p, name in zip(images, prompts, names)]
     cache = _open_cache(cache_dir, use_cache)
     try:
-        with ThreadPoolExecutor(_workers()) as pool:
+        with _pool() as pool:
             _hash_items(items, cache, pool)
             values, dets = _run_metric(metric, items, cache, pool, batch_size, progress, return_details)
     finally:
@@ -342,7 +451,7 @@ def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None
     cache = _open_cache(cache_dir, use_cache)
     try:
         items = [_Item(None, ds.row(fn).prompt, fn) for fn in names]
-        with ThreadPoolExecutor(_workers()) as pool:
+        with _pool() as pool:
             if any(m.needs_pixels for m in metrics):
                 for it, src in zip(items, image_sources(ds, names)):
                     it.source = src
@@ -412,7 +521,7 @@ def score_variants(dataset, spec, variants: Sequence[Variant], seg_ids: Sequence
     errors: list[str | None] = [None] * len(names)
     try:
         base = [_Item(None, ds.row(fn).prompt, fn) for fn in names]
-        with ThreadPoolExecutor(_workers()) as pool:
+        with _pool() as pool:
             if metric.needs_pixels:
                 for it, src in zip(base, image_sources(ds, names)):
                     it.source = src

@@ -50,7 +50,7 @@ import numpy as np
 
 from ..errors import InputError
 from .cache import ScoreCache, variant_key
-from .inputs import Progress, image_sources, warn_unscored
+from .inputs import Progress, image_sources, one_torch_thread, warn_unscored
 
 #: object store of a local instance started here: only paths and scores travel, so it can be small
 LOCAL_OBJECT_STORE_BYTES = 256 * 1024 ** 2
@@ -161,7 +161,7 @@ class BlockScorer:
             self.metric = load(spec, device=device)
         except Exception as e:  # noqa: BLE001 - reported by every call, see the class docstring
             self.error = e
-        self.pool = ThreadPoolExecutor(decode_threads) if decode_threads > 1 else None
+        self.pool = ThreadPoolExecutor(decode_threads, initializer=one_torch_thread) if decode_threads > 1 else None
         self.max_batch: int | None = None  # lowered for good after a GPU out-of-memory halving
 
     def _keep_warning(self, message, category, filename, lineno, file=None, line=None) -> None:

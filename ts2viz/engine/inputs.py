@@ -1,7 +1,12 @@
-"""What the single-process and the Ray engines share: where a dataset's images are, the progress
-callback's shape, and the one warning about images that could not be scored."""
+"""What the single-process and the Ray engines share.
+
+Where a dataset's images are, the progress callback's shape, the one warning about images that could not
+be scored, and the threads that prepare images.
+"""
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -88,3 +93,65 @@ def warn_unscored(names: Sequence[str], errors: Sequence[str | None], stacklevel
         warnings.warn(f"{len(bad)} image(s) could not be scored and get NaN: {first}{more}", InputWarning,
                       stacklevel=stacklevel)
     return len(bad)
+
+
+#: at most this many threads prepare images (env ``TS2VIZ_WORKERS`` sets the number outright)
+MAX_PREPARATION_THREADS = 32
+
+
+def preparation_threads() -> int:
+    """How many threads decode and prepare images for the model.
+
+    One per CPU this process may run on, less one for the thread that drives the model: at least 1, at most
+    :data:`MAX_PREPARATION_THREADS`. The CPUs are those of the process's affinity mask where the system has
+    one (a container's or a cluster job's share), else ``os.cpu_count()``.
+
+    Returns
+    -------
+    int
+        The number of threads; the environment variable ``TS2VIZ_WORKERS`` sets it outright.
+
+    Examples
+    --------
+    >>> preparation_threads() >= 1
+    True
+    """
+    env = os.environ.get("TS2VIZ_WORKERS", "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            pass
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_PREPARATION_THREADS, cpus - 1))
+
+
+def one_torch_thread() -> None:
+    """Run torch's operations on the calling thread without intra-op parallelism.
+
+    The initializer of the engine's preparation threads. Many threads each preparing one image beat one image's resize split over every core; and torch's
+    OpenMP pool, entered from many threads at once, starts a team of threads for each of them (on a
+    16-core machine with 8 preparation threads, up to 8 x 16 threads on 16 cores). Only the calling thread's
+    OpenMP setting changes (through ``threadpoolctl``), not torch's process-wide number of threads
+    (``torch.set_num_threads`` would lower it for every thread started later as well).
+
+    Returns
+    -------
+    None
+        Nothing happens when torch is not imported yet or threadpoolctl is missing.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    torch.get_num_threads()     # torch's own setup of this thread first: it would undo what follows
+    try:
+        threadpool_limits(1, user_api="openmp")
+    except Exception:  # noqa: BLE001 - no OpenMP runtime found: nothing to limit
+        pass

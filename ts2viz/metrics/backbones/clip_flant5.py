@@ -367,10 +367,21 @@ def _vqa_model_class():
         def pixel_values(self, images):
             import torch
 
-            mean = self.image_processor.image_mean
-            px = [self.image_processor(images=expand_to_square(im, mean), return_tensors="pt")["pixel_values"][0]
-                  for im in images]
+            from ..common.pixels import pixels_of
+
+            px = [pixels_of(im, self.pixel_key, self._pixels) for im in images]
             return torch.stack(px).to(self.device, self.model.dtype)
+
+        def _pixels(self, image):
+            from ..common.pixels import processor_pixels
+
+            return processor_pixels(self.image_processor, expand_to_square(image, self.image_processor.image_mean))
+
+        def prepare_image(self, image):
+            """The image carrying its padded, processed pixels (every question about it reuses them)."""
+            from ..common.pixels import prepared_image
+
+            return prepared_image(image, self.pixel_key, self._pixels(image))
 
         def _encoder_inputs(self, images, questions):
             from ..common.device import autocast

@@ -150,10 +150,15 @@ class _EmbeddingScore(Metric):
     def _encode_texts(self, prompts: list[str]):
         raise NotImplementedError
 
+    #: the engine may hand score_prepared stacked batches (:class:`~ts2viz.metrics.common.base.PreparedBatch`)
+    stacks_prepared = True
+
     def _collate(self, items: Sequence[Any]):
         import torch
 
-        return torch.stack(list(items))
+        from ..common.base import stacked_or
+
+        return stacked_or(items, lambda xs: torch.stack(list(xs)))
 
     def text_embeddings(self, prompts: Sequence[str]):
         """Normalised float32 embeddings (on the device) of ``prompts``, one row per prompt.
@@ -335,13 +340,16 @@ class HFEmbeddingScore(_EmbeddingScore):
             return {"pixel_values": self.hessel_transform(image)}
         if self.fast_prepare is not None:
             return {"pixel_values": self.fast_prepare(image)}
-        out = self.image_processor(images=image, return_tensors="pt")
-        return {k: v[0] for k, v in out.items() if hasattr(v, "shape")}
+        from ..common.pixels import processor_inputs
+
+        return processor_inputs(self.image_processor, image)
 
     def _collate(self, items):
         import torch
 
-        return {k: torch.stack([it[k] for it in items]) for k in items[0]}
+        from ..common.base import stacked_or
+
+        return stacked_or(items, lambda xs: {k: torch.stack([it[k] for it in xs]) for k in xs[0]})
 
     def _encode_images(self, batch):
         batch = {k: v.to(self.device) for k, v in batch.items()}

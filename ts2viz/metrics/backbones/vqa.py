@@ -80,6 +80,30 @@ class VQAModel:
     def config(self) -> dict:
         return {**self.identity, "vqa_class": type(self).__name__}
 
+    def prepare_image(self, image):
+        """Do the CPU work on one decoded image ahead of the model (thread-safe).
+
+        The scoring engine runs it on worker threads. Returns the image itself, or, for a model whose pixels
+        do not depend on the question, the image carrying them
+        (:func:`~ts2viz.metrics.common.pixels.prepared_image`). Every method accepts either.
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            A decoded RGB image.
+
+        Returns
+        -------
+        PIL.Image.Image
+            ``image``, or ``image`` carrying its pixel tensor.
+        """
+        return image
+
+    @property
+    def pixel_key(self) -> str:
+        """Names this model's image preprocessing on the images :meth:`prepare_image` returns."""
+        return f"{type(self).__name__}@{id(self):x}"
+
     # -- public API --------------------------------------------------------------------------------
     def answer_score(self, images: Sequence, questions: Sequence[str], answers: Sequence[str]) -> np.ndarray:
         """``exp(-mean cross-entropy)`` of ``answers[i]`` as the model's answer to ``questions[i]`` about
@@ -770,11 +794,25 @@ class GenerativeVQA(VQAModel):
         then the CLIP image processor (PIL-based where transformers has one, as the original's)."""
         import torch
 
+        from ..common.pixels import pixels_of
+
+        px = [pixels_of(im, self.pixel_key, self._t2v_pixels) for im in images]
+        return torch.stack(px).to(self.device, self.model.dtype)
+
+    def _t2v_pixels(self, image):
+        from ..common.pixels import processor_pixels
         from .llava import expand_to_square
 
         ip = self._t2v_image_processor
-        px = [ip(images=expand_to_square(im, ip.image_mean), return_tensors="pt")["pixel_values"][0] for im in images]
-        return torch.stack(px).to(self.device, self.model.dtype)
+        return processor_pixels(ip, expand_to_square(image, ip.image_mean))
+
+    def prepare_image(self, image):
+        """LLaVA-1.5 scored as t2v_metrics does: the image carrying its padded, processed pixels."""
+        if not self.t2v_llava:
+            return image
+        from ..common.pixels import prepared_image
+
+        return prepared_image(image, self.pixel_key, self._t2v_pixels(image))
 
     def _answer_score_t2v_llava(self, images, items):
         """t2v_metrics' LLaVA-1.5 VQAScore: ``SYSTEM USER: <image>\\nQ ASSISTANT: `` + ``A</s>``; the labels are
@@ -809,13 +847,18 @@ class GenerativeVQA(VQAModel):
                                 pixel_values=pix).logits
         if self.text_vocab and self.text_vocab < logits.shape[-1]:
             logits = logits[..., :self.text_vocab]
-        logp = torch.log_softmax(logits.float(), dim=-1).double().cpu()
-        out = []
-        for r, (row, s) in enumerate(zip(rows, starts)):
-            pos = range(max(s, 1), len(row))
-            if not pos:
-                raise InputError(f"VQA {self.model_id}: the answer to score has no tokens")
-            out.append(float(np.exp(np.mean([float(logp[r, t - 1, row[t]]) for t in pos]))))
+        spans = [range(max(s, 1), len(row)) for row, s in zip(rows, starts)]
+        if any(not pos for pos in spans):
+            raise InputError(f"VQA {self.model_id}: the answer to score has no tokens")
+        # Only the positions that predict an answer token leave the device: the log-softmax of a position is
+        # computed over its own logits alone, so these are the numbers of the whole (batch x length x vocab)
+        # tensor, which in float64 is gigabytes for a 7B model's batch (t2v_metrics' full cross-entropy).
+        at = torch.tensor([(r, t - 1) for r, pos in enumerate(spans) for t in pos], device=logits.device)
+        logp = torch.log_softmax(logits[at[:, 0], at[:, 1]].float(), dim=-1).double().cpu()
+        out, k = [], 0
+        for row, pos in zip(rows, spans):
+            out.append(float(np.exp(np.mean([float(logp[k + j, row[t]]) for j, t in enumerate(pos)]))))
+            k += len(pos)
         return out
 
     def _answer(self, images, questions, max_new_tokens):

@@ -42,6 +42,8 @@ class Metric:
     needs_pixels : whether :meth:`prepare` needs the decoded image (a precomputed-scores metric only
         needs the image's file name, so the engine neither reads nor hashes the file for it).
     cacheable : whether finished scores are worth keeping in the score cache (not for lookups).
+    stacks_prepared : whether :meth:`score_prepared` takes a :class:`PreparedBatch`'s stacked tensors
+        instead of stacking the prepared items itself (the engine then stacks them on its worker threads).
     """
 
     name: str = "metric"
@@ -49,6 +51,7 @@ class Metric:
     has_details: bool = False
     needs_pixels: bool = True
     cacheable: bool = True
+    stacks_prepared: bool = False
 
     def __init__(self, spec: Spec, config: dict, device: str = "cpu", batch_size: int = 32):
         self.parsed_spec = spec
@@ -139,6 +142,60 @@ def load_image(image):
         raise InputError(f"unreadable image ({type(e).__name__}: {e})", file=name) from None
 
 
+class PreparedBatch(list):
+    """A batch of prepared items that also holds them stacked, for :meth:`Metric.score_prepared`.
+
+    It is a list of the prepared items, as ``score_prepared`` takes a batch, with ``stacked``: the items
+    stacked along a new first axis (a tensor, or a dict of tensors for dict items), as the scoring engine
+    stacks them on its worker threads while they are prepared, for a metric with ``stacks_prepared``. The
+    items are views of ``stacked``; a slice of the batch is a plain list.
+
+    Parameters
+    ----------
+    items : list
+        The prepared items, in order.
+    stacked : torch.Tensor or dict of torch.Tensor
+        The same items stacked along a new first axis.
+
+    Examples
+    --------
+    >>> import torch
+    >>> stacked = torch.arange(6.0).reshape(3, 2)
+    >>> batch = PreparedBatch(list(stacked), stacked)
+    >>> len(batch), batch.stacked.shape, type(batch[1:]).__name__
+    (3, torch.Size([3, 2]), 'list')
+    """
+
+    def __init__(self, items, stacked):
+        """Hold ``items`` as the list and ``stacked`` as :attr:`stacked`."""
+        super().__init__(items)
+        self.stacked = stacked
+
+
+def stacked_or(items, stack):
+    """The batch's items stacked: ``items.stacked`` for a :class:`PreparedBatch`, else ``stack(items)``.
+
+    Parameters
+    ----------
+    items : list or PreparedBatch
+        A batch of prepared items.
+    stack : callable
+        Stacks a list of items (e.g. ``torch.stack``).
+
+    Returns
+    -------
+    object
+        What ``stack(items)`` returns, without stacking again what the engine has stacked.
+
+    Examples
+    --------
+    >>> stacked_or([1, 2], lambda xs: sum(xs)), stacked_or(PreparedBatch([1, 2], "ready"), lambda xs: sum(xs))
+    (3, 'ready')
+    """
+    stacked = getattr(items, "stacked", None)
+    return stacked if stacked is not None else stack(items)
+
+
 def score_with_oom_retry(metric: Metric, items: Sequence, prompts: Sequence[str],
                          batch_size: int) -> tuple[np.ndarray, list | None, int]:
     """Score prepared ``items`` in chunks of ``batch_size`` (see :func:`run_halving_on_oom`).
@@ -146,7 +203,8 @@ def score_with_oom_retry(metric: Metric, items: Sequence, prompts: Sequence[str]
     Returns ``(scores, per-image details or None, batch size that worked)``.
     """
     def chunk(a: int, b: int):
-        vals = np.asarray(metric.score_prepared(list(items[a:b]), list(prompts[a:b])), dtype=np.float64).reshape(-1)
+        part = items if (a, b) == (0, len(items)) and isinstance(items, PreparedBatch) else list(items[a:b])
+        vals = np.asarray(metric.score_prepared(part, list(prompts[a:b])), dtype=np.float64).reshape(-1)
         if len(vals) != b - a:
             raise InputError(f"{metric.spec}: returned {len(vals)} scores for {b - a} images")
         dets = (metric.last_details or [None] * (b - a)) if metric.has_details else None

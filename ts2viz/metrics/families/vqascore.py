@@ -63,6 +63,23 @@ class VQAScore(Metric):
         self.recipe = recipe
         self.question_template, self.answer_template, self.answer = question_template, answer_template, answer
 
+    def prepare(self, image, file_name: str | None = None):
+        """Do the VQA model's CPU work on the image ahead of the model (:meth:`VQAModel.prepare_image`).
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            A decoded RGB image.
+        file_name : str, optional
+            The image's file name (unused).
+
+        Returns
+        -------
+        PIL.Image.Image
+            The image, carrying its pixel tensor where the model's pixels do not depend on the question.
+        """
+        return self.vqa.prepare_image(image)
+
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
         """VQAScore of prepared images and their prompts (one batch; :class:`~ts2viz.metrics.common.base.Metric`).
 
@@ -175,7 +192,7 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
         An unknown or conflicting option, a model t2v_metrics names but ts2viz cannot run, an API model
         without an endpoint, a checkpoint that cannot be loaded.
     """
-    from .vqascore_recipes import API_MODELS, RECIPES, UNSUPPORTED, recipe_for
+    from .vqascore_recipes import recipe_for
 
     api = {k: options.pop(k) for k in API_OPTIONS if k in options}
     if options:
