@@ -705,81 +705,26 @@ class GenerativeVQA(VQAModel):
         return results
 
     def _answer_generate(self, images, questions, decoding, max_new_tokens):
-        """TIFA's BLIP-2 call (LAVIS' ``blip2_t5.generate`` defaults), questions batched by prompt length; the new
-        tokens decoded with ``skip_special_tokens``, not stripped.
-
-        A BLIP-2 with an encoder–decoder language model (Flan-T5, the one TIFA's code runs) decodes with
-        :mod:`ts2viz.metrics.common.beam_v4` (transformers 4.x's beam search, which LAVIS ran): the query
-        embeddings, then the prompt's, given to the encoder. Other models run their own ``generate`` with the
-        setting's arguments."""
+        """The model's own ``generate`` with the setting's arguments (TIFA's BLIP-2 call: LAVIS' defaults),
+        questions batched by prompt length; the new tokens decoded with ``skip_special_tokens``, not stripped."""
         lm_config = getattr(self.model.config, "text_config", self.model.config)
         enc_dec = bool(getattr(lm_config, "is_encoder_decoder", False))
         kw = decoding.generate_kwargs(encoder_decoder=enc_dec, max_new_tokens=max_new_tokens)
-        v4 = enc_dec and hasattr(self.model, "get_image_features") and _is_beam(kw)
 
         def group(idx):
             enc = self._inputs([images[i] for i in idx], [questions[i] for i in idx])
             with autocast(self.device, self.dtype):
-                if v4:
-                    out = self._beam_v4(enc, decoding.arguments)
-                else:
-                    out = self.model.generate(**enc, pad_token_id=self.tokenizer.pad_token_id, **kw)
-            if not v4 and not enc_dec and out.shape[1] >= enc["input_ids"].shape[1]:
+                out = self.model.generate(**enc, pad_token_id=self.tokenizer.pad_token_id, **kw)
+            if not enc_dec and out.shape[1] >= enc["input_ids"].shape[1]:
                 out = out[:, enc["input_ids"].shape[1]:]
             return self.tokenizer.batch_decode(out, skip_special_tokens=True)
 
         return self._by_prompt_length(list(questions), group)
 
-    def _spliced_embeds(self, enc):
-        """The language model's input embeddings with the Q-Former's projected query outputs in place of the
-        image tokens (BLIP-2, InstructBLIP): what 4.x's ``generate`` built and gave the language model."""
-        qf = {k: enc[k] for k in ("qformer_input_ids", "qformer_attention_mask") if k in enc}
-        feats = self.model.get_image_features(enc["pixel_values"], **qf, return_dict=True).pooler_output
-        embeds = self.model.get_input_embeddings()(enc["input_ids"])
-        where = self.model.get_placeholder_mask(enc["input_ids"], inputs_embeds=embeds)
-        return embeds.masked_scatter(where, feats.to(embeds.device, embeds.dtype))
-
-    def _beam_v4(self, enc, args) -> list[list[int]]:
-        """Transformers 4.x's beam search (:mod:`ts2viz.metrics.common.beam_v4`) of the language model on
-        :meth:`_spliced_embeds`, with the source's own ``generate`` arguments ``args`` in 4.x's meaning; the
-        generated tokens of each row.
-
-        4.x's ``generate`` held, for a decoder-only model given ``inputs_embeds``, the sequence ``[bos]``
-        (``_maybe_initialize_input_ids_for_generation``): its ``max_length`` / ``min_length`` and the
-        repetition penalty count that token; an encoder–decoder's sequence starts with the decoder start
-        token, and ``max_new_tokens`` adds that one."""
-        from ..common import beam_v4
-
-        lm = self.model.language_model
-        gc = getattr(lm, "generation_config", None)
-
-        def setting(name):
-            v = getattr(gc, name, None)
-            return getattr(lm.config, name, None) if v is None else v
-
-        pad = setting("pad_token_id")
-        common = dict(num_beams=int(args["num_beams"]), eos_token_id=setting("eos_token_id"),
-                      pad_token_id=self.tokenizer.pad_token_id if pad is None else pad,
-                      min_length=int(args.get("min_length", 0)),
-                      repetition_penalty=float(args.get("repetition_penalty", 1.0)),
-                      length_penalty=float(args.get("length_penalty", 1.0)))
-        embeds = self._spliced_embeds(enc)
-        if lm.config.is_encoder_decoder:
-            start = setting("decoder_start_token_id")
-            return beam_v4.run(lm, embeds, enc["attention_mask"], prefix=(int(start),), encoder_decoder=True,
-                               max_length=int(args["max_new_tokens"]) + 1 if "max_new_tokens" in args
-                               else int(args["max_length"]), **common)
-        bos = setting("bos_token_id")
-        return beam_v4.run(lm, embeds, enc["attention_mask"], prefix=(int(bos),), encoder_decoder=False,
-                           max_length=int(args["max_new_tokens"]) + 1 if "max_new_tokens" in args
-                           else int(args["max_length"]), **common)
-
     def _answer_dsg(self, images, questions, decoding, max_new_tokens):
-        """transformers 4.31's InstructBLIP ``generate``, which DSG's code ran (see
-        :mod:`ts2viz.metrics.common.decoding`): the language model is given only ``inputs_embeds`` (Q-Former
-        query embeddings, then the prompt's), so lengths and the repetition penalty count generated tokens
-        only; the beam search is 4.31's own (:mod:`ts2viz.metrics.common.beam_v4`: transformers 5's keeps
-        other beams on answers that run long); its output is the answer alone.
+        """transformers 4.31's InstructBLIP ``generate``, which DSG's code ran (see :mod:`ts2viz.metrics.common.decoding`): the
+        language model is given only ``inputs_embeds`` (Q-Former query embeddings, then the prompt's), so
+        lengths and the repetition penalty count generated tokens only; its output is the answer alone.
 
         Questions are batched only with questions of the same prompt token lengths (language model and
         Q-Former), so no row is padded and each answer is the one DSG's one-at-a-time call gives.
@@ -794,19 +739,17 @@ class GenerativeVQA(VQAModel):
             idx = [i for i, k in enumerate(keys) if k == key]
             enc = self._inputs([images[i] for i in idx], [questions[i] for i in idx])
             with autocast(self.device, self.dtype):
-                if _is_beam(kw):
-                    out = self._beam_v4(enc, decoding.arguments)
-                else:
-                    out = lm.generate(inputs_embeds=self._spliced_embeds(enc), attention_mask=enc["attention_mask"],
-                                      pad_token_id=self.tokenizer.pad_token_id, **kw)
+                feats = self.model.get_image_features(
+                    enc["pixel_values"], qformer_input_ids=enc.get("qformer_input_ids"),
+                    qformer_attention_mask=enc.get("qformer_attention_mask"), return_dict=True).pooler_output
+                embeds = self.model.get_input_embeddings()(enc["input_ids"])
+                where = self.model.get_placeholder_mask(enc["input_ids"], inputs_embeds=embeds)
+                embeds = embeds.masked_scatter(where, feats.to(embeds.device, embeds.dtype))
+                out = lm.generate(inputs_embeds=embeds, attention_mask=enc["attention_mask"],
+                                  pad_token_id=self.tokenizer.pad_token_id, **kw)
             for i, text in zip(idx, self.tokenizer.batch_decode(out, skip_special_tokens=True)):
                 results[i] = text.strip()
         return results
-
-
-def _is_beam(kw: dict) -> bool:
-    """Whether ``generate`` arguments ask for plain beam search (several beams, no sampling)."""
-    return int(kw.get("num_beams", 1)) > 1 and not kw.get("do_sample", False)
 
 
 def _pil_image_processor(ip, model_id: str, spec: Spec, kw: dict):
