@@ -1,11 +1,14 @@
-"""ts2viz inspection app: ``python app.py [--data ts2|DIR|HF_ID] [--scores FILE ...] [--gold FOLDER ...] [--host H] [--port P]``.
+"""The ts2viz inspection app, from the command line (and a Hugging Face Space's entry point).
+
+``python app.py [--data ts2|DIR|HF_ID] [--scores FILE ...] [--gold FOLDER ...] [--host H] [--port P]``.
 
 Defaults: the bundled TS2 data and published scores (no network, no GPU needed). The data may also be
 set with the ``TS2VIZ_DATA`` environment variable; host and port default to Gradio's own
-``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT`` (127.0.0.1:7860 when unset; Hugging Face Spaces sets them).
+``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT`` (127.0.0.1:7860 when unset; Hugging Face Spaces sets
+them).
 
-Trust level (:mod:`ts2viz.ui.serving.access`): on loopback this is the operator's own tool. On a Hugging Face
-Space (``SPACE_ID``), with ``--public``, or when reachable from other machines (a non-loopback
+Trust level (:mod:`ts2viz.ui.serving.access`): on loopback this is the operator's own tool. On a Hugging
+Face Space (``SPACE_ID``), with ``--public``, or when reachable from other machines (a non-loopback
 ``--host``, ``--share``) unless ``--trusted``, visitors are untrusted: they score only with the metrics
 the operator lists (``--metric``, ``TS2VIZ_METRICS``, ``--metrics-file`` / ``TS2VIZ_METRICS_FILE``).
 """
@@ -18,6 +21,19 @@ import threading
 
 
 def parse_args(argv=None) -> argparse.Namespace:
+    """The app's command line (``python app.py --help`` lists the options).
+
+    Parameters
+    ----------
+    argv : sequence of str or None, default None
+        The arguments after the program name; ``None``: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    argparse.Namespace
+        The options, with the environment's defaults (``TS2VIZ_DATA``, ``GRADIO_SERVER_NAME``,
+        ``GRADIO_SERVER_PORT``) where not given.
+    """
     ap = argparse.ArgumentParser(description="ts2viz: inspect text-to-image metrics on semantic error graphs")
     ap.add_argument("--data", default=os.environ.get("TS2VIZ_DATA", "ts2"),
                     help="'ts2' (bundled, default), a dataset folder with metadata.csv, or a Hugging Face "
@@ -55,11 +71,19 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def trusted_proxies() -> None:
-    """Public mode reads client addresses itself (ts2viz.ui.serving.guard.ClientAddress: only what trusted proxies
-    appended to X-Forwarded-For, from the right; on a Space the Space's proxy, TS2VIZ_PROXY_HOPS=1).
-    uvicorn's own reading is switched off: with FORWARDED_ALLOW_IPS=* it takes the leftmost entry, which
-    any visitor writes. An operator's FORWARDED_ALLOW_IPS naming proxies is taken over as
-    TS2VIZ_TRUSTED_PROXIES."""
+    """Set up how public mode learns a client's address, before the server starts.
+
+    Public mode reads client addresses itself (:class:`ts2viz.ui.serving.guard.ClientAddress`: only what
+    trusted proxies appended to ``X-Forwarded-For``, from the right; on a Space the Space's proxy,
+    ``TS2VIZ_PROXY_HOPS=1``). uvicorn's own reading is switched off: with ``FORWARDED_ALLOW_IPS=*`` it
+    takes the leftmost entry, which any visitor writes (ignored here, with one line on stderr). An
+    operator's ``FORWARDED_ALLOW_IPS`` naming proxies is taken over as ``TS2VIZ_TRUSTED_PROXIES``.
+
+    Raises
+    ------
+    SystemExit
+        When the proxy settings of the environment are malformed (one line).
+    """
     given = os.environ.get("FORWARDED_ALLOW_IPS", "").strip()
     if given and given != "*" and not os.environ.get("TS2VIZ_TRUSTED_PROXIES"):
         os.environ["TS2VIZ_TRUSTED_PROXIES"] = given
@@ -76,6 +100,19 @@ def trusted_proxies() -> None:
 
 
 def main(argv=None) -> int:
+    """Start the app: decide the trust level, load the data, serve until stopped.
+
+    Parameters
+    ----------
+    argv : sequence of str or None, default None
+        The arguments after the program name; ``None``: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 when the server stops, 2 for bad input (one line on stderr: a data or scores file, a metric
+        list, a gold folder, a nuisance table that does not load).
+    """
     args = parse_args(argv)
     if args.prefetch_images:
         os.environ["TS2VIZ_PREFETCH"] = "all"

@@ -3,6 +3,10 @@
 The tests live in folders by area (``core``, ``statistics``, ``metrics``, ``ui``, ``browser``, ...); the
 helpers they share (tiny models, test servers, generated data) live in ``tests/support/`` and are imported
 by their module names (``from tiny_models import tiny``).
+
+``--perturb=SPEC`` (or ``TS2VIZ_TEST_PERTURB``) runs the tests with their float computations perturbed on
+purpose (thread counts, denormals, batch sizes, kernels: tests/support/perturb.py), applied at session
+start here and in every subprocess; see docs/development/tests.md.
 """
 from __future__ import annotations
 
@@ -16,6 +20,39 @@ if str(SUPPORT) not in sys.path:
     sys.path.insert(0, str(SUPPORT))
 
 import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--perturb", default=None, metavar="SPEC",
+                     help="perturb float computations on purpose, e.g. threads1,denormal,batch3,nomkldnn,"
+                          "isa=avx2 (tests/support/perturb.py; also TS2VIZ_TEST_PERTURB)")
+
+
+def pytest_configure(config):
+    import os
+
+    spec = config.getoption("--perturb") or os.environ.get("TS2VIZ_TEST_PERTURB", "")
+    if spec:
+        import perturb
+
+        try:
+            perturb.apply(spec)
+        except ValueError as e:
+            raise pytest.UsageError(str(e)) from None
+
+
+def pytest_report_header(config):
+    import perturb
+
+    what = perturb.describe()
+    return [f"perturbed: {what}"] if what else []
+
+
+def pytest_sessionfinish(session, exitstatus):
+    import sys
+
+    if "perturb" in sys.modules and sys.modules["perturb"].describe():
+        session.config.get_terminal_writer().line(f"perturbed: {sys.modules['perturb'].describe()}")
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,4 @@
-"""Untrusted image files checked before they are kept: bytes, type, pixels, frames, decodability, and
-bytes beyond the image's end.
+"""Untrusted image files checked before they are kept: bytes, type, pixels, frames, decodability, trailing bytes.
 
 One check for every image a visitor hands the app (an upload for live scoring or authoring, every image
 inside an imported dataset .zip): :func:`open_checked`. The file's own structure is walked first
@@ -41,8 +40,19 @@ IMAGE_FORMATS = frozenset({"JPEG", "PNG", "WEBP", "BMP", "GIF", "TIFF"})
 
 @dataclass(frozen=True)
 class ImageCaps:
-    """What one image file may be: bytes of the file, pixels of a frame, frames, and bytes after the
-    end of the image (padding some writers add; anything more is refused)."""
+    """What one image file may be.
+
+    Parameters
+    ----------
+    max_bytes : int
+        Bytes of the file.
+    max_pixels : int, default 50_000_000
+        Pixels of a frame (width x height, from the header, before decoding).
+    max_frames : int, default 500
+        Frames (an animation's).
+    max_trailing_bytes : int, default 65536
+        Bytes after the end of the image (padding some writers add; anything more is refused).
+    """
 
     max_bytes: int
     max_pixels: int = 50_000_000
@@ -52,9 +62,23 @@ class ImageCaps:
 
 @dataclass(frozen=True)
 class ImageInfo:
-    """What :func:`open_checked` found: PIL's format name, the first frame's size, the frames, where
-    the image ends in the file (``end``; the file's size when the format says nothing of it) and the
-    file's size."""
+    """What :func:`open_checked` found in an image file.
+
+    Parameters
+    ----------
+    format : str
+        PIL's format name (``PNG``, ``JPEG``, ...).
+    width : int
+        The first frame's width, in pixels (as stored, before any reduction).
+    height : int
+        The first frame's height.
+    frames : int
+        The frames.
+    end : int
+        Where the image ends in the file (the file's size when the format says nothing of it).
+    size : int
+        The file's size in bytes.
+    """
 
     format: str
     width: int
@@ -225,10 +249,41 @@ def _tiff(data: bytes, max_frames: int) -> tuple[int, int] | None:
 
 
 def structure(data: bytes, max_frames: int = 10_000) -> tuple[int, int] | None:
-    """``(end, frames)`` of an image file's bytes, from its structure alone (no pixel decoded): where
-    its last block ends and how many frames it has; ``None`` for a type this walk does not know
-    (the checks of the size and the decoder still apply). Raises ``ValueError`` for a structure that
-    is broken."""
+    """Where an image file's last block ends and how many frames it has, from its structure alone.
+
+    No pixel is decoded: PNG chunks, JPEG markers, GIF blocks, the WebP RIFF size, the BMP header and TIFF
+    directories are walked.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes.
+    max_frames : int, default 10_000
+        Stop counting TIFF directories past this many (plus one).
+
+    Returns
+    -------
+    (int, int) or None
+        ``(end, frames)``; ``None`` for a type this walk does not know (the checks of the size and the
+        decoder still apply).
+
+    Raises
+    ------
+    ValueError
+        For a structure that is broken.
+
+    Examples
+    --------
+    >>> import io
+    >>> from PIL import Image
+    >>> buf = io.BytesIO()
+    >>> Image.new("RGB", (4, 4)).save(buf, "GIF")
+    >>> data = buf.getvalue()
+    >>> structure(data + b"junk") == (len(data), 1)
+    True
+    >>> structure(b"not an image") is None
+    True
+    """
     try:
         if data[:8] == b"\x89PNG\r\n\x1a\n":
             return _png(data)
@@ -251,15 +306,51 @@ def structure(data: bytes, max_frames: int = 10_000) -> tuple[int, int] | None:
 
 def open_checked(path: str | os.PathLike, caps: ImageCaps, *, name: str | None = None,
                  reduce_to: int | None = 2048):
-    """Check an untrusted image file and decode its first frame: returns ``(RGB PIL image, ImageInfo)``.
+    """Check an untrusted image file and decode its first frame.
 
-    In order, each refusal a one-line :class:`~ts2viz.errors.InputError` naming ``name`` (default: the
-    file's name) and never quoting its contents: an empty file or one over ``caps.max_bytes``; a
-    broken structure; more than ``caps.max_frames`` frames or ``caps.max_trailing_bytes`` bytes
-    after the image's end; a type outside :data:`IMAGE_FORMATS`; a frame over ``caps.max_pixels``
-    (from the header, before decoding); a first frame that does not decode (truncated, damaged). Large
-    JPEGs are decoded at reduced scale; the frame is kept at most ``reduce_to`` pixels a side
-    (``None``: full size).
+    In order, each refusal is a one-line :class:`~ts2viz.errors.InputError` naming ``name`` and never
+    quoting the file's contents: an empty file or one over ``caps.max_bytes``; a broken structure
+    (:func:`structure`); more than ``caps.max_frames`` frames or ``caps.max_trailing_bytes`` bytes after
+    the image's end; a type outside :data:`IMAGE_FORMATS`; a frame over ``caps.max_pixels`` (from the
+    header, before decoding); a first frame that does not decode (truncated, damaged, a decompression
+    bomb). Large JPEGs are decoded at reduced scale.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    caps : ImageCaps
+        What the file may be.
+    name : str or None, default None
+        How messages name the file (default: the file's name; never its full path).
+    reduce_to : int or None, default 2048
+        Keep the frame at most this many pixels a side (``None``: full size).
+
+    Returns
+    -------
+    image : PIL.Image.Image
+        The first frame, RGB.
+    info : ImageInfo
+        What was found (format, size as stored, frames, end, file size).
+
+    Raises
+    ------
+    InputError
+        For any refusal above, or a file that cannot be read.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from PIL import Image
+    >>> p = os.path.join(tempfile.mkdtemp(), "big.png")
+    >>> Image.new("RGB", (3000, 1500), "white").save(p)
+    >>> pic, info = open_checked(p, ImageCaps(max_bytes=10 << 20), reduce_to=1000)
+    >>> pic.mode, pic.size, (info.width, info.height)
+    ('RGB', (1000, 500), (3000, 1500))
+    >>> open_checked(p, ImageCaps(max_bytes=10 << 20, max_pixels=1_000_000), name="upload 1")
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: upload 1: image is 3000x1500 pixels; the limit is 1 megapixels
     """
     from PIL import Image, UnidentifiedImageError
 

@@ -30,6 +30,15 @@ def as_rgb(image):
     rounded; ``I`` clipped to 0-65535 first), float images (``F``) clipped to 0-255; palette, RGBA, LA, CMYK
     and the others go through Pillow's ``convert("RGB")`` (transparency dropped, as the scoring engine
     reads images). An RGB image is returned as it is.
+
+    Examples
+    --------
+    A 16-bit grey at half of 65535 stays half grey (Pillow's own conversion would clip it to white):
+
+    >>> from PIL import Image
+    >>> grey16 = Image.new("I;16", (2, 2), 32896)
+    >>> as_rgb(grey16).getpixel((0, 0)), grey16.convert("RGB").getpixel((0, 0))
+    ((128, 128, 128), (255, 255, 255))
     """
     from PIL import Image
 

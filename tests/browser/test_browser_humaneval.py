@@ -7,7 +7,6 @@ run in this process. Screenshots go to ``tests/artifacts/``.
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -97,7 +96,7 @@ def test_human_ratings_tab(browser, server, expected, expected_clusters, name, t
     # another rated set
     pg.locator("#gold-set").get_by_label("imagenhub-t2i").check()
     expect(board).to_contain_text("viescore_sc:gpt4v_0shot", timeout=240_000)
-    time.sleep(1.0)
+    settle(pg)
     pg.screenshot(path=str(ART / f"gold-tab-imagenhub-{name}.png"), full_page=False)
     assert not errors, errors
     pg.close()
@@ -173,7 +172,7 @@ def upload_and_click(pg, name: str, tmp_path) -> None:
     assert {"#", "question", "expected", "answer (raw)", "mapped to", "correct", "parents", "counts"} <= set(heads), heads
     sw = pg.evaluate("document.documentElement.scrollWidth")
     assert sw <= pg.viewport_size["width"], f"the image details are {sw} px wide"
-    time.sleep(1.0)
+    settle(pg)
     pg.locator("#gold-image").scroll_into_view_if_needed()
     pg.screenshot(path=str(ART / f"gold-click-{name}.png"), full_page=False)
     pg.locator("#gold-upload").scroll_into_view_if_needed()

@@ -154,7 +154,7 @@ def test_correlations_row_opens_its_seg_on_a_fresh_page(browser, server, width):
         cell.click()
         header = pg.locator("#seg-header h3")
         expect(header).to_contain_text(f"SEG {want} ·")
-        time.sleep(3)                                   # it used to snap back to SEG 0 about a second later
+        settle(pg)              # every event the click started has finished (it used to snap back to SEG 0 then)
         expect(header).to_contain_text(f"SEG {want} ·")
         expect(pg.locator("#seg-pick input")).to_have_value(re.compile(rf"^{want} · "))
         expect(pg.locator("#tab-seg")).to_be_visible()

@@ -189,7 +189,10 @@ def _data_uri_image(pg, selector: str):
 def test_live_questions_tifa_and_fineeval_boxes(tmp_path, monkeypatch):
     from playwright.sync_api import expect
 
+    from PIL import Image
+
     from llm_server import chat_server
+    from margins import assert_wide_detections
     from tiny_models import tiny
     from ts2viz import load_dataset, metrics
     from ts2viz.qa.details import BEST_COLOR
@@ -235,10 +238,18 @@ def test_live_questions_tifa_and_fineeval_boxes(tmp_path, monkeypatch):
         fn = ds[1].node("0").images[0].file_name
         expect(pg.locator("#qa-title")).to_contain_text(Path(fn).name)
         expect(pg.locator("#qa-boxes img")).to_be_visible()
-        expect(pg.locator("#qa-table")).to_contain_text("Is the cat on the tree?")
-        det = cached_details(metrics.load(fine, device="cpu").config_hash, ds, [fn], tmp_path / "cache")[fn]
+        expect(pg.locator("#qa-table")).to_contain_text("is the cat on the tree?")   # FineEval asks lower-cased questions (lowercase=True, as its code)
+        fine_metric = metrics.load(fine, device="cpu")
+        det = cached_details(fine_metric.config_hash, ds, [fn], tmp_path / "cache")[fn]
+        # "some box is found": confidences of the tiny detector against 0.3, by a wide margin
+        assert_wide_detections(fine_metric.detector, [Image.open(ds_dir / fn).convert("RGB")], decisions=("threshold",),
+                               context=fn)
         assert det["detections"], "the tiny detector should find boxes at confidence 0.3"
-        # the relation question: its best crop is drawn in the highlight colour where the details put it
+        # The relation question: its best crop is drawn in the highlight colour where the details put it.
+        # The details are the app's own (its cache), not recomputed: on the tiny BLIP the crops' P(yes)
+        # differ by 1e-9, so which one is best is a near-tie that another CPU decides otherwise (issue
+        # 30: there the whole image won, whose frame was drawn two pixels in, off the edge checked here).
+        # Any crop, the whole image or a box on the border included, must show where the details put it.
         q = 2
         best = det["candidates"][det["questions"][q]["best"]]
         _pick(pg, "qa-question", f"{q} · {det['questions'][q]['question']}")

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from margins import assert_distinct
 from tiny_models import tiny, write_image_dataset
 from ts2viz import engine
 from ts2viz.cli import main
@@ -100,8 +101,8 @@ def assert_same_scores(got, want) -> None:
     equal to 1e-9 relative; the tolerance is far below the gap between any two images' scores."""
     got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-    finite = np.sort(want[~np.isnan(want)])
-    assert np.diff(finite).min() > 1e-6      # a swapped image would not pass unnoticed
+    # no two images' scores within 1e-6 (1000 times the tolerance below): a swapped image would not pass
+    assert_distinct(want[~np.isnan(want)], rel=0.0, abs_tol=1e-6, context="tiny CLIP's scores of the images")
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=0)
 
 

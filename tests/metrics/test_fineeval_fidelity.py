@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from llm_server import CANNED, chat_server
+from margins import assert_wide_detections, assert_wide_gap
 from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
@@ -138,6 +139,14 @@ def test_lavis_question_and_yes_score():
 
 # -- LAVIS blip_vqa, written from LAVIS' BlipVQA.predict_answers(inference_method="rank") ------------------
 
+def assert_wide_ranking(ranked, context):
+    """LAVIS' yes score takes two decisions: which answer has the larger first-token probability (its
+    top-k order) and which has the better ranking score; each by a wide margin."""
+    for k, (first, seq) in enumerate(ranked):
+        assert_wide_gap(first[0], first[1], context=f"{context} {k}: first-token probabilities")
+        assert_wide_gap(seq[0], seq[1], context=f"{context} {k}: ranking scores")
+
+
 def lavis_pixels(image, size, mean, std):
     """BlipImageEvalProcessor(480): Resize((s, s), BICUBIC), ToTensor, Normalize."""
     import torch
@@ -204,6 +213,7 @@ def test_blip_rank_answers_is_lavis_ranking(images, blip):
     vqa.image_size = 480
     qs = ["Is there a red cat?", "Is the cat on the tree?", "Are there lights?"]
     ranked = vqa.rank_answers(images, [lavis_question(q) for q in qs], ["yes", "no"])
+    assert_wide_ranking(ranked, "pair")
     got = [lavis_yes_score(r[0], r[1]) for r in ranked]
     want = [code_yes_score(*blip, im, q) for im, q in zip(images, qs)]
     np.testing.assert_allclose(got, want, atol=1e-6)
@@ -280,7 +290,12 @@ def test_fineeval_equals_the_codes_formula_per_image(tmp_path, monkeypatch, imag
     with chat_server() as (url, _):
         m = metrics.load(f"fineeval:{tiny('blip')}?generator={url}&detector={tiny('rtdetr')}&confidence=0.5"
                          f"&max_boxes=4&spacy_model={spacy_folder}&vqa_image_size=64", device="cpu")
+        ranked, rank = [], m.vqa.rank_answers      # every (crop, question)'s LAVIS decisions, recomputed below
+        m.vqa.rank_answers = lambda *a, **k: ranked.extend(rank(*a, **k)) or ranked[len(ranked) - len(a[0]):]
         scores = m(images=images, prompts=PROMPTS)
+        del m.vqa.rank_answers
+    assert_wide_ranking(ranked, "crop and question")
+    assert_wide_detections(m.detector, images, context="FineEval's detector")   # "some image has 2 boxes"
     # 64 px keeps the tiny model fast here; 480 px (the default, LAVIS' size) is tested above
     assert m.config["answer_score"] == "lavis_rank" and m.config["vqa_image_size"] == 64
     assert m.config["relation_boxes"] == "code" and m.config["coarse"] == "code"

@@ -4,13 +4,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from margins import assert_wide_choices, generation_margins
 from tiny_models import tiny, write_image_dataset
 from ts2viz import engine, metrics
 from ts2viz.dataset import load_bundled
 from ts2viz.errors import InputError
 from ts2viz.qa.accumulation import dsg_counted, dsg_score, tifa_score
 from ts2viz.qa.mapping import load_mapper, match_choice, normalize_answer
-from ts2viz.qa.questions import QuestionSource, bundled_path, parse_parents, prompt_key, read_question_csv
+from ts2viz.qa.questions import (Question, QuestionSource, bundled_path, parse_parents, prompt_key, read_question_csv,
+                                 write_question_csv)
 from ts2viz.metrics.backbones.vqa import crop
 from ts2viz.qa.records import image_scores, records_from_details
 
@@ -128,10 +130,12 @@ def test_vqa_answers_do_not_depend_on_batching(images, name):
     qs = ["is there a dog?", "what color is the cat with the teddy bear on the tree?", "how many?"]
     crops = [crop(images[0], (0, 0, 0.5, 0.5), relative=True), images[1], crop(images[2], (4, 4, 30, 30))]
     assert crops[0].size == (24, 20)
-    vqa.batch_size = 8
-    a, pa = vqa.answer(crops, qs, max_new_tokens=4), vqa.yes_probability(crops, qs)
-    vqa.batch_size = 1
-    b, pb = vqa.answer(crops, qs, max_new_tokens=4), vqa.yes_probability(crops, qs)
+    # greedy decoding decides by an argmax at every step: by a wide margin, or a batch could flip it
+    with generation_margins(context=f"{name} answers"):
+        vqa.batch_size = 8
+        a, pa = vqa.answer(crops, qs, max_new_tokens=4), vqa.yes_probability(crops, qs)
+        vqa.batch_size = 1
+        b, pb = vqa.answer(crops, qs, max_new_tokens=4), vqa.yes_probability(crops, qs)
     assert a == b and all(isinstance(s, str) for s in a)
     np.testing.assert_allclose(pa, pb, atol=1e-6)
     assert ((0 <= pa) & (pa <= 1)).all()
@@ -139,35 +143,60 @@ def test_vqa_answers_do_not_depend_on_batching(images, name):
 
 # -- TIFA / DSG on real (tiny) models -----------------------------------------------------------------
 
+#: Questions in words of the tiny vocabulary, for Sentence-BERT: words it lacks all read [UNK], so TS2's
+#: choices like "Christmas tree | pine tree | oak tree" embed alike and tie exactly, and a tie is decided
+#: by rounding (issue 30).
+VOCAB_SETS = [(0, "a red cat on the tree", [
+    Question(0, "Is there a cat?", ("yes", "no"), "yes"),
+    Question(1, "What color is the cat?", ("red", "blue", "green"), "red", (0,)),
+    Question(2, "What is the cat on?", ("tree", "dog", "lights"), "tree", (0,)),
+    Question(3, "Is the cat red?", ("yes", "no"), "yes", (1,))]),
+    (1, "two blue dogs with a teddy bear", [
+    Question(0, "Are there dogs?", ("yes", "no"), "yes"),
+    Question(1, "How many dogs are there?", ("one", "two", "three"), "two", (0,)),
+    Question(2, "What color are the dogs?", ("red", "blue", "green"), "blue", (0,)),
+    Question(3, "Is there a teddy bear?", ("yes", "no"), "yes")])]
+
+
 @pytest.mark.parametrize("mapper", ["lexical", "sbert"])
 @pytest.mark.parametrize("family", ["tifa", "dsg"])
-def test_qa_metric_score_is_accumulation_of_its_answers(images, family, mapper):
+def test_qa_metric_score_is_accumulation_of_its_answers(images, family, mapper, tmp_path):
     mapper_spec = "lexical" if mapper == "lexical" else f"sbert:{tiny('sbert')}"
-    m = metrics.load(f"{family}:{tiny('blip')}?max_new_tokens=3&mapper={mapper_spec}", device="cpu")
-    prompts = [TS2_PROMPT, "A pear, lemon, and a banana in a wooden bowl."]
-    scores, details = m.score_with_details(images[:2], prompts)
-    src = QuestionSource(family)
+    if mapper == "lexical":    # TS2's own questions
+        questions, prompts = "ts2", [TS2_PROMPT, "A pear, lemon, and a banana in a wooden bowl."]
+    else:
+        questions, prompts = tmp_path / "q.csv", [p for _, p, _ in VOCAB_SETS]
+        write_question_csv(questions, VOCAB_SETS, family)
+    m = metrics.load(f"{family}:{tiny('blip')}?max_new_tokens=3&mapper={mapper_spec}&questions={questions}", device="cpu")
+    src = QuestionSource(family, str(questions))
     # TIFA maps with its own rule (yes/no answers through Sentence-BERT too); DSG reads yes/no answers with
     # DSG's code's exact rule, other answers with "contains yes"
     reference_mapper = load_mapper(mapper_spec, device="cpu", rule="tifa" if family == "tifa" else None)
-    for im, p, s, recs in zip(images, prompts, scores, details):
+    with generation_margins(context=f"{family} answers"):     # answers from another batch: wide argmaxes
+        scores, details = m.score_with_details(images[:2], prompts)
+        answers_of = [m.vqa.answer([im] * len(src.get(p)), [m.ask(q) for q in src.get(p)], max_new_tokens=m.max_new_tokens,
+                                   decoding=m.decoding) for im, p in zip(images, prompts)]
+    for im, p, s, recs, answers in zip(images, prompts, scores, details, answers_of):
         qs = src.get(p)
         assert [r["question"] for r in recs] == [q.text for q in qs]
         assert [r["question_id"] for r in recs] == [q.id for q in qs]
         # The recorded answers are what the VQA model says for these questions.
-        answers = m.vqa.answer([im] * len(qs), [m.ask(q) for q in qs], max_new_tokens=m.max_new_tokens)
         assert [r["answer"] for r in recs] == answers
+        if mapper == "sbert":
+            assert_wide_choices(reference_mapper, answers, [q.choices for q in qs], context=f"{family}, {p!r}")
         mapped = ([match_choice(a, q.choices) for a, q in zip(answers, qs)] if mapper == "lexical"
                   else reference_mapper.map(answers, [q.choices for q in qs]))
         if family == "dsg":  # DSG's code: a yes/no answer is yes when it is exactly "yes"
             mapped = [("yes" if a == "yes" else "no") if set(q.choices) == {"yes", "no"} else c
                       for a, q, c in zip(answers, qs, mapped)]
         assert [r["mapped"] for r in recs] == mapped
-        correct = {q.id: normalize_answer(c) == normalize_answer(q.answer) for q, c in zip(qs, mapped)}
+        # TIFA's int(mc_answer == answer) and DSG's answer == 'yes' by default (correctness=exact)
+        correct = {q.id: (c == q.answer) if m.correctness == "exact" else normalize_answer(c) == normalize_answer(q.answer)
+                   for q, c in zip(qs, mapped)}
         want = (dsg_score(correct, {q.id: q.parents for q in qs}) if family == "dsg"
                 else tifa_score(list(correct.values())))
         assert s == pytest.approx(want)
-    assert m.config["questions"].startswith("ts2:")
+    assert m.config["questions"].startswith("ts2:" if mapper == "lexical" else "q.csv:")
     # the per-question table of these details gives the same per-image scores
     recs = records_from_details(m.spec, family, ["a", "b"], details)
     np.testing.assert_allclose(image_scores(recs, m.accumulation)[m.spec].to_numpy(), scores)

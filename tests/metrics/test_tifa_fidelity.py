@@ -13,6 +13,7 @@ import functools
 import numpy as np
 import pytest
 
+from margins import generation_margins
 from tiny_models import tiny, word_tokenizer, write_image_dataset  # noqa: F401
 from ts2viz import metrics
 from ts2viz.errors import InputError
@@ -29,7 +30,9 @@ def t5(tmp_path_factory):
     import torch
     from transformers import T5Config, T5ForConditionalGeneration
 
-    torch.manual_seed(11)
+    # seed 8: every greedy step of the generations below wins by a wide margin (seed 11 had a step at
+    # 7.7e-4 of the logits' scale: issue 30), and the filter keeps some questions and drops others
+    torch.manual_seed(8)
     tok = word_tokenizer()
     tok.add_tokens(["(A)", "(B)", "(C)", "(D)", "1", "2", "3"])
     cfg = T5Config(vocab_size=len(tok), d_model=32, d_kv=16, d_ff=48, num_layers=2, num_decoder_layers=2,
@@ -110,11 +113,13 @@ def _questions(folder):
 
 
 def test_unifiedqa_filter_equals_tifas_filter(t5):
-    qs = _questions(t5)
-    f = load_filter(f"unifiedqa:{t5}", "cpu")
-    kept = f.keep(PROMPT, qs)
-    want = tifa_filter(t5, [{"question": q.text, "caption": PROMPT, "choices": list(q.choices), "answer": q.answer,
-                             "id": q.id} for q in qs])
+    # the filter's decisions come from greedy generations, computed twice: wide argmaxes at every step
+    with generation_margins(context="UnifiedQA generations"):
+        qs = _questions(t5)
+        f = load_filter(f"unifiedqa:{t5}", "cpu")
+        kept = f.keep(PROMPT, qs)
+        want = tifa_filter(t5, [{"question": q.text, "caption": PROMPT, "choices": list(q.choices), "answer": q.answer,
+                                 "id": q.id} for q in qs])
     assert [q.id for q in kept] == [w["id"] for w in want]
     d = f.decisions(PROMPT, qs)
     assert d[4]["reason"] == "duplicate" and d[0]["mc_answer"] == qs[0].answer
@@ -127,18 +132,20 @@ def test_unifiedqa_filter_equals_tifas_filter(t5):
 def test_tifa_with_qa_filter_asks_only_kept_questions(t5, tmp_path):
     from PIL import Image
 
-    qs = _questions(t5)
+    with generation_margins(context="UnifiedQA generations"):
+        qs = _questions(t5)
+        keep_ids = [q.id for q in UnifiedQAFilter(str(t5), "cpu").keep(PROMPT, qs)]
     csv = tmp_path / "q.csv"
     write_question_csv(csv, [(0, PROMPT, qs)], "tifa")
-    keep_ids = [q.id for q in UnifiedQAFilter(str(t5), "cpu").keep(PROMPT, qs)]
     im = Image.fromarray(np.random.default_rng(0).integers(0, 255, (32, 32, 3), dtype=np.uint8))
     base = f"tifa:{tiny('blip')}?questions={csv}&mapper=lexical"
     m = metrics.load(f"{base}&qa_filter=unifiedqa:{t5}", device="cpu")
     if not keep_ids:  # a random model rarely agrees with anything: then every question is dropped
-        with pytest.raises(InputError, match="dropped every question"):
+        with pytest.raises(InputError, match="dropped every question"), generation_margins(context="UnifiedQA"):
             m.score_with_details([im], [PROMPT])
         return
-    s, det = m.score_with_details([im], [PROMPT])
+    with generation_margins(context="UnifiedQA generations in the metric"):
+        s, det = m.score_with_details([im], [PROMPT])
     assert [r["question_id"] for r in det[0]] == keep_ids
     assert s[0] == pytest.approx(np.mean([r["correct"] for r in det[0]]))
     plain = metrics.load(base, device="cpu")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from margins import assert_wide_gap
 from tiny_models import tiny
 from ts2viz.errors import InputError
 from ts2viz.metrics.common.spec import Spec
@@ -62,7 +63,9 @@ def test_choice_logprobs_equal_forced_generation(images, name):
             seqs = {tuple(tok.encode(f, add_special_tokens=False)) for f in surface_forms(c)}
             want.append(np.log(sum(np.exp(_forced_logprob(vqa, im, q, s)) for s in seqs)))
         np.testing.assert_allclose(g, want, atol=2e-6)
-    # Multi-token choices are less likely than their first token alone: the later tokens count.
+    # Multi-token choices are less likely than their first token alone: the later tokens count (two
+    # likelihoods of a random model compared: apart by a wide margin first)
+    assert_wide_gap(got[1][1], got[1][0], context=f"{name}: 'blue green' against 'red'")
     assert got[1][1] < got[1][0] and np.all(got[0] < 0)
     probs = vqa.choice_probabilities(images, QUESTIONS, CHOICES)
     np.testing.assert_allclose(probs[2], np.exp(got[2]), rtol=1e-12)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from llm_server import chat_server
+from margins import assert_wide_detections
 from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
@@ -104,6 +105,7 @@ def test_fineeval_records_and_table(llm, images):
                 assert row.best_label == "whole image"
             else:
                 assert row.best_label.startswith("box") and all(str(i) in row.best_label for i in c["detections"])
+    assert_wide_detections(m.detector, images, decisions=("threshold",), context="some box found")
     assert any(d["detections"] for d in det)
 
 
@@ -186,3 +188,55 @@ def test_boxes_drawn_where_the_details_say():
     big = draw_fineeval_boxes(Image.new("RGB", (2000, 1000), (128, 128, 128)), DETAIL, 0)
     assert big.size == (720, 360)                  # large ones are reduced; boxes scale with the image size
     assert _near(big.getpixel((round(6 * 7.2) + 3, round(20 * 7.2))), BEST_COLOR)
+
+
+#: best crops on the image's border: the whole image; a box on the left and bottom borders; one on the
+#: top and right borders (as T2I-FineEval clips grown boxes to the image)
+BORDER = {
+    "image_size": [100, 50],
+    "detections": [{"box": [2.0, 14.0, 36.0, 48.0], "label": "cat", "score": 0.9},
+                   {"box": [66.0, 3.0, 95.0, 26.0], "label": "tree", "score": 0.7}],
+    "candidates": [{"kind": "image", "box": [0, 0, 100, 50], "detections": [], "score": None},
+                   {"kind": "entity", "box": [0, 10, 40, 50], "detections": [0], "score": 0.9},
+                   {"kind": "entity", "box": [60, 0, 100, 30], "detections": [1], "score": 0.7}],
+    "questions": [{"question": q, "kind": "entity", "candidates": [0, 1, 2], "probabilities": p, "best": b,
+                   "fine": max(p), "coarse": 0.1}
+                  for q, p, b in [("Is it a picture?", [0.9, 0.1, 0.2], 0), ("Is there a cat?", [0.1, 0.9, 0.2], 1),
+                                  ("Is there a tree?", [0.1, 0.2, 0.9], 2)]],
+}
+
+
+@pytest.mark.parametrize("question", [0, 1, 2])
+def test_best_crop_on_the_border_is_outlined_to_the_edge(question):
+    """Issue 30: a best crop that is the whole image, or a box that touches the image's border, is
+    outlined on the image's outermost pixels, with its full line width, like a crop inside the image
+    (the whole image used to be framed two pixels in, and a box ending on the right or bottom border
+    lost a column of its line off the image)."""
+    from PIL import Image
+
+    im = Image.new("RGB", (100, 50), (128, 128, 128))
+    out = draw_fineeval_boxes(im, BORDER, question)
+    W, H = out.size
+    assert (W, H) == (360, 180)
+    thick = 4                                     # max(4, 2 * thin) at this size
+    s = W / 100
+    box = BORDER["candidates"][BORDER["questions"][question]["best"]]["box"]
+    x0, y0 = round(box[0] * s), round(box[1] * s)
+    x1, y1 = min(W - 1, round(box[2] * s)), min(H - 1, round(box[3] * s))
+    ys = range(y0 + (y1 - y0) // 5, y1 - (y1 - y0) // 5)
+    xs = range(x0 + (x1 - x0) // 5, x1 - (x1 - x0) // 5)
+    for name, pixels in [("left", lambda k: [(x0 + k, y) for y in ys]), ("right", lambda k: [(x1 - k, y) for y in ys]),
+                         ("top", lambda k: [(x, y0 + k) for x in xs])]:
+        for k in (0, thick - 1):                  # the outermost and the innermost pixel of the line
+            hits = np.mean([_near(out.getpixel(p), BEST_COLOR) for p in pixels(k)])
+            assert hits > 0.9, (name, k, hits)
+        assert not _near(out.getpixel(pixels(thick + 1)[len(ys) // 2 if name != "top" else len(xs) // 2]),
+                         BEST_COLOR), name
+    # the bottom edge carries the label (a bar of the same colour) where it crosses it: check beyond it
+    tail = [(x, y1 - k) for x in range(max(x0, W // 2 + 40), x1 - 4) for k in (0, thick - 1)]
+    if tail:
+        assert np.mean([_near(out.getpixel(p), BEST_COLOR) for p in tail]) > 0.9
+    if box[0] == 0:
+        assert _near(out.getpixel((0, H // 3)), BEST_COLOR) and _near(out.getpixel((1, H // 3)), BEST_COLOR)
+    if box[2] == 100:
+        assert _near(out.getpixel((W - 1, y0 + 10)), BEST_COLOR)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from margins import assert_wide_argmax
 from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
@@ -49,11 +50,12 @@ def test_sbert_mapping_rules(sbert):
     choices = [["red", "blue", "green", "cat"], ["dog", "cat with lights", "tree"], ["yes", "no"], ["Yes", "No"],
                ["yes", "no"], ["Christmas tree", "pine tree", "oak tree"], []]
     got = sbert.map(answers, choices)
-    # argmax of cosine between independent embeddings, for the open questions
+    # argmax of cosine between independent embeddings, for the open questions (a wide one: the mapper
+    # sums in another order)
     for i in (0, 1):
         a = independent_embedding(folder, answers[i])
         sims = [float(independent_embedding(folder, c) @ a) for c in choices[i]]
-        assert got[i] == choices[i][int(np.argmax(sims))]
+        assert got[i] == choices[i][assert_wide_argmax(sims, context=f"{answers[i]!r} among {choices[i]}")]
     # yes/no: whether the answer contains "yes" (substring, any case), returned in the choices' spelling
     assert got[2:5] == ["yes", "Yes", "no"]
     assert got[5] == "pine tree"  # an answer that is a choice is taken as is
@@ -108,21 +110,36 @@ def test_mapper_rules_tifa_and_ts2(sbert):
     folder = str(tiny("sbert"))
     tifa = load_mapper(f"sbert:{folder}", device="cpu", rule="tifa")
     ts2 = load_mapper(f"sbert:{folder}", device="cpu", rule="ts2")
-    answers = ["nope, the cat", "yes", "a young cat", "pine tree", "Yes there is"]
-    choices = [["yes", "no"], ["yes", "no"], ["young", "old"], ["Christmas tree", "pine tree", "oak tree"],
+    # Words of the tiny vocabulary only: words it lacks all read [UNK], so "Christmas tree", "pine tree"
+    # and "oak tree" (or the release's young|old) would embed alike and tie exactly, and which of them
+    # wins would be decided by rounding (issue 30).
+    answers = ["nope, the cat", "yes", "a red cat", "the red tree", "Yes there is"]
+    choices = [["yes", "no"], ["yes", "no"], ["red", "blue"], ["the green tree", "the red tree", "the blue tree"],
                ["yes", "no"]]
 
-    def sbert_choice(a, cs):  # argmax cosine of independent embeddings (first wins a tie)
+    def sbert_choice(a, cs):  # argmax cosine of independent embeddings, by a wide margin
         v = independent_embedding(folder, a)
-        return cs[int(np.argmax([float(independent_embedding(folder, c) @ v) for c in cs]))]
+        sims = [float(independent_embedding(folder, c) @ v) for c in cs]
+        return cs[assert_wide_argmax(sims, context=f"{a!r} among {cs}")]
+
+    def embedded_answers(mapper):  # the answers a call of map sends to Sentence-BERT (its first embed call)
+        calls, real = [], mapper.embed
+        mapper.embed = lambda texts: calls.append(list(texts)) or real(texts)
+        got = mapper.map(answers, choices)
+        del mapper.embed
+        return got, calls[0] if calls else []
 
     # TIFA (multiple_choice_vqa): an answer that is a choice is taken; every other one goes to SBERT
-    assert tifa.map(answers, choices) == [sbert_choice(answers[0], choices[0]), "yes",
-                                          sbert_choice(answers[2], choices[2]), "pine tree",
-                                          sbert_choice(answers[4], choices[4])]
+    got, sent = embedded_answers(tifa)
+    assert sent == ["nope, the cat", "a red cat", "Yes there is"]
+    assert got == [sbert_choice(answers[0], choices[0]), "yes", sbert_choice(answers[2], choices[2]), "the red tree",
+                   sbert_choice(answers[4], choices[4])]
     # the TS2 release (get_mc_answer): < 3 choices -> "yes" if the answer contains yes, else "no"
-    # (young|old too); >= 3 choices -> SBERT even for an answer that is a choice
-    assert ts2.map(answers, choices) == ["no", "yes", "no", sbert_choice(answers[3], choices[3]), "yes"]
+    # (any two-choice question, like the release's young|old); >= 3 choices -> SBERT even for an answer
+    # that is a choice
+    got, sent = embedded_answers(ts2)
+    assert sent == ["the red tree"]
+    assert got == ["no", "yes", "no", sbert_choice(answers[3], choices[3]), "yes"]
     assert tifa.config["rule"] == "tifa" and "rule" not in sbert.config
     with pytest.raises(InputError, match="mapper rule 'dsg'"):
         load_mapper(f"sbert:{folder}", rule="dsg")

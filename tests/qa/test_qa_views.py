@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from core_helpers import make_dataset
+from margins import generation_margins
 from tiny_models import tiny, write_image_dataset
 from ts2viz import engine, load_dataset, metrics
 from ts2viz.errors import InputError
@@ -132,7 +133,9 @@ def test_cached_records_of_a_live_metric(tmp_path):
         w.writerows(rows)
     ds = load_dataset(ds_dir)
     spec = f"dsg:{tiny('blip')}?mapper=lexical&max_new_tokens=2"
-    engine.score_dataset(ds, [spec], seg_ids=[0], device="cpu", cache_dir=tmp_path / "c")
+    margins = generation_margins(context="DSG answers")   # answers of a SEG's batch and of one image: wide argmaxes
+    with margins:
+        engine.score_dataset(ds, [spec], seg_ids=[0], device="cpu", cache_dir=tmp_path / "c")
     m = metrics.load(spec, device="cpu")
     recs = cached_qa_records(m, ds, cache_dir=tmp_path / "c")
     seg0 = [im.file_name for n in ds[0].nodes for im in n.images]
@@ -142,7 +145,8 @@ def test_cached_records_of_a_live_metric(tmp_path):
     from PIL import Image
 
     fn = seg0[0]
-    _, det = m.score_with_details([Image.open(ds_dir / fn).convert("RGB")], [ds.row(fn).prompt])
+    with generation_margins(context="DSG answers, one image"):
+        _, det = m.score_with_details([Image.open(ds_dir / fn).convert("RGB")], [ds.row(fn).prompt])
     want = records_from_details(spec, "dsg", [fn], det)
     got = recs[recs["file_name"] == fn].reset_index(drop=True)
     pd.testing.assert_frame_equal(got, want)

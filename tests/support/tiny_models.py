@@ -478,7 +478,21 @@ def build_instructblip(folder: Path, seed: int = 12) -> Path:
                          max_position_embeddings=512, pad_token_id=tok.pad_token_id,
                          bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id),
         num_query_tokens=n_query, image_token_index=image_id)
-    InstructBlipForConditionalGeneration(cfg).eval().save_pretrained(folder)
+    model = InstructBlipForConditionalGeneration(cfg).eval()
+    # A random language model's next-token distribution is nearly uniform (log-probabilities within
+    # 1e-4 of each other), so DSG's beam search would choose among near-ties at every step and run to
+    # its 256-token limit. Its output layer is sharpened (x30) and the end token's row moved towards
+    # the mean final hidden state, so that answers end after a few tokens and every choice the beam
+    # search makes wins by a wide margin (issue 30: tests/support/margins.py, generation_margins).
+    lm = model.language_model
+    head = model.get_output_embeddings()
+    with torch.no_grad():
+        ids = torch.randint(7, len(tok), (8, 12), generator=torch.Generator().manual_seed(0))
+        hidden = (lm.model if hasattr(lm, "model") else lm)(input_ids=ids).last_hidden_state
+        mean = hidden.reshape(-1, hidden.shape[-1]).mean(0)
+        head.weight.mul_(30.0)
+        head.weight[tok.eos_token_id] += 20.0 * mean / mean.norm()
+    model.save_pretrained(folder)
     ip = BlipImageProcessor(size={"height": 32, "width": 32})
     InstructBlipProcessor(image_processor=ip, tokenizer=tok, qformer_tokenizer=qtok,
                           num_query_tokens=n_query).save_pretrained(folder)

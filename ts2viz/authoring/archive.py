@@ -1,7 +1,9 @@
-"""A dataset folder as one zip file and back: what the app offers for download after an export, and
-what a visitor uploads to import a dataset. Unpacking treats the zip as untrusted: only plain files at
-safe relative paths, caps on their number and size, and the result checked by the loader before it
-appears; never a half-unpacked folder."""
+"""A dataset folder as one zip file and back.
+
+What the app offers for download after an export, and what a visitor uploads to import a dataset.
+Unpacking treats the zip as untrusted: only plain files at safe relative paths, caps on their number
+and size, and the result checked by the loader before it appears; never a half-unpacked folder.
+"""
 from __future__ import annotations
 
 import os
@@ -22,9 +24,47 @@ MAX_TOTAL_BYTES = 2 * 1024 ** 3
 
 
 def pack_dataset(folder: str | os.PathLike, zip_path: str | os.PathLike) -> Path:
-    """Write the dataset in ``folder`` (its files only: :func:`~ts2viz.authoring.dataset_files`) to the
-    zip ``zip_path`` (atomically), entries under ``<folder name>/``; return ``zip_path``. Images are
-    stored as they are (already compressed), the CSV and README deflated."""
+    """Write a dataset folder to a zip file, atomically.
+
+    Only the dataset's files go in (:func:`~ts2viz.authoring.dataset_files`), as entries under
+    ``<folder name>/``. Images are stored as they are (already compressed), the CSV and README deflated.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        A dataset folder in ts2viz's format.
+    zip_path : str or os.PathLike
+        The zip file to write (replaced if it exists).
+
+    Returns
+    -------
+    pathlib.Path
+        ``zip_path``.
+
+    Raises
+    ------
+    InputError
+        When the folder does not load as a dataset (the loader's first problem).
+
+    Examples
+    --------
+    >>> import io, tempfile, pathlib, zipfile
+    >>> from PIL import Image
+    >>> from ts2viz.authoring import SegDraft, export_dataset
+    >>> def png(color):
+    ...     buf = io.BytesIO()
+    ...     Image.new("RGB", (8, 8), color).save(buf, "PNG")
+    ...     return buf.getvalue()
+    >>> d = SegDraft("a red square").add_node("0").add_image("r", "images/red.png", "0")
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> folder = export_dataset(d, tmp / "squares", {"r": png("red")})
+    >>> z = pack_dataset(folder, tmp / "squares.zip")
+    >>> zipfile.ZipFile(z).namelist()
+    ['squares/metadata.csv', 'squares/README.md', 'squares/images/red.png']
+    >>> sorted(p.name for p in unpack_dataset(z, tmp / "again").iterdir())
+    ['README.md', 'images', 'metadata.csv']
+    >>> import shutil; shutil.rmtree(tmp)
+    """
     from .hub import dataset_files
 
     folder, zip_path = Path(folder), Path(zip_path)
@@ -38,8 +78,11 @@ def pack_dataset(folder: str | os.PathLike, zip_path: str | os.PathLike) -> Path
 
 
 def _entries(z: zipfile.ZipFile, max_files: int, max_total_bytes: int) -> tuple[list[tuple[zipfile.ZipInfo, str]], str]:
-    """The zip's file entries with their paths inside the dataset (a single top folder holding
-    ``metadata.csv`` is stripped), checked: plain files, safe paths, within the caps."""
+    """The zip's file entries with their paths inside the dataset, checked.
+
+    A single top folder holding ``metadata.csv`` is stripped; every entry must be a plain file at a safe
+    path, and the zip within the caps.
+    """
     infos = [i for i in z.infolist() if not i.is_dir()]
     if len(infos) > max_files:
         raise InputError(f"the zip holds {len(infos)} files; at most {max_files} are accepted")
@@ -70,9 +113,11 @@ def _entries(z: zipfile.ZipFile, max_files: int, max_total_bytes: int) -> tuple[
 
 def _copy_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, left: int, limit: int,
                  one_file: int | None = None) -> int:
-    """Write one zip member to ``dest``, counting its bytes as they come (the zip's headers may lie):
-    returns the bytes left of the whole budget ``left``; :class:`InputError` past it (``limit`` names it)
-    or past ``one_file`` bytes for this file."""
+    """Write one zip member to ``dest``, counting its bytes as they come (the zip's headers may lie).
+
+    Returns the bytes left of the whole budget ``left``; :class:`InputError` past it (``limit`` names it)
+    or past ``one_file`` bytes for this file.
+    """
     dest.parent.mkdir(parents=True, exist_ok=True)
     written = 0
     with z.open(info) as src, open(dest, "xb") as out:
@@ -90,28 +135,59 @@ def _copy_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, left: in
 def unpack_dataset(zip_file: str | os.PathLike, folder: str | os.PathLike, *, max_files: int = MAX_FILES,
                    max_total_bytes: int = MAX_TOTAL_BYTES, caps=None, accept=None, check_image=None,
                    require_images: bool = False, checkpoint=None, max_image_bytes: int | None = None) -> Path:
-    """Unpack a zipped dataset (as :func:`pack_dataset` writes it, or zipped by hand: the files at the
-    zip's top or in one folder there) into the new folder ``folder`` and return it.
+    """Unpack a zipped dataset into a new folder.
 
-    The zip is untrusted and read in proportion to what is accepted:
+    The zip is as :func:`pack_dataset` writes it, or zipped by hand (the files at the zip's top or in one
+    folder there). It is untrusted and read in proportion to what is accepted:
 
     1. every entry must be a plain file at a safe relative path
        (:func:`~ts2viz.authoring.file_name_problem`), at most ``max_files`` files and ``max_total_bytes``
        bytes unpacked (from the zip's headers first, then counted while reading);
     2. the dataset's own files (``metadata.csv``, ``edges.csv``, ``nodes.csv``, ``README.md``) are
-       unpacked first and loaded with :func:`ts2viz.dataset.load_folder` within ``caps`` (a
-       :class:`ts2viz.dataset.FolderCaps`: each file's bytes, rows, SEGs), every rule of the loader;
+       unpacked first and loaded with :func:`ts2viz.dataset.load_folder` within ``caps``, by every rule
+       of the loader;
     3. ``accept(dataset)``, if given, may refuse what it describes (too many SEGs, images or walks)
        before a single image is unpacked;
     4. only the images ``metadata.csv`` names are unpacked (nothing else of the zip is written), each
-       handed to ``check_image(file_name, path)`` as soon as it is on disk (it raises to refuse it);
-       one over ``max_image_bytes`` is refused from the zip's header, and while it is read;
-       ``require_images``: an image the zip lacks is refused too. ``checkpoint()`` is called between
-       images (it raises to stop).
+       handed to ``check_image`` as soon as it is on disk.
 
     All of it is written to a temporary folder that is renamed to ``folder`` only at the end: a refused
-    or failed unpack leaves nothing. :class:`~ts2viz.errors.InputError` (one line) for a zip that is not
-    one, breaks a rule, or exceeds a cap; ``folder`` must not exist.
+    or failed unpack leaves nothing.
+
+    Parameters
+    ----------
+    zip_file : str or os.PathLike or file-like
+        The zip.
+    folder : str or os.PathLike
+        The new folder; it must not exist.
+    max_files : int, default MAX_FILES
+        The most file entries the zip may hold.
+    max_total_bytes : int, default MAX_TOTAL_BYTES
+        The most bytes it may unpack to.
+    caps : ts2viz.dataset.FolderCaps or None, default None
+        Caps on the dataset's own files (each file's bytes, rows, SEGs); ``None``: the loader's defaults.
+    accept : callable or None, default None
+        ``accept(dataset)`` raises to refuse the dataset the CSV files describe.
+    check_image : callable or None, default None
+        ``check_image(file_name, path)`` raises to refuse an unpacked image.
+    require_images : bool, default False
+        Refuse the zip if it lacks an image ``metadata.csv`` names.
+    checkpoint : callable or None, default None
+        Called between images; raises to stop (a cancelled job).
+    max_image_bytes : int or None, default None
+        The largest image file accepted (checked from the zip's header, and while it is read).
+
+    Returns
+    -------
+    pathlib.Path
+        ``folder``.
+
+    Raises
+    ------
+    InputError
+        In one line, for a zip that is not one, breaks a rule, exceeds a cap, or is corrupt; for a
+        ``folder`` that exists. Whatever ``accept``, ``check_image`` or ``checkpoint`` raise is raised as
+        it is (an :class:`~ts2viz.errors.InputError` reworded to name files inside the dataset).
     """
     from ..dataset import load_folder
 

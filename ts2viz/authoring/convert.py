@@ -13,11 +13,46 @@ from .problems import draft_problems
 
 
 def draft_to_seg(draft: SegDraft) -> SEG:
-    """The :class:`~ts2viz.seg.SEG` the draft describes (what the explorer draws and meta-metrics use),
-    with each node's error descriptions.
+    """The :class:`~ts2viz.seg.SEG` a draft describes, with each node's error descriptions.
 
-    Raises :class:`~ts2viz.errors.InputError` (one line: the first problem, and how many more) when
-    :func:`~ts2viz.authoring.draft_problems` finds any.
+    What the explorer draws and the meta-metrics use.
+
+    Parameters
+    ----------
+    draft : SegDraft
+        A draft without problems.
+
+    Returns
+    -------
+    ts2viz.seg.SEG
+        The SEG.
+
+    Raises
+    ------
+    InputError
+        When :func:`~ts2viz.authoring.draft_problems` finds any problem (one line: the first problem,
+        and how many more).
+
+    See Also
+    --------
+    preview_seg : the sound part of a draft that still has problems.
+
+    Examples
+    --------
+    >>> from ts2viz.authoring import SegDraft
+    >>> d = (SegDraft("a red apple on a table", seg_id=3)
+    ...      .add_node("0").add_node("1a", "no apple").add_node("1b", "a green apple").add_node("2a", "no table")
+    ...      .add_image("k0", "images/0.png", "0").add_image("k1", "images/1.png", "1a")
+    ...      .add_image("k2", "images/2.png", "1b").add_image("k3", "images/3.png", "2a"))
+    >>> seg = draft_to_seg(d)
+    >>> seg.walks()
+    [('0', '1a', '2a'), ('0', '1b', '2a')]
+    >>> seg.node("1b").errors
+    ('a green apple',)
+    >>> draft_to_seg(d.remove_image("k3"))
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: SEG 3: node 2a has no images; a node of a dataset exists through its images
     """
     problems = draft_problems(draft)
     if problems:
@@ -30,10 +65,36 @@ def draft_to_seg(draft: SegDraft) -> SEG:
 
 
 def draft_from_seg(dataset: Dataset, seg_id: int) -> SegDraft:
-    """A draft of SEG ``seg_id`` of ``dataset`` (e.g. a TS2 SEG, to make a variant): its prompt,
-    partition, nodes (by error level, then label) with their error descriptions, images keyed by their
-    file names, node by node in the dataset's order, and its edges (``None`` when the dataset has no
-    edge list for it). :class:`~ts2viz.errors.InputError` for an id the dataset lacks."""
+    """A draft of one SEG of a dataset (e.g. a TS2 SEG, to make a variant).
+
+    Its prompt, partition, nodes (by error level, then label) with their error descriptions, images keyed
+    by their file names, node by node in the dataset's order, and its edges (``None`` when the dataset has
+    no edge list for it).
+
+    Parameters
+    ----------
+    dataset : ts2viz.dataset.Dataset
+        A loaded dataset.
+    seg_id : int
+        The SEG's id.
+
+    Returns
+    -------
+    SegDraft
+        The draft.
+
+    Raises
+    ------
+    InputError
+        For an id the dataset lacks.
+
+    Examples
+    --------
+    >>> from ts2viz.dataset import load_dataset
+    >>> d = draft_from_seg(load_dataset("ts2"), 0)
+    >>> d.prompt, d.labels[:3], d.edges is None
+    ('A Christmas tree with lights and teddy bear', ('0', '1a', '1b'), True)
+    """
     try:
         seg = dataset[int(seg_id)]
     except (KeyError, ValueError, TypeError):
@@ -46,10 +107,39 @@ def draft_from_seg(dataset: Dataset, seg_id: int) -> SegDraft:
 
 def drafts_to_dataset(drafts: SegDraft | Sequence[SegDraft], *, name: str = "draft",
                       root: str | os.PathLike | None = None) -> Dataset:
-    """The drafts as a :class:`~ts2viz.dataset.Dataset`, equal to what an export of them loads as (each in
-    :func:`~ts2viz.authoring.canonical` order), without writing anything: for live scoring and meta-metrics while authoring. ``root`` is a folder holding the images
-    at their ``file_name`` (``None``: images not on disk). Raises :class:`~ts2viz.errors.InputError`
-    (the first problem, one line) when :func:`~ts2viz.authoring.drafts_problems` finds any."""
+    """Drafts as a :class:`~ts2viz.dataset.Dataset`, without writing anything.
+
+    Equal to what an export of the drafts loads as (each in :func:`~ts2viz.authoring.canonical` order):
+    for live scoring and meta-metrics while authoring.
+
+    Parameters
+    ----------
+    drafts : SegDraft or sequence of SegDraft
+        One draft or several (distinct SEG ids).
+    name : str, default "draft"
+        The dataset's name.
+    root : str or os.PathLike or None, default None
+        A folder holding the images at their ``file_name``; ``None``: images not on disk.
+
+    Returns
+    -------
+    ts2viz.dataset.Dataset
+        The dataset, SEGs in id order.
+
+    Raises
+    ------
+    InputError
+        When :func:`~ts2viz.authoring.drafts_problems` finds any problem (the first, in one line).
+
+    Examples
+    --------
+    >>> from ts2viz.authoring import SegDraft
+    >>> d = (SegDraft("p", seg_id=5).add_node("0").add_node("1a")
+    ...      .add_image("a", "a.png", "0").add_image("b", "b.png", "1a"))
+    >>> ds = drafts_to_dataset(d)
+    >>> sorted(ds.segs), [r.file_name for r in ds.rows]
+    ([5], ['a.png', 'b.png'])
+    """
     from .problems import drafts_problems
 
     drafts = [drafts] if isinstance(drafts, SegDraft) else list(drafts)
@@ -67,12 +157,33 @@ def drafts_to_dataset(drafts: SegDraft | Sequence[SegDraft], *, name: str = "dra
 
 
 def preview_seg(draft: SegDraft, *, include_empty: bool = False) -> SEG | None:
-    """The SEG of the part of a draft that is already sound, to draw while the draft still has problems
-    (:func:`~ts2viz.authoring.draft_problems` says what is left out and why): nodes with well-formed,
-    distinct labels (and images, unless ``include_empty``), the images in them (a file name once),
-    the explicit edges between kept nodes that go from fewer to more errors, and only nodes a walk
-    reaches. ``None`` while no error-0 node can be drawn. Equal to :func:`draft_to_seg` for a draft
-    without problems."""
+    """The SEG of the part of a draft that is already sound, to draw while the draft still has problems.
+
+    Kept: nodes with well-formed, distinct labels (and images, unless ``include_empty``), the images in
+    them (a file name once), the explicit edges between kept nodes that go from fewer to more errors,
+    and only nodes a walk reaches. :func:`~ts2viz.authoring.draft_problems` says what is left out and
+    why.
+
+    Parameters
+    ----------
+    draft : SegDraft
+        Any draft.
+    include_empty : bool, default False
+        Keep nodes without images too.
+
+    Returns
+    -------
+    ts2viz.seg.SEG or None
+        The sound part; ``None`` while no error-0 node can be drawn. Equal to :func:`draft_to_seg` for a
+        draft without problems.
+
+    Examples
+    --------
+    >>> from ts2viz.authoring import SegDraft
+    >>> d = SegDraft("p").add_node("0").add_node("1a").add_node("x1").add_image("k", "a.png", "0")
+    >>> preview_seg(d).labels, preview_seg(d, include_empty=True).labels
+    (('0',), ('0', '1a'))
+    """
     from collections import Counter
 
     from ..seg import (Image, Node, edge_problem, missing_node_problem, parse_label, unreachable_nodes)

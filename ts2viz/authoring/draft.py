@@ -20,8 +20,24 @@ from ..seg import implied_edges, label_sort_key, parse_label
 def clean_errors(errors: str | Iterable[str]) -> tuple[str, ...]:
     """Error descriptions as a tuple of stripped, non-empty strings.
 
-    ``errors`` is one string (several descriptions separated by ``;``, as in ``nodes.csv``) or an
-    iterable of strings (each kept whole, blanks stripped; empty ones dropped).
+    Parameters
+    ----------
+    errors : str or iterable of str
+        One string holding several descriptions separated by ``;`` (as in a ``nodes.csv`` cell, read the
+        way the loader reads it), or an iterable of descriptions, each kept whole with its blanks
+        collapsed; empty ones are dropped.
+
+    Returns
+    -------
+    tuple of str
+        The descriptions, in order.
+
+    Examples
+    --------
+    >>> clean_errors("no apple;  no table ")
+    ('no apple', 'no table')
+    >>> clean_errors(["a  red; apple", " "])
+    ('a red; apple',)
     """
     if isinstance(errors, str):
         return parse_errors(errors)       # as the loader reads a nodes.csv cell
@@ -30,13 +46,29 @@ def clean_errors(errors: str | Iterable[str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class DraftNode:
-    """A node of a draft: its label (``0``, ``1a``, ``2b``: the leading integer is its error count) and
-    the error(s) its images add relative to its parent node, in words (``"no fruit"``)."""
+    """A node of a draft.
+
+    Parameters
+    ----------
+    label : str
+        The node label (``0``, ``1a``, ``2b``: the leading integer is its error count); stored stripped of
+        surrounding blanks.
+    errors : tuple of str, default ()
+        The error(s) its images add relative to its parent node, in words (``"no fruit"``).
+
+    Examples
+    --------
+    >>> DraftNode(" 2b ", ("no fruit", "no bowl"))
+    DraftNode(label='2b', errors=('no fruit', 'no bowl'))
+    >>> DraftNode("2b").level, DraftNode("x").level
+    (2, None)
+    """
 
     label: str
     errors: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        """Strip the label and make the errors a tuple."""
         object.__setattr__(self, "label", str(self.label).strip())
         object.__setattr__(self, "errors", tuple(self.errors))
 
@@ -53,11 +85,18 @@ class DraftNode:
 class DraftImage:
     """An image of a draft.
 
-    ``key`` is an opaque handle that the caller maps to the image's bytes or file (the app keeps
-    uploads in a session folder; :func:`~ts2viz.authoring.import_dataset` uses the file name).
-    ``file_name`` is the image's path inside the exported dataset folder (``images/cat-0.jpg``);
-    ``node`` is the label of the node it belongs to (``None``: not yet assigned); ``source`` is where it
-    came from (``SD2.1``, ``DALL-E2``, ``Natural``, ...; metadata.csv's ``image_source``).
+    Parameters
+    ----------
+    key : str
+        An opaque handle that the caller maps to the image's bytes or file (the app keeps uploads in a
+        session folder; :func:`~ts2viz.authoring.import_dataset` uses the file name). Unique in a draft.
+    file_name : str
+        The image's path inside the exported dataset folder (``images/cat-0.jpg``); stored stripped.
+    node : str or None, default None
+        The label of the node it belongs to; ``None``: not yet assigned.
+    source : str, default ""
+        Where it came from (``SD2.1``, ``DALL-E2``, ``Natural``, ...; ``metadata.csv``'s
+        ``image_source``); stored stripped.
     """
 
     key: str
@@ -66,6 +105,7 @@ class DraftImage:
     source: str = ""
 
     def __post_init__(self) -> None:
+        """Strip the file name, the source and the node label (as the loader strips CSV cells)."""
         # stripped as the loader strips CSV cells, so an export reads back equal
         object.__setattr__(self, "file_name", str(self.file_name).strip())
         object.__setattr__(self, "source", str(self.source).strip())
@@ -77,9 +117,53 @@ class DraftImage:
 class SegDraft:
     """A SEG being authored (immutable; every update method returns a new draft).
 
-    ``edges`` is ``None`` to follow error counts (every node of error level k connects to every node of
-    the next level present, as TS2 does when ``edges.csv`` is absent; see :attr:`implied_edges`), or an
-    explicit tuple of (parent label, child label) pairs.
+    A draft may be incomplete or wrong at any moment; :func:`~ts2viz.authoring.draft_problems` says what is
+    wrong, and :func:`~ts2viz.authoring.draft_to_seg` turns a draft without problems into a
+    :class:`~ts2viz.seg.SEG`.
+
+    Parameters
+    ----------
+    prompt : str
+        The prompt every image of the SEG was made for; stored stripped.
+    seg_id : int, default 0
+        The SEG's id in the dataset (``metadata.csv``'s ``id``).
+    partition : str, default "Custom"
+        The dataset partition (``Synth``, ``Nat``, ``Real``, ``Custom``, ...), spelled as the loader
+        spells it (:func:`ts2viz.dataset.canonical_partition`).
+    nodes : tuple of DraftNode, default ()
+        The nodes, in the order they were added.
+    images : tuple of DraftImage, default ()
+        The images, in the order they were added, assigned to nodes or not.
+    edges : tuple of (str, str) or None, default None
+        ``None`` to follow the error counts (every node of error level k connects to every node of the
+        next level present, as TS2 does when ``edges.csv`` is absent; see :attr:`implied_edges`), or an
+        explicit tuple of (parent label, child label) pairs.
+
+    See Also
+    --------
+    ts2viz.authoring.draft_problems : what stops a draft from exporting and loading.
+    ts2viz.authoring.seg_size : nodes, edges, levels and walks, before anything is built.
+
+    Examples
+    --------
+    A SEG with an error-0 node, two one-error nodes and a two-error node; edges follow the error counts:
+
+    >>> d = (SegDraft("a red apple on a table", seg_id=7)
+    ...      .add_node("0").add_node("1a", "no apple").add_node("1b", "a green apple")
+    ...      .add_node("2a", ["no apple", "no table"])
+    ...      .add_image("k0", "images/apple-0.png", "0", "SD2.1")
+    ...      .add_image("k1", "images/apple-1.png", "1a", "SD2.1")
+    ...      .add_image("k2", "images/apple-2.png", "1b")
+    ...      .add_image("k3", "images/apple-3.png"))
+    >>> d.sorted_labels()
+    ('0', '1a', '1b', '2a')
+    >>> d.effective_edges
+    (('0', '1a'), ('0', '1b'), ('1a', '2a'), ('1b', '2a'))
+    >>> [im.key for im in d.unassigned]
+    ['k3']
+    >>> d2 = d.assign("k3", "2a")
+    >>> d2 == d, d2.image("k3").node, d.image("k3").node is None
+    (False, '2a', True)
     """
 
     prompt: str
@@ -90,6 +174,7 @@ class SegDraft:
     edges: tuple[tuple[str, str], ...] | None = None
 
     def __post_init__(self) -> None:
+        """Strip the prompt, spell the partition as the loader does, make nodes, images and edges tuples."""
         # stripped as the loader strips CSV cells, so an export reads back equal
         object.__setattr__(self, "prompt", str(self.prompt).strip())
         object.__setattr__(self, "partition", canonical_partition(str(self.partition).strip()))
@@ -105,34 +190,92 @@ class SegDraft:
         return tuple(n.label for n in self.nodes)
 
     def has_node(self, label: str) -> bool:
+        """Whether the draft has a node with this label.
+
+        Parameters
+        ----------
+        label : str
+            A node label.
+
+        Returns
+        -------
+        bool
+            True if some node has the label.
+        """
         return any(n.label == label for n in self.nodes)
 
     def node(self, label: str) -> DraftNode:
-        """The node with this label (``KeyError`` if there is none)."""
+        """The node with this label.
+
+        Parameters
+        ----------
+        label : str
+            A node label.
+
+        Returns
+        -------
+        DraftNode
+            The first node with the label.
+
+        Raises
+        ------
+        KeyError
+            If no node has the label.
+        """
         for n in self.nodes:
             if n.label == label:
                 return n
         raise KeyError(label)
 
     def image(self, key: str) -> DraftImage:
-        """The image with this key (``KeyError`` if there is none)."""
+        """The image with this key.
+
+        Parameters
+        ----------
+        key : str
+            An image key.
+
+        Returns
+        -------
+        DraftImage
+            The image.
+
+        Raises
+        ------
+        KeyError
+            If no image has the key.
+        """
         for im in self.images:
             if im.key == key:
                 return im
         raise KeyError(key)
 
     def images_of(self, label: str | None) -> tuple[DraftImage, ...]:
-        """The images of a node (``None``: the unassigned images), in the draft's order."""
+        """The images of a node, in the draft's order.
+
+        Parameters
+        ----------
+        label : str or None
+            A node label; ``None`` for the images not yet in a node.
+
+        Returns
+        -------
+        tuple of DraftImage
+            The images whose ``node`` is ``label``.
+        """
         return tuple(im for im in self.images if im.node == label)
 
     @property
     def unassigned(self) -> tuple[DraftImage, ...]:
+        """The images not yet in a node, in the draft's order."""
         return self.images_of(None)
 
     @functools.cached_property
     def implied_edges(self) -> tuple[tuple[str, str], ...]:
-        """The edges that follow from the error counts alone (nodes with malformed labels left out);
-        computed once per draft (a draft is immutable), from the nodes grouped by level."""
+        """The edges that follow from the error counts alone (nodes with malformed labels left out).
+
+        Computed once per draft (a draft is immutable), from the nodes grouped by level.
+        """
         return implied_edges(lbl for lbl in self.labels if DraftNode(lbl).level is not None)
 
     @property
@@ -141,27 +284,107 @@ class SegDraft:
         return self.implied_edges if self.edges is None else self.edges
 
     def sorted_labels(self) -> tuple[str, ...]:
-        """Node labels by error level then label (malformed labels last)."""
+        """Node labels by error level, then label (malformed labels last).
+
+        Returns
+        -------
+        tuple of str
+            The labels, sorted.
+        """
         return tuple(sorted(self.labels, key=_label_key))
 
     # -- the SEG as a whole ------------------------------------------------------------------------
     def with_prompt(self, prompt: str) -> "SegDraft":
+        """A copy with another prompt.
+
+        Parameters
+        ----------
+        prompt : str
+            The new prompt (stored stripped).
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+        """
         return replace(self, prompt=prompt)
 
     def with_seg_id(self, seg_id: int) -> "SegDraft":
+        """A copy with another SEG id.
+
+        Parameters
+        ----------
+        seg_id : int
+            The new id (converted with ``int``).
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+
+        Raises
+        ------
+        ValueError
+            If ``seg_id`` is not a number ``int`` accepts.
+        """
         return replace(self, seg_id=int(seg_id))
 
     def with_partition(self, partition: str) -> "SegDraft":
+        """A copy with another partition.
+
+        Parameters
+        ----------
+        partition : str
+            The new partition (spelled as the loader spells it).
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+        """
         return replace(self, partition=partition)
 
     # -- nodes -------------------------------------------------------------------------------------
     def add_node(self, label: str, errors: str | Iterable[str] = ()) -> "SegDraft":
-        """Add a node (label stripped). Adding a label that exists is allowed and reported by
-        :func:`~ts2viz.authoring.draft_problems` as a duplicate (a UI may show it before it is fixed)."""
+        """A copy with one more node.
+
+        Adding a label that exists is allowed and reported by :func:`~ts2viz.authoring.draft_problems` as a
+        duplicate (a UI may show it before it is fixed).
+
+        Parameters
+        ----------
+        label : str
+            The node label (stripped), e.g. ``"1a"``.
+        errors : str or iterable of str, default ()
+            Its error descriptions (:func:`clean_errors`: a string is split at ``;``).
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+        """
         return replace(self, nodes=self.nodes + (DraftNode(str(label).strip(), clean_errors(errors)),))
 
     def rename_node(self, old: str, new: str) -> "SegDraft":
-        """Relabel a node; its images and edges follow it. ``KeyError`` if ``old`` is not a node."""
+        """A copy with a node relabelled; its images and explicit edges follow it.
+
+        Parameters
+        ----------
+        old : str
+            The current label.
+        new : str
+            The new label (stripped).
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+
+        Raises
+        ------
+        KeyError
+            If ``old`` is not a node.
+        """
         self.node(old)
         new = str(new).strip()
         nodes = tuple(replace(n, label=new) if n.label == old else n for n in self.nodes)
@@ -171,7 +394,23 @@ class SegDraft:
         return replace(self, nodes=nodes, images=images, edges=edges)
 
     def remove_node(self, label: str) -> "SegDraft":
-        """Remove a node (every node with this label): its images become unassigned, its edges go."""
+        """A copy without a node (every node with this label): its images become unassigned, its edges go.
+
+        Parameters
+        ----------
+        label : str
+            The node label.
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+
+        Raises
+        ------
+        KeyError
+            If ``label`` is not a node.
+        """
         self.node(label)
         nodes = tuple(n for n in self.nodes if n.label != label)
         images = tuple(replace(im, node=None) if im.node == label else im for im in self.images)
@@ -179,25 +418,100 @@ class SegDraft:
         return replace(self, nodes=nodes, images=images, edges=edges)
 
     def set_node_errors(self, label: str, errors: str | Iterable[str]) -> "SegDraft":
-        """Set the error descriptions of a node (a string is split at ``;``)."""
+        """A copy with a node's error descriptions replaced.
+
+        Parameters
+        ----------
+        label : str
+            The node label.
+        errors : str or iterable of str
+            The new descriptions (a string is split at ``;``).
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+
+        Raises
+        ------
+        KeyError
+            If ``label`` is not a node.
+        """
         self.node(label)
         errs = clean_errors(errors)
         return replace(self, nodes=tuple(replace(n, errors=errs) if n.label == label else n for n in self.nodes))
 
     # -- images ------------------------------------------------------------------------------------
     def add_image(self, key: str, file_name: str, node: str | None = None, source: str = "") -> "SegDraft":
-        """Add an image (in ``node``, or unassigned). A key already in the draft is a ``ValueError``
-        (the key is the caller's handle on the bytes, so two images cannot share it)."""
+        """A copy with one more image, in ``node`` or unassigned.
+
+        Parameters
+        ----------
+        key : str
+            The caller's handle on the image's bytes; two images cannot share it.
+        file_name : str
+            The image's path inside the exported dataset folder.
+        node : str or None, default None
+            The node it belongs to (not checked here: :func:`~ts2viz.authoring.draft_problems` reports an
+            image in a node the draft lacks); ``None``: unassigned.
+        source : str, default ""
+            Where the image came from (``metadata.csv``'s ``image_source``).
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+
+        Raises
+        ------
+        ValueError
+            If the draft already has an image with this key.
+        """
         if any(im.key == key for im in self.images):
             raise ValueError(f"the draft already has an image with key {key!r}")
         return replace(self, images=self.images + (DraftImage(key, file_name, node, source),))
 
     def remove_image(self, key: str) -> "SegDraft":
+        """A copy without an image.
+
+        Parameters
+        ----------
+        key : str
+            The image's key.
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+
+        Raises
+        ------
+        KeyError
+            If no image has the key.
+        """
         self.image(key)
         return replace(self, images=tuple(im for im in self.images if im.key != key))
 
     def assign(self, keys: str | Sequence[str], node: str | None) -> "SegDraft":
-        """Put images (one key or several) into ``node`` (``None``: unassign them)."""
+        """A copy with images (one key or several) put into a node.
+
+        Parameters
+        ----------
+        keys : str or sequence of str
+            One image key, or several.
+        node : str or None
+            The node label; ``None`` unassigns the images.
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+
+        Raises
+        ------
+        KeyError
+            If a key is not an image's, or ``node`` is not a node.
+        """
         keys = {keys} if isinstance(keys, str) else set(keys)
         for k in keys:
             self.image(k)
@@ -206,10 +520,47 @@ class SegDraft:
         return replace(self, images=tuple(replace(im, node=node) if im.key in keys else im for im in self.images))
 
     def unassign(self, keys: str | Sequence[str]) -> "SegDraft":
+        """A copy with images taken out of their nodes (``assign(keys, None)``).
+
+        Parameters
+        ----------
+        keys : str or sequence of str
+            One image key, or several.
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+
+        Raises
+        ------
+        KeyError
+            If a key is not an image's.
+        """
         return self.assign(keys, None)
 
     def set_image(self, key: str, *, file_name: str | None = None, source: str | None = None) -> "SegDraft":
-        """Change an image's dataset file name and/or source."""
+        """A copy with an image's dataset file name and/or source changed.
+
+        Parameters
+        ----------
+        key : str
+            The image's key.
+        file_name : str or None, default None
+            The new file name; ``None`` keeps it.
+        source : str or None, default None
+            The new source; ``None`` keeps it.
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+
+        Raises
+        ------
+        KeyError
+            If no image has the key.
+        """
         im = self.image(key)
         new = replace(im, file_name=im.file_name if file_name is None else file_name,
                       source=im.source if source is None else source)
@@ -217,26 +568,72 @@ class SegDraft:
 
     # -- edges -------------------------------------------------------------------------------------
     def add_edge(self, parent: str, child: str) -> "SegDraft":
-        """Add an explicit edge. On a draft following error counts, the implied edges become explicit
-        first (so nothing a walk took before is lost). Adding an edge that exists changes nothing."""
+        """A copy with one more explicit edge.
+
+        On a draft following the error counts, the implied edges become explicit first (so nothing a walk
+        took before is lost). Adding an edge that exists changes nothing.
+
+        Parameters
+        ----------
+        parent : str
+            The parent node's label (fewer errors).
+        child : str
+            The child node's label (more errors). Neither is checked here:
+            :func:`~ts2viz.authoring.draft_problems` reports a wrong edge.
+
+        Returns
+        -------
+        SegDraft
+            The updated draft (``self`` if the edge is there and the edges are already explicit).
+        """
         edges = self.effective_edges
         if (parent, child) in edges:
             return self if self.edges is not None else replace(self, edges=edges)
         return replace(self, edges=edges + ((str(parent), str(child)),))
 
     def remove_edge(self, parent: str, child: str) -> "SegDraft":
-        """Remove an edge (the implied edges become explicit first). ``KeyError`` if there is no such edge."""
+        """A copy without an edge (the implied edges become explicit first).
+
+        Parameters
+        ----------
+        parent : str
+            The parent node's label.
+        child : str
+            The child node's label.
+
+        Returns
+        -------
+        SegDraft
+            The updated draft, with explicit edges.
+
+        Raises
+        ------
+        KeyError
+            If there is no such edge.
+        """
         edges = self.effective_edges
         if (parent, child) not in edges:
             raise KeyError((parent, child))
         return replace(self, edges=tuple(e for e in edges if e != (parent, child)))
 
     def follow_error_counts(self) -> "SegDraft":
-        """Drop the explicit edges: edges follow from the error counts (``edges=None``)."""
+        """A copy without explicit edges: edges follow from the error counts (``edges=None``).
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+        """
         return replace(self, edges=None)
 
     def explicit_edges(self) -> "SegDraft":
-        """Make the current edges explicit (the implied ones, when following error counts)."""
+        """A copy whose current edges are explicit (the implied ones, when following error counts).
+
+        Returns
+        -------
+        SegDraft
+            The updated draft.
+        """
         return replace(self, edges=self.effective_edges)
 
 
@@ -248,10 +645,31 @@ def _label_key(label: str | None):
 
 
 def canonical(draft: SegDraft, *, rekey: bool = False) -> SegDraft:
-    """The same draft in the order an exported dataset reads back in: nodes by error level then label,
-    images node by node then by file name, explicit edges sorted (and an empty edge list of a SEG whose
-    implied edges are empty too, i.e. one level only, as ``None``). ``rekey=True`` also sets each
-    image's key to its file name (the keys :func:`import_dataset` gives)."""
+    """The same draft in the order an exported dataset reads back in.
+
+    Nodes by error level then label, images node by node then by file name, explicit edges sorted and
+    each once (and an empty edge list of a SEG whose implied edges are empty too, i.e. one level only,
+    as ``None``).
+
+    Parameters
+    ----------
+    draft : SegDraft
+        Any draft.
+    rekey : bool, default False
+        Also set each image's key to its file name (the keys :func:`import_dataset` gives).
+
+    Returns
+    -------
+    SegDraft
+        The reordered draft.
+
+    Examples
+    --------
+    >>> d = SegDraft("p").add_node("1a").add_node("0").add_image("x", "b.png", "0").add_image("y", "a.png", "0")
+    >>> c = canonical(d, rekey=True)
+    >>> c.labels, [im.key for im in c.images]
+    (('0', '1a'), ['a.png', 'b.png'])
+    """
     nodes = tuple(sorted(draft.nodes, key=lambda n: _label_key(n.label)))
     order = {n.label: i for i, n in enumerate(nodes)}
     images = tuple(sorted(draft.images, key=lambda im: (order.get(im.node, len(order)), im.file_name)))

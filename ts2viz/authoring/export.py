@@ -37,8 +37,41 @@ def _md(text: str) -> str:
 
 
 def dataset_card(drafts: Sequence[SegDraft], name: str) -> str:
-    """The ``README.md`` of an exported dataset: what it is, how to load it, its files, and each SEG with
-    its nodes, their error descriptions, image counts and edges."""
+    """The ``README.md`` of an exported dataset.
+
+    What it is, how to load it, its files, and each SEG with its nodes, their error descriptions, image
+    counts and edges; with Hugging Face dataset-card front matter (``pretty_name``, tags).
+
+    Parameters
+    ----------
+    drafts : sequence of SegDraft
+        The exported drafts (written in id order, each in :func:`canonical` order).
+    name : str
+        The dataset's title.
+
+    Returns
+    -------
+    str
+        The Markdown text.
+
+    Examples
+    --------
+    >>> from ts2viz.authoring import SegDraft
+    >>> d = SegDraft("a red apple").add_node("0").add_node("1a", "no apple").add_image("k", "a.png", "0")
+    >>> card = dataset_card([d], "apples")
+    >>> print(card[card.index("### SEG"):])
+    ### SEG 0: a red apple
+    <BLANKLINE>
+    Partition Custom; 2 nodes, 1 images.
+    <BLANKLINE>
+    | node | errors | images |
+    |---|---|---|
+    | 0 | (none: matches the prompt) | 1 |
+    | 1a | no apple | 0 |
+    <BLANKLINE>
+    Edges: follow the error counts.
+    <BLANKLINE>
+    """
     drafts = [canonical(d) for d in sorted(drafts, key=lambda d: d.seg_id)]
     n_images = sum(len(d.images) for d in drafts)
     explicit = any(d.edges is not None for d in drafts)
@@ -146,20 +179,72 @@ def _target(folder: Path, overwrite: bool) -> None:
 
 def export_dataset(drafts: SegDraft | Sequence[SegDraft], folder: str | os.PathLike, image_bytes: ImageBytes,
                    *, overwrite: bool = False, name: str | None = None) -> Path:
-    """Write ``drafts`` (one or several SEGs with distinct ids) as a dataset folder and return its path.
+    """Write drafts (one or several SEGs with distinct ids) as a dataset folder.
 
     The folder holds ``metadata.csv`` (``id, target_prompt, file_name, image_source, rank, partition``),
     ``edges.csv`` (rows for the SEGs with explicit edges; only when one has them), ``nodes.csv``
     (``id, rank, errors``: the error descriptions, ``;``-separated; only when a node has some), every
-    image at its ``file_name``, and ``README.md`` (a dataset card: each SEG, its nodes and their
-    errors, how to load it). ``name`` titles the card (default: the folder's name). Rows are written in
+    image at its ``file_name``, and ``README.md`` (:func:`dataset_card`). Rows are written in
     :func:`canonical` order.
 
     Atomic: the dataset is written next to ``folder``, checked with
     :func:`ts2viz.dataset.validate_folder`, then renamed into place; on any error nothing is left.
-    Raises :class:`~ts2viz.errors.InputError` (one line) when a draft has problems, an image's bytes
-    cannot be had or are not an image, or ``folder`` exists (with ``overwrite=True`` an existing
-    dataset folder, or an empty folder, is replaced; any other folder is refused).
+
+    Parameters
+    ----------
+    drafts : SegDraft or sequence of SegDraft
+        The drafts, without problems (:func:`~ts2viz.authoring.drafts_problems`).
+    folder : str or os.PathLike
+        The new dataset folder.
+    image_bytes : callable or mapping
+        What gives each image's bytes (``ImageBytes``): a function of the :class:`DraftImage`, or a
+        mapping from image keys; either gives ``bytes`` or a path to a file. Each must be an image file
+        PIL can read.
+    overwrite : bool, default False
+        Replace ``folder`` if it is an existing dataset folder (one with ``metadata.csv``) or an empty
+        folder; any other folder is refused.
+    name : str or None, default None
+        The title of the card (default: the folder's name).
+
+    Returns
+    -------
+    pathlib.Path
+        ``folder``.
+
+    Raises
+    ------
+    InputError
+        In one line, when a draft has problems, two images of different SEGs share a key while
+        ``image_bytes`` is a mapping, an image's bytes cannot be had or are not an image, ``folder``
+        exists (and may not be replaced), or the disk refuses the write.
+
+    See Also
+    --------
+    import_dataset : the drafts of an exported folder.
+    pack_dataset : the folder as one zip file.
+
+    Examples
+    --------
+    >>> import io, tempfile, pathlib
+    >>> from PIL import Image
+    >>> from ts2viz.authoring import SegDraft
+    >>> def png(color):
+    ...     buf = io.BytesIO()
+    ...     Image.new("RGB", (8, 8), color).save(buf, "PNG")
+    ...     return buf.getvalue()
+    >>> d = (SegDraft("a red square", seg_id=1).add_node("0").add_node("1a", "a blue square")
+    ...      .add_image("r", "images/red.png", "0", "PIL").add_image("b", "images/blue.png", "1a", "PIL"))
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "squares"
+    >>> folder = export_dataset(d, out, {"r": png("red"), "b": png("blue")})
+    >>> sorted(p.name for p in folder.iterdir())
+    ['README.md', 'images', 'metadata.csv', 'nodes.csv']
+    >>> print((folder / "metadata.csv").read_text().strip())
+    id,target_prompt,file_name,image_source,rank,partition
+    1,a red square,images/red.png,PIL,0,Custom
+    1,a red square,images/blue.png,PIL,1a,Custom
+    >>> import_dataset(folder) == [canonical(d, rekey=True)]
+    True
+    >>> import shutil; shutil.rmtree(out.parent)
     """
     drafts = [drafts] if isinstance(drafts, SegDraft) else list(drafts)
     folder = Path(folder)
@@ -217,8 +302,10 @@ def export_dataset(drafts: SegDraft | Sequence[SegDraft], folder: str | os.PathL
 
 
 def _swap_in(tmp: Path, folder: Path) -> None:
-    """Rename the finished ``tmp`` folder to ``folder``, replacing an existing one (moved aside first and
-    put back if the rename fails)."""
+    """Rename the finished ``tmp`` folder to ``folder``, replacing an existing one.
+
+    The existing folder is moved aside first and put back if the rename fails.
+    """
     if not folder.exists():
         os.replace(tmp, folder)
         return
@@ -234,20 +321,55 @@ def _swap_in(tmp: Path, folder: Path) -> None:
 
 
 def import_dataset(source: str | os.PathLike | Dataset) -> list[SegDraft]:
-    """The drafts of a dataset (a folder in ts2viz's format, a Hugging Face dataset id, ``"ts2"``, or a
-    loaded :class:`~ts2viz.dataset.Dataset`: whatever :func:`ts2viz.dataset.load_dataset` takes),
-    one per SEG in id order; images keyed by their file names (see :func:`image_locator` for their
-    files). ``import_dataset(export_dataset(drafts, ...)) == [canonical(d, rekey=True) for d in drafts]``
-    (drafts in id order). :class:`~ts2viz.errors.InputError` (the loader's first problem) for a folder
-    that does not load."""
+    """The drafts of a dataset, one per SEG in id order.
+
+    Images are keyed by their file names (:func:`image_locator` gives their files). For drafts without
+    problems, ``import_dataset(export_dataset(drafts, ...)) == [canonical(d, rekey=True) for d in drafts]``
+    (drafts in id order).
+
+    Parameters
+    ----------
+    source : str or os.PathLike or ts2viz.dataset.Dataset
+        Whatever :func:`ts2viz.dataset.load_dataset` takes (a folder in ts2viz's format, a Hugging Face
+        dataset id, ``"ts2"``), or a loaded dataset.
+
+    Returns
+    -------
+    list of SegDraft
+        The drafts.
+
+    Raises
+    ------
+    InputError
+        For a folder that does not load (the loader's first problem).
+
+    Examples
+    --------
+    >>> drafts = import_dataset("ts2")
+    >>> len(drafts), drafts[0].seg_id, drafts[0].images[0].key == drafts[0].images[0].file_name
+    (165, 0, True)
+    """
     ds = source if isinstance(source, Dataset) else load_dataset(source)
     return [draft_from_seg(ds, sid) for sid in sorted(ds.segs)]
 
 
 def image_locator(dataset: Dataset) -> Callable[[DraftImage], Path | None]:
-    """For drafts made by :func:`import_dataset` or :func:`~ts2viz.authoring.draft_from_seg`: a function
-    giving an image's local file (on disk under the dataset folder, or fetched from its hub repo), or
-    ``None`` when it cannot be had. Only the dataset's own file names are resolved."""
+    """A function giving the local file of an image of an imported draft.
+
+    For drafts made by :func:`import_dataset` or :func:`~ts2viz.authoring.draft_from_seg`: the file on
+    disk under the dataset folder, or fetched from its hub repo. Only the dataset's own file names are
+    resolved.
+
+    Parameters
+    ----------
+    dataset : ts2viz.dataset.Dataset
+        The dataset the drafts came from.
+
+    Returns
+    -------
+    callable
+        ``locate(image) -> pathlib.Path or None`` (``None`` when the file cannot be had).
+    """
     def locate(im: DraftImage) -> Path | None:
         return fetch_image(dataset, im.key)
     return locate

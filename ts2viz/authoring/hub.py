@@ -11,9 +11,27 @@ DEFAULT_COMMIT_MESSAGE = "Upload SEG dataset made with ts2viz"
 
 
 def dataset_files(folder: str | os.PathLike) -> list[str]:
-    """The files of a dataset folder that make the dataset (relative POSIX paths): ``metadata.csv``,
-    ``edges.csv``, ``nodes.csv``, ``README.md`` when present, and every image ``metadata.csv`` names.
-    Nothing else in the folder is pushed (no stray or hidden files)."""
+    """The files of a dataset folder that make the dataset, as relative POSIX paths.
+
+    ``metadata.csv``, ``edges.csv``, ``nodes.csv``, ``README.md`` when present, and every image
+    ``metadata.csv`` names. Nothing else in the folder is pushed or packed (no stray or hidden files).
+    The folder's warnings are not given here (they are ``ts2viz validate``'s to give).
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        A dataset folder in ts2viz's format.
+
+    Returns
+    -------
+    list of str
+        The dataset's own files first, then the images in ``metadata.csv``'s order.
+
+    Raises
+    ------
+    InputError
+        When the folder does not load as a dataset (the loader's first problem).
+    """
     from ..dataset import load_folder
 
     folder = Path(folder)
@@ -27,17 +45,42 @@ def dataset_files(folder: str | os.PathLike) -> list[str]:
 def push_to_hub(folder: str | os.PathLike, repo_id: str, *, token: str | None = None,
                 endpoint: str | None = None, private: bool = False,
                 commit_message: str = DEFAULT_COMMIT_MESSAGE, probe_timeout: float | None = None) -> str:
-    """Upload a dataset folder to the Hugging Face dataset repo ``repo_id`` (created if missing) with
-    the ``huggingface_hub`` client, in one commit, and return the URL of the commit.
+    """Upload a dataset folder to a Hugging Face dataset repo in one commit (the operator's step).
 
-    The folder is checked first with :func:`ts2viz.dataset.validate_folder`: every rule of the loader,
-    and every image file present; the first problem is raised as a one-line
-    :class:`~ts2viz.errors.InputError` (``ts2viz validate`` lists them all). Only the dataset's files
-    are pushed (:func:`dataset_files`). ``endpoint`` defaults to ``HF_ENDPOINT`` / the public hub;
-    ``token`` to the client's own (``HF_TOKEN``, ``hf auth login``). A hub error (no such owner, no
-    write access, network) is an ``InputError`` naming the repo; so is a hub that does not answer one
-    probe within ``probe_timeout`` seconds (default :data:`ts2viz.dataset.HUB_PROBE_TIMEOUT`). Load the result with
+    The folder is checked first with :func:`ts2viz.dataset.validate_folder`: every rule of the loader, and
+    every image file present (``ts2viz validate`` lists all the problems). Only the dataset's files are
+    pushed (:func:`dataset_files`). The repo is created if missing. Load the result with
     ``ts2viz.dataset.load_hf(repo_id)``.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        A dataset folder in ts2viz's format, with its images.
+    repo_id : str
+        ``OWNER/NAME`` of the dataset repo.
+    token : str or None, default None
+        A hub token; ``None``: the client's own (``HF_TOKEN``, ``hf auth login``).
+    endpoint : str or None, default None
+        The hub's address; ``None``: ``HF_ENDPOINT`` or the public hub.
+    private : bool, default False
+        Create the repo as private (an existing repo keeps its visibility).
+    commit_message : str, default DEFAULT_COMMIT_MESSAGE
+        The commit's message.
+    probe_timeout : float or None, default None
+        Seconds the hub has to answer one probe before anything is sent; ``None``:
+        :data:`ts2viz.dataset.HUB_PROBE_TIMEOUT`.
+
+    Returns
+    -------
+    str
+        The URL of the commit.
+
+    Raises
+    ------
+    InputError
+        In one line: ``repo_id`` is not ``OWNER/NAME``; the folder's first problem, or its first missing
+        image; a hub that does not answer the probe in time; any hub error (no such owner, no write
+        access, network), naming the repo.
     """
     from ..dataset import validate_folder
 

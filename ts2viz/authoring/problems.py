@@ -26,8 +26,19 @@ RESERVED_NAMES = frozenset({"metadata.csv", "edges.csv", "nodes.csv", "README.md
 
 @dataclass(frozen=True)
 class DraftProblem:
-    """One problem of a draft, in one readable line (``message``), with what it is about so a UI can
-    point at it: a node label, an image key, an edge (any may be ``None``)."""
+    """One problem of a draft, in one readable line, with what it is about so a UI can point at it.
+
+    Parameters
+    ----------
+    message : str
+        The problem, worded as ``ts2viz validate`` words the loader's (``str()`` of the problem).
+    node : str or None, default None
+        The node label it is about.
+    image : str or None, default None
+        The image key it is about.
+    edge : (str, str) or None, default None
+        The edge it is about.
+    """
 
     message: str
     node: str | None = None
@@ -35,13 +46,34 @@ class DraftProblem:
     edge: tuple[str, str] | None = None
 
     def __str__(self) -> str:
+        """The message."""
         return self.message
 
 
 def file_name_problem(file_name: str) -> str | None:
-    """Why ``file_name`` cannot be an image's path in an exported dataset folder, or ``None``: it must
-    be a relative POSIX path inside the folder (no ``..``, no absolute path, no backslash, no hidden or
-    empty part, no control character) and not one of the dataset's own files."""
+    """Why a file name cannot be an image's path in an exported dataset folder.
+
+    It must be a relative POSIX path inside the folder (no ``..``, no absolute path, no backslash, no
+    hidden or empty part, no control character) and not one of the dataset's own files
+    (:data:`RESERVED_NAMES`).
+
+    Parameters
+    ----------
+    file_name : str
+        The candidate path.
+
+    Returns
+    -------
+    str or None
+        The problem in one line, or ``None`` when the name is fine.
+
+    Examples
+    --------
+    >>> file_name_problem("images/a.jpg") is None
+    True
+    >>> file_name_problem("../a.jpg")
+    "file_name '../a.jpg' has an empty, '.' or '..' part; expected a path like images/a.jpg"
+    """
     fn = file_name
     if not fn:
         return "empty file_name"
@@ -62,11 +94,34 @@ def file_name_problem(file_name: str) -> str | None:
 
 
 def safe_file_name(name: str, taken: Iterable[str] = (), folder: str = "images") -> str:
-    """A dataset file name for an image uploaded as ``name`` (a visitor's file name: never used as a
-    path as such): ``folder/<stem>.<ext>`` with the stem reduced to lower-case letters, digits, ``-``
-    and ``_`` (``image`` if nothing is left), the extension kept if it is an image type's (else
-    ``.png``), and ``-2``, ``-3``, ... added until it is not in ``taken``. The result passes
-    :func:`file_name_problem`."""
+    r"""A dataset file name for an image uploaded under a visitor's file name.
+
+    The visitor's name is never used as a path as such: the result is ``folder/<stem>.<ext>`` with the
+    stem reduced to lower-case letters, digits, ``-`` and ``_`` (``image`` if nothing is left), the
+    extension kept if it is an image type's (else ``.png``), and ``-2``, ``-3``, ... added until it is not
+    in ``taken``. The result passes :func:`file_name_problem`.
+
+    Parameters
+    ----------
+    name : str
+        The uploaded file's name (any folders in it are dropped).
+    taken : iterable of str, default ()
+        File names already used.
+    folder : str, default "images"
+        The folder inside the dataset (unsafe parts dropped; ``""``: the dataset's top).
+
+    Returns
+    -------
+    str
+        The file name.
+
+    Examples
+    --------
+    >>> safe_file_name("C:\\Users\\me\\My Cat (1).JPG", taken=["images/my-cat-1.jpg"])
+    'images/my-cat-1-2.jpg'
+    >>> safe_file_name("../../etc/passwd")
+    'images/passwd.png'
+    """
     import re
 
     base = str(name).replace("\\", "/").rsplit("/", 1)[-1]
@@ -96,10 +151,39 @@ def _nested_problem(file_name: str, is_image: Callable[[str], bool]) -> str | No
 
 
 def draft_problems(draft: SegDraft) -> list[DraftProblem]:
-    """Every problem that would stop ``draft`` from exporting and loading, in a stable order:
-    the SEG (id, prompt, partition), node labels (well-formed, distinct), error descriptions, images (in
-    a node that exists, file names valid and distinct), empty nodes, edges (existing nodes, lower to
-    higher error level), an error-0 node, every node reachable from one. Empty list: the draft is good.
+    """Every problem that would stop a draft from exporting and loading, in a stable order.
+
+    The checks are the dataset loader's own (:mod:`ts2viz.seg`), so the messages read like
+    ``ts2viz validate``'s, in this order: the SEG (id, prompt, partition), node labels (well-formed,
+    distinct), error descriptions, images (in a node that exists, file names valid and distinct), empty
+    nodes, edges (existing nodes, lower to higher error level), an error-0 node, every node reachable
+    from one.
+
+    Parameters
+    ----------
+    draft : SegDraft
+        The draft.
+
+    Returns
+    -------
+    list of DraftProblem
+        The problems; empty when the draft is good.
+
+    See Also
+    --------
+    draft_warnings : what loads but may not be what the author means.
+    drafts_problems : several drafts as one dataset.
+
+    Examples
+    --------
+    >>> d = SegDraft("a red apple").add_node("1a", "no apple").add_image("k", "images/a.png", "1a")
+    >>> [p.message for p in draft_problems(d)]
+    ['SEG 0 has no error-0 node (labels: 1a)']
+    >>> d = d.add_node("0").add_image("k0", "images/a.png", "0")
+    >>> [str(p) for p in draft_problems(d)]
+    ["duplicate file_name 'images/a.png' (images 'k' and 'k0')"]
+    >>> draft_problems(d.set_image("k0", file_name="images/b.png"))
+    []
     """
     out: list[DraftProblem] = []
     sid = draft.seg_id
@@ -194,9 +278,28 @@ def draft_problems(draft: SegDraft) -> list[DraftProblem]:
 
 
 def drafts_problems(drafts: Sequence[SegDraft]) -> list[DraftProblem]:
-    """:func:`draft_problems` of each draft (messages prefixed ``SEG <id>: `` where they do not name it),
-    plus the problems of the drafts together as one dataset: at least one SEG, SEG ids and image file
-    names distinct."""
+    """The problems of several drafts exported together as one dataset.
+
+    Each draft's :func:`draft_problems` (messages prefixed ``SEG <id>: `` where they do not name it),
+    then the problems of the drafts together: at least one SEG, SEG ids distinct, image file names
+    distinct across SEGs (and no image inside another's file name).
+
+    Parameters
+    ----------
+    drafts : sequence of SegDraft
+        The drafts.
+
+    Returns
+    -------
+    list of DraftProblem
+        The problems; empty when the drafts export and load as one dataset.
+
+    Examples
+    --------
+    >>> d = SegDraft("p", seg_id=1).add_node("0").add_image("k", "images/a.png", "0")
+    >>> [p.message for p in drafts_problems([d, d.with_prompt("q")])]
+    ['SEG id 1 is used by 2 SEGs; ids must be distinct']
+    """
     out: list[DraftProblem] = []
     if not drafts:
         return [DraftProblem("no SEG to export")]
@@ -221,10 +324,29 @@ def drafts_problems(drafts: Sequence[SegDraft]) -> list[DraftProblem]:
 
 
 def draft_warnings(draft: SegDraft) -> list[DraftProblem]:
-    """What loads but may not be what the author means (not problems: an export goes ahead), one line
-    each: a SEG with one error level only (no walk has two levels, so Ord and Sep are undefined for it),
-    an error-0 node that lists errors (it should match the prompt), a node listing more errors than its
-    error count."""
+    """What loads but may not be what the author means (an export goes ahead), one line each.
+
+    A SEG with one error level only (no walk has two levels, so Ord and Sep are undefined for it), an
+    error-0 node that lists errors (it should match the prompt), a node listing more errors than its
+    error count.
+
+    Parameters
+    ----------
+    draft : SegDraft
+        The draft.
+
+    Returns
+    -------
+    list of DraftProblem
+        The warnings; empty when there are none.
+
+    Examples
+    --------
+    >>> d = SegDraft("p").add_node("0", "a blue sky").add_node("1a", "no cat; no dog")
+    >>> [w.message for w in draft_warnings(d)]
+    ['node 0 is an error-0 node (it matches the prompt) but lists errors: a blue sky',
+     'node 1a lists 2 errors but its label says 1']
+    """
     out: list[DraftProblem] = []
     levels: dict[str, int] = {}
     for n in draft.nodes:

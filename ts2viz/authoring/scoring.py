@@ -1,6 +1,8 @@
-"""Live scoring while authoring: score a draft's images with any metric of the registry, then compute
-its meta-metrics (``ts2viz.metametrics.compute(drafts_to_dataset(drafts), scores)``), so a hard SEG can be
-designed on purpose. Images from TS2 keep their file names, so the bundled TS2 scores apply as they are.
+"""Live scoring while authoring: score a draft's images with any metric of the registry.
+
+Then compute its meta-metrics (``ts2viz.metametrics.compute(drafts_to_dataset(drafts), scores)``), so
+a hard SEG can be designed on purpose. Images from TS2 keep their file names, so the bundled TS2
+scores apply as they are.
 """
 from __future__ import annotations
 
@@ -33,14 +35,68 @@ def _pixels(im: DraftImage, source: ImageSource):
 def score_drafts(drafts: SegDraft | Sequence[SegDraft], specs: Sequence[str] | str, images: ImageSource, *,
                  device: str | None = None, batch_size: int | None = None, cache_dir=None,
                  use_cache: bool = True, progress=None):
-    """Scores of every image of ``drafts`` (assigned to a node or not: a draft need not be finished)
-    against its SEG's prompt, for each metric spec (``clipscore:ViT-B-32/openai``, ``callable:...``),
-    through the engine's cache (:func:`ts2viz.engine.score_images`), so rescoring a draft after an
-    edit only scores new images.
+    r"""Scores of every image of drafts against its SEG's prompt, for each metric spec.
 
-    Returns a :class:`ts2viz.scores.Scores` keyed by the images' ``file_name`` with one column per spec
-    (lower-is-better metrics recorded). An image whose pixels cannot be had gets NaN (one warning).
-    :class:`~ts2viz.errors.InputError` when two images share a file name, or a spec is given twice.
+    Every image counts, assigned to a node or not (a draft need not be finished). Scoring goes through the
+    engine's cache (:func:`ts2viz.engine.score_images`), so rescoring a draft after an edit only scores
+    the new images.
+
+    Parameters
+    ----------
+    drafts : SegDraft or sequence of SegDraft
+        One draft or several.
+    specs : str or sequence of str
+        Metric specs of the registry (``clipscore:ViT-B-32/openai``, ``callable:module:function``, ...).
+    images : callable or mapping
+        What gives each image's pixels (``ImageSource``): a function of the :class:`DraftImage`, or a
+        mapping from image keys; either gives ``bytes``, a path, or a PIL image (``None``: the image
+        cannot be had).
+    device : str or None, default None
+        Where the metrics run (``None``: the engine's choice, a GPU when there is one).
+    batch_size : int or None, default None
+        Images per batch (``None``: the metric's default).
+    cache_dir : str or os.PathLike or None, default None
+        The engine's score cache folder (``None``: its default).
+    use_cache : bool, default True
+        Read and write the cache.
+    progress : callable or None, default None
+        Called by the engine as batches finish.
+
+    Returns
+    -------
+    ts2viz.scores.Scores
+        Keyed by the images' ``file_name``, one column per metric (named by its spec), its
+        lower-is-better metrics recorded. NaN for an image whose pixels cannot be had or read (one
+        warning).
+
+    Raises
+    ------
+    InputError
+        When no spec is given, two images share a file name, the same metric is given twice, or a spec
+        does not parse.
+
+    Examples
+    --------
+    A metric of your own (``callable:file.py:function``) on two generated images, one of them not yet in a
+    node, and one image that cannot be had:
+
+    >>> import pathlib, tempfile
+    >>> from PIL import Image
+    >>> from ts2viz.authoring import SegDraft
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (tmp / "mine.py").write_text("def redness(images, prompts):\n"
+    ...                                  "    return [im.getpixel((0, 0))[0] / 255 for im in images]\n")
+    >>> d = (SegDraft("a red square").add_node("0").add_image("r", "red.png", "0")
+    ...      .add_image("g", "grey.png").add_image("x", "lost.png", "0"))
+    >>> pics = {"r": Image.new("RGB", (8, 8), "red"), "g": Image.new("RGB", (8, 8), (51, 51, 51)), "x": None}
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     s = score_drafts(d, f"callable:{tmp / 'mine.py'}:redness", pics, use_cache=False)
+    >>> print(caught[0].message)
+    1 image(s) could not be scored and get NaN: .../lost.png: unreadable image (...)
+    >>> s.file_names, s.values.round(2).ravel().tolist()
+    (['red.png', 'grey.png', 'lost.png'], [1.0, 0.2, nan])
+    >>> import shutil; shutil.rmtree(tmp)
     """
     from ..engine import get_metric, score_images
     from ..scores import Scores

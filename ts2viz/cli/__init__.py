@@ -1,7 +1,9 @@
 """Command-line interface: one parser owning every subcommand.
 
-* ``leaderboard``, ``metametrics`` (:mod:`.evaluate`): meta-metrics of scores tables;
-* ``score``, ``metrics`` (:mod:`.scoring`): run library metrics over a dataset, list the families;
+* ``leaderboard``, ``metametrics``, ``compare``, ``significance`` (:mod:`.evaluate`): meta-metrics of
+  scores tables, with intervals and paired tests;
+* ``score``, ``questions``, ``metrics`` (:mod:`.scoring`): run library metrics over a dataset, list the
+  families;
 * ``validate``, ``push`` (:mod:`.datasets`): every problem of a dataset folder; upload one to the hub;
 * ``humaneval`` (:mod:`.humaneval`): metrics against human ratings (rated sets, Gecko's three tasks);
 * ``nuisance``, ``transforms`` (:mod:`.nuisance`): does a metric move more for nuisance than for errors?
@@ -10,6 +12,9 @@ Exit codes: 0 success, 2 bad input (one line on stderr naming file, row and prob
 130 interrupted. Warnings (input accepted, but not as the user may think) are one line each on stderr,
 ``ts2viz: warning: ...``. ``--out -`` writes CSV to stdout. Importing this package imports no torch,
 transformers or gradio.
+
+The ``ts2viz`` command and ``python -m ts2viz`` call :func:`main`; the page
+``docs/reference/cli.md`` lists every subcommand and option, generated from :func:`build_parser`.
 """
 from __future__ import annotations
 
@@ -28,6 +33,21 @@ __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``ts2viz`` argument parser, with every subcommand.
+
+    Each parsed namespace carries ``func``, the subcommand's function (``func(args) -> exit code``).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        A new parser.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["leaderboard", "--mode", "spec", "--ci"])
+    >>> args.command, args.mode, args.ci, args.dataset
+    ('leaderboard', 'spec', True, 'ts2')
+    """
     parser = argparse.ArgumentParser(prog="ts2viz", description="Meta-evaluate text-to-image faithfulness "
                                      "metrics on semantic error graphs (T2IScoreScore).")
     parser.add_argument("--version", action="version", version=f"ts2viz {__version__}")
@@ -42,7 +62,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 @contextlib.contextmanager
 def one_line_warnings() -> Iterator[None]:
-    """Print every warning raised inside as one line on stderr (``ts2viz: warning: ...``), each time."""
+    """Print every warning raised inside as one line on stderr (``ts2viz: warning: ...``), each time.
+
+    :class:`~ts2viz.errors.InputWarning` and ``UserWarning`` are printed with their message only, other
+    categories with their name first.
+
+    Yields
+    ------
+    None
+        Inside the block, warnings are shown that way.
+    """
     def show(message, category, filename, lineno, file=None, line=None):
         text = " ".join(str(message).split())
         kind = "" if issubclass(category, (InputWarning,)) or category is UserWarning else f"{category.__name__}: "
@@ -55,6 +84,40 @@ def one_line_warnings() -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``ts2viz`` command line and return its exit code.
+
+    Bad input (:class:`~ts2viz.errors.InputError`) is one line on stderr, ``ts2viz: error: ...``, and exit
+    code 2; warnings are one line each (:func:`one_line_warnings`); an interrupt is 130; a closed stdout
+    (``ts2viz leaderboard --out - | head``) ends quietly with 0. ``--help``, ``--version`` and a
+    malformed command line exit through ``argparse`` (``SystemExit``, code 0 or 2).
+
+    Parameters
+    ----------
+    argv : sequence of str or None, default None
+        The arguments after the program name; ``None``: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit code: 0 success, 2 bad input, 130 interrupted.
+
+    Examples
+    --------
+    The published TS2 leaderboard of three bundled metrics, as CSV on stdout (fractions, not x100):
+
+    >>> main(["leaderboard", "--metrics", "CLIPScore,TIFA-GPT4V,DSG-GPT4V", "--out", "-"])
+    metric,ord_avg,sep_avg,ord_synth,sep_synth,ord_nat,sep_nat,ord_real,sep_real
+    CLIPScore,0.714139,0.906539,0.749702,0.905356,0.579941,0.915259,0.692976,0.903442
+    TIFA-GPT4V,0.778654,0.831812,0.836384,0.861905,0.616170,0.804529,0.694870,0.736871
+    DSG-GPT4V,0.795807,0.841730,0.825662,0.866366,0.737113,0.817209,0.729856,0.765958
+    0
+
+    Bad input is exit code 2, with one line on stderr (here ``ts2viz: error: --metrics: no metric 'clipscor' in
+    the scores; did you mean 'CLIPScore' ...``):
+
+    >>> main(["leaderboard", "--metrics", "clipscor"])
+    2
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -5,6 +5,13 @@ import argparse
 
 
 def add_cost_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--cost`` and ``--cost-unit`` to ``ts2viz leaderboard``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     from ..cost import COST_UNITS
 
     p.add_argument("--cost", metavar="CSV",
@@ -14,7 +21,27 @@ def add_cost_options(p: argparse.ArgumentParser) -> None:
 
 
 def cost_columns(mm, args: argparse.Namespace):
-    """Columns for the leaderboard (``mm.metrics`` order) and the text that lists each front."""
+    """The cost columns for the leaderboard and the text that lists each quality-cost front.
+
+    Parameters
+    ----------
+    mm : ts2viz.metametrics.MetaMetrics
+        The leaderboard's meta-metrics.
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+
+    Returns
+    -------
+    columns : dict of str to numpy.ndarray
+        ``cost``, ``pareto_ord_avg`` and ``pareto_sep_avg`` (1 on the front), in ``mm.metrics`` order.
+    text : str
+        The fronts of OrdAvg and SepAvg, cheapest first.
+
+    Raises
+    ------
+    InputError
+        For a cost file that cannot be read (:func:`ts2viz.cost.read_costs`).
+    """
     import numpy as np
 
     from ..cost import cost_table, read_costs

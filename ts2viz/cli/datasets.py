@@ -1,8 +1,10 @@
-"""``ts2viz validate DIR``: check a SEG dataset folder made by hand or by another tool, listing every
-problem (file, row, what was expected), not only the first one that loading stops at.
+"""``ts2viz validate DIR`` and ``ts2viz push DIR --repo OWNER/NAME``: check a dataset folder, upload one.
 
-``ts2viz push DIR --repo OWNER/NAME``: the operator's upload of a dataset folder (e.g. one exported by
-:func:`ts2viz.authoring.export_dataset`) to a Hugging Face dataset repo, after the same checks."""
+``validate`` checks a SEG dataset folder made by hand or by another tool, listing every problem (file,
+row, what was expected), not only the first one that loading stops at. ``push`` is the operator's upload
+of a dataset folder (e.g. one exported by :func:`ts2viz.authoring.export_dataset`) to a Hugging Face
+dataset repo, after the same checks.
+"""
 from __future__ import annotations
 
 import argparse
@@ -15,7 +17,15 @@ SHOWN_MISSING = 5
 
 
 def add_subcommands(subparsers) -> None:
-    """Add ``validate`` to an ``argparse`` subparsers object (sets ``func``)."""
+    """Add ``validate`` and ``push`` to the ``ts2viz`` parser.
+
+    Each subcommand's parser sets ``func``, the function that runs it.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``ts2viz`` parser's subparsers object.
+    """
     p = subparsers.add_parser(
         "validate", help="check a dataset folder and list every problem",
         description="Check a SEG dataset folder (metadata.csv, optional edges.csv and nodes.csv, images) with every "
@@ -43,6 +53,26 @@ def add_subcommands(subparsers) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    """``ts2viz validate DIR``: print every problem of a dataset folder, its warnings and a verdict line.
+
+    Problems are ``error: FILE, row N: ...`` lines (at most ``--limit``), then the warnings and up to
+    :data:`SHOWN_MISSING` missing image files by name (the rest counted).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+
+    Returns
+    -------
+    int
+        0 when the folder loads, 2 when it has problems.
+
+    Raises
+    ------
+    InputError
+        For ``--limit`` below 1.
+    """
     from ..dataset import validate_folder
 
     if args.limit < 1:
@@ -68,6 +98,25 @@ def run_validate(args: argparse.Namespace) -> int:
 
 
 def run_push(args: argparse.Namespace) -> int:
+    """``ts2viz push DIR --repo OWNER/NAME``: upload a dataset folder (:func:`ts2viz.authoring.push_to_hub`).
+
+    Prints the commit's URL and how to load the dataset.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+
+    Raises
+    ------
+    InputError
+        For a folder with problems or missing images, a malformed repo id, or a hub error, in one line.
+    """
     from ..authoring.hub import DEFAULT_COMMIT_MESSAGE, push_to_hub
 
     url = push_to_hub(args.folder, args.repo, endpoint=args.endpoint, private=args.private,

@@ -1,5 +1,8 @@
-"""``ts2viz leaderboard``, ``metametrics``, ``compare`` and ``significance``: meta-metrics of scores tables
-over a SEG dataset, and how sure they are (bootstrap intervals, paired tests)."""
+"""``ts2viz leaderboard``, ``metametrics``, ``compare`` and ``significance``: meta-metrics of scores tables.
+
+Over a SEG dataset, and how sure they are (bootstrap intervals, paired tests, permutation tests,
+significance clusters).
+"""
 from __future__ import annotations
 
 import argparse
@@ -44,7 +47,18 @@ BUNDLED = "ts2"
 
 
 def uses_bundled(args: argparse.Namespace) -> bool:
-    """Whether the bundled TS2 scores are among the inputs: no ``--scores``, or ``ts2`` among them."""
+    """Whether the bundled TS2 scores are among the inputs: no ``--scores``, or ``ts2`` among them.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+
+    Returns
+    -------
+    bool
+        True when the bundled scores are read.
+    """
     return not args.scores or BUNDLED in args.scores
 
 
@@ -66,8 +80,36 @@ def _close(name: str, available) -> str:
 
 
 def metric_name(name: str, available, option: str) -> str:
-    """``name`` as one of the ``available`` metric names: exact, else the one name equal to it ignoring
-    case ("clipscore" is CLIPScore); else :class:`InputError` with the closest names ("did you mean")."""
+    """A metric name as one of the available names, matched exactly or ignoring case.
+
+    Parameters
+    ----------
+    name : str
+        The name the user gave (``"clipscore"`` finds ``CLIPScore``).
+    available : iterable of str
+        The metric names of the scores.
+    option : str
+        The option or subcommand that named it (for the message).
+
+    Returns
+    -------
+    str
+        ``name`` if available, else the one available name equal to it ignoring case.
+
+    Raises
+    ------
+    InputError
+        When there is no such metric, with the closest names ("did you mean ...").
+
+    Examples
+    --------
+    >>> metric_name("clipscore", ["CLIPScore", "TIFA-GPT4V"], "--metrics")
+    'CLIPScore'
+    >>> metric_name("tifa-gpt4", ["CLIPScore", "TIFA-GPT4V"], "compare")
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: compare: no metric 'tifa-gpt4' in the scores; did you mean 'TIFA-GPT4V'? ...
+    """
     have = list(available)
     found = _folded(name, have)
     if found in have:
@@ -78,9 +120,19 @@ def metric_name(name: str, available, option: str) -> str:
 
 
 def warn_bundled_lookalikes(tables, bundled) -> None:
-    """Warn when a scores file has a column named like a bundled TS2 metric whose values differ from
-    the bundled ones (e.g. the release's gated DSG columns in ``published_scores.csv`` where the
-    bundled scores, like the app, use the web leaderboard's accumulation)."""
+    """Warn when a scores file has a column named like a bundled TS2 metric but with other values.
+
+    E.g. the release's gated DSG columns in ``published_scores.csv``, where the bundled scores (like the
+    app) use the web leaderboard's accumulation. One :class:`~ts2viz.errors.InputWarning` per such
+    column, naming the file and how many images differ (beyond 1e-9).
+
+    Parameters
+    ----------
+    tables : sequence of ts2viz.scores.Scores
+        The user's scores tables.
+    bundled : ts2viz.scores.Scores
+        The bundled TS2 scores.
+    """
     import numpy as np
 
     for t in tables:
@@ -101,11 +153,35 @@ def warn_bundled_lookalikes(tables, bundled) -> None:
 
 
 def load_inputs(args: argparse.Namespace):
-    """Dataset, merged scores, metric list and SEG ids from the common options (all validated).
+    """Dataset, merged scores, metric list and SEG ids from the common options, all validated.
 
-    ``--scores`` takes files and the name ``ts2`` (the bundled TS2 scores, with ``--dsg``'s
-    accumulation of the DSG columns: what the app shows), so ``--scores ts2 mine.csv`` is the bundled
-    scores plus one's own, as in the app after an upload. A metric in two inputs is an error (as in the app).
+    ``--scores`` takes files and the name ``ts2`` (the bundled TS2 scores, with ``--dsg``'s accumulation
+    of the DSG columns: what the app shows), so ``--scores ts2 mine.csv`` is the bundled scores plus one's
+    own, as in the app after an upload. A metric in two inputs is an error (as in the app). With
+    ``--metrics``, each file is read for the metrics it has among them only.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+
+    Returns
+    -------
+    dataset : ts2viz.dataset.Dataset
+        The dataset (``--dataset``).
+    scores : ts2viz.scores.Scores
+        The merged scores, lower-is-better metrics recorded.
+    metrics : list of str or None
+        The metrics asked for (``--metrics``, spelled as in the scores), or ``None`` for all.
+    seg_ids : list of int or None
+        The SEGs asked for (``--seg``), or ``None`` for all.
+
+    Raises
+    ------
+    InputError
+        For a dataset or scores file that does not load, ``--dsg`` without the bundled scores, the
+        bundled scores with another dataset, a metric or ``--lower-is-better`` name not in the scores, a
+        malformed ``--seg``.
     """
     from ..dataset import load_dataset, parse_seg_ids
     from ..scores import bundled_scores, merge, read_scores
@@ -172,15 +248,31 @@ def load_inputs(args: argparse.Namespace):
 
 
 def read_bundled_names() -> list[str]:
-    """The metric names of the bundled TS2 scores (the header of the released table only)."""
+    """The metric names of the bundled TS2 scores (from the header of the released table only).
+
+    Returns
+    -------
+    list of str
+        The column names, ``file_name`` included.
+    """
     from ..paths import bundled_data_dir
 
     return scores_columns(bundled_data_dir() / "ts2" / "published_scores.csv")
 
 
 def scores_columns(path) -> list[str]:
-    """The column names of a scores file, from its header only (empty if it cannot be read: the reader
-    then reports the problem)."""
+    """The column names of a scores file, from its header only.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A scores file (CSV, or Parquet by its suffix ``.parquet`` / ``.pq``).
+
+    Returns
+    -------
+    list of str
+        The columns; empty if the file cannot be read (the scores reader then reports the problem).
+    """
     from pathlib import Path
 
     p = Path(path)
@@ -225,7 +317,18 @@ def _compute(args, averaged_only: bool):
 
 
 def check_out(path: str | None) -> None:
-    """Fail before any work when ``--out`` cannot be written (``-`` is stdout)."""
+    """Fail before any work when ``--out`` cannot be written.
+
+    Parameters
+    ----------
+    path : str or None
+        The ``--out`` value; ``None`` and ``-`` (stdout) are not checked.
+
+    Raises
+    ------
+    InputError
+        When the file cannot be written (:func:`ts2viz.atomic.check_writable`).
+    """
     from ..atomic import check_writable
 
     if path and path != "-":
@@ -233,8 +336,17 @@ def check_out(path: str | None) -> None:
 
 
 def write_csv(df, path: str) -> None:
-    """A table as CSV (6 decimals): to stdout for ``-``, else to ``path`` written atomically (never
-    half-written). Every subcommand's ``--out`` goes through here."""
+    """Write a table as CSV with 6 decimals: to stdout, or to a file written atomically (never half-written).
+
+    Every subcommand's ``--out`` goes through here.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table (its index is not written).
+    path : str
+        ``-`` for stdout, else the file.
+    """
     from ..atomic import atomic_path
 
     if path == "-":
@@ -249,13 +361,49 @@ GROUPS = ("avg", "synth", "nat", "real")   # the CSV always has these columns (N
 
 
 def leaderboard_groups(partitions) -> list[str]:
-    """The leaderboard's groups: the average and TS2's three partitions always, then any others."""
+    """The leaderboard's groups: the average and TS2's three partitions always, then any others.
+
+    Parameters
+    ----------
+    partitions : iterable of str
+        The dataset's partitions.
+
+    Returns
+    -------
+    list of str
+        ``["avg", "synth", "nat", "real", ...]``, lower case.
+
+    Examples
+    --------
+    >>> leaderboard_groups(["Nat", "Custom", "Synth"])
+    ['avg', 'synth', 'nat', 'real', 'custom']
+    """
     from ..metametrics import ordered_partitions
 
     return list(GROUPS) + [p.lower() for p in ordered_partitions(partitions) if p not in ("Synth", "Nat", "Real")]
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
+    """``ts2viz leaderboard``: Ord/Sep (and more) per partition, printed as a table and/or written as CSV.
+
+    With ``--ci``, bootstrap intervals and rank intervals (two-level with ``--image-resamples``);
+    ``--clusters``, ``--pairwise``, ``--nuisance`` and ``--cost`` add their columns and notes.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    InputError
+        For bad input (options, files, metrics).
+    """
     from ..statistics.bootstrap import bootstrap, leaderboard_table
     from ..statistics.rank_intervals import rank_intervals
 
@@ -372,10 +520,32 @@ def _cell(value: float, stat: str) -> str:
 
 
 def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None, groups=GROUPS, cov: dict | None = None) -> str:
-    """Plain-text table (x100, as in the paper; delta in score units), sorted by ord_avg; with
-    ``boot``, each value is followed by its interval and a rank column ends each row. A metric without
-    any score in the evaluated SEGs (``cov``, from :func:`ts2viz.scores.coverage`) gets a note instead
-    of a row of dashes."""
+    """The leaderboard as a plain-text table, sorted by ``ord_avg``.
+
+    Values x100, as in the paper (delta in score units). With ``boot``, each value is followed by its
+    interval and a rank column ends each row; a ``cluster`` column of ``lb`` is shown too. A metric
+    without any score in the evaluated SEGs gets a note instead of a row of dashes.
+
+    Parameters
+    ----------
+    lb : pandas.DataFrame
+        The leaderboard (:func:`ts2viz.statistics.bootstrap.leaderboard_table`).
+    mm : ts2viz.metametrics.MetaMetrics
+        The meta-metrics it was made from (for the order and the notes).
+    stats : sequence of str, default ("ord", "sep")
+        The statistics to show.
+    boot : ts2viz.statistics.bootstrap.LeaderboardBootstrap or None, default None
+        The bootstrap whose intervals ``lb`` holds.
+    groups : sequence of str, default GROUPS
+        The groups to show (:func:`leaderboard_groups`).
+    cov : dict or None, default None
+        Coverage per metric (:func:`ts2viz.scores.coverage`, by metric name).
+
+    Returns
+    -------
+    str
+        The table and its notes, lines joined.
+    """
     ord_avg = dict(zip(mm.metrics, mm.averages()["ord_avg"]))           # the order even when ord is hidden
     lb = lb.assign(_order=lb["metric"].map(ord_avg)).sort_values("_order", ascending=False, na_position="last")
     cols = [(f"{s}_{g}", s, _label(s, g)) for g in groups for s in stats]
@@ -429,6 +599,26 @@ def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None, groups=GROUPS, c
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    """``ts2viz compare A B``: paired comparison of two metrics in every leaderboard cell, printed.
+
+    Paired bootstrap intervals of the difference and Wilcoxon p-values; with ``--permutation``, permutation
+    p-values too.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    InputError
+        For bad input, an unknown metric, or the same metric named twice.
+    """
     from ..metametrics import compute
     from ..policy import resolve_policy
     from ..statistics.bootstrap import bootstrap
@@ -452,6 +642,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_significance(args: argparse.Namespace) -> int:
+    """``ts2viz significance``: which orderings of a leaderboard cell are significant (all pairs, Holm).
+
+    Prints each metric's rank interval and the ranks it is not separated from; with ``--test permutation``
+    the permutation test's clusters instead; ``--out`` writes every pair as CSV.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    InputError
+        For bad input, an unknown ``--cell``, or ``--alpha`` outside (0, 1).
+    """
     from ..statistics.bootstrap import bootstrap, cell_names
     from ..statistics.paired_comparison import pairwise
     from ..statistics.rank_intervals import rank_intervals
@@ -498,8 +708,24 @@ def _spans(ranks: list[int]) -> str:
 
 
 def format_significance(pw, ranks, mm, alpha: float) -> str:
-    """Leaderboard order by ``pw.cell`` with each metric's rank interval and the ranks it is not
-    significantly separated from (Holm-corrected Wilcoxon p >= alpha)."""
+    """The leaderboard order by one cell, with rank intervals and the metrics not separated, as text.
+
+    Parameters
+    ----------
+    pw : ts2viz.statistics.paired_comparison.PairwiseComparison
+        All pairs' Wilcoxon tests on ``pw.cell``, Holm-corrected.
+    ranks : ts2viz.statistics.rank_intervals.RankIntervals
+        Each metric's rank interval.
+    mm : ts2viz.metametrics.MetaMetrics
+        The meta-metrics (for the notes).
+    alpha : float
+        The significance level: a pair with Holm p >= alpha is not separated.
+
+    Returns
+    -------
+    str
+        The table and its note.
+    """
     import numpy as np
 
     from ..statistics.bootstrap import split_cell
@@ -537,8 +763,22 @@ def _pvalue(p: float) -> str:
 
 
 def format_comparison(pc, mm, perm=None) -> str:
-    """Plain-text table of a :class:`ts2viz.statistics.paired_comparison.PairedComparison`, one row per cell; ``perm``:
-    ``(p-values per cell, note)`` of a permutation test, shown in a column before ``n``."""
+    """A paired comparison as a plain-text table, one row per leaderboard cell.
+
+    Parameters
+    ----------
+    pc : ts2viz.statistics.paired_comparison.PairedComparison
+        The comparison.
+    mm : ts2viz.metametrics.MetaMetrics
+        The meta-metrics (for the notes).
+    perm : (numpy.ndarray, str) or None, default None
+        A permutation test's p-values per cell and its note, shown in a column before ``n``.
+
+    Returns
+    -------
+    str
+        The table and its notes.
+    """
     from ..statistics.bootstrap import split_cell
 
     heads = ["Cell", pc.a, pc.b, "A-B", f"{100 * pc.settings.confidence:g}% interval", "n", "Wilcoxon p"]
@@ -571,6 +811,23 @@ def format_comparison(pc, mm, perm=None) -> str:
 
 
 def cmd_metametrics(args: argparse.Namespace) -> int:
+    """``ts2viz metametrics``: per-SEG ord, sep, delta, kendall (and coverage) of every metric, as CSV.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    InputError
+        For bad input.
+    """
     import numpy as np
 
     check_out(args.out)
@@ -586,7 +843,13 @@ def cmd_metametrics(args: argparse.Namespace) -> int:
 
 
 def add_subcommands(sub) -> None:
-    """Add ``leaderboard``, ``compare``, ``significance`` and ``metametrics`` to an ``argparse`` subparsers object."""
+    """Add ``leaderboard``, ``compare``, ``significance`` and ``metametrics`` to the parser.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The parser's subparsers object.
+    """
     p = sub.add_parser("leaderboard", help="Ord/Sep leaderboard (overall and per partition)")
     _add_eval_options(p)
     p.add_argument("--out", help="also write the leaderboard as CSV (fractions, not x100); - for stdout "

@@ -1,5 +1,7 @@
 """``ts2viz humaneval``: meta-evaluate metrics against human ratings (Gecko's three tasks).
 
+Examples of the command line::
+
     ts2viz humaneval --gold tifa160                       # readable table, DSG raters' mean
     ts2viz humaneval --gold tifa160 --out -               # CSV on stdout
     ts2viz humaneval --gold my_set/ --scores mine.csv     # a user's own rated set and scores
@@ -16,6 +18,13 @@ from .evaluate import write_csv
 
 
 def add_subcommands(sub) -> None:
+    """Add ``humaneval`` to the ``ts2viz`` parser (its parser sets ``func``).
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``ts2viz`` parser's subparsers object.
+    """
     from ..gold.bundled import BUNDLED
     from ..qa.mapping import DSG_YES_RULE, YES_RULES
 
@@ -72,7 +81,24 @@ def _number(text: str, kind, flag: str):
 
 
 def load_rated(args: argparse.Namespace):
-    """The rated set with released-answer scores (per the options) and the user's score files joined."""
+    """The rated set of ``--gold``, with its answer-based scores and the scores of ``--scores`` added.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+
+    Returns
+    -------
+    ts2viz.gold.RatedSet
+        The rated set and every metric's scores.
+
+    Raises
+    ------
+    InputError
+        For a rated set or scores file that does not load, or a scores column named like a metric the set
+        already has.
+    """
     from ..gold import AnswerScoring, answer_scores, load_gold, read_score_table
 
     rated = load_gold(args.gold, answers=False)
@@ -91,6 +117,26 @@ def load_rated(args: argparse.Namespace):
 
 
 def cmd_humaneval(args: argparse.Namespace) -> int:
+    """``ts2viz humaneval``: correlations, pairwise accuracy and model ordering against human ratings.
+
+    Printed as a table (with a leave-one-rater-out human row unless ``--no-ceiling``) and/or written as CSV;
+    ``--clusters`` adds significance clusters, ``--compare A B`` runs a paired permutation test instead.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+
+    Raises
+    ------
+    InputError
+        For bad input (options, files, metrics), in one line.
+    """
     from ..metaeval.humaneval import HumanEvalSettings, evaluate_rated
     from ..statistics.bootstrap import BootstrapSettings
     from .evaluate import check_out
@@ -158,7 +204,27 @@ def _ci(v: float, lo: float, hi: float) -> str:
 
 
 def format_humaneval(frame, rated, rating_set: str, result, sort: str = "spearman") -> str:
-    """The readable table: one row per metric, sorted by ``sort`` (Spearman by default)."""
+    """The ``humaneval`` result as a plain-text table, best first.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The result's frame (:meth:`ts2viz.metaeval.humaneval.HumanEval.frame`), with a
+        ``cluster`` column when clusters were formed.
+    rated : ts2viz.gold.RatedSet
+        The rated set (for the title line).
+    rating_set : str
+        The rating set the gold is the mean of.
+    result : ts2viz.metaeval.humaneval.HumanEval
+        The result (its settings and bootstrap, for the notes).
+    sort : str, default "spearman"
+        The column to sort by.
+
+    Returns
+    -------
+    str
+        Header lines, then one row per metric.
+    """
     import pandas as pd
 
     st = result.settings

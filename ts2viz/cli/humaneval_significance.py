@@ -1,5 +1,7 @@
-"""CLI parts of the permutation tests on human gold standards: ``humaneval --clusters`` (a ``cluster``
-column) and ``humaneval --compare A B`` (a paired permutation test of two metrics on every statistic).
+"""CLI parts of the permutation tests on human gold standards: ``humaneval --clusters`` and ``--compare``.
+
+``humaneval --clusters`` adds a ``cluster`` column; ``humaneval --compare A B`` runs a paired
+permutation test of two metrics on every statistic.
 
 Option names follow ``ts2viz leaderboard --clusters`` and ``ts2viz significance --test permutation``
 (``--correction``, ``--permutations``, ``--permutation-seed``); ``--cluster-stat`` plays the part of
@@ -14,6 +16,13 @@ from ..errors import InputError
 
 
 def add_significance_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--clusters``, ``--compare``, ``--cluster-stat``, ``--cluster-alpha`` and permutation options to humaneval.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     from ..statistics.gold_permutation import STATISTICS
     from .permutation import add_permutation_options
 
@@ -58,8 +67,34 @@ def _progress() -> bool:
 
 
 def cluster_column(args: argparse.Namespace, rated, result, settings):
-    """The ``cluster`` column (``result.metrics`` order; 0 for a metric without a value) and a note
-    saying how it was formed."""
+    """The ``cluster`` column of ``humaneval --clusters`` and a note saying how it was formed.
+
+    Greedy significance clusters by the pooled ``--cluster-stat`` with one-sided paired permutation tests
+    (:func:`ts2viz.statistics.gold_permutation.gold_clusters`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+    rated : ts2viz.gold.RatedSet
+        The rated set with every metric's scores.
+    result : ts2viz.metaeval.humaneval.HumanEval
+        The ``humaneval`` result (its metrics, in order; for ``--compare``, its bootstrap too).
+    settings : ts2viz.metaeval.humaneval.HumanEvalSettings
+        The statistics' settings (Kendall variant, ties, ...).
+
+    Returns
+    -------
+    cluster : numpy.ndarray
+        Cluster numbers in ``result.metrics`` order (0 for a metric without a value).
+    note : str
+        One line: the statistic, the test, its permutations and correction.
+
+    Raises
+    ------
+    InputError
+        For ``--cluster-alpha`` or permutation options out of range.
+    """
     import numpy as np
 
     from ..statistics.gold_permutation import GoldStatistic, gold_clusters
@@ -82,8 +117,34 @@ def cluster_column(args: argparse.Namespace, rated, result, settings):
 
 
 def cmd_compare(args: argparse.Namespace, rated, result, settings, write_csv) -> int:
-    """``humaneval --compare A B``: per statistic, both values, the difference, the two-sided permutation
-    p-value and (with intervals) the paired bootstrap interval and one-sided bootstrap p."""
+    """``humaneval --compare A B``: a paired comparison of two metrics on every statistic.
+
+    Per statistic: both values, the difference, the two-sided permutation p-value and (with intervals) the
+    paired bootstrap interval and one-sided bootstrap p; printed, and/or written as CSV (``--out``).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+    rated : ts2viz.gold.RatedSet
+        The rated set with every metric's scores.
+    result : ts2viz.metaeval.humaneval.HumanEval
+        The ``humaneval`` result (its metrics, in order; for ``--compare``, its bootstrap too).
+    settings : ts2viz.metaeval.humaneval.HumanEvalSettings
+        The statistics' settings (Kendall variant, ties, ...).
+    write_csv : callable
+        ``write_csv(frame, path)`` (:func:`ts2viz.cli.evaluate.write_csv`).
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+
+    Raises
+    ------
+    InputError
+        For a metric the result lacks, the same metric twice, or options out of range.
+    """
     import pandas as pd
 
     from ..statistics.gold_permutation import STATISTICS, GoldStatistic, gold_permutation_test
@@ -121,6 +182,30 @@ def cmd_compare(args: argparse.Namespace, rated, result, settings, write_csv) ->
 
 
 def format_compare(frame, rated, rating_set: str, settings, perm, alpha: float, boot) -> str:
+    """The ``humaneval --compare`` table as plain text, one row per statistic.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per statistic (what :func:`cmd_compare` writes as CSV).
+    rated : ts2viz.gold.RatedSet
+        The rated set (for the title).
+    rating_set : str
+        The rating set the gold is the mean of.
+    settings : ts2viz.metaeval.humaneval.HumanEvalSettings
+        The statistics' settings (for the Kendall label).
+    perm : ts2viz.statistics.permutation_tests.PermutationSettings
+        The permutation test's settings (for the note).
+    alpha : float
+        The significance level of the ``significant`` column.
+    boot : ts2viz.statistics.bootstrap.BootstrapSettings or None
+        The bootstrap's settings (for the note), or ``None`` without intervals.
+
+    Returns
+    -------
+    str
+        The title, the table and its notes.
+    """
     def f(v, d=3):
         return "-" if v != v else f"{v:.{d}f}"
 

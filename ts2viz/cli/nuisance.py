@@ -1,5 +1,9 @@
-"""``ts2viz nuisance`` and ``ts2viz transforms``: the nuisance test of a metric on a SEG dataset, and the
-transforms it can use; and ``leaderboard --nuisance FILE``, its stability columns beside Ord and Sep."""
+"""``ts2viz nuisance`` and ``ts2viz transforms``: the nuisance test of a metric, and its transforms.
+
+``nuisance`` scores every image of a SEG dataset with a metric, as it is and under each nuisance
+transform; ``transforms`` lists the transforms it can use; and ``leaderboard --nuisance FILE`` adds
+the stability columns beside Ord and Sep.
+"""
 from __future__ import annotations
 
 import argparse
@@ -12,7 +16,15 @@ SUFFIXES = (".csv", ".parquet", ".pq")
 
 
 def add_subcommands(subparsers) -> None:
-    """Add ``nuisance`` and ``transforms`` to an ``argparse`` subparsers object (each sets ``func``)."""
+    """Add ``nuisance`` and ``transforms`` to the ``ts2viz`` parser.
+
+    Each subcommand's parser sets ``func``, the function that runs it.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``ts2viz`` parser's subparsers object.
+    """
     from ..nuisance.transforms import DEFAULT
     from ..policy import MODES
     from ..statistics.bootstrap import DEFAULTS
@@ -56,7 +68,25 @@ def add_subcommands(subparsers) -> None:
 
 
 def summary_path(out: str, summary: str | None) -> str:
-    """Where the summary goes: ``--summary``, else beside ``--out`` (``x.csv`` -> ``x.summary.csv``)."""
+    """Where the summary goes: ``--summary``, else beside ``--out``.
+
+    Parameters
+    ----------
+    out : str
+        The ``--out`` file.
+    summary : str or None
+        The ``--summary`` file, if given.
+
+    Returns
+    -------
+    str
+        The summary's path.
+
+    Examples
+    --------
+    >>> summary_path("runs/clip.csv", None)
+    'runs/clip.summary.csv'
+    """
     if summary:
         return summary
     p = Path(out)
@@ -82,8 +112,26 @@ def _settings(args):
 
 
 def run_nuisance(args: argparse.Namespace) -> int:
-    """Handler of ``ts2viz nuisance``: every input checked before a model is loaded; both files written
-    only when everything succeeded (each atomically)."""
+    """``ts2viz nuisance``: score a metric under nuisance transforms and summarise how much it moves.
+
+    Every input is checked before a model is loaded; the long table (``--out``) and the summary are
+    both written only when everything succeeded (each atomically). The summary is printed.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+
+    Raises
+    ------
+    InputError
+        For bad input (transforms, seed, bootstrap settings, batch size, Ray options, file names), in one line.
+    """
     from ..atomic import atomic_path, check_writable
     from ..dataset import load_dataset, parse_seg_ids
     from ..nuisance.run import check_seed, run
@@ -141,7 +189,18 @@ def run_nuisance(args: argparse.Namespace) -> int:
 
 
 def run_transforms(args: argparse.Namespace) -> int:
-    """Handler of ``ts2viz transforms``."""
+    """``ts2viz transforms``: list the nuisance transforms, their parameters and defaults, and the default set.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+    """
     from ..nuisance.transforms import DEFAULT, kinds
 
     ks = kinds()
@@ -161,6 +220,13 @@ def run_transforms(args: argparse.Namespace) -> int:
 # -- leaderboard --nuisance ---------------------------------------------------------------------------
 
 def add_leaderboard_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--nuisance FILE ...`` to ``ts2viz leaderboard``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     p.add_argument("--nuisance", nargs="+", action="extend", metavar="FILE",
                    help="long tables of `ts2viz nuisance`: adds stability columns beside Ord and Sep (per "
                         "transform: nsr[T], flip[T], dord[T], dsep[T], up[T], each with _lo/_hi; nsr_worst) and "
@@ -168,9 +234,34 @@ def add_leaderboard_options(p: argparse.ArgumentParser) -> None:
 
 
 def nuisance_columns(mm, dataset, args: argparse.Namespace, settings):
-    """Columns for the leaderboard (``mm.metrics`` order) and the text block of the stability table.
+    """Stability columns for the leaderboard and the text block of the stability table.
 
-    The statistics use the leaderboard's policy and SEGs, and its bootstrap settings."""
+    The statistics use the leaderboard's policy and SEGs, and its bootstrap settings. A metric of a
+    nuisance file that is not in the scores is left out with one warning.
+
+    Parameters
+    ----------
+    mm : ts2viz.metametrics.MetaMetrics
+        The leaderboard's meta-metrics.
+    dataset : ts2viz.dataset.Dataset
+        The dataset.
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+    settings : ts2viz.statistics.bootstrap.BootstrapSettings
+        The leaderboard's bootstrap settings.
+
+    Returns
+    -------
+    columns : dict of str to numpy.ndarray
+        The summary's leaderboard columns, in ``mm.metrics`` order (empty when no metric matches).
+    text : str
+        The stability table ("" when no metric matches).
+
+    Raises
+    ------
+    InputError
+        For a nuisance file that does not load, or a metric with results in two files.
+    """
     from ..nuisance.run import NuisanceScores, read_nuisance
     from ..nuisance.summary import format_summary, summarize
 

@@ -7,6 +7,13 @@ from ..errors import InputError
 
 
 def add_pairwise_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--pairwise``, ``--pairwise-folds`` and ``--pairwise-gold-ties`` to ``ts2viz leaderboard``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     p.add_argument("--pairwise", action="store_true",
                    help="add pairwise accuracy on SEGs (Deutsch et al. 2023's acc_eq over the image pairs of a "
                         "common walk, same-node pairs as gold ties; tie threshold per metric cross-validated "
@@ -18,10 +25,38 @@ def add_pairwise_options(p: argparse.ArgumentParser) -> None:
 
 
 def pairwise_columns(mm, scores, args: argparse.Namespace, groups, settings=None):
-    """Columns to append to the leaderboard (``mm.metrics`` order) and the text block that shows them.
+    """Pairwise-accuracy columns for the leaderboard and the text block that shows them.
 
-    ``settings``: the :class:`ts2viz.statistics.bootstrap.BootstrapSettings` of ``--ci`` (intervals drawn from the
-    same SEG resamples as the other cells), or None."""
+    Pairwise accuracy on SEGs (:func:`ts2viz.metaeval.seg_pairwise.seg_pairwise`) per group, with chance
+    baselines, tie rates and each metric's tie threshold.
+
+    Parameters
+    ----------
+    mm : ts2viz.metametrics.MetaMetrics
+        The leaderboard's meta-metrics.
+    scores : ts2viz.scores.Scores
+        The scores it was computed from.
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+    groups : sequence of str
+        The leaderboard's groups.
+    settings : ts2viz.statistics.bootstrap.BootstrapSettings or None, default None
+        The settings of ``--ci``: intervals drawn from the same SEG resamples as the other cells; ``None``:
+        no intervals.
+
+    Returns
+    -------
+    columns : dict of str to numpy.ndarray
+        ``pacc_<group>`` (with ``_lo``/``_hi``), ``pacc_chance_avg``, ``pacc_chance_ties_avg``,
+        ``pacc_tie_rate_avg``, ``pacc_epsilon``, in ``mm.metrics`` order.
+    text : str
+        The table (x100) sorted by ``pacc_avg``, and what it shows.
+
+    Raises
+    ------
+    InputError
+        For ``--pairwise-folds`` that is not an integer or does not fit the SEGs.
+    """
     import numpy as np
 
     from ..metaeval.seg_pairwise import pairwise_intervals, seg_pairwise

@@ -1,6 +1,8 @@
-"""CLI parts of the permutation tests and significance clusters: ``leaderboard --clusters`` and
-``significance --test permutation`` (options, the cluster column, the significance table), and the
-two-level bootstrap of ``leaderboard --ci --image-resamples N``."""
+"""CLI parts of the permutation tests and significance clusters, and of the two-level bootstrap.
+
+``leaderboard --clusters`` and ``significance --test permutation`` (options, the cluster column, the
+significance table), and ``leaderboard --ci --image-resamples N``.
+"""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +13,13 @@ TESTS = ("wilcoxon", "permutation")
 
 
 def add_cluster_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--clusters``, ``--cluster-cell`` and the permutation options to ``ts2viz leaderboard``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     p.add_argument("--clusters", action="store_true",
                    help="add a significance-cluster column (CSV: cluster): greedy from the top, a new cluster "
                         "when a metric is significantly worse than its cluster's best (one-sided SEG-swap "
@@ -22,6 +31,13 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_permutation_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--correction`` and the permutation count options.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     p.add_argument("--correction", choices=["none", "holm"], default=None,
                    help="multiple-comparison correction of the permutation p-values (clusters: default none, "
                         "as WMT; significance: default holm)")
@@ -29,6 +45,13 @@ def add_permutation_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_permutation_count_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--permutations`` and ``--permutation-seed``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     p.add_argument("--permutations", default="auto", metavar="N",
                    help="permutations per test (default auto: 1000 with early stopping below p=0.02 and above 0.5, "
                         "as mt-metrics-eval; 10000 without the early stop below 0.02 when p-values are "
@@ -37,8 +60,26 @@ def add_permutation_count_options(p: argparse.ArgumentParser) -> None:
 
 
 def permutation_settings(args: argparse.Namespace, corrected: bool = False):
-    """Settings from the options. ``corrected``: the p-values will be Holm-corrected, so the test does
-    not stop early on a small p-value (its precise size matters) and ``auto`` draws 10,000."""
+    """Permutation-test settings from the options.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+    corrected : bool, default False
+        The p-values will be Holm-corrected (or shown): the test does not stop early on a small p-value
+        (its precise size matters) and ``--permutations auto`` draws 10,000 (else 1,000).
+
+    Returns
+    -------
+    ts2viz.statistics.permutation_tests.PermutationSettings
+        The settings.
+
+    Raises
+    ------
+    InputError
+        For ``--permutations`` or ``--permutation-seed`` that is not an integer or out of range.
+    """
     from ..statistics.permutation_tests import PermutationSettings
 
     text = str(args.permutations).strip().lower()
@@ -87,6 +128,22 @@ def _spans(ranks: list[int]) -> str:
 
 
 def check_cell(mm, cell: str, flag: str) -> None:
+    """Refuse a leaderboard cell the meta-metrics do not have.
+
+    Parameters
+    ----------
+    mm : ts2viz.metametrics.MetaMetrics
+        The meta-metrics.
+    cell : str
+        A cell name (``ord_avg``, ``sep_nat``, ...).
+    flag : str
+        The option that named it (for the message).
+
+    Raises
+    ------
+    InputError
+        For an unknown cell, listing the known ones.
+    """
     from ..statistics.bootstrap import cell_names
 
     if cell not in cell_names(mm):
@@ -94,8 +151,31 @@ def check_cell(mm, cell: str, flag: str) -> None:
 
 
 def cluster_column(mm, args: argparse.Namespace, alpha: float, load_scores):
-    """The ``cluster`` column (in ``mm.metrics`` order) and a one-line note saying how it was formed.
-    ``load_scores()`` gives the scores (read only for a delta cell, standardised per SEG)."""
+    """The ``cluster`` column of ``leaderboard --clusters`` and a one-line note saying how it was formed.
+
+    Parameters
+    ----------
+    mm : ts2viz.metametrics.MetaMetrics
+        The leaderboard's meta-metrics.
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+    alpha : float
+        The significance level of a new cluster.
+    load_scores : callable
+        ``load_scores()`` gives the scores (read only for a delta cell, standardised per SEG).
+
+    Returns
+    -------
+    cluster : numpy.ndarray
+        Cluster numbers in ``mm.metrics`` order.
+    note : str
+        How the clusters were formed.
+
+    Raises
+    ------
+    InputError
+        For an unknown ``--cluster-cell`` or permutation options out of range.
+    """
     from ..statistics.leaderboard_permutation import leaderboard_clusters
 
     check_cell(mm, args.cluster_cell, "--cluster-cell")
@@ -113,8 +193,37 @@ def cluster_column(mm, args: argparse.Namespace, alpha: float, load_scores):
 
 
 def cmd_significance_permutation(args: argparse.Namespace, mm, alpha: float, boot, load_scores, write_csv) -> str:
-    """The significance table by two-sided SEG-swap permutation tests (Holm by default), with clusters
-    (one-sided, uncorrected unless --correction), and the pairs where Wilcoxon-Holm disagrees."""
+    """The significance table of ``significance --test permutation``.
+
+    Two-sided SEG-swap permutation tests of all pairs (Holm by default), significance clusters (one-sided,
+    uncorrected unless ``--correction``), rank intervals, and the pairs where Wilcoxon-Holm disagrees;
+    ``--out`` writes every pair as CSV.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+    mm : ts2viz.metametrics.MetaMetrics
+        The leaderboard's meta-metrics.
+    alpha : float
+        The significance level.
+    boot : ts2viz.statistics.bootstrap.LeaderboardBootstrap
+        The bootstrap (for the rank intervals and the Wilcoxon comparison).
+    load_scores : callable
+        ``load_scores()`` gives the scores (read only for a delta cell).
+    write_csv : callable
+        ``write_csv(frame, path)`` (:func:`ts2viz.cli.evaluate.write_csv`).
+
+    Returns
+    -------
+    str
+        The table and its notes.
+
+    Raises
+    ------
+    InputError
+        For permutation options out of range.
+    """
     import numpy as np
 
     from ..statistics.leaderboard_permutation import leaderboard_clusters, pairwise_permutation
@@ -203,13 +312,38 @@ def cmd_significance_permutation(args: argparse.Namespace, mm, alpha: float, boo
 
 
 def add_two_level_option(p: argparse.ArgumentParser) -> None:
+    """Add ``--image-resamples`` (the two-level bootstrap) to ``ts2viz leaderboard``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     p.add_argument("--image-resamples", default="0", metavar="P",
                    help="with --ci: two-level bootstrap, SEGs resampled and then the images within each node, "
                         "from a pool of P image resamples per SEG (default 0: SEGs only)")
 
 
 def two_level_settings(args: argparse.Namespace, settings):
-    """``settings`` (BootstrapSettings) with ``image_resamples`` from ``--image-resamples``."""
+    """Bootstrap settings with ``image_resamples`` from ``--image-resamples``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+    settings : ts2viz.statistics.bootstrap.BootstrapSettings
+        The settings of the other bootstrap options.
+
+    Returns
+    -------
+    ts2viz.statistics.bootstrap.BootstrapSettings
+        A copy with ``image_resamples`` set.
+
+    Raises
+    ------
+    InputError
+        For ``--image-resamples`` that is not an integer or out of range.
+    """
     import dataclasses
 
     try:
@@ -223,15 +357,56 @@ def two_level_settings(args: argparse.Namespace, settings):
 
 
 def two_level_note(settings) -> str:
+    """The note printed under a two-level bootstrap leaderboard.
+
+    Parameters
+    ----------
+    settings : ts2viz.statistics.bootstrap.BootstrapSettings
+        The settings (their ``image_resamples``).
+
+    Returns
+    -------
+    str
+        One paragraph.
+    """
     return (f"Two-level bootstrap: in every resample the drawn SEGs' images were resampled within each node "
             f"(a pool of {settings.image_resamples} image resamples per SEG), so the intervals include the "
             "uncertainty from which images happened to be in a node")
 
 
 def comparison_pvalues(mm, args: argparse.Namespace, scores, cells, wilcoxon_p, alpha: float = 0.05):
-    """Two-sided SEG-swap permutation p-values of ``args.a`` vs ``args.b`` in every cell (10,000
-    permutations by default, no early stop below 0.02: the p-values are shown), and a note saying what
-    they are and where they disagree with the Wilcoxon p-values at ``alpha``."""
+    """Permutation p-values of ``compare --permutation`` in every cell, and a note.
+
+    Two-sided SEG-swap permutation tests of ``args.a`` vs ``args.b`` (10,000 permutations by default, no
+    early stop below 0.02: the p-values are shown).
+
+    Parameters
+    ----------
+    mm : ts2viz.metametrics.MetaMetrics
+        The meta-metrics of the two metrics.
+    args : argparse.Namespace
+        The parsed command line (:func:`ts2viz.cli.build_parser`).
+    scores : ts2viz.scores.Scores
+        The scores (for the delta cells, standardised per SEG).
+    cells : sequence of str
+        The leaderboard cells.
+    wilcoxon_p : array_like
+        The Wilcoxon p-values of the same cells.
+    alpha : float, default 0.05
+        The level at which disagreements with Wilcoxon are reported.
+
+    Returns
+    -------
+    pvalue : numpy.ndarray
+        One p-value per cell.
+    note : str
+        What they are and where they disagree with Wilcoxon.
+
+    Raises
+    ------
+    InputError
+        For permutation options out of range.
+    """
     import numpy as np
 
     from ..statistics.leaderboard_permutation import pairwise_permutation

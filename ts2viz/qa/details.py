@@ -307,6 +307,15 @@ def _tag(draw, xy: tuple[float, float], text: str, color: str, font, bounds: tup
     draw.text((x + 4 - l, y + 3 - t), text, fill="white", font=font)
 
 
+def _outline(box, fx: float, fy: float, size: tuple[int, int]) -> tuple[float, float, float, float]:
+    """A pixel box of the details scaled to the drawing, its far edges on the last pixel inside: PIL
+    draws an outline inward from (x0, y0, x1, y1) with x1 and y1 included, so a box ending at the
+    image's width would lose a column of its line off the image."""
+    x0, y0, x1, y1 = (float(v) for v in box)
+    w, h = size[0] - 1, size[1] - 1
+    return (min(max(0.0, x0 * fx), w), min(max(0.0, y0 * fy), h), min(max(0.0, x1 * fx), w), min(max(0.0, y1 * fy), h))
+
+
 def draw_fineeval_boxes(image, detail: dict, question: int | None = None, *, min_side: int = 360,
                         max_side: int = 720):
     """A T2I-FineEval image with its detections drawn, and a question's best crop highlighted.
@@ -319,8 +328,10 @@ def draw_fineeval_boxes(image, detail: dict, question: int | None = None, *, min
     question : index of a question in ``detail["questions"]``: its ``best`` candidate (the crop that
         gave its fine score, as cropped: the detection box grown by the metric's margin) is drawn thick
         in :data:`BEST_COLOR`, labelled with its P(yes) in the bottom-left corner; a best crop that is
-        the whole image is drawn as a frame around it; the detections it is made of keep their full
-        line width, the others are drawn thinner. ``None``: every detection alike.
+        the whole image is drawn as a frame on the image's outermost pixels; the detections it is made
+        of keep their full line width, the others are drawn thinner. ``None``: every detection alike.
+        Every outline is drawn inward from its box's edges and kept inside the image, so a box that
+        touches the image's border shows its full line width there too.
     min_side, max_side : the drawing's longer side is scaled into this range (small images are
         enlarged so that labels stay readable).
 
@@ -351,7 +362,7 @@ def draw_fineeval_boxes(image, detail: dict, question: int | None = None, *, min
         x0, y0, x1, y1 = (float(v) for v in d["box"])
         color = BOX_COLORS[i % len(BOX_COLORS)]
         width = thin if sel is None or i in best_dets else max(1, thin - 1)
-        draw.rectangle((x0 * fx, y0 * fy, x1 * fx, y1 * fy), outline=color, width=width)
+        draw.rectangle(_outline(d["box"], fx, fy, out.size), outline=color, width=width)
         tags.append(((x0 * fx, y0 * fy), f"{i} {d.get('label', '?')} {_float(d.get('score')):.2f}", color))
     for xy, text, color in tags:
         _tag(draw, xy, text, color, font, out.size)
@@ -359,12 +370,10 @@ def draw_fineeval_boxes(image, detail: dict, question: int | None = None, *, min
         # the selected question's crop last, over every label: it is what the view is about
         p = _float(sel.get("fine"))
         thick = max(4, 2 * thin)
-        if cands[best].get("kind") == "image":
-            half = thick // 2
-            draw.rectangle((half, half, out.size[0] - 1 - half, out.size[1] - 1 - half), outline=BEST_COLOR, width=thick)
+        if cands[best].get("kind") == "image":     # the frame: the outermost pixels, inward
+            draw.rectangle((0, 0, out.size[0] - 1, out.size[1] - 1), outline=BEST_COLOR, width=thick)
         else:
-            x0, y0, x1, y1 = (float(v) for v in cands[best]["box"])
-            draw.rectangle((x0 * fx, y0 * fy, x1 * fx, y1 * fy), outline=BEST_COLOR, width=thick)
+            draw.rectangle(_outline(cands[best]["box"], fx, fy, out.size), outline=BEST_COLOR, width=thick)
         # in the bottom-left corner, clear of the detections' labels (which sit on their boxes' tops)
         _tag(draw, (thick, out.size[1]), f"best crop: {candidate_label(detail, best)} · P(yes) {p:.2f}", BEST_COLOR,
              font, out.size)

@@ -1,18 +1,20 @@
-"""The ts2viz inspection app (Gradio).
+"""The ts2viz inspection app (Gradio): what a deployer calls.
 
-``build_app(data, scores)`` returns the (unlaunched) ``gr.Blocks``, the keyword arguments its
-``launch()`` needs (CSS, theme, the folders it may serve files from) and the shared
-:class:`AppState`. ``app.py`` at the repository root is the command-line entry point; it decides the
-trust level (:mod:`ts2viz.ui.serving.access`). Gradio and plotly are imported only here, lazily.
+:func:`build_app` returns the (unlaunched) ``gr.Blocks``, the keyword arguments its ``launch()`` needs
+(:func:`launch_kwargs`: CSS, theme, the folders it may serve files from, and in public mode the
+guards in front of Gradio) and the shared :class:`AppState` (:func:`load_state` makes one).
+``app.py`` at the repository root is the command-line entry point; it decides the trust level
+(:class:`Access`, :func:`operator`, :func:`public`; :mod:`ts2viz.ui.serving.access`). Gradio and plotly
+are imported only when an app is built, lazily.
 
 State: :class:`AppState` holds what the operator loaded (shared by every session); each browser
 session's uploads and live-scored metrics live in its own :class:`Workspace`
 (:mod:`ts2viz.ui.state.sessions`), seen by the callbacks through an :class:`AppView`.
 
-Rooms: :mod:`.serving` (trust level, guard, upload folder, GPU), :mod:`.state` (shared and per-session
-state), :mod:`.images` (hub downloads, thumbnails, late redraws), :mod:`.views` (views as plain functions
-of data), :mod:`.page` (the Gradio page and its glue), :mod:`.tabs` (one builder per tab) and
-:mod:`.callbacks` (one module of plain callbacks per tab).
+Rooms: :mod:`.serving` (trust level, guard, upload folder, jobs, GPU), :mod:`.state` (shared and
+per-session state), :mod:`.images` (hub downloads, thumbnails, late redraws), :mod:`.views` (views as
+plain functions of data), :mod:`.page` (the Gradio page and its glue), :mod:`.tabs` (one builder per
+tab) and :mod:`.callbacks` (one module of plain callbacks per tab).
 """
 from __future__ import annotations
 
@@ -31,13 +33,45 @@ __all__ = ["AppState", "AppView", "Workspace", "Access", "Limits", "operator", "
 def load_state(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path | None = None,
                fetch_images: bool | None = None, lower_is_better: Sequence[str] = (),
                access: Access | None = None) -> AppState:
-    """Load a dataset (``ts2``, a folder or a hub id) and its scores tables into an :class:`AppState`.
+    """Load a dataset and its scores tables into an :class:`AppState`.
 
     With ``data='ts2'`` and no ``scores`` the bundled published scores are loaded, their DSG columns
-    accumulated as on the web leaderboard (``mean``), with the release's ``gated`` accumulation as a
-    variant (:meth:`AppState.variant`). Score files given
-    in ``scores`` are added as ``published`` tables (operator-supplied, like the bundled one), shared
-    by every session. ``access``: the trust level (default: operator mode).
+    accumulated as on the web leaderboard (``mean``), with the release's ``gated`` accumulation as a variant
+    (:meth:`AppState.variant`, built on first use). Score files given in ``scores`` are added as
+    ``published`` tables (operator-supplied, like the bundled one), shared by every session.
+
+    Parameters
+    ----------
+    data : str, default "ts2"
+        ``"ts2"`` (the bundled data), a dataset folder, or a Hugging Face dataset id
+        (:func:`ts2viz.dataset.load_dataset`).
+    scores : sequence of str, default ()
+        Scores files (CSV or Parquet) of the dataset's images.
+    cache_root : pathlib.Path or None, default None
+        The cache folder (meta-metrics, thumbnails, downloads); ``None``: :func:`ts2viz.paths.cache_dir`.
+    fetch_images : bool or None, default None
+        Download a hub dataset's images for the thumbnails; ``None``: unless ``HF_HUB_OFFLINE`` is set.
+    lower_is_better : sequence of str, default ()
+        Metrics of ``scores`` whose smaller values mean more faithful.
+    access : Access or None, default None
+        The trust level (``None``: operator mode).
+
+    Returns
+    -------
+    AppState
+        The shared state.
+
+    Raises
+    ------
+    InputError
+        For a dataset or scores file that does not load, a file naming images the dataset lacks, or a
+        metric in two files.
+
+    Examples
+    --------
+    >>> app = load_state("ts2", fetch_images=False)
+    >>> len(app.dataset), len(app.metrics), app.variant_names, app.access.public
+    (165, 19, ['mean', 'gated'], False)
     """
     from ..dataset import load_dataset
     from ..qa.records import BUNDLED_DSG_ACCUMULATION
@@ -64,9 +98,26 @@ def load_state(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Pat
 def launch_kwargs(app: AppState) -> dict:
     """Arguments for ``demo.launch``: CSS, theme, and what the app may serve and keep.
 
-    Thumbnails are served as static files (public dataset images, never copied per request);
-    nothing else of the server's is. Sessions are capped at the workspace limit (Gradio keeps a
-    little state per session too).
+    Thumbnails are served as static files (public dataset images, never copied per request); nothing else
+    of the server's is (``allowed_paths`` is empty). Uploads are capped at :data:`MAX_FILE_SIZE`; sessions at
+    the workspace limit (Gradio keeps a little state per session too). Gradio sends the text of any
+    exception to the page only in operator mode (``show_error``); in public mode only the app's own
+    messages go out, and three ASGI middlewares stand in front of Gradio:
+    :class:`~ts2viz.ui.serving.guard.ClientAddress` (who a request comes from),
+    :class:`~ts2viz.ui.serving.uploads.UploadBudget` (what one client may upload) and
+    :class:`~ts2viz.ui.serving.guard.EventGuard` (malformed and abusive event calls).
+
+    Parameters
+    ----------
+    app : AppState
+        The app (its trust level and thumbnail folder).
+
+    Returns
+    -------
+    dict
+        Keyword arguments of ``gr.Blocks.launch`` (``css``, ``theme``, ``allowed_paths``,
+        ``max_file_size``, ``show_error``, ``footer_links``, ``ssr_mode``, ``state_session_capacity``, and
+        in public mode ``app_kwargs`` with the middlewares).
     """
     import gradio as gr
 
@@ -112,11 +163,20 @@ def skip_probes_of_absent_packages(names: Sequence[str] = GRADIO_PROBED_PACKAGES
     """Make Gradio's per-call checks for packages that are not installed answer at once.
 
     A failed ``import`` is not remembered: each one searches every folder of ``sys.path`` again, which
-    Gradio does several times per event call (about 5 % of the server's time under load). A
-    ``None`` entry in ``sys.modules`` is Python's documented way to say a module cannot be imported:
-    ``import`` raises ``ImportError`` and ``importlib.util.find_spec`` returns ``None`` without a
-    search, which is what a search finds for an absent package anyway. Installed packages are left
-    alone. Returns the names marked.
+    Gradio does several times per event call (about 5 % of the server's time under load). A ``None``
+    entry in ``sys.modules`` is Python's documented way to say a module cannot be imported: ``import``
+    raises ``ImportError`` and ``importlib.util.find_spec`` returns ``None`` without a search, which is
+    what a search finds for an absent package anyway. Installed packages are left alone.
+
+    Parameters
+    ----------
+    names : sequence of str, default GRADIO_PROBED_PACKAGES
+        The packages.
+
+    Returns
+    -------
+    list of str
+        The names marked (those not installed and not imported).
     """
     import importlib.util
     import sys
@@ -131,10 +191,56 @@ def skip_probes_of_absent_packages(names: Sequence[str] = GRADIO_PROBED_PACKAGES
 
 def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path | None = None,
               fetch_images: bool | None = None, app: AppState | None = None, access: Access | None = None):
-    """Build the app: returns ``(demo, launch_kwargs, state)``.
+    """Build the app, ready to launch.
 
-    The sessions' downloads are written into Gradio's upload folder (served from there, never
-    copied), and in public mode visitors' files must come from it.
+    Before the first visitor: both modes' meta-metrics and leaderboard bootstraps are computed, a hub
+    dataset's first images are fetched in the background (``TS2VIZ_PREFETCH``), and the queue is set up
+    (view events one lane, heavy work in lanes of their own; :func:`ts2viz.ui.page.queue_guard.install`).
+    The sessions' downloads are written into Gradio's upload folder (served from there, never copied). In
+    public mode visitors' files must come from that folder, uploads older than the upload TTL are deleted,
+    no queued event can be called around the queue, and a :class:`~ts2viz.ui.serving.guard.Guard` refuses
+    malformed and abusive calls.
+
+    Parameters
+    ----------
+    data : str, default "ts2"
+        The dataset (as :func:`load_state`), when ``app`` is not given.
+    scores : sequence of str, default ()
+        Scores files, when ``app`` is not given.
+    cache_root : pathlib.Path or None, default None
+        The cache folder, when ``app`` is not given.
+    fetch_images : bool or None, default None
+        Download a hub dataset's images, when ``app`` is not given.
+    app : AppState or None, default None
+        A state already loaded (:func:`load_state`); ``None``: loaded here.
+    access : Access or None, default None
+        The trust level, when ``app`` is not given.
+
+    Returns
+    -------
+    demo : gradio.Blocks
+        The page, its queue set up (not launched).
+    launch_kwargs : dict
+        What ``demo.launch`` needs (:func:`launch_kwargs`).
+    state : AppState
+        The shared state (its ``access.upload_root`` set to Gradio's upload folder).
+
+    Raises
+    ------
+    InputError
+        For data or scores that do not load (when ``app`` is not given).
+
+    Examples
+    --------
+    A public app offering one metric for live scoring (what ``app.py`` does on a Hugging Face Space):
+
+    >>> demo, kwargs, app = build_app(access=public(["clipscore:openai/clip-vit-base-patch32"]),
+    ...                               fetch_images=False)
+    >>> app.access.public, app.access.choices(), kwargs["show_error"], kwargs["allowed_paths"]
+    (True, ['clipscore:openai/clip-vit-base-patch32'], False, [])
+    >>> demo.ts2viz_janitor.stop()
+
+    Then ``demo.launch(server_name="0.0.0.0", server_port=7860, **kwargs)`` serves it.
     """
     # Gradio's queue recomputes a pandas summary of its last 10,000 events after every event (for
     # its monitoring page): with many visitors that is most of the server's time and a growing heap.

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from margins import generation_margins
 
 from ts2viz import metrics
 
@@ -28,7 +29,10 @@ def test_dsg_instructblip_equals_dsgs_code():
     m = metrics.load(f"dsg:{FIX / EXPECTED['model']}?questions={FIX / 'questions.csv'}&mapper=lexical&dtype=float32",
                      device="cpu")
     results = EXPECTED["results"]
-    scores = m(images=[FIX / r["image"] for r in results], prompts=[PROMPTS[r["seg_id"]] for r in results])
+    # DSG's code decided these answers on another machine and transformers: every choice of the beam
+    # search by a wide margin (issue 30)
+    with generation_margins(context="DSG's InstructBLIP beam search"):
+        scores = m(images=[FIX / r["image"] for r in results], prompts=[PROMPTS[r["seg_id"]] for r in results])
     for r, recs in zip(results, m.last_details):
         assert [(x["question_id"], x["answer"]) for x in recs] == [(a["question_id"], a["answer"]) for a in r["answers"]]
     np.testing.assert_allclose(scores, [r["score"] for r in results], rtol=0, atol=1e-12)

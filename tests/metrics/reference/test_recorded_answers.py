@@ -141,9 +141,12 @@ def test_dsg_yes_rules_on_recorded_answers(recorded, dsg_reference, vlm, rule):
 def test_dsg_reference_scores_differ_between_rules(dsg_reference):
     """The fixture is not degenerate: the two DSG rules give different scores where the answers say so."""
     ref = dsg_reference
-    for vlm in ("LLaVA-1.5", "Fuyu"):
+    # the chat reading ("Yes." is yes) raises LLaVA-1.5's scores on most images and Fuyu's on a few
+    # (90 of its 2,840 images); it never lowers one
+    for vlm, at_least in (("LLaVA-1.5", 0.5), ("Fuyu", 0.02)):
         sub = ref.loc[f"DSG-{vlm}"]
-        assert (sub.chat > sub.instructblip).mean() > 0.05
+        assert (sub.chat > sub.instructblip).mean() > at_least
+        assert not (sub.chat < sub.instructblip).any()
     assert (ref.loc["DSG-BLIP1"].chat == ref.loc["DSG-BLIP1"].instructblip).all()
 
 

@@ -37,6 +37,10 @@ from tiny_layouts import train_sentencepiece, write_wordpiece_vocab  # noqa: E40
 OUT = ROOT / "tests" / "fixtures" / "reference" / "dsg"
 SEGS = (0, 1)
 N_QUERY = 4
+#: the language model's output layer scale and the end token's extra weight (see build); the fixture's
+#: test asserts that every choice of the beam search wins by a wide margin (tests/support/margins.py)
+LM_SCALE = 50.0
+EOS_SCALE = 3.5
 
 
 def questions() -> list[dict]:
@@ -44,7 +48,7 @@ def questions() -> list[dict]:
     return [r for r in rows if int(r["id"]) in SEGS]
 
 
-def build(folder: Path, qs: list[dict], seed: int = 0):
+def build(folder: Path, qs: list[dict], seed: int = 0, lm_scale: float = LM_SCALE, eos_scale: float = EOS_SCALE):
     import torch
     from transformers import (BertTokenizer, BlipImageProcessor, InstructBlipConfig,
                               InstructBlipForConditionalGeneration, InstructBlipProcessor, LlamaTokenizer)
@@ -79,12 +83,12 @@ def build(folder: Path, qs: list[dict], seed: int = 0):
                 layer.crossattention.attention.value.weight.mul_(8.0)
         model.language_projection.weight.mul_(30.0)
         lm = model.language_model.lm_head.weight
-        lm.mul_(50.0)
+        lm.mul_(lm_scale)
         for word in ("▁yes", "▁no"):
             i = tok.convert_tokens_to_ids(word)
             if i != tok.unk_token_id:
                 lm[i].mul_(1.5)
-        lm[2].mul_(3.5)
+        lm[2].mul_(eos_scale)
     model.save_pretrained(folder, safe_serialization=True)
     InstructBlipProcessor(image_processor=BlipImageProcessor(size={"height": 32, "width": 32}), tokenizer=tok,
                           qformer_tokenizer=qtok).save_pretrained(folder)
@@ -126,6 +130,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("dsg_checkout", type=Path)
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--lm-scale", type=float, default=LM_SCALE)
+    ap.add_argument("--eos-scale", type=float, default=EOS_SCALE)
     args = ap.parse_args()
     import torch
     import transformers
@@ -141,7 +148,7 @@ def main() -> None:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         w.writerows({k: r[k] for k in fields} for r in qs)
-    build(folder, qs)
+    build(folder, qs, seed=args.seed, lm_scale=args.lm_scale, eos_scale=args.eos_scale)
     rng = np.random.default_rng(0)
     names = []
     for k, (wd, ht) in enumerate([(40, 40), (48, 36), (36, 44), (44, 44)]):

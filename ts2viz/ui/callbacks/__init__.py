@@ -1,12 +1,13 @@
-"""The app's callbacks, one module per tab (mirroring :mod:`ts2viz.ui.tabs`): plain functions of data,
-testable without a browser.
+"""The app's callbacks, one module per tab (mirroring :mod:`ts2viz.ui.tabs`): plain functions of data.
 
-Each takes the :class:`~ts2viz.ui.state.app_state.AppView` (the app as one session sees it: the operator's
-shared tables and the session's own) first and plain values (strings, numbers, lists, file paths)
-after it, and returns plain values: DataFrames, plotly figures, HTML strings, lists of (path,
-caption) pairs, dicts of those. The tab builders in :mod:`ts2viz.ui.tabs` wire them to Gradio
-components. Bad input raises :class:`ts2viz.errors.InputError` with a readable message; in public
-mode (``app.access.public``) messages about a visitor's file never quote its contents.
+Testable without a browser. Each takes the :class:`~ts2viz.ui.state.app_state.AppView` (the app as one
+session sees it: the operator's shared tables and the session's own) first and plain values (strings,
+numbers, lists, file paths) after it, and returns plain values: DataFrames, plotly figures, HTML
+strings, lists of (path, caption) pairs, dicts of those. The tab builders in :mod:`ts2viz.ui.tabs` wire
+them to Gradio components: a callback's docstring says which event of the page calls it and which
+components its results fill. Bad input raises :class:`ts2viz.errors.InputError` with a readable
+message (shown in a toast, or in the panel's message box); in public mode (``app.access.public``)
+messages about a visitor's file never quote its contents.
 
 Tables are built in fractions (what a CSV download holds); :func:`~ts2viz.ui.callbacks.common.shown`
 turns one into what people read, meta-metric columns x100 (:mod:`ts2viz.display`), without changing
@@ -21,5 +22,7 @@ and are built once for every session that shows them.
 * :mod:`~ts2viz.ui.callbacks.correlations`: metric x metric correlations and the pair scatter;
 * :mod:`~ts2viz.ui.callbacks.questions`: per-question answers (TIFA, DSG, Gecko, FineEval, judges);
 * :mod:`~ts2viz.ui.callbacks.live`: live scoring of SEGs and of uploaded images;
+* :mod:`~ts2viz.ui.callbacks.nuisance`: the nuisance test's views and its live run;
+* :mod:`~ts2viz.ui.callbacks.authoring`: the authoring tab's actions;
 * :mod:`~ts2viz.ui.callbacks.humaneval`: the human gold standards tab.
 """

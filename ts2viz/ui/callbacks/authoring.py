@@ -1,10 +1,13 @@
-"""The authoring tab's callbacks: build SEGs in a session (prompt, images, nodes with their error
-descriptions, edges), see every problem the dataset loader would find, score the SEG being built, and
-export / import / push the session's SEGs as a dataset in ts2viz's format.
+"""The authoring tab's callbacks: build SEGs in a session, see their problems, score and export them.
 
-Plain functions of data (the session's :class:`~ts2viz.ui.state.app_state.AppView` first), on the session's
-:class:`~ts2viz.ui.state.authoring_session.Drafts`; the SEG logic is :mod:`ts2viz.authoring`'s. Each action
-returns a one-line message; :func:`authoring_state` gives what the tab shows.
+Build SEGs in a session (prompt, images, nodes with their error descriptions, edges), see every problem
+the dataset loader would find, score the SEG being built, and export / import / push the session's
+SEGs as a dataset in ts2viz's format.
+
+Plain functions of data (the session's :class:`~ts2viz.ui.state.app_state.AppView` first), on the
+session's :class:`~ts2viz.ui.state.authoring_session.Drafts`; the SEG logic is
+:mod:`ts2viz.authoring`'s. Each action returns a one-line message (shown in the tab's message box, or
+its error there); :func:`authoring_state` gives what the tab shows after it.
 
 Public mode (``app.access.public``): images come only as uploads through the page (checked as the live
 scoring tab checks them, :func:`~ts2viz.ui.callbacks.live.check_upload`, within the session's caps),
@@ -66,10 +69,13 @@ def _current(app) -> tuple[Drafts, SegDraft]:
 
 
 def _sized(app, new: SegDraft, old: SegDraft | None = None) -> str:
-    """Check the size of a changed SEG before it is kept (:func:`ts2viz.authoring.seg_size`: nodes, edges,
-    error levels, walks counted without building one). A part above its cap that the change makes
-    larger is refused (the operator's walks: a warning instead); a change that shrinks a SEG is always
-    taken. Returns the warning to add to the action's message ('' if none)."""
+    """Check the size of a changed SEG before it is kept.
+
+    :func:`ts2viz.authoring.seg_size`: nodes, edges, error levels, walks counted without building one. A
+    part above its cap that the change makes larger is refused (the operator's walks: a warning instead); a
+    change that shrinks a SEG is always taken. Returns the warning to add to the action's message ('' if
+    none).
+    """
     caps = caps_for(app)
     size = seg_size(new)
     before = seg_size(old) if old is not None else None
@@ -121,7 +127,32 @@ def _seg_id(value, d: Drafts) -> int:
 
 
 def start_draft(app, prompt, seg_id=None, partition: str = "Custom") -> str:
-    """Start a new SEG from a prompt (it becomes the one being edited)."""
+    """Start a new SEG from a prompt (it becomes the one being edited).
+
+    The tab's "New SEG" button: an action, after which the tab shows the session's SEGs again
+    (:func:`authoring_state`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    prompt : str
+        The SEG's prompt.
+    seg_id : int or str or None, default None
+        Its id (empty: the next free one; one the session uses: the next free one too).
+    partition : str, default "Custom"
+        Its partition (at most 40 characters).
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        For an empty or overlong prompt, an id that is not a whole number, or a session at its SEG cap.
+    """
     d = _drafts(app)
     p = check_prompt(prompt)
     part = " ".join(str(partition or "Custom").split())[:40] or "Custom"
@@ -135,8 +166,31 @@ def start_draft(app, prompt, seg_id=None, partition: str = "Custom") -> str:
 
 
 def start_from_seg(app, seg_id) -> str:
-    """Start a variant of a SEG of the loaded dataset: its prompt, nodes (with their error descriptions),
-    images and edges; its own SEG id, or the next free one when a SEG of the session has that id."""
+    """Start a variant of a SEG of the loaded dataset (the explorer's).
+
+    The tab's "Vary the explorer's SEG" button: an action, after which the tab shows the session's SEGs again
+    (:func:`authoring_state`).
+
+    Its prompt, nodes (with their error descriptions), images and edges; its own SEG id, or the next free
+    one when a SEG of the session has that id.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    seg_id : int or str
+        The SEG.
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        For a SEG the dataset lacks, or a session at its image, SEG or size caps.
+    """
     from .common import get_seg
 
     d = _drafts(app)
@@ -156,6 +210,27 @@ def start_from_seg(app, seg_id) -> str:
 
 
 def select_draft(app, index) -> str:
+    """Edit another SEG of the session.
+
+    The tab's SEG picker: an action, after which the tab shows the session's SEGs again (:func:`authoring_state`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    index : int or str
+        The SEG's position in the session (the picker's value).
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        For anything but a SEG of this session.
+    """
     d = _drafts(app)
     try:
         i = int(index)
@@ -168,6 +243,26 @@ def select_draft(app, index) -> str:
 
 
 def remove_draft(app) -> str:
+    """Remove the SEG being edited (undo can bring it back).
+
+    The tab's "Remove SEG" button: an action, after which the tab shows the session's SEGs again
+    (:func:`authoring_state`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        When no SEG is being edited.
+    """
     d, draft = _current(app)
     with d.lock:
         d.remember()
@@ -178,14 +273,58 @@ def remove_draft(app) -> str:
 
 
 def undo(app) -> str:
-    """Take back the session's last change (up to :data:`~ts2viz.ui.state.authoring_session.MAX_UNDO`)."""
+    """Take back the session's last change (up to :data:`~ts2viz.ui.state.authoring_session.MAX_UNDO`).
+
+    The tab's "Undo" button: an action, after which the tab shows the session's SEGs again
+    (:func:`authoring_state`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        When there is nothing to undo.
+    """
     d = _drafts(app)
     d.undo()
     return "Undone." + (f" Editing SEG {d.draft.seg_id}." if d.draft is not None else "")
 
 
 def set_header(app, prompt, seg_id, partition) -> str:
-    """Change the prompt, SEG id and partition of the SEG being edited."""
+    """Change the prompt, SEG id and partition of the SEG being edited.
+
+    The tab's "Save prompt / id" button: an action, after which the tab shows the session's SEGs again
+    (:func:`authoring_state`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    prompt : str
+        The prompt.
+    seg_id : int or str or None
+        The id (empty: the next free one).
+    partition : str
+        The partition.
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        When no SEG is being edited, for a bad prompt, or an id that is not a whole number.
+    """
     d, draft = _current(app)
     new = draft.with_prompt(check_prompt(prompt)).with_seg_id(_seg_id(seg_id, d))
     part = " ".join(str(partition or "").split())[:40]
@@ -196,8 +335,10 @@ def set_header(app, prompt, seg_id, partition) -> str:
 # -- images -------------------------------------------------------------------------------------------
 
 def _unique_name(d: Drafts, draft: SegDraft, name: str, suffix: str) -> str:
-    """The dataset file name of an image called ``name`` by its uploader (the server's tidy one:
-    :func:`ts2viz.authoring.safe_file_name`), with the ending of its checked type, new in the session."""
+    """The dataset file name of an image called ``name`` by its uploader, new in the session.
+
+    The server's tidy one (:func:`ts2viz.authoring.safe_file_name`), with the ending of its checked type.
+    """
     taken = {im.file_name for x in d.drafts for im in x.images} | {im.file_name for im in draft.images}
     stem = PurePosixPath(str(name).replace("\\", "/")).name.rsplit(".", 1)[0]
     return safe_file_name(f"{stem}{suffix}", taken)
@@ -212,7 +353,18 @@ def _room(d: Drafts, caps: AuthoringCaps, n_new: int, new_bytes: int = 0) -> Non
 
 
 def image_caps(caps: AuthoringCaps):
-    """The check every image of a session passes (uploads and imported images alike)."""
+    """The check every image of a session passes (uploads and imported images alike).
+
+    Parameters
+    ----------
+    caps : AuthoringCaps
+        The session's caps.
+
+    Returns
+    -------
+    ts2viz.imagecheck.ImageCaps
+        Bytes, pixels, frames and trailing bytes of one image.
+    """
     from ...imagecheck import ImageCaps
 
     return ImageCaps(max_bytes=caps.max_image_bytes, max_pixels=caps.max_pixels, max_frames=caps.max_frames,
@@ -220,9 +372,11 @@ def image_caps(caps: AuthoringCaps):
 
 
 def _checked_image(path: Path, caps: AuthoringCaps, name: str):
-    """``(ImageInfo, thumbnail data URI)`` of an image file checked as every image of a session is
-    (:func:`ts2viz.imagecheck.open_checked`); the thumbnail is made from the frame the check decoded,
-    so nothing is decoded again while the tab is drawn."""
+    """``(ImageInfo, thumbnail data URI)`` of an image file checked as every image of a session is.
+
+    :func:`ts2viz.imagecheck.open_checked`; the thumbnail is made from the frame the check decoded, so
+    nothing is decoded again while the tab is drawn.
+    """
     from ...imagecheck import open_checked
 
     pic, info = open_checked(path, image_caps(caps), name=name, reduce_to=4 * THUMB_PX)
@@ -245,10 +399,36 @@ MAX_IMAGES_PER_CALL = 32
 
 
 def add_uploads(app, files, source: str = "") -> str:
-    """Add uploaded images to the SEG being edited (unassigned). Each is checked as every image of the
-    session is (:func:`_checked_image`: bytes, structure, frames, bytes beyond its end, type, pixels, a
-    first frame that decodes) within the session's caps and disk budget, and copied into the session's
-    own folder under a file name the server makes (``images/<tidied name>.<type>``)."""
+    """Add uploaded images to the SEG being edited (unassigned).
+
+    The tab's "Add uploaded images" button (in the files lane): an action, after which the tab shows the session's
+    SEGs again (:func:`authoring_state`).
+
+    Each is checked as every image of the session is (bytes, structure, frames, bytes beyond its end, type,
+    pixels, a first frame that decodes: :func:`ts2viz.imagecheck.open_checked`) within the session's caps and
+    disk budget, and copied into the session's own folder under a file name the server makes
+    (``images/<tidied name>.<type>``). A cancel stops it between images.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    files : list
+        The uploaded files (paths or Gradio file objects), at most :data:`MAX_IMAGES_PER_CALL`.
+    source : str, default ""
+        Where they come from (``image_source``; at most 60 characters).
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        When no SEG is being edited, for no image or too many, a file outside the upload folder (public mode), an
+        image refused by the check, or a session at its image, byte or disk caps.
+    """
     from ..state import disk
     from ..serving.jobs import checkpoint
 
@@ -292,8 +472,33 @@ def add_uploads(app, files, source: str = "") -> str:
 
 
 def add_folder(app, folder, source: str = "") -> str:
-    """Add the images of a local folder (operator mode only: a visitor never names a server path),
-    each checked as an upload is; they are read from where they are when the SEG is exported."""
+    """Add the images of a local folder of this machine.
+
+    The tab's "Add folder" button (operator mode only; in the files lane): an action, after which the tab shows the
+    session's SEGs again (:func:`authoring_state`).
+
+    Each is checked as an upload is; they are read from where they are when the SEG is exported.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    folder : str
+        The folder.
+    source : str, default ""
+        Where they come from.
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        In public mode (a visitor never names a server path); when no SEG is being edited, for something that is not
+        a folder or holds no image, an image refused by the check, or a session at its image cap.
+    """
     if app.access.public:
         raise InputError("adding a folder of the server is not available here; upload the images")
     d, draft = _current(app)
@@ -329,7 +534,30 @@ def _keys(draft: SegDraft, keys) -> list[str]:
 
 
 def assign_images(app, keys, node) -> str:
-    """Put the selected images into a node (``node`` empty: take them out of their nodes)."""
+    """Put the selected images into a node, or take them out of their nodes.
+
+    The tab's "Put into node" and "Take out" buttons: an action, after which the tab shows the session's SEGs again
+    (:func:`authoring_state`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    keys : list of str
+        The selected images' keys.
+    node : str or None
+        The node (empty: take them out of their nodes).
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        When no SEG is being edited, for no selection, an image not of this SEG, or a node it does not have.
+    """
     d, draft = _current(app)
     ks = _keys(draft, keys)
     label = str(node or "").strip() or None
@@ -340,6 +568,30 @@ def assign_images(app, keys, node) -> str:
 
 
 def remove_images(app, keys) -> str:
+    """Remove the selected images from the SEG being edited.
+
+    The tab's "Remove images" button: an action, after which the tab shows the session's SEGs again
+    (:func:`authoring_state`).
+
+    Their files go once no SEG and no state undo can go back to uses them.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    keys : list of str
+        The selected images' keys.
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        When no SEG is being edited, for no selection, or an image not of this SEG.
+    """
     d, draft = _current(app)
     ks = _keys(draft, keys)
     for k in ks:
@@ -351,8 +603,11 @@ def remove_images(app, keys) -> str:
 
 
 def _drop_unused_files(d: Drafts) -> None:
-    """Let go of the images no draft and no state undo can go back to uses: the session's copies are
-    deleted, and an imported dataset's folder once none of its images is used any more."""
+    """Let go of the images no draft and no state undo can go back to uses.
+
+    The session's copies are deleted, and an imported dataset's folder once none of its images is used any
+    more.
+    """
     used = d.keys_in_use()
     for k in [k for k in d.remote if k not in used]:
         d.remote.pop(k)
@@ -376,10 +631,34 @@ def _drop_unused_files(d: Drafts) -> None:
 
 
 def rename_image(app, keys, file_name) -> str:
-    """Change the file name the one selected image gets in the exported dataset. The operator's name is
-    taken as typed (``draft_problems`` says if it cannot be one); a public visitor's is tidied by the
-    server (:func:`ts2viz.authoring.safe_file_name`, in ``images/``): what a visitor types never
-    becomes a path as such."""
+    """Change the file name the one selected image gets in the exported dataset.
+
+    The tab's "Rename" button: an action, after which the tab shows the session's SEGs again
+    (:func:`authoring_state`).
+
+    The operator's name is taken as typed (:func:`~ts2viz.authoring.draft_problems` says if it cannot be one);
+    a public visitor's is tidied by the server (:func:`ts2viz.authoring.safe_file_name`, in ``images/``): what a
+    visitor types never becomes a path as such.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    keys : list of str
+        The selection (exactly one image).
+    file_name : str
+        The new file name.
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        When no SEG is being edited, for a selection of more or fewer than one image, or an empty name.
+    """
     d, draft = _current(app)
     ks = _keys(draft, keys)
     if len(ks) != 1:
@@ -397,7 +676,31 @@ def rename_image(app, keys, file_name) -> str:
 # -- nodes and edges ----------------------------------------------------------------------------------
 
 def save_node(app, label, errors="") -> str:
-    """Add a node, or set the error descriptions of an existing one (several separated by ``;``)."""
+    """Add a node, or set the error descriptions of an existing one.
+
+    The tab's "Add node / set its errors" button: an action, after which the tab shows the session's SEGs again
+    (:func:`authoring_state`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    label : str
+        The node label (``0``, ``1a``, ...; at most :data:`NODE_LABEL_MAX` characters).
+    errors : str, default ""
+        Its error descriptions, several separated by ``;`` (at most :data:`ERRORS_MAX` characters).
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        When no SEG is being edited, for an empty or overlong label or errors, or a SEG the new node would make too
+        large.
+    """
     d, draft = _current(app)
     lbl = _label(label)
     errs = str(errors or "")
@@ -411,6 +714,28 @@ def save_node(app, label, errors="") -> str:
 
 
 def remove_node(app, label) -> str:
+    """Remove a node; its images become unassigned.
+
+    The tab's "Remove node" button: an action, after which the tab shows the session's SEGs again
+    (:func:`authoring_state`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    label : str
+        The node label.
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        When no SEG is being edited, or for a node the SEG does not have.
+    """
     d, draft = _current(app)
     lbl = _label(label)
     if not draft.has_node(lbl):
@@ -420,6 +745,27 @@ def remove_node(app, label) -> str:
 
 
 def rename_node(app, old, new) -> str:
+    """Relabel a node; its images and edges follow it.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    old : str
+        The current label.
+    new : str
+        The new label.
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        When no SEG is being edited, for a node the SEG does not have, or a bad label.
+    """
     d, draft = _current(app)
     o, n = _label(old), _label(new)
     if not draft.has_node(o):
@@ -429,14 +775,59 @@ def rename_node(app, old, new) -> str:
 
 
 def set_edges_follow(app, follow: bool) -> str:
-    """Edges follow the error counts (as TS2 does without edges.csv), or are drawn one by one (the
-    current ones become explicit)."""
+    """Make edges follow the error counts, or make them explicit.
+
+    The tab's "Edges follow the error counts" checkbox: an action, after which the tab shows the session's SEGs
+    again (:func:`authoring_state`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    follow : bool
+        Follow the error counts (as TS2 does without ``edges.csv``); else the current edges become
+        explicit, to be drawn one by one.
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        When no SEG is being edited, or for a SEG the change would make too large.
+    """
     d, draft = _current(app)
     note = _set(app, d, draft.follow_error_counts() if follow else draft.explicit_edges())
     return ("Edges follow the error counts." if follow else "Edges are explicit: add or remove them.") + note
 
 
 def add_edge(app, parent, child) -> str:
+    """Add an explicit edge between two nodes of the SEG.
+
+    The tab's "Add edge" button: an action, after which the tab shows the session's SEGs again
+    (:func:`authoring_state`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    parent : str
+        The parent node (fewer errors).
+    child : str
+        The child node.
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        When no SEG is being edited, for a node the SEG does not have, or a SEG the edge would make too large.
+    """
     d, draft = _current(app)
     a, b = _label(parent), _label(child)
     for lbl in (a, b):          # an edge between nodes of the SEG only (the loader's rule, checked as it comes)
@@ -447,6 +838,30 @@ def add_edge(app, parent, child) -> str:
 
 
 def remove_edge(app, parent, child) -> str:
+    """Remove an edge (the implied edges become explicit first).
+
+    The tab's "Remove edge" button: an action, after which the tab shows the session's SEGs again
+    (:func:`authoring_state`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    parent : str
+        The parent node.
+    child : str
+        The child node.
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        When no SEG is being edited, or for an edge the SEG does not have.
+    """
     d, draft = _current(app)
     a, b = _label(parent), _label(child)
     try:
@@ -459,9 +874,11 @@ def remove_edge(app, parent, child) -> str:
 # -- what the tab shows --------------------------------------------------------------------------------
 
 def _image_file(app, d: Drafts, im: DraftImage, *, fetch: bool = True) -> Path | None:
-    """The local file of a draft image: the session's copy, an operator's file, or a dataset's (the
-    loaded one's, an imported one's), downloaded from its hub repo if ``fetch`` (else only a copy
-    already here)."""
+    """The local file of a draft image.
+
+    The session's copy, an operator's file, or a dataset's (the loaded one's, an imported one's),
+    downloaded from its hub repo if ``fetch`` (else only a copy already here).
+    """
     from ...dataset import cached_image, fetch_image
 
     if im.key in d.files:
@@ -478,10 +895,13 @@ def _image_file(app, d: Drafts, im: DraftImage, *, fetch: bool = True) -> Path |
 
 
 def _thumb_uri(app, d: Drafts, im: DraftImage) -> str | None:
-    """A draft image's thumbnail. Images a session added have theirs from their check (made once, in
-    the call that added them); a public app never decodes an image while drawing the tab. The
-    operator's own images (a folder, an imported dataset folder) are decoded once here, and an image
-    that cannot be made into one is remembered as such (not decoded again on every edit)."""
+    """A draft image's thumbnail.
+
+    Images a session added have theirs from their check (made once, in the call that added them); a public
+    app never decodes an image while drawing the tab. The operator's own images (a folder, an imported
+    dataset folder) are decoded once here, and an image that cannot be made into one is remembered as such
+    (not decoded again on every edit).
+    """
     if im.key.startswith(DATASET_KEY):
         return app.thumbs.data_uri(im.key[len(DATASET_KEY):], placeholder=False)
     cache = d.thumbs
@@ -508,7 +928,18 @@ def _thumb_uri(app, d: Drafts, im: DraftImage) -> str | None:
 
 
 def draft_choices(app) -> list[tuple[str, str]]:
-    """The session's SEGs as (shown, value) pairs for a picker."""
+    """The session's SEGs as (shown, value) pairs for the SEG picker.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+
+    Returns
+    -------
+    list of (str, str)
+        ``("SEG id: prompt", position)`` pairs.
+    """
     d = drafts_of(app)
     if d is None:
         return []
@@ -516,7 +947,20 @@ def draft_choices(app) -> list[tuple[str, str]]:
 
 
 def problems_md(problems, warnings=()) -> str:
-    """The problems (what stops an export), then the warnings (what loads but may not be meant)."""
+    """The problems (what stops an export), then the warnings (what loads but may not be meant), as Markdown.
+
+    Parameters
+    ----------
+    problems : sequence of DraftProblem
+        The SEG's problems (:func:`ts2viz.authoring.draft_problems`; the first 60 listed).
+    warnings : sequence of DraftProblem, default ()
+        Its warnings (:func:`ts2viz.authoring.draft_warnings`).
+
+    Returns
+    -------
+    str
+        The Markdown (messages escaped).
+    """
     warn = "".join(f"\n- ⚠ {_md(w.message)}" for w in warnings)
     if not problems:
         return "✓ **No problems**: this SEG would load as it is." + (f"\n\nWorth a look:{warn}" if warn else "")
@@ -547,12 +991,23 @@ def _graph(app, d: Drafts, draft: SegDraft, means=None, metric=None, lower=False
 
 
 def authoring_state(app) -> dict:
-    """What the tab shows of the SEG being edited: ``drafts`` (picker choices), ``current`` (its value
-    or None), ``header`` (prompt, seg_id, partition), ``labels`` (node labels by level),
-    ``images`` ((shown, key) pairs for the selection), ``gallery`` ((thumbnail data URI or None,
-    caption) pairs), ``nodes`` (a table: node, errors, images), ``edges`` (list of pairs),
-    ``follow`` (edges follow error counts), ``problems`` (messages), ``warnings`` (what loads but may not
-    be meant), ``problems_md``, ``graph`` (HTML: the sound part of the draft while it has problems)."""
+    """What the tab shows of the SEG being edited (after every action, and when the tab is drawn).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+
+    Returns
+    -------
+    dict
+        ``drafts`` (picker choices), ``current`` (its value or ``None``), ``header`` (prompt, seg_id,
+        partition), ``labels`` (node labels by level), ``images`` ((shown, key) pairs for the selection),
+        ``gallery`` ((thumbnail data URI or ``None``, caption) pairs), ``nodes`` (rows: node, errors,
+        images), ``edges`` (list of pairs), ``follow`` (edges follow error counts), ``problems``
+        (messages), ``warnings`` (what loads but may not be meant), ``problems_md``, ``graph`` (HTML: the
+        sound part of the draft while it has problems).
+    """
     d = drafts_of(app)
     draft = d.draft if d is not None else None
     out = {"drafts": draft_choices(app), "current": None, "header": ("", None, "Custom"), "labels": [],
@@ -577,7 +1032,18 @@ def authoring_state(app) -> dict:
 
 
 def gallery_html(state: dict) -> str:
-    """The SEG's images as a grid of captioned thumbnails (what the selection boxes name)."""
+    """The SEG's images as a grid of captioned thumbnails (what the selection boxes name).
+
+    Parameters
+    ----------
+    state : dict
+        What :func:`authoring_state` returns.
+
+    Returns
+    -------
+    str
+        The HTML (captions escaped).
+    """
     if not state["gallery"]:
         return '<div class="authoring-empty">No images yet.</div>'
     cells = []
@@ -589,6 +1055,18 @@ def gallery_html(state: dict) -> str:
 
 
 def nodes_table(state: dict):
+    """The SEG's nodes as the tab's table.
+
+    Parameters
+    ----------
+    state : dict
+        What :func:`authoring_state` returns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``node``, ``errors``, ``images``.
+    """
     import pandas as pd
 
     return pd.DataFrame(state["nodes"], columns=["node", "errors", "images"])
@@ -597,13 +1075,26 @@ def nodes_table(state: dict):
 # -- scoring while authoring ---------------------------------------------------------------------------
 
 def loaded_metric_choices(app) -> list[str]:
-    """The loaded metrics (shared and the session's): their scores serve the images of the loaded dataset."""
+    """The loaded metrics (shared and the session's): their scores serve the images of the loaded dataset.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+
+    Returns
+    -------
+    list of str
+        The metric names.
+    """
     return list(app.metrics)
 
 
 def _loaded_name(app, d: Drafts, key: str) -> str | None:
-    """The loaded dataset's file name of a draft image, when it is one of the loaded dataset's images
-    (taken from it, or imported from the same dataset: same SEGs, file names and labels), else ``None``."""
+    """The loaded dataset's file name of a draft image, when it is one of the loaded dataset's images.
+
+    Taken from it, or imported from the same dataset (same SEGs, file names and labels); else ``None``.
+    """
     if key.startswith(DATASET_KEY):
         return key[len(DATASET_KEY):]
     if key in d.remote:
@@ -614,11 +1105,41 @@ def _loaded_name(app, d: Drafts, key: str) -> str | None:
 
 
 def score_draft(app, source: str, metric, mode: str = "paper", device: str | None = None, progress=None) -> dict:
-    """Ord/Sep and the walks of the SEG being edited, scored with a loaded metric (``source='loaded'``:
-    its scores of the loaded dataset's images; images from elsewhere stay unscored) or with a metric of
-    the library (``source='library'``: every image scored now; in public mode only the metrics the app
-    offers, by display name). Returns ``{"message", "summary" (Markdown), "walks" (DataFrame),
-    "graph" (HTML, nodes coloured by mean)}``."""
+    """Ord/Sep and the walks of the SEG being edited, scored: the tab's "Score" button.
+
+    With a loaded metric (``source='loaded'``: its scores of the loaded dataset's images; images from
+    elsewhere stay unscored) or with a metric of the library (``source='library'``: every image scored now,
+    in the model lane; in public mode only the metrics the app offers, by display name). The SEG's walks
+    are counted first: past the session's walk cap it is refused (a visitor) or warned about (the
+    operator).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    source : str
+        ``"loaded"`` or ``"library"``.
+    metric : str or list of str
+        A loaded metric's name, or a library spec.
+    mode : str, default "paper"
+        The meta-metric policy preset.
+    device : str or None, default None
+        The visitor's device choice (operator mode only).
+    progress : callable or None, default None
+        Gradio's progress callback.
+
+    Returns
+    -------
+    dict
+        ``message``, ``summary`` (Markdown: Ord, Sep, signed Sep, the hardest walk), ``walks`` (a DataFrame,
+        worst Ord first, x100) and ``graph`` (HTML, nodes coloured by their mean, the hardest walk drawn).
+
+    Raises
+    ------
+    InputError
+        When no SEG is being edited, for a SEG with problems (the first), too many walks (a visitor), a metric not
+        loaded or not offered, one that does not load, or no image scored.
+    """
     import pandas as pd
 
     from ...metametrics import compute
@@ -743,8 +1264,11 @@ def _export_to(app, folder: Path, name: str | None, overwrite: bool = False) -> 
 
 
 def _export_bytes(app, d: Drafts) -> int:
-    """What an export of the session's SEGs writes, at most: each image's file as it is (they were
-    checked when added) and the dataset's CSV files and card (a megabyte is plenty for its caps)."""
+    """What an export of the session's SEGs writes, at most.
+
+    Each image's file as it is (they were checked when added) and the dataset's CSV files and card (a
+    megabyte is plenty for its caps).
+    """
     total = 1024 * 1024
     for x in d.drafts:
         for im in x.images:
@@ -765,7 +1289,32 @@ def _dataset_name(name) -> str:
 
 
 def export_folder(app, folder, overwrite: bool = False, name=None) -> str:
-    """Export the session's SEGs to a dataset folder (operator mode: a path on this machine)."""
+    """Export the session's SEGs to a dataset folder of this machine.
+
+    The tab's "Export" button (operator mode only; in the files lane): an action, after which the tab shows the
+    session's SEGs again (:func:`authoring_state`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    folder : str
+        The new folder.
+    overwrite : bool, default False
+        Replace an existing dataset folder.
+    name : str or None, default None
+        The dataset card's title (default: the folder's name).
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        In public mode; for no folder, no SEG, or anything :func:`ts2viz.authoring.export_dataset` refuses.
+    """
     if app.access.public:
         raise InputError("exporting to a folder of the server is not available here; download the .zip")
     if not str(folder or "").strip():
@@ -777,10 +1326,30 @@ def export_folder(app, folder, overwrite: bool = False, name=None) -> str:
 
 
 def export_zip(app, name=None) -> str:
-    """Export the session's SEGs as a .zip of the dataset folder (:func:`ts2viz.authoring.pack_dataset`:
-    its files under ``<name>/``), in the session's downloads; returns its path. The export's size is
-    bounded by the images' own (checked) sizes and asked of the disk budget before it is written; it
-    replaces the session's previous export (a session keeps one)."""
+    """Export the session's SEGs as a .zip of the dataset folder: the tab's download button (in the files lane).
+
+    :func:`ts2viz.authoring.pack_dataset`: its files under ``<name>/``, in the session's downloads. The
+    export's size is bounded by the images' own (checked) sizes and asked of the disk budget before it is
+    written; it replaces the session's previous export (a session keeps one).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    name : str or None, default None
+        The dataset's name (tidied; default ``my-segs``).
+
+    Returns
+    -------
+    str
+        The .zip's path (the browser then saves it).
+
+    Raises
+    ------
+    InputError
+        For no SEG, a session past its disk budget, or anything :func:`ts2viz.authoring.export_dataset`
+        refuses.
+    """
     from ..state import disk
 
     d = _drafts(app)
@@ -833,8 +1402,29 @@ def _add_imported(app, drafts: Sequence[SegDraft], ds, sizes: dict | None = None
 
 
 def import_folder(app, folder) -> str:
-    """Import a dataset (operator mode only): a folder of this machine in ts2viz's format, or anything
-    else :func:`ts2viz.dataset.load_dataset` takes (a Hugging Face dataset id)."""
+    """Import a dataset of this machine, or a hub dataset, as SEGs of the session.
+
+    The tab's "Import" button (operator mode only; in the files lane): an action, after which the tab shows the
+    session's SEGs again (:func:`authoring_state`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    folder : str
+        A folder in ts2viz's format, or anything else :func:`ts2viz.dataset.load_dataset` takes (a Hugging
+        Face dataset id).
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        In public mode; for nothing given, a dataset that does not load, or a session at its caps.
+    """
     from ...dataset import load_dataset, load_folder
 
     if app.access.public:
@@ -850,14 +1440,36 @@ def import_folder(app, folder) -> str:
 def import_zip(app, file) -> str:
     """Import a dataset from an uploaded .zip (what the export gives, or a folder zipped by hand).
 
-    Read in proportion to what the session may still take (:func:`ts2viz.authoring.unpack_dataset`):
-    the .zip's size, its members' paths and declared sizes first (and the disk budget for them); then
-    its ``metadata.csv``, ``edges.csv`` and ``nodes.csv`` within byte and row caps (the rows the session
-    has room for); then every SEG's size (nodes, edges, levels, walks counted) before any image is
-    unpacked; then each image the dataset names, checked as an upload is (:func:`_checked_image`) as
-    soon as it is on disk, within the session's image bytes. A refused or failed import leaves nothing
-    on disk. In public mode the .zip must come from the upload folder (it is the session's, deleted
-    with it)."""
+    The tab's "Import .zip" button (in the files lane): an action, after which the tab shows the session's SEGs
+    again (:func:`authoring_state`).
+
+    Read in proportion to what the session may still take (:func:`ts2viz.authoring.unpack_dataset`): the
+    .zip's size, its members' paths and declared sizes first (and the disk budget for them); then its
+    ``metadata.csv``, ``edges.csv`` and ``nodes.csv`` within byte and row caps (the rows the session has room
+    for); then every SEG's size (nodes, edges, levels, walks counted) before any image is unpacked; then each
+    image the dataset names, checked as an upload is as soon as it is on disk, within the session's image
+    bytes. A refused or failed import leaves nothing on disk. In public mode the .zip must come from the
+    upload folder (it is the session's, deleted with it), and every image must be in it.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    file : str or os.PathLike or file object
+        The uploaded .zip.
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        For no file, one outside the upload folder (public mode), not a .zip, over a cap, breaking a rule of the
+        loader, an image refused by the check, or a session at its caps (public mode: the message quotes nothing
+        of the file's contents).
+    """
     import zipfile
 
     from ...authoring.limits import SegSize, implied_edge_count
@@ -946,8 +1558,34 @@ def import_zip(app, file) -> str:
 
 
 def push(app, repo_id, private: bool = False, name=None) -> str:
-    """Push the session's SEGs to a Hugging Face dataset repo (operator mode only; the token from the
-    environment: ``HF_TOKEN`` or the client's login)."""
+    """Push the session's SEGs to a Hugging Face dataset repo.
+
+    The tab's "Push" button (operator mode only): an action, after which the tab shows the session's SEGs again
+    (:func:`authoring_state`).
+
+    The token comes from the environment: ``HF_TOKEN`` or the client's login.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    repo_id : str
+        ``OWNER/NAME``.
+    private : bool, default False
+        Create the repo as private.
+    name : str or None, default None
+        The dataset card's title (default: the repo id).
+
+    Returns
+    -------
+    str
+        The one-line message shown in the tab's message box.
+
+    Raises
+    ------
+    InputError
+        In public mode; for no repo, no SEG, anything the export refuses, or a hub error.
+    """
     if app.access.public:
         raise InputError("pushing to the Hugging Face hub is not available here")
     repo = str(repo_id or "").strip()
@@ -965,7 +1603,18 @@ def push(app, repo_id, private: bool = False, name=None) -> str:
 
 
 def all_problems_md(app) -> str:
-    """The problems of the session's SEGs together, as one dataset (what an export checks)."""
+    """The problems of the session's SEGs together, as one dataset (what an export checks), in one line.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+
+    Returns
+    -------
+    str
+        Markdown; empty when the session has no SEG.
+    """
     d = drafts_of(app)
     if d is None or not d.drafts:
         return ""

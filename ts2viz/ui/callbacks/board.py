@@ -1,5 +1,7 @@
-"""The leaderboard tab's callbacks: the table (sorted, filtered by family), its CSV, the Ord-vs-Sep
-scatter and a visitor's scores file joining the board."""
+"""The leaderboard tab's callbacks: the table, its CSV, the Ord-vs-Sep scatter, a visitor's scores file.
+
+The table is sorted and filtered by family; a visitor's scores file joins the board for their session.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -20,11 +22,43 @@ SCORES_DECODED_BYTES_PER_ROW = 1024
 
 def leaderboard(app: AppView, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
                 best_first: bool = True):
-    """The leaderboard table: one row per metric, Ord/Sep x Avg/Synth/Nat/Real and the average
-    signed separation (fractions; :func:`style_leaderboard` shows them x100).
+    """The leaderboard table: one row per metric (fractions; :func:`style_leaderboard` shows them x100).
 
-    Sorted by ``sort_by`` (a stat column, or ``metric`` for the name); ``best_first`` puts the largest
-    values first, or for names A to Z.
+    Ord/Sep x Avg/Synth/Nat/Real and the average signed separation, with the metric's direction (``dir``),
+    the SEGs it has an Ord value on, its family and its source (``published``, ``uploaded``, ``live``).
+    Called by the leaderboard's redraw (:func:`ts2viz.ui.tabs.board.board_view`: the family filter, sort,
+    order, interval boxes, the mode, and after scores are added) and for its CSV.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str, default "paper"
+        The meta-metric policy preset.
+    families_sel : list of str or None, default None
+        The family filter's value.
+    sort_by : str, default "ord_avg"
+        A stat column, or ``metric`` for the name (an unknown column: ``ord_avg``).
+    best_first : bool, default True
+        Largest values first (for names: A to Z).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table (meta-metric columns marked x100 for :func:`shown`); empty with its columns when no
+        metric is loaded.
+
+    Raises
+    ------
+    InputError
+        For an unknown mode.
+
+    Examples
+    --------
+    >>> from ts2viz.ui import load_state
+    >>> board = leaderboard(load_state("ts2", fetch_images=False).view(), "paper", ["Embedding"])
+    >>> board[["metric", "dir", "ord_avg", "segs", "source"]].round(3).values.tolist()
+    [['ALIGNScore', '↑', 0.739, 165, 'published'], ['CLIPScore', '↑', 0.714, 165, 'published']]
     """
     import pandas as pd
 
@@ -51,7 +85,18 @@ def leaderboard(app: AppView, mode: str = "paper", families_sel=None, sort_by: s
 
 
 def best_cells(board) -> dict[str, int]:
-    """Row position of the best (largest) value of each stat column."""
+    """Row position of the best (largest) value of each stat column.
+
+    Parameters
+    ----------
+    board : pandas.DataFrame
+        A table of :func:`leaderboard`.
+
+    Returns
+    -------
+    dict of str to int
+        Row by column (columns without values left out).
+    """
     out = {}
     for c in BOARD_STATS:
         if c in board.columns and board[c].notna().any():
@@ -60,7 +105,18 @@ def best_cells(board) -> dict[str, int]:
 
 
 def style_leaderboard(board):
-    """The board as people read it (:func:`shown`: values x100): best value per column bold on a tinted cell."""
+    """The board as people read it (:func:`shown`: values x100), the best value per column bold on a tinted cell.
+
+    Parameters
+    ----------
+    board : pandas.DataFrame
+        A table of :func:`leaderboard`.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        What the leaderboard's ``gr.Dataframe`` shows.
+    """
     best = best_cells(board)
     nums = [c for c in BOARD_STATS if c in board.columns]
     by_label = {column_label(c): c for c in nums}
@@ -74,13 +130,51 @@ def style_leaderboard(board):
 
 def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
                     best_first: bool = True) -> str:
-    """The leaderboard as a CSV (fractions), its rows in the order the table shows them."""
+    """The leaderboard as a CSV download (fractions), its rows in the order the table shows them.
+
+    Called by the leaderboard's "Download CSV" button (without the interval box ticked; with it,
+    :func:`ts2viz.ui.callbacks.uncertainty.leaderboard_ci_csv`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str, default "paper"
+        The meta-metric policy preset.
+    families_sel : list of str or None, default None
+        The family filter's value.
+    sort_by : str, default "ord_avg"
+        The sort column.
+    best_first : bool, default True
+        The order.
+
+    Returns
+    -------
+    str
+        The file's path in the session's downloads folder.
+    """
     board = leaderboard(app, mode, families_sel, sort_by, best_first)
     cols = ["metric"] + [c for c in BOARD_STATS if c in board.columns]
     return write_csv(app, board[cols], f"ts2viz-leaderboard-{mode}")
 
 
 def leaderboard_figure(app: AppView, mode: str = "paper", families_sel=None):
+    """The Ord-vs-Sep scatter of the leaderboard, without intervals.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str, default "paper"
+        The meta-metric policy preset.
+    families_sel : list of str or None, default None
+        The family filter's value.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The scatter.
+    """
     return figures.ord_sep_scatter(leaderboard(app, mode, families_sel), title=f"Ord vs Sep ({mode} mode)")
 
 #: the class of the list of the scatter's points that narrow screens show under it (assets/app.css)
@@ -88,9 +182,25 @@ SCATTER_NAMES_CLASS = "scatter-names"
 
 
 def scatter_names_html(board, x: str = "ord_avg", y: str = "sep_avg") -> str:
-    """Every point of the Ord-vs-Sep scatter by name with its two values (x100), as HTML for the note
-    under the plot. Shown only where the plot's own labels are hidden (a window narrower than
-    1040 px, a phone: assets/app.css), so that no name is missing there either (issue 21 item 7)."""
+    """Every point of the Ord-vs-Sep scatter by name with its two values (x100), as HTML.
+
+    For the note under the plot. Shown only where the plot's own labels are hidden (a window narrower than
+    1040 px, a phone: assets/app.css), so that no name is missing there either.
+
+    Parameters
+    ----------
+    board : pandas.DataFrame or None
+        A table of :func:`leaderboard`.
+    x : str, default "ord_avg"
+        The x column.
+    y : str, default "sep_avg"
+        The y column.
+
+    Returns
+    -------
+    str
+        The HTML (names escaped); empty for no rows.
+    """
     from ...display import fmt_x100, md_html_text
 
     if board is None or len(board) == 0:
@@ -103,10 +213,34 @@ def scatter_names_html(board, x: str = "ord_avg", y: str = "sep_avg") -> str:
 
 
 def add_scores_file(app: AppView, path, display_name: str | None = None, lower_is_better: str = "") -> str:
-    """Load an uploaded scores file (CSV or Parquet) into the session's workspace. Returns a status line.
+    """Load an uploaded scores file (CSV or Parquet) into the session's workspace.
 
-    The session's caps hold (files, bytes, rows, metrics). In public mode a file that cannot be read
-    gets a message naming the row but quoting nothing from the file.
+    Called by the leaderboard's upload button (:func:`ts2viz.ui.tabs.board.add_scores`, in the scores
+    upload lane); the metrics then join every tab for this session. The session's caps hold (files, bytes,
+    rows, metrics), checked before the data is read. In public mode a file that cannot be read gets a
+    message naming the row but quoting nothing from the file.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    path : str or os.PathLike or None
+        The uploaded file.
+    display_name : str or None, default None
+        How messages name it (``None``: the file's name).
+    lower_is_better : str, default ""
+        Its lower-is-better metrics, comma-separated.
+
+    Returns
+    -------
+    str
+        The status line shown under the upload.
+
+    Raises
+    ------
+    InputError
+        For no file, a file outside the upload folder (public mode), of another type, past a cap, that
+        does not read as scores of the dataset, or naming a metric already loaded.
     """
     from ...scores import IGNORED_COLUMNS, ReadCaps, TooLarge, read_scores
 

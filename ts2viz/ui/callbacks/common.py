@@ -1,6 +1,9 @@
-"""Helpers every tab's callbacks share: the SEG and metric a view names (checked), family filters,
-tables as people read them (:func:`shown`), CSV downloads into the session's folder, and the checks of a
-visitor's uploaded file. Plain functions of data (see :mod:`ts2viz.ui.callbacks`)."""
+"""Helpers every tab's callbacks share.
+
+The SEG and metric a view names (checked), family filters, tables as people read them (:func:`shown`),
+CSV downloads into the session's folder, and the checks of a visitor's uploaded file. Plain functions of
+data (see :mod:`ts2viz.ui.callbacks`).
+"""
 from __future__ import annotations
 
 import html
@@ -27,12 +30,47 @@ Plot = Callable[[tuple, Sequence[str | None], Callable[[], Any]], Any]
 
 
 def build_figure(key: tuple, metrics: Sequence[str | None], build: Callable[[], Any]):
+    """The default :data:`Plot`: build the figure, no cache.
+
+    Parameters
+    ----------
+    key : tuple
+        What the figure depends on (unused here).
+    metrics : sequence of str or None
+        The metrics it shows (unused here).
+    build : callable
+        Builds the figure.
+
+    Returns
+    -------
+    object
+        What ``build()`` returns.
+    """
     return build()
 
 
 # -- helpers ---------------------------------------------------------------------------------------
 
 def get_seg(app: AppView, seg_id):
+    """The SEG a view names, checked.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    seg_id : int or str
+        The SEG's id (as a dropdown sends it).
+
+    Returns
+    -------
+    ts2viz.seg.SEG
+        The SEG.
+
+    Raises
+    ------
+    InputError
+        For something that is not a SEG id, or an id the dataset lacks.
+    """
     try:
         sid = int(seg_id)
     except (TypeError, ValueError):
@@ -43,6 +81,27 @@ def get_seg(app: AppView, seg_id):
 
 
 def get_metric(app: AppView, metric, *, required: bool = True) -> str | None:
+    """The metric a view names, checked.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metric : str or None
+        The metric's name (``None``, ``""``, ``"—"``, ``"(none)"``: none chosen).
+    required : bool, default True
+        Whether a metric must be chosen.
+
+    Returns
+    -------
+    str or None
+        The name; ``None`` when none is chosen and none is required.
+
+    Raises
+    ------
+    InputError
+        When none is chosen but one is required, or the session has no such metric.
+    """
     if metric in (None, "", "—", "(none)"):
         if required:
             raise InputError("choose a metric")
@@ -53,6 +112,23 @@ def get_metric(app: AppView, metric, *, required: bool = True) -> str | None:
 
 
 def families_filter(families) -> set[str] | None:
+    """The families a family filter's value keeps.
+
+    Parameters
+    ----------
+    families : list of str or None
+        The filter's value.
+
+    Returns
+    -------
+    set of str or None
+        The families; ``None`` for all (empty, or "All" among them).
+
+    Examples
+    --------
+    >>> families_filter(["TIFA", "DSG"]) == {"TIFA", "DSG"}, families_filter([ALL, "TIFA"])
+    (True, None)
+    """
     if not families:
         return None
     fam = {str(f) for f in families}
@@ -60,9 +136,26 @@ def families_filter(families) -> set[str] | None:
 
 
 def family_selection(chosen) -> list[str]:
-    """A family filter's value after the visitor added or removed an entry: picking a family while
-    "All" is selected drops "All" (else nothing would change), picking "All" drops the families, and
-    an empty selection means "All" again. ``chosen`` is in the order picked (the last is the newest)."""
+    """A family filter's value after the visitor added or removed an entry.
+
+    Picking a family while "All" is selected drops "All" (else nothing would change), picking "All" drops
+    the families, and an empty selection means "All" again.
+
+    Parameters
+    ----------
+    chosen : list of str or None
+        The value, in the order picked (the last is the newest).
+
+    Returns
+    -------
+    list of str
+        The tidied value.
+
+    Examples
+    --------
+    >>> family_selection(["All", "TIFA"]), family_selection(["TIFA", "All"]), family_selection([])
+    (['TIFA'], ['All'], ['All'])
+    """
     picked = [str(f) for f in (chosen or [])]
     if not picked:
         return [ALL]
@@ -72,6 +165,25 @@ def family_selection(chosen) -> list[str]:
 
 
 def write_csv(app: AppView, df, stem: str) -> str:
+    """Write a table to a new CSV download in the session's folder.
+
+    Names and texts from visitors (metric names, file names) never act as spreadsheet formulas
+    (:func:`ts2viz.display.spreadsheet_safe_frame`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    df : pandas.DataFrame
+        The table.
+    stem : str
+        The file's name without ``.csv`` (reduced to safe characters, at most 60).
+
+    Returns
+    -------
+    str
+        The file's path.
+    """
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:60] or "table"
     p = app.new_download(f"{stem}.csv")
     # names and texts from visitors (metric names, file names) never act as spreadsheet formulas
@@ -82,8 +194,23 @@ def write_csv(app: AppView, df, stem: str) -> str:
 def table_csv(app: AppView, df, stem: str) -> str | None:
     """Write a table to a CSV file in the session's own downloads folder (made when asked for).
 
-    ``df`` is a DataFrame or a table from :func:`shown`: the file holds the data (fractions), not
-    the x100 display."""
+    What the download buttons under the tables call; the file holds the data (fractions), not the x100
+    display.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    df : pandas.DataFrame or pandas.io.formats.style.Styler or None
+        A table, or one from :func:`shown`.
+    stem : str
+        What the table is (the file is ``ts2viz-<stem>.csv``).
+
+    Returns
+    -------
+    str or None
+        The file's path; ``None`` for no table (nothing written).
+    """
     from pandas.io.formats.style import Styler
 
     if isinstance(df, Styler):
@@ -94,19 +221,53 @@ def table_csv(app: AppView, df, stem: str) -> str | None:
 
 
 def mark_columns(df, *, x100=(), scores=()):
-    """Record which columns of a table hold meta-metric values (shown x100) and which hold metric
-    scores (shown with three decimals), for :func:`shown`. Returns ``df``."""
+    """Record which columns of a table :func:`shown` formats.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table (its ``attrs`` are set).
+    x100 : iterable of str, default ()
+        Columns of meta-metric values (shown x100).
+    scores : iterable of str, default ()
+        Columns of metric scores (shown with three decimals).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``df``.
+    """
     df.attrs["x100"] = [c for c in x100 if c in df.columns]
     df.attrs["scores"] = [c for c in scores if c in df.columns]
     return df
 
 
 def shown(df):
-    """A table as people read it: the columns :func:`mark_columns` marked are formatted (meta-metric
-    values x100 with one decimal, scores with three, '–' for missing) while the data underneath (what
-    a row click or a CSV download gets) stays in fractions. A pandas Styler, which ``gr.Dataframe``
-    displays. Headers are written for people (:func:`ts2viz.display.column_label`: ``ord_avg`` shows as
-    "Ord avg"): a later ``subset=`` on the Styler names columns by :func:`column_label` too."""
+    """A table as people read it, the data underneath unchanged.
+
+    The columns :func:`mark_columns` marked are formatted (meta-metric values x100 with one decimal, scores
+    with three, '–' for missing) while the data underneath (what a row click or a CSV download gets) stays
+    in fractions. Headers are written for people (:func:`ts2viz.display.column_label`: ``ord_avg`` shows
+    as "Ord avg"): a later ``subset=`` on the Styler names columns by :func:`column_label` too.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        What ``gr.Dataframe`` displays (its ``data_names`` holds the table under its own names, for
+        :func:`table_csv`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = shown(mark_columns(pd.DataFrame({"metric": ["A"], "ord_avg": [0.8123]}), x100=["ord_avg"]))
+    >>> list(t.data.columns), t.data_names["ord_avg"].tolist()
+    (['metric', 'Ord avg'], [0.8123])
+    """
     labels = {c: column_label(c) for c in df.columns}
     if len(set(labels.values())) < len(labels):     # two columns would share a header: keep the names
         labels = {c: c for c in df.columns}
@@ -118,7 +279,20 @@ def shown(df):
 
 
 def header_html(app: AppView) -> str:
-    """The page header: the dataset and what is loaded (counts as they are now)."""
+    """The page header: the dataset and what is loaded (counts as they are now).
+
+    Shown at the top of the page; redrawn after an upload or a live score adds metrics.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+
+    Returns
+    -------
+    str
+        HTML (the dataset's name escaped).
+    """
     ds = app.dataset
     return (f"<div class='brand'><span class='logo'>TS2</span><div><h1>ts2viz</h1>"
             f"<p>Text-to-image faithfulness metrics, meta-evaluated on semantic error graphs · dataset "
@@ -127,28 +301,108 @@ def header_html(app: AppView) -> str:
 
 
 def walk_label(walk: Sequence[str]) -> str:
+    """A walk as the walk picker names it: node labels joined by ``>``, each once.
+
+    Parameters
+    ----------
+    walk : sequence of str
+        Node labels.
+
+    Returns
+    -------
+    str
+        The label.
+
+    Examples
+    --------
+    >>> walk_label(["0", "0", "1a", "2a"])
+    '0>1a>2a'
+    """
     return ">".join(dict.fromkeys(walk))
 
 
 # -- metric lists ------------------------------------------------------------------------------------
 
 def families(app: AppView) -> list[str]:
+    """The display families of the metrics the session sees (:func:`metric_family`), in order.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+
+    Returns
+    -------
+    list of str
+        The families, each once.
+    """
     return list(dict.fromkeys(metric_family(m) for m in app.metrics))
 
 
 def metric_choices(app: AppView, families_sel=None) -> list[str]:
+    """The metrics a metric picker offers, filtered by family.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    families_sel : list of str or None, default None
+        A family filter's value.
+
+    Returns
+    -------
+    list of str
+        The metric names.
+    """
     fam = families_filter(families_sel)
     return [m for m in app.metrics if fam is None or metric_family(m) in fam]
 
 
 def check_stat(stat: str) -> str:
+    """A per-SEG statistic's name, checked.
+
+    Parameters
+    ----------
+    stat : str
+        One of :data:`SEG_STATS`.
+
+    Returns
+    -------
+    str
+        ``stat``.
+
+    Raises
+    ------
+    InputError
+        For another name.
+    """
     if stat not in SEG_STATS:
         raise InputError(f"unknown statistic {stat!r}: expected one of {', '.join(SEG_STATS)}")
     return stat
 
 def visitor_file(app: AppView, path) -> Path:
-    """The path of a file a visitor uploaded. In public mode it must lie in the upload folder
-    (``app.access.upload_root``); anything else gets the same message whether it exists or not."""
+    """The path of a file a visitor uploaded, checked in public mode.
+
+    In public mode it must lie in the upload folder (``app.access.upload_root``); anything else gets the
+    same message whether it exists or not (so no path of the server can be probed).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    path : str or os.PathLike
+        The path the event sent.
+
+    Returns
+    -------
+    pathlib.Path
+        The path.
+
+    Raises
+    ------
+    InputError
+        In public mode, for a path outside the upload folder ("upload the file through the page").
+    """
     p = Path(str(path))
     if app.access.public:
         root = app.access.upload_root
@@ -161,10 +415,36 @@ def visitor_file(app: AppView, path) -> Path:
 
 def uploaded_scores_file(app: AppView, path, display_name: str | None, suffixes: tuple[str, ...],
                          wrong_type: str) -> tuple[Path, str]:
-    """A visitor's scores file, checked before anything of it is read: from the upload folder
-    (:func:`visitor_file`), owned by the session in public mode (deleted with it, whether it loads or
-    not), one of ``suffixes`` (else ``wrong_type`` is the message) and within the session's byte cap.
-    Returns the path and the name messages use (``display_name``, else the file's name)."""
+    """A visitor's scores file, checked before anything of it is read.
+
+    From the upload folder (:func:`visitor_file`), owned by the session in public mode (deleted with it,
+    whether it loads or not), one of ``suffixes`` and within the session's byte cap.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    path : str or os.PathLike
+        The uploaded file.
+    display_name : str or None
+        How messages name it (``None``: the file's name).
+    suffixes : tuple of str
+        The file types accepted (lower case, with the dot).
+    wrong_type : str
+        The message for another type.
+
+    Returns
+    -------
+    path : pathlib.Path
+        The file.
+    name : str
+        The name messages use.
+
+    Raises
+    ------
+    InputError
+        Outside the upload folder (public mode), of another type, or over ``limits.max_upload_bytes``.
+    """
     p = visitor_file(app, path)
     if app.access.public:
         app.workspace.own_file(p)

@@ -1,5 +1,8 @@
-"""The SEG explorer tab's callbacks: picking a SEG (search, partition), the failure finder, and the
-view of one SEG (graph, walks, node galleries, node-wise CDF/KS)."""
+"""The SEG explorer tab's callbacks: picking a SEG, the failure finder, and the view of one SEG.
+
+Picking a SEG (search, partition), the failure finder, and the view of one SEG (graph, walks, node
+galleries, node-wise CDF/KS).
+"""
 from __future__ import annotations
 
 import math
@@ -21,7 +24,32 @@ from .common import ALL, Plot, build_figure, get_seg, get_metric, mark_columns, 
 # -- SEG picking ----------------------------------------------------------------------------------------
 
 def seg_options(app: AppView, query: str = "", partition: str = ALL, limit: int = 300) -> list[tuple[str, int]]:
-    """(label, id) of the SEGs matching a prompt search (or an id) and a partition."""
+    """The SEG picker's options: SEGs matching a prompt search (or an id) and a partition.
+
+    Called when the search box (debounced) or the partition filter changes, through :func:`seg_choice`.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    query : str, default ""
+        Text the prompt must contain (case-insensitive, at most 200 characters), or a SEG id.
+    partition : str, default ALL
+        A partition, or all.
+    limit : int, default 300
+        The most options.
+
+    Returns
+    -------
+    list of (str, int)
+        ``("id · partition · prompt", id)`` pairs.
+
+    Examples
+    --------
+    >>> from ts2viz.ui import load_state
+    >>> seg_options(load_state("ts2", fetch_images=False).view(), "teddy")[:1]
+    [('0 · Synth · A Christmas tree with lights and teddy bear', 0)]
+    """
     q = (query or "").strip().lower()[:200]
     out = []
     for seg in app.dataset:
@@ -36,8 +64,28 @@ def seg_options(app: AppView, query: str = "", partition: str = ALL, limit: int 
 
 
 def seg_choice(app: AppView, query: str = "", partition: str = ALL, current=None):
-    """The SEG picker after a search: ``(options, value)``; the current SEG stays chosen while it
-    still matches, else the first match; ``value`` is ``None`` when nothing matches."""
+    """The SEG picker after a search: its options and value.
+
+    The current SEG stays chosen while it still matches, else the first match.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    query : str, default ""
+        The search.
+    partition : str, default ALL
+        The partition filter.
+    current : int or str or None, default None
+        The SEG chosen now.
+
+    Returns
+    -------
+    options : list of (str, int)
+        :func:`seg_options`.
+    value : int or None
+        The SEG to show; ``None`` when nothing matches.
+    """
     opts = seg_options(app, query, partition)
     ids = [o[1] for o in opts]
     try:
@@ -50,7 +98,20 @@ def seg_choice(app: AppView, query: str = "", partition: str = ALL, current=None
 
 
 def seg_from_row(table, row) -> int | None:
-    """The SEG id in row ``row`` of a table whose first column holds SEG ids (finder, pair table)."""
+    """The SEG id in a row of a table whose first column holds SEG ids (finder, pair table): a row click.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table's value.
+    row : int
+        The clicked row.
+
+    Returns
+    -------
+    int or None
+        The SEG id; ``None`` when the row holds none.
+    """
     try:
         return int(table.iloc[int(row), 0])
     except (TypeError, ValueError, IndexError, AttributeError):
@@ -58,15 +119,56 @@ def seg_from_row(table, row) -> int | None:
 
 
 def partitions(app: AppView) -> list[str]:
+    """The partition filter's choices: "All", then the dataset's partitions in order.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+
+    Returns
+    -------
+    list of str
+        The choices.
+    """
     return [ALL] + list(dict.fromkeys(s.partition for s in app.dataset))
 
 def failure_finder(app: AppView, mode: str, metric, stat: str = "ord", metric_b=None,
                    partition: str = ALL, limit: int = 50):
-    """SEGs ranked worst first by a metric's ord, sep or signed sep (or delta, kendall), or by how much
-    worse it does than ``metric_b``.
+    """The failure finder's table: SEGs ranked worst first by a metric's per-SEG statistic.
 
-    Ranked by sep or signed sep, the other of the two is shown beside it: a SEG where they differ in
-    sign is one the metric orders backwards. Values are fractions (:func:`shown` displays them x100).
+    By ord, sep or signed sep (or delta, kendall, pairwise accuracy ``pacc``), or by how much worse the
+    metric does than ``metric_b``. Ranked by sep or signed sep, the other of the two is shown beside it: a
+    SEG where they differ in sign is one the metric orders backwards. Called when the finder's statistic,
+    gap, partition or metrics (A, B) change; a row click opens the SEG.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    metric : str or None
+        Metric A.
+    stat : str, default "ord"
+        The statistic to rank by.
+    metric_b : str or None, default None
+        Metric B (compared beside A; optional).
+    partition : str, default ALL
+        A partition, or all.
+    limit : int, default 50
+        The most rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``SEG``, the statistic's column(s) (and ``gap``), ``partition``, ``prompt``; fractions
+        (:func:`shown` displays them x100).
+
+    Raises
+    ------
+    InputError
+        For a SEG or metric the session does not have, or an unknown mode.
     """
     metric = get_metric(app, metric)
     metric_b = get_metric(app, metric_b, required=False)
@@ -126,8 +228,32 @@ WALK_STATS = ("ord", "sep", "signed_sep")
 
 
 def walk_table(app: AppView, mode: str, seg_id, metric, metric_b=None):
-    """One row per walk, worst ord first: walk, path, ord, sep, signed sep (and the second metric's);
-    fractions, shown x100 by :func:`shown`."""
+    """One row per walk of a SEG, worst ord first: the explorer's walk table.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    seg_id : int or str
+        The SEG.
+    metric : str or None
+        Metric A.
+    metric_b : str or None, default None
+        Metric B (compared beside A; optional).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``walk``, ``path``, ord, sep, signed sep (and the second metric's); fractions, shown x100 by
+        :func:`shown`.
+
+    Raises
+    ------
+    InputError
+        For a SEG or metric the session does not have, or an unknown mode.
+    """
     import pandas as pd
 
     seg = get_seg(app, seg_id)
@@ -153,7 +279,30 @@ def _node_info(seg):
 
 
 def ks_pairs(app: AppView, seg_id, metric) -> list[dict]:
-    """KS statistic (and where it is attained) and mean gap of every adjacent node pair of a SEG."""
+    """KS statistic (and where it is attained), mean gap and signed KS of every adjacent node pair of a SEG.
+
+    Memoised per (SEG, metric).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    seg_id : int or str
+        The SEG.
+    metric : str
+        The metric.
+
+    Returns
+    -------
+    list of dict
+        ``a``, ``b`` (labels), ``statistic``, ``location``, ``cdf_a``, ``cdf_b``, ``mean_gap``
+        (better-oriented), ``signed``.
+
+    Raises
+    ------
+    InputError
+        For a SEG or metric the session does not have, or an unknown mode.
+    """
     seg = get_seg(app, seg_id)
     metric = get_metric(app, metric)
 
@@ -176,10 +325,33 @@ KS_COLUMNS = ("pair", "KS", "signed KS", "at", "Δmean")
 
 
 def ks_table(app: AppView, seg_id, metric, metric_b=None):
-    """KS distance of every adjacent node pair for one or two metrics, signed KS (negative: the node
-    with more errors scores higher), where the KS distance is attained and the mean gap (better-oriented
-    mean of the node with fewer errors minus the other's). Lowest signed KS first. KS values are
-    fractions shown x100 by :func:`shown`; the location and gap are scores."""
+    """The explorer's KS table: KS distance of every adjacent node pair for one or two metrics.
+
+    Signed KS (negative: the node with more errors scores higher), where the KS distance is attained and
+    the mean gap (better-oriented mean of the node with fewer errors minus the other's). Lowest signed KS
+    first. KS values are fractions shown x100 by :func:`shown`; the location and gap are scores.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    seg_id : int or str
+        The SEG.
+    metric : str or None
+        Metric A.
+    metric_b : str or None, default None
+        Metric B (compared beside A; optional).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table.
+
+    Raises
+    ------
+    InputError
+        For a SEG or metric the session does not have, or an unknown mode.
+    """
     import pandas as pd
 
     metric = get_metric(app, metric)
@@ -203,8 +375,22 @@ def ks_table(app: AppView, seg_id, metric, metric_b=None):
 
 
 def score_range(app: AppView, metric: str) -> tuple[float, float] | None:
-    """The lowest and highest score of ``metric`` over the dataset's images (the graph's "full range"
-    colour scale), memoised; None when it has no score."""
+    """The lowest and highest score of a metric over the dataset's images (memoised).
+
+    The graph's "full range" colour scale.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metric : str
+        The metric.
+
+    Returns
+    -------
+    (float, float) or None
+        The range; ``None`` when it has no score.
+    """
     def build():
         v = np.asarray(app.scores().column(metric), dtype=float)
         v = v[np.isfinite(v)]
@@ -214,6 +400,33 @@ def score_range(app: AppView, metric: str) -> tuple[float, float] | None:
 
 
 def graph_html(app: AppView, mode: str, seg_id, metric, walk=None, node=None) -> str:
+    """The SEG's graph as HTML, nodes coloured by metric A's node means, a walk highlighted, a node marked.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    seg_id : int or str
+        The SEG.
+    metric : str or None
+        The metric colouring the nodes (``None``: uncoloured).
+    walk : str or int or None, default None
+        The walk to highlight (its index, or the picker's value).
+    node : str or None, default None
+        The node whose gallery is open.
+
+    Returns
+    -------
+    str
+        The HTML (:func:`ts2viz.ui.views.graph.seg_graph_html`).
+
+    Raises
+    ------
+    InputError
+        For a SEG or metric the session does not have, or an unknown mode.
+    """
     seg = get_seg(app, seg_id)
     metric = get_metric(app, metric, required=False)
     means = node_means(app.node_scores(seg.id, metric)) if metric else {}
@@ -241,6 +454,33 @@ def _walk_index(walk) -> int | None:
 
 
 def walk_figure(app: AppView, mode: str, seg_id, metric, walk=None, *, color: str = figures.METRIC_A):
+    """The per-walk Spearman plot of one metric on a SEG.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    seg_id : int or str
+        The SEG.
+    metric : str or None
+        The metric (``None``: an empty figure asking for one).
+    walk : str or int or None, default None
+        The walk to emphasise.
+    color : str, default figures.METRIC_A
+        The metric's colour.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+
+    Raises
+    ------
+    InputError
+        For a SEG or metric the session does not have, or an unknown mode.
+    """
     seg = get_seg(app, seg_id)
     metric = get_metric(app, metric, required=False)
     if not metric:
@@ -253,6 +493,27 @@ def walk_figure(app: AppView, mode: str, seg_id, metric, walk=None, *, color: st
 
 
 def cdf_figure(app: AppView, seg_id, metric):
+    """The node-wise CDFs of one metric on a SEG, with the KS distances of adjacent nodes.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    seg_id : int or str
+        The SEG.
+    metric : str or None
+        The metric (``None``: an empty figure asking for one).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+
+    Raises
+    ------
+    InputError
+        For a SEG or metric the session does not have, or an unknown mode.
+    """
     seg = get_seg(app, seg_id)
     metric = get_metric(app, metric, required=False)
     if not metric:
@@ -263,7 +524,31 @@ def cdf_figure(app: AppView, seg_id, metric):
 
 
 def gallery(app: AppView, seg_id, node, metrics: Sequence[str] = ()) -> list[tuple[str, str]]:
-    """(image path, caption) for every image of a node; captions carry the metrics' scores and source."""
+    """The node gallery: (image path, caption) for every image of a node.
+
+    Captions carry the file name, the image's source and the metrics' scores.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    seg_id : int or str
+        The SEG.
+    node : str or None
+        The node (``None`` or ``""``: no gallery).
+    metrics : sequence of str, default ()
+        The metrics whose scores the captions show.
+
+    Returns
+    -------
+    list of (str, str)
+        Gallery-size image files (or placeholders) and captions.
+
+    Raises
+    ------
+    InputError
+        For a SEG the dataset lacks, or a node the SEG lacks.
+    """
     seg = get_seg(app, seg_id)
     if node in (None, ""):
         return []
@@ -281,6 +566,31 @@ def gallery(app: AppView, seg_id, node, metrics: Sequence[str] = ()) -> list[tup
 
 
 def seg_header(app: AppView, mode: str, seg_id, metric, metric_b=None) -> str:
+    """The SEG's header: id, partition, prompt, counts, and each metric's ord, sep, signed sep and pairwise accuracy.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    seg_id : int or str
+        The SEG.
+    metric : str or None
+        Metric A.
+    metric_b : str or None, default None
+        Metric B (compared beside A; optional).
+
+    Returns
+    -------
+    str
+        Markdown (metric names escaped).
+
+    Raises
+    ------
+    InputError
+        For a SEG the dataset lacks.
+    """
     from ...metametrics import seg_structure
 
     seg = get_seg(app, seg_id)
@@ -327,10 +637,44 @@ def seg_view(app: AppView, mode: str, seg_id, metric, metric_b=None, node=None, 
              plot: Plot = build_figure, nodes: bool = True) -> dict:
     """Everything the explorer shows for one SEG, as a dict of plain values.
 
-    Figures come from ``plot`` (default: plotly figures; see :data:`Plot`). Parts that depend only on
-    (SEG, metrics, mode) are memoised (``app.memo``) and shared with every session showing them.
-    ``nodes=False`` leaves out the node-separation part (``cdf_a``, ``cdf_b``, ``ks_table`` are None),
-    for a page that does not show it.
+    Called by the explorer's redraw: choosing a SEG (picker, search, a table row), changing metric A or B,
+    the mode or the figure format, and the first render. Figures come from ``plot`` (default: plotly
+    figures; see :data:`Plot`). Parts that depend only on (SEG, metrics, mode) are memoised (``app.memo``)
+    and shared with every session showing them.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    seg_id : int or str
+        The SEG.
+    metric : str or None
+        Metric A.
+    metric_b : str or None, default None
+        Metric B (compared beside A; optional).
+    node : str or None, default None
+        The open node (default: the first).
+    walk : str or int or None, default None
+        The highlighted walk.
+    plot : callable, default build_figure
+        How figures are made (:data:`Plot`).
+    nodes : bool, default True
+        Include the node-separation part (else ``cdf_a``, ``cdf_b``, ``ks_table`` are ``None``), for a
+        page that does not show it.
+
+    Returns
+    -------
+    dict
+        ``header``, ``graph``, ``nodes``, ``node``, ``node_title``, ``gallery``, ``walk_table``,
+        ``walk_choices``, ``walk``, ``walk_fig_a``, ``walk_fig_b``, ``prompt``, ``cdf_a``, ``cdf_b``,
+        ``ks_table``: the values of the explorer's components.
+
+    Raises
+    ------
+    InputError
+        For a SEG or metric the session does not have, or an unknown mode.
     """
     import pandas as pd
 
@@ -377,8 +721,33 @@ def seg_view(app: AppView, mode: str, seg_id, metric, metric_b=None, node=None, 
 
 
 def node_separation_view(app: AppView, seg_id, metric, metric_b=None, *, plot: Plot = build_figure) -> dict:
-    """The explorer's node-separation part for one SEG: each metric's node-wise CDF figure (``cdf_a``,
-    ``cdf_b``) and the KS table of adjacent node pairs (``ks_table``), memoised like :func:`seg_view`."""
+    """The explorer's node-separation part for one SEG, memoised like :func:`seg_view`.
+
+    Called when the Nodes tab is opened, and while it is open by the explorer's redraws.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    seg_id : int or str
+        The SEG.
+    metric : str or None
+        Metric A.
+    metric_b : str or None, default None
+        Metric B (compared beside A; optional).
+    plot : callable, default build_figure
+        How figures are made (:data:`Plot`).
+
+    Returns
+    -------
+    dict
+        ``cdf_a``, ``cdf_b`` (each metric's node-wise CDF figure) and ``ks_table`` (adjacent node pairs).
+
+    Raises
+    ------
+    InputError
+        For a SEG or metric the session does not have, or an unknown mode.
+    """
     import pandas as pd
 
     seg = get_seg(app, seg_id)
@@ -401,15 +770,29 @@ GET_IMAGES = "hf download {hf_id} --repo-type dataset --local-dir {folder}"
 
 
 def image_links(ds, file_names: Sequence[str], states: Sequence[str] | None = None) -> str:
-    """Markdown for images this machine does not hold (offline, the gallery shows placeholders): a link
-    to each on the dataset's Hugging Face page and the one command that gets them all; "" when the
-    images are shown or the dataset has no hub copy.
+    """Markdown for images this machine does not hold: a link to each on the hub and the command that gets them all.
 
-    ``states``: per file, what its gallery tile shows now (:mod:`ts2viz.ui.images.image_fetch`: ``ready``,
-    ``loading``, ``offline``, ``missing``). Only ``offline`` and ``missing`` images get links: a ready one
-    is on screen (a hub download the app made), a loading one is on its way and its tile fills without
-    a click (the node title is not redrawn then, so a link written now would stay beside the image).
-    Without ``states``: the images neither on disk nor in the local hub cache."""
+    Offline, the gallery shows placeholders; this names each image on the dataset's Hugging Face page.
+    Only ``offline`` and ``missing`` images get links: a ready one is on screen (a hub download the app
+    made), a loading one is on its way and its tile fills without a click (the node title is not redrawn
+    then, so a link written now would stay beside the image).
+
+    Parameters
+    ----------
+    ds : ts2viz.dataset.Dataset
+        The dataset.
+    file_names : sequence of str
+        The node's images.
+    states : sequence of str or None, default None
+        Per file, what its gallery tile shows now (:mod:`ts2viz.ui.images.image_fetch`: ``ready``,
+        ``loading``, ``offline``, ``missing``); ``None``: the images neither on disk nor in the local hub
+        cache.
+
+    Returns
+    -------
+    str
+        The Markdown; ``""`` when the images are shown or the dataset has no hub copy.
+    """
     from urllib.parse import quote
 
     from ...dataset import cached_image
@@ -445,7 +828,35 @@ def _node_title(app: AppView, seg, node) -> str:
 
 
 def select_node(app: AppView, mode: str, seg_id, metric, metric_b, node, walk=None) -> dict:
-    """Clicking a node: the graph with the node marked, and its gallery."""
+    """Clicking a node (on the graph or in the node picker): the graph with the node marked, and its gallery.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    seg_id : int or str
+        The SEG.
+    metric : str or None
+        Metric A.
+    metric_b : str or None
+        Metric B.
+    node : str
+        The node.
+    walk : str or int or None, default None
+        The highlighted walk.
+
+    Returns
+    -------
+    dict
+        ``graph``, ``gallery``, ``node_title``.
+
+    Raises
+    ------
+    InputError
+        For a SEG or metric the session does not have, or an unknown mode.
+    """
     seg = get_seg(app, seg_id)
     metric = get_metric(app, metric, required=False)
     metric_b = get_metric(app, metric_b, required=False)
@@ -456,7 +867,37 @@ def select_node(app: AppView, mode: str, seg_id, metric, metric_b, node, walk=No
 
 def select_walk(app: AppView, mode: str, seg_id, metric, metric_b, walk, node=None, *,
                 plot: Plot = build_figure) -> dict:
-    """Choosing a walk: the graph with it highlighted and the Spearman plots with it emphasised."""
+    """Choosing a walk (the walk picker, or a row of the walk table): the graph and Spearman plots with it emphasised.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    seg_id : int or str
+        The SEG.
+    metric : str or None
+        Metric A.
+    metric_b : str or None
+        Metric B.
+    walk : str or int or None
+        The walk.
+    node : str or None, default None
+        The open node.
+    plot : callable, default build_figure
+        How figures are made (:data:`Plot`).
+
+    Returns
+    -------
+    dict
+        ``graph``, ``walk_fig_a``, ``walk_fig_b``.
+
+    Raises
+    ------
+    InputError
+        For a SEG or metric the session does not have, or an unknown mode.
+    """
     from ...metametrics import seg_structure
 
     seg = get_seg(app, seg_id)
@@ -472,7 +913,20 @@ def select_walk(app: AppView, mode: str, seg_id, metric, metric_b, walk, node=No
 
 
 def walk_from_row(table, row: int) -> str | None:
-    """The walk id (as a string) in row ``row`` of a walk table."""
+    """The walk id in a row of a walk table (a row click).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The walk table's value.
+    row : int
+        The clicked row.
+
+    Returns
+    -------
+    str or None
+        The walk id as a string; ``None`` when the row holds none.
+    """
     try:
         return str(int(table.iloc[int(row)]["walk"]))
     except Exception:

@@ -3,7 +3,9 @@
 Per rated set and rating set, a leaderboard of metrics by Gecko's tasks with bootstrap intervals
 (:func:`board`), a scatter of one metric against the human mean coloured by T2I model
 (:func:`scatter_figure`), one image's details (:func:`image_detail`) and the cross-gold ranks of the
-metric families the sources share (:func:`cross_gold_table`).
+metric families the sources share (:func:`cross_gold_table`). The tab's views are redrawn when the
+rated set, rating set, task or scatter metric change (in the gold lane: a session's own metrics compute
+their intervals on first drawing); a click on a scatter point shows that image.
 
 The bundled sets and the operator's own (``app.py --gold FOLDER``, :func:`add_operator_sets`) are the
 same for every visitor: computed once per process and shared. A session's uploaded score columns
@@ -37,8 +39,23 @@ OWN_MARK = " (yours)"
 
 
 def add_operator_sets(folders) -> list[str]:
-    """Load the operator's rated-set folders (``app.py --gold``) and offer them in the tab; returns
-    their names (a folder's ``gold.json`` name or the folder name). Bad input raises InputError."""
+    """Load the operator's rated-set folders (``app.py --gold``) and offer them in the tab.
+
+    Parameters
+    ----------
+    folders : iterable of str or os.PathLike
+        Rated-set folders (``images.csv``, ``ratings.csv``, ...).
+
+    Returns
+    -------
+    list of str
+        Their names (a folder's ``gold.json`` name or the folder name).
+
+    Raises
+    ------
+    InputError
+        For a folder that does not load, a bundled set's name, or two sets with one name.
+    """
     from ...gold import BUNDLED, load_gold
 
     names = []
@@ -56,7 +73,13 @@ def add_operator_sets(folders) -> list[str]:
 
 
 def remove_operator_sets(names) -> None:
-    """Stop offering the operator's sets ``names`` (tests; an app process keeps them for its life)."""
+    """Stop offering some of the operator's sets (tests; an app process keeps them for its life).
+
+    Parameters
+    ----------
+    names : iterable of str
+        The sets' names.
+    """
     with _OPERATOR_LOCK:
         for n in names:
             _OPERATOR.pop(n, None)
@@ -65,12 +88,35 @@ def remove_operator_sets(names) -> None:
 
 
 def gold_sets() -> list[str]:
-    """The rated sets the tab offers: the bundled ones, then the operator's."""
+    """The rated sets the tab offers: the bundled ones, then the operator's.
+
+    Returns
+    -------
+    list of str
+        Their names.
+    """
     with _OPERATOR_LOCK:
         return list(GOLD_SETS) + list(_OPERATOR)
 
 
 def check_gold(name: str) -> str:
+    """A rated set's name, checked.
+
+    Parameters
+    ----------
+    name : str
+        The name.
+
+    Returns
+    -------
+    str
+        ``name``.
+
+    Raises
+    ------
+    InputError
+        For a set the tab does not offer.
+    """
     if name not in gold_sets():
         raise InputError(f"unknown rated set {name!r}: expected one of {', '.join(gold_sets())}")
     return name
@@ -78,6 +124,23 @@ def check_gold(name: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def rated(name: str):
+    """A rated set, loaded once per process.
+
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+
+    Returns
+    -------
+    ts2viz.gold.RatedSet
+        The set.
+
+    Raises
+    ------
+    InputError
+        For a set the tab does not offer.
+    """
     from ...gold import load_gold
 
     check_gold(name)
@@ -87,7 +150,20 @@ def rated(name: str):
 
 
 def session_rated(name: str, own=None):
-    """The rated set as a session sees it: with its uploaded score columns, if any."""
+    """The rated set as a session sees it: with its uploaded score columns, if any.
+
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+    own : ts2viz.ui.state.gold_session.GoldUploads or None, default None
+        The session's uploaded score columns.
+
+    Returns
+    -------
+    ts2viz.gold.RatedSet
+        The set.
+    """
     g = rated(name)
     if not own or not own.metrics(name):
         return g
@@ -95,7 +171,27 @@ def session_rated(name: str, own=None):
 
 
 def own_result(name: str, rating_set: str, own=None):
-    """The session's own metrics on the set (None when it uploaded none for it)."""
+    """The session's own metrics evaluated on a set.
+
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+    rating_set : str
+        The rating set whose mean is the gold.
+    own : ts2viz.ui.state.gold_session.GoldUploads or None, default None
+        The session's uploaded score columns.
+
+    Returns
+    -------
+    ts2viz.metaeval.humaneval.HumanEval or None
+        The evaluation; ``None`` when the session uploaded no metric for the set.
+
+    Raises
+    ------
+    InputError
+        For an unknown set or rating set.
+    """
     from ...metaeval.humaneval import evaluate_rated
 
     if not own or not own.metrics(name):
@@ -107,12 +203,39 @@ def own_result(name: str, rating_set: str, own=None):
 
 
 def metrics_of(name: str, rating_set: str, own=None) -> list[str]:
-    """The metrics the scatter may show: the shared ones (human ceilings included), then the session's."""
+    """The metrics the scatter may show: the shared ones (human ceilings included), then the session's.
+
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+    rating_set : str
+        The rating set whose mean is the gold.
+    own : ts2viz.ui.state.gold_session.GoldUploads or None, default None
+        The session's uploaded score columns.
+
+    Returns
+    -------
+    list of str
+        The metric names.
+    """
     r = result(name, rating_set)
     return (list(r.metrics) if r is not None else []) + (own.metrics(name) if own else [])
 
 
 def rating_sets(name: str) -> list[str]:
+    """The rating sets of a set that measure faithfulness (the rating-set picker).
+
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+
+    Returns
+    -------
+    list of str
+        Their names (those the set's metadata marks ``not_faithfulness`` left out).
+    """
     g = rated(name)
     skip = set(g.meta.get("not_faithfulness", []))
     return [s for s in g.rating_sets if s not in skip]
@@ -120,6 +243,26 @@ def rating_sets(name: str) -> list[str]:
 
 @functools.lru_cache(maxsize=None)
 def result(name: str, rating_set: str):
+    """The shared metrics of a set evaluated against one rating set (once per process).
+
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+    rating_set : str
+        The rating set whose mean is the gold.
+
+    Returns
+    -------
+    ts2viz.metaeval.humaneval.HumanEval or None
+        The evaluation; ``None`` for an operator's set without ``scores.csv`` (only a visitor's uploads are
+        evaluated then).
+
+    Raises
+    ------
+    InputError
+        For an unknown set or rating set.
+    """
     from ...metaeval.humaneval import evaluate_rated
 
     g = rated(name)
@@ -136,8 +279,25 @@ CLUSTER_STAT = {"point-wise": "spearman", "pair-wise": "pairwise_acc"}
 
 @functools.lru_cache(maxsize=None)
 def clusters(name: str, rating_set: str, stat: str) -> dict:
-    """Significance cluster per metric (``ts2viz humaneval --clusters`` defaults: one-sided paired
-    permutation tests, p <= 0.05, 1,000 permutations with early stopping, seed 0, no correction)."""
+    """Significance cluster per metric, with ``ts2viz humaneval --clusters``'s defaults.
+
+    One-sided paired permutation tests, p <= 0.05, 1,000 permutations with early stopping, seed 0, no
+    correction; once per process.
+
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+    rating_set : str
+        The rating set whose mean is the gold.
+    stat : str
+        The pooled statistic (``spearman``, ``pairwise_acc``).
+
+    Returns
+    -------
+    dict of str to int
+        Cluster by metric (empty for a set without shared scores).
+    """
     from ...metaeval.humaneval import rated_score_rows
     from ...statistics.gold_permutation import GoldStatistic, gold_clusters
 
@@ -161,8 +321,41 @@ def _ci(v, lo, hi) -> str:
 
 
 def board(name: str, rating_set: str, task: str, own=None):
-    """The leaderboard of one task: a DataFrame of strings, best first (a session's own metrics
-    marked :data:`OWN_MARK`)."""
+    """The leaderboard of one task: a DataFrame of strings, best first.
+
+    Point-wise (correlations), pair-wise (accuracy, acc_eq) or model ordering, with 95 % intervals and,
+    for the first two, significance clusters; a session's own metrics marked :data:`OWN_MARK`.
+
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+    rating_set : str
+        The rating set whose mean is the gold.
+    task : str
+        One of :data:`TASKS`.
+    own : ts2viz.ui.state.gold_session.GoldUploads or None, default None
+        The session's uploaded score columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table (empty with a ``metric`` column when no metric is scored).
+
+    Raises
+    ------
+    InputError
+        For an unknown task, set or rating set.
+
+    Examples
+    --------
+    TIFA160 against the DSG raters' mean: how often each metric orders two T2I models as the raters do (the
+    other rating set's raters first, as the human ceiling):
+
+    >>> t = board("tifa160", "dsg", "model ordering")
+    >>> list(t.columns), t.iloc[0].tolist()
+    (['metric', 'model pairs agreeing', 'τ of model means [95%]'], ['human:tifa', '90%', '1.000 [0.800, 1.000]'])
+    """
     import pandas as pd
 
     if task not in TASKS:
@@ -201,6 +394,24 @@ def board(name: str, rating_set: str, task: str, own=None):
 
 
 def board_note(name: str, rating_set: str, task: str, own=None) -> str:
+    """The note above a task's leaderboard: the set, the gold, what the task measures and the intervals.
+
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+    rating_set : str
+        The rating set whose mean is the gold.
+    task : str
+        One of :data:`TASKS`.
+    own : ts2viz.ui.state.gold_session.GoldUploads or None, default None
+        The session's uploaded score columns.
+
+    Returns
+    -------
+    str
+        Markdown.
+    """
     g = rated(name)
     r = result(name, rating_set) or own_result(name, rating_set, own)
     head = (f"**{md_text(g.meta.get('title', name))}**: {len(g)} images, {g.images['prompt_id'].nunique()} "
@@ -229,7 +440,29 @@ def board_note(name: str, rating_set: str, task: str, own=None) -> str:
 
 
 def scatter_data(name: str, rating_set: str, metric: str, own=None):
-    """Points of the scatter: image_id, prompt, t2i_model, score, human (NaN-free)."""
+    """Points of the scatter, NaN-free.
+
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+    rating_set : str
+        The rating set whose mean is the gold.
+    metric : str
+        A metric of the set (or ``human:RATING_SET``, another rating set's mean).
+    own : ts2viz.ui.state.gold_session.GoldUploads or None, default None
+        The session's uploaded score columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``image_id``, ``prompt``, ``t2i_model``, ``score``, ``human``.
+
+    Raises
+    ------
+    InputError
+        For a metric the set does not have.
+    """
     import pandas as pd
 
     g = session_rated(name, own)
@@ -244,10 +477,32 @@ def scatter_data(name: str, rating_set: str, metric: str, own=None):
 
 
 def scatter_figure(name: str, rating_set: str, metric: str, own=None):
-    """One point per image, x = metric score, y = mean human rating, one trace per T2I model (its
-    colour); hover shows the image id and prompt, ``customdata`` holds the image id (a click on a
-    point shows that image: :func:`image_detail`). Built with :func:`ts2viz.figures.figure` (send it
-    with ``page_plot``)."""
+    """The scatter: one point per image, x = metric score, y = mean human rating, one trace per T2I model.
+
+    Hover shows the image id and prompt; ``customdata`` holds the image id (a click on a point shows that
+    image: :func:`image_detail`). Built with :func:`ts2viz.figures.figure` (send it with ``page_plot``).
+
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+    rating_set : str
+        The rating set whose mean is the gold.
+    metric : str
+        The metric.
+    own : ts2viz.ui.state.gold_session.GoldUploads or None, default None
+        The session's uploaded score columns.
+
+    Returns
+    -------
+    ts2viz.figures.PlainFigure or plotly.graph_objects.Figure
+        The figure.
+
+    Raises
+    ------
+    InputError
+        For a metric the set does not have.
+    """
     from ...figures import figure
 
     pts = scatter_data(name, rating_set, metric, own)
@@ -281,9 +536,21 @@ def _cross_long():
 
 
 def cross_gold_table(own=None):
-    """Metric families x gold standards: 'rank [low–high]' (value), one row per family. A session's
-    own metrics join as rows ``NAME (yours)`` on the sets it uploaded them for, ranked with the
-    shared families of that set (the set's column is recomputed for that session)."""
+    """Metric families x gold standards: ``rank [low–high] (value)``, one row per family.
+
+    A session's own metrics join as rows ``NAME (yours)`` on the sets it uploaded them for, ranked with the
+    shared families of that set (the set's column is recomputed for that session).
+
+    Parameters
+    ----------
+    own : ts2viz.ui.state.gold_session.GoldUploads or None, default None
+        The session's uploaded score columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``metric family`` and one column per ``gold:statistic``.
+    """
     from ...gold.crossgold import CROSS_NAMES, rated_rank_rows
 
     t = _cross_long()
@@ -305,9 +572,21 @@ def cross_gold_table(own=None):
 
 
 def cross_gold_shown(table):
-    """The cross-gold table with headers for people: ``ts2:ord_avg`` -> ``TS2 Ord avg``,
-    ``tifa160:spearman`` -> ``tifa160 Spearman`` (the table :func:`cross_gold_table` returns keeps the
-    ``gold:statistic`` names)."""
+    """The cross-gold table with headers for people.
+
+    ``ts2:ord_avg`` -> ``TS2 Ord avg``, ``tifa160:spearman`` -> ``tifa160 Spearman`` (the table
+    :func:`cross_gold_table` returns keeps the ``gold:statistic`` names).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        What :func:`cross_gold_table` returns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The renamed table.
+    """
     from ...display import column_label
 
     def label(c: str) -> str:
@@ -329,9 +608,21 @@ def _cross_wide(t):
 
 
 def answers_metric(g, metric: str | None) -> str | None:
-    """The answer-based QA metric whose per-question answers an image's details show: ``metric`` when
-    it is one (``dsg:PaLI-17B``, ``vq2a:InstructBLIP``, ...), else the set's first such metric; None
-    when the set has no released answers."""
+    """The answer-based QA metric whose per-question answers an image's details show.
+
+    Parameters
+    ----------
+    g : ts2viz.gold.RatedSet
+        The rated set.
+    metric : str or None
+        The scatter's metric.
+
+    Returns
+    -------
+    str or None
+        ``metric`` when it is one (``dsg:PaLI-17B``, ``vq2a:InstructBLIP``, ...), else the set's first
+        such metric; ``None`` when the set has no released answers.
+    """
     from ...gold.answers import answer_metric
 
     names = [m for m in g.metrics if answer_metric(m) is not None]
@@ -341,11 +632,27 @@ def answers_metric(g, metric: str | None) -> str | None:
 
 
 def answers_table(g, image_id: str, metric: str):
-    """One image's released answers behind the QA metric ``metric`` (``dsg:PaLI-17B``) in the
-    Questions tab's question table: the records of :func:`ts2viz.gold.answers.answer_records` through
+    """One image's released answers behind a QA metric, in the Questions tab's question table.
+
+    The records of :func:`ts2viz.gold.answers.answer_records` through
     :func:`ts2viz.qa.views.image_question_table` (with the metric's own accumulation: DSG's ``counts``
-    column is what its score averages) and :func:`ts2viz.ui.callbacks.questions.display_table`, the
-    code the Questions tab uses. ``attrs["metric"]`` names the metric; empty when the image has none."""
+    column is what its score averages) and :func:`ts2viz.ui.callbacks.questions.display_table`, the code
+    the Questions tab uses.
+
+    Parameters
+    ----------
+    g : ts2viz.gold.RatedSet
+        The rated set.
+    image_id : str
+        The image.
+    metric : str
+        The QA metric (``dsg:PaLI-17B``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table (``attrs["metric"]`` names the metric); empty when the image has none.
+    """
     import pandas as pd
 
     from ...gold.answers import answer_records
@@ -362,15 +669,37 @@ def answers_table(g, image_id: str, metric: str):
 
 
 def image_detail(name: str, image_id: str, own=None, metric: str | None = None):
-    """What the page shows for one image of a rated set (a click on a scatter point).
+    """What the page shows for one image of a rated set: a click on a scatter point (or an id typed).
 
-    Returns ``(markdown, scores, answers, image_path)``: the prompt, T2I model and every rating (by
-    rating set and rater) as Markdown (texts escaped); each metric's score (a DataFrame, the
-    session's own marked); the released per-question VQA answers behind the QA metric ``metric`` (or,
-    when it is not one, the set's first: :func:`answers_metric`) in the Questions tab's question table
-    (:func:`answers_table`; empty where the set has no answers); and the path
-    of the image file when the operator's folder names one that exists (else None: the page shows a
-    placeholder with the image id; the bundled sets have no pixels).
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+    image_id : str
+        The image.
+    own : ts2viz.ui.state.gold_session.GoldUploads or None, default None
+        The session's uploaded score columns.
+    metric : str or None, default None
+        The scatter's metric (whose answers to show, if it is a QA metric).
+
+    Returns
+    -------
+    markdown : str
+        The prompt, T2I model and every rating (by rating set and rater), texts escaped.
+    scores : pandas.DataFrame
+        Each metric's score, the session's own first and marked.
+    answers : pandas.DataFrame
+        The released per-question VQA answers behind ``metric`` (or, when it is not a QA metric, the set's
+        first: :func:`answers_metric`) in the Questions tab's question table (:func:`answers_table`; empty
+        where the set has no answers).
+    image_path : str or None
+        The image file when the operator's folder names one that exists inside it (else ``None``: the page
+        shows a placeholder with the image id; the bundled sets have no pixels).
+
+    Raises
+    ------
+    InputError
+        For no image id, or one the set does not have.
     """
     import pandas as pd
 
@@ -410,7 +739,18 @@ def image_detail(name: str, image_id: str, own=None, metric: str | None = None):
 
 
 def placeholder_html(image_id: str | None) -> str:
-    """The image's place when the set has no pixels for it: a box with the image id."""
+    """The image's place when the set has no pixels for it: a box with the image id.
+
+    Parameters
+    ----------
+    image_id : str or None
+        The image (``None``: a hint to click a point).
+
+    Returns
+    -------
+    str
+        HTML (the id escaped).
+    """
     from ...display import html_text
 
     text = html_text(image_id) if image_id else "click a point of the scatter"

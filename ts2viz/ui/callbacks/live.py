@@ -1,5 +1,8 @@
-"""The live scoring tab's callbacks: metric specs, scoring the dataset's SEGs with a library metric, and
-scoring a visitor's uploaded images against a SEG (with the upload checks)."""
+"""The live scoring tab's callbacks: metric specs, scoring SEGs with a library metric, scoring uploaded images.
+
+Scoring the dataset's SEGs with a library metric, and scoring a visitor's uploaded images against a SEG
+(with the upload checks).
+"""
 from __future__ import annotations
 
 import re
@@ -34,7 +37,13 @@ MAX_SPECS = 4
 # -- live scoring ---------------------------------------------------------------------------------------------
 
 def library_families() -> list[tuple[str, str]]:
-    """The metric library's families (name, description); empty if the library is unavailable."""
+    """The metric library's families, listed in the Live scoring tab.
+
+    Returns
+    -------
+    list of (str, str)
+        ``(name, description)``; empty if the library is unavailable.
+    """
     try:
         from ...metrics import families as fams
 
@@ -44,6 +53,28 @@ def library_families() -> list[tuple[str, str]]:
 
 
 def parse_specs(text) -> list[str]:
+    r"""Metric specs from the metric box (text, or a dropdown's list), checked for form only.
+
+    Parameters
+    ----------
+    text : str or list of str
+        Specs separated by newlines or commas, or a list of them (public mode: display names).
+
+    Returns
+    -------
+    list of str
+        The specs, stripped.
+
+    Raises
+    ------
+    InputError
+        For no spec, more than :data:`MAX_SPECS`, or one longer than 300 characters or without ``:``.
+
+    Examples
+    --------
+    >>> parse_specs("clipscore:openai/clip-vit-base-patch32,\n siglip:google/siglip-base-patch16-224")
+    ['clipscore:openai/clip-vit-base-patch32', 'siglip:google/siglip-base-patch16-224']
+    """
     if isinstance(text, (list, tuple)):
         items = [str(t) for t in text]
     else:
@@ -60,8 +91,31 @@ def parse_specs(text) -> list[str]:
 
 
 def load_metric(app: AppView, spec: str, device: str | None = None):
-    """The loaded metric for a checked spec. In public mode a failure to load is one generic line
-    (the detail, which may name the server's folders, goes to the log)."""
+    """The loaded metric for a checked spec.
+
+    In public mode a failure to load is one generic line (the detail, which may name the server's folders,
+    goes to the log).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    spec : str
+        The spec (checked against the trust level).
+    device : str or None, default None
+        Where it runs.
+
+    Returns
+    -------
+    ts2viz.metrics.Metric
+        The metric.
+
+    Raises
+    ------
+    InputError
+        In public mode, for any failure to load; in operator mode, the loader's own errors pass as they
+        are.
+    """
     try:
         return app.metric_object(spec, device=device)
     except Exception as e:  # noqa: BLE001 - public mode hides every detail of a failed load
@@ -72,8 +126,23 @@ def load_metric(app: AppView, spec: str, device: str | None = None):
 
 
 def require_images(app: AppView, seg_ids: Sequence[int] | None) -> None:
-    """:class:`InputError` unless some images of these SEGs (``None``: all) can be had to score: on disk,
-    in the local hub cache, or from the hub (:func:`ts2viz.dataset.images_available`; a second at most)."""
+    """Refuse to score SEGs whose images cannot be had, before a model is loaded.
+
+    Images count when on disk, in the local hub cache, or on the hub
+    (:func:`ts2viz.dataset.images_available`; a second at most).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    seg_ids : sequence of int or None
+        The SEGs (``None``: all).
+
+    Raises
+    ------
+    InputError
+        When none of their images can be had, saying why and how to start the app with them.
+    """
     from ...dataset import images_available
 
     ds = app.dataset
@@ -95,11 +164,40 @@ def require_images(app: AppView, seg_ids: Sequence[int] | None) -> None:
 
 def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None = None,
                progress=None) -> str:
-    """Score the current SEG (``scope='seg'``) or all SEGs with library metrics; the results join the
-    session's workspace (its leaderboard and every figure), not other sessions'.
+    """Score the current SEG or all SEGs with library metrics: the "Score" button of the Live scoring tab.
 
-    In public mode each spec must be one the operator offered, the server chooses the device, and
-    one call scores one SEG. The model runs through :func:`ts2viz.ui.serving.gpu.on_gpu`.
+    The results join the session's workspace (its leaderboard and every figure), not other sessions'; the
+    page then redraws every tab and picks the new metric. In public mode each spec must be one the
+    operator offered (:meth:`~ts2viz.ui.serving.access.Access.metric_spec`), the server chooses the device,
+    and one call scores one SEG. The model runs through :func:`ts2viz.ui.serving.gpu.on_gpu`, in the model
+    lane (one at a time); a cancel stops it between batches.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    specs : str or list of str
+        The metrics (:func:`parse_specs`).
+    scope : str
+        ``"seg"``: the current SEG; anything else: all SEGs.
+    seg_id : int or str or None, default None
+        The current SEG.
+    device : str or None, default None
+        The visitor's device choice (operator mode only).
+    progress : callable or None, default None
+        Gradio's progress callback.
+
+    Returns
+    -------
+    str
+        The status line shown under the button.
+
+    Raises
+    ------
+    InputError
+        For specs that are malformed or not offered (public mode), all SEGs where the session may not, a
+        session at its metric cap, images that cannot be had, a metric that does not load, or no image
+        scored.
     """
     from ... import engine
     from ..serving.gpu import on_gpu
@@ -146,10 +244,36 @@ def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None 
 def check_upload(path, *, max_bytes: int = MAX_UPLOAD_BYTES, max_pixels: int = MAX_UPLOAD_PIXELS,
                  max_frames: int = MAX_UPLOAD_FRAMES, max_trailing_bytes: int = MAX_TRAILING_BYTES,
                  info: list | None = None):
-    """Open an uploaded image safely (:func:`ts2viz.imagecheck.open_checked`: bytes, structure, frames,
-    bytes beyond the image's end, type, pixels, a first frame that decodes). Returns an RGB PIL image
-    at most :data:`UPLOAD_DECODE_SIDE` pixels a side; ``info``, a list, gets the file's
-    :class:`~ts2viz.imagecheck.ImageInfo` appended."""
+    """Open an uploaded image safely.
+
+    :func:`ts2viz.imagecheck.open_checked`: bytes, structure, frames, bytes beyond the image's end, type,
+    pixels, a first frame that decodes.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The uploaded file.
+    max_bytes : int, default MAX_UPLOAD_BYTES
+        Bytes of the file.
+    max_pixels : int, default MAX_UPLOAD_PIXELS
+        Pixels of its first frame.
+    max_frames : int, default MAX_UPLOAD_FRAMES
+        Frames.
+    max_trailing_bytes : int, default MAX_TRAILING_BYTES
+        Bytes after the end of the image.
+    info : list or None, default None
+        Gets the file's :class:`~ts2viz.imagecheck.ImageInfo` appended.
+
+    Returns
+    -------
+    PIL.Image.Image
+        RGB, at most :data:`UPLOAD_DECODE_SIDE` pixels a side.
+
+    Raises
+    ------
+    InputError
+        One line naming the file, for any refusal of :func:`~ts2viz.imagecheck.open_checked`.
+    """
     from ...imagecheck import ImageCaps, open_checked
 
     caps = ImageCaps(max_bytes=max_bytes, max_pixels=max_pixels, max_frames=max_frames,
@@ -161,6 +285,23 @@ def check_upload(path, *, max_bytes: int = MAX_UPLOAD_BYTES, max_pixels: int = M
 
 
 def check_prompt(prompt) -> str:
+    """A typed prompt, checked.
+
+    Parameters
+    ----------
+    prompt : str or None
+        The prompt.
+
+    Returns
+    -------
+    str
+        The prompt, stripped.
+
+    Raises
+    ------
+    InputError
+        For an empty prompt or one over :data:`MAX_PROMPT_CHARS` characters.
+    """
     p = (prompt or "").strip()
     if not p:
         raise InputError("the prompt is empty")
@@ -173,10 +314,41 @@ def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | 
                   progress=None) -> dict:
     """Score uploaded images with one library metric and place them against the current SEG's nodes.
 
-    Returns ``{"table": DataFrame, "figure": fig, "message": str}``. The SEG is scored with the same
-    metric first if it has no scores for it yet (so the comparison is like for like). In public mode
-    the uploads' scores are not kept in the score cache, and the uploaded files are deleted with the
-    session.
+    The "Score uploads" button of the Live scoring tab (a model call). The SEG is scored with the same
+    metric first if it has no scores for it yet (so the comparison is like for like). Each image is
+    checked (:func:`check_upload`) before the model is loaded. In public mode the files must have come
+    through the page, the uploads' scores are not kept in the score cache, and the uploaded files are
+    deleted with the session.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    files : list
+        The uploaded files (paths or Gradio file objects), at most :data:`MAX_UPLOADS`.
+    prompt : str
+        The prompt they are scored against.
+    spec : str or list of str
+        The metric (the first of :func:`parse_specs`).
+    seg_id : int or str or None, default None
+        The SEG to compare with (``None``: no comparison).
+    device : str or None, default None
+        The visitor's device choice (operator mode only).
+    progress : callable or None, default None
+        Gradio's progress callback.
+
+    Returns
+    -------
+    dict
+        ``table`` (a DataFrame with :data:`UPLOAD_COLUMNS`: each image's score, the closest node by mean,
+        its percentile in the SEG and its difference to the error-0 mean), ``figure`` (where the uploads
+        land among the nodes) and ``message``.
+
+    Raises
+    ------
+    InputError
+        For no image or too many, a bad prompt, a spec not offered (public mode), a file outside the upload
+        folder (public mode), an image refused by :func:`check_upload`, or a metric that does not load.
     """
     import pandas as pd
     from ... import engine

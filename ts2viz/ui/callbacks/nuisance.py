@@ -1,7 +1,9 @@
-"""The nuisance test in the app: the explorer's Nuisance tab (a stress-tested metric's node distributions
-with the transformed copies overlaid, the walk plot with the nuisance band, the node gallery with each
-original and transformed image and both scores, a live run on the current SEG) and the leaderboard's
-stability table. Plain functions of data (see :mod:`ts2viz.ui.callbacks`).
+"""The nuisance test in the app: the explorer's Nuisance tab and the leaderboard's stability table.
+
+The tab shows a stress-tested metric's node distributions with the transformed copies overlaid, the
+walk plot with the nuisance band, the node gallery with each original and transformed image and both
+scores, and runs the test live on the current SEG. Plain functions of data (see
+:mod:`ts2viz.ui.callbacks`).
 
 Where results come from (kept by :mod:`ts2viz.ui.state.nuisance_session`): the operator's long tables
 (``python app.py --nuisance FILE``, from ``ts2viz nuisance``), shared by every session, their
@@ -45,8 +47,18 @@ NO_RESULTS = ("_No nuisance results yet. Run the test on this SEG below (a metri
 
 
 def transform_choices(access) -> list[str]:
-    """The transforms a visitor may pick for a live run (``access``: the app's
-    :class:`~ts2viz.ui.serving.access.Access`; public mode: :data:`PUBLIC_TRANSFORMS`)."""
+    """The transforms a visitor may pick for a live run (the tab's transform picker).
+
+    Parameters
+    ----------
+    access : ts2viz.ui.serving.access.Access
+        The app's trust level.
+
+    Returns
+    -------
+    list of str
+        Transform specs: :data:`PUBLIC_TRANSFORMS` in public mode, else the default set and every kind.
+    """
     if access.public:
         return list(PUBLIC_TRANSFORMS)
     from ...nuisance.transforms import kinds
@@ -55,8 +67,28 @@ def transform_choices(access) -> list[str]:
 
 
 def check_transforms(view, transforms) -> list:
-    """The chosen transforms, checked: in public mode each must be one of :data:`PUBLIC_TRANSFORMS`
-    exactly (nothing is parsed before that); at most :data:`MAX_TRANSFORMS`."""
+    """The chosen transforms, checked.
+
+    In public mode each must be one of :data:`PUBLIC_TRANSFORMS` exactly (nothing is parsed before that).
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+    transforms : str or list of str
+        The picker's value (a list, or specs separated by commas).
+
+    Returns
+    -------
+    list of ts2viz.nuisance.transforms.Transform
+        The transforms.
+
+    Raises
+    ------
+    InputError
+        For none, more than :data:`MAX_TRANSFORMS`, one not offered (public mode), or one that does not
+        parse.
+    """
     items = [str(t).strip() for t in (transforms if isinstance(transforms, (list, tuple)) else
                                       str(transforms or "").split(",")) if str(t).strip()]
     if not items:
@@ -72,10 +104,39 @@ def check_transforms(view, transforms) -> list:
 
 def live_nuisance(view: AppView, spec, transforms, seg_id, device: str | None = None, progress=None,
                   seed: int = 0) -> str:
-    """Run the nuisance test on the current SEG with a library metric; the results join the session (its
-    Nuisance tab and stability table) and the metric's clean scores its leaderboard, as live scoring's do.
+    """Run the nuisance test on the current SEG with a library metric: the tab's "Run" button (a model call).
 
-    The caps of public mode apply (see the module docstring). Returns a status line.
+    The results join the session (its Nuisance tab and stability table) and the metric's clean scores its
+    leaderboard, as live scoring's do; the page then redraws the header, the leaderboard and its stability
+    table. The caps of public mode apply (see the module docstring); a cancel stops it between batches.
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+    spec : str or list of str
+        One metric (public mode: an offered metric's display name).
+    transforms : str or list of str
+        The transforms (:func:`check_transforms`).
+    seg_id : int or str
+        The current SEG.
+    device : str or None, default None
+        The visitor's device choice (operator mode only).
+    progress : callable or None, default None
+        Gradio's progress callback.
+    seed : int, default 0
+        The seed of random transforms.
+
+    Returns
+    -------
+    str
+        The status line (Markdown).
+
+    Raises
+    ------
+    InputError
+        For more or fewer than one metric, one not offered (public mode), bad transforms, a session at its
+        caps, images that cannot be had, a metric that does not load, or no image scored.
     """
     from ...nuisance.run import run
     from ...scores import Scores
@@ -141,8 +202,22 @@ def _by_node(seg, run: MetricRun, values: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def seg_statistics(seg, run: MetricRun, mode: str = "paper"):
-    """This SEG's statistics under each transform (a small table for people): NSR, flip %, up %, median
-    |change| and the SEG's step."""
+    """The SEG's statistics under each transform (a small table for people).
+
+    Parameters
+    ----------
+    seg : ts2viz.seg.SEG
+        The SEG.
+    run : ts2viz.nuisance.run.MetricRun
+        The metric's nuisance results.
+    mode : str, default "paper"
+        The meta-metric policy preset (the walks).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per transform: NSR, flip %, up %, median |change| and the SEG's step.
+    """
     import pandas as pd
 
     from ...metametrics import seg_structure
@@ -170,9 +245,40 @@ def seg_statistics(seg, run: MetricRun, mode: str = "paper"):
 
 
 def seg_view(view: AppView, metric, seg_id, transform=None, walk=None, node=None, mode: str = "paper") -> dict:
-    """Everything the Nuisance tab shows for one SEG: ``note`` (Markdown), ``metrics`` and ``metric`` (the
-    picker), ``transforms`` and ``transform``, ``dist`` and ``walk`` (figures, or None), ``table`` (this
-    SEG's statistics), ``gallery`` (original and transformed images with both scores)."""
+    """Everything the Nuisance tab shows for one SEG.
+
+    Called while the tab is open: on opening it, and when the SEG, node, walk, metric A, the chosen metric or
+    transform, the mode or the figure format change.
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+    metric : str or None
+        The stress-tested metric (default: the first with results).
+    seg_id : int or str
+        The SEG.
+    transform : str or None, default None
+        The transform emphasised on the walk plot and shown in the gallery (default: the run's first).
+    walk : str or int or None, default None
+        The walk of the walk plot.
+    node : str or None, default None
+        The node of the gallery (default: the SEG's first).
+    mode : str, default "paper"
+        The meta-metric policy preset.
+
+    Returns
+    -------
+    dict
+        ``note`` (Markdown), ``metrics`` and ``metric`` (the picker), ``transforms`` and ``transform``,
+        ``dist`` and ``walk`` (figures, or ``None``), ``table`` (this SEG's statistics), ``gallery``
+        (original and transformed images with both scores).
+
+    Raises
+    ------
+    InputError
+        For a SEG the dataset lacks.
+    """
     from ...figures import nuisance_overlay as NF
     from ...figures.style import empty_figure
     from ...metametrics import seg_structure, walk_stats
@@ -227,9 +333,26 @@ def seg_view(view: AppView, metric, seg_id, transform=None, walk=None, node=None
 
 
 def transformed_image(view, file_name: str, transform: str, seed: int = 0) -> Path | None:
-    """A gallery-sized PNG of one dataset image under an image transform (applied to the full image as the
-    metric saw it, then reduced for display), made once and kept with the thumbnails; None when the image
-    is not on this machine."""
+    """A gallery-sized PNG of one dataset image under an image transform, made once and kept with the thumbnails.
+
+    The transform is applied to the full image as the metric saw it, then reduced for display.
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+    file_name : str
+        The image.
+    transform : str
+        An image transform's spec.
+    seed : int, default 0
+        The seed of a random transform.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The PNG; ``None`` when the image is not on this machine.
+    """
     from PIL import Image
 
     from ...dataset import cached_image
@@ -262,8 +385,29 @@ def transformed_image(view, file_name: str, transform: str, seed: int = 0) -> Pa
 
 
 def gallery(view, seg, node: str, run: MetricRun, transform: str) -> list[tuple[str, str]]:
-    """(image path, caption) pairs for a node: each image (clean score), then its transformed copy (the
-    transform's score and the change). A text transform shows the same image, captioned with the prompt."""
+    """The Nuisance tab's gallery: each image of a node (clean score), then its transformed copy.
+
+    The copy is captioned with the transform's score and the change. A text transform shows the same image,
+    captioned with the prompt.
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+    seg : ts2viz.seg.SEG
+        The SEG.
+    node : str
+        The node.
+    run : ts2viz.nuisance.run.MetricRun
+        The metric's nuisance results.
+    transform : str
+        The transform's spec.
+
+    Returns
+    -------
+    list of (str, str)
+        (image path, caption) pairs.
+    """
     from ..images.thumbs import GALLERY
 
     t = parse(transform)
@@ -312,9 +456,24 @@ def _summary(view, mode: str):
 
 
 def stability_table(view, mode: str = "paper"):
-    """The stability columns with their intervals, one row per (metric, transform), for every metric with
-    nuisance results (shared, then this session's): NSR, flip %, up %, ΔOrd and ΔSep (x100) with 95 %
-    bootstrap intervals over SEGs. None when there is nothing to show."""
+    """The leaderboard's stability table: one row per (metric, transform), with bootstrap intervals over SEGs.
+
+    For every metric with nuisance results (shared, then this session's): NSR, flip %, up %, ΔOrd and ΔSep
+    (x100) with 95 % intervals. Drawn when the accordion is opened, and again when the mode changes or a
+    live run adds results while it is open.
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+    mode : str, default "paper"
+        The meta-metric policy preset.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        The table; ``None`` when there is nothing to show.
+    """
     import pandas as pd
 
     parts = _summary(view, mode)

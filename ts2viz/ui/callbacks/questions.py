@@ -52,7 +52,23 @@ FINDER_ROWS = 50
 
 @dataclass(frozen=True)
 class QASource:
-    """Where a question metric's per-question details come from."""
+    """Where a question metric's per-question details come from.
+
+    Parameters
+    ----------
+    metric : str
+        The metric's name.
+    family : str
+        ``tifa``, ``dsg``, ``gecko``, ``fineeval`` (or a judge's).
+    bundled : bool
+        The TS2 release's records (else: live details in the score cache).
+    config_hash : str or None
+        Live metrics: the cache key of their details.
+    accumulation : str or None
+        DSG: what decides whether a question counts.
+    normalized : bool, default False
+        TIFA/DSG with ``score=normalized``.
+    """
 
     metric: str
     family: str                  # tifa, dsg, gecko, fineeval
@@ -63,8 +79,20 @@ class QASource:
 
 
 def qa_source(app: AppView, metric) -> QASource | None:
-    """The source of ``metric``'s per-question details, or ``None`` when it has none (not a question
-    metric, not loaded, or a live metric scored elsewhere)."""
+    """The source of a metric's per-question details.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metric : str or None
+        A metric.
+
+    Returns
+    -------
+    QASource or None
+        ``None`` when it has none (not a question metric, not loaded, or a live metric scored elsewhere).
+    """
     if not metric or metric not in app.metrics:
         return None
     metric = str(metric)
@@ -83,17 +111,46 @@ def qa_source(app: AppView, metric) -> QASource | None:
 
 
 def qa_metrics(app: AppView, metrics: Sequence) -> list[str]:
-    """Those of ``metrics`` (e.g. the explorer's two) that are question metrics, once each."""
+    """Those of some metrics that are question metrics, once each.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metrics : sequence
+        Metric names (e.g. the explorer's two; empty entries skipped).
+
+    Returns
+    -------
+    list of str
+        The question metrics among them.
+    """
     return [m for m in dict.fromkeys(m for m in metrics if m) if qa_source(app, m) is not None]
 
 
 def qa_metric_choice(app: AppView, preferred: Sequence = (), current=None, *, follow: bool = False):
-    """The Questions tab's metric picker: ``(choices, value)``.
+    """The Questions tab's metric picker: its choices and value.
 
-    ``choices``: every question metric the session sees, those of ``preferred`` (the explorer's two
-    metrics) first. ``value``: the first of ``preferred`` that is a question metric when ``follow``
-    (the explorer's metrics were just changed) or when ``current`` is not a choice; else ``current``;
-    else the first choice (``None`` when there is none).
+    Called when the tab is opened and when the explorer's metrics change.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    preferred : sequence, default ()
+        The explorer's two metrics: their question metrics come first.
+    current : str or None, default None
+        The picker's value now.
+    follow : bool, default False
+        The explorer's metrics were just changed.
+
+    Returns
+    -------
+    choices : list of str
+        Every question metric the session sees, those of ``preferred`` first.
+    value : str or None
+        The first of ``preferred`` that is a question metric when ``follow`` or when ``current`` is not a
+        choice; else ``current``; else the first choice (``None`` when there is none).
     """
     first = qa_metrics(app, preferred)
     choices = first + [m for m in qa_metrics(app, app.metrics) if m not in first]
@@ -105,9 +162,25 @@ def qa_metric_choice(app: AppView, preferred: Sequence = (), current=None, *, fo
 
 
 def substitute_note(app: AppView, preferred: Sequence, metric) -> str:
-    """A line for the Questions tab when it shows another metric than the explorer's ``Metric``
-    (``preferred[0]``) because that one has no per-question details (e.g. TIFA-GPT4V: the TS2 release
-    has its per-image scores only); "" otherwise."""
+    """A line for the Questions tab when it shows another metric than the explorer's metric A.
+
+    That happens when metric A has no per-question details (e.g. TIFA-GPT4V: the TS2 release has its
+    per-image scores only).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    preferred : sequence
+        The explorer's metrics (the first is metric A).
+    metric : str or None
+        The metric the tab shows.
+
+    Returns
+    -------
+    str
+        The line (Markdown), or ``""``.
+    """
     wanted = next((m for m in preferred if m), None)
     if not wanted or metric is None or wanted == metric or qa_source(app, wanted) is not None:
         return ""
@@ -116,7 +189,25 @@ def substitute_note(app: AppView, preferred: Sequence, metric) -> str:
 
 
 def short_name(metric: str, limit: int = 40) -> str:
-    """A metric's name short enough for a figure title: a live SPEC as ``family:model-folder?…``."""
+    """A metric's name short enough for a figure title: a live spec as ``family:model-folder?…``.
+
+    Parameters
+    ----------
+    metric : str
+        The name.
+    limit : int, default 40
+        The most characters.
+
+    Returns
+    -------
+    str
+        The short name.
+
+    Examples
+    --------
+    >>> short_name("tifa:/models/blip-vqa-capfilt-large?questions=/data/q.csv")
+    'tifa:blip-vqa-capfilt-large?…'
+    """
     if len(metric) <= limit or ":" not in metric:
         return metric
     family, rest = metric.split(":", 1)
@@ -148,14 +239,56 @@ def _node(seg, node) -> str:
 
 
 def node_images(app: AppView, seg_id, node) -> list[tuple[str, str]]:
-    """(label, file name) of a node's images (the first node's when ``node`` is not one of the SEG's)."""
+    """The image picker's choices: (label, file name) of a node's images.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    seg_id : int or str
+        The SEG.
+    node : str or None
+        The node (the first node's images when it is not one of the SEG's).
+
+    Returns
+    -------
+    list of (str, str)
+        Label (file name and source) and file name.
+
+    Raises
+    ------
+    InputError
+        For a SEG the dataset lacks.
+    """
     seg = _seg(app, seg_id)
     n = seg.node(_node(seg, node))
     return [(f"{Path(im.file_name).name} · {im.image_source or 'unknown source'}", im.file_name) for im in n.images]
 
 
 def image_from_gallery(app: AppView, seg_id, node, index) -> str | None:
-    """The file name of the ``index``-th image of a node's gallery (``None`` if there is none)."""
+    """The file name of the image clicked in a node's gallery (which picks the image in the Questions tab).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    seg_id : int or str
+        The SEG.
+    node : str
+        The node.
+    index : int
+        The clicked image's position.
+
+    Returns
+    -------
+    str or None
+        The file name; ``None`` if there is none.
+
+    Raises
+    ------
+    InputError
+        For a SEG the dataset lacks.
+    """
     seg = _seg(app, seg_id)
     if node not in seg.labels:
         return None
@@ -191,8 +324,29 @@ def _live_details(app: AppView, src: QASource, seg) -> dict:
 
 
 def seg_records(app: AppView, metric, seg_id):
-    """QA records (:data:`ts2viz.qa.details.DETAIL_RECORD_COLUMNS`) of ``metric`` for one SEG's images
-    (cheap: the bundled table is held once per process, live details once per session and SEG)."""
+    """QA records of a metric for one SEG's images (:data:`ts2viz.qa.details.DETAIL_RECORD_COLUMNS`).
+
+    Cheap: the bundled table is held once per process, live details once per session and SEG.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metric : str
+        A question metric.
+    seg_id : int or str
+        The SEG.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (image, question).
+
+    Raises
+    ------
+    InputError
+        For a metric without per-question details here, or a SEG the dataset lacks.
+    """
     src = _source(app, metric)
     seg = _seg(app, seg_id)
     if src.bundled:
@@ -205,8 +359,25 @@ def seg_records(app: AppView, metric, seg_id):
 
 
 def all_records(app: AppView, metric):
-    """QA records of ``metric`` for every image of the dataset that has them (not kept: the views
-    built from them are)."""
+    """QA records of a metric for every image of the dataset that has them (not kept: the views built from them are).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metric : str
+        A question metric.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (image, question).
+
+    Raises
+    ------
+    InputError
+        For a metric without per-question details here.
+    """
     src = _source(app, metric)
     if src.bundled:
         recs, _, by_metric = _bundled()
@@ -252,9 +423,25 @@ def _short_candidate(detail: dict, c: int) -> str:
 
 
 def display_table(family: str, table, detail=None):
-    """A :func:`ts2viz.qa.details.question_table` as people read it: lists joined, ✓/✗, probabilities
-    with three decimals, one row per question in the same order (the first column is the question's
-    number). The columns that decide the score come first, the answer choices last."""
+    """A question table as people read it: lists joined, ✓/✗, probabilities with three decimals.
+
+    One row per question of :func:`ts2viz.qa.details.question_table`, in the same order (the first column
+    is the question's number). The columns that decide the score come first, the answer choices last.
+
+    Parameters
+    ----------
+    family : str
+        The metric's family (the columns depend on it).
+    table : pandas.DataFrame
+        The question table.
+    detail : dict or None, default None
+        The image's details (T2I-FineEval: the candidates' boxes).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table for display.
+    """
     import pandas as pd
 
     t = table
@@ -335,12 +522,33 @@ def _summary(app: AppView, src: QASource, seg, file_name: str, table, detail) ->
 
 
 def image_questions(app: AppView, metric, seg_id, file_name) -> dict:
-    """One image's questions for a question metric.
+    """One image's questions for a question metric: the Questions tab's image part.
 
-    Returns ``{"family", "title" (markdown), "table" (DataFrame for display, first column the
-    question number), "data" (:func:`ts2viz.qa.details.question_table`), "questions" ((label,
-    number) pairs), "boxes" (bool: the image has boxes to draw)}``. An image without details gets an
-    empty table and a title saying so.
+    Called when an image is picked (the image picker, or a click in the node gallery), and by the tab's
+    redraw. An image without details gets an empty table and a title saying so.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metric : str
+        A question metric.
+    seg_id : int or str
+        The SEG.
+    file_name : str
+        An image of the SEG.
+
+    Returns
+    -------
+    dict
+        ``family``, ``title`` (Markdown), ``table`` (DataFrame for display, first column the question
+        number), ``data`` (:func:`ts2viz.qa.details.question_table`), ``questions`` ((label, number)
+        pairs), ``boxes`` (bool: the image has boxes to draw).
+
+    Raises
+    ------
+    InputError
+        For a metric without per-question details here, a SEG the dataset lacks, or an image not of the SEG.
     """
     src = _source(app, metric)
     seg = _seg(app, seg_id)
@@ -365,7 +573,20 @@ def image_questions(app: AppView, metric, seg_id, file_name) -> dict:
 
 
 def question_from_row(table, row) -> int | None:
-    """The question number in row ``row`` of a question table (its first column)."""
+    """The question number in a row of a question table (its first column): a row click picks the question.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table's value.
+    row : int
+        The clicked row.
+
+    Returns
+    -------
+    int or None
+        The number; ``None`` when the row holds none.
+    """
     try:
         return int(table.iloc[int(row), 0])
     except (TypeError, ValueError, IndexError, AttributeError):
@@ -379,8 +600,34 @@ def _image_file(app: AppView, file_name: str):
 
 
 def boxes_html(app: AppView, metric, seg_id, file_name, question=None) -> str:
-    """A T2I-FineEval image with its detections (and ``question``'s best crop) as an HTML ``<img>``
-    (a JPEG data URI: nothing is written to disk), with a caption; empty for other metrics."""
+    """A T2I-FineEval image with its detections (and a question's best crop) as an HTML ``<img>``, with a caption.
+
+    A JPEG data URI: nothing is written to disk. Called when an image or a question is picked.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metric : str
+        A question metric.
+    seg_id : int or str
+        The SEG.
+    file_name : str
+        An image of the SEG.
+    question : int or str or None, default None
+        The question whose best crop is outlined.
+
+    Returns
+    -------
+    str
+        The HTML; empty for other metrics.
+
+    Raises
+    ------
+    InputError
+        For a question that is not a number, a metric without details, a SEG the dataset lacks, or an image
+        not of the SEG.
+    """
     src = _source(app, metric)
     if src.family != "fineeval":
         return ""
@@ -429,7 +676,20 @@ def boxes_html(app: AppView, metric, seg_id, file_name, question=None) -> str:
 # -- one SEG: questions x nodes --------------------------------------------------------------------------
 
 def value_choices(app: AppView, metric) -> list[tuple[str, str]]:
-    """The values a questions x nodes cell may show for ``metric`` (label, value)."""
+    """The values a questions x nodes cell may show for a metric (the value picker).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metric : str
+        A question metric.
+
+    Returns
+    -------
+    list of (str, str)
+        (label, value) pairs; the judges' ratings, DSG's counting, soft scores where they apply.
+    """
     src = qa_source(app, metric)
     if src is None:
         return [(VALUE_CHOICES["correct"], "correct")]
@@ -444,6 +704,22 @@ def value_choices(app: AppView, metric) -> list[tuple[str, str]]:
 
 
 def default_value(app: AppView, metric, current=None) -> str:
+    """The value picker's value after a metric change: ``current`` if the metric offers it, else its first.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metric : str
+        A question metric.
+    current : str or None, default None
+        The picker's value now.
+
+    Returns
+    -------
+    str
+        The value.
+    """
     vals = [v for _, v in value_choices(app, metric)]
     return current if current in vals else vals[0]
 
@@ -456,7 +732,29 @@ def _check_value(app: AppView, metric, value) -> str:
 
 
 def node_accuracy(app: AppView, metric, seg_id, value: str = "correct"):
-    """Accuracy of each question in each node of a SEG (:func:`ts2viz.qa.views.question_node_accuracy`)."""
+    """Accuracy of each question in each node of a SEG (:func:`ts2viz.qa.views.question_node_accuracy`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metric : str
+        A question metric.
+    seg_id : int or str
+        The SEG.
+    value : str, default "correct"
+        What a cell shows (:func:`value_choices`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per question, one column per node.
+
+    Raises
+    ------
+    InputError
+        For a value the metric does not offer, a metric without details, or a SEG the dataset lacks.
+    """
     src = _source(app, metric)
     seg = _seg(app, seg_id)
     value = _check_value(app, metric, value)
@@ -480,12 +778,34 @@ def _catches(app: AppView, src: QASource, seg, value: str) -> dict[int, str]:
 
 
 def node_questions(app: AppView, metric, seg_id, value: str = "correct", *, figure: bool = True) -> dict:
-    """The questions x nodes view of a SEG: ``{"figure", "table", "note"}`` (``figure`` ``None``
-    unless asked for).
+    """The questions x nodes view of a SEG: the Questions tab's lower part.
 
-    ``table``: one row per question, its number and text, its value in each node (fractions, shown
-    with two decimals) and ``catches``: the edges (node -> child node with more errors) along which its
-    value drops by at least :data:`CATCH_DROP`.
+    Called by the tab's redraw while it is open (SEG, metric, value or figure-format changes).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metric : str
+        A question metric.
+    seg_id : int or str
+        The SEG.
+    value : str, default "correct"
+        What a cell shows (:func:`value_choices`).
+    figure : bool, default True
+        Build the heatmap (else ``figure`` is ``None``).
+
+    Returns
+    -------
+    dict
+        ``figure`` (the heatmap), ``table`` (one row per question, its number and text, its value in each
+        node, fractions shown with two decimals, and ``catches``: the edges, node -> child node with more
+        errors, along which its value drops by at least :data:`CATCH_DROP`) and ``note`` (Markdown).
+
+    Raises
+    ------
+    InputError
+        For a value the metric does not offer, a metric without details, or a SEG the dataset lacks.
     """
     import pandas as pd
 
@@ -516,8 +836,20 @@ def node_questions(app: AppView, metric, seg_id, value: str = "correct", *, figu
 
 
 def node_errors_md(seg) -> str:
-    """The errors each node of ``seg`` adds relative to its parent (the dataset's ``nodes.csv``), as
-    Markdown to read beside the questions: does a question cover each error? Empty when none has any."""
+    """The errors each node of a SEG adds relative to its parent, as Markdown to read beside the questions.
+
+    From the dataset's ``nodes.csv``: does a question cover each error?
+
+    Parameters
+    ----------
+    seg : ts2viz.seg.SEG
+        The SEG.
+
+    Returns
+    -------
+    str
+        The Markdown; empty when no node has errors described.
+    """
     described = [n for n in seg.nodes if getattr(n, "errors", ())]
     if not described:
         return ""
@@ -528,8 +860,27 @@ def node_errors_md(seg) -> str:
 # -- the failure finder, by questions ----------------------------------------------------------------------
 
 def finder_metric(app: AppView, metric, metric_b=None) -> str:
-    """The metric the failure finder ranks by questions: ``metric`` if it has questions, else
-    ``metric_b``; :class:`InputError` when neither has."""
+    """The metric the failure finder ranks by questions: metric A if it has questions, else metric B.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metric : str or None
+        Metric A.
+    metric_b : str or None, default None
+        Metric B.
+
+    Returns
+    -------
+    str
+        The question metric.
+
+    Raises
+    ------
+    InputError
+        When neither has per-question details.
+    """
     got = qa_metrics(app, [metric, metric_b])
     if not got:
         raise InputError("ranking by questions needs a question metric as 'Metric' or 'Compare with' (a bundled "
@@ -539,13 +890,37 @@ def finder_metric(app: AppView, metric, metric_b=None) -> str:
 
 def question_finder(app: AppView, metric, partition: str = ALL, value: str | None = None,
                     min_drop: float = CATCH_DROP, limit: int = FINDER_ROWS):
-    """SEGs ranked by how many of their errors no question of ``metric`` notices, worst first
-    (:func:`ts2viz.qa.views.rank_segs_by_questions`), for the failure finder.
+    """SEGs ranked by how many of their errors no question of a metric notices, worst first.
 
-    Columns: ``SEG`` (click opens it), ``missed`` (edges along which no question's value drops by
-    ``min_drop``), ``of`` (the SEG's edges), ``drop`` (mean over edges of the largest drop of any
-    question; a fraction, shown x100), ``worst edge``, ``question`` (the question dropping most along
-    it), ``partition``, ``prompt``.
+    :func:`ts2viz.qa.views.rank_segs_by_questions`; the failure finder with "Questions" as its statistic.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    metric : str
+        A question metric.
+    partition : str, default ALL
+        A partition, or all.
+    value : str or None, default None
+        What a question's value is (default: the metric's first, :func:`value_choices`).
+    min_drop : float, default CATCH_DROP
+        A question catches an edge's error when its value drops at least this much along it.
+    limit : int, default FINDER_ROWS
+        The most rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``SEG`` (click opens it), ``missed`` (edges along which no question's value drops by
+        ``min_drop``), ``of`` (the SEG's edges), ``drop`` (mean over edges of the largest drop of any
+        question; a fraction, shown x100), ``worst edge``, ``question`` (the question dropping most along
+        it), ``partition``, ``prompt``.
+
+    Raises
+    ------
+    InputError
+        For a metric without per-question details, or a value it does not offer.
     """
     import pandas as pd
 
@@ -576,8 +951,21 @@ def question_finder(app: AppView, metric, partition: str = ALL, value: str | Non
 
 
 def question_finder_on_screen(table):
-    """The question finder as the explorer's narrow sidebar shows it: SEG, edges missed ("2 of 5"),
-    prompt and the worst edge's best question (the CSV keeps every column of :func:`question_finder`)."""
+    """The question finder as the explorer's narrow sidebar shows it.
+
+    SEG, edges missed ("2 of 5"), prompt and the worst edge's best question (the CSV keeps every column of
+    :func:`question_finder`).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        What :func:`question_finder` returns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The shown table.
+    """
     import pandas as pd
 
     missed = [f"{int(m)} of {int(n)}" for m, n in zip(table["missed"], table["of"])]

@@ -1,5 +1,7 @@
-"""The app's "How sure is the leaderboard?" views: interval whiskers, intervals and rank intervals in
-the leaderboard table, the significance heatmap and the paired comparison of two metrics.
+"""The app's "How sure is the leaderboard?" views: intervals, rank intervals, significance, paired comparisons.
+
+Interval whiskers, intervals and rank intervals in the leaderboard table, the significance heatmap and
+the paired comparison of two metrics.
 
 Plain functions of data like :mod:`ts2viz.ui.callbacks` (the session's
 :class:`~ts2viz.ui.state.app_state.AppView` first, plain values after; tested without a browser); the
@@ -18,9 +20,9 @@ all read its resamples. It is drawn over every metric of one side:
   keyed by a token of that session's workspace, so no session can reach another's.
 
 The resamples depend only on the seed, their number and the partition sizes, never on the metrics
-(:func:`ts2viz.statistics.bootstrap.bootstrap`), so a view of shared metrics only (a pair, a family) reads the
-shared bootstrap even in a session that has its own. The small results derived from a bootstrap
-(tables, figures, captions) go through ``app.memo`` like every other view.
+(:func:`ts2viz.statistics.bootstrap.bootstrap`), so a view of shared metrics only (a pair, a family)
+reads the shared bootstrap even in a session that has its own. The small results derived from a
+bootstrap (tables, figures, captions) go through ``app.memo`` like every other view.
 """
 from __future__ import annotations
 
@@ -63,8 +65,17 @@ RANK_HEADER = "median rank [95%]"
 
 @dataclass(frozen=True, eq=False)
 class BoardBootstrap:
-    """A bootstrap of one side's meta-metrics: ``mm`` (what it was drawn from), ``boot`` and the
-    seconds it took to draw."""
+    """A bootstrap of one side's meta-metrics.
+
+    Parameters
+    ----------
+    mm : ts2viz.metametrics.MetaMetrics
+        What it was drawn from.
+    boot : ts2viz.statistics.bootstrap.LeaderboardBootstrap
+        The bootstrap.
+    seconds : float
+        The seconds it took to draw.
+    """
 
     mm: MetaMetrics
     boot: bs.LeaderboardBootstrap
@@ -117,10 +128,30 @@ def _draw(mm: MetaMetrics) -> BoardBootstrap:
 
 
 def board_bootstrap(app: AppView, mode: str, metrics: Sequence[str] | None = None) -> BoardBootstrap:
-    """The bootstrap that covers ``metrics`` (default: every metric the session sees) in ``mode``.
+    """The bootstrap that covers some metrics in a mode, drawn once and kept.
 
-    The shared one when they are all the operator's, else the session's own over the shared and its
-    own metrics; each drawn once and kept (see the module's description).
+    The shared one when they are all the operator's, else the session's own over the shared and its own
+    metrics (see the module's description). Also drawn by :func:`ts2viz.ui.build_app` for both modes
+    before the first visitor, and by a scores upload for the session's own metrics.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    metrics : sequence of str or None, default None
+        The metrics (``None``: every metric the session sees).
+
+    Returns
+    -------
+    BoardBootstrap
+        The bootstrap.
+
+    Raises
+    ------
+    InputError
+        When no scores are loaded, or for an unknown mode.
     """
     wanted = list(app.metrics if metrics is None else metrics)
     if not app.metrics:
@@ -137,8 +168,30 @@ def board_bootstrap(app: AppView, mode: str, metrics: Sequence[str] | None = Non
 
 
 def cell_name(stat: str, partition: str = ALL) -> str:
-    """The leaderboard cell of a per-SEG statistic over a partition: ``("ord", "All") -> "ord_avg"``,
-    ``("sep", "Nat") -> "sep_nat"``."""
+    """The leaderboard cell of a per-SEG statistic over a partition.
+
+    Parameters
+    ----------
+    stat : str
+        One of :data:`ts2viz.ui.callbacks.common.SEG_STATS`.
+    partition : str, default ALL
+        A partition, or all SEGs.
+
+    Returns
+    -------
+    str
+        The cell's name.
+
+    Raises
+    ------
+    InputError
+        For an unknown statistic.
+
+    Examples
+    --------
+    >>> cell_name("ord"), cell_name("sep", "Nat")
+    ('ord_avg', 'sep_nat')
+    """
     if stat not in SEG_STATS:
         raise InputError(f"unknown statistic {stat!r}: expected one of {', '.join(SEG_STATS)}")
     group = "avg" if partition in (None, "", ALL) else str(partition).lower()
@@ -146,8 +199,23 @@ def cell_name(stat: str, partition: str = ALL) -> str:
 
 
 def cell_label(cell: str) -> str:
-    """``"ord_avg" -> "Ord · all SEGs"`` (the SEGs the leaderboard averages), ``"signed_sep_nat" ->
-    "Signed sep · Nat"``."""
+    """A leaderboard cell as captions name it (``avg`` is the SEGs the leaderboard averages).
+
+    Parameters
+    ----------
+    cell : str
+        A cell name.
+
+    Returns
+    -------
+    str
+        The label.
+
+    Examples
+    --------
+    >>> cell_label("ord_avg"), cell_label("signed_sep_nat")
+    ('Ord · all SEGs', 'Signed sep · Nat')
+    """
     stat, group = bs.split_cell(cell)
     return f"{stat_name(stat).capitalize()} · {'all SEGs' if group == 'avg' else group.capitalize()}"
 
@@ -161,19 +229,52 @@ def _check_cell(entry: BoardBootstrap, cell: str) -> None:
 # -- the leaderboard ----------------------------------------------------------------------------------
 
 def rank_cell(sort_by: str | None, cells: Sequence[str] = BOARD_STATS) -> str:
-    """The cell the rank column ranks by: the sort column when it is a stat column among ``cells``
-    (a dataset without a Real partition has no ``ord_real``), else Ord · Avg."""
+    """The cell the rank column ranks by: the sort column when it is a stat column among ``cells``, else Ord · Avg.
+
+    A dataset without a Real partition has no ``ord_real``.
+
+    Parameters
+    ----------
+    sort_by : str or None
+        The board's sort column.
+    cells : sequence of str, default BOARD_STATS
+        The cells the board has.
+
+    Returns
+    -------
+    str
+        The cell.
+    """
     return sort_by if sort_by in BOARD_STATS and sort_by in cells else "ord_avg"
 
 
 def board_intervals(app: AppView, mode: str, board, sort_by: str | None = "ord_avg"):
-    """``board`` (a :func:`ts2viz.ui.callbacks.board.leaderboard` table, any rows and order) with
-    ``{cell}_lo``, ``{cell}_hi`` after each stat column and the rank columns ``rank``,
-    ``rank_median``, ``rank_lo``, ``rank_hi`` (:func:`ts2viz.statistics.rank_intervals.rank_intervals` by
-    :func:`rank_cell` among every metric the session sees) at the end. Fractions, like the board.
+    """A leaderboard table with its intervals and rank intervals (fractions, like the board).
 
-    The intervals and ranks are those of :func:`ts2viz.statistics.bootstrap.leaderboard_table` on the
-    session's meta-metrics with the bootstrap of :func:`board_bootstrap`."""
+    ``{cell}_lo``, ``{cell}_hi`` after each stat column and the rank columns ``rank``, ``rank_median``,
+    ``rank_lo``, ``rank_hi`` (:func:`ts2viz.statistics.rank_intervals.rank_intervals` by :func:`rank_cell`
+    among every metric the session sees) at the end. The intervals and ranks are those of
+    :func:`ts2viz.statistics.bootstrap.leaderboard_table` on the session's meta-metrics with the bootstrap of
+    :func:`board_bootstrap`. Called by the leaderboard's redraw when its scatter whiskers or table
+    intervals are on.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    board : pandas.DataFrame
+        A :func:`ts2viz.ui.callbacks.board.leaderboard` table (any rows and order).
+    sort_by : str or None, default "ord_avg"
+        The board's sort column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table with the interval and rank columns (``attrs["rank_by"]`` names the rank's cell);
+        ``board`` itself when it has no rows.
+    """
     import pandas as pd
 
     if len(board) == 0:
@@ -205,7 +306,27 @@ def board_intervals(app: AppView, mode: str, board, sort_by: str | None = "ord_a
 
 
 def interval_text(v, lo, hi) -> str:
-    """``71.4 [68.0, 74.9]`` (x100, as the board shows values); '–' for a missing value."""
+    """A value with its interval as the board shows it (x100).
+
+    Parameters
+    ----------
+    v : float
+        The value.
+    lo : float
+        The interval's low end.
+    hi : float
+        Its high end.
+
+    Returns
+    -------
+    str
+        ``"71.4 [68.0, 74.9]"``; the value alone without an interval; ``"–"`` for a missing value.
+
+    Examples
+    --------
+    >>> interval_text(0.714, 0.68, 0.749), interval_text(float("nan"), 0.1, 0.2)
+    ('71.4 [68.0, 74.9]', '–')
+    """
     head = fmt_x100(v)
     if head == "–" or np.isnan(lo) or np.isnan(hi):
         return head
@@ -213,17 +334,46 @@ def interval_text(v, lo, hi) -> str:
 
 
 def rank_text(median, lo, hi) -> str:
-    """``2 [1, 5]``: the median rank over the resamples and its interval; '–' if it has none."""
+    """The median rank over the resamples and its interval.
+
+    Parameters
+    ----------
+    median : float
+        The median rank.
+    lo : float
+        The interval's low end.
+    hi : float
+        Its high end.
+
+    Returns
+    -------
+    str
+        ``"2 [1, 5]"``; ``"–"`` if it has none.
+    """
     if np.isnan(median):
         return "–"
     return f"{median:.0f} [{lo:.0f}, {hi:.0f}]"
 
 
 def style_board_intervals(board):
-    """The board with intervals (:func:`board_intervals`) as people read it: each stat cell
-    ``71.4 [68.0, 74.9]`` (x100) and a :data:`RANK_HEADER` cell ``2 [1, 5]`` after the metric's name; the best
-    value per column marked as in :func:`ts2viz.ui.callbacks.board.style_leaderboard`. The data underneath
-    stay numbers (the value; for rank the median rank), so sorting by a column sorts by value."""
+    """The board with intervals (:func:`board_intervals`) as people read it.
+
+    Each stat cell ``71.4 [68.0, 74.9]`` (x100) and a :data:`RANK_HEADER` cell ``2 [1, 5]`` after the
+    metric's name; the best value per column marked as in
+    :func:`ts2viz.ui.callbacks.board.style_leaderboard`. The data underneath stay numbers (the value; for
+    rank the median rank), so sorting by a column sorts by value. What the leaderboard table shows with its
+    interval box ticked.
+
+    Parameters
+    ----------
+    board : pandas.DataFrame
+        What :func:`board_intervals` returns.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        The styled table.
+    """
     import pandas as pd
 
     stats = [c for c in BOARD_STATS if c in board.columns]
@@ -251,8 +401,24 @@ def style_board_intervals(board):
 
 
 def interval_note(app: AppView, mode: str, board, *, ranks: bool = True) -> str:
-    """The line under the table and scatter that says what the intervals (and with ``ranks``, the
-    rank column) are."""
+    """The line under the table and scatter that says what the intervals (and the rank column) are.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    board : pandas.DataFrame
+        What :func:`board_intervals` returns (its ``rank_by``).
+    ranks : bool, default True
+        Also say what the rank column is.
+
+    Returns
+    -------
+    str
+        The note (Markdown).
+    """
     entry = board_bootstrap(app, mode)
     by = board.attrs.get("rank_by", "ord_avg")
     st = entry.boot.settings
@@ -268,9 +434,27 @@ def interval_note(app: AppView, mode: str, board, *, ranks: bool = True) -> str:
 
 
 def leaderboard_ci_csv(app: AppView, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg") -> str:
-    """The leaderboard CSV with intervals: ``metric``, each stat column followed by ``{col}_lo``,
-    ``{col}_hi``, then ``rank``, ``rank_median``, ``rank_lo``, ``rank_hi`` (by :func:`rank_cell`)
-    and ``rank_by``. Fractions, like every CSV of the app."""
+    """The leaderboard CSV with intervals: the "Download CSV" button with the interval box ticked.
+
+    ``metric``, each stat column followed by ``{col}_lo``, ``{col}_hi``, then ``rank``, ``rank_median``,
+    ``rank_lo``, ``rank_hi`` (by :func:`rank_cell`) and ``rank_by``. Fractions, like every CSV of the app.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str, default "paper"
+        The meta-metric policy preset.
+    families_sel : list of str or None, default None
+        The family filter's value.
+    sort_by : str, default "ord_avg"
+        The board's sort column.
+
+    Returns
+    -------
+    str
+        The file's path in the session's downloads folder.
+    """
     board = board_intervals(app, mode, leaderboard(app, mode, families_sel), sort_by)
     cols = ["metric"] + [c for c in board.columns if c.startswith(tuple(BOARD_STATS))] + list(RANK_COLUMNS)
     df = board[cols].copy()
@@ -282,12 +466,36 @@ def leaderboard_ci_csv(app: AppView, mode: str = "paper", families_sel=None, sor
 
 def significance(app: AppView, mode: str, stat: str = "ord", partition: str = ALL,
                  families_sel=None) -> pcmp.PairwiseComparison:
-    """All pairs of the metrics shown (the family filter) compared in the leaderboard cell of
-    ``stat`` over ``partition`` (:func:`cell_name`), metrics ordered by that cell, best first.
+    """All pairs of the metrics shown compared in one leaderboard cell, best first.
 
-    The comparisons are :func:`ts2viz.statistics.paired_comparison.pairwise`'s (difference, paired bootstrap
-    interval, Wilcoxon signed-rank p on per-SEG values); the Holm correction runs over the pairs
-    shown (M(M-1)/2 for M metrics): with every metric shown it is ``pairwise``'s own.
+    The metrics are those of the family filter, compared in the cell of ``stat`` over ``partition``
+    (:func:`cell_name`) and ordered by it. The comparisons are
+    :func:`ts2viz.statistics.paired_comparison.pairwise`'s (difference, paired bootstrap interval, Wilcoxon
+    signed-rank p on per-SEG values); the Holm correction runs over the pairs shown (M(M-1)/2 for M
+    metrics): with every metric shown it is ``pairwise``'s own. Called by the Correlations tab's redraw.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    stat : str, default "ord"
+        A per-SEG statistic.
+    partition : str, default ALL
+        The SEGs.
+    families_sel : list of str or None, default None
+        The family filter's value.
+
+    Returns
+    -------
+    ts2viz.statistics.paired_comparison.PairwiseComparison
+        The comparisons.
+
+    Raises
+    ------
+    InputError
+        For no metric in the chosen families, an unknown statistic, or a partition without SEGs.
     """
     cell = cell_name(stat, partition)
     shown_metrics = metric_choices(app, families_sel)
@@ -315,8 +523,31 @@ def significance(app: AppView, mode: str, stat: str = "ord", partition: str = AL
 
 def significance_figure(app: AppView, mode: str, stat: str = "ord", partition: str = ALL, families_sel=None,
                         pw: pcmp.PairwiseComparison | None = None):
-    """The significance heatmap of :func:`significance` (``pw`` if already computed): cell (row,
-    column) = row metric minus column metric, coloured where the Holm-corrected p < :data:`ALPHA`."""
+    """The significance heatmap: cell (row, column) = row metric minus column metric, coloured where significant.
+
+    Coloured where the Holm-corrected p < :data:`ALPHA`; differences printed up to :data:`MAX_NUMBERED`
+    metrics. The Correlations tab's right heatmap.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    stat : str, default "ord"
+        A per-SEG statistic.
+    partition : str, default ALL
+        The SEGs.
+    families_sel : list of str or None, default None
+        The family filter's value.
+    pw : ts2viz.statistics.paired_comparison.PairwiseComparison or None, default None
+        :func:`significance`'s result, if already computed.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The heatmap.
+    """
     pw = pw if pw is not None else significance(app, mode, stat, partition, families_sel)
     scaled = stat in SCALED_STATS
     # beside the correlation heatmap a cell is ~20 px wide: numbers from 9 metrics on would not fit
@@ -328,7 +559,18 @@ def significance_figure(app: AppView, mode: str, stat: str = "ord", partition: s
 
 
 def significance_note(pw: pcmp.PairwiseComparison) -> str:
-    """What the heatmap shows, with its count of significant pairs."""
+    """What the significance heatmap shows, with its count of significant pairs (the note under it).
+
+    Parameters
+    ----------
+    pw : ts2viz.statistics.paired_comparison.PairwiseComparison
+        :func:`significance`'s result.
+
+    Returns
+    -------
+    str
+        The note (Markdown).
+    """
     M = len(pw.metrics)
     pairs = M * (M - 1) // 2
     I, J = np.triu_indices(M, 1)
@@ -347,11 +589,39 @@ def significance_note(pw: pcmp.PairwiseComparison) -> str:
 # -- two metrics -----------------------------------------------------------------------------------
 
 def pair_comparison(app: AppView, mode: str, stat: str, x, y, partition: str = ALL) -> dict | None:
-    """``y`` against ``x`` in the leaderboard cell of ``stat`` over ``partition``, paired over the
-    same SEGs (:func:`ts2viz.statistics.paired_comparison.compare`): a dict with ``cell``, ``x``, ``y``,
-    ``estimate_x``, ``estimate_y``, ``difference`` (y - x, as the pair table's column), ``low``,
-    ``high`` (its paired bootstrap interval), ``n`` (SEGs with both values) and ``pvalue`` (Wilcoxon
-    signed-rank, two-sided, not corrected). ``None`` when x and y are the same metric."""
+    """One metric against another in one leaderboard cell, paired over the same SEGs.
+
+    :func:`ts2viz.statistics.paired_comparison.compare`; called by the Correlations tab's redraw for the
+    caption under the pair scatter.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    stat : str
+        A per-SEG statistic.
+    x : str
+        The x metric.
+    y : str
+        The y metric.
+    partition : str, default ALL
+        The SEGs.
+
+    Returns
+    -------
+    dict or None
+        ``cell``, ``x``, ``y``, ``estimate_x``, ``estimate_y``, ``difference`` (y - x, as the pair table's
+        column), ``low``, ``high`` (its paired bootstrap interval), ``n`` (SEGs with both values),
+        ``pvalue`` (Wilcoxon signed-rank, two-sided, not corrected) and ``confidence``; ``None`` when x and
+        y are the same metric.
+
+    Raises
+    ------
+    InputError
+        For a metric the session does not have, an unknown statistic, or a partition without SEGs.
+    """
     for m in (x, y):
         if m not in app.metrics:
             raise InputError(f"no metric {str(m)[:80]!r} loaded; choose one from the list")
@@ -372,7 +642,20 @@ def _p(p: float) -> str:
 
 
 def pair_comparison_md(cmp: dict | None, stat: str) -> str:
-    """The caption under the pair scatter: the difference, its interval and the Wilcoxon p."""
+    """The caption under the pair scatter: the difference, its interval and the Wilcoxon p.
+
+    Parameters
+    ----------
+    cmp : dict or None
+        What :func:`pair_comparison` returns.
+    stat : str
+        The per-SEG statistic (x100 or score units).
+
+    Returns
+    -------
+    str
+        The caption (Markdown, metric names escaped).
+    """
     if cmp is None:
         return "Choose two different metrics to compare them."
 

@@ -1,16 +1,17 @@
-"""Background downloads of a hub dataset's images: a priority queue, a few worker threads, a disk budget
-for what is fetched ahead, and an honest idea of whether the hub can be reached.
+"""Background downloads of a hub dataset's images: a priority queue, worker threads, a disk budget.
 
-The app never waits on a download: a view asks for its images (:meth:`ImageFetcher.request`), draws
-what is there, and is redrawn when they land (:mod:`ts2viz.ui.images.image_refresh`). Each image has a state
-(:meth:`ImageFetcher.state`): ``ready`` (on disk), ``loading`` (queued or downloading), ``offline`` (the
-hub is not reachable now, or ``HF_HUB_OFFLINE`` is set) or ``missing`` (the repo has no such file).
+A few worker threads, a disk budget for what is fetched ahead, and an honest idea of whether the hub
+can be reached. The app never waits on a download: a view asks for its images
+(:meth:`ImageFetcher.request`), draws what is there, and is redrawn when they land
+(:mod:`ts2viz.ui.images.image_refresh`). Each image has a state (:meth:`ImageFetcher.state`): ``ready``
+(on disk), ``loading`` (queued or downloading), ``offline`` (the hub is not reachable now, or
+``HF_HUB_OFFLINE`` is set) or ``missing`` (the repo has no such file).
 
 Reachability: one HTTP request to ``HF_ENDPOINT`` (scheme, host and port as given; see
-:func:`probe_endpoint`) before the first download and after any failure. A hub that
-fails (refused, timed out, 5xx) is left alone for a back-off that starts at :data:`BACKOFF_S` and
-doubles up to :data:`MAX_BACKOFF_S`; the next request after it probes again, so images come back
-without a restart when the hub does.
+:func:`probe_endpoint`) before the first download and after any failure. A hub that fails (refused,
+timed out, 5xx) is left alone for a back-off that starts at :data:`BACKOFF_S` and doubles up to
+:data:`MAX_BACKOFF_S`; the next request after it probes again, so images come back without a restart
+when the hub does.
 """
 from __future__ import annotations
 
@@ -40,13 +41,31 @@ def _env_int(name: str, default: int) -> int:
 
 
 def hub_offline_mode() -> bool:
-    """Whether ``HF_HUB_OFFLINE`` asks for no network (read now, not at import)."""
+    """Whether ``HF_HUB_OFFLINE`` asks for no network (read now, not at import).
+
+    Returns
+    -------
+    bool
+        True unless it is unset, empty, ``0``, ``false``, ``no`` or ``off``.
+    """
     return os.environ.get("HF_HUB_OFFLINE", "0").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def probe_endpoint(timeout: float) -> bool:
-    """Whether the hub at ``HF_ENDPOINT`` (its scheme, host and port) answers a ``HEAD /`` below 500
-    within ``timeout`` seconds. A 5xx is a hub that cannot serve files now."""
+    """Whether the hub at ``HF_ENDPOINT`` answers a ``HEAD /`` below 500 within a timeout.
+
+    A 5xx is a hub that cannot serve files now.
+
+    Parameters
+    ----------
+    timeout : float
+        Seconds.
+
+    Returns
+    -------
+    bool
+        True if it answered below 500.
+    """
     import urllib.error
     import urllib.request
 
@@ -67,17 +86,25 @@ def probe_endpoint(timeout: float) -> bool:
 
 
 class ImageFetcher:
-    """Downloads images of ``dataset`` (one with an ``hf_id``) into the local hub cache.
+    """Downloads images of a hub dataset into the local hub cache, in worker threads.
+
+    ``bytes_fetched`` and ``downloads`` count what this process downloaded.
 
     Parameters
     ----------
-    dataset : a :class:`ts2viz.dataset.Dataset`.
-    workers : downloads at once (env ``TS2VIZ_IMAGE_WORKERS``, default 6).
-    timeout : seconds a file's metadata request may take (the hub client's ``etag_timeout``).
-    probe_timeout : seconds the reachability probe may take: what a stalled hub costs.
-    ahead_budget_mb : megabytes that downloads *ahead of a visitor* (neighbours, warm-up) may add to the
-        disk (env ``TS2VIZ_PREFETCH_MB``, default 2048); what a visitor looks at is always fetched.
-    on_arrival : called with the file name after each download, from a worker thread.
+    dataset : ts2viz.dataset.Dataset
+        A dataset with an ``hf_id``.
+    workers : int or None, default None
+        Downloads at once (``None``: env ``TS2VIZ_IMAGE_WORKERS``, default 6).
+    timeout : float, default 4.0
+        Seconds a file's metadata request may take (the hub client's ``etag_timeout``).
+    probe_timeout : float, default 2.0
+        Seconds the reachability probe may take: what a stalled hub costs.
+    ahead_budget_mb : int or None, default None
+        Megabytes that downloads *ahead of a visitor* (neighbours, warm-up) may add to the disk (``None``:
+        env ``TS2VIZ_PREFETCH_MB``, default 2048); what a visitor looks at is always fetched.
+    on_arrival : callable or None, default None
+        Called with the file name after each download, from a worker thread.
     """
 
     def __init__(self, dataset, *, workers: int | None = None, timeout: float = 4.0, probe_timeout: float = 2.0,
@@ -106,7 +133,18 @@ class ImageFetcher:
 
     # -- state ---------------------------------------------------------------------------------------------
     def local(self, file_name: str) -> Path | None:
-        """The image on disk (dataset folder or local hub cache), without touching the network."""
+        """The image on disk (dataset folder or local hub cache), without touching the network.
+
+        Parameters
+        ----------
+        file_name : str
+            An image of the dataset.
+
+        Returns
+        -------
+        pathlib.Path or None
+            Its file, if on disk.
+        """
         from ...dataset import cached_image
 
         return self.dataset.image_path(file_name) or cached_image(self.dataset, file_name)
@@ -117,7 +155,18 @@ class ImageFetcher:
         return hub_offline_mode() or time.monotonic() < self._offline_until
 
     def state(self, file_name: str) -> str:
-        """``ready``, ``loading``, ``offline`` or ``missing`` (see the module's docstring)."""
+        """The image's state (see the module's docstring).
+
+        Parameters
+        ----------
+        file_name : str
+            An image of the dataset.
+
+        Returns
+        -------
+        str
+            ``ready``, ``loading``, ``offline`` or ``missing``.
+        """
         if file_name in self._missing or not self.dataset.has_image(file_name):
             return MISSING
         with self._cv:
@@ -128,17 +177,40 @@ class ImageFetcher:
         return OFFLINE if self.offline else MISSING if self.dataset.hf_id is None else LOADING
 
     def busy(self, file_names: Iterable[str]) -> bool:
-        """Whether any of these images is queued or downloading."""
+        """Whether any of these images is queued or downloading.
+
+        Parameters
+        ----------
+        file_names : iterable of str
+            Images of the dataset.
+
+        Returns
+        -------
+        bool
+            True if one is.
+        """
         with self._cv:
             return any(f in self._queued or f in self._active for f in file_names)
 
     # -- requests ------------------------------------------------------------------------------------------
     def request(self, file_names: Iterable[str], priority: int = VIEW) -> int:
-        """Queue the images that are neither on disk nor known missing; returns how many were queued.
+        """Queue the images that are neither on disk nor known missing.
 
-        A visitor's view (``VIEW``) goes first, its newest request first; an image already queued at a
-        lower priority moves up. Nothing is queued while offline (the caller's tiles say so) or, for
-        downloads ahead of a visitor, once their disk budget is spent.
+        A visitor's view (``VIEW``) goes first, its newest request first; an image already queued at a lower
+        priority moves up. Nothing is queued while offline (the caller's tiles say so) or, for downloads ahead
+        of a visitor, once their disk budget is spent.
+
+        Parameters
+        ----------
+        file_names : iterable of str
+            Images of the dataset.
+        priority : int, default VIEW
+            ``VIEW``, ``NEIGHBOUR`` or ``WARM``.
+
+        Returns
+        -------
+        int
+            How many were queued.
         """
         if self.dataset.hf_id is None or self.offline or self._closed:
             return 0
@@ -162,6 +234,13 @@ class ImageFetcher:
         return n
 
     def pending(self) -> int:
+        """Images queued or downloading.
+
+        Returns
+        -------
+        int
+            Their number.
+        """
         with self._cv:
             return len(self._queued) + len(self._active)
 
@@ -173,8 +252,18 @@ class ImageFetcher:
             t.start()
 
     def close(self, wait: float = 0.0) -> bool:
-        """Drop the queue and let the workers end after the download each may be in; wait up to ``wait``
-        seconds for them. Returns whether none is left."""
+        """Drop the queue and let the workers end after the download each may be in.
+
+        Parameters
+        ----------
+        wait : float, default 0.0
+            Seconds to wait for them.
+
+        Returns
+        -------
+        bool
+            Whether no worker is left.
+        """
         self._closed = True
         self._drop_queue()
         with self._cv:
@@ -226,8 +315,16 @@ class ImageFetcher:
         self._drop_queue()          # every queued image would fail the same way: their tiles say offline
 
     def reachable(self) -> bool:
-        """One probe of ``HF_ENDPOINT`` at a time (cached for :data:`PROBE_TTL_S` once it answered):
-        a ``HEAD`` of the endpoint's root that must answer below 500 within ``probe_timeout`` seconds."""
+        """Whether the hub can be reached: one probe at a time, trusted for :data:`PROBE_TTL_S` once it answered.
+
+        A ``HEAD`` of the endpoint's root that must answer below 500 within ``probe_timeout`` seconds; a failed
+        probe starts the back-off.
+
+        Returns
+        -------
+        bool
+            True if downloads may go ahead.
+        """
         if hub_offline_mode():
             return False
         with self._probe_lock:      # the other workers wait for this probe instead of each probing

@@ -47,7 +47,13 @@ FINDER_ROWS = 5
 
 
 def live() -> bool:
-    """Whether arriving images are pushed to open views (``TS2VIZ_IMAGE_TICK`` > 0)."""
+    """Whether arriving images are pushed to open views (``TS2VIZ_IMAGE_TICK`` > 0).
+
+    Returns
+    -------
+    bool
+        True when the live redraw is on.
+    """
     return TICK_S > 0
 
 
@@ -56,14 +62,46 @@ def _node(seg, node):
 
 
 def view_files(seg, node) -> tuple[list[str], list[str]]:
-    """The images of a view: the graph's thumbnails and the open node's gallery."""
+    """The images of a SEG view: the graph's thumbnails and the open node's gallery.
+
+    Parameters
+    ----------
+    seg : ts2viz.seg.SEG
+        The SEG.
+    node : str or None
+        The open node (its first node if not one of the SEG's).
+
+    Returns
+    -------
+    graph : list of str
+        The thumbnails' file names.
+    gallery : list of str
+        The open node's images.
+    """
     return thumb_files(seg), [im.file_name for im in seg.node(_node(seg, node)).images]
 
 
 def shown(app, seg_id, node=None) -> dict | None:
-    """What the view of SEG ``seg_id`` with node ``node`` open shows now, as a small record (``None``
-    for no SEG). Call it *before* building the view: an image that lands in between is then redrawn
-    once more, never missed. Queues the view's images first (the visitor's own, ahead of everything)."""
+    """What the view of a SEG with a node open shows now, as a small record.
+
+    Call it *before* building the view: an image that lands in between is then redrawn once more, never
+    missed. Queues the view's images first (the visitor's own, ahead of everything).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    seg_id : int or str or None
+        The SEG.
+    node : str or None, default None
+        The open node.
+
+    Returns
+    -------
+    dict or None
+        ``seg``, ``node``, the states of the ``graph``'s and the ``gallery``'s images, ``t0`` and
+        ``drawn`` (times); ``None`` for no SEG.
+    """
     if seg_id in (None, "") or not hasattr(app, "thumbs"):
         return None
     try:
@@ -78,17 +116,52 @@ def shown(app, seg_id, node=None) -> dict | None:
 
 
 def settled(rec: dict | None) -> bool:
+    """Whether none of a view's images is still loading.
+
+    Parameters
+    ----------
+    rec : dict or None
+        A record of :func:`shown`.
+
+    Returns
+    -------
+    bool
+        True when settled (or no record).
+    """
     return rec is None or (LOADING not in rec["graph"] and LOADING not in rec["gallery"])
 
 
 def timer_on(rec: dict | None) -> bool:
-    """Whether the view's timer should tick: live redraw on and some of its images still loading."""
+    """Whether the view's timer should tick: live redraw on and some of its images still loading.
+
+    Parameters
+    ----------
+    rec : dict or None
+        A record of :func:`shown`.
+
+    Returns
+    -------
+    bool
+        True to keep ticking.
+    """
     return live() and not settled(rec)
 
 
 def warm_neighbours(app, seg_id) -> int:
-    """Queue the thumbnails of the SEGs before and after ``seg_id`` (dataset order) behind the visitor's
-    images; returns how many were queued."""
+    """Queue the thumbnails of the SEGs before and after one (dataset order) behind the visitor's images.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    seg_id : int or str
+        The SEG on view.
+
+    Returns
+    -------
+    int
+        How many images were queued.
+    """
     ids = list(app.dataset.segs)
     try:
         i = ids.index(int(seg_id))
@@ -99,6 +172,22 @@ def warm_neighbours(app, seg_id) -> int:
 
 
 def warm_segs(app, seg_ids: Iterable, priority: int = NEIGHBOUR) -> int:
+    """Queue the thumbnails of some SEGs' graphs.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    seg_ids : iterable
+        SEG ids (ones that are not the dataset's are skipped).
+    priority : int, default NEIGHBOUR
+        The download priority.
+
+    Returns
+    -------
+    int
+        How many images were queued.
+    """
     files: list[str] = []
     for s in seg_ids:
         try:
@@ -109,22 +198,59 @@ def warm_segs(app, seg_ids: Iterable, priority: int = NEIGHBOUR) -> int:
 
 
 def warm_finder(app, table: dict | None, rows: int = FINDER_ROWS) -> int:
-    """Queue the thumbnails of the SEGs in the failure finder's top ``rows`` rows (a table value whose
-    first column is the SEG id)."""
+    """Queue the thumbnails of the SEGs in the failure finder's top rows.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    table : dict or None
+        The finder's table value (its first column is the SEG id).
+    rows : int, default FINDER_ROWS
+        How many rows.
+
+    Returns
+    -------
+    int
+        How many images were queued.
+    """
     if not table or not table.get("data"):
         return 0
     return warm_segs(app, [r[0] for r in table["data"][:rows]], NEIGHBOUR)
 
 
 def warm_all(app) -> int:
-    """Queue every thumbnail of the dataset (an operator's warm-up at start), behind any visitor."""
+    """Queue every thumbnail of the dataset (an operator's warm-up at start), behind any visitor.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+
+    Returns
+    -------
+    int
+        How many images were queued.
+    """
     return warm_segs(app, list(app.dataset.segs), WARM)
 
 
 def warm_start(app, what: str = "first") -> int:
-    """The warm-up at start: ``"first"``, the first SEG's view (its graph and first node's gallery, what
-    every visitor sees first) and the next SEG's thumbnails; ``"all"``, every thumbnail; ``"off"``,
-    nothing. Returns how many images were queued."""
+    """The warm-up at start (``TS2VIZ_PREFETCH``).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    what : str, default "first"
+        ``"first"``: the first SEG's view (its graph and first node's gallery, what every visitor sees
+        first) and the next SEG's thumbnails; ``"all"``: every thumbnail; ``"off"``: nothing.
+
+    Returns
+    -------
+    int
+        How many images were queued.
+    """
     what = (what or "first").strip().lower()
     if what == "off" or not app.dataset.segs:
         return 0
@@ -136,11 +262,30 @@ def warm_start(app, what: str = "first") -> int:
 
 
 def tick(app, rec: dict | None, seg_id, node) -> tuple[bool, bool, dict | None]:
-    """One look at an open view: ``(redraw_graph, redraw_gallery, new_record)``.
+    """One look at an open view (the per-session ``gr.Timer``'s tick): what to redraw.
 
-    ``rec`` is what was drawn (from :func:`shown` or the last tick); ``new_record`` is ``None`` when the
-    timer should stop. Nothing is redrawn unless what a part shows changed, and while images still
-    load, at most every :data:`PROGRESS_S` seconds.
+    Nothing is redrawn unless what a part shows changed, and while images still load, at most every
+    :data:`PROGRESS_S` seconds.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    rec : dict or None
+        What was drawn (from :func:`shown` or the last tick).
+    seg_id : int or str or None
+        The SEG on the page now.
+    node : str or None
+        The node open now.
+
+    Returns
+    -------
+    redraw_graph : bool
+        Redraw the graph's thumbnails.
+    redraw_gallery : bool
+        Redraw the node's gallery.
+    new_record : dict or None
+        The record to keep; ``None`` when the timer should stop.
     """
     if rec is None:
         return False, False, None

@@ -32,8 +32,27 @@ def _key(text: str) -> str:
 def open_reduced(path: Path, size: int, *, max_pixels: int = MAX_DATASET_PIXELS) -> Image.Image:
     """Open an image and shrink it to fit ``size`` x ``size`` cheaply.
 
-    JPEGs are decoded at reduced scale (``draft``); other formats are reduced by an integer factor
-    before the final resampling. Raises ``ValueError`` for images larger than ``max_pixels``.
+    JPEGs are decoded at reduced scale (``draft``); other formats are reduced by an integer factor before
+    the final resampling. EXIF orientation is applied; transparency is put on white.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The image file.
+    size : int
+        The longest side, in pixels.
+    max_pixels : int, default MAX_DATASET_PIXELS
+        The largest image opened (from its header).
+
+    Returns
+    -------
+    PIL.Image.Image
+        The reduced image, RGB.
+
+    Raises
+    ------
+    ValueError
+        For an image larger than ``max_pixels``.
     """
     im = Image.open(path)
     w, h = im.size
@@ -61,7 +80,22 @@ ABSENT_RECHECK_S = 10.0
 
 
 def placeholder(text: str, size: int, note: str = "image unavailable") -> Image.Image:
-    """A neutral square with ``text`` (a file name) and a short note, for missing images."""
+    """A neutral square with a file name and a short note, for an image that cannot be shown.
+
+    Parameters
+    ----------
+    text : str
+        A file name (its last part is written).
+    size : int
+        The side, in pixels.
+    note : str, default "image unavailable"
+        Why (``loading…``, ``offline``, ``image missing``).
+
+    Returns
+    -------
+    PIL.Image.Image
+        The tile, RGB.
+    """
     im = Image.new("RGB", (size, size), (238, 240, 244))
     d = ImageDraw.Draw(im)
     d.rectangle([0, 0, size - 1, size - 1], outline=(200, 205, 214))
@@ -83,13 +117,20 @@ def placeholder(text: str, size: int, note: str = "image unavailable") -> Image.
 class Thumbs:
     """Disk cache of resized dataset images for one dataset.
 
+    ``generation`` is bumped whenever an image arrives from the hub, so that views built without it are
+    rebuilt.
+
     Parameters
     ----------
-    dataset : a :class:`ts2viz.dataset.Dataset`.
-    folder : cache folder for this dataset's resized images.
-    fetch : whether images missing locally may be downloaded from the dataset's hub repo (in the
-        background, by an :class:`ImageFetcher`; :attr:`fetcher` is ``None`` otherwise).
-    timeout : seconds one download's metadata request may take.
+    dataset : ts2viz.dataset.Dataset
+        The dataset.
+    folder : pathlib.Path
+        The cache folder for this dataset's resized images (made if missing).
+    fetch : bool, default True
+        Whether images missing locally may be downloaded from the dataset's hub repo (in the background,
+        by an :class:`ImageFetcher`; :attr:`fetcher` is ``None`` otherwise).
+    timeout : float, default 4.0
+        Seconds one download's metadata request may take.
     """
 
     def __init__(self, dataset, folder: Path, *, fetch: bool = True, timeout: float = 4.0):
@@ -123,7 +164,20 @@ class Thumbs:
         return p
 
     def state(self, file_name: str, size: int = THUMB) -> str:
-        """``ready``, ``loading``, ``offline`` or ``missing``: what a tile of this image shows now."""
+        """What a tile of this image shows now.
+
+        Parameters
+        ----------
+        file_name : str
+            An image of the dataset.
+        size : int, default THUMB
+            The longest side, in pixels (:data:`THUMB` or :data:`GALLERY`).
+
+        Returns
+        -------
+        str
+            ``ready``, ``loading``, ``offline`` or ``missing``.
+        """
         key = (file_name, size)
         known = self._settled.get(key)
         if known is not None:
@@ -142,11 +196,37 @@ class Thumbs:
         return self.fetcher.state(file_name)
 
     def states(self, file_names, size: int = THUMB) -> tuple[str, ...]:
-        """:meth:`state` of each image (a view's signature: it is redrawn when this changes)."""
+        """:meth:`state` of each image (a view's signature: it is redrawn when this changes).
+
+        Parameters
+        ----------
+        file_names : iterable of str
+            Images of the dataset.
+        size : int, default THUMB
+            The longest side, in pixels (:data:`THUMB` or :data:`GALLERY`).
+
+        Returns
+        -------
+        tuple of str
+            Their states.
+        """
         return tuple(self.state(f, size) for f in file_names)
 
     def request(self, file_names, priority: int = VIEW) -> int:
-        """Start downloading these images in the background (see :meth:`ImageFetcher.request`)."""
+        """Start downloading these images in the background (:meth:`ImageFetcher.request`).
+
+        Parameters
+        ----------
+        file_names : iterable of str
+            Images of the dataset.
+        priority : int, default VIEW
+            ``VIEW``, ``NEIGHBOUR`` or ``WARM``.
+
+        Returns
+        -------
+        int
+            How many were queued (0 without a fetcher).
+        """
         return 0 if self.fetcher is None else self.fetcher.request(file_names, priority)
 
     def _arrived(self, file_name: str) -> None:
@@ -158,9 +238,25 @@ class Thumbs:
         self.generation += 1
 
     def get(self, file_name: str, size: int = THUMB) -> tuple[Path, bool]:
-        """Path of the resized image (``True``) or of a placeholder (``False``). Never blocks long:
-        an image not on disk is queued for download and its placeholder says ``loading`` (or
-        ``offline``, ``missing``)."""
+        """The resized image's path, or a placeholder's; never blocks long.
+
+        An image not on disk is queued for download and its placeholder says ``loading`` (or ``offline``,
+        ``missing``, ``unknown image``, ``unreadable image``).
+
+        Parameters
+        ----------
+        file_name : str
+            An image of the dataset.
+        size : int, default THUMB
+            The longest side, in pixels (:data:`THUMB` or :data:`GALLERY`).
+
+        Returns
+        -------
+        path : pathlib.Path
+            The JPEG of the resized image, or a placeholder PNG.
+        real : bool
+            True for the image itself.
+        """
         out = self._cached(file_name, size)
         if out.is_file():
             return out, True
@@ -183,13 +279,39 @@ class Thumbs:
         return out, True
 
     def path(self, file_name: str, size: int = THUMB) -> Path:
+        """The path :meth:`get` gives (the resized image or a placeholder).
+
+        Parameters
+        ----------
+        file_name : str
+            An image of the dataset.
+        size : int, default THUMB
+            The longest side, in pixels (:data:`THUMB` or :data:`GALLERY`).
+
+        Returns
+        -------
+        pathlib.Path
+            The file.
+        """
         return self.get(file_name, size)[0]
 
     def data_uri(self, file_name: str, size: int = THUMB, *, placeholder: bool = True) -> str | None:
         """The image as a ``data:`` URI, for inline HTML (memoised once the real image is there).
 
-        With ``placeholder=False``, ``None`` when the image is not available (the caller draws its own
-        tile; :meth:`state` says why); it is queued for download then.
+        Parameters
+        ----------
+        file_name : str
+            An image of the dataset.
+        size : int, default THUMB
+            The longest side, in pixels (:data:`THUMB` or :data:`GALLERY`).
+        placeholder : bool, default True
+            Give a placeholder's URI when the image is not available; ``False``: ``None`` then (the caller
+            draws its own tile; :meth:`state` says why), and the image is queued for download.
+
+        Returns
+        -------
+        str or None
+            The URI.
         """
         hit = self._uri.get((file_name, size))
         if hit is not None:

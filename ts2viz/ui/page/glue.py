@@ -42,10 +42,22 @@ VARIANT_PARAM = "ts2viz_variant"
 
 
 def with_variant(fn: Callable) -> Callable:
-    """``fn`` taking one more input, first: the page's variant choice, which :meth:`Page.view` reads
-    while ``fn`` runs. First, because Gradio places its special arguments (request, event data,
-    progress) by their position in the signature and fills parameters it has no input for with
-    their defaults: a parameter in front shifts both consistently."""
+    """A callback taking one more input, first: the page's variant choice, which :meth:`Page.view` reads.
+
+    First, because Gradio places its special arguments (request, event data, progress) by their position
+    in the signature and fills parameters it has no input for with their defaults: a parameter in front
+    shifts both consistently.
+
+    Parameters
+    ----------
+    fn : callable
+        The callback.
+
+    Returns
+    -------
+    callable
+        The wrapped callback, its signature with :data:`VARIANT_PARAM` in front.
+    """
     sig = inspect.signature(fn)
     params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     extra = inspect.Parameter(VARIANT_PARAM, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -104,8 +116,10 @@ def _json_default(o):
 
 @functools.lru_cache(maxsize=1)
 def _template() -> dict:
-    """plotly's default template, as plotly.js reads it, for the trace types the app draws (the full
-    one also styles some forty others: it would triple the size of a small figure)."""
+    """Plotly's default template, as plotly.js reads it, for the trace types the app draws.
+
+    The full one also styles some forty others: it would triple the size of a small figure.
+    """
     import plotly.io as pio
 
     t = pio.templates[pio.templates.default].to_plotly_json()
@@ -114,13 +128,28 @@ def _template() -> dict:
 
 
 def figure_json(fig: PlainFigure) -> bytes:
-    """A figure built by :func:`build_plain` as the JSON plotly.js reads: the ``data`` and ``layout``
-    dicts exactly as the builders wrote them, plus plotly's default template.
+    """A plain figure as the JSON plotly.js reads, with plotly's default template.
 
-    Only plain figures: a ``go.Figure`` would be serialised by plotly.py, whose classes accept (and
-    rewrite) spellings plotly.js ignores, so the page could get something other than what the tests
-    check. Every figure the app sends goes :func:`page_plot` → here; tests/ui/test_figure_json.py checks
-    this JSON against Plotly's schema. NaN becomes null, as in plotly's own encoder.
+    The ``data`` and ``layout`` dicts exactly as the builders wrote them. Only plain figures: a
+    ``go.Figure`` would be serialised by plotly.py, whose classes accept (and rewrite) spellings plotly.js
+    ignores, so the page could get something other than what the tests check. Every figure the app sends
+    goes :func:`page_plot` → here; tests/ui/test_figure_json.py checks this JSON against Plotly's schema.
+    NaN becomes null, as in plotly's own encoder.
+
+    Parameters
+    ----------
+    fig : ts2viz.figures.PlainFigure
+        A figure built inside :func:`build_plain`.
+
+    Returns
+    -------
+    bytes
+        The JSON.
+
+    Raises
+    ------
+    TypeError
+        For anything but a plain figure.
     """
     if not isinstance(fig, PlainFigure):
         raise TypeError(f"figure_json takes a PlainFigure (build it inside build_plain), not {type(fig).__name__}")
@@ -130,12 +159,35 @@ def figure_json(fig: PlainFigure) -> bytes:
 
 
 def build_plain(build: Callable[[], Any]):
-    """``build()`` with the figure builders returning plain dicts (see :func:`ts2viz.figures.plain_figures`)."""
+    """Run ``build()`` with the figure builders returning plain dicts (:func:`ts2viz.figures.plain_figures`).
+
+    Parameters
+    ----------
+    build : callable
+        Builds a figure (or anything).
+
+    Returns
+    -------
+    object
+        What ``build()`` returns.
+    """
     with plain_figures():
         return build()
 
 
 def plot_config(fmt: str) -> bytes:
+    """The plotly.js config of the app's figures: no logo, responsive, the modebar's download in a format.
+
+    Parameters
+    ----------
+    fmt : str
+        ``png`` or ``svg`` (anything else: ``png``).
+
+    Returns
+    -------
+    bytes
+        The config as JSON.
+    """
     fmt = fmt if fmt in ("png", "svg") else "png"
     return orjson.dumps({"displaylogo": False, "responsive": True,
                          "toImageButtonOptions": {"format": fmt, "filename": "ts2viz-figure", "scale": 2},
@@ -143,7 +195,20 @@ def plot_config(fmt: str) -> bytes:
 
 
 def plot_data(body: bytes, fmt: str = "png"):
-    """Gradio plot data from :func:`figure_json` output, with the modebar's download set to ``fmt``."""
+    """Gradio plot data from :func:`figure_json` output, with the modebar's download set to a format.
+
+    Parameters
+    ----------
+    body : bytes
+        The figure's JSON.
+    fmt : str, default "png"
+        The download format.
+
+    Returns
+    -------
+    gradio.components.plot.PlotData
+        The value of a ``gr.Plot``.
+    """
     from gradio.components.plot import PlotData
 
     text = body[:-1] + b',"config":' + plot_config(fmt) + b"}"
@@ -151,15 +216,39 @@ def plot_data(body: bytes, fmt: str = "png"):
 
 
 def page_plot(build: Callable[[], Any], fmt: str = "png"):
-    """THE path of a figure to the page: ``build()`` run with the builders returning plain dicts,
-    serialised as it is (:func:`figure_json`), wrapped as Gradio plot data. ``build`` returning None
-    sends no figure."""
+    """THE path of a figure to the page: built as plain dicts, serialised as it is, wrapped as plot data.
+
+    Parameters
+    ----------
+    build : callable
+        Builds the figure (run inside :func:`build_plain`); may return ``None``.
+    fmt : str, default "png"
+        The modebar's download format.
+
+    Returns
+    -------
+    gradio.components.plot.PlotData or None
+        The value of a ``gr.Plot``; ``None`` when ``build`` returns ``None`` (no figure sent).
+    """
     fig = build_plain(build)
     return None if fig is None else plot_data(figure_json(fig), fmt)
 
 
 def plot_value(fig, fmt: str = "png"):
-    """A plain figure (built inside :func:`build_plain`) as Gradio plot data (see :func:`page_plot`)."""
+    """A plain figure (built inside :func:`build_plain`) as Gradio plot data (see :func:`page_plot`).
+
+    Parameters
+    ----------
+    fig : ts2viz.figures.PlainFigure or None
+        The figure.
+    fmt : str, default "png"
+        The modebar's download format.
+
+    Returns
+    -------
+    gradio.components.plot.PlotData or None
+        The value of a ``gr.Plot``.
+    """
     return page_plot(lambda: fig, fmt)
 
 
@@ -169,10 +258,23 @@ STYLED_TABLE = gr.Dataframe(interactive=False, render=False)
 
 
 def table_value(df) -> dict | None:
-    """A DataFrame, or a pandas Styler (what people read, e.g. x100, over the data), as the
-    ``{"headers", "data"[, "metadata"]}`` value a ``gr.Dataframe`` takes as it is: built once and
-    memoised with the view, instead of converted again for every session. A Styler's display values
-    travel in ``metadata``; ``data`` keeps the values underneath (what a row click reads)."""
+    """A table as the value a ``gr.Dataframe`` takes as it is.
+
+    A DataFrame, or a pandas Styler (what people read, e.g. x100, over the data), as the ``{"headers",
+    "data"[, "metadata"]}`` value: built once and memoised with the view, instead of converted again for
+    every session. A Styler's display values travel in ``metadata``; ``data`` keeps the values underneath
+    (what a row click reads).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame or pandas.io.formats.style.Styler or None
+        The table.
+
+    Returns
+    -------
+    dict or None
+        The value; ``None`` for no table.
+    """
     if df is None:
         return None
     from pandas.io.formats.style import Styler
@@ -185,8 +287,22 @@ def table_value(df) -> dict | None:
 
 
 def plot_cached(app: AppView, fmt: str):
-    """A :data:`ts2viz.ui.callbacks.common.Plot` for the app: each figure built and serialised once per key
-    (shared by all sessions when it shows shared metrics), returned as plot data."""
+    """A :data:`ts2viz.ui.callbacks.common.Plot` for a session: each figure built and serialised once per key.
+
+    Shared by all sessions when it shows shared metrics; returned as plot data.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    fmt : str
+        The modebar's download format.
+
+    Returns
+    -------
+    callable
+        ``plot(key, metrics, build) -> PlotData``.
+    """
 
     def plot(key: tuple, metrics: Sequence[str | None], build: Callable[[], Any]):
         return app.memo(("plot", fmt, *key), metrics, lambda: page_plot(build, fmt))
@@ -200,8 +316,21 @@ _PATH = re.compile(r"(?:[A-Za-z]:)?(?:/[^/\s'\"():,]+){2,}")
 def message(e: Exception, public: bool = False) -> str:
     """The text shown for a failed callback: an input error as it is, anything else summarised.
 
-    In public mode an unexpected error says nothing about its cause, and file paths in any message
-    are cut to their last part (defence in depth: the callbacks' own messages name no server paths).
+    In public mode an unexpected error says nothing about its cause, and file paths in any message are cut
+    to their last part (defence in depth: the callbacks' own messages name no server paths). Anything but
+    an :class:`~ts2viz.errors.InputError` is logged with its traceback.
+
+    Parameters
+    ----------
+    e : Exception
+        The failure.
+    public : bool, default False
+        Public mode.
+
+    Returns
+    -------
+    str
+        The message.
     """
     if isinstance(e, InputError):
         text = str(e)
@@ -213,13 +342,20 @@ def message(e: Exception, public: bool = False) -> str:
 
 
 class Selection(gr.SelectData):
-    """``gr.SelectData`` for a select event's callback (``evt: Selection``), made also from a call that
-    lacks the event data a browser sends with it (a script's call, ``event_data: null``).
+    """``gr.SelectData`` for a select event's callback (``evt: Selection``), also from a call without event data.
 
-    Gradio builds the type hint's class from the call's event data before the callback runs, outside
-    any ``try`` of ours: ``gr.SelectData`` fails there on missing data with a traceback in the log.
-    This class is built either way; ``complete`` says whether the data was there, and :func:`safe`
-    refuses an incomplete one with one log line and a one-line message.
+    A script's call may lack the event data a browser sends with it (``event_data: null``). Gradio builds
+    the type hint's class from the call's event data before the callback runs, outside any ``try`` of
+    ours: ``gr.SelectData`` fails there on missing data with a traceback in the log. This class is built
+    either way; ``complete`` says whether the data was there, and :func:`safe` refuses an incomplete one
+    with one log line and a one-line message.
+
+    Parameters
+    ----------
+    target : object
+        The event's target component.
+    data : dict or None
+        The event data.
     """
 
     def __init__(self, target, data) -> None:
@@ -238,13 +374,30 @@ def _incomplete_selection(args, kwargs) -> bool:
 
 def safe(fn: Callable, public: bool = False, gate: threading.Semaphore | None = None,
          on_error: Callable[[str, Any], None] | None = None) -> Callable:
-    """Run a callback; on failure show the message in a toast and leave the outputs as they are.
+    """A callback whose failure shows its message in a toast and leaves the outputs as they are.
 
-    With ``gate``, at most that many such callbacks run at once and the others wait their turn in
-    order (Python threads share one core for this work: more at once only slows each down).
-    ``on_error(text, request)`` is told each failure's message (and the event's ``gr.Request``, if
-    the callback takes one). The server log gets no traceback for bad input (an :class:`InputError`: an
-    expected answer, not a fault); any other failure is logged with its traceback by :func:`message`."""
+    A select event called without its selection (:class:`Selection`) is refused with one line. The server
+    log gets no traceback for bad input (an :class:`InputError`: an expected answer, not a fault); any
+    other failure is logged with its traceback by :func:`message`.
+
+    Parameters
+    ----------
+    fn : callable
+        The callback.
+    public : bool, default False
+        Public mode (:func:`message`).
+    gate : threading.Semaphore or None, default None
+        At most that many such callbacks run at once, the others wait their turn in order (Python threads
+        share one core for this work: more at once only slows each down).
+    on_error : callable or None, default None
+        ``on_error(text, request)`` is told each failure's message (and the event's ``gr.Request``, if the
+        callback takes one).
+
+    Returns
+    -------
+    callable
+        The wrapped callback (it raises ``gr.Error`` with the message).
+    """
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
@@ -269,19 +422,48 @@ def safe(fn: Callable, public: bool = False, gate: threading.Semaphore | None = 
 
 
 def client_of(request) -> str | None:
-    """The address a request came from (the per-client cap of :class:`~ts2viz.ui.state.sessions.Workspaces`)."""
+    """The address a request came from (the per-client cap of :class:`~ts2viz.ui.state.sessions.Workspaces`).
+
+    Parameters
+    ----------
+    request : gradio.Request or None
+        The request.
+
+    Returns
+    -------
+    str or None
+        The address.
+    """
     client = getattr(request, "client", None)
     return getattr(client, "host", None) if client is not None else None
 
 
 def markdown_text(text: str) -> str:
-    """Plain text shown as it is in a gr.Markdown (no emphasis, links or HTML from the text itself)."""
+    """Plain text shown as it is in a ``gr.Markdown`` (no emphasis, links or HTML from the text itself).
+
+    Parameters
+    ----------
+    text : str
+        The text.
+
+    Returns
+    -------
+    str
+        The escaped Markdown.
+    """
     return md_text(text)
 
 
 class LastErrors:
-    """The last failure message of each session's event, kept until shown (``put``, then ``pop``), at most
-    ``size`` sessions' (a session that never collects its message does not keep it for ever)."""
+    """The last failure message of each session's event, kept until shown (:meth:`put`, then :meth:`pop`).
+
+    At most ``size`` sessions' (a session that never collects its message does not keep it for ever).
+
+    Parameters
+    ----------
+    size : int, default 1000
+        Sessions remembered.
+    """
 
     def __init__(self, size: int = 1000) -> None:
         from collections import OrderedDict
@@ -291,6 +473,15 @@ class LastErrors:
         self._lock = threading.Lock()
 
     def put(self, text: str, request) -> None:
+        """Keep a session's failure message.
+
+        Parameters
+        ----------
+        text : str
+            The message.
+        request : gradio.Request or None
+            The event's request (nothing kept without a session id).
+        """
         sid = getattr(request, "session_hash", None)
         if sid is None:
             return
@@ -301,6 +492,18 @@ class LastErrors:
                 self._by.popitem(last=False)
 
     def pop(self, request) -> str | None:
+        """Take a session's failure message.
+
+        Parameters
+        ----------
+        request : gradio.Request or None
+            The event's request.
+
+        Returns
+        -------
+        str or None
+            The message, if one was kept.
+        """
         with self._lock:
             return self._by.pop(getattr(request, "session_hash", None), None)
 
@@ -320,14 +523,37 @@ MODEL_CONCURRENCY = 1
 def dropdown(choices, value) -> Any:
     """A dropdown update with new choices and value.
 
-    Updates are ``gr.update`` dicts, not component instances: a component built per call costs a
-    signature inspection and a config in Gradio's request path, about a tenth of a light view call."""
+    Updates are ``gr.update`` dicts, not component instances: a component built per call costs a signature
+    inspection and a config in Gradio's request path, about a tenth of a light view call.
+
+    Parameters
+    ----------
+    choices : list
+        The choices.
+    value : object
+        The value.
+
+    Returns
+    -------
+    dict
+        The update.
+    """
     return gr.update(choices=choices, value=value)
 
 
 @dataclass
 class Refresh:
-    """How to redraw one part of the page: a callback, its input and its output components."""
+    """How to redraw one part of the page: a callback, its input and its output components.
+
+    Parameters
+    ----------
+    fn : callable
+        The callback (takes the inputs' values, then the ``gr.Request``).
+    inputs : list
+        Its input components.
+    outputs : list
+        Its output components.
+    """
 
     fn: Callable
     inputs: list
@@ -338,10 +564,37 @@ class Refresh:
 class Page:
     """The components every tab may read (mode, figure format, the tab bar) and the tabs' redraws.
 
-    Each tab's builder registers how to redraw its views (:attr:`refresh`) and which of its dropdowns
-    list metrics (:attr:`metric_pickers`), so that events which change the loaded scores (an upload, a
-    live score, the mode) can redraw every tab without knowing its components. Callbacks find their
-    session's :class:`~ts2viz.ui.state.app_state.AppView` with :meth:`view`.
+    Each tab's builder registers how to redraw its views (:attr:`refresh`) and which of its dropdowns list
+    metrics (:attr:`metric_pickers`), so that events which change the loaded scores (an upload, a live
+    score, the mode) can redraw every tab without knowing its components. Callbacks find their session's
+    :class:`~ts2viz.ui.state.app_state.AppView` with :meth:`view`.
+
+    Parameters
+    ----------
+    app : AppState
+        The app.
+    mode : gradio.Radio
+        The mode switch.
+    fmt : gradio.Radio
+        The figure-format switch.
+    workspaces : Workspaces or None, default None
+        The sessions' private data (made if ``None``).
+    tabs : gradio.Tabs or None, default None
+        The tab bar.
+    variant : gradio.Radio or None, default None
+        The control choosing the shared data's version (:meth:`AppState.variant`), if any.
+    seg : gradio.Dropdown or None, default None
+        The explorer's SEG picker: the current SEG for every tab.
+    search : gradio.Textbox or None, default None
+        The explorer's prompt search (cleared when a SEG is opened from a table).
+    refresh : dict of str to Refresh, default {}
+        How to redraw each part, by name.
+    metric_pickers : list, default []
+        Dropdowns listing metrics.
+    family_pickers : list, default []
+        Dropdowns listing metric families.
+    download_slots : list, default []
+        The hidden file components of the download buttons (rendered by the layout).
     """
 
     app: AppState
@@ -358,6 +611,7 @@ class Page:
     download_slots: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        """Make the workspaces if none were given, the view gate and the error store."""
         if self.workspaces is None:
             self.workspaces = Workspaces(self.app)
         self.view_gate = threading.Semaphore(VIEW_CONCURRENCY)
@@ -365,11 +619,29 @@ class Page:
 
     @property
     def public(self) -> bool:
+        """Whether the app is in public mode."""
         return self.app.access.public
 
     def view(self, request: gr.Request | None, *, create: bool = False) -> AppView:
-        """The app as the request's session sees it; ``create`` makes its workspace if it has none
-        (for events that add data or write a download)."""
+        """The app as the request's session sees it (the variant its page picked).
+
+        Parameters
+        ----------
+        request : gradio.Request or None
+            The event's request.
+        create : bool, default False
+            Make the session's workspace if it has none (events that add data or write a download).
+
+        Returns
+        -------
+        AppView
+            The view.
+
+        Raises
+        ------
+        InputError
+            When a new workspace has no room.
+        """
         sid = getattr(request, "session_hash", None) if request is not None else None
         view = self.workspaces.view(sid, create=create, client=client_of(request))
         choice = _VARIANT.get()
@@ -381,21 +653,39 @@ class Page:
            errors_to=None, **kw):
         """Wire an event; failures become messages.
 
-        A view event (the default) runs in the view group of Gradio's queue, :data:`VIEW_CONCURRENCY` at
-        a time, never behind a model call; ``queue=False`` answers a trivial one on its own request
-        (a third of a queued call's overhead), at most :data:`VIEW_CONCURRENCY` at a time too. A
-        ``model`` event (live scoring) goes through the queue, :data:`MODEL_CONCURRENCY` at a time,
-        and the visitor sees their place in it.
+        A view event (the default) runs in the view group of Gradio's queue, :data:`VIEW_CONCURRENCY` at a
+        time, never behind a model call; ``queue=False`` answers a trivial one on its own request (a third of a
+        queued call's overhead), at most :data:`VIEW_CONCURRENCY` at a time too. A ``model`` event (live
+        scoring) goes through the queue, :data:`MODEL_CONCURRENCY` at a time, and the visitor sees their place
+        in it. With a variant control (:attr:`variant`) every event also reads its value, and the callback's
+        :meth:`view` shows that version of the shared data. A failed call keeps no workspace it made.
 
-        With a variant control (:attr:`variant`) every event also reads its value, and the callback's
-        :meth:`view` shows that version of the shared data.
+        Parameters
+        ----------
+        trigger : callable
+            The event listener (``button.click``, ``dropdown.change``, ``dep.then``, ...).
+        fn : callable
+            The callback.
+        inputs : component or list
+            Its input components.
+        outputs : component or list
+            Its output components.
+        model : bool, default False
+            A model call (``lane="model"``).
+        lane : str or None, default None
+            Heavy work in a queue group of its own (:mod:`ts2viz.ui.serving.jobs`), one at a time, run as a job
+            (cancel flag, the lane's lock; one per visitor in the lanes that say so); ``fn`` must take the
+            ``gr.Request``.
+        errors_to : gradio.Markdown or None, default None
+            Also shows a failure's message, and keeps it there (a toast goes after a few seconds); ``fn`` must
+            take the ``gr.Request``.
+        **kw
+            Gradio's event options.
 
-        ``lane``: heavy work in a queue group of its own (:mod:`ts2viz.ui.serving.jobs`: ``model`` is
-        ``lane="model"``), one at a time, run as a job (cancel flag, the lane's lock; one per visitor
-        in the lanes that say so); ``fn`` must take the ``gr.Request``.
-
-        ``errors_to``: a gr.Markdown that also shows a failure's message, and keeps it there (a toast
-        goes after a few seconds); ``fn`` must take the ``gr.Request``. Returns the event's dependency.
+        Returns
+        -------
+        gradio.events.Dependency
+            The event's dependency.
         """
         gate = None
         if model:
@@ -432,7 +722,15 @@ class Page:
         return dep
 
     def open_seg_from_table(self, table) -> None:
-        """Clicking a row of ``table`` (first column: SEG id) opens that SEG in the explorer."""
+        """Clicking a row of a table (first column: SEG id) opens that SEG in the explorer.
+
+        On a phone the page then scrolls to the SEG's header.
+
+        Parameters
+        ----------
+        table : gradio.Dataframe
+            The table.
+        """
         app = self.app
 
         def open_row(tbl, query, evt: Selection):
@@ -447,21 +745,55 @@ class Page:
         dep.success(None, None, None, js=SHOW_SEG_ON_PHONE_JS)
 
     def track_open(self, name: str, opened, closed) -> None:
-        """Let the page know whether panel ``name`` (a tab) is open: its ``select`` events (``opened``:
-        one, ``closed``: the others that hide it) set a flag in the browser, with no server call, that
-        :meth:`while_open` reads. Starts closed, like a fresh page."""
+        """Let the page know whether a panel (a tab) is open, with no server call.
+
+        Its ``select`` events set a flag in the browser that :meth:`while_open` reads. Starts closed, like a
+        fresh page.
+
+        Parameters
+        ----------
+        name : str
+            The panel's name.
+        opened : gradio.Tab
+            The tab whose selection opens it.
+        closed : sequence of gradio.Tab
+            The tabs whose selection hides it.
+        """
         for tab, value in [(opened, "true")] + [(t, "false") for t in closed]:
             tab.select(None, None, None, js=OPEN_FLAG_JS % (orjson.dumps(name).decode(), value),
                        queue=False, show_progress="hidden")
 
     def while_open(self, name: str, triggers, fn: Callable, inputs, outputs, *, elem_id: str, **kw):
-        """``fn`` after any of ``triggers``, but only while panel ``name`` is open (:meth:`track_open`).
+        """A callback after any of some triggers, but only while a panel is open (:meth:`track_open`).
 
-        The page decides, not the server: each trigger runs a line of script in the browser that, while
-        the panel is open, clicks a hidden button whose click is the server event. A view change with
-        the panel closed (most of them) then costs no call at all, where a server-side check would cost
-        a call that answers "skip" for every output, each of which Gradio turns into a new component.
-        Call inside the panel's layout (the button is rendered there). Returns the click's dependency."""
+        The page decides, not the server: each trigger runs a line of script in the browser that, while the
+        panel is open, clicks a hidden button whose click is the server event. A view change with the panel
+        closed (most of them) then costs no call at all, where a server-side check would cost a call that
+        answers "skip" for every output, each of which Gradio turns into a new component. Call inside the
+        panel's layout (the button is rendered there).
+
+        Parameters
+        ----------
+        name : str
+            The panel's name.
+        triggers : sequence of callable
+            Event listeners.
+        fn : callable
+            The callback.
+        inputs : component or list
+            Its inputs.
+        outputs : component or list
+            Its outputs.
+        elem_id : str
+            The hidden button's element id.
+        **kw
+            Options for :meth:`on`.
+
+        Returns
+        -------
+        gradio.events.Dependency
+            The click's dependency.
+        """
         button = gr.Button(visible="hidden", elem_id=elem_id, elem_classes="follow-trigger")
         js = CLICK_IF_OPEN_JS % (orjson.dumps(name).decode(), orjson.dumps(elem_id).decode())
         for trigger in triggers:
@@ -471,16 +803,42 @@ class Page:
         return self.on(button.click, fn, inputs, outputs, **kw)
 
     def then_redraw(self, dep, names):
-        """Chain the redraws ``names`` after the event ``dep``; returns the last dependency."""
+        """Chain redraws after an event.
+
+        Parameters
+        ----------
+        dep : gradio.events.Dependency
+            The event.
+        names : sequence of str
+            Names of :attr:`refresh`, in order.
+
+        Returns
+        -------
+        gradio.events.Dependency
+            The last dependency.
+        """
         for name in names:
             r = self.refresh[name]
             dep = self.on(dep.then, r.fn, r.inputs, r.outputs)
         return dep
 
     def download(self, button, fn: Callable, inputs, **kw) -> None:
-        """A download button: a click runs ``fn(*inputs, request) -> path`` (which makes the file in
-        the session's own folder: ``self.view(request, create=True)``), then the browser saves it.
-        ``kw`` go to :meth:`on` (e.g. ``lane`` for a large export)."""
+        """A download button: a click makes the file on the server, then the browser saves it.
+
+        Nothing is written before a visitor asks.
+
+        Parameters
+        ----------
+        button : gradio.Button
+            The button.
+        fn : callable
+            ``fn(*inputs, request) -> path``, which makes the file in the session's own folder
+            (``self.view(request, create=True)``).
+        inputs : component or list
+            Its inputs.
+        **kw
+            Options for :meth:`on` (e.g. ``lane`` for a large export).
+        """
         out = gr.File(visible="hidden", elem_classes="download-slot", interactive=False, render=False)
         self.download_slots.append(out)          # rendered by the layout, outside the tabs
         kw.setdefault("show_progress", "hidden")

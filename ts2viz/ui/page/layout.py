@@ -20,7 +20,22 @@ from ..tabs import authoring, board, correlations, explorer, humaneval, live
 
 
 def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces | None = None) -> gr.Blocks:
-    """The gr.Blocks of the app (not launched). ``workspaces``: the sessions' private data (made if None)."""
+    """The ``gr.Blocks`` of the app (not launched): the header, every tab, and the events across tabs.
+
+    Parameters
+    ----------
+    app : AppState
+        The app.
+    title : str, default "ts2viz"
+        The page's title.
+    workspaces : Workspaces or None, default None
+        The sessions' private data (made if ``None``).
+
+    Returns
+    -------
+    gradio.Blocks
+        The page.
+    """
     with gr.Blocks(title=title, fill_width=True) as demo:
         with gr.Row(elem_classes="app-header", equal_height=False):
             header = gr.HTML(cb_common.header_html(app), elem_classes="brand-wrap", js_on_load=None, scale=4)
@@ -74,8 +89,18 @@ VARIANT_LABELS = {"mean": "mean (web leaderboard)", "gated": "gated (release fil
 
 
 def variant_control(app: AppState):
-    """The header's choice between versions of the shared data (the bundled TS2 scores' DSG
-    accumulation), or ``None`` when the data has one version only."""
+    """The header's choice between versions of the shared data (the bundled TS2 scores' DSG accumulation).
+
+    Parameters
+    ----------
+    app : AppState
+        The app.
+
+    Returns
+    -------
+    gradio.Radio or None
+        The control; ``None`` when the data has one version only.
+    """
     names = app.variant_names
     if len(names) < 2:
         return None
@@ -85,8 +110,22 @@ def variant_control(app: AppState):
 
 
 def metric_lists(page: Page, view, select: str | None = None) -> tuple:
-    """New metric choices in every metric and family picker (after metrics were added to the
-    session); the first metric picker shows ``select`` if given."""
+    """New choices in every metric and family picker (after metrics were added to the session).
+
+    Parameters
+    ----------
+    page : Page
+        The page.
+    view : AppView
+        The session's view.
+    select : str or None, default None
+        The metric the first metric picker shows.
+
+    Returns
+    -------
+    tuple of dict
+        One update per metric picker, then per family picker.
+    """
     ch = cb_common.metric_choices(view)
     out = [gr.update(choices=ch, value=select) if (select and k == 0) else gr.update(choices=ch)
            for k in range(len(page.metric_pickers))]
@@ -95,6 +134,23 @@ def metric_lists(page: Page, view, select: str | None = None) -> tuple:
 
 
 def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveTab, nuisance_tab=None) -> None:
+    """Wire the events that redraw several tabs.
+
+    The mode, figure-format and data-variant switches (each one combined call); a scores upload, live
+    scoring and a live nuisance run, which add metrics to the session and redraw every tab that lists
+    them.
+
+    Parameters
+    ----------
+    page : Page
+        The page.
+    board_tab : ts2viz.ui.tabs.board.BoardTab
+        The leaderboard tab (its upload).
+    live_tab : ts2viz.ui.tabs.live.LiveTab
+        The live-scoring tab.
+    nuisance_tab : ts2viz.ui.tabs.nuisance.NuisanceTab or None, default None
+        The nuisance tab (its live run), if built.
+    """
     # each in one call (see combined): the mode changes every view; the figure format the figures
     # (the board's scatter too); the data variant every view of the shared scores
     for trigger, parts, name in ((page.mode.change, ["board", "seg", "finder", "corr"], "mode_changed"),
@@ -144,13 +200,28 @@ def wire_across_tabs(page: Page, board_tab: board.BoardTab, live_tab: live.LiveT
 
 
 def combined(page: Page, parts: Sequence[str], name: str, *, skip_board_table: bool = False) -> Refresh:
-    """One callback that redraws the views ``parts`` (names of ``page.refresh``) in one event call.
+    """One callback that redraws several views in one event call.
 
-    A view change that touches several views (the mode, the figure format, the data variant, the
-    first render) costs one call instead of a chain of them: under load each call pays Gradio's queue
-    and per-input overhead, which is most of what a memoised view costs. ``skip_board_table``: leave
-    out the leaderboard table (the page already has it at the first render). ``name``: the event's
-    API name."""
+    A view change that touches several views (the mode, the figure format, the data variant, the first
+    render) costs one call instead of a chain of them: under load each call pays Gradio's queue and
+    per-input overhead, which is most of what a memoised view costs.
+
+    Parameters
+    ----------
+    page : Page
+        The page.
+    parts : sequence of str
+        Names of ``page.refresh``.
+    name : str
+        The event's API name.
+    skip_board_table : bool, default False
+        Leave out the leaderboard table (the page already has it at the first render).
+
+    Returns
+    -------
+    Refresh
+        The combined redraw.
+    """
     refs = [page.refresh[p] for p in parts]
     inputs = list(dict.fromkeys(c for r in refs for c in r.inputs))
     outputs = []
@@ -174,8 +245,17 @@ def combined(page: Page, parts: Sequence[str], name: str, *, skip_board_table: b
 
 
 def wire_first_render(demo: gr.Blocks, page: Page) -> None:
-    """One load event fills every view. The leaderboard table is in the initial page already: only
-    its scatter comes from here."""
+    """One load event fills every view.
+
+    The leaderboard table is in the initial page already: only its scatter comes from here.
+
+    Parameters
+    ----------
+    demo : gradio.Blocks
+        The page.
+    page : Page
+        The page.
+    """
     parts = ["board", "seg", "finder", "corr"] if page.app.metrics else ["seg"]
     r = combined(page, parts, "first_render", skip_board_table=bool(page.app.metrics))
     page.on(demo.load, r.fn, r.inputs, r.outputs, show_progress="hidden")

@@ -29,7 +29,24 @@ def _live_sessions(queue, guard) -> set[str]:
 
 
 def guarded_table(queue, guard):
-    """A replacement for ``queue.pending_messages_per_session`` (see the module docstring)."""
+    """A replacement for ``queue.pending_messages_per_session`` that keeps live pages (see the module docstring).
+
+    A new session pushes out the least recently added one that has no event queued or running and no open
+    event stream; when every entry is live the table grows instead.
+
+    Parameters
+    ----------
+    queue : gradio.queueing.Queue
+        The app's queue.
+    guard : ts2viz.ui.serving.guard.Guard or None
+        The guard (its open streams).
+
+    Returns
+    -------
+    gradio.utils.LRUCache
+        The table, holding the queue's current entries (size ``TS2VIZ_QUEUE_SESSIONS``, default the
+        queue's own).
+    """
     from gradio.utils import LRUCache
 
     class LiveSessions(LRUCache):
@@ -58,10 +75,18 @@ BAD_INPUT = "a value of this call is not one the page offers; reload the page"
 
 
 def guard_inputs(demo) -> None:
-    """Gradio checks an event's values before the callback runs (a dropdown's choice, a file's place,
-    the form of a value) and raises with its own text, which quotes the value (200 KB of it, once)
-    and went to the visitor and, with a traceback, to the log. Here any such failure is one log line
-    with the value cut short, and the visitor gets :data:`BAD_INPUT`."""
+    """Refuse event values a page could not send in one line, without quoting them.
+
+    Gradio checks an event's values before the callback runs (a dropdown's choice, a file's place, the form
+    of a value) and raises with its own text, which quotes the value (200 KB of it, once) and went to the
+    visitor and, with a traceback, to the log. Here any such failure is one log line with the value cut
+    short, and the visitor gets :data:`BAD_INPUT`.
+
+    Parameters
+    ----------
+    demo : gradio.Blocks
+        The app (its ``preprocess_data`` is wrapped).
+    """
     import gradio as gr
 
     from ..serving.guard import log_refusal
@@ -80,8 +105,23 @@ def guard_inputs(demo) -> None:
 
 
 def install(demo, guard=None, *, public: bool = True) -> None:
-    """Patch ``demo``'s queue (call after ``demo.queue(...)``, before launch). ``guard``: the app's
-    :class:`ts2viz.ui.serving.guard.Guard` (its jobs and open streams)."""
+    """Patch an app's queue (call after ``demo.queue(...)``, before launch).
+
+    Always: messages to a page that is gone are dropped, the queue's position notifier survives a bad
+    entry, and the jobs learn when an event's result was sent. In public mode also: malformed values are
+    refused in one line (:func:`guard_inputs`); the session table keeps live pages (:func:`guarded_table`);
+    a new event of a heavy lane is refused, with the reason as Gradio's answer to ``queue/join``, when
+    :meth:`ts2viz.ui.serving.jobs.Jobs.admit` says so; and a page that goes away stops its heavy jobs.
+
+    Parameters
+    ----------
+    demo : gradio.Blocks
+        The app, its queue made.
+    guard : ts2viz.ui.serving.guard.Guard or None, default None
+        The app's guard (its jobs and open streams).
+    public : bool, default True
+        Public mode.
+    """
     queue = demo._queue
     jobs = getattr(guard, "jobs", None)
 

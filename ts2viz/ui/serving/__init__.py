@@ -1,3 +1,6 @@
-"""Serving the app and who may use it: the trust level and its caps (:mod:`.access`), the guard that
-answers malformed event calls (:mod:`.guard`), the upload folder of a public app (:mod:`.uploads`), and
-the model call on a ZeroGPU Space (:mod:`.gpu`)."""
+"""Serving the app and who may use it.
+
+The trust level and its caps (:mod:`.access`), the guard that answers malformed event calls
+(:mod:`.guard`), the upload folder of a public app (:mod:`.uploads`), the background jobs
+(:mod:`.jobs`) and the model call on a ZeroGPU Space (:mod:`.gpu`).
+"""

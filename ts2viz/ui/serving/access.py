@@ -26,7 +26,36 @@ METRICS_FILE_ENV = "TS2VIZ_METRICS_FILE"  # a file with one spec per line (# com
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-session caps on what a visitor may add, and how long an idle session's data is kept."""
+    """Per-session caps on what a visitor may add, and how long an idle session's data is kept.
+
+    Parameters
+    ----------
+    max_uploads : int
+        Score files a session may add.
+    max_upload_bytes : int
+        Size of one score file, in bytes.
+    max_rows : int
+        Rows of one score file.
+    max_metrics : int
+        Metrics (uploaded columns + live-scored) a session may hold.
+    max_sessions : int
+        Sessions with data held at once (see ``keep_active_s``).
+    idle_timeout_s : float
+        A session's data is dropped after this long without a request.
+    score_all_segs : bool
+        Whether one live-scoring call may score every SEG.
+    max_sessions_per_client : int, default 1_000_000
+        Sessions with data held at once for one client (address): past it, that client's own least
+        recently used goes, never another client's.
+    keep_active_s : float, default 0.0
+        A session used within this many seconds is never dropped to make room for another; when every
+        held session is that recent, a new one is refused instead.
+
+    See Also
+    --------
+    OPERATOR_LIMITS : the operator's own tool (generous).
+    PUBLIC_LIMITS : a public app (small enough that many visitors fit in memory).
+    """
 
     max_uploads: int              # score files a session may add
     max_upload_bytes: int         # size of one score file
@@ -56,9 +85,35 @@ PUBLIC_LIMITS = Limits(max_uploads=5, max_upload_bytes=5 * 1024 * 1024, max_rows
 class Access:
     """The trust level of an app process and what follows from it.
 
-    ``public``: visitors are untrusted. ``offered``: the metric specs the operator configured (in public
-    mode the only ones a visitor may score with; in operator mode suggestions). ``reason`` says why
-    the mode was chosen (shown at start). ``upload_root`` is set by the app to its upload folder.
+    A deployer makes one with :func:`operator` or :func:`public` (``app.py`` decides which with
+    :func:`decide`) and hands it to :func:`ts2viz.ui.build_app` / :func:`ts2viz.ui.load_state`.
+
+    Parameters
+    ----------
+    public : bool, default False
+        Visitors are untrusted: they score only with the offered metrics (named by display name, never by
+        spec), on the server's device, within :data:`PUBLIC_LIMITS`, and every file they hand in must lie
+        in the app's upload folder.
+    offered : tuple of str, default ()
+        The metric specs the operator configured: in public mode the only ones a visitor may score with;
+        in operator mode suggestions.
+    limits : Limits, default OPERATOR_LIMITS
+        The per-session caps.
+    reason : str, default "operator mode: listening on a loopback address"
+        Why the mode was chosen (shown at start).
+    upload_root : str or None, default None
+        In public mode, files handed in by visitors must lie under this folder; set by
+        :func:`ts2viz.ui.build_app` to Gradio's upload folder.
+
+    Examples
+    --------
+    >>> acc = public(["clipscore:/srv/models/my-clip", "clipscore:openai/clip-vit-base-patch32"])
+    >>> acc.choices()
+    ['clipscore:my-clip', 'clipscore:openai/clip-vit-base-patch32']
+    >>> acc.metric_spec("clipscore:my-clip")
+    'clipscore:/srv/models/my-clip'
+    >>> acc.device("cuda:1") is None, operator().device("cuda:1")
+    (True, 'cuda:1')
     """
 
     public: bool = False
@@ -69,9 +124,28 @@ class Access:
     upload_root: str | None = None
 
     def metric_spec(self, spec: str) -> str:
-        """The spec a caller chose, checked. In public mode the caller names an offered metric by its
-        display name (:meth:`choices`), never by the spec itself (which may hold the operator's
-        folder paths): the spec is found from the name here, on the server."""
+        """The spec behind a metric a caller chose, checked.
+
+        In public mode the caller names an offered metric by its display name (:meth:`choices`), never by the
+        spec itself (which may hold the operator's folder paths): the spec is found from the name here, on
+        the server. In operator mode the caller's spec is taken as it is.
+
+        Parameters
+        ----------
+        spec : str
+            What the caller chose.
+
+        Returns
+        -------
+        str
+            The spec to load.
+
+        Raises
+        ------
+        InputError
+            In public mode, for anything but an offered metric's display name (what
+            :func:`ts2viz.metrics.check_offered` refuses: code, files, models not offered).
+        """
         if not self.public:
             return spec
         from ...metrics import check_offered
@@ -80,14 +154,31 @@ class Access:
         return self._specs_by_name[name]
 
     def display_name(self, spec: str) -> str:
-        """What a visitor sees for a spec: in public mode an offered spec's display name (see
-        :func:`display_names`), anything else unchanged; in operator mode the spec itself."""
+        """What a visitor sees for a spec.
+
+        Parameters
+        ----------
+        spec : str
+            A metric spec.
+
+        Returns
+        -------
+        str
+            In public mode an offered spec's display name (:func:`display_names`), anything else unchanged; in
+            operator mode the spec itself.
+        """
         if not self.public:
             return spec
         return self._names.get(spec.strip(), spec) if isinstance(spec, str) else spec
 
     def choices(self) -> list[str]:
-        """The offered metrics as a visitor picks them: display names in public mode, specs otherwise."""
+        """The offered metrics as a visitor picks them.
+
+        Returns
+        -------
+        list of str
+            Display names in public mode, specs otherwise, in the operator's order.
+        """
         return [self.display_name(s) for s in self.offered]
 
     @functools.cached_property
@@ -99,23 +190,75 @@ class Access:
         return {name: spec for spec, name in self._names.items()}
 
     def device(self, device: str | None) -> str | None:
-        """The device to score on: the visitor's choice in operator mode, the server's own in public mode."""
+        """The device to score on.
+
+        Parameters
+        ----------
+        device : str or None
+            The visitor's choice (``"auto"``, ``""`` and ``None`` mean the server's choice).
+
+        Returns
+        -------
+        str or None
+            The visitor's choice in operator mode; ``None`` (the server's own) in public mode.
+        """
         if self.public or device in (None, "", "auto"):
             return None
         return device
 
 
 def operator(offered: Sequence[str] = ()) -> Access:
-    """Operator mode (the default for tests and ``python app.py`` on loopback)."""
+    """Operator mode: the operator's own tool (the default for tests and ``python app.py`` on loopback).
+
+    Parameters
+    ----------
+    offered : sequence of str, default ()
+        Metric specs suggested for live scoring (any spec may be typed too).
+
+    Returns
+    -------
+    Access
+        Operator mode with :data:`OPERATOR_LIMITS`.
+    """
     return Access(False, tuple(offered), OPERATOR_LIMITS)
 
 
 def public(offered: Sequence[str] = (), reason: str = "public mode") -> Access:
+    """Public mode: visitors are untrusted.
+
+    Parameters
+    ----------
+    offered : sequence of str, default ()
+        The only metric specs visitors may score with (shown by :func:`display_names`).
+    reason : str, default "public mode"
+        Why the mode was chosen (shown at start).
+
+    Returns
+    -------
+    Access
+        Public mode with :data:`PUBLIC_LIMITS`.
+    """
     return Access(True, tuple(offered), PUBLIC_LIMITS, reason)
 
 
 def is_loopback(host: str | None) -> bool:
-    """Whether ``host`` (an interface to listen on) is reachable only from this machine."""
+    """Whether an interface to listen on is reachable only from this machine.
+
+    Parameters
+    ----------
+    host : str or None
+        A host name or address (``[::1]`` brackets allowed).
+
+    Returns
+    -------
+    bool
+        True for ``localhost`` and loopback addresses.
+
+    Examples
+    --------
+    >>> is_loopback("127.0.0.1"), is_loopback("[::1]"), is_loopback("0.0.0.0")
+    (True, True, False)
+    """
     h = (host or "").strip().strip("[]").lower()
     if h in ("localhost", "localhost.localdomain", "ip6-localhost"):
         return True
@@ -127,8 +270,45 @@ def is_loopback(host: str | None) -> bool:
 
 def decide(*, host: str, share: bool = False, public_flag: bool = False, trusted: bool = False,
            env: Mapping[str, str] | None = None) -> tuple[bool, str]:
-    """``(public, reason)``: public on a Hugging Face Space (``SPACE_ID`` set) or with ``--public``;
-    also when listening on a non-loopback address or making a share link, unless ``--trusted``."""
+    """Whether the app runs in public mode, and why.
+
+    Public on a Hugging Face Space (``SPACE_ID`` set) or with ``--public``; also when listening on a
+    non-loopback address or making a share link, unless ``--trusted``.
+
+    Parameters
+    ----------
+    host : str
+        The interface the server listens on.
+    share : bool, default False
+        A Gradio share link is made.
+    public_flag : bool, default False
+        ``--public`` was given.
+    trusted : bool, default False
+        ``--trusted`` was given.
+    env : mapping or None, default None
+        The environment (``None``: ``os.environ``).
+
+    Returns
+    -------
+    public : bool
+        Public mode.
+    reason : str
+        Why, in one line.
+
+    Raises
+    ------
+    InputError
+        When ``--public`` and ``--trusted`` are both given.
+
+    Examples
+    --------
+    >>> decide(host="127.0.0.1", env={})
+    (False, 'operator mode: listening on 127.0.0.1 (loopback)')
+    >>> decide(host="0.0.0.0", env={})
+    (True, 'public mode: listening on 0.0.0.0, reachable from other machines (--trusted to override)')
+    >>> decide(host="0.0.0.0", env={"SPACE_ID": "me/ts2viz"}, trusted=True)[1]
+    'public mode: running on a Hugging Face Space (me/ts2viz)'
+    """
     env = os.environ if env is None else env
     if public_flag and trusted:
         raise InputError("--public and --trusted contradict each other; give one")
@@ -161,9 +341,29 @@ def _short(text: str) -> str:
 
 
 def shown_spec(spec: str) -> str:
-    """A metric spec with every path in it (the model folder, an open_clip checkpoint, a file, an
-    option's value) cut to its last part: ``clipscore:/models/my-clip`` -> ``clipscore:my-clip``. Hub ids
-    (``owner/name``), revisions, URLs and other options are kept as they are."""
+    """A metric spec with every path in it cut to its last part.
+
+    The model folder, an open_clip checkpoint, a file, an option's value: ``clipscore:/models/my-clip`` ->
+    ``clipscore:my-clip``. Hub ids (``owner/name``), revisions, URLs and other options are kept as they
+    are.
+
+    Parameters
+    ----------
+    spec : str
+        A metric spec.
+
+    Returns
+    -------
+    str
+        The spec as a visitor may see it.
+
+    Examples
+    --------
+    >>> shown_spec("tifa:/srv/models/blip-vqa?questions=/srv/q/tifa.csv")
+    'tifa:blip-vqa?questions=tifa.csv'
+    >>> shown_spec("vqascore:zhiqiulin/clip-flant5-xl@main")
+    'vqascore:zhiqiulin/clip-flant5-xl@main'
+    """
     fam, sep, rest = spec.strip().partition(":")
     if not sep:
         return spec.strip()
@@ -187,9 +387,28 @@ def shown_spec(spec: str) -> str:
 
 
 def display_names(specs: Sequence[str]) -> dict[str, str]:
-    """A public app's name for each offered spec (:func:`shown_spec`), unique: what visitors see in the
-    dropdowns, the leaderboard, the figures and the messages, so that no folder path of the operator's
-    reaches them. A spec without a path keeps its text; two folders with one name get `` (2)``, ``(3)``..."""
+    """A public app's name for each offered spec, unique.
+
+    What visitors see in the dropdowns, the leaderboard, the figures and the messages, so that no folder
+    path of the operator's reaches them: :func:`shown_spec`; a spec without a path keeps its text; two
+    folders with one name get `` (2)``, `` (3)``, ...
+
+    Parameters
+    ----------
+    specs : sequence of str
+        The offered specs.
+
+    Returns
+    -------
+    dict of str to str
+        Display name by spec (stripped).
+
+    Examples
+    --------
+    >>> display_names(["clipscore:/a/clip", "clipscore:/b/clip", "clipscore:openai/clip-vit-base-patch32"])
+    {'clipscore:openai/clip-vit-base-patch32': 'clipscore:openai/clip-vit-base-patch32',
+     'clipscore:/a/clip': 'clipscore:clip', 'clipscore:/b/clip': 'clipscore:clip (2)'}
+    """
     specs = [s.strip() for s in specs]
     shown = {s: shown_spec(s) for s in specs}
     out = {s: s for s in specs if shown[s] == s}
@@ -207,7 +426,24 @@ def display_names(specs: Sequence[str]) -> dict[str, str]:
 
 
 def parse_metric_list(text: str) -> list[str]:
-    """Specs from text: one per line or comma-separated; blank lines and ``#`` comments skipped."""
+    r"""Metric specs from text: one per line or comma-separated; blank lines and ``#`` comments skipped.
+
+    Parameters
+    ----------
+    text : str
+        The text (``TS2VIZ_METRICS``, or a metric-list file's contents).
+
+    Returns
+    -------
+    list of str
+        The specs, in order (not checked).
+
+    Examples
+    --------
+    >>> parse_metric_list("# offered\nclipscore:openai/clip-vit-base-patch32, siglip:google/siglip-base-patch16-224\n"
+    ...                   "tifa:Salesforce/blip-vqa-base  # slow")
+    ['clipscore:openai/clip-vit-base-patch32', 'siglip:google/siglip-base-patch16-224', 'tifa:Salesforce/blip-vqa-base']
+    """
     out = []
     for raw in text.splitlines():
         line = raw.strip()
@@ -223,10 +459,35 @@ def parse_metric_list(text: str) -> list[str]:
 
 def read_metric_list(specs: Sequence[str] = (), file: str | os.PathLike | None = None,
                      env: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The operator's metric list: ``--metric`` flags, then ``TS2VIZ_METRICS``, then a file
-    (``--metrics-file`` or ``TS2VIZ_METRICS_FILE``); duplicates dropped, order kept.
+    """The operator's metric list: ``--metric`` flags, then ``TS2VIZ_METRICS``, then a file.
 
-    Each spec must parse (family known, FAMILY:MODEL form); models are not loaded here.
+    The file is ``--metrics-file`` or ``TS2VIZ_METRICS_FILE``; duplicates are dropped, order kept. Each spec
+    must parse (family known, ``FAMILY:MODEL`` form); models are not loaded here.
+
+    Parameters
+    ----------
+    specs : sequence of str, default ()
+        The ``--metric`` flags.
+    file : str or os.PathLike or None, default None
+        The ``--metrics-file`` (``None``: ``TS2VIZ_METRICS_FILE``, if set).
+    env : mapping or None, default None
+        The environment (``None``: ``os.environ``).
+
+    Returns
+    -------
+    tuple of str
+        The specs.
+
+    Raises
+    ------
+    InputError
+        For a file that cannot be read, or a spec that does not parse or names no known family.
+
+    Examples
+    --------
+    >>> env = {"TS2VIZ_METRICS": "clipscore:openai/clip-vit-base-patch32,pickscore:pickscore-v1"}
+    >>> read_metric_list(["clipscore:openai/clip-vit-base-patch32"], env=env)
+    ('clipscore:openai/clip-vit-base-patch32', 'pickscore:pickscore-v1')
     """
     from ...metrics import family, parse_spec
 

@@ -16,7 +16,19 @@ GPU_SECONDS = 120
 
 @functools.lru_cache(maxsize=None)
 def on_gpu(fn: F) -> F:
-    """``spaces.GPU(duration=GPU_SECONDS)(fn)`` when ``spaces`` is importable, else ``fn``."""
+    """A scoring function as a ZeroGPU Space runs it: ``spaces.GPU(duration=GPU_SECONDS)(fn)``.
+
+    Parameters
+    ----------
+    fn : callable
+        The function that calls the model.
+
+    Returns
+    -------
+    callable
+        The wrapped function when ``spaces`` is importable, else ``fn`` itself (memoised: one wrapper per
+        function).
+    """
     try:
         import spaces  # type: ignore[import-not-found]
     except ImportError:

@@ -1,5 +1,6 @@
-"""A public app's front door: who a request comes from, and malformed or abusive calls answered in one
-line before Gradio sees them.
+"""A public app's front door: who a request comes from, and malformed or abusive calls refused in one line.
+
+Both are refused before Gradio sees them.
 
 - :class:`ClientAddress` sets each request's client address from the connection, or behind proxies
   from ``X-Forwarded-For`` as far as the proxies are trusted: only entries that a trusted proxy
@@ -42,13 +43,41 @@ LOG_VALUE_CHARS = 60
 
 
 def short(value, n: int = LOG_VALUE_CHARS) -> str:
-    """A value from a request, as a log line quotes it: one line, at most ``n`` characters."""
+    r"""A value from a request, as a log line quotes it: one line, at most ``n`` characters.
+
+    Parameters
+    ----------
+    value : object
+        Any value (its ``str``).
+    n : int, default LOG_VALUE_CHARS
+        The most characters kept.
+
+    Returns
+    -------
+    str
+        The value on one line, cut with its length noted.
+
+    Examples
+    --------
+    >>> short("a\n  b"), short("x" * 100, 10)
+    ('a b', 'xxxxxxxxxx…(100 chars)')
+    """
     text = " ".join(str(value).split())
     return text if len(text) <= n else text[:n] + f"…({len(text):,} chars)"
 
 
 def log_refusal(what: str, client: str | None, why: str) -> None:
-    """One log line for one refused request."""
+    """One warning line in the ``ts2viz.ui`` log for one refused request (values cut by :func:`short`).
+
+    Parameters
+    ----------
+    what : str
+        What was refused (a path, an event).
+    client : str or None
+        The client's address.
+    why : str
+        The reason, as told to the client.
+    """
     log.warning("refused %s from %s: %s", short(what, 80), short(client or "?", 45), short(why, 160))
 
 
@@ -81,9 +110,24 @@ def _host(entry: str) -> str | None:
 
 
 class ProxySettings:
-    """Which proxies in front of the app are trusted to append the address they saw to
-    ``X-Forwarded-For``: ``hops`` proxies whatever their address (the rightmost entries), and any proxy
-    whose address is in ``trusted`` (networks)."""
+    """Which proxies in front of the app are trusted to append the address they saw to ``X-Forwarded-For``.
+
+    Parameters
+    ----------
+    hops : int, default 0
+        Proxies trusted whatever their address (the rightmost entries).
+    trusted : iterable of ipaddress networks, default ()
+        Proxies trusted by address.
+
+    Examples
+    --------
+    One proxy (a Space's): the rightmost entry is the visitor's, whatever the visitor wrote at the left:
+
+    >>> ProxySettings(hops=1).client("10.0.0.2", ["6.6.6.6", "203.0.113.7"])
+    '203.0.113.7'
+    >>> ProxySettings().client("10.0.0.2", ["6.6.6.6"])
+    '10.0.0.2'
+    """
 
     def __init__(self, hops: int = 0, trusted=()) -> None:
         self.hops = max(0, int(hops))
@@ -91,8 +135,26 @@ class ProxySettings:
 
     @classmethod
     def from_env(cls, env=None) -> "ProxySettings":
-        """``TS2VIZ_PROXY_HOPS`` (default 1 on a Hugging Face Space, where the Space's proxy is in front;
-        0 elsewhere) and ``TS2VIZ_TRUSTED_PROXIES`` (addresses or networks, comma-separated)."""
+        """The settings of the environment.
+
+        ``TS2VIZ_PROXY_HOPS`` (default 1 on a Hugging Face Space, where the Space's proxy is in front; 0
+        elsewhere) and ``TS2VIZ_TRUSTED_PROXIES`` (addresses or networks, comma-separated).
+
+        Parameters
+        ----------
+        env : mapping or None, default None
+            The environment (``None``: ``os.environ``).
+
+        Returns
+        -------
+        ProxySettings
+            The settings.
+
+        Raises
+        ------
+        ValueError
+            For a hop count that is not a whole number, or an entry that is no address or network.
+        """
         env = os.environ if env is None else env
         default = 1 if env.get("SPACE_ID") else 0
         try:
@@ -111,10 +173,23 @@ class ProxySettings:
         return any(ip in net for net in self.trusted)
 
     def client(self, peer: str | None, forwarded: list[str]) -> str | None:
-        """The client's address, given the connection's (``peer``) and the ``X-Forwarded-For`` entries in
-        order (leftmost first). From the right: the peer, then each entry a trusted hop appended, until
-        an address that is no trusted proxy. An entry that is no address stops the walk at the hop
-        that wrote it."""
+        """The client's address, given the connection's and the ``X-Forwarded-For`` entries.
+
+        From the right: the peer, then each entry a trusted hop appended, until an address that is no trusted
+        proxy. An entry that is no address stops the walk at the hop that wrote it.
+
+        Parameters
+        ----------
+        peer : str or None
+            The connection's address.
+        forwarded : list of str
+            The ``X-Forwarded-For`` entries in order (leftmost first).
+
+        Returns
+        -------
+        str or None
+            The client's address.
+        """
         addr = peer
         hops = self.hops
         i = len(forwarded) - 1
@@ -131,7 +206,18 @@ class ProxySettings:
 
 
 def forwarded_entries(headers) -> list[str]:
-    """Every ``X-Forwarded-For`` entry of a request's headers, in order (several headers joined)."""
+    """Every ``X-Forwarded-For`` entry of a request's headers, in order (several headers joined).
+
+    Parameters
+    ----------
+    headers : iterable of (bytes, bytes) or None
+        The ASGI scope's headers (lower-case names).
+
+    Returns
+    -------
+    list of str
+        The entries, leftmost first.
+    """
     out: list[str] = []
     for name, value in headers or ():
         if name == b"x-forwarded-for":
@@ -140,8 +226,19 @@ def forwarded_entries(headers) -> list[str]:
 
 
 class ClientAddress:
-    """ASGI middleware: ``scope["client"]`` becomes the client's address (:meth:`ProxySettings.client`),
-    for everything after it (Gradio's ``gr.Request.client``, the per-client caps, the upload budget)."""
+    """ASGI middleware: ``scope["client"]`` becomes the client's address (:meth:`ProxySettings.client`).
+
+    For everything after it: Gradio's ``gr.Request.client``, the per-client caps, the upload budget. The
+    first request with ``X-Forwarded-For`` logs one line saying how the address was read (what an operator
+    needs to check the setting).
+
+    Parameters
+    ----------
+    app : ASGI app
+        The app behind it.
+    settings : ProxySettings or None, default None
+        The trusted proxies (``None``: :meth:`ProxySettings.from_env`).
+    """
 
     def __init__(self, app, settings: ProxySettings | None = None) -> None:
         self.app = app
@@ -149,6 +246,22 @@ class ClientAddress:
         self._told = False
 
     async def __call__(self, scope, receive, send):
+        """Handle one ASGI connection with the client's address set.
+
+        Parameters
+        ----------
+        scope : dict
+            The ASGI connection scope.
+        receive : callable
+            The ASGI receive channel.
+        send : callable
+            The ASGI send channel.
+
+        Returns
+        -------
+        object
+            What the app behind returns.
+        """
         if scope.get("type") in ("http", "websocket"):
             peer = (scope.get("client") or (None, 0))[0]
             entries = forwarded_entries(scope.get("headers"))
@@ -168,11 +281,31 @@ class ClientAddress:
 # -- new sessions per address -------------------------------------------------------------------------------
 
 class SessionRate:
-    """How many new session ids one client address may start: ``burst`` at once, then one every
-    ``every_s`` seconds (a token bucket per address). Session ids seen before are not counted again.
+    """How many new session ids one client address may start: a token bucket per address.
 
-    Settings: ``TS2VIZ_NEW_SESSIONS_BURST`` (default 30) and ``TS2VIZ_NEW_SESSIONS_PER_MIN`` (default 6).
-    A page load is one session; a visitor reloading a few times a minute never meets the limit.
+    ``burst`` at once, then one every ``60 / per_min`` seconds. Session ids seen before are not counted
+    again. A page load is one session; a visitor reloading a few times a minute never meets the limit.
+
+    Parameters
+    ----------
+    burst : int, default 30
+        New sessions one address may start at once (``TS2VIZ_NEW_SESSIONS_BURST``).
+    per_min : float, default 6.0
+        New sessions per minute after that (``TS2VIZ_NEW_SESSIONS_PER_MIN``); 0: none.
+    remember : int, default 50_000
+        Session ids (and addresses) remembered.
+    clock : callable, default time.monotonic
+        The clock, in seconds.
+
+    Examples
+    --------
+    >>> t = [0.0]
+    >>> rate = SessionRate(burst=2, per_min=6, clock=lambda: t[0])
+    >>> [rate.allow(s, "1.2.3.4") for s in ("a", "b", "c", "a")]
+    [True, True, False, True]
+    >>> t[0] = 10.0
+    >>> rate.allow("c", "1.2.3.4"), rate.allow("d", "5.6.7.8")
+    (True, True)
     """
 
     def __init__(self, burst: int = 30, per_min: float = 6.0, remember: int = 50_000,
@@ -187,10 +320,36 @@ class SessionRate:
 
     @classmethod
     def from_env(cls) -> "SessionRate":
+        """The rate of the environment (``TS2VIZ_NEW_SESSIONS_BURST``, ``TS2VIZ_NEW_SESSIONS_PER_MIN``).
+
+        Returns
+        -------
+        SessionRate
+            The rate.
+
+        Raises
+        ------
+        ValueError
+            For a setting that is not a number.
+        """
         return cls(int(float(os.environ.get("TS2VIZ_NEW_SESSIONS_BURST") or 30)),
                    float(os.environ.get("TS2VIZ_NEW_SESSIONS_PER_MIN") or 6))
 
     def allow(self, session: str, client: str | None) -> bool:
+        """Whether a session id may be used now: seen before, or a new one within its address's bucket.
+
+        Parameters
+        ----------
+        session : str
+            The session id.
+        client : str or None
+            The client's address.
+
+        Returns
+        -------
+        bool
+            True if allowed (a new session takes a token).
+        """
         with self._lock:
             if session in self._seen:
                 self._seen.move_to_end(session)
@@ -215,9 +374,18 @@ class SessionRate:
 # -- the event guard ---------------------------------------------------------------------------------------
 
 class Guard:
-    """What the event guard shares with the app: the rate of new sessions, the heavy lanes' jobs
-    (:class:`~ts2viz.ui.serving.jobs.Jobs`), the queue (set once the app's queue exists) and the open event
-    streams per session."""
+    """What the event guard shares with the app.
+
+    The rate of new sessions, the heavy lanes' jobs (:class:`~ts2viz.ui.serving.jobs.Jobs`), the queue
+    (set once the app's queue exists), the open event streams per session, and a count of refusals.
+
+    Parameters
+    ----------
+    jobs : ts2viz.ui.serving.jobs.Jobs or None, default None
+        The jobs told of ``/cancel`` calls.
+    rate : SessionRate or None, default None
+        The rate of new sessions (``None``: :meth:`SessionRate.from_env`).
+    """
 
     def __init__(self, jobs=None, rate: SessionRate | None = None) -> None:
         self.jobs = jobs
@@ -228,7 +396,13 @@ class Guard:
         self.refused = 0
 
     def streaming(self) -> set[str]:
-        """Sessions with an open event stream now (a page listening for its results)."""
+        """Sessions with an open event stream now (a page listening for its results).
+
+        Returns
+        -------
+        set of str
+            Their session ids.
+        """
         with self._lock:
             return {k for k, n in self._streams.items() if n > 0}
 
@@ -241,10 +415,34 @@ class Guard:
                 self._streams.pop(session, None)
 
     def known(self, session: str) -> bool:
+        """Whether the queue knows a session (always True before the queue is set).
+
+        Parameters
+        ----------
+        session : str
+            A session id.
+
+        Returns
+        -------
+        bool
+            True if the queue has messages pending for it.
+        """
         q = self.queue
         return q is None or session in q.pending_messages_per_session
 
     def known_event(self, event_id: str) -> bool:
+        """Whether the queue knows an event id (always True before the queue is set).
+
+        Parameters
+        ----------
+        event_id : str
+            An event id.
+
+        Returns
+        -------
+        bool
+            True if the event is queued, running or has results pending.
+        """
         q = self.queue
         if q is None:
             return True
@@ -254,6 +452,29 @@ class Guard:
 
 
 class EventGuard:
+    """ASGI middleware of a public app: malformed and abusive event calls refused in one line.
+
+    What it refuses, each with one line to the client and one in the log:
+
+    - an event call (``queue/join``, ``run/...``, ``call/...``) with a body over :data:`MAX_EVENT_BODY`
+      (413);
+    - an event call or ``/cancel`` whose ``session_hash`` is empty, not text or longer than
+      :data:`MAX_SESSION_HASH` (400);
+    - an event call that starts a new session past its address's :class:`SessionRate` (429);
+    - ``queue/data`` for a session the queue does not know (404), and ``GET call/...`` for an event it does
+      not know (404).
+
+    A ``/cancel`` call is also told to the guard's jobs; ``queue/data`` streams are counted per session.
+    Everything else passes as it is (the body read is replayed to the app).
+
+    Parameters
+    ----------
+    app : ASGI app
+        The app behind it.
+    guard : Guard or None, default None
+        What it shares with the app (``None``: a new one).
+    """
+
     def __init__(self, app, guard: Guard | None = None) -> None:
         self.app = app
         self.guard = guard or Guard()
@@ -287,6 +508,22 @@ class EventGuard:
         return b"".join(chunks)
 
     async def __call__(self, scope, receive, send):
+        """Handle one ASGI connection: refuse it, or pass it to the app.
+
+        Parameters
+        ----------
+        scope : dict
+            The ASGI connection scope.
+        receive : callable
+            The ASGI receive channel.
+        send : callable
+            The ASGI send channel.
+
+        Returns
+        -------
+        object
+            What the app behind returns (``None`` after a refusal).
+        """
         if scope.get("type") != "http":
             return await self.app(scope, receive, send)
         path = scope.get("path", "")

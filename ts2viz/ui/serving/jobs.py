@@ -49,19 +49,50 @@ _FLAG: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("
 
 
 def checkpoint() -> None:
-    """Raise :class:`Cancelled` if the job running in this thread was cancelled (nothing outside a job)."""
+    """Raise :class:`Cancelled` if the job running in this thread was cancelled (nothing outside a job).
+
+    Long work calls it between batches (images checked, batches scored, files written).
+
+    Raises
+    ------
+    Cancelled
+        Once the job's flag is set (its ``/cancel``, or its page gone).
+    """
     flag = _FLAG.get()
     if flag is not None and flag.is_set():
         raise Cancelled("cancelled")
 
 
 class Jobs:
-    """The heavy lanes' jobs of one app process (thread-safe)."""
+    """The heavy lanes' jobs of one app process (thread-safe).
+
+    Parameters
+    ----------
+    per_client : int, default CLIENT_JOBS
+        Jobs one client address may have queued or running in each lane of :data:`ONE_PER_VISITOR`.
+    clock : callable, default time.monotonic
+        The clock, in seconds.
+    on_end : callable or None, default None
+        ``on_end()`` is called when a job's work ends, cancelled or not (the app hands the memory it freed
+        back to the system: :func:`ts2viz.ui.state.sessions.release_memory`).
+
+    Examples
+    --------
+    A second job of the same page in the model lane is refused while the first one waits:
+
+    >>> jobs = Jobs()
+    >>> jobs.admit("page-1", "1.2.3.4", MODEL, live=set()) is None
+    True
+    >>> jobs.joined("event-1", "page-1", "1.2.3.4", MODEL)
+    >>> jobs.admit("page-1", "1.2.3.4", MODEL, live={"event-1"})
+    'a job of this page is already waiting or running here; wait for it to finish, or cancel it (one at a time)'
+    >>> jobs.cancel("page-1", "event-1")
+    True
+    """
 
     def __init__(self, per_client: int = CLIENT_JOBS, clock: Callable[[], float] = time.monotonic,
                  on_end: Callable[[], object] | None = None) -> None:
-        """``on_end()``: called when a job's work ends, cancelled or not (the app hands the memory it
-        freed back to the system: :func:`ts2viz.ui.state.sessions.release_memory`)."""
+        """Set up empty records and one lock per heavy lane."""
         self.per_client = per_client
         self.on_end = on_end
         self.clock = clock
@@ -76,8 +107,27 @@ class Jobs:
 
     # -- the queue's side ------------------------------------------------------------------------------
     def admit(self, session: str | None, client: str | None, lane: str, live: Container[str]) -> str | None:
-        """Whether a new event of ``lane`` may join the queue: ``None``, or the one-line reason it may not.
-        ``live``: the event ids the queue still holds (waiting or running)."""
+        """Whether a new event of a lane may join the queue (Gradio's queue asks before ``queue/join``).
+
+        In the lanes of :data:`ONE_PER_VISITOR`, a session with a job waiting or running there, or a client
+        address with ``per_client`` of them, is refused. Events the queue no longer holds are forgotten first.
+
+        Parameters
+        ----------
+        session : str or None
+            The page's session id.
+        client : str or None
+            The client's address.
+        lane : str
+            The event's concurrency group.
+        live : container of str
+            The event ids the queue still holds (waiting or running).
+
+        Returns
+        -------
+        str or None
+            ``None`` to admit it, else the one-line reason shown to the visitor.
+        """
         if lane not in ONE_PER_VISITOR:
             return None
         with self._lock:
@@ -96,21 +146,55 @@ class Jobs:
         return None
 
     def joined(self, event_id: str, session: str | None, client: str | None, lane: str) -> None:
+        """Record an event the queue took (heavy lanes only).
+
+        Parameters
+        ----------
+        event_id : str
+            The event's id.
+        session : str or None
+            The page's session id.
+        client : str or None
+            The client's address.
+        lane : str
+            The event's concurrency group.
+        """
         if lane in HEAVY:
             with self._lock:
                 self._events[event_id] = (session, client, lane)
 
     def finished(self, event_id: str | None) -> None:
-        """The queue sent the event's result (or its failure): it no longer counts as waiting; a thread
-        still running its work (a cancelled job finishing its batch) counts until it ends."""
+        """The queue sent an event's result (or its failure): it no longer counts as waiting.
+
+        A thread still running its work (a cancelled job finishing its batch) counts until it ends.
+
+        Parameters
+        ----------
+        event_id : str or None
+            The event's id.
+        """
         with self._lock:
             if event_id in self._events and not any(v[2] == event_id for v in self._running.values()):
                 self._events.pop(event_id, None)
                 self._cancelled.discard(event_id)
 
     def cancel(self, session: str | None, event_id: str | None) -> bool:
-        """``/cancel`` of one of ``session``'s events: its running thread stops at its next checkpoint (a
-        waiting one at its start). Returns whether it is one of the heavy lanes' events."""
+        """``/cancel`` of one of a session's events: its running thread stops at its next checkpoint.
+
+        A waiting one stops at its start.
+
+        Parameters
+        ----------
+        session : str or None
+            The session the call came from (``None``: any); another session's event is not cancelled.
+        event_id : str or None
+            The event to cancel.
+
+        Returns
+        -------
+        bool
+            Whether it is one of the heavy lanes' events (and was cancelled).
+        """
         with self._lock:
             info = self._events.get(event_id or "")
             if info is None or (session is not None and info[0] != session):
@@ -123,7 +207,18 @@ class Jobs:
             return True
 
     def cancel_session(self, session: str) -> int:
-        """The session's page went away (its event stream closed): its heavy jobs stop."""
+        """The session's page went away (its event stream closed): its heavy jobs stop.
+
+        Parameters
+        ----------
+        session : str
+            The session id.
+
+        Returns
+        -------
+        int
+            How many jobs were cancelled.
+        """
         with self._lock:
             ids = [e for e, (s, _, _) in self._events.items() if s == session]
         return sum(self.cancel(session, e) for e in ids)
@@ -131,8 +226,30 @@ class Jobs:
     # -- the work's side -------------------------------------------------------------------------------
     @contextlib.contextmanager
     def running(self, session: str | None, client: str | None, lane: str) -> Iterator[threading.Event]:
-        """Run a job of ``lane``: with the lane's lock (waiting for it checks the flag too), and a flag
-        that :func:`checkpoint` reads in this thread."""
+        """Run a job of a lane in this thread, with the lane's lock and a cancel flag.
+
+        Waiting for the lock checks the flag too; :func:`checkpoint` reads the flag in this thread. A job
+        cancelled while it waited starts cancelled.
+
+        Parameters
+        ----------
+        session : str or None
+            The page's session id.
+        client : str or None
+            The client's address.
+        lane : str
+            The lane.
+
+        Yields
+        ------
+        threading.Event
+            The job's cancel flag.
+
+        Raises
+        ------
+        Cancelled
+            When the job is cancelled before or while it runs (counted in ``stopped``, logged).
+        """
         flag = threading.Event()
         with self._lock:
             eid = next((e for e, (s, _, l) in self._events.items() if s == session and l == lane), None)
@@ -166,7 +283,20 @@ class Jobs:
                     self._cancelled.discard(eid)
 
     def guarded(self, fn: Callable, lane: str) -> Callable:
-        """``fn`` (a callback that takes the ``gr.Request``) run as a job of ``lane``."""
+        """A callback run as a job of a lane (:meth:`running`), its session and client read from its ``gr.Request``.
+
+        Parameters
+        ----------
+        fn : callable
+            A callback that takes the ``gr.Request`` among its arguments.
+        lane : str
+            The lane.
+
+        Returns
+        -------
+        callable
+            The wrapped callback.
+        """
 
         @functools.wraps(fn)
         def run(*args, **kwargs):
@@ -180,6 +310,12 @@ class Jobs:
         return run
 
     def busy(self) -> int:
-        """Jobs running now (threads), cancelled ones still finishing their batch included."""
+        """Jobs running now (threads), cancelled ones still finishing their batch included.
+
+        Returns
+        -------
+        int
+            The number of running jobs.
+        """
         with self._lock:
             return len(self._running)

@@ -38,23 +38,50 @@ TOTAL_UPLOAD_BYTES = int(float(os.environ.get("TS2VIZ_UPLOAD_TOTAL_MB") or 2048)
 
 
 class UploadRegistry:
-    """How many times each upload path was handed out by the upload route, and how many sessions that
-    used it have ended: a session that ends deletes an upload only when every upload of that path
-    has been used by a session that has ended (the same bytes under the same name share a path, and
-    another visitor's may still wait to be submitted). Paths never used go with the janitor."""
+    """How many times each upload path was handed out, and how many sessions that used it have ended.
+
+    A session that ends deletes an upload only when every upload of that path has been used by a session
+    that has ended (the same bytes under the same name share a path, and another visitor's may still wait
+    to be submitted). Paths never used go with the janitor.
+
+    Examples
+    --------
+    >>> reg = UploadRegistry()
+    >>> reg.uploaded(["/tmp/gradio/abc/scores.csv", "/tmp/gradio/abc/scores.csv"])
+    >>> reg.release("/tmp/gradio/abc/scores.csv"), reg.release("/tmp/gradio/abc/scores.csv")
+    (False, True)
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._count: dict[str, int] = {}
 
     def uploaded(self, paths: Iterable[str]) -> None:
+        """Count the paths the upload route handed out.
+
+        Parameters
+        ----------
+        paths : iterable of str
+            The paths, one per upload.
+        """
         with self._lock:
             for p in paths:
                 k = os.path.realpath(p)
                 self._count[k] = self._count.get(k, 0) + 1
 
     def release(self, path: str | os.PathLike) -> bool:
-        """A session that used ``path`` has ended; returns whether the file may be deleted now."""
+        """A session that used a path has ended; whether the file may be deleted now.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The upload's path.
+
+        Returns
+        -------
+        bool
+            True when no other upload of the path is waiting.
+        """
         k = os.path.realpath(path)
         with self._lock:
             n = self._count.get(k, 0) - 1
@@ -65,6 +92,13 @@ class UploadRegistry:
             return True
 
     def forget(self, older: Iterable[str]) -> None:
+        """Forget paths the janitor deleted.
+
+        Parameters
+        ----------
+        older : iterable of str
+            The paths.
+        """
         with self._lock:
             for p in older:
                 self._count.pop(os.path.realpath(p), None)
@@ -75,8 +109,22 @@ REGISTRY = UploadRegistry()
 
 
 class UploadJanitor:
-    """Deletes what lies in ``root`` for longer than ``ttl_s`` seconds, except the paths ``keep()``
-    returns (the open sessions' download folders). :meth:`start` runs :meth:`sweep` in a daemon thread."""
+    """Deletes what lies in the upload folder for longer than ``ttl_s`` seconds.
+
+    Except the paths ``keep()`` returns (the open sessions' download folders). :meth:`start` runs
+    :meth:`sweep` in a daemon thread.
+
+    Parameters
+    ----------
+    root : str or os.PathLike
+        The upload folder.
+    ttl_s : float, default UPLOAD_TTL_S
+        How long an entry stays (from its latest modification, a folder's or its files').
+    keep : callable, default ``lambda: ()``
+        ``keep()`` gives the paths never deleted.
+    clock : callable, default time.time
+        The clock (seconds, comparable with file times).
+    """
 
     def __init__(self, root: str | os.PathLike, ttl_s: float = UPLOAD_TTL_S,
                  keep: Callable[[], Iterable[Path]] = lambda: (), clock: Callable[[], float] = time.time) -> None:
@@ -99,7 +147,13 @@ class UploadJanitor:
         return latest
 
     def sweep(self) -> int:
-        """Delete the old entries now; returns how many went."""
+        """Delete the old entries now.
+
+        Returns
+        -------
+        int
+            How many entries went.
+        """
         if not self.root.is_dir():
             return 0
         keep = {os.path.realpath(p) for p in self.keep()}
@@ -120,6 +174,18 @@ class UploadJanitor:
         return gone
 
     def start(self, every_s: float | None = None) -> threading.Thread:
+        """Sweep in a daemon thread until :meth:`stop`.
+
+        Parameters
+        ----------
+        every_s : float or None, default None
+            Seconds between sweeps (``None``: a quarter of ``ttl_s``, between 1 and 60).
+
+        Returns
+        -------
+        threading.Thread
+            The thread, started.
+        """
         every = every_s if every_s is not None else max(1.0, min(60.0, self.ttl_s / 4))
 
         def loop() -> None:
@@ -134,16 +200,42 @@ class UploadJanitor:
         return t
 
     def stop(self) -> None:
+        """Stop the sweeping thread (after its current wait)."""
         self._stop.set()
 
 
 class UploadBudget:
     """ASGI middleware: each client's uploads to ``path_suffix`` within ``window_s`` are bounded.
 
-    Counted per client address: bytes (from ``Content-Length``, and as the body streams for a request
-    without one) and files (``filename=`` parts); and over all clients, bytes (``max_total_bytes``). A
-    request past a bound is answered 429 (413 for one request over ``request_files`` files) with one
-    line of text; Gradio never sees it.
+    What it refuses, with one line of text before Gradio sees the request:
+
+    - any upload once all clients together have sent ``max_total_bytes`` in the window (429);
+    - a client's upload past ``max_bytes`` bytes or ``max_files`` files in the window, counted from
+      ``Content-Length`` and again as the body streams (429);
+    - one request with more than ``request_files`` files (``filename=`` parts; 413).
+
+    The paths the route hands out are counted in ``registry``.
+
+    Parameters
+    ----------
+    app : ASGI app
+        The app behind it.
+    path_suffix : str, default "/gradio_api/upload"
+        The upload route.
+    window_s : float, default UPLOAD_TTL_S
+        The window, in seconds.
+    max_bytes : int, default CLIENT_UPLOAD_BYTES
+        Bytes one client may upload per window.
+    max_files : int, default CLIENT_UPLOAD_FILES
+        Files one client may upload per window.
+    request_files : int, default REQUEST_UPLOAD_FILES
+        Files in one request.
+    clock : callable, default time.monotonic
+        The clock, in seconds.
+    registry : UploadRegistry or None, default None
+        Where handed-out paths are counted (``None``: :data:`REGISTRY`).
+    max_total_bytes : int, default TOTAL_UPLOAD_BYTES
+        Bytes all clients together may upload per window.
     """
 
     def __init__(self, app, *, path_suffix: str = "/gradio_api/upload", window_s: float = UPLOAD_TTL_S,
@@ -182,6 +274,22 @@ class UploadBudget:
         await send({"type": "http.response.body", "body": body})
 
     async def __call__(self, scope, receive, send):
+        """Handle one ASGI connection: refuse an upload past a bound, pass everything else to the app.
+
+        Parameters
+        ----------
+        scope : dict
+            The ASGI connection scope.
+        receive : callable
+            The ASGI receive channel.
+        send : callable
+            The ASGI send channel.
+
+        Returns
+        -------
+        object
+            What the app behind returns (``None`` after a refusal).
+        """
         if scope.get("type") != "http" or scope.get("method") != "POST" \
                 or not scope.get("path", "").rstrip("/").endswith(self.path_suffix):
             return await self.app(scope, receive, send)

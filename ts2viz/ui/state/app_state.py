@@ -45,7 +45,23 @@ MAX_DOWNLOADS = 20
 
 
 def metric_family(name: str) -> str:
-    """A display family for a metric name: ``clipscore:...`` -> ``Embedding``, ``TIFA-mPLUG`` -> ``TIFA``."""
+    """A display family for a metric name.
+
+    Parameters
+    ----------
+    name : str
+        A metric name or spec.
+
+    Returns
+    -------
+    str
+        ``Embedding``, ``TIFA``, ``DSG``, ``VQAScore``, ``LLMScore``, ``VIEScore``, or the name's head.
+
+    Examples
+    --------
+    >>> metric_family("clipscore:openai/clip-vit-base-patch32"), metric_family("TIFA-mPLUG"), metric_family("Mine")
+    ('Embedding', 'TIFA', 'Mine')
+    """
     head = name.split(":", 1)[0] if ":" in name else name.split("-", 1)[0]
     low = head.lower()
     if low in ("clipscore", "alignscore", "siglip", "siglipscore", "blipscore", "openclip", "embedding"):
@@ -65,7 +81,19 @@ def metric_family(name: str) -> str:
 
 @dataclass
 class Table:
-    """A scores table loaded into the app, with its meta-metrics per mode once computed."""
+    """A scores table loaded into the app, with its meta-metrics per mode once computed.
+
+    Parameters
+    ----------
+    name : str
+        Its name (a file name, ``TS2 published scores``, a live metric's).
+    kind : str
+        ``published`` (the operator's), ``uploaded`` or ``live`` (a session's).
+    scores : ts2viz.scores.Scores
+        The scores.
+    results : dict of str to MetaMetrics, default {}
+        Meta-metrics by mode, once computed.
+    """
 
     name: str
     kind: str
@@ -74,7 +102,15 @@ class Table:
 
 
 class TableSet:
-    """Scores tables over one dataset, with merged scores and meta-metrics per mode (cached)."""
+    """Scores tables over one dataset, with merged scores and meta-metrics per mode (cached).
+
+    ``version`` counts the changes (a cache key of every view built from the tables).
+
+    Parameters
+    ----------
+    dataset : ts2viz.dataset.Dataset
+        The dataset every table scores.
+    """
 
     def __init__(self, dataset) -> None:
         self.dataset = dataset
@@ -86,18 +122,60 @@ class TableSet:
 
     @property
     def metrics(self) -> list[str]:
+        """The metrics of every table, in table order."""
         return [m for t in self.tables for m in t.scores.metrics]
 
     def has(self, metric: str) -> bool:
+        """Whether a table holds a metric.
+
+        Parameters
+        ----------
+        metric : str
+            A metric name.
+
+        Returns
+        -------
+        bool
+            True if some table has it.
+        """
         return any(metric in t.scores.metrics for t in self.tables)
 
     def kind_of(self, metric: str) -> str:
+        """The kind of the table that holds a metric.
+
+        Parameters
+        ----------
+        metric : str
+            A metric name.
+
+        Returns
+        -------
+        str
+            ``published``, ``uploaded`` or ``live``.
+
+        Raises
+        ------
+        KeyError
+            If no table holds it.
+        """
         for t in self.tables:
             if metric in t.scores.metrics:
                 return t.kind
         raise KeyError(metric)
 
     def lower_is_better(self, metric: str) -> bool:
+        """Whether a metric's smaller values mean more faithful.
+
+        Parameters
+        ----------
+        metric : str
+            A metric name.
+
+        Returns
+        -------
+        bool
+            True if a table declares it lower-is-better.
+        """
         return any(metric in t.scores.lower_is_better for t in self.tables)
 
     def _check_names(self, scores: Scores, name: str) -> None:
@@ -116,14 +194,38 @@ class TableSet:
         self._merged = None
 
     def scores(self) -> Scores:
-        """All tables merged (cached until a table is added)."""
+        """All tables merged (cached until a table is added).
+
+        Returns
+        -------
+        ts2viz.scores.Scores
+            The merged scores.
+        """
         with self._lock:
             if self._merged is None or self._merged[0] != self.version:
                 self._merged = (self.version, merge([t.scores for t in self.tables]))
             return self._merged[1]
 
     def mm(self, mode: str) -> MetaMetrics:
-        """Meta-metrics of every metric of these tables in ``mode`` (cached)."""
+        """Meta-metrics of every metric of these tables, in a mode (cached).
+
+        Each table's are computed once and joined metric-wise.
+
+        Parameters
+        ----------
+        mode : str
+            A meta-metric policy preset (``paper`` or ``spec``).
+
+        Returns
+        -------
+        ts2viz.metametrics.MetaMetrics
+            The meta-metrics.
+
+        Raises
+        ------
+        InputError
+            For an unknown mode, or when no table is loaded.
+        """
         if mode not in MODES:
             raise InputError(f"unknown mode {mode!r}: expected one of {', '.join(MODES)}")
         with self._lock:
@@ -149,20 +251,59 @@ class TableSet:
         raise InputError(f"no metric {metric!r} loaded")
 
     def column(self, file_names: Sequence[str], metric: str) -> np.ndarray:
-        """Raw (not oriented) scores of one metric for ``file_names``, NaN where unscored."""
+        """Raw (not oriented) scores of one metric for some images, NaN where unscored.
+
+        Parameters
+        ----------
+        file_names : sequence of str
+            The images.
+        metric : str
+            A metric name.
+
+        Returns
+        -------
+        numpy.ndarray
+            (images,) scores.
+
+        Raises
+        ------
+        InputError
+            If no table holds the metric.
+        """
         return self._owner(metric).scores.aligned(list(file_names), [metric], oriented=False)[:, 0]
 
 
 class AppState(TableSet):
     """What the operator loaded: shared by every session of one app process; thread-safe.
 
-    Tables are added while the app starts (:meth:`add_table`); visitors add theirs to a
-    :class:`Workspace`. ``access`` is the process's trust level (:mod:`ts2viz.ui.serving.access`).
+    Made by :func:`ts2viz.ui.load_state` (or :meth:`create`). Tables are added while the app starts
+    (:meth:`add_table`); visitors add theirs to a :class:`Workspace`. Meta-metrics of published tables
+    are also kept on disk under ``cache_root``, keyed by format version, policy, dataset and scores.
 
-    *Variants* of the shared data (:meth:`add_variant`): the same dataset with other tables, e.g.
-    the bundled TS2 scores with the DSG columns accumulated ``gated`` instead of ``mean``. Each is an
+    *Variants* of the shared data (:meth:`add_variant`): the same dataset with other tables, e.g. the
+    bundled TS2 scores with the DSG columns accumulated ``gated`` instead of ``mean``. Each is an
     AppState of its own, built once on first use and shared by every session that picks it
     (:meth:`variant`); ``variant_name`` names the one an AppState is (``""`` without variants).
+
+    Parameters
+    ----------
+    dataset : ts2viz.dataset.Dataset
+        The dataset.
+    cache_root : pathlib.Path
+        The folder for meta-metrics, thumbnails and sessions' downloads.
+    thumbs : ts2viz.ui.images.thumbs.Thumbs
+        The thumbnail store of the dataset's images.
+    access : Access or None, default None
+        The process's trust level (:mod:`ts2viz.ui.serving.access`); ``None``: operator mode.
+
+    Examples
+    --------
+    >>> from ts2viz.ui import load_state
+    >>> app = load_state("ts2", fetch_images=False)
+    >>> app.variant_names, len(app.metrics)
+    (['mean', 'gated'], 19)
+    >>> app.mm("paper").averages()["ord_avg"].shape
+    (19,)
     """
 
     def __init__(self, dataset, cache_root: Path, thumbs: Thumbs, access: Access | None = None) -> None:
@@ -185,6 +326,31 @@ class AppState(TableSet):
     def create(cls, dataset, tables: Sequence[tuple[str, str, Scores]] = (), *,
                cache_root: Path | None = None, fetch_images: bool = True,
                access: Access | None = None) -> "AppState":
+        """An AppState of a dataset and its operator's tables.
+
+        Parameters
+        ----------
+        dataset : ts2viz.dataset.Dataset
+            The dataset.
+        tables : sequence of (str, str, Scores), default ()
+            ``(name, kind, scores)`` of each table (kind ``published``).
+        cache_root : pathlib.Path or None, default None
+            The cache folder (made if missing); ``None``: :func:`ts2viz.paths.cache_dir`.
+        fetch_images : bool, default True
+            Fetch images of a hub dataset for the thumbnails.
+        access : Access or None, default None
+            The trust level (``None``: operator mode).
+
+        Returns
+        -------
+        AppState
+            The state, tables added.
+
+        Raises
+        ------
+        InputError
+            When a table names an image the dataset lacks, or a metric twice.
+        """
         root = Path(cache_root) if cache_root is not None else cache_dir()
         root.mkdir(parents=True, exist_ok=True)
         dkey = hashlib.sha1(f"{dataset.name}|{dataset.root}|{dataset.hf_id}".encode()).hexdigest()[:12]
@@ -195,7 +361,24 @@ class AppState(TableSet):
         return st
 
     def add_table(self, scores: Scores, *, kind: str = "published", name: str) -> None:
-        """Add an operator's scores table (a metric already loaded is an error)."""
+        """Add an operator's scores table.
+
+        Parameters
+        ----------
+        scores : ts2viz.scores.Scores
+            The scores (every image one of the dataset's).
+        kind : str, default "published"
+            The table's kind (one of :data:`KINDS`).
+        name : str
+            The table's name (for messages).
+
+        Raises
+        ------
+        ValueError
+            For an unknown kind.
+        InputError
+            When the scores name an image the dataset lacks, or a metric already loaded.
+        """
         if kind not in KINDS:
             raise ValueError(f"unknown table kind {kind!r}")
         self._check_names(scores, name)
@@ -209,15 +392,39 @@ class AppState(TableSet):
                 self.memo.clear()
 
     def view(self, workspace: "Workspace | None" = None) -> "AppView":
-        """The app as one session sees it; without ``workspace``, a fresh private one."""
+        """The app as one session sees it.
+
+        Parameters
+        ----------
+        workspace : Workspace or None, default None
+            The session's workspace; ``None``: a fresh private one.
+
+        Returns
+        -------
+        AppView
+            The view.
+        """
         return AppView(self, workspace if workspace is not None else Workspace(self))
 
     # -- variants of the shared data ----------------------------------------------------------------
     def add_variant(self, name: str, tables: Callable[[], Sequence[tuple[str, str, Scores]]], *,
                     this: str | None = None) -> None:
-        """Offer another version of the shared tables, named ``name``, loaded by ``tables()`` (``(name,
-        kind, scores)`` triples as for :meth:`create`) when first asked for. ``this`` names the version
-        this AppState holds (set once, with the first variant)."""
+        """Offer another version of the shared tables, loaded when first asked for.
+
+        Parameters
+        ----------
+        name : str
+            The version's name.
+        tables : callable
+            ``tables()`` gives its ``(name, kind, scores)`` triples, as for :meth:`create`.
+        this : str or None, default None
+            The name of the version this AppState holds (set once, with the first variant).
+
+        Raises
+        ------
+        ValueError
+            When this AppState's own version has not been named yet.
+        """
         with self._variant_lock:
             if this is not None:
                 self.variant_name = this
@@ -232,11 +439,25 @@ class AppState(TableSet):
         return list(self._variants)
 
     def variant(self, name: str | None) -> "AppState":
-        """The version of the shared data named ``name`` (``None`` or ``""``: this one), built once.
+        """The version of the shared data with this name, built once.
 
-        A variant shares this app's dataset, thumbnails, cache folder, trust level and view memo (its
-        keys carry the variant's name, :meth:`AppView.memo`). Raises :class:`InputError` for an
-        unknown name.
+        A variant shares this app's dataset, thumbnails, cache folder, trust level and view memo (its keys
+        carry the variant's name, :meth:`AppView.memo`).
+
+        Parameters
+        ----------
+        name : str or None
+            A name of :attr:`variant_names`; ``None`` or ``""``: this one.
+
+        Returns
+        -------
+        AppState
+            The variant.
+
+        Raises
+        ------
+        InputError
+            For an unknown name.
         """
         if name in (None, "", self.variant_name):
             return self
@@ -292,14 +513,33 @@ class AppState(TableSet):
         return self.cache_root / "metametrics" / f"{h.hexdigest()[:24]}.npz"
 
     def warm(self, modes: Sequence[str] = MODES) -> None:
-        """Compute the meta-metrics of every mode (and of every variant) ahead of the first request."""
+        """Compute the meta-metrics of every mode (and of every variant) ahead of the first request.
+
+        Parameters
+        ----------
+        modes : sequence of str, default MODES
+            The modes.
+        """
         for name in [self.variant_name] + [n for n in self.variant_names if n != self.variant_name]:
             v = self.variant(name)
             for m in modes:
                 v.mm(m)
 
     def metric_object(self, spec: str, device=None):
-        """A loaded metric from the library (:func:`ts2viz.engine.get_metric` keeps a few for reuse)."""
+        """A loaded metric from the library (:func:`ts2viz.engine.get_metric` keeps a few for reuse).
+
+        Parameters
+        ----------
+        spec : str
+            A metric spec (checked by the caller against the trust level).
+        device : str or None, default None
+            Where it runs (``None``: the engine's choice).
+
+        Returns
+        -------
+        ts2viz.metrics.Metric
+            The metric.
+        """
         from ...engine import get_metric
 
         return get_metric(spec, device)
@@ -315,10 +555,19 @@ HOLD_CHECKS: list[Callable[["Workspace"], bool]] = []
 class Workspace(TableSet):
     """One session's own data: uploaded score files and live-scored metrics, private to it.
 
-    ``limits`` caps what it may hold. ``exports_root`` is where its downloads folder is made
-    (default: ``<cache>/sessions``); the folder, the downloads in it and the visitor's uploaded files
-    registered with :meth:`own_file` are deleted by :meth:`close`. A ``read_only`` workspace stands
-    for a session that holds nothing: adding to it raises ``RuntimeError``.
+    The folder of its downloads, the downloads in it and the visitor's uploaded files registered with
+    :meth:`own_file` are deleted by :meth:`close`.
+
+    Parameters
+    ----------
+    app : AppState
+        The app it belongs to.
+    limits : Limits or None, default None
+        Caps on what it may hold (``None``: the app's trust level's).
+    exports_root : pathlib.Path or None, default None
+        Where its downloads folder is made (``None``: ``<cache>/sessions``).
+    read_only : bool, default False
+        Stands for a session that holds nothing: adding to it raises ``RuntimeError``.
     """
 
     def __init__(self, app: AppState, limits: Limits | None = None, *, exports_root: Path | None = None,
@@ -348,15 +597,48 @@ class Workspace(TableSet):
 
     # -- adding data ------------------------------------------------------------------------------
     def require_room(self, new_metrics: Sequence[str]) -> None:
-        """:class:`InputError` if adding ``new_metrics`` would pass the session's metric cap."""
+        """Refuse metrics that would pass the session's metric cap.
+
+        Parameters
+        ----------
+        new_metrics : sequence of str
+            The metrics to add (those it holds already do not count).
+
+        Raises
+        ------
+        InputError
+            Past ``limits.max_metrics``.
+        """
         fresh = [m for m in dict.fromkeys(new_metrics) if not self.has(m)]
         if len(self.metrics) + len(fresh) > self.limits.max_metrics:
             raise InputError(f"a session may hold at most {self.limits.max_metrics} metrics of its own "
                              f"(this one has {len(self.metrics)}); reload the page to start a new session")
 
     def add_table(self, scores: Scores, *, kind: str, name: str) -> None:
-        """Add an uploaded or live-scored table. A metric already loaded (shared or own) is an error,
-        except that a live metric is updated in place (new scores fill in or replace old ones)."""
+        """Add an uploaded or live-scored table.
+
+        A metric already loaded (shared or own) is an error, except that a live metric is updated in place (new
+        scores fill in or replace old ones).
+
+        Parameters
+        ----------
+        scores : ts2viz.scores.Scores
+            The scores.
+        kind : str
+            ``uploaded`` or ``live``.
+        name : str
+            The table's name (for messages).
+
+        Raises
+        ------
+        ValueError
+            For another kind.
+        RuntimeError
+            On a read-only workspace.
+        InputError
+            When the session has ended, the scores name an image the dataset lacks or a metric already
+            loaded, or the session's caps (uploads, metrics) would be passed.
+        """
         if kind not in ("uploaded", "live"):
             raise ValueError(f"a session adds uploaded or live tables, not {kind!r}")
         if self.read_only:
@@ -414,7 +696,24 @@ class Workspace(TableSet):
 
     def joined_mm(self, mode: str, shared: AppState | None = None) -> MetaMetrics:
         """Shared and own meta-metrics side by side (the shared part computed once for all sessions).
-        ``shared``: the version of the shared data the session sees (default: the app's own)."""
+
+        Parameters
+        ----------
+        mode : str
+            A meta-metric policy preset (``paper`` or ``spec``).
+        shared : AppState or None, default None
+            The version of the shared data the session sees (``None``: the app's own).
+
+        Returns
+        -------
+        ts2viz.metametrics.MetaMetrics
+            The joined meta-metrics (cached per mode and variant).
+
+        Raises
+        ------
+        InputError
+            For an unknown mode, or when the session holds no table.
+        """
         shared = self.app if shared is None else shared
         own = self.mm(mode)
         if not shared.tables:
@@ -430,7 +729,16 @@ class Workspace(TableSet):
         return out
 
     def remember_metric(self, metric) -> None:
-        """Note what a loaded metric is (:attr:`metric_info`), under the name its scores get."""
+        """Note what a loaded metric is (:attr:`metric_info`), under the name its scores get.
+
+        Its ``config_hash``, family, whether it has per-image details, its accumulation (DSG) and score
+        option: the question views read its details from the score cache without loading it again.
+
+        Parameters
+        ----------
+        metric : ts2viz.metrics.Metric
+            The metric.
+        """
         if self.read_only:
             return
         config = getattr(metric, "config", None) or {}
@@ -443,7 +751,18 @@ class Workspace(TableSet):
 
     # -- files ------------------------------------------------------------------------------------
     def exports_dir(self) -> Path:
-        """This session's downloads folder (made on first use, a random name nobody else can guess)."""
+        """The session's downloads folder (made on first use, a random name nobody else can guess).
+
+        Returns
+        -------
+        pathlib.Path
+            The folder.
+
+        Raises
+        ------
+        RuntimeError
+            On a read-only workspace.
+        """
         if self.read_only:
             raise RuntimeError("a read-only view has no downloads folder")
         with self._lock:
@@ -455,12 +774,35 @@ class Workspace(TableSet):
             return self._exports
 
     def exports_path(self) -> Path | None:
-        """This session's downloads folder if it has one (none is made here)."""
+        """The session's downloads folder if it has one (none is made here).
+
+        Returns
+        -------
+        pathlib.Path or None
+            The folder.
+        """
         return self._exports
 
     def new_download(self, name: str) -> Path:
-        """A path for a new download in this session's folder; the oldest beyond :data:`MAX_DOWNLOADS`
-        are deleted (only this session's own files)."""
+        """A path for a new download in this session's folder.
+
+        The oldest downloads beyond :data:`MAX_DOWNLOADS` are deleted (only this session's own files).
+
+        Parameters
+        ----------
+        name : str
+            The file's name.
+
+        Returns
+        -------
+        pathlib.Path
+            The path (in a new sub-folder of its own; the file is not written).
+
+        Raises
+        ------
+        RuntimeError
+            On a read-only workspace.
+        """
         d = self.exports_dir()
         with self._lock:
             sub = d / secrets.token_hex(4)
@@ -473,15 +815,34 @@ class Workspace(TableSet):
         return p
 
     def is_empty(self) -> bool:
-        """Whether the session holds nothing of use: no tables, downloads or loaded metrics (the uploads it
-        tried are let go with it)."""
+        """Whether the session holds nothing of use.
+
+        No tables, downloads or loaded metrics, and nothing in the stores registered in :data:`HOLD_CHECKS`
+        (the uploads it tried are let go with it).
+
+        Returns
+        -------
+        bool
+            True when it holds nothing.
+        """
         with self._lock:
             if self.tables or self._downloads or self.metric_info:
                 return False
         return not any(check(self) for check in list(HOLD_CHECKS))
 
     def own_file(self, path) -> None:
-        """Register a file the visitor uploaded, to be deleted when the session ends."""
+        """Register a file the visitor uploaded, to be deleted when the session ends.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The uploaded file.
+
+        Raises
+        ------
+        RuntimeError
+            On a read-only workspace.
+        """
         if self.read_only:
             raise RuntimeError("a read-only view owns no files")
         with self._lock:
@@ -490,7 +851,11 @@ class Workspace(TableSet):
                 self._files.append(p)
 
     def close(self) -> None:
-        """Drop everything the session holds: its tables, caches, downloads and uploaded files."""
+        """Drop everything the session holds: its tables, caches, downloads and uploaded files.
+
+        The :data:`CLOSE_HOOKS` are called; an uploaded file is deleted only when no other upload of the same
+        path still waits (:class:`ts2viz.ui.serving.uploads.UploadRegistry`).
+        """
         with self._lock:
             self.closed = True
             self.tables = []
@@ -523,8 +888,16 @@ class Workspace(TableSet):
 class AppView:
     """The app as one session sees it: the operator's shared tables, then the session's own.
 
-    Every callback takes one (as its first argument, named ``app``). Reads go to whichever side holds
-    a metric; writes go to the session's :class:`Workspace`.
+    Every callback takes one (as its first argument, named ``app``). Reads go to whichever side holds a
+    metric; writes go to the session's :class:`Workspace`. Meta-metrics of the two are computed
+    separately and joined metric-wise, so a visitor's upload computes only its own metrics.
+
+    Parameters
+    ----------
+    app : AppState
+        The shared data (the variant the session picked).
+    workspace : Workspace
+        The session's own data.
     """
 
     def __init__(self, app: AppState, workspace: Workspace) -> None:
@@ -534,40 +907,91 @@ class AppView:
     # -- what both sides share ----------------------------------------------------------------------
     @property
     def dataset(self):
+        """The dataset."""
         return self.app.dataset
 
     @property
     def thumbs(self) -> Thumbs:
+        """The thumbnail store."""
         return self.app.thumbs
 
     @property
     def cache_root(self) -> Path:
+        """The app's cache folder."""
         return self.app.cache_root
 
     @property
     def access(self) -> Access:
+        """The app's trust level."""
         return self.app.access
 
     @property
     def limits(self) -> Limits:
+        """The session's caps."""
         return self.workspace.limits
 
     # -- metrics --------------------------------------------------------------------------------------
     @property
     def metrics(self) -> list[str]:
+        """Every metric the session sees: the shared ones, then its own."""
         return self.app.metrics + self.workspace.metrics
 
     def _side(self, metric: str) -> TableSet:
         return self.workspace if self.workspace.has(metric) else self.app
 
     def kind_of(self, metric: str) -> str:
+        """The kind of the table that holds a metric.
+
+        Parameters
+        ----------
+        metric : str
+            A metric name.
+
+        Returns
+        -------
+        str
+            ``published``, ``uploaded`` or ``live``.
+
+        Raises
+        ------
+        KeyError
+            If no table holds it.
+        """
         return self._side(metric).kind_of(metric)
 
     def lower_is_better(self, metric: str) -> bool:
+        """Whether a metric's smaller values mean more faithful.
+
+        Parameters
+        ----------
+        metric : str
+            A metric name.
+
+        Returns
+        -------
+        bool
+            True if its table declares it lower-is-better.
+        """
         return self._side(metric).lower_is_better(metric)
 
     def mm(self, mode: str) -> MetaMetrics:
-        """Meta-metrics of every metric this session sees, in ``mode``."""
+        """Meta-metrics of every metric this session sees, in a mode.
+
+        Parameters
+        ----------
+        mode : str
+            A meta-metric policy preset (``paper`` or ``spec``).
+
+        Returns
+        -------
+        ts2viz.metametrics.MetaMetrics
+            Shared and own, joined.
+
+        Raises
+        ------
+        InputError
+            For an unknown mode, or when no scores are loaded.
+        """
         if self.workspace.tables:
             return self.workspace.joined_mm(mode, self.app)
         if not self.app.tables:
@@ -577,15 +1001,40 @@ class AppView:
         return self.app.mm(mode)
 
     def scores(self) -> Scores:
-        """Shared and own scores merged (for tests and exports; views read per metric)."""
+        """Shared and own scores merged (for tests and exports; views read per metric).
+
+        Returns
+        -------
+        ts2viz.scores.Scores
+            The merged scores.
+
+        Raises
+        ------
+        InputError
+            When no scores are loaded.
+        """
         parts = [s for s in (self.app, self.workspace) if s.tables]
         if not parts:
             raise InputError("no scores loaded")
         return parts[0].scores() if len(parts) == 1 else merge([p.scores() for p in parts])
 
     def node_scores(self, seg_id: int, metric: str) -> dict[str, np.ndarray]:
-        """Raw (not oriented) scores of ``metric`` per node label of a SEG, NaN where unscored
-        (memoised: every figure and table of a SEG view reads them)."""
+        """Raw (not oriented) scores of a metric per node of a SEG, NaN where unscored.
+
+        Memoised: every figure and table of a SEG view reads them.
+
+        Parameters
+        ----------
+        seg_id : int
+            The SEG.
+        metric : str
+            A metric name.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            Read-only scores of each node's images, by node label.
+        """
         seg = self.dataset[seg_id]
         side = self._side(metric)
 
@@ -600,20 +1049,58 @@ class AppView:
         return self.memo(("node_scores", seg.id, metric), [metric], build)
 
     def image_scores(self, file_names: Sequence[str], metrics: Sequence[str]) -> np.ndarray:
+        """Raw scores of some images for some metrics, NaN where unscored.
+
+        Parameters
+        ----------
+        file_names : sequence of str
+            The images.
+        metrics : sequence of str
+            The metrics.
+
+        Returns
+        -------
+        numpy.ndarray
+            (images, metrics) scores.
+        """
         out = np.full((len(file_names), len(metrics)), np.nan)
         for j, m in enumerate(metrics):
             out[:, j] = self._side(m).column(file_names, m)
         return out
 
     def add_table(self, scores: Scores, *, kind: str, name: str) -> None:
+        """Add a table to the session's workspace (:meth:`Workspace.add_table`).
+
+        Parameters
+        ----------
+        scores : ts2viz.scores.Scores
+            The scores.
+        kind : str
+            ``uploaded`` or ``live``.
+        name : str
+            The table's name.
+        """
         self.workspace.add_table(scores, kind=kind, name=name)
 
     def metric_object(self, spec: str, device=None):
         """A loaded metric; the session notes what it is (:meth:`Workspace.remember_metric`).
 
-        In public mode the metric is named by its display name (:meth:`Access.display_name`): its
-        scores' column, progress and messages never show the operator's folder paths. The model is
-        shared with the cached metric (a shallow copy carries the name)."""
+        In public mode the metric is named by its display name (:meth:`Access.display_name`): its scores'
+        column, progress and messages never show the operator's folder paths. The model is shared with the
+        cached metric (a shallow copy carries the name).
+
+        Parameters
+        ----------
+        spec : str
+            The metric spec (already checked against the trust level).
+        device : str or None, default None
+            Where it runs.
+
+        Returns
+        -------
+        ts2viz.metrics.Metric
+            The metric.
+        """
         metric = self.app.metric_object(spec, device)
         name = self.access.display_name(spec)
         if isinstance(getattr(metric, "spec", None), str) and metric.spec != name:
@@ -629,9 +1116,25 @@ class AppView:
 
     # -- caching and files -------------------------------------------------------------------------------
     def memo(self, key: tuple, metrics: Sequence[str | None], build: Callable[[], Any]) -> Any:
-        """``build()``'s result for ``key``, reused: shared by all sessions when ``metrics`` are all
-        shared ones, else kept in this session's own memo. ``key`` must name everything the result
-        depends on besides the metrics' data."""
+        """A view part built once and reused.
+
+        Shared by all sessions when ``metrics`` are all shared ones, else kept in this session's own memo;
+        the keys carry the data's version and variant.
+
+        Parameters
+        ----------
+        key : tuple
+            Names everything the result depends on besides the metrics' data.
+        metrics : sequence of str or None
+            The metrics it reads (``None`` entries ignored).
+        build : callable
+            ``build()`` makes it.
+
+        Returns
+        -------
+        object
+            The result.
+        """
         own = [m for m in metrics if m and self.workspace.has(m)]
         # the shared data's variant is part of every key: sessions seeing another variant build their own
         if own:
@@ -639,6 +1142,18 @@ class AppView:
         return self.app.memo.get((self.app.version, self.app.variant_name, *key), build)
 
     def new_download(self, name: str) -> Path:
+        """A path for a new download in the session's folder (:meth:`Workspace.new_download`).
+
+        Parameters
+        ----------
+        name : str
+            The file's name.
+
+        Returns
+        -------
+        pathlib.Path
+            The path.
+        """
         return self.workspace.new_download(name)
 
 

@@ -26,7 +26,50 @@ from .app_state import CLOSE_HOOKS, HOLD_CHECKS
 
 @dataclass(frozen=True)
 class AuthoringCaps:
-    """What one session may hold in the authoring tab."""
+    """What one session may hold in the authoring tab.
+
+    Parameters
+    ----------
+    max_drafts : int
+        SEGs being authored at once.
+    max_images : int
+        Images over all its drafts (uploads and imports).
+    max_image_bytes : int
+        Bytes of one image file.
+    max_total_bytes : int
+        Bytes of all its image files.
+    max_zip_bytes : int
+        Bytes of an uploaded dataset .zip.
+    max_zip_members : int
+        Files in it.
+    max_unzipped_bytes : int
+        Bytes it unpacks to.
+    max_nodes : int, default 64
+        Nodes of one SEG.
+    max_edges : int, default 512
+        Edges of one SEG (explicit or implied).
+    max_levels : int, default 16
+        Distinct error levels of one SEG.
+    max_walks : int, default 5000
+        Walks of one SEG (counted, never enumerated: :func:`ts2viz.authoring.seg_size`).
+    refuse_walks : bool, default True
+        Above ``max_walks``: refused (a visitor) or accepted with a warning (the operator).
+    max_csv_bytes : int, default 1 MiB
+        Bytes of each dataset file of an imported .zip (``metadata.csv``, ``edges.csv``, ``nodes.csv``:
+        read in full only within this).
+    max_pixels : int, default 50_000_000
+        Pixels of one image (uploads and imported images alike, as :func:`ts2viz.imagecheck.open_checked`
+        checks them).
+    max_frames : int, default 500
+        Frames of one image.
+    max_trailing_bytes : int, default 64 KiB
+        Bytes a file may hold beyond the end of its image.
+
+    See Also
+    --------
+    OPERATOR_CAPS : the operator's own app.
+    PUBLIC_CAPS : a public app (changed without code by ``TS2VIZ_AUTHORING_CAPS``).
+    """
 
     max_drafts: int          # SEGs being authored at once
     max_images: int          # images over all its drafts (uploads and imports)
@@ -54,6 +97,7 @@ class AuthoringCaps:
 
     @property
     def seg_limits(self):
+        """The caps of one SEG as :class:`ts2viz.authoring.SegLimits`."""
         from ...authoring import SegLimits
 
         return SegLimits(self.max_nodes, self.max_edges, self.max_levels, self.max_walks)
@@ -77,8 +121,31 @@ CAPS_ENV = "TS2VIZ_AUTHORING_CAPS"
 
 
 def caps_from_env(base: AuthoringCaps, text: str | None) -> AuthoringCaps:
-    """``base`` with the fields named in ``text`` (``name=value`` pairs, comma-separated) changed.
-    :class:`InputError` for an unknown name or a value that is not a whole number."""
+    """Caps with some fields changed, as ``TS2VIZ_AUTHORING_CAPS`` says.
+
+    Parameters
+    ----------
+    base : AuthoringCaps
+        The caps to start from.
+    text : str or None
+        ``name=value`` pairs, comma-separated (``None`` or blank: ``base`` as it is).
+
+    Returns
+    -------
+    AuthoringCaps
+        The changed caps.
+
+    Raises
+    ------
+    InputError
+        For an unknown name or a value that is not a whole number.
+
+    Examples
+    --------
+    >>> caps = caps_from_env(PUBLIC_CAPS, "max_walks=20000, max_nodes=100")
+    >>> caps.max_walks, caps.max_nodes, caps.max_drafts
+    (20000, 100, 8)
+    """
     if not text or not text.strip():
         return base
     fields = {k: type(v) for k, v in base.__dict__.items()}
@@ -98,9 +165,26 @@ def caps_from_env(base: AuthoringCaps, text: str | None) -> AuthoringCaps:
 
 
 def caps_for(view) -> AuthoringCaps:
-    """The caps of the session ``view`` belongs to: public mode's (with the operator's changes from
-    ``TS2VIZ_AUTHORING_CAPS``), with one image no larger than the app's upload cap
-    (``app.limits.max_upload_bytes``), or the operator's."""
+    """The caps of the session a view belongs to.
+
+    Public mode's (with the operator's changes from ``TS2VIZ_AUTHORING_CAPS``), with one image no larger
+    than the app's upload cap (``limits.max_upload_bytes``); or the operator's.
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+
+    Returns
+    -------
+    AuthoringCaps
+        The caps.
+
+    Raises
+    ------
+    InputError
+        For a malformed ``TS2VIZ_AUTHORING_CAPS``.
+    """
     if not view.access.public:
         return OPERATOR_CAPS
     base = caps_from_env(PUBLIC_CAPS, os.environ.get(CAPS_ENV))
@@ -114,7 +198,39 @@ MAX_UNDO = 50
 
 @dataclass
 class Drafts:
-    """One session's drafts, which one is being edited, and the files of their images."""
+    """One session's drafts, which one is being edited, and the files of their images.
+
+    Parameters
+    ----------
+    folder_of : callable
+        ``folder_of()`` gives the session's private folder (made on use).
+    drafts : list of SegDraft, default []
+        The drafts.
+    current : int, default -1
+        The index of the one being edited (-1: none).
+    files : dict of str to pathlib.Path, default {}
+        Image key -> its file (uploads, imports).
+    remote : dict of str to tuple, default {}
+        Image key -> (dataset, file name): an imported image fetched when needed (a hub dataset's).
+    bytes_held : int, default 0
+        Bytes of the session's image files.
+    sizes : dict of str to int, default {}
+        Image key -> bytes of its file (the session's copies and unpacked imports; counted in
+        ``bytes_held``).
+    export : pathlib.Path or None, default None
+        The session's last dataset export (.zip): a new one replaces it.
+    counter : int, default 0
+        The last id given by :meth:`next_id`.
+    scores : dict of (str, str) to float, default {}
+        Scores of draft images by (metric, key), from live scoring while authoring.
+    thumbs : dict of str to str, default {}
+        Image key -> its thumbnail (a data URI).
+    history : list, default []
+        Earlier states (the drafts, which one was edited), newest last, for undo; drafts are immutable, so
+        a state is a tuple of references.
+    lock : threading.RLock
+        Held by every change.
+    """
 
     folder_of: Callable[[], Path]                           # the session's private folder (made on use)
     drafts: list[SegDraft] = field(default_factory=list)
@@ -137,30 +253,57 @@ class Drafts:
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __bool__(self) -> bool:
+        """Whether the session holds drafts or image files."""
         return bool(self.drafts) or bool(self.files)
 
     def next_id(self) -> int:
+        """A new number for the session's keys and names.
+
+        Returns
+        -------
+        int
+            One more than the last.
+        """
         with self.lock:
             self.counter += 1
             return self.counter
 
     def folder(self, name: str) -> Path:
-        """A folder of this session's own (``authoring/NAME`` in its downloads folder)."""
+        """A folder of this session's own (``authoring/NAME`` in its downloads folder), made if missing.
+
+        Parameters
+        ----------
+        name : str
+            The folder's name.
+
+        Returns
+        -------
+        pathlib.Path
+            The folder.
+        """
         d = Path(self.folder_of()) / "authoring" / name
         d.mkdir(parents=True, exist_ok=True)
         return d
 
     @property
     def draft(self) -> SegDraft | None:
+        """The draft being edited, or ``None``."""
         return self.drafts[self.current] if 0 <= self.current < len(self.drafts) else None
 
     def remember(self) -> None:
-        """Keep the present state for :meth:`undo` (call before a change)."""
+        """Keep the present state for :meth:`undo` (call before a change; at most :data:`MAX_UNDO` kept)."""
         with self.lock:
             self.history.append((tuple(self.drafts), self.current))
             del self.history[:-MAX_UNDO]
 
     def undo(self) -> None:
+        """Go back to the state before the last change.
+
+        Raises
+        ------
+        InputError
+            When there is nothing to undo.
+        """
         with self.lock:
             if not self.history:
                 raise InputError("nothing to undo")
@@ -168,6 +311,18 @@ class Drafts:
             self.drafts = list(drafts)
 
     def set_draft(self, draft: SegDraft) -> None:
+        """Replace the draft being edited (remembered for undo when it changed).
+
+        Parameters
+        ----------
+        draft : SegDraft
+            The new version.
+
+        Raises
+        ------
+        InputError
+            When no draft is being edited.
+        """
         with self.lock:
             if self.draft is None:
                 raise InputError("start a SEG first (from a prompt, or from a SEG of the dataset)")
@@ -176,6 +331,20 @@ class Drafts:
                 self.drafts[self.current] = draft
 
     def add_draft(self, draft: SegDraft, caps: AuthoringCaps) -> None:
+        """Add a draft and edit it.
+
+        Parameters
+        ----------
+        draft : SegDraft
+            The new draft.
+        caps : AuthoringCaps
+            The session's caps.
+
+        Raises
+        ------
+        InputError
+            Past ``caps.max_drafts``.
+        """
         with self.lock:
             if len(self.drafts) >= caps.max_drafts:
                 raise InputError(f"a session may author at most {caps.max_drafts} SEGs at once; remove one first")
@@ -184,12 +353,19 @@ class Drafts:
             self.current = len(self.drafts) - 1
 
     def keys_in_use(self) -> set[str]:
-        """Image keys of the drafts and of the states undo can go back to (their files are kept)."""
+        """Image keys of the drafts and of the states undo can go back to (their files are kept).
+
+        Returns
+        -------
+        set of str
+            The keys.
+        """
         with self.lock:
             states = [self.drafts] + [list(h[0]) for h in self.history]
         return {im.key for drafts in states for x in drafts for im in x.images}
 
     def close(self) -> None:
+        """Drop the drafts, their files' records, scores, thumbnails and history."""
         with self.lock:
             self.drafts, self.current, self.files, self.scores, self.thumbs, self.bytes_held = [], -1, {}, {}, {}, 0
             self.remote, self.history, self.sizes, self.export = {}, [], {}, None
@@ -201,7 +377,20 @@ _LOCK = threading.Lock()
 
 
 def drafts_of(view, *, create: bool = False) -> Drafts | None:
-    """The session's drafts (``view``: an AppView); ``None`` when it has none and ``create`` is off."""
+    """The session's drafts.
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+    create : bool, default False
+        Make them if the session has none.
+
+    Returns
+    -------
+    Drafts or None
+        The drafts; ``None`` on a read-only view, or when there are none and ``create`` is off.
+    """
     ws = getattr(view, "workspace", None)
     if ws is None or getattr(ws, "read_only", False):
         return None

@@ -23,8 +23,11 @@ _LOCK = threading.Lock()
 
 
 class GoldUploads:
-    """One session's uploaded score columns per rated set, and what is computed from them (memoised
-    until the next upload)."""
+    """One session's uploaded score columns per rated set, and what is computed from them.
+
+    What is computed is memoised until the next upload. ``columns`` maps a rated set's name to a
+    DataFrame aligned with its images; ``files`` counts the uploads; ``version`` the changes.
+    """
 
     def __init__(self) -> None:
         self.columns: dict[str, object] = {}     # rated-set name -> DataFrame aligned with its images
@@ -34,17 +37,40 @@ class GoldUploads:
         self._lock = threading.Lock()
 
     def __bool__(self) -> bool:
+        """Whether the session uploaded scores for some rated set."""
         return bool(self.columns)
 
     @property
     def n_metrics(self) -> int:
+        """The metrics uploaded, over all rated sets."""
         return sum(len(df.columns) for df in self.columns.values())
 
     def metrics(self, name: str) -> list[str]:
+        """The metrics uploaded for one rated set.
+
+        Parameters
+        ----------
+        name : str
+            The rated set's name.
+
+        Returns
+        -------
+        list of str
+            Their names (empty if none).
+        """
         df = self.columns.get(name)
         return [] if df is None else list(df.columns)
 
     def add(self, name: str, table) -> None:
+        """Add a score table for a rated set (its columns beside any uploaded before).
+
+        Parameters
+        ----------
+        name : str
+            The rated set's name.
+        table : pandas.DataFrame
+            One column per metric, aligned with the set's images.
+        """
         import pandas as pd
 
         with self._lock:
@@ -55,6 +81,20 @@ class GoldUploads:
             self._memo.clear()
 
     def memo(self, key, build):
+        """A result computed once until the next upload.
+
+        Parameters
+        ----------
+        key : hashable
+            Names what the result depends on besides the uploads.
+        build : callable
+            ``build()`` computes it.
+
+        Returns
+        -------
+        object
+            The result.
+        """
         with self._lock:
             if key in self._memo:
                 return self._memo[key]
@@ -65,7 +105,20 @@ class GoldUploads:
 
 
 def uploads_of(view, *, create: bool = False) -> GoldUploads | None:
-    """The session's gold uploads (``view``: an AppView); None when it has none and ``create`` is off."""
+    """The session's gold uploads.
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+    create : bool, default False
+        Make them if the session has none.
+
+    Returns
+    -------
+    GoldUploads or None
+        The uploads; ``None`` on a read-only view, or when there are none and ``create`` is off.
+    """
     ws = getattr(view, "workspace", None)
     if ws is None or getattr(ws, "read_only", False):
         return None
@@ -92,14 +145,36 @@ HOLD_CHECKS.append(_holds)
 
 
 def add_gold_scores(view, gold: str, path, display_name: str | None = None) -> str:
-    """Read an uploaded score file (CSV: ``image_id`` + one numeric column per metric) for the rated
-    set ``gold`` into the session's uploads; returns a status line (names as the visitor wrote them:
-    escape them for display).
+    """Read an uploaded score file for a rated set into the session's uploads (the Human ratings tab's upload).
 
-    Caps (the session's :class:`~ts2viz.ui.serving.access.Limits`): score files (SEG and gold uploads
-    together), bytes of one file, metrics held (checked on the header, before the rows are read);
-    rows are bounded by the rated set (every row names one of its images, once). A column that
-    names a metric the set already has, or a ``human:`` name, is refused.
+    The file is a CSV: ``image_id`` (or ``file_name``) + one numeric column per metric. Caps (the session's
+    :class:`~ts2viz.ui.serving.access.Limits`): score files (SEG and gold uploads together), bytes of one
+    file, metrics held (checked on the header, before the rows are read); rows are bounded by the rated
+    set (every row names one of its images, once). In public mode the file must have come through the
+    page (:func:`ts2viz.ui.callbacks.common.visitor_file`) and an error quotes nothing from it.
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+    gold : str
+        The rated set's name.
+    path : str or os.PathLike
+        The uploaded file.
+    display_name : str or None, default None
+        How messages name the file (default: its name).
+
+    Returns
+    -------
+    str
+        A status line, with the metric names as the visitor wrote them (escape them for display).
+
+    Raises
+    ------
+    InputError
+        For an unknown rated set, no file, a file that is not a .csv or not from the page (public mode),
+        past a cap, a column without a name, named like a metric the set has or starting with ``human:``,
+        a file that does not read as the set's scores, or one without a score.
     """
     from ...gold import read_score_table
     from ..callbacks import humaneval as gc
@@ -172,4 +247,16 @@ def _header(p, name: str) -> list[str]:
 
 
 def display_name(path) -> str | None:
+    """The name of an uploaded file as messages give it.
+
+    Parameters
+    ----------
+    path : str or os.PathLike or None
+        The file.
+
+    Returns
+    -------
+    str or None
+        Its base name; ``None`` without a file.
+    """
     return os.path.basename(str(path)) if path else None

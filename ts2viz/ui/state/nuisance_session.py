@@ -20,7 +20,13 @@ from .app_state import CLOSE_HOOKS, HOLD_CHECKS
 
 
 class SharedNuisance:
-    """The operator's nuisance results (read at start) and their summaries per mode (computed once)."""
+    """The operator's nuisance results (read at start) and their summaries per mode (computed once).
+
+    Parameters
+    ----------
+    scores : ts2viz.nuisance.run.NuisanceScores
+        The results.
+    """
 
     def __init__(self, scores: NuisanceScores) -> None:
         self.scores = scores
@@ -29,7 +35,10 @@ class SharedNuisance:
 
 
 class SessionNuisance:
-    """One session's live nuisance results: per metric, one :class:`MetricRun` over the SEGs it ran on."""
+    """One session's live nuisance results: per metric, one :class:`MetricRun` over the SEGs it ran on.
+
+    ``version`` counts the changes.
+    """
 
     def __init__(self) -> None:
         self.runs: dict[str, MetricRun] = {}
@@ -37,9 +46,17 @@ class SessionNuisance:
         self.lock = threading.Lock()
 
     def __bool__(self) -> bool:
+        """Whether the session has a result."""
         return bool(self.runs)
 
     def add(self, run: MetricRun) -> None:
+        """Add a live run, merged with the metric's earlier one (:func:`merge_runs`).
+
+        Parameters
+        ----------
+        run : ts2viz.nuisance.run.MetricRun
+            The run.
+        """
         with self.lock:
             old = self.runs.get(run.metric)
             self.runs[run.metric] = merge_runs(old, run) if old is not None else run
@@ -69,7 +86,21 @@ HOLD_CHECKS.append(_holds)
 
 
 def merge_runs(old: MetricRun, new: MetricRun) -> MetricRun:
-    """``old`` with ``new``'s images added (or replaced); ``new`` alone when their transforms or seeds differ."""
+    """One run with another's images added (or replaced).
+
+    Parameters
+    ----------
+    old : ts2viz.nuisance.run.MetricRun
+        The earlier run.
+    new : ts2viz.nuisance.run.MetricRun
+        The new one.
+
+    Returns
+    -------
+    ts2viz.nuisance.run.MetricRun
+        The merged run (``old``'s images, then ``new``'s that ``old`` lacks, ``new``'s values where both
+        have them); ``new`` alone when their transforms or seeds differ.
+    """
     if [t.spec for t in old.transforms] != [t.spec for t in new.transforms] or old.seed != new.seed:
         return new
     files = list(old.file_names) + [f for f in new.file_names if f not in set(old.file_names)]
@@ -84,8 +115,25 @@ def merge_runs(old: MetricRun, new: MetricRun) -> MetricRun:
 
 
 def add_operator_nuisance(app, paths: Sequence[str]) -> list[str]:
-    """Read the operator's long tables (``app.py --nuisance FILE``) for every session; returns the metrics.
-    Bad input raises :class:`InputError` (file, row, problem)."""
+    """Read the operator's long tables (``app.py --nuisance FILE``) for every session.
+
+    Parameters
+    ----------
+    app : AppState
+        The app.
+    paths : sequence of str
+        Long tables written by ``ts2viz nuisance``.
+
+    Returns
+    -------
+    list of str
+        The metrics read.
+
+    Raises
+    ------
+    InputError
+        For a file that does not load (file, row, problem), or a metric in two files.
+    """
     merged = NuisanceScores(app.dataset.name)
     for p in paths:
         for r in read_nuisance(p, app.dataset).runs:
@@ -98,13 +146,37 @@ def add_operator_nuisance(app, paths: Sequence[str]) -> list[str]:
 
 
 def shared_results(view) -> SharedNuisance | None:
-    """The operator's results, if the app was started with some (``view``: an AppView)."""
+    """The operator's results, if the app was started with some.
+
+    Parameters
+    ----------
+    view : AppView
+        A session's view.
+
+    Returns
+    -------
+    SharedNuisance or None
+        The results.
+    """
     with _LOCK:
         return _SHARED.get(view.thumbs)
 
 
 def session_results(view, *, create: bool = False) -> SessionNuisance | None:
-    """The session's live results (``view``: an AppView); None when it has none and ``create`` is off."""
+    """The session's live results.
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+    create : bool, default False
+        Make them if the session has none.
+
+    Returns
+    -------
+    SessionNuisance or None
+        The results; ``None`` on a read-only view, or when there are none and ``create`` is off.
+    """
     ws = getattr(view, "workspace", None)
     if ws is None or getattr(ws, "read_only", False):
         return None
@@ -116,7 +188,18 @@ def session_results(view, *, create: bool = False) -> SessionNuisance | None:
 
 
 def metric_choices(view) -> list[str]:
-    """Metrics with nuisance results this session sees: the session's live runs, then the shared ones."""
+    """Metrics with nuisance results this session sees: the session's live runs, then the shared ones.
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+
+    Returns
+    -------
+    list of str
+        The metric names.
+    """
     own = session_results(view)
     names = list(own.runs) if own else []
     sh = shared_results(view)
@@ -124,8 +207,24 @@ def metric_choices(view) -> list[str]:
 
 
 def run_of(view, metric) -> tuple[MetricRun | None, str]:
-    """The results for ``metric`` and where they come from (``"session"`` or ``"shared"``); the session's
-    own run of a metric is shown instead of the shared one."""
+    """The results for a metric and where they come from.
+
+    The session's own run of a metric is shown instead of the shared one.
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+    metric : str
+        The metric.
+
+    Returns
+    -------
+    run : ts2viz.nuisance.run.MetricRun or None
+        The run, or ``None`` when there is none.
+    source : str
+        ``"session"``, ``"shared"`` or ``""``.
+    """
     own = session_results(view)
     if own and metric in own.runs:
         return own.runs[metric], "session"

@@ -50,10 +50,23 @@ _trim_lock = threading.Lock()
 
 
 def release_memory(force: bool = False) -> bool:
-    """Hand the heap's free pages back to the system (glibc's ``malloc_trim``), at most every
-    :data:`TRIM_EVERY_S` seconds. Python frees a closed session's tables, but glibc keeps the freed
-    arenas mapped: without this the process stays at its peak size after the sessions have gone.
-    Returns whether it ran."""
+    """Hand the heap's free pages back to the system (glibc's ``malloc_trim``), at most every few seconds.
+
+    At most every :data:`TRIM_EVERY_S` seconds. Python frees a closed session's tables, but glibc keeps the
+    freed arenas mapped: without this the process stays at its peak size after the sessions have gone. A
+    call within the interval schedules one more run when the interval is over (the last session's memory).
+    Nothing happens without glibc.
+
+    Parameters
+    ----------
+    force : bool, default False
+        Run now, whatever the interval.
+
+    Returns
+    -------
+    bool
+        Whether it ran.
+    """
     now = time.monotonic()
     if _TRIM is None:
         return False
@@ -71,7 +84,33 @@ def release_memory(force: bool = False) -> bool:
 
 
 class Workspaces:
-    """The workspaces of the sessions of one app process (thread-safe)."""
+    """The workspaces of the sessions of one app process (thread-safe).
+
+    ``jobs`` holds the heavy lanes' jobs of the process (:class:`ts2viz.ui.serving.jobs.Jobs`); a heavy
+    job's memory goes back to the system when it ends.
+
+    Parameters
+    ----------
+    app : AppState
+        The app.
+    limits : Limits or None, default None
+        The caps (``None``: the app's trust level's).
+    exports_root : pathlib.Path or None, default None
+        Where sessions' downloads folders are made (the app passes Gradio's upload folder).
+    clock : callable, default time.monotonic
+        The clock, in seconds.
+
+    Examples
+    --------
+    >>> from ts2viz.ui import load_state
+    >>> spaces = Workspaces(load_state("ts2", fetch_images=False))
+    >>> spaces.view("page-1").workspace.read_only, "page-1" in spaces
+    (True, False)
+    >>> spaces.get("page-1", create=True, client="1.2.3.4") is spaces.get("page-1", create=False)
+    True
+    >>> spaces.end("page-1"), len(spaces)
+    (True, 0)
+    """
 
     def __init__(self, app: AppState, limits: Limits | None = None, *, exports_root: Path | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -92,20 +131,42 @@ class Workspaces:
         self.jobs = Jobs(on_end=lambda: release_memory(force=True))
 
     def __len__(self) -> int:
+        """The number of workspaces held."""
         return len(self._items)
 
     def __contains__(self, session_id: object) -> bool:
+        """Whether a session has a workspace."""
         return session_id in self._items
 
     def _new(self) -> Workspace:
         return Workspace(self.app, self.limits, exports_root=self.exports_root)
 
     def get(self, session_id: str | None, *, create: bool, client: str | None = None) -> Workspace | None:
-        """The session's workspace; made if ``create`` and there is none (else ``None``).
+        """The session's workspace, made when asked for and missing.
 
-        ``client``: who asks (the request's address), for the per-client cap. A request without a
-        session id gets a workspace of its own that is not kept. Raises :class:`InputError` when a
-        new workspace has no room (every held one was used within ``keep_active_s``).
+        Idle workspaces are swept at most every :data:`SWEEP_EVERY_S` seconds here. Making one may drop the
+        client's own least recently used one (past ``max_sessions_per_client``) or the app's least recently used
+        idle one (past ``max_sessions``).
+
+        Parameters
+        ----------
+        session_id : str or None
+            The page's session id (``gr.Request.session_hash``).
+            Without one, a workspace of its own that is not kept.
+        create : bool
+            Make it if there is none.
+        client : str or None, default None
+            Who asks (the request's address), for the per-client cap.
+
+        Returns
+        -------
+        Workspace or None
+            The workspace; ``None`` when there is none and ``create`` is false.
+
+        Raises
+        ------
+        InputError
+            When a new workspace has no room (every held one was used within ``keep_active_s``).
         """
         if not session_id:
             return self._new() if create else None
@@ -149,8 +210,18 @@ class Workspaces:
         return drop
 
     def discard_if_empty(self, session_id: str | None) -> bool:
-        """Drop the session's workspace if it holds nothing (no tables, downloads or files): a call
-        that failed must not take a place. Returns whether one was dropped."""
+        """Drop the session's workspace if it holds nothing (a call that failed must not take a place).
+
+        Parameters
+        ----------
+        session_id : str or None
+            The page's session id (``gr.Request.session_hash``).
+
+        Returns
+        -------
+        bool
+            Whether one was dropped.
+        """
         if not session_id:
             return False
         with self._lock:
@@ -162,12 +233,43 @@ class Workspaces:
         return True
 
     def view(self, session_id: str | None, *, create: bool = False, client: str | None = None) -> AppView:
-        """The app as this session sees it (with an empty workspace when it holds nothing yet)."""
+        """The app as this session sees it (with an empty, read-only workspace when it holds nothing yet).
+
+        Parameters
+        ----------
+        session_id : str or None
+            The page's session id (``gr.Request.session_hash``).
+        create : bool, default False
+            Make the session's workspace if there is none.
+        client : str or None, default None
+            Who asks, for the per-client cap.
+
+        Returns
+        -------
+        AppView
+            The view.
+
+        Raises
+        ------
+        InputError
+            When a new workspace has no room.
+        """
         ws = self.get(session_id, create=create, client=client)
         return AppView(self.app, ws if ws is not None else self._empty)
 
     def end(self, session_id: str | None) -> bool:
-        """Drop a session's workspace now (the tab was closed). Returns whether there was one."""
+        """Drop a session's workspace now (the tab was closed).
+
+        Parameters
+        ----------
+        session_id : str or None
+            The page's session id (``gr.Request.session_hash``).
+
+        Returns
+        -------
+        bool
+            Whether there was one.
+        """
         with self._lock:
             ws = self._items.pop(session_id, None) if session_id else None
         if ws is not None:
@@ -176,7 +278,13 @@ class Workspaces:
         return ws is not None
 
     def sweep(self) -> int:
-        """Drop the workspaces idle for longer than the timeout; returns how many."""
+        """Drop the workspaces idle for longer than the timeout.
+
+        Returns
+        -------
+        int
+            How many went.
+        """
         with self._lock:
             drop = self._expired(self.clock())
         for w in drop:
@@ -191,12 +299,19 @@ class Workspaces:
         return [self._items.pop(k) for k in old]
 
     def export_dirs(self) -> list[Path]:
-        """The download folders of the sessions held now (the upload janitor leaves them alone)."""
+        """The download folders of the sessions held now (the upload janitor leaves them alone).
+
+        Returns
+        -------
+        list of pathlib.Path
+            The folders that exist.
+        """
         with self._lock:
             items = list(self._items.values())
         return [d for d in (w.exports_path() for w in items) if d is not None]
 
     def close_all(self) -> None:
+        """Drop every workspace."""
         with self._lock:
             items, self._items = list(self._items.values()), OrderedDict()
         for w in items:

@@ -1,6 +1,7 @@
-"""The Authoring tab: build semantic error graphs of your own, see them drawn as the explorer draws them
-with every problem the dataset loader would find, score them while building, and export / import /
-push them as a dataset (several SEGs per dataset).
+"""The Authoring tab: build semantic error graphs of your own, checked, drawn, scored and exported.
+
+See them drawn as the explorer draws them with every problem the dataset loader would find, score them
+while building, and export / import / push them as a dataset (several SEGs per dataset).
 
 Operator mode may also name folders of this machine (images, an export target, a dataset to import)
 and push to the Hugging Face hub; a public app's visitor works within their own session only
@@ -30,8 +31,10 @@ INTRO = ("#### Build your own semantic error graphs\n"
 
 
 def _with_request(fn, n: int):
-    """``fn(v0, ..., v{n-1}, request)`` with a signature Gradio reads (it passes the request to the parameter
-    annotated ``gr.Request``)."""
+    """``fn(v0, ..., v{n-1}, request)`` with a signature Gradio reads.
+
+    Gradio passes the request to the parameter annotated ``gr.Request``.
+    """
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
     def run(*args):
@@ -46,6 +49,13 @@ def _with_request(fn, n: int):
 
 
 def build(page: Page) -> None:
+    """Build the Authoring tab and wire its events (each action redraws the session's SEGs).
+
+    Parameters
+    ----------
+    page : ts2viz.ui.page.glue.Page
+        The page (its app, shared controls and redraws).
+    """
     app = page.app
     public = app.access.public
     with gr.Tab("Authoring", id="author", elem_id="tab-author"):
@@ -177,8 +187,10 @@ def build(page: Page) -> None:
 
     def action(button_or_event, fn, inputs, *, trigger=None, lane=None):
         """Wire an action: ``fn(view, *values) -> message``; then the tab shows the session's SEGs again.
+
         ``lane``: heavy work (images checked, a .zip unpacked) in a queue group of its own
-        (:mod:`ts2viz.ui.serving.jobs`), never in the views' one."""
+        (:mod:`ts2viz.ui.serving.jobs`), never in the views' one.
+        """
         def run(*values):
             *vals, request = values
             view = page.view(request, create=True)

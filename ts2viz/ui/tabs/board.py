@@ -22,6 +22,20 @@ SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Signed s
 
 @dataclass
 class BoardTab:
+    """What the page wires across tabs from the leaderboard: its family filter and its scores upload.
+
+    Parameters
+    ----------
+    families : gradio.Dropdown
+        The family filter.
+    upload_button : gradio.Button
+        The upload's button.
+    upload_inputs : list
+        The upload's inputs (file, lower-is-better names).
+    upload_message : gradio.Markdown
+        Where the upload's status (or error) is shown.
+    """
+
     families: Any
     upload_button: Any
     upload_inputs: list
@@ -30,13 +44,41 @@ class BoardTab:
 
 def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, table=None, *,
                whiskers: bool = True, table_ci: bool = False):
-    """Table, scatter and interval note of the leaderboard for the current choices (``app``: the
-    session's view), built once per choice for every session that sees the same metrics. With
-    ``table`` (the gr.Dataframe) the styled table is converted to its value once, not per request.
+    """Table, scatter and interval note of the leaderboard for the current choices.
 
-    ``whiskers``: 95 % bootstrap intervals on the scatter; ``table_ci``: intervals in the table's
-    cells and a rank column (:mod:`ts2viz.ui.callbacks.uncertainty`). The bootstrap behind them is
-    drawn the first time either is asked for in a mode, then reused."""
+    Built once per choice for every session that sees the same metrics. The bootstrap behind the intervals
+    is drawn the first time either is asked for in a mode, then reused.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    families : list of str or None
+        The family filter.
+    sort_by : str
+        The column to sort by (default ``ord_avg``).
+    order : str
+        ``"worst first"`` or best first.
+    fmt : str
+        The figures' download format.
+    table : gradio.Dataframe or None, default None
+        With it, the styled table is converted to its value once, not per request.
+    whiskers : bool, default True
+        95 % bootstrap intervals on the scatter.
+    table_ci : bool, default False
+        Intervals in the table's cells and a rank column (:mod:`ts2viz.ui.callbacks.uncertainty`).
+
+    Returns
+    -------
+    table : pandas.io.formats.style.Styler or dict
+        The styled table (its value with ``table``).
+    scatter : gradio.components.plot.PlotData or None
+        The Ord-vs-Sep scatter.
+    note : str
+        HTML: the metrics' names, and the intervals' note.
+    """
     fam = tuple(sorted(map(str, families or [])))
     whiskers, table_ci = bool(whiskers), bool(table_ci)
     key = ("board", mode, fam, sort_by or "ord_avg", order != "worst first", fmt, whiskers, table_ci)
@@ -74,6 +116,18 @@ BOARD_LEGEND = (
 
 
 def build(page: Page) -> BoardTab:
+    """Build the Leaderboard tab and wire its events (filters, sort, intervals, significance, cost, downloads).
+
+    Parameters
+    ----------
+    page : ts2viz.ui.page.glue.Page
+        The page (its app, shared controls and redraws).
+
+    Returns
+    -------
+    BoardTab
+        What the page wires across tabs.
+    """
     app = page.app
     with gr.Tab("Leaderboard", id="board", elem_id="tab-board"):
         with gr.Row(equal_height=False, elem_classes="board-controls"):
@@ -130,7 +184,18 @@ def build(page: Page) -> BoardTab:
 
 
 def build_cost_view(page: Page):
-    """The cost accordion: typed costs, unit, quality cell -> the quality-vs-cost front (on a click)."""
+    """The cost view's components (inside the leaderboard) and its draw event.
+
+    Parameters
+    ----------
+    page : ts2viz.ui.page.glue.Page
+        The page (its app, shared controls and redraws).
+
+    Returns
+    -------
+    tuple
+        The cost text box, the plot and the note.
+    """
     from ..views.cost_view import CELLS, cost_view
     from ...cost import COST_UNITS
 
@@ -155,8 +220,28 @@ def build_cost_view(page: Page):
 
 
 def significance_panel(view, mode: str, families, on: bool, sort_by: str = "ord_avg") -> str:
-    """The significance clusters (by the sort column when it is a statistic, else Ord · Avg) and pairwise
-    accuracy of the metrics the board shows (empty when off)."""
+    """The significance clusters and pairwise accuracy of the metrics the board shows.
+
+    Clusters by the sort column when it is a statistic, else Ord · Avg.
+
+    Parameters
+    ----------
+    view : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    families : list of str or None
+        The family filter.
+    on : bool
+        Whether the panel is shown.
+    sort_by : str, default "ord_avg"
+        The board's sort column.
+
+    Returns
+    -------
+    str
+        The panel's HTML (empty when off).
+    """
     if not on:
         return ""
     from ..views.significance_view import significance_html
@@ -167,8 +252,17 @@ def significance_panel(view, mode: str, families, on: bool, sort_by: str = "ord_
 
 
 def tidy_families(page: Page, picker) -> None:
-    """A family filter drops "All" when a family is picked (and the families when "All" is), at once
-    in the page; its change event then redraws as usual (:func:`ts2viz.ui.callbacks.common.family_selection`)."""
+    """A family filter drops "All" when a family is picked (and the families when "All" is), at once in the page.
+
+    Its change event then redraws as usual (:func:`ts2viz.ui.callbacks.common.family_selection`).
+
+    Parameters
+    ----------
+    page : ts2viz.ui.page.glue.Page
+        The page (its app, shared controls and redraws).
+    picker : gradio.Dropdown
+        The family filter.
+    """
 
     def tidy(chosen):
         new = cb_common.family_selection(chosen)
@@ -178,7 +272,33 @@ def tidy_families(page: Page, picker) -> None:
 
 
 def add_scores(page: Page, path, lower_is_better: str, request) -> str:
-    """Load an uploaded scores file into the session's workspace; the status line shown under it."""
+    """Load an uploaded scores file into the session's workspace (the upload button's event, in its own lane).
+
+    The session's own meta-metrics and leaderboard bootstrap are computed here, in the upload's queue
+    group, not by the redraws that follow it in the views' queue, where every other visitor's view would
+    wait behind them.
+
+    Parameters
+    ----------
+    page : ts2viz.ui.page.glue.Page
+        The page (its app, shared controls and redraws).
+    path : str or None
+        The uploaded file.
+    lower_is_better : str
+        Names of its lower-is-better metrics (comma-separated).
+    request : gradio.Request
+        The event's request.
+
+    Returns
+    -------
+    str
+        The status line shown under the upload (names escaped).
+
+    Raises
+    ------
+    InputError
+        For a file that does not load or breaks the session's caps.
+    """
     view = page.view(request, create=True)
     msg = cb_board.add_scores_file(view, path, os.path.basename(str(path)) if path else None, lower_is_better)
     # The session's own meta-metrics and leaderboard bootstrap (about a second on 2 cores) are computed

@@ -1,5 +1,8 @@
-"""The Correlations tab: metric x metric heatmaps of per-SEG ord or sep (correlation, and which
-orderings are significant), and the per-SEG scatter of two metrics with their paired comparison."""
+"""The Correlations tab: metric x metric heatmaps of per-SEG ord or sep, and the scatter of two metrics.
+
+The heatmaps show correlation and which orderings are significant; the per-SEG scatter of two metrics
+comes with their paired comparison.
+"""
 from __future__ import annotations
 
 import gradio as gr
@@ -14,6 +17,13 @@ from .explorer import STATS, default_metrics
 
 
 def build(page: Page) -> None:
+    """Build the Correlations tab and wire its events.
+
+    Parameters
+    ----------
+    page : ts2viz.ui.page.glue.Page
+        The page (its app, shared controls and redraws).
+    """
     app = page.app
     m_a, m_b = default_metrics(app)
     choices = cb_common.metric_choices(app)

@@ -1,5 +1,8 @@
-"""The SEG explorer tab: pick a SEG (search, partition, failure finder), its graph, node gallery,
-per-walk Spearman plots with the walk table, node CDFs with KS distances."""
+"""The SEG explorer tab: pick a SEG, see its graph, node gallery, walks and node distributions.
+
+Pick a SEG (search, partition, failure finder); its graph, node gallery, per-walk Spearman plots with
+the walk table, node CDFs with KS distances, and the Questions and Nuisance tabs.
+"""
 from __future__ import annotations
 
 import gradio as gr
@@ -33,7 +36,18 @@ element.addEventListener('keydown', (e) => {
 
 
 def default_metrics(app) -> tuple[str | None, str | None]:
-    """The metrics shown first: CLIPScore (or the first loaded) against a strong QA metric (or the next)."""
+    """The metrics shown first: CLIPScore (or the first loaded) against a strong QA metric (or the next).
+
+    Parameters
+    ----------
+    app : AppState or AppView
+        The app.
+
+    Returns
+    -------
+    (str or None, str or None)
+        Metric A and metric B.
+    """
     metrics = app.metrics
     a = "CLIPScore" if "CLIPScore" in metrics else (metrics[0] if metrics else None)
     b = next((m for m in ("TIFA-GPT4V", "DSG-GPT4V") if m in metrics), None)
@@ -47,7 +61,13 @@ WALKS_TAB, NODES_TAB = "walks", "nodes"
 
 
 def walks_opened() -> str:
-    """The open-tab state once the Walks tab is selected (it needs no drawing: it is kept up to date)."""
+    """The open-tab state once the Walks tab is selected (it needs no drawing: it is kept up to date).
+
+    Returns
+    -------
+    str
+        :data:`WALKS_TAB`.
+    """
     return WALKS_TAB
 
 
@@ -68,7 +88,18 @@ DEBOUNCE_SEARCH_JS = f"""(...a) => new Promise((resolve) => {{
 
 
 def build(page: Page) -> "nuisance_ui.NuisanceTab":
-    """The explorer tab; returns its Nuisance tab (whose live run the page wires across tabs)."""
+    """Build the explorer tab (with its Questions and Nuisance tabs) and wire its events.
+
+    Parameters
+    ----------
+    page : ts2viz.ui.page.glue.Page
+        The page (its app, shared controls and redraws).
+
+    Returns
+    -------
+    ts2viz.ui.tabs.nuisance.NuisanceTab
+        Its Nuisance tab (whose live run the page wires across tabs).
+    """
     app = page.app
     m_a, m_b = default_metrics(app)
     choices = cb_common.metric_choices(app)

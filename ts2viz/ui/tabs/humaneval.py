@@ -1,7 +1,9 @@
-"""The Human ratings tab: metrics against human judgments (bundled rated sets and the operator's own,
-``app.py --gold FOLDER``), by Gecko's three tasks, with a metric-vs-human scatter coloured by T2I model
-(click a point: that image's prompt, ratings, scores and per-question answers), the cross-gold ranks
-view, and a visitor's own score file joining all three for their session only."""
+"""The Human ratings tab: metrics against human judgments, by Gecko's three tasks.
+
+Bundled rated sets and the operator's own (``app.py --gold FOLDER``), with a metric-vs-human scatter
+coloured by T2I model (click a point: that image's prompt, ratings, scores and per-question answers),
+the cross-gold ranks view, and a visitor's own score file joining all three for their session only.
+"""
 from __future__ import annotations
 
 import gradio as gr
@@ -38,7 +40,20 @@ CLICK_JS = """() => {
 
 
 def answers_label(shown: str | None, chosen: str | None) -> str:
-    """The title of an image's question table: whose answers it shows, and how to see another's."""
+    """The title of an image's question table: whose answers it shows, and how to see another's.
+
+    Parameters
+    ----------
+    shown : str or None
+        The metric whose answers are shown (``None``: the released VQA answers).
+    chosen : str or None
+        The scatter's metric.
+
+    Returns
+    -------
+    str
+        The title.
+    """
     if not shown:
         return "Released VQA answers to each question"
     why = "" if shown == chosen else " (the scatter's metric has no per-question answers)"
@@ -49,6 +64,13 @@ def answers_label(shown: str | None, chosen: str | None) -> str:
 
 
 def build(page: Page) -> None:
+    """Build the Human ratings tab and wire its events (its views run in the gold lane, its uploads in their own).
+
+    Parameters
+    ----------
+    page : ts2viz.ui.page.glue.Page
+        The page (its app, shared controls and redraws).
+    """
     sets = gc.gold_sets()
     first = sets[0]
     with gr.Tab("Human ratings", id="gold", elem_id="tab-gold") as tab:

@@ -1,8 +1,8 @@
-"""The Live scoring tab: score the current SEG (or all) with library metrics; score uploaded images
-against the current SEG's node distributions.
+"""The Live scoring tab: score the current SEG (or all) with library metrics, or score uploaded images.
 
-In public mode a visitor picks metrics from the operator's list (no typed specs), the server chooses
-the device, and one call scores one SEG. Results belong to the visitor's session.
+Uploaded images are scored against the current SEG's node distributions. In public mode a visitor
+picks metrics from the operator's list (no typed specs), the server chooses the device, and one call
+scores one SEG. Results belong to the visitor's session.
 """
 from __future__ import annotations
 
@@ -24,13 +24,41 @@ CLEAR_ERROR_TOASTS_JS = """() => {
 
 
 def clear_error_toasts_on_success(dep) -> None:
-    """After ``dep`` succeeds, close the page's error toasts (in the browser, no server call)."""
+    """After an event succeeds, close the page's error toasts (in the browser, no server call).
+
+    Parameters
+    ----------
+    dep : gradio.events.Dependency
+        The event.
+    """
     dep.success(None, None, None, js=CLEAR_ERROR_TOASTS_JS, queue=False, show_progress="hidden")
 
 
 @dataclass
 class LiveTab:
-    """What the page wires across tabs: the two scoring actions (a new metric changes every view)."""
+    """What the page wires across tabs: the two scoring actions (a new metric changes every view).
+
+    Parameters
+    ----------
+    score_button : gradio.Button
+        Scores the SEG(s).
+    score_inputs : list
+        Its inputs.
+    score_message : gradio.Markdown
+        Its status.
+    score : callable
+        ``(specs, scope, seg_id, device, request, progress) -> status line``.
+    spec : gradio.Dropdown or gradio.Textbox
+        The metric picker.
+    upload_button : gradio.Button
+        Scores the uploaded images.
+    upload_inputs : list
+        Its inputs.
+    upload_outputs : list
+        Its outputs.
+    upload : callable
+        ``(files, prompt, spec, seg_id, device, fmt, request, progress) -> outputs``.
+    """
 
     score_button: Any
     score_inputs: list
@@ -44,6 +72,18 @@ class LiveTab:
 
 
 def build(page: Page) -> LiveTab:
+    """Build the Live scoring tab (its model events are wired across tabs by the layout).
+
+    Parameters
+    ----------
+    page : ts2viz.ui.page.glue.Page
+        The page (its app, shared controls and redraws).
+
+    Returns
+    -------
+    LiveTab
+        What the page wires across tabs.
+    """
     app = page.app
     access = app.access
     lib_md = "\n".join(f"- `{n}`: {d}" for n, d in cb_live.library_families()) or "_metric library not available_"

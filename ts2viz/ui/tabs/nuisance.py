@@ -27,14 +27,45 @@ INTRO = ("Does the metric move more for nuisance (JPEG, a resize, a slightly bri
 
 @dataclass
 class NuisanceTab:
-    """What the page wires across tabs: the live run's event (a new live metric changes every view)."""
+    """What the page wires across tabs: the live run's event (a new live metric changes every view).
+
+    Parameters
+    ----------
+    tab : gradio.Tab
+        The tab.
+    run_event : gradio.events.Dependency
+        The live run's event.
+    """
 
     tab: Any
     run_event: Any
 
 
 def build(page: Page, *, seg, node, walk, metric_a, open_tab) -> NuisanceTab:
-    """The tab (call inside the explorer's ``gr.Tabs``) and its events."""
+    """The explorer's Nuisance tab (call inside the explorer's ``gr.Tabs``) and its events.
+
+    Drawn only while open; the live run is a model call.
+
+    Parameters
+    ----------
+    page : ts2viz.ui.page.glue.Page
+        The page (its app, shared controls and redraws).
+    seg : gradio.Dropdown
+        The explorer's SEG picker.
+    node : gradio.Dropdown
+        Its node picker.
+    walk : gradio.Dropdown
+        Its walk picker.
+    metric_a : gradio.Dropdown
+        Its metric A.
+    open_tab : gradio.State
+        The explorer's per-session state naming its open tab.
+
+    Returns
+    -------
+    NuisanceTab
+        The tab and its live run's event.
+    """
     app = page.app
     access = app.access
     with gr.Tab("Nuisance", id=TAB_ID, elem_id="tab-nuisance") as tab:
@@ -107,8 +138,15 @@ def build(page: Page, *, seg, node, walk, metric_a, open_tab) -> NuisanceTab:
 
 
 def build_board_part(page: Page) -> None:
-    """The leaderboard's stability table (an accordion; drawn when opened, and again when the mode changes
-    or a live run adds results while it is open)."""
+    """The leaderboard's stability table, an accordion.
+
+    Drawn when opened, and again when the mode changes or a live run adds results while it is open.
+
+    Parameters
+    ----------
+    page : ts2viz.ui.page.glue.Page
+        The page (its app, shared controls and redraws).
+    """
     with gr.Accordion("Stability under nuisance (nuisance test): ratio to error steps, flips, ΔOrd, ΔSep",
                       open=False, elem_id="board-stability") as acc:
         gr.Markdown(cb.STABILITY_NOTE, elem_classes="stat-note")

@@ -1,9 +1,9 @@
-"""The explorer's Questions tab: a question metric's answers for one image of the node gallery (with
-T2I-FineEval's boxes drawn on the image), and the SEG's questions x nodes view.
+"""The explorer's Questions tab: a question metric's answers for one image, and the questions x nodes view.
 
-Built inside the explorer (:mod:`ts2viz.ui.tabs.explorer`), from its SEG, node and metric pickers and
-its gallery: clicking a gallery image shows that image's questions. The data functions are in
-:mod:`ts2viz.ui.callbacks.questions`.
+The answers for one image of the node gallery (with T2I-FineEval's boxes drawn on the image), and the
+SEG's questions x nodes view. Built inside the explorer (:mod:`ts2viz.ui.tabs.explorer`), from its SEG,
+node and metric pickers and its gallery: clicking a gallery image shows that image's questions. The
+data functions are in :mod:`ts2viz.ui.callbacks.questions`.
 """
 from __future__ import annotations
 
@@ -28,12 +28,33 @@ TAB_ID = "questions"
 
 
 def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab):
-    """The tab (call inside the explorer's ``gr.Tabs``) and its events; returns the tab.
+    """The Questions tab (call inside the explorer's ``gr.Tabs``) and its events.
 
-    ``open_tab``: the explorer's per-session ``gr.State`` naming its open tab. The question views are
-    computed only while this tab is open: a SEG or metric change costs nothing here otherwise, and
-    opening the tab draws the current SEG. Question views are the costliest part of a SEG view (the
-    questions x nodes heatmap), and most visits never open them.
+    The question views are computed only while this tab is open: a SEG or metric change costs nothing here
+    otherwise, and opening the tab draws the current SEG. Question views are the costliest part of a SEG
+    view (the questions x nodes heatmap), and most visits never open them.
+
+    Parameters
+    ----------
+    page : ts2viz.ui.page.glue.Page
+        The page (its app, shared controls and redraws).
+    seg : gradio.Dropdown
+        The explorer's SEG picker.
+    node : gradio.Dropdown
+        Its node picker.
+    metric_a : gradio.Dropdown
+        Its metric A.
+    metric_b : gradio.Dropdown
+        Its metric B.
+    gallery : gradio.Gallery
+        Its node gallery (a click picks the image).
+    open_tab : gradio.State
+        The explorer's per-session state naming its open tab.
+
+    Returns
+    -------
+    gradio.Tab
+        The tab.
     """
     with gr.Tab("Questions", id=TAB_ID, elem_id="tab-questions") as tab:
         gr.Markdown(f"<small>{INTRO}</small>")

@@ -1,5 +1,8 @@
-"""The Leaderboard tab's cost view: the visitor types each metric's cost, the view draws quality against
-cost with the Pareto front. Plain functions of data."""
+"""The Leaderboard tab's cost view: quality against each metric's typed cost, with the Pareto front.
+
+The visitor types each metric's cost; the view draws quality against cost with the Pareto front. Plain
+functions of data.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -17,7 +20,33 @@ MAX_TEXT = 20_000
 
 
 def cost_view(app: AppView, mode: str, text: str, unit: str, cell: str):
-    """(plotly figure, markdown listing the front) for the typed costs ``name=cost, ...``."""
+    """The cost view for the costs a visitor typed (``name=cost, ...``).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    text : str
+        The typed costs (at most :data:`MAX_TEXT` characters).
+    unit : str
+        What the costs are (one of :data:`ts2viz.cost.COST_UNITS`).
+    cell : str
+        The quality cell (one of :data:`CELLS`' values).
+
+    Returns
+    -------
+    figure : plotly.graph_objects.Figure
+        Quality against cost, the front drawn.
+    text : str
+        Markdown listing the front (metric names escaped), or a hint when no cost is given.
+
+    Raises
+    ------
+    InputError
+        For an unknown cell or unit, a text too long, or costs that do not parse.
+    """
     if cell not in dict((v, k) for k, v in CELLS):
         raise InputError(f"unknown quality cell {cell!r}")
     if unit not in COST_UNITS:

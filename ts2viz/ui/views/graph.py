@@ -18,7 +18,18 @@ N_THUMBS = 4
 
 
 def thumb_files(seg) -> list[str]:
-    """The images whose thumbnails the graph of ``seg`` shows (the first :data:`N_THUMBS` of each node)."""
+    """The images whose thumbnails the graph of a SEG shows (the first :data:`N_THUMBS` of each node).
+
+    Parameters
+    ----------
+    seg : ts2viz.seg.SEG
+        The SEG.
+
+    Returns
+    -------
+    list of str
+        Their file names, node by node.
+    """
     return [im.file_name for n in seg.nodes for im in n.images[:N_THUMBS]]
 
 
@@ -29,8 +40,20 @@ def _lerp(a: str, b: str, t: float) -> str:
 
 
 def goodness_color(t: float) -> str:
-    """Orange (0) - light grey (0.5) - blue (1), as :data:`ts2viz.figures.GOODNESS_SCALE` (safe for
-    red-green colour blindness); grey for NaN."""
+    """The colour of a goodness between 0 and 1: orange (0), light grey (0.5), blue (1).
+
+    As :data:`ts2viz.figures.GOODNESS_SCALE` (safe for red-green colour blindness); grey for NaN.
+
+    Parameters
+    ----------
+    t : float or None
+        The goodness (clipped to [0, 1]); NaN or ``None``: no value.
+
+    Returns
+    -------
+    str
+        A ``#rrggbb`` colour.
+    """
     from ...figures import GOODNESS_SCALE
 
     if t is None or math.isnan(t):
@@ -41,8 +64,26 @@ def goodness_color(t: float) -> str:
 
 
 def ink_on(color: str) -> str:
-    """The text colour readable on a ``#rrggbb`` background: dark ink on light colours (the pale middle
-    of the scale), white on dark ones (WCAG relative luminance above 0.4 counts as light)."""
+    """The text colour readable on a ``#rrggbb`` background.
+
+    Dark ink on light colours (the pale middle of the scale), white on dark ones (WCAG relative luminance
+    above 0.4 counts as light).
+
+    Parameters
+    ----------
+    color : str
+        The background, ``#rrggbb`` (anything else: white ink).
+
+    Returns
+    -------
+    str
+        ``"#1f2937"`` or ``"white"``.
+
+    Examples
+    --------
+    >>> ink_on("#ffffff"), ink_on("#1e3a8a")
+    ('#1f2937', 'white')
+    """
     if not (isinstance(color, str) and len(color) == 7 and color.startswith("#")):
         return "white"
     lin = [(c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4)
@@ -55,26 +96,45 @@ def seg_graph_html(seg, *, node_means: Mapping[str, float], metric: str | None,
                    walk: Sequence[str] | None = None, walk_name: str = "", selected: str | None = None,
                    thumb_note: Callable[[str], str] | None = None,
                    full_range: tuple[float, float] | None = None) -> str:
-    """HTML of a SEG graph.
+    """HTML of a SEG graph: one column per error level, SVG edges, a card per node coloured by its mean score.
+
+    Cards carry ``data-node`` so a click handler in the page can report which node was clicked. Node
+    labels, errors, file names and the metric's name are escaped.
 
     Parameters
     ----------
-    seg : the :class:`ts2viz.seg.SEG`.
-    node_means : mean score of the chosen metric per node label (NaN = unscored).
-    metric : the metric's name (legend), or None.
-    lower_is_better : reverse the colour scale.
-    thumb_uri : file name -> image URL (e.g. a ``data:`` URI) or None when the image is unavailable
-        (a placeholder tile with the file name is drawn); no thumbnails at all if ``thumb_uri`` is None.
-    walk : node labels of a walk to highlight.
-    selected : label of the node whose gallery is open.
-    thumb_note : file name -> why its image is not shown (``loading``, ``offline``, ``missing``), written
-        on its placeholder tile (default: ``unavailable``).
-    full_range : the metric's lowest and highest score over the whole dataset. With it, node colours are
-        scaled to that range (``--node-color``: 0.510 and 0.530 get near colours when scores span 0 to 1)
-        and each card also carries its colour on this SEG's own range (``--node-color-seg``: the SEG's
-        worst node mean is the scale's one end, its best the other); the legend offers both and the page
-        switches between them without a server round trip (the ``seg-range`` class, assets/app.css).
-        Without it, colours use this SEG's range only.
+    seg : ts2viz.seg.SEG
+        The SEG.
+    node_means : mapping of str to float
+        Mean score of the chosen metric per node label (NaN = unscored).
+    metric : str or None
+        The metric's name (legend), or ``None``.
+    lower_is_better : bool, default False
+        Reverse the colour scale.
+    thumb_uri : callable or None, default None
+        File name -> image URL (e.g. a ``data:`` URI), or ``None`` when the image is unavailable (a
+        placeholder tile with the file name is drawn); no thumbnails at all if ``thumb_uri`` is ``None``.
+    walk : sequence of str or None, default None
+        Node labels of a walk to highlight.
+    walk_name : str, default ""
+        The walk's name in the legend.
+    selected : str or None, default None
+        Label of the node whose gallery is open.
+    thumb_note : callable or None, default None
+        File name -> why its image is not shown (``loading``, ``offline``, ``missing``), written on its
+        placeholder tile (default: ``unavailable``).
+    full_range : (float, float) or None, default None
+        The metric's lowest and highest score over the whole dataset. With it, node colours are scaled to
+        that range (``--node-color``: 0.510 and 0.530 get near colours when scores span 0 to 1) and each
+        card also carries its colour on this SEG's own range (``--node-color-seg``: the SEG's worst node
+        mean is the scale's one end, its best the other); the legend offers both and the page switches
+        between them without a server round trip (the ``seg-range`` class, assets/app.css). Without it,
+        colours use this SEG's range only.
+
+    Returns
+    -------
+    str
+        The HTML.
     """
     levels = list(seg.levels)
     cols = {lv: [n for n in seg.nodes if n.level == lv] for lv in levels}

@@ -1,5 +1,8 @@
-"""The Leaderboard tab's significance panel: the metrics grouped into significance clusters, and pairwise
-accuracy on SEGs with its chance baselines and intervals. Plain functions of data (HTML out)."""
+"""The Leaderboard tab's significance panel: significance clusters, and pairwise accuracy on SEGs.
+
+The metrics grouped into significance clusters, and pairwise accuracy on SEGs with its chance baselines
+and intervals. Plain functions of data (HTML out).
+"""
 from __future__ import annotations
 
 import html
@@ -22,8 +25,28 @@ CLUSTER_COLOURS = ("#e8f1fb", "#fdf1e3", "#e9f6ec", "#f6e9f3", "#f3f3e3", "#e6f4
 
 
 def significance_data(app: AppView, mode: str, metrics: list[str], cell: str = CLUSTER_CELL) -> dict:
-    """Clusters (by ``cell``, one-sided SEG-swap permutation tests, no correction) among ``metrics`` and
-    their pairwise accuracy (cross-validated tie threshold, chance baselines, 95% intervals)."""
+    """Significance clusters among some metrics and their pairwise accuracy (memoised).
+
+    Clusters by ``cell`` (one-sided SEG-swap permutation tests, no correction, level :data:`ALPHA`);
+    pairwise accuracy with a cross-validated tie threshold, chance baselines and 95% intervals
+    (:data:`PACC_RESAMPLES` SEG resamples).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    metrics : list of str
+        The metrics (ones the session does not see are left out).
+    cell : str, default CLUSTER_CELL
+        The leaderboard cell the clusters are formed on.
+
+    Returns
+    -------
+    dict
+        ``clusters``, ``pairwise``, ``intervals`` and ``ord`` (the cell's values of the metrics).
+    """
     metrics = [m for m in metrics if m in app.metrics]
 
     def build():
@@ -45,8 +68,27 @@ def _pct(v: float) -> str:
 
 
 def significance_html(app: AppView, mode: str, metrics: list[str], cell: str = CLUSTER_CELL) -> str:
-    """The panel as HTML: cluster boxes (rank, members with their OrdAvg), then the pairwise-accuracy
-    table sorted best first. Metric names are escaped (a visitor's upload names them)."""
+    """The significance panel as HTML.
+
+    Cluster boxes (rank, members with their value of ``cell``), then the pairwise-accuracy table sorted
+    best first. Metric names are escaped (a visitor's upload names them).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    metrics : list of str
+        The metrics shown.
+    cell : str, default CLUSTER_CELL
+        The leaderboard cell the clusters are formed on.
+
+    Returns
+    -------
+    str
+        The HTML (a note when fewer than two metrics are given).
+    """
     if len(metrics) < 2:
         return "<p class='sig-panel'>Significance clusters need at least two metrics.</p>"
     d = significance_data(app, mode, metrics, cell)
@@ -97,20 +139,65 @@ def significance_html(app: AppView, mode: str, metrics: list[str], cell: str = C
 # -- pairwise accuracy per SEG for the explorer (header, failure finder) ---------------------------------
 
 def seg_pairwise_all(app: AppView, mode: str):
-    """Pairwise accuracy of every metric the session sees on every SEG (memoised per mode and metrics)."""
+    """Pairwise accuracy of every metric the session sees on every SEG (memoised per mode and metrics).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+
+    Returns
+    -------
+    ts2viz.metaeval.seg_pairwise.SegPairwise
+        The results.
+    """
     return app.memo(("seg_pairwise", mode), app.metrics,
                     lambda: seg_pairwise(app.mm(mode), app.scores(), metrics=list(app.metrics)))
 
 
 def seg_pacc(app: AppView, mode: str, seg_id: int, metric: str) -> tuple[float, float]:
-    """(pairwise accuracy, tie threshold used) of ``metric`` on SEG ``seg_id``."""
+    """Pairwise accuracy of a metric on one SEG, and the tie threshold used.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+    seg_id : int
+        The SEG.
+    metric : str
+        The metric.
+
+    Returns
+    -------
+    accuracy : float
+        The pairwise accuracy (NaN without pairs).
+    epsilon : float
+        The tie threshold.
+    """
     pw = seg_pairwise_all(app, mode)
     i, k = pw.seg_ids.index(int(seg_id)), pw.metrics.index(metric)
     return float(pw.accuracy[i, k]), float(pw.epsilon[i, k])
 
 
 def seg_pacc_long(app: AppView, mode: str):
-    """One row per (SEG, metric): seg_id, metric, pacc (the shape of :meth:`MetaMetrics.segs`)."""
+    """Pairwise accuracy as one row per (SEG, metric), the shape of :meth:`MetaMetrics.segs`.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    mode : str
+        The meta-metric policy preset.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``seg_id``, ``metric``, ``pacc``.
+    """
     import pandas as pd
 
     pw = seg_pairwise_all(app, mode)
