@@ -41,6 +41,7 @@ DONE = (
     "ts2viz/nuisance",
     "ts2viz/paths.py",
     "ts2viz/policy.py",
+    "ts2viz/qa",
     "ts2viz/scores.py",
     "ts2viz/seg.py",
     "ts2viz/significance",

@@ -44,10 +44,36 @@ USED_BY: dict[str, str] = {
     "mean": "'DSG without dependency' in the DSG README; the published TS2 web leaderboard's DSG rows",
 }
 def check_accumulation(name: str) -> str:
-    """``name`` if it is one of :data:`ACCUMULATIONS` or :data:`ALIASES`, else :class:`InputError`.
+    """Check the name of a DSG accumulation.
 
     The name is returned as given (``gated`` stays ``gated``, so existing configurations keep their
     hashes); :func:`canonical_accumulation` gives the rule it stands for.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`ACCUMULATIONS` (``direct``, ``transitive``, ``mean``) or an alias of
+        :data:`ALIASES` (``gated``).
+
+    Returns
+    -------
+    str
+        ``name``, unchanged.
+
+    Raises
+    ------
+    InputError
+        If ``name`` is neither an accumulation nor an alias (the message lists the allowed names).
+
+    Examples
+    --------
+    >>> from ts2viz.qa.accumulation import check_accumulation
+    >>> check_accumulation("gated")
+    'gated'
+    >>> check_accumulation("sum")
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: unknown DSG accumulation 'sum': expected one of direct, transitive, mean (or gated, ...)
     """
     if name not in ACCUMULATIONS and name not in ALIASES:
         raise InputError(f"unknown DSG accumulation {name!r}: expected one of {', '.join(ACCUMULATIONS)}"
@@ -56,31 +82,75 @@ def check_accumulation(name: str) -> str:
 
 
 def canonical_accumulation(name: str) -> str:
-    """The rule ``name`` stands for: one of :data:`ACCUMULATIONS` (``gated`` -> ``transitive``)."""
+    """The rule an accumulation name stands for, with aliases resolved.
+
+    Parameters
+    ----------
+    name : str
+        An accumulation or an alias (see :func:`check_accumulation`).
+
+    Returns
+    -------
+    str
+        One of :data:`ACCUMULATIONS`: ``gated`` gives ``transitive``, any other accepted name itself.
+
+    Raises
+    ------
+    InputError
+        If ``name`` is not an accepted name.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.accumulation import canonical_accumulation
+    >>> canonical_accumulation("gated"), canonical_accumulation("direct")
+    ('transitive', 'direct')
+    """
     return ALIASES.get(check_accumulation(name), name)
 
 
 def counted_flags(question_ids: Sequence[int], correct: Sequence[bool], parents: Sequence[Sequence[int]],
                   accumulation: str = DEFAULT_ACCUMULATION) -> list[bool]:
-    """Whether each question of one image counts as correct.
+    """Whether each question of one image counts toward the image's score.
 
     Parameters
     ----------
-    question_ids : the image's question ids (distinct).
-    correct : whether each question was answered correctly.
-    parents : each question's parent question ids (empty for a root).
-    accumulation : ``direct``, ``transitive`` (alias ``gated``) or ``mean`` (see the module docstring).
+    question_ids : sequence of int
+        The image's question ids (distinct).
+    correct : sequence of bool
+        Whether each question was answered correctly, aligned with ``question_ids``.
+    parents : sequence of sequence of int
+        Each question's parent question ids (empty for a root), aligned with ``question_ids``.
+    accumulation : str, default DEFAULT_ACCUMULATION
+        ``direct``, ``transitive`` (alias ``gated``) or ``mean`` (see the module docstring).
 
     Returns
     -------
-    One flag per question, in input order. With ``mean`` the flags are ``correct`` itself. With
-    ``direct`` a question counts when it and all its direct parents are correct; with
-    ``transitive`` when it is correct and all its parents count. A parent id that is not among
-    ``question_ids`` is ignored (there is no answer that could fail it).
+    list of bool
+        One flag per question, in input order. With ``mean`` the flags are ``correct`` itself. With
+        ``direct`` a question counts when it and all its direct parents are correct; with
+        ``transitive`` when it is correct and all its parents count. A parent id that is not among
+        ``question_ids`` is ignored (there is no answer that could fail it); a question listed as its own
+        parent gates nothing.
 
     Raises
     ------
-    InputError if the parent links form a cycle (then no order of answering exists).
+    InputError
+        If the parent links form a cycle (then no order of answering exists; checked under ``direct``
+        too, whenever some question has a parent), or if ``accumulation`` is unknown.
+
+    Examples
+    --------
+    Question 1 presupposes question 0 and question 2 presupposes question 1; question 0 is answered
+    wrongly:
+
+    >>> from ts2viz.qa.accumulation import counted_flags
+    >>> ids, correct, parents = [0, 1, 2], [False, True, True], [[], [0], [1]]
+    >>> counted_flags(ids, correct, parents, "direct")      # q2's parent q1 was answered correctly
+    [False, False, True]
+    >>> counted_flags(ids, correct, parents, "transitive")  # q0's failure reaches q2
+    [False, False, False]
+    >>> counted_flags(ids, correct, parents, "mean")
+    [False, True, True]
     """
     rule = canonical_accumulation(accumulation)
     ok = np.asarray(correct, dtype=bool)
@@ -98,7 +168,44 @@ def counted_flags(question_ids: Sequence[int], correct: Sequence[bool], parents:
 
 def counted_by_edges(correct: np.ndarray, child: np.ndarray, parent: np.ndarray,
                      accumulation: str = DEFAULT_ACCUMULATION) -> np.ndarray:
-    """:func:`direct_flags`, :func:`gated_flags` (transitive) or ``correct`` itself (mean), by name."""
+    """Counted flags under an accumulation named at run time, on positions and edges.
+
+    Dispatches to :func:`direct_flags` (``direct``), :func:`gated_flags` (``transitive``/``gated``) or
+    returns a copy of ``correct`` (``mean``). This is the form the table functions use
+    (:func:`ts2viz.qa.records.with_counted`, :func:`ts2viz.gold.answers.question_scores`): one call covers
+    the questions of many images, the edges joining questions of the same image.
+
+    Parameters
+    ----------
+    correct : numpy.ndarray
+        Bool array, whether each question was answered correctly.
+    child, parent : numpy.ndarray
+        Integer arrays of equal length, positions in ``correct``: edge ``k`` says that question
+        ``parent[k]`` is a parent of question ``child[k]``.
+    accumulation : str, default DEFAULT_ACCUMULATION
+        ``direct``, ``transitive`` (alias ``gated``) or ``mean``.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new bool array, one flag per entry of ``correct``.
+
+    Raises
+    ------
+    InputError
+        If ``accumulation`` is unknown, or (``transitive``) if the edges form a cycle.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz.qa.accumulation import counted_by_edges
+    >>> correct = np.array([False, True, True])
+    >>> child, parent = np.array([1, 2]), np.array([0, 1])
+    >>> counted_by_edges(correct, child, parent, "direct").tolist()
+    [False, False, True]
+    >>> counted_by_edges(correct, child, parent, "gated").tolist()
+    [False, False, False]
+    """
     rule = canonical_accumulation(accumulation)
     if rule == "mean":
         return np.asarray(correct, dtype=bool).copy()
@@ -108,8 +215,29 @@ def counted_by_edges(correct: np.ndarray, child: np.ndarray, parent: np.ndarray,
 def direct_flags(correct: np.ndarray, child: np.ndarray, parent: np.ndarray) -> np.ndarray:
     """The ``direct`` rule on positions: ``correct[i]`` and ``correct[p]`` for every parent ``p`` of ``i``.
 
-    Same edge layout as :func:`gated_flags`; one vectorised pass (no order needed: a parent is
-    judged on its own answer, as in DSG's ``calc_vqa_score``). Cycles are harmless here.
+    One vectorised pass, no order needed: a parent is judged on its own answer, as in DSG's
+    ``calc_vqa_score``, so a grandparent's failure does not reach a grandchild. Cycles are harmless here.
+
+    Parameters
+    ----------
+    correct : numpy.ndarray
+        Bool array, whether each question was answered correctly.
+    child, parent : numpy.ndarray
+        Integer arrays of equal length, positions in ``correct``: edge ``k`` says that ``parent[k]`` is
+        a parent of ``child[k]`` (the layout of :func:`gated_flags`).
+
+    Returns
+    -------
+    numpy.ndarray
+        A new bool array: ``correct`` with every question that has a wrongly answered parent set to
+        False.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz.qa.accumulation import direct_flags
+    >>> direct_flags(np.array([False, True, True]), np.array([1, 2]), np.array([0, 1])).tolist()
+    [False, False, True]
     """
     counted = np.asarray(correct, dtype=bool).copy()
     if len(child):
@@ -121,10 +249,39 @@ def direct_flags(correct: np.ndarray, child: np.ndarray, parent: np.ndarray) -> 
 def gated_flags(correct: np.ndarray, child: np.ndarray, parent: np.ndarray) -> np.ndarray:
     """The ``transitive`` (``gated``) rule on positions: ``correct[i]`` and every parent of ``i`` counts.
 
-    ``child[k]`` and ``parent[k]`` are positions in ``correct`` (edge k: ``parent[k]`` is a parent of
-    ``child[k]``). Questions are settled depth by depth (a root has depth 0, a question one more than
-    its deepest parent), so each question is decided after all its ancestors. Vectorised, so one
-    call can cover a whole table of images. Raises :class:`InputError` on a cycle.
+    Questions are settled depth by depth (a root has depth 0, a question one more than its deepest
+    parent), so each question is decided after all its ancestors. Vectorised, so one call can cover a
+    whole table of images. A question listed as its own parent (DSG's data has a few) is not gated by
+    that link: it fails exactly when it fails already.
+
+    Parameters
+    ----------
+    correct : numpy.ndarray
+        Bool array, whether each question was answered correctly.
+    child, parent : numpy.ndarray
+        Integer arrays of equal length, positions in ``correct``: edge ``k`` says that ``parent[k]`` is
+        a parent of ``child[k]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new bool array: a question is True when it is correct and all its parents are True.
+
+    Raises
+    ------
+    InputError
+        If the edges (self-links aside) form a cycle.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz.qa.accumulation import gated_flags
+    >>> gated_flags(np.array([False, True, True]), np.array([1, 2]), np.array([0, 1])).tolist()
+    [False, False, False]
+    >>> gated_flags(np.array([True, True]), np.array([0, 1]), np.array([1, 0]))
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: DSG question parent links form a cycle
     """
     n = len(correct)
     counted = np.asarray(correct, dtype=bool).copy()
@@ -152,19 +309,92 @@ def gated_flags(correct: np.ndarray, child: np.ndarray, parent: np.ndarray) -> n
 
 def dsg_counted(correct: Mapping[int, bool], parents: Mapping[int, Sequence[int]],
                 accumulation: str = DEFAULT_ACCUMULATION) -> dict[int, bool]:
-    """:func:`counted_flags` keyed by question id (``parents`` may leave out roots)."""
+    """Whether each question counts, keyed by question id (:func:`counted_flags` on mappings).
+
+    Parameters
+    ----------
+    correct : mapping of int to bool
+        Question id -> answered correctly; its order is the order of the result.
+    parents : mapping of int to sequence of int
+        Question id -> parent question ids; roots may be left out.
+    accumulation : str, default DEFAULT_ACCUMULATION
+        ``direct``, ``transitive`` (alias ``gated``) or ``mean``.
+
+    Returns
+    -------
+    dict of int to bool
+        Question id -> counts, in the order of ``correct``.
+
+    Raises
+    ------
+    InputError
+        If the parent links form a cycle, or if ``accumulation`` is unknown.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.accumulation import dsg_counted
+    >>> dsg_counted({0: False, 1: True, 2: True}, {1: [0], 2: [1]}, "direct")
+    {0: False, 1: False, 2: True}
+    """
     ids = list(correct)
     flags = counted_flags(ids, [correct[q] for q in ids], [tuple(parents.get(q, ())) for q in ids], accumulation)
     return dict(zip(ids, flags))
 
 
 def tifa_score(correct: Sequence[bool]) -> float:
-    """Fraction of questions answered correctly (NaN for no questions)."""
+    """TIFA's score: the fraction of questions answered correctly.
+
+    Parameters
+    ----------
+    correct : sequence of bool
+        Whether each question of one image was answered correctly.
+
+    Returns
+    -------
+    float
+        The fraction correct; NaN for no questions.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.accumulation import tifa_score
+    >>> tifa_score([True, False, True, True])
+    0.75
+    >>> tifa_score([])
+    nan
+    """
     return float(np.mean(correct)) if len(correct) else float("nan")
 
 
 def dsg_score(correct: Mapping[int, bool], parents: Mapping[int, Sequence[int]],
               accumulation: str = DEFAULT_ACCUMULATION) -> float:
-    """Fraction of questions that count (:func:`dsg_counted`); NaN for no questions."""
+    """DSG's score: the fraction of questions that count under an accumulation (:func:`dsg_counted`).
+
+    Parameters
+    ----------
+    correct : mapping of int to bool
+        Question id -> answered correctly.
+    parents : mapping of int to sequence of int
+        Question id -> parent question ids; roots may be left out.
+    accumulation : str, default DEFAULT_ACCUMULATION
+        ``direct`` (DSG's scoring code), ``transitive`` (alias ``gated``; DSG's README, TS2's release
+        files) or ``mean`` (parents ignored).
+
+    Returns
+    -------
+    float
+        The fraction of questions that count; NaN for no questions.
+
+    Raises
+    ------
+    InputError
+        If the parent links form a cycle, or if ``accumulation`` is unknown.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.accumulation import dsg_score
+    >>> correct, parents = {0: False, 1: True, 2: True}, {1: [0], 2: [1]}
+    >>> [round(dsg_score(correct, parents, a), 3) for a in ("direct", "transitive", "mean")]
+    [0.333, 0.0, 0.667]
+    """
     counted = dsg_counted(correct, parents, accumulation)
     return float(np.mean(list(counted.values()))) if counted else float("nan")

@@ -1,9 +1,10 @@
-"""Per-image details of every question-based metric (TIFA, DSG, Gecko, T2I-FineEval) and of the judges
-(VIEScore, LLMScore) as tables and pictures.
+"""Per-image details of every question-based metric and judge, as tables, records and pictures.
 
-The metrics return their details in shapes of their own (see :mod:`ts2viz.metrics.common.qametric`,
-:mod:`ts2viz.metrics.families.gecko`, :mod:`ts2viz.metrics.families.fineeval`; the score cache keeps them, read back
-with :func:`ts2viz.qa.views.cached_details`). This module reads all of them:
+The question-based metrics are TIFA, DSG, Gecko and T2I-FineEval; the judges are VIEScore and
+LLMScore. The metrics return their details in shapes of their own (see
+:mod:`ts2viz.metrics.common.qametric`, :mod:`ts2viz.metrics.families.gecko`,
+:mod:`ts2viz.metrics.families.fineeval`; the score cache keeps them, read back with
+:func:`ts2viz.qa.views.cached_details`). This module reads all of them:
 
 * :func:`question_table`: one image's questions as a table, with what each family knows about them
   (TIFA/DSG: raw answer, mapped choice, correctness, DSG parents and whether the question counted;
@@ -47,7 +48,25 @@ def _check_family(family: str) -> str:
 
 
 def is_normalized(detail) -> bool:
-    """Whether TIFA/DSG details come from ``score=normalized`` (choice likelihoods, no free-form answer)."""
+    """Whether TIFA/DSG details come from ``score=normalized`` (choice likelihoods, no free-form answer).
+
+    Parameters
+    ----------
+    detail : list of dict or None
+        One image's TIFA/DSG details.
+
+    Returns
+    -------
+    bool
+        True when the details are a non-empty list whose first record has ``normalized`` and no
+        ``answer``.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.details import is_normalized
+    >>> is_normalized([{"question_id": 0, "normalized": 0.8}]), is_normalized([{"answer": "yes"}]), is_normalized(None)
+    (True, False, False)
+    """
     return bool(detail) and isinstance(detail, list) and "normalized" in detail[0] and "answer" not in detail[0]
 
 
@@ -65,22 +84,65 @@ def _float(v) -> float:
 # -- records --------------------------------------------------------------------------------------------
 
 def detail_records(metric: str, family: str, file_names: Sequence[str], details: Sequence):
-    """QA records of any question-based metric from its per-image details.
+    """QA records of any question-based metric or judge from its per-image details.
+
+    What each family's rows hold (see also the module docstring):
+
+    * TIFA/DSG answered free-form: :func:`ts2viz.qa.records.records_from_details`, ``score`` = 0/1
+      correctness (used when no image's details are ``score=normalized``);
+    * TIFA/DSG with ``score=normalized``: ``answer`` empty when there is none, ``mapped`` the recorded
+      choice or else the most likely one, ``score`` the normalised probability of the expected choice;
+    * Gecko: the questions the NLI filter kept (dropped ones do not enter the score), choices and
+      expected answer as asked, ``mapped`` the most likely choice, ``correct`` whether it is the expected
+      one (case and spacing ignored), ``score`` the normalised probability;
+    * T2I-FineEval: choices ``yes|no``, expected ``yes``, ``mapped``/``correct`` by P(yes) >= 0.5 on
+      the best crop (``fine``), ``score`` = (fine + coarse) / 2;
+    * VIEScore, LLMScore: one row per rating (:func:`judge_ratings`): ``question`` the rating's name,
+      ``answer`` its reasoning, ``mapped`` its value (empty when unreadable), ``correct`` whether the
+      reply was read, ``score`` :func:`rating_goodness`.
 
     Parameters
     ----------
-    metric : the name the records get (a scores column, e.g. the metric's SPEC).
-    family : ``tifa``, ``dsg``, ``gecko``, ``fineeval``, ``viescore`` or ``llmscore``.
-    file_names : one name per image.
-    details : one entry per image, as the metric returns it (``None`` for an image without details:
-        it gets no rows).
+    metric : str
+        The name the records get (a scores column, e.g. the metric's SPEC).
+    family : {'tifa', 'dsg', 'gecko', 'fineeval', 'viescore', 'llmscore'}
+        The metric's family (:data:`FAMILIES`).
+    file_names : sequence of str
+        One name per image.
+    details : sequence
+        One entry per image, as the metric returns it (None or empty for an image without details: it
+        gets no rows).
 
     Returns
     -------
-    DataFrame with :data:`DETAIL_RECORD_COLUMNS`, images in input order, questions in the metric's
-    order. Gecko questions the NLI filter dropped are left out (they do not enter the score).
-    ``question_id`` is the question's id (TIFA/DSG) or its position in the image's question list
-    (Gecko, T2I-FineEval: the same for every image of one prompt).
+    pandas.DataFrame
+        :data:`DETAIL_RECORD_COLUMNS`, images in input order, questions in the metric's order.
+        ``question_id`` is the question's id (TIFA/DSG), its position in the image's question list
+        (Gecko, T2I-FineEval: the same for every image of one prompt), or the rating's position (judges).
+
+    Raises
+    ------
+    InputError
+        If ``family`` is not one of :data:`FAMILIES`, if ``file_names`` and ``details`` differ in
+        length, or if an image's details lack a key or hold a value of the wrong type (the message names
+        the image).
+
+    Examples
+    --------
+    >>> det = {"image_size": [100, 80],
+    ...        "detections": [{"label": "cat", "score": 0.87, "box": [10, 10, 60, 50]},
+    ...                       {"label": "tree", "score": 0.5, "box": [60, 0, 100, 80]}],
+    ...        "candidates": [{"kind": "image"}, {"kind": "box", "detections": [0], "box": [5, 5, 65, 55]},
+    ...                       {"kind": "boxes", "detections": [0, 1], "box": [5, 0, 100, 80]}],
+    ...        "questions": [{"question": "Is there a cat?", "kind": "entity", "fine": 0.9, "coarse": 0.7,
+    ...                       "best": 1, "candidates": [0, 1], "probabilities": [0.7, 0.9]},
+    ...                      {"question": "Is the cat black?", "kind": "entity", "fine": 0.2, "coarse": 0.4,
+    ...                       "best": 0, "candidates": [0, 1], "probabilities": [0.2, 0.1]}]}
+    >>> from ts2viz.qa.details import detail_records
+    >>> detail_records("fineeval:demo", "fineeval", ["a.png"], [det])[["question", "mapped", "correct", "score"]]
+                question mapped  correct  score
+    0    Is there a cat?    yes     True    0.8
+    1  Is the cat black?     no    False    0.3
     """
     import pandas as pd
 
@@ -136,9 +198,34 @@ LLMSCORE_RATINGS = (("overall", "overall (1-100)", "overall_rationale"),
 
 
 def rating_goodness(rating: str, value) -> float:
-    """A judge's rating on [0, 1], higher = more faithful, for views that compare ratings across nodes:
-    a 0-10 VIEScore sub-score / 10, LLMScore's overall (1-100) / 100, its error count 1 - min(n, 9) / 9
-    (its scale is 0-9; larger counts, which happen, are clipped). NaN for an unreadable rating."""
+    """A judge's rating on [0, 1], higher = more faithful, for views that compare ratings across nodes.
+
+    A VIEScore sub-score (0-10) is divided by 10, LLMScore's overall rating (1-100) by 100; LLMScore's
+    error count gives 1 - min(n, 9) / 9 (its scale is 0-9; larger counts, which happen, are clipped).
+    Results are clipped to [0, 1].
+
+    Parameters
+    ----------
+    rating : str
+        The rating's name as :func:`judge_ratings` gives it: one starting ``composition errors`` is the
+        LLMScore error count, one starting ``overall`` the LLMScore overall rating, any other a
+        VIEScore sub-score.
+    value : float, str or None
+        The rating's value; None (an unreadable reply) or a value that is not a number gives NaN.
+
+    Returns
+    -------
+    float
+        The rating on [0, 1], or NaN.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.details import rating_goodness
+    >>> rating_goodness("overall (1-100)", 85), rating_goodness("composition errors (0-9)", 12)
+    (0.85, 0.0)
+    >>> rating_goodness("naturalness", 7), rating_goodness("naturalness", None)
+    (0.7, nan)
+    """
     if value is None:
         return float("nan")
     v = _float(value)
@@ -149,12 +236,33 @@ def rating_goodness(rating: str, value) -> float:
 
 
 def judge_ratings(family: str, detail: dict) -> list[dict]:
-    """A judge's ratings of one image, one dict each: ``question_id, aspect, rating, value (float or
-    None: unreadable reply), reasoning, parsed, reply``.
+    """A judge's ratings of one image, one dict per rating.
 
-    VIEScore: one per sub-score of each aspect asked (SC: prompt following; PQ: naturalness,
-    artifacts), all sharing the aspect's reasoning; an unreadable reply is one row with no value.
-    LLMScore: the overall rating and the error count with their rationales.
+    VIEScore: one rating per sub-score of each aspect asked (SC: prompt following; PQ: naturalness,
+    artifacts), all sharing the aspect's reasoning; an aspect whose reply could not be read is one rating
+    with no value. LLMScore: the overall rating and the error count (:data:`LLMSCORE_RATINGS`) with their
+    rationales; its ``aspect`` is ``chosen`` for the one the metric reports as its score.
+
+    Parameters
+    ----------
+    family : {'viescore', 'llmscore'}
+        The judge; any family other than ``viescore`` is read as LLMScore.
+    detail : dict
+        The image's details as the judge returns them.
+
+    Returns
+    -------
+    list of dict
+        Keys ``question_id`` (position), ``aspect``, ``rating`` (the rating's name), ``value`` (float, or
+        None for an unreadable reply), ``reasoning``, ``parsed`` (bool) and ``reply`` (the raw reply).
+
+    Examples
+    --------
+    >>> from ts2viz.qa.details import judge_ratings
+    >>> detail = {"overall": 80, "overall_rationale": "Mostly right.", "error_counting": 1,
+    ...           "error_counting_rationale": "One tree is missing.", "chosen": "overall"}
+    >>> [(r["rating"], r["value"], r["aspect"]) for r in judge_ratings("llmscore", detail)]
+    [('overall (1-100)', 80.0, 'chosen'), ('composition errors (0-9)', 1.0, '')]
     """
     out: list[dict] = []
     if family == "viescore":
@@ -180,7 +288,37 @@ def judge_ratings(family: str, detail: dict) -> list[dict]:
 # -- one image's questions -----------------------------------------------------------------------------------
 
 def candidate_label(detail: dict, index: int) -> str:
-    """A T2I-FineEval candidate in words: ``whole image``, ``box 2 (cat .87)``, ``boxes 0+2 (cat+tree)``."""
+    """A T2I-FineEval candidate crop in words.
+
+    Parameters
+    ----------
+    detail : dict
+        The image's T2I-FineEval details (``candidates`` and ``detections``).
+    index : int
+        The candidate's index in ``detail["candidates"]``.
+
+    Returns
+    -------
+    str
+        ``whole image``; ``box I (LABEL CONF)`` for one detection (the confidence with two decimals,
+        left out when unknown); ``boxes I+J (LABEL+LABEL)`` for several; ``candidate N`` for an index
+        out of range.
+
+    Examples
+    --------
+    >>> det = {"image_size": [100, 80],
+    ...        "detections": [{"label": "cat", "score": 0.87, "box": [10, 10, 60, 50]},
+    ...                       {"label": "tree", "score": 0.5, "box": [60, 0, 100, 80]}],
+    ...        "candidates": [{"kind": "image"}, {"kind": "box", "detections": [0], "box": [5, 5, 65, 55]},
+    ...                       {"kind": "boxes", "detections": [0, 1], "box": [5, 0, 100, 80]}],
+    ...        "questions": [{"question": "Is there a cat?", "kind": "entity", "fine": 0.9, "coarse": 0.7,
+    ...                       "best": 1, "candidates": [0, 1], "probabilities": [0.7, 0.9]},
+    ...                      {"question": "Is the cat black?", "kind": "entity", "fine": 0.2, "coarse": 0.4,
+    ...                       "best": 0, "candidates": [0, 1], "probabilities": [0.2, 0.1]}]}
+    >>> from ts2viz.qa.details import candidate_label
+    >>> [candidate_label(det, i) for i in range(4)]
+    ['whole image', 'box 0 (cat 0.87)', 'boxes 0+1 (cat+tree)', 'candidate 3']
+    """
     cands = detail.get("candidates") or []
     dets = detail.get("detections") or []
     if not 0 <= index < len(cands):
@@ -201,28 +339,54 @@ def question_table(family: str, detail, *, accumulation: str | None = None):
 
     Parameters
     ----------
-    family : ``tifa``, ``dsg``, ``gecko`` or ``fineeval``.
-    detail : the image's details (TIFA/DSG: a list of per-question dicts; Gecko, T2I-FineEval: a dict).
-    accumulation : DSG only: the accumulation deciding ``counted`` (default: the counted flags the
-        metric recorded).
+    family : {'tifa', 'dsg', 'gecko', 'fineeval', 'viescore', 'llmscore'}
+        The metric's family (:data:`FAMILIES`).
+    detail : list of dict or dict or None
+        The image's details (TIFA/DSG: a list of per-question dicts; the others: a dict).
+    accumulation : str, optional
+        DSG answered free-form only: the accumulation deciding ``counted``
+        (:mod:`ts2viz.qa.accumulation`); None keeps the counted flags the metric recorded.
 
     Returns
     -------
-    DataFrame, one row per question in the metric's order. Columns by family:
+    pandas.DataFrame
+        One row per question in question-id order (TIFA/DSG) or the metric's order. Columns by family:
 
-    * TIFA/DSG: ``question_id, question, choices (list), expected, answer, mapped, correct`` (DSG also
-      ``parents (list), counted``); with ``score=normalized`` ``answer`` is replaced by
-      ``probabilities`` (choice -> P) and a ``normalized`` column is added, and DSG's ``counted`` is the
-      question's value after gating;
-    * Gecko: ``question_id, word, type, question, choices, expected, hypothesis, nli, kept,
-      probabilities, normalized`` (``nli`` NaN without an NLI model; dropped questions have no
-      probabilities and NaN ``normalized``);
-    * T2I-FineEval: ``question_id, kind, question, fine, coarse, best, best_label, candidates (list of
-      candidate indices), probabilities (list, one P(yes) per candidate)``;
-    * VIEScore, LLMScore: ``question_id, aspect, rating, question (= rating), value, reasoning, parsed,
-      reply``, one row per rating (:func:`judge_ratings`).
+        * TIFA/DSG: ``question_id, question, choices (list), expected, answer, mapped, correct`` (DSG also
+          ``parents (list), counted``); with ``score=normalized`` ``answer`` is replaced by
+          ``probabilities`` (choice -> P) and a ``normalized`` column is added, and DSG's ``counted`` is the
+          question's value after gating;
+        * Gecko: ``question_id, word, type, question, choices, expected, hypothesis, nli, kept,
+          probabilities, normalized`` (``nli`` NaN without an NLI model; dropped questions have no
+          probabilities and NaN ``normalized``);
+        * T2I-FineEval: ``question_id, kind, question, fine, coarse, best, best_label, candidates (list of
+          candidate indices), probabilities (list, one P(yes) per candidate)``;
+        * VIEScore, LLMScore: ``question_id, aspect, rating, question (= rating), value, reasoning, parsed,
+          reply``, one row per rating (:func:`judge_ratings`).
 
-    An empty detail gives an empty table (with the family's columns where they are known).
+        An empty detail gives an empty table (with the family's columns where they are known).
+
+    Raises
+    ------
+    InputError
+        If ``family`` is not one of :data:`FAMILIES`, or if free-form TIFA/DSG details are malformed.
+
+    Examples
+    --------
+    >>> det = {"image_size": [100, 80],
+    ...        "detections": [{"label": "cat", "score": 0.87, "box": [10, 10, 60, 50]},
+    ...                       {"label": "tree", "score": 0.5, "box": [60, 0, 100, 80]}],
+    ...        "candidates": [{"kind": "image"}, {"kind": "box", "detections": [0], "box": [5, 5, 65, 55]},
+    ...                       {"kind": "boxes", "detections": [0, 1], "box": [5, 0, 100, 80]}],
+    ...        "questions": [{"question": "Is there a cat?", "kind": "entity", "fine": 0.9, "coarse": 0.7,
+    ...                       "best": 1, "candidates": [0, 1], "probabilities": [0.7, 0.9]},
+    ...                      {"question": "Is the cat black?", "kind": "entity", "fine": 0.2, "coarse": 0.4,
+    ...                       "best": 0, "candidates": [0, 1], "probabilities": [0.2, 0.1]}]}
+    >>> from ts2viz.qa.details import question_table
+    >>> question_table("fineeval", det)[["question", "fine", "coarse", "best_label"]]
+                question  fine  coarse        best_label
+    0    Is there a cat?   0.9     0.7  box 0 (cat 0.87)
+    1  Is the cat black?   0.2     0.4       whole image
     """
     import pandas as pd
 
@@ -308,9 +472,11 @@ def _tag(draw, xy: tuple[float, float], text: str, color: str, font, bounds: tup
 
 
 def _outline(box, fx: float, fy: float, size: tuple[int, int]) -> tuple[float, float, float, float]:
-    """A pixel box of the details scaled to the drawing, its far edges on the last pixel inside: PIL
-    draws an outline inward from (x0, y0, x1, y1) with x1 and y1 included, so a box ending at the
-    image's width would lose a column of its line off the image."""
+    """A pixel box of the details scaled to the drawing, its far edges on the last pixel inside.
+
+    PIL draws an outline inward from (x0, y0, x1, y1) with x1 and y1 included, so a box ending at the
+    image's width would lose a column of its line off the image.
+    """
     x0, y0, x1, y1 = (float(v) for v in box)
     w, h = size[0] - 1, size[1] - 1
     return (min(max(0.0, x0 * fx), w), min(max(0.0, y0 * fy), h), min(max(0.0, x1 * fx), w), min(max(0.0, y1 * fy), h))
@@ -320,24 +486,49 @@ def draw_fineeval_boxes(image, detail: dict, question: int | None = None, *, min
                         max_side: int = 720):
     """A T2I-FineEval image with its detections drawn, and a question's best crop highlighted.
 
+    Each detection is outlined in a colour of :data:`BOX_COLORS` (cycled) and labelled with its index,
+    label and confidence; the labels are drawn after all boxes, so that no box crosses a label.
+
     Parameters
     ----------
-    image : the PIL image the metric scored (any size: the details' pixel boxes are scaled from
+    image : PIL.Image.Image
+        The image the metric scored (any size: the details' pixel boxes are scaled from
         ``detail["image_size"]``).
-    detail : the image's T2I-FineEval details.
-    question : index of a question in ``detail["questions"]``: its ``best`` candidate (the crop that
-        gave its fine score, as cropped: the detection box grown by the metric's margin) is drawn thick
-        in :data:`BEST_COLOR`, labelled with its P(yes) in the bottom-left corner; a best crop that is
-        the whole image is drawn as a frame on the image's outermost pixels; the detections it is made
-        of keep their full line width, the others are drawn thinner. ``None``: every detection alike.
-        Every outline is drawn inward from its box's edges and kept inside the image, so a box that
-        touches the image's border shows its full line width there too.
-    min_side, max_side : the drawing's longer side is scaled into this range (small images are
-        enlarged so that labels stay readable).
+    detail : dict
+        The image's T2I-FineEval details (``image_size``, ``detections``, ``candidates``,
+        ``questions``).
+    question : int, optional
+        Index of a question in ``detail["questions"]``: its ``best`` candidate (the crop that gave its
+        fine score, as cropped: the detection box grown by the metric's margin) is drawn thick in
+        :data:`BEST_COLOR`, labelled with its P(yes) in the bottom-left corner; a best crop that is the
+        whole image is drawn as a frame on the image's outermost pixels; the detections it is made of
+        keep their full line width, the others are drawn thinner. None (or an index out of range): every
+        detection alike. Every outline is drawn inward from its box's edges and kept inside the image,
+        so a box that touches the image's border shows its full line width there too.
+    min_side, max_side : int, default 360 and 720
+        The drawing's longer side is scaled into this range (small images are enlarged so that labels
+        stay readable).
 
     Returns
     -------
-    A new RGB PIL image; ``image`` is not changed.
+    PIL.Image.Image
+        A new RGB image; ``image`` is not changed.
+
+    Examples
+    --------
+    >>> det = {"image_size": [100, 80],
+    ...        "detections": [{"label": "cat", "score": 0.87, "box": [10, 10, 60, 50]},
+    ...                       {"label": "tree", "score": 0.5, "box": [60, 0, 100, 80]}],
+    ...        "candidates": [{"kind": "image"}, {"kind": "box", "detections": [0], "box": [5, 5, 65, 55]},
+    ...                       {"kind": "boxes", "detections": [0, 1], "box": [5, 0, 100, 80]}],
+    ...        "questions": [{"question": "Is there a cat?", "kind": "entity", "fine": 0.9, "coarse": 0.7,
+    ...                       "best": 1, "candidates": [0, 1], "probabilities": [0.7, 0.9]},
+    ...                      {"question": "Is the cat black?", "kind": "entity", "fine": 0.2, "coarse": 0.4,
+    ...                       "best": 0, "candidates": [0, 1], "probabilities": [0.2, 0.1]}]}
+    >>> from PIL import Image
+    >>> from ts2viz.qa.details import draw_fineeval_boxes
+    >>> draw_fineeval_boxes(Image.new("RGB", (100, 80), "white"), det, question=0).size
+    (360, 288)
     """
     from PIL import Image, ImageDraw
 

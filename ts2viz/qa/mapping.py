@@ -77,18 +77,74 @@ _ARTICLES = {"a", "an", "the"}
 
 
 def normalize_answer(text: str) -> str:
-    """Lower case, no punctuation or articles, number words as digits, single spaces."""
+    """An answer or choice in the form answers are compared in.
+
+    Lower case, punctuation replaced by spaces, the articles *a*, *an*, *the* removed, the number words
+    zero to ten written as digits, single spaces.
+
+    Parameters
+    ----------
+    text : str
+        The text (any other object is converted with ``str``).
+
+    Returns
+    -------
+    str
+        The normalised text.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.mapping import normalize_answer
+    >>> normalize_answer("The Two cats!")
+    '2 cats'
+    """
     words = re.sub(r"[^\w\s]", " ", str(text).lower()).split()
     return " ".join(_NUMBERS.get(w, w) for w in words if w not in _ARTICLES)
 
 
 def is_correct(mapped: str, expected: str) -> bool:
-    """Whether a mapped choice is the expected answer (compared after :func:`normalize_answer`)."""
+    """Whether a mapped choice is the expected answer, compared after :func:`normalize_answer`.
+
+    Parameters
+    ----------
+    mapped : str
+        The choice an answer was mapped to.
+    expected : str
+        The answer an image faithful to the prompt gives.
+
+    Returns
+    -------
+    bool
+        True when both normalise to the same text.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.mapping import is_correct
+    >>> is_correct("Two", "2"), is_correct("a cat", "dog")
+    (True, False)
+    """
     return normalize_answer(mapped) == normalize_answer(expected)
 
 
 def is_yes_no(choices: Sequence[str]) -> bool:
-    """Whether a question's choices are exactly yes and no (any case, any order)."""
+    """Whether a question's choices are exactly yes and no (any case, any order).
+
+    Parameters
+    ----------
+    choices : sequence of str
+        The question's answer choices.
+
+    Returns
+    -------
+    bool
+        True for two choices that read ``yes`` and ``no`` after stripping and lower-casing.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.mapping import is_yes_no
+    >>> is_yes_no(["No", "yes"]), is_yes_no(["yes", "no", "maybe"])
+    (True, False)
+    """
     return len(choices) == 2 and {str(c).strip().lower() for c in choices} == {"yes", "no"}
 
 
@@ -105,7 +161,29 @@ DSG_CHAT_INSTRUCTION = ("Answer only with 'yes' or 'no'. Do not give other outpu
 
 
 def check_yes_rule(rule: str) -> str:
-    """``rule`` if it is one of :data:`YES_RULES`, else a one-line :class:`InputError`."""
+    """Check the name of a yes rule.
+
+    Parameters
+    ----------
+    rule : str
+        One of :data:`YES_RULES` (``exact``, ``chat``, ``contains``).
+
+    Returns
+    -------
+    str
+        ``rule``, unchanged.
+
+    Raises
+    ------
+    InputError
+        If ``rule`` is not one of :data:`YES_RULES` (a one-line message listing them).
+
+    Examples
+    --------
+    >>> from ts2viz.qa.mapping import check_yes_rule
+    >>> check_yes_rule("chat")
+    'chat'
+    """
     if rule not in YES_RULES:
         raise InputError(f"unknown yes rule {rule!r}: expected one of {', '.join(YES_RULES)}")
     return rule
@@ -114,8 +192,19 @@ def check_yes_rule(rule: str) -> str:
 def chat_answer(answer: str) -> str:
     """An answer as DSG's ``GPT4o.vqa`` returns it: lower case, stripped, without ``. , ? !``.
 
+    Parameters
+    ----------
+    answer : str
+        The model's reply.
+
+    Returns
+    -------
+    str
+        The cleaned reply; the ``chat`` yes rule compares it with ``yes``.
+
     Examples
     --------
+    >>> from ts2viz.qa.mapping import chat_answer
     >>> chat_answer(" Yes.")
     'yes'
     >>> chat_answer("Yes, there is.")
@@ -128,13 +217,38 @@ def chat_answer(answer: str) -> str:
 
 
 def reads_yes(answer, rule: str) -> bool:
-    """Whether one answer reads as "yes" under ``rule`` (:data:`YES_RULES`); a non-string (None, NaN)
-    never does.
+    """Whether one answer reads as "yes" under a yes rule.
+
+    ``exact``: the answer equals ``yes``; ``chat``: :func:`chat_answer` of it equals ``yes``;
+    ``contains``: ``yes`` occurs in the lower-cased answer (see the module docstring for whose rule each
+    is).
+
+    Parameters
+    ----------
+    answer : str or object
+        The answer as the model decoded it; a non-string (None, NaN: no answer) never reads as yes.
+    rule : str
+        One of :data:`YES_RULES`.
+
+    Returns
+    -------
+    bool
+        Whether the answer is a yes.
+
+    Raises
+    ------
+    InputError
+        If ``rule`` is not one of :data:`YES_RULES`.
 
     Examples
     --------
+    >>> from ts2viz.qa.mapping import YES_RULES, reads_yes
+    >>> YES_RULES
+    ('exact', 'chat', 'contains')
     >>> [reads_yes("Yes.", r) for r in YES_RULES]
     [False, True, True]
+    >>> [reads_yes("Yesterday", r) for r in YES_RULES]
+    [False, False, True]
     """
     check_yes_rule(rule)
     if not isinstance(answer, str):
@@ -147,20 +261,105 @@ def reads_yes(answer, rule: str) -> bool:
 
 
 def is_yes(answers, rule: str = DSG_YES_RULE) -> np.ndarray:
-    """:func:`reads_yes` for each answer: a bool array (released answers are read with this)."""
+    """:func:`reads_yes` for each of many answers; released answers are read with this.
+
+    Parameters
+    ----------
+    answers : sequence
+        The answers (strings; anything else, such as None or NaN, is not a yes).
+    rule : str, default DSG_YES_RULE
+        One of :data:`YES_RULES` (default ``exact``, DSG's code).
+
+    Returns
+    -------
+    numpy.ndarray
+        Bool array, one entry per answer.
+
+    Raises
+    ------
+    InputError
+        If ``rule`` is not one of :data:`YES_RULES`.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.mapping import is_yes
+    >>> is_yes(["yes", "Yes.", None]).tolist()
+    [True, False, False]
+    >>> is_yes(["yes", "Yes.", None], "contains").tolist()
+    [True, True, False]
+    """
     check_yes_rule(rule)
     return np.fromiter((reads_yes(a, rule) for a in answers), dtype=bool, count=len(answers))
 
 
 def yes_no_choice(answer: str, choices: Sequence[str], rule: str = TS2_YES_RULE) -> str:
-    """The choice spelling "yes" if the answer reads as yes under ``rule`` (:func:`reads_yes`), else the one
-    spelling "no"."""
+    """The yes or the no choice of a yes/no question, by whether the answer reads as yes.
+
+    Parameters
+    ----------
+    answer : str
+        The model's free-form answer.
+    choices : sequence of str
+        The question's choices; the one that reads ``yes`` (or ``no``) after stripping and lower-casing
+        is returned as spelled there.
+    rule : str, default TS2_YES_RULE
+        The yes rule (:func:`reads_yes`; default ``contains``, TS2's code).
+
+    Returns
+    -------
+    str
+        The choice spelling "yes" if the answer reads as yes under ``rule``, else the one spelling "no".
+
+    Raises
+    ------
+    InputError
+        If ``rule`` is not one of :data:`YES_RULES`.
+    StopIteration
+        If ``choices`` has no choice spelling the word wanted (call it for yes/no questions only,
+        :func:`is_yes_no`).
+
+    Examples
+    --------
+    >>> from ts2viz.qa.mapping import yes_no_choice
+    >>> yes_no_choice("Yes, there is.", ["Yes", "No"])
+    'Yes'
+    >>> yes_no_choice("Yes, there is.", ["Yes", "No"], rule="exact")
+    'No'
+    """
     want = "yes" if reads_yes(answer, rule) else "no"
     return next(c for c in choices if str(c).strip().lower() == want)
 
 
 def match_choice(answer: str, choices: Sequence[str]) -> str:
-    """The lexical mapping of one answer (see the module docstring)."""
+    """The lexical mapping of one answer to one of its question's choices (the ``lexical`` mapper).
+
+    In this order, on :func:`normalize_answer` forms: a choice equal to the answer; for a question whose
+    choices include yes and no, the answer's first word if it is yes or no; the longest choice contained
+    in the answer as whole words; else the choice with the highest string similarity (difflib ratio)
+    plus word overlap (Jaccard) with the answer, the first such choice on a tie.
+
+    Parameters
+    ----------
+    answer : str
+        The model's free-form answer.
+    choices : sequence of str
+        The question's choices.
+
+    Returns
+    -------
+    str
+        One of ``choices`` as spelled there; ``answer`` itself when there are no choices.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.mapping import match_choice
+    >>> match_choice("Two", ["1", "2", "3"])
+    '2'
+    >>> match_choice("yes, it is", ["yes", "no"])
+    'yes'
+    >>> match_choice("I think it is a red car", ["blue", "red"])
+    'red'
+    """
     if not choices:
         return answer
     a = normalize_answer(answer)
@@ -187,35 +386,126 @@ def match_choice(answer: str, choices: Sequence[str]) -> str:
 
 
 class AnswerMapper:
-    """Interface: :meth:`map` answers to choices in one batch; :attr:`config` names the mapper exactly."""
+    """Interface of an answer mapper: free-form answers -> choices, in one batch.
+
+    A subclass implements :meth:`map` and :attr:`config`; :func:`load_mapper` builds one from a
+    ``mapper=`` option. The built-in mappers are :class:`LexicalMapper` and :class:`SBERTMapper`.
+    """
 
     @property
     def config(self) -> dict:
+        """The mapper's settings, naming it exactly (part of a metric's config, hence of its cache key)."""
         raise NotImplementedError
 
     def map(self, answers: Sequence[str], choices: Sequence[Sequence[str]]) -> list[str]:
-        """One choice per (answer, choices) pair; a question without choices keeps its answer."""
+        """Map each answer to one of its question's choices.
+
+        Parameters
+        ----------
+        answers : sequence of str
+            The models' free-form answers.
+        choices : sequence of sequence of str
+            Each answer's question choices, aligned with ``answers``.
+
+        Returns
+        -------
+        list of str
+            One choice per (answer, choices) pair; a question without choices keeps its answer.
+
+        Raises
+        ------
+        NotImplementedError
+            Always, here: subclasses implement it.
+        """
         raise NotImplementedError
 
 
 class LexicalMapper(AnswerMapper):
-    """The model-free fallback (:func:`match_choice`)."""
+    """The model-free mapper (:func:`match_choice` on each answer); ``mapper=lexical``.
+
+    It picks another choice than the TS2 release's Sentence-BERT mapping for 11-25 % of TIFA answers
+    and up to 13 % of DSG answers (module docstring): use it only where no Sentence-BERT model can be
+    loaded.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.mapping import LexicalMapper
+    >>> m = LexicalMapper()
+    >>> m.config
+    {'mapper': 'lexical'}
+    >>> m.map(["two dogs", "Yes it is"], [["1", "2", "3"], ["yes", "no"]])
+    ['2', 'yes']
+    """
 
     @property
     def config(self) -> dict:
+        """``{"mapper": "lexical"}``: the lexical mapper has no settings."""
         return {"mapper": "lexical"}
 
     def map(self, answers, choices):
+        """Map each answer with :func:`match_choice`.
+
+        Parameters
+        ----------
+        answers : sequence of str
+            The models' free-form answers.
+        choices : sequence of sequence of str
+            Each answer's question choices, aligned with ``answers``.
+
+        Returns
+        -------
+        list of str
+            One choice per answer; a question without choices keeps its answer.
+
+        Raises
+        ------
+        InputError
+            If ``answers`` and ``choices`` differ in length.
+        """
         if len(answers) != len(choices):
             raise InputError(f"mapper: {len(answers)} answers but {len(choices)} choice lists")
         return [match_choice(a, list(c)) for a, c in zip(answers, choices)]
 
 
 class SBERTMapper(AnswerMapper):
-    """Sentence-BERT mapping (see the module docstring) with a transformers encoder.
+    """Sentence-BERT mapping with a transformers encoder (``mapper=sbert:MODEL``).
 
-    ``model`` is a hub id or a local folder. Embeddings of choices are kept in a small in-memory
-    cache, since the same choices come back for every image of a prompt.
+    Answers and choices are embedded as mean-pooled token states (under the attention mask),
+    L2-normalised; an answer maps to the choice of highest cosine similarity (the first choice wins a
+    tie). Which answers are embedded at all is the mapper's *rule* (:data:`RULES`; see the module
+    docstring and :meth:`map`). Embeddings of choices are kept in a small in-memory cache, since the
+    same choices come back for every image of a prompt. The model is loaded when the mapper is made.
+
+    Parameters
+    ----------
+    model : str
+        A hub id (e.g. ``sentence-transformers/all-mpnet-base-v2``) or a local model folder, loaded with
+        transformers ``AutoModel`` and ``AutoTokenizer``.
+    device : str, optional
+        Torch device; None picks one (:func:`ts2viz.metrics.common.device.resolve_device`).
+    batch_size : int, default 64
+        Texts per forward pass (at least 1).
+    cache_size : int, default 4096
+        Choice embeddings kept; beyond it the oldest entries are dropped.
+    rule : {'tifa', 'ts2', 'contains_yes'}, default DEFAULT_RULE
+        Which answers go to the model (:data:`RULES`; default ``contains_yes``).
+
+    Attributes
+    ----------
+    rule : str
+        The mapper rule.
+    tokenizer, model
+        The loaded transformers tokenizer and encoder (in eval mode, on ``device``).
+    device : str
+        The device the encoder runs on.
+    batch_size : int
+        Texts per forward pass.
+
+    Raises
+    ------
+    InputError
+        If ``rule`` is unknown, or if the model cannot be loaded (the message names the model and
+        suggests ``?mapper=lexical``).
     """
 
     def __init__(self, model: str, device: str | None = None, batch_size: int = 64, cache_size: int = 4096,
@@ -246,11 +536,26 @@ class SBERTMapper(AnswerMapper):
 
     @property
     def config(self) -> dict:
-        # the default rule is left out, so that caches made before the rules were named stay valid
+        """``{"mapper": "sbert", "model": ..., "revision" or "fingerprint": ..., "rule": ...}``.
+
+        The model's exact identity (hub commit, or a local folder's fingerprint); ``rule`` is present only
+        when it is not :data:`DEFAULT_RULE`, so that caches made before the rules were named stay valid.
+        """
         return {"mapper": "sbert", **self._ident, **({} if self.rule == DEFAULT_RULE else {"rule": self.rule})}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """L2-normalised mean-pooled token embeddings (one row per text, float64)."""
+        """Sentence embeddings of texts: mean-pooled token states, L2-normalised.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The texts (converted with ``str``); each is truncated to the tokenizer's maximum length.
+
+        Returns
+        -------
+        numpy.ndarray
+            Float64 array, one row per text; shape ``(0, 0)`` for no texts.
+        """
         import torch
 
         out = []
@@ -266,7 +571,19 @@ class SBERTMapper(AnswerMapper):
         return np.concatenate(out) if out else np.zeros((0, 0))
 
     def choice_vectors(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        """Embeddings of ``texts`` (choices), from the cache where possible."""
+        """Embeddings of choices, from the cache where possible.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The choices (repeats allowed).
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            Text -> embedding (as in :meth:`embed`) for every distinct text; the ones not cached before are
+            embedded in one batch and cached.
+        """
         got = {t: self._cache[t] for t in texts if t in self._cache}
         new = [t for t in dict.fromkeys(texts) if t not in got]
         if new:
@@ -277,6 +594,31 @@ class SBERTMapper(AnswerMapper):
         return got
 
     def map(self, answers, choices):
+        """Map each answer to one of its question's choices under the mapper's rule.
+
+        In this order: a question without choices keeps its answer; rule ``ts2`` answers a question with
+        fewer than three choices ``yes`` when the answer contains "yes", else ``no`` (these two words, as
+        the release writes them); rule ``contains_yes`` maps a yes/no question with :func:`yes_no_choice`;
+        rules ``tifa`` and ``contains_yes`` take an answer that is exactly one of the choices as is; every
+        other answer goes to Sentence-BERT (argmax of the cosine, the first choice on a tie).
+
+        Parameters
+        ----------
+        answers : sequence of str
+            The models' free-form answers.
+        choices : sequence of sequence of str
+            Each answer's question choices, aligned with ``answers``.
+
+        Returns
+        -------
+        list of str
+            One choice per answer; a question without choices keeps its answer.
+
+        Raises
+        ------
+        InputError
+            If ``answers`` and ``choices`` differ in length.
+        """
         if len(answers) != len(choices):
             raise InputError(f"mapper: {len(answers)} answers but {len(choices)} choice lists")
         out: list[str | None] = [None] * len(answers)
@@ -304,8 +646,36 @@ class SBERTMapper(AnswerMapper):
 
 
 def load_mapper(spec: str | None = None, device: str | None = None, rule: str | None = None) -> AnswerMapper:
-    """The mapper named by a ``mapper=`` option: ``sbert:MODEL`` (default :data:`DEFAULT_MAPPER`) or
-    ``lexical``; ``rule`` (:data:`RULES`, default :data:`DEFAULT_RULE`) for Sentence-BERT."""
+    """The answer mapper a ``mapper=`` option names.
+
+    Parameters
+    ----------
+    spec : str, optional
+        ``sbert:MODEL`` (a Sentence-BERT hub id or local folder) or ``lexical``; None or ``""`` gives
+        :data:`DEFAULT_MAPPER`.
+    device : str, optional
+        Torch device of a Sentence-BERT model (None: picked automatically).
+    rule : str, optional
+        The Sentence-BERT mapper's rule, one of :data:`RULES` (None or ``""``: :data:`DEFAULT_RULE`);
+        checked but unused for ``lexical``.
+
+    Returns
+    -------
+    AnswerMapper
+        A :class:`LexicalMapper` or an :class:`SBERTMapper` (its model loaded).
+
+    Raises
+    ------
+    InputError
+        If ``rule`` or ``spec`` is not one of the accepted forms, or if the Sentence-BERT model cannot be
+        loaded.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.mapping import load_mapper
+    >>> load_mapper("lexical").config
+    {'mapper': 'lexical'}
+    """
     spec = DEFAULT_MAPPER if spec in (None, "") else str(spec)
     if rule not in (None, "", *RULES):
         raise InputError(f"mapper rule {rule!r}: expected one of {', '.join(RULES)}")

@@ -21,7 +21,27 @@ from ..paths import bundled_data_dir
 
 @dataclass(frozen=True)
 class Question:
-    """One question: its id, text, answer choices, expected answer and (DSG) parent question ids."""
+    """One question of a prompt's question set.
+
+    Attributes
+    ----------
+    id : int
+        The question's id within its prompt's set (DSG parents refer to it).
+    text : str
+        The question.
+    choices : tuple of str
+        The answer choices (``("yes", "no")`` for every DSG question).
+    answer : str
+        The expected answer: the one an image faithful to the prompt gives.
+    parents : tuple of int
+        DSG: the ids of the questions this one presupposes; empty for a root and for TIFA.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.questions import Question
+    >>> Question(1, "Is the cat black?", ("yes", "no"), "yes", parents=(0,))
+    Question(id=1, text='Is the cat black?', choices=('yes', 'no'), answer='yes', parents=(0,))
+    """
 
     id: int
     text: str
@@ -31,12 +51,55 @@ class Question:
 
 
 def prompt_key(prompt: str) -> str:
-    """Normalised prompt text used to match question sets (lower case, no punctuation, single spaces)."""
+    """The normalised prompt text question sets are matched by.
+
+    Lower case, every character other than a letter, digit, underscore, hyphen or white space replaced by
+    a space, single spaces: the released question files dropped the prompts' commas.
+
+    Parameters
+    ----------
+    prompt : str
+        The prompt.
+
+    Returns
+    -------
+    str
+        The key.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.questions import prompt_key
+    >>> prompt_key("A black-and-white cat,  sleeping.")
+    'a black-and-white cat sleeping'
+    """
     return " ".join(re.sub(r"[^\w\s-]", " ", prompt.lower()).split())
 
 
 def parse_parents(text: str) -> tuple[int, ...]:
-    """``"-1"`` -> ``()``, ``"0"`` -> ``(0,)``, ``"0-2"`` -> ``(0, 2)`` (TS2's dependency column)."""
+    """Parent question ids from TS2's dependency column.
+
+    Parameters
+    ----------
+    text : str
+        ``-1`` or empty for a root, else ids joined by ``-`` (any other object is converted with
+        ``str``).
+
+    Returns
+    -------
+    tuple of int
+        The parent ids (empty for a root).
+
+    Raises
+    ------
+    ValueError
+        If a part is not an integer.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.questions import parse_parents
+    >>> parse_parents("-1"), parse_parents("0"), parse_parents("0-2")
+    ((), (0,), (0, 2))
+    """
     text = str(text).strip()
     if text in ("", "-1"):
         return ()
@@ -44,8 +107,52 @@ def parse_parents(text: str) -> tuple[int, ...]:
 
 
 def read_question_csv(path: str | os.PathLike, kind: str) -> dict[str, list[Question]]:
-    """Questions per prompt key from a TS2-format CSV (id, prompt, question_id, [parent_question_id,]
-    question, choices ``a|b``, answer). For DSG without a parent column every question is a root."""
+    """Question sets per prompt from a file in the TS2 question-file format.
+
+    Columns ``id, prompt, question_id, [parent_question_id,] question, choices, answer`` (``choices``
+    joined by ``|``; see :func:`write_question_csv`). Rows are grouped by :func:`prompt_key` of the
+    prompt; when rows of several ``id`` values (several SEGs) share a prompt, the questions of the first
+    ``id`` are kept and the others skipped. Choices, question and answer are stripped.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The CSV file (UTF-8).
+    kind : {'tifa', 'dsg'}
+        The question set's kind: parents are read for ``dsg`` only; a DSG file without a
+        ``parent_question_id`` column makes every question a root.
+
+    Returns
+    -------
+    dict of str to list of Question
+        Prompt key -> the prompt's questions, in file order.
+
+    Raises
+    ------
+    InputError
+        If the file does not exist, a required column (``prompt, question_id, question, choices,
+        answer``) is missing, or a question or parent id is not an integer (the message names the file
+        and the row).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ts2viz.qa.questions import Question, read_question_csv, write_question_csv
+    >>> qs = [Question(0, "Is there a cat?", ("yes", "no"), "yes"),
+    ...       Question(1, "Is the cat black?", ("yes", "no"), "yes", parents=(0,))]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "questions.csv"
+    ...     write_question_csv(path, [(0, "A black cat.", qs)], "dsg")
+    ...     text = path.read_text()
+    ...     back = read_question_csv(path, "dsg")
+    >>> print(text)
+    id,prompt,question_id,parent_question_id,question,choices,answer
+    0,A black cat.,0,-1,Is there a cat?,yes|no,yes
+    0,A black cat.,1,0,Is the cat black?,yes|no,yes
+    <BLANKLINE>
+    >>> back == {"a black cat": qs}
+    True
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError("no such question file", file=path)
@@ -75,6 +182,23 @@ def read_question_csv(path: str | os.PathLike, kind: str) -> dict[str, list[Ques
 
 
 def bundled_path(kind: str) -> Path:
+    """The bundled TS2 question file of a kind.
+
+    Parameters
+    ----------
+    kind : {'tifa', 'dsg'}
+        ``tifa`` gives ``TS2_TIFA_Q.csv``, ``dsg`` ``TS2_DSG_Q_dependency.csv`` (with parents).
+
+    Returns
+    -------
+    pathlib.Path
+        The file under the bundled data folder's ``ts2/``.
+
+    Raises
+    ------
+    KeyError
+        For any other kind.
+    """
     name = {"tifa": "TS2_TIFA_Q.csv", "dsg": "TS2_DSG_Q_dependency.csv"}[kind]
     return bundled_data_dir() / "ts2" / name
 
@@ -82,10 +206,23 @@ def bundled_path(kind: str) -> Path:
 def write_question_csv(path: str | os.PathLike, sets: list[tuple[int, str, list[Question]]], kind: str) -> None:
     """Write question sets in the TS2 question-file format, atomically.
 
-    ``sets`` holds ``(id, prompt, questions)`` per prompt (``id``: the SEG id, or the prompt's index).
     Columns ``id, prompt, question_id, [parent_question_id,] question, choices, answer``; DSG files have
-    the parent column (``-1`` for a root, ``0-2`` for parents 0 and 2). :func:`read_question_csv`
-    reads it back (``?questions=PATH.csv``).
+    the parent column (``-1`` for a root, ``0-2`` for parents 0 and 2). :func:`read_question_csv` reads
+    the file back (``?questions=PATH.csv`` of a TIFA/DSG spec). The file appears complete or not at all
+    (:mod:`ts2viz.atomic`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The CSV file to write (replaced if it exists).
+    sets : list of tuple of (int, str, list of Question)
+        ``(id, prompt, questions)`` per prompt (``id``: the SEG id, or the prompt's index).
+    kind : {'tifa', 'dsg'}
+        ``dsg`` writes the parent column, any other kind leaves it out.
+
+    Examples
+    --------
+    See :func:`read_question_csv`.
     """
     from ..atomic import atomic_path
 
@@ -101,7 +238,47 @@ def write_question_csv(path: str | os.PathLike, sets: list[tuple[int, str, list[
 
 
 class QuestionSource:
-    """Where a TIFA/DSG metric gets a prompt's questions: a question file first, then the generator."""
+    """Where a TIFA/DSG metric gets a prompt's questions: a question file first, then the generator.
+
+    Parameters
+    ----------
+    kind : {'tifa', 'dsg'}
+        The question set's kind (passed to the file reader and the generator).
+    questions : str or None, default 'ts2'
+        ``ts2`` (the bundled TS2 file, :func:`bundled_path`), a path to a question CSV
+        (:func:`read_question_csv`; ``~`` expanded), or None, ``""`` or ``none`` for no file.
+    generator : QuestionGenerator, optional
+        Asked for the questions of a prompt the file lacks
+        (:class:`ts2viz.metrics.common.question_gen.QuestionGenerator` or any object with
+        ``generate(prompt, kind)`` and ``config``).
+
+    Attributes
+    ----------
+    kind : str
+        The question set's kind.
+    generator : object or None
+        The question generator.
+    sets : dict of str to list of Question
+        The file's question sets by :func:`prompt_key` (empty without a file).
+    file_id : str or None
+        The file's identity in the metric's config: ``ts2:DIGEST`` or ``NAME:DIGEST`` (the file's name
+        and the first 16 hex digits of its SHA-1), None without a file.
+
+    Raises
+    ------
+    InputError
+        If the question file cannot be read, or if there is neither a file with questions nor a
+        generator.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.questions import QuestionSource
+    >>> src = QuestionSource("dsg")
+    >>> src.file_id.startswith("ts2:")
+    True
+    >>> [(q.id, q.parents) for q in src.get("A group of stuffed animals sitting next to each other in bed.")]
+    [(0, ()), (1, (0,)), (2, (0,)), (3, (0,))]
+    """
 
     def __init__(self, kind: str, questions: str | None = "ts2", generator=None):
         self.kind = kind
@@ -119,9 +296,31 @@ class QuestionSource:
 
     @property
     def config(self) -> dict:
+        """``{"questions": file_id, "generator": the generator's config or None}`` (part of the metric's config)."""
         return {"questions": self.file_id, "generator": self.generator.config if self.generator else None}
 
     def get(self, prompt: str) -> list[Question]:
+        """The questions of a prompt.
+
+        The file's set for the prompt's :func:`prompt_key` if it has one; else the generator's, generated on
+        first request and kept in memory for the source's lifetime.
+
+        Parameters
+        ----------
+        prompt : str
+            The prompt.
+
+        Returns
+        -------
+        list of Question
+            The prompt's questions.
+
+        Raises
+        ------
+        InputError
+            If the file has no questions for the prompt and there is no generator (the message says how to
+            give one); the generator's own errors pass through.
+        """
         key = prompt_key(prompt)
         qs = self.sets.get(key) or self._generated.get(key)
         if qs:

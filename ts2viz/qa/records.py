@@ -39,6 +39,7 @@ from .accumulation import canonical_accumulation, counted_by_edges
 from .questions import parse_parents
 from ..paths import bundled_data_dir
 
+#: the columns of a QA records table (module docstring)
 RECORD_COLUMNS = ("metric", "kind", "file_name", "question_id", "question", "choices", "expected", "parents",
                   "answer", "mapped", "correct")
 
@@ -53,25 +54,48 @@ BUNDLED_QA_METRICS: tuple[str, ...] = tuple(
 
 
 def bundled_qa_path():
+    """The bundled per-question records of the TS2 release.
+
+    Returns
+    -------
+    pathlib.Path
+        ``ts2/qa_answers.parquet`` under the bundled data folder (built by ``data/ts2/make_qa_bundle.py``).
+    """
     return bundled_data_dir() / "ts2" / "qa_answers.parquet"
 
 
 def bundled_qa_records(metric: str | Sequence[str] | None = None):
     """The TS2 release's per-question records (see the module docstring for the columns).
 
+    ``mapped`` and ``correct`` are the release's own: its Sentence-BERT mapping, yes/no questions
+    answered "yes" when the answer contains "yes".
+
     Parameters
     ----------
-    metric : a bundled metric column (``TIFA-BLIP1``, ``DSG-LLaVA-1.5-alt``, ...; one of
-        :data:`BUNDLED_QA_METRICS`), several of them, or ``None`` for all twelve.
+    metric : str or sequence of str, optional
+        A bundled metric column (``TIFA-BLIP1``, ``DSG-LLaVA-1.5-alt``, ...; one of
+        :data:`BUNDLED_QA_METRICS`), several of them, or None for all twelve.
 
     Returns
     -------
-    DataFrame with :data:`RECORD_COLUMNS` plus ``seg_id``; rows in the release's order (per metric,
-    image by image, questions by id). String columns are pandas categoricals.
+    pandas.DataFrame
+        Columns ``metric, kind, seg_id`` and the rest of :data:`RECORD_COLUMNS`; rows in the release's
+        order (per metric, image by image, questions by id). String columns are pandas categoricals.
 
     Raises
     ------
-    InputError for a metric without bundled per-question records (e.g. ``DSG-GPT4V``, ``CLIPScore``).
+    InputError
+        For a metric without bundled per-question records (e.g. ``DSG-GPT4V``, ``CLIPScore``).
+
+    Examples
+    --------
+    >>> from ts2viz.qa.records import bundled_qa_records
+    >>> recs = bundled_qa_records("DSG-BLIP1")
+    >>> len(recs), recs["kind"].unique().tolist()
+    (17114, ['dsg'])
+    >>> one = recs[recs["file_name"] == "images/065-06.jpg"]
+    >>> one["parents"].tolist(), one["correct"].tolist()
+    (['', '0', '0', '0'], [False, False, False, True])
     """
     import pyarrow.parquet as pq
 
@@ -92,16 +116,41 @@ def records_from_details(metric: str, kind: str, file_names: Sequence[str], deta
 
     Parameters
     ----------
-    metric : the name the records get (e.g. the metric's SPEC).
-    kind : ``tifa`` or ``dsg``.
-    file_names : one name per image (dataset ``file_name`` or a label for a loose image).
-    details : one entry per image: the list of per-question dicts the metric returns (keys
-        ``question_id, question, choices, expected, parents, answer, mapped, correct``), or ``None``
-        for an image that was not scored (it gets no rows).
+    metric : str
+        The name the records get (e.g. the metric's SPEC).
+    kind : {'tifa', 'dsg'}
+        The metric's kind.
+    file_names : sequence of str
+        One name per image (a dataset ``file_name`` or a label for a loose image).
+    details : sequence
+        One entry per image: the list of per-question dicts the metric returns (keys ``question_id,
+        question, choices, expected, answer, mapped, correct`` and optionally ``parents``), or None (or
+        an empty list) for an image that was not scored: it gets no rows.
 
     Returns
     -------
-    DataFrame with :data:`RECORD_COLUMNS`, images in input order.
+    pandas.DataFrame
+        :data:`RECORD_COLUMNS`, images in input order, each image's questions in the details' order.
+
+    Raises
+    ------
+    InputError
+        If ``kind`` is not ``tifa`` or ``dsg``, if ``file_names`` and ``details`` differ in length, or
+        if a per-question record lacks a key or holds a value of the wrong type (the message names the
+        image).
+
+    Examples
+    --------
+    >>> from ts2viz.qa.records import records_from_details
+    >>> q = dict(choices=["yes", "no"], expected="yes")
+    >>> detail = [dict(q, question_id=0, question="Is there a cat?", answer="no", mapped="no", correct=False),
+    ...           dict(q, question_id=1, question="Is the cat black?", parents=[0], answer="yes", mapped="yes",
+    ...                correct=True)]
+    >>> recs = records_from_details("dsg:demo", "dsg", ["a.png"], [detail])
+    >>> recs[["file_name", "question_id", "parents", "mapped", "correct"]]
+      file_name  question_id parents mapped  correct
+    0     a.png            0            no    False
+    1     a.png            1       0   yes     True
     """
     import pandas as pd
 
@@ -123,12 +172,42 @@ def records_from_details(metric: str, kind: str, file_names: Sequence[str], deta
 
 
 def with_counted(records, accumulation: str):
-    """``records`` plus a ``counted`` column: whether each question counts toward its image's score.
+    """QA records plus a ``counted`` column: whether each question counts toward its image's score.
 
-    For TIFA rows ``counted == correct``. For DSG rows it follows ``accumulation`` (``gated`` =
-    ``transitive``: a question counts when it is correct and all its parents count; ``direct``: when
-    it and its direct parents are correct; ``mean``: ``counted == correct``; see
-    :mod:`ts2viz.qa.accumulation`). Returns a new DataFrame; ``records`` is not changed.
+    For TIFA rows ``counted == correct``. For DSG rows it follows ``accumulation``: ``gated`` =
+    ``transitive`` (a question counts when it is correct and all its parents count), ``direct`` (when it
+    and its direct parents are correct) or ``mean`` (``counted == correct``); see
+    :mod:`ts2viz.qa.accumulation`. Parents are looked up among the questions of the same metric and
+    image; a parent id the image does not have is ignored. Vectorised over the whole table.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        QA records (:data:`RECORD_COLUMNS`; at least ``metric, kind, file_name, question_id, parents,
+        correct``).
+    accumulation : str
+        A DSG accumulation or alias (:data:`ts2viz.qa.accumulation.ACCUMULATIONS`, ``gated``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of ``records`` with the bool column ``counted``; ``records`` is not changed.
+
+    Raises
+    ------
+    InputError
+        If ``accumulation`` is unknown, or if some image's parent links form a cycle (``transitive``).
+
+    Examples
+    --------
+    >>> from ts2viz.qa.records import records_from_details, with_counted
+    >>> q = dict(choices=["yes", "no"], expected="yes")
+    >>> detail = [dict(q, question_id=0, question="Is there a cat?", answer="no", mapped="no", correct=False),
+    ...           dict(q, question_id=1, question="Is the cat black?", parents=[0], answer="yes", mapped="yes",
+    ...                correct=True)]
+    >>> recs = records_from_details("dsg:demo", "dsg", ["a.png"], [detail])
+    >>> with_counted(recs, "gated")["counted"].tolist(), with_counted(recs, "mean")["counted"].tolist()
+    ([False, False], [False, True])
     """
     rule = canonical_accumulation(accumulation)
     out = records.copy()
@@ -174,9 +253,41 @@ def _image_groups(records) -> np.ndarray:
 def image_scores(records, accumulation: str):
     """Per-image scores from QA records: the fraction of an image's questions that count.
 
-    Returns a DataFrame indexed by ``file_name`` (in order of first appearance) with one column per
-    metric (in order of first appearance); NaN where a metric has no records for an image. TIFA
-    columns are the fraction correct whatever ``accumulation`` says.
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        QA records of one or several metrics (:data:`RECORD_COLUMNS`).
+    accumulation : str
+        The accumulation of the DSG rows (:func:`with_counted`); TIFA columns are the fraction correct
+        whatever it says.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``file_name`` (in order of first appearance), one float column per metric (in order
+        of first appearance); NaN where a metric has no records for an image.
+
+    Raises
+    ------
+    InputError
+        If ``accumulation`` is unknown, or if some image's parent links form a cycle.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.records import image_scores, records_from_details
+    >>> q = dict(choices=["yes", "no"], expected="yes")
+    >>> detail = [dict(q, question_id=0, question="Is there a cat?", answer="no", mapped="no", correct=False),
+    ...           dict(q, question_id=1, question="Is the cat black?", parents=[0], answer="yes", mapped="yes",
+    ...                correct=True)]
+    >>> recs = records_from_details("dsg:demo", "dsg", ["a.png"], [detail])
+    >>> image_scores(recs, "direct")
+               dsg:demo
+    file_name
+    a.png           0.0
+    >>> image_scores(recs, "mean")
+               dsg:demo
+    file_name
+    a.png           0.5
     """
     import pandas as pd
 
@@ -195,9 +306,33 @@ def image_scores(records, accumulation: str):
 
 
 def bundled_qa_scores(accumulation: str = BUNDLED_DSG_ACCUMULATION, metrics: Iterable[str] | None = None):
-    """Per-image scores of bundled QA metrics recomputed from the per-question records.
+    """Per-image scores of bundled QA metrics, recomputed from the TS2 release's per-question records.
 
-    ``accumulation`` applies to the DSG columns. Returns a DataFrame indexed by ``file_name`` (the
-    TS2 metadata's images) with one column per metric.
+    Parameters
+    ----------
+    accumulation : str, default BUNDLED_DSG_ACCUMULATION
+        The accumulation of the DSG columns (default ``mean``, which reproduces the published web
+        leaderboard's DSG rows; ``gated``/``transitive`` is the rule of the release's per-image DSG files).
+    metrics : iterable of str, optional
+        Bundled metric columns (:data:`BUNDLED_QA_METRICS`); None for all twelve.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``file_name`` (the TS2 metadata's images), one column per metric.
+
+    Raises
+    ------
+    InputError
+        For a metric without bundled per-question records, or an unknown accumulation.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.records import bundled_qa_scores
+    >>> scores = bundled_qa_scores(metrics=["TIFA-BLIP1", "DSG-BLIP1"])
+    >>> scores.loc["images/065-06.jpg"].round(3).tolist()
+    [0.429, 0.25]
+    >>> float(bundled_qa_scores("gated", metrics=["DSG-BLIP1"]).loc["images/065-06.jpg", "DSG-BLIP1"])
+    0.0
     """
     return image_scores(bundled_qa_records(None if metrics is None else list(metrics)), accumulation)

@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import InputError
 from .records import with_counted
 
+#: what the question-level views average (module docstring)
 VALUES = ("correct", "counted", "score")
 
 
@@ -43,28 +44,59 @@ def _one_metric(records, metric: str | None):
 
 
 def _with_score(records, value: str):
-    """Records with a ``score`` column when ``value="score"`` asks for one (0/1 correctness where the
-    records have no value of their own)."""
+    """Records with a ``score`` column when ``value="score"`` asks for one.
+
+    Records without a value of their own get 0/1 correctness as ``score``.
+    """
     if value == "score" and "score" not in records.columns:
         return records.assign(score=records["correct"].astype(float))
     return records
 
 
 def image_question_table(records, file_name: str, *, metric: str | None = None, accumulation: str = "gated"):
-    """One image's questions.
+    """One image's questions, answers, mapped choices and correctness.
 
     Parameters
     ----------
-    records : QA records (see :mod:`ts2viz.qa.records`).
-    file_name : the image.
-    metric : which metric of ``records`` (needed only when ``records`` holds several).
-    accumulation : DSG accumulation deciding ``counted`` (``gated`` or ``mean``).
+    records : pandas.DataFrame
+        QA records (:mod:`ts2viz.qa.records`).
+    file_name : str
+        The image.
+    metric : str, optional
+        Which metric of ``records``; needed only when ``records`` holds several.
+    accumulation : str, default 'gated'
+        DSG: the accumulation deciding ``counted`` (:mod:`ts2viz.qa.accumulation`; ``gated`` =
+        ``transitive``, ``direct`` or ``mean``).
 
     Returns
     -------
-    DataFrame, one row per question in question-id order, columns ``question_id, question, choices
-    (list), expected, answer, mapped, correct``, and for DSG also ``parents`` (list of question ids)
-    and ``counted``. Empty (same columns) when the image has no records.
+    pandas.DataFrame
+        One row per question in question-id order, columns ``question_id, question, choices (list),
+        expected, answer, mapped, correct``, and for DSG also ``parents`` (list of question ids) and
+        ``counted``. Empty (same columns) when the image has no records.
+
+    Raises
+    ------
+    InputError
+        If ``records`` holds several metrics and ``metric`` is None, if it has no records of
+        ``metric``, or if ``accumulation`` is unknown.
+
+    Examples
+    --------
+    The release's DSG-BLIP1 answers for one image: the root question fails, so under the default
+    (transitive) accumulation no question counts, although the last one is answered correctly.
+
+    >>> from ts2viz.qa.records import bundled_qa_records
+    >>> from ts2viz.qa.views import image_question_table
+    >>> recs = bundled_qa_records("DSG-BLIP1")
+    >>> image_question_table(recs, "images/065-06.jpg")[["question_id", "parents", "correct", "counted"]]
+       question_id parents  correct  counted
+    0            0      []    False    False
+    1            1     [0]    False    False
+    2            2     [0]    False    False
+    3            3     [0]     True    False
+    >>> image_question_table(recs, "images/065-06.jpg", accumulation="mean")["counted"].tolist()
+    [False, False, False, True]
     """
     import pandas as pd
 
@@ -99,14 +131,55 @@ def _node_of(seg) -> dict[str, str]:
 
 def question_node_accuracy(records, seg, *, metric: str | None = None, value: str = "correct",
                            accumulation: str = "gated"):
-    """Accuracy of each question in each node of ``seg``.
+    """Accuracy of each question in each node of a SEG.
 
-    Returns a DataFrame indexed by ``question_id`` with a ``question`` column and one column per node
-    label (in the SEG's node order: by error count, then label); a value is the share of the node's
-    images (with records) on which the question is correct (``value="correct"``) or counts
-    (``value="counted"``), or the mean of its ``score`` (``value="score"``); NaN for a node without
-    records. ``df.attrs["n_images"]`` gives the number of images with records per node,
-    ``df.attrs["levels"]`` the error count per node.
+    A value is the share of the node's images (with records) on which the question is correct
+    (``value="correct"``) or counts toward the score (``value="counted"``, DSG gating applied), or the
+    mean of its ``score`` (``value="score"``; 0/1 correctness for records without a ``score`` column).
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        QA records (:mod:`ts2viz.qa.records`, or :func:`ts2viz.qa.details.detail_records`).
+    seg : SEG
+        The semantic error graph (a SEG of a :class:`ts2viz.Dataset`: nodes with labels, levels and
+        images).
+    metric : str, optional
+        Which metric of ``records``; needed only when ``records`` holds several.
+    value : {'correct', 'counted', 'score'}, default 'correct'
+        What is averaged (:data:`VALUES`).
+    accumulation : str, default 'gated'
+        The DSG accumulation of ``value="counted"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``question_id``, a ``question`` column and one column per node label in the SEG's
+        node order (by error count, then label); NaN for a node without records.
+        ``df.attrs["n_images"]`` gives the number of images with records per node, ``df.attrs["levels"]``
+        the error count per node.
+
+    Raises
+    ------
+    InputError
+        If ``value`` is not one of :data:`VALUES`, if ``records`` holds several metrics and ``metric``
+        is None, if it has no records of ``metric``, or if ``accumulation`` is unknown.
+
+    Examples
+    --------
+    >>> from ts2viz import load_dataset
+    >>> from ts2viz.qa.records import bundled_qa_records
+    >>> from ts2viz.qa.views import question_node_accuracy
+    >>> acc = question_node_accuracy(bundled_qa_records("DSG-BLIP1"), load_dataset("ts2")[65])
+    >>> acc.drop(columns="question")
+                   0   1a   1b
+    question_id
+    0            1.0  1.0  0.0
+    1            1.0  1.0  0.0
+    2            1.0  0.0  0.0
+    3            1.0  0.0  1.0
+    >>> acc.attrs["n_images"]
+    {'0': 1, '1a': 5, '1b': 5}
     """
     import pandas as pd
 
@@ -134,12 +207,47 @@ def question_node_accuracy(records, seg, *, metric: str | None = None, value: st
 
 def edge_question_drops(records, seg, *, metric: str | None = None, value: str = "correct",
                         accumulation: str = "gated"):
-    """Per edge of ``seg`` and question: the question's accuracy in both nodes and its drop.
+    """Per edge of a SEG and question: the question's accuracy in both nodes and its drop.
 
     An edge is a pair (node, child node) of :meth:`SEG.adjacent_pairs`; the child holds more errors.
-    Returns a DataFrame with columns ``parent, child, question_id, question, acc_parent, acc_child,
-    drop`` (``acc_parent - acc_child``; positive = the question notices the added error), rows by
-    edge then question. Edges where either node has no records are left out.
+    Accuracies are those of :func:`question_node_accuracy`.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        QA records (:mod:`ts2viz.qa.records`, or :func:`ts2viz.qa.details.detail_records`).
+    seg : SEG
+        The semantic error graph.
+    metric : str, optional
+        Which metric of ``records``; needed only when ``records`` holds several.
+    value : {'correct', 'counted', 'score'}, default 'correct'
+        What is averaged (see :func:`question_node_accuracy`).
+    accumulation : str, default 'gated'
+        The DSG accumulation of ``value="counted"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``parent, child, question_id, question, acc_parent, acc_child, drop`` (``acc_parent -
+        acc_child``; positive: the question notices the added error), rows by edge then question. Edges
+        where either node has no records are left out.
+
+    Raises
+    ------
+    InputError
+        As :func:`question_node_accuracy`.
+
+    Examples
+    --------
+    >>> from ts2viz import load_dataset
+    >>> from ts2viz.qa.records import bundled_qa_records
+    >>> from ts2viz.qa.views import edge_question_drops
+    >>> drops = edge_question_drops(bundled_qa_records("DSG-BLIP1"), load_dataset("ts2")[65])
+    >>> drops.groupby(["parent", "child"])["drop"].max()
+    parent  child
+    0       1a       1.0
+            1b       1.0
+    Name: drop, dtype: float64
     """
     import pandas as pd
 
@@ -159,18 +267,54 @@ def rank_segs_by_questions(records, dataset, *, metric: str | None = None, seg_i
                            min_drop: float = 0.5, value: str = "correct", accumulation: str = "gated"):
     """SEGs ranked by how many of their errors no question notices (worst first).
 
-    For every edge of a SEG (a node and a child node with more errors) the edge is *caught* when
-    some question's accuracy drops by at least ``min_drop`` from the node to the child (e.g. with 0.5:
-    at least half of the child's images fail a question that the parent's images pass). A QA metric
-    that misses an edge cannot order or separate those two nodes by its questions.
+    For every edge of a SEG (a node and a child node with more errors) the edge is *caught* when some
+    question's accuracy drops by at least ``min_drop`` from the node to the child (e.g. with 0.5: at
+    least half of the child's images fail a question that the parent's images pass), else *missed*. A QA
+    metric that misses an edge cannot order or separate those two nodes by its questions. One pass over
+    all records computes every SEG's accuracies.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        QA records (:mod:`ts2viz.qa.records`, or :func:`ts2viz.qa.details.detail_records`).
+    dataset : Dataset
+        The :class:`ts2viz.Dataset` the records' images belong to (images of other datasets are ignored).
+    metric : str, optional
+        Which metric of ``records``; needed only when ``records`` holds several.
+    seg_ids : sequence of int, optional
+        Rank only these SEGs (default: all).
+    min_drop : float, default 0.5
+        The drop that catches an edge, in (0, 1].
+    value : {'correct', 'counted', 'score'}, default 'correct'
+        What is averaged (see :func:`question_node_accuracy`).
+    accumulation : str, default 'gated'
+        The DSG accumulation of ``value="counted"``.
 
     Returns
     -------
-    DataFrame, one row per SEG with records, columns ``seg_id, partition, n_edges, missed_edges,
-    missed_fraction, mean_best_drop`` (mean over edges of the largest drop of any question),
-    ``worst_edge`` (the edge with the smallest best drop, ``"0->1a"``) and ``worst_edge_best_question``
-    (its question with the largest drop); sorted by ``missed_fraction`` descending, then
-    ``mean_best_drop`` ascending. SEGs without records or without edges are left out.
+    pandas.DataFrame
+        One row per SEG with records, columns ``seg_id, partition, n_edges, missed_edges,
+        missed_fraction, mean_best_drop`` (mean over edges of the largest drop of any question),
+        ``worst_edge`` (the edge with the smallest best drop, ``"0->1a"``) and
+        ``worst_edge_best_question`` (its question with the largest drop); sorted by
+        ``missed_fraction`` descending, then ``mean_best_drop`` ascending, then ``seg_id``. SEGs without
+        records or without edges with records in both nodes are left out.
+
+    Raises
+    ------
+    InputError
+        If ``min_drop`` is not in (0, 1], if ``value`` is not one of :data:`VALUES`, if ``records``
+        holds several metrics and ``metric`` is None, if it has no records of ``metric``, or if
+        ``accumulation`` is unknown.
+
+    Examples
+    --------
+    >>> from ts2viz import load_dataset
+    >>> from ts2viz.qa.records import bundled_qa_records
+    >>> from ts2viz.qa.views import rank_segs_by_questions
+    >>> ranked = rank_segs_by_questions(bundled_qa_records("DSG-BLIP1"), load_dataset("ts2"), seg_ids=[65])
+    >>> ranked[["seg_id", "n_edges", "missed_edges", "mean_best_drop", "worst_edge"]].to_dict("records")
+    [{'seg_id': 65, 'n_edges': 2, 'missed_edges': 0, 'mean_best_drop': 1.0, 'worst_edge': '0->1a'}]
     """
     import pandas as pd
 
@@ -231,17 +375,22 @@ def cached_details(config_hash: str, dataset, file_names: Sequence[str] | None =
 
     Parameters
     ----------
-    config_hash : the metric's ``config_hash`` (it names the metric's cache entries; a loaded metric
-        is not needed).
-    dataset : the :class:`ts2viz.Dataset` the images belong to (image files on disk, or cached hub
-        downloads).
-    file_names : the images to look up (default: all of the dataset's).
-    cache_dir : the score cache (as for ``ts2viz.engine.score_dataset``).
+    config_hash : str
+        The metric's ``config_hash`` (it names the metric's cache entries; a loaded metric is not
+        needed).
+    dataset : Dataset
+        The :class:`ts2viz.Dataset` the images belong to (image files on disk, or cached hub
+        downloads): an entry's key is the image file's hash and the image's prompt.
+    file_names : sequence of str, optional
+        The images to look up (default: all of the dataset's).
+    cache_dir : str or os.PathLike, optional
+        The score cache (as for ``ts2viz.engine.score_dataset``; None: the default cache).
 
     Returns
     -------
-    ``{file_name: details}`` for the images whose details are cached, in ``file_names`` order; images
-    not scored yet (or without an image file) are absent.
+    dict
+        ``{file_name: details}`` for the images whose details are cached, in ``file_names`` order;
+        images not scored yet, scored without details, or without a readable image file are absent.
     """
     from ..dataset import cached_image
     from ..engine.cache import ScoreCache
@@ -267,16 +416,28 @@ def cached_qa_records(metric, dataset, file_names: Sequence[str] | None = None, 
 
     Parameters
     ----------
-    metric : the loaded TIFA/DSG metric (its ``config_hash`` names its cache entries).
-    dataset : the :class:`ts2viz.Dataset` the images belong to (image files on disk, or cached hub
+    metric : Metric
+        The loaded TIFA/DSG metric (its ``config_hash`` names its cache entries; its ``spec`` names the
+        records).
+    dataset : Dataset
+        The :class:`ts2viz.Dataset` the images belong to (image files on disk, or cached hub
         downloads).
-    file_names : the images to look up (default: all of the dataset's).
-    cache_dir : the score cache (as for ``ts2viz.engine.score_dataset``).
+    file_names : sequence of str, optional
+        The images to look up (default: all of the dataset's).
+    cache_dir : str or os.PathLike, optional
+        The score cache (as for ``ts2viz.engine.score_dataset``; None: the default cache).
 
     Returns
     -------
-    QA records (:data:`ts2viz.qa.records.RECORD_COLUMNS`) named by ``metric.spec`` for the images
-    whose per-question details are cached; images not scored yet are absent.
+    pandas.DataFrame
+        QA records (:data:`ts2viz.qa.records.RECORD_COLUMNS`) named by ``metric.spec`` for the images
+        whose per-question details are cached; images not scored yet are absent.
+
+    Raises
+    ------
+    InputError
+        If ``metric`` is not a TIFA/DSG metric with per-question details, or if the cached details are
+        malformed.
     """
     from .records import records_from_details
 
