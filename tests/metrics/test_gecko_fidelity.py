@@ -24,7 +24,9 @@ QA_MC = ("About {1}[red] (color):\nQ: What color is the cat?\nChoices: red, blue
 
 def choice_likelihood(folder, image, question: str, choice: str) -> float:
     """Sum over the choice's spellings (as written, lower case, capitalised; distinct token sequences)
-    of the product of next-token probabilities of its tokens after PaliGemma's prompt (no EOS)."""
+    of the product of next-token probabilities of its tokens and of the EOS that ends PaliGemma's answers
+    (the processor's suffix), after PaliGemma's prompt: each choice a whole answer, so that choices which
+    are prefixes of each other are exclusive."""
     import torch
     from transformers import AutoProcessor, PaliGemmaForConditionalGeneration
 
@@ -44,7 +46,9 @@ def choice_likelihood(folder, image, question: str, choice: str) -> float:
         assert enc["input_ids"][0, start:start + len(ids)].tolist() == list(ids)
         with torch.no_grad():
             logp = torch.log_softmax(model(**enc).logits[0].double(), -1)
-        total += float(np.exp(sum(logp[start + t - 1, ids[t]].item() for t in range(len(ids)))))
+        target = enc["input_ids"][0, start:start + len(ids) + 1].tolist()  # the choice's tokens, then EOS
+        assert target[-1] == proc.tokenizer.eos_token_id
+        total += float(np.exp(sum(logp[start + t - 1, target[t]].item() for t in range(len(target)))))
     return total
 
 

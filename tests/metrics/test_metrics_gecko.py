@@ -134,18 +134,25 @@ def test_nli_entailment_matches_generate_and_batching(tmp_path):
 # -- Gecko end to end on tiny models ------------------------------------------------------------------
 
 def _p_yes_no(vqa_folder, image, question):
-    """P(yes), P(no) (any case) of the first answer token, from a plain forward pass of one pair."""
+    """P(yes), P(no) (any case) as whole answers: the word's token then PaliGemma's EOS (the processor's suffix
+    path), from a plain forward pass of one pair per spelling."""
     import torch
     from transformers import AutoProcessor, PaliGemmaForConditionalGeneration
 
     model = PaliGemmaForConditionalGeneration.from_pretrained(vqa_folder).eval()
     proc = AutoProcessor.from_pretrained(vqa_folder)
-    enc = proc(images=[image], text=[f"<image>answer en {question}"], return_tensors="pt")
-    enc.pop("labels")
-    with torch.no_grad():
-        p = torch.softmax(model(**enc).logits[0, -1].double(), -1)
-    ids = lambda *ws: [proc.tokenizer.convert_tokens_to_ids(w) for w in ws]  # noqa: E731
-    return p[ids("yes", "Yes")].sum().item(), p[ids("no", "No")].sum().item()
+
+    def p(word):
+        enc = proc(images=[image], text=[f"<image>answer en {question}"], suffix=[word], return_tensors="pt")
+        enc.pop("labels")
+        ids = enc["input_ids"][0].tolist()
+        with torch.no_grad():
+            logp = torch.log_softmax(model(**enc).logits[0].double(), -1)
+        n = len(ids)  # the suffix is the word's one token, then EOS: the last two tokens
+        assert ids[-1] == proc.tokenizer.eos_token_id
+        return float(np.exp(logp[n - 3, ids[n - 2]].item() + logp[n - 2, ids[n - 1]].item()))
+
+    return p("yes") + p("Yes"), p("no") + p("No")
 
 
 EXPECTED_QA = {

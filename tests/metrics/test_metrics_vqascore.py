@@ -169,16 +169,18 @@ def ref_llava_scores(folder: Path, images, texts, q_tmpl=Q_T2V, a_tmpl="Yes", vo
 
 # -- differential tests ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["clip_t5", "clip_t5_no_tower"])
-def test_clip_flant5_matches_t2v_metrics_formula(images, name):
-    folder = tiny(name)
+def test_clip_flant5_without_the_tower_in_its_checkpoint_reads_the_tower_folder(images):
+    """t2v_metrics' scores on the released layout are proved by tests/metrics/reference; here a checkpoint saved
+    without the tower's weights (the tower from mm_vision_tower's folder, as the original builds it) against
+    the formula recomputed from plain transformers parts."""
+    folder = tiny("clip_t5_no_tower")
     m = metrics.load(f"vqascore:{folder}", device="cpu")
     got = m(images=images, prompts=PROMPTS)
     want = ref_clip_t5_scores(folder, images, PROMPTS)
     assert want.min() > 1e-4 and np.ptp(want) > 1e-4  # informative numbers, not all ~0 or all equal
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
     assert m.config["vqa_class"] == "ClipT5VQA" and m.config["question_template"] == Q_T2V
-    assert m.config["answer_template"] == "Yes" and m.higher_is_better
+    assert m.config["answer_template"] == "Yes" and m.config["recipe"] == "clip-flant5" and m.higher_is_better
 
 
 def test_clip_flant5_templates_and_caption_likelihood(images):
@@ -194,13 +196,10 @@ def test_clip_flant5_templates_and_caption_likelihood(images):
         np.testing.assert_allclose(m(images=images, prompts=PROMPTS), want, rtol=1e-6, atol=1e-9)
 
 
-def test_llava_matches_t2v_metrics_formula(images):
+def test_llava_custom_templates_follow_the_t2v_metrics_formula(images):
+    """(The default templates are proved by tests/metrics/reference.) Other templates go through the same
+    format: checked against the formula recomputed from plain transformers parts."""
     folder = tiny("llava")
-    m = metrics.load(f"vqascore:{folder}", device="cpu")
-    got = m(images=images, prompts=PROMPTS)
-    want = ref_llava_scores(folder, images, PROMPTS)
-    assert np.ptp(want) > 1e-6
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
     custom = metrics.load(f"vqascore:{folder}", device="cpu", question_template="Is it {}?", answer_template="No")
     np.testing.assert_allclose(custom(images=images, prompts=PROMPTS),
                                ref_llava_scores(folder, images, PROMPTS, "Is it {}?", "No"), rtol=1e-6, atol=1e-9)
@@ -337,22 +336,20 @@ def test_cli_score_llava_original_layout_then_leaderboard(tmp_path, capsys):
 
 
 def test_llava_original_layout_refuses_what_it_cannot_convert(tmp_path):
+    """LLaVA-1.6 (anyres config) is converted as t2v_metrics runs it (tests/metrics/reference proves the scores);
+    what cannot be converted fails in one line: another projector, or a tower that is nowhere."""
     folder = tmp_path / "llava-v1.6"
     folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({"model_type": "llava", "architectures": ["LlavaLlamaForCausalLM"],
-                                                    "mm_vision_tower": "openai/clip-vit-large-patch14-336",
-                                                    "mm_projector_type": "mlp2x_gelu", "image_aspect_ratio": "anyres",
-                                                    "mm_patch_merge_type": "spatial_unpad"}))
-    with pytest.raises(InputError, match="LLaVA-NeXT"):
-        metrics.load(f"vqascore:{folder}", device="cpu")
-    cfg = json.loads((folder / "config.json").read_text())
-    (folder / "config.json").write_text(json.dumps({**cfg, "model_type": "llava_llama"}))  # LLaVA's code since v1.6
-    with pytest.raises(InputError, match="LLaVA-NeXT"):
-        metrics.load(f"vqascore:{folder}", device="cpu")
-    cfg.update(mm_projector_type="linear", image_aspect_ratio="pad", mm_patch_merge_type="flat")
+    cfg = {"model_type": "llava_llama", "architectures": ["LlavaLlamaForCausalLM"],
+           "mm_vision_tower": "openai/clip-vit-large-patch14-336", "mm_projector_type": "linear",
+           "image_aspect_ratio": "anyres", "mm_patch_merge_type": "spatial_unpad"}
     (folder / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(InputError, match="mlp2x_gelu"):
         metrics.load(f"vqascore:{folder}", device="cpu")
+    (folder / "config.json").write_text(json.dumps({**cfg, "mm_projector_type": "mlp2x_gelu"}))
+    with pytest.raises(InputError, match="needs its vision tower") as e:
+        metrics.load(f"vqascore:{folder}", device="cpu")
+    assert "\n" not in str(e.value)
 
 
 def test_clip_flant5_folder_without_its_vision_tower_fails_clearly(tmp_path):

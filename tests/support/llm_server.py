@@ -52,12 +52,19 @@ def _prompt_of(user: str) -> str:
     return m.group(1).strip() if m else ""
 
 
+#: the first token's top log-probabilities a canned endpoint returns when a request asks for log-probabilities
+CANNED_TOP_LOGPROBS = [("Yes", -0.25), ("No", -1.5)]
+
+
 def _handler(answer: Callable[[dict, Any], str]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):  # noqa: N802
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             text = answer(body, self.headers)
-            reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}).encode()
+            choice = {"message": {"role": "assistant", "content": text}}
+            if body.get("logprobs"):  # the first token's top log-probabilities, asked for (VQAScore's API path)
+                choice["logprobs"] = logprob_reply(body.get("model", ""), CANNED_TOP_LOGPROBS)["choices"][0]["logprobs"]
+            reply = json.dumps({"choices": [choice]}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(reply)))
@@ -136,3 +143,51 @@ def contract_chat():
 
     with serving_chat(answer) as url:
         yield url, requests
+
+
+# -- an OpenAI-compatible endpoint that returns log-probabilities (VQAScore through an API) --------------------
+
+def logprob_reply(model: str, top: list, *, prompt_tokens: int = 100, completion_tokens: int = 1) -> dict:
+    """A chat-completions reply whose first token has the top log-probabilities ``top`` ([(token, logprob)]),
+    the shape OpenAI returns for ``logprobs=true, top_logprobs=N``."""
+    entries = [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in top]
+    first = top[0] if top else ("", 0.0)
+    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": first[0]},
+                         "logprobs": {"content": [{"token": first[0], "logprob": first[1], "bytes": None,
+                                                   "top_logprobs": entries}]}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
+
+
+@contextmanager
+def logprob_server(reply: Callable[[dict, int], "tuple[int, dict | None]"]) -> Iterator[tuple[str, list]]:
+    """``(base URL, received bodies)`` of an endpoint whose answer to the n-th request (0-based) with body
+    ``b`` is ``reply(b, n) -> (HTTP status, JSON reply or None)``."""
+    bodies: list = []
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with lock:
+                n = len(bodies)
+                bodies.append(body)
+            status, data = reply(body, n)
+            raw = json.dumps(data).encode() if data is not None else b"{}"
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def log_message(self, *a):
+            pass
+
+    srv = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}/v1", bodies
+    finally:
+        srv.shutdown()
+        srv.server_close()

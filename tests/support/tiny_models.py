@@ -284,7 +284,7 @@ def tiny(name: str) -> Path:
                     "sbert": build_sbert, "paligemma": build_paligemma, "t5nli": build_t5_nli,
                     "rtdetr": build_rtdetr, "owlv2": build_owlv2, "clip_t5": build_clip_t5,
                     "clip_t5_no_tower": lambda f: build_clip_t5(f, with_tower=False),
-                    "instructblip": build_instructblip}
+                    "instructblip": build_instructblip, "blip2_t5": build_blip2_t5}
         _BUILT[name] = builders[name](root / name)
     if name == "openclip":
         import open_clip
@@ -499,6 +499,37 @@ def build_instructblip(folder: Path, seed: int = 12) -> Path:
     return folder
 
 
+def build_blip2_t5(folder: Path, seed: int = 14) -> Path:
+    """A tiny Blip2ForConditionalGeneration on a 2-layer gated-GELU T5 (the layout of ``Salesforce/blip2-flan-t5-xl``:
+    an encoder-decoder language model) with a Blip2Processor (its image token added, as the hub's processors)."""
+    import torch
+    from transformers import Blip2Config, Blip2ForConditionalGeneration, Blip2Processor, BlipImageProcessor
+
+    torch.manual_seed(seed)
+    tok = t5_word_tokenizer()
+    tok.add_tokens(["<image>"], special_tokens=True)
+    image_id = tok.convert_tokens_to_ids("<image>")
+    n_query = 4
+    cfg = Blip2Config(
+        vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                           num_attention_heads=2),
+        qformer_config=dict(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                            num_attention_heads=2, encoder_hidden_size=32),
+        text_config=dict(model_type="t5", vocab_size=len(tok), d_model=32, d_kv=16, d_ff=48, num_layers=2,
+                         num_decoder_layers=2, num_heads=2, relative_attention_num_buckets=8,
+                         feed_forward_proj="gated-gelu", tie_word_embeddings=False, pad_token_id=tok.pad_token_id,
+                         eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id),
+        num_query_tokens=n_query, image_token_index=image_id)
+    model = Blip2ForConditionalGeneration(cfg).eval()
+    with torch.no_grad():  # the image's say in the queries, and answers that are not all equally likely
+        model.query_tokens.normal_(0, 0.5)
+        model.language_projection.weight.mul_(20)
+    model.save_pretrained(folder)
+    Blip2Processor(image_processor=BlipImageProcessor(size={"height": 32, "width": 32}), tokenizer=tok,
+                   num_query_tokens=n_query).save_pretrained(folder)
+    return folder
+
+
 #: the CLIP tower LLaVA-1.5's config names (its last path part is the folder name looked for beside a checkpoint)
 LLAVA_TOWER = "openai/clip-vit-large-patch14-336"
 
@@ -603,6 +634,10 @@ def _contract_callable(tmp: Path) -> str:
     return f"callable:{path}:score"
 
 
+#: the reference fixtures made by the originals' own code (tests/fixtures/reference/)
+REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "reference"
+
+
 def _reward_spec(family: str) -> str:
     """A preference reward on its tiny checkpoint: the reference fixture (tests/fixtures/reference/FAMILY), a
     random-weight model in the released layout (see tools/reference/FAMILY/README.md)."""
@@ -627,7 +662,10 @@ CONTRACT_SPECS = {
     "clipscore": lambda tmp, url: f"clipscore:{tiny('clip')}",
     "alignscore": lambda tmp, url: f"alignscore:{tiny('align')}",
     "siglip": lambda tmp, url: f"siglip:{tiny('siglip')}",
-    "vqascore": lambda tmp, url: f"vqascore:{tiny('blip')}",
+    # the API path (it takes api_key); the local models are proved on the reference fixtures
+    "vqascore": lambda tmp, url: f"vqascore:gpt-4o?endpoint={url}&retry_wait=0",
+    "itmscore": lambda tmp, url: f"itmscore:{REFERENCE / 'vqascore' / 'blip2-itm' / 'blip2-itm-tiny'}",
+    "itcscore": lambda tmp, url: f"itcscore:{REFERENCE / 'vqascore' / 'blip2-itm' / 'blip2-itm-tiny'}",
     "tifa": lambda tmp, url: (f"tifa:{tiny('blip')}?questions={_contract_questions(tmp, 'tifa')}&mapper=lexical"
                               f"&generator={url}"),
     "dsg": lambda tmp, url: (f"dsg:{tiny('blip')}?questions={_contract_questions(tmp, 'dsg')}&mapper=lexical"

@@ -199,9 +199,14 @@ register("alignscore", "ALIGNScore: cosine of ALIGN image and prompt embeddings 
          ".families.alignscore:build", example="alignscore:kakaobrain/align-base", hub_model=True)
 register("siglip", "SigLIP score: cosine of SigLIP image and prompt embeddings (transformers)",
          ".families.siglip:build", example="siglip:google/siglip-base-patch16-224", hub_model=True)
-register("vqascore", "VQAScore (t2v_metrics): likelihood of the answer 'Yes' to 'Does this figure show \"{prompt}\"? "
-         "Please answer yes or no.' (CLIP-FlanT5, LLaVA-1.5, any VQA model)",
-         ".families.vqascore:build", example="vqascore:zhiqiulin/clip-flant5-xxl", hub_model=True)
+register("vqascore", "VQAScore (t2v_metrics 3.0): the likelihood of 'Yes' to 'Does this figure show \"{prompt}\"?', "
+         "asked and scored as t2v_metrics does per model (CLIP-FlanT5, LLaVA-1.5/1.6, InstructBLIP, Qwen2-VL, "
+         "PaliGemma, ...; GPT-4o's top log-probabilities through an endpoint)",
+         ".families.vqascore:build", example="vqascore:clip-flant5-xxl", hub_model=True)
+register("itmscore", "ITMScore (t2v_metrics): BLIP-2's image-text matching probability of the image and the prompt",
+         ".families.itmscore:build", example="itmscore:Salesforce/blip2-itm-vit-g", hub_model=True)
+register("itcscore", "ITCScore (t2v_metrics): BLIP-2's contrastive score, the largest query-prompt cosine",
+         ".families.itcscore:build", example="itcscore:Salesforce/blip2-itm-vit-g", hub_model=True)
 register("tifa", "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
          ".families.tifa:build", example="tifa:Salesforce/blip-vqa-base", hub_model=True)
 register("dsg", "DSG: fraction of yes/no questions answered 'yes', a question failing with a direct parent (DSG's code)",
@@ -302,7 +307,7 @@ def load(spec: str, device: str | None = None, **options):
     fam = family(sp.family)
     opts = {**sp.options, **options}
     card = fam.card
-    if fam.hub_model:
+    if fam.hub_model and not opts.get("endpoint") and not not_on_hub(fam, sp.model):
         from .common.hub import check_hub_model_available
 
         # a field's model name (the card's model_names) is checked as the hub id it names; the family's
@@ -317,6 +322,16 @@ def load(spec: str, device: str | None = None, **options):
         metric = factory(sp, device, **opts)
     record_dtype(metric, used)
     return metric
+
+
+def not_on_hub(fam: Family, model: str) -> bool:
+    """Whether ``fam``'s module says ``model`` is no hub model: an API model (``API_MODELS``, scored through an
+    endpoint) or a name the family refuses with its own one-line reason (``UNSUPPORTED``). Its factory says
+    what to do; the hub is not asked."""
+    if callable(fam.target):
+        return False
+    module = importlib.import_module(fam.target.partition(":")[0], __package__)
+    return model in (getattr(module, "API_MODELS", None) or ()) or model in (getattr(module, "UNSUPPORTED", None) or {})
 
 
 def model_name_hub_id(spec: Spec, card: Card | None) -> str | None:

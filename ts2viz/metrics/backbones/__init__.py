@@ -1,4 +1,6 @@
-"""The models several metric families share: VQA models (:mod:`.vqa`, with CLIP-FlanT5 in :mod:`.clip_flant5`
+"""The models several metric families share.
+
+VQA models (:mod:`.vqa`, with CLIP-FlanT5 in :mod:`.clip_flant5`
 and LLaVA's own layout and prompt format in :mod:`.llava`), CLIP/ALIGN/SigLIP dual encoders
 (:mod:`.embedding`), LLMs (:mod:`.llm`), judges (:mod:`.judge`), NLI (:mod:`.nli`) and detectors (:mod:`.detect`).
 """

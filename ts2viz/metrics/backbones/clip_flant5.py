@@ -217,6 +217,10 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
     tower = vision_tower or cfg.mm_vision_tower
     if not tower:
         raise InputError(f"metric {spec.raw!r}: the CLIP-FlanT5 config names no mm_vision_tower; give ?vision_tower=")
+    if not vision_tower and is_local_model(model_id) and not Path(tower).is_dir():
+        from .llava import find_vision_tower  # a copy of the tower beside the checkpoint (offline use)
+
+        tower = find_vision_tower(Path(model_id), tower, None)
     cfg.mm_vision_tower = tower
     vcfg = hf_load("CLIP vision tower config", CLIPVisionConfig.from_pretrained, tower, spec)
     cfg.mm_vision_config = vcfg.to_dict()
@@ -265,10 +269,40 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
     tok = hf_load("T5 tokenizer", AutoTokenizer.from_pretrained, tok_id, spec)
     tok.model_max_length = CONTEXT_LEN
     # The original resizes the embeddings to the tokenizer (Flan-T5: 32128 rows -> 32100), which drops
-    # the unused rows from the softmax's normaliser; so does ts2viz.
-    if len(tok) != model.get_input_embeddings().weight.shape[0]:
-        model.resize_token_embeddings(len(tok))
+    # the unused rows from the softmax's normaliser; so does ts2viz, row by row: transformers 5's
+    # resize_token_embeddings ties the LM head to the input embeddings afterwards, which Flan-T5's are not.
+    if len(tok) < model.get_input_embeddings().weight.shape[0]:
+        truncate_vocabulary(model, len(tok))
     return model.eval(), tok, processor
+
+
+def truncate_vocabulary(model, n: int) -> None:
+    """Keep the first ``n`` rows of a T5 model's input embedding and of its (untied) LM head, as the
+    original's ``resize_token_embeddings`` under transformers 4 did; nothing is tied."""
+    import torch
+    from torch import nn
+
+    emb = model.get_input_embeddings()
+    new_emb = nn.Embedding(n, emb.weight.shape[1], dtype=emb.weight.dtype, device=emb.weight.device)
+    head = model.get_output_embeddings()
+    new_head = nn.Linear(head.weight.shape[1], n, bias=False, dtype=head.weight.dtype, device=head.weight.device)
+    with torch.no_grad():
+        new_emb.weight.copy_(emb.weight[:n])
+        new_head.weight.copy_(head.weight[:n])
+    model.set_input_embeddings(new_emb)
+    model.lm_head = new_head
+    model.config.vocab_size = n
+
+
+_VQA_CLASS = None
+
+
+def vqa_class():
+    """:class:`ClipT5VQA`, CLIP-FlanT5 as a :class:`~ts2viz.metrics.backbones.vqa.VQAModel` (built on first use)."""
+    global _VQA_CLASS
+    if _VQA_CLASS is None:
+        _VQA_CLASS = _vqa_model_class()
+    return _VQA_CLASS
 
 
 def _vqa_model_class():
@@ -282,12 +316,43 @@ def _vqa_model_class():
 
         generative = True
 
+        @classmethod
+        def from_parts(cls, model, tokenizer, image_processor, *, name: str = "in-memory", batch_size: int = 8):
+            """The VQA model of an already-built CLIP-FlanT5, its T5 tokenizer and CLIP image processor.
+
+            For example random weights built on the GPU by ``benchmarks/bench_gpu.py``: no download, no
+            checkpoint on disk; it computes on its own device in its own dtype.
+
+            Parameters
+            ----------
+            model : torch.nn.Module
+                A CLIP-FlanT5 (:func:`model_class`).
+            tokenizer : transformers.PreTrainedTokenizerBase
+                Its T5 tokenizer.
+            image_processor : transformers.CLIPImageProcessor
+                Its CLIP image processor.
+            name : str
+                The name the metric's config records.
+            batch_size : int
+                Pairs per forward pass.
+
+            Returns
+            -------
+            ClipT5VQA
+                The VQA model.
+            """
+            p = next(model.parameters())
+            return cls(name, None, str(p.device), p.dtype, batch_size, parts=(model, tokenizer, image_processor))
+
         def __init__(self, model_id: str, spec, device: str, dtype, batch_size: int, revision=None,
-                     vision_tower: str | None = None, tokenizer: str | None = None):
+                     vision_tower: str | None = None, tokenizer: str | None = None, parts=None):
             from ..common.hub import model_identity
 
-            model, tok, proc = load_clip_t5(model_id, spec, dtype=dtype, revision=revision,
-                                            vision_tower=vision_tower, tokenizer=tokenizer)
+            if parts is None:
+                model, tok, proc = load_clip_t5(model_id, spec, dtype=dtype, revision=revision,
+                                                vision_tower=vision_tower, tokenizer=tokenizer)
+            else:
+                model, tok, proc = parts
             self.model = model.to(device)
             self.tokenizer, self.image_processor = tok, proc
             ident = model_identity(model_id, revision, model.config)
@@ -385,4 +450,4 @@ def _vqa_model_class():
 def load_clip_t5_vqa(model_id: str, spec, device: str, dtype, batch_size: int, revision=None,
                      vision_tower: str | None = None, tokenizer: str | None = None):
     """A CLIP-FlanT5 :class:`~ts2viz.metrics.backbones.vqa.VQAModel` on ``device``."""
-    return _vqa_model_class()(model_id, spec, device, dtype, batch_size, revision, vision_tower, tokenizer)
+    return vqa_class()(model_id, spec, device, dtype, batch_size, revision, vision_tower, tokenizer)

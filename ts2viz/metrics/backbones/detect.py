@@ -29,13 +29,36 @@ MAX_BOXES = 30
 
 @dataclass(frozen=True)
 class Detection:
-    """One detected box: (left, top, right, bottom) in pixels, the class or query name, the confidence."""
+    """One detected box.
+
+    Attributes
+    ----------
+    box : tuple of float
+        (left, top, right, bottom) in pixels of the image.
+    label : str
+        The class name (closed set) or the query name (open vocabulary).
+    score : float
+        The detector's confidence.
+    """
 
     box: tuple[float, float, float, float]
     label: str
     score: float
 
     def record(self) -> dict:
+        """The detection as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            ``{"box": [left, top, right, bottom], "label": str, "score": float}`` with plain floats.
+
+        Examples
+        --------
+        >>> from ts2viz.metrics.backbones.detect import Detection
+        >>> Detection((1, 2, 3, 4), "cat", 0.5).record()
+        {'box': [1.0, 2.0, 3.0, 4.0], 'label': 'cat', 'score': 0.5}
+        """
         d = asdict(self)
         d["box"] = [float(v) for v in self.box]
         d["score"] = float(self.score)
@@ -43,7 +66,20 @@ class Detection:
 
 
 def nms(dets: list[Detection], iou: float) -> list[Detection]:
-    """Class-wise non-maximum suppression at IoU ``iou`` (``iou >= 1`` keeps all), most confident first."""
+    """Class-wise non-maximum suppression (torchvision's ``batched_nms``), most confident first.
+
+    Parameters
+    ----------
+    dets : list of Detection
+        The detections of one image.
+    iou : float
+        The IoU above which a less confident box of the same label is dropped; ``iou >= 1`` keeps all.
+
+    Returns
+    -------
+    list of Detection
+        The kept detections, sorted by decreasing confidence.
+    """
     import torch
     from torchvision.ops import batched_nms
 
@@ -59,7 +95,37 @@ def nms(dets: list[Detection], iou: float) -> list[Detection]:
 
 
 class Detector:
-    """A transformers detector with FineEval's post-processing (see module docstring)."""
+    """A transformers detector with FineEval's post-processing (see the module docstring).
+
+    The kind (closed set or open vocabulary) is read from the model's config.
+
+    Parameters
+    ----------
+    model_id : str
+        Hub id or local folder of the detector.
+    spec : Spec
+        The spec named in error messages.
+    device : str
+        The torch device.
+    threshold : float, default 0.25
+        The confidence below which a detection is dropped.
+    nms_iou : float, default 0.45
+        The IoU of the class-wise NMS (:func:`nms`).
+    image_size : int or None, optional
+        The input size in pixels (a square for fixed-size models such as RT-DETR, the longest edge for
+        aspect-preserving ones such as DETR); None keeps the processor's.
+    max_boxes : int, default 30
+        The most detections kept per image.
+    batch_size : int, default 8
+        Images per forward pass (halved on GPU out-of-memory).
+    revision : str or None, optional
+        The hub revision.
+
+    Raises
+    ------
+    InputError
+        If the model is not an object detector, or cannot be loaded.
+    """
 
     def __init__(self, model_id: str, spec: Spec, device: str, *, threshold: float = CONFIDENCE,
                  nms_iou: float = NMS_IOU, image_size: int | None = None, max_boxes: int = MAX_BOXES,
@@ -101,6 +167,7 @@ class Detector:
 
     @property
     def config(self) -> dict:
+        """The detector's identity, kind, confidence, NMS IoU, image size and box cap."""
         return {**self.identity, "kind": "open-vocabulary" if self.open_vocab else "closed-set",
                 "confidence": self.threshold, "nms_iou": self.nms_iou, "image_size": self.image_size,
                 "max_boxes": self.max_boxes}
@@ -109,8 +176,11 @@ class Detector:
         return getattr(self.processor, "image_processor", self.processor)
 
     def _size_override(self) -> dict:
-        """Processor ``size`` for ``image_size``: a square for fixed-size models (RT-DETR, like YOLO's
-        640x640 letterbox), the longest edge for aspect-preserving ones (DETR)."""
+        """Processor ``size`` for ``image_size``.
+
+        A square for fixed-size models (RT-DETR, like YOLO's 640x640 letterbox), the longest edge for
+        aspect-preserving ones (DETR).
+        """
         if not self.image_size:
             return {}
         size = getattr(self._image_processor(), "size", None) or {}
@@ -122,7 +192,28 @@ class Detector:
         return {"size": {"height": s, "width": s}}
 
     def detect(self, images: Sequence, queries: Sequence[Sequence[str]] | None = None) -> list[list[Detection]]:
-        """Detections per image. ``queries[i]``: the names to look for in image ``i`` (open vocabulary only)."""
+        """Detections per image, after thresholding, clipping to the image, NMS and the ``max_boxes`` cap.
+
+        Boxes smaller than one pixel after clipping are dropped. An open-vocabulary detector is run once
+        per distinct list of names, over the images that share it.
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            The images.
+        queries : sequence of sequence of str or None, optional
+            ``queries[i]``: the names to look for in image ``i`` (open vocabulary only; ignored otherwise).
+
+        Returns
+        -------
+        list of list of Detection
+            Per image, its detections, most confident first, boxes in pixels of the image.
+
+        Raises
+        ------
+        InputError
+            If an open-vocabulary detector is given no names, or not one list per image.
+        """
         images = list(images)
         if self.open_vocab:
             if queries is None or len(queries) != len(images):
@@ -208,8 +299,24 @@ def _chunks(items: list, parts: list) -> list[list]:
 
 
 def load_detector(model: str, device: str | None = None, *, owner: str = "detector", **kwargs) -> Detector:
-    """The detector ``model`` (hub id, optionally ``@REVISION``, or a local folder); ``owner`` names the
-    metric spec in error messages; ``kwargs``: threshold, nms_iou, image_size, max_boxes, batch_size."""
+    """The detector ``model`` (hub id, optionally ``@REVISION``, or a local folder).
+
+    Parameters
+    ----------
+    model : str
+        Hub id (default of FineEval: :data:`DEFAULT_DETECTOR`), ``ID@REVISION`` or a local folder.
+    device : str or None, optional
+        The torch device; None picks one.
+    owner : str, default "detector"
+        The metric spec named in error messages.
+    **kwargs
+        ``threshold``, ``nms_iou``, ``image_size``, ``max_boxes``, ``batch_size`` (see :class:`Detector`).
+
+    Returns
+    -------
+    Detector
+        The loaded detector.
+    """
     rev = None
     if "@" in model and not model.startswith((".", "/", "~")):
         model, _, rev = model.rpartition("@")

@@ -250,12 +250,59 @@ class HFEmbeddingScore(_EmbeddingScore):
         if not (hasattr(model, "get_image_features") and hasattr(model, "get_text_features")):
             raise InputError(f"metric {spec.raw!r}: {model_id!r} is a {type(model).__name__}, not a "
                              "dual-encoder (CLIP/ALIGN/SigLIP) model")
-        self.model = model.to(dev).eval()
-        self.tokenizer = hf_load("tokenizer", AutoTokenizer.from_pretrained, model_id, spec, **kw)
+        tokenizer = hf_load("tokenizer", AutoTokenizer.from_pretrained, model_id, spec, **kw)
         # the originals ran transformers 4.x's PIL image processors (backend="pil" on transformers 5)
         backend = {"backend": "pil"} if preprocess == "original" else {}
-        self.image_processor = hf_load("image processor", AutoImageProcessor.from_pretrained, model_id, spec,
-                                       **backend, **kw)
+        image_processor = hf_load("image processor", AutoImageProcessor.from_pretrained, model_id, spec,
+                                  **backend, **kw)
+        self._setup(spec, dev, dt, model, tokenizer, image_processor, batch_size, model_id, preprocess)
+
+    @classmethod
+    def from_model(cls, model, tokenizer, image_processor, *, spec: str = "clipscore:in-memory",
+                   device: str | None = None, batch_size: int | None = None, variant: str | None = None,
+                   preprocess: str = "fast") -> "HFEmbeddingScore":
+        """The metric of an already-built transformers dual encoder with its tokenizer and image processor.
+
+        A model with ``get_image_features`` / ``get_text_features``, e.g. random weights built on the GPU by
+        ``benchmarks/bench_gpu.py``: no download, no checkpoint on disk; it computes in the model's dtype.
+
+        Parameters
+        ----------
+        model : transformers.PreTrainedModel
+            The dual encoder (CLIP, SigLIP, ALIGN).
+        tokenizer : transformers.PreTrainedTokenizerBase
+            Its tokenizer.
+        image_processor : transformers.BaseImageProcessor
+            Its image processor.
+        spec : str
+            The spec the metric records.
+        device : str, optional
+            Its device (default: the model's).
+        batch_size : int, optional
+            Images per forward pass.
+        variant : str, optional
+            The score variant (as the family's option).
+        preprocess : str
+            The image preprocessing (as the family's option).
+
+        Returns
+        -------
+        HFEmbeddingScore
+            The metric.
+        """
+        from ..common.spec import parse_spec
+
+        sp = parse_spec(spec) if isinstance(spec, str) else spec
+        self = cls.__new__(cls)
+        self.variant = check_variant(sp, variant)
+        p = next(model.parameters())
+        self._setup(sp, resolve_device(device or str(p.device)), p.dtype, model, tokenizer, image_processor,
+                    batch_size, sp.model, preprocess)
+        return self
+
+    def _setup(self, spec, dev, dt, model, tokenizer, image_processor, batch_size, model_id, preprocess):
+        self.model = model.to(dev).eval()
+        self.tokenizer, self.image_processor = tokenizer, image_processor
         self.model_type = getattr(model.config, "model_type", "")
         tc = getattr(model.config, "text_config", None)
         limit = getattr(tc, "max_position_embeddings", None) or 77

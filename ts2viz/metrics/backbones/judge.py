@@ -35,15 +35,65 @@ from ..registry import Option
 
 
 def jpeg_data_url(image, quality: int = 75) -> str:
-    """A PIL image as a ``data:image/jpeg;base64,...`` URL (PIL's default JPEG quality 75, as VIEScore's
-    ``encode_pil_image``)."""
+    """A PIL image as a ``data:image/jpeg;base64,...`` URL.
+
+    The image is converted to RGB and saved at PIL's default JPEG quality 75, as VIEScore's
+    ``encode_pil_image`` does.
+
+    Parameters
+    ----------
+    image : PIL.Image.Image
+        The image.
+    quality : int, default 75
+        The JPEG quality.
+
+    Returns
+    -------
+    str
+        The data URL.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> from ts2viz.metrics.backbones.judge import jpeg_data_url
+    >>> jpeg_data_url(Image.new("RGB", (8, 8))).startswith("data:image/jpeg;base64,/9j/")
+    True
+    """
     buf = io.BytesIO()
     image.convert("RGB").save(buf, format="JPEG", quality=quality)
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 class EndpointJudge:
-    """An OpenAI-compatible chat-completions endpoint as a vision or text judge."""
+    """An OpenAI-compatible chat-completions endpoint as a vision or text judge.
+
+    Each request is one user message, no system message; ``temperature`` and ``max_tokens`` are sent
+    only when set. Requests run in up to ``workers`` threads.
+
+    Parameters
+    ----------
+    url : str
+        The http(s) API base (or the full ``.../chat/completions`` URL).
+    model : str
+        The model name at the endpoint.
+    api_key : str or None, optional
+        The key, given directly; None reads it from ``api_key_env``.
+    api_key_env : str, default "OPENAI_API_KEY"
+        The environment variable holding the key (no key: no ``Authorization`` header).
+    timeout : float, default 120.0
+        Seconds to wait for one reply.
+    temperature : float or None, optional
+        Sampling temperature sent; None sends none (the endpoint's default).
+    max_tokens : int or None, optional
+        ``max_tokens`` sent; None sends none.
+    workers : int, default 4
+        Requests in flight at once.
+
+    Raises
+    ------
+    InputError
+        If ``url`` is not an http(s) URL.
+    """
 
     def __init__(self, url: str, model: str, *, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  timeout: float = 120.0, temperature: float | None = None, max_tokens: int | None = None,
@@ -62,6 +112,7 @@ class EndpointJudge:
 
     @property
     def config(self) -> dict:
+        """The endpoint, model, temperature and ``max_tokens`` (no key)."""
         return {"judge": "openai-chat", "url": self.url, "model": self.model, "temperature": self.temperature,
                 "max_tokens": self.max_tokens}
 
@@ -91,13 +142,47 @@ class EndpointJudge:
         return text if isinstance(text, str) else ""
 
     def see(self, images: Sequence, texts: Sequence[str]) -> list[str]:
-        """One reply per (image, text): content = the text, then the image (VIEScore's order)."""
+        """One reply per (image, text): content = the text, then the image as a JPEG data URL (VIEScore's order).
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            The images.
+        texts : sequence of str
+            One text per image.
+
+        Returns
+        -------
+        list of str
+            The replies, in order (an empty string for a reply whose content is not text).
+
+        Raises
+        ------
+        InputError
+            For an HTTP, network or JSON error, or a reply without ``choices[0].message.content``.
+        """
         contents = [[{"type": "text", "text": t}, {"type": "image_url", "image_url": {"url": jpeg_data_url(im)}}]
                     for im, t in zip(images, texts)]
         return self._many(contents)
 
     def read(self, texts: Sequence[str]) -> list[str]:
-        """One reply per text (content = the text as a plain string, as LLMScore sends it)."""
+        """One reply per text (content = the text as a plain string, as LLMScore sends it).
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The texts.
+
+        Returns
+        -------
+        list of str
+            The replies, in order.
+
+        Raises
+        ------
+        InputError
+            For an HTTP, network or JSON error, or a reply without ``choices[0].message.content``.
+        """
         return self._many(list(texts))
 
     def _many(self, contents: list) -> list[str]:
@@ -108,7 +193,26 @@ class EndpointJudge:
 
 
 class LocalVisionJudge:
-    """A generative VLM of the registry (hub id or folder) as a judge: greedy, up to ``max_new_tokens``."""
+    """A generative VLM of the registry (hub id or folder) as a judge: greedy, up to ``max_new_tokens``.
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's spec; its model is the VLM (:func:`ts2viz.metrics.backbones.vqa.load_vqa_model`).
+    device : str or None, optional
+        The torch device; None picks one.
+    dtype : str or None, optional
+        The compute dtype's name.
+    batch_size : int or None, optional
+        Requests per model call.
+    max_new_tokens : int, default 512
+        The longest reply, in tokens.
+
+    Raises
+    ------
+    InputError
+        If the model is not generative (BLIP-VQA answers short questions only).
+    """
 
     samples = False  # greedy: asking again gives the same reply
 
@@ -126,14 +230,39 @@ class LocalVisionJudge:
 
     @property
     def config(self) -> dict:
+        """The VLM's config and ``max_new_tokens``."""
         return {"judge": "local-vlm", **self.vqa.config, "max_new_tokens": self.max_new_tokens}
 
     def see(self, images: Sequence, texts: Sequence[str]) -> list[str]:
+        """One reply per (image, text), the VLM's greedy answer in its own prompt format.
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            The images.
+        texts : sequence of str
+            One text per image.
+
+        Returns
+        -------
+        list of str
+            The replies, in order.
+        """
         return self.vqa.answer(list(images), list(texts), max_new_tokens=self.max_new_tokens)
 
 
 class LocalTextJudge:
-    """A local transformers causal LLM (hub id or folder): one user turn, greedy."""
+    """A local transformers causal LLM (hub id or folder): one user turn, greedy.
+
+    Parameters
+    ----------
+    model : str
+        Hub id or local folder of the LLM.
+    device : str or None, optional
+        The torch device; None picks one.
+    max_new_tokens : int, default 512
+        The longest reply, in tokens.
+    """
 
     samples = False
 
@@ -154,9 +283,22 @@ class LocalTextJudge:
 
     @property
     def config(self) -> dict:
+        """The LLM's identity and ``max_new_tokens``."""
         return {"judge": "local-llm", **self._ident, "max_new_tokens": self.max_new_tokens}
 
     def read(self, texts: Sequence[str]) -> list[str]:
+        """One reply per text: the text as one user turn in the chat template (the bare text without one), greedy.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The texts, run one at a time (no padding).
+
+        Returns
+        -------
+        list of str
+            The replies (special tokens dropped), in order.
+        """
         import torch
 
         out = []
@@ -180,6 +322,19 @@ class Captioner:
     Without a chat template (BLIP-2) the model gets the image alone, as LLMScore's global descriptor
     calls ``Blip2ForConditionalGeneration.generate(**processor(images=image))``; with one (LLaVA,
     Qwen2-VL) it is asked ``prompt``.
+
+    Parameters
+    ----------
+    model : str
+        Hub id or local folder of the model.
+    device : str or None, optional
+        The torch device; None picks one.
+    prompt : str, optional
+        The text prompt (default: none without a chat template, "Describe this image." with one).
+    max_new_tokens : int, default 30
+        The longest caption, in tokens.
+    owner : str, default "captioner"
+        The metric spec named in error messages.
     """
 
     def __init__(self, model: str, device: str | None = None, *, prompt: str = "", max_new_tokens: int = 30,
@@ -203,10 +358,23 @@ class Captioner:
 
     @property
     def config(self) -> dict:
+        """The model's identity, the prompt, whether a chat template is used, and ``max_new_tokens``."""
         return {"captioner": self._ident, "prompt": self.prompt, "chat": self.chat,
                 "max_new_tokens": self.max_new_tokens}
 
     def caption(self, images: Sequence) -> list[str]:
+        """One caption per image, greedy, images run one at a time (no caption depends on its batch).
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            The images.
+
+        Returns
+        -------
+        list of str
+            The captions (the prompt's tokens removed when the output repeats them), stripped.
+        """
         import torch
 
         from ..common.device import autocast
@@ -237,8 +405,22 @@ ENDPOINT_OPTIONS: tuple[str, ...] = ("api_key", "api_key_env", "timeout", "tempe
 
 
 def endpoint_option_cards(max_tokens_default=None, max_tokens_doc: str = "") -> tuple:
-    """The options a judge family passes to its OpenAI-compatible endpoint (:data:`ENDPOINT_OPTIONS`), as
-    the family cards list them; they need ``endpoint=URL``."""
+    """The options a judge family passes to its OpenAI-compatible endpoint, as the family cards list them.
+
+    They are :data:`ENDPOINT_OPTIONS`, and all need ``endpoint=URL``.
+
+    Parameters
+    ----------
+    max_tokens_default : int or None, optional
+        The default shown for ``max_tokens``.
+    max_tokens_doc : str, optional
+        Text appended to ``max_tokens``' doc (e.g. what the original sends).
+
+    Returns
+    -------
+    tuple of Option
+        One row per option of :data:`ENDPOINT_OPTIONS`.
+    """
     return (
         Option("api_key", None, "The endpoint's key, given directly (never recorded in the config; prefer "
                "`api_key_env`). Needs `endpoint`."),
@@ -254,7 +436,25 @@ def endpoint_option_cards(max_tokens_default=None, max_tokens_doc: str = "") -> 
 
 
 def endpoint_options(options: dict) -> dict:
-    """The endpoint keyword arguments among a metric's options (popped from ``options``)."""
+    """The endpoint keyword arguments among a metric's options, popped from ``options``.
+
+    Parameters
+    ----------
+    options : dict
+        The metric's remaining options; the keys of :data:`ENDPOINT_OPTIONS` are removed from it.
+
+    Returns
+    -------
+    dict
+        The removed options (keyword arguments of :class:`EndpointJudge`).
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.backbones.judge import endpoint_options
+    >>> opts = {"timeout": 5, "other": 1}
+    >>> endpoint_options(opts), opts
+    ({'timeout': 5}, {'other': 1})
+    """
     kw: dict = {}
     for k in ENDPOINT_OPTIONS:
         if k in options:
@@ -264,8 +464,36 @@ def endpoint_options(options: dict) -> dict:
 
 def load_vision_judge(spec: Spec, device: str | None, *, endpoint: str | None, max_new_tokens: int,
                       endpoint_kw: dict, dtype: str | None = None, batch_size: int | None = None):
-    """The vision judge of a metric: ``spec.model`` served by ``endpoint`` (an OpenAI-compatible base URL)
-    or, without one, the local VLM ``spec.model`` (hub id or folder)."""
+    """The vision judge of a metric.
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's spec; its model is the judge model.
+    device : str or None
+        The torch device of a local judge.
+    endpoint : str or None
+        An OpenAI-compatible base URL serving ``spec.model``; None loads the local VLM ``spec.model``
+        (hub id or folder).
+    max_new_tokens : int
+        The longest reply of a local judge, in tokens.
+    endpoint_kw : dict
+        The endpoint options (:func:`endpoint_options`).
+    dtype : str or None, optional
+        The compute dtype of a local judge.
+    batch_size : int or None, optional
+        Requests per call of a local judge.
+
+    Returns
+    -------
+    EndpointJudge or LocalVisionJudge
+        The judge.
+
+    Raises
+    ------
+    InputError
+        If endpoint options are given without ``endpoint``, or the judge cannot be built.
+    """
     if endpoint:
         return EndpointJudge(str(endpoint), spec.model, **endpoint_kw)
     if endpoint_kw:
@@ -274,7 +502,31 @@ def load_vision_judge(spec: Spec, device: str | None, *, endpoint: str | None, m
 
 
 def load_text_judge(spec: Spec, device: str | None, *, endpoint: str | None, max_new_tokens: int, endpoint_kw: dict):
-    """The text judge of a metric: ``spec.model`` at ``endpoint``, or the local causal LLM ``spec.model``."""
+    """The text judge of a metric: ``spec.model`` at ``endpoint``, or the local causal LLM ``spec.model``.
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's spec; its model is the judge model.
+    device : str or None
+        The torch device of a local judge.
+    endpoint : str or None
+        An OpenAI-compatible base URL; None loads the local LLM.
+    max_new_tokens : int
+        The longest reply of a local judge, in tokens.
+    endpoint_kw : dict
+        The endpoint options (:func:`endpoint_options`).
+
+    Returns
+    -------
+    EndpointJudge or LocalTextJudge
+        The judge.
+
+    Raises
+    ------
+    InputError
+        If endpoint options are given without ``endpoint``, or the judge cannot be built.
+    """
     if endpoint:
         return EndpointJudge(str(endpoint), spec.model, **endpoint_kw)
     if endpoint_kw:

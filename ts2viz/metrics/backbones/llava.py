@@ -69,7 +69,8 @@ def expand_to_square(image, mean: Sequence[float]):
 KEY_MAP: tuple[tuple[str, str], ...] = (
     ("model.mm_projector.0.", "model.multi_modal_projector.linear_1."),
     ("model.mm_projector.2.", "model.multi_modal_projector.linear_2."),
-    ("model.vision_tower.", ""),            # LLaVA-1.5 saves none; the tower is loaded from its own folder
+    ("model.vision_tower.", ""),            # the tower's own weights: see :func:`tower_state`
+    ("model.image_newline", ""),            # LLaVA-1.6's anyres newline: unused as t2v_metrics scores it
     ("model.", "model.language_model."),
     ("lm_head.", "lm_head."),
 )
@@ -85,18 +86,52 @@ def is_original_layout(raw_config: dict) -> bool:
 
 
 def convert_state_dict(state: dict) -> dict:
-    """Original LLaVA-1.5 keys -> transformers' (:data:`KEY_MAP`); tower keys dropped, unknown keys refused."""
+    """Original LLaVA keys -> transformers' (:data:`KEY_MAP`); tower and newline keys dropped, unknown keys
+    refused."""
     out = {}
     for k, v in state.items():
         for old, new in KEY_MAP:
             if k.startswith(old):
-                if new or old != "model.vision_tower.":
+                if new:
                     out[new + k[len(old):]] = v
                 break
         else:
             raise InputError(f"LLaVA checkpoint: unexpected weight {k!r} (expected LLaVA-1.5's "
                              "model.*, model.mm_projector.*, lm_head.*)")
     return out
+
+
+def tower_state(state: dict, clip_keys) -> dict:
+    """The vision tower's weights saved in the checkpoint (``model.vision_tower.vision_tower.*``, as LLaVA-1.6
+    saves its fine-tuned tower), keyed as the CLIPVisionModel of this transformers version names them; empty
+    when the checkpoint has none (LLaVA-1.5)."""
+    prefix = "model.vision_tower.vision_tower."
+    found = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+    if not found:
+        return {}
+    clip_keys = set(clip_keys)
+    out = {}
+    for k, v in found.items():
+        if k.endswith("position_ids"):
+            continue
+        key = k if k in clip_keys else k.removeprefix("vision_model.")
+        if key not in clip_keys:
+            raise InputError(f"LLaVA checkpoint: vision tower weight {k!r} does not fit the tower's CLIP model")
+        out[key] = v
+    return out
+
+
+def local_snapshot(model_id: str, spec: Spec, revision: str | None = None) -> Path:
+    """A hub checkpoint in LLaVA's own layout as a local folder (the hub cache's snapshot of its config,
+    tokenizer and weights; downloaded once)."""
+    from huggingface_hub import snapshot_download
+
+    from ..common.hub import hf_load
+
+    def fetch(repo, **kw):
+        return snapshot_download(repo, allow_patterns=["*.json", "*.bin", "*.safetensors", "tokenizer.model"], **kw)
+
+    return Path(hf_load("LLaVA checkpoint", fetch, model_id, spec, **({"revision": revision} if revision else {})))
 
 
 def _read_state(folder: Path) -> dict:
@@ -143,14 +178,22 @@ class OriginalLlava:
     text_vocab: int
     #: the prompt for generation and P(yes) (the layout has no chat template): LLaVA-1.5's conversation
     template: str = ""
+    #: "1.5" or "1.6" (anyres config or image_newline weights: scored as t2v_metrics runs it, see above)
+    version: str = "1.5"
+    #: the tower's weights came from the checkpoint (LLaVA-1.6's fine-tuned tower), not from mm_vision_tower
+    tower_from_checkpoint: bool = False
 
 
-def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: str | None = None) -> OriginalLlava:
-    """Load a LLaVA-1.5 folder in LLaVA's own layout as ``LlavaForConditionalGeneration`` (module docstring).
+def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: str | None = None,
+                        revision: str | None = None) -> OriginalLlava:
+    """Load a LLaVA-1.5 or LLaVA-1.6 checkpoint in LLaVA's own layout (a folder, or a hub id such as
+    ``liuhaotian/llava-v1.5-13b``) as ``LlavaForConditionalGeneration`` (module docstring).
 
-    Raises a one-line :class:`InputError` for a hub id (convert it, or give its transformers twin), a
-    projector other than ``mlp2x_gelu``, a LLaVA-NeXT-style checkpoint (``image_newline``), or a missing
-    vision tower (naming the tower and where it was looked for).
+    LLaVA-1.6 (``liuhaotian/llava-v1.6-vicuna-13b``) is converted as t2v_metrics 3.0 runs it: one
+    square-padded image through the tower (its fine-tuned weights, saved in the checkpoint) and projector,
+    LLaVA-1.5's flat features, no anyres grid and no ``image_newline``. Raises a one-line
+    :class:`InputError` for a projector other than ``mlp2x_gelu`` or a missing vision tower (naming the
+    tower and where it was looked for).
     """
     import torch
     from transformers import (
@@ -163,20 +206,16 @@ def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: 
         LlavaProcessor,
     )
 
-    from ..common.hub import hf_load, is_local_model
+    from ..common.hub import declared_tokenizer_class, hf_load, is_local_model
 
-    folder = Path(model_id)
-    if not is_local_model(model_id) or not folder.is_dir():
-        raise InputError(f"metric {spec.raw!r}: {model_id!r} is in LLaVA's own code layout; give a local folder of it "
-                         "(with its vision tower beside it or ?vision_tower=) or its transformers twin, e.g. "
-                         "llava-hf/llava-1.5-7b-hf")
+    folder = Path(model_id) if is_local_model(model_id) else local_snapshot(model_id, spec, revision)
+    if not folder.is_dir():
+        raise InputError(f"metric {spec.raw!r}: {model_id!r}: no such folder")
     raw = json.loads((folder / "config.json").read_text())
     if raw.get("mm_projector_type", "linear") != "mlp2x_gelu":
         raise InputError(f"metric {spec.raw!r}: LLaVA projector {raw.get('mm_projector_type', 'linear')!r} is not "
-                         "LLaVA-1.5's mlp2x_gelu (only LLaVA-1.5 checkpoints are converted)")
-    if "unpad" in str(raw.get("mm_patch_merge_type", "")) or raw.get("image_aspect_ratio") == "anyres":
-        raise InputError(f"metric {spec.raw!r}: {model_id!r} is a LLaVA-NeXT (anyres) checkpoint; only LLaVA-1.5 "
-                         "is converted")
+                         "LLaVA-1.5/1.6's mlp2x_gelu (only those checkpoints are converted)")
+    model_id = str(folder)
     named = raw["mm_vision_tower"]
     tower = find_vision_tower(folder, named, vision_tower)
     if tower == named and not Path(named).is_dir():
@@ -189,7 +228,7 @@ def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: 
                              "put a copy there or give ?vision_tower=FOLDER") from None
     else:
         vcfg = hf_load("CLIP vision tower config", CLIPVisionConfig.from_pretrained, tower, spec)
-    tok = hf_load("tokenizer", AutoTokenizer.from_pretrained, model_id, spec)
+    tok = hf_load("tokenizer", declared_tokenizer_class(model_id, AutoTokenizer).from_pretrained, model_id, spec)
     image_processor = hf_load("CLIP image processor", CLIPImageProcessor.from_pretrained, tower, spec)
     text_vocab = int(raw["vocab_size"])
     if IMAGE_PLACEHOLDER not in tok.get_vocab():
@@ -209,7 +248,8 @@ def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: 
                       vision_feature_layer=int(raw.get("mm_vision_select_layer", -2)),
                       vision_feature_select_strategy="default" if select == "patch" else "full",
                       projector_hidden_act="gelu", multimodal_projector_bias=True)
-    state = convert_state_dict(_read_state(folder))
+    raw_state = _read_state(folder)
+    state = convert_state_dict(raw_state)
     grow = image_id + 1 - text_vocab
     for k in ("model.language_model.embed_tokens.weight", "lm_head.weight"):
         if k not in state:
@@ -217,7 +257,13 @@ def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: 
         w = state[k]
         state[k] = torch.cat([w, torch.zeros((grow, w.shape[1]), dtype=w.dtype)])  # never scored (module doc)
     clip = hf_load("CLIP vision tower", CLIPVisionModel.from_pretrained, tower, spec)
-    state.update({f"model.vision_tower.{k}": v for k, v in clip.state_dict().items()})
+    tower_weights = clip.state_dict()
+    own = tower_state(raw_state, tower_weights) if raw.get("unfreeze_mm_vision_tower") else {}
+    if own:  # LLaVA-1.6 fine-tuned its tower: LLaVA's builder loads the checkpoint's weights over mm_vision_tower's
+        if set(own) != {k for k in tower_weights if not k.endswith("position_ids")}:
+            raise InputError(f"metric {spec.raw!r}: LLaVA checkpoint {model_id!r} holds part of a vision tower only")
+        tower_weights = {**tower_weights, **own}
+    state.update({f"model.vision_tower.{k}": v for k, v in tower_weights.items()})
     with torch.device("meta"):   # the key set only, no memory
         want = set(LlavaForConditionalGeneration(cfg).state_dict())
     missing, extra = sorted(want - set(state)), sorted(set(state) - want)
@@ -230,5 +276,9 @@ def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: 
     processor = LlavaProcessor(image_processor=image_processor, tokenizer=tok, patch_size=patch,
                                vision_feature_select_strategy=cfg.vision_feature_select_strategy,
                                num_additional_image_tokens=1, image_token=IMAGE_PLACEHOLDER)
+    anyres = ("unpad" in str(raw.get("mm_patch_merge_type", "")) or raw.get("image_aspect_ratio") == "anyres"
+              or any("image_newline" in k for k in raw_state))
+    version = "1.6" if anyres else "1.5"
     return OriginalLlava(model.eval(), processor, tower, text_vocab,
-                         f"{SYSTEM_MESSAGE} USER: {IMAGE_PLACEHOLDER}\n{{question}} ASSISTANT:")
+                         f"{SYSTEM_MESSAGE} USER: {IMAGE_PLACEHOLDER}\n{{question}} ASSISTANT:", version,
+                         bool(own))

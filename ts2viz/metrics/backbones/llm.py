@@ -24,18 +24,49 @@ class ChatLLM:
 
     @property
     def config(self) -> dict:
+        """What identifies the model (part of a metric's cache key; never an API key)."""
         raise NotImplementedError
 
     def chat(self, system: str, user: str) -> str:
+        """The model's reply to one request (greedy, temperature 0).
+
+        Parameters
+        ----------
+        system : str
+            The system prompt.
+        user : str
+            The user message.
+
+        Returns
+        -------
+        str
+            The reply text.
+
+        Raises
+        ------
+        NotImplementedError
+            Always: the subclasses implement it.
+        """
         raise NotImplementedError
 
 
 class OpenAIChat(ChatLLM):
-    """An OpenAI-compatible chat-completions endpoint.
+    """An OpenAI-compatible chat-completions endpoint (``POST {url}/chat/completions``, temperature 0).
 
-    ``url`` is the API base (e.g. ``https://api.openai.com/v1``) and ``model`` the chat model name. The
-    key comes from ``api_key`` or the environment variable ``api_key_env``; it is never part of
-    :attr:`config`.
+    The key is never part of :attr:`config`.
+
+    Parameters
+    ----------
+    url : str
+        The API base (e.g. ``https://api.openai.com/v1``), or the full ``.../chat/completions`` URL.
+    model : str, default "gpt-4o"
+        The chat model name.
+    api_key : str or None, optional
+        The key, given directly; None reads it from ``api_key_env``.
+    api_key_env : str, default "OPENAI_API_KEY"
+        The environment variable holding the key (no key: no ``Authorization`` header).
+    timeout : float, default 60.0
+        Seconds to wait for a reply.
     """
 
     def __init__(self, url: str, model: str = "gpt-4o", api_key: str | None = None,
@@ -47,9 +78,30 @@ class OpenAIChat(ChatLLM):
 
     @property
     def config(self) -> dict:
+        """``{"llm": "openai-chat", "url", "model"}`` (no key)."""
         return {"llm": "openai-chat", "url": self.url, "model": self.model}
 
     def chat(self, system: str, user: str) -> str:
+        """The model's reply to one request (greedy, temperature 0).
+
+        Parameters
+        ----------
+        system : str
+            The system prompt.
+        user : str
+            The user message.
+
+        Returns
+        -------
+        str
+            The reply text.
+
+        Raises
+        ------
+        InputError
+            For an HTTP error (its code and the start of its body), a network or JSON error, or a reply
+            without ``choices[0].message.content``.
+        """
         endpoint = self.url if self.url.endswith("/chat/completions") else self.url + "/chat/completions"
         body = json.dumps({"model": self.model, "temperature": 0,
                            "messages": [{"role": "system", "content": system},
@@ -73,7 +125,19 @@ class OpenAIChat(ChatLLM):
 
 
 class LocalChat(ChatLLM):
-    """A local transformers causal LLM (hub id or folder), greedy decoding, chat template if it has one."""
+    r"""A local transformers causal LLM (hub id or folder): greedy decoding, its chat template if it has one.
+
+    Without a chat template the prompt is ``"{system}\n\n{user}\n"``.
+
+    Parameters
+    ----------
+    model : str
+        Hub id or local folder of the LLM.
+    device : str or None, optional
+        The torch device; None picks one.
+    max_new_tokens : int, default 512
+        The longest reply, in tokens.
+    """
 
     def __init__(self, model: str, device: str | None = None, max_new_tokens: int = 512):
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -92,9 +156,24 @@ class LocalChat(ChatLLM):
 
     @property
     def config(self) -> dict:
+        """``{"llm": "local", ...}`` with the model's identity (name, revision or fingerprint)."""
         return {"llm": "local", **self._ident}
 
     def chat(self, system: str, user: str) -> str:
+        """The model's reply to one request (greedy decoding, special tokens dropped).
+
+        Parameters
+        ----------
+        system : str
+            The system prompt.
+        user : str
+            The user message.
+
+        Returns
+        -------
+        str
+            The reply text.
+        """
         import torch
 
         msgs = [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -113,8 +192,37 @@ def load_llm(source: str, *, model: str | None = None, api_key: str | None = Non
              api_key_env: str = "OPENAI_API_KEY", device: str | None = None, timeout: float = 60.0) -> ChatLLM:
     """A chat client from a metric's ``generator=`` option.
 
-    ``source`` is ``hf:MODEL`` (a local transformers LLM: hub id or folder) or the ``http(s)://`` base
-    URL of an OpenAI-compatible API (then ``model`` names the chat model, default ``gpt-4o``).
+    Parameters
+    ----------
+    source : str
+        ``hf:MODEL`` (a local transformers LLM: hub id or folder) or the ``http(s)://`` base URL of an
+        OpenAI-compatible API.
+    model : str or None, optional
+        The chat model name at an endpoint (default ``gpt-4o``); ignored for ``hf:``.
+    api_key : str or None, optional
+        An endpoint's key, given directly.
+    api_key_env : str, default "OPENAI_API_KEY"
+        The environment variable holding an endpoint's key.
+    device : str or None, optional
+        The torch device of a local LLM.
+    timeout : float, default 60.0
+        Seconds an endpoint may take to reply.
+
+    Returns
+    -------
+    ChatLLM
+        A :class:`LocalChat` or an :class:`OpenAIChat`.
+
+    Raises
+    ------
+    InputError
+        If ``source`` is neither ``hf:MODEL`` nor an http(s) URL, or a local LLM cannot be loaded.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.backbones.llm import load_llm
+    >>> load_llm("https://api.example.org/v1/", model="m1").config
+    {'llm': 'openai-chat', 'url': 'https://api.example.org/v1', 'model': 'm1'}
     """
     if source.startswith("hf:"):
         return LocalChat(source[3:], device=device)

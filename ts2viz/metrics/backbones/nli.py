@@ -22,7 +22,28 @@ ENTAILED = "1"
 
 
 class NLIModel:
-    """A seq2seq NLI model: :meth:`entailment` gives P(``ENTAILED``) for (premise, hypothesis) pairs."""
+    """A seq2seq NLI model: :meth:`entailment` gives P(``ENTAILED``) for (premise, hypothesis) pairs.
+
+    Parameters
+    ----------
+    model_id : str
+        Hub id or local folder of the model.
+    spec : Spec
+        The spec named in error messages.
+    device : str
+        The torch device.
+    dtype : torch.dtype
+        The compute dtype.
+    batch_size : int
+        Pairs per forward pass (halved on GPU out-of-memory).
+    revision : str or None, optional
+        The hub revision.
+
+    Raises
+    ------
+    InputError
+        If the model or tokenizer cannot be loaded, or the tokenizer has no single token for ``"1"``.
+    """
 
     def __init__(self, model_id: str, spec: Spec, device: str, dtype, batch_size: int, revision: str | None = None):
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
@@ -44,14 +65,34 @@ class NLIModel:
 
     @property
     def config(self) -> dict:
+        """The model's identity, dtype, input format and what the score is."""
         return {**self.identity, "dtype": str(self.dtype), "input": NLI_INPUT,
                 "score": f"P('{ENTAILED}') first output token"}
 
     def entailment(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
-        """P(entailed) for each (premise, hypothesis) pair (float64, in [0, 1]).
+        """P(entailed) for each (premise, hypothesis) pair.
 
-        Batches are padded on the right; T5 masks the padding in its encoder and in the decoder's
-        cross-attention, so the scores do not depend on the batching. Out-of-memory halves the batch.
+        The input is :data:`NLI_INPUT`; the score is the softmax probability of the ``"1"`` token at the
+        first decoder step (over the whole vocabulary). Batches are padded on the right; T5 masks the
+        padding in its encoder and in the decoder's cross-attention, so the scores do not depend on the
+        batching. Out-of-memory halves the batch.
+
+        Parameters
+        ----------
+        premises : sequence of str
+            The premises (Gecko: the prompt).
+        hypotheses : sequence of str
+            The hypotheses, aligned with ``premises``.
+
+        Returns
+        -------
+        numpy.ndarray
+            One float64 probability in [0, 1] per pair.
+
+        Raises
+        ------
+        InputError
+            If ``premises`` and ``hypotheses`` differ in length.
         """
         import torch
 
@@ -79,7 +120,23 @@ def load_nli(model: str, device: str | None = None, *, dtype: str | None = None,
              owner: str = "nli") -> NLIModel:
     """The NLI model ``model`` (hub id, optionally ``@REVISION``, or a local folder).
 
-    ``owner`` is the metric spec named in error messages.
+    Parameters
+    ----------
+    model : str
+        Hub id (``google/t5_xxl_true_nli_mixture``, :data:`DEFAULT_NLI`), ``ID@REVISION`` or a local folder.
+    device : str or None, optional
+        The torch device; None picks one.
+    dtype : str or None, optional
+        The compute dtype's name (:func:`~ts2viz.metrics.common.device.resolve_dtype`).
+    batch_size : int or None, optional
+        Pairs per forward pass (default 16).
+    owner : str, default "nli"
+        The metric spec named in error messages.
+
+    Returns
+    -------
+    NLIModel
+        The loaded model.
     """
     rev = None
     if "@" in model and not model.startswith((".", "/", "~")):

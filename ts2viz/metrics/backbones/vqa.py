@@ -96,6 +96,38 @@ class VQAModel:
         out = self._batched(self._answer_score, images, list(zip(questions, answers)))
         return np.asarray(out, dtype=np.float64)
 
+    def first_token_score(self, images: Sequence, questions: Sequence[str], answers: Sequence[str]) -> np.ndarray:
+        """P(the first token of ``answers[i]``) as the model's first answer token to ``questions[i]``.
+
+        The softmax of the next-token scores after the model's prompt, after the greedy logits processors of
+        its generation config (t2v_metrics' VQAScore for Qwen2-VL, PaliGemma, LLaVA-OneVision and
+        Llama-3.2-Vision: ``generate(max_new_tokens=1, output_scores=True)``; see :mod:`.vqa_t2v`).
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            One image per question.
+        questions : sequence of str
+            The questions, as asked.
+        answers : sequence of str
+            One answer per question; its first token is scored.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 values in [0, 1], independent of batching.
+
+        Raises
+        ------
+        ts2viz.errors.InputError
+            When the lists differ in length, or the model has no first-token score.
+        """
+        questions, answers = [str(q) for q in questions], [str(a) for a in answers]
+        if len(questions) != len(answers):
+            raise InputError(f"VQA: {len(questions)} questions but {len(answers)} answers")
+        out = self._batched(self._first_token_score, images, list(zip(questions, answers)))
+        return np.asarray(out, dtype=np.float64)
+
     def yes_probability(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
         """P("yes") for each (image, question) pair, from the first answer token's distribution."""
         return np.asarray(self._batched(self._yes_prob, images, questions), dtype=np.float64)
@@ -138,6 +170,9 @@ class VQAModel:
     # -- subclass hooks ----------------------------------------------------------------------------
     def _answer_score(self, images: list, items: list[tuple[str, str]]) -> list[float]:
         raise InputError(f"VQA {self.model_id}: {type(self).__name__} cannot score a given answer")
+
+    def _first_token_score(self, images: list, items: list[tuple[str, str]]) -> list[float]:
+        raise InputError(f"VQA {self.model_id}: {type(self).__name__} has no first-token answer score")
 
     def _yes_prob(self, images: list, questions: list[str]) -> list[float]:
         raise NotImplementedError
@@ -414,6 +449,41 @@ class BlipVQA(VQAModel):
 class GenerativeVQA(VQAModel):
     """A generative VLM (``AutoModelForImageTextToText`` + ``AutoProcessor``), chat template if it has one."""
 
+    @classmethod
+    def from_model(cls, model, processor, *, name: str = "in-memory", batch_size: int = 8,
+                   t2v_image_processor=None) -> "GenerativeVQA":
+        """The VQA model of an already-built transformers VLM and its processor.
+
+        For example random weights built on the GPU by ``benchmarks/bench_gpu.py``: no download, no
+        checkpoint on disk; it computes on its own device in its own dtype.
+
+        Parameters
+        ----------
+        model : transformers.PreTrainedModel
+            The VLM (LLaVA, Qwen2-VL, PaliGemma, ...).
+        processor : transformers.ProcessorMixin
+            Its processor.
+        name : str
+            The name the metric's config records.
+        batch_size : int
+            Pairs per forward pass.
+        t2v_image_processor : optional
+            LLaVA's CLIP image processor for t2v_metrics' square padding (default: the processor's own).
+
+        Returns
+        -------
+        GenerativeVQA
+            The VQA model.
+        """
+        from types import SimpleNamespace
+
+        p = next(model.parameters())
+        dev = str(p.device)
+        loaded = SimpleNamespace(model=model, processor=processor, vision_tower=name, text_vocab=None,
+                                 template=None, version="", tower_from_checkpoint=False,
+                                 image_processor=t2v_image_processor or getattr(processor, "image_processor", None))
+        return cls(name, Spec(f"vqascore:{name}", "vqascore", name), dev, p.dtype, batch_size, loaded=loaded)
+
     def __init__(self, model_id: str, spec: Spec, device: str, dtype, batch_size: int, revision=None,
                  template: str | None = None, llava_format: str = "t2v_metrics", loaded=None):
         from transformers import AutoModelForImageTextToText, AutoProcessor
@@ -443,22 +513,63 @@ class GenerativeVQA(VQAModel):
         self.t2v_llava = (own_template and llava_format == "t2v_metrics"
                           and getattr(model.config, "model_type", "") == "llava")
         if self.t2v_llava:
-            self._t2v_image_processor = _pil_image_processor(self.processor.image_processor,
-                                                             loaded.vision_tower if loaded else model_id, spec,
-                                                             {} if loaded else kw)
+            given = getattr(loaded, "image_processor", None)
+            self._t2v_image_processor = given or _pil_image_processor(self.processor.image_processor,
+                                                                      loaded.vision_tower if loaded else model_id,
+                                                                      spec, {} if loaded else kw)
         #: the softmax of t2v_metrics' LLaVA score runs over the tokenizer's own vocabulary, as the original
         #: model's (32000 rows); llava-hf's <image> and padding rows (32064 in all) are left out
         self.text_vocab = int(getattr(tok, "vocab_size", 0) or 0) or None
+        if loaded is not None and getattr(loaded, "text_vocab", None):
+            self.text_vocab = int(loaded.text_vocab)
+        text_cfg = getattr(model.config, "text_config", None)
+        #: an encoder-decoder language model (BLIP-2 / InstructBLIP Flan-T5): answers go to the decoder
+        self.encoder_decoder = bool(getattr(text_cfg, "is_encoder_decoder", False)
+                                    or getattr(model.config, "is_encoder_decoder", False))
+        if self.encoder_decoder:  # the answer is the decoder's: the encoder's prompts pad on the right (T5 scores
+            tok.padding_side = "right"  # left-padded prompts differently, so results would depend on the batch)
+        #: answer_score in LAVIS' Flan-T5 format, as t2v_metrics scores InstructBLIP (:mod:`.vqa_t2v`)
+        self.t2v_lavis = own_template and self.encoder_decoder and getattr(model.config, "model_type", "") in (
+            "instructblip", "blip-2")
         ident = model_identity(model_id, revision, model.config)
-        if loaded is not None:
-            ident.update(layout="llava (LLaVA's own code, converted)", vision_tower=str(loaded.vision_tower))
+        if loaded is not None and getattr(loaded, "version", ""):
+            ident.update(layout=f"llava-{loaded.version} (LLaVA's own code, converted)",
+                         vision_tower=str(loaded.vision_tower),
+                         tower_weights="checkpoint" if loaded.tower_from_checkpoint else "vision_tower")
         super().__init__(model_id, ident, device, dtype, batch_size)
 
     @property
     def config(self) -> dict:
         prompt = "chat" if self.chat else (self.template or PLAIN_TEMPLATE)
-        extra = {"answer_score_prompt": "t2v_metrics llava-1.5 chat, pad to square"} if self.t2v_llava else {}
+        extra = {}
+        if self.t2v_llava:
+            extra["answer_score_prompt"] = "t2v_metrics llava-1.5 chat, pad to square"
+        if self.t2v_lavis:
+            extra["answer_score_prompt"] = "t2v_metrics LAVIS Flan-T5 (resize 224 + centre crop; answer + </s>)"
+        from .vqa_t2v import greedy_processors
+
+        _, used = greedy_processors(self.model.generation_config)
+        if used:
+            extra["first_token_processors"] = used
         return {**super().config, "prompt": prompt, **extra}
+
+    @property
+    def end_of_answer(self) -> int | None:
+        """The token that ends the model's answers, part of every answer choice's likelihood.
+
+        Its generation config's first end-of-sequence token, else the tokenizer's (:meth:`choice_logprobs`).
+
+        Returns
+        -------
+        int or None
+            The token id; None when the model has no end-of-sequence token.
+        """
+        eos = getattr(self.model.generation_config, "eos_token_id", None)
+        if isinstance(eos, (list, tuple)):
+            eos = eos[0] if eos else None
+        if eos is None:
+            eos = self.tokenizer.eos_token_id
+        return None if eos is None else int(eos)
 
     def prompt(self, question: str) -> str:
         """The model input text for ``question`` (chat template with one image, or a plain template)."""
@@ -485,23 +596,71 @@ class GenerativeVQA(VQAModel):
 
     def _yes_prob(self, images, questions):
         enc = self._inputs(images, questions)
+        if self.encoder_decoder:
+            return self._probs_of_yes(self._decoder_logits(enc, [[]] * len(questions))[:, 0, :], self.tokenizer)
         with autocast(self.device, self.dtype):
             logits = self.model(**enc).logits[:, -1, :]
         return self._probs_of_yes(logits, self.tokenizer)
 
-    def _choice_logprobs(self, images, items):
-        """One forward pass per (pair, choice prefix): the prompt, then all but the last choice token.
+    def _first_token_score(self, images, items):
+        from .vqa_t2v import first_token_scores
 
-        Choices that share their prefix (every single-token choice: "yes", "no") share one row, so a
-        yes/no question costs one forward pass. Rows are left-padded like the prompts, which keeps
+        if self.encoder_decoder:
+            enc = self._inputs(images, [q for q, _ in items])
+            import torch
+
+            p = torch.softmax(self._decoder_logits(enc, [[]] * len(items))[:, 0, :].double(), dim=-1).cpu()
+            return [float(p[r, self.tokenizer.encode(a, add_special_tokens=False)[0]]) for r, (_, a) in enumerate(items)]
+        return first_token_scores(self, images, items)
+
+    def _decoder_logits(self, enc: dict, targets: list[list[int]]):
+        """Decoder logits of an encoder-decoder VLM teacher forced on ``targets[r]`` (the decoder start token
+        first; right-padded): row r, position t predicts ``targets[r][t]`` (position 0: the first token)."""
+        import torch
+
+        start = self.model.config.text_config.decoder_start_token_id
+        pad = self.model.config.text_config.pad_token_id
+        width = max(1, max(len(t) for t in targets))
+        dec = torch.full((len(targets), width), pad, dtype=torch.long)
+        dmask = torch.zeros((len(targets), width), dtype=torch.long)
+        for r, t in enumerate(targets):
+            seq = [start, *t[:-1]] if t else [start]
+            dec[r, :len(seq)] = torch.tensor(seq)
+            dmask[r, :len(seq)] = 1
+        with autocast(self.device, self.dtype):
+            return self.model(**enc, decoder_input_ids=dec.to(self.device),
+                              decoder_attention_mask=dmask.to(self.device)).logits
+
+    def _choice_ids(self, choice: str) -> list[tuple[int, ...]]:
+        """A choice's token sequences (its :func:`surface_forms`), each ended by the end-of-answer token, so
+        that choices which are prefixes of each other ("red" / "red and white") are exclusive answers."""
+        eos = self.end_of_answer
+        return [(*ids, eos) if eos is not None else ids for ids in self.choice_token_ids(self.tokenizer, choice)]
+
+    def _choice_logprobs_encdec(self, images, items):
+        import torch
+
+        keys = list(dict.fromkeys((i, ids) for i, (_, cs) in enumerate(items) for c in cs for ids in self._choice_ids(c)))
+        enc = self._inputs([images[i] for i, _ in keys], [items[i][0] for i, _ in keys])
+        logp = torch.log_softmax(self._decoder_logits(enc, [list(ids) for _, ids in keys]).float(), -1).double().cpu()
+        seq = {k: float(sum(logp[r, t, k[1][t]] for t in range(len(k[1])))) for r, k in enumerate(keys)}
+        return [[_logsumexp([seq[(i, ids)] for ids in self._choice_ids(c)]) for c in cs] for i, (_, cs) in enumerate(items)]
+
+    def _choice_logprobs(self, images, items):
+        """One forward pass per (pair, choice prefix): the prompt, then all but the last choice token (the
+        end-of-answer token that closes every choice, :meth:`_choice_ids`).
+
+        Choices that share their prefix share one row. Rows are left-padded like the prompts, which keeps
         the answer positions at the end and the numbers independent of the batch.
         """
         import torch
 
+        if self.encoder_decoder:
+            return self._choice_logprobs_encdec(images, items)
         rows: dict[tuple[int, tuple[int, ...]], int] = {}
         for i, (_, cs) in enumerate(items):
             for c in cs:
-                for ids in self.choice_token_ids(self.tokenizer, c):
+                for ids in self._choice_ids(c):
                     rows.setdefault((i, ids[:-1]), len(rows))
         keys = list(rows)
         enc = self._inputs([images[i] for i, _ in keys], [items[i][0] for i, _ in keys])
@@ -518,7 +677,7 @@ class GenerativeVQA(VQAModel):
             r, e = rows[(i, ids[:-1])], len(ids) - 1
             return float(sum(logp[r, keep - 1 - e + t, ids[t]] for t in range(len(ids))))
 
-        return [[_logsumexp([seq_lp(i, ids) for ids in self.choice_token_ids(self.tokenizer, c)]) for c in cs]
+        return [[_logsumexp([seq_lp(i, ids) for ids in self._choice_ids(c)]) for c in cs]
                 for i, (_, cs) in enumerate(items)]
 
     @property
@@ -563,15 +722,26 @@ class GenerativeVQA(VQAModel):
     def _answer_score(self, images, items):
         if self.t2v_llava:
             return self._answer_score_t2v_llava(images, items)
+        if self.t2v_lavis:
+            from .vqa_t2v import lavis_t5_answer_scores
+
+            return lavis_t5_answer_scores(self, images, items)
         return self._answer_score_chat(images, items)
 
     def _answer_score_chat(self, images, items):
-        """The answer's tokens (no end token) after the model's prompt: mean log-probability, exponentiated."""
+        """The answer's tokens and the end-of-answer token after the model's prompt (an encoder-decoder: as its
+        decoder's target): mean log-probability, exponentiated."""
         import torch
 
+        eos = self.end_of_answer
         ext = [list(self.tokenizer.encode(a, add_special_tokens=False)) for _, a in items]
         if any(not e for e in ext):
             raise InputError(f"VQA {self.model_id}: an answer to score has no tokens")
+        ext = [e + [eos] if eos is not None else e for e in ext]
+        if self.encoder_decoder:
+            enc = self._inputs(images, [q for q, _ in items])
+            logp = torch.log_softmax(self._decoder_logits(enc, ext).float(), dim=-1).double().cpu()
+            return [float(np.exp(np.mean([float(logp[r, t, e[t]]) for t in range(len(e))]))) for r, e in enumerate(ext)]
         enc = self._append_tokens(self._inputs(images, [q for q, _ in items]), [e[:-1] for e in ext])
         keep = max(len(e) for e in ext)
         with autocast(self.device, self.dtype):
@@ -797,7 +967,7 @@ def load_vqa_model(spec: Spec, device: str | None = None, *, dtype: str | None =
     from .llava import is_original_layout, load_original_llava
 
     if is_original_layout(raw):  # liuhaotian/llava-v1.5-* (t2v_metrics' LLaVA): converted on load
-        loaded = load_original_llava(model_id, spec, dtype=dt, vision_tower=vision_tower)
+        loaded = load_original_llava(model_id, spec, dtype=dt, vision_tower=vision_tower, revision=spec.revision)
         return GenerativeVQA(model_id, spec, dev, dt, bs, spec.revision, template, llava_format, loaded=loaded)
     cfg = hf_load("config", AutoConfig.from_pretrained, model_id, spec, **kw)
     if template is None and cfg.model_type == "paligemma":

@@ -1,4 +1,6 @@
-"""Parts every metric family shares: the :class:`~.base.Metric` base class, devices and dtypes
+"""Parts every metric family shares.
+
+The :class:`~.base.Metric` base class, devices and dtypes
 (:mod:`.device`), model loading from the hub or a folder (:mod:`.hub`), spec parsing (:mod:`.spec`),
 decoding presets (:mod:`.decoding`), the LLM reply cache (:mod:`.llmcache`), Gecko's normalised choice
 score (:mod:`.choicescore`), LLM question generation (:mod:`.question_gen`) and the question-answering

@@ -22,7 +22,29 @@ def _norm(text: str) -> str:
 
 
 def choice_index(choices: Sequence[str], expected: str) -> int | None:
-    """Index of ``expected`` among ``choices`` (case, punctuation and spacing ignored), or None."""
+    """Index of ``expected`` among ``choices`` (case, punctuation and spacing ignored).
+
+    Parameters
+    ----------
+    choices : sequence of str
+        The question's answer choices.
+    expected : str
+        The expected answer.
+
+    Returns
+    -------
+    int or None
+        The index of the first choice equal to ``expected`` once lower-cased, with punctuation replaced
+        by spaces and runs of spaces collapsed; None if no choice matches.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.choicescore import choice_index
+    >>> choice_index(["Red", "a blue  car!"], "A blue car")
+    1
+    >>> choice_index(["red"], "green") is None
+    True
+    """
     want = _norm(expected)
     for i, c in enumerate(choices):
         if _norm(c) == want:
@@ -31,9 +53,31 @@ def choice_index(choices: Sequence[str], expected: str) -> int | None:
 
 
 def normalized_probability(logprobs: Sequence[float], index: int) -> float:
-    """``P_index / sum_i P_i`` from log-likelihoods ``log P_i`` (computed stably in log space).
+    """``P_index / sum_i P_i`` from log-likelihoods ``log P_i`` (Gecko's Eq. 2).
 
-    NaN if every likelihood is zero (all ``-inf``) or ``index`` is None.
+    Computed stably: the largest log-likelihood is subtracted before exponentiating.
+
+    Parameters
+    ----------
+    logprobs : sequence of float
+        The log-likelihood of each answer choice.
+    index : int or None
+        The index of the expected answer (:func:`choice_index`).
+
+    Returns
+    -------
+    float
+        The expected answer's share of the summed likelihoods, in [0, 1]; NaN if every likelihood is
+        zero (no finite log-likelihood) or ``index`` is None.
+
+    Examples
+    --------
+    >>> import math
+    >>> from ts2viz.metrics.common.choicescore import normalized_probability
+    >>> round(normalized_probability([math.log(0.2), math.log(0.6)], 1), 6)
+    0.75
+    >>> normalized_probability([-math.inf, -math.inf], 0)
+    nan
     """
     lp = np.asarray(logprobs, dtype=np.float64)
     if index is None or not np.isfinite(lp).any():

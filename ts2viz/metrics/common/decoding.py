@@ -57,8 +57,10 @@ class Decoding:
     model_types: tuple[str, ...] = ()
 
     def generate_kwargs(self, *, encoder_decoder: bool, max_new_tokens: int) -> dict:
-        """``generate`` keyword arguments for current transformers, when the language model is given
-        ``inputs_embeds`` only (transformers 4.31's InstructBLIP call).
+        """``generate`` keyword arguments for current transformers that reproduce the source's call.
+
+        Written for the case where the language model is given ``inputs_embeds`` only (transformers
+        4.31's InstructBLIP call).
 
         A decoder-only model's ``max_length``/``min_length`` counted generated tokens only in 4.31
         (the sequence started empty); current transformers subtracts the embeddings' length, so they
@@ -66,6 +68,25 @@ class Decoding:
         tokens in both versions and pass unchanged. Sampling-only arguments are dropped when
         ``do_sample`` is False (they change nothing there; current transformers warns about them).
         Without its own lengths a setting generates ``max_new_tokens`` tokens.
+
+        Parameters
+        ----------
+        encoder_decoder : bool
+            Whether the language model is an encoder–decoder (its lengths then pass unchanged).
+        max_new_tokens : int
+            The number of new tokens to generate when the setting names no length of its own.
+
+        Returns
+        -------
+        dict
+            Keyword arguments for ``generate``.
+
+        Examples
+        --------
+        >>> from ts2viz.metrics.common.decoding import DSG_INSTRUCTBLIP
+        >>> kw = DSG_INSTRUCTBLIP.generate_kwargs(encoder_decoder=False, max_new_tokens=10)
+        >>> kw["max_new_tokens"], kw["min_new_tokens"], "top_p" in kw
+        (256, 1, False)
         """
         kw = dict(self.arguments)
         if not kw.get("do_sample", False):
@@ -121,8 +142,31 @@ DECODING_NAMES = ("dsg", "tifa", "greedy")
 
 
 def default_decoding(kind: str, model_type: str | None) -> Decoding:
-    """The decoding a QA metric uses unless told: DSG's own for ``dsg`` on an InstructBLIP, TIFA's own for
-    ``tifa`` on BLIP-VQA, GIT and BLIP-2, else greedy."""
+    """The decoding a QA metric uses unless told otherwise.
+
+    DSG's own for ``dsg`` on an InstructBLIP, TIFA's own for ``tifa`` on BLIP-VQA, GIT and BLIP-2, else
+    greedy.
+
+    Parameters
+    ----------
+    kind : str
+        The metric family, ``dsg`` or ``tifa`` (any other gives greedy).
+    model_type : str or None
+        The VQA model's type (``instructblip``, ``blip``, ``git``, ``blip-2``, ...).
+
+    Returns
+    -------
+    Decoding
+        :data:`DSG_INSTRUCTBLIP`, the entry of :data:`TIFA_DECODINGS` for the model type, or :data:`GREEDY`.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.decoding import default_decoding
+    >>> default_decoding("dsg", "instructblip").name, default_decoding("tifa", "git").template
+    ('dsg', '[CLS]{question}')
+    >>> default_decoding("dsg", "blip").name
+    'greedy'
+    """
     if kind == "dsg" and model_type in DSG_INSTRUCTBLIP.model_types:
         return DSG_INSTRUCTBLIP
     if kind == "tifa" and model_type in TIFA_DECODINGS:
@@ -131,7 +175,38 @@ def default_decoding(kind: str, model_type: str | None) -> Decoding:
 
 
 def check_decoding(name: str, model_type: str | None, what: str) -> Decoding:
-    """The setting ``name`` for a model of ``model_type``, else a one-line :class:`InputError`."""
+    """The decoding setting ``name`` for a model of ``model_type``, checked.
+
+    Parameters
+    ----------
+    name : str
+        The ``decoding=`` option: one of :data:`DECODING_NAMES` (``tifa`` stands for the setting of the
+        model's type in :data:`TIFA_DECODINGS`).
+    model_type : str or None
+        The VQA model's type.
+    what : str
+        What is being configured (the metric's spec), for error messages.
+
+    Returns
+    -------
+    Decoding
+        The setting.
+
+    Raises
+    ------
+    InputError
+        If ``name`` is unknown, or the setting was written for other model types.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.decoding import check_decoding
+    >>> check_decoding("tifa", "blip", "tifa:x").source
+    'Yushi-Hu/tifa tifascore/vqa_models.py BLIP.vqa'
+    >>> check_decoding("dsg", "blip", "dsg:x")
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: dsg:x: decoding=dsg is j-min/DSG dsg/vqa_utils.py InstructBLIP.vqa (transformers 4.31) and applies to instructblip models, not 'blip'
+    """
     if name == "tifa":
         if model_type not in TIFA_DECODINGS:
             raise InputError(f"{what}: decoding=tifa is TIFA's code's call and applies to "

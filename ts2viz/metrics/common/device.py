@@ -11,7 +11,24 @@ from ...errors import InputError
 # -- devices and dtypes ----------------------------------------------------------------------------
 
 def resolve_device(device: str | None) -> str:
-    """``device`` checked against what torch can use; ``None`` picks cuda, then mps, then cpu."""
+    """A torch device name, checked against what torch can use.
+
+    Parameters
+    ----------
+    device : str or None
+        ``cuda``, ``cuda:N``, ``mps`` or ``cpu`` (any case); None or ``auto`` picks cuda, then mps, then
+        cpu, whichever torch can use first.
+
+    Returns
+    -------
+    str
+        The device name, lower-cased.
+
+    Raises
+    ------
+    InputError
+        If the device kind is unknown, or CUDA or MPS is requested but not available to torch.
+    """
     import torch
 
     if device is None or device == "auto":
@@ -44,12 +61,29 @@ _RESOLVED: ContextVar[list | None] = ContextVar("ts2viz_resolved_dtypes", defaul
 
 @contextlib.contextmanager
 def family_precision(precision: str | None) -> Iterator[list]:
-    """While a family's metric is built: ``precision`` (its card's, the original's compute dtype on GPU) is
-    the default GPU dtype of :func:`resolve_dtype`, and every dtype resolved is collected in the yielded list.
+    """A context in which a family's metric is built with the family's GPU precision.
+
+    Inside it, ``precision`` (the family card's, the original's compute dtype on GPU) is the default GPU
+    dtype of :func:`resolve_dtype`, and every dtype resolved is collected in the yielded list.
 
     :func:`ts2viz.metrics.load` builds every metric inside this, and records what was collected in the
     metric's ``config["dtype"]``. ``precision=None`` keeps ts2viz's generic default (bfloat16 on a GPU that
     supports it, else float16). A ``dtype`` option still wins, and the CPU stays float32.
+
+    Parameters
+    ----------
+    precision : str or None
+        A name of :data:`DTYPES` (``float32``, ``fp16``, ``bfloat16``, ...), or None.
+
+    Yields
+    ------
+    list of str
+        The names of the dtypes resolved inside the context, in order (filled as they are resolved).
+
+    Raises
+    ------
+    InputError
+        If ``precision`` is not a name of :data:`DTYPES`.
 
     Examples
     --------
@@ -70,7 +104,24 @@ def family_precision(precision: str | None) -> Iterator[list]:
 
 
 def dtype_name(dtype) -> str:
-    """``"float32"`` for ``torch.float32`` (the name a config records)."""
+    """The name a config records for a torch dtype.
+
+    Parameters
+    ----------
+    dtype : torch.dtype or object
+        A dtype; its ``str`` is cut after the last dot.
+
+    Returns
+    -------
+    str
+        ``"float32"`` for ``torch.float32``.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.device import dtype_name
+    >>> dtype_name("torch.bfloat16")
+    'bfloat16'
+    """
     return str(dtype).rpartition(".")[2]
 
 
@@ -82,6 +133,23 @@ def resolve_dtype(device: str, dtype: str | None = None):
     support); float16 on MPS (float32 when the family's precision is float32). A bfloat16 precision on a GPU
     without bf16 support gives float16. The result is collected for the metric's config while a family is
     built (:func:`family_precision`).
+
+    Parameters
+    ----------
+    device : str
+        A device name as :func:`resolve_device` gives it.
+    dtype : str or None, optional
+        A name of :data:`DTYPES`; None or ``auto`` for the default above.
+
+    Returns
+    -------
+    torch.dtype
+        ``torch.float32``, ``torch.float16`` or ``torch.bfloat16``.
+
+    Raises
+    ------
+    InputError
+        If ``dtype`` is not a name of :data:`DTYPES`.
     """
     dt = _resolve_dtype(device, dtype)
     used = _RESOLVED.get()
@@ -110,7 +178,21 @@ def _resolve_dtype(device: str, dtype: str | None):
 
 
 def autocast(device: str, dtype):
-    """Mixed precision on GPU (a no-op context on CPU or for float32)."""
+    """Mixed precision on GPU (a no-op context on CPU or for float32).
+
+    Parameters
+    ----------
+    device : str
+        The device name (``cuda``, ``cuda:N``, ``mps``, ``cpu``).
+    dtype : torch.dtype
+        The compute dtype.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        ``torch.autocast`` for the device's kind and ``dtype`` on CUDA or MPS with a dtype other than
+        float32, else a null context.
+    """
     import torch
 
     if dtype == torch.float32 or not (device.startswith("cuda") or device.startswith("mps")):
@@ -121,7 +203,24 @@ def autocast(device: str, dtype):
 # -- out of memory ---------------------------------------------------------------------------------
 
 def is_oom(err: BaseException) -> bool:
-    """Whether ``err`` is a GPU out-of-memory error (torch's own class or a RuntimeError saying so)."""
+    """Whether an exception is a GPU out-of-memory error.
+
+    Parameters
+    ----------
+    err : BaseException
+        The exception caught.
+
+    Returns
+    -------
+    bool
+        True for torch's ``OutOfMemoryError`` or a ``RuntimeError`` whose message says "out of memory".
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.device import is_oom
+    >>> is_oom(RuntimeError("CUDA out of memory. Tried to allocate 2 GiB")), is_oom(ValueError("out of memory"))
+    (True, False)
+    """
     import torch
 
     if isinstance(err, getattr(torch.cuda, "OutOfMemoryError", ())):
@@ -147,7 +246,29 @@ def run_halving_on_oom(call: Callable[[int, int], Any], n: int, batch_size: int,
     retried at half the size, and the smaller size sticks so that a run does not keep hitting the
     limit. Out of memory at chunk size 1, and every other error, is re-raised.
 
-    Returns ``(results of the calls in order, batch size that worked)``.
+    Parameters
+    ----------
+    call : callable
+        ``call(start, stop)`` processes items ``start`` to ``stop - 1`` and returns their result.
+    n : int
+        The number of items.
+    batch_size : int
+        The first chunk size (at least 1 is used).
+    label : str
+        Names the work in the warning issued when the chunk size is halved.
+
+    Returns
+    -------
+    results : list
+        The results of the calls, in order (one per chunk).
+    batch_size : int
+        The chunk size that worked last.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.device import run_halving_on_oom
+    >>> run_halving_on_oom(lambda start, stop: list(range(start, stop)), 5, 2, "demo")
+    ([[0, 1], [2, 3], [4]], 2)
     """
     results: list = []
     batch_size = max(1, int(batch_size))

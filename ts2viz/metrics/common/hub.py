@@ -161,3 +161,27 @@ def hf_load(what: str, fn: Callable, model_id: str, spec: Spec, **kwargs):
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         where = "local folder" if not hub else "hub model (not found? expected a hub id owner/name or a local folder)"
         raise InputError(f"metric {spec.raw!r}: cannot load {what} from {where} {model_id!r}: {msg[:300]}") from e
+
+
+def declared_tokenizer_class(model_id: str, default=None):
+    """The transformers tokenizer class a checkpoint folder's ``tokenizer_config.json`` names (``tokenizer_class``,
+    e.g. ``LlamaTokenizer`` for ``liuhaotian/llava-v1.5-*``), else ``default`` (``AutoTokenizer``).
+
+    transformers 5's ``AutoTokenizer`` may pick the checkpoint's model type's tokenizer instead (for
+    LLaVA's own layout a generic one that drops SentencePiece's dummy prefix), which tokenises differently
+    from the class the model was trained with; the declared class tokenises as that class did.
+    """
+    import json
+
+    import transformers
+
+    default = default or transformers.AutoTokenizer
+    path = Path(model_id) / "tokenizer_config.json"
+    if not path.is_file():
+        return default
+    try:
+        name = str(json.loads(path.read_text(encoding="utf-8")).get("tokenizer_class") or "")
+    except (OSError, ValueError):
+        return default
+    cls = getattr(transformers, name, None) or getattr(transformers, name.removesuffix("Fast"), None)
+    return cls if cls is not None and hasattr(cls, "from_pretrained") else default

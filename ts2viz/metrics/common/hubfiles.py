@@ -1,5 +1,6 @@
-"""Single files in hub repositories (a field name, a hub repository, a local folder or file) and the field's
-model names of a family's card.
+"""Single files in hub repositories, and the field's model names of a family's card.
+
+A file may be named by a field name, a hub repository, a local folder or a local file.
 
 The reward models of HPSv2 and ImageReward are released as single checkpoint files in hub repositories
 (``xswu/HPSv2``: ``HPS_v2_compressed.pt``, ``HPS_v2.1_compressed.pt``; ``THUDM/ImageReward``:
@@ -17,9 +18,23 @@ from .hub import OFFLINE_ADVICE, file_fingerprint, hub_answers, is_local_model
 
 
 def named_model(spec, names) -> str | None:
-    """The hub id a card's ``model_names`` gives ``spec``'s model (case-insensitive), or None: a local file or
-    folder of that name, or a name the card does not know.
+    """The hub id a card's ``model_names`` gives ``spec``'s model (case-insensitive).
 
+    Parameters
+    ----------
+    spec : Spec
+        The parsed metric spec; its ``model`` is looked up.
+    names : mapping of str to str or None
+        The card's ``model_names`` (field name to hub id).
+
+    Returns
+    -------
+    str or None
+        The hub id, or None when the model is an existing local file or folder or a name the card does
+        not know.
+
+    Examples
+    --------
     >>> from ts2viz.metrics.common.spec import parse_spec
     >>> named_model(parse_spec("pickscore:PickScore-v1"), {"pickscore-v1": "yuvalkirstain/PickScore_v1"})
     'yuvalkirstain/PickScore_v1'
@@ -32,6 +47,25 @@ def named_model(spec, names) -> str | None:
 
 
 def is_hub_id(text: str) -> bool:
+    """Whether ``text`` looks like a hub id ``owner/name`` (two non-empty parts, not a relative or home path).
+
+    Parameters
+    ----------
+    text : str
+        A model or file place as given in a spec.
+
+    Returns
+    -------
+    bool
+        True for ``owner/name``; False for one-part names, longer paths and names starting with ``.``,
+        ``/`` or ``~``.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.hubfiles import is_hub_id
+    >>> is_hub_id("xswu/HPSv2"), is_hub_id("./xswu/HPSv2"), is_hub_id("a/b/c"), is_hub_id("bert-base-uncased")
+    (True, False, False, False)
+    """
     parts = text.split("/")
     return not text.startswith((".", "/", "~")) and len(parts) == 2 and all(parts)
 
@@ -43,6 +77,34 @@ def hub_file(spec, repo: str, filename: str, revision: str | None = None, what: 
     Offline (``HF_HUB_OFFLINE``) or when the hub does not answer, only the local hub cache is read; a file
     that is not there gives a one-line :class:`InputError` naming the repository, the file, and
     ``option`` (the spec option that names another place for it) when there is one.
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's parsed spec (its ``raw`` string names the metric in error messages).
+    repo : str
+        The hub repository (``owner/name``).
+    filename : str
+        The file's name in the repository.
+    revision : str or None, optional
+        The hub revision; None for the default branch.
+    what : str, default "checkpoint"
+        What the file is, for error messages.
+    option : str or None, optional
+        The spec option that gives another place for the file, named in error messages.
+    note : str, optional
+        A sentence put before the offline error message.
+
+    Returns
+    -------
+    str
+        The path of the file in the local hub cache.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be downloaded, or (offline or the hub not answering) is not in the local hub
+        cache.
     """
     import huggingface_hub
     import huggingface_hub.constants as hub_constants
@@ -67,7 +129,38 @@ def hub_file(spec, repo: str, filename: str, revision: str | None = None, what: 
 
 def local_or_hub_file(spec, place: str, filename: str, what: str, revision: str | None = None,
                       option: str | None = None, note: str = "") -> str:
-    """``place`` a local file, a local folder holding ``filename``, or a hub id whose ``filename`` is fetched."""
+    """The local path of a file given as a local file, a local folder holding it, or a hub repository.
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's parsed spec (named in error messages).
+    place : str
+        A local file (used as is), a local folder holding ``filename``, or a hub id whose ``filename`` is
+        fetched with :func:`hub_file`; where ``option`` is given, a one-part name (``bert-base-uncased``)
+        is a hub id too.
+    filename : str
+        The file's name in a folder or hub repository.
+    what : str
+        What the file is, for error messages.
+    revision : str or None, optional
+        The hub revision.
+    option : str or None, optional
+        The spec option that names ``place``, for error messages.
+    note : str, optional
+        Passed to :func:`hub_file`.
+
+    Returns
+    -------
+    str
+        The absolute path of the file.
+
+    Raises
+    ------
+    InputError
+        If a folder lacks ``filename``, ``place`` is neither a path nor a hub id, or the hub file cannot be
+        had (:func:`hub_file`).
+    """
     p = Path(os.path.expanduser(place))
     if p.is_file():
         return str(p.resolve())
@@ -83,7 +176,23 @@ def local_or_hub_file(spec, place: str, filename: str, what: str, revision: str 
 
 
 def file_identity(path: str, repo: str | None = None, revision: str | None = None) -> dict:
-    """Config entries naming a checkpoint file exactly: hub repo + file, or local path + fingerprint."""
+    """Config entries naming a checkpoint file exactly, for a metric's ``config``.
+
+    Parameters
+    ----------
+    path : str
+        The file's local path.
+    repo : str or None, optional
+        The hub repository it came from; None for a local file.
+    revision : str or None, optional
+        The hub revision it came from (recorded as ``main`` when None).
+
+    Returns
+    -------
+    dict
+        ``{"repo", "file" (base name), "revision", "fingerprint"}`` for a hub file, or ``{"file" (absolute
+        path), "fingerprint"}`` for a local one.
+    """
     if repo:
         return {"repo": repo, "file": os.path.basename(path), "revision": revision or "main",
                 "fingerprint": file_fingerprint(path)}

@@ -22,12 +22,42 @@ T = TypeVar("T")
 
 
 def reply_key(llm_config: dict, system: str, user: str) -> str:
+    """The cache key of one request: the SHA-1 of the LLM's config, the system prompt and the user message.
+
+    Parameters
+    ----------
+    llm_config : dict
+        The LLM's ``config`` (endpoint and model, or a local model's fingerprint).
+    system : str
+        The system prompt.
+    user : str
+        The user message.
+
+    Returns
+    -------
+    str
+        40 hex digits, the same for the same three inputs (the config is serialised with sorted keys).
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.llmcache import reply_key
+    >>> reply_key({"b": 1, "a": 2}, "s", "u") == reply_key({"a": 2, "b": 1}, "s", "u")
+    True
+    >>> reply_key({}, "s", "u") == reply_key({}, "s", "v")
+    False
+    """
     blob = json.dumps({"llm": llm_config, "system": system, "user": user}, sort_keys=True, default=str)
     return hashlib.sha1(blob.encode()).hexdigest()
 
 
 def llm_cache_dir() -> Path:
-    """``<ts2viz cache>/llm`` (``$TS2VIZ_CACHE/llm`` or ``~/.cache/ts2viz/llm``)."""
+    """The folder of the LLM reply cache.
+
+    Returns
+    -------
+    Path
+        ``<ts2viz cache>/llm`` (``$TS2VIZ_CACHE/llm`` or ``~/.cache/ts2viz/llm``); not created here.
+    """
     return cache_dir() / "llm"
 
 
@@ -35,7 +65,25 @@ def cached_reply(llm, system: str, user: str, parse: Callable[[str], T], *, use_
     """``parse(llm.chat(system, user))``, reading and filling the on-disk reply cache.
 
     A cached reply that no longer parses (the parser changed) is asked for again. Errors of the LLM
-    or of ``parse`` propagate and store nothing.
+    or of ``parse`` propagate and store nothing. A cache folder that cannot be written is ignored.
+
+    Parameters
+    ----------
+    llm : object
+        The LLM: its ``config`` dict keys the cache and ``chat(system, user)`` returns its reply text.
+    system : str
+        The system prompt.
+    user : str
+        The user message.
+    parse : callable
+        Turns the reply text into the result; it raises (e.g. :class:`InputError`) on a malformed reply.
+    use_cache : bool, default True
+        Read and write the cache; False always asks the LLM and stores nothing.
+
+    Returns
+    -------
+    object
+        ``parse(reply)`` of the cached or the new reply.
     """
     path = llm_cache_dir() / f"{reply_key(llm.config, system, user)}.json"
     if use_cache and path.is_file():

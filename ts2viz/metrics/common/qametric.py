@@ -64,7 +64,49 @@ from .spec import Spec
 
 
 class QAMetric(Metric):
-    """TIFA or DSG over a :class:`VQAModel` and a :class:`QuestionSource`."""
+    """TIFA or DSG over a :class:`VQAModel` and a :class:`QuestionSource` (built by :func:`build_qa`).
+
+    The config records the VQA model, the question source, the mapper and every setting that changes scores;
+    settings at their former defaults (greedy decoding, the default prompt style) are left out of it so that
+    existing caches stay valid.
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's parsed spec.
+    kind : str
+        ``tifa`` or ``dsg``.
+    vqa : VQAModel
+        The VQA model that answers the questions.
+    source : QuestionSource
+        Gives each prompt's questions.
+    mapper : AnswerMapper or None
+        Maps free-form answers to choices (None with ``score="normalized"``, or when every question is
+        yes/no and read by ``yes_rule``).
+    batch_size : int or None, optional
+        Images per scoring call (default 4).
+    max_new_tokens : int, default 10
+        New tokens of a free-form answer under greedy decoding.
+    list_choices : bool or None, optional
+        Spell out the choices in the question; None: as the decoding says, else on for generative models.
+    accumulation : str, default "direct"
+        How DSG's parent questions gate a question (:mod:`ts2viz.qa.accumulation`).
+    score : str, default "accuracy"
+        ``accuracy`` (0/1 per question) or ``normalized`` (:meth:`score_normalized`).
+    prompt_style : str, default "default"
+        ``default``, ``tifa_blip2`` or ``dsg_chat`` (see :meth:`ask`).
+    decoding : Decoding, default GREEDY
+        How free-form answers are decoded (:mod:`.decoding`).
+    yes_rule : str or None, optional
+        How a yes/no answer is read (:data:`ts2viz.qa.mapping.YES_RULES`); None: by the mapper.
+    correctness : str, default "exact"
+        How a mapped choice is compared with the expected answer (:data:`CORRECTNESS`).
+
+    Raises
+    ------
+    InputError
+        If ``score``, ``correctness``, ``accumulation`` or ``yes_rule`` is not an accepted value.
+    """
 
     has_details = True
 
@@ -112,11 +154,33 @@ class QAMetric(Metric):
         super().__init__(spec, config, vqa.device, batch_size or 4)
 
     def check_prompts(self, prompts: Sequence[str]) -> None:
-        """Fail early (before any image is scored) if a prompt has no questions; runs the generator."""
+        """Fail early (before any image is scored) if a prompt has no questions; runs the generator.
+
+        Parameters
+        ----------
+        prompts : sequence of str
+            The prompts to be scored (each distinct prompt is asked for once).
+        """
         for p in dict.fromkeys(prompts):
             self.source.get(p)
 
     def ask(self, q: Question) -> str:
+        """The text the VQA model is asked for question ``q``.
+
+        ``prompt_style=dsg_chat``: DSG's ``GPT4o.vqa`` instruction around the question; ``tifa_blip2``: TIFA's
+        BLIP-2 prompt ("Answer the multiple-choice question. Question: ... Choices: ... Answer:"); otherwise the
+        question, followed by "Answer yes or no." or "Choose one: a, b." when the choices are listed.
+
+        Parameters
+        ----------
+        q : Question
+            The question.
+
+        Returns
+        -------
+        str
+            The question text to put into the model's prompt template.
+        """
         if self.prompt_style == "dsg_chat":  # DSG's GPT4o.vqa instruction (inside the model's chat template)
             return DSG_CHAT_INSTRUCTION.format(question=q.text)
         if self.prompt_style == "tifa_blip2":  # TIFA's BLIP2.vqa (the model's template is "{question}")
@@ -131,6 +195,20 @@ class QAMetric(Metric):
         return q.text
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """Scores of a batch of images: every question answered free-form, or the choice likelihoods read.
+
+        Parameters
+        ----------
+        items : sequence
+            The prepared images.
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            One float64 score per image (:meth:`score_answers` or :meth:`score_normalized`).
+        """
         if self.score == "normalized":
             return self.score_normalized(items, prompts)
         qsets = [self.source.get(p) for p in prompts]
@@ -150,11 +228,14 @@ class QAMetric(Metric):
     def score_answers(self, prompts: Sequence[str], answers: Sequence[Sequence[str]]) -> np.ndarray:
         """Scores from free-form answers: what a live model's answers go through after decoding.
 
+        Recorded answers of another run can be scored this way.
+
         Parameters
         ----------
-        prompts : one prompt per image.
-        answers : per image, one answer string per question of ``self.source.get(prompt)``, in that order
-            (recorded answers of another run can be scored this way).
+        prompts : sequence of str
+            One prompt per image.
+        answers : sequence of sequence of str
+            Per image, one answer string per question of ``self.source.get(prompt)``, in that order.
 
         Returns
         -------
@@ -164,7 +245,8 @@ class QAMetric(Metric):
         Raises
         ------
         InputError
-            When an image's number of answers is not its number of questions.
+            When the number of answer lists is not the number of prompts, or an image's number of answers is
+            not its number of questions.
         """
         qsets = [self.source.get(p) for p in prompts]
         if len(answers) != len(qsets):
@@ -200,24 +282,65 @@ class QAMetric(Metric):
         return scores
 
     def is_correct(self, mapped: str, expected: str) -> bool:
-        """Whether a mapped choice is the expected answer: ``==`` (``correctness=exact``: TIFA's
-        ``int(mc_answer == answer)``, DSG's ``answer == 'yes'``) or after
-        :func:`ts2viz.qa.mapping.normalize_answer` (``correctness=normalized``)."""
+        """Whether a mapped choice is the expected answer.
+
+        ``correctness=exact``: ``==`` (TIFA's ``int(mc_answer == answer)``, DSG's ``answer == 'yes'``);
+        ``correctness=normalized``: equal after :func:`ts2viz.qa.mapping.normalize_answer`.
+
+        Parameters
+        ----------
+        mapped : str
+            The choice the answer was mapped to.
+        expected : str
+            The question's expected answer.
+
+        Returns
+        -------
+        bool
+            Whether the question was answered correctly.
+        """
         if self.correctness == "exact":
             return mapped == expected
         return is_correct(mapped, expected)
 
     def map_answers(self, answers: Sequence[str], choices: Sequence[Sequence[str]]) -> list[str]:
-        """:func:`map_answers` with this metric's mapper and yes rule."""
+        """:func:`map_answers` with this metric's mapper and yes rule.
+
+        Parameters
+        ----------
+        answers : sequence of str
+            The free-form answers.
+        choices : sequence of sequence of str
+            Each answer's question's choices.
+
+        Returns
+        -------
+        list of str
+            The choice each answer is mapped to.
+        """
         return map_answers(answers, choices, self.mapper, self.yes_rule)
 
     def score_normalized(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
         """Per question P(expected)/sum P(choices) from the VQA model's choice likelihoods (Gecko Eq. 2).
 
-        An expected answer missing from its choices (4 of TS2's 1,205 TIFA questions) is added to them.
-        TIFA: mean over questions. DSG: the same, and unless ``accumulation=mean`` a question counts 0
-        when a parent (transitively) is "answered wrong", i.e. its most likely choice is not its
-        expected answer (the soft analogue of the gated accuracy).
+        An expected answer missing from its choices (4 of TS2's 1,205 TIFA questions) is added to them; a
+        question without choices gets ``yes``/``no``. TIFA: mean over questions. DSG: the same, and unless
+        ``accumulation=mean`` a question counts 0 when a parent (directly, or transitively with
+        ``transitive``) is "answered wrong", i.e. its most likely choice is not its expected answer (the soft
+        analogue of the gated accuracy).
+
+        Parameters
+        ----------
+        items : sequence
+            The prepared images.
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            One float64 score per image (NaN for an image without questions); the per-question records
+            (with the choices' probabilities) are in ``self.last_details``.
         """
         qsets = [self.source.get(p) for p in prompts]
         pair_images, pair_questions, pair_choices = [], [], []
@@ -254,7 +377,22 @@ class QAMetric(Metric):
         return scores
 
     def score_with_details(self, images: Sequence, prompts: Sequence[str]) -> tuple[np.ndarray, list]:
-        """Scores plus, per image, the per-question records (see module docstring)."""
+        """Scores plus, per image, the per-question records (see the module docstring).
+
+        Parameters
+        ----------
+        images : sequence
+            PIL images or image paths.
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        scores : numpy.ndarray
+            One float64 score per image.
+        details : list of list of dict
+            Per image, one record per question.
+        """
         s = self(images=images, prompts=prompts)
         return s, list(self.last_details or [])
 
@@ -266,8 +404,38 @@ CORRECTNESS = ("exact", "normalized")
 
 def map_answers(answers: Sequence[str], choices: Sequence[Sequence[str]], mapper: AnswerMapper | None,
                 yes_rule: str | None) -> list[str]:
-    """Each free-form answer's choice: a yes/no question's by ``yes_rule`` (:func:`ts2viz.qa.mapping.yes_no_choice`,
-    the rule released answers are read with) when one is given, every other by ``mapper``."""
+    """Each free-form answer's choice.
+
+    A yes/no question's answer is read by ``yes_rule`` (:func:`ts2viz.qa.mapping.yes_no_choice`, the
+    rule released answers are read with) when one is given; every other answer goes to ``mapper``.
+
+    Parameters
+    ----------
+    answers : sequence of str
+        The free-form answers.
+    choices : sequence of sequence of str
+        Each answer's question's choices.
+    mapper : AnswerMapper or None
+        The answer mapper; may be None when every question is yes/no and ``yes_rule`` is given.
+    yes_rule : str or None
+        A rule of :data:`ts2viz.qa.mapping.YES_RULES`, or None to send yes/no answers to the mapper too.
+
+    Returns
+    -------
+    list of str
+        The choice of each answer, in order.
+
+    Raises
+    ------
+    InputError
+        If ``answers`` and ``choices`` differ in length, or an answer needs a mapper and there is none.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.qametric import map_answers
+    >>> map_answers(["Yes.", "no"], [("yes", "no"), ("yes", "no")], None, "chat")
+    ['yes', 'no']
+    """
     if len(answers) != len(choices):
         raise InputError(f"mapper: {len(answers)} answers but {len(choices)} choice lists")
     out: list = [None] * len(answers)
@@ -295,6 +463,20 @@ def _parents_ok(qs: Sequence[Question], correct: dict[int, bool], accumulation: 
 
 
 def check_score_option(spec: Spec, score: str) -> None:
+    """Check the ``score=`` option of ``tifa:`` and ``dsg:``.
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's parsed spec (named in the error message).
+    score : str
+        The option's value.
+
+    Raises
+    ------
+    InputError
+        If ``score`` is not one of :data:`SCORE_MODES` (``accuracy``, ``normalized``).
+    """
     if score not in SCORE_MODES:
         raise InputError(f"metric {spec.raw!r}: score must be 'accuracy' or 'normalized', not {score!r}")
 
@@ -315,7 +497,7 @@ def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2
            qa_filter: str | None = None, prompt_style: str | None = None, mapper_rule: str | None = None,
            decoding: str | None = None, yes_rule: str | None = None, correctness: str = "exact",
            **options) -> Metric:
-    """TIFA or DSG (``kind``) on the VQA model of ``spec``; every option is on the family's card.
+    """TIFA or DSG (``kind``) on the VQA model of ``spec``.
 
     How a VQA model is asked and read by default (``dsg:``; options override each part):
 
@@ -329,6 +511,31 @@ def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2
 
     ``tifa:`` decodes as TIFA's code does on BLIP-VQA, GIT and BLIP-2 (``decoding=tifa``), greedily
     elsewhere, maps by TIFA's rule and compares with ``==`` (``correctness=exact``).
+
+    Parameters
+    ----------
+    kind : str
+        ``tifa`` or ``dsg``.
+    spec : Spec
+        The metric's parsed spec (its model is the VQA model).
+    device : str or None
+        The torch device; None picks one (:func:`~.device.resolve_device`).
+    questions, generator, generator_model, api_key, api_key_env, batch_size, pair_batch_size, dtype, template, max_new_tokens, list_choices, mapper, accumulation, score, qa_filter, prompt_style, mapper_rule, decoding, yes_rule, correctness
+        The spec's options, as the ``tifa`` and ``dsg`` family cards describe them (:func:`qa_options`).
+    **options
+        Any other option: refused.
+
+    Returns
+    -------
+    Metric
+        A :class:`QAMetric`.
+
+    Raises
+    ------
+    InputError
+        For an unknown option, an option that applies to the other family only, a value not accepted,
+        options that contradict each other (e.g. ``decoding=`` with ``score=normalized``), or a model,
+        question file or generator that cannot be loaded.
     """
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
@@ -410,8 +617,21 @@ QA_OPTION_NAMES: tuple[str, ...] = tuple(
 
 
 def qa_options(kind: str) -> tuple:
-    """The options of ``tifa:`` and ``dsg:`` (:func:`build_qa` takes the same for both; an option that
-    applies to one only is refused for the other with a one-line error), as the family cards list them."""
+    """The options of ``tifa:`` and ``dsg:``, as the family cards list them.
+
+    :func:`build_qa` takes the same options for both; an option that applies to one only is refused for
+    the other with a one-line error, and its doc says so on the other's card.
+
+    Parameters
+    ----------
+    kind : str
+        ``tifa`` or ``dsg``: the card the rows are for.
+
+    Returns
+    -------
+    tuple of Option
+        One row per keyword option of :func:`build_qa` (:data:`QA_OPTION_NAMES`).
+    """
     only = {"accumulation": "dsg", "yes_rule": "dsg", "qa_filter": "tifa"}
 
     def note(name: str) -> str:
@@ -511,9 +731,12 @@ PROMPT_STYLES = ("default", "tifa_blip2", "dsg_chat")
 
 
 def _prompt_style(kind: str, spec: Spec, prompt_style: str | None) -> str:
-    """``tifa_blip2`` (TIFA's code's prompt for BLIP-2: "Answer the multiple-choice question. Question: ...
+    """The prompt style a QA metric uses, checked.
+
+    ``tifa_blip2`` (TIFA's code's prompt for BLIP-2: "Answer the multiple-choice question. Question: ...
     Choices: a, b Answer:") is TIFA's default for BLIP-2 models; ``default`` is ts2viz's question text
-    in the model's own template."""
+    in the model's own template.
+    """
     if prompt_style not in (None, "", *PROMPT_STYLES):
         raise InputError(f"metric {spec.raw!r}: prompt_style must be one of {', '.join(PROMPT_STYLES)}")
     if prompt_style:

@@ -206,17 +206,53 @@ def _short(text: str, n: int = 120) -> str:
 # -- TIFA ----------------------------------------------------------------------------------------------
 
 def tifa_messages(prompt: str) -> tuple[str, str]:
-    """``(system, user)`` of TIFA's few-shot request for ``prompt``."""
+    r"""The messages of TIFA's few-shot request for ``prompt``.
+
+    Parameters
+    ----------
+    prompt : str
+        The text-to-image prompt.
+
+    Returns
+    -------
+    system : str
+        :data:`TIFA_INSTRUCTIONS` followed by the in-context examples.
+    user : str
+        ``"Description: PROMPT\nEntities:"``.
+    """
     system = TIFA_INSTRUCTIONS + "\n\n" + "\n\n".join(TIFA_EXAMPLES)
     return system, f"Description: {prompt}\nEntities:"
 
 
 def parse_tifa_reply(text: str) -> list[Question]:
-    """Questions from a reply in TIFA's format (see the module docstring).
+    r"""Questions from a reply in TIFA's format (see the module docstring).
 
     A question needs ``Q:``, ``Choices:`` (two or more) and ``A:``; an answer that is not one of the
     choices is matched case-insensitively, and a question whose answer still is not a choice is
-    dropped, as is a repeated question. Raises :class:`InputError` if nothing usable remains.
+    dropped, as is a repeated question (case ignored). Leading ``-``/``*`` are ignored; an ``About ...``
+    or ``Description:`` line ends the question being read.
+
+    Parameters
+    ----------
+    text : str
+        The LLM's reply.
+
+    Returns
+    -------
+    list of Question
+        The questions in reply order, ids from 0, answers spelt as in the choices, no parents.
+
+    Raises
+    ------
+    InputError
+        If no usable question remains.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.question_gen import parse_tifa_reply
+    >>> qs = parse_tifa_reply("About cat (animal):\nQ: is there a cat?\nChoices: yes, no\nA: Yes")
+    >>> [(q.id, q.text, q.choices, q.answer) for q in qs]
+    [(0, 'is there a cat?', ('yes', 'no'), 'yes')]
     """
     out: list[Question] = []
     seen: set[str] = set()
@@ -250,7 +286,33 @@ def _numbered(items: list[str]) -> str:
 
 
 def dsg_messages(stage: str, prompt: str, tuples: list[str] | None = None) -> tuple[str, str]:
-    """``(system, user)`` of DSG stage ``tuple``, ``question`` or ``dependency`` for ``prompt``."""
+    """The messages of one DSG stage's few-shot request for ``prompt``.
+
+    Parameters
+    ----------
+    stage : str
+        ``tuple``, ``question`` or ``dependency``.
+    prompt : str
+        The text-to-image prompt.
+    tuples : list of str or None, optional
+        The stage-1 tuples, listed as ``id | tuple`` (ids from 1) in the ``question`` and ``dependency``
+        stages' user message.
+
+    Returns
+    -------
+    system : str
+        The stage's instructions followed by its in-context examples.
+    user : str
+        The input (the prompt, and the tuples after stage 1) and ``output:``.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.question_gen import dsg_messages
+    >>> print(dsg_messages("question", "A red kite.", ["entity - whole (kite)"])[1])
+    input: A red kite.
+    1 | entity - whole (kite)
+    output:
+    """
     if stage == "tuple":
         system = DSG_TUPLE_INSTRUCTIONS + "\n\n" + "\n\n".join(
             f"input: {ex['prompt']}\noutput:\n{_numbered(ex['tuples'])}" for ex in DSG_EXAMPLES)
@@ -266,7 +328,34 @@ _NUMBERED_LINE = re.compile(r"^\s*[-*]?\s*(\d+)\s*[.):]?\s*\|\s*(.*?)\s*$")
 
 
 def parse_numbered(text: str, stage: str) -> dict[int, str]:
-    """``{id: content}`` from ``id | content`` lines (other lines ignored; the first line of an id wins)."""
+    r"""The ``id | content`` lines of a DSG stage's reply.
+
+    Other lines are ignored, and the first line of an id wins. An id may be followed by ``.``, ``)`` or
+    ``:`` and the line may start with ``-`` or ``*``.
+
+    Parameters
+    ----------
+    text : str
+        The LLM's reply.
+    stage : str
+        The stage (``tuple``, ``question``, ``dependency``), for the error message.
+
+    Returns
+    -------
+    dict of int to str
+        ``{id: content}``, the content stripped.
+
+    Raises
+    ------
+    InputError
+        If the reply has no such line.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.question_gen import parse_numbered
+    >>> parse_numbered("Sure:\n1 | Is there a cat?\n2. | Is it black?\n1 | again", "question")
+    {1: 'Is there a cat?', 2: 'Is it black?'}
+    """
     out: dict[int, str] = {}
     for line in str(text).splitlines():
         m = _NUMBERED_LINE.match(line)
@@ -282,8 +371,34 @@ def dsg_questions_from_stages(tuples: dict[int, str], questions: dict[int, str],
     """Assemble DSG questions (0-based ids, parents) from the three parsed stages.
 
     Every tuple needs a question; a tuple without a dependency line is a root; parent ids that are
-    not tuples, or the tuple itself, are dropped. Raises :class:`InputError` for a missing question,
-    a non-numeric parent, or parent links that form a cycle.
+    not tuples, or the tuple itself, are dropped.
+
+    Parameters
+    ----------
+    tuples : dict of int to str
+        Stage 1: ``{id: tuple}`` (ids from 1).
+    questions : dict of int to str
+        Stage 2: ``{id: question}``.
+    dependencies : dict of int to str
+        Stage 3: ``{id: "parent ids"}`` (comma- or space-separated, ``0`` for none).
+
+    Returns
+    -------
+    list of Question
+        One yes/no question per tuple in id order, with 0-based ids and parents, expected answer ``yes``.
+
+    Raises
+    ------
+    InputError
+        For a tuple with no question, a parent that is not a number, or parent links that form a cycle.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.question_gen import dsg_questions_from_stages
+    >>> qs = dsg_questions_from_stages({1: "entity - whole (cat)", 2: "attribute - color (cat, black)"},
+    ...                                {1: "Is there a cat?", 2: "Is the cat black?"}, {2: "1, 7"})
+    >>> [(q.id, q.text, q.parents) for q in qs]
+    [(0, 'Is there a cat?', ()), (1, 'Is the cat black?', (0,))]
     """
     ids = sorted(tuples)
     missing = [i for i in ids if i not in questions]
@@ -313,8 +428,16 @@ def dsg_questions_from_stages(tuples: dict[int, str], questions: dict[int, str],
 class QuestionGenerator:
     """TIFA / DSG questions for a prompt from a chat LLM (:mod:`ts2viz.metrics.backbones.llm`), cached on disk per prompt.
 
-    ``cache_dir``: folder of the question cache (default ``ts2viz.paths.cache_dir()/questions``);
-    ``use_cache=False`` neither reads nor writes it.
+    Each cache file, one per (generator config, kind, prompt), holds the questions and the raw replies.
+
+    Parameters
+    ----------
+    llm : object
+        The chat LLM: ``chat(system, user)`` returns the reply text and ``config`` identifies it.
+    cache_dir : str or Path or None, optional
+        Folder of the question cache (default ``ts2viz.paths.cache_dir()/questions``).
+    use_cache : bool, default True
+        False neither reads nor writes the cache.
     """
 
     def __init__(self, llm, cache_dir: str | Path | None = None, use_cache: bool = True):
@@ -326,14 +449,51 @@ class QuestionGenerator:
 
     @property
     def config(self) -> dict:
+        """The generator's identity: its method, :data:`PROMPTS_VERSION` and the LLM's config."""
         return {"generator": "tifa-fewshot/dsg-3stage", "prompts": PROMPTS_VERSION, **self.llm.config}
 
     def cache_path(self, prompt: str, kind: str) -> Path:
+        """The cache file of ``prompt``'s questions of ``kind`` (whether or not it exists).
+
+        Parameters
+        ----------
+        prompt : str
+            The text-to-image prompt.
+        kind : str
+            ``tifa`` or ``dsg``.
+
+        Returns
+        -------
+        Path
+            ``<cache_dir>/<kind>/<24 hex digits>.json``, keyed by :attr:`config`, ``kind`` and ``prompt``.
+        """
         key = json.dumps({"config": self.config, "kind": kind, "prompt": prompt}, sort_keys=True)
         return self.cache_dir / kind / f"{hashlib.sha1(key.encode()).hexdigest()[:24]}.json"
 
     def generate(self, prompt: str, kind: str) -> list[Question]:
-        """The questions for ``prompt`` (``kind`` ``tifa`` or ``dsg``), from the cache or the LLM."""
+        """The questions for ``prompt``, from the cache or the LLM.
+
+        An unreadable cache entry is generated again. A new result is written to the cache (atomically)
+        with the raw replies.
+
+        Parameters
+        ----------
+        prompt : str
+            The text-to-image prompt.
+        kind : str
+            ``tifa`` (one few-shot request) or ``dsg`` (three stages).
+
+        Returns
+        -------
+        list of Question
+            The questions, ids from 0 (DSG's with parents).
+
+        Raises
+        ------
+        InputError
+            If ``kind`` is neither ``tifa`` nor ``dsg``, or a reply yields no usable questions (the message
+            names the prompt and the stage).
+        """
         if kind not in ("tifa", "dsg"):
             raise InputError(f"question kind must be tifa or dsg, not {kind!r}")
         path = self.cache_path(prompt, kind)

@@ -11,7 +11,22 @@ from ...errors import InputError
 
 @dataclass(frozen=True)
 class Spec:
-    """A parsed metric spec. ``raw`` is the string exactly as given (the scores column name)."""
+    """A parsed metric spec (what :func:`parse_spec` returns).
+
+    Attributes
+    ----------
+    raw : str
+        The spec string exactly as given (the metric's column name in a scores file).
+    family : str
+        The family name, lower-cased (``clipscore``).
+    model : str
+        The model part: a hub id, a local path, ``openclip:ARCH/TAG``, ``module:function`` or a file path.
+    revision : str or None
+        The hub revision given as ``@REVISION``, or None.
+    options : dict
+        The ``?key=value`` options; values are coerced to bool, int or float where they read as one,
+        except for the options of :data:`TEXT_OPTIONS`, which stay text.
+    """
 
     raw: str
     family: str
@@ -21,10 +36,31 @@ class Spec:
 
     @property
     def is_openclip(self) -> bool:
+        """Whether the model is an open_clip model (``openclip:ARCH/TAG``)."""
         return self.model.startswith("openclip:")
 
     def openclip_parts(self) -> tuple[str, str | None]:
-        """``(ARCH, TAG)`` of an ``openclip:ARCH/TAG`` model (TAG may be a checkpoint path or None)."""
+        """``(ARCH, TAG)`` of an ``openclip:ARCH/TAG`` model.
+
+        Returns
+        -------
+        tuple of (str, str or None)
+            The open_clip architecture and the pretrained tag or checkpoint path (None when no ``/TAG``
+            follows the architecture).
+
+        Raises
+        ------
+        InputError
+            If the architecture is empty.
+
+        Examples
+        --------
+        >>> from ts2viz.metrics.common.spec import parse_spec
+        >>> parse_spec("clipscore:openclip:ViT-B-32/laion2b_s34b_b79k").openclip_parts()
+        ('ViT-B-32', 'laion2b_s34b_b79k')
+        >>> parse_spec("clipscore:openclip:ViT-B-32").openclip_parts()
+        ('ViT-B-32', None)
+        """
         rest = self.model[len("openclip:"):]
         arch, sep, tag = rest.partition("/")
         if not arch:
@@ -52,7 +88,40 @@ def _coerce(v: str):
 
 
 def parse_spec(spec: str) -> Spec:
-    """Split a SPEC string into family, model, revision and options; :class:`InputError` if malformed."""
+    """Split a SPEC string into family, model, revision and options.
+
+    The family is lower-cased. The part after the last ``?`` is read as options only when it looks
+    like ``key=value`` pairs, so that odd paths stay usable; option values are coerced (``true``/``yes``/``on``
+    to True, ``false``/``no``/``off`` to False, then int, then float) except for :data:`TEXT_OPTIONS`. A
+    trailing ``@REVISION`` is split off the model only for families other than ``csv`` and ``callable``,
+    when the model is not an existing path and the revision has no ``/``.
+
+    Parameters
+    ----------
+    spec : str
+        A metric spec, ``FAMILY:MODEL[@REVISION][?key=value&...]``.
+
+    Returns
+    -------
+    Spec
+        The parsed spec; its ``raw`` is ``spec`` unchanged.
+
+    Raises
+    ------
+    InputError
+        If ``spec`` is not a string, has no ``:``, or its family or model part is empty.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.spec import parse_spec
+    >>> s = parse_spec("TIFA:Salesforce/blip-vqa-base@v1?batch_size=4&question_template=Q: {}")
+    >>> s.family, s.model, s.revision, s.options
+    ('tifa', 'Salesforce/blip-vqa-base', 'v1', {'batch_size': 4, 'question_template': 'Q: {}'})
+    >>> parse_spec("clipscore")
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: metric 'clipscore': expected FAMILY:MODEL, e.g. clipscore:openai/clip-vit-base-patch32 (run `ts2viz metrics` for the families)
+    """
     if not isinstance(spec, str) or ":" not in spec:
         raise InputError(f"metric {spec!r}: expected FAMILY:MODEL, e.g. clipscore:openai/clip-vit-base-patch32 "
                          "(run `ts2viz metrics` for the families)")

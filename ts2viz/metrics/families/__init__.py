@@ -9,7 +9,7 @@ import types
 
 
 class _FamiliesPackage(types.ModuleType):
-    """This package is also :func:`ts2viz.metrics.families` (the list of registered families).
+    """The package that is also :func:`ts2viz.metrics.families` (the list of registered families).
 
     Python binds a subpackage as an attribute of its parent, so ``ts2viz.metrics.families`` names this
     package once it is imported; calling it gives what the registry's function gives, so
@@ -17,6 +17,13 @@ class _FamiliesPackage(types.ModuleType):
     """
 
     def __call__(self):
+        """The registered families, as :func:`ts2viz.metrics.registry.families` gives them.
+
+        Returns
+        -------
+        list of Family
+            The registered families, in registration order.
+        """
         from ..registry import families
 
         return families()

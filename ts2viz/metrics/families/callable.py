@@ -84,6 +84,17 @@ class CallableMetric(Metric):
     The function may carry attributes ``higher_is_better`` (default True) and ``version`` (part of the
     cache key). The cache key also includes a hash of the function's source file, so editing the
     function invalidates its cached scores.
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's parsed spec (its model is ``module:function``).
+    fn : callable
+        The function.
+    batch_size : int, default 32
+        Images per call of the function.
+    lower_is_better : bool or None, optional
+        Declare the scores lower-is-better; None: the function's ``higher_is_better`` attribute.
     """
 
     def __init__(self, spec: Spec, fn, *, batch_size: int = 32, lower_is_better: bool | None = None):
@@ -102,6 +113,25 @@ class CallableMetric(Metric):
         self.config["higher_is_better"] = self.higher_is_better
 
     def score_prepared(self, items, prompts) -> np.ndarray:
+        """The function's scores of a batch of RGB PIL images, flattened to float64.
+
+        Parameters
+        ----------
+        items : sequence
+            The prepared images.
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            The function's numbers, one per image.
+
+        Raises
+        ------
+        InputError
+            If the function returns something that is not a sequence of numbers.
+        """
         out = self.fn(images=list(items), prompts=list(prompts))
         try:
             arr = np.asarray(out, dtype=np.float64).reshape(-1)
@@ -112,6 +142,27 @@ class CallableMetric(Metric):
 
 
 def build(spec: Spec, device: str | None = None, **options) -> Metric:
+    """The ``callable:`` metric of ``spec``: a user's function as a metric.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec (its model is ``module:function`` or ``path/file.py:function``).
+    device : str or None, optional
+        The torch device; None picks one (unused: the function runs as it runs).
+    **options
+        ``batch_size`` and ``lower_is_better``; their meaning is on the family's card (:data:`CARD`).
+
+    Returns
+    -------
+    Metric
+        The metric (a :class:`CallableMetric`).
+
+    Raises
+    ------
+    InputError
+        For an unknown option, a malformed spec, or a module or function that cannot be imported.
+    """
     fn = _import_callable(spec.model, spec)
     allowed = {"batch_size", "lower_is_better"}
     bad = set(options) - allowed

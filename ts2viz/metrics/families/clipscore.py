@@ -55,7 +55,29 @@ or a checkpoint file).
 
 def build(spec: Spec, device: str | None = None, *, batch_size: int | None = None,
           dtype: str | None = None, variant: str | None = None, preprocess: str = "original") -> Metric:
-    """``clipscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``: the metric on ``device`` (options: :data:`CARD`)."""
+    """The ``clipscore:`` metric of ``spec`` on ``device``.
+
+    The cosine of image and prompt embeddings of a dual encoder (:mod:`ts2viz.metrics.backbones.embedding`).
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec (``clipscore:MODEL[?batch_size=N&dtype=...]``).
+    device : str or None, optional
+        The torch device; None picks one.
+    batch_size, dtype, variant, preprocess
+        The family's options; their meaning is on the family's card (:data:`CARD`).
+
+    Returns
+    -------
+    Metric
+        The metric.
+
+    Raises
+    ------
+    InputError
+        If the model cannot be loaded or an option's value is not accepted.
+    """
     from ..backbones.embedding import build as build_embedding
 
     return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,

@@ -42,6 +42,20 @@ class CSVMetric(Metric):
     lookup is cheaper than the cache). A name matches a row of the file exactly or, for a path, by
     suffix (``/data/ts2/images/000-01.jpg`` matches ``images/000-01.jpg``); an image without a name
     (an in-memory PIL image) or without a row gets NaN.
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's parsed spec.
+    path : Path
+        The scores file.
+    column : str or None, optional
+        The metric column to read; None: the file's only one.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be read, has several metric columns and none is named, or lacks ``column``.
     """
 
     needs_pixels = False
@@ -67,10 +81,35 @@ class CSVMetric(Metric):
         self._values = dict(zip(sc.file_names, sc.column(column).tolist()))
 
     def prepare(self, image, file_name: str | None = None) -> str | None:
+        """The image's file name (the pixels are not needed).
+
+        Parameters
+        ----------
+        image : object
+            Ignored (None: the engine does not read the pixels).
+        file_name : str or None, optional
+            The image's file name or path.
+
+        Returns
+        -------
+        str or None
+            ``file_name``.
+        """
         return file_name
 
     def lookup(self, file_name: str | None) -> float:
-        """The file's score for ``file_name`` (exact name, else the row whose name the path ends with)."""
+        """The file's score for ``file_name``: the exact name's row, else the row whose name the path ends with.
+
+        Parameters
+        ----------
+        file_name : str or None
+            The image's file name or path.
+
+        Returns
+        -------
+        float
+            The score; NaN for no name or no matching row.
+        """
         if not file_name:
             return float("nan")
         hit = self._values.get(file_name)
@@ -83,10 +122,47 @@ class CSVMetric(Metric):
         return float("nan")
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """The file's scores of a batch of file names (:meth:`lookup`).
+
+        Parameters
+        ----------
+        items : sequence
+            The images' file names (:meth:`prepare`).
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            One float64 score per image (NaN where there is none).
+        """
         return np.array([self.lookup(f) for f in items], dtype=np.float64)
 
 
 def build(spec: Spec, device: str | None = None, column: str | None = None, **options) -> Metric:
+    """The ``csv:`` metric of ``spec``: precomputed scores looked up by file name.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec (its model is the scores file's path).
+    device : str or None, optional
+        The torch device; None picks one (unused).
+    column : str or None, optional
+        The metric column to read; its meaning is on the family's card (:data:`CARD`).
+    **options
+        Any other option: refused.
+
+    Returns
+    -------
+    Metric
+        The metric (a :class:`CSVMetric`).
+
+    Raises
+    ------
+    InputError
+        For an unknown option, a missing or unreadable file, or a column the file lacks.
+    """
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
     path = Path(spec.model).expanduser()

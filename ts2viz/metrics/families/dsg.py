@@ -88,8 +88,9 @@ cache) and become a table with `ts2viz.qa.records.records_from_details`.
 
 
 def build(spec: Spec, device: str | None = None, **options) -> Metric:
-    """``dsg:MODEL[?accumulation=direct|transitive|mean&yes_rule=exact|contains&decoding=dsg|greedy&...]``.
+    """The ``dsg:`` metric of ``spec``: DSG's questions answered by a VQA model.
 
+    ``dsg:MODEL[?accumulation=direct|transitive|mean&yes_rule=exact|contains&decoding=dsg|greedy&...]``.
     As DSG's code (j-min/DSG) by default: ``accumulation=direct`` (a question counts 0 when a direct
     parent was answered no), ``yes_rule=exact`` (a yes/no answer is yes when it is exactly ``yes``;
     ``contains`` is TS2's code's rule, the one its release used) and, when MODEL is an InstructBLIP,
@@ -97,6 +98,27 @@ def build(spec: Spec, device: str | None = None, **options) -> Metric:
     new tokens, as transformers 4.31 ran it; :mod:`ts2viz.metrics.common.decoding`). Other models decode
     greedily (``decoding=greedy``, ts2viz's own; DSG's other VQA models, mPLUG-large via modelscope and
     PaLI-17B, are not transformers models).
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec; its model is the VQA model (hub id or local folder).
+    device : str or None, optional
+        The torch device; None picks one.
+    **options
+        The spec's options (:data:`~ts2viz.metrics.common.qametric.QA_OPTION_NAMES`); their meaning is on
+        the family's card (:data:`CARD`).
+
+    Returns
+    -------
+    Metric
+        A :class:`~ts2viz.metrics.common.qametric.QAMetric` (:func:`~ts2viz.metrics.common.qametric.build_qa`).
+
+    Raises
+    ------
+    InputError
+        For an unknown option, an option's value that is not accepted, or a model or question source that
+        cannot be loaded.
     """
     return build_qa("dsg", spec, device, **options)
 

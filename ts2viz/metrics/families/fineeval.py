@@ -229,10 +229,35 @@ Box = tuple[float, float, float, float]
 # -- geometry ----------------------------------------------------------------------------------------
 
 def grow_box(box: Box, size: tuple[int, int], grow: float = GROW) -> tuple[int, int, int, int]:
-    """``box`` grown as the authors' code grows it: the box is rounded to whole pixels (their YOLOv9
-    writes rounded pixel boxes), then moved out by ``int(grow * width)`` on the left and right and
-    ``int(grow * height)`` on the top and bottom (truncated), and clipped to the image ``size``
-    (width, height). A degenerate result is widened to one pixel (the code would fail on it)."""
+    """``box`` grown as the authors' code grows it.
+
+    The box is rounded to whole pixels (their YOLOv9 writes rounded pixel boxes), then moved out by
+    ``int(grow * width)`` on the left and right and ``int(grow * height)`` on the top and bottom
+    (truncated), and clipped to the image ``size``. A degenerate result is widened to one pixel (the code
+    would fail on it).
+
+    Parameters
+    ----------
+    box : tuple of float
+        (left, top, right, bottom) in pixels.
+    size : tuple of int
+        The image's (width, height).
+    grow : float, default 0.2
+        The fraction of the box's width and height added on each side.
+
+    Returns
+    -------
+    tuple of int
+        The grown box (left, top, right, bottom).
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.families.fineeval import grow_box
+    >>> grow_box((10.4, 10, 20, 30), (100, 100))
+    (8, 6, 22, 34)
+    >>> grow_box((0, 0, 50, 50), (40, 40))
+    (0, 0, 40, 40)
+    """
     left, top, right, bottom = (int(round(float(v))) for v in box)
     w, h = right - left, bottom - top
     width, height = size
@@ -247,13 +272,51 @@ def grow_box(box: Box, size: tuple[int, int], grow: float = GROW) -> tuple[int, 
 
 
 def union_box(a: Box, b: Box) -> Box:
-    """The smallest box holding both ``a`` and ``b``."""
+    """The smallest box holding both ``a`` and ``b``.
+
+    Parameters
+    ----------
+    a : tuple of float
+        A box (left, top, right, bottom).
+    b : tuple of float
+        Another box.
+
+    Returns
+    -------
+    tuple of float
+        Their union's bounding box.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.families.fineeval import union_box
+    >>> union_box((0, 5, 10, 10), (3, 0, 8, 20))
+    (0, 0, 10, 20)
+    """
     return min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])
 
 
 def relation_pairs(scores: Sequence[float], top: int = TOP_PAIRS) -> list[tuple[int, int, float]]:
-    """Pairs ``(i, j, score_i * score_j)``, ``i < j``, of detections, the ``top`` highest products first
-    (ties in index order)."""
+    """Pairs of detections ranked by the product of their confidences (the paper's rule).
+
+    Parameters
+    ----------
+    scores : sequence of float
+        The detections' confidences.
+    top : int, default 10
+        How many pairs to keep.
+
+    Returns
+    -------
+    list of tuple of (int, int, float)
+        ``(i, j, score_i * score_j)`` with ``i < j``, the ``top`` highest products first (ties in index
+        order).
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.families.fineeval import relation_pairs
+    >>> [(i, j, round(p, 3)) for i, j, p in relation_pairs([0.5, 0.9, 0.2], top=2)]
+    [(0, 1, 0.45), (1, 2, 0.18)]
+    """
     pairs = [(i, j, float(scores[i]) * float(scores[j])) for i in range(len(scores)) for j in range(i + 1, len(scores))]
     pairs.sort(key=lambda p: -p[2])
     return pairs[:max(0, int(top))]
@@ -268,15 +331,32 @@ RELATION_BOXES = ("code", "detections")
 
 
 def code_relation_pairs(scores: Sequence[float], top: int = TOP_PAIRS) -> list[tuple[int | None, int | None, float]]:
-    """The relation pairs of the authors' code over detections with confidences ``scores`` (sorted
-    by confidence, highest first, as their detection files are).
+    """The relation pairs of the authors' code over detections with confidences ``scores``.
 
-    The box list is the detections; with fewer than two, the (up to) two most confident are appended
-    again; then the whole-image pseudo-box (confidence :data:`PSEUDO_BOX_CONFIDENCE`); with no
-    detection at all the pseudo-box stands in for them (their ``handle_no_detection``), giving three
-    copies. Every pair ``a < b`` of that list is scored by the product of confidences, sorted highest
-    first (stable), and the first ``top`` kept. Returns ``(i, j, product)`` with detection indices, or
-    ``None`` for the pseudo-box.
+    ``scores`` are sorted by confidence, highest first, as their detection files are. The box list is
+    the detections; with fewer than two, the (up to) two most confident are appended again; then the
+    whole-image pseudo-box (confidence :data:`PSEUDO_BOX_CONFIDENCE`); with no detection at all the
+    pseudo-box stands in for them (their ``handle_no_detection``), giving three copies. Every pair
+    ``a < b`` of that list is scored by the product of confidences, sorted highest first (stable), and
+    the first ``top`` kept.
+
+    Parameters
+    ----------
+    scores : sequence of float
+        The detections' confidences, highest first.
+    top : int, default 10
+        How many pairs to keep.
+
+    Returns
+    -------
+    list of tuple of (int or None, int or None, float)
+        ``(i, j, product)`` with detection indices, or None for the pseudo-box.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.families.fineeval import code_relation_pairs
+    >>> [(i, j, round(p, 3)) for i, j, p in code_relation_pairs([0.8])]
+    [(0, 0, 0.64), (0, None, 0.408), (0, None, 0.408)]
     """
     items: list[tuple[int | None, float]] = [(i, float(s)) for i, s in enumerate(scores)]
     if not items:
@@ -291,7 +371,20 @@ def code_relation_pairs(scores: Sequence[float], top: int = TOP_PAIRS) -> list[t
 
 
 def crop_resized(image, region: tuple[int, int, int, int]):
-    """The ``region`` of a PIL image, resized (bicubic) to the image's own size, as the VQA model sees it."""
+    """The ``region`` of a PIL image, resized (bicubic) to the image's own size, as the VQA model sees it.
+
+    Parameters
+    ----------
+    image : PIL.Image.Image
+        The image.
+    region : tuple of int
+        (left, top, right, bottom) in pixels.
+
+    Returns
+    -------
+    PIL.Image.Image
+        The crop, at the image's size.
+    """
     from PIL import Image
 
     return image.crop(region).resize(image.size, Image.BICUBIC)
@@ -299,7 +392,19 @@ def crop_resized(image, region: tuple[int, int, int, int]):
 
 @dataclass(frozen=True)
 class Candidate:
-    """An image region a question is asked on: the whole image, a grown box or a grown union box."""
+    """An image region a question is asked on: the whole image, a grown box or a grown union box.
+
+    Attributes
+    ----------
+    kind : str
+        ``image``, ``entity`` or ``relation``.
+    region : tuple of int
+        (left, top, right, bottom) in pixels.
+    detections : tuple of int
+        Indices into the image's detections.
+    score : float or None
+        The detection's confidence, or the pair's product (None for the whole image).
+    """
 
     kind: str                       # "image", "entity" or "relation"
     region: tuple[int, int, int, int]
@@ -307,6 +412,13 @@ class Candidate:
     score: float | None             # the detection's confidence, or the pair's product
 
     def record(self) -> dict:
+        """The candidate as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            ``kind``, ``box``, ``detections`` and ``score`` (rounded to 6 decimals).
+        """
         return {"kind": self.kind, "box": list(self.region), "detections": list(self.detections),
                 "score": None if self.score is None else round(self.score, 6)}
 
@@ -322,6 +434,30 @@ def candidates(dets: Sequence[Detection], size: tuple[int, int], *, grow: float 
     candidate 0), then the whole image, as the code appends it; ``"detections"``: the grown union
     boxes of the ``top_pairs`` best pairs of detections (:func:`relation_pairs`), or the single
     detection's box when there is one, plus the whole image.
+
+    Parameters
+    ----------
+    dets : sequence of Detection
+        The image's detections, most confident first.
+    size : tuple of int
+        The image's (width, height).
+    grow : float, default 0.2
+        How much boxes grow (:func:`grow_box`).
+    top_pairs : int, default 10
+        How many pairs become relation candidates.
+    whole_image : str, default "always"
+        ``always`` or ``fallback`` (see above).
+    relation_boxes : str, default "code"
+        ``code`` or ``detections`` (see above).
+
+    Returns
+    -------
+    candidates : list of Candidate
+        Every candidate; the first is the whole image.
+    entity : list of int
+        The indices of the candidates entity questions are asked on.
+    relation : list of int
+        The indices of the candidates relation questions are asked on.
     """
     width, height = size
     cands = [Candidate("image", (0, 0, width, height), (), None)]
@@ -354,8 +490,29 @@ def candidates(dets: Sequence[Detection], size: tuple[int, int], *, grow: float 
 # -- the answer score ----------------------------------------------------------------------------------
 
 def lavis_question(question: str, max_words: int = 50) -> str:
-    """LAVIS' ``BlipQuestionProcessor`` ("eval"): lower case, ``. ! " ( ) * # : ; ~`` removed, trailing
-    spaces stripped, at most ``max_words`` space-separated words."""
+    """LAVIS' ``BlipQuestionProcessor`` ("eval") applied to a question.
+
+    Lower case, ``. ! " ( ) * # : ; ~`` removed, trailing spaces stripped, at most ``max_words``
+    space-separated words.
+
+    Parameters
+    ----------
+    question : str
+        The question.
+    max_words : int, default 50
+        The most words kept.
+
+    Returns
+    -------
+    str
+        The processed question.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.families.fineeval import lavis_question
+    >>> lavis_question("Is the cat (black)?  ")
+    'is the cat black?'
+    """
     q = re.sub(r'([.!"()*#:;~])', "", str(question).lower()).rstrip(" ")
     words = q.split(" ")
     return " ".join(words[:max_words]) if len(words) > max_words else q
@@ -369,6 +526,24 @@ def lavis_yes_score(first: Sequence[float], seq: Sequence[float]) -> float:
     returns the *top* first-token probability if that winner is "yes", else the *second*: so the
     score is P1(yes) whenever the two orders agree, and the other answer's first-token probability
     when they do not.
+
+    Parameters
+    ----------
+    first : sequence of float
+        The first-token probabilities of ``yes`` and ``no``, in that order.
+    seq : sequence of float
+        Their ranking scores.
+
+    Returns
+    -------
+    float
+        The code's yes score.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.families.fineeval import lavis_yes_score
+    >>> lavis_yes_score([0.7, 0.2], [-1.0, -2.0]), lavis_yes_score([0.7, 0.2], [-3.0, -2.0])
+    (0.7, 0.2)
     """
     first, seq = np.asarray(first, dtype=np.float64), np.asarray(seq, dtype=np.float64)
     order = np.argsort(-first, kind="stable")
@@ -384,6 +559,26 @@ def fine_score(entity: Sequence[float], relation: Sequence[float], weighting: st
     ``mean`` (the authors' code): the mean over all questions. ``eq4`` (the paper's Eq. 4):
     sum(entity) / 2 n_e + sum(relation) / 2 n_r, i.e. entity and relation questions weigh half each;
     with no question of one kind, the mean of the other kind. NaN for no questions at all.
+
+    Parameters
+    ----------
+    entity : sequence of float
+        The entity questions' best yes scores.
+    relation : sequence of float
+        The relation questions' best yes scores.
+    weighting : str, default "mean"
+        ``mean`` or ``eq4``.
+
+    Returns
+    -------
+    float
+        The fine-grained score.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.families.fineeval import fine_score
+    >>> fine_score([1.0, 1.0, 1.0], [0.0]), fine_score([1.0, 1.0, 1.0], [0.0], "eq4")
+    (0.75, 0.5)
     """
     e, r = [float(v) for v in entity], [float(v) for v in relation]
     if not e and not r:
@@ -394,14 +589,35 @@ def fine_score(entity: Sequence[float], relation: Sequence[float], weighting: st
 
 
 def final_score(fine: float, coarse: float) -> float:
-    """(fine + coarse) / 2 (the code's coefficients 1 and 1; the paper's Eq. 6)."""
+    """The final score, (fine + coarse) / 2 (the code's coefficients 1 and 1; the paper's Eq. 6).
+
+    Parameters
+    ----------
+    fine : float
+        The fine-grained score (:func:`fine_score`).
+    coarse : float
+        The coarse score (mean over questions asked on the whole image).
+
+    Returns
+    -------
+    float
+        Their mean.
+    """
     return (fine + coarse) / 2
 
 
 # -- the metric --------------------------------------------------------------------------------------
 
 class FineEvalQuestions:
-    """A prompt's decomposition from an LLM (replies cached on disk)."""
+    """A prompt's decomposition from an LLM (replies cached on disk, results memoised per prompt).
+
+    Parameters
+    ----------
+    llm : ChatLLM
+        The decomposing LLM.
+    use_cache : bool, default True
+        Read and write the LLM reply cache.
+    """
 
     def __init__(self, llm, use_cache: bool = True):
         self.llm = llm
@@ -410,9 +626,22 @@ class FineEvalQuestions:
 
     @property
     def config(self) -> dict:
+        """The generator's config and the prompts' identity."""
         return {"generator": self.llm.config, "prompts": PROMPTS_ID}
 
     def get(self, prompt: str) -> Decomposition:
+        """The decomposition of ``prompt`` (entities and questions).
+
+        Parameters
+        ----------
+        prompt : str
+            The text-to-image prompt.
+
+        Returns
+        -------
+        Decomposition
+            What :func:`.fineeval_questions.parse_decomposition` reads from the LLM's reply.
+        """
         if prompt not in self._memo:
             self._memo[prompt] = cached_reply(self.llm, DECOMPOSE_SYSTEM, f"Prompt: {prompt}", parse_decomposition,
                                               use_cache=self.use_cache)
@@ -420,7 +649,28 @@ class FineEvalQuestions:
 
 
 class FineEval(Metric):
-    """T2I-FineEval over a :class:`VQAModel`, a :class:`Detector` and an LLM decomposition."""
+    """T2I-FineEval over a :class:`VQAModel`, a :class:`Detector` and an LLM decomposition.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    vqa : VQAModel
+        The VQA model giving yes scores.
+    detector : Detector
+        The object detector.
+    questions : FineEvalQuestions
+        Gives each prompt's decomposition.
+    grow, top_pairs, whole_image, weighting, batch_size, list_choices, relation_boxes, answer_score, lowercase
+        As the family's card describes the options of the same names (:data:`CARD`).
+    coarse : CoarseQuestions or None, optional
+        The coarse-question rule (default: the code's).
+
+    Raises
+    ------
+    InputError
+        If ``answer_score=lavis_rank`` is asked of a model that cannot rank answers (not BLIP-VQA).
+    """
 
     name = "fineeval"
     has_details = True
@@ -458,17 +708,49 @@ class FineEval(Metric):
         super().__init__(spec, config, vqa.device, batch_size or 2)
 
     def check_prompts(self, prompts: Sequence[str]) -> None:
-        """Decompose (or read from the cache) every prompt before any image is scored."""
+        """Decompose (or read from the cache) every prompt before any image is scored.
+
+        Parameters
+        ----------
+        prompts : sequence of str
+            The prompts to be scored.
+        """
         for p in dict.fromkeys(prompts):
             self.questions.get(p)
 
     def ask(self, question: str) -> str:
+        """The text put to the VQA model for a question.
+
+        Parameters
+        ----------
+        question : str
+            The question.
+
+        Returns
+        -------
+        str
+            LAVIS' processed question under ``answer_score=lavis_rank``; else the question, followed by
+            "Answer yes or no." when the choices are listed.
+        """
         if self.answer_score == "lavis_rank":
             return lavis_question(question)
         return f"{question} Answer yes or no." if self.list_choices else question
 
     def yes_scores(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
-        """The yes score of each (crop, question) pair under :attr:`answer_score`."""
+        """The yes score of each (crop, question) pair under :attr:`answer_score`.
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            The crops.
+        questions : sequence of str
+            One question text per crop.
+
+        Returns
+        -------
+        numpy.ndarray
+            One yes score per pair (:func:`lavis_yes_score` or the VQA model's yes probability).
+        """
         if not images:
             return np.zeros(0)
         if self.answer_score == "lavis_rank":
@@ -477,6 +759,24 @@ class FineEval(Metric):
         return self.vqa.yes_probability(images, questions)
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """T2I-FineEval's scores of a batch of images with their prompts.
+
+        Each question is asked on each of its candidates (the best yes score is its fine score) and on the
+        whole image (its coarse question; the coarse score).
+
+        Parameters
+        ----------
+        items : sequence of PIL.Image.Image
+            The images.
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            One float64 score per image, :func:`final_score`; detections, candidates and per-question scores
+            are in ``self.last_details``.
+        """
         decs = [self.questions.get(p) for p in prompts]
         detections = self.detector.detect(items, [list(d.entities) for d in decs] if self.detector.open_vocab else None)
         pair_images, pair_questions = [], []
@@ -560,7 +860,30 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
           list_choices: bool | None = None, llm_cache: bool = True, relation_boxes: str = "code",
           coarse: str = "code", spacy_model: str = SPACY_MODEL, answer_score: str | None = None,
           vqa_image_size: int | None = None, lowercase: bool = True, **options) -> Metric:
-    """``fineeval:VQA_MODEL?generator=URL|hf:MODEL&detector=MODEL&...`` (options: :data:`CARD`)."""
+    """The ``fineeval:`` metric of ``spec``: ``fineeval:VQA_MODEL?generator=URL|hf:MODEL&detector=MODEL&...``.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec; its model is the VQA model.
+    device : str or None, optional
+        The torch device; None picks one.
+    generator, generator_model, api_key, api_key_env, detector, confidence, nms_iou, image_size, max_boxes, grow, top_pairs, whole_image, weighting, batch_size, pair_batch_size, detector_batch_size, dtype, template, list_choices, llm_cache, relation_boxes, coarse, spacy_model, answer_score, vqa_image_size, lowercase
+        The family's options; their meaning is on the family's card (:data:`CARD`).
+    **options
+        Any other option: refused.
+
+    Returns
+    -------
+    Metric
+        A :class:`FineEval`.
+
+    Raises
+    ------
+    InputError
+        For an unknown option, no ``generator``, a value out of range or not accepted, ``vqa_image_size``
+        with a model other than BLIP-VQA, a missing spaCy pipeline, or a model that cannot be loaded.
+    """
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
     if not generator:

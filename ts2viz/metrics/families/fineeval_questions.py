@@ -61,9 +61,32 @@ _QUESTION = re.compile(r"^\s*\d+\s*[.)]\s*\[\s*(entity|entities|relation|relatio
 
 
 def parse_decomposition(reply: str) -> Decomposition:
-    """The entities and tagged questions of a decomposition reply (lines in another format are ignored).
+    r"""The entities and tagged questions of a decomposition reply (lines in another format are ignored).
 
-    Duplicate questions are kept once. Raises :class:`InputError` if there is no tagged question.
+    An ``Entities:`` line gives the entities (separated by ``;`` or ``,``; the first such line counts);
+    a question line is ``N. [entity] text`` or ``N. [relation] text`` (``entities``, ``relational`` and
+    ``relations`` are read too). Duplicate questions (case ignored) are kept once.
+
+    Parameters
+    ----------
+    reply : str
+        The LLM's reply.
+
+    Returns
+    -------
+    Decomposition
+        The distinct entities and the tagged questions, in order.
+
+    Raises
+    ------
+    InputError
+        If there is no tagged question.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.families.fineeval_questions import parse_decomposition
+    >>> parse_decomposition("Entities: cat; bench\n1. [entity] Is there a cat?\n2) [Relations] Is the cat on the bench?")
+    Decomposition(entities=('cat', 'bench'), questions=(('entity', 'Is there a cat?'), ('relation', 'Is the cat on the bench?')))
     """
     entities: list[str] = []
     questions: dict[str, tuple[str, str]] = {}
@@ -97,8 +120,9 @@ SPACY_INSTALL = "pip install spacy && python -m spacy download en_core_web_sm"
 
 
 def coarse_from_doc(doc, keep: Sequence[str] = COLORS) -> str:
-    """The coarse question of a parsed fine question (a spaCy ``Doc``, or any sequence of tokens with
-    ``text`` and ``pos_``), by the authors' rule, token by token from the left:
+    """The coarse question of a parsed fine question, by the authors' rule.
+
+    The rule goes token by token from the left:
 
     * a determiner followed by a verb and a noun (``a sleeping cat``) becomes the determiner and the
       noun (``a cat``), and the three tokens are consumed;
@@ -108,6 +132,27 @@ def coarse_from_doc(doc, keep: Sequence[str] = COLORS) -> str:
 
     The kept tokens are joined with single spaces and " ?" becomes "?" (so "cat's" comes back as
     "cat 's", as in the code).
+
+    Parameters
+    ----------
+    doc : spacy.tokens.Doc or sequence
+        The parsed question: a spaCy ``Doc``, or any sequence of tokens with ``text`` and ``pos_``.
+    keep : sequence of str, default COLORS
+        The adjectives kept.
+
+    Returns
+    -------
+    str
+        The coarse question.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as T
+    >>> from ts2viz.metrics.families.fineeval_questions import coarse_from_doc
+    >>> tagged = [("Is", "AUX"), ("there", "PRON"), ("a", "DET"), ("sleeping", "VERB"), ("cat", "NOUN"),
+    ...           ("on", "ADP"), ("a", "DET"), ("big", "ADJ"), ("red", "ADJ"), ("chair", "NOUN"), ("?", "PUNCT")]
+    >>> coarse_from_doc([T(text=w, pos_=p) for w, p in tagged])
+    'Is there a cat on a red chair?'
     """
     tokens = list(doc)
     keep = set(keep)
@@ -128,8 +173,23 @@ def coarse_from_doc(doc, keep: Sequence[str] = COLORS) -> str:
 
 
 def load_spacy(name: str = SPACY_MODEL):
-    """``spacy.load(name)`` (an installed pipeline package or a pipeline folder), or an
-    :class:`InputError` that names the install command."""
+    """The spaCy pipeline ``name``: ``spacy.load(name)``.
+
+    Parameters
+    ----------
+    name : str, default "en_core_web_sm"
+        An installed pipeline package or a pipeline folder.
+
+    Returns
+    -------
+    spacy.language.Language
+        The pipeline.
+
+    Raises
+    ------
+    InputError
+        If spaCy or the pipeline is not installed (the message names the install command).
+    """
     try:
         import spacy
     except ImportError:
@@ -143,7 +203,22 @@ def load_spacy(name: str = SPACY_MODEL):
 
 
 class CoarseQuestions:
-    """Fine question -> coarse question under one of :data:`COARSE_RULES` (spaCy loaded once, lazily)."""
+    """Fine question -> coarse question under one of :data:`COARSE_RULES` (spaCy loaded once, lazily).
+
+    Calling the object with a fine question gives its coarse question (memoised).
+
+    Parameters
+    ----------
+    rule : str, default "code"
+        A rule of :data:`COARSE_RULES`.
+    spacy_model : str, default "en_core_web_sm"
+        The spaCy pipeline (package name or folder).
+
+    Raises
+    ------
+    InputError
+        If ``rule`` is unknown.
+    """
 
     def __init__(self, rule: str = "code", spacy_model: str = SPACY_MODEL):
         if rule not in COARSE_RULES:
@@ -155,6 +230,7 @@ class CoarseQuestions:
 
     @property
     def config(self) -> dict:
+        """The rule and, unless ``same``, the spaCy pipeline's language, name and version."""
         if self.rule == "same":
             return {"coarse": "same"}
         nlp = self.nlp
@@ -163,11 +239,24 @@ class CoarseQuestions:
 
     @property
     def nlp(self):
+        """The spaCy pipeline, loaded on first use (:func:`load_spacy`)."""
         if self._nlp is None:
             self._nlp = load_spacy(self.spacy_model)
         return self._nlp
 
     def __call__(self, question: str) -> str:
+        """The coarse question of ``question`` under the rule.
+
+        Parameters
+        ----------
+        question : str
+            The fine question.
+
+        Returns
+        -------
+        str
+            The coarse question (the question itself under ``same``).
+        """
         if self.rule == "same":
             return question
         if question not in self._memo:

@@ -171,14 +171,51 @@ QUESTION_STYLES = tuple(QA_SYSTEMS)
 
 
 def prompts_id(question_style: str) -> str:
-    """The identity of the few-shot prompts of a question style (part of the metric's config)."""
+    """The identity of the few-shot prompts of a question style (part of the metric's config).
+
+    Parameters
+    ----------
+    question_style : str
+        A key of :data:`.gecko_questions.QA_SYSTEMS`.
+
+    Returns
+    -------
+    str
+        :data:`PROMPTS_ID` for ``yes_no`` (unchanged, so that caches of that style stay valid), else
+        ``ts2viz-gecko-tifa-v1:`` and 12 hex digits of the prompts' SHA-1.
+    """
     if question_style == "yes_no":
         return PROMPTS_ID  # unchanged, so that caches of the yes/no style stay valid
     return "ts2viz-gecko-tifa-v1:" + hashlib.sha1((COVERAGE_SYSTEM + QA_SYSTEMS[question_style]).encode()).hexdigest()[:12]
 
 
 class GeckoQuestions:
-    """A prompt's coverage labels and NLI-checked QA pairs, from an LLM (cached) and an NLI model."""
+    """A prompt's coverage labels and NLI-checked QA pairs, from an LLM (cached on disk) and an NLI model.
+
+    Results are memoised per prompt.
+
+    Parameters
+    ----------
+    llm : ChatLLM
+        The question-generating LLM (:func:`ts2viz.metrics.backbones.llm.load_llm`).
+    nli : NLIModel or None, optional
+        The NLI model that filters QA pairs; None keeps every pair.
+    nli_threshold : float, default 0.005
+        A pair is kept when the prompt entails its hypothesis with at least this probability.
+    hypothesis : str, default "auto"
+        How a QA pair becomes an NLI hypothesis (:func:`.gecko_questions.qa_hypothesis`).
+    min_groundability : float, default 0.0
+        Words with a lower groundability get no question.
+    use_cache : bool, default True
+        Read and write the LLM reply cache (:mod:`ts2viz.metrics.common.llmcache`).
+    question_style : str, default "tifa"
+        A key of :data:`.gecko_questions.QA_SYSTEMS`.
+
+    Raises
+    ------
+    InputError
+        If ``question_style`` is unknown.
+    """
 
     def __init__(self, llm, nli=None, *, nli_threshold: float = NLI_THRESHOLD, hypothesis: str = "auto",
                  min_groundability: float = 0.0, use_cache: bool = True, question_style: str = "tifa"):
@@ -195,19 +232,64 @@ class GeckoQuestions:
 
     @property
     def config(self) -> dict:
+        """The generator, prompts, NLI model and settings that decide the questions."""
         return {"generator": self.llm.config, "prompts": prompts_id(self.question_style), "min_groundability": self.min_groundability,
                 "hypothesis": self.hypothesis, "nli": self.nli.config if self.nli is not None else None,
                 "nli_threshold": self.nli_threshold if self.nli is not None else None}
 
     def coverage(self, prompt: str) -> list[CoverageWord]:
+        """The LLM's coverage labels of ``prompt`` (cached reply).
+
+        Parameters
+        ----------
+        prompt : str
+            The text-to-image prompt.
+
+        Returns
+        -------
+        list of CoverageWord
+            The labelled words (:func:`.gecko_questions.parse_coverage`).
+        """
         return cached_reply(self.llm, COVERAGE_SYSTEM, f"Prompt: {prompt}", parse_coverage, use_cache=self.use_cache)
 
     def qa_pairs(self, prompt: str, words: list[CoverageWord]) -> list[QAPair]:
+        """The LLM's QA pairs for the labelled words of ``prompt`` (cached reply).
+
+        Parameters
+        ----------
+        prompt : str
+            The text-to-image prompt.
+        words : list of CoverageWord
+            The words to ask about.
+
+        Returns
+        -------
+        list of QAPair
+            The pairs (:func:`.gecko_questions.parse_qa`).
+        """
         return cached_reply(self.llm, QA_SYSTEMS[self.question_style], qa_user_message(prompt, words), lambda r: parse_qa(r, words),
                             use_cache=self.use_cache)
 
     def get(self, prompt: str) -> tuple[list[CoverageWord], list[QAPair]]:
-        """Coverage labels and QA pairs (each with ``hypothesis``, ``nli`` and ``kept``) of ``prompt``."""
+        """Coverage labels and QA pairs of ``prompt``, each pair with ``hypothesis``, ``nli`` and ``kept`` set.
+
+        Parameters
+        ----------
+        prompt : str
+            The text-to-image prompt.
+
+        Returns
+        -------
+        words : list of CoverageWord
+            Every labelled word.
+        pairs : list of QAPair
+            The QA pairs of the words that reach ``min_groundability``.
+
+        Raises
+        ------
+        InputError
+            If no labelled word reaches ``min_groundability``, or a reply cannot be parsed.
+        """
         if prompt in self._memo:
             return self._memo[prompt]
         words = self.coverage(prompt)
@@ -229,7 +311,20 @@ class GeckoQuestions:
 
 
 def ask(q: QAPair, list_choices: bool) -> str:
-    """The question put to the VQA model (for chat VLMs, with the choices spelt out)."""
+    """The question put to the VQA model (for chat VLMs, with the choices spelt out).
+
+    Parameters
+    ----------
+    q : QAPair
+        The QA pair.
+    list_choices : bool
+        Add "Answer yes or no." or "Choose one: a, b." to the question.
+
+    Returns
+    -------
+    str
+        The question text.
+    """
     if not list_choices:
         return q.question
     if {c.lower() for c in q.choices} == {"yes", "no"}:
@@ -238,7 +333,21 @@ def ask(q: QAPair, list_choices: bool) -> str:
 
 
 class Gecko(Metric):
-    """The Gecko metric over a :class:`VQAModel` and :class:`GeckoQuestions` (see module docstring)."""
+    """The Gecko metric over a :class:`VQAModel` and :class:`GeckoQuestions` (see the module docstring).
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    vqa : VQAModel
+        The VQA model whose choice likelihoods score the questions.
+    questions : GeckoQuestions
+        Gives each prompt's QA pairs.
+    batch_size : int or None, optional
+        Images per scoring call (default 4).
+    list_choices : bool or None, optional
+        Spell out the choices in the question; None: on for chat VLMs only.
+    """
 
     name = "gecko"
     has_details = True
@@ -255,11 +364,32 @@ class Gecko(Metric):
         super().__init__(spec, config, vqa.device, batch_size or 4)
 
     def check_prompts(self, prompts: Sequence[str]) -> None:
-        """Generate (or read from the cache) every prompt's questions before any image is scored."""
+        """Generate (or read from the cache) every prompt's questions before any image is scored.
+
+        Parameters
+        ----------
+        prompts : sequence of str
+            The prompts to be scored.
+        """
         for p in dict.fromkeys(prompts):
             self.questions.get(p)
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """Gecko's scores of a batch of images: the mean normalised likelihood over each prompt's kept questions.
+
+        Parameters
+        ----------
+        items : sequence
+            The prepared images.
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            One float64 score per image (NaN when no question was kept); the coverage labels and per-question
+            records are in ``self.last_details``.
+        """
         sets = [self.questions.get(p) for p in prompts]
         images, texts, choices, where = [], [], [], []
         for i, (im, (_, pairs)) in enumerate(zip(items, sets)):
@@ -298,7 +428,30 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
           batch_size: int | None = None, pair_batch_size: int | None = None, nli_batch_size: int | None = None,
           dtype: str | None = None, template: str | None = None, list_choices: bool | None = None,
           llm_cache: bool = True, question_style: str = "tifa", **options) -> Metric:
-    """``gecko:VQA_MODEL?generator=URL|hf:MODEL&...`` (options: :data:`CARD`)."""
+    """The ``gecko:`` metric of ``spec``: ``gecko:VQA_MODEL?generator=URL|hf:MODEL&...``.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec; its model is the VQA model.
+    device : str or None, optional
+        The torch device; None picks one.
+    generator, generator_model, api_key, api_key_env, nli, nli_threshold, hypothesis, min_groundability, batch_size, pair_batch_size, nli_batch_size, dtype, template, list_choices, llm_cache, question_style
+        The family's options; their meaning is on the family's card (:data:`CARD`).
+    **options
+        Any other option: refused.
+
+    Returns
+    -------
+    Metric
+        A :class:`Gecko`.
+
+    Raises
+    ------
+    InputError
+        For an unknown option, no ``generator``, a threshold outside [0, 1], a hypothesis template without
+        ``{question}`` and ``{answer}``, an unknown question style, or a model that cannot be loaded.
+    """
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
     if not generator:

@@ -189,7 +189,19 @@ _LABEL = re.compile(r"\{(\d+)\}\[([^\[\]]*)\]")
 
 @dataclass(frozen=True)
 class CoverageWord:
-    """One labelled word: its number, the phrase, its type and groundability score."""
+    """One labelled word of a prompt's coverage step.
+
+    Attributes
+    ----------
+    id : int
+        The label's number ``N`` of ``{N}[...]``.
+    phrase : str
+        The labelled phrase.
+    type : str
+        Its type (one of :data:`WORD_TYPES`; ``other`` for an unknown one).
+    groundability : float
+        Its groundability score in [0, 1].
+    """
 
     id: int
     phrase: str
@@ -199,7 +211,33 @@ class CoverageWord:
 
 @dataclass
 class QAPair:
-    """One generated question about a labelled word, with its NLI check (filled in later)."""
+    """One generated question about a labelled word, with its NLI check (filled in later).
+
+    Attributes
+    ----------
+    word_id : int
+        The labelled word's number.
+    word : str
+        The labelled phrase.
+    type : str
+        The word's type.
+    question : str
+        The question.
+    choices : tuple of str
+        The answer choices.
+    expected : str
+        The answer a faithful image gives.
+    hypothesis : str
+        The NLI hypothesis (:func:`qa_hypothesis`); empty until checked.
+    nli : float or None
+        The entailment probability; None until checked (or without an NLI model).
+    kept : bool
+        Whether the pair is asked (False when the NLI check drops it).
+    note : str
+        Why it was dropped.
+    extra : dict
+        Anything else (not recorded).
+    """
 
     word_id: int
     word: str
@@ -214,6 +252,13 @@ class QAPair:
     extra: dict = field(default_factory=dict)
 
     def record(self) -> dict:
+        """The pair as a JSON-ready dict (``extra`` left out, ``choices`` as a list).
+
+        Returns
+        -------
+        dict
+            The pair's fields.
+        """
         d = asdict(self)
         d["choices"] = list(self.choices)
         d.pop("extra")
@@ -224,7 +269,28 @@ def parse_coverage(reply: str) -> list[CoverageWord]:
     """The ``{N}[phrase, type, score]`` labels of a coverage reply, in order.
 
     An unknown type becomes ``other``; a missing or unreadable score becomes 1.0 (labelled means
-    groundable). Raises :class:`InputError` if the reply has no label at all.
+    groundable), a score outside [0, 1] is clipped. A repeated number or an empty phrase is skipped.
+
+    Parameters
+    ----------
+    reply : str
+        The LLM's coverage reply.
+
+    Returns
+    -------
+    list of CoverageWord
+        The labelled words, in reply order.
+
+    Raises
+    ------
+    InputError
+        If the reply has no label at all.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.families.gecko_questions import parse_coverage
+    >>> parse_coverage("{1}[a red, color, 0.9] {2}[cat] {1}[again, object, 1]")
+    [CoverageWord(id=1, phrase='a red', type='color', groundability=0.9), CoverageWord(id=2, phrase='cat', type='other', groundability=1.0)]
     """
     words: list[CoverageWord] = []
     seen: set[int] = set()
@@ -255,6 +321,24 @@ def labelled_prompt(prompt: str, words: list[CoverageWord]) -> str:
     """The prompt with each labelled phrase marked ``{N}[phrase]`` (first unmarked occurrence, in order).
 
     A phrase that cannot be found in the prompt is appended at the end, so the QA step still sees it.
+
+    Parameters
+    ----------
+    prompt : str
+        The text-to-image prompt.
+    words : list of CoverageWord
+        The labelled words, in order.
+
+    Returns
+    -------
+    str
+        The marked prompt (matching ignores case; the prompt's own spelling is kept).
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.families.gecko_questions import CoverageWord, labelled_prompt
+    >>> labelled_prompt("A red cat", [CoverageWord(1, "red", "color", 1.0), CoverageWord(2, "dog", "animal", 1.0)])
+    'A {1}[red] cat {2}[dog]'
     """
     out, pos, missing = prompt, 0, []
     for w in words:
@@ -269,7 +353,21 @@ def labelled_prompt(prompt: str, words: list[CoverageWord]) -> str:
 
 
 def qa_user_message(prompt: str, words: list[CoverageWord]) -> str:
-    """The user message of the QA step (same layout as the examples in :data:`QA_SYSTEM`)."""
+    """The user message of the QA step (same layout as the examples in :data:`QA_SYSTEM`).
+
+    Parameters
+    ----------
+    prompt : str
+        The text-to-image prompt.
+    words : list of CoverageWord
+        The words to ask about.
+
+    Returns
+    -------
+    str
+        Three lines: ``Prompt:``, ``Labelled:`` (:func:`labelled_prompt`) and ``Words:`` (each word with its
+        type).
+    """
     listing = "; ".join(f"{{{w.id}}}[{w.phrase}] ({w.type})" for w in words)
     return f"Prompt: {prompt}\nLabelled: {labelled_prompt(prompt, words)}\nWords: {listing}"
 
@@ -281,8 +379,24 @@ def parse_qa(reply: str, words: list[CoverageWord]) -> list[QAPair]:
     """The QA pairs of a QA-step reply: at most one per labelled word (the first block), in word order.
 
     A block needs ``Q:`` and ``A:`` lines; ``Choices:`` defaults to yes, no. A block whose answer is not
-    among its choices, or about a word that was not labelled, is ignored. Raises :class:`InputError` if
-    no block parses.
+    among its choices, or about a word that was not labelled, is ignored.
+
+    Parameters
+    ----------
+    reply : str
+        The LLM's QA reply (``About {N}[word] (type):`` blocks).
+    words : list of CoverageWord
+        The words asked about.
+
+    Returns
+    -------
+    list of QAPair
+        The pairs, in the order of ``words``.
+
+    Raises
+    ------
+    InputError
+        If no block parses.
     """
     by_id = {w.id: w for w in words}
     blocks: list[dict] = []
@@ -329,6 +443,26 @@ def qa_hypothesis(question: str, answer: str, template: str = "auto") -> str:
     * any other question keeps its wording with the answer appended: "Is the dog red? Yes."
 
     Any other ``template`` is a format string with ``{question}`` and ``{answer}``.
+
+    Parameters
+    ----------
+    question : str
+        The question (runs of whitespace collapsed).
+    answer : str
+        The expected answer.
+    template : str, default "auto"
+        ``auto`` or a format string.
+
+    Returns
+    -------
+    str
+        The hypothesis.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.families.gecko_questions import qa_hypothesis
+    >>> qa_hypothesis("Are there two dogs?", "no"), qa_hypothesis("Is the dog red", "yes")
+    ('There are not two dogs.', 'Is the dog red? Yes.')
     """
     q = " ".join(str(question).split())
     a = str(answer).strip()

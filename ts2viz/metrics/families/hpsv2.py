@@ -119,24 +119,33 @@ scores = hps(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])
 
 def build(spec: Spec, device: str | None = None, *, checkpoint: str | None = None, arch: str = ARCH,
           batch_size: int | None = None, dtype: str | None = None) -> Metric:
-    """Build ``hpsv2:MODEL[?checkpoint=FILE&arch=ViT-H-14&batch_size=N&dtype=float32|float16|bfloat16]``.
+    """The ``hpsv2:`` metric of ``spec``.
+
+    ``hpsv2:MODEL[?checkpoint=FILE&arch=ViT-H-14&batch_size=N&dtype=float32|float16|bfloat16]``; the options'
+    meaning is on the family's card (:data:`CARD`).
 
     Parameters
     ----------
-    spec : the parsed spec; MODEL is ``hpsv2`` / ``hpsv2.1`` (the released checkpoints), a checkpoint
-        file, a folder holding one, or a hub repository.
-    device : ``cuda``, ``cpu``, ``mps`` or None (the best available).
-    checkpoint : the checkpoint file's name in a folder or hub repository.
-    arch : the open_clip architecture of the checkpoint (a name, or an open_clip model-config JSON file).
-    batch_size : images per model call (None: 16 on the CPU, 128 on CUDA).
-    dtype : None for the original's precision (float32 weights under float16 autocast on CUDA, float32
-        on the CPU); a dtype for the weights, without autocast.
+    spec : Spec
+        The parsed spec; MODEL is ``hpsv2`` / ``hpsv2.1`` (the released checkpoints), a checkpoint file, a
+        folder holding one, or a hub repository.
+    device : str or None, optional
+        ``cuda``, ``cpu``, ``mps`` or None (the best available).
+    checkpoint : str or None, optional
+        The checkpoint file's name in a folder or hub repository.
+    arch : str, default "ViT-H-14"
+        The open_clip architecture of the checkpoint (a name, or an open_clip model-config JSON file).
+    batch_size : int or None, optional
+        Images per model call (None: 16 on the CPU, 128 on CUDA).
+    dtype : str or None, optional
+        None for the original's precision (float32 weights under float16 autocast on CUDA, float32 on the
+        CPU); a dtype for the weights, without autocast.
 
     Returns
     -------
     HPSv2
-        The metric; ``metric(images, prompts)`` gives one float64 cosine per image (NaN for an
-        unreadable image).
+        The metric; ``metric(images, prompts)`` gives one float64 cosine per image (NaN for an unreadable
+        image).
 
     Raises
     ------
@@ -176,8 +185,25 @@ def _resolve(spec: Spec, checkpoint: str | None) -> tuple[str, str | None]:
 
 
 class HPSv2(Metric):
-    """HPS v2 / v2.1 on open_clip's model (see :func:`build`): ts2viz's own code for hpsv2's scoring rule,
-    tested against hpsv2's output. Prompt embeddings are memoised per prompt."""
+    """HPS v2 / v2.1 on open_clip's model: ts2viz's own code for hpsv2's scoring rule, tested against hpsv2's output.
+
+    The score is the cosine of the normalised image and prompt embeddings. Prompt embeddings are memoised
+    per prompt (up to 8,192, then the memo is cleared).
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    device : str or None, optional
+        The torch device; None picks one.
+    checkpoint, arch, batch_size, dtype
+        As :func:`build` takes them.
+
+    Raises
+    ------
+    InputError
+        As :func:`build` says.
+    """
 
     name = "hpsv2"
 
@@ -217,6 +243,20 @@ class HPSv2(Metric):
         self._text_memo: dict[str, object] = {}
 
     def prepare(self, image, file_name: str | None = None):
+        """HPSv2's evaluation transform of one image (:func:`hps_preprocess`).
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The RGB image.
+        file_name : str or None, optional
+            The image's file name (unused).
+
+        Returns
+        -------
+        torch.Tensor
+            ``(3, size, size)``, the model's input.
+        """
         return hps_preprocess(image, self.image_size)
 
     def _autocast(self):
@@ -229,6 +269,20 @@ class HPSv2(Metric):
         return torch.autocast(device_type="cuda", dtype=self.autocast_dtype)
 
     def score_prepared(self, items, prompts) -> np.ndarray:
+        """The cosines of a batch of images with their prompts (under float16 autocast on CUDA by default).
+
+        Parameters
+        ----------
+        items : sequence
+            The prepared images (:meth:`prepare`).
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            One float64 cosine per image.
+        """
         import torch
 
         group = list(dict.fromkeys(prompts))
@@ -250,8 +304,10 @@ def hps_preprocess(image, size: int):
 
     Parameters
     ----------
-    image : an RGB PIL image.
-    size : the model's input size (224 for ViT-H-14).
+    image : PIL.Image.Image
+        An RGB image.
+    size : int
+        The model's input size (224 for ViT-H-14).
 
     Returns
     -------

@@ -119,17 +119,24 @@ scores = hps3(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])
 
 def build(spec: Spec, device: str | None = None, *, base: str = BASE, batch_size: int | None = None,
           dtype: str | None = None) -> Metric:
-    """Build ``hpsv3:MODEL[?base=ID_OR_FOLDER&batch_size=N&dtype=bfloat16|float32]``.
+    """The ``hpsv3:`` metric of ``spec``.
+
+    ``hpsv3:MODEL[?base=ID_OR_FOLDER&batch_size=N&dtype=bfloat16|float32]``; the options' meaning is on the
+    family's card (:data:`CARD`).
 
     Parameters
     ----------
-    spec : the parsed spec; MODEL is ``hpsv3``, the hub repository ``MizzenAI/HPSv3``, a folder holding
+    spec : Spec
+        The parsed spec; MODEL is ``hpsv3``, the hub repository ``MizzenAI/HPSv3``, a folder holding
         ``HPSv3.safetensors`` or that file.
-    device : ``cuda``, ``cpu``, ``mps`` or None (the best available).
-    base : where the configuration, tokenizer and image processor come from (hub id or folder).
-    batch_size : images per model call (None: 2 on the CPU, 8 on CUDA).
-    dtype : the model's dtype (None: the card's bfloat16 on a GPU, float32 on the CPU); the head stays
-        float32.
+    device : str or None, optional
+        ``cuda``, ``cpu``, ``mps`` or None (the best available).
+    base : str, default "Qwen/Qwen2-VL-7B-Instruct"
+        Where the configuration, tokenizer and image processor come from (hub id or folder).
+    batch_size : int or None, optional
+        Images per model call (None: 2 on the CPU, 8 on CUDA).
+    dtype : str or None, optional
+        The model's dtype (None: the card's bfloat16 on a GPU, float32 on the CPU); the head stays float32.
 
     Returns
     -------
@@ -151,7 +158,10 @@ def smart_resize(height: int, width: int) -> tuple[int, int]:
 
     Parameters
     ----------
-    height, width : the image's size in pixels.
+    height : int
+        The image's height in pixels.
+    width : int
+        The image's width in pixels.
 
     Returns
     -------
@@ -184,7 +194,25 @@ def smart_resize(height: int, width: int) -> tuple[int, int]:
 
 
 class HPSv3(Metric):
-    """HPSv3 on transformers' ``Qwen2VLModel`` plus HPSv3's MLP head (see :func:`build`)."""
+    """HPSv3 on transformers' ``Qwen2VLModel`` plus HPSv3's MLP head (see :func:`build`).
+
+    The score is the head's ``mu`` at the hidden state of the ``<|Reward|>`` token that ends HPSv3's
+    conversation (:mod:`.hpsv3_prompt`).
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    device : str or None, optional
+        The torch device; None picks one.
+    base, batch_size, dtype
+        As :func:`build` takes them.
+
+    Raises
+    ------
+    InputError
+        As :func:`build` says.
+    """
 
     name = "hpsv3"
 
@@ -251,6 +279,25 @@ class HPSv3(Metric):
         self.dtype = dt
 
     def prepare(self, image, file_name: str | None = None):
+        """One image resized as HPSv3 does (:func:`smart_resize`, bicubic) and run through Qwen2-VL's image processor.
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The RGB image.
+        file_name : str or None, optional
+            The image's file name (unused).
+
+        Returns
+        -------
+        dict
+            ``pixel_values`` and ``image_grid_thw`` tensors.
+
+        Raises
+        ------
+        InputError
+            If the image's aspect ratio is over 200 (its score is then NaN).
+        """
         from PIL import Image
 
         w, h = image.size
@@ -272,6 +319,25 @@ class HPSv3(Metric):
         return texts
 
     def score_prepared(self, items, prompts) -> np.ndarray:
+        """HPSv3's ``mu`` of a batch of images with their prompts.
+
+        Parameters
+        ----------
+        items : sequence
+            The prepared images (:meth:`prepare`).
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            One float64 ``mu`` per image.
+
+        Raises
+        ------
+        InputError
+            If a prompt holds the reward token itself.
+        """
         import torch
 
         enc = self.tokenizer(self._texts(items, prompts), padding=True, return_tensors="pt")

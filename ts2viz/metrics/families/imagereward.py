@@ -1,5 +1,6 @@
-"""ImageReward (Xu et al., 2023): a BLIP image-grounded text encoder with an MLP head, trained on 137k expert
-comparisons of generated images.
+"""ImageReward (Xu et al., 2023): a BLIP image-grounded text encoder with an MLP head.
+
+The model was trained on 137k expert comparisons of generated images.
 
 The score of an image is what ``ImageReward.score`` computes: the prompt (BERT tokenizer, padded to 35
 tokens, truncated) runs through BLIP's text encoder with cross-attention to the image's ViT-L/16
@@ -118,16 +119,24 @@ scores = ir(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])
 
 def build(spec: Spec, device: str | None = None, *, tokenizer: str = TOKENIZER, batch_size: int | None = None,
           dtype: str | None = None) -> Metric:
-    """Build ``imagereward:MODEL[?tokenizer=ID_OR_FOLDER&batch_size=N&dtype=float32]``.
+    """The ``imagereward:`` metric of ``spec``.
+
+    ``imagereward:MODEL[?tokenizer=ID_OR_FOLDER&batch_size=N&dtype=float32]``; the options' meaning is on
+    the family's card (:data:`CARD`).
 
     Parameters
     ----------
-    spec : the parsed spec; MODEL is ``imagereward-v1.0``, the hub repository ``THUDM/ImageReward`` or a
+    spec : Spec
+        The parsed spec; MODEL is ``imagereward-v1.0``, the hub repository ``THUDM/ImageReward`` or a
         local folder holding ``ImageReward.pt`` and ``med_config.json``.
-    device : ``cuda``, ``cpu``, ``mps`` or None (the best available).
-    tokenizer : where the BERT tokenizer comes from (hub id or folder).
-    batch_size : images per model call (None: 8 on the CPU, 64 on CUDA).
-    dtype : the model's dtype (None: the card's float32).
+    device : str or None, optional
+        ``cuda``, ``cpu``, ``mps`` or None (the best available).
+    tokenizer : str, default "bert-base-uncased"
+        Where the BERT tokenizer comes from (hub id or folder).
+    batch_size : int or None, optional
+        Images per model call (None: 8 on the CPU, 64 on CUDA).
+    dtype : str or None, optional
+        The model's dtype (None: the card's float32).
 
     Returns
     -------
@@ -156,8 +165,25 @@ def _files(spec: Spec) -> tuple[str, str, str | None]:
 
 
 class ImageReward(Metric):
-    """ImageReward on transformers' ``BlipVisionModel`` and ``BlipTextModel`` plus the authors' MLP head (see
-    :func:`build`); the checkpoint's keys are mapped onto transformers' names when it is loaded."""
+    """ImageReward on transformers' ``BlipVisionModel`` and ``BlipTextModel`` plus the authors' MLP head.
+
+    The checkpoint's keys are mapped onto transformers' names when it is loaded; the architecture's sizes
+    are read from the checkpoint and ``med_config.json``. See :func:`build`.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    device : str or None, optional
+        The torch device; None picks one.
+    tokenizer, batch_size, dtype
+        As :func:`build` takes them.
+
+    Raises
+    ------
+    InputError
+        As :func:`build` says.
+    """
 
     name = "imagereward"
 
@@ -194,6 +220,20 @@ class ImageReward(Metric):
         self.dtype = dt
 
     def prepare(self, image, file_name: str | None = None):
+        """ImageReward's image transform: shorter side to 224 (bicubic, PIL), centre crop to 224, CLIP normalisation.
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The image.
+        file_name : str or None, optional
+            The image's file name (unused).
+
+        Returns
+        -------
+        torch.Tensor
+            ``(3, 224, 224)``, the model's input.
+        """
         from PIL import Image
         from torchvision.transforms import functional as F
 
@@ -208,6 +248,20 @@ class ImageReward(Metric):
         return F.normalize(F.to_tensor(im), CLIP_MEAN, CLIP_STD)
 
     def score_prepared(self, items, prompts) -> np.ndarray:
+        """The standardised rewards of a batch of images with their prompts.
+
+        Parameters
+        ----------
+        items : sequence
+            The prepared images (:meth:`prepare`).
+        prompts : sequence of str
+            One prompt per image (padded or truncated to 35 tokens).
+
+        Returns
+        -------
+        numpy.ndarray
+            One float64 reward per image, ``(r - MEAN) / STD``.
+        """
         import torch
 
         with torch.inference_mode():
@@ -225,7 +279,7 @@ class ImageReward(Metric):
 
 
 def _modules(spec: Spec, state: dict, med: dict):
-    """transformers' BLIP vision and text models and the MLP head, with the checkpoint's weights."""
+    """The BLIP vision and text models (transformers') and the MLP head, with the checkpoint's weights."""
     import torch
     from transformers import BlipTextConfig, BlipTextModel, BlipVisionConfig, BlipVisionModel
 

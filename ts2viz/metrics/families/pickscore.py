@@ -185,6 +185,51 @@ class PickScore(Metric):
         self._text_memo: OrderedDict[str, object] = OrderedDict()
         self._lock = threading.Lock()
 
+    @classmethod
+    def from_model(cls, model, tokenizer, image_processor, *, spec: str = "pickscore:in-memory",
+                   score: str = "authors", batch_size: int | None = None) -> "PickScore":
+        """The metric of an already-built ``CLIPModel`` with its tokenizer and image processor.
+
+        For example random weights built on the GPU by ``benchmarks/bench_gpu.py``: no download, no
+        checkpoint on disk; it computes on the model's device in its dtype.
+
+        Parameters
+        ----------
+        model : transformers.CLIPModel
+            The PickScore model.
+        tokenizer : transformers.PreTrainedTokenizerBase
+            Its tokenizer.
+        image_processor : transformers.CLIPImageProcessor
+            Its image processor.
+        spec : str
+            The spec the metric records.
+        score : str
+            The score (as the family's ``score`` option).
+        batch_size : int, optional
+            Images per forward pass.
+
+        Returns
+        -------
+        PickScore
+            The metric.
+        """
+        from ..common.spec import parse_spec
+
+        if score not in SCORES:
+            raise InputError(f"score={score!r} is not one of {', '.join(SCORES)}")
+        sp = parse_spec(spec) if isinstance(spec, str) else spec
+        p = next(model.parameters())
+        self = cls.__new__(cls)
+        self.image_processor, self.tokenizer, self.model = image_processor, tokenizer, model.eval()
+        dev = str(p.device)
+        config = {"family": "pickscore", "model": sp.model, "max_length": MAX_LENGTH, "score": score,
+                  "dtype": dtype_name(p.dtype)}
+        Metric.__init__(self, sp, config, dev, batch_size or DEFAULT_BATCH.get(dev.split(":")[0], 16))
+        self.score_kind, self.dtype = score, p.dtype
+        self._text_memo = OrderedDict()
+        self._lock = threading.Lock()
+        return self
+
     def prepare(self, image, file_name: str | None = None):
         return self.image_processor(images=image, return_tensors="pt")["pixel_values"][0]
 

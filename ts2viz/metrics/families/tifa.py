@@ -92,7 +92,32 @@ answer likelihood instead of 0/1.
 
 
 def build(spec: Spec, device: str | None = None, **options) -> Metric:
-    """``tifa:MODEL[?questions=ts2|FILE&generator=URL&mapper=...&score=accuracy|normalized&...]``."""
+    """The ``tifa:`` metric of ``spec``: TIFA's questions answered by a VQA model.
+
+    ``tifa:MODEL[?questions=ts2|FILE&generator=URL&mapper=...&score=accuracy|normalized&...]``; the score is
+    the fraction of questions answered correctly (``score=accuracy``).
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec; its model is the VQA model (hub id or local folder).
+    device : str or None, optional
+        The torch device; None picks one.
+    **options
+        The spec's options (:data:`~ts2viz.metrics.common.qametric.QA_OPTION_NAMES`); their meaning is on
+        the family's card (:data:`CARD`).
+
+    Returns
+    -------
+    Metric
+        A :class:`~ts2viz.metrics.common.qametric.QAMetric` (:func:`~ts2viz.metrics.common.qametric.build_qa`).
+
+    Raises
+    ------
+    InputError
+        For an unknown option, an option's value that is not accepted, or a model or question source that
+        cannot be loaded.
+    """
     return build_qa("tifa", spec, device, **options)
 
 

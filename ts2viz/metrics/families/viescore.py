@@ -1,7 +1,7 @@
-"""VIEScore (Ku et al., 2024; TIGER-AI-Lab/VIEScore): a multimodal judge rates the image 0-10 with its reasoning.
+r"""VIEScore (Ku et al., 2024; TIGER-AI-Lab/VIEScore): a multimodal judge rates the image 0-10 with its reasoning.
 
 For text-to-image the judge reads VIEScore's own prompt texts (:mod:`.viescore_prompts`, joined as its
-``VIEScore`` class joins them: ``"\\n".join([context, rule, aspect rule])``, ``<prompt>`` replaced by
+``VIEScore`` class joins them: ``"\n".join([context, rule, aspect rule])``, ``<prompt>`` replaced by
 the prompt) with the image and replies ``{"score": [...], "reasoning": "..."}``:
 
 * **SC** (semantic consistency, the default ``aspect=sc``): one score, "the success in following the
@@ -134,12 +134,29 @@ ASPECTS = ("sc", "pq", "overall")
 
 
 def sc_prompt(prompt: str) -> str:
-    """The semantic-consistency request for ``prompt`` (VIEScore's t2i SC prompt, text unchanged)."""
+    """The semantic-consistency request for ``prompt`` (VIEScore's t2i SC prompt, text unchanged).
+
+    Parameters
+    ----------
+    prompt : str
+        The text-to-image prompt; it replaces ``<prompt>``.
+
+    Returns
+    -------
+    str
+        The context, the one-image rule and the t2i SC rule, joined with newlines.
+    """
     return "\n".join([P.CONTEXT, P.ONE_IMAGE_GEN_RULE, P.T2I_RULE_SC]).replace("<prompt>", prompt)
 
 
 def pq_prompt() -> str:
-    """The perceptual-quality request (the same for every prompt)."""
+    """The perceptual-quality request (the same for every prompt).
+
+    Returns
+    -------
+    str
+        The context and the PQ rule, joined with a newline.
+    """
     return "\n".join([P.CONTEXT, P.RULE_PQ])
 
 
@@ -157,9 +174,28 @@ def _is_int_0_10(text: str) -> bool:
 
 
 def repair_json(text: str) -> str:
-    """VIEScore's ``fix_json``: quote bare keys (``word:`` -> ``"word":``), then re-write each
-    ``"key": value`` up to the next ``,`` or ``}``: a number becomes ``[number]``, true/false/null stay,
-    anything else is put in double quotes (after stripping spaces)."""
+    """VIEScore's ``fix_json``, for a reply that is not valid JSON.
+
+    Bare keys are quoted (``word:`` -> ``"word":``), then each ``"key": value`` up to the next ``,`` or
+    ``}`` is re-written: a number becomes ``[number]``, true/false/null stay, anything else is put in
+    double quotes (after stripping spaces).
+
+    Parameters
+    ----------
+    text : str
+        The JSON-like part of a judge's reply.
+
+    Returns
+    -------
+    str
+        The repaired text (not necessarily valid JSON).
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.families.viescore import repair_json
+    >>> repair_json('{score: 7, reasoning: fine}')
+    '{"score": [7], "reasoning": "fine"}'
+    """
     text = re.sub(r"(\w+):", r'"\1":', text)
 
     def value(m: re.Match) -> str:
@@ -212,6 +248,32 @@ def parse_reply(reply: str) -> dict | None:
     stricter only where VIEScore would return something it cannot score (and would crash or compute
     with later): no ``score`` key, an empty list, or an element that is not a number (numeric strings
     such as ``"7"`` are read as numbers) give ``None``.
+
+    Parameters
+    ----------
+    reply : str
+        The judge's reply.
+
+    Returns
+    -------
+    dict or None
+        ``{"score": [floats], "reasoning": str}``, or None when the reply cannot be read.
+
+    Raises
+    ------
+    KeyError
+        Never to the caller: raised and caught inside, when parsed JSON has no ``score``, to try
+        :func:`repair_json`.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.families.viescore import parse_reply
+    >>> parse_reply('Here: {"score": [8], "reasoning": "a red cat"}')
+    {'score': [8.0], 'reasoning': 'a red cat'}
+    >>> parse_reply("7")
+    {'score': [7.0], 'reasoning': 'System: output is simply a number'}
+    >>> parse_reply("no idea") is None
+    True
     """
     if not isinstance(reply, str):
         return None
@@ -246,7 +308,24 @@ SUBSCORES = {"SC": ["success in following the prompt"], "PQ": ["naturalness", "a
 
 
 class VIEScore(Metric):
-    """VIEScore with a vision judge; per-image details keep each request's reply, scores and reasoning."""
+    """VIEScore with a vision judge; per-image details keep each request's reply, scores and reasoning.
+
+    An image's score is the minimum of its aspect's score list (``aspect=overall``: the geometric mean
+    of the SC and PQ minima); an unreadable reply gives NaN with a warning.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    judge : EndpointJudge or LocalVisionJudge
+        The vision judge (:func:`ts2viz.metrics.backbones.judge.load_vision_judge`).
+    aspect : str, default "sc"
+        ``sc``, ``pq`` or ``overall``.
+    retries : int, default 1
+        How many times an unreadable reply is asked for again (only when the judge samples).
+    batch_size : int or None, optional
+        Images per scoring call (default 4).
+    """
 
     name = "viescore"
     has_details = True
@@ -262,8 +341,11 @@ class VIEScore(Metric):
         self.unparsed = 0
 
     def _ask(self, images: list, texts: list[str]) -> list[tuple[str, dict | None, int]]:
-        """``(reply, parsed or None, tries)`` per request; unreadable replies are asked again (up to
-        ``retries`` times) only when the judge samples (a greedy judge would repeat itself)."""
+        """``(reply, parsed or None, tries)`` per request.
+
+        Unreadable replies are asked again (up to ``retries`` times) only when the judge samples (a greedy
+        judge would repeat itself).
+        """
         replies = self.judge.see(images, texts)
         out = [(r, parse_reply(r), 1) for r in replies]
         for _ in range(self.retries if self.judge.samples else 0):
@@ -276,6 +358,21 @@ class VIEScore(Metric):
         return out
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """The judge's scores of a batch of images with their prompts.
+
+        Parameters
+        ----------
+        items : sequence
+            The images.
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            One float64 score per image (NaN where a reply could not be read); the requests' replies, scores
+            and reasoning are in ``self.last_details``.
+        """
         images, prompts = list(items), list(prompts)
         aspects = {"sc": ["SC"], "pq": ["PQ"], "overall": ["SC", "PQ"]}[self.aspect]
         asked = {}
@@ -314,11 +411,35 @@ class VIEScore(Metric):
 def build(spec: Spec, device: str | None = None, *, endpoint: str | None = None, aspect: str = "sc",
           retries: int = 1, max_new_tokens: int = 512, batch_size: int | None = None,
           pair_batch_size: int | None = None, dtype: str | None = None, **options) -> Metric:
-    """``viescore:MODEL[?endpoint=URL&aspect=sc|pq|overall&retries=1&max_new_tokens=512&...]``.
+    """The ``viescore:`` metric of ``spec``.
+
+    ``viescore:MODEL[?endpoint=URL&aspect=sc|pq|overall&retries=1&max_new_tokens=512&...]``.
 
     MODEL is a local generative VLM (hub id or folder) or, with ``endpoint=``, the model name at an
     OpenAI-compatible endpoint (then ``api_key_env``, ``temperature``, ``max_tokens``, ``timeout``,
     ``workers`` apply; VIEScore sends ``max_tokens=1400`` and no temperature, the default here too).
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec; its model is the judge.
+    device : str or None, optional
+        The torch device of a local judge; None picks one.
+    endpoint, aspect, retries, max_new_tokens, batch_size, pair_batch_size, dtype
+        The family's options; their meaning is on the family's card (:data:`CARD`).
+    **options
+        The endpoint options (:data:`ts2viz.metrics.backbones.judge.ENDPOINT_OPTIONS`); any other is refused.
+
+    Returns
+    -------
+    Metric
+        A :class:`VIEScore`.
+
+    Raises
+    ------
+    InputError
+        For an unknown option, an aspect not in :data:`ASPECTS`, endpoint options without ``endpoint``,
+        or a judge that cannot be loaded.
     """
     from ..registry import check_options
 

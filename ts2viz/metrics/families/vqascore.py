@@ -1,26 +1,18 @@
-"""VQAScore (Lin et al., 2024) as t2v_metrics computes it.
+"""VQAScore (Lin et al., 2024) as t2v_metrics 3.0 computes it, model by model.
 
-For a prompt ``p`` the VQA model is asked ``question_template.format(p)`` (default
-``Does this figure show "{p}"? Please answer yes or no.``) and the score is the likelihood of the answer
-``answer_template.format(p)`` (default ``Yes``): ``exp(-mean cross-entropy)`` of the answer's tokens,
-teacher forced, as t2v_metrics' ``forward`` returns it. For its T5-based model (CLIP-FlanT5) T5's ``</s>``
-is one of those tokens; for LLaVA-1.5 the answer is followed by ``</s>`` in t2v_metrics' own conversation
-(see :meth:`ts2viz.metrics.backbones.vqa.VQAModel.answer_score`).
-
-Options (``vqascore:MODEL?key=value``; percent-encode ``?``, ``&``, ``"`` and spaces in a template, or pass
-them to :func:`ts2viz.metrics.load` as keyword arguments):
-
-* ``question_template`` / ``answer_template``: t2v_metrics' two templates; ``{}`` (or ``{prompt}``) stands for
-  the prompt. ``question_template=`` (empty) with ``answer_template={}`` is P(prompt | image), the
-  VisualGPTScore t2v_metrics documents; ``caption_likelihood=true`` sets both.
-* ``answer=first_token_yes``: ts2viz's former score, the first answer token's probability mass over the
-  spellings of "yes" (not t2v_metrics'; kept for comparison).
-* ``llava_format=chat``: LLaVA-1.5 through its processor's chat template instead of t2v_metrics' format.
-* ``vision_tower`` / ``tokenizer``: a CLIP-FlanT5 checkpoint's CLIP tower and T5 tokenizer (hub id or
-  folder) when they are not where its config says (e.g. offline copies).
+For a prompt ``p`` the VQA model is asked ``question_template.format(p)`` and the score is the likelihood of
+the answer ``answer_template.format(p)``. t2v_metrics asks and scores each of its models in its own way;
+:mod:`.vqascore_recipes` records them (``RECIPES``) and picks one by the loaded model's architecture:
+CLIP-FlanT5 and LLaVA-1.5/1.6 (``exp(-mean cross-entropy)`` of ``Yes`` and the end token in LLaVA's chat
+turn), InstructBLIP (LAVIS' Flan-T5 format), Qwen2-VL and PaliGemma (the first generated token's probability
+of ``Yes``), GPT-4o (top log-probabilities through an endpoint, :mod:`.vqascore_api`), ... t2v_metrics'
+model names resolve to their checkpoints (``vqascore:clip-flant5-xxl``). The :data:`CARD` lists the
+options and says, aspect by aspect, what is proved against t2v_metrics' own code.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -30,13 +22,219 @@ from ..backbones.vqa import VQAModel, load_vqa_model
 from ..common.base import Metric
 from ..common.spec import Spec
 from ..registry import Card, Fidelity, Option
+from .vqascore_recipes import API_MODELS, MODEL_NAMES, RECIPES, UNSUPPORTED, fill  # noqa: F401
 
+#: t2v_metrics' default question (CLIP-FlanT5, LLaVA-1.5 and its other VQAScore models), also TS2's
+QUESTION_TEMPLATE = 'Does this figure show "{}"? Please answer yes or no.'
+#: t2v_metrics' default answer
+ANSWER_TEMPLATE = "Yes"
+#: how the answer becomes a score
+ANSWER_MODES = {"likelihood": "exp(-mean CE) of the answer's tokens and the model's end token (t2v_metrics)",
+                "first_token": "P(the answer's first token) at the first generated position, after the greedy "
+                               "logits processors (t2v_metrics' Qwen2-VL, PaliGemma, LLaVA-OneVision, Llama-3.2)",
+                "first_token_yes": "P(yes) summed over yes spellings, first answer token (ts2viz <= 0.x)"}
+#: kept for code that imported the old name
+QUESTION = QUESTION_TEMPLATE
+
+
+class VQAScore(Metric):
+    """The likelihood of ``answer_template`` as ``vqa``'s answer to ``question_template`` (see module doc).
+
+    Per image, :attr:`last_details` holds the question, the answer and its likelihood (the score).
+    """
+
+    name = "vqascore"
+    has_details = True
+
+    def __init__(self, spec: Spec, vqa: VQAModel, question_template: str = QUESTION_TEMPLATE,
+                 answer_template: str = ANSWER_TEMPLATE, answer: str = "likelihood", batch_size: int | None = None,
+                 recipe=None):
+        if answer not in ANSWER_MODES:
+            raise InputError(f"metric {spec.raw!r}: answer must be one of {', '.join(ANSWER_MODES)}, not {answer!r}")
+        fill(question_template, "x"), fill(answer_template, "x")  # malformed templates fail before scoring
+        if answer == "first_token_yes" and answer_template not in (ANSWER_TEMPLATE, "yes"):
+            raise InputError(f"metric {spec.raw!r}: answer=first_token_yes scores 'yes'; it takes no answer_template")
+        config = {"family": "vqascore", **vqa.config, "question_template": question_template,
+                  "answer_template": answer_template, "answer": ANSWER_MODES[answer]}
+        if recipe is not None:
+            config["recipe"] = recipe.name
+        super().__init__(spec, config, vqa.device, batch_size or vqa.batch_size)
+        self.vqa = vqa
+        self.recipe = recipe
+        self.question_template, self.answer_template, self.answer = question_template, answer_template, answer
+
+    def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """VQAScore of prepared images and their prompts (one batch; :class:`~ts2viz.metrics.common.base.Metric`).
+
+        Parameters
+        ----------
+        items : sequence
+            Images as :meth:`prepare` returned them.
+        prompts : sequence of str
+            One prompt per image, put into the question and answer templates.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 answer likelihoods in [0, 1]; the details of each image in :attr:`last_details`.
+        """
+        questions = [fill(self.question_template, p) for p in prompts]
+        answers = [fill(self.answer_template, p) for p in prompts]
+        if self.answer == "first_token_yes":
+            out = self.vqa.yes_probability(list(items), questions)
+        elif self.answer == "first_token":
+            out = self.vqa.first_token_score(list(items), questions, answers)
+        else:
+            out = self.vqa.answer_score(list(items), questions, answers)
+        self.last_details = [{"question": q, "answer": a, "answer_likelihood": float(v)}
+                             for q, a, v in zip(questions, answers, out)]
+        return out
+
+
+#: the options of an API model (``endpoint`` set): they are not options of a local model
+API_OPTIONS = ("api_key", "api_key_env", "timeout", "top_logprobs", "retries", "retry_wait", "workers", "cache")
+
+
+def _gpu_precision(spec: Spec, device: str | None) -> str | None:
+    """t2v_metrics' compute dtype for the model's architecture, the default dtype on a GPU.
+
+    Read from the checkpoint's config, before loading; None on the CPU or when the architecture has no recipe.
+    """
+    from ..backbones.llava import is_original_layout
+    from ..common.device import resolve_device
+    from .vqascore_recipes import ARCHITECTURES, RECIPES
+
+    if not resolve_device(device).startswith("cuda"):
+        return None
+    from transformers import PretrainedConfig
+
+    from ..common.hub import check_model_id, hf_load
+
+    raw, _ = hf_load("config", PretrainedConfig.get_config_dict, check_model_id(spec), spec,
+                     **({"revision": spec.revision} if spec.revision else {}))
+    kind = raw.get("model_type", "")
+    if is_original_layout(raw):
+        return RECIPES["llava-1.5"].precision
+    if kind in ARCHITECTURES:
+        return RECIPES[ARCHITECTURES[kind]].precision
+    if kind in ("instructblip", "blip-2"):
+        return RECIPES["instructblip"].precision
+    return None
+
+
+def build(spec: Spec, device: str | None = None, *, question_template: str | None = None,
+          answer_template: str | None = None, caption_likelihood: bool = False, answer: str | None = None,
+          recipe: str | None = None, question: str | None = None, batch_size: int | None = None,
+          dtype: str | None = None, template: str | None = None, llava_format: str = "t2v_metrics",
+          vision_tower: str | None = None, tokenizer: str | None = None, endpoint: str | None = None,
+          **options) -> Metric:
+    """The VQAScore metric of a spec ``vqascore:MODEL[?key=value...]`` (the registry's factory).
+
+    MODEL is a hub id, a folder, t2v_metrics' model name (:data:`~.vqascore_recipes.MODEL_NAMES`) or an API
+    model with ``endpoint=URL``. Every option is on the family's card (:data:`CARD`).
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    device : str, optional
+        ``cpu``, ``cuda``, ``cuda:N`` or None for the best available.
+    question_template, answer_template : str, optional
+        The question and answer, ``{}`` standing for the prompt (default: the recipe's, t2v_metrics').
+    caption_likelihood : bool
+        Score the prompt's own likelihood as the caption (no question; both templates set).
+    answer : str, optional
+        How the answer is scored (``likelihood`` or ``first_token_yes``; default: the recipe's rule).
+    recipe : str, optional
+        The t2v_metrics recipe to follow (default: chosen by the checkpoint's architecture).
+    question : str, optional
+        The former name of ``question_template``.
+    batch_size : int, optional
+        Images per forward pass.
+    dtype : str, optional
+        Compute dtype (default: t2v_metrics' precision on a GPU, float32 on the CPU).
+    template : str, optional
+        The chat template of a LLaVA checkpoint.
+    llava_format : str
+        ``t2v_metrics`` (its prompt and square padding) or ``hf`` (the processor's own).
+    vision_tower, tokenizer : str, optional
+        Where a CLIP-FlanT5 or LLaVA checkpoint's vision tower and tokenizer are, when not beside it.
+    endpoint : str, optional
+        The base URL of an OpenAI-compatible API (an API model such as ``gpt-4o``).
+    **options
+        The API path's options (``top_logprobs``, ``api_key_env``, ``timeout``, ``retries``, ...).
+
+    Returns
+    -------
+    Metric
+        A :class:`VQAScore`, or an :class:`~.vqascore_api.APIVQAScore` for an API model.
+
+    Raises
+    ------
+    ts2viz.errors.InputError
+        An unknown or conflicting option, a model t2v_metrics names but ts2viz cannot run, an API model
+        without an endpoint, a checkpoint that cannot be loaded.
+    """
+    from .vqascore_recipes import API_MODELS, RECIPES, UNSUPPORTED, recipe_for
+
+    api = {k: options.pop(k) for k in API_OPTIONS if k in options}
+    if options:
+        raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
+    if spec.model in UNSUPPORTED:
+        raise InputError(f"metric {spec.raw!r}: {UNSUPPORTED[spec.model]}")
+    if recipe is not None and recipe not in RECIPES:
+        raise InputError(f"metric {spec.raw!r}: recipe must be one of {', '.join(RECIPES)}, not {recipe!r}")
+    if question is not None:  # the former name of question_template
+        if question_template is not None:
+            raise InputError(f"metric {spec.raw!r}: give question_template or question, not both")
+        question_template = question
+    if caption_likelihood is True:
+        if question_template not in (None, "") or answer_template not in (None, "{}"):
+            raise InputError(f"metric {spec.raw!r}: caption_likelihood sets both templates; give neither")
+        question_template, answer_template = "", "{}"
+    if endpoint or spec.model in API_MODELS:
+        if not endpoint:
+            raise InputError(f"metric {spec.raw!r}: {spec.model} is an API model: give ?endpoint=URL, the base URL of "
+                             "an OpenAI-compatible API that returns log-probabilities (e.g. https://api.openai.com/v1)")
+        from .vqascore_api import APIVQAScore
+
+        rec = RECIPES[recipe or "gpt-4o"]
+        q = rec.question if question_template is None else str(question_template)
+        a = rec.answer if answer_template is None else str(answer_template)
+        return APIVQAScore(spec, str(endpoint), spec.model, q, a, batch_size=batch_size, recipe=rec.name, **api)
+    if api:
+        raise InputError(f"metric {spec.raw!r}: option(s) {', '.join(sorted(api))} need endpoint=URL (an API model)")
+    if spec.model in MODEL_NAMES and not Path(spec.model).exists():  # t2v_metrics' name -> its checkpoint
+        spec = replace(spec, model=MODEL_NAMES[spec.model])
+    if dtype is None:
+        dtype = _gpu_precision(spec, device)
+    vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=batch_size, template=template,
+                         llava_format=llava_format, vision_tower=vision_tower, tokenizer=tokenizer)
+    rec = RECIPES[recipe] if recipe else recipe_for(vqa)
+    q = rec.question if question_template is None else str(question_template)
+    a = rec.answer if answer_template is None else str(answer_template)
+    metric = VQAScore(spec, vqa, q, a, answer or rec.rule, batch_size, rec)
+    metric.config.setdefault("dtype", str(vqa.dtype).rpartition(".")[2])
+    return metric
+
+
+build.extra_options = API_OPTIONS
+
+
+_R = "tests/metrics/reference/test_vqascore_reference.py::"
 _T = "tests/metrics/test_metrics_vqascore.py::"
+_N = "tests/metrics/test_vqascore_names.py::"
+_C = "tests/metrics/test_vqa_choices.py::"
+_FIX = f"{_R}test_vqascore_equals_t2v_metrics_per_image"
+_API = f"{_R}test_api_vqascore_equals_t2v_metrics_against_a_local_endpoint"
 
 CARD = Card(
-    summary=("VQAScore as its authors' code (linzhiqiu/t2v_metrics) computes it: a VQA model is asked "
-             "`Does this figure show \"{prompt}\"? Please answer yes or no.` and the score is the likelihood of "
-             "the answer `Yes`, `exp(-mean cross-entropy)` of the answer's tokens, teacher forced."),
+    summary=("VQAScore as its authors' library t2v_metrics 3.0 computes it for each of its models: a VLM is asked "
+             "whether the image shows the prompt (`Does this figure show \"{prompt}\"? Please answer yes or no.` "
+             "for CLIP-FlanT5) and the score is the likelihood of the answer `Yes`, in the way t2v_metrics reads it "
+             "for that model (the answer's teacher-forced likelihood, the first generated token's probability, or "
+             "an API's top log-probabilities). Proved per image against t2v_metrics' own code on reference "
+             "fixtures for CLIP-FlanT5, LLaVA-1.5, LLaVA-1.6, InstructBLIP, Qwen2-VL, PaliGemma and GPT-4o."),
     paper=("Z. Lin, D. Pathak, B. Li, J. Li, X. Xia, G. Neubig, P. Zhang, D. Ramanan. Evaluating Text-to-Visual "
            "Generation with Image-to-Text Generation. ECCV 2024. https://arxiv.org/abs/2404.01291"),
     citation="""@inproceedings{lin2024evaluating,
@@ -46,223 +244,153 @@ CARD = Card(
   booktitle = {European Conference on Computer Vision (ECCV)},
   year      = {2024}
 }""",
-    original=("linzhiqiu/t2v_metrics: `t2v_metrics/models/vqascore_models/clip_t5_model.py`, `llava_model.py`, "
-              "`mm_utils.py`, `clip_t5/`, read in the history before its v3.1, where this code lives."),
-    output_range="[0, 1] (a likelihood)",
+    original=("linzhiqiu/t2v_metrics 3.0 (PyPI `t2v-metrics==3.0`): `t2v_metrics/models/vqascore_models/` "
+              "(`clip_t5_model.py`, `llava_model.py`, `llava16_model.py`, `instructblip_model.py` with its vendored "
+              "LAVIS, `qwen2vl_model.py`, `paligemma_model.py`, `llavaov_model.py`, `llama32_model.py`, "
+              "`gpt4v_model.py`, `mm_utils.py`); run on reference fixtures by tools/reference/t2v_metrics/."),
+    output_range="[0, 1] (a probability)",
     higher_is_better=True,
+    precision="bfloat16",
     options=(
-        Option("question_template", 'Does this figure show "{}"? Please answer yes or no.',
-               "t2v_metrics' question template; `{}` (or `{prompt}`) stands for the prompt. Percent-encode `?`, "
-               "`&`, `\"` and spaces in a spec string, or pass it to `ts2viz.metrics.load` as a keyword "
-               "argument."),
-        Option("answer_template", "Yes", "t2v_metrics' answer template; `{}` stands for the prompt."),
+        Option("question_template", None,
+               "The question; `{}` (or `{prompt}`) stands for the prompt. Default: t2v_metrics' for the model "
+               "(its recipe). Percent-encode `?`, `&`, `\"` and spaces in a spec string, or pass it to "
+               "`ts2viz.metrics.load` as a keyword argument."),
+        Option("answer_template", None, "The answer whose likelihood is the score; `{}` stands for the prompt. "
+               "Default: t2v_metrics' for the model (`Yes`; InstructBLIP `yes`)."),
         Option("caption_likelihood", False,
                "P(prompt | image), the VisualGPTScore t2v_metrics documents: sets `question_template=` (empty) "
                "and `answer_template={}`; give neither template with it."),
-        Option("answer", "likelihood",
-               "How the answer becomes a score: `likelihood` (t2v_metrics: `exp(-mean CE)` of the answer's "
-               "tokens) or `first_token_yes` (ts2viz's former score: the first answer token's probability "
-               "summed over the spellings of \"yes\"; takes no `answer_template`).",
-               ("likelihood", "first_token_yes")),
+        Option("answer", None,
+               "How the answer becomes a score: `likelihood` (`exp(-mean CE)` of the answer's tokens and the "
+               "model's end token, teacher forced), `first_token` (the first generated token's probability of "
+               "the answer's first token, after the checkpoint's greedy logits processors) or `first_token_yes` "
+               "(ts2viz's former score: P(yes) summed over spellings). Default: t2v_metrics' rule for the model.",
+               ("likelihood", "first_token", "first_token_yes")),
+        Option("recipe", None,
+               "Use this t2v_metrics recipe's templates and rule instead of the one the architecture picks "
+               "(`clip-flant5`, `llava-1.5`, `llava-1.6`, `instructblip`, `qwen2-vl`, `paligemma`, "
+               "`llava-onevision`, `llama-3.2-vision`, `gpt-4o`, `blip-2`, `instructblip-vicuna`, `generic`).",
+               tuple(RECIPES)),
         Option("question", None, "The former name of `question_template` (give one of the two)."),
         Option("batch_size", None, "Images per model call (default: the VQA model's pair batch size). Speed only."),
-        Option("dtype", None, "Compute dtype on GPU: `float32`, `float16` or `bfloat16` (default: the card's "
-               "precision, else bfloat16 where the GPU supports it, else float16; always float32 on CPU).",
+        Option("dtype", None, "Compute dtype on GPU: `float32`, `float16` or `bfloat16`. Default: t2v_metrics' "
+               "for the model (bfloat16; PaliGemma float32; LLaVA-OneVision float16); always float32 on CPU.",
                ("float32", "float16", "bfloat16")),
         Option("template", None,
-               "The VQA model's prompt template with `{question}` (default: the model's own: its chat "
-               "template, PaliGemma's `answer en {question}`, BLIP-VQA's bare question)."),
+               "The VQA model's prompt template with `{question}` instead of t2v_metrics' format (a generative "
+               "VLM's chat template otherwise)."),
         Option("llava_format", "t2v_metrics",
-               "How LLaVA-1.5 is prompted: `t2v_metrics` (its own conversation, `SYSTEM USER: <image>\\nQUESTION "
+               "How LLaVA is prompted: `t2v_metrics` (its own conversation, `SYSTEM USER: <image>\\nQUESTION "
                "ASSISTANT: Yes</s>`) or `chat` (the processor's chat template).", ("t2v_metrics", "chat")),
         Option("vision_tower", None,
-               "The CLIP vision tower (hub id or folder) of a CLIP-FlanT5 checkpoint, or of a LLaVA-1.5 "
-               "checkpoint in LLaVA's own layout, when it is not where the config says (e.g. offline copies)."),
+               "The CLIP vision tower (hub id or folder) of a CLIP-FlanT5 checkpoint, or of a LLaVA checkpoint in "
+               "LLaVA's own layout, when it is neither where the config says nor a folder beside the checkpoint."),
         Option("tokenizer", None,
                "A CLIP-FlanT5 checkpoint's T5 tokenizer (hub id or folder) when the folder has none, e.g. "
                "`google/flan-t5-xl` (for `clip-flant5-xl`) or `google/flan-t5-xxl`."),
+        Option("endpoint", None, "The base URL of an OpenAI-compatible API that returns log-probabilities "
+               "(`https://api.openai.com/v1`, a vLLM server): MODEL is then the endpoint's model (`gpt-4o`)."),
+        Option("api_key", None, "The endpoint's API key (default: the `api_key_env` variable); never recorded."),
+        Option("api_key_env", "OPENAI_API_KEY", "The environment variable holding the API key."),
+        Option("timeout", 60.0, "Seconds to wait for one reply."),
+        Option("top_logprobs", 2, "How many top log-probabilities of the first token are asked for (t2v_metrics: 2)."),
+        Option("retries", 2, "A failed request is asked again this many times (then its image's score is NaN)."),
+        Option("retry_wait", 2.0, "Seconds before the first retry (doubling)."),
+        Option("workers", 4, "Requests sent at a time."),
+        Option("cache", True, "Keep the replies on disk (`$TS2VIZ_CACHE/llm/`) and reuse them."),
     ),
     fidelity=(
-        Fidelity("question template", '`Does this figure show "{}"? Please answer yes or no.`', "as the original",
-                 "question_template",
-                 f"{_T}test_clip_flant5_matches_t2v_metrics_formula, "
-                 f"{_T}test_clip_flant5_templates_and_caption_likelihood"),
-        Fidelity("answer template", '`Yes`; P(caption) as `question_template=""`, `answer_template="{}"`',
-                 "as the original", "answer_template",
-                 f"{_T}test_clip_flant5_templates_and_caption_likelihood, {_T}test_llava_matches_t2v_metrics_formula"),
+        Fidelity("question and answer templates",
+                 "t2v_metrics' per model (`Does this figure show \"{}\"? Please answer yes or no.` / `Yes`; "
+                 "InstructBLIP `Question: ...` / `yes`; Qwen2-VL `Does this image show \"{}\"?`; ...), picked by "
+                 "the architecture and named in the config (`recipe`)", "as the original",
+                 "question_template", f"{_FIX}, {_API}"),
+        Fidelity("prompt format",
+                 "CLIP-FlanT5 `t5_chat` and LLaVA-1.5/1.6 `chat` (system message, ` USER: <image>\\n`, question, "
+                 "` ASSISTANT: `, chunks around `<image>` tokenised apart with the checkpoint's own slow-tokenizer "
+                 "class); InstructBLIP: question to the Q-Former and, after the query outputs, to T5's encoder; "
+                 "Qwen2-VL its chat template; PaliGemma the bare question (`<image>`s, `<bos>`, question, `\\n`, no "
+                 "task prefix); GPT-4o one user message, the question then the image", "as the original",
+                 "llava_format", f"{_FIX}, {_API}"),
         Fidelity("answer → score",
-                 "`exp(-mean CE)` over the answer's tokens: CLIP-FlanT5 `Yes </s>` (T5 tokenizes each chunk with "
-                 "`</s>`), LLaVA-1.5 the tokens after the question (one fewer when it ends in a space, as the "
-                 "original counts), `</s>` included", "as the original", "answer",
-                 f"{_T}test_clip_flant5_matches_t2v_metrics_formula, {_T}test_llava_matches_t2v_metrics_formula"),
+                 "`exp(-mean CE)` of the answer and the end token (CLIP-FlanT5 `Yes </s>`, LLaVA `Yes</s>`, "
+                 "InstructBLIP `yes </s>` through T5's decoder); the first generated token's softmax at the "
+                 "answer's first token after the checkpoint's greedy logits processors (Qwen2-VL-Instruct's "
+                 "repetition penalty 1.05 over the prompt's tokens; PaliGemma); GPT-4o: the first of `Yes`/`yes` "
+                 "(`exp(lp)`) or `No`/`no` (`1 - exp(lp)`) among the top 2, else 0", "as the original", "answer",
+                 f"{_FIX}, {_API}"),
         Fidelity("first-token P(yes) summed over spellings", "`answer=first_token_yes` only (ts2viz's former default)",
                  "documented difference", "answer", f"{_T}test_first_token_yes_is_an_explicit_option"),
-        Fidelity("prompt format",
-                 "CLIP-FlanT5 `t5_chat` and LLaVA-1.5 `chat`: system message + ` USER: <image>\\n` + question + "
-                 "` ASSISTANT: `; `<image>` chunks tokenised separately (LLaVA: BOS kept once)", "as the original",
-                 "llava_format",
-                 f"{_T}test_clip_flant5_matches_t2v_metrics_formula, {_T}test_llava_matches_t2v_metrics_formula"),
         Fidelity("image preprocessing",
-                 "padded to square with the processor's mean colour (`expand2square`), then the CLIP image "
-                 "processor (transformers' PIL-based one, as the original's); tested on wide, tall and square "
-                 "images", "as the original", "",
-                 f"{_T}test_clip_flant5_matches_t2v_metrics_formula, {_T}test_llava_matches_t2v_metrics_formula"),
-        Fidelity("CLIP-FlanT5 architecture",
-                 "tower's penultimate layer, patch tokens (no CLS), `mlp2x_gelu` projector, features spliced at "
-                 "`<image>` in the T5 encoder input, right padding (ts2viz's own implementation of the released "
-                 "checkpoints' config and key layout; tested with and without the tower in the checkpoint)",
-                 "as the original", "vision_tower", f"{_T}test_clip_flant5_matches_t2v_metrics_formula"),
-        Fidelity("LLaVA-1.5 weights",
-                 "a local folder of `liuhaotian/llava-v1.5-*` in LLaVA's own code layout (`LlavaLlamaForCausalLM`, "
-                 "`model.mm_projector.*`, `mm_vision_tower` in the config), as t2v_metrics loads it, is converted "
-                 "on load to transformers' `LlavaForConditionalGeneration` (`ts2viz.metrics.backbones.llava`: "
-                 "`model.*` → `model.language_model.*`, `mm_projector.0/2` → `multi_modal_projector.linear_1/2`, "
-                 "the CLIP tower from `?vision_tower=FOLDER` or a folder beside the checkpoint named as the tower, "
-                 "e.g. `clip-vit-large-patch14-336`; one-line error naming the tower when it is missing offline). "
-                 "`llava-hf/*` works too (the image placeholder expanded to its 576 image tokens, the same "
-                 "features at the same place). Converted = transformers twin = t2v_metrics' formula, 1e-6",
-                 "as the original", "vision_tower",
-                 f"{_T}test_llava_in_its_own_code_layout_is_converted, {_T}test_llava_matches_t2v_metrics_formula"),
-        Fidelity("LLaVA-1.5 vocabulary",
-                 "the softmax of the score runs over the tokenizer's own vocabulary (32000 rows, the original LM "
-                 "head's); llava-hf's appended `<image>` and padding rows (32064 in all) and the converted "
-                 "checkpoint's zero `<image>` row are left out (the twin's random `<image>` row changes scores "
-                 "when included)", "as the original", "", f"{_T}test_llava_in_its_own_code_layout_is_converted"),
-        Fidelity("CLIP-FlanT5 vocabulary",
-                 "embeddings and LM head resized to the tokenizer (Flan-T5: 32128 → 32100 rows) before scoring, as "
-                 "the original's loader does: the softmax runs over the tokenizer's tokens only (the tiny "
-                 "checkpoint has 4 spare rows)", "as the original", "",
-                 f"{_T}test_clip_flant5_matches_t2v_metrics_formula"),
-        Fidelity("default model", "none: MODEL is always named (t2v_metrics defaults to `clip-flant5-xxl`)",
-                 "documented difference"),
-        Fidelity("precision",
-                 "bfloat16 weights and autocast on GPU as t2v_metrics, float32 on CPU (the GPU path not run on "
-                 "the build machine: no GPU there)", "as the original", "dtype"),
-        Fidelity("context length",
-                 "CLIP-FlanT5 prompts and answers cut at 2048 tokens as the original; LLaVA not cut (TS2 prompts "
-                 "are far shorter)", "as the original"),
-        Fidelity("other VQA models (BLIP-VQA, PaliGemma, ...)",
-                 "the answer's likelihood in the model's own format (BLIP-VQA: its answer decoder over "
-                 "`[DEC] Yes [SEP]`; a generative VLM: the answer's tokens after its chat template or "
-                 "`template=`, no end token)", "not in the original", "template",
-                 f"{_T}test_blip_scores_the_answer_through_its_answer_decoder, "
+                 "CLIP-FlanT5/LLaVA: padded to square with the processor's mean colour, then the PIL CLIP processor; "
+                 "InstructBLIP: shorter side to 224 (bicubic) and centre crop; Qwen2-VL: `qwen_vl_utils`' resize "
+                 "(sides multiples of 28) then its processor; GPT-4o: the image file's own bytes; tested on wide, "
+                 "tall, square and a large image", "as the original", "", f"{_FIX}, {_API}"),
+        Fidelity("checkpoints as released",
+                 "CLIP-FlanT5 (`clip_t5` config, `spiece.model`, no `tokenizer.json`), LLaVA-1.5 and 1.6 in LLaVA's "
+                 "own layout (converted on load; 1.6's fine-tuned tower from its checkpoint, no anyres grid and no "
+                 "`image_newline`, as t2v_metrics runs it), InstructBLIP in transformers' layout (the same weights "
+                 "as LAVIS' release), Qwen2-VL and PaliGemma as on the hub", "as the original", "vision_tower",
+                 _FIX),
+        Fidelity("vocabulary",
+                 "CLIP-FlanT5: the softmax over the tokenizer's rows (the unused Flan-T5 rows dropped, the LM head "
+                 "kept untied); LLaVA: over the original 32000 rows", "as the original", "", _FIX),
+        Fidelity("model names",
+                 "t2v_metrics 3.0's names resolve to their checkpoints (`clip-flant5-xxl`, `llava-v1.5-13b`, "
+                 "`instructblip-flant5-xxl`, `qwen2-vl-7b`, `paligemma-3b-mix-448`, ...); InternVL, Molmo, "
+                 "mPLUG-Owl3 (remote code), Gemini (its own API) and the text-only Llama-3.2 fail in one line",
+                 "as the original", "", f"{_N}test_names_resolve_to_their_checkpoints, "
+                 f"{_N}test_names_ts2viz_does_not_load_fail_in_one_line"),
+        Fidelity("batching",
+                 "each score independent of its batch (t2v_metrics scores one image with all its prompts in one "
+                 "call, where CLIP-FlanT5's padding makes a score depend on the other prompts); the fixtures are "
+                 "its one-pair-per-call scores", "documented difference", "batch_size",
                  f"{_T}test_answer_scores_do_not_depend_on_batching"),
+        Fidelity("a failed API request", "retried, then NaN with the error in the image's details (t2v_metrics: "
+                 "0.0 after two tries)", "documented difference", "retries", _API),
+        Fidelity("LLaVA-OneVision", "t2v_metrics' question, ChatML turn and first-token rule on transformers' "
+                 "LLaVA-OneVision; the image prepared by transformers' processor (t2v_metrics runs LLaVA-NeXT's own "
+                 "`process_images`); not proved on a fixture", "documented difference", "recipe"),
+        Fidelity("Llama-3.2-Vision", "its question, chat template and the first-token rule at the answer's first "
+                 "token after BOS: what t2v_metrics 3.0's forward evidently means (it raises NameError: `lm_prob` "
+                 "is never set)", "documented difference", "recipe"),
+        Fidelity("models not in t2v_metrics 3.0",
+                 "BLIP-2 Flan-T5 as its sibling InstructBLIP; InstructBLIP-Vicuna, BLIP-VQA and any other VLM with "
+                 "the default templates, the answer followed by the model's end token (`recipe` in the config)",
+                 "not in the original", "recipe", f"{_T}test_blip_scores_the_answer_through_its_answer_decoder"),
+        Fidelity("precision",
+                 "on a GPU t2v_metrics' dtype for the model (bfloat16; PaliGemma float32; LLaVA-OneVision float16), "
+                 "recorded in the config; float32 on CPU (the fixtures' precision)", "as the original", "dtype"),
+        Fidelity("answer choices (TIFA, DSG, Gecko)",
+                 "each choice a whole answer: its tokens then the model's end token, so that choices which are "
+                 "prefixes of each other are exclusive", "not in the original", "",
+                 f"{_C}test_choices_that_are_prefixes_of_each_other_are_exclusive"),
         Fidelity("aggregation", "one score per image, no aggregation", "as the original", "",
                  f"{_T}test_cli_score_clip_flant5_then_leaderboard"),
     ),
     limitations=(
-        "No real checkpoint was loaded on the build machine (no hub access): the key names and config of the "
-        "released checkpoints were read from the original's code, and the tests compare with the original's "
-        "formula recomputed from plain transformers parts on tiny random-weight checkpoints (1e-6 relative).",
-        "Tokenizers: t2v_metrics loads the slow SentencePiece tokenizers (`use_fast=False`; CLIP-FlanT5 was "
-        "trained with `T5TokenizerFast`); ts2viz uses what transformers loads for the model, the fast tokenizer "
-        "where one exists. Their exact pieces for real Flan-T5 and LLaMA were not compared.",
-        "A local copy of a CLIP-FlanT5 checkpoint without tokenizer files needs `?tokenizer=google/flan-t5-xl` "
-        "(or `-xxl`); the error says so.",
-        "t2v_metrics 3.0 scores other VLMs (InstructBLIP, Qwen2-VL, LLaVA-OneVision, ...) each in its own way; "
-        "ts2viz applies one generic format to the VQA models other than CLIP-FlanT5 and LLaVA-1.5 (issue 31).",
+        "The fixtures are tiny random-weight checkpoints in the released layouts (t2v_metrics' own classes built "
+        "small); no released checkpoint was loaded here (no hub access).",
+        "t2v_metrics 3.0's pins (torch 2.5.1, transformers 4.49, ~60 more) cannot all be installed on Python 3.11: "
+        "the fixtures ran it with torch 2.9.1 and the pinned transformers 4.49 (tools/reference/t2v_metrics).",
+        "LLaVA-OneVision and Llama-3.2-Vision follow t2v_metrics' code as read, not proved on a fixture; "
+        "llava-hf's LLaVA-NeXT twins take the generic recipe (t2v_metrics runs LLaVA's own 1.6 checkpoint, "
+        "`vqascore:llava-v1.6-13b`).",
+        "An API model's image is sent as the file's own bytes where the engine has the file, else as a PNG.",
     ),
-    model_names={"clip-flant5-xxl": "zhiqiulin/clip-flant5-xxl", "clip-flant5-xl": "zhiqiulin/clip-flant5-xl"},
-    description="""MODEL may be:
-
-- **CLIP-FlanT5** (`zhiqiulin/clip-flant5-xxl`, t2v_metrics' default, or `-xl`), VQAScore's own model.
-  `ts2viz/metrics/backbones/clip_flant5.py` implements its architecture from transformers parts (CLIP vision
-  tower, penultimate layer's patch features, a Linear-GELU-Linear projector, Flan-T5 encoder-decoder with the
-  image features in place of `<image>` in the encoder input); it loads the released checkpoints' layout
-  (`model_type: clip_t5`, the `mm_*` config keys, the state dict's `vision_tower.vision_tower.vision_model.*`
-  and `mm_projector.{0,2}.*` keys), so a checkpoint folder works as `vqascore:/models/clip-flant5-xl`. The
-  CLIP tower and its image processor come from the config's `mm_vision_tower`
-  (`openai/clip-vit-large-patch14-336`; the tower's weights from the checkpoint when it has them), the
-  tokenizer from the folder or, for the two hub ids, from `google/flan-t5-xl` / `-xxl` as t2v_metrics loads
-  it; `?vision_tower=PATH&tokenizer=PATH` name local copies. The same model answers TIFA's and DSG's
-  questions (`tifa:zhiqiulin/clip-flant5-xl`).
-- **LLaVA-1.5** in the transformers layout (`llava-hf/llava-1.5-7b-hf`, `-13b-hf`): scored in t2v_metrics'
-  own conversation (`SYSTEM USER: <image>\\nQUESTION ASSISTANT: Yes</s>` with LLaVA's system message, its
-  chunk-wise tokenisation around `<image>` and its label mask) on images padded to square with the image
-  processor's mean colour; `?llava_format=chat` uses the processor's chat template instead. A local folder
-  of the original checkpoints (`liuhaotian/llava-v1.5-7b`, `-13b`: LLaVA's own code layout, which
-  t2v_metrics loads) is converted on load (`vqascore:/models/llava-v1.5-7b`); its CLIP tower is the
-  config's `mm_vision_tower`, looked for as a folder beside the checkpoint
-  (`/models/clip-vit-large-patch14-336`) or named with `?vision_tower=PATH`. The score's softmax runs over
-  the tokenizer's 32000 tokens, as the original model's (llava-hf's extra rows left out).
-- any other VQA model of the backbone (BLIP-VQA, PaliGemma, InstructBLIP, ...): the answer's likelihood in
-  that model's own format (BLIP-VQA: its answer decoder over `[DEC] Yes [SEP]`; a generative VLM: the
-  answer's tokens after its chat template or `template=`, no end token). These are ts2viz's extensions.
+    model_names=dict(MODEL_NAMES),
+    description="""MODEL is a hub id, a local folder, t2v_metrics' model name (`ts2viz metrics` lists them) or,
+with `?endpoint=URL`, an API model. The recipe (templates, format, rule, precision) follows the architecture;
+see docs/guide/vqascore-models.md for the table of models and what is proved.
 
 ```python
 from ts2viz import metrics
-vqa = metrics.load("vqascore:zhiqiulin/clip-flant5-xl", device="cuda")   # or a local checkpoint folder
+vqa = metrics.load("vqascore:clip-flant5-xl", device="cuda")            # zhiqiulin/clip-flant5-xl
 scores = vqa(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])  # one prompt per image
-p_caption = metrics.load("vqascore:zhiqiulin/clip-flant5-xl?caption_likelihood=true")
+vqa.last_details[0]                     # {"question": ..., "answer": "Yes", "answer_likelihood": ...}
+qwen = metrics.load("vqascore:qwen2-vl-7b")                                # first-token rule
+gpt = metrics.load("vqascore:gpt-4o?endpoint=https://api.openai.com/v1")   # top log-probabilities
 ```
 """,
 )
-
-#: t2v_metrics' default question (CLIP-FlanT5, LLaVA-1.5 and its other VQAScore models), also TS2's
-QUESTION_TEMPLATE = 'Does this figure show "{}"? Please answer yes or no.'
-#: t2v_metrics' default answer
-ANSWER_TEMPLATE = "Yes"
-#: how the answer becomes a score
-ANSWER_MODES = {"likelihood": "exp(-mean CE) of the answer's tokens (t2v_metrics)",
-                "first_token_yes": "P(yes) summed over yes spellings, first answer token (ts2viz <= 0.x)"}
-#: kept for code that imported the old name
-QUESTION = QUESTION_TEMPLATE
-
-
-def fill(template: str, prompt: str) -> str:
-    """``template`` with the prompt in place of ``{}`` or ``{prompt}`` (t2v_metrics' ``str.format``)."""
-    try:
-        return template.format(prompt, prompt=prompt)
-    except (IndexError, KeyError, ValueError) as e:
-        raise InputError(f"template {template!r}: use {{}} for the prompt and {{{{ }}}} for a literal brace ({e})")
-
-
-class VQAScore(Metric):
-    """The likelihood of ``answer_template`` as ``vqa``'s answer to ``question_template`` (see module doc)."""
-
-    name = "vqascore"
-
-    def __init__(self, spec: Spec, vqa: VQAModel, question_template: str = QUESTION_TEMPLATE,
-                 answer_template: str = ANSWER_TEMPLATE, answer: str = "likelihood", batch_size: int | None = None):
-        if answer not in ANSWER_MODES:
-            raise InputError(f"metric {spec.raw!r}: answer must be one of {', '.join(ANSWER_MODES)}, not {answer!r}")
-        fill(question_template, "x"), fill(answer_template, "x")  # malformed templates fail before scoring
-        if answer == "first_token_yes" and answer_template != ANSWER_TEMPLATE:
-            raise InputError(f"metric {spec.raw!r}: answer=first_token_yes scores 'yes'; it takes no answer_template")
-        config = {"family": "vqascore", **vqa.config, "question_template": question_template,
-                  "answer_template": answer_template, "answer": ANSWER_MODES[answer]}
-        super().__init__(spec, config, vqa.device, batch_size or vqa.batch_size)
-        self.vqa = vqa
-        self.question_template, self.answer_template, self.answer = question_template, answer_template, answer
-
-    def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
-        questions = [fill(self.question_template, p) for p in prompts]
-        if self.answer == "first_token_yes":
-            return self.vqa.yes_probability(list(items), questions)
-        return self.vqa.answer_score(list(items), questions, [fill(self.answer_template, p) for p in prompts])
-
-
-def build(spec: Spec, device: str | None = None, *, question_template: str | None = None,
-          answer_template: str | None = None, caption_likelihood: bool = False, answer: str = "likelihood",
-          question: str | None = None, batch_size: int | None = None, dtype: str | None = None,
-          template: str | None = None, llava_format: str = "t2v_metrics", vision_tower: str | None = None,
-          tokenizer: str | None = None, **options) -> Metric:
-    if options:
-        raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
-    if question is not None:  # the former name of question_template
-        if question_template is not None:
-            raise InputError(f"metric {spec.raw!r}: give question_template or question, not both")
-        question_template = question
-    if caption_likelihood is True:
-        if question_template not in (None, "") or answer_template not in (None, "{}"):
-            raise InputError(f"metric {spec.raw!r}: caption_likelihood sets both templates; give neither")
-        question_template, answer_template = "", "{}"
-    q = QUESTION_TEMPLATE if question_template is None else str(question_template)
-    a = ANSWER_TEMPLATE if answer_template is None else str(answer_template)
-    vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=batch_size, template=template,
-                         llava_format=llava_format, vision_tower=vision_tower, tokenizer=tokenizer)
-    return VQAScore(spec, vqa, q, a, answer, batch_size)
-
-
-#: the options :func:`build` takes beyond its keyword parameters (none: ``**options`` only catches typos)
-build.extra_options = ()

@@ -284,6 +284,34 @@ def check_upload(path, *, max_bytes: int = MAX_UPLOAD_BYTES, max_pixels: int = M
     return out
 
 
+def asked_line(details) -> str:
+    """The sentence that says what a VQAScore model was asked, for the upload scoring's message.
+
+    Parameters
+    ----------
+    details : list of dict or None
+        The per-image details of a scoring run (``engine.score_images(..., return_details=True)``); the
+        first one that has a ``question`` and an ``answer`` is read (VQAScore's).
+
+    Returns
+    -------
+    str
+        `` Asked: "QUESTION" (score: the likelihood of the answer "ANSWER").`` with a leading space, or an
+        empty string when no detail says what was asked (ITMScore, CLIPScore, ...).
+
+    Examples
+    --------
+    >>> asked_line([{"question": 'Does this image show "a cat"?', "answer": "Yes"}])
+    ' Asked: "Does this image show "a cat"?" (score: the likelihood of the answer "Yes").'
+    >>> asked_line([{"score": 0.3}])
+    ''
+    """
+    d = next((x for x in (details or []) if isinstance(x, dict) and "question" in x and "answer" in x), None)
+    if d is None:
+        return ""
+    return f' Asked: "{d["question"]}" (score: the likelihood of the answer "{d["answer"]}").'
+
+
 def check_prompt(prompt) -> str:
     """A typed prompt, checked.
 
@@ -380,12 +408,13 @@ def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | 
     metric = load_metric(app, spec, dev)
     if progress is not None:
         progress(0.1, desc=f"scoring {plural(len(images), 'upload')} with {app.access.display_name(spec)}")
-    vals = np.asarray(on_gpu(engine.score_images)(metric, images, [prompt] * len(images), cache_dir=app.cache_root,
-                                                   use_cache=not app.access.public,
-                                                   progress=lambda *_: checkpoint()), dtype=float)
+    vals, dets = on_gpu(engine.score_images)(metric, images, [prompt] * len(images), cache_dir=app.cache_root,
+                                             use_cache=not app.access.public, progress=lambda *_: checkpoint(),
+                                             return_details=True)
+    vals = np.asarray(vals, dtype=float)
     spec = metric.spec
     seg = get_seg(app, seg_id) if seg_id not in (None, "") else None
-    msg = f"Scored {plural(len(images), 'image')} with {spec}."
+    msg = f"Scored {plural(len(images), 'image')} with {spec}." + asked_line(dets)
     node_scores: dict[str, np.ndarray] = {}
     if seg is not None:
         have = spec in app.metrics and np.isfinite(

@@ -1,0 +1,148 @@
+"""ITMScore: BLIP-2's image–text matching probability, as t2v_metrics 3.0 computes it (``blip2-itm``).
+
+The Q-Former reads its 32 learned queries together with the prompt (35 BERT word pieces), cross-attending
+to the image (EVA ViT-g features); the matching head's two logits, averaged over the query positions, give
+the score ``softmax(...)["match"]`` in [0, 1] (higher: the image matches the prompt). Preprocessing and
+scoring follow t2v_metrics' ``BLIP2ITMScoreModel`` (see :mod:`ts2viz.metrics.backbones.blip2_retrieval`),
+proved on a reference fixture (``tests/metrics/reference/test_vqascore_reference.py``).
+
+Models: transformers' ``Blip2ForImageTextRetrieval`` checkpoints; t2v_metrics' names resolve to them
+(``itmscore:blip2-itm`` -> ``Salesforce/blip2-itm-vit-g``).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ...errors import InputError
+from ..common.base import Metric
+from ..common.spec import Spec
+from ..registry import Card, Fidelity, Option
+
+#: t2v_metrics' ITM/ITC model names -> transformers checkpoints of the same LAVIS weights
+MODEL_NAMES = {"blip2-itm": "Salesforce/blip2-itm-vit-g", "blip2-itm-coco": "Salesforce/blip2-itm-vit-g-coco"}
+#: t2v_metrics' names with no transformers checkpoint of their weights
+UNSUPPORTED = {"blip2-itm-vitL": "LAVIS' BLIP-2 with a CLIP ViT-L tower (pretrain_vitL) has no transformers "
+                                 "checkpoint; convert LAVIS' weights to Blip2ForImageTextRetrieval"}
+DEFAULT_BATCH = {"cpu": 16, "cuda": 128, "mps": 32}
+
+
+class BLIP2Retrieval(Metric):
+    """ITMScore or ITCScore of a :class:`~ts2viz.metrics.backbones.blip2_retrieval.Blip2Retrieval` model."""
+
+    def __init__(self, spec: Spec, model, head: str, batch_size: int | None = None):
+        self.name = spec.family
+        self.head = head
+        config = {"family": spec.family, **model.config, "score": head}
+        dev = model.device.split(":")[0]
+        super().__init__(spec, config, model.device, batch_size or DEFAULT_BATCH.get(dev, 16))
+        self.model = model
+
+    def prepare(self, image, file_name: str | None = None) -> np.ndarray:
+        """One image as t2v_metrics prepares it for BLIP-2 (:meth:`.Blip2Retrieval.pixels`).
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The decoded image.
+        file_name : str, optional
+            Its file (unused).
+
+        Returns
+        -------
+        numpy.ndarray
+            float32 ``(3, s, s)``.
+        """
+        return self.model.pixels(image)
+
+    def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """The ITM probability or the ITC cosine of each prepared image with its prompt.
+
+        Parameters
+        ----------
+        items : sequence of numpy.ndarray
+            Images as :meth:`prepare` returned them.
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 scores: ITM in [0, 1], ITC in [-1, 1].
+        """
+        return (self.model.itm if self.head == "itm" else self.model.itc)(list(items), list(prompts))
+
+
+def resolve_name(spec: Spec, names: dict, unavailable: dict) -> Spec:
+    """``spec`` with a t2v_metrics model name replaced by its checkpoint (hub ids and folders unchanged)."""
+    if spec.model in unavailable:
+        raise InputError(f"metric {spec.raw!r}: {unavailable[spec.model]}")
+    if spec.model in names:
+        from dataclasses import replace
+
+        return replace(spec, model=names[spec.model])
+    return spec
+
+
+def build(spec: Spec, device: str | None = None, *, batch_size: int | None = None, dtype: str | None = None) -> Metric:
+    """``itmscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``."""
+    from ..backbones.blip2_retrieval import load_blip2_retrieval
+
+    model = load_blip2_retrieval(resolve_name(spec, MODEL_NAMES, UNSUPPORTED), device, dtype=dtype)
+    return BLIP2Retrieval(spec, model, "itm", batch_size)
+
+
+_TEST = "tests/metrics/reference/test_vqascore_reference.py::test_itm_and_itc_equal_t2v_metrics_per_image"
+
+CARD = Card(
+    summary=("BLIP-2's image-text matching probability of the image and "
+             "the prompt, as t2v_metrics 3.0's BLIP2ITMScoreModel computes it (LAVIS' BLIP-2 `pretrain` Q-Former); proved per "
+             "image against t2v_metrics' own code on a reference fixture."),
+    paper=("J. Li, D. Li, S. Savarese, S. Hoi. BLIP-2: Bootstrapping Language-Image Pre-training with Frozen Image "
+           "Encoders and Large Language Models. ICML 2023. https://arxiv.org/abs/2301.12597; scored as in Z. Lin et "
+           "al., Evaluating Text-to-Visual Generation with Image-to-Text Generation, ECCV 2024 (t2v_metrics)."),
+    citation="""@inproceedings{li2023blip2,
+  title     = {{BLIP-2}: Bootstrapping Language-Image Pre-training with Frozen Image Encoders and Large Language Models},
+  author    = {Li, Junnan and Li, Dongxu and Savarese, Silvio and Hoi, Steven},
+  booktitle = {International Conference on Machine Learning (ICML)},
+  year      = {2023}
+}""",
+    original="linzhiqiu/t2v_metrics 3.0: `t2v_metrics/models/itmscore_models/blip2_itm_model.py` with its vendored LAVIS `Blip2Qformer`.",
+    output_range="[0, 1] (a probability)",
+    higher_is_better=True,
+    precision="float16",
+    options=(
+        Option("batch_size", None, "Images per model call (default: 16 on CPU, 128 on a GPU). Speed only."),
+        Option("dtype", None, "Compute dtype on GPU: `float32`, `float16` or `bfloat16` (default: float16, "
+               "t2v_metrics' autocast for LAVIS' BLIP-2); always float32 on CPU.", ("float32", "float16", "bfloat16")),
+    ),
+    fidelity=(
+        Fidelity("image preprocessing", "resized to the model's square size (224; 364 for COCO) with PIL bicubic, "
+                 "/255, OpenAI CLIP's mean and std, no crop", "as the original", "", _TEST),
+        Fidelity("text", "BERT word pieces (`[DEC]` added), padded to and truncated at 35 tokens", "as the original",
+                 "", _TEST),
+        Fidelity("score", "softmax of the ITM head's two logits averaged over the 32 query positions, the match entry", "as the original", "", _TEST),
+        Fidelity("checkpoint", "transformers' `Blip2ForImageTextRetrieval` (`Salesforce/blip2-itm-vit-g`): the same "
+                 "weights as LAVIS' `blip2` / `pretrain`, converted key by key (the fixture's conversion is checked)",
+                 "as the original", "", _TEST),
+        Fidelity("model names", "t2v_metrics' `blip2-itm` and `blip2-itm-coco` resolve to their transformers "
+                 "checkpoints; `blip2-itm-vitL` (no transformers checkpoint) fails in one line", "as the original",
+                 "", "tests/metrics/test_vqascore_names.py::test_names_resolve_to_their_checkpoints"),
+        Fidelity("precision", "float16 on a GPU (t2v_metrics: ViT weights in float16, float16 autocast), float32 on "
+                 "CPU", "as the original", "dtype"),
+        Fidelity("aggregation", "one score per image, no aggregation", "as the original", "", _TEST),
+    ),
+    limitations=("The fixture is a tiny random-weight BLIP-2 built with LAVIS' classes; the released weights were "
+                 "not loaded here (no hub access).",),
+    model_names=dict(MODEL_NAMES),
+    description="""The Q-Former of BLIP-2 (`Salesforce/blip2-itm-vit-g`). The same checkpoint serves `itmscore:` and
+`itcscore:`; t2v_metrics' names resolve to it (`itmscore:blip2-itm`).
+
+```python
+from ts2viz import metrics
+m = metrics.load("itmscore:blip2-itm")
+scores = m(images=["a.png"], prompts=["a red cat"])
+```
+""",
+)

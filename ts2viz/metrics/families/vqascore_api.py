@@ -1,0 +1,279 @@
+"""VQAScore through an API's log-probabilities, as t2v_metrics 3.0 scores GPT-4o (``gpt4v_model.py``).
+
+One chat-completions request per (image, prompt) to an OpenAI-compatible endpoint: one user message whose
+content is the question, then the image as a data URL of the image file's own bytes
+(``data:image/<file extension>;base64,...``; a PNG of the decoded image where the file cannot be read
+again), with ``logprobs=true`` and ``top_logprobs=2``. The score is read from the first answer token's top
+log-probabilities in order, as t2v_metrics reads them: for the answer "yes" (any case), the first entry
+that is ``Yes``/``yes`` gives ``exp(logprob)`` and the first that is ``No``/``no`` gives
+``1 - exp(logprob)``; for another answer the entry equal to it gives ``exp(logprob)``; none of them: 0.
+
+The engineering around it is the judge families': replies are cached on disk (keyed by endpoint model,
+question, image bytes and ``top_logprobs``; the endpoint URL and the key are not part of the key), a
+failed request is retried (``retries`` more times, waiting ``retry_wait`` seconds, doubling), requests run
+``workers`` at a time, and :attr:`APIVQAScore.usage` counts requests, cache hits and the tokens the
+endpoint reported. Where t2v_metrics returns 0.0 for a request that failed twice, ts2viz gives NaN (with
+the error in the image's details): an unanswered request is never a score.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import math
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ...errors import InputError
+from ..common.base import Metric
+from ..common.spec import Spec
+from .vqascore_recipes import fill
+
+#: the image types t2v_metrics sends (its get_image_type): the file's extension is the data URL's type
+IMAGE_TYPES = ("png", "jpeg", "jpg", "gif", "bmp", "webp")
+
+
+def data_url(image, file_name: str | None = None) -> str:
+    """The data URL an API request sends for an image, as t2v_metrics' ``encode_image`` builds it.
+
+    ``data:image/<type>;base64,...`` of the image file's own bytes, or of a PNG of the decoded image when there
+    is no readable file of a type t2v_metrics sends (:data:`IMAGE_TYPES`).
+
+    Parameters
+    ----------
+    image : PIL.Image.Image
+        The decoded image.
+    file_name : str, optional
+        Its file, whose bytes are sent as they are.
+
+    Returns
+    -------
+    str
+        The data URL.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> data_url(Image.new("RGB", (2, 2)))[:30]
+    'data:image/png;base64,iVBORw0K'
+    """
+    if file_name:
+        p = Path(file_name)
+        kind = p.suffix.lower().lstrip(".")
+        if kind in IMAGE_TYPES and p.is_file():
+            return f"data:image/{kind};base64,{base64.b64encode(p.read_bytes()).decode('ascii')}"
+    buf = io.BytesIO()
+    image.convert("RGB").save(buf, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def read_top_logprobs(top: Sequence[tuple[str, float]], answer: str) -> float:
+    """The answer's probability read from the first token's top log-probabilities, as t2v_metrics reads it.
+
+    For "yes" (any case): ``exp(lp)`` of the first entry that is "Yes"/"yes", or ``1 - exp(lp)`` of the first
+    that is "No"/"no", whichever comes first; for another answer, ``exp(lp)`` of the entry equal to it.
+
+    Parameters
+    ----------
+    top : sequence of (str, float)
+        ``[(token, logprob), ...]`` of the first answer token, most likely first.
+    answer : str
+        The answer scored.
+
+    Returns
+    -------
+    float
+        The probability; 0.0 when no entry is the answer (or, for "yes", its opposite).
+
+    Examples
+    --------
+    >>> import math
+    >>> read_top_logprobs([("No", math.log(0.75)), ("Yes", math.log(0.2))], "Yes")
+    0.25
+    >>> read_top_logprobs([("Maybe", -0.1)], "Yes")
+    0.0
+    """
+    yes = answer.lower() == "yes"
+    for token, lp in top:
+        if yes:
+            if token in ("Yes", "yes"):
+                return math.exp(lp)
+            if token in ("No", "no"):
+                return 1.0 - math.exp(lp)
+        elif token == answer:
+            return math.exp(lp)
+    return 0.0
+
+
+class APIVQAScore(Metric):
+    """VQAScore of an endpoint's model from its top log-probabilities (module docstring)."""
+
+    name = "vqascore"
+    has_details = True
+    #: no model is loaded here: the endpoint computes (no compute dtype to record)
+    loads_model = False
+
+    def __init__(self, spec: Spec, endpoint: str, model: str, question_template: str, answer_template: str, *,
+                 top_logprobs: int = 2, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 timeout: float = 60.0, retries: int = 2, retry_wait: float = 2.0, workers: int = 4,
+                 cache: bool = True, batch_size: int | None = None, recipe: str = "gpt-4o"):
+        if not str(endpoint).startswith(("http://", "https://")):
+            raise InputError(f"metric {spec.raw!r}: endpoint {endpoint!r} is not the http(s) base URL of an "
+                             "OpenAI-compatible API")
+        fill(question_template, "x"), fill(answer_template, "x")
+        self.url = str(endpoint).rstrip("/")
+        self.model_name = model
+        self.question_template, self.answer_template = question_template, answer_template
+        self.top_logprobs = int(top_logprobs)
+        if not 1 <= self.top_logprobs <= 20:
+            raise InputError(f"metric {spec.raw!r}: top_logprobs must be 1 to 20, not {top_logprobs}")
+        self.api_key = api_key if api_key is not None else os.environ.get(api_key_env, "")
+        self.timeout, self.retries, self.retry_wait = float(timeout), int(retries), float(retry_wait)
+        self.workers = max(1, int(workers))
+        self.cache = bool(cache)
+        config = {"family": "vqascore", "recipe": recipe, "api": "openai-chat top_logprobs", "url": self.url,
+                  "model": model, "question_template": question_template, "answer_template": answer_template,
+                  "top_logprobs": self.top_logprobs,
+                  "answer": "t2v_metrics' reading of the first token's top log-probabilities"}
+        super().__init__(spec, config, "cpu", batch_size or 16)
+        self._lock = threading.Lock()
+        #: requests sent, pairs answered and failed, cache hits, tokens reported (since the metric was built)
+        self.usage = {"requests": 0, "answered": 0, "failed": 0, "cached": 0, "prompt_tokens": 0,
+                      "completion_tokens": 0}
+
+    def prepare(self, image, file_name: str | None = None) -> str:
+        """The image as the data URL a request sends (:func:`data_url`).
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The decoded image.
+        file_name : str, optional
+            Its file, whose bytes are sent as they are.
+
+        Returns
+        -------
+        str
+            The data URL.
+        """
+        return data_url(image, file_name)
+
+    # -- one request ------------------------------------------------------------------------------
+    def _cache_path(self, question: str, url: str) -> Path:
+        from ..common.llmcache import llm_cache_dir
+
+        blob = json.dumps({"api": "vqascore-top-logprobs", "model": self.model_name, "question": question,
+                           "image": hashlib.sha256(url.encode()).hexdigest(), "top_logprobs": self.top_logprobs},
+                          sort_keys=True)
+        return llm_cache_dir() / f"{hashlib.sha1(blob.encode()).hexdigest()}.json"
+
+    def _post(self, question: str, url: str) -> dict:
+        endpoint = self.url if self.url.endswith("/chat/completions") else self.url + "/chat/completions"
+        body = {"model": self.model_name, "messages": [{"role": "user", "content": [
+            {"type": "text", "text": question}, {"type": "image_url", "image_url": {"url": url}}]}],
+            "logprobs": True, "top_logprobs": self.top_logprobs}
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        req = urllib.request.Request(endpoint, data=json.dumps(body).encode(), headers=headers, method="POST")
+        with self._lock:
+            self.usage["requests"] += 1
+        with urllib.request.urlopen(req, timeout=self.timeout) as r:
+            return json.loads(r.read().decode("utf-8"))
+
+    def _top(self, question: str, url: str) -> tuple[list | None, bool, str]:
+        """``(top log-probabilities or None, from the cache, error)`` for one request."""
+        path = self._cache_path(question, url)
+        if self.cache and path.is_file():
+            try:
+                return [tuple(t) for t in json.loads(path.read_text(encoding="utf-8"))["top_logprobs"]], True, ""
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        error = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.retry_wait * 2 ** (attempt - 1))
+            try:
+                reply = self._post(question, url)
+                entries = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+                top = [(str(e["token"]), float(e["logprob"])) for e in entries]
+            except urllib.error.HTTPError as e:
+                error = f"HTTP {e.code}"
+                if e.code in (400, 401, 403, 404):  # a request that cannot succeed: do not ask again
+                    break
+                continue
+            except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as e:
+                error = f"{type(e).__name__}: {e}"[:200]
+                continue
+            usage = reply.get("usage") or {}
+            with self._lock:
+                self.usage["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
+                self.usage["completion_tokens"] += int(usage.get("completion_tokens") or 0)
+            if self.cache:
+                from ...atomic import atomic_path
+
+                try:
+                    with atomic_path(path) as tmp:
+                        tmp.write_text(json.dumps({"model": self.model_name, "question": question,
+                                                   "top_logprobs": top, "usage": usage}), encoding="utf-8")
+                except OSError:
+                    pass  # a read-only cache must not stop scoring
+            return top, False, ""
+        return None, False, error or "no reply"
+
+    # -- a batch ----------------------------------------------------------------------------------
+    def score_prepared(self, items: Sequence[str], prompts: Sequence[str]) -> np.ndarray:
+        """Scores of a batch: one request per pair not in the cache, sent concurrently, retried on failure.
+
+        Parameters
+        ----------
+        items : sequence of str
+            The images' data URLs (:meth:`prepare`).
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 answer probabilities; NaN for a pair whose request failed after every retry (never a
+            made-up score). :attr:`usage` counts the requests and tokens.
+        """
+        questions = [fill(self.question_template, p) for p in prompts]
+        answers = [fill(self.answer_template, p) for p in prompts]
+        jobs = list(zip(questions, items))
+        if len(jobs) > 1 and self.workers > 1:
+            with ThreadPoolExecutor(min(self.workers, len(jobs))) as pool:
+                results = list(pool.map(lambda j: self._top(*j), jobs))
+        else:
+            results = [self._top(*j) for j in jobs]
+        out = np.full(len(jobs), np.nan)
+        details = []
+        failed = 0
+        for i, ((top, cached, error), q, a) in enumerate(zip(results, questions, answers)):
+            if top is None:
+                failed += 1
+                details.append({"question": q, "answer": a, "error": error})
+                continue
+            out[i] = read_top_logprobs(top, a)
+            details.append({"question": q, "answer": a, "answer_likelihood": float(out[i]),
+                            "top_logprobs": [list(t) for t in top], "cached": cached})
+        with self._lock:
+            self.usage["answered"] += len(jobs) - failed
+            self.usage["failed"] += failed
+            self.usage["cached"] += sum(1 for r in results if r[1])
+        if failed:
+            warnings.warn(f"{self.spec}: {failed} of {len(jobs)} requests failed after {self.retries + 1} tries "
+                          f"({next(d['error'] for d in details if 'error' in d)}); their scores are NaN",
+                          stacklevel=2)
+        self.last_details = details
+        return out

@@ -1,0 +1,158 @@
+"""t2v_metrics 3.0's VQAScore, model by model: its names, and how it asks and scores each architecture.
+
+t2v_metrics (``t2v_metrics/models/vqascore_models/*``) gives every VLM its own question template, answer
+template, prompt format, image preprocessing, scoring rule and precision. :data:`RECIPES` records them
+(read from its code; the formats are implemented in :mod:`ts2viz.metrics.backbones.vqa_t2v` and
+:mod:`ts2viz.metrics.backbones.vqa`, and proved on reference fixtures where marked ``proved``).
+:func:`recipe_for` picks the recipe of a loaded model by its architecture. :data:`MODEL_NAMES` maps
+t2v_metrics' model names to hub checkpoints; :data:`API_MODELS` are its log-probability API models;
+:data:`UNSUPPORTED` says, in one line each, why a t2v_metrics name does not load here.
+
+Nothing heavy is imported here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import InputError
+
+def fill(template: str, prompt: str) -> str:
+    """``template`` with the prompt in place of ``{}`` or ``{prompt}`` (t2v_metrics' ``str.format``)."""
+    try:
+        return template.format(prompt, prompt=prompt)
+    except (IndexError, KeyError, ValueError) as e:
+        raise InputError(f"template {template!r}: use {{}} for the prompt and {{{{ }}}} for a literal brace ({e})")
+
+
+#: t2v_metrics' default question (CLIP-FlanT5, LLaVA-1.5/1.6, PaliGemma, GPT-4o)
+Q_FIGURE = 'Does this figure show "{}"? Please answer yes or no.'
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How t2v_metrics 3.0 asks and scores one kind of model.
+
+    Parameters
+    ----------
+    name : the recipe's name (recorded in a metric's config).
+    question : the question template (``{}`` is the prompt).
+    answer : the answer template.
+    rule : ``likelihood`` (``exp(-mean cross-entropy)`` of the answer's tokens and the model's end token,
+        teacher forced), ``first_token`` (the first generated token's probability of the answer's first
+        token) or ``top_logprobs`` (an API's top log-probabilities of the first token).
+    precision : t2v_metrics' compute dtype on a GPU (``None``: an API).
+    original : t2v_metrics' class that scores it.
+    proved : whether a reference fixture made by that class proves ts2viz's scores
+        (``tests/metrics/reference/test_vqascore_reference.py``).
+    note : a difference from the original, where there is one.
+    """
+
+    name: str
+    question: str
+    answer: str
+    rule: str
+    precision: str | None
+    original: str
+    proved: bool = False
+    note: str = ""
+
+
+RECIPES: dict[str, Recipe] = {r.name: r for r in [
+    Recipe("clip-flant5", Q_FIGURE, "Yes", "likelihood", "bfloat16", "clip_t5_model.CLIPT5Model", True),
+    Recipe("llava-1.5", Q_FIGURE, "Yes", "likelihood", "bfloat16", "llava_model.LLaVAModel", True),
+    Recipe("llava-1.6", Q_FIGURE, "Yes", "likelihood", "bfloat16", "llava16_model.LLaVA16Model", True,
+           "as t2v_metrics runs it: one square-padded image, no anyres grid"),
+    Recipe("instructblip", "Question: " + Q_FIGURE, "yes", "likelihood", "bfloat16",
+           "instructblip_model.InstructBLIPModel", True),
+    Recipe("qwen2-vl", 'Does this image show "{}"?', "Yes", "first_token", "bfloat16",
+           "qwen2vl_model.Qwen2VLModel", True),
+    Recipe("paligemma", Q_FIGURE, "Yes", "first_token", "float32", "paligemma_model.PaliGemmaModel", True),
+    Recipe("llava-onevision", 'Does this image show "{}"? Answer the question with Yes or No', "Yes", "first_token",
+           "float16", "llavaov_model.LLaVAOneVisionModel", False,
+           "transformers' LLaVA-OneVision processor prepares the image (t2v_metrics runs LLaVA-NeXT's own code)"),
+    Recipe("llama-3.2-vision", 'Does this image show "{}"? Answer the question with Yes or No', "Yes", "first_token",
+           "bfloat16", "llama32_model.LLaMA32VisionModel", False,
+           "t2v_metrics 3.0's forward raises NameError (lm_prob undefined); ts2viz computes what it evidently "
+           "means: the first token's probability of the answer's first token after BOS"),
+    Recipe("gpt-4o", Q_FIGURE, "Yes", "top_logprobs", None, "gpt4v_model.GPT4VModel", True,
+           "a request that fails after the retries gives NaN, where t2v_metrics returns 0.0"),
+    # not in t2v_metrics 3.0: the nearest recipe, said so in the config
+    Recipe("blip-2", "Question: " + Q_FIGURE, "yes", "likelihood", "bfloat16", "(none: as InstructBLIP)", False,
+           "t2v_metrics 3.0 has no BLIP-2 VQAScore; scored as its LAVIS sibling InstructBLIP"),
+    Recipe("instructblip-vicuna", "Question: " + Q_FIGURE, "yes", "likelihood", "bfloat16",
+           "(none: as InstructBLIP Flan-T5)", False,
+           "t2v_metrics 3.0 has InstructBLIP Flan-T5 only; the answer is followed by Vicuna's </s>"),
+    Recipe("generic", Q_FIGURE, "Yes", "likelihood", None, "(none)", False,
+           "not a t2v_metrics model: its default templates, the answer's tokens and the model's end token"),
+]}
+
+#: model type of the loaded model (see :func:`recipe_for`) -> recipe
+ARCHITECTURES = {
+    # (llava-hf's LLaVA-NeXT twins, model type llava_next, take the generic recipe: t2v_metrics runs LLaVA's own
+    # 1.6 checkpoint, which ts2viz converts: vqascore:llava-v1.6-13b)
+    "clip_t5": "clip-flant5", "llava": "llava-1.5", "qwen2_vl": "qwen2-vl",
+    "qwen2_5_vl": "qwen2-vl", "paligemma": "paligemma", "llava_onevision": "llava-onevision",
+    "mllama": "llama-3.2-vision",
+}
+
+_QWEN = {"2b": "2B", "7b": "7B", "72b": "72B", "3b": "3B", "32b": "32B"}
+#: t2v_metrics 3.0's VQAScore model names (image models) -> hub checkpoints ts2viz loads
+MODEL_NAMES: dict[str, str] = {
+    "clip-flant5-xxl": "zhiqiulin/clip-flant5-xxl",
+    "clip-flant5-xl": "zhiqiulin/clip-flant5-xl",
+    "llava-v1.5-13b": "liuhaotian/llava-v1.5-13b",
+    "llava-v1.5-7b": "liuhaotian/llava-v1.5-7b",
+    "sharegpt4v-7b": "Lin-Chen/ShareGPT4V-7B",
+    "sharegpt4v-13b": "Lin-Chen/ShareGPT4V-13B",
+    "llava-v1.6-13b": "liuhaotian/llava-v1.6-vicuna-13b",
+    "instructblip-flant5-xxl": "Salesforce/instructblip-flan-t5-xxl",
+    "instructblip-flant5-xl": "Salesforce/instructblip-flan-t5-xl",
+    **{f"qwen2-vl-{k}": f"Qwen/Qwen2-VL-{_QWEN[k]}-Instruct" for k in ("2b", "7b", "72b")},
+    **{f"qwen2.5-vl-{k}": f"Qwen/Qwen2.5-VL-{_QWEN[k]}-Instruct" for k in ("3b", "7b", "32b", "72b")},
+    **{f"paligemma-3b-mix-{r}": f"google/paligemma-3b-mix-{r}" for r in (224, 448, 896)},
+    "llava-onevision-qwen2-7b-si": "llava-hf/llava-onevision-qwen2-7b-si-hf",
+    "llava-onevision-qwen2-7b-ov": "llava-hf/llava-onevision-qwen2-7b-ov-hf",
+    "llama-3.2-11b-vision": "meta-llama/Llama-3.2-11B-Vision",
+    "llama-3.2-11b-vision-instruct": "meta-llama/Llama-3.2-11B-Vision-Instruct",
+    "llama-3.2-90b-vision": "meta-llama/Llama-3.2-90B-Vision",
+    "llama-3.2-90b-vision-instruct": "meta-llama/Llama-3.2-90B-Vision-Instruct",
+    "llama-guard-3-11b-vision": "meta-llama/Llama-Guard-3-11B-Vision",
+}
+#: t2v_metrics 3.0's API models: scored through an OpenAI-compatible endpoint's top log-probabilities
+API_MODELS = ("gpt-4-turbo", "gpt-4o", "gpt-4.1")
+
+_REMOTE = ("its checkpoints run their own Python code from the hub (trust_remote_code), which ts2viz does not "
+           "run; transformers has no class for them")
+#: t2v_metrics 3.0 model names ts2viz does not load -> why, in one line
+UNSUPPORTED: dict[str, str] = {
+    **{n: f"InternVL ({n}): {_REMOTE}" for n in (
+        "internvl2-1b", "internvl2-2b", "internvl2-4b", "internvl2-8b", "internvl2-26b", "internvl2-40b",
+        "internvl2-llama3-76b", "internvl2.5-1b", "internvl2.5-2b", "internvl2.5-4b", "internvl2.5-8b",
+        "internvl2.5-26b", "internvl2.5-38b", "internvl2.5-78b", "internvl3-8b", "internvl3-14b", "internvl3-78b")},
+    **{n: f"Molmo ({n}): {_REMOTE} (t2v_metrics 3.0's own Molmo forward also fails: it reads an undefined "
+          "'paths')" for n in ("molmo-72b-0924", "molmo-7b-d-0924", "molmo-7b-o-0924", "molmoe-1b-0924")},
+    "mplug-owl3-7b": f"mPLUG-Owl3: {_REMOTE}",
+    **{n: f"Gemini ({n}): t2v_metrics reads Google's own API; ts2viz asks OpenAI-compatible endpoints for "
+          "top log-probabilities (vqascore:MODEL?endpoint=URL)" for n in (
+        "gemini-1.5-pro", "gemini-1.5-flash", "gemini-2.5-flash", "gemini-2.5-pro")},
+    **{n: f"{n} is a text-only language model: it cannot see the image" for n in (
+        "llama-3.2-1b", "llama-3.2-3b", "llama-3.2-1b-instruct", "llama-3.2-3b-instruct", "llama-guard-3-1b")},
+    "clip-flant5-xxl-no-system": "a prompt ablation of clip-flant5-xxl: give its question in question_template",
+    "clip-flant5-xxl-no-system-no-user": "a prompt ablation of clip-flant5-xxl: give its question in "
+                                         "question_template",
+}
+
+
+def recipe_for(vqa) -> Recipe:
+    """The t2v_metrics recipe of a loaded :class:`~ts2viz.metrics.backbones.vqa.VQAModel` (its architecture)."""
+    kind = getattr(getattr(getattr(vqa, "model", None), "config", None), "model_type", "")
+    layout = str(getattr(vqa, "identity", {}).get("layout", ""))
+    if kind == "llava" and layout.startswith("llava-1.6"):
+        return RECIPES["llava-1.6"]
+    if kind in ARCHITECTURES:
+        return RECIPES[ARCHITECTURES[kind]]
+    if kind in ("instructblip", "blip-2"):
+        if getattr(vqa, "encoder_decoder", False):
+            return RECIPES["instructblip" if kind == "instructblip" else "blip-2"]
+        return RECIPES["instructblip-vicuna"] if kind == "instructblip" else RECIPES["generic"]
+    return RECIPES["generic"]
