@@ -1,6 +1,6 @@
-"""ALIGNScore: cosine of ALIGN image and prompt embeddings (transformers).
+"""ALIGNScore: TS2's logit or the cosine of ALIGN image and prompt embeddings (transformers).
 
-The score is the raw cosine similarity of the image's and the prompt's embeddings, in [-1, 1]. The
+The score is TS2's (the model's ``logits_per_image``, ``variant=ts2``) or the raw cosine (``variant=cosine``). The
 dual encoder is :mod:`ts2viz.metrics.backbones.embedding`'s, which CLIPScore, ALIGNScore and SigLIP share.
 """
 from __future__ import annotations
@@ -14,7 +14,8 @@ from .fidelity import FIDELITY, PRECISION
 _E = "tests/metrics/test_metrics_embedding.py::"
 
 CARD = Card(
-    summary="ALIGNScore: the cosine similarity of ALIGN's image embedding and prompt embedding (transformers).",
+    summary=("ALIGNScore: ALIGN's image–prompt logit as TS2's code computes it (`variant=ts2`, default) or the "
+             "cosine similarity of its embeddings (`variant=cosine`) (transformers)."),
     paper=("C. Jia, Y. Yang, Y. Xia, Y.-T. Chen, Z. Parekh, H. Pham, Q. V. Le, Y. Sung, Z. Li, T. Duerig. Scaling "
            "Up Visual and Vision-Language Representation Learning With Noisy Text Supervision. ICML 2021. "
            "https://arxiv.org/abs/2102.05918"),
@@ -39,10 +40,11 @@ CARD = Card(
         Fidelity("preprocessing", "the model's own image processor (EfficientNet's, its extra rescale offset "
                  "included)", "as the original", "", f"{_E}test_siglip_and_align_match_model_forward"),
     ),
-    limitations=("The tests compare with the model's own forward pass on a tiny random-weight ALIGN; TS2's own "
-                 "scoring code (michaelsaxon/T2IScoreScore) has not been run against it.",),
-    description="""The score of an image is the raw cosine similarity of its ALIGN embedding and its prompt's,
-in [-1, 1]. MODEL is a hub id or a local folder of a transformers `AlignModel` (`alignscore:kakaobrain/align-base`).
+    limitations=("Prompts over 64 tokens are truncated (TS2's code encodes them whole).",),
+    description="""By default (`variant=ts2`) the score of an image is TS2's: the model's `logits_per_image`
+(cos / temperature) for the prompt as is, as michaelsaxon/T2IScoreScore's code computes it (a reference fixture
+from that code proves it); `variant=cosine` gives the raw cosine similarity of the ALIGN embeddings, in [-1, 1].
+MODEL is a hub id or a local folder of a transformers `AlignModel` (`alignscore:kakaobrain/align-base`).
 """,
 )
 

@@ -57,6 +57,9 @@ CARD = Card(
         "`mapper=lexical` picks a different choice than the TS2 release for up to 13 % of DSG answers.",
         "Earlier versions of the README called the transitive rule \"DSG's reference code\": DSG's code gates on "
         "direct parents only.",
+        "Long answers under beam search may differ from transformers 4.31's (DSG's pin): ts2viz runs the installed "
+        "transformers' beam search, and on a tiny InstructBLIP made to answer at length 6 of 36 answers differed "
+        "from DSG's code (the fidelity row \"decoding (long answers)\"). Yes/no answers of a few tokens agree.",
     ),
     description="""DSG uses the TS2 question sets and dependencies shipped in `data/ts2/`, a question file of
 your own (`?questions=PATH.csv`), or questions from a generator (`?generator=URL` or `hf:MODEL`).

@@ -15,6 +15,7 @@ _CS = _R + "test_clipscore_reference.py::"
 _TI = _R + "test_tifa_reference.py::"
 _DS = _R + "test_dsg_reference.py::"
 _RA = _R + "test_recorded_answers.py::"
+_TE = _R + "test_ts2_embeddings_reference.py::"
 
 #: the original's compute dtype on GPU, per family (the card's ``precision``); ts2viz's default on GPU
 PRECISION: dict[str, str] = {
@@ -58,23 +59,28 @@ FIDELITY: dict[str, tuple[tuple[str, str, str, str, str], ...]] = {
          "", ""),
     ),
     "alignscore": (
-        ("score (default)", "`variant=ts2`: TS2's `ALIGNScore` (the model's `logits_per_image` = cos / "
-         "temperature), prompt as is, no clamp; `variant=cosine` the raw cosine", AS, "variant",
-         "tests/metrics/test_metrics_embedding.py::test_siglip_and_align_match_model_forward"),
+        ("score (default)", "`variant=ts2`: TS2's `ALIGNScore` (michaelsaxon/T2IScoreScore `src/T2IMetrics/correlation/"
+         "align.py`, `CorrelationMetric.calculate_score`): the model's `logits_per_image` = cos / temperature, the "
+         "prompt as is (`padding=True` on one prompt), no clamp; `variant=cosine` the raw cosine", AS, "variant",
+         _TE + "test_default_variant_equals_ts2s_code"),
         ("prompt length", "truncated at ALIGN's 64 tokens with a warning (TS2's code does not truncate)", DIFF,
          "", ""),
         ("scaling (TS2's published column)", "TS2 min-max scaled and rounded its scores; ts2viz reports them "
          "unscaled", DIFF, "", ""),
-        ("reference", "no fixture from TS2's own code yet: the formula is the model's forward (checked against "
-         "it); images go through transformers' PIL EfficientNet processor (`preprocess=original`), as TS2's "
-         "transformers 4 did", DIFF, "preprocess", ""),
+        ("reference", "TS2's own code run on a tiny ALIGN in `kakaobrain/align-base`'s layout (transformers 4.57, "
+         "its PIL EfficientNet processor: `preprocess=original`); the older `src/_old/correlation_scores/"
+         "run_simscore.py` passes `padding=` twice and does not compile, so the package's version is the "
+         "reference", AS, "preprocess", _TE + "test_default_variant_equals_ts2s_code"),
     ),
     "siglip": (
-        ("score (default)", "`variant=ts2`: TS2's `SiGLIPScore` (T2IMetrics): `logits_per_image` = "
-         "exp(logit_scale) * cos + logit_bias, the prompt unpadded (its `padding=True` on one prompt); "
-         "`variant=cosine`: the raw cosine with the prompt padded to SigLIP's 64 training tokens", AS, "variant",
-         "tests/metrics/test_metrics_embedding.py::test_siglip_and_align_match_model_forward"),
-        ("reference", "TS2 published no SigLIP column; no fixture from its code yet", DIFF, "", ""),
+        ("score (default)", "`variant=ts2`: TS2's `SiGLIPScore` (T2IMetrics `src/T2IMetrics/correlation/siglip.py`, "
+         "`CorrelationMetric.calculate_score`): `logits_per_image` = exp(logit_scale) * cos + logit_bias, the "
+         "prompt unpadded (its `padding=True` on one prompt), SigLIP's tokenizer (lower-cased, punctuation "
+         "removed); `variant=cosine`: the raw cosine with the prompt padded to SigLIP's 64 training tokens", AS,
+         "variant", _TE + "test_default_variant_equals_ts2s_code"),
+        ("reference", "TS2's own code run on a tiny SigLIP in `google/siglip-so400m-patch14-384`'s layout "
+         "(SentencePiece `spiece.model`, transformers 4.57, its PIL image processor: `preprocess=original`); TS2 "
+         "published no SigLIP column", AS, "preprocess", _TE + "test_default_variant_equals_ts2s_code"),
     ),
     "tifa": (
         ("decoding (BLIP-VQA)", "`decoding=tifa`: TIFA's `BLIP.vqa`: the bare question, `generate(max_length=50)`, "
@@ -108,9 +114,15 @@ FIDELITY: dict[str, tuple[tuple[str, str, str, str, str], ...]] = {
         ("decoding and prompt (InstructBLIP)", "`decoding=dsg`: DSG's `InstructBLIP.vqa` under transformers 4.31 "
          "(bare question, beam 5, repetition penalty 1.5, max_length 256 on generated tokens)", AS, "decoding",
          _DS + "test_dsg_instructblip_equals_dsgs_code"),
-        ("decoding (long answers)", "transformers 5's beam search normalises finished beams by one more token and "
-         "stops on another heuristic than 4.31's: on answers that run for ~100+ tokens it can keep a longer beam "
-         "(seen on a tiny random model; InstructBLIP's real answers are a few tokens)", DIFF, "decoding", ""),
+        ("decoding (long answers)", "beam search is the installed transformers' (5): it normalises a finished "
+         "beam by one more token, starts from an empty sequence where 4.31 held `[bos]` and stops on another "
+         "heuristic, so answers that run for tens of tokens may differ from transformers 4.31's. Measured on a "
+         "tiny random InstructBLIP whose end token is rarely likely (`tools/reference/dsg/make_fixtures.py`'s "
+         "model with the end token's output row redrawn: seed 3, 6x the layer's spread), every question of both "
+         "fixture prompts on the 4 fixture images answered by DSG's code under 4.31: 6 of 36 answers differ (on "
+         "5, 4.31 went on for 29-36 words where ts2viz stops after one; on 1, 34 words against 33); the 30 "
+         "others, short and long, are equal. No option gives 4.31's search; the real InstructBLIP answers "
+         "yes/no questions in a few tokens, where the two agree (`test_dsg_instructblip_equals_dsgs_code`)", DIFF, "", ""),
         ("prompt (chat VLMs)", "`prompt_style=dsg_chat` (default for a model with a chat template): DSG's "
          "`GPT4o.vqa` instruction \"Answer only with 'yes' or 'no'. Do not give other outputs or punctuation "
          "marks. Question: ...\", greedy (GPT-4o sampled at its API's defaults), 20 new tokens (its max_tokens)",

@@ -75,6 +75,9 @@ CARD = Card(
     original="YujieLu10/LLMScore (BLIP-2 captions, GRiT dense captions, its description and evaluation prompts).",
     output_range="overall: [1, 100]; error_counting: [0, 9]",
     higher_is_better=None,
+    # the original's BLIP-2 captioner is Blip2ForConditionalGeneration.from_pretrained(torch_dtype=torch.float16)
+    # (llm_descriptor/global_descriptor.py); its Vicuna ran behind FastChat's server, which loads float16 too
+    precision="float16",
     options=(
         Option("endpoint", None, "The base URL of an OpenAI-compatible endpoint serving LLM (`gpt-4`, the "
                "original's default); without it, LLM is a local causal LLM (hub id or folder, greedy)."),
@@ -130,6 +133,14 @@ CARD = Card(
                  "as the original", "score",
                  f"{_J}test_llmscore_differential_per_image, {_J}test_score_cli_to_leaderboard_with_details",
                  original="returns both; overall higher is better, error count lower is better"),
+        Fidelity("precision",
+                 "float16 on a GPU for the captioner and a local LLM (the card's precision, recorded in the config's "
+                 "`dtype`); the detector stays float32, as GRiT's detectron2 predictor; float32 on CPU",
+                 "as the original", "",
+                 "tests/metrics/test_llmscore_precision.py::test_llmscore_loads_its_models_in_the_originals_float16",
+                 original="`Blip2ForConditionalGeneration.from_pretrained(\"Salesforce/blip2-opt-2.7b\", "
+                 "torch_dtype=torch.float16)`, inputs cast to float16 (`llm_descriptor/global_descriptor.py`); GRiT "
+                 "through detectron2's `DefaultPredictor` in float32; GPT-4 behind its API"),
         Fidelity("LLM", "any OpenAI-compatible endpoint or a local causal LLM (greedy)", "as the original",
                  "endpoint", f"{_J}test_llmscore_differential_per_image",
                  original="GPT-4 (default), GPT-3.5, Vicuna via an OpenAI-compatible server"),

@@ -1,6 +1,6 @@
-"""SigLIP score: cosine of SigLIP image and prompt embeddings (transformers).
+"""SigLIP score: TS2's logit or the cosine of SigLIP image and prompt embeddings (transformers).
 
-The score is the raw cosine similarity of the image's and the prompt's embeddings, in [-1, 1]. The
+The score is TS2's (the model's ``logits_per_image``, ``variant=ts2``) or the raw cosine (``variant=cosine``). The
 dual encoder is :mod:`ts2viz.metrics.backbones.embedding`'s, which CLIPScore, ALIGNScore and SigLIP share.
 """
 from __future__ import annotations
@@ -14,7 +14,8 @@ from .fidelity import FIDELITY, PRECISION
 _E = "tests/metrics/test_metrics_embedding.py::"
 
 CARD = Card(
-    summary="SigLIP score: the cosine similarity of SigLIP's image embedding and prompt embedding (transformers).",
+    summary=("SigLIP score: SigLIP's image–prompt logit as TS2's code computes it (`variant=ts2`, default) or the "
+             "cosine similarity of its embeddings (`variant=cosine`) (transformers)."),
     paper=("X. Zhai, B. Mustafa, A. Kolesnikov, L. Beyer. Sigmoid Loss for Language Image Pre-Training. ICCV 2023. "
            "https://arxiv.org/abs/2303.15343"),
     citation="""@inproceedings{zhai2023sigmoid,
@@ -38,10 +39,11 @@ CARD = Card(
                  "processor, equal to the full call)", "as the original", "",
                  f"{_E}test_fast_preprocessing_equals_the_processor"),
     ),
-    limitations=("The tests compare with the model's own forward pass on a tiny random-weight SigLIP.",),
-    description="""The score of an image is the raw cosine similarity of its SigLIP embedding and its
-prompt's, in [-1, 1] (not SigLIP's sigmoid probability). MODEL is a hub id or a local folder of a transformers
-`SiglipModel` (`siglip:google/siglip-base-patch16-224`).
+    limitations=("`variant=ts2` is TS2's code's SigLIP score; TS2 published no SigLIP column to compare with.",),
+    description="""By default (`variant=ts2`) the score of an image is TS2's: the model's `logits_per_image`
+(exp(logit_scale) * cos + logit_bias) for the prompt as is, as michaelsaxon/T2IScoreScore's code computes it (a reference fixture
+from that code proves it); `variant=cosine` gives the raw cosine similarity of the SigLIP embeddings, in [-1, 1].
+MODEL is a hub id or a local folder of a transformers `SiglipModel` (`siglip:google/siglip-so400m-patch14-384`).
 """,
 )
 

@@ -1,0 +1,51 @@
+"""``alignscore:`` and ``siglip:`` (``variant=ts2``, the default) against TS2's own scoring code.
+
+``tests/fixtures/reference/ts2_embeddings/expected.json`` was written by
+``tools/reference/ts2_embeddings/make_fixtures.py``: michaelsaxon/T2IScoreScore's ``ALIGNScore`` and
+``SiGLIPScore`` (``src/T2IMetrics/correlation/``, ``CorrelationMetric.calculate_score``: the processor on one
+(image, prompt) with ``padding=True``, the model's ``logits_per_image``) under transformers 4.57.6, on tiny
+random-weight ``AlignModel`` / ``SiglipModel`` checkpoints in the layouts of ``kakaobrain/align-base`` and
+``google/siglip-so400m-patch14-384`` (BERT ``vocab.txt``; SentencePiece ``spiece.model``), every image with
+every prompt (30 pairs each; prompts with capitals, punctuation and digits, all within 64 tokens).
+
+ts2viz (transformers 5) loads the same folders and must give the same per-pair scores. Tolerance: relative
+1e-4 (float32 encoders, batched differently), absolute 1e-5 for scores next to 0.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ts2viz import metrics
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "reference" / "ts2_embeddings"
+EXPECTED = json.loads((FIX / "expected.json").read_text())
+FAMILY = {"align": "alignscore", "siglip": "siglip"}
+
+
+def _pairs():
+    ims = [FIX / n for n in EXPECTED["images"] for _ in EXPECTED["prompts"]]
+    prompts = [p for _ in EXPECTED["images"] for p in EXPECTED["prompts"]]
+    return ims, prompts
+
+
+@pytest.mark.parametrize("model", ["align", "siglip"])
+def test_default_variant_equals_ts2s_code(model):
+    m = metrics.load(f"{FAMILY[model]}:{FIX / EXPECTED['models'][model]}?dtype=float32", device="cpu")
+    assert m.config["variant"] == "ts2"
+    ims, prompts = _pairs()
+    got = m(images=ims, prompts=prompts)
+    want = np.asarray(EXPECTED["scores"][model], dtype=np.float64).ravel()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("model", ["align", "siglip"])
+def test_fixture_tells_prompts_and_images_apart(model):
+    """Each image's scores differ between prompts, and each prompt's between images, by far more than the
+    tolerance: a prompt or image swapped, or the logit scale or bias dropped, fails the test above."""
+    s = np.asarray(EXPECTED["scores"][model])
+    assert np.min(np.ptp(s, axis=1)) > 10 * 1e-4 * np.abs(s).max()
+    assert np.min(np.ptp(s, axis=0)) > 10 * 1e-4 * np.abs(s).max()
