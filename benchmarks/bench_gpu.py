@@ -4,7 +4,7 @@ For each model the architecture is built at its released size directly on the de
 with random weights (nothing is downloaded and nothing is written to disk), handed to ts2viz's metric
 classes, and timed two ways on the same generated 512 x 512 images and prompts:
 
-* **engine**: ``ts2viz.engine.score_images`` (images prepared in worker threads, the metric's own batch size);
+* **engine**: ``ts2viz.engine.score_images`` (images prepared in worker threads, the metric's own batch size), timed after one warm-up batch through the engine (its threads, one-time checks), as a long job runs;
 * **loop**: the same metric called on one image at a time (``metric([image], [prompt])``), the plain way.
 
 Printed: images per second of each, their ratio, and the peak GPU memory of each (``torch.cuda.max_memory_
@@ -13,16 +13,16 @@ error and the run goes on.
 
 Models (``--models``, comma-separated; default all):
 
-* ``clip-l14``: CLIPScore on CLIP ViT-L/14 (openai/clip-vit-large-patch14's architecture), 256 images;
-* ``pickscore-h14``: PickScore on its CLIP ViT-H/14 (the pickscore family; clipscore where it is missing), 256 images;
-* ``clip-flant5-xl``: VQAScore on CLIP-FlanT5-XL (Flan-T5-XL + CLIP ViT-L/14-336), 64 images;
-* ``llava-1.5-7b``: VQAScore on LLaVA-1.5-7B (t2v_metrics' format), 64 images;
-* ``qwen2-vl-7b``: VQAScore on Qwen2-VL-7B-Instruct (first-token rule), 64 images.
+* ``clip-l14``: CLIPScore on CLIP ViT-L/14 (openai/clip-vit-large-patch14's architecture), 1024 images;
+* ``pickscore-h14``: PickScore on its CLIP ViT-H/14 (the pickscore family; clipscore where it is missing), 1024 images;
+* ``clip-flant5-xl``: VQAScore on CLIP-FlanT5-XL (Flan-T5-XL + CLIP ViT-L/14-336), 128 images;
+* ``llava-1.5-7b``: VQAScore on LLaVA-1.5-7B (t2v_metrics' format), 128 images;
+* ``qwen2-vl-7b``: VQAScore on Qwen2-VL-7B-Instruct (first-token rule), 128 images.
 
 ``--tiny`` builds tiny configs of the same five on the CPU in float32 (a test runs it). Needs only torch,
 transformers, tokenizers, numpy and Pillow besides ts2viz's metric library (no UI, no open_clip)::
 
-    python benchmarks/bench_gpu.py                  # on a GPU, about 4 minutes
+    python benchmarks/bench_gpu.py                  # on a GPU, about 5 minutes
     python benchmarks/bench_gpu.py --tiny --out /tmp/bench
 """
 from __future__ import annotations
@@ -46,7 +46,7 @@ WORDS = sorted({w for p in PROMPTS for w in p.split()} | set(
     "does this figure image show please answer yes no Yes No question a chat between curious user and artificial "
     "intelligence assistant the gives helpful detailed polite answers to user's questions USER ASSISTANT".split()))
 MODELS = ("clip-l14", "pickscore-h14", "clip-flant5-xl", "llava-1.5-7b", "qwen2-vl-7b")
-N_IMAGES = {"clip-l14": 256, "pickscore-h14": 256, "clip-flant5-xl": 64, "llava-1.5-7b": 64, "qwen2-vl-7b": 64}
+N_IMAGES = {"clip-l14": 1024, "pickscore-h14": 1024, "clip-flant5-xl": 128, "llava-1.5-7b": 128, "qwen2-vl-7b": 128}
 
 
 # -- pieces built in memory ---------------------------------------------------------------------------------
@@ -269,6 +269,10 @@ def run_one(name: str, tiny: bool, device, dtype, n: int) -> dict:
     ims = images(n)
     prompts = [PROMPTS[i % len(PROMPTS)] for i in range(n)]
     metric(ims[:2], prompts[:2])  # warm-up (kernels, allocator)
+    # the engine's own warm-up (its threads, a first full batch, one-time checks of fast preprocessing), so
+    # that the timed run is the steady state a long scoring job sees
+    warm = min(n, max(2, metric.batch_size or 2))
+    engine.score_images(metric, ims[:warm], prompts[:warm], use_cache=False)
     with torch.inference_mode():
         e_s, e_mem = timed(lambda: engine.score_images(metric, ims, prompts, use_cache=False), device)
         got = {}
@@ -283,7 +287,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(MODELS), help=f"comma-separated, of {', '.join(MODELS)}")
     ap.add_argument("--tiny", action="store_true", help="tiny configs on the CPU in float32 (a quick check)")
-    ap.add_argument("--n", type=int, default=None, help="images per model (default: 256 for CLIP, 64 for the VLMs; "
+    ap.add_argument("--n", type=int, default=None, help="images per model (default: 1024 for CLIP and PickScore, 128 for the VLMs; "
                                                           "8 with --tiny)")
     ap.add_argument("--dtype", choices=("bfloat16", "float16"), default="bfloat16", help="GPU dtype")
     ap.add_argument("--out", default=os.environ.get("OUT"), help="folder for bench_gpu.json (default: $OUT)")
