@@ -95,8 +95,11 @@ def warn_unscored(names: Sequence[str], errors: Sequence[str | None], stacklevel
     return len(bad)
 
 
-#: at most this many threads prepare images (env ``TS2VIZ_WORKERS`` sets the number outright)
-MAX_PREPARATION_THREADS = 32
+#: at most this many threads prepare images (env ``TS2VIZ_WORKERS`` sets the number outright). More threads
+#: contend for the interpreter lock: on one H100 with 16 CPUs (benchmarks/bench_gpu.py, CLIP ViT-L/14,
+#: bfloat16, 1024 images) the engine scored 557, 549, 529, 449 and 322 images/s with 2, 4, 6, 8 and 15
+#: threads, PickScore ViT-H/14 619 with 4 and 241 with 15 (docs/guide/speed.md)
+MAX_PREPARATION_THREADS = 4
 
 
 def preparation_threads() -> int:
