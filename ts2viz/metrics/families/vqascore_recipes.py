@@ -17,7 +17,33 @@ from dataclasses import dataclass
 from ...errors import InputError
 
 def fill(template: str, prompt: str) -> str:
-    """``template`` with the prompt in place of ``{}`` or ``{prompt}`` (t2v_metrics' ``str.format``)."""
+    """``template`` with the prompt in place of ``{}`` or ``{prompt}`` (t2v_metrics' ``str.format``).
+
+    Parameters
+    ----------
+    template : str
+        A question or answer template; ``{}`` or ``{prompt}`` stands for the prompt, ``{{`` and ``}}`` for
+        literal braces.
+    prompt : str
+        The prompt.
+
+    Returns
+    -------
+    str
+        The filled template.
+
+    Raises
+    ------
+    InputError
+        If the template has another placeholder or an unbalanced brace.
+
+    Examples
+    --------
+    >>> fill(Q_FIGURE, "a red cat")
+    'Does this figure show "a red cat"? Please answer yes or no.'
+    >>> fill("Is it {prompt}? {{yes}}", "a dog")
+    'Is it a dog? {yes}'
+    """
     try:
         return template.format(prompt, prompt=prompt)
     except (IndexError, KeyError, ValueError) as e:
@@ -144,7 +170,22 @@ UNSUPPORTED: dict[str, str] = {
 
 
 def recipe_for(vqa) -> Recipe:
-    """The t2v_metrics recipe of a loaded :class:`~ts2viz.metrics.backbones.vqa.VQAModel` (its architecture)."""
+    """The t2v_metrics recipe of a loaded :class:`~ts2viz.metrics.backbones.vqa.VQAModel` (its architecture).
+
+    The recipe is chosen by the model config's ``model_type`` (:data:`ARCHITECTURES`); LLaVA-1.6 checkpoints
+    are told from LLaVA-1.5 by the loaded layout, InstructBLIP and BLIP-2 by whether the language model is an
+    encoder-decoder (FlanT5) or a decoder (Vicuna, OPT). Anything else gets the ``generic`` recipe.
+
+    Parameters
+    ----------
+    vqa : VQAModel
+        The loaded VQA model.
+
+    Returns
+    -------
+    Recipe
+        One of :data:`RECIPES`.
+    """
     kind = getattr(getattr(getattr(vqa, "model", None), "config", None), "model_type", "")
     layout = str(getattr(vqa, "identity", {}).get("layout", ""))
     if kind == "llava" and layout.startswith("llava-1.6"):
