@@ -76,6 +76,8 @@ DONE = (
     "ts2viz/metrics/families/imagereward.py",
     "ts2viz/metrics/families/itcscore.py",
     "ts2viz/metrics/families/itmscore.py",
+    "ts2viz/metrics/families/llmscore.py",
+    "ts2viz/metrics/families/pickscore.py",
     "ts2viz/metrics/families/siglip.py",
     "ts2viz/metrics/families/tifa.py",
     "ts2viz/metrics/families/tifa_filter.py",
