@@ -86,6 +86,7 @@ DONE = (
     "ts2viz/metrics/families/vqascore.py",
     "ts2viz/metrics/families/vqascore_api.py",
     "ts2viz/metrics/families/vqascore_recipes.py",
+    "ts2viz/metrics/registry.py",
     "ts2viz/metrics/spec.py",
     "ts2viz/nuisance",
     "ts2viz/paths.py",
