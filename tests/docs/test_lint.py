@@ -43,6 +43,7 @@ DONE = (
     "ts2viz/metrics/backbones/blip2_retrieval.py",
     "ts2viz/metrics/backbones/clip_flant5.py",
     "ts2viz/metrics/backbones/detect.py",
+    "ts2viz/metrics/backbones/embedding.py",
     "ts2viz/metrics/backbones/judge.py",
     "ts2viz/metrics/backbones/llm.py",
     "ts2viz/metrics/backbones/nli.py",
