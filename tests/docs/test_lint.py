@@ -45,6 +45,7 @@ DONE = (
     "ts2viz/metrics/backbones/detect.py",
     "ts2viz/metrics/backbones/embedding.py",
     "ts2viz/metrics/backbones/judge.py",
+    "ts2viz/metrics/backbones/llava.py",
     "ts2viz/metrics/backbones/llm.py",
     "ts2viz/metrics/backbones/nli.py",
     "ts2viz/metrics/backbones/vqa_t2v.py",
