@@ -32,10 +32,14 @@ class Option:
 
     Parameters
     ----------
-    name : the option's name, as the factory takes it.
-    default : its default as a spec would spell it (``None``: none, the factory decides or it is required).
-    doc : what it does, in one or a few sentences (Markdown).
-    values : the values it allows when they are a fixed set (empty: any value of its kind).
+    name : str
+        The option's name, as the factory takes it.
+    default : object, optional
+        Its default as a spec would spell it (``None``: none, the factory decides or it is required).
+    doc : str, optional
+        What it does, in one or a few sentences (Markdown).
+    values : tuple, optional
+        The values it allows when they are a fixed set (empty: any value of its kind).
     """
 
     name: str
@@ -50,13 +54,19 @@ class Fidelity:
 
     Parameters
     ----------
-    aspect : what is compared (prompt template, decoding, answer -> score, aggregation, preprocessing,
-        precision, default model ...).
-    ts2viz : what ts2viz does (Markdown).
-    status : one of :data:`FIDELITY_STATUSES`.
-    option : the option that changes it (empty if none).
-    test : the test(s) that show it, as ``tests/AREA/test_x.py::test_name`` (empty if none).
-    original : what the original's code does, where the row says it apart from ``ts2viz``.
+    aspect : str
+        What is compared (prompt template, decoding, answer -> score, aggregation, preprocessing, precision,
+        default model ...).
+    ts2viz : str
+        What ts2viz does (Markdown).
+    status : str
+        One of :data:`FIDELITY_STATUSES`.
+    option : str, optional
+        The option that changes it (empty if none).
+    test : str, optional
+        The test(s) that show it, as ``tests/AREA/test_x.py::test_name`` (empty if none).
+    original : str, optional
+        What the original's code does, where the row says it apart from ``ts2viz``.
     """
 
     aspect: str
@@ -79,22 +89,32 @@ class Card:
 
     Parameters
     ----------
-    summary : one paragraph: what the family computes.
-    paper : the paper (authors, title, venue, year; a link).
-    citation : the paper's BibTeX entry.
-    original : the reference code ts2viz follows: repository and version or files.
-    output_range : the scores' range (e.g. ``"[-1, 1]"``).
-    higher_is_better : the scores' direction (``None`` where an option or the scores decide).
-    options : every option the factory takes (:class:`Option`).
-    fidelity : the family compared with its original, aspect by aspect (:class:`Fidelity`).
-    limitations : what is known not to hold or not checked, one sentence or paragraph each.
-    model_names : the field's short model names -> hub ids (e.g. ``clip-flant5-xxl`` ->
-        ``zhiqiulin/clip-flant5-xxl``).
-    precision : the original's compute dtype on GPU (``float32``, ``float16``, ``bfloat16``): the
-        default GPU dtype of the family's models (``dtype=`` overrides; CPU stays float32). ``None``:
-        not established yet; ts2viz's generic default (bfloat16 where the GPU supports it, else
-        float16).
-    description : the longer text (Markdown): how the family works and the choices it makes.
+    summary : str
+        One paragraph: what the family computes.
+    paper : str, optional
+        The paper (authors, title, venue, year; a link).
+    citation : str, optional
+        The paper's BibTeX entry.
+    original : str, optional
+        The reference code ts2viz follows: repository and version or files.
+    output_range : str, optional
+        The scores' range (e.g. ``"[-1, 1]"``).
+    higher_is_better : bool or None, optional
+        The scores' direction (``None`` where an option or the scores decide).
+    options : tuple of Option, optional
+        Every option the factory takes (:class:`Option`).
+    fidelity : tuple of Fidelity, optional
+        The family compared with its original, aspect by aspect (:class:`Fidelity`).
+    limitations : tuple of str, optional
+        What is known not to hold or not checked, one sentence or paragraph each.
+    model_names : mapping of str to str, optional
+        The field's short model names -> hub ids (e.g. ``clip-flant5-xxl`` -> ``zhiqiulin/clip-flant5-xxl``).
+    precision : str or None, optional
+        The original's compute dtype on GPU (``float32``, ``float16``, ``bfloat16``): the default GPU dtype of
+        the family's models (``dtype=`` overrides; CPU stays float32). ``None``: not established yet; ts2viz's
+        generic default (bfloat16 where the GPU supports it, else float16).
+    description : str, optional
+        The longer text (Markdown): how the family works and the choices it makes.
     """
 
     summary: str

@@ -318,7 +318,28 @@ def find_vision_tower(folder: Path, named: str, option: str | None) -> str:
 
 @dataclass
 class OriginalLlava:
-    """A converted checkpoint: the transformers model, its processor, the tower's id and the text vocabulary."""
+    """A converted checkpoint: the transformers model, its processor, the tower's id and the text vocabulary.
+
+    Made by :func:`load_original_llava`.
+
+    Parameters
+    ----------
+    model : transformers.LlavaForConditionalGeneration
+        The converted model.
+    processor : transformers.LlavaProcessor
+        Its processor (the tower's CLIP image processor, the checkpoint's tokenizer with ``<image>`` added).
+    vision_tower : str
+        The folder or hub id the tower came from.
+    text_vocab : int
+        The original vocabulary size: the softmax of a score runs over these rows only.
+    template : str, optional
+        The prompt for generation and P(yes) (the layout has no chat template): LLaVA-1.5's conversation.
+    version : str, optional
+        ``1.5`` or ``1.6``.
+    tower_from_checkpoint : bool, optional
+        The tower's weights came from the checkpoint (LLaVA-1.6's fine-tuned tower), not from
+        ``mm_vision_tower``.
+    """
 
     model: object
     processor: object

@@ -32,18 +32,28 @@ class Metric:
 
     Attributes
     ----------
-    spec : the SPEC string (scores column name and cache key).
-    name : the family name (``clipscore``, ``tifa``, ...).
-    higher_is_better : direction of the scores.
-    config : dict identifying the metric exactly (model id, revision, pretrained tag, questions, options).
-    device : torch device string the model runs on (``cpu`` for model-free metrics).
-    batch_size : images per model call (the engine halves it on GPU out-of-memory).
-    has_details : whether :attr:`last_details` holds per-image details after a call (TIFA, DSG).
-    needs_pixels : whether :meth:`prepare` needs the decoded image (a precomputed-scores metric only
-        needs the image's file name, so the engine neither reads nor hashes the file for it).
-    cacheable : whether finished scores are worth keeping in the score cache (not for lookups).
-    stacks_prepared : whether :meth:`score_prepared` takes a :class:`PreparedBatch`'s stacked tensors
-        instead of stacking the prepared items itself (the engine then stacks them on its worker threads).
+    spec : str
+        The SPEC string (scores column name and cache key).
+    name : str
+        The family name (``clipscore``, ``tifa``, ...).
+    higher_is_better : bool
+        Direction of the scores.
+    config : dict
+        Identifies the metric exactly (model id, revision, pretrained tag, questions, options).
+    device : str
+        Torch device string the model runs on (``cpu`` for model-free metrics).
+    batch_size : int
+        Images per model call (the engine halves it on GPU out-of-memory).
+    has_details : bool
+        Whether :attr:`last_details` holds per-image details after a call (TIFA, DSG).
+    needs_pixels : bool
+        Whether :meth:`prepare` needs the decoded image (a precomputed-scores metric only needs the image's file
+        name, so the engine neither reads nor hashes the file for it).
+    cacheable : bool
+        Whether finished scores are worth keeping in the score cache (not for lookups).
+    stacks_prepared : bool
+        Whether :meth:`score_prepared` takes a :class:`PreparedBatch`'s stacked tensors instead of stacking the
+        prepared items itself (the engine then stacks them on its worker threads).
 
     Parameters
     ----------

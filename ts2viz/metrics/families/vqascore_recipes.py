@@ -60,17 +60,25 @@ class Recipe:
 
     Parameters
     ----------
-    name : the recipe's name (recorded in a metric's config).
-    question : the question template (``{}`` is the prompt).
-    answer : the answer template.
-    rule : ``likelihood`` (``exp(-mean cross-entropy)`` of the answer's tokens and the model's end token,
-        teacher forced), ``first_token`` (the first generated token's probability of the answer's first
-        token) or ``top_logprobs`` (an API's top log-probabilities of the first token).
-    precision : t2v_metrics' compute dtype on a GPU (``None``: an API).
-    original : t2v_metrics' class that scores it.
-    proved : whether a reference fixture made by that class proves ts2viz's scores
+    name : str
+        The recipe's name (recorded in a metric's config).
+    question : str
+        The question template (``{}`` is the prompt).
+    answer : str
+        The answer template.
+    rule : str
+        ``likelihood`` (``exp(-mean cross-entropy)`` of the answer's tokens and the model's end token, teacher
+        forced), ``first_token`` (the first generated token's probability of the answer's first token) or
+        ``top_logprobs`` (an API's top log-probabilities of the first token).
+    precision : str or None
+        t2v_metrics' compute dtype on a GPU (``None``: an API).
+    original : str
+        t2v_metrics' class that scores it.
+    proved : bool, optional
+        Whether a reference fixture made by that class proves ts2viz's scores
         (``tests/metrics/reference/test_vqascore_reference.py``).
-    note : a difference from the original, where there is one.
+    note : str, optional
+        A difference from the original, where there is one.
     """
 
     name: str
