@@ -31,6 +31,7 @@ DONE = (
     "ts2viz/cost",
     "ts2viz/dataset.py",
     "ts2viz/display.py",
+    "ts2viz/engine",
     "ts2viz/errors.py",
     "ts2viz/figures",
     "ts2viz/gold",
