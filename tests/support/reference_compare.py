@@ -185,3 +185,17 @@ def compare_dsg(margins: bool = True) -> float:
     want = [r["score"] for r in results]
     check_close(scores, want, "dsg image scores", rtol=0, atol=1e-12)
     return float(np.max(np.abs(np.asarray(scores) - want)))
+
+
+# -- ALIGNScore and SigLIP (TS2's own code) -------------------------------------------------------------------
+
+def compare_ts2_embeddings(model: str):
+    """``alignscore:`` / ``siglip:`` (TS2's ``logits_per_image``, the default variant) on the tiny ``align`` or
+    ``siglip`` checkpoint, every image with every prompt; returns (metric, max rel)."""
+    fix, exp = FIXTURES / "ts2_embeddings", _json("ts2_embeddings", "expected.json")
+    family = {"align": "alignscore", "siglip": "siglip"}[model]
+    m = metrics.load(f"{family}:{fix / exp['models'][model]}?dtype=float32", device="cpu")
+    ims = [fix / n for n in exp["images"] for _ in exp["prompts"]]
+    prompts = [p for _ in exp["images"] for p in exp["prompts"]]
+    want = np.asarray(exp["scores"][model], dtype=np.float64).ravel()
+    return m, check_close(m(images=ims, prompts=prompts), want, f"{family} ts2", atol=1e-5)
