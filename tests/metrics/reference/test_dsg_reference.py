@@ -9,33 +9,19 @@ InstructBLIP must give the same answers (string for string) and per-image scores
 """
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
-import numpy as np
-from margins import generation_margins
-
-from ts2viz import metrics
+from reference_compare import compare_dsg
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "reference" / "dsg"
 EXPECTED = json.loads((FIX / "expected.json").read_text())
-with open(FIX / "questions.csv", newline="", encoding="utf-8") as _f:
-    PROMPTS = {int(r["id"]): r["prompt"] for r in csv.DictReader(_f)}
 
 
 def test_dsg_instructblip_equals_dsgs_code():
-    # every DSG question is yes/no: read by the yes rule, never by the mapper (lexical: no model to load)
-    m = metrics.load(f"dsg:{FIX / EXPECTED['model']}?questions={FIX / 'questions.csv'}&mapper=lexical&dtype=float32",
-                     device="cpu")
-    results = EXPECTED["results"]
     # DSG's code decided these answers on another machine and transformers: every choice of the beam
     # search by a wide margin (issue 30)
-    with generation_margins(context="DSG's InstructBLIP beam search"):
-        scores = m(images=[FIX / r["image"] for r in results], prompts=[PROMPTS[r["seg_id"]] for r in results])
-    for r, recs in zip(results, m.last_details):
-        assert [(x["question_id"], x["answer"]) for x in recs] == [(a["question_id"], a["answer"]) for a in r["answers"]]
-    np.testing.assert_allclose(scores, [r["score"] for r in results], rtol=0, atol=1e-12)
+    compare_dsg(margins=True)
 
 
 def test_fixture_answers_depend_on_the_image():
