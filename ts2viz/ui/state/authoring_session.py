@@ -14,14 +14,13 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from ...authoring import SegDraft
 from ...errors import InputError
-from .app_state import CLOSE_HOOKS, HOLD_CHECKS
+from .app_state import SessionStore
 
 
 @dataclass(frozen=True)
@@ -371,9 +370,15 @@ class Drafts:
             self.remote, self.history, self.sizes, self.export = {}, [], {}, None
 
 
+def _close_drafts(workspace, drafts: Drafts) -> None:
+    drafts.close()
+    base = workspace.exports_path()
+    if base is not None:     # the workspace deletes its folder too; gone now either way
+        shutil.rmtree(os.path.join(base, "authoring"), ignore_errors=True)
+
+
 #: workspace -> its Drafts (weak: a workspace that is gone takes its drafts with it)
-_STORE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
+_STORE = SessionStore(lambda ws: Drafts(ws.exports_dir), on_close=_close_drafts)
 
 
 def drafts_of(view, *, create: bool = False) -> Drafts | None:
@@ -391,31 +396,4 @@ def drafts_of(view, *, create: bool = False) -> Drafts | None:
     Drafts or None
         The drafts; ``None`` on a read-only view, or when there are none and ``create`` is off.
     """
-    ws = getattr(view, "workspace", None)
-    if ws is None or getattr(ws, "read_only", False):
-        return None
-    with _LOCK:
-        d = _STORE.get(ws)
-        if d is None and create:
-            d = _STORE[ws] = Drafts(ws.exports_dir)
-    return d
-
-
-def _forget(workspace) -> None:
-    with _LOCK:
-        d = _STORE.pop(workspace, None)
-    if d is not None:
-        d.close()
-        base = workspace.exports_path()
-        if base is not None:     # the workspace deletes its folder too; gone now either way
-            shutil.rmtree(os.path.join(base, "authoring"), ignore_errors=True)
-
-
-def _holds(workspace) -> bool:
-    with _LOCK:
-        d = _STORE.get(workspace)
-    return bool(d)
-
-
-CLOSE_HOOKS.append(_forget)
-HOLD_CHECKS.append(_holds)
+    return _STORE.of(view, create=create)

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import os
 import threading
-import weakref
 
 from ...errors import InputError
-from .app_state import CLOSE_HOOKS, HOLD_CHECKS
+from .app_state import SessionStore
 
 #: workspace -> its GoldUploads (weak: a workspace that is gone takes its uploads with it)
-_STORE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
+_STORE = SessionStore(lambda ws: GoldUploads())
 
 
 class GoldUploads:
@@ -119,29 +117,7 @@ def uploads_of(view, *, create: bool = False) -> GoldUploads | None:
     GoldUploads or None
         The uploads; ``None`` on a read-only view, or when there are none and ``create`` is off.
     """
-    ws = getattr(view, "workspace", None)
-    if ws is None or getattr(ws, "read_only", False):
-        return None
-    with _LOCK:
-        up = _STORE.get(ws)
-        if up is None and create:
-            up = _STORE[ws] = GoldUploads()
-    return up
-
-
-def _forget(workspace) -> None:
-    with _LOCK:
-        _STORE.pop(workspace, None)
-
-
-def _holds(workspace) -> bool:
-    with _LOCK:
-        up = _STORE.get(workspace)
-    return bool(up)
-
-
-CLOSE_HOOKS.append(_forget)
-HOLD_CHECKS.append(_holds)
+    return _STORE.of(view, create=create)
 
 
 def add_gold_scores(view, gold: str, path, display_name: str | None = None) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...nuisance.run import MetricRun, NuisanceScores, read_nuisance
-from .app_state import CLOSE_HOOKS, HOLD_CHECKS
+from .app_state import SessionStore
 
 
 class SharedNuisance:
@@ -67,22 +67,8 @@ class SessionNuisance:
 #: variants of its data)
 _SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 #: workspace -> its SessionNuisance (weak: a workspace that is gone takes its results with it)
-_SESSIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SESSIONS = SessionStore(lambda ws: SessionNuisance())
 _LOCK = threading.Lock()
-
-
-def _forget(workspace) -> None:
-    with _LOCK:
-        _SESSIONS.pop(workspace, None)
-
-
-def _holds(workspace) -> bool:
-    with _LOCK:
-        return bool(_SESSIONS.get(workspace))
-
-
-CLOSE_HOOKS.append(_forget)
-HOLD_CHECKS.append(_holds)
 
 
 def merge_runs(old: MetricRun, new: MetricRun) -> MetricRun:
@@ -177,14 +163,7 @@ def session_results(view, *, create: bool = False) -> SessionNuisance | None:
     SessionNuisance or None
         The results; ``None`` on a read-only view, or when there are none and ``create`` is off.
     """
-    ws = getattr(view, "workspace", None)
-    if ws is None or getattr(ws, "read_only", False):
-        return None
-    with _LOCK:
-        s = _SESSIONS.get(ws)
-        if s is None and create:
-            s = _SESSIONS[ws] = SessionNuisance()
-    return s
+    return _SESSIONS.of(view, create=create)
 
 
 def metric_choices(view) -> list[str]:
