@@ -55,6 +55,20 @@ def pytest_sessionfinish(session, exitstatus):
         session.config.get_terminal_writer().line(f"perturbed: {sys.modules['perturb'].describe()}")
 
 
+@pytest.fixture(autouse=True)
+def _exact_batches(request, monkeypatch):
+    """A test marked ``exact_batches`` is about how a run is cut into batches: the ``batchN`` perturbation
+    is lifted while it runs, here and in the subprocesses it starts (tests/support/perturb.py)."""
+    import os
+
+    import perturb
+
+    spec = os.environ.get(perturb.ENV, "")
+    if spec and request.node.get_closest_marker(perturb.MARKER) and "batch" in perturb.parse(spec):
+        monkeypatch.setenv(perturb.ENV, perturb.without_batch(spec))
+    yield
+
+
 @pytest.fixture(scope="module")
 def hanging_hub():
     """HF_ENDPOINT of a server that accepts connections and never answers (a network that hangs)."""

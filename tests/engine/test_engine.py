@@ -179,6 +179,7 @@ engine.score_dataset({ds!r}, [{spec!r}], device="cpu", batch_size=4, cache_dir={
 """
 
 
+@pytest.mark.exact_batches  # counts the rows of two committed batches of 4
 def test_killed_run_keeps_finished_batches_and_cache_is_sound(dataset_dir, tmp_path):
     spec = f"clipscore:{tiny('clip')}"
     cache = tmp_path / "cache"

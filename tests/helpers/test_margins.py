@@ -7,6 +7,7 @@ import pytest
 
 from margins import (assert_distinct, assert_wide_argmax, assert_wide_gap, assert_wide_rounding, assert_wide_threshold,
                      generation_margins)
+import perturb
 from perturb import parse
 
 
@@ -73,3 +74,25 @@ def test_perturbation_specs():
     for bad in ("threads0", "fast", "isa=sse"):
         with pytest.raises(ValueError, match="unknown perturbation"):
             parse(bad)
+
+
+def test_batch_cap_is_read_at_each_call_and_lifted_without_batch(monkeypatch):
+    from types import SimpleNamespace
+
+    from ts2viz.metrics.common.device import run_halving_on_oom
+
+    monkeypatch.setenv(perturb.ENV, "threads1,batch3,denormal")
+    assert perturb.batch_cap() == 3 and perturb.without_batch("threads1,batch3,denormal") == "threads1,denormal"
+    mod = SimpleNamespace(run_halving_on_oom=run_halving_on_oom)
+    perturb._cap_batches()(mod)
+    assert mod.run_halving_on_oom(lambda a, b: b - a, 8, 4, "demo") == ([3, 3, 2], 3)
+    monkeypatch.setenv(perturb.ENV, perturb.without_batch("threads1,batch3,denormal"))
+    assert perturb.batch_cap() is None
+    assert mod.run_halving_on_oom(lambda a, b: b - a, 8, 4, "demo") == ([4, 4], 4)
+
+
+@pytest.mark.exact_batches
+def test_a_test_marked_exact_batches_runs_without_the_batch_cap():
+    import os
+
+    assert "batch" not in parse(os.environ.get(perturb.ENV, ""))    # under --perturb=batch3 too (conftest.py)

@@ -137,7 +137,10 @@ def test_closed_set_detector_matches_post_processing_and_nms(images):
     from transformers import AutoImageProcessor, AutoModelForObjectDetection
 
     folder = str(tiny("rtdetr"))
-    det = load_detector(folder, "cpu", threshold=0.5, nms_iou=0.45, max_boxes=6)
+    # max_boxes=4: every image has 9 to 11 boxes after NMS, and the 4th and 5th confidences are 0.02 or
+    # more apart on every image, on AVX-512 and on PyTorch's default kernels alike (issue 30: with 6, image
+    # 2's were 5e-4 apart, and the kernels of another instruction set move these confidences by up to 1e-2)
+    det = load_detector(folder, "cpu", threshold=0.5, nms_iou=0.45, max_boxes=4)
     got = det.detect(images)
     # the detector's decisions (threshold, 1-pixel minimum, order, NMS), taken again one image at a
     # time below: by wide margins
@@ -153,11 +156,11 @@ def test_closed_set_detector_matches_post_processing_and_nms(images):
                 model.config.id2label[lab], s) for s, lab, b in zip(r["scores"].tolist(), r["labels"].tolist(),
                                                                    r["boxes"].tolist())]
         raw = [d for d in raw if d[0][2] - d[0][0] >= 1 and d[0][3] - d[0][1] >= 1]
-        want = _greedy_nms(raw, 0.45)[:6]
+        want = _greedy_nms(raw, 0.45)[:4]
         _assert_same_detections(dets, want)
         assert all(d.score >= 0.5 for d in dets)
     assert sum(len(d) for d in got) > 3
-    assert max(len(d) for d in load_detector(folder, "cpu", threshold=0.0, nms_iou=1.0, max_boxes=50).detect(images)) > 6
+    assert min(len(d) for d in load_detector(folder, "cpu", threshold=0.5, nms_iou=0.45, max_boxes=50).detect(images)) > 4
     assert det.config["kind"] == "closed-set" and det.config["confidence"] == 0.5
     # image_size resizes the detector input (RT-DETR: a square, like YOLO's 640 x 640).
     small = load_detector(folder, "cpu", image_size=32)

@@ -35,6 +35,7 @@ def spy(metric):
     return calls
 
 
+@pytest.mark.exact_batches  # counts the model's calls per batch of 4
 def test_transformed_scores_equal_scoring_the_transformed_images(data, tmp_path):
     ds, spec = data
     metric = engine.get_metric(spec, "cpu")
@@ -76,6 +77,7 @@ def test_transformed_scores_equal_scoring_the_transformed_images(data, tmp_path)
         metric.score_prepared = type(metric).score_prepared.__get__(metric)
 
 
+@pytest.mark.exact_batches  # stopped after two batches of 4: counts what is left
 def test_an_interrupted_run_resumes_where_it_stopped(data, tmp_path):
     ds, spec = data
     metric = engine.get_metric(spec, "cpu")
@@ -147,6 +149,7 @@ ray = pytest.importorskip("ray")
 
 
 @pytest.mark.slow
+@pytest.mark.exact_batches  # the same batches of 4 on Ray and in one process give the same bits (rtol 1e-9)
 def test_on_ray_the_same_scores_and_the_same_cache(data, tmp_path):
     import logging
 

@@ -15,7 +15,11 @@ SPEC a comma-separated list of:
     ``torch.set_flush_denormal(True)``: numbers below 1.2e-38 become 0.
 ``batchN``
     every batch of a metric, detector, VQA model, NLI model and Sentence-BERT mapper at most N items
-    (default batches are 8 to 64): other padding, other shapes for the kernels.
+    (default batches are 8 to 64): other padding, other shapes for the kernels. A test about how a run is
+    cut into batches (calls per batch, batches finished before an interruption, bit-identical scores from
+    identical batches) is marked ``@pytest.mark.exact_batches`` (``MARKER``): while it runs, the cap is
+    lifted in this process and left out of the variable its subprocesses inherit
+    (``tests/conftest.py``); the other perturbations stay in effect.
 ``nomkldnn``
     ``torch.backends.mkldnn.enabled = False``: PyTorch's own kernels instead of oneDNN's.
 ``isa=LEVEL``
@@ -39,6 +43,8 @@ from pathlib import Path
 ENV = "TS2VIZ_TEST_PERTURB"
 SITE = Path(__file__).resolve().parent / "perturb_site"
 ISA_LEVELS = ("default", "avx2", "avx512")
+#: the marker of a test that the batch cap does not apply to (it is about the batches themselves)
+MARKER = "exact_batches"
 
 
 def parse(spec: str) -> dict:
@@ -59,6 +65,25 @@ def parse(spec: str) -> dict:
             raise ValueError(f"--perturb: unknown perturbation {part!r}: expected threadsN, batchN, denormal, "
                              f"nomkldnn or isa={'|'.join(ISA_LEVELS)}")
     return out
+
+
+def unparse(p: dict) -> str:
+    """The inverse of :func:`parse`: ``{"threads": 1, "batch": 3}`` -> ``"threads1,batch3"``."""
+    return ",".join(f"{k}{v}" if k in ("threads", "batch") else (f"isa={v}" if k == "isa" else k)
+                    for k, v in p.items())
+
+
+def without_batch(spec: str) -> str:
+    """``spec`` without its ``batchN`` (what a test marked ``exact_batches`` runs under)."""
+    p = parse(spec)
+    p.pop("batch", None)
+    return unparse(p)
+
+
+def batch_cap() -> int | None:
+    """The batch cap in effect now (read from ``TS2VIZ_TEST_PERTURB`` at each call, so that a test
+    marked ``exact_batches`` can lift it), or None."""
+    return parse(os.environ.get(ENV, "")).get("batch")
 
 
 def _on_import(names: tuple[str, ...], action) -> None:
@@ -98,8 +123,9 @@ def _on_import(names: tuple[str, ...], action) -> None:
     sys.meta_path.insert(0, Finder())
 
 
-def _cap_batches(n: int):
-    """Wrap ts2viz's batching helper (wherever a module bound it) and the Sentence-BERT mapper's loop."""
+def _cap_batches():
+    """Wrap ts2viz's batching helper (wherever a module bound it) and the Sentence-BERT mapper's loop; the
+    cap is :func:`batch_cap` at the time of the call."""
     wrapped: dict[int, object] = {}
 
     def action(module) -> None:
@@ -107,7 +133,8 @@ def _cap_batches(n: int):
         if callable(fn) and not getattr(fn, "_perturbed", False):
             if id(fn) not in wrapped:
                 def capped(call, total, batch_size, label, _fn=fn):
-                    return _fn(call, total, min(int(batch_size), n), label)
+                    n = batch_cap()
+                    return _fn(call, total, min(int(batch_size), n) if n else batch_size, label)
 
                 capped._perturbed = True
                 wrapped[id(fn)] = capped
@@ -118,7 +145,9 @@ def _cap_batches(n: int):
 
             def __init__(self, *args, _init=init, **kwargs):
                 _init(self, *args, **kwargs)
-                self.batch_size = min(self.batch_size, n)
+                n = batch_cap()
+                if n:
+                    self.batch_size = min(self.batch_size, n)
 
             __init__._perturbed = True
             cls.__init__ = __init__
@@ -133,8 +162,7 @@ def apply(spec: str | dict, *, export: bool = True) -> dict:
     if not p:
         return p
     if export:
-        os.environ[ENV] = ",".join(f"{k}{v}" if k in ("threads", "batch") else (f"isa={v}" if k == "isa" else k)
-                                   for k, v in p.items())
+        os.environ[ENV] = unparse(p)
         paths = [str(SITE)] + [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x and x != str(SITE)]
         os.environ["PYTHONPATH"] = os.pathsep.join(paths)
     if "isa" in p:
@@ -168,7 +196,7 @@ def apply(spec: str | dict, *, export: bool = True) -> dict:
 
         _on_import(("torch",), torch_settings)
     if "batch" in p:
-        _on_import(("ts2viz.",), _cap_batches(p["batch"]))
+        _on_import(("ts2viz.",), _cap_batches())
     return p
 
 

@@ -5,6 +5,11 @@ so either reuses the other's finished work. ``score_variants`` scores changed co
 prompts (nuisance transforms) through the same batches and cache. ``score_dataset(..., ray=...)`` runs the same scoring on
 Ray actors (:mod:`ts2viz.engine.distributed`), with the same cache. Importing this package imports
 neither torch nor ray.
+
+The score cache (:class:`ScoreCache`, :mod:`ts2viz.engine.cache`) keys each score by the metric's config
+hash, the image's content hash and the prompt, and commits every batch as it finishes: an interrupted run
+resumes, a re-run scores nothing new. Loaded metrics are kept for reuse in the process
+(:func:`get_metric`, :func:`cached_metrics`, at most :data:`MODEL_CACHE_SIZE`).
 """
 from __future__ import annotations
 

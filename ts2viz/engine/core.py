@@ -7,6 +7,9 @@ the model runs in the calling thread. The pool has a thread per CPU but one
 ``stacks_prepared`` the threads also stack each batch as its images are prepared (in page-locked memory
 for a CUDA metric). Images are hashed only for the cache. Each finished batch is committed to the cache
 before the next starts; on an error or an interrupt the images not yet started are dropped.
+
+Loaded metrics are kept for reuse in this process (:func:`get_metric`, at most :data:`MODEL_CACHE_SIZE`),
+so that the app's repeated :func:`score_images` calls load a model once.
 """
 from __future__ import annotations
 
@@ -39,11 +42,45 @@ MAX_IMAGE_PIXELS = int(os.environ.get("TS2VIZ_MAX_PIXELS") or 50_000_000)
 
 
 def get_metric(spec, device: str | None = None, **options):
-    """A loaded metric for ``spec`` (a SPEC string or a Metric), reused across calls in this process.
+    r"""A loaded metric for ``spec`` (a SPEC string or a Metric), reused across calls in this process.
 
-    At most :data:`MODEL_CACHE_SIZE` metrics are kept, least recently used dropped first (a caller
-    still holding a dropped one keeps it until done). Loads are serialised, so two threads asking for
-    the same spec load it once.
+    At most :data:`MODEL_CACHE_SIZE` metrics are kept, keyed by ``(spec, device, options)``, least recently
+    used dropped first (a caller still holding a dropped one keeps it until done; once it is dropped, cached
+    GPU memory is given back). Loads are serialised, so two threads asking for the same spec load it once.
+
+    Parameters
+    ----------
+    spec : str or ts2viz.metrics.common.base.Metric
+        A SPEC string (``family:model?key=value``, see :mod:`ts2viz.metrics`), or a loaded metric, which is
+        returned as it is (neither kept nor checked against ``device``).
+    device : str or None, default None
+        ``cuda``, ``cuda:N``, ``mps`` or ``cpu``; None: the first of cuda, mps and cpu that torch can use.
+    **options
+        Options overriding the spec's ``?key=value`` part (:func:`ts2viz.metrics.load`).
+
+    Returns
+    -------
+    ts2viz.metrics.common.base.Metric
+        The metric: the kept one when the same ``(spec, device, options)`` was loaded before.
+
+    Raises
+    ------
+    InputError
+        From :func:`ts2viz.metrics.load`: a malformed spec, an unknown family or option, a model that cannot
+        be found or loaded, or a device that is not available.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (tmp / "mine.py").write_text("def length(images, prompts):\n"
+    ...                                  "    return [len(p) for p in prompts]\n")
+    >>> m = get_metric(f"callable:{tmp / 'mine.py'}:length")
+    >>> m is get_metric(f"callable:{tmp / 'mine.py'}:length"), get_metric(m) is m
+    (True, True)
+    >>> (m.spec, None, ()) in cached_metrics()
+    True
+    >>> import shutil; shutil.rmtree(tmp)
     """
     from ..metrics import load
     from ..metrics.common.base import Metric
@@ -68,7 +105,14 @@ def get_metric(spec, device: str | None = None, **options):
 
 
 def cached_metrics() -> list[tuple]:
-    """Keys ``(spec, device, options)`` of the loaded metrics kept for reuse, least recently used first."""
+    """Keys of the loaded metrics kept for reuse by :func:`get_metric`.
+
+    Returns
+    -------
+    list of tuple
+        ``(spec, device, options)`` per kept metric (``options`` a sorted tuple of ``(name, value)``
+        pairs), least recently used first.
+    """
     with _METRICS_LOCK:
         return list(_METRICS)
 
@@ -101,8 +145,11 @@ def _open_cache(cache_dir, use_cache: bool) -> ScoreCache | None:
 
 
 class _Item:
-    """One image to score: where it comes from, its name, its prompt, its cache key, why it failed, and
-    the change made to its decoded image before scoring (``hook``: a :class:`Variant`'s ``image``)."""
+    """One image to score.
+
+    Where it comes from, its name, its prompt, its cache key, why it failed, and the change made to its
+    decoded image before scoring (``hook``: a :class:`Variant`'s ``image``).
+    """
 
     __slots__ = ("source", "name", "prompt", "key", "error", "hook")
 
@@ -335,10 +382,31 @@ def _warn_missing(items: list[_Item], names: Sequence[str]) -> int:
 
 
 def check_pixels(source, max_pixels: int | None = None) -> None:
-    """Raise :class:`InputError` when an image has more than ``max_pixels`` pixels (default
-    :data:`MAX_IMAGE_PIXELS`), reading only the file's header: an oversized image is never decoded.
+    """Refuse an image with too many pixels, reading only the file's header: an oversized image is never decoded.
 
-    ``source`` is a path or a PIL image; an unreadable file passes (decoding reports it).
+    The engine calls it before decoding each image; the image then gets NaN and is named in the run's
+    warning.
+
+    Parameters
+    ----------
+    source : str or os.PathLike or PIL.Image.Image
+        The image file, or an image in memory. An unreadable file passes (decoding reports it).
+    max_pixels : int or None, default None
+        The most pixels (width x height) allowed; None: :data:`MAX_IMAGE_PIXELS` (``TS2VIZ_MAX_PIXELS``).
+
+    Raises
+    ------
+    InputError
+        If the image has more than ``max_pixels`` pixels, or Pillow's decompression-bomb check refuses it.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> check_pixels(Image.new("RGB", (10, 10)), max_pixels=100)
+    >>> check_pixels(Image.new("RGB", (10, 11)), max_pixels=100)
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: image is 10x11 = 0 megapixels; the limit is 0.0001 megapixels (TS2VIZ_MAX_PIXELS)
     """
     from PIL import Image
 
@@ -364,11 +432,107 @@ def check_pixels(source, max_pixels: int | None = None) -> None:
 def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, device: str | None = None,
                  batch_size: int | None = None, cache_dir=None, use_cache: bool = True,
                  progress: Progress | None = None, return_details: bool = False):
-    """Score loose images (PIL images or paths) against their prompts, through the cache.
+    r"""Score loose images (PIL images or paths) against their prompts, through the score cache.
 
-    Returns a float64 array of per-image scores (NaN for an unreadable image, with a warning), or
-    ``(scores, details)`` with ``return_details=True`` (details: per image, the metric's per-question
-    records for TIFA/DSG, else ``None``). The metric is loaded once per process and reused.
+    The app's live scoring and :func:`ts2viz.authoring.score_drafts` call it; :func:`score_dataset` is the
+    same engine over a dataset's images. Both share one cache, so either reuses the other's finished work.
+
+    How it runs: the metric is loaded once per process and kept (:func:`get_metric`). With the cache, each
+    image is hashed first (a file by its bytes, memoised by path, size and mtime; a PIL image by its mode,
+    size and pixels) and every ``(metric config hash, image hash, prompt)`` already in the cache is taken
+    from it without decoding the image. The rest are decoded and preprocessed on a pool of threads
+    (:func:`~ts2viz.engine.inputs.preparation_threads`, ``TS2VIZ_WORKERS``) a few batches ahead of the
+    model, which runs in the calling thread; each finished batch is committed to the cache in one
+    transaction before the next, so an interrupted call loses at most the batch in flight and the next call
+    scores only what is missing.
+
+    Parameters
+    ----------
+    spec_or_metric : str or ts2viz.metrics.common.base.Metric
+        The metric: a SPEC string (``clipscore:ViT-B-32/openai``, ``vqascore:clip-flant5-xl``,
+        ``callable:mypkg.metrics:my_score``; :mod:`ts2viz.metrics`) or a loaded metric.
+    images : sequence of PIL.Image.Image or path
+        The images, any mode (converted to 8-bit RGB). A path's text names the image in warnings; so does a
+        PIL image's ``filename`` when it has one.
+    prompts : sequence of str
+        One prompt per image.
+    device : str or None, default None
+        Where a metric given as a spec is loaded: ``cuda``, ``cuda:N``, ``mps`` or ``cpu``; None: the first
+        of cuda, mps and cpu that torch can use. A loaded metric stays where it is. The compute dtype, part
+        of the metric's config, differs between GPU and CPU, so their scores are cached apart.
+    batch_size : int or None, default None
+        Images per model call; None: the metric's own (its family's card). On GPU out-of-memory the failing
+        batch is halved and retried, and the smaller size is kept for the rest of the call (one warning).
+    cache_dir : str or os.PathLike or None, default None
+        The score cache: a folder (holding ``scores.sqlite``) or a ``.sqlite``/``.db`` file; None:
+        :func:`ts2viz.engine.cache.default_path`.
+    use_cache : bool, default True
+        False: neither read nor write the cache (and no image is hashed). Metrics that are not
+        ``cacheable`` (``csv:``) never use it.
+    progress : callable or None, default None
+        ``progress(spec, done, total)``: called once before scoring with the images already done (cache
+        hits), then after every batch. An exception raised in it stops the run (finished batches stay in
+        the cache).
+    return_details : bool, default False
+        Also return the metric's per-image details.
+
+    Returns
+    -------
+    scores : numpy.ndarray
+        Float64, one score per image, in order; NaN for an image that could not be scored (unreadable, not
+        an image, over :data:`MAX_IMAGE_PIXELS`, or a metric that returned an infinite value).
+    details : list
+        Only with ``return_details=True``: per image, the metric's details (the per-question records of
+        TIFA, DSG and the other question-answering metrics), else ``None``.
+
+    Raises
+    ------
+    InputError
+        If ``images`` and ``prompts`` differ in length; from :func:`get_metric` (a malformed spec, an
+        unknown family, a model that cannot be loaded, a device that is not available); if the cache file
+        cannot be opened; if the metric refuses a prompt (``check_prompts``).
+
+    Warns
+    -----
+    InputWarning
+        Once, naming the images that could not be scored and why.
+
+    See Also
+    --------
+    score_dataset : every image of a dataset, one column per metric.
+    ts2viz.engine.cache.ScoreCache : the cache's keys.
+
+    Examples
+    --------
+    A metric of your own (``callable:file.py:function``) on two images; the second call takes both scores
+    from the cache (progress starts at 2 of 2) and an unreadable image gets NaN:
+
+    >>> import pathlib, tempfile, warnings
+    >>> from PIL import Image
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (tmp / "mine.py").write_text("def redness(images, prompts):\n"
+    ...                                  "    return [im.getpixel((0, 0))[0] / 255 for im in images]\n")
+    >>> spec = f"callable:{tmp / 'mine.py'}:redness"
+    >>> ims = [Image.new("RGB", (8, 8), "red"), Image.new("RGB", (8, 8), (51, 51, 51))]
+    >>> seen = []
+    >>> def progress(spec, done, total):
+    ...     seen.append((done, total))
+    >>> score_images(spec, ims, ["a red square", "a grey square"], cache_dir=tmp, progress=progress)
+    array([1. , 0.2])
+    >>> seen
+    [(0, 2), (2, 2)]
+    >>> seen.clear()
+    >>> score_images(spec, ims, ["a red square", "a grey square"], cache_dir=tmp, progress=progress)
+    array([1. , 0.2])
+    >>> seen
+    [(2, 2)]
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     score_images(spec, [ims[0], tmp / "lost.png"], ["a red square"] * 2, use_cache=False)
+    array([ 1., nan])
+    >>> print(caught[0].message)
+    1 image(s) could not be scored and get NaN: .../lost.png: ...
+    >>> import shutil; shutil.rmtree(tmp)
     """
     images, prompts = list(images), list(prompts)
     if len(images) != len(prompts):
@@ -397,8 +561,10 @@ def _needs_pixels(spec) -> bool:
 
 
 def _require_images(ds, names: Sequence[str]) -> None:
-    """:class:`InputError` unless some of these images can be had (on disk, in the hub cache, or from
-    the hub: :func:`ts2viz.dataset.images_available`, a second at most)."""
+    """Raise :class:`InputError` unless some of these images can be had.
+
+    On disk, in the hub cache, or from the hub (:func:`ts2viz.dataset.images_available`, a second at most).
+    """
     from ..dataset import images_available
 
     if images_available(ds, names):
@@ -412,18 +578,136 @@ def _require_images(ds, names: Sequence[str]) -> None:
 def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None, device: str | None = None,
                   batch_size: int | None = None, cache_dir=None, progress: Progress | None = None, *,
                   use_cache: bool = True, ray: bool | str | None = None, ray_actors: int | None = None):
-    """Score every image of ``dataset`` (a Dataset or a spec for ``load_dataset``) with each metric.
+    r"""Score every image of a dataset with each metric: the engine behind ``ts2viz score``.
 
-    Returns a :class:`ts2viz.scores.Scores` with one column per spec (named by the spec string) and
-    lower-is-better metrics recorded. Cached scores are reused; new ones are committed per batch.
-    Images that cannot be read get NaN and one summary warning; if none can be read at all this raises
-    :class:`InputError` (e.g. the bundled TS2 metadata without its images, offline).
+    The metrics run one after the other, each over every image. Before any model is loaded the engine
+    checks that some image can be had (a dataset without its image files fails at once, not after a model
+    load of many seconds); images are then resolved (a hub dataset's are fetched to the local hub cache) and
+    hashed once for all metrics.
 
-    ``ray`` scores on a Ray cluster instead of in this process (see :mod:`ts2viz.engine.distributed`):
-    ``True`` starts a local Ray instance (or uses this process's Ray connection, or ``$RAY_ADDRESS``),
-    a string joins the cluster at that address (``auto``, ``ray://host:10001``, ``host:6379``).
-    ``ray_actors`` is the number of metric actors (default: one per GPU, else one per CPU). With Ray,
-    ``specs`` must be SPEC strings (each actor loads its own copy of the metric). Same scores, same cache.
+    The cache: a score is stored under ``(metric config hash, image content hash, prompt)``
+    (:mod:`ts2viz.engine.cache`). The config hash covers everything that changes a metric's numbers (model
+    and its revision or files, options, compute dtype), so another model or option is a fresh column, while
+    a renamed or moved image file is still a hit. Each batch is committed in one transaction as it
+    finishes: a run that is interrupted (Ctrl-C, a crash, a killed job) resumes where it stopped when run
+    again, and a run over images already scored (by a previous run or by the app's :func:`score_images`)
+    loads the model but makes no model call.
+
+    Devices and batches: a metric given as a spec is loaded on ``device`` and kept for reuse in this
+    process (:func:`get_metric`). Images are decoded and preprocessed on a pool of threads
+    (:func:`~ts2viz.engine.inputs.preparation_threads`; ``TS2VIZ_WORKERS`` sets the number) a few batches
+    ahead of the model, which runs in the calling thread. On GPU out-of-memory the failing batch is halved
+    and retried, and the smaller batch size is kept for the rest of that metric (one warning).
+
+    Ray: with ``ray`` the same scoring runs on Ray actors, one loaded metric each, possibly on many
+    machines (:mod:`ts2viz.engine.distributed`): the actors read and decode the images where they lie, the
+    calling process owns the cache and commits every returned block. Same scores, same cache entries, same
+    resumability.
+
+    Parameters
+    ----------
+    dataset : ts2viz.dataset.Dataset or str or os.PathLike
+        A loaded dataset, or a spec for :func:`ts2viz.dataset.load_dataset`: ``"ts2"`` (the bundled
+        metadata, whose images come from the hub), a dataset folder, or a Hugging Face dataset id.
+    specs : sequence of str or ts2viz.metrics.common.base.Metric
+        The metrics: SPEC strings (``clipscore:ViT-B-32/openai``, ``vqascore:clip-flant5-xl?batch_size=8``;
+        :mod:`ts2viz.metrics`) or loaded metrics; one column each, named by its spec. With ``ray``, SPEC
+        strings only (each actor loads its own copy).
+    seg_ids : sequence of int or None, default None
+        Score only these SEGs (:meth:`ts2viz.dataset.Dataset.subset`); None: all.
+    device : str or None, default None
+        Where metrics given as specs are loaded: ``cuda``, ``cuda:N``, ``mps`` or ``cpu``; None: the first
+        of cuda, mps and cpu that torch can use. Loaded metrics stay where they are. With ``ray``: None uses
+        the cluster's GPUs if it has any, ``cuda`` requires them, ``cpu`` runs on CPU actors.
+    batch_size : int or None, default None
+        Images per model call (with ``ray``, also images per block sent to an actor); None: each metric's
+        own (its family's card).
+    cache_dir : str or os.PathLike or None, default None
+        The score cache: a folder (holding ``scores.sqlite``) or a ``.sqlite``/``.db`` file; None:
+        :func:`ts2viz.engine.cache.default_path`. CLI ``--cache``.
+    progress : callable or None, default None
+        ``progress(spec, done, total)``: per metric, called once with the images already done (cache hits)
+        and then after every batch; with ``ray`` also for hashing, labelled ``"hashing images"``. An
+        exception raised in it stops the run (finished batches stay in the cache).
+    use_cache : bool, default True
+        False: neither read nor write the cache, and hash no image (CLI ``--no-cache``).
+    ray : bool or str or None, default None
+        None or False: score in this process. True: on Ray, joining this process's Ray connection if it has
+        one, else ``$RAY_ADDRESS`` if set, else a new local instance using this machine's CPUs and GPUs. A
+        string: join the cluster at that address (``auto``, ``ray://HOST:10001``, ``HOST:6379``). CLI
+        ``--ray [ADDRESS]``.
+    ray_actors : int or None, default None
+        With ``ray``: how many metric actors (each loads the model); None: one per GPU of the cluster, else
+        one per CPU.
+
+    Returns
+    -------
+    ts2viz.scores.Scores
+        One row per image (the dataset's order), one column per spec (named by the spec string), its
+        lower-is-better metrics recorded. NaN for an image that could not be scored (one warning).
+
+    Raises
+    ------
+    InputError
+        If no spec is given or the same metric is given twice; if none of the dataset's images can be read
+        (e.g. the bundled TS2 metadata offline, without its images): nothing is scored and no model is
+        loaded; if a dataset spec, metric spec, model, device or the cache cannot be used; if a metric
+        refuses a prompt. With ``ray`` also: ``ray`` is not installed, the cluster cannot be reached, a
+        spec is not a string, ``ray_actors`` or ``batch_size`` is below 1, a GPU is asked of a cluster
+        without one, or the actors loaded different models (config hashes differ between nodes).
+    RuntimeError
+        With ``ray``: every actor died while loading the metric, or a block was lost twice with its actor
+        (finished blocks are in the cache; a re-run resumes).
+
+    Warns
+    -----
+    InputWarning
+        Once, naming the images that could not be scored (missing, unreadable, too large) and why.
+
+    See Also
+    --------
+    score_images : loose images, the app's live scoring.
+    score_variants : the same metric on changed copies of the images or prompts.
+    ts2viz.metametrics.compute : the meta-metrics of the returned scores.
+
+    Examples
+    --------
+    A dataset folder of one SEG with three images, and a metric of your own:
+
+    >>> import pathlib, tempfile
+    >>> from PIL import Image
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> (tmp / "ds" / "images").mkdir(parents=True)
+    >>> rows = ["id,target_prompt,file_name,image_source,rank"]
+    >>> for rank, red in [("0", 255), ("1", 128), ("2", 0)]:
+    ...     Image.new("RGB", (8, 8), (red, 0, 0)).save(tmp / "ds" / "images" / f"{rank}.png")
+    ...     rows.append(f"0,a red square,images/{rank}.png,demo,{rank}")
+    >>> _ = (tmp / "ds" / "metadata.csv").write_text("\n".join(rows) + "\n")
+    >>> _ = (tmp / "mine.py").write_text("def redness(images, prompts):\n"
+    ...                                  "    return [im.getpixel((0, 0))[0] / 255 for im in images]\n")
+    >>> spec = f"callable:{tmp / 'mine.py'}:redness"
+    >>> sc = score_dataset(tmp / "ds", [spec], cache_dir=tmp / "cache")
+    >>> sc.file_names, sc.metrics == [spec]
+    (['images/0.png', 'images/1.png', 'images/2.png'], True)
+    >>> sc.values.round(2).ravel().tolist()
+    [1.0, 0.5, 0.0]
+
+    A second run finds every score in the cache (progress starts at 3 of 3):
+
+    >>> seen = []
+    >>> _ = score_dataset(tmp / "ds", [spec], cache_dir=tmp / "cache",
+    ...                   progress=lambda spec, done, total: seen.append((done, total)))
+    >>> seen
+    [(3, 3)]
+    >>> score_dataset(tmp / "ds", [])
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: no metric given (use --metric SPEC; `ts2viz metrics` lists the families)
+    >>> import shutil; shutil.rmtree(tmp)
+
+    On a Ray cluster (``pip install 'ts2viz[ray]'``), the same call with ``ray=True`` (a local instance or
+    ``$RAY_ADDRESS``) or ``ray="HOST:6379"``, e.g. ``score_dataset("ts2", ["clipscore:ViT-L-14/openai"],
+    ray="auto", ray_actors=4)``.
     """
     from ..dataset import Dataset, load_dataset
     from ..scores import Scores
@@ -474,26 +758,71 @@ def score_variants(dataset, spec, variants: Sequence[Variant], seg_ids: Sequence
                    device: str | None = None, batch_size: int | None = None, cache_dir=None,
                    progress: Progress | None = None, *, use_cache: bool = True, ray: bool | str | None = None,
                    ray_actors: int | None = None) -> VariantScores:
-    """Score every image of ``dataset`` with one metric in several :class:`Variant` s of its inputs.
+    r"""Score every image of ``dataset`` with one metric in several :class:`Variant` s of its inputs.
+
+    The nuisance analysis (:mod:`ts2viz.nuisance`) runs on it. The metric is loaded once and each image's
+    file is hashed once; a variant's scores are batched and cached like :func:`score_dataset`'s, its cache
+    key carrying the variant's image change (:func:`ts2viz.engine.cache.variant_key`) and changed prompt,
+    so an interrupted run resumes and a re-run scores nothing.
 
     Parameters
     ----------
-    dataset : a Dataset or a spec for ``load_dataset``.
-    spec : the metric (a SPEC string, or a loaded metric without ``ray``).
-    variants : the variants, e.g. ``[Variant("clean"), Variant("jpeg", image=hook)]``; labels unique.
-    seg_ids, device, batch_size, cache_dir, progress, use_cache, ray, ray_actors : as for
-        :func:`score_dataset`. Progress is reported per variant, labelled ``"{spec} [{label}]"``.
+    dataset : ts2viz.dataset.Dataset or str or os.PathLike
+        A loaded dataset, or a spec for :func:`ts2viz.dataset.load_dataset`.
+    spec : str or ts2viz.metrics.common.base.Metric
+        The metric: a SPEC string, or a loaded metric (not with ``ray``).
+    variants : sequence of Variant
+        The variants, e.g. ``[Variant("clean"), Variant("jpeg", image=hook)]``; labels unique.
+    seg_ids : sequence of int or None, default None
+        As for :func:`score_dataset`.
+    device : str or None, default None
+        As for :func:`score_dataset`.
+    batch_size : int or None, default None
+        As for :func:`score_dataset`.
+    cache_dir : str or os.PathLike or None, default None
+        As for :func:`score_dataset`.
+    progress : callable or None, default None
+        As for :func:`score_dataset`, per variant, labelled ``"{spec} [{label}]"``.
+    use_cache : bool, default True
+        As for :func:`score_dataset`.
+    ray : bool or str or None, default None
+        As for :func:`score_dataset`: one pool of actors serves every variant.
+    ray_actors : int or None, default None
+        As for :func:`score_dataset`.
 
     Returns
     -------
-    :class:`VariantScores`. The metric is loaded once and each image's file is hashed once; a variant's
-    scores are batched and cached like :func:`score_dataset`'s, its cache key carrying the variant's
-    image change (:func:`ts2viz.engine.cache.variant_key`) and changed prompt, so an interrupted run
-    resumes and a re-run scores nothing. Images that cannot be read get NaN (one warning).
+    VariantScores
+        The scores, one column per variant in the order given; NaN for an image that could not be read
+        (one warning).
 
     Raises
     ------
-    InputError : no variant, a label twice, no image readable, or what :func:`score_dataset` raises.
+    InputError
+        If no variant is given or a label is given twice, if no image can be read, or for what
+        :func:`score_dataset` raises.
+    RuntimeError
+        With ``ray``, as for :func:`score_dataset`.
+
+    Examples
+    --------
+    The images as they are, and their prompts in capitals (a metric that reads the prompt):
+
+    >>> import pathlib, tempfile
+    >>> from PIL import Image
+    >>> from ts2viz.engine import Variant
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> (tmp / "ds" / "images").mkdir(parents=True)
+    >>> Image.new("RGB", (8, 8), "red").save(tmp / "ds" / "images" / "0.png")
+    >>> _ = (tmp / "ds" / "metadata.csv").write_text("id,target_prompt,file_name,image_source,rank\n"
+    ...                                              "0,a red square,images/0.png,demo,0\n")
+    >>> _ = (tmp / "mine.py").write_text("def capitals(images, prompts):\n"
+    ...                                  "    return [sum(c.isupper() for c in p) for p in prompts]\n")
+    >>> vs = score_variants(tmp / "ds", f"callable:{tmp / 'mine.py'}:capitals",
+    ...                     [Variant("clean"), Variant("shout", prompt=str.upper)], cache_dir=tmp / "cache")
+    >>> vs.file_names, vs.labels, vs.values.tolist()
+    (['images/0.png'], ['clean', 'shout'], [[0.0, 10.0]])
+    >>> import shutil; shutil.rmtree(tmp)
     """
     from ..dataset import Dataset, load_dataset
 

@@ -78,7 +78,18 @@ INSTALL_HINT = "scoring on Ray needs the ray package: pip install 'ts2viz[ray]'"
 
 
 def import_ray():
-    """The ``ray`` module; :class:`InputError` with the install command if it is not installed."""
+    """The ``ray`` module, imported on first use (importing the engine never imports ray).
+
+    Returns
+    -------
+    module
+        ``ray``.
+
+    Raises
+    ------
+    InputError
+        If ray is not installed; the message gives the install command (:data:`INSTALL_HINT`).
+    """
     try:
         import ray
     except ImportError:
@@ -87,12 +98,30 @@ def import_ray():
 
 
 def connect(address: bool | str | None = True) -> bool:
-    """Connect this process to Ray. Returns True if a local instance was started here (to shut down).
+    """Connect this process to Ray.
 
-    An existing connection of this process is used as it is. ``True``/``None``: ``$RAY_ADDRESS`` if
-    set, else a new local instance sized by Ray for this machine (all CPUs and GPUs), with a small
-    object store, no dashboard and quiet logs. A string: the cluster at that address (``auto``,
-    ``ray://HOST:10001``, ``HOST:6379``).
+    An existing connection of this process is used as it is. A ``HOST:PORT`` address is first probed with a
+    short TCP connection (:data:`REACH_TIMEOUT_S`), since Ray itself retries an unreachable address for
+    minutes.
+
+    Parameters
+    ----------
+    address : bool or str or None, default True
+        ``True`` or ``None`` (or ``""``): ``$RAY_ADDRESS`` if set, else a new local instance sized by Ray for
+        this machine (all CPUs and GPUs), with a small object store (:data:`LOCAL_OBJECT_STORE_BYTES`), no
+        dashboard and quiet logs. A string: the cluster at that address (``auto``, ``ray://HOST:10001``,
+        ``HOST:6379``; ``local`` starts a local instance).
+
+    Returns
+    -------
+    bool
+        True if a local instance was started here (the caller shuts it down with ``ray.shutdown()``);
+        False if an existing connection or cluster is used.
+
+    Raises
+    ------
+    InputError
+        If ray is not installed, or the cluster cannot be reached or joined (one line with Ray's reason).
     """
     ray = import_ray()
     if ray.is_initialized():
@@ -113,8 +142,10 @@ def connect(address: bool | str | None = True) -> bool:
 
 
 def _check_reachable(addr: str) -> None:
-    """A quick TCP check of a ``HOST:PORT`` or ``ray://HOST:PORT`` address: Ray itself retries an
-    unreachable address for minutes before it gives up."""
+    """Check quickly (one TCP connection) that a ``HOST:PORT`` or ``ray://HOST:PORT`` address is reachable.
+
+    Ray itself retries an unreachable address for minutes before it gives up.
+    """
     import socket
 
     m = re.fullmatch(r"(?:ray://)?\[?([^\]/]+?)\]?:(\d+)", addr.strip())
@@ -141,8 +172,28 @@ def _read(path: str) -> tuple[bytes, int, int]:
 class BlockScorer:
     """One loaded metric inside a Ray actor: hashes files and scores blocks of images, decoding them here.
 
+    The driver wraps it with ``ray.remote`` and starts one actor per GPU or per CPU (see the module docstring).
     A failure to load the metric is kept and raised by every call, so that the driver gets the one-line
-    :class:`InputError` (a missing model, no GPU) instead of a dead actor.
+    :class:`InputError` (a missing model, no GPU) instead of a dead actor. Warnings issued in the actor (a
+    truncated prompt, say) are kept and returned with the next block. After a GPU out-of-memory halving the
+    smaller batch size is kept for every later block.
+
+    Parameters
+    ----------
+    spec : str
+        The metric's SPEC string (loaded with :func:`ts2viz.metrics.load`).
+    device : str or None
+        Its device; None: the best available to this actor.
+    decode_threads : int, default 1
+        Threads that read, decode and prepare a block's images (a GPU actor gets a few); 1: the calling
+        thread does it.
+
+    Attributes
+    ----------
+    metric : ts2viz.metrics.common.base.Metric or None
+        The loaded metric; None if loading failed.
+    error : BaseException or None
+        Why loading failed; raised by every call.
     """
 
     def __init__(self, spec: str, device: str | None, decode_threads: int = 1):
@@ -174,7 +225,20 @@ class BlockScorer:
         return self.metric
 
     def info(self) -> dict:
-        """What the driver needs to know about the loaded metric (raises the load error, if any)."""
+        """What the driver needs to know about the loaded metric.
+
+        Returns
+        -------
+        dict
+            ``spec``, ``config_hash``, ``config``, ``higher_is_better``, ``needs_pixels``, ``cacheable``,
+            ``has_details``, ``batch_size``, ``device`` and the actor's ``pid``.
+
+        Raises
+        ------
+        Exception
+            The error that loading the metric raised, if it failed (an :class:`InputError` for a missing
+            model or device).
+        """
         m = self._check()
         return {"spec": m.spec, "config_hash": m.config_hash, "config": m.config,
                 "higher_is_better": m.higher_is_better, "needs_pixels": m.needs_pixels,
@@ -182,10 +246,34 @@ class BlockScorer:
                 "device": m.device, "pid": os.getpid()}
 
     def check_prompts(self, prompts: list[str]) -> None:
+        """Refuse prompts the metric cannot score, before any block is sent (``Metric.check_prompts``).
+
+        Parameters
+        ----------
+        prompts : list of str
+            The prompts to be scored.
+
+        Raises
+        ------
+        InputError
+            If a prompt cannot be scored, or as :meth:`info` if the metric failed to load.
+        """
         self._check().check_prompts(prompts)
 
     def hash_files(self, paths: list[str]) -> list:
-        """Per path: ``(sha1, size, mtime_ns)`` of the file's bytes, or a string saying why it is unreadable."""
+        """Content hashes of files, read where they lie (for the driver's cache keys).
+
+        Parameters
+        ----------
+        paths : list of str
+            The files, as paths valid on this actor's node.
+
+        Returns
+        -------
+        list
+            Per path: ``(sha1, size, mtime_ns)`` of the file's bytes (size and mtime as when read), or a
+            string saying why it is unreadable.
+        """
         out: list = []
         for p in paths:
             try:
@@ -197,12 +285,35 @@ class BlockScorer:
 
     def score_block(self, entries: list[tuple[str | None, str, str]], batch_size: int, want_keys: bool,
                     hook=None) -> dict:
-        """Score ``(path, file name, prompt)`` entries; the metric's model runs in batches of ``batch_size``.
-        ``hook``: a :class:`ts2viz.engine.Variant`'s image change, applied to each decoded image.
+        """Score a block of images; the metric's model runs in batches of ``batch_size``.
 
-        Returns ``values`` (float64, NaN where an entry failed), ``errors`` (why, per entry, or None),
-        ``keys`` (sha1 of the bytes scored, when ``want_keys``), ``details`` (per entry, or None),
-        ``config_hash`` and the ``warnings`` raised meanwhile.
+        Each file is read once: its bytes are hashed (with ``want_keys``) and decoded, then prepared (on the
+        decode threads), then scored under a lock (one model call at a time, while the actor's other
+        concurrent call prepares the next block). An entry that fails gets NaN and its reason; the block
+        goes on.
+
+        Parameters
+        ----------
+        entries : list of (str or None, str, str)
+            ``(path, file name, prompt)`` per image; a ``None`` path: the image is not available.
+        batch_size : int
+            Images per model call (lowered for good after a GPU out-of-memory halving).
+        want_keys : bool
+            Return the sha1 of the bytes scored (the driver's cache keys).
+        hook : callable or None, default None
+            A :class:`ts2viz.engine.Variant`'s image change, applied to each decoded image.
+
+        Returns
+        -------
+        dict
+            ``values`` (float64, NaN where an entry failed), ``errors`` (why, per entry, or None), ``keys``
+            (sha1 of the bytes scored, when ``want_keys``, else None), ``details`` (per entry, or None for a
+            metric without details), ``config_hash`` and the ``warnings`` issued meanwhile.
+
+        Raises
+        ------
+        Exception
+            As :meth:`info` if the metric failed to load; a model error other than out-of-memory.
         """
         from ..metrics.common.base import load_image, score_with_oom_retry
 
@@ -325,9 +436,11 @@ def _get(ray, ref, what: str):
 
 
 class _Blocks:
-    """Runs blocks of work over a pool's actors, two in flight per actor, handing results back in the
-    order they arrive. Actors still loading join when ready; a block whose actor is lost for good
-    (Ray's restarts and retries used up) goes to another actor once."""
+    """Runs blocks of work over a pool's actors, two in flight per actor, handing results back as they arrive.
+
+    Actors still loading join when ready; a block whose actor is lost for good (Ray's restarts and retries
+    used up) goes to another actor once.
+    """
 
     def __init__(self, ray, pool: _Pool, ready: list[int], joining: dict, config_hash: str, spec: str):
         self.ray, self.pool, self.ready, self.joining = ray, pool, ready, joining
@@ -402,10 +515,48 @@ class _Blocks:
 def score_dataset_on_ray(ds, specs: Sequence, *, address: bool | str | None = True, actors: int | None = None,
                          device: str | None = None, batch_size: int | None = None, cache_dir=None,
                          progress: Progress | None = None, use_cache: bool = True):
-    """``score_dataset`` on Ray (see the module docstring): same arguments, same :class:`Scores`.
+    """:func:`ts2viz.engine.score_dataset` on Ray (how a run goes: the module docstring).
 
-    ``ds`` is a loaded :class:`ts2viz.dataset.Dataset`; ``specs`` are SPEC strings; ``actors`` is the
-    number of metric actors (default: one per GPU of the cluster, else one per CPU).
+    ``score_dataset(..., ray=...)`` calls it; the specs are checked (parsed, families known) before Ray is
+    started. A local Ray instance started here is shut down at the end.
+
+    Parameters
+    ----------
+    ds : ts2viz.dataset.Dataset
+        The dataset (already loaded and subset).
+    specs : sequence of str
+        SPEC strings (each actor loads its own copy of the metric); one column each.
+    address : bool or str or None, default True
+        Where Ray runs (:func:`connect`).
+    actors : int or None, default None
+        Metric actors per metric; None: one per GPU of the cluster, else one per CPU.
+    device : str or None, default None
+        None: GPU actors if the cluster has GPUs; ``cuda...``: GPU actors (the cluster must have GPUs);
+        ``cpu``: CPU actors.
+    batch_size : int or None, default None
+        Images per block and per model call; None: the metric's own.
+    cache_dir : str or os.PathLike or None, default None
+        The score cache, owned by this process (:class:`ts2viz.engine.cache.ScoreCache`).
+    progress : callable or None, default None
+        ``progress(label, done, total)``; label ``"hashing images"`` (:data:`HASHING`) while the actors
+        hash images, then the spec.
+    use_cache : bool, default True
+        Read and write the score cache.
+
+    Returns
+    -------
+    ts2viz.scores.Scores
+        The same as :func:`ts2viz.engine.score_dataset` gives without Ray.
+
+    Raises
+    ------
+    InputError
+        If a spec is not a string, does not parse or names an unknown family; a metric is given twice;
+        ``actors`` or ``batch_size`` is below 1; ray is missing or the cluster cannot be reached; a GPU is
+        asked of a cluster without one; a metric fails to load on the actors; the actors loaded different
+        models; no image can be read.
+    RuntimeError
+        If every actor died while loading the metric, or a block was lost twice with its actor.
     """
     from ..metrics import family, parse_spec
     from ..scores import Scores
@@ -446,8 +597,46 @@ def score_dataset_on_ray(ds, specs: Sequence, *, address: bool | str | None = Tr
 def score_variants_on_ray(ds, spec: str, variants: Sequence, *, address: bool | str | None = True,
                           actors: int | None = None, device: str | None = None, batch_size: int | None = None,
                           cache_dir=None, progress: Progress | None = None, use_cache: bool = True):
-    """``score_variants`` on Ray: one pool of actors for the metric serves every variant; same
-    :class:`ts2viz.engine.VariantScores`, same cache entries as the single-process engine."""
+    """:func:`ts2viz.engine.score_variants` on Ray: one pool of actors for the metric serves every variant.
+
+    Same :class:`ts2viz.engine.VariantScores`, same cache entries as the single-process engine.
+
+    Parameters
+    ----------
+    ds : ts2viz.dataset.Dataset
+        The dataset (already loaded and subset).
+    spec : str
+        The metric's SPEC string.
+    variants : sequence of ts2viz.engine.Variant
+        The variants (their ``image`` hooks are sent to the actors: picklable).
+    address : bool or str or None, default True
+        As for :func:`score_dataset_on_ray`.
+    actors : int or None, default None
+        As for :func:`score_dataset_on_ray`.
+    device : str or None, default None
+        As for :func:`score_dataset_on_ray`.
+    batch_size : int or None, default None
+        As for :func:`score_dataset_on_ray`.
+    cache_dir : str or os.PathLike or None, default None
+        As for :func:`score_dataset_on_ray`.
+    progress : callable or None, default None
+        As for :func:`score_dataset_on_ray`; a variant's label is ``"{spec} [{label}]"``.
+    use_cache : bool, default True
+        As for :func:`score_dataset_on_ray`.
+
+    Returns
+    -------
+    ts2viz.engine.VariantScores
+        One column per variant.
+
+    Raises
+    ------
+    InputError
+        If ``spec`` is not a string or does not parse, ``actors`` or ``batch_size`` is below 1, or as for
+        :func:`score_dataset_on_ray`.
+    RuntimeError
+        As for :func:`score_dataset_on_ray`.
+    """
     from ..metrics import family, parse_spec
     from .inputs import VariantScores
 
@@ -505,9 +694,11 @@ class _Run:
         return out[:, 0], bool(info["higher_is_better"])
 
     def variants(self, spec: str, variants: Sequence) -> tuple[np.ndarray, dict]:
-        """Per-image scores for ``spec`` in each variant (``None``: the inputs as they are; else a
-        :class:`ts2viz.engine.Variant`), one column each, with one pool of actors for all; and the
-        metric's info (:meth:`BlockScorer.info`)."""
+        """Per-image scores for ``spec`` in each variant, one column each, with one pool of actors for all.
+
+        A variant ``None`` is the inputs as they are, else a :class:`ts2viz.engine.Variant`. Returns the
+        scores and the metric's info (:meth:`BlockScorer.info`).
+        """
         ray = self.ray
         pool = _Pool(ray, spec, self.device)
         size = int(self.actors) if self.actors else pool.default_size
@@ -617,8 +808,11 @@ class _Run:
                     raise
 
     def _resolve(self, blocks: _Blocks) -> None:
-        """Image paths on the driver, then content hashes: memoised ones from the cache, the rest hashed by
-        the actors (where the files lie) and memoised. Unreadable images get their error here."""
+        """Resolve image paths on the driver, then content hashes.
+
+        Memoised hashes come from the cache, the rest are hashed by the actors (where the files lie) and
+        memoised. Unreadable images get their error here.
+        """
         self.paths = [None if p is None else str(p) for p in image_sources(self.ds, self.names)]
         unknown: list[int] = []
         for i, p in enumerate(self.paths):

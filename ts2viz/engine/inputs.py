@@ -1,7 +1,9 @@
 """What the single-process and the Ray engines share.
 
-Where a dataset's images are, the progress callback's shape, the one warning about images that could not
-be scored, and the threads that prepare images.
+Where a dataset's images are (:func:`image_sources`), the progress callback's shape (:data:`Progress`),
+the variants of a run's inputs (:class:`Variant`, :class:`VariantScores`), the one warning about images
+that could not be scored (:func:`warn_unscored`), and the threads that prepare images
+(:func:`preparation_threads`, :func:`one_torch_thread`).
 """
 from __future__ import annotations
 
@@ -19,16 +21,30 @@ Progress = Callable[[str, int, int], None]
 
 @dataclass(frozen=True)
 class Variant:
-    """One variant of every input of a run (:func:`ts2viz.engine.score_variants`): the images and prompts
-    as they are (both ``None``), or changed before scoring.
+    """One variant of every input of a run (:func:`ts2viz.engine.score_variants`).
+
+    The images and prompts as they are (``image`` and ``prompt`` both ``None``), or changed before scoring
+    (a nuisance transform, :mod:`ts2viz.nuisance`).
 
     Attributes
     ----------
-    label : names the variant (progress, columns); unique within a run.
-    image : called as ``image(rgb_image, source) -> rgb_image`` after decoding, before the metric's
-        preprocessing; its ``key`` attribute (a string) is part of the score-cache key, so a changed
-        image is cached apart from the original. Must be picklable for Ray.
-    prompt : called as ``prompt(text) -> text`` on each prompt (the changed prompt is the cache key's).
+    label : str
+        Names the variant (in progress reports and as its column); unique within a run.
+    image : callable or None, default None
+        Called as ``image(rgb_image, source) -> rgb_image`` after decoding, before the metric's
+        preprocessing; its ``key`` attribute (a string) is part of the score-cache key
+        (:func:`ts2viz.engine.cache.variant_key`), so a changed image is cached apart from the original.
+        Must be picklable for Ray. Ignored for a metric that reads no pixels.
+    prompt : callable or None, default None
+        Called as ``prompt(text) -> text`` on each prompt; the changed prompt is the one in the cache key.
+
+    Examples
+    --------
+    >>> from ts2viz.engine import Variant
+    >>> Variant("clean")
+    Variant(label='clean', image=None, prompt=None)
+    >>> Variant("shout", prompt=str.upper).prompt("a red cat")
+    'A RED CAT'
     """
 
     label: str
@@ -38,10 +54,27 @@ class Variant:
 
 @dataclass(frozen=True, eq=False)     # holds an array: compared by identity
 class VariantScores:
-    """What :func:`score_variants` returns: one metric's scores of every variant of every image.
+    """What :func:`ts2viz.engine.score_variants` returns: one metric's scores of every variant of every image.
 
-    ``values[i, v]`` is the score of image ``file_names[i]`` in variant ``labels[v]`` (NaN: not scored);
-    ``spec``, ``config`` and ``config_hash`` name the metric exactly; ``higher_is_better`` its direction.
+    Compared by identity (it holds an array).
+
+    Attributes
+    ----------
+    file_names : list of str
+        The images, in the dataset's order (the rows of ``values``).
+    labels : list of str
+        The variants' labels, in the order given (the columns of ``values``).
+    values : numpy.ndarray
+        Float64, shape ``(len(file_names), len(labels))``: ``values[i, v]`` is the score of image
+        ``file_names[i]`` in variant ``labels[v]``; NaN where it was not scored (an unreadable image).
+    spec : str
+        The metric's spec.
+    config : dict
+        The metric's config (what its cache key is a hash of).
+    config_hash : str
+        :attr:`ts2viz.metrics.common.base.Metric.config_hash`: names the metric exactly.
+    higher_is_better : bool
+        The metric's direction.
     """
 
     file_names: list[str]
@@ -57,7 +90,21 @@ def image_sources(ds, file_names: Sequence[str]) -> list:
     """Local paths of the dataset's images, fetching from the hub when the dataset has no local copy.
 
     A network that fails or stalls costs one short probe (:func:`ts2viz.dataset.hub_reachable`), not a
-    timeout per image; after a few failed downloads the rest come from the local hub cache only.
+    timeout per image; after a few failed downloads the rest come from the local hub cache only. With
+    ``HF_HUB_OFFLINE`` set only the local hub cache is looked in.
+
+    Parameters
+    ----------
+    ds : ts2viz.dataset.Dataset
+        The dataset.
+    file_names : sequence of str
+        The images wanted (the dataset's ``file_name`` values).
+
+    Returns
+    -------
+    list
+        Per file name, in order: the image's local path, or ``None`` when it cannot be had (no local file,
+        not in the hub cache and not downloadable).
     """
     from ..dataset import cached_image, fetch_image, hub_reachable
 
@@ -82,9 +129,34 @@ def image_sources(ds, file_names: Sequence[str]) -> list:
 
 
 def warn_unscored(names: Sequence[str], errors: Sequence[str | None], stacklevel: int = 3) -> int:
-    """Warn once about the images that could not be scored (``errors[i]`` says why, ``None`` if scored).
+    """Warn once about the images that could not be scored.
 
-    Returns how many there are.
+    One :class:`ts2viz.errors.InputWarning` names the first three images and their reasons and counts the
+    rest; nothing is issued when every image was scored.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The images' names.
+    errors : sequence of str or None
+        Per image, why it could not be scored, or ``None`` if it was.
+    stacklevel : int, default 3
+        Passed to :func:`warnings.warn` (3: the caller of the engine function that calls this).
+
+    Returns
+    -------
+    int
+        How many images could not be scored.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_unscored(["a.png", "b.png"], [None, "unreadable (No such file or directory)"])
+    1
+    >>> print(caught[0].message)
+    1 image(s) could not be scored and get NaN: b.png: unreadable (No such file or directory)
     """
     bad = [(n, e) for n, e in zip(names, errors) if e is not None]
     if bad:

@@ -32,10 +32,14 @@ class Option:
 
     Parameters
     ----------
-    name : the option's name, as the factory takes it.
-    default : its default as a spec would spell it (``None``: none, the factory decides or it is required).
-    doc : what it does, in one or a few sentences (Markdown).
-    values : the values it allows when they are a fixed set (empty: any value of its kind).
+    name : str
+        The option's name, as the factory takes it.
+    default : object, optional
+        Its default as a spec would spell it (``None``: none, the factory decides or it is required).
+    doc : str, optional
+        What it does, in one or a few sentences (Markdown).
+    values : tuple, optional
+        The values it allows when they are a fixed set (empty: any value of its kind).
     """
 
     name: str
@@ -50,13 +54,19 @@ class Fidelity:
 
     Parameters
     ----------
-    aspect : what is compared (prompt template, decoding, answer -> score, aggregation, preprocessing,
-        precision, default model ...).
-    ts2viz : what ts2viz does (Markdown).
-    status : one of :data:`FIDELITY_STATUSES`.
-    option : the option that changes it (empty if none).
-    test : the test(s) that show it, as ``tests/AREA/test_x.py::test_name`` (empty if none).
-    original : what the original's code does, where the row says it apart from ``ts2viz``.
+    aspect : str
+        What is compared (prompt template, decoding, answer -> score, aggregation, preprocessing, precision,
+        default model ...).
+    ts2viz : str
+        What ts2viz does (Markdown).
+    status : str
+        One of :data:`FIDELITY_STATUSES`.
+    option : str, optional
+        The option that changes it (empty if none).
+    test : str, optional
+        The test(s) that show it, as ``tests/AREA/test_x.py::test_name`` (empty if none).
+    original : str, optional
+        What the original's code does, where the row says it apart from ``ts2viz``.
     """
 
     aspect: str
@@ -67,6 +77,7 @@ class Fidelity:
     original: str = ""
 
     def __post_init__(self):
+        """Check the status (:class:`ValueError` if it is not one of :data:`FIDELITY_STATUSES`)."""
         if self.status not in FIDELITY_STATUSES:
             raise ValueError(f"fidelity row {self.aspect!r}: status must be one of {FIDELITY_STATUSES}, "
                              f"not {self.status!r}")
@@ -78,22 +89,32 @@ class Card:
 
     Parameters
     ----------
-    summary : one paragraph: what the family computes.
-    paper : the paper (authors, title, venue, year; a link).
-    citation : the paper's BibTeX entry.
-    original : the reference code ts2viz follows: repository and version or files.
-    output_range : the scores' range (e.g. ``"[-1, 1]"``).
-    higher_is_better : the scores' direction (``None`` where an option or the scores decide).
-    options : every option the factory takes (:class:`Option`).
-    fidelity : the family compared with its original, aspect by aspect (:class:`Fidelity`).
-    limitations : what is known not to hold or not checked, one sentence or paragraph each.
-    model_names : the field's short model names -> hub ids (e.g. ``clip-flant5-xxl`` ->
-        ``zhiqiulin/clip-flant5-xxl``).
-    precision : the original's compute dtype on GPU (``float32``, ``float16``, ``bfloat16``): the
-        default GPU dtype of the family's models (``dtype=`` overrides; CPU stays float32). ``None``:
-        not established yet; ts2viz's generic default (bfloat16 where the GPU supports it, else
-        float16).
-    description : the longer text (Markdown): how the family works and the choices it makes.
+    summary : str
+        One paragraph: what the family computes.
+    paper : str, optional
+        The paper (authors, title, venue, year; a link).
+    citation : str, optional
+        The paper's BibTeX entry.
+    original : str, optional
+        The reference code ts2viz follows: repository and version or files.
+    output_range : str, optional
+        The scores' range (e.g. ``"[-1, 1]"``).
+    higher_is_better : bool or None, optional
+        The scores' direction (``None`` where an option or the scores decide).
+    options : tuple of Option, optional
+        Every option the factory takes (:class:`Option`).
+    fidelity : tuple of Fidelity, optional
+        The family compared with its original, aspect by aspect (:class:`Fidelity`).
+    limitations : tuple of str, optional
+        What is known not to hold or not checked, one sentence or paragraph each.
+    model_names : mapping of str to str, optional
+        The field's short model names -> hub ids (e.g. ``clip-flant5-xxl`` -> ``zhiqiulin/clip-flant5-xxl``).
+    precision : str or None, optional
+        The original's compute dtype on GPU (``float32``, ``float16``, ``bfloat16``): the default GPU dtype of
+        the family's models (``dtype=`` overrides; CPU stays float32). ``None``: not established yet; ts2viz's
+        generic default (bfloat16 where the GPU supports it, else float16).
+    description : str, optional
+        The longer text (Markdown): how the family works and the choices it makes.
     """
 
     summary: str
@@ -110,6 +131,7 @@ class Card:
     description: str = ""
 
     def __post_init__(self):
+        """Check the card (:class:`ValueError` for an option listed twice or an unknown precision)."""
         names = [o.name for o in self.options]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
@@ -123,7 +145,29 @@ class Card:
         return {o.name for o in self.options}
 
     def option(self, name: str) -> Option:
-        """The option ``name`` (:class:`KeyError` if the card has none)."""
+        """The option ``name`` (:class:`KeyError` if the card has none).
+
+        Parameters
+        ----------
+        name : str
+            The option's name.
+
+        Returns
+        -------
+        Option
+            The card's option of that name.
+
+        Raises
+        ------
+        KeyError
+            If the card has no option ``name``.
+
+        Examples
+        --------
+        >>> card = Card("demo", options=(Option("batch_size", None, "Images per call."),))
+        >>> card.option("batch_size").doc
+        'Images per call.'
+        """
         for o in self.options:
             if o.name == name:
                 return o
@@ -147,7 +191,14 @@ class Family:
     card_given: Card | None = None
 
     def factory(self) -> Callable:
-        """The family's factory ``f(spec, device=None, **options) -> Metric`` (its module imported now)."""
+        """The family's factory ``f(spec, device=None, **options) -> Metric`` (its module imported now).
+
+        Returns
+        -------
+        callable
+            The target itself when it is callable, else the attribute its ``"module:attr"`` names (module
+            paths relative to :mod:`ts2viz.metrics`).
+        """
         if callable(self.target):
             return self.target
         mod, _, attr = self.target.partition(":")
@@ -155,8 +206,11 @@ class Family:
 
     @property
     def card(self) -> Card | None:
-        """The family's :class:`Card`: the one given to :func:`register`, else the ``CARD`` of the factory's
-        module (imported now; a family module imports nothing heavy at module level), else None."""
+        """The family's :class:`Card`, or None.
+
+        The one given to :func:`register`, else the ``CARD`` of the factory's module (imported now; a family
+        module imports nothing heavy at module level), else None.
+        """
         if self.card_given is not None:
             return self.card_given
         if callable(self.target):  # its module is imported already
@@ -181,6 +235,41 @@ def register(name: str, description: str, target: str | Callable | None = None, 
 
         @register("myscore", "my metric")
         def build(spec, device=None, **options): ...
+
+    A family registered again under the same name (case-insensitive) replaces the earlier one.
+
+    Parameters
+    ----------
+    name : str
+        The family's name (the FAMILY of ``FAMILY:MODEL``; stored in lower case).
+    description : str
+        One line: what the family computes.
+    target : callable or str, optional
+        The factory, or ``"module:attr"`` naming it (module relative to :mod:`ts2viz.metrics` when it
+        starts with a dot); None: return a decorator.
+    example : str, optional
+        An example spec.
+    trusted_only : bool, optional
+        The spec names code to run or a file to read: never accepted from an untrusted caller.
+    hub_model : bool, optional
+        MODEL is a hub id or local folder, checked by :func:`load` before the family's module is imported.
+    card : Card, optional
+        The family's card (default: the ``CARD`` of the factory's module).
+
+    Returns
+    -------
+    callable or str
+        ``target`` (registered), or, without ``target``, a decorator that registers the function it
+        decorates and returns it.
+
+    Examples
+    --------
+    >>> @register("demo-width", "the image's width")
+    ... def build(spec, device=None):
+    ...     return None
+    >>> family("demo-width").description
+    "the image's width"
+    >>> unregister("demo-width")
     """
     def add(t):
         _REGISTRY[name.lower()] = Family(name.lower(), description, t, example, trusted_only, hub_model, card)
@@ -235,17 +324,55 @@ register("csv", "precomputed per-image scores read from a scores file (file_name
 
 
 def unregister(name: str) -> None:
-    """Remove a registered family (no error if it is not registered)."""
+    """Remove a registered family (no error if it is not registered).
+
+    Parameters
+    ----------
+    name : str
+        The family's name (case-insensitive).
+    """
     _REGISTRY.pop(name.lower(), None)
 
 
 def families() -> list[Family]:
-    """The registered families (name, one-line description, example spec), in registration order."""
+    """The registered families (name, one-line description, example spec), in registration order.
+
+    Returns
+    -------
+    list of Family
+        A new list; the built-in families first.
+
+    Examples
+    --------
+    >>> [f.name for f in families()][:3]
+    ['clipscore', 'alignscore', 'siglip']
+    """
     return list(_REGISTRY.values())
 
 
 def family(name: str) -> Family:
-    """The registered family ``name``; :class:`InputError` naming the known ones if there is none."""
+    """The registered family ``name``; :class:`InputError` naming the known ones if there is none.
+
+    Parameters
+    ----------
+    name : str
+        The family's name (case-insensitive).
+
+    Returns
+    -------
+    Family
+        Its record.
+
+    Raises
+    ------
+    InputError
+        If no family of that name is registered (the message lists the known ones).
+
+    Examples
+    --------
+    >>> family("CLIPScore").example
+    'clipscore:openai/clip-vit-base-patch32'
+    """
     f = _REGISTRY.get(name.lower())
     if f is None:
         raise InputError(f"unknown metric family {name!r} (known: {', '.join(_REGISTRY)})")
@@ -257,8 +384,34 @@ def check_offered(spec, offered: Sequence[str]) -> str:
 
     ``spec`` must equal one of ``offered`` exactly (after trimming spaces): a visitor picks from the
     operator's list and never names a module, a file or a model folder. Nothing is parsed, imported or
-    looked up on disk before the match, so a refusal says nothing about the server's files. Raises
-    :class:`InputError` with a one-line message that does not repeat the spec.
+    looked up on disk before the match, so a refusal says nothing about the server's files.
+
+    Parameters
+    ----------
+    spec : str
+        The spec the caller chose (anything else is refused).
+    offered : sequence of str
+        The operator's list of specs.
+
+    Returns
+    -------
+    str
+        ``spec`` with surrounding spaces removed.
+
+    Raises
+    ------
+    InputError
+        If ``spec`` is not one of ``offered``: a one-line message that does not repeat the spec (it says so
+        when the family is trusted-only, or when nothing is offered).
+
+    Examples
+    --------
+    >>> check_offered(" clipscore:openai/clip-vit-base-patch32", ["clipscore:openai/clip-vit-base-patch32"])
+    'clipscore:openai/clip-vit-base-patch32'
+    >>> check_offered("csv:/etc/passwd", ["clipscore:openai/clip-vit-base-patch32"])
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: csv: metrics are not accepted here (they run code or read files on the server); ...
     """
     text = spec.strip() if isinstance(spec, str) else ""
     if text and text in {s.strip() for s in offered}:
@@ -274,9 +427,29 @@ def check_offered(spec, offered: Sequence[str]) -> str:
 
 
 def accepted_options(factory: Callable) -> set[str] | None:
-    """The option names a family's factory takes: its keyword parameters (``spec`` and ``device`` aside)
-    plus its ``extra_options`` attribute; None when it takes ``**options`` without saying which (such a
-    factory checks its own)."""
+    """The option names a family's factory takes.
+
+    Its keyword parameters (``spec`` and ``device`` aside) plus its ``extra_options`` attribute.
+
+    Parameters
+    ----------
+    factory : callable
+        A family's factory.
+
+    Returns
+    -------
+    set of str or None
+        The names; None when it takes ``**options`` without an ``extra_options`` attribute saying which
+        (such a factory checks its own).
+
+    Examples
+    --------
+    >>> def build(spec, device=None, *, batch_size=None, dtype=None): ...
+    >>> sorted(accepted_options(build))
+    ['batch_size', 'dtype']
+    >>> accepted_options(lambda spec, device=None, **options: None) is None
+    True
+    """
     params = inspect.signature(factory).parameters.values()
     names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"spec", "device"}
     extra = getattr(factory, "extra_options", None)
@@ -286,8 +459,31 @@ def accepted_options(factory: Callable) -> set[str] | None:
 
 
 def check_options(spec, factory: Callable, options: Mapping) -> None:
-    """One check, for every family, that a spec's options are ones its factory takes (:func:`accepted_options`):
-    a one-line :class:`InputError` naming the unknown ones and the accepted ones."""
+    """One check, for every family, that a spec's options are ones its factory takes (:func:`accepted_options`).
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec (named in the message).
+    factory : callable
+        The family's factory.
+    options : mapping
+        The options given (the spec's and the caller's).
+
+    Raises
+    ------
+    InputError
+        One line naming the unknown options and the accepted ones.
+
+    Examples
+    --------
+    >>> def build(spec, device=None, *, batch_size=None): ...
+    >>> check_options(parse_spec("demo:m"), build, {"batch_size": 4})
+    >>> check_options(parse_spec("demo:m?bs=4"), build, {"bs": 4})
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: metric 'demo:m?bs=4': unknown option(s) bs (demo takes batch_size)
+    """
     accepted = accepted_options(factory)
     bad = [] if accepted is None else sorted(set(options) - accepted)
     if bad:
@@ -300,8 +496,31 @@ def load(spec: str, device: str | None = None, **options):
 
     ``options`` override those in the spec's ``?key=value`` part (e.g. ``batch_size=16``,
     ``dtype="float32"``). On GPU the family's models compute in its card's precision (the original's) unless
-    ``dtype`` says otherwise; the dtype used is recorded in ``metric.config["dtype"]``. Raises :class:`InputError` for a malformed spec, an unknown family, a model that
-    cannot be found or loaded, or a device that is not available.
+    ``dtype`` says otherwise; the dtype used is recorded in ``metric.config["dtype"]``.
+
+    A hub model of a family with ``hub_model`` is checked first (:func:`ts2viz.metrics.common.hub.check_hub_model_available`,
+    a field's short name as the hub id the card gives it), so that an unreachable model fails in seconds,
+    before torch and transformers are imported.
+
+    Parameters
+    ----------
+    spec : str
+        ``FAMILY:MODEL[@REVISION][?key=value&...]`` (see :mod:`ts2viz.metrics`).
+    device : str or None, optional
+        ``cuda``, ``cpu``, ``mps``; None: the best available.
+    **options
+        The family's options (on its card); they override the spec's.
+
+    Returns
+    -------
+    Metric
+        The metric; ``metric(images=..., prompts=...)`` scores.
+
+    Raises
+    ------
+    InputError
+        For a malformed spec, an unknown family or option, a model that cannot be found or loaded, or a
+        device that is not available.
     """
     sp = parse_spec(spec)
     fam = family(sp.family)
@@ -325,9 +544,29 @@ def load(spec: str, device: str | None = None, **options):
 
 
 def not_on_hub(fam: Family, model: str) -> bool:
-    """Whether ``fam``'s module says ``model`` is no hub model: an API model (``API_MODELS``, scored through an
-    endpoint) or a name the family refuses with its own one-line reason (``UNSUPPORTED``). Its factory says
-    what to do; the hub is not asked."""
+    """Whether ``fam``'s module says ``model`` is no hub model.
+
+    It is none when it is an API model (the module's ``API_MODELS``, scored through an endpoint) or a name the
+    family refuses with its own one-line reason (``UNSUPPORTED``). Its factory says what to do; the hub is
+    not asked.
+
+    Parameters
+    ----------
+    fam : Family
+        The family (its module is imported now; a family with a callable target has none to ask).
+    model : str
+        The spec's MODEL.
+
+    Returns
+    -------
+    bool
+        True if the family's module lists ``model`` in ``API_MODELS`` or ``UNSUPPORTED``.
+
+    Examples
+    --------
+    >>> not_on_hub(family("itmscore"), "blip2-itm-vitL"), not_on_hub(family("itmscore"), "blip2-itm")
+    (True, False)
+    """
     if callable(fam.target):
         return False
     module = importlib.import_module(fam.target.partition(":")[0], __package__)
@@ -335,8 +574,26 @@ def not_on_hub(fam: Family, model: str) -> bool:
 
 
 def model_name_hub_id(spec: Spec, card: Card | None) -> str | None:
-    """The hub id ``card.model_names`` gives ``spec``'s model (a field's short name, case-insensitive), or
-    None: no card, a name it does not know, or a local file or folder of that name."""
+    """The hub id ``card.model_names`` gives ``spec``'s model (a field's short name, case-insensitive), or None.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    card : Card or None
+        The family's card.
+
+    Returns
+    -------
+    str or None
+        The hub id; None when there is no card, the card does not know the name, or a local file or folder
+        of that name exists.
+
+    Examples
+    --------
+    >>> model_name_hub_id(parse_spec("itmscore:BLIP2-ITM"), family("itmscore").card)
+    'Salesforce/blip2-itm-vit-g'
+    """
     if card is None or not card.model_names:
         return None
     import os
@@ -348,9 +605,26 @@ def model_name_hub_id(spec: Spec, card: Card | None) -> str | None:
 
 
 def record_dtype(metric, used: Sequence[str]) -> None:
-    """Write the compute dtype(s) ``used`` while building ``metric`` into ``metric.config["dtype"]``: one
-    name when its models share one (``"float32"``), the distinct names in load order when they do not;
-    nothing for a metric that loaded no model. A dtype the factory recorded itself is kept."""
+    """Write the compute dtype(s) ``used`` while building ``metric`` into ``metric.config["dtype"]``.
+
+    One name when its models share one (``"float32"``), the distinct names in load order when they do not;
+    nothing for a metric that loaded no model. A dtype the factory recorded itself is kept.
+
+    Parameters
+    ----------
+    metric : Metric
+        The metric just built (a metric without a dict ``config`` is left alone).
+    used : sequence of str
+        The dtype names its models resolved, in load order (:func:`ts2viz.metrics.common.device.family_precision`).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> m = SimpleNamespace(config={})
+    >>> record_dtype(m, ["bfloat16", "float32", "bfloat16"])
+    >>> m.config
+    {'dtype': ['bfloat16', 'float32']}
+    """
     names = list(dict.fromkeys(used))
     if names and isinstance(getattr(metric, "config", None), dict):
         metric.config.setdefault("dtype", names[0] if len(names) == 1 else names)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from reward_fixtures import assert_matches, assert_spread, fixture, score_rows
+from reference_compare import compare_hpsv2
+from reward_fixtures import assert_spread, fixture
 
 from ts2viz.errors import InputError
 from ts2viz.metrics import load
@@ -15,18 +16,14 @@ CKPT = ROOT / EXP["checkpoints"]["v2.1"]
 
 
 def test_score_is_hpsv2s_cosine_on_its_own_preprocessing():
-    m = load(f"hpsv2:{CKPT}?arch={ARCH}", device="cpu")
-    want = [r["v2.1"] for r in EXP["rows"]]
-    assert_spread(want)
-    assert_matches(score_rows(m, ROOT, EXP["rows"]), want, "hpsv2.1")
+    assert_spread([r["v2.1"] for r in EXP["rows"]])
+    m, _ = compare_hpsv2()
     assert m.config["score"] == "cosine" and m.config["dtype"] == "float32"  # on the CPU autocast does nothing
 
 
 def test_a_folder_with_one_released_checkpoint_loads_it(tmp_path):
     shutil.copy(CKPT, tmp_path / CKPT.name)
-    m = load(f"hpsv2:{tmp_path}?arch={ARCH}", device="cpu")
-    rows = EXP["rows"][:2]
-    assert_matches(score_rows(m, ROOT, rows), [r["v2.1"] for r in rows], "hpsv2.1 from a folder")
+    compare_hpsv2(tmp_path, rows=lambda rows: rows[:2])
     shutil.copy(CKPT, tmp_path / "HPS_v2_compressed.pt")
     with pytest.raises(InputError, match="checkpoint=FILE"):
         load(f"hpsv2:{tmp_path}?arch={ARCH}", device="cpu")

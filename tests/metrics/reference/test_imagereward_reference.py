@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from reward_fixtures import assert_matches, assert_spread, fixture, score_rows
+from reference_compare import compare_imagereward
+from reward_fixtures import assert_spread, fixture
 
 from ts2viz.errors import InputError
 from ts2viz.metrics import load
@@ -18,16 +19,13 @@ def metric():
 
 
 def test_score_is_image_rewards_normalised_mlp_reward(metric):
-    want = [r["score"] for r in EXP["rows"]]
-    assert_spread(want)
-    assert_matches(score_rows(metric, ROOT, EXP["rows"]), want, "imagereward score")
+    assert_spread([r["score"] for r in EXP["rows"]])
+    compare_imagereward("score", metric)
     assert metric.config["mean"] == EXP["mean"] and metric.config["std"] == EXP["std"]
 
 
 def test_batched_scores_are_inference_ranks_rewards(metric):
-    rows = [r for r in EXP["rows"] if "inference_rank" in r]
-    metric.batch_size = len(rows)
-    assert_matches(score_rows(metric, ROOT, rows), [r["inference_rank"] for r in rows], "imagereward inference_rank")
+    compare_imagereward("inference_rank", metric)
 
 
 def test_tokenizer_from_another_repository_offline_says_which_option(monkeypatch, tmp_path):

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from reward_fixtures import assert_matches, assert_spread, fixture, score_rows
+from reference_compare import compare_pickscore
+from reward_fixtures import assert_spread, fixture
 
 from ts2viz.errors import InputError
 from ts2viz.metrics import load
@@ -12,31 +13,23 @@ ROOT, EXP = fixture("pickscore")
 PROC = str(ROOT / "CLIP-ViT-H-14-laion2B-s32B-b79K")
 
 
-@pytest.fixture(scope="module")
-def authors():
-    return load(f"pickscore:{ROOT / 'PickScore_v1'}", device="cpu", processor=PROC)
-
-
-def test_authors_score_is_the_model_cards_logit_scale_times_cosine(authors):
+def test_authors_score_is_the_model_cards_logit_scale_times_cosine():
     want = [r["authors"] for r in EXP["rows"]]
     assert_spread(want)  # the images score differently: a constant would not pass
-    assert_matches(score_rows(authors, ROOT, EXP["rows"]), want, "pickscore authors")
+    authors, _ = compare_pickscore("authors")
     assert authors.config["score"] == "authors" and authors.config["dtype"] == "float32"
 
 
 def test_cosine_score_is_t2v_metrics_pickscore():
-    m = load(f"pickscore:{ROOT / 'PickScore_v1'}?score=cosine&processor={PROC}", device="cpu")
+    compare_pickscore("cosine")
     want = [r["cosine"] for r in EXP["rows"]]
-    assert_matches(score_rows(m, ROOT, EXP["rows"]), want, "pickscore cosine (t2v_metrics)")
     # the two fixtures come from two codes: their ratio is the tiny model's exp(logit_scale), not 1
     ratio = np.array([r["authors"] for r in EXP["rows"]]) / np.array(want)
     assert np.allclose(ratio, np.exp(3.3), rtol=1e-4)
 
 
-def test_prompt_order_and_batching_do_not_change_scores(authors):
-    rows = EXP["rows"][::-1]
-    authors.batch_size = 2
-    assert_matches(score_rows(authors, ROOT, rows), [r["authors"] for r in rows], "pickscore reversed, batch 2")
+def test_prompt_order_and_batching_do_not_change_scores():
+    compare_pickscore("authors", rows=lambda rows: rows[::-1], batch_size=2)
 
 
 def test_processor_from_another_repository_offline_says_which_option(monkeypatch, tmp_path):

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from reference_compare import VQA_CASES, compare_itm, compare_vqascore
+
 from ts2viz import metrics
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "reference" / "vqascore"
@@ -33,41 +35,18 @@ def expected(name: str) -> dict:
     return json.loads((FIX / name / "expected.json").read_text())
 
 
-def score_fixture(spec: str, name: str, **options) -> tuple[np.ndarray, np.ndarray, object]:
-    exp = expected(name)
-    m = metrics.load(spec, device="cpu", dtype="float32", batch_size=4, **options)
-    images = [str(FIX / p["image"]) for p in exp["pairs"]]
-    got = m(images, [p["prompt"] for p in exp["pairs"]])
-    want = np.array([p["score"] for p in exp["pairs"]], dtype=np.float64)
-    return got, want, m
-
-
-#: fixture -> (checkpoint folder ts2viz loads, the recipe it must pick by itself); a vision tower is found beside
-VQA_CASES = {
-    "clip-flant5": ("clip-flant5/clip-flant5-tiny", "clip-flant5"),
-    "llava-v1.5": ("llava-v1.5/llava-v1.5-tiny", "llava-1.5"),
-    "llava-v1.6": ("llava-v1.6/llava-v1.6-tiny", "llava-1.6"),
-    "instructblip-flant5": ("instructblip-flant5/instructblip-flan-t5-tiny", "instructblip"),
-    "qwen2-vl": ("qwen2-vl/qwen2-vl-tiny", "qwen2-vl"),
-    "paligemma": ("paligemma/paligemma-tiny", "paligemma"),
-}
-
-
 @pytest.mark.parametrize("name", list(VQA_CASES))
 def test_vqascore_equals_t2v_metrics_per_image(name):
-    folder, recipe = VQA_CASES[name]
-    got, want, m = score_fixture(f"vqascore:{FIX / folder}", name)
-    np.testing.assert_allclose(got, want, rtol=RTOL, atol=0)
+    got, m, _ = compare_vqascore(name)
     # the recipe ts2viz chose by the architecture is named in the config (part of the cache key)
-    assert m.config["recipe"] == recipe and m.config["dtype"] == "float32"
+    assert m.config["recipe"] == VQA_CASES[name][1] and m.config["dtype"] == "float32"
     # per image, the details hold the answer likelihood (the score)
     assert [d["answer_likelihood"] for d in m.last_details] == list(got)
 
 
-@pytest.mark.parametrize("family,name", [("itmscore", "blip2-itm"), ("itcscore", "blip2-itc")])
-def test_itm_and_itc_equal_t2v_metrics_per_image(family, name):
-    got, want, _ = score_fixture(f"{family}:{FIX / 'blip2-itm' / 'blip2-itm-tiny'}", name)
-    np.testing.assert_allclose(got, want, rtol=RTOL, atol=0)
+@pytest.mark.parametrize("family", ["itmscore", "itcscore"])
+def test_itm_and_itc_equal_t2v_metrics_per_image(family):
+    compare_itm(family)
 
 
 # -- GPT-4o through top log-probabilities, against a local endpoint -------------------------------------------

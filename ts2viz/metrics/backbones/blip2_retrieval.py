@@ -33,7 +33,33 @@ STD = (0.26862954, 0.26130258, 0.27577711)
 
 
 class Blip2Retrieval:
-    """A BLIP-2 ``Blip2ForImageTextRetrieval`` checkpoint with t2v_metrics' preprocessing (module docstring)."""
+    """A BLIP-2 ``Blip2ForImageTextRetrieval`` checkpoint with t2v_metrics' preprocessing (module docstring).
+
+    Built by :func:`load_blip2_retrieval`; a model and tokenizer already in memory may be passed instead
+    (tests).
+
+    Parameters
+    ----------
+    model_id : str
+        The hub id or local folder of the checkpoint.
+    spec : Spec
+        The metric's parsed spec (for error messages and hub access).
+    device : str
+        The torch device.
+    dtype : torch.dtype
+        The compute dtype (used under autocast on a GPU).
+    revision : str or None, optional
+        The hub revision.
+    model : transformers.Blip2ForImageTextRetrieval, optional
+        A loaded model; when given, nothing is loaded and ``tokenizer`` must be given too.
+    tokenizer : transformers.PreTrainedTokenizer, optional
+        The Q-Former's tokenizer, with ``model``.
+
+    Raises
+    ------
+    InputError
+        If ``model_id`` is not a BLIP-2 image-text retrieval checkpoint or cannot be loaded.
+    """
 
     def __init__(self, model_id: str, spec: Spec, device: str, dtype, revision: str | None = None, model=None,
                  tokenizer=None):
@@ -71,7 +97,21 @@ class Blip2Retrieval:
                 "text": f"BERT word pieces, {TEXT_LENGTH} tokens"}
 
     def pixels(self, image) -> np.ndarray:
-        """One image as t2v_metrics prepares it: float32 ``(3, s, s)`` (CPU; thread-safe)."""
+        """One image as t2v_metrics prepares it: float32 ``(3, s, s)`` (CPU; thread-safe).
+
+        Converted to RGB, resized to the model's square size with PIL bicubic (unless it has that size
+        already), scaled to [0, 1] and normalised with OpenAI CLIP's mean and std (:data:`MEAN`, :data:`STD`).
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The decoded image.
+
+        Returns
+        -------
+        numpy.ndarray
+            float32 ``(3, s, s)``, ``s`` the model's image size.
+        """
         from PIL import Image
 
         s = self.size
@@ -92,7 +132,24 @@ class Blip2Retrieval:
         return self.model.vision_model(pixel_values=px, return_dict=True).last_hidden_state
 
     def itm(self, pixels: Sequence[np.ndarray], texts: Sequence[str]) -> np.ndarray:
-        """P(match) of each (image, text) pair: the ITM head's softmax, averaged logits over the queries."""
+        """P(match) of each (image, text) pair: the ITM head's softmax, averaged logits over the queries.
+
+        The Q-Former reads the 32 query tokens and the text together, cross-attending to the image; the ITM
+        head's logits over the query positions are averaged and the softmax's "match" entry is the score (as
+        LAVIS' ``Blip2Qformer`` with ``match_head="itm"``, which t2v_metrics calls).
+
+        Parameters
+        ----------
+        pixels : sequence of numpy.ndarray
+            Images prepared by :meth:`pixels`.
+        texts : sequence of str
+            One text per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 probabilities in [0, 1], one per pair.
+        """
         torch = self._torch
         m = self.model
         ids, mask = self._text(texts)
@@ -143,7 +200,30 @@ class Blip2Retrieval:
 
 
 def load_blip2_retrieval(spec: Spec, device: str | None = None, *, dtype: str | None = None) -> Blip2Retrieval:
-    """The BLIP-2 retrieval model of ``spec.model`` (hub id or folder) on ``device``."""
+    """The BLIP-2 retrieval model of ``spec.model`` (hub id or folder) on ``device``.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec; its model is a hub id or a local folder of a ``Blip2ForImageTextRetrieval``
+        checkpoint, its revision (if any) is used.
+    device : str or None, optional
+        The torch device; None picks one.
+    dtype : str or None, optional
+        ``float32``, ``float16`` or ``bfloat16``; None: float32 on CPU, the family's precision on a GPU
+        (:func:`ts2viz.metrics.common.device.resolve_dtype`).
+
+    Returns
+    -------
+    Blip2Retrieval
+        The loaded model.
+
+    Raises
+    ------
+    InputError
+        If the spec names an open_clip model, the model id is not accepted, or the checkpoint is not a BLIP-2
+        retrieval checkpoint or cannot be loaded.
+    """
     from ..common.device import resolve_device, resolve_dtype
     from ..common.hub import check_model_id
 

@@ -42,7 +42,30 @@ def tokens_around_image(text: str, tokenizer) -> list[int]:
     """Token ids of ``text`` with :data:`IMAGE_SENTINEL` where each ``<image>`` stands.
 
     Each chunk between placeholders is tokenised separately with the tokenizer's special tokens (T5 ends
-    every chunk with ``</s>``), as the checkpoints were trained.
+    every chunk with ``</s>``), as the checkpoints were trained (the original's ``t5_tokenizer_image_token``).
+
+    Parameters
+    ----------
+    text : str
+        The text, with ``<image>`` (:data:`~ts2viz.metrics.backbones.llava.IMAGE_PLACEHOLDER`) where the
+        image goes.
+    tokenizer : callable
+        A tokenizer: ``tokenizer(chunk).input_ids`` are a chunk's ids.
+
+    Returns
+    -------
+    list of int
+        The ids of every chunk in order, :data:`~ts2viz.metrics.backbones.llava.IMAGE_SENTINEL` between
+        them.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from ts2viz.metrics.backbones.llava import IMAGE_SENTINEL
+    >>> tok = lambda s: SimpleNamespace(input_ids=[len(w) for w in s.split()] + [1])  # a toy: </s> = 1
+    >>> ids = tokens_around_image("USER: <image> is it red?", tok)
+    >>> [("IMG" if i == IMAGE_SENTINEL else i) for i in ids]
+    [5, 1, 'IMG', 2, 2, 4, 1]
     """
     out: list[int] = []
     for k, chunk in enumerate(text.split(IMAGE_PLACEHOLDER)):
@@ -145,8 +168,10 @@ def _clip_t5_classes():
             return self.mm_projector(self.vision_tower(pixel_values))
 
         def splice(self, rows: Sequence[Sequence[int]], image_features):
-            """Encoder input embeddings and mask: row ``i``'s tokens with image ``i``'s features at its
-            :data:`IMAGE_SENTINEL`, right-padded (the mask marks the padding)."""
+            """Encoder input embeddings and mask, right-padded (the mask marks the padding).
+
+            Row ``i``'s tokens with image ``i``'s features at its :data:`IMAGE_SENTINEL`.
+            """
             embed = self.get_input_embeddings()
             dev = image_features.device
             seqs = []
@@ -178,12 +203,25 @@ _CLASSES = None
 
 
 def config_class():
-    """:class:`CLIPT5Config` (the ``clip_t5`` config, registered with ``AutoConfig`` on first use)."""
+    """:class:`CLIPT5Config` (the ``clip_t5`` config, registered with ``AutoConfig`` on first use).
+
+    Returns
+    -------
+    type
+        A subclass of transformers' ``T5Config`` with LLaVA's ``mm_*`` entries (imports transformers).
+    """
     return _clip_t5_classes()[0]
 
 
 def model_class():
-    """:class:`CLIPT5ForConditionalGeneration`."""
+    """:class:`CLIPT5ForConditionalGeneration`, Flan-T5 whose encoder reads CLIP patch features.
+
+    Returns
+    -------
+    type
+        A subclass of transformers' ``T5ForConditionalGeneration`` (built on first use; imports
+        transformers).
+    """
     return _clip_t5_classes()[1]
 
 
@@ -201,6 +239,43 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
     ``vision_tower`` overrides the config's ``mm_vision_tower`` (e.g. a local copy of
     ``openai/clip-vit-large-patch14-336``); ``tokenizer`` names the T5 tokenizer when the checkpoint has
     none (default for the released checkpoints: the Flan-T5 they were trained from, as t2v_metrics loads).
+
+    A checkpoint without the tower's weights gets them from the tower's own checkpoint; a local checkpoint
+    whose config names a hub tower looks for a copy beside it
+    (:func:`~ts2viz.metrics.backbones.llava.find_vision_tower`). The image processor is the tower's, on
+    PIL resizing (as the original's transformers 4). The vocabulary is cut to the tokenizer's length as
+    the original's ``resize_token_embeddings`` did (:func:`truncate_vocabulary`). Unused checkpoint weights
+    are warned about.
+
+    Parameters
+    ----------
+    model_id : str
+        The hub id or local folder of the checkpoint.
+    spec : Spec
+        The metric's parsed spec (for messages and hub access).
+    dtype : torch.dtype, optional
+        The weights' dtype.
+    revision : str or None, optional
+        The hub revision.
+    vision_tower : str or None, optional
+        A hub id or folder of the CLIP vision model, instead of the config's ``mm_vision_tower``.
+    tokenizer : str or None, optional
+        A hub id or folder of the T5 tokenizer (default: the checkpoint's own, else :data:`KNOWN_TOKENIZERS`).
+
+    Returns
+    -------
+    model : CLIPT5ForConditionalGeneration
+        The model, in eval mode.
+    tokenizer : transformers.PreTrainedTokenizerBase
+        The T5 tokenizer (``model_max_length`` set to the original's context length).
+    image_processor : transformers.CLIPImageProcessor
+        The vision tower's image processor.
+
+    Raises
+    ------
+    InputError
+        If the config names no vision tower, the weights do not fit the architecture or are missing, a
+        local checkpoint has no tokenizer and none is named, or a part cannot be loaded.
     """
     from transformers import (
         AutoTokenizer,
@@ -277,8 +352,19 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
 
 
 def truncate_vocabulary(model, n: int) -> None:
-    """Keep the first ``n`` rows of a T5 model's input embedding and of its (untied) LM head, as the
-    original's ``resize_token_embeddings`` under transformers 4 did; nothing is tied."""
+    """Keep the first ``n`` rows of a T5 model's input embedding and of its (untied) LM head.
+
+    As the original's ``resize_token_embeddings`` under transformers 4 did; nothing is tied (transformers 5's
+    ``resize_token_embeddings`` would tie the LM head to the input embeddings, which Flan-T5's are not).
+    The model is changed in place and its ``config.vocab_size`` set to ``n``.
+
+    Parameters
+    ----------
+    model : transformers.T5ForConditionalGeneration
+        The model.
+    n : int
+        The rows to keep (the tokenizer's length).
+    """
     import torch
     from torch import nn
 
@@ -298,7 +384,13 @@ _VQA_CLASS = None
 
 
 def vqa_class():
-    """:class:`ClipT5VQA`, CLIP-FlanT5 as a :class:`~ts2viz.metrics.backbones.vqa.VQAModel` (built on first use)."""
+    """:class:`ClipT5VQA`, CLIP-FlanT5 as a :class:`~ts2viz.metrics.backbones.vqa.VQAModel` (built on first use).
+
+    Returns
+    -------
+    type
+        The class (importing it imports :mod:`ts2viz.metrics.backbones.vqa`).
+    """
     global _VQA_CLASS
     if _VQA_CLASS is None:
         _VQA_CLASS = _vqa_model_class()
@@ -311,8 +403,11 @@ def _vqa_model_class():
     from .vqa import VQAModel
 
     class ClipT5VQA(VQAModel):
-        """CLIP-FlanT5 as a :class:`~ts2viz.metrics.backbones.vqa.VQAModel`: prompts in t2v_metrics' ``t5_chat``
-        format, images padded to square, answers scored by the decoder (``</s>`` included)."""
+        """CLIP-FlanT5 as a :class:`~ts2viz.metrics.backbones.vqa.VQAModel`.
+
+        Prompts in t2v_metrics' ``t5_chat`` format, images padded to square, answers scored by the decoder
+        (``</s>`` included).
+        """
 
         generative = True
 
@@ -362,9 +457,11 @@ def _vqa_model_class():
 
         @property
         def config(self) -> dict:
+            """The VQA model's config, with the prompt format and image preprocessing named."""
             return {**super().config, "prompt": "t2v_metrics t5_chat", "image": "pad to square (mean colour)"}
 
         def pixel_values(self, images):
+            """The images padded to square (mean colour) and processed, stacked on the device in the model's dtype."""
             import torch
 
             from ..common.pixels import pixels_of
@@ -392,7 +489,7 @@ def _vqa_model_class():
                 return self.model.splice(rows, feats)
 
         def _token_logprobs(self, images, questions, targets: list[list[int]]) -> list:
-            """log P(target token t | image, question, earlier target tokens) for every pair (teacher forced)."""
+            """Log P(target token t | image, question, earlier target tokens) for every pair (teacher forced)."""
             import torch
 
             from ..common.device import autocast
@@ -443,8 +540,10 @@ def _vqa_model_class():
             return [s.strip() for s in self.tokenizer.batch_decode(out, skip_special_tokens=True)]
 
         def _choice_logprobs(self, images, items):
-            """Sum of the decoder's log-probabilities of a choice's tokens and ``</s>`` (as the model was
-            trained to end answers), summed over the choice's spellings."""
+            """Sum of the decoder's log-probabilities of a choice's tokens and ``</s>``, over the choice's spellings.
+
+            ``</s>`` is included as the model was trained to end answers with it.
+            """
             eos = self.tokenizer.eos_token_id
             keys = [(i, (*ids, eos)) for i, (_, cs) in enumerate(items) for c in cs
                     for ids in self.choice_token_ids(self.tokenizer, c)]
@@ -460,5 +559,33 @@ def _vqa_model_class():
 
 def load_clip_t5_vqa(model_id: str, spec, device: str, dtype, batch_size: int, revision=None,
                      vision_tower: str | None = None, tokenizer: str | None = None):
-    """A CLIP-FlanT5 :class:`~ts2viz.metrics.backbones.vqa.VQAModel` on ``device``."""
+    """A CLIP-FlanT5 :class:`~ts2viz.metrics.backbones.vqa.VQAModel` on ``device``.
+
+    Parameters
+    ----------
+    model_id : str
+        The hub id or local folder of the checkpoint.
+    spec : Spec
+        The metric's parsed spec.
+    device : str
+        The torch device.
+    dtype : torch.dtype
+        The weights' and compute dtype.
+    batch_size : int
+        Pairs per forward pass.
+    revision : str or None, optional
+        The hub revision.
+    vision_tower, tokenizer : str or None, optional
+        As :func:`load_clip_t5`'s.
+
+    Returns
+    -------
+    ClipT5VQA
+        The VQA model (:func:`vqa_class`).
+
+    Raises
+    ------
+    InputError
+        If the checkpoint cannot be loaded (:func:`load_clip_t5`).
+    """
     return vqa_class()(model_id, spec, device, dtype, batch_size, revision, vision_tower, tokenizer)

@@ -60,7 +60,25 @@ TEXT_LENGTH = {"alignscore": 64, "siglip": 64}
 
 
 def embedding_options(family: str) -> tuple:
-    """The options of ``clipscore:``, ``alignscore:`` and ``siglip:`` as their cards list them."""
+    """The options of ``clipscore:``, ``alignscore:`` and ``siglip:`` as their cards list them.
+
+    Parameters
+    ----------
+    family : str
+        ``clipscore``, ``alignscore`` or ``siglip`` (the ``variant`` option lists that family's variants).
+
+    Returns
+    -------
+    tuple of Option
+        ``batch_size``, ``dtype``, ``variant`` and ``preprocess``.
+
+    Examples
+    --------
+    >>> [o.name for o in embedding_options("siglip")]
+    ['batch_size', 'dtype', 'variant', 'preprocess']
+    >>> embedding_options("clipscore")[2].values
+    ('ts2', 'cosine', 'hessel', 'torchmetrics')
+    """
     variants = VARIANTS[family]
     docs = {"ts2": "`ts2` (default: TS2's own code, the model's `logits_per_image` for the prompt as is)",
             "cosine": "`cosine` (the raw cosine in [-1, 1])",
@@ -92,7 +110,35 @@ VARIANT_PRECISION = {"ts2": "float32", "cosine": "float32", "hessel": "float16",
 
 
 def check_variant(spec: Spec, variant: str | None) -> str:
-    """``variant`` (default :data:`DEFAULT_VARIANT`) if the family offers it, else a one-line error."""
+    """``variant`` (default :data:`DEFAULT_VARIANT`) if the family offers it, else a one-line error.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec (its family picks the variants of :data:`VARIANTS`).
+    variant : str or None
+        The ``variant`` option; None or empty for the default.
+
+    Returns
+    -------
+    str
+        The variant.
+
+    Raises
+    ------
+    InputError
+        If the family does not offer it.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.spec import parse_spec
+    >>> check_variant(parse_spec("clipscore:openai/clip-vit-base-patch32"), None)
+    'ts2'
+    >>> check_variant(parse_spec("siglip:google/siglip-base-patch16-224"), "hessel")
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: metric 'siglip:google/siglip-base-patch16-224': variant must be one of ts2, cosine, not 'hessel'
+    """
     allowed = VARIANTS.get(spec.family, ("ts2", "cosine"))
     v = DEFAULT_VARIANT if variant in (None, "") else str(variant)
     if v not in allowed:
@@ -101,8 +147,30 @@ def check_variant(spec: Spec, variant: str | None) -> str:
 
 
 def variant_dtype(device: str, variant: str, dtype: str | None) -> str | None:
-    """The dtype option to load with: ``dtype`` when given, else the variant's original precision on a GPU
-    (:data:`VARIANT_PRECISION`); None (the family's default) elsewhere."""
+    """The dtype option to load with: ``dtype`` when given, else the variant's original precision on a GPU.
+
+    The variant's precision is :data:`VARIANT_PRECISION`'s; on MPS a float32 variant stays float32; None
+    (the family's default) elsewhere.
+
+    Parameters
+    ----------
+    device : str
+        The resolved torch device.
+    variant : str
+        The score variant.
+    dtype : str or None
+        The ``dtype`` option (None, empty or ``auto``: not given).
+
+    Returns
+    -------
+    str or None
+        A dtype name for :func:`~ts2viz.metrics.common.device.resolve_dtype`, or None.
+
+    Examples
+    --------
+    >>> variant_dtype("cuda:0", "hessel", None), variant_dtype("cuda", "ts2", "bfloat16"), variant_dtype("cpu", "ts2", None)
+    ('float16', 'bfloat16', None)
+    """
     if dtype not in (None, "", "auto"):
         return dtype
     if device.startswith("cuda"):
@@ -113,7 +181,28 @@ def variant_dtype(device: str, variant: str, dtype: str | None) -> str | None:
 
 
 def build(spec: Spec, device: str | None = None, **options) -> Metric:
-    """Factory for ``clipscore``, ``alignscore`` and ``siglip`` specs."""
+    """Factory for ``clipscore``, ``alignscore`` and ``siglip`` specs.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec: a transformers model (hub id or folder), or ``openclip:ARCH/TAG`` (CLIPScore only).
+    device : str or None, optional
+        The torch device; None picks one.
+    **options
+        ``batch_size``, ``dtype``, ``variant``, ``preprocess`` (:func:`embedding_options`).
+
+    Returns
+    -------
+    Metric
+        An :class:`OpenCLIPScore` or an :class:`HFEmbeddingScore`.
+
+    Raises
+    ------
+    InputError
+        If an open_clip model is given to another family than CLIPScore, an option is unknown or not
+        accepted, or the model cannot be loaded.
+    """
     if spec.is_openclip:
         if spec.family != "clipscore":
             raise InputError(f"metric {spec.raw!r}: openclip: models are only supported for clipscore")
@@ -191,6 +280,7 @@ class _EmbeddingScore(Metric):
             self._memo_size = 0
 
     def image_embeddings(self, items: Sequence[Any]):
+        """Normalised float32 embeddings (on the device) of prepared images, one row per image."""
         import torch
 
         emb = self._encode_images(self._collate(items)).float()
@@ -201,6 +291,7 @@ class _EmbeddingScore(Metric):
         return HESSEL_PREFIX + prompt if self.variant == "hessel" else prompt
 
     def score_prepared(self, items: Sequence[Any], prompts: Sequence[str]) -> np.ndarray:
+        """The variant's score of each prepared image with its prompt (:meth:`from_cosine` of their cosine)."""
         import torch
 
         with torch.inference_mode():
@@ -235,7 +326,28 @@ class _EmbeddingScore(Metric):
 
 
 class HFEmbeddingScore(_EmbeddingScore):
-    """CLIP / ALIGN / SigLIP through transformers ``AutoModel`` (anything with get_*_features)."""
+    """CLIP / ALIGN / SigLIP through transformers ``AutoModel`` (anything with get_*_features).
+
+    Prompts are truncated at the checkpoint's training length for ALIGN and SigLIP (64, :data:`TEXT_LENGTH`),
+    else at the text encoder's positions. SigLIP's prompts are padded to that length (unpadded for
+    ``variant=ts2``, as TS2's one-prompt ``padding=True``) and given no attention mask.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec (MODEL a hub id or local folder).
+    device : str or None, optional
+        The torch device; None picks one.
+    batch_size, dtype, variant, preprocess
+        The family's options (:func:`embedding_options`).
+    **options
+        Anything else is refused.
+
+    Raises
+    ------
+    InputError
+        For an unknown option or value, a model that is not a dual encoder, or one that cannot be loaded.
+    """
 
     def __init__(self, spec: Spec, device: str | None = None, batch_size: int | None = None,
                  dtype: str | None = None, variant: str | None = None, preprocess: str = "original", **options):
@@ -336,6 +448,24 @@ class HFEmbeddingScore(_EmbeddingScore):
         return f"{type(self.image_processor).__name__} ({self.preprocess})"
 
     def prepare(self, image, file_name: str | None = None) -> dict:
+        """One image as the variant's original prepares it (thread-safe).
+
+        Hessel's torchvision pipeline for ``variant=hessel``; the processor's torchvision steps for
+        ``preprocess=fast`` (:func:`clip_fast_preprocess`); else the model's image processor.
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The decoded image.
+        file_name : str or None, optional
+            Its file (unused).
+
+        Returns
+        -------
+        dict
+            The model's image inputs (``pixel_values`` and whatever else the processor gives), one image
+            each, unbatched.
+        """
         if self.hessel_transform is not None:
             return {"pixel_values": self.hessel_transform(image)}
         if self.fast_prepare is not None:
@@ -383,8 +513,10 @@ class HFEmbeddingScore(_EmbeddingScore):
 
 
 def _logit_constants(model) -> tuple[float, float]:
-    """``(scale, bias)`` of the model's ``logits_per_image`` over the cosine: CLIP ``exp(logit_scale)``,
-    ALIGN ``1 / temperature``, SigLIP ``exp(logit_scale)`` and ``logit_bias``; (1, 0) if it has none."""
+    """``(scale, bias)`` of the model's ``logits_per_image`` over the cosine; (1, 0) if it has none.
+
+    CLIP ``exp(logit_scale)``, ALIGN ``1 / temperature``, SigLIP ``exp(logit_scale)`` and ``logit_bias``.
+    """
     import math
 
     if hasattr(model, "temperature"):
@@ -396,9 +528,12 @@ def _logit_constants(model) -> tuple[float, float]:
 
 
 def _hessel_transform(ip):
-    """Hessel et al.'s ``CLIPImageDataset._transform_test``: torchvision ``Resize(n, bicubic)`` and
-    ``CenterCrop(n)`` on the PIL image, RGB, ``ToTensor``, ``Normalize`` (CLIP's mean and std, which the
-    processor holds); ``n`` the processor's crop size (224 for every OpenAI CLIP but the 336-px one)."""
+    """Hessel et al.'s ``CLIPImageDataset._transform_test``.
+
+    torchvision ``Resize(n, bicubic)`` and ``CenterCrop(n)`` on the PIL image, RGB, ``ToTensor``,
+    ``Normalize`` (CLIP's mean and std, which the processor holds); ``n`` the processor's crop size (224 for
+    every OpenAI CLIP but the 336-px one).
+    """
     from PIL import Image
     from torchvision.transforms import CenterCrop, Compose, Normalize, Resize, ToTensor
 
@@ -418,8 +553,19 @@ def clip_fast_preprocess(ip):
 
     Runs the processor's own resize, centre-crop and fused rescale-normalise steps on a uint8 tensor,
     so the numbers are the processor's (tested), skipping its per-call argument validation and
-    grouping, which cost as much as a ViT-B/32 forward pass per image. Returns ``None`` when ``ip`` is
-    not of that kind; falls back to the full call for any image the shortcut cannot take.
+    grouping, which cost as much as a ViT-B/32 forward pass per image. Falls back to the full call for
+    any image the shortcut cannot take.
+
+    Parameters
+    ----------
+    ip : transformers.BaseImageProcessor
+        The image processor.
+
+    Returns
+    -------
+    callable or None
+        ``prepare(image) -> torch.Tensor`` (the image's pixel values, unbatched); None when ``ip`` is not
+        a torchvision-backed processor of :data:`GENERIC_PIPELINE_PROCESSORS`, pads, or does not resize.
     """
     try:
         from transformers.image_processing_backends import TorchvisionBackend
@@ -452,7 +598,7 @@ def clip_fast_preprocess(ip):
 
 
 def _pooled(out):
-    """transformers 5 returns a model output whose pooler_output is the projected embedding."""
+    """The projected embedding: transformers 5 returns a model output whose pooler_output it is."""
     if hasattr(out, "pooler_output"):
         return out.pooler_output
     if isinstance(out, tuple):
@@ -461,7 +607,26 @@ def _pooled(out):
 
 
 class OpenCLIPScore(_EmbeddingScore):
-    """CLIPScore through open_clip: ``openclip:ARCH/TAG`` with TAG a pretrained tag or a checkpoint file."""
+    """CLIPScore through open_clip: ``openclip:ARCH/TAG`` with TAG a pretrained tag or a checkpoint file.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    device : str or None, optional
+        The torch device; None picks one.
+    batch_size, dtype, variant, preprocess
+        The family's options (:func:`embedding_options`); ``preprocess`` must be ``original`` (the model's
+        own transform).
+    **options
+        Anything else is refused.
+
+    Raises
+    ------
+    InputError
+        For an unknown option, ``preprocess=fast``, a missing TAG, a checkpoint file that does not exist,
+        or a model open_clip cannot load.
+    """
 
     def __init__(self, spec: Spec, device: str | None = None, batch_size: int | None = None,
                  dtype: str | None = None, variant: str | None = None, preprocess: str = "original", **options):
@@ -504,6 +669,20 @@ class OpenCLIPScore(_EmbeddingScore):
         super().__init__(spec, config, dev, batch_size, dt)
 
     def prepare(self, image, file_name: str | None = None):
+        """One image through the open_clip model's own transform (thread-safe).
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The decoded image.
+        file_name : str or None, optional
+            Its file (unused).
+
+        Returns
+        -------
+        torch.Tensor
+            The pixel values, ``(3, n, n)``.
+        """
         return self.preprocess(image)
 
     def _encode_images(self, batch):

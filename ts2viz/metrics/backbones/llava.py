@@ -1,4 +1,4 @@
-"""LLaVA-1.5 checkpoints in LLaVA's own code layout (``liuhaotian/llava-v1.5-7b``), as t2v_metrics loads them.
+r"""LLaVA-1.5 checkpoints in LLaVA's own code layout (``liuhaotian/llava-v1.5-7b``), as t2v_metrics loads them.
 
 haotian-liu/LLaVA saves ``LlavaLlamaForCausalLM``: a Llama whose ``model`` also holds ``mm_projector``
 (``mlp2x_gelu``: Linear, GELU, Linear as ``mm_projector.0`` / ``mm_projector.2``), and a config naming the
@@ -17,7 +17,7 @@ folder, else a folder beside the checkpoint named as the tower's last path part 
 patch14-336``), else the hub.
 
 LLaVA-1.5's input conventions, which t2v_metrics uses for both its LLaVA-1.5 and CLIP-FlanT5 VQAScore,
-live here too: the system message and ``USER: <image>\\n... ASSISTANT:`` turn (:func:`chat_question`),
+live here too: the system message and ``USER: <image>\n... ASSISTANT:`` turn (:func:`chat_question`),
 the ``<image>`` placeholder and the id that stands for it in token lists, the context length, and the
 square padding of images (:func:`expand_to_square`).
 """
@@ -45,13 +45,51 @@ CONTEXT_LEN = 2048
 
 
 def chat_question(question: str) -> str:
-    """The stage-2 conversation turn before the answer (t2v_metrics' ``chat`` / ``t5_chat``)."""
+    r"""The stage-2 conversation turn before the answer (t2v_metrics' ``chat`` / ``t5_chat``).
+
+    Parameters
+    ----------
+    question : str
+        The question.
+
+    Returns
+    -------
+    str
+        :data:`SYSTEM_MESSAGE`, ``USER: <image>``, a newline, the question, ``ASSISTANT:`` and a space.
+
+    Examples
+    --------
+    >>> chat_question("Is it red?").endswith("USER: <image>\nIs it red? ASSISTANT: ")
+    True
+    """
     return f"{SYSTEM_MESSAGE} USER: {IMAGE_PLACEHOLDER}\n{question} ASSISTANT: "
 
 
 def expand_to_square(image, mean: Sequence[float]):
-    """``image`` centred on a square canvas of the processor's mean colour (LLaVA-1.5's ``expand2square``,
-    which t2v_metrics applies before CLIP-FlanT5's and LLaVA-1.5's image processor)."""
+    """``image`` centred on a square canvas of the processor's mean colour.
+
+    LLaVA-1.5's ``expand2square``, which t2v_metrics applies before CLIP-FlanT5's and LLaVA-1.5's image
+    processor. The mean colour is ``int(m * 255)`` per channel.
+
+    Parameters
+    ----------
+    image : PIL.Image.Image
+        The image (RGB).
+    mean : sequence of float
+        The processor's mean, in [0, 1] per channel.
+
+    Returns
+    -------
+    PIL.Image.Image
+        ``image`` itself if it is square, else a new square image of side ``max(width, height)``.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> sq = expand_to_square(Image.new("RGB", (4, 2), (255, 0, 0)), (0.5, 0.5, 0.5))
+    >>> sq.size, sq.getpixel((0, 0)), sq.getpixel((0, 1))
+    ((4, 4), (127, 127, 127), (255, 0, 0))
+    """
     from PIL import Image
 
     w, h = image.size
@@ -81,13 +119,53 @@ ORIGINAL_MODEL_TYPES = ("llava", "llava_llama")
 
 
 def is_original_layout(raw_config: dict) -> bool:
-    """Whether a ``config.json`` is LLaVA's own code layout (``LlavaLlamaForCausalLM``, ``mm_*`` keys)."""
+    """Whether a ``config.json`` is LLaVA's own code layout (``LlavaLlamaForCausalLM``, ``mm_*`` keys).
+
+    Parameters
+    ----------
+    raw_config : dict
+        The checkpoint's ``config.json``, as read.
+
+    Returns
+    -------
+    bool
+        True if its ``model_type`` is one of :data:`ORIGINAL_MODEL_TYPES` and it names an ``mm_vision_tower``.
+
+    Examples
+    --------
+    >>> is_original_layout({"model_type": "llava", "mm_vision_tower": "openai/clip-vit-large-patch14-336"})
+    True
+    >>> is_original_layout({"model_type": "llava", "vision_config": {}})
+    False
+    """
     return raw_config.get("model_type") in ORIGINAL_MODEL_TYPES and bool(raw_config.get("mm_vision_tower"))
 
 
 def convert_state_dict(state: dict) -> dict:
-    """Original LLaVA keys -> transformers' (:data:`KEY_MAP`); tower and newline keys dropped, unknown keys
-    refused."""
+    """Original LLaVA keys -> transformers' (:data:`KEY_MAP`); tower and newline keys dropped, unknown keys refused.
+
+    Parameters
+    ----------
+    state : dict
+        The checkpoint's state dict (original key -> tensor).
+
+    Returns
+    -------
+    dict
+        The same tensors under ``LlavaForConditionalGeneration``'s keys, without the vision tower's and
+        ``image_newline``.
+
+    Raises
+    ------
+    InputError
+        For a key none of :data:`KEY_MAP` matches.
+
+    Examples
+    --------
+    >>> sorted(convert_state_dict({"model.mm_projector.0.weight": 1, "model.layers.0.mlp.up_proj.weight": 2,
+    ...                            "model.vision_tower.vision_tower.x": 3, "lm_head.weight": 4}))
+    ['lm_head.weight', 'model.language_model.layers.0.mlp.up_proj.weight', 'model.multi_modal_projector.linear_1.weight']
+    """
     out = {}
     for k, v in state.items():
         for old, new in KEY_MAP:
@@ -102,9 +180,28 @@ def convert_state_dict(state: dict) -> dict:
 
 
 def tower_state(state: dict, clip_keys) -> dict:
-    """The vision tower's weights saved in the checkpoint (``model.vision_tower.vision_tower.*``, as LLaVA-1.6
-    saves its fine-tuned tower), keyed as the CLIPVisionModel of this transformers version names them; empty
-    when the checkpoint has none (LLaVA-1.5)."""
+    """The vision tower's weights saved in the checkpoint, keyed as this transformers version's CLIPVisionModel.
+
+    LLaVA-1.6 saves its fine-tuned tower as ``model.vision_tower.vision_tower.*``; LLaVA-1.5 saves none.
+    ``position_ids`` buffers are skipped.
+
+    Parameters
+    ----------
+    state : dict
+        The checkpoint's state dict (original keys).
+    clip_keys : iterable of str
+        The keys of the tower's ``CLIPVisionModel`` state dict (with or without a ``vision_model.`` prefix).
+
+    Returns
+    -------
+    dict
+        The tower's tensors under ``clip_keys``' names; empty when the checkpoint has none.
+
+    Raises
+    ------
+    InputError
+        If a saved tower weight has no counterpart in ``clip_keys``.
+    """
     prefix = "model.vision_tower.vision_tower."
     found = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
     if not found:
@@ -122,8 +219,30 @@ def tower_state(state: dict, clip_keys) -> dict:
 
 
 def local_snapshot(model_id: str, spec: Spec, revision: str | None = None) -> Path:
-    """A hub checkpoint in LLaVA's own layout as a local folder (the hub cache's snapshot of its config,
-    tokenizer and weights; downloaded once)."""
+    """A hub checkpoint in LLaVA's own layout as a local folder (downloaded once).
+
+    The hub cache's snapshot of its config, tokenizer and weights (``*.json``, ``*.bin``, ``*.safetensors``,
+    ``tokenizer.model``).
+
+    Parameters
+    ----------
+    model_id : str
+        The hub id (e.g. ``liuhaotian/llava-v1.5-7b``).
+    spec : Spec
+        The metric's parsed spec (for messages).
+    revision : str or None, optional
+        The hub revision.
+
+    Returns
+    -------
+    pathlib.Path
+        The snapshot's folder.
+
+    Raises
+    ------
+    InputError
+        If the snapshot cannot be had (:func:`~ts2viz.metrics.common.hub.hf_load`).
+    """
     from huggingface_hub import snapshot_download
 
     from ..common.hub import hf_load
@@ -153,8 +272,37 @@ def _read_state(folder: Path) -> dict:
 
 
 def find_vision_tower(folder: Path, named: str, option: str | None) -> str:
-    """The vision tower's folder or hub id: the option, ``mm_vision_tower`` when it is a folder, a folder
-    beside (or inside) the checkpoint named as its last path part, else ``named`` itself (a hub id)."""
+    """The vision tower's folder or hub id.
+
+    In order: the option, ``mm_vision_tower`` when it is a folder, a folder (with a ``config.json``) beside or
+    inside the checkpoint named as its last path part, else ``named`` itself (a hub id).
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The checkpoint's folder.
+    named : str
+        The config's ``mm_vision_tower``.
+    option : str or None
+        The ``vision_tower`` option.
+
+    Returns
+    -------
+    str
+        The tower's folder or hub id.
+
+    Raises
+    ------
+    InputError
+        If the option is given and is not a folder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> find_vision_tower(Path(tempfile.mkdtemp()), "openai/clip-vit-large-patch14-336", None)
+    'openai/clip-vit-large-patch14-336'
+    """
     if option:
         if not Path(option).is_dir():
             raise InputError(f"vision_tower {option!r}: no such folder (a CLIP vision model folder)")
@@ -170,7 +318,28 @@ def find_vision_tower(folder: Path, named: str, option: str | None) -> str:
 
 @dataclass
 class OriginalLlava:
-    """A converted checkpoint: the transformers model, its processor, the tower's id and the text vocabulary."""
+    """A converted checkpoint: the transformers model, its processor, the tower's id and the text vocabulary.
+
+    Made by :func:`load_original_llava`.
+
+    Parameters
+    ----------
+    model : transformers.LlavaForConditionalGeneration
+        The converted model.
+    processor : transformers.LlavaProcessor
+        Its processor (the tower's CLIP image processor, the checkpoint's tokenizer with ``<image>`` added).
+    vision_tower : str
+        The folder or hub id the tower came from.
+    text_vocab : int
+        The original vocabulary size: the softmax of a score runs over these rows only.
+    template : str, optional
+        The prompt for generation and P(yes) (the layout has no chat template): LLaVA-1.5's conversation.
+    version : str, optional
+        ``1.5`` or ``1.6``.
+    tower_from_checkpoint : bool, optional
+        The tower's weights came from the checkpoint (LLaVA-1.6's fine-tuned tower), not from
+        ``mm_vision_tower``.
+    """
 
     model: object
     processor: object
@@ -186,14 +355,39 @@ class OriginalLlava:
 
 def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: str | None = None,
                         revision: str | None = None) -> OriginalLlava:
-    """Load a LLaVA-1.5 or LLaVA-1.6 checkpoint in LLaVA's own layout (a folder, or a hub id such as
-    ``liuhaotian/llava-v1.5-13b``) as ``LlavaForConditionalGeneration`` (module docstring).
+    """Load a LLaVA-1.5 or LLaVA-1.6 checkpoint in LLaVA's own layout as ``LlavaForConditionalGeneration``.
 
-    LLaVA-1.6 (``liuhaotian/llava-v1.6-vicuna-13b``) is converted as t2v_metrics 3.0 runs it: one
-    square-padded image through the tower (its fine-tuned weights, saved in the checkpoint) and projector,
-    LLaVA-1.5's flat features, no anyres grid and no ``image_newline``. Raises a one-line
-    :class:`InputError` for a projector other than ``mlp2x_gelu`` or a missing vision tower (naming the
-    tower and where it was looked for).
+    The checkpoint is a folder, or a hub id such as ``liuhaotian/llava-v1.5-13b`` (see the module
+    docstring). LLaVA-1.6 (``liuhaotian/llava-v1.6-vicuna-13b``) is converted as t2v_metrics 3.0 runs it:
+    one square-padded image through the tower (its fine-tuned weights, saved in the checkpoint) and
+    projector, LLaVA-1.5's flat features, no anyres grid and no ``image_newline``.
+
+    Parameters
+    ----------
+    model_id : str
+        The checkpoint's folder or hub id.
+    spec : Spec
+        The metric's parsed spec (for messages).
+    dtype : torch.dtype, optional
+        The weights' dtype (None: transformers' default).
+    vision_tower : str or None, optional
+        A folder of the CLIP vision tower (:func:`find_vision_tower`).
+    revision : str or None, optional
+        The hub revision.
+
+    Returns
+    -------
+    OriginalLlava
+        The converted model (eval mode), its ``LlavaProcessor``, the tower's id, the original vocabulary
+        size, LLaVA-1.5's prompt template, the version (``1.5`` or ``1.6``) and where the tower's weights came
+        from.
+
+    Raises
+    ------
+    InputError
+        One line for a folder that does not exist, a projector other than ``mlp2x_gelu``, a missing vision
+        tower (naming the tower and where it was looked for), a tokenizer that already has ``<image>`` in
+        the model's vocabulary, an unknown ``mm_vision_select_feature``, or weights that do not fit.
     """
     import torch
     from transformers import (

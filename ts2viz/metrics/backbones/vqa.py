@@ -42,6 +42,21 @@ def surface_forms(choice: str) -> list[str]:
 
     VQA models answer "Yes" or "yes" depending on their training data; counting both (as
     :meth:`VQAModel.yes_probability` does for "yes") keeps a choice's probability from hinging on case.
+
+    Parameters
+    ----------
+    choice : str
+        An answer choice (surrounding spaces are stripped).
+
+    Returns
+    -------
+    list of str
+        The distinct spellings, in that order.
+
+    Examples
+    --------
+    >>> surface_forms("Yes"), surface_forms(" red car")
+    (['Yes', 'yes'], ['red car', 'Red car'])
     """
     c = str(choice).strip()
     return list(dict.fromkeys([c, c.lower(), c[:1].upper() + c[1:]]))
@@ -55,7 +70,28 @@ def _logsumexp(values: Sequence[float]) -> float:
 
 
 def crop(image, box: tuple[float, float, float, float], *, relative: bool = False):
-    """A crop of a PIL image; ``box`` is (left, top, right, bottom) in pixels or, if ``relative``, in [0, 1]."""
+    """A crop of a PIL image; ``box`` is (left, top, right, bottom) in pixels or, if ``relative``, in [0, 1].
+
+    Parameters
+    ----------
+    image : PIL.Image.Image
+        The image.
+    box : tuple of float
+        ``(left, top, right, bottom)``; rounded to whole pixels.
+    relative : bool, optional
+        The box is given as fractions of the width and height.
+
+    Returns
+    -------
+    PIL.Image.Image
+        The crop.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> crop(Image.new("RGB", (100, 50)), (0.25, 0, 0.75, 0.5), relative=True).size
+    (50, 25)
+    """
     if relative:
         w, h = image.size
         box = (box[0] * w, box[1] * h, box[2] * w, box[3] * h)
@@ -63,7 +99,27 @@ def crop(image, box: tuple[float, float, float, float], *, relative: bool = Fals
 
 
 class VQAModel:
-    """Base class: batching, OOM halving and the yes-token set; subclasses implement the two ``_`` methods."""
+    """Base class: batching, OOM halving and the yes-token set; subclasses implement the ``_`` hooks.
+
+    The public methods take parallel lists of images (PIL images, or what :meth:`prepare_image` returned)
+    and questions, run the subclass's hook in batches of :attr:`batch_size` pairs under
+    ``torch.inference_mode``, and halve the batch on GPU out-of-memory. A subclass implements
+    ``_yes_prob``, ``_answer`` and ``_choice_logprobs``, and where it can ``_answer_score``,
+    ``_first_token_score`` and ``_answer_decoded``.
+
+    Parameters
+    ----------
+    model_id : str
+        The model's hub id or folder.
+    identity : dict
+        The config entries naming the model exactly (:func:`~ts2viz.metrics.common.hub.model_identity`).
+    device : str
+        The torch device.
+    dtype : torch.dtype
+        The compute dtype.
+    batch_size : int
+        Pairs per model call (at least 1 is used).
+    """
 
     #: True for chat/generative VLMs (free-form answers benefit from listing the choices in the question)
     generative: bool = True
@@ -78,6 +134,7 @@ class VQAModel:
 
     @property
     def config(self) -> dict:
+        """The model's identity (id, revision or fingerprint) and the VQA class, for a metric's config."""
         return {**self.identity, "vqa_class": type(self).__name__}
 
     def prepare_image(self, image):
@@ -106,13 +163,32 @@ class VQAModel:
 
     # -- public API --------------------------------------------------------------------------------
     def answer_score(self, images: Sequence, questions: Sequence[str], answers: Sequence[str]) -> np.ndarray:
-        """``exp(-mean cross-entropy)`` of ``answers[i]`` as the model's answer to ``questions[i]`` about
-        ``images[i]``: the geometric mean of the answer tokens' teacher-forced probabilities.
+        """``exp(-mean cross-entropy)`` of ``answers[i]`` as the model's answer to ``questions[i]`` about ``images[i]``.
 
-        This is t2v_metrics' VQAScore (its ``forward``). Which tokens count is the model's own training
-        format: CLIP-FlanT5 the answer and T5's ``</s>``; LLaVA-1.5 (t2v_metrics' conversation) the answer
-        and ``</s>``; BLIP-VQA the answer and ``[SEP]``; other generative VLMs the answer's tokens after
-        their chat template. Returns float64 values in (0, 1], independent of batching.
+        That is, the geometric mean of the answer tokens' teacher-forced probabilities: t2v_metrics' VQAScore
+        (its ``forward``). Which tokens count is the model's own training format: CLIP-FlanT5 the answer and
+        T5's ``</s>``; LLaVA-1.5 (t2v_metrics' conversation) the answer and ``</s>``; BLIP-VQA the answer and
+        ``[SEP]``; other generative VLMs the answer's tokens after their chat template.
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            One image per question.
+        questions : sequence of str
+            The questions, as asked.
+        answers : sequence of str
+            One answer per question.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 values in (0, 1], independent of batching.
+
+        Raises
+        ------
+        ts2viz.errors.InputError
+            When the lists differ in length, an answer has no tokens, or the model cannot score a given
+            answer.
         """
         questions, answers = [str(q) for q in questions], [str(a) for a in answers]
         if len(questions) != len(answers):
@@ -153,13 +229,48 @@ class VQAModel:
         return np.asarray(out, dtype=np.float64)
 
     def yes_probability(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
-        """P("yes") for each (image, question) pair, from the first answer token's distribution."""
+        """P("yes") for each (image, question) pair, from the first answer token's distribution.
+
+        The probability mass of the vocabulary entries whose token decodes to "yes" in any case
+        (:meth:`yes_token_ids`).
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            One image per question.
+        questions : sequence of str
+            The questions, as asked.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 probabilities in [0, 1].
+        """
         return np.asarray(self._batched(self._yes_prob, images, questions), dtype=np.float64)
 
     def answer(self, images: Sequence, questions: Sequence[str], max_new_tokens: int = 16,
                decoding: "Decoding | None" = None) -> list[str]:
-        """A free-form answer for each (image, question) pair: greedy, ``max_new_tokens`` new tokens, or as
-        the named ``decoding`` says (:mod:`ts2viz.metrics.common.decoding`, e.g. DSG's InstructBLIP beam search)."""
+        """A free-form answer for each (image, question) pair.
+
+        Greedy with at most ``max_new_tokens`` new tokens, or as the named ``decoding`` says
+        (:mod:`ts2viz.metrics.common.decoding`, e.g. DSG's InstructBLIP beam search).
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            One image per question.
+        questions : sequence of str
+            The questions, as asked.
+        max_new_tokens : int, optional
+            The most tokens a greedy answer has.
+        decoding : Decoding or None, optional
+            A named decoding; None or ``greedy`` for greedy decoding.
+
+        Returns
+        -------
+        list of str
+            One answer per pair.
+        """
         if decoding is None or decoding.name == "greedy":
             return list(self._batched(lambda im, q: self._answer(im, q, max_new_tokens), images, questions))
         return list(self._batched(lambda im, q: self._answer_decoded(im, q, decoding, max_new_tokens), images,
@@ -174,8 +285,27 @@ class VQAModel:
         :func:`surface_forms` with distinct tokenisations). BLIP-VQA scores the answer through its answer
         decoder, including the ``[SEP]`` that ends every answer it was trained on (as the BLIP/LAVIS
         answer ranking does); a generative VLM scores the choice's tokens after its prompt through its LM
-        head, without an end-of-sequence token. Returns one float64 array per pair, aligned with
-        ``choices[i]``. Results do not depend on how the pairs are batched.
+        head, without an end-of-sequence token. Results do not depend on how the pairs are batched.
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            One image per question.
+        questions : sequence of str
+            The questions, as asked.
+        choices : sequence of sequence of str
+            The answer choices of each question (at least one, none empty).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One float64 array per pair, aligned with ``choices[i]``.
+
+        Raises
+        ------
+        ts2viz.errors.InputError
+            When the lists differ in length, a question has no choices or an empty one, or a choice has no
+            tokens.
         """
         questions, choices = list(questions), [tuple(str(c) for c in cs) for cs in choices]
         if len(questions) != len(choices):
@@ -188,7 +318,22 @@ class VQAModel:
 
     def choice_probabilities(self, images: Sequence, questions: Sequence[str],
                              choices: Sequence[Sequence[str]]) -> list[np.ndarray]:
-        """``exp`` of :meth:`choice_logprobs`: each choice's likelihood (not normalised over the choices)."""
+        """``exp`` of :meth:`choice_logprobs`: each choice's likelihood (not normalised over the choices).
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            One image per question.
+        questions : sequence of str
+            The questions, as asked.
+        choices : sequence of sequence of str
+            The answer choices of each question.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One float64 array of likelihoods per pair, aligned with ``choices[i]``.
+        """
         return [np.exp(v) for v in self.choice_logprobs(images, questions, choices)]
 
     # -- subclass hooks ----------------------------------------------------------------------------
@@ -227,7 +372,26 @@ class VQAModel:
         return [x for part in parts for x in part]
 
     def yes_token_ids(self, tokenizer) -> list[int]:
-        """Vocabulary ids whose token decodes to "yes" (any case), as the first token of an answer."""
+        """Vocabulary ids whose token decodes to "yes" (any case), as the first token of an answer.
+
+        The first token of each of "Yes", "yes", " Yes", " yes" and "YES", where it decodes to "yes"
+        (stripped, lower case); computed once per model.
+
+        Parameters
+        ----------
+        tokenizer : transformers.PreTrainedTokenizerBase
+            The model's tokenizer.
+
+        Returns
+        -------
+        list of int
+            The ids, sorted.
+
+        Raises
+        ------
+        ts2viz.errors.InputError
+            If no spelling of "yes" starts with a token that decodes to "yes".
+        """
         if self._yes_ids is None:
             ids: set[int] = set()
             for w in ("Yes", "yes", " Yes", " yes", "YES"):
@@ -240,7 +404,25 @@ class VQAModel:
         return self._yes_ids
 
     def choice_token_ids(self, tokenizer, choice: str) -> list[tuple[int, ...]]:
-        """Distinct token sequences of a choice's :func:`surface_forms` (no special tokens)."""
+        """Distinct token sequences of a choice's :func:`surface_forms` (no special tokens).
+
+        Parameters
+        ----------
+        tokenizer : transformers.PreTrainedTokenizerBase
+            The model's tokenizer.
+        choice : str
+            The answer choice.
+
+        Returns
+        -------
+        list of tuple of int
+            The distinct non-empty token sequences, in the order of :func:`surface_forms`.
+
+        Raises
+        ------
+        ts2viz.errors.InputError
+            If no spelling has any token.
+        """
         seqs = [tuple(tokenizer.encode(f, add_special_tokens=False)) for f in surface_forms(choice)]
         seqs = [s for s in dict.fromkeys(seqs) if s]
         if not seqs:
@@ -255,7 +437,26 @@ class VQAModel:
 
 
 class BlipVQA(VQAModel):
-    """BLIP-VQA (``Salesforce/blip-vqa-base``): an answer decoder over a question encoder."""
+    """BLIP-VQA (``Salesforce/blip-vqa-base``): an answer decoder over a question encoder.
+
+    Questions are batched only with questions of the same token length (transformers 5's BLIP decoder
+    would attend to a padded question's padding), so every number is independent of batching.
+
+    Parameters
+    ----------
+    model_id : str
+        The hub id or folder of a ``BlipForQuestionAnswering`` checkpoint.
+    spec : Spec
+        The metric's parsed spec (for messages and hub access).
+    device : str
+        The torch device.
+    dtype : torch.dtype
+        The weights' and compute dtype.
+    batch_size : int
+        Pairs per model call.
+    revision : str or None, optional
+        The hub revision.
+    """
 
     generative = False
     #: Square input size for LAVIS-style preprocessing (PIL bicubic resize to ``image_size`` x
@@ -284,8 +485,20 @@ class BlipVQA(VQAModel):
         return enc
 
     def lavis_pixels(self, images):
-        """LAVIS' ``BlipImageEvalProcessor``: RGB, bicubic resize to ``image_size`` squared (PIL), /255,
-        normalised with the processor's mean and std; float32 ``(n, 3, s, s)``."""
+        """LAVIS' ``BlipImageEvalProcessor`` on a batch of images.
+
+        RGB, bicubic resize to ``image_size`` squared (PIL), /255, normalised with the processor's mean and std.
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            The images.
+
+        Returns
+        -------
+        torch.Tensor
+            float32 ``(n, 3, s, s)``, ``s`` = :attr:`image_size`.
+        """
         import torch
         from PIL import Image
 
@@ -320,8 +533,10 @@ class BlipVQA(VQAModel):
         return results
 
     def _by_question_length(self, fn: Callable, images: list, items: list, questions: list[str]) -> list:
-        """``fn(images, items)`` per group of questions with the same token length, results in input order
-        (no padding inside a group: see :meth:`_generate`)."""
+        """``fn(images, items)`` per group of questions with the same token length, results in input order.
+
+        No padding inside a group: see :meth:`_generate`.
+        """
         lengths = [len(ids) for ids in self.processor.tokenizer(list(questions))["input_ids"]]
         results: list = [None] * len(items)
         for n in sorted(set(lengths)):
@@ -355,10 +570,25 @@ class BlipVQA(VQAModel):
                      label_smoothing: float = 0.1) -> np.ndarray:
         """BLIP/LAVIS answer ranking of a fixed ``answers`` list for each (image, question) pair.
 
-        Returns float64 ``(n_pairs, 2, n_answers)``: ``[:, 0]`` the probability of each answer's first
-        token at the answer decoder's first step (softmax over the vocabulary), ``[:, 1]`` each answer's
-        ranking score, minus the decoder's summed cross-entropy over ``answer [SEP]`` with
-        ``label_smoothing`` (LAVIS' BLIP text decoder trains and ranks with 0.1).
+        As LAVIS' ``rank_answers``: each answer is scored by the answer decoder over ``[DEC] answer [SEP]``.
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            One image per question.
+        questions : sequence of str
+            The questions.
+        answers : sequence of str
+            The candidate answers, the same for every pair.
+        label_smoothing : float, optional
+            The label smoothing of the cross-entropy (LAVIS' BLIP text decoder trains and ranks with 0.1).
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 ``(n_pairs, 2, n_answers)``: ``[:, 0]`` the probability of each answer's first token at
+            the answer decoder's first step (softmax over the vocabulary), ``[:, 1]`` each answer's ranking
+            score, minus the decoder's summed cross-entropy over ``answer [SEP]``.
         """
         answers = [str(a) for a in answers]
         out = self._batched(lambda ims, qs: self._by_question_length(
@@ -402,16 +632,21 @@ class BlipVQA(VQAModel):
         return [self.processor.decode(out[k], skip_special_tokens=True).strip() for out, k in res]
 
     def _answer_decoded(self, images, questions, decoding, max_new_tokens):
-        """TIFA's ``BLIP.vqa`` (``decoding=tifa``): the bare question, ``generate(max_length=50)``, the answer
-        decoded with ``skip_special_tokens`` and not stripped."""
+        """TIFA's ``BLIP.vqa`` (``decoding=tifa``).
+
+        The bare question, ``generate(max_length=50)``, the answer decoded with ``skip_special_tokens`` and not
+        stripped.
+        """
         if "blip" not in decoding.model_types:
             raise InputError(f"VQA {self.model_id}: decoding={decoding.name} ({decoding.source}) is not for BLIP-VQA")
         res = self._generate(images, questions, **dict(decoding.arguments))
         return [self.processor.decode(out[k], skip_special_tokens=True) for out, k in res]
 
     def _choice_logprobs(self, images, items):
-        """Image -> question encoder once per pair, then the answer decoder over ``[DEC] choice [SEP]``
-        (grouped by question length, as the decoder would attend to a padded question's padding)."""
+        """Image -> question encoder once per pair, then the answer decoder over ``[DEC] choice [SEP]``.
+
+        Grouped by question length, as the decoder would attend to a padded question's padding.
+        """
         return self._by_question_length(self._choice_logprobs_unpadded, images, items, [q for q, _ in items])
 
     def _answer_score(self, images, items):
@@ -471,7 +706,39 @@ class BlipVQA(VQAModel):
 
 
 class GenerativeVQA(VQAModel):
-    """A generative VLM (``AutoModelForImageTextToText`` + ``AutoProcessor``), chat template if it has one."""
+    """A generative VLM (``AutoModelForImageTextToText`` + ``AutoProcessor``), chat template if it has one.
+
+    Prompts are the processor's chat template with one image, else ``template`` (default
+    :data:`PLAIN_TEMPLATE`). LLaVA-1.5 is scored by :meth:`VQAModel.answer_score` in t2v_metrics' own
+    conversation and square padding unless ``llava_format=chat``; InstructBLIP / BLIP-2 with a Flan-T5 in
+    LAVIS' format (:mod:`.vqa_t2v`).
+
+    Parameters
+    ----------
+    model_id : str
+        The hub id or folder of the checkpoint.
+    spec : Spec
+        The metric's parsed spec (for messages and hub access).
+    device : str
+        The torch device.
+    dtype : torch.dtype
+        The weights' and compute dtype.
+    batch_size : int
+        Pairs per model call.
+    revision : str or None, optional
+        The hub revision.
+    template : str or None, optional
+        A prompt template with ``{question}``, instead of the chat template.
+    llava_format : str, optional
+        ``t2v_metrics`` or ``chat``: how LLaVA-1.5's answers are scored.
+    loaded : OriginalLlava, optional
+        A checkpoint converted from another code layout (:func:`~ts2viz.metrics.backbones.llava.load_original_llava`).
+
+    Raises
+    ------
+    ts2viz.errors.InputError
+        If the model or processor cannot be loaded, or ``llava_format`` is not accepted.
+    """
 
     @classmethod
     def from_model(cls, model, processor, *, name: str = "in-memory", batch_size: int = 8,
@@ -564,6 +831,7 @@ class GenerativeVQA(VQAModel):
 
     @property
     def config(self) -> dict:
+        """The VQA model's config with the prompt format, answer-score format and first-token processors."""
         prompt = "chat" if self.chat else (self.template or PLAIN_TEMPLATE)
         extra = {}
         if self.t2v_llava:
@@ -596,7 +864,18 @@ class GenerativeVQA(VQAModel):
         return None if eos is None else int(eos)
 
     def prompt(self, question: str) -> str:
-        """The model input text for ``question`` (chat template with one image, or a plain template)."""
+        """The model input text for ``question`` (chat template with one image, or a plain template).
+
+        Parameters
+        ----------
+        question : str
+            The question.
+
+        Returns
+        -------
+        str
+            The prompt, with the generation prompt of the chat template where there is one.
+        """
         if self.chat:
             msgs = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": question}]}]
             return self.processor.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
@@ -638,8 +917,11 @@ class GenerativeVQA(VQAModel):
         return first_token_scores(self, images, items)
 
     def _decoder_logits(self, enc: dict, targets: list[list[int]]):
-        """Decoder logits of an encoder-decoder VLM teacher forced on ``targets[r]`` (the decoder start token
-        first; right-padded): row r, position t predicts ``targets[r][t]`` (position 0: the first token)."""
+        """Decoder logits of an encoder-decoder VLM teacher forced on ``targets[r]``.
+
+        The decoder start token first, right-padded: row r, position t predicts ``targets[r][t]`` (position 0:
+        the first token).
+        """
         import torch
 
         start = self.model.config.text_config.decoder_start_token_id
@@ -656,8 +938,10 @@ class GenerativeVQA(VQAModel):
                               decoder_attention_mask=dmask.to(self.device)).logits
 
     def _choice_ids(self, choice: str) -> list[tuple[int, ...]]:
-        """A choice's token sequences (its :func:`surface_forms`), each ended by the end-of-answer token, so
-        that choices which are prefixes of each other ("red" / "red and white") are exclusive answers."""
+        """A choice's token sequences (its :func:`surface_forms`), each ended by the end-of-answer token.
+
+        So choices which are prefixes of each other ("red" / "red and white") are exclusive answers.
+        """
         eos = self.end_of_answer
         return [(*ids, eos) if eos is not None else ids for ids in self.choice_token_ids(self.tokenizer, choice)]
 
@@ -671,8 +955,9 @@ class GenerativeVQA(VQAModel):
         return [[_logsumexp([seq[(i, ids)] for ids in self._choice_ids(c)]) for c in cs] for i, (_, cs) in enumerate(items)]
 
     def _choice_logprobs(self, images, items):
-        """One forward pass per (pair, choice prefix): the prompt, then all but the last choice token (the
-        end-of-answer token that closes every choice, :meth:`_choice_ids`).
+        """One forward pass per (pair, choice prefix): the prompt, then all but the last choice token.
+
+        The last token is the end-of-answer token that closes every choice (:meth:`_choice_ids`).
 
         Choices that share their prefix share one row. Rows are left-padded like the prompts, which keeps
         the answer positions at the end and the numbers independent of the batch.
@@ -753,8 +1038,10 @@ class GenerativeVQA(VQAModel):
         return self._answer_score_chat(images, items)
 
     def _answer_score_chat(self, images, items):
-        """The answer's tokens and the end-of-answer token after the model's prompt (an encoder-decoder: as its
-        decoder's target): mean log-probability, exponentiated."""
+        """The answer's tokens and the end-of-answer token after the model's prompt: mean log-probability, exponentiated.
+
+        For an encoder-decoder the tokens are its decoder's target.
+        """
         import torch
 
         eos = self.end_of_answer
@@ -775,8 +1062,10 @@ class GenerativeVQA(VQAModel):
                 for r, e in enumerate(ext)]
 
     def _t2v_ids(self, text: str) -> list[int]:
-        """t2v_metrics' ``tokenizer_image_token``: chunks around ``<image>`` tokenised on their own; when the
-        first chunk starts with BOS, BOS is kept once and every chunk's first token dropped."""
+        """t2v_metrics' ``tokenizer_image_token``: chunks around ``<image>`` tokenised on their own.
+
+        When the first chunk starts with BOS, BOS is kept once and every chunk's first token dropped.
+        """
         from .llava import IMAGE_PLACEHOLDER, IMAGE_SENTINEL
 
         chunks = [self.tokenizer(c).input_ids for c in text.split(IMAGE_PLACEHOLDER)]
@@ -790,8 +1079,21 @@ class GenerativeVQA(VQAModel):
         return out
 
     def t2v_pixel_values(self, images):
-        """LLaVA-1.5 images as t2v_metrics prepares them: padded to square with the processor's mean colour,
-        then the CLIP image processor (PIL-based where transformers has one, as the original's)."""
+        """LLaVA-1.5 images as t2v_metrics prepares them, stacked on the device in the model's dtype.
+
+        Padded to square with the processor's mean colour, then the CLIP image processor (PIL-based where
+        transformers has one, as the original's); pixels :meth:`prepare_image` attached are reused.
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image
+            The images (or those :meth:`prepare_image` returned).
+
+        Returns
+        -------
+        torch.Tensor
+            ``(n, 3, s, s)`` pixel values.
+        """
         import torch
 
         from ..common.pixels import pixels_of
@@ -807,7 +1109,21 @@ class GenerativeVQA(VQAModel):
         return processor_pixels(ip, expand_to_square(image, ip.image_mean))
 
     def prepare_image(self, image):
-        """LLaVA-1.5 scored as t2v_metrics does: the image carrying its padded, processed pixels."""
+        """LLaVA-1.5 scored as t2v_metrics does: the image carrying its padded, processed pixels.
+
+        Other models get the image unchanged (their pixels depend on the prompt batch).
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            A decoded RGB image.
+
+        Returns
+        -------
+        PIL.Image.Image
+            ``image``, or ``image`` carrying its pixel tensor
+            (:func:`~ts2viz.metrics.common.pixels.prepared_image`).
+        """
         if not self.t2v_llava:
             return image
         from ..common.pixels import prepared_image
@@ -815,9 +1131,12 @@ class GenerativeVQA(VQAModel):
         return prepared_image(image, self.pixel_key, self._t2v_pixels(image))
 
     def _answer_score_t2v_llava(self, images, items):
-        """t2v_metrics' LLaVA-1.5 VQAScore: ``SYSTEM USER: <image>\\nQ ASSISTANT: `` + ``A</s>``; the labels are
-        the tokens after the question (one fewer when the question ends in a space, as the original counts),
-        the image features spliced in place of ``<image>``; score ``exp(-mean cross-entropy)``."""
+        r"""t2v_metrics' LLaVA-1.5 VQAScore: ``SYSTEM USER: <image>\nQ ASSISTANT: `` + ``A</s>``.
+
+        The labels are the tokens after the question (one fewer when the question ends in a space, as the
+        original counts), the image features spliced in place of ``<image>``; score
+        ``exp(-mean cross-entropy)``.
+        """
         import torch
 
         from .llava import IMAGE_SENTINEL, chat_question
@@ -875,8 +1194,10 @@ class GenerativeVQA(VQAModel):
         return name in inspect.signature(self.model.forward).parameters
 
     def _answer_decoded(self, images, questions, decoding, max_new_tokens):
-        """A named decoding (:mod:`ts2viz.metrics.common.decoding`): DSG's InstructBLIP call, or TIFA's call for
-        GIT or BLIP-2."""
+        """A named decoding (:mod:`ts2viz.metrics.common.decoding`).
+
+        DSG's InstructBLIP call, or TIFA's call for GIT or BLIP-2.
+        """
         model_type = getattr(self.model.config, "model_type", "")
         if model_type not in decoding.model_types:
             raise InputError(f"VQA {self.model_id}: decoding={decoding.name} applies to "
@@ -888,8 +1209,10 @@ class GenerativeVQA(VQAModel):
         return self._answer_dsg(images, questions, decoding, max_new_tokens)
 
     def _by_prompt_length(self, questions: list[str], fn: Callable) -> list:
-        """``fn(indices)`` per group of questions whose prompts have the same token length (no row padded),
-        results in input order."""
+        """``fn(indices)`` per group of questions whose prompts have the same token length, in input order.
+
+        No row is padded.
+        """
         lengths = [len(ids) for ids in self.tokenizer([self.prompt(q) for q in questions])["input_ids"]]
         results: list = [None] * len(questions)
         for n in dict.fromkeys(lengths):
@@ -899,8 +1222,11 @@ class GenerativeVQA(VQAModel):
         return results
 
     def _answer_tifa_git(self, images, questions, decoding):
-        """TIFA's ``GIT.vqa``: ``[CLS]`` + the question's tokens (no ``[SEP]``), ``generate(pixel_values,
-        input_ids, max_length=50)``, the tokens after the question decoded with ``skip_special_tokens``."""
+        """TIFA's ``GIT.vqa``: ``[CLS]`` + the question's tokens (no ``[SEP]``), then ``generate``.
+
+        ``generate(pixel_values, input_ids, max_length=50)``; the tokens after the question decoded with
+        ``skip_special_tokens``.
+        """
         import torch
 
         tok = self.tokenizer
@@ -918,8 +1244,11 @@ class GenerativeVQA(VQAModel):
         return results
 
     def _answer_generate(self, images, questions, decoding, max_new_tokens):
-        """The model's own ``generate`` with the setting's arguments (TIFA's BLIP-2 call: LAVIS' defaults),
-        questions batched by prompt length; the new tokens decoded with ``skip_special_tokens``, not stripped."""
+        """The model's own ``generate`` with the setting's arguments (TIFA's BLIP-2 call: LAVIS' defaults).
+
+        Questions are batched by prompt length; the new tokens decoded with ``skip_special_tokens``, not
+        stripped.
+        """
         lm_config = getattr(self.model.config, "text_config", self.model.config)
         enc_dec = bool(getattr(lm_config, "is_encoder_decoder", False))
         kw = decoding.generate_kwargs(encoder_decoder=enc_dec, max_new_tokens=max_new_tokens)
@@ -935,8 +1264,9 @@ class GenerativeVQA(VQAModel):
         return self._by_prompt_length(list(questions), group)
 
     def _answer_dsg(self, images, questions, decoding, max_new_tokens):
-        """transformers 4.31's InstructBLIP ``generate``, which DSG's code ran (see :mod:`ts2viz.metrics.common.decoding`): the
-        language model is given only ``inputs_embeds`` (Q-Former query embeddings, then the prompt's), so
+        """InstructBLIP's ``generate`` as transformers 4.31 ran it for DSG's code.
+
+        See :mod:`ts2viz.metrics.common.decoding`. The language model is given only ``inputs_embeds`` (Q-Former query embeddings, then the prompt's), so
         lengths and the repetition penalty count generated tokens only; its output is the answer alone.
 
         Questions are batched only with questions of the same prompt token lengths (language model and
@@ -985,9 +1315,44 @@ DEFAULT_PAIRS = {"cpu": 8, "cuda": 32, "mps": 8}
 def load_vqa_model(spec: Spec, device: str | None = None, *, dtype: str | None = None,
                    batch_size: int | None = None, template: str | None = None, llava_format: str = "t2v_metrics",
                    vision_tower: str | None = None, tokenizer: str | None = None) -> VQAModel:
-    """The VQA model of ``spec.model`` (hub id or folder): BLIP-VQA, CLIP-FlanT5 or a generative VLM, by its
-    config. ``vision_tower`` and ``tokenizer`` are CLIP-FlanT5's (see :func:`~ts2viz.metrics.backbones.clip_flant5.load_clip_t5`);
-    ``llava_format`` says how :meth:`VQAModel.answer_score` prompts LLaVA-1.5 (``t2v_metrics`` or ``chat``)."""
+    """The VQA model of ``spec.model`` (hub id or folder): BLIP-VQA, CLIP-FlanT5 or a generative VLM, by its config.
+
+    The config's ``model_type`` decides: ``clip_t5`` (CLIP-FlanT5, :data:`EXTRA_BACKENDS`), LLaVA's own code
+    layout (converted on load, :func:`~ts2viz.metrics.backbones.llava.load_original_llava`), BLIP-VQA, else
+    a generative VLM (PaliGemma with :data:`PALIGEMMA_TEMPLATE`).
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    device : str or None, optional
+        The torch device; None picks one.
+    dtype : str or None, optional
+        ``float32``, ``float16`` or ``bfloat16`` (None: :func:`~ts2viz.metrics.common.device.resolve_dtype`'s
+        default).
+    batch_size : int or None, optional
+        Pairs per model call (None: 8 on CPU and MPS, 32 on CUDA).
+    template : str or None, optional
+        A prompt template with ``{question}`` for a generative VLM.
+    llava_format : str, optional
+        How :meth:`VQAModel.answer_score` prompts LLaVA-1.5: ``t2v_metrics`` or ``chat``.
+    vision_tower : str or None, optional
+        The CLIP vision tower of a CLIP-FlanT5 or original-layout LLaVA checkpoint.
+    tokenizer : str or None, optional
+        The T5 tokenizer of a CLIP-FlanT5 checkpoint (see
+        :func:`~ts2viz.metrics.backbones.clip_flant5.load_clip_t5`).
+
+    Returns
+    -------
+    VQAModel
+        A :class:`BlipVQA`, a CLIP-FlanT5 VQA model or a :class:`GenerativeVQA`.
+
+    Raises
+    ------
+    InputError
+        For an open_clip model, an option the model does not take (``tokenizer``, ``vision_tower``), a BLIP
+        checkpoint that is not BLIP-VQA, or a model that cannot be loaded.
+    """
     import importlib
 
     from transformers import AutoConfig, PretrainedConfig

@@ -263,7 +263,27 @@ ONEVISION_PROMPT = ("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\
 
 
 def first_token_inputs(vqa, images: Sequence, questions: Sequence[str]) -> dict:
-    """The prompt batch (left-padded) whose next token t2v_metrics reads, for the model's architecture."""
+    """The prompt batch (left-padded) whose next token t2v_metrics reads, for the model's architecture.
+
+    PaliGemma gets t2v_metrics' own prompt layout (:func:`paligemma_inputs`), Qwen2-VL and Qwen2.5-VL
+    images are resized first as t2v_metrics does (:func:`qwen_resize`), LLaVA-OneVision gets t2v_metrics'
+    ChatML string (:data:`ONEVISION_PROMPT`) instead of the processor's chat template; other models get
+    the VQA model's own prompt batch.
+
+    Parameters
+    ----------
+    vqa : VQAModel
+        The loaded VQA model.
+    images : sequence of PIL.Image.Image
+        The images.
+    questions : sequence of str
+        One question per image.
+
+    Returns
+    -------
+    dict
+        The model's keyword inputs (tensors on the model's device; pixel values in its dtype).
+    """
     kind = getattr(vqa.model.config, "model_type", "")
     if kind == "paligemma":
         return paligemma_inputs(vqa, images, questions)

@@ -32,18 +32,55 @@ class Metric:
 
     Attributes
     ----------
-    spec : the SPEC string (scores column name and cache key).
-    name : the family name (``clipscore``, ``tifa``, ...).
-    higher_is_better : direction of the scores.
-    config : dict identifying the metric exactly (model id, revision, pretrained tag, questions, options).
-    device : torch device string the model runs on (``cpu`` for model-free metrics).
-    batch_size : images per model call (the engine halves it on GPU out-of-memory).
-    has_details : whether :attr:`last_details` holds per-image details after a call (TIFA, DSG).
-    needs_pixels : whether :meth:`prepare` needs the decoded image (a precomputed-scores metric only
-        needs the image's file name, so the engine neither reads nor hashes the file for it).
-    cacheable : whether finished scores are worth keeping in the score cache (not for lookups).
-    stacks_prepared : whether :meth:`score_prepared` takes a :class:`PreparedBatch`'s stacked tensors
-        instead of stacking the prepared items itself (the engine then stacks them on its worker threads).
+    spec : str
+        The SPEC string (scores column name and cache key).
+    name : str
+        The family name (``clipscore``, ``tifa``, ...).
+    higher_is_better : bool
+        Direction of the scores.
+    config : dict
+        Identifies the metric exactly (model id, revision, pretrained tag, questions, options).
+    device : str
+        Torch device string the model runs on (``cpu`` for model-free metrics).
+    batch_size : int
+        Images per model call (the engine halves it on GPU out-of-memory).
+    has_details : bool
+        Whether :attr:`last_details` holds per-image details after a call (TIFA, DSG).
+    needs_pixels : bool
+        Whether :meth:`prepare` needs the decoded image (a precomputed-scores metric only needs the image's file
+        name, so the engine neither reads nor hashes the file for it).
+    cacheable : bool
+        Whether finished scores are worth keeping in the score cache (not for lookups).
+    stacks_prepared : bool
+        Whether :meth:`score_prepared` takes a :class:`PreparedBatch`'s stacked tensors instead of stacking the
+        prepared items itself (the engine then stacks them on its worker threads).
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's parsed spec (its raw string becomes :attr:`spec`; the parsed one is ``parsed_spec``).
+    config : dict
+        The settings that identify the metric's scores (:attr:`config`).
+    device : str, optional
+        The torch device the model runs on.
+    batch_size : int, optional
+        Images per model call (at least 1 is used).
+
+    Examples
+    --------
+    A subclass implements :meth:`score_prepared` (and :meth:`prepare` when it preprocesses); a call
+    scores images (PIL images, paths or bytes) against their prompts:
+
+    >>> from PIL import Image
+    >>> from ts2viz.metrics.common.spec import parse_spec
+    >>> class Width(Metric):
+    ...     def prepare(self, image, file_name=None):
+    ...         return image.width
+    ...     def score_prepared(self, items, prompts):
+    ...         return np.asarray(items, dtype=float)
+    >>> m = Width(parse_spec("width:pixels"), {"family": "width"})
+    >>> m(images=[Image.new("RGB", (4, 2)), Image.new("RGB", (8, 2))], prompts=["a", "b"])
+    array([4., 8.])
     """
 
     name: str = "metric"
@@ -68,29 +105,92 @@ class Metric:
         return hashlib.sha1(blob).hexdigest()[:20]
 
     def __repr__(self) -> str:
+        """``<ClassName SPEC on DEVICE>``."""
         return f"<{type(self).__name__} {self.spec} on {self.device}>"
 
     def check_prompts(self, prompts: Sequence[str]) -> None:
-        """Raise :class:`InputError` before any scoring if a prompt cannot be scored (default: no check)."""
+        """Raise :class:`InputError` before any scoring if a prompt cannot be scored (default: no check).
+
+        The engine calls it once, with the prompts of the images it is about to score (those not in the
+        cache), before any image is scored, so that a prompt the metric cannot score (e.g. one with no
+        questions) fails at once rather than after hours.
+
+        Parameters
+        ----------
+        prompts : sequence of str
+            The prompts to be scored.
+        """
 
     # -- the two halves ----------------------------------------------------------------------------
     def prepare(self, image, file_name: str | None = None) -> Any:
         """CPU-side preprocessing of one image (thread-safe). Default: the image itself.
 
-        ``image`` is an RGB PIL image (``None`` when :attr:`needs_pixels` is False); ``file_name`` is
-        the image's dataset file name or path when it has one.
+        Parameters
+        ----------
+        image : PIL.Image.Image or None
+            An RGB PIL image (``None`` when :attr:`needs_pixels` is False).
+        file_name : str or None, optional
+            The image's dataset file name or path when it has one.
+
+        Returns
+        -------
+        object
+            The model input of the image, as :meth:`score_prepared` takes it.
         """
         return image
 
     def score_prepared(self, items: Sequence[Any], prompts: Sequence[str]) -> np.ndarray:
-        """Scores of a batch of prepared images, one prompt each (float64 array)."""
+        """Scores of a batch of prepared images, one prompt each (float64 array).
+
+        Each family implements it; the engine calls it on the device thread with batches of at most
+        :attr:`batch_size` items (smaller after an out-of-memory halving).
+
+        Parameters
+        ----------
+        items : sequence
+            Images as :meth:`prepare` returned them (a :class:`PreparedBatch` when
+            :attr:`stacks_prepared`).
+        prompts : sequence of str
+            One prompt per item.
+
+        Returns
+        -------
+        numpy.ndarray
+            One score per item (float64).
+
+        Raises
+        ------
+        NotImplementedError
+            Always, in the base class.
+        """
         raise NotImplementedError
 
     # -- plain call --------------------------------------------------------------------------------
     def __call__(self, images: Sequence, prompts: Sequence[str]) -> np.ndarray:
         """Per-image scores: ``images`` are PIL images or paths, ``prompts`` one string per image.
 
-        An image that cannot be read gets NaN (with a warning). Returns a float64 array.
+        Every image is prepared (:meth:`prepare`) and the prepared images are scored in chunks of
+        :attr:`batch_size`, halved on GPU out-of-memory (:func:`score_with_oom_retry`). Per-image details
+        (TIFA, DSG) are left in ``last_details``.
+
+        Parameters
+        ----------
+        images : sequence of PIL.Image.Image, str, os.PathLike or bytes
+            The images.
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 scores, one per image; NaN for an image that cannot be read or prepared (with a
+            warning).
+
+        Raises
+        ------
+        InputError
+            If ``images`` and ``prompts`` differ in length, or the metric returns the wrong number of
+            scores.
         """
         images, prompts = list(images), list(prompts)
         if len(images) != len(prompts):
@@ -121,6 +221,31 @@ def load_image(image):
     """An 8-bit RGB PIL image from a PIL image, a path or raw bytes; :class:`InputError` if it cannot be read.
 
     Every mode is converted by :func:`ts2viz.imaging.as_rgb` (16-bit images scaled, not clipped).
+
+    Parameters
+    ----------
+    image : PIL.Image.Image, str, os.PathLike, bytes or bytearray
+        The image, its file, or its encoded bytes.
+
+    Returns
+    -------
+    PIL.Image.Image
+        The decoded image in mode ``RGB`` (file read completely).
+
+    Raises
+    ------
+    InputError
+        If the file or bytes cannot be read or decoded as an image (naming the file).
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> load_image(Image.new("L", (3, 2), 128)).mode
+    'RGB'
+    >>> load_image(b"not an image")
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: ...unreadable image...
     """
     from PIL import Image, UnidentifiedImageError
 
@@ -200,7 +325,34 @@ def score_with_oom_retry(metric: Metric, items: Sequence, prompts: Sequence[str]
                          batch_size: int) -> tuple[np.ndarray, list | None, int]:
     """Score prepared ``items`` in chunks of ``batch_size`` (see :func:`run_halving_on_oom`).
 
-    Returns ``(scores, per-image details or None, batch size that worked)``.
+    A chunk that runs out of GPU memory is retried at half the size, and the smaller size is kept for the
+    rest. When the whole batch is a :class:`PreparedBatch` and fits in one chunk it is passed as is (its
+    stacked tensors are used); otherwise chunks are plain lists.
+
+    Parameters
+    ----------
+    metric : Metric
+        The metric whose :meth:`Metric.score_prepared` scores each chunk.
+    items : sequence
+        Prepared images.
+    prompts : sequence of str
+        One prompt per item.
+    batch_size : int
+        The first chunk size.
+
+    Returns
+    -------
+    scores : numpy.ndarray
+        float64, one per item.
+    details : list or None
+        Per-item details when the metric has them (:attr:`Metric.has_details`), else None.
+    batch_size : int
+        The chunk size that worked last.
+
+    Raises
+    ------
+    InputError
+        If the metric returns a number of scores other than the chunk's number of items.
     """
     def chunk(a: int, b: int):
         part = items if (a, b) == (0, len(items)) and isinstance(items, PreparedBatch) else list(items[a:b])

@@ -1,4 +1,12 @@
-"""Model ids, content fingerprints, the Hugging Face hub probe and ``from_pretrained`` error handling."""
+"""Model ids, content fingerprints, the Hugging Face hub probe and ``from_pretrained`` error handling.
+
+A model is named by a hub id (``owner/name``) or a local folder (:func:`check_model_id`). A metric's config
+names its model exactly (:func:`model_identity`): a hub model by its commit, a local folder by a content
+fingerprint (:func:`folder_fingerprint`), so that the score cache tells two different weights apart.
+Loading goes through :func:`hf_load`, which turns every ``from_pretrained`` failure into one
+:class:`~ts2viz.errors.InputError` line, and fails within seconds when the hub does not answer and the
+model is not cached (:func:`hub_answers`, :func:`check_hub_model_available`).
+"""
 from __future__ import annotations
 
 import hashlib
@@ -12,11 +20,56 @@ from .spec import Spec
 # -- model ids -------------------------------------------------------------------------------------
 
 def is_local_model(model: str) -> bool:
+    """Whether ``model`` names an existing local folder (``~`` expanded).
+
+    Parameters
+    ----------
+    model : str
+        A model name: a folder or a hub id.
+
+    Returns
+    -------
+    bool
+        True if it is a folder on this machine.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> is_local_model(tempfile.gettempdir()), is_local_model("openai/clip-vit-base-patch32")
+    (True, False)
+    """
     return Path(os.path.expanduser(model)).is_dir()
 
 
 def check_model_id(spec: Spec) -> str:
-    """The model folder or hub id of ``spec``; :class:`InputError` if it is neither."""
+    """The model folder or hub id of ``spec``; :class:`InputError` if it is neither.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+
+    Returns
+    -------
+    str
+        The folder's absolute path (``~`` expanded) if ``spec.model`` is an existing folder, else the hub id
+        as given.
+
+    Raises
+    ------
+    InputError
+        If ``spec.model`` is no existing folder and not of the form ``owner/name`` (or ``name``).
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.spec import parse_spec
+    >>> check_model_id(parse_spec("clipscore:openai/clip-vit-base-patch32"))
+    'openai/clip-vit-base-patch32'
+    >>> check_model_id(parse_spec("clipscore:./no/such/folder"))
+    Traceback (most recent call last):
+    ...
+    ts2viz.errors.InputError: metric 'clipscore:./no/such/folder': no model folder ... and not a hub id (owner/name)
+    """
     m = spec.model
     if is_local_model(m):
         return str(Path(os.path.expanduser(m)).resolve())
@@ -30,7 +83,28 @@ def folder_fingerprint(folder: str | os.PathLike) -> str:
     """A cheap content fingerprint of a local model folder.
 
     Small files are hashed whole; large weight files by size plus their first and last 64 KiB, which
-    changes whenever the weights do without reading gigabytes on every load.
+    changes whenever the weights do without reading gigabytes on every load. Hidden files are skipped;
+    the relative path and size of every file are hashed too.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The model folder.
+
+    Returns
+    -------
+    str
+        16 hex digits (a truncated SHA-1).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "config.json").write_text("{}")
+    >>> a = folder_fingerprint(d)
+    >>> _ = (d / "config.json").write_text('{"x": 1}')
+    >>> len(a), a != folder_fingerprint(d)
+    (16, True)
     """
     h = hashlib.sha1()
     root = Path(folder)
@@ -50,6 +124,26 @@ def folder_fingerprint(folder: str | os.PathLike) -> str:
 
 
 def file_fingerprint(path: str | os.PathLike) -> str:
+    """A cheap content fingerprint of one file: its size, its first 64 KiB and (over 128 KiB) its last 64 KiB.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    str
+        16 hex digits (a truncated SHA-1).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "w.bin"
+    >>> _ = f.write_bytes(b"weights")
+    >>> len(file_fingerprint(f))
+    16
+    """
     p = Path(path)
     size = p.stat().st_size
     h = hashlib.sha1(f"{size}\0".encode())
@@ -62,7 +156,30 @@ def file_fingerprint(path: str | os.PathLike) -> str:
 
 
 def model_identity(model_id: str, revision: str | None, loaded_config=None) -> dict:
-    """Config entries naming a transformers model exactly: id plus hub commit or local fingerprint."""
+    """Config entries naming a transformers model exactly: id plus hub commit or local fingerprint.
+
+    Parameters
+    ----------
+    model_id : str
+        The hub id or local folder (as :func:`check_model_id` gives it).
+    revision : str or None
+        The revision asked for (hub models).
+    loaded_config : transformers.PretrainedConfig, optional
+        The loaded model's config; its ``_commit_hash`` (the commit actually loaded) is preferred to
+        ``revision``.
+
+    Returns
+    -------
+    dict
+        ``{"model": model_id, "fingerprint": ...}`` for a local folder (:func:`folder_fingerprint`),
+        ``{"model": model_id, "revision": ...}`` for a hub model (the commit, else ``revision``, else
+        ``main``).
+
+    Examples
+    --------
+    >>> model_identity("openai/clip-vit-base-patch32", None)
+    {'model': 'openai/clip-vit-base-patch32', 'revision': 'main'}
+    """
     ident: dict = {"model": model_id}
     if is_local_model(model_id):
         ident["fingerprint"] = folder_fingerprint(model_id)
@@ -82,8 +199,16 @@ _hub_probe: dict = {"endpoint": None, "until": 0.0, "up": True}
 
 
 def hub_answers() -> bool:
-    """Whether the Hugging Face hub answers (:func:`ts2viz.dataset.hub_reachable`, a few seconds at most),
-    remembered for :data:`HUB_PROBE_TTL` seconds. Offline mode (``HF_HUB_OFFLINE``) is not asked about here."""
+    """Whether the Hugging Face hub answers (:func:`ts2viz.dataset.hub_reachable`, a few seconds at most).
+
+    The answer is remembered for :data:`HUB_PROBE_TTL` seconds (per hub endpoint), so that a metric loading
+    several files probes once. Offline mode (``HF_HUB_OFFLINE``) is not asked about here.
+
+    Returns
+    -------
+    bool
+        True if the hub answered the last probe.
+    """
     import time
 
     import huggingface_hub.constants as hub_constants
@@ -103,8 +228,10 @@ def _not_available(spec: Spec, what: str, model_id: str, unreachable: bool) -> I
 
 
 def _in_hub_cache(model_id: str) -> bool:
-    """Whether the local hub cache holds anything of the model ``model_id`` (its ``models--OWNER--NAME``
-    folder, in huggingface_hub's cache or a ``TRANSFORMERS_CACHE``); no file is read."""
+    """Whether the local hub cache holds anything of the model ``model_id``; no file is read.
+
+    That is, its ``models--OWNER--NAME`` folder exists in huggingface_hub's cache or a ``TRANSFORMERS_CACHE``.
+    """
     import huggingface_hub.constants as hub_constants
 
     folder = "models--" + model_id.replace("/", "--")
@@ -113,14 +240,29 @@ def _in_hub_cache(model_id: str) -> bool:
 
 
 def check_hub_model_available(spec: Spec, options: dict | None = None) -> None:
-    """:class:`InputError` at once if ``spec``'s model is a hub id that cannot be had: the hub does not
-    answer (one short probe, :func:`hub_answers`) or offline mode is on, and the local hub cache holds
-    nothing of it. Called before a family's module is imported: the first failure then takes the probe
-    (a second at most), not the import of torch and transformers (tens of seconds on a busy machine).
+    """Fail at once if ``spec``'s model is a hub id that cannot be had.
+
+    It cannot be had when the hub does not answer (one short probe, :func:`hub_answers`) or offline mode is
+    on, and the local hub cache holds nothing of it. Called before a family's module is imported: the first
+    failure then takes the probe (a second at most), not the import of torch and transformers (tens of
+    seconds on a busy machine).
 
     Anything else (a local folder, an open_clip model, not an ``owner/name`` id, a model with something
     in the cache, ``local_files_only`` or ``cache_dir`` options) is left to the family's own loading,
     which says precisely what is wrong (:func:`hf_load`).
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    options : dict or None, optional
+        Options given besides the spec's own (they win over the spec's).
+
+    Raises
+    ------
+    InputError
+        If the model is a hub id, the hub cannot be reached (or offline mode is on) and the local hub
+        cache has nothing of it; the message says how to work offline (:data:`OFFLINE_ADVICE`).
     """
     opts = {**spec.options, **(options or {})}
     m = spec.model
@@ -143,6 +285,31 @@ def hf_load(what: str, fn: Callable, model_id: str, spec: Spec, **kwargs):
     A hub model on a network where the hub does not answer (one short probe, :func:`hub_answers`) comes
     from the local hub cache only: it loads at once if cached and otherwise fails in seconds with advice,
     not after the hub client's retries (half a minute and more).
+
+    Parameters
+    ----------
+    what : str
+        What is loaded, for the message (``model``, ``tokenizer``, ``processor`` ...).
+    fn : callable
+        ``fn(model_id, **kwargs)``, e.g. ``AutoModel.from_pretrained``.
+    model_id : str
+        The hub id or local folder.
+    spec : Spec
+        The metric's parsed spec (named in the message).
+    **kwargs
+        Passed to ``fn`` (``local_files_only=True`` is added when the hub does not answer).
+
+    Returns
+    -------
+    object
+        What ``fn`` returns.
+
+    Raises
+    ------
+    InputError
+        If ``fn`` fails with an ``OSError``, ``ValueError``, ``KeyError`` or ``ImportError`` (the first line
+        of its message, and whether the model is a local folder or a hub model), or raises an
+        :class:`InputError` itself.
     """
     import huggingface_hub.constants as hub_constants
 
@@ -164,12 +331,24 @@ def hf_load(what: str, fn: Callable, model_id: str, spec: Spec, **kwargs):
 
 
 def declared_tokenizer_class(model_id: str, default=None):
-    """The transformers tokenizer class a checkpoint folder's ``tokenizer_config.json`` names (``tokenizer_class``,
-    e.g. ``LlamaTokenizer`` for ``liuhaotian/llava-v1.5-*``), else ``default`` (``AutoTokenizer``).
+    """The transformers tokenizer class a checkpoint folder's ``tokenizer_config.json`` names, else ``default``.
 
-    transformers 5's ``AutoTokenizer`` may pick the checkpoint's model type's tokenizer instead (for
+    The class is the config's ``tokenizer_class`` (e.g. ``LlamaTokenizer`` for ``liuhaotian/llava-v1.5-*``;
+    a ``...Fast`` name falls back to the slow class if transformers has no fast one). transformers 5's ``AutoTokenizer`` may pick the checkpoint's model type's tokenizer instead (for
     LLaVA's own layout a generic one that drops SentencePiece's dummy prefix), which tokenises differently
     from the class the model was trained with; the declared class tokenises as that class did.
+
+    Parameters
+    ----------
+    model_id : str
+        A local checkpoint folder (a hub id has no ``tokenizer_config.json`` here and gets ``default``).
+    default : type, optional
+        The class when none is declared or it is unknown; None: ``transformers.AutoTokenizer``.
+
+    Returns
+    -------
+    type
+        A transformers tokenizer class (it has ``from_pretrained``).
     """
     import json
 

@@ -51,7 +51,31 @@ MODEL is a hub id or a local folder of a transformers `AlignModel` (`alignscore:
 
 def build(spec: Spec, device: str | None = None, *, batch_size: int | None = None,
           dtype: str | None = None, variant: str | None = None, preprocess: str = "original") -> Metric:
-    """``alignscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``: the metric on ``device`` (options: :data:`CARD`)."""
+    """The ``alignscore:`` metric of ``spec`` on ``device``.
+
+    The dual encoder of :mod:`ts2viz.metrics.backbones.embedding` (shared with CLIPScore and
+    SigLIP) with this family's defaults.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec (``alignscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``, e.g.
+        ``alignscore:kakaobrain/align-base``).
+    device : str or None, optional
+        The torch device; None picks one.
+    batch_size, dtype, variant, preprocess
+        The family's options; their meaning is on the family's card (:data:`CARD`).
+
+    Returns
+    -------
+    Metric
+        The metric.
+
+    Raises
+    ------
+    InputError
+        If the model cannot be loaded or an option's value is not accepted.
+    """
     from ..backbones.embedding import build as build_embedding
 
     return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,

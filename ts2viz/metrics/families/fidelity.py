@@ -1,5 +1,6 @@
-"""Fidelity rows and original precisions of the classic families (CLIPScore, ALIGNScore, SigLIP, TIFA, DSG,
-T2I-FineEval), checked against the originals' own code (issue 31).
+"""Fidelity rows and original precisions of the classic families, checked against the originals' own code.
+
+The families are CLIPScore, ALIGNScore, SigLIP, TIFA, DSG and T2I-FineEval (issue 31).
 
 Each row is ``(aspect, what ts2viz does, status, option, test)``: status ``as the original`` (the test
 shows it against the original's own code or an independent computation) or ``documented difference``

@@ -29,7 +29,22 @@ DEFAULT_BATCH = {"cpu": 16, "cuda": 128, "mps": 32}
 
 
 class BLIP2Retrieval(Metric):
-    """ITMScore or ITCScore of a :class:`~ts2viz.metrics.backbones.blip2_retrieval.Blip2Retrieval` model."""
+    """ITMScore or ITCScore of a :class:`~ts2viz.metrics.backbones.blip2_retrieval.Blip2Retrieval` model.
+
+    Built by the families' ``build`` (:func:`build`, :func:`ts2viz.metrics.families.itcscore.build`). The
+    config is the model's (checkpoint, dtype) with the family and the head (``score``) added.
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's parsed spec.
+    model : Blip2Retrieval
+        The loaded BLIP-2 Q-Former with its ITM and ITC heads.
+    head : str
+        ``itm`` (the matching probability) or ``itc`` (the contrastive cosine).
+    batch_size : int or None, optional
+        Images per model call; None: 16 on CPU, 128 on CUDA, 32 on MPS.
+    """
 
     def __init__(self, spec: Spec, model, head: str, batch_size: int | None = None):
         self.name = spec.family
@@ -75,7 +90,35 @@ class BLIP2Retrieval(Metric):
 
 
 def resolve_name(spec: Spec, names: dict, unavailable: dict) -> Spec:
-    """``spec`` with a t2v_metrics model name replaced by its checkpoint (hub ids and folders unchanged)."""
+    """``spec`` with a t2v_metrics model name replaced by its checkpoint (hub ids and folders unchanged).
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    names : dict
+        t2v_metrics' model names -> transformers checkpoints (e.g. :data:`MODEL_NAMES`).
+    unavailable : dict
+        t2v_metrics' model names with no transformers checkpoint -> why (e.g. :data:`UNSUPPORTED`).
+
+    Returns
+    -------
+    Spec
+        ``spec`` itself, or a copy whose ``model`` is the checkpoint.
+
+    Raises
+    ------
+    InputError
+        If ``spec.model`` is one of ``unavailable``.
+
+    Examples
+    --------
+    >>> from ts2viz.metrics.common.spec import parse_spec
+    >>> resolve_name(parse_spec("itmscore:blip2-itm"), MODEL_NAMES, UNSUPPORTED).model
+    'Salesforce/blip2-itm-vit-g'
+    >>> resolve_name(parse_spec("itmscore:some/folder"), MODEL_NAMES, UNSUPPORTED).model
+    'some/folder'
+    """
     if spec.model in unavailable:
         raise InputError(f"metric {spec.raw!r}: {unavailable[spec.model]}")
     if spec.model in names:
@@ -86,7 +129,33 @@ def resolve_name(spec: Spec, names: dict, unavailable: dict) -> Spec:
 
 
 def build(spec: Spec, device: str | None = None, *, batch_size: int | None = None, dtype: str | None = None) -> Metric:
-    """``itmscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``."""
+    """The ``itmscore:`` metric of ``spec`` on ``device``: BLIP-2's image–text matching probability (in [0, 1]).
+
+    A t2v_metrics model name (:data:`MODEL_NAMES`) is resolved to its transformers checkpoint first
+    (:func:`resolve_name`); the model is loaded by
+    :func:`ts2viz.metrics.backbones.blip2_retrieval.load_blip2_retrieval`.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec (``itmscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``, e.g.
+        ``itmscore:blip2-itm``).
+    device : str or None, optional
+        The torch device; None picks one.
+    batch_size, dtype
+        The family's options; their meaning is on the family's card (:data:`CARD`).
+
+    Returns
+    -------
+    Metric
+        The metric (a :class:`BLIP2Retrieval` scoring with the ``itm`` head).
+
+    Raises
+    ------
+    InputError
+        If the model name has no transformers checkpoint, the model cannot be loaded or an option's value
+        is not accepted.
+    """
     from ..backbones.blip2_retrieval import load_blip2_retrieval
 
     model = load_blip2_retrieval(resolve_name(spec, MODEL_NAMES, UNSUPPORTED), device, dtype=dtype)

@@ -1,4 +1,4 @@
-"""LLMScore (Lu et al., NeurIPS 2023; YujieLu10/LLMScore): an LLM rates a visual description of the image.
+r"""LLMScore (Lu et al., NeurIPS 2023; YujieLu10/LLMScore): an LLM rates a visual description of the image.
 
 The original's pipeline (``llm_score.py``), step by step, and what ts2viz runs:
 
@@ -12,7 +12,7 @@ The original's pipeline (``llm_score.py``), step by step, and what ts2viz runs:
    description;
 3. **visual description**: the LLM merges both, with the image's size, into one paragraph
    (newlines replaced by spaces);
-4. **evaluation**: the LLM, given ``Text Prompt: ...\\nImage Description: ...`` and the evaluation
+4. **evaluation**: the LLM, given ``Text Prompt: ...\nImage Description: ...`` and the evaluation
    instruction, replies four lines: the overall rating (1-100), the number of composition errors
    (0-9; a missing object category counts 4), and a rationale for each.
 
@@ -28,7 +28,7 @@ overall rating is 1-100, higher is better.
 
 The prompts: LLMScore's repository has no licence, so its instruction texts cannot be copied here.
 :data:`DESCRIBE_INSTRUCTION` and :data:`EVALUATION_INSTRUCTION` are ts2viz's own wording of the same
-requests (same fields, scales, counting rule, order and output format ``X1\\nX2\\nZ1\\nZ2``); the
+requests (same fields, scales, counting rule, order and output format ``X1\nX2\nZ1\nZ2``); the
 framing around them (``Global Description:``, ``Local Description:``, ``The image resolution
 is:{W}X{H}``, ``Text Prompt:``, ``Image Description:``) is the original's structure.
 
@@ -192,18 +192,76 @@ SCORES = ("overall", "error_counting")
 
 
 def local_description(detections) -> str:
-    """The original's local description format: ``"<text>: [x0, y0, x1, y1]; "`` per region, integer pixels."""
+    """The original's local description format: ``"<text>: [x0, y0, x1, y1]; "`` per region, integer pixels.
+
+    Parameters
+    ----------
+    detections : sequence of Detection
+        Detected regions, each with a ``label`` and a ``box`` (x0, y0, x1, y1 in pixels), as
+        :mod:`ts2viz.metrics.backbones.detect` gives them.
+
+    Returns
+    -------
+    str
+        The regions in order, each as ``"label: [x0, y0, x1, y1]; "`` (coordinates truncated to integers);
+        empty for no region.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as D
+    >>> local_description([D(label="cat", box=(1.7, 2.0, 30.2, 40.9)), D(label="dog", box=(0, 0, 5, 5))])
+    'cat: [1, 2, 30, 40]; dog: [0, 0, 5, 5]; '
+    """
     return "".join(f"{d.label}: {[int(v) for v in d.box]}; " for d in detections)
 
 
 def describe_prompt(global_desc: str, local_desc: str, width: int, height: int) -> str:
-    """The description request: the original's framing around ts2viz's wording of its instruction."""
+    """The description request: the original's framing around ts2viz's wording of its instruction.
+
+    Parameters
+    ----------
+    global_desc : str
+        The caption of the whole image.
+    local_desc : str
+        The regions (:func:`local_description`), possibly empty.
+    width, height : int
+        The image's size in pixels.
+
+    Returns
+    -------
+    str
+        ``Global Description:``, ``Local Description:`` and ``The image resolution is:{W}X{H}`` lines, then
+        :data:`DESCRIBE_INSTRUCTION`.
+
+    Examples
+    --------
+    >>> describe_prompt("a cat", "cat: [1, 2, 3, 4]; ", 512, 256).splitlines()[1:4]
+    ['Global Description: a cat', 'Local Description: cat: [1, 2, 3, 4]; ', 'The image resolution is:512X256']
+    """
     return (f"\nGlobal Description: {global_desc}\nLocal Description: {local_desc}\n"
             f"The image resolution is:{width}X{height}\n{DESCRIBE_INSTRUCTION}\n")
 
 
 def evaluation_prompt(description: str, prompt: str) -> str:
-    """The evaluation request (the original's ``f"Text Prompt: ...\\nImage Description: ...\\n{instruction}"``)."""
+    r"""The evaluation request (the original's ``f"Text Prompt: ...\nImage Description: ...\n{instruction}"``).
+
+    Parameters
+    ----------
+    description : str
+        The LLM's visual description of the image.
+    prompt : str
+        The text prompt the image was generated from.
+
+    Returns
+    -------
+    str
+        The request, ending with :data:`EVALUATION_INSTRUCTION`.
+
+    Examples
+    --------
+    >>> evaluation_prompt("A cat sits.", "a cat").splitlines()[:2]
+    ['Text Prompt: a cat', 'Image Description: A cat sits.']
+    """
     return f"Text Prompt: {prompt}\nImage Description: {description}\n{EVALUATION_INSTRUCTION}"
 
 
@@ -218,10 +276,27 @@ def _rating(line: str | None) -> float | None:
 
 
 def parse_reply(reply: str) -> dict:
-    """The evaluator's reply as the original splits it: empty lines dropped, then the first four lines.
+    r"""The evaluator's reply as the original splits it: empty lines dropped, then the first four lines.
 
-    Returns ``{"lines": bool (four lines present), "overall", "error_counting" (float or None when the
-    line is not a plain number), "overall_rationale", "error_counting_rationale" (str)}``.
+    Parameters
+    ----------
+    reply : str
+        The evaluator LLM's reply.
+
+    Returns
+    -------
+    dict
+        ``lines`` (bool: four lines present), ``overall`` and ``error_counting`` (float, or None when the
+        line is not a plain number or the lines are missing), ``overall_rationale`` and
+        ``error_counting_rationale`` (str, empty when missing).
+
+    Examples
+    --------
+    >>> r = parse_reply("85\n\n2\nMostly right.\nThe dog is missing.")
+    >>> r["lines"], r["overall"], r["error_counting"], r["error_counting_rationale"]
+    (True, 85.0, 2.0, 'The dog is missing.')
+    >>> parse_reply("85")["overall"] is None
+    True
     """
     lines = [ln for ln in str(reply).split("\n") if ln]
     four = len(lines) >= 4
@@ -231,7 +306,30 @@ def parse_reply(reply: str) -> dict:
 
 
 class LLMScore(Metric):
-    """LLMScore: captioner (+ detector) -> LLM description -> LLM ratings with rationales."""
+    """LLMScore: captioner (+ detector) -> LLM description -> LLM ratings with rationales.
+
+    Built by :func:`build`; the steps are in the module docstring. The direction follows ``score``:
+    ``overall`` is higher-is-better, ``error_counting`` lower-is-better. The config records the LLM,
+    captioner and detector configs and a hash of ts2viz's instruction texts. ``unparsed`` counts the replies
+    that could not be read so far.
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's parsed spec.
+    llm : object
+        The text judge (:func:`ts2viz.metrics.backbones.judge.load_text_judge`): ``read(prompts)`` gives one
+        reply per prompt, ``config`` names it.
+    captioner : Captioner
+        Writes the global description.
+    detector : object, optional
+        A closed-set detector (:func:`ts2viz.metrics.backbones.detect.load_detector`) for the local
+        description; None: an empty local description.
+    score : str, optional
+        ``overall`` or ``error_counting``: which rating is the score.
+    batch_size : int or None, optional
+        Images per call (default 4).
+    """
 
     name = "llmscore"
     has_details = True
@@ -250,6 +348,27 @@ class LLMScore(Metric):
         self.unparsed = 0
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
+        """The chosen rating of each image for its prompt, with the whole pipeline's records in the details.
+
+        Captions (and detects) each image, asks the LLM for one visual description per image (newlines
+        replaced by spaces), then for the ratings, and reads each reply as the original does
+        (:func:`parse_reply`). ``last_details`` holds, per image, the score, whether the reply was read,
+        the reply, the global and local descriptions, the description, both ratings and rationales, and
+        the chosen rating's name.
+
+        Parameters
+        ----------
+        items : sequence of PIL.Image.Image
+            The images.
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 scores; NaN where the reply has fewer than four lines or the chosen rating is not a
+            number (warned about, counted in ``unparsed``).
+        """
         images, prompts = list(items), list(prompts)
         globals_ = self.captioner.caption(images)
         if self.detector is not None:
@@ -290,6 +409,29 @@ def build(spec: Spec, device: str | None = None, *, endpoint: str | None = None,
     LLM is a local causal LLM (hub id or folder) or, with ``endpoint=``, the model name at an
     OpenAI-compatible endpoint (``gpt-4``, as the original's default). ``captioner`` (required) writes the
     global description; ``detector`` (optional, closed-set) the local one.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    device : str or None, optional
+        The torch device of the local models; None picks one.
+    endpoint, captioner, detector, score, caption_prompt, caption_tokens, max_new_tokens, batch_size
+        The family's options; their meaning is on the family's card (:data:`CARD`).
+    **options
+        The endpoint's options (:data:`ts2viz.metrics.backbones.judge.ENDPOINT_OPTIONS`: api_key, timeout,
+        temperature ...).
+
+    Returns
+    -------
+    LLMScore
+        The metric.
+
+    Raises
+    ------
+    InputError
+        If an option is unknown or not accepted (``score``), ``captioner`` is missing, the detector is
+        open-vocabulary, or a model cannot be loaded.
     """
     from ..registry import check_options
 

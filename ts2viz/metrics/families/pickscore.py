@@ -121,13 +121,19 @@ def build(spec: Spec, device: str | None = None, *, processor: str = PROCESSOR, 
 
     Parameters
     ----------
-    spec : the parsed spec; MODEL is ``pickscore-v1``, a hub id or a local folder holding a ``CLIPModel``
+    spec : Spec
+        The parsed spec; MODEL is ``pickscore-v1``, a hub id or a local folder holding a ``CLIPModel``
         (``config.json`` and weights).
-    device : ``cuda``, ``cpu``, ``mps`` or None (the best available).
-    processor : where the image processor and tokenizer come from (hub id or folder).
-    score : ``authors`` (``logit_scale.exp() * cosine``) or ``cosine``.
-    batch_size : images per model call (None: 16 on the CPU, 128 on CUDA).
-    dtype : the weights' dtype (None: the card's float32).
+    device : str or None, optional
+        ``cuda``, ``cpu``, ``mps`` or None (the best available).
+    processor : str, optional
+        Where the image processor and tokenizer come from (hub id or folder).
+    score : str, optional
+        ``authors`` (``logit_scale.exp() * cosine``) or ``cosine``.
+    batch_size : int or None, optional
+        Images per model call (None: 16 on the CPU, 128 on CUDA).
+    dtype : str or None, optional
+        The weights' dtype (None: the card's float32).
 
     Returns
     -------
@@ -148,6 +154,20 @@ class PickScore(Metric):
     """PickScore on transformers' ``CLIPModel`` with the processor of another repository (see :func:`build`).
 
     Prompt embeddings are memoised per prompt; images are preprocessed on the CPU by :meth:`prepare`.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    device : str or None, optional
+        The torch device; None picks one.
+    processor, score, batch_size, dtype
+        As :func:`build`'s.
+
+    Raises
+    ------
+    InputError
+        An unknown score, a model that is not a CLIP model, or a processor or model that cannot be had.
     """
 
     name = "pickscore"
@@ -214,6 +234,11 @@ class PickScore(Metric):
         -------
         PickScore
             The metric.
+
+        Raises
+        ------
+        InputError
+            If ``score`` is not one of the family's scores.
         """
         from ..common.spec import parse_spec
 
@@ -233,6 +258,22 @@ class PickScore(Metric):
         return self
 
     def prepare(self, image, file_name: str | None = None):
+        """One image as the CLIP image processor prepares it (:func:`~ts2viz.metrics.common.pixels.processor_pixels`).
+
+        The processor's own tensor, computed by a faster path equal to the processor's full call.
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The decoded image.
+        file_name : str or None, optional
+            Its file (unused).
+
+        Returns
+        -------
+        torch.Tensor
+            The processor's pixel values, ``(3, 224, 224)`` for laion's CLIP processor.
+        """
         from ..common.pixels import processor_pixels
 
         return processor_pixels(self.image_processor, image)   # the processor's own tensor, faster (exact)
@@ -258,6 +299,25 @@ class PickScore(Metric):
         return torch.stack(out)
 
     def score_prepared(self, items, prompts) -> np.ndarray:
+        """PickScore of each prepared image with its prompt, as the authors' snippet computes it.
+
+        The cosine of the L2-normalised image and prompt embeddings (each prompt encoded on its own,
+        truncated at 77 tokens), times ``logit_scale.exp()`` for ``score=authors``; the raw cosine (t2v_metrics'
+        number) for ``score=cosine``. The authors' softmax over several images of a prompt is not applied:
+        one score per image.
+
+        Parameters
+        ----------
+        items : sequence of torch.Tensor or PreparedBatch
+            Images as :meth:`prepare` returned them.
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 scores, one per image.
+        """
         import torch
 
         with torch.inference_mode():
@@ -272,5 +332,5 @@ class PickScore(Metric):
 
 
 def _features(out):
-    """transformers 5 returns a model output whose ``pooler_output`` is the projected embedding."""
+    """The projected embedding: transformers 5 returns a model output whose ``pooler_output`` it is."""
     return out.pooler_output if hasattr(out, "pooler_output") else out

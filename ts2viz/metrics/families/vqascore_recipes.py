@@ -17,7 +17,33 @@ from dataclasses import dataclass
 from ...errors import InputError
 
 def fill(template: str, prompt: str) -> str:
-    """``template`` with the prompt in place of ``{}`` or ``{prompt}`` (t2v_metrics' ``str.format``)."""
+    """``template`` with the prompt in place of ``{}`` or ``{prompt}`` (t2v_metrics' ``str.format``).
+
+    Parameters
+    ----------
+    template : str
+        A question or answer template; ``{}`` or ``{prompt}`` stands for the prompt, ``{{`` and ``}}`` for
+        literal braces.
+    prompt : str
+        The prompt.
+
+    Returns
+    -------
+    str
+        The filled template.
+
+    Raises
+    ------
+    InputError
+        If the template has another placeholder or an unbalanced brace.
+
+    Examples
+    --------
+    >>> fill(Q_FIGURE, "a red cat")
+    'Does this figure show "a red cat"? Please answer yes or no.'
+    >>> fill("Is it {prompt}? {{yes}}", "a dog")
+    'Is it a dog? {yes}'
+    """
     try:
         return template.format(prompt, prompt=prompt)
     except (IndexError, KeyError, ValueError) as e:
@@ -34,17 +60,25 @@ class Recipe:
 
     Parameters
     ----------
-    name : the recipe's name (recorded in a metric's config).
-    question : the question template (``{}`` is the prompt).
-    answer : the answer template.
-    rule : ``likelihood`` (``exp(-mean cross-entropy)`` of the answer's tokens and the model's end token,
-        teacher forced), ``first_token`` (the first generated token's probability of the answer's first
-        token) or ``top_logprobs`` (an API's top log-probabilities of the first token).
-    precision : t2v_metrics' compute dtype on a GPU (``None``: an API).
-    original : t2v_metrics' class that scores it.
-    proved : whether a reference fixture made by that class proves ts2viz's scores
+    name : str
+        The recipe's name (recorded in a metric's config).
+    question : str
+        The question template (``{}`` is the prompt).
+    answer : str
+        The answer template.
+    rule : str
+        ``likelihood`` (``exp(-mean cross-entropy)`` of the answer's tokens and the model's end token, teacher
+        forced), ``first_token`` (the first generated token's probability of the answer's first token) or
+        ``top_logprobs`` (an API's top log-probabilities of the first token).
+    precision : str or None
+        t2v_metrics' compute dtype on a GPU (``None``: an API).
+    original : str
+        t2v_metrics' class that scores it.
+    proved : bool, optional
+        Whether a reference fixture made by that class proves ts2viz's scores
         (``tests/metrics/reference/test_vqascore_reference.py``).
-    note : a difference from the original, where there is one.
+    note : str, optional
+        A difference from the original, where there is one.
     """
 
     name: str
@@ -144,7 +178,22 @@ UNSUPPORTED: dict[str, str] = {
 
 
 def recipe_for(vqa) -> Recipe:
-    """The t2v_metrics recipe of a loaded :class:`~ts2viz.metrics.backbones.vqa.VQAModel` (its architecture)."""
+    """The t2v_metrics recipe of a loaded :class:`~ts2viz.metrics.backbones.vqa.VQAModel` (its architecture).
+
+    The recipe is chosen by the model config's ``model_type`` (:data:`ARCHITECTURES`); LLaVA-1.6 checkpoints
+    are told from LLaVA-1.5 by the loaded layout, InstructBLIP and BLIP-2 by whether the language model is an
+    encoder-decoder (FlanT5) or a decoder (Vicuna, OPT). Anything else gets the ``generic`` recipe.
+
+    Parameters
+    ----------
+    vqa : VQAModel
+        The loaded VQA model.
+
+    Returns
+    -------
+    Recipe
+        One of :data:`RECIPES`.
+    """
     kind = getattr(getattr(getattr(vqa, "model", None), "config", None), "model_type", "")
     layout = str(getattr(vqa, "identity", {}).get("layout", ""))
     if kind == "llava" and layout.startswith("llava-1.6"):

@@ -1,0 +1,281 @@
+"""The reference tests catch wrong formulas (issues 31 and 33).
+
+Each case below changes one aspect of ts2viz's formula the way a plausible misreading of the original would
+(a missing prefix, 100x for 2.5x, CLIP's usual 100 for the checkpoint's learnt logit scale, unnormalised
+rewards, a generic question template instead of the model's own, no end-of-sequence token, greedy for beam
+search, normalised for exact correctness, the README's accumulation for the code's ...) with ``monkeypatch``,
+and runs the SAME comparison the family's reference test runs (``tests/support/reference_compare.py``): it
+must raise the comparison's ``AssertionError`` ("reference mismatch"). The unmodified comparison of every
+family is run here too, after the mutations (so a patch that leaked would show).
+
+Mutations the fixtures do not catch are findings, kept as strict ``xfail`` in :data:`NOT_CAUGHT` with the
+reason. The DSG cases are marked ``slow`` (a beam search each). For TIFA and DSG the runs here skip the
+generation-margin checks (issue 30): a changed decoding may well have narrow margins, and what is shown here is
+that the string/score comparison itself sees the change.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+from reference_compare import (
+    compare_clipscore,
+    compare_dsg,
+    compare_hpsv2,
+    compare_imagereward,
+    compare_itm,
+    compare_pickscore,
+    compare_tifa,
+    compare_ts2_embeddings,
+    compare_vqascore,
+)
+
+MISMATCH = "reference mismatch"
+
+
+# -- the mutations: each a function of monkeypatch ----------------------------------------------------------
+
+def _set(module: str, **values):
+    def apply(mp):
+        import importlib
+
+        mod = importlib.import_module(module)
+        for k, v in values.items():
+            assert hasattr(mod, k), f"{module}.{k} is gone: update this mutation"
+            mp.setattr(mod, k, v)
+    return apply
+
+
+def _pickscore_logit_100(mp):
+    """CLIP's usual ``100 * cos`` instead of the checkpoint's ``logit_scale.exp()``."""
+    import torch
+
+    from ts2viz.metrics.families import pickscore
+
+    init = pickscore.PickScore.__init__
+
+    def patched(self, *a, **k):
+        init(self, *a, **k)
+        self.model.logit_scale.data = torch.tensor(math.log(100.0), dtype=self.model.logit_scale.dtype)
+    mp.setattr(pickscore.PickScore, "__init__", patched)
+
+
+def _processor_mean_half(mp):
+    """The image normalised with mean = std = 0.5 (a common default) instead of the processor's OpenAI values."""
+    from ts2viz.metrics.common import pixels
+
+    proc = pixels.processor_pixels
+
+    def patched(image_processor, image, *a, **k):
+        image_processor.image_mean, image_processor.image_std = [0.5] * 3, [0.5] * 3
+        return proc(image_processor, image, *a, **k)
+    mp.setattr(pixels, "processor_pixels", patched)
+
+
+def _torchmetrics_prefix(mp):
+    """Hessel's ``"A photo depicts "`` put before the prompt in torchmetrics' variant too."""
+    from ts2viz.metrics.backbones import embedding
+
+    mp.setattr(embedding._EmbeddingScore, "text_of", lambda self, prompt: embedding.HESSEL_PREFIX + prompt)
+
+
+def _recipe(question=None, answer=None, rule=None):
+    """The recipe ts2viz picks by architecture, with another question template or answer."""
+    def apply(mp):
+        from ts2viz.metrics.families import vqascore_recipes as r
+
+        pick = r.recipe_for
+
+        def patched(vqa):
+            rec = pick(vqa)
+            return dataclasses.replace(rec, question=question or rec.question, answer=answer or rec.answer,
+                                       rule=rule or rec.rule)
+        mp.setattr(r, "recipe_for", patched)
+    return apply
+
+
+def _clip_flant5_no_eos(mp):
+    """CLIP-FlanT5's answer scored without T5's ``</s>`` (the answer's tokens only)."""
+    from ts2viz.metrics.backbones import clip_flant5
+
+    tok = clip_flant5.tokens_around_image
+
+    def patched(text, tokenizer):
+        ids = tok(text, tokenizer)
+        return ids[:-1] if text in ("Yes", "yes") and ids and ids[-1] == tokenizer.eos_token_id else ids
+    mp.setattr(clip_flant5, "tokens_around_image", patched)
+
+
+def _decoding(name):
+    """``default_decoding`` giving greedy (no template, no beam) instead of the original's own call."""
+    def apply(mp):
+        from ts2viz.metrics.common import decoding, qametric
+
+        mp.setattr(qametric, "default_decoding", lambda kind, model_type: decoding.GREEDY)
+    apply.__doc__ = name
+    return apply
+
+
+def _normalised_correctness(mp):
+    """Correct when equal after normalising (case, articles, punctuation) instead of TIFA's/DSG's ``==``."""
+    from ts2viz.metrics.common import qametric
+    from ts2viz.qa.mapping import normalize_answer
+
+    mp.setattr(qametric.QAMetric, "is_correct",
+               lambda self, mapped, expected: normalize_answer(mapped) == normalize_answer(expected))
+
+
+def _accumulation(name):
+    def apply(mp):
+        from ts2viz.metrics.common import qametric
+
+        score = qametric.dsg_score
+        mp.setattr(qametric, "dsg_score", lambda correct, parents, accumulation="direct": score(correct, parents, name))
+    return apply
+
+
+def _llava_no_eos(mp):
+    """LLaVA-1.5's answer scored as ``Yes`` without ``</s>`` (t2v_metrics scores ``Yes</s>``)."""
+    from ts2viz.metrics.backbones.vqa import GenerativeVQA
+
+    ids = GenerativeVQA._t2v_ids
+
+    def patched(self, text):
+        return ids(self, text[:-len("</s>")] if text.endswith("Yes</s>") else text)
+    mp.setattr(GenerativeVQA, "_t2v_ids", patched)
+
+
+def _yes_rule(rule):
+    """A yes/no answer read by ``rule`` (TS2's ``contains``) instead of the rule ts2viz picked (DSG's ``exact``)."""
+    def apply(mp):
+        from ts2viz.metrics.common import qametric
+
+        mapping = qametric.map_answers
+
+        def patched(answers, choices, mapper, yes_rule):
+            return mapping(answers, choices, mapper, rule if yes_rule is not None else None)
+        mp.setattr(qametric, "map_answers", patched)
+    return apply
+
+
+def _embedding_formula(which):
+    """TS2's ``logits_per_image`` read as the plain cosine (``cosine``) or without SigLIP's bias (``no-bias``)."""
+    def apply(mp):
+        from ts2viz.metrics.backbones import embedding
+
+        def patched(self, cos):
+            return cos if which == "cosine" else self.logit_scale * cos
+        mp.setattr(embedding._EmbeddingScore, "from_cosine", patched)
+    return apply
+
+
+GENERIC_Q = 'Does this image show "{}"?'          # the template of Qwen2-VL's recipe (and LLaVA-OneVision's)
+FIGURE_Q = 'Does this figure show "{}"? Please answer yes or no.'  # CLIP-FlanT5's, ts2viz's generic recipe
+
+#: family -> the comparison its reference test runs (the unmodified run of every family here must pass)
+COMPARE = {
+    "clipscore-hessel": lambda: compare_clipscore("hessel"),
+    "clipscore-torchmetrics": lambda: compare_clipscore("torchmetrics"),
+    "pickscore": lambda: compare_pickscore("authors"),
+    "hpsv2": compare_hpsv2,
+    "imagereward": lambda: compare_imagereward("score"),
+    "vqascore-clip-flant5": lambda: compare_vqascore("clip-flant5"),
+    "vqascore-llava-v1.5": lambda: compare_vqascore("llava-v1.5"),
+    "vqascore-llava-v1.6": lambda: compare_vqascore("llava-v1.6"),
+    "vqascore-instructblip": lambda: compare_vqascore("instructblip-flant5"),
+    "vqascore-qwen2-vl": lambda: compare_vqascore("qwen2-vl"),
+    "vqascore-paligemma": lambda: compare_vqascore("paligemma"),
+    "itmscore": lambda: compare_itm("itmscore"),
+    "itcscore": lambda: compare_itm("itcscore"),
+    "alignscore-ts2": lambda: compare_ts2_embeddings("align"),
+    "siglip-ts2": lambda: compare_ts2_embeddings("siglip"),
+    "tifa-git": lambda: compare_tifa("git", margins=False),
+    "tifa-blip": lambda: compare_tifa("blip", margins=False),
+    "dsg-instructblip": lambda: compare_dsg(margins=False),
+}
+
+_HALF = dict(mean=(0.5,) * 3, std=(0.5,) * 3)
+_EMB = "ts2viz.metrics.backbones.embedding"
+_B2 = "ts2viz.metrics.backbones.blip2_retrieval"
+
+#: (family, mutation id, mutation)
+CASES = [
+    ("clipscore-hessel", "no-prefix", _set(_EMB, HESSEL_PREFIX="")),
+    ("clipscore-hessel", "weight-100", _set(_EMB, HESSEL_WEIGHT=100.0)),
+    ("clipscore-torchmetrics", "scale-2.5", _set(_EMB, TORCHMETRICS_SCALE=2.5)),
+    ("clipscore-torchmetrics", "hessel-prefix", _torchmetrics_prefix),
+    ("pickscore", "logit-scale-100", _pickscore_logit_100),
+    ("pickscore", "mean-std-0.5", _processor_mean_half),
+    ("hpsv2", "mean-std-0.5", _set("ts2viz.metrics.families.hpsv2", OPENAI_MEAN=_HALF["mean"],
+                                   OPENAI_STD=_HALF["std"])),
+    ("imagereward", "no-standardising", _set("ts2viz.metrics.families.imagereward", MEAN=0.0, STD=1.0)),
+    ("imagereward", "mean-std-0.5", _set("ts2viz.metrics.families.imagereward", CLIP_MEAN=_HALF["mean"],
+                                         CLIP_STD=_HALF["std"])),
+    ("vqascore-clip-flant5", "generic-question", _recipe(question=GENERIC_Q)),
+    ("vqascore-clip-flant5", "no-eos", _clip_flant5_no_eos),
+    ("vqascore-clip-flant5", "answer-lowercase", _recipe(answer="yes")),
+    ("vqascore-llava-v1.5", "generic-question", _recipe(question=GENERIC_Q)),
+    ("vqascore-llava-v1.5", "no-eos", _llava_no_eos),
+    ("vqascore-llava-v1.6", "generic-question", _recipe(question=GENERIC_Q)),
+    ("vqascore-instructblip", "no-question-prefix", _recipe(question=FIGURE_Q)),
+    ("vqascore-qwen2-vl", "figure-question", _recipe(question=FIGURE_Q)),
+    ("vqascore-qwen2-vl", "answer-lowercase", _recipe(answer="yes")),
+    ("vqascore-qwen2-vl", "likelihood-for-first-token", _recipe(rule="likelihood")),
+    ("vqascore-paligemma", "generic-question", _recipe(question=GENERIC_Q)),
+    ("itmscore", "mean-std-0.5", _set(_B2, MEAN=_HALF["mean"], STD=_HALF["std"])),
+    ("itcscore", "mean-std-0.5", _set(_B2, MEAN=_HALF["mean"], STD=_HALF["std"])),
+    ("alignscore-ts2", "plain-cosine", _embedding_formula("cosine")),
+    ("siglip-ts2", "no-logit-bias", _embedding_formula("no-bias")),
+    ("tifa-git", "greedy-no-template", _decoding("greedy")),
+    ("tifa-blip", "greedy-default-length", _decoding("greedy")),
+    ("tifa-blip", "normalised-correctness", _normalised_correctness),
+    ("dsg-instructblip", "greedy-for-beam", _decoding("greedy")),
+    ("dsg-instructblip", "contains-yes-rule", _yes_rule("contains")),
+    ("dsg-instructblip", "transitive-accumulation", _accumulation("transitive")),
+]
+
+
+#: FINDINGS: mutations the reference fixtures do NOT catch (the tiny models' answers do not exercise the
+#: aspect); a strict xfail, so a better fixture that catches one turns it red until it is moved out of here.
+NOT_CAUGHT = {
+    "tifa-blip-greedy-default-length": "the tiny BLIP's answers end well before greedy's default length: "
+                                       "TIFA's max_length=50 is not tested by the fixture",
+    "tifa-blip-normalised-correctness": "the fixture's mapped choices and expected answers are already "
+                                        "normalised (lower case, no articles): exact vs normalised is not tested",
+    "siglip-ts2-no-logit-bias": "the tiny SigLIP was saved with logit_scale 0 (exp: 1) and logit_bias 0, so TS2's "
+                                "logits_per_image equal the plain cosine: SigLIP's scale and bias are not tested",
+    "dsg-instructblip-transitive-accumulation": "every answer of the DSG fixture is wrong under the exact yes "
+                                                "rule (all image scores 0): the parent rule is not tested",
+}
+
+
+#: families whose comparison runs a beam search (DSG's InstructBLIP: 10 to 25 s a run on 2 busy cores)
+SLOW = {"dsg-instructblip"}
+
+
+def _params():
+    for family, name, mutate in CASES:
+        cid = f"{family}-{name}"
+        marks = [pytest.mark.xfail(strict=True, reason=NOT_CAUGHT[cid])] if cid in NOT_CAUGHT else []
+        if family in SLOW:
+            marks.append(pytest.mark.slow)
+        yield pytest.param(family, mutate, id=cid, marks=marks)
+
+
+@pytest.mark.parametrize("family,mutate", list(_params()))
+def test_reference_comparison_fails_on_a_changed_formula(family, mutate, monkeypatch):
+    with monkeypatch.context() as mp:
+        mutate(mp)
+        with pytest.raises(AssertionError, match=MISMATCH):
+            COMPARE[family]()
+
+
+@pytest.mark.parametrize("family", [pytest.param(f, marks=[pytest.mark.slow] if f in SLOW else []) for f in COMPARE])
+def test_unmodified_comparison_passes(family):
+    """The same comparison without a mutation passes (run after the mutations: nothing of them leaked)."""
+    COMPARE[family]()
+
+
+def test_every_family_is_mutated():
+    assert {f for f, _, _ in CASES} == set(COMPARE)
