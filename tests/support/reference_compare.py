@@ -165,9 +165,24 @@ def compare_tifa(model: str, margins: bool = True) -> float:
     return float(np.max(np.abs(np.asarray(scores) - want)))
 
 
-def compare_dsg(margins: bool = True) -> float:
+#: with margins, at least this many of the DSG fixture's 18 (image, question) answers must be decided widely
+#: and compared (10 on the committed fixture: the other 8 beam searches, which run to 256 tokens, have a near-tie)
+DSG_MIN_COMPARED = 10
+
+
+def compare_dsg(margins: bool = True, tmp: Path | None = None) -> float:
     """``dsg:`` on the tiny InstructBLIP with its defaults (DSG's beam search, exact yes rule, direct
-    parents): answers string for string and image scores (``1e-12``). Returns the largest score difference."""
+    parents): answers string for string and image scores (``1e-12``). Returns the largest score difference.
+
+    Without ``margins`` every answer and score is compared. With ``margins`` (``tmp``: a folder for a
+    question file) only the answers whose beam searches decide every choice widely are (issue 30): the
+    tiny model decides 8 of the fixture's 18 searches on near-ties, and no seed / output-layer / end-token
+    scale of ``make_fixtures.py`` tried (seeds 0-29, scales 50-200 / 8-15) gave a fixture whose searches
+    are all wide, whose answers depend on the image and equal ts2viz's. Each question is asked once more
+    on its own (a one-question file; ts2viz groups questions by token length without padding, so an
+    answer does not depend on the others: checked) inside its own ``generation_margins`` block; a wide
+    answer is compared with DSG's, an image's score only when all its answers are wide, and at least
+    :data:`DSG_MIN_COMPARED` answers must be."""
     from margins import generation_margins
 
     fix, exp = FIXTURES / "dsg", _json("dsg", "expected.json")
@@ -176,15 +191,46 @@ def compare_dsg(margins: bool = True) -> float:
     m = metrics.load(f"dsg:{fix / exp['model']}?questions={fix / 'questions.csv'}&mapper=lexical&dtype=float32",
                      device="cpu")
     results = exp["results"]
-    ctx = generation_margins(context="DSG's InstructBLIP beam search") if margins else contextlib.nullcontext()
-    with ctx:
-        scores = m(images=[fix / r["image"] for r in results], prompts=[prompts[r["seg_id"]] for r in results])
-    for r, recs in zip(results, m.last_details):
-        check_equal([(x["question_id"], x["answer"]) for x in recs],
-                    [(a["question_id"], a["answer"]) for a in r["answers"]], "dsg answers")
+    scores = m(images=[fix / r["image"] for r in results], prompts=[prompts[r["seg_id"]] for r in results])
+    ours = [[(x["question_id"], x["answer"]) for x in recs] for recs in m.last_details]
     want = [r["score"] for r in results]
-    check_close(scores, want, "dsg image scores", rtol=0, atol=1e-12)
-    return float(np.max(np.abs(np.asarray(scores) - want)))
+    if not margins:
+        for r, mine in zip(results, ours):
+            check_equal(mine, [(a["question_id"], a["answer"]) for a in r["answers"]], "dsg answers")
+        check_close(scores, want, "dsg image scores", rtol=0, atol=1e-12)
+        return float(np.max(np.abs(np.asarray(scores) - want)))
+    with open(fix / "questions.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    one = Path(tmp) / "dsg_one_question_each.csv"
+    with open(one, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        for k, r in enumerate(rows):
+            w.writerow({**r, "id": k, "prompt": f"{r['prompt']} [{r['question_id']}]", "question_id": 0,
+                        "parent_question_id": "-1"})
+    m1 = metrics.load(f"dsg:{fix / exp['model']}?questions={one}&mapper=lexical&dtype=float32", device="cpu")
+    compared, narrow, diff = 0, [], 0.0
+    for i, (r, mine) in enumerate(zip(results, ours)):
+        check_equal([q for q, _ in mine], [a["question_id"] for a in r["answers"]], "dsg question ids")
+        wide = True
+        for (qid, answer), theirs in zip(mine, r["answers"]):
+            try:
+                with generation_margins(context="DSG's InstructBLIP beam search"):
+                    m1(images=[fix / r["image"]], prompts=[f"{prompts[r['seg_id']]} [{qid}]"])
+            except AssertionError as e:
+                if not str(e).startswith("ill-conditioned fixture"):
+                    raise
+                wide = False
+                narrow.append((r["image"], qid))
+                continue
+            check_equal([m1.last_details[0][0]["answer"]], [answer], "dsg answer asked alone and with the others")
+            check_equal([answer], [theirs["answer"]], f"dsg answer ({r['image']}, question {qid})")
+            compared += 1
+        if wide:
+            check_close([scores[i]], [want[i]], f"dsg score of {r['image']}", rtol=0, atol=1e-12)
+            diff = max(diff, abs(float(scores[i]) - want[i]))
+    assert compared >= DSG_MIN_COMPARED, f"only {compared} dsg answers decided widely (narrow: {narrow})"
+    return diff
 
 
 # -- ALIGNScore and SigLIP (TS2's own code) -------------------------------------------------------------------
