@@ -6,7 +6,9 @@
 (image, prompt) with ``padding=True``, the model's ``logits_per_image``) under transformers 4.57.6, on tiny
 random-weight ``AlignModel`` / ``SiglipModel`` checkpoints in the layouts of ``kakaobrain/align-base`` and
 ``google/siglip-so400m-patch14-384`` (BERT ``vocab.txt``; SentencePiece ``spiece.model``), every image with
-every prompt (30 pairs each; prompts with capitals, punctuation and digits, all within 64 tokens).
+every prompt (30 pairs each; prompts with capitals, punctuation and digits, all within 64 tokens). The tiny
+SigLIP was saved with ``exp(logit_scale) = 10`` and ``logit_bias = -3`` (not SigLIP's init values 1 and 0,
+under which its ``logits_per_image`` would be the plain cosine), so its scale and bias are tested too.
 
 ts2viz (transformers 5) loads the same folders and must give the same per-pair scores. Tolerance: relative
 1e-4 (float32 encoders, batched differently), absolute 1e-5 for scores next to 0.

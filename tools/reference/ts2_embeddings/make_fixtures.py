@@ -28,7 +28,10 @@ The checkpoints are built with transformers 4.57's own classes in the hub layout
   ``rescale_offset``, ImageNet mean/std, ``include_top=False``), as ``kakaobrain/align-base``;
 * ``tiny-siglip``: ``SiglipModel`` (2 layers), ``SiglipTokenizer`` (a SentencePiece ``spiece.model``, 64
   tokens, lower-casing and punctuation removal as SigLIP's), ``SiglipImageProcessor`` (bicubic resize,
-  mean/std 0.5), as ``google/siglip-so400m-patch14-384``.
+  mean/std 0.5), as ``google/siglip-so400m-patch14-384``; its ``logit_scale`` is set to ``log(10)`` and its
+  ``logit_bias`` to ``-3`` after the random draw (SigLIP's init, ``log(1)`` and ``0``, would make
+  ``logits_per_image`` the plain cosine and leave the scale and bias untested; the released checkpoints have a
+  large scale and a negative bias).
 
 Written: ``tests/fixtures/reference/ts2_embeddings/{tiny-align,tiny-siglip,image*.png,expected.json}``;
 ``expected.json`` holds the images, prompts and TS2's per-pair score for each model.
@@ -38,6 +41,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import sys
 import types
 from pathlib import Path
@@ -50,6 +54,9 @@ sys.path.insert(0, str(HERE.parent))
 from tiny_layouts import train_sentencepiece, write_wordpiece_vocab  # noqa: E402
 
 OUT = ROOT / "tests" / "fixtures" / "reference" / "ts2_embeddings"
+
+#: the tiny SigLIP's exp(logit_scale) and logit_bias (SigLIP's own init gives 1 and 0: the plain cosine)
+SIGLIP_SCALE, SIGLIP_BIAS = 10.0, -3.0
 
 # TS2 prompts and variants with capitals, punctuation and numbers (SigLIP's tokenizer canonicalises them)
 PROMPTS = [
@@ -130,6 +137,13 @@ def build_siglip(folder: Path, seed: int = 1) -> None:
         vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=48,
                            num_hidden_layers=2, num_attention_heads=2))
     model = SiglipModel(cfg).eval()
+    # SiglipModel initialises logit_scale = log(1) and logit_bias = 0, which makes logits_per_image the plain
+    # cosine; the released checkpoints learnt a large scale and a negative bias (so400m: exp(scale) ~ 118,
+    # bias ~ -13). Non-trivial values, set after the random draw (the other weights are unchanged), so that
+    # a missing scale or bias shows in the scores.
+    with torch.no_grad():
+        model.logit_scale.fill_(math.log(SIGLIP_SCALE))
+        model.logit_bias.fill_(SIGLIP_BIAS)
     model.save_pretrained(folder)
     ip = SiglipImageProcessor(size={"height": 32, "width": 32})
     SiglipProcessor(image_processor=ip, tokenizer=tok).save_pretrained(folder)
@@ -168,6 +182,7 @@ def main() -> None:
     ALIGNScore, SiGLIPScore = ts2_classes(args.ts2_checkout)
     expected = {"images": names, "prompts": PROMPTS, "models": {"align": "tiny-align", "siglip": "tiny-siglip"},
                 "scores": {}, "token_ids": {},
+                "siglip_logit": {"exp_scale": SIGLIP_SCALE, "bias": SIGLIP_BIAS},
                 "source": f"michaelsaxon/T2IScoreScore@93ebf89 src/T2IMetrics/correlation/align.py ALIGNScore and "
                           f"siglip.py SiGLIPScore, CorrelationMetric.calculate_score; transformers "
                           f"{transformers.__version__}, torch {torch.__version__}, CPU float32"}
