@@ -229,6 +229,7 @@ CASES = [
     ("siglip-ts2", "plain-cosine", _embedding_formula("cosine")),
     ("siglip-ts2", "no-logit-bias", _embedding_formula("no-bias")),
     ("tifa-git", "greedy-no-template", _decoding("greedy")),
+    ("tifa-git", "normalised-correctness", _normalised_correctness),
     ("tifa-blip", "greedy-default-length", _decoding("greedy")),
     ("tifa-blip", "normalised-correctness", _normalised_correctness),
     ("dsg-instructblip", "greedy-for-beam", _decoding("greedy")),
@@ -242,8 +243,6 @@ CASES = [
 NOT_CAUGHT = {
     "tifa-blip-greedy-default-length": "the tiny BLIP's answers end well before greedy's default length: "
                                        "TIFA's max_length=50 is not tested by the fixture",
-    "tifa-blip-normalised-correctness": "the fixture's mapped choices and expected answers are already "
-                                        "normalised (lower case, no articles): exact vs normalised is not tested",
     "dsg-instructblip-transitive-accumulation": "every answer of the DSG fixture is wrong under the exact yes "
                                                 "rule (all image scores 0): the parent rule is not tested",
 }

@@ -3,7 +3,9 @@
 ``tests/fixtures/reference/tifa/expected.json`` was written by ``tools/reference/tifa/make_fixtures.py``:
 TIFA's ``VQAModel`` (its ``BLIP`` and ``GIT`` classes, its ``SBERTModel``) and ``tifa_score_single`` under
 transformers 4.31, on tiny random-weight ``BlipForQuestionAnswering`` / ``GitForCausalLM`` checkpoints and a
-tiny MPNet Sentence-BERT, all in their hub layouts, for the TIFA questions of two TS2 prompts. ts2viz's
+tiny MPNet Sentence-BERT, all in their hub layouts, for the TIFA questions of two TS2 prompts and four of ours
+per prompt whose answer differs from the matching choice only in case, articles or punctuation (TIFA's
+``==`` calls a mapped ``Yes`` wrong for the answer ``yes``). ts2viz's
 ``tifa:`` (its defaults for these models: TIFA's decoding, TIFA's mapping rule, exact correctness) must
 give the same free-form answers, mapped choices, 0/1 scores and image scores.
 """

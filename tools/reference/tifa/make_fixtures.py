@@ -20,6 +20,10 @@ TIFA's ``VQAModel`` is built around them (its ``__init__`` names the hub ids; th
 attributes) and ``tifa_score_single`` scores each image on the TIFA questions of two TS2 prompts (written
 to ``questions.csv`` in TS2's format). ``expected.json`` holds, per model and image, the free-form answers,
 TIFA's mapped choices, per-question 0/1 scores and the image's TIFA score.
+
+After TS2's questions, each SEG has four of ours (:data:`EXTRA_QUESTIONS`, ``question_id`` 6 to 9) whose expected answer differs from the matching choice only in case,
+articles or punctuation ("Yes|No" with answer "yes"), so that TIFA's exact ``==`` is tested against a
+normalising comparison. Their words are all in TS2's rows, from which alone the vocabularies are made.
 """
 from __future__ import annotations
 
@@ -41,6 +45,22 @@ from tiny_layouts import write_wordpiece_vocab  # noqa: E402
 
 OUT = ROOT / "tests" / "fixtures" / "reference" / "tifa"
 SEGS = (0, 3)   # TS2 SEG ids whose TIFA questions are asked
+
+#: Questions of ours (not TS2's), added after TS2's to each SEG: variants of its questions whose expected
+#: answer differs from the matching choice only in case, articles or punctuation. TIFA scores
+#: ``int(mc_answer == answer)``, so a mapped "Yes" is wrong for the answer "yes"; a normalising comparison
+#: would call it right. Their words are all in TS2's questions (the vocabularies, made from TS2's rows only,
+#: and so the checkpoints, do not change with them).
+EXTRA_QUESTIONS = {
+    0: [("Is there a Christmas tree?", "Yes|No", "yes"),
+        ("Is there a teddy bear on the Christmas tree?", "Yes|No", "no"),
+        ("What type of tree is there?", "A Christmas tree|A pine tree|An oak tree|A palm tree", "christmas tree"),
+        ("Are there lights?", "yes.|no.", "yes")],
+    3: [("Is there a motorcycle?", "Yes|No", "yes"),
+        ("Is the motorcycle inside?", "Yes|No", "no"),
+        ("What size is this motorcycle?", "Large|Small|Medium|Extra large", "large"),
+        ("Is the building large?", "yes.|no.", "yes")],
+}
 
 
 def stub_modules() -> None:
@@ -74,6 +94,18 @@ def tifa_modules(checkout: Path):
 def questions() -> list[dict]:
     rows = list(csv.DictReader(open(ROOT / "data" / "ts2" / "TS2_TIFA_Q.csv", newline="", encoding="utf-8")))
     return [r for r in rows if int(r["id"]) in SEGS]
+
+
+def extra_questions(ts2_rows: list[dict]) -> list[dict]:
+    """:data:`EXTRA_QUESTIONS` as rows in TS2's format, numbered after each SEG's TS2 questions."""
+    rows = []
+    for seg, items in EXTRA_QUESTIONS.items():
+        own = [r for r in ts2_rows if int(r["id"]) == seg]
+        first = max(int(r["question_id"]) for r in own) + 1
+        for k, (q, choices, answer) in enumerate(items):
+            rows.append({"id": str(seg), "prompt": own[0]["prompt"], "question_id": str(first + k), "question": q,
+                         "choices": choices, "answer": answer})
+    return rows
 
 
 def write_images(folder: Path) -> list[str]:
@@ -166,12 +198,14 @@ def main() -> None:
     torch.set_num_threads(1)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    qs = questions()
+    ts2_qs = questions()
+    qs = sorted(ts2_qs + extra_questions(ts2_qs), key=lambda r: (int(r["id"]), int(r["question_id"])))
     with open(out / "questions.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=["id", "prompt", "question_id", "question", "choices", "answer"])
         w.writeheader()
         w.writerows({k: r[k] for k in w.fieldnames} for r in qs)
-    texts = [r["question"] for r in qs] + [c for r in qs for c in r["choices"].split("|")] + [r["prompt"] for r in qs]
+    texts = ([r["question"] for r in ts2_qs] + [c for r in ts2_qs for c in r["choices"].split("|")]
+             + [r["prompt"] for r in ts2_qs])
     bert_vocab = write_wordpiece_vocab(out / "_vocab" / "vocab.txt", texts, extra=("[DEC]",))
     mpnet_vocab = write_wordpiece_vocab(out / "_vocab_mpnet" / "vocab.txt", texts,
                                         extra=("<s>", "<pad>", "</s>", "<unk>", "<mask>"))
