@@ -164,54 +164,92 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
 
 _TEST = "tests/metrics/reference/test_vqascore_reference.py::test_itm_and_itc_equal_t2v_metrics_per_image"
 
-CARD = Card(
-    summary=("BLIP-2's image-text matching probability of the image and "
-             "the prompt, as t2v_metrics 3.0's BLIP2ITMScoreModel computes it (LAVIS' BLIP-2 `pretrain` Q-Former); proved per "
-             "image against t2v_metrics' own code on a reference fixture."),
-    paper=("J. Li, D. Li, S. Savarese, S. Hoi. BLIP-2: Bootstrapping Language-Image Pre-training with Frozen Image "
-           "Encoders and Large Language Models. ICML 2023. https://arxiv.org/abs/2301.12597; scored as in Z. Lin et "
-           "al., Evaluating Text-to-Visual Generation with Image-to-Text Generation, ECCV 2024 (t2v_metrics)."),
-    citation="""@inproceedings{li2023blip2,
+
+def blip2_card(head: str, *, summary: str, original: str, output_range: str, score: str,
+               model_names: dict) -> Card:
+    """The card of a BLIP-2 retrieval head's family (``itmscore``, ``itcscore``): one checkpoint, one record.
+
+    What the two heads share (paper, citation, options, inputs, checkpoint, precision) is written here once;
+    the arguments are what differs.
+
+    Parameters
+    ----------
+    head : str
+        ``"itm"`` or ``"itc"`` (the family is ``{head}score``, t2v_metrics' names ``blip2-{head}...``).
+    summary, original, output_range : str
+        The card's fields of those names.
+    score : str
+        The "score" fidelity row's description.
+    model_names : dict
+        t2v_metrics' names of the head -> hub ids.
+
+    Returns
+    -------
+    Card
+        The family's card.
+    """
+    return Card(
+        summary=summary,
+        paper=("J. Li, D. Li, S. Savarese, S. Hoi. BLIP-2: Bootstrapping Language-Image Pre-training with Frozen "
+               "Image Encoders and Large Language Models. ICML 2023. https://arxiv.org/abs/2301.12597; scored as in "
+               "Z. Lin et al., Evaluating Text-to-Visual Generation with Image-to-Text Generation, ECCV 2024 "
+               "(t2v_metrics)."),
+        citation="""@inproceedings{li2023blip2,
   title     = {{BLIP-2}: Bootstrapping Language-Image Pre-training with Frozen Image Encoders and Large Language Models},
   author    = {Li, Junnan and Li, Dongxu and Savarese, Silvio and Hoi, Steven},
   booktitle = {International Conference on Machine Learning (ICML)},
   year      = {2023}
 }""",
-    original="linzhiqiu/t2v_metrics 3.0: `t2v_metrics/models/itmscore_models/blip2_itm_model.py` with its vendored LAVIS `Blip2Qformer`.",
-    output_range="[0, 1] (a probability)",
-    higher_is_better=True,
-    precision="float16",
-    options=(
-        Option("batch_size", None, "Images per model call (default: 16 on CPU, 128 on a GPU). Speed only."),
-        Option("dtype", None, "Compute dtype on GPU: `float32`, `float16` or `bfloat16` (default: float16, "
-               "t2v_metrics' autocast for LAVIS' BLIP-2); always float32 on CPU.", ("float32", "float16", "bfloat16")),
-    ),
-    fidelity=(
-        Fidelity("image preprocessing", "resized to the model's square size (224; 364 for COCO) with PIL bicubic, "
-                 "/255, OpenAI CLIP's mean and std, no crop", "as the original", "", _TEST),
-        Fidelity("text", "BERT word pieces (`[DEC]` added), padded to and truncated at 35 tokens", "as the original",
-                 "", _TEST),
-        Fidelity("score", "softmax of the ITM head's two logits averaged over the 32 query positions, the match entry", "as the original", "", _TEST),
-        Fidelity("checkpoint", "transformers' `Blip2ForImageTextRetrieval` (`Salesforce/blip2-itm-vit-g`): the same "
-                 "weights as LAVIS' `blip2` / `pretrain`, converted key by key (the fixture's conversion is checked)",
-                 "as the original", "", _TEST),
-        Fidelity("model names", "t2v_metrics' `blip2-itm` and `blip2-itm-coco` resolve to their transformers "
-                 "checkpoints; `blip2-itm-vitL` (no transformers checkpoint) fails in one line", "as the original",
-                 "", "tests/metrics/test_vqascore_names.py::test_names_resolve_to_their_checkpoints"),
-        Fidelity("precision", "float16 on a GPU (t2v_metrics: ViT weights in float16, float16 autocast), float32 on "
-                 "CPU", "as the original", "dtype"),
-        Fidelity("aggregation", "one score per image, no aggregation", "as the original", "", _TEST),
-    ),
-    limitations=("The fixture is a tiny random-weight BLIP-2 built with LAVIS' classes; the released weights were "
-                 "not loaded here (no hub access).",),
-    model_names=dict(MODEL_NAMES),
-    description="""The Q-Former of BLIP-2 (`Salesforce/blip2-itm-vit-g`). The same checkpoint serves `itmscore:` and
-`itcscore:`; t2v_metrics' names resolve to it (`itmscore:blip2-itm`).
+        original=original,
+        output_range=output_range,
+        higher_is_better=True,
+        precision="float16",
+        options=(
+            Option("batch_size", None, "Images per model call (default: 16 on CPU, 128 on a GPU). Speed only."),
+            Option("dtype", None, "Compute dtype on GPU: `float32`, `float16` or `bfloat16` (default: float16, "
+                   "t2v_metrics' autocast for LAVIS' BLIP-2); always float32 on CPU.",
+                   ("float32", "float16", "bfloat16")),
+        ),
+        fidelity=(
+            Fidelity("image preprocessing", "resized to the model's square size (224; 364 for COCO) with PIL "
+                     "bicubic, /255, OpenAI CLIP's mean and std, no crop", "as the original", "", _TEST),
+            Fidelity("text", "BERT word pieces (`[DEC]` added), padded to and truncated at 35 tokens",
+                     "as the original", "", _TEST),
+            Fidelity("score", score, "as the original", "", _TEST),
+            Fidelity("checkpoint", "transformers' `Blip2ForImageTextRetrieval` (`Salesforce/blip2-itm-vit-g`): the "
+                     "same weights as LAVIS' `blip2` / `pretrain`, converted key by key (the fixture's conversion "
+                     "is checked)", "as the original", "", _TEST),
+            Fidelity("model names", f"t2v_metrics' `blip2-{head}` and `blip2-{head}-coco` resolve to their "
+                     f"transformers checkpoints; `blip2-{head}-vitL` (no transformers checkpoint) fails in one line",
+                     "as the original", "",
+                     "tests/metrics/test_vqascore_names.py::test_names_resolve_to_their_checkpoints"),
+            Fidelity("precision", "float16 on a GPU (t2v_metrics: ViT weights in float16, float16 autocast), "
+                     "float32 on CPU", "as the original", "dtype"),
+            Fidelity("aggregation", "one score per image, no aggregation", "as the original", "", _TEST),
+        ),
+        limitations=("The fixture is a tiny random-weight BLIP-2 built with LAVIS' classes; the released weights "
+                     "were not loaded here (no hub access).",),
+        model_names=dict(model_names),
+        description=f"""The Q-Former of BLIP-2 (`Salesforce/blip2-itm-vit-g`). The same checkpoint serves `itmscore:` and
+`itcscore:`; t2v_metrics' names resolve to it (`{head}score:blip2-{head}`).
 
 ```python
 from ts2viz import metrics
-m = metrics.load("itmscore:blip2-itm")
+m = metrics.load("{head}score:blip2-{head}")
 scores = m(images=["a.png"], prompts=["a red cat"])
 ```
 """,
+    )
+
+
+CARD = blip2_card(
+    "itm",
+    summary=("BLIP-2's image-text matching probability of the image and the prompt, as t2v_metrics 3.0's "
+             "BLIP2ITMScoreModel computes it (LAVIS' BLIP-2 `pretrain` Q-Former); proved per image against "
+             "t2v_metrics' own code on a reference fixture."),
+    original="linzhiqiu/t2v_metrics 3.0: `t2v_metrics/models/itmscore_models/blip2_itm_model.py` with its vendored "
+             "LAVIS `Blip2Qformer`.",
+    output_range="[0, 1] (a probability)",
+    score="softmax of the ITM head's two logits averaged over the 32 query positions, the match entry",
+    model_names=MODEL_NAMES,
 )

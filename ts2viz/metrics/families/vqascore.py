@@ -22,10 +22,10 @@ from ..backbones.vqa import VQAModel, load_vqa_model
 from ..common.base import Metric
 from ..common.spec import Spec
 from ..registry import Card, Fidelity, Option
-from .vqascore_recipes import API_MODELS, MODEL_NAMES, RECIPES, UNSUPPORTED, fill  # noqa: F401
+from .vqascore_recipes import API_MODELS, MODEL_NAMES, Q_FIGURE, RECIPES, UNSUPPORTED, fill  # noqa: F401
 
 #: t2v_metrics' default question (CLIP-FlanT5, LLaVA-1.5 and its other VQAScore models), also TS2's
-QUESTION_TEMPLATE = 'Does this figure show "{}"? Please answer yes or no.'
+QUESTION_TEMPLATE = Q_FIGURE
 #: t2v_metrics' default answer
 ANSWER_TEMPLATE = "Yes"
 #: how the answer becomes a score
