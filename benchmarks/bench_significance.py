@@ -3,8 +3,12 @@
 Work: for every unordered pair of metrics, a one-sided SEG-swap permutation test of "the higher-ranked
 metric's OrdAvg > the other's" on the 164 averaged SEGs, 1,000 permutations, (a) with mt-metrics-eval's
 early stopping (blocks of 100, stop below p=0.02 or above 0.5) and (b) without; then the significance
-clusters. And one PERM-BOTH test (single images' standardised scores swapped within SEGs, the SEG's
-Ord recomputed by the leaderboard's own code for each permutation) for one pair, to show its cost.
+clusters. And PERM-BOTH (single images' standardised scores swapped within SEGs, each SEG's Ord
+recomputed for every permutation) for all 171 pairs: ``perm_both_pairs`` (every pair's permuted rows of a
+SEG in one call of Ord's fast path ``metametrics.seg_ord``) against the named baseline "per-permutation":
+the test as it was written before, ``permutation_test`` with ``seg_stats`` (all five per-SEG statistics)
+per permuted row, one pair at a time, timed on one pair and extrapolated to 171; the same draws, so the
+script checks that the two give the same p-value on that pair.
 
 ts2viz (``ts2viz.statistics``): per block of permutations, one (permutations x SEGs) @ (SEGs x pairs)
 product for the swapped sums (and one for the NaN counts), every pair at once.
@@ -13,6 +17,7 @@ permutation, ``np.where`` to swap the drawn SEGs and ``np.nanmean`` of both metr
 same draws, so both must give identical p-values; the script checks that.
 
     python benchmarks/bench_significance.py [--permutations 1000] [--repeat 3] [--loop-pairs 171]
+        [--perm-both 1000] [--baseline-permutations 100]
 """
 from __future__ import annotations
 
@@ -55,13 +60,15 @@ def main() -> None:
     ap.add_argument("--permutations", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--loop-pairs", type=int, default=171, help="pairs the loop baseline runs (extrapolated to 171)")
-    ap.add_argument("--perm-both", type=int, default=100, help="permutations of the PERM-BOTH pair (0: skip)")
+    ap.add_argument("--perm-both", type=int, default=1000, help="PERM-BOTH permutations per pair (0: skip)")
+    ap.add_argument("--baseline-permutations", type=int, default=100,
+                    help="permutations of the per-permutation baseline on one pair (extrapolated)")
     args = ap.parse_args()
     import numpy as np
 
     from ts2viz import bundled_scores, compute, load_dataset
     from ts2viz.statistics.permutation_tests import PermutationSettings, pairwise_unit_permutation
-    from ts2viz.statistics.leaderboard_permutation import cell_unit_values, leaderboard_clusters, perm_both
+    from ts2viz.statistics.leaderboard_permutation import cell_unit_values, leaderboard_clusters
 
     scores = bundled_scores()
     mm = compute(load_dataset("ts2"), scores)
@@ -94,14 +101,46 @@ def main() -> None:
     print(f"clusters (tests included): {time.perf_counter() - t:.3f} s -> "
           + " | ".join(", ".join(c) for c in cl.members()))
     if args.perm_both:
-        a, b = mm.metrics[order[0]], mm.metrics[order[3]]
-        st = PermutationSettings(n_permutations=args.perm_both, block_size=args.perm_both)
+        perm_both_section(mm, scores, order, pairs, args)
+
+
+def perm_both_section(mm, scores, order, pairs, args) -> None:
+    import numpy as np
+
+    from ts2viz.metametrics import seg_stats
+    from ts2viz.statistics.bootstrap import averaged_segs
+    from ts2viz.statistics.leaderboard_permutation import perm_both_pairs
+    from ts2viz.statistics.permutation_tests import PermutationSettings, permutation_test
+
+    names = [(mm.metrics[i], mm.metrics[j]) for i, j in pairs]
+    # baseline: one pair, the per-permutation path (seg_stats per permuted row), its first block of draws
+    a, b = mm.metrics[order[0]], mm.metrics[order[3]]
+    k = args.baseline_permutations
+    st_base = PermutationSettings(n_permutations=k, block_size=k, early_min=0.0, early_max=1.0)
+    idx = averaged_segs(mm)["avg"]
+    structures = [mm.walk_stats(mm.seg_ids[i])[0] for i in idx]
+    xs = [scores.aligned(s.file_names, [a, b]) for s in structures]
+    t = time.perf_counter()
+    ref = permutation_test([x[:, 0] for x in xs], [x[:, 1] for x in xs],
+                           lambda u, rows: seg_stats(structures[u], rows, policy=mm.policy)["ord"],
+                           swap="items", settings=st_base)
+    base = (time.perf_counter() - t) / k
+    one = perm_both_pairs(mm, scores, pairs=[(a, b)], settings=st_base)
+    same = one.pvalue[mm.metrics.index(a), mm.metrics.index(b)] == ref.pvalue
+    print(f"PERM-BOTH baseline (per-permutation, seg_stats): {base * 1000:.1f} ms per permutation of one pair "
+          f"({a} > {b}, {k} permutations; p={ref.pvalue:.4f}, perm_both_pairs gives the same p: {same})")
+    for label, st in (("no early stopping", PermutationSettings(n_permutations=args.perm_both, block_size=100,
+                                                                early_min=0.0, early_max=1.0)),
+                      ("early stopping (blocks of 100)", PermutationSettings(n_permutations=args.perm_both,
+                                                                             block_size=100))):
         t = time.perf_counter()
-        r = perm_both(mm, scores, a, b, "ord_avg", settings=st)
+        res = perm_both_pairs(mm, scores, pairs=names, settings=st)
         dt = time.perf_counter() - t
-        print(f"PERM-BOTH {a} > {b}: p={r.pvalue:.3f} with {r.n_used} permutations in {dt:.1f} s "
-              f"({dt / r.n_used * 1000:.0f} ms per permutation: all 171 pairs x 1,000 would take "
-              f"~{dt / r.n_used * 171000 / 3600:.1f} h)")
+        used = int(sum(res.n_used[i, j] for i, j in pairs))
+        sig = int(sum(res.pvalue[i, j] <= 0.05 for i, j in pairs))
+        print(f"PERM-BOTH all {len(pairs)} pairs x {args.perm_both} permutations, {label}: ts2viz {dt:.1f} s "
+              f"({used} pair-permutations, {dt / used * 1000:.2f} ms each); baseline {base * used:.0f} s "
+              f"(extrapolated): x{base * used / dt:.0f}; {sig} pairs with p <= 0.05; load {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -658,6 +658,115 @@ def seg_stats(st: SegStructure, scores: np.ndarray, ws: WalkStats | None = None,
     return out
 
 
+def seg_ord(st: SegStructure, scores: np.ndarray, policy: "Policy | str" = "paper") -> np.ndarray:
+    """A SEG's Ord for many score rows at once: equal to ``seg_stats(st, scores, policy=policy)["ord"]``.
+
+    The fast path of the permutation tests (PERM-BOTH), which need only Ord, for thousands of permuted
+    score rows per SEG. It computes no other statistic and no per-(walk, image) array.
+
+    Parameters
+    ----------
+    st : SegStructure
+        The SEG's walk layout.
+    scores : numpy.ndarray
+        (R, n) oriented scores aligned to ``st.file_names``; NaN = not scored.
+    policy : Policy or str, default "paper"
+        The policy (its ``walk_weights`` rule is used here; its structural rules are in ``st``).
+
+    Returns
+    -------
+    numpy.ndarray
+        (R,) the SEG's Ord per row; NaN where no walk has two scored images.
+
+    Notes
+    -----
+    Per walk, Spearman's rho is Pearson's r of centred mid-ranks (an image counted as often as its node
+    occurs in the walk). The level side and the covariance follow from per-node sums as in
+    :func:`walk_stats`; the covariance is one matrix product of the (row, node x node) rank sums with a
+    (walk, node x node) table when every row scores the same images. The variance of the score side's
+    mid-ranks of a multiset of S values with tie groups of sizes t_g is (S**3 - sum t_g**3) / 12, so it
+    needs only the per-walk sizes of the tie groups: an image whose value no other image shares is a
+    group of its node's multiplicity, and only tied values need a (row, group, node) count. Ranks are
+    half-integers, so the sums are exact and the result equals :func:`seg_stats`' to the last bit on
+    TS2 (``tests/statistics/test_perm_both.py``).
+
+    NaN policy: as :func:`walk_stats`: an unscored image carries no weight; walks with fewer than two
+    scored images are left out.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz import load_dataset
+    >>> from ts2viz.metametrics import seg_ord, seg_stats, seg_structure
+    >>> st = seg_structure(load_dataset("ts2")[0])
+    >>> rows = np.random.default_rng(0).normal(size=(3, len(st.file_names)))
+    >>> bool(np.array_equal(seg_ord(st, rows), seg_stats(st, rows)["ord"]))
+    True
+    """
+    pol = resolve_policy(policy)
+    rows = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    R, n = rows.shape
+    C = st.node_counts                                                     # (K, N)
+    K, N = C.shape
+    valid = ~np.isnan(rows)
+    shared = bool(valid.all(0).all() or (valid == valid[:1]).all())      # every row scores the same images
+    keys = np.where(valid, rows, np.inf)
+    order = np.argsort(keys, axis=1, kind="stable")
+    sk = np.take_along_axis(keys, order, axis=1)
+    vs = np.take_along_axis(valid, order, axis=1)
+    node_s = st.node_of[order]                                             # (R, n) node of each sorted image
+    # level side (as in _spearman), once when every row scores the same images
+    n_scored = (valid[:1] if shared else valid).astype(np.float64) @ st.member.T   # (R or 1, N)
+    sw = n_scored @ C.T                                                    # (R or 1, K)
+    t = np.einsum("wa,ra,al->rwl", C, n_scored, st.node_level, optimize=True)
+    dy = np.cumsum(t, -1) - t / 2 - sw[..., None] / 2
+    vy = (t * dy * dy).sum(-1)
+    dyn = dy @ st.node_level.T                                             # (R or 1, K, N)
+    # score side: node b's part of each image's centred mid-rank, from cumulative node counts in score order
+    oh = (node_s[:, :, None] == np.arange(N)) & vs[:, :, None]             # (R, n, N)
+    cum = np.cumsum(oh, axis=1, dtype=np.float64)
+    start, end = _group_bounds(sk)
+    upto = np.take_along_axis(cum, end[:, :, None], axis=1)
+    below = np.take_along_axis(cum, start[:, :, None], axis=1) - np.take_along_axis(oh, start[:, :, None], axis=1)
+    h = (below + upto - cum[:, -1:, :]) * (0.5 * vs[:, :, None])
+    h_img = np.empty_like(h)
+    np.put_along_axis(h_img, order[:, :, None], h, axis=1)                # back to image (= node) order
+    q = np.add.reduceat(h_img, st.node_starts, axis=1)                     # (R, a, b): node b's part in node a
+    if shared:
+        table = ((C * dyn[0])[:, :, None] * C[:, None, :]).reshape(K, N * N)
+        cov = q.reshape(R, N * N) @ table.T
+    else:
+        X = (q.reshape(R * N, N) @ C.T).reshape(R, N, K)
+        cov = np.einsum("wa,rwa,raw->rw", C, dyn, X, optimize=False)
+    # the score side's variance from the tie groups' sizes
+    is_start = np.concatenate([np.ones((R, 1), bool), sk[:, 1:] != sk[:, :-1]], axis=1)
+    gid = np.cumsum(is_start, axis=1) - 1                                  # tie group of each sorted image
+    cnt = np.bincount((np.arange(R)[:, None] * n + gid).ravel(), weights=vs.ravel(),
+                      minlength=R * n).reshape(R, n)
+    gcnt = np.take_along_axis(cnt, gid, axis=1)
+    rr = np.broadcast_to(np.arange(R)[:, None], (R, n))
+    single = vs & (gcnt == 1)
+    s_nodes = np.zeros((R, N))
+    np.add.at(s_nodes, (rr[single], node_s[single]), 1.0)
+    cubes = s_nodes @ (C ** 3).T                                           # (R, K)
+    multi = vs & (gcnt >= 2)
+    if multi.any():
+        gm = cnt >= 2
+        G = int(gm.sum(1).max())
+        mg = np.take_along_axis(np.cumsum(gm, axis=1) - 1, gid, axis=1)
+        M = np.zeros((R, G, N))
+        np.add.at(M, (rr[multi], mg[multi], node_s[multi]), 1.0)
+        cubes = cubes + ((M.reshape(R * G, N) @ C.T) ** 3).reshape(R, G, K).sum(1)
+    swb = np.broadcast_to(sw, (R, K))
+    vx = (swb ** 3 - cubes) / 12.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tol = CONSTANT_RANK_TOL * np.maximum(swb, 1.0) ** 3
+        rho = np.clip(np.where((vx > tol) & (vy > tol), cov / np.sqrt(vx * vy), 0.0), -1.0, 1.0)
+    used = swb >= 2
+    wt = np.where(used, swb, 0.0) if pol.walk_weights == "scored-images" else used.astype(np.float64)
+    return _weighted_mean(np.where(used, -rho, np.nan), wt)
+
+
 @dataclass
 class MetaMetrics:
     """Meta-metric results for a dataset, a set of metrics and a policy.

@@ -9,8 +9,10 @@ group (:func:`ts2viz.statistics.bootstrap.seg_values`), so the SEG is the unit o
   standardisation; delta is a score gap, so it is divided by each metric's score SD within the SEG (it
   then compares gaps in SD units, not in two metrics' different score units: pass ``scores``).
 - :func:`perm_both` swaps single images' standardised scores within SEGs (PERM-BOTH) and recomputes the
-  SEG's meta-metric with :func:`ts2viz.metametrics.seg_stats` for every permutation: the more
-  powerful test of Deutsch et al. (2021), and much slower (one pair at a time).
+  SEG's meta-metric for every permutation: the more powerful test of Deutsch et al. (2021);
+  :func:`perm_both_pairs` runs it for many pairs at once (every pair's permuted rows of a SEG in one
+  call of :func:`ts2viz.metametrics.seg_ord`, Ord's fast path; other statistics through
+  :func:`ts2viz.metametrics.seg_stats`).
 - :func:`leaderboard_clusters`: significance clusters (:mod:`.clusters`) on a cell.
 """
 from __future__ import annotations
@@ -20,11 +22,12 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..metametrics import MetaMetrics, seg_stats
+from ..metametrics import CHUNK_ELEMENTS, MetaMetrics, seg_ord, seg_stats
 from .bootstrap import averaged_segs, seg_values, split_cell
 from .clusters import Clusters, significance_clusters
 from .permutation_tests import (DEFAULT_SETTINGS, PairwisePermutation, PermutationResult, PermutationSettings,
-                                pairwise_unit_permutation, permutation_test, standardise)
+                                _mean_diffs, pairwise_unit_permutation, permutation_test, sampled_swap_pvalues,
+                                standardise)
 
 
 def seg_sds(mm: MetaMetrics, scores, seg_index: Sequence[int]) -> np.ndarray:
@@ -224,9 +227,12 @@ def seg_statistic(mm: MetaMetrics, stat: str, seg_index: Sequence[int]):
         :func:`~ts2viz.statistics.permutation_tests.permutation_test` expects.
     """
     structures = [mm.walk_stats(mm.seg_ids[i])[0] for i in seg_index]
-
-    def statistic(u: int, rows: np.ndarray) -> np.ndarray:
-        return seg_stats(structures[u], rows, policy=mm.policy)[stat]
+    if stat == "ord":
+        def statistic(u: int, rows: np.ndarray) -> np.ndarray:
+            return seg_ord(structures[u], rows, mm.policy)
+    else:
+        def statistic(u: int, rows: np.ndarray) -> np.ndarray:
+            return seg_stats(structures[u], rows, policy=mm.policy)[stat]
 
     return statistic
 
@@ -236,9 +242,9 @@ def perm_both(mm: MetaMetrics, scores, a: str, b: str, cell: str = "ord_avg", *,
     """PERM-BOTH test of "metric ``a`` > metric ``b``" on one leaderboard cell.
 
     Within every SEG of the cell's group, each image's two standardised scores are swapped with
-    probability 1/2 and the SEG's meta-metric is recomputed (:func:`ts2viz.metametrics.seg_stats`, the
-    leaderboard's own code, under ``mm.policy``). More powerful than the SEG-swap test, and much slower
-    (seconds per 100 permutations on TS2).
+    probability 1/2 and the SEG's meta-metric is recomputed (:func:`seg_statistic`: the leaderboard's
+    own definitions under ``mm.policy``). More powerful than the SEG-swap test, and slower;
+    :func:`perm_both_pairs` tests many pairs at once.
 
     Parameters
     ----------
@@ -282,5 +288,121 @@ def perm_both(mm: MetaMetrics, scores, a: str, b: str, cell: str = "ord_avg", *,
                             alternative=alternative, settings=settings, exact=exact)
 
 
-__all__ = ["cell_unit_values", "leaderboard_clusters", "pairwise_permutation", "perm_both", "seg_sds",
-           "seg_statistic", "standardise"]
+def perm_both_pairs(mm: MetaMetrics, scores, cell: str = "ord_avg", *,
+                    pairs: Sequence[tuple[str, str]] | None = None, alternative: str = "greater",
+                    settings: PermutationSettings = DEFAULT_SETTINGS) -> PairwisePermutation:
+    """PERM-BOTH tests of many pairs of metrics on one leaderboard cell, vectorised across pairs.
+
+    The same test as :func:`perm_both` for every pair: within every SEG of the cell's group, each image's
+    two standardised scores are swapped with probability 1/2 and the SEG's meta-metric is recomputed.
+    Every block of swap patterns is drawn once for all pairs (from ``settings.seed``, as
+    :func:`perm_both` draws them for one pair), so each pair's p-value and permutation count equal
+    :func:`perm_both`'s for that pair.
+
+    Parameters
+    ----------
+    mm : MetaMetrics
+        Meta-metric results.
+    scores : Scores
+        The scores ``mm`` was computed from.
+    cell : str, default "ord_avg"
+        The leaderboard cell (Ord cells use the fast path :func:`ts2viz.metametrics.seg_ord`).
+    pairs : sequence of (str, str), optional
+        The (a, b) pairs to test, "a > b" (default: every ordered pair of ``mm.metrics``).
+    alternative : {'greater', 'two-sided'}, default 'greater'
+        The alternative.
+    settings : PermutationSettings, default DEFAULT_SETTINGS
+        Permutations, early stopping (per pair), seed.
+
+    Returns
+    -------
+    PairwisePermutation
+        Estimates (the cell per metric, over the SEGs where it is defined), differences, the (M, M)
+        p-value matrix (NaN where not tested) and the permutations each test used.
+
+    Raises
+    ------
+    InputError
+        If a metric, the cell or the alternative is unknown.
+
+    Notes
+    -----
+    Per SEG, the permuted rows of every active pair of a block are scored by one vectorised call (in
+    chunks that keep the temporaries under :data:`ts2viz.metametrics.CHUNK_ELEMENTS` elements).
+    ``benchmarks/bench_significance.py`` times it against the per-permutation path.
+
+    NaN policy: as :func:`perm_both`: NaN scores carry no weight; a SEG whose value is NaN is skipped in
+    that metric's mean.
+
+    Examples
+    --------
+    >>> from ts2viz import load_dataset, bundled_scores, compute
+    >>> from ts2viz.statistics.permutation_tests import PermutationSettings
+    >>> from ts2viz.statistics.leaderboard_permutation import perm_both, perm_both_pairs
+    >>> scores = bundled_scores()
+    >>> mm = compute(load_dataset("ts2"), scores, ["CLIPScore", "ALIGNScore", "DSG-mPLUG"], policy="paper")
+    >>> st = PermutationSettings(n_permutations=100)
+    >>> res = perm_both_pairs(mm, scores, pairs=[("ALIGNScore", "DSG-mPLUG")], settings=st)
+    >>> one = perm_both(mm, scores, "ALIGNScore", "DSG-mPLUG", settings=st)
+    >>> bool(res.pvalue[1, 2] == one.pvalue), int(res.n_used[1, 2]) == one.n_used
+    (True, True)
+    """
+    if alternative not in ("greater", "two-sided"):
+        raise InputError(f"alternative must be 'greater' or 'two-sided', got {alternative!r}")
+    stat, group = split_cell(cell)
+    idx = averaged_segs(mm)[group]
+    M = len(mm.metrics)
+    col = {m: k for k, m in enumerate(mm.metrics)}
+    if pairs is None:
+        I, J = np.nonzero(~np.eye(M, dtype=bool))
+    else:
+        for a, b in pairs:
+            for m in (a, b):
+                if m not in col:
+                    raise InputError(f"no metric {m!r} in the meta-metrics (have: {', '.join(mm.metrics)})")
+        I = np.array([col[a] for a, _ in pairs], dtype=np.int64)
+        J = np.array([col[b] for _, b in pairs], dtype=np.int64)
+    statistic = seg_statistic(mm, stat, idx)
+    units, nodes = [], []
+    for i in idx:
+        st = mm.walk_stats(mm.seg_ids[i])[0]
+        x = scores.aligned(st.file_names, mm.metrics)
+        units.append(np.stack([standardise(x[:, k]) for k in range(M)]))     # (M, n)
+        nodes.append(st.node_counts.shape[1])
+    vals = np.array([statistic(u, z) for u, z in enumerate(units)]).reshape(len(units), M)
+    ok = ~np.isnan(vals)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est = np.where(ok.any(0), np.where(ok, vals, 0.0).sum(0) / np.maximum(ok.sum(0), 1), np.nan)
+    observed = est[I] - est[J]
+    sizes = np.array([z.shape[1] for z in units])
+    offsets = np.r_[0, np.cumsum(sizes)]
+
+    def diffs(z: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        k, P = z.shape[0], cols.size
+        sa = np.zeros((k, P)); ca = np.zeros((k, P)); sb = np.zeros((k, P)); cb = np.zeros((k, P))  # noqa: E702
+        for u, zu in enumerate(units):
+            n = zu.shape[1]
+            bits = z[:, offsets[u]:offsets[u + 1]] > 0.5                          # (k, n)
+            za, zb = zu[I[cols]][:, None, :], zu[J[cols]][:, None, :]             # (P, 1, n)
+            rows = np.concatenate([np.where(bits, zb, za), np.where(bits, za, zb)]).reshape(2 * P * k, n)
+            step = max(1, CHUNK_ELEMENTS // max(1, n * nodes[u]))
+            v = np.concatenate([statistic(u, rows[s:s + step]) for s in range(0, rows.shape[0], step)])
+            v = v.reshape(2, P, k).transpose(0, 2, 1)                             # (2, k, P)
+            for side, (s_, c_) in enumerate(((sa, ca), (sb, cb))):
+                good = ~np.isnan(v[side])
+                s_ += np.where(good, v[side], 0.0)
+                c_ += good
+        return _mean_diffs(sa, ca, sb, cb)
+
+    p, used = sampled_swap_pvalues(diffs, observed, int(offsets[-1]), settings, alternative)
+    pm = np.full((M, M), np.nan)
+    nm = np.zeros((M, M), dtype=np.int64)
+    pm[I, J] = p
+    nm[I, J] = used
+    diff = est[:, None] - est[None, :]
+    np.fill_diagonal(diff, np.nan)
+    return PairwisePermutation(est, diff, pm, nm, alternative, False, settings)
+
+
+__all__ = ["cell_unit_values", "leaderboard_clusters", "pairwise_permutation", "perm_both", "perm_both_pairs",
+           "seg_sds", "seg_statistic", "standardise"]

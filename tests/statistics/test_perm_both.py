@@ -1,0 +1,116 @@
+"""PERM-BOTH on TS2: Ord's fast path (``metametrics.seg_ord``) against the leaderboard's own ``seg_stats``,
+and the all-pairs test (``perm_both_pairs``) against the one-pair test run with ``seg_stats`` for every
+permutation (the per-permutation path, the benchmark's named baseline)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ts2viz import bundled_scores, compute, load_dataset
+from ts2viz.errors import InputError
+from ts2viz.metametrics import seg_ord, seg_stats, seg_structure
+from ts2viz.statistics.bootstrap import averaged_segs
+from ts2viz.statistics.leaderboard_permutation import perm_both, perm_both_pairs
+from ts2viz.statistics.permutation_tests import PermutationSettings, permutation_test, standardise
+
+
+@pytest.fixture(scope="module")
+def ts2():
+    ds, scores = load_dataset("ts2"), bundled_scores()
+    return ds, scores
+
+
+@pytest.mark.parametrize("policy", ["paper", "spec"])
+def test_seg_ord_equals_seg_stats_on_every_ts2_seg(ts2, policy):
+    """Released scores (ties in the QA metrics, NaN where a metric left an image out), mixes of two metrics'
+    rows image by image (what PERM-BOTH scores), and continuous random rows: equal to the last bit."""
+    ds, scores = ts2
+    rng = np.random.default_rng(7)
+    checked = 0
+    for seg in ds:
+        st = seg_structure(seg, policy)
+        x = scores.aligned(st.file_names, scores.metrics).T                  # (M, n)
+        a, b = x[rng.integers(0, len(x), 40)], x[rng.integers(0, len(x), 40)]
+        rows = np.concatenate([x, np.where(rng.random(a.shape) < 0.5, a, b),
+                               rng.normal(size=(5, x.shape[1])), np.round(rng.normal(size=(5, x.shape[1])))])
+        ref = seg_stats(st, rows, policy=policy)["ord"]
+        new = seg_ord(st, rows, policy)
+        assert np.array_equal(np.isnan(ref), np.isnan(new)), seg.id
+        np.testing.assert_allclose(new, ref, rtol=0, atol=1e-13, err_msg=f"SEG {seg.id}")
+        checked += 1
+    assert checked == len(ds)
+
+
+def test_seg_ord_constant_and_unscored_rows(ts2):
+    ds, _ = ts2
+    st = seg_structure(ds[0])
+    n = len(st.file_names)
+    rows = np.stack([np.zeros(n), np.full(n, np.nan), np.r_[np.full(n - 1, np.nan), 1.0]])
+    ref = seg_stats(st, rows)["ord"]
+    new = seg_ord(st, rows)
+    assert np.array_equal(np.isnan(ref), np.isnan(new))
+    assert new[0] == ref[0] == 0.0                      # a constant metric orders nothing
+    assert np.isnan(new[1]) and np.isnan(new[2])        # fewer than two scored images on every walk
+
+
+def _per_permutation_perm_both(mm, scores, a, b, settings):
+    """The test as written before the fast path: ``seg_stats`` (all five statistics) per permuted row."""
+    idx = averaged_segs(mm)["avg"]
+    structures = [mm.walk_stats(mm.seg_ids[i])[0] for i in idx]
+    a_units, b_units = [], []
+    for st in structures:
+        x = scores.aligned(st.file_names, [a, b])
+        a_units.append(x[:, 0])
+        b_units.append(x[:, 1])
+    return permutation_test(a_units, b_units, lambda u, rows: seg_stats(structures[u], rows, policy=mm.policy)["ord"],
+                            swap="items", settings=settings)
+
+
+def test_all_pairs_equal_the_per_permutation_path(ts2):
+    ds, scores = ts2
+    names = ["DSG-InstructBLIP", "CLIPScore", "DSG-Fuyu"]     # average Ord 80.2, 71.4, 35.8 (paper policy)
+    mm = compute(ds, scores, names, policy="paper")
+    st = PermutationSettings(n_permutations=60, block_size=20, early_min=0.0, early_max=1.0)
+    pairs = [(names[0], names[2]), (names[2], names[0]), (names[1], names[0])]
+    res = perm_both_pairs(mm, scores, "ord_avg", pairs=pairs, settings=st)
+    col = {m: k for k, m in enumerate(mm.metrics)}
+    for a, b in pairs:
+        ref = _per_permutation_perm_both(mm, scores, a, b, st)
+        i, j = col[a], col[b]
+        assert res.pvalue[i, j] == ref.pvalue and res.n_used[i, j] == ref.n_used == 60, (a, b)
+        assert res.estimate[i] == pytest.approx(ref.estimate_a, abs=1e-12)
+        assert res.estimate[j] == pytest.approx(ref.estimate_b, abs=1e-12)
+        one = perm_both(mm, scores, a, b, "ord_avg", settings=st)          # the one-pair API, now fast too
+        assert one.pvalue == ref.pvalue and one.n_used == ref.n_used
+    # a discriminating check: DSG-InstructBLIP > DSG-Fuyu is significant, the reverse is not
+    assert res.pvalue[col[names[0]], col[names[2]]] < 0.05 < res.pvalue[col[names[2]], col[names[0]]]
+    untested = [(i, j) for i in range(len(names)) for j in range(len(names))
+                if i != j and (mm.metrics[i], mm.metrics[j]) not in pairs]
+    assert all(np.isnan(res.pvalue[i, j]) for i, j in untested)
+
+
+def test_early_stopping_per_pair_and_standardisation(ts2):
+    ds, scores = ts2
+    names = ["DSG-InstructBLIP", "DSG-Fuyu", "CLIPScore", "DSG-mPLUG"]
+    mm = compute(ds, scores, names, policy="paper")
+    col = {m: k for k, m in enumerate(mm.metrics)}
+    st = PermutationSettings(n_permutations=300, block_size=100)
+    res = perm_both_pairs(mm, scores, settings=st)
+    for a, b in [("CLIPScore", "DSG-mPLUG"), ("DSG-Fuyu", "DSG-InstructBLIP")]:
+        ref = perm_both(mm, scores, a, b, settings=st)
+        assert res.pvalue[col[a], col[b]] == ref.pvalue and res.n_used[col[a], col[b]] == ref.n_used
+    i, f = col["DSG-InstructBLIP"], col["DSG-Fuyu"]
+    assert res.n_used[i, f] == res.n_used[f, i] == 100    # p = 1/101 < 0.02, and p > 0.5: stopped after a block
+    assert res.n_used[col["CLIPScore"], col["DSG-mPLUG"]] == 300      # p between the bounds: ran to the end
+    # standardisation is per SEG and metric: Ord is a rank statistic, so the estimates equal the leaderboard's
+    np.testing.assert_allclose(res.estimate, mm.averages()["ord_avg"], atol=1e-12)
+    assert standardise(np.array([1.0, 1.0])).tolist() == [0.0, 0.0]
+
+
+def test_bad_input(ts2):
+    ds, scores = ts2
+    mm = compute(ds, scores, ["CLIPScore", "DSG-mPLUG"], policy="paper")
+    with pytest.raises(InputError, match="no metric 'nope'"):
+        perm_both_pairs(mm, scores, pairs=[("CLIPScore", "nope")])
+    with pytest.raises(InputError, match="alternative"):
+        perm_both_pairs(mm, scores, alternative="less")
