@@ -681,14 +681,15 @@ def seg_ord(st: SegStructure, scores: np.ndarray, policy: "Policy | str" = "pape
     Notes
     -----
     Per walk, Spearman's rho is Pearson's r of centred mid-ranks (an image counted as often as its node
-    occurs in the walk). The level side and the covariance follow from per-node sums as in
-    :func:`walk_stats`; the covariance is one matrix product of the (row, node x node) rank sums with a
-    (walk, node x node) table when every row scores the same images. The variance of the score side's
-    mid-ranks of a multiset of S values with tie groups of sizes t_g is (S**3 - sum t_g**3) / 12, so it
-    needs only the per-walk sizes of the tie groups: an image whose value no other image shares is a
-    group of its node's multiplicity, and only tied values need a (row, group, node) count. Ranks are
-    half-integers, so the sums are exact and the result equals :func:`seg_stats`' to the last bit on
-    TS2 (``tests/statistics/test_perm_both.py``).
+    occurs in the walk). The level side follows from per-node counts as in :func:`walk_stats`. On the
+    score side, node b's part of an image's centred mid-rank is half the signed count of b's images below
+    and above it; summed per node these make a (node x node) table per row, and every walk's covariance is
+    one matrix product of those tables with a (walk, node x node) table when every row scores the same
+    images. The variance of the mid-ranks of a multiset of S values with tie groups of sizes t_g is
+    (S**3 - sum t_g**3) / 12: each scored image is a group of its node's multiplicity unless it ties
+    another image's value, and only rows with ties need a (row, group, node) count. The counts are
+    integers, so the result equals :func:`seg_stats`' up to the rounding of the last divisions (1e-15;
+    ``tests/statistics/test_perm_both.py`` checks every TS2 SEG).
 
     NaN policy: as :func:`walk_stats`: an unscored image carries no weight; walks with fewer than two
     scored images are left out.
@@ -700,7 +701,7 @@ def seg_ord(st: SegStructure, scores: np.ndarray, policy: "Policy | str" = "pape
     >>> from ts2viz.metametrics import seg_ord, seg_stats, seg_structure
     >>> st = seg_structure(load_dataset("ts2")[0])
     >>> rows = np.random.default_rng(0).normal(size=(3, len(st.file_names)))
-    >>> bool(np.array_equal(seg_ord(st, rows), seg_stats(st, rows)["ord"]))
+    >>> bool(np.allclose(seg_ord(st, rows), seg_stats(st, rows)["ord"], rtol=0, atol=1e-15))
     True
     """
     pol = resolve_policy(policy)
@@ -722,49 +723,65 @@ def seg_ord(st: SegStructure, scores: np.ndarray, policy: "Policy | str" = "pape
     dy = np.cumsum(t, -1) - t / 2 - sw[..., None] / 2
     vy = (t * dy * dy).sum(-1)
     dyn = dy @ st.node_level.T                                             # (R or 1, K, N)
-    # score side: node b's part of each image's centred mid-rank, from cumulative node counts in score order
-    oh = (node_s[:, :, None] == np.arange(N)) & vs[:, :, None]             # (R, n, N)
-    cum = np.cumsum(oh, axis=1, dtype=np.float64)
-    start, end = _group_bounds(sk)
-    upto = np.take_along_axis(cum, end[:, :, None], axis=1)
-    below = np.take_along_axis(cum, start[:, :, None], axis=1) - np.take_along_axis(oh, start[:, :, None], axis=1)
-    h = (below + upto - cum[:, -1:, :]) * (0.5 * vs[:, :, None])
-    h_img = np.empty_like(h)
-    np.put_along_axis(h_img, order[:, :, None], h, axis=1)                # back to image (= node) order
-    q = np.add.reduceat(h_img, st.node_starts, axis=1)                     # (R, a, b): node b's part in node a
+    # score side: twice node b's part of each image's centred mid-rank, from cumulative counts of each
+    # node's scored images in score order (small integers: exact in float32), gathered per image in image
+    # (= node) order, laid out (image, row, node) so that one matrix product sums them per node
+    cum = np.zeros((R, n + 1, N), dtype=np.float32)
+    cum[np.repeat(np.arange(R), n), np.tile(np.arange(1, n + 1), R), node_s.ravel()] = vs.ravel()
+    np.cumsum(cum, axis=1, out=cum)
+    start, end = _group_bounds(sk)                                         # tie groups, in score order
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(n), order.shape), axis=1)
+    base = (np.arange(R) * (n + 1))[:, None]
+    flat = cum.reshape(R * (n + 1), N)
+    two_h = np.take(flat, (base + np.take_along_axis(start, rank, axis=1)).T.ravel(), axis=0)
+    two_h += np.take(flat, (base + np.take_along_axis(end, rank, axis=1) + 1).T.ravel(), axis=0)
+    two_h = two_h.reshape(n, R, N)
+    two_h -= cum[None, :, -1, :]
+    two_h *= valid.T[:, :, None]
+    q = (st.member.astype(np.float32) @ two_h.reshape(n, R * N)).reshape(N, R, N)   # (a, R, b)
+    q = q.transpose(1, 0, 2).astype(np.float64) * 0.5                      # (R, a, b): node b's part in node a
     if shared:
         table = ((C * dyn[0])[:, :, None] * C[:, None, :]).reshape(K, N * N)
         cov = q.reshape(R, N * N) @ table.T
     else:
         X = (q.reshape(R * N, N) @ C.T).reshape(R, N, K)
         cov = np.einsum("wa,rwa,raw->rw", C, dyn, X, optimize=False)
-    # the score side's variance from the tie groups' sizes
+    # the score side's variance from the tie groups' sizes: (S**3 - sum of cubed group sizes) / 12, each
+    # scored image its own group (of its node's multiplicity) but where rows tie values
+    c3 = C ** 3
+    vx = (sw ** 3 - n_scored @ c3.T) / 12.0                                 # (R or 1, K) with no ties
     is_start = np.concatenate([np.ones((R, 1), bool), sk[:, 1:] != sk[:, :-1]], axis=1)
-    gid = np.cumsum(is_start, axis=1) - 1                                  # tie group of each sorted image
-    cnt = np.bincount((np.arange(R)[:, None] * n + gid).ravel(), weights=vs.ravel(),
-                      minlength=R * n).reshape(R, n)
-    gcnt = np.take_along_axis(cnt, gid, axis=1)
-    rr = np.broadcast_to(np.arange(R)[:, None], (R, n))
-    single = vs & (gcnt == 1)
-    s_nodes = np.zeros((R, N))
-    np.add.at(s_nodes, (rr[single], node_s[single]), 1.0)
-    cubes = s_nodes @ (C ** 3).T                                           # (R, K)
-    multi = vs & (gcnt >= 2)
-    if multi.any():
+    tied = (~is_start & vs).any(1)                                          # rows where scored values tie
+    if tied.any():
+        tr = np.flatnonzero(tied)
+        T = tr.size
+        s_t, v_t, nd_t = is_start[tr], vs[tr], node_s[tr]
+        gid = np.cumsum(s_t, axis=1) - 1                                   # tie group of each sorted image
+        cnt = np.bincount((np.arange(T)[:, None] * n + gid).ravel(), weights=v_t.ravel(),
+                          minlength=T * n).reshape(T, n)
         gm = cnt >= 2
         G = int(gm.sum(1).max())
+        multi = v_t & np.take_along_axis(gm, gid, axis=1)
         mg = np.take_along_axis(np.cumsum(gm, axis=1) - 1, gid, axis=1)
-        M = np.zeros((R, G, N))
-        np.add.at(M, (rr[multi], mg[multi], node_s[multi]), 1.0)
-        cubes = cubes + ((M.reshape(R * G, N) @ C.T) ** 3).reshape(R, G, K).sum(1)
-    swb = np.broadcast_to(sw, (R, K))
-    vx = (swb ** 3 - cubes) / 12.0
+        rr = np.broadcast_to(np.arange(T)[:, None], (T, n))
+        Mg = np.bincount(((rr[multi] * G + mg[multi]) * N + nd_t[multi]), minlength=T * G * N).reshape(T, G, N)
+        Mg = Mg.astype(np.float64)
+        # a tied group of t copies counts t**3 instead of the sum of its members' cubes
+        corr = ((Mg.reshape(T * G, N) @ C.T) ** 3).reshape(T, G, K).sum(1) - Mg.sum(1) @ c3.T
+        vx = np.array(np.broadcast_to(vx, (R, K)))
+        vx[tr] -= corr / 12.0
     with np.errstate(invalid="ignore", divide="ignore"):
-        tol = CONSTANT_RANK_TOL * np.maximum(swb, 1.0) ** 3
-        rho = np.clip(np.where((vx > tol) & (vy > tol), cov / np.sqrt(vx * vy), 0.0), -1.0, 1.0)
-    used = swb >= 2
-    wt = np.where(used, swb, 0.0) if pol.walk_weights == "scored-images" else used.astype(np.float64)
-    return _weighted_mean(np.where(used, -rho, np.nan), wt)
+        tol = CONSTANT_RANK_TOL * np.maximum(sw, 1.0) ** 3
+        rho = np.divide(cov, np.sqrt(vx * vy), out=cov)
+        np.copyto(rho, 0.0, where=~((vx > tol) & (vy > tol)))
+        np.clip(rho, -1.0, 1.0, out=rho)
+    used = sw >= 2                                                         # (R or 1, K)
+    wt = np.where(used, sw, 0.0) if pol.walk_weights == "scored-images" else used.astype(np.float64)
+    den = wt.sum(-1)
+    num = -(rho @ wt[0]) if shared else -(rho * wt).sum(-1)              # unused walks have weight 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
 @dataclass

@@ -23,7 +23,7 @@ def ts2():
 @pytest.mark.parametrize("policy", ["paper", "spec"])
 def test_seg_ord_equals_seg_stats_on_every_ts2_seg(ts2, policy):
     """Released scores (ties in the QA metrics, NaN where a metric left an image out), mixes of two metrics'
-    rows image by image (what PERM-BOTH scores), and continuous random rows: equal to the last bit."""
+    rows image by image (what PERM-BOTH scores), and continuous random rows: equal up to the rounding of the last divisions."""
     ds, scores = ts2
     rng = np.random.default_rng(7)
     checked = 0
