@@ -218,3 +218,31 @@ def reliable_prompts(rated, threshold: float = DEFAULT_THRESHOLD, *, measure: st
     keep = [p for p in order if p not in unreliable]
     return ReliablePrompts(tuple(keep), ~np.isin(pids, list(unreliable)), len(order), x, measure, "computed",
                            tuple(sets))
+
+
+def reliability_tags(rated, rel: ReliablePrompts, family: str = "reliable"):
+    """The reliable prompts as a tag family: tags ``reliable`` and ``unreliable``.
+
+    Parameters
+    ----------
+    rated : RatedSet
+        The rated set.
+    rel : ReliablePrompts
+        Its reliable prompts (:func:`reliable_prompts`).
+    family : str, default "reliable"
+        The family's name.
+
+    Returns
+    -------
+    ts2viz.gold.tags.Tags
+        One tag per prompt, so that :func:`ts2viz.metaeval.slices.evaluate_slices` shows what changes
+        on the reliable subset.
+    """
+    import pandas as pd
+
+    from ..gold.tags import TAG_COLUMNS, Tags
+
+    keep = set(rel.prompt_ids)
+    pids = list(dict.fromkeys(rated.images["prompt_id"].tolist()))
+    rows = [("prompt", p, family, "reliable" if p in keep else "unreliable") for p in pids]
+    return Tags(pd.DataFrame(rows, columns=list(TAG_COLUMNS)))

@@ -32,6 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..display import plural
 from ..errors import InputError
 from ..statistics.bootstrap import DEFAULTS, BootstrapSettings, quantiles
 from ..statistics.correlation import kendall, ranks_codes
@@ -329,8 +330,8 @@ def evaluate_slices_arrays(scores, human, prompts, models, metrics: Sequence[str
     1     all        40  noise     -0.04
     2   first        20   good      0.63                only 10 prompts: intervals rest on few prompts
     3   first        20  noise     -0.17                only 10 prompts: intervals rest on few prompts
-    4    last         2   good      1.00  only 1 prompts: intervals rest on few prompts
-    5    last         2  noise     -1.00  only 1 prompts: intervals rest on few prompts
+    4    last         2   good      1.00   only 1 prompt: intervals rest on few prompts
+    5    last         2  noise     -1.00   only 1 prompt: intervals rest on few prompts
     """
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     y = np.asarray(human, dtype=np.float64).ravel()
@@ -353,7 +354,8 @@ def evaluate_slices_arrays(scores, human, prompts, models, metrics: Sequence[str
             notes.append(f"fewer than 2 rated images ({n_img[s]}): no statistic")
             built.append(None)
             continue
-        notes.append(f"only {n_pr[s]} prompts: intervals rest on few prompts" if n_pr[s] < FEW_PROMPTS else "")
+        few = n_pr[s] < FEW_PROMPTS
+        notes.append(f"only {plural(int(n_pr[s]), 'prompt')}: intervals rest on few prompts" if few else "")
         he = evaluate(x[:, sel], y[sel], pc[sel], mc[sel], list(metrics), settings=settings, bootstrap=None,
                       per_model_all=False)
         fr = he.frame()
