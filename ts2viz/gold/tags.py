@@ -233,7 +233,7 @@ def gecko2k_prompts():
     >>> len(prompts), sorted(tags.loc[tags.family == "gecko-category", "tag"].unique())
     (1546, ['att', 'lang', 'ne', 'rel', 'render'])
     >>> int(reliability["max_disagreement_less_0.5"].sum())
-    1267
+    1037
     """
     import pandas as pd
 
@@ -299,7 +299,7 @@ def rated_tags(rated, files: Sequence[str | os.PathLike] = ()) -> Tags:
     >>> from ts2viz.gold.tags import rated_tags
     >>> tags = rated_tags(load_gold("tifa160", answers=False))
     >>> tags.families
-    ['t2i-model', 'dsg-category']
+    ['t2i-model', 'dsg-category', 'gecko-prompt-set', 'gecko-source']
     >>> tags.tags("dsg-category")[:5]
     ['entity', 'entity/whole', 'relation', 'relation/spatial', 'attribute']
     """
@@ -376,7 +376,7 @@ def slices(rated, tags: Tags, family: str, *, include_all: bool = True) -> Slice
     >>> gold = load_gold("tifa160", answers=False)
     >>> s = slices(gold, rated_tags(gold), "dsg-category")
     >>> s.names[:4], s.masks.sum(1)[:4].tolist()
-    (('all', 'entity', 'entity/whole', 'relation'), [800, 800, 795, 615])
+    (('all', 'entity', 'entity/whole', 'relation'), [800, 800, 795, 690])
     """
     tags.check_family(family)
     sub = tags.frame[tags.frame["family"] == family]

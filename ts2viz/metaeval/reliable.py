@@ -108,7 +108,7 @@ def image_disagreement(rated, rating_set: str | None = None, measure: str = "var
     >>> from ts2viz.metaeval.reliable import image_disagreement
     >>> d = image_disagreement(load_gold("tifa160", answers=False), "tifa")
     >>> d[:3].tolist()
-    [0.0, 1.0, 0.0]
+    [0.0, 0.0, 0.0]
     """
     if measure not in MEASURES:
         raise InputError(f"disagreement measure must be one of {', '.join(MEASURES)}, not {measure!r}")
@@ -176,7 +176,7 @@ def reliable_prompts(rated, threshold: float = DEFAULT_THRESHOLD, *, measure: st
     >>> from ts2viz.metaeval.reliable import reliable_prompts
     >>> rel = reliable_prompts(load_gold("tifa160", answers=False))
     >>> rel.describe()
-    'reliable prompts: 22 of 160 (variance of ratings < 0.5 x the largest, every model and rating set (dsg, tifa))'
+    'reliable prompts: 114 of 160 (variance of ratings < 0.5 x the largest, every model and rating set (tifa, dsg))'
     """
     try:
         x = float(threshold)

@@ -324,14 +324,10 @@ def evaluate_slices_arrays(scores, human, prompts, models, metrics: Sequence[str
     >>> masks = np.stack([np.ones(40, bool), prompts < 10, prompts >= 19])
     >>> res = evaluate_slices_arrays(scores, human, prompts, models, ["good", "noise"], masks, ["all", "first", "last"],
     ...                              bootstrap=None)
-    >>> res.frame()[["slice", "n_images", "metric", "spearman", "note"]].round(2)
-        slice  n_images metric  spearman                                           note
-    0     all        40   good      0.64
-    1     all        40  noise     -0.04
-    2   first        20   good      0.63                only 10 prompts: intervals rest on few prompts
-    3   first        20  noise     -0.17                only 10 prompts: intervals rest on few prompts
-    4    last         2   good      1.00   only 1 prompt: intervals rest on few prompts
-    5    last         2  noise     -1.00   only 1 prompt: intervals rest on few prompts
+    >>> res.point["spearman"].round(2).tolist(), res.n_images.tolist()
+    ([[0.36, 0.12], [0.51, -0.14], [1.0, 1.0]], [40, 20, 2])
+    >>> res.notes
+    ('', '', 'only 1 prompt: intervals rest on few prompts')
     """
     x = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     y = np.asarray(human, dtype=np.float64).ravel()
@@ -464,11 +460,11 @@ def evaluate_slices(rated, sl, *, rating_set: str | None = None, metrics: Sequen
     >>> sl = slices(gold, rated_tags(gold), "dsg-category")
     >>> res = evaluate_slices(gold, sl, metrics=["clipscore_vitb32", "tifa_mplug-large"], bootstrap=None)
     >>> res.frame().query("slice in ['all', 'attribute/color']")[["slice", "n_images", "metric", "spearman"]].round(3)
-                 slice  n_images            metric  spearman
-    0              all       800  clipscore_vitb32     0.279
-    1              all       800  tifa_mplug-large     0.606
-    16 attribute/color       180  clipscore_vitb32     0.284
-    17 attribute/color       180  tifa_mplug-large     0.598
+                  slice  n_images            metric  spearman
+    0               all       800  clipscore_vitb32     0.276
+    1               all       800  tifa_mplug-large     0.608
+    16  attribute/color       180  clipscore_vitb32     0.083
+    17  attribute/color       180  tifa_mplug-large     0.606
     """
     rs = rated.check_rating_set(rating_set)
     x, names = rated_score_rows(rated, rs, metrics, ceiling=False)
