@@ -70,7 +70,7 @@ def add_subcommands(sub) -> None:
     from .humaneval_significance import add_significance_options
 
     add_significance_options(p)
-    from .slices import add_slice_options
+    from .humaneval_slices import add_slice_options
 
     p.add_argument("--slices", metavar="FAMILY", help="every task per slice of a tag family (dsg-category, "
                    "t2i-model, gecko-skill, ..., 'reliable', or one of --tags): one row per slice x metric")
@@ -153,7 +153,7 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
     boot = BootstrapSettings(_number(args.resamples, int, "--resamples"), _number(args.confidence, float, "--confidence"),
                              _number(args.seed, int, "--seed"))
     rated = load_rated(args)
-    from .slices import apply_reliable
+    from .humaneval_slices import apply_reliable
 
     rated, reliable_note = apply_reliable(args, rated)
     metrics = None
@@ -164,7 +164,7 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
                 raise InputError(f"--metrics: rated set {rated.name!r} has no metric {m!r} "
                                  f"(its metrics: {', '.join(rated.metrics) or 'none'})")
     if args.slices:
-        from .slices import cmd_slices
+        from .humaneval_slices import cmd_slices
 
         return cmd_slices(args, rated, settings, None if args.no_ci else boot, reliable_note)
     result = evaluate_rated(rated, rating_set=args.ratings, metrics=metrics, ceiling=not args.no_ceiling,

@@ -42,7 +42,7 @@ def slice_heatmap(res, stat: str = "spearman", *, title: str | None = None, p_ma
     Examples
     --------
     >>> import numpy as np
-    >>> from ts2viz.figures.slices import slice_heatmap
+    >>> from ts2viz.figures.slice_heatmap import slice_heatmap
     >>> from ts2viz.figures.style import plain_figures
     >>> from ts2viz.metaeval.slices import evaluate_slices_arrays
     >>> from ts2viz.statistics.bootstrap import BootstrapSettings
