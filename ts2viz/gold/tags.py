@@ -147,7 +147,7 @@ def _frame(rows) -> Tags:
 
 
 def read_tags(path: str | os.PathLike, rated=None) -> Tags:
-    """Read a tag file: CSV ``prompt_id`` or ``image_id``, ``family``, ``tag``.
+    r"""Read a tag file: CSV ``prompt_id`` or ``image_id``, ``family``, ``tag``.
 
     Parameters
     ----------
@@ -174,7 +174,7 @@ def read_tags(path: str | os.PathLike, rated=None) -> Tags:
     >>> import pathlib, tempfile
     >>> from ts2viz.gold.tags import read_tags
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "tags.csv"
-    >>> _ = f.write_text("prompt_id,family,tag\\np1,topic,animals\\np2,topic,food\\np1,length,short\\n")
+    >>> _ = f.write_text("prompt_id,family,tag\np1,topic,animals\np2,topic,food\np1,length,short\n")
     >>> tags = read_tags(f)
     >>> tags.families, tags.tags("topic")
     (['topic', 'length'], ['animals', 'food'])
