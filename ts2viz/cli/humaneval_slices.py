@@ -82,6 +82,17 @@ def _number(text: str, kind, flag: str):
         raise InputError(f"{flag}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
 
 
+def _emit(frame, out: str | None, text) -> int:
+    """Write ``frame`` to ``--out`` ('-': stdout, and nothing else printed) and print ``text()`` unless stdout."""
+    if out == "-":
+        write_csv(frame, "-")
+        return 0
+    if out:
+        write_csv(frame, out)
+    print(text())
+    return 0
+
+
 def apply_reliable(args: argparse.Namespace, rated):
     """The rated set restricted to its reliable prompts when ``--reliable X`` is given (a note on stderr).
 
@@ -184,14 +195,7 @@ def cmd_slices(args: argparse.Namespace, rated, settings, boot, reliable_note: s
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
     res = evaluate_slices(rated, sl, rating_set=args.ratings, metrics=metrics, aggregate=args.aggregate,
                           settings=settings, bootstrap=boot, info={"reliable": reliable_note or "all prompts"})
-    frame = res.frame()
-    if args.out == "-":
-        write_csv(frame, "-")
-        return 0
-    if args.out:
-        write_csv(frame, args.out)
-    print(format_slices(res))
-    return 0
+    return _emit(res.frame(), args.out, lambda: format_slices(res))
 
 
 def format_slices(res, stat: str = "spearman") -> str:
@@ -270,14 +274,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
                     bootstrap=boot)
     frame = res.frame
     frame["reliable"] = note or "all prompts"
-    if args.out == "-":
-        write_csv(frame, "-")
-        return 0
-    if args.out:
-        write_csv(frame, args.out)
     show = frame[["rating_set", "group_by", "group", "level", "n_images", "alpha", "alpha_lo", "alpha_hi", "note"]]
-    print(f"Krippendorff's alpha of {rated.meta.get('title') or rated.name}"
-          + ("" if boot is None else f" [{boot.confidence:.0%} bootstrap intervals over prompts, "
-             f"{boot.n_resamples:,} resamples, seed {boot.seed}]"))
-    print(show.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    return 0
+    head = (f"Krippendorff's alpha of {rated.meta.get('title') or rated.name}"
+            + ("" if boot is None else f" [{boot.confidence:.0%} bootstrap intervals over prompts, "
+               f"{boot.n_resamples:,} resamples, seed {boot.seed}]"))
+    return _emit(frame, args.out, lambda: head + "\n" + show.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
