@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO))
 
 def synthetic(n_prompts: int, n_models: int, k: int, n_slices: int, share: float, seed: int = 0):
     import numpy as np
+    import pandas  # noqa: F401  (imported before the clocks start: both paths build tables)
 
     rng = np.random.default_rng(seed)
     prompts = np.repeat(np.arange(n_prompts), n_models)

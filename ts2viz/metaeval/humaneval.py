@@ -284,7 +284,8 @@ def kendall_small(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     a, b : numpy.ndarray
-        (..., M) values, M small (all M * (M - 1) / 2 pairs are formed).
+        (..., M) values, M small (all M * (M - 1) / 2 pairs are formed); their leading axes broadcast
+        (one row of the raters' means against many of the metrics').
 
     Returns
     -------

@@ -37,7 +37,7 @@ from ..errors import InputError
 from ..statistics.bootstrap import DEFAULTS, BootstrapSettings, quantiles
 from ..statistics.correlation import kendall, ranks_codes
 from ..statistics.rank_bootstrap import kendall_influence_from_codes, spearman_influence_from_ranks
-from .humaneval import (FLOAT32_MIN_PROMPTS, HumanEvalSettings, corr_from_sums, evaluate, kendall_small, one_blas_thread, pair_sums,
+from .humaneval import (FLOAT32_MIN_PROMPTS, HumanEvalSettings, average_correlations, corr_from_sums, evaluate, kendall_small, one_blas_thread, pair_sums,
                         prompt_model_means, prompt_resamples, prompt_sums, rated_score_rows)
 from .pairwise import pairs_within
 
@@ -268,7 +268,7 @@ def _decode(t, k, M, point_sp, point_kd, base_infl):
         out["pairwise_acc_eq"] = np.where(p4[:, 3] > 0, p4[:, 2] / p4[:, 3], np.nan)
         mm = np.where(mn > 0, mv / mn, np.nan)
         hh = np.where(hm > 0, hv / hm, np.nan)
-    out["ordering_kendall"] = kendall_small(np.moveaxis(mm, 1, -1), np.broadcast_to(hh.T[None], (k, b, M)))
+    out["ordering_kendall"] = kendall_small(np.moveaxis(mm, 1, -1), hh.T[None])      # the raters' side once
     drawn = sums[:, 0] >= 2                                                  # the slice has images drawn
     out["spearman"] = np.where(drawn, np.clip(point_sp[:, None] + infl[:, 0], -1, 1), np.nan)
     out["kendall"] = np.where(drawn, np.clip(point_kd[:, None] + infl[:, 1], -1, 1), np.nan)
@@ -354,11 +354,9 @@ def evaluate_slices_arrays(scores, human, prompts, models, metrics: Sequence[str
         notes.append(f"only {plural(int(n_pr[s]), 'prompt')}: intervals rest on few prompts" if few else "")
         he = evaluate(x[:, sel], y[sel], pc[sel], mc[sel], list(metrics), settings=settings, bootstrap=None,
                       per_model_all=False)
-        fr = he.frame()
-        for stat in SLICE_STATS:
-            point[stat][s] = fr[stat].to_numpy(np.float64)
-        point["ordering_agreement"][s] = fr["ordering_agreement"].to_numpy(np.float64)
-        point["spearman_model_avg"][s] = fr["spearman_model_avg"].to_numpy(np.float64)
+        for stat in (*SLICE_STATS, "ordering_agreement"):
+            point[stat][s] = he.point[stat]
+        point["spearman_model_avg"][s] = average_correlations(he.per_model["spearman"], settings.model_average)
         if bootstrap is not None:
             xs, ys = x[:, sel], y[sel]
             ok = ~np.isnan(xs)
