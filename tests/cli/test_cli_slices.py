@@ -70,6 +70,7 @@ def test_agreement_csv(tmp_path):
     (["humaneval", "--reliable", "half"], "--reliable: 'half' is not a number"),
     (["humaneval", "--slices", "topic", "--tags", "MISSING.csv"], "MISSING.csv"),
     (["agreement", "--levels", "ratio"], "level of measurement must be one of"),
+    (["humaneval", "--slices", "t2i-model", "--clusters"], "--slices cannot be combined with --clusters"),
     (["agreement", "--by", "skills"], "no tag family 'skills'"),
 ])
 def test_bad_input_is_one_line_exit_2(args, msg):

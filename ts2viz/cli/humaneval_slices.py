@@ -185,11 +185,14 @@ def cmd_slices(args: argparse.Namespace, rated, settings, boot, reliable_note: s
     Raises
     ------
     InputError
-        For an unknown tag family or metric, or a bad tag file.
+        For an unknown tag family or metric, a bad tag file, or ``--clusters``/``--compare`` beside it.
     """
     from ..gold.tags import slices
     from ..metaeval.slices import evaluate_slices
 
+    if getattr(args, "clusters", False) or getattr(args, "compare", None):
+        raise InputError("--slices cannot be combined with --clusters or --compare: run them on one slice's "
+                         "folder, or without --slices")
     tags = slice_tags(args, rated)
     sl = slices(rated, tags, args.slices)
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
