@@ -59,3 +59,14 @@ def test_small_groups_are_marked(tmp_path):
     m2 = res[res.group == "m2"].iloc[0]
     assert np.isnan(m2.alpha) and m2.note.startswith("fewer than 2 images rated twice")
     assert res[res.group == "all"].note.iloc[0] == "only 1 prompt: the interval rests on few prompts"
+
+
+def test_rating_outside_the_scale_is_one_line(tmp_path):
+    from ts2viz.errors import InputError
+
+    (tmp_path / "images.csv").write_text("image_id,prompt_id,t2i_model\na,p1,m1\nb,p2,m1\n")
+    (tmp_path / "ratings.csv").write_text("image_id,rater,rating\na,r1,1\na,r2,2\nb,r1,41\nb,r2,3\n")
+    (tmp_path / "gold.json").write_text('{"scale": [1, 5]}')
+    with pytest.raises(InputError, match=r"image 'b' has a rating 41 outside the scale \[1, 5\]") as e:
+        agreement(load_gold(str(tmp_path), answers=False), bootstrap=None)
+    assert "\n" not in str(e.value)

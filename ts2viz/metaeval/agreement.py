@@ -170,7 +170,8 @@ def agreement(rated, rating_sets: Sequence[str] | None = None, *, levels: Sequen
     Raises
     ------
     InputError
-        For an unknown rating set, level or tag family, or no ``krippendorff`` package.
+        For an unknown rating set, level or tag family, a rating outside the set's ``scale`` (gold.json),
+        or no ``krippendorff`` package.
 
     Notes
     -----
@@ -203,9 +204,17 @@ def agreement(rated, rating_sets: Sequence[str] | None = None, *, levels: Sequen
     pc = rated.prompt_codes()
     P = int(pc.max()) + 1 if len(pc) else 0
     rows = []
+    scale = rated.meta.get("scale")
     for rs in sets:
         m, _ = rated.rater_matrix(rs)
         vals = m[~np.isnan(m)]
+        if isinstance(scale, (list, tuple)) and len(scale) == 2:
+            out = np.flatnonzero(((m < scale[0]) | (m > scale[1])).any(1))
+            if out.size:
+                img = rated.image_ids[int(out[0])]
+                bad = m[out[0]][(m[out[0]] < scale[0]) | (m[out[0]] > scale[1])][0]
+                raise InputError(f"rated set {rated.name!r}, rating set {rs!r}: image {img!r} has a rating {bad:g} outside "
+                                 f"the scale [{scale[0]:g}, {scale[1]:g}] of its gold.json")
         domain = np.unique(vals)
         vc = value_counts(m, domain) if domain.size else np.zeros((len(rated), 0), dtype=np.int64)
         n_rat = (~np.isnan(m)).sum(1)
