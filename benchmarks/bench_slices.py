@@ -29,21 +29,17 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 
 def synthetic(n_prompts: int, n_models: int, k: int, n_slices: int, share: float, seed: int = 0):
+    """bench_humaneval's synthetic rated set, and each slice holding each prompt with probability ``share``."""
     import numpy as np
-    import pandas  # noqa: F401  (imported before the clocks start: both paths build tables)
 
-    rng = np.random.default_rng(seed)
-    prompts = np.repeat(np.arange(n_prompts), n_models)
-    models = np.tile(np.arange(n_models), n_prompts)
-    quality = rng.normal(size=n_prompts)[prompts] + 0.2 * models + rng.normal(scale=0.5, size=prompts.size)
-    human = np.clip(np.round(3 + quality + rng.normal(scale=0.6, size=prompts.size)), 1, 5)
-    noise = np.linspace(0.2, 3.0, k)[:, None]
-    scores = quality[None, :] + noise * rng.normal(size=(k, prompts.size))
-    scores[k // 2:] = np.round(scores[k // 2:] * 2) / 2          # half the metrics with many ties
-    member = rng.random((n_slices, n_prompts)) < share
+    from bench_humaneval import synthetic as rated_set
+
+    scores, human, prompts, models = rated_set(n_prompts * n_models, k, n_models, seed)
+    member = np.random.default_rng(seed + 1).random((n_slices, n_prompts)) < share
     return scores, human, prompts, models, member[:, prompts]
 
 
@@ -59,6 +55,7 @@ def main() -> int:
     args = ap.parse_args()
 
     import numpy as np
+    import pandas  # noqa: F401  (imported before the clocks start: both paths build tables)
 
     from ts2viz.metaeval.humaneval import HumanEvalSettings, evaluate
     from ts2viz.metaeval.slices import evaluate_slices_arrays
