@@ -11,6 +11,7 @@ README section "Human gold standards"):
 * ``scores.csv``   image_id, then one column per released metric (optional)
 * ``qa_answers.parquet`` (TIFA160 only): every released VQA answer to the DSG, TIFA and VQ2A questions
 * ``gold.json``    name, description, default rating set, scales, sources, notes
+* ``tags.csv``     (TIFA160) prompt_id, family, tag: the prompt's DSG-1K question categories
 * ``LICENSE``      the release's licence text, with the attribution at the top
 
 Conversions (each checked here with an assert):
@@ -22,6 +23,16 @@ Conversions (each checked here with an assert):
 - GenAI-Bench: image ``{id}_{model}``; the two corrupt ratings (41 and 33, outside 1..5) become
   missing. The teaser subset takes its ratings from the 527-prompt file and keeps the released
   human mean as a rating set ``released_mean``.
+- TIFA160 tags: a prompt is in slice C of family ``dsg-category`` when at least one of its DSG-1K
+  questions (``dsg-1k-anns.csv``, item ``tifa160_N`` mapped through ``source_id``) has category C; broad
+  categories as DSG writes them (``entity``, ``attribute``, ...), detailed ones as ``broad/detailed``
+  (``attribute/color``); DSG's ``-`` (no detailed category, ``global``) gives the broad tag only.
+
+Also ``gecko2k/``, not a rated set (the release has prompts only): ``prompts.csv`` (prompt_id, prompt),
+``tags.csv`` (prompt_id, family, tag: ``gecko-prompt-set`` Gecko(S)/Gecko(R), ``gecko-category`` the part
+of ``dataset_id`` before the ``/`` (Gecko(S)), ``gecko-skill`` before the ``:``, ``gecko-subskill`` the whole
+``dataset_id``, ``gecko-source`` a Gecko(R) prompt's source dataset), ``reliability.csv`` (prompt_id and the
+released ``max_disagreement_less_X`` flags as they are), LICENSE and gold.json.
 """
 import csv
 import json
@@ -261,8 +272,63 @@ def genaibench(ref: Path, root: Path) -> None:
     print("genaibench-teaser:", len(t_images), "images;", n_mean_diff, "released means differ from the ratings")
 
 
+def tifa160_tags(ref: Path, root: Path) -> None:
+    dsg = pd.read_csv(ref / "dsg/tifa160-likert-anns.csv")
+    item2text = dict(zip(dsg.item_id, dsg.source_id))
+    anns = pd.read_csv(ref / "dsg/dsg-1k-anns.csv", keep_default_na=False)
+    anns = anns[anns.item_id.str.startswith("tifa160_")]
+    assert anns.item_id.nunique() == 160 and set(anns.item_id) <= set(item2text)
+    rows = set()
+    for r in anns.itertuples():
+        pid = item2text[r.item_id]
+        rows.add((pid, "dsg-category", r.category_broad))
+        if r.category_detailed not in ("-", ""):
+            rows.add((pid, "dsg-category", f"{r.category_broad}/{r.category_detailed}"))
+    tags = pd.DataFrame(sorted(rows), columns=["prompt_id", "family", "tag"])
+    order = {p: i for i, p in enumerate(pd.read_csv(root / "tifa160/prompts.csv").prompt_id)}
+    tags = tags.sort_values(["prompt_id", "tag"], key=lambda c: c.map(order) if c.name == "prompt_id" else c)
+    write(root / "tifa160", "tags.csv", tags)
+    print("tifa160 tags:", len(tags), "rows,", tags.tag.nunique(), "tags")
+
+
+def gecko2k(ref: Path, root: Path) -> None:
+    out = root / "gecko2k"
+    out.mkdir(parents=True, exist_ok=True)
+    df = pd.read_csv(ref / "gecko2k/prompts.csv", dtype={"prompt_id": str}, keep_default_na=False)
+    assert len(df) == 1546 and df.prompt_id.is_unique
+    write(out, "prompts.csv", df[["prompt_id", "prompt"]])
+    rows = []
+    for r in df.itertuples():
+        rows.append((r.prompt_id, "gecko-prompt-set", r.prompt_type))
+        if r.prompt_type == "Gecko(S)":
+            skill = r.dataset_id.split(":", 1)[0]
+            rows += [(r.prompt_id, "gecko-category", skill.split("/", 1)[0]), (r.prompt_id, "gecko-skill", skill),
+                     (r.prompt_id, "gecko-subskill", r.dataset_id)]
+        else:
+            assert r.prompt_type == "Gecko(R)", r.prompt_type
+            rows.append((r.prompt_id, "gecko-source", r.dataset_id.rsplit("_", 1)[0]))
+    write(out, "tags.csv", pd.DataFrame(rows, columns=["prompt_id", "family", "tag"]))
+    flags = [c for c in df.columns if "max_disagreement_less_" in c]
+    assert all(df[c].dtype == bool for c in flags)
+    write(out, "reliability.csv", df[["prompt_id", *flags]])
+    meta = {"name": "gecko2k", "title": "Gecko2K prompts (Gecko(S) skills, Gecko(R) sources, reliable-prompt flags)",
+            "sources": ["https://github.com/google-deepmind/gecko_benchmark_t2i (Apache-2.0), commit e5f8ac2: "
+                        "prompts.csv, DATABASE.md"],
+            "notes": ["No images or ratings are released: these are tags for a user's rated set whose prompts "
+                      "are Gecko2K's (matched on the prompt text).",
+                      "max_disagreement_less_X: reliable at threshold X; v1_ used the standard deviation of "
+                      "Likert ratings, the others the variance (DATABASE.md)."]}
+    (out / "gold.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    licence(ref / "gecko2k/LICENSE", out, "Gecko2K prompts: from google-deepmind/gecko_benchmark_t2i (Wiles et "
+            "al., 2024, Revisiting Text-to-Image Evaluation with Gecko), Apache-2.0. Converted to the ts2viz "
+            "format by data/goldsets/make_bundle.py.")
+    print("gecko2k:", len(df), "prompts,", len(rows), "tags")
+
+
 def main(ref: Path, root: Path) -> None:
     tifa160(ref, root)
+    tifa160_tags(ref, root)
+    gecko2k(ref, root)
     imagenhub(ref, root)
     genaibench(ref, root)
 

@@ -6,6 +6,7 @@
   families;
 * ``validate``, ``push`` (:mod:`.datasets`): every problem of a dataset folder; upload one to the hub;
 * ``humaneval`` (:mod:`.humaneval`): metrics against human ratings (rated sets, Gecko's three tasks);
+* ``agreement``, ``humaneval --slices`` (:mod:`.humaneval_slices`): raters' agreement, Gecko's tasks per slice;
 * ``nuisance``, ``transforms`` (:mod:`.nuisance`): does a metric move more for nuisance than for errors?
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming file, row and problem), 1 other errors,
@@ -27,7 +28,7 @@ from typing import Iterator, Sequence
 
 from .. import __version__
 from ..errors import InputError, InputWarning
-from . import datasets, evaluate, humaneval, nuisance, scoring
+from . import datasets, evaluate, humaneval, humaneval_slices, nuisance, scoring
 
 __all__ = ["main", "build_parser"]
 
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     datasets.add_subcommands(sub)
     humaneval.add_subcommands(sub)
     nuisance.add_subcommands(sub)
+    humaneval_slices.add_subcommands(sub)
     return parser
 
 

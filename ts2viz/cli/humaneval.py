@@ -70,6 +70,11 @@ def add_subcommands(sub) -> None:
     from .humaneval_significance import add_significance_options
 
     add_significance_options(p)
+    from .humaneval_slices import add_slice_options
+
+    p.add_argument("--slices", metavar="FAMILY", help="every task per slice of a tag family (dsg-category, "
+                   "t2i-model, gecko-skill, ..., 'reliable', or one of --tags): one row per slice x metric")
+    add_slice_options(p)
     p.set_defaults(func=cmd_humaneval)
 
 
@@ -148,6 +153,9 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
     boot = BootstrapSettings(_number(args.resamples, int, "--resamples"), _number(args.confidence, float, "--confidence"),
                              _number(args.seed, int, "--seed"))
     rated = load_rated(args)
+    from .humaneval_slices import apply_reliable
+
+    rated, reliable_note = apply_reliable(args, rated)
     metrics = None
     if args.metrics:
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
@@ -155,8 +163,12 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
             if m not in rated.metrics:
                 raise InputError(f"--metrics: rated set {rated.name!r} has no metric {m!r} "
                                  f"(its metrics: {', '.join(rated.metrics) or 'none'})")
+    if args.slices:
+        from .humaneval_slices import cmd_slices
+
+        return cmd_slices(args, rated, settings, None if args.no_ci else boot, reliable_note)
     result = evaluate_rated(rated, rating_set=args.ratings, metrics=metrics, ceiling=not args.no_ceiling,
-                            settings=settings, bootstrap=None if args.no_ci else boot)
+                            settings=settings, bootstrap=None if args.no_ci else boot, aggregate=args.aggregate)
     if args.compare:
         from .humaneval_significance import cmd_compare
 
@@ -179,6 +191,9 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
         if loo["n"]:
             frame = pd.concat([frame, pd.DataFrame([{"metric": "human:leave-one-rater-out", **loo}])],
                               ignore_index=True)
+    if args.aggregate != "mean" or reliable_note:
+        frame["aggregate"] = args.aggregate
+        frame["reliable"] = reliable_note or "all prompts"
     if args.out == "-":
         for note in result.interval_notes():                   # stdout is the CSV
             print(f"note: {note}", file=sys.stderr)

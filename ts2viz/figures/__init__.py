@@ -14,6 +14,7 @@ figure is built. One module per view, the shared parts apart:
 - :mod:`.leaderboard`: Ord against Sep, one point per metric;
 - :mod:`.comparisons`: metric-metric correlation and significance heatmaps, two metrics' per-SEG values;
 - :mod:`.question_heatmap`: questions x nodes of one SEG;
+- :mod:`.slice_heatmap`: metrics x slices of a rated set (Gecko's Fig. 3), non-significant cells marked;
 - :mod:`.cost_front`: quality against cost with the Pareto front;
 - :mod:`.nuisance_overlay`: a nuisance test on one SEG: node distributions with the transformed copies, the walk with
   its nuisance band.
@@ -29,6 +30,7 @@ from .labels import (KS_LABEL_SIZE, KS_SLOT_PX, LABEL_PLOT_WIDTH, LABEL_RINGS, d
                      place_labels)
 from .leaderboard import UNLABELLED_CHARS, UNLABELLED_ROW_PX, ord_sep_scatter
 from .question_heatmap import question_node_heatmap
+from .slice_heatmap import slice_heatmap
 from .seg_views import CDF_Y_RANGE, cdf_figure, landing_figure, walk_figure
 from .style import (CORR_SCALE, EVIDENCE_SCALE, FAMILY_COLORS, GOODNESS_SCALE, GRID, HIGHLIGHT, INK, LEGEND_WIDTH,
                     LEVEL_COLORS, METRIC_A, METRIC_B, MIN_CONTRAST, MUTED, NOT_SIGNIFICANT, SHADE_HUE_TURN,
@@ -43,5 +45,5 @@ __all__ = ["CDF_Y_RANGE", "CORR_SCALE", "EVIDENCE_SCALE", "FAMILY_COLORS", "GOOD
            "UNLABELLED_ROW_PX", "WALK_COLORS", "bottom_legends", "cdf_figure", "contrast_on_white", "corr_heatmap",
            "cost_figure", "dense_cluster", "empty_figure", "family_color", "figure", "ks_label_slots",
            "landing_figure", "level_color", "mix", "node_colors", "ord_sep_scatter", "pair_scatter",
-           "place_labels", "plain_figures", "question_node_heatmap", "significance_heatmap", "stack_legends",
-           "text_width", "walk_figure"]
+           "place_labels", "plain_figures", "question_node_heatmap", "significance_heatmap", "slice_heatmap",
+           "stack_legends", "text_width", "walk_figure"]

@@ -3,6 +3,8 @@
 - :mod:`.model`: :class:`RatedSet` (images, prompts, ratings per rater and rating set, scores);
 - :mod:`.folder`: the folder format and its reader (bad input -> one-line :class:`InputError`);
 - :mod:`.bundled`: TIFA160, ImagenHub text-to-image, GenAI-Bench (527 and the teaser subset);
+- :mod:`.tags`: tags of prompts and images in families (DSG categories, Gecko2K skills, T2I models, the
+  user's), the slices they define;
 - :mod:`.answers`: DSG / VQ²A scores per image from released VQA answers, through the library's
   accumulation code;
 - :mod:`.crossgold`: the same metric families ranked on every gold standard (TS2 Ord/Sep, TIFA160,

@@ -16,6 +16,9 @@ import numpy as np
 
 from ..errors import InputError
 
+#: how an image's ratings become its gold (:meth:`RatedSet.human`)
+AGGREGATES = ("mean", "median", "majority")
+
 
 @dataclass(frozen=True, eq=False)     # holds DataFrames: compared by identity
 class RatedSet:
@@ -138,13 +141,16 @@ class RatedSet:
         wide = wide.reindex(pd.Index(self.image_ids, name="image_id"))
         return wide.to_numpy(dtype=np.float64), [str(c) for c in wide.columns]
 
-    def human(self, rating_set: str | None = None) -> np.ndarray:
-        """Mean rating of each image over all its ratings of one rating set.
+    def human(self, rating_set: str | None = None, aggregate: str = "mean") -> np.ndarray:
+        """The gold of each image: its ratings of one rating set aggregated (by default their mean).
 
         Parameters
         ----------
         rating_set : str, optional
             The rating set (default: :attr:`default_rating_set`).
+        aggregate : {'mean', 'median', 'majority'}, default 'mean'
+            How an image's ratings become its gold: their mean, their median, or the most frequent rating
+            (a tie between values: the mean of the tied values, which ranks the image between them).
 
         Returns
         -------
@@ -154,7 +160,7 @@ class RatedSet:
         Raises
         ------
         InputError
-            If the rating set is unknown.
+            If the rating set or the aggregation is unknown.
 
         Examples
         --------
@@ -166,9 +172,48 @@ class RatedSet:
         import pandas as pd
 
         rs = self.check_rating_set(rating_set)
+        if aggregate not in AGGREGATES:
+            raise InputError(f"aggregate must be one of {', '.join(AGGREGATES)}, not {aggregate!r}")
         sub = self.ratings[self.ratings["rating_set"] == rs]
-        mean = sub.groupby("image_id", sort=False)["rating"].mean()
-        return mean.reindex(pd.Index(self.image_ids)).to_numpy(dtype=np.float64)
+        g = sub.groupby("image_id", sort=False)["rating"]
+        if aggregate == "majority":
+            counts = sub.groupby(["image_id", "rating"], sort=False).size().rename("c").reset_index()
+            top = counts[counts["c"] == counts.groupby("image_id")["c"].transform("max")]
+            gold = top.groupby("image_id", sort=False)["rating"].mean()
+        else:
+            gold = g.mean() if aggregate == "mean" else g.median()
+        return gold.reindex(pd.Index(self.image_ids)).to_numpy(dtype=np.float64)
+
+    def subset(self, keep) -> "RatedSet":
+        """The rated set restricted to some images (their ratings and scores with them).
+
+        Parameters
+        ----------
+        keep : array_like of bool
+            (images,) which images to keep, in the order of :attr:`images`.
+
+        Returns
+        -------
+        RatedSet
+            The smaller set (this one is unchanged); prompts without a kept image are dropped.
+
+        Raises
+        ------
+        ValueError
+            If ``keep`` does not have one entry per image.
+        """
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (len(self.images),):
+            raise ValueError("keep must have one entry per image")
+        images = self.images[keep].reset_index(drop=True)
+        ids = set(images["image_id"])
+        pids = set(images["prompt_id"])
+        qa = self.qa_answers
+        if qa is not None:
+            qa = qa[qa["image_id"].isin(ids)].reset_index(drop=True)
+        return replace(self, images=images, prompts=self.prompts[self.prompts["prompt_id"].isin(pids)].reset_index(drop=True),
+                       ratings=self.ratings[self.ratings["image_id"].isin(ids)].reset_index(drop=True),
+                       scores=self.scores[keep].reset_index(drop=True), qa_answers=qa)
 
     def ratings_per_image(self, rating_set: str | None = None) -> np.ndarray:
         """Number of ratings of each image in one rating set.

@@ -8,6 +8,12 @@ tests) live in :mod:`ts2viz.statistics`.
   tie calibration, over any set of item pairs (pairs of images of one prompt, pairs on a SEG walk).
 - :mod:`ts2viz.metaeval.humaneval`: Gecko's three tasks (point-wise, pair-wise, model ordering)
   against human ratings, with bootstrap intervals over prompts and paired comparisons.
+- :mod:`ts2viz.metaeval.slices`: Gecko's tasks per slice (skill, prompt set, DSG category, T2I model),
+  one resample matrix for every slice, and how stable the metrics' ranking is across slices.
+- :mod:`ts2viz.metaeval.agreement`: raters' agreement, Krippendorff's alpha (the ``krippendorff``
+  package's) per rating set, T2I model and slice, with bootstrap intervals over prompts.
+- :mod:`ts2viz.metaeval.reliable`: Gecko's reliable prompts (inter-rater disagreement below X of the
+  largest for every model and template), or Gecko2K's released flags.
 - :mod:`ts2viz.metaeval.seg_pairwise`: pairwise accuracy on SEGs, a TS2 meta-metric with tie
   calibration cross-validated over SEGs.
 

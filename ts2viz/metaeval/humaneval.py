@@ -278,8 +278,24 @@ def model_ordering(cells: np.ndarray, alpha: float) -> ModelOrdering:
     return ModelOrdering(pairs, diff, p, outcome)
 
 
-def _kendall_small(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Kendall's tau-b between rows of a (..., M) and b (..., M), M small; NaN if undefined."""
+def kendall_small(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b between the last axes of two arrays of a few values (the T2I models' means).
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        (..., M) values, M small (all M * (M - 1) / 2 pairs are formed); their leading axes broadcast
+        (one row of the raters' means against many of the metrics').
+
+    Returns
+    -------
+    numpy.ndarray
+        (...,) tau-b; NaN where a side has no untied pair.
+
+    Notes
+    -----
+    NaN policy: a pair with NaN on either side is left out.
+    """
     i, j = np.triu_indices(a.shape[-1], 1)
     sa = np.sign(a[..., i] - a[..., j])
     sb = np.sign(b[..., i] - b[..., j])
@@ -506,7 +522,7 @@ def _codes(values) -> tuple[np.ndarray, list]:
 
 def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
              settings: HumanEvalSettings = HumanEvalSettings(),
-             bootstrap: BootstrapSettings | None = DEFAULTS) -> HumanEval:
+             bootstrap: BootstrapSettings | None = DEFAULTS, per_model_all: bool = True) -> HumanEval:
     """Gecko's three tasks for every metric (see the module docstring).
 
     Parameters
@@ -523,6 +539,9 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
         The statistics' choices.
     bootstrap : BootstrapSettings or None, default DEFAULTS
         Resampling settings (prompts are resampled), or None for no intervals.
+    per_model_all : bool, default True
+        Per-model Kendall and Pearson beside the per-model Spearman (False: NaN, for callers that use
+        only Spearman's per-model average; the slices, :mod:`ts2viz.metaeval.slices`).
 
     Returns
     -------
@@ -610,9 +629,10 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
             rys, cys = y_model[key, j]
             per_model["spearman"][i, j] = (pearson(xv[sel], yv[sel]) if st.spearman == "np-corrcoef"
                                            else pearson(rxs, rys))
-            tb, tc = kendall_from_codes(cxs, cys, sx)
-            per_model["kendall"][i, j] = tb if st.kendall == "b" else tc
-            per_model["pearson"][i, j] = pearson(xv[sel], yv[sel])
+            if per_model_all:
+                tb, tc = kendall_from_codes(cxs, cys, sx)
+                per_model["kendall"][i, j] = tb if st.kendall == "b" else tc
+                per_model["pearson"][i, j] = pearson(xv[sel], yv[sel])
     # pair-wise: pairs of images of one prompt (through the pairwise module)
     pairs = pairs_within(pc)
     point["pairwise_acc"] = np.atleast_1d(pairwise_accuracy(x, y, pairs, gold_ties="exclude",
@@ -632,18 +652,34 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
         warnings.simplefilter("ignore", RuntimeWarning)
         mmeans = np.nanmean(cells, axis=1)          # (k, M)
         hmeans = np.nanmean(hcells, axis=1)         # (1, M)
-    point["ordering_kendall"] = _kendall_small(mmeans, np.broadcast_to(hmeans, mmeans.shape))
+    point["ordering_kendall"] = kendall_small(mmeans, np.broadcast_to(hmeans, mmeans.shape))
     samples = {} if bootstrap is None else _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st,
                                                       bootstrap, point, methods, influence)
     return HumanEval(tuple(metrics), tuple(str(m) for m in model_names), n_ok, point, per_model, ordering,
                      human_ord, eps, samples, st, bootstrap, methods)
 
 
-def _prompt_sums(x, y, ok, pc, P) -> np.ndarray:
-    """Per-prompt sums behind Pearson: (P, k, 6).
+def prompt_sums(x, y, ok, pc, P) -> np.ndarray:
+    """Per-prompt sums behind Pearson's r, from which a resample's r is exact.
 
-    The columns are images, x, y, x^2, y^2, xy (centred on each metric's own images' means, so the
-    products lose no precision).
+    Parameters
+    ----------
+    x : numpy.ndarray
+        (k, n) scores.
+    y : numpy.ndarray
+        (n,) ratings.
+    ok : numpy.ndarray
+        (k, n) bool: the images each metric uses.
+    pc : numpy.ndarray
+        (n,) prompt codes 0 .. P - 1.
+    P : int
+        Number of prompts.
+
+    Returns
+    -------
+    numpy.ndarray
+        (P, k, 6): images, x, y, x^2, y^2, xy summed per prompt (centred on each metric's own images'
+        means, so the products lose no precision); zeros for a metric with fewer than two images.
     """
     k, n = x.shape
     out = np.zeros((P, k, 6))
@@ -660,8 +696,19 @@ def _prompt_sums(x, y, ok, pc, P) -> np.ndarray:
     return out
 
 
-def _corr_from_sums(s: np.ndarray) -> np.ndarray:
-    """Pearson's r from weighted sums (..., 6) (see :func:`_prompt_sums`)."""
+def corr_from_sums(s: np.ndarray) -> np.ndarray:
+    """Pearson's r from (weighted) sums.
+
+    Parameters
+    ----------
+    s : numpy.ndarray
+        (..., 6) sums as :func:`prompt_sums` makes them (weighted by a resample's prompt counts).
+
+    Returns
+    -------
+    numpy.ndarray
+        (...,) r; NaN where fewer than two images or a side is constant.
+    """
     n = s[..., 0]
     sx, sy, sxx, syy, sxy = (s[..., c] for c in range(1, 6))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -672,10 +719,30 @@ def _corr_from_sums(s: np.ndarray) -> np.ndarray:
     return np.where((vx > 0) & (vy > 0) & (n >= 2), np.clip(r, -1, 1), np.nan)
 
 
-def _pair_sums(x, y, pairs, eps, pc, P, metric_ties: str):
-    """Per-prompt pair outcome counts: (P, k, 4).
+def pair_sums(x, y, pairs, eps, pc, P, metric_ties: str):
+    """Per-prompt counts of pair outcomes, from which a resample's pair-wise accuracies are exact.
 
-    Gold-ordered task (num, den) and acc_eq at eps (num, den).
+    Parameters
+    ----------
+    x : numpy.ndarray
+        (k, n) scores.
+    y : numpy.ndarray
+        (n,) ratings.
+    pairs : ts2viz.metaeval.pairwise.PairIndex
+        Image pairs, both of one prompt.
+    eps : numpy.ndarray
+        (k,) each metric's tie threshold for acc_eq.
+    pc : numpy.ndarray
+        (n,) prompt codes 0 .. P - 1.
+    P : int
+        Number of prompts.
+    metric_ties : {'wrong', 'half'}
+        The credit of a metric tie on a pair the raters order.
+
+    Returns
+    -------
+    numpy.ndarray
+        (P, k, 4): the gold-ordered task's numerator and denominator, acc_eq's numerator and denominator.
     """
     i, j = pairs.first, pairs.second
     dm = x[:, i] - x[:, j]
@@ -917,8 +984,8 @@ def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings
     """
     k, n = x.shape
     B = boot.n_resamples
-    sums = _prompt_sums(x, y, ok, pc, P).reshape(P, k * 6)
-    psum = _pair_sums(x, y, pairs, eps, pc, P, st.metric_ties).reshape(P, k * 4)
+    sums = prompt_sums(x, y, ok, pc, P).reshape(P, k * 6)
+    psum = pair_sums(x, y, pairs, eps, pc, P, st.metric_ties).reshape(P, k * 4)
     M = cells.shape[2]
     cv = np.nan_to_num(cells).transpose(1, 0, 2).reshape(P, k * M)
     cm = (~np.isnan(cells)).transpose(1, 0, 2).reshape(P, k * M).astype(float)
@@ -937,7 +1004,7 @@ def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings
     out = {s: np.full((k, B), np.nan) for s in INTERVAL_STATS}
     # one BLAS thread: the products are many and mid-sized, and a BLAS library's threads spin-wait for
     # work, which on a busy machine cost 5x the wall time (TIFA160: 31 s instead of 6.9 s at load 10)
-    with _one_blas_thread():
+    with one_blas_thread():
         for start, counts in prompt_resamples(P, boot, dtype=precision):
             b = counts.shape[0]
             counts -= 1.0
@@ -945,7 +1012,7 @@ def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings
             counts += 1.0
             s = t[:, :k * 6].reshape(b, k, 6)
             sl = slice(start, start + b)
-            out["pearson"][:, sl] = _corr_from_sums(s).T
+            out["pearson"][:, sl] = corr_from_sums(s).T
             if methods["spearman"] == "pearson":
                 out["spearman"][:, sl] = out["pearson"][:, sl]
             c0 = k * 6
@@ -960,7 +1027,7 @@ def _bootstrap(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings
                 hvv, hmm = t[:, c2:c2 + M], t[:, c2 + M:c2 + 2 * M]
                 mm = np.where(mn > 0, mv / mn, np.nan)
                 hh = np.where(hmm > 0, hvv / hmm, np.nan)
-            out["ordering_kendall"][:, sl] = _kendall_small(mm, np.broadcast_to(hh[:, None, :], mm.shape)).T
+            out["ordering_kendall"][:, sl] = kendall_small(mm, np.broadcast_to(hh[:, None, :], mm.shape)).T
             c3 = c2 + 2 * M
             for c, (stat, i) in enumerate(which):               # first-order resamples: value + influence
                 out[stat][i, sl] = np.clip(point[stat][i] + t[:, c3 + c] - base[back[c3 + c]], -1.0, 1.0)
@@ -1002,8 +1069,14 @@ def _exact_rank_resamples(out: dict, sl: slice, counts: np.ndarray, sexact, kmat
             out["kendall"][r, sl] = np.clip(tau, -1, 1)
 
 
-def _one_blas_thread():
-    """A context that limits BLAS to one thread (threadpoolctl), or does nothing without threadpoolctl."""
+def one_blas_thread():
+    """A context that limits BLAS to one thread (threadpoolctl), or does nothing without threadpoolctl.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        The context.
+    """
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:                                   # optional: only speed depends on it
@@ -1015,8 +1088,8 @@ def _one_blas_thread():
 
 def evaluate_rated(rated, *, rating_set: str | None = None, metrics: Sequence[str] | None = None,
                    ceiling: bool = True, settings: HumanEvalSettings = HumanEvalSettings(),
-                   bootstrap: BootstrapSettings | None = DEFAULTS) -> HumanEval:
-    """:func:`evaluate` on a :class:`ts2viz.gold.RatedSet` against the mean of one rating set.
+                   bootstrap: BootstrapSettings | None = DEFAULTS, aggregate: str = "mean") -> HumanEval:
+    """:func:`evaluate` on a :class:`ts2viz.gold.RatedSet` against the mean (or median, majority) of one rating set.
 
     Parameters
     ----------
@@ -1034,6 +1107,8 @@ def evaluate_rated(rated, *, rating_set: str | None = None, metrics: Sequence[st
         The statistics' choices.
     bootstrap : BootstrapSettings or None, default DEFAULTS
         Resampling settings, or None for no intervals.
+    aggregate : {'mean', 'median', 'majority'}, default 'mean'
+        How an image's ratings become its gold (:meth:`ts2viz.gold.RatedSet.human`).
 
     Returns
     -------
@@ -1067,7 +1142,7 @@ def evaluate_rated(rated, *, rating_set: str | None = None, metrics: Sequence[st
     """
     rs = rated.check_rating_set(rating_set)
     x, names = rated_score_rows(rated, rs, metrics, ceiling=ceiling)
-    return evaluate(x, rated.human(rs), rated.images["prompt_id"].to_numpy(), rated.images["t2i_model"].to_numpy(),
+    return evaluate(x, rated.human(rs, aggregate), rated.images["prompt_id"].to_numpy(), rated.images["t2i_model"].to_numpy(),
                     names, settings=settings, bootstrap=bootstrap)
 
 

@@ -1,0 +1,95 @@
+"""Metric x slice heatmap (Gecko's Fig. 3): a statistic per slice, the cells that are not significant marked."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..display import plural
+from .style import GOODNESS_SCALE, TITLE_PX, TOOLBAR_PX, empty_figure, figure, json_list, title_lines
+
+#: the p-value above which a cell is marked (Gecko's Fig. 3: "square black indicates p-values > 0.05")
+P_MARK = 0.05
+
+
+def slice_heatmap(res, stat: str = "spearman", *, title: str | None = None, p_mark: float = P_MARK):
+    """Metrics (rows) x slices (columns) of one statistic, as Gecko's Fig. 3.
+
+    Each cell prints the value; a cell whose bootstrap p-value of no association is above ``p_mark`` (or
+    that has no p-value) is drawn dark with its value in brackets; a slice with no number reads "n/a"
+    (its note in the hover). Column labels give each slice's images and prompts, so a small slice is
+    seen as small.
+
+    Parameters
+    ----------
+    res : ts2viz.metaeval.slices.SliceEval
+        Per-slice results (:func:`ts2viz.metaeval.slices.evaluate_slices`).
+    stat : str, default "spearman"
+        The statistic (:data:`ts2viz.metaeval.slices.SLICE_STATS`).
+    title : str, optional
+        The title.
+    p_mark : float, default 0.05
+        Cells with a p-value above this are marked.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        The figure, its heatmap's ``customdata`` holding ``[slice, metric]`` per cell (what a click
+        opens); an empty figure with a message when there is no slice.
+
+    Notes
+    -----
+    NaN policy: a NaN value reads "n/a" and is not coloured.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz.figures.slice_heatmap import slice_heatmap
+    >>> from ts2viz.figures.style import plain_figures
+    >>> from ts2viz.metaeval.slices import evaluate_slices_arrays
+    >>> from ts2viz.statistics.bootstrap import BootstrapSettings
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.normal(size=80)
+    >>> prompts, models = np.repeat(np.arange(40), 2), np.tile([0, 1], 40)
+    >>> res = evaluate_slices_arrays(np.stack([y + rng.normal(size=80), rng.normal(size=80)]), y, prompts, models,
+    ...                              ["good", "noise"], np.stack([prompts < 40, prompts < 20]), ["all", "half"],
+    ...                              bootstrap=BootstrapSettings(n_resamples=200))
+    >>> with plain_figures():
+    ...     fig = slice_heatmap(res)
+    >>> fig.data[0]["text"]
+    [['0.68', '0.63'], ['(-0.15)', '(-0.31)']]
+    """
+    if not len(res.slices) or not len(res.metrics):
+        return empty_figure("No slice to show")
+    v = res.point[stat].T                       # (metrics, slices)
+    p = res.pvalue(stat).T
+    marked = ~(p <= p_mark)
+    notes = list(res.notes) or [""] * len(res.slices)
+
+    def cell(val: float, mark: bool) -> str:
+        if np.isnan(val):
+            return "n/a"
+        return f"({val:.2f})" if mark else f"{val:.2f}"
+
+    text = [[cell(a, m) for a, m in zip(row, mrow)] for row, mrow in zip(v, marked)]
+    z = np.where(marked, np.nan, v)
+    cols = [f"{s}<br>{plural(int(n), 'image')}, {plural(int(q), 'prompt')}"
+            for s, n, q in zip(res.slices, res.n_images, res.n_prompts)]
+    hover = [[f"{m} on {s}<br>{stat}: {cell(a, mk)}" + ("" if np.isnan(pp) else f", p = {pp:.3g}")
+              + (f"<br>{note}" if note else "")
+              for s, a, mk, pp, note in zip(res.slices, row, mrow, prow, notes)]
+             for m, row, mrow, prow in zip(res.metrics, v, marked, p)]
+    custom = [[[s, m] for s in res.slices] for m in res.metrics]
+    zmin, zmax = (0.0, 1.0) if stat.startswith("pairwise") else (-1.0, 1.0)
+    dark = dict(type="heatmap", z=[json_list(r) for r in np.where(marked & ~np.isnan(v), 0.0, np.nan)], x=cols,
+                y=list(res.metrics), zmin=0, zmax=1, colorscale=[[0, "#292524"], [1, "#292524"]], showscale=False,
+                hoverinfo="skip", xgap=2, ygap=2)
+    heat = dict(type="heatmap", z=[json_list(r) for r in z], x=cols, y=list(res.metrics), zmin=zmin, zmax=zmax,
+                colorscale=GOODNESS_SCALE, text=text, texttemplate="%{text}", customdata=custom,
+                hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", xgap=2, ygap=2,
+                textfont=dict(size=11 if len(res.slices) <= 12 else 9),
+                colorbar=dict(title=dict(text=stat), thickness=12, len=0.8))
+    height = max(280, min(1100, 26 * len(res.metrics) + 200))
+    top = (TOOLBAR_PX + TITLE_PX * len(title_lines(title)) + 10 if title else 16) + 44
+    return figure([heat, dark], dict(xaxis=dict(side="top", showgrid=False, tickfont=dict(size=10)),
+                                     yaxis=dict(autorange="reversed", showgrid=False, tickfont=dict(size=11)),
+                                     margin=dict(l=16, b=16, t=top)),
+                  title=title, height=height, legend=False)
