@@ -76,7 +76,7 @@ g.images[["image_id"]].assign(Ensemble=z("clipscore_vitb32") + z("tifa_blip2-fla
 def _blocks(text: str) -> list[tuple[str, str, str]]:
     """(kind, code, the paragraph after it) for every bash/python block."""
     return [(m.group(1), m.group(2), m.group(3))
-            for m in re.finditer(r"```(bash|python)\n(.*?)```\n+((?:(?!```)[^\n].*\n?)*)", text, re.S)]
+            for m in re.finditer(r"```(bash|python)\n(.*?)```\n+((?:(?!```)[^\n]+\n?)*)", text, re.S)]
 
 
 def _commands(code: str) -> list[str]:
