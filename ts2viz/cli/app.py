@@ -144,6 +144,41 @@ def trusted_proxies() -> None:
         raise InputError(str(e)) from None
 
 
+def port_error(host: str, port: int, e: OSError) -> InputError:
+    """The one-line error for a port that cannot be served on (in use, or an address not of this machine)."""
+    first = " ".join(str(e).split(". ")[0].split())
+    return InputError(f"cannot serve on {host}:{port} ({first}); is another app running there? choose another "
+                      "with --port")
+
+
+def check_port(host: str, port: int) -> None:
+    """Fail at once, in one line, when ``host:port`` cannot be listened on (before any data is loaded).
+
+    Parameters
+    ----------
+    host : str
+        The interface (``--host``).
+    port : int
+        The port (``--port``).
+
+    Raises
+    ------
+    InputError
+        When the port is out of range, in use or the address is not this machine's.
+    """
+    import socket
+
+    if not 0 < port < 65536:
+        raise InputError(f"--port {port}: expected a port number from 1 to 65535")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # (as the server binds: a TIME_WAIT port is free)
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            raise port_error(host, port, e) from None
+
+
 def run_app(args: argparse.Namespace) -> int:
     """Start the app: decide the trust level, load the data, serve until stopped.
 
@@ -164,6 +199,7 @@ def run_app(args: argparse.Namespace) -> int:
         load, malformed proxy settings) and for a server that cannot start (a port in use).
     """
     args = with_env_defaults(args)
+    check_port(args.host, args.port)      # before the data loads: a clash is said at once
     if args.prefetch_images:
         os.environ["TS2VIZ_PREFETCH"] = "all"
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -189,10 +225,8 @@ def run_app(args: argparse.Namespace) -> int:
     try:
         demo.launch(server_name=args.host, server_port=args.port, share=args.share, prevent_thread_lock=True,
                     **kwargs)
-    except OSError as e:   # Gradio's "Cannot find empty port in range: P-P", an address not of this machine
-        first = " ".join(str(e).split(". ")[0].split())
-        raise InputError(f"cannot serve on {args.host}:{args.port} ({first}); is another app running there? "
-                         "choose another with --port") from None
+    except OSError as e:   # Gradio's "Cannot find empty port in range: P-P" (taken since check_port)
+        raise port_error(args.host, args.port, e) from None
     if app.metrics:  # the other mode in the background once serving, so that switching is instant
         threading.Thread(target=app.warm, daemon=True, name="ts2viz-warm").start()
     demo.block_thread()
