@@ -17,14 +17,47 @@ sys.path.insert(0, str(ROOT))
 
 
 def families_table() -> str:
-    """The registry's families as a Markdown table (name, what it computes, an example spec)."""
+    """The registry's families as a Markdown table (name, what it computes, example, evidence, card)."""
     from ts2viz import metrics
 
-    rows = ["| family | what it computes | example | card |", "|---|---|---|---|"]
+    rows = ["| family | what it computes | example | evidence of fidelity | card |", "|---|---|---|---|---|"]
     for fam in metrics.families():
         desc = " ".join(fam.description.split()).replace("|", "\\|")
-        rows.append(f"| `{fam.name}` | {desc} | `{fam.example}` | [{fam.name}](FAMILY_LINK{fam.name}.md) |")
+        rows.append(f"| `{fam.name}` | {desc} | `{fam.example}` | {_md(evidence(fam.card))} | "
+                    f"[{fam.name}](FAMILY_LINK{fam.name}.md) |")
     return "\n".join(rows)
+
+
+#: where the tests that compare a family with its original's own outputs (reference fixtures) live
+REFERENCE_TESTS = "tests/metrics/reference/"
+
+
+def evidence(card) -> str:
+    """What shows a family's fidelity, from its card's fidelity rows (their tests), in one phrase.
+
+    An aspect counts as compared with the original's code when its test is a reference test
+    (:data:`REFERENCE_TESTS`: fixtures the original's own code produced); other tested aspects are tested
+    against ts2viz's own independent computations; the rest are untested.
+    """
+    rows = tuple(getattr(card, "fidelity", ()) or ())
+    if card is None or not rows:
+        return "no fidelity rows"
+    if not card.original and not card.paper:
+        return "no original to compare with"
+    claims = [r for r in rows if r.status == "as the original"]
+    ref = sum(REFERENCE_TESTS in str(r.test) for r in claims)
+    other = sum(bool(str(r.test).strip()) and REFERENCE_TESTS not in str(r.test) for r in claims)
+    untested = len(claims) - ref - other
+    parts = [f"{ref} of {len(claims)} aspects *as the original* shown against the original's own outputs "
+             "(reference fixtures)" if ref else "no reference fixture from the original's code"]
+    if other:
+        parts.append(f"{other} against independent computations")
+    if untested:
+        parts.append(f"{untested} untested")
+    differences = len(rows) - len(claims)
+    if differences:
+        parts.append(f"{differences} documented difference{'s' if differences > 1 else ''}")
+    return "; ".join(parts)
 
 
 def _md(text) -> str:
@@ -76,11 +109,14 @@ def card_page(fam) -> str:
                 "Each aspect: *as the original* where ts2viz computes what the original's code computes "
                 "(the test shows it), *documented difference* where it does not by default (the option "
                 "that changes it, if any).", "",
-                "| aspect | ts2viz | the original | status | option | test |", "|---|---|---|---|---|---|"]
+                f"Evidence: {evidence(card)}.", ""]
+        with_original = any(r.original for r in card.fidelity)   # (a column no row fills is left out)
+        out += ["| aspect | ts2viz |" + (" the original |" if with_original else "") + " status | option | test |",
+                "|---|---|" + ("---|" if with_original else "") + "---|---|---|"]
         for r in card.fidelity:
             test = " ".join(f"`{x.strip()}`" for x in str(r.test).split(",") if x.strip())
-            out.append(f"| {_md(r.aspect)} | {_md(r.ts2viz)} | {_md(r.original)} | {r.status} | "
-                       f"{('`' + _md(r.option) + '`') if r.option else ''} | {test} |")
+            out.append(f"| {_md(r.aspect)} | {_md(r.ts2viz)} |" + (f" {_md(r.original)} |" if with_original else "")
+                       + f" {r.status} | {('`' + _md(r.option) + '`') if r.option else ''} | {test} |")
         out.append("")
     if card.limitations:
         out += ["## Limitations", ""] + [f"- {' '.join(str(x).split())}" for x in card.limitations] + [""]

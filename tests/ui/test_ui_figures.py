@@ -104,25 +104,25 @@ def test_plot_value_sets_download_format():
 
 
 def test_app_args(monkeypatch):
-    import importlib.util
-    from pathlib import Path
+    from ts2viz.cli import build_parser, main
+    from ts2viz.cli.app import with_env_defaults
 
-    spec = importlib.util.spec_from_file_location("ts2viz_app", Path(__file__).resolve().parents[2] / "app.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    def parse_args(argv):
+        return with_env_defaults(build_parser().parse_args(["app", *argv]))
+
     monkeypatch.setenv("GRADIO_SERVER_NAME", "0.0.0.0")
     monkeypatch.setenv("GRADIO_SERVER_PORT", "7999")
     monkeypatch.setenv("TS2VIZ_DATA", "/some/folder")
-    a = mod.parse_args([])
+    a = parse_args([])
     assert (a.host, a.port, a.data) == ("0.0.0.0", 7999, "/some/folder")
-    b = mod.parse_args(["--host", "127.0.0.1", "--port", "8000", "--data", "ts2"])
+    b = parse_args(["--host", "127.0.0.1", "--port", "8000", "--data", "ts2"])
     assert (b.host, b.port, b.data) == ("127.0.0.1", 8000, "ts2")
     monkeypatch.delenv("GRADIO_SERVER_NAME")
     monkeypatch.delenv("GRADIO_SERVER_PORT")
     monkeypatch.delenv("TS2VIZ_DATA")
-    c = mod.parse_args([])
+    c = parse_args([])
     assert (c.host, c.port, c.data) == ("127.0.0.1", 7860, "ts2")
-    assert mod.main(["--data", "/definitely/not/here"]) == 2
+    assert main(["app", "--data", "/definitely/not/here"]) == 2
 
 
 # -- node colours, KS labels, legend, title (issue 14 item 4) -------------------------------------

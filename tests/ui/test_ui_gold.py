@@ -207,20 +207,16 @@ def test_visitor_upload_errors_quote_nothing_and_caps_hold(app_public, own_set):
 
 
 def test_app_gold_flag_bad_folder_is_one_line_and_exit_2(tmp_path, capsys):
-    import importlib.util
-    from pathlib import Path
-
     from ui_helpers import write_dataset
 
-    spec = importlib.util.spec_from_file_location("ts2viz_app", Path(__file__).resolve().parents[2] / "app.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert mod.parse_args(["--gold", "a", "--gold", "b"]).gold == ["a", "b"]
+    from ts2viz.cli import build_parser, main
+
+    assert build_parser().parse_args(["app", "--gold", "a", "--gold", "b"]).gold == ["a", "b"]
     write_dataset(tmp_path / "ds", big_image=False)
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "images.csv").write_text("image_id,prompt\nx,a prompt\n")
     (tmp_path / "broken" / "ratings.csv").write_text("image_id,rating\nx,five\n")
-    assert mod.main(["--data", str(tmp_path / "ds"), "--gold", str(tmp_path / "broken")]) == 2
+    assert main(["app", "--data", str(tmp_path / "ds"), "--gold", str(tmp_path / "broken")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "ratings.csv, row 2: rating 'five' is not a number" in err[0]
     assert "broken" not in gc.gold_sets()

@@ -8,6 +8,7 @@
 * ``humaneval`` (:mod:`.humaneval`): metrics against human ratings (rated sets, Gecko's three tasks);
 * ``agreement``, ``humaneval --slices`` (:mod:`.humaneval_slices`): raters' agreement, Gecko's tasks per slice;
 * ``nuisance``, ``transforms`` (:mod:`.nuisance`): does a metric move more for nuisance than for errors?
+* ``app`` (:mod:`.app`): start the inspection app (what a Hugging Face Space's ``app.py`` calls).
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming file, row and problem), 1 other errors,
 130 interrupted. Warnings (input accepted, but not as the user may think) are one line each on stderr,
@@ -28,7 +29,7 @@ from typing import Iterator, Sequence
 
 from .. import __version__
 from ..errors import InputError, InputWarning
-from . import datasets, evaluate, humaneval, humaneval_slices, nuisance, scoring
+from . import app, datasets, evaluate, humaneval, humaneval_slices, nuisance, scoring
 
 __all__ = ["main", "build_parser"]
 
@@ -59,7 +60,37 @@ def build_parser() -> argparse.ArgumentParser:
     humaneval.add_subcommands(sub)
     nuisance.add_subcommands(sub)
     humaneval_slices.add_subcommands(sub)
+    app.add_subcommands(sub)
     return parser
+
+
+def close_options(parser: argparse.ArgumentParser, given: Sequence[str]) -> str:
+    """A "did you mean" hint for unrecognised options: the parser's closest option strings.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The (sub)command's parser.
+    given : sequence of str
+        The unrecognised arguments.
+
+    Returns
+    -------
+    str
+        ``"; did you mean --ci?"`` (each option given that has a close one), or ``""``.
+
+    Examples
+    --------
+    >>> sub = build_parser()._subparsers._group_actions[0].choices["leaderboard"]
+    >>> close_options(sub, ["--cis"])
+    '; did you mean --ci?'
+    """
+    import difflib
+
+    known = [s for a in parser._actions for s in a.option_strings if s.startswith("--")]
+    close = [c for g in given if g.startswith("--")
+             for c in difflib.get_close_matches(g.split("=")[0], known, n=1, cutoff=0.7)]
+    return f"; did you mean {' or '.join(dict.fromkeys(close))}?" if close else ""
 
 
 @contextlib.contextmanager
@@ -121,7 +152,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     2
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:     # argparse's own message, with the subcommand's closest options
+        sub = parser._subparsers._group_actions[0].choices[args.command]
+        sub.error(f"unrecognized arguments: {' '.join(extra)}{close_options(sub, extra)}")
     try:
         with one_line_warnings():
             return int(args.func(args) or 0)

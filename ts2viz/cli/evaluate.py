@@ -197,10 +197,12 @@ def load_inputs(args: argparse.Namespace):
     if args.dsg and not with_bundled:
         raise InputError(f"--dsg applies to the bundled TS2 scores only (it recomputes their DSG columns); "
                          f"add them with --scores {BUNDLED} ... or drop --dsg")
-    if with_bundled and args.dataset != "ts2":
+    if with_bundled and not ds.is_ts2:   # TS2 by its content: the bundled name or a copy of the release
         if args.scores:
-            raise InputError(f"--scores {BUNDLED} (the bundled TS2 scores) needs --dataset ts2")
-        raise InputError("--scores is required with a dataset other than the bundled 'ts2'")
+            raise InputError(f"--scores {BUNDLED} (the bundled TS2 scores) needs the TS2 data: --dataset ts2 or a "
+                             f"folder of the TS2 release; {args.dataset} is not the TS2 release (its SEGs, "
+                             "image names and node labels differ)")
+        raise InputError("--scores is required with a dataset other than TS2")
     bundled = bundled_scores(dsg=args.dsg) if with_bundled else None
     headers = {p: scores_columns(p) for p in files}
     available = list(dict.fromkeys([*(bundled.metrics if bundled is not None else []),
@@ -229,7 +231,7 @@ def load_inputs(args: argparse.Namespace):
         tables.append(read_scores(p, dataset=ds, lower_is_better=lib, metrics=want))
     if not tables:
         raise InputError(f"--metrics: none of {', '.join(metrics)} is in the scores files")
-    if bundled is None and args.dataset == "ts2":     # (with the bundled scores a shared name is an error)
+    if bundled is None and ds.is_ts2:     # (with the bundled scores a shared name is an error)
         names = set(read_bundled_names())
         if any(m in names for t in tables for m in t.metrics):
             warn_bundled_lookalikes(tables, bundled_scores(dsg=None))

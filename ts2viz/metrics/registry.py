@@ -282,11 +282,14 @@ def register(name: str, description: str, target: str | Callable | None = None, 
 
 
 # Built-in families. Only strings here: nothing heavy is imported until a metric is loaded.
-register("clipscore", "CLIPScore: cosine of CLIP image and prompt embeddings (transformers or open_clip)",
+register("clipscore", "CLIPScore: CLIP's image-prompt logit exp(logit_scale) * cosine as TS2 computes it "
+         "(?variant=cosine: the cosine; hessel, torchmetrics) (transformers or open_clip)",
          ".families.clipscore:build", example="clipscore:openai/clip-vit-base-patch32", hub_model=True)
-register("alignscore", "ALIGNScore: cosine of ALIGN image and prompt embeddings (transformers)",
+register("alignscore", "ALIGNScore: ALIGN's image-prompt logit cosine / temperature as TS2 computes it "
+         "(?variant=cosine: the cosine) (transformers)",
          ".families.alignscore:build", example="alignscore:kakaobrain/align-base", hub_model=True)
-register("siglip", "SigLIP score: cosine of SigLIP image and prompt embeddings (transformers)",
+register("siglip", "SigLIP score: SigLIP's image-prompt logit exp(logit_scale) * cosine + logit_bias as TS2 "
+         "computes it (?variant=cosine: the cosine) (transformers)",
          ".families.siglip:build", example="siglip:google/siglip-base-patch16-224", hub_model=True)
 register("vqascore", "VQAScore (t2v_metrics 3.0): the likelihood of 'Yes' to 'Does this figure show \"{prompt}\"?', "
          "asked and scored as t2v_metrics does per model (CLIP-FlanT5, LLaVA-1.5/1.6, InstructBLIP, Qwen2-VL, "

@@ -3,7 +3,8 @@
 :func:`build_app` returns the (unlaunched) ``gr.Blocks``, the keyword arguments its ``launch()`` needs
 (:func:`launch_kwargs`: CSS, theme, the folders it may serve files from, and in public mode the
 guards in front of Gradio) and the shared :class:`AppState` (:func:`load_state` makes one).
-``app.py`` at the repository root is the command-line entry point; it decides the trust level
+``ts2viz app`` (:mod:`ts2viz.cli.app`; ``app.py`` calls it on a Space) is the command-line entry point; it
+decides the trust level
 (:class:`Access`, :func:`operator`, :func:`public`; :mod:`ts2viz.ui.serving.access`). Gradio and plotly
 are imported only when an app is built, lazily.
 

@@ -5,6 +5,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from ..common.spec import Spec
 from ..registry import Card, Fidelity, Option
 
 CARD = Card(
-    summary=("A Python function `f(images, prompts) -> scores` as a metric: `callable:module:function` or "
+    summary=("A Python function `f(images, prompts) -> scores` as a metric: `callable:module:function` (a "
+             "module importable from the current folder, as with `python -m`) or "
              "`callable:path/file.py:function`; it gets RGB PIL images and one prompt per image and returns one "
              "number per image."),
     output_range="whatever the function returns",
@@ -50,6 +52,33 @@ my_score.version = "1"
 )
 
 
+def import_from_here(mod_name: str):
+    """Import a module as ``python -m`` would: the current working folder first on the path.
+
+    The ``ts2viz`` console script, unlike ``python -m ts2viz``, does not put the current folder on
+    ``sys.path``; ``callable:redness:score`` in the folder that holds ``redness.py`` works either way.
+
+    Parameters
+    ----------
+    mod_name : str
+        A dotted module name.
+
+    Returns
+    -------
+    module
+        The imported module.
+    """
+    here = os.getcwd()
+    added = not any(p in ("", here) for p in sys.path)
+    if added:
+        sys.path.insert(0, here)
+    try:
+        return importlib.import_module(mod_name)
+    finally:
+        if added and here in sys.path:
+            sys.path.remove(here)
+
+
 def _import_callable(target: str, spec: Spec):
     mod_name, sep, fn_name = target.rpartition(":")
     if not sep or not mod_name or not fn_name:
@@ -67,7 +96,7 @@ def _import_callable(target: str, spec: Spec):
                 sys.modules[name] = module
                 ms.loader.exec_module(module)
         else:
-            module = importlib.import_module(mod_name)
+            module = import_from_here(mod_name)
     except InputError:
         raise
     except Exception as e:  # the user's module failed to import: say which and why, in one line

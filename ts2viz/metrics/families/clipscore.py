@@ -1,7 +1,9 @@
-"""CLIPScore: cosine of CLIP image and prompt embeddings (transformers or open_clip: ``clipscore:openclip:ARCH/TAG``).
+"""CLIPScore: CLIP's image-prompt logit as TS2 computes it, or a cosine variant (transformers or open_clip).
 
-The score is the raw cosine similarity of the image's and the prompt's embeddings, in [-1, 1]. The
-dual encoder is :mod:`ts2viz.metrics.backbones.embedding`'s, which CLIPScore, ALIGNScore and SigLIP share.
+The default score (``variant=ts2``) is the model's ``logits_per_image``, ``exp(logit_scale) * cos`` of the
+image's and the prompt's embeddings (100 * cos for OpenAI's CLIP); ``variant=cosine`` is the raw cosine in
+[-1, 1], ``hessel`` and ``torchmetrics`` the two published CLIPScores. The dual encoder is
+:mod:`ts2viz.metrics.backbones.embedding`'s, which CLIPScore, ALIGNScore and SigLIP share.
 """
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ from .fidelity import FIDELITY, PRECISION
 _E = "tests/metrics/test_metrics_embedding.py::"
 
 CARD = Card(
-    summary=("CLIPScore as TS2 reports it: the cosine similarity of CLIP's image embedding and prompt embedding, "
-             "through transformers (`clipscore:HUB_ID_OR_FOLDER`) or open_clip (`clipscore:openclip:ARCH/TAG`, "
+    summary=("CLIPScore as TS2 computes it (`variant=ts2`, default): CLIP's image-prompt logit, exp(logit_scale) "
+             "times the cosine of the image and prompt embeddings (100 * cos for OpenAI's CLIP); `variant=cosine` "
+             "is the cosine itself, `hessel` and `torchmetrics` the two published CLIPScores; through transformers (`clipscore:HUB_ID_OR_FOLDER`) or open_clip (`clipscore:openclip:ARCH/TAG`, "
              "TAG a pretrained tag or a checkpoint file)."),
     paper=("J. Hessel, A. Holtzman, M. Forbes, R. Le Bras, Y. Choi. CLIPScore: A Reference-free Evaluation Metric "
            "for Image Captioning. EMNLP 2021. https://arxiv.org/abs/2104.08718 (CLIP: A. Radford et al., "
@@ -26,9 +29,11 @@ CARD = Card(
   booktitle = {Proceedings of the 2021 Conference on Empirical Methods in Natural Language Processing (EMNLP)},
   year      = {2021}
 }""",
-    original=("jmhessel/clipscore (CLIP-S); TS2's own CLIPScore (michaelsaxon/T2IScoreScore) for the cosine it "
-              "reports. Not yet compared with either's code."),
-    output_range="[-1, 1] (a cosine)",
+    original=("TS2's own CLIPScore (michaelsaxon/T2IScoreScore `CLIPScorer`, the default), jmhessel/clipscore "
+              "(CLIP-S, `variant=hessel`) and torchmetrics' `clip_score` (`variant=torchmetrics`), each compared "
+              "with its code by reference fixtures (the fidelity rows)."),
+    output_range=("ts2: exp(logit_scale) * cos, in [-exp(logit_scale), exp(logit_scale)] ([-100, 100] for OpenAI's "
+                  "CLIP); cosine: [-1, 1]; hessel: [0, 2.5]; torchmetrics: [0, 100]"),
     higher_is_better=True,
     options=embedding_options('clipscore'),
     precision=PRECISION['clipscore'],
@@ -44,8 +49,9 @@ CARD = Card(
         "Prompt embeddings are memoised per distinct set of prompts in a batch (many images share one prompt), so "
         "a prompt's embedding depends only on the prompts of its own batch.",
     ),
-    description="""The score of an image is the raw cosine similarity of its embedding and its prompt's
-embedding, in [-1, 1]. Prompts longer than the text encoder's context are truncated with a warning. MODEL is a
+    description="""The score of an image comes from the cosine similarity of its embedding and its prompt's
+embedding, in the form `variant=` names: by default (`ts2`) the model's logit, exp(logit_scale) * cos (100 * cos
+for OpenAI's CLIP, as TS2's code reports it); `cosine` the cosine itself, in [-1, 1]. Prompts longer than the text encoder's context are truncated with a warning. MODEL is a
 Hugging Face hub id or a local folder of a transformers CLIP model (`clipscore:openai/clip-vit-base-patch32`),
 or `openclip:ARCH/TAG` for open_clip (`clipscore:openclip:ViT-B-32/laion2b_s34b_b79k`, TAG a pretrained tag
 or a checkpoint file).
