@@ -245,3 +245,68 @@ def compare_ts2_embeddings(model: str):
     prompts = [p for _ in exp["images"] for p in exp["prompts"]]
     want = np.asarray(exp["scores"][model], dtype=np.float64).ravel()
     return m, check_close(m(images=ims, prompts=prompts), want, f"{family} ts2", atol=1e-5)
+
+
+# -- judges behind an OpenAI-compatible endpoint: UnifiedReward 2.0, VIEScore, LLMScore ------------------------
+
+def _replay_judge(cases: list[dict], key):
+    """A local endpoint replying each fixture case's recorded reply, found by ``key(body)``; it records every
+    ``(body, Authorization header)``. Yields ``(base URL, received)``."""
+    import contextlib
+
+    from llm_server import serving_chat
+
+    reply_of = {}
+    for c in cases:
+        reply_of.setdefault(key(c["body"]), c["reply"])
+    received: list = []
+
+    def answer(body, headers):
+        received.append((body, headers.get("Authorization")))
+        return reply_of.get(key(body), "")
+
+    @contextlib.contextmanager
+    def run():
+        with serving_chat(answer) as url:
+            yield url, received
+
+    return run()
+
+
+def _ur_key(body) -> tuple:
+    content = body["messages"][0]["content"]
+    return tuple(json.dumps(c, sort_keys=True) for c in content)
+
+
+def compare_unifiedreward(score: str = "alignment", retries: int = 0):
+    """``unifiedreward:`` against the authors' client (``judges/unifiedreward``): the request bodies it sends
+    equal the ones the authors' ``VLMessageClient`` sent, and its scores are the ones the replies state.
+    Returns ``(metric, received bodies)``."""
+    import os
+
+    exp = _json("judges", "unifiedreward", "expected.json")
+    cases = [dict(c, reply=c["model_output"]) for c in exp["cases"]]
+    images = [FIXTURES / "judges" / "images" / c["image"] for c in cases]
+    old = os.environ.pop("OPENAI_API_KEY", None)   # the authors' client sends no key
+    try:
+        with _replay_judge(cases, _ur_key) as (url, received):
+            m = metrics.load(f"unifiedreward:UnifiedReward?endpoint={url}&workers=1&retries={retries}&score={score}",
+                             device="cpu")
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = m(images=images, prompts=[c["prompt"] for c in cases])
+    finally:
+        if old is not None:
+            os.environ["OPENAI_API_KEY"] = old
+    bodies = [b for b, _ in received]
+    check_equal(bodies[:len(cases)], [c["body"] for c in cases], "unifiedreward request bodies")
+    check_equal(sorted({str(a) for _, a in received}), sorted({str(c["authorization"]) for c in cases}),
+                "unifiedreward Authorization headers")
+    check_equal([d["reply"] for d in m.last_details], [c["model_output"] for c in cases], "unifiedreward replies")
+    want = np.array([np.nan if c["scores"][score] is None else c["scores"][score] for c in cases])
+    if not np.array_equal(np.isnan(got), np.isnan(want)):
+        raise AssertionError(f"reference mismatch: unifiedreward {score}: NaN at {np.isnan(got)}, want {np.isnan(want)}")
+    check_close(got[~np.isnan(want)], want[~np.isnan(want)], f"unifiedreward {score}", rtol=0, atol=0)
+    return m, bodies

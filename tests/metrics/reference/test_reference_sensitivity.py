@@ -28,6 +28,7 @@ from reference_compare import (
     compare_pickscore,
     compare_tifa,
     compare_ts2_embeddings,
+    compare_unifiedreward,
     compare_vqascore,
 )
 
@@ -159,6 +160,22 @@ def _yes_rule(rule):
     return apply
 
 
+def _ur_caption_without_brackets(mp):
+    """The caption written bare, ``Text Caption: {prompt}``, instead of the authors' ``[{prompt}]``."""
+    from ts2viz.metrics.families import unifiedreward
+
+    mp.setattr(unifiedreward, "INSTRUCTION", unifiedreward.INSTRUCTION.replace("[{prompt}]", "{prompt}"))
+
+
+def _ur_first_number(mp):
+    """The reply's first number as every axis' score (the ``1`` of ``(1-5)``), not the number after its label."""
+    import re
+
+    from ts2viz.metrics.families import unifiedreward
+
+    mp.setattr(unifiedreward, "_LINE", {a: re.compile(r"([-+]?\d+(?:\.\d+)?)") for a in unifiedreward.AXES})
+
+
 def _embedding_formula(which):
     """TS2's ``logits_per_image`` read as the plain cosine (``cosine``) or without SigLIP's bias (``no-bias``)."""
     def apply(mp):
@@ -193,11 +210,13 @@ COMPARE = {
     "tifa-git": lambda: compare_tifa("git", margins=False),
     "tifa-blip": lambda: compare_tifa("blip", margins=False),
     "dsg-instructblip": lambda: compare_dsg(margins=False),
+    "unifiedreward": lambda: compare_unifiedreward("alignment", retries=0),
 }
 
 _HALF = dict(mean=(0.5,) * 3, std=(0.5,) * 3)
 _EMB = "ts2viz.metrics.backbones.embedding"
 _B2 = "ts2viz.metrics.backbones.blip2_retrieval"
+_UR = "ts2viz.metrics.families.unifiedreward"
 
 #: (family, mutation id, mutation)
 CASES = [
@@ -235,6 +254,10 @@ CASES = [
     ("dsg-instructblip", "greedy-for-beam", _decoding("greedy")),
     ("dsg-instructblip", "contains-yes-rule", _yes_rule("contains")),
     ("dsg-instructblip", "transitive-accumulation", _accumulation("transitive")),
+    ("unifiedreward", "jpeg-quality-75", _set(_UR, JPEG_QUALITY=75)),
+    ("unifiedreward", "no-do-sample", _set(_UR, EXTRA_BODY={})),
+    ("unifiedreward", "caption-without-brackets", _ur_caption_without_brackets),
+    ("unifiedreward", "first-number-of-the-reply", _ur_first_number),
 ]
 
 
