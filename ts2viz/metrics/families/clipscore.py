@@ -27,7 +27,9 @@ CARD = Card(
   year      = {2021}
 }""",
     original=("jmhessel/clipscore (CLIP-S); TS2's own CLIPScore (michaelsaxon/T2IScoreScore) for the cosine it "
-              "reports. Not yet compared with either's code."),
+              "reports. Fixtures from Hessel's `get_clip_score`, torchmetrics' `clip_score` and TS2's "
+              "`CLIPScorer.calculate_score`, run in side venvs (`tools/reference/clipscore/`); the open_clip backend "
+              "against open_clip's own code in the test."),
     output_range="[-1, 1] (a cosine)",
     higher_is_better=True,
     options=embedding_options('clipscore'),
@@ -35,7 +37,10 @@ CARD = Card(
     fidelity=(
         *(Fidelity(*row) for row in FIDELITY['clipscore']),
         Fidelity("open_clip checkpoints", "`openclip:ARCH/TAG` scored with open_clip's own preprocessing and "
-                 "tokenizer (the variants' formulas apply to its cosine)", "as the original", "",
+                 "tokenizer: its cosine equals open_clip's own `create_model_and_transforms`, `encode_image` and "
+                 "`encode_text` on a tiny open_clip model (1e-5); the variants' formulas on an open_clip model are "
+                 "**not compared** with Hessel's, torchmetrics' or TS2's code (none of them runs open_clip)",
+                 "as the original", "",
                  f"{_E}test_openclip_checkpoint_matches_independent"),
     ),
     limitations=(
