@@ -1,0 +1,118 @@
+"""The blind and mismatched-image baselines of the nuisance test (issue 39, item 5).
+
+``blank`` (a uniform grey image), ``static`` (random pixels, seeded) and ``mismatch`` (the image scored against
+the prompt of a random other SEG, seeded) are transforms of the nuisance registry marked ``baseline``: their
+statistics come out beside the nuisance ratio, per metric, with the bootstrap intervals over SEGs, in
+``ts2viz nuisance --baselines``, its summary file and ``ts2viz leaderboard --nuisance``. Here a metric that
+reads only what the baselines leave alone (the image's height, the prompt's length) shows a ratio of exactly
+0 where it ignores the replaced input, and one that reads the pixels (mean brightness, a tiny CLIP) moves.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from nuisance_data import write_height_dataset
+from PIL import Image
+
+from ts2viz.cli import main
+from ts2viz.dataset import load_dataset
+from ts2viz.nuisance import run as R
+from ts2viz.nuisance import summary as S
+from ts2viz.nuisance import transforms as T
+
+CALLABLES = Path(__file__).resolve().parents[1] / "support" / "nuisance_callables.py"
+BASE = ["blank:value=128", "static", "mismatch"]
+
+
+@pytest.fixture(scope="module")
+def heights(tmp_path_factory):
+    return write_height_dataset(tmp_path_factory.mktemp("baselines") / "ds")
+
+
+def test_blank_and_static_keep_the_size_and_replace_the_content():
+    im = Image.fromarray(np.random.default_rng(0).integers(0, 256, (20, 30, 3), dtype=np.uint8))
+    blank = T.apply("blank:value=7", im)
+    assert blank.size == im.size and set(np.asarray(blank).ravel()) == {7}
+    a, b = T.apply("static", im, seed=0), T.apply("static", im, seed=0)
+    assert a.size == im.size and np.array_equal(np.asarray(a), np.asarray(b))
+    assert not np.array_equal(np.asarray(a), np.asarray(T.apply("static", im, seed=1)))
+    assert np.asarray(a).std() > 60            # uniform 0-255 noise, not the image
+    assert all(T.kind(n).baseline and T.kind(n).changes_meaning for n in ("blank", "static", "mismatch"))
+    assert not any(k.baseline for k in T.kinds() if k.name not in ("blank", "static", "mismatch"))
+
+
+def test_mismatch_pairs_every_prompt_with_another_segs_prompt(heights):
+    ds = load_dataset(heights)
+    pairs = R.mismatch_pairs(ds, seed=0)
+    prompts = {g.prompt for g in ds}
+    assert {a for a, _ in pairs} == prompts and all(b in prompts and b != a for a, b in pairs)
+    assert R.mismatch_pairs(ds, seed=0) == pairs
+    assert len({R.mismatch_pairs(ds, seed=s) for s in range(6)}) > 1        # the draw depends on the seed
+    with pytest.raises(Exception, match="cannot be applied to one prompt alone"):
+        T.apply("mismatch", "a cat")
+
+
+def test_baselines_through_the_engine(heights, tmp_path):
+    ds = load_dataset(heights)
+    ns = R.run(ds, [f"callable:{CALLABLES}:height", f"callable:{CALLABLES}:mean_brightness",
+                    f"callable:{CALLABLES}:prompt_length"], ",".join(BASE), cache_dir=tmp_path / "cache")
+    f = S.summarize(ns, ds, n_resamples=300).frame()
+    assert f["baseline"].all()
+    get = lambda m, t: f[(f["metric"].str.endswith(":" + m)) & (f["transform"] == t)].iloc[0]  # noqa: E731
+    # the image's height survives a blank or noise image and does not read the prompt: exactly 0, interval too
+    for t in BASE:
+        assert get("height", t)["ratio"] == 0 and get("height", t)["ratio_hi"] == 0
+    # the pixels' mean moves when the image is blanked or replaced by noise, and not with another prompt
+    for t in ("blank:value=128", "static"):
+        r = get("mean_brightness", t)
+        assert r["ratio"] > 0.5 and r["ratio_lo"] > 0 and r["ratio_lo"] <= r["ratio"] <= r["ratio_hi"]
+    assert get("mean_brightness", "mismatch")["ratio"] == 0
+    # the prompt's length changes with another SEG's prompt (never between error levels: x/0)
+    assert np.isinf(get("prompt_length", "mismatch")["ratio"])
+    long = ns.frame(ds)
+    mism = long[(long["transform"] == "mismatch") & long["metric"].str.endswith(":prompt_length")]
+    pairs = dict(R.mismatch_pairs(ds, seed=0))
+    own = mism["seg_id"].map({g.id: g.prompt for g in ds})
+    # the long table names the prompt each image was scored against: its SEG's pair, never its own
+    assert (mism["prompt"] == own.map(pairs)).all() and (mism["prompt"] != own).all()
+    assert (mism["transformed"] == mism["prompt"].str.len()).all()
+
+
+def test_cli_nuisance_baselines_summary_and_leaderboard(heights, tmp_path, capsys):
+    spec = f"callable:{CALLABLES}:mean_brightness"
+    out = tmp_path / "n.csv"
+    assert main(["score", "--metric", spec, "--dataset", str(heights), "--out", str(tmp_path / "s.csv"),
+                 "--cache", str(tmp_path / "c"), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["nuisance", "--metric", spec, "--dataset", str(heights), "--transforms", "blur", "--baselines",
+                 "--out", str(out), "--cache", str(tmp_path / "c"), "--resamples", "300", "-q"]) == 0
+    text = capsys.readouterr().out
+    assert "blank:value=128 ‡" in text and "static ‡" in text and "mismatch ‡" in text and "answers from the text" in text
+    summ = pd.read_csv(tmp_path / "n.summary.csv").set_index("transform")
+    assert list(summ.index) == ["blur:sigma=2", *BASE]
+    assert summ.loc[BASE, "baseline"].all() and not summ.loc["blur:sigma=2", "baseline"]
+    assert np.isfinite(summ.loc["blank:value=128", ["ratio", "ratio_lo", "ratio_hi"]].astype(float)).all()
+    assert main(["leaderboard", "--dataset", str(heights), "--scores", str(tmp_path / "s.csv"), "--nuisance", str(out),
+                 "--resamples", "300", "--out", str(tmp_path / "b.csv")]) == 0
+    board = pd.read_csv(tmp_path / "b.csv").set_index("metric")
+    assert board.loc[spec, "nsr[blank:value=128]"] == pytest.approx(summ.loc["blank:value=128", "ratio"], abs=1e-6)
+    assert np.isfinite(board.loc[spec, "nsr[static]_lo"])
+    # nsr_worst is over the transforms that keep the meaning: the baselines are not in it
+    assert board.loc[spec, "nsr_worst"] == pytest.approx(summ.loc["blur:sigma=2", "ratio"], abs=1e-6)
+
+
+def test_released_scores_cannot_give_a_baseline(heights, tmp_path, capsys):
+    """A scores file holds one score per image, for its own prompt: no baseline can be made from it."""
+    spec = f"callable:{CALLABLES}:height"
+    assert main(["score", "--metric", spec, "--dataset", str(heights), "--out", str(tmp_path / "s.csv"), "-q",
+                 "--no-cache"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "n.csv"
+    rc = main(["nuisance", "--metric", f"csv:{tmp_path / 's.csv'}", "--dataset", str(heights), "--transforms",
+               "period", "--baselines", "--out", str(out), "-q"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.strip().count("\n") == 0 and "need new (image, prompt) pairs scored by a model" in err
+    assert not out.exists()
