@@ -116,3 +116,43 @@ def test_released_scores_cannot_give_a_baseline(heights, tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and err.strip().count("\n") == 0 and "need new (image, prompt) pairs scored by a model" in err
     assert not out.exists()
+
+
+def test_bundled_data_with_its_released_scores_gets_no_baseline(tmp_path, capsys):
+    """On the bundled TS2 data, the published metrics' released scores cannot give a baseline (one score per
+    image, for its own prompt; the bundle has no images to score anew): one line, exit 2, nothing written."""
+    released = Path(__file__).resolve().parents[2] / "data" / "ts2" / "published_scores.csv"
+    out = tmp_path / "n.csv"
+    capsys.readouterr()
+    rc = main(["nuisance", "--metric", f"csv:{released}", "--dataset", "ts2", "--transforms", "period",
+               "--baselines", "--out", str(out), "-q"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.strip().count("\n") == 0 and "need new (image, prompt) pairs scored by a model" in err
+    assert not out.exists() and not (tmp_path / "n.summary.csv").exists()
+
+
+def test_the_app_offers_the_image_baselines_for_a_live_run():
+    from types import SimpleNamespace
+
+    from ts2viz.ui.callbacks.nuisance import transform_choices
+
+    public = transform_choices(SimpleNamespace(public=True))
+    operator = transform_choices(SimpleNamespace(public=False))
+    assert {"blank:value=128", "static"} <= set(public) and {"blank:value=128", "static"} <= set(operator)
+    assert "mismatch" not in public and "mismatch" not in operator      # one SEG: no other SEG's prompt
+
+
+def test_cli_baselines_with_a_tiny_clip(tmp_path, capsys):
+    """The baselines with a model (a tiny random CLIP, on the CPU): every baseline has a ratio and an interval."""
+    from tiny_models import tiny, write_image_dataset
+
+    ds = write_image_dataset(tmp_path / "ds", n_segs=4)
+    out = tmp_path / "n.csv"
+    assert main(["nuisance", "--metric", f"clipscore:{tiny('clip')}", "--dataset", str(ds), "--transforms", "blur",
+                 "--baselines", "--out", str(out), "--cache", str(tmp_path / "c"), "--resamples", "200", "-q"]) == 0
+    summ = pd.read_csv(tmp_path / "n.summary.csv").set_index("transform")
+    for t in BASE:
+        assert summ.loc[t, "baseline"] and np.isfinite(summ.loc[t, ["ratio", "ratio_lo", "ratio_hi"]].astype(float)).all()
+        assert summ.loc[t, "ratio_lo"] <= summ.loc[t, "ratio"] <= summ.loc[t, "ratio_hi"]
+    long = pd.read_csv(out)
+    assert set(long["transform"]) == {"blur:sigma=2", *BASE} and long["transformed"].notna().all()
