@@ -417,6 +417,43 @@ class Captioner:
         return out
 
 
+def ask_until_read(judge, images: Sequence, texts: Sequence[str], parse, *, retries: int,
+                   readable=lambda parsed: parsed is not None) -> list[tuple]:
+    """Ask a vision judge, then ask again the requests whose reply cannot be read, when the judge samples.
+
+    A greedy judge (``judge.samples`` false) would repeat itself, so it is asked once.
+
+    Parameters
+    ----------
+    judge : EndpointJudge or LocalVisionJudge
+        The judge.
+    images : sequence of PIL.Image.Image
+        The images.
+    texts : sequence of str
+        One request text per image.
+    parse : callable
+        ``parse(reply)``: the reply read.
+    retries : int
+        How many more times an unreadable request is asked.
+    readable : callable, optional
+        ``readable(parsed)``: whether a read reply is usable (default: it is not None).
+
+    Returns
+    -------
+    list of tuple
+        ``(reply, parsed, tries)`` per request, in order.
+    """
+    images, texts = list(images), list(texts)
+    out = [(r, parse(r), 1) for r in judge.see(images, texts)]
+    for _ in range(max(0, int(retries)) if judge.samples else 0):
+        bad = [i for i, (_, p, _) in enumerate(out) if not readable(p)]
+        if not bad:
+            break
+        for i, r in zip(bad, judge.see([images[i] for i in bad], [texts[i] for i in bad])):
+            out[i] = (r, parse(r), out[i][2] + 1)
+    return out
+
+
 #: the options a judge metric passes to its OpenAI-compatible endpoint (:func:`endpoint_options`)
 ENDPOINT_OPTIONS: tuple[str, ...] = ("api_key", "api_key_env", "timeout", "temperature", "max_tokens", "workers")
 

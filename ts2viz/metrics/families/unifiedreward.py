@@ -31,6 +31,7 @@ from ...errors import InputError
 from ..backbones.judge import (
     ENDPOINT_OPTIONS,
     EndpointJudge,
+    ask_until_read,
     endpoint_option_cards,
     endpoint_options,
     load_vision_judge,
@@ -244,15 +245,8 @@ class UnifiedReward(Metric):
             One float64 score per image (NaN where the reply has no line for the chosen axis); the replies
             and their three scores are in ``self.last_details``.
         """
-        images, texts = list(items), [instruction(p) for p in prompts]
-        replies = self.judge.see(images, texts)
-        asked = [(r, parse_reply(r), 1) for r in replies]
-        for _ in range(self.retries if self.judge.samples else 0):
-            bad = [i for i, (_, p, _) in enumerate(asked) if p[self.score] is None]
-            if not bad:
-                break
-            for i, r in zip(bad, self.judge.see([images[i] for i in bad], [texts[i] for i in bad])):
-                asked[i] = (r, parse_reply(r), asked[i][2] + 1)
+        asked = ask_until_read(self.judge, list(items), [instruction(p) for p in prompts], parse_reply,
+                               retries=self.retries, readable=lambda p: p[self.score] is not None)
         scores = np.array([np.nan if p[self.score] is None else p[self.score] for _, p, _ in asked], dtype=np.float64)
         self.last_details = [{"score": None if p[self.score] is None else p[self.score], "reply": r, "tries": t,
                               "parsed": p[self.score] is not None, **{f"{a}_score": p[a] for a in AXES}}
@@ -260,7 +254,7 @@ class UnifiedReward(Metric):
         bad = int(np.isnan(scores).sum())
         if bad:
             self.unparsed += bad
-            warnings.warn(f"{self.spec}: {bad} judge {'reply' if bad == 1 else 'replies'} of {len(images)} had no "
+            warnings.warn(f"{self.spec}: {bad} judge {'reply' if bad == 1 else 'replies'} of {len(asked)} had no "
                           f"'{self.score.capitalize()} Score (1-5):' line; those images are NaN ({self.unparsed} "
                           "so far; the replies are in the details)", stacklevel=2)
         return scores

@@ -33,6 +33,7 @@ import numpy as np
 from ...errors import InputError
 from ..backbones.judge import (
     ENDPOINT_OPTIONS,
+    ask_until_read,
     endpoint_option_cards,
     endpoint_options,
     load_vision_judge,
@@ -355,16 +356,7 @@ class VIEScore(Metric):
         Unreadable replies are asked again (up to ``retries`` times) only when the judge samples (a greedy
         judge would repeat itself).
         """
-        replies = self.judge.see(images, texts)
-        out = [(r, parse_reply(r), 1) for r in replies]
-        for _ in range(self.retries if self.judge.samples else 0):
-            bad = [i for i, (_, p, _) in enumerate(out) if p is None]
-            if not bad:
-                break
-            again = self.judge.see([images[i] for i in bad], [texts[i] for i in bad])
-            for i, r in zip(bad, again):
-                out[i] = (r, parse_reply(r), out[i][2] + 1)
-        return out
+        return ask_until_read(self.judge, images, texts, parse_reply, retries=self.retries)
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
         """The judge's scores of a batch of images with their prompts.
