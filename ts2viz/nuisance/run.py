@@ -300,6 +300,11 @@ def variants_of(transforms: Sequence[Transform], seed: int = 0, dataset=None) ->
     list of Variant
         ``clean``, then one variant per transform (an image hook or a prompt hook).
 
+    Raises
+    ------
+    InputError
+        For ``mismatch`` without ``dataset``, or over SEGs with fewer than two prompts.
+
     Examples
     --------
     >>> from ts2viz.nuisance.run import variants_of
