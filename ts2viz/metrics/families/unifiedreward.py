@@ -20,6 +20,7 @@ once more when the judge samples.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import warnings
@@ -224,7 +225,8 @@ class UnifiedReward(Metric):
         self.score = score
         self.retries = max(0, int(retries))
         config = {"family": "unifiedreward", "judge": judge.config, "score": score,
-                  "instruction": INSTRUCTION, "retries": self.retries if judge.samples else 0}
+                  "instruction": hashlib.sha1(INSTRUCTION.encode()).hexdigest()[:16],
+                  "retries": self.retries if judge.samples else 0}
         super().__init__(spec, config, getattr(judge, "device", "cpu"), batch_size or 4)
         #: replies that could not be read, over this metric's life
         self.unparsed = 0
