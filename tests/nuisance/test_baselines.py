@@ -156,3 +156,36 @@ def test_cli_baselines_with_a_tiny_clip(tmp_path, capsys):
         assert summ.loc[t, "ratio_lo"] <= summ.loc[t, "ratio"] <= summ.loc[t, "ratio_hi"]
     long = pd.read_csv(out)
     assert set(long["transform"]) == {"blur:sigma=2", *BASE} and long["transformed"].notna().all()
+
+
+def test_the_app_shows_an_operator_long_table_with_the_baselines(tmp_path):
+    """The app's nuisance view reads a long table with the baselines: the mismatch gallery names no prompt it
+    cannot know (the pairs were drawn over the whole run), the blank gallery shows the grey copy."""
+    from tiny_models import tiny
+    from ui_helpers import write_dataset, write_scores
+
+    from ts2viz.nuisance import read_nuisance
+    from ts2viz.ui.callbacks import nuisance as cb
+    from ts2viz.ui.page.glue import build_plain
+    from ts2viz.ui.state import nuisance_session as ns_store
+    from ts2viz.ui import load_state
+
+    write_dataset(tmp_path / "ds", big_image=False)
+    scores = write_scores(tmp_path, tmp_path / "ds")
+    spec = f"clipscore:{tiny('clip')}"
+    assert main(["nuisance", "--metric", spec, "--dataset", str(tmp_path / "ds"), "--transforms", "blur",
+                 "--baselines", "--out", str(tmp_path / "n.csv"), "--cache", str(tmp_path / "c"),
+                 "--resamples", "100", "-q"]) == 0
+    state = load_state(str(tmp_path / "ds"), [str(scores)], cache_root=tmp_path / "appcache")
+    assert ns_store.add_operator_nuisance(state, [str(tmp_path / "n.csv")]) == [spec]
+    view = state.view()
+    run = read_nuisance(tmp_path / "n.csv").runs[0]
+    k = [t.spec for t in run.transforms].index("mismatch")
+    v = build_plain(lambda: cb.seg_view(view, spec, 1, "mismatch", None, "0"))
+    caps = [c for _, c in v["gallery"]]
+    assert caps[1].split(" · ")[1].startswith("another SEG's prompt")
+    i = list(run.file_names).index(view.dataset[1].node("0").images[0].file_name)
+    assert f"{run.transformed[i, k]:.4f}" in caps[1]
+    v = build_plain(lambda: cb.seg_view(view, spec, 1, "blank:value=128", None, "0"))
+    grey = np.asarray(Image.open(v["gallery"][1][0]).convert("RGB"))
+    assert set(grey.ravel()) == {128}

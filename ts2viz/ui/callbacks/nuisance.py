@@ -425,7 +425,9 @@ def gallery(view, seg, node: str, run: MetricRun, transform: str) -> list[tuple[
         orig = str(view.thumbs.path(im.file_name, GALLERY))
         out.append((orig, f"{name} · clean {fmt(c)}"))
         if t.side == "text":
-            out.append((orig, f"{name} · prompt “{t.text(seg.prompt)}” {fmt(v)} (Δ {fmt(v - c)})"))
+            # mismatch: the other SEG's prompt was drawn over the whole run (the long table names it)
+            said = "another SEG's prompt" if t.name == "mismatch" else f"prompt “{t.text(seg.prompt)}”"
+            out.append((orig, f"{name} · {said} {fmt(v)} (Δ {fmt(v - c)})"))
             continue
         p = transformed_image(view, im.file_name, t.spec, run.seed)
         delta = f"{v - c:+.4f}" if np.isfinite(v - c) else "–"
