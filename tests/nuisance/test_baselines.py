@@ -142,25 +142,10 @@ def test_the_app_offers_the_image_baselines_for_a_live_run():
     assert "mismatch" not in public and "mismatch" not in operator      # one SEG: no other SEG's prompt
 
 
-def test_cli_baselines_with_a_tiny_clip(tmp_path, capsys):
-    """The baselines with a model (a tiny random CLIP, on the CPU): every baseline has a ratio and an interval."""
-    from tiny_models import tiny, write_image_dataset
-
-    ds = write_image_dataset(tmp_path / "ds", n_segs=4)
-    out = tmp_path / "n.csv"
-    assert main(["nuisance", "--metric", f"clipscore:{tiny('clip')}", "--dataset", str(ds), "--transforms", "blur",
-                 "--baselines", "--out", str(out), "--cache", str(tmp_path / "c"), "--resamples", "200", "-q"]) == 0
-    summ = pd.read_csv(tmp_path / "n.summary.csv").set_index("transform")
-    for t in BASE:
-        assert summ.loc[t, "baseline"] and np.isfinite(summ.loc[t, ["ratio", "ratio_lo", "ratio_hi"]].astype(float)).all()
-        assert summ.loc[t, "ratio_lo"] <= summ.loc[t, "ratio"] <= summ.loc[t, "ratio_hi"]
-    long = pd.read_csv(out)
-    assert set(long["transform"]) == {"blur:sigma=2", *BASE} and long["transformed"].notna().all()
-
-
 def test_the_app_shows_an_operator_long_table_with_the_baselines(tmp_path):
-    """The app's nuisance view reads a long table with the baselines: the mismatch gallery names no prompt it
-    cannot know (the pairs were drawn over the whole run), the blank gallery shows the grey copy."""
+    """``ts2viz nuisance --baselines`` with a tiny CLIP, and the app's nuisance view of its long table: the
+    mismatch gallery names no prompt it cannot know (the pairs were drawn over the whole run), the blank gallery
+    shows the grey copy."""
     from tiny_models import tiny
     from ui_helpers import write_dataset, write_scores
 
@@ -176,6 +161,13 @@ def test_the_app_shows_an_operator_long_table_with_the_baselines(tmp_path):
     assert main(["nuisance", "--metric", spec, "--dataset", str(tmp_path / "ds"), "--transforms", "blur",
                  "--baselines", "--out", str(tmp_path / "n.csv"), "--cache", str(tmp_path / "c"),
                  "--resamples", "100", "-q"]) == 0
+    # with a model (a tiny random CLIP on the CPU) every baseline has a ratio and an interval
+    summ = pd.read_csv(tmp_path / "n.summary.csv").set_index("transform")
+    for t in BASE:
+        assert summ.loc[t, "baseline"] and np.isfinite(summ.loc[t, ["ratio", "ratio_lo", "ratio_hi"]].astype(float)).all()
+        assert summ.loc[t, "ratio_lo"] <= summ.loc[t, "ratio"] <= summ.loc[t, "ratio_hi"]
+    long = pd.read_csv(tmp_path / "n.csv")
+    assert set(long["transform"]) == {"blur:sigma=2", *BASE} and long["transformed"].notna().all()
     state = load_state(str(tmp_path / "ds"), [str(scores)], cache_root=tmp_path / "appcache")
     assert ns_store.add_operator_nuisance(state, [str(tmp_path / "n.csv")]) == [spec]
     view = state.view()
