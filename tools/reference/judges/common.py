@@ -1,15 +1,13 @@
 """Shared by the judge fixture makers: the fixture images and a local chat endpoint that records requests.
 
-Runs in the side venv (Pillow only; no numpy): the images are drawn with PIL, the endpoint is the standard
-library's ``http.server``. Nothing of the originals is here.
+Runs in the side venv (Pillow only; no numpy): the images are drawn with PIL, the endpoint is the project's
+test endpoint (standard library only). Nothing of the originals is here.
 """
 from __future__ import annotations
 
 import json
 import platform
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -41,43 +39,32 @@ def make_images(folder: Path) -> dict[str, Path]:
 
 
 class Recorder:
-    """A local OpenAI-compatible chat endpoint: ``reply(body) -> text``; every request body is kept in order."""
+    """A local OpenAI-compatible chat endpoint: ``reply(body) -> text``; every request body is kept in order.
+
+    The project's test endpoint (``tests/support/llm_server.py``: ``serving_chat``, standard library only);
+    ``base`` is its URL without the ``/v1``.
+    """
 
     def __init__(self, reply):
         self.bodies: list[dict] = []
         self.headers: list[dict] = []
-        recorder = self
+        self.reply = reply
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                recorder.bodies.append(body)
-                recorder.headers.append({"authorization": self.headers.get("Authorization")})
-                text = reply(body)
-                data = json.dumps({"id": "chatcmpl-local", "object": "chat.completion", "created": 0,
-                                   "model": body.get("model", ""),
-                                   "choices": [{"index": 0, "finish_reason": "stop",
-                                                "message": {"role": "assistant", "content": text}}],
-                                   "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *a):
-                pass
-
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+    def _answer(self, body, headers):
+        self.bodies.append(body)
+        self.headers.append({"authorization": headers.get("Authorization")})
+        return self.reply(body)
 
     def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        sys.path.insert(0, str(ROOT / "tests" / "support"))
+        from llm_server import serving_chat
+
+        self._serving = serving_chat(self._answer)
+        self.base = self._serving.__enter__().removesuffix("/v1")
         return self
 
     def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        return self._serving.__exit__(*exc)
 
 
 def provenance(original: str, commit: str, command: str, changes: list[str]) -> dict:
