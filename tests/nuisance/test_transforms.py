@@ -14,7 +14,9 @@ from ts2viz.nuisance import transforms as T
 
 IMAGE_SPECS = ["jpeg:quality=30", "rescale:factor=0.5", "resize:side=40", "crop:fraction=0.9", "blur:sigma=2",
                "brightness:factor=1.2", "contrast:factor=1.5", "saturation:factor=0.5", "noise:sigma=8",
-               "roundtrip:quality=90", "hflip"]
+               "roundtrip:quality=90", "hflip", "blank:value=128", "static"]
+#: the mismatched-image baseline: a text-side transform drawn over a run's SEGs (tests/nuisance/test_baselines.py)
+RUN_SPECS = ["mismatch"]
 TEXT_SPECS = ["case:to=lower", "case:to=upper", "case:to=title", "period", "prefix:text=a photo of", "spaces"]
 
 
@@ -32,7 +34,7 @@ def px(im) -> np.ndarray:
 
 def test_every_registered_transform_is_covered_here():
     names = {k.name for k in T.kinds()}
-    assert names == {s.split(":")[0] for s in IMAGE_SPECS + TEXT_SPECS}
+    assert names == {s.split(":")[0] for s in IMAGE_SPECS + TEXT_SPECS + RUN_SPECS}
     assert {k.side for k in T.kinds()} == set(T.SIDES)
 
 
@@ -48,7 +50,7 @@ def test_specs_are_canonical_with_every_parameter():
     # what every result records about them
     assert T.parse("hflip").changes_meaning and not T.parse("jpeg").changes_meaning
     assert {t.name for t in map(T.parse, IMAGE_SPECS + TEXT_SPECS) if t.degrading} == {"jpeg", "rescale", "blur", "noise"}
-    assert [k.name for k in T.kinds() if k.random] == ["noise"]
+    assert [k.name for k in T.kinds() if k.random] == ["noise", "static", "mismatch"]
 
 
 @pytest.mark.parametrize("spec, message", [

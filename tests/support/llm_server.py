@@ -120,19 +120,23 @@ def chat_server():
 CONTRACT_VIESCORE_REPLY = '{"score": [7], "reasoning": "The image shows the prompt."}'
 CONTRACT_LLMSCORE_DESCRIPTION = "A small image with a few coloured shapes."
 CONTRACT_LLMSCORE_EVALUATION = "70\n1\nMostly as described.\nOne object is missing."
+#: UnifiedReward 2.0's reply shape (three lines), for the contract test
+CONTRACT_UNIFIEDREWARD_REPLY = "Alignment Score (1-5): 3.5\nCoherence Score (1-5): 4\nStyle Score (1-5): 2.25"
 
 
 @contextmanager
 def contract_chat():
     """``(base URL, list of (request body, Authorization header))`` of a chat endpoint that answers every
     family's requests in the shape it asks for: Gecko's and T2I-FineEval's (:func:`canned_answer`),
-    VIEScore's (a JSON score) and LLMScore's (a description, then a four-line evaluation)."""
+    VIEScore's (a JSON score), UnifiedReward's (three score lines) and LLMScore's (a description, then a four-line evaluation)."""
     requests: list = []
 
     def answer(body, headers):
         requests.append((body, headers.get("Authorization")))
         messages = body["messages"]
         content = messages[-1]["content"]
+        if isinstance(content, list) and content[-1].get("type") == "text":  # UnifiedReward: the image, then text
+            return CONTRACT_UNIFIEDREWARD_REPLY
         if isinstance(content, list):                     # VIEScore: text and image in one user message
             return CONTRACT_VIESCORE_REPLY
         if len(messages) == 1 and content.startswith("\nGlobal Description:"):

@@ -245,3 +245,183 @@ def compare_ts2_embeddings(model: str):
     prompts = [p for _ in exp["images"] for p in exp["prompts"]]
     want = np.asarray(exp["scores"][model], dtype=np.float64).ravel()
     return m, check_close(m(images=ims, prompts=prompts), want, f"{family} ts2", atol=1e-5)
+
+
+# -- judges behind an OpenAI-compatible endpoint: UnifiedReward 2.0, VIEScore, LLMScore ------------------------
+
+def _replay_judge(cases: list[dict], key):
+    """A local endpoint replying each fixture case's recorded reply, found by ``key(body)``; it records every
+    ``(body, Authorization header)``. Yields ``(base URL, received)``."""
+    import contextlib
+
+    from llm_server import serving_chat
+
+    reply_of = {}
+    for c in cases:
+        reply_of.setdefault(key(c["body"]), c["reply"])
+    received: list = []
+
+    def answer(body, headers):
+        received.append((body, headers.get("Authorization")))
+        return reply_of.get(key(body), "")
+
+    @contextlib.contextmanager
+    def run():
+        with serving_chat(answer) as url:
+            yield url, received
+
+    return run()
+
+
+def _ur_key(body) -> tuple:
+    content = body["messages"][0]["content"]
+    return tuple(json.dumps(c, sort_keys=True) for c in content)
+
+
+def compare_unifiedreward(score: str = "alignment", retries: int = 0):
+    """``unifiedreward:`` against the authors' client (``judges/unifiedreward``): the request bodies it sends
+    equal the ones the authors' ``VLMessageClient`` sent, and its scores are the ones the replies state.
+    Returns ``(metric, received bodies)``."""
+    import os
+
+    exp = _json("judges", "unifiedreward", "expected.json")
+    cases = [dict(c, reply=c["model_output"]) for c in exp["cases"]]
+    images = [FIXTURES / "judges" / "images" / c["image"] for c in cases]
+    old = os.environ.pop("OPENAI_API_KEY", None)   # the authors' client sends no key
+    try:
+        with _replay_judge(cases, _ur_key) as (url, received):
+            m = metrics.load(f"unifiedreward:UnifiedReward?endpoint={url}&workers=1&retries={retries}&score={score}",
+                             device="cpu")
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = m(images=images, prompts=[c["prompt"] for c in cases])
+    finally:
+        if old is not None:
+            os.environ["OPENAI_API_KEY"] = old
+    bodies = [b for b, _ in received]
+    check_equal(bodies[:len(cases)], [c["body"] for c in cases], "unifiedreward request bodies")
+    check_equal(sorted({str(a) for _, a in received}), sorted({str(c["authorization"]) for c in cases}),
+                "unifiedreward Authorization headers")
+    check_equal([d["reply"] for d in m.last_details], [c["model_output"] for c in cases], "unifiedreward replies")
+    want = np.array([np.nan if c["scores"][score] is None else c["scores"][score] for c in cases])
+    if not np.array_equal(np.isnan(got), np.isnan(want)):
+        raise AssertionError(f"reference mismatch: unifiedreward {score}: NaN at {np.isnan(got)}, want {np.isnan(want)}")
+    check_close(got[~np.isnan(want)], want[~np.isnan(want)], f"unifiedreward {score}", rtol=0, atol=0)
+    return m, bodies
+
+
+def _vs_key(body) -> tuple:
+    content = body["messages"][0]["content"]
+    return content[0]["text"], content[1]["image_url"]["url"]
+
+
+def compare_viescore(aspect: str = "overall"):
+    """``viescore:`` against VIEScore's own ``evaluate`` (``judges/viescore``): the SC (and PQ) request bodies and
+    the Authorization header equal the ones VIEScore's GPT-4o wrapper sent, and the scores equal its
+    ``[SC, PQ, O]``. Returns ``(metric, received (body, Authorization) pairs)``."""
+    import os
+
+    exp = _json("judges", "viescore", "expected.json")
+    cases = []
+    for c in exp["cases"]:
+        cases += [dict(body=c["sc_body"], reply=c["sc_reply"]), dict(body=c["pq_body"], reply=c["pq_reply"])]
+    images = [FIXTURES / "judges" / "images" / c["image"] for c in exp["cases"]]
+    old = os.environ.get("OPENAI_API_KEY")
+    os.environ["OPENAI_API_KEY"] = exp["api_key"]
+    try:
+        with _replay_judge(cases, _vs_key) as (url, received):
+            m = metrics.load(f"viescore:{exp['model']}?endpoint={url}&workers=1&aspect={aspect}", device="cpu")
+            got = m(images=images, prompts=[c["prompt"] for c in exp["cases"]])
+    finally:
+        if old is None:
+            os.environ.pop("OPENAI_API_KEY", None)
+        else:
+            os.environ["OPENAI_API_KEY"] = old
+    kinds = {"sc": ["sc"], "pq": ["pq"], "overall": ["sc", "pq"]}[aspect]
+    want_bodies = [c[f"{k}_body"] for k in kinds for c in exp["cases"]]   # ts2viz asks a batch's SC, then its PQ
+    check_equal([b for b, _ in received], want_bodies, f"viescore aspect={aspect} request bodies")
+    check_equal(sorted({a for _, a in received}), sorted({c["authorization"] for c in exp["cases"]}),
+                "viescore Authorization headers")
+    want = [c[{"sc": "SC", "pq": "PQ", "overall": "O"}[aspect]] for c in exp["cases"]]
+    check_close(got, want, f"viescore aspect={aspect}", rtol=1e-12)
+    return m, received
+
+
+class _FixtureDescriber:
+    """Stands in for LLMScore's captioner and detector: the fixture case's global description and regions,
+    found by the image's size (the captioner and the detector are not what the fixture compares)."""
+
+    device = "cpu"
+
+    def __init__(self, cases):
+        self.by_size = {tuple(c["size"]): c for c in cases}
+
+    @property
+    def config(self):
+        return {"fixture": "judges/llmscore"}
+
+    def caption(self, images):
+        return [self.by_size[im.size]["global"] for im in images]
+
+    def detect(self, images):
+        from types import SimpleNamespace
+
+        return [[SimpleNamespace(label=label, box=tuple(box)) for label, box in self.by_size[im.size]["regions"]]
+                for im in images]
+
+
+def compare_llmscore(score: str = "overall"):
+    """``llmscore:``'s LLM steps against LLMScore's own ``VisualDescriptor`` and ``EvaluationInstructor``
+    (``judges/llmscore``): the same request fields and framing around the instructions (ts2viz words the
+    instructions itself), the same visual description passed on, and the ratings and rationales its code
+    returned (NaN where its unpacking failed). Returns ``(metric, received bodies)``."""
+    from llm_server import serving_chat
+
+    from ts2viz.metrics.backbones.judge import EndpointJudge
+    from ts2viz.metrics.common.spec import Spec
+    from ts2viz.metrics.families.llmscore import LLMScore
+
+    exp = _json("judges", "llmscore", "expected.json")
+    cases = exp["cases"]
+    received: list = []
+
+    def answer(body, headers):
+        received.append(body)
+        text = body["messages"][-1]["content"]
+        for c in cases:
+            if text.startswith(c["description_body"]["frame"]):
+                return c["description_reply"]
+            if text.startswith(c["evaluation_body"]["frame"]):
+                return c["evaluation_reply"]
+        return ""
+
+    import warnings
+
+    with serving_chat(answer) as url:
+        stub = _FixtureDescriber(cases)
+        llm = EndpointJudge(url, exp["model"], api_key="", workers=1)
+        m = LLMScore(Spec(f"llmscore:{exp['model']}", "llmscore", exp["model"]), llm, stub, stub, score=score)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = m(images=[FIXTURES / "judges" / "images" / c["image"] for c in cases],
+                    prompts=[c["prompt"] for c in cases])
+    n = len(cases)
+    want_frames = [c["description_body"]["frame"] for c in cases] + [c["evaluation_body"]["frame"] for c in cases]
+    check_equal([b["messages"][0]["content"][:len(f)] for b, f in zip(received, want_frames)], want_frames,
+                "llmscore request framing")
+    check_equal([sorted(b) for b in received], [c["description_body"]["fields"] for c in cases]
+                + [c["evaluation_body"]["fields"] for c in cases], "llmscore request fields")
+    check_equal([(b["model"], [x["role"] for x in b["messages"]]) for b in received], [(exp["model"], ["user"])] * 2 * n,
+                "llmscore model and messages")
+    check_equal([d["description"] for d in m.last_details], [c["description"] for c in cases],
+                "llmscore visual descriptions")
+    col = {"overall": 0, "error_counting": 1}[score]
+    want = np.array([float(c["values"][col]) if "values" in c else np.nan for c in cases])
+    if not np.array_equal(np.isnan(got), np.isnan(want)):
+        raise AssertionError(f"reference mismatch: llmscore {score}: NaN at {np.isnan(got)}, want {np.isnan(want)}")
+    check_close(got[~np.isnan(want)], want[~np.isnan(want)], f"llmscore {score}", rtol=0, atol=0)
+    check_equal([(d["overall_rationale"], d["error_counting_rationale"]) for d, c in zip(m.last_details, cases)
+                 if "values" in c], [tuple(c["values"][2:]) for c in cases if "values" in c], "llmscore rationales")
+    return m, received

@@ -682,6 +682,7 @@ CONTRACT_SPECS = {
                                   f"&detector={tiny('rtdetr')}&coarse=same&vqa_image_size=0"),
     "viescore": lambda tmp, url: f"viescore:judge?endpoint={url}&workers=1",
     "llmscore": lambda tmp, url: f"llmscore:judge?endpoint={url}&captioner={tiny('llava')}&caption_tokens=3",
+    "unifiedreward": lambda tmp, url: f"unifiedreward:UnifiedReward?endpoint={url}&workers=1",
     "callable": lambda tmp, url: _contract_callable(tmp),
     "csv": lambda tmp, url: _contract_csv(tmp),
     "pickscore": lambda tmp, url: _reward_spec("pickscore"),

@@ -25,7 +25,7 @@ def add_subcommands(subparsers) -> None:
     subparsers : argparse._SubParsersAction
         The ``ts2viz`` parser's subparsers object.
     """
-    from ..nuisance.transforms import DEFAULT
+    from ..nuisance.transforms import BASELINES, DEFAULT
     from ..policy import MODES
     from ..statistics.bootstrap import DEFAULTS
 
@@ -42,7 +42,12 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--transforms", default=None, metavar="LIST",
                    help="comma-separated transform specs, e.g. jpeg:quality=30,blur:sigma=2 (default: "
                         + ",".join(DEFAULT) + "; `ts2viz transforms` lists them)")
-    p.add_argument("--seed", default="0", metavar="S", help="seed of the random transforms (noise; default 0)")
+    p.add_argument("--baselines", action="store_true",
+                   help="also score the blind and mismatched-image baselines (" + ",".join(BASELINES) + "): every "
+                        "prompt with a blank image, with noise, and with a random other SEG's image; a metric whose "
+                        "score barely moves answers from the text (needs a metric that loads a model)")
+    p.add_argument("--seed", default="0", metavar="S",
+                   help="seed of the random transforms (noise, static, mismatch; default 0)")
     p.add_argument("--seg", default=None, metavar="IDS", help="SEG ids, e.g. 0-10,15 (default: all)")
     p.add_argument("--out", "-o", required=True, metavar="FILE",
                    help="the per-image long table (.csv or .parquet); the per-metric summary goes beside it "
@@ -136,13 +141,16 @@ def run_nuisance(args: argparse.Namespace) -> int:
     from ..dataset import load_dataset, parse_seg_ids
     from ..nuisance.run import check_seed, run
     from ..nuisance.summary import format_summary, summarize
-    from ..nuisance.transforms import parse_list
+    from ..nuisance.transforms import BASELINES, parse_list
     from .scoring import Bars, quiet_progress
 
     try:
         transforms = parse_list(args.transforms)
     except InputError as e:
         raise InputError(f"--transforms: {e}") from None
+    if getattr(args, "baselines", False):
+        have = {t.spec for t in transforms}
+        transforms += [t for t in parse_list(",".join(BASELINES)) if t.spec not in have]
     try:
         seed = check_seed(args.seed)
     except InputError as e:

@@ -311,6 +311,9 @@ register("viescore", "VIEScore: a multimodal judge rates prompt following 0-10 w
          ".families.viescore:build", example="viescore:gpt-4o?endpoint=https://api.openai.com/v1")
 register("llmscore", "LLMScore: an LLM rates a caption+detection description of the image (overall 1-100 or error count)",
          ".families.llmscore:build", example="llmscore:gpt-4?endpoint=https://api.openai.com/v1&captioner=Salesforce/blip2-opt-2.7b")
+register("unifiedreward", "UnifiedReward 2.0: a reward VLM behind an endpoint rates alignment, coherence and style "
+         "1-5 (the alignment line is the score)", ".families.unifiedreward:build",
+         example="unifiedreward:UnifiedReward?endpoint=http://localhost:8080/v1")
 register("pickscore", "PickScore: CLIP-H fine-tuned on Pick-a-Pic preferences; logit_scale.exp() * cosine as its "
          "authors' code (?score=cosine: t2v_metrics' number)",
          ".families.pickscore:build", example="pickscore:pickscore-v1", hub_model=True)

@@ -166,7 +166,11 @@ class NuisanceScores:
             rows = [dataset.row(f) for f in r.file_names]
             n = len(rows)
             for k, t in enumerate(r.transforms):
-                prompts = [t.text(x.prompt) for x in rows] if t.side == "text" else [x.prompt for x in rows]
+                if t.name == "mismatch":   # drawn over the run's SEGs, as run() drew it
+                    swap = PromptSwap(mismatch_pairs(dataset.subset(sorted({x.seg_id for x in rows})), r.seed))
+                    prompts = [swap(x.prompt) for x in rows]
+                else:
+                    prompts = [t.text(x.prompt) for x in rows] if t.side == "text" else [x.prompt for x in rows]
                 tv = r.transformed[:, k]
                 frames.append(pd.DataFrame({
                     "metric": [r.metric] * n, "higher_is_better": r.higher_is_better,
@@ -215,7 +219,71 @@ def write_frame(df, path: str | os.PathLike) -> None:
             df.to_csv(tmp, index=False, lineterminator="\n")
 
 
-def variants_of(transforms: Sequence[Transform], seed: int = 0) -> list:
+@dataclass(frozen=True)
+class PromptSwap:
+    """The ``mismatch`` baseline as the scoring engine applies it: each prompt replaced by its pair (picklable).
+
+    Attributes
+    ----------
+    pairs : tuple of (str, str)
+        ``(prompt, the prompt of another SEG)`` (:func:`mismatch_pairs`).
+    """
+
+    pairs: tuple[tuple[str, str], ...]
+
+    def __call__(self, prompt: str) -> str:
+        """The other SEG's prompt (the prompt itself if it is not in :attr:`pairs`)."""
+        return dict(self.pairs).get(prompt, prompt)
+
+
+def mismatch_pairs(dataset, seed: int = 0) -> tuple[tuple[str, str], ...]:
+    """Each SEG's prompt paired with the prompt of a random other SEG (the ``mismatch`` baseline).
+
+    For each SEG in id order, one SEG is drawn uniformly among those with another prompt text, with a
+    generator seeded by the run's seed: the image of SEG ``s`` is then scored against the prompt of that
+    SEG, the same mismatched (prompt, image) pairs as scoring each prompt with another SEG's images.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The SEGs of the run (after any subset).
+    seed : int, default 0
+        The run's seed.
+
+    Returns
+    -------
+    tuple of (str, str)
+        ``(prompt, other prompt)`` per distinct prompt (SEGs with the same prompt text share the first
+        SEG's draw).
+
+    Raises
+    ------
+    InputError
+        If the SEGs have fewer than two distinct prompts.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as S
+    >>> from ts2viz.nuisance.run import mismatch_pairs
+    >>> ds = [S(id=0, prompt="a cat"), S(id=1, prompt="a dog"), S(id=2, prompt="a cow")]
+    >>> all(a != b for a, b in mismatch_pairs(ds, seed=0))
+    True
+    """
+    segs = sorted(dataset, key=lambda g: g.id)
+    prompts = [g.prompt for g in segs]
+    if len(set(prompts)) < 2:
+        raise InputError("mismatch: the SEGs need at least two different prompts to pair an image with another "
+                         "SEG's prompt")
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x6D69736D]))   # "mism"
+    out: dict[str, str] = {}
+    for p in prompts:
+        others = [q for q in prompts if q != p]
+        q = others[int(rng.integers(len(others)))]
+        out.setdefault(p, q)
+    return tuple(out.items())
+
+
+def variants_of(transforms: Sequence[Transform], seed: int = 0, dataset=None) -> list:
     """The engine's :class:`~ts2viz.engine.Variant` s for a run: the clean inputs, then one per transform.
 
     Parameters
@@ -224,11 +292,18 @@ def variants_of(transforms: Sequence[Transform], seed: int = 0) -> list:
         The transforms.
     seed : int, default 0
         The run's seed (image hooks carry it).
+    dataset : Dataset, optional
+        The run's SEGs: the ``mismatch`` baseline draws its pairs from them (:func:`mismatch_pairs`).
 
     Returns
     -------
     list of Variant
         ``clean``, then one variant per transform (an image hook or a prompt hook).
+
+    Raises
+    ------
+    InputError
+        For ``mismatch`` without ``dataset``, or over SEGs with fewer than two prompts.
 
     Examples
     --------
@@ -241,8 +316,14 @@ def variants_of(transforms: Sequence[Transform], seed: int = 0) -> list:
 
     out = [Variant("clean")]
     for t in transforms:
-        out.append(Variant(t.spec, image=ImageHook(t.spec, int(seed))) if t.side == "image"
-                   else Variant(t.spec, prompt=TextHook(t.spec)))
+        if t.name == "mismatch":
+            if dataset is None:
+                raise InputError("mismatch: the baseline needs the run's SEGs to draw other prompts from")
+            out.append(Variant(t.spec, prompt=PromptSwap(mismatch_pairs(dataset, seed))))
+        elif t.side == "image":
+            out.append(Variant(t.spec, image=ImageHook(t.spec, int(seed))))
+        else:
+            out.append(Variant(t.spec, prompt=TextHook(t.spec)))
     return out
 
 
@@ -321,10 +402,16 @@ def run(dataset, metrics, transforms=None, *, seed: int = 0, seg_ids: Sequence[i
         raise InputError("no metric given (use --metric SPEC; `ts2viz metrics` lists the families)")
     for s in specs:
         if isinstance(s, str) and s.strip().partition(":")[0].strip().lower() == "csv" and \
+                any(t.kind.baseline for t in ts):
+            raise InputError(f"metric {s!r} reads precomputed scores, one per image for its own prompt: the blind "
+                             "and mismatched-image baselines (blank, static, mismatch) need new (image, prompt) "
+                             "pairs scored by a model (give a metric SPEC that loads one)")
+        if isinstance(s, str) and s.strip().partition(":")[0].strip().lower() == "csv" and \
                 any(t.side == "image" for t in ts):
             raise InputError(f"metric {s!r} reads precomputed scores: image transforms cannot be scored with it "
                              "(use text transforms only, or a metric that reads the images)")
-        if not isinstance(s, str) and not getattr(s, "needs_pixels", True) and any(t.side == "image" for t in ts):
+        if not isinstance(s, str) and not getattr(s, "needs_pixels", True) and \
+                any(t.side == "image" or t.kind.baseline for t in ts):
             raise InputError(f"metric {s.spec!r} reads no pixels: image transforms cannot be scored with it")
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     if seg_ids is not None:
@@ -332,7 +419,7 @@ def run(dataset, metrics, transforms=None, *, seed: int = 0, seg_ids: Sequence[i
     out = NuisanceScores(ds.name)
     names = set()
     for spec in specs:
-        vs = score_variants(ds, spec, variants_of(ts, seed), device=device, batch_size=batch_size,
+        vs = score_variants(ds, spec, variants_of(ts, seed, ds), device=device, batch_size=batch_size,
                             cache_dir=cache_dir, progress=progress, use_cache=use_cache, ray=ray,
                             ray_actors=ray_actors)
         if vs.spec in names:

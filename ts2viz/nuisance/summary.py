@@ -299,7 +299,7 @@ class NuisanceSummary:
         Returns
         -------
         pandas.DataFrame
-            Columns ``metric, transform, side, changes_meaning, degrading, seed, n_segs, n_undefined,
+            Columns ``metric, transform, side, changes_meaning, degrading, baseline, seed, n_segs, n_undefined,
             ratio, ratio_lo, ratio_hi, flip_rate, flip_rate_lo, flip_rate_hi, up_share, up_share_lo,
             up_share_hi, ord_clean, ord_nuisance, ord_diff, ord_diff_lo, ord_diff_hi, sep_clean,
             sep_nuisance, sep_diff, sep_diff_lo, sep_diff_hi`` (``n_segs``: averaged SEGs with a defined
@@ -489,7 +489,7 @@ def summarize(scores: NuisanceScores, dataset, *, mode="paper", seg_ids: Sequenc
                 stats[f"{stat}_clean"] = float(pc.estimate_b[j])
                 stats[f"{stat}_nuisance"] = float(pc.estimate_a[j])
             row = {"metric": r.metric, "transform": t.spec, "side": t.side, "changes_meaning": t.changes_meaning,
-                   "degrading": t.degrading, "seed": int(r.seed),
+                   "degrading": t.degrading, "baseline": t.kind.baseline, "seed": int(r.seed),
                    "n_segs": int(def_.size), "n_undefined": int(per["undefined"][avg, k].astype(bool).sum())}
             for name in POOLED:
                 est, lo, hi = stats[name]
@@ -507,7 +507,7 @@ def summarize(scores: NuisanceScores, dataset, *, mode="paper", seg_ids: Sequenc
                     "sep_clean": mm.seg_values["sep"][si, i_clean], "sep_nuisance": mm.seg_values["sep"][si, i_t]})
     import pandas as pd
 
-    order = ["metric", "transform", "side", "changes_meaning", "degrading", "seed", "n_segs", "n_undefined"]
+    order = ["metric", "transform", "side", "changes_meaning", "degrading", "baseline", "seed", "n_segs", "n_undefined"]
     for name in POOLED:
         if name == "ord_diff":
             order += ["ord_clean", "ord_nuisance"]
@@ -548,7 +548,7 @@ def format_summary(summary: NuisanceSummary) -> str:
     heads = ["Metric", "Transform", "NSR", "Flip%", "Up%", "Ord", "ΔOrd", "Sep", "ΔSep"]
     rows = []
     for r in df.itertuples(index=False):
-        mark = " †" if r.changes_meaning else (" *" if r.degrading else "")
+        mark = " ‡" if r.baseline else (" †" if r.changes_meaning else (" *" if r.degrading else ""))
         nsr = ratio(r.ratio)
         if nsr != "-":
             nsr += f" [{ratio(r.ratio_lo)}, {ratio(r.ratio_hi)}]"
@@ -569,7 +569,9 @@ def format_summary(summary: NuisanceSummary) -> str:
                  f"along the SEG's edges); 0 = stable, 1 = as large as an error step. Flip%: correctly ordered pairs on a "
                  f"common walk no longer ordered once one image is transformed. Up%: images whose score rises "
                  f"(* degrading transform: above 50 rewards a worse image). Ord, Sep: clean, x100; Δ: under nuisance "
-                 f"minus clean. † changes meaning. [lo, hi]: {100 * st.confidence:g}% bootstrap over SEGs "
+                 f"minus clean. † changes meaning. ‡ blind or mismatched-image baseline (the image blanked, "
+                 f"replaced by noise, or paired with another SEG's prompt): here an NSR near 0 is the warning, the "
+                 f"metric answers from the text. [lo, hi]: {100 * st.confidence:g}% bootstrap over SEGs "
                  f"({st.n_resamples:,} resamples within partitions, seed {st.seed}; mode={summary.mode}).")
     return "\n".join(lines)
 

@@ -73,6 +73,8 @@ from ..imaging import as_rgb
 
 #: the two sides a transform can change
 SIDES = ("image", "text")
+#: the blind and mismatched-image baselines (``ts2viz nuisance --baselines`` adds them)
+BASELINES = ("blank:value=128", "static", "mismatch")
 #: the transforms a run uses unless told otherwise: six image transforms and two text ones
 DEFAULT = ("jpeg:quality=30", "rescale:factor=0.5", "crop:fraction=0.9", "blur:sigma=2",
            "brightness:factor=1.2", "noise:sigma=8", "case:to=lower", "prefix:text=a photo of")
@@ -224,6 +226,10 @@ class TransformKind:
         The output depends on the seed.
     needs_format : bool
         The image's file format matters (``roundtrip``).
+    baseline : bool
+        A blind or mismatched-image baseline (``blank``, ``static``, ``mismatch``): it removes the image's
+        content or pairs the prompt with another SEG's image, so a metric that barely moves under it
+        answers from the text. Its ratio reads the other way round: near 0 is the warning.
     """
 
     name: str
@@ -235,6 +241,7 @@ class TransformKind:
     degrading: bool | Callable[[dict], bool] = False
     random: bool = False
     needs_format: bool = False
+    baseline: bool = False
 
     def param(self, name: str) -> Param | None:
         """The parameter ``name``, or None if the transform has none of that name.
@@ -762,6 +769,23 @@ def _noise(im, p, ctx):
     return _rgb_image(np.clip(np.floor(a + noise + np.float32(0.5)), 0, 255).astype(np.uint8))
 
 
+def _blank(im, p, ctx):
+    from PIL import Image
+
+    v = int(p["value"])
+    return Image.new("RGB", im.size, (v, v, v))
+
+
+def _static(im, p, ctx):
+    rng = np.random.default_rng(pixel_seed(im, "static", ctx.seed))
+    return _rgb_image(rng.integers(0, 256, size=(im.size[1], im.size[0], 3), dtype=np.uint8))
+
+
+def _mismatch(s, p, ctx):
+    raise InputError("mismatch: the prompt of another SEG is drawn by the nuisance run over the whole dataset "
+                     "(ts2viz.nuisance.run.mismatch_pairs); it cannot be applied to one prompt alone")
+
+
 def _rgb_image(a: np.ndarray):
     from PIL import Image
 
@@ -826,6 +850,14 @@ for _k in (
                   needs_format=True),
     TransformKind("hflip", "image", "mirrored left to right (left/right relations swap)",
                   (), _hflip, changes_meaning=True),
+    TransformKind("blank", "image", "blind baseline: a uniform grey image of the same size",
+                  (Param("value", int, 128, "the grey level", 0, 255),), _blank, changes_meaning=True,
+                  baseline=True),
+    TransformKind("static", "image", "blind baseline: uniform random pixels of the same size (seeded)",
+                  (), _static, changes_meaning=True, random=True, baseline=True),
+    TransformKind("mismatch", "text", "mismatched-image baseline: the image scored against the prompt of a "
+                  "random other SEG (seeded, drawn per SEG over the run's SEGs)", (), _mismatch,
+                  changes_meaning=True, random=True, baseline=True),
     TransformKind("case", "text", "the prompt in lower, upper or title case",
                   (Param("to", str, "lower", "the case", choices=("lower", "upper", "title")),), _case),
     TransformKind("period", "text", "a trailing period added (or removed where there is one)", (), _period),
@@ -917,6 +949,6 @@ def source_format(source) -> str | None:
     return getattr(source, "format", None)
 
 
-__all__ = ["DEFAULT", "SIDES", "Param", "TransformKind", "Transform", "Context", "ImageHook", "TextHook",
+__all__ = ["DEFAULT", "BASELINES", "SIDES", "Param", "TransformKind", "Transform", "Context", "ImageHook", "TextHook",
            "register", "unregister", "kinds", "kind", "parse", "parse_list", "apply", "as_rgb", "pixel_seed",
            "source_format"]

@@ -25,9 +25,12 @@ from reference_compare import (
     compare_hpsv2,
     compare_imagereward,
     compare_itm,
+    compare_llmscore,
     compare_pickscore,
     compare_tifa,
     compare_ts2_embeddings,
+    compare_unifiedreward,
+    compare_viescore,
     compare_vqascore,
 )
 
@@ -159,6 +162,58 @@ def _yes_rule(rule):
     return apply
 
 
+def _ur_caption_without_brackets(mp):
+    """The caption written bare, ``Text Caption: {prompt}``, instead of the authors' ``[{prompt}]``."""
+    from ts2viz.metrics.families import unifiedreward
+
+    mp.setattr(unifiedreward, "INSTRUCTION", unifiedreward.INSTRUCTION.replace("[{prompt}]", "{prompt}"))
+
+
+def _ur_first_number(mp):
+    """The reply's first number as every axis' score (the ``1`` of ``(1-5)``), not the number after its label."""
+    import re
+
+    from ts2viz.metrics.families import unifiedreward
+
+    mp.setattr(unifiedreward, "_LINE", {a: re.compile(r"([-+]?\d+(?:\.\d+)?)") for a in unifiedreward.AXES})
+
+
+def _vs_rule_stripped(mp):
+    """VIEScore's SC rule without its trailing newline (a prompt file read with ``.strip()``)."""
+    from ts2viz.metrics.families import viescore_prompts
+
+    mp.setattr(viescore_prompts, "T2I_RULE_SC", viescore_prompts.T2I_RULE_SC.strip())
+
+
+def _vs_mean_for_min(mp):
+    """The mean of an aspect's scores for VIEScore's ``min`` (PQ = mean of naturalness and artifacts)."""
+    from ts2viz.metrics.families import viescore
+
+    parse = viescore.parse_reply
+
+    def mean_of_scores(reply):
+        p = parse(reply)
+        return p and dict(p, score=[sum(p["score"]) / len(p["score"])])
+
+    mp.setattr(viescore, "parse_reply", mean_of_scores)
+
+
+def _ls_height_first(mp):
+    """``The image resolution is:{H}X{W}`` for LLMScore's ``{W}X{H}``."""
+    from ts2viz.metrics.families import llmscore
+
+    describe = llmscore.describe_prompt
+    mp.setattr(llmscore, "describe_prompt", lambda g, loc, w, h: describe(g, loc, h, w))
+
+
+def _ls_empty_lines_kept(mp):
+    """The reply's first four lines counting empty ones (LLMScore drops empty lines first)."""
+    from ts2viz.metrics.families import llmscore
+
+    parse = llmscore.parse_reply
+    mp.setattr(llmscore, "parse_reply", lambda reply: parse(str(reply).replace("\n\n", "\n-\n")))
+
+
 def _embedding_formula(which):
     """TS2's ``logits_per_image`` read as the plain cosine (``cosine``) or without SigLIP's bias (``no-bias``)."""
     def apply(mp):
@@ -193,11 +248,16 @@ COMPARE = {
     "tifa-git": lambda: compare_tifa("git", margins=False),
     "tifa-blip": lambda: compare_tifa("blip", margins=False),
     "dsg-instructblip": lambda: compare_dsg(margins=False),
+    "unifiedreward": lambda: compare_unifiedreward("alignment", retries=0),
+    "viescore": lambda: compare_viescore("overall"),
+    "llmscore": lambda: compare_llmscore("overall"),
 }
 
 _HALF = dict(mean=(0.5,) * 3, std=(0.5,) * 3)
 _EMB = "ts2viz.metrics.backbones.embedding"
 _B2 = "ts2viz.metrics.backbones.blip2_retrieval"
+_UR = "ts2viz.metrics.families.unifiedreward"
+_VS = "ts2viz.metrics.families.viescore"
 
 #: (family, mutation id, mutation)
 CASES = [
@@ -235,6 +295,15 @@ CASES = [
     ("dsg-instructblip", "greedy-for-beam", _decoding("greedy")),
     ("dsg-instructblip", "contains-yes-rule", _yes_rule("contains")),
     ("dsg-instructblip", "transitive-accumulation", _accumulation("transitive")),
+    ("unifiedreward", "jpeg-quality-75", _set(_UR, JPEG_QUALITY=75)),
+    ("unifiedreward", "no-do-sample", _set(_UR, EXTRA_BODY={})),
+    ("unifiedreward", "caption-without-brackets", _ur_caption_without_brackets),
+    ("unifiedreward", "first-number-of-the-reply", _ur_first_number),
+    ("viescore", "sc-rule-stripped", _vs_rule_stripped),
+    ("viescore", "no-fix-json", _set(_VS, repair_json=lambda text: text)),
+    ("viescore", "mean-for-min", _vs_mean_for_min),
+    ("llmscore", "resolution-height-first", _ls_height_first),
+    ("llmscore", "empty-lines-kept", _ls_empty_lines_kept),
 ]
 
 

@@ -88,6 +88,12 @@ class EndpointJudge:
         ``max_tokens`` sent; None sends none.
     workers : int, default 4
         Requests in flight at once.
+    image_first : bool, default False
+        :meth:`see` puts the image before the text (UnifiedReward's client) instead of after it (VIEScore's).
+    jpeg_quality : int, default 75
+        The JPEG quality of :meth:`see`'s images (75, PIL's default, is VIEScore's; UnifiedReward's is 95).
+    extra_body : dict or None, optional
+        Fields added to every request body as given (UnifiedReward's client sends ``"do_sample": false``).
 
     Raises
     ------
@@ -97,7 +103,7 @@ class EndpointJudge:
 
     def __init__(self, url: str, model: str, *, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  timeout: float = 120.0, temperature: float | None = None, max_tokens: int | None = None,
-                 workers: int = 4):
+                 workers: int = 4, image_first: bool = False, jpeg_quality: int = 75, extra_body: dict | None = None):
         if not url.startswith(("http://", "https://")):
             raise InputError(f"judge endpoint {url!r}: expected the http(s) base URL of an OpenAI-compatible API")
         self.url = url.rstrip("/")
@@ -107,14 +113,19 @@ class EndpointJudge:
         self.temperature = None if temperature is None else float(temperature)
         self.max_tokens = None if max_tokens is None else int(max_tokens)
         self.workers = max(1, int(workers))
+        self.image_first, self.jpeg_quality = bool(image_first), int(jpeg_quality)
+        self.extra_body = dict(extra_body or {})
         #: replies are not deterministic (a sampling temperature or the endpoint's default): a retry may help
         self.samples = self.temperature != 0.0
 
     @property
     def config(self) -> dict:
         """The endpoint, model, temperature and ``max_tokens`` (no key)."""
-        return {"judge": "openai-chat", "url": self.url, "model": self.model, "temperature": self.temperature,
-                "max_tokens": self.max_tokens}
+        config = {"judge": "openai-chat", "url": self.url, "model": self.model, "temperature": self.temperature,
+                  "max_tokens": self.max_tokens}
+        if self.image_first or self.jpeg_quality != 75 or self.extra_body:  # only then: older cache keys stay valid
+            config.update(image_first=self.image_first, jpeg_quality=self.jpeg_quality, extra_body=self.extra_body)
+        return config
 
     def _post(self, content) -> str:
         endpoint = self.url if self.url.endswith("/chat/completions") else self.url + "/chat/completions"
@@ -123,6 +134,7 @@ class EndpointJudge:
             body["temperature"] = self.temperature
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
+        body.update(self.extra_body)
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
@@ -144,6 +156,8 @@ class EndpointJudge:
     def see(self, images: Sequence, texts: Sequence[str]) -> list[str]:
         """One reply per (image, text): content = the text, then the image as a JPEG data URL (VIEScore's order).
 
+        With ``image_first`` the image comes before the text (UnifiedReward's order).
+
         Parameters
         ----------
         images : sequence of PIL.Image.Image
@@ -161,8 +175,11 @@ class EndpointJudge:
         InputError
             For an HTTP, network or JSON error, or a reply without ``choices[0].message.content``.
         """
-        contents = [[{"type": "text", "text": t}, {"type": "image_url", "image_url": {"url": jpeg_data_url(im)}}]
-                    for im, t in zip(images, texts)]
+        contents = []
+        for im, t in zip(images, texts):
+            parts = [{"type": "text", "text": t},
+                     {"type": "image_url", "image_url": {"url": jpeg_data_url(im, self.jpeg_quality)}}]
+            contents.append(parts[::-1] if self.image_first else parts)
         return self._many(contents)
 
     def read(self, texts: Sequence[str]) -> list[str]:
@@ -398,6 +415,43 @@ class Captioner:
             tok = getattr(self.processor, "tokenizer", self.processor)
             out.append(tok.decode(ids[0, n:], skip_special_tokens=True).strip())
         return out
+
+
+def ask_until_read(judge, images: Sequence, texts: Sequence[str], parse, *, retries: int,
+                   readable=lambda parsed: parsed is not None) -> list[tuple]:
+    """Ask a vision judge, then ask again the requests whose reply cannot be read, when the judge samples.
+
+    A greedy judge (``judge.samples`` false) would repeat itself, so it is asked once.
+
+    Parameters
+    ----------
+    judge : EndpointJudge or LocalVisionJudge
+        The judge.
+    images : sequence of PIL.Image.Image
+        The images.
+    texts : sequence of str
+        One request text per image.
+    parse : callable
+        ``parse(reply)``: the reply read.
+    retries : int
+        How many more times an unreadable request is asked.
+    readable : callable, optional
+        ``readable(parsed)``: whether a read reply is usable (default: it is not None).
+
+    Returns
+    -------
+    list of tuple
+        ``(reply, parsed, tries)`` per request, in order.
+    """
+    images, texts = list(images), list(texts)
+    out = [(r, parse(r), 1) for r in judge.see(images, texts)]
+    for _ in range(max(0, int(retries)) if judge.samples else 0):
+        bad = [i for i, (_, p, _) in enumerate(out) if not readable(p)]
+        if not bad:
+            break
+        for i, r in zip(bad, judge.see([images[i] for i in bad], [texts[i] for i in bad])):
+            out[i] = (r, parse(r), out[i][2] + 1)
+    return out
 
 
 #: the options a judge metric passes to its OpenAI-compatible endpoint (:func:`endpoint_options`)

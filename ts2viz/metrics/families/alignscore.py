@@ -27,7 +27,8 @@ CARD = Card(
   year      = {2021}
 }""",
     original=("the ALIGN checkpoints' transformers implementation (`AlignModel.get_image_features` / "
-              "`get_text_features`); TS2 scored `kakaobrain/align-base` with it."),
+              "`get_text_features`); TS2 scored `kakaobrain/align-base` with it. Fixture (`variant=ts2`) from TS2's "
+              "own `ALIGNScore` (T2IMetrics), run in a side venv (`tools/reference/ts2_embeddings/`)."),
     output_range="ts2: the model's logits (a scaled, for SigLIP shifted, cosine); cosine: [-1, 1]",
     higher_is_better=True,
     options=embedding_options('alignscore'),

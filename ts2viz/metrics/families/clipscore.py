@@ -30,8 +30,10 @@ CARD = Card(
   year      = {2021}
 }""",
     original=("TS2's own CLIPScore (michaelsaxon/T2IScoreScore `CLIPScorer`, the default), jmhessel/clipscore "
-              "(CLIP-S, `variant=hessel`) and torchmetrics' `clip_score` (`variant=torchmetrics`), each compared "
-              "with its code by reference fixtures (the fidelity rows)."),
+              "(CLIP-S, `variant=hessel`) and torchmetrics' `clip_score` (`variant=torchmetrics`). Fixtures from "
+              "TS2's `CLIPScorer.calculate_score`, Hessel's `get_clip_score` and torchmetrics' `clip_score`, run in "
+              "side venvs (`tools/reference/clipscore/`); the open_clip backend against open_clip's own code in "
+              "the test."),
     output_range=("ts2: exp(logit_scale) * cos, in [-exp(logit_scale), exp(logit_scale)] ([-100, 100] for OpenAI's "
                   "CLIP); cosine: [-1, 1]; hessel: [0, 2.5]; torchmetrics: [0, 100]"),
     higher_is_better=True,
@@ -40,7 +42,10 @@ CARD = Card(
     fidelity=(
         *(Fidelity(*row) for row in FIDELITY['clipscore']),
         Fidelity("open_clip checkpoints", "`openclip:ARCH/TAG` scored with open_clip's own preprocessing and "
-                 "tokenizer (the variants' formulas apply to its cosine)", "as the original", "",
+                 "tokenizer: its cosine equals open_clip's own `create_model_and_transforms`, `encode_image` and "
+                 "`encode_text` on a tiny open_clip model (1e-5); the variants' formulas on an open_clip model are "
+                 "**not compared** with Hessel's, torchmetrics' or TS2's code (none of them runs open_clip)",
+                 "as the original", "",
                  f"{_E}test_openclip_checkpoint_matches_independent"),
     ),
     limitations=(

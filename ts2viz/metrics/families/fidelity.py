@@ -72,6 +72,10 @@ FIDELITY: dict[str, tuple[tuple[str, str, str, str, str], ...]] = {
          "its PIL EfficientNet processor: `preprocess=original`); the older `src/_old/correlation_scores/"
          "run_simscore.py` passes `padding=` twice and does not compile, so the package's version is the "
          "reference", AS, "preprocess", _TE + "test_default_variant_equals_ts2s_code"),
+        ("score (`variant=cosine`)", "the raw cosine of transformers' image and text features: equal to the model's "
+         "own `get_image_features` / `get_text_features` on a tiny ALIGN; **not compared** with an original (no "
+         "published metric's code computes it)", "not in the original", "variant",
+         "tests/metrics/test_metrics_embedding.py::test_siglip_and_align_match_model_forward"),
     ),
     "siglip": (
         ("score (default)", "`variant=ts2`: TS2's `SiGLIPScore` (T2IMetrics `src/T2IMetrics/correlation/siglip.py`, "
@@ -82,6 +86,10 @@ FIDELITY: dict[str, tuple[tuple[str, str, str, str, str], ...]] = {
         ("reference", "TS2's own code run on a tiny SigLIP in `google/siglip-so400m-patch14-384`'s layout "
          "(SentencePiece `spiece.model`, transformers 4.57, its PIL image processor: `preprocess=original`); TS2 "
          "published no SigLIP column", AS, "preprocess", _TE + "test_default_variant_equals_ts2s_code"),
+        ("score (`variant=cosine`)", "the raw cosine, the prompt padded to 64 tokens: equal to transformers' own "
+         "`get_image_features` / `get_text_features` on a tiny SigLIP; **not compared** with an original (no "
+         "published metric's code computes it)", "not in the original", "variant",
+         "tests/metrics/test_metrics_embedding.py::test_siglip_and_align_match_model_forward"),
     ),
     "tifa": (
         ("decoding (BLIP-VQA)", "`decoding=tifa`: TIFA's `BLIP.vqa`: the bare question, `generate(max_length=50)`, "

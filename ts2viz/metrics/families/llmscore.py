@@ -59,6 +59,7 @@ from ..common.spec import Spec
 from ..registry import Card, Fidelity, Option
 
 _J = "tests/metrics/test_metrics_judges.py::"
+_REF = "tests/metrics/reference/test_llmscore_reference.py::test_llmscore_requests_and_readings_equal_llmscores_own_code"
 
 CARD = Card(
     summary=("LLMScore: a captioner (and optionally a detector) describe the image, an LLM writes a visual "
@@ -112,21 +113,28 @@ CARD = Card(
                  original="GRiT dense captions (detectron2), confidence 0.5, `\"caption: [x0, y0, x1, y1]; \"`"),
         Fidelity("visual description prompt",
                  "the same framing and post-processing; the instruction in ts2viz's own words (the repository has "
-                 "no licence)", "documented difference", "", f"{_J}test_llmscore_differential_per_image",
+                 "no licence); the framing, the request's fields and the description passed on equal what LLMScore's "
+                 "own `VisualDescriptor` sent and returned (run from its checkout, commit 8b898e3, against a local "
+                 "endpoint with recorded replies: `tools/reference/judges/llmscore.py`)", "documented difference", "",
+                 f"{_J}test_llmscore_differential_per_image, {_REF}",
                  original="`Global Description / Local Description / The image resolution is:{W}X{H}` + an "
                  "instruction; reply's newlines → spaces"),
         Fidelity("evaluation prompt",
-                 "the same framing, fields, scales, rule, order and format in ts2viz's words; one user message",
+                 "the same framing, fields, scales, rule, order and format in ts2viz's words; one user message "
+                 "(framing and request fields equal `EvaluationInstructor`'s, shown on the fixture)",
                  "documented difference", "",
-                 f"{_J}test_llmscore_instruction_keeps_the_original_structure, {_J}test_llmscore_differential_per_image",
+                 f"{_J}test_llmscore_instruction_keeps_the_original_structure, {_J}test_llmscore_differential_per_image, "
+                 f"{_REF}",
                  original="`Text Prompt: …\\nImage Description: …\\n` + evaluation instruction 1 (X1 overall 1–100, "
                  "X2 errors 0–9, missing category = 4 errors, Z1, Z2, format `X1\\nX2\\nZ1\\nZ2`), one user message"),
-        Fidelity("reply → ratings", "the same split; a rating is read as a plain number", "as the original", "",
-                 f"{_J}test_llmscore_differential_per_image",
+        Fidelity("reply → ratings", "the same split; a rating is read as a plain number (equal to what "
+                 "`EvaluationInstructor.generate_score_with_rationale` returned on the fixture's replies: blank "
+                 "lines, extra lines, padded numbers)", "as the original", "",
+                 f"{_J}test_llmscore_differential_per_image, {_REF}",
                  original="empty lines dropped, first four lines = overall, error count, two rationales (strings)"),
         Fidelity("unreadable reply",
                  "NaN, counted, warned, reply kept; a chosen rating that is not a plain number is NaN too",
-                 "documented difference", "", f"{_J}test_llmscore_differential_per_image",
+                 "documented difference", "", f"{_J}test_llmscore_differential_per_image, {_REF}",
                  original="fewer than four lines: unpacking fails (TS2's script stored −1)"),
         Fidelity("score and direction",
                  "`score=overall` (default, ↑) or `score=error_counting` (↓, declared in the scores file)",

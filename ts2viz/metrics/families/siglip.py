@@ -24,7 +24,9 @@ CARD = Card(
   booktitle = {Proceedings of the IEEE/CVF International Conference on Computer Vision (ICCV)},
   year      = {2023}
 }""",
-    original="the SigLIP checkpoints' transformers implementation (`SiglipModel`); no metric code of its own.",
+    original=("the SigLIP checkpoints' transformers implementation (`SiglipModel`); no metric code of its own. "
+              "Fixture (`variant=ts2`) from TS2's own `SiGLIPScore` (T2IMetrics), run in a side venv "
+              "(`tools/reference/ts2_embeddings/`)."),
     output_range="ts2: the model's logits (a scaled, for SigLIP shifted, cosine); cosine: [-1, 1]",
     higher_is_better=True,
     options=embedding_options('siglip'),

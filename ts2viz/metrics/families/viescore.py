@@ -33,6 +33,7 @@ import numpy as np
 from ...errors import InputError
 from ..backbones.judge import (
     ENDPOINT_OPTIONS,
+    ask_until_read,
     endpoint_option_cards,
     endpoint_options,
     load_vision_judge,
@@ -43,6 +44,7 @@ from ..registry import Card, Fidelity, Option
 from . import viescore_prompts as P
 
 _J = "tests/metrics/test_metrics_judges.py::"
+_REF = "tests/metrics/reference/test_viescore_reference.py::test_viescore_requests_and_scores_equal_viescores_own_code"
 
 CARD = Card(
     summary=("VIEScore: a multimodal judge gets VIEScore's own text-to-image prompt and the image, rates how well "
@@ -78,10 +80,13 @@ CARD = Card(
     ),
     fidelity=(
         Fidelity("prompt template", "the same texts, joined the same way", "as the original", "",
-                 f"{_J}test_viescore_request_is_the_original_prompt_with_the_image",
+                 f"{_J}test_viescore_request_is_the_original_prompt_with_the_image, {_REF}",
                  original="`\"\\n\".join([_context_no_delimit, one_image_gen_rule, t2i_rule_SC])`, `<prompt>` replaced"),
-        Fidelity("request (endpoint)", "the same", "as the original", "max_tokens",
-                 f"{_J}test_viescore_request_is_the_original_prompt_with_the_image",
+        Fidelity("request (endpoint)", "the same bodies (SC and PQ texts, JPEG bytes, model, `max_tokens`) and key, "
+                 "shown against VIEScore's own `VIEScore.evaluate` with its GPT-4o wrapper, run from its checkout "
+                 "(commit 2cbea4e) against a local endpoint with recorded replies "
+                 "(`tools/reference/judges/viescore.py`)", "as the original", "max_tokens",
+                 f"{_J}test_viescore_request_is_the_original_prompt_with_the_image, {_REF}",
                  original="one user message: text, then the image as a base64 JPEG (PIL default quality), "
                  "`max_tokens=1400`, no temperature"),
         Fidelity("request (local VLM)", "any registry VLM through its transformers chat template (image first), "
@@ -90,8 +95,10 @@ CARD = Card(
                  original="LLaVA-1.5 via the LLaVA repo, `llava_v1` conversation (its system line), temperature "
                  "0.2, 512 new tokens; the library's other local judges (Idefics2, Mantis, MiniCPM-V) their own "
                  "formats"),
-        Fidelity("reply → scores", "the same steps, same results", "as the original", "",
-                 f"{_J}test_viescore_parse_matches_original_on_every_reply_shape",
+        Fidelity("reply → scores", "the same steps, same results (VIEScore's own `mllm_output_to_dict` on the "
+                 "fixture's replies: JSON with text around it, delimiters, a bare list, a bare number, `fix_json`)",
+                 "as the original", "",
+                 f"{_J}test_viescore_parse_matches_original_on_every_reply_shape, {_REF}",
                  original="`mllm_output_to_dict`: delimiters, outermost `{…}`, bare `[a, b]`, bare integer 0–10, "
                  "`fix_json` repair"),
         Fidelity("unreadable reply",
@@ -100,7 +107,10 @@ CARD = Card(
                  "(the SC score does not depend on it)", "documented difference", "retries",
                  f"{_J}test_viescore_retries_a_sampling_judge_once_then_nan, "
                  f"{_J}test_viescore_differential_per_image_and_unparsed_counted",
-                 original="SC and PQ both asked once more, then a **random** score 0–10 (`give_up_parsing`)"),
+                 original="SC and PQ both asked once more, then a **random** score 0–10 (`give_up_parsing`); "
+                 "a reply with `{…}` that neither `json.loads` nor `fix_json` reads (e.g. `{score: [6, 7], "
+                 "reasoning: x}`) is asked again **forever** (`give_up_parsing` only applies without braces; "
+                 "seen running `tools/reference/judges/viescore.py`)"),
         Fidelity("reply it parses but cannot score (no `score`, empty list, non-numbers)",
                  "NaN and counted (numeric strings such as `\"7\"` read as numbers)", "documented difference", "",
                  f"{_J}test_viescore_parse_matches_original_on_every_reply_shape",
@@ -108,7 +118,7 @@ CARD = Card(
         Fidelity("score", "`min(SC scores)`; `aspect=pq`, `aspect=overall` = √(min SC · min PQ)", "as the original",
                  "aspect",
                  f"{_J}test_viescore_differential_per_image_and_unparsed_counted, "
-                 f"{_J}test_viescore_overall_is_sqrt_of_the_minima",
+                 f"{_J}test_viescore_overall_is_sqrt_of_the_minima, {_REF}",
                  original="`min(SC scores)`, 0–10 (`extract_all_score`: `[SC, PQ, O]`)"),
         Fidelity("default judge", "none: the spec names the judge", "documented difference", "",
                  original="GPT-4o (library), GPT-4V / LLaVA etc. (paper); TS2 used 0-shot LLaVA-1.5"),
@@ -346,16 +356,7 @@ class VIEScore(Metric):
         Unreadable replies are asked again (up to ``retries`` times) only when the judge samples (a greedy
         judge would repeat itself).
         """
-        replies = self.judge.see(images, texts)
-        out = [(r, parse_reply(r), 1) for r in replies]
-        for _ in range(self.retries if self.judge.samples else 0):
-            bad = [i for i, (_, p, _) in enumerate(out) if p is None]
-            if not bad:
-                break
-            again = self.judge.see([images[i] for i in bad], [texts[i] for i in bad])
-            for i, r in zip(bad, again):
-                out[i] = (r, parse_reply(r), out[i][2] + 1)
-        return out
+        return ask_until_read(self.judge, images, texts, parse_reply, retries=self.retries)
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
         """The judge's scores of a batch of images with their prompts.

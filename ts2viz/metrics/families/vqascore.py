@@ -368,10 +368,15 @@ CARD = Card(
                  "0.0 after two tries)", "documented difference", "retries", _API),
         Fidelity("LLaVA-OneVision", "t2v_metrics' question, ChatML turn and first-token rule on transformers' "
                  "LLaVA-OneVision; the image prepared by transformers' processor (t2v_metrics runs LLaVA-NeXT's own "
-                 "`process_images`); not proved on a fixture", "documented difference", "recipe"),
+                 "`process_images`); **not compared** with t2v_metrics' code (no fixture)", "documented difference",
+                 "recipe"),
         Fidelity("Llama-3.2-Vision", "its question, chat template and the first-token rule at the answer's first "
                  "token after BOS: what t2v_metrics 3.0's forward evidently means (it raises NameError: `lm_prob` "
-                 "is never set)", "documented difference", "recipe"),
+                 "is never set); **not compared** with t2v_metrics' code (its forward does not run)",
+                 "documented difference", "recipe"),
+        Fidelity("Qwen2.5-VL", "the Qwen2-VL recipe, picked by the architecture (`qwen2_5_vl`): t2v_metrics' Qwen2-VL "
+                 "question, chat template and first-token rule; **not compared** with t2v_metrics' code (the "
+                 "fixture is a Qwen2-VL checkpoint)", "documented difference", "recipe"),
         Fidelity("models not in t2v_metrics 3.0",
                  "BLIP-2 Flan-T5 as its sibling InstructBLIP; InstructBLIP-Vicuna, BLIP-VQA and any other VLM with "
                  "the default templates, the answer followed by the model's end token (`recipe` in the config)",

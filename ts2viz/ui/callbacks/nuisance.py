@@ -34,7 +34,7 @@ from .common import get_seg
 
 #: the transforms a visitor may choose in public mode (canonical specs; an exact match is required)
 PUBLIC_TRANSFORMS = tuple(DEFAULT) + ("hflip", "roundtrip:quality=95", "resize:side=512", "contrast:factor=1.2",
-                                      "saturation:factor=1.5", "period", "spaces")
+                                      "saturation:factor=1.5", "period", "spaces", "blank:value=128", "static")
 #: transforms one live run may use
 MAX_TRANSFORMS = 8
 #: metrics a session may keep live nuisance results for (public mode; the operator's own tool: more)
@@ -57,13 +57,15 @@ def transform_choices(access) -> list[str]:
     Returns
     -------
     list of str
-        Transform specs: :data:`PUBLIC_TRANSFORMS` in public mode, else the default set and every kind.
+        Transform specs: :data:`PUBLIC_TRANSFORMS` in public mode, else the default set and every kind but
+        ``mismatch`` (a live run tests one SEG: there is no other SEG's prompt to draw; ``ts2viz nuisance
+        --baselines`` runs it over a dataset).
     """
     if access.public:
         return list(PUBLIC_TRANSFORMS)
     from ...nuisance.transforms import kinds
 
-    return list(dict.fromkeys(list(DEFAULT) + [parse(k.name).spec for k in kinds()]))
+    return list(dict.fromkeys(list(DEFAULT) + [parse(k.name).spec for k in kinds() if k.name != "mismatch"]))
 
 
 def check_transforms(view, transforms) -> list:
@@ -423,7 +425,9 @@ def gallery(view, seg, node: str, run: MetricRun, transform: str) -> list[tuple[
         orig = str(view.thumbs.path(im.file_name, GALLERY))
         out.append((orig, f"{name} · clean {fmt(c)}"))
         if t.side == "text":
-            out.append((orig, f"{name} · prompt “{t.text(seg.prompt)}” {fmt(v)} (Δ {fmt(v - c)})"))
+            # mismatch: the other SEG's prompt was drawn over the whole run (the long table names it)
+            said = "another SEG's prompt" if t.name == "mismatch" else f"prompt “{t.text(seg.prompt)}”"
+            out.append((orig, f"{name} · {said} {fmt(v)} (Δ {fmt(v - c)})"))
             continue
         p = transformed_image(view, im.file_name, t.spec, run.seed)
         delta = f"{v - c:+.4f}" if np.isfinite(v - c) else "–"
