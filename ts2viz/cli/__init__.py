@@ -6,6 +6,7 @@
   families;
 * ``validate``, ``push`` (:mod:`.datasets`): every problem of a dataset folder; upload one to the hub;
 * ``humaneval`` (:mod:`.humaneval`): metrics against human ratings (rated sets, Gecko's three tasks);
+* ``judges`` (:mod:`.judges`): judges and metrics on side-by-side gold (GenAI-Bench, MMRB2 layouts);
 * ``nuisance``, ``transforms`` (:mod:`.nuisance`): does a metric move more for nuisance than for errors?
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming file, row and problem), 1 other errors,
@@ -27,7 +28,7 @@ from typing import Iterator, Sequence
 
 from .. import __version__
 from ..errors import InputError, InputWarning
-from . import datasets, evaluate, humaneval, nuisance, scoring
+from . import datasets, evaluate, humaneval, judges, nuisance, scoring
 
 __all__ = ["main", "build_parser"]
 
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     scoring.add_subcommands(sub)
     datasets.add_subcommands(sub)
     humaneval.add_subcommands(sub)
+    judges.add_subcommands(sub)
     nuisance.add_subcommands(sub)
     return parser
 
