@@ -1,4 +1,4 @@
-"""Side-by-side gold (pairs of images with a human verdict) and judges' verdicts on them.
+r"""Side-by-side gold (pairs of images with a human verdict) and judges' verdicts on them.
 
 A **pair set** holds, per pair: ``pair_id``, ``prompt``, ``image_a``, ``image_b`` (image ids or paths, may be
 empty), ``model_a``, ``model_b`` (the T2I models, may be empty) and the human verdict ``human``: ``A`` (the
@@ -34,7 +34,7 @@ Released layouts:
 Parsing a judge's text (:func:`parse_verdict`) is a named rule:
 
 - ``genaibench``: GenAI-Bench's ``inference.py`` ``parse_response``: the first match of the greedy regular
-  expression ``\\[\\[.*\\]\\]`` (one line, from its first ``[[`` to its last ``]]``); ``[[A>B]]`` and
+  expression ``\[\[.*\]\]`` (one line, from its first ``[[`` to its last ``]]``); ``[[A>B]]`` and
   ``[[A>>B]]`` are ``A``, ``[[B>A]]`` and ``[[B>>A]]`` are ``B``, ``[[A=B=Good]]`` / ``[[A=B=Bad]]`` the two ties
   and ``[[A=B]]`` a ``tie`` that the release counts right for either tie vote; anything else is unparsed.
   This reproduces the release's ``correct`` field on every line of all 18 judges.
@@ -74,14 +74,14 @@ _PLAIN = {"a": "A", "b": "B", "tie-good": "tie-good", "tie-bad": "tie-bad", "tie
 
 
 def extract_token(text: str | None, rule: str = "genaibench") -> str | None:
-    """The bracketed verdict token a rule finds in a judge's text (``None``: none).
+    r"""The bracketed verdict token a rule finds in a judge's text (``None``: none).
 
     Parameters
     ----------
     text : str or None
         The judge's text.
     rule : {"genaibench", "canonical"}
-        Both extract the first match of GenAI-Bench's greedy ``\\[\\[.*\\]\\]``; they differ in
+        Both extract the first match of GenAI-Bench's greedy ``\[\[.*\]\]``; they differ in
         :func:`parse_verdict`.
 
     Returns
@@ -355,8 +355,9 @@ def load_mmrb2_pairs(path: str | os.PathLike, *, name: str | None = None) -> Pai
 
 
 def load_pairs(spec: str | os.PathLike) -> PairSet:
-    """A bundled pair set by name (:data:`BUNDLED_PAIRS`), a folder with ``pairs.csv``, a pair CSV, an MMRB2
-    benchmark JSON or a GenAI-Bench ``pairwise.jsonl``.
+    """A pair set: bundled, a folder, a pair CSV, an MMRB2 benchmark JSON or a GenAI-Bench ``pairwise.jsonl``.
+
+    A name of :data:`BUNDLED_PAIRS`, or a folder with ``pairs.csv`` (and an optional ``gold.json``).
 
     Parameters
     ----------
@@ -377,7 +378,7 @@ def load_pairs(spec: str | os.PathLike) -> PairSet:
     --------
     >>> from ts2viz.gold.pairs import load_pairs
     >>> gb = load_pairs("genaibench-pairwise")
-    >>> len(gb), gb.pairs["human"].value_counts()["A"]
+    >>> len(gb), int((gb.pairs["human"] == "A").sum())
     (1735, 643)
     """
     s = str(spec)

@@ -180,7 +180,7 @@ def judge_table(pairs: PairSet, verdicts: pd.DataFrame, judges=None, *,
     >>> from ts2viz.gold.pairs import load_pairs, load_bundled_verdicts
     >>> from ts2viz.metaeval.judges import judge_table
     >>> res = judge_table(load_pairs("genaibench-pairwise"), load_bundled_verdicts(), ["gpt4o"], boot=None)
-    >>> round(100 * res.frame().loc[0, "acc_4label"], 2)
+    >>> round(100 * float(res.frame().loc[0, "acc_4label"]), 2)
     45.59
     """
     judges = list(dict.fromkeys(verdicts["judge"])) if judges is None else list(judges)
@@ -246,8 +246,9 @@ def tie_band(score_a, score_b, human_codes) -> float:
 
 
 def metric_verdicts(pairs: PairSet, score_a, score_b, *, judge: str, epsilon: float | str = 0.0) -> pd.DataFrame:
-    """A point-wise metric as a judge: ``A`` when ``score_a - score_b > epsilon``, ``B`` below ``-epsilon``, else
-    ``tie``.
+    """A point-wise metric as a judge, its verdict from the score difference and a tie band.
+
+    ``A`` when ``score_a - score_b > epsilon``, ``B`` below ``-epsilon``, else ``tie``.
 
     Parameters
     ----------

@@ -94,7 +94,7 @@ def soft_pairwise_accuracy(human_p, metric_p) -> float:
     >>> from ts2viz.metaeval.spa import soft_pairwise_accuracy
     >>> h = np.array([[np.nan, 0.01, 0.2], [np.nan, np.nan, 0.9], [np.nan] * 3])
     >>> round(soft_pairwise_accuracy(h, h), 3), round(soft_pairwise_accuracy(h, 1 - h), 3)
-    (1.0, 0.473)
+    (1.0, 0.207)
     """
     h, m = np.asarray(human_p, float), np.asarray(metric_p, float)
     iu = np.triu_indices(h.shape[0], 1)
@@ -103,8 +103,8 @@ def soft_pairwise_accuracy(human_p, metric_p) -> float:
     return float(1.0 - np.mean(np.abs(h - m)[iu]))
 
 
-def spa_rated(rated, *, rating_set: str | None = None, metrics=None, n_permutations: int = N_PERMUTATIONS,
-              seed: int = SEED) -> pd.DataFrame:
+def spa_rated(rated, *, rating_set: str | None = None, metrics=None, ceiling: bool = False,
+              n_permutations: int = N_PERMUTATIONS, seed: int = SEED) -> pd.DataFrame:
     """SPA of every metric of a rated set: T2I models as systems, prompts as segments.
 
     Each cell is the mean over a prompt's images of one model (usually one image); the human score is the
@@ -119,6 +119,9 @@ def spa_rated(rated, *, rating_set: str | None = None, metrics=None, n_permutati
         The gold rating set (default: the set's default).
     metrics : sequence of str, optional
         Metric columns (default: all).
+    ceiling : bool, default False
+        Also the ``human:OTHER`` rows (other rating sets' means), as
+        :func:`ts2viz.metaeval.humaneval.rated_score_rows` makes them.
     n_permutations : int, default 1000
         Permutations of :func:`pairwise_p_values`.
     seed : int, default 4
@@ -133,14 +136,15 @@ def spa_rated(rated, *, rating_set: str | None = None, metrics=None, n_permutati
     --------
     >>> from ts2viz.gold import load_gold
     >>> from ts2viz.metaeval.spa import spa_rated
-    >>> spa_rated(load_gold("tifa160", answers=False), metrics=["clipscore_vitb32"]).round(3)
-                 metric    spa  n_models  n_prompts  n_permutations
-    0  clipscore_vitb32  0.864         5        160            1000
+    >>> spa_rated(load_gold("tifa160", answers=False), metrics=["clipscore_vitb32", "spice"]).round(3)
+                 metric   spa  n_models  n_prompts  n_permutations
+    0  clipscore_vitb32  0.70         5        160            1000
+    1             spice  0.93         5        160            1000
     """
     from .humaneval import prompt_model_means, rated_score_rows
 
     rs = rated.check_rating_set(rating_set)
-    x, names = rated_score_rows(rated, rs, metrics, ceiling=False)
+    x, names = rated_score_rows(rated, rs, metrics, ceiling=ceiling)
     prompts, pnames = pd.factorize(rated.images["prompt_id"], sort=True)
     models, mnames = pd.factorize(rated.images["t2i_model"], sort=True)
     cells = prompt_model_means(np.vstack([rated.human(rs)[None, :], x]), prompts, models, len(pnames), len(mnames))
