@@ -109,6 +109,7 @@ def judge_inputs(args: argparse.Namespace):
             raise InputError(f"--scores: pair set {pairs.name!r} has no image ids (image_a, image_b) to score")
         for path in args.scores:
             table = read_score_table(path, ids)
+            table.index = ids
             for m in table.columns:
                 col = table[m]
                 frames.append(metric_verdicts(pairs, col.reindex(pairs.pairs["image_a"]).to_numpy(float),
