@@ -57,16 +57,17 @@ def build(page: Page) -> None:
             return ""
         return jc.pair_detail(set_v, parse_v, pair_v, judge_v)
 
-    def open_row(tbl, set_v, parse_v, judge_v, evt: Selection, request: gr.Request):
-        try:
-            pid = str(tbl.iloc[int(evt.index[0]), 0])
-        except (TypeError, ValueError, IndexError, AttributeError):
+    def open_row(set_v, parse_v, judge_v, evt: Selection, request: gr.Request):
+        row = getattr(evt, "row_value", None)       # the clicked row's cells, sent with the event
+        if not row:
             return gr.skip(), gr.skip()
+        pid = str(row[0])
         return pid, jc.pair_detail(set_v, parse_v, pid, judge_v)
 
     for ev in (acc.expand, pset.change, parse.change):
         page.on(ev, views, [pset, parse, judge], [board, bias, triage, judge], lane=GOLD, trigger_mode="always_last")
-    # a pair's detail reads the cached tables only: the view lane, never behind another view's computation
-    page.on(triage.select, open_row, [triage, pset, parse, judge], [pair, detail], errors_to=detail)
+    # a pair's detail reads the cached tables only (tens of ms): answered on its own request, never queued
+    # behind another view's computation
+    page.on(triage.select, open_row, [pset, parse, judge], [pair, detail], errors_to=detail, queue=False)
     for ev in (pair.submit, judge.change):
-        page.on(ev, show, [pset, parse, pair, judge], detail, errors_to=detail)
+        page.on(ev, show, [pset, parse, pair, judge], detail, errors_to=detail, queue=False)
