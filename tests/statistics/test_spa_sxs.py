@@ -107,3 +107,30 @@ def test_templates_against_sxs_by_hand(tmp_path):
     t = template_sxs_accuracy(ps, rated).set_index("rating_set")
     assert t.loc["likert", "accuracy"] == 1.0 and t.loc["likert", "acc_ordered"] == 1.0
     assert t.loc["wl", "accuracy"] == pytest.approx(1 / 3) and t.loc["wl", "acc_ordered"] == 0.5
+
+
+def test_metric_judges_on_pairs_made_from_a_rated_set_equal_humaneval_pairwise_accuracy():
+    """Pairs of a prompt's images, the DSG raters' mean deciding: a metric judge's acc_ties_wrong is
+    humaneval's pair-wise accuracy (same pairs, metric ties wrong)."""
+    import itertools
+
+    from ts2viz.gold import load_gold
+    from ts2viz.metaeval.humaneval import evaluate_rated
+    from ts2viz.metaeval.judges import judge_table, metric_verdicts
+
+    g = load_gold("tifa160", answers=False)
+    images = g.images.assign(dsg=g.human("dsg"))
+    rows = []
+    for _, group in images.groupby("prompt_id", sort=False):
+        for a, b in itertools.combinations(group.itertuples(), 2):
+            rows.append({"pair_id": f"{a.image_id}|{b.image_id}", "image_a": a.image_id, "image_b": b.image_id,
+                         "human": "A" if a.dsg > b.dsg else "B" if a.dsg < b.dsg else "tie-good"})
+    ps = PairSet("tifa160-pairs", pd.DataFrame(rows))
+    metrics = ["clipscore_vitb32", "tifa_mplug-large"]
+    he = evaluate_rated(g, metrics=metrics, bootstrap=None).frame().set_index("metric")
+    scores = g.scores.set_axis(g.image_ids)
+    for m in metrics:
+        v = metric_verdicts(ps, scores.loc[ps.pairs.image_a, m].to_numpy(), scores.loc[ps.pairs.image_b, m].to_numpy(),
+                            judge=m, epsilon=0.0)
+        got = judge_table(ps, v, boot=None).frame().iloc[0]
+        assert got["acc_ties_wrong"] == pytest.approx(he.loc[m, "pairwise_acc"], abs=1e-12), m

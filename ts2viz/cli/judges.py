@@ -185,6 +185,8 @@ def cmd_judges(args: argparse.Namespace) -> int:
         write_csv(frame, args.out)
         if args.out == "-":
             return 0
+    if "prompt" in frame.columns:                   # the readable table cuts long prompts (the CSV keeps them)
+        frame = frame.assign(prompt=[" ".join(str(p).split())[:60] for p in frame["prompt"]])
     print(format_judges(frame) if args.task == "judges" else frame.to_string(index=False))
     return 0
 
