@@ -274,6 +274,11 @@ def load_genaibench_pairs(path: str | os.PathLike, *, name: str = "genaibench-pa
     -------
     PairSet
         ``pair_id`` is ``str(idx)``; no images or models (the release has none).
+
+    Raises
+    ------
+    InputError
+        A line that is not a JSON object, or an unknown ``human_vote``.
     """
     rows = []
     for line, rec in _jsonl(path):
@@ -328,6 +333,11 @@ def load_mmrb2_pairs(path: str | os.PathLike, *, name: str | None = None) -> Pai
     PairSet
         ``human`` is ``chosen`` (MMRB2 has no ties); images are the responses' first image, the prompt the
         text items of ``prompt_content`` (empty in the ``*_response_only.json`` files).
+
+    Raises
+    ------
+    InputError
+        A file that is not such a JSON, a pair without ``id``, a ``chosen`` other than A or B, a repeated id.
     """
     path = Path(path)
     data = _json(path)
@@ -464,6 +474,12 @@ def verdict_frame(records, *, parse: str = "genaibench", path=None, rows=None,
     -------
     pandas.DataFrame
         ``pair_id, order, judge, verdict, raw``.
+
+    Raises
+    ------
+    InputError
+        An unknown parse rule, order or verdict label, an empty judge, no records, a verdict for a pair not
+        in ``pairs``, a second verdict of one judge for one pair and order.
     """
     _check_rule(parse)
     out = []
@@ -585,6 +601,11 @@ def load_bundled_verdicts(name: str = "genaibench-pairwise", *, parse: str = "ge
     -------
     pandas.DataFrame
         ``pair_id, order, judge, verdict, raw``.
+
+    Raises
+    ------
+    InputError
+        An unknown set or parse rule.
     """
     if name not in BUNDLED_PAIRS:
         raise InputError(f"no bundled pair set {name!r}: expected one of {', '.join(BUNDLED_PAIRS)}")

@@ -266,6 +266,11 @@ def metric_verdicts(pairs: PairSet, score_a, score_b, *, judge: str, epsilon: fl
     pandas.DataFrame
         A verdict table (forward only; ``raw`` holds the difference).
 
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is a string other than ``"calibrated"``.
+
     Examples
     --------
     >>> import pandas as pd

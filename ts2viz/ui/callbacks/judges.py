@@ -230,8 +230,9 @@ def _marked(text: str, token: str | None) -> str:
 
 
 def pair_detail(name: str, parse: str, pair_id, judge: str | None) -> str:
-    """One pair as HTML: its prompt, the raters' verdict, images where the set has them, and a judge's text
-    with the token the parse rule read marked.
+    """One pair as HTML: its prompt, the raters' verdict, images where the set has them, and a judge's text.
+
+    The token the parse rule read is marked (``<mark class="judge-verdict">``).
 
     Parameters
     ----------
