@@ -9,25 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from app_server import ART, CHROMIUM, chromium_browser, open_tab, running_app, settle
+from app_server import ART, CHROMIUM, open_tab, settle
+from test_browser_humaneval import browser, server  # noqa: F401  (the Human ratings tab's app and Chromium)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                  reason="Debian's chromium is not installed at /usr/bin/chromium")]
 
 TOASTS = "[data-testid='toast-body']"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    d = tmp_path_factory.mktemp("browser-sxs")
-    with running_app(["--host", "127.0.0.1"], d, drop_env=["TS2VIZ_DATA"], timeout=120) as (url, _):
-        yield url + "/"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    yield from chromium_browser()
 
 
 def test_judges_view_and_a_pair_click(browser, server):

@@ -15,6 +15,7 @@ import argparse
 
 from ..errors import InputError
 from .evaluate import write_csv
+from .humaneval import _number
 
 TASKS = ("judges", "ordering", "templates", "disagreement")
 
@@ -63,13 +64,6 @@ def add_subcommands(sub) -> None:
     p.add_argument("--confidence", default="0.95", help="interval level (default 0.95)")
     p.add_argument("--seed", default="0", help="resampling seed (default 0)")
     p.set_defaults(func=cmd_judges)
-
-
-def _number(text: str, kind, flag: str):
-    try:
-        return kind(text)
-    except ValueError:
-        raise InputError(f"{flag}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
 
 
 def judge_inputs(args: argparse.Namespace):
