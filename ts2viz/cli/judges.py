@@ -15,7 +15,6 @@ import argparse
 
 from ..errors import InputError
 from .evaluate import write_csv
-from .humaneval import _number
 
 TASKS = ("judges", "ordering", "templates", "disagreement")
 
@@ -64,6 +63,14 @@ def add_subcommands(sub) -> None:
     p.add_argument("--confidence", default="0.95", help="interval level (default 0.95)")
     p.add_argument("--seed", default="0", help="resampling seed (default 0)")
     p.set_defaults(func=cmd_judges)
+
+
+def _number(text: str, kind, flag: str):
+    # as ts2viz.cli.humaneval's (private there): a one-line InputError, not argparse's usage block
+    try:
+        return kind(text)
+    except ValueError:
+        raise InputError(f"{flag}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
 
 
 def judge_inputs(args: argparse.Namespace):
