@@ -7,6 +7,7 @@
 * ``validate``, ``push`` (:mod:`.datasets`): every problem of a dataset folder; upload one to the hub;
 * ``humaneval`` (:mod:`.humaneval`): metrics against human ratings (rated sets, Gecko's three tasks);
 * ``agreement``, ``humaneval --slices`` (:mod:`.humaneval_slices`): raters' agreement, Gecko's tasks per slice;
+* ``judges`` (:mod:`.judges`): judges and metrics on side-by-side gold (GenAI-Bench, MMRB2 layouts);
 * ``nuisance``, ``transforms`` (:mod:`.nuisance`): does a metric move more for nuisance than for errors?
 * ``app`` (:mod:`.app`): start the inspection app (what a Hugging Face Space's ``app.py`` calls).
 
@@ -29,7 +30,7 @@ from typing import Iterator, Sequence
 
 from .. import __version__
 from ..errors import InputError, InputWarning
-from . import app, datasets, evaluate, humaneval, humaneval_slices, nuisance, scoring
+from . import app, datasets, evaluate, humaneval, humaneval_slices, judges, nuisance, scoring
 
 __all__ = ["main", "build_parser"]
 
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     scoring.add_subcommands(sub)
     datasets.add_subcommands(sub)
     humaneval.add_subcommands(sub)
+    judges.add_subcommands(sub)
     nuisance.add_subcommands(sub)
     humaneval_slices.add_subcommands(sub)
     app.add_subcommands(sub)

@@ -7,6 +7,7 @@ Examples of the command line::
     ts2viz humaneval --gold my_set/ --scores mine.csv     # a user's own rated set and scores
     ts2viz humaneval --gold tifa160 --clusters            # + significance clusters (permutation tests)
     ts2viz humaneval --gold tifa160 --compare A B         # paired permutation test of two metrics
+    ts2viz humaneval --gold tifa160 --spa                 # + soft pairwise accuracy of the model ordering
 """
 from __future__ import annotations
 
@@ -67,6 +68,9 @@ def add_subcommands(sub) -> None:
     p.add_argument("--rank-bootstrap", choices=["auto", "exact", "linear"], default="auto",
                    help="Spearman's and Kendall's resamples: exact (re-ranked) or first-order; auto (default) is "
                         "exact while images x prompts <= 2,000,000 and images <= 5,000")
+    p.add_argument("--spa", action="store_true", help="model ordering: add soft pairwise accuracy (WMT24/25's, "
+                   "mt-metrics-eval's pce.py: permutation p-values per T2I-model pair, humans vs metric; 1000 "
+                   "permutations, seed 4) beside the Wilcoxon agreement")
     from .humaneval_significance import add_significance_options
 
     add_significance_options(p)
@@ -182,6 +186,11 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
 
         cluster, cluster_note = cluster_column(args, rated, result, settings)
         frame["cluster"] = pd.array(cluster, dtype="Int64")     # integers in the CSV, empty where none
+    if args.spa:
+        from ..metaeval.spa import spa_rated
+
+        spa = spa_rated(rated, rating_set=args.ratings, metrics=metrics, ceiling=not args.no_ceiling)
+        frame = frame.merge(spa[["metric", "spa"]], on="metric", how="left")
     if not args.no_ceiling:
         import pandas as pd
 
@@ -262,10 +271,11 @@ def format_humaneval(frame, rated, rating_set: str, result, sort: str = "spearma
                      _ci(r.pairwise_acc, r.pairwise_acc_lo, r.pairwise_acc_hi),
                      _ci(r.pairwise_acc_eq, r.pairwise_acc_eq_lo, r.pairwise_acc_eq_hi),
                      "-" if r.ordering_agreement != r.ordering_agreement else f"{r.ordering_agreement:.2f}"]
+                    + (["-" if pd.isna(r.spa) else f"{r.spa:.3f}"] if "spa" in frame.columns else [])
                     + (["-" if pd.isna(r.cluster) or r.cluster <= 0 else str(int(r.cluster))]
                        if "cluster" in frame.columns else []))
     head = ["metric", "n", "spearman", f"kendall_{st.kendall}", "pearson", "sp/model", "pairwise_acc",
-            "acc_eq", "ordering"] + (["cluster"] if "cluster" in frame.columns else [])
+            "acc_eq", "ordering"] + (["spa"] if "spa" in frame.columns else []) + (["cluster"] if "cluster" in frame.columns else [])
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
     lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths)))
     lines.extend("  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in rows)

@@ -7,6 +7,8 @@
   user's), the slices they define;
 - :mod:`.answers`: DSG / VQ²A scores per image from released VQA answers, through the library's
   accumulation code;
+- :mod:`.pairs`: side-by-side gold (pairs with a human verdict) and judges' verdicts, GenAI-Bench's and
+  MMRB2's layouts, the bundled ``genaibench-pairwise``;
 - :mod:`.crossgold`: the same metric families ranked on every gold standard (TS2 Ord/Sep, TIFA160,
   ImagenHub, GenAI-Bench) with rank intervals.
 

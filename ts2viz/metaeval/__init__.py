@@ -16,6 +16,10 @@ tests) live in :mod:`ts2viz.statistics`.
   largest for every model and template), or Gecko2K's released flags.
 - :mod:`ts2viz.metaeval.seg_pairwise`: pairwise accuracy on SEGs, a TS2 meta-metric with tie
   calibration cross-validated over SEGs.
+- :mod:`ts2viz.metaeval.judges`: judges (and point-wise metrics) on side-by-side pairs: 4-label
+  accuracy, accuracy with and without ties, position-swap accuracy, position bias.
+- :mod:`ts2viz.metaeval.sxs`: T2I models ordered from side-by-side votes; absolute templates against SxS.
+- :mod:`ts2viz.metaeval.spa`: soft pairwise accuracy of a T2I-model ordering (mt-metrics-eval's pce.py).
 
 ``pearson``, ``spearman`` and ``kendall`` (:mod:`ts2viz.statistics.correlation`) are re-exported here.
 """

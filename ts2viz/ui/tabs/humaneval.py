@@ -13,6 +13,7 @@ from ..callbacks import humaneval as gc
 from ..state import gold_session as gs
 from ..page.glue import Page, page_plot, table_value
 from ..serving.jobs import GOLD, GOLD_UPLOAD, checkpoint
+from . import judges as judges_view
 
 #: a click on a scatter point puts its image id (the point's customdata) into the image box. Gradio's
 #: Plot has no click event: the listener is attached to the plotly element after each redraw (polled,
@@ -107,6 +108,7 @@ def build(page: Page) -> None:
         cross = gr.Dataframe(interactive=False, elem_id="gold-cross",
                              label="Cross-gold: rank [95% interval] (value) of each metric family on each gold "
                                    "standard (TS2 Ord / Sep, Spearman on the rated sets)")
+        judges_view.build(page)
 
     def gold_set_changed(gold_v, request: gr.Request):
         g = gc.rated(gc.check_gold(gold_v))
