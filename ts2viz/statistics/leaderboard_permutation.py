@@ -26,7 +26,7 @@ from ..metametrics import CHUNK_ELEMENTS, MetaMetrics, seg_ord, seg_stats
 from .bootstrap import averaged_segs, seg_values, split_cell
 from .clusters import Clusters, significance_clusters
 from .permutation_tests import (DEFAULT_SETTINGS, PairwisePermutation, PermutationResult, PermutationSettings,
-                                _mean_diffs, pairwise_unit_permutation, permutation_test, sampled_swap_pvalues,
+                                mean_diffs, pairwise_unit_permutation, permutation_test, sampled_swap_pvalues,
                                 standardise)
 
 
@@ -392,7 +392,7 @@ def perm_both_pairs(mm: MetaMetrics, scores, cell: str = "ord_avg", *,
                 good = ~np.isnan(v[side])
                 s_ += np.where(good, v[side], 0.0)
                 c_ += good
-        return _mean_diffs(sa, ca, sb, cb)
+        return mean_diffs(sa, ca, sb, cb)
 
     p, used = sampled_swap_pvalues(diffs, observed, int(offsets[-1]), settings, alternative)
     pm = np.full((M, M), np.nan)

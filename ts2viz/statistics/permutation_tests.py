@@ -172,7 +172,19 @@ def standardise(scores: np.ndarray) -> np.ndarray:
     return np.where(ok, (x - mu) / sd, np.nan) if sd > 0 else np.where(ok, 0.0, np.nan)
 
 
-def _mean_diffs(sum_a, cnt_a, sum_b, cnt_b) -> np.ndarray:
+def mean_diffs(sum_a, cnt_a, sum_b, cnt_b) -> np.ndarray:
+    """Differences of two means from their sums and counts: NaN where a count is 0.
+
+    Parameters
+    ----------
+    sum_a, cnt_a, sum_b, cnt_b : numpy.ndarray
+        Sums and counts of the values of A and of B (broadcastable).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``sum_a / cnt_a - sum_b / cnt_b``, NaN where either count is 0.
+    """
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(cnt_a > 0, sum_a / np.where(cnt_a > 0, cnt_a, 1), np.nan) - \
             np.where(cnt_b > 0, sum_b / np.where(cnt_b > 0, cnt_b, 1), np.nan)
@@ -340,7 +352,7 @@ def permutation_test(a_units: Sequence[np.ndarray], b_units: Sequence[np.ndarray
             okx, oky = ~np.isnan(x), ~np.isnan(y)
             sa += np.where(okx, x, 0.0); ca += okx                                # noqa: E702
             sb += np.where(oky, y, 0.0); cb += oky                                # noqa: E702
-        return _mean_diffs(sa, ca, sb, cb)
+        return mean_diffs(sa, ca, sb, cb)
 
     if exact:
         if n_items > EXACT_MAX:
@@ -522,7 +534,7 @@ def pairwise_unit_permutation(values: np.ndarray, *, alternative: str = "greater
     def diffs(z: np.ndarray, cols) -> np.ndarray:
         zx = z @ dx[:, cols]
         zc = z @ dc[:, cols]
-        return _mean_diffs(sa0[cols] + zx, ca0[cols] + zc, sb0[cols] - zx, cb0[cols] - zc)
+        return mean_diffs(sa0[cols] + zx, ca0[cols] + zc, sb0[cols] - zx, cb0[cols] - zc)
 
     P = I.size
     active = ~np.isnan(observed)
