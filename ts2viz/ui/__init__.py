@@ -145,7 +145,7 @@ def launch_kwargs(app: AppState) -> dict:
         from .serving.uploads import UploadBudget
 
         guard = getattr(app, "guard", None) or Guard()
-        out["app_kwargs"] = {"middleware": [Middleware(ClientAddress), Middleware(UploadBudget),
+        out["app_kwargs"] = {"middleware": [Middleware(ClientAddress, ipv6_prefix=app.access.limits.ipv6_prefix), Middleware(UploadBudget),
                                             Middleware(EventGuard, guard=guard)]}
     return out
 
