@@ -199,8 +199,11 @@ class APIVQAScore(Metric):
         """``(top log-probabilities or None, from the cache, error)`` for one request (all tries within ``timeout``)."""
         from ..backbones.openai_client import EndpointError
 
+        from ..common.llmcache import reply_cache_on
+
         path = self._cache_path(question, url)
-        if self.cache and path.is_file():
+        cache = self.cache and reply_cache_on()
+        if cache and path.is_file():
             try:
                 return [tuple(t) for t in json.loads(path.read_text(encoding="utf-8"))["top_logprobs"]], True, ""
             except (OSError, ValueError, KeyError, TypeError):
@@ -230,7 +233,7 @@ class APIVQAScore(Metric):
             with self._lock:
                 self.usage["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
                 self.usage["completion_tokens"] += int(usage.get("completion_tokens") or 0)
-            if self.cache:
+            if cache:
                 from ...atomic import atomic_path
 
                 try:
