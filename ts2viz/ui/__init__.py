@@ -305,5 +305,5 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
         from .serving.guard import Guard
 
         app.guard = Guard(jobs=workspaces.jobs)
-    install(demo, getattr(app, "guard", None), public=app.access.public)
+    install(demo, getattr(app, "guard", None), public=app.access.public, limits=app.access.limits)
     return demo, launch_kwargs(app), app
