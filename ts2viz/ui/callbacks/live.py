@@ -309,7 +309,10 @@ def asked_line(details) -> str:
     d = next((x for x in (details or []) if isinstance(x, dict) and "question" in x and "answer" in x), None)
     if d is None:
         return ""
-    return f' Asked: "{d["question"]}" (score: the likelihood of the answer "{d["answer"]}").'
+    from ...display import md_text
+
+    # the question holds the visitor's prompt: shown as its characters, never as Markdown or HTML
+    return f' Asked: "{md_text(d["question"])}" (score: the likelihood of the answer "{md_text(d["answer"])}").'
 
 
 def check_prompt(prompt) -> str:

@@ -346,7 +346,12 @@ def message(e: Exception, public: bool = False) -> str:
             cause, seen = cause.__cause__ or cause.__context__, seen + 1
     if isinstance(e, InputError):
         text = mask(e)
-        return _PATH.sub(lambda m: m.group(0).rsplit("/", 1)[-1], text) if public else text
+        if not public:
+            return text
+        from ...display import echo_words
+
+        # a pasted value is quoted short (a 200 KB id would come back whole)
+        return echo_words(_PATH.sub(lambda m: m.group(0).rsplit("/", 1)[-1], text))
     log.error("callback failed:\n%s", mask(traceback.format_exc()))
     if public:
         return "Something went wrong. The app is still running; try another choice."

@@ -167,16 +167,31 @@ def guard_inputs(demo) -> None:
 
     from ..serving.guard import log_refusal
 
+    import contextvars
+
     preprocess = demo.preprocess_data
+    process = demo.process_api
+    caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("ts2viz_caller", default=None)
+
+    async def process_api(*args, **kwargs):
+        request = kwargs.get("request")
+        if isinstance(request, list):
+            request = request[0] if request else None
+        token = caller.set(getattr(getattr(request, "client", None), "host", None))
+        try:
+            return await process(*args, **kwargs)
+        finally:
+            caller.reset(token)
 
     async def preprocess_data(block_fn, inputs, state, explicit_call=False):
         try:
             return await preprocess(block_fn, inputs, state, explicit_call)
         except Exception as e:  # noqa: BLE001 - every failure here is a malformed call
-            log_refusal(f"{getattr(block_fn, 'api_name', None) or 'event'} values", None,
+            log_refusal(f"{getattr(block_fn, 'api_name', None) or 'event'} values", caller.get(),
                         f"{type(e).__name__}: {e}")
             raise gr.Error(BAD_INPUT, print_exception=False) from None
 
+    demo.process_api = process_api
     demo.preprocess_data = preprocess_data
 
 
