@@ -242,7 +242,7 @@ ECHO_CHARS = 80
 
 
 def echo(value, n: int = ECHO_CHARS) -> str:
-    """A caller's value as a message quotes it: one line, at most ``n`` characters and "…".
+    r"""A caller's value as a message quotes it: one line, at most ``n`` characters and "…".
 
     Parameters
     ----------
@@ -284,8 +284,8 @@ def echo_words(text, n: int = ECHO_CHARS, total: int = 600) -> str:
 
     Examples
     --------
-    >>> echo_words("not a SEG id: '" + "9" * 500 + "'")
-    "not a SEG id: '99999999999999999999999999999999999999999999999999999999999999999999999999999999…"
+    >>> echo_words("not a SEG id: " + "9" * 500) == "not a SEG id: " + "9" * 80 + "…"
+    True
     """
     out = re.sub(r"\S{%d,}" % (n + 1), lambda m: m.group(0)[:n] + "…", str(text))
     return out if len(out) <= total else out[:total] + "…"
