@@ -432,11 +432,29 @@ class Guard:
 
     def __init__(self, jobs=None, rate: SessionRate | None = None) -> None:
         self.jobs = jobs
+        if jobs is not None:
+            jobs.listening = self.is_streaming
         self.rate = rate or SessionRate.from_env()
         self.queue = None
         self._streams: dict[str, int] = defaultdict(int)
         self._lock = threading.Lock()
         self.refused = 0
+
+    def is_streaming(self, session: str) -> bool:
+        """Whether a session has an open event stream now.
+
+        Parameters
+        ----------
+        session : str
+            The session id.
+
+        Returns
+        -------
+        bool
+            True while a page listens for its results.
+        """
+        with self._lock:
+            return self._streams.get(session, 0) > 0
 
     def streaming(self) -> set[str]:
         """Sessions with an open event stream now (a page listening for its results).

@@ -53,6 +53,10 @@ class OverTime(InputError):
 
 
 _FLAG: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("ts2viz_job_flag", default=None)
+#: seconds a job goes on with no page listening for its result (no open event stream) before it stops
+UNREAD_GRACE_S = float(os.environ.get("TS2VIZ_UNREAD_GRACE_S") or 10)
+#: whether the job running in this thread still has a page waiting for its result
+_WATCH: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar("ts2viz_job_watch", default=None)
 #: (monotonic deadline, the budget in seconds) of the job running in this thread
 _DEADLINE: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar("ts2viz_job_deadline",
                                                                                        default=None)
@@ -73,6 +77,9 @@ def checkpoint() -> None:
     flag = _FLAG.get()
     if flag is not None and flag.is_set():
         raise Cancelled("cancelled")
+    watch = _WATCH.get()
+    if watch is not None and not watch():
+        raise Cancelled(f"cancelled: no page read this job's result for {UNREAD_GRACE_S:g} s")
     limit = _DEADLINE.get()
     if limit is not None and time.monotonic() > limit[0]:
         raise OverTime(f"this job ran past its time budget on this app ({limit[1]:g} s) and was stopped; "
@@ -124,6 +131,10 @@ class Jobs:
         self.job_time_s = job_time_s
         self.meter = meter
         self.private_replies = private_replies
+        #: ``listening(session)``: whether a page has an open event stream for the session (set by the app's
+        #: :class:`~ts2viz.ui.serving.guard.Guard`); a job nobody listens to stops after
+        #: :data:`UNREAD_GRACE_S` seconds
+        self.listening: Callable[[str], bool] | None = None
         self.on_end = on_end
         self.clock = clock
         self._lock = threading.Lock()
@@ -291,6 +302,7 @@ class Jobs:
         from ...metrics.common.llmcache import no_reply_cache
 
         token = _FLAG.set(flag)
+        watch_token = _WATCH.set(self._watch(session))
         deadline_token = None
         lock = self.lane_locks.get(lane)
         held = False
@@ -316,6 +328,7 @@ class Jobs:
                 lock.release()
             if deadline_token is not None:
                 _DEADLINE.reset(deadline_token)
+            _WATCH.reset(watch_token)
             _FLAG.reset(token)
             if self.on_end is not None:
                 self.on_end()
@@ -325,6 +338,21 @@ class Jobs:
                 if eid is not None:
                     self._events.pop(eid, None)
                     self._cancelled.discard(eid)
+
+    def _watch(self, session: str | None) -> Callable[[], bool] | None:
+        """``watch()``: False once no page has listened for the session's results for :data:`UNREAD_GRACE_S`."""
+        listening = self.listening
+        if listening is None or session is None:
+            return None
+        seen = [time.monotonic()]
+
+        def watch() -> bool:
+            now = time.monotonic()
+            if listening(session):
+                seen[0] = now
+            return now - seen[0] <= UNREAD_GRACE_S
+
+        return watch
 
     def guarded(self, fn: Callable, lane: str) -> Callable:
         """A callback run as a job of a lane (:meth:`running`), its session and client read from its ``gr.Request``.
