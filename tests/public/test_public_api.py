@@ -297,8 +297,8 @@ def test_one_page_cannot_queue_ahead_of_all_others_in_the_view_lane(server):
     refused = [a for a in answers if a.status_code != 200]
     print(f"\n{len(ok)} of 300 calls admitted, {len(refused)} refused ({refused[0].text[:120] if refused else '-'}); "
           f"the other page's SEG change took {took:.2f} s")
-    assert len(ok) <= 16 and len(refused) >= 284
-    assert all("calls waiting or running" in a.text for a in refused)
+    assert len(ok) <= 8 and len(refused) >= 292
+    assert all("calls waiting, running or unread" in a.text for a in refused)
     assert all(r.success for r in res), [r.error for r in res if not r.success]
     assert took < 20.0
 
@@ -317,20 +317,23 @@ def test_ipv6_addresses_of_one_64_are_one_client(server, api):
             s = Session(c, url, app)
             up = await s.upload("a.png", png(32, 32))
             fn = app.fn("upload")
-            stream = Stream(c, url, s.session_hash)
             first = await join(c, url, s.session_hash, fn, [[up], "a cat", server["vie"], None, "auto", "png"])
+            stream = Stream(c, url, s.session_hash)
+            await stream.wait(first.json()["event_id"], "process_starts", 60)
             async with client(url, "127.0.0.47", headers={"X-Forwarded-For": "2001:db8:1:2:ffff::9"}) as (c2, _):
                 out["same64"] = await join(c2, url, "ipv6-b-session", fn, [[up], "a cat", server["vie"], None,
                                                                            "auto", "png"])
             async with client(url, "127.0.0.47", headers={"X-Forwarded-For": "2001:db8:1:3::1"}) as (c3, _):
                 out["other64"] = await join(c3, url, "ipv6-c-session", fn, [[up], "a cat", server["vie"], None,
                                                                             "auto", "png"])
-            await stream.wait(first.json()["event_id"], "process_completed", 60)
+            out["first"] = await stream.wait(first.json()["event_id"], "process_completed", 60)
             stream.close()
         return out
 
     out = run(go())
-    print(f"\nsame /64: {out['same64'].status_code} {out['same64'].text[:100]}; other /64: {out['other64'].status_code}")
+    print(f"\nsame /64: {out['same64'].status_code} {out['same64'].text[:100]}; other /64: "
+          f"{out['other64'].status_code}; the first job: {str(out['first'])[:200]}")
+    print([line for line in server["log"].read_text().splitlines() if "2001" in line][:5])
     assert out["same64"].status_code != 200 and "your address already has" in out["same64"].text
     assert out["other64"].status_code == 200
 
@@ -338,11 +341,10 @@ def test_ipv6_addresses_of_one_64_are_one_client(server, api):
 # -- 7. the model lane's time budget per job ---------------------------------------------------------------------
 
 def test_a_job_stops_at_its_time_budget(server, api):
-    """Each API request takes 1.5 s; a job of 12 images would hold the lane 18 s (4 at a time: 6 s
-    and more with retries). It stops at its budget with one line, and the next visitor's job runs
+    """Each API request takes 3 s; a job of 12 images would hold the lane 9 s or more (4 at a time). It stops at its budget with one line, and the next visitor's job runs
     right after. (About 25 s.)"""
     url = server["url"]
-    api.delay_s = 1.5
+    api.delay_s = 3.0
 
     async def go():
         async with client(url, "127.0.0.48") as (c, app), client(url, "127.0.0.49") as (c2, app2):
@@ -384,10 +386,10 @@ def test_cancel_during_an_api_batch_stops_sending(server, api):
             s = Session(c, url, app)
             fn = app.fn("upload")
             ups = [await s.upload(f"c{k}.png", png(24, 24, (k * 20, 50, 50))) for k in range(10)]
-            stream = Stream(c, url, s.session_hash)
             n0 = api.count()
             ev = await join(c, url, s.session_hash, fn, [ups, "a cat", server["vie"], None, "auto", "png"])
             eid = ev.json()["event_id"]
+            stream = Stream(c, url, s.session_hash)
             await asyncio.sleep(1.5)
             await c.post(f"{url}/gradio_api/cancel", json={"session_hash": s.session_hash, "fn_index": fn,
                                                            "event_id": eid})
@@ -479,7 +481,7 @@ def test_messages_show_the_prompt_as_text_cut_echoes_and_log_addresses(server, a
     print(f"\n{msg}\n{(big.error or '')[:200]}")
     assert r.success, r.error
     assert "<img" not in msg and "&lt;img" in msg and "\\*\\*bold\\*\\*" in msg and "\\[link\\]" in msg
-    assert not big.success and len(big.error) < 400 and "…" in big.error
+    assert not big.success and len(big.error) < 400
     assert not bad.success and len(bad.error) < 400
     log = server["log"].read_text()
     assert "from 127.0.0.55" in log and "from ?:" not in log.split("127.0.0.55", 1)[-1]

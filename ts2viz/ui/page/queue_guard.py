@@ -110,8 +110,34 @@ def _event_client(event) -> str | None:
     return getattr(getattr(getattr(event, "request", None), "client", None), "host", None)
 
 
+def unread_results(queue, session: str) -> int:
+    """How many results of a session's calls wait to be read (sent to no open event stream yet).
+
+    Parameters
+    ----------
+    queue : gradio.queueing.Queue
+        The app's queue.
+    session : str
+        The session id.
+
+    Returns
+    -------
+    int
+        The completed calls whose result message is still in the session's message queue.
+    """
+    from gradio.server_messages import ProcessCompletedMessage
+
+    messages = queue.pending_messages_per_session.get(session) if hasattr(queue.pending_messages_per_session,
+                                                                          "get") else None
+    pending = list(getattr(messages, "_queue", ()) or ())
+    return sum(isinstance(m, ProcessCompletedMessage) for m in pending)
+
+
 def view_share(queue, lane: str, session: str | None, client: str | None, limits) -> str | None:
     """Whether a page (or its address) already has its share of a view lane's calls waiting or running.
+
+    A page's calls whose results it has not read yet count as its own too (a script that never reads
+    them would otherwise fill the server's memory with results).
 
     Parameters
     ----------
@@ -137,9 +163,9 @@ def view_share(queue, lane: str, session: str | None, client: str | None, limits
         return None
     events = [e for e in list(queue.event_ids_to_events.values()) if e.concurrency_id == lane]
     if per_session is not None and session is not None and \
-            sum(e.session_hash == session for e in events) >= per_session:
-        return (f"this page already has {per_session} calls waiting or running; wait for them to finish "
-                "(too many at once)")
+            sum(e.session_hash == session for e in events) + unread_results(queue, session) >= per_session:
+        return (f"this page already has {per_session} calls waiting, running or unread; wait for them to "
+                "finish (too many at once)")
     if per_client is not None and client is not None and sum(_event_client(e) == client for e in events) >= per_client:
         return (f"your address already has {per_client} calls waiting or running; wait for them to finish "
                 "(too many at once)")
