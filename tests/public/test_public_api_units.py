@@ -8,9 +8,9 @@ import socket
 import threading
 import time
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from api_listener import CANARY, Listener
 
 from ts2viz.errors import InputError
 from ts2viz.metrics.backbones import openai_client as oc
@@ -19,55 +19,25 @@ from ts2viz.ui.serving.api_budget import ApiMeter, BudgetSpent
 from ts2viz.ui.serving.guard import client_group
 from ts2viz.ui.serving.jobs import MODEL, Jobs, OverTime, checkpoint
 
-CANARY = "sk-test-canary"
-
 
 @contextmanager
-def listener(handle):
-    """The base URL of a local endpoint whose POST handler is ``handle(request_handler, body)``; and the
-    list of bodies it received."""
-    bodies: list = []
-
-    class H(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            bodies.append((body, self.headers.get("Authorization")))
-            handle(self, body)
-
-        def log_message(self, *a):
-            pass
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+def listener(mode: str = "ok", **settings):
+    """A local API (:class:`api_listener.Listener`) in ``mode``: its base URL and its request records."""
+    api = Listener()
+    api.mode = mode
+    for k, v in settings.items():
+        setattr(api, k, v)
     try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}/v1", bodies
+        yield api.url, api.requests
     finally:
-        srv.shutdown()
-        srv.server_close()
-
-
-def _reply(h, status: int, obj: dict) -> None:
-    raw = json.dumps(obj).encode()
-    h.send_response(status)
-    h.send_header("Content-Type", "application/json")
-    h.send_header("Content-Length", str(len(raw)))
-    h.end_headers()
-    h.wfile.write(raw)
-
-
-OK = {"choices": [{"message": {"content": "fine"}}], "usage": {"total_tokens": 50}}
+        api.close()
 
 
 def test_an_error_body_reaches_the_operator_masked_and_the_visitor_not_at_all(caplog):
-    def refuse(h, body):
-        _reply(h, 401, {"error": {"message": f"Incorrect API key provided: {h.headers['Authorization']} "
-                                             "internal host 10.9.8.7"}})
-
-    with listener(refuse) as (url, bodies):
+    with listener("refuse") as (url, bodies):
         with pytest.raises(oc.EndpointError) as e:
             oc.post_chat(url, {"model": "m", "messages": []}, api_key=CANARY, service="judge")
-    assert bodies[0][1] == f"Bearer {CANARY}"
+    assert bodies[0]["auth"] == f"Bearer {CANARY}"
     assert e.value.visitor == "the judge's service refused the request (HTTP 401)"
     assert CANARY not in str(e.value) and "Bearer ***" in str(e.value)
     assert f"{url}/chat/completions: HTTP 401" in str(e.value)          # the operator's line, with its "/"
@@ -85,20 +55,7 @@ def test_credentials_in_the_url_become_the_key_and_are_never_shown():
 
 
 def test_the_total_time_of_a_call_is_bounded_even_when_the_reply_trickles():
-    def trickle(h, body):
-        h.send_response(200)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Content-Length", "100000")
-        h.end_headers()
-        try:
-            for _ in range(100):
-                h.wfile.write(b" ")
-                h.wfile.flush()
-                time.sleep(0.2)
-        except OSError:
-            pass
-
-    with listener(trickle) as (url, _):
+    with listener("trickle", hang_s=20.0) as (url, _):
         t0 = time.monotonic()
         with pytest.raises(oc.EndpointError) as e:
             oc.post_chat(url, {"model": "m", "messages": []}, timeout=1.0, retries=3, retry_wait=0.1)
@@ -108,7 +65,7 @@ def test_the_total_time_of_a_call_is_bounded_even_when_the_reply_trickles():
 
 
 def test_budgets_and_cancel_are_checked_before_each_request():
-    with listener(lambda h, b: _reply(h, 200, OK)) as (url, bodies):
+    with listener("ok") as (url, bodies):
         meter = ApiMeter(ApiBudget(visitor_requests_per_min=2))
         with oc.request_hooks(meter.hooks("1.2.3.4")):
             oc.post_chat(url, {"model": "m", "messages": []})
@@ -130,17 +87,13 @@ def test_budgets_and_cancel_are_checked_before_each_request():
 
 
 def test_a_cancel_stops_a_batch_without_waiting_for_the_requests_in_flight():
-    def hang(h, b):
-        time.sleep(3.0)
-        _reply(h, 200, OK)
-
     stop = threading.Event()
 
     def check():
         if stop.is_set():
             raise InputError("cancelled")
 
-    with listener(hang) as (url, bodies):
+    with listener("hang", hang_s=3.0) as (url, bodies):
         threading.Timer(0.5, stop.set).start()
         t0 = time.monotonic()
         with oc.request_hooks(oc.RequestHooks(check=check)):

@@ -21,7 +21,7 @@ class Listener:
 
     ``ok``: a VIEScore-shaped JSON reply, with log-probabilities when asked (VQAScore), and its usage;
     ``refuse``: HTTP 401 whose body repeats the key it was sent and an internal address; ``hang``: no
-    reply for ``hang_s`` seconds. ``requests`` records (time, body size, Authorization, image sizes).
+    reply for ``hang_s`` seconds; ``trickle``: a reply of one byte every 0.2 s for ``hang_s`` seconds. ``requests`` records (time, body size, Authorization, image sizes).
     """
 
     def __init__(self) -> None:
@@ -45,6 +45,19 @@ class Listener:
                     time.sleep(outer.delay_s)
                 if mode == "hang":
                     time.sleep(outer.hang_s)
+                if mode == "trickle":                   # a reply that never ends, one byte at a time
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", "100000")
+                    self.end_headers()
+                    try:
+                        for _ in range(int(outer.hang_s * 5)):
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                            time.sleep(0.2)
+                    except OSError:
+                        pass
+                    return
                 if mode == "refuse":
                     out = json.dumps({"error": {"message": f"Incorrect API key provided: {auth}. internal host "
                                                            "10.9.8.7 (billing account 42)"}}).encode()
@@ -72,6 +85,7 @@ class Listener:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def count(self) -> int:
