@@ -214,7 +214,7 @@ def test_one_page_cannot_queue_ahead_of_all_others_in_the_view_lane(server):
     refused = [a for a in answers if a.status_code != 200]
     print(f"\n{len(ok)} of 300 calls admitted, {len(refused)} refused ({refused[0].text[:120] if refused else '-'}); "
           f"the other page's SEG change took {took:.2f} s")
-    assert len(ok) <= 8 and len(refused) >= 292
+    assert len(ok) <= 8 and len(refused) >= 292       # the default share: 8 (docs/guide/public.md)
     assert all("calls waiting, running or unread" in a.text for a in refused)
     assert all(r.success for r in res), [r.error for r in res if not r.success]
     assert took < 20.0
