@@ -235,3 +235,16 @@ def test_no_socket_is_left_half_open_by_a_refused_request():
     finally:
         socket.create_connection = real
     assert not opened
+
+
+def test_loading_a_model_is_not_counted_against_the_job():
+    from ts2viz.ui.serving.jobs import off_the_clock
+
+    jobs = Jobs(job_time_s=0.3)
+    with jobs.running("p", None, MODEL):
+        with off_the_clock():
+            time.sleep(0.4)
+        checkpoint()                                   # 0.4 s loading, then within the budget
+        time.sleep(0.35)
+        with pytest.raises(OverTime):
+            checkpoint()

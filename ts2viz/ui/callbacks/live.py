@@ -116,8 +116,11 @@ def load_metric(app: AppView, spec: str, device: str | None = None):
         In public mode, for any failure to load; in operator mode, the loader's own errors pass as they
         are.
     """
+    from ..serving.jobs import off_the_clock
+
     try:
-        return app.metric_object(spec, device=device)
+        with off_the_clock():       # loading is the server's cost, not the visitor's job's time
+            return app.metric_object(spec, device=device)
     except Exception as e:  # noqa: BLE001 - public mode hides every detail of a failed load
         if not app.access.public:
             raise

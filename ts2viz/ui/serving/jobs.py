@@ -58,8 +58,26 @@ UNREAD_GRACE_S = float(os.environ.get("TS2VIZ_UNREAD_GRACE_S") or 10)
 #: whether the job running in this thread still has a page waiting for its result
 _WATCH: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar("ts2viz_job_watch", default=None)
 #: (monotonic deadline, the budget in seconds) of the job running in this thread
-_DEADLINE: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar("ts2viz_job_deadline",
-                                                                                       default=None)
+_DEADLINE: contextvars.ContextVar[list | None] = contextvars.ContextVar("ts2viz_job_deadline", default=None)
+
+
+@contextlib.contextmanager
+def off_the_clock() -> Iterator[None]:
+    """Time that does not count against the running job's time budget (loading a model: the server's cost,
+    once, not the visitor's work).
+
+    Yields
+    ------
+    None
+        While the clock is stopped.
+    """
+    limit = _DEADLINE.get()
+    t0 = time.monotonic()
+    try:
+        yield
+    finally:
+        if limit is not None:
+            limit[0] += time.monotonic() - t0
 
 
 def checkpoint() -> None:
@@ -100,7 +118,8 @@ class Jobs:
         back to the system: :func:`ts2viz.ui.state.sessions.release_memory`).
     job_time_s : float or None, default None
         Seconds a job of the :data:`MODEL` lane may run (its time on the lane, from when it got the lane's
-        lock) before :func:`checkpoint` stops it (:class:`OverTime`); ``None``: no limit.
+        lock, loading a model excepted: :func:`off_the_clock`) before :func:`checkpoint` stops it
+        (:class:`OverTime`); ``None``: no limit.
     meter : ts2viz.ui.serving.api_budget.ApiMeter or None, default None
         Charges every API request of a job to its client before it is sent (``None``: no budget). Every job
         runs its API requests with its cancel check before each
@@ -311,7 +330,7 @@ class Jobs:
             while lock is not None and not (held := lock.acquire(timeout=0.25)):
                 checkpoint()
             if self.job_time_s is not None and lane == MODEL:
-                deadline_token = _DEADLINE.set((time.monotonic() + float(self.job_time_s), float(self.job_time_s)))
+                deadline_token = _DEADLINE.set([time.monotonic() + float(self.job_time_s), float(self.job_time_s)])
             checkpoint()
             with request_hooks(hooks), (no_reply_cache() if self.private_replies else contextlib.nullcontext()):
                 yield flag
