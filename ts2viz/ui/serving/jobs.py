@@ -63,8 +63,9 @@ _DEADLINE: contextvars.ContextVar[list | None] = contextvars.ContextVar("ts2viz_
 
 @contextlib.contextmanager
 def off_the_clock() -> Iterator[None]:
-    """Time that does not count against the running job's time budget (loading a model: the server's cost,
-    once, not the visitor's work).
+    """Time that does not count against the running job's time budget.
+
+    Loading a model is the server's cost, once, not the visitor's work.
 
     Yields
     ------
