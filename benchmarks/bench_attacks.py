@@ -409,11 +409,12 @@ async def ipv6(app: App) -> None:
     codes = []
     async with client(app.url, "127.0.0.84") as (c, cfg):
         name = await _api_name(c, app.url, "viescore")
-        up = await Session(c, app.url, cfg).upload("a.png", png(32, 32))
         fn = cfg.fn("upload")
     for k in range(12):
-        async with client(app.url, "127.0.0.84", headers={"X-Forwarded-For": f"2001:db8:7:7::{k + 1:x}"}) as (c, _):
-            r = await join(c, app.url, f"v6session{k}", fn, [[up], "a cat", name, None, "auto", "png"])
+        async with client(app.url, "127.0.0.84", headers={"X-Forwarded-For": f"2001:db8:7:7::{k + 1:x}"}) as (c, cfg):
+            s = Session(c, app.url, cfg)
+            up = await s.upload(f"a{k}.png", png(32, 32, (k * 20, 9, 9)))
+            r = await join(c, app.url, s.session_hash, fn, [[up], "a cat", name, None, "auto", "png"])
             codes.append(r.status_code)
     await asyncio.sleep(api.hang_s + 2)
     api.mode = "ok"
