@@ -18,7 +18,8 @@ stream, a 200 KB value that is no choice). Not a pass/fail test: tests/public/te
 
 Issue 42's attacks (``--only secrets,spend,...``) add two API metrics, ``vqascore:gpt-4o`` and
 ``viescore:gpt-4o``, pointed at a local listener (``tests/support/api_listener.py``) with the key
-``sk-test-canary`` given as ``api_key=``, in the URL and as ``OPENAI_API_KEY``: ``secrets`` (the key and
+``sk-test-canary`` given as ``api_key=`` and as ``OPENAI_API_KEY`` (and a third, never called, with it in
+its URL): ``secrets`` (the key and
 the API's address in /config and a refused call's message), ``spend`` (one page scoring a 12 MB PNG for
 30 s: requests, bytes, reply files left on disk), ``viewflood`` (500 unread ``show_seg`` calls, another
 page's SEG change), ``ipv6`` (12 addresses of one /64), ``jobtime`` (four 16-image jobs at 6 s a request,
@@ -545,8 +546,11 @@ def main() -> None:
         from api_listener import CANARY, Listener
 
         api = Listener()
-        spec += (f"\nvqascore:gpt-4o?endpoint=http://me:{CANARY}@127.0.0.1:{api.port}/v1&retries=0"
-                 f"\nviescore:gpt-4o?endpoint=http://127.0.0.1:{api.port}/v1&api_key={CANARY}&timeout=10")
+        # the key as an option in the two that are called (a key in the URL did not reach the API before
+        # issue 42), and in the URL of a third offered one
+        spec += (f"\nvqascore:gpt-4o?endpoint=http://127.0.0.1:{api.port}/v1&api_key={CANARY}&retries=0"
+                 f"\nviescore:gpt-4o?endpoint=http://127.0.0.1:{api.port}/v1&api_key={CANARY}&timeout=10"
+                 f"\nviescore:gpt-4o-mini?endpoint=http://me:{CANARY}@127.0.0.1:{api.port}/v1")
         extra = {"OPENAI_API_KEY": CANARY, "TS2VIZ_JOB_TIME_S": args.job_time}
     app = App(root, work, spec, ds, scores, extra)
     app.api = api
