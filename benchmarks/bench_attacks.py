@@ -372,7 +372,11 @@ async def spend(app: App) -> None:
         s = Session(c, app.url, cfg)
         s.keep_alive()
         while time.perf_counter() - t0 < 30:
-            r = await _score(s, name, [big], prompt=f"visitor prompt {calls}")
+            try:
+                r = await _score(s, name, [big], prompt=f"visitor prompt {calls}")
+            except httpx.HTTPStatusError:           # the upload budget (429): the loop is over
+                refused += 1
+                break
             calls += 1
             refused += not r.success
         await s.close()
