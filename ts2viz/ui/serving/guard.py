@@ -63,8 +63,10 @@ def short(value, n: int = LOG_VALUE_CHARS) -> str:
     >>> short("a\n  b"), short("x" * 100, 10)
     ('a b', 'xxxxxxxxxx…(100 chars)')
     """
+    from ...display import echo
+
     text = " ".join(str(value).split())
-    return text if len(text) <= n else text[:n] + f"…({len(text):,} chars)"
+    return echo(text, n) + ("" if len(text) <= n else f"({len(text):,} chars)")
 
 
 def log_refusal(what: str, client: str | None, why: str) -> None:
