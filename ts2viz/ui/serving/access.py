@@ -178,7 +178,7 @@ OPERATOR_LIMITS = Limits(max_uploads=64, max_upload_bytes=200 * 1024 * 1024, max
 PUBLIC_LIMITS = Limits(max_uploads=5, max_upload_bytes=5 * 1024 * 1024, max_rows=50_000, max_metrics=8,
                        max_sessions=300, idle_timeout_s=30 * 60, score_all_segs=False,
                        max_sessions_per_client=8, keep_active_s=2 * 60, api=ApiBudget(), job_time_s=40.0,
-                       view_calls_per_session=8, view_calls_per_client=24)
+                       view_calls_per_session=8, view_calls_per_client=128)
 
 
 def public_limits(env: Mapping[str, str] | None = None) -> Limits:
