@@ -15,6 +15,17 @@ image, imported three times; a PNG followed by 4 MB of zeros, imported and expor
 a second), ``xff`` (twelve 19 MB uploads under invented addresses), ``gold`` (8 metrics uploaded for a
 rated set of 800 images, then its rating set switched), ``logs`` (50 unknown sessions on the event
 stream, a 200 KB value that is no choice). Not a pass/fail test: tests/public/test_public_guard.py is.
+
+Issue 42's attacks (``--only secrets,spend,...``) add two API metrics, ``vqascore:gpt-4o`` and
+``viescore:gpt-4o``, pointed at a local listener (``tests/support/api_listener.py``) with the key
+``sk-test-canary`` given as ``api_key=`` and as ``OPENAI_API_KEY`` (and a third, never called, with it in
+its URL): ``secrets`` (the key and
+the API's address in /config and a refused call's message), ``spend`` (one page scoring a 12 MB PNG for
+30 s: requests, bytes, reply files left on disk), ``viewflood`` (500 unread ``show_seg`` calls, another
+page's SEG change), ``ipv6`` (12 addresses of one /64), ``jobtime`` (four 16-image jobs at 6 s a request,
+a fifth visitor's wait; ``--job-time``), ``apicancel`` (a job cancelled while the API hangs), ``unread`` (a
+job nobody reads, the next visitor's wait), ``echo`` (HTML in the upload message, 3 MB of event data, the
+log's address). Their tests: tests/public/test_public_api.py.
 """
 from __future__ import annotations
 
@@ -39,6 +50,8 @@ from attack_helpers import Bystander, Rss, Stream, client, dataset_zip, disk_byt
 from gradio_http import Session  # noqa: E402
 
 ATTACKS = ("walks", "zips", "cancel", "xff", "gold", "logs")
+#: issue 42's attacks on the paid API behind the app (a local listener stands in for it)
+API_ATTACKS = ("secrets", "spend", "viewflood", "ipv6", "jobtime", "apicancel", "unread", "echo")
 
 
 def _load() -> str:
@@ -54,7 +67,7 @@ def _free_port() -> int:
 class App:
     """``root``'s app.py in public mode, on a generated dataset under ``work``."""
 
-    def __init__(self, root: Path, work: Path, spec: str, ds: Path, scores: Path) -> None:
+    def __init__(self, root: Path, work: Path, spec: str, ds: Path, scores: Path, extra_env: dict | None = None) -> None:
         self.root, self.work = root, work
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -62,7 +75,7 @@ class App:
         self.temp = work / "gradio"
         env = {**os.environ, "PYTHONPATH": str(root), "TS2VIZ_CACHE": str(work / "cache"), "HF_HUB_OFFLINE": "1",
                "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1", "GRADIO_TEMP_DIR": str(self.temp),
-               "TS2VIZ_METRICS": spec, "FORWARDED_ALLOW_IPS": "*", "TS2VIZ_PROXY_HOPS": "1"}
+               "TS2VIZ_METRICS": spec, "FORWARDED_ALLOW_IPS": "*", "TS2VIZ_PROXY_HOPS": "1", **(extra_env or {})}
         for k in ("SPACE_ID", "TS2VIZ_METRICS_FILE", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
             env.pop(k, None)
         self.proc = subprocess.Popen([sys.executable, str(root / "app.py"), "--public", "--data", str(ds), "--scores",
@@ -79,7 +92,8 @@ class App:
                 raise RuntimeError(self.log.read_text()[-3000:])
             time.sleep(0.3)
         self.pid = self.proc.pid
-        self.clip = spec
+        self.clip = spec.split("\n")[0]
+        self.api = None
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -302,10 +316,222 @@ async def logs(app: App) -> None:
           f"{(r.error or '')[:70]!r}")
 
 
+# -- issue 42: the paid API behind the app ---------------------------------------------------------------------
+
+async def _api_name(c, url: str, family: str) -> str:
+    """The name the page offers for the API metric of ``family`` (each tree shows it its own way)."""
+    cfg = (await c.get(f"{url}/config")).json()
+    for comp in cfg["components"]:
+        for ch in comp.get("props", {}).get("choices") or []:
+            v = ch[1] if isinstance(ch, (list, tuple)) else ch
+            if isinstance(v, str) and v.startswith(family + ":gpt-4o"):
+                return v
+    raise RuntimeError(f"no {family} API metric offered")
+
+
+def _big_png() -> bytes:
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(np.random.default_rng(3).integers(0, 255, (1800, 2400, 3), dtype=np.uint8)).save(buf, "PNG")
+    return buf.getvalue()
+
+
+async def _score(s: Session, name: str, images: list[bytes], prompt: str = "a red apple"):
+    ups = [await s.upload(f"u{k}.png", b) for k, b in enumerate(images)]
+    return await s.call("upload", [ups, prompt, name, None, "auto", "png"])
+
+
+async def secrets(app: App) -> None:
+    from api_listener import CANARY
+
+    api = app.api
+    api.mode = "refuse"
+    async with client(app.url, "127.0.0.80") as (c, cfg):
+        raw = (await c.get(f"{app.url}/config")).text
+        s = Session(c, app.url, cfg)
+        r = await _score(s, await _api_name(c, app.url, "viescore"), [png(64, 64)])
+    api.mode = "ok"
+    internal = f"127.0.0.1:{api.port}"
+    print(f"  /config: the key {raw.count(CANARY)} times, the API's address {raw.count(internal)} times; a refused "
+          f"judge call: the visitor read {(r.error or '')[:110]!r}; the key in it: {CANARY in (r.error or '')}; "
+          f"the key in the log: {app.log.read_text(errors='replace').count(CANARY)} times")
+
+
+async def spend(app: App) -> None:
+    api = app.api
+    big = _big_png()
+    n0 = api.count()
+    calls = refused = 0
+    t0 = time.perf_counter()
+    async with client(app.url, "127.0.0.81") as (c, cfg):
+        name = await _api_name(c, app.url, "vqascore")
+        s = Session(c, app.url, cfg)
+        s.keep_alive()
+        while time.perf_counter() - t0 < 30:
+            try:
+                r = await _score(s, name, [big], prompt=f"visitor prompt {calls}")
+            except httpx.HTTPStatusError:           # the upload budget (429): the loop is over
+                refused += 1
+                break
+            calls += 1
+            refused += not r.success
+        await s.close()
+    reqs = api.requests[n0:]
+    llm = app.work / "cache" / "llm"
+    files = [p for p in llm.rglob("*") if p.is_file()] if llm.exists() else []
+    with_prompt = sum(b"visitor prompt" in p.read_bytes() for p in files)
+    sizes = sorted({sz for r in reqs for sz in r["images"]})
+    print(f"  one page, 30 s of upload scoring of a {len(big) / 2**20:.1f} MB 2,400 x 1,800 PNG: {calls} calls "
+          f"({refused} refused), {len(reqs)} API requests, {max((r['bytes'] for r in reqs), default=0) / 2**20:.1f} MB "
+          f"per request at most, images sent at {sizes[:3]}; reply files left in cache/llm: {len(files)} "
+          f"({with_prompt} with the visitor's prompt)")
+
+
+async def viewflood(app: App) -> None:
+    out = {}
+    for n in (0, 500):
+        async with client(app.url, "127.0.0.82") as (c, cfg), client(app.url, "127.0.0.83") as (c2, cfg2):
+            fn = cfg.fn("show_seg")
+            s = Session(c, app.url, cfg)
+            answers = await asyncio.gather(*[join(c, app.url, s.session_hash, fn, [str(k % 3), 0, None, None, "png"])
+                                             for k in range(n)])
+            other = Session(c2, app.url, cfg2)
+            await other.load()
+            t0 = time.perf_counter()
+            await other.change("seg-pick", other.options("seg-pick")[1])
+            out[n] = (time.perf_counter() - t0, sum(a.status_code == 200 for a in answers))
+    print(f"  another page's SEG change: {out[0][0]:.2f} s alone, {out[500][0]:.2f} s after one page posted 500 "
+          f"show_seg calls it never reads ({out[500][1]} admitted)")
+
+
+async def ipv6(app: App) -> None:
+    api = app.api
+    api.mode, api.hang_s = "hang", 6.0
+    codes = []
+    async with client(app.url, "127.0.0.84") as (c, cfg):
+        name = await _api_name(c, app.url, "viescore")
+        fn = cfg.fn("upload")
+    for k in range(12):
+        async with client(app.url, "127.0.0.84", headers={"X-Forwarded-For": f"2001:db8:7:7::{k + 1:x}"}) as (c, cfg):
+            s = Session(c, app.url, cfg)
+            up = await s.upload(f"a{k}.png", png(32, 32, (k * 20, 9, 9)))
+            r = await join(c, app.url, s.session_hash, fn, [[up], "a cat", name, None, "auto", "png"])
+            codes.append(r.status_code)
+    await asyncio.sleep(api.hang_s + 2)
+    api.mode = "ok"
+    print(f"  12 addresses of one IPv6 /64, one heavy job each: {codes.count(200)} admitted, "
+          f"{len(codes) - codes.count(200)} refused")
+
+
+async def jobtime(app: App) -> None:
+    api = app.api
+    api.delay_s = 6.0
+    async with client(app.url, "127.0.0.85") as (c, cfg):
+        name = await _api_name(c, app.url, "vqascore")
+    t0 = time.perf_counter()
+
+    async def heavy(k: int):
+        async with client(app.url, f"127.0.0.{86 + k}") as (c, cfg):
+            s = Session(c, app.url, cfg)
+            s.keep_alive()
+            r = await _score(s, name, [png(24, 24, (k * 40, 20 * j, 9)) for j in range(16)])
+            await s.close()
+            return time.perf_counter() - t0, r
+
+    async def light():
+        await asyncio.sleep(3.0)
+        async with client(app.url, "127.0.0.90") as (c, cfg):
+            s = Session(c, app.url, cfg)
+            s.keep_alive()
+            t1 = time.perf_counter()
+            r = await _score(s, name, [png(24, 24)])
+            await s.close()
+            return time.perf_counter() - t1, r
+
+    res = await asyncio.gather(*[heavy(k) for k in range(4)], light())
+    api.delay_s = 0.0
+    wait, r = res[-1]
+    print(f"  four addresses, one 16-image API job each (6 s a request): jobs ended at "
+          f"{', '.join(f'{t:.0f}' for t, _ in res[:-1])} s ({sum(not x.success for _, x in res[:-1])} stopped); "
+          f"a fifth visitor's 1-image job took {wait:.0f} s ({'ok' if r.success else r.error})")
+
+
+async def apicancel(app: App) -> None:
+    api = app.api
+    api.mode, api.hang_s = "hang", 15.0
+    async with client(app.url, "127.0.0.91") as (c, cfg), client(app.url, "127.0.0.92") as (c2, cfg2):
+        name = await _api_name(c, app.url, "viescore")
+        s = Session(c, app.url, cfg)
+        ups = [await s.upload(f"c{k}.png", png(24, 24, (k * 15, 50, 50))) for k in range(16)]
+        fn = cfg.fn("upload")
+        n0 = api.count()
+        ev = await join(c, app.url, s.session_hash, fn, [ups, "a cat", name, None, "auto", "png"])
+        st = Stream(c, app.url, s.session_hash)
+        await asyncio.sleep(2.0)
+        await c.post(f"{app.url}/gradio_api/cancel", json={"session_hash": s.session_hash, "fn_index": fn,
+                                                          "event_id": ev.json()["event_id"]})
+        t_cancel = time.perf_counter()
+        await asyncio.sleep(1.0)
+        api.mode = "ok"                      # the API answers again; is the lane free?
+        other = Session(c2, app.url, cfg2)
+        other.keep_alive()
+        r = await _score(other, name, [png(24, 24)])
+        t_other = time.perf_counter() - t_cancel
+        await asyncio.sleep(20.0)
+        st.close()
+        await other.close()
+    print(f"  a 16-image judge job against an API that hangs, cancelled after 2 s: {api.count() - n0 - 1} requests "
+          f"sent in all; the next visitor's job done {t_other:.1f} s after the cancel ({'ok' if r.success else r.error})")
+
+
+async def unread(app: App) -> None:
+    api = app.api
+    api.delay_s = 2.0
+    async with client(app.url, "127.0.0.93") as (c, cfg), client(app.url, "127.0.0.94") as (c2, cfg2):
+        name = await _api_name(c, app.url, "viescore")
+        s = Session(c, app.url, cfg)
+        ups = [await s.upload(f"n{k}.png", png(24, 24, (k * 15, 90, 50))) for k in range(16)]
+        await join(c, app.url, s.session_hash, cfg.fn("upload"), [ups, "a cat", name, None, "auto", "png"])
+        await asyncio.sleep(0.5)
+        other = Session(c2, app.url, cfg2)
+        other.keep_alive()
+        t0 = time.perf_counter()
+        r = await _score(other, name, [png(24, 24)])
+        took = time.perf_counter() - t0
+        await other.close()
+    api.delay_s = 0.0
+    print(f"  a 16-image job whose result nobody reads, then another visitor's 1-image job: done in {took:.1f} s "
+          f"({'ok' if r.success else r.error})")
+
+
+async def echo(app: App) -> None:
+    prompt = "<img src=x onerror=alert(1)> **bold**"
+    size0 = app.log.stat().st_size
+    async with client(app.url, "127.0.0.95") as (c, cfg):
+        name = await _api_name(c, app.url, "vqascore")
+        s = Session(c, app.url, cfg)
+        s.keep_alive()
+        r = await _score(s, name, [png(24, 24)], prompt)
+        msg = s.output(r, "upload-msg") if r.success else r.error
+        bad = await s.call("show_seg", ["0", {"x": "y" * 3_000_000}, None, None, "png"])
+        await s.close()
+    text = app.log.read_bytes()[size0:].decode("utf-8", "replace")
+    refusals = [ln for ln in text.splitlines() if "refused" in ln and "values" in ln]
+    print(f"  upload message with a prompt of HTML and Markdown: raw <img in it: {'<img' in (msg or '')}; 3 MB of "
+          f"event data: the visitor read {len(bad.error or ''):,} characters; the refusal's log line: "
+          f"{refusals[0][:90] if refusals else '-'!r}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=str(HERE), help="the source tree whose app.py to attack (default: this one)")
-    ap.add_argument("--only", default=",".join(ATTACKS), help="attacks to run, comma-separated")
+    ap.add_argument("--only", default=",".join(ATTACKS), help="attacks to run, comma-separated (issue 42's: "
+                    + ",".join(API_ATTACKS) + ")")
+    ap.add_argument("--job-time", default="10", help="TS2VIZ_JOB_TIME_S for the app (issue 42's jobtime attack)")
     args = ap.parse_args()
     from tiny_models import tiny
     from ui_helpers import write_dataset, write_scores
@@ -318,10 +544,22 @@ def main() -> None:
     commit = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%h %s"], capture_output=True,
                             text=True).stdout.strip()
     print(f"{root} ({commit[:70]}); {_load()}")
-    app = App(root, work, spec, ds, scores)
+    wanted = [n.strip() for n in args.only.split(",")]
+    api = extra = None
+    if any(n in API_ATTACKS for n in wanted):
+        from api_listener import CANARY, Listener
+
+        api = Listener()
+        # the key as an option in the two that are called (a key in the URL did not reach the API before
+        # issue 42), and in the URL of a third offered one
+        spec += (f"\nvqascore:gpt-4o?endpoint=http://127.0.0.1:{api.port}/v1&api_key={CANARY}&retries=0"
+                 f"\nviescore:gpt-4o?endpoint=http://127.0.0.1:{api.port}/v1&api_key={CANARY}&timeout=10"
+                 f"\nviescore:gpt-4o-mini?endpoint=http://me:{CANARY}@127.0.0.1:{api.port}/v1")
+        extra = {"OPENAI_API_KEY": CANARY, "TS2VIZ_JOB_TIME_S": args.job_time}
+    app = App(root, work, spec, ds, scores, extra)
+    app.api = api
     try:
-        for name in args.only.split(","):
-            name = name.strip()
+        for name in wanted:
             t0 = time.perf_counter()
             print(f"{name}:")
             if name == "walks":
@@ -331,6 +569,8 @@ def main() -> None:
             print(f"  ({time.perf_counter() - t0:.0f} s; {_load()})")
     finally:
         app.stop()
+        if api is not None:
+            api.close()
         tb = app.log.read_text(errors="replace")
         print(f"server log: {len(tb):,} bytes, {tb.count('Traceback')} tracebacks")
 

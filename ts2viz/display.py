@@ -237,6 +237,60 @@ def md_text(text) -> str:
     return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
 
 
+#: characters of a caller's value a message quotes (:func:`echo`)
+ECHO_CHARS = 80
+
+
+def echo(value, n: int = ECHO_CHARS) -> str:
+    r"""A caller's value as a message quotes it: one line, at most ``n`` characters and "…".
+
+    Parameters
+    ----------
+    value : object
+        Any value (its ``str``).
+    n : int, default ECHO_CHARS
+        The most characters kept.
+
+    Returns
+    -------
+    str
+        The value, on one line, cut.
+
+    Examples
+    --------
+    >>> echo("x" * 200)[-3:], len(echo("x" * 200)), echo("a\nb")
+    ('xx…', 81, 'a b')
+    """
+    text = " ".join(str(value).split())
+    return text if len(text) <= n else text[:n] + "…"
+
+
+def echo_words(text, n: int = ECHO_CHARS, total: int = 600) -> str:
+    """A message with every overlong word (a pasted id, a blob) cut by :func:`echo`, and the whole cut too.
+
+    Parameters
+    ----------
+    text : object
+        The message (its ``str``).
+    n : int, default ECHO_CHARS
+        The most characters of one word.
+    total : int, default 600
+        The most characters of the message.
+
+    Returns
+    -------
+    str
+        The message.
+
+    Examples
+    --------
+    >>> echo_words("not a SEG id: " + "9" * 500) == "not a SEG id: " + "9" * 80 + "…"
+    True
+    """
+    out = re.sub(r"\S{%d,}" % (n + 1), lambda m: m.group(0)[:n] + "…", str(text))
+    return out if len(out) <= total else out[:total] + "…"
+
+
 def md_html_text(text) -> str:
     """Any text inside HTML that a Markdown component shows (``gr.Markdown`` holding a ``<div>``).
 

@@ -146,7 +146,7 @@ def launch_kwargs(app: AppState) -> dict:
         from .serving.uploads import UploadBudget
 
         guard = getattr(app, "guard", None) or Guard()
-        out["app_kwargs"] = {"middleware": [Middleware(ClientAddress), Middleware(UploadBudget),
+        out["app_kwargs"] = {"middleware": [Middleware(ClientAddress, ipv6_prefix=app.access.limits.ipv6_prefix), Middleware(UploadBudget),
                                             Middleware(EventGuard, guard=guard)]}
     return out
 
@@ -306,5 +306,5 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
         from .serving.guard import Guard
 
         app.guard = Guard(jobs=workspaces.jobs)
-    install(demo, getattr(app, "guard", None), public=app.access.public)
+    install(demo, getattr(app, "guard", None), public=app.access.public, limits=app.access.limits)
     return demo, launch_kwargs(app), app

@@ -22,11 +22,7 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import os
-import urllib.error
-import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from ...errors import InputError
@@ -81,7 +77,7 @@ class EndpointJudge:
     api_key_env : str, default "OPENAI_API_KEY"
         The environment variable holding the key (no key: no ``Authorization`` header).
     timeout : float, default 120.0
-        Seconds to wait for one reply.
+        Seconds one request may take in all (:func:`~ts2viz.metrics.backbones.openai_client.post_chat`).
     temperature : float or None, optional
         Sampling temperature sent; None sends none (the endpoint's default).
     max_tokens : int or None, optional
@@ -104,11 +100,14 @@ class EndpointJudge:
     def __init__(self, url: str, model: str, *, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  timeout: float = 120.0, temperature: float | None = None, max_tokens: int | None = None,
                  workers: int = 4, image_first: bool = False, jpeg_quality: int = 75, extra_body: dict | None = None):
+        from .openai_client import split_credentials
+
         if not url.startswith(("http://", "https://")):
-            raise InputError(f"judge endpoint {url!r}: expected the http(s) base URL of an OpenAI-compatible API")
+            raise InputError("judge endpoint: expected the http(s) base URL of an OpenAI-compatible API")
+        url, cred = split_credentials(url)
         self.url = url.rstrip("/")
         self.model = model
-        self.api_key = api_key if api_key is not None else os.environ.get(api_key_env, "")
+        self.api_key = api_key if api_key is not None else (cred or os.environ.get(api_key_env, ""))
         self.timeout = float(timeout)
         self.temperature = None if temperature is None else float(temperature)
         self.max_tokens = None if max_tokens is None else int(max_tokens)
@@ -128,35 +127,23 @@ class EndpointJudge:
         return config
 
     def _post(self, content) -> str:
-        endpoint = self.url if self.url.endswith("/chat/completions") else self.url + "/chat/completions"
+        from .openai_client import post_chat, reply_text
+
         body: dict = {"model": self.model, "messages": [{"role": "user", "content": content}]}
         if self.temperature is not None:
             body["temperature"] = self.temperature
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
         body.update(self.extra_body)
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(endpoint, data=json.dumps(body).encode(), headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as r:
-                reply = json.loads(r.read().decode("utf-8"))
-        except urllib.error.HTTPError as e:
-            detail = e.read()[:200].decode("utf-8", "replace")
-            raise InputError(f"judge endpoint {endpoint}: HTTP {e.code} {detail}") from None
-        except (urllib.error.URLError, OSError, json.JSONDecodeError) as e:
-            raise InputError(f"judge endpoint {endpoint}: {type(e).__name__}: {e}") from None
-        try:
-            text = reply["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError):
-            raise InputError(f"judge endpoint {endpoint}: unexpected reply {str(reply)[:200]}") from None
-        return text if isinstance(text, str) else ""
+        return reply_text(post_chat(self.url, body, api_key=self.api_key, timeout=self.timeout, service="judge"),
+                          "judge")
 
     def see(self, images: Sequence, texts: Sequence[str]) -> list[str]:
         """One reply per (image, text): content = the text, then the image as a JPEG data URL (VIEScore's order).
 
-        With ``image_first`` the image comes before the text (UnifiedReward's order).
+        With ``image_first`` the image comes before the text (UnifiedReward's order). An image larger than the
+        API's high-detail size is sent at that size
+        (:func:`~ts2viz.metrics.backbones.openai_client.fit_detail`, what the API would scale it to).
 
         Parameters
         ----------
@@ -173,12 +160,16 @@ class EndpointJudge:
         Raises
         ------
         InputError
-            For an HTTP, network or JSON error, or a reply without ``choices[0].message.content``.
+            For an HTTP, network or JSON error, or a reply without ``choices[0].message.content``: one line of
+            the app's own (:class:`~ts2viz.metrics.backbones.openai_client.EndpointError`; the endpoint's text
+            goes to the log, masked).
         """
+        from .openai_client import fit_detail
+
         contents = []
         for im, t in zip(images, texts):
             parts = [{"type": "text", "text": t},
-                     {"type": "image_url", "image_url": {"url": jpeg_data_url(im, self.jpeg_quality)}}]
+                     {"type": "image_url", "image_url": {"url": jpeg_data_url(fit_detail(im), self.jpeg_quality)}}]
             contents.append(parts[::-1] if self.image_first else parts)
         return self._many(contents)
 
@@ -198,15 +189,16 @@ class EndpointJudge:
         Raises
         ------
         InputError
-            For an HTTP, network or JSON error, or a reply without ``choices[0].message.content``.
+            For an HTTP, network or JSON error, or a reply without ``choices[0].message.content``: one line of
+            the app's own (:class:`~ts2viz.metrics.backbones.openai_client.EndpointError`; the endpoint's text
+            goes to the log, masked).
         """
         return self._many(list(texts))
 
     def _many(self, contents: list) -> list[str]:
-        if len(contents) <= 1 or self.workers == 1:
-            return [self._post(c) for c in contents]
-        with ThreadPoolExecutor(min(self.workers, len(contents))) as pool:
-            return list(pool.map(self._post, contents))
+        from .openai_client import send_all
+
+        return send_all(self._post, contents, self.workers)
 
 
 class LocalVisionJudge:
@@ -480,7 +472,7 @@ def endpoint_option_cards(max_tokens_default=None, max_tokens_doc: str = "") -> 
                "`api_key_env`). Needs `endpoint`."),
         Option("api_key_env", "OPENAI_API_KEY", "The environment variable holding the endpoint's key. Needs "
                "`endpoint`."),
-        Option("timeout", 120.0, "Seconds to wait for one reply. Needs `endpoint`."),
+        Option("timeout", 120.0, "Seconds one request may take in all (connecting, sending, reading). Needs `endpoint`."),
         Option("temperature", None, "Sampling temperature sent to the endpoint (default: none sent, the "
                "endpoint's own; `0` makes the judge greedy, so no retry). Needs `endpoint`."),
         Option("max_tokens", max_tokens_default, "`max_tokens` sent to the endpoint" + max_tokens_doc

@@ -11,10 +11,7 @@ that names it exactly (part of a metric's cache key; never the API key). Two kin
 """
 from __future__ import annotations
 
-import json
 import os
-import urllib.error
-import urllib.request
 
 from ...errors import InputError
 
@@ -66,14 +63,17 @@ class OpenAIChat(ChatLLM):
     api_key_env : str, default "OPENAI_API_KEY"
         The environment variable holding the key (no key: no ``Authorization`` header).
     timeout : float, default 60.0
-        Seconds to wait for a reply.
+        Seconds one request may take in all (:func:`~ts2viz.metrics.backbones.openai_client.post_chat`).
     """
 
     def __init__(self, url: str, model: str = "gpt-4o", api_key: str | None = None,
                  api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0):
+        from .openai_client import split_credentials
+
+        url, cred = split_credentials(url)
         self.url = url.rstrip("/")
         self.model = model
-        self.api_key = api_key if api_key is not None else os.environ.get(api_key_env, "")
+        self.api_key = api_key if api_key is not None else (cred or os.environ.get(api_key_env, ""))
         self.timeout = timeout
 
     @property
@@ -98,30 +98,17 @@ class OpenAIChat(ChatLLM):
 
         Raises
         ------
-        InputError
-            For an HTTP error (its code and the start of its body), a network or JSON error, or a reply
-            without ``choices[0].message.content``.
+        ts2viz.metrics.backbones.openai_client.EndpointError
+            For an HTTP, network or JSON error, or a reply without ``choices[0].message.content``: one line of
+            the app's own (the endpoint's text goes to the log, masked;
+            :func:`~ts2viz.metrics.backbones.openai_client.post_chat`).
         """
-        endpoint = self.url if self.url.endswith("/chat/completions") else self.url + "/chat/completions"
-        body = json.dumps({"model": self.model, "temperature": 0,
-                           "messages": [{"role": "system", "content": system},
-                                        {"role": "user", "content": user}]}).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(endpoint, data=body, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as r:
-                reply = json.loads(r.read().decode("utf-8"))
-        except urllib.error.HTTPError as e:
-            detail = e.read()[:200].decode("utf-8", "replace")
-            raise InputError(f"LLM endpoint {endpoint}: HTTP {e.code} {detail}") from None
-        except (urllib.error.URLError, OSError, json.JSONDecodeError) as e:
-            raise InputError(f"LLM endpoint {endpoint}: {type(e).__name__}: {e}") from None
-        try:
-            return reply["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError):
-            raise InputError(f"LLM endpoint {endpoint}: unexpected reply {str(reply)[:200]}") from None
+        from .openai_client import post_chat, reply_text
+
+        body = {"model": self.model, "temperature": 0,
+                "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+        return reply_text(post_chat(self.url, body, api_key=self.api_key, timeout=self.timeout, service="LLM"),
+                          "LLM")
 
 
 class LocalChat(ChatLLM):

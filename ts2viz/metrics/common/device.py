@@ -221,9 +221,10 @@ def is_oom(err: BaseException) -> bool:
     >>> is_oom(RuntimeError("CUDA out of memory. Tried to allocate 2 GiB")), is_oom(ValueError("out of memory"))
     (True, False)
     """
-    import torch
+    import sys
 
-    if isinstance(err, getattr(torch.cuda, "OutOfMemoryError", ())):
+    torch = sys.modules.get("torch")       # no torch loaded, no torch error: not imported here (seconds, on a
+    if torch is not None and isinstance(err, getattr(torch.cuda, "OutOfMemoryError", ())):  # job's error path)
         return True
     return isinstance(err, RuntimeError) and "out of memory" in str(err).lower()
 

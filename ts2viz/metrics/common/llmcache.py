@@ -9,6 +9,8 @@ next time instead of being kept. Files are written atomically (:func:`ts2viz.ato
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 from pathlib import Path
@@ -50,6 +52,39 @@ def reply_key(llm_config: dict, system: str, user: str) -> str:
     return hashlib.sha1(blob.encode()).hexdigest()
 
 
+_WRITES: contextvars.ContextVar[bool] = contextvars.ContextVar("ts2viz_reply_cache", default=True)
+
+
+@contextlib.contextmanager
+def no_reply_cache():
+    """Neither read nor write the reply cache in this context (a public app's visitors' jobs).
+
+    A visitor's prompts and the replies to them then never reach the disk, nor does a visitor read what
+    another's requests cached.
+
+    Yields
+    ------
+    None
+        While the cache is off.
+    """
+    token = _WRITES.set(False)
+    try:
+        yield
+    finally:
+        _WRITES.reset(token)
+
+
+def reply_cache_on() -> bool:
+    """Whether the reply cache may be used here (:func:`no_reply_cache` turns it off).
+
+    Returns
+    -------
+    bool
+        True unless in a :func:`no_reply_cache` context.
+    """
+    return _WRITES.get()
+
+
 def llm_cache_dir() -> Path:
     """The folder of the LLM reply cache.
 
@@ -78,13 +113,15 @@ def cached_reply(llm, system: str, user: str, parse: Callable[[str], T], *, use_
     parse : callable
         Turns the reply text into the result; it raises (e.g. :class:`InputError`) on a malformed reply.
     use_cache : bool, default True
-        Read and write the cache; False always asks the LLM and stores nothing.
+        Read and write the cache (unless :func:`no_reply_cache` is in force); False always asks the LLM and
+        stores nothing.
 
     Returns
     -------
     object
         ``parse(reply)`` of the cached or the new reply.
     """
+    use_cache = use_cache and reply_cache_on()
     path = llm_cache_dir() / f"{reply_key(llm.config, system, user)}.json"
     if use_cache and path.is_file():
         try:

@@ -310,7 +310,7 @@ CARD = Card(
                "(`https://api.openai.com/v1`, a vLLM server): MODEL is then the endpoint's model (`gpt-4o`)."),
         Option("api_key", None, "The endpoint's API key (default: the `api_key_env` variable); never recorded."),
         Option("api_key_env", "OPENAI_API_KEY", "The environment variable holding the API key."),
-        Option("timeout", 60.0, "Seconds to wait for one reply."),
+        Option("timeout", 60.0, "Seconds one pair may take in all, its retries included."),
         Option("top_logprobs", 2, "How many top log-probabilities of the first token are asked for (t2v_metrics: 2)."),
         Option("retries", 2, "A failed request is asked again this many times (then its image's score is NaN)."),
         Option("retry_wait", 2.0, "Seconds before the first retry (doubling)."),

@@ -3,14 +3,16 @@
 One chat-completions request per (image, prompt) to an OpenAI-compatible endpoint: one user message whose
 content is the question, then the image as a data URL of the image file's own bytes
 (``data:image/<file extension>;base64,...``; a PNG of the decoded image where the file cannot be read
-again), with ``logprobs=true`` and ``top_logprobs=2``. The score is read from the first answer token's top
+again, or where the image is larger than the API's high-detail size, which it is scaled to: the one
+difference, :func:`data_url`), with ``logprobs=true`` and ``top_logprobs=2``. The score is read from the first answer token's top
 log-probabilities in order, as t2v_metrics reads them: for the answer "yes" (any case), the first entry
 that is ``Yes``/``yes`` gives ``exp(logprob)`` and the first that is ``No``/``no`` gives
 ``1 - exp(logprob)``; for another answer the entry equal to it gives ``exp(logprob)``; none of them: 0.
 
 The engineering around it is the judge families': replies are cached on disk (keyed by endpoint model,
 question, image bytes and ``top_logprobs``; the endpoint URL and the key are not part of the key), a
-failed request is retried (``retries`` more times, waiting ``retry_wait`` seconds, doubling), requests run
+failed request is retried (``retries`` more times, waiting ``retry_wait`` seconds, doubling; every try within
+``timeout`` seconds in all), requests run
 ``workers`` at a time, and :attr:`APIVQAScore.usage` counts requests, cache hits and the tokens the
 endpoint reported. Where t2v_metrics returns 0.0 for a request that failed twice, ts2viz gives NaN (with
 the error in the image's details): an unanswered request is never a score.
@@ -25,10 +27,7 @@ import math
 import os
 import threading
 import time
-import urllib.error
-import urllib.request
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
 
@@ -47,7 +46,10 @@ def data_url(image, file_name: str | None = None) -> str:
     """The data URL an API request sends for an image, as t2v_metrics' ``encode_image`` builds it.
 
     ``data:image/<type>;base64,...`` of the image file's own bytes, or of a PNG of the decoded image when there
-    is no readable file of a type t2v_metrics sends (:data:`IMAGE_TYPES`).
+    is no readable file of a type t2v_metrics sends (:data:`IMAGE_TYPES`). An image larger than the API's
+    high-detail size (:func:`ts2viz.metrics.backbones.openai_client.detail_size`: within 2048 x 2048, the
+    shorter side at most 768) is sent as a PNG at that size, the size the API scales it to (t2v_metrics sends
+    the file as it is: a documented difference that bounds what a request sends).
 
     Parameters
     ----------
@@ -67,13 +69,16 @@ def data_url(image, file_name: str | None = None) -> str:
     >>> data_url(Image.new("RGB", (2, 2)))[:30]
     'data:image/png;base64,iVBORw0K'
     """
-    if file_name:
+    from ..backbones.openai_client import fit_detail
+
+    fitted = fit_detail(image)
+    if file_name and fitted is image:
         p = Path(file_name)
         kind = p.suffix.lower().lstrip(".")
         if kind in IMAGE_TYPES and p.is_file():
             return f"data:image/{kind};base64,{base64.b64encode(p.read_bytes()).decode('ascii')}"
     buf = io.BytesIO()
-    image.convert("RGB").save(buf, format="PNG")
+    fitted.convert("RGB").save(buf, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -128,16 +133,19 @@ class APIVQAScore(Metric):
                  timeout: float = 60.0, retries: int = 2, retry_wait: float = 2.0, workers: int = 4,
                  cache: bool = True, batch_size: int | None = None, recipe: str = "gpt-4o"):
         if not str(endpoint).startswith(("http://", "https://")):
-            raise InputError(f"metric {spec.raw!r}: endpoint {endpoint!r} is not the http(s) base URL of an "
+            raise InputError(f"metric {spec.family}:{spec.model}: endpoint= is not the http(s) base URL of an "
                              "OpenAI-compatible API")
         fill(question_template, "x"), fill(answer_template, "x")
-        self.url = str(endpoint).rstrip("/")
+        from ..backbones.openai_client import split_credentials
+
+        url, cred = split_credentials(str(endpoint))
+        self.url = url.rstrip("/")
         self.model_name = model
         self.question_template, self.answer_template = question_template, answer_template
         self.top_logprobs = int(top_logprobs)
         if not 1 <= self.top_logprobs <= 20:
             raise InputError(f"metric {spec.raw!r}: top_logprobs must be 1 to 20, not {top_logprobs}")
-        self.api_key = api_key if api_key is not None else os.environ.get(api_key_env, "")
+        self.api_key = api_key if api_key is not None else (cred or os.environ.get(api_key_env, ""))
         self.timeout, self.retries, self.retry_wait = float(timeout), int(retries), float(retry_wait)
         self.workers = max(1, int(workers))
         self.cache = bool(cache)
@@ -177,49 +185,55 @@ class APIVQAScore(Metric):
                           sort_keys=True)
         return llm_cache_dir() / f"{hashlib.sha1(blob.encode()).hexdigest()}.json"
 
-    def _post(self, question: str, url: str) -> dict:
-        endpoint = self.url if self.url.endswith("/chat/completions") else self.url + "/chat/completions"
+    def _post(self, question: str, url: str, timeout: float) -> dict:
+        from ..backbones.openai_client import post_chat
+
         body = {"model": self.model_name, "messages": [{"role": "user", "content": [
             {"type": "text", "text": question}, {"type": "image_url", "image_url": {"url": url}}]}],
             "logprobs": True, "top_logprobs": self.top_logprobs}
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(endpoint, data=json.dumps(body).encode(), headers=headers, method="POST")
         with self._lock:
             self.usage["requests"] += 1
-        with urllib.request.urlopen(req, timeout=self.timeout) as r:
-            return json.loads(r.read().decode("utf-8"))
+        return post_chat(self.url, body, api_key=self.api_key, timeout=timeout, service="API")
 
     def _top(self, question: str, url: str) -> tuple[list | None, bool, str]:
-        """``(top log-probabilities or None, from the cache, error)`` for one request."""
+        """``(top log-probabilities or None, from the cache, error)`` for one request (all tries within ``timeout``)."""
+        from ..backbones.openai_client import EndpointError
+
+        from ..common.llmcache import reply_cache_on
+
         path = self._cache_path(question, url)
-        if self.cache and path.is_file():
+        cache = self.cache and reply_cache_on()
+        if cache and path.is_file():
             try:
                 return [tuple(t) for t in json.loads(path.read_text(encoding="utf-8"))["top_logprobs"]], True, ""
             except (OSError, ValueError, KeyError, TypeError):
                 pass
         error = ""
+        deadline = time.monotonic() + self.timeout
         for attempt in range(self.retries + 1):
             if attempt:
-                time.sleep(self.retry_wait * 2 ** (attempt - 1))
+                time.sleep(max(0.0, min(self.retry_wait * 2 ** (attempt - 1), deadline - time.monotonic())))
+            left = deadline - time.monotonic()
+            if left <= 0:
+                error = error or f"no reply within {self.timeout:g} s"
+                break
             try:
-                reply = self._post(question, url)
+                reply = self._post(question, url, left)
                 entries = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
                 top = [(str(e["token"]), float(e["logprob"])) for e in entries]
-            except urllib.error.HTTPError as e:
-                error = f"HTTP {e.code}"
-                if e.code in (400, 401, 403, 404):  # a request that cannot succeed: do not ask again
+            except EndpointError as e:
+                error = e.visitor
+                if e.status in (400, 401, 403, 404):  # a request that cannot succeed: do not ask again
                     break
                 continue
-            except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as e:
-                error = f"{type(e).__name__}: {e}"[:200]
+            except (ValueError, KeyError, IndexError, TypeError) as e:
+                error = f"unreadable reply ({type(e).__name__})"
                 continue
             usage = reply.get("usage") or {}
             with self._lock:
                 self.usage["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
                 self.usage["completion_tokens"] += int(usage.get("completion_tokens") or 0)
-            if self.cache:
+            if cache:
                 from ...atomic import atomic_path
 
                 try:
@@ -251,11 +265,9 @@ class APIVQAScore(Metric):
         questions = [fill(self.question_template, p) for p in prompts]
         answers = [fill(self.answer_template, p) for p in prompts]
         jobs = list(zip(questions, items))
-        if len(jobs) > 1 and self.workers > 1:
-            with ThreadPoolExecutor(min(self.workers, len(jobs))) as pool:
-                results = list(pool.map(lambda j: self._top(*j), jobs))
-        else:
-            results = [self._top(*j) for j in jobs]
+        from ..backbones.openai_client import send_all
+
+        results = send_all(lambda j: self._top(*j), jobs, self.workers)
         out = np.full(len(jobs), np.nan)
         details = []
         failed = 0

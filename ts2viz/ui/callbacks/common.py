@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ...display import column_label, fmt_score, fmt_x100, plural, spreadsheet_safe_frame
+from ...display import column_label, echo, fmt_score, fmt_x100, plural, spreadsheet_safe_frame
 from ...errors import InputError
 from ..state.app_state import AppView, metric_family
 
@@ -74,7 +74,7 @@ def get_seg(app: AppView, seg_id):
     try:
         sid = int(seg_id)
     except (TypeError, ValueError):
-        raise InputError(f"not a SEG id: {seg_id!r}") from None
+        raise InputError(f"not a SEG id: {echo(repr(seg_id))}") from None
     if sid not in app.dataset.segs:
         raise InputError(f"no SEG with id {sid} in dataset {app.dataset.name}")
     return app.dataset[sid]

@@ -116,8 +116,11 @@ def load_metric(app: AppView, spec: str, device: str | None = None):
         In public mode, for any failure to load; in operator mode, the loader's own errors pass as they
         are.
     """
+    from ..serving.jobs import off_the_clock
+
     try:
-        return app.metric_object(spec, device=device)
+        with off_the_clock():       # loading is the server's cost, not the visitor's job's time
+            return app.metric_object(spec, device=device)
     except Exception as e:  # noqa: BLE001 - public mode hides every detail of a failed load
         if not app.access.public:
             raise
@@ -309,7 +312,10 @@ def asked_line(details) -> str:
     d = next((x for x in (details or []) if isinstance(x, dict) and "question" in x and "answer" in x), None)
     if d is None:
         return ""
-    return f' Asked: "{d["question"]}" (score: the likelihood of the answer "{d["answer"]}").'
+    from ...display import md_text
+
+    # the question holds the visitor's prompt: shown as its characters, never as Markdown or HTML
+    return f' Asked: "{md_text(d["question"])}" (score: the likelihood of the answer "{md_text(d["answer"])}").'
 
 
 def check_prompt(prompt) -> str:

@@ -316,9 +316,12 @@ _PATH = re.compile(r"(?:[A-Za-z]:)?(?:/[^/\s'\"():,]+){2,}")
 def message(e: Exception, public: bool = False) -> str:
     """The text shown for a failed callback: an input error as it is, anything else summarised.
 
-    In public mode an unexpected error says nothing about its cause, and file paths in any message are cut
-    to their last part (defence in depth: the callbacks' own messages name no server paths). Anything but
-    an :class:`~ts2viz.errors.InputError` is logged with its traceback.
+    In public mode an unexpected error says nothing about its cause, an API's refusal is the app's own line
+    (:attr:`ts2viz.metrics.backbones.openai_client.EndpointError.visitor`; the details go to the log), and
+    file paths in any message are cut to their last part (defence in depth: the callbacks' own messages
+    name no server paths). Keys are masked in every message and log line
+    (:func:`ts2viz.metrics.backbones.openai_client.mask`). Anything but an
+    :class:`~ts2viz.errors.InputError` is logged with its traceback.
 
     Parameters
     ----------
@@ -332,10 +335,24 @@ def message(e: Exception, public: bool = False) -> str:
     str
         The message.
     """
+    from ...metrics.backbones.openai_client import EndpointError, mask
+
+    if public:
+        cause, seen = e, 0
+        while cause is not None and seen < 8:     # an API's refusal, even wrapped: the app's own line only
+            if isinstance(cause, EndpointError):
+                log.warning("API call failed: %s", cause)
+                return cause.visitor
+            cause, seen = cause.__cause__ or cause.__context__, seen + 1
     if isinstance(e, InputError):
-        text = str(e)
-        return _PATH.sub(lambda m: m.group(0).rsplit("/", 1)[-1], text) if public else text
-    log.error("callback failed:\n%s", traceback.format_exc())
+        text = mask(e)
+        if not public:
+            return text
+        from ...display import echo_words
+
+        # a pasted value is quoted short (a 200 KB id would come back whole)
+        return echo_words(_PATH.sub(lambda m: m.group(0).rsplit("/", 1)[-1], text))
+    log.error("callback failed:\n%s", mask(traceback.format_exc()))
     if public:
         return "Something went wrong. The app is still running; try another choice."
     return f"Something went wrong ({type(e).__name__}: {e}). The app is still running; try another choice."

@@ -11,6 +11,10 @@
   rest of the server's life). Here a new session pushes out the least recently added one that has no
   event queued or running and no open event stream; when every entry is live the table grows instead
   (new sessions per address are rate-limited before they get here: :class:`ts2viz.ui.serving.guard.SessionRate`).
+- **A fair share of every lane**: a page (and an address) may have only so many view calls waiting or
+  running (:func:`view_share`, ``Limits.view_calls_per_session`` / ``view_calls_per_client``), and each
+  lane serves its waiting calls round-robin by page (:func:`fair_order`), so that one page's calls cannot
+  queue ahead of all others.
 - **Messages to a page that is gone are dropped**, not raised: the queue's notifier and every job's
   completion survive whatever happens to one session's entry.
 """
@@ -70,6 +74,104 @@ def guarded_table(queue, guard):
     return table
 
 
+def fair_order(events: list, key) -> list:
+    """Events in round-robin order of their sessions: each session's first, then each one's second, ...
+
+    Within a session the order is kept; sessions take turns in the order of their earliest event, so that
+    one page's many calls cannot all run before another page's one.
+
+    Parameters
+    ----------
+    events : list
+        The waiting events, in queue order.
+    key : callable
+        ``key(event)``: its session.
+
+    Returns
+    -------
+    list
+        The events, reordered.
+
+    Examples
+    --------
+    >>> fair_order(["a1", "a2", "a3", "b1", "c1", "b2"], key=lambda e: e[0])
+    ['a1', 'b1', 'c1', 'a2', 'b2', 'a3']
+    """
+    rank: dict = {}
+    order = []
+    for i, e in enumerate(events):
+        k = key(e)
+        rank[k] = rank.get(k, -1) + 1
+        order.append((rank[k], i, e))
+    return [e for _, _, e in sorted(order, key=lambda x: (x[0], x[1]))]
+
+
+def _event_client(event) -> str | None:
+    return getattr(getattr(getattr(event, "request", None), "client", None), "host", None)
+
+
+def unread_results(queue, session: str) -> int:
+    """How many results of a session's calls wait to be read (sent to no open event stream yet).
+
+    Parameters
+    ----------
+    queue : gradio.queueing.Queue
+        The app's queue.
+    session : str
+        The session id.
+
+    Returns
+    -------
+    int
+        The completed calls whose result message is still in the session's message queue.
+    """
+    from gradio.server_messages import ProcessCompletedMessage
+
+    messages = queue.pending_messages_per_session.get(session) if hasattr(queue.pending_messages_per_session,
+                                                                          "get") else None
+    pending = list(getattr(messages, "_queue", ()) or ())
+    return sum(isinstance(m, ProcessCompletedMessage) for m in pending)
+
+
+def view_share(queue, lane: str, session: str | None, client: str | None, limits) -> str | None:
+    """Whether a page (or its address) already has its share of a view lane's calls waiting or running.
+
+    A page's calls whose results it has not read yet count as its own too (a script that never reads
+    them would otherwise fill the server's memory with results).
+
+    Parameters
+    ----------
+    queue : gradio.queueing.Queue
+        The app's queue.
+    lane : str
+        The call's concurrency group.
+    session : str or None
+        The page's session id.
+    client : str or None
+        The client's address.
+    limits : ts2viz.ui.serving.access.Limits
+        ``view_calls_per_session`` and ``view_calls_per_client`` (``None``: no cap).
+
+    Returns
+    -------
+    str or None
+        ``None`` to admit the call, else the one-line reason shown to the visitor.
+    """
+    per_session = getattr(limits, "view_calls_per_session", None)
+    per_client = getattr(limits, "view_calls_per_client", None)
+    if per_session is None and per_client is None:
+        return None
+    events = [e for e in list(queue.event_ids_to_events.values()) if e.concurrency_id == lane]
+    if per_session is not None and session is not None and \
+            sum(e.session_hash == session for e in events) + unread_results(queue, session) >= per_session:
+        return (f"this page already has {per_session} calls waiting, running or unread; wait for them to "
+                "finish (too many at once)")
+    if per_client is not None and client is not None and sum(_event_client(e) == client for e in events) >= per_client:
+        return (f"your address already has {per_client} calls waiting or running; wait for them to finish "
+                "(too many at once)")
+    return None
+
+
 #: what a visitor sees when a call's values are not ones its page could send (a script's call)
 BAD_INPUT = "a value of this call is not one the page offers; reload the page"
 
@@ -91,20 +193,35 @@ def guard_inputs(demo) -> None:
 
     from ..serving.guard import log_refusal
 
+    import contextvars
+
     preprocess = demo.preprocess_data
+    process = demo.process_api
+    caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("ts2viz_caller", default=None)
+
+    async def process_api(*args, **kwargs):
+        request = kwargs.get("request")
+        if isinstance(request, list):
+            request = request[0] if request else None
+        token = caller.set(getattr(getattr(request, "client", None), "host", None))
+        try:
+            return await process(*args, **kwargs)
+        finally:
+            caller.reset(token)
 
     async def preprocess_data(block_fn, inputs, state, explicit_call=False):
         try:
             return await preprocess(block_fn, inputs, state, explicit_call)
         except Exception as e:  # noqa: BLE001 - every failure here is a malformed call
-            log_refusal(f"{getattr(block_fn, 'api_name', None) or 'event'} values", None,
+            log_refusal(f"{getattr(block_fn, 'api_name', None) or 'event'} values", caller.get(),
                         f"{type(e).__name__}: {e}")
             raise gr.Error(BAD_INPUT, print_exception=False) from None
 
+    demo.process_api = process_api
     demo.preprocess_data = preprocess_data
 
 
-def install(demo, guard=None, *, public: bool = True) -> None:
+def install(demo, guard=None, *, public: bool = True, limits=None) -> None:
     """Patch an app's queue (call after ``demo.queue(...)``, before launch).
 
     Always: messages to a page that is gone are dropped, the queue's position notifier survives a bad
@@ -121,6 +238,9 @@ def install(demo, guard=None, *, public: bool = True) -> None:
         The app's guard (its jobs and open streams).
     public : bool, default True
         Public mode.
+    limits : ts2viz.ui.serving.access.Limits or None, default None
+        The caps on view calls in flight per page and per address (:func:`view_share`; ``None``: none). In
+        public mode every lane serves its waiting calls round-robin by page (:func:`fair_order`).
     """
     queue = demo._queue
     jobs = getattr(guard, "jobs", None)
@@ -154,27 +274,36 @@ def install(demo, guard=None, *, public: bool = True) -> None:
         guard.queue = queue
     queue.pending_messages_per_session = guarded_table(queue, guard)
 
-    if jobs is not None:
-        push = queue.push
+    push = queue.push
 
-        async def guarded_push(body, request, username):
-            fn = demo.fns.get(body.fn_index) if isinstance(body.fn_index, int) else None
-            lane = getattr(fn, "concurrency_id", None)
-            client = getattr(getattr(request, "client", None), "host", None)
-            if lane is not None:
-                why = jobs.admit(body.session_hash, client, lane, queue.event_ids_to_events)
-                if why is not None:
-                    from ..serving.guard import log_refusal
+    async def guarded_push(body, request, username):
+        fn = demo.fns.get(body.fn_index) if isinstance(body.fn_index, int) else None
+        lane = getattr(fn, "concurrency_id", None)
+        client = getattr(getattr(request, "client", None), "host", None)
+        if lane is not None:
+            from ..serving.jobs import HEAVY
 
-                    log_refusal(f"{getattr(fn, 'api_name', None) or 'event'} (queue {lane})", client, why)
-                    return False, why, "error"
-            ok, event_id, state = await push(body, request, username)
-            if ok and lane is not None:
+            why = jobs.admit(body.session_hash, client, lane, queue.event_ids_to_events) if jobs is not None \
+                else None
+            if why is None and lane not in HEAVY:
+                why = view_share(queue, lane, body.session_hash, client, limits)
+            if why is not None:
+                from ..serving.guard import log_refusal
+
+                log_refusal(f"{getattr(fn, 'api_name', None) or 'event'} (queue {lane})", client, why)
+                return False, why, "error"
+        ok, event_id, state = await push(body, request, username)
+        if ok and lane is not None:
+            if jobs is not None:
                 jobs.joined(event_id, body.session_hash, client, lane)
-            return ok, event_id, state
+            lane_queue = queue.event_queue_per_concurrency_id.get(lane)
+            if lane_queue is not None and len(lane_queue.queue) > 1:
+                # in place, no await in between: the queue's processing loop sees either order whole
+                lane_queue.queue[:] = fair_order(lane_queue.queue, key=lambda e: e.session_hash)
+        return ok, event_id, state
 
-        queue.push = guarded_push
-
+    queue.push = guarded_push
+    if jobs is not None:
         clean = queue.clean_events
 
         async def clean_events(*, session_hash=None, event_id=None):

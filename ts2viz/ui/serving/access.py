@@ -12,7 +12,7 @@ import functools
 import ipaddress
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 from urllib.parse import parse_qsl
@@ -22,6 +22,84 @@ from ...errors import InputError
 #: environment variables an operator may set instead of command-line flags
 METRICS_ENV = "TS2VIZ_METRICS"            # specs separated by newlines or commas
 METRICS_FILE_ENV = "TS2VIZ_METRICS_FILE"  # a file with one spec per line (# comments)
+
+
+@dataclass(frozen=True)
+class ApiBudget:
+    """What a public app's visitors may spend of the operator's paid APIs, per visitor and in all.
+
+    Every request to an API (:mod:`ts2viz.metrics.backbones.openai_client`) is charged before it is sent: one
+    request, its estimated tokens (:func:`~ts2viz.metrics.backbones.openai_client.estimate_tokens`; set
+    right to the endpoint's count when the reply comes) and its bytes; one past any budget is refused
+    before it is sent, with one line. A visitor is a client address (IPv6: its network,
+    :attr:`Limits.ipv6_prefix`). Each field can be set by the environment variable ``TS2VIZ_API_`` + its
+    name in capitals (``TS2VIZ_API_VISITOR_REQUESTS_PER_MIN=10``); 0 refuses every request.
+
+    Parameters
+    ----------
+    visitor_requests_per_min, visitor_requests_per_day : int
+        Requests one visitor may send in a minute, in a day.
+    visitor_tokens_per_min, visitor_tokens_per_day : int
+        Tokens one visitor may use in a minute, in a day.
+    visitor_bytes_per_min, visitor_bytes_per_day : int
+        Request bytes one visitor may send in a minute, in a day.
+    all_requests_per_min, all_requests_per_day : int
+        Requests all visitors together may send in a minute, in a day.
+    all_tokens_per_min, all_tokens_per_day : int
+        Tokens all visitors together may use in a minute, in a day.
+    all_bytes_per_min, all_bytes_per_day : int
+        Request bytes all visitors together may send in a minute, in a day.
+    """
+
+    visitor_requests_per_min: int = 30
+    visitor_requests_per_day: int = 300
+    visitor_tokens_per_min: int = 60_000
+    visitor_tokens_per_day: int = 600_000
+    visitor_bytes_per_min: int = 20 * 1024 * 1024
+    visitor_bytes_per_day: int = 200 * 1024 * 1024
+    all_requests_per_min: int = 120
+    all_requests_per_day: int = 5_000
+    all_tokens_per_min: int = 240_000
+    all_tokens_per_day: int = 10_000_000
+    all_bytes_per_min: int = 80 * 1024 * 1024
+    all_bytes_per_day: int = 2 * 1024 * 1024 * 1024
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "ApiBudget":
+        """The defaults, with each field the environment sets (``TS2VIZ_API_`` + its name in capitals).
+
+        Parameters
+        ----------
+        env : mapping or None, default None
+            The environment (``None``: ``os.environ``).
+
+        Returns
+        -------
+        ApiBudget
+            The budget.
+
+        Raises
+        ------
+        InputError
+            For a value that is not a whole number of at least 0.
+
+        Examples
+        --------
+        >>> ApiBudget.from_env({"TS2VIZ_API_VISITOR_REQUESTS_PER_MIN": "5"}).visitor_requests_per_min
+        5
+        """
+        env = os.environ if env is None else env
+        kw = {}
+        for f in fields(cls):
+            name = "TS2VIZ_API_" + f.name.upper()
+            if env.get(name):
+                try:
+                    kw[f.name] = int(env[name])
+                except ValueError:
+                    kw[f.name] = -1
+                if kw[f.name] < 0:
+                    raise InputError(f"{name}: expected a whole number of at least 0, not {env[name][:40]!r}")
+        return cls(**kw)
 
 
 @dataclass(frozen=True)
@@ -50,6 +128,17 @@ class Limits:
     keep_active_s : float, default 0.0
         A session used within this many seconds is never dropped to make room for another; when every
         held session is that recent, a new one is refused instead.
+    api : ApiBudget or None, default None
+        What visitors may spend of the operator's paid APIs; ``None``: unbounded.
+    job_time_s : float or None, default None
+        Seconds one heavy job may run before it stops with a one-line message (``TS2VIZ_JOB_TIME_S``);
+        ``None``: no limit.
+    view_calls_per_session : int or None, default None
+        View calls one session may have waiting or running at once (``TS2VIZ_VIEW_CALLS_PER_SESSION``).
+    view_calls_per_client : int or None, default None
+        View calls one client address may have waiting or running at once (``TS2VIZ_VIEW_CALLS_PER_CLIENT``).
+    ipv6_prefix : int, default 64
+        IPv6 addresses count as one client per network of this prefix (``TS2VIZ_IPV6_PREFIX``).
 
     See Also
     --------
@@ -70,6 +159,16 @@ class Limits:
     #: a session used within this many seconds is never dropped to make room for another; when every
     #: held session is that recent, a new one is refused instead
     keep_active_s: float = 0.0
+    #: what visitors may spend of the operator's paid APIs (None: unbounded, the operator's own tool)
+    api: ApiBudget | None = None
+    #: seconds one heavy job (live scoring) may run before it is stopped (None: no limit)
+    job_time_s: float | None = None
+    #: view calls one session may have waiting or running at once (None: no cap)
+    view_calls_per_session: int | None = None
+    #: view calls one client address may have waiting or running at once (None: no cap)
+    view_calls_per_client: int | None = None
+    #: IPv6 addresses are one client per network of this prefix length (a home or a host gets a /64)
+    ipv6_prefix: int = 64
 
 
 #: the operator's own tool: generous, the operator is trusted
@@ -78,7 +177,54 @@ OPERATOR_LIMITS = Limits(max_uploads=64, max_upload_bytes=200 * 1024 * 1024, max
 #: a public app: small enough that many visitors fit in memory and one cannot hold the model for long
 PUBLIC_LIMITS = Limits(max_uploads=5, max_upload_bytes=5 * 1024 * 1024, max_rows=50_000, max_metrics=8,
                        max_sessions=300, idle_timeout_s=30 * 60, score_all_segs=False,
-                       max_sessions_per_client=16, keep_active_s=10 * 60)
+                       max_sessions_per_client=8, keep_active_s=2 * 60, api=ApiBudget(), job_time_s=40.0,
+                       view_calls_per_session=8, view_calls_per_client=128)
+
+
+def public_limits(env: Mapping[str, str] | None = None) -> Limits:
+    """:data:`PUBLIC_LIMITS` with what the operator set in the environment.
+
+    ``TS2VIZ_API_*`` (:meth:`ApiBudget.from_env`), ``TS2VIZ_JOB_TIME_S``, ``TS2VIZ_VIEW_CALLS_PER_SESSION``,
+    ``TS2VIZ_VIEW_CALLS_PER_CLIENT``, ``TS2VIZ_IPV6_PREFIX``, ``TS2VIZ_SESSIONS_PER_CLIENT`` and
+    ``TS2VIZ_KEEP_ACTIVE_S``.
+
+    Parameters
+    ----------
+    env : mapping or None, default None
+        The environment (``None``: ``os.environ``).
+
+    Returns
+    -------
+    Limits
+        The limits of a public app.
+
+    Raises
+    ------
+    InputError
+        For a value that is not a number of at least 0 (a prefix: 0 to 128).
+
+    Examples
+    --------
+    >>> lim = public_limits({"TS2VIZ_JOB_TIME_S": "20"})
+    >>> lim.job_time_s, lim.ipv6_prefix, lim.api.visitor_requests_per_min
+    (20.0, 64, 30)
+    """
+    env = os.environ if env is None else env
+    kw: dict = {"api": ApiBudget.from_env(env)}
+    for name, field, kind in (("TS2VIZ_JOB_TIME_S", "job_time_s", float),
+                              ("TS2VIZ_VIEW_CALLS_PER_SESSION", "view_calls_per_session", int),
+                              ("TS2VIZ_VIEW_CALLS_PER_CLIENT", "view_calls_per_client", int),
+                              ("TS2VIZ_IPV6_PREFIX", "ipv6_prefix", int),
+                              ("TS2VIZ_SESSIONS_PER_CLIENT", "max_sessions_per_client", int),
+                              ("TS2VIZ_KEEP_ACTIVE_S", "keep_active_s", float)):
+        if env.get(name):
+            try:
+                kw[field] = kind(env[name])
+            except ValueError:
+                kw[field] = -1
+            if kw[field] < 0 or (field == "ipv6_prefix" and kw[field] > 128):
+                raise InputError(f"{name}: expected a number of at least 0, not {env[name][:40]!r}")
+    return replace(PUBLIC_LIMITS, **kw)
 
 
 @dataclass(frozen=True)
@@ -236,9 +382,9 @@ def public(offered: Sequence[str] = (), reason: str = "public mode") -> Access:
     Returns
     -------
     Access
-        Public mode with :data:`PUBLIC_LIMITS`.
+        Public mode with :data:`PUBLIC_LIMITS` and what the environment sets (:func:`public_limits`).
     """
-    return Access(True, tuple(offered), PUBLIC_LIMITS, reason)
+    return Access(True, tuple(offered), public_limits(), reason)
 
 
 def is_loopback(host: str | None) -> bool:
@@ -340,12 +486,22 @@ def _short(text: str) -> str:
     return text
 
 
+#: options never shown to a visitor: keys and where they are read from
+SECRET_OPTIONS = ("api_key", "api_key_env")
+
+
+def _hidden_option(key: str, value: str) -> bool:
+    """Whether an option is left out of what a visitor sees: a key, or an address (a URL: the endpoint)."""
+    return key in SECRET_OPTIONS or "://" in value or "@" in value
+
+
 def shown_spec(spec: str) -> str:
-    """A metric spec with every path in it cut to its last part.
+    """A metric spec with every path in it cut to its last part, and no key or address in it.
 
     The model folder, an open_clip checkpoint, a file, an option's value: ``clipscore:/models/my-clip`` ->
-    ``clipscore:my-clip``. Hub ids (``owner/name``), revisions, URLs and other options are kept as they
-    are.
+    ``clipscore:my-clip``. Options that hold a key (:data:`SECRET_OPTIONS`) or an address (a URL, such as
+    an API's ``endpoint=``, with or without ``user:pass@``) are left out: an API metric is shown as its
+    family and model. Hub ids (``owner/name``), revisions and other options are kept as they are.
 
     Parameters
     ----------
@@ -363,6 +519,8 @@ def shown_spec(spec: str) -> str:
     'tifa:blip-vqa?questions=tifa.csv'
     >>> shown_spec("vqascore:zhiqiulin/clip-flant5-xl@main")
     'vqascore:zhiqiulin/clip-flant5-xl@main'
+    >>> shown_spec("viescore:gpt-4o?endpoint=http://u:sk-1@10.0.0.5:8081/v1&api_key=sk-2&aspect=sc")
+    'viescore:gpt-4o?aspect=sc'
     """
     fam, sep, rest = spec.strip().partition(":")
     if not sep:
@@ -372,7 +530,8 @@ def shown_spec(spec: str) -> str:
         head, _, q = rest.rpartition("?")
         pairs = parse_qsl(q, keep_blank_values=True)
         if pairs and all(k for k, _ in pairs) and "=" in q:
-            rest, query = head, "?" + "&".join(f"{k}={_short(v)}" for k, v in pairs)
+            kept = [f"{k}={_short(v)}" for k, v in pairs if not _hidden_option(k, v)]
+            rest, query = head, ("?" + "&".join(kept)) if kept else ""
     rev = ""
     if "@" in rest and not Path(os.path.expanduser(rest)).exists():
         head, _, r = rest.rpartition("@")

@@ -2,7 +2,8 @@
 
 Both are refused before Gradio sees them.
 
-- :class:`ClientAddress` sets each request's client address from the connection, or behind proxies
+- :class:`ClientAddress` sets each request's client (an IPv6 address stands for its /64,
+  :func:`client_group`) from the connection, or behind proxies
   from ``X-Forwarded-For`` as far as the proxies are trusted: only entries that a trusted proxy
   appended are believed, read from the right (the client writes whatever it likes at the left). On a
   Hugging Face Space the Space's proxy is the one hop (``TS2VIZ_PROXY_HOPS=1``: the rightmost entry is
@@ -62,8 +63,10 @@ def short(value, n: int = LOG_VALUE_CHARS) -> str:
     >>> short("a\n  b"), short("x" * 100, 10)
     ('a b', 'xxxxxxxxxx…(100 chars)')
     """
+    from ...display import echo
+
     text = " ".join(str(value).split())
-    return text if len(text) <= n else text[:n] + f"…({len(text):,} chars)"
+    return echo(text, n) + ("" if len(text) <= n else f"({len(text):,} chars)")
 
 
 def log_refusal(what: str, client: str | None, why: str) -> None:
@@ -205,6 +208,42 @@ class ProxySettings:
         return addr
 
 
+def client_group(address: str | None, ipv6_prefix: int = 64) -> str | None:
+    """The client an address counts as: an IPv4 address itself, an IPv6 address its network.
+
+    One host or home is given a whole IPv6 /64 (and can pick any address in it): per-client caps count the
+    network, ``ipv6_prefix`` bits long.
+
+    Parameters
+    ----------
+    address : str or None
+        The address.
+    ipv6_prefix : int, default 64
+        The prefix length of an IPv6 client's network (128: each address on its own).
+
+    Returns
+    -------
+    str or None
+        The address (IPv4, or anything that is no address), or the IPv6 network (``2001:db8::/64``).
+
+    Examples
+    --------
+    >>> client_group("2001:db8::1"), client_group("2001:db8::ffff:2"), client_group("203.0.113.7")
+    ('2001:db8::/64', '2001:db8::/64', '203.0.113.7')
+    """
+    if not address or ":" not in address or ipv6_prefix >= 128:
+        return address
+    try:
+        ip = ipaddress.ip_address(address.strip("[]"))
+    except ValueError:
+        return address
+    if ip.version != 6:
+        return address
+    if ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ipaddress.ip_network(f"{ip}/{max(0, int(ipv6_prefix))}", strict=False))
+
+
 def forwarded_entries(headers) -> list[str]:
     """Every ``X-Forwarded-For`` entry of a request's headers, in order (several headers joined).
 
@@ -238,11 +277,15 @@ class ClientAddress:
         The app behind it.
     settings : ProxySettings or None, default None
         The trusted proxies (``None``: :meth:`ProxySettings.from_env`).
+    ipv6_prefix : int, default 64
+        An IPv6 client is its network of this prefix (:func:`client_group`): every per-client cap counts it
+        as one.
     """
 
-    def __init__(self, app, settings: ProxySettings | None = None) -> None:
+    def __init__(self, app, settings: ProxySettings | None = None, ipv6_prefix: int = 64) -> None:
         self.app = app
         self.settings = settings or ProxySettings.from_env()
+        self.ipv6_prefix = ipv6_prefix
         self._told = False
 
     async def __call__(self, scope, receive, send):
@@ -265,6 +308,7 @@ class ClientAddress:
         if scope.get("type") in ("http", "websocket"):
             peer = (scope.get("client") or (None, 0))[0]
             entries = forwarded_entries(scope.get("headers"))
+            addr = peer
             if entries or self.settings.hops:
                 addr = self.settings.client(peer, entries)
                 if not self._told and entries:
@@ -272,9 +316,10 @@ class ClientAddress:
                     log.warning("client addresses: X-Forwarded-For has %d entr%s; TS2VIZ_PROXY_HOPS=%d and %d trusted "
                                 "network(s) give the client %s", len(entries), "y" if len(entries) == 1 else "ies",
                                 self.settings.hops, len(self.settings.trusted), short(addr, 45))
-                if addr != peer:
-                    scope = dict(scope)
-                    scope["client"] = (addr, 0)
+            addr = client_group(addr, self.ipv6_prefix)
+            if addr != peer:
+                scope = dict(scope)
+                scope["client"] = (addr, 0)
         return await self.app(scope, receive, send)
 
 
@@ -389,11 +434,29 @@ class Guard:
 
     def __init__(self, jobs=None, rate: SessionRate | None = None) -> None:
         self.jobs = jobs
+        if jobs is not None:
+            jobs.listening = self.is_streaming
         self.rate = rate or SessionRate.from_env()
         self.queue = None
         self._streams: dict[str, int] = defaultdict(int)
         self._lock = threading.Lock()
         self.refused = 0
+
+    def is_streaming(self, session: str) -> bool:
+        """Whether a session has an open event stream now.
+
+        Parameters
+        ----------
+        session : str
+            The session id.
+
+        Returns
+        -------
+        bool
+            True while a page listens for its results.
+        """
+        with self._lock:
+            return self._streams.get(session, 0) > 0
 
     def streaming(self) -> set[str]:
         """Sessions with an open event stream now (a page listening for its results).

@@ -13,8 +13,11 @@ refused in one line, so that scripted calls cannot fill a lane ahead of everyone
 
 Gradio's ``/cancel`` frees an event's place but cannot stop the thread that runs it: the work went on.
 Here the thread gets a flag (:meth:`Jobs.running`) that ``/cancel`` sets (:meth:`Jobs.cancel`), and
-long work calls :func:`checkpoint` between batches (images checked, batches scored, files written),
-which raises :class:`Cancelled` once it is set. A lane's jobs also hold the lane's lock while they
+long work calls :func:`checkpoint` between batches (images checked, batches scored, files written, and
+before each API request: :func:`ts2viz.metrics.backbones.openai_client.request_hooks`), which raises
+:class:`Cancelled` once it is set, or :class:`OverTime` once a model job has run past its time budget
+(``job_time_s``). A job's API requests are charged to its visitor's budget before they are sent
+(:class:`~ts2viz.ui.serving.api_budget.ApiMeter`). A lane's jobs also hold the lane's lock while they
 run, so a cancelled job still finishing its batch and the next one never run at once.
 """
 from __future__ import annotations
@@ -45,22 +48,61 @@ class Cancelled(InputError):
     """The visitor cancelled the job; it stopped at its last checkpoint."""
 
 
+class OverTime(InputError):
+    """The job ran past its time budget (:attr:`~ts2viz.ui.serving.access.Limits.job_time_s`) and was stopped."""
+
+
 _FLAG: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("ts2viz_job_flag", default=None)
+#: seconds a job goes on with no page listening for its result (no open event stream) before it stops
+UNREAD_GRACE_S = float(os.environ.get("TS2VIZ_UNREAD_GRACE_S") or 10)
+#: whether the job running in this thread still has a page waiting for its result
+_WATCH: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar("ts2viz_job_watch", default=None)
+#: (monotonic deadline, the budget in seconds) of the job running in this thread
+_DEADLINE: contextvars.ContextVar[list | None] = contextvars.ContextVar("ts2viz_job_deadline", default=None)
+
+
+@contextlib.contextmanager
+def off_the_clock() -> Iterator[None]:
+    """Time that does not count against the running job's time budget.
+
+    Loading a model is the server's cost, once, not the visitor's work.
+
+    Yields
+    ------
+    None
+        While the clock is stopped.
+    """
+    limit = _DEADLINE.get()
+    t0 = time.monotonic()
+    try:
+        yield
+    finally:
+        if limit is not None:
+            limit[0] += time.monotonic() - t0
 
 
 def checkpoint() -> None:
     """Raise :class:`Cancelled` if the job running in this thread was cancelled (nothing outside a job).
 
-    Long work calls it between batches (images checked, batches scored, files written).
+    Long work calls it between batches (images checked, batches scored, files written, API requests sent).
 
     Raises
     ------
     Cancelled
         Once the job's flag is set (its ``/cancel``, or its page gone).
+    OverTime
+        Once the job has run past its time budget.
     """
     flag = _FLAG.get()
     if flag is not None and flag.is_set():
         raise Cancelled("cancelled")
+    watch = _WATCH.get()
+    if watch is not None and not watch():
+        raise Cancelled(f"cancelled: no page read this job's result for {UNREAD_GRACE_S:g} s")
+    limit = _DEADLINE.get()
+    if limit is not None and time.monotonic() > limit[0]:
+        raise OverTime(f"this job ran past its time budget on this app ({limit[1]:g} s) and was stopped; "
+                       "try fewer images")
 
 
 class Jobs:
@@ -75,6 +117,17 @@ class Jobs:
     on_end : callable or None, default None
         ``on_end()`` is called when a job's work ends, cancelled or not (the app hands the memory it freed
         back to the system: :func:`ts2viz.ui.state.sessions.release_memory`).
+    job_time_s : float or None, default None
+        Seconds a job of the :data:`MODEL` lane may run (its time on the lane, from when it got the lane's
+        lock, loading a model excepted: :func:`off_the_clock`) before :func:`checkpoint` stops it
+        (:class:`OverTime`); ``None``: no limit.
+    meter : ts2viz.ui.serving.api_budget.ApiMeter or None, default None
+        Charges every API request of a job to its client before it is sent (``None``: no budget). Every job
+        runs its API requests with its cancel check before each
+        (:func:`ts2viz.metrics.backbones.openai_client.request_hooks`).
+    private_replies : bool, default False
+        Jobs neither read nor write the on-disk cache of API replies
+        (:func:`ts2viz.metrics.common.llmcache.no_reply_cache`): a visitor's prompts never reach the disk.
 
     Examples
     --------
@@ -91,9 +144,17 @@ class Jobs:
     """
 
     def __init__(self, per_client: int = CLIENT_JOBS, clock: Callable[[], float] = time.monotonic,
-                 on_end: Callable[[], object] | None = None) -> None:
+                 on_end: Callable[[], object] | None = None, *, job_time_s: float | None = None,
+                 meter=None, private_replies: bool = False) -> None:
         """Set up empty records and one lock per heavy lane."""
         self.per_client = per_client
+        self.job_time_s = job_time_s
+        self.meter = meter
+        self.private_replies = private_replies
+        #: ``listening(session)``: whether a page has an open event stream for the session (set by the app's
+        #: :class:`~ts2viz.ui.serving.guard.Guard`); a job nobody listens to stops after
+        #: :data:`UNREAD_GRACE_S` seconds
+        self.listening: Callable[[str], bool] | None = None
         self.on_end = on_end
         self.clock = clock
         self._lock = threading.Lock()
@@ -257,21 +318,37 @@ class Jobs:
                 flag.set()
             key = (session, lane)
             self._running[key] = (client, flag, eid)
+        from ...metrics.backbones.openai_client import RequestHooks, request_hooks
+        from ...metrics.common.llmcache import no_reply_cache
+
         token = _FLAG.set(flag)
+        watch_token = _WATCH.set(self._watch(session))
+        deadline_token = None
         lock = self.lane_locks.get(lane)
         held = False
+        hooks = self.meter.hooks(client, checkpoint) if self.meter is not None else RequestHooks(check=checkpoint)
         try:
             while lock is not None and not (held := lock.acquire(timeout=0.25)):
                 checkpoint()
+            if self.job_time_s is not None and lane == MODEL:
+                deadline_token = _DEADLINE.set([time.monotonic() + float(self.job_time_s), float(self.job_time_s)])
             checkpoint()
-            yield flag
+            with request_hooks(hooks), (no_reply_cache() if self.private_replies else contextlib.nullcontext()):
+                yield flag
         except Cancelled:
             self.stopped += 1
             log.warning("stopped a cancelled %s job", lane)
             raise
+        except OverTime:
+            self.stopped += 1
+            log.warning("stopped a %s job of %s past its time budget (%g s)", lane, client or "?", self.job_time_s)
+            raise
         finally:
             if held:
                 lock.release()
+            if deadline_token is not None:
+                _DEADLINE.reset(deadline_token)
+            _WATCH.reset(watch_token)
             _FLAG.reset(token)
             if self.on_end is not None:
                 self.on_end()
@@ -281,6 +358,21 @@ class Jobs:
                 if eid is not None:
                     self._events.pop(eid, None)
                     self._cancelled.discard(eid)
+
+    def _watch(self, session: str | None) -> Callable[[], bool] | None:
+        """``watch()``: False once no page has listened for the session's results for :data:`UNREAD_GRACE_S`."""
+        listening = self.listening
+        if listening is None or session is None:
+            return None
+        seen = [time.monotonic()]
+
+        def watch() -> bool:
+            now = time.monotonic()
+            if listening(session):
+                seen[0] = now
+            return now - seen[0] <= UNREAD_GRACE_S
+
+        return watch
 
     def guarded(self, fn: Callable, lane: str) -> Callable:
         """A callback run as a job of a lane (:meth:`running`), its session and client read from its ``gr.Request``.

@@ -128,7 +128,12 @@ class Workspaces:
         #: the heavy lanes' jobs of this app process (:mod:`ts2viz.ui.serving.jobs`); a heavy job's memory
         #: (decoded images in its worker thread's own allocator arena) goes back to the system at once when
         #: it ends, cancelled or not (heavy jobs are few: a trim costs milliseconds)
-        self.jobs = Jobs(on_end=lambda: release_memory(force=True))
+        from ..serving.api_budget import ApiMeter
+
+        lim = self.limits
+        self.jobs = Jobs(on_end=lambda: release_memory(force=True), job_time_s=lim.job_time_s,
+                         meter=ApiMeter(lim.api) if lim.api is not None else None,
+                         private_replies=app.access.public)
 
     def __len__(self) -> int:
         """The number of workspaces held."""
