@@ -1,0 +1,46 @@
+"""Issue 40, the app half: what a newcomer's first hour in the app showed, without a browser.
+
+Each test here failed before its fix (the browser side is in tests/browser/test_browser_first_hour.py).
+"""
+from __future__ import annotations
+
+import pytest
+
+from ts2viz.ui import load_state
+from ts2viz.ui.callbacks import board as cb_board
+from ui_helpers import write_dataset, write_scores
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("first-hour")
+    write_dataset(d / "ds", big_image=False)
+    return d
+
+
+@pytest.fixture()
+def app(folder, tmp_path):
+    """One session's view of an app whose operator loaded the test scores."""
+    return load_state(str(folder / "ds"), [str(write_scores(tmp_path, folder / "ds"))],
+                      cache_root=tmp_path / "cache").view()
+
+
+# -- item 10: a scores file with blanks is announced as the CLI announces it ------------------------
+
+def test_partly_scored_upload_says_what_the_cli_says(app, tmp_path):
+    from ts2viz.scores import coverage, read_scores
+
+    fns = app.dataset.file_names
+    blank = set(fns[:5]) | set(fns[13:26])          # 5 images of SEG 0, every image of SEG 1
+    path = tmp_path / "part.csv"
+    path.write_text("file_name,Part\n" + "\n".join(f"{f},{'' if f in blank else i % 7}"
+                                                   for i, f in enumerate(fns)) + "\n")
+    expected = coverage(read_scores(path, dataset=app.dataset), app.dataset)[0].describe()
+    assert "1 of 3 SEGs partly scored" in expected and "1 of 3 SEGs not scored at all" in expected
+    msg = cb_board.add_scores_file(app, path, "part.csv")
+    assert expected in msg, msg
+    assert "ord and sep use the scored images only" in msg
+    # a complete file gets no such warning
+    full = tmp_path / "full.csv"
+    full.write_text("file_name,Full\n" + "\n".join(f"{f},{i % 7}" for i, f in enumerate(fns)) + "\n")
+    assert "has scores for" not in cb_board.add_scores_file(app, full, "full.csv")
