@@ -44,3 +44,24 @@ def test_partly_scored_upload_says_what_the_cli_says(app, tmp_path):
     full = tmp_path / "full.csv"
     full.write_text("file_name,Full\n" + "\n".join(f"{f},{i % 7}" for i, f in enumerate(fns)) + "\n")
     assert "has scores for" not in cb_board.add_scores_file(app, full, "full.csv")
+
+
+# -- item 11: a typo in the spec is named before the images are looked for ----------------------------
+
+def test_live_spec_typo_is_named_before_the_images(tmp_path, monkeypatch):
+    import shutil
+
+    from ts2viz.errors import InputError
+    from ts2viz.ui.callbacks import live as cb_live
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = write_dataset(tmp_path / "ds", big_image=False)
+    shutil.rmtree(folder / "images")                      # no images: the old order said so first
+    view = load_state(str(folder), cache_root=tmp_path / "c", fetch_images=False).view()
+    with pytest.raises(InputError, match="unknown metric family 'clipscor'"):
+        cb_live.live_score(view, "clipscor:openai/clip-vit-base-patch32", "seg", 0)
+    with pytest.raises(InputError, match="unknown option"):
+        cb_live.live_score(view, "clipscore:openai/clip-vit-base-patch32?bogus=1", "seg", 0)
+    # a well-formed spec still gets the images' message
+    with pytest.raises(InputError, match="the dataset's folder does not hold its image files"):
+        cb_live.live_score(view, "clipscore:openai/clip-vit-base-patch32", "seg", 0)
