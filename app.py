@@ -146,6 +146,10 @@ def main(argv=None) -> int:
                 **kwargs)
     if app.metrics:  # the other mode in the background once serving, so that switching is instant
         threading.Thread(target=app.warm, daemon=True, name="ts2viz-warm").start()
+    from ts2viz.ui.callbacks.humaneval import warm as warm_gold
+
+    # the Human ratings tab's views too, so that none of its clicks computes one (issue 40 item 15)
+    threading.Thread(target=warm_gold, daemon=True, name="ts2viz-gold-warm").start()
     demo.block_thread()
     return 0
 

@@ -83,3 +83,69 @@ def test_authoring_walk_images_match_the_images_scored(tmp_path):
         assert "3/3 images scored" in r["summary"], r["summary"]
         assert list(r["walks"]["images"]) == [3], (mode, r["walks"])
     assert "counts node 0's images twice" in cb.score_draft(view, "loaded", "GoodScore", "paper")["summary"]
+
+
+# -- item 12: an empty table says what is missing -----------------------------------------------------
+
+def test_empty_tables_say_what_is_missing(folder, tmp_path):
+    from ts2viz.ui.callbacks import common as cb_common
+    from ts2viz.ui.callbacks import nuisance as cb_nuisance
+    from ts2viz.ui.page.glue import EMPTY_HEADER, table_value
+    from ts2viz.ui.tabs.board import board_view
+
+    bare = load_state(str(folder / "ds"), cache_root=tmp_path / "c").view()
+    table, _, _ = board_view(bare, "paper", None, "ord_avg", "best first", "png")
+    assert table["headers"] == [EMPTY_HEADER] and table["data"] == [[cb_common.NO_SCORES]]
+    import pandas as pd
+
+    assert table_value(pd.DataFrame({"a": []}), empty="why")["data"] == [["why"]]
+    assert table_value(pd.DataFrame({"a": [1]}), empty="why")["data"] == [[1]]
+    # the Leaderboard's stability note points where the test runs (no SEG, no button on that tab)
+    assert "below" not in cb_nuisance.NO_STABILITY and "Nuisance tab" in cb_nuisance.NO_STABILITY
+
+
+# -- item 15: the Human ratings tab's views are computed ahead; every bundled set is offered ------------
+
+def test_warm_computes_every_view_ahead_and_genaibench_is_offered(monkeypatch):
+    import ts2viz.metaeval.humaneval as he
+    import ts2viz.statistics.gold_permutation as gp
+    from ts2viz.ui.callbacks import humaneval as gc
+
+    assert "genaibench" in gc.gold_sets()                 # the CLI's fourth set: ratings only, for uploads
+    assert "No metric scores in this set" in gc.board_note("genaibench", "likert", "point-wise")
+    assert len(gc.board("genaibench", "likert", "point-wise")) == 0
+    few = ["genaibench-teaser", "genaibench"]             # the whole warm-up takes a minute on 2 cores
+    gc.warm(few)
+
+    def computed(*a, **k):
+        raise AssertionError("a click computed a view the warm-up should have computed")
+
+    monkeypatch.setattr(he, "evaluate_rated", computed)
+    monkeypatch.setattr(gp, "gold_clusters", computed)
+    monkeypatch.setattr("ts2viz.gold.crossgold.cross_gold", computed)
+    for name in few:
+        for rs in gc.rating_sets(name):
+            for task in gc.TASKS:
+                gc.board(name, rs, task)
+                gc.board_note(name, rs, task)
+    gc.cross_gold_table()
+
+
+# -- item 19: a link names only what the page offers -------------------------------------------------
+
+def test_links_read_only_offered_names(app):
+    from ts2viz.ui.page.share import link_query, read_link
+
+    metric = app.metrics[0]
+    want = {"tab": "seg", "seg": 1, "metric": metric, "node": "1b", "gold": "imagenhub-t2i", "ratings": "sc",
+            "task": "pair-wise", "gold_metric": "clipscore"}
+    assert read_link({k: str(v) for k, v in want.items()}, app) == want
+    q = link_query(want)
+    from urllib.parse import parse_qsl
+
+    assert read_link(dict(parse_qsl(q[1:])), app) == want
+    bad = {"tab": "<script>", "seg": "99", "metric": "/etc/passwd", "compare": "x" * 5000, "node": "9z",
+           "gold": "../gold", "ratings": "sc", "task": "?", "gold_metric": "clipscore", "other": "1"}
+    assert read_link(bad, app) == {}
+    assert read_link({"seg": "2", "node": "1b", "gold": "tifa160", "ratings": "sc"}, app) == \
+        {"seg": 2, "node": "1b", "gold": "tifa160"}
