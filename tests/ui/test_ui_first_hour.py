@@ -149,3 +149,67 @@ def test_links_read_only_offered_names(app):
     assert read_link(bad, app) == {}
     assert read_link({"seg": "2", "node": "1b", "gold": "tifa160", "ratings": "sc"}, app) == \
         {"seg": 2, "node": "1b", "gold": "tifa160"}
+
+
+# -- item 13: walk plots key the dots by node and colour a walk alike in both plots ---------------------
+
+def test_walk_plots_key_nodes_and_colour_walks_by_number():
+    import numpy as np
+
+    from ts2viz import figures
+    from ts2viz.figures.style import node_colors, plain_figures
+
+    levels = {"0": 0, "1a": 1, "1b": 1, "2": 2}
+    scores = {"0": [0.9, 0.8], "1a": [0.7], "1b": [0.6, 0.5], "2": [0.3]}
+    walks = [["0", "1a", "2"], ["0", "1b", "2"]]
+    with plain_figures():
+        left = figures.walk_figure(levels, scores, walks, np.array([0.2, 0.9]), metric="A")
+        right = figures.walk_figure(levels, scores, walks, np.array([0.9, 0.2]), metric="B")   # other order
+
+    def walk_colours(fig):
+        return {t["name"].split(":")[0]: t["line"]["color"] for t in fig.data if t["name"].startswith("walk ")}
+
+    assert walk_colours(left) == walk_colours(right) and len(set(walk_colours(left).values())) == 2
+    keys = {t["name"]: t["marker"]["color"] for t in left.data if t["name"].startswith("node ")}
+    assert keys == {f"node {k}": c for k, c in node_colors(levels).items()}
+    dots = next(t for t in left.data if t["name"] == "images")
+    assert set(dots["marker"]["color"]) == set(keys.values())
+
+
+# -- item 17: colours and marks that read --------------------------------------------------------------
+
+def test_family_and_node_colours_and_significance_marks():
+    import numpy as np
+
+    from ts2viz.figures.comparisons import significance_heatmap
+    from ts2viz.figures.style import (FAMILY_COLORS, MIN_CONTRAST, contrast_on_white, family_color, node_colors,
+                                      plain_figures)
+
+    assert family_color("Ensemble") not in FAMILY_COLORS.values()
+    yellow = node_colors({"0": 0, "1a": 1, "1b": 1, "1c": 1})
+    assert min(contrast_on_white(c) for c in yellow.values()) >= MIN_CONTRAST, yellow
+    assert len(set(yellow.values())) == 4
+    p = np.array([[1, 1e-4, 0.5], [1e-4, 1, 0.5], [0.5, 0.5, 1.0]])
+    d = np.array([[0, 0.2, 0.01], [-0.2, 0, 0.0], [-0.01, 0, 0]])
+    with plain_figures():
+        fig = significance_heatmap(["a", "b", "c"], d, p, cell_text="marks")
+    sig = next(t for t in fig.data if "not significant" != t.get("name"))
+    assert "***" in sum(sig["text"], [])
+    assert sig["textfont"]["size"] >= 14 and sig["textfont"].get("weight") == "bold"
+    assert contrast_on_white(sig["textfont"]["color"]) >= 7
+
+
+def test_model_ordering_note_explains_agreement_beside_tau():
+    from ts2viz.ui.callbacks import humaneval as gc
+
+    note = gc.board_note("tifa160", "dsg", "model ordering")
+    assert "'model pairs agreeing'" in note and "τ = 1.000" in note
+
+
+# -- item 17: a screen reader hears a word, not Gradio's missing key --------------------------------------
+
+def test_screen_reader_text_for_a_finished_update(app):
+    from ts2viz.ui import launch_kwargs
+
+    i18n = launch_kwargs(app)["i18n"]
+    assert i18n.translations_dict["en"]["common.complete"] == "Updated"

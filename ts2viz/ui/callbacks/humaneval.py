@@ -465,7 +465,12 @@ def board_note(name: str, rating_set: str, task: str, own=None) -> str:
     else:
         h = r.human_ordering.outcome[0]
         body = (f"Wilcoxon signed-rank tests over prompts for each of the {len(h)} model pairs (p < "
-                f"{r.settings.alpha:g}); the humans order {int((h != 0).sum())} of them significantly.")
+                f"{r.settings.alpha:g}); the humans order {int((h != 0).sum())} of them significantly. "
+                "'model pairs agreeing': the pairs on which the metric's test gives the humans' outcome (this "
+                "model better, that one, or no significant difference); 'τ of model means': Kendall's τ of "
+                "the models' mean scores against their mean ratings. The two can differ: the means may rank "
+                "the models exactly as the raters do (τ = 1.000) while the metric separates fewer, or other, "
+                "pairs significantly than the raters do (agreeing 50%).")
     if task in CLUSTER_STAT:
         body += (f" Cluster: greedy from the top by {'Spearman' if task == 'point-wise' else 'accuracy'}, a new "
                  "cluster when a metric is worse than its cluster's best in a one-sided paired permutation test "
