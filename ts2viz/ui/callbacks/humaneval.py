@@ -39,13 +39,12 @@ _OPERATOR_LOCK = threading.Lock()
 CROSS_BOOTSTRAP = BootstrapSettings(1000)
 #: a session's own metrics are marked so in the tables (their names are the visitor's)
 OWN_MARK = " (yours)"
-#: held while a shared view is computed (by :func:`warm` or a visitor's click): one computation of each
-#: at a time, so that a click on a view the warm-up is computing waits for it instead of doing it again
-_COMPUTE = threading.RLock()
-
-
 def shared_once(fn):
-    """``fn(*args)`` computed once per arguments and process, shared by every session (a cache hit takes no lock).
+    """``fn(*args)`` computed once per arguments and process, shared by every session.
+
+    A cache hit takes no lock. Each value has a lock of its own, held while it is computed: a click on a
+    view the warm-up (:func:`warm`) is computing waits for that one computation instead of doing it again,
+    and never waits behind the warm-up's other work.
 
     Parameters
     ----------
@@ -58,6 +57,8 @@ def shared_once(fn):
         The cached function; ``cache_clear()`` forgets every value.
     """
     done: dict = {}
+    locks: dict = {}
+    locks_lock = threading.Lock()
 
     @functools.wraps(fn)
     def run(*args):
@@ -65,7 +66,9 @@ def shared_once(fn):
             return done[args]
         except KeyError:
             pass
-        with _COMPUTE:
+        with locks_lock:
+            lock = locks.setdefault(args, threading.Lock())
+        with lock:
             if args not in done:
                 done[args] = fn(*args)
             return done[args]

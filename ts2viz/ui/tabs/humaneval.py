@@ -79,8 +79,11 @@ def build(page: Page) -> None:
                     "compare with the TS2 leaderboard). Computed when this tab opens.", elem_classes="stat-note")
         with gr.Row():
             gold = gr.Radio(sets, value=first, label="Rated set", elem_id="gold-set")
+            # allow_custom_value on both dropdowns: their choices change with the rated set, and an event sent
+            # with the previous set's value must reach the callbacks, which check it (gold_views falls back to
+            # the set's default), instead of Gradio's refusal as a toast (issue 40 items 9, 19)
             rs = gr.Dropdown(gc.rating_sets(first), value=gc.rated(first).default_rating_set, label="Ratings (gold)",
-                             elem_id="gold-ratings")
+                             elem_id="gold-ratings", allow_custom_value=True)
             task = gr.Radio(list(gc.TASKS), value=gc.TASKS[0], label="Task", elem_id="gold-task")
         with gr.Row(equal_height=True, elem_id="gold-share"):
             link_btn = gr.Button("Copy link to this view", size="sm", scale=0, min_width=180, elem_id="gold-copy-link")
@@ -94,7 +97,7 @@ def build(page: Page) -> None:
                 up_file = gr.File(label="Score file (.csv)", file_types=[".csv"], scale=2, elem_id="gold-upload-file")
                 up_btn = gr.Button("Add scores", variant="primary", scale=1, elem_id="gold-upload-btn")
             up_msg = gr.Markdown(elem_id="gold-upload-msg")
-        metric = gr.Dropdown([], label="Scatter: metric", elem_id="gold-metric")
+        metric = gr.Dropdown([], label="Scatter: metric", elem_id="gold-metric", allow_custom_value=True)
         plot = gr.Plot(elem_id="gold-scatter", show_label=False)
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=220):
