@@ -76,7 +76,9 @@ def build(page: Page) -> None:
     first = sets[0]
     with gr.Tab("Human ratings", id="gold", elem_id="tab-gold") as tab:
         gr.Markdown("Each metric against **human ratings** of other image sets (one slice is not enough: "
-                    "compare with the TS2 leaderboard). Computed when this tab opens.", elem_classes="stat-note")
+                    "compare with the TS2 leaderboard). Computed in the background as the app starts; GenAI-Bench 527 "
+                    "(`genaibench`) comes with human ratings only: add your metric's scores to evaluate it.",
+                    elem_classes="stat-note")
         with gr.Row():
             gold = gr.Radio(sets, value=first, label="Rated set", elem_id="gold-set")
             # allow_custom_value on both dropdowns: their choices change with the rated set, and an event sent
