@@ -132,6 +132,17 @@ def selected_tab(pg) -> str:
     return pg.evaluate("""() => (document.querySelector("[role='tab'][aria-selected='true']") || {}).innerText""")
 
 
+def copy_gives_back(pg, tab: str, url: str, query: str) -> None:
+    """The tab's copy control gives the link the page was opened with (its own address in front); closes it."""
+    from playwright.sync_api import expect
+
+    settle(pg, 120_000)
+    shot(pg, f"link-{tab}")
+    pg.locator(f"#{tab}-copy-link").click()
+    expect(pg.locator(f"#{tab}-link input")).to_have_value(url.rstrip("/") + "/" + query)
+    pg.close()
+
+
 def test_a_shared_link_opens_the_same_view(browser, bundled):
     from playwright.sync_api import expect
 
@@ -143,12 +154,7 @@ def test_a_shared_link_opens_the_same_view(browser, bundled):
     expect(pg.locator("#metric-b input")).to_have_value("ALIGNScore")
     expect(pg.locator("#node-title")).to_contain_text("Node 1b", timeout=120_000)
     expect(pg.locator("#seg-header")).to_contain_text("TIFA-BLIP1")
-    settle(pg, 120_000)
-    shot(pg, "link-explorer")
-    # the copy control gives the same link back (the page's own address in front)
-    pg.locator("#seg-copy-link").click()
-    expect(pg.locator("#seg-link input")).to_have_value(bundled["url"].rstrip("/") + "/" + query)
-    pg.close()
+    copy_gives_back(pg, "seg", bundled["url"], query)
 
     gold_query = "?tab=gold&gold=imagenhub-t2i&ratings=sc&task=pair-wise&gold_metric=clipscore"
     pg = new_page(browser, bundled["url"] + gold_query)
@@ -157,11 +163,7 @@ def test_a_shared_link_opens_the_same_view(browser, bundled):
     expect(pg.locator("#gold-note")).to_contain_text("Pairs of images of the same prompt")
     expect(pg.locator("#gold-board")).to_contain_text("accuracy")
     expect(pg.locator("#gold-metric input")).to_have_value("clipscore")
-    settle(pg, 120_000)
-    shot(pg, "link-gold")
-    pg.locator("#gold-copy-link").click()
-    expect(pg.locator("#gold-link input")).to_have_value(bundled["url"].rstrip("/") + "/" + gold_query)
-    pg.close()
+    copy_gives_back(pg, "gold", bundled["url"], gold_query)
 
     # a link naming nothing offered opens the ordinary first view, with no message (the toast guard)
     pg = new_page(browser, bundled["url"] + "?tab=nope&seg=999&gold=/etc/passwd&node=%22%3E")
