@@ -109,6 +109,8 @@ def level_color(level: int, max_level: int) -> str:
 #: closest two node colours of one level in any TS2 SEG are 9 CIELAB units apart, of two levels 22)
 SHADE_LIGHTNESS = (0.26, 0.64)
 SHADE_HUE_TURN = 36.0
+#: the least lightness between two shades of one level (:func:`node_colors`)
+SHADE_MIN_STEP = 0.04
 
 
 #: a dot's outline stands out on the white page at least this much (WCAG's contrast ratio for graphical
@@ -184,15 +186,15 @@ def node_colors(node_levels: Mapping[str, int]) -> dict[str, str]:
     -------
     dict[str, str]
         Node label -> its error level's colour (:func:`level_color`), in distinct shades when the level
-        has several nodes (1a darkest to 1d lightest, in label order), each darkened where needed to a
-        contrast of :data:`MIN_CONTRAST` on white (:func:`on_white`: a light yellow shade was faint on the
-        white plots, issue 40 item 17).
+        has several nodes (1a darkest to 1d lightest, in label order); the lightest darkened towards a
+        contrast of :data:`MIN_CONTRAST` on white as far as :data:`SHADE_MIN_STEP` allows (a light yellow
+        shade was faint on the white plots, issue 40 item 17).
 
     Examples
     --------
     >>> from ts2viz.figures.style import node_colors
     >>> node_colors({"0": 0, "1a": 1, "1b": 1})
-    {'0': '#0f766e', '1a': '#823303', '1b': '#9a9703'}
+    {'0': '#0f766e', '1a': '#823303', '1b': '#9b9703'}
     """
     import colorsys
 
@@ -207,10 +209,19 @@ def node_colors(node_levels: Mapping[str, int]) -> dict[str, str]:
             continue
         h, _, sat = colorsys.rgb_to_hls(*(c / 255 for c in _rgb(base)))
         lo, hi = SHADE_LIGHTNESS
+
+        def shade(f: float, top: float) -> str:
+            rgb = colorsys.hls_to_rgb((h + (f - 0.5) * SHADE_HUE_TURN / 360) % 1.0, lo + (top - lo) * f, sat)
+            return "#" + "".join(f"{round(c * 255):02x}" for c in rgb)
+
+        # the lightest shade darkened towards MIN_CONTRAST on white (node 1b's light yellow was faint on the
+        # white plots), as far as the shades keep SHADE_MIN_STEP of lightness between them: many nodes of
+        # one level stay apart, and light ones keep their outline (on_white) in the plots
+        floor = lo + SHADE_MIN_STEP * (len(same) - 1)
+        while hi - 0.01 >= floor and contrast_on_white(shade(1.0, hi)) < MIN_CONTRAST:
+            hi -= 0.01
         for i, lbl in enumerate(same):
-            f = i / (len(same) - 1)
-            rgb = colorsys.hls_to_rgb((h + (f - 0.5) * SHADE_HUE_TURN / 360) % 1.0, lo + (hi - lo) * f, sat)
-            out[lbl] = on_white("#" + "".join(f"{round(c * 255):02x}" for c in rgb))
+            out[lbl] = shade(i / (len(same) - 1), hi)
     return out
 
 
