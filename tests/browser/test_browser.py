@@ -70,6 +70,7 @@ def _first_row(pg, table_id) -> str:
     return _row(pg, table_id).inner_text()
 
 
+@pytest.mark.toasts_expected("the prompt is empty", "error pill on #upload-msg")   # the bad input on purpose
 def test_user_path(page, server):
     from playwright.sync_api import expect
 

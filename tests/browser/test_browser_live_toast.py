@@ -14,7 +14,8 @@ import time
 import pytest
 from app_server import ART, WAIT_MS, launch_chromium, running_app, settle
 
-pytestmark = pytest.mark.slow
+#: the failed run's toast and its panel's pill, on purpose (tests/browser/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.toasts_expected(r"^toast: ", "error pill on #live-msg")]
 
 ERROR_TOASTS = "[data-testid='toast-body'] button.toast-close.error"
 TOAST_S = 8.0     # ts2viz.ui.page.glue.safe: gr.Error(duration=8)

@@ -265,6 +265,8 @@ RECORD = """() => {
 }"""
 
 
+@pytest.mark.toasts_expected("nobody/no-such-model-ts2viz", "upload at least one image",
+                             "error pill on #(live|upload)-msg")         # the failures on purpose
 def test_live_scoring_feedback_files_and_log(browser, server, width):
     from playwright.sync_api import expect
 

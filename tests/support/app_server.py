@@ -51,7 +51,10 @@ def running_app(args: Sequence[str], folder: Path, *, env: dict | None = None, d
     app that exits or does not answer within ``timeout`` s fails with its log."""
     port = free_port()
     full_env = {**os.environ, "TS2VIZ_CACHE": str(folder / "cache"), "GRADIO_ANALYTICS_ENABLED": "False",
-                "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
+                "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
+                # no background warm-up of the Human ratings views (minutes of CPU beside every test's app);
+                # a test of the warm-up passes env={"TS2VIZ_WARM_GOLD": "1"}
+                "TS2VIZ_WARM_GOLD": "0", **(env or {})}
     for k in (*DROPPED_ENV, *drop_env):
         full_env.pop(k, None)
     url = f"http://127.0.0.1:{port}"
@@ -106,10 +109,54 @@ def settle(pg, timeout_ms: int = 30_000) -> None:
     pg.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
+#: every Gradio toast and red "Error" status pill any page of this process showed, in order: ``(url, text)``.
+#: A toast means something went wrong (issue 40): ``tests/browser/conftest.py`` fails a test during which
+#: one appeared, unless the test is marked ``toasts_expected(PATTERN, ...)`` and each text matches a pattern.
+ALARMS: list[tuple[str, str]] = []
+#: reports, from the page, each toast (its text) and each output that turns to Gradio's "Error" pill
+ALARM_WATCH_JS = """(() => {
+  const seen = new WeakSet();
+  const say = (what) => console.warn('ts2viz-alarm: ' + what);
+  const look = () => {
+    document.querySelectorAll("[data-testid='toast-body']").forEach(t => {
+      if (!seen.has(t)) { seen.add(t); say('toast: ' + t.innerText.replace(/\\s+/g, ' ').trim()); }
+    });
+    document.querySelectorAll("[data-testid='status-tracker'] .error").forEach(e => {
+      if (seen.has(e) || !e.offsetParent) return;
+      seen.add(e);
+      const owner = e.closest('[id]');
+      say('error pill on #' + (owner ? owner.id : '?') + ': ' + e.innerText.replace(/\\s+/g, ' ').trim());
+    });
+  };
+  new MutationObserver(look).observe(document, {childList: true, subtree: true, attributes: true,
+                                                attributeFilter: ['class']});
+})();"""
+
+
+def watch_alarms(pg) -> None:
+    """Record the toasts and error pills of a page in :data:`ALARMS` (every page of :func:`launch_chromium`)."""
+    def heard(msg) -> None:
+        if msg.text.startswith("ts2viz-alarm: "):
+            ALARMS.append((pg.url, msg.text[len("ts2viz-alarm: "):]))
+
+    pg.on("console", heard)
+    pg.add_init_script(ALARM_WATCH_JS)
+
+
 def launch_chromium(playwright):
-    """Debian's Chromium, headless, through a started ``sync_playwright()`` (and generous waits)."""
+    """Debian's Chromium, headless, through a started ``sync_playwright()`` (and generous waits); every
+    page it opens reports its toasts and error pills to :data:`ALARMS`."""
     generous_waits()
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    new_page = browser.new_page
+
+    def watched_page(*args, **kwargs):
+        pg = new_page(*args, **kwargs)
+        watch_alarms(pg)
+        return pg
+
+    browser.new_page = watched_page
+    return browser
 
 
 def chromium_browser() -> Iterator:

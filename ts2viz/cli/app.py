@@ -229,5 +229,10 @@ def run_app(args: argparse.Namespace) -> int:
         raise port_error(args.host, args.port, e) from None
     if app.metrics:  # the other mode in the background once serving, so that switching is instant
         threading.Thread(target=app.warm, daemon=True, name="ts2viz-warm").start()
+    if os.environ.get("TS2VIZ_WARM_GOLD", "1").strip() != "0":
+        from ..ui.callbacks.humaneval import warm as warm_gold
+
+        # the Human ratings tab's views too, so that none of its clicks computes one (TS2VIZ_WARM_GOLD=0: not)
+        threading.Thread(target=warm_gold, daemon=True, name="ts2viz-gold-warm").start()
     demo.block_thread()
     return 0

@@ -54,6 +54,10 @@ def corr_heatmap(matrix, *, title: str, selected: tuple[str, str] | None = None)
                   title=title, height=size, legend=False)
 
 
+#: the halo of the significance marks (a CSS text-shadow: light around dark text)
+MARK_HALO = "0px 0px 3px #ffffff"
+
+
 def _stars(p: float, alpha: float) -> str:
     """Significance marks: * below alpha, ** below min(alpha, 0.01), *** below min(alpha, 0.001)."""
     if not p < alpha:
@@ -135,7 +139,11 @@ def significance_heatmap(metrics: Sequence[str], difference, pvalue, *, value: s
     hover = [[f"{names[i]} − {names[j]}: {diff[i, j] * scale:+.1f}<br>{p_label} = {_p_text(p[i, j])}"
               if off[i, j] else names[i] for j in range(M)] for i in range(M)]
     font = dict(size=8 if M > 12 else 11)
-    common = dict(type="heatmap", x=names, y=names, xgap=1, ygap=1, customdata=hover, textfont=font,
+    # the significance marks large, bold and dark with a white halo, readable on every cell colour (they
+    # were small and grey: issue 40 item 17); the not-significant cells keep the muted small text
+    marks_font = dict(size=(11 if M > 12 else 16) if cell_text == "marks" else font["size"], weight="bold", color=INK,
+                      shadow=MARK_HALO)
+    common = dict(type="heatmap", x=names, y=names, xgap=1, ygap=1, customdata=hover, textfont=marks_font,
                   texttemplate="%{text}", hovertemplate="%{customdata}<extra></extra>")
     if value == "p":
         with np.errstate(divide="ignore"):

@@ -13,7 +13,7 @@ from ..display import fmt_score, fmt_x100, plural
 from ..statistics.ord_sep import node_means
 from .labels import KS_LABEL_SIZE, KS_SLOT_PX, ks_label_slots
 from .style import (HIGHLIGHT, INK, METRIC_A, TITLE_PX, TOOLBAR_PX, WALK_COLORS, bottom_legends, empty_figure, figure,
-                    node_colors, on_white, stack_legends, title_lines)
+                    node_colors, on_white, stack_legends, title_lines, walk_color)
 
 
 # -- SEG explorer ---------------------------------------------------------------------------------
@@ -70,7 +70,7 @@ def walk_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.nda
     ...     fig = walk_figure({"0": 0, "1": 1, "2": 2}, {"0": [0.9, 0.8], "1": [0.6], "2": [0.3, 0.4]},
     ...                       [["0", "1", "2"]], np.array([1.0]), metric="CLIPScore")
     >>> [trace["name"] for trace in fig.data]
-    ['all 1 walk', 'walk 0: 0>1>2 · ord 100.0', 'images']
+    ['all 1 walk', 'walk 0: 0>1>2 · ord 100.0', 'node 0', 'node 1', 'node 2', 'images']
     """
     levels = dict(node_levels)
     means = node_means(node_scores)
@@ -104,13 +104,14 @@ def walk_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.nda
         if highlight in order:
             order.remove(highlight)
         order.append(int(highlight))
-    for k, wi in enumerate(order):
+    for wi in order:
         xs, ys = path_xy(walks[wi])
         hl = wi == highlight
         traces.append(dict(
             type="scatter", x=xs, y=ys, mode="lines+markers",
             name=f"{'▶ ' if hl else ''}walk {wi}: {'>'.join(dict.fromkeys(walks[wi]))} · ord {fmt_x100(ords[wi])}",
-            line=dict(color=HIGHLIGHT if hl else WALK_COLORS[k % len(WALK_COLORS)], width=4 if hl else 1.8),
+            # a walk's colour follows its number, so that it is the same in the two metrics' plots side by side
+            line=dict(color=HIGHLIGHT if hl else walk_color(wi), width=4 if hl else 1.8),
             marker=dict(size=8 if hl else 5), opacity=1.0 if hl or highlight is None else 0.6,
             hovertemplate=f"walk {wi} · ord {fmt_x100(ords[wi])}<br>node mean %{{y:.3f}}<extra></extra>"))
     px, py, ptxt, pcol = [], [], [], []
@@ -126,7 +127,15 @@ def walk_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.nda
             py.append(float(s))
             ptxt.append(f"node {lbl}<br>{fn}")
             pcol.append(colors[lbl])
+    # the legend keys the dots' colours by node (the dots are one trace: one legend click shows or hides them)
+    shown = [lbl for lbl in labels if np.isfinite(np.asarray(node_scores[lbl], dtype=float)).any()]
+    for i, lbl in enumerate(shown):
+        traces.append(dict(type="scatter", x=[None], y=[None], mode="markers", name=f"node {lbl}",
+                           legendgroup="images", hoverinfo="skip",
+                           marker=dict(size=7, color=colors[lbl], line=dict(width=1, color=on_white(colors[lbl]))),
+                           **({"legendgrouptitle": {"text": "images, by node"}} if i == 0 else {})))
     traces.append(dict(type="scatter", x=px, y=py, mode="markers", name="images", text=ptxt,
+                       legendgroup="images", showlegend=not shown,
                        marker=dict(size=6, color=pcol, opacity=0.85,
                                    line=dict(width=1, color=[on_white(c) for c in pcol])),
                        hovertemplate="%{text}<br>score %{y:.3f}<extra></extra>"))

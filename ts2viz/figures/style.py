@@ -27,6 +27,9 @@ WALK_COLORS = ("#4f46e5", "#0891b2", "#d97706", "#db2777", "#65a30d", "#7c3aed",
                "#be123c", "#2563eb")
 FAMILY_COLORS = {"Embedding": "#4f46e5", "TIFA": "#0891b2", "DSG": "#16a34a", "LLMScore": "#d97706",
                  "VIEScore": "#db2777", "VQAScore": "#7c3aed"}
+#: the colours of the other families (Ensemble, ...): none near a colour of :data:`FAMILY_COLORS` (Ensemble
+#: drew TIFA's teal, issue 40 item 17)
+OTHER_FAMILY_COLORS = ("#475569", "#92400e", "#be123c", "#65a30d", "#0f172a")
 #: orange (bad) - light grey - blue (good), for values oriented so that higher is better: a diverging
 #: scale that readers with red-green colour blindness see as well (no red against green anywhere)
 GOODNESS_SCALE = [[0.0, "#c2410c"], [0.5, "#d6d3d1"], [1.0, "#1d4ed8"]]
@@ -106,6 +109,8 @@ def level_color(level: int, max_level: int) -> str:
 #: closest two node colours of one level in any TS2 SEG are 9 CIELAB units apart, of two levels 22)
 SHADE_LIGHTNESS = (0.26, 0.64)
 SHADE_HUE_TURN = 36.0
+#: the least lightness between two shades of one level (:func:`node_colors`)
+SHADE_MIN_STEP = 0.04
 
 
 #: a dot's outline stands out on the white page at least this much (WCAG's contrast ratio for graphical
@@ -181,13 +186,15 @@ def node_colors(node_levels: Mapping[str, int]) -> dict[str, str]:
     -------
     dict[str, str]
         Node label -> its error level's colour (:func:`level_color`), in distinct shades when the level
-        has several nodes (1a darkest to 1d lightest, in label order).
+        has several nodes (1a darkest to 1d lightest, in label order); the lightest darkened towards a
+        contrast of :data:`MIN_CONTRAST` on white as far as :data:`SHADE_MIN_STEP` allows (a light yellow
+        shade was faint on the white plots, issue 40 item 17).
 
     Examples
     --------
     >>> from ts2viz.figures.style import node_colors
     >>> node_colors({"0": 0, "1a": 1, "1b": 1})
-    {'0': '#0f766e', '1a': '#823303', '1b': '#fbf74b'}
+    {'0': '#0f766e', '1a': '#823303', '1b': '#9b9703'}
     """
     import colorsys
 
@@ -198,15 +205,45 @@ def node_colors(node_levels: Mapping[str, int]) -> dict[str, str]:
         same = [lbl for lbl in levels if levels[lbl] == lv]
         base = level_color(lv, max_level)
         if len(same) == 1:
-            out[same[0]] = base
+            out[same[0]] = on_white(base)
             continue
         h, _, sat = colorsys.rgb_to_hls(*(c / 255 for c in _rgb(base)))
         lo, hi = SHADE_LIGHTNESS
+
+        def shade(f: float, top: float) -> str:
+            rgb = colorsys.hls_to_rgb((h + (f - 0.5) * SHADE_HUE_TURN / 360) % 1.0, lo + (top - lo) * f, sat)
+            return "#" + "".join(f"{round(c * 255):02x}" for c in rgb)
+
+        # the lightest shade darkened towards MIN_CONTRAST on white (node 1b's light yellow was faint on the
+        # white plots), as far as the shades keep SHADE_MIN_STEP of lightness between them: many nodes of
+        # one level stay apart, and light ones keep their outline (on_white) in the plots
+        floor = lo + SHADE_MIN_STEP * (len(same) - 1)
+        while hi - 0.01 >= floor and contrast_on_white(shade(1.0, hi)) < MIN_CONTRAST:
+            hi -= 0.01
         for i, lbl in enumerate(same):
-            f = i / (len(same) - 1)
-            rgb = colorsys.hls_to_rgb((h + (f - 0.5) * SHADE_HUE_TURN / 360) % 1.0, lo + (hi - lo) * f, sat)
-            out[lbl] = "#" + "".join(f"{round(c * 255):02x}" for c in rgb)
+            out[lbl] = shade(i / (len(same) - 1), hi)
     return out
+
+
+def walk_color(walk: int) -> str:
+    """Colour of a SEG's walk in the walk plots: by its number, the same in every plot of the SEG.
+
+    Parameters
+    ----------
+    walk : int
+        The walk's number in its SEG.
+
+    Returns
+    -------
+    str
+        A colour of :data:`WALK_COLORS`.
+
+    Examples
+    --------
+    >>> walk_color(1) == walk_color(1 + len(WALK_COLORS)) == WALK_COLORS[1]
+    True
+    """
+    return WALK_COLORS[int(walk) % len(WALK_COLORS)]
 
 
 def family_color(family: str) -> str:
@@ -220,12 +257,12 @@ def family_color(family: str) -> str:
     Returns
     -------
     str
-        :data:`FAMILY_COLORS` ``[family]``, or a colour of :data:`WALK_COLORS` chosen by the name for
-        any other family (stable across runs).
+        :data:`FAMILY_COLORS` ``[family]``, or a colour of :data:`OTHER_FAMILY_COLORS` chosen by the name
+        for any other family (stable across runs).
     """
     if family in FAMILY_COLORS:
         return FAMILY_COLORS[family]
-    return WALK_COLORS[sum(map(ord, family)) % len(WALK_COLORS)]
+    return OTHER_FAMILY_COLORS[sum(map(ord, family)) % len(OTHER_FAMILY_COLORS)]
 
 
 #: the modebar (plotly's toolbar, shown on hover) takes the top TOOLBAR_PX of a figure: titles go below it

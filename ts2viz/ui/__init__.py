@@ -96,6 +96,12 @@ def load_state(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Pat
     return app
 
 
+#: what a screen reader hears when an output has been updated: Gradio's status tracker announces the
+#: translation of ``common.complete``, a key its own translations lack, so it read out "common.complete"
+#: (issue 40 item 17)
+SCREEN_READER_TEXTS = {"en": {"common.complete": "Updated"}}
+
+
 def launch_kwargs(app: AppState) -> dict:
     """Arguments for ``demo.launch``: CSS, theme, and what the app may serve and keep.
 
@@ -134,7 +140,7 @@ def launch_kwargs(app: AppState) -> dict:
     # show_error: Gradio sends the text of any exception to the page; in public mode only the app's own
     # messages (gr.Error) go out, never Python's text about a malformed call
     out = dict(css=css, theme=theme, allowed_paths=[], max_file_size=MAX_FILE_SIZE, show_error=not app.access.public,
-               footer_links=["gradio"], ssr_mode=False,
+               footer_links=["gradio"], ssr_mode=False, i18n=gr.I18n(**SCREEN_READER_TEXTS),
                state_session_capacity=max(100, 2 * app.access.limits.max_sessions))
     if app.access.public:
         # who a request comes from (ts2viz.ui.serving.guard.ClientAddress: never the client's own

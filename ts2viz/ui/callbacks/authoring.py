@@ -1223,11 +1223,15 @@ def score_draft(app, source: str, metric, mode: str = "paper", device: str | Non
     mm = compute(ds, sc, [name], mode)
     row = mm.segs().iloc[0]
     walks = mm.walks(seg.id)
+    ns = {n.label: np.array([vals[names.index(im.file_name)] for im in n.images]) for n in seg.nodes}
+    # the walk's scored images, each once (the meta-metrics' n_images counts node 0's twice in paper mode,
+    # which repeats the root as the published code does: "3/3 images scored" beside "images 4" read wrong)
+    scored = {label: int(np.isfinite(v).sum()) for label, v in ns.items()}
     table = pd.DataFrame({"walk": walks["walk"], "path": [walk_label(p.split(">")) for p in walks["path"]],
                           "ord": walks["ord"] * 100, "sep": walks["sep"] * 100,
-                          "signed sep": walks["signed_sep"] * 100, "images": walks["n_images"]})
+                          "signed sep": walks["signed_sep"] * 100,
+                          "images": [sum(scored.get(x, 0) for x in dict.fromkeys(p.split(">"))) for p in walks["path"]]})
     table = table.sort_values(["ord", "walk"], na_position="last", kind="stable").reset_index(drop=True)
-    ns = {n.label: np.array([vals[names.index(im.file_name)] for im in n.images]) for n in seg.nodes}
     means = node_means(ns)
     worst = table.iloc[0] if len(table) else None
     wpath = list(walks["path"][walks["walk"] == int(worst["walk"])].iloc[0].split(">")) if worst is not None else None
@@ -1238,6 +1242,8 @@ def score_draft(app, source: str, metric, mode: str = "paper", device: str | Non
     summary = (f"**{_md(name)}** on SEG {seg.id} ({mode}): **Ord {pct(row['ord'])}**, **Sep {pct(row['sep'])}**, "
                f"signed Sep {pct(row['signed_sep'])} over {plural(int(row['n_walks']), 'walk')} "
                f"({n_scored}/{len(names)} images scored; x100, higher = the metric tells the errors apart better)."
+               + (" Paper mode counts node 0's images twice in each walk's Ord, as the published code does."
+                  if resolve_policy(mode).repeat_root else "")
                + (f" Hardest walk: {_md(walk_label(wpath))} (Ord {worst['ord']:.1f})." if worst is not None
                   and np.isfinite(worst["ord"]) else ""))
     graph = _graph(app, d, draft, means, name, lower, wpath, f"hardest walk ({walk_label(wpath)})" if wpath else "")

@@ -268,4 +268,31 @@ def add_scores_file(app: AppView, path, display_name: str | None = None, lower_i
         raise InputError(f"{len(sc.file_names)} rows; the limit is {limits.max_rows}", file=name)
     sc.source = name
     app.add_table(sc, kind="uploaded", name=name)
-    return f"Loaded {plural(len(sc.metrics), 'metric')} from {name}: {', '.join(sc.metrics)}"
+    return f"Loaded {plural(len(sc.metrics), 'metric')} from {name}: {', '.join(sc.metrics)}" \
+        + "".join(f". ⚠ {w}" for w in coverage_warnings(sc, app.dataset))
+
+
+def coverage_warnings(scores, dataset) -> list[str]:
+    """What ``ts2viz leaderboard`` warns about a scores table's coverage of a dataset, one line per metric.
+
+    Parameters
+    ----------
+    scores : ts2viz.scores.Scores
+        The scores.
+    dataset : ts2viz.dataset.Dataset
+        The dataset.
+
+    Returns
+    -------
+    list of str
+        One warning per metric without a score for every image (none for a complete table).
+    """
+    from ...scores import coverage
+
+    out = []
+    for c in coverage(scores, dataset):
+        if c.n_scored == 0:
+            out.append(f"metric {c.metric!r} has no scores for any image of the dataset; its results are empty")
+        elif not c.complete:
+            out.append(c.describe() + "; its ord and sep use the scored images only")
+    return out

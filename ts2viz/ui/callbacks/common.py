@@ -29,6 +29,11 @@ SEG_STATS = ("ord", "sep", "signed_sep", "delta", "kendall")
 Plot = Callable[[tuple, Sequence[str | None], Callable[[], Any]], Any]
 
 
+#: what an empty table of metric results says when the session has no metric (issue 40 item 12)
+NO_SCORES = ("No metric scores loaded: add a scores file (Leaderboard tab: 'Add a scores file'), or score a "
+             "metric in the Live scoring tab")
+
+
 def build_figure(key: tuple, metrics: Sequence[str | None], build: Callable[[], Any]):
     """The default :data:`Plot`: build the figure, no cache.
 

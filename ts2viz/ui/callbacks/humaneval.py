@@ -26,8 +26,11 @@ from ...display import md_text
 from ...errors import InputError
 from ...statistics.bootstrap import BootstrapSettings
 
-#: the bundled sets the tab offers (GenAI-Bench 527 has no released metric scores)
-GOLD_SETS = ("tifa160", "imagenhub-t2i", "genaibench-teaser")
+#: the bundled sets the tab offers: every one the CLI has (GenAI-Bench 527 comes without metric scores: it is
+#: offered for a visitor's own, its leaderboard empty until they add a score file)
+GOLD_SETS = ("tifa160", "imagenhub-t2i", "genaibench-teaser", "genaibench")
+#: what the leaderboard of a set without metric scores shows (a table cell)
+NO_GOLD_SCORES = "No metric scores come with this rated set: add a score file (below) to evaluate your metric"
 TASKS = ("point-wise", "pair-wise", "model ordering")
 #: the operator's own rated sets (``app.py --gold FOLDER``), by name, in the order given
 _OPERATOR: dict = {}
@@ -36,6 +39,42 @@ _OPERATOR_LOCK = threading.Lock()
 CROSS_BOOTSTRAP = BootstrapSettings(1000)
 #: a session's own metrics are marked so in the tables (their names are the visitor's)
 OWN_MARK = " (yours)"
+def shared_once(fn):
+    """``fn(*args)`` computed once per arguments and process, shared by every session.
+
+    A cache hit takes no lock. Each value has a lock of its own, held while it is computed: a click on a
+    view the warm-up (:func:`warm`) is computing waits for that one computation instead of doing it again,
+    and never waits behind the warm-up's other work.
+
+    Parameters
+    ----------
+    fn : callable
+        A function of hashable arguments.
+
+    Returns
+    -------
+    callable
+        The cached function; ``cache_clear()`` forgets every value.
+    """
+    done: dict = {}
+    locks: dict = {}
+    locks_lock = threading.Lock()
+
+    @functools.wraps(fn)
+    def run(*args):
+        try:
+            return done[args]
+        except KeyError:
+            pass
+        with locks_lock:
+            lock = locks.setdefault(args, threading.Lock())
+        with lock:
+            if args not in done:
+                done[args] = fn(*args)
+            return done[args]
+
+    run.cache_clear = done.clear
+    return run
 
 
 def add_operator_sets(folders) -> list[str]:
@@ -241,7 +280,7 @@ def rating_sets(name: str) -> list[str]:
     return [s for s in g.rating_sets if s not in skip]
 
 
-@functools.lru_cache(maxsize=None)
+@shared_once
 def result(name: str, rating_set: str):
     """The shared metrics of a set evaluated against one rating set (once per process).
 
@@ -277,7 +316,7 @@ def result(name: str, rating_set: str):
 CLUSTER_STAT = {"point-wise": "spearman", "pair-wise": "pairwise_acc"}
 
 
-@functools.lru_cache(maxsize=None)
+@shared_once
 def clusters(name: str, rating_set: str, stat: str) -> dict:
     """Significance cluster per metric, with ``ts2viz humaneval --clusters``'s defaults.
 
@@ -417,7 +456,8 @@ def board_note(name: str, rating_set: str, task: str, own=None) -> str:
     head = (f"**{md_text(g.meta.get('title', name))}**: {len(g)} images, {g.images['prompt_id'].nunique()} "
             f"prompts, {len(g.t2i_models)} T2I models; gold = mean of rating set {md_text(rating_set)}. ")
     if r is None:
-        return head + "No metric scores in this set: add a score file (below) to evaluate yours."
+        return head + ("No metric scores in this set (it comes with human ratings only): add a score file (below: "
+                       "image_id + one column per metric) to evaluate yours.")
     if task == "point-wise":
         body = ("Correlation of each metric's per-image score with the mean rating; per-model average: Fisher "
                 "average over the T2I models.")
@@ -428,7 +468,12 @@ def board_note(name: str, rating_set: str, task: str, own=None) -> str:
     else:
         h = r.human_ordering.outcome[0]
         body = (f"Wilcoxon signed-rank tests over prompts for each of the {len(h)} model pairs (p < "
-                f"{r.settings.alpha:g}); the humans order {int((h != 0).sum())} of them significantly.")
+                f"{r.settings.alpha:g}); the humans order {int((h != 0).sum())} of them significantly. "
+                "'model pairs agreeing': the pairs on which the metric's test gives the humans' outcome (this "
+                "model better, that one, or no significant difference); 'τ of model means': Kendall's τ of "
+                "the models' mean scores against their mean ratings. The two can differ: the means may rank "
+                "the models exactly as the raters do (τ = 1.000) while the metric separates fewer, or other, "
+                "pairs significantly than the raters do (agreeing 50%).")
     if task in CLUSTER_STAT:
         body += (f" Cluster: greedy from the top by {'Spearman' if task == 'point-wise' else 'accuracy'}, a new "
                  "cluster when a metric is worse than its cluster's best in a one-sided paired permutation test "
@@ -528,7 +573,7 @@ def scatter_figure(name: str, rating_set: str, metric: str, own=None):
                   title=f"{html.escape(metric)} against the human mean{rho}", height=480)
 
 
-@functools.lru_cache(maxsize=1)
+@shared_once
 def _cross_long():
     from ...gold.crossgold import cross_gold
 
@@ -736,6 +781,31 @@ def image_detail(name: str, image_id: str, own=None, metric: str | None = None):
         if os.path.commonpath([full, base]) == base and os.path.isfile(full):
             path = full
     return "\n".join(lines), scores, answers, path
+
+
+def warm(names=None) -> None:
+    """Compute the tab's shared views ahead of the first visitor (the app starts it in the background).
+
+    The first view a visitor sees first (the first set's default rating set, point-wise, and the
+    cross-gold ranks), then every rating set and task of every set: each click of the tab then finds its
+    view computed (issue 40 item 15: the tab's first open took 13.5 s, imagenhub-t2i 9.7 s). A click on a
+    view still being computed waits for that computation (:func:`shared_once`), never repeats it.
+
+    Parameters
+    ----------
+    names : sequence of str or None, default None
+        The rated sets (``None``: every set the tab offers).
+    """
+    names = list(gold_sets() if names is None else names)
+    if not names:
+        return
+    first = rated(names[0]).default_rating_set
+    board(names[0], first, TASKS[0])
+    _cross_long()
+    for name in names:
+        for rs in rating_sets(name):
+            for task in TASKS:
+                board(name, rs, task)
 
 
 def placeholder_html(image_id: str | None) -> str:

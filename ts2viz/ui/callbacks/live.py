@@ -128,6 +128,28 @@ def load_metric(app: AppView, spec: str, device: str | None = None):
         raise InputError(f"{app.access.display_name(spec)}: this metric could not be loaded on the server") from None
 
 
+def check_spec(spec: str) -> None:
+    """Refuse a spec whose family or options the library does not have, before anything else is looked at.
+
+    What :func:`ts2viz.metrics.load` checks first, without loading the model: a typo in the family
+    (``clipscor:...``) or an option gets its own message, not the images' or the model's.
+
+    Parameters
+    ----------
+    spec : str
+        The spec (checked against the trust level).
+
+    Raises
+    ------
+    InputError
+        For a malformed spec, an unknown family, or an option the family does not take.
+    """
+    from ...metrics import check_options, family, parse_spec
+
+    sp = parse_spec(spec)
+    check_options(sp, family(sp.family).factory(), sp.options)
+
+
 def require_images(app: AppView, seg_ids: Sequence[int] | None) -> None:
     """Refuse to score SEGs whose images cannot be had, before a model is loaded.
 
@@ -206,6 +228,8 @@ def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None 
     from ..serving.gpu import on_gpu
 
     specs = [app.access.metric_spec(s) for s in parse_specs(specs)]
+    for s in specs:
+        check_spec(s)                         # a typo is named before the images are looked for
     shown = app.access.display_name       # what the visitor sees of a spec (public mode: no folder paths)
     if scope == "seg":
         seg_ids = [get_seg(app, seg_id).id]

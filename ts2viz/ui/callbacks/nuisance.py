@@ -44,6 +44,11 @@ SESSION_RESAMPLES = 2000
 ALL_TRANSFORMS = "all transforms"
 NO_RESULTS = ("_No nuisance results yet. Run the test on this SEG below (a metric from the library and a few "
               "transforms), or start the app with `--nuisance FILE` (the long table of `ts2viz nuisance`)._")
+#: the Leaderboard's stability table without results (no SEG or run button there: they are in the explorer)
+NO_STABILITY = ("_No nuisance results yet. Run the nuisance test on a SEG in the SEG explorer's Nuisance tab, or "
+                "start the app with `--nuisance FILE` (the long table of `ts2viz nuisance`)._")
+#: what the tables of nuisance results show while there are none (plain text: a table cell)
+NO_RESULTS_TABLE = "No nuisance results for this metric yet (see the note above)"
 
 
 def transform_choices(access) -> list[str]:

@@ -257,7 +257,29 @@ def plot_value(fig, fmt: str = "png"):
 STYLED_TABLE = gr.Dataframe(interactive=False, render=False)
 
 
-def table_value(df) -> dict | None:
+#: the header of a table that has no rows (:func:`empty_table`)
+EMPTY_HEADER = "nothing to show yet"
+
+
+def empty_table(why: str) -> dict:
+    """The value of a ``gr.Dataframe`` with no rows: one cell saying what is missing.
+
+    Without it Gradio draws an empty table under the made-up headers "1 | 2 | 3" (issue 40 item 12).
+
+    Parameters
+    ----------
+    why : str
+        What is missing and how to get it (plain text).
+
+    Returns
+    -------
+    dict
+        The value: header :data:`EMPTY_HEADER`, one row holding ``why``.
+    """
+    return {"headers": [EMPTY_HEADER], "data": [[why]]}
+
+
+def table_value(df, empty: str | None = None) -> dict | None:
     """A table as the value a ``gr.Dataframe`` takes as it is.
 
     A DataFrame, or a pandas Styler (what people read, e.g. x100, over the data), as the ``{"headers",
@@ -269,12 +291,16 @@ def table_value(df) -> dict | None:
     ----------
     df : pandas.DataFrame or pandas.io.formats.style.Styler or None
         The table.
+    empty : str or None, default None
+        What a table without rows shows instead (:func:`empty_table`); ``None``: the table as it is.
 
     Returns
     -------
     dict or None
-        The value; ``None`` for no table.
+        The value; ``None`` for no table (without ``empty``).
     """
+    if empty is not None and (df is None or len(getattr(df, "data", df)) == 0):
+        return empty_table(empty)
     if df is None:
         return None
     from pandas.io.formats.style import Styler
@@ -612,6 +638,12 @@ class Page:
         Dropdowns listing metric families.
     download_slots : list, default []
         The hidden file components of the download buttons (rendered by the layout).
+    linkable : dict, default {}
+        The components a shared link sets, by link key (:mod:`ts2viz.ui.page.share`).
+    link_node : Refresh or None, default None
+        Shows a link's node once its SEG is drawn (inputs after the link's state).
+    link_gold : Refresh or None, default None
+        Draws a link's rated set's views (inputs after the link's state).
     """
 
     app: AppState
@@ -626,6 +658,9 @@ class Page:
     metric_pickers: list = field(default_factory=list)
     family_pickers: list = field(default_factory=list)
     download_slots: list = field(default_factory=list)
+    linkable: dict = field(default_factory=dict)
+    link_node: Refresh | None = None
+    link_gold: Refresh | None = None
 
     def __post_init__(self) -> None:
         """Make the workspaces if none were given, the view gate and the error store."""
@@ -695,7 +730,8 @@ class Page:
             ``gr.Request``.
         errors_to : gradio.Markdown or None, default None
             Also shows a failure's message, and keeps it there (a toast goes after a few seconds); ``fn`` must
-            take the ``gr.Request``.
+            take the ``gr.Request``. The event's progress (and Gradio's "Error" pill) shows there only, not
+            on its other outputs, which a failure leaves as they were (issue 40 item 11).
         **kw
             Gradio's event options.
 
@@ -722,6 +758,8 @@ class Page:
             else:
                 gate = self.view_gate
         last_errors = self.last_errors if errors_to is not None else None
+        if errors_to is not None:
+            kw.setdefault("show_progress_on", errors_to)
 
         def on_error(text: str, request) -> None:
             # a failed call keeps no workspace it made (room is not free to take)

@@ -12,6 +12,7 @@ import gradio as gr  # this module is imported only when the app is built
 
 from ...policy import MODES
 from ..callbacks import common as cb_common, live as cb_live
+from . import share
 from .glue import Page, Refresh
 from ..serving.jobs import SCORES_UPLOAD
 from ..state.sessions import Workspaces
@@ -63,6 +64,7 @@ def build_blocks(app: AppState, *, title: str = "ts2viz", workspaces: Workspaces
             slot.render()
         wire_across_tabs(page, board_tab, live_tab, nuisance_tab)
         wire_first_render(demo, page)
+        share.wire(demo, page)
 
         def end_session(request: gr.Request):
             sid = getattr(request, "session_hash", None)

@@ -15,7 +15,7 @@ import gradio as gr
 
 from ..callbacks import authoring as cb
 from ..callbacks import live as cb_live
-from ..page.glue import Page, Selection
+from ..page.glue import Page, Selection, empty_table
 from ..serving.jobs import FILES
 from .explorer import GRAPH_JS
 
@@ -145,7 +145,8 @@ def build(page: Page) -> None:
                                           placeholder="clipscore:openai/clip-vit-base-patch32")
                     score_btn = gr.Button("Score", variant="primary", size="sm", elem_id="author-score")
                     summary = gr.Markdown(elem_id="author-score-summary")
-                    walks = gr.Dataframe(interactive=False, elem_id="author-walks", label="Walks, worst Ord first (x100)")
+                    walks = gr.Dataframe(empty_table("No walks scored yet: score this SEG (the Score button above)"),
+                                         interactive=False, elem_id="author-walks", label="Walks, worst Ord first (x100)")
                 with gr.Accordion("Export, import, push", open=True, elem_id="author-io"):
                     export_note = gr.Markdown(elem_id="author-export-note")
                     name = gr.Textbox("my-segs", label="Dataset name", max_lines=1, elem_id="author-name")

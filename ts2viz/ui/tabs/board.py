@@ -11,7 +11,7 @@ from ... import figures
 from ...display import SIGNED_SEP_NOTE, md_text
 from ..callbacks import common as cb_common, board as cb_board
 from ..callbacks import uncertainty as uc
-from ..page.glue import Page, Refresh, build_plain, page_plot
+from ..page.glue import Page, Refresh, build_plain, empty_table, page_plot
 from . import nuisance as nuisance_ui
 
 SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Signed sep · Avg", "signed_sep_avg"),
@@ -93,6 +93,8 @@ def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, tab
         # first the names, shown where the plot's labels are not (a phone), right under the plot
         note = cb_board.scatter_names_html(board)
         note += f"<small>{uc.interval_note(app, mode, ci, ranks=table_ci)}</small>" if ci is not None else ""
+        if not len(board):
+            return empty_table(cb_common.NO_SCORES), scatter, note
         return (table.postprocess(styled).model_dump() if table is not None else styled,
                 scatter, note)
 
@@ -139,7 +141,7 @@ def build(page: Page) -> BoardTab:
                                    elem_id="board-ci-table", scale=1, min_width=220)
             csv = gr.Button("Download CSV", scale=0, min_width=150, size="md", elem_id="board-csv",
                             elem_classes="dl-btn")
-        first = cb_board.style_leaderboard(cb_board.leaderboard(app, "paper")) if app.metrics else None
+        first = cb_board.style_leaderboard(cb_board.leaderboard(app, "paper")) if app.metrics else empty_table(cb_common.NO_SCORES)
         table = gr.Dataframe(first, label="Leaderboard, values x100 as in the paper (best value per column "
                                           "highlighted; the CSV holds fractions)", interactive=False,
                              elem_id="leaderboard", max_height=620, wrap=False, pinned_columns=1)

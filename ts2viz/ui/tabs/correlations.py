@@ -54,6 +54,13 @@ def build(page: Page) -> None:
 
     def corr(mode, stat_v, part_v, method_v, fam_v, x_v, y_v, fmt, request: gr.Request):
         view = page.view(request)
+        if not view.metrics:
+            return (gr.skip(),) * 6
+        # a picker left empty (the first metric of a session came by live scoring or an upload, which sets
+        # only the explorer's metric): the defaults the tab starts with, not "choose a metric" (issue 40 item 9)
+        d_a, d_b = default_metrics(view)
+        x_v = x_v or d_a
+        y_v = y_v or d_b or x_v
         plot = plot_cached(view, fmt)
         fam_key = tuple(sorted(map(str, fam_v or [])))
         every = view.metrics

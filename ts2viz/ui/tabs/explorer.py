@@ -11,11 +11,15 @@ from ...display import SIGNED_SEP_SHORT
 from ..callbacks import common as cb_common, explorer as cb_explorer
 from ..images import image_refresh as ir
 from ..callbacks import questions as qa
-from ..page.glue import Page, Refresh, Selection, dropdown, plot_cached, table_value
+from ..page.glue import Page, Refresh, Selection, dropdown, empty_table, plot_cached, table_value
+from ..page import share
 from . import nuisance as nuisance_ui, questions
 
 STATS = [("Ord (Spearman)", "ord"), ("Sep (KS)", "sep"), ("Signed sep", "signed_sep")]
 #: the failure finder also ranks SEGs by how many errors no question of a question metric notices
+#: what the failure finder says when it has no row (with metrics: none of their SEGs in the partition)
+NO_FINDER_ROWS = "No SEG of this partition has a value of the chosen metric and statistic"
+NO_QUESTION_ROWS = "No question metric (DSG, TIFA, ...) among the session's metrics: nothing to rank by questions"
 FINDER_STATS = STATS + [("Pairwise acc.", "pacc"), ("Questions (QA metric)", "questions")]
 
 # A click on a node card reports the node's label as the value of a select event.
@@ -119,12 +123,19 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
                                      elem_id="seg-pick", allow_custom_value=True)
                 metric_a = gr.Dropdown(choices, value=m_a, label="Metric", elem_id="metric-a")
                 metric_b = gr.Dropdown(choices, value=m_b, label="Compare with", elem_id="metric-b")
+                with gr.Row(equal_height=True, elem_id="seg-share"):
+                    link_btn = gr.Button("Copy link to this view", size="sm", scale=1, min_width=120,
+                                         elem_id="seg-copy-link")
+                    link_box = gr.Textbox(show_label=False, max_lines=1, scale=3, elem_id="seg-link",
+                                          placeholder="a link to this SEG, metrics and node", interactive=False)
                 with gr.Accordion("Failure finder", open=True, elem_id="finder"):
                     with gr.Row():
                         ff_stat = gr.Radio(FINDER_STATS, value="ord", label="Rank by", scale=1,
                                            info=SIGNED_SEP_SHORT)
                         ff_gap = gr.Checkbox(label="by gap to the 'compare with' metric", value=False, scale=1)
-                    finder = gr.Dataframe(interactive=False, max_height=360, elem_id="finder-table",
+                    # without metrics the page's first render leaves the finder out: it says why from the start
+                    finder = gr.Dataframe(None if app.metrics else empty_table(cb_common.NO_SCORES), interactive=False,
+                                          max_height=360, elem_id="finder-table",
                                           label="Worst first, values x100 · click a row to open", wrap=True)
                     finder_csv = gr.Button("Download CSV", size="sm", elem_id="finder-csv")
             with gr.Column(scale=4, elem_id="seg-main"):
@@ -284,6 +295,19 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
     page.on(graph.select, node_clicked, [page.mode, seg_dd, metric_a, metric_b, walk_dd],
             [graph, gal, node_md, *img_out, node_dd])
 
+    # -- shared links (ts2viz.ui.page.share): the node a link names, once its SEG is drawn; the copy control
+    def link_node(link, mode, sid, ma, mb, walk, request: gr.Request):
+        node = (link or {}).get("node")
+        if not node or str(link.get("seg")) != str(sid):
+            return (gr.skip(),) * (4 + len(img_out))
+        return (*node_chosen(mode, sid, ma, mb, node, walk, request), node)
+
+    page.linkable.update(seg=seg_dd, metric=metric_a, compare=metric_b, node=node_dd)
+    page.link_node = Refresh(link_node, [page.mode, seg_dd, metric_a, metric_b, walk_dd],
+                             [graph, gal, node_md, *img_out, node_dd])
+    share.copy_link(page, link_btn, link_box, "seg", {"seg": seg_dd, "metric": metric_a, "compare": metric_b,
+                                                      "node": node_dd})
+
     # -- images that land after the view was drawn (a tick is cheap and skips the queue)
     def images_tick(mode, sid, ma, mb, node, walk, rec, request: gr.Request):
         if rec is None:
@@ -321,13 +345,15 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
         if stat == "questions":   # SEGs whose errors no question notices, of the first question metric
             m = qa.finder_metric(view, ma, mb)
             return view.memo(("finder_qa", m, partition), [m],
-                             lambda: table_value(qa.question_finder_on_screen(qa.question_finder(view, m, partition))))
+                             lambda: table_value(qa.question_finder_on_screen(qa.question_finder(view, m, partition)),
+                                                 empty=NO_QUESTION_ROWS))
         key = ("finder", mode, ma, mb if gap else None, stat, partition)
         # on screen without the partition column (the CSV keeps it): in the narrow sidebar its width goes
         # to the prompt
         return view.memo(key, [ma, mb if gap else None],
                          lambda: table_value(cb_common.shown(cb_explorer.failure_finder(view, mode, ma, stat, mb if gap else None,
-                                                                        partition).drop(columns="partition"))))
+                                                                        partition).drop(columns="partition")),
+                                             empty=cb_common.NO_SCORES if not view.metrics else NO_FINDER_ROWS))
 
     def finder_csv_file(mode, ma, mb, stat, gap, partition, request: gr.Request):
         view = page.view(request, create=True)

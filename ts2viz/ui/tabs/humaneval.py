@@ -11,7 +11,8 @@ import gradio as gr
 from ...display import md_text
 from ..callbacks import humaneval as gc
 from ..state import gold_session as gs
-from ..page.glue import Page, page_plot, table_value
+from ..page import share
+from ..page.glue import Page, Refresh, page_plot, table_value
 from ..serving.jobs import GOLD, GOLD_UPLOAD, checkpoint
 from . import judges as judges_view
 
@@ -76,12 +77,21 @@ def build(page: Page) -> None:
     first = sets[0]
     with gr.Tab("Human ratings", id="gold", elem_id="tab-gold") as tab:
         gr.Markdown("Each metric against **human ratings** of other image sets (one slice is not enough: "
-                    "compare with the TS2 leaderboard). Computed when this tab opens.", elem_classes="stat-note")
+                    "compare with the TS2 leaderboard). Computed in the background as the app starts; GenAI-Bench 527 "
+                    "(`genaibench`) comes with human ratings only: add your metric's scores to evaluate it.",
+                    elem_classes="stat-note")
         with gr.Row():
             gold = gr.Radio(sets, value=first, label="Rated set", elem_id="gold-set")
+            # allow_custom_value on both dropdowns: their choices change with the rated set, and an event sent
+            # with the previous set's value must reach the callbacks, which check it (gold_views falls back to
+            # the set's default), instead of Gradio's refusal as a toast (issue 40 items 9, 19)
             rs = gr.Dropdown(gc.rating_sets(first), value=gc.rated(first).default_rating_set, label="Ratings (gold)",
-                             elem_id="gold-ratings")
+                             elem_id="gold-ratings", allow_custom_value=True)
             task = gr.Radio(list(gc.TASKS), value=gc.TASKS[0], label="Task", elem_id="gold-task")
+        with gr.Row(equal_height=True, elem_id="gold-share"):
+            link_btn = gr.Button("Copy link to this view", size="sm", scale=0, min_width=180, elem_id="gold-copy-link")
+            link_box = gr.Textbox(show_label=False, max_lines=1, scale=3, elem_id="gold-link", interactive=False,
+                                  placeholder="a link to this rated set, rating set, task and metric")
         note = gr.Markdown(elem_id="gold-note", elem_classes="stat-note")
         table = gr.Dataframe(interactive=False, max_height=420, elem_id="gold-board", label="Leaderboard")
         with gr.Accordion("Add your metric's scores for this rated set (CSV: image_id + one column per metric; "
@@ -90,7 +100,7 @@ def build(page: Page) -> None:
                 up_file = gr.File(label="Score file (.csv)", file_types=[".csv"], scale=2, elem_id="gold-upload-file")
                 up_btn = gr.Button("Add scores", variant="primary", scale=1, elem_id="gold-upload-btn")
             up_msg = gr.Markdown(elem_id="gold-upload-msg")
-        metric = gr.Dropdown([], label="Scatter: metric", elem_id="gold-metric")
+        metric = gr.Dropdown([], label="Scatter: metric", elem_id="gold-metric", allow_custom_value=True)
         plot = gr.Plot(elem_id="gold-scatter", show_label=False)
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=220):
@@ -110,9 +120,10 @@ def build(page: Page) -> None:
                                    "standard (TS2 Ord / Sep, Spearman on the rated sets)")
         judges_view.build(page)
 
-    def gold_set_changed(gold_v, request: gr.Request):
+    def gold_set_changed(gold_v, rs_v, request: gr.Request):
         g = gc.rated(gc.check_gold(gold_v))
-        return gr.update(choices=gc.rating_sets(gold_v), value=g.default_rating_set)
+        sets = gc.rating_sets(gold_v)      # a link's rating set stays (set with the rated set)
+        return gr.update(choices=sets, value=rs_v if rs_v in sets else g.default_rating_set)
 
     def gold_views(gold_v, rs_v, task_v, metric_v, request: gr.Request):
         gc.check_gold(gold_v)
@@ -123,7 +134,7 @@ def build(page: Page) -> None:
         if metric_v not in metrics:
             metric_v = next((m for m in metrics if not m.startswith("human:")), metrics[0] if metrics else None)
         fig = page_plot(lambda: gc.scatter_figure(gold_v, rs_v, metric_v, own)) if metric_v else None
-        return (gc.board_note(gold_v, rs_v, task_v, own), table_value(gc.board(gold_v, rs_v, task_v, own)),
+        return (gc.board_note(gold_v, rs_v, task_v, own), table_value(gc.board(gold_v, rs_v, task_v, own), empty=gc.NO_GOLD_SCORES),
                 gr.update(choices=metrics, value=metric_v), fig, table_value(gc.cross_gold_shown(gc.cross_gold_table(own))))
 
     def gold_image(gold_v, image_v, metric_v, request: gr.Request):
@@ -159,11 +170,23 @@ def build(page: Page) -> None:
     # The tab's views run in a lane of their own (jobs.GOLD), not in the shared view lane: a rating set's
     # first drawing for a session's own metrics evaluates them (intervals, clusters), which takes seconds,
     # and no other visitor's view change may wait behind that (issue 32)
-    page.on(page.on(gold.change, gold_set_changed, [gold], [rs], lane=GOLD).success, gold_views, inputs, outputs,
+    page.on(page.on(gold.change, gold_set_changed, [gold, rs], [rs], lane=GOLD).success, gold_views, inputs, outputs,
             lane=GOLD).then(None, None, None, js=CLICK_JS)
-    for ev in (tab.select, rs.change, task.change, metric.change):
+    # the visitor's own choices only (``input``, not ``change``): the redraw itself sets the rating set and
+    # the metric, and a ``change`` it caused queued a second redraw carrying the old set's metric, which
+    # Gradio refused with a toast once the first had changed the choices (issue 40 item 9)
+    for ev in (tab.select, rs.input, task.change, metric.input):
         page.on(ev, gold_views, inputs, outputs, lane=GOLD, trigger_mode="always_last").then(
             None, None, None, js=CLICK_JS)
+    # a shared link (ts2viz.ui.page.share) naming a rated set or this tab draws its views
+    def link_views(link, gold_v, rs_v, task_v, metric_v, request: gr.Request):
+        if not link or not ({"gold", "ratings", "task", "gold_metric"} & set(link) or link.get("tab") == "gold"):
+            return tuple(gr.skip() for _ in outputs)
+        return gold_views(gold_v, rs_v, task_v, metric_v, request)
+
+    page.linkable.update(gold=gold, ratings=rs, task=task, gold_metric=metric)
+    page.link_gold = Refresh(link_views, inputs, outputs)
+    share.copy_link(page, link_btn, link_box, "gold", {"gold": gold, "ratings": rs, "task": task, "gold_metric": metric})
     page.on(image_id.submit, gold_image, [gold, image_id, metric],
             [detail, detail_scores, answers, picture, placeholder], errors_to=detail, lane=GOLD)
     # a score file is read beside the views (not in their queue: a large file must not make others wait)

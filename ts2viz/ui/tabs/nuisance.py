@@ -16,7 +16,7 @@ import gradio as gr
 
 from ...nuisance.transforms import DEFAULT
 from ..callbacks import nuisance as cb
-from ..page.glue import Page, Refresh, build_plain, dropdown, page_plot, table_value
+from ..page.glue import Page, Refresh, build_plain, dropdown, empty_table, page_plot, table_value
 
 TAB_ID = "nuisance"
 INTRO = ("Does the metric move more for nuisance (JPEG, a resize, a slightly brighter image, \"a photo of\" in the "
@@ -78,7 +78,8 @@ def build(page: Page, *, seg, node, walk, metric_a, open_tab) -> NuisanceTab:
         with gr.Row():
             dist = gr.Plot(elem_id="nuisance-dist", show_label=False)
             walkp = gr.Plot(elem_id="nuisance-walk", show_label=False)
-        table = gr.Dataframe(interactive=False, wrap=True, max_height=320, elem_id="nuisance-seg-table",
+        table = gr.Dataframe(empty_table(cb.NO_RESULTS_TABLE), interactive=False, wrap=True, max_height=320,
+                             elem_id="nuisance-seg-table",
                              label="This SEG under each transform (NSR: median |Δ| ÷ median node-mean step; "
                                    "* degrading, † changes meaning)")
         gal = gr.Gallery(label="Node images: each original, then its transformed copy", show_label=True, columns=6,
@@ -112,7 +113,7 @@ def build(page: Page, *, seg, node, walk, metric_a, open_tab) -> NuisanceTab:
             want = ma
         v = build_plain(lambda: cb.seg_view(view, want, sid, tr, walk_v, node_v, mode))
         plot = (lambda f: page_plot(lambda: f, fmt)) if v["dist"] is not None else (lambda f: None)
-        tbl = table_value(v["table"]) if v["table"] is not None else None
+        tbl = table_value(v["table"], empty=cb.NO_RESULTS_TABLE)
         return (dropdown(v["metrics"], v["metric"]), dropdown(v["transforms"], v["transform"]), v["note"],
                 plot(v["dist"]), plot(v["walk"]), tbl, v["gallery"])
 
@@ -151,7 +152,8 @@ def build_board_part(page: Page) -> None:
                       open=False, elem_id="board-stability") as acc:
         gr.Markdown(cb.STABILITY_NOTE, elem_classes="stat-note")
         msg = gr.Markdown(elem_id="stability-msg")
-        table = gr.Dataframe(interactive=False, wrap=True, max_height=480, elem_id="stability-table",
+        table = gr.Dataframe(empty_table(cb.NO_RESULTS_TABLE), interactive=False, wrap=True, max_height=480,
+                             elem_id="stability-table",
                              label="Stability columns with 95% intervals over SEGs")
     opened = gr.State(False)
 
@@ -160,7 +162,7 @@ def build_board_part(page: Page) -> None:
             return gr.skip(), gr.skip()
         df = cb.stability_table(page.view(request), mode)
         if df is None:
-            return cb.NO_RESULTS, None
+            return cb.NO_STABILITY, empty_table(cb.NO_RESULTS_TABLE)
         return "", table_value(df)
 
     page.refresh["stability"] = Refresh(draw, [page.mode, opened], [msg, table])
