@@ -125,6 +125,32 @@ def compare_vqascore(name: str):
     return compare_t2v(f"vqascore:{FIXTURES / 'vqascore' / VQA_CASES[name][0]}", name)
 
 
+#: t2v_metrics 3.1 fixture -> (checkpoint folder ts2viz loads, the recipe ``recipe=t2v_metrics-3.1`` must pick)
+VQA31_CASES = {
+    "qwen2.5-vl-3.1": ("qwen2.5-vl-3.1/qwen2.5-vl-tiny", "qwen2.5-vl-3.1"),
+    "qwen3-vl-3.1": ("qwen3-vl-3.1/qwen3-vl-tiny", "qwen3-vl-3.1"),
+    "paligemma-3.1": ("paligemma/paligemma-tiny", "paligemma-3.1"),
+}
+
+
+def compare_vqascore_31(name: str, case: str = "defaults", margins: bool = True):
+    """``vqascore:...?recipe=t2v_metrics-3.1`` on a t2v_metrics 3.1 fixture's checkpoint (:data:`VQA31_CASES`), one
+    of its cases (``defaults``, ``temperature``, ``end_tokens``: the options t2v_metrics' forward was given);
+    ``margins``: every greedy step decided widely (what is generated decides which steps are scored). Returns
+    (got, metric, max rel)."""
+    from margins import generation_margins
+
+    exp = _json("vqascore", name, "expected.json")
+    ckpt, _ = VQA31_CASES[name]
+    run = exp["cases"][case]
+    m = metrics.load(f"vqascore:{FIXTURES / 'vqascore' / ckpt}", device="cpu", dtype="float32", batch_size=4,
+                     recipe="t2v_metrics-3.1", **run["options"])
+    ctx = generation_margins(context=f"t2v_metrics 3.1 {name} {case}") if margins else contextlib.nullcontext()
+    with ctx:
+        got = m([str(FIXTURES / "vqascore" / p["image"]) for p in run["pairs"]], [p["prompt"] for p in run["pairs"]])
+    return got, m, check_close(got, [p["score"] for p in run["pairs"]], f"vqascore t2v_metrics-3.1 {name} {case}")
+
+
 def compare_itm(family: str):
     """``itmscore:`` / ``itcscore:`` on the tiny BLIP-2 retrieval checkpoint; returns (got, metric, max rel)."""
     name = {"itmscore": "blip2-itm", "itcscore": "blip2-itc"}[family]

@@ -11,6 +11,7 @@ options and says, aspect by aspect, what is proved against t2v_metrics' own code
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
@@ -22,7 +23,7 @@ from ..backbones.vqa import VQAModel, load_vqa_model
 from ..common.base import Metric
 from ..common.spec import Spec
 from ..registry import Card, Fidelity, Option
-from .vqascore_recipes import API_MODELS, MODEL_NAMES, Q_FIGURE, RECIPES, UNSUPPORTED, fill  # noqa: F401
+from .vqascore_recipes import API_MODELS, MODEL_NAMES, Q_FIGURE, RECIPES, RELEASES, UNSUPPORTED, fill  # noqa: F401
 
 #: t2v_metrics' default question (CLIP-FlanT5, LLaVA-1.5 and its other VQAScore models), also TS2's
 QUESTION_TEMPLATE = Q_FIGURE
@@ -32,9 +33,13 @@ ANSWER_TEMPLATE = "Yes"
 ANSWER_MODES = {"likelihood": "exp(-mean CE) of the answer's tokens and the model's end token (t2v_metrics)",
                 "first_token": "P(the answer's first token) at the first generated position, after the greedy "
                                "logits processors (t2v_metrics' Qwen2-VL, PaliGemma, LLaVA-OneVision, Llama-3.2)",
+                "end_tokens": "geometric mean of the answer's tokens' softmax(scores / temperature) at the end of "
+                              "greedy generation, a final end token skipped (t2v_metrics 3.1)",
                 "first_token_yes": "P(yes) summed over yes spellings, first answer token (ts2viz <= 0.x)"}
 #: kept for code that imported the old name
 QUESTION = QUESTION_TEMPLATE
+#: the most tokens ``answer=end_tokens`` generates per image (a visitor's cost is bounded before work)
+MAX_NEW_TOKENS = 64
 
 
 class VQAScore(Metric):
@@ -48,20 +53,37 @@ class VQAScore(Metric):
 
     def __init__(self, spec: Spec, vqa: VQAModel, question_template: str = QUESTION_TEMPLATE,
                  answer_template: str = ANSWER_TEMPLATE, answer: str = "likelihood", batch_size: int | None = None,
-                 recipe=None):
+                 recipe=None, temperature: float | None = None, max_new_tokens: int | None = None):
         if answer not in ANSWER_MODES:
             raise InputError(f"metric {spec.raw!r}: answer must be one of {', '.join(ANSWER_MODES)}, not {answer!r}")
+        if answer != "end_tokens" and (temperature is not None or max_new_tokens is not None):
+            raise InputError(f"metric {spec.raw!r}: temperature and max_new_tokens are options of the end_tokens "
+                             "rule (recipe=t2v_metrics-3.1)")
+        generation = {}
+        if answer == "end_tokens":
+            from ..backbones.vqa import GenerativeVQA
+
+            if not isinstance(vqa, GenerativeVQA) or vqa.encoder_decoder:
+                raise InputError(f"metric {spec.raw!r}: answer=end_tokens needs a decoder-only generative VLM")
+            t = 1.0 if temperature is None else float(temperature)
+            n = 1 if max_new_tokens is None else int(max_new_tokens)
+            if not (t > 0 and math.isfinite(t)) or n < 1 or n > MAX_NEW_TOKENS:
+                raise InputError(f"metric {spec.raw!r}: temperature must be a positive number and max_new_tokens "
+                                 f"1 to {MAX_NEW_TOKENS}, not {temperature!r} and {max_new_tokens!r}")
+            generation = {"temperature": t, "max_new_tokens": n}
         fill(question_template, "x"), fill(answer_template, "x")  # malformed templates fail before scoring
         if answer == "first_token_yes" and answer_template not in (ANSWER_TEMPLATE, "yes"):
             raise InputError(f"metric {spec.raw!r}: answer=first_token_yes scores 'yes'; it takes no answer_template")
         config = {"family": "vqascore", **vqa.config, "question_template": question_template,
-                  "answer_template": answer_template, "answer": ANSWER_MODES[answer]}
+                  "answer_template": answer_template, "answer": ANSWER_MODES[answer], **generation}
         if recipe is not None:
             config["recipe"] = recipe.name
+            config["t2v_metrics"] = recipe.release
         super().__init__(spec, config, vqa.device, batch_size or vqa.batch_size)
         self.vqa = vqa
         self.recipe = recipe
         self.question_template, self.answer_template, self.answer = question_template, answer_template, answer
+        self.generation = generation
 
     def prepare(self, image, file_name: str | None = None):
         """Do the VQA model's CPU work on the image ahead of the model (:meth:`VQAModel.prepare_image`).
@@ -97,6 +119,14 @@ class VQAScore(Metric):
         """
         questions = [fill(self.question_template, p) for p in prompts]
         answers = [fill(self.answer_template, p) for p in prompts]
+        if self.answer == "end_tokens":
+            from ..backbones.vqa_t2v import end_token_scores
+
+            res = end_token_scores(self.vqa, list(items), list(zip(questions, answers)), **self.generation)
+            out = np.asarray([v for v, _ in res], dtype=np.float64)
+            self.last_details = [{"question": q, "answer": a, "answer_likelihood": float(v), "generated": g}
+                                 for q, a, (v, g) in zip(questions, answers, res)]
+            return out
         if self.answer == "first_token_yes":
             out = self.vqa.yes_probability(list(items), questions)
         elif self.answer == "first_token":
@@ -144,7 +174,7 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
           recipe: str | None = None, question: str | None = None, batch_size: int | None = None,
           dtype: str | None = None, template: str | None = None, llava_format: str = "t2v_metrics",
           vision_tower: str | None = None, tokenizer: str | None = None, endpoint: str | None = None,
-          **options) -> Metric:
+          temperature: float | None = None, max_new_tokens: int | None = None, **options) -> Metric:
     """The VQAScore metric of a spec ``vqascore:MODEL[?key=value...]`` (the registry's factory).
 
     MODEL is a hub id, a folder, t2v_metrics' model name (:data:`~.vqascore_recipes.MODEL_NAMES`) or an API
@@ -163,7 +193,9 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
     answer : str, optional
         How the answer is scored (``likelihood`` or ``first_token_yes``; default: the recipe's rule).
     recipe : str, optional
-        The t2v_metrics recipe to follow (default: chosen by the checkpoint's architecture).
+        The t2v_metrics release (``t2v_metrics-3.0``, ``t2v_metrics-3.1``: its recipe for the checkpoint's
+        architecture) or one recipe by name (default: 3.0's recipe for the architecture, 3.1's where only 3.1
+        has one).
     question : str, optional
         The former name of ``question_template``.
     batch_size : int, optional
@@ -178,6 +210,8 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
         Where a CLIP-FlanT5 or LLaVA checkpoint's vision tower and tokenizer are, when not beside it.
     endpoint : str, optional
         The base URL of an OpenAI-compatible API (an API model such as ``gpt-4o``).
+    temperature, max_new_tokens : optional
+        The ``end_tokens`` rule's softmax temperature (1.0) and generated tokens (1), t2v_metrics 3.1's.
     **options
         The API path's options (``top_logprobs``, ``api_key_env``, ``timeout``, ``retries``, ...).
 
@@ -199,8 +233,10 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
     if spec.model in UNSUPPORTED:
         raise InputError(f"metric {spec.raw!r}: {UNSUPPORTED[spec.model]}")
-    if recipe is not None and recipe not in RECIPES:
-        raise InputError(f"metric {spec.raw!r}: recipe must be one of {', '.join(RECIPES)}, not {recipe!r}")
+    if recipe is not None and recipe not in RECIPES and recipe not in RELEASES:
+        raise InputError(f"metric {spec.raw!r}: recipe must be a t2v_metrics release ({', '.join(RELEASES)}) or "
+                         f"one of {', '.join(RECIPES)}, not {recipe!r}")
+    release = recipe if recipe in RELEASES else None
     if question is not None:  # the former name of question_template
         if question_template is not None:
             raise InputError(f"metric {spec.raw!r}: give question_template or question, not both")
@@ -215,7 +251,10 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
                              "an OpenAI-compatible API that returns log-probabilities (e.g. https://api.openai.com/v1)")
         from .vqascore_api import APIVQAScore
 
-        rec = RECIPES[recipe or "gpt-4o"]
+        if temperature is not None or max_new_tokens is not None:
+            raise InputError(f"metric {spec.raw!r}: temperature and max_new_tokens are options of a local model")
+
+        rec = RECIPES["gpt-4o-3.1" if release == RELEASES[1] else "gpt-4o" if release or not recipe else recipe]
         q = rec.question if question_template is None else str(question_template)
         a = rec.answer if answer_template is None else str(answer_template)
         return APIVQAScore(spec, str(endpoint), spec.model, q, a, batch_size=batch_size, recipe=rec.name, **api)
@@ -227,10 +266,13 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
         dtype = _gpu_precision(spec, device)
     vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=batch_size, template=template,
                          llava_format=llava_format, vision_tower=vision_tower, tokenizer=tokenizer)
-    rec = RECIPES[recipe] if recipe else recipe_for(vqa)
+    try:
+        rec = RECIPES[recipe] if recipe and not release else recipe_for(vqa, release)
+    except InputError as e:
+        raise InputError(f"metric {spec.raw!r}: {e}") from None
     q = rec.question if question_template is None else str(question_template)
     a = rec.answer if answer_template is None else str(answer_template)
-    metric = VQAScore(spec, vqa, q, a, answer or rec.rule, batch_size, rec)
+    metric = VQAScore(spec, vqa, q, a, answer or rec.rule, batch_size, rec, temperature, max_new_tokens)
     metric.config.setdefault("dtype", str(vqa.dtype).rpartition(".")[2])
     return metric
 
