@@ -546,9 +546,53 @@ def end_token_scores(vqa, images: Sequence, items: Sequence[tuple[str, str]], *,
         if len(gen.scores) < n:
             n = len(gen.scores)
             ids = ids[:n]
-        logp = 0.0
-        for i in range(n):
-            step = gen.scores[-(n - i + offset)][0].double().cpu()
-            logp += float(torch.log_softmax(step / float(temperature), dim=-1)[ids[i]])
-        out.append((math.exp(logp / n), text))
+        logps = [float(torch.log_softmax(gen.scores[s][0].double().cpu() / float(temperature), dim=-1)[ids[i]])
+                 for i, s in enumerate(scored_steps(len(gen.scores), n, offset))]
+        out.append((geometric_mean_probability(logps), text))
     return out
+
+
+def scored_steps(n_steps: int, n_answer: int, offset: int) -> list[int]:
+    """The generated steps t2v_metrics 3.1 reads the answer's tokens at: the last ``n_answer`` before ``offset``.
+
+    Parameters
+    ----------
+    n_steps : int
+        Steps generated.
+    n_answer : int
+        Answer tokens scored.
+    offset : int
+        1 when the last generated token (an end token) is skipped, else 0.
+
+    Returns
+    -------
+    list of int
+        Indices into ``generate``'s ``scores``, in the answer's order.
+
+    Examples
+    --------
+    >>> scored_steps(3, 2, 0), scored_steps(3, 2, 1), scored_steps(1, 1, 0)
+    ([1, 2], [0, 1], [0])
+    """
+    return [n_steps - (n_answer - i + offset) for i in range(n_answer)]
+
+
+def geometric_mean_probability(logps: Sequence[float]) -> float:
+    """``exp(mean(log p))``: the geometric mean of the answer tokens' probabilities (t2v_metrics 3.1).
+
+    Parameters
+    ----------
+    logps : sequence of float
+        The tokens' log-probabilities.
+
+    Returns
+    -------
+    float
+        The geometric mean probability.
+
+    Examples
+    --------
+    >>> round(geometric_mean_probability([math.log(0.25), math.log(1.0)]), 12)
+    0.5
+    """
+    return math.exp(sum(logps) / len(logps))

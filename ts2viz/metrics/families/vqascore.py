@@ -35,6 +35,8 @@ ANSWER_MODES = {"likelihood": "exp(-mean CE) of the answer's tokens and the mode
                                "logits processors (t2v_metrics' Qwen2-VL, PaliGemma, LLaVA-OneVision, Llama-3.2)",
                 "end_tokens": "geometric mean of the answer's tokens' softmax(scores / temperature) at the end of "
                               "greedy generation, a final end token skipped (t2v_metrics 3.1)",
+                "spellings_sum": "sum of the first step's probabilities of the first tokens of the answer, its lower "
+                                 "case, and both with a leading space (GenEval 2)",
                 "first_token_yes": "P(yes) summed over yes spellings, first answer token (ts2viz <= 0.x)"}
 #: kept for code that imported the old name
 QUESTION = QUESTION_TEMPLATE
@@ -78,7 +80,8 @@ class VQAScore(Metric):
                   "answer_template": answer_template, "answer": ANSWER_MODES[answer], **generation}
         if recipe is not None:
             config["recipe"] = recipe.name
-            config["t2v_metrics"] = recipe.release
+            if recipe.release.startswith("t2v_metrics"):
+                config["t2v_metrics"] = recipe.release
         super().__init__(spec, config, vqa.device, batch_size or vqa.batch_size)
         self.vqa = vqa
         self.recipe = recipe
@@ -127,7 +130,12 @@ class VQAScore(Metric):
             self.last_details = [{"question": q, "answer": a, "answer_likelihood": float(v), "generated": g}
                                  for q, a, (v, g) in zip(questions, answers, res)]
             return out
-        if self.answer == "first_token_yes":
+        if self.answer == "spellings_sum":
+            from ..backbones.vqa_t2v import variant_sum_scores
+
+            out = np.asarray(self.vqa._batched(lambda ims, its: variant_sum_scores(self.vqa, ims, its), list(items),
+                                               [(q, spellings(a)) for q, a in zip(questions, answers)]))
+        elif self.answer == "first_token_yes":
             out = self.vqa.yes_probability(list(items), questions)
         elif self.answer == "first_token":
             out = self.vqa.first_token_score(list(items), questions, answers)
@@ -136,6 +144,27 @@ class VQAScore(Metric):
         self.last_details = [{"question": q, "answer": a, "answer_likelihood": float(v)}
                              for q, a, v in zip(questions, answers, out)]
         return out
+
+
+def spellings(answer: str) -> tuple[str, str, str, str]:
+    """The spellings whose first tokens ``answer=spellings_sum`` adds: GenEval 2's ``['Yes', 'yes', ' yes', ' Yes']``.
+
+    Parameters
+    ----------
+    answer : str
+        The answer (``Yes``).
+
+    Returns
+    -------
+    tuple of str
+        The answer, its lower case, and the two with a leading space, in GenEval 2's order.
+
+    Examples
+    --------
+    >>> spellings("Yes")
+    ('Yes', 'yes', ' yes', ' Yes')
+    """
+    return (answer, answer.lower(), " " + answer.lower(), " " + answer)
 
 
 #: the options of an API model (``endpoint`` set): they are not options of a local model
@@ -286,6 +315,7 @@ _N = "tests/metrics/test_vqascore_names.py::"
 _C = "tests/metrics/test_vqa_choices.py::"
 _FIX = f"{_R}test_vqascore_equals_t2v_metrics_per_image"
 _API = f"{_R}test_api_vqascore_equals_t2v_metrics_against_a_local_endpoint"
+_R31 = "tests/metrics/reference/test_vqascore_31_reference.py::"
 
 CARD = Card(
     summary=("VQAScore as its authors' library t2v_metrics 3.0 computes it for each of its models: a VLM is asked "
@@ -293,7 +323,9 @@ CARD = Card(
              "for CLIP-FlanT5) and the score is the likelihood of the answer `Yes`, in the way t2v_metrics reads it "
              "for that model (the answer's teacher-forced likelihood, the first generated token's probability, or "
              "an API's top log-probabilities). Proved per image against t2v_metrics' own code on reference "
-             "fixtures for CLIP-FlanT5, LLaVA-1.5, LLaVA-1.6, InstructBLIP, Qwen2-VL, PaliGemma and GPT-4o."),
+             "fixtures for CLIP-FlanT5, LLaVA-1.5, LLaVA-1.6, InstructBLIP, Qwen2-VL, PaliGemma and GPT-4o. "
+             "`recipe=t2v_metrics-3.1` follows t2v_metrics 3.1 (not on PyPI; proved for Qwen2.5-VL, Qwen3-VL and "
+             "PaliGemma), `recipe=geneval2` GenEval 2's VQAScore (proved on Qwen3-VL)."),
     paper=("Z. Lin, D. Pathak, B. Li, J. Li, X. Xia, G. Neubig, P. Zhang, D. Ramanan. Evaluating Text-to-Visual "
            "Generation with Image-to-Text Generation. ECCV 2024. https://arxiv.org/abs/2404.01291"),
     citation="""@inproceedings{lin2024evaluating,
@@ -306,7 +338,10 @@ CARD = Card(
     original=("linzhiqiu/t2v_metrics 3.0 (PyPI `t2v-metrics==3.0`): `t2v_metrics/models/vqascore_models/` "
               "(`clip_t5_model.py`, `llava_model.py`, `llava16_model.py`, `instructblip_model.py` with its vendored "
               "LAVIS, `qwen2vl_model.py`, `paligemma_model.py`, `llavaov_model.py`, `llama32_model.py`, "
-              "`gpt4v_model.py`, `mm_utils.py`); run on reference fixtures by tools/reference/t2v_metrics/."),
+              "`gpt4v_model.py`, `mm_utils.py`); run on reference fixtures by tools/reference/t2v_metrics/. "
+              "t2v_metrics 3.1 (commit 6ecb74f: `qwen2vl_model.py`, `qwen3vl_model.py`, `gemma3_model.py`, "
+              "`paligemma_model.py`) by tools/reference/t2v_metrics_3_1/; GenEval 2's `evaluation.py` "
+              "(facebookresearch/GenEval2 a6e82d2) by tools/reference/geneval2/."),
     output_range="[0, 1] (a probability)",
     higher_is_better=True,
     precision="bfloat16",
@@ -323,14 +358,23 @@ CARD = Card(
         Option("answer", None,
                "How the answer becomes a score: `likelihood` (`exp(-mean CE)` of the answer's tokens and the "
                "model's end token, teacher forced), `first_token` (the first generated token's probability of "
-               "the answer's first token, after the checkpoint's greedy logits processors) or `first_token_yes` "
-               "(ts2viz's former score: P(yes) summed over spellings). Default: t2v_metrics' rule for the model.",
-               ("likelihood", "first_token", "first_token_yes")),
+               "the answer's first token, after the checkpoint's greedy logits processors), `end_tokens` "
+               "(t2v_metrics 3.1: the answer's tokens at the end of greedy generation, geometric mean, a final "
+               "end token skipped), `spellings_sum` (GenEval 2: the first step's probabilities of `Yes`, `yes`, "
+               "` yes`, ` Yes` added) or `first_token_yes` (ts2viz's former score: P(yes) summed over "
+               "spellings). Default: the recipe's rule for the model.", tuple(ANSWER_MODES)),
         Option("recipe", None,
-               "Use this t2v_metrics recipe's templates and rule instead of the one the architecture picks "
-               "(`clip-flant5`, `llava-1.5`, `llava-1.6`, `instructblip`, `qwen2-vl`, `paligemma`, "
-               "`llava-onevision`, `llama-3.2-vision`, `gpt-4o`, `blip-2`, `instructblip-vicuna`, `generic`).",
-               tuple(RECIPES)),
+               "The t2v_metrics release whose recipe for the architecture is followed (`t2v_metrics-3.0`, the "
+               "default where 3.0 has one; `t2v_metrics-3.1`: Qwen2/2.5-VL, Qwen3-VL, Qwen3.5, Gemma 3, PaliGemma, "
+               "GPT-4o; architectures only 3.1 scores take it by default), or one recipe by name (`clip-flant5`, "
+               "`llava-1.5`, `llava-1.6`, `instructblip`, `qwen2-vl`, `paligemma`, `llava-onevision`, "
+               "`llama-3.2-vision`, `gpt-4o`, `blip-2`, `instructblip-vicuna`, `generic`; 3.1's `qwen2.5-vl-3.1`, "
+               "`qwen3-vl-3.1`, `gemma-3-3.1`, `paligemma-3.1`, `gpt-4o-3.1`; GenEval 2's `geneval2`). Recorded "
+               "in the config (`recipe`, `t2v_metrics`).", RELEASES + tuple(RECIPES)),
+        Option("temperature", None, "`answer=end_tokens` (t2v_metrics 3.1) only: the scores are divided by it "
+               "before the softmax (generation stays greedy). Default 1.0."),
+        Option("max_new_tokens", None, f"`answer=end_tokens` only: tokens generated before the answer's tokens "
+               f"are read at the end (t2v_metrics 3.1: 1; at most {MAX_NEW_TOKENS})."),
         Option("question", None, "The former name of `question_template` (give one of the two)."),
         Option("batch_size", None, "Images per model call (default: the VQA model's pair batch size). Speed only."),
         Option("dtype", None, "Compute dtype on GPU: `float32`, `float16` or `bfloat16`. Default: t2v_metrics' "
@@ -379,6 +423,31 @@ CARD = Card(
                  "repetition penalty 1.05 over the prompt's tokens; PaliGemma); GPT-4o: the first of `Yes`/`yes` "
                  "(`exp(lp)`) or `No`/`no` (`1 - exp(lp)`) among the top 2, else 0", "as the original", "answer",
                  f"{_FIX}, {_API}"),
+        Fidelity("t2v_metrics 3.1 (`recipe=t2v_metrics-3.1`)",
+                 "Qwen2.5-VL / Qwen3-VL: `Does this figure show \"{}\"? Please answer Yes or No.`, the chat "
+                 "template, `qwen_vl_utils`' resize (factor 28; Qwen3-VL 32) then the processor with "
+                 "`do_resize=False`; one prompt at a time, `generate(max_new_tokens, do_sample=False)`, the answer's "
+                 "tokens read at the last generated steps (a final end/begin/pad token skipped), each step's "
+                 "`softmax(scores / temperature)`, geometric mean; PaliGemma: 3.0's rule with 3.1's question; "
+                 "tested with the defaults, `temperature=2` and `max_new_tokens=3` with a two-token answer",
+                 "as the original", "recipe", f"{_R31}test_vqascore_31_equals_t2v_metrics_31_per_image"),
+        Fidelity("t2v_metrics 3.1: nothing left to score",
+                 "where the only generated token is the end token t2v_metrics 3.1 raises ValueError; ts2viz gives "
+                 "NaN for that image (the generated text in its details)", "documented difference", "max_new_tokens"),
+        Fidelity("t2v_metrics 3.1: Gemma 3, Qwen3.5, GPT-4o",
+                 "Gemma 3: the processor's chat prompt and images, the end-token rule; Qwen3.5: as Qwen3-VL with "
+                 "`enable_thinking=False` (told by the architecture; t2v_metrics by 'qwen3.5' in its model name); "
+                 "GPT-4o: 3.0's reading with 3.1's question; read from the code, not proved on a fixture "
+                 "(transformers 4.57, which the fixtures ran, has no Qwen3.5)", "documented difference", "recipe"),
+        Fidelity("GenEval 2's VQAScore (`recipe=geneval2`)",
+                 "`Does this image show \"{}\"? Answer the question with Yes or No.` in the chat template, the "
+                 "processor's own image preprocessing, the first step's probabilities of `Yes`, `yes`, ` yes`, ` Yes` "
+                 "added (facebookresearch/GenEval2 `evaluation.py` `vqa_score`)", "as the original", "recipe",
+                 "tests/metrics/reference/test_softtifa_reference.py::test_geneval2_vqascore_equals_its_vqa_score"),
+        Fidelity("t2v_metrics main between 3.0 and 3.1",
+                 "asked Qwen2.5-VL `Does this image show \"{}\"? Answer the question with Yes or No`; no release "
+                 "has it: give it as `question_template` with `recipe=qwen2.5-vl-3.1`", "not in the original",
+                 "question_template"),
         Fidelity("first-token P(yes) summed over spellings", "`answer=first_token_yes` only (ts2viz's former default)",
                  "documented difference", "answer", f"{_T}test_first_token_yes_is_an_explicit_option"),
         Fidelity("image preprocessing",
@@ -397,8 +466,10 @@ CARD = Card(
                  "kept untied); LLaVA: over the original 32000 rows", "as the original", "", _FIX),
         Fidelity("model names",
                  "t2v_metrics 3.0's names resolve to their checkpoints (`clip-flant5-xxl`, `llava-v1.5-13b`, "
-                 "`instructblip-flant5-xxl`, `qwen2-vl-7b`, `paligemma-3b-mix-448`, ...); InternVL, Molmo, "
-                 "mPLUG-Owl3 (remote code), Gemini (its own API) and the text-only Llama-3.2 fail in one line",
+                 "`instructblip-flant5-xxl`, `qwen2-vl-7b`, `paligemma-3b-mix-448`, ...), and 3.1's new ones "
+                 "(`qwen3-vl-8b`, `qwen3-vl-8b-thinking`, `qwen3.5-9b`, `gemma-3-12b-it`, ...); InternVL, Molmo, "
+                 "mPLUG-Owl3 (remote code), Gemini (its own API), the text-only Llama-3.2, and 3.1's Gemma 4 and "
+                 "Qwen3-Omni fail in one line",
                  "as the original", "", f"{_N}test_names_resolve_to_their_checkpoints, "
                  f"{_N}test_names_ts2viz_does_not_load_fail_in_one_line"),
         Fidelity("batching",

@@ -79,7 +79,9 @@ class Recipe:
         ``likelihood`` (``exp(-mean cross-entropy)`` of the answer's tokens and the model's end token, teacher
         forced), ``first_token`` (the first generated token's probability of the answer's first token),
         ``end_tokens`` (t2v_metrics 3.1: the answer's tokens at the end of greedy generation, geometric mean,
-        softmax temperature) or ``top_logprobs`` (an API's top log-probabilities of the first token).
+        softmax temperature), ``spellings_sum`` (GenEval 2: the first step's probabilities of the answer's
+        first tokens in four spellings, added) or ``top_logprobs`` (an API's top log-probabilities of the
+        first token).
     precision : str or None
         t2v_metrics' compute dtype on a GPU (``None``: an API).
     original : str
@@ -90,7 +92,7 @@ class Recipe:
     note : str, optional
         A difference from the original, where there is one.
     release : str, optional
-        The t2v_metrics release it is read from (:data:`RELEASES`).
+        The t2v_metrics release it is read from (:data:`RELEASES`), or the other code (GenEval 2's).
     """
 
     name: str
@@ -144,6 +146,11 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in [
            "True) gives them; not proved on a fixture", release=RELEASES[1]),
     Recipe("paligemma-3.1", Q_FIGURE_31, "Yes", "first_token", "float32", "paligemma_model.PaliGemmaModel", True,
            release=RELEASES[1]),
+    # GenEval 2's evaluation.py (facebookresearch/GenEval2 commit a6e82d2), its VQAScore on Qwen3-VL
+    Recipe("geneval2", 'Does this image show "{}"? Answer the question with Yes or No.', "Yes", "spellings_sum",
+           "bfloat16", "GenEval2 evaluation.py vqa_score", True,
+           "the prompt is put into the question once (GenEval 2 formats the filled question a second time, which "
+           "differs only for a prompt with braces)", release="GenEval2 a6e82d2"),
     Recipe("gpt-4o-3.1", Q_FIGURE_31, "Yes", "top_logprobs", None, "gpt4v_model.GPT4VModel", False,
            "3.0's reading with 3.1's question; not proved on a fixture", release=RELEASES[1]),
 ]}
