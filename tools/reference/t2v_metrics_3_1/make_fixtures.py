@@ -95,6 +95,23 @@ def _changes(key: str, table: str) -> list[str]:
             "cast loses nothing"]
 
 
+def _save_and_score(model, ckpt, ids, generation: dict, mod, table: str, cls: str, key: str, name: str, images):
+    """Sharpen the output layer (x8, so that scores differ between images), save the model bf16-exact with the
+    release's generation config, point t2v_metrics' model table at it, run its forward on every case."""
+    with torch.no_grad():
+        model.lm_head.weight.mul_(8.0)
+    F30.bf16_exact(model).save_pretrained(ckpt)
+    _generation_config(ids, ckpt, **generation)
+    info = getattr(mod, table)[key]
+    info["model"]["path"] = info["tokenizer"]["path"] = str(ckpt)
+    info["model"]["attn_implementation"] = "eager"
+    m = getattr(mod, cls)(key, device="cpu")
+    m.model.float()
+    cases = score_cases(m.forward, images + [C.make_large_image()])
+    return write(name, key, f"t2v_metrics.models.vqascore_models.{mod.__name__.rsplit('.', 1)[-1]}.{cls}.forward "
+                 "(v3.1)", cases, _changes(key, table), {"checkpoint": C.rel(ckpt)})
+
+
 def qwen25_vl(images):
     mod = model_module("vqascore_models.qwen2vl_model")
     from transformers import (Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLProcessor,
@@ -128,20 +145,9 @@ def qwen25_vl(images):
         video_token_id=ids["<|video_pad|>"], tie_word_embeddings=False,
         architectures=["Qwen2_5_VLForConditionalGeneration"])
     model = Qwen2_5_VLForConditionalGeneration(cfg).eval()
-    with torch.no_grad():
-        model.lm_head.weight.mul_(8.0)
-    F30.bf16_exact(model).save_pretrained(ckpt)
     # Qwen2.5-VL-7B-Instruct's generation config: greedy generate still applies repetition_penalty
-    _generation_config(ids, ckpt, repetition_penalty=1.05, temperature=1e-6, top_p=0.001, top_k=1)
-    key = "qwen2.5-vl-7b"
-    info = mod.QWEN2_VL_MODELS[key]
-    info["model"]["path"] = info["tokenizer"]["path"] = str(ckpt)
-    info["model"]["attn_implementation"] = "eager"
-    m = mod.Qwen2VLModel(key, device="cpu")
-    m.model.float()
-    cases = score_cases(m.forward, images + [C.make_large_image()])
-    return write(name, key, "t2v_metrics.models.vqascore_models.qwen2vl_model.Qwen2VLModel.forward (v3.1)", cases,
-                 _changes(key, "QWEN2_VL_MODELS"), {"checkpoint": C.rel(ckpt)})
+    return _save_and_score(model, ckpt, ids, dict(repetition_penalty=1.05, temperature=1e-6, top_p=0.001, top_k=1),
+                           mod, "QWEN2_VL_MODELS", "Qwen2VLModel", "qwen2.5-vl-7b", name, images)
 
 
 def qwen3_vl(images):
@@ -176,20 +182,9 @@ def qwen3_vl(images):
         image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"], tie_word_embeddings=False,
         architectures=["Qwen3VLForConditionalGeneration"])
     model = Qwen3VLForConditionalGeneration(cfg).eval()
-    with torch.no_grad():
-        model.lm_head.weight.mul_(8.0)
-    F30.bf16_exact(model).save_pretrained(ckpt)
     # Qwen3-VL-8B-Instruct's generation config (no repetition penalty)
-    _generation_config(ids, ckpt, repetition_penalty=1.0, temperature=0.7, top_p=0.8, top_k=20)
-    key = "qwen3-vl-8b"
-    info = mod.QWEN3_VL_MODELS[key]
-    info["model"]["path"] = info["tokenizer"]["path"] = str(ckpt)
-    info["model"]["attn_implementation"] = "eager"
-    m = mod.Qwen3VLModel(key, device="cpu")
-    m.model.float()
-    cases = score_cases(m.forward, images + [C.make_large_image()])
-    return write(name, key, "t2v_metrics.models.vqascore_models.qwen3vl_model.Qwen3VLModel.forward (v3.1)", cases,
-                 _changes(key, "QWEN3_VL_MODELS"), {"checkpoint": C.rel(ckpt)})
+    return _save_and_score(model, ckpt, ids, dict(repetition_penalty=1.0, temperature=0.7, top_p=0.8, top_k=20),
+                           mod, "QWEN3_VL_MODELS", "Qwen3VLModel", "qwen3-vl-8b", name, images)
 
 
 def paligemma(images):
