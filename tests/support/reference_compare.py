@@ -129,7 +129,6 @@ def compare_vqascore(name: str):
 VQA31_CASES = {
     "qwen2.5-vl-3.1": ("qwen2.5-vl-3.1/qwen2.5-vl-tiny", "qwen2.5-vl-3.1"),
     "qwen3-vl-3.1": ("qwen3-vl-3.1/qwen3-vl-tiny", "qwen3-vl-3.1"),
-    "paligemma-3.1": ("paligemma/paligemma-tiny", "paligemma-3.1"),
 }
 
 

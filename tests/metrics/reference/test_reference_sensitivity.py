@@ -175,8 +175,7 @@ def _embedding_formula(which):
 
 def _t2v31_all(name: str):
     """Every case of a t2v_metrics 3.1 fixture (defaults, temperature, end_tokens), no margin checks."""
-    cases = ("defaults",) if name.startswith("paligemma") else ("defaults", "temperature", "end_tokens")
-    return lambda: [compare_vqascore_31(name, c, margins=False) for c in cases]
+    return lambda: [compare_vqascore_31(name, c, margins=False) for c in ("defaults", "temperature", "end_tokens")]
 
 
 def _end_tokens_ignore_temperature(mp):
@@ -248,7 +247,6 @@ COMPARE = {
     "dsg-instructblip": lambda: compare_dsg(margins=False),
     "vqascore-qwen2.5-vl-3.1": _t2v31_all("qwen2.5-vl-3.1"),
     "vqascore-qwen3-vl-3.1": _t2v31_all("qwen3-vl-3.1"),
-    "vqascore-paligemma-3.1": _t2v31_all("paligemma-3.1"),
     "softtifa-gm": lambda: compare_softtifa("gm"),
     "softtifa-am": lambda: compare_softtifa("am"),
     "vqascore-geneval2": compare_geneval2_vqascore,
@@ -304,7 +302,6 @@ CASES = [
     ("vqascore-qwen3-vl-3.1", "first-steps", _end_tokens_first_steps),
     ("vqascore-qwen3-vl-3.1", "processor-resize-for-qwen-vl-utils", _set("ts2viz.metrics.backbones.vqa_t2v", QWEN_VL_KINDS=(
         "qwen2_vl", "qwen2_5_vl"))),
-    ("vqascore-paligemma-3.1", "3.0-question", _recipe(question=FIGURE_Q)),
     ("softtifa-gm", "am-for-gm", _softtifa_am_for_gm),
     ("softtifa-gm", "capital-yes-only", _set("ts2viz.metrics.families.softtifa", YES_SPELLINGS=("Yes",))),
     ("softtifa-am", "no-digit-spellings", _set("ts2viz.metrics.families.softtifa", NUMBER_WORDS={})),

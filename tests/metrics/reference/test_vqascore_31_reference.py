@@ -1,7 +1,7 @@
 """VQAScore's ``recipe=t2v_metrics-3.1`` against t2v_metrics 3.1's own code (reference fixtures).
 
 ``tests/fixtures/reference/vqascore/<model>-3.1/`` holds a tiny random-weight checkpoint in the released layout
-(PaliGemma: the 3.0 fixture's) and the per-image scores t2v_metrics 3.1's own ``forward`` (linzhiqiu/t2v_metrics
+and the per-image scores t2v_metrics 3.1's own ``forward`` (linzhiqiu/t2v_metrics
 commit 6ecb74f, from a checkout) gave on it for three sets of options: its defaults, ``temperature=2.0``, and
 ``max_new_tokens=3`` with the two-token answer ``Yes yes`` (scored at the end of generation). Made in a side venv
 by ``tools/reference/t2v_metrics_3_1/make_fixtures.py``. Tolerance as the 3.0 fixtures' (1e-4 relative).
@@ -14,8 +14,7 @@ from reference_compare import VQA31_CASES, compare_vqascore_31
 from ts2viz import metrics
 from ts2viz.errors import InputError
 
-CASES = [(n, c) for n in VQA31_CASES for c in (("defaults",) if n.startswith("paligemma") else
-                                                ("defaults", "temperature", "end_tokens"))]
+CASES = [(n, c) for n in VQA31_CASES for c in ("defaults", "temperature", "end_tokens")]
 
 
 @pytest.mark.parametrize("name,case", CASES)

@@ -2,7 +2,7 @@
 
 t2v_metrics 3.1 (linzhiqiu/t2v_metrics commit 6ecb74f, not on PyPI) runs from a checkout (setup_side_venv.sh).
 For each model: build a tiny random-weight checkpoint with transformers' classes t2v_metrics 3.1 loads
-(Qwen2.5-VL, Qwen3-VL; PaliGemma reuses the 3.0 fixture's checkpoint), save it in the released layout (config,
+(Qwen2.5-VL, Qwen3-VL), save it in the released layout (config,
 weights, tokenizer, processor, chat template, the release's generation config), point t2v_metrics' model
 table at it and run its own ``forward`` on the 3.0 fixtures' images x prompts, one pair per call, in float32
 on the CPU. Cases: its defaults; ``temperature=2.0``; ``max_new_tokens=3`` with a two-token answer (scored
@@ -187,23 +187,7 @@ def qwen3_vl(images):
                            mod, "QWEN3_VL_MODELS", "Qwen3VLModel", "qwen3-vl-8b", name, images)
 
 
-def paligemma(images):
-    mod = model_module("vqascore_models.paligemma_model")
-    ckpt = C.OUT / "paligemma" / "paligemma-tiny"
-    key = "paligemma-3b-mix-448"
-    for part in mod.PALIGEMMA_MODELS[key].values():
-        if isinstance(part, dict) and "path" in part:
-            part["path"] = str(ckpt)
-    m = mod.PaliGemmaModel(key, device="cpu")
-    m.model.float()
-    rows = F30.score_pairs(m.forward, images)
-    cases = {"defaults": {"options": {}, "pairs": rows}}
-    return write("paligemma-3.1", key, "t2v_metrics.models.vqascore_models.paligemma_model.PaliGemmaModel.forward "
-                 "(v3.1), on the 3.0 fixture's checkpoint", cases, _changes(key, "PALIGEMMA_MODELS"),
-                 {"checkpoint": "paligemma/paligemma-tiny"})
-
-
-BUILDERS = {"qwen2.5-vl": qwen25_vl, "qwen3-vl": qwen3_vl, "paligemma": paligemma}
+BUILDERS = {"qwen2.5-vl": qwen25_vl, "qwen3-vl": qwen3_vl}
 
 
 def main(argv=None) -> int:

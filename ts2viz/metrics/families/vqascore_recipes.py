@@ -144,8 +144,9 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in [
     Recipe("gemma-3-3.1", Q_FIGURE_31, "Yes", "end_tokens", "bfloat16", "gemma3_model.Gemma3Model", False,
            "the processor's chat prompt and image processing, as t2v_metrics 3.1's apply_chat_template(tokenize="
            "True) gives them; not proved on a fixture", release=RELEASES[1]),
-    Recipe("paligemma-3.1", Q_FIGURE_31, "Yes", "first_token", "float32", "paligemma_model.PaliGemmaModel", True,
-           release=RELEASES[1]),
+    Recipe("paligemma-3.1", Q_FIGURE_31, "Yes", "first_token", "float32", "paligemma_model.PaliGemmaModel", False,
+           "3.0's reading with 3.1's question; not proved: on the 3.0 fixture's checkpoint t2v_metrics 3.1 under "
+           "transformers 4.57 differs from ts2viz by 3.6e-4 relative on one image (open)", release=RELEASES[1]),
     # GenEval 2's evaluation.py (facebookresearch/GenEval2 commit a6e82d2), its VQAScore on Qwen3-VL
     Recipe("geneval2", 'Does this image show "{}"? Answer the question with Yes or No.', "Yes", "spellings_sum",
            "bfloat16", "GenEval2 evaluation.py vqa_score", True,
