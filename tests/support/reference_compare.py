@@ -125,6 +125,59 @@ def compare_vqascore(name: str):
     return compare_t2v(f"vqascore:{FIXTURES / 'vqascore' / VQA_CASES[name][0]}", name)
 
 
+#: t2v_metrics 3.1 fixture -> (checkpoint folder ts2viz loads, the recipe ``recipe=t2v_metrics-3.1`` must pick)
+VQA31_CASES = {
+    "qwen2.5-vl-3.1": ("qwen2.5-vl-3.1/qwen2.5-vl-tiny", "qwen2.5-vl-3.1"),
+    "qwen3-vl-3.1": ("qwen3-vl-3.1/qwen3-vl-tiny", "qwen3-vl-3.1"),
+}
+
+
+def compare_vqascore_31(name: str, case: str = "defaults", margins: bool = True):
+    """``vqascore:...?recipe=t2v_metrics-3.1`` on a t2v_metrics 3.1 fixture's checkpoint (:data:`VQA31_CASES`), one
+    of its cases (``defaults``, ``temperature``, ``end_tokens``: the options t2v_metrics' forward was given);
+    ``margins``: every greedy step decided widely (what is generated decides which steps are scored). Returns
+    (got, metric, max rel)."""
+    from margins import generation_margins
+
+    exp = _json("vqascore", name, "expected.json")
+    ckpt, _ = VQA31_CASES[name]
+    run = exp["cases"][case]
+    m = metrics.load(f"vqascore:{FIXTURES / 'vqascore' / ckpt}", device="cpu", dtype="float32", batch_size=4,
+                     recipe="t2v_metrics-3.1", **run["options"])
+    ctx = generation_margins(context=f"t2v_metrics 3.1 {name} {case}") if margins else contextlib.nullcontext()
+    with ctx:
+        got = m([str(FIXTURES / "vqascore" / p["image"]) for p in run["pairs"]], [p["prompt"] for p in run["pairs"]])
+    return got, m, check_close(got, [p["score"] for p in run["pairs"]], f"vqascore t2v_metrics-3.1 {name} {case}")
+
+
+def compare_softtifa(mean: str = "gm"):
+    """``softtifa:`` (``mean=gm`` or ``am``) on GenEval 2's fixture (``tests/fixtures/reference/geneval2``): every
+    atom's summed probability and every image's score as GenEval 2's ``soft_tifa`` and scipy's ``gmean`` / the
+    mean give them. Returns (metric, max rel)."""
+    from scipy.stats import gmean
+
+    root, exp = FIXTURES / "geneval2", _json("geneval2", "expected.json")
+    m = metrics.load(f"softtifa:{root / exp['checkpoint']}?questions={root / exp['questions']}&mean={mean}",
+                     device="cpu", dtype="float32", pair_batch_size=4)
+    rows = exp["pairs"]
+    got = m([str(FIXTURES / "vqascore" / r["image"]) for r in rows], [r["prompt"] for r in rows])
+    atoms = [[a["probability"] for a in d] for d in m.last_details]
+    check_close(np.concatenate(atoms), np.concatenate([r["soft_tifa_atoms"] for r in rows]), "soft-tifa atoms")
+    want = [gmean(r["soft_tifa_atoms"]) if mean == "gm" else sum(r["soft_tifa_atoms"]) / len(r["soft_tifa_atoms"])
+            for r in rows]
+    return m, check_close(got, want, f"soft-tifa {mean}")
+
+
+def compare_geneval2_vqascore():
+    """``vqascore:...?recipe=geneval2`` on GenEval 2's fixture: its ``vqa_score`` per image. Returns (metric, max rel)."""
+    root, exp = FIXTURES / "geneval2", _json("geneval2", "expected.json")
+    m = metrics.load(f"vqascore:{root / exp['checkpoint']}?recipe=geneval2", device="cpu", dtype="float32",
+                     batch_size=4)
+    rows = exp["pairs"]
+    got = m([str(FIXTURES / "vqascore" / r["image"]) for r in rows], [r["prompt"] for r in rows])
+    return m, check_close(got, [r["vqascore"] for r in rows], "geneval2 vqascore")
+
+
 def compare_itm(family: str):
     """``itmscore:`` / ``itcscore:`` on the tiny BLIP-2 retrieval checkpoint; returns (got, metric, max rel)."""
     name = {"itmscore": "blip2-itm", "itcscore": "blip2-itc"}[family]

@@ -676,6 +676,8 @@ CONTRACT_SPECS = {
                               f"&generator={url}"),
     "dsg": lambda tmp, url: (f"dsg:{tiny('blip')}?questions={_contract_questions(tmp, 'dsg')}&mapper=lexical"
                              f"&generator={url}"),
+    "softtifa": lambda tmp, url: (f"softtifa:{REFERENCE / 'vqascore' / 'qwen3-vl-3.1' / 'qwen3-vl-tiny'}"
+                                  f"?questions={_contract_questions(tmp, 'tifa')}"),
     "gecko": lambda tmp, url: f"gecko:{tiny('blip')}?generator={url}&generator_model=canned&nli=none",
     # coarse=same: no spaCy pipeline; vqa_image_size=0: the tiny BLIP's own size (480 px takes minutes here)
     "fineeval": lambda tmp, url: (f"fineeval:{tiny('blip')}?generator={url}&generator_model=canned"

@@ -291,7 +291,7 @@ register("alignscore", "ALIGNScore: ALIGN's image-prompt logit cosine / temperat
 register("siglip", "SigLIP score: SigLIP's image-prompt logit exp(logit_scale) * cosine + logit_bias as TS2 "
          "computes it (?variant=cosine: the cosine) (transformers)",
          ".families.siglip:build", example="siglip:google/siglip-base-patch16-224", hub_model=True)
-register("vqascore", "VQAScore (t2v_metrics 3.0): the likelihood of 'Yes' to 'Does this figure show \"{prompt}\"?', "
+register("vqascore", "VQAScore (t2v_metrics 3.0; ?recipe=t2v_metrics-3.1): the likelihood of 'Yes' to 'Does this figure show \"{prompt}\"?', "
          "asked and scored as t2v_metrics does per model (CLIP-FlanT5, LLaVA-1.5/1.6, InstructBLIP, Qwen2-VL, "
          "PaliGemma, ...; GPT-4o's top log-probabilities through an endpoint)",
          ".families.vqascore:build", example="vqascore:clip-flant5-xxl", hub_model=True)
@@ -303,6 +303,9 @@ register("tifa", "TIFA: fraction of the prompt's multiple-choice questions a VQA
          ".families.tifa:build", example="tifa:Salesforce/blip-vqa-base", hub_model=True)
 register("dsg", "DSG: fraction of yes/no questions answered 'yes', a question failing with a direct parent (DSG's code)",
          ".families.dsg:build", example="dsg:Salesforce/blip-vqa-base", hub_model=True)
+register("softtifa", "Soft-TIFA (GenEval 2): per atom the summed first-token probability of the answer's spellings, "
+         "geometric (GM) or arithmetic (AM) mean over atoms", ".families.softtifa:build",
+         example="softtifa:Qwen/Qwen3-VL-8B-Instruct", hub_model=True)
 register("gecko", "Gecko: LLM coverage-labelled yes/no questions, NLI-filtered, mean normalised answer likelihood",
          ".families.gecko:build", example="gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1", hub_model=True)
 register("fineeval", "T2I-FineEval: max P(yes) over detector crops per entity/relation question, (fine+coarse)/2",

@@ -28,10 +28,13 @@ from reference_compare import (
     compare_llmscore,
     compare_pickscore,
     compare_tifa,
+    compare_geneval2_vqascore,
+    compare_softtifa,
     compare_ts2_embeddings,
     compare_unifiedreward,
     compare_viescore,
     compare_vqascore,
+    compare_vqascore_31,
 )
 
 MISMATCH = "reference mismatch"
@@ -90,8 +93,8 @@ def _recipe(question=None, answer=None, rule=None):
 
         pick = r.recipe_for
 
-        def patched(vqa):
-            rec = pick(vqa)
+        def patched(vqa, *release):
+            rec = pick(vqa, *release)
             return dataclasses.replace(rec, question=question or rec.question, answer=answer or rec.answer,
                                        rule=rule or rec.rule)
         mp.setattr(r, "recipe_for", patched)
@@ -225,8 +228,57 @@ def _embedding_formula(which):
     return apply
 
 
+def _t2v31_all(name: str):
+    """Every case of a t2v_metrics 3.1 fixture (defaults, temperature, end_tokens), no margin checks."""
+    return lambda: [compare_vqascore_31(name, c, margins=False) for c in ("defaults", "temperature", "end_tokens")]
+
+
+def _end_tokens_ignore_temperature(mp):
+    """t2v_metrics 3.1's temperature dropped (the softmax of the raw scores)."""
+    from ts2viz.metrics.backbones import vqa_t2v
+
+    orig = vqa_t2v.end_token_scores
+    mp.setattr(vqa_t2v, "end_token_scores", lambda *a, temperature=1.0, **k: orig(*a, **k))
+
+
+def _end_tokens_first_steps(mp):
+    """The answer's tokens read at the first generated steps instead of the last."""
+    from ts2viz.metrics.backbones import vqa_t2v
+
+    mp.setattr(vqa_t2v, "scored_steps", lambda n_steps, n_answer, offset: list(range(n_answer)))
+
+
+def _end_tokens_arithmetic_mean(mp):
+    """The arithmetic mean of the answer tokens' probabilities instead of the geometric."""
+    from ts2viz.metrics.backbones import vqa_t2v
+
+    mp.setattr(vqa_t2v, "geometric_mean_probability", lambda lps: sum(math.exp(v) for v in lps) / len(lps))
+
+
+def _softtifa_am_for_gm(mp):
+    """Soft-TIFA GM's prompt score taken as the arithmetic mean of its atoms."""
+    from ts2viz.metrics.families import softtifa
+
+    init = softtifa.SoftTIFA.__init__
+
+    def patched(self, *a, **k):
+        init(self, *a, **k)
+        self.mean = "am"
+    mp.setattr(softtifa.SoftTIFA, "__init__", patched)
+
+
+def _geneval2_recipe(**changes):
+    """GenEval 2's VQAScore recipe with another question or rule."""
+    def apply(mp):
+        from ts2viz.metrics.families import vqascore_recipes as r
+
+        mp.setitem(r.RECIPES, "geneval2", dataclasses.replace(r.RECIPES["geneval2"], **changes))
+    return apply
+
+
 GENERIC_Q = 'Does this image show "{}"?'          # the template of Qwen2-VL's recipe (and LLaVA-OneVision's)
 FIGURE_Q = 'Does this figure show "{}"? Please answer yes or no.'  # CLIP-FlanT5's, ts2viz's generic recipe
+MAIN_Q = 'Does this image show "{}"? Answer the question with Yes or No'  # t2v_metrics main between 3.0 and 3.1
 
 #: family -> the comparison its reference test runs (the unmodified run of every family here must pass)
 COMPARE = {
@@ -251,6 +303,11 @@ COMPARE = {
     "unifiedreward": lambda: compare_unifiedreward("alignment", retries=0),
     "viescore": lambda: compare_viescore("overall"),
     "llmscore": lambda: compare_llmscore("overall"),
+    "vqascore-qwen2.5-vl-3.1": _t2v31_all("qwen2.5-vl-3.1"),
+    "vqascore-qwen3-vl-3.1": _t2v31_all("qwen3-vl-3.1"),
+    "softtifa-gm": lambda: compare_softtifa("gm"),
+    "softtifa-am": lambda: compare_softtifa("am"),
+    "vqascore-geneval2": compare_geneval2_vqascore,
 }
 
 _HALF = dict(mean=(0.5,) * 3, std=(0.5,) * 3)
@@ -304,6 +361,22 @@ CASES = [
     ("viescore", "mean-for-min", _vs_mean_for_min),
     ("llmscore", "resolution-height-first", _ls_height_first),
     ("llmscore", "empty-lines-kept", _ls_empty_lines_kept),
+    ("vqascore-qwen2.5-vl-3.1", "3.0-question", _recipe(question=GENERIC_Q)),
+    ("vqascore-qwen2.5-vl-3.1", "main-before-3.1-question", _recipe(question=MAIN_Q)),
+    ("vqascore-qwen2.5-vl-3.1", "no-temperature", _end_tokens_ignore_temperature),
+    ("vqascore-qwen2.5-vl-3.1", "first-steps", _end_tokens_first_steps),
+    ("vqascore-qwen2.5-vl-3.1", "arithmetic-mean", _end_tokens_arithmetic_mean),
+    ("vqascore-qwen3-vl-3.1", "answer-lowercase", _recipe(answer="yes")),
+    ("vqascore-qwen3-vl-3.1", "no-temperature", _end_tokens_ignore_temperature),
+    ("vqascore-qwen3-vl-3.1", "first-steps", _end_tokens_first_steps),
+    ("vqascore-qwen3-vl-3.1", "processor-resize-for-qwen-vl-utils", _set("ts2viz.metrics.backbones.vqa_t2v", QWEN_VL_KINDS=(
+        "qwen2_vl", "qwen2_5_vl"))),
+    ("softtifa-gm", "am-for-gm", _softtifa_am_for_gm),
+    ("softtifa-gm", "capital-yes-only", _set("ts2viz.metrics.families.softtifa", YES_SPELLINGS=("Yes",))),
+    ("softtifa-am", "no-digit-spellings", _set("ts2viz.metrics.families.softtifa", NUMBER_WORDS={})),
+    ("softtifa-am", "no-one-word-instruction", _set("ts2viz.metrics.families.softtifa", ATOM_TEMPLATE="{}")),
+    ("vqascore-geneval2", "t2v-metrics-question", _geneval2_recipe(question=FIGURE_Q)),
+    ("vqascore-geneval2", "first-token-only", _geneval2_recipe(rule="first_token")),
 ]
 
 

@@ -31,8 +31,8 @@ from ..common.device import autocast
 LAVIS_SIZE = 224
 #: LAVIS' Q-Former and T5 truncation lengths (``max_txt_len``, ``max_output_txt_len``)
 LAVIS_MAX_TXT, LAVIS_MAX_OUT = 128, 256
-#: qwen_vl_utils' image rule: sides multiples of 28 (patch 14 x merge 2), 4 to 16384 tokens of 28 x 28
-QWEN_FACTOR, QWEN_MIN_PIXELS, QWEN_MAX_PIXELS, QWEN_MAX_RATIO = 28, 4 * 28 * 28, 16384 * 28 * 28, 200
+#: qwen_vl_utils' image rule: sides multiples of 28 (patch 14 x merge 2; Qwen3-VL 32), 4 to 16384 merged patches
+QWEN_FACTOR, QWEN_MIN_TOKENS, QWEN_MAX_TOKENS, QWEN_MAX_RATIO = 28, 4, 16384, 200
 
 
 def resize_shorter_center_crop(image, size: int):
@@ -179,16 +179,19 @@ def _tokenize(tok, texts, max_length: int, side: str, pad_right: bool = False) -
         tok.truncation_side, tok.padding_side = saved
 
 
-def qwen_resize(image):
-    """``qwen_vl_utils.fetch_image``'s resize, as t2v_metrics' Qwen2-VL path prepares an image.
+def qwen_resize(image, factor: int = QWEN_FACTOR):
+    """``qwen_vl_utils.fetch_image``'s resize, as t2v_metrics' Qwen-VL paths prepare an image.
 
-    Both sides rounded to multiples of 28, the pixel count kept within 4 to 16384 tokens of 28 x 28, PIL's
-    default (bicubic) resampling.
+    Both sides rounded to multiples of ``factor`` (the patch size x the merge size 2: 28 for Qwen2-VL and
+    Qwen2.5-VL, 32 for Qwen3-VL), the pixel count kept within 4 to 16384 tokens of ``factor`` x ``factor``,
+    PIL's default (bicubic) resampling.
 
     Parameters
     ----------
     image : PIL.Image.Image
         The image.
+    factor : int, optional
+        The side of one merged patch in pixels.
 
     Returns
     -------
@@ -205,17 +208,20 @@ def qwen_resize(image):
     >>> from PIL import Image
     >>> qwen_resize(Image.new("RGB", (100, 60))).size
     (112, 56)
+    >>> qwen_resize(Image.new("RGB", (100, 60)), factor=32).size
+    (96, 64)
     """
     w, h = image.size
     if max(w, h) / min(w, h) > QWEN_MAX_RATIO:
-        raise InputError(f"Qwen2-VL: image aspect ratio {max(w, h) / min(w, h):.0f} is above {QWEN_MAX_RATIO}")
-    f = QWEN_FACTOR
+        raise InputError(f"Qwen-VL: image aspect ratio {max(w, h) / min(w, h):.0f} is above {QWEN_MAX_RATIO}")
+    f = int(factor)
+    lo, hi = QWEN_MIN_TOKENS * f * f, QWEN_MAX_TOKENS * f * f
     hb, wb = max(f, round(h / f) * f), max(f, round(w / f) * f)
-    if hb * wb > QWEN_MAX_PIXELS:
-        beta = math.sqrt(h * w / QWEN_MAX_PIXELS)
+    if hb * wb > hi:
+        beta = math.sqrt(h * w / hi)
         hb, wb = math.floor(h / beta / f) * f, math.floor(w / beta / f) * f
-    elif hb * wb < QWEN_MIN_PIXELS:
-        beta = math.sqrt(QWEN_MIN_PIXELS / (h * w))
+    elif hb * wb < lo:
+        beta = math.sqrt(lo / (h * w))
         hb, wb = math.ceil(h * beta / f) * f, math.ceil(w * beta / f) * f
     return image.resize((wb, hb))
 
@@ -331,11 +337,47 @@ def greedy_processors(generation_config) -> tuple[list, dict]:
     return procs, used
 
 
+def first_step_probabilities(vqa, enc: dict):
+    """The softmax of the first generated token's scores, as ``generate(output_scores=True)`` returns them.
+
+    The last position's logits after the greedy logits processors of the checkpoint's generation config
+    (:func:`greedy_processors`), each row's processors seeing that row's prompt tokens only (unpadded).
+
+    Parameters
+    ----------
+    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+        A loaded decoder-only VLM.
+    enc : dict
+        Its left-padded prompt batch (:func:`first_token_inputs`).
+
+    Returns
+    -------
+    torch.Tensor
+        float64 ``(rows, vocabulary)`` probabilities on the CPU.
+    """
+    import torch
+
+    with autocast(vqa.device, vqa.dtype):
+        if vqa._keeps_logits:
+            logits = vqa.model(**enc, logits_to_keep=1).logits[:, -1, :]
+        else:
+            logits = vqa.model(**enc).logits[:, -1, :]
+    scores = logits.float()
+    procs, _ = greedy_processors(vqa.model.generation_config)
+    rows = []
+    for r in range(scores.shape[0]):
+        row = scores[r:r + 1]
+        prompt = enc["input_ids"][r][enc["attention_mask"][r].bool()].unsqueeze(0)
+        for p in procs:
+            row = p(prompt, row)
+        rows.append(torch.softmax(row.double(), dim=-1)[0])
+    return torch.stack(rows).cpu()
+
+
 def first_token_scores(vqa, images: Sequence, items: Sequence[tuple[str, str]]) -> list[float]:
     """P(answer's first token) at the first generated position, as t2v_metrics reads ``generate``'s scores.
 
-    After the greedy logits processors of the checkpoint's generation config (:func:`greedy_processors`),
-    each row's processors seeing that row's prompt tokens only (unpadded).
+    After the greedy logits processors of the checkpoint's generation config (:func:`first_step_probabilities`).
 
     Parameters
     ----------
@@ -356,24 +398,201 @@ def first_token_scores(vqa, images: Sequence, items: Sequence[tuple[str, str]]) 
     ts2viz.errors.InputError
         When an answer has no tokens.
     """
+    ids = []
+    for _, answer in items:
+        enc_a = vqa.tokenizer.encode(answer, add_special_tokens=False)
+        if not enc_a:
+            raise InputError(f"VQA {vqa.model_id}: the answer {answer!r} has no tokens")
+        ids.append(enc_a[0])
+    probs = first_step_probabilities(vqa, first_token_inputs(vqa, images, [q for q, _ in items]))
+    return [float(probs[r, i]) for r, i in enumerate(ids)]
+
+
+def variant_sum_scores(vqa, images: Sequence, items: Sequence[tuple[str, Sequence[str]]]) -> list[float]:
+    """GenEval 2's reading: the *sum* over an answer's spellings of P(the spelling's first token), one step.
+
+    GenEval 2's ``send_message_with_image`` (facebookresearch/GenEval2 ``evaluation.py``): the processor's
+    own chat prompt and image processing, ``generate(max_new_tokens=1, do_sample=False)``, the softmax of
+    the first step's scores, and for each spelling ``tokenizer.encode(spelling)[0]``'s probability added
+    up: a spelling listed twice, or two spellings that start with the same token, count twice.
+
+    Parameters
+    ----------
+    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+        A loaded decoder-only VLM (GenEval 2 uses Qwen3-VL-8B-Instruct).
+    images : sequence of PIL.Image.Image
+        One image per item.
+    items : sequence of (str, sequence of str)
+        ``(question, spellings)`` per image.
+
+    Returns
+    -------
+    list of float
+        The summed probabilities (not capped at 1).
+
+    Raises
+    ------
+    ts2viz.errors.InputError
+        When a spelling has no tokens.
+    """
+    ids = []
+    for _, spellings in items:
+        row = []
+        for w in spellings:
+            enc_w = vqa.tokenizer.encode(w)
+            if not enc_w:
+                raise InputError(f"VQA {vqa.model_id}: the answer {w!r} has no tokens")
+            row.append(enc_w[0])
+        ids.append(row)
+    probs = first_step_probabilities(vqa, vqa._inputs(images, [q for q, _ in items]))
+    return [float(sum(float(probs[r, i]) for i in row)) for r, row in enumerate(ids)]
+
+
+def end_token_inputs(vqa, image, question: str) -> dict:
+    """One prompt as t2v_metrics 3.1 builds it for the architecture (a batch of one).
+
+    Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen3.5: the chat template (Qwen3.5 with ``enable_thinking=False``),
+    the image resized by ``qwen_vl_utils`` (factor 28, Qwen3-VL and Qwen3.5 two image patches) and the
+    processor called with ``do_resize=False``; other models (Gemma 3): the processor's chat prompt and image
+    processing (:meth:`~ts2viz.metrics.backbones.vqa.GenerativeVQA._inputs`).
+
+    Parameters
+    ----------
+    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+        The loaded VLM.
+    image : PIL.Image.Image
+        The image.
+    question : str
+        The question, as asked.
+
+    Returns
+    -------
+    dict
+        The model's keyword inputs (on its device; pixel values in its dtype).
+    """
+    kind = getattr(vqa.model.config, "model_type", "")
+    if kind not in QWEN_VL_KINDS:
+        return vqa._inputs([image], [question])
+    factor = QWEN_FACTOR if kind in ("qwen2_vl", "qwen2_5_vl") else 2 * int(vqa.processor.image_processor.patch_size)
+    msgs = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": question}]}]
+    extra = {"enable_thinking": False} if kind.startswith("qwen3_5") else {}
+    text = vqa.processor.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True, **extra)
+    enc = vqa.processor(text=[text], images=[qwen_resize(image.convert("RGB"), factor)], padding=True,
+                        return_tensors="pt", do_resize=False)
+    return {k: (v.to(vqa.device).to(vqa.model.dtype) if v.is_floating_point() else v.to(vqa.device))
+            for k, v in enc.items() if hasattr(v, "to")}
+
+
+#: the model types t2v_metrics 3.1 reads through qwen_vl_utils (``qwen2vl_model.py``, ``qwen3vl_model.py``)
+QWEN_VL_KINDS = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
+
+
+def end_token_scores(vqa, images: Sequence, items: Sequence[tuple[str, str]], *, temperature: float = 1.0,
+                     max_new_tokens: int = 1) -> list[tuple[float, str]]:
+    """t2v_metrics 3.1's VQAScore reading: the answer's tokens scored at the end of greedy generation.
+
+    As ``qwen2vl_model.py`` / ``qwen3vl_model.py`` / ``gemma3_model.py`` ``forward`` in v3.1: one prompt at a
+    time, ``generate(max_new_tokens, do_sample=False, output_scores=True)``; when the last generated token
+    is the end, begin or padding token it is skipped (at most ``len(scores) - 1`` answer tokens); when fewer
+    tokens were generated than the answer has, only the answer's first ones are scored; the ``k`` answer
+    tokens are compared with the last ``k`` scored steps, each step's probability
+    ``softmax(scores / temperature)`` at the answer's token, and the score is their geometric mean.
+
+    Parameters
+    ----------
+    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+        A loaded decoder-only VLM.
+    images : sequence of PIL.Image.Image
+        One image per item.
+    items : sequence of (str, str)
+        ``(question, answer)`` per image.
+    temperature : float, optional
+        Divides the scores before the softmax (t2v_metrics 3.1's ``temperature``; generation itself is greedy).
+    max_new_tokens : int, optional
+        Tokens generated (t2v_metrics 3.1: 1).
+
+    Returns
+    -------
+    list of (float, str)
+        Per item its score and the generated text. The score is NaN where t2v_metrics 3.1 raises
+        ``ValueError`` (nothing left to score: the only generated token is the end token).
+
+    Raises
+    ------
+    ts2viz.errors.InputError
+        When an answer has no tokens.
+    """
     import torch
 
-    enc = first_token_inputs(vqa, images, [q for q, _ in items])
-    with autocast(vqa.device, vqa.dtype):
-        if vqa._keeps_logits:
-            logits = vqa.model(**enc, logits_to_keep=1).logits[:, -1, :]
-        else:
-            logits = vqa.model(**enc).logits[:, -1, :]
-    scores = logits.float()
-    procs, _ = greedy_processors(vqa.model.generation_config)
+    tok = vqa.tokenizer
+    special = {tok.eos_token_id, tok.bos_token_id, tok.pad_token_id} - {None}
     out = []
-    for r, (_, answer) in enumerate(items):
-        ids = vqa.tokenizer.encode(answer, add_special_tokens=False)
+    for image, (question, answer) in zip(images, items):
+        ids = tok.encode(answer, add_special_tokens=False)
         if not ids:
             raise InputError(f"VQA {vqa.model_id}: the answer {answer!r} has no tokens")
-        row = scores[r:r + 1]
-        prompt = enc["input_ids"][r][enc["attention_mask"][r].bool()].unsqueeze(0)
-        for p in procs:
-            row = p(prompt, row)
-        out.append(float(torch.softmax(row.double(), dim=-1)[0, ids[0]]))
+        enc = end_token_inputs(vqa, image, question)
+        with torch.inference_mode(), autocast(vqa.device, vqa.dtype):
+            gen = vqa.model.generate(**enc, max_new_tokens=int(max_new_tokens), do_sample=False, temperature=1.0,
+                                     output_scores=True, return_dict_in_generate=True)
+        new = gen.sequences[0][enc["input_ids"].shape[1]:]
+        text = tok.decode(new, skip_special_tokens=True)
+        n, offset = len(ids), 0
+        if int(new[-1]) in special:
+            n, offset = min(n, len(gen.scores) - 1), 1
+            if n <= 0:
+                out.append((float("nan"), text))
+                continue
+        if len(gen.scores) < n:
+            n = len(gen.scores)
+            ids = ids[:n]
+        logps = [float(torch.log_softmax(gen.scores[s][0].double().cpu() / float(temperature), dim=-1)[ids[i]])
+                 for i, s in enumerate(scored_steps(len(gen.scores), n, offset))]
+        out.append((geometric_mean_probability(logps), text))
     return out
+
+
+def scored_steps(n_steps: int, n_answer: int, offset: int) -> list[int]:
+    """The generated steps t2v_metrics 3.1 reads the answer's tokens at: the last ``n_answer`` before ``offset``.
+
+    Parameters
+    ----------
+    n_steps : int
+        Steps generated.
+    n_answer : int
+        Answer tokens scored.
+    offset : int
+        1 when the last generated token (an end token) is skipped, else 0.
+
+    Returns
+    -------
+    list of int
+        Indices into ``generate``'s ``scores``, in the answer's order.
+
+    Examples
+    --------
+    >>> scored_steps(3, 2, 0), scored_steps(3, 2, 1), scored_steps(1, 1, 0)
+    ([1, 2], [0, 1], [0])
+    """
+    return [n_steps - (n_answer - i + offset) for i in range(n_answer)]
+
+
+def geometric_mean_probability(logps: Sequence[float]) -> float:
+    """``exp(mean(log p))``: the geometric mean of the answer tokens' probabilities (t2v_metrics 3.1).
+
+    Parameters
+    ----------
+    logps : sequence of float
+        The tokens' log-probabilities.
+
+    Returns
+    -------
+    float
+        The geometric mean probability.
+
+    Examples
+    --------
+    >>> round(geometric_mean_probability([math.log(0.25), math.log(1.0)]), 12)
+    0.5
+    """
+    return math.exp(sum(logps) / len(logps))

@@ -11,6 +11,7 @@ options and says, aspect by aspect, what is proved against t2v_metrics' own code
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
@@ -22,7 +23,7 @@ from ..backbones.vqa import VQAModel, load_vqa_model
 from ..common.base import Metric
 from ..common.spec import Spec
 from ..registry import Card, Fidelity, Option
-from .vqascore_recipes import API_MODELS, MODEL_NAMES, Q_FIGURE, RECIPES, UNSUPPORTED, fill  # noqa: F401
+from .vqascore_recipes import API_MODELS, MODEL_NAMES, Q_FIGURE, RECIPES, RELEASES, UNSUPPORTED, fill  # noqa: F401
 
 #: t2v_metrics' default question (CLIP-FlanT5, LLaVA-1.5 and its other VQAScore models), also TS2's
 QUESTION_TEMPLATE = Q_FIGURE
@@ -32,9 +33,15 @@ ANSWER_TEMPLATE = "Yes"
 ANSWER_MODES = {"likelihood": "exp(-mean CE) of the answer's tokens and the model's end token (t2v_metrics)",
                 "first_token": "P(the answer's first token) at the first generated position, after the greedy "
                                "logits processors (t2v_metrics' Qwen2-VL, PaliGemma, LLaVA-OneVision, Llama-3.2)",
+                "end_tokens": "geometric mean of the answer's tokens' softmax(scores / temperature) at the end of "
+                              "greedy generation, a final end token skipped (t2v_metrics 3.1)",
+                "spellings_sum": "sum of the first step's probabilities of the first tokens of the answer, its lower "
+                                 "case, and both with a leading space (GenEval 2)",
                 "first_token_yes": "P(yes) summed over yes spellings, first answer token (ts2viz <= 0.x)"}
 #: kept for code that imported the old name
 QUESTION = QUESTION_TEMPLATE
+#: the most tokens ``answer=end_tokens`` generates per image (a visitor's cost is bounded before work)
+MAX_NEW_TOKENS = 64
 
 
 class VQAScore(Metric):
@@ -48,20 +55,38 @@ class VQAScore(Metric):
 
     def __init__(self, spec: Spec, vqa: VQAModel, question_template: str = QUESTION_TEMPLATE,
                  answer_template: str = ANSWER_TEMPLATE, answer: str = "likelihood", batch_size: int | None = None,
-                 recipe=None):
+                 recipe=None, temperature: float | None = None, max_new_tokens: int | None = None):
         if answer not in ANSWER_MODES:
             raise InputError(f"metric {spec.raw!r}: answer must be one of {', '.join(ANSWER_MODES)}, not {answer!r}")
+        if answer != "end_tokens" and (temperature is not None or max_new_tokens is not None):
+            raise InputError(f"metric {spec.raw!r}: temperature and max_new_tokens are options of the end_tokens "
+                             "rule (recipe=t2v_metrics-3.1)")
+        generation = {}
+        if answer == "end_tokens":
+            from ..backbones.vqa import GenerativeVQA
+
+            if not isinstance(vqa, GenerativeVQA) or vqa.encoder_decoder:
+                raise InputError(f"metric {spec.raw!r}: answer=end_tokens needs a decoder-only generative VLM")
+            t = 1.0 if temperature is None else float(temperature)
+            n = 1 if max_new_tokens is None else int(max_new_tokens)
+            if not (t > 0 and math.isfinite(t)) or n < 1 or n > MAX_NEW_TOKENS:
+                raise InputError(f"metric {spec.raw!r}: temperature must be a positive number and max_new_tokens "
+                                 f"1 to {MAX_NEW_TOKENS}, not {temperature!r} and {max_new_tokens!r}")
+            generation = {"temperature": t, "max_new_tokens": n}
         fill(question_template, "x"), fill(answer_template, "x")  # malformed templates fail before scoring
         if answer == "first_token_yes" and answer_template not in (ANSWER_TEMPLATE, "yes"):
             raise InputError(f"metric {spec.raw!r}: answer=first_token_yes scores 'yes'; it takes no answer_template")
         config = {"family": "vqascore", **vqa.config, "question_template": question_template,
-                  "answer_template": answer_template, "answer": ANSWER_MODES[answer]}
+                  "answer_template": answer_template, "answer": ANSWER_MODES[answer], **generation}
         if recipe is not None:
             config["recipe"] = recipe.name
+            if recipe.release.startswith("t2v_metrics"):
+                config["t2v_metrics"] = recipe.release
         super().__init__(spec, config, vqa.device, batch_size or vqa.batch_size)
         self.vqa = vqa
         self.recipe = recipe
         self.question_template, self.answer_template, self.answer = question_template, answer_template, answer
+        self.generation = generation
 
     def prepare(self, image, file_name: str | None = None):
         """Do the VQA model's CPU work on the image ahead of the model (:meth:`VQAModel.prepare_image`).
@@ -97,7 +122,20 @@ class VQAScore(Metric):
         """
         questions = [fill(self.question_template, p) for p in prompts]
         answers = [fill(self.answer_template, p) for p in prompts]
-        if self.answer == "first_token_yes":
+        if self.answer == "end_tokens":
+            from ..backbones.vqa_t2v import end_token_scores
+
+            res = end_token_scores(self.vqa, list(items), list(zip(questions, answers)), **self.generation)
+            out = np.asarray([v for v, _ in res], dtype=np.float64)
+            self.last_details = [{"question": q, "answer": a, "answer_likelihood": float(v), "generated": g}
+                                 for q, a, (v, g) in zip(questions, answers, res)]
+            return out
+        if self.answer == "spellings_sum":
+            from ..backbones.vqa_t2v import variant_sum_scores
+
+            out = np.asarray(self.vqa._batched(lambda ims, its: variant_sum_scores(self.vqa, ims, its), list(items),
+                                               [(q, spellings(a)) for q, a in zip(questions, answers)]))
+        elif self.answer == "first_token_yes":
             out = self.vqa.yes_probability(list(items), questions)
         elif self.answer == "first_token":
             out = self.vqa.first_token_score(list(items), questions, answers)
@@ -106,6 +144,27 @@ class VQAScore(Metric):
         self.last_details = [{"question": q, "answer": a, "answer_likelihood": float(v)}
                              for q, a, v in zip(questions, answers, out)]
         return out
+
+
+def spellings(answer: str) -> tuple[str, str, str, str]:
+    """The spellings whose first tokens ``answer=spellings_sum`` adds: GenEval 2's ``['Yes', 'yes', ' yes', ' Yes']``.
+
+    Parameters
+    ----------
+    answer : str
+        The answer (``Yes``).
+
+    Returns
+    -------
+    tuple of str
+        The answer, its lower case, and the two with a leading space, in GenEval 2's order.
+
+    Examples
+    --------
+    >>> spellings("Yes")
+    ('Yes', 'yes', ' yes', ' Yes')
+    """
+    return (answer, answer.lower(), " " + answer.lower(), " " + answer)
 
 
 #: the options of an API model (``endpoint`` set): they are not options of a local model
@@ -144,7 +203,7 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
           recipe: str | None = None, question: str | None = None, batch_size: int | None = None,
           dtype: str | None = None, template: str | None = None, llava_format: str = "t2v_metrics",
           vision_tower: str | None = None, tokenizer: str | None = None, endpoint: str | None = None,
-          **options) -> Metric:
+          temperature: float | None = None, max_new_tokens: int | None = None, **options) -> Metric:
     """The VQAScore metric of a spec ``vqascore:MODEL[?key=value...]`` (the registry's factory).
 
     MODEL is a hub id, a folder, t2v_metrics' model name (:data:`~.vqascore_recipes.MODEL_NAMES`) or an API
@@ -163,7 +222,9 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
     answer : str, optional
         How the answer is scored (``likelihood`` or ``first_token_yes``; default: the recipe's rule).
     recipe : str, optional
-        The t2v_metrics recipe to follow (default: chosen by the checkpoint's architecture).
+        The t2v_metrics release (``t2v_metrics-3.0``, ``t2v_metrics-3.1``: its recipe for the checkpoint's
+        architecture) or one recipe by name (default: 3.0's recipe for the architecture, 3.1's where only 3.1
+        has one).
     question : str, optional
         The former name of ``question_template``.
     batch_size : int, optional
@@ -178,6 +239,8 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
         Where a CLIP-FlanT5 or LLaVA checkpoint's vision tower and tokenizer are, when not beside it.
     endpoint : str, optional
         The base URL of an OpenAI-compatible API (an API model such as ``gpt-4o``).
+    temperature, max_new_tokens : optional
+        The ``end_tokens`` rule's softmax temperature (1.0) and generated tokens (1), t2v_metrics 3.1's.
     **options
         The API path's options (``top_logprobs``, ``api_key_env``, ``timeout``, ``retries``, ...).
 
@@ -199,8 +262,10 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
     if spec.model in UNSUPPORTED:
         raise InputError(f"metric {spec.raw!r}: {UNSUPPORTED[spec.model]}")
-    if recipe is not None and recipe not in RECIPES:
-        raise InputError(f"metric {spec.raw!r}: recipe must be one of {', '.join(RECIPES)}, not {recipe!r}")
+    if recipe is not None and recipe not in RECIPES and recipe not in RELEASES:
+        raise InputError(f"metric {spec.raw!r}: recipe must be a t2v_metrics release ({', '.join(RELEASES)}) or "
+                         f"one of {', '.join(RECIPES)}, not {recipe!r}")
+    release = recipe if recipe in RELEASES else None
     if question is not None:  # the former name of question_template
         if question_template is not None:
             raise InputError(f"metric {spec.raw!r}: give question_template or question, not both")
@@ -215,7 +280,10 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
                              "an OpenAI-compatible API that returns log-probabilities (e.g. https://api.openai.com/v1)")
         from .vqascore_api import APIVQAScore
 
-        rec = RECIPES[recipe or "gpt-4o"]
+        if temperature is not None or max_new_tokens is not None:
+            raise InputError(f"metric {spec.raw!r}: temperature and max_new_tokens are options of a local model")
+
+        rec = RECIPES["gpt-4o-3.1" if release == RELEASES[1] else "gpt-4o" if release or not recipe else recipe]
         q = rec.question if question_template is None else str(question_template)
         a = rec.answer if answer_template is None else str(answer_template)
         return APIVQAScore(spec, str(endpoint), spec.model, q, a, batch_size=batch_size, recipe=rec.name, **api)
@@ -227,10 +295,13 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
         dtype = _gpu_precision(spec, device)
     vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=batch_size, template=template,
                          llava_format=llava_format, vision_tower=vision_tower, tokenizer=tokenizer)
-    rec = RECIPES[recipe] if recipe else recipe_for(vqa)
+    try:
+        rec = RECIPES[recipe] if recipe and not release else recipe_for(vqa, release)
+    except InputError as e:
+        raise InputError(f"metric {spec.raw!r}: {e}") from None
     q = rec.question if question_template is None else str(question_template)
     a = rec.answer if answer_template is None else str(answer_template)
-    metric = VQAScore(spec, vqa, q, a, answer or rec.rule, batch_size, rec)
+    metric = VQAScore(spec, vqa, q, a, answer or rec.rule, batch_size, rec, temperature, max_new_tokens)
     metric.config.setdefault("dtype", str(vqa.dtype).rpartition(".")[2])
     return metric
 
@@ -244,6 +315,7 @@ _N = "tests/metrics/test_vqascore_names.py::"
 _C = "tests/metrics/test_vqa_choices.py::"
 _FIX = f"{_R}test_vqascore_equals_t2v_metrics_per_image"
 _API = f"{_R}test_api_vqascore_equals_t2v_metrics_against_a_local_endpoint"
+_R31 = "tests/metrics/reference/test_vqascore_31_reference.py::"
 
 CARD = Card(
     summary=("VQAScore as its authors' library t2v_metrics 3.0 computes it for each of its models: a VLM is asked "
@@ -251,7 +323,8 @@ CARD = Card(
              "for CLIP-FlanT5) and the score is the likelihood of the answer `Yes`, in the way t2v_metrics reads it "
              "for that model (the answer's teacher-forced likelihood, the first generated token's probability, or "
              "an API's top log-probabilities). Proved per image against t2v_metrics' own code on reference "
-             "fixtures for CLIP-FlanT5, LLaVA-1.5, LLaVA-1.6, InstructBLIP, Qwen2-VL, PaliGemma and GPT-4o."),
+             "fixtures for CLIP-FlanT5, LLaVA-1.5, LLaVA-1.6, InstructBLIP, Qwen2-VL, PaliGemma and GPT-4o. "
+             "`recipe=t2v_metrics-3.1` follows t2v_metrics 3.1 (not on PyPI; proved for Qwen2.5-VL and Qwen3-VL), `recipe=geneval2` GenEval 2's VQAScore (proved on Qwen3-VL)."),
     paper=("Z. Lin, D. Pathak, B. Li, J. Li, X. Xia, G. Neubig, P. Zhang, D. Ramanan. Evaluating Text-to-Visual "
            "Generation with Image-to-Text Generation. ECCV 2024. https://arxiv.org/abs/2404.01291"),
     citation="""@inproceedings{lin2024evaluating,
@@ -264,7 +337,10 @@ CARD = Card(
     original=("linzhiqiu/t2v_metrics 3.0 (PyPI `t2v-metrics==3.0`): `t2v_metrics/models/vqascore_models/` "
               "(`clip_t5_model.py`, `llava_model.py`, `llava16_model.py`, `instructblip_model.py` with its vendored "
               "LAVIS, `qwen2vl_model.py`, `paligemma_model.py`, `llavaov_model.py`, `llama32_model.py`, "
-              "`gpt4v_model.py`, `mm_utils.py`); run on reference fixtures by tools/reference/t2v_metrics/."),
+              "`gpt4v_model.py`, `mm_utils.py`); run on reference fixtures by tools/reference/t2v_metrics/. "
+              "t2v_metrics 3.1 (commit 6ecb74f: `qwen2vl_model.py`, `qwen3vl_model.py`, `gemma3_model.py`, "
+              "`paligemma_model.py` read) by tools/reference/t2v_metrics_3_1/; GenEval 2's `evaluation.py` "
+              "(facebookresearch/GenEval2 a6e82d2) by tools/reference/geneval2/."),
     output_range="[0, 1] (a probability)",
     higher_is_better=True,
     precision="bfloat16",
@@ -281,14 +357,23 @@ CARD = Card(
         Option("answer", None,
                "How the answer becomes a score: `likelihood` (`exp(-mean CE)` of the answer's tokens and the "
                "model's end token, teacher forced), `first_token` (the first generated token's probability of "
-               "the answer's first token, after the checkpoint's greedy logits processors) or `first_token_yes` "
-               "(ts2viz's former score: P(yes) summed over spellings). Default: t2v_metrics' rule for the model.",
-               ("likelihood", "first_token", "first_token_yes")),
+               "the answer's first token, after the checkpoint's greedy logits processors), `end_tokens` "
+               "(t2v_metrics 3.1: the answer's tokens at the end of greedy generation, geometric mean, a final "
+               "end token skipped), `spellings_sum` (GenEval 2: the first step's probabilities of `Yes`, `yes`, "
+               "` yes`, ` Yes` added) or `first_token_yes` (ts2viz's former score: P(yes) summed over "
+               "spellings). Default: the recipe's rule for the model.", tuple(ANSWER_MODES)),
         Option("recipe", None,
-               "Use this t2v_metrics recipe's templates and rule instead of the one the architecture picks "
-               "(`clip-flant5`, `llava-1.5`, `llava-1.6`, `instructblip`, `qwen2-vl`, `paligemma`, "
-               "`llava-onevision`, `llama-3.2-vision`, `gpt-4o`, `blip-2`, `instructblip-vicuna`, `generic`).",
-               tuple(RECIPES)),
+               "The t2v_metrics release whose recipe for the architecture is followed (`t2v_metrics-3.0`, the "
+               "default where 3.0 has one; `t2v_metrics-3.1`: Qwen2/2.5-VL, Qwen3-VL, Qwen3.5, Gemma 3, PaliGemma, "
+               "GPT-4o; architectures only 3.1 scores take it by default), or one recipe by name (`clip-flant5`, "
+               "`llava-1.5`, `llava-1.6`, `instructblip`, `qwen2-vl`, `paligemma`, `llava-onevision`, "
+               "`llama-3.2-vision`, `gpt-4o`, `blip-2`, `instructblip-vicuna`, `generic`; 3.1's `qwen2.5-vl-3.1`, "
+               "`qwen3-vl-3.1`, `gemma-3-3.1`, `paligemma-3.1`, `gpt-4o-3.1`; GenEval 2's `geneval2`). Recorded "
+               "in the config (`recipe`, `t2v_metrics`).", RELEASES + tuple(RECIPES)),
+        Option("temperature", None, "`answer=end_tokens` (t2v_metrics 3.1) only: the scores are divided by it "
+               "before the softmax (generation stays greedy). Default 1.0."),
+        Option("max_new_tokens", None, f"`answer=end_tokens` only: tokens generated before the answer's tokens "
+               f"are read at the end (t2v_metrics 3.1: 1; at most {MAX_NEW_TOKENS})."),
         Option("question", None, "The former name of `question_template` (give one of the two)."),
         Option("batch_size", None, "Images per model call (default: the VQA model's pair batch size). Speed only."),
         Option("dtype", None, "Compute dtype on GPU: `float32`, `float16` or `bfloat16`. Default: t2v_metrics' "
@@ -337,6 +422,31 @@ CARD = Card(
                  "repetition penalty 1.05 over the prompt's tokens; PaliGemma); GPT-4o: the first of `Yes`/`yes` "
                  "(`exp(lp)`) or `No`/`no` (`1 - exp(lp)`) among the top 2, else 0", "as the original", "answer",
                  f"{_FIX}, {_API}"),
+        Fidelity("t2v_metrics 3.1 (`recipe=t2v_metrics-3.1`)",
+                 "Qwen2.5-VL / Qwen3-VL: `Does this figure show \"{}\"? Please answer Yes or No.`, the chat "
+                 "template, `qwen_vl_utils`' resize (factor 28; Qwen3-VL 32) then the processor with "
+                 "`do_resize=False`; one prompt at a time, `generate(max_new_tokens, do_sample=False)`, the answer's "
+                 "tokens read at the last generated steps (a final end/begin/pad token skipped), each step's "
+                 "`softmax(scores / temperature)`, geometric mean; tested with the defaults, `temperature=2` and `max_new_tokens=3` with a two-token answer",
+                 "as the original", "recipe", f"{_R31}test_vqascore_31_equals_t2v_metrics_31_per_image"),
+        Fidelity("t2v_metrics 3.1: nothing left to score",
+                 "where the only generated token is the end token t2v_metrics 3.1 raises ValueError; ts2viz gives "
+                 "NaN for that image (the generated text in its details)", "documented difference", "max_new_tokens"),
+        Fidelity("t2v_metrics 3.1: Gemma 3, Qwen3.5, PaliGemma, GPT-4o",
+                 "Gemma 3: the processor's chat prompt and images, the end-token rule; Qwen3.5: as Qwen3-VL with "
+                 "`enable_thinking=False` (told by the architecture; t2v_metrics by 'qwen3.5' in its model name); "
+                 "PaliGemma and GPT-4o: 3.0's reading with 3.1's question; read from the code, not proved on a "
+                 "fixture (PaliGemma's differs by 3.6e-4 relative on one image of the 3.0 fixture: open) "
+                 "(transformers 4.57, which the fixtures ran, has no Qwen3.5)", "documented difference", "recipe"),
+        Fidelity("GenEval 2's VQAScore (`recipe=geneval2`)",
+                 "`Does this image show \"{}\"? Answer the question with Yes or No.` in the chat template, the "
+                 "processor's own image preprocessing, the first step's probabilities of `Yes`, `yes`, ` yes`, ` Yes` "
+                 "added (facebookresearch/GenEval2 `evaluation.py` `vqa_score`)", "as the original", "recipe",
+                 "tests/metrics/reference/test_softtifa_reference.py::test_geneval2_vqascore_equals_its_vqa_score"),
+        Fidelity("t2v_metrics main between 3.0 and 3.1",
+                 "asked Qwen2.5-VL `Does this image show \"{}\"? Answer the question with Yes or No`; no release "
+                 "has it: give it as `question_template` with `recipe=qwen2.5-vl-3.1`", "not in the original",
+                 "question_template"),
         Fidelity("first-token P(yes) summed over spellings", "`answer=first_token_yes` only (ts2viz's former default)",
                  "documented difference", "answer", f"{_T}test_first_token_yes_is_an_explicit_option"),
         Fidelity("image preprocessing",
@@ -355,8 +465,10 @@ CARD = Card(
                  "kept untied); LLaVA: over the original 32000 rows", "as the original", "", _FIX),
         Fidelity("model names",
                  "t2v_metrics 3.0's names resolve to their checkpoints (`clip-flant5-xxl`, `llava-v1.5-13b`, "
-                 "`instructblip-flant5-xxl`, `qwen2-vl-7b`, `paligemma-3b-mix-448`, ...); InternVL, Molmo, "
-                 "mPLUG-Owl3 (remote code), Gemini (its own API) and the text-only Llama-3.2 fail in one line",
+                 "`instructblip-flant5-xxl`, `qwen2-vl-7b`, `paligemma-3b-mix-448`, ...), and 3.1's new ones "
+                 "(`qwen3-vl-8b`, `qwen3-vl-8b-thinking`, `qwen3.5-9b`, `gemma-3-12b-it`, ...); InternVL, Molmo, "
+                 "mPLUG-Owl3 (remote code), Gemini (its own API), the text-only Llama-3.2, and 3.1's Gemma 4 and "
+                 "Qwen3-Omni fail in one line",
                  "as the original", "", f"{_N}test_names_resolve_to_their_checkpoints, "
                  f"{_N}test_names_ts2viz_does_not_load_fail_in_one_line"),
         Fidelity("batching",
