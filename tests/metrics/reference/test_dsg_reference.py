@@ -4,11 +4,12 @@
 DSG's ``InstructBLIP.vqa`` (bare question, beam 5, repetition penalty 1.5, ``max_length=256``) and
 ``calc_vqa_score`` under transformers 4.31, on a tiny random-weight InstructBLIP (LLaMA language model,
 SentencePiece tokenizer, BERT Q-Former tokenizer) in the layout ``Salesforce/instructblip-vicuna-7b`` has on
-the hub today, for the DSG questions of two TS2 prompts. ts2viz's ``dsg:`` with its defaults for an
+the hub today, for the DSG questions of two TS2 prompts and four of ours each (parent chains two levels deep). ts2viz's ``dsg:`` with its defaults for an
 InstructBLIP must give the same answers (string for string) and per-image scores.
 """
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -31,3 +32,25 @@ def test_fixture_answers_depend_on_the_image():
     for r in EXPECTED["results"]:
         by_seg.setdefault(r["seg_id"], []).append([a["answer"] for a in r["answers"]])
     assert any(len({tuple(a) for a in answers}) > 1 for answers in by_seg.values())
+
+
+def test_fixture_exercises_the_parent_rule():
+    """DSG's own scores on the fixture: some answers are yes, the images' scores differ, and on some image
+    DSG's direct parent rule gives another score than a transitive one and than ignoring parents (so the
+    reference comparison above sees a wrong accumulation; the sensitivity test shows it does)."""
+    from ts2viz.qa.accumulation import dsg_score
+
+    with open(FIX / "questions.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    answers = [a["answer"] for r in EXPECTED["results"] for a in r["answers"]]
+    assert "yes" in answers and "no" in answers
+    assert len({r["score"] for r in EXPECTED["results"]}) >= 3
+    told_apart = 0
+    for r in EXPECTED["results"]:
+        parents = {int(q["question_id"]): [int(p) for p in q["parent_question_id"].split("-")]
+                   for q in rows if int(q["id"]) == r["seg_id"] and q["parent_question_id"].strip() != "-1"}
+        correct = {a["question_id"]: a["answer"] == "yes" for a in r["answers"]}
+        direct = dsg_score(correct, parents, "direct")
+        assert direct == r["score"]            # DSG's calc_vqa_score on its own answers
+        told_apart += direct != dsg_score(correct, parents, "transitive") and direct != dsg_score(correct, parents, "mean")
+    assert told_apart >= 1

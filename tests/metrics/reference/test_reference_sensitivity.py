@@ -385,8 +385,9 @@ CASES = [
 NOT_CAUGHT = {
     "tifa-blip-greedy-default-length": "the tiny BLIP's answers end well before greedy's default length: "
                                        "TIFA's max_length=50 is not tested by the fixture",
-    "dsg-instructblip-transitive-accumulation": "every answer of the DSG fixture is wrong under the exact yes "
-                                                "rule (all image scores 0): the parent rule is not tested",
+    "dsg-instructblip-contains-yes-rule": "the DSG fixture's tiny InstructBLIP answers exactly 'yes' or 'no' (issue 39: "
+                                          "sharpened so that the parent rule is tested): TS2's contains rule "
+                                          "reads those as DSG's exact rule does",
 }
 
 

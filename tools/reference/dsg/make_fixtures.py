@@ -40,15 +40,48 @@ N_QUERY = 4
 #: the language model's output layer scale and the end token's extra weight (see build); the fixture's
 #: test asserts that every choice of the beam search wins by a wide margin (tests/support/margins.py)
 LM_SCALE = 50.0
-EOS_SCALE = 3.5
+EOS_SCALE = 3.0
+WORD_SCALE = 3.0
+SPLIT = 1.0
+MIX = 1.0
+EMB_SCALE = 20.0
+CROSS_SCALE = 5.0
+SEED = 0
+#: the images' sizes (image k is asked the questions of SEG ``SEGS[k % 2]``)
+SIZES = [(40, 40), (48, 36), (36, 44), (44, 44), (52, 40), (40, 48)]
+
+
+#: Questions of ours (not TS2's), added after TS2's to each SEG: (question, parent question ids). TS2's DSG
+#: questions have parents one level deep only; these add chains two levels deep (a child whose parent has a
+#: parent), so that DSG's direct-parent rule (``calc_vqa_score`` looks at a question's direct parents' own
+#: scores) is told apart from a transitive one. Their words are all in the SEG's prompt and TS2 questions.
+EXTRA_QUESTIONS = {
+    0: [("Is the teddy bear under the Christmas tree?", "2-0"),
+        ("Is the teddy bear under the lights?", "5"),
+        ("Are there multiple lights on the Christmas tree?", "3"),
+        ("Does the teddy bear have lights?", "2")],
+    1: [("Is the wall of windows large?", "1"),
+        ("Are the planes near the large wall?", "4"),
+        ("Are the multiple planes near the windows?", "2"),
+        ("Are there multiple windows?", "1")],
+}
 
 
 def questions() -> list[dict]:
+    """TS2's DSG questions of :data:`SEGS`, then :data:`EXTRA_QUESTIONS` numbered after them."""
     rows = list(csv.DictReader(open(ROOT / "data" / "ts2" / "TS2_DSG_Q_dependency.csv", newline="", encoding="utf-8")))
-    return [r for r in rows if int(r["id"]) in SEGS]
+    rows = [r for r in rows if int(r["id"]) in SEGS]
+    for seg, items in EXTRA_QUESTIONS.items():
+        own = [r for r in rows if int(r["id"]) == seg]
+        first = max(int(r["question_id"]) for r in own) + 1
+        for k, (q, parents) in enumerate(items):
+            rows.append({**own[0], "question_id": str(first + k), "parent_question_id": parents, "question": q,
+                         "choices": "yes|no", "answer": "yes"})
+    return sorted(rows, key=lambda r: (int(r["id"]), int(r["question_id"])))
 
 
-def build(folder: Path, qs: list[dict], seed: int = 0, lm_scale: float = LM_SCALE, eos_scale: float = EOS_SCALE):
+def build(folder: Path, qs: list[dict], seed: int = SEED, lm_scale: float = LM_SCALE, eos_scale: float = EOS_SCALE,
+          emb_scale: float = EMB_SCALE, cross_scale: float = CROSS_SCALE):
     import torch
     from transformers import (BertTokenizer, BlipImageProcessor, InstructBlipConfig,
                               InstructBlipForConditionalGeneration, InstructBlipProcessor, LlamaTokenizer)
@@ -81,14 +114,20 @@ def build(folder: Path, qs: list[dict], seed: int = 0, lm_scale: float = LM_SCAL
             if getattr(layer, "has_cross_attention", False):
                 layer.crossattention.attention.key.weight.mul_(8.0)
                 layer.crossattention.attention.value.weight.mul_(8.0)
+                layer.crossattention.output.dense.weight.mul_(cross_scale)   # the image's say in the queries
         model.language_projection.weight.mul_(30.0)
         lm = model.language_model.lm_head.weight
         lm.mul_(lm_scale)
-        for word in ("▁yes", "▁no"):
-            i = tok.convert_tokens_to_ids(word)
-            if i != tok.unk_token_id:
-                lm[i].mul_(1.5)
-        lm[2].mul_(eos_scale)
+        # one-word answers: "yes" and "no" are likely first tokens, and the end token follows them. Their
+        # input embeddings are made long, so that at their position the (RMS-normalised) residual stream
+        # points along them; the end token's output row is then set along the two embeddings' directions
+        emb = model.language_model.get_input_embeddings().weight
+        words = [tok.convert_tokens_to_ids(w) for w in ("▁yes", "▁no")]
+        assert tok.unk_token_id not in words, "the tokenizer has no single 'yes' / 'no' token"
+        for i in words:
+            emb[i].mul_(emb_scale)
+        unit = sum(emb[i] / emb[i].norm() for i in words)
+        lm[2] = eos_scale * unit / unit.norm() * lm.norm(dim=1).mean()
     model.save_pretrained(folder, safe_serialization=True)
     InstructBlipProcessor(image_processor=BlipImageProcessor(size={"height": 32, "width": 32}), tokenizer=tok,
                           qformer_tokenizer=qtok).save_pretrained(folder)
@@ -97,6 +136,65 @@ def build(folder: Path, qs: list[dict], seed: int = 0, lm_scale: float = LM_SCAL
             p.unlink()
         (folder / sub).rmdir()
     return tok
+
+
+def calibrate(folder: Path, images: list, asked: list[list[str]], word_scale: float = WORD_SCALE,
+              split: float = SPLIT, mix: float = MIX) -> None:
+    """Set the output rows of "yes" and "no" from the model's own first-step states, so that the first answer
+    token is one of them and which one depends on the image.
+
+    The language model's last hidden state at the first generation step (transformers 4.31's
+    ``InstructBlipForConditionalGeneration``, the image and question as DSG's ``vqa`` passes them) is taken
+    for every (image, question) asked; ``m`` is their mean direction and ``v`` the main direction in which
+    they vary between images (each question's mean over the images removed first). "yes" gets
+    ``word_scale * |row| * (m + split * v)``, "no" the same with ``-split``: both beat the other tokens on
+    ``m``, and the sign of a state's component along ``v`` picks between them."""
+    import torch
+    from transformers import InstructBlipForConditionalGeneration, InstructBlipProcessor
+
+    proc = InstructBlipProcessor.from_pretrained(folder)
+    model = InstructBlipForConditionalGeneration.from_pretrained(folder).eval()
+    lm = model.language_model.lm_head
+    seen = []
+    hook = lm.register_forward_hook(lambda mod, args, out: seen.append(args[0][0, -1].detach().clone()))
+    states = []
+    with torch.no_grad():
+        for image, questions in zip(images, asked):
+            row = []
+            for q in questions:
+                seen.clear()
+                model.generate(**proc(images=image, text=q, return_tensors="pt"), max_new_tokens=1, num_beams=1)
+                row.append(seen[0])
+            states.append(torch.stack(row))
+    hook.remove()
+    groups: dict = {}                                  # images asked the same questions, (questions, hidden) each
+    for questions, hs in zip(asked, states):
+        groups.setdefault(tuple(questions), []).append(hs.double())
+    groups = {k: torch.stack(g) for k, g in groups.items()}            # (images, questions, hidden)
+    m = torch.cat([g.reshape(-1, g.shape[-1]) for g in groups.values()]).mean(dim=0)
+    qmeans = torch.cat([g.mean(dim=0) for g in groups.values()]) - m    # each question's mean over the images
+    resid = torch.cat([(g - g.mean(dim=0)).reshape(-1, g.shape[-1]) for g in groups.values()])
+
+    def unit(x):
+        return x / x.norm()
+
+    def without(x, basis):
+        return x - basis.T @ (basis @ x)
+
+    # the questions' main direction (apart from the mean), and the images' main direction apart from both
+    qbasis = torch.linalg.qr(torch.cat([m[:, None], qmeans.T], dim=1)).Q.T
+    q_dir = unit(without(torch.linalg.svd(qmeans, full_matrices=False).Vh[0], unit(m)[None]))
+    img = without(torch.linalg.svd(resid, full_matrices=False).Vh[0], qbasis[:1])
+    img_dir = unit(without(img, qbasis)) if without(img, qbasis).norm() > 1e-6 else unit(img)
+    # each weighted by the inverse of its spread, so that ``mix`` is the questions' say against the images'
+    d = unit(img_dir / (resid @ img_dir).std() + mix * q_dir / (qmeans @ q_dir).std())
+    m = unit(m)
+    tok = proc.tokenizer
+    scale = word_scale * lm.weight.norm(dim=1).mean().double()
+    with torch.no_grad():
+        for word, sign in (("▁yes", 1.0), ("▁no", -1.0)):
+            lm.weight[tok.convert_tokens_to_ids(word)] = (scale * (m + sign * split * d)).float()
+    model.save_pretrained(folder, safe_serialization=True)
 
 
 def update_to_current_hub_layout(folder: Path) -> None:
@@ -130,9 +228,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("dsg_checkout", type=Path)
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--lm-scale", type=float, default=LM_SCALE)
     ap.add_argument("--eos-scale", type=float, default=EOS_SCALE)
+    ap.add_argument("--word-scale", type=float, default=WORD_SCALE)
+    ap.add_argument("--emb-scale", type=float, default=EMB_SCALE)
+    ap.add_argument("--split", type=float, default=SPLIT)
+    ap.add_argument("--images", type=int, default=len(SIZES))
+    ap.add_argument("--cross-scale", type=float, default=CROSS_SCALE)
+    ap.add_argument("--mix", type=float, default=MIX)
     args = ap.parse_args()
     import torch
     import transformers
@@ -148,10 +252,11 @@ def main() -> None:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         w.writerows({k: r[k] for k in fields} for r in qs)
-    build(folder, qs, seed=args.seed, lm_scale=args.lm_scale, eos_scale=args.eos_scale)
+    build(folder, qs, seed=args.seed, lm_scale=args.lm_scale, eos_scale=args.eos_scale, emb_scale=args.emb_scale,
+          cross_scale=args.cross_scale)
     rng = np.random.default_rng(0)
     names = []
-    for k, (wd, ht) in enumerate([(40, 40), (48, 36), (36, 44), (44, 44)]):
+    for k, (wd, ht) in enumerate(SIZES[:args.images]):
         # flat colours, a different one in each quarter, plus noise: images that differ in what a ViT sees
         colours = rng.integers(0, 255, size=(2, 2, 3))
         arr = np.kron(colours, np.ones((ht // 2 + 1, wd // 2 + 1, 1)))[:ht, :wd]
@@ -159,6 +264,10 @@ def main() -> None:
         name = f"image{k}.png"
         Image.fromarray(arr).save(out / name)
         names.append(name)
+
+    asked = [[r["question"] for r in qs if int(r["id"]) == SEGS[k % len(SEGS)]] for k in range(len(names))]
+    calibrate(folder, [Image.open(out / n).convert("RGB") for n in names], asked, word_scale=args.word_scale,
+              split=args.split, mix=args.mix)
 
     sys.path.insert(0, str(args.dsg_checkout))
     vqa_utils = importlib.import_module("dsg.vqa_utils")
@@ -181,7 +290,21 @@ def main() -> None:
                           f"{transformers.__version__}, torch {torch.__version__}, CPU float32"}
     (out / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")
     for r in results:
-        print(r["image"], r["score"], [a["answer"][:30] for a in r["answers"]])
+        print(r["image"], r["score"], [a["answer"][:30] for a in r["answers"]], "transitive differs:",
+              r["score"] != transitive_score(r, qs))
+
+
+def transitive_score(result: dict, qs: list[dict]) -> float:
+    """The score a transitive rule (a question zeroed when any ancestor is wrong) would give: printed only,
+    to see that the fixture tells it apart from DSG's direct rule."""
+    mine = {int(r["question_id"]): r for r in qs if int(r["id"]) == result["seg_id"]}
+    ok = {a["question_id"]: a["answer"] == "yes" for a in result["answers"]}
+
+    def counts(q, seen=()):
+        ids = mine[q]["parent_question_id"].strip()
+        parents = [] if ids == "-1" else [int(p) for p in ids.split("-") if int(p) not in seen]
+        return ok[q] and all(counts(p, seen + (q,)) for p in parents)
+    return sum(counts(q) for q in ok) / len(ok)
 
 
 if __name__ == "__main__":
