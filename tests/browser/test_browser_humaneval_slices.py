@@ -112,14 +112,13 @@ def test_slices_reliable_agreement_triage(browser, server):
     tri = pg.locator("#gold-triage-raters")
     expect(tri).to_contain_text("variance", timeout=120_000)
     tri.scroll_into_view_if_needed()
-    iid = _rows(pg, "gold-triage-raters")[0].split(" ")
-    pg.locator("#gold-triage-raters .virtual-row").first.locator("td").nth(1).click()
+    iid = _rows(pg, "gold-triage-raters")[0].split(" ")[0]            # image_id is the first column
+    assert iid in g.image_ids
+    pg.locator("#gold-triage-raters .virtual-row").first.get_by_text(iid, exact=True).click()
     detail = pg.locator("#gold-triage-detail")
     expect(detail).to_contain_text("Ratings dsg", timeout=60_000)
-    shown = [i for i in g.image_ids if i in iid]
-    assert shown, iid
-    expect(detail).to_contain_text(f"Image {shown[0]}")
-    expect(detail).to_contain_text(g.prompt_text(shown[0]))
+    expect(detail).to_contain_text(f"Image {iid}")
+    expect(detail).to_contain_text(g.prompt_text(iid))
     expect(pg.locator("#gold-triage-scores")).to_contain_text("clipscore_vitb32")
     sw = pg.evaluate("document.documentElement.scrollWidth")
     assert sw <= 1500, f"the section is {sw} px wide"

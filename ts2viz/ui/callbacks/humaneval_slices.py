@@ -213,8 +213,7 @@ def slice_figure(name: str, rating_set: str, family: str, stat: str = "spearman"
     if stat not in HEATMAP_STATS:
         raise InputError(f"statistic must be one of {', '.join(HEATMAP_STATS)}, not {stat!r}")
     res = slice_eval(name, rating_set, family, only_reliable)
-    where = " (reliable prompts)" if only_reliable else ""
-    return slice_heatmap(res, stat, title=f"{stat} per {family} slice on {name}, gold {rating_set}{where}")
+    return slice_heatmap(res, stat)          # what it shows: the note above it (slice_note)
 
 
 def slice_note(name: str, rating_set: str, family: str, only_reliable: bool = False) -> str:
@@ -285,7 +284,7 @@ def parse_cell(name: str, rating_set: str, family: str, cell: str, only_reliable
 
 
 def slice_rows(name: str, rating_set: str, family: str, cell: str, only_reliable: bool = False):
-    """The images of one heatmap cell: prompt, image, T2I model, human gold, the metric's score.
+    """The images of one heatmap cell: image, T2I model, human gold, the metric's score, prompt.
 
     Parameters
     ----------
@@ -326,9 +325,9 @@ def slice_rows(name: str, rating_set: str, family: str, cell: str, only_reliable
     ims = g.images.iloc[idx]
     human = g.human(rating_set)[idx]
     score = g.scores[m].to_numpy(float)[idx]
-    rows = pd.DataFrame({"prompt": [g.prompt_text(i) for i in ims["image_id"]], "image_id": ims["image_id"].to_numpy(),
-                         "t2i_model": ims["t2i_model"].to_numpy(), f"human ({rating_set})": np.round(human, 3),
-                         m: np.round(score, 4)})
+    rows = pd.DataFrame({"image_id": ims["image_id"].to_numpy(), "t2i_model": ims["t2i_model"].to_numpy(),
+                         f"human ({rating_set})": np.round(human, 3), m: np.round(score, 4),
+                         "prompt": [g.prompt_text(i) for i in ims["image_id"]]})
     lo, hi = (a[si, mi] for a in res.interval("spearman"))
     p = res.pvalue("spearman")[si, mi]
     v = res.point["spearman"][si, mi]
@@ -396,8 +395,7 @@ def _triage_frame(g, idx, rating_set: str):
     import pandas as pd
 
     ims = g.images.iloc[idx]
-    return pd.DataFrame({"prompt": [g.prompt_text(i) for i in ims["image_id"]], "image_id": ims["image_id"].to_numpy(),
-                         "t2i_model": ims["t2i_model"].to_numpy(),
+    return pd.DataFrame({"image_id": ims["image_id"].to_numpy(), "t2i_model": ims["t2i_model"].to_numpy(),
                          f"human ({rating_set})": np.round(g.human(rating_set)[idx], 3)})
 
 
@@ -421,7 +419,7 @@ def triage_metric(name: str, rating_set: str, metric: str, only_reliable: bool =
     Returns
     -------
     pandas.DataFrame
-        :data:`TRIAGE_ROWS` rows, largest gap first: prompt, image, T2I model, human gold, score, ranks, gap.
+        :data:`TRIAGE_ROWS` rows, largest gap first: image, T2I model, human gold, score, ranks, gap, prompt.
 
     Raises
     ------
@@ -449,6 +447,7 @@ def triage_metric(name: str, rating_set: str, metric: str, only_reliable: bool =
     out[metric] = np.round(x.to_numpy()[top], 4)
     out["rank human"], out["rank metric"] = np.round(rh.to_numpy()[top], 3), np.round(rx.to_numpy()[top], 3)
     out["gap"] = np.round(gap[top], 3)
+    out["prompt"] = [g.prompt_text(i) for i in out["image_id"]]
     return out
 
 
@@ -467,8 +466,8 @@ def triage_raters(name: str, rating_set: str, only_reliable: bool = False):
     Returns
     -------
     pandas.DataFrame
-        :data:`TRIAGE_ROWS` rows, largest variance (ddof 0) first: prompt, image, T2I model, human gold,
-        ratings, variance; empty for a set rated once per image.
+        :data:`TRIAGE_ROWS` rows, largest variance (ddof 0) first: image, T2I model, human gold, ratings,
+        variance, prompt; empty for a set rated once per image.
 
     Raises
     ------
@@ -487,6 +486,7 @@ def triage_raters(name: str, rating_set: str, only_reliable: bool = False):
     out = _triage_frame(g, top, rating_set)
     out["ratings"] = g.ratings_per_image(rating_set)[top]
     out["variance"] = np.round(d[top], 3)
+    out["prompt"] = [g.prompt_text(i) for i in out["image_id"]]
     return out
 
 
