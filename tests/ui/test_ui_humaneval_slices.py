@@ -130,3 +130,28 @@ def test_triage_row_opens_its_image(g):
     for table, row in ((t, None), (t, 10_000), (None, 0), (bad, 0)):
         with pytest.raises(InputError):
             hs.triage_detail(SET, table, row)
+
+
+def test_an_operators_set_shows_its_image_file_and_a_set_rated_once_has_no_alpha(tmp_path):
+    from PIL import Image
+    from gold_helpers import make_folder
+
+    folder = make_folder(tmp_path / "sliceset")
+    Image.new("RGB", (8, 8), (200, 10, 10)).save(folder / "p0-A.png")
+    import pandas as pd
+
+    im = pd.read_csv(folder / "images.csv")
+    im["path"] = ["p0-A.png" if i == "p0-A" else ("../../etc/passwd" if i == "p0-B" else "") for i in im["image_id"]]
+    im.to_csv(folder / "images.csv", index=False)
+    assert hs.gc.add_operator_sets([folder]) == ["sliceset"]
+    try:
+        rs = hs.gc.rated("sliceset").default_rating_set
+        table = pd.DataFrame({"image_id": ["p0-A", "p0-B"]})
+        assert hs.triage_detail("sliceset", table, 0)[2] == str((folder / "p0-A.png").resolve())
+        assert hs.triage_detail("sliceset", table, 1)[2] is None          # ../../etc/passwd: not served
+        res = hs.slice_eval("sliceset", rs, "t2i-model")
+        assert res.slices == ("all", "A", "B", "C") and res.n_images.tolist() == [60, 20, 20, 20]
+    finally:
+        hs.gc.remove_operator_sets(["sliceset"])
+    once = hs.agreement_table("genaibench-teaser").set_index("group")
+    assert once.loc["all", "released_mean"].startswith("– (fewer than 2 images rated twice")

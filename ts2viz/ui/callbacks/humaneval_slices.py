@@ -15,6 +15,7 @@ family, slice, metric and image are checked against the set.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -35,9 +36,26 @@ HEATMAP_STATS = ("spearman", "kendall", "pearson", "pairwise_acc", "pairwise_acc
 TRIAGE_ROWS = 25
 #: what a heatmap cell's text holds between slice and metric (the click writes it)
 CELL_SEP = " | "
+#: (rated set object, function, arguments) -> value: a set loaded again (an operator's, in tests) is a new key
+_CACHE: dict = {}
 
 
-@functools.lru_cache(maxsize=None)
+def _per_set(fn):
+    """Cache ``fn(name, *args)`` once per process and rated set (keyed on the loaded set, not its name)."""
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def cached(name, *args, **kw):
+        bound = sig.bind(name, *args, **kw)
+        bound.apply_defaults()
+        key = (gc.rated(gc.check_gold(name)), fn.__name__, tuple(bound.arguments.values())[1:])
+        if key not in _CACHE:
+            _CACHE[key] = fn(*bound.arguments.values())
+        return _CACHE[key]
+    return cached
+
+
+@_per_set
 def tags(name: str):
     """The tags of a rated set (:func:`ts2viz.gold.tags.rated_tags`), once per process.
 
@@ -72,7 +90,7 @@ def families(name: str) -> list[str]:
     return tags(gc.check_gold(name)).families
 
 
-@functools.lru_cache(maxsize=None)
+@_per_set
 def reliable(name: str):
     """Gecko's reliable prompts of a set at X = 0.5 (variance, every faithfulness rating set).
 
@@ -143,7 +161,7 @@ def _check(name: str, rating_set: str, family: str) -> None:
     tags(name).check_family(family)
 
 
-@functools.lru_cache(maxsize=None)
+@_per_set
 def slice_eval(name: str, rating_set: str, family: str, only_reliable: bool = False):
     """Gecko's tasks on every slice of one tag family (:data:`SLICE_BOOTSTRAP`), once per process.
 
@@ -338,7 +356,7 @@ def slice_rows(name: str, rating_set: str, family: str, cell: str, only_reliable
     return md, rows
 
 
-@functools.lru_cache(maxsize=None)
+@_per_set
 def agreement_frame(name: str, only_reliable: bool = False):
     """Krippendorff's alpha (interval) of every rating set, overall and per T2I model, once per process.
 
