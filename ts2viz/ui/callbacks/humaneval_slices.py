@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 
 import numpy as np
 
@@ -38,6 +39,11 @@ TRIAGE_ROWS = 25
 CELL_SEP = " | "
 #: (rated set object, function, arguments) -> value: a set loaded again (an operator's, in tests) is a new key
 _CACHE: dict = {}
+#: one lock per key: a second caller waits for the first one's value instead of computing it again
+_LOCKS: dict = {}
+_LOCKS_LOCK = threading.Lock()
+#: the (set, rating set) pairs whose slices are being computed ahead (:func:`warm`)
+_WARMED: set = set()
 
 
 def _per_set(fn):
@@ -49,8 +55,13 @@ def _per_set(fn):
         bound = sig.bind(name, *args, **kw)
         bound.apply_defaults()
         key = (gc.rated(gc.check_gold(name)), fn.__name__, tuple(bound.arguments.values())[1:])
-        if key not in _CACHE:
-            _CACHE[key] = fn(*bound.arguments.values())
+        if key in _CACHE:
+            return _CACHE[key]
+        with _LOCKS_LOCK:
+            lock = _LOCKS.setdefault(key, threading.Lock())
+        with lock:
+            if key not in _CACHE:
+                _CACHE[key] = fn(*bound.arguments.values())
         return _CACHE[key]
     return cached
 
@@ -154,6 +165,61 @@ def _value(v, lo, hi) -> str:
     return f"{v:.3f}" if lo != lo or hi != hi else f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
+@_per_set
+def family_slices(name: str, family: str):
+    """The slices of one tag family (:func:`ts2viz.gold.tags.slices`, ``all`` first), once per process.
+
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+    family : str
+        The tag family.
+
+    Returns
+    -------
+    ts2viz.gold.tags.Slices
+        Its slices.
+
+    Raises
+    ------
+    InputError
+        For an unknown family.
+    """
+    from ...gold.tags import slices
+
+    return slices(gc.rated(name), tags(name), family)
+
+
+def warm(name: str, rating_set: str) -> None:
+    """Compute every family's slices of a set and rating set ahead, both switch positions, in the background.
+
+    Once per process and pair; each result lands in the cache the views read (a view asking for one that
+    is being computed waits for it rather than computing it again).
+
+    Parameters
+    ----------
+    name : str
+        The rated set's name.
+    rating_set : str
+        The rating set.
+    """
+    key = (gc.rated(gc.check_gold(name)), rating_set)
+    if rating_set not in gc.rating_sets(name) or not gc.rated(name).metrics:
+        return
+    with _LOCKS_LOCK:
+        if key in _WARMED:
+            return
+        _WARMED.add(key)
+
+    def run() -> None:
+        for only in (False, True):
+            for fam in families(name):
+                slice_eval(name, rating_set, fam, only)
+
+    threading.Thread(target=run, name=f"warm-slices-{name}", daemon=True).start()
+
+
 def _check(name: str, rating_set: str, family: str) -> None:
     gc.check_gold(name)
     if rating_set not in gc.rating_sets(name):
@@ -186,14 +252,14 @@ def slice_eval(name: str, rating_set: str, family: str, only_reliable: bool = Fa
     InputError
         For an unknown set, rating set or family, or a set without shared scores.
     """
-    from ...gold.tags import Slices, slices
+    from ...gold.tags import Slices
     from ...metaeval.slices import evaluate_slices
 
     _check(name, rating_set, family)
     g = gc.rated(name)
     if not g.metrics:
         raise InputError(f"rated set {name!r} has no shared metric scores to slice")
-    sl = slices(g, tags(name), family)
+    sl = family_slices(name, family)
     if only_reliable:
         sl = Slices(sl.family, sl.names, sl.masks & kept(name, True)[None, :])
     info = {"reliable": RELIABLE_X if only_reliable else ""}
@@ -331,13 +397,11 @@ def slice_rows(name: str, rating_set: str, family: str, cell: str, only_reliable
     """
     import pandas as pd
 
-    from ...gold.tags import slices
-
     s, m = parse_cell(name, rating_set, family, cell, only_reliable)
     res = slice_eval(name, rating_set, family, only_reliable)
     g = gc.rated(name)
     si, mi = res.slices.index(s), res.metrics.index(m)
-    sl = slices(g, tags(name), family)
+    sl = family_slices(name, family)
     mask = sl.masks[sl.names.index(s)] & kept(name, only_reliable)
     idx = np.flatnonzero(mask)
     ims = g.images.iloc[idx]

@@ -93,6 +93,7 @@ def build(page: Page, gold: gr.Radio, rs: gr.Dropdown) -> None:
         rs_v = rating_set(gc.check_gold(gold_v), rs_v)
         if fam_v not in hs.families(gold_v):
             fam_v = hs.families(gold_v)[0]
+        hs.warm(gold_v, rs_v)                  # the other families and switch position, ahead of the clicks
         fig = page_plot(lambda: hs.slice_figure(gold_v, rs_v, fam_v, stat_v, bool(rel_v)))
         return hs.slice_note(gold_v, rs_v, fam_v, bool(rel_v)), fig, "", "", gr.update(value=None, visible=False)
 
