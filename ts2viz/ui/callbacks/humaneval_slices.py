@@ -220,10 +220,16 @@ def warm(name: str, rating_set: str) -> None:
     threading.Thread(target=run, name=f"warm-slices-{name}", daemon=True).start()
 
 
-def _check(name: str, rating_set: str, family: str) -> None:
-    gc.check_gold(name)
+def _rated(name: str, rating_set: str):
+    """The rated set, its name and rating set checked."""
+    g = gc.rated(gc.check_gold(name))
     if rating_set not in gc.rating_sets(name):
         raise InputError(f"rated set {name!r} has no rating set {rating_set!r}")
+    return g
+
+
+def _check(name: str, rating_set: str, family: str) -> None:
+    _rated(name, rating_set)
     tags(name).check_family(family)
 
 
@@ -510,10 +516,7 @@ def triage_metric(name: str, rating_set: str, metric: str, only_reliable: bool =
     """
     import pandas as pd
 
-    gc.check_gold(name)
-    g = gc.rated(name)
-    if rating_set not in gc.rating_sets(name):
-        raise InputError(f"rated set {name!r} has no rating set {rating_set!r}")
+    g = _rated(name, rating_set)
     if metric not in g.metrics:
         raise InputError(f"rated set {name!r} has no shared metric {metric!r}")
     idx = np.flatnonzero(kept(name, only_reliable))
@@ -558,10 +561,7 @@ def triage_raters(name: str, rating_set: str, only_reliable: bool = False):
     """
     from ...metaeval.reliable import image_disagreement
 
-    gc.check_gold(name)
-    g = gc.rated(name)
-    if rating_set not in gc.rating_sets(name):
-        raise InputError(f"rated set {name!r} has no rating set {rating_set!r}")
+    g = _rated(name, rating_set)
     d = image_disagreement(g, rating_set)
     idx = np.flatnonzero(kept(name, only_reliable) & ~np.isnan(d))
     top = idx[np.argsort(-d[idx], kind="stable")[:TRIAGE_ROWS]]
