@@ -10,6 +10,7 @@ import gradio as gr
 
 from ...display import md_text
 from ..callbacks import humaneval as gc
+from . import humaneval_slices
 from ..state import gold_session as gs
 from ..page import share
 from ..page.glue import Page, Refresh, page_plot, table_value
@@ -119,6 +120,7 @@ def build(page: Page) -> None:
                              label="Cross-gold: rank [95% interval] (value) of each metric family on each gold "
                                    "standard (TS2 Ord / Sep, Spearman on the rated sets)")
         judges_view.build(page)
+        humaneval_slices.build(page, gold, rs)
 
     def gold_set_changed(gold_v, rs_v, request: gr.Request):
         g = gc.rated(gc.check_gold(gold_v))
