@@ -5,6 +5,9 @@
   ``tests/browser/conftest.py``);
 - item 11: a failed upload scoring leaves its table and plot as they were, no red "Error" pills;
 - item 12: empty tables say what is missing, never Gradio's "1 | 2 | 3" headers;
+- item 17: a row clicked in the failure finder opens its SEG and leaves no cell selected (Gradio's
+  Dataframe used to keep the clicked cell outlined, with its "select row / column" buttons, as if
+  waiting for an edit);
 - item 19: a shared link opens the app on the same tab, SEG, metrics, node and rated set.
 
 Screenshots go to ``tests/artifacts/first-hour-*.png``.
@@ -170,4 +173,36 @@ def test_a_shared_link_opens_the_same_view(browser, bundled):
     pg.wait_for_selector("#leaderboard .virtual-row")
     settle(pg, 120_000)
     assert "Leaderboard" in selected_tab(pg)
+    pg.close()
+
+
+#: the table's cells in Gradio's selected state, its visible selection buttons, and whether the page's
+#: focus is inside the table
+SELECTED_JS = """(id) => {
+  const t = document.getElementById(id);
+  const a = document.activeElement;
+  return {selected: t.querySelectorAll(".cell-selected, [role='gridcell'][aria-selected='true']").length,
+          buttons: [...t.querySelectorAll('.selection-button')].filter(b => b.offsetParent).length,
+          focused: !!(a && a !== document.body && t.contains(a))};
+}"""
+
+
+def test_a_clicked_finder_row_opens_its_seg_and_leaves_no_cell_selected(browser, bundled):
+    from playwright.sync_api import expect
+
+    pg = new_page(browser, bundled["url"])
+    pg.wait_for_selector("#leaderboard .virtual-row")
+    open_tab(pg, "SEG explorer")
+    pg.wait_for_selector("#finder-table .virtual-row")
+    settle(pg)
+    sids = [pg.locator(f"#finder-table [data-testid='cell-{r}-0']").inner_text().strip() for r in (1, 2)]
+    assert all(s.isdigit() for s in sids) and sids[0] != sids[1], sids
+    for row, sid in zip((1, 2), sids):
+        pg.locator(f"#finder-table [data-testid='cell-{row}-0']").click()
+        expect(pg.locator("#seg-header")).to_contain_text(f"SEG {sid} ·")          # the SEG opened
+        settle(pg)
+        # a condition, not a sleep: the selection is gone once the click's events have run
+        pg.wait_for_function(f"() => {{ const s = ({SELECTED_JS})('finder-table'); "
+                             "return !s.selected && !s.buttons && !s.focused; }")
+    shot(pg, "finder-row-clicked")
     pg.close()

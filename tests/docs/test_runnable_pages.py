@@ -17,6 +17,10 @@ ts2viz runs them:
 * ``ts2viz app ...`` / ``python app.py ...``: started on a free port, probed over HTTP until the page is
   served (and, with ``--scores FILE``, until the app's config holds the file's metric), then stopped.
 
+A block that needs what cannot exist offline (a hub model, a GPU, a cluster, an API key, the reader's own
+files) is marked on the line before it, ``<!-- not run: REASON -->``, and skipped. Every code block of a
+guide page (``docs/guide/*.md``) is run (its page is runnable) or marked with a reason.
+
 Substitutes, for what cannot exist offline, each said where it is made:
 
 * ``hf download saxon/T2IScoreScore --repo-type dataset --local-dir DIR`` (the TS2 release): a folder with
@@ -73,10 +77,29 @@ g.images[["image_id"]].assign(Ensemble=z("clipscore_vitb32") + z("tifa_blip2-fla
 }
 
 
+#: the line before a code block that is not run, with the reason (see the module docstring)
+NOT_RUN = "<!-- not run: "
+#: every fenced code block: the marker line before it (if any), its language, its code
+FENCED = re.compile(r"(?:^([^\n]*)\n)?^```(\w*)\n(.*?)^```", re.M | re.S)
+#: the languages of blocks that hold commands (anything else is output or a file's text)
+COMMAND_LANGS = ("bash", "python", "sh", "shell", "console", "pycon")
+GUIDES = sorted((ROOT / "docs" / "guide").glob("*.md"))
+
+
+def _not_run_reason(line: str | None) -> str | None:
+    """The reason of a ``<!-- not run: REASON -->`` line, ``""`` for one without a reason, else None."""
+    line = (line or "").strip()
+    if not line.startswith(NOT_RUN):
+        return None
+    return line[len(NOT_RUN):].removesuffix("-->").strip()
+
+
 def _blocks(text: str) -> list[tuple[str, str, str]]:
-    """(kind, code, the paragraph after it) for every bash/python block."""
-    return [(m.group(1), m.group(2), m.group(3))
-            for m in re.finditer(r"```(bash|python)\n(.*?)```\n+((?:(?!```)[^\n]+\n?)*)", text, re.S)]
+    """(kind, code, the paragraph after it) for every bash/python block not marked ``not run``."""
+    return [(m.group(2), m.group(3), m.group(4))
+            for m in re.finditer(r"(?:^([^\n]*)\n)?^```(bash|python)\n(.*?)```\n+((?:(?!```|<!-- not run)[^\n]+\n?)*)", text,
+                                 re.S | re.M)
+            if _not_run_reason(m.group(1)) is None]
 
 
 def _commands(code: str) -> list[str]:
@@ -327,6 +350,32 @@ def test_page_runs_as_written(page, tmp_path, installed):
 @pytest.mark.slow
 def test_readme_runs_as_written(tmp_path, installed):
     run_page((ROOT / "README.md").read_text(encoding="utf-8"), "README.md", tmp_path, installed, user_files=True)
+
+
+@pytest.mark.parametrize("page", sorted(set(GUIDES) | set(PAGES)), ids=lambda p: p.relative_to(ROOT / "docs").as_posix())
+def test_every_guide_block_is_run_or_marked(page):
+    text = page.read_text(encoding="utf-8")
+    runnable = text.startswith("<!-- runnable")
+    blocks = [(m.group(1), m.group(2), m.group(3)) for m in FENCED.finditer(text)]
+    for before, lang, code in blocks:
+        if lang not in COMMAND_LANGS:
+            continue
+        first = code.strip().splitlines()[0][:80] if code.strip() else ""
+        reason = _not_run_reason(before)
+        assert reason != "", f"{page.name}: block {first!r} is marked not run without a reason"
+        if reason is None:
+            assert runnable, (f"{page.name}: block {first!r} is not run (the page is not runnable) and not marked "
+                              f"{NOT_RUN}REASON -->")
+            assert lang in ("bash", "python"), f"{page.name}: a {lang} block {first!r} is neither run nor marked"
+    if runnable:
+        assert _blocks(text), f"{page.name} says it is runnable but every block of it is marked not run"
+
+
+def test_a_marked_block_is_skipped_and_an_unmarked_one_is_run():
+    text = ("```bash\nts2viz leaderboard\n```\n\n<!-- not run: needs a GPU -->\n```bash\nts2viz score --gpu\n```\n"
+            "<!-- not run: -->\n```python\nx = 1\n```\n")
+    assert [code for _, code, _ in _blocks(text)] == ["ts2viz leaderboard\n"]
+    assert [_not_run_reason(m.group(1)) for m in FENCED.finditer(text)] == [None, "needs a GPU", ""]
 
 
 def test_the_readers_substitutes_are_only_for_what_the_readme_names():

@@ -94,6 +94,19 @@ SHOW_SEG_ON_PHONE_JS = """() => {
 }"""
 
 
+# After a row of a table opened a SEG: leave no cell of the page's tables selected (Gradio's Dataframe keeps
+# the clicked cell outlined, with its "select row / column" buttons, until a click lands outside the table:
+# a click on the page's body is one) and give the focus back to the page (issue 40 item 17).
+CLEAR_TABLE_SELECTION_JS = """() => {
+  requestAnimationFrame(() => {
+    const a = document.activeElement;
+    if (a && a.closest('[role="grid"], table')) { a.blur(); }
+    document.body.click();
+  });
+  return [];
+}"""
+
+
 # Which panels the page shows (Page.track_open / Page.while_open): a flag per panel, in the page.
 OPEN_FLAG_JS = """() => { (window.ts2vizOpen = window.ts2vizOpen || {})[%s] = %s; return []; }"""
 # While the panel is open, click the hidden button whose click runs the panel's server event.
@@ -779,7 +792,8 @@ class Page:
     def open_seg_from_table(self, table) -> None:
         """Clicking a row of a table (first column: SEG id) opens that SEG in the explorer.
 
-        On a phone the page then scrolls to the SEG's header.
+        The clicked cell is not left selected (Gradio's Dataframe would keep it outlined, as if waiting for
+        an edit). On a phone the page then scrolls to the SEG's header.
 
         Parameters
         ----------
@@ -796,6 +810,8 @@ class Page:
             return dropdown(cb_seg_options(app), sid), gr.Tabs(selected="seg"), "" if query else gr.skip()
 
         dep = self.on(table.select, open_row, [table, self.search], [self.seg, self.tabs, self.search])
+        # in the browser, at once: the clicked cell is not left selected, as if waiting for an edit
+        table.select(None, None, None, js=CLEAR_TABLE_SELECTION_JS, queue=False, show_progress="hidden")
         # on a phone the explorer's sidebar comes first, a screen or two tall: show the SEG itself
         dep.success(None, None, None, js=SHOW_SEG_ON_PHONE_JS)
 
