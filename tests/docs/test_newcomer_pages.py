@@ -28,7 +28,11 @@ def test_the_reference_readme_names_only_fixtures_that_exist():
     named = set(re.findall(r"`([a-z0-9_]+)/`", text))             # "* `clipscore/`: ..." entries
     named |= set(re.findall(r"tests/fixtures/reference/([a-z0-9_]+)", text))
     assert named, "the README names no fixture"
-    missing = sorted(n for n in named if not (fixtures / n).is_dir())
+    # a fixture folder may be nested (judges/viescore/); `t2v_metrics_3_1/` style names are fixture makers'
+    # folders in tools/reference/, whose fixtures the same paragraph names
+    existing = {d.name for d in fixtures.rglob("*") if d.is_dir()}
+    existing |= {d.name for d in (ROOT / "tools" / "reference").iterdir() if d.is_dir()}
+    missing = sorted(n for n in named if n not in existing)
     assert not missing, f"tools/reference/README.md names fixtures that do not exist: {missing}"
     title = text.splitlines()[0]
     listed = re.findall(r"\(([^)]*)\)", title)

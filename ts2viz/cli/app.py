@@ -145,7 +145,22 @@ def trusted_proxies() -> None:
 
 
 def port_error(host: str, port: int, e: OSError) -> InputError:
-    """The one-line error for a port that cannot be served on (in use, or an address not of this machine)."""
+    """The one-line error for a port that cannot be served on (in use, or an address not of this machine).
+
+    Parameters
+    ----------
+    host : str
+        The interface (``--host``).
+    port : int
+        The port (``--port``).
+    e : OSError
+        What binding or Gradio's launch raised.
+
+    Returns
+    -------
+    InputError
+        The error to raise: the address, the first sentence of ``e``, and what to do.
+    """
     first = " ".join(str(e).split(". ")[0].split())
     return InputError(f"cannot serve on {host}:{port} ({first}); is another app running there? choose another "
                       "with --port")
