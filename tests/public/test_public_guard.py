@@ -45,7 +45,10 @@ def server(tmp_path_factory):
     scores = write_scores(d, d / "ds")
     spec = f"clipscore:{tiny('clip')}"
     env = {"GRADIO_TEMP_DIR": str(d / "gradio"), "TS2VIZ_METRICS": spec, "TS2VIZ_PROXY_HOPS": "1",
-           "TS2VIZ_QUEUE_SESSIONS": str(TABLE), "TS2VIZ_CLIENT_UPLOAD_MB": str(CLIENT_MB)}
+           "TS2VIZ_QUEUE_SESSIONS": str(TABLE), "TS2VIZ_CLIENT_UPLOAD_MB": str(CLIENT_MB),
+           # these tests need a long job that outlasts a flood; the per-job time budget (default 40 s) has
+           # its own test (tests/public/test_public_api.py)
+           "TS2VIZ_JOB_TIME_S": "900"}
     with running_app(["--public", "--data", str(d / "ds"), "--scores", str(scores)], d, env=env,
                      drop_env=["SPACE_ID", "TS2VIZ_METRICS_FILE", "FORWARDED_ALLOW_IPS", "TS2VIZ_TRUSTED_PROXIES"],
                      timeout=120) as (url, log_path):
