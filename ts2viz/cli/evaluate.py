@@ -337,6 +337,34 @@ def check_out(path: str | None) -> None:
         check_writable(path)
 
 
+def number_arg(text: str, kind, flag: str):
+    """``text`` as a number of type ``kind``, or a one-line error naming the option (not argparse's usage block).
+
+    Parameters
+    ----------
+    text : str
+        The option's value as typed.
+    kind : type
+        ``int`` or ``float``.
+    flag : str
+        The option, for the message (``--resamples``).
+
+    Returns
+    -------
+    int or float
+        The value.
+
+    Raises
+    ------
+    InputError
+        If ``text`` is not such a number.
+    """
+    try:
+        return kind(text)
+    except ValueError:
+        raise InputError(f"{flag}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
+
+
 def write_csv(df, path: str) -> None:
     """Write a table as CSV with 6 decimals: to stdout, or to a file written atomically (never half-written).
 

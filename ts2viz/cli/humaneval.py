@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from ..errors import InputError
-from .evaluate import write_csv
+from .evaluate import number_arg, write_csv
 
 
 def add_subcommands(sub) -> None:
@@ -82,13 +82,6 @@ def add_subcommands(sub) -> None:
     p.set_defaults(func=cmd_humaneval)
 
 
-def _number(text: str, kind, flag: str):
-    try:
-        return kind(text)
-    except ValueError:
-        raise InputError(f"{flag}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
-
-
 def load_rated(args: argparse.Namespace):
     """The rated set of ``--gold``, with its answer-based scores and the scores of ``--scores`` added.
 
@@ -152,10 +145,10 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
 
     check_out(args.out)
     settings = HumanEvalSettings(kendall=args.kendall, spearman=args.spearman, model_average=args.model_average,
-                                 metric_ties=args.metric_ties, alpha=_number(args.alpha, float, "--alpha"),
+                                 metric_ties=args.metric_ties, alpha=number_arg(args.alpha, float, "--alpha"),
                                  rank_bootstrap=args.rank_bootstrap)
-    boot = BootstrapSettings(_number(args.resamples, int, "--resamples"), _number(args.confidence, float, "--confidence"),
-                             _number(args.seed, int, "--seed"))
+    boot = BootstrapSettings(number_arg(args.resamples, int, "--resamples"),
+                             number_arg(args.confidence, float, "--confidence"), number_arg(args.seed, int, "--seed"))
     rated = load_rated(args)
     from .humaneval_slices import apply_reliable
 

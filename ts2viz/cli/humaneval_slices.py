@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from ..errors import InputError
-from .evaluate import check_out, write_csv
+from .evaluate import check_out, number_arg, write_csv
 
 #: the tag family ``--slices reliable`` builds: the reliable and the other prompts
 RELIABLE_FAMILY = "reliable"
@@ -75,13 +75,6 @@ def add_subcommands(sub) -> None:
     p.set_defaults(func=cmd_agreement)
 
 
-def _number(text: str, kind, flag: str):
-    try:
-        return kind(text)
-    except ValueError:
-        raise InputError(f"{flag}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
-
-
 def _emit(frame, out: str | None, text) -> int:
     """Write ``frame`` to ``--out`` ('-': stdout, and nothing else printed) and print ``text()`` unless stdout."""
     if out == "-":
@@ -122,7 +115,7 @@ def apply_reliable(args: argparse.Namespace, rated):
         return rated, ""                    # --slices/--by reliable: X is the slices' threshold
     from ..metaeval.reliable import reliable_prompts
 
-    rel = reliable_prompts(rated, _number(args.reliable, float, "--reliable"), measure=args.reliable_measure)
+    rel = reliable_prompts(rated, number_arg(args.reliable, float, "--reliable"), measure=args.reliable_measure)
     if not rel.prompt_ids:
         raise InputError(f"--reliable {args.reliable}: no prompt of rated set {rated.name!r} is reliable")
     print(f"note: {rel.describe()}", file=sys.stderr)
@@ -155,7 +148,7 @@ def slice_tags(args: argparse.Namespace, rated):
     if getattr(args, "slices", None) == RELIABLE_FAMILY or RELIABLE_FAMILY in (getattr(args, "by", None) or []):
         from ..metaeval.reliable import reliability_tags, reliable_prompts
 
-        x = _number(args.reliable, float, "--reliable") if args.reliable is not None else 0.5
+        x = number_arg(args.reliable, float, "--reliable") if args.reliable is not None else 0.5
         tags = tags.merged(reliability_tags(rated, reliable_prompts(rated, x, measure=args.reliable_measure),
                                             RELIABLE_FAMILY))
     return tags
@@ -265,9 +258,9 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from ..statistics.bootstrap import BootstrapSettings
 
     check_out(args.out)
-    boot = None if args.no_ci else BootstrapSettings(_number(args.resamples, int, "--resamples"),
-                                                     _number(args.confidence, float, "--confidence"),
-                                                     _number(args.seed, int, "--seed"))
+    boot = None if args.no_ci else BootstrapSettings(number_arg(args.resamples, int, "--resamples"),
+                                                     number_arg(args.confidence, float, "--confidence"),
+                                                     number_arg(args.seed, int, "--seed"))
     levels = [lv.strip() for lv in args.levels.split(",") if lv.strip()]
     rated = load_gold(args.gold, answers=False)
     rated, note = apply_reliable(args, rated)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError
-from .evaluate import write_csv
+from .evaluate import number_arg, write_csv
 
 TASKS = ("judges", "ordering", "templates", "disagreement")
 
@@ -65,14 +65,6 @@ def add_subcommands(sub) -> None:
     p.set_defaults(func=cmd_judges)
 
 
-def _number(text: str, kind, flag: str):
-    # as ts2viz.cli.humaneval's (private there): a one-line InputError, not argparse's usage block
-    try:
-        return kind(text)
-    except ValueError:
-        raise InputError(f"{flag}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
-
-
 def judge_inputs(args: argparse.Namespace):
     """The pair set and every verdict (files, bundled, metrics) that ``args`` names.
 
@@ -104,7 +96,7 @@ def judge_inputs(args: argparse.Namespace):
     if not args.verdicts and str(args.gold) in BUNDLED_PAIRS:
         frames.append(load_bundled_verdicts(str(args.gold), parse=args.parse))
     if args.scores:
-        band = args.tie_band if args.tie_band == "calibrated" else _number(args.tie_band, float, "--tie-band")
+        band = args.tie_band if args.tie_band == "calibrated" else number_arg(args.tie_band, float, "--tie-band")
         ids = sorted(set(pairs.pairs["image_a"]) | set(pairs.pairs["image_b"]))
         if ids == [""]:
             raise InputError(f"--scores: pair set {pairs.name!r} has no image ids (image_a, image_b) to score")
@@ -154,14 +146,14 @@ def cmd_judges(args: argparse.Namespace) -> int:
     from .evaluate import check_out
 
     check_out(args.out)
-    boot = None if args.no_ci else BootstrapSettings(_number(args.resamples, int, "--resamples"),
-                                                     _number(args.confidence, float, "--confidence"),
-                                                     _number(args.seed, int, "--seed"))
+    boot = None if args.no_ci else BootstrapSettings(number_arg(args.resamples, int, "--resamples"),
+                                                     number_arg(args.confidence, float, "--confidence"),
+                                                     number_arg(args.seed, int, "--seed"))
     if args.task == "ordering":
         from ..gold.pairs import load_pairs
         from ..metaeval.sxs import sxs_model_ordering
 
-        frame = sxs_model_ordering(load_pairs(args.gold), alpha=_number(args.alpha, float, "--alpha"))
+        frame = sxs_model_ordering(load_pairs(args.gold), alpha=number_arg(args.alpha, float, "--alpha"))
     elif args.task == "templates":
         from ..gold import load_gold
         from ..gold.pairs import load_pairs
@@ -175,7 +167,7 @@ def cmd_judges(args: argparse.Namespace) -> int:
         if args.task == "disagreement":
             from ..metaeval.judges import disagreement
 
-            top = _number(args.top, int, "--top")
+            top = number_arg(args.top, int, "--top")
             frame = disagreement(pairs, verdicts).head(max(top, 0))
             frame.insert(1, "prompt", frame["pair_id"].map(dict(zip(pairs.pairs["pair_id"], pairs.pairs["prompt"]))))
         else:
