@@ -1,8 +1,8 @@
 """The package's architecture, checked on its own import graph (every import, module- or function-level).
 
 - no import cycle between ts2viz modules;
-- statistics (``ts2viz.statistics``, ``ts2viz.metaeval``, ``policy``, ``metametrics`` and the old paths kept
-  for imports) reach no torch, transformers, open_clip, gradio, plotly or scipy, nor the figures, the UI,
+- statistics (``ts2viz.statistics``, ``ts2viz.metaeval``, ``policy``, ``metametrics``) reach no torch,
+  transformers, open_clip, gradio, plotly or scipy, nor the figures, the UI,
   the metric library or the engine, directly or through other ts2viz modules;
 - figures reach no model package, no gradio, and neither the UI, the metric library nor the engine;
 - the metric library and the scoring engine never reach the UI;
@@ -22,9 +22,8 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "ts2viz"
 HEAVY = ("torch", "transformers", "open_clip", "gradio")
-#: the statistics' modules: the package, the meta-evaluation built on it, and the old paths kept for imports
-STATISTICS = ("ts2viz.statistics", "ts2viz.metaeval", "ts2viz.significance", "ts2viz.stats", "ts2viz.uncertainty",
-              "ts2viz.policy", "ts2viz.metametrics")
+#: the statistics' modules: the package, the meta-metrics and the meta-evaluation built on it
+STATISTICS = ("ts2viz.statistics", "ts2viz.metaeval", "ts2viz.policy", "ts2viz.metametrics")
 #: the UI's rooms that are plain Python (tested without Gradio)
 UI_PLAIN = ("ts2viz.ui.serving", "ts2viz.ui.state", "ts2viz.ui.images", "ts2viz.ui.views")
 #: the only modules that import a heavy package at their top level: the Gradio page and its tab builders

@@ -1,5 +1,5 @@
-"""The statistics are pure numpy: importing every module of ts2viz.statistics, the meta-evaluation built on it
-and the old paths kept for imports loads no torch, gradio, transformers, open_clip, plotly or scipy."""
+"""The statistics are pure numpy: importing every module of ts2viz.statistics and of the meta-evaluation built on it
+loads no torch, gradio, transformers, open_clip, plotly or scipy."""
 import subprocess
 import sys
 
@@ -8,9 +8,6 @@ def test_pure_numpy():
     code = ("import importlib, pkgutil, sys, ts2viz.statistics, ts2viz.metaeval\n"
             "names = [m.name for p in (ts2viz.statistics, ts2viz.metaeval)\n"
             "         for m in pkgutil.iter_modules(p.__path__, p.__name__ + '.')]\n"
-            "names += ['ts2viz.stats', 'ts2viz.uncertainty', 'ts2viz.significance', 'ts2viz.significance.ts2',\n"
-            "          'ts2viz.significance.two_level', 'ts2viz.significance.correlation',\n"
-            "          'ts2viz.significance.gold', 'ts2viz.metaeval.rank_bootstrap']\n"
             "for n in names:\n"
             "    importlib.import_module(n)\n"
             "assert 'ts2viz.statistics.bootstrap' in sys.modules and 'ts2viz.metaeval.seg_pairwise' in sys.modules\n"

@@ -31,7 +31,5 @@ Meta-evaluation against a gold standard (Gecko's tasks, pairwise accuracy with t
 accuracy on SEGs) is domain code and lives in :mod:`ts2viz.metaeval`, built on these modules.
 
 Import from the modules (``from ts2viz.statistics.bootstrap import bootstrap``): this package imports
-none of them, so that each stays as cheap as its own imports. The old paths ``ts2viz.stats``,
-``ts2viz.uncertainty``, ``ts2viz.significance`` (and its submodules) and ``ts2viz.metaeval.rank_bootstrap``
-re-export from here.
+none of them, so that each stays as cheap as its own imports.
 """
