@@ -3,8 +3,8 @@ shape were batched and walks chunked (ts2viz commit c72d7b9), one SEG at a time.
 
 The TS2 meta-metrics (ord, sep, delta, kendall) for every walk, SEG, partition and metric at once.
 
-How they are computed is set by a :class:`ts2viz.policy.Policy`: ``paper`` reproduces the published
-numbers, ``spec`` follows the paper's text, and any rule can be changed (see :mod:`ts2viz.policy`).
+How they are computed is set by a :class:`ts2viz.metametrics.policy.Policy`: ``paper`` reproduces the published
+numbers, ``spec`` follows the paper's text, and any rule can be changed (see :mod:`ts2viz.metametrics.policy`).
 
 Per walk, ``ord`` is minus Spearman's rho between error count and score (1 = perfect ordering, 0 when
 either side is constant), ``kendall`` the same with Kendall's tau-b, ``sep`` the mean two-sample KS
@@ -33,9 +33,9 @@ from typing import Sequence
 import numpy as np
 
 from ts2viz.errors import InputError
-from ts2viz.policy import Policy, resolve_policy
+from ts2viz.metametrics.policy import Policy, resolve_policy
 from ts2viz.seg import SEG
-from ts2viz.statistics.ord_sep import CONSTANT_RANK_TOL
+from ts2viz.metametrics.definitions import CONSTANT_RANK_TOL
 
 #: the per-walk and per-SEG statistics, in column order
 STATS = ("ord", "sep", "delta", "kendall", "signed_sep")
@@ -417,7 +417,7 @@ class MetaMetrics:
 
     ``seg_values[stat]`` is an array (SEGs, metrics) in the order of ``seg_ids`` x ``metrics``.
     ``excluded`` lists SEG ids left out of the overall and partition averages (the policy's
-    ``leave_out``). ``policy`` is the :class:`~ts2viz.policy.Policy` that made the numbers.
+    ``leave_out``). ``policy`` is the :class:`~ts2viz.metametrics.policy.Policy` that made the numbers.
     Use :meth:`segs`, :meth:`walks` and :meth:`leaderboard` for tables, :meth:`walk_stats` for the
     arrays of one SEG, :meth:`join` to put results for other metrics beside these, and
     :meth:`save`/:meth:`load` to keep them on disk.
@@ -605,7 +605,7 @@ def compute(dataset, scores, metrics: Sequence[str] | None = None, policy: "Poli
     dataset : :class:`ts2viz.dataset.Dataset`.
     scores : :class:`ts2viz.scores.Scores`; images without a score count as NaN.
     metrics : metric names to evaluate; each must be in ``scores``.
-    policy : a :class:`~ts2viz.policy.Policy`, a preset name (``"paper"``, ``"spec"``) or preset text with
+    policy : a :class:`~ts2viz.metametrics.policy.Policy`, a preset name (``"paper"``, ``"spec"``) or preset text with
         overrides (``"paper:walk_weights=uniform"``). ``mode`` is accepted as another name for it.
     seg_ids : restrict to these SEGs (default: all).
 

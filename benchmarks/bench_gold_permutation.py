@@ -39,7 +39,7 @@ def main() -> None:
     from ts2viz.gold import answer_scores, load_gold
     from ts2viz.metaeval.humaneval import rated_score_rows
     from ts2viz.statistics.permutation_tests import PermutationSettings
-    from ts2viz.statistics.gold_permutation import VECTORISED, GoldStatistic, pairwise_gold_permutation
+    from ts2viz.metaeval.permutation import VECTORISED, GoldStatistic, pairwise_gold_permutation
 
     g = load_gold("tifa160")
     g = g.with_scores(answer_scores(g))

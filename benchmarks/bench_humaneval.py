@@ -55,7 +55,7 @@ def loop(scores, human, prompts, models, counts_list):
     import numpy as np
 
     from ts2viz.metaeval import kendall
-    from ts2viz.statistics.ord_sep import rankdata
+    from ts2viz.statistics.correlation import rankdata
 
     k = scores.shape[0]
     P = int(prompts.max()) + 1

@@ -86,7 +86,7 @@ def measure(engine: str, which: str, scale: int, n_metrics: int, policy: str) ->
     if engine == "baseline":
         from baseline_metametrics import compute
     else:
-        from ts2viz.metametrics import compute
+        from ts2viz.metametrics.results import compute
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t = time.perf_counter()
     mm = compute(ds, sc, policy=policy)

@@ -68,7 +68,7 @@ def main() -> None:
 
     from ts2viz import bundled_scores, compute, load_dataset
     from ts2viz.statistics.permutation_tests import PermutationSettings, pairwise_unit_permutation
-    from ts2viz.statistics.leaderboard_permutation import cell_unit_values, leaderboard_clusters
+    from ts2viz.metametrics.permutation import cell_unit_values, leaderboard_clusters
 
     scores = bundled_scores()
     mm = compute(load_dataset("ts2"), scores)
@@ -107,9 +107,9 @@ def main() -> None:
 def perm_both_section(mm, scores, order, pairs, args) -> None:
     import numpy as np
 
-    from ts2viz.metametrics import seg_stats
-    from ts2viz.statistics.bootstrap import averaged_segs
-    from ts2viz.statistics.leaderboard_permutation import perm_both_pairs
+    from ts2viz.metametrics.walks import seg_stats
+    from ts2viz.metametrics.intervals import averaged_segs
+    from ts2viz.metametrics.permutation import perm_both_pairs
     from ts2viz.statistics.permutation_tests import PermutationSettings, permutation_test
 
     names = [(mm.metrics[i], mm.metrics[j]) for i, j in pairs]

@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 
 def vectorised(mm, n_resamples: int, seed: int):
-    from ts2viz.statistics import bootstrap as bs, paired_comparison as pcmp, rank_intervals as ri
+    from ts2viz.metametrics import comparison as pcmp, intervals as bs, ranks as ri
 
     boot = bs.bootstrap(mm, n_resamples=n_resamples, seed=seed)
     pairs = {c: pcmp.pairwise(mm, c, boot=boot) for c in boot.cells}
@@ -43,8 +43,8 @@ def loop(mm, counts, cells, groups, confidence: float, phases: dict):
     import numpy as np
     from scipy import stats
 
-    from ts2viz.statistics import bootstrap as bs
-    from ts2viz.metametrics import STATS
+    from ts2viz.metametrics import intervals as bs
+    from ts2viz.metametrics.walks import STATS
 
     M = len(mm.metrics)
     values = np.concatenate([mm.seg_values[s] for s in STATS], axis=1)          # (S, stats*M)
@@ -104,7 +104,7 @@ def main() -> None:
     import numpy as np
 
     from ts2viz import bundled_scores, compute, load_dataset
-    from ts2viz.statistics import bootstrap as bs
+    from ts2viz.metametrics import intervals as bs
 
     t = time.perf_counter()
     mm = compute(load_dataset("ts2"), bundled_scores(), mode="paper")

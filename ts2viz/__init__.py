@@ -19,8 +19,8 @@ __version__ = "0.1.0"
 
 from .dataset import Dataset, load_dataset  # noqa: E402
 from .errors import InputError  # noqa: E402
-from .metametrics import MetaMetrics, compute  # noqa: E402
-from .policy import PAPER, SPEC, Policy  # noqa: E402
+from .metametrics.policy import PAPER, SPEC, Policy  # noqa: E402
+from .metametrics.results import MetaMetrics, compute  # noqa: E402
 from .scores import Scores, bundled_scores, read_scores, write_scores  # noqa: E402
 from .seg import SEG, Node  # noqa: E402
 

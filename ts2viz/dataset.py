@@ -396,7 +396,7 @@ def load_dataset(spec: str | os.PathLike = "ts2") -> Dataset:
     See Also
     --------
     validate_folder : every problem of a folder, not only the first.
-    ts2viz.metametrics.compute : the meta-metrics of scores on a dataset.
+    ts2viz.metametrics.results.compute : the meta-metrics of scores on a dataset.
 
     Examples
     --------

@@ -352,7 +352,7 @@ def test_safe_file_names_for_uploads():
 def test_drafts_as_a_dataset_for_live_scoring(tmp_path):
     """Meta-metrics of drafts (no export): the same numbers as on the exported folder."""
     from ts2viz.authoring import drafts_to_dataset
-    from ts2viz.metametrics import compute
+    from ts2viz.metametrics.results import compute
     from ts2viz.scores import Scores
     import numpy as np
 
@@ -414,7 +414,7 @@ def solid_png(rgb: tuple[int, int, int], size: int = 16) -> bytes:
 def test_live_scoring_of_a_draft_with_a_user_metric(tmp_path):
     """Score a draft (finished or not) with a metric through the engine; meta-metrics of the drafts."""
     from ts2viz.authoring import drafts_to_dataset, score_drafts
-    from ts2viz.metametrics import compute
+    from ts2viz.metametrics.results import compute
 
     (tmp_path / "usermetric.py").write_text(BRIGHTNESS)
     spec = f"callable:{tmp_path / 'usermetric.py'}:brightness"

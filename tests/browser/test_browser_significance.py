@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow,
 
 def expected(mode):
     from ts2viz import bundled_scores, compute, load_dataset
-    from ts2viz.statistics.leaderboard_permutation import leaderboard_clusters
+    from ts2viz.metametrics.permutation import leaderboard_clusters
 
     return leaderboard_clusters(compute(load_dataset("ts2"), bundled_scores(), policy=mode), "ord_avg").members()
 

@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow,
 def expected():
     """The statistics, computed here from the library (not by the app)."""
     from ts2viz import bundled_scores, compute, load_dataset
-    from ts2viz.statistics import bootstrap as bs, paired_comparison as pcmp, rank_intervals as ri
+    from ts2viz.metametrics import comparison as pcmp, intervals as bs, ranks as ri
 
     mm = compute(load_dataset("ts2"), bundled_scores(), policy="paper")
     boot = bs.bootstrap(mm)

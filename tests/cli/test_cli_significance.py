@@ -116,7 +116,7 @@ def test_leaderboard_pairwise_accuracy_columns(tmp_path):
 
 
 def test_delta_clusters_use_standardised_gaps():
-    from ts2viz.statistics.leaderboard_permutation import cell_unit_values, leaderboard_clusters
+    from ts2viz.metametrics.permutation import cell_unit_values, leaderboard_clusters
 
     sc = bundled_scores().select(["CLIPScore", "TIFA-GPT4V", "VIEScore"])
     mm = compute(load_dataset("ts2"), sc)
@@ -130,7 +130,7 @@ def test_delta_clusters_use_standardised_gaps():
 
 def test_standardised_delta_equals_delta_of_zscored_scores():
     from ts2viz.scores import Scores
-    from ts2viz.statistics.leaderboard_permutation import cell_unit_values
+    from ts2viz.metametrics.permutation import cell_unit_values
 
     ds = load_dataset("ts2")
     sc = bundled_scores().select(["CLIPScore", "TIFA-GPT4V"])

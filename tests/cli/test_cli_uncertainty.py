@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from ts2viz import bundled_scores, compute, load_dataset
-from ts2viz.metametrics import STATS
+from ts2viz.metametrics.walks import STATS
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from ts2viz import compute
-from ts2viz.metametrics import seg_structure
-from ts2viz.statistics.ord_sep import kendall_ord, ks_separation, mean_gap, spearman_ord
+from ts2viz.metametrics.structure import seg_structure
+from ts2viz.metametrics.definitions import kendall_ord, ks_separation, mean_gap, spearman_ord
 from core_helpers import make_dataset, make_scores
 from reference_metametrics import seg_metametrics
 

@@ -9,7 +9,7 @@ import pytest
 from core_helpers import make_dataset, make_scores
 from ts2viz import bundled_scores, compute, load_dataset
 from ts2viz.errors import InputError
-from ts2viz.policy import CHOICES, MODES, PAPER, RULES, SPEC, Policy, parse_overrides, resolve_policy
+from ts2viz.metametrics.policy import CHOICES, MODES, PAPER, RULES, SPEC, Policy, parse_overrides, resolve_policy
 
 # SEG 0: node 0 = {0.9, 0.8}, 1a = {0.7, 0.6}, 2a = {0.1};  SEG 1: 0 = {0.5}, 1a = {0.6}, 1b = {0.1, 0.2, 0.3}
 SCORES = [0.9, 0.8, 0.7, 0.6, 0.1, 0.5, 0.6, 0.1, 0.2, 0.3]

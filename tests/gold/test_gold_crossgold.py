@@ -1,7 +1,7 @@
 """Cross-gold view: ranks of the same metric families on each gold standard, with intervals."""
 import numpy as np
 
-from ts2viz.gold.crossgold import CROSS_NAMES, cross_gold, ranks_over_resamples
+from ts2viz.crossgold import CROSS_NAMES, cross_gold, ranks_over_resamples
 from ts2viz.statistics.bootstrap import BootstrapSettings
 
 

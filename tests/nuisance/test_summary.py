@@ -9,11 +9,12 @@ import pytest
 
 from nuisance_data import write_height_dataset
 from ts2viz.dataset import load_dataset
-from ts2viz.metametrics import compute, seg_structure
+from ts2viz.metametrics.results import compute
+from ts2viz.metametrics.structure import seg_structure
 from ts2viz.nuisance import run as R, summary as S, transforms as T
 from ts2viz.scores import Scores
-from ts2viz.statistics.bootstrap import bootstrap, resample_counts
-from ts2viz.statistics.paired_comparison import compare
+from ts2viz.metametrics.intervals import bootstrap, resample_counts
+from ts2viz.metametrics.comparison import compare
 
 CALLABLES = Path(__file__).resolve().parents[1] / "support" / "nuisance_callables.py"
 

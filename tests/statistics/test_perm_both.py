@@ -8,9 +8,10 @@ import pytest
 
 from ts2viz import bundled_scores, compute, load_dataset
 from ts2viz.errors import InputError
-from ts2viz.metametrics import seg_ord, seg_stats, seg_structure
-from ts2viz.statistics.bootstrap import averaged_segs
-from ts2viz.statistics.leaderboard_permutation import perm_both, perm_both_pairs
+from ts2viz.metametrics.walks import seg_ord, seg_stats
+from ts2viz.metametrics.structure import seg_structure
+from ts2viz.metametrics.intervals import averaged_segs
+from ts2viz.metametrics.permutation import perm_both, perm_both_pairs
 from ts2viz.statistics.permutation_tests import PermutationSettings, permutation_test, standardise
 
 

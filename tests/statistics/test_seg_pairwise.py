@@ -12,7 +12,7 @@ from ts2viz import bundled_scores, compute, load_dataset
 from ts2viz.metaeval import pairwise_accuracy, tie_calibration
 from ts2viz.metaeval.seg_pairwise import fold_assignment, pairwise_intervals, seg_pairwise, walk_pairs
 from ts2viz.scores import Scores
-from ts2viz.statistics.bootstrap import resample_counts
+from ts2viz.metametrics.intervals import resample_counts
 
 
 @pytest.fixture(scope="module")

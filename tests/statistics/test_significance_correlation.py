@@ -9,7 +9,8 @@ import pytest
 from scipy import stats as sps
 
 from ts2viz.statistics.permutation_tests import permutation_test
-from ts2viz.statistics.unit_correlation import correlation_statistic, rank_rows
+from ts2viz.statistics.correlation import rankdata
+from ts2viz.statistics.unit_correlation import correlation_statistic
 
 
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
@@ -31,7 +32,7 @@ def test_nan_and_constant_rows():
     got = f(0, rows)
     assert got[0] == pytest.approx(sps.pearsonr([1, 2, 3], [1, 2, 4])[0])
     assert np.isnan(got[1]) and np.isnan(got[2])
-    np.testing.assert_array_equal(rank_rows(np.array([[3.0, 1.0, 3.0, 2.0]])), [[3.5, 1.0, 3.5, 2.0]])
+    np.testing.assert_array_equal(rankdata(np.array([[3.0, 1.0, 3.0, 2.0]])), [[3.5, 1.0, 3.5, 2.0]])
 
 
 def test_gold_permutation_test_exact():

@@ -1,4 +1,4 @@
-"""Permutation tests and significance clusters on human gold standards (ts2viz.statistics.gold_permutation and
+"""Permutation tests and significance clusters on human gold standards (ts2viz.metaeval.permutation and
 ``ts2viz humaneval --clusters / --compare``): p-values against exact enumeration and a sampling loop
 written here with scipy, the CLI end to end on the bundled TIFA160 and on a user's own rated set."""
 import itertools
@@ -12,8 +12,8 @@ import pytest
 from scipy import stats as sps
 
 from ts2viz.statistics.clusters import significance_clusters
-from ts2viz.statistics.gold_permutation import (GoldStatistic, gold_clusters, gold_permutation_test, inversions_rows,
-                                                kendall_rows, pairwise_gold_permutation)
+from ts2viz.metaeval.permutation import (GoldStatistic, gold_clusters, gold_permutation_test, inversions_rows,
+                                         kendall_rows, pairwise_gold_permutation)
 
 REPO = Path(__file__).resolve().parents[2]
 

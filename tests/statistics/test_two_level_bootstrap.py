@@ -7,11 +7,12 @@ import pytest
 
 from ts2viz import bundled_scores, compute, load_dataset
 from ts2viz.errors import InputError
-from ts2viz.metametrics import STATS
+from ts2viz.metametrics.walks import STATS
 from ts2viz.scores import Scores
-from ts2viz.statistics.two_level_bootstrap import image_pools, node_resample_index, two_level_bootstrap
-from ts2viz.statistics.bootstrap import BootstrapSettings, averaged_segs, bootstrap
-from ts2viz.statistics.rank_intervals import rank_intervals
+from ts2viz.metametrics.two_level import image_pools, node_resample_index, two_level_bootstrap
+from ts2viz.statistics.bootstrap import BootstrapSettings
+from ts2viz.metametrics.intervals import averaged_segs, bootstrap
+from ts2viz.metametrics.ranks import rank_intervals
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,12 @@ from scipy import stats
 
 from ts2viz import bundled_scores, compute, load_dataset
 from ts2viz.errors import InputError
-from ts2viz.metametrics import STATS, MetaMetrics
+from ts2viz.metametrics.walks import STATS
+from ts2viz.metametrics.results import MetaMetrics
 from core_helpers import make_dataset, make_scores
-from ts2viz.statistics import bootstrap as bs, paired_comparison as pcmp, rank_intervals as ri, wilcoxon as wx
+from ts2viz.metametrics import comparison as pcmp, intervals as bs, ranks as ri
+from ts2viz.metametrics.table import leaderboard_table
+from ts2viz.statistics import bootstrap as kernels, wilcoxon as wx
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +194,7 @@ def test_estimates_are_the_leaderboard_and_intervals_contain_them(bundled, mode)
     # the bootstrap mean of a mean is the sample mean (no NaN here): within ~4 Monte Carlo SEs
     se = b.resampled.std(-1) / math.sqrt(b.settings.n_resamples)
     assert (np.abs(b.resampled.mean(-1) - b.estimate) < 4 * se + 1e-12).mean() > 0.99
-    assert b.mode == mode and b.settings == bs.BootstrapSettings(2000, 0.95, 5)
+    assert b.mode == mode and b.settings == kernels.BootstrapSettings(2000, 0.95, 5)
 
 
 def test_group_sizes_and_excluded_seg(bundled):
@@ -203,7 +206,7 @@ def test_group_sizes_and_excluded_seg(bundled):
 
 def test_stratified_counts_keep_partition_sizes():
     strata = np.array([0, 0, 0, 1, 1, -1, 2, 0, 2, 2, 2])
-    c = bs.stratified_counts(strata, 5000, np.random.default_rng(0))
+    c = kernels.stratified_counts(strata, 5000, np.random.default_rng(0))
     assert c.shape == (5000, strata.size) and c.dtype.kind == "i"
     for k in (0, 1, 2):
         assert (c[:, strata == k].sum(1) == (strata == k).sum()).all()
@@ -300,7 +303,7 @@ def test_settings_determinism_and_metric_independence(bundled):
     lo = bs.bootstrap(mm, n_resamples=300, seed=3, confidence=0.5)
     assert ((lo.high - lo.low) < (a.high - a.low)).all()
     for bad in (dict(n_resamples=0), dict(confidence=1.0), dict(confidence=0), dict(seed=-1),
-                dict(n_resamples=2.5), dict(n_resamples=bs.MAX_RESAMPLES + 1)):
+                dict(n_resamples=2.5), dict(n_resamples=kernels.MAX_RESAMPLES + 1)):
         with pytest.raises(InputError):
             bs.bootstrap(mm, **bad)
     with pytest.raises(InputError, match="no metric"):
@@ -393,7 +396,7 @@ def test_rank_intervals_on_bundled(bundled, paper_boot):
 
 def test_leaderboard_table_columns(bundled, paper_boot):
     mm = bundled["paper"]
-    t = bs.leaderboard_table(mm, ("kendall", "ord"), groups=("avg", "nat", "other"), boot=paper_boot,
+    t = leaderboard_table(mm, ("kendall", "ord"), groups=("avg", "nat", "other"), boot=paper_boot,
                             ranks=ri.rank_intervals(mm, boot=paper_boot))
     assert list(t.columns) == ["metric", "ord_avg", "ord_avg_lo", "ord_avg_hi", "kendall_avg", "kendall_avg_lo",
                                "kendall_avg_hi", "ord_nat", "ord_nat_lo", "ord_nat_hi", "kendall_nat",
@@ -404,7 +407,7 @@ def test_leaderboard_table_columns(bundled, paper_boot):
     assert np.allclose(t.kendall_nat, av["kendall_nat"]) and t.ord_other.isna().all()
     assert (t.ord_avg_lo <= t.ord_avg).all()
     with pytest.raises(InputError, match="unknown statistic"):
-        bs.leaderboard_table(mm, ("ord", "spearman"))
+        leaderboard_table(mm, ("ord", "spearman"))
 
 
 def test_module_imports_numpy_only():
@@ -412,7 +415,7 @@ def test_module_imports_numpy_only():
     import sys
 
     code = ("import sys; import ts2viz.statistics.bootstrap, ts2viz.statistics.wilcoxon, "
-            "ts2viz.statistics.paired_comparison, ts2viz.statistics.rank_intervals\n"
+            "ts2viz.metametrics.comparison, ts2viz.metametrics.ranks\n"
             "bad = [m for m in ('scipy', 'torch', 'gradio', 'plotly') if m in sys.modules]\n"
             "assert not bad, bad\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -440,7 +443,7 @@ def test_quantiles_equal_numpy_including_adversarial_rows():
                 want = np.nanquantile(x, qs, axis=-1)
             # exact: the same order statistics, interpolated elementwise with numpy's own formula
             # (no reduction whose grouping could differ between CPUs)
-            assert np.array_equal(bs.quantiles(x, qs), want, equal_nan=True), (B, qs)
+            assert np.array_equal(kernels.quantiles(x, qs), want, equal_nan=True), (B, qs)
 
 
 def test_split_cell():

@@ -367,7 +367,7 @@ def test_score_uploads_with_a_library_metric(folder, tmp_path):
     every image scored once, the scores reused, Ord/Sep and walks shown; in public mode only the offered
     metric, by its display name."""
     from ts2viz import engine
-    from ts2viz.metametrics import compute
+    from ts2viz.metametrics.results import compute
     from tiny_models import tiny
 
     spec = f"clipscore:{tiny('clip')}"

@@ -10,10 +10,10 @@ import pytest
 
 from ts2viz import figures, metametrics
 from ts2viz.errors import InputError
-from ts2viz.statistics.ord_sep import ks_separation
+from ts2viz.metametrics.definitions import ks_separation
 from ts2viz.ui.callbacks import common as cb_common, board as cb_board, explorer as cb_explorer, correlations as cb_corr, live as cb_live
 from ts2viz.ui import load_state
-from ts2viz.metametrics import MetaMetrics
+from ts2viz.metametrics.results import MetaMetrics
 from ui_helpers import write_dataset, write_scores
 
 
@@ -387,7 +387,7 @@ def test_seg125_clipscore_reversed_shows_signed_sep(ts2):
     # per node pair: KS signed by the pair's mean gap (computed here from the scalar definitions)
     ks = v["ks_table"].data
     ns = ts2.node_scores(125, "CLIPScore")
-    from ts2viz.statistics.ord_sep import mean_gap
+    from ts2viz.metametrics.definitions import mean_gap
 
     for _, r in ks.iterrows():
         a, b = r["pair"].split(" – ")

@@ -10,7 +10,7 @@ import pytest
 
 from ts2viz import figures
 from ts2viz.dataset import load_dataset
-from ts2viz.statistics.ord_sep import ks_separation
+from ts2viz.metametrics.definitions import ks_separation
 from ts2viz.ui.views.graph import goodness_color, seg_graph_html
 
 LEVELS = {"0": 0, "1a": 1, "1b": 1, "2": 2}

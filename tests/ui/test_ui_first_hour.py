@@ -108,7 +108,7 @@ def test_empty_tables_say_what_is_missing(folder, tmp_path):
 
 def test_warm_computes_every_view_ahead_and_genaibench_is_offered(monkeypatch):
     import ts2viz.metaeval.humaneval as he
-    import ts2viz.statistics.gold_permutation as gp
+    import ts2viz.metaeval.permutation as gp
     from ts2viz.ui.callbacks import humaneval as gc
 
     assert "genaibench" in gc.gold_sets()                 # the CLI's fourth set: ratings only, for uploads
@@ -122,7 +122,7 @@ def test_warm_computes_every_view_ahead_and_genaibench_is_offered(monkeypatch):
 
     monkeypatch.setattr(he, "evaluate_rated", computed)
     monkeypatch.setattr(gp, "gold_clusters", computed)
-    monkeypatch.setattr("ts2viz.gold.crossgold.cross_gold", computed)
+    monkeypatch.setattr("ts2viz.crossgold.cross_gold", computed)
     for name in few:
         for rs in gc.rating_sets(name):
             for task in gc.TASKS:

@@ -19,7 +19,7 @@ from margins import assert_wide_detections, assert_wide_rounding, generation_mar
 from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
-from ts2viz.metametrics import compute
+from ts2viz.metametrics.results import compute
 from ts2viz.qa.records import bundled_qa_records, with_counted
 from ts2viz.qa.views import rank_segs_by_questions
 from ts2viz.scores import bundled_scores

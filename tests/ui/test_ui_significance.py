@@ -10,7 +10,7 @@ import pytest
 from ts2viz import bundled_scores, compute, load_dataset
 from ts2viz.metaeval.seg_pairwise import seg_pairwise
 from ts2viz.scores import Scores
-from ts2viz.statistics.leaderboard_permutation import leaderboard_clusters
+from ts2viz.metametrics.permutation import leaderboard_clusters
 from ts2viz.ui import load_state
 from ts2viz.ui.views.significance_view import significance_html
 from ts2viz.ui.tabs.board import significance_panel

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as sps
 
 from ts2viz import bundled_scores, compute, figures, load_dataset
-from ts2viz.statistics import bootstrap as bs, paired_comparison as pcmp, rank_intervals as ri
+from ts2viz.metametrics import comparison as pcmp, intervals as bs, ranks as ri
 from ts2viz.display import column_label
 from ts2viz.errors import InputError
 from ts2viz.ui.callbacks import common as cb_common, board as cb_board

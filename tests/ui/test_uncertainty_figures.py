@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from ts2viz import bundled_scores, compute, figures, load_dataset
-from ts2viz.statistics import bootstrap as bs, paired_comparison as pcmp
+from ts2viz.metametrics import comparison as pcmp, intervals as bs
+from ts2viz.metametrics.table import leaderboard_table
 
 BOARD = pd.DataFrame({"metric": ["A", "B", "C"], "family": ["Embedding", "TIFA", "Embedding"],
                       "ord_avg": [0.7, 0.8, 0.6], "sep_avg": [0.9, 0.85, 0.5],
@@ -78,7 +79,7 @@ def test_significance_heatmap_of_the_bundled_leaderboard():
     f = figures.significance_heatmap(pw.metrics, pw.difference, pw.pvalue_holm)
     coloured = sum(z is not None for row in f.data[1].z for z in row)
     assert coloured == int(pw.significant().sum()) and 0 < coloured < 19 * 18
-    board = bs.leaderboard_table(mm, boot=bs.bootstrap(mm, n_resamples=500))
+    board = leaderboard_table(mm, boot=bs.bootstrap(mm, n_resamples=500))
     board["family"] = [m.split("-")[0] for m in board.metric]
     s = figures.ord_sep_scatter(board, error_bars=True)
     assert sum(len(t.x) for t in s.data) == 19

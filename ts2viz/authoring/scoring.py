@@ -1,6 +1,6 @@
 """Live scoring while authoring: score a draft's images with any metric of the registry.
 
-Then compute its meta-metrics (``ts2viz.metametrics.compute(drafts_to_dataset(drafts), scores)``), so
+Then compute its meta-metrics (``ts2viz.metametrics.results.compute(drafts_to_dataset(drafts), scores)``), so
 a hard SEG can be designed on purpose. Images from TS2 keep their file names, so the bundled TS2
 scores apply as they are.
 """

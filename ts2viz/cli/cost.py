@@ -25,7 +25,7 @@ def cost_columns(mm, args: argparse.Namespace):
 
     Parameters
     ----------
-    mm : ts2viz.metametrics.MetaMetrics
+    mm : ts2viz.metametrics.results.MetaMetrics
         The leaderboard's meta-metrics.
     args : argparse.Namespace
         The parsed command line (:func:`ts2viz.cli.build_parser`).

@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from ..errors import InputError, warn_input
-from ..policy import MODES, rules_help
+from ..metametrics.policy import MODES, rules_help
 
 METAMETRICS_COLUMNS = ["seg_id", "partition", "metric", "ord", "sep", "delta", "kendall", "signed_sep", "n_walks"]
 
@@ -300,8 +300,8 @@ def _compute(args, averaged_only: bool):
     ``averaged_only``: count coverage over the SEGs that enter the averages (the leaderboard), not over
     every evaluated SEG (the per-SEG table).
     """
-    from ..metametrics import compute
-    from ..policy import resolve_policy
+    from ..metametrics.results import compute
+    from ..metametrics.policy import resolve_policy
     from ..scores import coverage
 
     ds, scores, metrics, seg_ids = load_inputs(args)
@@ -408,7 +408,7 @@ def leaderboard_groups(partitions) -> list[str]:
     >>> leaderboard_groups(["Nat", "Custom", "Synth"])
     ['avg', 'synth', 'nat', 'real', 'custom']
     """
-    from ..metametrics import ordered_partitions
+    from ..metametrics.results import ordered_partitions
 
     return list(GROUPS) + [p.lower() for p in ordered_partitions(partitions) if p not in ("Synth", "Nat", "Real")]
 
@@ -434,8 +434,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     InputError
         For bad input (options, files, metrics).
     """
-    from ..statistics.bootstrap import bootstrap, leaderboard_table
-    from ..statistics.rank_intervals import rank_intervals
+    from ..metametrics.intervals import bootstrap
+    from ..metametrics.table import leaderboard_table
+    from ..metametrics.ranks import rank_intervals
 
     check_out(args.out)
     stats = _parse_stats(args.stats)
@@ -446,7 +447,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     mm, cov = _compute(args, averaged_only=True)
     boot = ranks = None
     if args.ci and settings.image_resamples:
-        from ..statistics.two_level_bootstrap import two_level_bootstrap
+        from ..metametrics.two_level import two_level_bootstrap
 
         boot = two_level_bootstrap(mm, load_inputs(args)[1], settings)
         ranks = rank_intervals(mm, "ord_avg", boot=boot)
@@ -507,7 +508,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def _parse_stats(text: str) -> list[str]:
-    from ..metametrics import STATS
+    from ..metametrics.walks import STATS
 
     names = [s.strip().lower() for s in text.split(",") if s.strip()]
     for s in names:
@@ -559,12 +560,12 @@ def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None, groups=GROUPS, c
     Parameters
     ----------
     lb : pandas.DataFrame
-        The leaderboard (:func:`ts2viz.statistics.bootstrap.leaderboard_table`).
-    mm : ts2viz.metametrics.MetaMetrics
+        The leaderboard (:func:`ts2viz.metametrics.table.leaderboard_table`).
+    mm : ts2viz.metametrics.results.MetaMetrics
         The meta-metrics it was made from (for the order and the notes).
     stats : sequence of str, default ("ord", "sep")
         The statistics to show.
-    boot : ts2viz.statistics.bootstrap.LeaderboardBootstrap or None, default None
+    boot : ts2viz.metametrics.intervals.LeaderboardBootstrap or None, default None
         The bootstrap whose intervals ``lb`` holds.
     groups : sequence of str, default GROUPS
         The groups to show (:func:`leaderboard_groups`).
@@ -649,10 +650,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     InputError
         For bad input, an unknown metric, or the same metric named twice.
     """
-    from ..metametrics import compute
-    from ..policy import resolve_policy
-    from ..statistics.bootstrap import bootstrap
-    from ..statistics.paired_comparison import compare
+    from ..metametrics.results import compute
+    from ..metametrics.policy import resolve_policy
+    from ..metametrics.intervals import bootstrap
+    from ..metametrics.comparison import compare
 
     settings = _bootstrap_settings(args)
     ds, scores, _, seg_ids = load_inputs(args)
@@ -692,9 +693,9 @@ def cmd_significance(args: argparse.Namespace) -> int:
     InputError
         For bad input, an unknown ``--cell``, or ``--alpha`` outside (0, 1).
     """
-    from ..statistics.bootstrap import bootstrap, cell_names
-    from ..statistics.paired_comparison import pairwise
-    from ..statistics.rank_intervals import rank_intervals
+    from ..metametrics.intervals import bootstrap, cell_names
+    from ..metametrics.comparison import pairwise
+    from ..metametrics.ranks import rank_intervals
 
     check_out(args.out)
     settings = _bootstrap_settings(args)
@@ -742,11 +743,11 @@ def format_significance(pw, ranks, mm, alpha: float) -> str:
 
     Parameters
     ----------
-    pw : ts2viz.statistics.paired_comparison.PairwiseComparison
+    pw : ts2viz.metametrics.comparison.PairwiseComparison
         All pairs' Wilcoxon tests on ``pw.cell``, Holm-corrected.
-    ranks : ts2viz.statistics.rank_intervals.RankIntervals
+    ranks : ts2viz.metametrics.ranks.RankIntervals
         Each metric's rank interval.
-    mm : ts2viz.metametrics.MetaMetrics
+    mm : ts2viz.metametrics.results.MetaMetrics
         The meta-metrics (for the notes).
     alpha : float
         The significance level: a pair with Holm p >= alpha is not separated.
@@ -758,7 +759,7 @@ def format_significance(pw, ranks, mm, alpha: float) -> str:
     """
     import numpy as np
 
-    from ..statistics.bootstrap import split_cell
+    from ..metametrics.intervals import split_cell
 
     stat, group = split_cell(pw.cell)
     order = [int(i) for i in np.argsort(-np.nan_to_num(pw.estimate, nan=-np.inf), kind="stable")]
@@ -797,9 +798,9 @@ def format_comparison(pc, mm, perm=None) -> str:
 
     Parameters
     ----------
-    pc : ts2viz.statistics.paired_comparison.PairedComparison
+    pc : ts2viz.metametrics.comparison.PairedComparison
         The comparison.
-    mm : ts2viz.metametrics.MetaMetrics
+    mm : ts2viz.metametrics.results.MetaMetrics
         The meta-metrics (for the notes).
     perm : (numpy.ndarray, str) or None, default None
         A permutation test's p-values per cell and its note, shown in a column before ``n``.
@@ -809,7 +810,7 @@ def format_comparison(pc, mm, perm=None) -> str:
     str
         The table and its notes.
     """
-    from ..statistics.bootstrap import split_cell
+    from ..metametrics.intervals import split_cell
 
     heads = ["Cell", pc.a, pc.b, "A-B", f"{100 * pc.settings.confidence:g}% interval", "n", "Wilcoxon p"]
     if perm is not None:

@@ -23,7 +23,7 @@ def add_significance_options(p: argparse.ArgumentParser) -> None:
     p : argparse.ArgumentParser
         The subcommand's parser.
     """
-    from ..statistics.gold_permutation import STATISTICS
+    from ..metaeval.permutation import STATISTICS
     from .permutation import add_permutation_options
 
     p.add_argument("--clusters", action="store_true",
@@ -70,7 +70,7 @@ def cluster_column(args: argparse.Namespace, rated, result, settings):
     """The ``cluster`` column of ``humaneval --clusters`` and a note saying how it was formed.
 
     Greedy significance clusters by the pooled ``--cluster-stat`` with one-sided paired permutation tests
-    (:func:`ts2viz.statistics.gold_permutation.gold_clusters`).
+    (:func:`ts2viz.metaeval.permutation.gold_clusters`).
 
     Parameters
     ----------
@@ -97,7 +97,7 @@ def cluster_column(args: argparse.Namespace, rated, result, settings):
     """
     import numpy as np
 
-    from ..statistics.gold_permutation import GoldStatistic, gold_clusters
+    from ..metaeval.permutation import GoldStatistic, gold_clusters
     from .permutation import permutation_settings
 
     alpha = _alpha(args.cluster_alpha)
@@ -147,7 +147,7 @@ def cmd_compare(args: argparse.Namespace, rated, result, settings, write_csv) ->
     """
     import pandas as pd
 
-    from ..statistics.gold_permutation import STATISTICS, GoldStatistic, gold_permutation_test
+    from ..metaeval.permutation import STATISTICS, GoldStatistic, gold_permutation_test
     from .permutation import permutation_settings
 
     a, b = args.compare

@@ -26,7 +26,7 @@ def add_subcommands(subparsers) -> None:
         The ``ts2viz`` parser's subparsers object.
     """
     from ..nuisance.transforms import BASELINES, DEFAULT
-    from ..policy import MODES
+    from ..metametrics.policy import MODES
     from ..statistics.bootstrap import DEFAULTS
 
     p = subparsers.add_parser(
@@ -249,7 +249,7 @@ def nuisance_columns(mm, dataset, args: argparse.Namespace, settings):
 
     Parameters
     ----------
-    mm : ts2viz.metametrics.MetaMetrics
+    mm : ts2viz.metametrics.results.MetaMetrics
         The leaderboard's meta-metrics.
     dataset : ts2viz.dataset.Dataset
         The dataset.

@@ -32,7 +32,7 @@ def pairwise_columns(mm, scores, args: argparse.Namespace, groups, settings=None
 
     Parameters
     ----------
-    mm : ts2viz.metametrics.MetaMetrics
+    mm : ts2viz.metametrics.results.MetaMetrics
         The leaderboard's meta-metrics.
     scores : ts2viz.scores.Scores
         The scores it was computed from.
@@ -74,7 +74,7 @@ def pairwise_columns(mm, scores, args: argparse.Namespace, groups, settings=None
     nan = np.full(M, np.nan)
     iv = None
     if settings is not None:
-        from ..statistics.bootstrap import resample_counts
+        from ..metametrics.intervals import resample_counts
 
         iv = pairwise_intervals(res, resample_counts(mm, n_resamples=settings.n_resamples, seed=settings.seed),
                                 settings.confidence)

@@ -99,7 +99,7 @@ def permutation_settings(args: argparse.Namespace, corrected: bool = False):
 
 
 def _scores_if_delta(load_scores, cell: str):
-    from ..statistics.bootstrap import split_cell
+    from ..metametrics.intervals import split_cell
 
     return load_scores() if split_cell(cell)[0] == "delta" else None
 
@@ -132,7 +132,7 @@ def check_cell(mm, cell: str, flag: str) -> None:
 
     Parameters
     ----------
-    mm : ts2viz.metametrics.MetaMetrics
+    mm : ts2viz.metametrics.results.MetaMetrics
         The meta-metrics.
     cell : str
         A cell name (``ord_avg``, ``sep_nat``, ...).
@@ -144,7 +144,7 @@ def check_cell(mm, cell: str, flag: str) -> None:
     InputError
         For an unknown cell, listing the known ones.
     """
-    from ..statistics.bootstrap import cell_names
+    from ..metametrics.intervals import cell_names
 
     if cell not in cell_names(mm):
         raise InputError(f"{flag}: unknown leaderboard cell {cell!r} (expected one of {', '.join(cell_names(mm))})")
@@ -155,7 +155,7 @@ def cluster_column(mm, args: argparse.Namespace, alpha: float, load_scores):
 
     Parameters
     ----------
-    mm : ts2viz.metametrics.MetaMetrics
+    mm : ts2viz.metametrics.results.MetaMetrics
         The leaderboard's meta-metrics.
     args : argparse.Namespace
         The parsed command line (:func:`ts2viz.cli.build_parser`).
@@ -176,7 +176,7 @@ def cluster_column(mm, args: argparse.Namespace, alpha: float, load_scores):
     InputError
         For an unknown ``--cluster-cell`` or permutation options out of range.
     """
-    from ..statistics.leaderboard_permutation import leaderboard_clusters
+    from ..metametrics.permutation import leaderboard_clusters
 
     check_cell(mm, args.cluster_cell, "--cluster-cell")
     correction = args.correction or "none"
@@ -203,11 +203,11 @@ def cmd_significance_permutation(args: argparse.Namespace, mm, alpha: float, boo
     ----------
     args : argparse.Namespace
         The parsed command line (:func:`ts2viz.cli.build_parser`).
-    mm : ts2viz.metametrics.MetaMetrics
+    mm : ts2viz.metametrics.results.MetaMetrics
         The leaderboard's meta-metrics.
     alpha : float
         The significance level.
-    boot : ts2viz.statistics.bootstrap.LeaderboardBootstrap
+    boot : ts2viz.metametrics.intervals.LeaderboardBootstrap
         The bootstrap (for the rank intervals and the Wilcoxon comparison).
     load_scores : callable
         ``load_scores()`` gives the scores (read only for a delta cell).
@@ -226,11 +226,11 @@ def cmd_significance_permutation(args: argparse.Namespace, mm, alpha: float, boo
     """
     import numpy as np
 
-    from ..statistics.leaderboard_permutation import leaderboard_clusters, pairwise_permutation
+    from ..metametrics.permutation import leaderboard_clusters, pairwise_permutation
     from ..statistics.wilcoxon import holm
-    from ..statistics.paired_comparison import pairwise
-    from ..statistics.rank_intervals import rank_intervals
-    from ..statistics.bootstrap import split_cell
+    from ..metametrics.comparison import pairwise
+    from ..metametrics.ranks import rank_intervals
+    from ..metametrics.intervals import split_cell
 
     cell = args.cell
     correction = args.correction or "holm"
@@ -382,7 +382,7 @@ def comparison_pvalues(mm, args: argparse.Namespace, scores, cells, wilcoxon_p, 
 
     Parameters
     ----------
-    mm : ts2viz.metametrics.MetaMetrics
+    mm : ts2viz.metametrics.results.MetaMetrics
         The meta-metrics of the two metrics.
     args : argparse.Namespace
         The parsed command line (:func:`ts2viz.cli.build_parser`).
@@ -409,7 +409,7 @@ def comparison_pvalues(mm, args: argparse.Namespace, scores, cells, wilcoxon_p, 
     """
     import numpy as np
 
-    from ..statistics.leaderboard_permutation import pairwise_permutation
+    from ..metametrics.permutation import pairwise_permutation
 
     settings = permutation_settings(args, corrected=True)
     a, b = mm.metrics.index(args.a), mm.metrics.index(args.b)

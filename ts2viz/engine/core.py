@@ -668,7 +668,7 @@ def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None
     --------
     score_images : loose images, the app's live scoring.
     score_variants : the same metric on changed copies of the images or prompts.
-    ts2viz.metametrics.compute : the meta-metrics of the returned scores.
+    ts2viz.metametrics.results.compute : the meta-metrics of the returned scores.
 
     Examples
     --------

@@ -1,7 +1,7 @@
 """Plotly figures of the app: pure functions of data (arrays, dicts, DataFrames) to ``go.Figure``.
 
 No statistics are computed here: callers pass meta-metric values from :mod:`ts2viz.metametrics` and
-:mod:`ts2viz.statistics` (node means come from :func:`ts2viz.statistics.ord_sep.node_means`). Meta-metric
+:mod:`ts2viz.statistics` (node means come from :func:`ts2viz.metametrics.definitions.node_means`). Meta-metric
 values are shown x100 and counts in the right number (:mod:`ts2viz.display`). Plotly is imported when a
 figure is built. One module per view, the shared parts apart:
 

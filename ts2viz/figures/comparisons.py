@@ -88,7 +88,7 @@ def significance_heatmap(metrics: Sequence[str], difference, pvalue, *, value: s
         averages).
     pvalue : array_like
         (M, M) the p-value of that comparison, typically Holm-corrected
-        (:class:`ts2viz.statistics.paired_comparison.PairwiseComparison`'s ``difference`` and
+        (:class:`ts2viz.metametrics.comparison.PairwiseComparison`'s ``difference`` and
         ``pvalue_holm``).
     value : {'difference', 'p'}, default 'difference'
         ``"difference"``: significant cells (p < ``alpha``) coloured by the signed difference (x

@@ -54,7 +54,7 @@ def ord_sep_scatter(board, x: str = "ord_avg", y: str = "sep_avg", title: str | 
     board : pandas.DataFrame
         Columns ``metric``, ``family`` and the two value columns (fractions); with ``error_bars`` also
         ``{x}_lo``, ``{x}_hi``, ``{y}_lo``, ``{y}_hi`` (the layout of
-        :func:`ts2viz.statistics.bootstrap.leaderboard_table` with a bootstrap).
+        :func:`ts2viz.metametrics.table.leaderboard_table` with a bootstrap).
     x : str, default "ord_avg"
         The value column on the x axis.
     y : str, default "sep_avg"

@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..display import fmt_score, fmt_x100, plural
-from ..statistics.ord_sep import node_means
+from ..metametrics.definitions import node_means
 from .labels import KS_LABEL_SIZE, KS_SLOT_PX, ks_label_slots
 from .style import (HIGHLIGHT, INK, METRIC_A, TITLE_PX, TOOLBAR_PX, WALK_COLORS, bottom_legends, empty_figure, figure,
                     node_colors, on_white, stack_legends, title_lines, walk_color)
@@ -169,8 +169,8 @@ def cdf_figure(node_levels: Mapping[str, int], node_scores: Mapping[str, np.ndar
         Node label -> its images' scores.
     ks_pairs : sequence of Mapping
         Dicts with keys ``a``, ``b`` (node labels), ``statistic``, ``location``, ``cdf_a``, ``cdf_b``
-        (as in :class:`ts2viz.statistics.ord_sep.KSResult`) and optionally ``signed`` (the KS distance
-        signed by the direction of the pair's mean gap, see :func:`ts2viz.metametrics.signed`).
+        (as in :class:`ts2viz.metametrics.definitions.KSResult`) and optionally ``signed`` (the KS distance
+        signed by the direction of the pair's mean gap, see :func:`ts2viz.metametrics.walks.signed`).
     metric : str
         The metric's name (axis title).
     lower_is_better : bool, default False

@@ -8,11 +8,10 @@
 - :mod:`.answers`: DSG / VQ²A scores per image from released VQA answers, through the library's
   accumulation code;
 - :mod:`.pairs`: side-by-side gold (pairs with a human verdict) and judges' verdicts, GenAI-Bench's and
-  MMRB2's layouts, the bundled ``genaibench-pairwise``;
-- :mod:`.crossgold`: the same metric families ranked on every gold standard (TS2 Ord/Sep, TIFA160,
-  ImagenHub, GenAI-Bench) with rank intervals.
+  MMRB2's layouts, the bundled ``genaibench-pairwise``.
 
-The statistics (Gecko's point-wise, pair-wise and model-ordering tasks) are in :mod:`ts2viz.metaeval`.
+The statistics (Gecko's point-wise, pair-wise and model-ordering tasks) are in :mod:`ts2viz.metaeval`; the
+same metric families ranked on every gold standard, TS2 included, in :mod:`ts2viz.crossgold`.
 Pure numpy/pandas: never imports torch or gradio.
 """
 from .answers import QA_METRICS, AnswerScoring, answer_scores

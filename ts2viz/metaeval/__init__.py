@@ -2,7 +2,7 @@
 
 Small composable functions over score matrices (in the style of mt-metrics-eval). Pure numpy: never
 imports torch, gradio or scipy. The statistics they use (correlations, bootstrap, Wilcoxon, permutation
-tests) live in :mod:`ts2viz.statistics`.
+tests) live in :mod:`ts2viz.statistics`, TS2's meta-metrics in :mod:`ts2viz.metametrics`.
 
 - :mod:`ts2viz.metaeval.pairwise`: pairwise accuracy with ties (Deutsch et al. 2023's ``acc_eq``) and
   tie calibration, over any set of item pairs (pairs of images of one prompt, pairs on a SEG walk).
@@ -20,6 +20,8 @@ tests) live in :mod:`ts2viz.statistics`.
   accuracy, accuracy with and without ties, position-swap accuracy, position bias.
 - :mod:`ts2viz.metaeval.sxs`: T2I models ordered from side-by-side votes; absolute templates against SxS.
 - :mod:`ts2viz.metaeval.spa`: soft pairwise accuracy of a T2I-model ordering (mt-metrics-eval's pce.py).
+- :mod:`ts2viz.metaeval.permutation`: permutation tests and significance clusters of pooled statistics on
+  rated sets (Spearman, Kendall, Pearson, pair-wise accuracy).
 
 ``pearson``, ``spearman`` and ``kendall`` (:mod:`ts2viz.statistics.correlation`) are re-exported here.
 """

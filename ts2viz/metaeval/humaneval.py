@@ -558,7 +558,7 @@ def evaluate(scores, human, prompts, models, metrics: Sequence[str], *,
     See Also
     --------
     evaluate_rated : the same on a rated set.
-    ts2viz.statistics.gold_permutation.gold_clusters : significance clusters on a pooled statistic.
+    ts2viz.metaeval.permutation.gold_clusters : significance clusters on a pooled statistic.
 
     Notes
     -----

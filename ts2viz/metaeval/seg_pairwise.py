@@ -47,7 +47,7 @@ def walk_pairs(structure) -> tuple[PairIndex, np.ndarray]:
     Parameters
     ----------
     structure : SegStructure
-        The walk layout of the SEG (:class:`ts2viz.metametrics.SegStructure`; images in its
+        The walk layout of the SEG (:class:`ts2viz.metametrics.structure.SegStructure`; images in its
         ``file_names`` order).
 
     Returns
@@ -147,7 +147,7 @@ class SegPairwise:
     metric_ties: str
 
     def _groups(self) -> list[tuple[str, np.ndarray]]:
-        from ..metametrics import ordered_partitions
+        from ..metametrics.results import ordered_partitions
 
         keep = np.array([s not in set(self.excluded) for s in self.seg_ids])
         parts = np.asarray(self.partitions)
@@ -191,7 +191,7 @@ def seg_pairwise(mm, scores, *, metrics: Sequence[str] | None = None, folds: int
     Parameters
     ----------
     mm : MetaMetrics
-        :class:`ts2viz.metametrics.MetaMetrics` (its SEGs, walk layouts, partitions, left-out SEGs).
+        :class:`ts2viz.metametrics.results.MetaMetrics` (its SEGs, walk layouts, partitions, left-out SEGs).
     scores : Scores
         :class:`ts2viz.scores.Scores` (oriented: lower-is-better metrics negated).
     metrics : sequence of str, optional
@@ -334,7 +334,7 @@ def pairwise_intervals(res: SegPairwise, counts: np.ndarray, confidence: float =
         Per-SEG accuracies.
     counts : numpy.ndarray
         Resamples as (resamples, SEGs) count matrices over ``res.seg_ids`` (e.g.
-        :func:`ts2viz.statistics.bootstrap.resample_counts` of the same meta-metrics: then the resamples
+        :func:`ts2viz.metametrics.intervals.resample_counts` of the same meta-metrics: then the resamples
         are those of the leaderboard's other intervals).
     confidence : float, default 0.95
         Two-sided level.

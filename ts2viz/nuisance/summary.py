@@ -17,7 +17,7 @@ transform and SEG (scores oriented so that higher is better where it matters):
   each (either image replaced by its transformed copy); the flip rate is the share of events after
   which the pair is no longer ordered correctly (a tie counts as not correct). NaN without a correctly
   ordered pair.
-- **Ord and Sep under nuisance**: TS2's meta-metrics (:func:`ts2viz.metametrics.compute`, the chosen
+- **Ord and Sep under nuisance**: TS2's meta-metrics (:func:`ts2viz.metametrics.results.compute`, the chosen
   policy) with every image replaced by its transformed copy, beside the clean values.
 - **direction** (``up_share``): the share of images whose score goes up (for a lower-is-better metric:
   down, i.e. toward "more faithful"), strictly. Reported for every transform; for a *degrading* one
@@ -27,9 +27,9 @@ Pooled over the dataset (the SEGs the leaderboard averages; :func:`summarize`): 
 **median** over SEGs (robust to SEGs with tiny steps; the undefined ones left out, ``+inf`` counted as
 the largest), the flip rate and the direction as the **mean** over SEGs, Ord and Sep as the leaderboard's
 averages. Intervals are percentile bootstrap intervals over SEGs from the leaderboard's own resamples
-(:func:`ts2viz.statistics.bootstrap.resample_counts`: SEGs drawn within partitions, the same draws for every
+(:func:`ts2viz.metametrics.intervals.resample_counts`: SEGs drawn within partitions, the same draws for every
 metric and transform, so all are paired); the difference of Ord (Sep) under nuisance and clean has the
-paired interval of :func:`ts2viz.statistics.paired_comparison.compare`.
+paired interval of :func:`ts2viz.metametrics.comparison.compare`.
 
 Pure numpy/pandas (no torch, no gradio).
 """
@@ -96,7 +96,7 @@ def seg_nuisance(structure, edges: Sequence[tuple[str, str]], clean: np.ndarray,
     Parameters
     ----------
     structure : SegStructure
-        The SEG's :class:`ts2viz.metametrics.SegStructure` (its images in ``file_names`` order, their
+        The SEG's :class:`ts2viz.metametrics.structure.SegStructure` (its images in ``file_names`` order, their
         ``levels`` and nodes).
     edges : sequence of (str, str)
         The SEG's edges as (parent label, child label) pairs (:meth:`ts2viz.seg.SEG.adjacent_pairs`).
@@ -126,7 +126,7 @@ def seg_nuisance(structure, edges: Sequence[tuple[str, str]], clean: np.ndarray,
 
     >>> import numpy as np
     >>> from ts2viz.seg import build_seg
-    >>> from ts2viz.metametrics import seg_structure
+    >>> from ts2viz.metametrics.structure import seg_structure
     >>> seg = build_seg(0, "p", "Synth", [("a", "", "0"), ("b", "", "0"), ("c", "", "1"), ("d", "", "1")])
     >>> st = seg_structure(seg, "spec")
     >>> r = seg_nuisance(st, seg.adjacent_pairs(), np.array([1.0, 0.8, 0.6, 0.4]),
@@ -191,7 +191,7 @@ def pooled_median(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     values : numpy.ndarray
         (S,) per-SEG values; NaN left out, ``+inf`` allowed (it sorts last).
     counts : numpy.ndarray
-        (B, S) non-negative integer counts (e.g. :func:`ts2viz.statistics.bootstrap.resample_counts`).
+        (B, S) non-negative integer counts (e.g. :func:`ts2viz.metametrics.intervals.resample_counts`).
 
     Returns
     -------
@@ -413,10 +413,11 @@ def summarize(scores: NuisanceScores, dataset, *, mode="paper", seg_ids: Sequenc
              transform  n_segs  ratio  flip_rate  up_share  ord_diff
     0  jpeg:quality=30      20  0.068      0.006       0.0       0.0
     """
-    from ..metametrics import compute
+    from ..metametrics.results import compute
     from ..scores import Scores
-    from ..statistics.bootstrap import DEFAULTS, BootstrapSettings, averaged_segs, bootstrap, resample_counts
-    from ..statistics.paired_comparison import compare
+    from ..statistics.bootstrap import DEFAULTS, BootstrapSettings
+    from ..metametrics.intervals import averaged_segs, bootstrap, resample_counts
+    from ..metametrics.comparison import compare
 
     st = BootstrapSettings(DEFAULTS.n_resamples if n_resamples is None else n_resamples,
                            DEFAULTS.confidence if confidence is None else confidence,

@@ -142,7 +142,7 @@ def significance_clusters(metrics: Sequence[str], estimate, pvalue, *, alpha: fl
     See Also
     --------
     ts2viz.statistics.permutation_tests.pairwise_unit_permutation : a p-value matrix to cluster.
-    ts2viz.statistics.leaderboard_permutation.leaderboard_clusters : clusters of TS2's leaderboard.
+    ts2viz.metametrics.permutation.leaderboard_clusters : clusters of TS2's leaderboard.
 
     Notes
     -----

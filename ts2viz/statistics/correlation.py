@@ -1,6 +1,8 @@
 """Correlation coefficients in pure numpy (no scipy at run time), equal to scipy.stats' defaults.
 
-- :func:`pearson`: Pearson's r (``scipy.stats.pearsonr``);
+- :func:`rankdata`: average ranks (``scipy.stats.rankdata``);
+- :func:`pearson`: Pearson's r (``scipy.stats.pearsonr``), and :func:`pearson_rows` of many rows with one vector,
+  the kernel every Pearson-based statistic of ts2viz uses;
 - :func:`spearman`: Spearman's rho, Pearson's r of average ranks (``scipy.stats.spearmanr``);
 - :func:`kendall`: Kendall's tau-b (``scipy.stats.kendalltau``, its default) or tau-c
   (``variant='c'``, Stuart's tau-c), O(n log n) by counting inversions with a vectorised bottom-up
@@ -13,7 +15,49 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ord_sep import rankdata
+
+def rankdata(x) -> np.ndarray:
+    """Average ranks of the values of ``x`` along its last axis (1-based; ties share the mean of their positions).
+
+    Parameters
+    ----------
+    x : array_like
+        Values to rank: one vector, or rows (any shape; ranked along the last axis).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 array of the same shape: the rank of each value, as ``scipy.stats.rankdata`` with its
+        default ``method='average'`` (and ``axis=-1``).
+
+    Notes
+    -----
+    NaN policy: NaN is not handled (callers drop NaNs first): NaNs sort last and get the highest ranks.
+
+    Examples
+    --------
+    >>> from ts2viz.statistics.correlation import rankdata
+    >>> rankdata([3, 1, 3, 2]).tolist()
+    [3.5, 1.0, 3.5, 2.0]
+    >>> rankdata([[3, 1, 3, 2], [1, 1, 1, 0]]).tolist()
+    [[3.5, 1.0, 3.5, 2.0], [3.0, 3.0, 3.0, 1.0]]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    order = np.argsort(x, axis=-1, kind="stable")
+    srt = np.take_along_axis(x, order, axis=-1)
+    n = x.shape[-1] if x.ndim else 0
+    if x.size == 0:
+        return srt
+    new = np.ones(srt.shape, bool)
+    new[..., 1:] = srt[..., 1:] != srt[..., :-1]
+    last = np.ones(srt.shape, bool)
+    last[..., :-1] = new[..., 1:]
+    pos = np.broadcast_to(np.arange(n), srt.shape)
+    start = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
+    end = np.minimum.accumulate(np.where(last, pos, n - 1)[..., ::-1], axis=-1)[..., ::-1]
+    ranks = np.empty_like(srt)
+    np.put_along_axis(ranks, order, (start + end) / 2.0 + 1.0, axis=-1)
+    return ranks
 
 
 def _pairs(x, y) -> tuple[np.ndarray, np.ndarray]:
@@ -25,16 +69,53 @@ def _pairs(x, y) -> tuple[np.ndarray, np.ndarray]:
     return x[ok], y[ok]
 
 
-def _pearson_clean(x: np.ndarray, y: np.ndarray) -> float:
-    if x.size < 2:
-        return float("nan")
-    x = x - x.mean()
-    y = y - y.mean()
-    # elementwise sums, not BLAS dot: a 1-D dot can stall on a busy machine's BLAS threads
-    vx, vy = float((x * x).sum()), float((y * y).sum())
-    if vx == 0.0 or vy == 0.0:
-        return float("nan")
-    return float(np.clip((x * y).sum() / np.sqrt(vx * vy), -1.0, 1.0))
+def pearson_rows(x, y, *, tol: float = 0.0) -> np.ndarray:
+    """Pearson's r of every row of ``x`` with the vector ``y``: the one Pearson kernel of ts2viz.
+
+    Parameters
+    ----------
+    x : array_like
+        (..., n) rows of values, NaN-free.
+    y : array_like
+        (n,) values, NaN-free.
+    tol : float, default 0.0
+        A side counts as constant when its centred sum of squares is at most ``tol`` (by default: exactly 0).
+        Callers that must not read rounding noise as variation pass a cutoff (e.g. ``1e-24 * n**2``).
+
+    Returns
+    -------
+    numpy.ndarray
+        (...,) r of each row, clipped to [-1, 1]; NaN where a row or ``y`` is constant (see ``tol``).
+
+    See Also
+    --------
+    pearson : of two vectors with NaN pairs left out.
+
+    Notes
+    -----
+    r = sum((x - mean x)(y - mean y)) / sqrt(sum((x - mean x)**2) sum((y - mean y)**2)), with elementwise
+    sums (not a BLAS dot: a 1-D dot can stall on a busy machine's BLAS threads, and a row's sum does not
+    depend on the other rows). Rounding can put |r| a hair above 1; it is clipped.
+
+    NaN policy: NaN is not handled (callers drop NaNs first); fewer than two values give a constant side.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ts2viz.statistics.correlation import pearson_rows
+    >>> rows = np.array([[1.0, 2, 3, 4, 5], [5, 4, 3, 2, 1], [2, 2, 2, 2, 2]])
+    >>> pearson_rows(rows, [2, 1, 4, 3, 5]).round(4).tolist()
+    [0.8, -0.8, nan]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    xc = x - x.mean(-1, keepdims=True)
+    yc = y - y.mean()
+    vx = (xc * xc).sum(-1)
+    vy = float((yc * yc).sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (xc * yc).sum(-1) / np.sqrt(vx * vy)
+    return np.where((vx > tol) & (vy > tol), np.clip(r, -1.0, 1.0), np.nan)
 
 
 def pearson(x, y) -> float:
@@ -72,7 +153,8 @@ def pearson(x, y) -> float:
     >>> round(pearson([1, 2, 3, 4, 5], [2, 1, 4, 3, 5]), 4)
     0.8
     """
-    return _pearson_clean(*_pairs(x, y))
+    x, y = _pairs(x, y)
+    return float(pearson_rows(x, y)) if x.size >= 2 else float("nan")
 
 
 def spearman(x, y) -> float:
@@ -96,7 +178,7 @@ def spearman(x, y) -> float:
     See Also
     --------
     pearson, kendall
-    ts2viz.statistics.ord_sep.spearman_ord : TS2's Ord (0, not NaN, for a constant side).
+    ts2viz.metametrics.definitions.spearman_ord : TS2's Ord (0, not NaN, for a constant side).
 
     Notes
     -----
@@ -113,7 +195,7 @@ def spearman(x, y) -> float:
     nan
     """
     x, y = _pairs(x, y)
-    return _pearson_clean(rankdata(x), rankdata(y))
+    return float(pearson_rows(rankdata(x), rankdata(y))) if x.size >= 2 else float("nan")
 
 
 def _dense(v: np.ndarray) -> np.ndarray:

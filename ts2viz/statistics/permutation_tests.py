@@ -277,8 +277,8 @@ def permutation_test(a_units: Sequence[np.ndarray], b_units: Sequence[np.ndarray
     See Also
     --------
     pairwise_unit_permutation : all pairs at once when whole units are swapped.
-    ts2viz.statistics.leaderboard_permutation.pairwise_permutation : the test on TS2's leaderboard.
-    ts2viz.statistics.gold_permutation.gold_permutation_test : the test on a human-rated set.
+    ts2viz.metametrics.permutation.pairwise_permutation : the test on TS2's leaderboard.
+    ts2viz.metaeval.permutation.gold_permutation_test : the test on a human-rated set.
 
     Notes
     -----

@@ -15,53 +15,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import InputError
+from .correlation import pearson_rows, rankdata
 
 METHODS = ("pearson", "spearman", "kendall")
-
-
-def rank_rows(x: np.ndarray) -> np.ndarray:
-    """Average ranks (1-based, ties share their mean rank) along the last axis of a NaN-free array.
-
-    Parameters
-    ----------
-    x : array_like
-        Values, any shape; ranked along the last axis.
-
-    Returns
-    -------
-    numpy.ndarray
-        float64 ranks of the same shape.
-
-    Examples
-    --------
-    >>> from ts2viz.statistics.unit_correlation import rank_rows
-    >>> rank_rows([[3, 1, 3, 2]]).tolist()
-    [[3.5, 1.0, 3.5, 2.0]]
-    """
-    x = np.asarray(x, dtype=np.float64)
-    order = np.argsort(x, axis=-1, kind="stable")
-    srt = np.take_along_axis(x, order, axis=-1)
-    n = x.shape[-1]
-    new = np.ones(srt.shape, bool)
-    new[..., 1:] = srt[..., 1:] != srt[..., :-1]
-    last = np.ones(srt.shape, bool)
-    last[..., :-1] = new[..., 1:]
-    pos = np.broadcast_to(np.arange(n), srt.shape)
-    start = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
-    end = np.minimum.accumulate(np.where(last, pos, n - 1)[..., ::-1], axis=-1)[..., ::-1]
-    ranks = np.empty_like(srt)
-    np.put_along_axis(ranks, order, (start + end) / 2.0 + 1.0, axis=-1)
-    return ranks
-
-
-def _pearson_rows(x: np.ndarray, g: np.ndarray) -> np.ndarray:
-    xc = x - x.mean(-1, keepdims=True)
-    gc = g - g.mean()
-    vx = (xc * xc).sum(-1)
-    vg = float((gc * gc).sum())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tol = 1e-24 * max(1.0, x.shape[-1]) ** 2
-        return np.where((vx > tol) & (vg > tol), (xc @ gc) / np.sqrt(vx * vg), np.nan)
 
 
 def _kendall_b_rows(x: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -126,10 +82,11 @@ def correlation_statistic(gold_units: Sequence[np.ndarray], method: str = "pears
         if g.size < 2 or not ok.any():
             return out
         xs = x[ok]
+        constant_tol = 1e-24 * max(1.0, g.size) ** 2     # rounding noise of a constant side is not variation
         if method == "pearson":
-            out[ok] = _pearson_rows(xs, g)
+            out[ok] = pearson_rows(xs, g, tol=constant_tol)
         elif method == "spearman":
-            out[ok] = _pearson_rows(rank_rows(xs), rank_rows(g))
+            out[ok] = pearson_rows(rankdata(xs), rankdata(g), tol=constant_tol)
         else:
             out[ok] = _kendall_b_rows(xs, g)
         return out

@@ -1,7 +1,7 @@
 """The Wilcoxon signed-rank test and Holm's step-down correction, vectorised, in pure numpy.
 
 :func:`wilcoxon` matches ``scipy.stats.wilcoxon``'s defaults on every 1-D slice at once (the leaderboard's
-paired tests, :mod:`ts2viz.statistics.paired_comparison`); :func:`holm` adjusts a family of p-values.
+paired tests, :mod:`ts2viz.metametrics.comparison`); :func:`holm` adjusts a family of p-values.
 Only numpy is imported (no scipy, torch or gradio).
 """
 from __future__ import annotations
@@ -11,7 +11,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
 
 # -- Wilcoxon signed-rank test --------------------------------------------------------------------
 
@@ -109,7 +108,7 @@ def wilcoxon(x, y) -> WilcoxonResult:
     See Also
     --------
     holm : adjust a family of the p-values.
-    ts2viz.statistics.paired_comparison.compare : the test on two metrics' per-SEG values.
+    ts2viz.metametrics.comparison.compare : the test on two metrics' per-SEG values.
 
     Notes
     -----

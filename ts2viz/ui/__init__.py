@@ -269,7 +269,7 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
     if app.metrics:
         # both modes' meta-metrics before the first visitor (a few tenths of a second each), not in the
         # first visitor's mode switch, with everyone else's views queued behind it
-        from ..policy import MODES
+        from ..metametrics.policy import MODES
 
         for mode in MODES:
             app.mm(mode)
@@ -287,7 +287,7 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
     if app.metrics:
         # the leaderboard's intervals too (a bootstrap, ~0.4 s a mode): else drawn by the first page load
         # and by the first mode switch, with every visitor's views queued behind it
-        from ..policy import MODES
+        from ..metametrics.policy import MODES
         from .callbacks.uncertainty import board_bootstrap
 
         for mode in MODES:

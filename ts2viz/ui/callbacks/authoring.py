@@ -1142,12 +1142,12 @@ def score_draft(app, source: str, metric, mode: str = "paper", device: str | Non
     """
     import pandas as pd
 
-    from ...metametrics import compute
+    from ...metametrics.results import compute
     from ...scores import Scores
-    from ...statistics.ord_sep import node_means
+    from ...metametrics.definitions import node_means
     from .common import get_metric, walk_label
 
-    from ...policy import resolve_policy
+    from ...metametrics.policy import resolve_policy
 
     d, draft = _current(app)
     ds = drafts_to_dataset(draft, name=f"draft SEG {draft.seg_id}")   # an InputError: the first problem

@@ -14,8 +14,8 @@ import numpy as np
 from ... import figures
 from ...display import SCALED_STATS, SIGNED_SEP_NOTE, fmt_x100, md_text, plural, stat_name
 from ...errors import InputError
-from ...metametrics import signed
-from ...statistics.ord_sep import ks_separation, mean_gap, node_means
+from ...metametrics.walks import signed
+from ...metametrics.definitions import ks_separation, mean_gap, node_means
 from ..views.graph import seg_graph_html, thumb_files
 from ..state.app_state import AppView
 from ..images.thumbs import GALLERY, THUMB
@@ -433,7 +433,7 @@ def graph_html(app: AppView, mode: str, seg_id, metric, walk=None, node=None) ->
     wpath, wname = None, ""
     w = _walk_index(walk)
     if w is not None:
-        from ...metametrics import seg_structure
+        from ...metametrics.structure import seg_structure
 
         st = seg_structure(seg, mode)
         if 0 <= w < len(st.walks):
@@ -591,7 +591,7 @@ def seg_header(app: AppView, mode: str, seg_id, metric, metric_b=None) -> str:
     InputError
         For a SEG the dataset lacks.
     """
-    from ...metametrics import seg_structure
+    from ...metametrics.structure import seg_structure
 
     seg = get_seg(app, seg_id)
     st = seg_structure(seg, mode)
@@ -691,7 +691,7 @@ def seg_view(app: AppView, mode: str, seg_id, metric, metric_b=None, node=None, 
         walk_choices = app.memo(("walk_choices", mode, seg.id, metric, metric_b), ms, lambda: [
             (f"walk {int(r.walk)}: {r.path} (ord {fmt_x100(r.ord)})", str(int(r.walk))) for r in wt.itertuples()])
     else:
-        from ...metametrics import seg_structure
+        from ...metametrics.structure import seg_structure
 
         st = seg_structure(seg, mode)
         wt = pd.DataFrame({"walk": np.arange(len(st.walks)), "path": [walk_label(w) for w in st.walks]})
@@ -898,7 +898,7 @@ def select_walk(app: AppView, mode: str, seg_id, metric, metric_b, walk, node=No
     InputError
         For a SEG or metric the session does not have, or an unknown mode.
     """
-    from ...metametrics import seg_structure
+    from ...metametrics.structure import seg_structure
 
     seg = get_seg(app, seg_id)
     metric = get_metric(app, metric, required=False)

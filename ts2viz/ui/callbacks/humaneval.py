@@ -338,7 +338,7 @@ def clusters(name: str, rating_set: str, stat: str) -> dict:
         Cluster by metric (empty for a set without shared scores).
     """
     from ...metaeval.humaneval import rated_score_rows
-    from ...statistics.gold_permutation import GoldStatistic, gold_clusters
+    from ...metaeval.permutation import GoldStatistic, gold_clusters
 
     g = rated(name)
     r = result(name, rating_set)
@@ -575,7 +575,7 @@ def scatter_figure(name: str, rating_set: str, metric: str, own=None):
 
 @shared_once
 def _cross_long():
-    from ...gold.crossgold import cross_gold
+    from ...crossgold import cross_gold
 
     return cross_gold(bootstrap=CROSS_BOOTSTRAP)
 
@@ -596,7 +596,7 @@ def cross_gold_table(own=None):
     pandas.DataFrame
         ``metric family`` and one column per ``gold:statistic``.
     """
-    from ...gold.crossgold import CROSS_NAMES, rated_rank_rows
+    from ...crossgold import CROSS_NAMES, rated_rank_rows
 
     t = _cross_long()
     if own:

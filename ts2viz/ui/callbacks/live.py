@@ -14,7 +14,7 @@ import numpy as np
 from ... import figures
 from ...display import plural
 from ...errors import InputError
-from ...statistics.ord_sep import node_means
+from ...metametrics.definitions import node_means
 from ..serving.jobs import checkpoint
 from ..state.app_state import AppView
 from .common import get_seg, log, visitor_file

@@ -227,7 +227,7 @@ def seg_statistics(seg, run: MetricRun, mode: str = "paper"):
     """
     import pandas as pd
 
-    from ...metametrics import seg_structure
+    from ...metametrics.structure import seg_structure
     from ...nuisance.summary import seg_nuisance
 
     st = seg_structure(seg, mode)
@@ -288,7 +288,8 @@ def seg_view(view: AppView, metric, seg_id, transform=None, walk=None, node=None
     """
     from ...figures import nuisance_overlay as NF
     from ...figures.style import empty_figure
-    from ...metametrics import seg_structure, walk_stats
+    from ...metametrics.structure import seg_structure
+    from ...metametrics.walks import walk_stats
 
     seg = get_seg(view, seg_id)
     metrics = metric_choices(view)

@@ -20,7 +20,7 @@ all read its resamples. It is drawn over every metric of one side:
   keyed by a token of that session's workspace, so no session can reach another's.
 
 The resamples depend only on the seed, their number and the partition sizes, never on the metrics
-(:func:`ts2viz.statistics.bootstrap.bootstrap`), so a view of shared metrics only (a pair, a family)
+(:func:`ts2viz.metametrics.intervals.bootstrap`), so a view of shared metrics only (a pair, a family)
 reads the shared bootstrap even in a session that has its own. The small results derived from a
 bootstrap (tables, figures, captions) go through ``app.memo`` like every other view.
 """
@@ -36,17 +36,20 @@ from typing import Sequence
 import numpy as np
 
 from ... import figures
-from ...statistics import bootstrap as bs, paired_comparison as pcmp, rank_intervals as ri, wilcoxon as wx
+from ...metametrics import comparison as pcmp, intervals as bs, ranks as ri
+from ...statistics import wilcoxon as wx
+from ...metametrics.table import leaderboard_table
+from ...statistics.bootstrap import DEFAULTS
 from ...display import SCALED_STATS, column_label, fmt_stat, fmt_x100, md_text, stat_name
 from ...errors import InputError
-from ...metametrics import MetaMetrics
+from ...metametrics.results import MetaMetrics
 from .board import BOARD_STATS, best_cells, leaderboard
 from .common import ALL, SEG_STATS, mark_columns, metric_choices, shown, table_csv
 from ..state.memo import Memo
 from ..state.app_state import CLOSE_HOOKS, AppView
 
 #: bootstrap settings of every view (the library's defaults: 10,000 resamples, 95 %, seed 0)
-SETTINGS = bs.DEFAULTS
+SETTINGS = DEFAULTS
 #: significance level of the heatmap's marks and the pair caption's verdict
 ALPHA = 0.05
 #: bytes of bootstraps kept whole for the operator's metrics (one per mode is ~30 MB for TS2's 19
@@ -69,9 +72,9 @@ class BoardBootstrap:
 
     Parameters
     ----------
-    mm : ts2viz.metametrics.MetaMetrics
+    mm : ts2viz.metametrics.results.MetaMetrics
         What it was drawn from.
-    boot : ts2viz.statistics.bootstrap.LeaderboardBootstrap
+    boot : ts2viz.metametrics.intervals.LeaderboardBootstrap
         The bootstrap.
     seconds : float
         The seconds it took to draw.
@@ -252,9 +255,9 @@ def board_intervals(app: AppView, mode: str, board, sort_by: str | None = "ord_a
     """A leaderboard table with its intervals and rank intervals (fractions, like the board).
 
     ``{cell}_lo``, ``{cell}_hi`` after each stat column and the rank columns ``rank``, ``rank_median``,
-    ``rank_lo``, ``rank_hi`` (:func:`ts2viz.statistics.rank_intervals.rank_intervals` by :func:`rank_cell`
+    ``rank_lo``, ``rank_hi`` (:func:`ts2viz.metametrics.ranks.rank_intervals` by :func:`rank_cell`
     among every metric the session sees) at the end. The intervals and ranks are those of
-    :func:`ts2viz.statistics.bootstrap.leaderboard_table` on the session's meta-metrics with the bootstrap of
+    :func:`ts2viz.metametrics.table.leaderboard_table` on the session's meta-metrics with the bootstrap of
     :func:`board_bootstrap`. Called by the leaderboard's redraw when its scatter whiskers or table
     intervals are on.
 
@@ -284,7 +287,7 @@ def board_intervals(app: AppView, mode: str, board, sort_by: str | None = "ord_a
     def build():
         entry = board_bootstrap(app, mode)
         ranks = ri.rank_intervals(entry.mm, by, boot=entry.boot)
-        return bs.leaderboard_table(entry.mm, ("ord", "sep", "signed_sep"), boot=entry.boot,
+        return leaderboard_table(entry.mm, ("ord", "sep", "signed_sep"), boot=entry.boot,
                                    ranks=ranks).set_index("metric")
 
     full = app.memo(("board_ci", mode, by, SETTINGS), app.metrics, build)
@@ -470,7 +473,7 @@ def significance(app: AppView, mode: str, stat: str = "ord", partition: str = AL
 
     The metrics are those of the family filter, compared in the cell of ``stat`` over ``partition``
     (:func:`cell_name`) and ordered by it. The comparisons are
-    :func:`ts2viz.statistics.paired_comparison.pairwise`'s (difference, paired bootstrap interval, Wilcoxon
+    :func:`ts2viz.metametrics.comparison.pairwise`'s (difference, paired bootstrap interval, Wilcoxon
     signed-rank p on per-SEG values); the Holm correction runs over the pairs shown (M(M-1)/2 for M
     metrics): with every metric shown it is ``pairwise``'s own. Called by the Correlations tab's redraw.
 
@@ -489,7 +492,7 @@ def significance(app: AppView, mode: str, stat: str = "ord", partition: str = AL
 
     Returns
     -------
-    ts2viz.statistics.paired_comparison.PairwiseComparison
+    ts2viz.metametrics.comparison.PairwiseComparison
         The comparisons.
 
     Raises
@@ -540,7 +543,7 @@ def significance_figure(app: AppView, mode: str, stat: str = "ord", partition: s
         The SEGs.
     families_sel : list of str or None, default None
         The family filter's value.
-    pw : ts2viz.statistics.paired_comparison.PairwiseComparison or None, default None
+    pw : ts2viz.metametrics.comparison.PairwiseComparison or None, default None
         :func:`significance`'s result, if already computed.
 
     Returns
@@ -563,7 +566,7 @@ def significance_note(pw: pcmp.PairwiseComparison) -> str:
 
     Parameters
     ----------
-    pw : ts2viz.statistics.paired_comparison.PairwiseComparison
+    pw : ts2viz.metametrics.comparison.PairwiseComparison
         :func:`significance`'s result.
 
     Returns
@@ -591,7 +594,7 @@ def significance_note(pw: pcmp.PairwiseComparison) -> str:
 def pair_comparison(app: AppView, mode: str, stat: str, x, y, partition: str = ALL) -> dict | None:
     """One metric against another in one leaderboard cell, paired over the same SEGs.
 
-    :func:`ts2viz.statistics.paired_comparison.compare`; called by the Correlations tab's redraw for the
+    :func:`ts2viz.metametrics.comparison.compare`; called by the Correlations tab's redraw for the
     caption under the pair scatter.
 
     Parameters

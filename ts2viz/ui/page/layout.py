@@ -10,7 +10,7 @@ from typing import Sequence
 
 import gradio as gr  # this module is imported only when the app is built
 
-from ...policy import MODES
+from ...metametrics.policy import MODES
 from ..callbacks import common as cb_common, live as cb_live
 from . import share
 from .glue import Page, Refresh

@@ -11,7 +11,7 @@
   drops it when the session ends.
 - :class:`AppView`: the app as one session sees it, the shared tables followed by its own. Every
   callback takes one. Meta-metrics of the two are computed separately and joined metric-wise
-  (:meth:`~ts2viz.metametrics.MetaMetrics.join`), so a visitor's upload computes only its own metrics.
+  (:meth:`~ts2viz.metametrics.results.MetaMetrics.join`), so a visitor's upload computes only its own metrics.
 """
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...errors import InputError
-from ...metametrics import FORMAT_VERSION, MetaMetrics, compute
+from ...metametrics.results import FORMAT_VERSION, MetaMetrics, compute
 from ...paths import cache_dir
-from ...policy import MODES, resolve_policy
+from ...metametrics.policy import MODES, resolve_policy
 from ...scores import Scores, merge
 from ..serving.access import Access, Limits, operator
 from .memo import Memo
@@ -218,7 +218,7 @@ class TableSet:
 
         Returns
         -------
-        ts2viz.metametrics.MetaMetrics
+        ts2viz.metametrics.results.MetaMetrics
             The meta-metrics.
 
         Raises
@@ -801,7 +801,7 @@ class Workspace(TableSet):
 
         Returns
         -------
-        ts2viz.metametrics.MetaMetrics
+        ts2viz.metametrics.results.MetaMetrics
             The joined meta-metrics (cached per mode and variant).
 
         Raises
@@ -1079,7 +1079,7 @@ class AppView:
 
         Returns
         -------
-        ts2viz.metametrics.MetaMetrics
+        ts2viz.metametrics.results.MetaMetrics
             Shared and own, joined.
 
         Raises

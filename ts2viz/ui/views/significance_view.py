@@ -12,8 +12,8 @@ import numpy as np
 from ...metaeval.seg_pairwise import pairwise_intervals, seg_pairwise
 from ...statistics.permutation_tests import DEFAULT_SETTINGS, pairwise_unit_permutation
 from ...statistics.clusters import significance_clusters
-from ...statistics.leaderboard_permutation import cell_unit_values
-from ...statistics.bootstrap import resample_counts
+from ...metametrics.permutation import cell_unit_values
+from ...metametrics.intervals import resample_counts
 from ..state.app_state import AppView
 
 #: the cell the clusters are formed on, and their level

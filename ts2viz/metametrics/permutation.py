@@ -1,7 +1,7 @@
 """Permutation tests and significance clusters for TS2 leaderboard cells (SEGs are the units).
 
 A leaderboard cell (``ord_avg``, ``sep_nat``, ...) is the mean of per-SEG values over the SEGs of a
-group (:func:`ts2viz.statistics.bootstrap.seg_values`), so the SEG is the unit of the permutation tests:
+group (:func:`ts2viz.metametrics.intervals.seg_values`), so the SEG is the unit of the permutation tests:
 
 - :func:`pairwise_permutation` swaps whole SEGs (``swap="units"``): every pair of metrics at once, from
   the per-SEG values alone (exact for per-SEG statistics: a swapped SEG's values are the two metrics'
@@ -11,8 +11,8 @@ group (:func:`ts2viz.statistics.bootstrap.seg_values`), so the SEG is the unit o
 - :func:`perm_both` swaps single images' standardised scores within SEGs (PERM-BOTH) and recomputes the
   SEG's meta-metric for every permutation: the more powerful test of Deutsch et al. (2021);
   :func:`perm_both_pairs` runs it for many pairs at once (every pair's permuted rows of a SEG in one
-  call of :func:`ts2viz.metametrics.seg_ord`, Ord's fast path; other statistics through
-  :func:`ts2viz.metametrics.seg_stats`).
+  call of :func:`ts2viz.metametrics.walks.seg_ord`, Ord's fast path; other statistics through
+  :func:`ts2viz.metametrics.walks.seg_stats`).
 - :func:`leaderboard_clusters`: significance clusters (:mod:`.clusters`) on a cell.
 """
 from __future__ import annotations
@@ -22,12 +22,21 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..metametrics import CHUNK_ELEMENTS, MetaMetrics, seg_ord, seg_stats
-from .bootstrap import averaged_segs, seg_values, split_cell
-from .clusters import Clusters, significance_clusters
-from .permutation_tests import (DEFAULT_SETTINGS, PairwisePermutation, PermutationResult, PermutationSettings,
-                                mean_diffs, pairwise_unit_permutation, permutation_test, sampled_swap_pvalues,
-                                standardise)
+from ..statistics.clusters import Clusters, significance_clusters
+from ..statistics.permutation_tests import (
+    DEFAULT_SETTINGS,
+    PairwisePermutation,
+    PermutationResult,
+    PermutationSettings,
+    mean_diffs,
+    pairwise_unit_permutation,
+    permutation_test,
+    sampled_swap_pvalues,
+    standardise,
+)
+from .intervals import averaged_segs, seg_values, split_cell
+from .results import MetaMetrics
+from .walks import CHUNK_ELEMENTS, seg_ord, seg_stats
 
 
 def seg_sds(mm: MetaMetrics, scores, seg_index: Sequence[int]) -> np.ndarray:
@@ -134,7 +143,7 @@ def pairwise_permutation(mm: MetaMetrics, cell: str = "ord_avg", *, alternative:
     Examples
     --------
     >>> from ts2viz import load_dataset, bundled_scores, compute
-    >>> from ts2viz.statistics.leaderboard_permutation import pairwise_permutation
+    >>> from ts2viz.metametrics.permutation import pairwise_permutation
     >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore", "ALIGNScore", "DSG-mPLUG"], policy="paper")
     >>> pairwise_permutation(mm, "sep_avg").pvalue.round(2).tolist()
     [[nan, 0.99, 0.01], [0.02, nan, 0.01], [1.0, 1.0, nan]]
@@ -191,7 +200,7 @@ def leaderboard_clusters(mm: MetaMetrics, cell: str = "ord_avg", *, alpha: float
     On average Ord, ALIGNScore and CLIPScore share the top cluster:
 
     >>> from ts2viz import load_dataset, bundled_scores, compute
-    >>> from ts2viz.statistics.leaderboard_permutation import leaderboard_clusters
+    >>> from ts2viz.metametrics.permutation import leaderboard_clusters
     >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore", "ALIGNScore", "DSG-mPLUG"], policy="paper")
     >>> leaderboard_clusters(mm, "ord_avg").members()
     [['ALIGNScore', 'CLIPScore'], ['DSG-mPLUG']]
@@ -216,7 +225,7 @@ def seg_statistic(mm: MetaMetrics, stat: str, seg_index: Sequence[int]):
     mm : MetaMetrics
         Meta-metric results (their walk layouts and policy are used).
     stat : str
-        One of :data:`ts2viz.metametrics.STATS`.
+        One of :data:`ts2viz.metametrics.walks.STATS`.
     seg_index : sequence of int
         Indices into ``mm.seg_ids``; unit ``u`` is SEG ``mm.seg_ids[seg_index[u]]``.
 
@@ -306,7 +315,7 @@ def perm_both_pairs(mm: MetaMetrics, scores, cell: str = "ord_avg", *,
     scores : Scores
         The scores ``mm`` was computed from.
     cell : str, default "ord_avg"
-        The leaderboard cell (Ord cells use the fast path :func:`ts2viz.metametrics.seg_ord`).
+        The leaderboard cell (Ord cells use the fast path :func:`ts2viz.metametrics.walks.seg_ord`).
     pairs : sequence of (str, str), optional
         The (a, b) pairs to test, "a > b" (default: every ordered pair of ``mm.metrics``).
     alternative : {'greater', 'two-sided'}, default 'greater'
@@ -328,7 +337,7 @@ def perm_both_pairs(mm: MetaMetrics, scores, cell: str = "ord_avg", *,
     Notes
     -----
     Per SEG, the permuted rows of every active pair of a block are scored by one vectorised call (in
-    chunks that keep the temporaries under :data:`ts2viz.metametrics.CHUNK_ELEMENTS` elements).
+    chunks that keep the temporaries under :data:`ts2viz.metametrics.walks.CHUNK_ELEMENTS` elements).
     ``benchmarks/bench_significance.py`` times it against the per-permutation path.
 
     NaN policy: as :func:`perm_both`: NaN scores carry no weight; a SEG whose value is NaN is skipped in
@@ -338,7 +347,7 @@ def perm_both_pairs(mm: MetaMetrics, scores, cell: str = "ord_avg", *,
     --------
     >>> from ts2viz import load_dataset, bundled_scores, compute
     >>> from ts2viz.statistics.permutation_tests import PermutationSettings
-    >>> from ts2viz.statistics.leaderboard_permutation import perm_both, perm_both_pairs
+    >>> from ts2viz.metametrics.permutation import perm_both, perm_both_pairs
     >>> scores = bundled_scores()
     >>> mm = compute(load_dataset("ts2"), scores, ["CLIPScore", "ALIGNScore", "DSG-mPLUG"], policy="paper")
     >>> st = PermutationSettings(n_permutations=100)

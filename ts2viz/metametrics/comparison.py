@@ -3,7 +3,7 @@
 Differences with paired bootstrap intervals and Wilcoxon p-values, for one pair (:func:`compare`) or
 all pairs with Holm's correction (:func:`pairwise`).
 
-The intervals come from one :func:`ts2viz.statistics.bootstrap.bootstrap` (the same resamples for both
+The intervals come from one :func:`ts2viz.metametrics.intervals.bootstrap` (the same resamples for both
 metrics), the tests from :func:`ts2viz.statistics.wilcoxon.wilcoxon` on the per-SEG values.
 """
 from __future__ import annotations
@@ -13,11 +13,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ..metametrics import MetaMetrics
-from .bootstrap import (BootstrapSettings, LeaderboardBootstrap, bootstrap_for, cell_values, check_cell, frozen,
-                        quantiles, seg_groups)
-from .wilcoxon import holm, wilcoxon
-
+from ..statistics.bootstrap import BootstrapSettings, frozen, quantiles
+from ..statistics.wilcoxon import holm, wilcoxon
+from .intervals import (
+    LeaderboardBootstrap,
+    bootstrap_for,
+    cell_values,
+    check_cell,
+    seg_groups,
+)
+from .results import MetaMetrics
 
 # -- paired comparisons -----------------------------------------------------------------------------
 
@@ -100,7 +105,7 @@ def compare(mm: MetaMetrics, a: str, b: str, *, boot: LeaderboardBootstrap | Non
     a, b : str
         Metric names.
     boot : LeaderboardBootstrap, optional
-        A :func:`~ts2viz.statistics.bootstrap.bootstrap` of ``mm`` to reuse; otherwise one is drawn
+        A :func:`~ts2viz.metametrics.intervals.bootstrap` of ``mm`` to reuse; otherwise one is drawn
         with the settings below. Passing both is an error.
     n_resamples : int, optional
         Resamples of a new bootstrap (default :data:`~ts2viz.statistics.bootstrap.DEFAULTS`).
@@ -127,7 +132,7 @@ def compare(mm: MetaMetrics, a: str, b: str, *, boot: LeaderboardBootstrap | Non
     See Also
     --------
     pairwise : every pair in one cell, Holm-corrected.
-    ts2viz.statistics.leaderboard_permutation.pairwise_permutation : permutation tests instead.
+    ts2viz.metametrics.permutation.pairwise_permutation : permutation tests instead.
 
     Notes
     -----
@@ -139,7 +144,7 @@ def compare(mm: MetaMetrics, a: str, b: str, *, boot: LeaderboardBootstrap | Non
     ALIGNScore separates the nodes of TS2's SEGs better than DSG with mPLUG (Sep, average):
 
     >>> from ts2viz import load_dataset, bundled_scores, compute
-    >>> from ts2viz.statistics.paired_comparison import compare
+    >>> from ts2viz.metametrics.comparison import compare
     >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["ALIGNScore", "DSG-mPLUG"], policy="paper")
     >>> res = compare(mm, "ALIGNScore", "DSG-mPLUG", n_resamples=1000)
     >>> row = res.frame().set_index("cell").loc["sep_avg"]
@@ -259,7 +264,7 @@ def pairwise(mm: MetaMetrics, cell: str = "ord_avg", *, boot: LeaderboardBootstr
         Meta-metric results.
     cell : str, default "ord_avg"
         A leaderboard cell, e.g. ``"ord_avg"``, ``"sep_nat"``
-        (:func:`~ts2viz.statistics.bootstrap.cell_names`).
+        (:func:`~ts2viz.metametrics.intervals.cell_names`).
     boot : LeaderboardBootstrap, optional
         A bootstrap of ``mm`` covering ``mm.metrics``, to reuse; otherwise one is drawn.
     n_resamples : int, optional
@@ -292,7 +297,7 @@ def pairwise(mm: MetaMetrics, cell: str = "ord_avg", *, boot: LeaderboardBootstr
     Examples
     --------
     >>> from ts2viz import load_dataset, bundled_scores, compute
-    >>> from ts2viz.statistics.paired_comparison import pairwise
+    >>> from ts2viz.metametrics.comparison import pairwise
     >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore", "ALIGNScore", "DSG-mPLUG"], policy="paper")
     >>> pw = pairwise(mm, "sep_avg", n_resamples=1000)
     >>> table = pw.frame()

@@ -1,6 +1,6 @@
 """Leaderboard ranks with their bootstrap uncertainty.
 
-Each metric's rank over the resamples of :func:`ts2viz.statistics.bootstrap.bootstrap` (median and
+Each metric's rank over the resamples of :func:`ts2viz.metametrics.intervals.bootstrap` (median and
 interval, and the distribution of ranks).
 """
 from __future__ import annotations
@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metametrics import MetaMetrics
-from .bootstrap import BootstrapSettings, LeaderboardBootstrap, bootstrap_for, check_cell, frozen, seg_groups
-
+from ..statistics.bootstrap import BootstrapSettings, frozen
+from .intervals import LeaderboardBootstrap, bootstrap_for, check_cell, seg_groups
+from .results import MetaMetrics
 
 # -- ranks -------------------------------------------------------------------------------------------
 
@@ -84,7 +84,7 @@ def rank_intervals(mm: MetaMetrics, by: str = "ord_avg", *, boot: LeaderboardBoo
     by : str, default "ord_avg"
         The leaderboard cell that orders the table (higher is better).
     boot : LeaderboardBootstrap, optional
-        A :func:`~ts2viz.statistics.bootstrap.bootstrap` of ``mm`` to reuse; otherwise one is drawn
+        A :func:`~ts2viz.metametrics.intervals.bootstrap` of ``mm`` to reuse; otherwise one is drawn
         with the settings below. Passing both is an error.
     n_resamples : int, optional
         Resamples of a new bootstrap (default :data:`~ts2viz.statistics.bootstrap.DEFAULTS`).
@@ -117,7 +117,7 @@ def rank_intervals(mm: MetaMetrics, by: str = "ord_avg", *, boot: LeaderboardBoo
     Examples
     --------
     >>> from ts2viz import load_dataset, bundled_scores, compute
-    >>> from ts2viz.statistics.rank_intervals import rank_intervals
+    >>> from ts2viz.metametrics.ranks import rank_intervals
     >>> mm = compute(load_dataset("ts2"), bundled_scores(), ["CLIPScore", "ALIGNScore", "DSG-mPLUG"], policy="paper")
     >>> rank_intervals(mm, "ord_avg", n_resamples=1000).frame()
            metric  rank  median  low  high

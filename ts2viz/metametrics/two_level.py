@@ -1,10 +1,10 @@
 """Two-level bootstrap: how much of a metric's uncertainty comes from which images happened to be in a node.
 
-The one-level bootstrap (:func:`ts2viz.statistics.bootstrap.bootstrap`) resamples SEGs and keeps each SEG's
+The one-level bootstrap (:func:`ts2viz.metametrics.intervals.bootstrap`) resamples SEGs and keeps each SEG's
 per-SEG values fixed. The two-level bootstrap resamples SEGs (within partitions, as the one-level one),
 then, inside every drawn SEG, the images of each node with replacement (a node keeps its size; its
 images may repeat), and recomputes the SEG's meta-metrics on the resampled images with the leaderboard's
-own code (:func:`ts2viz.metametrics.seg_stats`, under the results' policy). The difference between the
+own code (:func:`ts2viz.metametrics.walks.seg_stats`, under the results' policy). The difference between the
 two intervals' widths is the share of the uncertainty due to the images within nodes.
 
 Cost: recomputing meta-metrics for every (resample, SEG) is too slow, so each SEG gets a pool of
@@ -20,8 +20,10 @@ from typing import Callable
 import numpy as np
 
 from ..errors import InputError
-from ..metametrics import STATS, MetaMetrics, seg_stats
-from .bootstrap import BootstrapSettings, LeaderboardBootstrap, averaged_segs, quantiles
+from ..statistics.bootstrap import BootstrapSettings, quantiles
+from .intervals import LeaderboardBootstrap, averaged_segs
+from .results import MetaMetrics
+from .walks import STATS, seg_stats
 
 #: outer resamples handled at once (bounds the (resamples x SEGs x columns) gather)
 CHUNK = 256
@@ -48,7 +50,7 @@ def node_resample_index(node_of: np.ndarray, rng: np.random.Generator, n: int) -
     Examples
     --------
     >>> import numpy as np
-    >>> from ts2viz.statistics.two_level_bootstrap import node_resample_index
+    >>> from ts2viz.metametrics.two_level import node_resample_index
     >>> idx = node_resample_index([0, 0, 1, 1, 1], np.random.default_rng(0), 2)
     >>> bool((idx[:, :2] < 2).all() and (idx[:, 2:] >= 2).all())
     True
@@ -81,8 +83,8 @@ def image_pools(mm: MetaMetrics, scores, n: int, seed: int,
     Returns
     -------
     numpy.ndarray
-        (SEGs, n, stats x metrics), the columns stat-major (:data:`~ts2viz.metametrics.STATS` order) as
-        in :func:`ts2viz.statistics.bootstrap.bootstrap`.
+        (SEGs, n, stats x metrics), the columns stat-major (:data:`~ts2viz.metametrics.walks.STATS` order) as
+        in :func:`ts2viz.metametrics.intervals.bootstrap`.
     """
     M = len(mm.metrics)
     out = np.full((len(mm.seg_ids), n, len(STATS) * M), np.nan)

@@ -3,7 +3,7 @@
 The TS2 paper's text and the code behind its published numbers disagree on several details. Each such
 detail is one field of :class:`Policy`; ``paper`` (reproduces the published numbers) and ``spec`` (the
 paper's text) are two named presets of it, defined here and nowhere else. The engine
-(:func:`ts2viz.metametrics.compute`), the CLI (``--mode``, ``--policy``), the app and the docs all read
+(:func:`ts2viz.metametrics.results.compute`), the CLI (``--mode``, ``--policy``), the app and the docs all read
 these presets, and every result records the policy that made it.
 
 A custom policy is one keyword away::
@@ -18,7 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import InputError
+from ..errors import InputError
 
 PairRule = Literal["all-levels", "adjacent-levels", "adjacent-nodes"]
 
@@ -94,7 +94,7 @@ class Policy:
 
     Examples
     --------
-    >>> from ts2viz.policy import PAPER
+    >>> from ts2viz.metametrics.policy import PAPER
     >>> PAPER.replace(walk_weights="uniform").name
     'paper+walk_weights=uniform'
     """
@@ -232,7 +232,7 @@ def parse_overrides(text: str | None) -> dict[str, object]:
 
     Examples
     --------
-    >>> from ts2viz.policy import parse_overrides
+    >>> from ts2viz.metametrics.policy import parse_overrides
     >>> parse_overrides("walk_weights=uniform,leave_out=none")
     {'walk_weights': 'uniform', 'leave_out': 'none'}
     """
@@ -271,7 +271,7 @@ def resolve_policy(policy: "str | Policy" = "paper", overrides: str | dict | Non
 
     Examples
     --------
-    >>> from ts2viz.policy import resolve_policy
+    >>> from ts2viz.metametrics.policy import resolve_policy
     >>> resolve_policy("paper:walk_weights=uniform", "leave_out=none").name
     'paper+walk_weights=uniform+leave_out=none'
     >>> resolve_policy("spec").repeat_root

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..statistics.correlation import pearson_rows, rankdata
+
 #: A side of a rank correlation counts as constant (correlation 0, the TS2 convention) when its rank
 #: variance is at most this times n**3; exact ties give 0 up to rounding. One cutoff for the scalar
 #: definitions here and the vectorised engine in :mod:`ts2viz.metametrics`.
@@ -26,54 +28,11 @@ def _clean_pairs(errors, scores) -> tuple[np.ndarray, np.ndarray]:
     return e[ok], s[ok]
 
 
-def rankdata(x: np.ndarray) -> np.ndarray:
-    """Average ranks of the values of ``x`` (1-based; ties share the mean of their positions).
-
-    Parameters
-    ----------
-    x : array_like
-        1-D values to rank.
-
-    Returns
-    -------
-    numpy.ndarray
-        float64 array of the same length: the rank of each value, as ``scipy.stats.rankdata`` with its
-        default ``method='average'``.
-
-    Notes
-    -----
-    NaN policy: NaN is not handled (callers drop NaNs first): NaNs sort last and get the highest ranks.
-
-    Examples
-    --------
-    >>> from ts2viz.statistics.ord_sep import rankdata
-    >>> rankdata([3, 1, 3, 2]).tolist()
-    [3.5, 1.0, 3.5, 2.0]
-    """
-    x = np.asarray(x, dtype=np.float64)
-    order = np.argsort(x, kind="mergesort")
-    xs = x[order]
-    n = xs.size
-    if n == 0:
-        return xs
-    start = np.r_[True, xs[1:] != xs[:-1]]
-    gid = np.cumsum(start) - 1
-    starts = np.flatnonzero(start)
-    ends = np.r_[starts[1:], n]
-    avg = (starts + ends + 1) / 2.0
-    out = np.empty(n)
-    out[order] = avg[gid]
-    return out
-
-
-def _pearson(x: np.ndarray, y: np.ndarray) -> float:
-    x = x - x.mean()
-    y = y - y.mean()
-    vx, vy = float(x @ x), float(y @ y)
-    tol = CONSTANT_RANK_TOL * max(x.size, 1) ** 3
-    if vx <= tol or vy <= tol:
-        return 0.0
-    return float(np.clip((x @ y) / np.sqrt(vx * vy), -1.0, 1.0))
+def _rank_correlation(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r of two rank vectors, 0 (TS2's convention) when a side's rank variance is at most
+    :data:`CONSTANT_RANK_TOL` times n**3."""
+    r = float(pearson_rows(x, y, tol=CONSTANT_RANK_TOL * max(x.size, 1) ** 3))
+    return 0.0 if np.isnan(r) else r
 
 
 def spearman_ord(errors, scores) -> float:
@@ -101,7 +60,7 @@ def spearman_ord(errors, scores) -> float:
     See Also
     --------
     kendall_ord : the same with Kendall's tau-b.
-    ts2viz.metametrics.compute : Ord of every walk of every SEG at once.
+    ts2viz.metametrics.results.compute : Ord of every walk of every SEG at once.
 
     Notes
     -----
@@ -115,7 +74,7 @@ def spearman_ord(errors, scores) -> float:
     --------
     A walk whose scores fall as errors rise, with one inversion between the two 1-error images:
 
-    >>> from ts2viz.statistics.ord_sep import spearman_ord
+    >>> from ts2viz.metametrics.definitions import spearman_ord
     >>> round(spearman_ord([0, 0, 1, 1, 2], [0.9, 0.8, 0.7, 0.75, 0.3]), 4)
     0.9487
     >>> spearman_ord([0, 1, 2], [0.9, float("nan"), 0.3])
@@ -124,7 +83,7 @@ def spearman_ord(errors, scores) -> float:
     e, s = _clean_pairs(errors, scores)
     if e.size < 2:
         return float("nan")
-    return -_pearson(rankdata(e), rankdata(s))
+    return -_rank_correlation(rankdata(e), rankdata(s))
 
 
 def kendall_ord(errors, scores) -> float:
@@ -160,7 +119,7 @@ def kendall_ord(errors, scores) -> float:
 
     Examples
     --------
-    >>> from ts2viz.statistics.ord_sep import kendall_ord
+    >>> from ts2viz.metametrics.definitions import kendall_ord
     >>> round(kendall_ord([0, 0, 1, 1, 2], [0.9, 0.8, 0.7, 0.75, 0.3]), 4)
     0.8944
     """
@@ -223,7 +182,7 @@ def ks_separation(a, b) -> KSResult:
 
     Examples
     --------
-    >>> from ts2viz.statistics.ord_sep import ks_separation
+    >>> from ts2viz.metametrics.definitions import ks_separation
     >>> res = ks_separation([0.9, 0.8, 0.85], [0.7, 0.82, 0.6])
     >>> round(res.statistic, 4), res.location
     (0.6667, 0.82)
@@ -262,7 +221,7 @@ def mean_gap(a, b) -> float:
 
     Examples
     --------
-    >>> from ts2viz.statistics.ord_sep import mean_gap
+    >>> from ts2viz.metametrics.definitions import mean_gap
     >>> round(mean_gap([0.9, 0.8, float("nan")], [0.7, 0.6]), 4)
     0.2
     """
@@ -296,7 +255,7 @@ def node_means(node_scores) -> dict[str, float]:
 
     Examples
     --------
-    >>> from ts2viz.statistics.ord_sep import node_means
+    >>> from ts2viz.metametrics.definitions import node_means
     >>> node_means({"0_0": [0.9, 0.7], "1_0": [float("nan")]})
     {'0_0': 0.8, '1_0': nan}
     """

@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..statistics.bootstrap import BootstrapSettings
+from .statistics.bootstrap import BootstrapSettings
 
 #: per source: its metric column -> the shared label
 CROSS_NAMES: dict[str, dict[str, str]] = {
@@ -55,7 +55,7 @@ def ranks_over_resamples(values: np.ndarray, samples: np.ndarray, confidence: fl
     Examples
     --------
     >>> import numpy as np
-    >>> from ts2viz.gold.crossgold import ranks_over_resamples
+    >>> from ts2viz.crossgold import ranks_over_resamples
     >>> rank, low, high = ranks_over_resamples(np.array([0.3, 0.5, np.nan]),
     ...                                        np.array([[0.3, 0.6], [0.5, 0.4], [0.1, 0.2]]), 0.95)
     >>> rank.tolist(), low.tolist(), high.tolist()
@@ -98,7 +98,7 @@ def rated_rank_rows(g, labels: dict[str, str], *, stat: str = "spearman",
         (``NAME:stat``), ``metric``, ``value``, ``rank``, ``rank_lo``, ``rank_hi``. Empty when ``g`` has
         none of them.
     """
-    from ..metaeval.humaneval import evaluate_rated
+    from .metaeval.humaneval import evaluate_rated
 
     cols = [c for c in labels if c in g.metrics]
     if not cols:
@@ -138,17 +138,17 @@ def cross_gold(golds: Sequence[str] = ("tifa160", "imagenhub-t2i", "genaibench-t
     """
     import pandas as pd
 
-    from .bundled import load_gold
+    from .gold.bundled import load_gold
 
     rows = []
     for name in golds:
         rows += rated_rank_rows(load_gold(name), CROSS_NAMES.get(name, {}), stat=stat, bootstrap=bootstrap)
     if ts2:
-        from ..dataset import load_dataset
-        from ..metametrics import compute
-        from ..scores import bundled_scores
-        from ..statistics.bootstrap import bootstrap as seg_bootstrap
-        from ..statistics.rank_intervals import rank_intervals
+        from .dataset import load_dataset
+        from .metametrics.results import compute
+        from .scores import bundled_scores
+        from .metametrics.intervals import bootstrap as seg_bootstrap
+        from .metametrics.ranks import rank_intervals
 
         cols = list(CROSS_NAMES["ts2"])
         mm = compute(load_dataset("ts2"), bundled_scores(), cols, policy="paper")

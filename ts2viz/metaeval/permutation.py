@@ -36,11 +36,18 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..metaeval.pairwise import pairs_within, pairwise_accuracy
-from .clusters import Clusters, significance_clusters
-from .unit_correlation import rank_rows
-from .permutation_tests import (DEFAULT_SETTINGS, PairwisePermutation, PermutationResult, PermutationSettings,
-                                permutation_test, sampled_swap_pvalues, standardise)
+from ..statistics.clusters import Clusters, significance_clusters
+from ..statistics.permutation_tests import (
+    DEFAULT_SETTINGS,
+    PairwisePermutation,
+    PermutationResult,
+    PermutationSettings,
+    permutation_test,
+    sampled_swap_pvalues,
+    standardise,
+)
+from ..statistics.correlation import pearson_rows, rankdata
+from .pairwise import pairs_within, pairwise_accuracy
 
 #: the statistics a test can compare (columns of ``ts2viz humaneval``'s table)
 STATISTICS = ("spearman", "kendall", "pearson", "pairwise_acc")
@@ -111,7 +118,7 @@ class GoldStatistic:
 
         Examples
         --------
-        >>> from ts2viz.statistics.gold_permutation import GoldStatistic
+        >>> from ts2viz.metaeval.permutation import GoldStatistic
         >>> GoldStatistic("kendall", kendall="c").label()
         'Kendall tau-c'
         """
@@ -120,16 +127,6 @@ class GoldStatistic:
         if self.stat == "spearman":
             return "Spearman" if self.spearman == "textbook" else "Spearman (np-corrcoef: Pearson's r)"
         return "Pearson" if self.stat == "pearson" else f"pair-wise accuracy (metric ties {self.metric_ties})"
-
-
-def _pearson_rows(x: np.ndarray, g: np.ndarray) -> np.ndarray:
-    xc = x - x.mean(-1, keepdims=True)
-    gc = g - g.mean()
-    vx = (xc * xc).sum(-1)
-    vg = float((gc * gc).sum())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = (xc * gc).sum(-1) / np.sqrt(vx * vg)
-    return np.where((vx > 0) & (vg > 0), np.clip(r, -1.0, 1.0), np.nan)
 
 
 def _tie_pairs_rows(srt: np.ndarray) -> np.ndarray:
@@ -162,7 +159,7 @@ def inversions_rows(a: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> from ts2viz.statistics.gold_permutation import inversions_rows
+    >>> from ts2viz.metaeval.permutation import inversions_rows
     >>> inversions_rows([[3, 1, 2, 0], [0, 1, 2, 3]]).tolist()
     [5.0, 0.0]
     """
@@ -221,7 +218,7 @@ def kendall_rows(x: np.ndarray, g: np.ndarray, variant: str = "b") -> np.ndarray
     Examples
     --------
     >>> import numpy as np
-    >>> from ts2viz.statistics.gold_permutation import kendall_rows
+    >>> from ts2viz.metaeval.permutation import kendall_rows
     >>> kendall_rows(np.array([[1.0, 2, 3, 4], [4, 3, 2, 1]]), np.array([1.0, 2, 3, 3])).round(4).tolist()
     [0.9129, -0.9129]
     """
@@ -274,14 +271,14 @@ def pooled_statistic(human, prompts, spec: GoldStatistic) -> Callable[[int, np.n
     """
     y = np.asarray(human, dtype=np.float64).ravel()
     pairs = pairs_within(np.asarray(prompts)) if spec.stat == "pairwise_acc" else None
-    ry = rank_rows(y[None, :])[0]
+    ry = rankdata(y)
 
     def statistic(u: int, rows: np.ndarray) -> np.ndarray:
         x = np.atleast_2d(np.asarray(rows, dtype=np.float64))
         if spec.stat == "pearson" or (spec.stat == "spearman" and spec.spearman == "np-corrcoef"):
-            return _pearson_rows(x, y)
+            return pearson_rows(x, y)
         if spec.stat == "spearman":
-            return _pearson_rows(rank_rows(x), ry)
+            return pearson_rows(rankdata(x), ry)
         if spec.stat == "pairwise_acc":
             return np.atleast_1d(pairwise_accuracy(x, y, pairs, gold_ties="exclude", metric_ties=spec.metric_ties))
         return kendall_rows(x, y, spec.kendall)
@@ -338,7 +335,7 @@ def gold_permutation_test(scores_a, scores_b, human, prompts, spec: GoldStatisti
     TIFA with mPLUG against CLIPScore on TIFA160 (Spearman with the DSG raters' mean rating):
 
     >>> from ts2viz.gold import load_gold
-    >>> from ts2viz.statistics.gold_permutation import GoldStatistic, gold_permutation_test
+    >>> from ts2viz.metaeval.permutation import GoldStatistic, gold_permutation_test
     >>> gold = load_gold("tifa160", answers=False)
     >>> x = gold.score_matrix(["tifa_mplug-large", "clipscore_vitb32"])
     >>> res = gold_permutation_test(x[0], x[1], gold.human(), gold.prompt_codes(), GoldStatistic("spearman"))
@@ -497,7 +494,7 @@ def pairwise_gold_permutation(scores, human, prompts, spec: GoldStatistic = Gold
     Examples
     --------
     >>> from ts2viz.gold import load_gold
-    >>> from ts2viz.statistics.gold_permutation import GoldStatistic, pairwise_gold_permutation
+    >>> from ts2viz.metaeval.permutation import GoldStatistic, pairwise_gold_permutation
     >>> gold = load_gold("tifa160", answers=False)
     >>> x = gold.score_matrix(["clipscore_vitb32", "tifa_mplug-large", "bleu"])
     >>> res = pairwise_gold_permutation(x, gold.human(), gold.prompt_codes(), GoldStatistic("pearson"))
@@ -590,7 +587,7 @@ def gold_clusters(metrics: Sequence[str], scores, human, prompts, spec: GoldStat
     Examples
     --------
     >>> from ts2viz.gold import load_gold
-    >>> from ts2viz.statistics.gold_permutation import gold_clusters
+    >>> from ts2viz.metaeval.permutation import gold_clusters
     >>> from ts2viz.statistics.permutation_tests import PermutationSettings
     >>> gold = load_gold("tifa160", answers=False)
     >>> names = ["clipscore_vitb32", "tifa_mplug-large", "tifa_blip2-flant5xl", "bleu"]
