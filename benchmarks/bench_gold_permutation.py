@@ -37,7 +37,7 @@ def main() -> None:
     import numpy as np
 
     from ts2viz.gold import answer_scores, load_gold
-    from ts2viz.metaeval.humaneval import rated_score_rows
+    from ts2viz.metaeval.rated import rated_score_rows
     from ts2viz.statistics.permutation_tests import PermutationSettings
     from ts2viz.metaeval.permutation import VECTORISED, GoldStatistic, pairwise_gold_permutation
 

@@ -97,7 +97,9 @@ def main() -> None:
 
     import numpy as np
 
-    from ts2viz.metaeval.humaneval import HumanEvalSettings, evaluate, prompt_resamples
+    from ts2viz.metaeval.humaneval_settings import HumanEvalSettings
+    from ts2viz.metaeval.humaneval import evaluate
+    from ts2viz.metaeval.prompt_bootstrap import prompt_resamples
     from ts2viz.statistics.bootstrap import BootstrapSettings
 
     scores, human, prompts, models = synthetic(args.images, args.metrics)

@@ -57,7 +57,8 @@ def main() -> int:
     import numpy as np
     import pandas  # noqa: F401  (imported before the clocks start: both paths build tables)
 
-    from ts2viz.metaeval.humaneval import HumanEvalSettings, evaluate
+    from ts2viz.metaeval.humaneval_settings import HumanEvalSettings
+    from ts2viz.metaeval.humaneval import evaluate
     from ts2viz.metaeval.slices import evaluate_slices_arrays
     from ts2viz.statistics.bootstrap import BootstrapSettings
 

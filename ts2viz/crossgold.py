@@ -87,7 +87,7 @@ def rated_rank_rows(g, labels: dict[str, str], *, stat: str = "spearman",
         Its metric column -> the shared label.
     stat : str, default "spearman"
         The statistic that ranks the metrics (one of
-        :data:`ts2viz.metaeval.humaneval.INTERVAL_STATS`).
+        :data:`ts2viz.metaeval.prompt_bootstrap.INTERVAL_STATS`).
     bootstrap : BootstrapSettings, default BootstrapSettings(1000)
         Resampling settings for the rank intervals.
 
@@ -98,7 +98,7 @@ def rated_rank_rows(g, labels: dict[str, str], *, stat: str = "spearman",
         (``NAME:stat``), ``metric``, ``value``, ``rank``, ``rank_lo``, ``rank_hi``. Empty when ``g`` has
         none of them.
     """
-    from .metaeval.humaneval import evaluate_rated
+    from .metaeval.rated import evaluate_rated
 
     cols = [c for c in labels if c in g.metrics]
     if not cols:

@@ -4,7 +4,7 @@ import pytest
 
 from ts2viz.gold import BUNDLED, load_gold
 from ts2viz.metaeval.agreement import agreement
-from ts2viz.metaeval.humaneval import prompt_resamples
+from ts2viz.metaeval.prompt_bootstrap import prompt_resamples
 from ts2viz.statistics.bootstrap import BootstrapSettings
 
 krippendorff = pytest.importorskip("krippendorff")

@@ -8,7 +8,8 @@ from scipy import stats
 
 from ts2viz.metaeval import average_correlations, evaluate, kendall, pearson, spearman
 from ts2viz.statistics.correlation import count_inversions
-from ts2viz.metaeval.humaneval import HumanEvalSettings, prompt_resamples
+from ts2viz.metaeval.humaneval_settings import HumanEvalSettings
+from ts2viz.metaeval.prompt_bootstrap import prompt_resamples
 from ts2viz.statistics.bootstrap import BootstrapSettings
 
 
@@ -140,7 +141,7 @@ def test_leave_one_rater_out_by_hand(tmp_path):
     import pandas as pd
 
     from ts2viz.gold import load_folder
-    from ts2viz.metaeval.humaneval import leave_one_rater_out
+    from ts2viz.metaeval.rated import leave_one_rater_out
 
     pd.DataFrame({"image_id": list("abcd"), "prompt": ["p", "p", "q", "q"]}).to_csv(tmp_path / "images.csv", index=False)
     ratings = {"a": [1, 2, 3], "b": [4, 5], "c": [2], "d": [5, 4, 4]}

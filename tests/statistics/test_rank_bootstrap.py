@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import ts2viz.metaeval.humaneval as he
+import ts2viz.metaeval.prompt_bootstrap as he
 from ts2viz.errors import InputError
-from ts2viz.metaeval.humaneval import HumanEvalSettings, evaluate, prompt_resamples, rank_interval_methods
+from ts2viz.metaeval.humaneval_settings import HumanEvalSettings
+from ts2viz.metaeval.humaneval import evaluate
+from ts2viz.metaeval.prompt_bootstrap import prompt_resamples, rank_interval_methods
 from ts2viz.statistics.rank_bootstrap import ResampledSpearman, kendall_influence, prefix_counts, spearman_influence
 from ts2viz.statistics.bootstrap import BootstrapSettings
 

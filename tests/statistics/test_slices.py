@@ -5,7 +5,9 @@ from scipy import stats
 
 from ts2viz.gold import load_gold
 from ts2viz.gold.tags import rated_tags, slices
-from ts2viz.metaeval.humaneval import HumanEvalSettings, evaluate, prompt_resamples
+from ts2viz.metaeval.humaneval_settings import HumanEvalSettings
+from ts2viz.metaeval.humaneval import evaluate
+from ts2viz.metaeval.prompt_bootstrap import prompt_resamples
 from ts2viz.metaeval.slices import evaluate_slices, evaluate_slices_arrays
 from ts2viz.statistics.bootstrap import BootstrapSettings
 

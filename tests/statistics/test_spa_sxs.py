@@ -115,7 +115,7 @@ def test_metric_judges_on_pairs_made_from_a_rated_set_equal_humaneval_pairwise_a
     import itertools
 
     from ts2viz.gold import load_gold
-    from ts2viz.metaeval.humaneval import evaluate_rated
+    from ts2viz.metaeval.rated import evaluate_rated
     from ts2viz.metaeval.judges import judge_table, metric_verdicts
 
     g = load_gold("tifa160", answers=False)

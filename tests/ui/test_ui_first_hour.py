@@ -107,7 +107,7 @@ def test_empty_tables_say_what_is_missing(folder, tmp_path):
 # -- item 15: the Human ratings tab's views are computed ahead; every bundled set is offered ------------
 
 def test_warm_computes_every_view_ahead_and_genaibench_is_offered(monkeypatch):
-    import ts2viz.metaeval.humaneval as he
+    import ts2viz.metaeval.rated as he
     import ts2viz.metaeval.permutation as gp
     from ts2viz.ui.callbacks import humaneval as gc
 

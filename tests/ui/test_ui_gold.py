@@ -270,7 +270,7 @@ def test_cluster_column_is_the_cli_s(tmp_path):
 
 
 def test_board_note_says_when_rank_intervals_are_first_order(own_set, monkeypatch):
-    import ts2viz.metaeval.humaneval as he
+    import ts2viz.metaeval.prompt_bootstrap as he
 
     gc.result.cache_clear()
     monkeypatch.setattr(he, "RANK_EXACT_MAX_WORK", 0)         # as for a set too large to re-rank exactly

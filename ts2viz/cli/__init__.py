@@ -1,7 +1,8 @@
 """Command-line interface: one parser owning every subcommand.
 
-* ``leaderboard``, ``metametrics``, ``compare``, ``significance`` (:mod:`.evaluate`): meta-metrics of
-  scores tables, with intervals and paired tests;
+* ``leaderboard`` (:mod:`.leaderboard`), ``compare`` (:mod:`.compare`), ``significance`` (:mod:`.significance`),
+  ``metametrics`` (:mod:`.metametrics`): meta-metrics of scores tables, with intervals and paired tests (their
+  shared options, inputs and outputs: :mod:`.common`);
 * ``score``, ``questions``, ``metrics`` (:mod:`.scoring`): run library metrics over a dataset, list the
   families;
 * ``validate``, ``push`` (:mod:`.datasets`): every problem of a dataset folder; upload one to the hub;
@@ -30,7 +31,8 @@ from typing import Iterator, Sequence
 
 from .. import __version__
 from ..errors import InputError, InputWarning
-from . import app, datasets, evaluate, humaneval, humaneval_slices, judges, nuisance, scoring
+from . import (app, compare, datasets, humaneval, humaneval_slices, judges, leaderboard, metametrics, nuisance, scoring,
+               significance)
 
 __all__ = ["main", "build_parser"]
 
@@ -55,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "metrics on semantic error graphs (T2IScoreScore).")
     parser.add_argument("--version", action="version", version=f"ts2viz {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    evaluate.add_subcommands(sub)
+    for command in (leaderboard, compare, significance, metametrics):
+        command.add_subcommand(sub)
     scoring.add_subcommands(sub)
     datasets.add_subcommands(sub)
     humaneval.add_subcommands(sub)

@@ -12,10 +12,9 @@ Examples of the command line::
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..errors import InputError
-from .evaluate import number_arg, write_csv
+from .common import emit, number_arg, write_csv
 
 
 def add_subcommands(sub) -> None:
@@ -139,9 +138,10 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
     InputError
         For bad input (options, files, metrics), in one line.
     """
-    from ..metaeval.humaneval import HumanEvalSettings, evaluate_rated
+    from ..metaeval.humaneval_settings import HumanEvalSettings
+    from ..metaeval.rated import evaluate_rated
     from ..statistics.bootstrap import BootstrapSettings
-    from .evaluate import check_out
+    from .common import check_out
 
     check_out(args.out)
     settings = HumanEvalSettings(kendall=args.kendall, spearman=args.spearman, model_average=args.model_average,
@@ -187,7 +187,7 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
     if not args.no_ceiling:
         import pandas as pd
 
-        from ..metaeval.humaneval import leave_one_rater_out
+        from ..metaeval.rated import leave_one_rater_out
 
         loo = leave_one_rater_out(rated, args.ratings, kendall_variant=args.kendall)
         if loo["n"]:
@@ -196,18 +196,12 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
     if args.aggregate != "mean" or reliable_note:
         frame["aggregate"] = args.aggregate
         frame["reliable"] = reliable_note or "all prompts"
-    if args.out == "-":
-        for note in result.interval_notes():                   # stdout is the CSV
-            print(f"note: {note}", file=sys.stderr)
-        write_csv(frame, "-")
-        return 0
-    if args.out:
-        write_csv(frame, args.out)
-    print(format_humaneval(frame, rated, args.ratings or rated.default_rating_set, result,
-                           sort=args.cluster_stat if args.clusters else "spearman"))
-    if cluster_note:
-        print(cluster_note)
-    return 0
+    def text() -> str:
+        table = format_humaneval(frame, rated, args.ratings or rated.default_rating_set, result,
+                                 sort=args.cluster_stat if args.clusters else "spearman")
+        return table + ("\n" + cluster_note if cluster_note else "")
+
+    return emit(frame, args.out, text, notes=result.interval_notes())      # with --out -, stdout is the CSV
 
 
 def _ci(v: float, lo: float, hi: float) -> str:

@@ -53,7 +53,7 @@ def _alpha(text: str) -> float:
 
 def _inputs(args: argparse.Namespace, rated, result):
     """The score rows the humaneval table shows (same names, same order), the gold and the prompts."""
-    from ..metaeval.humaneval import rated_score_rows
+    from ..metaeval.rated import rated_score_rows
 
     x, names = rated_score_rows(rated, args.ratings, None, ceiling=not args.no_ceiling)
     rows = [names.index(m) for m in result.metrics]
@@ -80,7 +80,7 @@ def cluster_column(args: argparse.Namespace, rated, result, settings):
         The rated set with every metric's scores.
     result : ts2viz.metaeval.humaneval.HumanEval
         The ``humaneval`` result (its metrics, in order; for ``--compare``, its bootstrap too).
-    settings : ts2viz.metaeval.humaneval.HumanEvalSettings
+    settings : ts2viz.metaeval.humaneval_settings.HumanEvalSettings
         The statistics' settings (Kendall variant, ties, ...).
 
     Returns
@@ -130,10 +130,10 @@ def cmd_compare(args: argparse.Namespace, rated, result, settings, write_csv) ->
         The rated set with every metric's scores.
     result : ts2viz.metaeval.humaneval.HumanEval
         The ``humaneval`` result (its metrics, in order; for ``--compare``, its bootstrap too).
-    settings : ts2viz.metaeval.humaneval.HumanEvalSettings
+    settings : ts2viz.metaeval.humaneval_settings.HumanEvalSettings
         The statistics' settings (Kendall variant, ties, ...).
     write_csv : callable
-        ``write_csv(frame, path)`` (:func:`ts2viz.cli.evaluate.write_csv`).
+        ``write_csv(frame, path)`` (:func:`ts2viz.cli.common.write_csv`).
 
     Returns
     -------
@@ -192,7 +192,7 @@ def format_compare(frame, rated, rating_set: str, settings, perm, alpha: float, 
         The rated set (for the title).
     rating_set : str
         The rating set the gold is the mean of.
-    settings : ts2viz.metaeval.humaneval.HumanEvalSettings
+    settings : ts2viz.metaeval.humaneval_settings.HumanEvalSettings
         The statistics' settings (for the Kendall label).
     perm : ts2viz.statistics.permutation_tests.PermutationSettings
         The permutation test's settings (for the note).

@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from ..errors import InputError
-from .evaluate import check_out, number_arg, write_csv
+from .common import check_out, emit, number_arg
 
 #: the tag family ``--slices reliable`` builds: the reliable and the other prompts
 RELIABLE_FAMILY = "reliable"
@@ -73,17 +73,6 @@ def add_subcommands(sub) -> None:
     p.add_argument("--seed", default="0", help="resampling seed (default 0)")
     add_slice_options(p)
     p.set_defaults(func=cmd_agreement)
-
-
-def _emit(frame, out: str | None, text) -> int:
-    """Write ``frame`` to ``--out`` ('-': stdout, and nothing else printed) and print ``text()`` unless stdout."""
-    if out == "-":
-        write_csv(frame, "-")
-        return 0
-    if out:
-        write_csv(frame, out)
-    print(text())
-    return 0
 
 
 def apply_reliable(args: argparse.Namespace, rated):
@@ -163,7 +152,7 @@ def cmd_slices(args: argparse.Namespace, rated, settings, boot, reliable_note: s
         The parsed command line.
     rated : ts2viz.gold.RatedSet
         The rated set (already restricted by ``--reliable``).
-    settings : ts2viz.metaeval.humaneval.HumanEvalSettings
+    settings : ts2viz.metaeval.humaneval_settings.HumanEvalSettings
         The statistics' choices.
     boot : ts2viz.statistics.bootstrap.BootstrapSettings or None
         The resampling settings.
@@ -191,7 +180,7 @@ def cmd_slices(args: argparse.Namespace, rated, settings, boot, reliable_note: s
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
     res = evaluate_slices(rated, sl, rating_set=args.ratings, metrics=metrics, aggregate=args.aggregate,
                           settings=settings, bootstrap=boot, info={"reliable": reliable_note or "all prompts"})
-    return _emit(res.frame(), args.out, lambda: format_slices(res))
+    return emit(res.frame(), args.out, lambda: format_slices(res))
 
 
 def format_slices(res, stat: str = "spearman") -> str:
@@ -274,4 +263,4 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     head = (f"Krippendorff's alpha of {rated.meta.get('title') or rated.name}"
             + ("" if boot is None else f" [{boot.confidence:.0%} bootstrap intervals over prompts, "
                f"{boot.n_resamples:,} resamples, seed {boot.seed}]"))
-    return _emit(frame, args.out, lambda: head + "\n" + show.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    return emit(frame, args.out, lambda: head + "\n" + show.to_string(index=False, float_format=lambda v: f"{v:.3f}"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError
-from .evaluate import number_arg, write_csv
+from .common import emit, number_arg
 
 TASKS = ("judges", "ordering", "templates", "disagreement")
 
@@ -143,7 +143,7 @@ def cmd_judges(args: argparse.Namespace) -> int:
         For bad input, in one line.
     """
     from ..statistics.bootstrap import BootstrapSettings
-    from .evaluate import check_out
+    from .common import check_out
 
     check_out(args.out)
     boot = None if args.no_ci else BootstrapSettings(number_arg(args.resamples, int, "--resamples"),
@@ -174,14 +174,13 @@ def cmd_judges(args: argparse.Namespace) -> int:
             from ..metaeval.judges import judge_table
 
             frame = judge_table(pairs, verdicts, boot=boot).frame()
-    if args.out:
-        write_csv(frame, args.out)
-        if args.out == "-":
-            return 0
-    if "prompt" in frame.columns:                   # the readable table cuts long prompts (the CSV keeps them)
-        frame = frame.assign(prompt=[" ".join(str(p).split())[:60] for p in frame["prompt"]])
-    print(format_judges(frame) if args.task == "judges" else frame.to_string(index=False))
-    return 0
+    def text() -> str:
+        shown = frame
+        if "prompt" in frame.columns:               # the readable table cuts long prompts (the CSV keeps them)
+            shown = frame.assign(prompt=[" ".join(str(p).split())[:60] for p in frame["prompt"]])
+        return format_judges(shown) if args.task == "judges" else shown.to_string(index=False)
+
+    return emit(frame, args.out, text)
 
 
 def format_judges(frame) -> str:

@@ -212,7 +212,7 @@ def cmd_significance_permutation(args: argparse.Namespace, mm, alpha: float, boo
     load_scores : callable
         ``load_scores()`` gives the scores (read only for a delta cell).
     write_csv : callable
-        ``write_csv(frame, path)`` (:func:`ts2viz.cli.evaluate.write_csv`).
+        ``write_csv(frame, path)`` (:func:`ts2viz.cli.common.write_csv`).
 
     Returns
     -------

@@ -51,7 +51,7 @@ class RatedSet:
     See Also
     --------
     ts2viz.gold.load_gold : a bundled set or a folder.
-    ts2viz.metaeval.humaneval.evaluate_rated : Gecko's tasks on a rated set.
+    ts2viz.metaeval.rated.evaluate_rated : Gecko's tasks on a rated set.
     """
 
     name: str

@@ -7,7 +7,10 @@ tests) live in :mod:`ts2viz.statistics`, TS2's meta-metrics in :mod:`ts2viz.meta
 - :mod:`ts2viz.metaeval.pairwise`: pairwise accuracy with ties (Deutsch et al. 2023's ``acc_eq``) and
   tie calibration, over any set of item pairs (pairs of images of one prompt, pairs on a SEG walk).
 - :mod:`ts2viz.metaeval.humaneval`: Gecko's three tasks (point-wise, pair-wise, model ordering)
-  against human ratings, with bootstrap intervals over prompts and paired comparisons.
+  against human ratings, with bootstrap intervals over prompts and paired comparisons; its settings in
+  :mod:`ts2viz.metaeval.humaneval_settings`, its bootstrap over prompts in
+  :mod:`ts2viz.metaeval.prompt_bootstrap`, and on a rated set (with the human rows and the
+  leave-one-rater-out ceiling) :mod:`ts2viz.metaeval.rated`.
 - :mod:`ts2viz.metaeval.slices`: Gecko's tasks per slice (skill, prompt set, DSG category, T2I model),
   one resample matrix for every slice, and how stable the metrics' ranking is across slices.
 - :mod:`ts2viz.metaeval.agreement`: raters' agreement, Krippendorff's alpha (the ``krippendorff``
@@ -26,7 +29,9 @@ tests) live in :mod:`ts2viz.statistics`, TS2's meta-metrics in :mod:`ts2viz.meta
 ``pearson``, ``spearman`` and ``kendall`` (:mod:`ts2viz.statistics.correlation`) are re-exported here.
 """
 from ..statistics.correlation import kendall, pearson, spearman
-from .humaneval import HumanEval, HumanEvalSettings, average_correlations, evaluate, evaluate_rated
+from .humaneval import HumanEval, average_correlations, evaluate
+from .humaneval_settings import HumanEvalSettings
+from .rated import evaluate_rated
 from .pairwise import (PairCounts, PairIndex, TieCalibration, accuracy_from_counts, pair_counts,
                        pairs_within, pairwise_accuracy, tie_calibration)
 

@@ -8,7 +8,7 @@ measurement asked (``interval``, ``ordinal``, ``nominal``; the value domain is t
 occur in the rating set).
 
 Intervals: percentile bootstrap over **prompts** (every image of a drawn prompt joins as often as the
-prompt is drawn), the resamples of :func:`ts2viz.metaeval.humaneval.prompt_resamples` (seeded, the same
+prompt is drawn), the resamples of :func:`ts2viz.metaeval.prompt_bootstrap.prompt_resamples` (seeded, the same
 for every group), each resample's alpha the package's on the repeated units.
 
 Pure numpy/pandas and ``krippendorff`` (numpy only).
@@ -23,7 +23,7 @@ import numpy as np
 from ..display import plural
 from ..errors import InputError
 from ..statistics.bootstrap import BootstrapSettings, quantiles
-from .humaneval import prompt_resamples
+from .prompt_bootstrap import prompt_resamples
 
 LEVELS = ("interval", "ordinal", "nominal")
 #: the agreement's bootstrap default: alpha is the package's, one call per resample, group and level (TIFA160,

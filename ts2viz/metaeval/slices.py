@@ -8,7 +8,7 @@ the cells whose p-value exceeds 0.05 marked). :func:`evaluate_slices` runs every
 - point values: :func:`~ts2viz.metaeval.humaneval.evaluate` on the slice's images alone (the slice's
   own tie threshold, its own model ordering), so they equal scipy's statistics on the slice's rows;
 - intervals and p-values: percentile bootstrap over the **prompts of the whole set**, one resample matrix
-  (:func:`~ts2viz.metaeval.humaneval.prompt_resamples`) for every slice, metric and statistic, so that
+  (:func:`~ts2viz.metaeval.prompt_bootstrap.prompt_resamples`) for every slice, metric and statistic, so that
   differences between metrics and between slices are paired. A slice's resampled statistic is computed
   from its prompts' counts in the resample: Pearson, pair-wise accuracies (acc_eq at the slice's fitted
   epsilon) and the model-ordering Kendall exactly (functions of per-prompt sums), Spearman and Kendall to
@@ -37,8 +37,11 @@ from ..errors import InputError
 from ..statistics.bootstrap import DEFAULTS, BootstrapSettings, quantiles
 from ..statistics.correlation import kendall, ranks_codes
 from ..statistics.rank_bootstrap import kendall_influence_from_codes, spearman_influence_from_ranks
-from .humaneval import (FLOAT32_MIN_PROMPTS, HumanEvalSettings, average_correlations, corr_from_sums, evaluate, kendall_small, one_blas_thread, pair_sums,
-                        prompt_model_means, prompt_resamples, prompt_sums, rated_score_rows)
+from .prompt_bootstrap import (FLOAT32_MIN_PROMPTS, corr_from_sums, kendall_small, one_blas_thread, pair_sums,
+                               prompt_resamples, prompt_sums)
+from .humaneval_settings import HumanEvalSettings
+from .humaneval import average_correlations, evaluate, prompt_model_means
+from .rated import rated_score_rows
 from .pairwise import pairs_within
 
 #: the statistics with intervals per slice

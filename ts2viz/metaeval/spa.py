@@ -121,7 +121,7 @@ def spa_rated(rated, *, rating_set: str | None = None, metrics=None, ceiling: bo
         Metric columns (default: all).
     ceiling : bool, default False
         Also the ``human:OTHER`` rows (other rating sets' means), as
-        :func:`ts2viz.metaeval.humaneval.rated_score_rows` makes them.
+        :func:`ts2viz.metaeval.rated.rated_score_rows` makes them.
     n_permutations : int, default 1000
         Permutations of :func:`pairwise_p_values`.
     seed : int, default 4
@@ -141,7 +141,8 @@ def spa_rated(rated, *, rating_set: str | None = None, metrics=None, ceiling: bo
     0  clipscore_vitb32  0.70         5        160            1000
     1             spice  0.93         5        160            1000
     """
-    from .humaneval import prompt_model_means, rated_score_rows
+    from .humaneval import prompt_model_means
+    from .rated import rated_score_rows
 
     rs = rated.check_rating_set(rating_set)
     x, names = rated_score_rows(rated, rs, metrics, ceiling=ceiling)

@@ -231,7 +231,7 @@ def own_result(name: str, rating_set: str, own=None):
     InputError
         For an unknown set or rating set.
     """
-    from ...metaeval.humaneval import evaluate_rated
+    from ...metaeval.rated import evaluate_rated
 
     if not own or not own.metrics(name):
         return None
@@ -302,7 +302,7 @@ def result(name: str, rating_set: str):
     InputError
         For an unknown set or rating set.
     """
-    from ...metaeval.humaneval import evaluate_rated
+    from ...metaeval.rated import evaluate_rated
 
     g = rated(name)
     if rating_set not in rating_sets(name):
@@ -337,7 +337,7 @@ def clusters(name: str, rating_set: str, stat: str) -> dict:
     dict of str to int
         Cluster by metric (empty for a set without shared scores).
     """
-    from ...metaeval.humaneval import rated_score_rows
+    from ...metaeval.rated import rated_score_rows
     from ...metaeval.permutation import GoldStatistic, gold_clusters
 
     g = rated(name)
