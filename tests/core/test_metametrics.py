@@ -186,7 +186,7 @@ def test_signed_sep_shows_the_direction_sep_hides():
 
 def test_same_shape_segs_batched_equal_one_at_a_time(monkeypatch):
     """SEGs of one shape are computed together (stacked rows); walks in chunks. Neither changes a number."""
-    from ts2viz import metametrics as mmod
+    from ts2viz.metametrics import walks as mmod
 
     shape = {"0": 2, "1a": 3, "1b": 1, "2a": 2, "3": 1}
     ds = make_dataset({i: dict(shape) for i in range(6)} | {6: {"0": 1, "1a": 2}, 7: {"0": 3, "2x": 2}})

@@ -16,6 +16,15 @@ from ..metametrics.policy import MODES, rules_help
 
 
 def add_eval_options(p: argparse.ArgumentParser, metrics: bool = True) -> None:
+    """Add the options every meta-metric subcommand reads: dataset, scores, metrics, policy, SEGs, DSG.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    metrics : bool, default True
+        Add ``--metrics`` too (``compare`` names its two metrics as arguments).
+    """
     p.add_argument("--dataset", default="ts2",
                    help="'ts2' (bundled metadata), a dataset folder with metadata.csv, or a HF dataset id")
     p.add_argument("--scores", nargs="+", action="extend", metavar="PATH",
@@ -435,6 +444,23 @@ def emit(frame, out: str | None, text, notes=()) -> int:
 
 
 def bootstrap_settings(args: argparse.Namespace):
+    """The bootstrap settings of ``--resamples``, ``--confidence`` and ``--seed``, validated.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    ts2viz.statistics.bootstrap.BootstrapSettings
+        The settings.
+
+    Raises
+    ------
+    InputError
+        For a value that is not a number or out of range, naming the option.
+    """
     from ..statistics.bootstrap import BootstrapSettings
 
     def number(text: str, kind, flag: str):
@@ -465,7 +491,35 @@ def cell_text(value: float, stat: str) -> str:
     return f"{value:.3f}" if stat == "delta" else f"{100 * value:.1f}"
 
 
+def rank_spans(ranks: list[int]) -> str:
+    """Ranks as spans: [2, 3, 4, 7, 9, 10] -> '2-4, 7, 9-10' ('none' for no rank)."""
+    out: list[list[int]] = []
+    for r in sorted(ranks):
+        if out and out[-1][1] == r - 1:
+            out[-1][1] = r
+        else:
+            out.append([r, r])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out) or "none"
+
+
 def alpha_arg(text: str) -> float:
+    """``--alpha``: a significance level strictly between 0 and 1.
+
+    Parameters
+    ----------
+    text : str
+        The option's text.
+
+    Returns
+    -------
+    float
+        The level.
+
+    Raises
+    ------
+    InputError
+        For text that is not a number, or a level outside (0, 1).
+    """
     try:
         a = float(text)
     except ValueError:
@@ -476,6 +530,13 @@ def alpha_arg(text: str) -> float:
 
 
 def add_bootstrap_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--resamples``, ``--confidence`` and ``--seed`` (defaults: :data:`~ts2viz.statistics.bootstrap.DEFAULTS`).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     from ..statistics.bootstrap import DEFAULTS
 
     p.add_argument("--resamples", default=str(DEFAULTS.n_resamples), metavar="N",

@@ -1,5 +1,4 @@
-"""``ts2viz metametrics``: per-SEG ord, sep, delta, kendall and signed sep of every metric, as CSV.
-"""
+"""``ts2viz metametrics``: per-SEG ord, sep, delta, kendall and signed sep of every metric, as CSV."""
 from __future__ import annotations
 
 import argparse

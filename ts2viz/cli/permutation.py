@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError
+from .common import cell_label, cell_text, rank_spans
 
 TESTS = ("wilcoxon", "permutation")
 
@@ -102,29 +103,6 @@ def _scores_if_delta(load_scores, cell: str):
     from ..metametrics.intervals import split_cell
 
     return load_scores() if split_cell(cell)[0] == "delta" else None
-
-
-def _label(stat: str, group: str) -> str:
-    """'ord', 'avg' -> 'OrdAvg' (the leaderboard's column style)."""
-    return "".join(w.capitalize() for w in stat.split("_")) + group.capitalize()
-
-
-def _cell(value: float, stat: str) -> str:
-    """A value as the leaderboard prints it: x100, delta in score units."""
-    if value != value:
-        return "-"
-    return f"{value:.3f}" if stat == "delta" else f"{100 * value:.1f}"
-
-
-def _spans(ranks: list[int]) -> str:
-    """[2, 3, 4, 7] -> '2-4, 7'."""
-    out: list[list[int]] = []
-    for r in sorted(ranks):
-        if out and out[-1][1] == r - 1:
-            out[-1][1] = r
-        else:
-            out.append([r, r])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out) or "none"
 
 
 def check_cell(mm, cell: str, flag: str) -> None:
@@ -226,11 +204,11 @@ def cmd_significance_permutation(args: argparse.Namespace, mm, alpha: float, boo
     """
     import numpy as np
 
-    from ..metametrics.permutation import leaderboard_clusters, pairwise_permutation
-    from ..statistics.wilcoxon import holm
     from ..metametrics.comparison import pairwise
-    from ..metametrics.ranks import rank_intervals
     from ..metametrics.intervals import split_cell
+    from ..metametrics.permutation import leaderboard_clusters, pairwise_permutation
+    from ..metametrics.ranks import rank_intervals
+    from ..statistics.wilcoxon import holm
 
     cell = args.cell
     correction = args.correction or "holm"
@@ -262,10 +240,10 @@ def cmd_significance_permutation(args: argparse.Namespace, mm, alpha: float, boo
     for i in order:
         same = [place[j] for j in order if j != i and not sig[i, j]]
         lo, hi = ranks.low[i], ranks.high[i]
-        rows.append([str(place[i]), mm.metrics[i], _cell(est[i], stat), str(int(clusters.cluster[i])),
-                     "-" if lo != lo else f"[{lo:.0f}, {hi:.0f}]", _spans(same)])
+        rows.append([str(place[i]), mm.metrics[i], cell_text(est[i], stat), str(int(clusters.cluster[i])),
+                     "-" if lo != lo else f"[{lo:.0f}, {hi:.0f}]", rank_spans(same)])
     corr_text = "Holm" if correction == "holm" else "uncorrected"
-    heads = ["#", "Metric", _label(stat, group), "Cluster", f"Rank {100 * boot.settings.confidence:g}%",
+    heads = ["#", "Metric", cell_label(stat, group), "Cluster", f"Rank {100 * boot.settings.confidence:g}%",
              f"Not separated from (permutation, {corr_text} p > {alpha:g})"]
     widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(heads)]
     fmt = lambda cells: "  ".join(c.rjust(w) if k in (0, 2, 3, 4) else c.ljust(w)   # noqa: E731

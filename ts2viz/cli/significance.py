@@ -17,6 +17,7 @@ from .common import (
     check_out,
     compute_metametrics,
     load_inputs,
+    rank_spans,
     write_csv,
 )
 
@@ -67,17 +68,6 @@ def cmd_significance(args: argparse.Namespace) -> int:
     return 0
 
 
-def _spans(ranks: list[int]) -> str:
-    """[2, 3, 4, 7, 9, 10] -> '2-4, 7, 9-10'."""
-    out: list[str] = []
-    for r in sorted(ranks):
-        if out and out[-1][1] == r - 1:
-            out[-1][1] = r
-        else:
-            out.append([r, r])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out) or "none"
-
-
 def format_significance(pw, ranks, mm, alpha: float) -> str:
     """The leaderboard order by one cell, with rank intervals and the metrics not separated, as text.
 
@@ -111,7 +101,7 @@ def format_significance(pw, ranks, mm, alpha: float) -> str:
         same = [place[j] for j in order if j != i and not sig[i, j]]
         lo, hi = ranks.low[i], ranks.high[i]
         rows.append([str(place[i]), pw.metrics[i], cell_text(pw.estimate[i], stat),
-                     "-" if lo != lo else f"[{lo:.0f}, {hi:.0f}]", _spans(same)])
+                     "-" if lo != lo else f"[{lo:.0f}, {hi:.0f}]", rank_spans(same)])
     heads = ["#", "Metric", head, f"Rank {100 * pw.settings.confidence:g}%", f"Not separated from (Holm p >= {alpha:g})"]
     widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(heads)]
     fmt = lambda cells: "  ".join(c.rjust(w) if k in (0, 2, 3) else c.ljust(w)

@@ -1,5 +1,6 @@
-"""The bootstrap over prompts behind :func:`ts2viz.metaeval.humaneval.evaluate`: every interval statistic of
-every metric, from one set of prompt resamples.
+"""The bootstrap over prompts: every interval statistic of every metric, from one set of prompt resamples.
+
+What :func:`ts2viz.metaeval.humaneval.evaluate` runs for its intervals.
 
 A resample of prompts is a vector of prompt counts; Pearson, the pair-wise accuracies and the per-model means
 are functions of per-prompt sums (:func:`prompt_sums`, :func:`pair_sums`, :func:`corr_from_sums`), so a

@@ -1,5 +1,6 @@
-"""Gecko's tasks on a rated set (:class:`ts2viz.gold.model.RatedSet`): its score rows, the human rows
-beside them, and the leave-one-rater-out ceiling.
+"""Gecko's tasks on a rated set: its score rows, the human rows beside them, the leave-one-rater-out ceiling.
+
+The rated set is a :class:`ts2viz.gold.model.RatedSet`.
 
 :func:`evaluate_rated` lays a rated set out for :func:`ts2viz.metaeval.humaneval.evaluate` (its metrics'
 scores, the mean human rating per image, prompts and T2I models) and adds the human rows;

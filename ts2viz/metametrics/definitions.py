@@ -29,8 +29,10 @@ def _clean_pairs(errors, scores) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _rank_correlation(x: np.ndarray, y: np.ndarray) -> float:
-    """Pearson's r of two rank vectors, 0 (TS2's convention) when a side's rank variance is at most
-    :data:`CONSTANT_RANK_TOL` times n**3."""
+    """Pearson's r of two rank vectors; 0 (TS2's convention) when a side is constant.
+
+    A side counts as constant when its rank variance is at most :data:`CONSTANT_RANK_TOL` times n**3.
+    """
     r = float(pearson_rows(x, y, tol=CONSTANT_RANK_TOL * max(x.size, 1) ** 3))
     return 0.0 if np.isnan(r) else r
 
