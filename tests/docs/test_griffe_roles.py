@@ -45,10 +45,11 @@ def loaded():
 
 @pytest.mark.parametrize("where, name, expected", [
     ("statistics.wilcoxon.wilcoxon", "holm", "ts2viz.statistics.wilcoxon.holm"),           # same module
-    ("statistics.bootstrap.bootstrap", "MetaMetrics.averages", "ts2viz.metametrics.results.MetaMetrics.averages"),  # import
-    ("statistics", ".ord_sep", "ts2viz.metametrics.definitions"),                                # relative to the package
-    ("statistics", "~.bootstrap.LeaderboardBootstrap", "ts2viz.metametrics.intervals.LeaderboardBootstrap"),
-    ("uncertainty", "bootstrap", "ts2viz.metametrics.intervals.bootstrap"),                  # a re-export: its target
+    ("metametrics.intervals.bootstrap", "MetaMetrics.averages",
+     "ts2viz.metametrics.results.MetaMetrics.averages"),                                    # import
+    ("metametrics", ".walks", "ts2viz.metametrics.walks"),                                  # relative to the package
+    ("metametrics", "~.intervals.LeaderboardBootstrap", "ts2viz.metametrics.intervals.LeaderboardBootstrap"),
+    ("metaeval", "pearson", "ts2viz.statistics.correlation.pearson"),                       # a re-export: its target
     ("statistics.wilcoxon.wilcoxon", "numpy.quantile", None),                                # not ts2viz: plain code
 ])
 def test_names_resolve_from_where_the_docstring_is(loaded, where, name, expected):
