@@ -1,6 +1,6 @@
 """Command-line interface: one parser owning every subcommand.
 
-* ``leaderboard`` (:mod:`.leaderboard`), ``compare`` (:mod:`.compare`), ``significance`` (:mod:`.significance`),
+* ``leaderboard`` (:mod:`.board`), ``compare`` (:mod:`.compare`), ``significance`` (:mod:`.significance`),
   ``metametrics`` (:mod:`.metametrics`): meta-metrics of scores tables, with intervals and paired tests (their
   shared options, inputs and outputs: :mod:`.common`);
 * ``score``, ``questions``, ``metrics`` (:mod:`.scoring`): run library metrics over a dataset, list the
@@ -31,7 +31,7 @@ from typing import Iterator, Sequence
 
 from .. import __version__
 from ..errors import InputError, InputWarning
-from . import (app, compare, datasets, humaneval, humaneval_slices, judges, leaderboard, metametrics, nuisance, scoring,
+from . import (app, board, compare, datasets, humaneval, humaneval_slices, judges, metametrics, nuisance, scoring,
                significance)
 
 __all__ = ["main", "build_parser"]
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "metrics on semantic error graphs (T2IScoreScore).")
     parser.add_argument("--version", action="version", version=f"ts2viz {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (leaderboard, compare, significance, metametrics):
+    for command in (board, compare, significance, metametrics):
         command.add_subcommand(sub)
     scoring.add_subcommands(sub)
     datasets.add_subcommands(sub)
