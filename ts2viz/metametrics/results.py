@@ -302,7 +302,7 @@ class MetaMetrics:
         path : str or os.PathLike
             The file.
         """
-        from .atomic import atomic_path
+        from ..atomic import atomic_path
 
         meta = {"format": FORMAT_VERSION, "policy": {"name": self.policy.name, **self.policy.rules()},
                 "metrics": self.metrics, "seg_ids": self.seg_ids, "partitions": self.partitions,
