@@ -31,7 +31,8 @@ CLICKS = [("first open", "tifa160", None, "point-wise"), ("pair-wise", "tifa160"
 
 def click(gold: str, rs: str | None, task: str) -> float:
     from ts2viz.ui.callbacks import humaneval as gc
-    from ts2viz.ui.page.glue import page_plot, table_value
+    from ts2viz.ui.glue.plots import page_plot
+    from ts2viz.ui.glue.tables import table_value
 
     t = time.perf_counter()
     rs = rs or gc.rated(gold).default_rating_set
@@ -52,7 +53,7 @@ def clear() -> None:
 
 
 def main() -> int:
-    import ts2viz.ui.page.glue  # noqa: F401 - gradio imported before the clock starts
+    import ts2viz.ui.glue.plots  # noqa: F401 - gradio imported before the clock starts
     from ts2viz.ui.callbacks import humaneval as gc
 
     for name in gc.GOLD_SETS:          # the sets' files read once (both runs)

@@ -35,7 +35,7 @@ def bench_callbacks(reps: int) -> bool:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from ts2viz.ui.callbacks import board as cb_board, explorer as cb_explorer, correlations as cb_corr
     from ts2viz.ui import load_state
-    from ts2viz.ui.page.glue import plot_value
+    from ts2viz.ui.glue.plots import plot_value
 
     cache = Path(tempfile.mkdtemp(prefix="ts2viz-bench-"))
     t = time.perf_counter()

@@ -119,7 +119,7 @@ def test_view_images_arrive_and_the_tick_redraws_once(ts2_app, hub):
 
 def test_neighbours_are_warmed_behind_the_view_and_within_the_disk_budget(ts2_app, hub):
     from ts2viz.ui.images import image_refresh as ir
-    from ts2viz.ui.views.graph import thumb_files
+    from ts2viz.ui.images.thumbs import thumb_files
 
     v = ts2_app
     f = v.thumbs.fetcher
@@ -135,7 +135,7 @@ def test_neighbours_are_warmed_behind_the_view_and_within_the_disk_budget(ts2_ap
 
 def test_view_images_go_before_warming(ts2_app, hub):
     from ts2viz.ui.images import image_refresh as ir
-    from ts2viz.ui.views.graph import thumb_files
+    from ts2viz.ui.images.thumbs import thumb_files
 
     hub.delay = 0.2
     v = ts2_app

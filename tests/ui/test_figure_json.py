@@ -1,6 +1,6 @@
 """Every figure as the page receives it: the JSON of the Gradio plot data, checked against Plotly's schema.
 
-Figures reach the page one way only (:func:`ts2viz.ui.page.glue.page_plot`: builders run returning plain
+Figures reach the page one way only (:func:`ts2viz.ui.glue.plots.page_plot`: builders run returning plain
 dicts, serialised as they are). These tests take that JSON, the string the browser parses, and walk
 it key by key against plotly's object model (tests/support/plotly_schema.py): a key plotly.js would ignore,
 such as a trace's ``line_shape`` (plotly.py's spelling of ``line.shape``), fails here.
@@ -18,7 +18,7 @@ from ts2viz import figures
 from ts2viz.ui.callbacks import common as cb_common, explorer as cb_explorer, correlations as cb_corr
 from ts2viz.ui import load_state
 from ts2viz.ui.callbacks import uncertainty as uc
-from ts2viz.ui.page.glue import figure_json, page_plot, plot_cached
+from ts2viz.ui.glue.plots import figure_json, page_plot, plot_cached
 
 LEVELS = {"0": 0, "1a": 1, "1b": 1, "2": 2}
 SCORES = {"0": np.array([0.9, 0.8]), "1a": np.array([0.7, 0.6, np.nan]), "1b": np.array([0.75]),

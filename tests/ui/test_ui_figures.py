@@ -95,7 +95,7 @@ def test_graph_html():
 
 def test_plot_value_sets_download_format():
     pytest.importorskip("gradio")
-    from ts2viz.ui.page.glue import page_plot
+    from ts2viz.ui.glue.plots import page_plot
 
     pv = page_plot(lambda: figures.empty_figure("x"), "svg")
     cfg = json.loads(pv.plot)["config"]

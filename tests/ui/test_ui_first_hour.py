@@ -90,7 +90,7 @@ def test_authoring_walk_images_match_the_images_scored(tmp_path):
 def test_empty_tables_say_what_is_missing(folder, tmp_path):
     from ts2viz.ui.callbacks import common as cb_common
     from ts2viz.ui.callbacks import nuisance as cb_nuisance
-    from ts2viz.ui.page.glue import EMPTY_HEADER, table_value
+    from ts2viz.ui.glue.tables import EMPTY_HEADER, table_value
     from ts2viz.ui.tabs.board import board_view
 
     bare = load_state(str(folder / "ds"), cache_root=tmp_path / "c").view()
@@ -134,7 +134,7 @@ def test_warm_computes_every_view_ahead_and_genaibench_is_offered(monkeypatch):
 # -- item 19: a link names only what the page offers -------------------------------------------------
 
 def test_links_read_only_offered_names(app):
-    from ts2viz.ui.page.share import link_query, read_link
+    from ts2viz.ui.glue.share import link_query, read_link
 
     metric = app.metrics[0]
     want = {"tab": "seg", "seg": 1, "metric": metric, "node": "1b", "gold": "imagenhub-t2i", "ratings": "sc",

@@ -73,7 +73,7 @@ def test_walk_dots_stand_out_on_white(tmp_path):
     import json
 
     from ts2viz import figures
-    from ts2viz.ui.page.glue import page_plot
+    from ts2viz.ui.glue.plots import page_plot
 
     app = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     seg = max(app.dataset, key=lambda s: sum(n.level == 1 for n in s.nodes))     # most shades of yellow
@@ -203,7 +203,7 @@ def test_scatter_names_every_point_on_the_page(tmp_path, families, whiskers):
 
     from ts2viz import figures
     from ts2viz.ui.callbacks import uncertainty as uc
-    from ts2viz.ui.page.glue import page_plot
+    from ts2viz.ui.glue.plots import page_plot
 
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     board = cb_board.leaderboard(ts2, "paper", families)

@@ -22,7 +22,7 @@ def test_board_per_task_and_note():
 def test_scatter_is_one_trace_per_model_one_point_per_image():
     import json
 
-    from ts2viz.ui.page.glue import page_plot
+    from ts2viz.ui.glue.plots import page_plot
 
     fig = json.loads(page_plot(lambda: gc.scatter_figure("tifa160", "tifa", "dsg:InstructBLIP")).plot)
     assert len(fig["data"]) == 5 and sum(len(t["x"]) for t in fig["data"]) == 800
@@ -90,7 +90,7 @@ def _visitor_file(app, text: str, name: str = "mine.csv"):
 
 
 def test_operator_set_is_offered_and_evaluated(own_set):
-    from ts2viz.ui.page.glue import page_plot
+    from ts2viz.ui.glue.plots import page_plot
     import json
 
     assert gc.gold_sets()[:len(gc.GOLD_SETS)] == list(gc.GOLD_SETS) and "myset" in gc.gold_sets()
@@ -140,8 +140,9 @@ def test_a_visitors_scores_join_their_session_only(app_public, own_set):
 
     import numpy as np
 
+    from ts2viz.ui.callbacks import gold_uploads as gu
+    from ts2viz.ui.glue.plots import page_plot
     from ts2viz.ui.state import gold_session as gs
-    from ts2viz.ui.page.glue import page_plot
 
     g = gc.rated("myset")
     rng = np.random.default_rng(1)
@@ -150,7 +151,7 @@ def test_a_visitors_scores_join_their_session_only(app_public, own_set):
                                                for i, v in zip(g.image_ids, good)]
     a, b = app_public.view(), app_public.view()
     p = _visitor_file(app_public, "\n".join(lines) + "\n")
-    msg = gs.add_gold_scores(a, "myset", p)
+    msg = gu.add_gold_scores(a, "myset", p)
     assert "Loaded 2 metrics for myset" in msg and "<b>mine</b>" in msg
     own_a, own_b = gs.uploads_of(a), gs.uploads_of(b)
     assert own_b is None and not a.workspace.is_empty()       # the upload keeps the session's workspace
@@ -178,7 +179,7 @@ def test_a_visitors_scores_join_their_session_only(app_public, own_set):
 
 
 def test_visitor_upload_errors_quote_nothing_and_caps_hold(app_public, own_set):
-    from ts2viz.ui.state import gold_session as gs
+    from ts2viz.ui.callbacks import gold_uploads as gu
 
     v = app_public.view()
     secret = "SECRET-CONTENT"
@@ -189,21 +190,21 @@ def test_visitor_upload_errors_quote_nothing_and_caps_hold(app_public, own_set):
                        ("image_id," + ",".join(f"m{k}" for k in range(9)) + "\np0-A" + ",1" * 9 + "\n",
                         "at most 8 metrics")]:
         with pytest.raises(InputError) as e:
-            gs.add_gold_scores(v, "myset", _visitor_file(app_public, text))
+            gu.add_gold_scores(v, "myset", _visitor_file(app_public, text))
         assert want in str(e.value) and secret not in str(e.value), str(e.value)
     with pytest.raises(InputError, match="upload the file through the page"):
-        gs.add_gold_scores(v, "myset", "/etc/hostname")
+        gu.add_gold_scores(v, "myset", "/etc/hostname")
     with pytest.raises(InputError, match="unknown rated set"):
-        gs.add_gold_scores(v, "/etc", _visitor_file(app_public, "image_id,m\np0-A,1\n"))
+        gu.add_gold_scores(v, "/etc", _visitor_file(app_public, "image_id,m\np0-A,1\n"))
     with pytest.raises(InputError, match=".csv"):
-        gs.add_gold_scores(v, "myset", _visitor_file(app_public, "x", "s.parquet"))
+        gu.add_gold_scores(v, "myset", _visitor_file(app_public, "x", "s.parquet"))
     big = _visitor_file(app_public, "image_id,m\n" + "x" * (5 * 1024 * 1024 + 10))
     with pytest.raises(InputError, match="limit is 5 MB"):
-        gs.add_gold_scores(v, "myset", big)
+        gu.add_gold_scores(v, "myset", big)
     for k in range(5):
-        gs.add_gold_scores(v, "myset", _visitor_file(app_public, f"image_id,c{k}\np0-A,1\np1-A,2\n"))
+        gu.add_gold_scores(v, "myset", _visitor_file(app_public, f"image_id,c{k}\np0-A,1\np1-A,2\n"))
     with pytest.raises(InputError, match="at most 5 score files"):
-        gs.add_gold_scores(v, "myset", _visitor_file(app_public, "image_id,c9\np0-A,1\n"))
+        gu.add_gold_scores(v, "myset", _visitor_file(app_public, "image_id,c9\np0-A,1\n"))
 
 
 def test_app_gold_flag_bad_folder_is_one_line_and_exit_2(tmp_path, capsys):
@@ -225,6 +226,7 @@ def test_app_gold_flag_bad_folder_is_one_line_and_exit_2(tmp_path, capsys):
 def test_an_operator_set_without_scores_evaluates_a_visitors_upload(app_public, own_set, tmp_path):
     from gold_helpers import make_folder
 
+    from ts2viz.ui.callbacks import gold_uploads as gu
     from ts2viz.ui.state import gold_session as gs
 
     folder = make_folder(tmp_path / "bare")
@@ -235,7 +237,7 @@ def test_an_operator_set_without_scores_evaluates_a_visitors_upload(app_public, 
     assert "No metric scores in this set" in gc.board_note("bare", "default", "pair-wise")
     v = app_public.view()
     ids = gc.rated("bare").image_ids
-    gs.add_gold_scores(v, "bare", _visitor_file(app_public, "image_id,x\n" + "".join(f"{i},{k % 7}\n" for k, i in
+    gu.add_gold_scores(v, "bare", _visitor_file(app_public, "image_id,x\n" + "".join(f"{i},{k % 7}\n" for k, i in
                                                                                      enumerate(ids))))
     own = gs.uploads_of(v)
     assert list(gc.board("bare", "default", "model ordering", own)["metric"]) == ["x (yours)"]

@@ -190,7 +190,9 @@ def test_variants_share_nothing_they_should_not(ts2_app, ts2, gated, tmp_path):
 def test_page_events_read_the_variant_control(ts2_app):
     from gradio.helpers import special_args
 
-    from ts2viz.ui.page.glue import VARIANT_PARAM, Page, safe, with_variant
+    from ts2viz.ui.glue.errors import safe
+
+    from ts2viz.ui.glue.events import VARIANT_PARAM, Page, with_variant
 
     page = Page(ts2_app, mode=None, fmt=None)
 

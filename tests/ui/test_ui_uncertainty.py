@@ -19,7 +19,7 @@ from ts2viz.errors import InputError
 from ts2viz.ui.callbacks import common as cb_common, board as cb_board
 from ts2viz.ui import load_state
 from ts2viz.ui.callbacks import uncertainty as uc
-from ts2viz.ui.page.glue import table_value
+from ts2viz.ui.glue.tables import table_value
 
 BOARD_STATS = cb_board.BOARD_STATS
 

@@ -12,10 +12,11 @@ State: :class:`AppState` holds what the operator loaded (shared by every session
 session's uploads and live-scored metrics live in its own :class:`Workspace`
 (:mod:`ts2viz.ui.state.sessions`), seen by the callbacks through an :class:`AppView`.
 
-Rooms: :mod:`.serving` (trust level, guard, upload folder, jobs, GPU), :mod:`.state` (shared and
-per-session state), :mod:`.images` (hub downloads, thumbnails, late redraws), :mod:`.views` (views as
-plain functions of data), :mod:`.page` (the Gradio page and its glue), :mod:`.tabs` (one builder per
-tab) and :mod:`.callbacks` (one module of plain callbacks per tab).
+Rooms, from the top down (each imports only the rooms after it): :mod:`.page` (the Gradio page's layout
+and queue guards), :mod:`.tabs` (one builder per tab), :mod:`.glue` (callback results to component updates,
+errors to messages, shared links), :mod:`.callbacks` (one module of plain callbacks per tab), :mod:`.views`
+(views as plain functions of data), :mod:`.state` (shared and per-session state), then :mod:`.images` (hub
+downloads, thumbnails, late redraws) and :mod:`.serving` (trust level, guard, upload folder, jobs, GPU).
 """
 from __future__ import annotations
 

@@ -971,9 +971,9 @@ def problems_md(problems, warnings=()) -> str:
 
 
 def _md(text: str) -> str:
-    from ..page.glue import markdown_text
+    from ...display import md_text
 
-    return markdown_text(" ".join(str(text).split()))
+    return md_text(" ".join(str(text).split()))
 
 
 def _graph(app, d: Drafts, draft: SegDraft, means=None, metric=None, lower=False, walk=None, walk_name="") -> str:

@@ -16,9 +16,9 @@ from ...display import SCALED_STATS, SIGNED_SEP_NOTE, fmt_x100, md_text, plural,
 from ...errors import InputError
 from ...metametrics import signed
 from ...statistics.ord_sep import ks_separation, mean_gap, node_means
-from ..views.graph import seg_graph_html, thumb_files
+from ..views.graph import seg_graph_html
 from ..state.app_state import AppView
-from ..images.thumbs import GALLERY, THUMB
+from ..images.thumbs import GALLERY, THUMB, thumb_files
 from .common import ALL, Plot, build_figure, get_seg, get_metric, mark_columns, shown, walk_label, check_stat
 
 # -- SEG picking ----------------------------------------------------------------------------------------

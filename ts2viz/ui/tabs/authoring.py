@@ -15,7 +15,9 @@ import gradio as gr
 
 from ..callbacks import authoring as cb
 from ..callbacks import live as cb_live
-from ..page.glue import Page, Selection, empty_table
+from ..glue.errors import Selection
+from ..glue.events import Page
+from ..glue.tables import empty_table
 from ..serving.jobs import FILES
 from .explorer import GRAPH_JS
 
@@ -53,7 +55,7 @@ def build(page: Page) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     """
     app = page.app

@@ -11,7 +11,9 @@ from ... import figures
 from ...display import SIGNED_SEP_NOTE, md_text
 from ..callbacks import common as cb_common, board as cb_board
 from ..callbacks import uncertainty as uc
-from ..page.glue import Page, Refresh, build_plain, empty_table, page_plot
+from ..glue.events import Page, Refresh
+from ..glue.plots import build_plain, page_plot
+from ..glue.tables import empty_table
 from . import nuisance as nuisance_ui
 
 SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Signed sep · Avg", "signed_sep_avg"),
@@ -122,7 +124,7 @@ def build(page: Page) -> BoardTab:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
 
     Returns
@@ -190,7 +192,7 @@ def build_cost_view(page: Page):
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
 
     Returns
@@ -260,7 +262,7 @@ def tidy_families(page: Page, picker) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     picker : gradio.Dropdown
         The family filter.
@@ -282,7 +284,7 @@ def add_scores(page: Page, path, lower_is_better: str, request) -> str:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     path : str or None
         The uploaded file.

@@ -11,7 +11,9 @@ from ... import figures
 from ...display import SIGNED_SEP_NOTE
 from ..callbacks import common as cb_common, explorer as cb_explorer, correlations as cb_corr
 from ..callbacks import uncertainty as uc
-from ..page.glue import Page, Refresh, page_plot, plot_cached, table_value
+from ..glue.events import Page, Refresh
+from ..glue.plots import page_plot, plot_cached
+from ..glue.tables import table_value
 from .board import tidy_families
 from .explorer import STATS, default_metrics
 
@@ -21,7 +23,7 @@ def build(page: Page) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     """
     app = page.app

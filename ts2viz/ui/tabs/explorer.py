@@ -11,8 +11,11 @@ from ...display import SIGNED_SEP_SHORT
 from ..callbacks import common as cb_common, explorer as cb_explorer
 from ..images import image_refresh as ir
 from ..callbacks import questions as qa
-from ..page.glue import Page, Refresh, Selection, dropdown, empty_table, plot_cached, table_value
-from ..page import share
+from ..glue.errors import Selection
+from ..glue.events import Page, Refresh
+from ..glue.plots import plot_cached
+from ..glue.tables import dropdown, empty_table, table_value
+from ..glue import share
 from . import nuisance as nuisance_ui, questions
 
 STATS = [("Ord (Spearman)", "ord"), ("Sep (KS)", "sep"), ("Signed sep", "signed_sep")]
@@ -96,7 +99,7 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
 
     Returns
@@ -295,7 +298,7 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
     page.on(graph.select, node_clicked, [page.mode, seg_dd, metric_a, metric_b, walk_dd],
             [graph, gal, node_md, *img_out, node_dd])
 
-    # -- shared links (ts2viz.ui.page.share): the node a link names, once its SEG is drawn; the copy control
+    # -- shared links (ts2viz.ui.glue.share): the node a link names, once its SEG is drawn; the copy control
     def link_node(link, mode, sid, ma, mb, walk, request: gr.Request):
         node = (link or {}).get("node")
         if not node or str(link.get("seg")) != str(sid):

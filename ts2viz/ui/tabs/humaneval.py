@@ -9,11 +9,13 @@ from __future__ import annotations
 import gradio as gr
 
 from ...display import md_text
-from ..callbacks import humaneval as gc
+from ..callbacks import gold_uploads as gu, humaneval as gc
 from . import humaneval_slices
 from ..state import gold_session as gs
-from ..page import share
-from ..page.glue import Page, Refresh, page_plot, table_value
+from ..glue import share
+from ..glue.events import Page, Refresh
+from ..glue.plots import page_plot
+from ..glue.tables import table_value
 from ..serving.jobs import GOLD, GOLD_UPLOAD, checkpoint
 from . import judges as judges_view
 
@@ -71,7 +73,7 @@ def build(page: Page) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     """
     sets = gc.gold_sets()
@@ -157,7 +159,7 @@ def build(page: Page) -> None:
 
     def gold_upload(gold_v, path, request: gr.Request):
         view = page.view(request, create=True)
-        msg = gs.add_gold_scores(view, gold_v, path, gs.display_name(path))
+        msg = gu.add_gold_scores(view, gold_v, path, gu.display_name(path))
         # the session's own rows are computed here, in the upload's queue group, not by the redraw that
         # follows in the views' group, where every other visitor's view would wait behind them
         own = gs.uploads_of(view)
@@ -180,7 +182,7 @@ def build(page: Page) -> None:
     for ev in (tab.select, rs.input, task.change, metric.input):
         page.on(ev, gold_views, inputs, outputs, lane=GOLD, trigger_mode="always_last").then(
             None, None, None, js=CLICK_JS)
-    # a shared link (ts2viz.ui.page.share) naming a rated set or this tab draws its views
+    # a shared link (ts2viz.ui.glue.share) naming a rated set or this tab draws its views
     def link_views(link, gold_v, rs_v, task_v, metric_v, request: gr.Request):
         if not link or not ({"gold", "ratings", "task", "gold_metric"} & set(link) or link.get("tab") == "gold"):
             return tuple(gr.skip() for _ in outputs)

@@ -11,7 +11,10 @@ import gradio as gr
 
 from ..callbacks import humaneval as gc
 from ..callbacks import humaneval_slices as hs
-from ..page.glue import Page, Selection, page_plot, table_value
+from ..glue.errors import Selection
+from ..glue.events import Page
+from ..glue.plots import page_plot
+from ..glue.tables import table_value
 from ..serving.jobs import GOLD
 
 #: a click on a heatmap cell writes ``slice | metric`` (the cell's customdata) into the cell box and
@@ -43,7 +46,7 @@ def build(page: Page, gold: gr.Radio, rs: gr.Dropdown) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page.
     gold : gradio.Radio
         The tab's rated-set picker.

@@ -11,7 +11,10 @@ import gradio as gr
 
 from ..callbacks import questions as qa
 from ..callbacks.common import shown, table_csv
-from ..page.glue import Page, Refresh, Selection, dropdown, plot_cached, table_value
+from ..glue.errors import Selection
+from ..glue.events import Page, Refresh
+from ..glue.plots import plot_cached
+from ..glue.tables import dropdown, table_value
 
 INTRO = ("Question-based metrics (TIFA, DSG, Gecko, T2I-FineEval) one question at a time, and the judges' "
          "ratings with their reasoning (VIEScore, LLMScore): pick an image (or "
@@ -36,7 +39,7 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab):
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     seg : gradio.Dropdown
         The explorer's SEG picker.

@@ -123,8 +123,8 @@ def wire(demo, page) -> None:
     ----------
     demo : gradio.Blocks
         The page (inside its ``with`` block).
-    page : ts2viz.ui.page.glue.Page
-        The page, its :attr:`~ts2viz.ui.page.glue.Page.linkable` components registered by the tabs.
+    page : ts2viz.ui.glue.events.Page
+        The page, its :attr:`~ts2viz.ui.glue.events.Page.linkable` components registered by the tabs.
     """
     from ..callbacks import humaneval as gc
     from ..callbacks.explorer import seg_options
@@ -164,7 +164,7 @@ def copy_link(page, button, box, tab: str, parts: Mapping) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page.
     button : gradio.Button
         The control.
