@@ -70,19 +70,19 @@ def test_live_spec_typo_is_named_before_the_images(tmp_path, monkeypatch):
 # -- item 14: the authoring walk table counts a walk's images as the summary does ---------------------
 
 def test_authoring_walk_images_match_the_images_scored(tmp_path):
-    from ts2viz.ui.callbacks import authoring as cb
+    from ts2viz.ui.callbacks.authoring import drafts as cb_drafts, scoring as cb_scoring
     from ts2viz.ui.state.sessions import Workspaces
 
     write_dataset(tmp_path / "ds", big_image=False, nodes=[("0", 1), ("1a", 1), ("2a", 1)])
     scores = write_scores(tmp_path, tmp_path / "ds")
     app = load_state(str(tmp_path / "ds"), [str(scores)], cache_root=tmp_path / "cache")
     view = Workspaces(app, exports_root=tmp_path / "sessions").view("s", create=True)
-    cb.start_from_seg(view, 0)
+    cb_drafts.start_from_seg(view, 0)
     for mode in ("paper", "spec"):
-        r = cb.score_draft(view, "loaded", "GoodScore", mode)
+        r = cb_scoring.score_draft(view, "loaded", "GoodScore", mode)
         assert "3/3 images scored" in r["summary"], r["summary"]
         assert list(r["walks"]["images"]) == [3], (mode, r["walks"])
-    assert "counts node 0's images twice" in cb.score_draft(view, "loaded", "GoodScore", "paper")["summary"]
+    assert "counts node 0's images twice" in cb_scoring.score_draft(view, "loaded", "GoodScore", "paper")["summary"]
 
 
 # -- item 12: an empty table says what is missing -----------------------------------------------------

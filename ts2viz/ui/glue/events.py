@@ -96,6 +96,7 @@ VIEW_CONCURRENCY = int(os.environ.get("TS2VIZ_VIEW_CONCURRENCY") or 1)
 MODEL_CONCURRENCY = 1
 
 
+@dataclass
 class Refresh:
     """How to redraw one part of the page: a callback, its input and its output components.
 

@@ -5,7 +5,8 @@ from typing import Any
 
 import gradio as gr
 
-
+#: a Dataframe that turns Stylers into values; made here, at import (when the app is built): a component
+#: made inside an event is an update, without the attributes postprocess reads
 STYLED_TABLE = gr.Dataframe(interactive=False, render=False)
 
 
