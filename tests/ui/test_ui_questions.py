@@ -27,7 +27,8 @@ from ts2viz.ui.callbacks import board as cb_board, explorer as cb_explorer, live
 from ts2viz.ui import load_state
 from ts2viz.ui.callbacks import questions as qa
 from ts2viz.ui.serving.access import public
-from ts2viz.ui.state.app_state import AppView, Workspace
+from ts2viz.ui.state.app_state import AppView
+from ts2viz.ui.state.workspace import Workspace
 
 TIFA_PROMPT = "A Christmas tree with lights and teddy bear"
 FINE_PROMPT = "a red cat on the tree"

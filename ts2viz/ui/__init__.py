@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Sequence
 
 from .serving.access import Access, Limits, operator, public
-from .state.app_state import AppState, AppView, Workspace
+from .state.app_state import AppState, AppView
+from .state.workspace import Workspace
 
 __all__ = ["AppState", "AppView", "Workspace", "Access", "Limits", "operator", "public", "load_state",
            "build_app", "launch_kwargs"]

@@ -9,7 +9,8 @@ import numpy as np
 from ... import figures
 from ...display import column_label, plural
 from ...errors import InputError
-from ..state.app_state import AppView, metric_family
+from ..state.app_state import AppView
+from ..state.tables import metric_family
 from .common import families_filter, write_csv, mark_columns, shown, uploaded_scores_file
 
 BOARD_STATS = ("ord_avg", "sep_avg", "signed_sep_avg", "ord_synth", "sep_synth", "ord_nat", "sep_nat",

@@ -15,7 +15,8 @@ from typing import Any, Callable, Sequence
 
 from ...display import column_label, echo, fmt_score, fmt_x100, plural, spreadsheet_safe_frame
 from ...errors import InputError
-from ..state.app_state import AppView, metric_family
+from ..state.app_state import AppView
+from ..state.tables import metric_family
 
 log = logging.getLogger("ts2viz.ui")
 

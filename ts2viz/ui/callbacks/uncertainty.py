@@ -43,7 +43,8 @@ from ...metametrics import MetaMetrics
 from .board import BOARD_STATS, best_cells, leaderboard
 from .common import ALL, SEG_STATS, mark_columns, metric_choices, shown, table_csv
 from ..state.memo import Memo
-from ..state.app_state import CLOSE_HOOKS, AppView
+from ..state.app_state import AppView
+from ..state.session_store import CLOSE_HOOKS
 
 #: bootstrap settings of every view (the library's defaults: 10,000 resamples, 95 %, seed 0)
 SETTINGS = bs.DEFAULTS

@@ -2,15 +2,15 @@
 
 A visitor uploads a score file keyed by ``image_id`` for one rated set; its metric columns join that
 set's leaderboard, scatter and cross-gold view for that session only. The uploads live beside the
-session's :class:`~ts2viz.ui.state.app_state.Workspace` (made on the first upload, closed when the tab closes
-or after the idle timeout: :data:`ts2viz.ui.state.app_state.CLOSE_HOOKS` drops them then). A file is checked
+session's :class:`~ts2viz.ui.state.workspace.Workspace` (made on the first upload, closed when the tab closes
+or after the idle timeout: :data:`ts2viz.ui.state.session_store.CLOSE_HOOKS` drops them then). A file is checked
 and read into them by :func:`ts2viz.ui.callbacks.gold_uploads.add_gold_scores`.
 """
 from __future__ import annotations
 
 import threading
 
-from .app_state import SessionStore
+from .session_store import SessionStore
 
 #: workspace -> its GoldUploads (weak: a workspace that is gone takes its uploads with it)
 _STORE = SessionStore(lambda ws: GoldUploads())

@@ -4,6 +4,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import replace
 from pathlib import Path
+
 from ....authoring import (SegDraft, draft_from_seg, seg_size)
 from ....authoring.limits import size_message
 from ....display import plural
@@ -130,7 +131,7 @@ def start_draft(app, prompt, seg_id=None, partition: str = "Custom") -> str:
     """Start a new SEG from a prompt (it becomes the one being edited).
 
     The tab's "New SEG" button: an action, after which the tab shows the session's SEGs again
-    (:func:`authoring_state`).
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Parameters
     ----------
@@ -169,7 +170,7 @@ def start_from_seg(app, seg_id) -> str:
     """Start a variant of a SEG of the loaded dataset (the explorer's).
 
     The tab's "Vary the explorer's SEG" button: an action, after which the tab shows the session's SEGs again
-    (:func:`authoring_state`).
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Its prompt, nodes (with their error descriptions), images and edges; its own SEG id, or the next free
     one when a SEG of the session has that id.
@@ -212,7 +213,8 @@ def start_from_seg(app, seg_id) -> str:
 def select_draft(app, index) -> str:
     """Edit another SEG of the session.
 
-    The tab's SEG picker: an action, after which the tab shows the session's SEGs again (:func:`authoring_state`).
+    The tab's SEG picker: an action, after which the tab shows the session's SEGs again
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Parameters
     ----------
@@ -246,7 +248,7 @@ def remove_draft(app) -> str:
     """Remove the SEG being edited (undo can bring it back).
 
     The tab's "Remove SEG" button: an action, after which the tab shows the session's SEGs again
-    (:func:`authoring_state`).
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Parameters
     ----------
@@ -276,7 +278,7 @@ def undo(app) -> str:
     """Take back the session's last change (up to :data:`~ts2viz.ui.state.authoring_session.MAX_UNDO`).
 
     The tab's "Undo" button: an action, after which the tab shows the session's SEGs again
-    (:func:`authoring_state`).
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Parameters
     ----------
@@ -302,7 +304,7 @@ def set_header(app, prompt, seg_id, partition) -> str:
     """Change the prompt, SEG id and partition of the SEG being edited.
 
     The tab's "Save prompt / id" button: an action, after which the tab shows the session's SEGs again
-    (:func:`authoring_state`).
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Parameters
     ----------

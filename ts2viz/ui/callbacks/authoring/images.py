@@ -6,6 +6,7 @@ import io
 import secrets
 import shutil
 from pathlib import Path, PurePosixPath
+
 from ....authoring import (SegDraft, safe_file_name)
 from ....display import plural
 from ....errors import InputError
@@ -113,7 +114,7 @@ def add_uploads(app, files, source: str = "") -> str:
     """Add uploaded images to the SEG being edited (unassigned).
 
     The tab's "Add uploaded images" button (in the files lane): an action, after which the tab shows the session's
-    SEGs again (:func:`authoring_state`).
+    SEGs again (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Each is checked as every image of the session is (bytes, structure, frames, bytes beyond its end, type,
     pixels, a first frame that decodes: :func:`ts2viz.imagecheck.open_checked`) within the session's caps and
@@ -186,7 +187,7 @@ def add_folder(app, folder, source: str = "") -> str:
     """Add the images of a local folder of this machine.
 
     The tab's "Add folder" button (operator mode only; in the files lane): an action, after which the tab shows the
-    session's SEGs again (:func:`authoring_state`).
+    session's SEGs again (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Each is checked as an upload is; they are read from where they are when the SEG is exported.
 
@@ -248,7 +249,7 @@ def assign_images(app, keys, node) -> str:
     """Put the selected images into a node, or take them out of their nodes.
 
     The tab's "Put into node" and "Take out" buttons: an action, after which the tab shows the session's SEGs again
-    (:func:`authoring_state`).
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Parameters
     ----------
@@ -282,7 +283,7 @@ def remove_images(app, keys) -> str:
     """Remove the selected images from the SEG being edited.
 
     The tab's "Remove images" button: an action, after which the tab shows the session's SEGs again
-    (:func:`authoring_state`).
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Their files go once no SEG and no state undo can go back to uses them.
 
@@ -317,7 +318,7 @@ def rename_image(app, keys, file_name) -> str:
     """Change the file name the one selected image gets in the exported dataset.
 
     The tab's "Rename" button: an action, after which the tab shows the session's SEGs again
-    (:func:`authoring_state`).
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     The operator's name is taken as typed (:func:`~ts2viz.authoring.draft_problems` says if it cannot be one);
     a public visitor's is tidied by the server (:func:`ts2viz.authoring.safe_file_name`, in ``images/``): what a

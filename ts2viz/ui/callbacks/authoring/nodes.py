@@ -25,7 +25,7 @@ def save_node(app, label, errors="") -> str:
     """Add a node, or set the error descriptions of an existing one.
 
     The tab's "Add node / set its errors" button: an action, after which the tab shows the session's SEGs again
-    (:func:`authoring_state`).
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Parameters
     ----------
@@ -63,7 +63,7 @@ def remove_node(app, label) -> str:
     """Remove a node; its images become unassigned.
 
     The tab's "Remove node" button: an action, after which the tab shows the session's SEGs again
-    (:func:`authoring_state`).
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Parameters
     ----------
@@ -124,7 +124,7 @@ def set_edges_follow(app, follow: bool) -> str:
     """Make edges follow the error counts, or make them explicit.
 
     The tab's "Edges follow the error counts" checkbox: an action, after which the tab shows the session's SEGs
-    again (:func:`authoring_state`).
+    again (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Parameters
     ----------
@@ -153,7 +153,7 @@ def add_edge(app, parent, child) -> str:
     """Add an explicit edge between two nodes of the SEG.
 
     The tab's "Add edge" button: an action, after which the tab shows the session's SEGs again
-    (:func:`authoring_state`).
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Parameters
     ----------
@@ -187,7 +187,7 @@ def remove_edge(app, parent, child) -> str:
     """Remove an edge (the implied edges become explicit first).
 
     The tab's "Remove edge" button: an action, after which the tab shows the session's SEGs again
-    (:func:`authoring_state`).
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Parameters
     ----------

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from ....authoring import (drafts_to_dataset)
 from ....display import plural
 from ....errors import InputError

@@ -8,6 +8,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
+
 from ....authoring import (DraftImage, SegDraft, export_dataset, import_dataset, pack_dataset, push_to_hub,
                           unpack_dataset)
 from ....authoring.limits import size_message
@@ -66,7 +67,7 @@ def export_folder(app, folder, overwrite: bool = False, name=None) -> str:
     """Export the session's SEGs to a dataset folder of this machine.
 
     The tab's "Export" button (operator mode only; in the files lane): an action, after which the tab shows the
-    session's SEGs again (:func:`authoring_state`).
+    session's SEGs again (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Parameters
     ----------
@@ -179,7 +180,7 @@ def import_folder(app, folder) -> str:
     """Import a dataset of this machine, or a hub dataset, as SEGs of the session.
 
     The tab's "Import" button (operator mode only; in the files lane): an action, after which the tab shows the
-    session's SEGs again (:func:`authoring_state`).
+    session's SEGs again (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Parameters
     ----------
@@ -215,7 +216,7 @@ def import_zip(app, file) -> str:
     """Import a dataset from an uploaded .zip (what the export gives, or a folder zipped by hand).
 
     The tab's "Import .zip" button (in the files lane): an action, after which the tab shows the session's SEGs
-    again (:func:`authoring_state`).
+    again (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     Read in proportion to what the session may still take (:func:`ts2viz.authoring.unpack_dataset`): the
     .zip's size, its members' paths and declared sizes first (and the disk budget for them); then its
@@ -335,7 +336,7 @@ def push(app, repo_id, private: bool = False, name=None) -> str:
     """Push the session's SEGs to a Hugging Face dataset repo.
 
     The tab's "Push" button (operator mode only): an action, after which the tab shows the session's SEGs again
-    (:func:`authoring_state`).
+    (:func:`~ts2viz.ui.callbacks.authoring.view.authoring_state`).
 
     The token comes from the environment: ``HF_TOKEN`` or the client's login.
 

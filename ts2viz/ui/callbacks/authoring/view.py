@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+
 from ....authoring import (DraftImage, SegDraft, draft_problems, draft_warnings, drafts_problems,
                           preview_seg)
 from ....display import plural
