@@ -126,10 +126,10 @@ def test_interval_and_significance_figures_are_schema_valid(ts2):
 
 
 def test_questions_figure_is_schema_valid(ts2):
-    from ts2viz.ui.callbacks import questions as qa
+    from ts2viz.ui.callbacks.questions import nodes as qa_nodes
 
     seg = next(iter(ts2.dataset))
-    _check("questions x nodes (TS2)", page_json(lambda: qa.node_questions(ts2, "TIFA-BLIP1", seg.id)["figure"]))
+    _check("questions x nodes (TS2)", page_json(lambda: qa_nodes.node_questions(ts2, "TIFA-BLIP1", seg.id)["figure"]))
 
 
 def test_other_figures_are_schema_valid():

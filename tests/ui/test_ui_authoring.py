@@ -428,7 +428,7 @@ def test_error_descriptions_in_the_explorer_and_the_questions_tab(folder, tmp_pa
     import shutil
 
     from ts2viz.ui.callbacks import explorer as cb_explorer
-    from ts2viz.ui.callbacks.questions import node_errors_md
+    from ts2viz.ui.callbacks.questions.nodes import node_errors_md
 
     ds = tmp_path / "ds"
     shutil.copytree(folder / "ds", ds)

@@ -87,15 +87,15 @@ def test_walk_dots_stand_out_on_white(tmp_path):
 # -- item 9: the Questions tab says when it shows another metric -----------------------------------------
 
 def test_questions_tab_says_when_the_metric_has_no_questions(tmp_path):
-    from ts2viz.ui.callbacks import questions as qa
+    from ts2viz.ui.callbacks.questions import sources as qa_sources
 
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
-    _, metric = qa.qa_metric_choice(ts2, ["TIFA-GPT4V", None], None)
+    _, metric = qa_sources.qa_metric_choice(ts2, ["TIFA-GPT4V", None], None)
     assert metric and metric != "TIFA-GPT4V"
-    note = qa.substitute_note(ts2, ["TIFA-GPT4V", None], metric)
+    note = qa_sources.substitute_note(ts2, ["TIFA-GPT4V", None], metric)
     assert "TIFA-GPT4V" in note and "no per-question details" in note and metric in note
-    assert qa.substitute_note(ts2, ["TIFA-BLIP1", None], "TIFA-BLIP1") == ""
-    assert qa.substitute_note(ts2, [None, None], "TIFA-BLIP1") == ""
+    assert qa_sources.substitute_note(ts2, ["TIFA-BLIP1", None], "TIFA-BLIP1") == ""
+    assert qa_sources.substitute_note(ts2, [None, None], "TIFA-BLIP1") == ""
 
 
 # -- item 4: the leaderboard explains its columns -------------------------------------------------------
@@ -267,11 +267,11 @@ def test_board_scores_come_right_after_the_name(app):
 
 
 def test_question_finder_fits_the_sidebar(tmp_path):
-    from ts2viz.ui.callbacks import questions as qa
+    from ts2viz.ui.callbacks.questions import finder as qa_finder
 
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
-    full = qa.question_finder(ts2, "TIFA-mPLUG")
-    screen = qa.question_finder_on_screen(full)
+    full = qa_finder.question_finder(ts2, "TIFA-mPLUG")
+    screen = qa_finder.question_finder_on_screen(full)
     assert list(screen.columns) == ["SEG", "missed", "prompt", "question"]
     assert screen["missed"].iloc[0] == f"{full['missed'].iloc[0]} of {full['of'].iloc[0]}"
     assert screen["SEG"].tolist() == full["SEG"].tolist()

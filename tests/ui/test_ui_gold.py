@@ -115,7 +115,7 @@ def test_image_detail_of_a_tifa160_image():
     assert len(s) == len(gc.rated("tifa160").metrics) and s["spice"] == "0.5"
     # the released answers in the Questions tab's question table, of the set's first answer-based metric
     # when no metric is named; the DSG question with parents 1,2 is there
-    from ts2viz.ui.callbacks.questions import display_table
+    from ts2viz.ui.callbacks.questions.image import display_table
 
     assert answers.attrs["metric"] == "dsg:mPLUG-large"
     assert list(answers.columns) == list(display_table("dsg", _empty_dsg_table()).columns)

@@ -681,7 +681,7 @@ def answers_table(g, image_id: str, metric: str):
 
     The records of :func:`ts2viz.gold.answers.answer_records` through
     :func:`ts2viz.qa.views.image_question_table` (with the metric's own accumulation: DSG's ``counts``
-    column is what its score averages) and :func:`ts2viz.ui.callbacks.questions.display_table`, the code
+    column is what its score averages) and :func:`ts2viz.ui.callbacks.questions.image.display_table`, the code
     the Questions tab uses.
 
     Parameters
@@ -702,7 +702,7 @@ def answers_table(g, image_id: str, metric: str):
 
     from ...gold.answers import answer_records
     from ...qa.views import image_question_table
-    from .questions import display_table
+    from .questions.image import display_table
 
     recs, kind, accumulation = answer_records(g, metric, image_id)
     if not len(recs):

@@ -10,7 +10,7 @@ import gradio as gr
 from ...display import SIGNED_SEP_SHORT
 from ..callbacks import common as cb_common, explorer as cb_explorer
 from ..images import image_refresh as ir
-from ..callbacks import questions as qa
+from ..callbacks.questions import finder as qa_finder
 from ..glue.errors import Selection
 from ..glue.events import Page, Refresh
 from ..glue.plots import plot_cached
@@ -346,9 +346,9 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
     def find(mode, ma, mb, stat, gap, partition, request: gr.Request):
         view = page.view(request)
         if stat == "questions":   # SEGs whose errors no question notices, of the first question metric
-            m = qa.finder_metric(view, ma, mb)
+            m = qa_finder.finder_metric(view, ma, mb)
             return view.memo(("finder_qa", m, partition), [m],
-                             lambda: table_value(qa.question_finder_on_screen(qa.question_finder(view, m, partition)),
+                             lambda: table_value(qa_finder.question_finder_on_screen(qa_finder.question_finder(view, m, partition)),
                                                  empty=NO_QUESTION_ROWS))
         key = ("finder", mode, ma, mb if gap else None, stat, partition)
         # on screen without the partition column (the CSV keeps it): in the narrow sidebar its width goes
@@ -361,7 +361,7 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
     def finder_csv_file(mode, ma, mb, stat, gap, partition, request: gr.Request):
         view = page.view(request, create=True)
         if stat == "questions":
-            return cb_common.table_csv(view, qa.question_finder(view, qa.finder_metric(view, ma, mb), partition),
+            return cb_common.table_csv(view, qa_finder.question_finder(view, qa_finder.finder_metric(view, ma, mb), partition),
                                 "failures-questions")
         return cb_common.table_csv(view, cb_explorer.failure_finder(view, mode, ma, stat, mb if gap else None, partition),
                             "failures")

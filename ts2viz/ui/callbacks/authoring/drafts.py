@@ -83,8 +83,26 @@ def sized_message(app, new: SegDraft, old: SegDraft | None = None) -> str:
 
     :func:`ts2viz.authoring.seg_size`: nodes, edges, error levels, walks counted without building one. A
     part above its cap that the change makes larger is refused (the operator's walks: a warning instead); a
-    change that shrinks a SEG is always taken. Returns the warning to add to the action's message ('' if
-    none).
+    change that shrinks a SEG is always taken.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view (its authoring caps).
+    new : ts2viz.authoring.SegDraft
+        The changed SEG.
+    old : ts2viz.authoring.SegDraft or None, default None
+        The SEG before the change (``None``: a new SEG).
+
+    Returns
+    -------
+    str
+        The warning to add to the action's message (``""`` if none).
+
+    Raises
+    ------
+    InputError
+        When the change makes a part above its cap larger.
     """
     caps = caps_for(app)
     size = seg_size(new)
@@ -105,7 +123,22 @@ _SIZE_FIELD = {"nodes": "nodes", "edges": "edges", "error levels": "levels", "wa
 
 
 def keep_draft(app, d: Drafts, new: SegDraft) -> str:
-    """Keep ``new`` as the SEG being edited once its size is checked (:func:`sized_message`); returns the warning."""
+    """Keep ``new`` as the SEG being edited once its size is checked (:func:`sized_message`).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    d : Drafts
+        The session's drafts.
+    new : ts2viz.authoring.SegDraft
+        The changed SEG.
+
+    Returns
+    -------
+    str
+        The size warning (``""`` if none).
+    """
     note = sized_message(app, new, d.draft)
     d.set_draft(new)
     return note
@@ -339,6 +372,11 @@ def drop_unused_files(d: Drafts) -> None:
 
     The session's copies are deleted, and an imported dataset's folder once none of its images is used any
     more.
+
+    Parameters
+    ----------
+    d : Drafts
+        The session's drafts.
     """
     used = d.keys_in_use()
     for k in [k for k in d.remote if k not in used]:

@@ -72,10 +72,24 @@ def image_caps(caps: AuthoringCaps):
 
 
 def checked_image(path: Path, caps: AuthoringCaps, name: str):
-    """``(ImageInfo, thumbnail data URI)`` of an image file checked as every image of a session is.
+    """An image file checked as every image of a session is, and its thumbnail.
 
     :func:`ts2viz.imagecheck.open_checked`; the thumbnail is made from the frame the check decoded, so
     nothing is decoded again while the tab is drawn.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+    caps : AuthoringCaps
+        The session's caps.
+    name : str
+        How messages name the file.
+
+    Returns
+    -------
+    tuple
+        ``(ImageInfo, thumbnail data URI or None)``.
     """
     from ....imagecheck import open_checked
 

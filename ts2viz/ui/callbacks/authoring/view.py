@@ -17,6 +17,22 @@ def image_file(app, d: Drafts, im: DraftImage, *, fetch: bool = True) -> Path | 
 
     The session's copy, an operator's file, or a dataset's (the loaded one's, an imported one's),
     downloaded from its hub repo if ``fetch`` (else only a copy already here).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    d : Drafts
+        The session's drafts.
+    im : ts2viz.authoring.DraftImage
+        The image.
+    fetch : bool, default True
+        Download a hub dataset's image that is not here yet.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The file; ``None`` when there is none (here, or at all).
     """
     from ....dataset import cached_image, fetch_image
 
