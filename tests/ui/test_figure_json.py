@@ -15,7 +15,8 @@ import pytest
 
 from plotly_schema import schema_errors
 from ts2viz import figures
-from ts2viz.ui.callbacks import common as cb_common, explorer as cb_explorer, correlations as cb_corr
+from ts2viz.ui.callbacks import common as cb_common, correlations as cb_corr
+from ts2viz.ui.callbacks.explorer import nodes as cb_explorer_nodes, view as cb_explorer_view
 from ts2viz.ui import load_state
 from ts2viz.ui.callbacks import uncertainty as uc
 from ts2viz.ui.glue.plots import figure_json, page_plot, plot_cached
@@ -91,18 +92,18 @@ def test_explorer_figures_are_schema_valid(ts2):
     plot = plot_cached(ts2, "svg")
     big = max(ts2.dataset, key=lambda s: s.n_images)
     ma, mb = "CLIPScore", "TIFA-GPT4V"
-    v = cb_explorer.seg_view(ts2, "paper", big.id, ma, mb, plot=plot)
+    v = cb_explorer_view.seg_view(ts2, "paper", big.id, ma, mb, plot=plot)
     _check("walk a", sent(v["walk_fig_a"]))
     _check("walk b", sent(v["walk_fig_b"]))
-    w = cb_explorer.select_walk(ts2, "paper", big.id, ma, mb, "0", plot=plot)
+    w = cb_explorer_view.select_walk(ts2, "paper", big.id, ma, mb, "0", plot=plot)
     _check("walk highlighted", sent(w["walk_fig_a"]))
-    n = cb_explorer.node_separation_view(ts2, big.id, ma, mb, plot=plot)
+    n = cb_explorer_nodes.node_separation_view(ts2, big.id, ma, mb, plot=plot)
     for k in ("cdf_a", "cdf_b"):
         f = sent(n[k])
         _check(k, f)
         shapes = [t["line"]["shape"] for t in f["data"] if t.get("legend") == "legend2"]
         assert len(shapes) == len(big.labels) and set(shapes) == {"hv"}
-    _check("no metric", sent(cb_explorer.node_separation_view(ts2, big.id, None, None, plot=plot)["cdf_a"]))
+    _check("no metric", sent(cb_explorer_nodes.node_separation_view(ts2, big.id, None, None, plot=plot)["cdf_a"]))
 
 
 def test_board_and_correlation_figures_are_schema_valid(ts2):

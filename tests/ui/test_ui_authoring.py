@@ -427,22 +427,22 @@ def test_error_descriptions_in_the_explorer_and_the_questions_tab(folder, tmp_pa
     (card and hover text, HTML-escaped), and the Questions tab's note lists them beside the questions."""
     import shutil
 
-    from ts2viz.ui.callbacks import explorer as cb_explorer
+    from ts2viz.ui.callbacks.explorer import view as cb_explorer_view
     from ts2viz.ui.callbacks.questions.nodes import node_errors_md
 
     ds = tmp_path / "ds"
     shutil.copytree(folder / "ds", ds)
     (ds / "nodes.csv").write_text('id,rank,errors\n0,1a,no apple\n0,2a,"no apple; <b>no</b> table"\n')
     app = load_state(str(ds), [str(folder / "scores.csv")], cache_root=tmp_path / "cache").view()
-    html_ = cb_explorer.graph_html(app, "paper", 0, "GoodScore")
+    html_ = cb_explorer_view.graph_html(app, "paper", 0, "GoodScore")
     assert '<div class="errs">+ no apple</div>' in html_
     assert "+ no apple; &lt;b&gt;no&lt;/b&gt; table" in html_ and "<b>no</b>" not in html_
     assert "· adds: no apple" in html_
     assert 'data-node="1b"' in html_ and html_.count('class="errs"') == 2
     # the explorer's title of an open node says what it adds
-    title = cb_explorer.select_node(app, "paper", 0, "GoodScore", None, "2a")["node_title"]
+    title = cb_explorer_view.select_node(app, "paper", 0, "GoodScore", None, "2a")["node_title"]
     assert title.startswith("**Node 2a**") and "adds: *no apple; " in title and "<b>" not in title
-    assert "adds" not in cb_explorer.select_node(app, "paper", 0, "GoodScore", None, "1b")["node_title"]
+    assert "adds" not in cb_explorer_view.select_node(app, "paper", 0, "GoodScore", None, "1b")["node_title"]
     md = node_errors_md(app.dataset[0])
     assert md.startswith("\n\n**Errors the nodes add**") and "**1a**: no apple" in md and "<b>" not in md
     assert node_errors_md(app.dataset[1]) == ""

@@ -6,7 +6,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ts2viz.ui.callbacks import common as cb_common, board as cb_board, explorer as cb_explorer
+from ts2viz.ui.callbacks import common as cb_common, board as cb_board
+
+from ts2viz.ui.callbacks.explorer import view as cb_explorer_view, walks as cb_explorer_walks
 from ts2viz.ui import load_state
 from ui_helpers import write_dataset, write_scores
 
@@ -77,7 +79,7 @@ def test_walk_dots_stand_out_on_white(tmp_path):
 
     app = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     seg = max(app.dataset, key=lambda s: sum(n.level == 1 for n in s.nodes))     # most shades of yellow
-    f = json.loads(page_plot(lambda: cb_explorer.walk_figure(app, "paper", seg.id, "CLIPScore")).plot)
+    f = json.loads(page_plot(lambda: cb_explorer_walks.walk_figure(app, "paper", seg.id, "CLIPScore")).plot)
     dots = next(t for t in f["data"] if t["name"] == "images")
     assert len(dots["marker"]["line"]["color"]) == len(dots["x"]) > 0
     assert min(figures.contrast_on_white(c) for c in dots["marker"]["line"]["color"]) >= figures.MIN_CONTRAST
@@ -152,13 +154,13 @@ def test_node_title_links_images_to_the_hub_when_offline(tmp_path, monkeypatch):
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     seg = next(iter(ts2.dataset))
     node = seg.labels[0]
-    title = cb_explorer.select_node(ts2, "paper", seg.id, "CLIPScore", None, node)["node_title"]
+    title = cb_explorer_view.select_node(ts2, "paper", seg.id, "CLIPScore", None, node)["node_title"]
     first = seg.node(node).images[0].file_name
     assert f"https://huggingface.co/datasets/saxon/T2IScoreScore/blob/main/{first}" in title
     assert "hf download saxon/T2IScoreScore --repo-type dataset --local-dir ts2-data" in title
     assert "python app.py --data ts2-data" in title
     # images on disk: no links
-    local = cb_explorer.select_node(load_state(str(Path(app_dir(tmp_path))), cache_root=tmp_path / "c2").view(),
+    local = cb_explorer_view.select_node(load_state(str(Path(app_dir(tmp_path))), cache_root=tmp_path / "c2").view(),
                            "paper", 0, None, None, "0")["node_title"]
     assert "Node 0" in local and "huggingface.co" not in local
 
@@ -175,13 +177,13 @@ def test_node_title_links_only_images_not_on_screen(tmp_path, monkeypatch):
     seg = next(s for s in ts2.dataset if any(len(n.images) >= 3 for n in s.nodes))
     files = [im.file_name for im in next(n for n in seg.nodes if len(n.images) >= 3).images[:3]]
     url = "https://huggingface.co/datasets/saxon/T2IScoreScore/blob/main/"
-    assert cb_explorer.image_links(ts2.dataset, files, ["ready", "ready", "ready"]) == ""
-    assert cb_explorer.image_links(ts2.dataset, files, ["loading", "ready", "loading"]) == ""
-    some = cb_explorer.image_links(ts2.dataset, files, ["ready", "offline", "missing"])
+    assert cb_explorer_view.image_links(ts2.dataset, files, ["ready", "ready", "ready"]) == ""
+    assert cb_explorer_view.image_links(ts2.dataset, files, ["loading", "ready", "loading"]) == ""
+    some = cb_explorer_view.image_links(ts2.dataset, files, ["ready", "offline", "missing"])
     assert f"{url}{files[0]}" not in some and f"{url}{files[1]}" in some and f"{url}{files[2]}" in some
     # the node title asks the app's image cache: offline here, so every image of the node is linked
     node = seg.labels[0]
-    title = cb_explorer.select_node(ts2, "paper", seg.id, None, None, node)["node_title"]
+    title = cb_explorer_view.select_node(ts2, "paper", seg.id, None, None, node)["node_title"]
     assert all(f"{url}{im.file_name}" in title for im in seg.node(node).images[:12])
 
 

@@ -23,9 +23,11 @@ from ts2viz.metametrics import compute
 from ts2viz.qa.records import bundled_qa_records, with_counted
 from ts2viz.qa.views import rank_segs_by_questions
 from ts2viz.scores import bundled_scores
-from ts2viz.ui.callbacks import board as cb_board, explorer as cb_explorer, live as cb_live
+from ts2viz.ui.callbacks import board as cb_board, live as cb_live
+from ts2viz.ui.callbacks.explorer import picking as cb_explorer_picking
 from ts2viz.ui import load_state
-from ts2viz.ui.callbacks.questions import finder as qa_finder, image as qa_image, nodes as qa_nodes, sources as qa_sources
+from ts2viz.ui.callbacks.questions import (finder as qa_finder, image as qa_image, nodes as qa_nodes,
+                                           sources as qa_sources)
 from ts2viz.ui.serving.access import public
 from ts2viz.ui.state.app_state import AppView
 from ts2viz.ui.state.workspace import Workspace
@@ -134,7 +136,7 @@ def test_question_finder(ts2):
     assert got.attrs["x100"] == ["drop"]
     nat = qa_finder.question_finder(ts2, "TIFA-mPLUG", "Nat")
     assert set(nat["partition"]) == {"Nat"}
-    assert cb_explorer.seg_from_row(got, 0) == got["SEG"].iloc[0]       # a row click opens its SEG
+    assert cb_explorer_picking.seg_from_row(got, 0) == got["SEG"].iloc[0]       # a row click opens its SEG
     # the finder ranks by the first of the explorer's metrics that has questions
     assert qa_finder.finder_metric(ts2, "CLIPScore", "TIFA-mPLUG") == "TIFA-mPLUG"
     assert qa_finder.finder_metric(ts2, "DSG-BLIP1", "TIFA-mPLUG") == "DSG-BLIP1"

@@ -16,8 +16,8 @@ import gradio as gr
 import orjson
 
 from ...display import md_text
-from ..callbacks.explorer import seg_from_row as cb_seg_from_row
-from ..callbacks.explorer import seg_options as cb_seg_options
+from ..callbacks.explorer.picking import seg_from_row as cb_seg_from_row
+from ..callbacks.explorer.picking import seg_options as cb_seg_options
 from ..state.app_state import AppState, AppView
 from ..state.sessions import Workspaces
 from .errors import LastErrors, Selection, safe

@@ -127,7 +127,7 @@ def wire(demo, page) -> None:
         The page, its :attr:`~ts2viz.ui.glue.events.Page.linkable` components registered by the tabs.
     """
     from ..callbacks import humaneval as gc
-    from ..callbacks.explorer import seg_options
+    from ..callbacks.explorer.picking import seg_options
 
     comps = page.linkable
     keys = [k for k in ("seg", "metric", "compare", "gold", "ratings", "task", "gold_metric") if k in comps]

@@ -9,7 +9,8 @@ import gradio as gr
 
 from ... import figures
 from ...display import SIGNED_SEP_NOTE
-from ..callbacks import common as cb_common, explorer as cb_explorer, correlations as cb_corr
+from ..callbacks import common as cb_common, correlations as cb_corr
+from ..callbacks.explorer import picking as cb_explorer_picking
 from ..callbacks import uncertainty as uc
 from ..glue.events import Page, Refresh
 from ..glue.plots import page_plot, plot_cached
@@ -33,7 +34,7 @@ def build(page: Page) -> None:
         with gr.Row():
             stat = gr.Radio(STATS, value="ord", label="Per-SEG statistic", info=SIGNED_SEP_NOTE,
                             elem_id="corr-stat")
-            part = gr.Radio(cb_explorer.partitions(app), value=cb_common.ALL, label="SEGs")
+            part = gr.Radio(cb_explorer_picking.partitions(app), value=cb_common.ALL, label="SEGs")
             method = gr.Radio(["pearson", "spearman"], value="pearson", label="Correlation")
             fam = gr.Dropdown([cb_common.ALL] + cb_common.families(app), value=[cb_common.ALL], multiselect=True, label="Metric family")
         with gr.Row(equal_height=False):

@@ -5,7 +5,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from ....authoring import (SegDraft, draft_from_seg, seg_size)
+from ....authoring import SegDraft, draft_from_seg, seg_size
 from ....authoring.limits import size_message
 from ....display import plural
 from ....errors import InputError

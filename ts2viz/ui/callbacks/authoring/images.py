@@ -7,7 +7,7 @@ import secrets
 import shutil
 from pathlib import Path, PurePosixPath
 
-from ....authoring import (SegDraft, safe_file_name)
+from ....authoring import SegDraft, safe_file_name
 from ....display import plural
 from ....errors import InputError
 from ...state.authoring_session import AuthoringCaps, Drafts, caps_for

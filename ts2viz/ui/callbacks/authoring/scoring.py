@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....authoring import (drafts_to_dataset)
+from ....authoring import drafts_to_dataset
 from ....display import plural
 from ....errors import InputError
 from ...state.authoring_session import Drafts, caps_for
