@@ -274,9 +274,9 @@ async def gold(app: App) -> None:
     sys.path.insert(0, str(HERE))
     import numpy as np
 
-    from ts2viz.ui.callbacks import humaneval as gc
+    from ts2viz.ui.callbacks.humaneval import sets as gc_sets
 
-    g = gc.rated("tifa160")
+    g = gc_sets.rated("tifa160")
     rng = np.random.default_rng(0)
     body = "image_id," + ",".join(f"mine{k}" for k in range(8)) + "\n" + "".join(
         f"{i}," + ",".join(f"{v:.4f}" for v in rng.normal(size=8)) + "\n" for i in g.image_ids)

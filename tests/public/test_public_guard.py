@@ -522,12 +522,12 @@ def test_human_ratings_switch_runs_beside_the_views(server):
     """A visitor uploads scores of 8 metrics for a rated set (GenAI-Bench's teaser: 220 images, two rating
     sets), then switches its rating set back and forth: another visitor's SEG changes meanwhile never
     wait behind it in the queue. (About 20 s.)"""
-    from ts2viz.ui.callbacks import humaneval as gc
+    from ts2viz.ui.callbacks.humaneval import sets as gc_sets
 
     url = server["url"]
     name = "genaibench-teaser"
-    g = gc.rated(name)
-    sets = gc.rating_sets(name)
+    g = gc_sets.rated(name)
+    sets = gc_sets.rating_sets(name)
     import numpy as np
 
     rng = np.random.default_rng(0)

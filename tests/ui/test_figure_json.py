@@ -151,13 +151,13 @@ def test_other_figures_are_schema_valid():
 def test_cost_and_human_gold_figures_are_schema_valid():
     from ts2viz.cost import cost_table
     from ts2viz.figures.cost_front import cost_figure
-    from ts2viz.ui.callbacks import humaneval as gc
+    from ts2viz.ui.callbacks.humaneval import board as gc_board
 
     t = cost_table(["A", "B", "C"], {"A": 0.1, "B": 1.0, "C": 2.0}, {"ord_avg": np.array([0.5, 0.7, 0.6])})
     front = page_json(lambda: cost_figure(t, "ord_avg"))
     _check("cost", front)
     assert front["data"][1]["line"]["shape"] == "hv" and front["data"][1]["x"] == [0.1, 1.0]
     _check("cost (no costs)", page_json(lambda: cost_figure(cost_table(["A"], {}, {"ord_avg": np.array([0.5])}))))
-    gold = page_json(lambda: gc.scatter_figure("tifa160", "tifa", "dsg:InstructBLIP"))
+    gold = page_json(lambda: gc_board.scatter_figure("tifa160", "tifa", "dsg:InstructBLIP"))
     _check("human gold scatter", gold)
     assert len(gold["data"]) == 5 and sum(len(tr["x"]) for tr in gold["data"]) == 800

@@ -109,13 +109,14 @@ def test_empty_tables_say_what_is_missing(folder, tmp_path):
 def test_warm_computes_every_view_ahead_and_genaibench_is_offered(monkeypatch):
     import ts2viz.metaeval.humaneval as he
     import ts2viz.statistics.gold_permutation as gp
-    from ts2viz.ui.callbacks import humaneval as gc
+    from ts2viz.ui.callbacks.humaneval import (board as gc_board, crossgold as gc_crossgold, sets as gc_sets,
+                                               warmup as gc_warmup)
 
-    assert "genaibench" in gc.gold_sets()                 # the CLI's fourth set: ratings only, for uploads
-    assert "No metric scores in this set" in gc.board_note("genaibench", "likert", "point-wise")
-    assert len(gc.board("genaibench", "likert", "point-wise")) == 0
+    assert "genaibench" in gc_sets.gold_sets()                 # the CLI's fourth set: ratings only, for uploads
+    assert "No metric scores in this set" in gc_board.board_note("genaibench", "likert", "point-wise")
+    assert len(gc_board.board("genaibench", "likert", "point-wise")) == 0
     few = ["genaibench-teaser", "genaibench"]             # the whole warm-up takes a minute on 2 cores
-    gc.warm(few)
+    gc_warmup.warm(few)
 
     def computed(*a, **k):
         raise AssertionError("a click computed a view the warm-up should have computed")
@@ -124,11 +125,11 @@ def test_warm_computes_every_view_ahead_and_genaibench_is_offered(monkeypatch):
     monkeypatch.setattr(gp, "gold_clusters", computed)
     monkeypatch.setattr("ts2viz.gold.crossgold.cross_gold", computed)
     for name in few:
-        for rs in gc.rating_sets(name):
-            for task in gc.TASKS:
-                gc.board(name, rs, task)
-                gc.board_note(name, rs, task)
-    gc.cross_gold_table()
+        for rs in gc_sets.rating_sets(name):
+            for task in gc_sets.TASKS:
+                gc_board.board(name, rs, task)
+                gc_board.board_note(name, rs, task)
+    gc_crossgold.cross_gold_table()
 
 
 # -- item 19: a link names only what the page offers -------------------------------------------------
@@ -200,9 +201,9 @@ def test_family_and_node_colours_and_significance_marks():
 
 
 def test_model_ordering_note_explains_agreement_beside_tau():
-    from ts2viz.ui.callbacks import humaneval as gc
+    from ts2viz.ui.callbacks.humaneval import board as gc_board
 
-    note = gc.board_note("tifa160", "dsg", "model ordering")
+    note = gc_board.board_note("tifa160", "dsg", "model ordering")
     assert "'model pairs agreeing'" in note and "τ = 1.000" in note
 
 

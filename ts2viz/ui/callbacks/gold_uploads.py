@@ -10,7 +10,7 @@ import os
 
 from ...errors import InputError
 from ..state.gold_session import uploads_of
-from . import humaneval as gc
+from .humaneval import sets as gc_sets
 from .common import uploaded_scores_file
 
 
@@ -48,7 +48,7 @@ def add_gold_scores(view, gold: str, path, display_name: str | None = None) -> s
     """
     from ...gold import read_score_table
 
-    gc.check_gold(gold)
+    gc_sets.check_gold(gold)
     if not path:
         raise InputError("choose a score file (CSV: image_id and one column per metric) first")
     p, name = uploaded_scores_file(view, path, display_name, (".csv",),
@@ -66,7 +66,7 @@ def add_gold_scores(view, gold: str, path, display_name: str | None = None) -> s
     if own + len(new) > lim.max_metrics:
         raise InputError(f"a session may hold at most {lim.max_metrics} metrics of its own (this one has {own}, "
                          f"the file has {len(new)})", file=name)
-    g = gc.rated(gold)
+    g = gc_sets.rated(gold)
     taken = set(g.metrics) | set(held.metrics(gold) if held else [])
     for c in new:
         if not c:

@@ -23,7 +23,7 @@ import numpy as np
 from ...display import md_text
 from ...errors import InputError
 from ...statistics.bootstrap import BootstrapSettings
-from . import humaneval as gc
+from .humaneval import image as gc_image, sets as gc_sets
 
 #: the slices' intervals and p-values (modest, so that a family's first drawing stays near a second)
 SLICE_BOOTSTRAP = BootstrapSettings(n_resamples=200)
@@ -54,7 +54,7 @@ def _per_set(fn):
     def cached(name, *args, **kw):
         bound = sig.bind(name, *args, **kw)
         bound.apply_defaults()
-        key = (gc.rated(gc.check_gold(name)), fn.__name__, tuple(bound.arguments.values())[1:])
+        key = (gc_sets.rated(gc_sets.check_gold(name)), fn.__name__, tuple(bound.arguments.values())[1:])
         if key in _CACHE:
             return _CACHE[key]
         with _LOCKS_LOCK:
@@ -82,7 +82,7 @@ def tags(name: str):
     """
     from ...gold.tags import rated_tags
 
-    return rated_tags(gc.rated(name))
+    return rated_tags(gc_sets.rated(name))
 
 
 def families(name: str) -> list[str]:
@@ -98,7 +98,7 @@ def families(name: str) -> list[str]:
     list of str
         The families (``t2i-model`` first).
     """
-    return tags(gc.check_gold(name)).families
+    return tags(gc_sets.check_gold(name)).families
 
 
 @_per_set
@@ -117,7 +117,7 @@ def reliable(name: str):
     """
     from ...metaeval.reliable import reliable_prompts
 
-    return reliable_prompts(gc.rated(name), RELIABLE_X)
+    return reliable_prompts(gc_sets.rated(name), RELIABLE_X)
 
 
 def kept(name: str, only_reliable: bool) -> np.ndarray:
@@ -135,7 +135,7 @@ def kept(name: str, only_reliable: bool) -> np.ndarray:
     numpy.ndarray
         (images,) bool, in the set's order.
     """
-    return reliable(name).image_mask if only_reliable else np.ones(len(gc.rated(name)), dtype=bool)
+    return reliable(name).image_mask if only_reliable else np.ones(len(gc_sets.rated(name)), dtype=bool)
 
 
 def reliable_note(name: str, only_reliable: bool) -> str:
@@ -153,7 +153,7 @@ def reliable_note(name: str, only_reliable: bool) -> str:
     str
         Markdown.
     """
-    rel = reliable(gc.check_gold(name))
+    rel = reliable(gc_sets.check_gold(name))
     return (f"Reliable prompts only: {md_text(rel.describe())}." if only_reliable else
             f"All prompts (the switch keeps Gecko's {md_text(rel.describe())}).")
 
@@ -188,7 +188,7 @@ def family_slices(name: str, family: str):
     """
     from ...gold.tags import slices
 
-    return slices(gc.rated(name), tags(name), family)
+    return slices(gc_sets.rated(name), tags(name), family)
 
 
 def warm(name: str, rating_set: str) -> None:
@@ -204,8 +204,8 @@ def warm(name: str, rating_set: str) -> None:
     rating_set : str
         The rating set.
     """
-    key = (gc.rated(gc.check_gold(name)), rating_set)
-    if rating_set not in gc.rating_sets(name) or not gc.rated(name).metrics:
+    key = (gc_sets.rated(gc_sets.check_gold(name)), rating_set)
+    if rating_set not in gc_sets.rating_sets(name) or not gc_sets.rated(name).metrics:
         return
     with _LOCKS_LOCK:
         if key in _WARMED:
@@ -222,8 +222,8 @@ def warm(name: str, rating_set: str) -> None:
 
 def _rated(name: str, rating_set: str):
     """The rated set, its name and rating set checked."""
-    g = gc.rated(gc.check_gold(name))
-    if rating_set not in gc.rating_sets(name):
+    g = gc_sets.rated(gc_sets.check_gold(name))
+    if rating_set not in gc_sets.rating_sets(name):
         raise InputError(f"rated set {name!r} has no rating set {rating_set!r}")
     return g
 
@@ -262,7 +262,7 @@ def slice_eval(name: str, rating_set: str, family: str, only_reliable: bool = Fa
     from ...metaeval.slices import evaluate_slices
 
     _check(name, rating_set, family)
-    g = gc.rated(name)
+    g = gc_sets.rated(name)
     if not g.metrics:
         raise InputError(f"rated set {name!r} has no shared metric scores to slice")
     sl = family_slices(name, family)
@@ -405,7 +405,7 @@ def slice_rows(name: str, rating_set: str, family: str, cell: str, only_reliable
 
     s, m = parse_cell(name, rating_set, family, cell, only_reliable)
     res = slice_eval(name, rating_set, family, only_reliable)
-    g = gc.rated(name)
+    g = gc_sets.rated(name)
     si, mi = res.slices.index(s), res.metrics.index(m)
     sl = family_slices(name, family)
     mask = sl.masks[sl.names.index(s)] & kept(name, only_reliable)
@@ -444,7 +444,7 @@ def agreement_frame(name: str, only_reliable: bool = False):
     """
     from ...metaeval.agreement import agreement
 
-    g = gc.rated(gc.check_gold(name))
+    g = gc_sets.rated(gc_sets.check_gold(name))
     if only_reliable:
         g = g.subset(kept(name, True))
     return agreement(g, levels=["interval"], by=["t2i-model"], tags=tags(name), bootstrap=AGREEMENT_BOOTSTRAP).frame
@@ -573,7 +573,7 @@ def triage_raters(name: str, rating_set: str, only_reliable: bool = False):
 
 
 def triage_detail(name: str, table, row: int | None):
-    """The details of the image of a clicked triage row (:func:`ts2viz.ui.callbacks.humaneval.image_detail`).
+    """The details of the image of a clicked triage row (:func:`ts2viz.ui.callbacks.humaneval.image.image_detail`).
 
     Parameters
     ----------
@@ -601,5 +601,5 @@ def triage_detail(name: str, table, row: int | None):
     """
     if table is None or row is None or "image_id" not in getattr(table, "columns", ()) or not 0 <= int(row) < len(table):
         raise InputError("click a row of a triage list")
-    md, scores, _, path = gc.image_detail(gc.check_gold(name), str(table["image_id"].iloc[int(row)]))
+    md, scores, _, path = gc_image.image_detail(gc_sets.check_gold(name), str(table["image_id"].iloc[int(row)]))
     return md, scores, path
