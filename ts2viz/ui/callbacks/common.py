@@ -466,3 +466,41 @@ def uploaded_scores_file(app: AppView, path, display_name: str | None, suffixes:
         mib = 1024 * 1024
         raise InputError(f"scores file is {size / mib:.1f} MB; the limit is {cap / mib:g} MB", file=name)
     return p, name
+
+
+def interval_text(v, lo=None, hi=None, *, scale: float = 1.0, digits: int = 3, ci_digits: int | None = None) -> str:
+    """A value with its interval as the tables show it: ``v [lo, hi]``; ``–`` for NaN.
+
+    Parameters
+    ----------
+    v : float
+        The value.
+    lo, hi : float or None, default None
+        The interval's ends; ``None`` or NaN: the value alone.
+    scale : float, default 1.0
+        Multiplies all three (``100``: percentages).
+    digits : int, default 3
+        Decimals of the value.
+    ci_digits : int or None, default None
+        Decimals of the interval's ends (``None``: ``digits``).
+
+    Returns
+    -------
+    str
+        The text.
+
+    Examples
+    --------
+    >>> interval_text(0.51234, 0.4, 0.6)
+    '0.512 [0.400, 0.600]'
+    >>> interval_text(0.51234, 0.4, 0.6, scale=100, digits=2, ci_digits=1)
+    '51.23 [40.0, 60.0]'
+    >>> interval_text(float("nan")), interval_text(0.5, float("nan"), float("nan"))
+    ('–', '0.500')
+    """
+    if v != v:
+        return "–"
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return f"{scale * v:.{digits}f}"
+    d = digits if ci_digits is None else ci_digits
+    return f"{scale * v:.{digits}f} [{scale * lo:.{d}f}, {scale * hi:.{d}f}]"

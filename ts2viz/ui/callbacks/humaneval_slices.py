@@ -23,6 +23,7 @@ import numpy as np
 from ...display import md_text
 from ...errors import InputError
 from ...statistics.bootstrap import BootstrapSettings
+from .common import interval_text
 from .humaneval import image as gc_image, sets as gc_sets
 
 #: the slices' intervals and p-values (modest, so that a family's first drawing stays near a second)
@@ -37,32 +38,26 @@ HEATMAP_STATS = ("spearman", "kendall", "pearson", "pairwise_acc", "pairwise_acc
 TRIAGE_ROWS = 25
 #: what a heatmap cell's text holds between slice and metric (the click writes it)
 CELL_SEP = " | "
-#: (rated set object, function, arguments) -> value: a set loaded again (an operator's, in tests) is a new key
-_CACHE: dict = {}
-#: one lock per key: a second caller waits for the first one's value instead of computing it again
-_LOCKS: dict = {}
-_LOCKS_LOCK = threading.Lock()
+#: guards :data:`_WARMED`
+_WARMED_LOCK = threading.Lock()
 #: the (set, rating set) pairs whose slices are being computed ahead (:func:`warm`)
 _WARMED: set = set()
 
 
 def _per_set(fn):
-    """Cache ``fn(name, *args)`` once per process and rated set (keyed on the loaded set, not its name)."""
+    """Cache ``fn(name, *args)`` once per process and rated set (keyed on the loaded set, not its name).
+
+    On :func:`~ts2viz.ui.callbacks.humaneval.sets.shared_once`: a second caller waits for the first one's value
+    instead of computing it again; a set loaded again (an operator's, in tests) is a new key.
+    """
     sig = inspect.signature(fn)
+    once = gc_sets.shared_once(lambda g, args: fn(*args))
 
     @functools.wraps(fn)
     def cached(name, *args, **kw):
         bound = sig.bind(name, *args, **kw)
         bound.apply_defaults()
-        key = (gc_sets.rated(gc_sets.check_gold(name)), fn.__name__, tuple(bound.arguments.values())[1:])
-        if key in _CACHE:
-            return _CACHE[key]
-        with _LOCKS_LOCK:
-            lock = _LOCKS.setdefault(key, threading.Lock())
-        with lock:
-            if key not in _CACHE:
-                _CACHE[key] = fn(*bound.arguments.values())
-        return _CACHE[key]
+        return once(gc_sets.rated(gc_sets.check_gold(name)), tuple(bound.arguments.values()))
     return cached
 
 
@@ -158,13 +153,6 @@ def reliable_note(name: str, only_reliable: bool) -> str:
             f"All prompts (the switch keeps Gecko's {md_text(rel.describe())}).")
 
 
-def _value(v, lo, hi) -> str:
-    """A value with its interval, three decimals (``–`` for NaN)."""
-    if v != v:
-        return "–"
-    return f"{v:.3f}" if lo != lo or hi != hi else f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
-
-
 @_per_set
 def family_slices(name: str, family: str):
     """The slices of one tag family (:func:`ts2viz.gold.tags.slices`, ``all`` first), once per process.
@@ -207,7 +195,7 @@ def warm(name: str, rating_set: str) -> None:
     key = (gc_sets.rated(gc_sets.check_gold(name)), rating_set)
     if rating_set not in gc_sets.rating_sets(name) or not gc_sets.rated(name).metrics:
         return
-    with _LOCKS_LOCK:
+    with _WARMED_LOCK:
         if key in _WARMED:
             return
         _WARMED.add(key)
@@ -419,7 +407,7 @@ def slice_rows(name: str, rating_set: str, family: str, cell: str, only_reliable
     lo, hi = (a[si, mi] for a in res.interval("spearman"))
     p = res.pvalue("spearman")[si, mi]
     v = res.point["spearman"][si, mi]
-    val = "n/a" if v != v else _value(v, lo, hi) + ("" if p != p else f", p = {p:.3g}")
+    val = "n/a" if v != v else interval_text(v, lo, hi) + ("" if p != p else f", p = {p:.3g}")
     note = res.notes[si] if res.notes else ""
     md = (f"**{md_text(m)}** on slice **{md_text(s)}**: n = {int(res.n_images[si])} images, "
           f"{int(res.n_prompts[si])} prompts; Spearman {val}" + (f" — _{md_text(note)}_" if note else ""))
@@ -474,7 +462,7 @@ def agreement_table(name: str, only_reliable: bool = False):
         row = out.setdefault(grp, {"group": grp, "n images": int(n)})
         row["n images"] = max(row["n images"], int(n))
         for r in sub.itertuples():
-            row[r.rating_set] = (_value(r.alpha, r.alpha_lo, r.alpha_hi) + (f" ({r.note})" if r.note else "")
+            row[r.rating_set] = (interval_text(r.alpha, r.alpha_lo, r.alpha_hi) + (f" ({r.note})" if r.note else "")
                                  if r.alpha == r.alpha else f"– ({r.note})")
     return pd.DataFrame(list(out.values()))
 

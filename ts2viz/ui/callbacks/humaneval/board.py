@@ -7,6 +7,7 @@ import numpy as np
 
 from ....display import md_text
 from ....errors import InputError
+from ..common import interval_text
 from .sets import OWN_MARK, TASKS, own_result, rated, result, session_rated, shared_once
 
 
@@ -47,14 +48,6 @@ def clusters(name: str, rating_set: str, stat: str) -> dict:
     cl, _ = gold_clusters(r.metrics, x[rows], g.human(rating_set), g.images["prompt_id"].to_numpy(),
                           GoldStatistic.from_settings(stat, r.settings))
     return {m: int(c) for m, c in zip(r.metrics, cl.cluster)}
-
-
-def _ci(v, lo, hi) -> str:
-    if v != v:
-        return "–"
-    if lo != lo or hi != hi:
-        return f"{v:.3f}"
-    return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def board(name: str, rating_set: str, task: str, own=None):
@@ -108,22 +101,22 @@ def board(name: str, rating_set: str, task: str, own=None):
     if task == "point-wise":
         f = f.sort_values("spearman", ascending=False)
         cols = {"metric": f["metric"], "n": f["n"],
-                "Spearman [95%]": [_ci(*r) for r in f[["spearman", "spearman_lo", "spearman_hi"]].to_numpy()],
-                "Kendall τ-b [95%]": [_ci(*r) for r in f[["kendall", "kendall_lo", "kendall_hi"]].to_numpy()],
-                "Pearson [95%]": [_ci(*r) for r in f[["pearson", "pearson_lo", "pearson_hi"]].to_numpy()],
+                "Spearman [95%]": [interval_text(*r) for r in f[["spearman", "spearman_lo", "spearman_hi"]].to_numpy()],
+                "Kendall τ-b [95%]": [interval_text(*r) for r in f[["kendall", "kendall_lo", "kendall_hi"]].to_numpy()],
+                "Pearson [95%]": [interval_text(*r) for r in f[["pearson", "pearson_lo", "pearson_hi"]].to_numpy()],
                 "Spearman, per-model avg": [f"{v:.3f}" for v in f["spearman_model_avg"]]}
     elif task == "pair-wise":
         f = f.sort_values("pairwise_acc", ascending=False)
         cols = {"metric": f["metric"],
-                "accuracy [95%]": [_ci(*r) for r in f[["pairwise_acc", "pairwise_acc_lo", "pairwise_acc_hi"]].to_numpy()],
-                "acc_eq, tie-calibrated [95%]": [_ci(*r) for r in
+                "accuracy [95%]": [interval_text(*r) for r in f[["pairwise_acc", "pairwise_acc_lo", "pairwise_acc_hi"]].to_numpy()],
+                "acc_eq, tie-calibrated [95%]": [interval_text(*r) for r in
                                                  f[["pairwise_acc_eq", "pairwise_acc_eq_lo", "pairwise_acc_eq_hi"]].to_numpy()],
                 "tie ε": [f"{v:.3g}" for v in f["tie_epsilon"]]}
     else:
         f = f.sort_values(["ordering_agreement", "ordering_kendall"], ascending=False)
         cols = {"metric": f["metric"],
                 "model pairs agreeing": [f"{v:.0%}" if v == v else "–" for v in f["ordering_agreement"]],
-                "τ of model means [95%]": [_ci(*r) for r in
+                "τ of model means [95%]": [interval_text(*r) for r in
                                             f[["ordering_kendall", "ordering_kendall_lo", "ordering_kendall_hi"]].to_numpy()]}
     if task in CLUSTER_STAT:
         cl = clusters(name, rating_set, CLUSTER_STAT[task])

@@ -6,7 +6,7 @@ import numpy as np
 from .... import figures
 from ....display import md_text, plural
 from ....errors import InputError
-from ....qa.details import (JUDGE_FAMILIES, SOFT_FAMILIES)
+from ....qa.details import JUDGE_FAMILIES, SOFT_FAMILIES
 from ....qa.views import edge_question_drops, question_node_accuracy
 from ..common import mark_columns
 from ...state.app_state import AppView
