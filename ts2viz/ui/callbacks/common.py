@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ...display import column_label, echo, fmt_score, fmt_x100, plural, spreadsheet_safe_frame
+from ...display import column_label, echo, fmt_score, fmt_x100, is_missing, plural, spreadsheet_safe_frame
 from ...errors import InputError
 from ..state.app_state import AppView
 from ..state.tables import metric_family
@@ -473,8 +473,8 @@ def interval_text(v, lo=None, hi=None, *, scale: float = 1.0, digits: int = 3, c
 
     Parameters
     ----------
-    v : float
-        The value.
+    v : float or None
+        The value (``None`` or NaN: missing).
     lo, hi : float or None, default None
         The interval's ends; ``None`` or NaN: the value alone.
     scale : float, default 1.0
@@ -495,12 +495,14 @@ def interval_text(v, lo=None, hi=None, *, scale: float = 1.0, digits: int = 3, c
     '0.512 [0.400, 0.600]'
     >>> interval_text(0.51234, 0.4, 0.6, scale=100, digits=2, ci_digits=1)
     '51.23 [40.0, 60.0]'
+    >>> interval_text(0.714, 0.68, 0.749, scale=100.0, digits=1)      # the leaderboard's, x100
+    '71.4 [68.0, 74.9]'
     >>> interval_text(float("nan")), interval_text(0.5, float("nan"), float("nan"))
     ('–', '0.500')
     """
-    if v != v:
+    if is_missing(v):
         return "–"
-    if lo is None or hi is None or lo != lo or hi != hi:
+    if is_missing(lo) or is_missing(hi):
         return f"{scale * v:.{digits}f}"
     d = digits if ci_digits is None else ci_digits
     return f"{scale * v:.{digits}f} [{scale * lo:.{d}f}, {scale * hi:.{d}f}]"

@@ -37,11 +37,11 @@ import numpy as np
 
 from ... import figures
 from ...statistics import bootstrap as bs, paired_comparison as pcmp, rank_intervals as ri, wilcoxon as wx
-from ...display import SCALED_STATS, column_label, fmt_stat, fmt_x100, md_text, stat_name
+from ...display import SCALED_STATS, column_label, fmt_stat, md_text, stat_name
 from ...errors import InputError
 from ...metametrics import MetaMetrics
 from .board import BOARD_STATS, best_cells, leaderboard
-from .common import ALL, SEG_STATS, mark_columns, metric_choices, shown, table_csv
+from .common import ALL, SEG_STATS, interval_text, mark_columns, metric_choices, shown, table_csv
 from ..state.memo import Memo
 from ..state.app_state import AppView
 from ..state.session_store import CLOSE_HOOKS
@@ -306,34 +306,6 @@ def board_intervals(app: AppView, mode: str, board, sort_by: str | None = "ord_a
     return out
 
 
-def interval_text(v, lo, hi) -> str:
-    """A value with its interval as the board shows it (x100).
-
-    Parameters
-    ----------
-    v : float
-        The value.
-    lo : float
-        The interval's low end.
-    hi : float
-        Its high end.
-
-    Returns
-    -------
-    str
-        ``"71.4 [68.0, 74.9]"``; the value alone without an interval; ``"–"`` for a missing value.
-
-    Examples
-    --------
-    >>> interval_text(0.714, 0.68, 0.749), interval_text(float("nan"), 0.1, 0.2)
-    ('71.4 [68.0, 74.9]', '–')
-    """
-    head = fmt_x100(v)
-    if head == "–" or np.isnan(lo) or np.isnan(hi):
-        return head
-    return f"{head} [{fmt_x100(lo)}, {fmt_x100(hi)}]"
-
-
 def rank_text(median, lo, hi) -> str:
     """The median rank over the resamples and its interval.
 
@@ -386,8 +358,8 @@ def style_board_intervals(board):
     # each cell's text names its interval, so formatters are set row by row (one call per row: a call
     # per cell costs ten times as much)
     for i in range(len(board)):
-        texts = {c: interval_text(board[c].iloc[i], board[f"{c}_lo"].iloc[i], board[f"{c}_hi"].iloc[i])
-                 for c in stats}
+        texts = {c: interval_text(board[c].iloc[i], board[f"{c}_lo"].iloc[i], board[f"{c}_hi"].iloc[i],
+                                  scale=100.0, digits=1) for c in stats}
         texts[RANK_HEADER] = rank_text(board["rank_median"].iloc[i], board["rank_lo"].iloc[i], board["rank_hi"].iloc[i])
         texts = {column_label(c): t for c, t in texts.items()}      # the Styler's headers (see shown)
         styler.format({c: (lambda _, t=t: t) for c, t in texts.items()}, subset=pd.IndexSlice[[i], list(texts)])
@@ -677,6 +649,6 @@ def pair_comparison_md(cmp: dict | None, stat: str) -> str:
 
 
 __all__ = ["SETTINGS", "ALPHA", "BoardBootstrap", "board_bootstrap", "cell_name", "cell_label", "rank_cell",
-           "board_intervals", "style_board_intervals", "interval_text", "rank_text", "interval_note",
+           "board_intervals", "style_board_intervals", "rank_text", "interval_note",
            "leaderboard_ci_csv", "significance", "significance_figure", "significance_note",
            "pair_comparison", "pair_comparison_md"]
