@@ -18,7 +18,7 @@ from ts2viz import figures
 from ts2viz.ui.callbacks import common as cb_common, correlations as cb_corr
 from ts2viz.ui.callbacks.explorer import nodes as cb_explorer_nodes, view as cb_explorer_view
 from ts2viz.ui import load_state
-from ts2viz.ui.callbacks import uncertainty as uc
+from ts2viz.ui.callbacks.uncertainty import significance as uc_significance
 from ts2viz.ui.glue.plots import figure_json, page_plot, plot_cached
 
 LEVELS = {"0": 0, "1a": 1, "1b": 1, "2": 2}
@@ -123,7 +123,7 @@ def test_interval_and_significance_figures_are_schema_valid(ts2):
     fams = cb_common.families(ts2)[:1]
     _, scatter, _ = board_view(ts2, "paper", fams, "ord_avg", "best first", "png", whiskers=True)
     _check("leaderboard scatter with intervals", sent(scatter))
-    _check("significance", page_json(lambda: uc.significance_figure(ts2, "paper", "ord", families_sel=fams)))
+    _check("significance", page_json(lambda: uc_significance.significance_figure(ts2, "paper", "ord", families_sel=fams)))
 
 
 def test_questions_figure_is_schema_valid(ts2):

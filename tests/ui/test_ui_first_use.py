@@ -204,13 +204,13 @@ def test_scatter_names_every_point_on_the_page(tmp_path, families, whiskers):
     import re
 
     from ts2viz import figures
-    from ts2viz.ui.callbacks import uncertainty as uc
+    from ts2viz.ui.callbacks.uncertainty import intervals as uc_intervals
     from ts2viz.ui.glue.plots import page_plot
 
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     board = cb_board.leaderboard(ts2, "paper", families)
     if whiskers:
-        board = uc.board_intervals(ts2, "paper", board, "ord_avg")
+        board = uc_intervals.board_intervals(ts2, "paper", board, "ord_avg")
     f = json.loads(page_plot(lambda: figures.ord_sep_scatter(board, title="t", error_bars=whiskers)).plot)
     lay = f["layout"]
     plot_w = figures.LABEL_PLOT_WIDTH

@@ -134,7 +134,7 @@ def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None, sort_b
     """The leaderboard as a CSV download (fractions), its rows in the order the table shows them.
 
     Called by the leaderboard's "Download CSV" button (without the interval box ticked; with it,
-    :func:`ts2viz.ui.callbacks.uncertainty.leaderboard_ci_csv`).
+    :func:`ts2viz.ui.callbacks.uncertainty.intervals.leaderboard_ci_csv`).
 
     Parameters
     ----------

@@ -11,7 +11,7 @@ from ... import figures
 from ...display import SIGNED_SEP_NOTE
 from ..callbacks import common as cb_common, correlations as cb_corr
 from ..callbacks.explorer import picking as cb_explorer_picking
-from ..callbacks import uncertainty as uc
+from ..callbacks.uncertainty import comparison as uc_comparison, significance as uc_significance
 from ..glue.events import Page, Refresh
 from ..glue.plots import page_plot, plot_cached
 from ..glue.tables import table_value
@@ -78,13 +78,13 @@ def build(page: Page) -> None:
         shown = cb_common.metric_choices(view, fam_v)
 
         def sig_parts():
-            pw = uc.significance(view, mode, stat_v, part_v, fam_v)
-            return (page_plot(lambda: uc.significance_figure(view, mode, stat_v, part_v, fam_v, pw=pw), fmt),
-                    uc.significance_note(pw))
+            pw = uc_significance.significance(view, mode, stat_v, part_v, fam_v)
+            return (page_plot(lambda: uc_significance.significance_figure(view, mode, stat_v, part_v, fam_v, pw=pw), fmt),
+                    uc_significance.significance_note(pw))
 
         sig_v, sig_md = view.memo(("sig", fmt, mode, stat_v, part_v, fam_key), shown, sig_parts)
         cmp_md = view.memo(("pair_cmp", mode, stat_v, x_v, y_v, part_v), [x_v, y_v],
-                           lambda: uc.pair_comparison_md(uc.pair_comparison(view, mode, stat_v, x_v, y_v, part_v),
+                           lambda: uc_comparison.pair_comparison_md(uc_comparison.pair_comparison(view, mode, stat_v, x_v, y_v, part_v),
                                                          stat_v))
         return heat_v, sig_v, sig_md, pair_v, table, cmp_md
 
