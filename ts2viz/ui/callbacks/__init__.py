@@ -29,6 +29,7 @@ and are built once for every session that shows them.
   :mod:`~ts2viz.ui.callbacks.judges`: its slices and its Judges view).
 
 A tab whose callbacks are several concepts has a package, one module per concept (``authoring``,
-``explorer``, ``questions``, ``humaneval``, ``uncertainty``); its modules import only each other and the
-rooms below (:mod:`ts2viz.ui.state`, :mod:`ts2viz.ui.views`), never the Gradio glue above them.
+``explorer``, ``questions``, ``humaneval``, ``uncertainty``); its modules import each other, the callbacks
+they share (:mod:`~ts2viz.ui.callbacks.common`, ...) and the rooms below (:mod:`ts2viz.ui.state`,
+:mod:`ts2viz.ui.views`), never the Gradio glue or the tabs above them.
 """
