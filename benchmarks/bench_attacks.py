@@ -121,7 +121,7 @@ def walks(app: App, ds: Path, scores: Path) -> None:
         from ts2viz.ui import load_state
         from ts2viz.ui.serving import access
         from ts2viz.ui.state.authoring_session import drafts_of
-        from ts2viz.ui.callbacks import authoring as cb
+        from ts2viz.ui.callbacks.authoring import scoring as cb_scoring
         view = load_state({str(ds)!r}, [{str(scores)!r}], fetch_images=False, access=access.public()).view()
         names = view.dataset.file_names
         L = int(sys.argv[1])
@@ -135,7 +135,7 @@ def walks(app: App, ds: Path, scores: Path) -> None:
         r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         t0 = time.perf_counter()
         try:
-            out = cb.score_draft(view, "loaded", "GoodScore", "paper")
+            out = cb_scoring.score_draft(view, "loaded", "GoodScore", "paper")
             what = f"scored, {{len(out['walks']):,}} walks"
         except Exception as e:
             what = f"refused: {{e}}"
@@ -274,9 +274,9 @@ async def gold(app: App) -> None:
     sys.path.insert(0, str(HERE))
     import numpy as np
 
-    from ts2viz.ui.callbacks import humaneval as gc
+    from ts2viz.ui.callbacks.humaneval import sets as gc_sets
 
-    g = gc.rated("tifa160")
+    g = gc_sets.rated("tifa160")
     rng = np.random.default_rng(0)
     body = "image_id," + ",".join(f"mine{k}" for k in range(8)) + "\n" + "".join(
         f"{i}," + ",".join(f"{v:.4f}" for v in rng.normal(size=8)) + "\n" for i in g.image_ids)

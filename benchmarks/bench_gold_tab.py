@@ -9,7 +9,7 @@ model ordering, the other rating set, imagenhub-t2i, genaibench-teaser and back.
 
 * ``cold`` (named baseline: the behaviour before the fix): every click computes what it shows, the first
   time it is shown;
-* ``warm``: :func:`ts2viz.ui.callbacks.humaneval.warm` has run (the app runs it in the background at start;
+* ``warm``: :func:`ts2viz.ui.callbacks.humaneval.warmup.warm` has run (the app runs it in the background at start;
   its own time is printed), then the same clicks.
 
 Timings on a shared machine are noisy: the load average is printed with them; compare the two columns.
@@ -30,38 +30,39 @@ CLICKS = [("first open", "tifa160", None, "point-wise"), ("pair-wise", "tifa160"
 
 
 def click(gold: str, rs: str | None, task: str) -> float:
-    from ts2viz.ui.callbacks import humaneval as gc
-    from ts2viz.ui.page.glue import page_plot, table_value
+    from ts2viz.ui.callbacks.humaneval import board as gc_board, crossgold as gc_crossgold, sets as gc_sets
+    from ts2viz.ui.glue.plots import page_plot
+    from ts2viz.ui.glue.tables import table_value
 
     t = time.perf_counter()
-    rs = rs or gc.rated(gold).default_rating_set
-    metrics = gc.metrics_of(gold, rs)
+    rs = rs or gc_sets.rated(gold).default_rating_set
+    metrics = gc_sets.metrics_of(gold, rs)
     metric = next((m for m in metrics if not m.startswith("human:")), None)
-    gc.board_note(gold, rs, task)
-    table_value(gc.board(gold, rs, task))
-    page_plot(lambda: gc.scatter_figure(gold, rs, metric))
-    table_value(gc.cross_gold_shown(gc.cross_gold_table()))
+    gc_board.board_note(gold, rs, task)
+    table_value(gc_board.board(gold, rs, task))
+    page_plot(lambda: gc_board.scatter_figure(gold, rs, metric))
+    table_value(gc_crossgold.cross_gold_shown(gc_crossgold.cross_gold_table()))
     return time.perf_counter() - t
 
 
 def clear() -> None:
-    from ts2viz.ui.callbacks import humaneval as gc
+    from ts2viz.ui.callbacks.humaneval import board as gc_board, crossgold as gc_crossgold, sets as gc_sets
 
-    for f in (gc.result, gc.clusters, gc._cross_long):
+    for f in (gc_sets.result, gc_board.clusters, gc_crossgold.cross_long):
         f.cache_clear()
 
 
 def main() -> int:
-    import ts2viz.ui.page.glue  # noqa: F401 - gradio imported before the clock starts
-    from ts2viz.ui.callbacks import humaneval as gc
+    import ts2viz.ui.glue.plots  # noqa: F401 - gradio imported before the clock starts
+    from ts2viz.ui.callbacks.humaneval import sets as gc_sets, warmup as gc_warmup
 
-    for name in gc.GOLD_SETS:          # the sets' files read once (both runs)
-        gc.rated(name)
+    for name in gc_sets.GOLD_SETS:          # the sets' files read once (both runs)
+        gc_sets.rated(name)
     print(f"load average before: {os.getloadavg()[0]:.1f} (2 cores shared)")
     cold = [click(*c[1:]) for c in CLICKS]
     clear()
     t = time.perf_counter()
-    gc.warm()
+    gc_warmup.warm()
     warm_s = time.perf_counter() - t
     warm = [click(*c[1:]) for c in CLICKS]
     print(f"{'click':<20} {'cold s':>8} {'warm s':>8}")

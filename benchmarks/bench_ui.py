@@ -33,9 +33,10 @@ def timeit(fn, reps: int) -> tuple[float, float, float]:
 
 def bench_callbacks(reps: int) -> bool:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from ts2viz.ui.callbacks import board as cb_board, explorer as cb_explorer, correlations as cb_corr
+    from ts2viz.ui.callbacks import board as cb_board, correlations as cb_corr
+    from ts2viz.ui.callbacks.explorer import picking as cb_explorer_picking, view as cb_explorer_view
     from ts2viz.ui import load_state
-    from ts2viz.ui.page.glue import plot_value
+    from ts2viz.ui.glue.plots import plot_value
 
     cache = Path(tempfile.mkdtemp(prefix="ts2viz-bench-"))
     t = time.perf_counter()
@@ -53,16 +54,16 @@ def bench_callbacks(reps: int) -> bool:
 
     seg_keys = ("walk_fig_a", "walk_fig_b", "cdf_a", "cdf_b")
     cases = {
-        "switch SEG": lambda: figs(cb_explorer.seg_view(app, "paper", big.id, "CLIPScore", "TIFA-GPT4V"), seg_keys),
-        "switch SEG (other)": lambda: figs(cb_explorer.seg_view(app, "paper", other, "CLIPScore", "TIFA-GPT4V"), seg_keys),
-        "switch metric": lambda: figs(cb_explorer.seg_view(app, "paper", big.id, "DSG-mPLUG", "ALIGNScore"), seg_keys),
-        "switch node": lambda: cb_explorer.select_node(app, "paper", big.id, "CLIPScore", "TIFA-GPT4V", "2c", "17"),
-        "switch walk": lambda: figs(cb_explorer.select_walk(app, "paper", big.id, "CLIPScore", "TIFA-GPT4V", "123", "0"),
+        "switch SEG": lambda: figs(cb_explorer_view.seg_view(app, "paper", big.id, "CLIPScore", "TIFA-GPT4V"), seg_keys),
+        "switch SEG (other)": lambda: figs(cb_explorer_view.seg_view(app, "paper", other, "CLIPScore", "TIFA-GPT4V"), seg_keys),
+        "switch metric": lambda: figs(cb_explorer_view.seg_view(app, "paper", big.id, "DSG-mPLUG", "ALIGNScore"), seg_keys),
+        "switch node": lambda: cb_explorer_view.select_node(app, "paper", big.id, "CLIPScore", "TIFA-GPT4V", "2c", "17"),
+        "switch walk": lambda: figs(cb_explorer_view.select_walk(app, "paper", big.id, "CLIPScore", "TIFA-GPT4V", "123", "0"),
                                     ("walk_fig_a", "walk_fig_b")),
-        "switch mode (spec, warm)": lambda: figs(cb_explorer.seg_view(app, "spec", big.id, "CLIPScore", "TIFA-GPT4V"), seg_keys),
+        "switch mode (spec, warm)": lambda: figs(cb_explorer_view.seg_view(app, "spec", big.id, "CLIPScore", "TIFA-GPT4V"), seg_keys),
         "leaderboard refresh": lambda: cb_board.style_leaderboard(cb_board.leaderboard(app, "paper")).to_html(),
         "correlation heatmap": lambda: plot_value(cb_corr.corr_figure(app, "paper", "sep", "Real"), "png"),
-        "failure finder": lambda: cb_explorer.failure_finder(app, "paper", "CLIPScore", "ord", "TIFA-GPT4V"),
+        "failure finder": lambda: cb_explorer_picking.failure_finder(app, "paper", "CLIPScore", "ord", "TIFA-GPT4V"),
     }
     app.mm("spec")
     ok = True

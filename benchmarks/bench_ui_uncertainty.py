@@ -27,7 +27,8 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from ts2viz.ui import load_state
-    from ts2viz.ui.callbacks import uncertainty as uc
+    from ts2viz.ui.callbacks.uncertainty import (bootstrap as uc_bootstrap, comparison as uc_comparison,
+                                                 significance as uc_significance)
     from ts2viz.ui.tabs.board import board_view
     import gradio as gr
 
@@ -67,19 +68,19 @@ def main() -> None:
         holder["st"] = fresh()
         holder["v"] = holder["st"].view()
 
-    first_draw, _ = ms(lambda: uc.board_bootstrap(holder["v"], "paper"), args.reps, new_app)
+    first_draw, _ = ms(lambda: uc_bootstrap.board_bootstrap(holder["v"], "paper"), args.reps, new_app)
     first_view, _ = ms(lambda: board_view(holder["v"], "paper", ["All"], "ord_avg", "best first", "png", table,
                                           whiskers=True, table_ci=False), args.reps, new_app)
-    uc.board_bootstrap(view, "paper")
-    cached_boot, _ = ms(lambda: uc.board_bootstrap(view, "paper"), args.reps)
+    uc_bootstrap.board_bootstrap(view, "paper")
+    cached_boot, _ = ms(lambda: uc_bootstrap.board_bootstrap(view, "paper"), args.reps)
     whisk, _ = ms(board(True, False), args.reps, clear)
     both, _ = ms(board(True, True), args.reps, clear)
     resort, _ = ms(board(True, True, "sep_avg"), args.reps, clear)
     hit, _ = ms(board(True, True), args.reps)
-    sig, _ = ms(lambda: uc.significance_figure(view, "paper", "ord", "All"), args.reps, clear)
-    pair, _ = ms(lambda: uc.pair_comparison_md(uc.pair_comparison(view, "paper", "ord", "CLIPScore", "TIFA-GPT4V"),
+    sig, _ = ms(lambda: uc_significance.significance_figure(view, "paper", "ord", "All"), args.reps, clear)
+    pair, _ = ms(lambda: uc_comparison.pair_comparison_md(uc_comparison.pair_comparison(view, "paper", "ord", "CLIPScore", "TIFA-GPT4V"),
                                                "ord"), args.reps, clear)
-    boot = uc.board_bootstrap(view, "paper").boot
+    boot = uc_bootstrap.board_bootstrap(view, "paper").boot
     print(f"bundled TS2, {len(boot.metrics)} metrics, {boot.settings.n_resamples:,} resamples, "
           f"{len(boot.cells)} cells; bootstrap kept: {boot.resampled.nbytes / 2**20:.0f} MiB; median of {args.reps}")
     rows = [

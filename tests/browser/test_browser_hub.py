@@ -16,7 +16,7 @@ from app_server import ART, CHROMIUM, browser_page, running_app, settle
 from hub_server import HubServer, ts2_image_repo
 
 from ts2viz.dataset import load_dataset
-from ts2viz.ui.views.graph import thumb_files
+from ts2viz.ui.images.thumbs import thumb_files
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),

@@ -30,9 +30,9 @@ def expected():
 
 @pytest.fixture(scope="module")
 def expected_clusters():
-    from ts2viz.ui.callbacks import humaneval as gc
+    from ts2viz.ui.callbacks.humaneval import board as gc_board
 
-    return gc.clusters("tifa160", "dsg", "spearman")
+    return gc_board.clusters("tifa160", "dsg", "spearman")
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from app_server import ART, WAIT_MS, launch_chromium, running_app, settle
 pytestmark = [pytest.mark.slow, pytest.mark.toasts_expected(r"^toast: ", "error pill on #live-msg")]
 
 ERROR_TOASTS = "[data-testid='toast-body'] button.toast-close.error"
-TOAST_S = 8.0     # ts2viz.ui.page.glue.safe: gr.Error(duration=8)
+TOAST_S = 8.0     # ts2viz.ui.glue.errors.safe: gr.Error(duration=8)
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,13 @@
   the metric library or the engine, directly or through other ts2viz modules;
 - figures reach no model package, no gradio, and neither the UI, the metric library nor the engine;
 - the metric library and the scoring engine never reach the UI;
-- the UI's rooms below the page (``serving``, ``state``, ``images``, ``views``) never reach gradio or the page
-  and tabs that import it;
+- the UI's rooms below the page (``callbacks``, ``views``, ``state``, ``images``, ``serving``) never reach
+  gradio or the page, tabs and glue that import it;
+- the UI's rooms import downwards only (:data:`UI_LAYERS`: page, tabs, glue, callbacks, views, state, then
+  images and serving), so that no two rooms import each other, directly or around a loop;
 - heavy packages (torch, transformers, open_clip, gradio, plotly) are imported inside functions, never at a
-  module's top level, except gradio in the page and tab builders (imported only when the app is built);
+  module's top level, except gradio in the page, the tab builders and their glue (imported only when the app
+  is built);
 - no module imports another module's private (underscore) name, or reads one off an imported module;
 - a metric family's module imports nothing heavy, so that its card is cheap to read.
 """
@@ -25,9 +28,12 @@ HEAVY = ("torch", "transformers", "open_clip", "gradio")
 #: the statistics' modules: the package, the meta-metrics and the meta-evaluation built on it
 STATISTICS = ("ts2viz.statistics", "ts2viz.metametrics", "ts2viz.metaeval")
 #: the UI's rooms that are plain Python (tested without Gradio)
-UI_PLAIN = ("ts2viz.ui.serving", "ts2viz.ui.state", "ts2viz.ui.images", "ts2viz.ui.views")
-#: the only modules that import a heavy package at their top level: the Gradio page and its tab builders
-TOP_LEVEL_GRADIO = ("ts2viz.ui.page", "ts2viz.ui.tabs")
+UI_PLAIN = ("ts2viz.ui.callbacks", "ts2viz.ui.serving", "ts2viz.ui.state", "ts2viz.ui.images", "ts2viz.ui.views")
+#: the only modules that import a heavy package at their top level: the Gradio page, its tab builders, their glue
+TOP_LEVEL_GRADIO = ("ts2viz.ui.page", "ts2viz.ui.tabs", "ts2viz.ui.glue")
+#: the UI's rooms from the top down: a room imports only rooms of a later rank (``ts2viz.ui`` itself, the app's
+#: entry points, is above them all); rooms of one rank import none of each other
+UI_LAYERS = {"page": 0, "tabs": 1, "glue": 2, "callbacks": 3, "views": 4, "state": 5, "images": 6, "serving": 6}
 
 
 def _module_name(path: Path) -> str:
@@ -177,6 +183,42 @@ def test_plain_ui_rooms_never_reach_gradio():
     for m in checked:
         bad = sorted(t for t in _reach(edges, m) if t.split(".")[0] == "gradio" or _in(t, TOP_LEVEL_GRADIO))
         assert not bad, f"{m} reaches {bad}"
+
+
+def _ui_room(module: str) -> str | None:
+    """The UI room of a module (``""`` for ``ts2viz.ui`` itself), or ``None`` outside the UI."""
+    parts = module.split(".")
+    if parts[:2] != ["ts2viz", "ui"]:
+        return None
+    return parts[2] if len(parts) > 2 else ""
+
+
+def _upward_ui_imports(edges, layers) -> list[str]:
+    """The imports between UI rooms that do not go down :data:`UI_LAYERS` (``layers``)."""
+    bad = []
+    for m, targets in edges.items():
+        a = _ui_room(m)
+        if not a:
+            continue
+        for t in targets:
+            b = _ui_room(t)
+            if b is not None and b != a and (b == "" or layers[a] >= layers[b]):
+                bad.append(f"{m} -> {t}")
+    return sorted(bad)
+
+
+def test_ui_rooms_import_downwards():
+    modules, edges, _ = _graph()
+    rooms = {_ui_room(m) for m in modules} - {None, ""}
+    assert rooms == set(UI_LAYERS), f"rooms without a rank (or ranks without a room): {rooms ^ set(UI_LAYERS)}"
+    bad = _upward_ui_imports(edges, UI_LAYERS)
+    assert not bad, "UI imports against page -> tabs -> glue -> callbacks -> views -> state -> images/serving:\n" + "\n".join(bad)
+    # the check can fail: an upward import, an import between rooms of one rank and one of the entry points
+    fake = {"ts2viz.ui.state.a": {"ts2viz.ui.callbacks.b"}, "ts2viz.ui.images.c": {"ts2viz.ui.serving.d"},
+            "ts2viz.ui.views.e": {"ts2viz.ui"}, "ts2viz.ui.tabs.f": {"ts2viz.ui.glue.g", "ts2viz.ui.tabs.h"}}
+    assert _upward_ui_imports(fake, UI_LAYERS) == ["ts2viz.ui.images.c -> ts2viz.ui.serving.d",
+                                                   "ts2viz.ui.state.a -> ts2viz.ui.callbacks.b",
+                                                   "ts2viz.ui.views.e -> ts2viz.ui"]
 
 
 def test_heavy_imports_are_lazy():

@@ -86,14 +86,14 @@ def test_probe_honours_the_endpoints_scheme_and_port(ts2_app, hub):
 
 
 def test_view_images_arrive_and_the_tick_redraws_once(ts2_app, hub):
-    from ts2viz.ui.callbacks import explorer as cb_explorer
+    from ts2viz.ui.callbacks.explorer import view as cb_explorer_view
     from ts2viz.ui.images import image_refresh as ir
 
     hub.delay = 0.3
     v = ts2_app
     v.mm("paper")                   # the meta-metrics first: the view below then takes milliseconds
     rec = ir.shown(v, 0)
-    first = cb_explorer.seg_view(v, "paper", 0, "CLIPScore")
+    first = cb_explorer_view.seg_view(v, "paper", 0, "CLIPScore")
     assert _graph_states(first["graph"]) == {"img": 0, "loading": 11}   # SEG 0 shows 11 thumbnails
     assert ir.timer_on(rec)
     ticks, redraws, graph = 0, 0, first["graph"]
@@ -104,7 +104,7 @@ def test_view_images_arrive_and_the_tick_redraws_once(ts2_app, hub):
         g, gal, rec = ir.tick(v, rec, 0, None)
         if g or gal:
             redraws += 1
-            graph = cb_explorer.select_node(v, "paper", 0, "CLIPScore", None, "0")["graph"]
+            graph = cb_explorer_view.select_node(v, "paper", 0, "CLIPScore", None, "0")["graph"]
         assert time.monotonic() - t0 < 15
     assert _graph_states(graph) == {"img": 11}
     took = time.monotonic() - t0
@@ -119,7 +119,7 @@ def test_view_images_arrive_and_the_tick_redraws_once(ts2_app, hub):
 
 def test_neighbours_are_warmed_behind_the_view_and_within_the_disk_budget(ts2_app, hub):
     from ts2viz.ui.images import image_refresh as ir
-    from ts2viz.ui.views.graph import thumb_files
+    from ts2viz.ui.images.thumbs import thumb_files
 
     v = ts2_app
     f = v.thumbs.fetcher
@@ -135,7 +135,7 @@ def test_neighbours_are_warmed_behind_the_view_and_within_the_disk_budget(ts2_ap
 
 def test_view_images_go_before_warming(ts2_app, hub):
     from ts2viz.ui.images import image_refresh as ir
-    from ts2viz.ui.views.graph import thumb_files
+    from ts2viz.ui.images.thumbs import thumb_files
 
     hub.delay = 0.2
     v = ts2_app
@@ -162,7 +162,7 @@ def test_missing_file_is_missing_not_offline(ts2_app, hub):
 
 @pytest.mark.parametrize("mode", ["stall", "error"])
 def test_stalled_or_failing_hub_leaves_the_app_responsive_then_recovers(ts2_app, hub, mode):
-    from ts2viz.ui.callbacks import explorer as cb_explorer
+    from ts2viz.ui.callbacks.explorer import view as cb_explorer_view
     from ts2viz.ui.images import image_refresh as ir
 
     hub.mode = mode
@@ -170,7 +170,7 @@ def test_stalled_or_failing_hub_leaves_the_app_responsive_then_recovers(ts2_app,
     v.mm("paper")                   # computed once per app, hub or no hub: not what is timed here
     t = time.monotonic()
     rec = ir.shown(v, 3)
-    view = cb_explorer.seg_view(v, "paper", 3, "CLIPScore")
+    view = cb_explorer_view.seg_view(v, "paper", 3, "CLIPScore")
     assert time.monotonic() - t < 3.0, "a view never waits on the hub"
     states = _graph_states(view["graph"])
     assert states["img"] == 0 and set(states) - {"img"} <= {"loading", "offline"}
@@ -181,7 +181,7 @@ def test_stalled_or_failing_hub_leaves_the_app_responsive_then_recovers(ts2_app,
         assert g and rec is None, "the view is redrawn once with its offline tiles, then the timer stops"
     else:
         assert mode == "error" and set(rec["graph"]) == {"offline"}, "a 500 at the probe: offline at once"
-    graph = cb_explorer.select_node(v, "paper", 3, "CLIPScore", None, None)["graph"]
+    graph = cb_explorer_view.select_node(v, "paper", 3, "CLIPScore", None, None)["graph"]
     assert _graph_states(graph).get("offline") == len(ir.view_files(v.dataset[3], None)[0])
     assert "image offline" in graph
     # the hub answers again: after the back-off the next view gets its images, without a restart
@@ -193,13 +193,13 @@ def test_stalled_or_failing_hub_leaves_the_app_responsive_then_recovers(ts2_app,
 
 def test_hf_hub_offline_means_offline_tiles_and_no_requests(hub, tmp_path, monkeypatch):
     import huggingface_hub.constants as hc
-    from ts2viz.ui.callbacks import explorer as cb_explorer
+    from ts2viz.ui.callbacks.explorer import view as cb_explorer_view
     from ts2viz.ui import load_state
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(hc, "HF_HUB_OFFLINE", True)
     v = load_state("ts2", cache_root=tmp_path / "c").view()
-    graph = cb_explorer.seg_view(v, "paper", 0, "CLIPScore")["graph"]
+    graph = cb_explorer_view.seg_view(v, "paper", 0, "CLIPScore")["graph"]
     assert _graph_states(graph) == {"img": 0, "offline": 11}
     time.sleep(0.5)
     assert not hub.requests(contains="/resolve/")

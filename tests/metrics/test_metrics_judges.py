@@ -359,7 +359,7 @@ def test_questions_tab_shows_the_judges_reasoning(tmp_path, vie_server, llm_serv
     from ts2viz import metrics
     from ts2viz.ui.callbacks import live as cb_live
     from ts2viz.ui import load_state
-    from ts2viz.ui.callbacks import questions as qa
+    from ts2viz.ui.callbacks.questions import image as qa_image, nodes as qa_nodes, sources as qa_sources
 
     monkeypatch.setenv("TS2VIZ_CACHE", str(tmp_path / "cache"))
     ds_dir = write_image_dataset(tmp_path / "ds", n_segs=2)
@@ -371,14 +371,14 @@ def test_questions_tab_shows_the_judges_reasoning(tmp_path, vie_server, llm_serv
         msg = cb_live.live_score(app, vie, "seg", 0)
         cb_live.live_score(app, llm, "seg", 0)
     assert re.search(r"\(\d images?; \d without a score", msg), msg
-    assert qa.qa_metrics(app, [vie, llm]) == [vie, llm]
-    assert qa.default_value(app, vie) == "score"
+    assert qa_sources.qa_metrics(app, [vie, llm]) == [vie, llm]
+    assert qa_nodes.default_value(app, vie) == "score"
     seg = app.dataset[0]
     direct = metrics.load(vie, device="cpu")
     seen_unread = seen_read = False
     for node in seg.nodes:
         for im in node.images:
-            v = qa.image_questions(app, vie, 0, im.file_name)
+            v = qa_image.image_questions(app, vie, 0, im.file_name)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 s = direct(images=[Image.open(ds_dir / im.file_name).convert("RGB")], prompts=[seg.prompt])
@@ -394,7 +394,7 @@ def test_questions_tab_shows_the_judges_reasoning(tmp_path, vie_server, llm_serv
                 assert t["value"].tolist() == [f"{x:g}" for x in d["aspects"][0]["scores"]]
     assert seen_read and seen_unread
     # questions x nodes: each node's mean rating on [0, 1] (the 0-10 sub-score / 10), unreadable replies left out
-    nodes = qa.node_questions(app, vie, 0, "score")["table"]
+    nodes = qa_nodes.node_questions(app, vie, 0, "score")["table"]
     for k, node in enumerate(seg.nodes):
         vals = []
         for im in node.images:
@@ -406,7 +406,7 @@ def test_questions_tab_shows_the_judges_reasoning(tmp_path, vie_server, llm_serv
         cell = nodes.iloc[0, 2 + k]
         assert (math.isnan(cell) and not vals) or cell == pytest.approx(np.mean(vals)), (cell, vals)
     fn = seg.nodes[0].images[0].file_name
-    v = qa.image_questions(app, llm, 0, fn)
+    v = qa_image.image_questions(app, llm, 0, fn)
     assert v["table"]["rating"].tolist() == ["overall (1-100)", "composition errors (0-9)"]
     assert "Description the LLM rated" in v["title"] and "Caption" in v["title"]
 

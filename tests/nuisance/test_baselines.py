@@ -151,7 +151,7 @@ def test_the_app_shows_an_operator_long_table_with_the_baselines(tmp_path):
 
     from ts2viz.nuisance import read_nuisance
     from ts2viz.ui.callbacks import nuisance as cb
-    from ts2viz.ui.page.glue import build_plain
+    from ts2viz.ui.glue.plots import build_plain
     from ts2viz.ui.state import nuisance_session as ns_store
     from ts2viz.ui import load_state
 

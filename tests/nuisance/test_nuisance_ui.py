@@ -20,7 +20,7 @@ from ts2viz.ui import load_state
 from ts2viz.ui.serving.access import public
 from ts2viz.ui.callbacks import nuisance as cb
 from ts2viz.ui.state import nuisance_session as ns_store
-from ts2viz.ui.page.glue import build_plain, page_plot
+from ts2viz.ui.glue.plots import build_plain, page_plot
 from ui_helpers import write_dataset, write_scores
 
 TRANSFORMS = "jpeg:quality=30,blur:sigma=2,hflip,prefix"

@@ -134,16 +134,16 @@ def test_operator_sees_a_warning_and_has_higher_caps(tmp_path, monkeypatch):
     from ts2viz.ui import load_state
     from ts2viz.ui.serving import access
     from ts2viz.ui.state.authoring_session import OPERATOR_CAPS
-    from ts2viz.ui.callbacks import authoring as cb
+    from ts2viz.ui.callbacks.authoring import drafts as cb_drafts, nodes as cb_nodes
 
     write_dataset(tmp_path / "ds", big_image=False)
     app = load_state(str(tmp_path / "ds"), [str(write_scores(tmp_path, tmp_path / "ds"))], cache_root=tmp_path / "c",
                      fetch_images=False, access=access.operator()).view()
-    cb.start_draft(app, "a red apple")
+    cb_drafts.start_draft(app, "a red apple")
     msgs = []
     for lv in range(11):
         for x in "abc":
-            msgs.append(cb.save_node(app, f"{lv}{x}", ""))
+            msgs.append(cb_nodes.save_node(app, f"{lv}{x}", ""))
     # the operator's walk limit is 200,000: 3^10 x 3 = 177,147 at 9c, 3^11 x 2 = 354,294 at 10b
     assert all("⚠" not in m for m in msgs[:31]) and "⚠ SEG 0 has 354,294 walks" in msgs[31], msgs[31]
     assert "531,441 walks" in msgs[-1]
@@ -152,11 +152,11 @@ def test_operator_sees_a_warning_and_has_higher_caps(tmp_path, monkeypatch):
     import dataclasses
 
     small = dataclasses.replace(OPERATOR_CAPS, max_nodes=35)
-    monkeypatch.setattr(cb, "caps_for", lambda view: small)
+    monkeypatch.setattr(cb_drafts, "caps_for", lambda view: small)     # a changed SEG's size check
     for k in range(2):
-        cb.save_node(app, f"11{'ab'[k]}", "")
+        cb_nodes.save_node(app, f"11{'ab'[k]}", "")
     with pytest.raises(InputError, match=r"36 nodes \(the limit is 35\)"):
-        cb.save_node(app, "11c", "")
+        cb_nodes.save_node(app, "11c", "")
 
 
 def _deep_draft(app, levels: int):
@@ -164,7 +164,7 @@ def _deep_draft(app, levels: int):
     that its loaded scores apply), put into the session's drafts as it is (no action checks it)."""
     from ts2viz.authoring import SegDraft
     from ts2viz.ui.state.authoring_session import drafts_of
-    from ts2viz.ui.callbacks.authoring import DATASET_KEY
+    from ts2viz.ui.callbacks.authoring.drafts import DATASET_KEY
 
     names = app.dataset.file_names
     d = SegDraft("a red apple", 0)
@@ -189,7 +189,7 @@ def test_scoring_counts_walks_first(tmp_path, monkeypatch):
     from ts2viz.ui import load_state
     from ts2viz.ui.serving import access
     from ts2viz.ui.state.authoring_session import OPERATOR_CAPS
-    from ts2viz.ui.callbacks import authoring as cb
+    from ts2viz.ui.callbacks.authoring import scoring as cb_scoring
 
     write_dataset(tmp_path / "ds", big_image=False)
     scores = [str(write_scores(tmp_path, tmp_path / "ds"))]
@@ -198,13 +198,13 @@ def test_scoring_counts_walks_first(tmp_path, monkeypatch):
     _deep_draft(public, 12)                      # 3 x 3^12 paper walks: 1,594,323
     t0 = time.perf_counter()
     with pytest.raises(InputError, match=r"SEG 0 has 1,594,323 walks; at most 5,000 are scored here"):
-        cb.score_draft(public, "loaded", "GoodScore", "paper")
+        cb_scoring.score_draft(public, "loaded", "GoodScore", "paper")
     assert time.perf_counter() - t0 < 1.0
     op = load_state(str(tmp_path / "ds"), scores, cache_root=tmp_path / "c", fetch_images=False,
                     access=access.operator()).view()
     _deep_draft(op, 7)                           # 6,561 paper walks, over a limit made small here
-    monkeypatch.setattr(cb, "caps_for", lambda view: dataclasses.replace(OPERATOR_CAPS, max_walks=1_000))
-    r = cb.score_draft(op, "loaded", "GoodScore", "paper")
+    monkeypatch.setattr(cb_scoring, "caps_for", lambda view: dataclasses.replace(OPERATOR_CAPS, max_walks=1_000))
+    r = cb_scoring.score_draft(op, "loaded", "GoodScore", "paper")
     assert "⚠ 6,561 walks (more than 1,000)" in r["message"] and len(r["walks"]) == 6_561
 
 
@@ -522,12 +522,12 @@ def test_human_ratings_switch_runs_beside_the_views(server):
     """A visitor uploads scores of 8 metrics for a rated set (GenAI-Bench's teaser: 220 images, two rating
     sets), then switches its rating set back and forth: another visitor's SEG changes meanwhile never
     wait behind it in the queue. (About 20 s.)"""
-    from ts2viz.ui.callbacks import humaneval as gc
+    from ts2viz.ui.callbacks.humaneval import sets as gc_sets
 
     url = server["url"]
     name = "genaibench-teaser"
-    g = gc.rated(name)
-    sets = gc.rating_sets(name)
+    g = gc_sets.rated(name)
+    sets = gc_sets.rating_sets(name)
     import numpy as np
 
     rng = np.random.default_rng(0)

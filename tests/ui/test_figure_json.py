@@ -1,6 +1,6 @@
 """Every figure as the page receives it: the JSON of the Gradio plot data, checked against Plotly's schema.
 
-Figures reach the page one way only (:func:`ts2viz.ui.page.glue.page_plot`: builders run returning plain
+Figures reach the page one way only (:func:`ts2viz.ui.glue.plots.page_plot`: builders run returning plain
 dicts, serialised as they are). These tests take that JSON, the string the browser parses, and walk
 it key by key against plotly's object model (tests/support/plotly_schema.py): a key plotly.js would ignore,
 such as a trace's ``line_shape`` (plotly.py's spelling of ``line.shape``), fails here.
@@ -15,10 +15,11 @@ import pytest
 
 from plotly_schema import schema_errors
 from ts2viz import figures
-from ts2viz.ui.callbacks import common as cb_common, explorer as cb_explorer, correlations as cb_corr
+from ts2viz.ui.callbacks import common as cb_common, correlations as cb_corr
+from ts2viz.ui.callbacks.explorer import nodes as cb_explorer_nodes, view as cb_explorer_view
 from ts2viz.ui import load_state
-from ts2viz.ui.callbacks import uncertainty as uc
-from ts2viz.ui.page.glue import figure_json, page_plot, plot_cached
+from ts2viz.ui.callbacks.uncertainty import significance as uc_significance
+from ts2viz.ui.glue.plots import figure_json, page_plot, plot_cached
 
 LEVELS = {"0": 0, "1a": 1, "1b": 1, "2": 2}
 SCORES = {"0": np.array([0.9, 0.8]), "1a": np.array([0.7, 0.6, np.nan]), "1b": np.array([0.75]),
@@ -91,18 +92,18 @@ def test_explorer_figures_are_schema_valid(ts2):
     plot = plot_cached(ts2, "svg")
     big = max(ts2.dataset, key=lambda s: s.n_images)
     ma, mb = "CLIPScore", "TIFA-GPT4V"
-    v = cb_explorer.seg_view(ts2, "paper", big.id, ma, mb, plot=plot)
+    v = cb_explorer_view.seg_view(ts2, "paper", big.id, ma, mb, plot=plot)
     _check("walk a", sent(v["walk_fig_a"]))
     _check("walk b", sent(v["walk_fig_b"]))
-    w = cb_explorer.select_walk(ts2, "paper", big.id, ma, mb, "0", plot=plot)
+    w = cb_explorer_view.select_walk(ts2, "paper", big.id, ma, mb, "0", plot=plot)
     _check("walk highlighted", sent(w["walk_fig_a"]))
-    n = cb_explorer.node_separation_view(ts2, big.id, ma, mb, plot=plot)
+    n = cb_explorer_nodes.node_separation_view(ts2, big.id, ma, mb, plot=plot)
     for k in ("cdf_a", "cdf_b"):
         f = sent(n[k])
         _check(k, f)
         shapes = [t["line"]["shape"] for t in f["data"] if t.get("legend") == "legend2"]
         assert len(shapes) == len(big.labels) and set(shapes) == {"hv"}
-    _check("no metric", sent(cb_explorer.node_separation_view(ts2, big.id, None, None, plot=plot)["cdf_a"]))
+    _check("no metric", sent(cb_explorer_nodes.node_separation_view(ts2, big.id, None, None, plot=plot)["cdf_a"]))
 
 
 def test_board_and_correlation_figures_are_schema_valid(ts2):
@@ -122,14 +123,14 @@ def test_interval_and_significance_figures_are_schema_valid(ts2):
     fams = cb_common.families(ts2)[:1]
     _, scatter, _ = board_view(ts2, "paper", fams, "ord_avg", "best first", "png", whiskers=True)
     _check("leaderboard scatter with intervals", sent(scatter))
-    _check("significance", page_json(lambda: uc.significance_figure(ts2, "paper", "ord", families_sel=fams)))
+    _check("significance", page_json(lambda: uc_significance.significance_figure(ts2, "paper", "ord", families_sel=fams)))
 
 
 def test_questions_figure_is_schema_valid(ts2):
-    from ts2viz.ui.callbacks import questions as qa
+    from ts2viz.ui.callbacks.questions import nodes as qa_nodes
 
     seg = next(iter(ts2.dataset))
-    _check("questions x nodes (TS2)", page_json(lambda: qa.node_questions(ts2, "TIFA-BLIP1", seg.id)["figure"]))
+    _check("questions x nodes (TS2)", page_json(lambda: qa_nodes.node_questions(ts2, "TIFA-BLIP1", seg.id)["figure"]))
 
 
 def test_other_figures_are_schema_valid():
@@ -150,13 +151,13 @@ def test_other_figures_are_schema_valid():
 def test_cost_and_human_gold_figures_are_schema_valid():
     from ts2viz.cost import cost_table
     from ts2viz.figures.cost_front import cost_figure
-    from ts2viz.ui.callbacks import humaneval as gc
+    from ts2viz.ui.callbacks.humaneval import board as gc_board
 
     t = cost_table(["A", "B", "C"], {"A": 0.1, "B": 1.0, "C": 2.0}, {"ord_avg": np.array([0.5, 0.7, 0.6])})
     front = page_json(lambda: cost_figure(t, "ord_avg"))
     _check("cost", front)
     assert front["data"][1]["line"]["shape"] == "hv" and front["data"][1]["x"] == [0.1, 1.0]
     _check("cost (no costs)", page_json(lambda: cost_figure(cost_table(["A"], {}, {"ord_avg": np.array([0.5])}))))
-    gold = page_json(lambda: gc.scatter_figure("tifa160", "tifa", "dsg:InstructBLIP"))
+    gold = page_json(lambda: gc_board.scatter_figure("tifa160", "tifa", "dsg:InstructBLIP"))
     _check("human gold scatter", gold)
     assert len(gold["data"]) == 5 and sum(len(tr["x"]) for tr in gold["data"]) == 800

@@ -11,7 +11,9 @@ import pytest
 from ts2viz import figures, metametrics
 from ts2viz.errors import InputError
 from ts2viz.metametrics.definitions import ks_separation
-from ts2viz.ui.callbacks import common as cb_common, board as cb_board, explorer as cb_explorer, correlations as cb_corr, live as cb_live
+from ts2viz.ui.callbacks import common as cb_common, board as cb_board, correlations as cb_corr, live as cb_live
+from ts2viz.ui.callbacks.explorer import (nodes as cb_explorer_nodes, picking as cb_explorer_picking,
+                                          view as cb_explorer_view, walks as cb_explorer_walks)
 from ts2viz.ui import load_state
 from ts2viz.metametrics.results import MetaMetrics
 from ui_helpers import write_dataset, write_scores
@@ -94,30 +96,30 @@ def test_ord_sep_figure(app):
 # -- picking SEGs ------------------------------------------------------------------------------------
 
 def test_seg_search_and_partition(ts2):
-    hits = cb_explorer.seg_options(ts2, "teddy")
+    hits = cb_explorer_picking.seg_options(ts2, "teddy")
     assert hits and all("teddy" in label.lower() for label, _ in hits)
-    assert cb_explorer.seg_options(ts2, "9")[0][1] == 9 or any(v == 9 for _, v in cb_explorer.seg_options(ts2, "9"))
-    real = cb_explorer.seg_options(ts2, "", "Real")
+    assert cb_explorer_picking.seg_options(ts2, "9")[0][1] == 9 or any(v == 9 for _, v in cb_explorer_picking.seg_options(ts2, "9"))
+    real = cb_explorer_picking.seg_options(ts2, "", "Real")
     assert len(real) == 29 and all(ts2.dataset[v].partition == "Real" for _, v in real)
-    assert cb_explorer.seg_options(ts2, "no such prompt at all") == []
+    assert cb_explorer_picking.seg_options(ts2, "no such prompt at all") == []
 
 
 def test_failure_finder_worst_first(ts2):
-    t = cb_explorer.failure_finder(ts2, "paper", "CLIPScore", "ord")
+    t = cb_explorer_picking.failure_finder(ts2, "paper", "CLIPScore", "ord")
     vals = t["ord CLIPScore"].to_numpy()
     assert (np.diff(vals) >= 0).all()
     segs = metametrics.compute(ts2.dataset, ts2.scores(), ["CLIPScore"], mode="paper").segs()
     assert vals[0] == pytest.approx(segs["ord"].min())
-    g = cb_explorer.failure_finder(ts2, "paper", "CLIPScore", "sep", "TIFA-GPT4V", partition="Real")
+    g = cb_explorer_picking.failure_finder(ts2, "paper", "CLIPScore", "sep", "TIFA-GPT4V", partition="Real")
     assert (np.diff(g["gap"].to_numpy()) >= 0).all() and set(g["partition"]) == {"Real"}
     with pytest.raises(InputError):
-        cb_explorer.failure_finder(ts2, "paper", "NoSuchMetric")
+        cb_explorer_picking.failure_finder(ts2, "paper", "NoSuchMetric")
 
 
 # -- SEG explorer --------------------------------------------------------------------------------------
 
 def test_seg_view(app):
-    v = cb_explorer.seg_view(app, "paper", 1, "GoodScore", "NoisyScore")
+    v = cb_explorer_view.seg_view(app, "paper", 1, "GoodScore", "NoisyScore")
     seg = app.dataset[1]
     for lbl in seg.labels:
         assert f'data-node="{lbl}"' in v["graph"]
@@ -142,7 +144,7 @@ def test_seg_view(app):
 
 def test_node_click_gallery(app):
     seg = app.dataset[2]
-    v = cb_explorer.select_node(app, "paper", 2, "GoodScore", None, "1a")
+    v = cb_explorer_view.select_node(app, "paper", 2, "GoodScore", None, "1a")
     files = [im.file_name for im in seg.node("1a").images]
     assert len(v["gallery"]) == len(files) == 3
     for (path, cap), fn in zip(v["gallery"], files):
@@ -151,24 +153,24 @@ def test_node_click_gallery(app):
         assert f"GoodScore {expected:.3f}" in cap
     assert 'class="seg-node selected" data-node="1a"' in v["graph"]
     with pytest.raises(InputError, match="no node"):
-        cb_explorer.select_node(app, "paper", 2, "GoodScore", None, "9z")
+        cb_explorer_view.select_node(app, "paper", 2, "GoodScore", None, "9z")
 
 
 def test_walk_highlight(app):
     st = app.mm("spec").walk_stats(0)[0]
-    v = cb_explorer.select_walk(app, "spec", 0, "GoodScore", "ErrCount", "2")
+    v = cb_explorer_view.select_walk(app, "spec", 0, "GoodScore", "ErrCount", "2")
     walk = st.walks[2]
     assert v["graph"].count('class="edge edge-walk"') == len(walk) - 1
     assert v["graph"].count("in-walk") == len(walk)
     names = [t.name for t in v["walk_fig_a"].data]
     assert any(n.startswith("▶ walk 2") for n in names)
     assert any(n.startswith("▶ walk 2") for n in (t.name for t in v["walk_fig_b"].data))
-    assert cb_explorer.walk_from_row(cb_explorer.walk_table(app, "spec", 0, "GoodScore"), 0) is not None
-    assert cb_explorer.walk_from_row(cb_explorer.seg_view(app, "spec", 0, "GoodScore")["walk_table"].data, 0) is not None
+    assert cb_explorer_walks.walk_from_row(cb_explorer_walks.walk_table(app, "spec", 0, "GoodScore"), 0) is not None
+    assert cb_explorer_walks.walk_from_row(cb_explorer_view.seg_view(app, "spec", 0, "GoodScore")["walk_table"].data, 0) is not None
 
 
 def test_ks_pairs_use_stats(app):
-    pairs = cb_explorer.ks_pairs(app, 0, "NoisyScore")
+    pairs = cb_explorer_nodes.ks_pairs(app, 0, "NoisyScore")
     ns = app.node_scores(0, "NoisyScore")
     for p in pairs:
         r = ks_separation(ns[p["a"]], ns[p["b"]])
@@ -176,19 +178,19 @@ def test_ks_pairs_use_stats(app):
 
 
 def test_walk_and_cdf_figures(app):
-    f = cb_explorer.walk_figure(app, "paper", 0, "GoodScore")
+    f = cb_explorer_walks.walk_figure(app, "paper", 0, "GoodScore")
     assert f.data[0].name == "all 4 walks" and f.data[-1].name == "images"
     assert len(f.data[-1].y) == app.dataset[0].n_images
-    c = cb_explorer.cdf_figure(app, 0, "GoodScore")
+    c = cb_explorer_nodes.cdf_figure(app, 0, "GoodScore")
     assert [t.name for t in c.data if t.name in app.dataset[0].labels] == list(app.dataset[0].labels)
 
 
 def test_switching_is_fast_on_largest_ts2_seg(ts2):
     big = max(ts2.dataset, key=lambda s: s.n_images)
-    cb_explorer.seg_view(ts2, "paper", big.id, "CLIPScore", "TIFA-GPT4V")  # warm caches
-    for fn, args in [(cb_explorer.seg_view, ("paper", big.id, "ALIGNScore", "DSG-GPT4V")),
-                     (cb_explorer.select_node, ("paper", big.id, "CLIPScore", "TIFA-GPT4V", "2a", None)),
-                     (cb_explorer.select_walk, ("paper", big.id, "CLIPScore", "TIFA-GPT4V", "17", "0"))]:
+    cb_explorer_view.seg_view(ts2, "paper", big.id, "CLIPScore", "TIFA-GPT4V")  # warm caches
+    for fn, args in [(cb_explorer_view.seg_view, ("paper", big.id, "ALIGNScore", "DSG-GPT4V")),
+                     (cb_explorer_view.select_node, ("paper", big.id, "CLIPScore", "TIFA-GPT4V", "2a", None)),
+                     (cb_explorer_view.select_walk, ("paper", big.id, "CLIPScore", "TIFA-GPT4V", "17", "0"))]:
         t = time.perf_counter()
         fn(ts2, *args)
         assert time.perf_counter() - t < 1.0  # generous here; benchmarks/bench_ui.py checks 300 ms
@@ -196,9 +198,9 @@ def test_switching_is_fast_on_largest_ts2_seg(ts2):
 
 def test_bad_ids_are_readable(app):
     with pytest.raises(InputError, match="no SEG with id 99"):
-        cb_explorer.seg_view(app, "paper", 99, "GoodScore")
+        cb_explorer_view.seg_view(app, "paper", 99, "GoodScore")
     with pytest.raises(InputError, match="not a SEG id"):
-        cb_explorer.seg_view(app, "paper", "abc", "GoodScore")
+        cb_explorer_view.seg_view(app, "paper", "abc", "GoodScore")
     with pytest.raises(InputError, match="unknown mode"):
         cb_board.leaderboard(app, "weird")
 
@@ -344,7 +346,7 @@ def test_offline_hub_images_do_not_hang(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     a = load_state("ts2", cache_root=tmp_path).view()
     t = time.perf_counter()
-    v = cb_explorer.seg_view(a, "paper", 9, "CLIPScore", None)
+    v = cb_explorer_view.seg_view(a, "paper", 9, "CLIPScore", None)
     assert time.perf_counter() - t < 5
     assert len(v["gallery"]) == len(a.dataset[9].node("0").images)
     assert all(Path(p).suffix == ".png" for p, _ in v["gallery"])  # placeholders
@@ -354,7 +356,7 @@ def test_empty_dataset_without_scores(folder, tmp_path):
     a = load_state(str(folder / "ds"), cache_root=tmp_path).view()
     assert a.metrics == []
     assert len(cb_board.leaderboard(a, "paper")) == 0
-    v = cb_explorer.seg_view(a, "paper", 0, None)
+    v = cb_explorer_view.seg_view(a, "paper", 0, None)
     assert 'data-node="3a"' in v["graph"] and len(v["walk_choices"]) == 4
 
 
@@ -374,7 +376,7 @@ def test_seg125_clipscore_reversed_shows_signed_sep(ts2):
     vals = {k: float(ref.seg_values[k][0, 0]) for k in ("ord", "sep", "signed_sep")}
     assert vals["ord"] == pytest.approx(-0.982, abs=5e-4)
     assert vals["sep"] == 1.0 and vals["signed_sep"] == -1.0
-    v = cb_explorer.seg_view(ts2, "paper", 125, "CLIPScore", "TIFA-GPT4V")
+    v = cb_explorer_view.seg_view(ts2, "paper", 125, "CLIPScore", "TIFA-GPT4V")
     assert "**CLIPScore** ord -98.2 · sep 100.0 · signed sep -100.0" in v["header"]
     assert "Signed sep:" in v["header"] and "x100" in v["header"]
     # per walk: the engine's signed sep beside sep, shown x100, kept as fractions underneath
@@ -404,14 +406,14 @@ def test_ks_table_signed_mean_is_engine_signed_sep_in_spec_mode(ts2):
                              seg_ids=[9, 40, 125, 161])
     for i, sid in enumerate(mm.seg_ids):
         for k, m in enumerate(mm.metrics):
-            t = cb_explorer.ks_table(ts2, sid, m)
+            t = cb_explorer_nodes.ks_table(ts2, sid, m)
             assert t[f"signed KS {m}"].mean() == pytest.approx(mm.seg_values["signed_sep"][i, k])
             assert t[f"KS {m}"].mean() == pytest.approx(mm.seg_values["sep"][i, k])
             assert (np.diff(t[f"signed KS {m}"].to_numpy()) >= 0).all()       # lowest first
 
 
 def test_failure_finder_ranks_by_signed_sep(ts2):
-    t = cb_explorer.failure_finder(ts2, "paper", "CLIPScore", "signed_sep")
+    t = cb_explorer_picking.failure_finder(ts2, "paper", "CLIPScore", "signed_sep")
     segs = metametrics.compute(ts2.dataset, ts2.scores(), ["CLIPScore"], policy="paper").segs().set_index("seg_id")
     assert list(t.columns[:3]) == ["SEG", "signed sep CLIPScore", "sep CLIPScore"]
     assert t.loc[0, "SEG"] == 125
@@ -420,13 +422,13 @@ def test_failure_finder_ranks_by_signed_sep(ts2):
         assert r[1] == pytest.approx(segs.loc[r[0], "signed_sep"]) and r[2] == pytest.approx(segs.loc[r[0], "sep"])
     assert _display(cb_common.shown(t))[0][:3] == ["125", "-100.0", "100.0"]
     # ranked by sep, signed sep is beside it; delta is a score gap, not scaled
-    s = cb_explorer.failure_finder(ts2, "paper", "CLIPScore", "sep")
+    s = cb_explorer_picking.failure_finder(ts2, "paper", "CLIPScore", "sep")
     assert list(s.columns[:3]) == ["SEG", "sep CLIPScore", "signed sep CLIPScore"]
-    d = cb_explorer.failure_finder(ts2, "paper", "CLIPScore", "delta")
+    d = cb_explorer_picking.failure_finder(ts2, "paper", "CLIPScore", "delta")
     first = d.loc[0, "delta CLIPScore"]
     assert _display(cb_common.shown(d))[0][1] == f"{first:.3f}"
     with pytest.raises(InputError, match="unknown statistic"):
-        cb_explorer.failure_finder(ts2, "paper", "CLIPScore", "median")
+        cb_explorer_picking.failure_finder(ts2, "paper", "CLIPScore", "median")
 
 
 def test_tables_shown_x100_files_keep_fractions(ts2):
@@ -437,7 +439,7 @@ def test_tables_shown_x100_files_keep_fractions(ts2):
     cols = list(b.columns)
     assert rows[i][cols.index("ord_avg")] == "71.4" and rows[i][cols.index("sep_avg")] == "90.7"
     assert "signed_sep_avg" in cols
-    path = cb_common.table_csv(ts2, cb_explorer.seg_view(ts2, "paper", 125, "CLIPScore")["walk_table"], "walks")
+    path = cb_common.table_csv(ts2, cb_explorer_view.seg_view(ts2, "paper", 125, "CLIPScore")["walk_table"], "walks")
     assert pd.read_csv(path)["signed sep"].tolist() == [-1.0] * 4
     pts = cb_corr.pair_points(ts2, "paper", "signed_sep", "CLIPScore", "TIFA-GPT4V")
     row = pts[pts["seg_id"] == 125].iloc[0]
@@ -466,8 +468,8 @@ def test_counts_in_words(app, tmp_path):
 
 
 def test_one_image_and_one_walk_in_words(ts2):
-    v = cb_explorer.seg_view(ts2, "paper", 125, "CLIPScore", node="0")
+    v = cb_explorer_view.seg_view(ts2, "paper", 125, "CLIPScore", node="0")
     assert "5 nodes · 6 images · 4 walks" in v["header"]
     assert "**Node 0** · 0 errors · 1 image ·" in v["node_title"]
-    assert "· 1 error · 1 image ·" in cb_explorer.select_node(ts2, "paper", 125, "CLIPScore", None, "1a")["node_title"]
+    assert "· 1 error · 1 image ·" in cb_explorer_view.select_node(ts2, "paper", 125, "CLIPScore", None, "1a")["node_title"]
     assert 'title="node 0: 1 image,' in v["graph"] and "1 errors" not in v["graph"]

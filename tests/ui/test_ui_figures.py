@@ -95,7 +95,7 @@ def test_graph_html():
 
 def test_plot_value_sets_download_format():
     pytest.importorskip("gradio")
-    from ts2viz.ui.page.glue import page_plot
+    from ts2viz.ui.glue.plots import page_plot
 
     pv = page_plot(lambda: figures.empty_figure("x"), "svg")
     cfg = json.loads(pv.plot)["config"]
@@ -168,13 +168,14 @@ def _plot_px(fig) -> tuple[float, float]:
 
 
 def test_ks_labels_never_overlap_on_largest_ts2_seg(tmp_path):
-    from ts2viz.ui.callbacks import board as cb_board, explorer as cb_explorer
+    from ts2viz.ui.callbacks import board as cb_board
+    from ts2viz.ui.callbacks.explorer import nodes as cb_explorer_nodes
     from ts2viz.ui import load_state
 
     app = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     big = max(app.dataset, key=lambda s: s.n_images)
     for metric in ("CLIPScore", "TIFA-GPT4V", "VIEScore"):
-        f = cb_explorer.cdf_figure(app, big.id, metric)
+        f = cb_explorer_nodes.cdf_figure(app, big.id, metric)
         labels = [a for a in f.layout.annotations if a.name == "ks-label"]
         assert 6 <= len(labels) <= 10
         h_px, (y0, y1) = _plot_px(f)
@@ -188,7 +189,7 @@ def test_ks_labels_never_overlap_on_largest_ts2_seg(tmp_path):
         # vertically disjoint, so no two labels overlap at any plot width (phone or desktop)
         assert all(b[0] >= a[1] - 1e-9 for a, b in zip(boxes, boxes[1:])), (metric, boxes)
         # the labelled pairs are those with the lowest signed KS, and every pair is on hover
-        pairs = cb_explorer.ks_pairs(app, big.id, metric)
+        pairs = cb_explorer_nodes.ks_pairs(app, big.id, metric)
         lowest = sorted(pairs, key=lambda p: p["signed"])[:len(labels)]
         assert {a.text.rsplit(" ", 1)[0] for a in labels} == {f"{p['a']}–{p['b']}" for p in lowest}
         hover = sum(len([t for t in tr.text if t]) // 2 for tr in f.data if tr.name in ("KS", "KS reversed"))
@@ -196,12 +197,13 @@ def test_ks_labels_never_overlap_on_largest_ts2_seg(tmp_path):
 
 
 def test_cdf_legend_is_compact_rows_below_and_title_clear_of_toolbar(tmp_path):
-    from ts2viz.ui.callbacks import board as cb_board, explorer as cb_explorer
+    from ts2viz.ui.callbacks import board as cb_board
+    from ts2viz.ui.callbacks.explorer import nodes as cb_explorer_nodes
     from ts2viz.ui import load_state
 
     app = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     big = max(app.dataset, key=lambda s: s.n_images)
-    f = cb_explorer.cdf_figure(app, big.id, "CLIPScore")
+    f = cb_explorer_nodes.cdf_figure(app, big.id, "CLIPScore")
     lay = f.layout
     nodes = [t for t in f.data if t.name in big.labels]
     assert [t.name for t in nodes] == list(big.labels)                 # one entry per node, its label
@@ -271,7 +273,8 @@ def _measure():
 def test_board_scatter_labels_apart_and_zoom_to_cluster(tmp_path):
     from ts2viz import metametrics
     from ts2viz.scores import bundled_scores
-    from ts2viz.ui.callbacks import board as cb_board, explorer as cb_explorer
+    from ts2viz.ui.callbacks import board as cb_board
+    from ts2viz.ui.callbacks.explorer import nodes as cb_explorer_nodes
     from ts2viz.ui import load_state
 
     app = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()

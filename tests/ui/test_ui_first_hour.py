@@ -70,19 +70,19 @@ def test_live_spec_typo_is_named_before_the_images(tmp_path, monkeypatch):
 # -- item 14: the authoring walk table counts a walk's images as the summary does ---------------------
 
 def test_authoring_walk_images_match_the_images_scored(tmp_path):
-    from ts2viz.ui.callbacks import authoring as cb
+    from ts2viz.ui.callbacks.authoring import drafts as cb_drafts, scoring as cb_scoring
     from ts2viz.ui.state.sessions import Workspaces
 
     write_dataset(tmp_path / "ds", big_image=False, nodes=[("0", 1), ("1a", 1), ("2a", 1)])
     scores = write_scores(tmp_path, tmp_path / "ds")
     app = load_state(str(tmp_path / "ds"), [str(scores)], cache_root=tmp_path / "cache")
     view = Workspaces(app, exports_root=tmp_path / "sessions").view("s", create=True)
-    cb.start_from_seg(view, 0)
+    cb_drafts.start_from_seg(view, 0)
     for mode in ("paper", "spec"):
-        r = cb.score_draft(view, "loaded", "GoodScore", mode)
+        r = cb_scoring.score_draft(view, "loaded", "GoodScore", mode)
         assert "3/3 images scored" in r["summary"], r["summary"]
         assert list(r["walks"]["images"]) == [3], (mode, r["walks"])
-    assert "counts node 0's images twice" in cb.score_draft(view, "loaded", "GoodScore", "paper")["summary"]
+    assert "counts node 0's images twice" in cb_scoring.score_draft(view, "loaded", "GoodScore", "paper")["summary"]
 
 
 # -- item 12: an empty table says what is missing -----------------------------------------------------
@@ -90,7 +90,7 @@ def test_authoring_walk_images_match_the_images_scored(tmp_path):
 def test_empty_tables_say_what_is_missing(folder, tmp_path):
     from ts2viz.ui.callbacks import common as cb_common
     from ts2viz.ui.callbacks import nuisance as cb_nuisance
-    from ts2viz.ui.page.glue import EMPTY_HEADER, table_value
+    from ts2viz.ui.glue.tables import EMPTY_HEADER, table_value
     from ts2viz.ui.tabs.board import board_view
 
     bare = load_state(str(folder / "ds"), cache_root=tmp_path / "c").view()
@@ -109,13 +109,14 @@ def test_empty_tables_say_what_is_missing(folder, tmp_path):
 def test_warm_computes_every_view_ahead_and_genaibench_is_offered(monkeypatch):
     import ts2viz.metaeval.rated as he
     import ts2viz.metaeval.permutation as gp
-    from ts2viz.ui.callbacks import humaneval as gc
+    from ts2viz.ui.callbacks.humaneval import (board as gc_board, crossgold as gc_crossgold, sets as gc_sets,
+                                               warmup as gc_warmup)
 
-    assert "genaibench" in gc.gold_sets()                 # the CLI's fourth set: ratings only, for uploads
-    assert "No metric scores in this set" in gc.board_note("genaibench", "likert", "point-wise")
-    assert len(gc.board("genaibench", "likert", "point-wise")) == 0
+    assert "genaibench" in gc_sets.gold_sets()                 # the CLI's fourth set: ratings only, for uploads
+    assert "No metric scores in this set" in gc_board.board_note("genaibench", "likert", "point-wise")
+    assert len(gc_board.board("genaibench", "likert", "point-wise")) == 0
     few = ["genaibench-teaser", "genaibench"]             # the whole warm-up takes a minute on 2 cores
-    gc.warm(few)
+    gc_warmup.warm(few)
 
     def computed(*a, **k):
         raise AssertionError("a click computed a view the warm-up should have computed")
@@ -124,17 +125,17 @@ def test_warm_computes_every_view_ahead_and_genaibench_is_offered(monkeypatch):
     monkeypatch.setattr(gp, "gold_clusters", computed)
     monkeypatch.setattr("ts2viz.crossgold.cross_gold", computed)
     for name in few:
-        for rs in gc.rating_sets(name):
-            for task in gc.TASKS:
-                gc.board(name, rs, task)
-                gc.board_note(name, rs, task)
-    gc.cross_gold_table()
+        for rs in gc_sets.rating_sets(name):
+            for task in gc_sets.TASKS:
+                gc_board.board(name, rs, task)
+                gc_board.board_note(name, rs, task)
+    gc_crossgold.cross_gold_table()
 
 
 # -- item 19: a link names only what the page offers -------------------------------------------------
 
 def test_links_read_only_offered_names(app):
-    from ts2viz.ui.page.share import link_query, read_link
+    from ts2viz.ui.glue.share import link_query, read_link
 
     metric = app.metrics[0]
     want = {"tab": "seg", "seg": 1, "metric": metric, "node": "1b", "gold": "imagenhub-t2i", "ratings": "sc",
@@ -200,9 +201,9 @@ def test_family_and_node_colours_and_significance_marks():
 
 
 def test_model_ordering_note_explains_agreement_beside_tau():
-    from ts2viz.ui.callbacks import humaneval as gc
+    from ts2viz.ui.callbacks.humaneval import board as gc_board
 
-    note = gc.board_note("tifa160", "dsg", "model ordering")
+    note = gc_board.board_note("tifa160", "dsg", "model ordering")
     assert "'model pairs agreeing'" in note and "τ = 1.000" in note
 
 

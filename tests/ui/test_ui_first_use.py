@@ -6,7 +6,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ts2viz.ui.callbacks import common as cb_common, board as cb_board, explorer as cb_explorer
+from ts2viz.ui.callbacks import common as cb_common, board as cb_board
+
+from ts2viz.ui.callbacks.explorer import view as cb_explorer_view, walks as cb_explorer_walks
 from ts2viz.ui import load_state
 from ui_helpers import write_dataset, write_scores
 
@@ -73,11 +75,11 @@ def test_walk_dots_stand_out_on_white(tmp_path):
     import json
 
     from ts2viz import figures
-    from ts2viz.ui.page.glue import page_plot
+    from ts2viz.ui.glue.plots import page_plot
 
     app = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     seg = max(app.dataset, key=lambda s: sum(n.level == 1 for n in s.nodes))     # most shades of yellow
-    f = json.loads(page_plot(lambda: cb_explorer.walk_figure(app, "paper", seg.id, "CLIPScore")).plot)
+    f = json.loads(page_plot(lambda: cb_explorer_walks.walk_figure(app, "paper", seg.id, "CLIPScore")).plot)
     dots = next(t for t in f["data"] if t["name"] == "images")
     assert len(dots["marker"]["line"]["color"]) == len(dots["x"]) > 0
     assert min(figures.contrast_on_white(c) for c in dots["marker"]["line"]["color"]) >= figures.MIN_CONTRAST
@@ -87,15 +89,15 @@ def test_walk_dots_stand_out_on_white(tmp_path):
 # -- item 9: the Questions tab says when it shows another metric -----------------------------------------
 
 def test_questions_tab_says_when_the_metric_has_no_questions(tmp_path):
-    from ts2viz.ui.callbacks import questions as qa
+    from ts2viz.ui.callbacks.questions import sources as qa_sources
 
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
-    _, metric = qa.qa_metric_choice(ts2, ["TIFA-GPT4V", None], None)
+    _, metric = qa_sources.qa_metric_choice(ts2, ["TIFA-GPT4V", None], None)
     assert metric and metric != "TIFA-GPT4V"
-    note = qa.substitute_note(ts2, ["TIFA-GPT4V", None], metric)
+    note = qa_sources.substitute_note(ts2, ["TIFA-GPT4V", None], metric)
     assert "TIFA-GPT4V" in note and "no per-question details" in note and metric in note
-    assert qa.substitute_note(ts2, ["TIFA-BLIP1", None], "TIFA-BLIP1") == ""
-    assert qa.substitute_note(ts2, [None, None], "TIFA-BLIP1") == ""
+    assert qa_sources.substitute_note(ts2, ["TIFA-BLIP1", None], "TIFA-BLIP1") == ""
+    assert qa_sources.substitute_note(ts2, [None, None], "TIFA-BLIP1") == ""
 
 
 # -- item 4: the leaderboard explains its columns -------------------------------------------------------
@@ -152,13 +154,13 @@ def test_node_title_links_images_to_the_hub_when_offline(tmp_path, monkeypatch):
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     seg = next(iter(ts2.dataset))
     node = seg.labels[0]
-    title = cb_explorer.select_node(ts2, "paper", seg.id, "CLIPScore", None, node)["node_title"]
+    title = cb_explorer_view.select_node(ts2, "paper", seg.id, "CLIPScore", None, node)["node_title"]
     first = seg.node(node).images[0].file_name
     assert f"https://huggingface.co/datasets/saxon/T2IScoreScore/blob/main/{first}" in title
     assert "hf download saxon/T2IScoreScore --repo-type dataset --local-dir ts2-data" in title
     assert "python app.py --data ts2-data" in title
     # images on disk: no links
-    local = cb_explorer.select_node(load_state(str(Path(app_dir(tmp_path))), cache_root=tmp_path / "c2").view(),
+    local = cb_explorer_view.select_node(load_state(str(Path(app_dir(tmp_path))), cache_root=tmp_path / "c2").view(),
                            "paper", 0, None, None, "0")["node_title"]
     assert "Node 0" in local and "huggingface.co" not in local
 
@@ -175,13 +177,13 @@ def test_node_title_links_only_images_not_on_screen(tmp_path, monkeypatch):
     seg = next(s for s in ts2.dataset if any(len(n.images) >= 3 for n in s.nodes))
     files = [im.file_name for im in next(n for n in seg.nodes if len(n.images) >= 3).images[:3]]
     url = "https://huggingface.co/datasets/saxon/T2IScoreScore/blob/main/"
-    assert cb_explorer.image_links(ts2.dataset, files, ["ready", "ready", "ready"]) == ""
-    assert cb_explorer.image_links(ts2.dataset, files, ["loading", "ready", "loading"]) == ""
-    some = cb_explorer.image_links(ts2.dataset, files, ["ready", "offline", "missing"])
+    assert cb_explorer_view.image_links(ts2.dataset, files, ["ready", "ready", "ready"]) == ""
+    assert cb_explorer_view.image_links(ts2.dataset, files, ["loading", "ready", "loading"]) == ""
+    some = cb_explorer_view.image_links(ts2.dataset, files, ["ready", "offline", "missing"])
     assert f"{url}{files[0]}" not in some and f"{url}{files[1]}" in some and f"{url}{files[2]}" in some
     # the node title asks the app's image cache: offline here, so every image of the node is linked
     node = seg.labels[0]
-    title = cb_explorer.select_node(ts2, "paper", seg.id, None, None, node)["node_title"]
+    title = cb_explorer_view.select_node(ts2, "paper", seg.id, None, None, node)["node_title"]
     assert all(f"{url}{im.file_name}" in title for im in seg.node(node).images[:12])
 
 
@@ -202,13 +204,13 @@ def test_scatter_names_every_point_on_the_page(tmp_path, families, whiskers):
     import re
 
     from ts2viz import figures
-    from ts2viz.ui.callbacks import uncertainty as uc
-    from ts2viz.ui.page.glue import page_plot
+    from ts2viz.ui.callbacks.uncertainty import intervals as uc_intervals
+    from ts2viz.ui.glue.plots import page_plot
 
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
     board = cb_board.leaderboard(ts2, "paper", families)
     if whiskers:
-        board = uc.board_intervals(ts2, "paper", board, "ord_avg")
+        board = uc_intervals.board_intervals(ts2, "paper", board, "ord_avg")
     f = json.loads(page_plot(lambda: figures.ord_sep_scatter(board, title="t", error_bars=whiskers)).plot)
     lay = f["layout"]
     plot_w = figures.LABEL_PLOT_WIDTH
@@ -267,11 +269,11 @@ def test_board_scores_come_right_after_the_name(app):
 
 
 def test_question_finder_fits_the_sidebar(tmp_path):
-    from ts2viz.ui.callbacks import questions as qa
+    from ts2viz.ui.callbacks.questions import finder as qa_finder
 
     ts2 = load_state("ts2", cache_root=tmp_path, fetch_images=False).view()
-    full = qa.question_finder(ts2, "TIFA-mPLUG")
-    screen = qa.question_finder_on_screen(full)
+    full = qa_finder.question_finder(ts2, "TIFA-mPLUG")
+    screen = qa_finder.question_finder_on_screen(full)
     assert list(screen.columns) == ["SEG", "missed", "prompt", "question"]
     assert screen["missed"].iloc[0] == f"{full['missed'].iloc[0]} of {full['of'].iloc[0]}"
     assert screen["SEG"].tolist() == full["SEG"].tolist()

@@ -10,6 +10,7 @@ from ts2viz.display import md_text
 from ts2viz.errors import InputError
 from ts2viz.figures.style import plain_figures
 from ts2viz.ui.callbacks import humaneval_slices as hs
+from ts2viz.ui.callbacks.humaneval import sets as gc_sets
 
 SET, RS = "tifa160", "dsg"
 METRIC = "tifa_mplug-large"
@@ -17,7 +18,7 @@ METRIC = "tifa_mplug-large"
 
 @pytest.fixture(scope="module")
 def g():
-    return hs.gc.rated(SET)
+    return gc_sets.rated(SET)
 
 
 @pytest.fixture(scope="module")
@@ -143,15 +144,15 @@ def test_an_operators_set_shows_its_image_file_and_a_set_rated_once_has_no_alpha
     im = pd.read_csv(folder / "images.csv")
     im["path"] = ["p0-A.png" if i == "p0-A" else ("../../etc/passwd" if i == "p0-B" else "") for i in im["image_id"]]
     im.to_csv(folder / "images.csv", index=False)
-    assert hs.gc.add_operator_sets([folder]) == ["sliceset"]
+    assert gc_sets.add_operator_sets([folder]) == ["sliceset"]
     try:
-        rs = hs.gc.rated("sliceset").default_rating_set
+        rs = gc_sets.rated("sliceset").default_rating_set
         table = pd.DataFrame({"image_id": ["p0-A", "p0-B"]})
         assert hs.triage_detail("sliceset", table, 0)[2] == str((folder / "p0-A.png").resolve())
         assert hs.triage_detail("sliceset", table, 1)[2] is None          # ../../etc/passwd: not served
         res = hs.slice_eval("sliceset", rs, "t2i-model")
         assert res.slices == ("all", "A", "B", "C") and res.n_images.tolist() == [60, 20, 20, 20]
     finally:
-        hs.gc.remove_operator_sets(["sliceset"])
+        gc_sets.remove_operator_sets(["sliceset"])
     once = hs.agreement_table("genaibench-teaser").set_index("group")
     assert once.loc["all", "released_mean"].startswith("– (fewer than 2 images rated twice")

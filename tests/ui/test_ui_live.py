@@ -6,7 +6,8 @@ import pytest
 
 from ts2viz.display import md_text
 from ts2viz.errors import InputError
-from ts2viz.ui.callbacks import board as cb_board, explorer as cb_explorer, correlations as cb_corr, live as cb_live
+from ts2viz.ui.callbacks import board as cb_board, correlations as cb_corr, live as cb_live
+from ts2viz.ui.callbacks.explorer import view as cb_explorer_view
 from ts2viz.ui import load_state
 from tiny_models import tiny
 from ui_helpers import write_dataset, write_scores
@@ -35,7 +36,7 @@ def test_live_score_current_seg_joins_everything(app, spec):
     sc = app.image_scores([im.file_name for n in app.dataset[1].nodes for im in n.images], [spec])
     assert np.isfinite(sc).all()
     assert np.isnan(app.image_scores([app.dataset[0].nodes[0].images[0].file_name], [spec])).all()
-    v = cb_explorer.seg_view(app, "paper", 1, spec, "GoodScore")
+    v = cb_explorer_view.seg_view(app, "paper", 1, spec, "GoodScore")
     # the header is Markdown: the spec is written escaped (a temp folder's "_" becomes "\_")
     assert md_text(spec) in v["header"] and len(v["walk_table"].data) == 4
     assert f"{spec} " in v["gallery"][0][1]

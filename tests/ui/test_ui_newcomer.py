@@ -122,7 +122,7 @@ class Req:
 def test_bad_input_is_a_message_without_a_traceback(caplog):
     import gradio as gr
 
-    from ts2viz.ui.page import glue
+    from ts2viz.ui.glue.errors import safe
 
     seen = []
 
@@ -132,7 +132,7 @@ def test_bad_input_is_a_message_without_a_traceback(caplog):
     req = gr.Request(username=None, session_hash="s1")
     with caplog.at_level(logging.DEBUG, logger="ts2viz.ui"):
         with pytest.raises(gr.Error) as e:
-            glue.safe(bad, on_error=lambda text, r: seen.append((text, r.session_hash)))(1, req)
+            safe(bad, on_error=lambda text, r: seen.append((text, r.session_hash)))(1, req)
     assert e.value.message == "data.csv: no SEG with id 999"
     assert e.value.print_exception is False                 # Gradio prints no traceback for it
     assert "Traceback" not in caplog.text
@@ -142,21 +142,21 @@ def test_bad_input_is_a_message_without_a_traceback(caplog):
 def test_unexpected_error_keeps_its_traceback_once(caplog):
     import gradio as gr
 
-    from ts2viz.ui.page import glue
+    from ts2viz.ui.glue.errors import safe
 
     def broken(x):
         return {}["missing"]
 
     with caplog.at_level(logging.ERROR, logger="ts2viz.ui"):
         with pytest.raises(gr.Error) as e:
-            glue.safe(broken)(1)
+            safe(broken)(1)
     assert "KeyError" in e.value.message
     assert caplog.text.count("Traceback") == 1 and "broken" in caplog.text
     assert e.value.print_exception is False                 # logged above, not printed a second time
 
 
 def test_last_errors_are_per_session_and_bounded():
-    from ts2viz.ui.page.glue import LastErrors
+    from ts2viz.ui.glue.errors import LastErrors
 
     errs = LastErrors(size=2)
     errs.put("a failed", Req("s1"))
@@ -174,9 +174,9 @@ def test_last_errors_are_per_session_and_bounded():
 def test_messages_show_as_plain_text_in_markdown():
     import markdown_it
 
-    from ts2viz.ui.page.glue import markdown_text
+    from ts2viz.display import md_text
 
     text = "metric 'clip_vit_b*': see [docs](http://x) <b>bold</b> # not a heading `code`"
-    html = markdown_it.MarkdownIt().render(markdown_text(text))
+    html = markdown_it.MarkdownIt().render(md_text(text))
     assert "<em>" not in html and "<a " not in html and "<b>" not in html and "<code>" not in html, html
     assert "clip_vit_b*" in html and "[docs](http://x)" in html

@@ -23,11 +23,14 @@ from ts2viz.metametrics.results import compute
 from ts2viz.qa.records import bundled_qa_records, with_counted
 from ts2viz.qa.views import rank_segs_by_questions
 from ts2viz.scores import bundled_scores
-from ts2viz.ui.callbacks import board as cb_board, explorer as cb_explorer, live as cb_live
+from ts2viz.ui.callbacks import board as cb_board, live as cb_live
+from ts2viz.ui.callbacks.explorer import picking as cb_explorer_picking
 from ts2viz.ui import load_state
-from ts2viz.ui.callbacks import questions as qa
+from ts2viz.ui.callbacks.questions import (finder as qa_finder, image as qa_image, nodes as qa_nodes,
+                                           sources as qa_sources)
 from ts2viz.ui.serving.access import public
-from ts2viz.ui.state.app_state import AppView, Workspace
+from ts2viz.ui.state.app_state import AppView
+from ts2viz.ui.state.workspace import Workspace
 
 TIFA_PROMPT = "A Christmas tree with lights and teddy bear"
 FINE_PROMPT = "a red cat on the tree"
@@ -51,13 +54,13 @@ def gated(ts2_app, ts2):
 # -- bundled: the release's answers -------------------------------------------------------------------------
 
 def test_which_metrics_have_questions(ts2):
-    assert qa.qa_metrics(ts2, ["CLIPScore", "DSG-BLIP1", "TIFA-GPT4V", "TIFA-mPLUG", None, "DSG-BLIP1"]) == [
+    assert qa_sources.qa_metrics(ts2, ["CLIPScore", "DSG-BLIP1", "TIFA-GPT4V", "TIFA-mPLUG", None, "DSG-BLIP1"]) == [
         "DSG-BLIP1", "TIFA-mPLUG"]
-    src = qa.qa_source(ts2, "DSG-BLIP1")
+    src = qa_sources.qa_source(ts2, "DSG-BLIP1")
     assert src.bundled and src.family == "dsg" and src.accumulation == "mean"
-    assert qa.qa_source(ts2, "nope") is None
+    assert qa_sources.qa_source(ts2, "nope") is None
     with pytest.raises(InputError, match="has no per-question details here"):
-        qa.image_questions(ts2, "CLIPScore", 0, ts2.dataset[0].nodes[0].images[0].file_name)
+        qa_image.image_questions(ts2, "CLIPScore", 0, ts2.dataset[0].nodes[0].images[0].file_name)
 
 
 @pytest.mark.parametrize("variant", ["mean", "gated"])
@@ -65,7 +68,7 @@ def test_image_table_is_the_release_answers(ts2, gated, variant):
     view = ts2 if variant == "mean" else gated
     seg = view.dataset[0]
     fn = seg.node("1a").images[2].file_name
-    v = qa.image_questions(view, "DSG-BLIP1", 0, fn)
+    v = qa_image.image_questions(view, "DSG-BLIP1", 0, fn)
     recs = bundled_qa_records("DSG-BLIP1")
     want = with_counted(recs[recs["file_name"] == fn], variant).sort_values("question_id")
     t = v["table"]
@@ -76,11 +79,11 @@ def test_image_table_is_the_release_answers(ts2, gated, variant):
     assert t["counts"].tolist() == ["✓" if c else "✗" for c in want["counted"]]
     assert t["parents"].tolist() == [p.replace("-", ", ") or "–" for p in want["parents"].astype(str)]
     assert f"({variant} accumulation)" in v["title"] and "000-03.jpg" in v["title"]
-    assert v["boxes"] is False and qa.boxes_html(view, "DSG-BLIP1", 0, fn) == ""
+    assert v["boxes"] is False and qa_image.boxes_html(view, "DSG-BLIP1", 0, fn) == ""
     with pytest.raises(InputError, match="SEG 0 has no image"):
-        qa.image_questions(view, "DSG-BLIP1", 0, view.dataset[1].nodes[0].images[0].file_name)
+        qa_image.image_questions(view, "DSG-BLIP1", 0, view.dataset[1].nodes[0].images[0].file_name)
     with pytest.raises(InputError, match="SEG 0 has no image"):
-        qa.image_questions(view, "DSG-BLIP1", 0, "../../etc/passwd")
+        qa_image.image_questions(view, "DSG-BLIP1", 0, "../../etc/passwd")
 
 
 def test_gated_and_mean_tables_differ_where_a_parent_fails(ts2, gated):
@@ -90,7 +93,7 @@ def test_gated_and_mean_tables_differ_where_a_parent_fails(ts2, gated):
         zip(recs["file_name"][recs["correct"]], recs["question_id"][recs["correct"]]))
     r = next(r for r in recs[recs["correct"]].itertuples()
              if any((r.file_name, int(p)) in wrong for p in str(r.parents).split("-") if p))
-    mean_t, gated_t = (qa.image_questions(v, "DSG-BLIP1", int(r.seg_id), r.file_name)["table"] for v in (ts2, gated))
+    mean_t, gated_t = (qa_image.image_questions(v, "DSG-BLIP1", int(r.seg_id), r.file_name)["table"] for v in (ts2, gated))
     row = mean_t["#"].tolist().index(int(r.question_id))
     assert mean_t["counts"][row] == "✓" and gated_t["counts"][row] == "✗"
     assert (mean_t["correct"] == gated_t["correct"]).all() and (mean_t["counts"] == mean_t["correct"]).all()
@@ -98,7 +101,7 @@ def test_gated_and_mean_tables_differ_where_a_parent_fails(ts2, gated):
 
 def test_questions_x_nodes_of_a_seg(ts2):
     seg = ts2.dataset[0]
-    v = qa.node_questions(ts2, "DSG-BLIP1", 0, "correct")
+    v = qa_nodes.node_questions(ts2, "DSG-BLIP1", 0, "correct")
     recs = bundled_qa_records("DSG-BLIP1")
     t = v["table"]
     labels = [n.label for n in seg.nodes]
@@ -117,28 +120,28 @@ def test_questions_x_nodes_of_a_seg(ts2):
     heat = fig.data[0]
     np.testing.assert_allclose(np.array(heat.z, dtype=float), t[labels].to_numpy(dtype=float))
     assert "accuracy of each question per node · DSG-BLIP1" in fig.layout.title.text
-    assert qa.value_choices(ts2, "DSG-BLIP1") == [(qa.VALUE_CHOICES["correct"], "correct"),
-                                                  (qa.VALUE_CHOICES["counted"], "counted")]
+    assert qa_nodes.value_choices(ts2, "DSG-BLIP1") == [(qa_nodes.VALUE_CHOICES["correct"], "correct"),
+                                                  (qa_nodes.VALUE_CHOICES["counted"], "counted")]
     with pytest.raises(InputError, match="a cell may show correct for TIFA-BLIP1"):
-        qa.node_questions(ts2, "TIFA-BLIP1", 0, "counted")
-    counted = qa.node_questions(ts2, "DSG-BLIP1", 0, "counted")["table"]
+        qa_nodes.node_questions(ts2, "TIFA-BLIP1", 0, "counted")
+    counted = qa_nodes.node_questions(ts2, "DSG-BLIP1", 0, "counted")["table"]
     assert (counted[labels].to_numpy() <= t[labels].to_numpy() + 1e-12).all()
 
 
 def test_question_finder(ts2):
-    got = qa.question_finder(ts2, "TIFA-mPLUG")
+    got = qa_finder.question_finder(ts2, "TIFA-mPLUG")
     ranked = rank_segs_by_questions(bundled_qa_records("TIFA-mPLUG"), ts2.dataset)
-    assert got["SEG"].tolist() == ranked["seg_id"].head(len(got)).tolist() and len(got) == qa.FINDER_ROWS
+    assert got["SEG"].tolist() == ranked["seg_id"].head(len(got)).tolist() and len(got) == qa_finder.FINDER_ROWS
     assert (got["missed"] <= got["of"]).all() and got["missed"].iloc[0] >= 1
     assert got.attrs["x100"] == ["drop"]
-    nat = qa.question_finder(ts2, "TIFA-mPLUG", "Nat")
+    nat = qa_finder.question_finder(ts2, "TIFA-mPLUG", "Nat")
     assert set(nat["partition"]) == {"Nat"}
-    assert cb_explorer.seg_from_row(got, 0) == got["SEG"].iloc[0]       # a row click opens its SEG
+    assert cb_explorer_picking.seg_from_row(got, 0) == got["SEG"].iloc[0]       # a row click opens its SEG
     # the finder ranks by the first of the explorer's metrics that has questions
-    assert qa.finder_metric(ts2, "CLIPScore", "TIFA-mPLUG") == "TIFA-mPLUG"
-    assert qa.finder_metric(ts2, "DSG-BLIP1", "TIFA-mPLUG") == "DSG-BLIP1"
+    assert qa_finder.finder_metric(ts2, "CLIPScore", "TIFA-mPLUG") == "TIFA-mPLUG"
+    assert qa_finder.finder_metric(ts2, "DSG-BLIP1", "TIFA-mPLUG") == "DSG-BLIP1"
     with pytest.raises(InputError, match="ranking by questions needs a question metric"):
-        qa.finder_metric(ts2, "CLIPScore", "TIFA-GPT4V")
+        qa_finder.finder_metric(ts2, "CLIPScore", "TIFA-GPT4V")
 
 
 # -- the DSG accumulation: a variant of the shared data -----------------------------------------------------
@@ -190,7 +193,9 @@ def test_variants_share_nothing_they_should_not(ts2_app, ts2, gated, tmp_path):
 def test_page_events_read_the_variant_control(ts2_app):
     from gradio.helpers import special_args
 
-    from ts2viz.ui.page.glue import VARIANT_PARAM, Page, safe, with_variant
+    from ts2viz.ui.glue.errors import safe
+
+    from ts2viz.ui.glue.events import VARIANT_PARAM, Page, with_variant
 
     page = Page(ts2_app, mode=None, fmt=None)
 
@@ -281,26 +286,26 @@ def test_live_tifa_and_fineeval(live, tmp_path):
     tifa_margins = generation_margins(context="TIFA answers")
     with tifa_margins:
         cb_live.live_score(app, live["tifa"], "seg", 0)
-    assert qa.qa_metrics(app, [live["tifa"]]) == [live["tifa"]]
-    src = qa.qa_source(app, live["tifa"])
+    assert qa_sources.qa_metrics(app, [live["tifa"]]) == [live["tifa"]]
+    src = qa_sources.qa_source(app, live["tifa"])
     assert not src.bundled and src.family == "tifa" and src.config_hash == metrics.load(live["tifa"], device="cpu").config_hash
     with generation_margins(context="TIFA answers, one image"):
         _, det = metrics.load(live["tifa"], device="cpu").score_with_details([_image(live, fn0)], [TIFA_PROMPT])
-    t = qa.image_questions(app, live["tifa"], 0, fn0)["table"]
+    t = qa_image.image_questions(app, live["tifa"], 0, fn0)["table"]
     want = sorted(det[0], key=lambda r: r["question_id"])
     assert t["question"].tolist() == [r["question"] for r in want]
     assert t["answer (raw)"].tolist() == [r["answer"] for r in want]
     assert t["correct"].tolist() == ["✓" if r["correct"] else "✗" for r in want]
-    nodes = qa.node_questions(app, live["tifa"], 0)
+    nodes = qa_nodes.node_questions(app, live["tifa"], 0)
     assert len(nodes["table"]) == len(want) and "4 images with details" in nodes["note"]
     # SEG 1 was not scored: an image there has no details, and says so
     fn1 = ds[1].node("0").images[0].file_name
-    assert "not scored in this session yet" in qa.image_questions(app, live["tifa"], 1, fn1)["title"]
-    assert "score it in the Live scoring tab" in qa.node_questions(app, live["tifa"], 1)["note"]
-    assert qa.question_finder(app, live["tifa"])["SEG"].tolist() in ([0], [])
+    assert "not scored in this session yet" in qa_image.image_questions(app, live["tifa"], 1, fn1)["title"]
+    assert "score it in the Live scoring tab" in qa_nodes.node_questions(app, live["tifa"], 1)["note"]
+    assert qa_finder.question_finder(app, live["tifa"])["SEG"].tolist() in ([0], [])
 
     cb_live.live_score(app, live["fine"], "seg", 1)
-    v = qa.image_questions(app, live["fine"], 1, fn1)
+    v = qa_image.image_questions(app, live["fine"], 1, fn1)
     m = metrics.load(live["fine"], device="cpu")
     m(images=[_image(live, fn1)], prompts=[FINE_PROMPT])
     d = m.last_details[0]
@@ -312,7 +317,7 @@ def test_live_tifa_and_fineeval(live, tmp_path):
     assert_wide_detections(m.detector, [_image(live, fn1)], decisions=("threshold", "size", "nms"), context=fn1)
     assert f"{len(d['detections'])} detections" in v["title"]
     # the boxes: a JPEG data URI (nothing on disk) with the best crop of a question in the highlight colour
-    html = qa.boxes_html(app, live["fine"], 1, fn1, 2)
+    html = qa_image.boxes_html(app, live["fine"], 1, fn1, 2)
     assert "data-question='2'" in html and "best crop" in html
     from PIL import Image
 
@@ -323,19 +328,19 @@ def test_live_tifa_and_fineeval(live, tmp_path):
     # (its P(yes) differs by 1e-9 between crops), so it is read back, not recomputed (issue 30)
     from ts2viz.qa.views import cached_details
 
-    mine = cached_details(qa.qa_source(app, live["fine"]).config_hash, ds, [fn1], app.cache_root)[fn1]
+    mine = cached_details(qa_sources.qa_source(app, live["fine"]).config_hash, ds, [fn1], app.cache_root)[fn1]
     best = mine["candidates"][mine["questions"][2]["best"]]
     sx = drawn.size[0] / mine["image_size"][0]
     sy = drawn.size[1] / mine["image_size"][1]
     x = round(best["box"][0] * sx) + (2 if best["kind"] != "image" else 1)
     y = round((best["box"][1] + best["box"][3]) / 2 * sy)
     assert sum(abs(a - int(BEST_COLOR[i:i + 2], 16)) for a, i in zip(drawn.getpixel((x, y)), (1, 3, 5))) < 90
-    assert "choose a question" in qa.boxes_html(app, live["fine"], 1, fn1)
+    assert "choose a question" in qa_image.boxes_html(app, live["fine"], 1, fn1)
     with pytest.raises(InputError, match="not a question number"):
-        qa.boxes_html(app, live["fine"], 1, fn1, "x")
+        qa_image.boxes_html(app, live["fine"], 1, fn1, "x")
     # questions x nodes: by default the mean of each question's (fine + coarse) / 2 per node
-    assert qa.default_value(app, live["fine"]) == "score"
-    nodes = qa.node_questions(app, live["fine"], 1, "score")["table"]
+    assert qa_nodes.default_value(app, live["fine"]) == "score"
+    nodes = qa_nodes.node_questions(app, live["fine"], 1, "score")["table"]
     seg = ds[1]
     for k, lbl in enumerate([n.label for n in seg.nodes]):
         vals = []
@@ -358,26 +363,26 @@ def test_live_metric_without_details_and_public_mode(live, tmp_path):
         cb_live.live_score(app, live["fine"], "seg", 1)
     cb_live.live_score(app, fine, "seg", 1)
     fn = app.dataset[1].node("1a").images[0].file_name
-    assert qa.image_questions(app, fine, 1, fn)["boxes"]
+    assert qa_image.image_questions(app, fine, 1, fn)["boxes"]
     # another session sees neither the metric nor its details
     other = AppView(app.app, Workspace(app.app, exports_root=tmp_path))
-    assert qa.qa_source(other, fine) is None
+    assert qa_sources.qa_source(other, fine) is None
     with pytest.raises(InputError):
-        qa.image_questions(other, live["fine"], 1, fn)
+        qa_image.image_questions(other, live["fine"], 1, fn)
     # a live metric without per-question details (CLIPScore)
     op = load_state(str(live["ds"]), cache_root=tmp_path / "cache2").view()
     clip = f"clipscore:{tiny('clip')}"
     cb_live.live_score(op, clip, "seg", 0)
-    assert qa.qa_metrics(op, [clip]) == [] and qa.value_choices(op, clip) == [(qa.VALUE_CHOICES["correct"], "correct")]
+    assert qa_sources.qa_metrics(op, [clip]) == [] and qa_nodes.value_choices(op, clip) == [(qa_nodes.VALUE_CHOICES["correct"], "correct")]
 
 
 def test_live_gecko(live, tmp_path):
     app = load_state(str(live["ds"]), cache_root=tmp_path / "cache").view()
     cb_live.live_score(app, live["gecko"], "seg", 1)
-    src = qa.qa_source(app, live["gecko"])
-    assert src.family == "gecko" and qa.default_value(app, live["gecko"]) == "score"
+    src = qa_sources.qa_source(app, live["gecko"])
+    assert src.family == "gecko" and qa_nodes.default_value(app, live["gecko"]) == "score"
     fn = app.dataset[1].node("1a").images[0].file_name
-    v = qa.image_questions(app, live["gecko"], 1, fn)
+    v = qa_image.image_questions(app, live["gecko"], 1, fn)
     m = metrics.load(live["gecko"], device="cpu")
     s = m(images=[_image(live, fn)], prompts=[FINE_PROMPT])
     d = m.last_details[0]
@@ -390,5 +395,5 @@ def test_live_gecko(live, tmp_path):
     assert t["normalized"].tolist() == [f"{q['normalized']:.3f}" for q in d["questions"]]
     cov = " · ".join(f"{w['phrase']} ({w['type']})" for w in d["coverage"])
     assert f"Coverage: {cov}" in v["title"] and f"{s[0]:.3f}" in v["title"] and "(no NLI filter)" in v["title"]
-    nodes = qa.node_questions(app, live["gecko"], 1, "score")["table"]
+    nodes = qa_nodes.node_questions(app, live["gecko"], 1, "score")["table"]
     assert nodes["question"].tolist() == [q["question"] for q in d["questions"]]

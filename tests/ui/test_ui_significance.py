@@ -67,21 +67,21 @@ def test_panel_follows_family_filter_and_escapes_names(state):
 
 
 def test_explorer_header_and_failure_finder_show_pairwise_accuracy(state, ref):
-    from ts2viz.ui.callbacks import explorer as cb_explorer
+    from ts2viz.ui.callbacks.explorer import picking as cb_explorer_picking, view as cb_explorer_view
 
     mm, sc = ref
     pw = seg_pairwise(mm, sc)
     view = state.view()
     k = pw.metrics.index("TIFA-GPT4V")
-    head = cb_explorer.seg_header(view, "paper", 12, "TIFA-GPT4V", "CLIPScore")
+    head = cb_explorer_view.seg_header(view, "paper", 12, "TIFA-GPT4V", "CLIPScore")
     i = pw.seg_ids.index(12)
     assert f"pairwise acc {100 * pw.accuracy[i, k]:.1f} (tie ε {pw.epsilon[i, k]:.3g})" in head
     assert head.count("pairwise acc") == 2
-    df = cb_explorer.failure_finder(view, "paper", "TIFA-GPT4V", "pacc")
+    df = cb_explorer_picking.failure_finder(view, "paper", "TIFA-GPT4V", "pacc")
     col = "pairwise acc TIFA-GPT4V"
     want = np.sort(pw.accuracy[:, k][~np.isnan(pw.accuracy[:, k])])[:len(df)]
     np.testing.assert_allclose(df[col].to_numpy(), want)
-    gap = cb_explorer.failure_finder(view, "paper", "TIFA-GPT4V", "pacc", "CLIPScore")
+    gap = cb_explorer_picking.failure_finder(view, "paper", "TIFA-GPT4V", "pacc", "CLIPScore")
     assert (np.diff(gap["gap"].to_numpy()) >= 0).all()
 
 

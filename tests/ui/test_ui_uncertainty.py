@@ -18,8 +18,9 @@ from ts2viz.display import column_label
 from ts2viz.errors import InputError
 from ts2viz.ui.callbacks import common as cb_common, board as cb_board
 from ts2viz.ui import load_state
-from ts2viz.ui.callbacks import uncertainty as uc
-from ts2viz.ui.page.glue import table_value
+from ts2viz.ui.callbacks.uncertainty import (bootstrap as uc_bootstrap, comparison as uc_comparison,
+                                             intervals as uc_intervals, significance as uc_significance)
+from ts2viz.ui.glue.tables import table_value
 
 BOARD_STATS = cb_board.BOARD_STATS
 
@@ -60,7 +61,7 @@ def _holm(p):
 
 def test_board_intervals_equal_the_library(ts2, ref):
     boot = ref["boot"]
-    board = uc.board_intervals(ts2, "paper", cb_board.leaderboard(ts2, "paper", ["TIFA", "DSG"], "sep_avg", False),
+    board = uc_intervals.board_intervals(ts2, "paper", cb_board.leaderboard(ts2, "paper", ["TIFA", "DSG"], "sep_avg", False),
                                "sep_avg")
     assert len(board) == 14 and set(board["family"]) == {"TIFA", "DSG"}
     assert (np.diff(board["sep_avg"].to_numpy()) >= 0).all()            # the board's order is kept
@@ -77,14 +78,14 @@ def test_board_intervals_equal_the_library(ts2, ref):
             want["rank"], want["median"], want["low"], want["high"])
     assert board.attrs["rank_by"] == "sep_avg"
     # a name sort ranks by Ord · Avg
-    by_name = uc.board_intervals(ts2, "paper", cb_board.leaderboard(ts2, "paper", sort_by="metric"), "metric")
+    by_name = uc_intervals.board_intervals(ts2, "paper", cb_board.leaderboard(ts2, "paper", sort_by="metric"), "metric")
     assert by_name.attrs["rank_by"] == "ord_avg"
 
 
 def test_table_cells_show_value_and_interval_x100(ts2, ref):
     boot = ref["boot"]
-    board = uc.board_intervals(ts2, "paper", cb_board.leaderboard(ts2, "paper"), "ord_avg")
-    val = table_value(uc.style_board_intervals(board))
+    board = uc_intervals.board_intervals(ts2, "paper", cb_board.leaderboard(ts2, "paper"), "ord_avg")
+    val = table_value(uc_intervals.style_board_intervals(board))
     heads = val["headers"]
     assert heads[:2] == ["metric", "median rank [95%]"] and not any(h.endswith(("_lo", "_hi")) for h in heads)
     shown = {r[0]: r for r in val["metadata"]["display_value"]}
@@ -105,7 +106,7 @@ def test_table_cells_show_value_and_interval_x100(ts2, ref):
 
 
 def test_csv_with_intervals_keeps_fractions(ts2, ref, tmp_path):
-    df = pd.read_csv(uc.leaderboard_ci_csv(ts2, "paper", ["Embedding"], "ord_avg"))
+    df = pd.read_csv(uc_intervals.leaderboard_ci_csv(ts2, "paper", ["Embedding"], "ord_avg"))
     assert list(df.columns[:4]) == ["metric", "ord_avg", "ord_avg_lo", "ord_avg_hi"]
     assert list(df.columns[-5:]) == ["rank", "rank_median", "rank_lo", "rank_hi", "rank_by"]
     assert set(df["metric"]) == {"CLIPScore", "ALIGNScore"}
@@ -116,7 +117,7 @@ def test_csv_with_intervals_keeps_fractions(ts2, ref, tmp_path):
 
 
 def test_scatter_whiskers_fit_the_full_view(ts2):
-    board = uc.board_intervals(ts2, "paper", cb_board.leaderboard(ts2, "paper"), "ord_avg")
+    board = uc_intervals.board_intervals(ts2, "paper", cb_board.leaderboard(ts2, "paper"), "ord_avg")
     f = figures.ord_sep_scatter(board, error_bars=True)
     xr, yr = f.layout.xaxis.range, f.layout.yaxis.range
     assert xr[0] < board["ord_avg_lo"].min() * 100 and xr[1] > board["ord_avg_hi"].max() * 100
@@ -139,15 +140,15 @@ def test_bootstrap_drawn_once_and_shared_by_sessions(tmp_path, monkeypatch):
 
     board_view(a, "spec", ["All"], "sep_avg", "best first", "png", whiskers=False, table_ci=False)
     assert calls == []
-    first = uc.board_bootstrap(a, "spec")
+    first = uc_bootstrap.board_bootstrap(a, "spec")
     assert calls == ["spec"]
-    assert uc.board_bootstrap(b, "spec") is first                   # another session, same object
+    assert uc_bootstrap.board_bootstrap(b, "spec") is first                   # another session, same object
     _, plot, note = board_view(b, "spec", ["TIFA"], "ord_avg", "worst first", "png", whiskers=True, table_ci=True)
     assert '"error_x"' in plot.plot and "10,000 resamples" in note and "rank by Ord" in note
-    uc.significance(a, "spec", "sep", "Nat", ["DSG"])
-    uc.pair_comparison(b, "spec", "ord", "CLIPScore", "TIFA-GPT4V", "Real")
+    uc_significance.significance(a, "spec", "sep", "Nat", ["DSG"])
+    uc_comparison.pair_comparison(b, "spec", "ord", "CLIPScore", "TIFA-GPT4V", "Real")
     assert calls == ["spec"]                                         # every view read the same one
-    uc.board_bootstrap(a, "paper")
+    uc_bootstrap.board_bootstrap(a, "paper")
     assert calls == ["spec", "paper"]
 
 
@@ -159,10 +160,10 @@ def test_session_metrics_get_their_own_bootstrap(state, tmp_path, ref):
     pd.DataFrame({"file_name": names, "Mine": rng.uniform(size=len(names))}).to_csv(p, index=False)
     mine, other = state.view(), state.view()
     cb_board.add_scores_file(mine, str(p), "mine.csv")
-    own = uc.board_bootstrap(mine, "paper")
-    shared = uc.board_bootstrap(other, "paper")
+    own = uc_bootstrap.board_bootstrap(mine, "paper")
+    shared = uc_bootstrap.board_bootstrap(other, "paper")
     assert "Mine" in own.boot.metrics and "Mine" not in shared.boot.metrics
-    assert uc.board_bootstrap(mine, "paper") is own                 # kept for the session
+    assert uc_bootstrap.board_bootstrap(mine, "paper") is own                 # kept for the session
     # the draws do not depend on the metrics: a shared metric's interval is the same in both
     # (to 1e-12 relative: the two bootstraps hold different metric columns, and BLAS may group a
     # column's sums differently for another number of columns; another metric's interval differs
@@ -170,18 +171,18 @@ def test_session_metrics_get_their_own_bootstrap(state, tmp_path, ref):
     assert own.boot.interval("CLIPScore", "ord_nat") == pytest.approx(shared.boot.interval("CLIPScore", "ord_nat"),
                                                                       rel=1e-12)
     # a view of shared metrics only reads the shared bootstrap, even in this session
-    assert uc.board_bootstrap(mine, "paper", ["CLIPScore", "ALIGNScore"]) is shared
+    assert uc_bootstrap.board_bootstrap(mine, "paper", ["CLIPScore", "ALIGNScore"]) is shared
     # what the session's own metric gets equals the library's bootstrap of the joined meta-metrics
     lib = bs.bootstrap(mine.mm("paper"))
     assert own.boot.interval("Mine", "sep_avg") == pytest.approx(lib.interval("Mine", "sep_avg"), rel=1e-12)
-    board = uc.board_intervals(mine, "paper", cb_board.leaderboard(mine, "paper"), "ord_avg")
+    board = uc_intervals.board_intervals(mine, "paper", cb_board.leaderboard(mine, "paper"), "ord_avg")
     assert "Mine" in set(board["metric"])
-    assert "Mine" not in set(uc.board_intervals(other, "paper", cb_board.leaderboard(other, "paper"))["metric"])
+    assert "Mine" not in set(uc_intervals.board_intervals(other, "paper", cb_board.leaderboard(other, "paper"))["metric"])
     # new data in the session: a new bootstrap
     p2 = tmp_path / "mine2.csv"
     pd.DataFrame({"file_name": names, "Mine2": rng.uniform(size=len(names))}).to_csv(p2, index=False)
     cb_board.add_scores_file(mine, str(p2), "mine2.csv")
-    again = uc.board_bootstrap(mine, "paper")
+    again = uc_bootstrap.board_bootstrap(mine, "paper")
     assert again is not own and "Mine2" in again.boot.metrics
 
 
@@ -192,7 +193,7 @@ def test_session_metrics_get_their_own_bootstrap(state, tmp_path, ref):
 def test_significance_marks_exactly_the_holm_significant_pairs(ts2, ref, stat, part, fams):
     mm = ref["mm"]
     cell = f"{stat}_{'avg' if part == 'All' else part.lower()}"
-    pw = uc.significance(ts2, "paper", stat, part, fams)
+    pw = uc_significance.significance(ts2, "paper", stat, part, fams)
     shown = cb_common.metric_choices(ts2, fams)
     assert set(pw.metrics) == set(shown) and pw.cell == cell
     est = [mm.averages()[cell][mm.metrics.index(m)] for m in pw.metrics]
@@ -208,14 +209,14 @@ def test_significance_marks_exactly_the_holm_significant_pairs(ts2, ref, stat, p
         raw.append(sps.wilcoxon(x[ok], y[ok]).pvalue)
     holm = _holm(raw)
     assert pw.pvalue_holm[I, J] == pytest.approx(holm, rel=1e-9, abs=1e-300)
-    want = {(pw.metrics[i], pw.metrics[j]) for i, j, h in zip(I, J, holm) if h < uc.ALPHA}
+    want = {(pw.metrics[i], pw.metrics[j]) for i, j, h in zip(I, J, holm) if h < uc_bootstrap.ALPHA}
     want |= {(b, a) for a, b in want}
-    f = uc.significance_figure(ts2, "paper", stat, part, fams, pw=pw)
+    f = uc_significance.significance_figure(ts2, "paper", stat, part, fams, pw=pw)
     coloured = f.data[1]
     marked = {(coloured.y[i], coloured.x[j]) for i, row in enumerate(coloured.z) for j, z in enumerate(row)
               if z is not None}
     assert marked == want
-    note = uc.significance_note(pw)
+    note = uc_significance.significance_note(pw)
     assert f"{len(want) // 2} of {M * (M - 1) // 2} pairs" in note
     json.loads(f.to_json())
     if fams is None:       # every metric shown: the library's own Holm family
@@ -240,7 +241,7 @@ def test_significance_heatmap_marks_only_text():
 
 def test_pair_comparison_equals_the_library_and_scipy(ts2, ref):
     mm = ref["mm"]
-    c = uc.pair_comparison(ts2, "paper", "sep", "CLIPScore", "TIFA-mPLUG", "All")
+    c = uc_comparison.pair_comparison(ts2, "paper", "sep", "CLIPScore", "TIFA-mPLUG", "All")
     lib = pcmp.compare(mm, "TIFA-mPLUG", "CLIPScore", boot=ref["boot"])
     k = lib.cells.index("sep_avg")
     assert c["difference"] == pytest.approx(lib.difference[k]) and c["difference"] < 0
@@ -249,24 +250,24 @@ def test_pair_comparison_equals_the_library_and_scipy(ts2, ref):
     x, y = v[:, mm.metrics.index("CLIPScore")], v[:, mm.metrics.index("TIFA-mPLUG")]
     assert c["pvalue"] == pytest.approx(sps.wilcoxon(y, x).pvalue, rel=1e-9)
     assert c["n"] == 164
-    md = uc.pair_comparison_md(c, "sep")
+    md = uc_comparison.pair_comparison_md(c, "sep")
     assert "TIFA-mPLUG − CLIPScore" in md and f"[{lib.low[k] * 100:.1f}, {lib.high[k] * 100:.1f}]" in md
     assert "**significant**" in md and "excludes 0" in md
-    same = uc.pair_comparison(ts2, "paper", "ord", "CLIPScore", "CLIPScore")
-    assert same is None and "two different metrics" in uc.pair_comparison_md(same, "ord")
+    same = uc_comparison.pair_comparison(ts2, "paper", "ord", "CLIPScore", "CLIPScore")
+    assert same is None and "two different metrics" in uc_comparison.pair_comparison_md(same, "ord")
 
 
 def test_bad_choices_are_one_line_errors(ts2):
     with pytest.raises(InputError, match="unknown statistic"):
-        uc.significance(ts2, "paper", "bogus", "All")
+        uc_significance.significance(ts2, "paper", "bogus", "All")
     with pytest.raises(InputError, match="no SEGs of partition 'elsewhere'"):
-        uc.significance(ts2, "paper", "ord", "Elsewhere")
+        uc_significance.significance(ts2, "paper", "ord", "Elsewhere")
     with pytest.raises(InputError, match="no metric"):
-        uc.pair_comparison(ts2, "paper", "ord", "CLIPScore", "/etc/passwd")
+        uc_comparison.pair_comparison(ts2, "paper", "ord", "CLIPScore", "/etc/passwd")
     with pytest.raises(InputError, match="unknown mode"):
-        uc.board_bootstrap(ts2, "fast")
+        uc_bootstrap.board_bootstrap(ts2, "fast")
     with pytest.raises(InputError, match="no metrics in the chosen families"):
-        uc.significance(ts2, "paper", "ord", "All", ["NoSuchFamily"])
+        uc_significance.significance(ts2, "paper", "ord", "All", ["NoSuchFamily"])
 
 
 def test_a_dataset_with_one_partition(tmp_path):
@@ -277,11 +278,11 @@ def test_a_dataset_with_one_partition(tmp_path):
     write_dataset(tmp_path / "ds", big_image=False)
     app = load_state(str(tmp_path / "ds"), [str(write_scores(tmp_path, tmp_path / "ds"))],
                      lower_is_better=["ErrCount"], cache_root=tmp_path / "cache").view()
-    board = uc.board_intervals(app, "paper", cb_board.leaderboard(app, "paper", sort_by="ord_real"), "ord_real")
+    board = uc_intervals.board_intervals(app, "paper", cb_board.leaderboard(app, "paper", sort_by="ord_real"), "ord_real")
     assert board.attrs["rank_by"] == "ord_avg" and "ord_real" not in board.columns
-    ranks = ri.rank_intervals(app.mm("paper"), "ord_avg", boot=uc.board_bootstrap(app, "paper").boot)
+    ranks = ri.rank_intervals(app.mm("paper"), "ord_avg", boot=uc_bootstrap.board_bootstrap(app, "paper").boot)
     assert list(board.sort_values("metric")["rank_median"]) == [
         ranks.median[ranks.metrics.index(m)] for m in sorted(board["metric"])]
-    assert uc.significance(app, "paper", "ord", "All").metrics[0] == "GoodScore"
+    assert uc_significance.significance(app, "paper", "ord", "All").metrics[0] == "GoodScore"
     with pytest.raises(InputError, match="no SEGs of partition 'real'"):
-        uc.pair_comparison(app, "paper", "ord", "GoodScore", "NoisyScore", "Real")
+        uc_comparison.pair_comparison(app, "paper", "ord", "GoodScore", "NoisyScore", "Real")

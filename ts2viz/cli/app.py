@@ -226,7 +226,7 @@ def run_app(args: argparse.Namespace) -> int:
     access = acc.public(offered, reason) if is_public else acc.Access(False, offered, acc.OPERATOR_LIMITS, reason)
     app = load_state(args.data, args.scores, lower_is_better=args.lower_is_better, access=access)
     if args.gold:
-        from ..ui.callbacks.humaneval import add_operator_sets
+        from ..ui.callbacks.humaneval.sets import add_operator_sets
 
         add_operator_sets(args.gold)
     if args.nuisance:
@@ -245,7 +245,7 @@ def run_app(args: argparse.Namespace) -> int:
     if app.metrics:  # the other mode in the background once serving, so that switching is instant
         threading.Thread(target=app.warm, daemon=True, name="ts2viz-warm").start()
     if os.environ.get("TS2VIZ_WARM_GOLD", "1").strip() != "0":
-        from ..ui.callbacks.humaneval import warm as warm_gold
+        from ..ui.callbacks.humaneval.warmup import warm as warm_gold
 
         # the Human ratings tab's views too, so that none of its clicks computes one (TS2VIZ_WARM_GOLD=0: not)
         threading.Thread(target=warm_gold, daemon=True, name="ts2viz-gold-warm").start()

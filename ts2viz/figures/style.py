@@ -399,7 +399,7 @@ def figure(traces: list, layout: dict, *, title: str | None = None, height: int 
     -------
     plotly.graph_objects.Figure or PlainFigure
         A ``go.Figure``, or the :class:`PlainFigure` that reaches the page as it is inside
-        :func:`plain_figures` (the app's one path, ``ts2viz.ui.page.glue.page_plot``).
+        :func:`plain_figures` (the app's one path, ``ts2viz.ui.glue.plots.page_plot``).
 
     Examples
     --------

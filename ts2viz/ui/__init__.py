@@ -12,10 +12,11 @@ State: :class:`AppState` holds what the operator loaded (shared by every session
 session's uploads and live-scored metrics live in its own :class:`Workspace`
 (:mod:`ts2viz.ui.state.sessions`), seen by the callbacks through an :class:`AppView`.
 
-Rooms: :mod:`.serving` (trust level, guard, upload folder, jobs, GPU), :mod:`.state` (shared and
-per-session state), :mod:`.images` (hub downloads, thumbnails, late redraws), :mod:`.views` (views as
-plain functions of data), :mod:`.page` (the Gradio page and its glue), :mod:`.tabs` (one builder per
-tab) and :mod:`.callbacks` (one module of plain callbacks per tab).
+Rooms, from the top down (each imports only the rooms after it): :mod:`.page` (the Gradio page's layout
+and queue guards), :mod:`.tabs` (one builder per tab), :mod:`.glue` (callback results to component updates,
+errors to messages, shared links), :mod:`.callbacks` (one module of plain callbacks per tab), :mod:`.views`
+(views as plain functions of data), :mod:`.state` (shared and per-session state), then :mod:`.images` (hub
+downloads, thumbnails, late redraws) and :mod:`.serving` (trust level, guard, upload folder, jobs, GPU).
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from pathlib import Path
 from typing import Sequence
 
 from .serving.access import Access, Limits, operator, public
-from .state.app_state import AppState, AppView, Workspace
+from .state.app_state import AppState, AppView
+from .state.workspace import Workspace
 
 __all__ = ["AppState", "AppView", "Workspace", "Access", "Limits", "operator", "public", "load_state",
            "build_app", "launch_kwargs"]
@@ -288,7 +290,7 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
         # the leaderboard's intervals too (a bootstrap, ~0.4 s a mode): else drawn by the first page load
         # and by the first mode switch, with every visitor's views queued behind it
         from ..metametrics.policy import MODES
-        from .callbacks.uncertainty import board_bootstrap
+        from .callbacks.uncertainty.bootstrap import board_bootstrap
 
         for mode in MODES:
             board_bootstrap(workspaces.view(None), mode)

@@ -24,5 +24,12 @@ and are built once for every session that shows them.
 * :mod:`~ts2viz.ui.callbacks.live`: live scoring of SEGs and of uploaded images;
 * :mod:`~ts2viz.ui.callbacks.nuisance`: the nuisance test's views and its live run;
 * :mod:`~ts2viz.ui.callbacks.authoring`: the authoring tab's actions;
-* :mod:`~ts2viz.ui.callbacks.humaneval`: the human gold standards tab.
+* :mod:`~ts2viz.ui.callbacks.humaneval`: the human gold standards tab (:mod:`~ts2viz.ui.callbacks.gold_uploads`:
+  a visitor's score file for a rated set; :mod:`~ts2viz.ui.callbacks.humaneval_slices` and
+  :mod:`~ts2viz.ui.callbacks.judges`: its slices and its Judges view).
+
+A tab whose callbacks are several concepts has a package, one module per concept (``authoring``,
+``explorer``, ``questions``, ``humaneval``, ``uncertainty``); its modules import each other, the callbacks
+they share (:mod:`~ts2viz.ui.callbacks.common`, ...) and the rooms below (:mod:`ts2viz.ui.state`,
+:mod:`ts2viz.ui.views`), never the Gradio glue or the tabs above them.
 """

@@ -9,7 +9,8 @@ import numpy as np
 from ... import figures
 from ...display import column_label, plural
 from ...errors import InputError
-from ..state.app_state import AppView, metric_family
+from ..state.app_state import AppView
+from ..state.tables import metric_family
 from .common import families_filter, write_csv, mark_columns, shown, uploaded_scores_file
 
 BOARD_STATS = ("ord_avg", "sep_avg", "signed_sep_avg", "ord_synth", "sep_synth", "ord_nat", "sep_nat",
@@ -133,7 +134,7 @@ def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None, sort_b
     """The leaderboard as a CSV download (fractions), its rows in the order the table shows them.
 
     Called by the leaderboard's "Download CSV" button (without the interval box ticked; with it,
-    :func:`ts2viz.ui.callbacks.uncertainty.leaderboard_ci_csv`).
+    :func:`ts2viz.ui.callbacks.uncertainty.intervals.leaderboard_ci_csv`).
 
     Parameters
     ----------

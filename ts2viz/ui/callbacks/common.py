@@ -13,9 +13,10 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ...display import column_label, echo, fmt_score, fmt_x100, plural, spreadsheet_safe_frame
+from ...display import column_label, echo, fmt_score, fmt_x100, is_missing, plural, spreadsheet_safe_frame
 from ...errors import InputError
-from ..state.app_state import AppView, metric_family
+from ..state.app_state import AppView
+from ..state.tables import metric_family
 
 log = logging.getLogger("ts2viz.ui")
 
@@ -465,3 +466,43 @@ def uploaded_scores_file(app: AppView, path, display_name: str | None, suffixes:
         mib = 1024 * 1024
         raise InputError(f"scores file is {size / mib:.1f} MB; the limit is {cap / mib:g} MB", file=name)
     return p, name
+
+
+def interval_text(v, lo=None, hi=None, *, scale: float = 1.0, digits: int = 3, ci_digits: int | None = None) -> str:
+    """A value with its interval as the tables show it: ``v [lo, hi]``; ``–`` for NaN.
+
+    Parameters
+    ----------
+    v : float or None
+        The value (``None`` or NaN: missing).
+    lo, hi : float or None, default None
+        The interval's ends; ``None`` or NaN: the value alone.
+    scale : float, default 1.0
+        Multiplies all three (``100``: percentages).
+    digits : int, default 3
+        Decimals of the value.
+    ci_digits : int or None, default None
+        Decimals of the interval's ends (``None``: ``digits``).
+
+    Returns
+    -------
+    str
+        The text.
+
+    Examples
+    --------
+    >>> interval_text(0.51234, 0.4, 0.6)
+    '0.512 [0.400, 0.600]'
+    >>> interval_text(0.51234, 0.4, 0.6, scale=100, digits=2, ci_digits=1)
+    '51.23 [40.0, 60.0]'
+    >>> interval_text(0.714, 0.68, 0.749, scale=100.0, digits=1)      # the leaderboard's, x100
+    '71.4 [68.0, 74.9]'
+    >>> interval_text(float("nan")), interval_text(0.5, float("nan"), float("nan"))
+    ('–', '0.500')
+    """
+    if is_missing(v):
+        return "–"
+    if is_missing(lo) or is_missing(hi):
+        return f"{scale * v:.{digits}f}"
+    d = digits if ci_digits is None else ci_digits
+    return f"{scale * v:.{digits}f} [{scale * lo:.{d}f}, {scale * hi:.{d}f}]"

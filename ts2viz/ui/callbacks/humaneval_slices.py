@@ -23,7 +23,8 @@ import numpy as np
 from ...display import md_text
 from ...errors import InputError
 from ...statistics.bootstrap import BootstrapSettings
-from . import humaneval as gc
+from .common import interval_text
+from .humaneval import image as gc_image, sets as gc_sets
 
 #: the slices' intervals and p-values (modest, so that a family's first drawing stays near a second)
 SLICE_BOOTSTRAP = BootstrapSettings(n_resamples=200)
@@ -37,32 +38,26 @@ HEATMAP_STATS = ("spearman", "kendall", "pearson", "pairwise_acc", "pairwise_acc
 TRIAGE_ROWS = 25
 #: what a heatmap cell's text holds between slice and metric (the click writes it)
 CELL_SEP = " | "
-#: (rated set object, function, arguments) -> value: a set loaded again (an operator's, in tests) is a new key
-_CACHE: dict = {}
-#: one lock per key: a second caller waits for the first one's value instead of computing it again
-_LOCKS: dict = {}
-_LOCKS_LOCK = threading.Lock()
+#: guards :data:`_WARMED`
+_WARMED_LOCK = threading.Lock()
 #: the (set, rating set) pairs whose slices are being computed ahead (:func:`warm`)
 _WARMED: set = set()
 
 
 def _per_set(fn):
-    """Cache ``fn(name, *args)`` once per process and rated set (keyed on the loaded set, not its name)."""
+    """Cache ``fn(name, *args)`` once per process and rated set (keyed on the loaded set, not its name).
+
+    On :func:`~ts2viz.ui.callbacks.humaneval.sets.shared_once`: a second caller waits for the first one's value
+    instead of computing it again; a set loaded again (an operator's, in tests) is a new key.
+    """
     sig = inspect.signature(fn)
+    once = gc_sets.shared_once(lambda g, args: fn(*args))
 
     @functools.wraps(fn)
     def cached(name, *args, **kw):
         bound = sig.bind(name, *args, **kw)
         bound.apply_defaults()
-        key = (gc.rated(gc.check_gold(name)), fn.__name__, tuple(bound.arguments.values())[1:])
-        if key in _CACHE:
-            return _CACHE[key]
-        with _LOCKS_LOCK:
-            lock = _LOCKS.setdefault(key, threading.Lock())
-        with lock:
-            if key not in _CACHE:
-                _CACHE[key] = fn(*bound.arguments.values())
-        return _CACHE[key]
+        return once(gc_sets.rated(gc_sets.check_gold(name)), tuple(bound.arguments.values()))
     return cached
 
 
@@ -82,7 +77,7 @@ def tags(name: str):
     """
     from ...gold.tags import rated_tags
 
-    return rated_tags(gc.rated(name))
+    return rated_tags(gc_sets.rated(name))
 
 
 def families(name: str) -> list[str]:
@@ -98,7 +93,7 @@ def families(name: str) -> list[str]:
     list of str
         The families (``t2i-model`` first).
     """
-    return tags(gc.check_gold(name)).families
+    return tags(gc_sets.check_gold(name)).families
 
 
 @_per_set
@@ -117,7 +112,7 @@ def reliable(name: str):
     """
     from ...metaeval.reliable import reliable_prompts
 
-    return reliable_prompts(gc.rated(name), RELIABLE_X)
+    return reliable_prompts(gc_sets.rated(name), RELIABLE_X)
 
 
 def kept(name: str, only_reliable: bool) -> np.ndarray:
@@ -135,7 +130,7 @@ def kept(name: str, only_reliable: bool) -> np.ndarray:
     numpy.ndarray
         (images,) bool, in the set's order.
     """
-    return reliable(name).image_mask if only_reliable else np.ones(len(gc.rated(name)), dtype=bool)
+    return reliable(name).image_mask if only_reliable else np.ones(len(gc_sets.rated(name)), dtype=bool)
 
 
 def reliable_note(name: str, only_reliable: bool) -> str:
@@ -153,16 +148,9 @@ def reliable_note(name: str, only_reliable: bool) -> str:
     str
         Markdown.
     """
-    rel = reliable(gc.check_gold(name))
+    rel = reliable(gc_sets.check_gold(name))
     return (f"Reliable prompts only: {md_text(rel.describe())}." if only_reliable else
             f"All prompts (the switch keeps Gecko's {md_text(rel.describe())}).")
-
-
-def _value(v, lo, hi) -> str:
-    """A value with its interval, three decimals (``–`` for NaN)."""
-    if v != v:
-        return "–"
-    return f"{v:.3f}" if lo != lo or hi != hi else f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 @_per_set
@@ -188,7 +176,7 @@ def family_slices(name: str, family: str):
     """
     from ...gold.tags import slices
 
-    return slices(gc.rated(name), tags(name), family)
+    return slices(gc_sets.rated(name), tags(name), family)
 
 
 def warm(name: str, rating_set: str) -> None:
@@ -204,10 +192,10 @@ def warm(name: str, rating_set: str) -> None:
     rating_set : str
         The rating set.
     """
-    key = (gc.rated(gc.check_gold(name)), rating_set)
-    if rating_set not in gc.rating_sets(name) or not gc.rated(name).metrics:
+    key = (gc_sets.rated(gc_sets.check_gold(name)), rating_set)
+    if rating_set not in gc_sets.rating_sets(name) or not gc_sets.rated(name).metrics:
         return
-    with _LOCKS_LOCK:
+    with _WARMED_LOCK:
         if key in _WARMED:
             return
         _WARMED.add(key)
@@ -222,8 +210,8 @@ def warm(name: str, rating_set: str) -> None:
 
 def _rated(name: str, rating_set: str):
     """The rated set, its name and rating set checked."""
-    g = gc.rated(gc.check_gold(name))
-    if rating_set not in gc.rating_sets(name):
+    g = gc_sets.rated(gc_sets.check_gold(name))
+    if rating_set not in gc_sets.rating_sets(name):
         raise InputError(f"rated set {name!r} has no rating set {rating_set!r}")
     return g
 
@@ -262,7 +250,7 @@ def slice_eval(name: str, rating_set: str, family: str, only_reliable: bool = Fa
     from ...metaeval.slices import evaluate_slices
 
     _check(name, rating_set, family)
-    g = gc.rated(name)
+    g = gc_sets.rated(name)
     if not g.metrics:
         raise InputError(f"rated set {name!r} has no shared metric scores to slice")
     sl = family_slices(name, family)
@@ -405,7 +393,7 @@ def slice_rows(name: str, rating_set: str, family: str, cell: str, only_reliable
 
     s, m = parse_cell(name, rating_set, family, cell, only_reliable)
     res = slice_eval(name, rating_set, family, only_reliable)
-    g = gc.rated(name)
+    g = gc_sets.rated(name)
     si, mi = res.slices.index(s), res.metrics.index(m)
     sl = family_slices(name, family)
     mask = sl.masks[sl.names.index(s)] & kept(name, only_reliable)
@@ -419,7 +407,7 @@ def slice_rows(name: str, rating_set: str, family: str, cell: str, only_reliable
     lo, hi = (a[si, mi] for a in res.interval("spearman"))
     p = res.pvalue("spearman")[si, mi]
     v = res.point["spearman"][si, mi]
-    val = "n/a" if v != v else _value(v, lo, hi) + ("" if p != p else f", p = {p:.3g}")
+    val = "n/a" if v != v else interval_text(v, lo, hi) + ("" if p != p else f", p = {p:.3g}")
     note = res.notes[si] if res.notes else ""
     md = (f"**{md_text(m)}** on slice **{md_text(s)}**: n = {int(res.n_images[si])} images, "
           f"{int(res.n_prompts[si])} prompts; Spearman {val}" + (f" — _{md_text(note)}_" if note else ""))
@@ -444,7 +432,7 @@ def agreement_frame(name: str, only_reliable: bool = False):
     """
     from ...metaeval.agreement import agreement
 
-    g = gc.rated(gc.check_gold(name))
+    g = gc_sets.rated(gc_sets.check_gold(name))
     if only_reliable:
         g = g.subset(kept(name, True))
     return agreement(g, levels=["interval"], by=["t2i-model"], tags=tags(name), bootstrap=AGREEMENT_BOOTSTRAP).frame
@@ -474,7 +462,7 @@ def agreement_table(name: str, only_reliable: bool = False):
         row = out.setdefault(grp, {"group": grp, "n images": int(n)})
         row["n images"] = max(row["n images"], int(n))
         for r in sub.itertuples():
-            row[r.rating_set] = (_value(r.alpha, r.alpha_lo, r.alpha_hi) + (f" ({r.note})" if r.note else "")
+            row[r.rating_set] = (interval_text(r.alpha, r.alpha_lo, r.alpha_hi) + (f" ({r.note})" if r.note else "")
                                  if r.alpha == r.alpha else f"– ({r.note})")
     return pd.DataFrame(list(out.values()))
 
@@ -573,7 +561,7 @@ def triage_raters(name: str, rating_set: str, only_reliable: bool = False):
 
 
 def triage_detail(name: str, table, row: int | None):
-    """The details of the image of a clicked triage row (:func:`ts2viz.ui.callbacks.humaneval.image_detail`).
+    """The details of the image of a clicked triage row (:func:`ts2viz.ui.callbacks.humaneval.image.image_detail`).
 
     Parameters
     ----------
@@ -601,5 +589,5 @@ def triage_detail(name: str, table, row: int | None):
     """
     if table is None or row is None or "image_id" not in getattr(table, "columns", ()) or not 0 <= int(row) < len(table):
         raise InputError("click a row of a triage list")
-    md, scores, _, path = gc.image_detail(gc.check_gold(name), str(table["image_id"].iloc[int(row)]))
+    md, scores, _, path = gc_image.image_detail(gc_sets.check_gold(name), str(table["image_id"].iloc[int(row)]))
     return md, scores, path

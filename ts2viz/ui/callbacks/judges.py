@@ -16,6 +16,7 @@ import pandas as pd
 
 from ...errors import InputError
 from ...statistics.bootstrap import BootstrapSettings
+from .common import interval_text
 
 #: the side-by-side sets the view offers
 JUDGE_SETS = ("genaibench-pairwise",)
@@ -116,12 +117,8 @@ def result_frame(name: str, parse: str) -> pd.DataFrame:
     return judge_table(pair_set(name), verdicts(name, parse), boot=VIEW_BOOTSTRAP).frame()
 
 
-def _pct(v, lo=None, hi=None) -> str:
-    if v != v:
-        return "–"
-    if lo is None or lo != lo:
-        return f"{100 * v:.2f}"
-    return f"{100 * v:.2f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+def _pct(v, lo, hi) -> str:
+    return interval_text(v, lo, hi, scale=100, digits=2, ci_digits=1)
 
 
 def accuracy_table(name: str, parse: str) -> pd.DataFrame:

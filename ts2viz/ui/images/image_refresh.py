@@ -9,7 +9,7 @@ was drawn, and redraws only the part that changed: once all of the view's images
 tick that finds nothing new sends nothing back (no redraw, no flicker); the timer goes off when the
 view has settled, or after :data:`GIVE_UP_S` seconds.
 
-Why not wait in the view event itself: view events run :data:`ts2viz.ui.page.glue.VIEW_CONCURRENCY` at a
+Why not wait in the view event itself: view events run :data:`ts2viz.ui.glue.events.VIEW_CONCURRENCY` at a
 time, and a visitor's wait for the hub would hold everyone else's views. A streamed (generator)
 event holds its queue slot the same way.
 
@@ -23,9 +23,8 @@ import os
 import time
 from typing import Iterable
 
-from ..views.graph import thumb_files
 from .image_fetch import LOADING, NEIGHBOUR, VIEW, WARM
-from .thumbs import GALLERY, THUMB
+from .thumbs import GALLERY, THUMB, thumb_files
 
 
 def _env_float(name: str, default: float) -> float:

@@ -25,6 +25,26 @@ THUMB = 96      # node-card thumbnails
 GALLERY = 640   # gallery images ("readable size")
 
 
+#: the images of a node the SEG's graph shows as thumbnails (:mod:`ts2viz.ui.views.graph`)
+N_THUMBS = 4
+
+
+def thumb_files(seg) -> list[str]:
+    """The images whose thumbnails the graph of a SEG shows (the first :data:`N_THUMBS` of each node).
+
+    Parameters
+    ----------
+    seg : ts2viz.seg.SEG
+        The SEG.
+
+    Returns
+    -------
+    list of str
+        Their file names, node by node.
+    """
+    return [im.file_name for n in seg.nodes for im in n.images[:N_THUMBS]]
+
+
 def _key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:20]
 

@@ -1,6 +1,6 @@
-"""The Gradio page: the layout, and the glue between callbacks and components.
+"""The Gradio page: the layout, and the guards of Gradio's queue.
 
-The layout of header, tabs and cross-tab events (:mod:`.layout`), the glue that turns callback results
-into component updates and errors into messages (:mod:`.glue`), and the guards of Gradio's queue in
-a public app (:mod:`.queue_guard`). Imported only when the app is built (imports gradio).
+The layout of header, tabs and cross-tab events (:mod:`.layout`, on top of the tab builders of
+:mod:`ts2viz.ui.tabs` and their glue, :mod:`ts2viz.ui.glue`), and the guards of Gradio's queue in a public
+app (:mod:`.queue_guard`). Imported only when the app is built (imports gradio).
 """

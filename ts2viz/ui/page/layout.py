@@ -12,8 +12,8 @@ import gradio as gr  # this module is imported only when the app is built
 
 from ...metametrics.policy import MODES
 from ..callbacks import common as cb_common, live as cb_live
-from . import share
-from .glue import Page, Refresh
+from ..glue import share
+from ..glue.events import Page, Refresh
 from ..serving.jobs import SCORES_UPLOAD
 from ..state.sessions import Workspaces
 from ..state.app_state import AppState

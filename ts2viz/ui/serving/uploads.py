@@ -7,7 +7,7 @@ waiting (:class:`UploadRegistry`), and
 
 - :class:`UploadJanitor` deletes everything in the upload folder older than ``ttl_s`` (uploads used or
   never used, Gradio's leftovers), except the download folders of sessions that are still open, which
-  the sessions delete themselves when they end (:class:`~ts2viz.ui.state.app_state.Workspace`);
+  the sessions delete themselves when they end (:class:`~ts2viz.ui.state.workspace.Workspace`);
 - :class:`UploadBudget`, an ASGI middleware in front of Gradio's upload route, bounds what one client
   (an address) may upload: bytes and files per request and per ``window_s``. Past it the route
   answers 429 with one line, before the body is read.

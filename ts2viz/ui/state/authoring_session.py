@@ -1,8 +1,8 @@
 """A session's SEG drafts in the authoring tab (private to it, dropped with it).
 
 The drafts (:class:`ts2viz.authoring.SegDraft`, immutable) and the image files they name live beside
-the session's :class:`~ts2viz.ui.state.app_state.Workspace`: made on the first authoring action, closed when the
-tab closes or after the idle timeout (:data:`ts2viz.ui.state.app_state.CLOSE_HOOKS` drops them then; the image
+the session's :class:`~ts2viz.ui.state.workspace.Workspace`: made on the first authoring action, closed when the
+tab closes or after the idle timeout (:data:`ts2viz.ui.state.session_store.CLOSE_HOOKS` drops them then; the image
 files lie in the session's own downloads folder, which the workspace deletes). An image is known by an
 opaque key the server makes (``up-…`` an upload, ``ds:FILE`` an image of the loaded dataset, ``im-…``
 an image of an imported dataset); what a visitor typed never becomes a path.
@@ -20,7 +20,7 @@ from typing import Callable
 
 from ...authoring import SegDraft
 from ...errors import InputError
-from .app_state import SessionStore
+from .session_store import SessionStore
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,7 @@ class DiskLedger:
 
         Parameters
         ----------
-        workspace : ts2viz.ui.state.app_state.Workspace
+        workspace : ts2viz.ui.state.workspace.Workspace
             The session's workspace.
 
         Returns
@@ -151,7 +151,7 @@ class DiskLedger:
 
         Parameters
         ----------
-        workspace : ts2viz.ui.state.app_state.Workspace
+        workspace : ts2viz.ui.state.workspace.Workspace
             The session's workspace.
 
         Returns
@@ -169,7 +169,7 @@ class DiskLedger:
 
         Parameters
         ----------
-        workspace : ts2viz.ui.state.app_state.Workspace
+        workspace : ts2viz.ui.state.workspace.Workspace
             The session's workspace.
         """
         with self._lock:
@@ -197,7 +197,7 @@ class DiskLedger:
 
         Parameters
         ----------
-        workspace : ts2viz.ui.state.app_state.Workspace
+        workspace : ts2viz.ui.state.workspace.Workspace
             The session's workspace.
         extra : int
             The bytes about to be written.

@@ -3,8 +3,8 @@
 The operator's long tables (``python app.py --nuisance FILE``, from ``ts2viz nuisance``) are read at start
 (:func:`add_operator_nuisance`) and shared by every session; their summaries are computed once per mode. A
 session's live runs (:func:`ts2viz.ui.callbacks.nuisance.live_nuisance`) live beside its
-:class:`~ts2viz.ui.state.app_state.Workspace` (:class:`SessionNuisance`, merged per metric across SEGs) and
-are dropped when the session ends (:data:`ts2viz.ui.state.app_state.CLOSE_HOOKS`).
+:class:`~ts2viz.ui.state.workspace.Workspace` (:class:`SessionNuisance`, merged per metric across SEGs) and
+are dropped when the session ends (:data:`ts2viz.ui.state.session_store.CLOSE_HOOKS`).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...nuisance.run import MetricRun, NuisanceScores, read_nuisance
-from .app_state import SessionStore
+from .session_store import SessionStore
 
 
 class SharedNuisance:

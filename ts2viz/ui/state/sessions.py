@@ -1,4 +1,4 @@
-"""One private :class:`~ts2viz.ui.state.app_state.Workspace` per browser session, dropped when the session ends.
+"""One private :class:`~ts2viz.ui.state.workspace.Workspace` per browser session, dropped when the session ends.
 
 A session is named by the id Gradio gives each page load (``gr.Request.session_hash``, a random
 string only that browser tab knows). A workspace is made when the session first adds data (an
@@ -24,7 +24,8 @@ from typing import Callable
 
 from ...errors import InputError
 from ..serving.access import Limits
-from .app_state import AppState, AppView, Workspace
+from .app_state import AppState, AppView
+from .workspace import Workspace
 
 #: how often (seconds) idle sessions are looked for, at the latest on the next request
 SWEEP_EVERY_S = 30.0

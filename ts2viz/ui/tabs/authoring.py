@@ -13,9 +13,12 @@ import inspect
 
 import gradio as gr
 
-from ..callbacks import authoring as cb
+from ..callbacks.authoring import drafts as cb_drafts, images as cb_images, nodes as cb_nodes
+from ..callbacks.authoring import scoring as cb_scoring, transfer as cb_transfer, view as cb_view
 from ..callbacks import live as cb_live
-from ..page.glue import Page, Selection, empty_table
+from ..glue.errors import Selection
+from ..glue.events import Page
+from ..glue.tables import empty_table
 from ..serving.jobs import FILES
 from .explorer import GRAPH_JS
 
@@ -53,7 +56,7 @@ def build(page: Page) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     """
     app = page.app
@@ -133,8 +136,8 @@ def build(page: Page) -> None:
                     how = gr.Radio([("a loaded metric (its scores of the dataset's images)", "loaded"),
                                     ("a metric of the library (scores every image now)", "library")],
                                    value="loaded", label="Score with", elem_id="author-score-source")
-                    loaded = gr.Dropdown(cb.loaded_metric_choices(app),
-                                         value=(cb.loaded_metric_choices(app) or [None])[0],
+                    loaded = gr.Dropdown(cb_scoring.loaded_metric_choices(app),
+                                         value=(cb_scoring.loaded_metric_choices(app) or [None])[0],
                                          label="Loaded metric", elem_id="author-loaded-metric")
                     if public:
                         spec = gr.Dropdown(app.access.choices(), value=(app.access.choices() or [None])[0],
@@ -178,13 +181,13 @@ def build(page: Page) -> None:
              gallery, export_note]
 
     def render(view) -> tuple:
-        st = cb.authoring_state(view)
+        st = cb_view.authoring_state(view)
         labels = st["labels"]
         text, sid, part = st["header"]
         return (gr.update(choices=st["drafts"], value=st["current"]), text, sid, part,
                 gr.update(choices=st["images"], value=[]), gr.update(choices=labels),
                 gr.update(choices=labels), gr.update(choices=labels), st["follow"], st["problems_md"], st["graph"],
-                cb.nodes_table(st), cb.gallery_html(st), cb.all_problems_md(view))
+                cb_view.nodes_table(st), cb_view.gallery_html(st), cb_view.all_problems_md(view))
 
     def action(button_or_event, fn, inputs, *, trigger=None, lane=None):
         """Wire an action: ``fn(view, *values) -> message``; then the tab shows the session's SEGs again.
@@ -202,36 +205,36 @@ def build(page: Page) -> None:
         ev = trigger if trigger is not None else button_or_event.click
         page.on(ev, _with_request(run, len(inputs)), inputs, [msg, *shown], errors_to=msg, lane=lane)
 
-    action(new_btn, cb.start_draft, [prompt, seg_id, partition])
-    action(header_btn, cb.set_header, [prompt, seg_id, partition])
-    action(vary_btn, cb.start_from_seg, [page.seg])
-    action(drop_btn, cb.remove_draft, [])
-    action(undo_btn, cb.undo, [])
-    action(None, cb.select_draft, [drafts], trigger=drafts.input)
-    action(add_btn, cb.add_uploads, [files, source], lane=FILES)
+    action(new_btn, cb_drafts.start_draft, [prompt, seg_id, partition])
+    action(header_btn, cb_drafts.set_header, [prompt, seg_id, partition])
+    action(vary_btn, cb_drafts.start_from_seg, [page.seg])
+    action(drop_btn, cb_drafts.remove_draft, [])
+    action(undo_btn, cb_drafts.undo, [])
+    action(None, cb_drafts.select_draft, [drafts], trigger=drafts.input)
+    action(add_btn, cb_images.add_uploads, [files, source], lane=FILES)
     if not public:
-        action(folder_btn, cb.add_folder, [folder, source], lane=FILES)
-    action(node_btn, cb.save_node, [label, errors])
-    action(rm_node_btn, cb.remove_node, [label])
-    action(assign_btn, cb.assign_images, [pick, target])
+        action(folder_btn, cb_images.add_folder, [folder, source], lane=FILES)
+    action(node_btn, cb_nodes.save_node, [label, errors])
+    action(rm_node_btn, cb_nodes.remove_node, [label])
+    action(assign_btn, cb_images.assign_images, [pick, target])
     def unassign_images(view, keys):
-        return cb.assign_images(view, keys, None)
+        return cb_images.assign_images(view, keys, None)
 
     action(out_btn, unassign_images, [pick])
-    action(rm_img_btn, cb.remove_images, [pick])
-    action(rename_btn, cb.rename_image, [pick, new_name])
-    action(None, cb.set_edges_follow, [follow], trigger=follow.input)
-    action(edge_btn, cb.add_edge, [parent, child])
-    action(rm_edge_btn, cb.remove_edge, [parent, child])
-    action(zip_in_btn, cb.import_zip, [zip_in], lane=FILES)
+    action(rm_img_btn, cb_images.remove_images, [pick])
+    action(rename_btn, cb_images.rename_image, [pick, new_name])
+    action(None, cb_nodes.set_edges_follow, [follow], trigger=follow.input)
+    action(edge_btn, cb_nodes.add_edge, [parent, child])
+    action(rm_edge_btn, cb_nodes.remove_edge, [parent, child])
+    action(zip_in_btn, cb_transfer.import_zip, [zip_in], lane=FILES)
     if not public:
-        action(export_btn, cb.export_folder, [out_dir, overwrite, name], lane=FILES)
-        action(import_btn, cb.import_folder, [in_dir], lane=FILES)
-        action(push_btn, cb.push, [repo, private, name])
+        action(export_btn, cb_transfer.export_folder, [out_dir, overwrite, name], lane=FILES)
+        action(import_btn, cb_transfer.import_folder, [in_dir], lane=FILES)
+        action(push_btn, cb_transfer.push, [repo, private, name])
 
     # a click on a node of the graph fills the node form (label and errors) and the target node
     def author_node_clicked(evt: Selection, request: gr.Request):
-        st = cb.authoring_state(page.view(request))
+        st = cb_view.authoring_state(page.view(request))
         row = next((r for r in st["nodes"] if r["node"] == evt.value), None)
         return (row["node"], row["errors"], row["node"]) if row else (gr.skip(), gr.skip(), gr.skip())
 
@@ -239,7 +242,7 @@ def build(page: Page) -> None:
 
     def author_score(how_v, loaded_v, spec_v, mode, request: gr.Request, progress=gr.Progress()):
         view = page.view(request, create=True)
-        r = cb.score_draft(view, how_v, loaded_v if how_v == "loaded" else spec_v, mode, progress=progress)
+        r = cb_scoring.score_draft(view, how_v, loaded_v if how_v == "loaded" else spec_v, mode, progress=progress)
         return f"✓ {r['message']}", r["summary"], r["walks"], r["graph"]
 
     page.on(score_btn.click, author_score, [how, loaded, spec, page.mode], [msg, summary, walks, graph],
@@ -247,6 +250,6 @@ def build(page: Page) -> None:
     page.metric_pickers.append(loaded)
 
     def author_zip(name_v, request: gr.Request):
-        return cb.export_zip(page.view(request, create=True), name_v)
+        return cb_transfer.export_zip(page.view(request, create=True), name_v)
 
     page.download(zip_btn, author_zip, [name], lane=FILES)

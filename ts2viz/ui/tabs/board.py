@@ -10,8 +10,10 @@ import gradio as gr
 from ... import figures
 from ...display import SIGNED_SEP_NOTE, md_text
 from ..callbacks import common as cb_common, board as cb_board
-from ..callbacks import uncertainty as uc
-from ..page.glue import Page, Refresh, build_plain, empty_table, page_plot
+from ..callbacks.uncertainty import bootstrap as uc_bootstrap, intervals as uc_intervals
+from ..glue.events import Page, Refresh
+from ..glue.plots import build_plain, page_plot
+from ..glue.tables import empty_table
 from . import nuisance as nuisance_ui
 
 SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Signed sep · Avg", "signed_sep_avg"),
@@ -85,14 +87,14 @@ def board_view(app, mode: str, families, sort_by: str, order: str, fmt: str, tab
 
     def build():
         board = cb_board.leaderboard(app, mode, families, sort_by or "ord_avg", order != "worst first")
-        ci = uc.board_intervals(app, mode, board, sort_by) if (whiskers or table_ci) and len(board) else None
+        ci = uc_intervals.board_intervals(app, mode, board, sort_by) if (whiskers or table_ci) and len(board) else None
         scatter = page_plot(lambda: figures.ord_sep_scatter(
             ci if whiskers and ci is not None else board, title=f"Ord vs Sep ({mode} mode)",
             error_bars=whiskers and ci is not None), fmt)
-        styled = uc.style_board_intervals(ci) if table_ci and ci is not None else cb_board.style_leaderboard(board)
+        styled = uc_intervals.style_board_intervals(ci) if table_ci and ci is not None else cb_board.style_leaderboard(board)
         # first the names, shown where the plot's labels are not (a phone), right under the plot
         note = cb_board.scatter_names_html(board)
-        note += f"<small>{uc.interval_note(app, mode, ci, ranks=table_ci)}</small>" if ci is not None else ""
+        note += f"<small>{uc_intervals.interval_note(app, mode, ci, ranks=table_ci)}</small>" if ci is not None else ""
         if not len(board):
             return empty_table(cb_common.NO_SCORES), scatter, note
         return (table.postprocess(styled).model_dump() if table is not None else styled,
@@ -122,7 +124,7 @@ def build(page: Page) -> BoardTab:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
 
     Returns
@@ -172,7 +174,7 @@ def build(page: Page) -> BoardTab:
     def board_csv(mode, families, sort_by_v, order_v, table_ci, request: gr.Request):
         view = page.view(request, create=True)
         if table_ci:
-            return uc.leaderboard_ci_csv(view, mode, families, sort_by_v)
+            return uc_intervals.leaderboard_ci_csv(view, mode, families, sort_by_v)
         return cb_board.leaderboard_csv(view, mode, families, sort_by_v or "ord_avg", order_v != "worst first")
 
     page.refresh["board"] = Refresh(redraw, [page.mode, fam_f, sort_by, order, page.fmt, ci_plot, ci_table, sig_on],
@@ -190,7 +192,7 @@ def build_cost_view(page: Page):
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
 
     Returns
@@ -260,7 +262,7 @@ def tidy_families(page: Page, picker) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     picker : gradio.Dropdown
         The family filter.
@@ -282,7 +284,7 @@ def add_scores(page: Page, path, lower_is_better: str, request) -> str:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     path : str or None
         The uploaded file.
@@ -306,5 +308,5 @@ def add_scores(page: Page, path, lower_is_better: str, request) -> str:
     # The session's own meta-metrics and leaderboard bootstrap (about a second on 2 cores) are computed
     # here, in the upload's queue group, not by the redraws that follow it in the views' queue, where
     # every other visitor's view would wait behind them (issue 22).
-    uc.board_bootstrap(view, "paper")
+    uc_bootstrap.board_bootstrap(view, "paper")
     return f"✓ {md_text(msg)}"      # names a visitor chose (file, columns) shown as text

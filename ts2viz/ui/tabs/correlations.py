@@ -9,9 +9,12 @@ import gradio as gr
 
 from ... import figures
 from ...display import SIGNED_SEP_NOTE
-from ..callbacks import common as cb_common, explorer as cb_explorer, correlations as cb_corr
-from ..callbacks import uncertainty as uc
-from ..page.glue import Page, Refresh, page_plot, plot_cached, table_value
+from ..callbacks import common as cb_common, correlations as cb_corr
+from ..callbacks.explorer import picking as cb_explorer_picking
+from ..callbacks.uncertainty import comparison as uc_comparison, significance as uc_significance
+from ..glue.events import Page, Refresh
+from ..glue.plots import page_plot, plot_cached
+from ..glue.tables import table_value
 from .board import tidy_families
 from .explorer import STATS, default_metrics
 
@@ -21,7 +24,7 @@ def build(page: Page) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     """
     app = page.app
@@ -31,7 +34,7 @@ def build(page: Page) -> None:
         with gr.Row():
             stat = gr.Radio(STATS, value="ord", label="Per-SEG statistic", info=SIGNED_SEP_NOTE,
                             elem_id="corr-stat")
-            part = gr.Radio(cb_explorer.partitions(app), value=cb_common.ALL, label="SEGs")
+            part = gr.Radio(cb_explorer_picking.partitions(app), value=cb_common.ALL, label="SEGs")
             method = gr.Radio(["pearson", "spearman"], value="pearson", label="Correlation")
             fam = gr.Dropdown([cb_common.ALL] + cb_common.families(app), value=[cb_common.ALL], multiselect=True, label="Metric family")
         with gr.Row(equal_height=False):
@@ -75,13 +78,13 @@ def build(page: Page) -> None:
         shown = cb_common.metric_choices(view, fam_v)
 
         def sig_parts():
-            pw = uc.significance(view, mode, stat_v, part_v, fam_v)
-            return (page_plot(lambda: uc.significance_figure(view, mode, stat_v, part_v, fam_v, pw=pw), fmt),
-                    uc.significance_note(pw))
+            pw = uc_significance.significance(view, mode, stat_v, part_v, fam_v)
+            return (page_plot(lambda: uc_significance.significance_figure(view, mode, stat_v, part_v, fam_v, pw=pw), fmt),
+                    uc_significance.significance_note(pw))
 
         sig_v, sig_md = view.memo(("sig", fmt, mode, stat_v, part_v, fam_key), shown, sig_parts)
         cmp_md = view.memo(("pair_cmp", mode, stat_v, x_v, y_v, part_v), [x_v, y_v],
-                           lambda: uc.pair_comparison_md(uc.pair_comparison(view, mode, stat_v, x_v, y_v, part_v),
+                           lambda: uc_comparison.pair_comparison_md(uc_comparison.pair_comparison(view, mode, stat_v, x_v, y_v, part_v),
                                                          stat_v))
         return heat_v, sig_v, sig_md, pair_v, table, cmp_md
 

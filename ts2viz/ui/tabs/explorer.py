@@ -8,11 +8,16 @@ from __future__ import annotations
 import gradio as gr
 
 from ...display import SIGNED_SEP_SHORT
-from ..callbacks import common as cb_common, explorer as cb_explorer
+from ..callbacks import common as cb_common
+from ..callbacks.explorer import (nodes as cb_explorer_nodes, picking as cb_explorer_picking, view as cb_explorer_view,
+                                  walks as cb_explorer_walks)
 from ..images import image_refresh as ir
-from ..callbacks import questions as qa
-from ..page.glue import Page, Refresh, Selection, dropdown, empty_table, plot_cached, table_value
-from ..page import share
+from ..callbacks.questions import finder as qa_finder
+from ..glue.errors import Selection
+from ..glue.events import Page, Refresh
+from ..glue.plots import plot_cached
+from ..glue.tables import dropdown, empty_table, table_value
+from ..glue import share
 from . import nuisance as nuisance_ui, questions
 
 STATS = [("Ord (Spearman)", "ord"), ("Sep (KS)", "sep"), ("Signed sep", "signed_sep")]
@@ -96,7 +101,7 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
 
     Returns
@@ -114,12 +119,12 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
             with gr.Column(scale=1, min_width=360, elem_classes="sidebar", elem_id="seg-sidebar"):
                 search = gr.Textbox(label="Search prompts (or type a SEG id)", placeholder="e.g. teddy bear",
                                     max_lines=1, elem_id="seg-search")
-                part = gr.Radio(cb_explorer.partitions(app), value=cb_common.ALL, label="Partition",
+                part = gr.Radio(cb_explorer_picking.partitions(app), value=cb_common.ALL, label="Partition",
                                 elem_id="seg-partition")
                 # allow_custom_value: a search narrows the choices while an earlier view event (sent with the
                 # SEG chosen before) may still be on its way; Gradio would refuse that value before the
                 # callback runs (an HTTP 500, no message). The callbacks check the id themselves (_seg).
-                seg_dd = gr.Dropdown(cb_explorer.seg_options(app), value=next(iter(app.dataset.segs)), label="SEG",
+                seg_dd = gr.Dropdown(cb_explorer_picking.seg_options(app), value=next(iter(app.dataset.segs)), label="SEG",
                                      elem_id="seg-pick", allow_custom_value=True)
                 metric_a = gr.Dropdown(choices, value=m_a, label="Metric", elem_id="metric-a")
                 metric_b = gr.Dropdown(choices, value=m_b, label="Compare with", elem_id="metric-b")
@@ -201,7 +206,7 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
         return (gr.Timer(active=ir.timer_on(rec)), rec) if live_images else ()
 
     def separation(view, sid, ma, mb, fmt):
-        v = cb_explorer.node_separation_view(view, sid, ma, mb, plot=plot_cached(view, fmt))
+        v = cb_explorer_nodes.node_separation_view(view, sid, ma, mb, plot=plot_cached(view, fmt))
         ks = view.memo(("ks_table_value", sid, ma, mb), [ma, mb], lambda: table_value(v["ks_table"]))
         return v["cdf_a"], v["cdf_b"], ks
 
@@ -210,7 +215,7 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
             return tuple(gr.skip() for _ in seg_out)
         view = page.view(request)
         rec = images_shown(view, sid)       # before the view is built: see ir.shown
-        v = cb_explorer.seg_view(view, mode, sid, ma, mb, plot=plot_cached(view, fmt), nodes=False)
+        v = cb_explorer_view.seg_view(view, mode, sid, ma, mb, plot=plot_cached(view, fmt), nodes=False)
         ir.warm_neighbours(view, sid)
         walks = view.memo(("walk_table_value", mode, sid, ma, mb), [ma, mb], lambda: table_value(v["walk_table"]))
         # the same SEG (a metric changed): its node list stays, only the node is reset, as a plain value (an
@@ -248,11 +253,11 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
 
     def walks_csv_file(mode, sid, ma, mb, request: gr.Request):
         view = page.view(request, create=True)
-        return cb_common.table_csv(view, cb_explorer.walk_table(view, mode, sid, ma, mb), "walks")
+        return cb_common.table_csv(view, cb_explorer_walks.walk_table(view, mode, sid, ma, mb), "walks")
 
     def ks_csv_file(sid, ma, mb, request: gr.Request):
         view = page.view(request, create=True)
-        return cb_common.table_csv(view, cb_explorer.ks_table(view, sid, ma, mb), "ks")
+        return cb_common.table_csv(view, cb_explorer_nodes.ks_table(view, sid, ma, mb), "ks")
 
     page.download(walks_csv, walks_csv_file, [page.mode, seg_dd, metric_a, metric_b])
     page.download(ks_csv, ks_csv_file, [seg_dd, metric_a, metric_b])
@@ -261,7 +266,7 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
     def filter_segs(query, partition, current):
         if query == STALE_SEARCH:          # a keystroke followed by another within SEARCH_DEBOUNCE_MS
             return gr.skip()
-        opts, value = cb_explorer.seg_choice(app, query, partition, current)
+        opts, value = cb_explorer_picking.seg_choice(app, query, partition, current)
         label = "SEG" if value is not None else "SEG (no SEG matches that search)"
         if value is not None and str(value) == str(current):
             # The current SEG still matches: only the choices change. Sending the value back could undo a
@@ -280,7 +285,7 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
     def node_chosen(mode, sid, ma, mb, node, walk, request: gr.Request):
         view = page.view(request)
         rec = images_shown(view, sid, node)
-        v = cb_explorer.select_node(view, mode, sid, ma, mb, node, walk)
+        v = cb_explorer_view.select_node(view, mode, sid, ma, mb, node, walk)
         return v["graph"], v["gallery"], v["node_title"], *images_drawn(rec)
 
     page.on(node_dd.input, node_chosen, [page.mode, seg_dd, metric_a, metric_b, node_dd, walk_dd],
@@ -295,7 +300,7 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
     page.on(graph.select, node_clicked, [page.mode, seg_dd, metric_a, metric_b, walk_dd],
             [graph, gal, node_md, *img_out, node_dd])
 
-    # -- shared links (ts2viz.ui.page.share): the node a link names, once its SEG is drawn; the copy control
+    # -- shared links (ts2viz.ui.glue.share): the node a link names, once its SEG is drawn; the copy control
     def link_node(link, mode, sid, ma, mb, walk, request: gr.Request):
         node = (link or {}).get("node")
         if not node or str(link.get("seg")) != str(sid):
@@ -314,7 +319,7 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
             return gr.skip(), gr.skip(), gr.Timer(active=False), None
         view = page.view(request)
         g, gal_changed, new = ir.tick(view, rec, sid, node)
-        v = cb_explorer.select_node(view, mode, sid, ma, mb, node, walk) if (g or gal_changed) else {}
+        v = cb_explorer_view.select_node(view, mode, sid, ma, mb, node, walk) if (g or gal_changed) else {}
         return (v["graph"] if g else gr.skip(), v["gallery"] if gal_changed else gr.skip(),
                 gr.Timer(active=False) if new is None else gr.skip(), gr.skip() if new is rec else new)
 
@@ -324,14 +329,14 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
 
     def walk_chosen(mode, sid, ma, mb, walk, node, fmt, request: gr.Request):
         view = page.view(request)
-        v = cb_explorer.select_walk(view, mode, sid, ma, mb, walk, node, plot=plot_cached(view, fmt))
+        v = cb_explorer_view.select_walk(view, mode, sid, ma, mb, walk, node, plot=plot_cached(view, fmt))
         return v["graph"], v["walk_fig_a"], v["walk_fig_b"]
 
     page.on(walk_dd.input, walk_chosen, [page.mode, seg_dd, metric_a, metric_b, walk_dd, node_dd, page.fmt],
             [graph, walk_a, walk_b])
 
     def walk_row(mode, sid, ma, mb, node, fmt, table, evt: Selection, request: gr.Request):
-        w = cb_explorer.walk_from_row(table, evt.index[0])
+        w = cb_explorer_walks.walk_from_row(table, evt.index[0])
         if w is None:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()
         return (*walk_chosen(mode, sid, ma, mb, w, node, fmt, request), w)    # a plain value: an update would cost a new component
@@ -343,24 +348,24 @@ def build(page: Page) -> "nuisance_ui.NuisanceTab":
     def find(mode, ma, mb, stat, gap, partition, request: gr.Request):
         view = page.view(request)
         if stat == "questions":   # SEGs whose errors no question notices, of the first question metric
-            m = qa.finder_metric(view, ma, mb)
+            m = qa_finder.finder_metric(view, ma, mb)
             return view.memo(("finder_qa", m, partition), [m],
-                             lambda: table_value(qa.question_finder_on_screen(qa.question_finder(view, m, partition)),
+                             lambda: table_value(qa_finder.question_finder_on_screen(qa_finder.question_finder(view, m, partition)),
                                                  empty=NO_QUESTION_ROWS))
         key = ("finder", mode, ma, mb if gap else None, stat, partition)
         # on screen without the partition column (the CSV keeps it): in the narrow sidebar its width goes
         # to the prompt
         return view.memo(key, [ma, mb if gap else None],
-                         lambda: table_value(cb_common.shown(cb_explorer.failure_finder(view, mode, ma, stat, mb if gap else None,
+                         lambda: table_value(cb_common.shown(cb_explorer_picking.failure_finder(view, mode, ma, stat, mb if gap else None,
                                                                         partition).drop(columns="partition")),
                                              empty=cb_common.NO_SCORES if not view.metrics else NO_FINDER_ROWS))
 
     def finder_csv_file(mode, ma, mb, stat, gap, partition, request: gr.Request):
         view = page.view(request, create=True)
         if stat == "questions":
-            return cb_common.table_csv(view, qa.question_finder(view, qa.finder_metric(view, ma, mb), partition),
+            return cb_common.table_csv(view, qa_finder.question_finder(view, qa_finder.finder_metric(view, ma, mb), partition),
                                 "failures-questions")
-        return cb_common.table_csv(view, cb_explorer.failure_finder(view, mode, ma, stat, mb if gap else None, partition),
+        return cb_common.table_csv(view, cb_explorer_picking.failure_finder(view, mode, ma, stat, mb if gap else None, partition),
                             "failures")
 
     def find_and_warm(mode, ma, mb, stat, gap, partition, request: gr.Request):

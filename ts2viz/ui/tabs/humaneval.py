@@ -9,11 +9,14 @@ from __future__ import annotations
 import gradio as gr
 
 from ...display import md_text
-from ..callbacks import humaneval as gc
+from ..callbacks import gold_uploads as gu
+from ..callbacks.humaneval import board as gc_board, crossgold as gc_crossgold, image as gc_image, sets as gc_sets
 from . import humaneval_slices
 from ..state import gold_session as gs
-from ..page import share
-from ..page.glue import Page, Refresh, page_plot, table_value
+from ..glue import share
+from ..glue.events import Page, Refresh
+from ..glue.plots import page_plot
+from ..glue.tables import table_value
 from ..serving.jobs import GOLD, GOLD_UPLOAD, checkpoint
 from . import judges as judges_view
 
@@ -71,10 +74,10 @@ def build(page: Page) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     """
-    sets = gc.gold_sets()
+    sets = gc_sets.gold_sets()
     first = sets[0]
     with gr.Tab("Human ratings", id="gold", elem_id="tab-gold") as tab:
         gr.Markdown("Each metric against **human ratings** of other image sets (one slice is not enough: "
@@ -86,9 +89,9 @@ def build(page: Page) -> None:
             # allow_custom_value on both dropdowns: their choices change with the rated set, and an event sent
             # with the previous set's value must reach the callbacks, which check it (gold_views falls back to
             # the set's default), instead of Gradio's refusal as a toast (issue 40 items 9, 19)
-            rs = gr.Dropdown(gc.rating_sets(first), value=gc.rated(first).default_rating_set, label="Ratings (gold)",
+            rs = gr.Dropdown(gc_sets.rating_sets(first), value=gc_sets.rated(first).default_rating_set, label="Ratings (gold)",
                              elem_id="gold-ratings", allow_custom_value=True)
-            task = gr.Radio(list(gc.TASKS), value=gc.TASKS[0], label="Task", elem_id="gold-task")
+            task = gr.Radio(list(gc_sets.TASKS), value=gc_sets.TASKS[0], label="Task", elem_id="gold-task")
         with gr.Row(equal_height=True, elem_id="gold-share"):
             link_btn = gr.Button("Copy link to this view", size="sm", scale=0, min_width=180, elem_id="gold-copy-link")
             link_box = gr.Textbox(show_label=False, max_lines=1, scale=3, elem_id="gold-link", interactive=False,
@@ -109,7 +112,7 @@ def build(page: Page) -> None:
                                       max_lines=1, elem_id="gold-image")
                 picture = gr.Image(visible=False, interactive=False, show_label=False, elem_id="gold-picture",
                                    height=300)
-                placeholder = gr.HTML(gc.placeholder_html(None), elem_id="gold-placeholder")
+                placeholder = gr.HTML(gc_image.placeholder_html(None), elem_id="gold-placeholder")
             with gr.Column(scale=2, min_width=260):
                 detail = gr.Markdown(elem_id="gold-detail")
                 detail_scores = gr.Dataframe(interactive=False, max_height=300, elem_id="gold-detail-scores",
@@ -123,26 +126,26 @@ def build(page: Page) -> None:
         humaneval_slices.build(page, gold, rs)
 
     def gold_set_changed(gold_v, rs_v, request: gr.Request):
-        g = gc.rated(gc.check_gold(gold_v))
-        sets = gc.rating_sets(gold_v)      # a link's rating set stays (set with the rated set)
+        g = gc_sets.rated(gc_sets.check_gold(gold_v))
+        sets = gc_sets.rating_sets(gold_v)      # a link's rating set stays (set with the rated set)
         return gr.update(choices=sets, value=rs_v if rs_v in sets else g.default_rating_set)
 
     def gold_views(gold_v, rs_v, task_v, metric_v, request: gr.Request):
-        gc.check_gold(gold_v)
+        gc_sets.check_gold(gold_v)
         own = gs.uploads_of(page.view(request))
-        sets = gc.rating_sets(gold_v)
-        rs_v = rs_v if rs_v in sets else gc.rated(gold_v).default_rating_set
-        metrics = gc.metrics_of(gold_v, rs_v, own)
+        sets = gc_sets.rating_sets(gold_v)
+        rs_v = rs_v if rs_v in sets else gc_sets.rated(gold_v).default_rating_set
+        metrics = gc_sets.metrics_of(gold_v, rs_v, own)
         if metric_v not in metrics:
             metric_v = next((m for m in metrics if not m.startswith("human:")), metrics[0] if metrics else None)
-        fig = page_plot(lambda: gc.scatter_figure(gold_v, rs_v, metric_v, own)) if metric_v else None
-        return (gc.board_note(gold_v, rs_v, task_v, own), table_value(gc.board(gold_v, rs_v, task_v, own), empty=gc.NO_GOLD_SCORES),
-                gr.update(choices=metrics, value=metric_v), fig, table_value(gc.cross_gold_shown(gc.cross_gold_table(own))))
+        fig = page_plot(lambda: gc_board.scatter_figure(gold_v, rs_v, metric_v, own)) if metric_v else None
+        return (gc_board.board_note(gold_v, rs_v, task_v, own), table_value(gc_board.board(gold_v, rs_v, task_v, own), empty=gc_sets.NO_GOLD_SCORES),
+                gr.update(choices=metrics, value=metric_v), fig, table_value(gc_crossgold.cross_gold_shown(gc_crossgold.cross_gold_table(own))))
 
     def gold_image(gold_v, image_v, metric_v, request: gr.Request):
-        gc.check_gold(gold_v)
+        gc_sets.check_gold(gold_v)
         own = gs.uploads_of(page.view(request))
-        md, scores, ans, path = gc.image_detail(gold_v, image_v, own, metric_v)
+        md, scores, ans, path = gc_image.image_detail(gold_v, image_v, own, metric_v)
         pixels = None
         if path is not None:                   # the operator's own file (image_detail keeps it in the folder)
             from PIL import Image
@@ -153,18 +156,18 @@ def build(page: Page) -> None:
                 gr.update(value=table_value(ans) if len(ans) else None, visible=len(ans) > 0,
                           label=answers_label(ans.attrs.get("metric"), metric_v)),
                 gr.update(value=pixels, visible=pixels is not None),
-                gr.update(value=gc.placeholder_html(str(image_v).strip()), visible=pixels is None))
+                gr.update(value=gc_image.placeholder_html(str(image_v).strip()), visible=pixels is None))
 
     def gold_upload(gold_v, path, request: gr.Request):
         view = page.view(request, create=True)
-        msg = gs.add_gold_scores(view, gold_v, path, gs.display_name(path))
+        msg = gu.add_gold_scores(view, gold_v, path, gu.display_name(path))
         # the session's own rows are computed here, in the upload's queue group, not by the redraw that
         # follows in the views' group, where every other visitor's view would wait behind them
         own = gs.uploads_of(view)
-        for rs_name in gc.rating_sets(gold_v):       # every rating set's, so that switching sets is light
+        for rs_name in gc_sets.rating_sets(gold_v):       # every rating set's, so that switching sets is light
             checkpoint()
-            gc.own_result(gold_v, rs_name, own)
-        gc.cross_gold_table(own)
+            gc_sets.own_result(gold_v, rs_name, own)
+        gc_crossgold.cross_gold_table(own)
         return f"✓ {md_text(msg)}"        # names a visitor chose (file, columns) shown as text
 
     outputs = [note, table, metric, plot, cross]
@@ -180,7 +183,7 @@ def build(page: Page) -> None:
     for ev in (tab.select, rs.input, task.change, metric.input):
         page.on(ev, gold_views, inputs, outputs, lane=GOLD, trigger_mode="always_last").then(
             None, None, None, js=CLICK_JS)
-    # a shared link (ts2viz.ui.page.share) naming a rated set or this tab draws its views
+    # a shared link (ts2viz.ui.glue.share) naming a rated set or this tab draws its views
     def link_views(link, gold_v, rs_v, task_v, metric_v, request: gr.Request):
         if not link or not ({"gold", "ratings", "task", "gold_metric"} & set(link) or link.get("tab") == "gold"):
             return tuple(gr.skip() for _ in outputs)

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..callbacks import humaneval as gc
+from ..callbacks.humaneval import sets as gc_sets
 from ..callbacks import humaneval_slices as hs
-from ..page.glue import Page, Selection, page_plot, table_value
+from ..glue.errors import Selection
+from ..glue.events import Page
+from ..glue.plots import page_plot
+from ..glue.tables import table_value
 from ..serving.jobs import GOLD
 
 #: a click on a heatmap cell writes ``slice | metric`` (the cell's customdata) into the cell box and
@@ -43,14 +46,14 @@ def build(page: Page, gold: gr.Radio, rs: gr.Dropdown) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page.
     gold : gradio.Radio
         The tab's rated-set picker.
     rs : gradio.Dropdown
         The tab's rating-set picker.
     """
-    first = gc.gold_sets()[0]
+    first = gc_sets.gold_sets()[0]
     with gr.Accordion("Slices, raters' agreement and triage (Gecko: one slice is not enough)", open=False,
                       elem_id="gold-slices") as acc:
         reliable = gr.Checkbox(False, label=f"Reliable prompts only (Gecko: rating variance below "
@@ -87,10 +90,10 @@ def build(page: Page, gold: gr.Radio, rs: gr.Dropdown) -> None:
         return gr.update(choices=fams, value=fams[0])
 
     def rating_set(gold_v, rs_v):        # the tab's picker may still hold the previous set's
-        return rs_v if rs_v in gc.rating_sets(gold_v) else gc.rated(gold_v).default_rating_set
+        return rs_v if rs_v in gc_sets.rating_sets(gold_v) else gc_sets.rated(gold_v).default_rating_set
 
     def slices_view(gold_v, rs_v, fam_v, stat_v, rel_v):
-        rs_v = rating_set(gc.check_gold(gold_v), rs_v)
+        rs_v = rating_set(gc_sets.check_gold(gold_v), rs_v)
         if fam_v not in hs.families(gold_v):
             fam_v = hs.families(gold_v)[0]
         hs.warm(gold_v, rs_v)                  # the other families and switch position, ahead of the clicks
@@ -98,16 +101,16 @@ def build(page: Page, gold: gr.Radio, rs: gr.Dropdown) -> None:
         return hs.slice_note(gold_v, rs_v, fam_v, bool(rel_v)), fig, "", "", gr.update(value=None, visible=False)
 
     def cell_view(gold_v, rs_v, fam_v, cell_v, rel_v):
-        rs_v = rating_set(gc.check_gold(gold_v), rs_v)
+        rs_v = rating_set(gc_sets.check_gold(gold_v), rs_v)
         md, rows = hs.slice_rows(gold_v, rs_v, fam_v, cell_v, bool(rel_v))
         return md, gr.update(value=table_value(rows), visible=True)
 
     def agreement_view(gold_v, rel_v):
-        gc.check_gold(gold_v)
+        gc_sets.check_gold(gold_v)
         return hs.reliable_note(gold_v, bool(rel_v)), table_value(hs.agreement_table(gold_v, bool(rel_v)))
 
     def triage_view(gold_v, rs_v, metric_v, rel_v):
-        metrics = list(gc.rated(gc.check_gold(gold_v)).metrics)
+        metrics = list(gc_sets.rated(gc_sets.check_gold(gold_v)).metrics)
         rs_v = rating_set(gold_v, rs_v)
         if metric_v not in metrics:
             metric_v = metrics[0] if metrics else None

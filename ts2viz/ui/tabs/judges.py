@@ -9,7 +9,10 @@ from __future__ import annotations
 import gradio as gr
 
 from ..callbacks import judges as jc
-from ..page.glue import Page, Selection, page_plot, table_value
+from ..glue.errors import Selection
+from ..glue.events import Page
+from ..glue.plots import page_plot
+from ..glue.tables import table_value
 from ..serving.jobs import GOLD
 
 
@@ -18,7 +21,7 @@ def build(page: Page) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page.
     """
     from ...gold.pairs import PARSE_RULES

@@ -12,7 +12,8 @@ from typing import Any, Callable
 import gradio as gr
 
 from ..callbacks import live as cb_live
-from ..page.glue import Page, build_plain, plot_value
+from ..glue.events import Page
+from ..glue.plots import build_plain, plot_value
 
 
 #: a successful run closes the error toasts still showing (one lasts 8 s and sits over the header,
@@ -76,7 +77,7 @@ def build(page: Page) -> LiveTab:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
 
     Returns

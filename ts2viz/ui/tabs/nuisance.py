@@ -16,7 +16,9 @@ import gradio as gr
 
 from ...nuisance.transforms import DEFAULT
 from ..callbacks import nuisance as cb
-from ..page.glue import Page, Refresh, build_plain, dropdown, empty_table, page_plot, table_value
+from ..glue.events import Page, Refresh
+from ..glue.plots import build_plain, page_plot
+from ..glue.tables import dropdown, empty_table, table_value
 
 TAB_ID = "nuisance"
 INTRO = ("Does the metric move more for nuisance (JPEG, a resize, a slightly brighter image, \"a photo of\" in the "
@@ -48,7 +50,7 @@ def build(page: Page, *, seg, node, walk, metric_a, open_tab) -> NuisanceTab:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     seg : gradio.Dropdown
         The explorer's SEG picker.
@@ -145,7 +147,7 @@ def build_board_part(page: Page) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     """
     with gr.Accordion("Stability under nuisance (nuisance test): ratio to error steps, flips, ΔOrd, ΔSep",

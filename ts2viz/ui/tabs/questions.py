@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..callbacks import questions as qa
+from ..callbacks.questions import image as qa_image, nodes as qa_nodes, sources as qa_sources
 from ..callbacks.common import shown, table_csv
-from ..page.glue import Page, Refresh, Selection, dropdown, plot_cached, table_value
+from ..glue.errors import Selection
+from ..glue.events import Page, Refresh
+from ..glue.plots import plot_cached
+from ..glue.tables import dropdown, table_value
 
 INTRO = ("Question-based metrics (TIFA, DSG, Gecko, T2I-FineEval) one question at a time, and the judges' "
          "ratings with their reasoning (VIEScore, LLMScore): pick an image (or "
@@ -36,7 +39,7 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab):
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page (its app, shared controls and redraws).
     seg : gradio.Dropdown
         The explorer's SEG picker.
@@ -74,7 +77,7 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab):
                                            "(T2I-FineEval)")
         gr.Markdown("#### Questions × nodes")
         with gr.Row(equal_height=False):
-            value = gr.Radio([(qa.VALUE_CHOICES["correct"], "correct")], value="correct", label="Cell value",
+            value = gr.Radio([(qa_nodes.VALUE_CHOICES["correct"], "correct")], value="correct", label="Cell value",
                              scale=3, elem_id="qa-value")
             nodes_csv = gr.Button("Download CSV", size="sm", scale=0, min_width=140, elem_id="qa-nodes-csv")
         nodes_note = gr.Markdown(elem_id="qa-nodes-note")
@@ -91,12 +94,12 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab):
         """Title, boxes column (shown for T2I-FineEval), question choices, boxes, table of one image."""
         if not metric or not file_name:
             return ("" if metric else NO_QA, gr.update(visible=False), dropdown([], None), "", None)
-        v = qa.image_questions(view, metric, sid, file_name)
+        v = qa_image.image_questions(view, metric, sid, file_name)
         tbl = view.memo(("qa_image_table", metric, sid, file_name), [metric],
                         lambda: table_value(v["table"]) if v["table"] is not None else None)
         if not v["boxes"]:
             return v["title"], gr.update(visible=False), dropdown([], None), "", tbl
-        html = qa.boxes_html(view, metric, sid, file_name, None)
+        html = qa_image.boxes_html(view, metric, sid, file_name, None)
         return (v["title"], gr.update(visible=True),
                 dropdown([("(all detections)", "")] + [(lbl, str(q)) for lbl, q in v["questions"]], ""), html, tbl)
 
@@ -104,10 +107,10 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab):
         if not metric:
             return None, None, ""
         plot = plot_cached(view, fmt)
-        figure = plot(("qa_heat", metric, sid, val), [metric], lambda: qa.node_questions(view, metric, sid, val)["figure"])
+        figure = plot(("qa_heat", metric, sid, val), [metric], lambda: qa_nodes.node_questions(view, metric, sid, val)["figure"])
 
         def rest():
-            v = qa.node_questions(view, metric, sid, val, figure=False)
+            v = qa_nodes.node_questions(view, metric, sid, val, figure=False)
             return table_value(shown(v["table"])), v["note"]
 
         tbl, note = view.memo(("qa_nodes_table", metric, sid, val), [metric], rest)
@@ -118,15 +121,15 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab):
         if sid in (None, "") or shown != TAB_ID:
             return tuple(gr.skip() for _ in everything)
         view = page.view(request)
-        metrics, metric = qa.qa_metric_choice(view, [ma, mb], current, follow=follow)
-        images = qa.node_images(view, sid, node_v)
+        metrics, metric = qa_sources.qa_metric_choice(view, [ma, mb], current, follow=follow)
+        images = qa_image.node_images(view, sid, node_v)
         names = [fn for _, fn in images]
         file_name = file_name if file_name in names else (names[0] if names else None)
         # another metric starts from its own default value (a probability for Gecko and T2I-FineEval)
-        val = qa.default_value(view, metric, val if metric == current else None) if metric else "correct"
-        values = qa.value_choices(view, metric)
+        val = qa_nodes.default_value(view, metric, val if metric == current else None) if metric else "correct"
+        values = qa_nodes.value_choices(view, metric)
         img = image_part(view, metric, sid, file_name)
-        note = qa.substitute_note(view, [ma, mb], metric)       # say so when the explorer's metric has none
+        note = qa_sources.substitute_note(view, [ma, mb], metric)       # say so when the explorer's metric has none
         title = f"{note}\n\n{img[0]}" if note else img[0]
         return (dropdown(metrics, metric), dropdown(images, file_name),
                 gr.update(choices=values, value=val), title, *img[1:],
@@ -163,10 +166,10 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab):
 
     def gallery_clicked(sid, node_v, metric, shown, evt: Selection, request: gr.Request):
         view = page.view(request)
-        file_name = qa.image_from_gallery(view, sid, node_v, evt.index)
+        file_name = qa_image.image_from_gallery(view, sid, node_v, evt.index)
         if file_name is None:
             return tuple(gr.skip() for _ in [image, *image_out])
-        picked = dropdown(qa.node_images(view, sid, node_v), file_name)
+        picked = dropdown(qa_image.node_images(view, sid, node_v), file_name)
         if shown != TAB_ID:           # remembered for when the tab opens
             return (picked, *(gr.skip() for _ in image_out))
         return (picked, *image_part(view, metric, sid, file_name))
@@ -174,17 +177,17 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab):
     page.on(gallery.select, gallery_clicked, [seg, node, qa_metric, open_tab], [image, *image_out])
 
     def question_chosen(sid, metric, file_name, q, request: gr.Request):
-        return qa.boxes_html(page.view(request), metric, sid, file_name, q)
+        return qa_image.boxes_html(page.view(request), metric, sid, file_name, q)
 
     page.on(question.input, question_chosen, [seg, qa_metric, image, question], boxes)
 
     def row_clicked(sid, metric, file_name, tbl, evt: Selection, request: gr.Request):
         view = page.view(request)
-        src = qa.qa_source(view, metric)
-        q = qa.question_from_row(tbl, evt.index[0])
+        src = qa_sources.qa_source(view, metric)
+        q = qa_image.question_from_row(tbl, evt.index[0])
         if src is None or src.family != "fineeval" or q is None:
             return gr.skip(), gr.skip()
-        return gr.update(value=str(q)), qa.boxes_html(view, metric, sid, file_name, q)
+        return gr.update(value=str(q)), qa_image.boxes_html(view, metric, sid, file_name, q)
 
     page.on(table.select, row_clicked, [seg, qa_metric, image, table], [question, boxes])
 
@@ -195,7 +198,7 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab):
 
     def nodes_csv_file(sid, metric, val, request: gr.Request):
         view = page.view(request, create=True)
-        return table_csv(view, qa.node_questions(view, metric, sid, val, figure=False)["table"], f"questions-seg{sid}")
+        return table_csv(view, qa_nodes.node_questions(view, metric, sid, val, figure=False)["table"], f"questions-seg{sid}")
 
     page.download(nodes_csv, nodes_csv_file, [seg, qa_metric, value])
     return tab

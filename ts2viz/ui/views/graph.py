@@ -10,27 +10,11 @@ import math
 from typing import Callable, Mapping, Sequence
 
 from ...display import plural
+from ..images.thumbs import N_THUMBS
 
 CW, CH = 164, 112        # card size
 GX, GY = 36, 14          # gaps between columns / cards
 PAD = 12
-N_THUMBS = 4
-
-
-def thumb_files(seg) -> list[str]:
-    """The images whose thumbnails the graph of a SEG shows (the first :data:`N_THUMBS` of each node).
-
-    Parameters
-    ----------
-    seg : ts2viz.seg.SEG
-        The SEG.
-
-    Returns
-    -------
-    list of str
-        Their file names, node by node.
-    """
-    return [im.file_name for n in seg.nodes for im in n.images[:N_THUMBS]]
 
 
 def _lerp(a: str, b: str, t: float) -> str:

@@ -60,7 +60,7 @@ def read_link(params: Mapping, view) -> dict:
     >>> read_link({"tab": "../../etc", "seg": "-1", "gold": "imagenhub-t2i", "ratings": "dsg"}, view)
     {'gold': 'imagenhub-t2i'}
     """
-    from ..callbacks import humaneval as gc
+    from ..callbacks.humaneval import sets as gc_sets
     from ..callbacks.common import metric_choices
 
     p = {k: v for k, v in params.items()
@@ -77,14 +77,14 @@ def read_link(params: Mapping, view) -> dict:
             out[key] = p[key]
     if "seg" in out and p.get("node") in [n.label for n in view.dataset[out["seg"]].nodes]:
         out["node"] = p["node"]
-    if p.get("gold") in gc.gold_sets():
+    if p.get("gold") in gc_sets.gold_sets():
         gold = out["gold"] = p["gold"]
-        if p.get("ratings") in gc.rating_sets(gold):
+        if p.get("ratings") in gc_sets.rating_sets(gold):
             out["ratings"] = p["ratings"]
-        rs = out.get("ratings", gc.rated(gold).default_rating_set)
-        if p.get("gold_metric") in gc.metrics_of(gold, rs):
+        rs = out.get("ratings", gc_sets.rated(gold).default_rating_set)
+        if p.get("gold_metric") in gc_sets.metrics_of(gold, rs):
             out["gold_metric"] = p["gold_metric"]
-    if p.get("task") in gc.TASKS:
+    if p.get("task") in gc_sets.TASKS:
         out["task"] = p["task"]
     return {k: out[k] for k in LINK_KEYS if k in out}
 
@@ -123,11 +123,11 @@ def wire(demo, page) -> None:
     ----------
     demo : gradio.Blocks
         The page (inside its ``with`` block).
-    page : ts2viz.ui.page.glue.Page
-        The page, its :attr:`~ts2viz.ui.page.glue.Page.linkable` components registered by the tabs.
+    page : ts2viz.ui.glue.events.Page
+        The page, its :attr:`~ts2viz.ui.glue.events.Page.linkable` components registered by the tabs.
     """
-    from ..callbacks import humaneval as gc
-    from ..callbacks.explorer import seg_options
+    from ..callbacks.humaneval import sets as gc_sets
+    from ..callbacks.explorer.picking import seg_options
 
     comps = page.linkable
     keys = [k for k in ("seg", "metric", "compare", "gold", "ratings", "task", "gold_metric") if k in comps]
@@ -139,14 +139,14 @@ def wire(demo, page) -> None:
         if not link:
             return (None, gr.skip(), *(gr.skip() for _ in keys))
         gold = link.get("gold")
-        rs = link.get("ratings") or (gc.rated(gold).default_rating_set if gold else None)
+        rs = link.get("ratings") or (gc_sets.rated(gold).default_rating_set if gold else None)
         values = {"seg": lambda: gr.update(choices=seg_options(page.app), value=link["seg"]),
                   "metric": lambda: gr.update(value=link["metric"]),
                   "compare": lambda: gr.update(value=link["compare"]),
                   "gold": lambda: gr.update(value=gold),
-                  "ratings": lambda: gr.update(choices=gc.rating_sets(gold), value=rs),
+                  "ratings": lambda: gr.update(choices=gc_sets.rating_sets(gold), value=rs),
                   "task": lambda: gr.update(value=link["task"]),
-                  "gold_metric": lambda: gr.update(choices=gc.metrics_of(gold, rs), value=link["gold_metric"])}
+                  "gold_metric": lambda: gr.update(choices=gc_sets.metrics_of(gold, rs), value=link["gold_metric"])}
         tab = gr.Tabs(selected=link["tab"]) if "tab" in link else gr.skip()
         return (link, tab, *(values[k]() if k in link or (k == "ratings" and gold) else gr.skip() for k in keys))
 
@@ -164,7 +164,7 @@ def copy_link(page, button, box, tab: str, parts: Mapping) -> None:
 
     Parameters
     ----------
-    page : ts2viz.ui.page.glue.Page
+    page : ts2viz.ui.glue.events.Page
         The page.
     button : gradio.Button
         The control.
