@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from .errors import InputError, Problems, warn_input
+from .hub import PROBE_TIMEOUT, endpoint, is_hub_id, offline, reachable, set_timeouts
 from .paths import bundled_data_dir
 from .seg import (SEG, build_seg, edge_problem, label_sort_key, missing_node_problem, no_root_problem, parse_label,
                   unreachable_problem)
@@ -30,8 +31,6 @@ NODES_COLUMNS = ("id", "rank", "errors")
 ERROR_SEPARATOR = ";"
 PARTITIONS = ("Synth", "Nat", "Real")
 TS2_HF_ID = "saxon/T2IScoreScore"
-#: seconds :func:`hub_reachable` waits for the hub to answer before a hub dataset id is treated as offline
-HUB_PROBE_TIMEOUT = 3.0
 #: :meth:`Dataset.fingerprint` of the TS2 release (165 SEGs, 2,840 images); tested against the bundle
 TS2_FINGERPRINT = "629d02ee57209582"
 
@@ -416,15 +415,10 @@ def load_dataset(spec: str | os.PathLike = "ts2") -> Dataset:
         if not p.is_dir():
             raise InputError("expected a dataset folder containing metadata.csv", file=p)
         return load_folder(p)
-    if _looks_like_hub_id(s):
+    if is_hub_id(s):
         return load_hf(s)
     raise InputError("no such dataset: expected 'ts2', an existing folder with metadata.csv, "
                      "or a Hugging Face dataset id (owner/name)", file=s)
-
-
-def _looks_like_hub_id(s: str) -> bool:
-    parts = s.split("/")
-    return len(parts) == 2 and all(parts) and not s.startswith((".", "/", "~"))
 
 
 def load_bundled() -> Dataset:
@@ -623,7 +617,7 @@ def _metadata_lines(meta: Path) -> dict[str, int]:
 
 
 def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
-            cache_dir: str | os.PathLike | None = None, probe_timeout: float = HUB_PROBE_TIMEOUT) -> Dataset:
+            cache_dir: str | os.PathLike | None = None, probe_timeout: float = PROBE_TIMEOUT) -> Dataset:
     """Load a SEG dataset from the Hugging Face hub (an imagefolder: ``metadata.csv`` + images).
 
     Only ``metadata.csv`` (and ``edges.csv``, ``nodes.csv`` if present) are downloaded here; images are
@@ -639,8 +633,8 @@ def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
         Seconds per hub request (``HF_HUB_ETAG_TIMEOUT``, ``HF_HUB_DOWNLOAD_TIMEOUT`` unless set).
     cache_dir : str or os.PathLike, optional
         The hub cache to use.
-    probe_timeout : float, default HUB_PROBE_TIMEOUT
-        Seconds the one probe of the hub waits (:func:`hub_reachable`).
+    probe_timeout : float, default ts2viz.hub.PROBE_TIMEOUT
+        Seconds the one probe of the hub waits (:func:`ts2viz.hub.reachable`).
 
     Returns
     -------
@@ -650,26 +644,26 @@ def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
     Raises
     ------
     InputError
-        Offline without the dataset in the local hub cache (at once with ``HF_HUB_OFFLINE=1``; without
+        Offline without the dataset in the local hub cache (at once in offline mode, :func:`ts2viz.hub.offline`; without
         it, after one probe that gives up after ``probe_timeout`` seconds, since the hub client's own
         retries on a network that drops or stalls connections take minutes), a missing repository, or
         bad files.
     """
-    _hub_timeouts(timeout)
+    set_timeouts(timeout)
     try:
-        import huggingface_hub.constants as hub_constants
         from huggingface_hub import snapshot_download
     except ImportError as e:  # pragma: no cover - huggingface_hub is a requirement
         raise InputError("huggingface_hub is not installed", file=hf_id) from e
-    unreachable = not hub_constants.HF_HUB_OFFLINE and not hub_reachable(probe_timeout)
+    off = offline()
+    unreachable = not off and not reachable(probe_timeout)
     try:
         local = snapshot_download(repo_id=hf_id, repo_type="dataset", revision=revision,
                                   allow_patterns=["metadata.csv", "edges.csv", "nodes.csv"],
                                   cache_dir=None if cache_dir is None else str(cache_dir),
-                                  local_files_only=unreachable)
+                                  local_files_only=off or unreachable)
     except Exception as e:  # network errors, offline mode, missing repo: all one message
         if unreachable:
-            raise InputError(f"cannot reach the Hugging Face hub ({hub_constants.ENDPOINT}) within "
+            raise InputError(f"cannot reach the Hugging Face hub ({endpoint()}) within "
                              f"{probe_timeout:g} s and the dataset is not in the local hub cache; pass a "
                              f"local dataset folder instead", file=hf_id) from None
         raise InputError(f"could not load Hugging Face dataset (offline or not found: "
@@ -678,50 +672,6 @@ def load_hf(hf_id: str, *, revision: str | None = None, timeout: float = 10.0,
     ds = load_folder(folder, name=hf_id)
     ds.hf_id = hf_id
     return ds
-
-
-def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT, endpoint: str | None = None) -> bool:
-    """Whether the Hugging Face hub answers an HTTP request within ``timeout`` seconds.
-
-    Any HTTP answer counts (even an error status): the point is to tell a working network from one that
-    fails or stalls, before the hub client starts its long retries.
-
-    Parameters
-    ----------
-    timeout : float, default HUB_PROBE_TIMEOUT
-        Seconds to wait.
-    endpoint : str, optional
-        The hub's URL (default: ``HF_ENDPOINT`` as the hub client reads it).
-
-    Returns
-    -------
-    bool
-        True if it answered.
-    """
-    import urllib.error
-    import urllib.request
-
-    if endpoint is None:
-        try:
-            import huggingface_hub.constants as hub_constants
-
-            endpoint = hub_constants.ENDPOINT
-        except ImportError:  # pragma: no cover - huggingface_hub is a requirement
-            endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
-    try:
-        with urllib.request.urlopen(urllib.request.Request(endpoint.rstrip("/") + "/",
-                                                           method="HEAD"), timeout=timeout):
-            return True
-    except urllib.error.HTTPError:
-        return True
-    except (OSError, ValueError):   # URLError, timeouts, refused or reset connections, a bad endpoint URL
-        return False
-
-
-def _hub_timeouts(timeout: float) -> None:
-    # huggingface_hub reads these per request; setdefault keeps a user's own settings.
-    os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", str(int(timeout)))
-    os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", str(int(timeout)))
 
 
 def cached_image(ds: Dataset, file_name: str) -> Path | None:
@@ -750,11 +700,11 @@ def cached_image(ds: Dataset, file_name: str) -> Path | None:
         return None
 
 
-def images_available(ds: Dataset, file_names: Sequence[str], probe_timeout: float = HUB_PROBE_TIMEOUT) -> bool:
+def images_available(ds: Dataset, file_names: Sequence[str], probe_timeout: float = PROBE_TIMEOUT) -> bool:
     """Whether any of these images of ``ds`` can be had now.
 
-    On disk, in the local hub cache, or from the dataset's hub repo (``HF_HUB_OFFLINE`` unset and the hub
-    answers :func:`hub_reachable`). Quick, for a check before a model is loaded: it stops at the first
+    On disk, in the local hub cache, or from the dataset's hub repo (offline mode off and the hub
+    answers :func:`ts2viz.hub.reachable`). Quick, for a check before a model is loaded: it stops at the first
     image found, downloads nothing and probes the hub at most once.
 
     Parameters
@@ -763,7 +713,7 @@ def images_available(ds: Dataset, file_names: Sequence[str], probe_timeout: floa
         The dataset.
     file_names : sequence of str
         The images (names the dataset lacks are ignored).
-    probe_timeout : float, default HUB_PROBE_TIMEOUT
+    probe_timeout : float, default ts2viz.hub.PROBE_TIMEOUT
         Seconds the probe of the hub waits.
 
     Returns
@@ -778,9 +728,7 @@ def images_available(ds: Dataset, file_names: Sequence[str], probe_timeout: floa
         return False
     if any(cached_image(ds, f) is not None for f in names):
         return True
-    import huggingface_hub.constants as hub_constants
-
-    return not hub_constants.HF_HUB_OFFLINE and hub_reachable(probe_timeout)
+    return not offline() and reachable(probe_timeout)
 
 
 def fetch_image(ds: Dataset, file_name: str, *, timeout: float = 5.0) -> Path | None:
@@ -799,14 +747,14 @@ def fetch_image(ds: Dataset, file_name: str, *, timeout: float = 5.0) -> Path | 
     -------
     pathlib.Path or None
         The file; ``None`` (never raises, never hangs past ``timeout``) when the image cannot be had.
-        Offline (``HF_HUB_OFFLINE``), only the local hub cache is looked at.
+        Offline (:func:`ts2viz.hub.offline`), only the local hub cache is looked at.
     """
     p = ds.image_path(file_name)
     if p is not None or ds.hf_id is None or not ds.has_image(file_name):
         return p
-    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False"):
+    if offline():
         return cached_image(ds, file_name)
-    _hub_timeouts(timeout)
+    set_timeouts(timeout)
     try:
         from huggingface_hub import hf_hub_download
         return Path(hf_hub_download(ds.hf_id, file_name, repo_type="dataset"))

@@ -51,7 +51,8 @@ def load_state(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Pat
     cache_root : pathlib.Path or None, default None
         The cache folder (meta-metrics, thumbnails, downloads); ``None``: :func:`ts2viz.paths.cache_dir`.
     fetch_images : bool or None, default None
-        Download a hub dataset's images for the thumbnails; ``None``: unless ``HF_HUB_OFFLINE`` is set.
+        Download a hub dataset's images for the thumbnails; ``None``: unless offline mode is on
+        (:func:`ts2viz.hub.offline`).
     lower_is_better : sequence of str, default ()
         Metrics of ``scores`` whose smaller values mean more faithful.
     access : Access or None, default None
@@ -86,7 +87,9 @@ def load_state(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Pat
     for s in scores:
         tables.append((Path(s).name, "published", read_scores(s, dataset=ds, lower_is_better=lower_is_better)))
     if fetch_images is None:
-        fetch_images = os.environ.get("HF_HUB_OFFLINE", "0") in ("", "0", "false", "False")
+        from ..hub import offline
+
+        fetch_images = not offline()
     app = AppState.create(ds, tables, cache_root=cache_root, fetch_images=fetch_images, access=access)
     if bundled:
         # The bundled DSG columns, accumulated the other way: built on first use, shared by every session.
