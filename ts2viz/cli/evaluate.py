@@ -42,123 +42,8 @@ def _add_eval_options(p: argparse.ArgumentParser, metrics: bool = True) -> None:
                         "answered no, as DSG's scoring code does)")
 
 
-#: the name that stands for the bundled TS2 scores in ``--scores`` (as ``--dataset ts2`` does for the data)
-BUNDLED = "ts2"
-
-
-def uses_bundled(args: argparse.Namespace) -> bool:
-    """Whether the bundled TS2 scores are among the inputs: no ``--scores``, or ``ts2`` among them.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line (:func:`ts2viz.cli.build_parser`).
-
-    Returns
-    -------
-    bool
-        True when the bundled scores are read.
-    """
-    return not args.scores or BUNDLED in args.scores
-
-
-def _folded(name: str, available) -> str:
-    """``name``, or the one available name equal to it ignoring case."""
-    if name in available:
-        return name
-    folded = [m for m in available if m.casefold() == name.casefold()]
-    return folded[0] if len(folded) == 1 else name
-
-
-def _close(name: str, available) -> str:
-    """The available names closest to ``name`` (ignoring case), as "'A' or 'B'" ('' if none is close)."""
-    import difflib
-
-    by_fold = {m.casefold(): m for m in available}
-    close = [by_fold[c] for c in difflib.get_close_matches(name.casefold(), list(by_fold), n=3, cutoff=0.6)]
-    return " or ".join(repr(c) for c in close)
-
-
-def metric_name(name: str, available, option: str) -> str:
-    """A metric name as one of the available names, matched exactly or ignoring case.
-
-    Parameters
-    ----------
-    name : str
-        The name the user gave (``"clipscore"`` finds ``CLIPScore``).
-    available : iterable of str
-        The metric names of the scores.
-    option : str
-        The option or subcommand that named it (for the message).
-
-    Returns
-    -------
-    str
-        ``name`` if available, else the one available name equal to it ignoring case.
-
-    Raises
-    ------
-    InputError
-        When there is no such metric, with the closest names ("did you mean ...").
-
-    Examples
-    --------
-    >>> metric_name("clipscore", ["CLIPScore", "TIFA-GPT4V"], "--metrics")
-    'CLIPScore'
-    >>> metric_name("tifa-gpt4", ["CLIPScore", "TIFA-GPT4V"], "compare")
-    Traceback (most recent call last):
-    ...
-    ts2viz.errors.InputError: compare: no metric 'tifa-gpt4' in the scores; did you mean 'TIFA-GPT4V'? ...
-    """
-    have = list(available)
-    found = _folded(name, have)
-    if found in have:
-        return found
-    close = _close(name, have)
-    hint = f"; did you mean {close}?" if close else ""
-    raise InputError(f"{option}: no metric {name!r} in the scores{hint} (have: {', '.join(have)})")
-
-
-def warn_bundled_lookalikes(tables, bundled) -> None:
-    """Warn when a scores file has a column named like a bundled TS2 metric but with other values.
-
-    E.g. the release's gated DSG columns in ``published_scores.csv``, where the bundled scores (like the
-    app) use the web leaderboard's accumulation. One :class:`~ts2viz.errors.InputWarning` per such
-    column, naming the file and how many images differ (beyond 1e-9).
-
-    Parameters
-    ----------
-    tables : sequence of ts2viz.scores.Scores
-        The user's scores tables.
-    bundled : ts2viz.scores.Scores
-        The bundled TS2 scores.
-    """
-    import numpy as np
-
-    for t in tables:
-        for m in t.metrics:
-            if m not in bundled.metrics:
-                continue
-            common = [f for f in t.file_names if f in set(bundled.file_names)]
-            if not common:
-                continue
-            a = t.aligned(common, [m], oriented=False)[:, 0]
-            b = bundled.aligned(common, [m], oriented=False)[:, 0]
-            both = np.isfinite(a) & np.isfinite(b)
-            if both.any() and not np.allclose(a[both], b[both], rtol=0, atol=1e-9):
-                warn_input(f"column {m!r} has the name of a bundled TS2 metric but other values "
-                           f"(on {int((~np.isclose(a[both], b[both], rtol=0, atol=1e-9)).sum())} of "
-                           f"{int(both.sum())} images); for the bundled scores plus yours, as the app shows "
-                           f"them, use --scores {BUNDLED} YOUR_FILE", file=t.source)
-
-
 def load_inputs(args: argparse.Namespace):
-    """Dataset, merged scores, metric list and SEG ids from the common options, all validated.
-
-    ``--scores`` takes files and the name ``ts2`` (the bundled TS2 scores, with ``--dsg``'s accumulation
-    of the DSG columns: what the app shows), so ``--scores ts2 mine.csv`` is the bundled scores plus one's
-    own, as in the app after an upload. A metric in two inputs is an error (as in the app). With
-    ``--metrics``, each file is read for the metrics it has among them only.
+    """Dataset, merged scores, metric list and SEG ids from the common options (:func:`ts2viz.scores.load_inputs`).
 
     Parameters
     ----------
@@ -167,131 +52,14 @@ def load_inputs(args: argparse.Namespace):
 
     Returns
     -------
-    dataset : ts2viz.dataset.Dataset
-        The dataset (``--dataset``).
-    scores : ts2viz.scores.Scores
-        The merged scores, lower-is-better metrics recorded.
-    metrics : list of str or None
-        The metrics asked for (``--metrics``, spelled as in the scores), or ``None`` for all.
-    seg_ids : list of int or None
-        The SEGs asked for (``--seg``), or ``None`` for all.
-
-    Raises
-    ------
-    InputError
-        For a dataset or scores file that does not load, ``--dsg`` without the bundled scores, the
-        bundled scores with another dataset, a metric or ``--lower-is-better`` name not in the scores, a
-        malformed ``--seg``.
+    tuple
+        ``(dataset, scores, metrics, seg_ids)`` of :class:`ts2viz.scores.Inputs`.
     """
-    from ..dataset import load_dataset, parse_seg_ids
-    from ..scores import bundled_scores, merge, read_scores
+    from ..scores import load_inputs as read_inputs
 
-    ds = load_dataset(args.dataset)
-    seg_ids = parse_seg_ids(args.seg, ds)
-    lib = {m.strip() for item in args.lower_is_better for m in item.split(",") if m.strip()}
-    metrics = None
-    if args.metrics:
-        metrics = list(dict.fromkeys(m.strip() for m in args.metrics.split(",") if m.strip()))
-    files = [p for p in (args.scores or []) if p != BUNDLED]
-    with_bundled = uses_bundled(args)
-    if args.dsg and not with_bundled:
-        raise InputError(f"--dsg applies to the bundled TS2 scores only (it recomputes their DSG columns); "
-                         f"add them with --scores {BUNDLED} ... or drop --dsg")
-    if with_bundled and not ds.is_ts2:   # TS2 by its content: the bundled name or a copy of the release
-        if args.scores:
-            raise InputError(f"--scores {BUNDLED} (the bundled TS2 scores) needs the TS2 data: --dataset ts2 or a "
-                             f"folder of the TS2 release; {args.dataset} is not the TS2 release (its SEGs, "
-                             "image names and node labels differ)")
-        raise InputError("--scores is required with a dataset other than TS2")
-    bundled = bundled_scores(dsg=args.dsg) if with_bundled else None
-    headers = {p: scores_columns(p) for p in files}
-    available = list(dict.fromkeys([*(bundled.metrics if bundled is not None else []),
-                                    *(m for p in files for m in headers[p] if m != "file_name")]))
-    if metrics is not None:
-        metrics = list(dict.fromkeys(_folded(m, available) for m in metrics))
-        if bundled is not None:       # (a file's reader names a column it lacks, and the file)
-            for m in metrics:
-                metric_name(m, available, "--metrics")
-    lib = {_folded(m, available) for m in lib}
-    tables = []
-    if bundled is not None:
-        bundled.lower_is_better |= {m for m in lib if m in bundled.metrics}
-        if metrics is None or any(m in bundled.metrics for m in metrics):
-            tables.append(bundled)
-    for p in files:
-        # With --metrics, a file is read for the metrics it has among them only (a file with none of
-        # them is skipped), so a wide scores file costs the memory of the columns asked for.
-        want = None
-        if metrics is not None:
-            want = [m for m in metrics if m in headers[p]]
-            if not want:
-                if (len(files) > 1 or bundled is not None) and headers[p]:
-                    continue
-                want = metrics    # the reader names the missing column (or the file's problem)
-        tables.append(read_scores(p, dataset=ds, lower_is_better=lib, metrics=want))
-    if not tables:
-        raise InputError(f"--metrics: none of {', '.join(metrics)} is in the scores files")
-    if bundled is None and ds.is_ts2:     # (with the bundled scores a shared name is an error)
-        names = set(read_bundled_names())
-        if any(m in names for t in tables for m in t.metrics):
-            warn_bundled_lookalikes(tables, bundled_scores(dsg=None))
-    scores = merge(tables)
-    unknown = lib - set(available)
-    if unknown:
-        first = sorted(unknown)[0]
-        hint = _close(first, available)
-        raise InputError(f"--lower-is-better names a metric not in the scores: {first!r}"
-                         + (f"; did you mean {hint}?" if hint else ""))
-    if metrics is not None:
-        for m in metrics:
-            if m not in scores.metrics:
-                raise InputError(f"--metrics: no metric {m!r} in the scores (have: {', '.join(scores.metrics)})")
-    return ds, scores, metrics, seg_ids
-
-
-def read_bundled_names() -> list[str]:
-    """The metric names of the bundled TS2 scores (from the header of the released table only).
-
-    Returns
-    -------
-    list of str
-        The column names, ``file_name`` included.
-    """
-    from ..paths import bundled_data_dir
-
-    return scores_columns(bundled_data_dir() / "ts2" / "published_scores.csv")
-
-
-def scores_columns(path) -> list[str]:
-    """The column names of a scores file, from its header only.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        A scores file (CSV, or Parquet by its suffix ``.parquet`` / ``.pq``).
-
-    Returns
-    -------
-    list of str
-        The columns; empty if the file cannot be read (the scores reader then reports the problem).
-    """
-    from pathlib import Path
-
-    p = Path(path)
-    try:
-        if p.suffix.lower() in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
-
-            return [str(n) for n in pq.read_schema(p).names]
-        import csv
-
-        with open(p, encoding="utf-8-sig", errors="replace", newline="") as f:
-            first = f.readline()
-            if first.startswith("# ts2viz-scores"):
-                first = f.readline()
-        return next(csv.reader([first]), [])
-    except Exception:  # noqa: BLE001 - read_scores gives the one-line error
-        return []
+    inp = read_inputs(args.dataset, args.scores, metrics=args.metrics, lower_is_better=args.lower_is_better,
+                      dsg=args.dsg, seg=args.seg)
+    return inp.dataset, inp.scores, inp.metrics, inp.seg_ids
 
 
 def _compute(args, averaged_only: bool):
@@ -434,6 +202,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     InputError
         For bad input (options, files, metrics).
     """
+    from ..scores import uses_bundled
     from ..statistics.bootstrap import bootstrap, leaderboard_table
     from ..statistics.rank_intervals import rank_intervals
 
@@ -498,7 +267,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(cost_text)
     if nuisance_text:
         print(nuisance_text)
-    if uses_bundled(args):
+    if uses_bundled(args.scores):
         from ..qa.records import BUNDLED_DSG_ACCUMULATION
 
         print(f"DSG columns: {args.dsg or BUNDLED_DSG_ACCUMULATION} accumulation of the released per-question "
@@ -651,6 +420,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """
     from ..metametrics import compute
     from ..policy import resolve_policy
+    from ..scores import metric_name
     from ..statistics.bootstrap import bootstrap
     from ..statistics.paired_comparison import compare
 
