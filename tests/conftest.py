@@ -69,6 +69,14 @@ def _exact_batches(request, monkeypatch):
     yield
 
 
+@pytest.fixture(autouse=True)
+def _fresh_hub_probes():
+    """Each test starts with no remembered hub probe (:func:`ts2viz.hub.reachable`): its test hubs are its own."""
+    if "ts2viz.hub" in sys.modules:
+        sys.modules["ts2viz.hub"].forget_probes()
+    yield
+
+
 @pytest.fixture(scope="module")
 def hanging_hub():
     """HF_ENDPOINT of a server that accepts connections and never answers (a network that hangs)."""

@@ -493,13 +493,14 @@ def test_hub_dataset_with_a_hanging_network_uses_the_cache_or_fails_fast(tmp_pat
     import huggingface_hub.constants as hc
 
     from core_helpers import _fake_hub_cache
-    from ts2viz.dataset import hub_reachable, load_hf
+    from ts2viz.dataset import load_hf
+    from ts2viz.hub import reachable
     from ts2viz.errors import InputError
 
     monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(hc, "ENDPOINT", hanging_hub)
     t = time.perf_counter()
-    assert hub_reachable(timeout=0.5) is False
+    assert reachable(timeout=0.5) is False
     assert time.perf_counter() - t < 2
     cache = _fake_hub_cache(tmp_path / "hub")
     ds = load_hf("me/tiny", cache_dir=cache, probe_timeout=0.5)          # cached: loads without the network

@@ -35,7 +35,7 @@ def test_unknown_option_says_the_close_one(capsys):
 
 def test_a_folder_that_is_the_ts2_release_takes_the_bundled_scores(tmp_path, capsys):
     # the TS2 release's metadata under another folder name (no images needed for the leaderboard)
-    from ts2viz.dataset import bundled_data_dir
+    from ts2viz.paths import bundled_data_dir
 
     (tmp_path / "ts2-data").mkdir()
     shutil.copy(bundled_data_dir() / "ts2" / "metadata.csv", tmp_path / "ts2-data" / "metadata.csv")

@@ -193,7 +193,7 @@ def _ts2_release(folder: Path) -> None:
 
     from PIL import Image
 
-    from ts2viz.dataset import bundled_data_dir
+    from ts2viz.paths import bundled_data_dir
 
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(bundled_data_dir() / "ts2" / "metadata.csv", folder / "metadata.csv")

@@ -298,7 +298,7 @@ def test_probe_of_a_hanging_refusing_or_failing_endpoint(hanging_hub, hub, monke
     import socket
 
     import huggingface_hub.constants as hc
-    from ts2viz.ui.images.image_fetch import probe_endpoint
+    from ts2viz.hub import probe
 
     with socket.socket() as s:      # a port nobody listens on
         s.bind(("127.0.0.1", 0))
@@ -306,9 +306,9 @@ def test_probe_of_a_hanging_refusing_or_failing_endpoint(hanging_hub, hub, monke
     for endpoint, limit in ((hanging_hub, 2.0 + 1.5), (refused, 1.0)):
         monkeypatch.setattr(hc, "ENDPOINT", endpoint)
         t = time.monotonic()
-        assert not probe_endpoint(2.0)
+        assert not probe(2.0)
         assert time.monotonic() - t < limit
     monkeypatch.setattr(hc, "ENDPOINT", hub.url)
-    assert probe_endpoint(2.0)
+    assert probe(2.0)
     hub.mode = "error"
-    assert not probe_endpoint(2.0)
+    assert not probe(2.0)

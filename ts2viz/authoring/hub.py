@@ -68,7 +68,7 @@ def push_to_hub(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
         The commit's message.
     probe_timeout : float or None, default None
         Seconds the hub has to answer one probe before anything is sent; ``None``:
-        :data:`ts2viz.dataset.HUB_PROBE_TIMEOUT`.
+        :data:`ts2viz.hub.PROBE_TIMEOUT`.
 
     Returns
     -------
@@ -83,10 +83,10 @@ def push_to_hub(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
         access, network), naming the repo.
     """
     from ..dataset import validate_folder
+    from ..hub import is_hub_id
 
     folder = Path(folder)
-    parts = repo_id.split("/")
-    if len(parts) != 2 or not all(parts):
+    if not is_hub_id(repo_id):
         raise InputError(f"--repo: expected OWNER/NAME, got {repo_id!r}")
     report = validate_folder(folder)
     if not report.ok:
@@ -99,12 +99,12 @@ def push_to_hub(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
                          f"({len(report.missing_images)} missing)", file=folder / "metadata.csv", row=row)
     from huggingface_hub import CommitOperationAdd, HfApi
 
-    from ..dataset import HUB_PROBE_TIMEOUT, hub_reachable
+    from ..hub import PROBE_TIMEOUT, reachable
 
     api = HfApi(endpoint=endpoint, token=token)
-    probe_timeout = HUB_PROBE_TIMEOUT if probe_timeout is None else probe_timeout
+    probe_timeout = PROBE_TIMEOUT if probe_timeout is None else probe_timeout
     # one quick probe first: the client's own retries on a network that drops or stalls take minutes
-    if not hub_reachable(probe_timeout, api.endpoint):
+    if not reachable(probe_timeout, api.endpoint):
         raise InputError(f"cannot reach the Hugging Face hub ({api.endpoint}) within {probe_timeout:g} s",
                          file=repo_id)
     ops = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(folder / p)) for p in dataset_files(folder)]

@@ -18,8 +18,8 @@ from .common import (
     compute_metametrics,
     emit,
     load_inputs,
-    uses_bundled,
 )
+from ..scores import uses_bundled
 
 GROUPS = ("avg", "synth", "nat", "real")   # the CSV always has these columns (NaN if absent)
 
@@ -123,7 +123,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         parts = [format_leaderboard(lb, mm, stats, boot, groups, {c.metric: c for c in cov}),
                  two_level_note(settings) if boot is not None and settings.image_resamples else None,
                  cluster_note, pairwise_text, cost_text, nuisance_text]
-        if uses_bundled(args):
+        if uses_bundled(args.scores):
             from ..qa.records import BUNDLED_DSG_ACCUMULATION
 
             parts.append(f"DSG columns: {args.dsg or BUNDLED_DSG_ACCUMULATION} accumulation of the released "

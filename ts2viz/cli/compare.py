@@ -14,8 +14,8 @@ from .common import (
     cell_label,
     cell_text,
     load_inputs,
-    metric_name,
 )
+from ..scores import metric_name
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

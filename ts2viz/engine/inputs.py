@@ -89,9 +89,9 @@ class VariantScores:
 def image_sources(ds, file_names: Sequence[str]) -> list:
     """Local paths of the dataset's images, fetching from the hub when the dataset has no local copy.
 
-    A network that fails or stalls costs one short probe (:func:`ts2viz.dataset.hub_reachable`), not a
-    timeout per image; after a few failed downloads the rest come from the local hub cache only. With
-    ``HF_HUB_OFFLINE`` set only the local hub cache is looked in.
+    A network that fails or stalls costs one short probe (:func:`ts2viz.hub.reachable`), not a
+    timeout per image; after a few failed downloads the rest come from the local hub cache only. In
+    offline mode (:func:`ts2viz.hub.offline`) only the local hub cache is looked in.
 
     Parameters
     ----------
@@ -106,7 +106,8 @@ def image_sources(ds, file_names: Sequence[str]) -> list:
         Per file name, in order: the image's local path, or ``None`` when it cannot be had (no local file,
         not in the hub cache and not downloadable).
     """
-    from ..dataset import cached_image, fetch_image, hub_reachable
+    from ..dataset import cached_image, fetch_image
+    from ..hub import offline, reachable
 
     out: list = []
     fails = 0
@@ -115,10 +116,8 @@ def image_sources(ds, file_names: Sequence[str]) -> list:
         p = ds.image_path(fn)
         if p is None and ds.hf_id is not None:
             if may_download is None:
-                import huggingface_hub.constants as hub_constants
-
                 # offline mode: fetch_image only looks in the cache
-                may_download = bool(hub_constants.HF_HUB_OFFLINE) or hub_reachable()
+                may_download = offline() or reachable()
             if may_download and fails < 3:
                 p = fetch_image(ds, fn)
                 fails = 0 if p is not None else fails + 1

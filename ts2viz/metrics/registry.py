@@ -536,11 +536,12 @@ def load(spec: str, device: str | None = None, **options):
     opts = {**sp.options, **options}
     card = fam.card
     if fam.hub_model and not opts.get("endpoint") and not not_on_hub(fam, sp.model):
+        from ..hub import model_hub_id
         from .common.hub import check_hub_model_available
 
         # a field's model name (the card's model_names) is checked as the hub id it names; the family's
         # factory gets the spec as written and resolves the name itself
-        hub_id = model_name_hub_id(sp, card)
+        hub_id = model_hub_id(sp.model, card.model_names if card is not None else None)
         check_hub_model_available(replace(sp, model=hub_id) if hub_id else sp, opts)
     factory = fam.factory()
     check_options(sp, factory, opts)
@@ -580,37 +581,6 @@ def not_on_hub(fam: Family, model: str) -> bool:
         return False
     module = importlib.import_module(fam.target.partition(":")[0], __package__)
     return model in (getattr(module, "API_MODELS", None) or ()) or model in (getattr(module, "UNSUPPORTED", None) or {})
-
-
-def model_name_hub_id(spec: Spec, card: Card | None) -> str | None:
-    """The hub id ``card.model_names`` gives ``spec``'s model (a field's short name, case-insensitive), or None.
-
-    Parameters
-    ----------
-    spec : Spec
-        The parsed spec.
-    card : Card or None
-        The family's card.
-
-    Returns
-    -------
-    str or None
-        The hub id; None when there is no card, the card does not know the name, or a local file or folder
-        of that name exists.
-
-    Examples
-    --------
-    >>> model_name_hub_id(parse_spec("itmscore:BLIP2-ITM"), family("itmscore").card)
-    'Salesforce/blip2-itm-vit-g'
-    """
-    if card is None or not card.model_names:
-        return None
-    import os
-    from pathlib import Path
-
-    if Path(os.path.expanduser(spec.model)).exists():
-        return None
-    return {k.lower(): v for k, v in card.model_names.items()}.get(spec.model.lower())
 
 
 def record_dtype(metric, used: Sequence[str]) -> None:

@@ -49,11 +49,13 @@ def load_state(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Pat
         ``"ts2"`` (the bundled data), a dataset folder, or a Hugging Face dataset id
         (:func:`ts2viz.dataset.load_dataset`).
     scores : sequence of str, default ()
-        Scores files (CSV or Parquet) of the dataset's images.
+        Scores files (CSV or Parquet) of the dataset's images, and ``ts2`` for the bundled TS2 scores; read
+        by :func:`ts2viz.scores.load_inputs`, as the CLI reads its ``--scores``.
     cache_root : pathlib.Path or None, default None
         The cache folder (meta-metrics, thumbnails, downloads); ``None``: :func:`ts2viz.paths.cache_dir`.
     fetch_images : bool or None, default None
-        Download a hub dataset's images for the thumbnails; ``None``: unless ``HF_HUB_OFFLINE`` is set.
+        Download a hub dataset's images for the thumbnails; ``None``: unless offline mode is on
+        (:func:`ts2viz.hub.offline`).
     lower_is_better : sequence of str, default ()
         Metrics of ``scores`` whose smaller values mean more faithful.
     access : Access or None, default None
@@ -67,8 +69,8 @@ def load_state(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Pat
     Raises
     ------
     InputError
-        For a dataset or scores file that does not load, a file naming images the dataset lacks, or a
-        metric in two files.
+        For a dataset or scores file that does not load, a file naming images the dataset lacks, a metric
+        in two files, or a ``lower_is_better`` name not in the scores.
 
     Examples
     --------
@@ -76,19 +78,19 @@ def load_state(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Pat
     >>> len(app.dataset), len(app.metrics), app.variant_names, app.access.public
     (165, 19, ['mean', 'gated'], False)
     """
-    from ..dataset import load_dataset
     from ..qa.records import BUNDLED_DSG_ACCUMULATION
-    from ..scores import bundled_scores, read_scores
+    from ..scores import BUNDLED, bundled_scores, load_inputs
 
-    ds = load_dataset(data)
-    tables = []
     bundled = str(data) == "ts2" and not scores
-    if bundled:
-        tables.append(("TS2 published scores", "published", bundled_scores(dsg=BUNDLED_DSG_ACCUMULATION)))
-    for s in scores:
-        tables.append((Path(s).name, "published", read_scores(s, dataset=ds, lower_is_better=lower_is_better)))
+    inputs = load_inputs(data, None if bundled else list(scores), lower_is_better=lower_is_better,
+                         dsg=BUNDLED_DSG_ACCUMULATION if bundled else None)
+    ds = inputs.dataset
+    tables = [("TS2 published scores" if name == BUNDLED else Path(name).name, "published", t)
+              for name, t in inputs.tables]
     if fetch_images is None:
-        fetch_images = os.environ.get("HF_HUB_OFFLINE", "0") in ("", "0", "false", "False")
+        from ..hub import offline
+
+        fetch_images = not offline()
     app = AppState.create(ds, tables, cache_root=cache_root, fetch_images=fetch_images, access=access)
     if bundled:
         # The bundled DSG columns, accumulated the other way: built on first use, shared by every session.

@@ -1,11 +1,12 @@
-"""Model ids, content fingerprints, the Hugging Face hub probe and ``from_pretrained`` error handling.
+"""Model ids, content fingerprints and ``from_pretrained`` error handling.
 
 A model is named by a hub id (``owner/name``) or a local folder (:func:`check_model_id`). A metric's config
 names its model exactly (:func:`model_identity`): a hub model by its commit, a local folder by a content
 fingerprint (:func:`folder_fingerprint`), so that the score cache tells two different weights apart.
 Loading goes through :func:`hf_load`, which turns every ``from_pretrained`` failure into one
 :class:`~ts2viz.errors.InputError` line, and fails within seconds when the hub does not answer and the
-model is not cached (:func:`hub_answers`, :func:`check_hub_model_available`).
+model is not cached (:func:`ts2viz.hub.reachable`, :func:`check_hub_model_available`). What is a hub id,
+offline mode and the probe are :mod:`ts2viz.hub`'s.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from ...errors import InputError
+from ...hub import is_hub_id, offline, reachable
 from .spec import Spec
 
 # -- model ids -------------------------------------------------------------------------------------
@@ -73,8 +75,7 @@ def check_model_id(spec: Spec) -> str:
     m = spec.model
     if is_local_model(m):
         return str(Path(os.path.expanduser(m)).resolve())
-    parts = m.split("/")
-    if m.startswith((".", "/", "~")) or len(parts) > 2 or not all(parts):
+    if not is_hub_id(m, one_part=True):
         raise InputError(f"metric {spec.raw!r}: no model folder {m!r} and not a hub id (owner/name)")
     return m
 
@@ -193,34 +194,6 @@ def model_identity(model_id: str, revision: str | None, loaded_config=None) -> d
 OFFLINE_ADVICE = ("Offline? Give a local model folder instead (FAMILY:/path/to/folder, a model saved with "
                   "save_pretrained, e.g. clipscore:/models/clip-vit-base-patch32), or load the model once while "
                   "the hub is reachable")
-#: seconds a hub probe's answer holds (a metric loads several files in a row: one probe for all of them)
-HUB_PROBE_TTL = 30.0
-_hub_probe: dict = {"endpoint": None, "until": 0.0, "up": True}
-
-
-def hub_answers() -> bool:
-    """Whether the Hugging Face hub answers (:func:`ts2viz.dataset.hub_reachable`, a few seconds at most).
-
-    The answer is remembered for :data:`HUB_PROBE_TTL` seconds (per hub endpoint), so that a metric loading
-    several files probes once. Offline mode (``HF_HUB_OFFLINE``) is not asked about here.
-
-    Returns
-    -------
-    bool
-        True if the hub answered the last probe.
-    """
-    import time
-
-    import huggingface_hub.constants as hub_constants
-
-    from ...dataset import hub_reachable
-
-    if time.monotonic() >= _hub_probe["until"] or _hub_probe["endpoint"] != hub_constants.ENDPOINT:
-        _hub_probe.update(endpoint=hub_constants.ENDPOINT, up=hub_reachable())
-        _hub_probe["until"] = time.monotonic() + HUB_PROBE_TTL
-    return _hub_probe["up"]
-
-
 def _not_available(spec: Spec, what: str, model_id: str, unreachable: bool) -> InputError:
     why = "the Hugging Face hub does not answer" if unreachable else "offline mode (HF_HUB_OFFLINE is set)"
     return InputError(f"metric {spec.raw!r}: cannot load {what} {model_id!r} from the Hugging Face hub: "
@@ -242,8 +215,9 @@ def _in_hub_cache(model_id: str) -> bool:
 def check_hub_model_available(spec: Spec, options: dict | None = None) -> None:
     """Fail at once if ``spec``'s model is a hub id that cannot be had.
 
-    It cannot be had when the hub does not answer (one short probe, :func:`hub_answers`) or offline mode is
-    on, and the local hub cache holds nothing of it. Called before a family's module is imported: the first
+    It cannot be had when the hub does not answer (one short probe, :func:`ts2viz.hub.reachable`) or offline
+    mode is on (:func:`ts2viz.hub.offline`), and the local hub cache holds nothing of it. Called before a
+    family's module is imported: the first
     failure then takes the probe (a second at most), not the import of torch and transformers (tens of
     seconds on a busy machine).
 
@@ -268,21 +242,18 @@ def check_hub_model_available(spec: Spec, options: dict | None = None) -> None:
     m = spec.model
     if spec.is_openclip or opts.get("cache_dir") or opts.get("local_files_only") or is_local_model(m):
         return
-    parts = m.split("/")
-    if m.startswith((".", "/", "~")) or len(parts) > 2 or not all(parts):
+    if not is_hub_id(m, one_part=True):
         return
-    import huggingface_hub.constants as hub_constants
-
-    offline = bool(hub_constants.HF_HUB_OFFLINE)
-    if (not offline and hub_answers()) or _in_hub_cache(m):
+    off = offline()
+    if (not off and reachable()) or _in_hub_cache(m):
         return
-    raise _not_available(spec, "model", m, unreachable=not offline)
+    raise _not_available(spec, "model", m, unreachable=not off)
 
 
 def hf_load(what: str, fn: Callable, model_id: str, spec: Spec, **kwargs):
     """Call a ``from_pretrained``-style ``fn`` and turn every failure into one clear :class:`InputError`.
 
-    A hub model on a network where the hub does not answer (one short probe, :func:`hub_answers`) comes
+    A hub model on a network where the hub does not answer (one short probe, :func:`ts2viz.hub.reachable`) comes
     from the local hub cache only: it loads at once if cached and otherwise fails in seconds with advice,
     not after the hub client's retries (half a minute and more).
 
@@ -311,19 +282,17 @@ def hf_load(what: str, fn: Callable, model_id: str, spec: Spec, **kwargs):
         of its message, and whether the model is a local folder or a hub model), or raises an
         :class:`InputError` itself.
     """
-    import huggingface_hub.constants as hub_constants
-
     hub = not is_local_model(model_id)
-    offline = bool(hub_constants.HF_HUB_OFFLINE)
-    unreachable = hub and not offline and not kwargs.get("local_files_only") and not hub_answers()
-    if unreachable:
+    off = offline()
+    unreachable = hub and not off and not kwargs.get("local_files_only") and not reachable()
+    if unreachable or (hub and off):
         kwargs = {**kwargs, "local_files_only": True}
     try:
         return fn(model_id, **kwargs)
     except InputError:
         raise
     except (OSError, ValueError, KeyError, ImportError, EnvironmentError) as e:
-        if hub and (offline or unreachable):
+        if hub and (off or unreachable):
             raise _not_available(spec, what, model_id, unreachable) from e
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         where = "local folder" if not hub else "hub model (not found? expected a hub id owner/name or a local folder)"

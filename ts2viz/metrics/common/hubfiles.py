@@ -1,6 +1,7 @@
-"""Single files in hub repositories, and the field's model names of a family's card.
+"""Single files in hub repositories or folders, and their identity in a metric's config.
 
-A file may be named by a field name, a hub repository, a local folder or a local file.
+A file may be named by a hub repository, a local folder or a local file (a field's short model name is
+resolved to its hub repository by :func:`ts2viz.hub.model_hub_id`).
 
 The reward models of HPSv2 and ImageReward are released as single checkpoint files in hub repositories
 (``xswu/HPSv2``: ``HPS_v2_compressed.pt``, ``HPS_v2.1_compressed.pt``; ``THUDM/ImageReward``:
@@ -14,67 +15,15 @@ import os
 from pathlib import Path
 
 from ...errors import InputError
-from .hub import OFFLINE_ADVICE, file_fingerprint, hub_answers, is_local_model
-
-
-def named_model(spec, names) -> str | None:
-    """The hub id a card's ``model_names`` gives ``spec``'s model (case-insensitive).
-
-    Parameters
-    ----------
-    spec : Spec
-        The parsed metric spec; its ``model`` is looked up.
-    names : mapping of str to str or None
-        The card's ``model_names`` (field name to hub id).
-
-    Returns
-    -------
-    str or None
-        The hub id, or None when the model is an existing local file or folder or a name the card does
-        not know.
-
-    Examples
-    --------
-    >>> from ts2viz.metrics.common.spec import parse_spec
-    >>> named_model(parse_spec("pickscore:PickScore-v1"), {"pickscore-v1": "yuvalkirstain/PickScore_v1"})
-    'yuvalkirstain/PickScore_v1'
-    """
-    m = spec.model
-    if Path(os.path.expanduser(m)).exists():
-        return None
-    lowered = {k.lower(): v for k, v in dict(names or {}).items()}
-    return lowered.get(m.lower())
-
-
-def is_hub_id(text: str) -> bool:
-    """Whether ``text`` looks like a hub id ``owner/name`` (two non-empty parts, not a relative or home path).
-
-    Parameters
-    ----------
-    text : str
-        A model or file place as given in a spec.
-
-    Returns
-    -------
-    bool
-        True for ``owner/name``; False for one-part names, longer paths and names starting with ``.``,
-        ``/`` or ``~``.
-
-    Examples
-    --------
-    >>> from ts2viz.metrics.common.hubfiles import is_hub_id
-    >>> is_hub_id("xswu/HPSv2"), is_hub_id("./xswu/HPSv2"), is_hub_id("a/b/c"), is_hub_id("bert-base-uncased")
-    (True, False, False, False)
-    """
-    parts = text.split("/")
-    return not text.startswith((".", "/", "~")) and len(parts) == 2 and all(parts)
+from ...hub import is_hub_id, offline, reachable
+from .hub import file_fingerprint
 
 
 def hub_file(spec, repo: str, filename: str, revision: str | None = None, what: str = "checkpoint",
              option: str | None = None, note: str = "") -> str:
     """Local path of ``filename`` in hub repository ``repo`` (downloaded once, then from the hub cache).
 
-    Offline (``HF_HUB_OFFLINE``) or when the hub does not answer, only the local hub cache is read; a file
+    Offline (:func:`ts2viz.hub.offline`) or when the hub does not answer (:func:`ts2viz.hub.reachable`), only the local hub cache is read; a file
     that is not there gives a one-line :class:`InputError` naming the repository, the file, and
     ``option`` (the spec option that names another place for it) when there is one.
 
@@ -107,15 +56,14 @@ def hub_file(spec, repo: str, filename: str, revision: str | None = None, what: 
         cache.
     """
     import huggingface_hub
-    import huggingface_hub.constants as hub_constants
 
-    offline = bool(hub_constants.HF_HUB_OFFLINE)
-    local_only = offline or not hub_answers()
+    off = offline()
+    local_only = off or not reachable()
     try:
         return huggingface_hub.hf_hub_download(repo, filename, revision=revision, local_files_only=local_only)
     except Exception as e:  # noqa: BLE001 - every failure becomes one line
         if local_only:
-            why = "offline mode (HF_HUB_OFFLINE is set)" if offline else "the Hugging Face hub does not answer"
+            why = "offline mode (HF_HUB_OFFLINE is set)" if off else "the Hugging Face hub does not answer"
             where = f" (option {option}=)" if option else ""
             lead = f"{note} " if note else ""
             raise InputError(f"metric {spec.raw!r}: {lead}cannot load {what} {filename!r} of {repo!r}{where}: {why}, and "
@@ -199,4 +147,4 @@ def file_identity(path: str, repo: str | None = None, revision: str | None = Non
     return {"file": os.path.abspath(path), "fingerprint": file_fingerprint(path)}
 
 
-__all__ = ["named_model", "is_hub_id", "hub_file", "local_or_hub_file", "file_identity", "is_local_model", "OFFLINE_ADVICE"]
+__all__ = ["hub_file", "local_or_hub_file", "file_identity"]

@@ -24,9 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import InputError
+from ...hub import is_hub_id, model_hub_id
 from ..common.base import Metric
 from ..common.device import dtype_name, resolve_device, resolve_dtype
-from ..common.hubfiles import file_identity, is_hub_id, local_or_hub_file, named_model
+from ..common.hubfiles import file_identity, local_or_hub_file
 from ..common.spec import Spec, parse_spec
 from ..registry import Card, Fidelity, Option
 
@@ -160,9 +161,9 @@ def build(spec: Spec, device: str | None = None, *, checkpoint: str | None = Non
 def _resolve(spec: Spec, checkpoint: str | None) -> tuple[str, str | None]:
     """(local checkpoint path, hub repository or None)."""
     short = spec.model.lower()
-    if short not in CHECKPOINT_OF and named_model(spec, CARD.model_names) is None and spec.raw:
+    if short not in CHECKPOINT_OF and model_hub_id(spec.model, CARD.model_names) is None and spec.raw:
         short = parse_spec(spec.raw).model.lower()  # a spec whose name was resolved to the repository before
-    repo = named_model(spec, CARD.model_names) or (REPO if short in CHECKPOINT_OF else None)
+    repo = model_hub_id(spec.model, CARD.model_names) or (REPO if short in CHECKPOINT_OF else None)
     if repo and short in CHECKPOINT_OF:
         return local_or_hub_file(spec, repo, checkpoint or CHECKPOINT_OF[short], "checkpoint", spec.revision), repo
     p = Path(os.path.expanduser(spec.model))

@@ -24,10 +24,11 @@ import os
 import numpy as np
 
 from ...errors import InputError
+from ...hub import is_hub_id, model_hub_id
 from ..common.base import Metric
 from ..common.device import dtype_name, resolve_device, resolve_dtype
 from ..common.hub import hf_load, is_local_model, model_identity
-from ..common.hubfiles import file_identity, is_hub_id, local_or_hub_file, named_model
+from ..common.hubfiles import file_identity, local_or_hub_file
 from ..common.spec import Spec
 from ..registry import Card, Fidelity, Option
 
@@ -227,7 +228,7 @@ class HPSv3(Metric):
 
         dev = resolve_device(device)
         dt = resolve_dtype(dev, dtype)
-        repo = named_model(spec, CARD.model_names)
+        repo = model_hub_id(spec.model, CARD.model_names)
         place = repo or spec.model
         ckpt = local_or_hub_file(spec, place, CHECKPOINT, "checkpoint", spec.revision)
         base = str(base)

@@ -26,10 +26,11 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import InputError
+from ...hub import is_hub_id, model_hub_id
 from ..common.base import Metric
 from ..common.device import dtype_name, resolve_device, resolve_dtype
 from ..common.hub import hf_load
-from ..common.hubfiles import file_identity, is_hub_id, local_or_hub_file, named_model
+from ..common.hubfiles import file_identity, local_or_hub_file
 from ..common.spec import Spec
 from ..registry import Card, Fidelity, Option
 
@@ -154,7 +155,7 @@ def build(spec: Spec, device: str | None = None, *, tokenizer: str = TOKENIZER, 
 
 
 def _files(spec: Spec) -> tuple[str, str, str | None]:
-    repo = named_model(spec, CARD.model_names)
+    repo = model_hub_id(spec.model, CARD.model_names)
     place = repo or spec.model
     if not repo and not Path(os.path.expanduser(place)).is_dir() and not is_hub_id(place):
         raise InputError(f"metric {spec.raw!r}: expected imagereward-v1.0, a hub repository or a folder holding "

@@ -20,10 +20,10 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import InputError
+from ...hub import model_hub_id
 from ..common.base import Metric, stacked_or
 from ..common.device import dtype_name, resolve_device, resolve_dtype
 from ..common.hub import check_model_id, hf_load, is_local_model, model_identity
-from ..common.hubfiles import named_model
 from ..common.spec import Spec
 from ..registry import Card, Fidelity, Option
 
@@ -182,7 +182,7 @@ class PickScore(Metric):
             raise InputError(f"metric {spec.raw!r}: score={score!r} is not one of {', '.join(SCORES)}")
         dev = resolve_device(device)
         dt = resolve_dtype(dev, dtype)
-        model_id = named_model(spec, CARD.model_names) or check_model_id(spec)
+        model_id = model_hub_id(spec.model, CARD.model_names) or check_model_id(spec)
         kw = {"revision": spec.revision} if spec.revision else {}
         proc = str(processor)
         try:  # the processor first: its failure (offline, another repository) costs no model load

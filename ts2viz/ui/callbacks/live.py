@@ -177,9 +177,9 @@ def require_images(app: AppView, seg_ids: Sequence[int] | None) -> None:
         return
     where = "all SEGs" if seg_ids is None else (f"SEG {seg_ids[0]}" if len(seg_ids) == 1 else "these SEGs")
     if ds.hf_id is not None:
-        import huggingface_hub.constants as hub_constants
+        from ...hub import offline
 
-        hub = "offline mode is on (HF_HUB_OFFLINE)" if hub_constants.HF_HUB_OFFLINE else "the Hugging Face hub does not answer"
+        hub = "offline mode is on (HF_HUB_OFFLINE)" if offline() else "the Hugging Face hub does not answer"
         why = f"the dataset has no image files here, they are not in the local hub cache, and {hub}"
     else:
         why = "the dataset's folder does not hold its image files"

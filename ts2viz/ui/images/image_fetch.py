@@ -5,10 +5,10 @@ can be reached. The app never waits on a download: a view asks for its images
 (:meth:`ImageFetcher.request`), draws what is there, and is redrawn when they land
 (:mod:`ts2viz.ui.images.image_refresh`). Each image has a state (:meth:`ImageFetcher.state`): ``ready``
 (on disk), ``loading`` (queued or downloading), ``offline`` (the hub is not reachable now, or
-``HF_HUB_OFFLINE`` is set) or ``missing`` (the repo has no such file).
+offline mode is on, :func:`ts2viz.hub.offline`) or ``missing`` (the repo has no such file).
 
-Reachability: one HTTP request to ``HF_ENDPOINT`` (scheme, host and port as given; see
-:func:`probe_endpoint`) before the first download and after any failure. A hub that fails (refused,
+Reachability: one probe of ``HF_ENDPOINT`` (:func:`ts2viz.hub.probe`: a ``HEAD`` that must answer below
+500) before the first download and after any failure. A hub that fails (refused,
 timed out, 5xx) is left alone for a back-off that starts at :data:`BACKOFF_S` and doubles up to
 :data:`MAX_BACKOFF_S`; the next request after it probes again, so images come back without a restart
 when the hub does.
@@ -22,6 +22,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterable
+
+from ...hub import offline, reachable
 
 #: priorities: what a visitor is looking at, then the SEGs next to it, then a warm-up of everything
 VIEW, NEIGHBOUR, WARM = 0, 1, 2
@@ -38,51 +40,6 @@ def _env_int(name: str, default: int) -> int:
         return int(os.environ.get(name, "") or default)
     except ValueError:
         return default
-
-
-def hub_offline_mode() -> bool:
-    """Whether ``HF_HUB_OFFLINE`` asks for no network (read now, not at import).
-
-    Returns
-    -------
-    bool
-        True unless it is unset, empty, ``0``, ``false``, ``no`` or ``off``.
-    """
-    return os.environ.get("HF_HUB_OFFLINE", "0").strip().lower() not in ("", "0", "false", "no", "off")
-
-
-def probe_endpoint(timeout: float) -> bool:
-    """Whether the hub at ``HF_ENDPOINT`` answers a ``HEAD /`` below 500 within a timeout.
-
-    A 5xx is a hub that cannot serve files now.
-
-    Parameters
-    ----------
-    timeout : float
-        Seconds.
-
-    Returns
-    -------
-    bool
-        True if it answered below 500.
-    """
-    import urllib.error
-    import urllib.request
-
-    try:
-        import huggingface_hub.constants as hub_constants
-
-        endpoint = hub_constants.ENDPOINT
-    except ImportError:  # pragma: no cover - huggingface_hub is a requirement
-        endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
-    try:
-        with urllib.request.urlopen(urllib.request.Request(endpoint.rstrip("/") + "/", method="HEAD"),
-                                    timeout=timeout):
-            return True
-    except urllib.error.HTTPError as e:
-        return e.code < 500
-    except (OSError, ValueError):   # refused, reset, timed out, a bad endpoint URL
-        return False
 
 
 class ImageFetcher:
@@ -151,8 +108,8 @@ class ImageFetcher:
 
     @property
     def offline(self) -> bool:
-        """Whether downloads are off now: ``HF_HUB_OFFLINE``, or the hub failed and its back-off runs."""
-        return hub_offline_mode() or time.monotonic() < self._offline_until
+        """Whether downloads are off now: offline mode (:func:`ts2viz.hub.offline`), or the hub's back-off runs."""
+        return offline() or time.monotonic() < self._offline_until
 
     def state(self, file_name: str) -> str:
         """The image's state (see the module's docstring).
@@ -317,22 +274,22 @@ class ImageFetcher:
     def reachable(self) -> bool:
         """Whether the hub can be reached: one probe at a time, trusted for :data:`PROBE_TTL_S` once it answered.
 
-        A ``HEAD`` of the endpoint's root that must answer below 500 within ``probe_timeout`` seconds; a failed
-        probe starts the back-off.
+        A fresh probe (:func:`ts2viz.hub.reachable` with ``max_age=0``: a ``HEAD`` of the endpoint's root that
+        must answer below 500 within ``probe_timeout`` seconds); a failed probe starts the back-off.
 
         Returns
         -------
         bool
             True if downloads may go ahead.
         """
-        if hub_offline_mode():
+        if offline():
             return False
         with self._probe_lock:      # the other workers wait for this probe instead of each probing
             if time.monotonic() < self._probe_ok_until:
                 return True
             if time.monotonic() < self._offline_until:
                 return False
-            if probe_endpoint(self.probe_timeout):
+            if reachable(self.probe_timeout, max_age=0):
                 self._probe_ok_until = time.monotonic() + PROBE_TTL_S
                 return True
             self._hub_down()        # before the lock is released: the waiting workers see it
