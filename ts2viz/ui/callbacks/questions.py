@@ -11,7 +11,7 @@ per-question details the app can read:
 * a metric this session scored live from the library (``tifa:``, ``dsg:``, ``gecko:``,
   ``fineeval:``, and the judges ``viescore:``, ``llmscore:`` whose "questions" are their ratings
   with the judge's reasoning): its details are read back from the score cache
-  (:func:`ts2viz.qa.views.cached_details`), no model is loaded.
+  (:func:`ts2viz.engine.details.cached_details`), no model is loaded.
 
 For an image: its questions as a table (:func:`image_questions`) and, for T2I-FineEval, the image
 with its detections and a question's best crop (:func:`boxes_html`). For a SEG: each question's
@@ -33,11 +33,12 @@ import numpy as np
 
 from ... import figures
 from ...display import md_text, plural
+from ...engine.details import cached_details
 from ...errors import InputError
 from ...qa.details import (FAMILIES, JUDGE_FAMILIES, SOFT_FAMILIES, candidate_label, detail_records, draw_fineeval_boxes,
                           question_table)
 from ...qa.records import BUNDLED_DSG_ACCUMULATION, BUNDLED_QA_METRICS, bundled_qa_records
-from ...qa.views import cached_details, edge_question_drops, question_node_accuracy, rank_segs_by_questions
+from ...qa.views import edge_question_drops, question_node_accuracy, rank_segs_by_questions
 from .common import ALL, mark_columns
 from ..state.app_state import AppView
 
