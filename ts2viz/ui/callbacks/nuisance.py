@@ -364,7 +364,7 @@ def transformed_image(view, file_name: str, transform: str, seed: int = 0) -> Pa
     from PIL import Image
 
     from ...dataset import cached_image
-    from ...engine.core import MAX_IMAGE_PIXELS
+    from ...engine.batches import MAX_IMAGE_PIXELS
     from ..images.thumbs import GALLERY
 
     t = parse(transform)
