@@ -33,7 +33,14 @@ def _workers() -> int:
 
 
 def preparation_pool() -> ThreadPoolExecutor:
-    """The threads that hash, decode and prepare images, torch single-threaded on each."""
+    """The threads that hash, decode and prepare images, torch single-threaded on each.
+
+    Returns
+    -------
+    concurrent.futures.ThreadPoolExecutor
+        A thread per CPU but one (:func:`ts2viz.engine.inputs.preparation_threads`); use it as a context
+        manager.
+    """
     return ThreadPoolExecutor(_workers(), initializer=one_torch_thread)
 
 class Item:
@@ -58,6 +65,15 @@ def hash_items(items: list[Item], cache: ScoreCache | None, pool: ThreadPoolExec
     """Set each item's cache key (the content hash of its image), or why it has none.
 
     Without a cache no image is hashed (no key is needed): only a missing source is noted.
+
+    Parameters
+    ----------
+    items : list of Item
+        The images; each gets its ``key`` (or its ``error``) in place.
+    cache : ScoreCache or None
+        The score cache (it memoises file hashes); None: no hashing.
+    pool : concurrent.futures.ThreadPoolExecutor
+        The threads that hash (:func:`preparation_pool`).
     """
     from PIL import Image
 
@@ -165,6 +181,30 @@ def run_metric(metric, items: list[Item], cache: ScoreCache | None, pool: Thread
 
     Every metric takes the same path: ``prepare`` on worker threads (given the decoded image when the
     metric needs pixels, and the image's name), then ``score_prepared`` in batches on this thread.
+
+    Parameters
+    ----------
+    metric : Metric
+        The loaded metric.
+    items : list of Item
+        The images, hashed (:func:`hash_items`); an item that fails gets its ``error`` set in place.
+    cache : ScoreCache or None
+        The score cache to read and fill (None, or a metric that is not cacheable: none).
+    pool : concurrent.futures.ThreadPoolExecutor
+        The threads that decode and prepare (:func:`preparation_pool`).
+    batch_size : int or None
+        Images per model call (None: the metric's own).
+    progress : callable or None
+        Called as ``progress(spec, done, total)`` after the cache check and after each batch.
+    want_details : bool
+        Whether to read cached details back too (a metric with details always computes them).
+
+    Returns
+    -------
+    values : numpy.ndarray
+        One score per item, NaN where it could not be scored.
+    details : list
+        One entry per item: its details, or None.
     """
     from ..metrics.common.base import load_image, score_with_oom_retry
 

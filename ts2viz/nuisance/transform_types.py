@@ -132,7 +132,24 @@ class Param:
 
 
 def format_value(v: Any) -> str:
-    """A parameter value as written in a canonical spec: ``2.0`` -> ``2``, ``0.90`` -> ``0.9``."""
+    """A parameter value as written in a canonical spec: ``2.0`` -> ``2``, ``0.90`` -> ``0.9``.
+
+    Parameters
+    ----------
+    v : Any
+        The value (a float is written in its shortest positional form).
+
+    Returns
+    -------
+    str
+        The value's text.
+
+    Examples
+    --------
+    >>> from ts2viz.nuisance.transform_types import format_value
+    >>> format_value(2.0), format_value(0.90), format_value(30)
+    ('2', '0.9', '30')
+    """
     if isinstance(v, float):
         return np.format_float_positional(v, trim="-")
     return str(v)
