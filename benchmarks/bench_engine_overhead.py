@@ -266,19 +266,20 @@ def child(args) -> int:
     torch.set_num_threads(args.torch_threads)
     from PIL import Image
 
+    import ts2viz.engine.batches as batches
     import ts2viz.engine.core as core
     from ts2viz import engine
     from ts2viz.metrics import load
 
     assert Path(core.__file__).resolve().is_relative_to(Path(args.child).resolve()), core.__file__
     if args.workers:
-        core._workers = lambda: args.workers        # noqa: SLF001 - the baseline has no TS2VIZ_WORKERS
+        batches._workers = lambda: args.workers     # noqa: SLF001 - the baseline has no TS2VIZ_WORKERS
     specs = json.loads(args.specs)
     rng = np.random.default_rng(0)
     images = [Image.fromarray(rng.integers(0, 256, (512, 512, 3), dtype=np.uint8)) for _ in range(args.n)]
     prompts = [PROMPTS[i % len(PROMPTS)] for i in range(args.n)]
     hash_clock = _Clock()
-    core.hash_pil = hash_clock.wrap(core.hash_pil)
+    batches.hash_pil = hash_clock.wrap(batches.hash_pil)
     out = {}
     for kind, spec in specs.items():
         metric = load(spec, device="cpu")

@@ -32,7 +32,8 @@ def main() -> None:
 
     import numpy as np
 
-    from ts2viz.qa.mapping import is_correct, is_yes_no, load_mapper
+    from ts2viz.metrics.backbones.sbert import load_mapper
+    from ts2viz.qa.mapping import is_correct, is_yes_no
     from ts2viz.qa.records import bundled_qa_records
 
     spec = args.mapper

@@ -3,11 +3,14 @@
     python tools/gen_docs.py          # write them
     python tools/gen_docs.py --check  # exit 1 and name the stale pages, write nothing
 
-Pages: ``docs/reference/cli.md`` from the argument parser (:func:`ts2viz.cli.reference.cli_reference_markdown`).
+Pages: ``docs/reference/cli.md`` from the argument parser (:func:`ts2viz.cli.reference.cli_reference_markdown`);
+the metric cards and the families tables from the registry; the module tables of
+``docs/development/architecture.md`` from the tree (each module's docstring first line, grouped by package).
 ``tests/docs/test_docs.py`` fails when a committed page differs from what this writes.
 """
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from pathlib import Path
@@ -142,11 +145,79 @@ def families_nav() -> str:
 
     return "\n".join(f"      - {fam.name}: metrics/{fam.name}.md" for fam in metrics.families())
 
+#: the docstring of a module kept only so that old import paths keep working starts with this
+SHIM_MARK = "Kept for old imports"
+
+
+def tree_modules(pkg: Path = ROOT / "ts2viz") -> dict[str, str]:
+    """{dotted name: docstring} of every package and module under ``pkg``, sorted by name.
+
+    A package is named by its own name (its ``__init__``); the files are read with ``ast``, nothing is imported.
+    """
+    out = {}
+    for path in sorted(pkg.rglob("*.py")):
+        parts = list(path.relative_to(pkg.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    return dict(sorted(out.items()))
+
+
+def _rst_to_md(text: str) -> str:
+    """One docstring line as Markdown table-cell text: reST roles and double-backquoted literals as code."""
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", lambda m: f"`{m.group(1)}`", text)
+    return _md(re.sub(r"``([^`]+)``", r"`\1`", text))
+
+
+def _summary(doc: str, drop: str = "") -> str:
+    """A docstring's first line, without the leading ``drop`` (and the ``:`` after it)."""
+    first = doc.strip().splitlines()[0] if doc.strip() else ""
+    if drop and first.startswith(drop):
+        first = first[len(drop):].lstrip(": ")
+    return _rst_to_md(first)
+
+
+def module_tables(modules: dict[str, str]) -> str:
+    """The architecture page's "Where things live" tables, one ``###`` section per package.
+
+    ``modules`` is ``{dotted name: docstring}`` (:func:`tree_modules`); a section holds the package's own row
+    first, then its modules, each described by its docstring's first line. Modules kept for old imports
+    (docstring starting with :data:`SHIM_MARK`) are left out: :func:`kept_table` lists them.
+    """
+    packages = {n for n in modules if any(m.startswith(n + ".") for m in modules)} | {"ts2viz"}
+    groups: dict[str, list[str]] = {}
+    for name, doc in modules.items():
+        if doc.startswith(SHIM_MARK):
+            continue
+        home = name if name in packages else name.rsplit(".", 1)[0]
+        groups.setdefault(home, []).append(name)
+    out = []
+    for home in sorted(groups):
+        rows = sorted(groups[home], key=lambda n: (n != home, n))
+        out += [f"### `{home}`", "", "| Module | What it holds |", "|---|---|"]
+        out += [f"| `{n}` | {_summary(modules[n])} |" for n in rows] + [""]
+    return "\n".join(out).rstrip("\n")
+
+
+def kept_table(modules: dict[str, str]) -> str:
+    """The architecture page's "Kept for old imports" table (a sentence when there is none).
+
+    Each module whose docstring starts with :data:`SHIM_MARK`, and where its names live now: the rest of its
+    docstring's first line.
+    """
+    kept = [(n, d) for n, d in modules.items() if d.startswith(SHIM_MARK)]
+    if not kept:
+        return "None: every module of `ts2viz` is where its concept lives."
+    return "\n".join(["| Old path | Now |", "|---|---|"]
+                     + [f"| `{n}` | {_summary(d, SHIM_MARK)} |" for n, d in kept])
+
 
 #: hand-written pages with generated regions: path -> {region name: generator}
 REGIONS = {Path("README.md"): {"families": lambda: families_table().replace("FAMILY_LINK", "docs/metrics/")},
            Path("docs/metrics/index.md"): {"families": lambda: families_table().replace("FAMILY_LINK", "")},
-           Path("mkdocs.yml"): {"families-nav": families_nav}}
+           Path("mkdocs.yml"): {"families-nav": families_nav},
+           Path("docs/development/architecture.md"): {"modules": lambda: module_tables(tree_modules()),
+                                                      "kept": lambda: kept_table(tree_modules())}}
 
 
 def generated_pages() -> dict[Path, str]:

@@ -196,7 +196,7 @@ def test_live_questions_tifa_and_fineeval_boxes(tmp_path, monkeypatch):
     from tiny_models import tiny
     from ts2viz import load_dataset, metrics
     from ts2viz.qa.details import BEST_COLOR
-    from ts2viz.qa.views import cached_details
+    from ts2viz.engine.details import cached_details
 
     ds_dir = write_shapes_dataset(tmp_path / "ds")
     ds = load_dataset(ds_dir)

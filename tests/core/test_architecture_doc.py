@@ -1,28 +1,24 @@
 """The architecture page (docs/development/architecture.md) matches the tree: every package and module of
 ts2viz has its line under "Where things live", every old path kept for imports is listed under "Kept for
-old imports", and the page names nothing that does not exist. The rooms keep their names apart: no module
-of the statistics or the figures shares its name with another module of ts2viz."""
+old imports", and the page names nothing that does not exist. The page's tables are generated
+(``tools/gen_docs.py``: each module's docstring first line, grouped by package; ``tests/docs/test_docs.py``
+checks that the committed page is current); this test reads the page as a reader does, independently of
+the generator. The rooms keep their names apart: no module of the statistics or the figures shares its
+name with another module of ts2viz."""
 from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from gen_docs import SHIM_MARK, kept_table, module_tables, tree_modules  # noqa: E402
+
 PKG = ROOT / "ts2viz"
 PAGE = ROOT / "docs" / "development" / "architecture.md"
-SHIM_MARK = "Kept for old imports"
-
-
-def tree_modules(pkg: Path = PKG) -> dict[str, str]:
-    """{dotted name: docstring} of every package and module under ``pkg`` (a package by its own name)."""
-    out = {}
-    for path in sorted(pkg.rglob("*.py")):
-        parts = list(path.relative_to(pkg.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        out[".".join(parts)] = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-    return out
 
 
 def page_rows(text: str) -> dict[str, dict[str, str]]:
@@ -110,3 +106,28 @@ def test_the_check_sees_disagreements(tmp_path):
     full = page.replace("| `ts2viz.sub` | |", "| `ts2viz.sub` | sub |\n| `ts2viz.sub.b` | b |").replace(
         "| `ts2viz.gone` | was here |\n", "") + "| `ts2viz.old` | `ts2viz.a` |\n"
     assert check(full, tree_modules(pkg)) == []
+
+
+def test_the_generator_picks_up_a_new_module(tmp_path):
+    """A module added anywhere in the tree gets its row, under its package, from its docstring's first line
+    (reST roles and literals as Markdown code, a ``|`` escaped); a new subpackage gets its section; a kept
+    path goes to the other table; the generated page passes the check."""
+    pkg = tmp_path / "ts2viz"
+    (pkg / "room").mkdir(parents=True)
+    (pkg / "__init__.py").write_text('"""Top."""\n')
+    (pkg / "room" / "__init__.py").write_text('"""A room."""\n')
+    (pkg / "room" / "new.py").write_text('"""What :func:`ts2viz.room.f` and ``x | y`` hold.\n\nMore text."""\n')
+    (pkg / "old.py").write_text(f'"""{SHIM_MARK}: see :mod:`ts2viz.room`."""\nfrom .room import x\n')
+    modules = tree_modules(pkg)
+    tables = module_tables(modules)
+    assert "### `ts2viz.room`" in tables and "### `ts2viz`" in tables
+    room = tables[tables.index("### `ts2viz.room`"):]
+    assert room.index("| `ts2viz.room` | A room. |") < room.index("| `ts2viz.room.new` |")
+    assert "| `ts2viz.room.new` | What `ts2viz.room.f` and `x \\| y` hold. |" in tables
+    assert "ts2viz.old" not in tables
+    kept = kept_table(modules)
+    assert "| `ts2viz.old` | see `ts2viz.room`. |" in kept
+    page = f"## Where things live\n\n{tables}\n\n## Kept for old imports\n\n{kept}\n"
+    assert check(page, modules) == []
+    (pkg / "old.py").unlink()
+    assert "None" in kept_table(tree_modules(pkg))

@@ -6,6 +6,8 @@
   the metric library or the engine, directly or through other ts2viz modules;
 - figures reach no model package, no gradio, and neither the UI, the metric library nor the engine;
 - the metric library and the scoring engine never reach the UI;
+- question answering (``ts2viz.qa``) runs no model: it reaches no model package, nor the metric library
+  (its Sentence-BERT mapper is a backbone), nor the UI;
 - the UI's rooms below the page (``callbacks``, ``views``, ``state``, ``images``, ``serving``) never reach
   gradio or the page, tabs and glue that import it;
 - the UI's rooms import downwards only (:data:`UI_LAYERS`: page, tabs, glue, callbacks, views, state, then
@@ -236,6 +238,16 @@ def test_metrics_and_engine_never_reach_the_ui():
         if m.startswith(("ts2viz.metrics", "ts2viz.engine")):
             ui = sorted(t for t in _reach(edges, m) if t.startswith("ts2viz.ui") or t.split(".")[0] == "gradio")
             assert not ui, f"{m} reaches {ui}"
+
+
+def test_question_answering_runs_no_model():
+    modules, edges, _ = _graph()
+    checked = [m for m in modules if _in(m, ("ts2viz.qa",))]
+    assert "ts2viz.qa.mapping" in checked and "ts2viz.qa.views" in checked
+    for m in checked:
+        bad = sorted(t for t in _reach(edges, m) if t.split(".")[0] in HEAVY
+                     or _in(t, ("ts2viz.metrics", "ts2viz.ui")))
+        assert not bad, f"{m} reaches {bad}"
 
 
 def test_no_private_names_across_modules():

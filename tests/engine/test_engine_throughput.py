@@ -346,11 +346,11 @@ def test_the_engines_preparation_threads_are_single_threaded_and_sized_by_the_cp
 
 
 def test_images_are_hashed_only_for_the_cache(tmp_path, monkeypatch):
-    import ts2viz.engine.core as core
+    import ts2viz.engine.batches as batches
 
     calls = []
-    real = core.hash_pil
-    monkeypatch.setattr(core, "hash_pil", lambda image: calls.append(1) or real(image))
+    real = batches.hash_pil
+    monkeypatch.setattr(batches, "hash_pil", lambda image: calls.append(1) or real(image))
     ims = [Image.new("RGB", (30, 30), c) for c in ("red", "blue")]
     metric = _metric("clip", None)
     engine.score_images(metric, ims, PROMPTS[:2], use_cache=False)

@@ -312,7 +312,7 @@ def test_llmscore_local_description_format_and_options():
 def test_score_cli_to_leaderboard_with_details(tmp_path, llm_server, vie_server, capsys):
     from ts2viz.dataset import load_dataset
     from ts2viz.qa.details import question_table
-    from ts2viz.qa.views import cached_details
+    from ts2viz.engine.details import cached_details
 
     llm_url, _ = llm_server
     vie_url, _ = vie_server

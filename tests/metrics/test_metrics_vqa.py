@@ -10,7 +10,8 @@ from ts2viz import engine, metrics
 from ts2viz.dataset import load_bundled
 from ts2viz.errors import InputError
 from ts2viz.qa.accumulation import dsg_counted, dsg_score, tifa_score
-from ts2viz.qa.mapping import load_mapper, match_choice, normalize_answer
+from ts2viz.metrics.backbones.sbert import load_mapper
+from ts2viz.qa.mapping import match_choice, normalize_answer
 from ts2viz.qa.questions import (Question, QuestionSource, bundled_path, parse_parents, prompt_key, read_question_csv,
                                  write_question_csv)
 from ts2viz.metrics.backbones.vqa import crop

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from ts2viz.errors import InputError
-from ts2viz.nuisance import transforms as T
+from ts2viz.nuisance import hooks as H, transforms as T
 
 IMAGE_SPECS = ["jpeg:quality=30", "rescale:factor=0.5", "resize:side=40", "crop:fraction=0.9", "blur:sigma=2",
                "brightness:factor=1.2", "contrast:factor=1.5", "saturation:factor=0.5", "noise:sigma=8",
@@ -286,13 +286,13 @@ def test_roundtrip_stores_a_jpeg_as_png_and_anything_else_as_jpeg(tmp_path):
     im.save(tmp_path / "a.png")
     jpg = Image.open(tmp_path / "a.jpg").convert("RGB")
     png = Image.open(tmp_path / "a.png").convert("RGB")
-    hook = T.ImageHook("roundtrip:quality=80")
+    hook = H.ImageHook("roundtrip:quality=80")
     assert hook(jpg, tmp_path / "a.jpg").tobytes() == jpg.tobytes()       # PNG: lossless
     out = hook(png, tmp_path / "a.png")
     buf = io.BytesIO()
     png.save(buf, "JPEG", quality=80)
     assert out.tobytes() == Image.open(io.BytesIO(buf.getvalue())).convert("RGB").tobytes() != png.tobytes()
-    assert T.source_format(tmp_path / "a.jpg") == "JPEG" and T.source_format(tmp_path / "missing.png") is None
+    assert H.source_format(tmp_path / "a.jpg") == "JPEG" and H.source_format(tmp_path / "missing.png") is None
 
 
 def test_hflip_mirrors_and_is_marked_as_changing_meaning():
@@ -313,9 +313,9 @@ def test_text_transforms():
 
 
 def test_engine_hooks_travel_to_ray_workers():
-    hook = T.ImageHook("noise:sigma=4", seed=9)
+    hook = H.ImageHook("noise:sigma=4", seed=9)
     back = pickle.loads(pickle.dumps(hook))
     im = textured()
     assert back(im).tobytes() == hook(im).tobytes() == T.parse("noise:sigma=4").image(im, seed=9).tobytes()
     assert back.key == hook.key and "seed=9" in hook.key
-    assert pickle.loads(pickle.dumps(T.TextHook("period")))("a cat") == "a cat."
+    assert pickle.loads(pickle.dumps(H.TextHook("period")))("a cat") == "a cat."

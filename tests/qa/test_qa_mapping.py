@@ -10,8 +10,8 @@ from margins import assert_wide_argmax
 from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
-from ts2viz.qa.mapping import (DEFAULT_MAPPER, LexicalMapper, SBERTMapper, is_correct, is_yes_no, load_mapper,
-                                    yes_no_choice)
+from ts2viz.metrics.backbones.sbert import DEFAULT_MAPPER, SBERTMapper, load_mapper
+from ts2viz.qa.mapping import LexicalMapper, is_correct, is_yes_no, yes_no_choice
 from ts2viz.qa.records import bundled_qa_records
 
 

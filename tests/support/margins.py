@@ -118,7 +118,7 @@ def assert_wide_rounding(values: Iterable[float] | float, decimals: int = 0, *, 
 
 def assert_wide_choices(mapper, answers: Sequence[str], choices: Sequence[Sequence[str]], *, rel: float = REL,
                         context: str = "") -> None:
-    """Assert that a Sentence-BERT mapper (``ts2viz.qa.mapping.SBERTMapper``) picks each answer's choice by
+    """Assert that a Sentence-BERT mapper (``ts2viz.metrics.backbones.sbert.SBERTMapper``) picks each answer's choice by
     a wide margin: the cosine argmax over its choices, for every answer that is not one of them (TIFA's
     rule sends those to Sentence-BERT; an answer that is a choice is taken as is)."""
     for a, cs in zip(answers, choices):

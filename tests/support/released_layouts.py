@@ -176,7 +176,7 @@ def load_vqa_qa(kind: str, mapper: str = "lexical") -> Callable:
 
 
 def load_mapper_model(folder: Path, tmp: Path):
-    from ts2viz.qa.mapping import load_mapper
+    from ts2viz.metrics.backbones.sbert import load_mapper
 
     return load_mapper(f"sbert:{folder}", "cpu", rule="tifa").map(["a cat"], [["cat", "dog"]])
 

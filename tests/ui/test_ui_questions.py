@@ -326,7 +326,7 @@ def test_live_tifa_and_fineeval(live, tmp_path):
     drawn = Image.open(io.BytesIO(base64.b64decode(html.split("base64,", 1)[1].split("'", 1)[0]))).convert("RGB")
     # where the app's own details put the best crop: which crop is best is a near-tie on the tiny BLIP
     # (its P(yes) differs by 1e-9 between crops), so it is read back, not recomputed (issue 30)
-    from ts2viz.qa.views import cached_details
+    from ts2viz.engine.details import cached_details
 
     mine = cached_details(qa_sources.qa_source(app, live["fine"]).config_hash, ds, [fn1], app.cache_root)[fn1]
     best = mine["candidates"][mine["questions"][2]["best"]]

@@ -222,7 +222,7 @@ def test_memo_is_bounded_and_builds_once():
 
 
 def test_model_cache_keeps_a_few(tmp_path, monkeypatch):
-    monkeypatch.setattr(engine.core, "MODEL_CACHE_SIZE", 2)
+    monkeypatch.setattr(engine.models, "MODEL_CACHE_SIZE", 2)
     specs = []
     for k in range(3):
         p = tmp_path / f"s{k}.csv"

@@ -14,8 +14,9 @@ resumes, a re-run scores nothing new. Loaded metrics are kept for reuse in the p
 from __future__ import annotations
 
 from .cache import ScoreCache
-from .core import MODEL_CACHE_SIZE, cached_metrics, get_metric, score_dataset, score_images, score_variants
+from .core import score_dataset, score_images, score_variants
 from .inputs import Variant, VariantScores
+from .models import MODEL_CACHE_SIZE, cached_metrics, get_metric
 
 __all__ = ["score_dataset", "score_images", "score_variants", "Variant", "VariantScores", "get_metric",
            "cached_metrics", "MODEL_CACHE_SIZE", "ScoreCache"]

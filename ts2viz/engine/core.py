@@ -1,141 +1,22 @@
 """Batch scoring: datasets or loose images through metrics, with the score cache and a prefetching loader.
 
-Decoding and preprocessing (``Metric.prepare``) run in a thread pool ahead of the model, a bounded number
-of batches ahead (PIL, numpy and torch release the GIL), so that the accelerator does not wait on them;
-the model runs in the calling thread. The pool has a thread per CPU but one
-(:func:`~ts2viz.engine.inputs.preparation_threads`), each running torch single-threaded; for a metric with
-``stacks_prepared`` the threads also stack each batch as its images are prepared (in page-locked memory
-for a CUDA metric). Images are hashed only for the cache. Each finished batch is committed to the cache
-before the next starts; on an error or an interrupt the images not yet started are dropped.
-
-Loaded metrics are kept for reuse in this process (:func:`get_metric`, at most :data:`MODEL_CACHE_SIZE`),
-so that the app's repeated :func:`score_images` calls load a model once.
+The entry points (:func:`score_images`, :func:`score_dataset`, :func:`score_variants`) check their inputs,
+open the cache and run each metric over the images batch by batch (:mod:`ts2viz.engine.batches`: the
+prefetching loader); loaded metrics are kept for reuse in this process (:mod:`ts2viz.engine.models`), so
+that the app's repeated :func:`score_images` calls load a model once.
 """
 from __future__ import annotations
 
 import os
-import threading
-import warnings
-from collections import OrderedDict, deque
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ..errors import InputError
-from .cache import ScoreCache, hash_pil, variant_key
-from .inputs import (Progress, Variant, VariantScores, image_sources, one_torch_thread, preparation_threads,
-                     warn_unscored)
-
-
-#: How many loaded metrics (models) the process keeps, least recently used dropped first
-#: (env ``TS2VIZ_MODEL_CACHE``). A model can take gigabytes of GPU memory: keeping every spec ever
-#: asked for (a public app) would exhaust it.
-MODEL_CACHE_SIZE = max(1, int(os.environ.get("TS2VIZ_MODEL_CACHE", "2") or 2))
-
-_METRICS: "OrderedDict[tuple, Any]" = OrderedDict()
-_METRICS_LOCK = threading.Lock()
-
-#: images with more pixels than this get NaN and a warning instead of being decoded (a 50-megapixel RGB
-#: image is 150 MB decoded; the app's upload limit is the same). Set ``TS2VIZ_MAX_PIXELS`` to change it.
-MAX_IMAGE_PIXELS = int(os.environ.get("TS2VIZ_MAX_PIXELS") or 50_000_000)
-
-
-def get_metric(spec, device: str | None = None, **options):
-    r"""A loaded metric for ``spec`` (a SPEC string or a Metric), reused across calls in this process.
-
-    At most :data:`MODEL_CACHE_SIZE` metrics are kept, keyed by ``(spec, device, options)``, least recently
-    used dropped first (a caller still holding a dropped one keeps it until done; once it is dropped, cached
-    GPU memory is given back). Loads are serialised, so two threads asking for the same spec load it once.
-
-    Parameters
-    ----------
-    spec : str or ts2viz.metrics.common.base.Metric
-        A SPEC string (``family:model?key=value``, see :mod:`ts2viz.metrics`), or a loaded metric, which is
-        returned as it is (neither kept nor checked against ``device``).
-    device : str or None, default None
-        ``cuda``, ``cuda:N``, ``mps`` or ``cpu``; None: the first of cuda, mps and cpu that torch can use.
-    **options
-        Options overriding the spec's ``?key=value`` part (:func:`ts2viz.metrics.load`).
-
-    Returns
-    -------
-    ts2viz.metrics.common.base.Metric
-        The metric: the kept one when the same ``(spec, device, options)`` was loaded before.
-
-    Raises
-    ------
-    InputError
-        From :func:`ts2viz.metrics.load`: a malformed spec, an unknown family or option, a model that cannot
-        be found or loaded, or a device that is not available.
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> tmp = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (tmp / "mine.py").write_text("def length(images, prompts):\n"
-    ...                                  "    return [len(p) for p in prompts]\n")
-    >>> m = get_metric(f"callable:{tmp / 'mine.py'}:length")
-    >>> m is get_metric(f"callable:{tmp / 'mine.py'}:length"), get_metric(m) is m
-    (True, True)
-    >>> (m.spec, None, ()) in cached_metrics()
-    True
-    >>> import shutil; shutil.rmtree(tmp)
-    """
-    from ..metrics import load
-    from ..metrics.common.base import Metric
-
-    if isinstance(spec, Metric):
-        return spec
-    key = (spec, device, tuple(sorted(options.items())))
-    with _METRICS_LOCK:
-        m = _METRICS.get(key)
-        if m is not None:
-            _METRICS.move_to_end(key)
-            return m
-        m = load(spec, device=device, **options)
-        _METRICS[key] = m
-        dropped = []
-        while len(_METRICS) > MODEL_CACHE_SIZE:
-            dropped.append(_METRICS.popitem(last=False)[1])
-    if dropped:
-        del dropped
-        _release_accelerator_memory()
-    return m
-
-
-def cached_metrics() -> list[tuple]:
-    """Keys of the loaded metrics kept for reuse by :func:`get_metric`.
-
-    Returns
-    -------
-    list of tuple
-        ``(spec, device, options)`` per kept metric (``options`` a sorted tuple of ``(name, value)``
-        pairs), least recently used first.
-    """
-    with _METRICS_LOCK:
-        return list(_METRICS)
-
-
-def _release_accelerator_memory() -> None:
-    # Only if torch is already imported: a dropped model's CUDA memory goes back to the device.
-    import gc
-    import sys
-
-    gc.collect()
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        torch.cuda.empty_cache()
-
-
-def _workers() -> int:
-    # Leave a core to the model (see inputs.preparation_threads).
-    return preparation_threads()
-
-
-def _pool() -> ThreadPoolExecutor:
-    """The threads that hash, decode and prepare images, torch single-threaded on each."""
-    return ThreadPoolExecutor(_workers(), initializer=one_torch_thread)
+from .batches import Item, hash_items, preparation_pool, run_metric
+from .cache import ScoreCache, variant_key
+from .inputs import Progress, Variant, VariantScores, image_sources, warn_unscored
+from .models import get_metric
 
 
 def _open_cache(cache_dir, use_cache: bool) -> ScoreCache | None:
@@ -144,289 +25,8 @@ def _open_cache(cache_dir, use_cache: bool) -> ScoreCache | None:
     return ScoreCache(cache_dir)
 
 
-class _Item:
-    """One image to score.
-
-    Where it comes from, its name, its prompt, its cache key, why it failed, and the change made to its
-    decoded image before scoring (``hook``: a :class:`Variant`'s ``image``).
-    """
-
-    __slots__ = ("source", "name", "prompt", "key", "error", "hook")
-
-    def __init__(self, source, prompt: str, name: str | None = None, hook=None):
-        self.source = source
-        self.name = name
-        self.prompt = prompt
-        self.key: str | None = None
-        self.error: str | None = None
-        self.hook = hook
-
-
-def _hash_items(items: list[_Item], cache: ScoreCache | None, pool: ThreadPoolExecutor) -> None:
-    """Set each item's cache key (the content hash of its image), or why it has none.
-
-    Without a cache no image is hashed (no key is needed): only a missing source is noted.
-    """
-    from PIL import Image
-
-    if cache is None:
-        for it in items:
-            if it.source is None:
-                it.error = "image not available"
-            elif not isinstance(it.source, Image.Image):
-                it.key = str(it.source)
-        return
-
-    def one(it: _Item) -> None:
-        if it.source is None:
-            it.error = "image not available"
-            return
-        try:
-            if isinstance(it.source, Image.Image):
-                it.key = hash_pil(it.source)
-            elif cache is not None:
-                it.key = cache.file_hash(it.source)
-            else:
-                it.key = str(it.source)
-        except OSError as e:
-            it.error = f"unreadable ({e.strerror or type(e).__name__})"
-
-    list(pool.map(one, items))
-
-
-class _Stacker:
-    """One batch's prepared items, stacked by the threads that prepare them.
-
-    Each item is copied into one tensor per field with a new first axis as soon as it is prepared, so that
-    the thread that drives the model need not stack them (for a metric with ``stacks_prepared``; see
-    :class:`ts2viz.metrics.common.base.PreparedBatch`).
-
-    The first item fixes the fields' shapes and dtypes; an item of another shape or kind (not a tensor or a
-    dict of tensors) leaves the batch unstacked, and the metric stacks it as it would anyway. ``pin``: the
-    buffers in page-locked memory (a CUDA metric: faster, asynchronous copies to the device).
-    """
-
-    def __init__(self, n: int, pin: bool = False):
-        self.n, self.pin = n, pin
-        self.lock = threading.Lock()
-        self.buffers: dict | None = None
-        self.ok = True
-
-    def _empty(self, shape, dtype):
-        import torch
-
-        if self.pin:
-            try:
-                return torch.empty(shape, dtype=dtype, pin_memory=True)
-            except RuntimeError:    # no page-locked memory to be had: ordinary memory
-                self.pin = False
-        return torch.empty(shape, dtype=dtype)
-
-    def put(self, slot: int, item):
-        """Copy ``item`` into the batch at ``slot``.
-
-        Returns it as a view of the batch, or as it is when the batch cannot take it.
-        """
-        import torch
-
-        fields = item if isinstance(item, dict) else {None: item}
-        if not self.ok or not fields or not all(isinstance(v, torch.Tensor) for v in fields.values()):
-            self.ok = False
-            return item
-        with self.lock:
-            if self.buffers is None:
-                self.buffers = {k: self._empty((self.n, *v.shape), v.dtype) for k, v in fields.items()}
-            buffers = self.buffers
-        if set(buffers) != set(fields) or any(buffers[k].shape[1:] != v.shape or buffers[k].dtype != v.dtype
-                                              for k, v in fields.items()):
-            self.ok = False
-            return item
-        views = {}
-        for k, v in fields.items():
-            buffers[k][slot].copy_(v)
-            views[k] = buffers[k][slot]
-        return views if isinstance(item, dict) else views[None]
-
-    def batch(self, prepared: list):
-        """The batch's items as a :class:`PreparedBatch` carrying the stacked tensors, or the plain list."""
-        from ..metrics.common.base import PreparedBatch
-
-        if not self.ok or self.buffers is None or len(prepared) != self.n:
-            return prepared
-        stacked = self.buffers if None not in self.buffers else self.buffers[None]
-        return PreparedBatch(prepared, stacked)
-
-
-def _pinned_staging(metric) -> bool:
-    """Whether a metric's stacked batches are staged in page-locked memory: it runs on a CUDA device."""
-    import sys
-
-    torch = sys.modules.get("torch")
-    device = str(getattr(metric, "device", "") or "")
-    return bool(torch is not None and device.startswith("cuda") and torch.cuda.is_available())
-
-
-def _run_metric(metric, items: list[_Item], cache: ScoreCache | None, pool: ThreadPoolExecutor,
-                batch_size: int | None, progress: Progress | None,
-                want_details: bool) -> tuple[np.ndarray, list]:
-    """Scores (and details) of ``items`` for one metric, reusing and filling the cache.
-
-    Every metric takes the same path: ``prepare`` on worker threads (given the decoded image when the
-    metric needs pixels, and the image's name), then ``score_prepared`` in batches on this thread.
-    """
-    from ..metrics.common.base import load_image, score_with_oom_retry
-
-    n = len(items)
-    values = np.full(n, np.nan)
-    details: list = [None] * n
-    pixels = metric.needs_pixels
-    # A metric that needs no pixels can score an image whose file cannot be read.
-    todo = [i for i, it in enumerate(items) if not pixels or it.error is None]
-    if not metric.cacheable:
-        cache = None
-    with_details = metric.has_details
-    if cache is not None and todo:
-        cache.register_metric(metric.config_hash, metric.spec, metric.config)
-        hits = cache.get_many(metric.config_hash, [(items[i].key, items[i].prompt) for i in todo
-                                                   if items[i].key is not None],
-                              with_details=with_details and want_details)
-        rest = []
-        for i in todo:
-            h = hits.get((items[i].key, items[i].prompt)) if items[i].key is not None else None
-            if h is None:
-                rest.append(i)
-            else:
-                values[i], details[i] = h
-        todo = rest
-    if todo:
-        metric.check_prompts([items[i].prompt for i in todo])
-    total, done = n, n - len(todo)
-    if progress:
-        progress(metric.spec, done, total)
-    bs = int(batch_size or metric.batch_size)
-    failed: dict[int, str] = {}
-
-    def prep(i: int, stacker: _Stacker | None = None, slot: int = 0):
-        try:
-            if pixels:
-                check_pixels(items[i].source)
-            image = load_image(items[i].source) if pixels else None
-            if pixels and items[i].hook is not None:
-                image = items[i].hook(image, items[i].source)
-            x = metric.prepare(image, items[i].name)
-            return stacker.put(slot, x) if stacker is not None else x
-        except InputError as e:
-            failed[i] = e.problem
-        except Exception as e:  # noqa: BLE001 - a bad image must not stop the run
-            failed[i] = f"cannot preprocess ({type(e).__name__}: {e})"
-        return None
-
-    # Batches are prepared ahead of the model on the worker threads (each image on its own thread, and
-    # for a metric that takes stacked batches, copied into its batch as it is done), a bounded number of
-    # them in flight: while the model scores one batch, the next ones are being prepared.
-    stacking = bool(getattr(metric, "stacks_prepared", False))
-    pin = stacking and _pinned_staging(metric)
-    ahead = max(2, -(-4 * _workers() // max(bs, 1)))
-    queue: deque = deque()
-    pos = 0
-
-    def refill() -> None:
-        nonlocal pos
-        while pos < len(todo) and len(queue) < ahead:
-            idx = todo[pos:pos + bs]
-            pos += len(idx)
-            stacker = _Stacker(len(idx), pin) if stacking else None
-            queue.append((idx, [pool.submit(prep, i, stacker, k) for k, i in enumerate(idx)], stacker))
-
-    try:
-        refill()
-        while queue:
-            idx, futures, stacker = queue.popleft()
-            batch = [(i, fut.result()) for i, fut in zip(idx, futures)]
-            refill()
-            good = [(i, x) for i, x in batch if i not in failed]
-            if good:
-                prepared = [x for _, x in good]
-                if stacker is not None and len(good) == len(batch):
-                    prepared = stacker.batch(prepared)
-                vals, dets, bs = score_with_oom_retry(metric, prepared, [items[i].prompt for i, _ in good], bs)
-                rows = []
-                for k, (i, _) in enumerate(good):
-                    if np.isinf(vals[k]):   # the one rule for non-finite scores: no score (see scores.drop_non_finite)
-                        failed[i] = f"the metric returned {vals[k]}"
-                        vals[k] = np.nan
-                    values[i] = vals[k]
-                    d = dets[k] if dets is not None else None
-                    details[i] = d
-                    if cache is not None and items[i].key is not None:
-                        rows.append((items[i].key, items[i].prompt, vals[k], d))
-                if cache is not None:
-                    cache.put_many(metric.config_hash, rows)
-            done += len(batch)
-            if progress:
-                progress(metric.spec, done, total)
-    except BaseException:
-        # An error, or an interrupt (Ctrl-C, a progress callback that stops the run): the images not yet
-        # started are dropped, so that leaving the thread pool waits only for those being prepared.
-        for _, futures, _ in queue:
-            for fut in futures:
-                fut.cancel()
-        raise
-    for i, why in failed.items():
-        items[i].error = items[i].error or why
-    return values, details
-
-
-def _warn_missing(items: list[_Item], names: Sequence[str]) -> int:
+def _warn_missing(items: list[Item], names: Sequence[str]) -> int:
     return warn_unscored(names, [it.error for it in items], stacklevel=4)
-
-
-def check_pixels(source, max_pixels: int | None = None) -> None:
-    """Refuse an image with too many pixels, reading only the file's header: an oversized image is never decoded.
-
-    The engine calls it before decoding each image; the image then gets NaN and is named in the run's
-    warning.
-
-    Parameters
-    ----------
-    source : str or os.PathLike or PIL.Image.Image
-        The image file, or an image in memory. An unreadable file passes (decoding reports it).
-    max_pixels : int or None, default None
-        The most pixels (width x height) allowed; None: :data:`MAX_IMAGE_PIXELS` (``TS2VIZ_MAX_PIXELS``).
-
-    Raises
-    ------
-    InputError
-        If the image has more than ``max_pixels`` pixels, or Pillow's decompression-bomb check refuses it.
-
-    Examples
-    --------
-    >>> from PIL import Image
-    >>> check_pixels(Image.new("RGB", (10, 10)), max_pixels=100)
-    >>> check_pixels(Image.new("RGB", (10, 11)), max_pixels=100)
-    Traceback (most recent call last):
-    ...
-    ts2viz.errors.InputError: image is 10x11 = 0 megapixels; the limit is 0.0001 megapixels (TS2VIZ_MAX_PIXELS)
-    """
-    from PIL import Image
-
-    limit = MAX_IMAGE_PIXELS if max_pixels is None else max_pixels
-    try:
-        if isinstance(source, Image.Image):
-            w, h = source.size
-        else:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-                with Image.open(source) as im:
-                    w, h = im.size
-    except Image.DecompressionBombError as e:
-        raise InputError(f"image has too many pixels ({e}); the limit is {limit / 1e6:g} megapixels "
-                         f"(TS2VIZ_MAX_PIXELS)") from None
-    except Exception:  # noqa: BLE001 - not an image, truncated...: load_image says so
-        return
-    if w * h > limit:
-        raise InputError(f"image is {w}x{h} = {w * h / 1e6:.0f} megapixels; the limit is {limit / 1e6:g} "
-                         f"megapixels (TS2VIZ_MAX_PIXELS)")
 
 
 def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, device: str | None = None,
@@ -480,7 +80,7 @@ def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, de
     -------
     scores : numpy.ndarray
         Float64, one score per image, in order; NaN for an image that could not be scored (unreadable, not
-        an image, over :data:`MAX_IMAGE_PIXELS`, or a metric that returned an infinite value).
+        an image, over :data:`ts2viz.engine.batches.MAX_IMAGE_PIXELS`, or a metric that returned an infinite value).
     details : list
         Only with ``return_details=True``: per image, the metric's details (the per-question records of
         TIFA, DSG and the other question-answering metrics), else ``None``.
@@ -540,12 +140,12 @@ def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, de
     metric = get_metric(spec_or_metric, device)
     names = [str(im) if isinstance(im, (str, os.PathLike)) else getattr(im, "filename", None) or None
              for im in images]
-    items = [_Item(im, str(p), name) for im, p, name in zip(images, prompts, names)]
+    items = [Item(im, str(p), name) for im, p, name in zip(images, prompts, names)]
     cache = _open_cache(cache_dir, use_cache)
     try:
-        with _pool() as pool:
-            _hash_items(items, cache, pool)
-            values, dets = _run_metric(metric, items, cache, pool, batch_size, progress, return_details)
+        with preparation_pool() as pool:
+            hash_items(items, cache, pool)
+            values, dets = run_metric(metric, items, cache, pool, batch_size, progress, return_details)
     finally:
         if cache is not None:
             cache.close()
@@ -734,17 +334,17 @@ def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None
     values = np.full((len(names), len(metrics)), np.nan)
     cache = _open_cache(cache_dir, use_cache)
     try:
-        items = [_Item(None, ds.row(fn).prompt, fn) for fn in names]
-        with _pool() as pool:
+        items = [Item(None, ds.row(fn).prompt, fn) for fn in names]
+        with preparation_pool() as pool:
             if any(m.needs_pixels for m in metrics):
                 for it, src in zip(items, image_sources(ds, names)):
                     it.source = src
-                _hash_items(items, cache, pool)
+                hash_items(items, cache, pool)
                 if all(it.error is not None for it in items):
                     raise InputError(f"none of the {len(items)} images of dataset {ds.name} could be read "
                                      "(no local image files; pass a dataset folder with the images)")
             for j, m in enumerate(metrics):
-                values[:, j], _ = _run_metric(m, items, cache, pool, batch_size, progress, False)
+                values[:, j], _ = run_metric(m, items, cache, pool, batch_size, progress, False)
         if any(m.needs_pixels for m in metrics):
             _warn_missing(items, names)
     finally:
@@ -849,12 +449,12 @@ def score_variants(dataset, spec, variants: Sequence[Variant], seg_ids: Sequence
     cache = _open_cache(cache_dir, use_cache)
     errors: list[str | None] = [None] * len(names)
     try:
-        base = [_Item(None, ds.row(fn).prompt, fn) for fn in names]
-        with _pool() as pool:
+        base = [Item(None, ds.row(fn).prompt, fn) for fn in names]
+        with preparation_pool() as pool:
             if metric.needs_pixels:
                 for it, src in zip(base, image_sources(ds, names)):
                     it.source = src
-                _hash_items(base, cache, pool)
+                hash_items(base, cache, pool)
                 if all(it.error is not None for it in base):
                     raise InputError(f"none of the {len(base)} images of dataset {ds.name} could be read "
                                      "(no local image files; pass a dataset folder with the images)")
@@ -862,7 +462,7 @@ def score_variants(dataset, spec, variants: Sequence[Variant], seg_ids: Sequence
                 hook = var.image if metric.needs_pixels else None
                 items = []
                 for b in base:
-                    it = _Item(b.source, var.prompt(b.prompt) if var.prompt is not None else b.prompt, b.name, hook)
+                    it = Item(b.source, var.prompt(b.prompt) if var.prompt is not None else b.prompt, b.name, hook)
                     it.error = b.error
                     it.key = variant_key(b.key, hook.key) if (hook is not None and b.key is not None) else b.key
                     items.append(it)
@@ -871,7 +471,7 @@ def score_variants(dataset, spec, variants: Sequence[Variant], seg_ids: Sequence
                     if progress is not None:
                         progress(f"{_spec} [{_label}]", done, total)
 
-                values[:, v], _ = _run_metric(metric, items, cache, pool, batch_size, prog, False)
+                values[:, v], _ = run_metric(metric, items, cache, pool, batch_size, prog, False)
                 for i, it in enumerate(items):
                     errors[i] = errors[i] or it.error
     finally:

@@ -27,7 +27,8 @@ from __future__ import annotations
 from . import run, summary, transforms
 from .run import MetricRun, NuisanceScores, read_nuisance
 from .summary import NuisanceSummary, format_summary, summarize
-from .transforms import DEFAULT, Transform, parse, parse_list
+from .transform_types import Transform
+from .transforms import DEFAULT, parse, parse_list
 
 __all__ = ["transforms", "run", "summary", "MetricRun", "NuisanceScores", "read_nuisance", "NuisanceSummary",
            "summarize", "format_summary", "DEFAULT", "Transform", "parse", "parse_list"]

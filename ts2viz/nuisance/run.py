@@ -33,7 +33,9 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
-from .transforms import ImageHook, TextHook, Transform, parse, parse_list
+from .hooks import ImageHook, TextHook
+from .transform_types import Transform
+from .transforms import parse, parse_list
 
 #: the long table's columns, in order
 COLUMNS = ("metric", "higher_is_better", "metric_config", "transform", "side", "changes_meaning", "degrading",

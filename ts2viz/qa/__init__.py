@@ -5,8 +5,8 @@ Everything about that, except running the models, lives here; the metric familie
 are in :mod:`ts2viz.metrics` (``qa``, ``gecko``, ``fineeval``, ...) and call these modules.
 
 * :mod:`ts2viz.qa.questions`: question sets (the TS2 question-file format, bundled and generated sets);
-* :mod:`ts2viz.qa.mapping`: a free-form answer -> one of the question's choices (lexical or
-  Sentence-BERT mappers) and the yes rules;
+* :mod:`ts2viz.qa.mapping`: a free-form answer -> one of the question's choices (the lexical mapper,
+  the Sentence-BERT mapper's rules) and the yes rules;
 * :mod:`ts2viz.qa.accumulation`: correct answers -> a per-image score (TIFA's mean, DSG's dependency
   gating under its named rules);
 * :mod:`ts2viz.qa.records`: per-question records as a table (the TS2 release's answers, or a live
@@ -15,5 +15,6 @@ are in :mod:`ts2viz.metrics` (``qa``, ``gecko``, ``fineeval``, ...) and call the
 * :mod:`ts2viz.qa.views`: question-level views over records (question x node accuracy, edge drops,
   SEGs ranked by question failures, cached live records).
 
-Nothing here imports torch or gradio at module level; the Sentence-BERT mapper loads its model lazily.
+Nothing here runs a model or imports torch or gradio: the Sentence-BERT mapper is a backbone
+(:mod:`ts2viz.metrics.backbones.sbert`).
 """

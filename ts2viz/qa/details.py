@@ -4,7 +4,7 @@ The question-based metrics are TIFA, DSG, Gecko and T2I-FineEval; the judges are
 LLMScore. The metrics return their details in shapes of their own (see
 :mod:`ts2viz.metrics.common.qametric`, :mod:`ts2viz.metrics.families.gecko`,
 :mod:`ts2viz.metrics.families.fineeval`; the score cache keeps them, read back with
-:func:`ts2viz.qa.views.cached_details`). This module reads all of them:
+:func:`ts2viz.engine.details.cached_details`). This module reads all of them:
 
 * :func:`question_table`: one image's questions as a table, with what each family knows about them
   (TIFA/DSG: raw answer, mapped choice, correctness, DSG parents and whether the question counted;

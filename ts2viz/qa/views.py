@@ -17,7 +17,8 @@ All functions take a QA records table (:mod:`ts2viz.qa.records`: bundled with
 ``score`` column (:func:`ts2viz.qa.details.detail_records`: Gecko, T2I-FineEval, likelihood scores)
 ``value="score"`` averages the questions' own values instead.
 
-:func:`cached_details` reads any metric's per-image details back from the score cache.
+:func:`cached_qa_records` reads a live TIFA/DSG metric's records back from the score cache (through the
+engine's :func:`ts2viz.engine.details.cached_details`).
 """
 from __future__ import annotations
 
@@ -370,47 +371,6 @@ def rank_segs_by_questions(records, dataset, *, metric: str | None = None, seg_i
                            ignore_index=True)
 
 
-def cached_details(config_hash: str, dataset, file_names: Sequence[str] | None = None, cache_dir=None) -> dict:
-    """Per-image details of a scored metric from the score cache (no model call, no scoring).
-
-    Parameters
-    ----------
-    config_hash : str
-        The metric's ``config_hash`` (it names the metric's cache entries; a loaded metric is not
-        needed).
-    dataset : Dataset
-        The :class:`ts2viz.Dataset` the images belong to (image files on disk, or cached hub
-        downloads): an entry's key is the image file's hash and the image's prompt.
-    file_names : sequence of str, optional
-        The images to look up (default: all of the dataset's).
-    cache_dir : str or os.PathLike, optional
-        The score cache (as for ``ts2viz.engine.score_dataset``; None: the default cache).
-
-    Returns
-    -------
-    dict
-        ``{file_name: details}`` for the images whose details are cached, in ``file_names`` order;
-        images not scored yet, scored without details, or without a readable image file are absent.
-    """
-    from ..dataset import cached_image
-    from ..engine.cache import ScoreCache
-
-    names = list(dataset.file_names if file_names is None else file_names)
-    with ScoreCache(cache_dir) as cache:
-        keys, found = [], []
-        for fn in names:
-            path = dataset.image_path(fn) or cached_image(dataset, fn)
-            if path is None:
-                continue
-            try:
-                keys.append((cache.file_hash(path), dataset.row(fn).prompt))
-            except OSError:
-                continue
-            found.append(fn)
-        hits = cache.get_many(config_hash, keys, with_details=True)
-    return {fn: hits[k][1] for fn, k in zip(found, keys) if k in hits and hits[k][1]}
-
-
 def cached_qa_records(metric, dataset, file_names: Sequence[str] | None = None, cache_dir=None):
     """QA records of a live TIFA/DSG metric from the score cache (no model call, no scoring).
 
@@ -439,6 +399,7 @@ def cached_qa_records(metric, dataset, file_names: Sequence[str] | None = None, 
         If ``metric`` is not a TIFA/DSG metric with per-question details, or if the cached details are
         malformed.
     """
+    from ..engine.details import cached_details
     from .records import records_from_details
 
     kind = getattr(metric, "kind", None)

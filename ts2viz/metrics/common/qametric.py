@@ -49,11 +49,11 @@ from ...qa.mapping import (
     check_yes_rule,
     is_correct,
     is_yes_no,
-    load_mapper,
     yes_no_choice,
 )
 from ...qa.questions import Question, QuestionSource
 from ..backbones.llm import load_llm
+from ..backbones.sbert import load_mapper
 from ..backbones.vqa import VQAModel, load_vqa_model
 from ..registry import Option
 from .base import Metric

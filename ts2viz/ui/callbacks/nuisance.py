@@ -26,7 +26,8 @@ import numpy as np
 from ...display import md_text, plural
 from ...errors import InputError
 from ...nuisance.run import MetricRun, NuisanceScores
-from ...nuisance.transforms import DEFAULT, ImageHook, parse, parse_list
+from ...nuisance.hooks import ImageHook
+from ...nuisance.transforms import DEFAULT, parse, parse_list
 from ..serving.jobs import checkpoint
 from ..state.app_state import AppView
 from ..state.nuisance_session import metric_choices, run_of, session_results, shared_results
@@ -87,7 +88,7 @@ def check_transforms(view, transforms) -> list:
 
     Returns
     -------
-    list of ts2viz.nuisance.transforms.Transform
+    list of ts2viz.nuisance.transform_types.Transform
         The transforms.
 
     Raises
@@ -364,7 +365,7 @@ def transformed_image(view, file_name: str, transform: str, seed: int = 0) -> Pa
     from PIL import Image
 
     from ...dataset import cached_image
-    from ...engine.core import MAX_IMAGE_PIXELS
+    from ...engine.batches import MAX_IMAGE_PIXELS
     from ..images.thumbs import GALLERY
 
     t = parse(transform)

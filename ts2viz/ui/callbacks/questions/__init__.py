@@ -11,7 +11,7 @@ per-question details the app can read:
 * a metric this session scored live from the library (``tifa:``, ``dsg:``, ``gecko:``,
   ``fineeval:``, and the judges ``viescore:``, ``llmscore:`` whose "questions" are their ratings
   with the judge's reasoning): its details are read back from the score cache
-  (:func:`ts2viz.qa.views.cached_details`), no model is loaded.
+  (:func:`ts2viz.engine.details.cached_details`), no model is loaded.
 
 For an image: its questions as a table (:func:`~ts2viz.ui.callbacks.questions.image.image_questions`)
 and, for T2I-FineEval, the image with its detections and a question's best crop

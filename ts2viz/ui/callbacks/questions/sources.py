@@ -8,7 +8,7 @@ from typing import Sequence
 from ....errors import InputError
 from ....qa.details import FAMILIES, detail_records
 from ....qa.records import BUNDLED_DSG_ACCUMULATION, BUNDLED_QA_METRICS, bundled_qa_records
-from ....qa.views import cached_details
+from ....engine.details import cached_details
 from ...state.app_state import AppView
 
 
