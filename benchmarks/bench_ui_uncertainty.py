@@ -27,7 +27,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from ts2viz.ui import load_state
-    from ts2viz.ui.callbacks.uncertainty import (bootstrap as uc_bootstrap, comparison as uc_comparison,
+    from ts2viz.ui.callbacks.uncertainty import (resampled as uc_bootstrap, comparison as uc_comparison,
                                                  significance as uc_significance)
     from ts2viz.ui.tabs.board import board_view
     import gradio as gr

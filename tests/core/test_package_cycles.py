@@ -34,9 +34,6 @@ KNOWN: set[frozenset[str]] = {
     # engine's cache, and scores reaches qa
     frozenset({"ts2viz.engine", "ts2viz.metrics", "ts2viz.metrics.backbones", "ts2viz.metrics.common",
                "ts2viz.metrics.families", "ts2viz.metrics.registry", "ts2viz.qa", "ts2viz.scores"}),
-    # (being fixed on branch h41ui): ui/page <-> ui/tabs, ui/state -> ui/callbacks, ...
-    frozenset({"ts2viz.ui.callbacks", "ts2viz.ui.images", "ts2viz.ui.page", "ts2viz.ui.state", "ts2viz.ui.tabs",
-               "ts2viz.ui.views"}),
 }
 
 

@@ -18,7 +18,7 @@ from ts2viz.display import column_label
 from ts2viz.errors import InputError
 from ts2viz.ui.callbacks import common as cb_common, board as cb_board
 from ts2viz.ui import load_state
-from ts2viz.ui.callbacks.uncertainty import (bootstrap as uc_bootstrap, comparison as uc_comparison,
+from ts2viz.ui.callbacks.uncertainty import (resampled as uc_bootstrap, comparison as uc_comparison,
                                              intervals as uc_intervals, significance as uc_significance)
 from ts2viz.ui.glue.tables import table_value
 

@@ -292,7 +292,7 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
         # the leaderboard's intervals too (a bootstrap, ~0.4 s a mode): else drawn by the first page load
         # and by the first mode switch, with every visitor's views queued behind it
         from ..metametrics.policy import MODES
-        from .callbacks.uncertainty.bootstrap import board_bootstrap
+        from .callbacks.uncertainty.resampled import board_bootstrap
 
         for mode in MODES:
             board_bootstrap(workspaces.view(None), mode)

@@ -10,7 +10,7 @@ import gradio as gr
 from ... import figures
 from ...display import SIGNED_SEP_NOTE, md_text
 from ..callbacks import common as cb_common, board as cb_board
-from ..callbacks.uncertainty import bootstrap as uc_bootstrap, intervals as uc_intervals
+from ..callbacks.uncertainty import resampled as uc_bootstrap, intervals as uc_intervals
 from ..glue.events import Page, Refresh
 from ..glue.plots import build_plain, page_plot
 from ..glue.tables import empty_table

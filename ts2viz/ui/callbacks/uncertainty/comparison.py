@@ -8,7 +8,7 @@ from ....display import SCALED_STATS, fmt_stat, md_text
 from ....errors import InputError
 from ..common import ALL
 from ...state.app_state import AppView
-from .bootstrap import ALPHA, board_bootstrap, cell_label, cell_name, check_cell
+from .resampled import ALPHA, board_bootstrap, cell_label, cell_name, check_cell
 
 
 def pair_comparison(app: AppView, mode: str, stat: str, x, y, partition: str = ALL) -> dict | None:

@@ -11,7 +11,7 @@ from ....display import column_label
 from ..board import BOARD_STATS, best_cells, leaderboard
 from ..common import interval_text, mark_columns, shown, table_csv
 from ...state.app_state import AppView
-from .bootstrap import SETTINGS, board_bootstrap, cell_label
+from .resampled import SETTINGS, board_bootstrap, cell_label
 
 
 #: the rank columns of the table and the CSV
@@ -49,7 +49,7 @@ def board_intervals(app: AppView, mode: str, board, sort_by: str | None = "ord_a
     ``rank_hi`` (:func:`ts2viz.metametrics.ranks.rank_intervals` by :func:`rank_cell` among every metric the
     session sees) at the end. The intervals and ranks are those of
     :func:`ts2viz.metametrics.table.leaderboard_table` on the session's meta-metrics with the bootstrap of
-    :func:`~ts2viz.ui.callbacks.uncertainty.bootstrap.board_bootstrap`. Called by the leaderboard's redraw when its
+    :func:`~ts2viz.ui.callbacks.uncertainty.resampled.board_bootstrap`. Called by the leaderboard's redraw when its
     scatter whiskers or table intervals are on.
 
     Parameters

@@ -10,7 +10,7 @@ from ....display import SCALED_STATS
 from ....errors import InputError
 from ..common import ALL, metric_choices
 from ...state.app_state import AppView
-from .bootstrap import ALPHA, board_bootstrap, cell_label, cell_name, check_cell
+from .resampled import ALPHA, board_bootstrap, cell_label, cell_name, check_cell
 
 
 #: up to this many metrics the significance heatmap prints each difference in its cell; above, only
@@ -23,7 +23,7 @@ def significance(app: AppView, mode: str, stat: str = "ord", partition: str = AL
     """All pairs of the metrics shown compared in one leaderboard cell, best first.
 
     The metrics are those of the family filter, compared in the cell of ``stat`` over ``partition``
-    (:func:`~ts2viz.ui.callbacks.uncertainty.bootstrap.cell_name`) and ordered by it. The comparisons are
+    (:func:`~ts2viz.ui.callbacks.uncertainty.resampled.cell_name`) and ordered by it. The comparisons are
     :func:`ts2viz.metametrics.comparison.pairwise`'s (difference, paired bootstrap interval, Wilcoxon
     signed-rank p on per-SEG values); the Holm correction runs over the pairs shown (M(M-1)/2 for M
     metrics): with every metric shown it is ``pairwise``'s own. Called by the Correlations tab's redraw.
@@ -79,7 +79,7 @@ def significance_figure(app: AppView, mode: str, stat: str = "ord", partition: s
                         pw: pcmp.PairwiseComparison | None = None):
     """The significance heatmap: cell (row, column) = row metric minus column metric, coloured where significant.
 
-    Coloured where the Holm-corrected p < :data:`~ts2viz.ui.callbacks.uncertainty.bootstrap.ALPHA`; differences
+    Coloured where the Holm-corrected p < :data:`~ts2viz.ui.callbacks.uncertainty.resampled.ALPHA`; differences
     printed up to :data:`MAX_NUMBERED` metrics. The Correlations tab's right heatmap.
 
     Parameters
