@@ -8,7 +8,7 @@ import pytest
 
 from ts2viz import metrics
 from ts2viz.metrics.families.fidelity import AS, FIDELITY, PRECISION
-from ts2viz.metrics.registry import FIDELITY_STATUSES
+from ts2viz.metrics.family import FIDELITY_STATUSES
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -22,7 +22,8 @@ from llm_server import contract_chat
 from tiny_models import CONTRACT_IMAGES, CONTRACT_PROMPTS, CONTRACT_SPECS
 
 from ts2viz import metrics
-from ts2viz.metrics.registry import FIDELITY_STATUSES, Card, accepted_options
+from ts2viz.metrics.family import FIDELITY_STATUSES, Card
+from ts2viz.metrics.registry import accepted_options
 
 ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = [f.name for f in metrics.families()]

@@ -44,7 +44,7 @@ from ..common.base import Metric
 from ..common.device import autocast, resolve_device, resolve_dtype
 from ..common.hub import check_model_id, file_fingerprint, hf_load, model_identity
 from ..common.spec import Spec
-from ..registry import Option
+from ..family import Option
 
 DEFAULT_BATCH = {"cpu": 32, "cuda": 256, "mps": 64}
 #: the options of clipscore:, alignscore: and siglip: (their cards list them)

@@ -27,7 +27,7 @@ from typing import Sequence
 
 from ...errors import InputError
 from ..common.spec import Spec
-from ..registry import Option
+from ..family import Option
 
 
 def jpeg_data_url(image, quality: int = 75) -> str:

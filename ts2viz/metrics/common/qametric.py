@@ -55,7 +55,7 @@ from ...qa.mapping import (
 from ...qa.questions import Question, QuestionSource
 from ..backbones.llm import load_llm
 from ..backbones.vqa import VQAModel, load_vqa_model
-from ..registry import Option
+from ..family import Option
 from .base import Metric
 from .choicescore import choice_index, normalized_probability
 from .decoding import DSG_INSTRUCTBLIP, GREEDY, Decoding, check_decoding, default_decoding

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..backbones.embedding import embedding_options
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..registry import Card, Fidelity
+from ..family import Card, Family, Fidelity
 from .fidelity import FIDELITY, PRECISION
 
 _E = "tests/metrics/test_metrics_embedding.py::"
@@ -81,3 +81,10 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
 
     return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
                            preprocess=preprocess)
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('alignscore',
+                "ALIGNScore: ALIGN's image-prompt logit cosine / temperature as TS2 computes it (?variant=cosine: the "
+                'cosine) (transformers)',
+                build, CARD, example='alignscore:kakaobrain/align-base', group='embedding', hub_model=True)

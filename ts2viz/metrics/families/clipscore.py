@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..backbones.embedding import embedding_options
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..registry import Card, Fidelity
+from ..family import Card, Family, Fidelity
 from .fidelity import FIDELITY, PRECISION
 
 _E = "tests/metrics/test_metrics_embedding.py::"
@@ -93,3 +93,10 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
 
     return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
                            preprocess=preprocess)
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('clipscore',
+                "CLIPScore: CLIP's image-prompt logit exp(logit_scale) * cosine as TS2 computes it (?variant=cosine: "
+                'the cosine; hessel, torchmetrics) (transformers or open_clip)',
+                build, CARD, example='clipscore:openai/clip-vit-base-patch32', group='embedding', hub_model=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..common.base import Metric
 from ..common.qametric import QA_OPTION_NAMES, build_qa, qa_options
 from ..common.spec import Spec
-from ..registry import Card, Fidelity
+from ..family import Card, Family, Fidelity
 from .fidelity import FIDELITY, PRECISION
 
 _D = "tests/metrics/test_dsg_fidelity.py::"
@@ -125,3 +125,10 @@ def build(spec: Spec, device: str | None = None, **options) -> Metric:
 
 #: the options :func:`build` takes through ``**options`` (:func:`build_qa`'s)
 build.extra_options = QA_OPTION_NAMES
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('dsg',
+                "DSG: fraction of yes/no questions answered 'yes', a question failing with a direct parent (DSG's "
+                'code)',
+                build, CARD, example='dsg:Salesforce/blip-vqa-base', group='questions', hub_model=True)

@@ -54,7 +54,7 @@ from ..backbones.vqa import VQAModel, load_vqa_model
 from ..common.base import Metric
 from ..common.llmcache import cached_reply
 from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 from .fidelity import FIDELITY, PRECISION
 from .fineeval_questions import (
     COARSE_RULES,
@@ -927,3 +927,9 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
 
 #: the options :func:`build` takes beyond its keyword parameters (none: ``**options`` only catches typos)
 build.extra_options = ()
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('fineeval',
+                'T2I-FineEval: max P(yes) over detector crops per entity/relation question, (fine+coarse)/2',
+                build, CARD, example='fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1', group='questions', hub_model=True)

@@ -36,7 +36,7 @@ from ..common.base import Metric
 from ..common.choicescore import choice_index, normalized_probability
 from ..common.llmcache import cached_reply
 from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 from .gecko_questions import (
     COVERAGE_SYSTEM,
     QA_SYSTEM,
@@ -481,3 +481,9 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
 
 #: the options :func:`build` takes beyond its keyword parameters (none: ``**options`` only catches typos)
 build.extra_options = ()
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('gecko',
+                'Gecko: LLM coverage-labelled yes/no questions, NLI-filtered, mean normalised answer likelihood',
+                build, CARD, example='gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1', group='questions', hub_model=True)

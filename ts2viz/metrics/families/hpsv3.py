@@ -29,7 +29,7 @@ from ..common.device import dtype_name, resolve_device, resolve_dtype
 from ..common.hub import hf_load, is_local_model, model_identity
 from ..common.hubfiles import file_identity, is_hub_id, local_or_hub_file, named_model
 from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 
 REPO = "MizzenAI/HPSv3"
 CHECKPOINT = "HPSv3.safetensors"
@@ -373,3 +373,9 @@ def _head(sd: dict):
     head = torch.nn.Sequential(*layers)
     head.load_state_dict(sd)
     return head
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('hpsv3',
+                'HPSv3: Qwen2-VL-7B reward model; mu read at the <|Reward|> token of its instruction',
+                build, CARD, example='hpsv3:hpsv3', group='preference', hub_model=True)

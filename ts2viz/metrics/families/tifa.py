@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..common.base import Metric
 from ..common.qametric import QA_OPTION_NAMES, build_qa, qa_options
 from ..common.spec import Spec
-from ..registry import Card, Fidelity
+from ..family import Card, Family, Fidelity
 from .fidelity import FIDELITY, PRECISION
 
 _F = "tests/metrics/test_tifa_fidelity.py::"
@@ -123,3 +123,9 @@ def build(spec: Spec, device: str | None = None, **options) -> Metric:
 
 #: the options :func:`build` takes through ``**options`` (:func:`build_qa`'s)
 build.extra_options = QA_OPTION_NAMES
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('tifa',
+                "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
+                build, CARD, example='tifa:Salesforce/blip-vqa-base', group='questions', hub_model=True)

@@ -40,7 +40,7 @@ from ..backbones.judge import (
 )
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 from . import viescore_prompts as P
 
 _J = "tests/metrics/test_metrics_judges.py::"
@@ -459,3 +459,9 @@ def build(spec: Spec, device: str | None = None, *, endpoint: str | None = None,
 
 #: options beyond the keyword parameters of :func:`build` (checked in one place, :func:`ts2viz.metrics.load`)
 build.extra_options = ENDPOINT_OPTIONS
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('viescore',
+                'VIEScore: a multimodal judge rates prompt following 0-10 with reasoning (min of the SC scores)',
+                build, CARD, example='viescore:gpt-4o?endpoint=https://api.openai.com/v1', group='judge')

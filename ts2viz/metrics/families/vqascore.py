@@ -22,7 +22,7 @@ from ...errors import InputError
 from ..backbones.vqa import VQAModel, load_vqa_model
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 from .vqascore_recipes import API_MODELS, MODEL_NAMES, Q_FIGURE, RECIPES, RELEASES, UNSUPPORTED, fill  # noqa: F401
 
 #: t2v_metrics' default question (CLIP-FlanT5, LLaVA-1.5 and its other VQAScore models), also TS2's
@@ -528,3 +528,11 @@ gpt = metrics.load("vqascore:gpt-4o?endpoint=https://api.openai.com/v1")   # top
 ```
 """,
 )
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('vqascore',
+                "VQAScore (t2v_metrics 3.0; ?recipe=t2v_metrics-3.1): the likelihood of 'Yes' to 'Does this figure "
+                'show "{prompt}"?\', asked and scored as t2v_metrics does per model (CLIP-FlanT5, LLaVA-1.5/1.6, '
+                "InstructBLIP, Qwen2-VL, PaliGemma, ...; GPT-4o's top log-probabilities through an endpoint)",
+                build, CARD, example='vqascore:clip-flant5-xxl', group='likelihood', hub_model=True)
