@@ -204,6 +204,10 @@ class Family:
     revisions : bool, optional
         A trailing ``@REVISION`` of MODEL is a hub revision (False where MODEL is a path or code, taken
         as written).
+    tiny : str, optional
+        A spec of a small metric of the family that loads in seconds with nothing downloaded, for the
+        registry's contract test (``tests/metrics/test_registry_contract.py``; empty: the family's tiny model
+        is built by ``tests/support/tiny_models.py``).
 
     Examples
     --------
@@ -223,10 +227,11 @@ class Family:
     hub_model: bool = False
     needs_pixels: bool = True
     revisions: bool = True
+    tiny: str = ""
 
     def __init__(self, name: str, description: str, build, card: Card | None = None, *, example: str = "",
                  group: str = "user", trusted_only: bool = False, hub_model: bool = False,
-                 needs_pixels: bool = True, revisions: bool = True):
+                 needs_pixels: bool = True, revisions: bool = True, tiny: str = ""):
         """Check and store the record (:class:`ValueError` for an unknown group or an upper-case name)."""
         if group not in GROUPS:
             raise ValueError(f"family {name!r}: group must be one of {GROUPS}, not {group!r}")
@@ -234,7 +239,7 @@ class Family:
             raise ValueError(f"family name must be non-empty lower case, not {name!r}")
         for k, v in dict(name=name, description=description, build=build, card_given=card, example=example,
                          group=group, trusted_only=trusted_only, hub_model=hub_model, needs_pixels=needs_pixels,
-                         revisions=revisions).items():
+                         revisions=revisions, tiny=tiny).items():
             object.__setattr__(self, k, v)
 
     def factory(self) -> Callable:
