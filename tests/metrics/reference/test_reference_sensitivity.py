@@ -118,7 +118,7 @@ def _decoding(name):
     def apply(mp):
         from ts2viz.metrics.common import decoding, qametric
 
-        mp.setattr(qametric, "default_decoding", lambda kind, model_type: decoding.GREEDY)
+        mp.setattr(qametric, "default_decoding", lambda decodings, model_type: decoding.GREEDY)
     apply.__doc__ = name
     return apply
 
@@ -134,10 +134,10 @@ def _normalised_correctness(mp):
 
 def _accumulation(name):
     def apply(mp):
-        from ts2viz.metrics.common import qametric
+        from ts2viz.metrics.families import dsg
 
-        score = qametric.dsg_score
-        mp.setattr(qametric, "dsg_score", lambda correct, parents, accumulation="direct": score(correct, parents, name))
+        score = dsg.dsg_score
+        mp.setattr(dsg, "dsg_score", lambda correct, parents, accumulation="direct": score(correct, parents, name))
     return apply
 
 

@@ -13,6 +13,9 @@ from .fidelity import FIDELITY, PRECISION
 
 _E = "tests/metrics/test_metrics_embedding.py::"
 
+#: the text length the public checkpoints were trained with (their processors pad and truncate to it)
+TEXT_LENGTH = 64
+
 CARD = Card(
     summary=("ALIGNScore: ALIGN's image–prompt logit as TS2's code computes it (`variant=ts2`, default) or the "
              "cosine similarity of its embeddings (`variant=cosine`) (transformers)."),
@@ -31,7 +34,7 @@ CARD = Card(
               "own `ALIGNScore` (T2IMetrics), run in a side venv (`tools/reference/ts2_embeddings/`)."),
     output_range="ts2: the model's logits (a scaled, for SigLIP shifted, cosine); cosine: [-1, 1]",
     higher_is_better=True,
-    options=embedding_options('alignscore'),
+    options=embedding_options(),
     precision=PRECISION['alignscore'],
     fidelity=(
         *(Fidelity(*row) for row in FIDELITY['alignscore']),
@@ -80,7 +83,7 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
     from ..backbones.embedding import build as build_embedding
 
     return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
-                           preprocess=preprocess)
+                           preprocess=preprocess, text_length=TEXT_LENGTH)
 
 
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)

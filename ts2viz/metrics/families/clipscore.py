@@ -7,7 +7,7 @@ image's and the prompt's embeddings (100 * cos for OpenAI's CLIP); ``variant=cos
 """
 from __future__ import annotations
 
-from ..backbones.embedding import embedding_options
+from ..backbones.embedding import ALL_VARIANTS, embedding_options
 from ..common.base import Metric
 from ..common.spec import Spec
 from ..family import Card, Family, Fidelity
@@ -37,7 +37,7 @@ CARD = Card(
     output_range=("ts2: exp(logit_scale) * cos, in [-exp(logit_scale), exp(logit_scale)] ([-100, 100] for OpenAI's "
                   "CLIP); cosine: [-1, 1]; hessel: [0, 2.5]; torchmetrics: [0, 100]"),
     higher_is_better=True,
-    options=embedding_options('clipscore'),
+    options=embedding_options(ALL_VARIANTS),
     precision=PRECISION['clipscore'],
     fidelity=(
         *(Fidelity(*row) for row in FIDELITY['clipscore']),
@@ -92,7 +92,7 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
     from ..backbones.embedding import build as build_embedding
 
     return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
-                           preprocess=preprocess)
+                           preprocess=preprocess, variants=ALL_VARIANTS, openclip=True)
 
 
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)

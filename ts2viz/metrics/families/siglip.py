@@ -13,6 +13,9 @@ from .fidelity import FIDELITY, PRECISION
 
 _E = "tests/metrics/test_metrics_embedding.py::"
 
+#: the text length the public checkpoints were trained with (their processors pad and truncate to it)
+TEXT_LENGTH = 64
+
 CARD = Card(
     summary=("SigLIP score: SigLIP's image–prompt logit as TS2's code computes it (`variant=ts2`, default) or the "
              "cosine similarity of its embeddings (`variant=cosine`) (transformers)."),
@@ -29,7 +32,7 @@ CARD = Card(
               "(`tools/reference/ts2_embeddings/`)."),
     output_range="ts2: the model's logits (a scaled, for SigLIP shifted, cosine); cosine: [-1, 1]",
     higher_is_better=True,
-    options=embedding_options('siglip'),
+    options=embedding_options(),
     precision=PRECISION['siglip'],
     fidelity=(
         *(Fidelity(*row) for row in FIDELITY['siglip']),
@@ -80,7 +83,7 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
     from ..backbones.embedding import build as build_embedding
 
     return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
-                           preprocess=preprocess)
+                           preprocess=preprocess, text_length=TEXT_LENGTH)
 
 
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)

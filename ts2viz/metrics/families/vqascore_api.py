@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
 import math
-import os
 import threading
 import time
 import warnings
@@ -69,7 +67,7 @@ def data_url(image, file_name: str | None = None) -> str:
     >>> data_url(Image.new("RGB", (2, 2)))[:30]
     'data:image/png;base64,iVBORw0K'
     """
-    from ..backbones.openai_client import fit_detail
+    from ..backbones.openai_client import fit_detail, image_data_url
 
     fitted = fit_detail(image)
     if file_name and fitted is image:
@@ -77,9 +75,7 @@ def data_url(image, file_name: str | None = None) -> str:
         kind = p.suffix.lower().lstrip(".")
         if kind in IMAGE_TYPES and p.is_file():
             return f"data:image/{kind};base64,{base64.b64encode(p.read_bytes()).decode('ascii')}"
-    buf = io.BytesIO()
-    fitted.convert("RGB").save(buf, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    return image_data_url(fitted, "PNG")
 
 
 def read_top_logprobs(top: Sequence[tuple[str, float]], answer: str) -> float:
@@ -136,16 +132,14 @@ class APIVQAScore(Metric):
             raise InputError(f"metric {spec.family}:{spec.model}: endpoint= is not the http(s) base URL of an "
                              "OpenAI-compatible API")
         fill(question_template, "x"), fill(answer_template, "x")
-        from ..backbones.openai_client import split_credentials
+        from ..backbones.openai_client import endpoint_and_key
 
-        url, cred = split_credentials(str(endpoint))
-        self.url = url.rstrip("/")
+        self.url, self.api_key = endpoint_and_key(str(endpoint), api_key, api_key_env)
         self.model_name = model
         self.question_template, self.answer_template = question_template, answer_template
         self.top_logprobs = int(top_logprobs)
         if not 1 <= self.top_logprobs <= 20:
             raise InputError(f"metric {spec.raw!r}: top_logprobs must be 1 to 20, not {top_logprobs}")
-        self.api_key = api_key if api_key is not None else (cred or os.environ.get(api_key_env, ""))
         self.timeout, self.retries, self.retry_wait = float(timeout), int(retries), float(retry_wait)
         self.workers = max(1, int(workers))
         self.cache = bool(cache)
