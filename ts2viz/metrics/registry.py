@@ -47,7 +47,8 @@ def builtin_families() -> dict[str, Family]:
     """The families of :mod:`ts2viz.metrics.families`: the ``FAMILY`` record of each of its modules, by name.
 
     Found on the first call (each module imported; none imports anything heavy at module level), the
-    same dict after.
+    same dict after. A subpackage (a family with helper modules, such as ``gecko/``) is read as its
+    ``__init__``, which holds the record; its helper modules are not searched.
 
     Returns
     -------

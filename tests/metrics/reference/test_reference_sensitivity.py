@@ -89,7 +89,7 @@ def _torchmetrics_prefix(mp):
 def _recipe(question=None, answer=None, rule=None):
     """The recipe ts2viz picks by architecture, with another question template or answer."""
     def apply(mp):
-        from ts2viz.metrics.families import vqascore_recipes as r
+        from ts2viz.metrics.families.vqascore import recipes as r
 
         pick = r.recipe_for
 
@@ -183,7 +183,7 @@ def _ur_first_number(mp):
 
 def _vs_rule_stripped(mp):
     """VIEScore's SC rule without its trailing newline (a prompt file read with ``.strip()``)."""
-    from ts2viz.metrics.families import viescore_prompts
+    from ts2viz.metrics.families.viescore import prompts as viescore_prompts
 
     mp.setattr(viescore_prompts, "T2I_RULE_SC", viescore_prompts.T2I_RULE_SC.strip())
 
@@ -270,7 +270,7 @@ def _softtifa_am_for_gm(mp):
 def _geneval2_recipe(**changes):
     """GenEval 2's VQAScore recipe with another question or rule."""
     def apply(mp):
-        from ts2viz.metrics.families import vqascore_recipes as r
+        from ts2viz.metrics.families.vqascore import recipes as r
 
         mp.setitem(r.RECIPES, "geneval2", dataclasses.replace(r.RECIPES["geneval2"], **changes))
     return apply

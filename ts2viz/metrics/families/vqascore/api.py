@@ -31,10 +31,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import InputError
-from ..common.base import Metric
-from ..common.spec import Spec
-from .vqascore_recipes import fill
+from ....errors import InputError
+from ...common.base import Metric
+from ...common.spec import Spec
+from .recipes import fill
 
 #: the image types t2v_metrics sends (its get_image_type): the file's extension is the data URL's type
 IMAGE_TYPES = ("png", "jpeg", "jpg", "gif", "bmp", "webp")
@@ -67,7 +67,7 @@ def data_url(image, file_name: str | None = None) -> str:
     >>> data_url(Image.new("RGB", (2, 2)))[:30]
     'data:image/png;base64,iVBORw0K'
     """
-    from ..backbones.openai_client import fit_detail, image_data_url
+    from ...backbones.openai_client import fit_detail, image_data_url
 
     fitted = fit_detail(image)
     if file_name and fitted is image:
@@ -132,7 +132,7 @@ class APIVQAScore(Metric):
             raise InputError(f"metric {spec.family}:{spec.model}: endpoint= is not the http(s) base URL of an "
                              "OpenAI-compatible API")
         fill(question_template, "x"), fill(answer_template, "x")
-        from ..backbones.openai_client import endpoint_and_key
+        from ...backbones.openai_client import endpoint_and_key
 
         self.url, self.api_key = endpoint_and_key(str(endpoint), api_key, api_key_env)
         self.model_name = model
@@ -172,7 +172,7 @@ class APIVQAScore(Metric):
 
     # -- one request ------------------------------------------------------------------------------
     def _cache_path(self, question: str, url: str) -> Path:
-        from ..common.llmcache import llm_cache_dir
+        from ...common.llmcache import llm_cache_dir
 
         blob = json.dumps({"api": "vqascore-top-logprobs", "model": self.model_name, "question": question,
                            "image": hashlib.sha256(url.encode()).hexdigest(), "top_logprobs": self.top_logprobs},
@@ -180,7 +180,7 @@ class APIVQAScore(Metric):
         return llm_cache_dir() / f"{hashlib.sha1(blob.encode()).hexdigest()}.json"
 
     def _post(self, question: str, url: str, timeout: float) -> dict:
-        from ..backbones.openai_client import post_chat
+        from ...backbones.openai_client import post_chat
 
         body = {"model": self.model_name, "messages": [{"role": "user", "content": [
             {"type": "text", "text": question}, {"type": "image_url", "image_url": {"url": url}}]}],
@@ -191,9 +191,9 @@ class APIVQAScore(Metric):
 
     def _top(self, question: str, url: str) -> tuple[list | None, bool, str]:
         """``(top log-probabilities or None, from the cache, error)`` for one request (all tries within ``timeout``)."""
-        from ..backbones.openai_client import EndpointError
+        from ...backbones.openai_client import EndpointError
 
-        from ..common.llmcache import reply_cache_on
+        from ...common.llmcache import reply_cache_on
 
         path = self._cache_path(question, url)
         cache = self.cache and reply_cache_on()
@@ -228,7 +228,7 @@ class APIVQAScore(Metric):
                 self.usage["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
                 self.usage["completion_tokens"] += int(usage.get("completion_tokens") or 0)
             if cache:
-                from ...atomic import atomic_path
+                from ....atomic import atomic_path
 
                 try:
                     with atomic_path(path) as tmp:
@@ -259,7 +259,7 @@ class APIVQAScore(Metric):
         questions = [fill(self.question_template, p) for p in prompts]
         answers = [fill(self.answer_template, p) for p in prompts]
         jobs = list(zip(questions, items))
-        from ..backbones.openai_client import send_all
+        from ...backbones.openai_client import send_all
 
         results = send_all(lambda j: self._top(*j), jobs, self.workers)
         out = np.full(len(jobs), np.nan)

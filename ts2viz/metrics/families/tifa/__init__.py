@@ -8,12 +8,12 @@ with TIFA's differences: its decodings, its prompt for BLIP-2, its mapper rule a
 """
 from __future__ import annotations
 
-from ..common.base import Metric
-from ..common.decoding import TIFA_DECODINGS
-from ..common.qametric import QA_OPTION_NAMES, QAMetric, build_qa, model_type_of, qa_options
-from ..common.spec import Spec
-from ..family import Card, Family, Fidelity
-from .fidelity import FIDELITY, PRECISION
+from ...common.base import Metric
+from ...common.decoding import TIFA_DECODINGS
+from ...common.qametric import QA_OPTION_NAMES, QAMetric, build_qa, model_type_of, qa_options
+from ...common.spec import Spec
+from ...family import Card, Family, Fidelity
+from ..fidelity import FIDELITY, PRECISION
 
 _F = "tests/metrics/test_tifa_fidelity.py::"
 
@@ -129,7 +129,7 @@ class TIFAMetric(QAMetric):
 
     @classmethod
     def filtered(cls, source, qa_filter: str, device: str | None):
-        """The questions that pass TIFA's UnifiedQA filter (:mod:`ts2viz.metrics.families.tifa_filter`).
+        """The questions that pass TIFA's UnifiedQA filter (:mod:`ts2viz.metrics.families.tifa.filter`).
 
         Parameters
         ----------
@@ -145,7 +145,7 @@ class TIFAMetric(QAMetric):
         FilteredSource
             The filtered source.
         """
-        from .tifa_filter import FilteredSource, load_filter
+        from .filter import FilteredSource, load_filter
 
         return FilteredSource(source, load_filter(qa_filter, device))
 

@@ -2,7 +2,7 @@
 
 For a prompt and an image, as the authors' code (hadi-hosseini/T2I-FineEval) computes it:
 
-1. an LLM decomposes the prompt into entity names and tagged yes/no questions (:mod:`.fineeval_questions`,
+1. an LLM decomposes the prompt into entity names and tagged yes/no questions (:mod:`.questions`,
    ts2viz's own two-shot prompt; replies cached on disk, :mod:`ts2viz.metrics.common.llmcache`);
 2. a detector proposes boxes (:mod:`ts2viz.metrics.backbones.detect`; closed-set RT-DETR by default, like the original's COCO
    YOLOv9-e, or open-vocabulary queried with the entity names). Boxes are not matched to entity names:
@@ -16,7 +16,7 @@ For a prompt and an image, as the authors' code (hadi-hosseini/T2I-FineEval) com
    ``blip_vqa`` (vqav2): 480 px input, LAVIS' question processing, ranking of ["yes", "no"]
    (:func:`lavis_yes_score`); its coarse score the yes score of its *coarse question* on the whole
    image: the question with every adjective but a colour removed and determiner-verb-noun reduced to
-   determiner-noun, with spaCy's ``en_core_web_sm`` (:class:`.fineeval_questions.CoarseQuestions`);
+   determiner-noun, with spaCy's ``en_core_web_sm`` (:class:`.questions.CoarseQuestions`);
 5. fine = mean over questions, coarse = mean over questions, score = (fine + coarse) / 2.
 
 The paper's variants and ts2viz's earlier choices are options (the fidelity rows of :data:`CARD`):
@@ -40,8 +40,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import InputError
-from ..backbones.detect import (
+from ....errors import InputError
+from ...backbones.detect import (
     CONFIDENCE,
     DEFAULT_DETECTOR,
     NMS_IOU,
@@ -49,14 +49,14 @@ from ..backbones.detect import (
     Detector,
     load_detector,
 )
-from ..backbones.llm import load_llm
-from ..backbones.vqa import VQAModel, load_vqa_model
-from ..common.base import Metric
-from ..common.llmcache import cached_reply
-from ..common.spec import Spec
-from ..family import Card, Family, Fidelity, Option
-from .fidelity import FIDELITY, PRECISION
-from .fineeval_questions import (
+from ...backbones.llm import load_llm
+from ...backbones.vqa import VQAModel, load_vqa_model
+from ...common.base import Metric
+from ...common.llmcache import cached_reply
+from ...common.spec import Spec
+from ...family import Card, Family, Fidelity, Option
+from ..fidelity import FIDELITY, PRECISION
+from .questions import (
     COARSE_RULES,
     DECOMPOSE_SYSTEM,
     SPACY_MODEL,
@@ -190,7 +190,7 @@ CARD = Card(
     ),
     model_names={"blip-vqa-capfilt-large": "Salesforce/blip-vqa-capfilt-large"},
     description="""The LLM decomposes the prompt into entity names and `[entity]` / `[relation]` yes/no
-questions (ts2viz's own two-shot prompt, `ts2viz/metrics/families/fineeval_questions.py`; replies cached in
+questions (ts2viz's own two-shot prompt, `ts2viz/metrics/families/fineeval/questions.py`; replies cached in
 `$TS2VIZ_CACHE/llm/`). A detector proposes boxes; boxes are not matched to names: every box (grown 20 % of its
 width/height per side, clipped, cropped, resized to the image size) is tried for every entity question, and the
 union boxes of the 10 pairs with the highest confidence products (grown the same way) for every relation
@@ -640,7 +640,7 @@ class FineEvalQuestions:
         Returns
         -------
         Decomposition
-            What :func:`.fineeval_questions.parse_decomposition` reads from the LLM's reply.
+            What :func:`.questions.parse_decomposition` reads from the LLM's reply.
         """
         if prompt not in self._memo:
             self._memo[prompt] = cached_reply(self.llm, DECOMPOSE_SYSTEM, f"Prompt: {prompt}", parse_decomposition,
