@@ -18,8 +18,9 @@ from ..common.decoding import DSG_INSTRUCTBLIP, GREEDY
 from ..common.qametric import QA_OPTION_NAMES, QAMetric, build_qa, qa_options
 from ..common.spec import Spec
 from ..family import Card, Family, Fidelity
-from .fidelity import FIDELITY, PRECISION
 
+_DS = "tests/metrics/reference/test_dsg_reference.py::"
+_RA = "tests/metrics/reference/test_recorded_answers.py::"
 _D = "tests/metrics/test_dsg_fidelity.py::"
 
 CARD = Card(
@@ -40,9 +41,39 @@ CARD = Card(
     output_range="[0, 1]",
     higher_is_better=True,
     options=qa_options({"qa_filter": "tifa"}, accumulation="direct"),
-    precision=PRECISION['dsg'],
+    # DSG's InstructBLIP (from_pretrained, float32)
+    precision="float32",
     fidelity=(
-        *(Fidelity(*row) for row in FIDELITY['dsg']),
+        Fidelity("decoding and prompt (InstructBLIP)", "`decoding=dsg`: DSG's `InstructBLIP.vqa` under transformers 4.31 "
+                 "(bare question, beam 5, repetition penalty 1.5, max_length 256 on generated tokens)", "as the original", "decoding",
+                 _DS + "test_dsg_instructblip_equals_dsgs_code"),
+        Fidelity("decoding (long answers)", "beam search is the installed transformers' (5): it normalises a finished "
+                 "beam by one more token, starts from an empty sequence where 4.31 held `[bos]` and stops on another "
+                 "heuristic, so answers that run for tens of tokens may differ from transformers 4.31's. Measured on a "
+                 "tiny random InstructBLIP whose end token is rarely likely (`tools/reference/dsg/make_fixtures.py`'s "
+                 "model with the end token's output row redrawn: seed 3, 6x the layer's spread), every question of both "
+                 "fixture prompts on the 4 fixture images answered by DSG's code under 4.31: 6 of 36 answers differ (on "
+                 "5, 4.31 went on for 29-36 words where ts2viz stops after one; on 1, 34 words against 33); the 30 "
+                 "others, short and long, are equal. No option gives 4.31's search; the real InstructBLIP answers "
+                 "yes/no questions in a few tokens, where the two agree (`test_dsg_instructblip_equals_dsgs_code`)", "documented difference", "", ""),
+        Fidelity("prompt (chat VLMs)", "`prompt_style=dsg_chat` (default for a model with a chat template): DSG's "
+                 "`GPT4o.vqa` instruction \"Answer only with 'yes' or 'no'. Do not give other outputs or punctuation "
+                 "marks. Question: ...\", greedy (GPT-4o sampled at its API's defaults), 20 new tokens (its max_tokens)",
+                 "as the original", "prompt_style, max_new_tokens",
+                 "tests/metrics/test_dsg_fidelity.py::test_dsg_asks_and_reads_each_kind_of_model_as_dsgs_code"),
+        Fidelity("answer → yes", "`yes_rule=exact` (InstructBLIP, BLIP-VQA: `answer == 'yes'`, `calc_vqa_score`); "
+                 "`yes_rule=chat` (generative VLMs: `GPT4o.vqa`'s lower-case, strip, remove . , ? !); `contains` is "
+                 "TS2's rule", "as the original", "yes_rule",
+                 _RA + "test_dsg_yes_rules_on_recorded_answers"),
+        Fidelity("answer → yes (TS2)", "`yes_rule=contains`: \"yes\" anywhere in the lower-cased answer, as the release's "
+                 "per-question files", "as the original", "yes_rule", _RA + "test_dsg_yes_rules_on_recorded_answers"),
+        Fidelity("aggregation", "`accumulation=direct`: `calc_vqa_score`'s average_score_with_dependency (a question "
+                 "zeroed when a direct parent scored 0), on six real VLMs' 17,114 answers each", "as the original", "accumulation",
+                 _RA + "test_dsg_yes_rules_on_recorded_answers"),
+        Fidelity("precision", "float32 on GPU (DSG's `InstructBlipForConditionalGeneration.from_pretrained`)", "as the original", "dtype",
+                 ""),
+        Fidelity("images", "InstructBLIP's processor as loaded (torchvision backend on transformers 5; DSG's 4.31 used "
+                 "the PIL one): equal answers on the fixture", "as the original", "", _DS + "test_dsg_instructblip_equals_dsgs_code"),
         Fidelity("question generation",
                  "ts2viz's own prompts for DSG's three stages (semantic tuples → one yes/no question per tuple → "
                  "each tuple's parents) in DSG's formats; on TS2 the release's question sets and dependencies are "

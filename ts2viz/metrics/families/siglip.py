@@ -9,8 +9,8 @@ from ..backbones.embedding import embedding_options
 from ..common.base import Metric
 from ..common.spec import Spec
 from ..family import Card, Family, Fidelity
-from .fidelity import FIDELITY, PRECISION
 
+_TE = "tests/metrics/reference/test_ts2_embeddings_reference.py::"
 _E = "tests/metrics/test_metrics_embedding.py::"
 
 #: the text length the public checkpoints were trained with (their processors pad and truncate to it)
@@ -33,9 +33,21 @@ CARD = Card(
     output_range="ts2: the model's logits (a scaled, for SigLIP shifted, cosine); cosine: [-1, 1]",
     higher_is_better=True,
     options=embedding_options(),
-    precision=PRECISION['siglip'],
+    # TS2's SiGLIPScore loads the transformers model in float32
+    precision="float32",
     fidelity=(
-        *(Fidelity(*row) for row in FIDELITY['siglip']),
+        Fidelity("score (default)", "`variant=ts2`: TS2's `SiGLIPScore` (T2IMetrics `src/T2IMetrics/correlation/siglip.py`, "
+                 "`CorrelationMetric.calculate_score`): `logits_per_image` = exp(logit_scale) * cos + logit_bias, the "
+                 "prompt unpadded (its `padding=True` on one prompt), SigLIP's tokenizer (lower-cased, punctuation "
+                 "removed); `variant=cosine`: the raw cosine with the prompt padded to SigLIP's 64 training tokens", "as the original",
+                 "variant", _TE + "test_default_variant_equals_ts2s_code"),
+        Fidelity("reference", "TS2's own code run on a tiny SigLIP in `google/siglip-so400m-patch14-384`'s layout "
+                 "(SentencePiece `spiece.model`, transformers 4.57, its PIL image processor: `preprocess=original`); TS2 "
+                 "published no SigLIP column", "as the original", "preprocess", _TE + "test_default_variant_equals_ts2s_code"),
+        Fidelity("score (`variant=cosine`)", "the raw cosine, the prompt padded to 64 tokens: equal to transformers' own "
+                 "`get_image_features` / `get_text_features` on a tiny SigLIP; **not compared** with an original (no "
+                 "published metric's code computes it)", "not in the original", "variant",
+                 "tests/metrics/test_metrics_embedding.py::test_siglip_and_align_match_model_forward"),
         Fidelity("text padding (variant=cosine)", "prompts padded to the full 64 tokens and no attention mask "
                  "(SigLIP was trained on prompts padded to full length and attends to padding by design); "
                  "`variant=ts2` leaves them unpadded as TS2's code", "as the original", "variant",

@@ -55,7 +55,6 @@ from ...common.base import Metric
 from ...common.llmcache import cached_reply
 from ...common.spec import Spec
 from ...family import Card, Family, Fidelity, Option
-from ..fidelity import FIDELITY, PRECISION
 from .questions import (
     COARSE_RULES,
     DECOMPOSE_SYSTEM,
@@ -141,9 +140,16 @@ CARD = Card(
         Option("vqa_image_size", None, "BLIP-VQA input size (default 480, LAVIS' resize and normalisation, "
                "position embeddings interpolated; `0`: the transformers processor's size). BLIP-VQA only."),
     ),
-    precision=PRECISION['fineeval'],
+    # FineEval's LAVIS blip_vqa (load_model_and_preprocess, float32)
+    precision="float32",
     fidelity=(
-        *(Fidelity(*row) for row in FIDELITY['fineeval']),
+        Fidelity("questions", "every question lower-cased before it is asked and parsed by spaCy (`parse_output`: "
+                 "`line.strip().lower()`)", "as the original", "lowercase",
+                 "tests/metrics/test_fineeval_fidelity.py::test_fineeval_equals_the_codes_formula_per_image"),
+        Fidelity("detections", "up to 1,000 per image (YOLOv9 `detect.run(max_det=1000)` in `evaluation.py`); "
+                 "`max_boxes=N` caps them", "as the original", "max_boxes",
+                 "tests/metrics/test_fineeval_fidelity.py::test_fineeval_code_options"),
+        Fidelity("precision", "float32 on GPU (LAVIS `load_model_and_preprocess` of `blip_vqa`)", "as the original", "dtype", ""),
         Fidelity("question generation", "ts2viz's own two-shot decomposition prompt (the authors' prompt files are "
                  "not in their repository)", "documented difference", "generator",
                  "tests/metrics/test_metrics_fineeval.py::test_parse_decomposition"),

@@ -13,8 +13,9 @@ from ...common.decoding import TIFA_DECODINGS
 from ...common.qametric import QA_OPTION_NAMES, QAMetric, build_qa, model_type_of, qa_options
 from ...common.spec import Spec
 from ...family import Card, Family, Fidelity
-from ..fidelity import FIDELITY, PRECISION
 
+_TI = "tests/metrics/reference/test_tifa_reference.py::"
+_RA = "tests/metrics/reference/test_recorded_answers.py::"
 _F = "tests/metrics/test_tifa_fidelity.py::"
 
 CARD = Card(
@@ -36,9 +37,35 @@ CARD = Card(
     output_range="[0, 1]",
     higher_is_better=True,
     options=qa_options({"accumulation": "dsg", "yes_rule": "dsg"}),
-    precision=PRECISION['tifa'],
+    # TIFA's BLIP / GIT (transformers, default float32)
+    precision="float32",
     fidelity=(
-        *(Fidelity(*row) for row in FIDELITY['tifa']),
+        Fidelity("decoding (BLIP-VQA)", "`decoding=tifa`: TIFA's `BLIP.vqa`: the bare question, `generate(max_length=50)`, "
+                 "decoded with `skip_special_tokens`, not stripped", "as the original", "decoding",
+                 _TI + "test_tifa_equals_tifas_code"),
+        Fidelity("decoding (GIT)", "`decoding=tifa`: TIFA's `GIT.vqa`: `[CLS]` + the question's tokens, "
+                 "`generate(max_length=50)` counting the question", "as the original", "decoding", _TI + "test_tifa_equals_tifas_code"),
+        Fidelity("decoding and prompt (BLIP-2)", "`decoding=tifa` + `prompt_style=tifa_blip2`: TIFA's prompt and LAVIS "
+                 "`blip2_t5.generate` defaults (beam 5, 30 new tokens, min_length 1) on the transformers BLIP-2; not "
+                 "yet proven against LAVIS' own model code (no LAVIS fixture)", "documented difference", "decoding",
+                 "tests/metrics/test_tifa_fidelity.py::test_tifa_decodes_as_tifas_code_on_its_models"),
+        Fidelity("decoding (other VLMs)", "greedy, the model's template, choices listed (TIFA's code has no such models)",
+                 "documented difference", "decoding, list_choices", ""),
+        Fidelity("answer → choice", "TIFA's rule: an answer that is a choice is taken, any other goes to Sentence-BERT "
+                 "(mean pooling, normalised, argmax)", "as the original", "mapper, mapper_rule",
+                 _TI + "test_tifa_equals_tifas_code, " + _RA + "test_tifa_rule_on_recorded_answers"),
+        Fidelity("answer → choice (TS2)", "`mapper_rule=ts2`: the release's rule (yes/no by \"contains yes\", all other "
+                 "answers to Sentence-BERT)", "as the original", "mapper_rule", _RA + "test_tifa_ts2_rule_matches_release"),
+        Fidelity("correctness", "`correctness=exact`: mapped choice `==` expected answer (TIFA's `int(mc_answer == "
+                 "answer)`); `normalized` compares after lower-casing and removing articles and punctuation", "as the original",
+                 "correctness", _TI + "test_tifa_equals_tifas_code, " + _RA + "test_tifa_rule_on_recorded_answers"),
+        Fidelity("aggregation", "mean of the 0/1 question scores (`tifa_score_single`)", "as the original", "",
+                 _TI + "test_tifa_equals_tifas_code"),
+        Fidelity("precision", "float32 on GPU (TIFA's transformers models load in float32); LAVIS' BLIP-2 ran its ViT in "
+                 "float16 and its T5 in bfloat16, ts2viz runs BLIP-2 in the card's float32 unless `dtype=`", "documented difference",
+                 "dtype", ""),
+        Fidelity("images", "transformers' processors as loaded (BLIP-VQA, GIT: equal to TIFA's on the fixtures)", "as the original", "",
+                 _TI + "test_tifa_equals_tifas_code"),
         Fidelity("question generation",
                  "ts2viz's own few-shot prompt in TIFA's format (the prompt's elements by kind, then per element "
                  "typed questions with choices and the expected answer; TIFA's prompt is GPT-3-era completion "
