@@ -130,7 +130,7 @@ def clip_flant5_metric(tiny: bool, device, dtype):
 
     from ts2viz.metrics.backbones import clip_flant5
     from ts2viz.metrics.families.vqascore import VQAScore
-    from ts2viz.metrics.families.vqascore_recipes import RECIPES
+    from ts2viz.metrics.families.vqascore.recipes import RECIPES
 
     vcfg = clip_tower_config(tiny)
     t5 = (dict(d_model=32, d_kv=16, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=2) if tiny else
@@ -157,7 +157,7 @@ def llava_metric(tiny: bool, device, dtype):
     from ts2viz.metrics.backbones.vqa import GenerativeVQA
     from ts2viz.metrics.common.spec import parse_spec
     from ts2viz.metrics.families.vqascore import VQAScore
-    from ts2viz.metrics.families.vqascore_recipes import RECIPES
+    from ts2viz.metrics.families.vqascore.recipes import RECIPES
 
     vcfg = clip_tower_config(tiny)
     tok = word_tokenizer()
@@ -192,7 +192,7 @@ def qwen_metric(tiny: bool, device, dtype):
     from ts2viz.metrics.backbones.vqa import GenerativeVQA
     from ts2viz.metrics.common.spec import parse_spec
     from ts2viz.metrics.families.vqascore import VQAScore
-    from ts2viz.metrics.families.vqascore_recipes import RECIPES
+    from ts2viz.metrics.families.vqascore.recipes import RECIPES
 
     specials = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>",
                 "<|image_pad|>", "<|video_pad|>")

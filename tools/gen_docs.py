@@ -68,7 +68,7 @@ def _md(text) -> str:
 
 
 def card_page(fam) -> str:
-    """One family's metric card (Markdown), from its registry record and :class:`~ts2viz.metrics.registry.Card`.
+    """One family's metric card (Markdown), from its registry record and :class:`~ts2viz.metrics.family.Card`.
 
     The template follows Hugging Face ``evaluate``'s metric cards: what it is, how to use it, inputs and
     options, output range, fidelity to the original, limitations, citation.

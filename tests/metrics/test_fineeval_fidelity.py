@@ -23,7 +23,7 @@ from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
 from ts2viz.metrics.families.fineeval import code_relation_pairs, grow_box, lavis_question, lavis_yes_score
-from ts2viz.metrics.families.fineeval_questions import (COLORS, CoarseQuestions, coarse_from_doc, load_spacy,
+from ts2viz.metrics.families.fineeval.questions import (COLORS, CoarseQuestions, coarse_from_doc, load_spacy,
     parse_decomposition)
 
 spacy = pytest.importorskip("spacy")

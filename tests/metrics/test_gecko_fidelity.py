@@ -11,7 +11,7 @@ from llm_server import serving_chat
 from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
-from ts2viz.metrics.families.gecko_questions import QA_SYSTEM, QA_SYSTEM_TIFA
+from ts2viz.metrics.families.gecko.questions import QA_SYSTEM, QA_SYSTEM_TIFA
 from ts2viz.metrics.backbones.vqa import surface_forms
 
 PROMPT = "a red cat on the tree"

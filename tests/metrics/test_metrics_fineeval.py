@@ -17,7 +17,7 @@ from ts2viz.errors import InputError
 from ts2viz.metrics.backbones.detect import Detection, load_detector
 from ts2viz.metrics.families.fineeval import (candidates, crop_resized, final_score, fine_score, grow_box,
     relation_pairs, union_box)
-from ts2viz.metrics.families.fineeval_questions import parse_decomposition
+from ts2viz.metrics.families.fineeval.questions import parse_decomposition
 
 PROMPTS = ["a red cat on the tree", "two blue dogs with a teddy bear", "the green tree with lights"]
 

@@ -13,7 +13,7 @@ from tiny_models import tiny
 from ts2viz import engine, metrics
 from ts2viz.errors import InputError
 from ts2viz.metrics.common.choicescore import choice_index, normalized_probability
-from ts2viz.metrics.families.gecko_questions import (CoverageWord, labelled_prompt, parse_coverage, parse_qa,
+from ts2viz.metrics.families.gecko.questions import (CoverageWord, labelled_prompt, parse_coverage, parse_qa,
     qa_hypothesis, qa_user_message)
 from ts2viz.metrics.backbones.nli import load_nli
 from ts2viz.qa.questions import QuestionSource

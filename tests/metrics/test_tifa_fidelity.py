@@ -18,7 +18,7 @@ from tiny_models import tiny, word_tokenizer, write_image_dataset  # noqa: F401
 from ts2viz import metrics
 from ts2viz.errors import InputError
 from ts2viz.qa.questions import Question, write_question_csv
-from ts2viz.metrics.families.tifa_filter import (UnifiedQAFilter, load_filter, mcqa_input, normalize_free_form,
+from ts2viz.metrics.families.tifa.filter import (UnifiedQAFilter, load_filter, mcqa_input, normalize_free_form,
     qa_input, word_f1)
 
 PROMPT = "a red cat on the tree"

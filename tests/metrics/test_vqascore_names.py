@@ -6,7 +6,7 @@ import pytest
 
 from ts2viz import metrics
 from ts2viz.errors import InputError
-from ts2viz.metrics.families import vqascore_recipes as R
+from ts2viz.metrics.families.vqascore import recipes as R
 
 
 @pytest.mark.parametrize("spec,repo", [

@@ -141,7 +141,7 @@ def test_images_go_at_the_apis_high_detail_size():
     from PIL import Image
 
     from ts2viz.metrics.backbones.judge import jpeg_data_url
-    from ts2viz.metrics.families.vqascore_api import data_url
+    from ts2viz.metrics.families.vqascore.api import data_url
 
     assert oc.detail_size(6000, 4000) == (1152, 768) and oc.detail_size(300, 200) == (300, 200)
     big = Image.new("RGB", (6000, 4000), (200, 10, 10))

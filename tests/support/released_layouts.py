@@ -182,7 +182,7 @@ def load_mapper_model(folder: Path, tmp: Path):
 
 
 def load_t5_filter(folder: Path, tmp: Path):
-    from ts2viz.metrics.families import tifa_filter
+    from ts2viz.metrics.families.tifa import filter as tifa_filter
 
     f = tifa_filter.load_filter(f"unifiedqa:{folder}", "cpu")
     return f.config

@@ -662,8 +662,9 @@ def _contract_csv(tmp: Path) -> str:
 
 #: per registered metric family: ``builder(tmp_path, chat_url) -> SPEC`` of a tiny model (or a file, a
 #: function) that scores :data:`CONTRACT_PROMPTS`; ``chat_url`` is the base URL of a running
-#: ``llm_server.contract_chat`` endpoint. tests/metrics/test_registry_contract.py fails for a registered
-#: family that has none: a new family adds its builder here.
+#: ``llm_server.contract_chat`` endpoint. tests/metrics/test_registry_contract.py fails for a family that has
+#: none here and no ``tiny`` spec on its ``FAMILY`` record: a new family whose small metric needs a model the
+#: tests build adds its builder here; one that loads in seconds without a download names it on its record.
 CONTRACT_SPECS = {
     "clipscore": lambda tmp, url: f"clipscore:{tiny('clip')}",
     "alignscore": lambda tmp, url: f"alignscore:{tiny('align')}",

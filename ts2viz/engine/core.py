@@ -154,9 +154,14 @@ def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, de
 
 
 def _needs_pixels(spec) -> bool:
-    """Whether a metric (a spec string or a built metric) reads the images: all but ``csv:`` specs."""
+    """Whether a metric (a spec string or a built metric) reads the images: as its family's record says."""
     if isinstance(spec, str):
-        return spec.strip().partition(":")[0].strip().lower() != "csv"
+        from ..metrics import family
+
+        try:
+            return family(spec.strip().partition(":")[0].strip()).needs_pixels
+        except InputError:       # an unknown family: the metric's loading says what is wrong
+            return True
     return bool(getattr(spec, "needs_pixels", True))
 
 

@@ -25,15 +25,17 @@ The same string names the metric's column in a scores file, its cache key and it
 Importing this package is cheap: the families' modules (and torch, transformers, open_clip) are imported
 only when a metric is loaded.
 
-Where things live: :mod:`.registry` (the :class:`Family` records and :func:`load`), :mod:`.families`
-(one module per family), :mod:`.backbones` (the models several families share) and :mod:`.common`
-(the :class:`~.common.base.Metric` base class, spec parsing, devices, caches).
+Where things live: :mod:`.family` (what a family is: the :class:`Family` record and its :class:`Card`),
+:mod:`.registry` (finding the families, :func:`load`), :mod:`.families` (one module per family, ending with
+its ``FAMILY`` record), :mod:`.backbones` (the models several families share) and :mod:`.common` (the
+:class:`~.common.base.Metric` base class, spec parsing, devices, caches).
 """
 from __future__ import annotations
 
-from .common.spec import Spec, parse_spec
-from .registry import (Card, Family, Fidelity, Option, accepted_options, check_offered, check_options, family,
-                       load, register, unregister)
+from .common.spec import Spec
+from .family import Card, Family, Fidelity, Option
+from .registry import (accepted_options, check_offered, check_options, family, load, parse_spec, register,
+                       unregister)
 
 # ``families`` is both the subpackage of family modules and the registry's list of families: the
 # subpackage is callable (``families()`` is :func:`ts2viz.metrics.registry.families`), and it is bound

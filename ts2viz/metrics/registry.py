@@ -1,232 +1,102 @@
-"""The metric registry: the :class:`Family` records, the built-in families and the one factory, :func:`load`.
+"""The metric registry: finding the families, looking them up, and the one factory, :func:`load`.
 
-A family is registered by name with a one-line description and a factory (a ``"module:attr"`` string,
-imported only when a metric of the family is loaded). :mod:`ts2viz.metrics` re-exports everything
-public here; the family modules live in :mod:`ts2viz.metrics.families`.
+The built-in families are found, not listed: every module (or subpackage) of :mod:`ts2viz.metrics.families`
+ends with one ``FAMILY = Family(...)`` record (:class:`~ts2viz.metrics.family.Family`), read the first time
+the families are asked for (a family module imports nothing heavy at module level, so this imports no
+torch). :func:`register` adds a family at run time (a user's metric). :mod:`ts2viz.metrics` re-exports
+everything public here.
 """
 from __future__ import annotations
 
 import importlib
 import inspect
-import sys
-from dataclasses import dataclass, field, replace
+import pkgutil
+from dataclasses import replace
 from typing import Callable, Mapping, Sequence
 
 from ..errors import InputError
 from .common.device import family_precision
-from .common.spec import Spec, parse_spec
+from .common.spec import Spec
+from .common.spec import parse_spec as split_spec
+from .family import GROUPS, Card, Family
 
-__all__ = ["load", "families", "family", "register", "unregister", "check_offered", "Family", "Card", "Option",
-           "Fidelity", "Spec", "parse_spec", "accepted_options", "check_options"]
+__all__ = ["load", "families", "family", "register", "unregister", "check_offered", "parse_spec",
+           "accepted_options", "check_options", "DISPLAY_ORDER"]
+
+#: the order the listings (``ts2viz metrics``, the documentation, the app) show the families in: group by
+#: group (:data:`ts2viz.metrics.family.GROUPS`), within a group as named here; a family not named here
+#: follows the named ones of its group, by name
+DISPLAY_ORDER: dict[str, tuple[str, ...]] = {
+    "embedding": ("clipscore", "alignscore", "siglip"),
+    "likelihood": ("vqascore", "itmscore", "itcscore"),
+    "questions": ("tifa", "dsg", "softtifa", "gecko", "fineeval"),
+    "judge": ("viescore", "llmscore", "unifiedreward"),
+    "preference": ("pickscore", "hpsv2", "imagereward", "hpsv3"),
+    "user": ("callable", "csv"),
+}
+
+#: the families registered at run time (:func:`register`), by name, in registration order
+_ADDED: dict[str, Family] = {}
+#: the built-in families (found once, :func:`builtin_families`), by name
+_FOUND: dict[str, Family] = {}
+#: names of built-in families a :func:`unregister` removed
+_REMOVED: set = set()
 
 
-#: the statuses a fidelity row may have
-FIDELITY_STATUSES = ("as the original", "documented difference", "not in the original")
-#: compute dtypes a card may name as the original's precision on GPU
-PRECISIONS = ("float32", "float16", "bfloat16")
+def builtin_families() -> dict[str, Family]:
+    """The families of :mod:`ts2viz.metrics.families`: the ``FAMILY`` record of each of its modules, by name.
+
+    Found on the first call (each module imported; none imports anything heavy at module level), the
+    same dict after. A subpackage (a family with helper modules, such as ``gecko/``) is read as its
+    ``__init__``, which holds the record; its helper modules are not searched.
+
+    Returns
+    -------
+    dict of str to Family
+        Name -> record, in module-name order.
+
+    Raises
+    ------
+    ValueError
+        If two modules hold a family of the same name.
+    """
+    if not _FOUND:
+        pkg = importlib.import_module(".families", __package__)
+        for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+            rec = getattr(importlib.import_module(f"{pkg.__name__}.{info.name}"), "FAMILY", None)
+            if isinstance(rec, Family):
+                if rec.name in _FOUND:
+                    raise ValueError(f"two modules of {pkg.__name__} hold the family {rec.name!r}")
+                _FOUND[rec.name] = rec
+    return _FOUND
 
 
-@dataclass(frozen=True)
-class Option:
-    """One option of a metric family (``FAMILY:MODEL?name=value``, or a keyword of :func:`load`).
+def display_key(fam: Family) -> tuple:
+    """Where ``fam`` comes in the listings: its group's place, then its place in :data:`DISPLAY_ORDER`, then its name.
 
     Parameters
     ----------
-    name : str
-        The option's name, as the factory takes it.
-    default : object, optional
-        Its default as a spec would spell it (``None``: none, the factory decides or it is required).
-    doc : str, optional
-        What it does, in one or a few sentences (Markdown).
-    values : tuple, optional
-        The values it allows when they are a fixed set (empty: any value of its kind).
+    fam : Family
+        A family.
+
+    Returns
+    -------
+    tuple
+        A sort key.
+
+    Examples
+    --------
+    >>> display_key(family("clipscore")) < display_key(family("csv"))
+    True
     """
-
-    name: str
-    default: object = None
-    doc: str = ""
-    values: tuple = ()
-
-
-@dataclass(frozen=True)
-class Fidelity:
-    """One aspect of a family compared with its original.
-
-    Parameters
-    ----------
-    aspect : str
-        What is compared (prompt template, decoding, answer -> score, aggregation, preprocessing, precision,
-        default model ...).
-    ts2viz : str
-        What ts2viz does (Markdown).
-    status : str
-        One of :data:`FIDELITY_STATUSES`.
-    option : str, optional
-        The option that changes it (empty if none).
-    test : str, optional
-        The test(s) that show it, as ``tests/AREA/test_x.py::test_name`` (empty if none).
-    original : str, optional
-        What the original's code does, where the row says it apart from ``ts2viz``.
-    """
-
-    aspect: str
-    ts2viz: str
-    status: str
-    option: str = ""
-    test: str = ""
-    original: str = ""
-
-    def __post_init__(self):
-        """Check the status (:class:`ValueError` if it is not one of :data:`FIDELITY_STATUSES`)."""
-        if self.status not in FIDELITY_STATUSES:
-            raise ValueError(f"fidelity row {self.aspect!r}: status must be one of {FIDELITY_STATUSES}, "
-                             f"not {self.status!r}")
-
-
-@dataclass(frozen=True)
-class Card:
-    """What a metric family is, once: the record the documentation's metric card is generated from.
-
-    Parameters
-    ----------
-    summary : str
-        One paragraph: what the family computes.
-    paper : str, optional
-        The paper (authors, title, venue, year; a link).
-    citation : str, optional
-        The paper's BibTeX entry.
-    original : str, optional
-        The reference code ts2viz follows: repository and version or files.
-    output_range : str, optional
-        The scores' range (e.g. ``"[-1, 1]"``).
-    higher_is_better : bool or None, optional
-        The scores' direction (``None`` where an option or the scores decide).
-    options : tuple of Option, optional
-        Every option the factory takes (:class:`Option`).
-    fidelity : tuple of Fidelity, optional
-        The family compared with its original, aspect by aspect (:class:`Fidelity`).
-    limitations : tuple of str, optional
-        What is known not to hold or not checked, one sentence or paragraph each.
-    model_names : mapping of str to str, optional
-        The field's short model names -> hub ids (e.g. ``clip-flant5-xxl`` -> ``zhiqiulin/clip-flant5-xxl``).
-    precision : str or None, optional
-        The original's compute dtype on GPU (``float32``, ``float16``, ``bfloat16``): the default GPU dtype of
-        the family's models (``dtype=`` overrides; CPU stays float32). ``None``: not established yet; ts2viz's
-        generic default (bfloat16 where the GPU supports it, else float16).
-    description : str, optional
-        The longer text (Markdown): how the family works and the choices it makes.
-    """
-
-    summary: str
-    paper: str = ""
-    citation: str = ""
-    original: str = ""
-    output_range: str = ""
-    higher_is_better: bool | None = True
-    options: tuple = ()
-    fidelity: tuple = ()
-    limitations: tuple = ()
-    model_names: Mapping[str, str] = field(default_factory=dict)
-    precision: str | None = None
-    description: str = ""
-
-    def __post_init__(self):
-        """Check the card (:class:`ValueError` for an option listed twice or an unknown precision)."""
-        names = [o.name for o in self.options]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ValueError(f"card options listed twice: {', '.join(dup)}")
-        if self.precision is not None and self.precision not in PRECISIONS:
-            raise ValueError(f"card precision must be one of {PRECISIONS} or None, not {self.precision!r}")
-
-    @property
-    def option_names(self) -> set:
-        """The names of the card's options."""
-        return {o.name for o in self.options}
-
-    def option(self, name: str) -> Option:
-        """The option ``name`` (:class:`KeyError` if the card has none).
-
-        Parameters
-        ----------
-        name : str
-            The option's name.
-
-        Returns
-        -------
-        Option
-            The card's option of that name.
-
-        Raises
-        ------
-        KeyError
-            If the card has no option ``name``.
-
-        Examples
-        --------
-        >>> card = Card("demo", options=(Option("batch_size", None, "Images per call."),))
-        >>> card.option("batch_size").doc
-        'Images per call.'
-        """
-        for o in self.options:
-            if o.name == name:
-                return o
-        raise KeyError(name)
-
-
-@dataclass(frozen=True)
-class Family:
-    """A registered metric family: its name, a one-line description, how to build it and its :attr:`card`."""
-
-    name: str
-    description: str
-    target: str | Callable  # "module:attr" (imported lazily) or a factory callable
-    example: str = ""
-    #: the spec names code to run or a file to read (``callable:``, ``csv:``): never from an untrusted caller
-    trusted_only: bool = False
-    #: MODEL is a Hugging Face hub id (or a local folder): :func:`load` checks that a hub model can be
-    #: had before the family's module (torch, transformers) is imported
-    hub_model: bool = False
-    #: the family's card when it is given at registration (else :attr:`card` reads the module's ``CARD``)
-    card_given: Card | None = None
-
-    def factory(self) -> Callable:
-        """The family's factory ``f(spec, device=None, **options) -> Metric`` (its module imported now).
-
-        Returns
-        -------
-        callable
-            The target itself when it is callable, else the attribute its ``"module:attr"`` names (module
-            paths relative to :mod:`ts2viz.metrics`).
-        """
-        if callable(self.target):
-            return self.target
-        mod, _, attr = self.target.partition(":")
-        return getattr(importlib.import_module(mod, __package__), attr)
-
-    @property
-    def card(self) -> Card | None:
-        """The family's :class:`Card`, or None.
-
-        The one given to :func:`register`, else the ``CARD`` of the factory's module (imported now; a family
-        module imports nothing heavy at module level), else None.
-        """
-        if self.card_given is not None:
-            return self.card_given
-        if callable(self.target):  # its module is imported already
-            module = sys.modules.get(getattr(self.target, "__module__", None) or "")
-        else:
-            module = importlib.import_module(self.target.partition(":")[0], __package__)
-        card = getattr(module, "CARD", None)
-        return card if isinstance(card, Card) else None
-
-
-_REGISTRY: dict[str, Family] = {}
+    named = DISPLAY_ORDER.get(fam.group, ())
+    return (GROUPS.index(fam.group), named.index(fam.name) if fam.name in named else len(named), fam.name)
 
 
 def register(name: str, description: str, target: str | Callable | None = None, *, example: str = "",
-             trusted_only: bool = False, hub_model: bool = False, card: Card | None = None):
-    """Register a metric family.
+             trusted_only: bool = False, hub_model: bool = False, card: Card | None = None,
+             group: str = "user", needs_pixels: bool = True):
+    """Register a metric family at run time (a user's own; a built-in family is a module of :mod:`ts2viz.metrics.families`).
 
     ``target`` is a factory ``f(spec: Spec, device: str | None, **options) -> Metric`` or a lazy
     ``"module:attr"`` reference to one. ``trusted_only`` marks a family whose MODEL part names code to
@@ -236,7 +106,8 @@ def register(name: str, description: str, target: str | Callable | None = None, 
         @register("myscore", "my metric")
         def build(spec, device=None, **options): ...
 
-    A family registered again under the same name (case-insensitive) replaces the earlier one.
+    A family registered again under the same name (case-insensitive) replaces the earlier one, a
+    built-in one included.
 
     Parameters
     ----------
@@ -255,6 +126,11 @@ def register(name: str, description: str, target: str | Callable | None = None, 
         MODEL is a hub id or local folder, checked by :func:`load` before the family's module is imported.
     card : Card, optional
         The family's card (default: the ``CARD`` of the factory's module).
+    group : str, optional
+        Its display group (:data:`ts2viz.metrics.family.GROUPS`); it is listed after the named families
+        of that group.
+    needs_pixels : bool, optional
+        Whether its metrics read the images.
 
     Returns
     -------
@@ -272,7 +148,10 @@ def register(name: str, description: str, target: str | Callable | None = None, 
     >>> unregister("demo-width")
     """
     def add(t):
-        _REGISTRY[name.lower()] = Family(name.lower(), description, t, example, trusted_only, hub_model, card)
+        key = name.lower()
+        _ADDED.pop(key, None)
+        _ADDED[key] = Family(key, description, t, card, example=example, group=group, trusted_only=trusted_only,
+                             hub_model=hub_model, needs_pixels=needs_pixels)
         return t
 
     if target is None:
@@ -281,70 +160,40 @@ def register(name: str, description: str, target: str | Callable | None = None, 
     return target
 
 
-# Built-in families. Only strings here: nothing heavy is imported until a metric is loaded.
-register("clipscore", "CLIPScore: CLIP's image-prompt logit exp(logit_scale) * cosine as TS2 computes it "
-         "(?variant=cosine: the cosine; hessel, torchmetrics) (transformers or open_clip)",
-         ".families.clipscore:build", example="clipscore:openai/clip-vit-base-patch32", hub_model=True)
-register("alignscore", "ALIGNScore: ALIGN's image-prompt logit cosine / temperature as TS2 computes it "
-         "(?variant=cosine: the cosine) (transformers)",
-         ".families.alignscore:build", example="alignscore:kakaobrain/align-base", hub_model=True)
-register("siglip", "SigLIP score: SigLIP's image-prompt logit exp(logit_scale) * cosine + logit_bias as TS2 "
-         "computes it (?variant=cosine: the cosine) (transformers)",
-         ".families.siglip:build", example="siglip:google/siglip-base-patch16-224", hub_model=True)
-register("vqascore", "VQAScore (t2v_metrics 3.0; ?recipe=t2v_metrics-3.1): the likelihood of 'Yes' to 'Does this figure show \"{prompt}\"?', "
-         "asked and scored as t2v_metrics does per model (CLIP-FlanT5, LLaVA-1.5/1.6, InstructBLIP, Qwen2-VL, "
-         "PaliGemma, ...; GPT-4o's top log-probabilities through an endpoint)",
-         ".families.vqascore:build", example="vqascore:clip-flant5-xxl", hub_model=True)
-register("itmscore", "ITMScore (t2v_metrics): BLIP-2's image-text matching probability of the image and the prompt",
-         ".families.itmscore:build", example="itmscore:Salesforce/blip2-itm-vit-g", hub_model=True)
-register("itcscore", "ITCScore (t2v_metrics): BLIP-2's contrastive score, the largest query-prompt cosine",
-         ".families.itcscore:build", example="itcscore:Salesforce/blip2-itm-vit-g", hub_model=True)
-register("tifa", "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
-         ".families.tifa:build", example="tifa:Salesforce/blip-vqa-base", hub_model=True)
-register("dsg", "DSG: fraction of yes/no questions answered 'yes', a question failing with a direct parent (DSG's code)",
-         ".families.dsg:build", example="dsg:Salesforce/blip-vqa-base", hub_model=True)
-register("softtifa", "Soft-TIFA (GenEval 2): per atom the summed first-token probability of the answer's spellings, "
-         "geometric (GM) or arithmetic (AM) mean over atoms", ".families.softtifa:build",
-         example="softtifa:Qwen/Qwen3-VL-8B-Instruct", hub_model=True)
-register("gecko", "Gecko: LLM coverage-labelled yes/no questions, NLI-filtered, mean normalised answer likelihood",
-         ".families.gecko:build", example="gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1", hub_model=True)
-register("fineeval", "T2I-FineEval: max P(yes) over detector crops per entity/relation question, (fine+coarse)/2",
-         ".families.fineeval:build", example="fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1", hub_model=True)
-register("viescore", "VIEScore: a multimodal judge rates prompt following 0-10 with reasoning (min of the SC scores)",
-         ".families.viescore:build", example="viescore:gpt-4o?endpoint=https://api.openai.com/v1")
-register("llmscore", "LLMScore: an LLM rates a caption+detection description of the image (overall 1-100 or error count)",
-         ".families.llmscore:build", example="llmscore:gpt-4?endpoint=https://api.openai.com/v1&captioner=Salesforce/blip2-opt-2.7b")
-register("unifiedreward", "UnifiedReward 2.0: a reward VLM behind an endpoint rates alignment, coherence and style "
-         "1-5 (the alignment line is the score)", ".families.unifiedreward:build",
-         example="unifiedreward:UnifiedReward?endpoint=http://localhost:8080/v1")
-register("pickscore", "PickScore: CLIP-H fine-tuned on Pick-a-Pic preferences; logit_scale.exp() * cosine as its "
-         "authors' code (?score=cosine: t2v_metrics' number)",
-         ".families.pickscore:build", example="pickscore:pickscore-v1", hub_model=True)
-register("hpsv2", "HPS v2 / v2.1: open_clip ViT-H-14 preference model; cosine on HPSv2's own preprocessing",
-         ".families.hpsv2:build", example="hpsv2:hpsv2.1", hub_model=True)
-register("imagereward", "ImageReward: BLIP image-grounded text encoder + MLP reward, standardised with the authors' "
-         "mean and std", ".families.imagereward:build", example="imagereward:imagereward-v1.0", hub_model=True)
-register("hpsv3", "HPSv3: Qwen2-VL-7B reward model; mu read at the <|Reward|> token of its instruction",
-         ".families.hpsv3:build", example="hpsv3:hpsv3", hub_model=True)
-register("callable", "a Python function f(images, prompts) -> scores, named module:function",
-         ".families.callable:build", example="callable:mypkg.metrics:my_score", trusted_only=True)
-register("csv", "precomputed per-image scores read from a scores file (file_name + one metric column)",
-         ".families.csv:build", example="csv:/data/my_scores.csv", trusted_only=True)
-
-
 def unregister(name: str) -> None:
     """Remove a registered family (no error if it is not registered).
 
     Parameters
     ----------
     name : str
-        The family's name (case-insensitive).
+        The family's name (case-insensitive); a built-in family is removed from this process's listings.
     """
-    _REGISTRY.pop(name.lower(), None)
+    key = name.lower()
+    if _ADDED.pop(key, None) is None and key in builtin_families():
+        _REMOVED.add(key)
+
+
+def registered() -> dict[str, Family]:
+    """Every family by name: the built-in ones (less those unregistered), then those :func:`register` added.
+
+    A family registered under a built-in family's name replaces it (in its place of the listings).
+
+    Returns
+    -------
+    dict of str to Family
+        A new dict, in display order (:func:`display_key`) for the built-in families, registration order
+        after them.
+    """
+    found = {n: f for n, f in builtin_families().items() if n not in _REMOVED}
+    ordered = {f.name: _ADDED.get(f.name, f) for f in sorted(found.values(), key=display_key)}
+    return {**ordered, **{n: f for n, f in _ADDED.items() if n not in ordered}}
 
 
 def families() -> list[Family]:
-    """The registered families (name, one-line description, example spec), in registration order.
+    """The families (name, one-line description, example spec), in display order.
+
+    The built-in families (:func:`builtin_families`) group by group as :data:`DISPLAY_ORDER` lists them,
+    then those :func:`register` added, in registration order.
 
     Returns
     -------
@@ -356,7 +205,7 @@ def families() -> list[Family]:
     >>> [f.name for f in families()][:3]
     ['clipscore', 'alignscore', 'siglip']
     """
-    return list(_REGISTRY.values())
+    return list(registered().values())
 
 
 def family(name: str) -> Family:
@@ -382,10 +231,44 @@ def family(name: str) -> Family:
     >>> family("CLIPScore").example
     'clipscore:openai/clip-vit-base-patch32'
     """
-    f = _REGISTRY.get(name.lower())
+    known = registered()
+    f = known.get(name.lower())
     if f is None:
-        raise InputError(f"unknown metric family {name!r} (known: {', '.join(_REGISTRY)})")
+        raise InputError(f"unknown metric family {name!r} (known: {', '.join(known)})")
     return f
+
+
+def parse_spec(spec: str) -> Spec:
+    """Split a SPEC string as its family reads it (:func:`ts2viz.metrics.common.spec.parse_spec`).
+
+    A trailing ``@REVISION`` is split off the model only for a family whose MODEL takes revisions
+    (:attr:`~ts2viz.metrics.family.Family.revisions`; an unknown family's is split).
+
+    Parameters
+    ----------
+    spec : str
+        A metric spec, ``FAMILY:MODEL[@REVISION][?key=value&...]``.
+
+    Returns
+    -------
+    Spec
+        The parsed spec; its ``raw`` is ``spec`` unchanged.
+
+    Raises
+    ------
+    InputError
+        If ``spec`` is not a string, has no ``:``, or its family or model part is empty.
+
+    Examples
+    --------
+    >>> parse_spec("clipscore:openai/clip-vit-base-patch32@abc123").revision
+    'abc123'
+    >>> parse_spec("csv:/data/run@2.csv").model
+    '/data/run@2.csv'
+    """
+    sp = split_spec(spec)
+    fam = registered().get(sp.family)
+    return split_spec(spec, revisions=False) if fam is not None and not fam.revisions else sp
 
 
 def check_offered(spec, offered: Sequence[str]) -> str:
@@ -426,7 +309,7 @@ def check_offered(spec, offered: Sequence[str]) -> str:
     if text and text in {s.strip() for s in offered}:
         return text
     head = text.partition(":")[0].strip().lower()
-    fam = _REGISTRY.get(head)
+    fam = registered().get(head)
     if fam is not None and fam.trusted_only:
         raise InputError(f"{fam.name}: metrics are not accepted here (they run code or read files on the "
                          "server); choose one of the offered metrics")
@@ -563,7 +446,7 @@ def not_on_hub(fam: Family, model: str) -> bool:
     Parameters
     ----------
     fam : Family
-        The family (its module is imported now; a family with a callable target has none to ask).
+        The family (the module of its factory is imported now).
     model : str
         The spec's MODEL.
 
@@ -577,9 +460,9 @@ def not_on_hub(fam: Family, model: str) -> bool:
     >>> not_on_hub(family("itmscore"), "blip2-itm-vitL"), not_on_hub(family("itmscore"), "blip2-itm")
     (True, False)
     """
-    if callable(fam.target):
+    module = fam.module()
+    if module is None:
         return False
-    module = importlib.import_module(fam.target.partition(":")[0], __package__)
     return model in (getattr(module, "API_MODELS", None) or ()) or model in (getattr(module, "UNSUPPORTED", None) or {})
 
 

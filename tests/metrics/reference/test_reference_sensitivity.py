@@ -89,7 +89,7 @@ def _torchmetrics_prefix(mp):
 def _recipe(question=None, answer=None, rule=None):
     """The recipe ts2viz picks by architecture, with another question template or answer."""
     def apply(mp):
-        from ts2viz.metrics.families import vqascore_recipes as r
+        from ts2viz.metrics.families.vqascore import recipes as r
 
         pick = r.recipe_for
 
@@ -118,7 +118,7 @@ def _decoding(name):
     def apply(mp):
         from ts2viz.metrics.common import decoding, qametric
 
-        mp.setattr(qametric, "default_decoding", lambda kind, model_type: decoding.GREEDY)
+        mp.setattr(qametric, "default_decoding", lambda decodings, model_type: decoding.GREEDY)
     apply.__doc__ = name
     return apply
 
@@ -134,10 +134,10 @@ def _normalised_correctness(mp):
 
 def _accumulation(name):
     def apply(mp):
-        from ts2viz.metrics.common import qametric
+        from ts2viz.metrics.families import dsg
 
-        score = qametric.dsg_score
-        mp.setattr(qametric, "dsg_score", lambda correct, parents, accumulation="direct": score(correct, parents, name))
+        score = dsg.dsg_score
+        mp.setattr(dsg, "dsg_score", lambda correct, parents, accumulation="direct": score(correct, parents, name))
     return apply
 
 
@@ -183,7 +183,7 @@ def _ur_first_number(mp):
 
 def _vs_rule_stripped(mp):
     """VIEScore's SC rule without its trailing newline (a prompt file read with ``.strip()``)."""
-    from ts2viz.metrics.families import viescore_prompts
+    from ts2viz.metrics.families.viescore import prompts as viescore_prompts
 
     mp.setattr(viescore_prompts, "T2I_RULE_SC", viescore_prompts.T2I_RULE_SC.strip())
 
@@ -270,7 +270,7 @@ def _softtifa_am_for_gm(mp):
 def _geneval2_recipe(**changes):
     """GenEval 2's VQAScore recipe with another question or rule."""
     def apply(mp):
-        from ts2viz.metrics.families import vqascore_recipes as r
+        from ts2viz.metrics.families.vqascore import recipes as r
 
         mp.setitem(r.RECIPES, "geneval2", dataclasses.replace(r.RECIPES["geneval2"], **changes))
     return apply

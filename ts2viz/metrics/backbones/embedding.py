@@ -1,7 +1,8 @@
 """Embedding metrics: CLIPScore (transformers or open_clip), ALIGNScore and SigLIP.
 
 The score of an image comes from the cosine similarity of its embedding and its prompt's embedding, in
-the form a named *variant* (the ``variant=`` option, :data:`VARIANTS`) says:
+the form a named *variant* (the ``variant=`` option; a family passes the variants it offers, the first
+two, :data:`BASE_VARIANTS`, by default) says:
 
 ``ts2`` (the default of every family)
     TS2's own code (michaelsaxon/T2IScoreScore ``CLIPScorer`` / ``ALIGNScore`` / ``SiGLIPScore``): the
@@ -44,7 +45,7 @@ from ..common.base import Metric
 from ..common.device import autocast, resolve_device, resolve_dtype
 from ..common.hub import check_model_id, file_fingerprint, hf_load, model_identity
 from ..common.spec import Spec
-from ..registry import Option
+from ..family import Option
 
 DEFAULT_BATCH = {"cpu": 32, "cuda": 256, "mps": 64}
 #: the options of clipscore:, alignscore: and siglip: (their cards list them)
@@ -55,17 +56,16 @@ EMBEDDING_OPTIONS = (
            "precision, else bfloat16 where the GPU supports it, else float16; always float32 on CPU).",
            ("float32", "float16", "bfloat16")),
 )
-# Text lengths the public checkpoints were trained with (their processors pad/truncate to these).
-TEXT_LENGTH = {"alignscore": 64, "siglip": 64}
 
 
-def embedding_options(family: str) -> tuple:
-    """The options of ``clipscore:``, ``alignscore:`` and ``siglip:`` as their cards list them.
+def embedding_options(variants: tuple = ()) -> tuple:
+    """The options of an embedding family (CLIPScore, ALIGNScore, SigLIP) as its card lists them.
 
     Parameters
     ----------
-    family : str
-        ``clipscore``, ``alignscore`` or ``siglip`` (the ``variant`` option lists that family's variants).
+    variants : tuple of str, optional
+        The score variants the family offers, the default first (empty: :data:`BASE_VARIANTS`); the
+        ``variant`` option lists them.
 
     Returns
     -------
@@ -74,12 +74,12 @@ def embedding_options(family: str) -> tuple:
 
     Examples
     --------
-    >>> [o.name for o in embedding_options("siglip")]
+    >>> [o.name for o in embedding_options()]
     ['batch_size', 'dtype', 'variant', 'preprocess']
-    >>> embedding_options("clipscore")[2].values
-    ('ts2', 'cosine', 'hessel', 'torchmetrics')
+    >>> embedding_options(("ts2", "cosine", "hessel"))[2].values
+    ('ts2', 'cosine', 'hessel')
     """
-    variants = VARIANTS[family]
+    variants = variants or BASE_VARIANTS
     docs = {"ts2": "`ts2` (default: TS2's own code, the model's `logits_per_image` for the prompt as is)",
             "cosine": "`cosine` (the raw cosine in [-1, 1])",
             "hessel": "`hessel` (J. Hessel et al.'s CLIP-S: 2.5 · max(cos, 0) of \"A photo depicts \" + prompt, "
@@ -93,9 +93,10 @@ def embedding_options(family: str) -> tuple:
                "numbers differ from the originals' in the 4th digit). transformers models only.", PREPROCESS),
     )
 
-#: the score variants of each family (module docstring); the first is the default
-VARIANTS: dict[str, tuple[str, ...]] = {"clipscore": ("ts2", "cosine", "hessel", "torchmetrics"),
-                                        "alignscore": ("ts2", "cosine"), "siglip": ("ts2", "cosine")}
+#: the score variants every embedding family offers (module docstring); the first is the default
+BASE_VARIANTS = ("ts2", "cosine")
+#: every variant this module computes (a family offers some of them)
+ALL_VARIANTS = ("ts2", "cosine", "hessel", "torchmetrics")
 DEFAULT_VARIANT = "ts2"
 #: J. Hessel et al.'s text prefix (jmhessel/clipscore ``CLIPCapDataset``) and weight ``w``
 HESSEL_PREFIX = "A photo depicts "
@@ -109,15 +110,17 @@ PREPROCESS = ("original", "fast")
 VARIANT_PRECISION = {"ts2": "float32", "cosine": "float32", "hessel": "float16", "torchmetrics": "float32"}
 
 
-def check_variant(spec: Spec, variant: str | None) -> str:
+def check_variant(spec: Spec, variant: str | None, allowed: tuple = BASE_VARIANTS) -> str:
     """``variant`` (default :data:`DEFAULT_VARIANT`) if the family offers it, else a one-line error.
 
     Parameters
     ----------
     spec : Spec
-        The parsed spec (its family picks the variants of :data:`VARIANTS`).
+        The parsed spec (named in the message).
     variant : str or None
         The ``variant`` option; None or empty for the default.
+    allowed : tuple of str, optional
+        The variants the family offers.
 
     Returns
     -------
@@ -132,14 +135,13 @@ def check_variant(spec: Spec, variant: str | None) -> str:
     Examples
     --------
     >>> from ts2viz.metrics.common.spec import parse_spec
-    >>> check_variant(parse_spec("clipscore:openai/clip-vit-base-patch32"), None)
+    >>> check_variant(parse_spec("clipscore:openai/clip-vit-base-patch32"), None, ALL_VARIANTS)
     'ts2'
     >>> check_variant(parse_spec("siglip:google/siglip-base-patch16-224"), "hessel")
     Traceback (most recent call last):
     ...
     ts2viz.errors.InputError: metric 'siglip:google/siglip-base-patch16-224': variant must be one of ts2, cosine, not 'hessel'
     """
-    allowed = VARIANTS.get(spec.family, ("ts2", "cosine"))
     v = DEFAULT_VARIANT if variant in (None, "") else str(variant)
     if v not in allowed:
         raise InputError(f"metric {spec.raw!r}: variant must be one of {', '.join(allowed)}, not {v!r}")
@@ -180,15 +182,24 @@ def variant_dtype(device: str, variant: str, dtype: str | None) -> str | None:
     return None
 
 
-def build(spec: Spec, device: str | None = None, **options) -> Metric:
-    """Factory for ``clipscore``, ``alignscore`` and ``siglip`` specs.
+def build(spec: Spec, device: str | None = None, *, variants: tuple = BASE_VARIANTS, text_length: int | None = None,
+          openclip: bool = False, **options) -> Metric:
+    """The metric of an embedding family's spec (CLIPScore, ALIGNScore, SigLIP): its family says how.
 
     Parameters
     ----------
     spec : Spec
-        The parsed spec: a transformers model (hub id or folder), or ``openclip:ARCH/TAG`` (CLIPScore only).
+        The parsed spec: a transformers model (hub id or folder), or ``openclip:ARCH/TAG`` (where the family
+        takes open_clip models).
     device : str or None, optional
         The torch device; None picks one.
+    variants : tuple of str, optional
+        The score variants the family offers (the default first).
+    text_length : int or None, optional
+        The text length the family's public checkpoints were trained with (prompts are cut there; None: the
+        text encoder's positions).
+    openclip : bool, optional
+        Whether the family takes open_clip models (``openclip:ARCH/TAG``).
     **options
         ``batch_size``, ``dtype``, ``variant``, ``preprocess`` (:func:`embedding_options`).
 
@@ -204,10 +215,10 @@ def build(spec: Spec, device: str | None = None, **options) -> Metric:
         accepted, or the model cannot be loaded.
     """
     if spec.is_openclip:
-        if spec.family != "clipscore":
+        if not openclip:
             raise InputError(f"metric {spec.raw!r}: openclip: models are only supported for clipscore")
-        return OpenCLIPScore(spec, device, **options)
-    return HFEmbeddingScore(spec, device, **options)
+        return OpenCLIPScore(spec, device, variants=variants, **options)
+    return HFEmbeddingScore(spec, device, variants=variants, text_length=text_length, **options)
 
 
 class _EmbeddingScore(Metric):
@@ -215,7 +226,7 @@ class _EmbeddingScore(Metric):
 
     max_text_memo = 8192
 
-    #: the score variant (:data:`VARIANTS`) and the constants of its formula
+    #: the score variant (:data:`ALL_VARIANTS`) and the constants of its formula
     variant: str = "cosine"
     logit_scale: float = 1.0
     logit_bias: float = 0.0
@@ -328,8 +339,8 @@ class _EmbeddingScore(Metric):
 class HFEmbeddingScore(_EmbeddingScore):
     """CLIP / ALIGN / SigLIP through transformers ``AutoModel`` (anything with get_*_features).
 
-    Prompts are truncated at the checkpoint's training length for ALIGN and SigLIP (64, :data:`TEXT_LENGTH`),
-    else at the text encoder's positions. SigLIP's prompts are padded to that length (unpadded for
+    Prompts are truncated at the checkpoint's training length the family gives (``text_length``: 64 for ALIGN
+    and SigLIP), else at the text encoder's positions. SigLIP's prompts are padded to that length (unpadded for
     ``variant=ts2``, as TS2's one-prompt ``padding=True``) and given no attention mask.
 
     Parameters
@@ -340,6 +351,10 @@ class HFEmbeddingScore(_EmbeddingScore):
         The torch device; None picks one.
     batch_size, dtype, variant, preprocess
         The family's options (:func:`embedding_options`).
+    variants : tuple of str, optional
+        The variants the family offers (``variant`` must be one).
+    text_length : int or None, optional
+        The family's training text length (prompts are cut there; None: the text encoder's positions).
     **options
         Anything else is refused.
 
@@ -350,12 +365,13 @@ class HFEmbeddingScore(_EmbeddingScore):
     """
 
     def __init__(self, spec: Spec, device: str | None = None, batch_size: int | None = None,
-                 dtype: str | None = None, variant: str | None = None, preprocess: str = "original", **options):
+                 dtype: str | None = None, variant: str | None = None, preprocess: str = "original", *,
+                 variants: tuple = BASE_VARIANTS, text_length: int | None = None, **options):
         from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
         if options:
             raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(options)}")
-        self.variant = check_variant(spec, variant)
+        self.variant = check_variant(spec, variant, variants)
         if preprocess not in PREPROCESS:
             raise InputError(f"metric {spec.raw!r}: preprocess must be one of {', '.join(PREPROCESS)}, "
                              f"not {preprocess!r}")
@@ -372,12 +388,13 @@ class HFEmbeddingScore(_EmbeddingScore):
         backend = {"backend": "pil"} if preprocess == "original" else {}
         image_processor = hf_load("image processor", AutoImageProcessor.from_pretrained, model_id, spec,
                                   **backend, **kw)
-        self._setup(spec, dev, dt, model, tokenizer, image_processor, batch_size, model_id, preprocess)
+        self._setup(spec, dev, dt, model, tokenizer, image_processor, batch_size, model_id, preprocess, text_length)
 
     @classmethod
     def from_model(cls, model, tokenizer, image_processor, *, spec: str = "clipscore:in-memory",
                    device: str | None = None, batch_size: int | None = None, variant: str | None = None,
-                   preprocess: str = "fast") -> "HFEmbeddingScore":
+                   preprocess: str = "fast", variants: tuple = ALL_VARIANTS,
+                   text_length: int | None = None) -> "HFEmbeddingScore":
         """The metric of an already-built transformers dual encoder with its tokenizer and image processor.
 
         A model with ``get_image_features`` / ``get_text_features``, e.g. random weights built on the GPU by
@@ -401,6 +418,10 @@ class HFEmbeddingScore(_EmbeddingScore):
             The score variant (as the family's option).
         preprocess : str
             The image preprocessing (as the family's option).
+        variants : tuple of str, optional
+            The variants ``variant`` may name.
+        text_length : int or None, optional
+            The training text length prompts are cut at (None: the text encoder's positions).
 
         Returns
         -------
@@ -411,20 +432,21 @@ class HFEmbeddingScore(_EmbeddingScore):
 
         sp = parse_spec(spec) if isinstance(spec, str) else spec
         self = cls.__new__(cls)
-        self.variant = check_variant(sp, variant)
+        self.variant = check_variant(sp, variant, variants)
         p = next(model.parameters())
         self._setup(sp, resolve_device(device or str(p.device)), p.dtype, model, tokenizer, image_processor,
-                    batch_size, sp.model, preprocess)
+                    batch_size, sp.model, preprocess, text_length)
         return self
 
-    def _setup(self, spec, dev, dt, model, tokenizer, image_processor, batch_size, model_id, preprocess):
+    def _setup(self, spec, dev, dt, model, tokenizer, image_processor, batch_size, model_id, preprocess,
+               text_length=None):
         self.model = model.to(dev).eval()
         self.tokenizer, self.image_processor = tokenizer, image_processor
         self.model_type = getattr(model.config, "model_type", "")
         tc = getattr(model.config, "text_config", None)
         limit = getattr(tc, "max_position_embeddings", None) or 77
         self.text_positions = limit
-        self.max_length = min(limit, TEXT_LENGTH.get(spec.family, limit))
+        self.max_length = min(limit, text_length or limit)
         # SigLIP was trained on prompts padded to full length; padding changes its embeddings. TS2's code
         # encodes one prompt at a time with padding=True, i.e. unpadded.
         siglip = self.model_type.startswith("siglip")
@@ -618,6 +640,8 @@ class OpenCLIPScore(_EmbeddingScore):
     batch_size, dtype, variant, preprocess
         The family's options (:func:`embedding_options`); ``preprocess`` must be ``original`` (the model's
         own transform).
+    variants : tuple of str, optional
+        The variants the family offers (``variant`` must be one).
     **options
         Anything else is refused.
 
@@ -629,14 +653,15 @@ class OpenCLIPScore(_EmbeddingScore):
     """
 
     def __init__(self, spec: Spec, device: str | None = None, batch_size: int | None = None,
-                 dtype: str | None = None, variant: str | None = None, preprocess: str = "original", **options):
+                 dtype: str | None = None, variant: str | None = None, preprocess: str = "original", *,
+                 variants: tuple = ALL_VARIANTS, **options):
         import os
 
         import open_clip
 
         if options:
             raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(options)}")
-        self.variant = check_variant(spec, variant)
+        self.variant = check_variant(spec, variant, variants)
         if preprocess != "original":
             raise InputError(f"metric {spec.raw!r}: open_clip models prepare images with their own transform "
                              "(preprocess=original only)")

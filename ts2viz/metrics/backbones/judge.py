@@ -20,14 +20,11 @@ answers many requests at once:
 """
 from __future__ import annotations
 
-import base64
-import io
-import os
 from typing import Sequence
 
 from ...errors import InputError
 from ..common.spec import Spec
-from ..registry import Option
+from ..family import Option
 
 
 def jpeg_data_url(image, quality: int = 75) -> str:
@@ -55,9 +52,9 @@ def jpeg_data_url(image, quality: int = 75) -> str:
     >>> jpeg_data_url(Image.new("RGB", (8, 8))).startswith("data:image/jpeg;base64,/9j/")
     True
     """
-    buf = io.BytesIO()
-    image.convert("RGB").save(buf, format="JPEG", quality=quality)
-    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    from .openai_client import image_data_url
+
+    return image_data_url(image, "JPEG", quality=quality)
 
 
 class EndpointJudge:
@@ -100,14 +97,12 @@ class EndpointJudge:
     def __init__(self, url: str, model: str, *, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  timeout: float = 120.0, temperature: float | None = None, max_tokens: int | None = None,
                  workers: int = 4, image_first: bool = False, jpeg_quality: int = 75, extra_body: dict | None = None):
-        from .openai_client import split_credentials
+        from .openai_client import endpoint_and_key
 
         if not url.startswith(("http://", "https://")):
             raise InputError("judge endpoint: expected the http(s) base URL of an OpenAI-compatible API")
-        url, cred = split_credentials(url)
-        self.url = url.rstrip("/")
+        self.url, self.api_key = endpoint_and_key(url, api_key, api_key_env)
         self.model = model
-        self.api_key = api_key if api_key is not None else (cred or os.environ.get(api_key_env, ""))
         self.timeout = float(timeout)
         self.temperature = None if temperature is None else float(temperature)
         self.max_tokens = None if max_tokens is None else int(max_tokens)

@@ -11,7 +11,6 @@ that names it exactly (part of a metric's cache key; never the API key). Two kin
 """
 from __future__ import annotations
 
-import os
 
 from ...errors import InputError
 
@@ -68,12 +67,10 @@ class OpenAIChat(ChatLLM):
 
     def __init__(self, url: str, model: str = "gpt-4o", api_key: str | None = None,
                  api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0):
-        from .openai_client import split_credentials
+        from .openai_client import endpoint_and_key
 
-        url, cred = split_credentials(url)
-        self.url = url.rstrip("/")
+        self.url, self.api_key = endpoint_and_key(url, api_key, api_key_env)
         self.model = model
-        self.api_key = api_key if api_key is not None else (cred or os.environ.get(api_key_env, ""))
         self.timeout = timeout
 
     @property

@@ -129,6 +129,72 @@ def split_credentials(url: str) -> tuple[str, str | None]:
     return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment)), (password or user or None)
 
 
+def endpoint_and_key(url: str, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY") -> tuple[str, str]:
+    """An endpoint's base URL (credentials split off, no trailing ``/``) and the key its requests send.
+
+    The key is ``api_key`` when given, else the URL's credentials (:func:`split_credentials`), else the
+    environment variable ``api_key_env`` (empty when it is not set).
+
+    Parameters
+    ----------
+    url : str
+        The endpoint's URL, perhaps with ``user:password@``.
+    api_key : str or None, optional
+        A key given directly.
+    api_key_env : str, optional
+        The environment variable that holds the key.
+
+    Returns
+    -------
+    url : str
+        The base URL.
+    key : str
+        The key (may be empty).
+
+    Examples
+    --------
+    >>> endpoint_and_key("https://me:sk-abc@api.example.org/v1/")
+    ('https://api.example.org/v1', 'sk-abc')
+    >>> endpoint_and_key("https://api.example.org/v1", api_key="sk-given")
+    ('https://api.example.org/v1', 'sk-given')
+    """
+    import os
+
+    base, cred = split_credentials(url)
+    return base.rstrip("/"), api_key if api_key is not None else (cred or os.environ.get(api_key_env, ""))
+
+
+def image_data_url(image, image_format: str = "PNG", **save) -> str:
+    """A PIL image, converted to RGB, as a ``data:image/...;base64,...`` URL.
+
+    Parameters
+    ----------
+    image : PIL.Image.Image
+        The image.
+    image_format : str, optional
+        PIL's format name (``PNG``, ``JPEG``); the URL's type is its lower case.
+    **save
+        Further arguments of PIL's ``save`` (e.g. ``quality=75``).
+
+    Returns
+    -------
+    str
+        The data URL.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> image_data_url(Image.new("RGB", (2, 2)))[:30]
+    'data:image/png;base64,iVBORw0K'
+    """
+    import base64
+    import io
+
+    buf = io.BytesIO()
+    image.convert("RGB").save(buf, format=image_format, **save)
+    return f"data:image/{image_format.lower()};base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
 def chat_endpoint(url: str) -> str:
     """The ``.../chat/completions`` URL of an API base (a full one is kept).
 

@@ -141,37 +141,29 @@ DECODINGS: dict[str, Decoding] = {d.name: d for d in (DSG_INSTRUCTBLIP, GREEDY)}
 DECODING_NAMES = ("dsg", "tifa", "greedy")
 
 
-def default_decoding(kind: str, model_type: str | None) -> Decoding:
-    """The decoding a QA metric uses unless told otherwise.
-
-    DSG's own for ``dsg`` on an InstructBLIP, TIFA's own for ``tifa`` on BLIP-VQA, GIT and BLIP-2, else
-    greedy.
+def default_decoding(decodings: Mapping[str, Decoding], model_type: str | None) -> Decoding:
+    """The decoding a QA metric uses unless told otherwise: its family's own for the model's type, else greedy.
 
     Parameters
     ----------
-    kind : str
-        The metric family, ``dsg`` or ``tifa`` (any other gives greedy).
+    decodings : mapping of str to Decoding
+        The family's own decodings by model type (its :attr:`~.qametric.QAMetric.decodings`: DSG's
+        :data:`DSG_INSTRUCTBLIP` on an InstructBLIP, TIFA's :data:`TIFA_DECODINGS`).
     model_type : str or None
         The VQA model's type (``instructblip``, ``blip``, ``git``, ``blip-2``, ...).
 
     Returns
     -------
     Decoding
-        :data:`DSG_INSTRUCTBLIP`, the entry of :data:`TIFA_DECODINGS` for the model type, or :data:`GREEDY`.
+        The family's decoding for the model type, or :data:`GREEDY`.
 
     Examples
     --------
-    >>> from ts2viz.metrics.common.decoding import default_decoding
-    >>> default_decoding("dsg", "instructblip").name, default_decoding("tifa", "git").template
-    ('dsg', '[CLS]{question}')
-    >>> default_decoding("dsg", "blip").name
-    'greedy'
+    >>> from ts2viz.metrics.common.decoding import TIFA_DECODINGS, default_decoding
+    >>> default_decoding(TIFA_DECODINGS, "git").template, default_decoding(TIFA_DECODINGS, "llava").name
+    ('[CLS]{question}', 'greedy')
     """
-    if kind == "dsg" and model_type in DSG_INSTRUCTBLIP.model_types:
-        return DSG_INSTRUCTBLIP
-    if kind == "tifa" and model_type in TIFA_DECODINGS:
-        return TIFA_DECODINGS[model_type]
-    return GREEDY
+    return decodings.get(model_type, GREEDY)
 
 
 def check_decoding(name: str, model_type: str | None, what: str) -> Decoding:

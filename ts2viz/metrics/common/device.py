@@ -38,14 +38,14 @@ def resolve_device(device: str | None) -> str:
             return "mps"
         return "cpu"
     d = str(device).lower()
-    kind = d.split(":")[0]
-    if kind == "cuda" and not torch.cuda.is_available():
+    device_type = d.split(":")[0]
+    if device_type == "cuda" and not torch.cuda.is_available():
         raise InputError(f"device {device!r} requested but no CUDA GPU is available to torch "
                          "(use --device cpu)")
-    if kind == "mps" and not (getattr(torch.backends, "mps", None) is not None
+    if device_type == "mps" and not (getattr(torch.backends, "mps", None) is not None
                               and torch.backends.mps.is_available()):
         raise InputError(f"device {device!r} requested but Apple MPS is not available (use --device cpu)")
-    if kind not in ("cuda", "cpu", "mps"):
+    if device_type not in ("cuda", "cpu", "mps"):
         raise InputError(f"unknown device {device!r}: expected cuda, cpu or mps")
     return d
 

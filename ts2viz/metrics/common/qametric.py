@@ -1,5 +1,10 @@
 """The question-answering metric TIFA and DSG share (:class:`QAMetric`, :func:`build_qa`) on the VQA backbone.
 
+:class:`QAMetric` is the base class: a family's differences (how parent questions gate a question, the
+options it refuses, its default decodings, prompt style, mapper rule and yes/no reading) are class
+attributes and methods its module's subclass overrides (:mod:`ts2viz.metrics.families.tifa`,
+:mod:`ts2viz.metrics.families.dsg`); nothing here branches on a family or imports one.
+
 Each image's prompt has a set of questions (see :mod:`ts2viz.qa.questions`). The VQA model answers every
 question free-form; the answer is mapped to one of the question's choices by the metric's mapper
 (:mod:`ts2viz.qa.mapping`: Sentence-BERT by default, as TIFA and the TS2 release do, or ``?mapper=lexical``)
@@ -32,19 +37,9 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import InputError
-from ...qa.accumulation import (
-    DEFAULT_ACCUMULATION,
-    canonical_accumulation,
-    check_accumulation,
-    counted_flags,
-    dsg_counted,
-    dsg_score,
-    tifa_score,
-)
+from ...qa.accumulation import DEFAULT_ACCUMULATION, check_accumulation
 from ...qa.mapping import (
     DSG_CHAT_INSTRUCTION,
-    DSG_CHAT_YES_RULE,
-    DSG_YES_RULE,
     AnswerMapper,
     check_yes_rule,
     is_correct,
@@ -55,16 +50,22 @@ from ...qa.questions import Question, QuestionSource
 from ..backbones.llm import load_llm
 from ..backbones.sbert import load_mapper
 from ..backbones.vqa import VQAModel, load_vqa_model
-from ..registry import Option
+from ..family import Option
 from .base import Metric
 from .choicescore import choice_index, normalized_probability
-from .decoding import DSG_INSTRUCTBLIP, GREEDY, Decoding, check_decoding, default_decoding
+from .decoding import GREEDY, Decoding, check_decoding, default_decoding
 from .question_gen import QuestionGenerator
 from .spec import Spec
 
 
 class QAMetric(Metric):
-    """TIFA or DSG over a :class:`VQAModel` and a :class:`QuestionSource` (built by :func:`build_qa`).
+    """A question-answering metric over a :class:`VQAModel` and a :class:`QuestionSource` (built by :func:`build_qa`).
+
+    A family's subclass sets :attr:`name` and overrides what differs: :meth:`count` (how an image's
+    question verdicts make its score), :meth:`gate_values` (the same for ``score=normalized``),
+    :meth:`extra_config`, and for :func:`build_qa` :attr:`refused`, :attr:`decodings`,
+    :attr:`mapper_rule`, :meth:`default_prompt_style`, :meth:`filtered` and :meth:`yes_reading`. The base
+    class scores the fraction of questions answered correctly.
 
     The config records the VQA model, the question source, the mapper and every setting that changes scores;
     settings at their former defaults (greedy decoding, the default prompt style) are left out of it so that
@@ -74,8 +75,6 @@ class QAMetric(Metric):
     ----------
     spec : Spec
         The metric's parsed spec.
-    kind : str
-        ``tifa`` or ``dsg``.
     vqa : VQAModel
         The VQA model that answers the questions.
     source : QuestionSource
@@ -109,8 +108,16 @@ class QAMetric(Metric):
     """
 
     has_details = True
+    #: the family's name (the subclass's)
+    name = "qa"
+    #: options the family refuses, as ``option`` or ``option=value`` -> the one-line reason
+    refused: dict = {}
+    #: the family's own decodings by the VQA model's type (:func:`~.decoding.default_decoding`)
+    decodings: dict = {}
+    #: the answer mapper's rule unless ``mapper_rule=`` says (:func:`ts2viz.qa.mapping.load_mapper`)
+    mapper_rule: str | None = None
 
-    def __init__(self, spec: Spec, kind: str, vqa: VQAModel, source: QuestionSource, mapper: AnswerMapper | None,
+    def __init__(self, spec: Spec, vqa: VQAModel, source: QuestionSource, mapper: AnswerMapper | None,
                  batch_size: int | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
                  accumulation: str = DEFAULT_ACCUMULATION, score: str = "accuracy", prompt_style: str = "default",
                  decoding: Decoding = GREEDY, yes_rule: str | None = None, correctness: str = "exact"):
@@ -125,8 +132,6 @@ class QAMetric(Metric):
         self.yes_rule = None if yes_rule is None else check_yes_rule(yes_rule)
         self.prompt_style = prompt_style
         self.score = score
-        self.kind = kind
-        self.name = kind
         self.vqa = vqa
         self.source = source
         self.mapper = mapper
@@ -137,10 +142,8 @@ class QAMetric(Metric):
         if list_choices is None:
             list_choices = vqa.generative if decoding.list_choices is None else decoding.list_choices
         self.list_choices = bool(list_choices)
-        config = {"family": kind, **vqa.config, **source.config, "mapper": mapper.config if mapper else None,
-                  "list_choices": self.list_choices, "max_new_tokens": max_new_tokens}
-        if kind == "dsg":
-            config["accumulation"] = self.accumulation
+        config = {"family": self.name, **vqa.config, **source.config, "mapper": mapper.config if mapper else None,
+                  "list_choices": self.list_choices, "max_new_tokens": max_new_tokens, **self.extra_config()}
         if self.yes_rule is not None and score != "normalized":
             config["yes_rule"] = self.yes_rule
         if decoding is not GREEDY and score != "normalized":  # greedy left out: existing caches stay valid
@@ -152,6 +155,141 @@ class QAMetric(Metric):
         if score == "normalized":  # only then, so that existing caches of the default stay valid
             config.update(answer="choice likelihoods", score="normalized (Gecko Eq. 2)", max_new_tokens=None)
         super().__init__(spec, config, vqa.device, batch_size or 4)
+
+    def extra_config(self) -> dict:
+        """The family's own settings in the config (none here; a subclass adds its own).
+
+        Returns
+        -------
+        dict
+            Config entries, added after the common ones.
+        """
+        return {}
+
+    def count(self, correct: dict, qs: Sequence[Question]) -> tuple[dict, float]:
+        """Which of an image's questions count, and its score: here every question, the fraction correct.
+
+        Parameters
+        ----------
+        correct : dict of int to bool
+            Question id -> answered correctly.
+        qs : sequence of Question
+            The image's questions (with their parents).
+
+        Returns
+        -------
+        counted : dict of int to bool
+            Question id -> whether it counts.
+        score : float
+            The image's score (NaN for no questions).
+        """
+        return correct, float(np.mean(list(correct.values()))) if correct else float("nan")
+
+    def gate_values(self, values: dict, correct: dict, qs: Sequence[Question]) -> dict:
+        """The questions' ``score=normalized`` values after the family's gate: here unchanged.
+
+        Parameters
+        ----------
+        values : dict of int to float
+            Question id -> its normalised answer likelihood.
+        correct : dict of int to bool
+            Question id -> whether its most likely choice is the expected one.
+        qs : sequence of Question
+            The image's questions (with their parents).
+
+        Returns
+        -------
+        dict of int to float
+            Question id -> the value that counts.
+        """
+        return values
+
+    @classmethod
+    def refuse(cls, spec: Spec, option: str) -> None:
+        """Raise the family's one-line :class:`InputError` if it refuses ``option`` (see :attr:`refused`).
+
+        Parameters
+        ----------
+        spec : Spec
+            The metric's parsed spec (named in the message).
+        option : str
+            ``option`` or ``option=value``.
+
+        Raises
+        ------
+        InputError
+            If ``option`` is in :attr:`refused`.
+        """
+        if option in cls.refused:
+            raise InputError(f"metric {spec.raw!r}: {cls.refused[option]}")
+
+    @classmethod
+    def default_prompt_style(cls, spec: Spec) -> str:
+        """The prompt style unless ``prompt_style=`` says: here ``default`` (the model's own template).
+
+        Parameters
+        ----------
+        spec : Spec
+            The metric's parsed spec (its model).
+
+        Returns
+        -------
+        str
+            One of :data:`PROMPT_STYLES`.
+        """
+        return "default"
+
+    @classmethod
+    def filtered(cls, source: QuestionSource, qa_filter: str, device: str | None) -> QuestionSource:
+        """The question source behind the family's question filter ``qa_filter`` (none here).
+
+        Parameters
+        ----------
+        source : QuestionSource
+            The questions.
+        qa_filter : str
+            The ``qa_filter=`` option.
+        device : str or None
+            The torch device of the filter's model.
+
+        Returns
+        -------
+        QuestionSource
+            The filtered source (a subclass's).
+
+        Raises
+        ------
+        InputError
+            Always here: the family has no question filter.
+        """
+        raise InputError(f"{cls.name}: qa_filter= is not an option of this family")
+
+    @classmethod
+    def yes_reading(cls, vqa: VQAModel, decoding: Decoding, yes_rule: str | None, prompt_style: str | None,
+                    style: str) -> tuple[str | None, str]:
+        """How yes/no answers are read, and the prompt style that goes with it (here: by the mapper).
+
+        Parameters
+        ----------
+        vqa : VQAModel
+            The loaded VQA model.
+        decoding : Decoding
+            The decoding chosen.
+        yes_rule : str or None
+            The ``yes_rule=`` option.
+        prompt_style : str or None
+            The ``prompt_style=`` option as given.
+        style : str
+            The prompt style chosen so far.
+
+        Returns
+        -------
+        yes_rule : str or None
+            The rule of :data:`ts2viz.qa.mapping.YES_RULES`, or None (the mapper reads yes/no answers).
+        style : str
+            The prompt style.
+        """
+        return None, style
 
     def check_prompts(self, prompts: Sequence[str]) -> None:
         """Fail early (before any image is scored) if a prompt has no questions; runs the generator.
@@ -268,13 +406,7 @@ class QAMetric(Metric):
                              "expected": q.answer, "parents": list(q.parents), "answer": flat[k],
                              "mapped": mapped[k], "correct": ok})
                 k += 1
-            if self.kind == "dsg":
-                parents = {q.id: q.parents for q in qs}
-                counted = dsg_counted(correct, parents, self.accumulation)
-                scores[i] = dsg_score(correct, parents, self.accumulation)
-            else:
-                counted = correct
-                scores[i] = tifa_score(list(correct.values()))
+            counted, scores[i] = self.count(correct, qs)
             for r in recs:
                 r["counted"] = counted[r["question_id"]]
             details.append(recs)
@@ -365,10 +497,7 @@ class QAMetric(Metric):
                              "parents": list(q.parents), "probabilities": {c: float(np.exp(v)) for c, v in zip(cs, lp)},
                              "mapped": cs[int(np.argmax(lp))], "correct": correct[q.id],
                              "normalized": value[q.id]})
-            if self.kind == "dsg":
-                # a question's own correctness does not gate its value: the parents' does
-                gate = _parents_ok(qs, correct, self.accumulation)
-                value = {qid: v if gate[qid] else 0.0 for qid, v in value.items()}
+            value = self.gate_values(value, correct, qs)
             for r in recs:
                 r["counted"] = value[r["question_id"]]
             scores[i] = float(np.mean(list(value.values()))) if value else float("nan")
@@ -453,15 +582,6 @@ def map_answers(answers: Sequence[str], choices: Sequence[Sequence[str]], mapper
     return out
 
 
-def _parents_ok(qs: Sequence[Question], correct: dict[int, bool], accumulation: str) -> dict[int, bool]:
-    """Per question: whether its parents let it count (direct, transitive/gated, or mean: always)."""
-    if canonical_accumulation(accumulation) == "direct":       # a parent is judged on its own answer
-        return {q.id: all(correct.get(p, True) for p in q.parents) for q in qs}
-    flags = dict(zip([q.id for q in qs], counted_flags([q.id for q in qs], [correct[q.id] for q in qs],
-                                                        [q.parents for q in qs], accumulation)))
-    return {q.id: all(flags.get(p, True) for p in q.parents) for q in qs}
-
-
 def check_score_option(spec: Spec, score: str) -> None:
     """Check the ``score=`` option of ``tifa:`` and ``dsg:``.
 
@@ -489,7 +609,7 @@ def _generator(generator: str | None, generator_model: str | None, api_key: str 
                                       device=device))
 
 
-def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2", generator: str | None = None,
+def build_qa(metric: type[QAMetric], spec: Spec, device: str | None, *, questions: str = "ts2", generator: str | None = None,
            generator_model: str | None = None, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
            batch_size: int | None = None, pair_batch_size: int | None = None, dtype: str | None = None,
            template: str | None = None, max_new_tokens: int | None = None, list_choices: bool | None = None,
@@ -497,7 +617,10 @@ def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2
            qa_filter: str | None = None, prompt_style: str | None = None, mapper_rule: str | None = None,
            decoding: str | None = None, yes_rule: str | None = None, correctness: str = "exact",
            **options) -> Metric:
-    """TIFA or DSG (``kind``) on the VQA model of ``spec``.
+    """The question-answering metric ``metric`` (a family's :class:`QAMetric` subclass) on the VQA model of ``spec``.
+
+    The family's subclass says what differs (:class:`QAMetric`: the options it refuses, its decodings, its
+    prompt style, mapper rule and yes/no reading). TIFA's and DSG's, as their modules define them:
 
     How a VQA model is asked and read by default (``dsg:``; options override each part):
 
@@ -514,8 +637,8 @@ def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2
 
     Parameters
     ----------
-    kind : str
-        ``tifa`` or ``dsg``.
+    metric : type of QAMetric
+        The family's subclass (it is built and returned).
     spec : Spec
         The metric's parsed spec (its model is the VQA model).
     device : str or None
@@ -528,7 +651,7 @@ def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2
     Returns
     -------
     Metric
-        A :class:`QAMetric`.
+        A ``metric``.
 
     Raises
     ------
@@ -539,38 +662,32 @@ def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2
     """
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
-    if accumulation is not None and kind != "dsg":
-        raise InputError(f"metric {spec.raw!r}: accumulation= applies to dsg only (TIFA has no parent questions)")
+    if accumulation is not None:
+        metric.refuse(spec, "accumulation")
     acc = check_accumulation(accumulation or DEFAULT_ACCUMULATION)
     check_score_option(spec, str(score))
-    source = QuestionSource(kind, questions, _generator(generator, generator_model, api_key, api_key_env, device))
+    source = QuestionSource(metric.name, questions,
+                            _generator(generator, generator_model, api_key, api_key_env, device))
     if qa_filter not in (None, "", "none"):
-        if kind != "tifa":
-            raise InputError(f"metric {spec.raw!r}: qa_filter= applies to tifa only (TIFA's UnifiedQA filter)")
-        from ..families.tifa_filter import FilteredSource, load_filter
-
-        source = FilteredSource(source, load_filter(qa_filter, device))
+        metric.refuse(spec, "qa_filter")
+        source = metric.filtered(source, qa_filter, device)
     if yes_rule not in (None, ""):
-        if kind != "dsg":
-            raise InputError(f"metric {spec.raw!r}: yes_rule= applies to dsg only (TIFA maps yes/no answers with "
-                             "its mapper; see mapper_rule=)")
+        metric.refuse(spec, "yes_rule")
         if score == "normalized":
             raise InputError(f"metric {spec.raw!r}: yes_rule= reads free-form answers, not score=normalized")
         try:
             check_yes_rule(str(yes_rule))
         except InputError as e:
             raise InputError(f"metric {spec.raw!r}: {e.problem}") from None
-    style = _prompt_style(kind, spec, prompt_style)
+    style = _prompt_style(metric, spec, prompt_style)
     if style == "tifa_blip2":
         template = "{question}"  # the whole prompt is TIFA's text
-    if prompt_style == "dsg_chat" and kind != "dsg":
-        raise InputError(f"metric {spec.raw!r}: prompt_style=dsg_chat applies to dsg only")
     if correctness not in CORRECTNESS:
         raise InputError(f"metric {spec.raw!r}: correctness must be one of {', '.join(CORRECTNESS)}, "
                          f"not {correctness!r}")
     model_type = _model_type(spec) if score != "normalized" or decoding else None
     if decoding in (None, ""):
-        chosen = default_decoding(kind, model_type)
+        chosen = default_decoding(metric.decodings, model_type)
     else:
         chosen = check_decoding(str(decoding), model_type, f"metric {spec.raw!r}")
     if score == "normalized":
@@ -586,24 +703,22 @@ def build_qa(kind: str, spec: Spec, device: str | None, *, questions: str = "ts2
     # the likelihood scores need no answer mapper (and so no Sentence-BERT download)
     if score == "normalized" and mapper_rule:
         raise InputError(f"metric {spec.raw!r}: mapper_rule= applies to free-form answers, not score=normalized")
-    # TIFA's own rule for tifa: (answers that are choices taken, all others to Sentence-BERT); DSG keeps
-    # the "contains yes" rule (the fidelity rows of the TIFA card)
-    rule = mapper_rule or ("tifa" if kind == "tifa" else None)
+    # the family's own rule (TIFA's: answers that are choices taken, all others to Sentence-BERT; DSG keeps
+    # the "contains yes" rule: the fidelity rows of the TIFA card)
+    rule = mapper_rule or metric.mapper_rule
     answer_mapper = None if score == "normalized" else load_mapper(mapper, vqa.device, rule=rule)
     rule_for_yes = None
-    if kind == "dsg" and score != "normalized":
-        chat_model = bool(getattr(vqa, "generative", False)) and chosen is not DSG_INSTRUCTBLIP
-        rule_for_yes = str(yes_rule) if yes_rule else (DSG_CHAT_YES_RULE if chat_model else DSG_YES_RULE)
-        if not prompt_style and chosen is GREEDY and getattr(vqa, "chat", False):
-            style = "dsg_chat"   # DSG's chat path for a chat VLM
+    if score != "normalized":
+        rule_for_yes, style = metric.yes_reading(vqa, chosen, str(yes_rule) if yes_rule else None, prompt_style,
+                                                 style)
     if style == "dsg_chat":
         if list_choices is None:
             list_choices = False   # the instruction asks for yes or no
         if max_new_tokens in (None, ""):
             max_new_tokens = DSG_CHAT_MAX_TOKENS
     new_tokens = DEFAULT_MAX_NEW_TOKENS if max_new_tokens in (None, "") else int(max_new_tokens)
-    return QAMetric(spec, kind, vqa, source, answer_mapper, batch_size, new_tokens, list_choices, acc,
-                    str(score), style, decoding=chosen, yes_rule=rule_for_yes, correctness=str(correctness))
+    return metric(spec, vqa, source, answer_mapper, batch_size, new_tokens, list_choices, acc, str(score), style,
+                  decoding=chosen, yes_rule=rule_for_yes, correctness=str(correctness))
 
 
 #: new tokens of ts2viz's greedy decoding, and of DSG's chat path (its ``GPT4o.vqa`` ``max_tokens=20``)
@@ -616,27 +731,29 @@ QA_OPTION_NAMES: tuple[str, ...] = tuple(
     p.name for p in inspect.signature(build_qa).parameters.values() if p.kind == p.KEYWORD_ONLY)
 
 
-def qa_options(kind: str) -> tuple:
-    """The options of ``tifa:`` and ``dsg:``, as the family cards list them.
+def qa_options(elsewhere: dict | None = None, accumulation: str | None = None) -> tuple:
+    """The options of a question-answering family (:func:`build_qa`'s), as its card lists them.
 
-    :func:`build_qa` takes the same options for both; an option that applies to one only is refused for
-    the other with a one-line error, and its doc says so on the other's card.
+    :func:`build_qa` takes the same options for every such family; an option that applies to another
+    family only is refused with a one-line error (:attr:`QAMetric.refused`), and its doc says so on the card.
 
     Parameters
     ----------
-    kind : str
-        ``tifa`` or ``dsg``: the card the rows are for.
+    elsewhere : dict of str to str, optional
+        The options this family refuses -> the family they apply to (their docs say so).
+    accumulation : str or None, optional
+        The default of ``accumulation=`` (None: the family has no parent questions).
 
     Returns
     -------
     tuple of Option
         One row per keyword option of :func:`build_qa` (:data:`QA_OPTION_NAMES`).
     """
-    only = {"accumulation": "dsg", "yes_rule": "dsg", "qa_filter": "tifa"}
+    only = dict(elsewhere or {})
 
     def note(name: str) -> str:
         o = only.get(name)
-        return "" if o is None or o == kind else f" Applies to `{o}:` only (an error here)."
+        return "" if o is None else f" Applies to `{o}:` only (an error here)."
 
     rows = (
         Option("questions", "ts2", "Where the questions come from: `ts2` (the TS2 question sets shipped in "
@@ -668,7 +785,7 @@ def qa_options(kind: str) -> tuple:
                "tokens mean-pooled under the attention mask, L2-normalised; TIFA's and the TS2 release's) or "
                "`lexical` (a model-free fallback: normalised exact match, a choice contained in the answer, then "
                "string similarity; **not** what TIFA does). Not with `score=normalized`."),
-        Option("accumulation", "direct" if kind == "dsg" else None, "How a question's parents gate it: `direct` "
+        Option("accumulation", accumulation, "How a question's parents gate it: `direct` "
                "(DSG's scoring code: it and each direct parent answered correctly), `transitive` (alias `gated`: "
                "every parent counts too, DSG's README and the TS2 release's per-image files) or `mean` (parents "
                "ignored, the TS2 web leaderboard's DSG rows)." + note("accumulation"),
@@ -730,21 +847,32 @@ def _model_type(spec: Spec) -> str | None:
 PROMPT_STYLES = ("default", "tifa_blip2", "dsg_chat")
 
 
-def _prompt_style(kind: str, spec: Spec, prompt_style: str | None) -> str:
-    """The prompt style a QA metric uses, checked.
+def _prompt_style(metric: type[QAMetric], spec: Spec, prompt_style: str | None) -> str:
+    """The prompt style a QA metric uses, checked (the family may refuse one, and gives its default).
 
-    ``tifa_blip2`` (TIFA's code's prompt for BLIP-2: "Answer the multiple-choice question. Question: ...
-    Choices: a, b Answer:") is TIFA's default for BLIP-2 models; ``default`` is ts2viz's question text
-    in the model's own template.
+    ``default`` is ts2viz's question text in the model's own template.
     """
     if prompt_style not in (None, "", *PROMPT_STYLES):
         raise InputError(f"metric {spec.raw!r}: prompt_style must be one of {', '.join(PROMPT_STYLES)}")
     if prompt_style:
-        if prompt_style == "tifa_blip2" and kind != "tifa":
-            raise InputError(f"metric {spec.raw!r}: prompt_style=tifa_blip2 applies to tifa only")
+        metric.refuse(spec, f"prompt_style={prompt_style}")
         return prompt_style
-    if kind != "tifa":
-        return "default"
+    return metric.default_prompt_style(spec)
+
+
+def model_type_of(spec: Spec) -> str:
+    """The ``model_type`` of the spec's model's config (empty when it cannot be read: the loader says why).
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's parsed spec.
+
+    Returns
+    -------
+    str
+        The config's ``model_type`` (``blip-2``, ``instructblip``, ...), or ``""``.
+    """
     from transformers import AutoConfig
 
     from .hub import check_model_id
@@ -752,5 +880,5 @@ def _prompt_style(kind: str, spec: Spec, prompt_style: str | None) -> str:
     try:
         cfg = AutoConfig.from_pretrained(check_model_id(spec), **({"revision": spec.revision} if spec.revision else {}))
     except Exception:  # load_vqa_model reports a bad model with its own message
-        return "default"
-    return "tifa_blip2" if getattr(cfg, "model_type", "") == "blip-2" else "default"
+        return ""
+    return getattr(cfg, "model_type", "")

@@ -425,6 +425,52 @@ def dsg_questions_from_stages(tuples: dict[int, str], questions: dict[int, str],
 
 # -- the generator with its disk cache ---------------------------------------------------------------------
 
+def write_tifa_questions(prompt: str, ask) -> list[Question]:
+    """TIFA's questions for ``prompt``: one few-shot request (:func:`tifa_messages`, :func:`parse_tifa_reply`).
+
+    Parameters
+    ----------
+    prompt : str
+        The text-to-image prompt.
+    ask : callable
+        ``ask(stage, (system, user)) -> reply``: sends one request to the LLM.
+
+    Returns
+    -------
+    list of Question
+        The questions, ids from 0.
+    """
+    return parse_tifa_reply(ask("tifa", tifa_messages(prompt)))
+
+
+def write_dsg_questions(prompt: str, ask) -> list[Question]:
+    """DSG's questions for ``prompt``: tuples, questions and dependencies, three requests (:func:`dsg_messages`).
+
+    Parameters
+    ----------
+    prompt : str
+        The text-to-image prompt.
+    ask : callable
+        ``ask(stage, (system, user)) -> reply``: sends one request to the LLM.
+
+    Returns
+    -------
+    list of Question
+        The questions with their parents (:func:`dsg_questions_from_stages`).
+    """
+    tuples = parse_numbered(ask("tuple", dsg_messages("tuple", prompt)), "tuple")
+    listed = [tuples[i] for i in sorted(tuples)]
+    questions = parse_numbered(ask("question", dsg_messages("question", prompt, listed)), "question")
+    deps = parse_numbered(ask("dependency", dsg_messages("dependency", prompt, listed)), "dependency")
+    # the stages number tuples 1..n in the order listed
+    renumber = {i: k + 1 for k, i in enumerate(sorted(tuples))}
+    return dsg_questions_from_stages({renumber[i]: t for i, t in tuples.items()}, questions, deps)
+
+
+#: the question kinds (of :mod:`ts2viz.qa.questions`) the generator writes -> how it writes one kind's questions
+WRITERS = {"tifa": write_tifa_questions, "dsg": write_dsg_questions}
+
+
 class QuestionGenerator:
     """TIFA / DSG questions for a prompt from a chat LLM (:mod:`ts2viz.metrics.backbones.llm`), cached on disk per prompt.
 
@@ -494,8 +540,8 @@ class QuestionGenerator:
             If ``kind`` is neither ``tifa`` nor ``dsg``, or a reply yields no usable questions (the message
             names the prompt and the stage).
         """
-        if kind not in ("tifa", "dsg"):
-            raise InputError(f"question kind must be tifa or dsg, not {kind!r}")
+        if kind not in WRITERS:
+            raise InputError(f"question kind must be {' or '.join(WRITERS)}, not {kind!r}")
         path = self.cache_path(prompt, kind)
         if self.use_cache and path.is_file():
             try:
@@ -526,14 +572,6 @@ class QuestionGenerator:
             return self._ask(stage, messages, replies)
 
         try:
-            if kind == "tifa":
-                return parse_tifa_reply(ask("tifa", tifa_messages(prompt)))
-            tuples = parse_numbered(ask("tuple", dsg_messages("tuple", prompt)), "tuple")
-            listed = [tuples[i] for i in sorted(tuples)]
-            questions = parse_numbered(ask("question", dsg_messages("question", prompt, listed)), "question")
-            deps = parse_numbered(ask("dependency", dsg_messages("dependency", prompt, listed)), "dependency")
-            # the stages number tuples 1..n in the order listed
-            renumber = {i: k + 1 for k, i in enumerate(sorted(tuples))}
-            return dsg_questions_from_stages({renumber[i]: t for i, t in tuples.items()}, questions, deps)
+            return WRITERS[kind](prompt, ask)
         except InputError as e:
             raise InputError(f"question generator reply for prompt {_short(prompt, 60)!r}: {e.problem}") from None

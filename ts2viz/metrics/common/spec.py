@@ -87,19 +87,22 @@ def _coerce(v: str):
     return v
 
 
-def parse_spec(spec: str) -> Spec:
+def parse_spec(spec: str, *, revisions: bool = True) -> Spec:
     """Split a SPEC string into family, model, revision and options.
 
     The family is lower-cased. The part after the last ``?`` is read as options only when it looks
     like ``key=value`` pairs, so that odd paths stay usable; option values are coerced (``true``/``yes``/``on``
     to True, ``false``/``no``/``off`` to False, then int, then float) except for :data:`TEXT_OPTIONS`. A
-    trailing ``@REVISION`` is split off the model only for families other than ``csv`` and ``callable``,
-    when the model is not an existing path and the revision has no ``/``.
+    trailing ``@REVISION`` is split off the model only with ``revisions``, when the model is not an existing
+    path and the revision has no ``/`` (:func:`ts2viz.metrics.registry.parse_spec` asks the family).
 
     Parameters
     ----------
     spec : str
         A metric spec, ``FAMILY:MODEL[@REVISION][?key=value&...]``.
+    revisions : bool, optional
+        Whether a trailing ``@REVISION`` may be a hub revision (False: the model is taken as written, for a
+        family whose MODEL is a path or code).
 
     Returns
     -------
@@ -140,7 +143,7 @@ def parse_spec(spec: str) -> Spec:
         raise InputError(f"metric {spec!r}: expected FAMILY:MODEL with both parts non-empty")
     revision = None
     # A hub revision: only for hub-style ids that are not existing paths.
-    if fam not in ("csv", "callable") and "@" in rest and not Path(os.path.expanduser(rest)).exists():
+    if revisions and "@" in rest and not Path(os.path.expanduser(rest)).exists():
         head, _, rev = rest.rpartition("@")
         if head and rev and "/" not in rev:
             rest, revision = head, rev

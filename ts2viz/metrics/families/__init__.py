@@ -1,8 +1,12 @@
-"""One module per registered metric family (its docstring, its ``CARD``, its ``build`` factory).
+"""One module per metric family (its docstring, its ``CARD``, its ``build`` factory, its ``FAMILY`` record), found by the registry.
 
-A family module imports nothing heavy at module level (torch, transformers, open_clip and PIL are
-imported inside functions), so that its card can be read without them. Helper modules named for a
-family sit beside it (``gecko_questions``, ``fineeval_questions``, ``viescore_prompts``, ``tifa_filter``).
+Every module here that ends with a ``FAMILY = Family(...)`` record (:class:`ts2viz.metrics.family.Family`)
+is a family; :func:`ts2viz.metrics.registry.builtin_families` finds them, so adding a family is adding its
+module (``docs/development/adding-a-family.md``). A family module imports nothing heavy at module level
+(torch, transformers, open_clip and PIL are imported inside functions), so that its record and card can be
+read without them. A family with helper modules is a subpackage whose ``__init__`` is the family module
+(``gecko/`` with ``questions``, ``fineeval/`` with ``questions``, ``vqascore/`` with ``recipes`` and
+``api``, ``viescore/`` with ``prompts``, ``hpsv3/`` with ``prompt``, ``tifa/`` with ``filter``).
 """
 import sys
 import types
@@ -22,7 +26,7 @@ class _FamiliesPackage(types.ModuleType):
         Returns
         -------
         list of Family
-            The registered families, in registration order.
+            The families, in display order.
         """
         from ..registry import families
 

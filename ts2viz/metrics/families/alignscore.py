@@ -8,10 +8,13 @@ from __future__ import annotations
 from ..backbones.embedding import embedding_options
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..registry import Card, Fidelity
-from .fidelity import FIDELITY, PRECISION
+from ..family import Card, Family, Fidelity
 
+_TE = "tests/metrics/reference/test_ts2_embeddings_reference.py::"
 _E = "tests/metrics/test_metrics_embedding.py::"
+
+#: the text length the public checkpoints were trained with (their processors pad and truncate to it)
+TEXT_LENGTH = 64
 
 CARD = Card(
     summary=("ALIGNScore: ALIGN's image–prompt logit as TS2's code computes it (`variant=ts2`, default) or the "
@@ -31,10 +34,26 @@ CARD = Card(
               "own `ALIGNScore` (T2IMetrics), run in a side venv (`tools/reference/ts2_embeddings/`)."),
     output_range="ts2: the model's logits (a scaled, for SigLIP shifted, cosine); cosine: [-1, 1]",
     higher_is_better=True,
-    options=embedding_options('alignscore'),
-    precision=PRECISION['alignscore'],
+    options=embedding_options(),
+    # TS2's ALIGNScore loads the transformers model in float32
+    precision="float32",
     fidelity=(
-        *(Fidelity(*row) for row in FIDELITY['alignscore']),
+        Fidelity("score (default)", "`variant=ts2`: TS2's `ALIGNScore` (michaelsaxon/T2IScoreScore `src/T2IMetrics/correlation/"
+                 "align.py`, `CorrelationMetric.calculate_score`): the model's `logits_per_image` = cos / temperature, the "
+                 "prompt as is (`padding=True` on one prompt), no clamp; `variant=cosine` the raw cosine", "as the original", "variant",
+                 _TE + "test_default_variant_equals_ts2s_code"),
+        Fidelity("prompt length", "truncated at ALIGN's 64 tokens with a warning (TS2's code does not truncate)", "documented difference",
+                 "", ""),
+        Fidelity("scaling (TS2's published column)", "TS2 min-max scaled and rounded its scores; ts2viz reports them "
+                 "unscaled", "documented difference", "", ""),
+        Fidelity("reference", "TS2's own code run on a tiny ALIGN in `kakaobrain/align-base`'s layout (transformers 4.57, "
+                 "its PIL EfficientNet processor: `preprocess=original`); the older `src/_old/correlation_scores/"
+                 "run_simscore.py` passes `padding=` twice and does not compile, so the package's version is the "
+                 "reference", "as the original", "preprocess", _TE + "test_default_variant_equals_ts2s_code"),
+        Fidelity("score (`variant=cosine`)", "the raw cosine of transformers' image and text features: equal to the model's "
+                 "own `get_image_features` / `get_text_features` on a tiny ALIGN; **not compared** with an original (no "
+                 "published metric's code computes it)", "not in the original", "variant",
+                 "tests/metrics/test_metrics_embedding.py::test_siglip_and_align_match_model_forward"),
         Fidelity("text length", "prompts padded/truncated to 64 tokens, the length the public checkpoint was "
                  "trained with (truncation warned)", "as the original", "",
                  f"{_E}test_siglip_and_align_match_model_forward"),
@@ -80,4 +99,11 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
     from ..backbones.embedding import build as build_embedding
 
     return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
-                           preprocess=preprocess)
+                           preprocess=preprocess, text_length=TEXT_LENGTH)
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('alignscore',
+                "ALIGNScore: ALIGN's image-prompt logit cosine / temperature as TS2 computes it (?variant=cosine: the "
+                'cosine) (transformers)',
+                build, CARD, example='alignscore:kakaobrain/align-base', group='embedding', hub_model=True)

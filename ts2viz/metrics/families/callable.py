@@ -14,7 +14,7 @@ import numpy as np
 from ...errors import InputError
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 
 CARD = Card(
     summary=("A Python function `f(images, prompts) -> scores` as a metric: `callable:module:function` (a "
@@ -202,3 +202,9 @@ def build(spec: Spec, device: str | None = None, **options) -> Metric:
 
 #: the options :func:`build` takes through ``**options``
 build.extra_options = ("batch_size", "lower_is_better")
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('callable',
+                'a Python function f(images, prompts) -> scores, named module:function',
+                build, CARD, example='callable:mypkg.metrics:my_score', group='user', trusted_only=True, revisions=False)

@@ -7,12 +7,12 @@ image's and the prompt's embeddings (100 * cos for OpenAI's CLIP); ``variant=cos
 """
 from __future__ import annotations
 
-from ..backbones.embedding import embedding_options
+from ..backbones.embedding import ALL_VARIANTS, embedding_options
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..registry import Card, Fidelity
-from .fidelity import FIDELITY, PRECISION
+from ..family import Card, Family, Fidelity
 
+_CS = "tests/metrics/reference/test_clipscore_reference.py::"
 _E = "tests/metrics/test_metrics_embedding.py::"
 
 CARD = Card(
@@ -37,10 +37,35 @@ CARD = Card(
     output_range=("ts2: exp(logit_scale) * cos, in [-exp(logit_scale), exp(logit_scale)] ([-100, 100] for OpenAI's "
                   "CLIP); cosine: [-1, 1]; hessel: [0, 2.5]; torchmetrics: [0, 100]"),
     higher_is_better=True,
-    options=embedding_options('clipscore'),
-    precision=PRECISION['clipscore'],
+    options=embedding_options(ALL_VARIANTS),
+    # TS2's CLIPScorer and torchmetrics load transformers models in float32;
+    # variant=hessel runs in float16 on a GPU, as Hessel et al.'s script (clip.load)
+    precision="float32",
     fidelity=(
-        *(Fidelity(*row) for row in FIDELITY['clipscore']),
+        Fidelity("score (default)", "`variant=ts2`: TS2's `CLIPScorer.calculate_score` (michaelsaxon/T2IScoreScore "
+                 "`src/_old/correlation_scores/run_simscore.py`, the code behind the published `clipscore` column): "
+                 "the model's `logits_per_image` = exp(logit_scale) * cos (100 * cos for OpenAI's CLIP), prompt as is, "
+                 "no clamp", "as the original", "variant", _CS + "test_clipscore_default_is_ts2s_own"),
+        Fidelity("scaling (TS2's published column)", "TS2 min-max scaled its scores over the 2,840 images and rounded to "
+                 "2 decimals; ts2viz reports the unscaled per-image score (an affine map per dataset: Ord and Sep are "
+                 "unchanged except for the ties the rounding makes)", "documented difference", "", ""),
+        Fidelity("score (Hessel et al.)", "`variant=hessel`: jmhessel/clipscore `get_clip_score`: 2.5 * max(cos, 0) of "
+                 "\"A photo depicts \" + prompt", "as the original", "variant", _CS + "test_clipscore_variant_equals_original"),
+        Fidelity("score (torchmetrics)", "`variant=torchmetrics`: torchmetrics `clip_score`: 100 * max(cos, 0) of the "
+                 "prompt as is", "as the original", "variant", _CS + "test_clipscore_variant_equals_original"),
+        Fidelity("prompt truncation", "over 77 tokens: cut keeping the end token (Hessel's `clip.tokenize(truncate=True)`), "
+                 "or ids cut without it (`variant=torchmetrics`, as torchmetrics); TS2's code has no truncation and "
+                 "fails on such prompts, ts2viz truncates with a warning", "as the original", "variant",
+                 _CS + "test_clipscore_variant_equals_original"),
+        Fidelity("preprocessing", "`preprocess=original`: transformers' PIL image processor (what TS2 and torchmetrics "
+                 "ran), torchvision Resize + CenterCrop on the PIL image for `variant=hessel` (its crop rounds where "
+                 "transformers' floors); `preprocess=fast` is the processor's torchvision backend (faster, differs in "
+                 "the 4th digit)", "as the original", "preprocess", _CS + "test_clipscore_variant_equals_original"),
+        Fidelity("precision", "float32 on GPU (TS2, torchmetrics); float16 for `variant=hessel` (Hessel's script on a "
+                 "GPU); recorded in the config's `dtype`", "as the original", "dtype", ""),
+        Fidelity("default model", "none: MODEL is given; TS2 used `openai/clip-vit-base-patch16`, Hessel et al. ViT-B/32 "
+                 "(`openai/clip-vit-base-patch32`), torchmetrics defaults to `openai/clip-vit-large-patch14`", "documented difference",
+                 "", ""),
         Fidelity("open_clip checkpoints", "`openclip:ARCH/TAG` scored with open_clip's own preprocessing and "
                  "tokenizer: its cosine equals open_clip's own `create_model_and_transforms`, `encode_image` and "
                  "`encode_text` on a tiny open_clip model (1e-5); the variants' formulas on an open_clip model are "
@@ -92,4 +117,11 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
     from ..backbones.embedding import build as build_embedding
 
     return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
-                           preprocess=preprocess)
+                           preprocess=preprocess, variants=ALL_VARIANTS, openclip=True)
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('clipscore',
+                "CLIPScore: CLIP's image-prompt logit exp(logit_scale) * cosine as TS2 computes it (?variant=cosine: "
+                'the cosine; hessel, torchmetrics) (transformers or open_clip)',
+                build, CARD, example='clipscore:openai/clip-vit-base-patch32', group='embedding', hub_model=True)

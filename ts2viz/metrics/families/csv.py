@@ -9,7 +9,7 @@ import numpy as np
 from ...errors import InputError
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 
 CARD = Card(
     summary=("Precomputed per-image scores read from a scores file (`file_name` plus one metric column): each "
@@ -173,3 +173,10 @@ def build(spec: Spec, device: str | None = None, column: str | None = None, **op
 
 #: the options :func:`build` takes beyond its keyword parameters (none: ``**options`` only catches typos)
 build.extra_options = ()
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('csv',
+                'precomputed per-image scores read from a scores file (file_name + one metric column)',
+                build, CARD, example='csv:/data/my_scores.csv', group='user', trusted_only=True,
+                needs_pixels=False, revisions=False)

@@ -29,7 +29,7 @@ from ..common.base import Metric
 from ..common.device import dtype_name, resolve_device, resolve_dtype
 from ..common.hubfiles import file_identity, local_or_hub_file
 from ..common.spec import Spec, parse_spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 
 REPO = "xswu/HPSv2"
 #: the field's names -> the checkpoint file in :data:`REPO` (the card's model_names give the repository)
@@ -357,3 +357,9 @@ def _register_arch(spec: Spec, arch: str) -> str:
         raise InputError(f"metric {spec.raw!r}: arch={arch!r} is not an open_clip architecture "
                          f"(HPS v2 is {ARCH}); give a name or a model-config JSON file")
     return arch
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('hpsv2',
+                "HPS v2 / v2.1: open_clip ViT-H-14 preference model; cosine on HPSv2's own preprocessing",
+                build, CARD, example='hpsv2:hpsv2.1', group='preference', hub_model=True)

@@ -32,7 +32,7 @@ from ..common.device import dtype_name, resolve_device, resolve_dtype
 from ..common.hub import hf_load
 from ..common.hubfiles import file_identity, local_or_hub_file
 from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 
 REPO = "THUDM/ImageReward"
 CHECKPOINT, MED_CONFIG = "ImageReward.pt", "med_config.json"
@@ -355,3 +355,10 @@ def _load(spec: Spec, module, sd: dict, what: str) -> None:
     if missing or unexpected:
         raise InputError(f"metric {spec.raw!r}: the checkpoint's {what} does not fit "
                          f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('imagereward',
+                "ImageReward: BLIP image-grounded text encoder + MLP reward, standardised with the authors' mean and "
+                'std',
+                build, CARD, example='imagereward:imagereward-v1.0', group='preference', hub_model=True)

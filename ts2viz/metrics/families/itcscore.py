@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..common.base import Metric
 from ..common.spec import Spec
+from ..family import Family
 from .itmscore import BLIP2Retrieval, blip2_card, resolve_name
 
 #: t2v_metrics' ITC model names -> transformers checkpoints of the same LAVIS weights
@@ -67,3 +68,9 @@ CARD = blip2_card(
           "projected [CLS] output of the prompt",
     model_names=MODEL_NAMES,
 )
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('itcscore',
+                "ITCScore (t2v_metrics): BLIP-2's contrastive score, the largest query-prompt cosine",
+                build, CARD, example='itcscore:Salesforce/blip2-itm-vit-g', group='likelihood', hub_model=True)

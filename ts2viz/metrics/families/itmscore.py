@@ -18,7 +18,7 @@ import numpy as np
 from ...errors import InputError
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 
 #: t2v_metrics' ITM/ITC model names -> transformers checkpoints of the same LAVIS weights
 MODEL_NAMES = {"blip2-itm": "Salesforce/blip2-itm-vit-g", "blip2-itm-coco": "Salesforce/blip2-itm-vit-g-coco"}
@@ -253,3 +253,9 @@ CARD = blip2_card(
     score="softmax of the ITM head's two logits averaged over the 32 query positions, the match entry",
     model_names=MODEL_NAMES,
 )
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('itmscore',
+                "ITMScore (t2v_metrics): BLIP-2's image-text matching probability of the image and the prompt",
+                build, CARD, example='itmscore:Salesforce/blip2-itm-vit-g', group='likelihood', hub_model=True)

@@ -56,7 +56,7 @@ from ..backbones.judge import (
 )
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 
 _J = "tests/metrics/test_metrics_judges.py::"
 _REF = "tests/metrics/reference/test_llmscore_reference.py::test_llmscore_requests_and_readings_equal_llmscores_own_code"
@@ -471,3 +471,9 @@ build.extra_options = ENDPOINT_OPTIONS
 
 __all__ = ["LLMScore", "build", "parse_reply", "describe_prompt", "evaluation_prompt", "local_description",
            "DESCRIBE_INSTRUCTION", "EVALUATION_INSTRUCTION", "SCORES"]
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('llmscore',
+                'LLMScore: an LLM rates a caption+detection description of the image (overall 1-100 or error count)',
+                build, CARD, example='llmscore:gpt-4?endpoint=https://api.openai.com/v1&captioner=Salesforce/blip2-opt-2.7b', group='judge')

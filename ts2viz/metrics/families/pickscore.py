@@ -25,7 +25,7 @@ from ..common.base import Metric, stacked_or
 from ..common.device import dtype_name, resolve_device, resolve_dtype
 from ..common.hub import check_model_id, hf_load, is_local_model, model_identity
 from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 
 #: where the authors take the processor from
 PROCESSOR = "laion/CLIP-ViT-H-14-laion2B-s32B-b79K"
@@ -334,3 +334,10 @@ class PickScore(Metric):
 def _features(out):
     """The projected embedding: transformers 5 returns a model output whose ``pooler_output`` it is."""
     return out.pooler_output if hasattr(out, "pooler_output") else out
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('pickscore',
+                "PickScore: CLIP-H fine-tuned on Pick-a-Pic preferences; logit_scale.exp() * cosine as its authors' "
+                "code (?score=cosine: t2v_metrics' number)",
+                build, CARD, example='pickscore:pickscore-v1', group='preference', hub_model=True)

@@ -8,10 +8,13 @@ from __future__ import annotations
 from ..backbones.embedding import embedding_options
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..registry import Card, Fidelity
-from .fidelity import FIDELITY, PRECISION
+from ..family import Card, Family, Fidelity
 
+_TE = "tests/metrics/reference/test_ts2_embeddings_reference.py::"
 _E = "tests/metrics/test_metrics_embedding.py::"
+
+#: the text length the public checkpoints were trained with (their processors pad and truncate to it)
+TEXT_LENGTH = 64
 
 CARD = Card(
     summary=("SigLIP score: SigLIP's image–prompt logit as TS2's code computes it (`variant=ts2`, default) or the "
@@ -29,10 +32,22 @@ CARD = Card(
               "(`tools/reference/ts2_embeddings/`)."),
     output_range="ts2: the model's logits (a scaled, for SigLIP shifted, cosine); cosine: [-1, 1]",
     higher_is_better=True,
-    options=embedding_options('siglip'),
-    precision=PRECISION['siglip'],
+    options=embedding_options(),
+    # TS2's SiGLIPScore loads the transformers model in float32
+    precision="float32",
     fidelity=(
-        *(Fidelity(*row) for row in FIDELITY['siglip']),
+        Fidelity("score (default)", "`variant=ts2`: TS2's `SiGLIPScore` (T2IMetrics `src/T2IMetrics/correlation/siglip.py`, "
+                 "`CorrelationMetric.calculate_score`): `logits_per_image` = exp(logit_scale) * cos + logit_bias, the "
+                 "prompt unpadded (its `padding=True` on one prompt), SigLIP's tokenizer (lower-cased, punctuation "
+                 "removed); `variant=cosine`: the raw cosine with the prompt padded to SigLIP's 64 training tokens", "as the original",
+                 "variant", _TE + "test_default_variant_equals_ts2s_code"),
+        Fidelity("reference", "TS2's own code run on a tiny SigLIP in `google/siglip-so400m-patch14-384`'s layout "
+                 "(SentencePiece `spiece.model`, transformers 4.57, its PIL image processor: `preprocess=original`); TS2 "
+                 "published no SigLIP column", "as the original", "preprocess", _TE + "test_default_variant_equals_ts2s_code"),
+        Fidelity("score (`variant=cosine`)", "the raw cosine, the prompt padded to 64 tokens: equal to transformers' own "
+                 "`get_image_features` / `get_text_features` on a tiny SigLIP; **not compared** with an original (no "
+                 "published metric's code computes it)", "not in the original", "variant",
+                 "tests/metrics/test_metrics_embedding.py::test_siglip_and_align_match_model_forward"),
         Fidelity("text padding (variant=cosine)", "prompts padded to the full 64 tokens and no attention mask "
                  "(SigLIP was trained on prompts padded to full length and attends to padding by design); "
                  "`variant=ts2` leaves them unpadded as TS2's code", "as the original", "variant",
@@ -80,4 +95,11 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
     from ..backbones.embedding import build as build_embedding
 
     return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
-                           preprocess=preprocess)
+                           preprocess=preprocess, text_length=TEXT_LENGTH)
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('siglip',
+                "SigLIP score: SigLIP's image-prompt logit exp(logit_scale) * cosine + logit_bias as TS2 computes it "
+                '(?variant=cosine: the cosine) (transformers)',
+                build, CARD, example='siglip:google/siglip-base-patch16-224', group='embedding', hub_model=True)

@@ -24,7 +24,7 @@ from ...qa.questions import QuestionSource, prompt_key
 from ..backbones.vqa import GenerativeVQA, load_vqa_model
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 
 #: GenEval 2's question to the VQA model for one atom
 ATOM_TEMPLATE = "{} Answer in one word."
@@ -334,3 +334,10 @@ m.last_details[0]   # per atom: question, answer, spellings, probability
 ```
 """,
 )
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('softtifa',
+                "Soft-TIFA (GenEval 2): per atom the summed first-token probability of the answer's spellings, "
+                'geometric (GM) or arithmetic (AM) mean over atoms',
+                build, CARD, example='softtifa:Qwen/Qwen3-VL-8B-Instruct', group='questions', hub_model=True)

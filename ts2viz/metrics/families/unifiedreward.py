@@ -39,7 +39,7 @@ from ..backbones.judge import (
 )
 from ..common.base import Metric
 from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ..family import Card, Family, Fidelity, Option
 
 _R = "tests/metrics/reference/test_unifiedreward_reference.py::"
 
@@ -310,3 +310,10 @@ def build(spec: Spec, device: str | None = None, *, endpoint: str | None = None,
 
 #: options beyond the keyword parameters of :func:`build` (checked in one place, :func:`ts2viz.metrics.load`)
 build.extra_options = ENDPOINT_OPTIONS
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('unifiedreward',
+                'UnifiedReward 2.0: a reward VLM behind an endpoint rates alignment, coherence and style 1-5 (the '
+                'alignment line is the score)',
+                build, CARD, example='unifiedreward:UnifiedReward?endpoint=http://localhost:8080/v1', group='judge')

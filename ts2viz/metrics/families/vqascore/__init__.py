@@ -2,10 +2,10 @@
 
 For a prompt ``p`` the VQA model is asked ``question_template.format(p)`` and the score is the likelihood of
 the answer ``answer_template.format(p)``. t2v_metrics asks and scores each of its models in its own way;
-:mod:`.vqascore_recipes` records them (``RECIPES``) and picks one by the loaded model's architecture:
+:mod:`.recipes` records them (``RECIPES``) and picks one by the loaded model's architecture:
 CLIP-FlanT5 and LLaVA-1.5/1.6 (``exp(-mean cross-entropy)`` of ``Yes`` and the end token in LLaVA's chat
 turn), InstructBLIP (LAVIS' Flan-T5 format), Qwen2-VL and PaliGemma (the first generated token's probability
-of ``Yes``), GPT-4o (top log-probabilities through an endpoint, :mod:`.vqascore_api`), ... t2v_metrics'
+of ``Yes``), GPT-4o (top log-probabilities through an endpoint, :mod:`.api`), ... t2v_metrics'
 model names resolve to their checkpoints (``vqascore:clip-flant5-xxl``). The :data:`CARD` lists the
 options and says, aspect by aspect, what is proved against t2v_metrics' own code.
 """
@@ -18,12 +18,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import InputError
-from ..backbones.vqa import VQAModel, load_vqa_model
-from ..common.base import Metric
-from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
-from .vqascore_recipes import API_MODELS, MODEL_NAMES, Q_FIGURE, RECIPES, RELEASES, UNSUPPORTED, fill  # noqa: F401
+from ....errors import InputError
+from ...backbones.vqa import VQAModel, load_vqa_model
+from ...common.base import Metric
+from ...common.spec import Spec
+from ...family import Card, Family, Fidelity, Option
+from .recipes import API_MODELS, MODEL_NAMES, Q_FIGURE, RECIPES, RELEASES, UNSUPPORTED, fill  # noqa: F401
 
 #: t2v_metrics' default question (CLIP-FlanT5, LLaVA-1.5 and its other VQAScore models), also TS2's
 QUESTION_TEMPLATE = Q_FIGURE
@@ -63,7 +63,7 @@ class VQAScore(Metric):
                              "rule (recipe=t2v_metrics-3.1)")
         generation = {}
         if answer == "end_tokens":
-            from ..backbones.vqa import GenerativeVQA
+            from ...backbones.vqa import GenerativeVQA
 
             if not isinstance(vqa, GenerativeVQA) or vqa.encoder_decoder:
                 raise InputError(f"metric {spec.raw!r}: answer=end_tokens needs a decoder-only generative VLM")
@@ -123,7 +123,7 @@ class VQAScore(Metric):
         questions = [fill(self.question_template, p) for p in prompts]
         answers = [fill(self.answer_template, p) for p in prompts]
         if self.answer == "end_tokens":
-            from ..backbones.vqa_t2v import end_token_scores
+            from ...backbones.vqa_t2v import end_token_scores
 
             res = end_token_scores(self.vqa, list(items), list(zip(questions, answers)), **self.generation)
             out = np.asarray([v for v, _ in res], dtype=np.float64)
@@ -131,7 +131,7 @@ class VQAScore(Metric):
                                  for q, a, (v, g) in zip(questions, answers, res)]
             return out
         if self.answer == "spellings_sum":
-            from ..backbones.vqa_t2v import variant_sum_scores
+            from ...backbones.vqa_t2v import variant_sum_scores
 
             out = np.asarray(self.vqa._batched(lambda ims, its: variant_sum_scores(self.vqa, ims, its), list(items),
                                                [(q, spellings(a)) for q, a in zip(questions, answers)]))
@@ -176,15 +176,15 @@ def _gpu_precision(spec: Spec, device: str | None) -> str | None:
 
     Read from the checkpoint's config, before loading; None on the CPU or when the architecture has no recipe.
     """
-    from ..backbones.llava import is_original_layout
-    from ..common.device import resolve_device
-    from .vqascore_recipes import ARCHITECTURES, RECIPES
+    from ...backbones.llava import is_original_layout
+    from ...common.device import resolve_device
+    from .recipes import ARCHITECTURES, RECIPES
 
     if not resolve_device(device).startswith("cuda"):
         return None
     from transformers import PretrainedConfig
 
-    from ..common.hub import check_model_id, hf_load
+    from ...common.hub import check_model_id, hf_load
 
     raw, _ = hf_load("config", PretrainedConfig.get_config_dict, check_model_id(spec), spec,
                      **({"revision": spec.revision} if spec.revision else {}))
@@ -206,7 +206,7 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
           temperature: float | None = None, max_new_tokens: int | None = None, **options) -> Metric:
     """The VQAScore metric of a spec ``vqascore:MODEL[?key=value...]`` (the registry's factory).
 
-    MODEL is a hub id, a folder, t2v_metrics' model name (:data:`~.vqascore_recipes.MODEL_NAMES`) or an API
+    MODEL is a hub id, a folder, t2v_metrics' model name (:data:`~.recipes.MODEL_NAMES`) or an API
     model with ``endpoint=URL``. Every option is on the family's card (:data:`CARD`).
 
     Parameters
@@ -247,7 +247,7 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
     Returns
     -------
     Metric
-        A :class:`VQAScore`, or an :class:`~.vqascore_api.APIVQAScore` for an API model.
+        A :class:`VQAScore`, or an :class:`~.api.APIVQAScore` for an API model.
 
     Raises
     ------
@@ -255,7 +255,7 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
         An unknown or conflicting option, a model t2v_metrics names but ts2viz cannot run, an API model
         without an endpoint, a checkpoint that cannot be loaded.
     """
-    from .vqascore_recipes import recipe_for
+    from .recipes import recipe_for
 
     api = {k: options.pop(k) for k in API_OPTIONS if k in options}
     if options:
@@ -278,7 +278,7 @@ def build(spec: Spec, device: str | None = None, *, question_template: str | Non
         if not endpoint:
             raise InputError(f"metric {spec.raw!r}: {spec.model} is an API model: give ?endpoint=URL, the base URL of "
                              "an OpenAI-compatible API that returns log-probabilities (e.g. https://api.openai.com/v1)")
-        from .vqascore_api import APIVQAScore
+        from .api import APIVQAScore
 
         if temperature is not None or max_new_tokens is not None:
             raise InputError(f"metric {spec.raw!r}: temperature and max_new_tokens are options of a local model")
@@ -528,3 +528,11 @@ gpt = metrics.load("vqascore:gpt-4o?endpoint=https://api.openai.com/v1")   # top
 ```
 """,
 )
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('vqascore',
+                "VQAScore (t2v_metrics 3.0; ?recipe=t2v_metrics-3.1): the likelihood of 'Yes' to 'Does this figure "
+                'show "{prompt}"?\', asked and scored as t2v_metrics does per model (CLIP-FlanT5, LLaVA-1.5/1.6, '
+                "InstructBLIP, Qwen2-VL, PaliGemma, ...; GPT-4o's top log-probabilities through an endpoint)",
+                build, CARD, example='vqascore:clip-flant5-xxl', group='likelihood', hub_model=True)

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ...errors import InputError
-from ...qa.questions import Question
+from ....errors import InputError
+from ....qa.questions import Question
 
 DEFAULT_UNIFIEDQA = "allenai/unifiedqa-v2-t5-large-1363200"
 FREE_FORM_THRESHOLD = 0.6
@@ -49,7 +49,7 @@ def mcqa_input(question: str, context: str, choices: Sequence[str]) -> str:
 
     Examples
     --------
-    >>> from ts2viz.metrics.families.tifa_filter import mcqa_input
+    >>> from ts2viz.metrics.families.tifa.filter import mcqa_input
     >>> mcqa_input("is there a cat?", "a cat", ["yes", "no"])
     'is there a cat? \n a cat \n (A) yes (B) no '
     """
@@ -90,7 +90,7 @@ def normalize_free_form(answer: str) -> str:
 
     Examples
     --------
-    >>> from ts2viz.metrics.families.tifa_filter import normalize_free_form
+    >>> from ts2viz.metrics.families.tifa.filter import normalize_free_form
     >>> normalize_free_form(" Two red-cats! ")
     'two redcats'
     """
@@ -114,7 +114,7 @@ def word_f1(gold: Sequence[str], pred: Sequence[str]) -> float:
 
     Examples
     --------
-    >>> from ts2viz.metrics.families.tifa_filter import word_f1
+    >>> from ts2viz.metrics.families.tifa.filter import word_f1
     >>> word_f1(["red", "car"], ["red", "bus", "van"])
     0.4
     """
@@ -170,9 +170,9 @@ class UnifiedQAFilter:
     def __init__(self, model: str = DEFAULT_UNIFIEDQA, device: str | None = None):
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-        from ..common.device import resolve_device
-        from ..common.hub import check_model_id, hf_load, model_identity
-        from ..common.spec import Spec
+        from ...common.device import resolve_device
+        from ...common.hub import check_model_id, hf_load, model_identity
+        from ...common.spec import Spec
 
         spec = Spec(f"unifiedqa:{model}", "unifiedqa", model)
         model_id = check_model_id(spec)

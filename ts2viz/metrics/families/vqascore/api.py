@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
 import math
-import os
 import threading
 import time
 import warnings
@@ -33,10 +31,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import InputError
-from ..common.base import Metric
-from ..common.spec import Spec
-from .vqascore_recipes import fill
+from ....errors import InputError
+from ...common.base import Metric
+from ...common.spec import Spec
+from .recipes import fill
 
 #: the image types t2v_metrics sends (its get_image_type): the file's extension is the data URL's type
 IMAGE_TYPES = ("png", "jpeg", "jpg", "gif", "bmp", "webp")
@@ -69,7 +67,7 @@ def data_url(image, file_name: str | None = None) -> str:
     >>> data_url(Image.new("RGB", (2, 2)))[:30]
     'data:image/png;base64,iVBORw0K'
     """
-    from ..backbones.openai_client import fit_detail
+    from ...backbones.openai_client import fit_detail, image_data_url
 
     fitted = fit_detail(image)
     if file_name and fitted is image:
@@ -77,9 +75,7 @@ def data_url(image, file_name: str | None = None) -> str:
         kind = p.suffix.lower().lstrip(".")
         if kind in IMAGE_TYPES and p.is_file():
             return f"data:image/{kind};base64,{base64.b64encode(p.read_bytes()).decode('ascii')}"
-    buf = io.BytesIO()
-    fitted.convert("RGB").save(buf, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    return image_data_url(fitted, "PNG")
 
 
 def read_top_logprobs(top: Sequence[tuple[str, float]], answer: str) -> float:
@@ -136,16 +132,14 @@ class APIVQAScore(Metric):
             raise InputError(f"metric {spec.family}:{spec.model}: endpoint= is not the http(s) base URL of an "
                              "OpenAI-compatible API")
         fill(question_template, "x"), fill(answer_template, "x")
-        from ..backbones.openai_client import split_credentials
+        from ...backbones.openai_client import endpoint_and_key
 
-        url, cred = split_credentials(str(endpoint))
-        self.url = url.rstrip("/")
+        self.url, self.api_key = endpoint_and_key(str(endpoint), api_key, api_key_env)
         self.model_name = model
         self.question_template, self.answer_template = question_template, answer_template
         self.top_logprobs = int(top_logprobs)
         if not 1 <= self.top_logprobs <= 20:
             raise InputError(f"metric {spec.raw!r}: top_logprobs must be 1 to 20, not {top_logprobs}")
-        self.api_key = api_key if api_key is not None else (cred or os.environ.get(api_key_env, ""))
         self.timeout, self.retries, self.retry_wait = float(timeout), int(retries), float(retry_wait)
         self.workers = max(1, int(workers))
         self.cache = bool(cache)
@@ -178,7 +172,7 @@ class APIVQAScore(Metric):
 
     # -- one request ------------------------------------------------------------------------------
     def _cache_path(self, question: str, url: str) -> Path:
-        from ..common.llmcache import llm_cache_dir
+        from ...common.llmcache import llm_cache_dir
 
         blob = json.dumps({"api": "vqascore-top-logprobs", "model": self.model_name, "question": question,
                            "image": hashlib.sha256(url.encode()).hexdigest(), "top_logprobs": self.top_logprobs},
@@ -186,7 +180,7 @@ class APIVQAScore(Metric):
         return llm_cache_dir() / f"{hashlib.sha1(blob.encode()).hexdigest()}.json"
 
     def _post(self, question: str, url: str, timeout: float) -> dict:
-        from ..backbones.openai_client import post_chat
+        from ...backbones.openai_client import post_chat
 
         body = {"model": self.model_name, "messages": [{"role": "user", "content": [
             {"type": "text", "text": question}, {"type": "image_url", "image_url": {"url": url}}]}],
@@ -197,9 +191,9 @@ class APIVQAScore(Metric):
 
     def _top(self, question: str, url: str) -> tuple[list | None, bool, str]:
         """``(top log-probabilities or None, from the cache, error)`` for one request (all tries within ``timeout``)."""
-        from ..backbones.openai_client import EndpointError
+        from ...backbones.openai_client import EndpointError
 
-        from ..common.llmcache import reply_cache_on
+        from ...common.llmcache import reply_cache_on
 
         path = self._cache_path(question, url)
         cache = self.cache and reply_cache_on()
@@ -234,7 +228,7 @@ class APIVQAScore(Metric):
                 self.usage["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
                 self.usage["completion_tokens"] += int(usage.get("completion_tokens") or 0)
             if cache:
-                from ...atomic import atomic_path
+                from ....atomic import atomic_path
 
                 try:
                     with atomic_path(path) as tmp:
@@ -265,7 +259,7 @@ class APIVQAScore(Metric):
         questions = [fill(self.question_template, p) for p in prompts]
         answers = [fill(self.answer_template, p) for p in prompts]
         jobs = list(zip(questions, items))
-        from ..backbones.openai_client import send_all
+        from ...backbones.openai_client import send_all
 
         results = send_all(lambda j: self._top(*j), jobs, self.workers)
         out = np.full(len(jobs), np.nan)

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ...errors import InputError
+from ....errors import InputError
 
 KINDS = ("entity", "relation")
 
@@ -84,7 +84,7 @@ def parse_decomposition(reply: str) -> Decomposition:
 
     Examples
     --------
-    >>> from ts2viz.metrics.families.fineeval_questions import parse_decomposition
+    >>> from ts2viz.metrics.families.fineeval.questions import parse_decomposition
     >>> parse_decomposition("Entities: cat; bench\n1. [entity] Is there a cat?\n2) [Relations] Is the cat on the bench?")
     Decomposition(entities=('cat', 'bench'), questions=(('entity', 'Is there a cat?'), ('relation', 'Is the cat on the bench?')))
     """
@@ -148,7 +148,7 @@ def coarse_from_doc(doc, keep: Sequence[str] = COLORS) -> str:
     Examples
     --------
     >>> from types import SimpleNamespace as T
-    >>> from ts2viz.metrics.families.fineeval_questions import coarse_from_doc
+    >>> from ts2viz.metrics.families.fineeval.questions import coarse_from_doc
     >>> tagged = [("Is", "AUX"), ("there", "PRON"), ("a", "DET"), ("sleeping", "VERB"), ("cat", "NOUN"),
     ...           ("on", "ADP"), ("a", "DET"), ("big", "ADJ"), ("red", "ADJ"), ("chair", "NOUN"), ("?", "PUNCT")]
     >>> coarse_from_doc([T(text=w, pos_=p) for w, p in tagged])

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
-from ...errors import InputError
-from ..common.choicescore import choice_index
+from ....errors import InputError
+from ...common.choicescore import choice_index
 
 WORD_TYPES = ("entity", "activity", "attribute", "counting", "color", "material", "spatial", "location",
               "shape", "style", "other")
@@ -288,7 +288,7 @@ def parse_coverage(reply: str) -> list[CoverageWord]:
 
     Examples
     --------
-    >>> from ts2viz.metrics.families.gecko_questions import parse_coverage
+    >>> from ts2viz.metrics.families.gecko.questions import parse_coverage
     >>> parse_coverage("{1}[a red, color, 0.9] {2}[cat] {1}[again, object, 1]")
     [CoverageWord(id=1, phrase='a red', type='color', groundability=0.9), CoverageWord(id=2, phrase='cat', type='other', groundability=1.0)]
     """
@@ -336,7 +336,7 @@ def labelled_prompt(prompt: str, words: list[CoverageWord]) -> str:
 
     Examples
     --------
-    >>> from ts2viz.metrics.families.gecko_questions import CoverageWord, labelled_prompt
+    >>> from ts2viz.metrics.families.gecko.questions import CoverageWord, labelled_prompt
     >>> labelled_prompt("A red cat", [CoverageWord(1, "red", "color", 1.0), CoverageWord(2, "dog", "animal", 1.0)])
     'A {1}[red] cat {2}[dog]'
     """
@@ -460,7 +460,7 @@ def qa_hypothesis(question: str, answer: str, template: str = "auto") -> str:
 
     Examples
     --------
-    >>> from ts2viz.metrics.families.gecko_questions import qa_hypothesis
+    >>> from ts2viz.metrics.families.gecko.questions import qa_hypothesis
     >>> qa_hypothesis("Are there two dogs?", "no"), qa_hypothesis("Is the dog red", "yes")
     ('There are not two dogs.', 'Is the dog red? Yes.')
     """

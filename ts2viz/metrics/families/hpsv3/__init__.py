@@ -23,14 +23,14 @@ import os
 
 import numpy as np
 
-from ...errors import InputError
-from ...hub import is_hub_id, model_hub_id
-from ..common.base import Metric
-from ..common.device import dtype_name, resolve_device, resolve_dtype
-from ..common.hub import hf_load, is_local_model, model_identity
-from ..common.hubfiles import file_identity, local_or_hub_file
-from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
+from ....errors import InputError
+from ....hub import is_hub_id, model_hub_id
+from ...common.base import Metric
+from ...common.device import dtype_name, resolve_device, resolve_dtype
+from ...common.hub import hf_load, is_local_model, model_identity
+from ...common.hubfiles import file_identity, local_or_hub_file
+from ...common.spec import Spec
+from ...family import Card, Family, Fidelity, Option
 
 REPO = "MizzenAI/HPSv3"
 CHECKPOINT = "HPSv3.safetensors"
@@ -107,7 +107,7 @@ also be that hub id, a folder holding the file, or the file. The configuration, 
 from `Qwen/Qwen2-VL-7B-Instruct`, as HPSv3's configuration names it, or from `?base=` (a local copy). The model is
 transformers' `Qwen2VLModel` with the checkpoint's weights and HPSv3's `ranknet` head (1024 and 16 hidden units,
 ReLU, two outputs), built from the checkpoint's own shapes. The prompt text (HPSv3's instruction, MIT licence) is
-in `ts2viz/metrics/families/hpsv3_prompt.py`.
+in `ts2viz/metrics/families/hpsv3/prompt.py`.
 
 ```python
 from ts2viz import metrics
@@ -198,7 +198,7 @@ class HPSv3(Metric):
     """HPSv3 on transformers' ``Qwen2VLModel`` plus HPSv3's MLP head (see :func:`build`).
 
     The score is the head's ``mu`` at the hidden state of the ``<|Reward|>`` token that ends HPSv3's
-    conversation (:mod:`.hpsv3_prompt`).
+    conversation (:mod:`.prompt`).
 
     Parameters
     ----------
@@ -224,7 +224,7 @@ class HPSv3(Metric):
         from transformers import AutoConfig, AutoImageProcessor, AutoTokenizer, Qwen2VLModel
         from transformers.initialization import no_init_weights
 
-        from .hpsv3_prompt import REWARD_TOKEN
+        from .prompt import REWARD_TOKEN
 
         dev = resolve_device(device)
         dt = resolve_dtype(dev, dtype)
@@ -308,7 +308,7 @@ class HPSv3(Metric):
         return {"pixel_values": out["pixel_values"], "image_grid_thw": out["image_grid_thw"]}
 
     def _texts(self, items, prompts) -> list[str]:
-        from .hpsv3_prompt import INSTRUCTION, REWARD_SUFFIX
+        from .prompt import INSTRUCTION, REWARD_SUFFIX
 
         texts = []
         for it, p in zip(items, prompts):
@@ -374,3 +374,9 @@ def _head(sd: dict):
     head = torch.nn.Sequential(*layers)
     head.load_state_dict(sd)
     return head
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('hpsv3',
+                'HPSv3: Qwen2-VL-7B reward model; mu read at the <|Reward|> token of its instruction',
+                build, CARD, example='hpsv3:hpsv3', group='preference', hub_model=True)

@@ -1,6 +1,6 @@
 r"""VIEScore (Ku et al., 2024; TIGER-AI-Lab/VIEScore): a multimodal judge rates the image 0-10 with its reasoning.
 
-For text-to-image the judge reads VIEScore's own prompt texts (:mod:`.viescore_prompts`, joined as its
+For text-to-image the judge reads VIEScore's own prompt texts (:mod:`.prompts`, joined as its
 ``VIEScore`` class joins them: ``"\n".join([context, rule, aspect rule])``, ``<prompt>`` replaced by
 the prompt) with the image and replies ``{"score": [...], "reasoning": "..."}``:
 
@@ -30,18 +30,18 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import InputError
-from ..backbones.judge import (
+from ....errors import InputError
+from ...backbones.judge import (
     ENDPOINT_OPTIONS,
     ask_until_read,
     endpoint_option_cards,
     endpoint_options,
     load_vision_judge,
 )
-from ..common.base import Metric
-from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
-from . import viescore_prompts as P
+from ...common.base import Metric
+from ...common.spec import Spec
+from ...family import Card, Family, Fidelity, Option
+from . import prompts as P
 
 _J = "tests/metrics/test_metrics_judges.py::"
 _REF = "tests/metrics/reference/test_viescore_reference.py::test_viescore_requests_and_scores_equal_viescores_own_code"
@@ -59,7 +59,7 @@ CARD = Card(
   year      = {2024}
 }""",
     original=("TIGER-AI-Lab/VIEScore: its text-to-image prompt files (MIT, shipped unchanged in "
-              "`ts2viz/metrics/families/viescore_prompts.py`), `VIEScore.evaluate`, `mllm_output_to_dict`."),
+              "`ts2viz/metrics/families/viescore/prompts.py`), `VIEScore.evaluate`, `mllm_output_to_dict`."),
     output_range="[0, 10]",
     higher_is_better=True,
     options=(
@@ -129,7 +129,7 @@ CARD = Card(
         "results are cached like any other (a re-run does not ask again; `--no-cache` does).",
     ),
     description="""The judge gets VIEScore's own text-to-image prompt (its prompt files are MIT-licensed and
-come in unchanged, with the licence, in `ts2viz/metrics/families/viescore_prompts.py`) and the image, and
+come in unchanged, with the licence, in `ts2viz/metrics/families/viescore/prompts.py`) and the image, and
 replies `{"score": [...], "reasoning": "..."}`. The judge is a local generative VLM (hub id or folder, greedy)
 or, with `endpoint=URL`, any model behind an OpenAI-compatible endpoint
 (`viescore:gpt-4o?endpoint=https://api.openai.com/v1`).
@@ -442,7 +442,7 @@ def build(spec: Spec, device: str | None = None, *, endpoint: str | None = None,
         For an unknown option, an aspect not in :data:`ASPECTS`, endpoint options without ``endpoint``,
         or a judge that cannot be loaded.
     """
-    from ..registry import check_options
+    from ...registry import check_options
 
     check_options(spec, build, options)  # the registry's one check (metrics.load runs it too)
     kw = endpoint_options(options)
@@ -459,3 +459,9 @@ def build(spec: Spec, device: str | None = None, *, endpoint: str | None = None,
 
 #: options beyond the keyword parameters of :func:`build` (checked in one place, :func:`ts2viz.metrics.load`)
 build.extra_options = ENDPOINT_OPTIONS
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('viescore',
+                'VIEScore: a multimodal judge rates prompt following 0-10 with reasoning (min of the SC scores)',
+                build, CARD, example='viescore:gpt-4o?endpoint=https://api.openai.com/v1', group='judge')

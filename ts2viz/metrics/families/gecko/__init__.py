@@ -3,9 +3,9 @@
 For a prompt T and an image I:
 
 1. an LLM labels T's visually groundable words (coverage) and writes one yes/no QA pair per labelled
-   word (:mod:`.gecko_questions`; the replies are cached on disk, :mod:`ts2viz.metrics.common.llmcache`);
+   word (:mod:`.questions`; the replies are cached on disk, :mod:`ts2viz.metrics.common.llmcache`);
 2. an NLI model scores whether T entails each QA pair, read as a hypothesis
-   (:func:`.gecko_questions.qa_hypothesis`); a pair scoring below ``nli_threshold`` (0.005, as in the
+   (:func:`.questions.qa_hypothesis`); a pair scoring below ``nli_threshold`` (0.005, as in the
    paper) is dropped as a hallucination;
 3. a VQA model gives the likelihood of every answer choice of every kept question; a question scores
    P(expected) / sum P(choices) (Eq. 2 with likelihoods, not negative log likelihoods:
@@ -28,16 +28,16 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import InputError
-from ..backbones.llm import load_llm
-from ..backbones.nli import DEFAULT_NLI, load_nli
-from ..backbones.vqa import VQAModel, load_vqa_model
-from ..common.base import Metric
-from ..common.choicescore import choice_index, normalized_probability
-from ..common.llmcache import cached_reply
-from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
-from .gecko_questions import (
+from ....errors import InputError
+from ...backbones.llm import load_llm
+from ...backbones.nli import DEFAULT_NLI, load_nli
+from ...backbones.vqa import VQAModel, load_vqa_model
+from ...common.base import Metric
+from ...common.choicescore import choice_index, normalized_probability
+from ...common.llmcache import cached_reply
+from ...common.spec import Spec
+from ...family import Card, Family, Fidelity, Option
+from .questions import (
     COVERAGE_SYSTEM,
     QA_SYSTEM,
     QA_SYSTEMS,
@@ -141,7 +141,7 @@ CARD = Card(
     description="""Gecko writes its questions with an LLM (`generator=URL` of an OpenAI-compatible endpoint
 with `generator_model=NAME` and the key in `$OPENAI_API_KEY` or `api_key_env=VAR`, or `generator=hf:MODEL`);
 the few-shot prompts are ts2viz's own (the originals are not published) in the paper's formats
-(`ts2viz/metrics/families/gecko_questions.py`). Every LLM reply is cached on disk in `$TS2VIZ_CACHE/llm/`
+(`ts2viz/metrics/families/gecko/questions.py`). Every LLM reply is cached on disk in `$TS2VIZ_CACHE/llm/`
 (default `~/.cache/ts2viz/llm/`), keyed by the LLM's identity, the system prompt and the user message, and
 stored only once it parsed (`llm_cache=false` bypasses it).
 
@@ -166,7 +166,7 @@ likelihood and the normalised score.
 
 NLI_THRESHOLD = 0.005
 PROMPTS_ID = "ts2viz-gecko-v1:" + hashlib.sha1((COVERAGE_SYSTEM + QA_SYSTEM).encode()).hexdigest()[:12]
-#: ``question_style=`` values (see :data:`.gecko_questions.QA_SYSTEMS`); ``tifa`` is the default.
+#: ``question_style=`` values (see :data:`.questions.QA_SYSTEMS`); ``tifa`` is the default.
 QUESTION_STYLES = tuple(QA_SYSTEMS)
 
 
@@ -176,7 +176,7 @@ def prompts_id(question_style: str) -> str:
     Parameters
     ----------
     question_style : str
-        A key of :data:`.gecko_questions.QA_SYSTEMS`.
+        A key of :data:`.questions.QA_SYSTEMS`.
 
     Returns
     -------
@@ -203,13 +203,13 @@ class GeckoQuestions:
     nli_threshold : float, default 0.005
         A pair is kept when the prompt entails its hypothesis with at least this probability.
     hypothesis : str, default "auto"
-        How a QA pair becomes an NLI hypothesis (:func:`.gecko_questions.qa_hypothesis`).
+        How a QA pair becomes an NLI hypothesis (:func:`.questions.qa_hypothesis`).
     min_groundability : float, default 0.0
         Words with a lower groundability get no question.
     use_cache : bool, default True
         Read and write the LLM reply cache (:mod:`ts2viz.metrics.common.llmcache`).
     question_style : str, default "tifa"
-        A key of :data:`.gecko_questions.QA_SYSTEMS`.
+        A key of :data:`.questions.QA_SYSTEMS`.
 
     Raises
     ------
@@ -248,7 +248,7 @@ class GeckoQuestions:
         Returns
         -------
         list of CoverageWord
-            The labelled words (:func:`.gecko_questions.parse_coverage`).
+            The labelled words (:func:`.questions.parse_coverage`).
         """
         return cached_reply(self.llm, COVERAGE_SYSTEM, f"Prompt: {prompt}", parse_coverage, use_cache=self.use_cache)
 
@@ -265,7 +265,7 @@ class GeckoQuestions:
         Returns
         -------
         list of QAPair
-            The pairs (:func:`.gecko_questions.parse_qa`).
+            The pairs (:func:`.questions.parse_qa`).
         """
         return cached_reply(self.llm, QA_SYSTEMS[self.question_style], qa_user_message(prompt, words), lambda r: parse_qa(r, words),
                             use_cache=self.use_cache)
@@ -481,3 +481,9 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
 
 #: the options :func:`build` takes beyond its keyword parameters (none: ``**options`` only catches typos)
 build.extra_options = ()
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('gecko',
+                'Gecko: LLM coverage-labelled yes/no questions, NLI-filtered, mean normalised answer likelihood',
+                build, CARD, example='gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1', group='questions', hub_model=True)

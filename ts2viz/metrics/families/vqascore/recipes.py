@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...errors import InputError
+from ....errors import InputError
 
 def fill(template: str, prompt: str) -> str:
     """``template`` with the prompt in place of ``{}`` or ``{prompt}`` (t2v_metrics' ``str.format``).

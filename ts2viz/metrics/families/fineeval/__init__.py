@@ -2,7 +2,7 @@
 
 For a prompt and an image, as the authors' code (hadi-hosseini/T2I-FineEval) computes it:
 
-1. an LLM decomposes the prompt into entity names and tagged yes/no questions (:mod:`.fineeval_questions`,
+1. an LLM decomposes the prompt into entity names and tagged yes/no questions (:mod:`.questions`,
    ts2viz's own two-shot prompt; replies cached on disk, :mod:`ts2viz.metrics.common.llmcache`);
 2. a detector proposes boxes (:mod:`ts2viz.metrics.backbones.detect`; closed-set RT-DETR by default, like the original's COCO
    YOLOv9-e, or open-vocabulary queried with the entity names). Boxes are not matched to entity names:
@@ -16,7 +16,7 @@ For a prompt and an image, as the authors' code (hadi-hosseini/T2I-FineEval) com
    ``blip_vqa`` (vqav2): 480 px input, LAVIS' question processing, ranking of ["yes", "no"]
    (:func:`lavis_yes_score`); its coarse score the yes score of its *coarse question* on the whole
    image: the question with every adjective but a colour removed and determiner-verb-noun reduced to
-   determiner-noun, with spaCy's ``en_core_web_sm`` (:class:`.fineeval_questions.CoarseQuestions`);
+   determiner-noun, with spaCy's ``en_core_web_sm`` (:class:`.questions.CoarseQuestions`);
 5. fine = mean over questions, coarse = mean over questions, score = (fine + coarse) / 2.
 
 The paper's variants and ts2viz's earlier choices are options (the fidelity rows of :data:`CARD`):
@@ -40,8 +40,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import InputError
-from ..backbones.detect import (
+from ....errors import InputError
+from ...backbones.detect import (
     CONFIDENCE,
     DEFAULT_DETECTOR,
     NMS_IOU,
@@ -49,14 +49,13 @@ from ..backbones.detect import (
     Detector,
     load_detector,
 )
-from ..backbones.llm import load_llm
-from ..backbones.vqa import VQAModel, load_vqa_model
-from ..common.base import Metric
-from ..common.llmcache import cached_reply
-from ..common.spec import Spec
-from ..registry import Card, Fidelity, Option
-from .fidelity import FIDELITY, PRECISION
-from .fineeval_questions import (
+from ...backbones.llm import load_llm
+from ...backbones.vqa import VQAModel, load_vqa_model
+from ...common.base import Metric
+from ...common.llmcache import cached_reply
+from ...common.spec import Spec
+from ...family import Card, Family, Fidelity, Option
+from .questions import (
     COARSE_RULES,
     DECOMPOSE_SYSTEM,
     SPACY_MODEL,
@@ -141,9 +140,16 @@ CARD = Card(
         Option("vqa_image_size", None, "BLIP-VQA input size (default 480, LAVIS' resize and normalisation, "
                "position embeddings interpolated; `0`: the transformers processor's size). BLIP-VQA only."),
     ),
-    precision=PRECISION['fineeval'],
+    # FineEval's LAVIS blip_vqa (load_model_and_preprocess, float32)
+    precision="float32",
     fidelity=(
-        *(Fidelity(*row) for row in FIDELITY['fineeval']),
+        Fidelity("questions", "every question lower-cased before it is asked and parsed by spaCy (`parse_output`: "
+                 "`line.strip().lower()`)", "as the original", "lowercase",
+                 "tests/metrics/test_fineeval_fidelity.py::test_fineeval_equals_the_codes_formula_per_image"),
+        Fidelity("detections", "up to 1,000 per image (YOLOv9 `detect.run(max_det=1000)` in `evaluation.py`); "
+                 "`max_boxes=N` caps them", "as the original", "max_boxes",
+                 "tests/metrics/test_fineeval_fidelity.py::test_fineeval_code_options"),
+        Fidelity("precision", "float32 on GPU (LAVIS `load_model_and_preprocess` of `blip_vqa`)", "as the original", "dtype", ""),
         Fidelity("question generation", "ts2viz's own two-shot decomposition prompt (the authors' prompt files are "
                  "not in their repository)", "documented difference", "generator",
                  "tests/metrics/test_metrics_fineeval.py::test_parse_decomposition"),
@@ -190,7 +196,7 @@ CARD = Card(
     ),
     model_names={"blip-vqa-capfilt-large": "Salesforce/blip-vqa-capfilt-large"},
     description="""The LLM decomposes the prompt into entity names and `[entity]` / `[relation]` yes/no
-questions (ts2viz's own two-shot prompt, `ts2viz/metrics/families/fineeval_questions.py`; replies cached in
+questions (ts2viz's own two-shot prompt, `ts2viz/metrics/families/fineeval/questions.py`; replies cached in
 `$TS2VIZ_CACHE/llm/`). A detector proposes boxes; boxes are not matched to names: every box (grown 20 % of its
 width/height per side, clipped, cropped, resized to the image size) is tried for every entity question, and the
 union boxes of the 10 pairs with the highest confidence products (grown the same way) for every relation
@@ -640,7 +646,7 @@ class FineEvalQuestions:
         Returns
         -------
         Decomposition
-            What :func:`.fineeval_questions.parse_decomposition` reads from the LLM's reply.
+            What :func:`.questions.parse_decomposition` reads from the LLM's reply.
         """
         if prompt not in self._memo:
             self._memo[prompt] = cached_reply(self.llm, DECOMPOSE_SYSTEM, f"Prompt: {prompt}", parse_decomposition,
@@ -927,3 +933,9 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
 
 #: the options :func:`build` takes beyond its keyword parameters (none: ``**options`` only catches typos)
 build.extra_options = ()
+
+
+#: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
+FAMILY = Family('fineeval',
+                'T2I-FineEval: max P(yes) over detector crops per entity/relation question, (fine+coarse)/2',
+                build, CARD, example='fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1', group='questions', hub_model=True)
