@@ -14,8 +14,8 @@ imported), **including imports inside functions and under ``if TYPE_CHECKING:``*
 cost of loading a module, not the dependency on it, so it counts. A package that imports one of its own
 subpackages (``ts2viz.metrics`` -> ``ts2viz.metrics.registry``) is an edge like any other.
 
-:data:`KNOWN` lists the cycles still left outside this branch's area, each with the branch that removes it;
-the test fails on any other cycle, and on a listed one that no longer exists (so the list stays exact).
+:data:`KNOWN` lists the cycles still allowed (none); the test fails on any other cycle, and on a listed one
+that no longer exists (so the list stays exact).
 """
 from __future__ import annotations
 
@@ -26,15 +26,9 @@ PKG = Path(__file__).resolve().parents[2] / "ts2viz"
 #: packages whose subpackages are units of their own
 SECOND_LEVEL = ("ts2viz.ui", "ts2viz.metrics")
 
-#: Cycles between packages left on this branch, as the groups of packages that reach each other (strongly
-#: connected components). Empty it when the branches named below are merged.
-KNOWN: set[frozenset[str]] = {
-    # (being fixed on branches h41fam, h41engine, h41infra): the metric library's rooms import each other
-    # (registry <-> common <-> backbones <-> families), qa.mapping runs a backbone and qa.views reads the
-    # engine's cache, and scores reaches qa
-    frozenset({"ts2viz.engine", "ts2viz.metrics", "ts2viz.metrics.backbones", "ts2viz.metrics.common",
-               "ts2viz.metrics.families", "ts2viz.metrics.registry", "ts2viz.qa", "ts2viz.scores"}),
-}
+#: Cycles between packages still allowed, as the groups of packages that reach each other (strongly connected
+#: components): none.
+KNOWN: set[frozenset[str]] = set()
 
 
 def _module_name(path: Path, pkg: Path) -> str:

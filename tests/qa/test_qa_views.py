@@ -14,7 +14,8 @@ from ts2viz import engine, load_dataset, metrics
 from ts2viz.errors import InputError
 from ts2viz.paths import bundled_data_dir
 from ts2viz.qa.records import RECORD_COLUMNS, bundled_qa_records, records_from_details
-from ts2viz.qa.views import (cached_qa_records, edge_question_drops, image_question_table, question_node_accuracy,
+from ts2viz.engine.details import cached_qa_records
+from ts2viz.qa.views import (edge_question_drops, image_question_table, question_node_accuracy,
                              rank_segs_by_questions)
 
 

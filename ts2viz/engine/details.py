@@ -2,13 +2,14 @@
 
 A metric with details (TIFA, DSG, Gecko, T2I-FineEval, the judges, ...) stores each image's details beside its
 score in the engine's cache (:class:`ts2viz.engine.cache.ScoreCache`); :func:`cached_details` finds them
-again from the metric's ``config_hash`` and the dataset's image files. :mod:`ts2viz.qa` reads them as
-question-level records and tables.
+again from the metric's ``config_hash`` and the dataset's image files. :func:`cached_qa_records` reads a TIFA/DSG metric's as question-level
+records (:mod:`ts2viz.qa`'s tables take them from there).
 """
 from __future__ import annotations
 
 from typing import Sequence
 
+from ..errors import InputError
 from .cache import ScoreCache
 
 
@@ -50,3 +51,41 @@ def cached_details(config_hash: str, dataset, file_names: Sequence[str] | None =
             found.append(fn)
         hits = cache.get_many(config_hash, keys, with_details=True)
     return {fn: hits[k][1] for fn, k in zip(found, keys) if k in hits and hits[k][1]}
+
+
+def cached_qa_records(metric, dataset, file_names: Sequence[str] | None = None, cache_dir=None):
+    """QA records of a live TIFA/DSG metric from the score cache (no model call, no scoring).
+
+    Parameters
+    ----------
+    metric : Metric
+        The loaded TIFA/DSG metric (its ``config_hash`` names its cache entries; its ``spec`` names the
+        records).
+    dataset : Dataset
+        The :class:`ts2viz.Dataset` the images belong to (image files on disk, or cached hub
+        downloads).
+    file_names : sequence of str, optional
+        The images to look up (default: all of the dataset's).
+    cache_dir : str or os.PathLike, optional
+        The score cache (as for ``ts2viz.engine.score_dataset``; None: the default cache).
+
+    Returns
+    -------
+    pandas.DataFrame
+        QA records (:data:`ts2viz.qa.records.RECORD_COLUMNS`) named by ``metric.spec`` for the images
+        whose per-question details are cached; images not scored yet are absent.
+
+    Raises
+    ------
+    InputError
+        If ``metric`` is not a TIFA/DSG metric with per-question details, or if the cached details are
+        malformed.
+    """
+    from ..metrics.qametric import QAMetric
+    from ..qa.records import records_from_details
+
+    kind = metric.name if isinstance(metric, QAMetric) else None
+    if kind not in ("tifa", "dsg") or not getattr(metric, "has_details", False):
+        raise InputError(f"{getattr(metric, 'spec', metric)!r} is not a TIFA/DSG metric with per-question details")
+    got = cached_details(metric.config_hash, dataset, file_names, cache_dir)
+    return records_from_details(metric.spec, kind, list(got), list(got.values()))

@@ -2,7 +2,7 @@
 
 The question-based metrics are TIFA, DSG, Gecko and T2I-FineEval; the judges are VIEScore and
 LLMScore. The metrics return their details in shapes of their own (see
-:mod:`ts2viz.metrics.common.qametric`, :mod:`ts2viz.metrics.families.gecko`,
+:mod:`ts2viz.metrics.qametric`, :mod:`ts2viz.metrics.families.gecko`,
 :mod:`ts2viz.metrics.families.fineeval`; the score cache keeps them, read back with
 :func:`ts2viz.engine.details.cached_details`). This module reads all of them:
 

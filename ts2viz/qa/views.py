@@ -1,7 +1,7 @@
 """Question-level views of a QA metric (TIFA, DSG) on a SEG dataset, as tables for the app and for users.
 
 All functions take a QA records table (:mod:`ts2viz.qa.records`: bundled with
-:func:`~ts2viz.qa.records.bundled_qa_records`, live-scored with :func:`cached_qa_records` or
+:func:`~ts2viz.qa.records.bundled_qa_records`, live-scored with :func:`ts2viz.engine.details.cached_qa_records` or
 :func:`~ts2viz.qa.records.records_from_details`) for **one** metric and return pandas DataFrames:
 
 * :func:`image_question_table`: one image's questions, answers, mapped choices and correctness (DSG:
@@ -17,8 +17,8 @@ All functions take a QA records table (:mod:`ts2viz.qa.records`: bundled with
 ``score`` column (:func:`ts2viz.qa.details.detail_records`: Gecko, T2I-FineEval, likelihood scores)
 ``value="score"`` averages the questions' own values instead.
 
-:func:`cached_qa_records` reads a live TIFA/DSG metric's records back from the score cache (through the
-engine's :func:`ts2viz.engine.details.cached_details`).
+The records of a live TIFA/DSG metric come back from the score cache through the engine
+(:func:`ts2viz.engine.details.cached_qa_records`): question answering reads no cache and runs no model.
 """
 from __future__ import annotations
 
@@ -369,41 +369,3 @@ def rank_segs_by_questions(records, dataset, *, metric: str | None = None, seg_i
                                       "mean_best_drop", "worst_edge", "worst_edge_best_question"])
     return out.sort_values(["missed_fraction", "mean_best_drop", "seg_id"], ascending=[False, True, True],
                            ignore_index=True)
-
-
-def cached_qa_records(metric, dataset, file_names: Sequence[str] | None = None, cache_dir=None):
-    """QA records of a live TIFA/DSG metric from the score cache (no model call, no scoring).
-
-    Parameters
-    ----------
-    metric : Metric
-        The loaded TIFA/DSG metric (its ``config_hash`` names its cache entries; its ``spec`` names the
-        records).
-    dataset : Dataset
-        The :class:`ts2viz.Dataset` the images belong to (image files on disk, or cached hub
-        downloads).
-    file_names : sequence of str, optional
-        The images to look up (default: all of the dataset's).
-    cache_dir : str or os.PathLike, optional
-        The score cache (as for ``ts2viz.engine.score_dataset``; None: the default cache).
-
-    Returns
-    -------
-    pandas.DataFrame
-        QA records (:data:`ts2viz.qa.records.RECORD_COLUMNS`) named by ``metric.spec`` for the images
-        whose per-question details are cached; images not scored yet are absent.
-
-    Raises
-    ------
-    InputError
-        If ``metric`` is not a TIFA/DSG metric with per-question details, or if the cached details are
-        malformed.
-    """
-    from ..engine.details import cached_details
-    from .records import records_from_details
-
-    kind = getattr(metric, "kind", None)
-    if kind not in ("tifa", "dsg") or not getattr(metric, "has_details", False):
-        raise InputError(f"{getattr(metric, 'spec', metric)!r} is not a TIFA/DSG metric with per-question details")
-    got = cached_details(metric.config_hash, dataset, file_names, cache_dir)
-    return records_from_details(metric.spec, kind, list(got), list(got.values()))

@@ -116,7 +116,8 @@ def _clip_flant5_no_eos(mp):
 def _decoding(name):
     """``default_decoding`` giving greedy (no template, no beam) instead of the original's own call."""
     def apply(mp):
-        from ts2viz.metrics.common import decoding, qametric
+        from ts2viz.metrics import qametric
+        from ts2viz.metrics.common import decoding
 
         mp.setattr(qametric, "default_decoding", lambda decodings, model_type: decoding.GREEDY)
     apply.__doc__ = name
@@ -125,7 +126,7 @@ def _decoding(name):
 
 def _normalised_correctness(mp):
     """Correct when equal after normalising (case, articles, punctuation) instead of TIFA's/DSG's ``==``."""
-    from ts2viz.metrics.common import qametric
+    from ts2viz.metrics import qametric
     from ts2viz.qa.mapping import normalize_answer
 
     mp.setattr(qametric.QAMetric, "is_correct",
@@ -155,7 +156,7 @@ def _llava_no_eos(mp):
 def _yes_rule(rule):
     """A yes/no answer read by ``rule`` (TS2's ``contains``) instead of the rule ts2viz picked (DSG's ``exact``)."""
     def apply(mp):
-        from ts2viz.metrics.common import qametric
+        from ts2viz.metrics import qametric
 
         mapping = qametric.map_answers
 

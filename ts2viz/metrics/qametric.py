@@ -36,9 +36,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import InputError
-from ...qa.accumulation import DEFAULT_ACCUMULATION, check_accumulation
-from ...qa.mapping import (
+from ..errors import InputError
+from ..qa.accumulation import DEFAULT_ACCUMULATION, check_accumulation
+from ..qa.mapping import (
     DSG_CHAT_INSTRUCTION,
     AnswerMapper,
     check_yes_rule,
@@ -46,16 +46,16 @@ from ...qa.mapping import (
     is_yes_no,
     yes_no_choice,
 )
-from ...qa.questions import Question, QuestionSource
-from ..backbones.llm import load_llm
-from ..backbones.sbert import load_mapper
-from ..backbones.vqa import VQAModel, load_vqa_model
-from ..family import Option
-from .base import Metric
-from .choicescore import choice_index, normalized_probability
-from .decoding import GREEDY, Decoding, check_decoding, default_decoding
-from .question_gen import QuestionGenerator
-from .spec import Spec
+from ..qa.questions import Question, QuestionSource
+from .backbones.llm import load_llm
+from .backbones.sbert import load_mapper
+from .backbones.vqa import VQAModel, load_vqa_model
+from .family import Option
+from .common.base import Metric
+from .common.choicescore import choice_index, normalized_probability
+from .common.decoding import GREEDY, Decoding, check_decoding, default_decoding
+from .common.question_gen import QuestionGenerator
+from .common.spec import Spec
 
 
 class QAMetric(Metric):
@@ -561,7 +561,7 @@ def map_answers(answers: Sequence[str], choices: Sequence[Sequence[str]], mapper
 
     Examples
     --------
-    >>> from ts2viz.metrics.common.qametric import map_answers
+    >>> from ts2viz.metrics.qametric import map_answers
     >>> map_answers(["Yes.", "no"], [("yes", "no"), ("yes", "no")], None, "chat")
     ['yes', 'no']
     """
@@ -834,7 +834,7 @@ def _model_type(spec: Spec) -> str | None:
     """The VQA model's ``model_type`` from its config (None when it cannot be read: the loader then says why)."""
     from transformers import PretrainedConfig
 
-    from .hub import check_model_id, hf_load
+    from .common.hub import check_model_id, hf_load
 
     try:  # hf_load: a hub id on a network without the hub fails in seconds, not after retries
         raw, _ = hf_load("config", PretrainedConfig.get_config_dict, check_model_id(spec), spec,
@@ -875,7 +875,7 @@ def model_type_of(spec: Spec) -> str:
     """
     from transformers import AutoConfig
 
-    from .hub import check_model_id
+    from .common.hub import check_model_id
 
     try:
         cfg = AutoConfig.from_pretrained(check_model_id(spec), **({"revision": spec.revision} if spec.revision else {}))
