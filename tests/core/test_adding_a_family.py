@@ -108,7 +108,7 @@ def test_the_page_family_scores_as_its_formula(copy, tmp_path):
 
 def test_the_registry_contract_runs_over_it_and_passes(copy):
     out = run(copy, "", "-m", "pytest", str(ROOT / "tests" / "metrics" / "test_registry_contract.py"),
-              "-q", "-p", "no:cacheprovider", "-k", f"{NAME} or every_family")
+              "-q", "-n", "0", "-p", "no:cacheprovider", "-k", f"{NAME} or every_family")
     counts = re.search(r"(\d+) passed", out)
     # one test per family check (example, options, card, tiny model) plus the every-family check
     assert counts and int(counts.group(1)) == 5 and "failed" not in out, out[-2000:]
