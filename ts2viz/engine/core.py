@@ -153,8 +153,20 @@ def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, de
     return (values, dets) if return_details else values
 
 
-def _needs_pixels(spec) -> bool:
-    """Whether a metric (a spec string or a built metric) reads the images: as its family's record says."""
+def needs_pixels(spec) -> bool:
+    """Whether a metric reads the images, as its family's record says (:attr:`ts2viz.metrics.Family.needs_pixels`).
+
+    Parameters
+    ----------
+    spec : str or Metric
+        A metric spec (its family is looked up) or a built metric (its ``needs_pixels``).
+
+    Returns
+    -------
+    bool
+        False for a metric that reads no pixels (precomputed scores); True otherwise, and for an unknown
+        family (the metric's loading then says what is wrong).
+    """
     if isinstance(spec, str):
         from ..metrics import family
 
@@ -330,7 +342,7 @@ def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None
                                     batch_size=batch_size, cache_dir=cache_dir, progress=progress,
                                     use_cache=use_cache)
     names = ds.file_names
-    if any(_needs_pixels(s) for s in specs):
+    if any(needs_pixels(s) for s in specs):
         _require_images(ds, names)      # before a model is loaded (that can take many seconds)
     metrics = [get_metric(s, device) for s in specs]
     labels = [m.spec for m in metrics]
@@ -447,7 +459,7 @@ def score_variants(dataset, spec, variants: Sequence[Variant], seg_ids: Sequence
                                      batch_size=batch_size, cache_dir=cache_dir, progress=progress,
                                      use_cache=use_cache)
     names = ds.file_names
-    if _needs_pixels(spec):
+    if needs_pixels(spec):
         _require_images(ds, names)      # before a model is loaded
     metric = get_metric(spec, device)
     values = np.full((len(names), len(variants)), np.nan)

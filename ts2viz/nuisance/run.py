@@ -396,6 +396,7 @@ def run(dataset, metrics, transforms=None, *, seed: int = 0, seg_ids: Sequence[i
     """
     from ..dataset import Dataset, load_dataset
     from ..engine import score_variants
+    from ..engine.core import needs_pixels
 
     ts = parse_list(transforms)
     seed = check_seed(seed)
@@ -403,13 +404,12 @@ def run(dataset, metrics, transforms=None, *, seed: int = 0, seg_ids: Sequence[i
     if not specs:
         raise InputError("no metric given (use --metric SPEC; `ts2viz metrics` lists the families)")
     for s in specs:
-        if isinstance(s, str) and s.strip().partition(":")[0].strip().lower() == "csv" and \
-                any(t.kind.baseline for t in ts):
+        reads_scores = isinstance(s, str) and not needs_pixels(s)     # its family's record (the csv family)
+        if reads_scores and any(t.kind.baseline for t in ts):
             raise InputError(f"metric {s!r} reads precomputed scores, one per image for its own prompt: the blind "
                              "and mismatched-image baselines (blank, static, mismatch) need new (image, prompt) "
                              "pairs scored by a model (give a metric SPEC that loads one)")
-        if isinstance(s, str) and s.strip().partition(":")[0].strip().lower() == "csv" and \
-                any(t.side == "image" for t in ts):
+        if reads_scores and any(t.side == "image" for t in ts):
             raise InputError(f"metric {s!r} reads precomputed scores: image transforms cannot be scored with it "
                              "(use text transforms only, or a metric that reads the images)")
         if not isinstance(s, str) and not getattr(s, "needs_pixels", True) and \
