@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from tiny_models import openclip_spec, tiny, write_image_dataset
-from ts2viz import engine, metametrics
+from ts2viz import engine
+from ts2viz.metametrics import results as metametrics
 from ts2viz.cli import main
 from ts2viz.dataset import load_dataset
 from ts2viz.errors import InputError

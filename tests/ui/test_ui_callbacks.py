@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ts2viz import figures, metametrics
+from ts2viz import figures
+from ts2viz.metametrics import results as metametrics
 from ts2viz.errors import InputError
 from ts2viz.metametrics.definitions import ks_separation
 from ts2viz.ui.callbacks import common as cb_common, board as cb_board, correlations as cb_corr, live as cb_live

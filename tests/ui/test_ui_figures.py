@@ -271,7 +271,7 @@ def _measure():
 
 
 def test_board_scatter_labels_apart_and_zoom_to_cluster(tmp_path):
-    from ts2viz import metametrics
+    from ts2viz.metametrics import results as metametrics
     from ts2viz.scores import bundled_scores
     from ts2viz.ui.callbacks import board as cb_board
     from ts2viz.ui.callbacks.explorer import nodes as cb_explorer_nodes
