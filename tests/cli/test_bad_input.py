@@ -490,15 +490,13 @@ def test_check_writable_refuses_what_a_rename_would_break(tmp_path):
 
 
 def test_hub_dataset_with_a_hanging_network_uses_the_cache_or_fails_fast(tmp_path, monkeypatch, hanging_hub):
-    import huggingface_hub.constants as hc
-
     from core_helpers import _fake_hub_cache
+    from hub_server import go_online
     from ts2viz.dataset import load_hf
     from ts2viz.hub import reachable
     from ts2viz.errors import InputError
 
-    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(hc, "ENDPOINT", hanging_hub)
+    go_online(monkeypatch, hanging_hub)
     t = time.perf_counter()
     assert reachable(timeout=0.5) is False
     assert time.perf_counter() - t < 2

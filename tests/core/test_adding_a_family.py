@@ -33,7 +33,8 @@ def copy(tmp_path_factory) -> Path:
     """A copy of the package and of the files the documentation generator fills, plus the page's one module."""
     root = tmp_path_factory.mktemp("added-family")
     shutil.copytree(ROOT / "ts2viz", root / "ts2viz", ignore=shutil.ignore_patterns("__pycache__"))
-    for rel in ("tools/gen_docs.py", "README.md", "docs/metrics/index.md", "mkdocs.yml"):
+    for rel in ("tools/gen_docs.py", "README.md", "docs/metrics/index.md", "docs/development/architecture.md",
+                "mkdocs.yml"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, root / rel)
     (module,) = page_blocks("python")

@@ -412,16 +412,25 @@ def ts2_image_repo(hub: HubServer, metadata_csv: Path, repo_id: str = "saxon/T2I
     return hub.add_dataset(repo_id, files)
 
 
+def go_online(monkeypatch, endpoint: str) -> None:
+    """Online mode for one test, with the hub at ``endpoint``: ``HF_HUB_OFFLINE`` and ``TRANSFORMERS_OFFLINE``
+    unset (either one set means offline, as huggingface_hub reads them: :func:`ts2viz.hub.offline`), the
+    client's already-imported constants online and pointed at ``endpoint``. ``monkeypatch`` undoes it."""
+    import huggingface_hub.constants as hc
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(hc, "ENDPOINT", endpoint)
+
+
 def point_client_at(hub: HubServer, monkeypatch, cache_dir: str | Path) -> None:
     """Point the real ``huggingface_hub`` client (and what uses it) at ``hub`` for one test: online,
     ``HF_ENDPOINT`` and the client's already-imported constants set to the server, an empty hub cache in
     ``cache_dir``. ``monkeypatch`` undoes it all after the test."""
     import huggingface_hub.constants as hc
 
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-    monkeypatch.setenv("HF_ENDPOINT", hub.url)
-    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(hc, "ENDPOINT", hub.url)
+    go_online(monkeypatch, hub.url)
     monkeypatch.setattr(hc, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
     monkeypatch.setattr(hc, "HF_HUB_CACHE", str(cache_dir))

@@ -77,13 +77,10 @@ def test_live_score_without_images_says_so_before_loading_the_model(tmp_path, of
 
 
 def test_hub_model_on_a_hanging_network_fails_fast_with_advice(monkeypatch, hanging_hub):
-    import huggingface_hub.constants as hc
-
+    from hub_server import go_online
     from ts2viz import metrics
 
-    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(hc, "ENDPOINT", hanging_hub)
+    go_online(monkeypatch, hanging_hub)
     metrics.load(f"clipscore:{tiny('clip')}", device="cpu")          # torch and transformers imported: not timed
     t = time.perf_counter()
     with pytest.raises(InputError) as e:

@@ -248,19 +248,57 @@ def bootstrap_settings(args: argparse.Namespace):
 
 
 def cell_label(stat: str, group: str) -> str:
-    """'ord', 'avg' -> 'OrdAvg'; 'signed_sep', 'nat' -> 'SignedSepNat' (the paper's column style)."""
+    """A leaderboard cell's column name in the paper's style.
+
+    Parameters
+    ----------
+    stat : str
+        The statistic (``ord``, ``sep``, ``signed_sep``, ...).
+    group : str
+        The SEG group (``avg``, ``synth``, ``nat``, ``real``).
+
+    Returns
+    -------
+    str
+        ``'ord', 'avg'`` -> ``'OrdAvg'``; ``'signed_sep', 'nat'`` -> ``'SignedSepNat'``.
+    """
     return "".join(w.capitalize() for w in stat.split("_")) + group.capitalize()
 
 
 def cell_text(value: float, stat: str) -> str:
-    """A leaderboard value as printed: ord/sep/kendall x100 (as in the paper), delta in score units."""
+    """A leaderboard value as printed.
+
+    Parameters
+    ----------
+    value : float
+        The cell's value (NaN: none).
+    stat : str
+        Its statistic.
+
+    Returns
+    -------
+    str
+        ord/sep/kendall x100 with one decimal (as in the paper), delta in score units with three; ``-``
+        for NaN.
+    """
     if value != value:
         return "-"
     return f"{value:.3f}" if stat == "delta" else f"{100 * value:.1f}"
 
 
 def rank_spans(ranks: list[int]) -> str:
-    """Ranks as spans: [2, 3, 4, 7, 9, 10] -> '2-4, 7, 9-10' ('none' for no rank)."""
+    """Ranks as spans of consecutive ranks.
+
+    Parameters
+    ----------
+    ranks : list of int
+        The ranks, in any order.
+
+    Returns
+    -------
+    str
+        E.g. ``[2, 3, 4, 7, 9, 10]`` -> ``'2-4, 7, 9-10'``; ``'none'`` for no rank.
+    """
     out: list[list[int]] = []
     for r in sorted(ranks):
         if out and out[-1][1] == r - 1:

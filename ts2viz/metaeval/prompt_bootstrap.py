@@ -376,14 +376,50 @@ def _distinct_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def resampled_statistics(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEvalSettings, boot: BootstrapSettings,
-               point: dict, methods: dict, influence: dict):
-    """Resampled values of every interval statistic (stat -> (k, B)) and how each was computed.
+                         point: dict, methods: dict, influence: dict) -> dict:
+    """Resampled values of every interval statistic over the prompts (the bootstrap of :func:`ts2viz.metaeval.humaneval.evaluate`).
 
     One matrix product per chunk of resamples serves every statistic that is a function of per-prompt
     sums: ``counts @ table`` is computed as ``table.sum(0) + (counts - 1) @ table`` with the second term in
     float32 (``counts - 1`` are small integers, exact in float32; the resample's departure from the full
     set is all float32 has to carry, so its rounding is ~1e-7 of the bootstrap spread, while the full
     set's sums stay float64) from :data:`FLOAT32_MIN_PROMPTS` prompts on, in float64 below.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        (k, n) scores.
+    y : numpy.ndarray
+        (n,) ratings.
+    ok : numpy.ndarray
+        (k, n) bool: the images each metric uses.
+    pc : numpy.ndarray
+        (n,) prompt codes 0 .. P - 1.
+    P : int
+        Number of prompts.
+    cells, hcells : numpy.ndarray
+        (k, P, M) the metrics' and (1, P, M) the ratings' per-prompt means of each image model (NaN where a
+        prompt has no image of the model).
+    pairs : ts2viz.metaeval.pairwise.PairIndex
+        Image pairs, both of one prompt.
+    eps : numpy.ndarray
+        (k,) each metric's tie threshold for acc_eq.
+    st : HumanEvalSettings
+        The settings (Kendall variant, metric ties).
+    boot : BootstrapSettings
+        Resamples, confidence and seed.
+    point : dict
+        The full set's value of each statistic (stat -> (k,)), the centre of the first-order resamples.
+    methods : dict
+        How the rank statistics are resampled (``"spearman"``, ``"kendall"`` -> ``"exact"``, ``"pearson"``
+        or first order; from :func:`rank_interval_methods`).
+    influence : dict
+        ``{(stat, metric index): per-image influence}`` of the statistics resampled to first order.
+
+    Returns
+    -------
+    dict
+        stat -> (k, B) resampled values, for every statistic of :data:`INTERVAL_STATS`.
     """
     k, n = x.shape
     B = boot.n_resamples
