@@ -137,3 +137,33 @@ def test_pvalues_and_reversals_on_a_planted_reversal():
     rank, rev = r.stability("spearman")
     assert rank.loc["A", "B"] == pytest.approx(-1.0)
     assert len(rev) == 1 and rev.iloc[0][["slice_a", "slice_b"]].tolist() == ["A", "B"]
+
+
+def test_slices_resamples_are_the_same_on_one_thread_and_on_several(monkeypatch):
+    """The resamples of the slices run side by side on threads (ts2viz.parallel): the same numbers as on one."""
+    import numpy as np
+
+    from ts2viz.metaeval.slices import evaluate_slices_arrays
+    from ts2viz.statistics.bootstrap import BootstrapSettings
+
+    rng = np.random.default_rng(3)
+    n = 240
+    human = rng.normal(size=n)
+    scores = np.stack([human + rng.normal(size=n), rng.normal(size=n), np.round(human + rng.normal(size=n))])
+    scores[1, rng.random(n) < 0.1] = np.nan
+    prompts, models = np.repeat(np.arange(60), 4), np.tile(["a", "b", "c", "d"], 60)
+    masks = np.stack([np.ones(n, bool), prompts < 30, prompts % 3 == 0, prompts == 7, prompts == 8])
+    masks[4] = False
+    masks[4, 0] = True                                 # one image: a marked row, no resamples
+    boot = BootstrapSettings(n_resamples=500, seed=11)
+    runs = {}
+    for threads in ("1", "3"):
+        monkeypatch.setenv("TS2VIZ_THREADS", threads)
+        runs[threads] = evaluate_slices_arrays(scores, human, prompts, models, ["a", "b", "c"], masks,
+                                               ["all", "half", "third", "one", "tiny"], bootstrap=boot)
+    one, many = runs["1"], runs["3"]
+    assert set(one.samples) == set(many.samples)
+    for stat, s in one.samples.items():
+        assert np.isfinite(s[0]).any() and np.isnan(s[4]).all(), stat
+        assert np.array_equal(s, many.samples[stat], equal_nan=True), stat
+    assert one.frame().equals(many.frame())

@@ -176,9 +176,8 @@ MAX_PREPARATION_THREADS = 4
 def preparation_threads() -> int:
     """How many threads decode and prepare images for the model.
 
-    One per CPU this process may run on, less one for the thread that drives the model: at least 1, at most
-    :data:`MAX_PREPARATION_THREADS`. The CPUs are those of the process's affinity mask where the system has
-    one (a container's or a cluster job's share), else ``os.cpu_count()``.
+    One per CPU this process may run on (:func:`ts2viz.parallel.usable_cpus`), less one for the thread that
+    drives the model: at least 1, at most :data:`MAX_PREPARATION_THREADS`.
 
     Returns
     -------
@@ -196,11 +195,9 @@ def preparation_threads() -> int:
             return max(1, int(env))
         except ValueError:
             pass
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, min(MAX_PREPARATION_THREADS, cpus - 1))
+    from ..parallel import usable_cpus
+
+    return max(1, min(MAX_PREPARATION_THREADS, usable_cpus() - 1))
 
 
 def one_torch_thread() -> None:

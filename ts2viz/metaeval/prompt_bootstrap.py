@@ -50,13 +50,20 @@ def kendall_small(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     -----
     NaN policy: a pair with NaN on either side is left out.
     """
-    i, j = np.triu_indices(a.shape[-1], 1)
-    sa = np.sign(a[..., i] - a[..., j])
-    sb = np.sign(b[..., i] - b[..., j])
-    ok = ~(np.isnan(sa) | np.isnan(sb))
-    num = np.where(ok, sa * sb, 0).sum(-1)
-    na = np.where(ok, sa != 0, False).sum(-1)
-    nb = np.where(ok, sb != 0, False).sum(-1)
+    a, b = np.asarray(a), np.asarray(b)
+    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    num = np.zeros(shape)
+    na = np.zeros(shape, dtype=np.int64)
+    nb = np.zeros(shape, dtype=np.int64)
+    # pair by pair (M is small): the signs are -1, 0, 1 and NaN, so the sums are exact in any order, and no
+    # (..., pairs) temporaries are formed
+    for i, j in zip(*np.triu_indices(a.shape[-1], 1)):
+        sa = np.sign(a[..., i] - a[..., j])
+        sb = np.sign(b[..., i] - b[..., j])
+        ok = ~(np.isnan(sa) | np.isnan(sb))
+        num += np.where(ok, sa * sb, 0)
+        na += ok & (sa != 0)
+        nb += ok & (sb != 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where((na > 0) & (nb > 0), num / np.sqrt(na * nb.astype(float)), np.nan)
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..display import plural
 from ..errors import InputError
+from ..parallel import thread_map
 from ..statistics.bootstrap import DEFAULTS, BootstrapSettings, quantiles
 from ..statistics.correlation import kendall, ranks_codes
 from ..statistics.rank_bootstrap import kendall_influence_from_codes, spearman_influence_from_ranks
@@ -160,11 +161,12 @@ class SliceEval:
         cols: dict = {"family": [self.family] * (S * k), "slice": np.repeat(self.slices, k).tolist(),
                       "n_images": np.repeat(self.n_images, k), "n_prompts": np.repeat(self.n_prompts, k),
                       "metric": list(self.metrics) * S}
-        for stat in SLICE_STATS:
+        # each statistic's intervals and p-values are independent array work: side by side on the CPUs
+        done = thread_map(lambda stat: (self.interval(stat), self.pvalue(stat)), SLICE_STATS)
+        for stat, ((lo, hi), p) in zip(SLICE_STATS, done):
             cols[stat] = self.point[stat].ravel()
-            lo, hi = self.interval(stat)
             cols[f"{stat}_lo"], cols[f"{stat}_hi"] = lo.ravel(), hi.ravel()
-            cols[f"{stat}_p"] = self.pvalue(stat).ravel()
+            cols[f"{stat}_p"] = p.ravel()
         cols["spearman_model_avg"] = self.point["spearman_model_avg"].ravel()
         cols["ordering_agreement"] = self.point["ordering_agreement"].ravel()
         cols["note"] = np.repeat(np.array(self.notes or [""] * S, dtype=object), k).tolist()
@@ -344,30 +346,32 @@ def evaluate_slices_arrays(scores, human, prompts, models, metrics: Sequence[str
     P, M, S = (int(pc.max()) + 1 if n else 0), len(mnames), masks.shape[0]
     point = {s: np.full((S, k), np.nan) for s in (*SLICE_STATS, "ordering_agreement", "spearman_model_avg")}
     n_img, n_pr = np.zeros(S, dtype=np.int64), np.zeros(S, dtype=np.int64)
-    notes, built = [], []
     rated = ~np.isnan(y)
-    for s in range(S):
+
+    def one_slice(s: int):
+        # the slice's point values and its per-prompt columns (many small numpy calls: threads would only
+        # contend for the interpreter lock, so the slices run one after the other)
         sel = masks[s] & rated
         n_img[s], n_pr[s] = int(sel.sum()), int(np.unique(pc[sel]).size)
         if n_img[s] < 2:
-            notes.append(f"fewer than 2 rated images ({n_img[s]}): no statistic")
-            built.append(None)
-            continue
+            return f"fewer than 2 rated images ({n_img[s]}): no statistic", None
         few = n_pr[s] < FEW_PROMPTS
-        notes.append(f"only {plural(int(n_pr[s]), 'prompt')}: intervals rest on few prompts" if few else "")
+        note = f"only {plural(int(n_pr[s]), 'prompt')}: intervals rest on few prompts" if few else ""
         he = evaluate(x[:, sel], y[sel], pc[sel], mc[sel], list(metrics), settings=settings, bootstrap=None,
                       per_model_all=False)
         for stat in (*SLICE_STATS, "ordering_agreement"):
             point[stat][s] = he.point[stat]
         point["spearman_model_avg"][s] = average_correlations(he.per_model["spearman"], settings.model_average)
-        if bootstrap is not None:
-            xs, ys = x[:, sel], y[sel]
-            ok = ~np.isnan(xs)
-            rows, table = _slice_columns(xs, ys, ok, pc[sel], mc[sel], P, M, he.epsilon, point["spearman"][s],
-                                         point["kendall"][s], settings)
-            built.append((rows, table))
-        else:
-            built.append(None)
+        if bootstrap is None:
+            return note, None
+        xs, ys = x[:, sel], y[sel]
+        ok = ~np.isnan(xs)
+        return note, _slice_columns(xs, ys, ok, pc[sel], mc[sel], P, M, he.epsilon, point["spearman"][s],
+                                    point["kendall"][s], settings)
+
+    done = [one_slice(s) for s in range(S)]
+    notes = [note for note, _ in done]
+    built = [b for _, b in done]
     samples: dict = {}
     if bootstrap is not None:
         samples = _resample(built, point, k, M, P, bootstrap, settings.spearman == "np-corrcoef")
@@ -385,7 +389,11 @@ def _codes(values) -> np.ndarray:
 def _resample(built, point, k, M, P, boot: BootstrapSettings, spearman_is_pearson: bool) -> dict:
     """Resampled statistics (stat -> (slices, k, B) float32): one resample matrix for every slice."""
     S, B = len(built), boot.n_resamples
-    out = {s: np.full((S, k, B), np.nan, dtype=np.float32) for s in SLICE_STATS}
+    out = {s: np.empty((S, k, B), dtype=np.float32) for s in SLICE_STATS}
+    for s, b in enumerate(built):
+        if b is None:                         # every other slice's rows are all written below
+            for stat in SLICE_STATS:
+                out[stat][s] = np.nan
     # (counts - 1) @ table in float32 (counts - 1 are small integers, exact; the resample's departure from
     # the full slice's sums is all float32 carries), the full slice's sums in float64, as humaneval does
     precision = np.float32 if P >= FLOAT32_MIN_PROMPTS else np.float64
@@ -400,20 +408,24 @@ def _resample(built, point, k, M, P, boot: BootstrapSettings, spearman_is_pearso
         prepared.append((rows, np.ascontiguousarray(table.T, dtype=precision), base, base[c1:c1 + 2 * k]))
     width = max([p[1].shape[1] for p in prepared if p is not None] or [1])
     chunk_items = max(1, min(CHUNK_ITEMS // width, CHUNK_ITEMS // max(P, 1))) * max(P, 1)
+    live = [s for s, prep in enumerate(prepared) if prep is not None]
     with one_blas_thread():
         for start, counts in prompt_resamples(P, boot, chunk_items=chunk_items, dtype=precision):
             sl = slice(start, start + counts.shape[0])
             counts -= 1.0
-            for s, prep in enumerate(prepared):
-                if prep is None:
-                    continue
-                rows, table, base, base_infl = prep
+
+            def one_slice(s: int) -> None:
+                # one slice's resamples of this chunk: its own rows of ``out``, so the slices of a chunk
+                # run side by side (ts2viz.parallel) on one BLAS thread each
+                rows, table, base, base_infl = prepared[s]
                 t = (table @ counts[:, rows].T).astype(np.float64) + base[:, None]
                 res = _decode(t, k, M, point["spearman"][s], point["kendall"][s], base_infl)
                 if spearman_is_pearson:
                     res["spearman"] = res["pearson"]
                 for stat in SLICE_STATS:
                     out[stat][s, :, sl] = res[stat]
+
+            thread_map(one_slice, live)
     return out
 
 
