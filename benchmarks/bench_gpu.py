@@ -128,7 +128,7 @@ def clip_tower_config(tiny: bool):
 def clip_flant5_metric(tiny: bool, device, dtype):
     from transformers import CLIPImageProcessor
 
-    from ts2viz.metrics.backbones import clip_flant5
+    from ts2viz.metrics.backbones.vqa import clip_flant5
     from ts2viz.metrics.families.vqascore import VQAScore
     from ts2viz.metrics.families.vqascore.recipes import RECIPES
 
@@ -154,7 +154,7 @@ def clip_flant5_metric(tiny: bool, device, dtype):
 def llava_metric(tiny: bool, device, dtype):
     from transformers import CLIPImageProcessor, LlamaConfig, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
 
-    from ts2viz.metrics.backbones.vqa import GenerativeVQA
+    from ts2viz.metrics.backbones.vqa.generative import GenerativeVQA
     from ts2viz.metrics.common.spec import parse_spec
     from ts2viz.metrics.families.vqascore import VQAScore
     from ts2viz.metrics.families.vqascore.recipes import RECIPES
@@ -189,7 +189,7 @@ QWEN_TEMPLATE = ("{% for message in messages %}{% if loop.first and message['rol
 def qwen_metric(tiny: bool, device, dtype):
     from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLImageProcessor, Qwen2VLProcessor
 
-    from ts2viz.metrics.backbones.vqa import GenerativeVQA
+    from ts2viz.metrics.backbones.vqa.generative import GenerativeVQA
     from ts2viz.metrics.common.spec import parse_spec
     from ts2viz.metrics.families.vqascore import VQAScore
     from ts2viz.metrics.families.vqascore.recipes import RECIPES

@@ -207,7 +207,7 @@ def blip():
 
 def test_blip_rank_answers_is_lavis_ranking(images, blip):
     from ts2viz.metrics.common.spec import Spec
-    from ts2viz.metrics.backbones.vqa import load_vqa_model
+    from ts2viz.metrics.backbones.vqa.loader import load_vqa_model
 
     vqa = load_vqa_model(Spec(f"x:{tiny('blip')}", "x", str(tiny("blip"))), "cpu")
     vqa.image_size = 480

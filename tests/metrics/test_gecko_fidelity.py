@@ -12,7 +12,7 @@ from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
 from ts2viz.metrics.families.gecko.questions import QA_SYSTEM, QA_SYSTEM_TIFA
-from ts2viz.metrics.backbones.vqa import surface_forms
+from ts2viz.metrics.backbones.vqa.model import surface_forms
 
 PROMPT = "a red cat on the tree"
 COVERAGE = "a {1}[red, color, 1.0] {2}[cat, entity, 1.0] {3}[on, spatial, 0.9] the {4}[tree, entity, 1.0]"

@@ -14,7 +14,7 @@ from ts2viz.metrics.backbones.sbert import load_mapper
 from ts2viz.qa.mapping import match_choice, normalize_answer
 from ts2viz.qa.questions import (Question, QuestionSource, bundled_path, parse_parents, prompt_key, read_question_csv,
                                  write_question_csv)
-from ts2viz.metrics.backbones.vqa import crop
+from ts2viz.metrics.backbones.vqa.model import crop
 from ts2viz.qa.records import image_scores, records_from_details
 
 TS2_PROMPT = "A Christmas tree with lights and teddy bear"

@@ -13,7 +13,9 @@ from margins import assert_wide_gap
 from tiny_models import tiny
 from ts2viz.errors import InputError
 from ts2viz.metrics.common.spec import Spec
-from ts2viz.metrics.backbones.vqa import PALIGEMMA_TEMPLATE, load_vqa_model, surface_forms
+from ts2viz.metrics.backbones.vqa.generative import PALIGEMMA_TEMPLATE
+from ts2viz.metrics.backbones.vqa.loader import load_vqa_model
+from ts2viz.metrics.backbones.vqa.model import surface_forms
 
 QUESTIONS = ["is there a dog?", "what color is the cat with the teddy bear on the tree?", "how many?"]
 CHOICES = [["yes", "no"], ["red", "blue green", "teddy bear"], ["one", "two three", "no"]]

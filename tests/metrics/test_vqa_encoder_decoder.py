@@ -11,9 +11,10 @@ import pytest
 
 from tiny_models import tiny
 from ts2viz import metrics
-from ts2viz.metrics.backbones.vqa import load_vqa_model, surface_forms
+from ts2viz.metrics.backbones.vqa.loader import load_vqa_model
+from ts2viz.metrics.backbones.vqa.model import surface_forms
 from ts2viz.metrics.common.spec import Spec
-from ts2viz.metrics.backbones.vqa_t2v import normalized_pixels, resize_shorter_center_crop
+from ts2viz.metrics.backbones.vqa.t2v import normalized_pixels, resize_shorter_center_crop
 
 QUESTIONS = ["is there a cat?", "what color is the dog with the teddy bear?"]
 

@@ -49,7 +49,8 @@ from ..qa.mapping import (
 from ..qa.questions import Question, QuestionSource
 from .backbones.llm import load_llm
 from .backbones.sbert import load_mapper
-from .backbones.vqa import VQAModel, load_vqa_model
+from .backbones.vqa.loader import load_vqa_model
+from .backbones.vqa.model import VQAModel
 from .family import Option
 from .common.base import Metric
 from .common.choicescore import choice_index, normalized_probability

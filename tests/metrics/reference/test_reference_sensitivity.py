@@ -103,7 +103,7 @@ def _recipe(question=None, answer=None, rule=None):
 
 def _clip_flant5_no_eos(mp):
     """CLIP-FlanT5's answer scored without T5's ``</s>`` (the answer's tokens only)."""
-    from ts2viz.metrics.backbones import clip_flant5
+    from ts2viz.metrics.backbones.vqa import clip_flant5
 
     tok = clip_flant5.tokens_around_image
 
@@ -144,7 +144,7 @@ def _accumulation(name):
 
 def _llava_no_eos(mp):
     """LLaVA-1.5's answer scored as ``Yes`` without ``</s>`` (t2v_metrics scores ``Yes</s>``)."""
-    from ts2viz.metrics.backbones.vqa import GenerativeVQA
+    from ts2viz.metrics.backbones.vqa.generative import GenerativeVQA
 
     ids = GenerativeVQA._t2v_ids
 
@@ -236,7 +236,7 @@ def _t2v31_all(name: str):
 
 def _end_tokens_ignore_temperature(mp):
     """t2v_metrics 3.1's temperature dropped (the softmax of the raw scores)."""
-    from ts2viz.metrics.backbones import vqa_t2v
+    from ts2viz.metrics.backbones.vqa import t2v as vqa_t2v
 
     orig = vqa_t2v.end_token_scores
     mp.setattr(vqa_t2v, "end_token_scores", lambda *a, temperature=1.0, **k: orig(*a, **k))
@@ -244,14 +244,14 @@ def _end_tokens_ignore_temperature(mp):
 
 def _end_tokens_first_steps(mp):
     """The answer's tokens read at the first generated steps instead of the last."""
-    from ts2viz.metrics.backbones import vqa_t2v
+    from ts2viz.metrics.backbones.vqa import t2v as vqa_t2v
 
     mp.setattr(vqa_t2v, "scored_steps", lambda n_steps, n_answer, offset: list(range(n_answer)))
 
 
 def _end_tokens_arithmetic_mean(mp):
     """The arithmetic mean of the answer tokens' probabilities instead of the geometric."""
-    from ts2viz.metrics.backbones import vqa_t2v
+    from ts2viz.metrics.backbones.vqa import t2v as vqa_t2v
 
     mp.setattr(vqa_t2v, "geometric_mean_probability", lambda lps: sum(math.exp(v) for v in lps) / len(lps))
 
@@ -370,7 +370,7 @@ CASES = [
     ("vqascore-qwen3-vl-3.1", "answer-lowercase", _recipe(answer="yes")),
     ("vqascore-qwen3-vl-3.1", "no-temperature", _end_tokens_ignore_temperature),
     ("vqascore-qwen3-vl-3.1", "first-steps", _end_tokens_first_steps),
-    ("vqascore-qwen3-vl-3.1", "processor-resize-for-qwen-vl-utils", _set("ts2viz.metrics.backbones.vqa_t2v", QWEN_VL_KINDS=(
+    ("vqascore-qwen3-vl-3.1", "processor-resize-for-qwen-vl-utils", _set("ts2viz.metrics.backbones.vqa.t2v", QWEN_VL_KINDS=(
         "qwen2_vl", "qwen2_5_vl"))),
     ("softtifa-gm", "am-for-gm", _softtifa_am_for_gm),
     ("softtifa-gm", "capital-yes-only", _set("ts2viz.metrics.families.softtifa", YES_SPELLINGS=("Yes",))),

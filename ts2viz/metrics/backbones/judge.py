@@ -10,7 +10,7 @@ answers many requests at once:
   content is the text followed by the image as a base64 JPEG data URL (``mllm_tools/openai.py``),
   LLMScore's is the text alone. No system message; ``temperature`` and ``max_tokens`` are sent only
   when set (VIEScore's code sends ``max_tokens=1400`` and no temperature; LLMScore's neither).
-* :class:`LocalVisionJudge`: any generative VLM of the registry (:func:`ts2viz.metrics.backbones.vqa.load_vqa_model`:
+* :class:`LocalVisionJudge`: any generative VLM of the registry (:func:`ts2viz.metrics.backbones.vqa.loader.load_vqa_model`:
   LLaVA-1.5, Qwen2-VL, InstructBLIP, ...), greedy decoding, its chat template with the image first.
 * :class:`LocalTextJudge`: a local transformers causal LLM, greedy, its chat template with one user turn.
 * :class:`Captioner`: an image-to-text model asked for a caption with no text prompt when it has no
@@ -202,7 +202,7 @@ class LocalVisionJudge:
     Parameters
     ----------
     spec : Spec
-        The metric's spec; its model is the VLM (:func:`ts2viz.metrics.backbones.vqa.load_vqa_model`).
+        The metric's spec; its model is the VLM (:func:`ts2viz.metrics.backbones.vqa.loader.load_vqa_model`).
     device : str or None, optional
         The torch device; None picks one.
     dtype : str or None, optional
@@ -222,7 +222,7 @@ class LocalVisionJudge:
 
     def __init__(self, spec: Spec, device: str | None = None, *, dtype: str | None = None,
                  batch_size: int | None = None, max_new_tokens: int = 512):
-        from .vqa import load_vqa_model
+        from .vqa.loader import load_vqa_model
 
         self.vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=batch_size)
         if not self.vqa.generative:

@@ -4,7 +4,7 @@ A question with answer choices ``c_1..c_k`` and expected answer ``c_a`` scores
 
     P(c_a | image, question) / sum_i P(c_i | image, question)
 
-from the VQA model's answer likelihoods (:meth:`ts2viz.metrics.backbones.vqa.VQAModel.choice_logprobs`). The paper
+from the VQA model's answer likelihoods (:meth:`ts2viz.metrics.backbones.vqa.model.VQAModel.choice_logprobs`). The paper
 writes s_i as "the negative log likelihood" of answer i; taken literally that would reward the least
 likely answer, so ts2viz uses the likelihoods themselves, which is what the surrounding text describes
 (modelling the VQA model's uncertainty instead of taking the arg max).

@@ -21,7 +21,8 @@ import numpy as np
 
 from ...errors import InputError
 from ...qa.questions import QuestionSource, prompt_key
-from ..backbones.vqa import GenerativeVQA, load_vqa_model
+from ..backbones.vqa.generative import GenerativeVQA
+from ..backbones.vqa.loader import load_vqa_model
 from ..common.base import Metric
 from ..common.spec import Spec
 from ..family import Card, Family, Fidelity, Option
@@ -183,7 +184,7 @@ class SoftTIFA(Metric):
             float64 scores (a sum of probabilities per atom, so an atom, and AM, can exceed 1 where spellings
             share a first token).
         """
-        from ..backbones.vqa_t2v import variant_sum_scores
+        from ..backbones.vqa.t2v import variant_sum_scores
 
         per_image = [self.atoms(p) for p in prompts]
         pair_images, pairs = [], []

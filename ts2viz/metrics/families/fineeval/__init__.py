@@ -50,7 +50,8 @@ from ...backbones.detect import (
     load_detector,
 )
 from ...backbones.llm import load_llm
-from ...backbones.vqa import VQAModel, load_vqa_model
+from ...backbones.vqa.loader import load_vqa_model
+from ...backbones.vqa.model import VQAModel
 from ...common.base import Metric
 from ...common.llmcache import cached_reply
 from ...common.spec import Spec

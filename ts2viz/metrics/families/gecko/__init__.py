@@ -31,7 +31,8 @@ import numpy as np
 from ....errors import InputError
 from ...backbones.llm import load_llm
 from ...backbones.nli import DEFAULT_NLI, load_nli
-from ...backbones.vqa import VQAModel, load_vqa_model
+from ...backbones.vqa.loader import load_vqa_model
+from ...backbones.vqa.model import VQAModel
 from ...common.base import Metric
 from ...common.choicescore import choice_index, normalized_probability
 from ...common.llmcache import cached_reply

@@ -19,7 +19,8 @@ from typing import Sequence
 import numpy as np
 
 from ....errors import InputError
-from ...backbones.vqa import VQAModel, load_vqa_model
+from ...backbones.vqa.loader import load_vqa_model
+from ...backbones.vqa.model import VQAModel
 from ...common.base import Metric
 from ...common.spec import Spec
 from ...family import Card, Family, Fidelity, Option
@@ -63,7 +64,7 @@ class VQAScore(Metric):
                              "rule (recipe=t2v_metrics-3.1)")
         generation = {}
         if answer == "end_tokens":
-            from ...backbones.vqa import GenerativeVQA
+            from ...backbones.vqa.generative import GenerativeVQA
 
             if not isinstance(vqa, GenerativeVQA) or vqa.encoder_decoder:
                 raise InputError(f"metric {spec.raw!r}: answer=end_tokens needs a decoder-only generative VLM")
@@ -123,7 +124,7 @@ class VQAScore(Metric):
         questions = [fill(self.question_template, p) for p in prompts]
         answers = [fill(self.answer_template, p) for p in prompts]
         if self.answer == "end_tokens":
-            from ...backbones.vqa_t2v import end_token_scores
+            from ...backbones.vqa.t2v import end_token_scores
 
             res = end_token_scores(self.vqa, list(items), list(zip(questions, answers)), **self.generation)
             out = np.asarray([v for v, _ in res], dtype=np.float64)
@@ -131,7 +132,7 @@ class VQAScore(Metric):
                                  for q, a, (v, g) in zip(questions, answers, res)]
             return out
         if self.answer == "spellings_sum":
-            from ...backbones.vqa_t2v import variant_sum_scores
+            from ...backbones.vqa.t2v import variant_sum_scores
 
             out = np.asarray(self.vqa._batched(lambda ims, its: variant_sum_scores(self.vqa, ims, its), list(items),
                                                [(q, spellings(a)) for q, a in zip(questions, answers)]))
@@ -176,7 +177,7 @@ def _gpu_precision(spec: Spec, device: str | None) -> str | None:
 
     Read from the checkpoint's config, before loading; None on the CPU or when the architecture has no recipe.
     """
-    from ...backbones.llava import is_original_layout
+    from ...backbones.vqa.llava import is_original_layout
     from ...common.device import resolve_device
     from .recipes import ARCHITECTURES, RECIPES
 

@@ -7,7 +7,7 @@ asks Qwen2.5-VL, Qwen3-VL, Gemma 3, PaliGemma and GPT-4o ``Does this figure show
 No.`` and scores the answer's tokens at the end of generation with a softmax temperature (``end_tokens``).
 (Between the two, ``main`` asked Qwen2.5-VL ``Does this image show "{}"? Answer the question with Yes or No``;
 no release has that.) :data:`RECIPES` records them (read from its code; the formats are implemented in
-:mod:`ts2viz.metrics.backbones.vqa_t2v` and :mod:`ts2viz.metrics.backbones.vqa`, and proved on reference
+:mod:`ts2viz.metrics.backbones.vqa.t2v` and :mod:`ts2viz.metrics.backbones.vqa`, and proved on reference
 fixtures where marked ``proved``). :func:`recipe_for` picks the recipe of a loaded model by its architecture
 and the release. :data:`MODEL_NAMES` maps t2v_metrics' model names to hub checkpoints; :data:`API_MODELS`
 are its log-probability API models; :data:`UNSUPPORTED` says, in one line each, why a t2v_metrics name does
@@ -229,7 +229,7 @@ UNSUPPORTED: dict[str, str] = {
 
 
 def recipe_for(vqa, release: str | None = None) -> Recipe:
-    """The t2v_metrics recipe of a loaded :class:`~ts2viz.metrics.backbones.vqa.VQAModel` (its architecture).
+    """The t2v_metrics recipe of a loaded :class:`~ts2viz.metrics.backbones.vqa.model.VQAModel` (its architecture).
 
     The recipe is chosen by the model config's ``model_type`` (:data:`ARCHITECTURES`, and
     :data:`ARCHITECTURES_31` for ``release="t2v_metrics-3.1"``); LLaVA-1.6 checkpoints are told from

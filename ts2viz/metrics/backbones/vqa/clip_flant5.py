@@ -25,7 +25,7 @@ import warnings
 from pathlib import Path
 from typing import Sequence
 
-from ...errors import InputError
+from ....errors import InputError
 from .llava import (
     CONTEXT_LEN,
     IMAGE_PLACEHOLDER,
@@ -47,7 +47,7 @@ def tokens_around_image(text: str, tokenizer) -> list[int]:
     Parameters
     ----------
     text : str
-        The text, with ``<image>`` (:data:`~ts2viz.metrics.backbones.llava.IMAGE_PLACEHOLDER`) where the
+        The text, with ``<image>`` (:data:`~ts2viz.metrics.backbones.vqa.llava.IMAGE_PLACEHOLDER`) where the
         image goes.
     tokenizer : callable
         A tokenizer: ``tokenizer(chunk).input_ids`` are a chunk's ids.
@@ -55,13 +55,13 @@ def tokens_around_image(text: str, tokenizer) -> list[int]:
     Returns
     -------
     list of int
-        The ids of every chunk in order, :data:`~ts2viz.metrics.backbones.llava.IMAGE_SENTINEL` between
+        The ids of every chunk in order, :data:`~ts2viz.metrics.backbones.vqa.llava.IMAGE_SENTINEL` between
         them.
 
     Examples
     --------
     >>> from types import SimpleNamespace
-    >>> from ts2viz.metrics.backbones.llava import IMAGE_SENTINEL
+    >>> from ts2viz.metrics.backbones.vqa.llava import IMAGE_SENTINEL
     >>> tok = lambda s: SimpleNamespace(input_ids=[len(w) for w in s.split()] + [1])  # a toy: </s> = 1
     >>> ids = tokens_around_image("USER: <image> is it red?", tok)
     >>> [("IMG" if i == IMAGE_SENTINEL else i) for i in ids]
@@ -242,7 +242,7 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
 
     A checkpoint without the tower's weights gets them from the tower's own checkpoint; a local checkpoint
     whose config names a hub tower looks for a copy beside it
-    (:func:`~ts2viz.metrics.backbones.llava.find_vision_tower`). The image processor is the tower's, on
+    (:func:`~ts2viz.metrics.backbones.vqa.llava.find_vision_tower`). The image processor is the tower's, on
     PIL resizing (as the original's transformers 4). The vocabulary is cut to the tokenizer's length as
     the original's ``resize_token_embeddings`` did (:func:`truncate_vocabulary`). Unused checkpoint weights
     are warned about.
@@ -284,7 +284,7 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
         CLIPVisionModel,
     )
 
-    from ..common.hub import hf_load, is_local_model
+    from ...common.hub import hf_load, is_local_model
 
     Config, Model = _clip_t5_classes()
     kw = {"revision": revision} if revision else {}
@@ -384,7 +384,7 @@ _VQA_CLASS = None
 
 
 def vqa_class():
-    """:class:`ClipT5VQA`, CLIP-FlanT5 as a :class:`~ts2viz.metrics.backbones.vqa.VQAModel` (built on first use).
+    """:class:`ClipT5VQA`, CLIP-FlanT5 as a :class:`~ts2viz.metrics.backbones.vqa.model.VQAModel` (built on first use).
 
     Returns
     -------
@@ -400,10 +400,10 @@ def vqa_class():
 def _vqa_model_class():
     import numpy as np
 
-    from .vqa import VQAModel
+    from .model import VQAModel
 
     class ClipT5VQA(VQAModel):
-        """CLIP-FlanT5 as a :class:`~ts2viz.metrics.backbones.vqa.VQAModel`.
+        """CLIP-FlanT5 as a :class:`~ts2viz.metrics.backbones.vqa.model.VQAModel`.
 
         Prompts in t2v_metrics' ``t5_chat`` format, images padded to square, answers scored by the decoder
         (``</s>`` included).
@@ -441,7 +441,7 @@ def _vqa_model_class():
 
         def __init__(self, model_id: str, spec, device: str, dtype, batch_size: int, revision=None,
                      vision_tower: str | None = None, tokenizer: str | None = None, parts=None):
-            from ..common.hub import model_identity
+            from ...common.hub import model_identity
 
             if parts is None:
                 model, tok, proc = load_clip_t5(model_id, spec, dtype=dtype, revision=revision,
@@ -464,24 +464,24 @@ def _vqa_model_class():
             """The images padded to square (mean colour) and processed, stacked on the device in the model's dtype."""
             import torch
 
-            from ..common.pixels import pixels_of
+            from ...common.pixels import pixels_of
 
             px = [pixels_of(im, self.pixel_key, self._pixels) for im in images]
             return torch.stack(px).to(self.device, self.model.dtype)
 
         def _pixels(self, image):
-            from ..common.pixels import processor_pixels
+            from ...common.pixels import processor_pixels
 
             return processor_pixels(self.image_processor, expand_to_square(image, self.image_processor.image_mean))
 
         def prepare_image(self, image):
             """The image carrying its padded, processed pixels (every question about it reuses them)."""
-            from ..common.pixels import prepared_image
+            from ...common.pixels import prepared_image
 
             return prepared_image(image, self.pixel_key, self._pixels(image))
 
         def _encoder_inputs(self, images, questions):
-            from ..common.device import autocast
+            from ...common.device import autocast
 
             rows = [tokens_around_image(chat_question(q), self.tokenizer)[:CONTEXT_LEN] for q in questions]
             with autocast(self.device, self.dtype):
@@ -492,7 +492,7 @@ def _vqa_model_class():
             """Log P(target token t | image, question, earlier target tokens) for every pair (teacher forced)."""
             import torch
 
-            from ..common.device import autocast
+            from ...common.device import autocast
 
             embeds, mask = self._encoder_inputs(images, questions)
             start = self.model.config.decoder_start_token_id
@@ -522,7 +522,7 @@ def _vqa_model_class():
         def _yes_prob(self, images, questions):
             import torch
 
-            from ..common.device import autocast
+            from ...common.device import autocast
 
             embeds, mask = self._encoder_inputs(images, questions)
             dec = torch.full((len(questions), 1), self.model.config.decoder_start_token_id, device=self.device)
@@ -531,7 +531,7 @@ def _vqa_model_class():
             return self._probs_of_yes(logits, self.tokenizer)
 
         def _answer(self, images, questions, max_new_tokens):
-            from ..common.device import autocast
+            from ...common.device import autocast
 
             embeds, mask = self._encoder_inputs(images, questions)
             with autocast(self.device, self.dtype):
@@ -559,7 +559,7 @@ def _vqa_model_class():
 
 def load_clip_t5_vqa(model_id: str, spec, device: str, dtype, batch_size: int, revision=None,
                      vision_tower: str | None = None, tokenizer: str | None = None):
-    """A CLIP-FlanT5 :class:`~ts2viz.metrics.backbones.vqa.VQAModel` on ``device``.
+    """A CLIP-FlanT5 :class:`~ts2viz.metrics.backbones.vqa.model.VQAModel` on ``device``.
 
     Parameters
     ----------

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ...errors import InputError
-from ..common.spec import Spec
+from ....errors import InputError
+from ...common.spec import Spec
 
 # -- LLaVA-1.5's prompt format (t2v_metrics' LLaVA-1.5 and CLIP-FlanT5) -----------------------------
 
@@ -245,7 +245,7 @@ def local_snapshot(model_id: str, spec: Spec, revision: str | None = None) -> Pa
     """
     from huggingface_hub import snapshot_download
 
-    from ..common.hub import hf_load
+    from ...common.hub import hf_load
 
     def fetch(repo, **kw):
         return snapshot_download(repo, allow_patterns=["*.json", "*.bin", "*.safetensors", "tokenizer.model"], **kw)
@@ -400,7 +400,7 @@ def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: 
         LlavaProcessor,
     )
 
-    from ..common.hub import declared_tokenizer_class, hf_load, is_local_model
+    from ...common.hub import declared_tokenizer_class, hf_load, is_local_model
 
     folder = Path(model_id) if is_local_model(model_id) else local_snapshot(model_id, spec, revision)
     if not folder.is_dir():

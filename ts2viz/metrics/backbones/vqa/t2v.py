@@ -1,7 +1,7 @@
-r"""t2v_metrics 3.0's model-specific inputs and scoring rules, on transformers' models (for :mod:`.vqa`).
+r"""t2v_metrics 3.0's model-specific inputs and scoring rules, on transformers' models (for :mod:`.generative`).
 
 t2v_metrics' VQAScore asks every VLM in that model's own way (``t2v_metrics/models/vqascore_models/*``);
-this module is ts2viz's own implementation of those ways for the architectures :class:`.vqa.GenerativeVQA`
+this module is ts2viz's own implementation of those ways for the architectures :class:`.generative.GenerativeVQA`
 loads, proved against t2v_metrics' code on reference fixtures (``tests/metrics/reference``):
 
 * **LAVIS' Flan-T5 format** (InstructBLIP Flan-T5; BLIP-2 Flan-T5 the same way without the Q-Former's text):
@@ -24,8 +24,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import InputError
-from ..common.device import autocast
+from ....errors import InputError
+from ...common.device import autocast
 
 #: t2v_metrics' LAVIS image size and transform (InstructBLIP: Resize(224) on the shorter side, CenterCrop(224))
 LAVIS_SIZE = 224
@@ -108,7 +108,7 @@ def lavis_t5_answer_scores(vqa, images: Sequence, items: Sequence[tuple[str, str
 
     Parameters
     ----------
-    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+    vqa : ts2viz.metrics.backbones.vqa.generative.GenerativeVQA
         A loaded InstructBLIP or BLIP-2 model with a Flan-T5 language model.
     images : sequence of PIL.Image.Image
         One image per item.
@@ -233,7 +233,7 @@ def paligemma_inputs(vqa, images: Sequence, questions: Sequence[str]) -> dict:
 
     Parameters
     ----------
-    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+    vqa : ts2viz.metrics.backbones.vqa.generative.GenerativeVQA
         A loaded PaliGemma model.
     images : sequence of PIL.Image.Image
         One image per question.
@@ -345,7 +345,7 @@ def first_step_probabilities(vqa, enc: dict):
 
     Parameters
     ----------
-    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+    vqa : ts2viz.metrics.backbones.vqa.generative.GenerativeVQA
         A loaded decoder-only VLM.
     enc : dict
         Its left-padded prompt batch (:func:`first_token_inputs`).
@@ -381,7 +381,7 @@ def first_token_scores(vqa, images: Sequence, items: Sequence[tuple[str, str]]) 
 
     Parameters
     ----------
-    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+    vqa : ts2viz.metrics.backbones.vqa.generative.GenerativeVQA
         A loaded decoder-only VLM (Qwen2-VL, PaliGemma, LLaVA-OneVision, ...).
     images : sequence of PIL.Image.Image
         One image per item.
@@ -418,7 +418,7 @@ def variant_sum_scores(vqa, images: Sequence, items: Sequence[tuple[str, Sequenc
 
     Parameters
     ----------
-    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+    vqa : ts2viz.metrics.backbones.vqa.generative.GenerativeVQA
         A loaded decoder-only VLM (GenEval 2 uses Qwen3-VL-8B-Instruct).
     images : sequence of PIL.Image.Image
         One image per item.
@@ -454,11 +454,11 @@ def end_token_inputs(vqa, image, question: str) -> dict:
     Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen3.5: the chat template (Qwen3.5 with ``enable_thinking=False``),
     the image resized by ``qwen_vl_utils`` (factor 28, Qwen3-VL and Qwen3.5 two image patches) and the
     processor called with ``do_resize=False``; other models (Gemma 3): the processor's chat prompt and image
-    processing (:meth:`~ts2viz.metrics.backbones.vqa.GenerativeVQA._inputs`).
+    processing (:meth:`~ts2viz.metrics.backbones.vqa.generative.GenerativeVQA._inputs`).
 
     Parameters
     ----------
-    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+    vqa : ts2viz.metrics.backbones.vqa.generative.GenerativeVQA
         The loaded VLM.
     image : PIL.Image.Image
         The image.
@@ -500,7 +500,7 @@ def end_token_scores(vqa, images: Sequence, items: Sequence[tuple[str, str]], *,
 
     Parameters
     ----------
-    vqa : ts2viz.metrics.backbones.vqa.GenerativeVQA
+    vqa : ts2viz.metrics.backbones.vqa.generative.GenerativeVQA
         A loaded decoder-only VLM.
     images : sequence of PIL.Image.Image
         One image per item.
