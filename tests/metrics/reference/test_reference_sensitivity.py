@@ -384,8 +384,6 @@ CASES = [
 #: FINDINGS: mutations the reference fixtures do NOT catch (the tiny models' answers do not exercise the
 #: aspect); a strict xfail, so a better fixture that catches one turns it red until it is moved out of here.
 NOT_CAUGHT = {
-    "tifa-blip-greedy-default-length": "the tiny BLIP's answers end well before greedy's default length: "
-                                       "TIFA's max_length=50 is not tested by the fixture",
     "dsg-instructblip-contains-yes-rule": "the DSG fixture's tiny InstructBLIP answers exactly 'yes' or 'no' (issue 39: "
                                           "sharpened so that the parent rule is tested): TS2's contains rule "
                                           "reads those as DSG's exact rule does",

@@ -121,7 +121,15 @@ def write_images(folder: Path) -> list[str]:
     return names
 
 
-def build_blip(folder: Path, vocab: Path, seed: int = 0) -> None:
+#: the tiny BLIP's sharpening (issue 39): the scale of the cross-attention outputs (question encoder <- image,
+#: answer decoder <- question states: the image's and the question's say in the answer) and the end token's
+#: extra weight (below "yes" / "no"'s, so that some answers run to TIFA's ``max_length=50``)
+BLIP_CROSS_SCALE = 20.0
+BLIP_SEP_SCALE = 2.0
+
+
+def build_blip(folder: Path, vocab: Path, seed: int = 0, cross_scale: float = BLIP_CROSS_SCALE,
+               sep_scale: float = BLIP_SEP_SCALE) -> None:
     import torch
     from transformers import BertTokenizer, BlipConfig, BlipForQuestionAnswering, BlipImageProcessor, BlipProcessor
 
@@ -143,11 +151,14 @@ def build_blip(folder: Path, vocab: Path, seed: int = 0) -> None:
         for layer in model.text_decoder.bert.encoder.layer:   # the answer decoder sees more of the question
             layer.crossattention.self.key.weight.mul_(6.0)
             layer.crossattention.self.value.weight.mul_(6.0)
+            layer.crossattention.output.dense.weight.mul_(cross_scale)
         for layer in model.text_encoder.encoder.layer:        # and the question encoder of the image
             layer.crossattention.self.key.weight.mul_(6.0)
             layer.crossattention.self.value.weight.mul_(6.0)
-        for t in ("yes", "no", "[SEP]"):
+            layer.crossattention.output.dense.weight.mul_(cross_scale)
+        for t in ("yes", "no"):
             w[tok.convert_tokens_to_ids(t)].mul_(3.0)
+        w[tok.sep_token_id].mul_(sep_scale)
     model.save_pretrained(folder)
     BlipProcessor(image_processor=BlipImageProcessor(size={"height": 32, "width": 32}), tokenizer=tok).save_pretrained(folder)
 
@@ -191,6 +202,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("tifa_checkout", type=Path)
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--blip-seed", type=int, default=0)
+    ap.add_argument("--blip-cross-scale", type=float, default=BLIP_CROSS_SCALE)
+    ap.add_argument("--blip-sep-scale", type=float, default=BLIP_SEP_SCALE)
     args = ap.parse_args()
     import torch
     import transformers
@@ -209,7 +223,8 @@ def main() -> None:
     bert_vocab = write_wordpiece_vocab(out / "_vocab" / "vocab.txt", texts, extra=("[DEC]",))
     mpnet_vocab = write_wordpiece_vocab(out / "_vocab_mpnet" / "vocab.txt", texts,
                                         extra=("<s>", "<pad>", "</s>", "<unk>", "<mask>"))
-    build_blip(out / "tiny-blip-vqa", bert_vocab)
+    build_blip(out / "tiny-blip-vqa", bert_vocab, seed=args.blip_seed, cross_scale=args.blip_cross_scale,
+               sep_scale=args.blip_sep_scale)
     build_git(out / "tiny-git-vqa", bert_vocab)
     build_mpnet(out / "tiny-mpnet", mpnet_vocab)
     for d in ("_vocab", "_vocab_mpnet"):
