@@ -4,7 +4,9 @@
 DSG's ``InstructBLIP.vqa`` (bare question, beam 5, repetition penalty 1.5, ``max_length=256``) and
 ``calc_vqa_score`` under transformers 4.31, on a tiny random-weight InstructBLIP (LLaMA language model,
 SentencePiece tokenizer, BERT Q-Former tokenizer) in the layout ``Salesforce/instructblip-vicuna-7b`` has on
-the hub today, for the DSG questions of two TS2 prompts and four of ours each (parent chains two levels deep). ts2viz's ``dsg:`` with its defaults for an
+the hub today, for the DSG questions of two TS2 prompts and four of ours each (parent chains two levels deep);
+the model is sharpened (issue 39) so that its answers are ``yes``, ``no`` or, on a few questions, ``Yes``.
+ts2viz's ``dsg:`` with its defaults for an
 InstructBLIP must give the same answers (string for string) and per-image scores.
 """
 from __future__ import annotations
@@ -54,3 +56,22 @@ def test_fixture_exercises_the_parent_rule():
         assert direct == r["score"]            # DSG's calc_vqa_score on its own answers
         told_apart += direct != dsg_score(correct, parents, "transitive") and direct != dsg_score(correct, parents, "mean")
     assert told_apart >= 1
+
+
+def test_fixture_exercises_the_yes_rule():
+    """Some of DSG's answers on the fixture are "Yes": DSG's ``answer == 'yes'`` calls them wrong, TS2's contains
+    rule right, and on some image the two rules give different scores (so the reference comparison sees a
+    changed yes rule; the sensitivity test shows it does)."""
+    from ts2viz.qa.accumulation import dsg_score
+
+    with open(FIX / "questions.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    answers = [a["answer"] for r in EXPECTED["results"] for a in r["answers"]]
+    assert any(a != "yes" and "yes" in a.lower() for a in answers)
+    differ = 0
+    for r in EXPECTED["results"]:
+        parents = {int(q["question_id"]): [int(p) for p in q["parent_question_id"].split("-")]
+                   for q in rows if int(q["id"]) == r["seg_id"] and q["parent_question_id"].strip() != "-1"}
+        contains = {a["question_id"]: "yes" in a["answer"].lower() for a in r["answers"]}
+        differ += dsg_score(contains, parents, "direct") != r["score"]
+    assert differ >= 1

@@ -383,11 +383,7 @@ CASES = [
 
 #: FINDINGS: mutations the reference fixtures do NOT catch (the tiny models' answers do not exercise the
 #: aspect); a strict xfail, so a better fixture that catches one turns it red until it is moved out of here.
-NOT_CAUGHT = {
-    "dsg-instructblip-contains-yes-rule": "the DSG fixture's tiny InstructBLIP answers exactly 'yes' or 'no' (issue 39: "
-                                          "sharpened so that the parent rule is tested): TS2's contains rule "
-                                          "reads those as DSG's exact rule does",
-}
+NOT_CAUGHT: dict[str, str] = {}
 
 
 #: families whose comparison runs a beam search (DSG's InstructBLIP: 10 to 25 s a run on 2 busy cores)

@@ -5,7 +5,8 @@ TIFA's ``VQAModel`` (its ``BLIP`` and ``GIT`` classes, its ``SBERTModel``) and `
 transformers 4.31, on tiny random-weight ``BlipForQuestionAnswering`` / ``GitForCausalLM`` checkpoints and a
 tiny MPNet Sentence-BERT, all in their hub layouts, for the TIFA questions of two TS2 prompts and four of ours
 per prompt whose answer differs from the matching choice only in case, articles or punctuation (TIFA's
-``==`` calls a mapped ``Yes`` wrong for the answer ``yes``). ts2viz's
+``==`` calls a mapped ``Yes`` wrong for the answer ``yes``). The tiny BLIP is sharpened (issue 39) so that its
+answers depend on the image and some run to TIFA's ``max_length=50``. ts2viz's
 ``tifa:`` (its defaults for these models: TIFA's decoding, TIFA's mapping rule, exact correctness) must
 give the same free-form answers, mapped choices, 0/1 scores and image scores.
 """
@@ -35,3 +36,12 @@ def test_fixture_is_not_degenerate():
     qs = [q for rs in EXPECTED["results"].values() for r in rs for q in r["questions"]]
     assert len({q["mapped"] for q in qs}) >= 5 and {q["score"] for q in qs} == {0, 1}
     assert len({r["tifa_score"] for rs in EXPECTED["results"].values() for r in rs}) >= 2
+
+
+def test_blip_fixture_tells_images_and_lengths_apart():
+    """TIFA's code on the sharpened tiny BLIP (issue 39): the images' scores differ, and some answers run past
+    ts2viz's default of 10 new tokens towards TIFA's ``max_length=50`` (more than 10 words, each at least one
+    token), so a decoding with another length gives other answers (the sensitivity test shows it does)."""
+    blip = EXPECTED["results"]["blip"]
+    assert len({r["tifa_score"] for r in blip}) >= 3
+    assert sum(len(q["free_form"].split()) > 10 for r in blip for q in r["questions"]) >= 5

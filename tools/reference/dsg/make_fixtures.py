@@ -46,6 +46,9 @@ SPLIT = 1.0
 MIX = 1.0
 EMB_SCALE = 20.0
 CROSS_SCALE = 5.0
+#: the share of the (image, question) states on which "Yes" (capitalised) beats "yes" (see calibrate): an
+#: answer that TS2's contains rule reads as yes and DSG's ``answer == 'yes'`` does not
+CASE_SHARE = 0.1
 SEED = 0
 #: the images' sizes (image k is asked the questions of SEG ``SEGS[k % 2]``)
 SIZES = [(40, 40), (48, 36), (36, 44), (44, 44), (52, 40), (40, 48)]
@@ -122,8 +125,8 @@ def build(folder: Path, qs: list[dict], seed: int = SEED, lm_scale: float = LM_S
         # input embeddings are made long, so that at their position the (RMS-normalised) residual stream
         # points along them; the end token's output row is then set along the two embeddings' directions
         emb = model.language_model.get_input_embeddings().weight
-        words = [tok.convert_tokens_to_ids(w) for w in ("▁yes", "▁no")]
-        assert tok.unk_token_id not in words, "the tokenizer has no single 'yes' / 'no' token"
+        words = [tok.convert_tokens_to_ids(w) for w in ("▁yes", "▁no", "▁Yes")]
+        assert tok.unk_token_id not in words, "the tokenizer has no single 'yes' / 'no' / 'Yes' token"
         for i in words:
             emb[i].mul_(emb_scale)
         unit = sum(emb[i] / emb[i].norm() for i in words)
@@ -139,7 +142,7 @@ def build(folder: Path, qs: list[dict], seed: int = SEED, lm_scale: float = LM_S
 
 
 def calibrate(folder: Path, images: list, asked: list[list[str]], word_scale: float = WORD_SCALE,
-              split: float = SPLIT, mix: float = MIX) -> None:
+              split: float = SPLIT, mix: float = MIX, case_share: float = CASE_SHARE) -> None:
     """Set the output rows of "yes" and "no" from the model's own first-step states, so that the first answer
     token is one of them and which one depends on the image.
 
@@ -148,7 +151,10 @@ def calibrate(folder: Path, images: list, asked: list[list[str]], word_scale: fl
     for every (image, question) asked; ``m`` is their mean direction and ``v`` the main direction in which
     they vary between images (each question's mean over the images removed first). "yes" gets
     ``word_scale * |row| * (m + split * v)``, "no" the same with ``-split``: both beat the other tokens on
-    ``m``, and the sign of a state's component along ``v`` picks between them."""
+    ``m``, and the sign of a state's component along ``v`` picks between them. "Yes" gets the row of "yes"
+    plus ``|row| * (e - t m)``, ``e`` the states' main direction of variation apart from ``m`` and ``v``, ``t``
+    the ``1 - case_share`` quantile of the states' ``e / m`` components: it beats "yes" on about
+    ``case_share`` of the states (``t`` is put in the widest gap between them near that quantile)."""
     import torch
     from transformers import InstructBlipForConditionalGeneration, InstructBlipProcessor
 
@@ -191,9 +197,21 @@ def calibrate(folder: Path, images: list, asked: list[list[str]], word_scale: fl
     m = unit(m)
     tok = proc.tokenizer
     scale = word_scale * lm.weight.norm(dim=1).mean().double()
+    flat = torch.cat([g.reshape(-1, g.shape[-1]) for g in groups.values()])
+    md = torch.linalg.qr(torch.stack([m, d], dim=1)).Q.T
+    e = unit(without(torch.linalg.svd(flat - flat.mean(dim=0), full_matrices=False).Vh[0], md))
+    e = unit(without(e, md))
+    # the threshold in the widest gap between the states' ratios around the ``1 - case_share`` quantile (half
+    # to twice that share above it), so that no state decides between "Yes" and "yes" on a near-tie
+    r = torch.sort((flat @ e) / (flat @ m)).values
+    n = len(r)
+    lo, hi = max(1, int(n * (1 - 2 * case_share))), min(n - 1, int(n * (1 - case_share / 2)))
+    k = lo + int(torch.argmax(r[lo:hi + 1] - r[lo - 1:hi]))
+    t = (r[k - 1] + r[k]) / 2
     with torch.no_grad():
         for word, sign in (("▁yes", 1.0), ("▁no", -1.0)):
             lm.weight[tok.convert_tokens_to_ids(word)] = (scale * (m + sign * split * d)).float()
+        lm.weight[tok.convert_tokens_to_ids("▁Yes")] = (scale * (m + split * d + e - t * m)).float()
     model.save_pretrained(folder, safe_serialization=True)
 
 
@@ -237,6 +255,7 @@ def main() -> None:
     ap.add_argument("--images", type=int, default=len(SIZES))
     ap.add_argument("--cross-scale", type=float, default=CROSS_SCALE)
     ap.add_argument("--mix", type=float, default=MIX)
+    ap.add_argument("--case-share", type=float, default=CASE_SHARE)
     args = ap.parse_args()
     import torch
     import transformers
@@ -267,7 +286,7 @@ def main() -> None:
 
     asked = [[r["question"] for r in qs if int(r["id"]) == SEGS[k % len(SEGS)]] for k in range(len(names))]
     calibrate(folder, [Image.open(out / n).convert("RGB") for n in names], asked, word_scale=args.word_scale,
-              split=args.split, mix=args.mix)
+              split=args.split, mix=args.mix, case_share=args.case_share)
 
     sys.path.insert(0, str(args.dsg_checkout))
     vqa_utils = importlib.import_module("dsg.vqa_utils")
