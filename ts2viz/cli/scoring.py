@@ -11,6 +11,7 @@ import sys
 from typing import Iterator
 
 from ..errors import InputError
+from ..qa.questions import QUESTION_KINDS
 
 
 def add_subcommands(subparsers) -> None:
@@ -57,7 +58,7 @@ def add_subcommands(subparsers) -> None:
                     "format. Inspect or edit the file, then score with tifa:MODEL?questions=FILE (or dsg:). "
                     "Generated questions are cached on disk per prompt, so a re-run asks the LLM only for new "
                     "prompts.")
-    g.add_argument("--metric-kind", required=True, choices=["tifa", "dsg"], help="which question style")
+    g.add_argument("--metric-kind", required=True, choices=list(QUESTION_KINDS), help="which question style")
     src = g.add_mutually_exclusive_group(required=True)
     src.add_argument("--prompts", metavar="FILE", help="text file, one prompt per line (# comments, blanks ignored)")
     src.add_argument("--dataset", metavar="ts2|DIR|HF_ID", help="every SEG prompt of a dataset (ids = SEG ids)")

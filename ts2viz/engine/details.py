@@ -82,10 +82,12 @@ def cached_qa_records(metric, dataset, file_names: Sequence[str] | None = None, 
         malformed.
     """
     from ..metrics.qametric import QAMetric
+    from ..metrics.registry import details_kind
+    from ..qa.details import ANSWER_KINDS, question_kind
     from ..qa.records import records_from_details
 
-    kind = metric.name if isinstance(metric, QAMetric) else None
-    if kind not in ("tifa", "dsg") or not getattr(metric, "has_details", False):
+    kind = details_kind(metric.name) if isinstance(metric, QAMetric) else ""
+    if kind not in ANSWER_KINDS or not getattr(metric, "has_details", False):
         raise InputError(f"{getattr(metric, 'spec', metric)!r} is not a TIFA/DSG metric with per-question details")
     got = cached_details(metric.config_hash, dataset, file_names, cache_dir)
-    return records_from_details(metric.spec, kind, list(got), list(got.values()))
+    return records_from_details(metric.spec, question_kind(kind), list(got), list(got.values()))

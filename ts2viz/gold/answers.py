@@ -279,6 +279,7 @@ def answer_records(rated, metric: str, image_id: str, *, scoring: AnswerScoring 
     """
     import pandas as pd
 
+    from ..qa.questions import DEPENDENT_KIND, INDEPENDENT_KIND
     from ..qa.records import RECORD_COLUMNS
 
     parsed_name = answer_metric(metric)
@@ -286,7 +287,7 @@ def answer_records(rated, metric: str, image_id: str, *, scoring: AnswerScoring 
         raise InputError(f"{metric!r} is not a metric computed from released answers "
                          f"(expected PREFIX:VQA with PREFIX one of {', '.join(QA_METRICS)})")
     prefix, qset, vqa = parsed_name
-    kind = "dsg" if qset == "dsg" else "tifa"
+    kind = DEPENDENT_KIND if qset == DEPENDENT_KIND else INDEPENDENT_KIND
     accumulation = QA_METRICS[prefix][1]
     qa = rated.qa_answers
     if qa is None or not len(qa):
@@ -299,7 +300,7 @@ def answer_records(rated, metric: str, image_id: str, *, scoring: AnswerScoring 
         if ps is None and scoring.malformed_parents == "skip_part":
             ps = [int(p) for p in str(text).replace("-", ",").split(",") if p.strip().isdigit() and p.strip() != "0"]
         parents.append(ps)
-    if kind != "dsg" or (scoring.malformed_parents == "no_gating" and any(ps is None for ps in parents)):
+    if kind != DEPENDENT_KIND or (scoring.malformed_parents == "no_gating" and any(ps is None for ps in parents)):
         parents = [[] for _ in parents]       # DSG's parser: one bad id leaves the image's questions ungated
     answers = ["" if not isinstance(a, str) else a for a in sub["answer"].tolist()]
     yes = is_yes(sub["answer"].tolist(), scoring.yes_rule)

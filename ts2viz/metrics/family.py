@@ -2,7 +2,8 @@
 
 A family is one module of :mod:`ts2viz.metrics.families` (or one subpackage) that ends with one
 ``FAMILY = Family(...)`` record: its name, one line on what it computes, its ``build`` factory, its card, an
-example spec, its display group and what its MODEL names. :mod:`ts2viz.metrics.registry` finds the records
+example spec, its display group, what its MODEL names, the kind of details its metrics return and its
+display name. :mod:`ts2viz.metrics.registry` finds the records
 and loads metrics from them; nothing here imports a family or anything heavy.
 """
 from __future__ import annotations
@@ -208,6 +209,14 @@ class Family:
         A spec of a small metric of the family that loads in seconds with nothing downloaded, for the
         registry's contract test (``tests/metrics/test_registry_contract.py``; empty: the family's tiny model
         is built by ``tests/support/tiny_models.py``).
+    details : str, optional
+        The kind of per-image details its metrics return that the question views read, one of
+        :data:`ts2viz.qa.details.DETAIL_KINDS` (``questions``: TIFA's answered questions, ``dependent``:
+        DSG's, with parents; ``coverage``: Gecko's; ``crops``: T2I-FineEval's; ``aspects``: VIEScore's
+        ratings; ``ratings``: LLMScore's). Empty: none (:func:`ts2viz.metrics.registry.details_kind`).
+    display : str, optional
+        The family's name as people write it (``T2I-FineEval``); empty: :attr:`name`
+        (:func:`ts2viz.metrics.registry.display_name`).
 
     Examples
     --------
@@ -228,10 +237,13 @@ class Family:
     needs_pixels: bool = True
     revisions: bool = True
     tiny: str = ""
+    details: str = ""
+    display: str = ""
 
     def __init__(self, name: str, description: str, build, card: Card | None = None, *, example: str = "",
                  group: str = "user", trusted_only: bool = False, hub_model: bool = False,
-                 needs_pixels: bool = True, revisions: bool = True, tiny: str = ""):
+                 needs_pixels: bool = True, revisions: bool = True, tiny: str = "", details: str = "",
+                 display: str = ""):
         """Check and store the record (:class:`ValueError` for an unknown group or an upper-case name)."""
         if group not in GROUPS:
             raise ValueError(f"family {name!r}: group must be one of {GROUPS}, not {group!r}")
@@ -239,7 +251,7 @@ class Family:
             raise ValueError(f"family name must be non-empty lower case, not {name!r}")
         for k, v in dict(name=name, description=description, build=build, card_given=card, example=example,
                          group=group, trusted_only=trusted_only, hub_model=hub_model, needs_pixels=needs_pixels,
-                         revisions=revisions, tiny=tiny).items():
+                         revisions=revisions, tiny=tiny, details=details, display=display).items():
             object.__setattr__(self, k, v)
 
     def factory(self) -> Callable:

@@ -21,7 +21,7 @@ from .common.spec import parse_spec as split_spec
 from .family import GROUPS, Card, Family
 
 __all__ = ["load", "families", "family", "register", "unregister", "check_offered", "parse_spec",
-           "accepted_options", "check_options", "DISPLAY_ORDER"]
+           "accepted_options", "check_options", "details_kind", "display_name", "DISPLAY_ORDER"]
 
 #: the order the listings (``ts2viz metrics``, the documentation, the app) show the families in: group by
 #: group (:data:`ts2viz.metrics.family.GROUPS`), within a group as named here; a family not named here
@@ -95,7 +95,7 @@ def display_key(fam: Family) -> tuple:
 
 def register(name: str, description: str, target: str | Callable | None = None, *, example: str = "",
              trusted_only: bool = False, hub_model: bool = False, card: Card | None = None,
-             group: str = "user", needs_pixels: bool = True):
+             group: str = "user", needs_pixels: bool = True, details: str = "", display: str = ""):
     """Register a metric family at run time (a user's own; a built-in family is a module of :mod:`ts2viz.metrics.families`).
 
     ``target`` is a factory ``f(spec: Spec, device: str | None, **options) -> Metric`` or a lazy
@@ -131,6 +131,10 @@ def register(name: str, description: str, target: str | Callable | None = None, 
         of that group.
     needs_pixels : bool, optional
         Whether its metrics read the images.
+    details : str, optional
+        The kind of per-image details its metrics return (:attr:`~ts2viz.metrics.family.Family.details`).
+    display : str, optional
+        Its name as people write it (:attr:`~ts2viz.metrics.family.Family.display`).
 
     Returns
     -------
@@ -151,7 +155,7 @@ def register(name: str, description: str, target: str | Callable | None = None, 
         key = name.lower()
         _ADDED.pop(key, None)
         _ADDED[key] = Family(key, description, t, card, example=example, group=group, trusted_only=trusted_only,
-                             hub_model=hub_model, needs_pixels=needs_pixels)
+                             hub_model=hub_model, needs_pixels=needs_pixels, details=details, display=display)
         return t
 
     if target is None:
@@ -236,6 +240,56 @@ def family(name: str) -> Family:
     if f is None:
         raise InputError(f"unknown metric family {name!r} (known: {', '.join(known)})")
     return f
+
+
+def details_kind(name: str | None) -> str:
+    """The kind of per-image details the family ``name``'s metrics return (:attr:`Family.details`).
+
+    Parameters
+    ----------
+    name : str or None
+        A family's name (case-insensitive).
+
+    Returns
+    -------
+    str
+        One of :data:`ts2viz.qa.details.DETAIL_KINDS`; ``""`` for a family whose details the question views
+        do not read, and for a name no family has.
+
+    Examples
+    --------
+    >>> details_kind("dsg"), details_kind("clipscore"), details_kind("no-such-family")
+    ('dependent', '', '')
+    """
+    fam = registered().get(str(name or "").lower())
+    return fam.details if fam is not None else ""
+
+
+def display_name(name: str) -> str:
+    """The family ``name`` as people write it (:attr:`Family.display`; its name when it has none).
+
+    Parameters
+    ----------
+    name : str
+        A family's name (case-insensitive).
+
+    Returns
+    -------
+    str
+        Its display name.
+
+    Raises
+    ------
+    InputError
+        If no family of that name is registered.
+
+    Examples
+    --------
+    >>> display_name("fineeval"), display_name("CLIPScore")
+    ('T2I-FineEval', 'CLIPScore')
+    """
+    fam = family(name)
+    return fam.display or fam.name
 
 
 def parse_spec(spec: str) -> Spec:

@@ -1,9 +1,11 @@
 """Per-image details of every question-based metric and judge, as tables, records and pictures.
 
 The question-based metrics are TIFA, DSG, Gecko and T2I-FineEval; the judges are VIEScore and
-LLMScore. The metrics return their details in shapes of their own (see
+LLMScore. Each returns its details in a shape of its own, the *details kind* its family's record names
+(:attr:`ts2viz.metrics.family.Family.details`, read with :func:`ts2viz.metrics.registry.details_kind`;
+:data:`DETAIL_KINDS`): the functions here take that kind, never a family's name (see
 :mod:`ts2viz.metrics.qametric`, :mod:`ts2viz.metrics.families.gecko`,
-:mod:`ts2viz.metrics.families.fineeval`; the score cache keeps them, read back with
+:mod:`ts2viz.metrics.families.fineeval`; the score cache keeps the details, read back with
 :func:`ts2viz.engine.details.cached_details`). This module reads all of them:
 
 * :func:`question_table`: one image's questions as a table, with what each family knows about them
@@ -30,21 +32,87 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import InputError
+from .questions import DEPENDENT_KIND, INDEPENDENT_KIND
 from .records import RECORD_COLUMNS, records_from_details
 
-FAMILIES = ("tifa", "dsg", "gecko", "fineeval", "viescore", "llmscore")
-#: families whose details are a judge's ratings with reasoning (one row per rating, not per question)
-JUDGE_FAMILIES = ("viescore", "llmscore")
-#: families whose per-question value is a probability rather than a right/wrong answer
-SOFT_FAMILIES = ("gecko", "fineeval", "viescore", "llmscore")
+#: details kind: TIFA's questions, each answered right or wrong on its own (a list of per-question dicts)
+QUESTIONS = "questions"
+#: details kind: DSG's questions, as :data:`QUESTIONS` with parents that gate them
+DEPENDENT = "dependent"
+#: details kind: Gecko's coverage-labelled QA pairs, NLI-filtered, with choice probabilities
+COVERAGE = "coverage"
+#: details kind: T2I-FineEval's detections, candidate crops and per-crop P(yes)
+CROPS = "crops"
+#: details kind: VIEScore's aspects, each with its sub-scores and reasoning
+ASPECTS = "aspects"
+#: details kind: LLMScore's overall rating and error count with their rationales
+RATINGS = "ratings"
+#: every details kind the functions here read (:attr:`ts2viz.metrics.family.Family.details`)
+DETAIL_KINDS = (QUESTIONS, DEPENDENT, COVERAGE, CROPS, ASPECTS, RATINGS)
+#: kinds whose details are answered questions with ids, as QA records hold them (:mod:`ts2viz.qa.records`)
+ANSWER_KINDS = (QUESTIONS, DEPENDENT)
+#: kinds whose details are a judge's ratings with reasoning (one row per rating, not per question)
+RATING_KINDS = (ASPECTS, RATINGS)
+#: kinds whose per-question value is a probability rather than a right/wrong answer
+SOFT_KINDS = (COVERAGE, CROPS, ASPECTS, RATINGS)
+#: kinds whose details hold detection boxes to draw (:func:`draw_fineeval_boxes`)
+BOX_KINDS = (CROPS,)
 #: the columns of :func:`detail_records`
 DETAIL_RECORD_COLUMNS = (*RECORD_COLUMNS, "score")
 
 
-def _check_family(family: str) -> str:
-    if family not in FAMILIES:
-        raise InputError(f"no per-question details for metric family {family!r} (have: {', '.join(FAMILIES)})")
-    return family
+def _check_kind(kind: str) -> str:
+    if kind not in DETAIL_KINDS:
+        raise InputError(f"no per-question details of kind {kind!r} (have: {', '.join(DETAIL_KINDS)})")
+    return kind
+
+
+def question_kind(kind: str) -> str:
+    """The question-set kind (:data:`ts2viz.qa.questions.QUESTION_KINDS`) of an answer details kind.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`ANSWER_KINDS`.
+
+    Returns
+    -------
+    str
+        :data:`ts2viz.qa.questions.DEPENDENT_KIND` for :data:`DEPENDENT`,
+        :data:`~ts2viz.qa.questions.INDEPENDENT_KIND` for :data:`QUESTIONS`: the ``kind`` of QA records
+        (:mod:`ts2viz.qa.records`).
+
+    Examples
+    --------
+    >>> from ts2viz.qa.details import question_kind
+    >>> question_kind("dependent"), question_kind("questions")
+    ('dsg', 'tifa')
+    """
+    if kind not in ANSWER_KINDS:
+        raise InputError(f"details of kind {kind!r} are no answered questions (those are {', '.join(ANSWER_KINDS)})")
+    return DEPENDENT_KIND if kind == DEPENDENT else INDEPENDENT_KIND
+
+
+def details_of_questions(kind: str) -> str:
+    """The details kind of a question-set kind (:data:`ts2viz.qa.questions.QUESTION_KINDS`): the inverse of :func:`question_kind`.
+
+    Parameters
+    ----------
+    kind : str
+        A question-set kind (the ``kind`` of QA records).
+
+    Returns
+    -------
+    str
+        :data:`DEPENDENT` for :data:`ts2viz.qa.questions.DEPENDENT_KIND`, else :data:`QUESTIONS`.
+
+    Examples
+    --------
+    >>> from ts2viz.qa.details import details_of_questions
+    >>> details_of_questions("dsg"), details_of_questions("tifa")
+    ('dependent', 'questions')
+    """
+    return DEPENDENT if kind == DEPENDENT_KIND else QUESTIONS
 
 
 def is_normalized(detail) -> bool:
@@ -83,10 +151,10 @@ def _float(v) -> float:
 
 # -- records --------------------------------------------------------------------------------------------
 
-def detail_records(metric: str, family: str, file_names: Sequence[str], details: Sequence):
+def detail_records(metric: str, family: str, kind: str, file_names: Sequence[str], details: Sequence):
     """QA records of any question-based metric or judge from its per-image details.
 
-    What each family's rows hold (see also the module docstring):
+    What each details kind's rows hold (see also the module docstring):
 
     * TIFA/DSG answered free-form: :func:`ts2viz.qa.records.records_from_details`, ``score`` = 0/1
       correctness (used when no image's details are ``score=normalized``);
@@ -105,8 +173,11 @@ def detail_records(metric: str, family: str, file_names: Sequence[str], details:
     ----------
     metric : str
         The name the records get (a scores column, e.g. the metric's SPEC).
-    family : {'tifa', 'dsg', 'gecko', 'fineeval', 'viescore', 'llmscore'}
-        The metric's family (:data:`FAMILIES`).
+    family : str
+        The metric's family: the records' ``kind`` for details that are not answered questions (those
+        get their question-set kind, :func:`question_kind`).
+    kind : str
+        The details kind (:data:`DETAIL_KINDS`; the family's :attr:`~ts2viz.metrics.family.Family.details`).
     file_names : sequence of str
         One name per image.
     details : sequence
@@ -123,7 +194,7 @@ def detail_records(metric: str, family: str, file_names: Sequence[str], details:
     Raises
     ------
     InputError
-        If ``family`` is not one of :data:`FAMILIES`, if ``file_names`` and ``details`` differ in
+        If ``kind`` is not one of :data:`DETAIL_KINDS`, if ``file_names`` and ``details`` differ in
         length, or if an image's details lack a key or hold a value of the wrong type (the message names
         the image).
 
@@ -139,17 +210,19 @@ def detail_records(metric: str, family: str, file_names: Sequence[str], details:
     ...                      {"question": "Is the cat black?", "kind": "entity", "fine": 0.2, "coarse": 0.4,
     ...                       "best": 0, "candidates": [0, 1], "probabilities": [0.2, 0.1]}]}
     >>> from ts2viz.qa.details import detail_records
-    >>> detail_records("fineeval:demo", "fineeval", ["a.png"], [det])[["question", "mapped", "correct", "score"]]
+    >>> detail_records("fineeval:demo", "fineeval", "crops", ["a.png"], [det])[["question", "mapped", "correct", "score"]]
                 question mapped  correct  score
     0    Is there a cat?    yes     True    0.8
     1  Is the cat black?     no    False    0.3
     """
     import pandas as pd
 
-    _check_family(family)
+    _check_kind(kind)
     if len(file_names) != len(details):
         raise InputError(f"{len(file_names)} file names but {len(details)} details")
-    if family in ("tifa", "dsg") and not any(is_normalized(d) for d in details):
+    if kind in ANSWER_KINDS:
+        family = question_kind(kind)
+    if kind in ANSWER_KINDS and not any(is_normalized(d) for d in details):
         out = records_from_details(metric, family, file_names, details)
         out["score"] = out["correct"].astype(float)
         return out
@@ -158,12 +231,12 @@ def detail_records(metric: str, family: str, file_names: Sequence[str], details:
         if not det:
             continue
         try:
-            if family in JUDGE_FAMILIES:
-                for r in judge_ratings(family, det):
+            if kind in RATING_KINDS:
+                for r in judge_ratings(kind, det):
                     rows.append((metric, family, str(fn), r["question_id"], r["rating"], "", "", "",
                                  r["reasoning"], "" if r["value"] is None else f"{r['value']:g}", r["parsed"],
                                  rating_goodness(r["rating"], r["value"])))
-            elif family in ("tifa", "dsg"):
+            elif kind in ANSWER_KINDS:
                 for r in det:
                     probs = r.get("probabilities") or {}
                     rows.append((metric, family, str(fn), int(r["question_id"]), str(r["question"]),
@@ -171,7 +244,7 @@ def detail_records(metric: str, family: str, file_names: Sequence[str], details:
                                  "-".join(str(int(p)) for p in r.get("parents") or ()), str(r.get("answer", "")),
                                  str(r.get("mapped") or _argmax_choice(probs)), bool(r["correct"]),
                                  _float(r.get("normalized", float(bool(r["correct"]))))))
-            elif family == "gecko":
+            elif kind == COVERAGE:
                 for k, q in enumerate(det["questions"]):
                     if not q.get("kept", True) or "normalized" not in q:
                         continue
@@ -235,7 +308,7 @@ def rating_goodness(rating: str, value) -> float:
     return min(max(v / top, 0.0), 1.0)
 
 
-def judge_ratings(family: str, detail: dict) -> list[dict]:
+def judge_ratings(kind: str, detail: dict) -> list[dict]:
     """A judge's ratings of one image, one dict per rating.
 
     VIEScore: one rating per sub-score of each aspect asked (SC: prompt following; PQ: naturalness,
@@ -245,8 +318,9 @@ def judge_ratings(family: str, detail: dict) -> list[dict]:
 
     Parameters
     ----------
-    family : {'viescore', 'llmscore'}
-        The judge; any family other than ``viescore`` is read as LLMScore.
+    kind : {'aspects', 'ratings'}
+        The judge's details kind (:data:`RATING_KINDS`): :data:`ASPECTS` (VIEScore); any other is read as
+        LLMScore's :data:`RATINGS`.
     detail : dict
         The image's details as the judge returns them.
 
@@ -261,11 +335,11 @@ def judge_ratings(family: str, detail: dict) -> list[dict]:
     >>> from ts2viz.qa.details import judge_ratings
     >>> detail = {"overall": 80, "overall_rationale": "Mostly right.", "error_counting": 1,
     ...           "error_counting_rationale": "One tree is missing.", "chosen": "overall"}
-    >>> [(r["rating"], r["value"], r["aspect"]) for r in judge_ratings("llmscore", detail)]
+    >>> [(r["rating"], r["value"], r["aspect"]) for r in judge_ratings("ratings", detail)]
     [('overall (1-100)', 80.0, 'chosen'), ('composition errors (0-9)', 1.0, '')]
     """
     out: list[dict] = []
-    if family == "viescore":
+    if kind == ASPECTS:
         for a in detail.get("aspects") or []:
             rates = list(a.get("rates") or [])
             vals = list(a.get("scores") or [])
@@ -334,13 +408,13 @@ def candidate_label(detail: dict, index: int) -> str:
     return f"boxes {'+'.join(map(str, ids))} ({'+'.join(labels)})"
 
 
-def question_table(family: str, detail, *, accumulation: str | None = None):
+def question_table(kind: str, detail, *, accumulation: str | None = None):
     """One image's questions from its details (as the metric returns them for one image).
 
     Parameters
     ----------
-    family : {'tifa', 'dsg', 'gecko', 'fineeval', 'viescore', 'llmscore'}
-        The metric's family (:data:`FAMILIES`).
+    kind : str
+        The details kind (:data:`DETAIL_KINDS`; the family's :attr:`~ts2viz.metrics.family.Family.details`).
     detail : list of dict or dict or None
         The image's details (TIFA/DSG: a list of per-question dicts; the others: a dict).
     accumulation : str, optional
@@ -350,7 +424,7 @@ def question_table(family: str, detail, *, accumulation: str | None = None):
     Returns
     -------
     pandas.DataFrame
-        One row per question in question-id order (TIFA/DSG) or the metric's order. Columns by family:
+        One row per question in question-id order (TIFA/DSG) or the metric's order. Columns by details kind:
 
         * TIFA/DSG: ``question_id, question, choices (list), expected, answer, mapped, correct`` (DSG also
           ``parents (list), counted``); with ``score=normalized`` ``answer`` is replaced by
@@ -364,12 +438,12 @@ def question_table(family: str, detail, *, accumulation: str | None = None):
         * VIEScore, LLMScore: ``question_id, aspect, rating, question (= rating), value, reasoning, parsed,
           reply``, one row per rating (:func:`judge_ratings`).
 
-        An empty detail gives an empty table (with the family's columns where they are known).
+        An empty detail gives an empty table (with the kind's columns where they are known).
 
     Raises
     ------
     InputError
-        If ``family`` is not one of :data:`FAMILIES`, or if free-form TIFA/DSG details are malformed.
+        If ``kind`` is not one of :data:`DETAIL_KINDS`, or if free-form TIFA/DSG details are malformed.
 
     Examples
     --------
@@ -383,7 +457,7 @@ def question_table(family: str, detail, *, accumulation: str | None = None):
     ...                      {"question": "Is the cat black?", "kind": "entity", "fine": 0.2, "coarse": 0.4,
     ...                       "best": 0, "candidates": [0, 1], "probabilities": [0.2, 0.1]}]}
     >>> from ts2viz.qa.details import question_table
-    >>> question_table("fineeval", det)[["question", "fine", "coarse", "best_label"]]
+    >>> question_table("crops", det)[["question", "fine", "coarse", "best_label"]]
                 question  fine  coarse        best_label
     0    Is there a cat?   0.9     0.7  box 0 (cat 0.87)
     1  Is the cat black?   0.2     0.4       whole image
@@ -392,19 +466,19 @@ def question_table(family: str, detail, *, accumulation: str | None = None):
 
     from .views import image_question_table
 
-    _check_family(family)
-    if family in JUDGE_FAMILIES:
-        rows = [{**r, "question": r["rating"]} for r in judge_ratings(family, detail or {})]
+    _check_kind(kind)
+    if kind in RATING_KINDS:
+        rows = [{**r, "question": r["rating"]} for r in judge_ratings(kind, detail or {})]
         return pd.DataFrame(rows, columns=["question_id", "aspect", "rating", "question", "value", "reasoning",
                                            "parsed", "reply"])
-    if family in ("tifa", "dsg"):
+    if kind in ANSWER_KINDS:
         if not detail:
             return pd.DataFrame(columns=["question_id", "question", "choices", "expected", "answer", "mapped",
-                                         "correct"] + (["parents", "counted"] if family == "dsg" else []))
+                                         "correct"] + (["parents", "counted"] if kind == DEPENDENT else []))
         if not is_normalized(detail):
-            recs = records_from_details("m", family, ["image"], [detail])
+            recs = records_from_details("m", question_kind(kind), ["image"], [detail])
             out = image_question_table(recs, "image", accumulation=accumulation or "gated")
-            if family == "dsg" and accumulation is None:
+            if kind == DEPENDENT and accumulation is None:
                 by_id = {int(r["question_id"]): bool(r.get("counted", r["correct"])) for r in detail}
                 out["counted"] = [by_id.get(int(q), False) for q in out["question_id"]]
             return out
@@ -415,12 +489,12 @@ def question_table(family: str, detail, *, accumulation: str | None = None):
                    "probabilities": {str(k): _float(v) for k, v in (r.get("probabilities") or {}).items()},
                    "mapped": str(r.get("mapped", "")), "correct": bool(r["correct"]),
                    "normalized": _float(r.get("normalized"))}
-            if family == "dsg":
+            if kind == DEPENDENT:
                 row["parents"] = [int(p) for p in r.get("parents") or ()]
                 row["counted"] = _float(r.get("counted"))
             rows.append(row)
         return pd.DataFrame(rows)
-    if family == "gecko":
+    if kind == COVERAGE:
         cols = ["question_id", "word", "type", "question", "choices", "expected", "hypothesis", "nli", "kept",
                 "probabilities", "normalized"]
         rows = []
@@ -571,5 +645,7 @@ def draw_fineeval_boxes(image, detail: dict, question: int | None = None, *, min
     return out
 
 
-__all__ = ["FAMILIES", "SOFT_FAMILIES", "JUDGE_FAMILIES", "judge_ratings", "rating_goodness", "DETAIL_RECORD_COLUMNS", "detail_records", "question_table",
-           "candidate_label", "draw_fineeval_boxes", "is_normalized", "BOX_COLORS", "BEST_COLOR"]
+__all__ = ["QUESTIONS", "DEPENDENT", "COVERAGE", "CROPS", "ASPECTS", "RATINGS", "DETAIL_KINDS", "ANSWER_KINDS",
+           "RATING_KINDS", "SOFT_KINDS", "BOX_KINDS", "question_kind", "details_of_questions", "judge_ratings",
+           "rating_goodness", "DETAIL_RECORD_COLUMNS", "detail_records", "question_table", "candidate_label",
+           "draw_fineeval_boxes", "is_normalized", "BOX_COLORS", "BEST_COLOR"]

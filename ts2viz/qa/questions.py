@@ -18,6 +18,15 @@ from pathlib import Path
 from ..errors import InputError
 from ..paths import bundled_data_dir
 
+#: the kind of question set whose questions each count on their own (TIFA's)
+INDEPENDENT_KIND = "tifa"
+#: the kind whose questions presuppose others (DSG's dependency graph: parents gate their children)
+DEPENDENT_KIND = "dsg"
+#: the kinds of question sets, as question files, QA records (their ``kind``) and question generators name them
+QUESTION_KINDS = (INDEPENDENT_KIND, DEPENDENT_KIND)
+#: the bundled TS2 question file of each kind (:data:`QUESTION_KINDS`), under the bundled data folder's ``ts2/``
+BUNDLED_QUESTION_FILES = {"tifa": "TS2_TIFA_Q.csv", "dsg": "TS2_DSG_Q_dependency.csv"}
+
 
 @dataclass(frozen=True)
 class Question:
@@ -172,7 +181,7 @@ def read_question_csv(path: str | os.PathLike, kind: str) -> dict[str, list[Ques
             if owner.setdefault(key, group) != group:
                 continue
             try:
-                parents = parse_parents(rec["parent_question_id"]) if has_parents and kind == "dsg" else ()
+                parents = parse_parents(rec["parent_question_id"]) if has_parents and kind == DEPENDENT_KIND else ()
                 q = Question(int(rec["question_id"]), rec["question"].strip(),
                              tuple(c.strip() for c in rec["choices"].split("|")), rec["answer"].strip(), parents)
             except ValueError:
@@ -199,8 +208,7 @@ def bundled_path(kind: str) -> Path:
     KeyError
         For any other kind.
     """
-    name = {"tifa": "TS2_TIFA_Q.csv", "dsg": "TS2_DSG_Q_dependency.csv"}[kind]
-    return bundled_data_dir() / "ts2" / name
+    return bundled_data_dir() / "ts2" / BUNDLED_QUESTION_FILES[kind]
 
 
 def write_question_csv(path: str | os.PathLike, sets: list[tuple[int, str, list[Question]]], kind: str) -> None:
@@ -226,14 +234,14 @@ def write_question_csv(path: str | os.PathLike, sets: list[tuple[int, str, list[
     """
     from ..atomic import atomic_path
 
-    head = ["id", "prompt", "question_id"] + (["parent_question_id"] if kind == "dsg" else []) + \
+    head = ["id", "prompt", "question_id"] + (["parent_question_id"] if kind == DEPENDENT_KIND else []) + \
         ["question", "choices", "answer"]
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(head)
         for sid, prompt, qs in sets:
             for q in qs:
-                parent = ["-".join(map(str, q.parents)) or "-1"] if kind == "dsg" else []
+                parent = ["-".join(map(str, q.parents)) or "-1"] if kind == DEPENDENT_KIND else []
                 w.writerow([sid, prompt, q.id, *parent, q.text, "|".join(q.choices), q.answer])
 
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import InputError
 from .accumulation import canonical_accumulation, counted_by_edges
-from .questions import parse_parents
+from .questions import DEPENDENT_KIND, QUESTION_KINDS, parse_parents
 from ..paths import bundled_data_dir
 
 #: the columns of a QA records table (module docstring)
@@ -154,8 +154,8 @@ def records_from_details(metric: str, kind: str, file_names: Sequence[str], deta
     """
     import pandas as pd
 
-    if kind not in ("tifa", "dsg"):
-        raise InputError(f"kind must be 'tifa' or 'dsg', not {kind!r}")
+    if kind not in QUESTION_KINDS:
+        raise InputError(f"kind must be {' or '.join(map(repr, QUESTION_KINDS))}, not {kind!r}")
     if len(file_names) != len(details):
         raise InputError(f"{len(file_names)} file names but {len(details)} detail lists")
     rows = []
@@ -213,7 +213,7 @@ def with_counted(records, accumulation: str):
     out = records.copy()
     correct = out["correct"].to_numpy(dtype=bool)
     counted = correct.copy()
-    dsg = (out["kind"] == "dsg").to_numpy(dtype=bool)
+    dsg = (out["kind"] == DEPENDENT_KIND).to_numpy(dtype=bool)
     if rule != "mean" and dsg.any():
         group = _image_groups(out)
         parents_text = out["parents"].to_numpy()

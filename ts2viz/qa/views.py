@@ -27,6 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
+from .questions import DEPENDENT_KIND
 from .records import with_counted
 
 #: what the question-level views average (module docstring)
@@ -103,8 +104,8 @@ def image_question_table(records, file_name: str, *, metric: str | None = None, 
 
     recs, _ = _one_metric(records, metric)
     sub = recs[recs["file_name"].astype(str) == str(file_name)]
-    dsg = bool((sub["kind"].astype(str) == "dsg").any()) if len(sub) else \
-        bool((recs["kind"].astype(str) == "dsg").any())
+    dsg = bool((sub["kind"].astype(str) == DEPENDENT_KIND).any()) if len(sub) else \
+        bool((recs["kind"].astype(str) == DEPENDENT_KIND).any())
     cols = ["question_id", "question", "choices", "expected", "answer", "mapped", "correct"]
     if dsg:
         cols += ["parents", "counted"]

@@ -7,6 +7,32 @@ from ..paths import bundled_data_dir
 from .reading import read_scores
 from .table import Scores
 
+#: the heads of the published TS2 score columns (``TIFA-BLIP1``: head ``TIFA``, the part before the first
+#: ``-``) -> the metric family that computes them (:mod:`ts2viz.metrics.families`); data of the release
+PUBLISHED_COLUMN_FAMILIES = {"CLIPScore": "clipscore", "ALIGNScore": "alignscore", "TIFA": "tifa", "DSG": "dsg",
+                             "LLMScore": "llmscore", "VIEScore": "viescore"}
+
+
+def published_family(column: str) -> str | None:
+    """The metric family of a published TS2 score column, by its head (:data:`PUBLISHED_COLUMN_FAMILIES`).
+
+    Parameters
+    ----------
+    column : str
+        A column name of the bundled scores (``DSG-mPLUG``).
+
+    Returns
+    -------
+    str or None
+        The family's name; None for a name whose head is no published column's.
+
+    Examples
+    --------
+    >>> published_family("DSG-mPLUG"), published_family("VIEScore"), published_family("dsg:mine")
+    ('dsg', 'viescore', None)
+    """
+    return PUBLISHED_COLUMN_FAMILIES.get(str(column).split("-", 1)[0])
+
 
 def bundled_scores(dsg: str | None = None) -> Scores:
     """The per-image scores behind the published TS2 leaderboard (19 metric variants).

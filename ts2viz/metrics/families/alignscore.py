@@ -106,4 +106,5 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
 FAMILY = Family('alignscore',
                 "ALIGNScore: ALIGN's image-prompt logit cosine / temperature as TS2 computes it (?variant=cosine: the "
                 'cosine) (transformers)',
-                build, CARD, example='alignscore:kakaobrain/align-base', group='embedding', hub_model=True)
+                build, CARD, example='alignscore:kakaobrain/align-base', group='embedding', hub_model=True,
+                display='ALIGNScore')

@@ -207,4 +207,5 @@ build.extra_options = ("batch_size", "lower_is_better")
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
 FAMILY = Family('callable',
                 'a Python function f(images, prompts) -> scores, named module:function',
-                build, CARD, example='callable:mypkg.metrics:my_score', group='user', trusted_only=True, revisions=False)
+                build, CARD, example='callable:mypkg.metrics:my_score', group='user', trusted_only=True, revisions=False,
+                display='callable')

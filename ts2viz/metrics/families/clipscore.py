@@ -124,4 +124,5 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
 FAMILY = Family('clipscore',
                 "CLIPScore: CLIP's image-prompt logit exp(logit_scale) * cosine as TS2 computes it (?variant=cosine: "
                 'the cosine; hessel, torchmetrics) (transformers or open_clip)',
-                build, CARD, example='clipscore:openai/clip-vit-base-patch32', group='embedding', hub_model=True)
+                build, CARD, example='clipscore:openai/clip-vit-base-patch32', group='embedding', hub_model=True,
+                display='CLIPScore')

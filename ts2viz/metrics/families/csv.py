@@ -179,4 +179,4 @@ build.extra_options = ()
 FAMILY = Family('csv',
                 'precomputed per-image scores read from a scores file (file_name + one metric column)',
                 build, CARD, example='csv:/data/my_scores.csv', group='user', trusted_only=True,
-                needs_pixels=False, revisions=False)
+                needs_pixels=False, revisions=False, display='csv')

@@ -291,4 +291,5 @@ build.extra_options = QA_OPTION_NAMES
 FAMILY = Family('dsg',
                 "DSG: fraction of yes/no questions answered 'yes', a question failing with a direct parent (DSG's "
                 'code)',
-                build, CARD, example='dsg:Salesforce/blip-vqa-base', group='questions', hub_model=True)
+                build, CARD, example='dsg:Salesforce/blip-vqa-base', group='questions', hub_model=True,
+                display='DSG', details='dependent')

@@ -362,4 +362,4 @@ def _register_arch(spec: Spec, arch: str) -> str:
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
 FAMILY = Family('hpsv2',
                 "HPS v2 / v2.1: open_clip ViT-H-14 preference model; cosine on HPSv2's own preprocessing",
-                build, CARD, example='hpsv2:hpsv2.1', group='preference', hub_model=True)
+                build, CARD, example='hpsv2:hpsv2.1', group='preference', hub_model=True, display='HPSv2')

@@ -361,4 +361,5 @@ def _load(spec: Spec, module, sd: dict, what: str) -> None:
 FAMILY = Family('imagereward',
                 "ImageReward: BLIP image-grounded text encoder + MLP reward, standardised with the authors' mean and "
                 'std',
-                build, CARD, example='imagereward:imagereward-v1.0', group='preference', hub_model=True)
+                build, CARD, example='imagereward:imagereward-v1.0', group='preference', hub_model=True,
+                display='ImageReward')

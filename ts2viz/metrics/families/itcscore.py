@@ -73,4 +73,5 @@ CARD = blip2_card(
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
 FAMILY = Family('itcscore',
                 "ITCScore (t2v_metrics): BLIP-2's contrastive score, the largest query-prompt cosine",
-                build, CARD, example='itcscore:Salesforce/blip2-itm-vit-g', group='likelihood', hub_model=True)
+                build, CARD, example='itcscore:Salesforce/blip2-itm-vit-g', group='likelihood', hub_model=True,
+                display='ITCScore')

@@ -258,4 +258,5 @@ CARD = blip2_card(
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
 FAMILY = Family('itmscore',
                 "ITMScore (t2v_metrics): BLIP-2's image-text matching probability of the image and the prompt",
-                build, CARD, example='itmscore:Salesforce/blip2-itm-vit-g', group='likelihood', hub_model=True)
+                build, CARD, example='itmscore:Salesforce/blip2-itm-vit-g', group='likelihood', hub_model=True,
+                display='ITMScore')

@@ -476,4 +476,5 @@ __all__ = ["LLMScore", "build", "parse_reply", "describe_prompt", "evaluation_pr
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
 FAMILY = Family('llmscore',
                 'LLMScore: an LLM rates a caption+detection description of the image (overall 1-100 or error count)',
-                build, CARD, example='llmscore:gpt-4?endpoint=https://api.openai.com/v1&captioner=Salesforce/blip2-opt-2.7b', group='judge')
+                build, CARD, example='llmscore:gpt-4?endpoint=https://api.openai.com/v1&captioner=Salesforce/blip2-opt-2.7b', group='judge',
+                display='LLMScore', details='ratings')

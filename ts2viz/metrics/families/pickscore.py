@@ -340,4 +340,4 @@ def _features(out):
 FAMILY = Family('pickscore',
                 "PickScore: CLIP-H fine-tuned on Pick-a-Pic preferences; logit_scale.exp() * cosine as its authors' "
                 "code (?score=cosine: t2v_metrics' number)",
-                build, CARD, example='pickscore:pickscore-v1', group='preference', hub_model=True)
+                build, CARD, example='pickscore:pickscore-v1', group='preference', hub_model=True, display='PickScore')

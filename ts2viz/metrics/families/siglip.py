@@ -102,4 +102,5 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
 FAMILY = Family('siglip',
                 "SigLIP score: SigLIP's image-prompt logit exp(logit_scale) * cosine + logit_bias as TS2 computes it "
                 '(?variant=cosine: the cosine) (transformers)',
-                build, CARD, example='siglip:google/siglip-base-patch16-224', group='embedding', hub_model=True)
+                build, CARD, example='siglip:google/siglip-base-patch16-224', group='embedding', hub_model=True,
+                display='SigLIP')

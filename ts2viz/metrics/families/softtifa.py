@@ -341,4 +341,5 @@ m.last_details[0]   # per atom: question, answer, spellings, probability
 FAMILY = Family('softtifa',
                 "Soft-TIFA (GenEval 2): per atom the summed first-token probability of the answer's spellings, "
                 'geometric (GM) or arithmetic (AM) mean over atoms',
-                build, CARD, example='softtifa:Qwen/Qwen3-VL-8B-Instruct', group='questions', hub_model=True)
+                build, CARD, example='softtifa:Qwen/Qwen3-VL-8B-Instruct', group='questions', hub_model=True,
+                display='Soft-TIFA')

@@ -316,4 +316,5 @@ build.extra_options = ENDPOINT_OPTIONS
 FAMILY = Family('unifiedreward',
                 'UnifiedReward 2.0: a reward VLM behind an endpoint rates alignment, coherence and style 1-5 (the '
                 'alignment line is the score)',
-                build, CARD, example='unifiedreward:UnifiedReward?endpoint=http://localhost:8080/v1', group='judge')
+                build, CARD, example='unifiedreward:UnifiedReward?endpoint=http://localhost:8080/v1', group='judge',
+                display='UnifiedReward')

@@ -14,6 +14,8 @@ from ...scores import Scores, merge
 
 
 KINDS = ("published", "uploaded", "live")
+#: metric-name heads shown as ``Embedding`` besides the families of the registry's ``embedding`` group
+EMBEDDING_HEADS = ("siglipscore", "blipscore", "openclip", "embedding")
 
 
 def metric_family(name: str) -> str:
@@ -34,9 +36,12 @@ def metric_family(name: str) -> str:
     >>> metric_family("clipscore:openai/clip-vit-base-patch32"), metric_family("TIFA-mPLUG"), metric_family("Mine")
     ('Embedding', 'TIFA', 'Mine')
     """
+    from ...metrics.registry import registered
+
     head = name.split(":", 1)[0] if ":" in name else name.split("-", 1)[0]
     low = head.lower()
-    if low in ("clipscore", "alignscore", "siglip", "siglipscore", "blipscore", "openclip", "embedding"):
+    fam = registered().get(low)
+    if low in EMBEDDING_HEADS or (fam is not None and fam.group == "embedding"):
         return "Embedding"
     if low.startswith("tifa"):
         return "TIFA"

@@ -220,10 +220,14 @@ class Workspace(TableSet):
         """
         if self.read_only:
             return
+        from ...metrics.registry import details_kind
+        from ...qa.details import DEPENDENT
+
         config = getattr(metric, "config", None) or {}
         info = {"config_hash": metric.config_hash, "family": str(config.get("family", getattr(metric, "name", ""))),
                 "has_details": bool(getattr(metric, "has_details", False)),
-                "accumulation": getattr(metric, "accumulation", None) if config.get("family") == "dsg" else None,
+                "accumulation": getattr(metric, "accumulation", None) if details_kind(config.get("family")) == DEPENDENT
+                else None,
                 "score": getattr(metric, "score", None) if isinstance(getattr(metric, "score", None), str) else None}
         with self._lock:
             self.metric_info[metric.spec] = info

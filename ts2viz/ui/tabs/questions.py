@@ -10,6 +10,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ..callbacks.questions import image as qa_image, nodes as qa_nodes, sources as qa_sources
+from ...qa.details import BOX_KINDS
 from ..callbacks.common import shown, table_csv
 from ..glue.errors import Selection
 from ..glue.events import Page, Refresh
@@ -185,7 +186,7 @@ def build(page: Page, *, seg, node, metric_a, metric_b, gallery, open_tab):
         view = page.view(request)
         src = qa_sources.qa_source(view, metric)
         q = qa_image.question_from_row(tbl, evt.index[0])
-        if src is None or src.family != "fineeval" or q is None:
+        if src is None or src.details not in BOX_KINDS or q is None:
             return gr.skip(), gr.skip()
         return gr.update(value=str(q)), qa_image.boxes_html(view, metric, sid, file_name, q)
 

@@ -939,4 +939,5 @@ build.extra_options = ()
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
 FAMILY = Family('fineeval',
                 'T2I-FineEval: max P(yes) over detector crops per entity/relation question, (fine+coarse)/2',
-                build, CARD, example='fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1', group='questions', hub_model=True)
+                build, CARD, example='fineeval:Salesforce/blip-vqa-capfilt-large?generator=https://api.openai.com/v1', group='questions', hub_model=True,
+                display='T2I-FineEval', details='crops')

@@ -487,4 +487,5 @@ build.extra_options = ()
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
 FAMILY = Family('gecko',
                 'Gecko: LLM coverage-labelled yes/no questions, NLI-filtered, mean normalised answer likelihood',
-                build, CARD, example='gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1', group='questions', hub_model=True)
+                build, CARD, example='gecko:google/paligemma-3b-mix-224?generator=https://api.openai.com/v1', group='questions', hub_model=True,
+                display='Gecko', details='coverage')

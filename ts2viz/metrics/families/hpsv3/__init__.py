@@ -379,4 +379,4 @@ def _head(sd: dict):
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
 FAMILY = Family('hpsv3',
                 'HPSv3: Qwen2-VL-7B reward model; mu read at the <|Reward|> token of its instruction',
-                build, CARD, example='hpsv3:hpsv3', group='preference', hub_model=True)
+                build, CARD, example='hpsv3:hpsv3', group='preference', hub_model=True, display='HPSv3')

@@ -214,4 +214,5 @@ build.extra_options = QA_OPTION_NAMES
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
 FAMILY = Family('tifa',
                 "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
-                build, CARD, example='tifa:Salesforce/blip-vqa-base', group='questions', hub_model=True)
+                build, CARD, example='tifa:Salesforce/blip-vqa-base', group='questions', hub_model=True,
+                display='TIFA', details='questions')

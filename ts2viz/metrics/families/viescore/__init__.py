@@ -464,4 +464,5 @@ build.extra_options = ENDPOINT_OPTIONS
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
 FAMILY = Family('viescore',
                 'VIEScore: a multimodal judge rates prompt following 0-10 with reasoning (min of the SC scores)',
-                build, CARD, example='viescore:gpt-4o?endpoint=https://api.openai.com/v1', group='judge')
+                build, CARD, example='viescore:gpt-4o?endpoint=https://api.openai.com/v1', group='judge',
+                display='VIEScore', details='aspects')

@@ -536,4 +536,4 @@ FAMILY = Family('vqascore',
                 "VQAScore (t2v_metrics 3.0; ?recipe=t2v_metrics-3.1): the likelihood of 'Yes' to 'Does this figure "
                 'show "{prompt}"?\', asked and scored as t2v_metrics does per model (CLIP-FlanT5, LLaVA-1.5/1.6, '
                 "InstructBLIP, Qwen2-VL, PaliGemma, ...; GPT-4o's top log-probabilities through an endpoint)",
-                build, CARD, example='vqascore:clip-flant5-xxl', group='likelihood', hub_model=True)
+                build, CARD, example='vqascore:clip-flant5-xxl', group='likelihood', hub_model=True, display='VQAScore')

@@ -59,6 +59,7 @@ def answers_table(g, image_id: str, metric: str):
     import pandas as pd
 
     from ....gold.answers import answer_records
+    from ....qa.details import details_of_questions
     from ....qa.views import image_question_table
     from ..questions.image import display_table
 
@@ -66,7 +67,7 @@ def answers_table(g, image_id: str, metric: str):
     if not len(recs):
         out = pd.DataFrame()
     else:
-        out = display_table(kind, image_question_table(recs, image_id, metric=metric, accumulation=accumulation))
+        out = display_table(details_of_questions(kind), image_question_table(recs, image_id, metric=metric, accumulation=accumulation))
     out.attrs["metric"] = metric
     return out
 

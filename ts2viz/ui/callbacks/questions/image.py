@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ....display import md_text, plural
 from ....errors import InputError
-from ....qa.details import (JUDGE_FAMILIES, candidate_label, draw_fineeval_boxes,
-                          question_table)
+from ....qa.details import (ANSWER_KINDS, BOX_KINDS, COVERAGE, DEPENDENT, RATING_KINDS, RATINGS, candidate_label,
+                            draw_fineeval_boxes, question_table)
 from ...state.app_state import AppView
 from .sources import QASource, image_detail, image_of_seg, node_of, seg_of, short_name, source_of
 
@@ -94,7 +94,7 @@ def _short_candidate(detail: dict, c: int) -> str:
     return "box " + "+".join(str(int(i)) for i in cands[c].get("detections") or ())
 
 
-def display_table(family: str, table, detail=None):
+def display_table(kind: str, table, detail=None):
     """A question table as people read it: lists joined, ✓/✗, probabilities with three decimals.
 
     One row per question of :func:`ts2viz.qa.details.question_table`, in the same order (the first column
@@ -102,8 +102,8 @@ def display_table(family: str, table, detail=None):
 
     Parameters
     ----------
-    family : str
-        The metric's family (the columns depend on it).
+    kind : str
+        The details kind (:data:`ts2viz.qa.details.DETAIL_KINDS`; the columns depend on it).
     table : pandas.DataFrame
         The question table.
     detail : dict or None, default None
@@ -117,32 +117,32 @@ def display_table(family: str, table, detail=None):
     import pandas as pd
 
     t = table
-    if family in ("tifa", "dsg") and "probabilities" not in t.columns:
+    if kind in ANSWER_KINDS and "probabilities" not in t.columns:
         out = pd.DataFrame({"#": t["question_id"].astype(int), "question": t["question"], "expected": t["expected"],
                             "answer (raw)": t["answer"], "mapped to": t["mapped"],
                             "correct": [_mark(v) for v in t["correct"]]})
-        if family == "dsg":
+        if kind == DEPENDENT:
             out["parents"] = [", ".join(map(str, p)) or "–" for p in t["parents"]]
             out["counts"] = [_mark(v) for v in t["counted"]]
         out["choices"] = [" | ".join(c) for c in t["choices"]]
         return out
-    if family in ("tifa", "dsg"):
+    if kind in ANSWER_KINDS:
         out = pd.DataFrame({"#": t["question_id"].astype(int), "question": t["question"], "expected": t["expected"],
                             "most likely": t["mapped"], "correct": [_mark(v) for v in t["correct"]],
                             "normalized": [_p(v) for v in t["normalized"]],
                             "P(choices)": [_probs(p) for p in t["probabilities"]]})
-        if family == "dsg":
+        if kind == DEPENDENT:
             out["parents"] = [", ".join(map(str, p)) or "–" for p in t["parents"]]
             out["value after gating"] = [_p(v) for v in t["counted"]]
         out["choices"] = [" | ".join(c) for c in t["choices"]]
         return out
-    if family in JUDGE_FAMILIES:
+    if kind in RATING_KINDS:
         return pd.DataFrame({"#": t["question_id"].astype(int), "aspect": t["aspect"], "rating": t["rating"],
                              "value": ["unreadable" if v is None or (isinstance(v, float) and math.isnan(v))
                                        else f"{float(v):g}" for v in t["value"]],
                              "reply read": [_mark(v) for v in t["parsed"]], "reasoning": t["reasoning"],
                              "judge's reply": [str(r)[:400] for r in t["reply"]]})
-    if family == "gecko":
+    if kind == COVERAGE:
         return pd.DataFrame({"#": t["question_id"].astype(int), "question": t["question"], "expected": t["expected"],
                              "normalized": [_p(v) for v in t["normalized"]],
                              "kept": ["kept" if k else "dropped" for k in t["kept"]], "NLI": [_p(v) for v in t["nli"]],
@@ -161,25 +161,25 @@ def _summary(app: AppView, src: QASource, seg, file_name: str, table, detail) ->
     head = (f"**{md_text(Path(file_name).name)}** · node {node} · **{md_text(short_name(src.metric))}** "
             f"{'–' if math.isnan(score) else f'{score:.3f}'}")
     n = len(table)
-    if src.family in ("tifa", "dsg"):
+    if src.details in ANSWER_KINDS:
         bits = [plural(n, "question"), f"{int(table['correct'].sum())} answered right"]
-        if src.family == "dsg" and "counted" in table.columns and table["counted"].dtype == bool:
+        if src.details == DEPENDENT and "counted" in table.columns and table["counted"].dtype == bool:
             bits.append(f"{int(table['counted'].sum())} count ({src.accumulation} accumulation)")
         if src.bundled:
             bits.append("answers from the TS2 release")
         return head + " · " + " · ".join(bits)
-    if src.family in JUDGE_FAMILIES:
+    if src.details in RATING_KINDS:
         d = detail or {}
         read = bool(d.get("parsed"))
         bits = [plural(n, "rating"), "reply read" if read else "**reply could not be read: no score (NaN)**"]
         text = head + " · " + " · ".join(bits)
-        if src.family == "llmscore":
+        if src.details == RATINGS:
             for key, label in (("global", "Caption"), ("local", "Detections"), ("description", "Description the "
                                                                                                  "LLM rated")):
                 if d.get(key):
                     text += f"  \n{label}: {md_text(str(d[key])[:1200])}"
         return text
-    if src.family == "gecko":
+    if src.details == COVERAGE:
         kept = int(table["kept"].sum()) if n else 0
         cov = " · ".join(f"{md_text(w.get('phrase', ''))} ({md_text(w.get('type', ''))})"
                          for w in (detail or {}).get("coverage") or [])
@@ -233,13 +233,13 @@ def image_questions(app: AppView, metric, seg_id, file_name) -> dict:
                    "not scored in this session yet (score the SEG in the Live scoring tab)")
             return {"family": src.family, "title": f"**{md_text(Path(file_name).name)}**: no per-question "
                                                    f"details ({why})",
-                    "table": display_table(src.family, question_table(src.family, None)) if src.family in
-                    ("tifa", "dsg") else None, "data": None, "questions": [], "boxes": False}
-        data = question_table(src.family, detail, accumulation=src.accumulation if src.bundled else None)
+                    "table": display_table(src.details, question_table(src.details, None)) if src.details in
+                    ANSWER_KINDS else None, "data": None, "questions": [], "boxes": False}
+        data = question_table(src.details, detail, accumulation=src.accumulation if src.bundled else None)
         return {"family": src.family, "title": _summary(app, src, seg, file_name, data, detail),
-                "table": display_table(src.family, data, detail), "data": data,
+                "table": display_table(src.details, data, detail), "data": data,
                 "questions": [(f"{int(q)} · {t}", int(q)) for q, t in zip(data["question_id"], data["question"])],
-                "boxes": src.family == "fineeval"}
+                "boxes": src.details in BOX_KINDS}
 
     return app.memo(("qa_image", src.metric, seg.id, file_name), [src.metric], build)
 
@@ -301,7 +301,7 @@ def boxes_html(app: AppView, metric, seg_id, file_name, question=None) -> str:
         not of the SEG.
     """
     src = source_of(app, metric)
-    if src.family != "fineeval":
+    if src.details not in BOX_KINDS:
         return ""
     seg = seg_of(app, seg_id)
     file_name = image_of_seg(seg, file_name)

@@ -6,7 +6,7 @@ import numpy as np
 from .... import figures
 from ....display import md_text, plural
 from ....errors import InputError
-from ....qa.details import JUDGE_FAMILIES, SOFT_FAMILIES
+from ....qa.details import DEPENDENT, RATING_KINDS, SOFT_KINDS
 from ....qa.views import edge_question_drops, question_node_accuracy
 from ..common import mark_columns
 from ...state.app_state import AppView
@@ -40,12 +40,12 @@ def value_choices(app: AppView, metric) -> list[tuple[str, str]]:
     src = qa_source(app, metric)
     if src is None:
         return [(VALUE_CHOICES["correct"], "correct")]
-    if src.family in JUDGE_FAMILIES:
+    if src.details in RATING_KINDS:
         return [("rating on [0, 1] (mean over the node's images; error count: 1 − n/9)", "score"), ("judge's reply read (share of images)", "correct")]
     vals = ["correct"]
-    if src.family == "dsg":
+    if src.details == DEPENDENT:
         vals.append("counted")
-    if src.family in SOFT_FAMILIES or src.normalized:
+    if src.details in SOFT_KINDS or src.normalized:
         vals = ["score", *vals]
     return [(VALUE_CHOICES[v], v) for v in vals]
 

@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ....errors import InputError
-from ....qa.details import FAMILIES, detail_records
+from ....qa.details import DEPENDENT, DETAIL_KINDS, detail_records
 from ....qa.records import BUNDLED_DSG_ACCUMULATION, BUNDLED_QA_METRICS, bundled_qa_records
 from ....engine.details import cached_details
+from ....metrics.registry import details_kind
+from ....scores.bundled import published_family
 from ...state.app_state import AppView
 
 
@@ -21,7 +23,10 @@ class QASource:
     metric : str
         The metric's name.
     family : str
-        ``tifa``, ``dsg``, ``gecko``, ``fineeval`` (or a judge's).
+        The metric's family (``tifa``, ``dsg``, ``gecko``, ``fineeval``, a judge's).
+    details : str
+        The kind of its details (:data:`ts2viz.qa.details.DETAIL_KINDS`, the family's
+        :func:`~ts2viz.metrics.registry.details_kind`): what the views branch on.
     bundled : bool
         The TS2 release's records (else: live details in the score cache).
     config_hash : str or None
@@ -33,7 +38,8 @@ class QASource:
     """
 
     metric: str
-    family: str                  # tifa, dsg, gecko, fineeval
+    family: str                  # tifa, dsg, gecko, fineeval, a judge's
+    details: str                 # the details kind (ts2viz.qa.details.DETAIL_KINDS)
     bundled: bool                # the TS2 release's records (else: live details in the score cache)
     config_hash: str | None      # live metrics: the cache key of their details
     accumulation: str | None     # DSG: what decides whether a question counts
@@ -60,15 +66,17 @@ def qa_source(app: AppView, metric) -> QASource | None:
     metric = str(metric)
     if (metric in BUNDLED_QA_METRICS and not app.workspace.has(metric) and app.kind_of(metric) == "published"
             and app.dataset.is_ts2):
-        family = metric.split("-", 1)[0].lower()
+        family = published_family(metric)
+        kind = details_kind(family)
         acc = None
-        if family == "dsg":
+        if kind == DEPENDENT:
             acc = app.app.variant_name if app.app.variant_name in ("mean", "gated") else BUNDLED_DSG_ACCUMULATION
-        return QASource(metric, family, True, None, acc)
+        return QASource(metric, family, kind, True, None, acc)
     info = app.workspace.metric_info.get(metric) if app.workspace.has(metric) else None
-    if not info or not info.get("has_details") or info.get("family") not in FAMILIES:
+    kind = details_kind(info.get("family")) if info else ""
+    if not info or not info.get("has_details") or kind not in DETAIL_KINDS:
         return None
-    return QASource(metric, info["family"], False, info["config_hash"], info.get("accumulation"),
+    return QASource(metric, info["family"], kind, False, info["config_hash"], info.get("accumulation"),
                     info.get("score") == "normalized")
 
 
@@ -326,7 +334,7 @@ def seg_records(app: AppView, metric, seg_id):
         out = recs.iloc[ix if ix is not None else []].reset_index(drop=True)
         return out.assign(score=out["correct"].astype(float))
     got = _live_details(app, src, seg)
-    return detail_records(src.metric, src.family, list(got), list(got.values()))
+    return detail_records(src.metric, src.family, src.details, list(got), list(got.values()))
 
 
 def all_records(app: AppView, metric):
@@ -355,7 +363,7 @@ def all_records(app: AppView, metric):
         out = recs.iloc[by_metric[src.metric]].reset_index(drop=True)
         return out.assign(score=out["correct"].astype(float))
     got = cached_details(src.config_hash, app.dataset, None, app.cache_root)
-    return detail_records(src.metric, src.family, list(got), list(got.values()))
+    return detail_records(src.metric, src.family, src.details, list(got), list(got.values()))
 
 
 def image_detail(app: AppView, src: QASource, seg, file_name):
