@@ -313,6 +313,7 @@ def test_score_cli_to_leaderboard_with_details(tmp_path, llm_server, vie_server,
     from ts2viz.dataset import load_dataset
     from ts2viz.qa.details import question_table
     from ts2viz.engine.details import cached_details
+    from ts2viz.metrics.registry import details_kind
 
     llm_url, _ = llm_server
     vie_url, _ = vie_server
@@ -342,12 +343,12 @@ def test_score_cli_to_leaderboard_with_details(tmp_path, llm_server, vie_server,
     got = cached_details(m.config_hash, ds, None, tmp_path / "c")
     assert len(got) == 15
     fn, det = next((f, d) for f, d in got.items() if d["parsed"])
-    t = question_table("viescore", det)
+    t = question_table(details_kind("viescore"), det)
     assert list(t["aspect"]) == ["SC"] and t["reasoning"].iloc[0] == det["aspects"][0]["reasoning"]
     m2 = load(llm, device="cpu")
     got2 = cached_details(m2.config_hash, ds, None, tmp_path / "c")
     det2 = next(iter(got2.values()))
-    t2 = question_table("llmscore", det2)
+    t2 = question_table(details_kind("llmscore"), det2)
     assert list(t2["rating"]) == ["overall (1-100)", "composition errors (0-9)"]
 
 

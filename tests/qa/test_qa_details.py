@@ -13,6 +13,7 @@ from margins import assert_wide_detections
 from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
+from ts2viz.metrics.registry import details_kind
 from ts2viz.qa.details import (BEST_COLOR, BOX_COLORS, DETAIL_RECORD_COLUMNS, candidate_label, detail_records,
                                draw_fineeval_boxes, question_table)
 from ts2viz.qa.records import records_from_details
@@ -59,7 +60,7 @@ def test_gecko_records_and_table(llm, images):
             q.kept = q.nli >= m.questions.nli_threshold
     scores = m(images=images, prompts=PROMPTS)
     det = m.last_details
-    recs = detail_records(spec, "gecko", ["a.jpg", "b.jpg"], det)
+    recs = detail_records(spec, "gecko", details_kind("gecko"), ["a.jpg", "b.jpg"], det)
     assert list(recs.columns) == list(DETAIL_RECORD_COLUMNS)
     kept = [(fn, k, q) for fn, d in zip(["a.jpg", "b.jpg"], det) for k, q in enumerate(d["questions"]) if q["kept"]]
     assert 0 < len(kept) < sum(len(d["questions"]) for d in det)   # the NLI filter dropped some, not all
@@ -73,7 +74,7 @@ def test_gecko_records_and_table(llm, images):
     for fn, s in zip(["a.jpg", "b.jpg"], scores):
         mine = recs[recs["file_name"] == fn]["score"]
         assert (s == pytest.approx(mine.mean())) if len(mine) else np.isnan(s)
-    t = question_table("gecko", det[0])
+    t = question_table(details_kind("gecko"), det[0])
     qs = det[0]["questions"]
     assert t["question"].tolist() == [q["question"] for q in qs] and t["kept"].tolist() == [q["kept"] for q in qs]
     assert t["word"].tolist() == [q["word"] for q in qs]
@@ -87,7 +88,7 @@ def test_fineeval_records_and_table(llm, images):
     m = metrics.load(spec, device="cpu")
     scores = m(images=images, prompts=PROMPTS)
     det = m.last_details
-    recs = detail_records(spec, "fineeval", ["a.jpg", "b.jpg"], det)
+    recs = detail_records(spec, "fineeval", details_kind("fineeval"), ["a.jpg", "b.jpg"], det)
     for fn, d, s in zip(["a.jpg", "b.jpg"], det, scores):
         mine = recs[recs["file_name"] == fn]
         qs = d["questions"]
@@ -96,7 +97,7 @@ def test_fineeval_records_and_table(llm, images):
         assert mine["correct"].tolist() == [q["fine"] >= 0.5 for q in qs]
         # with the default plain-mean weighting the image score is the mean of the questions' values
         assert s == pytest.approx(mine["score"].mean())
-        t = question_table("fineeval", d)
+        t = question_table(details_kind("fineeval"), d)
         assert t["best"].tolist() == [q["best"] for q in qs] and t["kind"].tolist() == [q["kind"] for q in qs]
         np.testing.assert_allclose(t["fine"], [max(q["probabilities"]) for q in qs])
         for row in t.itertuples():
@@ -113,34 +114,34 @@ def test_fineeval_records_and_table(llm, images):
 def test_tifa_dsg_records_both_score_modes(images, family):
     acc = metrics.load(f"{family}:{tiny('blip')}?mapper=lexical&max_new_tokens=3", device="cpu")
     _, det = acc.score_with_details(images[:1], [TS2_PROMPT])
-    recs = detail_records("m", family, ["a.jpg"], det)
+    recs = detail_records("m", family, details_kind(family), ["a.jpg"], det)
     base = records_from_details("m", family, ["a.jpg"], det)
     assert recs[list(base.columns)].equals(base)
     assert recs["score"].tolist() == [float(r["correct"]) for r in det[0]]
-    t = question_table(family, det[0])
+    t = question_table(details_kind(family), det[0])
     assert t["answer"].tolist() == [r["answer"] for r in sorted(det[0], key=lambda r: r["question_id"])]
     if family == "dsg":    # the metric's own counted flags
         assert t["counted"].tolist() == [r["counted"] for r in sorted(det[0], key=lambda r: r["question_id"])]
 
     norm = metrics.load(f"{family}:{tiny('blip')}?score=normalized", device="cpu")
     _, det = norm.score_with_details(images[:1], [TS2_PROMPT])
-    recs = detail_records("m", family, ["a.jpg"], det)
+    recs = detail_records("m", family, details_kind(family), ["a.jpg"], det)
     for r, d in zip(recs.itertuples(), det[0]):
         probs = d["probabilities"]
         assert r.answer == "" and r.mapped == max(probs, key=probs.get) and r.score == pytest.approx(d["normalized"])
-    t = question_table(family, det[0])
+    t = question_table(details_kind(family), det[0])
     assert "probabilities" in t.columns and "answer" not in t.columns
     np.testing.assert_allclose(t["normalized"], [d["normalized"] for d in sorted(det[0], key=lambda d: d["question_id"])])
 
 
 def test_bad_details_are_one_line_errors():
-    with pytest.raises(InputError, match="no per-question details for metric family 'clip'"):
-        detail_records("m", "clip", ["a"], [[]])
+    with pytest.raises(InputError, match="no per-question details of kind 'clip'"):
+        detail_records("m", "clipscore", "clip", ["a"], [[]])
     with pytest.raises(InputError, match="malformed details for a.jpg"):
-        detail_records("m", "fineeval", ["a.jpg"], [{"questions": [{"question": "q?"}]}])
+        detail_records("m", "fineeval", "crops", ["a.jpg"], [{"questions": [{"question": "q?"}]}])
     with pytest.raises(InputError, match="2 file names but 1 details"):
-        detail_records("m", "gecko", ["a", "b"], [None])
-    assert detail_records("m", "gecko", ["a"], [None]).empty
+        detail_records("m", "gecko", "coverage", ["a", "b"], [None])
+    assert detail_records("m", "gecko", "coverage", ["a"], [None]).empty
 
 
 # -- boxes ------------------------------------------------------------------------------------------------

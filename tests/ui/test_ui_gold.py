@@ -119,7 +119,7 @@ def test_image_detail_of_a_tifa160_image():
     from ts2viz.ui.callbacks.questions.image import display_table
 
     assert answers.attrs["metric"] == "dsg:mPLUG-large"
-    assert list(answers.columns) == list(display_table("dsg", _empty_dsg_table()).columns)
+    assert list(answers.columns) == list(display_table("dependent", _empty_dsg_table()).columns)
     row = answers[answers["#"] == 4].iloc[0]
     assert row["parents"] == "1, 2" and row["question"] == "Are the lights on the Christmas tree?"
     assert row["expected"] == "yes" and row["choices"] == "yes | no"
@@ -289,7 +289,7 @@ def test_board_note_says_when_rank_intervals_are_first_order(own_set, monkeypatc
 def _empty_dsg_table():
     from ts2viz.qa.details import question_table
 
-    return question_table("dsg", None)
+    return question_table("dependent", None)
 
 
 @pytest.mark.parametrize("metric", ["dsg:PaLI-17B", "dsg-transitive:InstructBLIP", "dsg-nodep:mPLUG-large",
