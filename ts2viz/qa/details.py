@@ -82,6 +82,11 @@ def question_kind(kind: str) -> str:
         :data:`~ts2viz.qa.questions.INDEPENDENT_KIND` for :data:`QUESTIONS`: the ``kind`` of QA records
         (:mod:`ts2viz.qa.records`).
 
+    Raises
+    ------
+    InputError
+        For a kind that is not one of :data:`ANSWER_KINDS`.
+
     Examples
     --------
     >>> from ts2viz.qa.details import question_kind
