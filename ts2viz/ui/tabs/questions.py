@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..callbacks.questions import image as qa_image, nodes as qa_nodes, sources as qa_sources
 from ...qa.details import BOX_KINDS
+from ..callbacks.questions import image as qa_image, nodes as qa_nodes, sources as qa_sources
 from ..callbacks.common import shown, table_csv
 from ..glue.errors import Selection
 from ..glue.events import Page, Refresh

@@ -67,7 +67,8 @@ def answers_table(g, image_id: str, metric: str):
     if not len(recs):
         out = pd.DataFrame()
     else:
-        out = display_table(details_of_questions(kind), image_question_table(recs, image_id, metric=metric, accumulation=accumulation))
+        out = display_table(details_of_questions(kind),
+                            image_question_table(recs, image_id, metric=metric, accumulation=accumulation))
     out.attrs["metric"] = metric
     return out
 
