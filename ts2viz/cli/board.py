@@ -19,33 +19,8 @@ from .common import (
     emit,
     load_inputs,
 )
+from ..metametrics.table import GROUPS, leaderboard_groups
 from ..scores import uses_bundled
-
-GROUPS = ("avg", "synth", "nat", "real")   # the CSV always has these columns (NaN if absent)
-
-
-def leaderboard_groups(partitions) -> list[str]:
-    """The leaderboard's groups: the average and TS2's three partitions always, then any others.
-
-    Parameters
-    ----------
-    partitions : iterable of str
-        The dataset's partitions.
-
-    Returns
-    -------
-    list of str
-        ``["avg", "synth", "nat", "real", ...]``, lower case.
-
-    Examples
-    --------
-    >>> leaderboard_groups(["Nat", "Custom", "Synth"])
-    ['avg', 'synth', 'nat', 'real', 'custom']
-    """
-    from ..metametrics.results import ordered_partitions
-
-    return list(GROUPS) + [p.lower() for p in ordered_partitions(partitions) if p not in ("Synth", "Nat", "Real")]
-
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """``ts2viz leaderboard``: Ord/Sep (and more) per partition, printed as a table and/or written as CSV.
