@@ -26,7 +26,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     """``ts2viz leaderboard``: Ord/Sep (and more) per partition, printed as a table and/or written as CSV.
 
     With ``--ci``, bootstrap intervals and rank intervals (two-level with ``--image-resamples``);
-    ``--clusters``, ``--pairwise``, ``--nuisance`` and ``--cost`` add their columns and notes.
+    ``--clusters``, ``--pairwise``, ``--nuisance`` and ``--cost`` add their columns and notes; ``--slices``
+    gives the rows per slice of SEGs instead (:mod:`ts2viz.cli.board_slices`).
 
     Parameters
     ----------
@@ -53,6 +54,11 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from .permutation import two_level_note, two_level_settings
 
     settings = two_level_settings(args, settings)
+    from .board_slices import cmd_board_slices, refuse_combinations
+
+    refuse_combinations(args, settings.image_resamples)
+    if args.slices:
+        return cmd_board_slices(args, stats, settings)
     inputs = load_inputs(args)                # once: every column below reads these
     ds, scores = inputs[0], inputs[1]
     mm, cov = compute_metametrics(args, inputs, averaged_only=True)
@@ -231,4 +237,7 @@ def add_subcommand(sub) -> None:
     from .nuisance import add_leaderboard_options
 
     add_leaderboard_options(p)
+    from .board_slices import add_board_slice_options
+
+    add_board_slice_options(p)
     p.set_defaults(func=cmd_leaderboard)
