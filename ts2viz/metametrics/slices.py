@@ -87,7 +87,24 @@ class BoardSlices:
         """Each slice's name with its SEGs, for a figure's columns."""
         return [f"{s}<br>{plural(int(n), 'SEG')}" for s, n in zip(self.slices, self.n_segs)]
 
-    def _cell(self, stat: str) -> str:
+    def cell_of(self, stat: str) -> str:
+        """The averaged cell of a statistic (``ord`` -> ``ord_avg``; a cell name is kept).
+
+        Parameters
+        ----------
+        stat : str
+            A statistic of :attr:`stats` or its averaged cell.
+
+        Returns
+        -------
+        str
+            The cell, a key of :attr:`point`.
+
+        Raises
+        ------
+        InputError
+            If the board has no such statistic.
+        """
         cell = stat if stat.endswith("_avg") else f"{stat}_avg"
         if cell not in self.point:
             raise InputError(f"no statistic {stat!r} in the board's slices (have: "
@@ -107,7 +124,7 @@ class BoardSlices:
         low, high : numpy.ndarray
             (slices, metrics); NaN without resamples.
         """
-        cell = self._cell(stat)
+        cell = self.cell_of(stat)
         shape = (len(self.slices), len(self.metrics))
         if cell not in self.samples or self.bootstrap is None:
             return np.full(shape, np.nan), np.full(shape, np.nan)
@@ -126,7 +143,7 @@ class BoardSlices:
         numpy.ndarray
             (slices, metrics); NaN without resamples or a null value (Sep).
         """
-        cell = self._cell(stat)
+        cell = self.cell_of(stat)
         null = NULL_VALUE.get(cell[:-4])
         if null is None or cell not in self.samples or self.bootstrap is None:
             return np.full((len(self.slices), len(self.metrics)), np.nan)
@@ -176,7 +193,7 @@ class BoardSlices:
             The significant reversals (``metric_a``, ``metric_b``, ``slice_a``, ``slice_b``, ``diff_a``,
             ``diff_b``); empty without resamples.
         """
-        cell = self._cell(stat)
+        cell = self.cell_of(stat)
         has = cell in self.samples and self.bootstrap is not None
         return slice_stability(self.point[cell], self.samples[cell] if has else None,
                                self.bootstrap.confidence if has else 0.95, self.slices, self.metrics)
