@@ -8,6 +8,7 @@ Sources, merged by :func:`seg_tags`:
 
 - every dataset: family ``partition``, each SEG's partition as its metadata records it (a ``partition``
   column of ``metadata.csv``, otherwise TS2's id ranges: Synth 0-110, Nat 111-135, Real 136-164);
+- a dataset folder's ``seg_tags.csv`` (:data:`DATASET_TAG_FILE`), read like the user's files;
 - the user's tag files (:func:`read_seg_tags`): CSV ``seg_id``, ``family``, ``tag``, one row per tag of a
   SEG (several rows for several tags).
 """
@@ -26,6 +27,8 @@ from .model import PARTITIONS
 SEG_TAG_COLUMNS = ("seg_id", "family", "tag")
 #: the family every dataset has: each SEG's partition
 PARTITION_FAMILY = "partition"
+#: a dataset folder's own SEG tags, merged by :func:`seg_tags`
+DATASET_TAG_FILE = "seg_tags.csv"
 #: at most this many tags per family from a user's file (a slice each)
 MAX_SEG_TAGS_PER_FAMILY = 1000
 _NAME = re.compile(r"^[^\x00-\x1f,]{1,200}$")
@@ -204,7 +207,7 @@ def read_seg_tags(path: str | os.PathLike, dataset) -> SegTags:
 
 
 def seg_tags(dataset, files: Sequence[str | os.PathLike] = ()) -> SegTags:
-    """Every SEG tag of a dataset: its partitions, then the user's files.
+    """Every SEG tag of a dataset: its partitions, its folder's ``seg_tags.csv``, then the user's files.
 
     Parameters
     ----------
@@ -224,6 +227,9 @@ def seg_tags(dataset, files: Sequence[str | os.PathLike] = ()) -> SegTags:
         For a bad tag file (one line: file, row, problem).
     """
     tags = partition_tags(dataset)
+    own = Path(dataset.root) / DATASET_TAG_FILE if dataset.root is not None else None
+    if own is not None and own.is_file():
+        tags = tags.merged(read_seg_tags(own, dataset))
     for f in files:
         tags = tags.merged(read_seg_tags(f, dataset))
     return tags
