@@ -1,11 +1,10 @@
 """``ts2viz leaderboard --slices FAMILY [--tags F]`` as a user types it: the installed console script, run in
 an empty folder (issue 38 item 1, TS2's side).
 
-The console script is the one beside the test's Python (``.venv/bin/ts2viz``); it is run with the current
-folder an empty temporary one, so nothing of the repository is found through the working directory.
-Where the tests run on a checkout that is not the installed one (a git worktree of the project), the
-script is pointed at the checkout under test through ``PYTHONPATH``; installed from this checkout, that
-changes nothing.
+The console script is the one beside the test's Python (``.venv/bin/ts2viz``), run with no ``PYTHONPATH``
+and the current folder an empty temporary one, so nothing of the repository is found but through the
+install. As in ``tests/docs/test_runnable_pages.py``, the script must import the ts2viz of this checkout,
+else the tests skip and say how to install it.
 """
 from __future__ import annotations
 
@@ -18,23 +17,37 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import ts2viz
-
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).parent / "ts2viz"
-CHECKOUT = Path(ts2viz.__file__).resolve().parents[1]
 METRICS = "CLIPScore,DSG-mPLUG,TIFA-mPLUG"
 
-pytestmark = pytest.mark.skipif(not SCRIPT.is_file(), reason="no ts2viz console script beside this Python")
+
+def _env() -> dict:
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
+
+
+@pytest.fixture(scope="module")
+def installed():
+    """The console script, checked to run this checkout's ts2viz (else skip, saying why)."""
+    if not SCRIPT.is_file():
+        pytest.skip(f"no ts2viz console script beside {sys.executable}: pip install -e {ROOT}")
+    first = SCRIPT.read_text(encoding="utf-8", errors="replace").splitlines()[0]
+    py = first[2:].strip() if first.startswith("#!") else sys.executable
+    r = subprocess.run([py, "-c", "import ts2viz; print(ts2viz.__file__)"], capture_output=True, text=True,
+                       env=_env(), cwd="/")
+    where = Path(r.stdout.strip()).resolve().parent.parent if r.returncode == 0 else None
+    if where != ROOT:
+        pytest.skip(f"the ts2viz console script ({SCRIPT}) runs the ts2viz of {where}, not this checkout "
+                    f"({ROOT}): install this one with pip install -e {ROOT}")
+    return SCRIPT
 
 
 def ts2viz_cmd(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = str(CHECKOUT)
-    return subprocess.run([str(SCRIPT), *args], cwd=folder, capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run([str(SCRIPT), *args], cwd=folder, capture_output=True, text=True, timeout=300, env=_env())
 
 
 @pytest.fixture()
-def empty(tmp_path):
+def empty(tmp_path, installed):
     folder = tmp_path / "empty"
     folder.mkdir()
     return folder
