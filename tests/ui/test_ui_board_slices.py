@@ -54,7 +54,9 @@ def test_table_rows_and_note(app):
     assert clip["Ord · Avg"].startswith("58.0 [") and clip["SEGs"] == 25
     note = cb.slices_note(app, "paper", "partition")
     assert "1,000 resamples of SEGs" in note and "SEG 164 left out" in note
-    assert "every cell is marked" in cb.slices_note(app, "paper", "partition", "sep")
+    assert "(`signed_sep` = 0)" in cb.slices_note(app, "paper", "partition", "signed_sep")
+    with pytest.raises(InputError, match="one of ord, signed_sep"):       # Sep has no null value, no p-value
+        cb.slices_figure(app, "paper", "partition", "sep")
 
 
 @pytest.mark.parametrize("family, stat", [("skills", "ord"), ("../etc", "ord"), ("partition", "__import__")])

@@ -2,8 +2,8 @@
 
 For a SEG tag family (``partition``: TS2's Synth, Nat and Real, and any family of the dataset folder's
 ``seg_tags.csv``): the leaderboard per slice (:func:`board_result`, :func:`ts2viz.metametrics.slices.board_slices`
-on every metric the session sees), its metric x slice heatmap (:func:`slices_figure`, non-significant cells
-marked), its table (:func:`slices_table`, values x100 with their intervals) and what they rest on
+on every metric the session sees), its metric x slice heatmap of Ord or signed Sep (:func:`slices_figure`,
+non-significant cells marked), its table (:func:`slices_table`, values x100 with their intervals) and what they rest on
 (:func:`slices_note`). Built once per mode, family and metrics, shared by the sessions that see the same
 metrics. A visitor only picks among offered names: family and statistic are checked.
 """
@@ -15,8 +15,11 @@ from .common import interval_text
 
 #: the slices' intervals and p-values (SEGs resampled within partitions, the leaderboard's seed)
 BOARD_SLICE_BOOTSTRAP = BootstrapSettings(n_resamples=1000)
-#: the statistics the heatmap and the table show
-BOARD_SLICE_STATS = ("ord", "sep")
+#: the leaderboard's statistics computed per slice (the table shows Ord and Sep)
+BOARD_SLICE_STATS = ("ord", "sep", "signed_sep")
+#: the statistics the heatmap offers: those with a null value, so a p-value to mark cells by (Sep, a
+#: distance, has none)
+HEATMAP_STATS = ("ord", "signed_sep")
 
 
 def families(app) -> list[str]:
@@ -41,8 +44,8 @@ def _check(app, family: str, stat: str | None = None) -> None:
     fams = families(app)
     if family not in fams:
         raise InputError(f"no SEG tag family {str(family)[:80]!r} (families: {', '.join(fams)})")
-    if stat is not None and stat not in BOARD_SLICE_STATS:
-        raise InputError(f"statistic must be one of {', '.join(BOARD_SLICE_STATS)}, not {str(stat)[:40]!r}")
+    if stat is not None and stat not in HEATMAP_STATS:
+        raise InputError(f"statistic must be one of {', '.join(HEATMAP_STATS)}, not {str(stat)[:40]!r}")
 
 
 def board_result(app, mode: str, family: str):
@@ -95,7 +98,7 @@ def slices_figure(app, mode: str, family: str, stat: str = "ord"):
     family : str
         A family of :func:`families`.
     stat : str, default "ord"
-        One of :data:`BOARD_SLICE_STATS`.
+        One of :data:`HEATMAP_STATS`.
 
     Returns
     -------
@@ -177,9 +180,8 @@ def slices_note(app, mode: str, family: str, stat: str = "ord") -> str:
     res = board_result(app, mode, family)
     _, rev = res.stability(stat)
     st = res.bootstrap
-    marked = ("Sep has no null value, so every cell is marked" if stat == "sep"
-              else "cells with a p-value above 0.05 (Ord's bootstrap p-value of no association) are dark, "
-                   "their value in brackets")
+    marked = (f"cells whose bootstrap p-value of no association (`{stat}` = 0) is above 0.05 are dark, "
+              "their value in brackets")
     small = [f"{md_text(s)} ({md_text(n)})" for s, n in zip(res.slices, res.notes) if n]
     return (f"The leaderboard ({md_text(mode)} mode) on each slice of SEGs of **{md_text(family)}**: "
             f"{plural(len(res.slices), 'slice')}, 95% intervals from {st.n_resamples:,} resamples of SEGs "

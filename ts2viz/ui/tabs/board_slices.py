@@ -1,7 +1,7 @@
 """The Leaderboard tab's "Slices of SEGs" section (issue 38): pick a SEG tag family, see the heatmap and the table.
 
 An accordion drawn when opened, and again when the mode, the family or the statistic changes while it is
-open: the metric x slice heatmap of Ord (or Sep), non-significant cells marked, and the leaderboard's
+open: the metric x slice heatmap of Ord (or signed Sep), non-significant cells marked, and the leaderboard's
 rows per slice with their intervals. Callbacks: :mod:`ts2viz.ui.callbacks.board_slices`.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ def build_board_part(page: Page) -> None:
                       open=False, elem_id="board-slices") as acc:
         with gr.Row():
             family = gr.Dropdown(fams, value=fams[0], label="SEG tag family (slices)", elem_id="board-slices-family")
-            stat = gr.Dropdown(list(cb.BOARD_SLICE_STATS), value=cb.BOARD_SLICE_STATS[0], label="Statistic",
+            stat = gr.Dropdown(list(cb.HEATMAP_STATS), value=cb.HEATMAP_STATS[0], label="Heatmap statistic",
                                elem_id="board-slices-stat")
         note = gr.Markdown(elem_id="board-slices-note", elem_classes="stat-note")
         heat = gr.Plot(elem_id="board-slices-heatmap", show_label=False)
