@@ -215,3 +215,16 @@ def test_a_built_reversal_is_found(ds, scores):
     assert rev[["metric_a", "metric_b", "slice_a", "slice_b"]].values.tolist() == [[a, b, "a-better", "b-better"]]
     rank, _ = res.stability("ord")
     assert rank.loc["a-better", "b-better"] == pytest.approx(-1.0)
+
+
+def test_seg_restricts_every_slice_and_stats_choose_the_columns(tmp_path):
+    from ts2viz.cli import main
+
+    out = tmp_path / "s.csv"
+    assert main(["leaderboard", "--slices", "partition", "--seg", "100-120", "--stats", "ord", "--metrics",
+                 "CLIPScore", "--out", str(out)]) == 0
+    df = pd.read_csv(out, keep_default_na=False, na_values=[""])
+    # SEGs 100-120: Synth 100-110 (11), Nat 111-120 (10), no Real SEG
+    assert df.slice.tolist() == ["all", "Synth", "Nat", "Real"] and df.n_segs.tolist() == [21, 11, 10, 0]
+    assert df.note.tolist()[3] == "no SEG: no statistic" and np.isnan(df.ord_avg.iloc[3])
+    assert not any(c.startswith("sep") for c in df.columns)
