@@ -121,6 +121,12 @@ EXPECT: dict[str, Expect] = {
                                                   "scores: 'nosuch'"),
     "--policy with an unknown rule": E(2, None, None, "policy override 'nosuch=1'"),
     "--policy with an unknown value": E(2, None, None, "policy walk_weights='bogus'"),
+    # SEG tags (--tags) and the leaderboard's slices (issue 38)
+    "seg tags: SEG that does not exist": E(2, "seg_tags.csv", 3, "seg_id 9 is not a SEG of dataset ds (its ids: 0-2)"),
+    "seg tags: empty tag": E(2, "seg_tags.csv", 2, "empty tag"),
+    "seg tags: missing column": E(2, "seg_tags.csv", None, "missing column 'tag' (expected seg_id, family, tag)"),
+    "--slices with an unknown family": E(2, None, None, "no SEG tag family 'topic' (families here: partition)"),
+    "--slices with --clusters": E(2, None, None, "--slices cannot be combined with --clusters"),
     "paper mode on a user dataset (leave-out)": E(0),
     # output paths: checked before any work
     "--out in a read-only folder": E(0) if IS_ROOT else E(2, "readonly/board.csv", None, "cannot write in folder"),

@@ -249,6 +249,13 @@ def _seg_huge(d: Path) -> Run:
     return leaderboard(d, "--seg", "0-99999999")
 
 
+def _seg_tags(text: str) -> Callable[[Path], Run]:
+    def build(d: Path) -> Run:
+        (d / "seg_tags.csv").write_text(text, encoding="utf-8")
+        return leaderboard(d, "--slices", "topic", "--tags", str(d / "seg_tags.csv"))
+    return build
+
+
 CASES: dict[str, Callable[[Path], Run]] = {
     # edges.csv
     "edges: cycle 1a->2->1a": _edges("0,0,1a\n0,1a,2\n0,2,1a\n"),
@@ -310,6 +317,12 @@ CASES: dict[str, Callable[[Path], Run]] = {
     "--policy with an unknown rule": lambda d: leaderboard(d, "--policy", "nosuch=1"),
     "--policy with an unknown value": lambda d: leaderboard(d, "--policy", "walk_weights=bogus"),
     "paper mode on a user dataset (leave-out)": _leave_out,
+    # SEG tags and the leaderboard's slices
+    "seg tags: SEG that does not exist": _seg_tags("seg_id,family,tag\n0,topic,a\n9,topic,b\n"),
+    "seg tags: empty tag": _seg_tags("seg_id,family,tag\n0,topic,\n"),
+    "seg tags: missing column": _seg_tags("seg_id,family\n0,topic\n"),
+    "--slices with an unknown family": lambda d: leaderboard(d, "--slices", "topic"),
+    "--slices with --clusters": lambda d: leaderboard(d, "--slices", "partition", "--clusters"),
     # output paths
     "--out in a read-only folder": _out_case(_readonly),
     "--out is a folder": _out_case(_is_dir),

@@ -19,39 +19,15 @@ from .common import (
     emit,
     load_inputs,
 )
+from ..metametrics.table import GROUPS, leaderboard_groups
 from ..scores import uses_bundled
-
-GROUPS = ("avg", "synth", "nat", "real")   # the CSV always has these columns (NaN if absent)
-
-
-def leaderboard_groups(partitions) -> list[str]:
-    """The leaderboard's groups: the average and TS2's three partitions always, then any others.
-
-    Parameters
-    ----------
-    partitions : iterable of str
-        The dataset's partitions.
-
-    Returns
-    -------
-    list of str
-        ``["avg", "synth", "nat", "real", ...]``, lower case.
-
-    Examples
-    --------
-    >>> leaderboard_groups(["Nat", "Custom", "Synth"])
-    ['avg', 'synth', 'nat', 'real', 'custom']
-    """
-    from ..metametrics.results import ordered_partitions
-
-    return list(GROUPS) + [p.lower() for p in ordered_partitions(partitions) if p not in ("Synth", "Nat", "Real")]
-
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """``ts2viz leaderboard``: Ord/Sep (and more) per partition, printed as a table and/or written as CSV.
 
     With ``--ci``, bootstrap intervals and rank intervals (two-level with ``--image-resamples``);
-    ``--clusters``, ``--pairwise``, ``--nuisance`` and ``--cost`` add their columns and notes.
+    ``--clusters``, ``--pairwise``, ``--nuisance`` and ``--cost`` add their columns and notes; ``--slices``
+    gives the rows per slice of SEGs instead (:mod:`ts2viz.cli.board_slices`).
 
     Parameters
     ----------
@@ -78,6 +54,11 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from .permutation import two_level_note, two_level_settings
 
     settings = two_level_settings(args, settings)
+    from .board_slices import cmd_board_slices, refuse_combinations
+
+    refuse_combinations(args, settings.image_resamples)
+    if args.slices:
+        return cmd_board_slices(args, stats, settings)
     inputs = load_inputs(args)                # once: every column below reads these
     ds, scores = inputs[0], inputs[1]
     mm, cov = compute_metametrics(args, inputs, averaged_only=True)
@@ -256,4 +237,7 @@ def add_subcommand(sub) -> None:
     from .nuisance import add_leaderboard_options
 
     add_leaderboard_options(p)
+    from .board_slices import add_board_slice_options
+
+    add_board_slice_options(p)
     p.set_defaults(func=cmd_leaderboard)

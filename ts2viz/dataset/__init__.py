@@ -18,7 +18,9 @@ The package's interface is what it exports here; its modules, one concept each:
 - :mod:`.reading`: UTF-8 CSV text and records (:func:`csv_records`), and :class:`FolderCaps`;
 - :mod:`.metadata`: ``metadata.csv`` (:func:`read_metadata`);
 - :mod:`.graphfiles`: ``edges.csv`` and ``nodes.csv`` (:func:`read_edges`, :func:`read_node_errors`);
-- :mod:`.segids`: ``--seg`` ids (:func:`parse_seg_ids`).
+- :mod:`.segids`: ``--seg`` ids (:func:`parse_seg_ids`);
+- :mod:`.tags`: tags of SEGs in families (``partition`` for every dataset, the user's ``seg_id,family,tag``
+  files) and the slices of SEGs they define (:func:`seg_slices`).
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from .metadata import REQUIRED_COLUMNS, canonical_partition, read_metadata
 from .model import PARTITIONS, TS2_FINGERPRINT, TS2_HF_ID, Dataset, ImageRow, ts2_partition
 from .reading import FolderCaps, csv_records, read_text_utf8
 from .segids import MAX_SEG_IDS, parse_seg_ids
+from .tags import PARTITION_FAMILY, SegTags, read_seg_tags, seg_slices, seg_tags
 from .validation import ValidationReport, validate_folder
 
 __all__ = ["Dataset", "ImageRow", "PARTITIONS", "TS2_HF_ID", "TS2_FINGERPRINT", "ts2_partition",
@@ -40,4 +43,5 @@ __all__ = ["Dataset", "ImageRow", "PARTITIONS", "TS2_HF_ID", "TS2_FINGERPRINT", 
            "REQUIRED_COLUMNS", "canonical_partition", "read_metadata",
            "NODES_COLUMNS", "ERROR_SEPARATOR", "EdgeList", "NodeErrorList", "parse_errors", "read_edges",
            "read_node_errors",
-           "MAX_SEG_IDS", "parse_seg_ids"]
+           "MAX_SEG_IDS", "parse_seg_ids",
+           "PARTITION_FAMILY", "SegTags", "read_seg_tags", "seg_tags", "seg_slices"]

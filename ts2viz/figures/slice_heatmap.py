@@ -71,8 +71,7 @@ def slice_heatmap(res, stat: str = "spearman", *, title: str | None = None, p_ma
 
     text = [[cell(a, m) for a, m in zip(row, mrow)] for row, mrow in zip(v, marked)]
     z = np.where(marked, np.nan, v)
-    cols = [f"{s}<br>{plural(int(n), 'image')}, {plural(int(q), 'prompt')}"
-            for s, n, q in zip(res.slices, res.n_images, res.n_prompts)]
+    cols = _column_labels(res)
     hover = [[f"{m} on {s}<br>{stat}: {cell(a, mk)}" + ("" if np.isnan(pp) else f", p = {pp:.3g}")
               + (f"<br>{note}" if note else "")
               for s, a, mk, pp, note in zip(res.slices, row, mrow, prow, notes)]
@@ -93,3 +92,57 @@ def slice_heatmap(res, stat: str = "spearman", *, title: str | None = None, p_ma
                                      yaxis=dict(autorange="reversed", showgrid=False, tickfont=dict(size=11)),
                                      margin=dict(l=16, b=16, t=top)),
                   title=title, height=height, legend=False)
+
+
+def _column_labels(res) -> list[str]:
+    """Each slice's name with its size: a board result's own labels (SEGs), else images and prompts."""
+    labels = getattr(res, "column_labels", None)
+    if labels is not None:
+        return list(labels)
+    return [f"{s}<br>{plural(int(n), 'image')}, {plural(int(q), 'prompt')}"
+            for s, n, q in zip(res.slices, res.n_images, res.n_prompts)]
+
+
+def board_slice_heatmap(board, stat: str = "ord", *, title: str | None = None, p_mark: float = P_MARK):
+    """Metrics x slices of SEGs of one averaged leaderboard cell (:func:`slice_heatmap` on a board result).
+
+    Parameters
+    ----------
+    board : ts2viz.metametrics.slices.BoardSlices
+        The leaderboard per slice (:func:`ts2viz.metametrics.slices.board_slices`).
+    stat : str, default "ord"
+        A statistic of ``board.stats`` (or its averaged cell, ``ord_avg``). Sep has no null value, so no
+        p-value: its cells are all marked.
+    title : str, optional
+        The title.
+    p_mark : float, default 0.05
+        Cells with a p-value above this (or none: no ``--ci`` resamples, a slice of 1 SEG) are marked.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or PlainFigure
+        As :func:`slice_heatmap`; column labels give each slice's SEGs.
+
+    Raises
+    ------
+    InputError
+        If ``board`` has no such statistic.
+
+    Examples
+    --------
+    >>> from ts2viz import load_dataset, bundled_scores
+    >>> from ts2viz.dataset.tags import seg_slices
+    >>> from ts2viz.figures.slice_heatmap import board_slice_heatmap
+    >>> from ts2viz.figures.style import plain_figures
+    >>> from ts2viz.metametrics.slices import board_slices
+    >>> from ts2viz.statistics.bootstrap import BootstrapSettings
+    >>> ds = load_dataset("ts2")
+    >>> board = board_slices(ds, bundled_scores(), seg_slices(ds, "partition"), metrics=["CLIPScore", "DSG-mPLUG"],
+    ...                      bootstrap=BootstrapSettings(n_resamples=200))
+    >>> with plain_figures():
+    ...     fig = board_slice_heatmap(board)
+    >>> fig.data[0]["x"][1], fig.data[0]["text"][0]
+    ('Synth<br>111 SEGs', ['0.71', '0.75', '0.58', '0.69'])
+    """
+    cell = board.cell_of(stat)
+    return slice_heatmap(board, cell, title=title, p_mark=p_mark)

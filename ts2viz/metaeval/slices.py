@@ -21,7 +21,9 @@ the cells whose p-value exceeds 0.05 marked). :func:`evaluate_slices` runs every
 
 :meth:`SliceEval.stability` says how stable the ranking of the metrics is across slices: Kendall's tau
 between every two slices' orderings of the metrics, and the *significant reversals*: a pair of metrics
-ordered one way with a paired interval excluding 0 on one slice and the other way on another.
+ordered one way with a paired interval excluding 0 on one slice and the other way on another. Intervals,
+p-values and stability are :mod:`ts2viz.statistics.slice_table`'s, shared with the leaderboard's slices of
+SEGs (:mod:`ts2viz.metametrics.slices`).
 
 Pure numpy: no scipy, torch or gradio.
 """
@@ -35,9 +37,10 @@ import numpy as np
 from ..display import plural
 from ..errors import InputError
 from ..parallel import thread_map
-from ..statistics.bootstrap import DEFAULTS, BootstrapSettings, quantiles
-from ..statistics.correlation import kendall, ranks_codes
+from ..statistics.bootstrap import DEFAULTS, BootstrapSettings
+from ..statistics.correlation import ranks_codes
 from ..statistics.rank_bootstrap import kendall_influence_from_codes, spearman_influence_from_ranks
+from ..statistics.slice_table import bootstrap_pvalue, percentile_interval, slice_stability
 from .prompt_bootstrap import (FLOAT32_MIN_PROMPTS, corr_from_sums, kendall_small, one_blas_thread, pair_sums,
                                prompt_resamples, prompt_sums)
 from .humaneval_settings import HumanEvalSettings
@@ -114,9 +117,7 @@ class SliceEval:
         shape = (len(self.slices), len(self.metrics))
         if stat not in self.samples or self.bootstrap is None:
             return np.full(shape, np.nan), np.full(shape, np.nan)
-        a = (1.0 - self.bootstrap.confidence) / 2.0
-        q = quantiles(self.samples[stat], (a, 1.0 - a))
-        return q[0], q[1]
+        return percentile_interval(self.samples[stat], self.bootstrap.confidence)
 
     def pvalue(self, stat: str) -> np.ndarray:
         """Two-sided bootstrap p-value of no association (see the module docstring).
@@ -135,14 +136,7 @@ class SliceEval:
         shape = (len(self.slices), len(self.metrics))
         if null is None or stat not in self.samples or self.bootstrap is None:
             return np.full(shape, np.nan)
-        s = self.samples[stat]
-        ok = ~np.isnan(s)
-        n = ok.sum(-1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            lo = np.where(ok, s <= null, False).sum(-1) / n
-            hi = np.where(ok, s >= null, False).sum(-1) / n
-            p = np.minimum(1.0, 2.0 * np.minimum(lo, hi))
-        return np.where(n > 0, p, np.nan)
+        return bootstrap_pvalue(self.samples[stat], null)
 
     def frame(self):
         """The results as a long table: one row per slice x metric.
@@ -192,34 +186,9 @@ class SliceEval:
             significantly better: the paired interval of a - b excludes 0), ``slice_b`` (where b is),
             ``diff_a``, ``diff_b`` (a - b on each); empty without resamples.
         """
-        import pandas as pd
-
-        v = self.point[stat]
-        S = len(self.slices)
-        tau = np.full((S, S), np.nan)
-        for s in range(S):
-            for t in range(S):
-                ok = ~np.isnan(v[s]) & ~np.isnan(v[t])
-                if ok.sum() >= 2:
-                    tau[s, t] = kendall(v[s][ok], v[t][ok])
-        rank_corr = pd.DataFrame(tau, index=list(self.slices), columns=list(self.slices))
-        rows = []
-        if stat in self.samples and self.bootstrap is not None:
-            sm = self.samples[stat]
-            a_ = (1.0 - self.bootstrap.confidence) / 2.0
-            k = len(self.metrics)
-            for i in range(k):
-                for j in range(i + 1, k):
-                    d = (sm[:, i] - sm[:, j]).astype(np.float64)            # (S, B) paired differences
-                    lo, hi = quantiles(d, (a_, 1.0 - a_))
-                    pos, neg = np.flatnonzero(lo > 0), np.flatnonzero(hi < 0)
-                    for s in pos:
-                        for t in neg:
-                            rows.append({"metric_a": self.metrics[i], "metric_b": self.metrics[j],
-                                         "slice_a": self.slices[s], "slice_b": self.slices[t],
-                                         "diff_a": float(v[s, i] - v[s, j]), "diff_b": float(v[t, i] - v[t, j])})
-        cols = ["metric_a", "metric_b", "slice_a", "slice_b", "diff_a", "diff_b"]
-        return rank_corr, pd.DataFrame(rows, columns=cols)
+        has = stat in self.samples and self.bootstrap is not None
+        return slice_stability(self.point[stat], self.samples[stat] if has else None,
+                               self.bootstrap.confidence if has else 0.95, self.slices, self.metrics)
 
 
 def _slice_columns(x, y, ok, pc, mc, P, M, eps, point_sp, point_kd, settings):

@@ -3,7 +3,7 @@
 :func:`leaderboard_table` lays out a :class:`~ts2viz.metametrics.results.MetaMetrics` result as the table
 that ``ts2viz leaderboard`` prints and writes, with the intervals of
 :func:`~ts2viz.metametrics.intervals.bootstrap` and the ranks of :func:`~ts2viz.metametrics.ranks.rank_intervals`
-when given.
+when given; :func:`leaderboard_groups` names its groups (the average, TS2's partitions, any others).
 """
 from __future__ import annotations
 
@@ -14,8 +14,32 @@ import numpy as np
 from ..errors import InputError
 from .intervals import LeaderboardBootstrap, seg_groups
 from .ranks import RankIntervals
-from .results import MetaMetrics
+from .results import MetaMetrics, ordered_partitions
 from .walks import STATS
+
+GROUPS = ("avg", "synth", "nat", "real")   # the CSV always has these columns (NaN if absent)
+
+
+def leaderboard_groups(partitions) -> list[str]:
+    """The leaderboard's groups: the average and TS2's three partitions always, then any others.
+
+    Parameters
+    ----------
+    partitions : iterable of str
+        The dataset's partitions.
+
+    Returns
+    -------
+    list of str
+        ``["avg", "synth", "nat", "real", ...]``, lower case.
+
+    Examples
+    --------
+    >>> from ts2viz.metametrics.table import leaderboard_groups
+    >>> leaderboard_groups(["Nat", "Custom", "Synth"])
+    ['avg', 'synth', 'nat', 'real', 'custom']
+    """
+    return list(GROUPS) + [p.lower() for p in ordered_partitions(partitions) if p not in ("Synth", "Nat", "Real")]
 
 
 def leaderboard_table(mm: MetaMetrics, stats: Sequence[str] = ("ord", "sep"), *,

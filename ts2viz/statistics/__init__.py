@@ -17,6 +17,8 @@ Intervals and tests
 - :mod:`.permutation_tests`: paired permutation tests of any per-unit statistic (swap items within units,
   or whole units), early stopping, exact enumeration; all pairs at once.
 - :mod:`.clusters`: significance clusters (ranks) from a matrix of one-sided p-values.
+- :mod:`.slice_table`: per-slice intervals, p-values of no association and the ranking's stability across
+  slices (rank correlation between slices, significant reversals).
 
 Import from the modules (``from ts2viz.statistics.bootstrap import quantiles``): this package imports none of
 them, so that each stays as cheap as its own imports.

@@ -1,4 +1,4 @@
-"""The Leaderboard tab: the table, its filters and sort order, the Ord-vs-Sep scatter, score uploads."""
+"""The Leaderboard tab: the table, its filters and sort order, the Ord-vs-Sep scatter, slices of SEGs, score uploads."""
 from __future__ import annotations
 
 import os
@@ -14,7 +14,7 @@ from ..callbacks.uncertainty import resampled as uc_bootstrap, intervals as uc_i
 from ..glue.events import Page, Refresh
 from ..glue.plots import build_plain, page_plot
 from ..glue.tables import empty_table
-from . import nuisance as nuisance_ui
+from . import board_slices as board_slices_ui, nuisance as nuisance_ui
 
 SORT_CHOICES = [("Ord · Avg", "ord_avg"), ("Sep · Avg", "sep_avg"), ("Signed sep · Avg", "signed_sep_avg"),
                 ("Ord · Synth", "ord_synth"),
@@ -158,6 +158,7 @@ def build(page: Page) -> BoardTab:
         sig_panel = gr.HTML(elem_id="board-significance-panel")
         cost_parts = build_cost_view(page)
         nuisance_ui.build_board_part(page)
+        board_slices_ui.build_board_part(page)
         with gr.Accordion("Add a scores file (CSV or Parquet: file_name + one column per metric)", open=False):
             with gr.Row():
                 up_file = gr.File(label="Scores file", file_types=[".csv", ".parquet"], scale=2)
