@@ -7,6 +7,10 @@ intervals) run side by side on threads. The threads never outnumber the CPUs the
 and each piece runs its BLAS calls on one thread (the caller sets that: see
 :func:`ts2viz.metaeval.prompt_bootstrap.one_blas_thread`), so a 2-core machine runs two pieces at once and
 no more. ``TS2VIZ_THREADS`` sets the number outright (1: everything on the calling thread).
+
+Long loops of background work call :func:`pause_point` between their pieces: a no-op until a host (the app:
+:mod:`ts2viz.ui.serving.priority`) sets a hook with :func:`set_pause_hook`, so that its warm-up yields the
+interpreter to a visitor's call. The statistics that call it import nothing of the host.
 """
 from __future__ import annotations
 
@@ -16,6 +20,45 @@ from typing import Callable, Iterable, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+#: what :func:`pause_point` calls (None: nothing)
+_PAUSE_HOOK: Callable[[], None] | None = None
+
+
+def set_pause_hook(hook: Callable[[], None] | None) -> Callable[[], None] | None:
+    """Set what :func:`pause_point` calls.
+
+    Parameters
+    ----------
+    hook : callable or None
+        Called with no argument at every pause point, on the thread of the loop that reached it (it decides
+        whether that thread waits, and for how long); None: pause points do nothing.
+
+    Returns
+    -------
+    callable or None
+        The hook it replaces.
+    """
+    global _PAUSE_HOOK
+    old, _PAUSE_HOOK = _PAUSE_HOOK, hook
+    return old
+
+
+def pause_point() -> None:
+    """A point between two pieces of a long computation where background work may wait (the hook's choice).
+
+    Examples
+    --------
+    >>> from ts2viz.parallel import pause_point, set_pause_hook
+    >>> calls = []
+    >>> old = set_pause_hook(lambda: calls.append(1))
+    >>> pause_point(); _ = set_pause_hook(old); pause_point()
+    >>> calls
+    [1]
+    """
+    hook = _PAUSE_HOOK
+    if hook is not None:
+        hook()
 
 
 def usable_cpus() -> int:

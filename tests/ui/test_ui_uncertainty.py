@@ -230,7 +230,8 @@ def test_significance_heatmap_marks_only_text():
     names = ["A", "B", "C"]
     diff = np.array([[np.nan, 0.05, 0.20], [-0.05, np.nan, 0.15], [-0.20, -0.15, np.nan]])
     p = np.array([[np.nan, 0.30, 0.0004], [0.30, np.nan, 0.02], [0.0004, 0.02, np.nan]])
-    ns, sig = figures.significance_heatmap(names, diff, p, cell_text="marks").data
+    ns, sig, ns_text, marks = figures.significance_heatmap(names, diff, p, cell_text="marks").data
+    assert list(ns_text["text"]) == [] and list(marks["text"]) == ["***", "*", "***", "*"]
     assert sig.text[0][2] == "***" and sig.text[1][2] == "*" and ns.text[0][1] == ""
     assert "A − C: +20.0" in sig.customdata[0][2]                    # the number stays in the hover
     with pytest.raises(ValueError, match="cell_text"):

@@ -47,7 +47,8 @@ def _matrices():
 def test_significance_heatmap_marks_and_colours_only_significant_cells():
     names, diff, p = _matrices()
     f = figures.significance_heatmap(names, diff, p)
-    ns, sig = f.data
+    ns, sig, ns_text, marks = f.data               # two colour layers, then their texts (figures.cell_text)
+    assert list(ns_text["text"]) == ["+5.0", "-5.0"] and list(marks["text"]) == ["+20***", "+15*", "-20***", "-15*"]
     assert sig.text[0][2] == "+20***" and sig.text[1][2] == "+15*" and sig.text[2][0] == "-20***"
     assert sig.z[0][2] == pytest.approx(20.0) and sig.z[0][1] is None and sig.z[1][1] is None
     assert ns.z[0][1] == 0.0 and ns.text[0][1] == "+5.0" and ns.z[0][2] is None and ns.showscale is False
@@ -63,7 +64,8 @@ def test_significance_heatmap_marks_and_colours_only_significant_cells():
 def test_significance_heatmap_p_view_and_bad_input():
     names, diff, p = _matrices()
     f = figures.significance_heatmap(names, diff, p, value="p")
-    (h,) = f.data
+    h, marks = f.data
+    assert marks["text"][0] == "0.300" and marks["type"] == "scatter"
     assert h.z[0][2] == pytest.approx(-math.log10(0.0004)) and h.z[0][0] is None
     assert h.text[0][1] == "0.300" and h.text[1][2] == "0.020*"
     with pytest.raises(ValueError, match="3 x 3"):

@@ -5,7 +5,8 @@ No statistics are computed here: callers pass meta-metric values from :mod:`ts2v
 values are shown x100 and counts in the right number (:mod:`ts2viz.display`). Plotly is imported when a
 figure is built. One module per view, the shared parts apart:
 
-- :mod:`.style`: the palette and colour scales, node and family colours (with their contrast on white),
+- :mod:`.style`: the palette and colour scales, WCAG contrast (luminance, ratio, text colour on a background),
+  node and family colours (with their contrast on white),
   the figure constructor (:func:`figure`, :func:`plain_figures`), text widths, legends, the empty figure;
 - :mod:`.labels`: label placement, deterministic: scatter labels greedily at a nominal plot size
   (:func:`place_labels`), KS labels in separate vertical slots (:func:`ks_label_slots`);
@@ -15,6 +16,7 @@ figure is built. One module per view, the shared parts apart:
 - :mod:`.comparisons`: metric-metric correlation and significance heatmaps, two metrics' per-SEG values;
 - :mod:`.question_heatmap`: questions x nodes of one SEG;
 - :mod:`.slice_heatmap`: metrics x slices of a rated set (Gecko's Fig. 3), non-significant cells marked;
+- :mod:`.cell_text`: the heatmaps' cell text, each cell's in black or white for its own colour (WCAG 4.5:1);
 - :mod:`.cost_front`: quality against cost with the Pareto front;
 - :mod:`.nuisance_overlay`: a nuisance test on one SEG: node distributions with the transformed copies, the walk with
   its nuisance band.

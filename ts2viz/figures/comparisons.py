@@ -7,8 +7,9 @@ from typing import Sequence
 import numpy as np
 
 from ..display import SCALED_STATS, stat_name
-from .style import (CORR_SCALE, EVIDENCE_SCALE, HIGHLIGHT, INK, MUTED, NOT_SIGNIFICANT, SIGNED_SCALE, bottom_legends,
-                    empty_figure, figure, json_list, stack_legends)
+from .cell_text import cell_text_trace
+from .style import (CORR_SCALE, EVIDENCE_SCALE, HIGHLIGHT, INK, MUTED, NOT_SIGNIFICANT, NOT_SIGNIFICANT_TEXT,
+                    SIGNED_SCALE, bottom_legends, empty_figure, figure, json_list, stack_legends)
 
 
 # -- correlations ---------------------------------------------------------------------------------
@@ -46,16 +47,12 @@ def corr_heatmap(matrix, *, title: str, selected: tuple[str, str] | None = None)
                            line=dict(color=INK, width=2.5)))
     size = max(440, min(780, 34 * len(names) + 220))
     heat = dict(type="heatmap", z=[json_list(r) for r in z], x=names, y=names, zmin=-1, zmax=1, colorscale=CORR_SCALE,
-                text=text, texttemplate="%{text}", textfont=dict(size=9 if len(names) > 12 else 11),
-                xgap=1, ygap=1, colorbar=dict(title=dict(text="r"), thickness=12, len=0.8),
+                text=text, xgap=1, ygap=1, colorbar=dict(title=dict(text="r"), thickness=12, len=0.8),
                 hovertemplate="%{y} vs %{x}<br>r = %{text} (x100)<extra></extra>")
-    return figure([heat], dict(shapes=shapes, xaxis=dict(tickangle=-45, showgrid=False),
+    values = cell_text_trace([heat], text, font=dict(size=9 if len(names) > 12 else 11))
+    return figure([heat, values], dict(shapes=shapes, xaxis=dict(tickangle=-45, showgrid=False),
                                yaxis=dict(autorange="reversed", showgrid=False), margin=dict(l=140, b=140)),
                   title=title, height=size, legend=False)
-
-
-#: the halo of the significance marks (a CSS text-shadow: light around dark text)
-MARK_HALO = "0px 0px 3px #ffffff"
 
 
 def _stars(p: float, alpha: float) -> str:
@@ -139,12 +136,12 @@ def significance_heatmap(metrics: Sequence[str], difference, pvalue, *, value: s
     hover = [[f"{names[i]} − {names[j]}: {diff[i, j] * scale:+.1f}<br>{p_label} = {_p_text(p[i, j])}"
               if off[i, j] else names[i] for j in range(M)] for i in range(M)]
     font = dict(size=8 if M > 12 else 11)
-    # the significance marks large, bold and dark with a white halo, readable on every cell colour (they
-    # were small and grey: issue 40 item 17); the not-significant cells keep the muted small text
-    marks_font = dict(size=(11 if M > 12 else 16) if cell_text == "marks" else font["size"], weight="bold", color=INK,
-                      shadow=MARK_HALO)
-    common = dict(type="heatmap", x=names, y=names, xgap=1, ygap=1, customdata=hover, textfont=marks_font,
-                  texttemplate="%{text}", hovertemplate="%{customdata}<extra></extra>")
+    # the significance marks large and bold (they were small and grey: issue 40 item 17), in black or white,
+    # whichever reads on the cell (cell_text_trace); the not-significant cells keep a muted small text that
+    # still reads on their grey
+    marks_font = dict(size=(11 if M > 12 else 16) if cell_text == "marks" else font["size"], weight="bold")
+    common = dict(type="heatmap", x=names, y=names, xgap=1, ygap=1, customdata=hover,
+                  hovertemplate="%{customdata}<extra></extra>")
     if value == "p":
         with np.errstate(divide="ignore"):
             z = np.where(off & ~np.isnan(p), -np.log10(np.maximum(p, 1e-300)), np.nan)
@@ -153,6 +150,7 @@ def significance_heatmap(metrics: Sequence[str], difference, pvalue, *, value: s
         zmax = float(np.nanmax(z)) if np.isfinite(z).any() else 1.0
         traces = [dict(common, z=[json_list(r) for r in z], text=text, zmin=0, zmax=max(zmax, -math.log10(alpha)),
                        colorscale=EVIDENCE_SCALE, colorbar=dict(title=dict(text="−log10 p"), thickness=12, len=0.8))]
+        traces.append(cell_text_trace(traces, text, font=marks_font, name="marks"))
     else:
         d = diff * scale
         text = [[f"{_signed(d[i, j]) if cell_text == 'value' else ''}{marks[i][j]}"
@@ -163,14 +161,16 @@ def significance_heatmap(metrics: Sequence[str], difference, pvalue, *, value: s
         traces = [
             dict(common, z=[json_list(r) for r in zn], text=[[t if off[i, j] and not sig[i, j] else "" for j, t in enumerate(r)]
                                                          for i, r in enumerate(text)],
-                 colorscale=[[0.0, NOT_SIGNIFICANT], [1.0, NOT_SIGNIFICANT]], showscale=False,
-                 textfont=dict(font, color=MUTED), name="not significant"),
+                 colorscale=[[0.0, NOT_SIGNIFICANT], [1.0, NOT_SIGNIFICANT]], showscale=False, name="not significant"),
             dict(common, z=[json_list(r) for r in zs], text=[[t if sig[i, j] else "" for j, t in enumerate(r)]
                                                          for i, r in enumerate(text)],
                  zmin=-lim, zmax=lim, colorscale=SIGNED_SCALE, name=f"{p_label} < {alpha:g}",
                  colorbar=dict(title=dict(text=f"row − col (×{scale:g})" if scale != 1 else "row − col"),
                                thickness=12, len=0.8)),
         ]
+        traces += [cell_text_trace(traces[:2], traces[0]["text"], font=font, color=NOT_SIGNIFICANT_TEXT,
+                                   name="not significant text"),
+                   cell_text_trace(traces[:2], traces[1]["text"], font=marks_font, name="marks")]
     size = max(440, min(780, 34 * M + 220))
     return figure(traces, dict(xaxis=dict(tickangle=-45, showgrid=False),
                                yaxis=dict(autorange="reversed", showgrid=False), margin=dict(l=140, b=140)),

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..display import plural
+from .cell_text import cell_text_trace
 from .style import GOODNESS_SCALE, TITLE_PX, TOOLBAR_PX, empty_figure, figure, json_list, node_colors, title_lines
 
 
@@ -16,7 +17,8 @@ def question_node_heatmap(accuracy, *, title: str | None = None, value_label: st
     """Questions x nodes of one SEG: which question catches which error along the graph.
 
     One row per question (ids top to bottom), one column per node (its label with its error count and a
-    mark in its colour, :func:`~ts2viz.figures.style.node_colors`); cells orange (0) to blue (1). A
+    mark in its colour, :func:`~ts2viz.figures.style.node_colors`); cells orange (0) to blue (1), their values
+    in black or white, whichever reads on the cell (:func:`~ts2viz.figures.cell_text.cell_text_trace`). A
     question whose cell turns orange from a node to the next level is one that notices the error added
     there.
 
@@ -68,14 +70,14 @@ def question_node_heatmap(accuracy, *, title: str | None = None, value_label: st
     ticks = [f"<span style='color:{colors[n]}'>■</span> <b>{n}</b><br>{plural(int(levels.get(n, 0)), 'error')}"
              for n in nodes]
     heat = dict(type="heatmap", z=[json_list(r) for r in z], x=nodes, y=ylabels, zmin=0, zmax=1,
-                colorscale=GOODNESS_SCALE, text=text, texttemplate="%{text}", customdata=hover,
-                textfont=dict(size=11 if len(nodes) <= 12 else 9), xgap=2, ygap=2,
+                colorscale=GOODNESS_SCALE, text=text, customdata=hover, xgap=2, ygap=2,
                 colorbar=dict(title=dict(text=value_label), thickness=12, len=0.8),
                 hovertemplate="%{customdata}<extra></extra>")
+    values = cell_text_trace([heat], text, font=dict(size=11 if len(nodes) <= 12 else 9))
     height = max(280, min(1100, 26 * len(qids) + 190))
     # the node labels sit above the cells, under the title: room for both (two lines of tick text)
     top = (TOOLBAR_PX + TITLE_PX * len(title_lines(title)) + 10 if title else 16) + 44
-    return figure([heat], dict(xaxis=dict(side="top", showgrid=False, tickmode="array", tickvals=nodes, ticktext=ticks),
+    return figure([heat, values], dict(xaxis=dict(side="top", showgrid=False, tickmode="array", tickvals=nodes, ticktext=ticks),
                                yaxis=dict(autorange="reversed", showgrid=False, tickfont=dict(size=11)),
                                margin=dict(l=16, b=16, t=top)),
                   title=title, height=height, legend=False)

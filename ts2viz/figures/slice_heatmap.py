@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..display import plural
+from .cell_text import cell_text_trace
 from .style import GOODNESS_SCALE, TITLE_PX, TOOLBAR_PX, empty_figure, figure, json_list, title_lines
 
 #: the p-value above which a cell is marked (Gecko's Fig. 3: "square black indicates p-values > 0.05")
@@ -13,8 +14,9 @@ P_MARK = 0.05
 def slice_heatmap(res, stat: str = "spearman", *, title: str | None = None, p_mark: float = P_MARK):
     """Metrics (rows) x slices (columns) of one statistic, as Gecko's Fig. 3.
 
-    Each cell prints the value; a cell whose bootstrap p-value of no association is above ``p_mark`` (or
-    that has no p-value) is drawn dark with its value in brackets; a slice with no number reads "n/a"
+    Each cell prints the value, in black or white, whichever reads on the cell
+    (:func:`~ts2viz.figures.cell_text.cell_text_trace`, the last trace); a cell whose bootstrap p-value of no
+    association is above ``p_mark`` (or that has no p-value) is drawn dark with its value in brackets; a slice with no number reads "n/a"
     (its note in the hover). Column labels give each slice's images and prompts, so a small slice is
     seen as small.
 
@@ -82,13 +84,14 @@ def slice_heatmap(res, stat: str = "spearman", *, title: str | None = None, p_ma
                 y=list(res.metrics), zmin=0, zmax=1, colorscale=[[0, "#292524"], [1, "#292524"]], showscale=False,
                 hoverinfo="skip", xgap=2, ygap=2)
     heat = dict(type="heatmap", z=[json_list(r) for r in z], x=cols, y=list(res.metrics), zmin=zmin, zmax=zmax,
-                colorscale=GOODNESS_SCALE, text=text, texttemplate="%{text}", customdata=custom,
+                colorscale=GOODNESS_SCALE, text=text, customdata=custom,
                 hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", xgap=2, ygap=2,
-                textfont=dict(size=11 if len(res.slices) <= 12 else 9),
                 colorbar=dict(title=dict(text=stat), thickness=12, len=0.8))
+    # the values on top of both layers, each in black or white for its cell (a marked cell's too)
+    values = cell_text_trace([heat, dark], text, font=dict(size=11 if len(res.slices) <= 12 else 9))
     height = max(280, min(1100, 26 * len(res.metrics) + 200))
     top = (TOOLBAR_PX + TITLE_PX * len(title_lines(title)) + 10 if title else 16) + 44
-    return figure([heat, dark], dict(xaxis=dict(side="top", showgrid=False, tickfont=dict(size=10)),
+    return figure([heat, dark, values], dict(xaxis=dict(side="top", showgrid=False, tickfont=dict(size=10)),
                                      yaxis=dict(autorange="reversed", showgrid=False, tickfont=dict(size=11)),
                                      margin=dict(l=16, b=16, t=top)),
                   title=title, height=height, legend=False)

@@ -41,9 +41,35 @@ SIGNED_SCALE = [[0.0, "#c2410c"], [0.5, "#fed7aa"], [0.5, "#bfdbfe"], [1.0, "#1d
 #: -log10 p: white (no evidence) to indigo (strong)
 EVIDENCE_SCALE = [[0.0, "#f8fafc"], [1.0, "#4338ca"]]
 NOT_SIGNIFICANT = "#f3f4f6"
+#: the muted text of non-significant cells: grey that still reads on :data:`NOT_SIGNIFICANT` (6.9:1; the
+#: lighter :data:`MUTED` was 4.4:1, under WCAG's 4.5)
+NOT_SIGNIFICANT_TEXT = "#4b5563"
 
 
-def _rgb(color: str) -> tuple[int, int, int]:
+def to_rgb(color) -> tuple[int, int, int]:
+    """A colour as (r, g, b) ints in 0-255.
+
+    Parameters
+    ----------
+    color : str or tuple of int
+        ``#rrggbb``, ``#rgb`` or an (r, g, b) triple.
+
+    Returns
+    -------
+    tuple of int
+        The channels.
+
+    Examples
+    --------
+    >>> from ts2viz.figures.style import to_rgb
+    >>> to_rgb("#777"), to_rgb("#1d4ed8")
+    ((119, 119, 119), (29, 78, 216))
+    """
+    if not isinstance(color, str):
+        r, g, b = color
+        return int(r), int(g), int(b)
+    if len(color) == 4:
+        color = "#" + "".join(c * 2 for c in color[1:])
     return tuple(int(color[i:i + 2], 16) for i in (1, 3, 5))
 
 
@@ -68,7 +94,7 @@ def mix(a: str, b: str, t: float) -> str:
     >>> mix("#000000", "#ffffff", 0.5)
     '#808080'
     """
-    ca, cb = _rgb(a), _rgb(b)
+    ca, cb = to_rgb(a), to_rgb(b)
     return "#" + "".join(f"{round(x + (y - x) * t):02x}" for x, y in zip(ca, cb))
 
 
@@ -118,6 +144,112 @@ SHADE_MIN_STEP = 0.04
 MIN_CONTRAST = 3.0
 
 
+#: WCAG 2.x's least contrast ratio for normal-size text (level AA): every heatmap cell's text reaches it
+TEXT_CONTRAST = 4.5
+
+
+def relative_luminance(rgb) -> float:
+    """WCAG 2.x relative luminance of a colour.
+
+    Parameters
+    ----------
+    rgb : str or tuple of int
+        ``#rrggbb``, ``#rgb`` or (r, g, b) in 0-255.
+
+    Returns
+    -------
+    float
+        0 (black) to 1 (white): 0.2126 R + 0.7152 G + 0.0722 B of the linearised sRGB channels (WCAG 2.x's
+        threshold 0.03928).
+
+    Examples
+    --------
+    >>> from ts2viz.figures.style import relative_luminance
+    >>> relative_luminance("#000000"), relative_luminance("#fff")
+    (0.0, 1.0)
+    """
+    def lin(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (lin(c) for c in to_rgb(rgb))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(c1, c2) -> float:
+    """WCAG 2.x contrast ratio of two colours, (L1 + 0.05) / (L2 + 0.05) with L1 the lighter.
+
+    Parameters
+    ----------
+    c1, c2 : str or tuple of int
+        Colours (:func:`relative_luminance`).
+
+    Returns
+    -------
+    float
+        The ratio, 1 (the same luminance) to 21 (black and white), whichever is given first.
+
+    Examples
+    --------
+    >>> from ts2viz.figures.style import contrast_ratio
+    >>> round(contrast_ratio("#000", "#ffffff"), 2), round(contrast_ratio("#ffffff", "#777777"), 2)
+    (21.0, 4.48)
+    """
+    a, b = sorted((relative_luminance(c1), relative_luminance(c2)), reverse=True)
+    return (a + 0.05) / (b + 0.05)
+
+
+def text_color_on(bg) -> str:
+    """Black or white text, whichever contrasts more with the background ``bg``.
+
+    Either reaches a ratio of at least 4.58 on every colour (the least, at a luminance of 0.18, is
+    sqrt(1.05 x 0.05) / 0.05), so the text of a cell coloured ``bg`` is always readable at WCAG AA.
+
+    Parameters
+    ----------
+    bg : str or tuple of int
+        The background.
+
+    Returns
+    -------
+    str
+        ``"#000000"`` or ``"#ffffff"``.
+
+    Examples
+    --------
+    >>> from ts2viz.figures.style import text_color_on
+    >>> text_color_on("#1d4ed8"), text_color_on("#d6d3d1")
+    ('#ffffff', '#000000')
+    """
+    return "#000000" if contrast_ratio("#000000", bg) >= contrast_ratio("#ffffff", bg) else "#ffffff"
+
+
+def readable_on(color, bg, min_ratio: float = TEXT_CONTRAST) -> str:
+    """``color`` where it reads on ``bg`` (contrast at least ``min_ratio``), else black or white.
+
+    Parameters
+    ----------
+    color : str
+        The text colour wanted (a muted grey, ...).
+    bg : str or tuple of int
+        The background.
+    min_ratio : float, default TEXT_CONTRAST
+        The least contrast ratio.
+
+    Returns
+    -------
+    str
+        ``color``, or :func:`text_color_on` ``(bg)`` when ``color`` has too little contrast.
+
+    Examples
+    --------
+    >>> from ts2viz.figures.style import readable_on
+    >>> readable_on("#4b5563", "#f3f4f6"), readable_on("#6b7280", "#1d4ed8")
+    ('#4b5563', '#ffffff')
+    """
+    return color if contrast_ratio(color, bg) >= min_ratio else text_color_on(bg)
+
+
 def contrast_on_white(color: str) -> float:
     """WCAG contrast ratio of a colour against white.
 
@@ -137,12 +269,7 @@ def contrast_on_white(color: str) -> float:
     >>> round(contrast_on_white("#0f766e"), 2)
     5.47
     """
-    def lin(c: float) -> float:
-        c /= 255
-        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b = (lin(c) for c in _rgb(color))
-    return 1.05 / (0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05)
+    return 1.05 / (relative_luminance(color) + 0.05)
 
 
 def on_white(color: str, min_contrast: float = MIN_CONTRAST) -> str:
@@ -165,7 +292,7 @@ def on_white(color: str, min_contrast: float = MIN_CONTRAST) -> str:
 
     if contrast_on_white(color) >= min_contrast:
         return color
-    h, light, sat = colorsys.rgb_to_hls(*(c / 255 for c in _rgb(color)))
+    h, light, sat = colorsys.rgb_to_hls(*(c / 255 for c in to_rgb(color)))
     while light > 0.05:
         light -= 0.01
         out = "#" + "".join(f"{round(c * 255):02x}" for c in colorsys.hls_to_rgb(h, light, sat))
@@ -207,7 +334,7 @@ def node_colors(node_levels: Mapping[str, int]) -> dict[str, str]:
         if len(same) == 1:
             out[same[0]] = on_white(base)
             continue
-        h, _, sat = colorsys.rgb_to_hls(*(c / 255 for c in _rgb(base)))
+        h, _, sat = colorsys.rgb_to_hls(*(c / 255 for c in to_rgb(base)))
         lo, hi = SHADE_LIGHTNESS
 
         def shade(f: float, top: float) -> str:

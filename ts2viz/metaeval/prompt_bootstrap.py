@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..parallel import pause_point
 from ..statistics.bootstrap import BootstrapSettings
 from ..statistics.rank_bootstrap import ResampledSpearman
 from .humaneval_settings import HumanEvalSettings
@@ -452,6 +453,7 @@ def resampled_statistics(x, y, ok, pc, P, cells, hcells, pairs, eps, st: HumanEv
     # work, which on a busy machine cost 5x the wall time (TIFA160: 31 s instead of 6.9 s at load 10)
     with one_blas_thread():
         for start, counts in prompt_resamples(P, boot, dtype=precision):
+            pause_point()                          # background work (the app's warm-up) may yield here
             b = counts.shape[0]
             counts -= 1.0
             t = ((counts @ table32).astype(np.float64) + base)[:, back]      # (b, columns)
@@ -486,6 +488,7 @@ def _exact_rank_resamples(out: dict, sl: slice, counts: np.ndarray, sexact, kmat
     """Exact Spearman and Kendall of the resamples ``sl`` into ``out``."""
     if sexact is not None:
         for i, args in enumerate(sexact):
+            pause_point()
             if args is not None:
                 out["spearman"][i, sl] = ResampledSpearman(*args)(counts)
     if kmat is not None:
@@ -496,6 +499,7 @@ def _exact_rank_resamples(out: dict, sl: slice, counts: np.ndarray, sexact, kmat
         quad = lambda Q: ((c32 @ Q).astype(np.float64) * cnt).sum(1)          # noqa: E731
         rating_ties: dict = {}
         for r, mats in enumerate(kmat):
+            pause_point()
             if mats is None:
                 continue
             A, Tx, Ty, sizes, presence = mats

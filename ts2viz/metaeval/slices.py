@@ -36,7 +36,7 @@ import numpy as np
 
 from ..display import plural
 from ..errors import InputError
-from ..parallel import thread_map
+from ..parallel import pause_point, thread_map
 from ..statistics.bootstrap import DEFAULTS, BootstrapSettings
 from ..statistics.correlation import ranks_codes
 from ..statistics.rank_bootstrap import kendall_influence_from_codes, spearman_influence_from_ranks
@@ -338,7 +338,10 @@ def evaluate_slices_arrays(scores, human, prompts, models, metrics: Sequence[str
         return note, _slice_columns(xs, ys, ok, pc[sel], mc[sel], P, M, he.epsilon, point["spearman"][s],
                                     point["kendall"][s], settings)
 
-    done = [one_slice(s) for s in range(S)]
+    done = []
+    for s in range(S):
+        pause_point()                         # background work (the app's warm-up) may yield here
+        done.append(one_slice(s))
     notes = [note for note, _ in done]
     built = [b for _, b in done]
     samples: dict = {}
@@ -380,6 +383,7 @@ def _resample(built, point, k, M, P, boot: BootstrapSettings, spearman_is_pearso
     live = [s for s, prep in enumerate(prepared) if prep is not None]
     with one_blas_thread():
         for start, counts in prompt_resamples(P, boot, chunk_items=chunk_items, dtype=precision):
+            pause_point()
             sl = slice(start, start + counts.shape[0])
             counts -= 1.0
 

@@ -23,6 +23,7 @@ import numpy as np
 from ...display import md_text
 from ...errors import InputError
 from ...statistics.bootstrap import BootstrapSettings
+from ..serving import priority
 from .common import interval_text
 from .humaneval import image as gc_image, sets as gc_sets
 
@@ -183,7 +184,8 @@ def warm(name: str, rating_set: str) -> None:
     """Compute every family's slices of a set and rating set ahead, both switch positions, in the background.
 
     Once per process and pair; each result lands in the cache the views read (a view asking for one that
-    is being computed waits for it rather than computing it again).
+    is being computed waits for it rather than computing it again). Background work
+    (:func:`ts2viz.ui.serving.priority.background`): it waits while visitors' calls run.
 
     Parameters
     ----------
@@ -201,9 +203,11 @@ def warm(name: str, rating_set: str) -> None:
         _WARMED.add(key)
 
     def run() -> None:
-        for only in (False, True):
-            for fam in families(name):
-                slice_eval(name, rating_set, fam, only)
+        with priority.background():          # behind every visitor's call (up to priority.CAP_S in all)
+            for only in (False, True):
+                for fam in families(name):
+                    priority.pause_point()
+                    slice_eval(name, rating_set, fam, only)
 
     threading.Thread(target=run, name=f"warm-slices-{name}", daemon=True).start()
 

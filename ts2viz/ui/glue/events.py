@@ -19,6 +19,7 @@ from ...display import md_text
 from ..callbacks.explorer.picking import seg_from_row as cb_seg_from_row
 from ..callbacks.explorer.picking import seg_options as cb_seg_options
 from ..state.app_state import AppState, AppView
+from ..serving import priority
 from ..state.sessions import Workspaces
 from .errors import LastErrors, Selection, safe
 from .scripts import CLEAR_TABLE_SELECTION_JS, CLICK_IF_OPEN_JS, DOWNLOAD_JS, OPEN_FLAG_JS, SHOW_SEG_ON_PHONE_JS
@@ -279,7 +280,8 @@ class Page:
             if last_errors is not None:
                 last_errors.put(text, request)
 
-        dep = trigger(safe(fn, self.public, gate, on_error), inputs, outputs, **kw)
+        # a visitor's call: the background warm-up waits at its pause points while it runs (serving.priority)
+        dep = trigger(priority.visitor(safe(fn, self.public, gate, on_error)), inputs, outputs, **kw)
         if errors_to is not None:
             def show_error(request: gr.Request):
                 text = self.last_errors.pop(request)

@@ -2,5 +2,6 @@
 
 The trust level and its caps (:mod:`.access`), the guard that answers malformed event calls
 (:mod:`.guard`), the upload folder of a public app (:mod:`.uploads`), the background jobs
-(:mod:`.jobs`) and the model call on a ZeroGPU Space (:mod:`.gpu`).
+(:mod:`.jobs`), the warm-up's yielding to visitors (:mod:`.priority`) and the model call on a ZeroGPU
+Space (:mod:`.gpu`).
 """

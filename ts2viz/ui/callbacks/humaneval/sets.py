@@ -6,6 +6,7 @@ import os
 import threading
 
 from ....errors import InputError
+from ...serving import priority
 
 
 #: the bundled sets the tab offers: every one the CLI has (GenAI-Bench 527 comes without metric scores: it is
@@ -36,7 +37,8 @@ def shared_once(fn):
 
     A cache hit takes no lock. Each value has a lock of its own, held while it is computed: a click on a view the
     warm-up (:func:`~ts2viz.ui.callbacks.humaneval.warmup.warm`) is computing waits for that one computation instead
-    of doing it again, and never waits behind the warm-up's other work.
+    of doing it again, and never waits behind the warm-up's other work; the warm-up's thread computing it then
+    does not pause for visitors (:func:`ts2viz.ui.serving.priority.awaiting`).
 
     Parameters
     ----------
@@ -50,6 +52,7 @@ def shared_once(fn):
     """
     done: dict = {}
     locks: dict = {}
+    owners: dict = {}            # args -> the thread computing them (a waiting visitor lets it run on)
     locks_lock = threading.Lock()
 
     @functools.wraps(fn)
@@ -60,10 +63,21 @@ def shared_once(fn):
             pass
         with locks_lock:
             lock = locks.setdefault(args, threading.Lock())
-        with lock:
+        if not lock.acquire(blocking=False):
+            got = False
+            while not got:              # the owner is read again: it may not have been recorded yet
+                with priority.awaiting(owners.get(args)):
+                    got = lock.acquire(timeout=0.1)
+        try:
             if args not in done:
-                done[args] = fn(*args)
+                owners[args] = threading.get_ident()
+                try:
+                    done[args] = fn(*args)
+                finally:
+                    owners.pop(args, None)
             return done[args]
+        finally:
+            lock.release()
 
     run.cache_clear = done.clear
     return run
