@@ -85,3 +85,16 @@ def test_an_all_black_grid_scores_nan():
                      device="cpu", dtype="float32")
     got = m([Image.new("RGB", (112, 112))], [EXP["grids"][0]["prompt"]])
     assert np.isnan(got[0]) and m.last_details[0]["cells"] == 0
+
+
+def test_benchmark_total_equals_oneigs_main():
+    """OneIG's ``main()`` over two models' image folders (``images/object/<model>/<id>.png``, its ``image_grid``
+    per model): ts2viz's per-image scores are its per-prompt table, their mean its alignment score."""
+    by_image = {g["image"]: g for g in EXP["grids"]}
+    for model, run in EXP["main"]["models"].items():
+        m = metrics.load(f"oneig:{CKPT}?questions={ROOT / EXP['questions']}&prompts={ROOT / EXP['prompts']}"
+                         f"&cells={run['image_grid']}", device="cpu", dtype="float32")
+        got = m([str(ROOT / i) for i in run["images"]], [by_image[i]["prompt"] for i in run["images"]])
+        table = {f"object_{by_image[i]['prompt_id']}": float(s) for i, s in zip(run["images"], got)}
+        assert table == {k: v for k, v in run["per_prompt"].items() if v is not None}, model
+        assert abs(float(np.mean(got)) - run["alignment"]) <= 1e-9, model

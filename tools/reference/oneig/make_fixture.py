@@ -256,6 +256,39 @@ def sharpen(inf, cells: dict[str, list[str]], scale: float = 40.0, share_space_y
     return {"t1": t1, "t2": t2, "scale": scale, "end_row_scale": need}
 
 
+#: OneIG's main() over two "models": the 2x2 grids and the 4x1 one, each with its image_grid
+MAIN_MODELS = {"grids-2x2": ("2,2", ["000.png", "001.png", "002.png"]), "grid-4x1": ("4,1", ["003.png"])}
+
+
+def run_main(ev, run: Path) -> dict:
+    """OneIG's ``main()`` in a folder laid out as it reads one (``scripts/alignment/Q_D/object.json``,
+    ``images/object/<model>/<id>.png``): its per-model alignment and per-prompt table (NaN where a model has no
+    image of the prompt)."""
+    import pandas as pd
+
+    (run / "scripts" / "alignment" / "Q_D").mkdir(parents=True)
+    shutil.copy(FIX / "object.json", run / "scripts" / "alignment" / "Q_D" / "object.json")
+    for model, (_, names) in MAIN_MODELS.items():
+        (run / "images" / "object" / model).mkdir(parents=True)
+        for n in names:
+            shutil.copy(FIX / "images" / n, run / "images" / "object" / model / n)
+    argv, cwd = sys.argv, os.getcwd()
+    sys.argv = ["alignment_score.py", "--mode", "EN", "--image_dirname", str(run / "images"), "--model_names",
+                *MAIN_MODELS, "--image_grid", *(g for g, _ in MAIN_MODELS.values()), "--class_items", "object"]
+    try:
+        os.chdir(run)
+        ev.main()
+    finally:
+        sys.argv = argv
+        os.chdir(cwd)
+    total = pd.read_csv(next((run / "results").glob("alignment_score_EN_*.csv")), index_col=0)
+    per = pd.read_csv(next((run / "results").glob("alignment_prompt_score_EN_*.csv")), index_col=0)
+    return {"models": {m: {"image_grid": g, "images": [f"images/{n}" for n in names],
+                           "alignment": float(total.loc[m, "alignment"]),
+                           "per_prompt": {str(k): (None if pd.isna(v) else float(v)) for k, v in per[m].items()}}
+                       for m, (g, names) in MAIN_MODELS.items()}}
+
+
 def main() -> int:
     import importlib
 
@@ -303,11 +336,12 @@ def main() -> int:
         grids.append({"image": f"images/{name}", "prompt_id": pid, "prompt": PROMPTS[pid][0],
                       "cells": f"{grid[0]}x{grid[1]}", "black_cell": black, "answers": answers, "score": score})
         print(name, score, answers, file=sys.stderr)
+    totals = run_main(ev, tmp / "main")
     exp = {"oneig_commit": COMMIT, "checkpoint": "qwen2.5-vl-tiny", "questions": "object.json",
            "prompts": "prompts.csv", "category": CATEGORY,
            "scoring": "OneIG-Benchmark scripts/alignment/alignment_score.py alignment_score (split_mxn_grid, "
                       "Qwen2_5VLBatchInferencer.infer_semantic, the 'Yes' and direct-parent rules, mean over "
-                      "questions then cells)", "grids": grids}
+                      "questions then cells)", "grids": grids, "main": totals}
     (FIX / "expected.json").write_text(json.dumps(exp, indent=1, ensure_ascii=False) + "\n")
     prov = {"made_by": "tools/reference/oneig/make_fixture.py",
             "command": " ".join([Path(sys.executable).name, *sys.argv]), "versions": versions(),
@@ -322,6 +356,7 @@ def main() -> int:
             "note": "The answers and scores are OneIG's own functions on this tiny random-weight checkpoint; the "
                     "questions, prompts and grids are written for the fixture; no OneIG code or data is in this "
                     "repository."}
+    os.chmod(CKPT / "model.safetensors", 0o644)
     (FIX / "provenance.json").write_text(json.dumps(prov, indent=1) + "\n")
     print(FIX, file=sys.stderr)
     return 0

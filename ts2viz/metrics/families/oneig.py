@@ -418,7 +418,8 @@ CARD = Card(
                  "normalised form; OneIG finds the image file by the id instead (`images/<class>/<model>/<id>*`)",
                  "documented difference", "prompts", f"{_R}test_oneig_equals_oneigs_code"),
         Fidelity("benchmark total", "OneIG averages the per-prompt scores over the prompts of each class item; "
-                 "ts2viz gives the per-image scores (the leaderboard averages them)", "as the original", "", ""),
+                 "ts2viz gives the per-image scores (the leaderboard averages them); `cells` takes OneIG's `image_grid` "
+                 "`M,N` as written", "as the original", "cells", f"{_R}test_benchmark_total_equals_oneigs_main"),
         Fidelity("precision", "bfloat16 on GPU as OneIG (its flash-attention 2 is not used: sdpa); the fixture "
                  "compares float32 on CPU", "documented difference", "dtype", ""),
     ),
