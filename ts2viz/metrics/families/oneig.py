@@ -55,6 +55,16 @@ QWEN_KINDS = ("qwen2_5_vl", "qwen2_vl")
 def yes_score(answer: str) -> float:
     """OneIG's ``float(ans == "Yes")``: 1 for the exact answer ``Yes`` only.
 
+    Parameters
+    ----------
+    answer : str
+        The decoded answer, as generated (not stripped).
+
+    Returns
+    -------
+    float
+        1.0 or 0.0.
+
     Examples
     --------
     >>> yes_score("Yes"), yes_score(" Yes"), yes_score("yes"), yes_score("Yes.")
@@ -144,7 +154,28 @@ def grid_cells(image, cells: tuple[int, int]) -> list:
 
 
 def parse_cells(value: str) -> tuple[int, int]:
-    """``MxN`` (``2x2``, ``1x4``, OneIG's ``image_grid`` ``2,2``) as ``(m columns, n rows)``."""
+    """``MxN`` (``2x2``, ``1x4``, or OneIG's ``image_grid`` ``2,2``) as ``(m columns, n rows)``.
+
+    Parameters
+    ----------
+    value : str
+        The ``cells=`` option.
+
+    Returns
+    -------
+    tuple of int
+        ``(m, n)``.
+
+    Raises
+    ------
+    InputError
+        If it is not two positive integers.
+
+    Examples
+    --------
+    >>> parse_cells("2x2"), parse_cells("4,1")
+    ((2, 2), (4, 1))
+    """
     parts = str(value).lower().replace(",", "x").split("x")
     try:
         m, n = (int(p) for p in parts)
@@ -160,6 +191,16 @@ def read_question_file(path: str | Path) -> dict[str, tuple[dict[int, str], dict
 
     Each value has ``question`` and ``dependency``, JSON objects (or JSON strings of them, as released) from
     question ids (1..N) to a question, resp. a list of parent ids (``0``: no parent).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The ``.json`` file.
+
+    Returns
+    -------
+    dict of str to (dict, dict)
+        By prompt id: the questions by id and the parent ids by id.
 
     Raises
     ------
@@ -192,6 +233,16 @@ def read_question_file(path: str | Path) -> dict[str, tuple[dict[int, str], dict
 
 def read_prompt_table(path: str | Path) -> dict[str, tuple[str, str]]:
     """``OneIG-Bench.csv`` / ``OneIG-Bench-ZH.csv``: the (category, id) of each prompt, by its prompt key.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The CSV file.
+
+    Returns
+    -------
+    dict of str to (str, str)
+        ``(category, id)`` by :func:`~ts2viz.qa.questions.prompt_key` of the prompt text.
 
     Raises
     ------
@@ -238,7 +289,23 @@ class OneIGAlignment(Metric):
         self.vqa, self.sets, self.table, self.cells = vqa, sets, table, cells
 
     def questions(self, prompt: str):
-        """The (questions, dependencies) of ``prompt``, found through the prompt table's category and id."""
+        """The (questions, dependencies) of ``prompt``, found through the prompt table's category and id.
+
+        Parameters
+        ----------
+        prompt : str
+            The prompt.
+
+        Returns
+        -------
+        tuple of (dict, dict)
+            Its questions by id and their parent ids by id.
+
+        Raises
+        ------
+        InputError
+            If the table has no row for it or the question files no entry for its id.
+        """
         hit = self.table.get(prompt_key(prompt))
         if hit is None:
             raise InputError(f"oneig: the prompt table has no row for the prompt {prompt!r}")
@@ -249,18 +316,50 @@ class OneIGAlignment(Metric):
         return sets[pid]
 
     def check_prompts(self, prompts: Sequence[str]) -> None:
-        """Fail before any image is scored if a prompt has no questions."""
+        """Fail before any image is scored if a prompt has no questions.
+
+        Parameters
+        ----------
+        prompts : sequence of str
+            The prompts to be scored.
+        """
         for p in dict.fromkeys(prompts):
             self.questions(p)
 
     def prepare(self, image, file_name=None):
-        """The grid's kept cells, JPEG round-tripped and resized by ``qwen_vl_utils``' rule."""
+        """The grid's kept cells, JPEG round-tripped and resized by ``qwen_vl_utils``' rule.
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The grid image.
+        file_name : str or None, optional
+            Not used.
+
+        Returns
+        -------
+        list of PIL.Image.Image
+            The cells the model is shown (empty when all are black).
+        """
         from ..backbones.vqa.t2v import qwen_resize
 
         return [qwen_resize(c) for c in grid_cells(image.convert("RGB"), self.cells)]
 
     def answers(self, cells: list, question: str) -> list[str]:
-        """``infer_semantic``: the question asked of every cell in one batch, greedy, decoded as OneIG does."""
+        """``infer_semantic``: the question asked of every cell in one batch, greedy, decoded as OneIG does.
+
+        Parameters
+        ----------
+        cells : list of PIL.Image.Image
+            One grid's prepared cells (all of one size, so no row is padded).
+        question : str
+            The question, without OneIG's instruction.
+
+        Returns
+        -------
+        list of str
+            One answer per cell, special tokens skipped, not stripped.
+        """
         import torch
 
         vqa = self.vqa
@@ -278,7 +377,20 @@ class OneIGAlignment(Metric):
         return vqa.processor.batch_decode(new, skip_special_tokens=True, clean_up_tokenization_spaces=False)
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
-        """OneIG's alignment score of each prepared grid (NaN when every cell was black)."""
+        """OneIG's alignment score of each prepared grid (NaN when every cell was black).
+
+        Parameters
+        ----------
+        items : sequence of list
+            The grids' cells, as :meth:`prepare` returned them.
+        prompts : sequence of str
+            One prompt per grid.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 scores.
+        """
         out, self.last_details = [], []
         for cells, prompt in zip(items, prompts):
             questions, deps = self.questions(prompt)
