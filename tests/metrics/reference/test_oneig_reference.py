@@ -98,3 +98,17 @@ def test_benchmark_total_equals_oneigs_main():
         table = {f"object_{by_image[i]['prompt_id']}": float(s) for i, s in zip(run["images"], got)}
         assert table == {k: v for k, v in run["per_prompt"].items() if v is not None}, model
         assert abs(float(np.mean(got)) - run["alignment"]) <= 1e-9, model
+
+
+def test_a_q_d_folder_gives_each_category_its_file(tmp_path):
+    """``questions=`` a folder: a prompt's questions come from the file of its table category (General_Object ->
+    object.json); a category whose file is absent fails in one line before scoring."""
+    import shutil
+
+    shutil.copy(ROOT / EXP["questions"], tmp_path / "object.json")
+    table = tmp_path / "prompts.csv"
+    table.write_text((ROOT / EXP["prompts"]).read_text() + "Portrait,000,a portrait of a sailor,NP,short,\n")
+    m = metrics.load(f"oneig:{CKPT}?questions={tmp_path}&prompts={table}", device="cpu", dtype="float32")
+    assert m.questions(EXP["grids"][0]["prompt"])[0][1] == "Is there an apple?"
+    with pytest.raises(InputError, match="no questions for prompt 000 of Portrait"):
+        m.check_prompts(["a portrait of a sailor"])

@@ -529,11 +529,13 @@ CARD = Card(
         Fidelity("prompt → questions", "by the prompt table's category and id, the prompt text matched on its "
                  "normalised form; OneIG finds the image file by the id instead (`images/<class>/<model>/<id>*`)",
                  "documented difference", "prompts", f"{_R}test_oneig_equals_oneigs_code"),
-        Fidelity("benchmark total", "OneIG averages the per-prompt scores over the prompts of each class item; "
+        Fidelity("benchmark total", "OneIG's `main` averages a model's per-prompt scores over every prompt of the class items run (a "
+                 "prompt without an image skipped); "
                  "ts2viz gives the per-image scores (the leaderboard averages them); `cells` takes OneIG's `image_grid` "
                  "`M,N` as written", "as the original", "cells", f"{_R}test_benchmark_total_equals_oneigs_main"),
-        Fidelity("precision", "bfloat16 on GPU as OneIG (its flash-attention 2 is not used: sdpa); the fixture "
-                 "compares float32 on CPU", "documented difference", "dtype", ""),
+        Fidelity("precision", "bfloat16 on GPU as OneIG, with transformers' default attention (OneIG asks "
+                 "flash-attention 2); not compared on a GPU: the fixture compares float32 on CPU with eager "
+                 "attention on both sides", "documented difference", "dtype", ""),
     ),
     limitations=(
         "The fixture is a tiny random-weight Qwen2.5-VL in the released layout, sharpened so that its answers "
