@@ -534,8 +534,8 @@ CARD = Card(
                  "ts2viz gives the per-image scores (the leaderboard averages them); `cells` takes OneIG's `image_grid` "
                  "`M,N` as written", "as the original", "cells", f"{_R}test_benchmark_total_equals_oneigs_main"),
         Fidelity("precision", "bfloat16 on GPU as OneIG, with transformers' default attention (OneIG asks "
-                 "flash-attention 2); not compared on a GPU: the fixture compares float32 on CPU with eager "
-                 "attention on both sides", "documented difference", "dtype", ""),
+                 "flash-attention 2); not compared on a GPU: the fixture compares float32 on CPU (OneIG's run "
+                 "with eager attention, ts2viz's with sdpa)", "documented difference", "dtype", ""),
     ),
     limitations=(
         "The fixture is a tiny random-weight Qwen2.5-VL in the released layout, sharpened so that its answers "
