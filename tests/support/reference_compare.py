@@ -478,3 +478,31 @@ def compare_llmscore(score: str = "overall"):
     check_equal([(d["overall_rationale"], d["error_counting_rationale"]) for d, c in zip(m.last_details, cases)
                  if "values" in c], [tuple(c["values"][2:]) for c in cases if "values" in c], "llmscore rationales")
     return m, received
+
+
+# -- OneIG-Bench alignment (OneIG-Bench/OneIG-Benchmark alignment_score) --------------------------------------
+
+def compare_oneig(margins: bool = True):
+    """``oneig:`` on OneIG's fixture (``tests/fixtures/reference/oneig``): every answer per question and cell as
+    OneIG's ``infer_semantic`` gave it (compared as strings), every grid's score as ``alignment_score`` (1e-9).
+    Returns (metric, the grids' details)."""
+    import contextlib
+
+    from margins import generation_margins
+
+    root, exp = FIXTURES / "oneig", _json("oneig", "expected.json")
+    details, got, want = [], [], []
+    for cells in dict.fromkeys(g["cells"] for g in exp["grids"]):
+        rows = [g for g in exp["grids"] if g["cells"] == cells]
+        m = metrics.load(f"oneig:{root / exp['checkpoint']}?questions={root / exp['questions']}"
+                         f"&prompts={root / exp['prompts']}&cells={cells}", device="cpu", dtype="float32")
+        with generation_margins() if margins else contextlib.nullcontext():
+            s = m([str(root / g["image"]) for g in rows], [g["prompt"] for g in rows])
+        for g, d in zip(rows, m.last_details):
+            check_equal({str(q["id"]): q["answers"] for q in d["questions"]}, g["answers"],
+                        f"oneig answers of {g['image']}")
+        got += list(s)
+        want += [g["score"] for g in rows]
+        details += m.last_details
+    check_close(got, want, "oneig alignment", rtol=0.0, atol=1e-9)
+    return m, details

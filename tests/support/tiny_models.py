@@ -660,6 +660,20 @@ def _contract_csv(tmp: Path) -> str:
     return f"csv:{path}"
 
 
+def _contract_oneig(tmp: Path) -> str:
+    """``oneig:`` on the OneIG reference fixture's tiny Qwen2.5-VL, with a question file (OneIG's ``Q_D`` layout)
+    and a prompt table (``OneIG-Bench.csv``'s) written for :data:`CONTRACT_PROMPTS`."""
+    import json
+
+    qd = {f"{k:03d}": {"question": json.dumps({"1": f"Is there {p.split()[0]} {p.split()[1]}?", "2": f"Is it {p}?"}),
+                       "dependency": json.dumps({"1": [0], "2": [1]})} for k, p in enumerate(CONTRACT_PROMPTS)}
+    (tmp / "object.json").write_text(json.dumps(qd), encoding="utf-8")
+    (tmp / "prompts.csv").write_text("category,id,prompt_en\n" + "".join(
+        f"General_Object,{k:03d},{p}\n" for k, p in enumerate(CONTRACT_PROMPTS)), encoding="utf-8")
+    ckpt = REFERENCE / "oneig" / "qwen2.5-vl-tiny"
+    return f"oneig:{ckpt}?questions={tmp / 'object.json'}&prompts={tmp / 'prompts.csv'}"
+
+
 #: per registered metric family: ``builder(tmp_path, chat_url) -> SPEC`` of a tiny model (or a file, a
 #: function) that scores :data:`CONTRACT_PROMPTS`; ``chat_url`` is the base URL of a running
 #: ``llm_server.contract_chat`` endpoint. tests/metrics/test_registry_contract.py fails for a family that has
@@ -677,6 +691,7 @@ CONTRACT_SPECS = {
                               f"&generator={url}"),
     "dsg": lambda tmp, url: (f"dsg:{tiny('blip')}?questions={_contract_questions(tmp, 'dsg')}&mapper=lexical"
                              f"&generator={url}"),
+    "oneig": lambda tmp, url: _contract_oneig(tmp),
     "softtifa": lambda tmp, url: (f"softtifa:{REFERENCE / 'vqascore' / 'qwen3-vl-3.1' / 'qwen3-vl-tiny'}"
                                   f"?questions={_contract_questions(tmp, 'tifa')}"),
     "gecko": lambda tmp, url: f"gecko:{tiny('blip')}?generator={url}&generator_model=canned&nli=none",

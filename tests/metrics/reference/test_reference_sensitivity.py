@@ -26,6 +26,7 @@ from reference_compare import (
     compare_imagereward,
     compare_itm,
     compare_llmscore,
+    compare_oneig,
     compare_pickscore,
     compare_tifa,
     compare_geneval2_vqascore,
@@ -277,6 +278,24 @@ def _geneval2_recipe(**changes):
     return apply
 
 
+def _oneig_yes_rule(rule):
+    """OneIG's exact ``ans == "Yes"`` read another way: ``contains`` (yes anywhere, any case) or ``stripped``."""
+    def apply(mp):
+        from ts2viz.metrics.families import oneig
+
+        mp.setattr(oneig, "yes_score", (lambda a: float("yes" in a.lower())) if rule == "contains"
+                   else (lambda a: float(a.strip() == "Yes")))
+    return apply
+
+
+def _oneig_cells_transposed(mp):
+    """OneIG's ``image_grid`` ``M,N`` read as rows x columns."""
+    from ts2viz.metrics.families import oneig
+
+    parse = oneig.parse_cells
+    mp.setattr(oneig, "parse_cells", lambda v: tuple(reversed(parse(v))))
+
+
 GENERIC_Q = 'Does this image show "{}"?'          # the template of Qwen2-VL's recipe (and LLaVA-OneVision's)
 FIGURE_Q = 'Does this figure show "{}"? Please answer yes or no.'  # CLIP-FlanT5's, ts2viz's generic recipe
 MAIN_Q = 'Does this image show "{}"? Answer the question with Yes or No'  # t2v_metrics main between 3.0 and 3.1
@@ -309,6 +328,7 @@ COMPARE = {
     "softtifa-gm": lambda: compare_softtifa("gm"),
     "softtifa-am": lambda: compare_softtifa("am"),
     "vqascore-geneval2": compare_geneval2_vqascore,
+    "oneig": lambda: compare_oneig(margins=False),
 }
 
 _HALF = dict(mean=(0.5,) * 3, std=(0.5,) * 3)
@@ -316,6 +336,7 @@ _EMB = "ts2viz.metrics.backbones.embedding"
 _B2 = "ts2viz.metrics.backbones.blip2_retrieval"
 _UR = "ts2viz.metrics.families.unifiedreward"
 _VS = "ts2viz.metrics.families.viescore"
+_OI = "ts2viz.metrics.families.oneig"
 
 #: (family, mutation id, mutation)
 CASES = [
@@ -378,6 +399,13 @@ CASES = [
     ("softtifa-am", "no-one-word-instruction", _set("ts2viz.metrics.families.softtifa", ATOM_TEMPLATE="{}")),
     ("vqascore-geneval2", "t2v-metrics-question", _geneval2_recipe(question=FIGURE_Q)),
     ("vqascore-geneval2", "first-token-only", _geneval2_recipe(rule="first_token")),
+    ("oneig", "contains-yes", _oneig_yes_rule("contains")),
+    ("oneig", "stripped-yes", _oneig_yes_rule("stripped")),
+    ("oneig", "transitive-parents", _set(_OI, TRANSITIVE_PARENTS=True)),
+    ("oneig", "no-jpeg-round-trip", _set(_OI, JPEG_ROUND_TRIP=False)),
+    ("oneig", "black-cell-kept", _set(_OI, DROP_BLACK_CELLS=False)),
+    ("oneig", "no-period-before-instruction", _set(_OI, QUESTION_TEMPLATE="{} Please answer 'Yes' or 'No' only.")),
+    ("oneig", "cells-rows-by-columns", _oneig_cells_transposed),
 ]
 
 
