@@ -557,4 +557,4 @@ m.last_details[0]   # cells kept, per question: parents and the answers per cell
 FAMILY = Family("oneig",
                 "OneIG-Bench alignment: Qwen2.5-VL's exact 'Yes' to DSG-style questions with parents, per grid cell",
                 build, CARD, example="oneig:Qwen/Qwen2.5-VL-7B-Instruct?questions=Q_D&prompts=OneIG-Bench.csv",
-                group="questions", hub_model=True)
+                group="questions", hub_model=True, display="OneIG")
