@@ -6,7 +6,9 @@ item 9; each family's card says which):
 
 * ``rgb``: Pillow's ``convert("RGB")`` before anything else (HPSv2, HPSv3, PickScore's CLIP processor of
   the snippet's time). Pillow clips 16-bit values at 255, so a 16-bit PNG is read nearly white, and
-  transparency is dropped (the colour under a transparent pixel is kept);
+  transparency is dropped (the colour under a transparent pixel is kept; the colour key Pillow carries
+  over from a palette's transparent index is dropped too, which transformers 5's processors would
+  otherwise paint white: the originals' transformers 4 did not);
 * ``decoded``: the image as decoded, in its own mode; the family's own preprocessing resizes it in that
   mode and converts it to RGB after (ImageReward: a palette image resized by nearest neighbour, as Pillow
   resizes palettes, an RGBA one with its alpha premultiplied);
@@ -87,8 +89,9 @@ def read(image, how: str):
     -------
     PIL.Image.Image
         ``ts2viz``: :func:`ts2viz.imaging.as_rgb`'s 8-bit RGB image; ``rgb``: Pillow's ``convert("RGB")``
-        (16-bit values clipped at 255); ``decoded``: ``image`` itself, in its own mode. An RGB image is
-        returned as it is by all three.
+        (16-bit values clipped at 255); ``decoded``: ``image`` itself, in its own mode. An RGB image keeps
+        its pixels in all three; ``ts2viz`` and ``rgb`` drop a colour key (``info["transparency"]``, which
+        Pillow carries over from a palette's transparent index) so that no processor composites it.
 
     Examples
     --------
@@ -99,13 +102,20 @@ def read(image, how: str):
     """
     from ...imaging import as_rgb
 
-    if how == "ts2viz":
-        return as_rgb(image)
-    if how == "rgb":
-        return image if image.mode == "RGB" else image.convert("RGB")
     if how == "decoded":
         return image
-    raise ValueError(f"unknown image reading {how!r} (one of {', '.join(READINGS)})")
+    if how == "ts2viz":
+        out = as_rgb(image)
+    elif how == "rgb":
+        out = image if image.mode == "RGB" else image.convert("RGB")
+    else:
+        raise ValueError(f"unknown image reading {how!r} (one of {', '.join(READINGS)})")
+    if "transparency" in out.info:
+        # Pillow carries a palette's transparent index over as an RGB colour key; transformers 5's
+        # convert_to_rgb would then paint that colour white, which the originals' processors never did
+        out = out.copy() if out is image else out
+        del out.info["transparency"]
+    return out
 
 
 def option(original_reads: str):
