@@ -66,6 +66,10 @@ CARD = Card(
     original=("tgxs002/HPSv2, PyPI `hpsv2` 1.2.0: `hpsv2/img_score.py` (`score`, `initialize_model`) and its "
               "vendored open_clip's `image_transform` (`light_augmentation=True`). t2v_metrics 3.0's `hpsv2` calls "
               "the same `score` with HPS v2.0."),
+    fixture=('`tests/fixtures/reference/hpsv2/`: PyPI `hpsv2` 1.2.0 (`hpsv2.img_score.score`) on '
+             'torch 2.14.1, Pillow 13.0.0, on a tiny ViT in the released checkpoint layout. Image '
+             'modes (L, LA, RGBA, P, I;16, CMYK, an EXIF-rotated JPEG): compared, `modes/` (the '
+             'option `image_mode`).'),
     output_range="[-1, 1] (a cosine; the released models give about 0.2-0.35 on real image-prompt pairs)",
     higher_is_better=True,
     options=(

@@ -68,6 +68,10 @@ CARD = Card(
     original=("THUDM/ImageReward, PyPI `image-reward` 1.5: `ImageReward/ImageReward.py` (`ImageReward.score`, "
               "`inference_rank`, `MLP`), `ImageReward/utils.py` (`load`), `ImageReward/models/BLIP/` (BLIP's ViT, "
               "`med.py`, `init_tokenizer`)."),
+    fixture=('`tests/fixtures/reference/imagereward/`: PyPI `image-reward` 1.5 (`ImageReward.score`, '
+             '`inference_rank`) on transformers 4.30.2, timm 0.6.13, on a tiny BLIP in the released '
+             'layout. Image modes (L, LA, RGBA, P, I;16, CMYK, an EXIF-rotated JPEG): compared, '
+             '`modes/` (the option `image_mode`).'),
     output_range="unbounded; standardised to about N(0, 1) over the authors' generated images (real use: about -2 to 2)",
     higher_is_better=True,
     options=(

@@ -56,6 +56,10 @@ CARD = Card(
     original=("yuvalkirstain/PickScore: the scoring snippet of its README and of the `yuvalkirstain/PickScore_v1` "
               "model card (`calc_probs`'s `scores`); for `score=cosine`, t2v_metrics 3.0 "
               "`t2v_metrics/models/clipscore_models/pickscore_model.py`."),
+    fixture=('`tests/fixtures/reference/pickscore/`: the PickScore model card snippet (`calc_probs`) '
+             'on transformers 4.49.0 and PyPI `t2v-metrics` 3.0 (`PickScoreModel`), on a tiny CLIP in'
+             ' the released layout. Image modes (L, LA, RGBA, P, I;16, CMYK, an EXIF-rotated JPEG): '
+             'compared, `modes/` (the option `image_mode`).'),
     output_range=("authors: the learnt logit scale (about 100) times a cosine, in [-100, 100] (real image-prompt "
                   "pairs: about 15-25); cosine: [-1, 1]"),
     higher_is_better=True,

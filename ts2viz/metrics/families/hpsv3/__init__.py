@@ -63,6 +63,10 @@ CARD = Card(
               "(`HPSv3RewardInferencer`), `hpsv3/model/qwen2vl_trainer.py` (`Qwen2VLRewardModelBT`), "
               "`hpsv3/train.py` (`create_model_and_processor`), `hpsv3/dataset/` (prompt, `fetch_image`), "
               "`hpsv3/config/HPSv3_7B.yaml`."),
+    fixture=('`tests/fixtures/reference/hpsv3/`: PyPI `hpsv3` 1.0.0 (`HPSv3RewardInferencer.reward`) '
+             'on transformers 4.45.2, on a tiny Qwen2-VL in the released layout. Image modes (L, LA, '
+             'RGBA, P, I;16, CMYK, an EXIF-rotated JPEG): compared, `modes/` (the option '
+             '`image_mode`).'),
     output_range="unbounded (mu of a Gaussian; real images score about 0-15)",
     higher_is_better=True,
     options=(
