@@ -57,6 +57,8 @@ def reading(mode: str, original: str, spec: str = "") -> str:
     ------
     InputError
         One line for a value that is not one of :data:`MODES`.
+    ValueError
+        If ``original`` is not one of :data:`READINGS` (a family's programming error).
 
     Examples
     --------
@@ -92,6 +94,11 @@ def read(image, how: str):
         (16-bit values clipped at 255); ``decoded``: ``image`` itself, in its own mode. An RGB image keeps
         its pixels in all three; ``ts2viz`` and ``rgb`` drop a colour key (``info["transparency"]``, which
         Pillow carries over from a palette's transparent index) so that no processor composites it.
+
+    Raises
+    ------
+    ValueError
+        If ``how`` is not one of :data:`READINGS` (a programming error, not a user's input).
 
     Examples
     --------
