@@ -129,3 +129,16 @@ def test_an_unknown_image_mode_is_one_line():
     with pytest.raises(InputError) as e:
         load(CASES["hpsv2"][0](root, exp), device="cpu", image_mode="pillow")
     assert "\n" not in str(e.value) and "image_mode='pillow' is not one of original, ts2viz" in str(e.value)
+
+
+def test_the_engine_reads_images_as_the_metric_does():
+    """The scoring engine's preparation threads (not only a plain call) read each image with the metric's own
+    reading: ImageReward's images of every mode through the engine give image-reward's scores."""
+    from ts2viz.engine import score_images
+
+    root, exp = _modes("imagereward")
+    m = _metric("imagereward", "original")
+    got = score_images(m, [root / r["image"] for r in exp["rows"]], [r["prompt"] for r in exp["rows"]],
+                       use_cache=False)
+    for r, g in zip(exp["rows"], got):
+        assert _close(g, r["score"]), (r["image"], g, r["score"])
