@@ -86,7 +86,7 @@ def card_page(fam) -> str:
              ("output", f"{card.output_range}, {direction}" if card.output_range else direction),
              ("precision on GPU", f"{card.precision} (the original's; `dtype=` changes it)" if card.precision
               else "not established (bfloat16 where the GPU has it, else float16; `dtype=` changes it)"),
-             ("original code", card.original), ("paper", card.paper),
+             ("original code", card.original), ("reference fixture", card.fixture), ("paper", card.paper),
              ("who may name it", "the operator only (it runs code or reads files)" if fam.trusted_only
               else "the operator; a public app's visitors only the metrics the operator offers")]
     out += ["| | |", "|---|---|"] + [f"| {k} | {_md(v)} |" for k, v in facts if v] + [""]

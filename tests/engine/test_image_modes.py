@@ -33,7 +33,7 @@ def test_16_bit_png_is_scaled_not_clipped(source, tmp_path):
     else:
         arg = tmp_path / "g16.png"
         arg.write_bytes(data)
-    rgb = np.asarray(load_image(arg))
+    rgb = np.asarray(load_image(arg, "ts2viz"))
     assert rgb.dtype == np.uint8 and rgb.shape == (64, 64, 3)
     want = np.floor(np.asarray(im16, dtype=np.float64) / 257.0 + 0.5)     # 65535 -> 255, 0 -> 0
     assert np.array_equal(rgb[..., 0], want) and np.array_equal(rgb[..., 1], want)

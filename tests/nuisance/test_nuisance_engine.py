@@ -57,7 +57,7 @@ def test_transformed_scores_equal_scoring_the_transformed_images(data, tmp_path)
         for k, s in enumerate(SPECS):
             t = T.parse(s)
             if t.side == "image":
-                imgs = [t.image(load_image(p), seed=4) for p in paths]
+                imgs = [t.image(load_image(p, "ts2viz"), seed=4) for p in paths]
                 direct = metric(images=imgs, prompts=prompts)
             else:
                 direct = metric(images=paths, prompts=[t.text(p) for p in prompts])

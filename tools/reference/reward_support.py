@@ -54,6 +54,96 @@ def write_images(folder: Path) -> list[dict]:
     return rows
 
 
+#: (file name, mode, width, height, prompt): one image per Pillow mode the originals read differently
+#: (issue 39, item 9), written by :func:`write_mode_images`; sizes so that every family resizes them
+MODE_IMAGES = [
+    ("l.png", "L", 72, 48, "a red cat sitting on a tree"),
+    ("la.png", "LA", 50, 80, "a red cat sitting on a tree"),
+    ("rgba.png", "RGBA", 96, 64, "two blue dogs with a teddy bear"),
+    ("p.png", "P", 64, 96, "two blue dogs with a teddy bear"),
+    ("i16.png", "I;16", 80, 60, "the green tree with lights, at night, in the snow"),
+    ("cmyk.jpg", "CMYK", 70, 50, "the green tree with lights, at night, in the snow"),
+    ("exif.jpg", "RGB", 60, 90, "a red cat sitting on a tree"),
+]
+
+
+def make_mode_image(mode: str, width: int, height: int, seed: int):
+    """A deterministic image of ``mode`` made from :func:`make_image` (what each mode can hold that RGB cannot:
+    a semi-transparent alpha ramp with other colours under it, a palette with a transparent index, 16-bit
+    values over the whole range, CMYK ink)."""
+    from PIL import Image
+
+    rgb = make_image(width, height, seed)
+    a = np.asarray(rgb).astype(np.float64)
+    y, x = np.mgrid[0:height, 0:width].astype(np.float64)
+    alpha = np.clip(255 * (0.15 + 0.85 * x / max(width - 1, 1)), 0, 255).astype(np.uint8)
+    if mode == "L":
+        return rgb.convert("L")
+    if mode == "LA":
+        grey = np.asarray(rgb.convert("L"))
+        grey = np.where(alpha < 90, 255 - grey, grey).astype(np.uint8)  # other values under the transparent part
+        return Image.fromarray(np.stack([grey, alpha], -1), "LA")
+    if mode == "RGBA":
+        under = np.where((alpha < 90)[..., None], 255 - a, a).astype(np.uint8)
+        return Image.fromarray(np.concatenate([under, alpha[..., None]], -1), "RGBA")
+    if mode == "P":
+        p = rgb.quantize(colors=24, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+        p.info["transparency"] = int(np.asarray(p)[0, 0])  # one palette entry transparent
+        return p
+    if mode == "I;16":
+        v = (a[..., 0] * 0.3 + a[..., 1] * 0.59 + a[..., 2] * 0.11) / 255.0
+        v16 = np.clip(v * 65535 + 40 * np.sin(x / 3.0), 0, 65535).astype(np.uint16)
+        return Image.fromarray(v16)  # uint16 -> I;16
+    if mode == "CMYK":
+        return rgb.convert("CMYK")
+    if mode == "RGB":
+        return rgb
+    raise ValueError(mode)
+
+
+def write_mode_images(folder: Path) -> list[dict]:
+    """Write :data:`MODE_IMAGES` into ``folder/images`` (the JPEG ``exif.jpg`` with EXIF orientation 6, "rotate
+    90 clockwise to view") and return rows ``{"image", "mode", "prompt"}``."""
+    from PIL import Image
+
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    rows = []
+    for k, (name, mode, w, h, prompt) in enumerate(MODE_IMAGES):
+        im = make_mode_image(mode, w, h, seed=200 + k)
+        path = folder / "images" / name
+        if name == "exif.jpg":
+            exif = Image.Exif()
+            exif[0x0112] = 6
+            im.save(path, quality=92, exif=exif)
+        elif name.endswith(".jpg"):
+            im.save(path, quality=92)
+        else:
+            im.save(path)
+        with Image.open(path) as back:
+            assert back.mode == mode, (name, back.mode)
+        rows.append({"image": f"images/{name}", "mode": mode, "prompt": prompt})
+    return rows
+
+
+def ts2viz_reading_copy(path: Path, out: Path) -> Path:
+    """An RGB PNG of the image at ``path`` as ``image_mode=ts2viz`` reads it, made here independently of
+    ts2viz's code: 16-bit values scaled to 8 bits (``floor(v / 257 + 0.5)``), every other mode through
+    Pillow's ``convert("RGB")``; no EXIF rotation. The original's score of this copy is what ts2viz must give
+    with ``image_mode=ts2viz``."""
+    from PIL import Image
+
+    with Image.open(path) as im:
+        im.load()
+        if im.mode.startswith("I;16"):
+            v = np.floor(np.asarray(im, dtype=np.float64) / 257.0 + 0.5).astype(np.uint8)
+            rgb = Image.fromarray(v).convert("RGB")  # uint8 -> L
+        else:
+            rgb = im.convert("RGB")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rgb.save(out)
+    return out
+
+
 def fake_hub_cache(cache: Path, repo_id: str, files_from: Path, revision: str = "main") -> Path:
     """Lay ``files_from``'s files out as huggingface_hub's cache holds a downloaded ``repo_id``
     (``models--OWNER--NAME/snapshots/<commit>/`` and ``refs/<revision>``), so that an original's code

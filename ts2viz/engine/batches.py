@@ -206,7 +206,7 @@ def run_metric(metric, items: list[Item], cache: ScoreCache | None, pool: Thread
     details : list
         One entry per item: its details, or None.
     """
-    from ..metrics.common.base import load_image, score_with_oom_retry
+    from ..metrics.common.base import score_with_oom_retry
 
     n = len(items)
     values = np.full(n, np.nan)
@@ -242,7 +242,7 @@ def run_metric(metric, items: list[Item], cache: ScoreCache | None, pool: Thread
         try:
             if pixels:
                 check_pixels(items[i].source)
-            image = load_image(items[i].source) if pixels else None
+            image = metric.read_image(items[i].source) if pixels else None
             if pixels and items[i].hook is not None:
                 image = items[i].hook(image, items[i].source)
             x = metric.prepare(image, items[i].name)

@@ -174,7 +174,7 @@ class BlockScorer:
         Exception
             As :meth:`info` if the metric failed to load; a model error other than out-of-memory.
         """
-        from ..metrics.common.base import load_image, score_with_oom_retry
+        from ..metrics.common.base import score_with_oom_retry
 
         m = self._check()
         n = len(entries)
@@ -196,7 +196,7 @@ class BlockScorer:
                         return None
                     if want_keys:
                         keys[k] = hashlib.sha1(data).hexdigest()
-                    image = load_image(data)
+                    image = m.read_image(data)
                     if hook is not None:
                         image = hook(image, path)
                 return m.prepare(image, name)

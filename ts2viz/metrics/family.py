@@ -93,6 +93,10 @@ class Card:
         The paper's BibTeX entry.
     original : str, optional
         The reference code ts2viz follows: repository and version or files.
+    fixture : str, optional
+        Which code made the family's reference fixture (repository at a commit or package and version, and
+        the fixture's folder ``tests/fixtures/reference/...``), or ``not compared`` and why; also whether
+        images of other modes were compared (issue 39). Every built-in family states it.
     output_range : str, optional
         The scores' range (e.g. ``"[-1, 1]"``).
     higher_is_better : bool or None, optional
@@ -117,6 +121,7 @@ class Card:
     paper: str = ""
     citation: str = ""
     original: str = ""
+    fixture: str = ""
     output_range: str = ""
     higher_is_better: bool | None = True
     options: tuple = ()

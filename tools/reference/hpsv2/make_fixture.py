@@ -23,6 +23,12 @@ Writes ``tests/fixtures/reference/hpsv2/``: ``ts2viz-tiny-hps.json``, the checkp
 
 hpsv2 1.2.0's wheel lacks ``bpe_simple_vocab_16e6.txt.gz`` (its tokenizer's vocabulary, the same file
 open_clip ships); ``setup_env.sh`` copies it from the open_clip_torch wheel.
+
+``--modes`` (issue 39, item 9) leaves the fixture above as it is and writes ``modes/``: one image per Pillow
+mode (``reward_support.MODE_IMAGES``: L, LA, RGBA, P, I;16, CMYK, an EXIF-rotated JPEG) and
+``modes/expected.json``: per image, ``score`` on the existing checkpoint, each file passed to ``score`` on
+its own (or ``error``: what ``score`` raised), and ``ts2viz_reading``: ``score`` of the RGB copy
+``image_mode=ts2viz`` reads (``reward_support.ts2viz_reading_copy``, made here independently).
 """
 from __future__ import annotations
 
@@ -98,5 +104,45 @@ def main() -> None:
         "rows": rows})
 
 
+def main_modes() -> None:
+    cache = Path(tempfile.mkdtemp()) / "hub"
+    rs.offline_env(cache)
+    import torch
+
+    import hpsv2.img_score as img_score
+    from hpsv2.src.open_clip import add_model_config, create_model_and_transforms
+
+    add_model_config(OUT / f"{TINY}.json")
+    out = rs.clean(OUT / "modes")
+    rows = rs.write_mode_images(out)
+    fname, seed = FILES["v2.1"]
+    torch.manual_seed(seed + 1000)
+    fresh, _, preprocess_val = create_model_and_transforms(
+        TINY, None, precision='amp', device=img_score.device, jit=False, force_quick_gelu=False,
+        force_custom_text=False, force_patch_dropout=False, force_image_size=None, pretrained_image=False,
+        image_mean=None, image_std=None, light_augmentation=True, aug_cfg={}, output_dict=True,
+        with_score_predictor=False, with_region_predictor=False)
+    img_score.model_dict.clear()
+    img_score.model_dict["model"] = fresh
+    img_score.model_dict["preprocess_val"] = preprocess_val
+    tmp = Path(tempfile.mkdtemp())
+    for r in rows:
+        try:
+            r["score"] = float(img_score.score([str(out / r["image"])], r["prompt"], cp=str(OUT / fname),
+                                               hps_version="v2.1")[0])
+        except Exception as e:  # noqa: BLE001 - what the original does with the mode is the record
+            r["error"] = f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0][:200]}"
+        copy = rs.ts2viz_reading_copy(out / r["image"], tmp / (r["image"] + ".png"))
+        r["ts2viz_reading"] = float(img_score.score([str(copy)], r["prompt"], cp=str(OUT / fname),
+                                                    hps_version="v2.1")[0])
+    rs.write_expected(out, {
+        "family": "hpsv2",
+        "made_by": "hpsv2 1.2.0 hpsv2.img_score.score([image path], prompt, cp=../HPS_v2.1_compressed.pt) on the "
+                   "tiny model, one image per call; ts2viz_reading: the same on the RGB copy image_mode=ts2viz reads",
+        "dtype": "float32", "device": "cpu",
+        "versions": rs.versions("torch", "torchvision", "hpsv2", "pillow"),
+        "arch": f"../{TINY}.json", "checkpoint": f"../{fname}", "rows": rows})
+
+
 if __name__ == "__main__":
-    main()
+    main_modes() if "--modes" in sys.argv[1:] else main()

@@ -26,6 +26,13 @@ per image; the score is ``mu`` (``rewards[i][0]``, as the package's own example)
 
 Writes ``tests/fixtures/reference/hpsv3/``: ``HPSv3/HPSv3.safetensors``, ``Qwen2-VL-7B-Instruct/``,
 ``images/*.png`` and ``expected.json``.
+
+``--modes`` (issue 39, item 9) leaves the fixture above as it is and writes ``modes/``: one image per Pillow
+mode (``reward_support.MODE_IMAGES``: L, LA, RGBA, P, I;16, CMYK, an EXIF-rotated JPEG) and
+``modes/expected.json``: per image, ``mu`` of ``reward([path], [prompt])`` on the existing checkpoint (the
+base's random weights, which the checkpoint replaces, made in a temporary copy of the base folder), and
+``ts2viz_reading``: the same on the RGB copy ``image_mode=ts2viz`` reads
+(``reward_support.ts2viz_reading_copy``, made here independently).
 """
 from __future__ import annotations
 
@@ -166,5 +173,45 @@ def main() -> None:
         "checkpoint": "HPSv3/HPSv3.safetensors", "base": "Qwen2-VL-7B-Instruct", "rows": rows})
 
 
+def main_modes() -> None:
+    cache = Path(tempfile.mkdtemp()) / "hub"
+    rs.offline_env(cache)
+    import torch
+    import yaml
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
+
+    tmp_base = Path(tempfile.mkdtemp()) / "Qwen2-VL-7B-Instruct"
+    shutil.copytree(OUT / "Qwen2-VL-7B-Instruct", tmp_base)
+    torch.manual_seed(30)
+    Qwen2VLForConditionalGeneration(Qwen2VLConfig.from_pretrained(tmp_base)).save_pretrained(tmp_base)
+
+    import hpsv3.inference as inf
+
+    cfg = yaml.safe_load((Path(inf._MODEL_CONFIG_PATH) / "HPSv3_7B.yaml").read_text())
+    cfg.update(model_name_or_path=str(tmp_base), bf16=False, torch_dtype="float32", disable_flash_attn2=True,
+               gradient_checkpointing=False, report_to="none")
+    cfg_path = Path(tempfile.mkdtemp()) / "HPSv3_tiny.yaml"
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    torch.manual_seed(32)
+    inferencer = inf.HPSv3RewardInferencer(config_path=str(cfg_path),
+                                           checkpoint_path=str(OUT / "HPSv3" / "HPSv3.safetensors"), device="cpu")
+    out = rs.clean(OUT / "modes")
+    rows = rs.write_mode_images(out)
+    tmp = Path(tempfile.mkdtemp())
+    with torch.no_grad():
+        for r in rows:
+            r["mu"] = inferencer.reward([str(out / r["image"])], [r["prompt"]])[0][0].item()
+            copy = rs.ts2viz_reading_copy(out / r["image"], tmp / (r["image"] + ".png"))
+            r["ts2viz_reading"] = inferencer.reward([str(copy)], [r["prompt"]])[0][0].item()
+    rs.write_expected(out, {
+        "family": "hpsv3",
+        "made_by": "hpsv3 1.0.0 HPSv3RewardInferencer(config_path, checkpoint_path=../HPSv3/HPSv3.safetensors)"
+                   ".reward([image path], [prompt])[0][0] (mu), one image per call; ts2viz_reading: the same on the "
+                   "RGB copy image_mode=ts2viz reads",
+        "dtype": "float32", "device": "cpu",
+        "versions": rs.versions("torch", "torchvision", "hpsv3", "transformers", "tokenizers", "pillow"),
+        "checkpoint": "../HPSv3/HPSv3.safetensors", "base": "../Qwen2-VL-7B-Instruct", "rows": rows})
+
+
 if __name__ == "__main__":
-    main()
+    main_modes() if "--modes" in sys.argv[1:] else main()

@@ -30,6 +30,12 @@ same per prompt group.
 Writes ``tests/fixtures/reference/imagereward/``: ``ImageReward/`` (``ImageReward.pt``,
 ``med_config.json``), ``bert-base-uncased/`` (the tiny tokenizer: ``vocab.txt``,
 ``tokenizer_config.json``), ``images/*.png`` and ``expected.json``.
+
+``--modes`` (issue 39, item 9) leaves the fixture above as it is and writes ``modes/``: one image per Pillow
+mode (``reward_support.MODE_IMAGES``: L, LA, RGBA, P, I;16, CMYK, an EXIF-rotated JPEG) and
+``modes/expected.json``: per image, ``score(prompt, image path)`` on the existing checkpoint (``load``'s
+steps as above), and ``ts2viz_reading``: ``score`` of the RGB copy ``image_mode=ts2viz`` reads
+(``reward_support.ts2viz_reading_copy``, made here independently).
 """
 from __future__ import annotations
 
@@ -139,5 +145,40 @@ def main() -> None:
         "tokenizer": "bert-base-uncased", "rows": rows})
 
 
+def main_modes() -> None:
+    cache = Path(tempfile.mkdtemp()) / "hub"
+    rs.offline_env(cache)
+    import torch
+
+    rs.fake_hub_cache(cache, "bert-base-uncased", OUT / "bert-base-uncased")
+    model_dir = OUT / "ImageReward"
+    med = json.loads((model_dir / "med_config.json").read_text())
+    utils, ir, bp, vit = image_reward_modules()
+    bp.create_vit = lambda *a, **k: (vit.VisionTransformer(**VISION), VISION["embed_dim"])
+    torch.manual_seed(1)
+    fresh = ir.ImageReward(device="cpu", med_config=str(model_dir / "med_config.json")).to("cpu")
+    fresh.mlp = ir.MLP(med["hidden_size"])
+    msg = fresh.load_state_dict(torch.load(model_dir / "ImageReward.pt", map_location="cpu"), strict=False)
+    assert not msg.missing_keys and not msg.unexpected_keys, msg
+    fresh.eval()
+
+    out = rs.clean(OUT / "modes")
+    rows = rs.write_mode_images(out)
+    tmp = Path(tempfile.mkdtemp())
+    with torch.no_grad():
+        for r in rows:
+            r["score"] = float(fresh.score(r["prompt"], str(out / r["image"])))
+            copy = rs.ts2viz_reading_copy(out / r["image"], tmp / (r["image"] + ".png"))
+            r["ts2viz_reading"] = float(fresh.score(r["prompt"], str(copy)))
+    rs.write_expected(out, {
+        "family": "imagereward",
+        "made_by": "image-reward 1.5 ImageReward.score(prompt, image path) on the tiny checkpoint (../ImageReward); "
+                   "ts2viz_reading: the same on the RGB copy image_mode=ts2viz reads",
+        "dtype": "float32", "device": "cpu",
+        "versions": rs.versions("torch", "torchvision", "image-reward", "transformers", "timm", "pillow"),
+        "checkpoint": "../ImageReward/ImageReward.pt", "med_config": "../ImageReward/med_config.json",
+        "tokenizer": "../bert-base-uncased", "rows": rows})
+
+
 if __name__ == "__main__":
-    main()
+    main_modes() if "--modes" in sys.argv[1:] else main()

@@ -12,5 +12,8 @@ site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["pur
 "$TORCH_FROM/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > "$site/zz_torch_from_rewards_a.pth"
 "$VENV/bin/pip" install -q --no-deps transformers==4.30.2 tokenizers==0.13.3 timm==0.6.13 \
     huggingface-hub==0.16.4 image-reward==1.5 clip-anytorch==2.6.0
+# fairscale 0.4.13 is an sdist built without isolation (it imports torch to build): the venv's own
+# setuptools needs the wheel package for bdist_wheel (python3.11's venv has setuptools 65 but no wheel)
+"$VENV/bin/pip" install -q wheel
 "$VENV/bin/pip" install -q --no-deps --no-build-isolation fairscale==0.4.13
 echo "ready: $VENV"

@@ -158,5 +158,28 @@ def main() -> None:
         "rows": rows})
 
 
+def main_modes() -> None:
+    from PIL import Image
+
+    cache = Path(tempfile.mkdtemp()) / "hub"
+    rs.offline_env(cache)
+    rs.fake_hub_cache(cache, PROCESSOR_ID, OUT / "CLIP-ViT-H-14-laion2B-s32B-b79K")
+    rs.fake_hub_cache(cache, MODEL_ID, OUT / "PickScore_v1")
+    out = rs.clean(OUT / "modes")
+    rows = rs.write_mode_images(out)
+    tmp = Path(tempfile.mkdtemp())
+    for r in rows:
+        r["authors"] = authors_snippet([Image.open(out / r["image"])], r["prompt"])[0][0]
+        copy = rs.ts2viz_reading_copy(out / r["image"], tmp / (r["image"] + ".png"))
+        r["ts2viz_reading"] = authors_snippet([Image.open(copy)], r["prompt"])[0][0]
+    rs.write_expected(out, {
+        "family": "pickscore",
+        "made_by": "PickScore model card snippet (calc_probs' scores) on [Image.open(path)], one image per call, on "
+                   "the tiny ../PickScore_v1; ts2viz_reading: the same on the RGB copy image_mode=ts2viz reads",
+        "dtype": "float32", "device": "cpu",
+        "versions": rs.versions("torch", "transformers", "tokenizers", "pillow"),
+        "model": "../PickScore_v1", "processor": "../CLIP-ViT-H-14-laion2B-s32B-b79K", "rows": rows})
+
+
 if __name__ == "__main__":
-    main()
+    main_modes() if "--modes" in sys.argv[1:] else main()

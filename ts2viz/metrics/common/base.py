@@ -51,6 +51,9 @@ class Metric:
         name, so the engine neither reads nor hashes the file for it).
     cacheable : bool
         Whether finished scores are worth keeping in the score cache (not for lookups).
+    image_reading : str
+        How :meth:`read_image` reads an image: ``ts2viz`` (default, :func:`ts2viz.imaging.as_rgb`), or, for a
+        family with the ``image_mode`` option, its original's reading (:mod:`.image_mode`).
     stacks_prepared : bool
         Whether :meth:`score_prepared` takes a :class:`PreparedBatch`'s stacked tensors instead of stacking the
         prepared items itself (the engine then stacks them on its worker threads).
@@ -89,6 +92,9 @@ class Metric:
     needs_pixels: bool = True
     cacheable: bool = True
     stacks_prepared: bool = False
+    #: how :meth:`read_image` reads an image (:data:`ts2viz.metrics.common.image_mode.READINGS`); a family
+    #: with the ``image_mode`` option sets its original's
+    image_reading: str = "ts2viz"
 
     def __init__(self, spec: Spec, config: dict, device: str = "cpu", batch_size: int = 32):
         self.parsed_spec = spec
@@ -122,13 +128,34 @@ class Metric:
         """
 
     # -- the two halves ----------------------------------------------------------------------------
+    def read_image(self, image):
+        """One image decoded and read as this metric reads images (:func:`load_image` with :attr:`image_reading`).
+
+        Parameters
+        ----------
+        image : PIL.Image.Image, str, os.PathLike, bytes or bytearray
+            The image, its file, or its encoded bytes.
+
+        Returns
+        -------
+        PIL.Image.Image
+            The image :meth:`prepare` takes.
+
+        Raises
+        ------
+        InputError
+            If it cannot be read or decoded (naming the file).
+        """
+        return load_image(image, self.image_reading)
+
     def prepare(self, image, file_name: str | None = None) -> Any:
         """CPU-side preprocessing of one image (thread-safe). Default: the image itself.
 
         Parameters
         ----------
         image : PIL.Image.Image or None
-            An RGB PIL image (``None`` when :attr:`needs_pixels` is False).
+            The image as :meth:`read_image` reads it: RGB unless the metric's :attr:`image_reading` is
+            ``decoded`` (``None`` when :attr:`needs_pixels` is False).
         file_name : str or None, optional
             The image's dataset file name or path when it has one.
 
@@ -202,7 +229,7 @@ class Metric:
         for i, im in enumerate(images):
             name = str(im) if isinstance(im, (str, os.PathLike)) else getattr(im, "filename", None) or None
             try:
-                prepared.append(self.prepare(load_image(im) if self.needs_pixels else None, name))
+                prepared.append(self.prepare(self.read_image(im) if self.needs_pixels else None, name))
                 ok.append(i)
             except InputError as e:
                 warnings.warn(f"{e}; its score is NaN", stacklevel=2)
@@ -217,20 +244,23 @@ class Metric:
 
 # -- images ----------------------------------------------------------------------------------------
 
-def load_image(image):
-    """An 8-bit RGB PIL image from a PIL image, a path or raw bytes; :class:`InputError` if it cannot be read.
-
-    Every mode is converted by :func:`ts2viz.imaging.as_rgb` (16-bit images scaled, not clipped).
+def load_image(image, mode: str):
+    """A PIL image from a PIL image, a path or raw bytes, read as ``mode`` says; :class:`InputError` if it cannot be read.
 
     Parameters
     ----------
     image : PIL.Image.Image, str, os.PathLike, bytes or bytearray
         The image, its file, or its encoded bytes.
+    mode : str
+        The reading (:data:`ts2viz.metrics.common.image_mode.READINGS`): ``ts2viz`` converts every mode by
+        :func:`ts2viz.imaging.as_rgb` (16-bit images scaled, not clipped), ``rgb`` by Pillow's
+        ``convert("RGB")`` (16-bit values clipped), ``decoded`` keeps the image's own mode (the family's
+        preprocessing converts it, as its original does). A metric reads with :meth:`Metric.read_image`.
 
     Returns
     -------
     PIL.Image.Image
-        The decoded image in mode ``RGB`` (file read completely).
+        The decoded image (file read completely): RGB, or in its own mode for ``decoded``.
 
     Raises
     ------
@@ -240,19 +270,19 @@ def load_image(image):
     Examples
     --------
     >>> from PIL import Image
-    >>> load_image(Image.new("L", (3, 2), 128)).mode
-    'RGB'
-    >>> load_image(b"not an image")
+    >>> load_image(Image.new("L", (3, 2), 128), "ts2viz").mode, load_image(Image.new("L", (3, 2), 128), "decoded").mode
+    ('RGB', 'L')
+    >>> load_image(b"not an image", "ts2viz")
     Traceback (most recent call last):
     ...
     ts2viz.errors.InputError: ...unreadable image...
     """
     from PIL import Image, UnidentifiedImageError
 
-    from ...imaging import as_rgb
+    from .image_mode import read
 
     if isinstance(image, Image.Image):
-        return as_rgb(image)
+        return read(image, mode)
     try:
         if isinstance(image, (bytes, bytearray)):
             import io
@@ -261,7 +291,7 @@ def load_image(image):
         else:
             im = Image.open(Path(image))
         im.load()
-        return as_rgb(im)
+        return read(im, mode)
     except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as e:
         name = "image bytes" if isinstance(image, (bytes, bytearray)) else str(image)
         raise InputError(f"unreadable image ({type(e).__name__}: {e})", file=name) from None

@@ -32,6 +32,10 @@ CARD = Card(
     original=("the ALIGN checkpoints' transformers implementation (`AlignModel.get_image_features` / "
               "`get_text_features`); TS2 scored `kakaobrain/align-base` with it. Fixture (`variant=ts2`) from TS2's "
               "own `ALIGNScore` (T2IMetrics), run in a side venv (`tools/reference/ts2_embeddings/`)."),
+    fixture=("`tests/fixtures/reference/ts2_embeddings/`: TS2's own `ALIGNScore` "
+             '(michaelsaxon/T2IScoreScore 93ebf89, `src/T2IMetrics/correlation/`) on transformers '
+             '4.57.6, for `variant=ts2` only; the other variants not compared. Image modes: not '
+             "compared (a non-RGB image is read by ts2viz's `as_rgb`)."),
     output_range="ts2: the model's logits (a scaled, for SigLIP shifted, cosine); cosine: [-1, 1]",
     higher_is_better=True,
     options=embedding_options(),

@@ -21,6 +21,7 @@ CARD = Card(
              "module importable from the current folder, as with `python -m`) or "
              "`callable:path/file.py:function`; it gets RGB PIL images and one prompt per image and returns one "
              "number per image."),
+    fixture=("not compared: the user's own function is the metric (there is no original)."),
     output_range="whatever the function returns",
     higher_is_better=None,
     options=(

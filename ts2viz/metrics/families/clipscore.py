@@ -34,6 +34,10 @@ CARD = Card(
               "TS2's `CLIPScorer.calculate_score`, Hessel's `get_clip_score` and torchmetrics' `clip_score`, run in "
               "side venvs (`tools/reference/clipscore/`); the open_clip backend against open_clip's own code in "
               "the test."),
+    fixture=('`tests/fixtures/reference/clipscore/`: jmhessel/clipscore 1036465 (`get_clip_score`), '
+             "torchmetrics 1.9.0 (`clip_score`) and TS2's `CLIPScorer` (michaelsaxon/T2IScoreScore "
+             '93ebf89), on a tiny CLIP; the open_clip backend not compared. Image modes: not compared'
+             " (a non-RGB image is read by ts2viz's `as_rgb`)."),
     output_range=("ts2: exp(logit_scale) * cos, in [-exp(logit_scale), exp(logit_scale)] ([-100, 100] for OpenAI's "
                   "CLIP); cosine: [-1, 1]; hessel: [0, 2.5]; torchmetrics: [0, 100]"),
     higher_is_better=True,

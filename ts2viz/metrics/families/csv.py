@@ -14,6 +14,7 @@ from ..family import Card, Family, Fidelity, Option
 CARD = Card(
     summary=("Precomputed per-image scores read from a scores file (`file_name` plus one metric column): each "
              "image is looked up by its file name."),
+    fixture=('not compared: precomputed scores read from a file (no model, no original).'),
     output_range="whatever the file holds",
     higher_is_better=None,
     options=(

@@ -38,6 +38,10 @@ CARD = Card(
   year      = {2024}
 }""",
     original="j-min/DSG: `dsg/vqa_utils.py` (`InstructBLIP.vqa`, `calc_vqa_score`), pinned to transformers 4.31.",
+    fixture=('`tests/fixtures/reference/dsg/`: j-min/DSG 7330119 (`dsg/vqa_utils.py`: '
+             '`InstructBLIP.vqa`, `calc_vqa_score`) on transformers 4.31.0, and its answer reading on'
+             " TS2's recorded answers. Image modes: not compared (a non-RGB image is read by ts2viz's"
+             ' `as_rgb`).'),
     output_range="[0, 1]",
     higher_is_better=True,
     options=qa_options({"qa_filter": "tifa"}, accumulation="direct"),

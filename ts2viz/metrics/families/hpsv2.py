@@ -26,6 +26,8 @@ import numpy as np
 from ...errors import InputError
 from ...hub import is_hub_id, model_hub_id
 from ..common.base import Metric
+from ..common.image_mode import DEFAULT as IMAGE_MODE, option as image_mode_option, reading as image_reading
+
 from ..common.device import dtype_name, resolve_device, resolve_dtype
 from ..common.hubfiles import file_identity, local_or_hub_file
 from ..common.spec import Spec, parse_spec
@@ -40,7 +42,11 @@ ARCH = "ViT-H-14"
 OPENAI_MEAN = (0.48145466, 0.4578275, 0.40821073)
 OPENAI_STD = (0.26862954, 0.26130258, 0.27577711)
 DEFAULT_BATCH = {"cpu": 16, "cuda": 128, "mps": 32}
+#: how hpsv2's ``image_transform`` reads a non-RGB image: ``_convert_to_rgb_or_rgba`` converts every mode but
+#: RGBA with Pillow's ``convert("RGB")`` first (an RGBA image keeps its alpha and the model then raises)
+ORIGINAL_READING = "rgb"
 _T = "tests/metrics/reference/test_hpsv2_reference.py::"
+_M = "tests/metrics/reference/test_image_modes_reference.py::"
 
 CARD = Card(
     summary=("HPS v2 / v2.1 (Human Preference Score): open_clip's ViT-H-14 fine-tuned on HPD v2's human choices. "
@@ -60,6 +66,10 @@ CARD = Card(
     original=("tgxs002/HPSv2, PyPI `hpsv2` 1.2.0: `hpsv2/img_score.py` (`score`, `initialize_model`) and its "
               "vendored open_clip's `image_transform` (`light_augmentation=True`). t2v_metrics 3.0's `hpsv2` calls "
               "the same `score` with HPS v2.0."),
+    fixture=('`tests/fixtures/reference/hpsv2/`: PyPI `hpsv2` 1.2.0 (`hpsv2.img_score.score`) on '
+             'torch 2.14.1, Pillow 13.0.0, on a tiny ViT in the released checkpoint layout. Image '
+             'modes (L, LA, RGBA, P, I;16, CMYK, an EXIF-rotated JPEG): compared, `modes/` (the '
+             'option `image_mode`).'),
     output_range="[-1, 1] (a cosine; the released models give about 0.2-0.35 on real image-prompt pairs)",
     higher_is_better=True,
     options=(
@@ -74,6 +84,8 @@ CARD = Card(
                "Default (as the original: `precision='amp'` and `torch.cuda.amp.autocast()`): float32 weights "
                "under float16 autocast on CUDA, float32 on the CPU. `float32`, `float16` or `bfloat16`: the "
                "weights in that dtype, no autocast.", ("float32", "float16", "bfloat16")),
+        image_mode_option("Pillow's `convert(\"RGB\")` before the resize, as hpsv2's `image_transform` (a 16-bit "
+                          "PNG clipped at 255, transparency dropped)."),
     ),
     fidelity=(
         Fidelity("score", "`image_features @ text_features`, both L2-normalised, no logit scale", "as the original",
@@ -91,6 +103,14 @@ CARD = Card(
                  "as the original", "checkpoint, arch", f"{_T}test_a_folder_with_one_released_checkpoint_loads_it"),
         Fidelity("precision", "float32 weights under float16 autocast on CUDA, float32 on the CPU", "as the original",
                  "dtype"),
+        Fidelity("images of other modes", "`image_mode=original` (default): Pillow's `convert(\"RGB\")` before the "
+                 "resize, as hpsv2: `L`, `LA`, `P`, `CMYK` and a 16-bit `I;16` PNG (clipped at 255) score as the "
+                 "original; an `RGBA` image is converted the same way (alpha dropped). `image_mode=ts2viz`: `I;16` "
+                 "scaled to 8 bits instead (on the fixture's tiny model 0.570 against hpsv2's 0.263); every other "
+                 "mode the same. No EXIF rotation in either, as the original.", "documented difference",
+                 "image_mode", f"{_M}test_default_image_mode_scores_every_mode_as_the_original, {_M}test_image_mode_ts2viz_scores_the_copy_ts2viz_reads, {_M}test_the_modes_that_differ_are_the_ones_the_card_names",
+                 original="`_convert_to_rgb_or_rgba` keeps an `RGBA` image's four channels, and the model then "
+                          "raises (`expected input[1, 4, 224, 224] to have 3 channels`)"),
     ),
     limitations=(
         "Users report that HPSv2 favours over-saturated, high-contrast images (and generators tuned on it drift "
@@ -119,10 +139,11 @@ scores = hps(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])
 
 
 def build(spec: Spec, device: str | None = None, *, checkpoint: str | None = None, arch: str = ARCH,
-          batch_size: int | None = None, dtype: str | None = None) -> Metric:
+          batch_size: int | None = None, dtype: str | None = None, image_mode: str = IMAGE_MODE) -> Metric:
     """The ``hpsv2:`` metric of ``spec``.
 
-    ``hpsv2:MODEL[?checkpoint=FILE&arch=ViT-H-14&batch_size=N&dtype=float32|float16|bfloat16]``; the options'
+    ``hpsv2:MODEL[?checkpoint=FILE&arch=ViT-H-14&batch_size=N&dtype=float32|float16|bfloat16&image_mode=original|ts2viz]``;
+    the options'
     meaning is on the family's card (:data:`CARD`).
 
     Parameters
@@ -141,6 +162,9 @@ def build(spec: Spec, device: str | None = None, *, checkpoint: str | None = Non
     dtype : str or None, optional
         None for the original's precision (float32 weights under float16 autocast on CUDA, float32 on the
         CPU); a dtype for the weights, without autocast.
+    image_mode : str, default "original"
+        How a non-RGB image is read (:mod:`ts2viz.metrics.common.image_mode`): ``original`` as hpsv2 does
+        (Pillow's ``convert("RGB")``), ``ts2viz`` by :func:`ts2viz.imaging.as_rgb`.
 
     Returns
     -------
@@ -155,7 +179,8 @@ def build(spec: Spec, device: str | None = None, *, checkpoint: str | None = Non
         none or both released files and no ``checkpoint``, an unknown architecture, or weights that do not
         fit it.
     """
-    return HPSv2(spec, device, checkpoint=checkpoint, arch=arch, batch_size=batch_size, dtype=dtype)
+    return HPSv2(spec, device, checkpoint=checkpoint, arch=arch, batch_size=batch_size, dtype=dtype,
+                 image_mode=image_mode)
 
 
 def _resolve(spec: Spec, checkpoint: str | None) -> tuple[str, str | None]:
@@ -197,7 +222,7 @@ class HPSv2(Metric):
         The parsed spec.
     device : str or None, optional
         The torch device; None picks one.
-    checkpoint, arch, batch_size, dtype
+    checkpoint, arch, batch_size, dtype, image_mode
         As :func:`build` takes them.
 
     Raises
@@ -209,9 +234,12 @@ class HPSv2(Metric):
     name = "hpsv2"
 
     def __init__(self, spec: Spec, device: str | None = None, *, checkpoint: str | None = None,
-                 arch: str = ARCH, batch_size: int | None = None, dtype: str | None = None):
+                 arch: str = ARCH, batch_size: int | None = None, dtype: str | None = None,
+                 image_mode: str = IMAGE_MODE):
         import open_clip
         import torch
+
+        reads = image_reading(image_mode, ORIGINAL_READING, spec.raw)
 
         dev = resolve_device(device)
         amp = dtype in (None, "auto")
@@ -236,10 +264,11 @@ class HPSv2(Metric):
         config = {"family": "hpsv2", **file_identity(path, repo, spec.revision if repo else None),
                   "arch": str(arch) if str(arch) == ARCH else {"name": arch_name, "config": open_clip.get_model_config(arch_name)},
                   "preprocess": "longest side to input size, zero pad to square", "score": "cosine",
-                  "dtype": dtype_name(resolved)}
+                  "dtype": dtype_name(resolved), "image_mode": image_mode}
         if self.autocast_dtype is not None:
             config["autocast"] = "float32 weights, autocast"
         super().__init__(spec, config, dev, batch_size or DEFAULT_BATCH.get(dev.split(":")[0], 16))
+        self.image_reading = reads
         self.dtype = dt
         self._text_memo: dict[str, object] = {}
 

@@ -28,6 +28,7 @@ import numpy as np
 from ...errors import InputError
 from ...hub import is_hub_id, model_hub_id
 from ..common.base import Metric
+from ..common.image_mode import DEFAULT as IMAGE_MODE, option as image_mode_option, reading as image_reading
 from ..common.device import dtype_name, resolve_device, resolve_dtype
 from ..common.hub import hf_load
 from ..common.hubfiles import file_identity, local_or_hub_file
@@ -44,7 +45,11 @@ IMAGE_SIZE = 224
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 DEFAULT_BATCH = {"cpu": 8, "cuda": 64, "mps": 16}
+#: how ImageReward's ``_transform`` reads a non-RGB image: in its own mode through ``Resize`` and
+#: ``CenterCrop``, then ``convert("RGB")`` (:meth:`ImageReward.prepare` does the same)
+ORIGINAL_READING = "decoded"
 _T = "tests/metrics/reference/test_imagereward_reference.py::"
+_M = "tests/metrics/reference/test_image_modes_reference.py::"
 
 CARD = Card(
     summary=("ImageReward: BLIP's image-grounded text encoder (ViT-L/16 image features, BERT with cross-attention) "
@@ -63,6 +68,10 @@ CARD = Card(
     original=("THUDM/ImageReward, PyPI `image-reward` 1.5: `ImageReward/ImageReward.py` (`ImageReward.score`, "
               "`inference_rank`, `MLP`), `ImageReward/utils.py` (`load`), `ImageReward/models/BLIP/` (BLIP's ViT, "
               "`med.py`, `init_tokenizer`)."),
+    fixture=('`tests/fixtures/reference/imagereward/`: PyPI `image-reward` 1.5 (`ImageReward.score`, '
+             '`inference_rank`) on transformers 4.30.2, timm 0.6.13, on a tiny BLIP in the released '
+             'layout. Image modes (L, LA, RGBA, P, I;16, CMYK, an EXIF-rotated JPEG): compared, '
+             '`modes/` (the option `image_mode`).'),
     output_range="unbounded; standardised to about N(0, 1) over the authors' generated images (real use: about -2 to 2)",
     higher_is_better=True,
     options=(
@@ -74,6 +83,9 @@ CARD = Card(
                "out-of-memory)."),
         Option("dtype", None, "Precision: `float32` (default on any device, as the original), `float16` or "
                "`bfloat16`.", ("float32", "float16", "bfloat16")),
+        image_mode_option("resized and centre-cropped in the image's own mode, converted to RGB after, as "
+                          "ImageReward's `_transform` (a palette image resized by nearest neighbour, an alpha "
+                          "image premultiplied, a 16-bit PNG clipped at 255 after the resize)."),
     ),
     fidelity=(
         Fidelity("score", "`(MLP([CLS] state) - 0.16717362830052426) / 1.0333394966054072`", "as the original", "",
@@ -89,6 +101,12 @@ CARD = Card(
                  "`inference_rank`): the same numbers", "as the original", "batch_size",
                  f"{_T}test_batched_scores_are_inference_ranks_rewards"),
         Fidelity("precision", "float32, as the original (GPU too)", "as the original", "dtype"),
+        Fidelity("images of other modes", "`image_mode=original` (default): resized and cropped in the image's own "
+                 "mode, converted to RGB after, as `_transform`: `L`, `LA`, `RGBA`, `P`, `CMYK` and `I;16` score as "
+                 "the original. `image_mode=ts2viz`: converted first (`I;16` scaled to 8 bits, not clipped): on the "
+                 "fixture's tiny model `I;16`, `LA`, `RGBA` and `P` then differ (relative 1e-2 to 1.3), `L` and "
+                 "`CMYK` agree within 1e-4. No EXIF rotation in either, as the original.", "as the original",
+                 "image_mode", f"{_M}test_default_image_mode_scores_every_mode_as_the_original, {_M}test_image_mode_ts2viz_scores_the_copy_ts2viz_reads, {_M}test_the_modes_that_differ_are_the_ones_the_card_names"),
         Fidelity("tokenizer from another repository", "`tokenizer=` names it; offline without it a one-line error "
                  "names the option", "as the original", "tokenizer",
                  f"{_T}test_tokenizer_from_another_repository_offline_says_which_option"),
@@ -119,10 +137,10 @@ scores = ir(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])
 
 
 def build(spec: Spec, device: str | None = None, *, tokenizer: str = TOKENIZER, batch_size: int | None = None,
-          dtype: str | None = None) -> Metric:
+          dtype: str | None = None, image_mode: str = IMAGE_MODE) -> Metric:
     """The ``imagereward:`` metric of ``spec``.
 
-    ``imagereward:MODEL[?tokenizer=ID_OR_FOLDER&batch_size=N&dtype=float32]``; the options' meaning is on
+    ``imagereward:MODEL[?tokenizer=ID_OR_FOLDER&batch_size=N&dtype=float32&image_mode=original|ts2viz]``; the options' meaning is on
     the family's card (:data:`CARD`).
 
     Parameters
@@ -138,6 +156,10 @@ def build(spec: Spec, device: str | None = None, *, tokenizer: str = TOKENIZER, 
         Images per model call (None: 8 on the CPU, 64 on CUDA).
     dtype : str or None, optional
         The model's dtype (None: the card's float32).
+    image_mode : str, default "original"
+        How a non-RGB image is read (:mod:`ts2viz.metrics.common.image_mode`): ``original`` as image-reward does (resized and cropped in the image's own mode, converted to RGB
+        after),
+        ``ts2viz`` by :func:`ts2viz.imaging.as_rgb`.
 
     Returns
     -------
@@ -151,7 +173,7 @@ def build(spec: Spec, device: str | None = None, *, tokenizer: str = TOKENIZER, 
         Files that cannot be found or had (one line; for the tokenizer it names the ``tokenizer`` option),
         a checkpoint that is not ImageReward's, or a tokenizer that does not fit its text encoder.
     """
-    return ImageReward(spec, device, tokenizer=tokenizer, batch_size=batch_size, dtype=dtype)
+    return ImageReward(spec, device, tokenizer=tokenizer, batch_size=batch_size, dtype=dtype, image_mode=image_mode)
 
 
 def _files(spec: Spec) -> tuple[str, str, str | None]:
@@ -177,7 +199,7 @@ class ImageReward(Metric):
         The parsed spec.
     device : str or None, optional
         The torch device; None picks one.
-    tokenizer, batch_size, dtype
+    tokenizer, batch_size, dtype, image_mode
         As :func:`build` takes them.
 
     Raises
@@ -189,10 +211,11 @@ class ImageReward(Metric):
     name = "imagereward"
 
     def __init__(self, spec: Spec, device: str | None = None, *, tokenizer: str = TOKENIZER,
-                 batch_size: int | None = None, dtype: str | None = None):
+                 batch_size: int | None = None, dtype: str | None = None, image_mode: str = IMAGE_MODE):
         import torch
         from transformers import BertTokenizer
 
+        reads = image_reading(image_mode, ORIGINAL_READING, spec.raw)
         dev = resolve_device(device)
         dt = resolve_dtype(dev, dtype)
         ckpt, med_path, repo = _files(spec)
@@ -216,8 +239,9 @@ class ImageReward(Metric):
                              f"[DEC] and [ENC], the text encoder {text.config.vocab_size}: not ImageReward's tokenizer")
         config = {"family": "imagereward", **file_identity(ckpt, repo, spec.revision if repo else None),
                   "tokenizer": tok, "text_length": TEXT_LENGTH, "mean": MEAN, "std": STD,
-                  "dtype": dtype_name(dt)}
+                  "dtype": dtype_name(dt), "image_mode": image_mode}
         super().__init__(spec, config, dev, batch_size or DEFAULT_BATCH.get(dev.split(":")[0], 8))
+        self.image_reading = reads
         self.dtype = dt
 
     def prepare(self, image, file_name: str | None = None):
@@ -226,7 +250,8 @@ class ImageReward(Metric):
         Parameters
         ----------
         image : PIL.Image.Image
-            The image.
+            The image, in its own mode with ``image_mode=original`` (resized and cropped in it, converted to
+            RGB after, as the original), RGB with ``ts2viz``.
         file_name : str or None, optional
             The image's file name (unused).
 

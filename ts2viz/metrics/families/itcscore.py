@@ -63,6 +63,9 @@ CARD = blip2_card(
              "t2v_metrics' own code on a reference fixture."),
     original="linzhiqiu/t2v_metrics 3.0: `t2v_metrics/models/clipscore_models/blip2_itc_model.py` with its vendored "
              "LAVIS `Blip2Qformer`.",
+    fixture=('`tests/fixtures/reference/vqascore/blip2-itc/`: PyPI `t2v-metrics` 3.0 '
+             '(`BLIP2ITCScoreModel`) on a tiny BLIP-2 Q-Former. Image modes: not compared (a non-RGB '
+             "image is read by ts2viz's `as_rgb`)."),
     output_range="[-1, 1] (a cosine)",
     score="the largest over the 32 queries of the cosine between the projected, L2-normalised query output and the "
           "projected [CLS] output of the prompt",

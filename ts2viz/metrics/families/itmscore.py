@@ -165,7 +165,7 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
 _TEST = "tests/metrics/reference/test_vqascore_reference.py::test_itm_and_itc_equal_t2v_metrics_per_image"
 
 
-def blip2_card(head: str, *, summary: str, original: str, output_range: str, score: str,
+def blip2_card(head: str, *, summary: str, original: str, fixture: str, output_range: str, score: str,
                model_names: dict) -> Card:
     """The card of a BLIP-2 retrieval head's family (``itmscore``, ``itcscore``): one checkpoint, one record.
 
@@ -176,7 +176,7 @@ def blip2_card(head: str, *, summary: str, original: str, output_range: str, sco
     ----------
     head : str
         ``"itm"`` or ``"itc"`` (the family is ``{head}score``, t2v_metrics' names ``blip2-{head}...``).
-    summary, original, output_range : str
+    summary, original, fixture, output_range : str
         The card's fields of those names.
     score : str
         The "score" fidelity row's description.
@@ -201,6 +201,7 @@ def blip2_card(head: str, *, summary: str, original: str, output_range: str, sco
   year      = {2023}
 }""",
         original=original,
+        fixture=fixture,
         output_range=output_range,
         higher_is_better=True,
         precision="float16",
@@ -249,6 +250,9 @@ CARD = blip2_card(
              "t2v_metrics' own code on a reference fixture."),
     original="linzhiqiu/t2v_metrics 3.0: `t2v_metrics/models/itmscore_models/blip2_itm_model.py` with its vendored "
              "LAVIS `Blip2Qformer`.",
+    fixture=('`tests/fixtures/reference/vqascore/blip2-itm/`: PyPI `t2v-metrics` 3.0 '
+             '(`BLIP2ITMScoreModel`) on a tiny BLIP-2 Q-Former. Image modes: not compared (a non-RGB '
+             "image is read by ts2viz's `as_rgb`)."),
     output_range="[0, 1] (a probability)",
     score="softmax of the ITM head's two logits averaged over the 32 query positions, the match entry",
     model_names=MODEL_NAMES,

@@ -74,6 +74,10 @@ CARD = Card(
   year      = {2023}
 }""",
     original="YujieLu10/LLMScore (BLIP-2 captions, GRiT dense captions, its description and evaluation prompts).",
+    fixture=('`tests/fixtures/reference/judges/llmscore/`: YujieLu10/LLMScore 8b898e3 '
+             '(`VisualDescriptor`, `EvaluationInstructor`, openai 0.28) against a local endpoint with'
+             ' recorded replies; GRiT and BLIP-2 not run. Image modes: not compared (a non-RGB image '
+             "is read by ts2viz's `as_rgb`)."),
     output_range="overall: [1, 100]; error_counting: [0, 9]",
     higher_is_better=None,
     # the original's BLIP-2 captioner is Blip2ForConditionalGeneration.from_pretrained(torch_dtype=torch.float16)

@@ -22,6 +22,7 @@ import numpy as np
 from ...errors import InputError
 from ...hub import model_hub_id
 from ..common.base import Metric, stacked_or
+from ..common.image_mode import DEFAULT as IMAGE_MODE, option as image_mode_option, reading as image_reading
 from ..common.device import dtype_name, resolve_device, resolve_dtype
 from ..common.hub import check_model_id, hf_load, is_local_model, model_identity
 from ..common.spec import Spec
@@ -32,6 +33,11 @@ PROCESSOR = "laion/CLIP-ViT-H-14-laion2B-s32B-b79K"
 SCORES = ("authors", "cosine")
 MAX_LENGTH = 77
 DEFAULT_BATCH = {"cpu": 16, "cuda": 128, "mps": 32}
+#: how the snippet's CLIP processor reads a non-RGB image: ``convert_to_rgb`` of the transformers of its time
+#: (4.27 to 4.49) is Pillow's ``convert("RGB")``, before the resize; transformers 5 composites transparency
+#: onto white instead, so ts2viz converts before the processor sees the image
+ORIGINAL_READING = "rgb"
+_M = "tests/metrics/reference/test_image_modes_reference.py::"
 _T = "tests/metrics/reference/test_pickscore_reference.py::"
 
 CARD = Card(
@@ -50,6 +56,10 @@ CARD = Card(
     original=("yuvalkirstain/PickScore: the scoring snippet of its README and of the `yuvalkirstain/PickScore_v1` "
               "model card (`calc_probs`'s `scores`); for `score=cosine`, t2v_metrics 3.0 "
               "`t2v_metrics/models/clipscore_models/pickscore_model.py`."),
+    fixture=('`tests/fixtures/reference/pickscore/`: the PickScore model card snippet (`calc_probs`) '
+             'on transformers 4.49.0 and PyPI `t2v-metrics` 3.0 (`PickScoreModel`), on a tiny CLIP in'
+             ' the released layout. Image modes (L, LA, RGBA, P, I;16, CMYK, an EXIF-rotated JPEG): '
+             'compared, `modes/` (the option `image_mode`).'),
     output_range=("authors: the learnt logit scale (about 100) times a cosine, in [-100, 100] (real image-prompt "
                   "pairs: about 15-25); cosine: [-1, 1]"),
     higher_is_better=True,
@@ -66,6 +76,9 @@ CARD = Card(
                "out-of-memory)."),
         Option("dtype", None, "The weights' precision: `float32` (default on any device, as the authors' snippet, "
                "which sets none), `float16` or `bfloat16`.", ("float32", "float16", "bfloat16")),
+        image_mode_option("Pillow's `convert(\"RGB\")` before the processor, as the CLIP processor of the "
+                          "snippet's transformers (4.27 to 4.49) converts (transformers 5 would composite "
+                          "transparency onto white instead)."),
     ),
     fidelity=(
         Fidelity("score", "`logit_scale.exp() * cos`, both embeddings L2-normalised (the snippet's `scores`, before "
@@ -85,6 +98,13 @@ CARD = Card(
                  "the same numbers in any order and batch size", "as the original", "batch_size",
                  f"{_T}test_prompt_order_and_batching_do_not_change_scores"),
         Fidelity("precision", "float32, as the snippet (GPU too)", "as the original", "dtype"),
+        Fidelity("images of other modes", "`image_mode=original` (default): Pillow's `convert(\"RGB\")` before the "
+                 "processor, as the snippet's processor on transformers 4.49 (`convert_to_rgb`): `L`, `LA`, `RGBA`, "
+                 "`P`, `CMYK` and `I;16` (clipped at 255) score as the original; transformers 5's own "
+                 "`convert_to_rgb` would composite transparency onto white, so ts2viz converts before its "
+                 "processor. `image_mode=ts2viz`: `I;16` scaled to 8 bits instead (on the fixture's tiny model "
+                 "-4.96 against the snippet's 10.13); every other mode the same. No EXIF rotation in either, as "
+                 "the original.", "as the original", "image_mode", f"{_M}test_default_image_mode_scores_every_mode_as_the_original, {_M}test_image_mode_ts2viz_scores_the_copy_ts2viz_reads, {_M}test_the_modes_that_differ_are_the_ones_the_card_names"),
         Fidelity("processor from another repository", "`processor=` names it; offline without it a one-line error "
                  "names the option", "as the original", "processor",
                  f"{_T}test_processor_from_another_repository_offline_says_which_option"),
@@ -116,8 +136,8 @@ cos = metrics.load("pickscore:pickscore-v1?score=cosine")            # t2v_metri
 
 
 def build(spec: Spec, device: str | None = None, *, processor: str = PROCESSOR, score: str = "authors",
-          batch_size: int | None = None, dtype: str | None = None) -> Metric:
-    """Build ``pickscore:MODEL[?processor=ID_OR_FOLDER&score=authors|cosine&batch_size=N&dtype=float32]``.
+          batch_size: int | None = None, dtype: str | None = None, image_mode: str = IMAGE_MODE) -> Metric:
+    """Build ``pickscore:MODEL[?processor=ID_OR_FOLDER&score=authors|cosine&batch_size=N&dtype=float32&image_mode=original|ts2viz]``.
 
     Parameters
     ----------
@@ -134,6 +154,9 @@ def build(spec: Spec, device: str | None = None, *, processor: str = PROCESSOR, 
         Images per model call (None: 16 on the CPU, 128 on CUDA).
     dtype : str or None, optional
         The weights' dtype (None: the card's float32).
+    image_mode : str, default "original"
+        How a non-RGB image is read (:mod:`ts2viz.metrics.common.image_mode`): ``original`` as the snippet's CLIP processor did (Pillow's ``convert("RGB")`` first),
+        ``ts2viz`` by :func:`ts2viz.imaging.as_rgb`.
 
     Returns
     -------
@@ -147,7 +170,8 @@ def build(spec: Spec, device: str | None = None, *, processor: str = PROCESSOR, 
         An unknown score, a model that is not a CLIP model, or a processor or model that cannot be had
         (one line; for the processor it names the ``processor`` option).
     """
-    return PickScore(spec, device, processor=processor, score=score, batch_size=batch_size, dtype=dtype)
+    return PickScore(spec, device, processor=processor, score=score, batch_size=batch_size, dtype=dtype,
+                     image_mode=image_mode)
 
 
 class PickScore(Metric):
@@ -161,7 +185,7 @@ class PickScore(Metric):
         The parsed spec.
     device : str or None, optional
         The torch device; None picks one.
-    processor, score, batch_size, dtype
+    processor, score, batch_size, dtype, image_mode
         As :func:`build`'s.
 
     Raises
@@ -175,9 +199,11 @@ class PickScore(Metric):
     stacks_prepared = True
 
     def __init__(self, spec: Spec, device: str | None = None, *, processor: str = PROCESSOR,
-                 score: str = "authors", batch_size: int | None = None, dtype: str | None = None):
+                 score: str = "authors", batch_size: int | None = None, dtype: str | None = None,
+                 image_mode: str = IMAGE_MODE):
         from transformers import AutoImageProcessor, AutoTokenizer, CLIPModel
 
+        reads = image_reading(image_mode, ORIGINAL_READING, spec.raw)
         if score not in SCORES:
             raise InputError(f"metric {spec.raw!r}: score={score!r} is not one of {', '.join(SCORES)}")
         dev = resolve_device(device)
@@ -200,8 +226,10 @@ class PickScore(Metric):
         config = {"family": "pickscore", **model_identity(model_id, spec.revision, model.config),
                   "processor": ({"model": proc, **model_identity(proc, None)}
                                 if is_local_model(proc) else {"model": proc}),
-                  "image_backend": "pil", "max_length": MAX_LENGTH, "score": score, "dtype": dtype_name(dt)}
+                  "image_backend": "pil", "max_length": MAX_LENGTH, "score": score, "dtype": dtype_name(dt),
+                  "image_mode": image_mode}
         super().__init__(spec, config, dev, batch_size or DEFAULT_BATCH.get(dev.split(":")[0], 16))
+        self.image_reading = reads
         self.score_kind = score
         self.dtype = dt
         self._text_memo: OrderedDict[str, object] = OrderedDict()
@@ -250,8 +278,9 @@ class PickScore(Metric):
         self.image_processor, self.tokenizer, self.model = image_processor, tokenizer, model.eval()
         dev = str(p.device)
         config = {"family": "pickscore", "model": sp.model, "max_length": MAX_LENGTH, "score": score,
-                  "dtype": dtype_name(p.dtype)}
+                  "dtype": dtype_name(p.dtype), "image_mode": IMAGE_MODE}
         Metric.__init__(self, sp, config, dev, batch_size or DEFAULT_BATCH.get(dev.split(":")[0], 16))
+        self.image_reading = ORIGINAL_READING
         self.score_kind, self.dtype = score, p.dtype
         self._text_memo = OrderedDict()
         self._lock = threading.Lock()

@@ -30,6 +30,10 @@ CARD = Card(
     original=("the SigLIP checkpoints' transformers implementation (`SiglipModel`); no metric code of its own. "
               "Fixture (`variant=ts2`) from TS2's own `SiGLIPScore` (T2IMetrics), run in a side venv "
               "(`tools/reference/ts2_embeddings/`)."),
+    fixture=("`tests/fixtures/reference/ts2_embeddings/`: TS2's own `SiGLIPScore` "
+             '(michaelsaxon/T2IScoreScore 93ebf89, `src/T2IMetrics/correlation/`) on transformers '
+             '4.57.6, for `variant=ts2` only; the other variants not compared. Image modes: not '
+             "compared (a non-RGB image is read by ts2viz's `as_rgb`)."),
     output_range="ts2: the model's logits (a scaled, for SigLIP shifted, cosine); cosine: [-1, 1]",
     higher_is_better=True,
     options=embedding_options(),

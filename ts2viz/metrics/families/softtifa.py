@@ -283,6 +283,9 @@ CARD = Card(
 }""",
     original="facebookresearch/GenEval2 (commit a6e82d2): `evaluation.py` (`soft_tifa`, `send_message_with_image`, "
              "`return_numeric_string`, `main`); run on a reference fixture by tools/reference/geneval2/.",
+    fixture=('`tests/fixtures/reference/geneval2/`: facebookresearch/GenEval2 a6e82d2 '
+             '(`evaluation.py`: `soft_tifa`, `main()`) on transformers 4.57.3, on a tiny Qwen3-VL. '
+             "Image modes: not compared (a non-RGB image is read by ts2viz's `as_rgb`)."),
     output_range="[0, 1] for yes/no atoms; a count atom's sum can exceed 1 where two spellings share a first token",
     higher_is_better=True,
     precision="bfloat16",

@@ -89,6 +89,10 @@ CARD = Card(
               "point_score_ACS_image_generation.py` (the instruction) and `vllm_qwen/vllm_request.py` "
               "(`VLMessageClient`: the request); the model `CodeGoat24/UnifiedReward-2.0-qwen3vl-8b` (or "
               "`-qwen35-9b`) served by vLLM as `UnifiedReward`."),
+    fixture=('`tests/fixtures/reference/judges/unifiedreward/`: CodeGoat24/UnifiedReward ff6f520 '
+             '(`point_score_ACS_image_generation.py` through `VLMessageClient`) against a local '
+             'endpoint with recorded replies. Image modes: not compared (a non-RGB image is read by '
+             "ts2viz's `as_rgb`)."),
     output_range="[1, 5]",
     higher_is_better=True,
     options=(

@@ -86,6 +86,9 @@ CARD = Card(
 }""",
     original=("hadi-hosseini/T2I-FineEval (its scoring code: `get_merged_bounding_box`, `find_adjectives_and_delete`, "
               "LAVIS `blip_vqa` (vqav2) for the yes score, YOLOv9-e for detection)."),
+    fixture=("not compared: the authors' code is public (hadi-hosseini/T2I-FineEval) but no fixture "
+             "has been made from it yet; the card's rows cite its functions. Image modes: not "
+             "compared (a non-RGB image is read by ts2viz's `as_rgb`)."),
     output_range="[0, 1]",
     higher_is_better=True,
     options=(

@@ -68,6 +68,9 @@ CARD = Card(
   year      = {2025}
 }""",
     original="The paper (Sec. 5, Eq. 2): the metric's code and its PaLM-2 prompts are not released.",
+    fixture=("not compared: the authors' code and PaLM-2 prompts are not released; re-implemented "
+             'from the paper (Sec. 5, Eq. 2). Image modes: not compared (a non-RGB image is read by '
+             "ts2viz's `as_rgb`)."),
     output_range="[0, 1]",
     higher_is_better=True,
     options=(

@@ -26,6 +26,7 @@ import numpy as np
 from ....errors import InputError
 from ....hub import is_hub_id, model_hub_id
 from ...common.base import Metric
+from ...common.image_mode import DEFAULT as IMAGE_MODE, option as image_mode_option, reading as image_reading
 from ...common.device import dtype_name, resolve_device, resolve_dtype
 from ...common.hub import hf_load, is_local_model, model_identity
 from ...common.hubfiles import file_identity, local_or_hub_file
@@ -40,6 +41,10 @@ PIXELS = 256 * 28 * 28
 FACTOR = 28
 MAX_RATIO = 200
 DEFAULT_BATCH = {"cpu": 2, "cuda": 8, "mps": 2}
+#: how hpsv3 reads a non-RGB image: ``dataset/utils.py``'s ``fetch_image`` converts it with Pillow's
+#: ``convert("RGB")`` before the resize
+ORIGINAL_READING = "rgb"
+_M = "tests/metrics/reference/test_image_modes_reference.py::"
 _T = "tests/metrics/reference/test_hpsv3_reference.py::"
 
 CARD = Card(
@@ -58,6 +63,10 @@ CARD = Card(
               "(`HPSv3RewardInferencer`), `hpsv3/model/qwen2vl_trainer.py` (`Qwen2VLRewardModelBT`), "
               "`hpsv3/train.py` (`create_model_and_processor`), `hpsv3/dataset/` (prompt, `fetch_image`), "
               "`hpsv3/config/HPSv3_7B.yaml`."),
+    fixture=('`tests/fixtures/reference/hpsv3/`: PyPI `hpsv3` 1.0.0 (`HPSv3RewardInferencer.reward`) '
+             'on transformers 4.45.2, on a tiny Qwen2-VL in the released layout. Image modes (L, LA, '
+             'RGBA, P, I;16, CMYK, an EXIF-rotated JPEG): compared, `modes/` (the option '
+             '`image_mode`).'),
     output_range="unbounded (mu of a Gaussian; real images score about 0-15)",
     higher_is_better=True,
     options=(
@@ -70,6 +79,8 @@ CARD = Card(
         Option("dtype", None, "Default: bfloat16 on a GPU with the head in float32 (the original), float32 on the "
                "CPU (where the original's bfloat16 cannot run). `float32`, `float16` or `bfloat16` for the model; "
                "the head stays float32.", ("float32", "float16", "bfloat16")),
+        image_mode_option("Pillow's `convert(\"RGB\")` before the resize, as hpsv3's `fetch_image` (a 16-bit PNG "
+                          "clipped at 255, transparency dropped)."),
     ),
     fidelity=(
         Fidelity("score", "`mu` = the head's first output at the `<|Reward|>` token's last hidden state",
@@ -87,6 +98,11 @@ CARD = Card(
                  "as the original", "batch_size", f"{_T}test_an_image_alone_scores_as_in_a_batch"),
         Fidelity("precision", "bfloat16 model and float32 head on a GPU; float32 on the CPU", "as the original",
                  "dtype"),
+        Fidelity("images of other modes", "`image_mode=original` (default): Pillow's `convert(\"RGB\")` before the "
+                 "resize, as `fetch_image`: `L`, `LA`, `RGBA`, `P`, `CMYK` and `I;16` (clipped at 255) score as the "
+                 "original. `image_mode=ts2viz`: `I;16` scaled to 8 bits instead (on the fixture's tiny model -0.0487 "
+                 "against hpsv3's -0.0611); every other mode the same. No EXIF rotation in either, as the original.",
+                 "as the original", "image_mode", f"{_M}test_default_image_mode_scores_every_mode_as_the_original, {_M}test_image_mode_ts2viz_scores_the_copy_ts2viz_reads, {_M}test_the_modes_that_differ_are_the_ones_the_card_names"),
         Fidelity("base from another repository", "`base=` names it; offline without it a one-line error names the "
                  "option", "as the original", "base",
                  f"{_T}test_base_from_another_repository_offline_says_which_option"),
@@ -119,10 +135,10 @@ scores = hps3(images=["a.png", "b.png"], prompts=["a red cat", "two dogs"])
 
 
 def build(spec: Spec, device: str | None = None, *, base: str = BASE, batch_size: int | None = None,
-          dtype: str | None = None) -> Metric:
+          dtype: str | None = None, image_mode: str = IMAGE_MODE) -> Metric:
     """The ``hpsv3:`` metric of ``spec``.
 
-    ``hpsv3:MODEL[?base=ID_OR_FOLDER&batch_size=N&dtype=bfloat16|float32]``; the options' meaning is on the
+    ``hpsv3:MODEL[?base=ID_OR_FOLDER&batch_size=N&dtype=bfloat16|float32&image_mode=original|ts2viz]``; the options' meaning is on the
     family's card (:data:`CARD`).
 
     Parameters
@@ -138,6 +154,9 @@ def build(spec: Spec, device: str | None = None, *, base: str = BASE, batch_size
         Images per model call (None: 2 on the CPU, 8 on CUDA).
     dtype : str or None, optional
         The model's dtype (None: the card's bfloat16 on a GPU, float32 on the CPU); the head stays float32.
+    image_mode : str, default "original"
+        How a non-RGB image is read (:mod:`ts2viz.metrics.common.image_mode`): ``original`` as hpsv3 does (Pillow's ``convert("RGB")`` first),
+        ``ts2viz`` by :func:`ts2viz.imaging.as_rgb`.
 
     Returns
     -------
@@ -151,7 +170,7 @@ def build(spec: Spec, device: str | None = None, *, base: str = BASE, batch_size
         Files that cannot be found or had (one line; for the base it names the ``base`` option), a base
         that is not Qwen2-VL, or a checkpoint that does not fit it.
     """
-    return HPSv3(spec, device, base=base, batch_size=batch_size, dtype=dtype)
+    return HPSv3(spec, device, base=base, batch_size=batch_size, dtype=dtype, image_mode=image_mode)
 
 
 def smart_resize(height: int, width: int) -> tuple[int, int]:
@@ -206,7 +225,7 @@ class HPSv3(Metric):
         The parsed spec.
     device : str or None, optional
         The torch device; None picks one.
-    base, batch_size, dtype
+    base, batch_size, dtype, image_mode
         As :func:`build` takes them.
 
     Raises
@@ -218,7 +237,7 @@ class HPSv3(Metric):
     name = "hpsv3"
 
     def __init__(self, spec: Spec, device: str | None = None, *, base: str = BASE, batch_size: int | None = None,
-                 dtype: str | None = None):
+                 dtype: str | None = None, image_mode: str = IMAGE_MODE):
         import safetensors.torch
         import torch
         from transformers import AutoConfig, AutoImageProcessor, AutoTokenizer, Qwen2VLModel
@@ -226,6 +245,7 @@ class HPSv3(Metric):
 
         from .prompt import REWARD_TOKEN
 
+        reads = image_reading(image_mode, ORIGINAL_READING, spec.raw)
         dev = resolve_device(device)
         dt = resolve_dtype(dev, dtype)
         repo = model_hub_id(spec.model, CARD.model_names)
@@ -275,8 +295,10 @@ class HPSv3(Metric):
                                                      and not os.path.isfile(place) else None,
                                                      spec.revision),
                   "base": ({"model": base, **model_identity(base, None)} if is_local_model(base) else {"model": base}),
-                  "pixels": PIXELS, "score": "mu", "dtype": dtype_name(dt)}
+                  "pixels": PIXELS, "score": "mu", "dtype": dtype_name(dt),
+                  "image_mode": image_mode}
         super().__init__(spec, config, dev, batch_size or DEFAULT_BATCH.get(dev.split(":")[0], 2))
+        self.image_reading = reads
         self.dtype = dt
 
     def prepare(self, image, file_name: str | None = None):

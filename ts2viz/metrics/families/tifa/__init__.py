@@ -34,6 +34,9 @@ CARD = Card(
 }""",
     original=("Yushi-Hu/tifa: `tifascore/` (`question_filter.py`, `unifiedqa.py`, the VQA and answer-mapping code) "
               "and `tifa/vqa_models.py`."),
+    fixture=('`tests/fixtures/reference/tifa/`: Yushi-Hu/tifa 8e37050 (`tifascore/`: the VQA models, '
+             '`mc_sbert.py`, `tifa_score_single`) on transformers 4.31.0, on tiny BLIP-VQA and GIT. '
+             "Image modes: not compared (a non-RGB image is read by ts2viz's `as_rgb`)."),
     output_range="[0, 1]",
     higher_is_better=True,
     options=qa_options({"accumulation": "dsg", "yes_rule": "dsg"}),

@@ -60,6 +60,9 @@ CARD = Card(
 }""",
     original=("TIGER-AI-Lab/VIEScore: its text-to-image prompt files (MIT, shipped unchanged in "
               "`ts2viz/metrics/families/viescore/prompts.py`), `VIEScore.evaluate`, `mllm_output_to_dict`."),
+    fixture=('`tests/fixtures/reference/judges/viescore/`: TIGER-AI-Lab/VIEScore 2cbea4e '
+             '(`VIEScore(backbone="gpt4o", task="t2i")`) against a local endpoint with recorded '
+             "replies. Image modes: not compared (a non-RGB image is read by ts2viz's `as_rgb`)."),
     output_range="[0, 10]",
     higher_is_better=True,
     options=(

@@ -342,6 +342,13 @@ CARD = Card(
               "t2v_metrics 3.1 (commit 6ecb74f: `qwen2vl_model.py`, `qwen3vl_model.py`, `gemma3_model.py`, "
               "`paligemma_model.py` read) by tools/reference/t2v_metrics_3_1/; GenEval 2's `evaluation.py` "
               "(facebookresearch/GenEval2 a6e82d2) by tools/reference/geneval2/."),
+    fixture=('`tests/fixtures/reference/vqascore/`: PyPI `t2v-metrics` 3.0 (CLIP-FlanT5, '
+             'LLaVA-1.5/1.6, InstructBLIP, Qwen2-VL, PaliGemma, GPT-4o with recorded replies) and '
+             'linzhiqiu/t2v_metrics 6ecb74f (v3.1: Qwen2.5-VL, Qwen3-VL), on tiny checkpoints; '
+             '`recipe=geneval2`: facebookresearch/GenEval2 a6e82d2 '
+             '(`tests/fixtures/reference/geneval2/`). Qwen2.5-VL on 3.0, LLaVA-OneVision and '
+             'Llama-3.2-Vision not compared. Image modes: not compared (a non-RGB image is read by '
+             "ts2viz's `as_rgb`)."),
     output_range="[0, 1] (a probability)",
     higher_is_better=True,
     precision="bfloat16",
