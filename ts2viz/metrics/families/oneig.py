@@ -495,6 +495,9 @@ CARD = Card(
     original="OneIG-Bench/OneIG-Benchmark (commit 41b4983): `scripts/alignment/alignment_score.py` "
              "(`alignment_score`), `scripts/utils/utils.py` (`split_mxn_grid`), `scripts/utils/inference.py` "
              "(`Qwen2_5VLBatchInferencer`); run on a reference fixture by tools/reference/oneig/.",
+    fixture=("`tests/fixtures/reference/oneig/`: OneIG-Bench/OneIG-Benchmark 41b4983 (`scripts/alignment/"
+             "alignment_score.py` run on a tiny Qwen2.5-VL under transformers 4.50.0, by tools/reference/oneig/). "
+             "Image modes: not compared (the fixture's grids are RGB PNGs)."),
     output_range="[0, 1] (NaN for a grid whose every cell is black)",
     higher_is_better=True,
     precision="bfloat16",
