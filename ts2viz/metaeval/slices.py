@@ -34,11 +34,11 @@ import numpy as np
 
 from ..display import plural
 from ..errors import InputError
-from ..parallel import thread_map
+from ..parallel import one_blas_thread, thread_map
 from ..statistics.bootstrap import DEFAULTS, BootstrapSettings, quantiles
 from ..statistics.correlation import kendall, ranks_codes
 from ..statistics.rank_bootstrap import kendall_influence_from_codes, spearman_influence_from_ranks
-from .prompt_bootstrap import (FLOAT32_MIN_PROMPTS, corr_from_sums, kendall_small, one_blas_thread, pair_sums,
+from .prompt_bootstrap import (FLOAT32_MIN_PROMPTS, corr_from_sums, kendall_small, pair_sums,
                                prompt_resamples, prompt_sums)
 from .humaneval_settings import HumanEvalSettings
 from .humaneval import average_correlations, evaluate, prompt_model_means

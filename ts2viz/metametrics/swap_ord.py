@@ -203,13 +203,15 @@ class SwapOrd:
         return (s, e, slots, [np.ascontiguousarray(delta[:, p], dtype=self.tie_dtype) for p in self.node_images],
                 count0.reshape(N, (slots + 1) * P).astype(self.tie_dtype))
 
-    def __call__(self, bits: np.ndarray) -> np.ndarray:
-        """Ord of rows A and B of every pair for each swap pattern.
+    def __call__(self, bits: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
+        """Ord of rows A and B of the pairs for each swap pattern.
 
         Parameters
         ----------
         bits : numpy.ndarray
             (k, n) bool, over all the SEG's images (those left out are ignored): True = swap.
+        pairs : numpy.ndarray, optional
+            (pairs,) bool: the pairs to score (default: all); the others get NaN.
 
         Returns
         -------
@@ -218,20 +220,24 @@ class SwapOrd:
             when no walk has two scored images.
         """
         P, k = self.n_pairs, bits.shape[0]
-        if self.empty:
-            return np.full((2, k, P), np.nan)
-        out = np.zeros((2 * k, P))
+        active = np.ones(P, bool) if pairs is None else np.asarray(pairs, dtype=bool)
+        out = np.full((2 * k, P), np.nan)
+        if self.empty or not active.any():
+            return out.reshape(2, k, P)
+        out[:, active] = 0.0
         if self.c.shape[0]:
+            on = active[self.order]
             for r in range(0, k, SWAP_ROWS):
                 z = bits[r:r + SWAP_ROWS, self.images]
                 m = z.shape[0]
-                part = self._rows(np.concatenate([z, ~z]))                     # rows A, then rows B
-                out[r:r + m, self.order] = part[:, :m].T
-                out[k + r:k + r + m, self.order] = part[:, m:].T
+                part = self._rows(np.concatenate([z, ~z]), on)                 # rows A, then rows B
+                cols = self.order[on]
+                out[r:r + m, cols] = part[on, :m].T
+                out[k + r:k + r + m, cols] = part[on, m:].T
         return out.reshape(2, k, P)
 
-    def _rows(self, z: np.ndarray) -> np.ndarray:
-        """(pairs in ``self.order``, rows) Ord of the rows of bits ``z``."""
+    def _rows(self, z: np.ndarray, on: np.ndarray) -> np.ndarray:
+        """(pairs in ``self.order``, rows) Ord of the rows of bits ``z`` for the pairs ``on`` (same order)."""
         R, (K, N), P = z.shape[0], self.c.shape, self.n_pairs
         x = np.ones((R, self.width), dtype=self.cov_dtype)
         x[:, self.columns] = z
@@ -242,11 +248,19 @@ class SwapOrd:
             zz = (x[:, sa, None] * x[:, None, sb]).reshape(R, -1)
             np.matmul(M, zz.T, out=Q[q])
         zt = [np.ascontiguousarray(z[:, p].T, dtype=self.tie_dtype) for p in self.node_images]   # (|a|, R)
-        out = np.empty((P, R))
+        out = np.zeros((P, R))
         for s, e, slots, delta, count0 in self.groups:
-            G = e - s
-            cov = (self.table_t @ Q[:, s:e].reshape(B, G * R)).reshape(K, G, R) if B else \
-                np.zeros((K, G, R), dtype=self.cov_dtype)
+            sel = np.flatnonzero(on[s:e])
+            if not sel.size:
+                continue
+            G, full = sel.size, sel.size == e - s
+            Qg = Q[:, s:e] if full else Q[:, s + sel]
+            cov = (self.table_t @ Qg.reshape(B, G * R)).reshape(K, G * R) if B else \
+                np.zeros((K, G * R), dtype=self.cov_dtype)
+            if not full:
+                rows = (np.arange(slots + 1)[:, None] * (e - s) + sel[None, :]).ravel()
+                delta = [d[rows] for d in delta]
+                count0 = count0[:, rows]
             # holders of each shared value (slot-major) and of the lone values, per node, then per walk
             counts = np.empty((N, (slots + 1) * G, R), dtype=self.tie_dtype)
             for a in range(N):
@@ -265,8 +279,8 @@ class SwapOrd:
             v12 = np.subtract(self.cube[:, None], ties, dtype=np.float64)    # 12 x the score ranks' variance
             ok = v12 > self.tol12[:, None]
             np.sqrt(v12, out=v12)
-            r = np.divide(cov.reshape(K, G * R), v12, out=np.zeros_like(v12), where=ok)
-            out[s:e] = -(self.weight @ r).reshape(G, R)
+            r = np.divide(cov, v12, out=np.zeros_like(v12), where=ok)
+            out[s + sel] = -(self.weight @ r).reshape(G, R)
         return out
 
 
