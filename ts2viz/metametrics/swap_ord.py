@@ -110,8 +110,8 @@ class SwapOrd:
         self.cube = sw[live] ** 3
         self.tol12 = 12.0 * tol[live]
         # pairs in order of their number of tied values, in groups of similar size (see _ties)
-        values = [self._values(a_[p], b_[p]) for p in range(P)]
-        n_tied = np.array([max(1, v[2].size) for v in values])
+        slot_a, slot_b = self._slots(a_, b_)                                # (P, n): -1 = a lone value
+        n_tied = np.maximum(1, np.maximum(slot_a.max(1, initial=-1), slot_b.max(1, initial=-1)) + 1)
         self.order = np.argsort(n_tied, kind="stable")
         groups, s = [], 0
         while s < P:
@@ -121,7 +121,7 @@ class SwapOrd:
             groups.append((s, e))
             s = e
         a_, b_ = a_[self.order], b_[self.order]
-        values = [values[p] for p in self.order]
+        slot_a, slot_b = slot_a[self.order], slot_b[self.order]
         # covariances: the node pairs at different levels that share a walk
         width = np.array([p.size + 1 for p in pos])
         start = np.r_[0, np.cumsum(width)[:-1]]
@@ -152,18 +152,28 @@ class SwapOrd:
         self.blocks = [(sa, sb, M.astype(self.cov_dtype)) for sa, sb, M in blocks]
         self.c = C.astype(self.tie_dtype)
         self.c3 = (C ** 3).astype(self.tie_dtype)
-        self.groups = [self._ties(values, s, e, n_tied[self.order[e - 1]], node, N) for s, e in groups]
+        self.groups = [self._ties(slot_a[s:e], slot_b[s:e], s, e, int(n_tied[self.order[e - 1]]), node, N)
+                       for s, e in groups]
 
     @staticmethod
-    def _values(a: np.ndarray, b: np.ndarray):
-        """Codes of each image's two values, and the values two images can hold (shared)."""
-        n = a.size
-        values, code = np.unique(np.r_[a, b], return_inverse=True)
-        ia, ib = code[:n], code[n:]
-        holders = np.bincount(ia, minlength=values.size) + np.bincount(ib, minlength=values.size) \
-            - np.bincount(ia[ia == ib], minlength=values.size)
-        shared = holders >= 2
-        return ia, ib, np.flatnonzero(shared), shared
+    def _slots(a_: np.ndarray, b_: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per pair and image, the slot of its a-value and of its b-value among the pair's shared values
+        (values that two images can hold, numbered in increasing order), -1 for a lone value."""
+        P, n = a_.shape
+        both = np.concatenate([a_, b_], axis=1)                                 # (P, 2n)
+        order = np.argsort(both, axis=1, kind="stable")
+        srt = np.take_along_axis(both, order, axis=1)
+        code_sorted = np.cumsum(np.concatenate([np.zeros((P, 1), bool), srt[:, 1:] != srt[:, :-1]], axis=1), axis=1)
+        code = np.empty_like(code_sorted)
+        np.put_along_axis(code, order, code_sorted, axis=1)                     # value index of each entry
+        ia, ib = code[:, :n], code[:, n:]
+        base = (np.arange(P) * 2 * n)[:, None]
+        holders = np.bincount((base + ia).ravel(), minlength=P * 2 * n) \
+            + np.bincount((base + ib).ravel(), minlength=P * 2 * n) \
+            - np.bincount((base + ia)[ia == ib], minlength=P * 2 * n)
+        shared = (holders >= 2).reshape(P, 2 * n)
+        slot = np.where(shared, np.cumsum(shared, axis=1) - 1, -1)
+        return np.take_along_axis(slot, ia, axis=1), np.take_along_axis(slot, ib, axis=1)
 
     @staticmethod
     def _bilinear(a_: np.ndarray, b_: np.ndarray, ia: np.ndarray, jb: np.ndarray) -> np.ndarray:
@@ -178,7 +188,7 @@ class SwapOrd:
         M[:, m, k] = s00.sum((1, 2))
         return np.ascontiguousarray(M.reshape(P, -1))
 
-    def _ties(self, values: list, s: int, e: int, slots: int, node: np.ndarray, N: int):
+    def _ties(self, slot_a: np.ndarray, slot_b: np.ndarray, s: int, e: int, slots: int, node: np.ndarray, N: int):
         """One group of pairs: per node, how each image's swap changes the holders of each shared value
         (``slots`` per pair, zero-padded) and of the values no other image can hold (lone values).
 
@@ -187,21 +197,17 @@ class SwapOrd:
         (slots + 1) * pairs): the holders with no swap.
         """
         P, n = e - s, node.size
-        delta = np.zeros((slots + 1, P, n))
-        count0 = np.zeros((N, slots + 1, P))
-        onehot = node[:, None] == np.arange(N)[None, :]                        # (n, N)
-        for j, (ia, ib, sv, shared) in enumerate(values[s:e]):
-            in_a = ia[:, None] == sv[None, :]                                  # (n, V)
-            in_b = ib[:, None] == sv[None, :]
-            V = sv.size
-            delta[:V, j] = (in_b.astype(np.float64) - in_a).T
-            count0[:, :V, j] = onehot.T.astype(np.float64) @ in_a
-            lone_a, lone_b = ~shared[ia], ~shared[ib]
-            delta[slots, j] = lone_b.astype(np.float64) - lone_a
-            count0[:, slots, j] = onehot.T.astype(np.float64) @ lone_a
-        delta = delta.reshape((slots + 1) * P, n)
+        sa = np.where(slot_a < 0, slots, slot_a)                            # lone values: the last slot
+        sb = np.where(slot_b < 0, slots, slot_b)
+        j = np.broadcast_to(np.arange(P)[:, None], (P, n))
+        i = np.broadcast_to(np.arange(n)[None, :], (P, n))
+        size = (slots + 1) * P * n
+        delta = (np.bincount(((sb * P + j) * n + i).ravel(), minlength=size)
+                 - np.bincount(((sa * P + j) * n + i).ravel(), minlength=size)).reshape((slots + 1) * P, n)
+        count0 = np.bincount(((node[None, :] * (slots + 1) + sa) * P + j).ravel(),
+                             minlength=N * (slots + 1) * P).reshape(N, (slots + 1) * P)
         return (s, e, slots, [np.ascontiguousarray(delta[:, p], dtype=self.tie_dtype) for p in self.node_images],
-                count0.reshape(N, (slots + 1) * P).astype(self.tie_dtype))
+                count0.astype(self.tie_dtype))
 
     def __call__(self, bits: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
         """Ord of rows A and B of the pairs for each swap pattern.
