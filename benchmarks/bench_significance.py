@@ -114,6 +114,7 @@ def perm_both_section(mm, scores, order, pairs, args) -> None:
     from ts2viz.metametrics.walks import seg_stats
     from ts2viz.metametrics.intervals import averaged_segs
     from ts2viz.metametrics.permutation import perm_both, perm_both_pairs
+    from ts2viz.parallel import usable_cpus
     from ts2viz.statistics.permutation_tests import PermutationSettings, permutation_test
 
     names = [(mm.metrics[i], mm.metrics[j]) for i, j in pairs]
@@ -137,13 +138,14 @@ def perm_both_section(mm, scores, order, pairs, args) -> None:
                                                                 early_min=0.0, early_max=1.0)),
                       ("early stopping (blocks of 100)", PermutationSettings(n_permutations=args.perm_both,
                                                                              block_size=100))):
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         res = perm_both_pairs(mm, scores, pairs=names, settings=st)
-        dt = time.perf_counter() - t
+        dt, cpu = time.perf_counter() - t, time.process_time() - cpu
         used = int(sum(res.n_used[i, j] for i, j in pairs))
         sig = int(sum(res.pvalue[i, j] <= 0.05 for i, j in pairs))
         print(f"PERM-BOTH all {len(pairs)} pairs x {args.perm_both} permutations, {label}: ts2viz {dt:.1f} s "
-              f"({used} pair-permutations, {dt / used * 1000:.3f} ms each); baseline {base * used:.0f} s "
+              f"({used} pair-permutations, {dt / used * 1000:.3f} ms each; process CPU {cpu:.1f} s on "
+              f"{usable_cpus()} CPUs); baseline {base * used:.0f} s "
               f"(extrapolated): x{base * used / dt:.0f}; {sig} pairs with p <= 0.05; load {os.getloadavg()[0]:.2f}")
         for a_, b_ in names[:args.check_pairs]:
             one_pair = perm_both(mm, scores, a_, b_, settings=st)

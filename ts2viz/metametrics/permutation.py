@@ -10,9 +10,9 @@ group (:func:`ts2viz.metametrics.intervals.seg_values`), so the SEG is the unit 
   then compares gaps in SD units, not in two metrics' different score units: pass ``scores``).
 - :func:`perm_both` swaps single images' standardised scores within SEGs (PERM-BOTH) and recomputes the
   SEG's meta-metric for every permutation: the more powerful test of Deutsch et al. (2021);
-  :func:`perm_both_pairs` runs it for many pairs at once (every pair's permuted rows of a SEG in one
-  call of :func:`ts2viz.metametrics.walks.seg_ord`, Ord's fast path; other statistics through
-  :func:`ts2viz.metametrics.walks.seg_stats`).
+  :func:`perm_both_pairs` runs it for many pairs at once (Ord: per SEG, one
+  :class:`ts2viz.metametrics.swap_ord.SwapOrd` kernel scores every pair's swapped rows of a block of swap
+  patterns with a few matrix products; other statistics through :func:`ts2viz.metametrics.walks.seg_stats`).
 - :func:`leaderboard_clusters`: significance clusters (:mod:`.clusters`) on a cell.
 """
 from __future__ import annotations
@@ -317,7 +317,7 @@ def perm_both_pairs(mm: MetaMetrics, scores, cell: str = "ord_avg", *,
     scores : Scores
         The scores ``mm`` was computed from.
     cell : str, default "ord_avg"
-        The leaderboard cell (Ord cells use the fast path :func:`ts2viz.metametrics.walks.seg_ord`).
+        The leaderboard cell (Ord cells use the kernel :class:`ts2viz.metametrics.swap_ord.SwapOrd`).
     pairs : sequence of (str, str), optional
         The (a, b) pairs to test, "a > b" (default: every ordered pair of ``mm.metrics``).
     alternative : {'greater', 'two-sided'}, default 'greater'
@@ -338,9 +338,14 @@ def perm_both_pairs(mm: MetaMetrics, scores, cell: str = "ord_avg", *,
 
     Notes
     -----
-    Per SEG, the permuted rows of every active pair of a block are scored by one vectorised call (in
-    chunks that keep the temporaries under :data:`ts2viz.metametrics.walks.CHUNK_ELEMENTS` elements).
-    ``benchmarks/bench_significance.py`` times it against the per-permutation path.
+    Ord: per SEG, the pairs whose two metrics leave out the same images share one
+    :class:`~ts2viz.metametrics.swap_ord.SwapOrd` kernel, which scores rows A and B of every still active
+    pair for a block of swap patterns at once (a pair and its reverse share one kernel: their rows are
+    each other's); a pair whose metrics leave out different images is scored row by row through
+    :func:`ts2viz.metametrics.walks.seg_ord`, as are other statistics through ``seg_stats``. The SEGs
+    run on :func:`ts2viz.parallel.thread_map` in 8 fixed shares, one BLAS thread each, so the sums do not
+    depend on the number of threads. ``benchmarks/bench_significance.py`` times it against the
+    per-permutation path.
 
     NaN policy: as :func:`perm_both`: NaN scores carry no weight; a SEG whose value is NaN is skipped in
     that metric's mean.
