@@ -4,11 +4,14 @@ Work: for every unordered pair of metrics, a one-sided SEG-swap permutation test
 metric's OrdAvg > the other's" on the 164 averaged SEGs, 1,000 permutations, (a) with mt-metrics-eval's
 early stopping (blocks of 100, stop below p=0.02 or above 0.5) and (b) without; then the significance
 clusters. And PERM-BOTH (single images' standardised scores swapped within SEGs, each SEG's Ord
-recomputed for every permutation) for all 171 pairs: ``perm_both_pairs`` (every pair's permuted rows of a
-SEG in one call of Ord's fast path ``metametrics.seg_ord``) against the named baseline "per-permutation":
-the test as it was written before, ``permutation_test`` with ``seg_stats`` (all five per-SEG statistics)
-per permuted row, one pair at a time, timed on one pair and extrapolated to 171; the same draws, so the
-script checks that the two give the same p-value on that pair.
+recomputed for every permutation) for all 171 pairs: ``perm_both_pairs`` (per SEG, one
+``metametrics.swap_ord.SwapOrd`` kernel scores every pair's swapped rows for a block of patterns with a few
+matrix products: bilinear sign tables per node pair for the covariances, per-value holder counts for the
+rank variances) against the named baseline "per-permutation": the test as it was written before,
+``permutation_test`` with ``seg_stats`` (all five per-SEG statistics) per permuted row, one pair at a time,
+timed on one pair and extrapolated to 171; the same draws, so the script checks that the two give the same
+p-value on that pair, and that ``perm_both`` (the one-pair test, Ord's sort-based ``seg_ord`` per row)
+gives every p-value of the first ``--check-pairs`` pairs.
 
 ts2viz (``ts2viz.statistics``): per block of permutations, one (permutations x SEGs) @ (SEGs x pairs)
 product for the swapped sums (and one for the NaN counts), every pair at once.
@@ -17,7 +20,7 @@ permutation, ``np.where`` to swap the drawn SEGs and ``np.nanmean`` of both metr
 same draws, so both must give identical p-values; the script checks that.
 
     python benchmarks/bench_significance.py [--permutations 1000] [--repeat 3] [--loop-pairs 171]
-        [--perm-both 1000] [--baseline-permutations 100]
+        [--perm-both 1000] [--baseline-permutations 100] [--check-pairs 3]
 """
 from __future__ import annotations
 
@@ -63,6 +66,7 @@ def main() -> None:
     ap.add_argument("--perm-both", type=int, default=1000, help="PERM-BOTH permutations per pair (0: skip)")
     ap.add_argument("--baseline-permutations", type=int, default=100,
                     help="permutations of the per-permutation baseline on one pair (extrapolated)")
+    ap.add_argument("--check-pairs", type=int, default=3, help="pairs whose p-values are checked against perm_both")
     args = ap.parse_args()
     import numpy as np
 
@@ -109,7 +113,8 @@ def perm_both_section(mm, scores, order, pairs, args) -> None:
 
     from ts2viz.metametrics.walks import seg_stats
     from ts2viz.metametrics.intervals import averaged_segs
-    from ts2viz.metametrics.permutation import perm_both_pairs
+    from ts2viz.metametrics.permutation import perm_both, perm_both_pairs
+    from ts2viz.parallel import usable_cpus
     from ts2viz.statistics.permutation_tests import PermutationSettings, permutation_test
 
     names = [(mm.metrics[i], mm.metrics[j]) for i, j in pairs]
@@ -133,14 +138,21 @@ def perm_both_section(mm, scores, order, pairs, args) -> None:
                                                                 early_min=0.0, early_max=1.0)),
                       ("early stopping (blocks of 100)", PermutationSettings(n_permutations=args.perm_both,
                                                                              block_size=100))):
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         res = perm_both_pairs(mm, scores, pairs=names, settings=st)
-        dt = time.perf_counter() - t
+        dt, cpu = time.perf_counter() - t, time.process_time() - cpu
         used = int(sum(res.n_used[i, j] for i, j in pairs))
         sig = int(sum(res.pvalue[i, j] <= 0.05 for i, j in pairs))
         print(f"PERM-BOTH all {len(pairs)} pairs x {args.perm_both} permutations, {label}: ts2viz {dt:.1f} s "
-              f"({used} pair-permutations, {dt / used * 1000:.2f} ms each); baseline {base * used:.0f} s "
+              f"({used} pair-permutations, {dt / used * 1000:.3f} ms each; process CPU {cpu:.1f} s on "
+              f"{usable_cpus()} CPUs); baseline {base * used:.0f} s "
               f"(extrapolated): x{base * used / dt:.0f}; {sig} pairs with p <= 0.05; load {os.getloadavg()[0]:.2f}")
+        for a_, b_ in names[:args.check_pairs]:
+            one_pair = perm_both(mm, scores, a_, b_, settings=st)
+            i, j = mm.metrics.index(a_), mm.metrics.index(b_)
+            print(f"  {a_} > {b_}: p={res.pvalue[i, j]:.4f} ({res.n_used[i, j]} permutations), perm_both "
+                  f"p={one_pair.pvalue:.4f} ({one_pair.n_used}): "
+                  f"{'equal' if (one_pair.pvalue, one_pair.n_used) == (res.pvalue[i, j], res.n_used[i, j]) else 'DIFFERENT'}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ loops, so independent pieces of array work (one slice's resampled statistics, on
 intervals) run side by side on threads. The threads never outnumber the CPUs the process may run on
 (:func:`usable_cpus`: the affinity mask of a container's or a cluster job's share, else the machine's),
 and each piece runs its BLAS calls on one thread (the caller sets that: see
-:func:`ts2viz.metaeval.prompt_bootstrap.one_blas_thread`), so a 2-core machine runs two pieces at once and
+:func:`one_blas_thread`), so a 2-core machine runs two pieces at once and
 no more. ``TS2VIZ_THREADS`` sets the number outright (1: everything on the calling thread).
 
 Long loops of background work call :func:`pause_point` between their pieces: a no-op until a host (the app:
@@ -143,3 +143,20 @@ def thread_map(fn: Callable[[T], R], items: Iterable[T], *, threads: int | None 
         return [fn(x) for x in items]
     with ThreadPoolExecutor(n) as pool:
         return list(pool.map(fn, items))
+
+
+def one_blas_thread():
+    """A context that limits BLAS to one thread (threadpoolctl), or does nothing without threadpoolctl.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        The context.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                                   # optional: only speed depends on it
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")

@@ -1,17 +1,20 @@
-"""PERM-BOTH on TS2: Ord's fast path (``metametrics.seg_ord``) against the leaderboard's own ``seg_stats``,
-and the all-pairs test (``perm_both_pairs``) against the one-pair test run with ``seg_stats`` for every
-permutation (the per-permutation path, the benchmark's named baseline)."""
+"""PERM-BOTH on TS2: Ord's fast path (``metametrics.seg_ord``) against the leaderboard's own ``seg_stats``, the
+swap kernel (``metametrics.swap_ord.SwapOrd``) against ``seg_ord`` on the explicit swapped rows, and the
+all-pairs test (``perm_both_pairs``) against the one-pair test run with ``seg_stats`` for every permutation
+(the per-permutation path, the benchmark's named baseline)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ts2viz import bundled_scores, compute, load_dataset
+from ts2viz import Scores, bundled_scores, compute, load_dataset
 from ts2viz.errors import InputError
 from ts2viz.metametrics.walks import seg_ord, seg_stats
 from ts2viz.metametrics.structure import seg_structure
 from ts2viz.metametrics.intervals import averaged_segs
 from ts2viz.metametrics.permutation import perm_both, perm_both_pairs
+from ts2viz.metametrics.policy import resolve_policy
+from ts2viz.metametrics.swap_ord import SwapOrd
 from ts2viz.statistics.permutation_tests import PermutationSettings, permutation_test, standardise
 
 
@@ -54,6 +57,50 @@ def test_seg_ord_constant_and_unscored_rows(ts2):
     assert np.isnan(new[1]) and np.isnan(new[2])        # fewer than two scored images on every walk
 
 
+@pytest.mark.parametrize("policy", ["paper", "spec"])
+def test_swap_kernel_equals_seg_ord_on_every_ts2_seg(ts2, policy):
+    """Pairs of released (standardised) scores and of coarse random scores (ties within and across the two
+    metrics), some SEGs with images left out by both metrics: rows A and B of every swap pattern equal
+    ``seg_ord`` on the explicit rows, up to the rounding of the last divisions."""
+    ds, scores = ts2
+    pol = resolve_policy(policy)
+    rng = np.random.default_rng(11)
+    for seg in ds:
+        st = seg_structure(seg, pol)
+        z = np.stack([standardise(r) for r in scores.aligned(st.file_names, scores.metrics).T])   # (M, n)
+        n = z.shape[1]
+        pa, pb = rng.integers(0, len(z), 4), rng.integers(0, len(z), 4)
+        coarse = rng.integers(0, 3, (2, 2, n)).astype(float)
+        A, B = np.concatenate([z[pa], coarse[0]]), np.concatenate([z[pb], coarse[1]])
+        out = np.isnan(A).any(0) | np.isnan(B).any(0) | (rng.random(n) < (0.25 if seg.id % 3 == 0 else 0.0))
+        A[:, out], B[:, out] = np.nan, np.nan
+        bits = rng.random((6, n)) < 0.5
+        fast = SwapOrd(st, A, B, pol)(bits)                                  # (2, 6, pairs)
+        for p in range(len(A)):
+            rows = np.concatenate([np.where(bits, B[p], A[p]), np.where(bits, A[p], B[p])])
+            ref = seg_ord(st, rows, pol)
+            got = fast[:, :, p].ravel()
+            assert np.array_equal(np.isnan(got), np.isnan(ref)), (seg.id, p)
+            np.testing.assert_allclose(got, ref, rtol=0, atol=1e-13, err_msg=f"SEG {seg.id}, pair {p}")
+
+
+def test_swap_kernel_pair_subset_and_bad_rows(ts2):
+    ds, scores = ts2
+    st = seg_structure(ds[9])                                    # the largest SEG: 76 images, 300 walks
+    z = np.stack([standardise(r) for r in scores.aligned(st.file_names, scores.metrics).T])
+    kernel = SwapOrd(st, z[:8], z[8:16], resolve_policy("paper"))
+    bits = np.random.default_rng(3).random((5, z.shape[1])) < 0.5
+    every = kernel(bits)
+    on = np.arange(8) % 3 == 1
+    some = kernel(bits, on)
+    assert np.isnan(some[:, :, ~on]).all()
+    np.testing.assert_allclose(some[:, :, on], every[:, :, on], rtol=0, atol=1e-15)
+    a = z[:2].copy()
+    a[1, 0] = np.nan                                             # rows leaving out different images
+    with pytest.raises(ValueError, match="same images"):
+        SwapOrd(st, a, z[2:4], resolve_policy("paper"))
+
+
 def _per_permutation_perm_both(mm, scores, a, b, settings):
     """The test as written before the fast path: ``seg_stats`` (all five statistics) per permuted row."""
     idx = averaged_segs(mm)["avg"]
@@ -88,6 +135,33 @@ def test_all_pairs_equal_the_per_permutation_path(ts2):
     untested = [(i, j) for i in range(len(names)) for j in range(len(names))
                 if i != j and (mm.metrics[i], mm.metrics[j]) not in pairs]
     assert all(np.isnan(res.pvalue[i, j]) for i, j in untested)
+
+
+def test_all_pairs_equal_the_per_permutation_path_with_nans_and_ties(ts2):
+    """Scores with images left out: by both metrics of a pair (the kernel without those images), by one of
+    them (that pair goes row by row), and a coarse metric (many ties, within it and with a rounded twin):
+    every pair's p-value and permutation count equal the per-permutation path's, both directions."""
+    ds, scores = ts2
+    base = ["DSG-InstructBLIP", "CLIPScore", "TIFA-mPLUG"]
+    vals = scores.aligned(scores.file_names, base)
+    rng = np.random.default_rng(5)
+    n = len(scores.file_names)
+    both_out, one_out = rng.random(n) < 0.08, rng.random(n) < 0.08
+    coarse = np.round(vals[:, 1] * 10) / 10                   # CLIPScore in steps of 0.1: heavy ties
+    cols = np.stack([vals[:, 0], np.where(both_out, np.nan, vals[:, 1]), np.where(both_out, np.nan, coarse),
+                     np.where(one_out, np.nan, vals[:, 2])], axis=1)
+    names = ["DSG-InstructBLIP", "CLIP", "CLIP-coarse", "TIFA-holes"]
+    sc = Scores(list(scores.file_names), names, cols)
+    mm = compute(ds, sc, names, policy="paper")
+    st = PermutationSettings(n_permutations=40, block_size=20, early_min=0.0, early_max=1.0)
+    pairs = [("CLIP", "CLIP-coarse"), ("CLIP-coarse", "CLIP"), ("CLIP", "TIFA-holes"), ("DSG-InstructBLIP", "CLIP-coarse")]
+    res = perm_both_pairs(mm, sc, "ord_avg", pairs=pairs, settings=st)
+    col = {m: k for k, m in enumerate(mm.metrics)}
+    for a, b in pairs:
+        ref = _per_permutation_perm_both(mm, sc, a, b, st)
+        assert res.pvalue[col[a], col[b]] == ref.pvalue and res.n_used[col[a], col[b]] == ref.n_used == 40, (a, b)
+    # the pairs tell something apart: not every p-value is the same
+    assert len({res.pvalue[col[a], col[b]] for a, b in pairs}) > 1
 
 
 def test_early_stopping_per_pair_and_standardisation(ts2):

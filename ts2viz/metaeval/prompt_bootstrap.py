@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..parallel import pause_point
+from ..parallel import one_blas_thread, pause_point
 from ..statistics.bootstrap import BootstrapSettings
 from ..statistics.rank_bootstrap import ResampledSpearman
 from .humaneval_settings import HumanEvalSettings
@@ -518,19 +518,3 @@ def _exact_rank_resamples(out: dict, sl: slice, counts: np.ndarray, sexact, kmat
                     tau = np.where(m >= 2, 2.0 * s_ / (nn * nn * (m - 1) / np.maximum(m, 1)), np.nan)
             out["kendall"][r, sl] = np.clip(tau, -1, 1)
 
-
-def one_blas_thread():
-    """A context that limits BLAS to one thread (threadpoolctl), or does nothing without threadpoolctl.
-
-    Returns
-    -------
-    contextlib.AbstractContextManager
-        The context.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:                                   # optional: only speed depends on it
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")

@@ -36,12 +36,12 @@ import numpy as np
 
 from ..display import plural
 from ..errors import InputError
-from ..parallel import pause_point, thread_map
+from ..parallel import one_blas_thread, pause_point, thread_map
 from ..statistics.bootstrap import DEFAULTS, BootstrapSettings
 from ..statistics.correlation import ranks_codes
 from ..statistics.rank_bootstrap import kendall_influence_from_codes, spearman_influence_from_ranks
 from ..statistics.slice_table import bootstrap_pvalue, percentile_interval, slice_stability
-from .prompt_bootstrap import (FLOAT32_MIN_PROMPTS, corr_from_sums, kendall_small, one_blas_thread, pair_sums,
+from .prompt_bootstrap import (FLOAT32_MIN_PROMPTS, corr_from_sums, kendall_small, pair_sums,
                                prompt_resamples, prompt_sums)
 from .humaneval_settings import HumanEvalSettings
 from .humaneval import average_correlations, evaluate, prompt_model_means

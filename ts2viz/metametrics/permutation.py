@@ -10,9 +10,9 @@ group (:func:`ts2viz.metametrics.intervals.seg_values`), so the SEG is the unit 
   then compares gaps in SD units, not in two metrics' different score units: pass ``scores``).
 - :func:`perm_both` swaps single images' standardised scores within SEGs (PERM-BOTH) and recomputes the
   SEG's meta-metric for every permutation: the more powerful test of Deutsch et al. (2021);
-  :func:`perm_both_pairs` runs it for many pairs at once (every pair's permuted rows of a SEG in one
-  call of :func:`ts2viz.metametrics.walks.seg_ord`, Ord's fast path; other statistics through
-  :func:`ts2viz.metametrics.walks.seg_stats`).
+  :func:`perm_both_pairs` runs it for many pairs at once (Ord: per SEG, one
+  :class:`ts2viz.metametrics.swap_ord.SwapOrd` kernel scores every pair's swapped rows of a block of swap
+  patterns with a few matrix products; other statistics through :func:`ts2viz.metametrics.walks.seg_stats`).
 - :func:`leaderboard_clusters`: significance clusters (:mod:`.clusters`) on a cell.
 """
 from __future__ import annotations
@@ -36,6 +36,8 @@ from ..statistics.permutation_tests import (
 )
 from .intervals import averaged_segs, seg_values, split_cell
 from .results import MetaMetrics
+from ..parallel import one_blas_thread, thread_map
+from .swap_ord import SwapOrd
 from .walks import CHUNK_ELEMENTS, seg_ord, seg_stats
 
 
@@ -315,7 +317,7 @@ def perm_both_pairs(mm: MetaMetrics, scores, cell: str = "ord_avg", *,
     scores : Scores
         The scores ``mm`` was computed from.
     cell : str, default "ord_avg"
-        The leaderboard cell (Ord cells use the fast path :func:`ts2viz.metametrics.walks.seg_ord`).
+        The leaderboard cell (Ord cells use the kernel :class:`ts2viz.metametrics.swap_ord.SwapOrd`).
     pairs : sequence of (str, str), optional
         The (a, b) pairs to test, "a > b" (default: every ordered pair of ``mm.metrics``).
     alternative : {'greater', 'two-sided'}, default 'greater'
@@ -336,9 +338,14 @@ def perm_both_pairs(mm: MetaMetrics, scores, cell: str = "ord_avg", *,
 
     Notes
     -----
-    Per SEG, the permuted rows of every active pair of a block are scored by one vectorised call (in
-    chunks that keep the temporaries under :data:`ts2viz.metametrics.walks.CHUNK_ELEMENTS` elements).
-    ``benchmarks/bench_significance.py`` times it against the per-permutation path.
+    Ord: per SEG, the pairs whose two metrics leave out the same images share one
+    :class:`~ts2viz.metametrics.swap_ord.SwapOrd` kernel, which scores rows A and B of every still active
+    pair for a block of swap patterns at once (a pair and its reverse share one kernel: their rows are
+    each other's); a pair whose metrics leave out different images is scored row by row through
+    :func:`ts2viz.metametrics.walks.seg_ord`, as are other statistics through ``seg_stats``. The SEGs
+    run on :func:`ts2viz.parallel.thread_map` in 8 fixed shares, one BLAS thread each, so the sums do not
+    depend on the number of threads. ``benchmarks/bench_significance.py`` times it against the
+    per-permutation path.
 
     NaN policy: as :func:`perm_both`: NaN scores carry no weight; a SEG whose value is NaN is skipped in
     that metric's mean.
@@ -372,12 +379,13 @@ def perm_both_pairs(mm: MetaMetrics, scores, cell: str = "ord_avg", *,
         I = np.array([col[a] for a, _ in pairs], dtype=np.int64)
         J = np.array([col[b] for _, b in pairs], dtype=np.int64)
     statistic = seg_statistic(mm, stat, idx)
-    units, nodes = [], []
+    units, nodes, structures = [], [], []
     for i in idx:
         st = mm.walk_stats(mm.seg_ids[i])[0]
         x = scores.aligned(st.file_names, mm.metrics)
         units.append(np.stack([standardise(x[:, k]) for k in range(M)]))     # (M, n)
         nodes.append(st.node_counts.shape[1])
+        structures.append(st)
     vals = np.array([statistic(u, z) for u, z in enumerate(units)]).reshape(len(units), M)
     ok = ~np.isnan(vals)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -385,23 +393,58 @@ def perm_both_pairs(mm: MetaMetrics, scores, cell: str = "ord_avg", *,
     observed = est[I] - est[J]
     sizes = np.array([z.shape[1] for z in units])
     offsets = np.r_[0, np.cumsum(sizes)]
+    observed_ok = ~np.isnan(observed)
+    # Ord: per SEG, the pairs whose two metrics leave out the same images share one SwapOrd kernel (a group
+    # per pattern of left-out images); the others go through the statistic row by row
+    kernels = [_swap_kernels(structures[u], zu, I, J, observed_ok, mm.policy) if stat == "ord"
+               else ([], np.ones(len(I), bool)) for u, zu in enumerate(units)]
+
+    def seg_values(u: int, z: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """(2, k, len(cols)): SEG u's value for rows A and B of the tests ``cols``."""
+        zu = units[u]
+        bits = z[:, offsets[u]:offsets[u + 1]] > 0.5                             # (k, n)
+        k, P = bits.shape[0], cols.size
+        v = np.full((2, k, P), np.nan)
+        where = np.full(len(I), -1)
+        where[cols] = np.arange(P)
+        groups, slow = kernels[u]
+        for members, which, flipped, kernel in groups:
+            on = where[members] >= 0
+            if on.any():
+                need = np.zeros(kernel.n_pairs, bool)
+                need[which[on]] = True
+                res = kernel(bits, need)                                          # (2, k, unordered pairs)
+                m, w, f = members[on], which[on], flipped[on]
+                v[:, :, where[m[~f]]] = res[:, :, w[~f]]
+                v[:, :, where[m[f]]] = res[::-1][:, :, w[f]]
+        rest = cols[slow[cols]]
+        if rest.size:
+            n = zu.shape[1]
+            za, zb = zu[I[rest]][:, None, :], zu[J[rest]][:, None, :]          # (p, 1, n)
+            rows = np.concatenate([np.where(bits, zb, za), np.where(bits, za, zb)]).reshape(2 * rest.size * k, n)
+            step = max(1, CHUNK_ELEMENTS // max(1, n * nodes[u]))
+            w = np.concatenate([statistic(u, rows[s:s + step]) for s in range(0, rows.shape[0], step)])
+            v[:, :, where[rest]] = w.reshape(2, rest.size, k).transpose(0, 2, 1)
+        return v
+
+    # SEGs in a fixed number of interleaved shares (largest first), each summed on one thread: the sums do
+    # not depend on the number of threads
+    by_size = np.argsort([-st.node_counts.size * z.shape[1] for st, z in zip(structures, units)], kind="stable")
+    shares = [np.sort(by_size[s::8]) for s in range(min(8, len(units)))]
+
+    def share_sums(share: np.ndarray, z: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        out = np.zeros((2, 2, z.shape[0], cols.size))                              # sums, counts
+        for u in share:
+            v = seg_values(u, z, cols)
+            good = ~np.isnan(v)
+            out[0] += np.where(good, v, 0.0)
+            out[1] += good
+        return out
 
     def diffs(z: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        k, P = z.shape[0], cols.size
-        sa = np.zeros((k, P)); ca = np.zeros((k, P)); sb = np.zeros((k, P)); cb = np.zeros((k, P))  # noqa: E702
-        for u, zu in enumerate(units):
-            n = zu.shape[1]
-            bits = z[:, offsets[u]:offsets[u + 1]] > 0.5                          # (k, n)
-            za, zb = zu[I[cols]][:, None, :], zu[J[cols]][:, None, :]             # (P, 1, n)
-            rows = np.concatenate([np.where(bits, zb, za), np.where(bits, za, zb)]).reshape(2 * P * k, n)
-            step = max(1, CHUNK_ELEMENTS // max(1, n * nodes[u]))
-            v = np.concatenate([statistic(u, rows[s:s + step]) for s in range(0, rows.shape[0], step)])
-            v = v.reshape(2, P, k).transpose(0, 2, 1)                             # (2, k, P)
-            for side, (s_, c_) in enumerate(((sa, ca), (sb, cb))):
-                good = ~np.isnan(v[side])
-                s_ += np.where(good, v[side], 0.0)
-                c_ += good
-        return mean_diffs(sa, ca, sb, cb)
+        with one_blas_thread():
+            total = sum(thread_map(lambda share: share_sums(share, z, cols), shares))
+        return mean_diffs(total[0, 0], total[1, 0], total[0, 1], total[1, 1])
 
     p, used = sampled_swap_pvalues(diffs, observed, int(offsets[-1]), settings, alternative)
     pm = np.full((M, M), np.nan)
@@ -411,6 +454,32 @@ def perm_both_pairs(mm: MetaMetrics, scores, cell: str = "ord_avg", *,
     diff = est[:, None] - est[None, :]
     np.fill_diagonal(diff, np.nan)
     return PairwisePermutation(est, diff, pm, nm, alternative, False, settings)
+
+
+def _swap_kernels(st, units: np.ndarray, I: np.ndarray, J: np.ndarray, tested: np.ndarray, policy):
+    """The SwapOrd kernels of one SEG and which pairs they score.
+
+    Returns ``(groups, slow)``: per pattern of left-out images that both metrics of some tested pairs share,
+    ``(pairs, flipped, kernel)``: the tested pairs (indices into I, J), whether each is the reverse of
+    the kernel's unordered pair (a reversed pair's rows A and B are the other's rows B and A), and a
+    :class:`~ts2viz.metametrics.swap_ord.SwapOrd` of the unordered pairs; ``slow`` marks the pairs whose two
+    metrics leave out different images (scored row by row).
+    """
+    nan = np.isnan(units)                                                        # (M, n)
+    same = (nan[I] == nan[J]).all(1)
+    groups = []
+    todo = np.flatnonzero(same & tested)
+    if todo.size:
+        lo, hi = np.minimum(I[todo], J[todo]), np.maximum(I[todo], J[todo])
+        keys = np.unique(nan[lo], axis=0, return_inverse=True)[1].ravel()
+        for g in range(keys.max() + 1):
+            members = todo[keys == g]
+            pair_lo, pair_hi = lo[keys == g], hi[keys == g]
+            uniq, which = np.unique(pair_lo * len(units) + pair_hi, return_inverse=True)
+            ua, ub = uniq // len(units), uniq % len(units)
+            groups.append((members, which.ravel(), I[members] != ua[which.ravel()],
+                           SwapOrd(st, units[ua], units[ub], policy)))
+    return groups, ~same
 
 
 __all__ = ["cell_unit_values", "leaderboard_clusters", "pairwise_permutation", "perm_both", "perm_both_pairs",

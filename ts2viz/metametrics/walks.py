@@ -509,8 +509,10 @@ def seg_arrays(st: SegStructure, pr: Prepared, ws: WalkStats | None, pol: Policy
 def seg_ord(st: SegStructure, scores: np.ndarray, policy: "Policy | str" = "paper") -> np.ndarray:
     """A SEG's Ord for many score rows at once: equal to ``seg_stats(st, scores, policy=policy)["ord"]``.
 
-    The fast path of the permutation tests (PERM-BOTH), which need only Ord, for thousands of permuted
-    score rows per SEG. It computes no other statistic and no per-(walk, image) array.
+    The fast path of the one-pair permutation test (:func:`ts2viz.metametrics.permutation.perm_both`), which
+    needs only Ord, for thousands of permuted score rows per SEG (the all-pairs test uses
+    :class:`ts2viz.metametrics.swap_ord.SwapOrd`). It computes no other statistic and no per-(walk, image)
+    array.
 
     Parameters
     ----------
