@@ -28,7 +28,7 @@ from ...errors import InputError
 from ...nuisance.run import MetricRun, NuisanceScores
 from ...nuisance.hooks import ImageHook
 from ...nuisance.transforms import DEFAULT, parse, parse_list
-from ..serving.jobs import checkpoint
+from ..serving.jobs import batch_size, checkpoint
 from ..state.app_state import AppView
 from ..state.nuisance_session import metric_choices, run_of, session_results, shared_results
 from .common import get_seg
@@ -184,7 +184,8 @@ def live_nuisance(view: AppView, spec, transforms, seg_id, device: str | None = 
         except Exception:     # noqa: BLE001 - a progress bar never stops a run
             pass
 
-    ns = on_gpu(run)(view.dataset, metric, ts, seed=seed, seg_ids=[seg.id], cache_dir=view.cache_root, progress=prog)
+    ns = on_gpu(run)(view.dataset, metric, ts, seed=seed, seg_ids=[seg.id], batch_size=batch_size(metric),
+                     cache_dir=view.cache_root, progress=prog)
     r = ns.runs[0]
     if not np.isfinite(r.clean).any():
         raise InputError(f"{shown}: no image of SEG {seg.id} could be scored")
