@@ -247,7 +247,8 @@ def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None 
         metric = load_metric(app, spec, dev)
 
         def prog(_spec, done_n, total, _k=k):
-            checkpoint()           # between batches: a cancelled job stops here
+            # between batches: a cancelled job stops here, and the model's turn may pass (not after the last)
+            checkpoint(turn=done_n < total or _k < len(specs) - 1)
             if progress is not None:
                 try:
                     frac = (done_n / total) if total else 0.0
@@ -439,7 +440,7 @@ def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | 
     if progress is not None:
         progress(0.1, desc=f"scoring {plural(len(images), 'upload')} with {app.access.display_name(spec)}")
     vals, dets = on_gpu(engine.score_images)(metric, images, [prompt] * len(images), cache_dir=app.cache_root,
-                                             use_cache=not app.access.public, progress=lambda *_: checkpoint(),
+                                             use_cache=not app.access.public, progress=lambda _s, done, total: checkpoint(turn=done < total),
                                              return_details=True, batch_size=batch_size(metric))
     vals = np.asarray(vals, dtype=float)
     spec = metric.spec

@@ -174,7 +174,9 @@ def live_nuisance(view: AppView, spec, transforms, seg_id, device: str | None = 
     labels = [f"{metric.spec} [clean]"] + [f"{metric.spec} [{t.spec}]" for t in ts]
 
     def prog(label, done, total):
-        checkpoint()          # between batches: a cancelled run stops here (ts2viz.ui.serving.jobs)
+        # between batches: a cancelled run stops here, and the model's turn may pass, but not after the last
+        # (ts2viz.ui.serving.jobs)
+        checkpoint(turn=done < total or label != labels[-1])
         if progress is None:
             return
         try:

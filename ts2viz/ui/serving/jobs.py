@@ -13,15 +13,16 @@ refused in one line, so that scripted calls cannot fill a lane ahead of everyone
 
 Gradio's ``/cancel`` frees an event's place but cannot stop the thread that runs it: the work went on.
 Here the thread gets a flag (:meth:`Jobs.running`) that ``/cancel`` sets (:meth:`Jobs.cancel`), and
-long work calls :func:`checkpoint` between batches (images checked, batches scored, files written, and
-before each API request: :func:`ts2viz.metrics.backbones.openai_client.request_hooks`), which raises
+long work calls :func:`checkpoint` between batches (images checked, batches scored, files written; the
+same check, less the turn's passing, runs before each API request and while a batch's requests are in
+flight: :func:`ts2viz.metrics.backbones.openai_client.request_hooks`), which raises
 :class:`Cancelled` once it is set, or :class:`OverTime` once a model job has run past its time budget
 (``job_time_s``). A job's API requests are charged to its visitor's budget before they are sent
 (:class:`~ts2viz.ui.serving.api_budget.ApiMeter`). A lane's jobs also hold the lane's lock while they
 run, so a cancelled job still finishing its batch and the next one never run at once; the :data:`MODEL`
 lane admits :meth:`Jobs.width` jobs at once instead, which take turns on the model
-(:class:`~ts2viz.ui.serving.turns.Turnstile`: :func:`checkpoint` passes the turn, and time waiting for one
-is off the job's clock).
+(:class:`~ts2viz.ui.serving.turns.Turnstile`: :func:`checkpoint` passes the turn between batches, and
+time waiting for one is off the job's clock).
 """
 from __future__ import annotations
 
@@ -87,10 +88,18 @@ def off_the_clock() -> Iterator[None]:
             limit[0] += time.monotonic() - t0
 
 
-def checkpoint() -> None:
+def checkpoint(*, turn: bool = True) -> None:
     """Raise :class:`Cancelled` if the job running in this thread was cancelled (nothing outside a job).
 
     Long work calls it between batches (images checked, batches scored, files written, API requests sent).
+    In the model lane it also passes the model's turn when it is over and another job waits
+    (:meth:`~ts2viz.ui.serving.turns.Turnstile.check_in`), and waits for the next one.
+
+    Parameters
+    ----------
+    turn : bool, default True
+        Whether the turn may pass here; ``False`` after a job's last batch (what is left is quick: passing
+        would make a short job wait a whole turn of another's to finish).
 
     Raises
     ------
@@ -99,16 +108,31 @@ def checkpoint() -> None:
     OverTime
         Once the job has run past its time budget.
     """
+    limit = _request_check()
+    held = _TURN.get() if turn else None
+    if held is not None:
+        waited = held[0].check_in(held[1], _stop_check, held[2])
+        if waited and limit is not None:
+            limit[0] += waited          # waiting for a turn is not the visitor's work
+
+
+def _request_check() -> list | None:
+    """:func:`checkpoint` without passing the turn: a cancel, a page gone, the time budget.
+
+    The check before (and while waiting for) a job's API requests: a job whose requests are in flight
+    keeps its turn until its batch is done.
+
+    Returns
+    -------
+    list or None
+        The job's [deadline, budget] (None: no budget).
+    """
     _stop_check()
     limit = _DEADLINE.get()
     if limit is not None and time.monotonic() > limit[0]:
         raise OverTime(f"this job ran past its time budget on this app ({limit[1]:g} s) and was stopped; "
                        "try fewer images")
-    turn = _TURN.get()
-    if turn is not None:
-        waited = turn[0].check_in(turn[1], _stop_check, turn[2])
-        if waited and limit is not None:
-            limit[0] += waited          # waiting for a turn is not the visitor's work
+    return limit
 
 
 def _stop_check() -> None:
@@ -410,7 +434,8 @@ class Jobs:
         deadline_token = turn_token = ticket = None
         lock = self.lane_locks.get(lane)
         held = False
-        hooks = self.meter.hooks(client, checkpoint) if self.meter is not None else RequestHooks(check=checkpoint)
+        hooks = (self.meter.hooks(client, _request_check) if self.meter is not None
+                 else RequestHooks(check=_request_check))
         try:
             if lane == MODEL:
                 report = _waiting_line(progress)
