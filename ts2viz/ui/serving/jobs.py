@@ -204,9 +204,9 @@ class Jobs:
         ``on_end()`` is called when a job's work ends, cancelled or not (the app hands the memory it freed
         back to the system: :func:`ts2viz.ui.state.sessions.release_memory`).
     job_time_s : float or None, default None
-        Seconds a job of the :data:`MODEL` lane may run (its time on the lane, from when it got the lane's
-        lock, loading a model excepted: :func:`off_the_clock`) before :func:`checkpoint` stops it
-        (:class:`OverTime`); ``None``: no limit.
+        Seconds a job of the :data:`MODEL` lane may run (its time holding the model, from its first turn;
+        loading a model, :func:`off_the_clock`, and waiting for a later turn excepted) before
+        :func:`checkpoint` stops it (:class:`OverTime`); ``None``: no limit.
     meter : ts2viz.ui.serving.api_budget.ApiMeter or None, default None
         Charges every API request of a job to its client before it is sent (``None``: no budget). Every job
         runs its API requests with its cancel check before each
