@@ -33,6 +33,8 @@ pytestmark = pytest.mark.slow
 REQUESTS_PER_MIN = 6
 #: the model lane's time budget per job on the test server (the default is 40 s)
 JOB_TIME_S = 6
+#: seconds a job holds the model before it passes the turn to a waiting job (the default is 3 s)
+TURN_S = 1
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +49,7 @@ def server(tmp_path_factory):
     vie = f"viescore:gpt-4o?endpoint=http://127.0.0.1:{api.port}/v1&api_key={CANARY}&timeout=4"
     env = {"GRADIO_TEMP_DIR": str(d / "gradio"), "TS2VIZ_METRICS": f"{vqa}\n{vie}", "OPENAI_API_KEY": CANARY,
            "TS2VIZ_PROXY_HOPS": "1", "TS2VIZ_API_VISITOR_REQUESTS_PER_MIN": str(REQUESTS_PER_MIN),
-           "TS2VIZ_JOB_TIME_S": str(JOB_TIME_S), "TS2VIZ_UNREAD_GRACE_S": "4"}
+           "TS2VIZ_JOB_TIME_S": str(JOB_TIME_S), "TS2VIZ_UNREAD_GRACE_S": "4", "TS2VIZ_TURN_S": str(TURN_S)}
     try:
         with running_app(["--public", "--data", str(d / "ds"), "--scores", str(scores)], d, env=env,
                          drop_env=["SPACE_ID", "TS2VIZ_METRICS_FILE", "TS2VIZ_TRUSTED_PROXIES"],
@@ -260,10 +262,12 @@ def test_ipv6_addresses_of_one_64_are_one_client(server, api):
 # -- 7. the model lane's time budget per job ---------------------------------------------------------------------
 
 def test_a_job_stops_at_its_time_budget(server, api):
-    """Each API request takes 3 s; a job of 12 images would hold the lane 9 s or more (4 at a time). It stops at its budget with one line, and the next visitor's job runs
-    right after. (About 25 s.)"""
+    """Each API request takes 4 s; a job of 12 images (slices of 4, one round of requests each) would hold
+    the model 12 s or more. The next visitor's job gets a turn after the first slice and is done first;
+    the heavy job stops at its budget (its own time, not its wait) with one line, within a slice of it.
+    (About 20 s.)"""
     url = server["url"]
-    api.delay_s = 3.0
+    api.delay_s = 4.0
 
     async def go():
         async with client(url, "127.0.0.48") as (c, app), client(url, "127.0.0.49") as (c2, app2):
@@ -272,13 +276,15 @@ def test_a_job_stops_at_its_time_budget(server, api):
             other.keep_alive()
             imgs = [png(24, 24, (k * 20, 10, 10)) for k in range(12)]
             t0 = time.perf_counter()
-            heavy = asyncio.ensure_future(_upload_scoring(s, server["vqa"], imgs))
+
+            async def timed(coro):
+                r = await coro
+                return r, time.perf_counter() - t0
+
+            heavy = asyncio.ensure_future(timed(_upload_scoring(s, server["vqa"], imgs)))
             await asyncio.sleep(1.0)
-            api_light = asyncio.ensure_future(_upload_scoring(other, server["vqa"], [png(24, 24)]))
-            r = await heavy
-            t_heavy = time.perf_counter() - t0
-            r2 = await api_light
-            t_light = time.perf_counter() - t0
+            light = asyncio.ensure_future(timed(_upload_scoring(other, server["vqa"], [png(24, 24)])))
+            (r, t_heavy), (r2, t_light) = await heavy, await light
             await s.close()
             await other.close()
             return r, t_heavy, r2, t_light
@@ -286,9 +292,46 @@ def test_a_job_stops_at_its_time_budget(server, api):
     r, t_heavy, r2, t_light = run(go())
     print(f"\nheavy job: {t_heavy:.1f} s ({r.error}); the next visitor's job done at {t_light:.1f} s")
     assert not r.success and _one_line(r.error) and "time budget" in r.error, r.error
-    assert t_heavy < JOB_TIME_S + 8
+    assert t_heavy < JOB_TIME_S + 4.0 + 4.0 + 5.0       # its budget, a slice past it, the other's turn
     assert r2.success, r2.error
-    assert t_light < JOB_TIME_S + 15
+    assert t_light < t_heavy and t_light < 4.0 + 4.0 + 4.0
+
+
+def test_a_short_job_is_served_while_a_long_job_of_another_visitor_runs(server, api):
+    """Each API request takes 2 s. Visitor A's 6-image job scores in slices of 4 images (one round of
+    requests each); visitor B's 1-image job, joined half a second later, gets the model when A's first
+    slice is done (A's turn is over: ``TURN_S``) and is done while A's job still runs, which then goes
+    on to its end within its time budget (the wait is off its clock). With one job at a time B would be
+    done 2 s after A. (About 10 s.)"""
+    url = server["url"]
+    api.delay_s = 2.0
+
+    async def go():
+        async with client(url, "127.0.0.56") as (c, app), client(url, "127.0.0.57") as (c2, app2):
+            a, b = Session(c, url, app), Session(c2, url, app2)
+            a.keep_alive()
+            b.keep_alive()
+            t0 = time.perf_counter()
+
+            async def timed(coro):
+                r = await coro
+                return r, time.perf_counter() - t0
+
+            long = asyncio.ensure_future(timed(_upload_scoring(a, server["vqa"], [png(24, 24, (k * 30, 60, 9))
+                                                                                   for k in range(6)])))
+            await asyncio.sleep(0.5)
+            short = asyncio.ensure_future(timed(_upload_scoring(b, server["vqa"], [png(24, 24, (9, 9, 200))])))
+            (ra, ta), (rb, tb) = await long, await short
+            await a.close()
+            await b.close()
+            return ra, ta, rb, tb
+
+    ra, ta, rb, tb = run(go())
+    print(f"\nA's 6-image job done at {ta:.1f} s, B's 1-image job (joined at 0.5 s) at {tb:.1f} s")
+    assert ra.success, ra.error
+    assert rb.success, rb.error
+    assert tb < ta - 1.0, (ta, tb)          # B was served between A's slices, not after A
+    assert tb < 2.0 + 2.0 + 3.0             # A's first slice, B's request, and the overheads
 
 
 # -- 8. cancel during an API batch ---------------------------------------------------------------------------

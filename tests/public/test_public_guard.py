@@ -48,7 +48,11 @@ def server(tmp_path_factory):
            "TS2VIZ_QUEUE_SESSIONS": str(TABLE), "TS2VIZ_CLIENT_UPLOAD_MB": str(CLIENT_MB),
            # these tests need a long job that outlasts a flood; the per-job time budget (default 40 s) has
            # its own test (tests/public/test_public_api.py)
-           "TS2VIZ_JOB_TIME_S": "900"}
+           "TS2VIZ_JOB_TIME_S": "900",
+           # and a model lane that queues the next page behind it (its place in the queue is what they
+           # read); jobs taking turns (default 5 at once) have their tests in tests/public/test_public_api.py
+           # and tests/public/test_public_turns_units.py
+           "TS2VIZ_TURN_JOBS": "1"}
     with running_app(["--public", "--data", str(d / "ds"), "--scores", str(scores)], d, env=env,
                      drop_env=["SPACE_ID", "TS2VIZ_METRICS_FILE", "FORWARDED_ALLOW_IPS", "TS2VIZ_TRUSTED_PROXIES"],
                      timeout=120) as (url, log_path):

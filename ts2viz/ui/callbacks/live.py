@@ -15,7 +15,7 @@ from ... import figures
 from ...display import plural
 from ...errors import InputError
 from ...metametrics.definitions import node_means
-from ..serving.jobs import checkpoint
+from ..serving.jobs import batch_size, checkpoint
 from ..state.app_state import AppView
 from .common import get_seg, log, visitor_file
 
@@ -247,7 +247,8 @@ def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None 
         metric = load_metric(app, spec, dev)
 
         def prog(_spec, done_n, total, _k=k):
-            checkpoint()           # between batches: a cancelled job stops here
+            # between batches: a cancelled job stops here, and the model's turn may pass (not after the last)
+            checkpoint(turn=done_n < total or _k < len(specs) - 1)
             if progress is not None:
                 try:
                     frac = (done_n / total) if total else 0.0
@@ -256,7 +257,7 @@ def live_score(app: AppView, specs, scope: str, seg_id=None, device: str | None 
                     pass
 
         sc = on_gpu(engine.score_dataset)(app.dataset, [metric], seg_ids=seg_ids, device=dev,
-                                          cache_dir=app.cache_root, progress=prog)
+                                          batch_size=batch_size(metric), cache_dir=app.cache_root, progress=prog)
         if not np.isfinite(sc.values).any():
             raise InputError(f"{shown(spec)}: no image could be scored (are the dataset's images available?)")
         app.add_table(sc, kind="live", name=f"live:{shown(spec)}")
@@ -439,8 +440,8 @@ def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | 
     if progress is not None:
         progress(0.1, desc=f"scoring {plural(len(images), 'upload')} with {app.access.display_name(spec)}")
     vals, dets = on_gpu(engine.score_images)(metric, images, [prompt] * len(images), cache_dir=app.cache_root,
-                                             use_cache=not app.access.public, progress=lambda *_: checkpoint(),
-                                             return_details=True)
+                                             use_cache=not app.access.public, progress=lambda _s, done, total: checkpoint(turn=done < total),
+                                             return_details=True, batch_size=batch_size(metric))
     vals = np.asarray(vals, dtype=float)
     spec = metric.spec
     seg = get_seg(app, seg_id) if seg_id not in (None, "") else None

@@ -28,7 +28,7 @@ from ...errors import InputError
 from ...nuisance.run import MetricRun, NuisanceScores
 from ...nuisance.hooks import ImageHook
 from ...nuisance.transforms import DEFAULT, parse, parse_list
-from ..serving.jobs import checkpoint
+from ..serving.jobs import batch_size, checkpoint
 from ..state.app_state import AppView
 from ..state.nuisance_session import metric_choices, run_of, session_results, shared_results
 from .common import get_seg
@@ -174,7 +174,9 @@ def live_nuisance(view: AppView, spec, transforms, seg_id, device: str | None = 
     labels = [f"{metric.spec} [clean]"] + [f"{metric.spec} [{t.spec}]" for t in ts]
 
     def prog(label, done, total):
-        checkpoint()          # between batches: a cancelled run stops here (ts2viz.ui.serving.jobs)
+        # between batches: a cancelled run stops here, and the model's turn may pass, but not after the last
+        # (ts2viz.ui.serving.jobs)
+        checkpoint(turn=done < total or label != labels[-1])
         if progress is None:
             return
         try:
@@ -184,7 +186,8 @@ def live_nuisance(view: AppView, spec, transforms, seg_id, device: str | None = 
         except Exception:     # noqa: BLE001 - a progress bar never stops a run
             pass
 
-    ns = on_gpu(run)(view.dataset, metric, ts, seed=seed, seg_ids=[seg.id], cache_dir=view.cache_root, progress=prog)
+    ns = on_gpu(run)(view.dataset, metric, ts, seed=seed, seg_ids=[seg.id], batch_size=batch_size(metric),
+                     cache_dir=view.cache_root, progress=prog)
     r = ns.runs[0]
     if not np.isfinite(r.clean).any():
         raise InputError(f"{shown}: no image of SEG {seg.id} could be scored")

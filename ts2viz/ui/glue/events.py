@@ -93,9 +93,6 @@ VIEW_QUEUED = os.environ.get("TS2VIZ_VIEW_QUEUE", "1") not in ("", "0", "false",
 #: switching (50 clients x 10 view changes: 16.5 ms of server CPU per call at 1, 19 ms at 4). Nothing
 #: in a view waits on the network (thumbnails are fetched in the background).
 VIEW_CONCURRENCY = int(os.environ.get("TS2VIZ_VIEW_CONCURRENCY") or 1)
-#: model calls at a time (one per GPU: more would only share it)
-MODEL_CONCURRENCY = 1
-
 
 @dataclass
 class Refresh:
@@ -221,8 +218,8 @@ class Page:
         A view event (the default) runs in the view group of Gradio's queue, :data:`VIEW_CONCURRENCY` at a
         time, never behind a model call; ``queue=False`` answers a trivial one on its own request (a third of a
         queued call's overhead), at most :data:`VIEW_CONCURRENCY` at a time too. A ``model`` event (live
-        scoring) goes through the queue, :data:`MODEL_CONCURRENCY` at a time, and the visitor sees their place
-        in it. With a variant control (:attr:`variant`) every event also reads its value, and the callback's
+        scoring) goes through the queue, :meth:`~ts2viz.ui.serving.jobs.Jobs.width` at a time (jobs taking
+        turns on the model: :mod:`ts2viz.ui.serving.turns`), and the visitor sees their place in it. With a variant control (:attr:`variant`) every event also reads its value, and the callback's
         :meth:`view` shows that version of the shared data. A failed call keeps no workspace it made.
 
         Parameters
@@ -261,7 +258,7 @@ class Page:
                                        else [inputs])
             fn = with_variant(fn)
         if lane is not None:
-            kw.update(queue=True, concurrency_id=lane, concurrency_limit=MODEL_CONCURRENCY)
+            kw.update(queue=True, concurrency_id=lane, concurrency_limit=self.workspaces.jobs.width(lane))
             fn = self.workspaces.jobs.guarded(fn, lane)
         else:
             kw.setdefault("queue", VIEW_QUEUED)

@@ -139,6 +139,13 @@ class Limits:
         View calls one client address may have waiting or running at once (``TS2VIZ_VIEW_CALLS_PER_CLIENT``).
     ipv6_prefix : int, default 64
         IPv6 addresses count as one client per network of this prefix (``TS2VIZ_IPV6_PREFIX``).
+    turn_jobs : int, default 1
+        Jobs admitted into the model lane at once, taking turns on the model (``TS2VIZ_TURN_JOBS``;
+        :class:`~ts2viz.ui.serving.turns.Turnstile`); 1: a job holds the model until it ends.
+    turn_s : float, default 3.0
+        Seconds a job holds the model before the turn passes to a waiting job (``TS2VIZ_TURN_S``).
+    turn_slice : int, default 4
+        Images per batch of an API metric while jobs take turns (``TS2VIZ_TURN_SLICE``).
 
     See Also
     --------
@@ -169,6 +176,12 @@ class Limits:
     view_calls_per_client: int | None = None
     #: IPv6 addresses are one client per network of this prefix length (a home or a host gets a /64)
     ipv6_prefix: int = 64
+    #: jobs admitted into the model lane at once, taking turns on the model (1: one job holds it to its end)
+    turn_jobs: int = 1
+    #: seconds a job holds the model before the turn passes to a waiting job
+    turn_s: float = 3.0
+    #: images per batch of an API metric while jobs take turns
+    turn_slice: int = 4
 
 
 #: the operator's own tool: generous, the operator is trusted
@@ -178,15 +191,15 @@ OPERATOR_LIMITS = Limits(max_uploads=64, max_upload_bytes=200 * 1024 * 1024, max
 PUBLIC_LIMITS = Limits(max_uploads=5, max_upload_bytes=5 * 1024 * 1024, max_rows=50_000, max_metrics=8,
                        max_sessions=300, idle_timeout_s=30 * 60, score_all_segs=False,
                        max_sessions_per_client=8, keep_active_s=2 * 60, api=ApiBudget(), job_time_s=40.0,
-                       view_calls_per_session=8, view_calls_per_client=128)
+                       view_calls_per_session=8, view_calls_per_client=128, turn_jobs=5)
 
 
 def public_limits(env: Mapping[str, str] | None = None) -> Limits:
     """:data:`PUBLIC_LIMITS` with what the operator set in the environment.
 
     ``TS2VIZ_API_*`` (:meth:`ApiBudget.from_env`), ``TS2VIZ_JOB_TIME_S``, ``TS2VIZ_VIEW_CALLS_PER_SESSION``,
-    ``TS2VIZ_VIEW_CALLS_PER_CLIENT``, ``TS2VIZ_IPV6_PREFIX``, ``TS2VIZ_SESSIONS_PER_CLIENT`` and
-    ``TS2VIZ_KEEP_ACTIVE_S``.
+    ``TS2VIZ_VIEW_CALLS_PER_CLIENT``, ``TS2VIZ_IPV6_PREFIX``, ``TS2VIZ_SESSIONS_PER_CLIENT``,
+    ``TS2VIZ_KEEP_ACTIVE_S``, ``TS2VIZ_TURN_JOBS``, ``TS2VIZ_TURN_S`` and ``TS2VIZ_TURN_SLICE``.
 
     Parameters
     ----------
@@ -201,13 +214,15 @@ def public_limits(env: Mapping[str, str] | None = None) -> Limits:
     Raises
     ------
     InputError
-        For a value that is not a number of at least 0 (a prefix: 0 to 128).
+        For a value that is not a number of at least 0 (a prefix: 0 to 128; turn jobs and slice: at least 1).
 
     Examples
     --------
     >>> lim = public_limits({"TS2VIZ_JOB_TIME_S": "20"})
     >>> lim.job_time_s, lim.ipv6_prefix, lim.api.visitor_requests_per_min
     (20.0, 64, 30)
+    >>> lim.turn_jobs, lim.turn_s
+    (5, 3.0)
     """
     env = os.environ if env is None else env
     kw: dict = {"api": ApiBudget.from_env(env)}
@@ -216,14 +231,17 @@ def public_limits(env: Mapping[str, str] | None = None) -> Limits:
                               ("TS2VIZ_VIEW_CALLS_PER_CLIENT", "view_calls_per_client", int),
                               ("TS2VIZ_IPV6_PREFIX", "ipv6_prefix", int),
                               ("TS2VIZ_SESSIONS_PER_CLIENT", "max_sessions_per_client", int),
-                              ("TS2VIZ_KEEP_ACTIVE_S", "keep_active_s", float)):
+                              ("TS2VIZ_KEEP_ACTIVE_S", "keep_active_s", float),
+                              ("TS2VIZ_TURN_JOBS", "turn_jobs", int), ("TS2VIZ_TURN_S", "turn_s", float),
+                              ("TS2VIZ_TURN_SLICE", "turn_slice", int)):
         if env.get(name):
+            least = 1 if field in ("turn_jobs", "turn_slice") else 0
             try:
                 kw[field] = kind(env[name])
             except ValueError:
                 kw[field] = -1
-            if kw[field] < 0 or (field == "ipv6_prefix" and kw[field] > 128):
-                raise InputError(f"{name}: expected a number of at least 0, not {env[name][:40]!r}")
+            if kw[field] < least or (field == "ipv6_prefix" and kw[field] > 128):
+                raise InputError(f"{name}: expected a number of at least {least}, not {env[name][:40]!r}")
     return replace(PUBLIC_LIMITS, **kw)
 
 

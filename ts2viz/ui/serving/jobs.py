@@ -13,12 +13,16 @@ refused in one line, so that scripted calls cannot fill a lane ahead of everyone
 
 Gradio's ``/cancel`` frees an event's place but cannot stop the thread that runs it: the work went on.
 Here the thread gets a flag (:meth:`Jobs.running`) that ``/cancel`` sets (:meth:`Jobs.cancel`), and
-long work calls :func:`checkpoint` between batches (images checked, batches scored, files written, and
-before each API request: :func:`ts2viz.metrics.backbones.openai_client.request_hooks`), which raises
+long work calls :func:`checkpoint` between batches (images checked, batches scored, files written; the
+same check, less the turn's passing, runs before each API request and while a batch's requests are in
+flight: :func:`ts2viz.metrics.backbones.openai_client.request_hooks`), which raises
 :class:`Cancelled` once it is set, or :class:`OverTime` once a model job has run past its time budget
 (``job_time_s``). A job's API requests are charged to its visitor's budget before they are sent
 (:class:`~ts2viz.ui.serving.api_budget.ApiMeter`). A lane's jobs also hold the lane's lock while they
-run, so a cancelled job still finishing its batch and the next one never run at once.
+run, so a cancelled job still finishing its batch and the next one never run at once; the :data:`MODEL`
+lane admits :meth:`Jobs.width` jobs at once instead, which take turns on the model
+(:class:`~ts2viz.ui.serving.turns.Turnstile`: :func:`checkpoint` passes the turn between batches, and
+time waiting for one is off the job's clock).
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ import time
 from typing import Callable, Container, Iterator
 
 from ...errors import InputError
+from .turns import Turnstile
 
 log = logging.getLogger("ts2viz.ui")
 
@@ -59,6 +64,8 @@ UNREAD_GRACE_S = float(os.environ.get("TS2VIZ_UNREAD_GRACE_S") or 10)
 _WATCH: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar("ts2viz_job_watch", default=None)
 #: (monotonic deadline, the budget in seconds) of the job running in this thread
 _DEADLINE: contextvars.ContextVar[list | None] = contextvars.ContextVar("ts2viz_job_deadline", default=None)
+#: (turnstile, ticket, report) of the model job running in this thread
+_TURN: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("ts2viz_job_turn", default=None)
 
 
 @contextlib.contextmanager
@@ -81,10 +88,18 @@ def off_the_clock() -> Iterator[None]:
             limit[0] += time.monotonic() - t0
 
 
-def checkpoint() -> None:
+def checkpoint(*, turn: bool = True) -> None:
     """Raise :class:`Cancelled` if the job running in this thread was cancelled (nothing outside a job).
 
     Long work calls it between batches (images checked, batches scored, files written, API requests sent).
+    In the model lane it also passes the model's turn when it is over and another job waits
+    (:meth:`~ts2viz.ui.serving.turns.Turnstile.check_in`), and waits for the next one.
+
+    Parameters
+    ----------
+    turn : bool, default True
+        Whether the turn may pass here; ``False`` after a job's last batch (what is left is quick: passing
+        would make a short job wait a whole turn of another's to finish).
 
     Raises
     ------
@@ -93,16 +108,87 @@ def checkpoint() -> None:
     OverTime
         Once the job has run past its time budget.
     """
+    limit = _request_check()
+    held = _TURN.get() if turn else None
+    if held is not None:
+        waited = held[0].check_in(held[1], _stop_check, held[2])
+        if waited and limit is not None:
+            limit[0] += waited          # waiting for a turn is not the visitor's work
+
+
+def _request_check() -> list | None:
+    """:func:`checkpoint` without passing the turn: a cancel, a page gone, the time budget.
+
+    The check before (and while waiting for) a job's API requests: a job whose requests are in flight
+    keeps its turn until its batch is done.
+
+    Returns
+    -------
+    list or None
+        The job's [deadline, budget] (None: no budget).
+    """
+    _stop_check()
+    limit = _DEADLINE.get()
+    if limit is not None and time.monotonic() > limit[0]:
+        raise OverTime(f"this job ran past its time budget on this app ({limit[1]:g} s) and was stopped; "
+                       "try fewer images")
+    return limit
+
+
+def _stop_check() -> None:
+    """Raise :class:`Cancelled` if the job running in this thread was cancelled or nobody reads it."""
     flag = _FLAG.get()
     if flag is not None and flag.is_set():
         raise Cancelled("cancelled")
     watch = _WATCH.get()
     if watch is not None and not watch():
         raise Cancelled(f"cancelled: no page read this job's result for {UNREAD_GRACE_S:g} s")
-    limit = _DEADLINE.get()
-    if limit is not None and time.monotonic() > limit[0]:
-        raise OverTime(f"this job ran past its time budget on this app ({limit[1]:g} s) and was stopped; "
-                       "try fewer images")
+
+
+def current_turnstile() -> Turnstile | None:
+    """The turnstile of the model job running in this thread (None outside one).
+
+    Returns
+    -------
+    Turnstile or None
+        Its lane's turnstile (for :func:`ts2viz.ui.serving.turns.slice_size`).
+    """
+    turn = _TURN.get()
+    return turn[0] if turn is not None else None
+
+
+def batch_size(metric) -> int | None:
+    """Images per batch for a metric scored by the model job running in this thread.
+
+    Parameters
+    ----------
+    metric : Metric
+        The loaded metric.
+
+    Returns
+    -------
+    int or None
+        An API metric's batch bounded while jobs take turns (:func:`ts2viz.ui.serving.turns.slice_size`),
+        else ``None`` (the metric's own).
+    """
+    from .turns import slice_size
+
+    return slice_size(metric, current_turnstile())
+
+
+def _waiting_line(progress) -> Callable[[float, int], None] | None:
+    """``report(seconds, ahead)`` showing a waiting job's estimate through its ``gr.Progress`` (or None)."""
+    if progress is None:
+        return None
+
+    def report(seconds: float, ahead: int) -> None:
+        try:
+            progress(0.0, desc=f"waiting for the model: ~{max(1, round(seconds))} s, "
+                               f"{ahead} job{'s' if ahead != 1 else ''} ahead")
+        except Exception:  # noqa: BLE001 - a page gone mid-update must not stop the wait
+            pass
+
+    return report
 
 
 class Jobs:
@@ -118,9 +204,9 @@ class Jobs:
         ``on_end()`` is called when a job's work ends, cancelled or not (the app hands the memory it freed
         back to the system: :func:`ts2viz.ui.state.sessions.release_memory`).
     job_time_s : float or None, default None
-        Seconds a job of the :data:`MODEL` lane may run (its time on the lane, from when it got the lane's
-        lock, loading a model excepted: :func:`off_the_clock`) before :func:`checkpoint` stops it
-        (:class:`OverTime`); ``None``: no limit.
+        Seconds a job of the :data:`MODEL` lane may run (its time holding the model, from its first turn;
+        loading a model, :func:`off_the_clock`, and waiting for a later turn excepted) before
+        :func:`checkpoint` stops it (:class:`OverTime`); ``None``: no limit.
     meter : ts2viz.ui.serving.api_budget.ApiMeter or None, default None
         Charges every API request of a job to its client before it is sent (``None``: no budget). Every job
         runs its API requests with its cancel check before each
@@ -128,6 +214,9 @@ class Jobs:
     private_replies : bool, default False
         Jobs neither read nor write the on-disk cache of API replies
         (:func:`ts2viz.metrics.common.llmcache.no_reply_cache`): a visitor's prompts never reach the disk.
+    turnstile : Turnstile or None, default None
+        The :data:`MODEL` lane's turns (``None``: ``Turnstile(width=1)``, one job at a time, holding the model
+        until it ends).
 
     Examples
     --------
@@ -145,8 +234,9 @@ class Jobs:
 
     def __init__(self, per_client: int = CLIENT_JOBS, clock: Callable[[], float] = time.monotonic,
                  on_end: Callable[[], object] | None = None, *, job_time_s: float | None = None,
-                 meter=None, private_replies: bool = False) -> None:
-        """Set up empty records and one lock per heavy lane."""
+                 meter=None, private_replies: bool = False, turnstile: Turnstile | None = None) -> None:
+        """Set up empty records and one lock per heavy lane (the model lane: its turnstile)."""
+        self.turnstile = turnstile if turnstile is not None else Turnstile(width=1)
         self.per_client = per_client
         self.job_time_s = job_time_s
         self.meter = meter
@@ -163,8 +253,23 @@ class Jobs:
         #: (session, lane) -> (client, cancel flag, event id or None): a thread running its work
         self._running: dict[tuple[str | None, str], tuple[str | None, threading.Event, str | None]] = {}
         self._cancelled: set[str] = set()
-        self.lane_locks = {lane: threading.Lock() for lane in HEAVY}
+        self.lane_locks = {lane: threading.Lock() for lane in HEAVY if lane != MODEL}
         self.stopped = 0           # jobs that stopped on a cancel (for the tests and the log)
+
+    def width(self, lane: str) -> int:
+        """Jobs of a lane that run at once (its Gradio ``concurrency_limit``).
+
+        Parameters
+        ----------
+        lane : str
+            The lane.
+
+        Returns
+        -------
+        int
+            The turnstile's width for :data:`MODEL` (jobs taking turns on the model), else 1.
+        """
+        return self.turnstile.width if lane == MODEL else 1
 
     # -- the queue's side ------------------------------------------------------------------------------
     def admit(self, session: str | None, client: str | None, lane: str, live: Container[str]) -> str | None:
@@ -286,11 +391,12 @@ class Jobs:
 
     # -- the work's side -------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def running(self, session: str | None, client: str | None, lane: str) -> Iterator[threading.Event]:
-        """Run a job of a lane in this thread, with the lane's lock and a cancel flag.
+    def running(self, session: str | None, client: str | None, lane: str,
+                progress=None) -> Iterator[threading.Event]:
+        """Run a job of a lane in this thread, with the lane's lock (the model lane: a turn) and a cancel flag.
 
-        Waiting for the lock checks the flag too; :func:`checkpoint` reads the flag in this thread. A job
-        cancelled while it waited starts cancelled.
+        Waiting for the lock or a turn checks the flag too; :func:`checkpoint` reads the flag in this
+        thread, and passes the model's turn. A job cancelled while it waited starts cancelled.
 
         Parameters
         ----------
@@ -300,6 +406,8 @@ class Jobs:
             The client's address.
         lane : str
             The lane.
+        progress : gradio.Progress or None, default None
+            Shows a model job's wait for its turn (:meth:`Turnstile.estimate`).
 
         Yields
         ------
@@ -323,11 +431,16 @@ class Jobs:
 
         token = _FLAG.set(flag)
         watch_token = _WATCH.set(self._watch(session))
-        deadline_token = None
+        deadline_token = turn_token = ticket = None
         lock = self.lane_locks.get(lane)
         held = False
-        hooks = self.meter.hooks(client, checkpoint) if self.meter is not None else RequestHooks(check=checkpoint)
+        hooks = (self.meter.hooks(client, _request_check) if self.meter is not None
+                 else RequestHooks(check=_request_check))
         try:
+            if lane == MODEL:
+                report = _waiting_line(progress)
+                ticket = self.turnstile.enter(session, _stop_check, report)
+                turn_token = _TURN.set((self.turnstile, ticket, report))
             while lock is not None and not (held := lock.acquire(timeout=0.25)):
                 checkpoint()
             if self.job_time_s is not None and lane == MODEL:
@@ -346,6 +459,10 @@ class Jobs:
         finally:
             if held:
                 lock.release()
+            if ticket is not None:
+                self.turnstile.leave(ticket)
+            if turn_token is not None:
+                _TURN.reset(turn_token)
             if deadline_token is not None:
                 _DEADLINE.reset(deadline_token)
             _WATCH.reset(watch_token)
@@ -396,7 +513,9 @@ class Jobs:
                             and hasattr(a, "client")), None)
             session = getattr(request, "session_hash", None)
             client = getattr(getattr(request, "client", None), "host", None)
-            with self.running(session, client, lane):
+            progress = next((a for a in (*args, *kwargs.values()) if type(a).__name__ == "Progress"
+                             and hasattr(a, "tqdm")), None)
+            with self.running(session, client, lane, progress):
                 return fn(*args, **kwargs)
 
         return run

@@ -130,11 +130,13 @@ class Workspaces:
         #: (decoded images in its worker thread's own allocator arena) goes back to the system at once when
         #: it ends, cancelled or not (heavy jobs are few: a trim costs milliseconds)
         from ..serving.api_budget import ApiMeter
+        from ..serving.turns import Turnstile
 
         lim = self.limits
         self.jobs = Jobs(on_end=lambda: release_memory(force=True), job_time_s=lim.job_time_s,
                          meter=ApiMeter(lim.api) if lim.api is not None else None,
-                         private_replies=app.access.public)
+                         private_replies=app.access.public,
+                         turnstile=Turnstile(width=lim.turn_jobs, turn_s=lim.turn_s, slice_size=lim.turn_slice))
 
     def __len__(self) -> int:
         """The number of workspaces held."""

@@ -122,7 +122,7 @@ def score_draft(app, source: str, metric, mode: str = "paper", device: str | Non
             from .... import engine
             from ...serving.gpu import on_gpu
 
-            from ...serving.jobs import checkpoint
+            from ...serving.jobs import batch_size, checkpoint
 
             imgs = []
             for fn in todo:
@@ -142,12 +142,12 @@ def score_draft(app, source: str, metric, mode: str = "paper", device: str | Non
             if progress is not None:
                 progress(0.2, desc=f"scoring {plural(len(imgs), 'image')} with {app.access.display_name(spec)}")
 
-            def batches(*_):     # between the engine's batches: a cancel stops the work here
-                checkpoint()
+            def batches(_spec, done, total):     # between the engine's batches: a cancel stops the work here,
+                checkpoint(turn=done < total)    # and the model's turn may pass (not after the last)
 
             got = np.asarray(on_gpu(engine.score_images)(m, imgs, [seg.prompt] * len(imgs),
                                                          cache_dir=app.cache_root, use_cache=not app.access.public,
-                                                         progress=batches),
+                                                         progress=batches, batch_size=batch_size(m)),
                              dtype=float)
             with d.lock:
                 for fn, v in zip(todo, got):
