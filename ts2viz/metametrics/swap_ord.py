@@ -157,8 +157,11 @@ class SwapOrd:
 
     @staticmethod
     def _slots(a_: np.ndarray, b_: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per pair and image, the slot of its a-value and of its b-value among the pair's shared values
-        (values that two images can hold, numbered in increasing order), -1 for a lone value."""
+        """Per pair and image, the slot of its a-value and of its b-value.
+
+        The slots number the pair's shared values (values that two images can hold) in increasing order;
+        a lone value gets -1.
+        """
         P, n = a_.shape
         both = np.concatenate([a_, b_], axis=1)                                 # (P, 2n)
         order = np.argsort(both, axis=1, kind="stable")
@@ -189,8 +192,10 @@ class SwapOrd:
         return np.ascontiguousarray(M.reshape(P, -1))
 
     def _ties(self, slot_a: np.ndarray, slot_b: np.ndarray, s: int, e: int, slots: int, node: np.ndarray, N: int):
-        """One group of pairs: per node, how each image's swap changes the holders of each shared value
-        (``slots`` per pair, zero-padded) and of the values no other image can hold (lone values).
+        """One group of pairs: per node, how each image's swap changes the holders of each value.
+
+        Shared values get ``slots`` per pair, zero-padded; the values no other image can hold are the lone
+        values.
 
         Returns ``(s, e, slots, delta, count0)``: ``delta[a]`` ((slots + 1) * pairs, |a|): the change of
         node a's holders if image i swaps, values slot-major, the lone values last; ``count0`` (N,

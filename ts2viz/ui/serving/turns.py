@@ -103,12 +103,24 @@ class Turnstile:
 
     # -- reading -----------------------------------------------------------------------------------------
     def holder(self) -> Ticket | None:
-        """The ticket holding the model now (None: free)."""
+        """The ticket holding the model now.
+
+        Returns
+        -------
+        Ticket or None
+            The holder's ticket; None when the model is free.
+        """
         with self._cond:
             return self._holder
 
     def waiting(self) -> int:
-        """Jobs waiting for a turn."""
+        """Jobs waiting for a turn.
+
+        Returns
+        -------
+        int
+            How many admitted jobs wait for the model.
+        """
         with self._cond:
             return len(self._waiting)
 
