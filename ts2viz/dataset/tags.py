@@ -67,10 +67,12 @@ class SegTags:
         Raises
         ------
         InputError
-            If there is no such family (the message lists those there are).
+            If there is no such family (the message lists those there are, and echoes at most 80 characters
+            of ``family``).
         """
         if family not in self.families:
-            raise InputError(f"no SEG tag family {family!r} (families here: {', '.join(self.families) or 'none'})")
+            raise InputError(f"no SEG tag family {str(family)[:80]!r} "
+                             f"(families here: {', '.join(self.families) or 'none'})")
         return family
 
     def tags(self, family: str) -> list[str]:

@@ -41,9 +41,9 @@ def families(app) -> list[str]:
 
 
 def _check(app, family: str, stat: str | None = None) -> None:
-    fams = families(app)
-    if family not in fams:
-        raise InputError(f"no SEG tag family {str(family)[:80]!r} (families: {', '.join(fams)})")
+    from ...dataset.tags import seg_tags
+
+    seg_tags(app.dataset).check_family(family)
     if stat is not None and stat not in HEATMAP_STATS:
         raise InputError(f"statistic must be one of {', '.join(HEATMAP_STATS)}, not {str(stat)[:40]!r}")
 
