@@ -118,15 +118,35 @@ def style_leaderboard(board):
     pandas.io.formats.style.Styler
         What the leaderboard's ``gr.Dataframe`` shows.
     """
-    best = best_cells(board)
     nums = [c for c in BOARD_STATS if c in board.columns]
-    by_label = {column_label(c): c for c in nums}
+    return mark_best(mark_columns(board, x100=nums).pipe(shown), board, nums)
+
+
+def mark_best(styler, board, stats):
+    """The best value of each stat column of the board bold on a tinted cell (:func:`best_cells`).
+
+    Parameters
+    ----------
+    styler : pandas.io.formats.style.Styler
+        The board as shown (headers of :func:`~ts2viz.display.column_label`).
+    board : pandas.DataFrame
+        A table of :func:`leaderboard`.
+    stats : list of str
+        The stat columns to mark (columns of ``board``).
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        ``styler`` with the best cells marked.
+    """
+    best = best_cells(board)
+    by_label = {column_label(c): c for c in stats}
 
     def mark(col):
         i = best.get(by_label.get(col.name))
         return ["font-weight:700;background-color:#e0e7ff;color:#3730a3" if k == i else "" for k in range(len(col))]
 
-    return mark_columns(board, x100=nums).pipe(shown).apply(mark, subset=[column_label(c) for c in nums])
+    return styler.apply(mark, subset=list(by_label))
 
 
 def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
