@@ -11,7 +11,7 @@ from ...display import column_label, plural
 from ...errors import InputError
 from ..state.app_state import AppView
 from ..state.tables import metric_family
-from .common import families_filter, write_csv, mark_columns, shown, uploaded_scores_file
+from .common import families_filter, write_csv, mark_columns, scores_file_error, shown, uploaded_scores_file
 
 BOARD_STATS = ("ord_avg", "sep_avg", "signed_sep_avg", "ord_synth", "sep_synth", "ord_nat", "sep_nat",
                "ord_real", "sep_real")
@@ -280,11 +280,8 @@ def add_scores_file(app: AppView, path, display_name: str | None = None, lower_i
     except TooLarge as e:       # names a cap, quotes nothing from the file
         raise InputError(e.problem, file=name, row=e.row) from None
     except InputError as e:
-        if app.access.public:
-            at = f"row {e.row}: " if e.row is not None else ""
-            raise InputError(f"{at}not a valid scores file for this dataset (expected a file_name column "
-                             "naming the dataset's images and numeric metric columns)", file=name) from None
-        raise InputError(str(e).replace(str(p), name)) from None
+        raise scores_file_error(app, e, p, name, "scores file for this dataset (expected a file_name column naming "
+                                "the dataset's images and numeric metric columns)") from None
     if len(sc.file_names) > limits.max_rows:
         raise InputError(f"{len(sc.file_names)} rows; the limit is {limits.max_rows}", file=name)
     sc.source = name

@@ -475,6 +475,33 @@ def owned_visitor_files(app: AppView, paths) -> list[Path]:
     return paths
 
 
+def scores_file_error(app: AppView, e: InputError, p: Path, name: str, expected: str) -> InputError:
+    """The error shown for a visitor's scores file that did not read (public mode: quoting nothing of the file).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    e : InputError
+        The reader's error.
+    p : pathlib.Path
+        The file read.
+    name : str
+        The name messages use.
+    expected : str
+        What a valid file is, in public mode's message (``not a valid {expected}``).
+
+    Returns
+    -------
+    InputError
+        In public mode ``e``'s row and ``expected``; otherwise ``e``'s message, the file named ``name``.
+    """
+    if app.access.public:
+        at = f"row {e.row}: " if e.row is not None else ""
+        return InputError(f"{at}not a valid {expected}", file=name)
+    return InputError(str(e).replace(str(p), name))
+
+
 def uploaded_scores_file(app: AppView, path, display_name: str | None, suffixes: tuple[str, ...],
                          wrong_type: str) -> tuple[Path, str]:
     """A visitor's scores file, checked before anything of it is read.
