@@ -86,9 +86,7 @@ def fmt_x100(v, digits: int = 1) -> str:
     str
         The text; ``'–'`` for a missing value.
     """
-    if is_missing(v):
-        return "–"
-    return f"{float(v) * 100.0:.{digits}f}"
+    return "–" if is_missing(v) else fmt_score(float(v) * 100.0, digits)
 
 
 def fmt_score(v, digits: int = 3) -> str:

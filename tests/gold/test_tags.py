@@ -94,7 +94,8 @@ def test_user_tag_file(tmp_path, tifa):
     ("family,tag\nx,y\n", "row 1: expected a prompt_id or image_id column"),
     ("prompt_id,image_id,family,tag\ncoco_669925,coco_669925_mini_dalle,f,t\n", "row 2: expected exactly one of"),
     ("prompt_id,family,tag\nnot_a_prompt,f,t\n", "row 2: prompt_id 'not_a_prompt' is not a prompt"),
-    ("prompt_id,family,tag\ncoco_669925,,t\n", "row 2: family must be"),
+    ("prompt_id,family,tag\ncoco_669925,,t\n", "row 2: empty family"),       # as a SEG tag file says it
+    ("prompt_id,family,tag\ncoco_669925,f\x01,t\n", "row 2: family must be"),
     ("prompt_id,tag\ncoco_669925,t\n", "family"),
 ])
 def test_bad_tag_file_is_one_line(tmp_path, tifa, text, match):

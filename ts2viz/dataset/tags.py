@@ -15,12 +15,12 @@ Sources, merged by :func:`seg_tags`:
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from ..errors import InputError
+from ..tagfamilies import TagFamilies, check_tag_row
 from .model import PARTITIONS
 
 #: the columns of :attr:`SegTags.frame` and of a SEG tag file
@@ -29,13 +29,10 @@ SEG_TAG_COLUMNS = ("seg_id", "family", "tag")
 PARTITION_FAMILY = "partition"
 #: a dataset folder's own SEG tags, merged by :func:`seg_tags`
 DATASET_TAG_FILE = "seg_tags.csv"
-#: at most this many tags per family from a user's file (a slice each)
-MAX_SEG_TAGS_PER_FAMILY = 1000
-_NAME = re.compile(r"^[^\x00-\x1f,]{1,200}$")
 
 
 @dataclass(frozen=True)
-class SegTags:
+class SegTags(TagFamilies):
     """Tags of SEGs, in families.
 
     Attributes
@@ -46,55 +43,10 @@ class SegTags:
 
     rows: tuple
 
-    @property
-    def families(self) -> list[str]:
-        """The tag families, in order of first appearance."""
-        return list(dict.fromkeys(f for _, f, _ in self.rows))
+    _KIND = "SEG tag"
 
-    def check_family(self, family: str) -> str:
-        """``family`` if it is one of :attr:`families`.
-
-        Parameters
-        ----------
-        family : str
-            A family name.
-
-        Returns
-        -------
-        str
-            The family.
-
-        Raises
-        ------
-        InputError
-            If there is no such family (the message lists those there are, and echoes at most 80 characters
-            of ``family``).
-        """
-        if family not in self.families:
-            raise InputError(f"no SEG tag family {str(family)[:80]!r} "
-                             f"(families here: {', '.join(self.families) or 'none'})")
-        return family
-
-    def tags(self, family: str) -> list[str]:
-        """The tags of one family, in order of first appearance.
-
-        Parameters
-        ----------
-        family : str
-            A family of :attr:`families`.
-
-        Returns
-        -------
-        list of str
-            Its tags.
-
-        Raises
-        ------
-        InputError
-            If there is no such family.
-        """
-        self.check_family(family)
-        return list(dict.fromkeys(t for _, f, t in self.rows if f == family))
+    def _family_tags(self):
+        return ((f, t) for _, f, t in self.rows)
 
     def merged(self, other: "SegTags") -> "SegTags":
         """These tags and ``other``'s, duplicates dropped.
@@ -160,8 +112,8 @@ def read_seg_tags(path: str | os.PathLike, dataset) -> SegTags:
     InputError
         In one line naming the file and row: a missing column, a ``seg_id`` that is not an integer or not
         a SEG of the dataset, an empty family or tag (or one with a comma or a control character), the
-        built-in family ``partition``, more than :data:`MAX_SEG_TAGS_PER_FAMILY` tags in one family, no
-        row.
+        built-in family ``partition``, more than :data:`~ts2viz.tagfamilies.MAX_TAGS_PER_FAMILY` tags in one
+        family, no row.
 
     Examples
     --------
@@ -188,20 +140,10 @@ def read_seg_tags(path: str | os.PathLike, dataset) -> SegTags:
             ids = sorted(dataset.segs)
             raise InputError(f"seg_id {sid} is not a SEG of dataset {dataset.name} (its ids: {ids[0]}-{ids[-1]})",
                              file=path, row=line)
-        for col in ("family", "tag"):
-            if not rec[col]:
-                raise InputError(f"empty {col}", file=path, row=line)
-            if not _NAME.match(rec[col]):
-                raise InputError(f"{col} must be 1-200 characters without commas or control characters, got "
-                                 f"{rec[col][:80]!r}", file=path, row=line)
+        check_tag_row(rec, per_family, path, line)
         if rec["family"] == PARTITION_FAMILY:
             raise InputError(f"family {PARTITION_FAMILY!r} is built in (the SEGs' partitions); name yours "
                              "otherwise", file=path, row=line)
-        seen = per_family.setdefault(rec["family"], set())
-        seen.add(rec["tag"])
-        if len(seen) > MAX_SEG_TAGS_PER_FAMILY:
-            raise InputError(f"family {rec['family']!r} has more than {MAX_SEG_TAGS_PER_FAMILY} tags", file=path,
-                             row=line)
         rows.append((sid, rec["family"], rec["tag"]))
     if not rows:
         raise InputError("no tag rows below the header (expected seg_id,family,tag)", file=path)

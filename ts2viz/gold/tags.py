@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -30,6 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..tagfamilies import TagFamilies, check_tag_row
 
 #: the columns of :attr:`Tags.frame`
 TAG_COLUMNS = ("unit", "id", "family", "tag")
@@ -37,13 +37,10 @@ TAG_COLUMNS = ("unit", "id", "family", "tag")
 MODEL_FAMILY = "t2i-model"
 #: families of the bundled Gecko2K prompts
 GECKO_FAMILIES = ("gecko-prompt-set", "gecko-category", "gecko-skill", "gecko-subskill", "gecko-source")
-#: at most this many tags per family from a user's file (a slice each)
-MAX_TAGS_PER_FAMILY = 1000
-_NAME = re.compile(r"^[^\x00-\x1f,]{1,200}$")
 
 
 @dataclass(frozen=True, eq=False)     # holds a DataFrame: compared by identity
-class Tags:
+class Tags(TagFamilies):
     """Tags of prompts and images, in families.
 
     Attributes
@@ -60,53 +57,8 @@ class Tags:
 
     frame: object
 
-    @property
-    def families(self) -> list[str]:
-        """The tag families, in order of first appearance."""
-        return list(dict.fromkeys(self.frame["family"].tolist()))
-
-    def tags(self, family: str) -> list[str]:
-        """The tags of one family, in order of first appearance.
-
-        Parameters
-        ----------
-        family : str
-            A family of :attr:`families`.
-
-        Returns
-        -------
-        list of str
-            Its tags.
-
-        Raises
-        ------
-        InputError
-            If there is no such family.
-        """
-        self.check_family(family)
-        return list(dict.fromkeys(self.frame.loc[self.frame["family"] == family, "tag"].tolist()))
-
-    def check_family(self, family: str) -> str:
-        """``family`` if it is one of :attr:`families`.
-
-        Parameters
-        ----------
-        family : str
-            A family name.
-
-        Returns
-        -------
-        str
-            The family.
-
-        Raises
-        ------
-        InputError
-            If there is no such family (the message lists those there are).
-        """
-        if family not in self.families:
-            raise InputError(f"no tag family {family!r} (families here: {', '.join(self.families) or 'none'})")
-        return family
+    def _family_tags(self):
+        return zip(self.frame["family"].tolist(), self.frame["tag"].tolist())
 
     def merged(self, other: "Tags") -> "Tags":
         """These tags and ``other``'s, duplicates dropped.
@@ -167,7 +119,8 @@ def read_tags(path: str | os.PathLike, rated=None) -> Tags:
     InputError
         In one line naming the file and row: no ``prompt_id``/``image_id`` column, a row with both or
         neither id, an empty family or tag, a family or tag with a comma or a control character, an id
-        the rated set does not have, or more than :data:`MAX_TAGS_PER_FAMILY` tags in one family.
+        the rated set does not have, or more than :data:`~ts2viz.tagfamilies.MAX_TAGS_PER_FAMILY` tags in one
+        family.
 
     Examples
     --------
@@ -193,18 +146,11 @@ def read_tags(path: str | os.PathLike, rated=None) -> Tags:
         pid, iid = rec.get("prompt_id", ""), rec.get("image_id", "")
         if bool(pid) == bool(iid):
             raise InputError("expected exactly one of prompt_id and image_id", file=path, row=line)
-        for col in ("family", "tag"):
-            if not _NAME.match(rec[col]):
-                raise InputError(f"{col} must be 1-200 characters without commas or control characters, got "
-                                 f"{rec[col][:80]!r}", file=path, row=line)
+        check_tag_row(rec, per_family, path, line)
         unit, uid = ("prompt", pid) if pid else ("image", iid)
         known = prompts if pid else images
         if known is not None and uid not in known:
             raise InputError(f"{unit}_id {uid[:80]!r} is not a {unit} of rated set {rated.name!r}", file=path, row=line)
-        seen = per_family.setdefault(rec["family"], set())
-        seen.add(rec["tag"])
-        if len(seen) > MAX_TAGS_PER_FAMILY:
-            raise InputError(f"family {rec['family']!r} has more than {MAX_TAGS_PER_FAMILY} tags", file=path, row=line)
         rows.append((unit, uid, rec["family"], rec["tag"]))
     return _frame(rows)
 

@@ -11,7 +11,7 @@ from ...display import column_label, plural
 from ...errors import InputError
 from ..state.app_state import AppView
 from ..state.tables import metric_family
-from .common import families_filter, write_csv, mark_columns, shown, uploaded_scores_file
+from .common import families_filter, write_csv, mark_columns, scores_file_error, shown, uploaded_scores_file
 
 BOARD_STATS = ("ord_avg", "sep_avg", "signed_sep_avg", "ord_synth", "sep_synth", "ord_nat", "sep_nat",
                "ord_real", "sep_real")
@@ -118,15 +118,35 @@ def style_leaderboard(board):
     pandas.io.formats.style.Styler
         What the leaderboard's ``gr.Dataframe`` shows.
     """
-    best = best_cells(board)
     nums = [c for c in BOARD_STATS if c in board.columns]
-    by_label = {column_label(c): c for c in nums}
+    return mark_best(mark_columns(board, x100=nums).pipe(shown), board, nums)
+
+
+def mark_best(styler, board, stats):
+    """The best value of each stat column of the board bold on a tinted cell (:func:`best_cells`).
+
+    Parameters
+    ----------
+    styler : pandas.io.formats.style.Styler
+        The board as shown (headers of :func:`~ts2viz.display.column_label`).
+    board : pandas.DataFrame
+        A table of :func:`leaderboard`.
+    stats : list of str
+        The stat columns to mark (columns of ``board``).
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        ``styler`` with the best cells marked.
+    """
+    best = best_cells(board)
+    by_label = {column_label(c): c for c in stats}
 
     def mark(col):
         i = best.get(by_label.get(col.name))
         return ["font-weight:700;background-color:#e0e7ff;color:#3730a3" if k == i else "" for k in range(len(col))]
 
-    return mark_columns(board, x100=nums).pipe(shown).apply(mark, subset=[column_label(c) for c in nums])
+    return styler.apply(mark, subset=list(by_label))
 
 
 def leaderboard_csv(app: AppView, mode: str = "paper", families_sel=None, sort_by: str = "ord_avg",
@@ -260,11 +280,8 @@ def add_scores_file(app: AppView, path, display_name: str | None = None, lower_i
     except TooLarge as e:       # names a cap, quotes nothing from the file
         raise InputError(e.problem, file=name, row=e.row) from None
     except InputError as e:
-        if app.access.public:
-            at = f"row {e.row}: " if e.row is not None else ""
-            raise InputError(f"{at}not a valid scores file for this dataset (expected a file_name column "
-                             "naming the dataset's images and numeric metric columns)", file=name) from None
-        raise InputError(str(e).replace(str(p), name)) from None
+        raise scores_file_error(app, e, p, name, "scores file for this dataset (expected a file_name column naming "
+                                "the dataset's images and numeric metric columns)") from None
     if len(sc.file_names) > limits.max_rows:
         raise InputError(f"{len(sc.file_names)} rows; the limit is {limits.max_rows}", file=name)
     sc.source = name

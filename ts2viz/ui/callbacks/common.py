@@ -419,6 +419,89 @@ def visitor_file(app: AppView, path) -> Path:
     return p
 
 
+def uploaded_image_paths(files, most: int) -> list[str | Path]:
+    """The paths of the files an upload event sent, at least one and at most ``most``.
+
+    Parameters
+    ----------
+    files : list or None
+        What the event sent: paths, or objects with a ``name`` (Gradio's file values).
+    most : int
+        The most images one call takes.
+
+    Returns
+    -------
+    list of str or pathlib.Path
+        The paths, not yet checked (see :func:`owned_visitor_files`).
+
+    Raises
+    ------
+    InputError
+        For no image, or more than ``most``.
+    """
+    paths = [f if isinstance(f, (str, Path)) else getattr(f, "name", None) for f in (files or [])]
+    paths = [p for p in paths if p]
+    if not paths:
+        raise InputError("upload at least one image")
+    if len(paths) > most:
+        raise InputError(f"at most {most} images at a time")
+    return paths
+
+
+def owned_visitor_files(app: AppView, paths) -> list[Path]:
+    """Visitors' uploaded files, checked (:func:`visitor_file`) and, in public mode, owned by the session.
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    paths : list of str or os.PathLike
+        The paths the event sent.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The paths (deleted with the session in public mode).
+
+    Raises
+    ------
+    InputError
+        In public mode, for a path outside the upload folder.
+    """
+    paths = [visitor_file(app, p) for p in paths]
+    if app.access.public:
+        for p in paths:
+            app.workspace.own_file(p)
+    return paths
+
+
+def scores_file_error(app: AppView, e: InputError, p: Path, name: str, expected: str) -> InputError:
+    """The error shown for a visitor's scores file that did not read (public mode: quoting nothing of the file).
+
+    Parameters
+    ----------
+    app : AppView
+        The session's view.
+    e : InputError
+        The reader's error.
+    p : pathlib.Path
+        The file read.
+    name : str
+        The name messages use.
+    expected : str
+        What a valid file is, in public mode's message (``not a valid {expected}``).
+
+    Returns
+    -------
+    InputError
+        In public mode ``e``'s row and ``expected``; otherwise ``e``'s message, the file named ``name``.
+    """
+    if app.access.public:
+        at = f"row {e.row}: " if e.row is not None else ""
+        return InputError(f"{at}not a valid {expected}", file=name)
+    return InputError(str(e).replace(str(p), name))
+
+
 def uploaded_scores_file(app: AppView, path, display_name: str | None, suffixes: tuple[str, ...],
                          wrong_type: str) -> tuple[Path, str]:
     """A visitor's scores file, checked before anything of it is read.
@@ -451,9 +534,7 @@ def uploaded_scores_file(app: AppView, path, display_name: str | None, suffixes:
     InputError
         Outside the upload folder (public mode), of another type, or over ``limits.max_upload_bytes``.
     """
-    p = visitor_file(app, path)
-    if app.access.public:
-        app.workspace.own_file(p)
+    p, = owned_visitor_files(app, [path])
     name = display_name or p.name
     if p.suffix.lower() not in suffixes:
         raise InputError(wrong_type, file=name)

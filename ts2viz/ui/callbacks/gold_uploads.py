@@ -11,7 +11,7 @@ import os
 from ...errors import InputError
 from ..state.gold_session import uploads_of
 from .humaneval import sets as gc_sets
-from .common import uploaded_scores_file
+from .common import scores_file_error, uploaded_scores_file
 
 
 def add_gold_scores(view, gold: str, path, display_name: str | None = None) -> str:
@@ -81,11 +81,8 @@ def add_gold_scores(view, gold: str, path, display_name: str | None = None) -> s
             warnings.simplefilter("always")
             table = read_score_table(p, g.image_ids, max_bytes=lim.max_upload_bytes)
     except InputError as e:
-        if view.access.public:      # quote nothing from the visitor's file
-            at = f"row {e.row}: " if e.row is not None else ""
-            raise InputError(f"{at}not a valid score file for rated set {gold} (expected an image_id column "
-                             "naming the set's images, once each, and numeric metric columns)", file=name) from None
-        raise InputError(str(e).replace(str(p), name)) from None
+        raise scores_file_error(view, e, p, name, f"score file for rated set {gold} (expected an image_id column "
+                                "naming the set's images, once each, and numeric metric columns)") from None
     scored = int(table.notna().any(axis=1).sum())
     if not scored:
         raise InputError("no score in the file", file=name)

@@ -56,65 +56,28 @@ def check_choice(name: str, parse: str) -> tuple[str, str]:
 
 
 @functools.lru_cache(maxsize=None)
-def pair_set(name: str):
-    """The bundled pair set (cached).
-
-    Parameters
-    ----------
-    name : str
-        A name of :data:`JUDGE_SETS`.
-
-    Returns
-    -------
-    ts2viz.gold.pairs.PairSet
-        The pairs.
-    """
+def _pair_set(name: str):
+    """The bundled pair set of a name of :data:`JUDGE_SETS` (cached)."""
     from ...gold.pairs import load_pairs
 
     return load_pairs(name)
 
 
 @functools.lru_cache(maxsize=None)
-def verdicts(name: str, parse: str) -> pd.DataFrame:
-    """The bundled judges' verdicts under a parse rule (cached).
-
-    Parameters
-    ----------
-    name : str
-        The set.
-    parse : str
-        The parse rule.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The verdict table.
-    """
+def _verdicts(name: str, parse: str) -> pd.DataFrame:
+    """The bundled judges' verdicts on a set under a parse rule (cached)."""
     from ...gold.pairs import load_bundled_verdicts
 
     return load_bundled_verdicts(name, parse=parse)
 
 
 @functools.lru_cache(maxsize=None)
-def result_frame(name: str, parse: str) -> pd.DataFrame:
-    """Every judge's statistics with intervals (:func:`ts2viz.metaeval.judges.judge_table`), cached.
-
-    Parameters
-    ----------
-    name : str
-        The set.
-    parse : str
-        The parse rule.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per judge.
-    """
+def _result_frame(name: str, parse: str) -> pd.DataFrame:
+    """Every judge's statistics with intervals (:func:`ts2viz.metaeval.judges.judge_table`), checked, cached."""
     from ...metaeval.judges import judge_table
 
     name, parse = check_choice(name, parse)
-    return judge_table(pair_set(name), verdicts(name, parse), boot=VIEW_BOOTSTRAP).frame()
+    return judge_table(_pair_set(name), _verdicts(name, parse), boot=VIEW_BOOTSTRAP).frame()
 
 
 def _pct(v, lo, hi) -> str:
@@ -136,7 +99,7 @@ def accuracy_table(name: str, parse: str) -> pd.DataFrame:
     pandas.DataFrame
         ``judge, pairs, unparsed, 4-label acc, acc (ties wrong), acc (no ties), first-image share``.
     """
-    f = result_frame(name, parse)
+    f = _result_frame(name, parse)
     return pd.DataFrame({
         "judge": f["judge"], "pairs": f["n_pairs"], "unparsed": f["n_unparsed"] + f["n_empty"],
         "4-label acc %": [_pct(r.acc_4label, r.acc_4label_lo, r.acc_4label_hi) for r in f.itertuples()],
@@ -163,7 +126,7 @@ def bias_figure(name: str, parse: str):
     """
     from ...figures.judge_bias import position_bias_bars
 
-    return position_bias_bars(result_frame(name, parse))
+    return position_bias_bars(_result_frame(name, parse))
 
 
 def judges_of(name: str, parse: str) -> list[str]:
@@ -181,15 +144,15 @@ def judges_of(name: str, parse: str) -> list[str]:
     list of str
         Their names.
     """
-    return list(result_frame(name, parse)["judge"])
+    return list(_result_frame(name, parse)["judge"])
 
 
 @functools.lru_cache(maxsize=None)
 def _triage(name: str, parse: str) -> pd.DataFrame:
     from ...metaeval.judges import disagreement
 
-    ps = pair_set(name)
-    d = disagreement(ps, verdicts(name, parse)).head(TRIAGE_ROWS)
+    ps = _pair_set(name)
+    d = disagreement(ps, _verdicts(name, parse)).head(TRIAGE_ROWS)
     prompts = dict(zip(ps.pairs["pair_id"], ps.pairs["prompt"]))
     return pd.DataFrame({"pair": d["pair_id"], "raters": d["human"],
                          "judges wrong %": (100 * d["wrong_share"]).round(1),
@@ -255,7 +218,7 @@ def pair_detail(name: str, parse: str, pair_id, judge: str | None) -> str:
     from ...gold.pairs import extract_token
 
     name, parse = check_choice(name, parse)
-    ps = pair_set(name)
+    ps = _pair_set(name)
     pid = str(pair_id or "").strip()
     pos = ps.position()
     if pid not in pos:
@@ -266,7 +229,7 @@ def pair_detail(name: str, parse: str, pair_id, judge: str | None) -> str:
     if judge not in judges:
         raise InputError(f"no judge {str(judge)[:40]!r} in {name}")
     row = ps.pairs.iloc[pos[pid]]
-    v = verdicts(name, parse)
+    v = _verdicts(name, parse)
     mine = v[(v["judge"] == judge) & (v["pair_id"] == pid)]
     parts = [f'<div class="judge-pair" data-pair="{html.escape(pid)}">',
              f"<p><b>Pair {html.escape(pid)}</b>: <i>{html.escape(str(row['prompt']))}</i></p>",

@@ -17,7 +17,7 @@ from ...errors import InputError
 from ...metametrics.definitions import node_means
 from ..serving.jobs import batch_size, checkpoint
 from ..state.app_state import AppView
-from .common import get_seg, log, visitor_file
+from .common import get_seg, log, owned_visitor_files, uploaded_image_paths
 
 #: the columns of the upload scores table (also its headers while it is empty)
 UPLOAD_COLUMNS = ("image", "score", "closest node (mean)", "percentile in SEG", "vs error-0 mean")
@@ -413,18 +413,10 @@ def score_uploads(app: AppView, files, prompt, spec, seg_id=None, device: str | 
     from ... import engine
     from ..serving.gpu import on_gpu
 
-    paths = [f if isinstance(f, (str, Path)) else getattr(f, "name", None) for f in (files or [])]
-    paths = [p for p in paths if p]
-    if not paths:
-        raise InputError("upload at least one image")
-    if len(paths) > MAX_UPLOADS:
-        raise InputError(f"at most {MAX_UPLOADS} images at a time")
+    paths = uploaded_image_paths(files, MAX_UPLOADS)
     prompt = check_prompt(prompt)
     spec = app.access.metric_spec(parse_specs(spec)[0])
-    paths = [visitor_file(app, p) for p in paths]
-    if app.access.public:
-        for p in paths:
-            app.workspace.own_file(p)
+    paths = owned_visitor_files(app, paths)
     images = []
     for p in paths:
         checkpoint()

@@ -84,6 +84,30 @@ def log_refusal(what: str, client: str | None, why: str) -> None:
     log.warning("refused %s from %s: %s", short(what, 80), short(client or "?", 45), short(why, 160))
 
 
+async def refuse(send, status: int, text: str, what: str, client: str | None) -> None:
+    """Refuse one HTTP request: log it (:func:`log_refusal`) and answer ``status`` with ``text`` as plain text.
+
+    Parameters
+    ----------
+    send : callable
+        The ASGI send channel.
+    status : int
+        The HTTP status.
+    text : str
+        The reason, as told to the client.
+    what : str
+        What was refused (for the log).
+    client : str or None
+        The client's address.
+    """
+    log_refusal(what, client, text)
+    body = text.encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
 # -- client addresses -------------------------------------------------------------------------------------
 
 def _networks(text: str | None):
@@ -548,12 +572,7 @@ class EventGuard:
 
     async def _refuse(self, send, status: int, text: str, what: str, client: str | None) -> None:
         self.guard.refused += 1
-        log_refusal(what, client, text)
-        body = text.encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        await refuse(send, status, text, what, client)
 
     async def _body(self, receive) -> bytes | int | None:
         """The request's body; ``None`` when the client went away, ``413`` when it is too large."""

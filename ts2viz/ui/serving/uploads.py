@@ -264,14 +264,9 @@ class UploadBudget:
         return sum(x[1] for x in q), sum(x[2] for x in q)
 
     async def _refuse(self, send, status: int, text: str, client: str | None = None) -> None:
-        from .guard import log_refusal
+        from .guard import refuse
 
-        log_refusal("upload", client, text)
-        body = text.encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        await refuse(send, status, text, "upload", client)
 
     async def __call__(self, scope, receive, send):
         """Handle one ASGI connection: refuse an upload past a bound, pass everything else to the app.

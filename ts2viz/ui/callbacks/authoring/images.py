@@ -11,7 +11,7 @@ from ....authoring import SegDraft, safe_file_name
 from ....display import plural
 from ....errors import InputError
 from ...state.authoring_session import AuthoringCaps, Drafts, caps_for
-from ..common import visitor_file
+from ..common import owned_visitor_files, uploaded_image_paths
 from ..live import check_upload
 from .drafts import IMAGE_SUFFIXES, SUFFIX_OF, THUMB_PX, current_draft, drop_unused_files
 
@@ -160,16 +160,7 @@ def add_uploads(app, files, source: str = "") -> str:
 
     d, draft = current_draft(app)
     caps = caps_for(app)
-    paths = [f if isinstance(f, (str, Path)) else getattr(f, "name", None) for f in (files or [])]
-    paths = [p for p in paths if p]
-    if not paths:
-        raise InputError("upload at least one image")
-    if len(paths) > MAX_IMAGES_PER_CALL:
-        raise InputError(f"at most {MAX_IMAGES_PER_CALL} images at a time")
-    paths = [visitor_file(app, p) for p in paths]
-    if app.access.public:
-        for p in paths:
-            app.workspace.own_file(p)
+    paths = owned_visitor_files(app, uploaded_image_paths(files, MAX_IMAGES_PER_CALL))
     check_room(d, caps, len(paths))
     src = " ".join(str(source or "").split())[:60]
     checked = []

@@ -21,6 +21,13 @@ def _label(label) -> str:
     return lbl
 
 
+def _existing(draft, lbl: str, hint: str = "") -> str:
+    """``lbl`` if the draft has a node with that label (else an InputError, ``hint`` after its message)."""
+    if not draft.has_node(lbl):
+        raise InputError(f"no node {lbl!r} in this SEG{hint}")
+    return lbl
+
+
 def save_node(app, label, errors="") -> str:
     """Add a node, or set the error descriptions of an existing one.
 
@@ -83,9 +90,7 @@ def remove_node(app, label) -> str:
         When no SEG is being edited, or for a node the SEG does not have.
     """
     d, draft = current_draft(app)
-    lbl = _label(label)
-    if not draft.has_node(lbl):
-        raise InputError(f"no node {lbl!r} in this SEG")
+    lbl = _existing(draft, _label(label))
     note = keep_draft(app, d, draft.remove_node(lbl))
     return f"Removed node {lbl}; its images are unassigned." + note
 
@@ -114,8 +119,7 @@ def rename_node(app, old, new) -> str:
     """
     d, draft = current_draft(app)
     o, n = _label(old), _label(new)
-    if not draft.has_node(o):
-        raise InputError(f"no node {o!r} in this SEG")
+    _existing(draft, o)
     note = keep_draft(app, d, draft.rename_node(o, n))
     return f"Node {o} is now {n}." + note
 
@@ -177,8 +181,7 @@ def add_edge(app, parent, child) -> str:
     d, draft = current_draft(app)
     a, b = _label(parent), _label(child)
     for lbl in (a, b):          # an edge between nodes of the SEG only (the loader's rule, checked as it comes)
-        if not draft.has_node(lbl):
-            raise InputError(f"no node {lbl!r} in this SEG; add it first")
+        _existing(draft, lbl, "; add it first")
     note = keep_draft(app, d, draft.add_edge(a, b))
     return f"Edge {a} → {b} added." + note
 

@@ -11,8 +11,9 @@ from ....display import md_text, plural
 from ....errors import InputError
 from ....qa.details import (ANSWER_KINDS, BOX_KINDS, COVERAGE, DEPENDENT, RATING_KINDS, RATINGS, candidate_label,
                             draw_fineeval_boxes, question_table)
+from ..common import get_seg
 from ...state.app_state import AppView
-from .sources import QASource, image_detail, image_of_seg, node_of, seg_of, short_name, source_of
+from .sources import QASource, image_detail, image_of_seg, node_of, short_name, source_of
 
 
 def node_images(app: AppView, seg_id, node) -> list[tuple[str, str]]:
@@ -37,7 +38,7 @@ def node_images(app: AppView, seg_id, node) -> list[tuple[str, str]]:
     InputError
         For a SEG the dataset lacks.
     """
-    seg = seg_of(app, seg_id)
+    seg = get_seg(app, seg_id)
     n = seg.node(node_of(seg, node))
     return [(f"{Path(im.file_name).name} · {im.image_source or 'unknown source'}", im.file_name) for im in n.images]
 
@@ -66,7 +67,7 @@ def image_from_gallery(app: AppView, seg_id, node, index) -> str | None:
     InputError
         For a SEG the dataset lacks.
     """
-    seg = seg_of(app, seg_id)
+    seg = get_seg(app, seg_id)
     if node not in seg.labels:
         return None
     try:
@@ -223,7 +224,7 @@ def image_questions(app: AppView, metric, seg_id, file_name) -> dict:
         For a metric without per-question details here, a SEG the dataset lacks, or an image not of the SEG.
     """
     src = source_of(app, metric)
-    seg = seg_of(app, seg_id)
+    seg = get_seg(app, seg_id)
     file_name = image_of_seg(seg, file_name)
 
     def build() -> dict:
@@ -303,7 +304,7 @@ def boxes_html(app: AppView, metric, seg_id, file_name, question=None) -> str:
     src = source_of(app, metric)
     if src.details not in BOX_KINDS:
         return ""
-    seg = seg_of(app, seg_id)
+    seg = get_seg(app, seg_id)
     file_name = image_of_seg(seg, file_name)
     try:
         q = None if question in (None, "") else int(question)

@@ -8,9 +8,9 @@ from ....display import md_text, plural
 from ....errors import InputError
 from ....qa.details import DEPENDENT, RATING_KINDS, SOFT_KINDS
 from ....qa.views import edge_question_drops, question_node_accuracy
-from ..common import mark_columns
+from ..common import get_seg, mark_columns
 from ...state.app_state import AppView
-from .sources import QASource, qa_source, seg_of, seg_records, short_name, source_of
+from .sources import QASource, qa_source, seg_records, short_name, source_of
 
 
 #: what a questions x nodes cell shows: (label, value of :func:`ts2viz.qa.views.question_node_accuracy`)
@@ -124,7 +124,7 @@ def node_accuracy(app: AppView, metric, seg_id, value: str = "correct"):
         For a value the metric does not offer, a metric without details, or a SEG the dataset lacks.
     """
     src = source_of(app, metric)
-    seg = seg_of(app, seg_id)
+    seg = get_seg(app, seg_id)
     value = checked_value(app, metric, value)
 
     def build():
@@ -178,7 +178,7 @@ def node_questions(app: AppView, metric, seg_id, value: str = "correct", *, figu
     import pandas as pd
 
     src = source_of(app, metric)
-    seg = seg_of(app, seg_id)
+    seg = get_seg(app, seg_id)
     value = checked_value(app, metric, value)
     acc = node_accuracy(app, src.metric, seg.id, value)
     label = {"correct": "accuracy", "counted": "counted", "score": "mean score"}[value]

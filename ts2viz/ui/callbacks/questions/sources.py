@@ -12,6 +12,7 @@ from ....engine.details import cached_details
 from ....metrics.registry import details_kind
 from ....scores.bundled import published_family
 from ...state.app_state import AppView
+from ..common import get_seg
 
 
 @dataclass(frozen=True)
@@ -213,35 +214,6 @@ def source_of(app: AppView, metric) -> QASource:
     return src
 
 
-def seg_of(app: AppView, seg_id):
-    """The dataset's SEG of an id, checked.
-
-    Parameters
-    ----------
-    app : AppView
-        The session's view.
-    seg_id : int or str
-        The SEG's id.
-
-    Returns
-    -------
-    ts2viz.seg.SEG
-        The SEG.
-
-    Raises
-    ------
-    InputError
-        For a value that is no SEG id, or no SEG of the dataset.
-    """
-    try:
-        sid = int(seg_id)
-    except (TypeError, ValueError):
-        raise InputError(f"not a SEG id: {str(seg_id)[:40]!r}") from None
-    if sid not in app.dataset.segs:
-        raise InputError(f"no SEG with id {sid} in dataset {app.dataset.name}")
-    return app.dataset[sid]
-
-
 def node_of(seg, node) -> str:
     """A node label of the SEG: ``node`` if the SEG has it, else its first node.
 
@@ -327,7 +299,7 @@ def seg_records(app: AppView, metric, seg_id):
         For a metric without per-question details here, or a SEG the dataset lacks.
     """
     src = source_of(app, metric)
-    seg = seg_of(app, seg_id)
+    seg = get_seg(app, seg_id)
     if src.bundled:
         recs, by_seg, _ = _bundled()
         ix = by_seg.get((src.metric, seg.id))

@@ -8,7 +8,7 @@ import numpy as np
 from ....metametrics import intervals as bs, ranks as ri
 from ....metametrics.table import leaderboard_table
 from ....display import column_label
-from ..board import BOARD_STATS, best_cells, leaderboard
+from ..board import BOARD_STATS, leaderboard, mark_best
 from ..common import interval_text, mark_columns, shown, table_csv
 from ...state.app_state import AppView
 from .resampled import SETTINGS, board_bootstrap, cell_label
@@ -156,14 +156,7 @@ def style_board_intervals(board):
         texts[RANK_HEADER] = rank_text(board["rank_median"].iloc[i], board["rank_lo"].iloc[i], board["rank_hi"].iloc[i])
         texts = {column_label(c): t for c, t in texts.items()}      # the Styler's headers (see shown)
         styler.format({c: (lambda _, t=t: t) for c, t in texts.items()}, subset=pd.IndexSlice[[i], list(texts)])
-    best = best_cells(board)
-    by_label = {column_label(c): c for c in stats}
-
-    def mark(col):
-        i = best.get(by_label.get(col.name))
-        return ["font-weight:700;background-color:#e0e7ff;color:#3730a3" if k == i else "" for k in range(len(col))]
-
-    return styler.apply(mark, subset=list(by_label))
+    return mark_best(styler, board, stats)
 
 
 def interval_note(app: AppView, mode: str, board, *, ranks: bool = True) -> str:
