@@ -10,7 +10,8 @@ rounds (the order rotates each round), each a fresh process on a free port. Per 
 to the first answer (``GET /config`` answers 200) and to the page complete (``/config`` read and every
 load event of the page answered, as a browser tab fires them: ``tests/support/gradio_http.py``).
 Printed: median and range per app, and each app's median over the minimal app's median (the same
-run, the same machine load). The command line: ``python -c pass``, ``python -c "import ts2viz"``,
+run, the same machine load), in wall time and in the server process's CPU seconds (user + system, all
+threads: on a loaded machine much steadier than wall time). The command line: ``python -c pass``, ``python -c "import ts2viz"``,
 ``ts2viz --help`` and ``ts2viz leaderboard`` (the console script, in an empty folder), interleaved too.
 
 Each child runs with this checkout first on ``PYTHONPATH``, offline (``HF_HUB_OFFLINE=1``), a cache
@@ -37,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 import httpx  # noqa: E402
+import psutil  # noqa: E402
 
 from gradio_http import AppConfig, Session  # noqa: E402
 
@@ -80,8 +82,17 @@ async def page_complete(url: str) -> int:
     return len(results)
 
 
-def time_app(kind: str, cmd: list[str], port: int, env: dict, timeout: float = 300.0) -> tuple[float, float]:
-    """Seconds from the process start to the first ``/config`` answer and to the page complete."""
+def cpu_seconds(proc: subprocess.Popen) -> float:
+    """The process's CPU seconds so far (user + system, all its threads)."""
+    t = psutil.Process(proc.pid).cpu_times()
+    return t.user + t.system
+
+
+def time_app(kind: str, cmd: list[str], port: int, env: dict, timeout: float = 300.0) -> tuple[float, ...]:
+    """Wall seconds from the process start to the first ``/config`` answer and to the page complete, then CPU.
+
+    The server's CPU seconds at both moments come after the two wall times.
+    """
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
@@ -99,16 +110,14 @@ def time_app(kind: str, cmd: list[str], port: int, env: dict, timeout: float = 3
                 pass
             time.sleep(0.05)
         first = time.perf_counter() - t0
+        cpu_first = cpu_seconds(proc)
         asyncio.run(page_complete(url))
         complete = time.perf_counter() - t0
+        cpu_complete = cpu_seconds(proc)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    return first, complete
+        proc.kill()          # nothing of the app's is kept: its folders are the benchmark's, removed at the end
+        proc.wait()
+    return first, complete, cpu_first, cpu_complete
 
 
 def time_cli(cmd: list[str], env: dict, cwd: Path) -> float:
@@ -162,24 +171,25 @@ def main() -> int:
     try:
         if not a.no_app:
             kinds = list(apps)
-            first = {k: [] for k in kinds}
-            done = {k: [] for k in kinds}
+            got_all = {k: [] for k in kinds}
             for r in range(a.rounds + 1):
                 order = kinds[r % len(kinds):] + kinds[:r % len(kinds)]
                 got = {k: app_run(k) for k in order}
                 if r:                      # round 0 warms the caches (bytecode, meta-metrics on disk)
-                    for k, (f, c) in got.items():
-                        first[k].append(f)
-                        done[k].append(c)
-                print(f"round {r}{' (warm-up)' if not r else ''}, first answer / complete: "
-                      + ", ".join(f"{k} {got[k][0]:.2f}/{got[k][1]:.2f} s" for k in kinds), flush=True)
-            base_f, base_c = first[kinds[0]], done[kinds[0]]
-            print("time to first answer (GET /config), ratio = median / the minimal app's median:")
-            for k in kinds:
-                print(summary(k, first[k], None if k == kinds[0] else base_f))
-            print("time to page complete (/config and every load event answered):")
-            for k in kinds:
-                print(summary(k, done[k], None if k == kinds[0] else base_c))
+                    for k, g in got.items():
+                        got_all[k].append(g)
+                print(f"round {r}{' (warm-up)' if not r else ''}, first answer / complete, wall (CPU) s: "
+                      + ", ".join(f"{k} {g[0]:.2f}/{g[1]:.2f} ({g[2]:.2f}/{g[3]:.2f})"
+                                  for k, g in ((k, got[k]) for k in kinds))
+                      + f"; load average {os.getloadavg()[0]:.1f}", flush=True)
+            for col, what in enumerate(("wall time to first answer (GET /config)",
+                                        "wall time to page complete (/config and every load event answered)",
+                                        "server CPU seconds at the first answer",
+                                        "server CPU seconds at page complete")):
+                print(f"{what}; ratio = median / the minimal app's median:")
+                base = [g[col] for g in got_all[kinds[0]]]
+                for k in kinds:
+                    print(summary(k, [g[col] for g in got_all[k]], None if k == kinds[0] else base))
         if not a.no_cli:
             cmds = {"python -c pass": [py, "-c", "pass"],
                     "import ts2viz": [py, "-c", "import ts2viz"],

@@ -266,7 +266,7 @@ def run_app(args: argparse.Namespace) -> int:
     Parameters
     ----------
     args : argparse.Namespace
-        The parsed ``ts2viz app`` command line.
+        The command line of ``ts2viz app``, parsed.
 
     Returns
     -------

@@ -202,17 +202,17 @@ def listed(name: str):
     Parameters
     ----------
     name : str
-        The rated set's name.
+        A set :func:`gold_sets` offers.
 
     Returns
     -------
     ts2viz.gold.RatedSet
-        The set.
+        The operator's set as loaded, or the bundled one without its answer columns.
 
     Raises
     ------
     InputError
-        For a set the tab does not offer.
+        For a name the tab does not offer.
     """
     from ....gold import load_gold
 
