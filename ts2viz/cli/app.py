@@ -18,6 +18,8 @@ settings, a port already in use) is one line on stderr and exit code 2 (:func:`t
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import os
 import sys
 import threading
@@ -194,30 +196,24 @@ def check_port(host: str, port: int) -> None:
             raise port_error(host, port, e) from None
 
 
-def run_app(args: argparse.Namespace) -> int:
-    """Start the app: decide the trust level, load the data, serve until stopped.
+def load_and_build(args: argparse.Namespace):
+    """Decide the trust level, load the data and build the app (not launched).
 
     Parameters
     ----------
     args : argparse.Namespace
-        The parsed ``ts2viz app`` command line.
+        The ``ts2viz app`` command line, the environment's defaults filled in (:func:`with_env_defaults`).
 
     Returns
     -------
-    int
-        0 when the server stops.
+    tuple
+        What :func:`ts2viz.ui.build_app` returns: the page, its launch arguments and the shared state.
 
     Raises
     ------
     InputError
-        For bad input (a data or scores file, a metric list, a gold folder, a nuisance table that does not
-        load, malformed proxy settings) and for a server that cannot start (a port in use).
+        For a data, scores, gold or nuisance input that does not load, or malformed proxy settings.
     """
-    args = with_env_defaults(args)
-    check_port(args.host, args.port)      # before the data loads: a clash is said at once
-    if args.prefetch_images:
-        os.environ["TS2VIZ_PREFETCH"] = "all"
-    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     from ..ui import build_app, load_state
     from ..ui.serving import access as acc
 
@@ -236,7 +232,60 @@ def run_app(args: argparse.Namespace) -> int:
     if is_public:
         trusted_proxies()
     print(f"ts2viz: {reason}; {len(offered)} metric(s) offered for live scoring", file=sys.stderr)
-    demo, kwargs, app = build_app(app=app)
+    return build_app(app=app)
+
+
+@contextlib.contextmanager
+def startup_heap():
+    """No garbage collection while the app loads and builds; what it built is then left out of later ones.
+
+    Loading the data, importing Gradio and building the page allocate a few hundred thousand objects, nearly all
+    kept for the server's life, which Python's collector would scan again and again meanwhile. After a start
+    without an error one collection frees the start's garbage and ``gc.freeze`` moves the survivors to the
+    permanent generation, which later collections (while serving) do not scan.
+
+    Yields
+    ------
+    None
+        While the app loads and builds.
+    """
+    gc.disable()
+    try:
+        yield
+    except BaseException:
+        gc.enable()
+        raise
+    gc.collect()
+    gc.freeze()
+    gc.enable()
+
+
+def run_app(args: argparse.Namespace) -> int:
+    """Start the app: decide the trust level, load the data, serve until stopped.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The command line of ``ts2viz app``, parsed.
+
+    Returns
+    -------
+    int
+        0 when the server stops.
+
+    Raises
+    ------
+    InputError
+        For bad input (a data or scores file, a metric list, a gold folder, a nuisance table that does not
+        load, malformed proxy settings) and for a server that cannot start (a port in use).
+    """
+    args = with_env_defaults(args)
+    check_port(args.host, args.port)      # before the data loads: a clash is said at once
+    if args.prefetch_images:
+        os.environ["TS2VIZ_PREFETCH"] = "all"
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    with startup_heap():
+        demo, kwargs, app = load_and_build(args)
     try:
         demo.launch(server_name=args.host, server_port=args.port, share=args.share, prevent_thread_lock=True,
                     **kwargs)

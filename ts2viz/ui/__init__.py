@@ -200,11 +200,28 @@ def skip_probes_of_absent_packages(names: Sequence[str] = GRADIO_PROBED_PACKAGES
     return marked
 
 
+def draw_board_bootstraps(workspaces) -> None:
+    """Draw the shared leaderboard bootstrap of every mode, the first page's (``paper``) first.
+
+    Parameters
+    ----------
+    workspaces : ts2viz.ui.state.sessions.Workspaces
+        The sessions' data (the shared view is ``workspaces.view(None)``).
+    """
+    from ..metametrics.policy import MODES
+    from .callbacks.uncertainty.resampled import board_bootstrap
+
+    for mode in sorted(MODES, key=lambda m: m != "paper"):
+        board_bootstrap(workspaces.view(None), mode)
+
+
 def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path | None = None,
               fetch_images: bool | None = None, app: AppState | None = None, access: Access | None = None):
     """Build the app, ready to launch.
 
-    Before the first visitor: both modes' meta-metrics and leaderboard bootstraps are computed, a hub
+    Before the first visitor: both modes' meta-metrics are computed, their leaderboard bootstraps drawn
+    beside the page build (:func:`draw_board_bootstraps`, in a thread; the first page load waits for the
+    ``paper`` one if it is not drawn yet), a hub
     dataset's first images are fetched in the background (``TS2VIZ_PREFETCH``), and the queue is set up
     (view events one lane, heavy work in lanes of their own; :func:`ts2viz.ui.page.queue_guard.install`).
     The sessions' downloads are written into Gradio's upload folder (served from there, never copied). In
@@ -289,13 +306,14 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
                          name="ts2viz-prefetch").start()
     workspaces = Workspaces(app, exports_root=Path(upload_root))
     if app.metrics:
-        # the leaderboard's intervals too (a bootstrap, ~0.4 s a mode): else drawn by the first page load
-        # and by the first mode switch, with every visitor's views queued behind it
-        from ..metametrics.policy import MODES
-        from .callbacks.uncertainty.resampled import board_bootstrap
+        # the leaderboard's intervals too (a bootstrap, ~0.4 s a mode; else drawn by the first page load and
+        # by the first mode switch, with every visitor's views queued behind it), in a thread beside the
+        # page build and the launch: the page's first load event (paper mode) waits for it only if it is
+        # not drawn yet (a bootstrap is drawn once: board_bootstrap), the matrix products run beside Python
+        import threading
 
-        for mode in MODES:
-            board_bootstrap(workspaces.view(None), mode)
+        threading.Thread(target=draw_board_bootstraps, args=(workspaces,), daemon=True,
+                         name="ts2viz-bootstrap").start()
     demo = build_blocks(app, workspaces=workspaces)
     if app.access.public:
         # Uploads belong to no session (two visitors' identical files share a path): everything in the

@@ -58,7 +58,7 @@ def _per_set(fn):
     def cached(name, *args, **kw):
         bound = sig.bind(name, *args, **kw)
         bound.apply_defaults()
-        return once(gc_sets.rated(gc_sets.check_gold(name)), tuple(bound.arguments.values()))
+        return once(gc_sets.listed(name), tuple(bound.arguments.values()))
     return cached
 
 
@@ -78,7 +78,7 @@ def tags(name: str):
     """
     from ...gold.tags import rated_tags
 
-    return rated_tags(gc_sets.rated(name))
+    return rated_tags(gc_sets.listed(name))      # images and prompts: the answer columns are not needed
 
 
 def families(name: str) -> list[str]:

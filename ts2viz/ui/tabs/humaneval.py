@@ -89,7 +89,7 @@ def build(page: Page) -> None:
             # allow_custom_value on both dropdowns: their choices change with the rated set, and an event sent
             # with the previous set's value must reach the callbacks, which check it (gold_views falls back to
             # the set's default), instead of Gradio's refusal as a toast (issue 40 items 9, 19)
-            rs = gr.Dropdown(gc_sets.rating_sets(first), value=gc_sets.rated(first).default_rating_set, label="Ratings (gold)",
+            rs = gr.Dropdown(gc_sets.rating_sets(first), value=gc_sets.listed(first).default_rating_set, label="Ratings (gold)",
                              elem_id="gold-ratings", allow_custom_value=True)
             task = gr.Radio(list(gc_sets.TASKS), value=gc_sets.TASKS[0], label="Task", elem_id="gold-task")
         with gr.Row(equal_height=True, elem_id="gold-share"):

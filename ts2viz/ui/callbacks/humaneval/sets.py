@@ -186,12 +186,40 @@ def rated(name: str):
     InputError
         For a set the tab does not offer.
     """
+    from ....gold import BUNDLED, load_gold
+
+    check_gold(name)
+    return load_gold(name) if name in BUNDLED else listed(name)
+
+
+def listed(name: str):
+    """A rated set as the tab's pickers need it: its images, ratings, rating sets and metadata.
+
+    A bundled set without the metric columns computed from its VQA answers (:func:`rated` has them), which the
+    pickers do not need: the page is built without computing them (they are computed once, by the first view
+    that needs the set's metrics). A bundled set's files are read once per process either way.
+
+    Parameters
+    ----------
+    name : str
+        A set :func:`gold_sets` offers.
+
+    Returns
+    -------
+    ts2viz.gold.RatedSet
+        The operator's set as loaded, or the bundled one without its answer columns.
+
+    Raises
+    ------
+    InputError
+        For a name the tab does not offer.
+    """
     from ....gold import load_gold
 
     check_gold(name)
     with _OPERATOR_LOCK:
         own = _OPERATOR.get(name)
-    return own if own is not None else load_gold(name)
+    return own if own is not None else load_gold(name, answers=False)
 
 
 def session_rated(name: str, own=None):
@@ -281,7 +309,7 @@ def rating_sets(name: str) -> list[str]:
     list of str
         Their names (those the set's metadata marks ``not_faithfulness`` left out).
     """
-    g = rated(name)
+    g = listed(name)
     skip = set(g.meta.get("not_faithfulness", []))
     return [s for s in g.rating_sets if s not in skip]
 
