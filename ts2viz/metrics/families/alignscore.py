@@ -5,7 +5,7 @@ dual encoder is :mod:`ts2viz.metrics.backbones.embedding`'s, which CLIPScore, AL
 """
 from __future__ import annotations
 
-from ..backbones.embedding import embedding_options
+from ..backbones.embedding.options import embedding_options
 from ..common.base import Metric
 from ..common.spec import Spec
 from ..family import Card, Family, Fidelity
@@ -100,7 +100,7 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
     InputError
         If the model cannot be loaded or an option's value is not accepted.
     """
-    from ..backbones.embedding import build as build_embedding
+    from ..backbones.embedding.options import build as build_embedding
 
     return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
                            preprocess=preprocess, text_length=TEXT_LENGTH)

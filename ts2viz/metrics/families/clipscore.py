@@ -7,7 +7,7 @@ image's and the prompt's embeddings (100 * cos for OpenAI's CLIP); ``variant=cos
 """
 from __future__ import annotations
 
-from ..backbones.embedding import ALL_VARIANTS, embedding_options
+from ..backbones.embedding.options import ALL_VARIANTS, embedding_options
 from ..common.base import Metric
 from ..common.spec import Spec
 from ..family import Card, Family, Fidelity
@@ -118,7 +118,7 @@ def build(spec: Spec, device: str | None = None, *, batch_size: int | None = Non
     InputError
         If the model cannot be loaded or an option's value is not accepted.
     """
-    from ..backbones.embedding import build as build_embedding
+    from ..backbones.embedding.options import build as build_embedding
 
     return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
                            preprocess=preprocess, variants=ALL_VARIANTS, openclip=True)
