@@ -182,3 +182,49 @@ def build(spec: Spec, device: str | None = None, *, variants: tuple = BASE_VARIA
     from .hf import HFEmbeddingScore
 
     return HFEmbeddingScore(spec, device, variants=variants, text_length=text_length, **options)
+
+
+def family_factory(module: str, *, variants: tuple = BASE_VARIANTS, text_length: int | None = None,
+                   openclip: bool = False):
+    """The factory of an embedding family: :func:`build` with the family's variants, text length and backends.
+
+    Parameters
+    ----------
+    module : str
+        The family's module (``__name__``), which the factory is recorded in (its card and models are there).
+    variants : tuple of str, optional
+        The score variants the family offers (the default first).
+    text_length : int or None, optional
+        The text length the family's public checkpoints were trained with (None: the text encoder's positions).
+    openclip : bool, optional
+        Whether the family takes open_clip models (``openclip:ARCH/TAG``).
+
+    Returns
+    -------
+    callable
+        ``build(spec, device=None, *, batch_size=None, dtype=None, variant=None, preprocess="original")``.
+    """
+    def factory(spec: Spec, device: str | None = None, *, batch_size: int | None = None,
+                dtype: str | None = None, variant: str | None = None, preprocess: str = "original") -> Metric:
+        """The family's metric of ``spec`` on ``device``: the shared dual encoder with the family's defaults.
+
+        Parameters
+        ----------
+        spec : Spec
+            The parsed spec (``FAMILY:MODEL[?batch_size=N&dtype=...]``).
+        device : str or None, optional
+            The torch device; None picks one.
+        batch_size, dtype, variant, preprocess
+            The family's options; their meaning is on the family's card.
+
+        Returns
+        -------
+        Metric
+            The metric.
+        """
+        return build(spec, device, batch_size=batch_size, dtype=dtype, variant=variant, preprocess=preprocess,
+                     variants=variants, text_length=text_length, openclip=openclip)
+
+    factory.__module__ = module
+    factory.__name__ = factory.__qualname__ = "build"
+    return factory
