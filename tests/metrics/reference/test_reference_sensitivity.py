@@ -84,7 +84,7 @@ def _torchmetrics_prefix(mp):
     """Hessel's ``"A photo depicts "`` put before the prompt in torchmetrics' variant too."""
     from ts2viz.metrics.backbones.embedding import score
 
-    mp.setattr(score._EmbeddingScore, "text_of", lambda self, prompt: score.HESSEL_PREFIX + prompt)
+    mp.setattr(score.EmbeddingScore, "text_of", lambda self, prompt: score.HESSEL_PREFIX + prompt)
 
 
 def _recipe(question=None, answer=None, rule=None):
@@ -226,7 +226,7 @@ def _embedding_formula(which):
 
         def patched(self, cos):
             return cos if which == "cosine" else self.logit_scale * cos
-        mp.setattr(score._EmbeddingScore, "from_cosine", patched)
+        mp.setattr(score.EmbeddingScore, "from_cosine", patched)
     return apply
 
 

@@ -5,7 +5,8 @@ dual encoder is :mod:`ts2viz.metrics.backbones.embedding`'s, which CLIPScore, AL
 """
 from __future__ import annotations
 
-from ..backbones.embedding.options import embedding_options, family_factory
+from ..backbones.embedding.factory import family_factory
+from ..backbones.embedding.options import embedding_options
 from ..family import Card, Family, Fidelity
 
 _TE = "tests/metrics/reference/test_ts2_embeddings_reference.py::"

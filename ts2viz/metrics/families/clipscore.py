@@ -7,7 +7,8 @@ image's and the prompt's embeddings (100 * cos for OpenAI's CLIP); ``variant=cos
 """
 from __future__ import annotations
 
-from ..backbones.embedding.options import ALL_VARIANTS, embedding_options, family_factory
+from ..backbones.embedding.factory import family_factory
+from ..backbones.embedding.options import ALL_VARIANTS, embedding_options
 from ..family import Card, Family, Fidelity
 
 _CS = "tests/metrics/reference/test_clipscore_reference.py::"

@@ -31,9 +31,10 @@ Prompts longer than the text encoder's context are truncated with a warning (TS2
 truncation and fails on them). Prompt embeddings are computed once per distinct set of prompts in a batch
 and memoised, since many images share one prompt (every SEG does).
 
-The package's rooms: :mod:`~ts2viz.metrics.backbones.embedding.options` (the families' options, the
-variants they offer and the builder), :mod:`~ts2viz.metrics.backbones.embedding.score` (the scoring all
-backends share, the variants' formulas), :mod:`~ts2viz.metrics.backbones.embedding.hf` (transformers),
+The package's rooms: :mod:`~ts2viz.metrics.backbones.embedding.options` (the families' options and the
+variants they offer), :mod:`~ts2viz.metrics.backbones.embedding.factory` (the builder and the families'
+factories), :mod:`~ts2viz.metrics.backbones.embedding.score` (the scoring all backends share, the variants'
+formulas), :mod:`~ts2viz.metrics.backbones.embedding.hf` (transformers),
 :mod:`~ts2viz.metrics.backbones.embedding.openclip` (open_clip) and
 :mod:`~ts2viz.metrics.backbones.embedding.preprocess` (Hessel's torchvision pipeline, the fast path).
 """

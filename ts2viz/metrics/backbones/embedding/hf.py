@@ -6,11 +6,11 @@ from ...common.device import autocast, resolve_device, resolve_dtype
 from ...common.hub import check_model_id, hf_load, model_identity
 from ...common.spec import Spec
 from .options import ALL_VARIANTS, BASE_VARIANTS, PREPROCESS, check_variant, variant_dtype
-from .preprocess import _hessel_transform, clip_fast_preprocess
-from .score import _EmbeddingScore, _logit_constants
+from .preprocess import clip_fast_preprocess, hessel_transform
+from .score import EmbeddingScore, logit_constants
 
 
-class HFEmbeddingScore(_EmbeddingScore):
+class HFEmbeddingScore(EmbeddingScore):
     """CLIP / ALIGN / SigLIP through transformers ``AutoModel`` (anything with get_*_features).
 
     Prompts are truncated at the checkpoint's training length the family gives (``text_length``: 64 for ALIGN
@@ -125,9 +125,9 @@ class HFEmbeddingScore(_EmbeddingScore):
         # encodes one prompt at a time with padding=True, i.e. unpadded.
         siglip = self.model_type.startswith("siglip")
         self.padding = ("max_length" if self.variant != "ts2" else False) if siglip else True
-        self.logit_scale, self.logit_bias = _logit_constants(model)
+        self.logit_scale, self.logit_bias = logit_constants(model)
         self.preprocess = preprocess
-        self.hessel_transform = _hessel_transform(self.image_processor) if (
+        self.hessel_transform = hessel_transform(self.image_processor) if (
             self.variant == "hessel" and preprocess == "original") else None
         config = {"family": spec.family, "backend": "transformers", "class": type(model).__name__,
                   **model_identity(model_id, spec.revision, model.config),

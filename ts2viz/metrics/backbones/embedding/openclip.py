@@ -6,10 +6,10 @@ from ...common.device import autocast, resolve_device, resolve_dtype
 from ...common.hub import file_fingerprint
 from ...common.spec import Spec
 from .options import ALL_VARIANTS, check_variant, variant_dtype
-from .score import _EmbeddingScore, _logit_constants
+from .score import EmbeddingScore, logit_constants
 
 
-class OpenCLIPScore(_EmbeddingScore):
+class OpenCLIPScore(EmbeddingScore):
     """CLIPScore through open_clip: ``openclip:ARCH/TAG`` with TAG a pretrained tag or a checkpoint file.
 
     Parameters
@@ -67,7 +67,7 @@ class OpenCLIPScore(_EmbeddingScore):
         self.preprocess = preprocess
         self.tokenizer = tokenizer
         self.context_length = int(getattr(tokenizer, "context_length", None) or 77)
-        self.logit_scale, self.logit_bias = _logit_constants(model)
+        self.logit_scale, self.logit_bias = logit_constants(model)
         config = {"family": spec.family, "backend": "open_clip", "arch": arch,
                   "pretrained": os.path.abspath(ckpt) if is_file else tag, **self._variant_config()}
         if is_file:

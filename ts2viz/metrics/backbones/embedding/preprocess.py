@@ -2,12 +2,22 @@
 from __future__ import annotations
 
 
-def _hessel_transform(ip):
+def hessel_transform(ip):
     """Hessel et al.'s ``CLIPImageDataset._transform_test``.
 
     torchvision ``Resize(n, bicubic)`` and ``CenterCrop(n)`` on the PIL image, RGB, ``ToTensor``,
     ``Normalize`` (CLIP's mean and std, which the processor holds); ``n`` the processor's crop size (224 for
     every OpenAI CLIP but the 336-px one).
+
+    Parameters
+    ----------
+    ip : transformers.BaseImageProcessor
+        The CLIP image processor (its crop size, mean and std).
+
+    Returns
+    -------
+    callable
+        ``transform(image) -> torch.Tensor``, the pixel values of one PIL image, unbatched.
     """
     from PIL import Image
     from torchvision.transforms import CenterCrop, Compose, Normalize, Resize, ToTensor

@@ -19,8 +19,25 @@ HESSEL_WEIGHT = 2.5
 TORCHMETRICS_SCALE = 100.0
 
 
-class _EmbeddingScore(Metric):
-    """Shared scoring: normalised image embeddings . memoised normalised prompt embeddings."""
+class EmbeddingScore(Metric):
+    """Shared scoring: normalised image embeddings . memoised normalised prompt embeddings.
+
+    The base of the transformers and open_clip metrics, which encode images and prompts (``_encode_images``,
+    ``_encode_texts``) and prepare images; this class scores them as the variant says.
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec.
+    config : dict
+        What identifies the metric (its model, variant, preprocessing).
+    device : str
+        The resolved torch device.
+    batch_size : int or None
+        Images per model call (None: :data:`DEFAULT_BATCH` of the device's kind).
+    dtype : torch.dtype
+        The compute dtype.
+    """
 
     max_text_memo = 8192
 
@@ -65,6 +82,16 @@ class _EmbeddingScore(Metric):
         memoised as a group. So a prompt's embedding, down to its float rounding (which padding and
         batch shape change), depends only on the prompts of its own batch, never on what earlier
         batches encoded: a batch scores the same in any process and in any order (on Ray actors).
+
+        Parameters
+        ----------
+        prompts : sequence of str
+            The texts to encode (repeats allowed).
+
+        Returns
+        -------
+        torch.Tensor
+            ``(len(prompts), d)``, float32, L2-normalised rows.
         """
         import torch
 
@@ -89,18 +116,53 @@ class _EmbeddingScore(Metric):
             self._memo_size = 0
 
     def image_embeddings(self, items: Sequence[Any]):
-        """Normalised float32 embeddings (on the device) of prepared images, one row per image."""
+        """Normalised float32 embeddings (on the device) of prepared images, one row per image.
+
+        Parameters
+        ----------
+        items : sequence
+            The prepared images (``prepare``), or a stacked batch of them.
+
+        Returns
+        -------
+        torch.Tensor
+            ``(n, d)``, float32, L2-normalised rows.
+        """
         import torch
 
         emb = self._encode_images(self._collate(items)).float()
         return torch.nn.functional.normalize(emb, dim=-1)
 
     def text_of(self, prompt: str) -> str:
-        """The text the text encoder is given for ``prompt`` (Hessel's variant prefixes it)."""
+        """The text the text encoder is given for ``prompt`` (Hessel's variant prefixes it).
+
+        Parameters
+        ----------
+        prompt : str
+            The prompt.
+
+        Returns
+        -------
+        str
+            ``prompt``, or :data:`HESSEL_PREFIX` + ``prompt`` for ``variant=hessel``.
+        """
         return HESSEL_PREFIX + prompt if self.variant == "hessel" else prompt
 
     def score_prepared(self, items: Sequence[Any], prompts: Sequence[str]) -> np.ndarray:
-        """The variant's score of each prepared image with its prompt (:meth:`from_cosine` of their cosine)."""
+        """The variant's score of each prepared image with its prompt (:meth:`from_cosine` of their cosine).
+
+        Parameters
+        ----------
+        items : sequence
+            The prepared images, or a stacked batch of them.
+        prompts : sequence of str
+            One prompt per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            One float64 score per image.
+        """
         import torch
 
         with torch.inference_mode():
@@ -110,7 +172,18 @@ class _EmbeddingScore(Metric):
         return self.from_cosine(cos.double().cpu().numpy())
 
     def from_cosine(self, cos: np.ndarray) -> np.ndarray:
-        """The variant's score of each cosine (the package docstring)."""
+        """The variant's score of each cosine (the package docstring).
+
+        Parameters
+        ----------
+        cos : numpy.ndarray
+            Cosines of image and prompt embeddings.
+
+        Returns
+        -------
+        numpy.ndarray
+            The scores, one per cosine.
+        """
         if self.variant == "ts2":
             return self.logit_scale * cos + self.logit_bias
         if self.variant == "hessel":
@@ -135,10 +208,20 @@ class _EmbeddingScore(Metric):
 
 
 
-def _logit_constants(model) -> tuple[float, float]:
+def logit_constants(model) -> tuple[float, float]:
     """``(scale, bias)`` of the model's ``logits_per_image`` over the cosine; (1, 0) if it has none.
 
     CLIP ``exp(logit_scale)``, ALIGN ``1 / temperature``, SigLIP ``exp(logit_scale)`` and ``logit_bias``.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A transformers or open_clip dual encoder.
+
+    Returns
+    -------
+    tuple of float
+        ``(scale, bias)``.
     """
     import math
 
