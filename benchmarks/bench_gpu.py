@@ -81,7 +81,7 @@ def build(cls, config, device, dtype):
 def clip_metric(kind: str, tiny: bool, device, dtype):
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel
 
-    from ts2viz.metrics.backbones.embedding import HFEmbeddingScore
+    from ts2viz.metrics.backbones.embedding.hf import HFEmbeddingScore
 
     if tiny:
         text = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)

@@ -388,8 +388,8 @@ def match_choice(answer: str, choices: Sequence[str]) -> str:
 class AnswerMapper:
     """Interface of an answer mapper: free-form answers -> choices, in one batch.
 
-    A subclass implements :meth:`map` and :attr:`config`; :func:`ts2viz.metrics.backbones.sbert.load_mapper`
-    builds one from a ``mapper=`` option. The built-in mappers are :class:`LexicalMapper` (here, no model)
+    A subclass implements ``_map`` (:meth:`map` checks that answers and choices align) and :attr:`config`;
+    :func:`ts2viz.metrics.backbones.sbert.load_mapper` builds one from a ``mapper=`` option. The built-in mappers are :class:`LexicalMapper` (here, no model)
     and :class:`ts2viz.metrics.backbones.sbert.SBERTMapper` (a Sentence-BERT model, in the backbones).
     """
 
@@ -415,9 +415,16 @@ class AnswerMapper:
 
         Raises
         ------
+        InputError
+            If ``answers`` and ``choices`` differ in length.
         NotImplementedError
-            Always, here: subclasses implement it.
+            In a subclass that does not implement ``_map``.
         """
+        _check_aligned(answers, choices)
+        return self._map(answers, choices)
+
+    def _map(self, answers: Sequence[str], choices: Sequence[Sequence[str]]) -> list[str]:
+        """The mapping of aligned answers and choices: the subclasses' own."""
         raise NotImplementedError
 
 
@@ -443,28 +450,8 @@ class LexicalMapper(AnswerMapper):
         """``{"mapper": "lexical"}``: the lexical mapper has no settings."""
         return {"mapper": "lexical"}
 
-    def map(self, answers, choices):
-        """Map each answer with :func:`match_choice`.
-
-        Parameters
-        ----------
-        answers : sequence of str
-            The models' free-form answers.
-        choices : sequence of sequence of str
-            Each answer's question choices, aligned with ``answers``.
-
-        Returns
-        -------
-        list of str
-            One choice per answer; a question without choices keeps its answer.
-
-        Raises
-        ------
-        InputError
-            If ``answers`` and ``choices`` differ in length.
-        """
-        if len(answers) != len(choices):
-            raise InputError(f"mapper: {len(answers)} answers but {len(choices)} choice lists")
+    def _map(self, answers, choices):
+        """Each answer mapped with :func:`match_choice`."""
         return [match_choice(a, list(c)) for a, c in zip(answers, choices)]
 
 
@@ -504,8 +491,7 @@ def premap(answers: Sequence[str], choices: Sequence[Sequence[str]], rule: str =
     >>> premap(["Yes, it is", "two", "a dog"], [["yes", "no"], ["1", "two"], ["cat", "dog"]], "contains_yes")
     (['yes', 'two', None], [2])
     """
-    if len(answers) != len(choices):
-        raise InputError(f"mapper: {len(answers)} answers but {len(choices)} choice lists")
+    _check_aligned(answers, choices)
     out: list[str | None] = [None] * len(answers)
     todo = []
     for i, (a, cs) in enumerate(zip(answers, choices)):
@@ -521,3 +507,9 @@ def premap(answers: Sequence[str], choices: Sequence[Sequence[str]], rule: str =
         else:
             todo.append(i)
     return out, todo
+
+
+def _check_aligned(answers: Sequence[str], choices: Sequence[Sequence[str]]) -> None:
+    """Raise :class:`InputError` unless there is one choice list per answer."""
+    if len(answers) != len(choices):
+        raise InputError(f"mapper: {len(answers)} answers but {len(choices)} choice lists")

@@ -82,9 +82,9 @@ def _processor_mean_half(mp):
 
 def _torchmetrics_prefix(mp):
     """Hessel's ``"A photo depicts "`` put before the prompt in torchmetrics' variant too."""
-    from ts2viz.metrics.backbones import embedding
+    from ts2viz.metrics.backbones.embedding import score
 
-    mp.setattr(embedding._EmbeddingScore, "text_of", lambda self, prompt: embedding.HESSEL_PREFIX + prompt)
+    mp.setattr(score.EmbeddingScore, "text_of", lambda self, prompt: score.HESSEL_PREFIX + prompt)
 
 
 def _recipe(question=None, answer=None, rule=None):
@@ -222,11 +222,11 @@ def _ls_empty_lines_kept(mp):
 def _embedding_formula(which):
     """TS2's ``logits_per_image`` read as the plain cosine (``cosine``) or without SigLIP's bias (``no-bias``)."""
     def apply(mp):
-        from ts2viz.metrics.backbones import embedding
+        from ts2viz.metrics.backbones.embedding import score
 
         def patched(self, cos):
             return cos if which == "cosine" else self.logit_scale * cos
-        mp.setattr(embedding._EmbeddingScore, "from_cosine", patched)
+        mp.setattr(score.EmbeddingScore, "from_cosine", patched)
     return apply
 
 
@@ -332,7 +332,7 @@ COMPARE = {
 }
 
 _HALF = dict(mean=(0.5,) * 3, std=(0.5,) * 3)
-_EMB = "ts2viz.metrics.backbones.embedding"
+_EMB = "ts2viz.metrics.backbones.embedding.score"
 _B2 = "ts2viz.metrics.backbones.blip2_retrieval"
 _UR = "ts2viz.metrics.families.unifiedreward"
 _VS = "ts2viz.metrics.families.viescore"

@@ -41,8 +41,16 @@ class ChatLLM:
         Raises
         ------
         NotImplementedError
-            Always: the subclasses implement it.
+            In a subclass that does not implement ``_reply``.
+        ts2viz.metrics.backbones.openai_client.EndpointError
+            From :class:`OpenAIChat`: for an HTTP, network or JSON error, or a reply without
+            ``choices[0].message.content``: one line of the app's own (the endpoint's text goes to the log,
+            masked; :func:`~ts2viz.metrics.backbones.openai_client.post_chat`).
         """
+        return self._reply([{"role": "system", "content": system}, {"role": "user", "content": user}])
+
+    def _reply(self, messages: list[dict]) -> str:
+        """The reply to ``[system message, user message]`` (chat-completions form): the subclasses' own."""
         raise NotImplementedError
 
 
@@ -78,32 +86,10 @@ class OpenAIChat(ChatLLM):
         """``{"llm": "openai-chat", "url", "model"}`` (no key)."""
         return {"llm": "openai-chat", "url": self.url, "model": self.model}
 
-    def chat(self, system: str, user: str) -> str:
-        """The model's reply to one request (greedy, temperature 0).
-
-        Parameters
-        ----------
-        system : str
-            The system prompt.
-        user : str
-            The user message.
-
-        Returns
-        -------
-        str
-            The reply text.
-
-        Raises
-        ------
-        ts2viz.metrics.backbones.openai_client.EndpointError
-            For an HTTP, network or JSON error, or a reply without ``choices[0].message.content``: one line of
-            the app's own (the endpoint's text goes to the log, masked;
-            :func:`~ts2viz.metrics.backbones.openai_client.post_chat`).
-        """
+    def _reply(self, messages: list[dict]) -> str:
         from .openai_client import post_chat, reply_text
 
-        body = {"model": self.model, "temperature": 0,
-                "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+        body = {"model": self.model, "temperature": 0, "messages": messages}
         return reply_text(post_chat(self.url, body, api_key=self.api_key, timeout=self.timeout, service="LLM"),
                           "LLM")
 
@@ -143,27 +129,14 @@ class LocalChat(ChatLLM):
         """``{"llm": "local", ...}`` with the model's identity (name, revision or fingerprint)."""
         return {"llm": "local", **self._ident}
 
-    def chat(self, system: str, user: str) -> str:
-        """The model's reply to one request (greedy decoding, special tokens dropped).
-
-        Parameters
-        ----------
-        system : str
-            The system prompt.
-        user : str
-            The user message.
-
-        Returns
-        -------
-        str
-            The reply text.
-        """
+    def _reply(self, messages: list[dict]) -> str:
+        r"""Greedy decoding of the chat template's prompt (else ``"{system}\n\n{user}\n"``), special tokens dropped."""
         import torch
 
-        msgs = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         if getattr(self.tokenizer, "chat_template", None):
-            text = self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+            text = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         else:
+            system, user = (m["content"] for m in messages)
             text = f"{system}\n\n{user}\n"
         enc = self.tokenizer(text, return_tensors="pt").to(self.device)
         with torch.inference_mode():

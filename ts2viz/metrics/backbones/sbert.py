@@ -25,7 +25,7 @@ class SBERTMapper(AnswerMapper):
     Answers and choices are embedded as mean-pooled token states (under the attention mask),
     L2-normalised; an answer maps to the choice of highest cosine similarity (the first choice wins a
     tie). Which answers are embedded at all is the mapper's *rule* (:data:`ts2viz.qa.mapping.RULES`; see the module
-    docstring of :mod:`ts2viz.qa.mapping` and :meth:`map`). Embeddings of choices are kept in a small in-memory cache, since the
+    docstring of :mod:`ts2viz.qa.mapping`). Embeddings of choices are kept in a small in-memory cache, since the
     same choices come back for every image of a prompt. The model is loaded when the mapper is made.
 
     Parameters
@@ -145,31 +145,14 @@ class SBERTMapper(AnswerMapper):
                 self._cache.popitem(last=False)
         return got
 
-    def map(self, answers, choices):
-        """Map each answer to one of its question's choices under the mapper's rule.
+    def _map(self, answers, choices):
+        """Each answer mapped by the mapper's rule where it can, else by Sentence-BERT.
 
-        The rule maps what it can without the model (:func:`ts2viz.qa.mapping.premap`: a question without
-        choices keeps its answer; ``ts2`` answers a question with fewer than three choices ``yes`` or
-        ``no``; ``contains_yes`` maps a yes/no question with :func:`ts2viz.qa.mapping.yes_no_choice`;
-        ``tifa`` and ``contains_yes`` take an answer that is exactly one of the choices as is); every
-        other answer goes to Sentence-BERT (argmax of the cosine, the first choice on a tie).
-
-        Parameters
-        ----------
-        answers : sequence of str
-            The models' free-form answers.
-        choices : sequence of sequence of str
-            Each answer's question choices, aligned with ``answers``.
-
-        Returns
-        -------
-        list of str
-            One choice per answer; a question without choices keeps its answer.
-
-        Raises
-        ------
-        InputError
-            If ``answers`` and ``choices`` differ in length.
+        :func:`ts2viz.qa.mapping.premap` maps a question without choices (its answer kept); under ``ts2`` a
+        question with fewer than three choices (``yes`` or ``no``); under ``contains_yes`` a yes/no question
+        (:func:`ts2viz.qa.mapping.yes_no_choice`); under ``tifa`` and ``contains_yes`` an answer that is
+        exactly one of the choices. Every other answer goes to Sentence-BERT (argmax of the cosine, the
+        first choice on a tie).
         """
         out, todo = premap(answers, choices, self.rule)
         if todo:

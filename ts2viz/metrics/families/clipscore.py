@@ -7,9 +7,8 @@ image's and the prompt's embeddings (100 * cos for OpenAI's CLIP); ``variant=cos
 """
 from __future__ import annotations
 
-from ..backbones.embedding import ALL_VARIANTS, embedding_options
-from ..common.base import Metric
-from ..common.spec import Spec
+from ..backbones.embedding.factory import family_factory
+from ..backbones.embedding.options import ALL_VARIANTS, embedding_options
 from ..family import Card, Family, Fidelity
 
 _CS = "tests/metrics/reference/test_clipscore_reference.py::"
@@ -93,35 +92,8 @@ or a checkpoint file).
 )
 
 
-def build(spec: Spec, device: str | None = None, *, batch_size: int | None = None,
-          dtype: str | None = None, variant: str | None = None, preprocess: str = "original") -> Metric:
-    """The ``clipscore:`` metric of ``spec`` on ``device``.
-
-    The cosine of image and prompt embeddings of a dual encoder (:mod:`ts2viz.metrics.backbones.embedding`).
-
-    Parameters
-    ----------
-    spec : Spec
-        The parsed spec (``clipscore:MODEL[?batch_size=N&dtype=...]``).
-    device : str or None, optional
-        The torch device; None picks one.
-    batch_size, dtype, variant, preprocess
-        The family's options; their meaning is on the family's card (:data:`CARD`).
-
-    Returns
-    -------
-    Metric
-        The metric.
-
-    Raises
-    ------
-    InputError
-        If the model cannot be loaded or an option's value is not accepted.
-    """
-    from ..backbones.embedding import build as build_embedding
-
-    return build_embedding(spec, device, batch_size=batch_size, dtype=dtype, variant=variant,
-                           preprocess=preprocess, variants=ALL_VARIANTS, openclip=True)
+#: the family's factory: the shared dual encoder (:mod:`ts2viz.metrics.backbones.embedding`) with its defaults
+build = family_factory(__name__, variants=ALL_VARIANTS, openclip=True)
 
 
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)

@@ -11,10 +11,8 @@ t2v_metrics' names resolve to them (``itcscore:blip2-itc`` -> ``Salesforce/blip2
 """
 from __future__ import annotations
 
-from ..common.base import Metric
-from ..common.spec import Spec
 from ..family import Family
-from .itmscore import BLIP2Retrieval, blip2_card, resolve_name
+from .itmscore import blip2_card, retrieval_factory
 
 #: t2v_metrics' ITC model names -> transformers checkpoints of the same LAVIS weights
 MODEL_NAMES = {"blip2-itc": "Salesforce/blip2-itm-vit-g", "blip2-itc-coco": "Salesforce/blip2-itm-vit-g-coco"}
@@ -22,38 +20,8 @@ UNSUPPORTED = {"blip2-itc-vitL": "LAVIS' BLIP-2 with a CLIP ViT-L tower (pretrai
                                  "checkpoint; convert LAVIS' weights to Blip2ForImageTextRetrieval"}
 
 
-def build(spec: Spec, device: str | None = None, *, batch_size: int | None = None, dtype: str | None = None) -> Metric:
-    """The ``itcscore:`` metric of ``spec`` on ``device``: BLIP-2's image–text contrastive score (a cosine, in [-1, 1]).
-
-    A t2v_metrics model name (:data:`MODEL_NAMES`) is resolved to its transformers checkpoint first
-    (:func:`ts2viz.metrics.families.itmscore.resolve_name`); the model is loaded by
-    :func:`ts2viz.metrics.backbones.blip2_retrieval.load_blip2_retrieval`.
-
-    Parameters
-    ----------
-    spec : Spec
-        The parsed spec (``itcscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``, e.g.
-        ``itcscore:blip2-itc``).
-    device : str or None, optional
-        The torch device; None picks one.
-    batch_size, dtype
-        The family's options; their meaning is on the family's card (:data:`CARD`).
-
-    Returns
-    -------
-    Metric
-        The metric (a :class:`ts2viz.metrics.families.itmscore.BLIP2Retrieval` scoring with the ``itc`` head).
-
-    Raises
-    ------
-    InputError
-        If the model name has no transformers checkpoint, the model cannot be loaded or an option's value
-        is not accepted.
-    """
-    from ..backbones.blip2_retrieval import load_blip2_retrieval
-
-    model = load_blip2_retrieval(resolve_name(spec, MODEL_NAMES, UNSUPPORTED), device, dtype=dtype)
-    return BLIP2Retrieval(spec, model, "itc", batch_size)
+#: the family's factory: BLIP-2's contrastive score (a cosine, in [-1, 1]) with the ``itc`` head
+build = retrieval_factory(__name__, "itc", MODEL_NAMES, UNSUPPORTED)
 
 
 CARD = blip2_card(

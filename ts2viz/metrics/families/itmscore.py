@@ -31,7 +31,7 @@ DEFAULT_BATCH = {"cpu": 16, "cuda": 128, "mps": 32}
 class BLIP2Retrieval(Metric):
     """ITMScore or ITCScore of a :class:`~ts2viz.metrics.backbones.blip2_retrieval.Blip2Retrieval` model.
 
-    Built by the families' ``build`` (:func:`build`, :func:`ts2viz.metrics.families.itcscore.build`). The
+    Built by the families' ``build`` (:func:`retrieval_factory`). The
     config is the model's (checkpoint, dtype) with the family and the head (``score``) added.
 
     Parameters
@@ -128,38 +128,56 @@ def resolve_name(spec: Spec, names: dict, unavailable: dict) -> Spec:
     return spec
 
 
-def build(spec: Spec, device: str | None = None, *, batch_size: int | None = None, dtype: str | None = None) -> Metric:
-    """The ``itmscore:`` metric of ``spec`` on ``device``: BLIP-2's image–text matching probability (in [0, 1]).
-
-    A t2v_metrics model name (:data:`MODEL_NAMES`) is resolved to its transformers checkpoint first
-    (:func:`resolve_name`); the model is loaded by
-    :func:`ts2viz.metrics.backbones.blip2_retrieval.load_blip2_retrieval`.
+def retrieval_factory(module: str, head: str, names: dict, unavailable: dict):
+    """The factory of a BLIP-2 retrieval head's family (``itmscore``, ``itcscore``).
 
     Parameters
     ----------
-    spec : Spec
-        The parsed spec (``itmscore:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``, e.g.
-        ``itmscore:blip2-itm``).
-    device : str or None, optional
-        The torch device; None picks one.
-    batch_size, dtype
-        The family's options; their meaning is on the family's card (:data:`CARD`).
+    module : str
+        The family's module (``__name__``), which the factory is recorded in.
+    head : {'itm', 'itc'}
+        The head the metric scores with.
+    names, unavailable : dict
+        The family's t2v_metrics model names and the ones with no checkpoint (:func:`resolve_name`).
 
     Returns
     -------
-    Metric
-        The metric (a :class:`BLIP2Retrieval` scoring with the ``itm`` head).
-
-    Raises
-    ------
-    InputError
-        If the model name has no transformers checkpoint, the model cannot be loaded or an option's value
-        is not accepted.
+    callable
+        ``build(spec, device=None, *, batch_size=None, dtype=None)``.
     """
-    from ..backbones.blip2_retrieval import load_blip2_retrieval
+    def factory(spec: Spec, device: str | None = None, *, batch_size: int | None = None,
+                dtype: str | None = None) -> Metric:
+        """The family's metric of ``spec`` on ``device``: a :class:`BLIP2Retrieval` with the family's head.
 
-    model = load_blip2_retrieval(resolve_name(spec, MODEL_NAMES, UNSUPPORTED), device, dtype=dtype)
-    return BLIP2Retrieval(spec, model, "itm", batch_size)
+        A t2v_metrics model name is resolved to its transformers checkpoint first (:func:`resolve_name`); the
+        model is loaded by :func:`ts2viz.metrics.backbones.blip2_retrieval.load_blip2_retrieval`.
+
+        Parameters
+        ----------
+        spec : Spec
+            The parsed spec (``FAMILY:MODEL[?batch_size=N&dtype=float32|float16|bfloat16]``).
+        device : str or None, optional
+            The torch device; None picks one.
+        batch_size, dtype
+            The family's options; their meaning is on the family's card.
+
+        Returns
+        -------
+        Metric
+            The metric.
+        """
+        from ..backbones.blip2_retrieval import load_blip2_retrieval
+
+        model = load_blip2_retrieval(resolve_name(spec, names, unavailable), device, dtype=dtype)
+        return BLIP2Retrieval(spec, model, head, batch_size)
+
+    factory.__module__ = module
+    factory.__name__ = factory.__qualname__ = "build"
+    return factory
+
+
+#: the family's factory: BLIP-2's matching probability (in [0, 1]) with the ``itm`` head
+build = retrieval_factory(__name__, "itm", MODEL_NAMES, UNSUPPORTED)
 
 
 _TEST = "tests/metrics/reference/test_vqascore_reference.py::test_itm_and_itc_equal_t2v_metrics_per_image"

@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-import warnings
 from typing import Sequence
 
 import numpy as np
@@ -38,6 +37,7 @@ from ..backbones.judge import (
     load_vision_judge,
 )
 from ..common.base import Metric
+from ..common.judged import JudgedMetric
 from ..common.spec import Spec
 from ..family import Card, Family, Fidelity, Option
 
@@ -203,7 +203,7 @@ def parse_reply(reply: str) -> dict:
     return out
 
 
-class UnifiedReward(Metric):
+class UnifiedReward(JudgedMetric):
     """UnifiedReward 2.0's point score with a vision judge; details keep each reply and its three scores.
 
     Parameters
@@ -221,19 +221,13 @@ class UnifiedReward(Metric):
     """
 
     name = "unifiedreward"
-    has_details = True
 
     def __init__(self, spec: Spec, judge, *, score: str = "alignment", retries: int = 1,
                  batch_size: int | None = None):
-        self.judge = judge
         self.score = score
-        self.retries = max(0, int(retries))
         config = {"family": "unifiedreward", "judge": judge.config, "score": score,
-                  "instruction": hashlib.sha1(INSTRUCTION.encode()).hexdigest()[:16],
-                  "retries": self.retries if judge.samples else 0}
-        super().__init__(spec, config, getattr(judge, "device", "cpu"), batch_size or 4)
-        #: replies that could not be read, over this metric's life
-        self.unparsed = 0
+                  "instruction": hashlib.sha1(INSTRUCTION.encode()).hexdigest()[:16]}
+        super().__init__(spec, judge, config, retries=retries, batch_size=batch_size)
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
         """The judge's scores of a batch of images with their prompts.
@@ -257,12 +251,7 @@ class UnifiedReward(Metric):
         self.last_details = [{"score": None if p[self.score] is None else p[self.score], "reply": r, "tries": t,
                               "parsed": p[self.score] is not None, **{f"{a}_score": p[a] for a in AXES}}
                              for r, p, t in asked]
-        bad = int(np.isnan(scores).sum())
-        if bad:
-            self.unparsed += bad
-            warnings.warn(f"{self.spec}: {bad} judge {'reply' if bad == 1 else 'replies'} of {len(asked)} had no "
-                          f"'{self.score.capitalize()} Score (1-5):' line; those images are NaN ({self.unparsed} "
-                          "so far; the replies are in the details)", stacklevel=2)
+        self.warn_unread(int(np.isnan(scores).sum()), len(asked), f"had no '{self.score.capitalize()} Score (1-5):' line")
         return scores
 
 

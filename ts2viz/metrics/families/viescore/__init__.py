@@ -25,7 +25,6 @@ import hashlib
 import json
 import math
 import re
-import warnings
 from typing import Sequence
 
 import numpy as np
@@ -39,6 +38,7 @@ from ...backbones.judge import (
     load_vision_judge,
 )
 from ...common.base import Metric
+from ...common.judged import JudgedMetric
 from ...common.spec import Spec
 from ...family import Card, Family, Fidelity, Option
 from . import prompts as P
@@ -320,7 +320,7 @@ def parse_reply(reply: str) -> dict | None:
 SUBSCORES = {"SC": ["success in following the prompt"], "PQ": ["naturalness", "artifacts"]}
 
 
-class VIEScore(Metric):
+class VIEScore(JudgedMetric):
     """VIEScore with a vision judge; per-image details keep each request's reply, scores and reasoning.
 
     An image's score is the minimum of its aspect's score list (``aspect=overall``: the geometric mean
@@ -341,17 +341,11 @@ class VIEScore(Metric):
     """
 
     name = "viescore"
-    has_details = True
 
     def __init__(self, spec: Spec, judge, *, aspect: str = "sc", retries: int = 1, batch_size: int | None = None):
-        self.judge = judge
         self.aspect = aspect
-        self.retries = max(0, int(retries))
-        config = {"family": "viescore", "judge": judge.config, "aspect": aspect, "prompts": _PROMPTS_ID,
-                  "retries": self.retries if judge.samples else 0}
-        super().__init__(spec, config, getattr(judge, "device", "cpu"), batch_size or 4)
-        #: replies that could not be read, over this metric's life (shown with every warning)
-        self.unparsed = 0
+        config = {"family": "viescore", "judge": judge.config, "aspect": aspect, "prompts": _PROMPTS_ID}
+        super().__init__(spec, judge, config, retries=retries, batch_size=batch_size)
 
     def _ask(self, images: list, texts: list[str]) -> list[tuple[str, dict | None, int]]:
         """``(reply, parsed or None, tries)`` per request.
@@ -403,11 +397,7 @@ class VIEScore(Metric):
             scores[i] = s
             details.append({"score": None if math.isnan(s) else float(s), "aspects": recs,
                             "parsed": all(r["parsed"] for r in recs)})
-        if bad:
-            self.unparsed += bad
-            warnings.warn(f"{self.spec}: {bad} judge {'reply' if bad == 1 else 'replies'} of {len(images) * len(aspects)} "
-                          f"could not be read as VIEScore's {{\"score\": [...]}}; those images are NaN "
-                          f"({self.unparsed} so far; the replies are in the details)", stacklevel=2)
+        self.warn_unread(bad, len(images) * len(aspects), 'could not be read as VIEScore\'s {"score": [...]}')
         self.last_details = details
         return scores
 
