@@ -26,6 +26,7 @@ summary prints p50/p95 of the view-change calls of each app and the ratio ts2viz
 through one trusted proxy hop, as on a Space).
 
     python benchmarks/bench_load.py --clients 50 --changes 5 --runs 1     # ts2viz, echo, static; < 3 min
+    python benchmarks/bench_load.py --clients 50 --changes 5 --runs 1 --before /tmp/main-copy   # and before
 """
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ async def client(c: httpx.AsyncClient, url: str, app: AppConfig, seed: int, chan
                  loads: list, views: list, whole: list, address: str | None = None) -> None:
     rnd = random.Random(seed)
     if address is not None:     # public mode: a client of its own address, behind the pretend proxy
-        async with httpx.AsyncClient(timeout=c.timeout, headers={"X-Forwarded-For": f"{address}, 10.7.0.1"}) as own:
+        async with httpx.AsyncClient(timeout=c.timeout, headers={"X-Forwarded-For": address}) as own:
             return await client(own, url, app, seed, changes, loads, views, whole)
     s = Session(c, url, app)
     s.keep_alive()
@@ -117,17 +118,21 @@ async def one_run(url: str, clients: int, changes: int, seed: int,
         return loads, views, time.perf_counter() - t, whole
 
 
-def start_app(port: int, cache: Path, baseline: str | None = None, public: bool = False) -> subprocess.Popen:
-    """``app.py`` on a port (or, with ``baseline``, the same page with its functions swapped: :func:`serve_baseline`)."""
+def start_app(port: int, cache: Path, baseline: str | None = None, public: bool = False,
+              root: Path = ROOT) -> subprocess.Popen:
+    """``root/app.py`` on a port (or, with ``baseline``, this page with its functions swapped: :func:`serve_baseline`)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", "TS2VIZ_CACHE": str(cache),
-           "GRADIO_TEMP_DIR": str(cache / "gradio"), "PYTHONPATH": str(ROOT)}
+           "GRADIO_TEMP_DIR": str(cache / "gradio"), "PYTHONPATH": str(root)}
     env.pop("GRADIO_SERVER_NAME", None)
     args = ["--port", str(port)] + (["--public"] if public else [])
     if public:
         env.update({"FORWARDED_ALLOW_IPS": "*", "TS2VIZ_PROXY_HOPS": "1"})
-    cmd = ([sys.executable, str(ROOT / "app.py"), *args] if baseline is None else
+    # the Human ratings tab's start-up warm-up (permutation tests, a minute of CPU) is no view this
+    # benchmark asks for: it would run under the first run's clients
+    env.setdefault("TS2VIZ_WARM_GOLD", "0")
+    cmd = ([sys.executable, str(root / "app.py"), *args] if baseline is None else
            [sys.executable, str(Path(__file__).resolve()), "--serve-baseline", baseline, *args])
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     t0 = time.time()
     while time.time() - t0 < 120:
         try:
@@ -137,6 +142,21 @@ def start_app(port: int, cache: Path, baseline: str | None = None, public: bool 
             time.sleep(0.3)
     proc.kill()
     raise RuntimeError("the app did not start in 120 s")
+
+
+#: the longest wait for a started server to go idle (the other mode's meta-metrics warmed in a thread)
+IDLE_WAIT_S = 120.0
+
+
+def wait_idle(server, busy: float = 0.05) -> float | None:
+    """Wait until the server uses under ``busy`` of a core over a second; the seconds it took (None: not idle)."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < IDLE_WAIT_S:
+        c0 = sum(server.cpu_times()[:2])
+        time.sleep(1.0)
+        if sum(server.cpu_times()[:2]) - c0 < busy:
+            return time.perf_counter() - t0
+    return None
 
 
 def swap_functions(demo, app, kind: str) -> int:
@@ -243,13 +263,17 @@ def main() -> int:
     ap.add_argument("--baselines", default="echo,static",
                     help="baseline apps run after ts2viz, comma-separated (echo, static; '' for none)")
     ap.add_argument("--public", action="store_true", help="public mode, each client from its own address")
+    ap.add_argument("--before", default=None, metavar="DIR",
+                    help="also run DIR/app.py (a copy of the code before a change, e.g. `git archive main | tar -x "
+                         "-C DIR`), labelled 'before', first")
     ap.add_argument("--url", default=None, help="an app already running (default: start app.py); no baselines")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--by-event", action="store_true", help="also print calls and latency per event")
     a = ap.parse_args()
     import psutil
 
-    apps = [("ts2viz", None)] + ([] if a.url else [(b, b) for b in a.baselines.split(",") if b.strip()])
+    apps = ([("before", None)] if a.before and not a.url else []) + [("ts2viz", None)] + (
+        [] if a.url else [(b, b) for b in a.baselines.split(",") if b.strip()])
     print(f"{os.cpu_count()} CPUs, {'public' if a.public else 'operator'} mode, uptime: "
           f"{subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
     summary: dict[str, dict[str, list[float]]] = {}
@@ -260,7 +284,7 @@ def main() -> int:
                 sk.bind(("127.0.0.1", 0))
                 port = sk.getsockname()[1]
             cache = Path(tempfile.mkdtemp(prefix="ts2viz-bench-load-"))
-            proc = start_app(port, cache, baseline, a.public)
+            proc = start_app(port, cache, baseline, a.public, Path(a.before) if label == "before" else ROOT)
             url = f"http://127.0.0.1:{port}"
             server = psutil.Process(proc.pid)
         else:
@@ -270,7 +294,9 @@ def main() -> int:
                            if c.laddr and c.laddr.port == port and c.status == "LISTEN" and c.pid), None)
         try:
             if server is not None:
-                print(f"[{label}] server RSS before: {server.memory_info().rss / 1e6:.0f} MB")
+                idle = wait_idle(server)
+                print(f"[{label}] server RSS before: {server.memory_info().rss / 1e6:.0f} MB; idle after start "
+                      f"(its warm-ups done) {'in' if idle else 'not within'} {idle or IDLE_WAIT_S:.0f} s")
             many = measure(url, server, a, a.clients, a.changes, a.runs, label)
             one = measure(url, server, a, 1, a.single_changes, 1, label) if a.single_changes else []
             summary[label] = {"many": many, "one": one}

@@ -20,7 +20,7 @@ def size_of(value: Any) -> int:
     """A cheap estimate of the memory a value holds.
 
     Strings and bytes by length, arrays by ``nbytes``, DataFrames by their columns (object columns counted
-    shallowly), Gradio's plot data by its JSON, shallow containers by their JSON length times the overhead
+    shallowly), a pandas Styler by twice its table, Gradio's plot data by its JSON, shallow containers by their JSON length times the overhead
     of Python objects.
 
     Parameters
@@ -50,6 +50,10 @@ def size_of(value: Any) -> int:
             return int(usage(index=True, deep=False).sum()) + 64 * value.size + 512
         except Exception:  # noqa: BLE001 - only an estimate
             return 4096
+    data = getattr(value, "data", None)
+    if type(value).__name__ == "Styler" and hasattr(data, "columns"):
+        # a pandas Styler: its table, twice (its display values and context once rendered), and its own parts
+        return 2 * size_of(data) + 4096
     plot = getattr(value, "plot", None)        # Gradio's PlotData: a JSON string
     if isinstance(plot, str):
         return len(plot) + 128

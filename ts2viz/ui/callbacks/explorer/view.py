@@ -226,16 +226,20 @@ def seg_view(app: AppView, mode: str, seg_id, metric, metric_b=None, node=None, 
     if node not in seg.labels:
         node = seg.labels[0]
     if metric:
-        wt = app.memo(("walk_table", mode, seg.id, metric, metric_b), ms,
-                      lambda: walk_table(app, mode, seg.id, metric, metric_b))
+        def table():
+            return app.memo(("walk_table", mode, seg.id, metric, metric_b), ms,
+                            lambda: walk_table(app, mode, seg.id, metric, metric_b))
+
         st = app.mm(mode).walk_stats(seg.id)[0]
+        # the table as shown (a Styler) memoised too: made for every call, it was a tenth of a view's time
+        shown_table = app.memo(("walk_table_shown", mode, seg.id, metric, metric_b), ms, lambda: shown(table()))
         walk_choices = app.memo(("walk_choices", mode, seg.id, metric, metric_b), ms, lambda: [
-            (f"walk {int(r.walk)}: {r.path} (ord {fmt_x100(r.ord)})", str(int(r.walk))) for r in wt.itertuples()])
+            (f"walk {int(r.walk)}: {r.path} (ord {fmt_x100(r.ord)})", str(int(r.walk))) for r in table().itertuples()])
     else:
         from ....metametrics.structure import seg_structure
 
         st = seg_structure(seg, mode)
-        wt = pd.DataFrame({"walk": np.arange(len(st.walks)), "path": [walk_label(w) for w in st.walks]})
+        shown_table = shown(pd.DataFrame({"walk": np.arange(len(st.walks)), "path": [walk_label(w) for w in st.walks]}))
         walk_choices = [(f"walk {i}: {walk_label(w)}", str(i)) for i, w in enumerate(st.walks)]
     w = walk_index(walk)
     if w is not None and not 0 <= w < len(st.walks):
@@ -249,7 +253,7 @@ def seg_view(app: AppView, mode: str, seg_id, metric, metric_b=None, node=None, 
         "node": node,
         "node_title": _node_title(app, seg, node),
         "gallery": _gallery(app, seg, node, ms),
-        "walk_table": shown(wt),
+        "walk_table": shown_table,
         "walk_choices": walk_choices,
         "walk": None if w is None else str(w),
         "walk_fig_a": (_walk_plot(app, mode, seg, metric, w, figures.METRIC_A, plot) if metric else
