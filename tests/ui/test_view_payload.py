@@ -64,3 +64,38 @@ def test_walk_table_shown_once_per_view_and_sized(ts2):
     assert a is b and a is not c
     assert list(c.data.columns) != list(a.data.columns)
     assert size_of(a) >= 2 * size_of(a.data)
+
+
+def test_formatted_tables_sent_as_gradio_renders_them(ts2):
+    """A Styler that only formats goes to the page as Gradio's render of it does (headers, data, display values)."""
+    from ts2viz.ui.callbacks.common import mark_columns, shown
+    from ts2viz.ui.callbacks.explorer import nodes as cb_nodes, picking as cb_picking
+    from ts2viz.ui.glue.tables import STYLED_TABLE, _formatted_value
+
+    import numpy as np
+    import pandas as pd
+
+    tables = []
+    for mode, seg, a, b in [("paper", 0, "CLIPScore", "TIFA-GPT4V"), ("spec", 7, "DSG-GPT4V", None),
+                            ("paper", 120, "ALIGNScore", "CLIPScore"), ("spec", 164, "TIFA-GPT4V", "TIFA-GPT4V")]:
+        tables.append(cb_view.seg_view(ts2, mode, seg, a, b, nodes=False)["walk_table"])
+        tables.append(shown(cb_nodes.ks_table(ts2, seg, a, b)))
+    tables.append(shown(cb_picking.failure_finder(ts2, "paper", "CLIPScore", "sep", "TIFA-GPT4V")))
+    odd = mark_columns(pd.DataFrame({"n": [1, 2, 3], "x": [0.5, np.nan, -0.25], "s": [0.1234, 2.0, np.nan],
+                                     "t": ["a", "b", "c"], "f": [True, False, True], "raw": [1.5, np.nan, 3.0]}),
+                       x100=["x"], scores=["s"])
+    tables.append(shown(odd))
+    for styler in tables:
+        fast = _formatted_value(styler)
+        assert fast is not None
+        want = STYLED_TABLE.postprocess(styler).model_dump()
+        got = STYLED_TABLE.postprocess(fast).model_dump()
+        assert orjson.dumps(got, option=orjson.OPT_SERIALIZE_NUMPY) == orjson.dumps(want, option=orjson.OPT_SERIALIZE_NUMPY)
+    # anything but formats goes Gradio's way
+    styled = shown(odd).highlight_max(subset=["n"])
+    assert _formatted_value(styled) is None
+    assert _formatted_value(shown(odd).hide(axis="columns", subset=["t"])) is None
+    assert _formatted_value(shown(pd.DataFrame({"t": ["a", None]}))) is None
+    want = {k: v for k, v in STYLED_TABLE.postprocess(styled).model_dump().items() if v is not None}
+    assert orjson.dumps(table_value(styled)) == orjson.dumps(want)
+    assert "background-color" in orjson.dumps(want).decode()       # the styled path does style
