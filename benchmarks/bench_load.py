@@ -22,7 +22,9 @@ changes. ``echo`` gives each output that is also an input its input back and ski
 built once) and echoes the rest. They answer with less, so fewer ``.change`` events follow: their calls
 per view change are printed too. Each app also gets a 1-client run (``--single-changes`` changes). The
 summary prints p50/p95 of the view-change calls of each app and the ratio ts2viz / static.
-``--public`` runs every app in public mode, each client from its own address (``X-Forwarded-For``
+Each started server runs without the Human ratings tab's start-up warm-up (``TS2VIZ_WARM_GOLD=0``: a
+minute of CPU on views no client here asks for) and is measured once it is idle (its other warm-ups
+done). ``--public`` runs every app in public mode, each client from its own address (``X-Forwarded-For``
 through one trusted proxy hop, as on a Space).
 
     python benchmarks/bench_load.py --clients 50 --changes 5 --runs 1     # ts2viz, echo, static; < 3 min
