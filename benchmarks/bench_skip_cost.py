@@ -1,4 +1,4 @@
-"""What leaving an output out costs Gradio, against sending its (memoised) value: is gr.skip() a saving?
+"""What leaving an output out (gr.skip()) costs Gradio, against sending its memoised value.
 
     python benchmarks/bench_skip_cost.py [--n 300]
 

@@ -1,5 +1,8 @@
-"""What an explorer view costs the server: Gradio's file scan left out for outputs that hold no file, the
-walk table as shown built once per view and counted at its size by the memo."""
+"""What an explorer view costs the server.
+
+Gradio's file scan left out for outputs that hold no file, the walk table as shown built once per view
+and counted at its size by the memo, formatted tables sent without rendering their Styler.
+"""
 from __future__ import annotations
 
 import asyncio
