@@ -277,6 +277,12 @@ def build_app(data: str = "ts2", scores: Sequence[str] = (), *, cache_root: Path
     skip_probes_of_absent_packages()
     import gradio as gr
 
+    from .glue.file_scan import skip_file_scan_of_fileless_outputs
+
+    # Gradio walks every output's value looking for files (a third of a warm explorer view): not for
+    # tables, plots, texts and dropdowns, which hold none
+    skip_file_scan_of_fileless_outputs()
+
     from .page.layout import build_blocks
     from .state.sessions import Workspaces
 

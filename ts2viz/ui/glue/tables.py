@@ -59,10 +59,39 @@ def table_value(df, empty: str | None = None) -> dict | None:
     from pandas.io.formats.style import Styler
 
     if isinstance(df, Styler):
-        out = STYLED_TABLE.postprocess(df).model_dump()
+        out = STYLED_TABLE.postprocess(_formatted_value(df) or df).model_dump()
         return {k: v for k, v in out.items() if v is not None}
     split = df.to_dict(orient="split")
     return {"headers": [str(c) for c in split["columns"]], "data": split["data"]}
+
+
+#: the most cells :func:`_formatted_value` converts (pandas' Styler trims larger tables when it renders)
+FORMATTED_MAX_CELLS = 100_000
+
+
+def _formatted_value(styler) -> dict | None:
+    """A Styler that only formats (no styles, nothing hidden) as the value Gradio makes of it, without rendering it.
+
+    Gradio's ``Dataframe.postprocess`` renders the whole Styler (``_compute()._translate()``, pandas' HTML
+    model) to read each cell's display value: most of a first view's walk table. The display value of a
+    cell is its formatter applied to its value (what ``_translate`` does for a Styler without styles),
+    and the data are ``to_dict(orient="split")``'s; ``None`` for any other Styler (styled, hidden rows or
+    columns, missing values in a column that is not numeric, a table pandas would trim), which goes
+    Gradio's way.
+    """
+    df = styler.data
+    if (styler._todo or styler.ctx or styler.cell_context or styler.hidden_columns or styler.hidden_rows
+            or df.size > FORMATTED_MAX_CELLS or not df.columns.is_unique or len(df) == 0):
+        return None
+    cols = [df.iloc[:, j] for j in range(df.shape[1])]
+    if any(c.dtype.kind not in "fiub" and c.hasnans for c in cols):
+        return None
+    values = [c.tolist() for c in cols]
+    data = [list(row) for row in zip(*values)]
+    funcs = styler._display_funcs
+    display = [[funcs[(i, j)](v) for j, v in enumerate(row)] for i, row in enumerate(data)]
+    return {"headers": list(df.columns), "data": data,
+            "metadata": {"display_value": display, "styling": [[""] * len(row) for row in data]}}
 
 
 def dropdown(choices, value) -> Any:

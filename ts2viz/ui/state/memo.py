@@ -19,9 +19,9 @@ import orjson
 def size_of(value: Any) -> int:
     """A cheap estimate of the memory a value holds.
 
-    Strings and bytes by length, arrays by ``nbytes``, DataFrames by their columns (object columns counted
-    shallowly), Gradio's plot data by its JSON, shallow containers by their JSON length times the overhead
-    of Python objects.
+    Strings and bytes by length, arrays by ``nbytes``, DataFrames by their columns' item sizes (objects and
+    strings counted as 8 bytes) and 64 bytes a cell, a pandas Styler by twice its table, Gradio's plot data
+    by its JSON, shallow containers by their JSON length times the overhead of Python objects.
 
     Parameters
     ----------
@@ -44,12 +44,20 @@ def size_of(value: Any) -> int:
     nbytes = getattr(value, "nbytes", None)
     if isinstance(nbytes, int):
         return nbytes + 128
-    usage = getattr(value, "memory_usage", None)
-    if callable(usage) and hasattr(value, "columns"):  # a DataFrame; object columns counted shallowly
+    dtypes = getattr(value, "dtypes", None)
+    if dtypes is not None and hasattr(value, "columns"):
+        # a DataFrame: each column's item size (8 for objects and strings) per row, 64 a cell for the
+        # Python objects, and its index; from the dtypes, not DataFrame.memory_usage (a tenth of a first
+        # explorer view)
         try:
-            return int(usage(index=True, deep=False).sum()) + 64 * value.size + 512
+            rows = len(value)
+            return sum(int(getattr(t, "itemsize", 8) or 8) for t in dtypes) * rows + 64 * value.size + 8 * rows + 512
         except Exception:  # noqa: BLE001 - only an estimate
             return 4096
+    data = getattr(value, "data", None)
+    if type(value).__name__ == "Styler" and hasattr(data, "columns"):
+        # a pandas Styler: its table, twice (its display values and context once rendered), and its own parts
+        return 2 * size_of(data) + 4096
     plot = getattr(value, "plot", None)        # Gradio's PlotData: a JSON string
     if isinstance(plot, str):
         return len(plot) + 128

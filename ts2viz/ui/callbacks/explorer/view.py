@@ -162,11 +162,15 @@ def _graph(app: AppView, mode: str, seg, metric, walk, node) -> str:
                     lambda: graph_html(app, mode, seg.id, metric, w, node))
 
 
-def _gallery(app: AppView, seg, node, metrics) -> list[tuple[str, str]]:
-    ms = tuple(m for m in dict.fromkeys(metrics) if m)
+def _node_states(app: AppView, seg, node) -> tuple[list[str], tuple[str, ...]]:
+    """The node's images and what their gallery tiles show now (once per view: the gallery and title read it)."""
     files = [im.file_name for im in seg.node(node).images] if node in seg.labels else []
-    return app.memo(("gallery", seg.id, node, ms, app.thumbs.states(files, GALLERY)), ms,
-                    lambda: gallery(app, seg.id, node, ms))
+    return files, app.thumbs.states(files, GALLERY)
+
+
+def _gallery(app: AppView, seg, node, metrics, states) -> list[tuple[str, str]]:
+    ms = tuple(m for m in dict.fromkeys(metrics) if m)
+    return app.memo(("gallery", seg.id, node, ms, states[1]), ms, lambda: gallery(app, seg.id, node, ms))
 
 
 def _walk_plot(app: AppView, mode: str, seg, metric, w, color: str, plot: Plot):
@@ -226,30 +230,37 @@ def seg_view(app: AppView, mode: str, seg_id, metric, metric_b=None, node=None, 
     if node not in seg.labels:
         node = seg.labels[0]
     if metric:
-        wt = app.memo(("walk_table", mode, seg.id, metric, metric_b), ms,
-                      lambda: walk_table(app, mode, seg.id, metric, metric_b))
+        def table():
+            return app.memo(("walk_table", mode, seg.id, metric, metric_b), ms,
+                            lambda: walk_table(app, mode, seg.id, metric, metric_b))
+
         st = app.mm(mode).walk_stats(seg.id)[0]
+        # the table as shown (a Styler) memoised too: made for every call, it was a tenth of a view's time
+        shown_table = app.memo(("walk_table_shown", mode, seg.id, metric, metric_b), ms, lambda: shown(table()))
+        # by columns: DataFrame.itertuples was a fifth of a first view
         walk_choices = app.memo(("walk_choices", mode, seg.id, metric, metric_b), ms, lambda: [
-            (f"walk {int(r.walk)}: {r.path} (ord {fmt_x100(r.ord)})", str(int(r.walk))) for r in wt.itertuples()])
+            (f"walk {int(w)}: {path} (ord {fmt_x100(o)})", str(int(w)))
+            for w, path, o in zip(table()["walk"].tolist(), table()["path"].tolist(), table()["ord"].tolist())])
     else:
         from ....metametrics.structure import seg_structure
 
         st = seg_structure(seg, mode)
-        wt = pd.DataFrame({"walk": np.arange(len(st.walks)), "path": [walk_label(w) for w in st.walks]})
+        shown_table = shown(pd.DataFrame({"walk": np.arange(len(st.walks)), "path": [walk_label(w) for w in st.walks]}))
         walk_choices = [(f"walk {i}: {walk_label(w)}", str(i)) for i, w in enumerate(st.walks)]
     w = walk_index(walk)
     if w is not None and not 0 <= w < len(st.walks):
         w = None
     no_metric = "No scores loaded: add a scores file or score live"
+    states = _node_states(app, seg, node)
     return {
         "header": app.memo(("header", mode, seg.id, metric, metric_b), ms,
                            lambda: seg_header(app, mode, seg.id, metric, metric_b)),
         "graph": _graph(app, mode, seg, metric, w, node),
         "nodes": list(seg.labels),
         "node": node,
-        "node_title": _node_title(app, seg, node),
-        "gallery": _gallery(app, seg, node, ms),
-        "walk_table": shown(wt),
+        "node_title": _node_title(app, seg, node, states),
+        "gallery": _gallery(app, seg, node, ms, states),
+        "walk_table": shown_table,
         "walk_choices": walk_choices,
         "walk": None if w is None else str(w),
         "walk_fig_a": (_walk_plot(app, mode, seg, metric, w, figures.METRIC_A, plot) if metric else
@@ -310,7 +321,7 @@ def image_links(ds, file_names: Sequence[str], states: Sequence[str] | None = No
             f"To have them all here: `{cmd}` then `python app.py --data ts2-data`.</small>")
 
 
-def _node_title(app: AppView, seg, node) -> str:
+def _node_title(app: AppView, seg, node, states) -> str:
     if node not in seg.labels:
         return ""
     n = seg.node(node)
@@ -318,8 +329,7 @@ def _node_title(app: AppView, seg, node) -> str:
     adds = f" · adds: *{md_text('; '.join(n.errors))}*" if getattr(n, "errors", ()) else ""
     title = (f"**Node {node}** · {plural(n.level, 'error')} · {plural(len(n.images), 'image')}{adds} "
              f"· click an image to enlarge")
-    files = [im.file_name for im in n.images]
-    links = image_links(app.dataset, files, app.thumbs.states(files, GALLERY))
+    links = image_links(app.dataset, *states)
     return f"{title}\n\n{links}" if links else title
 
 
@@ -356,9 +366,10 @@ def select_node(app: AppView, mode: str, seg_id, metric, metric_b, node, walk=No
     seg = get_seg(app, seg_id)
     metric = get_metric(app, metric, required=False)
     metric_b = get_metric(app, metric_b, required=False)
+    states = _node_states(app, seg, node)
     return {"graph": _graph(app, mode, seg, metric, walk, node),
-            "gallery": _gallery(app, seg, node, [metric, metric_b]),
-            "node_title": _node_title(app, seg, node)}
+            "gallery": _gallery(app, seg, node, [metric, metric_b], states),
+            "node_title": _node_title(app, seg, node, states)}
 
 
 def select_walk(app: AppView, mode: str, seg_id, metric, metric_b, walk, node=None, *,
