@@ -17,7 +17,8 @@ from ...common.llmquestions import LLMQuestionsMetric, require_generator
 from ...common.spec import Spec
 from .questions import COARSE_RULES, DECOMPOSE_SYSTEM, SPACY_MODEL, CoarseQuestions, Decomposition, parse_decomposition
 from .regions import GROW, RELATION_BOXES, TOP_PAIRS, WHOLE_IMAGE, candidates, crop_resized
-from .scoring import ANSWER_SCORES, LAVIS_IMAGE_SIZE, WEIGHTINGS, final_score, fine_score, lavis_question, lavis_yes_score
+from .scoring import (ANSWER_SCORES, LAVIS_IMAGE_SIZE, WEIGHTINGS, final_score, fine_score, lavis_question,
+                      lavis_yes_score)
 
 #: detections kept per image: the original's YOLOv9 ``detect.run(max_det=1000)`` (``evaluation.py``)
 YOLO_MAX_DET = 1000
@@ -175,8 +176,8 @@ class FineEval(LLMQuestionsMetric):
         Returns
         -------
         numpy.ndarray
-            One float64 score per image, :func:`.scoring.final_score`; detections, candidates and per-question scores
-            are in ``self.last_details``.
+            One float64 score per image, :func:`.scoring.final_score`; detections, candidates and per-question
+            scores are in ``self.last_details``.
         """
         decs = [self.questions.get(p) for p in prompts]
         detections = self.detector.detect(items, [list(d.entities) for d in decs] if self.detector.open_vocab else None)

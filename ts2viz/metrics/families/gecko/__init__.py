@@ -361,8 +361,8 @@ class Gecko(LLMQuestionsMetric):
                  list_choices: bool | None = None):
         # Chat VLMs answer "yes"/"no" more reliably when told to (list_choices=None); PaliGemma/BLIP take the
         # bare question.
-        super().__init__(spec, vqa, questions, list_choices,
-                         {"score": "mean over kept questions of P(expected)/sum P(choices), likelihoods"}, batch_size or 4)
+        score = "mean over kept questions of P(expected)/sum P(choices), likelihoods"
+        super().__init__(spec, vqa, questions, list_choices, {"score": score}, batch_size or 4)
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
         """Gecko's scores of a batch of images: the mean normalised likelihood over each prompt's kept questions.

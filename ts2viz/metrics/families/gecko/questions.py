@@ -116,10 +116,12 @@ count, material, shape, activity, location, style or other attribute gets a mult
 whose choices are the right answer and three plausible wrong ones; a spatial relation or anything
 without natural alternatives gets a yes/no question. Ask only about what the prompt states.
 """, ((("What color is the dog?", "red, black, white, brown", "red"), ("Is there a dog?", *_YES_NO)),
-      (("How many chairs are there?", "1, 2, 3, 4", "3"), ("What are the chairs made of?", "wood, metal, plastic, glass", "wood"),
+      (("How many chairs are there?", "1, 2, 3, 4", "3"),
+       ("What are the chairs made of?", "wood, metal, plastic, glass", "wood"),
        ("Are there chairs?", *_YES_NO), ("Are the chairs placed around the table?", *_YES_NO),
        ("What shape is the table?", "round, square, rectangular, oval", "round"), ("Is there a table?", *_YES_NO),
-       ("Is the kitchen sunny or dark?", "sunny, dark", "sunny"), ("Where is this?", "kitchen, bedroom, office, garden", "kitchen"),
+       ("Is the kitchen sunny or dark?", "sunny, dark", "sunny"),
+       ("Where is this?", "kitchen, bedroom, office, garden", "kitchen"),
        ("What is the style of the image?", "watercolor painting, photograph, oil painting, cartoon",
         "watercolor painting"))))
 
