@@ -22,7 +22,8 @@ from margins import assert_wide_detections, assert_wide_gap
 from tiny_models import tiny
 from ts2viz import metrics
 from ts2viz.errors import InputError
-from ts2viz.metrics.families.fineeval import code_relation_pairs, grow_box, lavis_question, lavis_yes_score
+from ts2viz.metrics.families.fineeval.regions import code_relation_pairs, grow_box
+from ts2viz.metrics.families.fineeval.scoring import lavis_question, lavis_yes_score
 from ts2viz.metrics.families.fineeval.questions import (COLORS, CoarseQuestions, coarse_from_doc, load_spacy,
     parse_decomposition)
 

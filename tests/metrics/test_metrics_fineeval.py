@@ -15,8 +15,8 @@ from tiny_models import tiny, write_image_dataset
 from ts2viz import metrics
 from ts2viz.errors import InputError
 from ts2viz.metrics.backbones.detect import Detection, load_detector
-from ts2viz.metrics.families.fineeval import (candidates, crop_resized, final_score, fine_score, grow_box,
-    relation_pairs, union_box)
+from ts2viz.metrics.families.fineeval.regions import candidates, crop_resized, grow_box, relation_pairs, union_box
+from ts2viz.metrics.families.fineeval.scoring import final_score, fine_score
 from ts2viz.metrics.families.fineeval.questions import parse_decomposition
 
 PROMPTS = ["a red cat on the tree", "two blue dogs with a teddy bear", "the green tree with lights"]

@@ -434,7 +434,7 @@ def assert_wide_detections(detector, images: Sequence, queries: Sequence[Sequenc
         if "rounding" in decisions:
             assert_wide_rounding([v for b, *_ in final for v in b], 0, rel=rel, context=f"{where}, pixel rounding")
         if "pairs" in decisions:
-            from ts2viz.metrics.families.fineeval import PSEUDO_BOX_CONFIDENCE
+            from ts2viz.metrics.families.fineeval.regions import PSEUDO_BOX_CONFIDENCE
 
             conf = [s for *_, s in final]
             if pseudo_box:

@@ -420,19 +420,13 @@ def _csv_row_counter(path: Path, header_row: int):
 
     def row_of(i: int) -> int:
         if not cache:
-            import csv
-
             starts = []
-            with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
-                reader = csv.reader(f)
-                prev = 0
-                try:
-                    for k, fields in enumerate(reader):
-                        start, prev = prev + 1, reader.line_num
-                        if k >= header_row and fields and any(x.strip() for x in fields):
-                            starts.append(start)
-                except csv.Error:
-                    pass    # a line the csv module cannot read: rows past it are numbered by count
+            try:
+                for start, fields in _csv_data_rows(path, header_row):
+                    if any(x.strip() for x in fields):
+                        starts.append(start)
+            except InputError:
+                pass    # a line the csv module cannot read: rows past it are numbered by count
             cache.append(starts)
         starts = cache[0]
         return starts[i] if i < len(starts) else i + header_row + 1
@@ -442,6 +436,19 @@ def _csv_row_counter(path: Path, header_row: int):
 
 def _first_ragged_row(path: Path, header_row: int, n_cols: int) -> tuple[int, int]:
     """(line, number of fields) of the first data row whose field count differs from the header's."""
+    for start, fields in _csv_data_rows(path, header_row):
+        if len(fields) != n_cols:
+            return start, len(fields)
+    return header_row + 1, n_cols  # pragma: no cover - pyarrow found one
+
+
+def _csv_data_rows(path: Path, header_row: int):
+    """(first line, fields) of each non-empty CSV record from record ``header_row`` on, as the csv module reads them.
+
+    A record's first line is one past the previous record's last (a quoted cell may span lines; a blank
+    line is a record of no fields, skipped). Raises :class:`~ts2viz.errors.InputError` naming the line at
+    a record the csv module cannot read.
+    """
     import csv
 
     with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
@@ -450,12 +457,11 @@ def _first_ragged_row(path: Path, header_row: int, n_cols: int) -> tuple[int, in
         try:
             for k, fields in enumerate(reader):
                 start, prev = prev + 1, reader.line_num
-                if k >= header_row and fields and len(fields) != n_cols:
-                    return start, len(fields)
+                if k >= header_row and fields:
+                    yield start, fields
         except csv.Error:
             raise InputError("a row that is not valid CSV (an unterminated quote, or a field over "
                              f"{csv.field_size_limit():,} characters)", file=path, row=prev + 1) from None
-    return header_row + 1, n_cols  # pragma: no cover - pyarrow found one
 
 
 def _to_float(series, *, path: Path, column: str, row_of) -> np.ndarray:

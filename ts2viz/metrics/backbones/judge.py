@@ -382,13 +382,13 @@ class Captioner:
         import torch
 
         from ..common.device import autocast
+        from .vqa.model import image_chat_prompt
 
         out = []
         for im in images:  # one at a time: no padding, so a caption never depends on its batch
             if self.chat:
-                msgs = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": self.prompt}]}]
-                text = self.processor.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
-                enc = self.processor(images=[im], text=[text], return_tensors="pt")
+                enc = self.processor(images=[im], text=[image_chat_prompt(self.processor, self.prompt)],
+                                     return_tensors="pt")
             elif self.prompt:
                 enc = self.processor(images=[im], text=[self.prompt], return_tensors="pt")
             else:
@@ -503,6 +503,35 @@ def endpoint_options(options: dict) -> dict:
     return kw
 
 
+def _endpoint_judge(spec: Spec, endpoint: str | None, endpoint_kw: dict) -> EndpointJudge | None:
+    """``spec.model`` at ``endpoint``, or None for a local judge (refusing endpoint options without an endpoint).
+
+    Parameters
+    ----------
+    spec : Spec
+        The metric's spec; its model is the judge model.
+    endpoint : str or None
+        An OpenAI-compatible base URL, or None.
+    endpoint_kw : dict
+        The endpoint options (:func:`endpoint_options`).
+
+    Returns
+    -------
+    EndpointJudge or None
+        The endpoint judge; None when there is no endpoint.
+
+    Raises
+    ------
+    InputError
+        If endpoint options are given without ``endpoint``.
+    """
+    if endpoint:
+        return EndpointJudge(str(endpoint), spec.model, **endpoint_kw)
+    if endpoint_kw:
+        raise InputError(f"metric {spec.raw!r}: option(s) {', '.join(sorted(endpoint_kw))} need endpoint=URL")
+    return None
+
+
 def load_vision_judge(spec: Spec, device: str | None, *, endpoint: str | None, max_new_tokens: int,
                       endpoint_kw: dict, dtype: str | None = None, batch_size: int | None = None):
     """The vision judge of a metric.
@@ -535,10 +564,9 @@ def load_vision_judge(spec: Spec, device: str | None, *, endpoint: str | None, m
     InputError
         If endpoint options are given without ``endpoint``, or the judge cannot be built.
     """
-    if endpoint:
-        return EndpointJudge(str(endpoint), spec.model, **endpoint_kw)
-    if endpoint_kw:
-        raise InputError(f"metric {spec.raw!r}: option(s) {', '.join(sorted(endpoint_kw))} need endpoint=URL")
+    judge = _endpoint_judge(spec, endpoint, endpoint_kw)
+    if judge is not None:
+        return judge
     return LocalVisionJudge(spec, device, dtype=dtype, batch_size=batch_size, max_new_tokens=max_new_tokens)
 
 
@@ -568,8 +596,7 @@ def load_text_judge(spec: Spec, device: str | None, *, endpoint: str | None, max
     InputError
         If endpoint options are given without ``endpoint``, or the judge cannot be built.
     """
-    if endpoint:
-        return EndpointJudge(str(endpoint), spec.model, **endpoint_kw)
-    if endpoint_kw:
-        raise InputError(f"metric {spec.raw!r}: option(s) {', '.join(sorted(endpoint_kw))} need endpoint=URL")
+    judge = _endpoint_judge(spec, endpoint, endpoint_kw)
+    if judge is not None:
+        return judge
     return LocalTextJudge(spec.model, device, max_new_tokens=max_new_tokens)

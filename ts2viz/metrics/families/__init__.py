@@ -5,8 +5,9 @@ is a family; :func:`ts2viz.metrics.registry.builtin_families` finds them, so add
 module (``docs/development/adding-a-family.md``). A family module imports nothing heavy at module level
 (torch, transformers, open_clip and PIL are imported inside functions), so that its record and card can be
 read without them. A family with helper modules is a subpackage whose ``__init__`` is the family module
-(``gecko/`` with ``questions``, ``fineeval/`` with ``questions``, ``vqascore/`` with ``recipes`` and
-``api``, ``viescore/`` with ``prompts``, ``hpsv3/`` with ``prompt``, ``tifa/`` with ``filter``).
+(``gecko/`` with ``questions``, ``fineeval/`` with ``card``, ``questions``, ``regions``, ``scoring`` and
+``metric``, ``vqascore/`` with ``recipes`` and ``api``, ``viescore/`` with ``prompts``, ``hpsv3/`` with
+``prompt``, ``tifa/`` with ``filter``).
 """
 import sys
 import types

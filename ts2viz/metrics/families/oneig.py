@@ -362,10 +362,10 @@ class OneIGAlignment(Metric):
         """
         import torch
 
+        from ..backbones.vqa.model import image_chat_prompt
+
         vqa = self.vqa
-        msgs = [{"role": "user", "content": [{"type": "image"}, {"type": "text",
-                                                                 "text": QUESTION_TEMPLATE.format(question)}]}]
-        text = vqa.processor.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+        text = image_chat_prompt(vqa.processor, QUESTION_TEMPLATE.format(question))
         enc = vqa.processor(text=[text] * len(cells), images=list(cells), padding=True, return_tensors="pt",
                             do_resize=False)
         enc = {k: (v.to(vqa.device).to(vqa.model.dtype) if v.is_floating_point() else v.to(vqa.device))

@@ -14,7 +14,7 @@ from ....errors import InputError
 from ...common.device import autocast
 from ...common.hub import hf_load, model_identity
 from ...common.spec import Spec
-from .model import VQAModel, logsumexp, surface_forms
+from .model import VQAModel, image_chat_prompt, logsumexp, surface_forms
 
 if TYPE_CHECKING:
     from ...common.decoding import Decoding
@@ -197,8 +197,7 @@ class GenerativeVQA(VQAModel):
             The prompt, with the generation prompt of the chat template where there is one.
         """
         if self.chat:
-            msgs = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": question}]}]
-            return self.processor.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+            return image_chat_prompt(self.processor, question)
         return (self.template or PLAIN_TEMPLATE).format(question=question)
 
     def _inputs(self, images, questions):

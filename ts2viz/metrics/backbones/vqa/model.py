@@ -1,7 +1,8 @@
 """The base class of the VQA backends: batching, GPU out-of-memory halving, the yes-token set, answer choices.
 
 :class:`VQAModel` runs a subclass's hooks in batches; :func:`surface_forms` gives the spellings of an answer
-choice whose likelihoods are summed, :func:`logsumexp` sums them, :func:`crop` cuts a region of an image.
+choice whose likelihoods are summed, :func:`logsumexp` sums them, :func:`crop` cuts a region of an image,
+:func:`image_chat_prompt` writes a chat VLM's prompt for one image and a text.
 """
 from __future__ import annotations
 
@@ -91,6 +92,35 @@ def crop(image, box: tuple[float, float, float, float], *, relative: bool = Fals
         w, h = image.size
         box = (box[0] * w, box[1] * h, box[2] * w, box[3] * h)
     return image.crop(tuple(int(round(v)) for v in box))
+
+
+def image_chat_prompt(processor, text: str, **template_kw) -> str:
+    """The chat prompt of one user turn holding an image and ``text``, with the generation prompt, untokenised.
+
+    Parameters
+    ----------
+    processor : transformers.ProcessorMixin
+        A chat VLM's processor (it has a chat template).
+    text : str
+        The turn's text, after the image.
+    **template_kw
+        Passed on to ``processor.apply_chat_template`` (e.g. ``enable_thinking=False``).
+
+    Returns
+    -------
+    str
+        The prompt text, with the image placeholder the chat template writes.
+
+    Examples
+    --------
+    >>> class Echo:
+    ...     def apply_chat_template(self, msgs, **kw):
+    ...         return repr((msgs[0]["content"], sorted(kw)))
+    >>> image_chat_prompt(Echo(), "Is it red?")
+    "([{'type': 'image'}, {'type': 'text', 'text': 'Is it red?'}], ['add_generation_prompt', 'tokenize'])"
+    """
+    msgs = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
+    return processor.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False, **template_kw)
 
 
 class VQAModel:

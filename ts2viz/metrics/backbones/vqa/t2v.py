@@ -26,6 +26,7 @@ import numpy as np
 
 from ....errors import InputError
 from ...common.device import autocast
+from .model import image_chat_prompt
 
 #: t2v_metrics' LAVIS image size and transform (InstructBLIP: Resize(224) on the shorter side, CenterCrop(224))
 LAVIS_SIZE = 224
@@ -474,9 +475,8 @@ def end_token_inputs(vqa, image, question: str) -> dict:
     if kind not in QWEN_VL_KINDS:
         return vqa._inputs([image], [question])
     factor = QWEN_FACTOR if kind in ("qwen2_vl", "qwen2_5_vl") else 2 * int(vqa.processor.image_processor.patch_size)
-    msgs = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": question}]}]
     extra = {"enable_thinking": False} if kind.startswith("qwen3_5") else {}
-    text = vqa.processor.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True, **extra)
+    text = image_chat_prompt(vqa.processor, question, **extra)
     enc = vqa.processor(text=[text], images=[qwen_resize(image.convert("RGB"), factor)], padding=True,
                         return_tensors="pt", do_resize=False)
     return {k: (v.to(vqa.device).to(vqa.model.dtype) if v.is_floating_point() else v.to(vqa.device))

@@ -36,6 +36,7 @@ from ...backbones.vqa.model import VQAModel
 from ...common.base import Metric
 from ...common.choicescore import choice_index, normalized_probability
 from ...common.llmcache import cached_reply
+from ...common.llmquestions import LLMQuestionsMetric, require_generator
 from ...common.spec import Spec
 from ...family import Card, Family, Fidelity, Option
 from .questions import (
@@ -336,7 +337,7 @@ def ask(q: QAPair, list_choices: bool) -> str:
     return f"{q.question} Choose one: {', '.join(q.choices)}."
 
 
-class Gecko(Metric):
+class Gecko(LLMQuestionsMetric):
     """The Gecko metric over a :class:`VQAModel` and :class:`GeckoQuestions` (see the module docstring).
 
     Parameters
@@ -358,25 +359,10 @@ class Gecko(Metric):
 
     def __init__(self, spec: Spec, vqa: VQAModel, questions: GeckoQuestions, batch_size: int | None = None,
                  list_choices: bool | None = None):
-        self.vqa = vqa
-        self.questions = questions
-        # Chat VLMs answer "yes"/"no" more reliably when told to; PaliGemma/BLIP take the bare question.
-        self.list_choices = bool(getattr(vqa, "chat", False)) if list_choices is None else bool(list_choices)
-        config = {"family": "gecko", **vqa.config, "vqa_dtype": str(vqa.dtype), **questions.config,
-                  "list_choices": self.list_choices,
-                  "score": "mean over kept questions of P(expected)/sum P(choices), likelihoods"}
-        super().__init__(spec, config, vqa.device, batch_size or 4)
-
-    def check_prompts(self, prompts: Sequence[str]) -> None:
-        """Generate (or read from the cache) every prompt's questions before any image is scored.
-
-        Parameters
-        ----------
-        prompts : sequence of str
-            The prompts to be scored.
-        """
-        for p in dict.fromkeys(prompts):
-            self.questions.get(p)
+        # Chat VLMs answer "yes"/"no" more reliably when told to (list_choices=None); PaliGemma/BLIP take the
+        # bare question.
+        score = "mean over kept questions of P(expected)/sum P(choices), likelihoods"
+        super().__init__(spec, vqa, questions, list_choices, {"score": score}, batch_size or 4)
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
         """Gecko's scores of a batch of images: the mean normalised likelihood over each prompt's kept questions.
@@ -458,9 +444,7 @@ def build(spec: Spec, device: str | None = None, *, generator: str | None = None
     """
     if options:
         raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
-    if not generator:
-        raise InputError(f"metric {spec.raw!r}: Gecko writes its questions with an LLM: give "
-                         "?generator=URL&generator_model=NAME (OpenAI-compatible API) or ?generator=hf:MODEL")
+    require_generator(spec, generator, "Gecko writes its questions")
     try:
         thr = float(nli_threshold)
         min_g = float(min_groundability)

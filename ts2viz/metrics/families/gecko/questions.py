@@ -51,7 +51,44 @@ Prompt: A proud gecko wearing a tiny hat dances on a sign that reads "hello".
 Labelled: A {1}[proud, attribute, 0.4] {2}[gecko, entity, 1.0] {3}[wearing, activity, 1.0] a {4}[tiny, attribute, 1.0] {5}[hat, entity, 1.0] {6}[dances, activity, 1.0] {7}[on, spatial, 1.0] a {8}[sign, entity, 1.0] that reads {9}["hello", other, 1.0].
 """
 
-QA_SYSTEM = """\
+#: the QA prompts' two few-shot examples: the prompt, its labelled copy and its word list (each word gets
+#: one answer block, in the order of the list)
+_QA_SHOTS = ("""\
+Prompt: A red colored dog.
+Labelled: A {1}[red colored] {2}[dog].
+Words: {1}[red colored] (color); {2}[dog] (entity)
+""", """\
+Prompt: Three wooden chairs around a round table in a sunny kitchen, watercolor painting.
+Labelled: {1}[Three] {2}[wooden] {3}[chairs] {4}[around] a {5}[round] {6}[table] in a {7}[sunny] {8}[kitchen], {9}[watercolor painting].
+Words: {1}[Three] (counting); {2}[wooden] (material); {3}[chairs] (entity); {4}[around] (spatial); {5}[round] (shape); {6}[table] (entity); {7}[sunny] (attribute); {8}[kitchen] (location); {9}[watercolor painting] (style)
+""")
+_YES_NO = ("yes, no", "yes")
+
+
+def _qa_prompt(instructions: str, answers: tuple[tuple[tuple[str, str, str], ...], ...]) -> str:
+    """A QA prompt: ``instructions``, then each of :data:`_QA_SHOTS` with its answer blocks.
+
+    Parameters
+    ----------
+    instructions : str
+        The prompt's instructions, ending with a newline.
+    answers : tuple of tuple of (str, str, str)
+        Per shot, per word of its ``Words:`` line in order: the question, the choices and the answer.
+
+    Returns
+    -------
+    str
+        The prompt: per shot a blank line, the shot and one ``About / Q: / Choices: / A:`` block per word.
+    """
+    parts = [instructions]
+    for shot, rows in zip(_QA_SHOTS, answers, strict=True):
+        words = shot.rstrip("\n").rsplit("\n", 1)[1].removeprefix("Words: ").split("; ")
+        parts.append("\n" + shot)
+        parts += [f"About {w}:\nQ: {q}\nChoices: {c}\nA: {a}\n" for w, (q, c, a) in zip(words, rows, strict=True)]
+    return "".join(parts)
+
+
+QA_SYSTEM = _qa_prompt("""\
 You write visual yes/no questions that check an image against its text-to-image prompt, as in TIFA.
 The prompt's checkable words are labelled {N}[phrase] and listed with their type. For EVERY labelled
 word write exactly one block, in order:
@@ -60,61 +97,13 @@ Q: a yes/no question about that word, in the context of the prompt
 Choices: yes, no
 A: yes
 The answer is the one an image faithful to the prompt gives. Ask only about what the prompt states.
+""", ((("Is the dog red?", *_YES_NO), ("Is there a dog?", *_YES_NO)),
+      (("Are there three chairs?", *_YES_NO), ("Are the chairs made of wood?", *_YES_NO),
+       ("Are there chairs?", *_YES_NO), ("Are the chairs placed around the table?", *_YES_NO),
+       ("Is the table round?", *_YES_NO), ("Is there a table?", *_YES_NO), ("Is the kitchen sunny?", *_YES_NO),
+       ("Is this a kitchen?", *_YES_NO), ("Is this a watercolor painting?", *_YES_NO))))
 
-Prompt: A red colored dog.
-Labelled: A {1}[red colored] {2}[dog].
-Words: {1}[red colored] (color); {2}[dog] (entity)
-About {1}[red colored] (color):
-Q: Is the dog red?
-Choices: yes, no
-A: yes
-About {2}[dog] (entity):
-Q: Is there a dog?
-Choices: yes, no
-A: yes
-
-Prompt: Three wooden chairs around a round table in a sunny kitchen, watercolor painting.
-Labelled: {1}[Three] {2}[wooden] {3}[chairs] {4}[around] a {5}[round] {6}[table] in a {7}[sunny] {8}[kitchen], {9}[watercolor painting].
-Words: {1}[Three] (counting); {2}[wooden] (material); {3}[chairs] (entity); {4}[around] (spatial); {5}[round] (shape); {6}[table] (entity); {7}[sunny] (attribute); {8}[kitchen] (location); {9}[watercolor painting] (style)
-About {1}[Three] (counting):
-Q: Are there three chairs?
-Choices: yes, no
-A: yes
-About {2}[wooden] (material):
-Q: Are the chairs made of wood?
-Choices: yes, no
-A: yes
-About {3}[chairs] (entity):
-Q: Are there chairs?
-Choices: yes, no
-A: yes
-About {4}[around] (spatial):
-Q: Are the chairs placed around the table?
-Choices: yes, no
-A: yes
-About {5}[round] (shape):
-Q: Is the table round?
-Choices: yes, no
-A: yes
-About {6}[table] (entity):
-Q: Is there a table?
-Choices: yes, no
-A: yes
-About {7}[sunny] (attribute):
-Q: Is the kitchen sunny?
-Choices: yes, no
-A: yes
-About {8}[kitchen] (location):
-Q: Is this a kitchen?
-Choices: yes, no
-A: yes
-About {9}[watercolor painting] (style):
-Q: Is this a watercolor painting?
-Choices: yes, no
-A: yes
-"""
-
-QA_SYSTEM_TIFA = """\
+QA_SYSTEM_TIFA = _qa_prompt("""\
 You write visual questions that check an image against its text-to-image prompt, as TIFA does.
 The prompt's checkable words are labelled {N}[phrase] and listed with their type. For EVERY labelled
 word write exactly one block, in order:
@@ -126,59 +115,15 @@ As in TIFA: an entity gets a yes/no question about whether it is there (Choices:
 count, material, shape, activity, location, style or other attribute gets a multiple-choice question
 whose choices are the right answer and three plausible wrong ones; a spatial relation or anything
 without natural alternatives gets a yes/no question. Ask only about what the prompt states.
-
-Prompt: A red colored dog.
-Labelled: A {1}[red colored] {2}[dog].
-Words: {1}[red colored] (color); {2}[dog] (entity)
-About {1}[red colored] (color):
-Q: What color is the dog?
-Choices: red, black, white, brown
-A: red
-About {2}[dog] (entity):
-Q: Is there a dog?
-Choices: yes, no
-A: yes
-
-Prompt: Three wooden chairs around a round table in a sunny kitchen, watercolor painting.
-Labelled: {1}[Three] {2}[wooden] {3}[chairs] {4}[around] a {5}[round] {6}[table] in a {7}[sunny] {8}[kitchen], {9}[watercolor painting].
-Words: {1}[Three] (counting); {2}[wooden] (material); {3}[chairs] (entity); {4}[around] (spatial); {5}[round] (shape); {6}[table] (entity); {7}[sunny] (attribute); {8}[kitchen] (location); {9}[watercolor painting] (style)
-About {1}[Three] (counting):
-Q: How many chairs are there?
-Choices: 1, 2, 3, 4
-A: 3
-About {2}[wooden] (material):
-Q: What are the chairs made of?
-Choices: wood, metal, plastic, glass
-A: wood
-About {3}[chairs] (entity):
-Q: Are there chairs?
-Choices: yes, no
-A: yes
-About {4}[around] (spatial):
-Q: Are the chairs placed around the table?
-Choices: yes, no
-A: yes
-About {5}[round] (shape):
-Q: What shape is the table?
-Choices: round, square, rectangular, oval
-A: round
-About {6}[table] (entity):
-Q: Is there a table?
-Choices: yes, no
-A: yes
-About {7}[sunny] (attribute):
-Q: Is the kitchen sunny or dark?
-Choices: sunny, dark
-A: sunny
-About {8}[kitchen] (location):
-Q: Where is this?
-Choices: kitchen, bedroom, office, garden
-A: kitchen
-About {9}[watercolor painting] (style):
-Q: What is the style of the image?
-Choices: watercolor painting, photograph, oil painting, cartoon
-A: watercolor painting
-"""
+""", ((("What color is the dog?", "red, black, white, brown", "red"), ("Is there a dog?", *_YES_NO)),
+      (("How many chairs are there?", "1, 2, 3, 4", "3"),
+       ("What are the chairs made of?", "wood, metal, plastic, glass", "wood"),
+       ("Are there chairs?", *_YES_NO), ("Are the chairs placed around the table?", *_YES_NO),
+       ("What shape is the table?", "round, square, rectangular, oval", "round"), ("Is there a table?", *_YES_NO),
+       ("Is the kitchen sunny or dark?", "sunny, dark", "sunny"),
+       ("Where is this?", "kitchen, bedroom, office, garden", "kitchen"),
+       ("What is the style of the image?", "watercolor painting, photograph, oil painting, cartoon",
+        "watercolor painting"))))
 
 #: QA prompt per ``questions=`` style: ``tifa`` (default: TIFA-style multiple-choice and yes/no
 #: questions, as the Gecko paper reuses TIFA's prompts) or ``yes_no`` (one yes/no question per word).
