@@ -42,6 +42,7 @@ import numpy as np
 
 from ...errors import InputError
 from ..common.base import Metric
+from ..common.clip_prep import hessel_transform
 from ..common.device import autocast, resolve_device, resolve_dtype
 from ..common.hub import check_model_id, file_fingerprint, hf_load, model_identity
 from ..common.spec import Spec
@@ -453,7 +454,7 @@ class HFEmbeddingScore(_EmbeddingScore):
         self.padding = ("max_length" if self.variant != "ts2" else False) if siglip else True
         self.logit_scale, self.logit_bias = _logit_constants(model)
         self.preprocess = preprocess
-        self.hessel_transform = _hessel_transform(self.image_processor) if (
+        self.hessel_transform = hessel_transform(self.image_processor) if (
             self.variant == "hessel" and preprocess == "original") else None
         config = {"family": spec.family, "backend": "transformers", "class": type(model).__name__,
                   **model_identity(model_id, spec.revision, model.config),
@@ -547,22 +548,6 @@ def _logit_constants(model) -> tuple[float, float]:
     bias = getattr(model, "logit_bias", None)
     return (math.exp(float(scale.detach().float())) if scale is not None else 1.0,
             float(bias.detach().float().reshape(-1)[0]) if bias is not None else 0.0)
-
-
-def _hessel_transform(ip):
-    """Hessel et al.'s ``CLIPImageDataset._transform_test``.
-
-    torchvision ``Resize(n, bicubic)`` and ``CenterCrop(n)`` on the PIL image, RGB, ``ToTensor``,
-    ``Normalize`` (CLIP's mean and std, which the processor holds); ``n`` the processor's crop size (224 for
-    every OpenAI CLIP but the 336-px one).
-    """
-    from PIL import Image
-    from torchvision.transforms import CenterCrop, Compose, Normalize, Resize, ToTensor
-
-    crop = getattr(ip, "crop_size", None) or {}
-    n = int(crop.get("height") or (ip.size.get("shortest_edge") if isinstance(ip.size, dict) else 224) or 224)
-    return Compose([Resize(n, interpolation=Image.BICUBIC), CenterCrop(n), lambda im: im.convert("RGB"),
-                    ToTensor(), Normalize(tuple(ip.image_mean), tuple(ip.image_std))])
 
 
 #: torchvision-backed image processors whose preprocessing is the backend's generic resize / crop /
