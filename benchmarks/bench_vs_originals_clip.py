@@ -1,5 +1,7 @@
-"""CLIPScore speed against the original: ts2viz vs J. Hessel et al.'s clipscore, same machine, same random-weight
-CLIP, same JPEGs and prompts, both as a user runs them and engine against engine.
+r"""CLIPScore speed against the original: ts2viz vs J. Hessel et al.'s clipscore.
+
+Same machine, same random-weight CLIP, same JPEGs and prompts, both as a user runs them and engine against
+engine.
 
 The original runs in its side environment (``--side-python``: torch 2.14.1, torchvision 0.29.1, openai-clip,
 scikit-learn, pycocoevalcap, transformers < 5; ``--checkout``: jmhessel/clipscore at 1036465), so this script

@@ -346,8 +346,10 @@ def test_the_engines_preparation_threads_are_single_threaded_and_sized_by_the_cp
 
 
 def test_a_model_on_the_cpu_never_computes_while_images_are_prepared(monkeypatch):
-    """On the CPU a batch is prepared on every pool thread, then the model runs, then the next batch: never
-    preparation and the model at once (more busy threads than cores)."""
+    """On the CPU preparation and the model never run at once (more busy threads than cores).
+
+    A batch is prepared on every pool thread, then the model runs, then the next batch is prepared.
+    """
     from ts2viz.engine.inputs import computes_on_cpu
 
     metric = _metric("clip", None)
