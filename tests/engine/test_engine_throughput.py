@@ -345,6 +345,46 @@ def test_the_engines_preparation_threads_are_single_threaded_and_sized_by_the_cp
     assert threads == [1, 1, 1] and torch.get_num_threads() == before
 
 
+def test_a_model_on_the_cpu_never_computes_while_images_are_prepared(monkeypatch):
+    """On the CPU preparation and the model never run at once (more busy threads than cores).
+
+    A batch is prepared on every pool thread, then the model runs, then the next batch is prepared.
+    """
+    from ts2viz.engine.inputs import computes_on_cpu
+
+    metric = _metric("clip", None)
+    assert computes_on_cpu(metric)
+    state = {"model": False, "overlap": 0, "prepared": 0}
+    lock = threading.Lock()
+    real_prepare, real_score = metric.prepare, metric.score_prepared
+
+    def prepare(image, name=None):
+        with lock:
+            state["overlap"] += state["model"]
+            state["prepared"] += 1
+        return real_prepare(image, name)
+
+    def score(items, prompts):
+        state["model"] = True
+        try:
+            import time
+
+            t = time.perf_counter()
+            while time.perf_counter() - t < 0.05:   # time for a preparing thread to show itself
+                pass
+            return real_score(items, prompts)
+        finally:
+            state["model"] = False
+
+    monkeypatch.setattr(metric, "prepare", prepare)
+    monkeypatch.setattr(metric, "score_prepared", score)
+    monkeypatch.setenv("TS2VIZ_WORKERS", "3")
+    rng = np.random.default_rng(5)
+    ims = [Image.fromarray(rng.integers(0, 256, (30, 30, 3), dtype=np.uint8)) for _ in range(12)]
+    engine.score_images(metric, ims, [PROMPTS[k % 3] for k in range(12)], batch_size=2, use_cache=False)
+    assert state == {"model": False, "overlap": 0, "prepared": 12}
+
+
 def test_images_are_hashed_only_for_the_cache(tmp_path, monkeypatch):
     import ts2viz.engine.batches as batches
 

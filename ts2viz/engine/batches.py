@@ -1,9 +1,12 @@
 """One metric over a list of images, batch by batch: cache lookups, preparation ahead of the model, stacking.
 
-Decoding and preprocessing (``Metric.prepare``) run in a thread pool ahead of the model, a bounded number
-of batches ahead (PIL, numpy and torch release the GIL), so that the accelerator does not wait on them;
-the model runs in the calling thread. The pool has a thread per CPU but one
-(:func:`~ts2viz.engine.inputs.preparation_threads`), each running torch single-threaded; for a metric with
+Decoding and preprocessing (``Metric.prepare``) run in a thread pool (PIL, numpy and torch release the GIL);
+the model runs in the calling thread. The pool has a thread per CPU
+(:func:`~ts2viz.engine.inputs.pool_threads`), each running torch single-threaded. For a model on an
+accelerator at most :func:`~ts2viz.engine.inputs.preparation_threads` of them (a CPU per thread but one for
+the model's) prepare a bounded number of batches ahead, so that the accelerator does not wait on them; for a
+model on the CPU (:func:`~ts2viz.engine.inputs.computes_on_cpu`) all of them prepare one batch, then the model
+computes on torch's threads (no more than the CPUs) while they wait: never more busy threads than cores. For a metric with
 ``stacks_prepared`` the threads also stack each batch as its images are prepared (in page-locked memory
 for a CUDA metric). Images are hashed only for the cache. Each finished batch is committed to the cache
 before the next starts; on an error or an interrupt the images not yet started are dropped.
@@ -20,7 +23,7 @@ import numpy as np
 
 from ..errors import InputError
 from .cache import ScoreCache, hash_pil
-from .inputs import Progress, one_torch_thread, preparation_threads
+from .inputs import Progress, computes_on_cpu, one_torch_thread, pool_threads, preparation_threads
 
 #: images with more pixels than this get NaN and a warning instead of being decoded (a 50-megapixel RGB
 #: image is 150 MB decoded; the app's upload limit is the same). Set ``TS2VIZ_MAX_PIXELS`` to change it.
@@ -32,16 +35,31 @@ def _workers() -> int:
     return preparation_threads()
 
 
+class _Gate:
+    """At most ``n`` preparations at once (a model on an accelerator), or no limit (``n`` None)."""
+
+    def __init__(self, n: int | None):
+        self.sem = threading.BoundedSemaphore(n) if n else None
+
+    def __enter__(self):
+        if self.sem is not None:
+            self.sem.acquire()
+
+    def __exit__(self, *exc):
+        if self.sem is not None:
+            self.sem.release()
+
+
 def preparation_pool() -> ThreadPoolExecutor:
     """The threads that hash, decode and prepare images, torch single-threaded on each.
 
     Returns
     -------
     concurrent.futures.ThreadPoolExecutor
-        A thread per CPU but one (:func:`ts2viz.engine.inputs.preparation_threads`); use it as a context
-        manager.
+        A thread per CPU (:func:`ts2viz.engine.inputs.pool_threads`; :func:`run_metric` says how many of them
+        work at once); use it as a context manager.
     """
-    return ThreadPoolExecutor(_workers(), initializer=one_torch_thread)
+    return ThreadPoolExecutor(pool_threads(), initializer=one_torch_thread)
 
 class Item:
     """One image to score.
@@ -238,7 +256,16 @@ def run_metric(metric, items: list[Item], cache: ScoreCache | None, pool: Thread
     bs = int(batch_size or metric.batch_size)
     failed: dict[int, str] = {}
 
+    # A model on the CPU: its batch prepared on every thread of the pool, then the model on torch's threads,
+    # never both at once; on an accelerator: at most preparation_threads() at work, batches ahead of it.
+    on_cpu = computes_on_cpu(metric)
+    gate = _Gate(None if on_cpu else _workers())
+
     def prep(i: int, stacker: _Stacker | None = None, slot: int = 0):
+        with gate:
+            return _prep(i, stacker, slot)
+
+    def _prep(i: int, stacker: _Stacker | None, slot: int):
         try:
             if pixels:
                 check_pixels(items[i].source)
@@ -258,7 +285,7 @@ def run_metric(metric, items: list[Item], cache: ScoreCache | None, pool: Thread
     # them in flight: while the model scores one batch, the next ones are being prepared.
     stacking = bool(getattr(metric, "stacks_prepared", False))
     pin = stacking and _pinned_staging(metric)
-    ahead = max(2, -(-4 * _workers() // max(bs, 1)))
+    ahead = 1 if on_cpu else max(2, -(-4 * _workers() // max(bs, 1)))
     queue: deque = deque()
     pos = 0
 
@@ -275,7 +302,8 @@ def run_metric(metric, items: list[Item], cache: ScoreCache | None, pool: Thread
         while queue:
             idx, futures, stacker = queue.popleft()
             batch = [(i, fut.result()) for i, fut in zip(idx, futures)]
-            refill()
+            if not on_cpu:
+                refill()
             good = [(i, x) for i, x in batch if i not in failed]
             if good:
                 prepared = [x for _, x in good]
@@ -297,6 +325,7 @@ def run_metric(metric, items: list[Item], cache: ScoreCache | None, pool: Thread
             done += len(batch)
             if progress:
                 progress(metric.spec, done, total)
+            refill()
     except BaseException:
         # An error, or an interrupt (Ctrl-C, a progress callback that stops the run): the images not yet
         # started are dropped, so that leaving the thread pool waits only for those being prepared.

@@ -41,8 +41,9 @@ def score_images(spec_or_metric, images: Sequence, prompts: Sequence[str], *, de
     image is hashed first (a file by its bytes, memoised by path, size and mtime; a PIL image by its mode,
     size and pixels) and every ``(metric config hash, image hash, prompt)`` already in the cache is taken
     from it without decoding the image. The rest are decoded and preprocessed on a pool of threads
-    (:func:`~ts2viz.engine.inputs.preparation_threads`, ``TS2VIZ_WORKERS``) a few batches ahead of the
-    model, which runs in the calling thread; each finished batch is committed to the cache in one
+    (:func:`~ts2viz.engine.inputs.pool_threads`, ``TS2VIZ_WORKERS``): a few batches ahead of a model on an
+    accelerator, or a batch at a time between the calls of a model on the CPU
+    (:func:`~ts2viz.engine.inputs.computes_on_cpu`); the model runs in the calling thread; each finished batch is committed to the cache in one
     transaction before the next, so an interrupted call loses at most the batch in flight and the next call
     scores only what is missing.
 
@@ -212,8 +213,9 @@ def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None
 
     Devices and batches: a metric given as a spec is loaded on ``device`` and kept for reuse in this
     process (:func:`get_metric`). Images are decoded and preprocessed on a pool of threads
-    (:func:`~ts2viz.engine.inputs.preparation_threads`; ``TS2VIZ_WORKERS`` sets the number) a few batches
-    ahead of the model, which runs in the calling thread. On GPU out-of-memory the failing batch is halved
+    (:func:`~ts2viz.engine.inputs.pool_threads`; ``TS2VIZ_WORKERS`` sets the number) a few batches ahead of
+    a model on an accelerator, a batch at a time between the calls of one on the CPU; the model runs in the
+    calling thread. On GPU out-of-memory the failing batch is halved
     and retried, and the smaller batch size is kept for the rest of that metric (one warning).
 
     Ray: with ``ray`` the same scoring runs on Ray actors, one loaded metric each, possibly on many

@@ -166,18 +166,29 @@ def warn_unscored(names: Sequence[str], errors: Sequence[str | None], stacklevel
     return len(bad)
 
 
-#: at most this many threads prepare images (env ``TS2VIZ_WORKERS`` sets the number outright). More threads
-#: contend for the interpreter lock: on one H100 with 16 CPUs (benchmarks/bench_gpu.py, CLIP ViT-L/14,
-#: bfloat16, 1024 images) the engine scored 557, 549, 529, 449 and 322 images/s with 2, 4, 6, 8 and 15
-#: threads, PickScore ViT-H/14 619 with 4 and 241 with 15 (docs/guide/speed.md)
+#: at most this many threads prepare images ahead of a model on an accelerator (env ``TS2VIZ_WORKERS`` sets the
+#: number outright). More threads contend for the interpreter lock: on one H100 with 16 CPUs
+#: (benchmarks/bench_gpu.py, CLIP ViT-L/14, bfloat16, 1024 images) the engine scored 557, 549, 529, 449 and 322
+#: images/s with 2, 4, 6, 8 and 15 threads, PickScore ViT-H/14 619 with 4 and 241 with 15 (docs/guide/speed.md)
 MAX_PREPARATION_THREADS = 4
 
 
+def _workers_from_env() -> int | None:
+    env = os.environ.get("TS2VIZ_WORKERS", "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            pass
+    return None
+
+
 def preparation_threads() -> int:
-    """How many threads decode and prepare images for the model.
+    """How many threads decode and prepare images ahead of a model on an accelerator.
 
     One per CPU this process may run on (:func:`ts2viz.parallel.usable_cpus`), less one for the thread that
-    drives the model: at least 1, at most :data:`MAX_PREPARATION_THREADS`.
+    drives the model: at least 1, at most :data:`MAX_PREPARATION_THREADS`. A model that computes on the CPU
+    gets :func:`pool_threads` instead, one batch at a time (:func:`computes_on_cpu`).
 
     Returns
     -------
@@ -189,15 +200,61 @@ def preparation_threads() -> int:
     >>> preparation_threads() >= 1
     True
     """
-    env = os.environ.get("TS2VIZ_WORKERS", "").strip()
-    if env:
-        try:
-            return max(1, int(env))
-        except ValueError:
-            pass
+    env = _workers_from_env()
+    if env is not None:
+        return env
     from ..parallel import usable_cpus
 
     return max(1, min(MAX_PREPARATION_THREADS, usable_cpus() - 1))
+
+
+def pool_threads() -> int:
+    """How many threads the engine's preparation pool has: one per CPU this process may run on.
+
+    A model on the CPU has its batch prepared on all of them, then computes on torch's threads while they
+    wait (:func:`computes_on_cpu`); a model on an accelerator has at most :func:`preparation_threads` of them
+    at work at a time, ahead of it.
+
+    Returns
+    -------
+    int
+        :func:`ts2viz.parallel.usable_cpus`; the environment variable ``TS2VIZ_WORKERS`` sets it outright.
+
+    Examples
+    --------
+    >>> pool_threads() >= preparation_threads()
+    True
+    """
+    env = _workers_from_env()
+    if env is not None:
+        return env
+    from ..parallel import usable_cpus
+
+    return usable_cpus()
+
+
+def computes_on_cpu(metric) -> bool:
+    """Whether a metric's model computes on the CPU: a torch module in ``metric.model`` on device ``cpu``.
+
+    For such a metric the engine never runs preparation and the model at once, which would put more threads
+    to work than there are cores (torch's intra-op threads take every core): it prepares a batch on
+    :func:`pool_threads` threads, then runs the model on torch's threads (no more than the CPUs), then
+    prepares the next. A metric without a local model (an API judge) keeps preparing ahead of its calls.
+
+    Parameters
+    ----------
+    metric : Metric
+        A loaded metric.
+
+    Returns
+    -------
+    bool
+        True for a torch model on the CPU.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None or str(getattr(metric, "device", "") or "").split(":")[0] != "cpu":
+        return False
+    return isinstance(getattr(metric, "model", None), torch.nn.Module)
 
 
 def one_torch_thread() -> None:

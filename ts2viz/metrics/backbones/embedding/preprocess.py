@@ -1,31 +1,5 @@
-"""Image preparation of the transformers embedding metrics besides the processor's own call: Hessel et al.'s torchvision pipeline and the processor's steps on tensors."""
+"""Image preparation of the transformers embedding metrics besides the processor's own call: the processor's steps on tensors (Hessel et al.'s pipeline is :mod:`ts2viz.metrics.common.clip_prep`'s)."""
 from __future__ import annotations
-
-
-def hessel_transform(ip):
-    """Hessel et al.'s ``CLIPImageDataset._transform_test``.
-
-    torchvision ``Resize(n, bicubic)`` and ``CenterCrop(n)`` on the PIL image, RGB, ``ToTensor``,
-    ``Normalize`` (CLIP's mean and std, which the processor holds); ``n`` the processor's crop size (224 for
-    every OpenAI CLIP but the 336-px one).
-
-    Parameters
-    ----------
-    ip : transformers.BaseImageProcessor
-        The CLIP image processor (its crop size, mean and std).
-
-    Returns
-    -------
-    callable
-        ``transform(image) -> torch.Tensor``, the pixel values of one PIL image, unbatched.
-    """
-    from PIL import Image
-    from torchvision.transforms import CenterCrop, Compose, Normalize, Resize, ToTensor
-
-    crop = getattr(ip, "crop_size", None) or {}
-    n = int(crop.get("height") or (ip.size.get("shortest_edge") if isinstance(ip.size, dict) else 224) or 224)
-    return Compose([Resize(n, interpolation=Image.BICUBIC), CenterCrop(n), lambda im: im.convert("RGB"),
-                    ToTensor(), Normalize(tuple(ip.image_mean), tuple(ip.image_std))])
 
 
 #: torchvision-backed image processors whose preprocessing is the backend's generic resize / crop /
