@@ -32,6 +32,7 @@ from .llava import (
     IMAGE_SENTINEL,
     chat_question,
     expand_to_square,
+    layers_up_to,
 )
 
 #: the tokenizer each released checkpoint was trained with (t2v_metrics' CLIP_T5_MODELS)
@@ -128,8 +129,9 @@ def _clip_t5_classes():
             return self._clip[0]
 
         def forward(self, pixel_values):
-            out = self.clip(pixel_values.to(self.clip.dtype), output_hidden_states=True)
-            feats = out.hidden_states[self.select_layer]
+            # hidden_states[select_layer], without the layers after it (layers_up_to)
+            with layers_up_to(self.clip, self.select_layer):
+                feats = self.clip(pixel_values.to(self.clip.dtype)).last_hidden_state
             return feats[:, 1:] if self.select_feature == "patch" else feats
 
     def build_projector(kind: str, d_in: int, d_out: int):
