@@ -90,6 +90,20 @@ def _clip_t5_classes():
         T5Config,
         T5ForConditionalGeneration,
     )
+    from transformers.activations import NewGELUActivation
+
+    class TanhGELU(NewGELUActivation):
+        """Flan-T5's ``gelu_new`` in one call in float32 (torch's tanh GELU: the same formula, fused).
+
+        ``NewGELUActivation`` spells ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` as seven elementwise
+        operations over the feed-forward width, a large share of Flan-T5's time on a CPU; the fused kernel
+        agrees to float32 rounding. Other dtypes keep transformers' spelling (its roundings per operation).
+        """
+
+        def forward(self, input):
+            if input.dtype == torch.float32:
+                return torch.nn.functional.gelu(input, approximate="tanh")
+            return super().forward(input)
 
     class CLIPT5Config(T5Config):
         """A T5 config with LLaVA's multimodal entries (``mm_*``)."""
@@ -164,6 +178,9 @@ def _clip_t5_classes():
             self.vision_tower = VisionTower(vcfg, config.mm_vision_select_layer, config.mm_vision_select_feature)
             self.mm_projector = build_projector(config.mm_projector_type, config.mm_hidden_size or vcfg.hidden_size,
                                                 config.d_model)
+            for block in self.modules():  # the feed-forward layers' gelu_new, fused (TanhGELU)
+                if type(getattr(block, "act", None)) is NewGELUActivation:
+                    block.act = TanhGELU()
 
         def encode_images(self, pixel_values):
             """Projected patch features, ``(n_images, n_patches, d_model)``."""
