@@ -83,6 +83,7 @@ def ts2viz_side(out: Path, result: Path, threads: int) -> int:
 
 
 def main() -> int:
+    """Build (once), run the interleaved rounds, print each side's best and the ratio against the baseline."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", choices=("clip-flant5", "llava"), default="clip-flant5")
     ap.add_argument("--n", type=int, default=16, help="image-prompt pairs")

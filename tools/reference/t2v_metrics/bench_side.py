@@ -160,6 +160,7 @@ def vqascore(name: str, model):
 
 
 def build(args) -> int:
+    """The checkpoint, the images and their ts2viz dataset folder under ``args.out`` (setup.json)."""
     args.out.mkdir(parents=True, exist_ok=True)
     tower(args.out / CLIP_TOWER_ID.split("/")[-1])
     ckpt = (clip_flant5 if args.model == "clip-flant5" else llava)(args.out)
@@ -176,6 +177,7 @@ def build(args) -> int:
 
 
 def time_it(args) -> int:
+    """t2v_metrics' ``batch_forward`` over the built pairs, warm; its scores and seconds to ``args.result``."""
     torch.set_num_threads(args.threads)
     setup = json.loads((args.out / "setup.json").read_text())
     name, model = (load_clip_flant5 if setup["model"] == "clip-flant5" else load_llava)(Path(setup["checkpoint"]))

@@ -95,7 +95,7 @@ def _clip_t5_classes():
     class TanhGELU(NewGELUActivation):
         """Flan-T5's ``gelu_new`` in one call in float32 (torch's tanh GELU: the same formula, fused).
 
-        ``NewGELUActivation`` spells ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` as seven elementwise
+        ``NewGELUActivation`` spells ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` as eight elementwise
         operations over the feed-forward width, a large share of Flan-T5's time on a CPU; the fused kernel
         agrees to float32 rounding. Other dtypes keep transformers' spelling (its roundings per operation).
         """
