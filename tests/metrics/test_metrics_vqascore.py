@@ -403,3 +403,35 @@ def test_cli_score_clip_flant5_then_leaderboard(tmp_path, capsys):
     capsys.readouterr()
     assert main(["leaderboard", "--dataset", str(ds), "--scores", str(out)]) == 0
     assert "vqascore:" in capsys.readouterr().out
+
+
+def test_tower_runs_only_the_layers_its_feature_layer_needs():
+    """LLaVA-1.5 and CLIP-FlanT5 read the tower's hidden_states[-2]: layers_up_to gives the same tensor from the
+    layers before it only, and puts the encoder's layers back (after an error too)."""
+    import torch
+    from transformers import CLIPVisionConfig, CLIPVisionModel
+
+    from ts2viz.metrics.backbones.vqa.llava import layers_up_to
+
+    torch.manual_seed(0)
+    clip = CLIPVisionModel(CLIPVisionConfig(image_size=32, patch_size=8, hidden_size=32, intermediate_size=64,
+                                            num_hidden_layers=4, num_attention_heads=4)).eval()
+    enc = clip.vision_model.encoder if hasattr(clip, "vision_model") else clip.encoder
+    layers = list(enc.layers)
+    ran: list[int] = []
+    for i, layer in enumerate(layers):
+        layer.register_forward_hook(lambda mod, args, out, i=i: ran.append(i))
+    x = torch.randn(2, 3, 32, 32)
+    with torch.no_grad():
+        full = clip(x, output_hidden_states=True).hidden_states
+        for at in (-2, -1, 0, 3, -5):
+            ran.clear()
+            with layers_up_to(clip, at) as kept:
+                got = clip(x).last_hidden_state
+            assert torch.equal(got, full[at]) and ran == list(range(kept))
+    assert kept == 0 and list(enc.layers) == layers
+    with pytest.raises(RuntimeError), layers_up_to(clip, -2):
+        raise RuntimeError("inside")
+    assert list(enc.layers) == layers
+    with pytest.raises(InputError, match="outside"), layers_up_to(clip, -6):
+        pass

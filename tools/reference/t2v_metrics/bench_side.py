@@ -1,18 +1,26 @@
 """The t2v_metrics half of benchmarks/bench_vs_t2v_metrics.py (side venv only).
 
-Builds a mid-size random-weight checkpoint with t2v_metrics' own classes in the released layout (a small
-CLIP-FlanT5 or a small LLaVA-1.5, a ViT-B/16-sized CLIP tower at 224 px), writes it and N generated 512 x 512
-images to OUT, and times t2v_metrics' own scoring of them, one (image, prompt) pair per ``forward`` call as
-its ``batch_forward`` does, in float32 on the CPU after one warm-up pair. Writes OUT/t2v.json.
+``build``: a mid-size random-weight checkpoint made with t2v_metrics' own classes in the released layout (a
+small CLIP-FlanT5 or a small LLaVA-1.5, a ViT-B/16-sized CLIP tower at 224 px), N generated 512 x 512 PNG
+images and a ts2viz dataset folder of them (``metadata.csv``), all under OUT; writes OUT/setup.json.
 
-    tools/reference/t2v_metrics/run.sh bench_side.py --model clip-flant5 --out DIR --n 24 --threads 2
+``time``: what a t2v_metrics user runs on them: a ``VQAScore`` (t2v_metrics' ``Score`` class, its own
+``__init__`` and ``batch_forward``, on the model class its ``get_vqascore_model`` would build) and
+``batch_forward`` over the (image, prompt) pairs at its default batch size (16; it calls the model's
+``forward`` once per pair), float32 on the CPU, after one warm-up pair. Writes the scores and seconds to the
+JSON file named by ``--result``.
+
+    tools/reference/t2v_metrics/run.sh bench_side.py build --model clip-flant5 --out DIR --n 16
+    tools/reference/t2v_metrics/run.sh bench_side.py time --out DIR --result FILE --threads 2
 """
 from __future__ import annotations
 
 import argparse
 import json
+import importlib
 import shutil
 import tempfile
+import inspect
 import time
 from pathlib import Path
 
@@ -73,7 +81,7 @@ def tower(folder: Path) -> None:
 
 
 def clip_flant5(out: Path):
-    mod = model_module("vqascore_models.clip_t5_model")
+    model_module("vqascore_models.clip_t5_model")
     from t2v_metrics.models.vqascore_models.clip_t5.model import CLIPT5Config, CLIPT5ForConditionalGeneration
 
     ckpt = out / "clip-flant5-small"
@@ -86,15 +94,21 @@ def clip_flant5(out: Path):
                        mm_hidden_size=768, use_mm_proj=True, image_aspect_ratio="pad",
                        architectures=["CLIPT5ForConditionalGeneration"])
     bf16_exact(CLIPT5ForConditionalGeneration(cfg).eval()).save_pretrained(ckpt, safe_serialization=False)
+    return ckpt
+
+
+def load_clip_flant5(ckpt: Path):
+    """t2v_metrics' ``CLIPT5Model`` on the checkpoint (its registry entry pointed at the folder), in float32."""
+    mod = model_module("vqascore_models.clip_t5_model")
     entry = mod.CLIP_T5_MODELS["clip-flant5-xxl"]
     entry["model"]["path"] = entry["tokenizer"]["path"] = str(ckpt)
     m = mod.CLIPT5Model("clip-flant5-xxl", device="cpu", cache_dir=tempfile.mkdtemp())
-    m.model.float()
-    return m, ckpt
+    m.model.float()  # its loader casts to bfloat16; the weights are bfloat16 values (bf16_exact)
+    return "clip-flant5-xxl", m
 
 
 def llava(out: Path):
-    mod = model_module("vqascore_models.llava_model")
+    model_module("vqascore_models.llava_model")
     from t2v_metrics.models.vqascore_models.llava.model.language_model.llava_llama import (LlavaConfig,
                                                                                           LlavaLlamaForCausalLM)
 
@@ -113,35 +127,85 @@ def llava(out: Path):
     raw = json.loads((ckpt / "config.json").read_text())
     raw["model_type"] = "llava"
     (ckpt / "config.json").write_text(json.dumps(raw, indent=2))
+    return ckpt
+
+
+def load_llava(ckpt: Path):
+    """t2v_metrics' ``LLaVAModel`` on the checkpoint (its registry entry pointed at the folder), in float32."""
+    mod = model_module("vqascore_models.llava_model")
     mod.LLAVA_MODELS["llava-v1.5-13b"]["model"]["path"] = str(ckpt)
     mod.LLAVA_MODELS["llava-v1.5-13b"]["tokenizer"]["path"] = str(ckpt)
     m = mod.LLaVAModel("llava-v1.5-13b", device="cpu", cache_dir=tempfile.mkdtemp())
     m.model.float()
-    return m, ckpt
+    return "llava-v1.5-13b", m
+
+
+def vqascore(name: str, model):
+    """t2v_metrics' ``VQAScore`` around an already-built model: its ``Score.__init__`` and ``batch_forward``.
+
+    ``t2v_metrics.VQAScore`` itself would be built through ``t2v_metrics/__init__.py``, which imports every
+    video model (t2v_import.py); this subclass differs only in handing over the model that
+    ``get_vqascore_model`` would have built.
+    """
+    score = importlib.import_module("t2v_metrics.score")
+
+    class VQAScore(score.Score):
+        def prepare_scoremodel(self, model_name, device, cache_dir, **kwargs):
+            return model
+
+        def list_all_models(self):
+            return [name]
+
+    return VQAScore(name, device="cpu")
+
+
+def build(args) -> int:
+    """The checkpoint, the images and their ts2viz dataset folder under ``args.out`` (setup.json)."""
+    args.out.mkdir(parents=True, exist_ok=True)
+    tower(args.out / CLIP_TOWER_ID.split("/")[-1])
+    ckpt = (clip_flant5 if args.model == "clip-flant5" else llava)(args.out)
+    ims = images(args.out / "dataset" / "images", args.n)
+    prompts = [PROMPTS[i % len(PROMPTS)] for i in range(args.n)]
+    # a ts2viz dataset folder of the same files: one SEG per prompt, every image at error level 0
+    rows = ["id,target_prompt,file_name,image_source,rank"]
+    rows += [f"{PROMPTS.index(p)},{p},images/{im.name},bench,0" for im, p in zip(ims, prompts)]
+    (args.out / "dataset" / "metadata.csv").write_text("\n".join(rows) + "\n")
+    (args.out / "setup.json").write_text(json.dumps({
+        "model": args.model, "checkpoint": str(ckpt), "dataset": str(args.out / "dataset"),
+        "images": [str(p) for p in ims], "prompts": prompts}))
+    return 0
+
+
+def time_it(args) -> int:
+    """t2v_metrics' ``batch_forward`` over the built pairs, warm; its scores and seconds to ``args.result``."""
+    torch.set_num_threads(args.threads)
+    setup = json.loads((args.out / "setup.json").read_text())
+    name, model = (load_clip_flant5 if setup["model"] == "clip-flant5" else load_llava)(Path(setup["checkpoint"]))
+    score = vqascore(name, model)
+    batch = inspect.signature(score.batch_forward).parameters["batch_size"].default
+    data = [{"images": [im], "texts": [p]} for im, p in zip(setup["images"], setup["prompts"])]
+    score.batch_forward(data[:1])  # warm-up
+    t0 = time.perf_counter()
+    scores = score.batch_forward(data)
+    seconds = time.perf_counter() - t0
+    args.result.write_text(json.dumps({
+        "images": setup["images"], "scores": [float(x) for x in scores.flatten()], "seconds": seconds,
+        "batch_size": batch, "threads": torch.get_num_threads(), "torch": torch.__version__}))
+    return 0
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", choices=("clip-flant5", "llava"), required=True)
+    ap.add_argument("mode", choices=("build", "time"))
+    ap.add_argument("--model", choices=("clip-flant5", "llava"), default="clip-flant5")
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--n", type=int, default=24)
+    ap.add_argument("--result", type=Path, default=None)
+    ap.add_argument("--n", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
-    args.out.mkdir(parents=True, exist_ok=True)
-    tower(args.out / CLIP_TOWER_ID.split("/")[-1])
-    m, ckpt = (clip_flant5 if args.model == "clip-flant5" else llava)(args.out)
-    ims = images(args.out / "images", args.n)
-    prompts = [PROMPTS[i % len(PROMPTS)] for i in range(args.n)]
-    m.forward([str(ims[0])], [prompts[0]])  # warm-up
-    t0 = time.perf_counter()
-    scores = [float(m.forward([str(im)], [p])[0]) for im, p in zip(ims, prompts)]
-    seconds = time.perf_counter() - t0
-    (args.out / "t2v.json").write_text(json.dumps({
-        "model": args.model, "checkpoint": str(ckpt), "images": [str(p) for p in ims], "prompts": prompts,
-        "scores": scores, "seconds": seconds, "threads": args.threads, "torch": torch.__version__}))
-    print(f"t2v_metrics {args.model}: {args.n} pairs in {seconds:.2f} s")
-    return 0
+    if args.mode == "build":
+        return build(args)
+    return time_it(args)
 
 
 if __name__ == "__main__":

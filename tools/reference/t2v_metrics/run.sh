@@ -7,4 +7,4 @@ SIDE=${SIDE:-/work/side/vqascore}
 script=$1; shift
 export HF_HOME="$SIDE/hf_home" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}"
-exec nice -n 10 "$SIDE/venv/bin/python" "$HERE/$script" "$@"
+exec "$SIDE/venv/bin/python" "$HERE/$script" "$@"

@@ -13,14 +13,17 @@
 # t2v_metrics' package __init__ files are never run (t2v_import.py imports the model modules directly),
 # so ffmpeg, xformers and torchcodec are not needed.
 #
-# Usage: SIDE=/work/side/vqascore [LLAVA_NEXT=/path/to/LLaVA-NeXT] sh setup_side_venv.sh
+# TORCH overrides the torch pins: the speed benchmark (benchmarks/bench_vs_t2v_metrics.py) wants the project's
+# own torch on both sides, e.g. TORCH="torch==2.15.0 torchvision==0.29.2".
+#
+# Usage: SIDE=/work/side/vqascore [TORCH="..."] [LLAVA_NEXT=/path/to/LLaVA-NeXT] sh setup_side_venv.sh
 set -e
 SIDE=${SIDE:-/work/side/vqascore}
 mkdir -p "$SIDE" "$SIDE/hf_home" "$SIDE/stubs"
 python3 -m venv "$SIDE/venv"
 PIP="$SIDE/venv/bin/pip"
 $PIP install -q --upgrade pip
-$PIP install -q torch==2.9.1 torchvision==0.24.1
+$PIP install -q ${TORCH:-torch==2.9.1 torchvision==0.24.1}
 $PIP install -q transformers==4.49.0 "tokenizers>=0.21,<0.22" numpy==1.26.4 Pillow==10.0.0 sentencepiece protobuf \
     "timm>=1.0.15" open-clip-torch ftfy omegaconf iopath fairscale einops opencv-python-headless decord \
     qwen-vl-utils==0.0.14 tiktoken openai httpx==0.24.0 accelerate scipy pandas "pyarrow<19" func_timeout

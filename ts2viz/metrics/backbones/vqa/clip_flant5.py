@@ -32,6 +32,7 @@ from .llava import (
     IMAGE_SENTINEL,
     chat_question,
     expand_to_square,
+    layers_up_to,
 )
 
 #: the tokenizer each released checkpoint was trained with (t2v_metrics' CLIP_T5_MODELS)
@@ -89,6 +90,20 @@ def _clip_t5_classes():
         T5Config,
         T5ForConditionalGeneration,
     )
+    from transformers.activations import NewGELUActivation
+
+    class TanhGELU(NewGELUActivation):
+        """Flan-T5's ``gelu_new`` in one call in float32 (torch's tanh GELU: the same formula, fused).
+
+        ``NewGELUActivation`` spells ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` as eight elementwise
+        operations over the feed-forward width, a large share of Flan-T5's time on a CPU; the fused kernel
+        agrees to float32 rounding. Other dtypes keep transformers' spelling (its roundings per operation).
+        """
+
+        def forward(self, input):
+            if input.dtype == torch.float32:
+                return torch.nn.functional.gelu(input, approximate="tanh")
+            return super().forward(input)
 
     class CLIPT5Config(T5Config):
         """A T5 config with LLaVA's multimodal entries (``mm_*``)."""
@@ -128,8 +143,9 @@ def _clip_t5_classes():
             return self._clip[0]
 
         def forward(self, pixel_values):
-            out = self.clip(pixel_values.to(self.clip.dtype), output_hidden_states=True)
-            feats = out.hidden_states[self.select_layer]
+            # hidden_states[select_layer], without the layers after it (layers_up_to)
+            with layers_up_to(self.clip, self.select_layer):
+                feats = self.clip(pixel_values.to(self.clip.dtype)).last_hidden_state
             return feats[:, 1:] if self.select_feature == "patch" else feats
 
     def build_projector(kind: str, d_in: int, d_out: int):
@@ -162,6 +178,9 @@ def _clip_t5_classes():
             self.vision_tower = VisionTower(vcfg, config.mm_vision_select_layer, config.mm_vision_select_feature)
             self.mm_projector = build_projector(config.mm_projector_type, config.mm_hidden_size or vcfg.hidden_size,
                                                 config.d_model)
+            for block in self.modules():  # the feed-forward layers' gelu_new, fused (TanhGELU)
+                if type(getattr(block, "act", None)) is NewGELUActivation:
+                    block.act = TanhGELU()
 
         def encode_images(self, pixel_values):
             """Projected patch features, ``(n_images, n_patches, d_model)``."""

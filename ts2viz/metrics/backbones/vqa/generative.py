@@ -458,7 +458,7 @@ class GenerativeVQA(VQAModel):
         """
         import torch
 
-        from .llava import IMAGE_SENTINEL, chat_question
+        from .llava import IMAGE_SENTINEL, chat_question, layers_up_to
 
         pix = self.t2v_pixel_values(images)
         h, w = pix.shape[-2:]
@@ -480,18 +480,29 @@ class GenerativeVQA(VQAModel):
         for r, row in enumerate(rows):  # right padding, as the original
             ids[r, :len(row)] = torch.tensor(row)
             mask[r, :len(row)] = 1
-        with autocast(self.device, self.dtype):
-            logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
-                                pixel_values=pix).logits
-        if self.text_vocab and self.text_vocab < logits.shape[-1]:
-            logits = logits[..., :self.text_vocab]
         spans = [range(max(s, 1), len(row)) for row, s in zip(rows, starts)]
         if any(not pos for pos in spans):
             raise InputError(f"VQA {self.model_id}: the answer to score has no tokens")
-        # Only the positions that predict an answer token leave the device: the log-softmax of a position is
-        # computed over its own logits alone, so these are the numbers of the whole (batch x length x vocab)
-        # tensor, which in float64 is gigabytes for a 7B model's batch (t2v_metrics' full cross-entropy).
-        at = torch.tensor([(r, t - 1) for r, pos in enumerate(spans) for t in pos], device=logits.device)
+        # Only the positions that predict an answer token are computed and leave the device: the log-softmax
+        # of a position is over its own logits alone, so these are the numbers of the whole (batch x length x
+        # vocab) tensor (t2v_metrics' full cross-entropy), whose LM head is a large share of the work at long
+        # prompts. The columns kept are those of any row's answer; the tower stops at its feature layer.
+        cols = sorted({t - 1 for pos in spans for t in pos})
+        layer = self.model.config.vision_feature_layer
+        inputs = {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device), "pixel_values": pix}
+        with autocast(self.device, self.dtype):
+            if self._keeps_logits and isinstance(layer, int):
+                inner = getattr(self.model, "model", None)  # transformers 5: LlavaModel holds the tower
+                tower = inner.vision_tower if hasattr(inner, "vision_tower") else self.model.vision_tower
+                with layers_up_to(tower, layer) as kept:  # hidden_states[kept]: the last of those kept
+                    logits = self.model(**inputs, vision_feature_layer=kept,
+                                        logits_to_keep=torch.tensor(cols, device=self.device)).logits
+            else:
+                logits = self.model(**inputs).logits[:, cols]
+        if self.text_vocab and self.text_vocab < logits.shape[-1]:
+            logits = logits[..., :self.text_vocab]
+        col = {c: j for j, c in enumerate(cols)}
+        at = torch.tensor([(r, col[t - 1]) for r, pos in enumerate(spans) for t in pos], device=logits.device)
         logp = torch.log_softmax(logits[at[:, 0], at[:, 1]].float(), dim=-1).double().cpu()
         out, k = [], 0
         for row, pos in zip(rows, spans):

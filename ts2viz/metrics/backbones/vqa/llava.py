@@ -24,9 +24,10 @@ square padding of images (:func:`expand_to_square`).
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from ....errors import InputError
 from ...common.spec import Spec
@@ -99,6 +100,58 @@ def expand_to_square(image, mean: Sequence[float]):
     canvas = Image.new(image.mode, (side, side), tuple(int(x * 255) for x in mean))
     canvas.paste(image, ((side - w) // 2, (side - h) // 2))
     return canvas
+
+
+@contextmanager
+def layers_up_to(clip, layer: int) -> Iterator[int]:
+    """Inside the block, ``clip``'s encoder runs only the layers that feature layer ``layer`` needs.
+
+    LLaVA-1.5 and CLIP-FlanT5 read the CLIP tower's ``hidden_states[layer]`` (-2: the penultimate layer's
+    output), so the layers after it are computed for nothing. In the block the encoder holds its first layers
+    only; the tower's ``last_hidden_state`` is then ``hidden_states[layer]`` of the whole tower (CLIP's post
+    layer norm acts on the pooled output only), and ``hidden_states[-1]`` is too. The layers are put back
+    when the block ends.
+
+    Parameters
+    ----------
+    clip : transformers.CLIPVisionModel
+        The tower (``vision_model.encoder.layers``, or ``encoder.layers`` where transformers flattened it).
+    layer : int
+        The feature layer, an index into the whole tower's ``hidden_states`` (0: the embeddings).
+
+    Yields
+    ------
+    int
+        The number of layers kept.
+
+    Raises
+    ------
+    InputError
+        If ``layer`` is outside the tower's ``hidden_states``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from torch import nn
+    >>> tower = SimpleNamespace(encoder=SimpleNamespace(layers=nn.ModuleList([nn.Identity()] * 4)))
+    >>> with layers_up_to(tower, -2) as kept:
+    ...     kept, len(tower.encoder.layers)
+    (3, 3)
+    >>> len(tower.encoder.layers)
+    4
+    """
+    from torch import nn
+
+    enc = clip.vision_model.encoder if hasattr(clip, "vision_model") else clip.encoder
+    every = enc.layers
+    keep = layer if layer >= 0 else len(every) + 1 + layer
+    if not 0 <= keep <= len(every):
+        raise InputError(f"vision feature layer {layer} is outside the tower's {len(every) + 1} hidden states")
+    enc.layers = nn.ModuleList(list(every)[:keep])
+    try:
+        yield keep
+    finally:
+        enc.layers = every
 
 
 # -- LLaVA's own checkpoint layout -----------------------------------------------------------------
