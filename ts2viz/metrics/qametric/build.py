@@ -1,7 +1,9 @@
-"""Building a question-answering metric (:func:`build_qa`): a family's :class:`~.metric.QAMetric` subclass on a VQA model."""
+"""Building a question-answering metric (:func:`build_qa`): a family's subclass of QAMetric on a VQA model."""
 from __future__ import annotations
 
 import inspect
+import textwrap
+from typing import Callable
 
 from ...errors import InputError
 from ...qa.accumulation import DEFAULT_ACCUMULATION, check_accumulation
@@ -14,6 +16,7 @@ from ..common.base import Metric
 from ..common.decoding import GREEDY, check_decoding, default_decoding
 from ..common.question_gen import QuestionGenerator
 from ..common.spec import Spec
+from ..registry import question_writers
 from .metric import QAMetric
 from .options import PROMPT_STYLES, check_correctness, check_score_option
 
@@ -23,7 +26,7 @@ def _generator(generator: str | None, generator_model: str | None, api_key: str 
     if not generator:
         return None
     return QuestionGenerator(load_llm(generator, model=generator_model, api_key=api_key, api_key_env=api_key_env,
-                                      device=device))
+                                      device=device), question_writers())
 
 
 
@@ -135,6 +138,57 @@ def build_qa(metric: type[QAMetric], spec: Spec, device: str | None, *, question
     new_tokens = DEFAULT_MAX_NEW_TOKENS if max_new_tokens in (None, "") else int(max_new_tokens)
     return metric(spec, vqa, source, answer_mapper, batch_size, new_tokens, list_choices, acc, str(score), style,
                   decoding=chosen, yes_rule=rule_for_yes, correctness=str(correctness))
+
+
+def qa_factory(metric: type[QAMetric], usage: str) -> Callable[..., Metric]:
+    """The factory of a question-answering family: :func:`build_qa` with the family's subclass ``metric``.
+
+    The factory takes ``(spec, device=None, **options)``, says which options it takes (its ``extra_options``:
+    :data:`QA_OPTION_NAMES`) and belongs to ``metric``'s module (the family's: its ``__module__``), where the
+    family's record names it.
+
+    Parameters
+    ----------
+    metric : type of QAMetric
+        The family's subclass.
+    usage : str
+        The spec's syntax and defaults, the first paragraph of the factory's docstring (its Parameters,
+        Returns and Raises sections follow, written here once for every such family).
+
+    Returns
+    -------
+    callable
+        ``build(spec, device=None, **options) -> Metric``.
+    """
+    def build(spec: Spec, device: str | None = None, **options) -> Metric:
+        return build_qa(metric, spec, device, **options)
+
+    build.__module__ = metric.__module__
+    build.extra_options = QA_OPTION_NAMES
+    build.__doc__ = f"""{textwrap.indent(usage.strip(), "    ").lstrip()}
+
+    Parameters
+    ----------
+    spec : Spec
+        The parsed spec; its model is the VQA model (hub id or local folder).
+    device : str or None, optional
+        The torch device; None picks one.
+    **options
+        The spec's options (:data:`~ts2viz.metrics.qametric.build.QA_OPTION_NAMES`); their meaning is on
+        the family's card.
+
+    Returns
+    -------
+    Metric
+        A :class:`{metric.__name__}` (:func:`~ts2viz.metrics.qametric.build.build_qa`).
+
+    Raises
+    ------
+    InputError
+        For an unknown option, an option's value that is not accepted, or a model or question source that
+        cannot be loaded.
+    """
+    return build
 
 
 #: new tokens of ts2viz's greedy decoding, and of DSG's chat path (its ``GPT4o.vqa`` ``max_tokens=20``)

@@ -457,10 +457,8 @@ class QAMetric(Metric):
 
         Parameters
         ----------
-        items : sequence
-            The prepared images.
-        prompts : sequence of str
-            One prompt per image.
+        items, prompts
+            As :meth:`score_prepared` takes them.
 
         Returns
         -------

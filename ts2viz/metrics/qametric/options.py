@@ -33,14 +33,12 @@ def check_score_option(spec: Spec, score: str) -> None:
 
 
 def check_correctness(spec: Spec, correctness: str) -> None:
-    """Check the ``correctness=`` option of ``tifa:`` and ``dsg:``.
+    """Check the ``correctness=`` option, as :func:`check_score_option` checks ``score=``.
 
     Parameters
     ----------
-    spec : Spec
-        The metric's parsed spec (named in the error message).
-    correctness : str
-        The option's value.
+    spec, correctness
+        The metric's parsed spec (named in the error message) and the option's value.
 
     Raises
     ------

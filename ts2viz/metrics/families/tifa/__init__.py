@@ -8,13 +8,13 @@ with TIFA's differences: its decodings, its prompt for BLIP-2, its mapper rule a
 """
 from __future__ import annotations
 
-from ...common.base import Metric
 from ...common.decoding import TIFA_DECODINGS
-from ...qametric.build import QA_OPTION_NAMES, build_qa, model_type_of
+from ...qametric.build import model_type_of, qa_factory
 from ...qametric.metric import QAMetric
 from ...qametric.options import qa_options
 from ...common.spec import Spec
 from ...family import Card, Family, Fidelity
+from .questions import WRITER
 
 _TI = "tests/metrics/reference/test_tifa_reference.py::"
 _RA = "tests/metrics/reference/test_recorded_answers.py::"
@@ -149,8 +149,8 @@ class TIFAMetric(QAMetric):
 
         Parameters
         ----------
-        spec : Spec
-            The metric's parsed spec (its model).
+        spec
+            As :meth:`QAMetric.default_prompt_style <ts2viz.metrics.qametric.metric.QAMetric.default_prompt_style>` takes it.
 
         Returns
         -------
@@ -165,12 +165,8 @@ class TIFAMetric(QAMetric):
 
         Parameters
         ----------
-        source : QuestionSource
-            The questions.
-        qa_filter : str
-            ``unifiedqa`` or ``unifiedqa:MODEL``.
-        device : str or None
-            The filter model's torch device.
+        source, qa_filter, device
+            As :meth:`QAMetric.filtered <ts2viz.metrics.qametric.metric.QAMetric.filtered>` takes them (``qa_filter``: ``unifiedqa`` or ``unifiedqa:MODEL``).
 
         Returns
         -------
@@ -182,42 +178,16 @@ class TIFAMetric(QAMetric):
         return FilteredSource(source, load_filter(qa_filter, device))
 
 
-def build(spec: Spec, device: str | None = None, **options) -> Metric:
-    """The ``tifa:`` metric of ``spec``: TIFA's questions answered by a VQA model.
+#: the ``tifa:`` factory (:func:`~ts2viz.metrics.qametric.build.qa_factory`): TIFAMetric on a VQA model
+build = qa_factory(TIFAMetric, """The ``tifa:`` metric of ``spec``: TIFA's questions answered by a VQA model.
 
-    ``tifa:MODEL[?questions=ts2|FILE&generator=URL&mapper=...&score=accuracy|normalized&...]``; the score is
-    the fraction of questions answered correctly (``score=accuracy``).
-
-    Parameters
-    ----------
-    spec : Spec
-        The parsed spec; its model is the VQA model (hub id or local folder).
-    device : str or None, optional
-        The torch device; None picks one.
-    **options
-        The spec's options (:data:`~ts2viz.metrics.qametric.build.QA_OPTION_NAMES`); their meaning is on
-        the family's card (:data:`CARD`).
-
-    Returns
-    -------
-    Metric
-        A :class:`TIFAMetric` (:func:`~ts2viz.metrics.qametric.build.build_qa`).
-
-    Raises
-    ------
-    InputError
-        For an unknown option, an option's value that is not accepted, or a model or question source that
-        cannot be loaded.
-    """
-    return build_qa(TIFAMetric, spec, device, **options)
-
-
-#: the options :func:`build` takes through ``**options`` (:func:`build_qa`'s)
-build.extra_options = QA_OPTION_NAMES
+``tifa:MODEL[?questions=ts2|FILE&generator=URL&mapper=...&score=accuracy|normalized&...]``; the score is
+the fraction of questions answered correctly (``score=accuracy``).
+""")
 
 
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
 FAMILY = Family('tifa',
                 "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
                 build, CARD, example='tifa:Salesforce/blip-vqa-base', group='questions', hub_model=True,
-                display='TIFA', details='questions')
+                display='TIFA', details='questions', question_writer=WRITER)

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ...qa.accumulation import canonical_accumulation, counted_flags, dsg_counted, dsg_score
-from ...qa.mapping import DSG_CHAT_YES_RULE, DSG_YES_RULE
-from ...qa.questions import Question
-from ..common.base import Metric
-from ..common.decoding import DSG_INSTRUCTBLIP, GREEDY
-from ..qametric.build import QA_OPTION_NAMES, build_qa
-from ..qametric.metric import QAMetric
-from ..qametric.options import qa_options
-from ..common.spec import Spec
-from ..family import Card, Family, Fidelity
+from ....qa.accumulation import canonical_accumulation, counted_flags, dsg_counted, dsg_score
+from ....qa.mapping import DSG_CHAT_YES_RULE, DSG_YES_RULE
+from ....qa.questions import Question
+from ...common.decoding import DSG_INSTRUCTBLIP, GREEDY
+from ...qametric.build import qa_factory
+from ...qametric.metric import QAMetric
+from ...qametric.options import qa_options
+from ...family import Card, Family, Fidelity
+from .questions import WRITER
 
 _DS = "tests/metrics/reference/test_dsg_reference.py::"
 _RA = "tests/metrics/reference/test_recorded_answers.py::"
@@ -185,17 +184,14 @@ class DSGMetric(QAMetric):
 
         Parameters
         ----------
-        correct : dict of int to bool
-            Question id -> answered correctly.
-        qs : sequence of Question
-            The image's questions (with their parents).
+        correct, qs
+            As :meth:`QAMetric.count <ts2viz.metrics.qametric.metric.QAMetric.count>` takes them.
 
         Returns
         -------
-        counted : dict of int to bool
-            Question id -> whether it counts.
-        score : float
-            The fraction that counts (NaN for no questions).
+        tuple of (dict, float)
+            As :meth:`QAMetric.count <ts2viz.metrics.qametric.metric.QAMetric.count>` returns them: here the questions that count under the accumulation
+            (:func:`ts2viz.qa.accumulation.dsg_counted`), and their fraction.
         """
         parents = {q.id: q.parents for q in qs}
         return dsg_counted(correct, parents, self.accumulation), dsg_score(correct, parents, self.accumulation)
@@ -205,17 +201,13 @@ class DSGMetric(QAMetric):
 
         Parameters
         ----------
-        values : dict of int to float
-            Question id -> its normalised answer likelihood.
-        correct : dict of int to bool
-            Question id -> whether its most likely choice is the expected one.
-        qs : sequence of Question
-            The image's questions (with their parents).
+        values, correct, qs
+            As :meth:`QAMetric.gate_values <ts2viz.metrics.qametric.metric.QAMetric.gate_values>` takes them.
 
         Returns
         -------
         dict of int to float
-            Question id -> the value that counts.
+            Question id -> its value, or 0 where :func:`parents_let_count` says no.
         """
         gate = parents_let_count(qs, correct, self.accumulation)
         return {qid: v if gate[qid] else 0.0 for qid, v in values.items()}
@@ -228,23 +220,14 @@ class DSGMetric(QAMetric):
 
         Parameters
         ----------
-        vqa : VQAModel
-            The loaded VQA model.
-        decoding : Decoding
-            The decoding chosen.
-        yes_rule : str or None
-            The ``yes_rule=`` option.
-        prompt_style : str or None
-            The ``prompt_style=`` option as given.
-        style : str
-            The prompt style chosen so far.
+        vqa, decoding, yes_rule, prompt_style, style
+            As :meth:`QAMetric.yes_reading <ts2viz.metrics.qametric.metric.QAMetric.yes_reading>` takes them.
 
         Returns
         -------
-        yes_rule : str
-            The rule of :data:`ts2viz.qa.mapping.YES_RULES`.
-        style : str
-            The prompt style.
+        tuple of (str, str)
+            The rule of :data:`ts2viz.qa.mapping.YES_RULES` (never None: DSG reads yes/no answers by its rule)
+            and the prompt style.
         """
         chat_model = bool(getattr(vqa, "generative", False)) and decoding is not DSG_INSTRUCTBLIP
         rule = yes_rule if yes_rule else (DSG_CHAT_YES_RULE if chat_model else DSG_YES_RULE)
@@ -253,44 +236,18 @@ class DSGMetric(QAMetric):
         return rule, style
 
 
-def build(spec: Spec, device: str | None = None, **options) -> Metric:
-    """The ``dsg:`` metric of ``spec``: DSG's questions answered by a VQA model.
+#: the ``dsg:`` factory (:func:`~ts2viz.metrics.qametric.build.qa_factory`): DSGMetric on a VQA model
+build = qa_factory(DSGMetric, """The ``dsg:`` metric of ``spec``: DSG's questions answered by a VQA model.
 
-    ``dsg:MODEL[?accumulation=direct|transitive|mean&yes_rule=exact|contains&decoding=dsg|greedy&...]``.
-    As DSG's code (j-min/DSG) by default: ``accumulation=direct`` (a question counts 0 when a direct
-    parent was answered no), ``yes_rule=exact`` (a yes/no answer is yes when it is exactly ``yes``;
-    ``contains`` is TS2's code's rule, the one its release used) and, when MODEL is an InstructBLIP,
-    ``decoding=dsg`` (DSG's ``generate`` call: bare question, beam 5, repetition penalty 1.5, up to 256
-    new tokens, as transformers 4.31 ran it; :mod:`ts2viz.metrics.common.decoding`). Other models decode
-    greedily (``decoding=greedy``, ts2viz's own; DSG's other VQA models, mPLUG-large via modelscope and
-    PaLI-17B, are not transformers models).
-
-    Parameters
-    ----------
-    spec : Spec
-        The parsed spec; its model is the VQA model (hub id or local folder).
-    device : str or None, optional
-        The torch device; None picks one.
-    **options
-        The spec's options (:data:`~ts2viz.metrics.qametric.build.QA_OPTION_NAMES`); their meaning is on
-        the family's card (:data:`CARD`).
-
-    Returns
-    -------
-    Metric
-        A :class:`DSGMetric` (:func:`~ts2viz.metrics.qametric.build.build_qa`).
-
-    Raises
-    ------
-    InputError
-        For an unknown option, an option's value that is not accepted, or a model or question source that
-        cannot be loaded.
-    """
-    return build_qa(DSGMetric, spec, device, **options)
-
-
-#: the options :func:`build` takes through ``**options`` (:func:`build_qa`'s)
-build.extra_options = QA_OPTION_NAMES
+``dsg:MODEL[?accumulation=direct|transitive|mean&yes_rule=exact|contains&decoding=dsg|greedy&...]``.
+As DSG's code (j-min/DSG) by default: ``accumulation=direct`` (a question counts 0 when a direct
+parent was answered no), ``yes_rule=exact`` (a yes/no answer is yes when it is exactly ``yes``;
+``contains`` is TS2's code's rule, the one its release used) and, when MODEL is an InstructBLIP,
+``decoding=dsg`` (DSG's ``generate`` call: bare question, beam 5, repetition penalty 1.5, up to 256
+new tokens, as transformers 4.31 ran it; :mod:`ts2viz.metrics.common.decoding`). Other models decode
+greedily (``decoding=greedy``, ts2viz's own; DSG's other VQA models, mPLUG-large via modelscope and
+PaLI-17B, are not transformers models).
+""")
 
 
 #: this module's family (found by :func:`ts2viz.metrics.registry.builtin_families`)
@@ -298,4 +255,4 @@ FAMILY = Family('dsg',
                 "DSG: fraction of yes/no questions answered 'yes', a question failing with a direct parent (DSG's "
                 'code)',
                 build, CARD, example='dsg:Salesforce/blip-vqa-base', group='questions', hub_model=True,
-                display='DSG', details='dependent')
+                display='DSG', details='dependent', question_writer=WRITER)
