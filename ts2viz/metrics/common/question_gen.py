@@ -137,10 +137,8 @@ class QuestionGenerator:
 
         Parameters
         ----------
-        prompt : str
-            The text-to-image prompt.
-        kind : str
-            The question kind (a key of :attr:`writers`).
+        prompt, kind
+            As :meth:`cache_path` takes them.
 
         Returns
         -------

@@ -285,16 +285,15 @@ class QAMetric(Metric):
         """
         return None, style
 
-    def check_prompts(self, prompts: Sequence[str]) -> None:
-        """Fail early (before any image is scored) if a prompt has no questions; runs the generator.
+    def check_prompt(self, prompt: str) -> None:
+        """Fail early (before any image is scored) if the prompt has no questions; runs the generator.
 
         Parameters
         ----------
-        prompts : sequence of str
-            The prompts to be scored (each distinct prompt is asked for once).
+        prompt
+            As :meth:`Metric.check_prompt <ts2viz.metrics.common.base.Metric.check_prompt>` takes it.
         """
-        for p in dict.fromkeys(prompts):
-            self.source.get(p)
+        self.source.get(prompt)
 
     def ask(self, q: Question) -> str:
         """The text the VQA model is asked for question ``q``.
