@@ -38,7 +38,6 @@ import numpy as np
 from ...errors import InputError
 from ...qa.accumulation import DEFAULT_ACCUMULATION, check_accumulation
 from ...qa.mapping import (
-    DSG_CHAT_INSTRUCTION,
     AnswerMapper,
     check_yes_rule,
     is_correct,
@@ -112,6 +111,8 @@ class QAMetric(Metric):
     decodings: dict = {}
     #: the answer mapper's rule unless ``mapper_rule=`` says (:func:`ts2viz.qa.mapping.load_mapper`)
     mapper_rule: str | None = None
+    #: the family's own prompt styles: ``prompt_style=`` value -> the text asked for a question (:meth:`ask`)
+    style_texts: dict = {}
 
     def __init__(self, spec: Spec, vqa: VQAModel, source: QuestionSource, mapper: AnswerMapper | None,
                  batch_size: int | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
@@ -298,9 +299,8 @@ class QAMetric(Metric):
     def ask(self, q: Question) -> str:
         """The text the VQA model is asked for question ``q``.
 
-        ``prompt_style=dsg_chat``: DSG's ``GPT4o.vqa`` instruction around the question; ``tifa_blip2``: TIFA's
-        BLIP-2 prompt ("Answer the multiple-choice question. Question: ... Choices: ... Answer:"); otherwise the
-        question, followed by "Answer yes or no." or "Choose one: a, b." when the choices are listed.
+        Under one of the family's own prompt styles, its text (:attr:`style_texts`); otherwise the question,
+        followed by "Answer yes or no." or "Choose one: a, b." when the choices are listed.
 
         Parameters
         ----------
@@ -312,13 +312,9 @@ class QAMetric(Metric):
         str
             The question text to put into the model's prompt template.
         """
-        if self.prompt_style == "dsg_chat":  # DSG's GPT4o.vqa instruction (inside the model's chat template)
-            return DSG_CHAT_INSTRUCTION.format(question=q.text)
-        if self.prompt_style == "tifa_blip2":  # TIFA's BLIP2.vqa (the model's template is "{question}")
-            if q.choices:
-                return (f"Answer the multiple-choice question. Question: {q.text} "
-                        f"Choices: {', '.join(q.choices)} Answer:")
-            return f"Answer the question. Question: {q.text} Answer:"
+        own = self.style_texts.get(self.prompt_style)
+        if own is not None:
+            return own(q)
         if self.list_choices and q.choices:
             if {c.lower() for c in q.choices} == {"yes", "no"}:
                 return f"{q.text} Answer yes or no."
@@ -433,10 +429,8 @@ class QAMetric(Metric):
 
         Parameters
         ----------
-        answers : sequence of str
-            The free-form answers.
-        choices : sequence of sequence of str
-            Each answer's question's choices.
+        answers, choices
+            As :func:`map_answers` takes them.
 
         Returns
         -------

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ....qa.accumulation import canonical_accumulation, counted_flags, dsg_counted, dsg_score
-from ....qa.mapping import DSG_CHAT_YES_RULE, DSG_YES_RULE
+from ....qa.mapping import DSG_CHAT_INSTRUCTION, DSG_CHAT_YES_RULE, DSG_YES_RULE
 from ....qa.questions import Question
 from ...common.decoding import DSG_INSTRUCTBLIP, GREEDY
 from ...qametric.build import qa_factory
@@ -168,6 +168,8 @@ class DSGMetric(QAMetric):
     refused = {"qa_filter": "qa_filter= applies to tifa only (TIFA's UnifiedQA filter)",
                "prompt_style=tifa_blip2": "prompt_style=tifa_blip2 applies to tifa only"}
     decodings = {t: DSG_INSTRUCTBLIP for t in DSG_INSTRUCTBLIP.model_types}
+    #: DSG's ``GPT4o.vqa`` instruction around the question (inside the model's chat template)
+    style_texts = {"dsg_chat": lambda q: DSG_CHAT_INSTRUCTION.format(question=q.text)}
 
     def extra_config(self) -> dict:
         """The accumulation, in the config.

@@ -8,6 +8,7 @@ with TIFA's differences: its decodings, its prompt for BLIP-2, its mapper rule a
 """
 from __future__ import annotations
 
+from ....qa.questions import Question
 from ...common.decoding import TIFA_DECODINGS
 from ...qametric.build import model_type_of, qa_factory
 from ...qametric.metric import QAMetric
@@ -125,6 +126,13 @@ answer likelihood instead of 0/1.
 )
 
 
+def _blip2_prompt(q: Question) -> str:
+    """TIFA's ``BLIP2.vqa`` prompt for ``q`` (``prompt_style=tifa_blip2``; the model's template is ``{question}``)."""
+    if q.choices:
+        return f"Answer the multiple-choice question. Question: {q.text} Choices: {', '.join(q.choices)} Answer:"
+    return f"Answer the question. Question: {q.text} Answer:"
+
+
 class TIFAMetric(QAMetric):
     """TIFA: the question-answering metric (:class:`~ts2viz.metrics.qametric.metric.QAMetric`) with TIFA's differences.
 
@@ -139,6 +147,8 @@ class TIFAMetric(QAMetric):
                "prompt_style=dsg_chat": "prompt_style=dsg_chat applies to dsg only"}
     decodings = TIFA_DECODINGS
     mapper_rule = "tifa"
+    #: TIFA's prompt for BLIP-2
+    style_texts = {"tifa_blip2": _blip2_prompt}
 
     @classmethod
     def default_prompt_style(cls, spec: Spec) -> str:

@@ -146,7 +146,7 @@ def tifa_messages(prompt: str) -> tuple[str, str]:
     Parameters
     ----------
     prompt : str
-        The text-to-image prompt.
+        The text-to-image prompt (the request's ``Description:``).
 
     Returns
     -------
