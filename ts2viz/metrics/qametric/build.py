@@ -101,8 +101,9 @@ def build_qa(metric: type[QAMetric], spec: Spec, device: str | None, *, question
         except InputError as e:
             raise InputError(f"metric {spec.raw!r}: {e.problem}") from None
     style = _prompt_style(metric, spec, prompt_style)
-    if style == "tifa_blip2":
-        template = "{question}"  # the whole prompt is TIFA's text
+    own = metric.prompt_styles.get(style)
+    if own is not None and own.template is not None:
+        template = own.template  # the style's own prompt (TIFA's BLIP-2 text is the whole prompt)
     check_correctness(spec, correctness)
     model_type = _model_type(spec) if score != "normalized" or decoding else None
     if decoding in (None, ""):
@@ -130,11 +131,12 @@ def build_qa(metric: type[QAMetric], spec: Spec, device: str | None, *, question
     if score != "normalized":
         rule_for_yes, style = metric.yes_reading(vqa, chosen, str(yes_rule) if yes_rule else None, prompt_style,
                                                  style)
-    if style == "dsg_chat":
+    own = metric.prompt_styles.get(style)   # yes_reading may have chosen the family's own style (DSG's chat path)
+    if own is not None:
         if list_choices is None:
-            list_choices = False   # the instruction asks for yes or no
-        if max_new_tokens in (None, ""):
-            max_new_tokens = DSG_CHAT_MAX_TOKENS
+            list_choices = own.list_choices
+        if max_new_tokens in (None, "") and own.max_new_tokens is not None:
+            max_new_tokens = own.max_new_tokens
     new_tokens = DEFAULT_MAX_NEW_TOKENS if max_new_tokens in (None, "") else int(max_new_tokens)
     return metric(spec, vqa, source, answer_mapper, batch_size, new_tokens, list_choices, acc, str(score), style,
                   decoding=chosen, yes_rule=rule_for_yes, correctness=str(correctness))
@@ -191,9 +193,8 @@ def qa_factory(metric: type[QAMetric], usage: str) -> Callable[..., Metric]:
     return build
 
 
-#: new tokens of ts2viz's greedy decoding, and of DSG's chat path (its ``GPT4o.vqa`` ``max_tokens=20``)
+#: new tokens of ts2viz's greedy decoding (a family's prompt style may have its own: ``PromptStyle.max_new_tokens``)
 DEFAULT_MAX_NEW_TOKENS = 10
-DSG_CHAT_MAX_TOKENS = 20
 
 
 #: the options of ``tifa:`` and ``dsg:``: :func:`build_qa`'s keyword parameters

@@ -31,7 +31,8 @@ With ``score=normalized`` a question scores Gecko's normalised answer likelihood
 """
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -51,6 +52,28 @@ from ..common.choicescore import choice_index, normalized_probability
 from ..common.decoding import GREEDY, Decoding
 from ..common.spec import Spec
 from .options import check_correctness, check_score_option
+
+
+@dataclass(frozen=True)
+class PromptStyle:
+    """A family's own way of asking the VQA model (a ``prompt_style=`` value; :attr:`QAMetric.prompt_styles`).
+
+    Attributes
+    ----------
+    text : callable
+        ``text(question) -> str``: the text asked for a :class:`Question` (:meth:`QAMetric.ask`).
+    template : str or None
+        The VQA model's prompt template under this style, whatever ``template=`` says (None: as it says).
+    list_choices : bool or None
+        The ``list_choices=`` default under this style (None: the decoding's or the model's).
+    max_new_tokens : int or None
+        The ``max_new_tokens=`` default under this style (None: :data:`~.build.DEFAULT_MAX_NEW_TOKENS`).
+    """
+
+    text: Callable[[Question], str]
+    template: str | None = None
+    list_choices: bool | None = None
+    max_new_tokens: int | None = None
 
 
 class QAMetric(Metric):
@@ -111,8 +134,8 @@ class QAMetric(Metric):
     decodings: dict = {}
     #: the answer mapper's rule unless ``mapper_rule=`` says (:func:`ts2viz.qa.mapping.load_mapper`)
     mapper_rule: str | None = None
-    #: the family's own prompt styles: ``prompt_style=`` value -> the text asked for a question (:meth:`ask`)
-    style_texts: dict = {}
+    #: the family's own prompt styles: ``prompt_style=`` value -> :class:`PromptStyle` (:meth:`ask`, ``build_qa``)
+    prompt_styles: dict = {}
 
     def __init__(self, spec: Spec, vqa: VQAModel, source: QuestionSource, mapper: AnswerMapper | None,
                  batch_size: int | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
@@ -299,7 +322,7 @@ class QAMetric(Metric):
     def ask(self, q: Question) -> str:
         """The text the VQA model is asked for question ``q``.
 
-        Under one of the family's own prompt styles, its text (:attr:`style_texts`); otherwise the question,
+        Under one of the family's own prompt styles, its text (:attr:`prompt_styles`); otherwise the question,
         followed by "Answer yes or no." or "Choose one: a, b." when the choices are listed.
 
         Parameters
@@ -312,9 +335,9 @@ class QAMetric(Metric):
         str
             The question text to put into the model's prompt template.
         """
-        own = self.style_texts.get(self.prompt_style)
+        own = self.prompt_styles.get(self.prompt_style)
         if own is not None:
-            return own(q)
+            return own.text(q)
         if self.list_choices and q.choices:
             if {c.lower() for c in q.choices} == {"yes", "no"}:
                 return f"{q.text} Answer yes or no."

@@ -15,7 +15,7 @@ from ....qa.mapping import DSG_CHAT_INSTRUCTION, DSG_CHAT_YES_RULE, DSG_YES_RULE
 from ....qa.questions import Question
 from ...common.decoding import DSG_INSTRUCTBLIP, GREEDY
 from ...qametric.build import qa_factory
-from ...qametric.metric import QAMetric
+from ...qametric.metric import PromptStyle, QAMetric
 from ...qametric.options import qa_options
 from ...family import Card, Family, Fidelity
 from .questions import WRITER
@@ -168,8 +168,10 @@ class DSGMetric(QAMetric):
     refused = {"qa_filter": "qa_filter= applies to tifa only (TIFA's UnifiedQA filter)",
                "prompt_style=tifa_blip2": "prompt_style=tifa_blip2 applies to tifa only"}
     decodings = {t: DSG_INSTRUCTBLIP for t in DSG_INSTRUCTBLIP.model_types}
-    #: DSG's ``GPT4o.vqa`` instruction around the question (inside the model's chat template)
-    style_texts = {"dsg_chat": lambda q: DSG_CHAT_INSTRUCTION.format(question=q.text)}
+    #: DSG's chat path (``GPT4o.vqa``): its instruction around the question, inside the model's chat template; the
+    #: instruction asks for yes or no (no choices listed), and ``max_tokens=20``
+    prompt_styles = {"dsg_chat": PromptStyle(lambda q: DSG_CHAT_INSTRUCTION.format(question=q.text),
+                                             list_choices=False, max_new_tokens=20)}
 
     def extra_config(self) -> dict:
         """The accumulation, in the config.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ....qa.questions import Question
 from ...common.decoding import TIFA_DECODINGS
 from ...qametric.build import model_type_of, qa_factory
-from ...qametric.metric import QAMetric
+from ...qametric.metric import PromptStyle, QAMetric
 from ...qametric.options import qa_options
 from ...common.spec import Spec
 from ...family import Card, Family, Fidelity
@@ -147,8 +147,8 @@ class TIFAMetric(QAMetric):
                "prompt_style=dsg_chat": "prompt_style=dsg_chat applies to dsg only"}
     decodings = TIFA_DECODINGS
     mapper_rule = "tifa"
-    #: TIFA's prompt for BLIP-2
-    style_texts = {"tifa_blip2": _blip2_prompt}
+    #: TIFA's prompt for BLIP-2: the whole prompt is TIFA's text (the model's template is ``{question}``)
+    prompt_styles = {"tifa_blip2": PromptStyle(_blip2_prompt, template="{question}")}
 
     @classmethod
     def default_prompt_style(cls, spec: Spec) -> str:
