@@ -19,7 +19,7 @@ from ts2viz.qa.accumulation import dsg_counted
 from ts2viz.metrics.common.decoding import DECODINGS, DSG_INSTRUCTBLIP, GREEDY
 from ts2viz.metrics.backbones.sbert import load_mapper
 from ts2viz.qa.mapping import YES_RULES, is_yes, reads_yes, yes_no_choice
-from ts2viz.metrics.qametric import map_answers
+from ts2viz.metrics.qametric.metric import map_answers
 
 PROMPT = "A Christmas tree with lights and teddy bear"   # a TS2 prompt: its DSG questions are bundled
 

@@ -15,9 +15,11 @@ from ts2viz import metrics
 from ts2viz.cli import main
 from ts2viz.errors import InputError
 from ts2viz.metrics.backbones.llm import LocalChat, OpenAIChat
-from ts2viz.metrics.common.question_gen import (QuestionGenerator, dsg_questions_from_stages, parse_numbered,
-    parse_tifa_reply)
-from ts2viz.qa.questions import read_question_csv
+from ts2viz.metrics.common.question_gen import QuestionGenerator, QuestionWriter
+from ts2viz.metrics.families.dsg.questions import dsg_questions_from_stages, parse_numbered
+from ts2viz.metrics.families.tifa.questions import parse_tifa_reply
+from ts2viz.metrics.registry import question_writers
+from ts2viz.qa.questions import Question, read_question_csv
 
 TIFA_REPLY = """Sure, here they are.
 Entities: cat
@@ -80,7 +82,7 @@ def chat_api():
 
 
 def test_dsg_three_stages_in_order_and_cached_on_disk(chat_api, tmp_path):
-    gen = QuestionGenerator(OpenAIChat(chat_api, "m", api_key="sk-x"), cache_dir=tmp_path / "qc")
+    gen = QuestionGenerator(OpenAIChat(chat_api, "m", api_key="sk-x"), question_writers(), cache_dir=tmp_path / "qc")
     qs = gen.generate("a red cat on a tree", "dsg")
     assert [c[0] for c in _StageChatAPI.calls] == ["tuple", "question", "dependency"]
     assert _StageChatAPI.calls[0][1].startswith("input: a red cat on a tree")
@@ -96,21 +98,21 @@ def test_dsg_three_stages_in_order_and_cached_on_disk(chat_api, tmp_path):
     assert len(files) == 1
     rec = json.loads(files[0].read_text())
     assert rec["prompt"] == "a red cat on a tree" and set(rec["replies"]) == {"tuple", "question", "dependency"}
-    again = QuestionGenerator(OpenAIChat(chat_api, "m", api_key="sk-x"), cache_dir=tmp_path / "qc")
+    again = QuestionGenerator(OpenAIChat(chat_api, "m", api_key="sk-x"), question_writers(), cache_dir=tmp_path / "qc")
     assert again.generate("a red cat on a tree", "dsg") == qs
     assert len(_StageChatAPI.calls) == 3
     # another model name is another generator config: no cache hit
-    QuestionGenerator(OpenAIChat(chat_api, "other", api_key="sk-x"), cache_dir=tmp_path / "qc").generate(
+    QuestionGenerator(OpenAIChat(chat_api, "other", api_key="sk-x"), question_writers(), cache_dir=tmp_path / "qc").generate(
         "a red cat on a tree", "dsg")
     assert len(_StageChatAPI.calls) == 6
     # without the cache every call goes to the LLM
-    QuestionGenerator(OpenAIChat(chat_api, "m", api_key="sk-x"), cache_dir=tmp_path / "qc", use_cache=False).generate(
+    QuestionGenerator(OpenAIChat(chat_api, "m", api_key="sk-x"), question_writers(), cache_dir=tmp_path / "qc", use_cache=False).generate(
         "a red cat on a tree", "dsg")
     assert len(_StageChatAPI.calls) == 9
 
 
 def test_tifa_few_shot_request_and_parsing(chat_api, tmp_path):
-    gen = QuestionGenerator(OpenAIChat(chat_api, "m", api_key="k"), cache_dir=tmp_path / "qc")
+    gen = QuestionGenerator(OpenAIChat(chat_api, "m", api_key="k"), question_writers(), cache_dir=tmp_path / "qc")
     qs = gen.generate("a red cat", "tifa")
     assert len(_StageChatAPI.calls) == 1 and _StageChatAPI.calls[0][0] == "tifa"
     assert _StageChatAPI.calls[0][1] == "Description: a red cat\nEntities:"
@@ -122,7 +124,7 @@ def test_tifa_few_shot_request_and_parsing(chat_api, tmp_path):
 
 
 def test_unusable_replies_are_clear_input_errors(chat_api, tmp_path):
-    gen = QuestionGenerator(OpenAIChat(chat_api, "m", api_key="k"), cache_dir=tmp_path / "qc")
+    gen = QuestionGenerator(OpenAIChat(chat_api, "m", api_key="k"), question_writers(), cache_dir=tmp_path / "qc")
     _StageChatAPI.replies = {**REPLIES, "question": "1 | Is there a cat?\n2 | Is the cat red?"}
     with pytest.raises(InputError, match=r"prompt 'a red cat on a tree'.*no question for tuple\(s\) \[3, 4\]"):
         gen.generate("a red cat on a tree", "dsg")
@@ -140,6 +142,39 @@ def test_unusable_replies_are_clear_input_errors(chat_api, tmp_path):
         gen.generate("a red cat", "vqa")
 
 
+def test_the_generator_config_is_the_one_before_the_writers_moved_to_their_families(tmp_path):
+    """The writers moved from ``common/question_gen.py`` to their families (issue 41) and kept the config, so
+    existing question caches and score caches stay valid: the digest and the cache file name below are what the
+    generator gave before the move (commit f6ffd3c). Editing a prompt changes them, as it should."""
+    class Chat:
+        config = {"llm": "x"}
+
+    gen = QuestionGenerator(Chat(), question_writers(), cache_dir=tmp_path)
+    assert gen.config == {"generator": "tifa-fewshot/dsg-3stage", "prompts": "c4a05118102c", "llm": "x"}
+    assert gen.cache_path("a cat", "dsg") == tmp_path / "dsg" / "a8bbd784d7e85a5b9b46072c.json"
+
+
+def test_the_generator_runs_any_kind_its_writers_give(tmp_path):
+    """The generator knows no family: a writer of a new kind is run, its stages' replies cached with it."""
+    class Chat:
+        config = {"llm": "echo"}
+
+        def chat(self, system, user):
+            return f"{system}|{user}"
+
+    def write(prompt, ask):
+        reply = ask("only", ("sys", prompt))
+        return [Question(0, f"is it {reply}?", ("yes", "no"), "yes")]
+
+    gen = QuestionGenerator(Chat(), {"demo": QuestionWriter("demo", "demo-1", ("sys",), write)}, cache_dir=tmp_path)
+    assert gen.config["generator"] == "demo-1"
+    assert [q.text for q in gen.generate("a cat", "demo")] == ["is it sys|a cat?"]
+    rec = json.loads(gen.cache_path("a cat", "demo").read_text())
+    assert rec["replies"] == {"only": "sys|a cat"} and rec["kind"] == "demo"
+    with pytest.raises(InputError, match="question kind must be demo, not 'tifa'"):
+        gen.generate("a cat", "tifa")
+
+
 def test_parsers_are_lenient_about_layout():
     assert parse_numbered("noise\n 1 | a \n2) | b\n- 3 | c\n1 | dup\nx | y", "tuple") == {1: "a", 2: "b", 3: "c"}
     qs = dsg_questions_from_stages({1: "t1", 2: "t2", 3: "t3"}, {1: "q1?", 2: "q2?", 3: "q3?"},
@@ -152,7 +187,7 @@ def test_parsers_are_lenient_about_layout():
 
 
 def test_local_llm_generator_runs_and_rejects_garbage(tmp_path):
-    gen = QuestionGenerator(LocalChat(str(tiny("llm")), device="cpu", max_new_tokens=8), cache_dir=tmp_path / "qc")
+    gen = QuestionGenerator(LocalChat(str(tiny("llm")), device="cpu", max_new_tokens=8), question_writers(), cache_dir=tmp_path / "qc")
     # A random tiny LLM cannot follow either format: each kind fails with a clear error, nothing cached.
     with pytest.raises(InputError, match="question generator reply for prompt 'a red cat'"):
         gen.generate("a red cat", "tifa")

@@ -282,6 +282,7 @@ def run_questions(args: argparse.Namespace) -> int:
     from ..dataset import parse_seg_ids
     from ..metrics.backbones.llm import load_llm
     from ..metrics.common.question_gen import QuestionGenerator
+    from ..metrics.registry import question_writers
     from ..qa.questions import write_question_csv
 
     out = str(args.out)
@@ -300,7 +301,7 @@ def run_questions(args: argparse.Namespace) -> int:
             ds = ds.subset(ids)
         items = [(seg.id, seg.prompt) for seg in ds]
     llm = load_llm(args.generator, model=args.generator_model, api_key_env=args.api_key_env, device=args.device)
-    gen = QuestionGenerator(llm, cache_dir=args.cache, use_cache=not args.no_cache)
+    gen = QuestionGenerator(llm, question_writers(), cache_dir=args.cache, use_cache=not args.no_cache)
     sets = []
     bar = None
     if not args.quiet:

@@ -81,7 +81,7 @@ def cached_qa_records(metric, dataset, file_names: Sequence[str] | None = None, 
         If ``metric`` is not a TIFA/DSG metric with per-question details, or if the cached details are
         malformed.
     """
-    from ..metrics.qametric import QAMetric
+    from ..metrics.qametric.metric import QAMetric
     from ..metrics.registry import details_kind
     from ..qa.details import ANSWER_KINDS, question_kind
     from ..qa.records import records_from_details

@@ -222,6 +222,10 @@ class Family:
     display : str, optional
         The family's name as people write it (``T2I-FineEval``); empty: :attr:`name`
         (:func:`ts2viz.metrics.registry.display_name`).
+    question_writer : QuestionWriter or None, optional
+        How a chat LLM writes the family's questions for a prompt (``generator=``): a
+        :class:`ts2viz.metrics.common.question_gen.QuestionWriter`, kept in the family package's ``questions``
+        module (:func:`ts2viz.metrics.registry.question_writers` gathers them). None: the family writes none.
 
     Examples
     --------
@@ -244,11 +248,12 @@ class Family:
     tiny: str = ""
     details: str = ""
     display: str = ""
+    question_writer: object | None = field(default=None, repr=False)
 
     def __init__(self, name: str, description: str, build, card: Card | None = None, *, example: str = "",
                  group: str = "user", trusted_only: bool = False, hub_model: bool = False,
                  needs_pixels: bool = True, revisions: bool = True, tiny: str = "", details: str = "",
-                 display: str = ""):
+                 display: str = "", question_writer=None):
         """Check and store the record (:class:`ValueError` for an unknown group or an upper-case name)."""
         if group not in GROUPS:
             raise ValueError(f"family {name!r}: group must be one of {GROUPS}, not {group!r}")
@@ -256,7 +261,8 @@ class Family:
             raise ValueError(f"family name must be non-empty lower case, not {name!r}")
         for k, v in dict(name=name, description=description, build=build, card_given=card, example=example,
                          group=group, trusted_only=trusted_only, hub_model=hub_model, needs_pixels=needs_pixels,
-                         revisions=revisions, tiny=tiny, details=details, display=display).items():
+                         revisions=revisions, tiny=tiny, details=details, display=display,
+                         question_writer=question_writer).items():
             object.__setattr__(self, k, v)
 
     def factory(self) -> Callable:

@@ -21,7 +21,8 @@ from .common.spec import parse_spec as split_spec
 from .family import GROUPS, Card, Family
 
 __all__ = ["load", "families", "family", "register", "unregister", "check_offered", "parse_spec",
-           "accepted_options", "check_options", "details_kind", "display_name", "DISPLAY_ORDER"]
+           "accepted_options", "check_options", "details_kind", "display_name", "question_writers",
+           "DISPLAY_ORDER"]
 
 #: the order the listings (``ts2viz metrics``, the documentation, the app) show the families in: group by
 #: group (:data:`ts2viz.metrics.family.GROUPS`), within a group as named here; a family not named here
@@ -263,6 +264,30 @@ def details_kind(name: str | None) -> str:
     """
     fam = registered().get(str(name or "").lower())
     return fam.details if fam is not None else ""
+
+
+def question_writers() -> dict:
+    """The question writer of each question kind, from the built-in families' records (:attr:`Family.question_writer`).
+
+    The generator's config names every writer and digests their prompts in this order (the kinds'
+    order, :data:`ts2viz.qa.questions.QUESTION_KINDS`, then any other by name); a family registered at
+    run time does not change it.
+
+    Returns
+    -------
+    dict of str to QuestionWriter
+        Question kind -> its :class:`ts2viz.metrics.common.question_gen.QuestionWriter`.
+
+    Examples
+    --------
+    >>> list(question_writers())
+    ['tifa', 'dsg']
+    """
+    from ..qa.questions import QUESTION_KINDS
+
+    found = {w.kind: w for w in (f.question_writer for f in builtin_families().values()) if w is not None}
+    order = sorted(found, key=lambda k: (QUESTION_KINDS.index(k) if k in QUESTION_KINDS else len(QUESTION_KINDS), k))
+    return {k: found[k] for k in order}
 
 
 def display_name(name: str) -> str:

@@ -117,20 +117,20 @@ def _clip_flant5_no_eos(mp):
 def _decoding(name):
     """``default_decoding`` giving greedy (no template, no beam) instead of the original's own call."""
     def apply(mp):
-        from ts2viz.metrics import qametric
         from ts2viz.metrics.common import decoding
+        from ts2viz.metrics.qametric import build
 
-        mp.setattr(qametric, "default_decoding", lambda decodings, model_type: decoding.GREEDY)
+        mp.setattr(build, "default_decoding", lambda decodings, model_type: decoding.GREEDY)
     apply.__doc__ = name
     return apply
 
 
 def _normalised_correctness(mp):
     """Correct when equal after normalising (case, articles, punctuation) instead of TIFA's/DSG's ``==``."""
-    from ts2viz.metrics import qametric
+    from ts2viz.metrics.qametric.metric import QAMetric
     from ts2viz.qa.mapping import normalize_answer
 
-    mp.setattr(qametric.QAMetric, "is_correct",
+    mp.setattr(QAMetric, "is_correct",
                lambda self, mapped, expected: normalize_answer(mapped) == normalize_answer(expected))
 
 
@@ -157,13 +157,13 @@ def _llava_no_eos(mp):
 def _yes_rule(rule):
     """A yes/no answer read by ``rule`` (TS2's ``contains``) instead of the rule ts2viz picked (DSG's ``exact``)."""
     def apply(mp):
-        from ts2viz.metrics import qametric
+        from ts2viz.metrics.qametric import metric
 
-        mapping = qametric.map_answers
+        mapping = metric.map_answers
 
         def patched(answers, choices, mapper, yes_rule):
             return mapping(answers, choices, mapper, rule if yes_rule is not None else None)
-        mp.setattr(qametric, "map_answers", patched)
+        mp.setattr(metric, "map_answers", patched)
     return apply
 
 

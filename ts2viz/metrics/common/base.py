@@ -115,16 +115,28 @@ class Metric:
         return f"<{type(self).__name__} {self.spec} on {self.device}>"
 
     def check_prompts(self, prompts: Sequence[str]) -> None:
-        """Raise :class:`InputError` before any scoring if a prompt cannot be scored (default: no check).
+        """Raise :class:`InputError` before any scoring if a prompt cannot be scored (default: :meth:`check_prompt`).
 
         The engine calls it once, with the prompts of the images it is about to score (those not in the
         cache), before any image is scored, so that a prompt the metric cannot score (e.g. one with no
-        questions) fails at once rather than after hours.
+        questions) fails at once rather than after hours. By default each distinct prompt goes to
+        :meth:`check_prompt` once, in order.
 
         Parameters
         ----------
         prompts : sequence of str
             The prompts to be scored.
+        """
+        for p in dict.fromkeys(prompts):
+            self.check_prompt(p)
+
+    def check_prompt(self, prompt: str) -> None:
+        """Raise :class:`InputError` if ``prompt`` cannot be scored (default: no check; see :meth:`check_prompts`).
+
+        Parameters
+        ----------
+        prompt : str
+            A prompt to be scored.
         """
 
     # -- the two halves ----------------------------------------------------------------------------

@@ -147,7 +147,7 @@ def default_decoding(decodings: Mapping[str, Decoding], model_type: str | None) 
     Parameters
     ----------
     decodings : mapping of str to Decoding
-        The family's own decodings by model type (its :attr:`~ts2viz.metrics.qametric.QAMetric.decodings`: DSG's
+        The family's own decodings by model type (its :attr:`~ts2viz.metrics.qametric.metric.QAMetric.decodings`: DSG's
         :data:`DSG_INSTRUCTBLIP` on an InstructBLIP, TIFA's :data:`TIFA_DECODINGS`).
     model_type : str or None
         The VQA model's type (``instructblip``, ``blip``, ``git``, ``blip-2``, ...).

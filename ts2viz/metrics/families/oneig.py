@@ -315,16 +315,15 @@ class OneIGAlignment(Metric):
             raise InputError(f"oneig: no questions for prompt {pid} of {category} (prompt {prompt!r})")
         return sets[pid]
 
-    def check_prompts(self, prompts: Sequence[str]) -> None:
-        """Fail before any image is scored if a prompt has no questions.
+    def check_prompt(self, prompt: str) -> None:
+        """Fail before any image is scored if the prompt has no questions.
 
         Parameters
         ----------
-        prompts : sequence of str
-            The prompts to be scored.
+        prompt
+            As :meth:`Metric.check_prompt <ts2viz.metrics.common.base.Metric.check_prompt>` takes it.
         """
-        for p in dict.fromkeys(prompts):
-            self.questions(p)
+        self.questions(prompt)
 
     def prepare(self, image, file_name=None):
         """The grid's kept cells, JPEG round-tripped and resized by ``qwen_vl_utils``' rule.

@@ -157,16 +157,15 @@ class SoftTIFA(Metric):
         super().__init__(spec, config, vqa.device, batch_size or 4)
         self.vqa, self.atoms, self.mean = vqa, atoms, mean
 
-    def check_prompts(self, prompts: Sequence[str]) -> None:
-        """Fail before any image is scored if a prompt has no atoms.
+    def check_prompt(self, prompt: str) -> None:
+        """Fail before any image is scored if the prompt has no atoms.
 
         Parameters
         ----------
-        prompts : sequence of str
-            The prompts to be scored.
+        prompt
+            As :meth:`Metric.check_prompt <ts2viz.metrics.common.base.Metric.check_prompt>` takes it.
         """
-        for p in dict.fromkeys(prompts):
-            self.atoms(p)
+        self.atoms(prompt)
 
     def score_prepared(self, items: Sequence, prompts: Sequence[str]) -> np.ndarray:
         """Soft-TIFA of a batch of images (:class:`~ts2viz.metrics.common.base.Metric`).

@@ -1,4 +1,4 @@
-"""The question-answering metric TIFA and DSG share (:class:`QAMetric`, :func:`build_qa`) on the VQA backbone.
+"""The question-answering metric TIFA and DSG share (:class:`QAMetric`) and its answer reading (:func:`map_answers`).
 
 :class:`QAMetric` is the base class: a family's differences (how parent questions gate a question, the
 options it refuses, its default decodings, prompt style, mapper rule and yes/no reading) are class
@@ -13,7 +13,7 @@ and compared with the expected answer.
 A yes/no question of ``dsg:`` is read by the yes rule (``?yes_rule=exact``, the default, as DSG's
 code: the answer is ``yes`` exactly; ``contains``, TS2's rule: the answer contains "yes"; see
 :data:`ts2viz.qa.mapping.YES_RULES`, the same rule released answers are read with); other questions go to
-the mapper. The answers are decoded as ``?decoding=`` says (:mod:`.decoding`): DSG's InstructBLIP
+the mapper. The answers are decoded as ``?decoding=`` says (:mod:`ts2viz.metrics.common.decoding`): DSG's InstructBLIP
 beam search by default for ``dsg:`` on an InstructBLIP, greedy otherwise.
 
 * TIFA = fraction of questions answered correctly.
@@ -27,44 +27,61 @@ record a dict: question_id, question, choices, expected, parents, answer, mapped
 :func:`ts2viz.qa.records.records_from_details` turns them into a table).
 
 With ``score=normalized`` a question scores Gecko's normalised answer likelihood instead of 0/1
-(:mod:`.choicescore`, :meth:`QAMetric.score_normalized`).
+(:mod:`ts2viz.metrics.common.choicescore`, :meth:`QAMetric.score_normalized`).
 """
 from __future__ import annotations
 
-import inspect
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from ..qa.accumulation import DEFAULT_ACCUMULATION, check_accumulation
-from ..qa.mapping import (
-    DSG_CHAT_INSTRUCTION,
+from ...errors import InputError
+from ...qa.accumulation import DEFAULT_ACCUMULATION, check_accumulation
+from ...qa.mapping import (
     AnswerMapper,
     check_yes_rule,
     is_correct,
     is_yes_no,
     yes_no_choice,
 )
-from ..qa.questions import Question, QuestionSource
-from .backbones.llm import load_llm
-from .backbones.sbert import load_mapper
-from .backbones.vqa.loader import load_vqa_model
-from .backbones.vqa.model import VQAModel
-from .family import Option
-from .common.base import Metric
-from .common.choicescore import choice_index, normalized_probability
-from .common.decoding import GREEDY, Decoding, check_decoding, default_decoding
-from .common.question_gen import QuestionGenerator
-from .common.spec import Spec
+from ...qa.questions import Question, QuestionSource
+from ..backbones.vqa.model import VQAModel
+from ..common.base import Metric
+from ..common.choicescore import choice_index, normalized_probability
+from ..common.decoding import GREEDY, Decoding
+from ..common.spec import Spec
+from .options import check_correctness, check_score_option
+
+
+@dataclass(frozen=True)
+class PromptStyle:
+    """A family's own way of asking the VQA model (a ``prompt_style=`` value; :attr:`QAMetric.prompt_styles`).
+
+    Attributes
+    ----------
+    text : callable
+        ``text(question) -> str``: the text asked for a :class:`Question` (:meth:`QAMetric.ask`).
+    template : str or None
+        The VQA model's prompt template under this style, whatever ``template=`` says (None: as it says).
+    list_choices : bool or None
+        The ``list_choices=`` default under this style (None: the decoding's or the model's).
+    max_new_tokens : int or None
+        The ``max_new_tokens=`` default under this style (None: :data:`~.build.DEFAULT_MAX_NEW_TOKENS`).
+    """
+
+    text: Callable[[Question], str]
+    template: str | None = None
+    list_choices: bool | None = None
+    max_new_tokens: int | None = None
 
 
 class QAMetric(Metric):
-    """A question-answering metric over a :class:`VQAModel` and a :class:`QuestionSource` (built by :func:`build_qa`).
+    """A question-answering metric over a :class:`VQAModel` and a :class:`QuestionSource` (built by :func:`~.build.build_qa`).
 
     A family's subclass sets :attr:`name` and overrides what differs: :meth:`count` (how an image's
     question verdicts make its score), :meth:`gate_values` (the same for ``score=normalized``),
-    :meth:`extra_config`, and for :func:`build_qa` :attr:`refused`, :attr:`decodings`,
+    :meth:`extra_config`, and for :func:`~.build.build_qa` :attr:`refused`, :attr:`decodings`,
     :attr:`mapper_rule`, :meth:`default_prompt_style`, :meth:`filtered` and :meth:`yes_reading`. The base
     class scores the fraction of questions answered correctly.
 
@@ -96,11 +113,11 @@ class QAMetric(Metric):
     prompt_style : str, default "default"
         ``default``, ``tifa_blip2`` or ``dsg_chat`` (see :meth:`ask`).
     decoding : Decoding, default GREEDY
-        How free-form answers are decoded (:mod:`.decoding`).
+        How free-form answers are decoded (:mod:`ts2viz.metrics.common.decoding`).
     yes_rule : str or None, optional
         How a yes/no answer is read (:data:`ts2viz.qa.mapping.YES_RULES`); None: by the mapper.
     correctness : str, default "exact"
-        How a mapped choice is compared with the expected answer (:data:`CORRECTNESS`).
+        How a mapped choice is compared with the expected answer (:data:`~.options.CORRECTNESS`).
 
     Raises
     ------
@@ -113,19 +130,19 @@ class QAMetric(Metric):
     name = "qa"
     #: options the family refuses, as ``option`` or ``option=value`` -> the one-line reason
     refused: dict = {}
-    #: the family's own decodings by the VQA model's type (:func:`~.decoding.default_decoding`)
+    #: the family's own decodings by the VQA model's type (:func:`ts2viz.metrics.common.decoding.default_decoding`)
     decodings: dict = {}
     #: the answer mapper's rule unless ``mapper_rule=`` says (:func:`ts2viz.qa.mapping.load_mapper`)
     mapper_rule: str | None = None
+    #: the family's own prompt styles: ``prompt_style=`` value -> :class:`PromptStyle` (:meth:`ask`, ``build_qa``)
+    prompt_styles: dict = {}
 
     def __init__(self, spec: Spec, vqa: VQAModel, source: QuestionSource, mapper: AnswerMapper | None,
                  batch_size: int | None = None, max_new_tokens: int = 10, list_choices: bool | None = None,
                  accumulation: str = DEFAULT_ACCUMULATION, score: str = "accuracy", prompt_style: str = "default",
                  decoding: Decoding = GREEDY, yes_rule: str | None = None, correctness: str = "exact"):
         check_score_option(spec, score)
-        if correctness not in CORRECTNESS:
-            raise InputError(f"metric {spec.raw!r}: correctness must be one of {', '.join(CORRECTNESS)}, "
-                             f"not {correctness!r}")
+        check_correctness(spec, correctness)
         #: how a mapped choice is compared with the expected answer (``exact``: TIFA's and DSG's ``==``)
         self.correctness = correctness
         self.decoding = decoding
@@ -236,7 +253,7 @@ class QAMetric(Metric):
         Returns
         -------
         str
-            One of :data:`PROMPT_STYLES`.
+            One of :data:`~.options.PROMPT_STYLES`.
         """
         return "default"
 
@@ -292,23 +309,21 @@ class QAMetric(Metric):
         """
         return None, style
 
-    def check_prompts(self, prompts: Sequence[str]) -> None:
-        """Fail early (before any image is scored) if a prompt has no questions; runs the generator.
+    def check_prompt(self, prompt: str) -> None:
+        """Fail early (before any image is scored) if the prompt has no questions; runs the generator.
 
         Parameters
         ----------
-        prompts : sequence of str
-            The prompts to be scored (each distinct prompt is asked for once).
+        prompt
+            As :meth:`Metric.check_prompt <ts2viz.metrics.common.base.Metric.check_prompt>` takes it.
         """
-        for p in dict.fromkeys(prompts):
-            self.source.get(p)
+        self.source.get(prompt)
 
     def ask(self, q: Question) -> str:
         """The text the VQA model is asked for question ``q``.
 
-        ``prompt_style=dsg_chat``: DSG's ``GPT4o.vqa`` instruction around the question; ``tifa_blip2``: TIFA's
-        BLIP-2 prompt ("Answer the multiple-choice question. Question: ... Choices: ... Answer:"); otherwise the
-        question, followed by "Answer yes or no." or "Choose one: a, b." when the choices are listed.
+        Under one of the family's own prompt styles, its text (:attr:`prompt_styles`); otherwise the question,
+        followed by "Answer yes or no." or "Choose one: a, b." when the choices are listed.
 
         Parameters
         ----------
@@ -320,13 +335,9 @@ class QAMetric(Metric):
         str
             The question text to put into the model's prompt template.
         """
-        if self.prompt_style == "dsg_chat":  # DSG's GPT4o.vqa instruction (inside the model's chat template)
-            return DSG_CHAT_INSTRUCTION.format(question=q.text)
-        if self.prompt_style == "tifa_blip2":  # TIFA's BLIP2.vqa (the model's template is "{question}")
-            if q.choices:
-                return (f"Answer the multiple-choice question. Question: {q.text} "
-                        f"Choices: {', '.join(q.choices)} Answer:")
-            return f"Answer the question. Question: {q.text} Answer:"
+        own = self.prompt_styles.get(self.prompt_style)
+        if own is not None:
+            return own.text(q)
         if self.list_choices and q.choices:
             if {c.lower() for c in q.choices} == {"yes", "no"}:
                 return f"{q.text} Answer yes or no."
@@ -441,10 +452,8 @@ class QAMetric(Metric):
 
         Parameters
         ----------
-        answers : sequence of str
-            The free-form answers.
-        choices : sequence of sequence of str
-            Each answer's question's choices.
+        answers, choices
+            As :func:`map_answers` takes them.
 
         Returns
         -------
@@ -464,10 +473,8 @@ class QAMetric(Metric):
 
         Parameters
         ----------
-        items : sequence
-            The prepared images.
-        prompts : sequence of str
-            One prompt per image.
+        items, prompts
+            As :meth:`score_prepared` takes them.
 
         Returns
         -------
@@ -527,10 +534,6 @@ class QAMetric(Metric):
         return s, list(self.last_details or [])
 
 
-SCORE_MODES = ("accuracy", "normalized")
-#: how a mapped choice is compared with the expected answer (:meth:`QAMetric.is_correct`)
-CORRECTNESS = ("exact", "normalized")
-
 
 def map_answers(answers: Sequence[str], choices: Sequence[Sequence[str]], mapper: AnswerMapper | None,
                 yes_rule: str | None) -> list[str]:
@@ -562,7 +565,7 @@ def map_answers(answers: Sequence[str], choices: Sequence[Sequence[str]], mapper
 
     Examples
     --------
-    >>> from ts2viz.metrics.qametric import map_answers
+    >>> from ts2viz.metrics.qametric.metric import map_answers
     >>> map_answers(["Yes.", "no"], [("yes", "no"), ("yes", "no")], None, "chat")
     ['yes', 'no']
     """
@@ -581,305 +584,3 @@ def map_answers(answers: Sequence[str], choices: Sequence[Sequence[str]], mapper
         for i, m in zip(rest, mapper.map([answers[i] for i in rest], [choices[i] for i in rest])):
             out[i] = m
     return out
-
-
-def check_score_option(spec: Spec, score: str) -> None:
-    """Check the ``score=`` option of ``tifa:`` and ``dsg:``.
-
-    Parameters
-    ----------
-    spec : Spec
-        The metric's parsed spec (named in the error message).
-    score : str
-        The option's value.
-
-    Raises
-    ------
-    InputError
-        If ``score`` is not one of :data:`SCORE_MODES` (``accuracy``, ``normalized``).
-    """
-    if score not in SCORE_MODES:
-        raise InputError(f"metric {spec.raw!r}: score must be 'accuracy' or 'normalized', not {score!r}")
-
-
-def _generator(generator: str | None, generator_model: str | None, api_key: str | None, api_key_env: str,
-               device: str | None) -> QuestionGenerator | None:
-    if not generator:
-        return None
-    return QuestionGenerator(load_llm(generator, model=generator_model, api_key=api_key, api_key_env=api_key_env,
-                                      device=device))
-
-
-def build_qa(metric: type[QAMetric], spec: Spec, device: str | None, *, questions: str = "ts2", generator: str | None = None,
-           generator_model: str | None = None, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-           batch_size: int | None = None, pair_batch_size: int | None = None, dtype: str | None = None,
-           template: str | None = None, max_new_tokens: int | None = None, list_choices: bool | None = None,
-           mapper: str | None = None, accumulation: str | None = None, score: str = "accuracy",
-           qa_filter: str | None = None, prompt_style: str | None = None, mapper_rule: str | None = None,
-           decoding: str | None = None, yes_rule: str | None = None, correctness: str = "exact",
-           **options) -> Metric:
-    """The question-answering metric ``metric`` (a family's :class:`QAMetric` subclass) on the VQA model of ``spec``.
-
-    The family's subclass says what differs (:class:`QAMetric`: the options it refuses, its decodings, its
-    prompt style, mapper rule and yes/no reading). TIFA's and DSG's, as their modules define them:
-
-    How a VQA model is asked and read by default (``dsg:``; options override each part):
-
-    * InstructBLIP: DSG's InstructBLIP path: the bare question, ``decoding=dsg``, ``yes_rule=exact``;
-    * BLIP-VQA (and other non-generative VQA models): the bare question, greedy, ``yes_rule=exact`` (DSG's
-      mPLUG path: such models answer in their vocabulary's lower case);
-    * a chat VLM (a chat template: LLaVA, Qwen2-VL, ...): DSG's chat path (``GPT4o.vqa``):
-      ``prompt_style=dsg_chat`` ("Answer only with 'yes' or 'no'. Do not give other outputs or punctuation
-      marks. Question: ..."), greedy, ``max_new_tokens=20`` (DSG's ``max_tokens=20``), ``yes_rule=chat``;
-    * another generative VLM (a plain template: BLIP-2, PaliGemma): its template, greedy, ``yes_rule=chat``.
-
-    ``tifa:`` decodes as TIFA's code does on BLIP-VQA, GIT and BLIP-2 (``decoding=tifa``), greedily
-    elsewhere, maps by TIFA's rule and compares with ``==`` (``correctness=exact``).
-
-    Parameters
-    ----------
-    metric : type of QAMetric
-        The family's subclass (it is built and returned).
-    spec : Spec
-        The metric's parsed spec (its model is the VQA model).
-    device : str or None
-        The torch device; None picks one (:func:`~.device.resolve_device`).
-    questions, generator, generator_model, api_key, api_key_env, batch_size, pair_batch_size, dtype, template, max_new_tokens, list_choices, mapper, accumulation, score, qa_filter, prompt_style, mapper_rule, decoding, yes_rule, correctness
-        The spec's options, as the ``tifa`` and ``dsg`` family cards describe them (:func:`qa_options`).
-    **options
-        Any other option: refused.
-
-    Returns
-    -------
-    Metric
-        A ``metric``.
-
-    Raises
-    ------
-    InputError
-        For an unknown option, an option that applies to the other family only, a value not accepted,
-        options that contradict each other (e.g. ``decoding=`` with ``score=normalized``), or a model,
-        question file or generator that cannot be loaded.
-    """
-    if options:
-        raise InputError(f"metric {spec.raw!r}: unknown option(s) {', '.join(sorted(options))}")
-    if accumulation is not None:
-        metric.refuse(spec, "accumulation")
-    acc = check_accumulation(accumulation or DEFAULT_ACCUMULATION)
-    check_score_option(spec, str(score))
-    source = QuestionSource(metric.name, questions,
-                            _generator(generator, generator_model, api_key, api_key_env, device))
-    if qa_filter not in (None, "", "none"):
-        metric.refuse(spec, "qa_filter")
-        source = metric.filtered(source, qa_filter, device)
-    if yes_rule not in (None, ""):
-        metric.refuse(spec, "yes_rule")
-        if score == "normalized":
-            raise InputError(f"metric {spec.raw!r}: yes_rule= reads free-form answers, not score=normalized")
-        try:
-            check_yes_rule(str(yes_rule))
-        except InputError as e:
-            raise InputError(f"metric {spec.raw!r}: {e.problem}") from None
-    style = _prompt_style(metric, spec, prompt_style)
-    if style == "tifa_blip2":
-        template = "{question}"  # the whole prompt is TIFA's text
-    if correctness not in CORRECTNESS:
-        raise InputError(f"metric {spec.raw!r}: correctness must be one of {', '.join(CORRECTNESS)}, "
-                         f"not {correctness!r}")
-    model_type = _model_type(spec) if score != "normalized" or decoding else None
-    if decoding in (None, ""):
-        chosen = default_decoding(metric.decodings, model_type)
-    else:
-        chosen = check_decoding(str(decoding), model_type, f"metric {spec.raw!r}")
-    if score == "normalized":
-        if decoding not in (None, "") and chosen is not GREEDY:
-            raise InputError(f"metric {spec.raw!r}: decoding= decodes free-form answers, not score=normalized")
-        chosen = GREEDY  # the likelihood scores decode nothing
-    if template is None and chosen.template:
-        template = chosen.template  # the source's own prompt (DSG: the bare question)
-    vqa = load_vqa_model(spec, device, dtype=dtype, batch_size=pair_batch_size, template=template)
-    if score == "normalized" and mapper is not None:
-        raise InputError(f"metric {spec.raw!r}: mapper= maps free-form answers; score=normalized reads the "
-                         "choices' likelihoods and maps nothing")
-    # the likelihood scores need no answer mapper (and so no Sentence-BERT download)
-    if score == "normalized" and mapper_rule:
-        raise InputError(f"metric {spec.raw!r}: mapper_rule= applies to free-form answers, not score=normalized")
-    # the family's own rule (TIFA's: answers that are choices taken, all others to Sentence-BERT; DSG keeps
-    # the "contains yes" rule: the fidelity rows of the TIFA card)
-    rule = mapper_rule or metric.mapper_rule
-    answer_mapper = None if score == "normalized" else load_mapper(mapper, vqa.device, rule=rule)
-    rule_for_yes = None
-    if score != "normalized":
-        rule_for_yes, style = metric.yes_reading(vqa, chosen, str(yes_rule) if yes_rule else None, prompt_style,
-                                                 style)
-    if style == "dsg_chat":
-        if list_choices is None:
-            list_choices = False   # the instruction asks for yes or no
-        if max_new_tokens in (None, ""):
-            max_new_tokens = DSG_CHAT_MAX_TOKENS
-    new_tokens = DEFAULT_MAX_NEW_TOKENS if max_new_tokens in (None, "") else int(max_new_tokens)
-    return metric(spec, vqa, source, answer_mapper, batch_size, new_tokens, list_choices, acc, str(score), style,
-                  decoding=chosen, yes_rule=rule_for_yes, correctness=str(correctness))
-
-
-#: new tokens of ts2viz's greedy decoding, and of DSG's chat path (its ``GPT4o.vqa`` ``max_tokens=20``)
-DEFAULT_MAX_NEW_TOKENS = 10
-DSG_CHAT_MAX_TOKENS = 20
-
-
-#: the options of ``tifa:`` and ``dsg:``: :func:`build_qa`'s keyword parameters
-QA_OPTION_NAMES: tuple[str, ...] = tuple(
-    p.name for p in inspect.signature(build_qa).parameters.values() if p.kind == p.KEYWORD_ONLY)
-
-
-def qa_options(elsewhere: dict | None = None, accumulation: str | None = None) -> tuple:
-    """The options of a question-answering family (:func:`build_qa`'s), as its card lists them.
-
-    :func:`build_qa` takes the same options for every such family; an option that applies to another
-    family only is refused with a one-line error (:attr:`QAMetric.refused`), and its doc says so on the card.
-
-    Parameters
-    ----------
-    elsewhere : dict of str to str, optional
-        The options this family refuses -> the family they apply to (their docs say so).
-    accumulation : str or None, optional
-        The default of ``accumulation=`` (None: the family has no parent questions).
-
-    Returns
-    -------
-    tuple of Option
-        One row per keyword option of :func:`build_qa` (:data:`QA_OPTION_NAMES`).
-    """
-    only = dict(elsewhere or {})
-
-    def note(name: str) -> str:
-        o = only.get(name)
-        return "" if o is None else f" Applies to `{o}:` only (an error here)."
-
-    rows = (
-        Option("questions", "ts2", "Where the questions come from: `ts2` (the TS2 question sets shipped in "
-               "`data/ts2/`), a question file of your own (`PATH.csv`, the TS2 format; `ts2viz questions` "
-               "writes one), or `none` (questions only from the generator)."),
-        Option("generator", None, "An LLM that writes questions for prompts the question file does not have: the "
-               "base URL of an OpenAI-compatible chat endpoint or `hf:MODEL` (a local transformers LLM). "
-               "Generation follows the original's structure with ts2viz's own prompts and examples; questions are "
-               "cached on disk per (generator, prompt) under `$TS2VIZ_CACHE/questions/`."),
-        Option("generator_model", None, "The model name at the generator's endpoint (default `gpt-4o`)."),
-        Option("api_key", None, "The generator endpoint's key, given directly (never recorded in the config; "
-               "prefer `api_key_env`)."),
-        Option("api_key_env", "OPENAI_API_KEY", "The environment variable holding the generator endpoint's key."),
-        Option("batch_size", None, "Images per scoring call (default 4). Speed only."),
-        Option("pair_batch_size", None, "(image, question) pairs per VQA model call (default 8 on CPU, 32 on "
-               "CUDA). Speed only."),
-        Option("dtype", None, "Compute dtype of the VQA model on GPU: `float32`, `float16` or `bfloat16` "
-               "(default: the card's precision, else bfloat16 where the GPU supports it, else float16; always "
-               "float32 on CPU).", ("float32", "float16", "bfloat16")),
-        Option("template", None, "The VQA model's prompt template with `{question}` (default: the model's own; "
-               "a decoding preset may set it, e.g. `decoding=dsg` asks the bare question)."),
-        Option("max_new_tokens", None, "New tokens of a free-form answer under `decoding=greedy` (default 10; "
-               "20 on DSG's chat path, its `GPT4o.vqa` `max_tokens=20`)."),
-        Option("list_choices", None, "Spell out the choices in the question (\"Choose one: a, b.\"; yes/no: "
-               "\"Answer yes or no.\"). Default: on for generative VLMs, off for BLIP-VQA, as the decoding preset "
-               "says where it says."),
-        Option("mapper", "sbert:sentence-transformers/all-mpnet-base-v2", "How a free-form answer is mapped to a "
-               "choice: `sbert:MODEL` (the choice with the highest cosine between Sentence-BERT embeddings, "
-               "tokens mean-pooled under the attention mask, L2-normalised; TIFA's and the TS2 release's) or "
-               "`lexical` (a model-free fallback: normalised exact match, a choice contained in the answer, then "
-               "string similarity; **not** what TIFA does). Not with `score=normalized`."),
-        Option("accumulation", accumulation, "How a question's parents gate it: `direct` "
-               "(DSG's scoring code: it and each direct parent answered correctly), `transitive` (alias `gated`: "
-               "every parent counts too, DSG's README and the TS2 release's per-image files) or `mean` (parents "
-               "ignored, the TS2 web leaderboard's DSG rows)." + note("accumulation"),
-               ("direct", "transitive", "gated", "mean")),
-        Option("score", "accuracy", "`accuracy` (0/1 per question) or `normalized` (Gecko's normalised answer "
-               "likelihood P(expected) / Σ P(choices) per question; DSG: a question counts 0 when a direct parent "
-               "— with `transitive`, any ancestor — has its most likely choice wrong).",
-               ("accuracy", "normalized")),
-        Option("qa_filter", None, "TIFA's UnifiedQA question filter: `unifiedqa` "
-               "(`allenai/unifiedqa-v2-t5-large-1363200`) or `unifiedqa:MODEL`; duplicates dropped, UnifiedQA's "
-               "multiple-choice answer from the prompt alone must equal the expected answer, free-form answer "
-               "F1 > 0.6 for non-yes/no questions. Off by default." + note("qa_filter")),
-        Option("prompt_style", None, "`tifa_blip2` (TIFA's prompt for BLIP-2: \"Answer the multiple-choice "
-               "question. Question: … Choices: a, b Answer:\"; the default of `tifa:` for BLIP-2 models, "
-               "`tifa:` only), `dsg_chat` (DSG's `GPT4o.vqa` instruction \"Answer only with 'yes' or 'no'. Do not "
-               "give other outputs or punctuation marks. Question: …\" in the model's chat template; the default "
-               "of `dsg:` for chat VLMs, `dsg:` only) or `default` (the question in the model's own template).",
-               ("default", "tifa_blip2", "dsg_chat")),
-        Option("mapper_rule", None, "Which answers the Sentence-BERT mapper sees: `tifa` (TIFA's "
-               "`multiple_choice_vqa`, the default of `tifa:`: an answer that is a choice is taken, every other "
-               "goes to Sentence-BERT, yes/no included), `ts2` (the TS2 release's `freeform_to_multiple_choice.py`: "
-               "fewer than three choices → yes when the answer contains \"yes\"; others to Sentence-BERT even when "
-               "a choice) or `contains_yes` (the default of `dsg:`: \"contains yes\" for yes/no, TIFA's rule for "
-               "the others). Not with `score=normalized`.", ("tifa", "ts2", "contains_yes")),
-        Option("decoding", None, "How free-form answers are decoded: `dsg` (j-min/DSG's `InstructBLIP.vqa`: bare "
-               "question, beam search with 5 beams, repetition penalty 1.5, up to 256 and at least 1 new token, "
-               "as transformers 4.31 ran it; the default of `dsg:` on an InstructBLIP, InstructBLIP only) or "
-               "`tifa` (TIFA's `vqa_models.py` call for the model's type: BLIP-VQA `generate(max_length=50)`; GIT "
-               "`[CLS]` + question, `max_length=50`; BLIP-2 LAVIS' `generate` defaults, beam 5, 30 new tokens; the "
-               "default of `tifa:` on those models) or "
-               "`greedy` (ts2viz's: the model's template, greedy, `max_new_tokens`; every other default).",
-               ("dsg", "tifa", "greedy")),
-        Option("yes_rule", None, "How a yes/no answer is read: `exact` (DSG's InstructBLIP path, "
-               "`answer == 'yes'`; the default for InstructBLIP and BLIP-VQA), `chat` (DSG's `GPT4o.vqa`: lower "
-               "case, stripped, `. , ? !` removed, then `== 'yes'`; the default for generative VLMs) or `contains` "
-               "(TS2's code: \"yes\" anywhere, case-insensitive). Not with `score=normalized`." + note("yes_rule"),
-               ("exact", "chat", "contains")),
-        Option("correctness", "exact", "How a mapped choice is compared with the expected answer: `exact` (TIFA's "
-               "`int(mc_answer == answer)`, DSG's `== 'yes'`) or `normalized` (after lower-casing and removing "
-               "articles and punctuation, ts2viz's former rule).", ("exact", "normalized")),
-    )
-    return rows
-
-
-def _model_type(spec: Spec) -> str | None:
-    """The VQA model's ``model_type`` from its config (None when it cannot be read: the loader then says why)."""
-    from transformers import PretrainedConfig
-
-    from .common.hub import check_model_id, hf_load
-
-    try:  # hf_load: a hub id on a network without the hub fails in seconds, not after retries
-        raw, _ = hf_load("config", PretrainedConfig.get_config_dict, check_model_id(spec), spec,
-                         **({"revision": spec.revision} if spec.revision else {}))
-    except Exception:  # load_vqa_model reports a bad model with its own message
-        return None
-    return raw.get("model_type")
-
-
-PROMPT_STYLES = ("default", "tifa_blip2", "dsg_chat")
-
-
-def _prompt_style(metric: type[QAMetric], spec: Spec, prompt_style: str | None) -> str:
-    """The prompt style a QA metric uses, checked (the family may refuse one, and gives its default).
-
-    ``default`` is ts2viz's question text in the model's own template.
-    """
-    if prompt_style not in (None, "", *PROMPT_STYLES):
-        raise InputError(f"metric {spec.raw!r}: prompt_style must be one of {', '.join(PROMPT_STYLES)}")
-    if prompt_style:
-        metric.refuse(spec, f"prompt_style={prompt_style}")
-        return prompt_style
-    return metric.default_prompt_style(spec)
-
-
-def model_type_of(spec: Spec) -> str:
-    """The ``model_type`` of the spec's model's config (empty when it cannot be read: the loader says why).
-
-    Parameters
-    ----------
-    spec : Spec
-        The metric's parsed spec.
-
-    Returns
-    -------
-    str
-        The config's ``model_type`` (``blip-2``, ``instructblip``, ...), or ``""``.
-    """
-    from transformers import AutoConfig
-
-    from .common.hub import check_model_id
-
-    try:
-        cfg = AutoConfig.from_pretrained(check_model_id(spec), **({"revision": spec.revision} if spec.revision else {}))
-    except Exception:  # load_vqa_model reports a bad model with its own message
-        return ""
-    return getattr(cfg, "model_type", "")
