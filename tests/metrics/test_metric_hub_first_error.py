@@ -70,7 +70,7 @@ def test_check_leaves_cached_local_and_non_hub_models_to_the_family(tmp_path, mo
     import huggingface_hub.constants as hc
 
     from ts2viz.metrics import parse_spec
-    from ts2viz.metrics.common.hub import check_hub_model_available
+    from ts2viz.metrics.common.pretrained import check_hub_model_available
 
     monkeypatch.setattr(hc, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "cache"))

@@ -469,7 +469,7 @@ def load(spec: str, device: str | None = None, **options):
     ``dtype="float32"``). On GPU the family's models compute in its card's precision (the original's) unless
     ``dtype`` says otherwise; the dtype used is recorded in ``metric.config["dtype"]``.
 
-    A hub model of a family with ``hub_model`` is checked first (:func:`ts2viz.metrics.common.hub.check_hub_model_available`,
+    A hub model of a family with ``hub_model`` is checked first (:func:`ts2viz.metrics.common.pretrained.check_hub_model_available`,
     a field's short name as the hub id the card gives it), so that an unreachable model fails in seconds,
     before torch and transformers are imported.
 
@@ -499,7 +499,7 @@ def load(spec: str, device: str | None = None, **options):
     card = fam.card
     if fam.hub_model and not opts.get("endpoint") and not not_on_hub(fam, sp.model):
         from ..hub import model_hub_id
-        from .common.hub import check_hub_model_available
+        from .common.pretrained import check_hub_model_available
 
         # a field's model name (the card's model_names) is checked as the hub id it names; the family's
         # factory gets the spec as written and resolves the name itself

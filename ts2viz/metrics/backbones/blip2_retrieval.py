@@ -22,7 +22,7 @@ import numpy as np
 
 from ...errors import InputError
 from ..common.device import autocast
-from ..common.hub import hf_load, model_identity
+from ..common.pretrained import hf_load, model_identity
 from ..common.spec import Spec
 
 #: t2v_metrics' text length (``padding='max_length', truncation=True, max_length=35``)
@@ -225,7 +225,7 @@ def load_blip2_retrieval(spec: Spec, device: str | None = None, *, dtype: str | 
         retrieval checkpoint or cannot be loaded.
     """
     from ..common.device import resolve_device, resolve_dtype
-    from ..common.hub import check_model_id
+    from ..common.pretrained import check_model_id
 
     if spec.is_openclip:
         raise InputError(f"metric {spec.raw!r}: a BLIP-2 image-text retrieval checkpoint is needed, not open_clip")

@@ -18,7 +18,7 @@ from typing import Sequence
 
 from ...errors import InputError
 from ..common.device import resolve_device, run_halving_on_oom
-from ..common.hub import check_model_id, hf_load, model_identity
+from ..common.pretrained import check_model_id, hf_load, model_identity
 from ..common.spec import Spec
 
 DEFAULT_DETECTOR = "PekingU/rtdetr_r50vd_coco_o365"

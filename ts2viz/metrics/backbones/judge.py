@@ -274,7 +274,7 @@ class LocalTextJudge:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         from ..common.device import resolve_device, resolve_dtype
-        from ..common.hub import check_model_id, hf_load, model_identity
+        from ..common.pretrained import check_model_id, hf_load, model_identity
 
         sp = Spec(f"llm:{model}", "llm", model)
         model_id = check_model_id(sp)
@@ -346,7 +346,7 @@ class Captioner:
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         from ..common.device import resolve_device, resolve_dtype
-        from ..common.hub import check_model_id, hf_load, model_identity
+        from ..common.pretrained import check_model_id, hf_load, model_identity
 
         sp = Spec(owner, "captioner", model)
         model_id = check_model_id(sp)

@@ -11,7 +11,6 @@ that names it exactly (part of a metric's cache key; never the API key). Two kin
 """
 from __future__ import annotations
 
-
 from ...errors import InputError
 
 
@@ -113,7 +112,7 @@ class LocalChat(ChatLLM):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         from ..common.device import resolve_device, resolve_dtype
-        from ..common.hub import hf_load, model_identity
+        from ..common.pretrained import hf_load, model_identity
         from ..common.spec import Spec
 
         sp = Spec(f"llm:{model}", "llm", model)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import InputError
 from ..common.device import autocast, resolve_device, resolve_dtype, run_halving_on_oom
-from ..common.hub import check_model_id, hf_load, model_identity
+from ..common.pretrained import check_model_id, hf_load, model_identity
 from ..common.spec import Spec
 
 DEFAULT_NLI = "google/t5_xxl_true_nli_mixture"

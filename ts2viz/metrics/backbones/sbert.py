@@ -68,7 +68,7 @@ class SBERTMapper(AnswerMapper):
         from transformers import AutoModel, AutoTokenizer
 
         from ..common.device import resolve_device
-        from ..common.hub import check_model_id, hf_load, model_identity
+        from ..common.pretrained import check_model_id, hf_load, model_identity
         from ..common.spec import Spec
 
         spec = Spec(f"sbert:{model}", "sbert", model)

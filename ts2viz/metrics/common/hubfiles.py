@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ...errors import InputError
 from ...hub import is_hub_id, offline, reachable
-from .hub import file_fingerprint
+from .pretrained import file_fingerprint
 
 
 def hub_file(spec, repo: str, filename: str, revision: str | None = None, what: str = "checkpoint",

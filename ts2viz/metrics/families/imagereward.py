@@ -28,10 +28,12 @@ import numpy as np
 from ...errors import InputError
 from ...hub import is_hub_id, model_hub_id
 from ..common.base import Metric
-from ..common.image_mode import DEFAULT as IMAGE_MODE, option as image_mode_option, reading as image_reading
 from ..common.device import dtype_name, resolve_device, resolve_dtype
-from ..common.hub import hf_load
 from ..common.hubfiles import file_identity, local_or_hub_file
+from ..common.image_mode import DEFAULT as IMAGE_MODE
+from ..common.image_mode import option as image_mode_option
+from ..common.image_mode import reading as image_reading
+from ..common.pretrained import hf_load
 from ..common.spec import Spec
 from ..family import Card, Family, Fidelity, Option
 
@@ -307,7 +309,12 @@ class ImageReward(Metric):
 def _modules(spec: Spec, state: dict, med: dict):
     """The BLIP vision and text models (transformers') and the MLP head, with the checkpoint's weights."""
     import torch
-    from transformers import BlipTextConfig, BlipTextModel, BlipVisionConfig, BlipVisionModel
+    from transformers import (
+        BlipTextConfig,
+        BlipTextModel,
+        BlipVisionConfig,
+        BlipVisionModel,
+    )
 
     def need(key):
         if key not in state:

@@ -22,9 +22,11 @@ import numpy as np
 from ...errors import InputError
 from ...hub import model_hub_id
 from ..common.base import Metric, stacked_or
-from ..common.image_mode import DEFAULT as IMAGE_MODE, option as image_mode_option, reading as image_reading
 from ..common.device import dtype_name, resolve_device, resolve_dtype
-from ..common.hub import check_model_id, hf_load, is_local_model, model_identity
+from ..common.image_mode import DEFAULT as IMAGE_MODE
+from ..common.image_mode import option as image_mode_option
+from ..common.image_mode import reading as image_reading
+from ..common.pretrained import check_model_id, hf_load, is_local_model, model_identity
 from ..common.spec import Spec
 from ..family import Card, Family, Fidelity, Option
 

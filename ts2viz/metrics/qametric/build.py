@@ -207,7 +207,7 @@ def _model_type(spec: Spec) -> str | None:
     """The VQA model's ``model_type`` from its config (None when it cannot be read: the loader then says why)."""
     from transformers import PretrainedConfig
 
-    from ..common.hub import check_model_id, hf_load
+    from ..common.pretrained import check_model_id, hf_load
 
     try:  # hf_load: a hub id on a network without the hub fails in seconds, not after retries
         raw, _ = hf_load("config", PretrainedConfig.get_config_dict, check_model_id(spec), spec,
@@ -245,7 +245,7 @@ def model_type_of(spec: Spec) -> str:
     """
     from transformers import AutoConfig
 
-    from ..common.hub import check_model_id
+    from ..common.pretrained import check_model_id
 
     try:
         cfg = AutoConfig.from_pretrained(check_model_id(spec), **({"revision": spec.revision} if spec.revision else {}))

@@ -4,9 +4,15 @@ from __future__ import annotations
 from ....errors import InputError
 from ...common.clip_prep import hessel_transform
 from ...common.device import autocast, resolve_device, resolve_dtype
-from ...common.hub import check_model_id, hf_load, model_identity
+from ...common.pretrained import check_model_id, hf_load, model_identity
 from ...common.spec import Spec
-from .options import ALL_VARIANTS, BASE_VARIANTS, PREPROCESS, check_variant, variant_dtype
+from .options import (
+    ALL_VARIANTS,
+    BASE_VARIANTS,
+    PREPROCESS,
+    check_variant,
+    variant_dtype,
+)
 from .preprocess import clip_fast_preprocess
 from .score import EmbeddingScore, logit_constants
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ....errors import InputError
 from ...common.device import autocast, resolve_device, resolve_dtype
-from ...common.hub import file_fingerprint
+from ...common.pretrained import file_fingerprint
 from ...common.spec import Spec
 from .options import ALL_VARIANTS, check_variant, variant_dtype
 from .score import EmbeddingScore, logit_constants

@@ -7,7 +7,7 @@ import numpy as np
 
 from ....errors import InputError
 from ...common.device import autocast
-from ...common.hub import hf_load, model_identity
+from ...common.pretrained import hf_load, model_identity
 from ...common.spec import Spec
 from .model import VQAModel, logsumexp
 

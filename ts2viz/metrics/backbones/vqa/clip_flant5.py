@@ -303,7 +303,7 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
         CLIPVisionModel,
     )
 
-    from ...common.hub import hf_load, is_local_model
+    from ...common.pretrained import hf_load, is_local_model
 
     Config, Model = _clip_t5_classes()
     kw = {"revision": revision} if revision else {}
@@ -312,7 +312,9 @@ def load_clip_t5(model_id: str, spec, *, dtype=None, revision: str | None = None
     if not tower:
         raise InputError(f"metric {spec.raw!r}: the CLIP-FlanT5 config names no mm_vision_tower; give ?vision_tower=")
     if not vision_tower and is_local_model(model_id) and not Path(tower).is_dir():
-        from .llava import find_vision_tower  # a copy of the tower beside the checkpoint (offline use)
+        from .llava import (
+            find_vision_tower,  # a copy of the tower beside the checkpoint (offline use)
+        )
 
         tower = find_vision_tower(Path(model_id), tower, None)
     cfg.mm_vision_tower = tower
@@ -460,7 +462,7 @@ def _vqa_model_class():
 
         def __init__(self, model_id: str, spec, device: str, dtype, batch_size: int, revision=None,
                      vision_tower: str | None = None, tokenizer: str | None = None, parts=None):
-            from ...common.hub import model_identity
+            from ...common.pretrained import model_identity
 
             if parts is None:
                 model, tok, proc = load_clip_t5(model_id, spec, dtype=dtype, revision=revision,

@@ -294,11 +294,11 @@ def local_snapshot(model_id: str, spec: Spec, revision: str | None = None) -> Pa
     Raises
     ------
     InputError
-        If the snapshot cannot be had (:func:`~ts2viz.metrics.common.hub.hf_load`).
+        If the snapshot cannot be had (:func:`~ts2viz.metrics.common.pretrained.hf_load`).
     """
     from huggingface_hub import snapshot_download
 
-    from ...common.hub import hf_load
+    from ...common.pretrained import hf_load
 
     def fetch(repo, **kw):
         return snapshot_download(repo, allow_patterns=["*.json", "*.bin", "*.safetensors", "tokenizer.model"], **kw)
@@ -453,7 +453,7 @@ def load_original_llava(model_id: str, spec: Spec, *, dtype=None, vision_tower: 
         LlavaProcessor,
     )
 
-    from ...common.hub import declared_tokenizer_class, hf_load, is_local_model
+    from ...common.pretrained import declared_tokenizer_class, hf_load, is_local_model
 
     folder = Path(model_id) if is_local_model(model_id) else local_snapshot(model_id, spec, revision)
     if not folder.is_dir():

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 from ....errors import InputError
 from ...common.device import resolve_device, resolve_dtype
-from ...common.hub import check_model_id, hf_load
+from ...common.pretrained import check_model_id, hf_load
 from ...common.spec import Spec
 from .blip import BlipVQA
 from .generative import PALIGEMMA_TEMPLATE, GenerativeVQA
 from .model import VQAModel
-
 
 #: VQA models of model types transformers does not know: model_type -> "module:function" building the
 #: :class:`VQAModel` (imported only when such a model is loaded; the module subclasses VQAModel)

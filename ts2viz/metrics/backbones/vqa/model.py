@@ -137,7 +137,7 @@ class VQAModel:
     model_id : str
         The model's hub id or folder.
     identity : dict
-        The config entries naming the model exactly (:func:`~ts2viz.metrics.common.hub.model_identity`).
+        The config entries naming the model exactly (:func:`~ts2viz.metrics.common.pretrained.model_identity`).
     device : str
         The torch device.
     dtype : torch.dtype

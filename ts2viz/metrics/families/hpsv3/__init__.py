@@ -26,10 +26,12 @@ import numpy as np
 from ....errors import InputError
 from ....hub import is_hub_id, model_hub_id
 from ...common.base import Metric
-from ...common.image_mode import DEFAULT as IMAGE_MODE, option as image_mode_option, reading as image_reading
 from ...common.device import dtype_name, resolve_device, resolve_dtype
-from ...common.hub import hf_load, is_local_model, model_identity
 from ...common.hubfiles import file_identity, local_or_hub_file
+from ...common.image_mode import DEFAULT as IMAGE_MODE
+from ...common.image_mode import option as image_mode_option
+from ...common.image_mode import reading as image_reading
+from ...common.pretrained import hf_load, is_local_model, model_identity
 from ...common.spec import Spec
 from ...family import Card, Family, Fidelity, Option
 
@@ -240,7 +242,12 @@ class HPSv3(Metric):
                  dtype: str | None = None, image_mode: str = IMAGE_MODE):
         import safetensors.torch
         import torch
-        from transformers import AutoConfig, AutoImageProcessor, AutoTokenizer, Qwen2VLModel
+        from transformers import (
+            AutoConfig,
+            AutoImageProcessor,
+            AutoTokenizer,
+            Qwen2VLModel,
+        )
         from transformers.initialization import no_init_weights
 
         from .prompt import REWARD_TOKEN

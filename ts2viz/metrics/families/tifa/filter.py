@@ -171,7 +171,7 @@ class UnifiedQAFilter:
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
         from ...common.device import resolve_device
-        from ...common.hub import check_model_id, hf_load, model_identity
+        from ...common.pretrained import check_model_id, hf_load, model_identity
         from ...common.spec import Spec
 
         spec = Spec(f"unifiedqa:{model}", "unifiedqa", model)

@@ -24,7 +24,15 @@ from ...backbones.vqa.model import VQAModel
 from ...common.base import Metric
 from ...common.spec import Spec
 from ...family import Card, Family, Fidelity, Option
-from .recipes import API_MODELS, MODEL_NAMES, Q_FIGURE, RECIPES, RELEASES, UNSUPPORTED, fill  # noqa: F401
+from .recipes import (  # noqa: F401
+    API_MODELS,
+    MODEL_NAMES,
+    Q_FIGURE,
+    RECIPES,
+    RELEASES,
+    UNSUPPORTED,
+    fill,
+)
 
 #: t2v_metrics' default question (CLIP-FlanT5, LLaVA-1.5 and its other VQAScore models), also TS2's
 QUESTION_TEMPLATE = Q_FIGURE
@@ -185,7 +193,7 @@ def _gpu_precision(spec: Spec, device: str | None) -> str | None:
         return None
     from transformers import PretrainedConfig
 
-    from ...common.hub import check_model_id, hf_load
+    from ...common.pretrained import check_model_id, hf_load
 
     raw, _ = hf_load("config", PretrainedConfig.get_config_dict, check_model_id(spec), spec,
                      **({"revision": spec.revision} if spec.revision else {}))
