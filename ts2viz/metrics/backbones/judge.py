@@ -381,7 +381,7 @@ class Captioner:
         """
         import torch
 
-        from ..common.device import autocast
+        from ..common.device import autocast, on_device
         from .vqa.model import image_chat_prompt
 
         out = []
@@ -393,8 +393,7 @@ class Captioner:
                 enc = self.processor(images=[im], text=[self.prompt], return_tensors="pt")
             else:
                 enc = self.processor(images=[im], return_tensors="pt")
-            enc = {k: (v.to(self.device).to(self.model.dtype) if v.is_floating_point() else v.to(self.device))
-                   for k, v in enc.items() if hasattr(v, "to")}
+            enc = on_device(enc, self.device, self.model.dtype)
             with torch.inference_mode(), autocast(self.device, self.dtype):
                 ids = self.model.generate(**enc, max_new_tokens=self.max_new_tokens, do_sample=False)
             n = enc["input_ids"].shape[1] if "input_ids" in enc and ids.shape[1] > enc["input_ids"].shape[1] \

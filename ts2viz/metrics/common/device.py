@@ -200,6 +200,27 @@ def autocast(device: str, dtype):
     return torch.autocast(device_type=device.split(":")[0], dtype=dtype)
 
 
+
+def on_device(inputs, device: str, dtype) -> dict:
+    """A processor's outputs moved to the model: every tensor on ``device``, floating ones also in ``dtype``.
+
+    Parameters
+    ----------
+    inputs : Mapping
+        The processor's outputs (a ``BatchFeature`` or a dict); entries without a ``to`` method are dropped.
+    device : str
+        The torch device name.
+    dtype : torch.dtype
+        The model's dtype, for the floating tensors (pixel values).
+
+    Returns
+    -------
+    dict
+        The moved tensors, by name, in the processor's order.
+    """
+    return {k: (v.to(device).to(dtype) if v.is_floating_point() else v.to(device))
+            for k, v in inputs.items() if hasattr(v, "to")}
+
 # -- out of memory ---------------------------------------------------------------------------------
 
 def is_oom(err: BaseException) -> bool:

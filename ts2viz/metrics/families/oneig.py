@@ -362,13 +362,13 @@ class OneIGAlignment(Metric):
         import torch
 
         from ..backbones.vqa.model import image_chat_prompt
+        from ..common.device import on_device
 
         vqa = self.vqa
         text = image_chat_prompt(vqa.processor, QUESTION_TEMPLATE.format(question))
         enc = vqa.processor(text=[text] * len(cells), images=list(cells), padding=True, return_tensors="pt",
                             do_resize=False)
-        enc = {k: (v.to(vqa.device).to(vqa.model.dtype) if v.is_floating_point() else v.to(vqa.device))
-               for k, v in enc.items() if hasattr(v, "to")}
+        enc = on_device(enc, vqa.device, vqa.model.dtype)
         with torch.inference_mode():
             out = vqa.model.generate(**enc, max_new_tokens=MAX_NEW_TOKENS, do_sample=False,
                                      pad_token_id=vqa.tokenizer.pad_token_id)

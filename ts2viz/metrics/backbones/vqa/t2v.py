@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from ....errors import InputError
-from ...common.device import autocast
+from ...common.device import autocast, on_device
 from .model import image_chat_prompt
 
 #: t2v_metrics' LAVIS image size and transform (InstructBLIP: Resize(224) on the shorter side, CenterCrop(224))
@@ -299,8 +299,7 @@ def first_token_inputs(vqa, images: Sequence, questions: Sequence[str]) -> dict:
     if kind == "llava_onevision":  # t2v_metrics' own ChatML string, not the processor's chat template
         enc = vqa.processor(images=list(images), text=[ONEVISION_PROMPT.format(question=q) for q in questions],
                             padding=True, return_tensors="pt")
-        return {k: (v.to(vqa.device).to(vqa.model.dtype) if v.is_floating_point() else v.to(vqa.device))
-                for k, v in enc.items() if hasattr(v, "to")}
+        return on_device(enc, vqa.device, vqa.model.dtype)
     return vqa._inputs(images, questions)
 
 
@@ -479,8 +478,7 @@ def end_token_inputs(vqa, image, question: str) -> dict:
     text = image_chat_prompt(vqa.processor, question, **extra)
     enc = vqa.processor(text=[text], images=[qwen_resize(image.convert("RGB"), factor)], padding=True,
                         return_tensors="pt", do_resize=False)
-    return {k: (v.to(vqa.device).to(vqa.model.dtype) if v.is_floating_point() else v.to(vqa.device))
-            for k, v in enc.items() if hasattr(v, "to")}
+    return on_device(enc, vqa.device, vqa.model.dtype)
 
 
 #: the model types t2v_metrics 3.1 reads through qwen_vl_utils (``qwen2vl_model.py``, ``qwen3vl_model.py``)
