@@ -294,12 +294,17 @@ class ScoreCache:
         now = time.time()
         data = [(metric, img, pr, None if val != val else float(val),
                  None if det is None else json.dumps(det, default=str), now) for img, pr, val, det in rows]
+        self._insert("scores", data)
+
+    def _insert(self, table: str, data: list) -> None:
+        # INSERT OR REPLACE the rows in one transaction (none: nothing happens)
         if not data:
             return
+        marks = ", ".join("?" * len(data[0]))
         with self._lock:
             self._con.execute("BEGIN IMMEDIATE")
             try:
-                self._con.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?)", data)
+                self._con.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", data)
                 self._con.execute("COMMIT")
             except BaseException:
                 self._con.execute("ROLLBACK")
@@ -390,13 +395,4 @@ class ScoreCache:
             that a file changed since is hashed again.
         """
         data = [(os.path.abspath(p), int(size), int(mtime), sha1) for p, size, mtime, sha1 in rows]
-        if not data:
-            return
-        with self._lock:
-            self._con.execute("BEGIN IMMEDIATE")
-            try:
-                self._con.executemany("INSERT OR REPLACE INTO file_hashes VALUES (?, ?, ?, ?)", data)
-                self._con.execute("COMMIT")
-            except BaseException:
-                self._con.execute("ROLLBACK")
-                raise
+        self._insert("file_hashes", data)
