@@ -36,6 +36,7 @@ node that loaded a different model (say, another revision) stops the run instead
 """
 from __future__ import annotations
 
+import contextlib
 import uuid
 import warnings
 from collections import deque
@@ -268,29 +269,14 @@ def score_dataset_on_ray(ds, specs: Sequence, *, address: bool | str | None = Tr
         family(parse_spec(s).family)  # a malformed spec or an unknown family fails here, not on a worker
     if len(set(specs)) != len(specs):
         raise InputError("the same metric is given twice")
-    if actors is not None and int(actors) < 1:
-        raise InputError("the number of Ray actors must be at least 1")
-    if batch_size is not None and int(batch_size) < 1:
-        raise InputError("the batch size must be at least 1")
-    ray = import_ray()
+    _check_sizes(actors, batch_size)
     values = np.full((len(ds.file_names), len(specs)), np.nan)
-    cache = ScoreCache(cache_dir) if use_cache else None
     lower: set[str] = set()
-    started = False
-    try:
-        started = connect(address)
-        run = _Run(ray, ds, cache, progress, batch_size, actors, device)
+    with _ray_run(ds, address, actors, device, batch_size, cache_dir, progress, use_cache) as run:
         for j, spec in enumerate(specs):
             values[:, j], higher_is_better = run.metric(spec)
             if not higher_is_better:
                 lower.add(spec)
-        if run.paths is not None:
-            warn_unscored(run.names, run.errors)
-    finally:
-        if cache is not None:
-            cache.close()
-        if started:
-            ray.shutdown()
     return Scores(list(run.names), specs, values, lower, source=f"ts2viz score --ray ({ds.name})")
 
 
@@ -343,17 +329,32 @@ def score_variants_on_ray(ds, spec: str, variants: Sequence, *, address: bool | 
     if not isinstance(spec, str):
         raise InputError("with Ray, give the metric as a SPEC string (each actor loads its own copy)")
     family(parse_spec(spec).family)
+    _check_sizes(actors, batch_size)
+    with _ray_run(ds, address, actors, device, batch_size, cache_dir, progress, use_cache) as run:
+        values, info = run.variants(spec, list(variants))
+    return VariantScores(list(run.names), [v.label for v in variants], values, info["spec"], dict(info["config"]),
+                         info["config_hash"], bool(info["higher_is_better"]))
+
+
+def _check_sizes(actors, batch_size) -> None:
+    # InputError for a number of actors or a batch size below 1 (None: the default)
     if actors is not None and int(actors) < 1:
         raise InputError("the number of Ray actors must be at least 1")
     if batch_size is not None and int(batch_size) < 1:
         raise InputError("the batch size must be at least 1")
+
+
+@contextlib.contextmanager
+def _ray_run(ds, address, actors, device, batch_size, cache_dir, progress, use_cache):
+    # a _Run on the connected cluster; on success the unscored images are warned of; the cache is closed
+    # and Ray (when this call started it) shut down after, errors included
     ray = import_ray()
     cache = ScoreCache(cache_dir) if use_cache else None
     started = False
     try:
         started = connect(address)
         run = _Run(ray, ds, cache, progress, batch_size, actors, device)
-        values, info = run.variants(spec, list(variants))
+        yield run
         if run.paths is not None:
             warn_unscored(run.names, run.errors)
     finally:
@@ -361,8 +362,6 @@ def score_variants_on_ray(ds, spec: str, variants: Sequence, *, address: bool | 
             cache.close()
         if started:
             ray.shutdown()
-    return VariantScores(list(run.names), [v.label for v in variants], values, info["spec"], dict(info["config"]),
-                         info["config_hash"], bool(info["higher_is_better"]))
 
 
 class _Run:
