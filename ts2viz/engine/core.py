@@ -193,6 +193,17 @@ def _require_images(ds, names: Sequence[str]) -> None:
                      "scored and no model was loaded; pass a dataset folder with the images (--dataset FOLDER)")
 
 
+def _hash_dataset_images(ds, names, items, cache, pool) -> None:
+    # the items' sources (the dataset's images of ``names``, in order) set and hashed; InputError if none
+    # of them can be read
+    for it, src in zip(items, image_sources(ds, names)):
+        it.source = src
+    hash_items(items, cache, pool)
+    if all(it.error is not None for it in items):
+        raise InputError(f"none of the {len(items)} images of dataset {ds.name} could be read "
+                         "(no local image files; pass a dataset folder with the images)")
+
+
 def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None, device: str | None = None,
                   batch_size: int | None = None, cache_dir=None, progress: Progress | None = None, *,
                   use_cache: bool = True, ray: bool | str | None = None, ray_actors: int | None = None):
@@ -356,12 +367,7 @@ def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None
         items = [Item(None, ds.row(fn).prompt, fn) for fn in names]
         with preparation_pool() as pool:
             if any(m.needs_pixels for m in metrics):
-                for it, src in zip(items, image_sources(ds, names)):
-                    it.source = src
-                hash_items(items, cache, pool)
-                if all(it.error is not None for it in items):
-                    raise InputError(f"none of the {len(items)} images of dataset {ds.name} could be read "
-                                     "(no local image files; pass a dataset folder with the images)")
+                _hash_dataset_images(ds, names, items, cache, pool)
             for j, m in enumerate(metrics):
                 values[:, j], _ = run_metric(m, items, cache, pool, batch_size, progress, False)
         if any(m.needs_pixels for m in metrics):
@@ -471,12 +477,7 @@ def score_variants(dataset, spec, variants: Sequence[Variant], seg_ids: Sequence
         base = [Item(None, ds.row(fn).prompt, fn) for fn in names]
         with preparation_pool() as pool:
             if metric.needs_pixels:
-                for it, src in zip(base, image_sources(ds, names)):
-                    it.source = src
-                hash_items(base, cache, pool)
-                if all(it.error is not None for it in base):
-                    raise InputError(f"none of the {len(base)} images of dataset {ds.name} could be read "
-                                     "(no local image files; pass a dataset folder with the images)")
+                _hash_dataset_images(ds, names, base, cache, pool)
             for v, var in enumerate(variants):
                 hook = var.image if metric.needs_pixels else None
                 items = []
