@@ -98,7 +98,8 @@ def score_drafts(drafts: SegDraft | Sequence[SegDraft], specs: Sequence[str] | s
     (['red.png', 'grey.png', 'lost.png'], [1.0, 0.2, nan])
     >>> import shutil; shutil.rmtree(tmp)
     """
-    from ..engine import get_metric, score_images
+    from ..engine import score_images
+    from ..engine.models import get_metrics
     from ..scores import Scores
 
     drafts = [drafts] if isinstance(drafts, SegDraft) else list(drafts)
@@ -113,10 +114,7 @@ def score_drafts(drafts: SegDraft | Sequence[SegDraft], specs: Sequence[str] | s
                 raise InputError(f"duplicate file_name {im.file_name!r}: scores are keyed by file name")
             seen.add(im.file_name)
             items.append((im, d.prompt))
-    metrics = [get_metric(s, device) for s in specs]
-    labels = [m.spec for m in metrics]
-    if len(set(labels)) != len(labels):
-        raise InputError("the same metric is given twice")
+    metrics = get_metrics(specs, device)
     import numpy as np
 
     values = np.full((len(items), len(metrics)), np.nan)
@@ -128,7 +126,8 @@ def score_drafts(drafts: SegDraft | Sequence[SegDraft], specs: Sequence[str] | s
             values[:, j] = score_images(m, srcs, prompts, device=device, batch_size=batch_size,
                                         cache_dir=cache_dir, use_cache=use_cache, progress=progress)
     lib = {m.spec for m in metrics if not m.higher_is_better}
-    return Scores([im.file_name for im, _ in items], labels, values, lib, source="ts2viz authoring")
+    return Scores([im.file_name for im, _ in items], [m.spec for m in metrics], values, lib,
+                  source="ts2viz authoring")
 
 
 def _missing(im: DraftImage) -> str:

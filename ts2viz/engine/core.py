@@ -16,7 +16,7 @@ from ..errors import InputError
 from .batches import Item, hash_items, preparation_pool, run_metric
 from .cache import ScoreCache, variant_key
 from .inputs import Progress, Variant, VariantScores, image_sources, warn_unscored
-from .models import get_metric
+from .models import get_metric, get_metrics
 
 
 def _open_cache(cache_dir, use_cache: bool) -> ScoreCache | None:
@@ -357,10 +357,7 @@ def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None
     names = ds.file_names
     if any(needs_pixels(s) for s in specs):
         _require_images(ds, names)      # before a model is loaded (that can take many seconds)
-    metrics = [get_metric(s, device) for s in specs]
-    labels = [m.spec for m in metrics]
-    if len(set(labels)) != len(labels):
-        raise InputError("the same metric is given twice")
+    metrics = get_metrics(specs, device)
     values = np.full((len(names), len(metrics)), np.nan)
     cache = _open_cache(cache_dir, use_cache)
     try:
@@ -376,7 +373,7 @@ def score_dataset(dataset, specs: Sequence, seg_ids: Sequence[int] | None = None
         if cache is not None:
             cache.close()
     lib = {m.spec for m in metrics if not m.higher_is_better}
-    return Scores(list(names), labels, values, lib, source=f"ts2viz score ({ds.name})")
+    return Scores(list(names), [m.spec for m in metrics], values, lib, source=f"ts2viz score ({ds.name})")
 
 
 def score_variants(dataset, spec, variants: Sequence[Variant], seg_ids: Sequence[int] | None = None,

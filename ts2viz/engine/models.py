@@ -83,6 +83,34 @@ def get_metric(spec, device: str | None = None, **options):
     return m
 
 
+def get_metrics(specs, device: str | None = None) -> list:
+    """The loaded metrics of ``specs`` (:func:`get_metric` each), in order, no metric twice.
+
+    Parameters
+    ----------
+    specs : sequence of (str or ts2viz.metrics.common.base.Metric)
+        SPEC strings or loaded metrics.
+    device : str or None, default None
+        As for :func:`get_metric`.
+
+    Returns
+    -------
+    list of ts2viz.metrics.common.base.Metric
+        One metric per spec.
+
+    Raises
+    ------
+    InputError
+        If two specs give the same metric (the same ``spec`` label), or as for :func:`get_metric`.
+    """
+    from ..errors import InputError
+
+    metrics = [get_metric(s, device) for s in specs]
+    labels = [m.spec for m in metrics]
+    if len(set(labels)) != len(labels):
+        raise InputError("the same metric is given twice")
+    return metrics
+
 def cached_metrics() -> list[tuple]:
     """Keys of the loaded metrics kept for reuse by :func:`get_metric`.
 
