@@ -222,10 +222,7 @@ class SegDraft:
         KeyError
             If no node has the label.
         """
-        for n in self.nodes:
-            if n.label == label:
-                return n
-        raise KeyError(label)
+        return _first(self.nodes, "label", label)
 
     def image(self, key: str) -> DraftImage:
         """The image with this key.
@@ -245,10 +242,7 @@ class SegDraft:
         KeyError
             If no image has the key.
         """
-        for im in self.images:
-            if im.key == key:
-                return im
-        raise KeyError(key)
+        return _first(self.images, "key", key)
 
     def images_of(self, label: str | None) -> tuple[DraftImage, ...]:
         """The images of a node, in the draft's order.
@@ -636,6 +630,13 @@ class SegDraft:
         """
         return replace(self, edges=self.effective_edges)
 
+
+def _first(items, attr: str, value):
+    # the first of ``items`` whose ``attr`` equals ``value``; KeyError(value) if none
+    for it in items:
+        if getattr(it, attr) == value:
+            return it
+    raise KeyError(value)
 
 def _label_key(label: str | None):
     try:
