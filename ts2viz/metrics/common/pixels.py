@@ -134,21 +134,31 @@ def _settings(ip) -> tuple:
     return (type(ip), tuple((k, getattr(ip, k, None)) for k in names))
 
 
-def _pil_plan(ip) -> Callable | None:
-    """The fast function of a processor running PilBackend's generic pipeline, else None."""
+def _generic_kwargs(ip, backend: str, methods: tuple) -> dict | None:
+    """The standardised kwargs of a processor that runs ``backend``'s generic ``methods``, else None.
+
+    None also when transformers has no such backend, or the processor's own kwargs call fails.
+    """
     try:
-        from transformers.image_processing_backends import PilBackend
+        from transformers import image_processing_backends
     except ImportError:
         return None
-    if not isinstance(ip, PilBackend):
+    base = getattr(image_processing_backends, backend, None)
+    if base is None or not isinstance(ip, base):
         return None
     cls = type(ip)
-    if any(getattr(cls, name, None) is not getattr(PilBackend, name, None) for name in _GENERIC_METHODS):
+    if any(getattr(cls, name, None) is not getattr(base, name, None) for name in methods):
         return None
     try:
         names = list(getattr(ip, "_valid_kwargs_names"))
-        kw = ip._standardize_kwargs(**{k: getattr(ip, k, None) for k in names})
+        return ip._standardize_kwargs(**{k: getattr(ip, k, None) for k in names})
     except Exception:  # noqa: BLE001 - an unusual processor: its own call
+        return None
+
+def _pil_plan(ip) -> Callable | None:
+    """The fast function of a processor running PilBackend's generic pipeline, else None."""
+    kw = _generic_kwargs(ip, "PilBackend", _GENERIC_METHODS)
+    if kw is None:
         return None
     if kw.get("do_pad") or kw.get("data_format") not in (None, "channels_first") or kw.get("input_data_format"):
         return None
@@ -204,19 +214,8 @@ def _torchvision_plan(ip) -> Callable | None:
     It calls the processor's own resize, centre-crop and fused rescale-normalise on the image's uint8
     tensor, as its ``_preprocess`` does, and skips the per-call argument handling and grouping around them.
     """
-    try:
-        from transformers.image_processing_backends import TorchvisionBackend
-    except ImportError:
-        return None
-    if not isinstance(ip, TorchvisionBackend):
-        return None
-    cls = type(ip)
-    if any(getattr(cls, name, None) is not getattr(TorchvisionBackend, name, None) for name in _TORCHVISION_METHODS):
-        return None
-    try:
-        names = list(getattr(ip, "_valid_kwargs_names"))
-        kw = ip._standardize_kwargs(**{k: getattr(ip, k, None) for k in names})
-    except Exception:  # noqa: BLE001 - an unusual processor: its own call
+    kw = _generic_kwargs(ip, "TorchvisionBackend", _TORCHVISION_METHODS)
+    if kw is None:
         return None
     if kw.get("do_pad") or kw.get("device") is not None or kw.get("input_data_format"):
         return None
