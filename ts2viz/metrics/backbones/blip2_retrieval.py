@@ -131,6 +131,13 @@ class Blip2Retrieval:
         px = torch.from_numpy(np.stack(pixels)).to(self.device, self.model.dtype)
         return self.model.vision_model(pixel_values=px, return_dict=True).last_hidden_state
 
+    def _image_queries(self, pixels: Sequence[np.ndarray]):
+        # the images' ViT states, their attention mask and the Q-Former's query tokens, one set per image
+        torch = self._torch
+        img = self._image_embeds(pixels)
+        img_mask = torch.ones(img.shape[:-1], dtype=torch.long, device=img.device)
+        return img, img_mask, self.model.query_tokens.expand(img.shape[0], -1, -1)
+
     def itm(self, pixels: Sequence[np.ndarray], texts: Sequence[str]) -> np.ndarray:
         """P(match) of each (image, text) pair: the ITM head's softmax, averaged logits over the queries.
 
@@ -154,9 +161,7 @@ class Blip2Retrieval:
         m = self.model
         ids, mask = self._text(texts)
         with torch.inference_mode(), autocast(self.device, self.dtype):
-            img = self._image_embeds(pixels)
-            img_mask = torch.ones(img.shape[:-1], dtype=torch.long, device=img.device)
-            q = m.query_tokens.expand(img.shape[0], -1, -1)
+            img, img_mask, q = self._image_queries(pixels)
             att = torch.cat([torch.ones(q.shape[:-1], dtype=torch.long, device=q.device), mask], dim=1)
             emb = m.embeddings(input_ids=ids, query_embeds=q)
             out = m.qformer(query_embeds=emb, query_length=q.shape[1], attention_mask=att,
@@ -186,9 +191,7 @@ class Blip2Retrieval:
         m = self.model
         ids, mask = self._text(texts)
         with torch.inference_mode(), autocast(self.device, self.dtype):
-            img = self._image_embeds(pixels)
-            img_mask = torch.ones(img.shape[:-1], dtype=torch.long, device=img.device)
-            q = m.query_tokens.expand(img.shape[0], -1, -1)
+            img, img_mask, q = self._image_queries(pixels)
             qo = m.qformer(query_embeds=q, encoder_hidden_states=img, encoder_attention_mask=img_mask,
                            return_dict=True).last_hidden_state
             image_feat = torch.nn.functional.normalize(m.vision_projection(qo).float(), dim=-1)
