@@ -215,11 +215,7 @@ class VQAModel:
             When the lists differ in length, an answer has no tokens, or the model cannot score a given
             answer.
         """
-        questions, answers = [str(q) for q in questions], [str(a) for a in answers]
-        if len(questions) != len(answers):
-            raise InputError(f"VQA: {len(questions)} questions but {len(answers)} answers")
-        out = self._batched(self._answer_score, images, list(zip(questions, answers)))
-        return np.asarray(out, dtype=np.float64)
+        return self._per_answer(self._answer_score, images, questions, answers)
 
     def first_token_score(self, images: Sequence, questions: Sequence[str], answers: Sequence[str]) -> np.ndarray:
         """P(the first token of ``answers[i]``) as the model's first answer token to ``questions[i]``.
@@ -247,11 +243,14 @@ class VQAModel:
         ts2viz.errors.InputError
             When the lists differ in length, or the model has no first-token score.
         """
+        return self._per_answer(self._first_token_score, images, questions, answers)
+
+    def _per_answer(self, score, images: Sequence, questions: Sequence[str], answers: Sequence[str]) -> np.ndarray:
+        # score(images, [(question, answer), ...]) in batches, as float64; InputError if the lists differ
         questions, answers = [str(q) for q in questions], [str(a) for a in answers]
         if len(questions) != len(answers):
             raise InputError(f"VQA: {len(questions)} questions but {len(answers)} answers")
-        out = self._batched(self._first_token_score, images, list(zip(questions, answers)))
-        return np.asarray(out, dtype=np.float64)
+        return np.asarray(self._batched(score, images, list(zip(questions, answers))), dtype=np.float64)
 
     def yes_probability(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
         """P("yes") for each (image, question) pair, from the first answer token's distribution.
