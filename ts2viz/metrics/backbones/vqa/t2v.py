@@ -216,15 +216,49 @@ def qwen_resize(image, factor: int = QWEN_FACTOR):
     if max(w, h) / min(w, h) > QWEN_MAX_RATIO:
         raise InputError(f"Qwen-VL: image aspect ratio {max(w, h) / min(w, h):.0f} is above {QWEN_MAX_RATIO}")
     f = int(factor)
-    lo, hi = QWEN_MIN_TOKENS * f * f, QWEN_MAX_TOKENS * f * f
-    hb, wb = max(f, round(h / f) * f), max(f, round(w / f) * f)
-    if hb * wb > hi:
-        beta = math.sqrt(h * w / hi)
-        hb, wb = math.floor(h / beta / f) * f, math.floor(w / beta / f) * f
-    elif hb * wb < lo:
-        beta = math.sqrt(lo / (h * w))
-        hb, wb = math.ceil(h * beta / f) * f, math.ceil(w * beta / f) * f
+    hb, wb = smart_size(h, w, f, QWEN_MIN_TOKENS * f * f, QWEN_MAX_TOKENS * f * f)
     return image.resize((wb, hb))
+
+
+def smart_size(height: int, width: int, factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
+    """Qwen-VL's ``smart_resize`` size: both sides multiples of ``factor``, the area within the bounds.
+
+    Each side is rounded to the nearest multiple of ``factor`` (at least ``factor``); an area above
+    ``max_pixels`` is scaled down (sides floored), one below ``min_pixels`` up (sides ceiled), keeping the
+    aspect ratio as near as the multiples allow. The aspect-ratio limit is the caller's to check.
+
+    Parameters
+    ----------
+    height : int
+        The image's height in pixels.
+    width : int
+        The image's width in pixels.
+    factor : int
+        The side of one merged patch in pixels.
+    min_pixels : int
+        The smallest area.
+    max_pixels : int
+        The largest area.
+
+    Returns
+    -------
+    tuple of int
+        ``(height, width)``.
+
+    Examples
+    --------
+    >>> smart_size(60, 100, 28, 4 * 28 * 28, 16384 * 28 * 28)
+    (56, 112)
+    """
+    f = factor
+    hb, wb = max(f, round(height / f) * f), max(f, round(width / f) * f)
+    if hb * wb > max_pixels:
+        beta = math.sqrt(height * width / max_pixels)
+        hb, wb = math.floor(height / beta / f) * f, math.floor(width / beta / f) * f
+    elif hb * wb < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        hb, wb = math.ceil(height * beta / f) * f, math.ceil(width * beta / f) * f
+    return hb, wb
 
 
 def paligemma_inputs(vqa, images: Sequence, questions: Sequence[str]) -> dict:

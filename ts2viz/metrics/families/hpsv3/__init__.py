@@ -18,7 +18,6 @@ float32 on the CPU (where the original's bfloat16 does not run).
 """
 from __future__ import annotations
 
-import math
 import os
 
 import numpy as np
@@ -204,15 +203,9 @@ def smart_resize(height: int, width: int) -> tuple[int, int]:
     """
     if max(height, width) / min(height, width) > MAX_RATIO:
         raise InputError(f"the image's aspect ratio is over {MAX_RATIO} (HPSv3 refuses it)")
-    h = max(FACTOR, round(height / FACTOR) * FACTOR)
-    w = max(FACTOR, round(width / FACTOR) * FACTOR)
-    if h * w > PIXELS:
-        beta = math.sqrt(height * width / PIXELS)
-        h, w = math.floor(height / beta / FACTOR) * FACTOR, math.floor(width / beta / FACTOR) * FACTOR
-    elif h * w < PIXELS:
-        beta = math.sqrt(PIXELS / (height * width))
-        h, w = math.ceil(height * beta / FACTOR) * FACTOR, math.ceil(width * beta / FACTOR) * FACTOR
-    return h, w
+    from ...backbones.vqa.t2v import smart_size
+
+    return smart_size(height, width, FACTOR, PIXELS, PIXELS)
 
 
 class HPSv3(Metric):
