@@ -229,16 +229,12 @@ def smart_size(height: int, width: int, factor: int, min_pixels: int, max_pixels
 
     Parameters
     ----------
-    height : int
-        The image's height in pixels.
-    width : int
-        The image's width in pixels.
+    height, width : int
+        The original size in pixels.
     factor : int
         The side of one merged patch in pixels.
-    min_pixels : int
-        The smallest area.
-    max_pixels : int
-        The largest area.
+    min_pixels, max_pixels : int
+        The bounds on the resized area, in pixels.
 
     Returns
     -------
