@@ -27,14 +27,23 @@ def _json(*parts) -> dict:
     return json.loads(FIXTURES.joinpath(*parts).read_text())
 
 
+def close_stats(got: np.ndarray, want: np.ndarray, rtol: float = RTOL, atol: float = 0.0) -> tuple[np.ndarray, float]:
+    """Where two same-shape arrays differ beyond tolerance, and their largest relative difference.
+
+    ``bad`` marks ``|got - want| > atol + rtol * |want|`` (what :func:`check_close` decides on); ``rel`` is
+    the largest ``|got - want| / |want|``.
+    """
+    diff = np.abs(got - want)
+    return ~(diff <= atol + rtol * np.abs(want)), float(np.max(diff / np.maximum(np.abs(want), 1e-12), initial=0.0))
+
+
 def check_close(got, want, what: str, rtol: float = RTOL, atol: float = 0.0) -> float:
     """``|got - want| <= atol + rtol * |want|`` elementwise (numpy's ``assert_allclose`` rule), else an
     AssertionError saying what differs; returns the largest relative difference."""
     got, want = np.asarray(got, float), np.asarray(want, float)
     if got.shape != want.shape:
         raise AssertionError(f"reference mismatch: {what}: {got.shape} scores, the original gave {want.shape}")
-    bad = ~(np.abs(got - want) <= atol + rtol * np.abs(want))
-    rel = float(np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-12)))
+    bad, rel = close_stats(got, want, rtol, atol)
     if bad.any():
         raise AssertionError(f"reference mismatch: {what}: {int(bad.sum())} of {bad.size} scores differ (largest "
                              f"relative difference {rel:.3g} > {rtol}); got {got[bad][:4]}, want {want[bad][:4]}")

@@ -86,10 +86,9 @@ class _Recorder:
         if got.shape != want.shape:
             self.mismatches.append(f"{what}: {got.shape} scores, the original gave {want.shape}")
             return float("nan")
-        diff = np.abs(got - want)
-        rel = float(np.max(diff / np.maximum(np.abs(want), 1e-12))) if diff.size else 0.0
-        self.rows.append({"what": what, "n": int(diff.size), "max_abs": float(diff.max(initial=0.0)),
-                          "max_rel": rel, "within_test_tolerance": bool(np.all(diff <= atol + rtol * np.abs(want)))})
+        bad, rel = rc.close_stats(got, want, rtol, atol)
+        self.rows.append({"what": what, "n": int(got.size), "max_abs": float(np.abs(got - want).max(initial=0.0)),
+                          "max_rel": rel, "within_test_tolerance": not bool(bad.any())})
         return rel
 
     def check_equal(self, got, want, what: str) -> None:
