@@ -12,12 +12,18 @@ from __future__ import annotations
 import time
 
 import pytest
-from app_server import ART, WAIT_MS, launch_chromium, running_app, settle
+from app_server import ART, WAIT_MS, click_until_started, launch_chromium, running_app, settle
 
 #: the failed run's toast and its panel's pill, on purpose (tests/browser/conftest.py)
 pytestmark = [pytest.mark.slow, pytest.mark.toasts_expected(r"^toast: ", "error pill on #live-msg")]
 
 ERROR_TOASTS = "[data-testid='toast-body'] button.toast-close.error"
+#: the run has started (the panel's progress tracker shows) or already ended in an error (toast or panel)
+FAILED_RUN_STARTED = ("document.querySelector(\"#live-msg [data-testid='status-tracker']:not(.hide)\") || "
+                      f"document.querySelector(\"{ERROR_TOASTS}\") || "
+                      "(document.querySelector('#live-msg')?.innerText || '').includes('Error')")
+SUCCESS_STARTED = ("document.querySelector(\"#live-msg [data-testid='status-tracker']:not(.hide)\") || "
+                   "(document.querySelector('#live-msg')?.innerText || '').includes('Scored SEG')")
 TOAST_S = 8.0     # ts2viz.ui.glue.errors.safe: gr.Error(duration=8)
 
 
@@ -54,14 +60,19 @@ def test_success_closes_the_error_toast(server):
             settle(pg)
             # a failure: its toast over the header, its message in the panel
             spec.fill("clipscore:/no/such/model/folder")
-            score.click()
-            expect(pg.locator(ERROR_TOASTS)).not_to_have_count(0)
+            clicks = click_until_started(pg, score, FAILED_RUN_STARTED)
+            try:
+                expect(pg.locator(ERROR_TOASTS)).not_to_have_count(0)
+            except AssertionError as e:
+                log = server["log"].read_text(errors="replace")[-3000:] if server["log"].exists() else "(no log)"
+                raise AssertionError(f"no error toast after {clicks} click(s); the panel says "
+                                     f"{msg.inner_text()!r}; the app's log ends:\n{log}") from e
             shown = time.monotonic()
             expect(msg).to_contain_text("Error")
             pg.screenshot(path=str(ART / "live-toast-error.png"))
             # then a success, while the toast would still be there
             spec.fill(server["spec"])
-            score.click()
+            click_until_started(pg, score, SUCCESS_STARTED, wait_ms=5_000)
             expect(msg).to_contain_text("Scored SEG")
             success_at = time.monotonic() - shown
             # the toast must go well before its own 8 s are up (it is closed on the success, in the page)

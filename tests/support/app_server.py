@@ -109,6 +109,27 @@ def settle(pg, timeout_ms: int = 30_000) -> None:
     pg.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
+def click_until_started(pg, button, started_js: str, *, tries: int = 3, wait_ms: int = 15_000) -> int:
+    """Click ``button`` until its event has visibly started (``started_js``, a JavaScript expression, is
+    true); returns the number of clicks.
+
+    Gradio skips a click on a ``trigger_mode="once"`` event (a button's default) while it still holds the
+    previous run's submission, and it closes that a moment after the run's output is shown: on a loaded
+    machine a click right after a run can be dropped, as a visitor's would be, who clicks again. A
+    condition, not a fixed sleep; after ``tries`` clicks the test goes on and fails on its own check.
+    """
+    from playwright.sync_api import Error as PlaywrightError
+
+    for k in range(1, tries + 1):
+        button.click()
+        try:
+            pg.wait_for_function(f"() => Boolean({started_js})", timeout=wait_ms)
+            return k
+        except PlaywrightError:
+            continue
+    return tries
+
+
 #: every Gradio toast and red "Error" status pill any page of this process showed, in order: ``(url, text)``.
 #: A toast means something went wrong (issue 40): ``tests/browser/conftest.py`` fails a test during which
 #: one appeared, unless the test is marked ``toasts_expected(PATTERN, ...)`` and each text matches a pattern.
