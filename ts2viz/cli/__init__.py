@@ -15,7 +15,9 @@
 Exit codes: 0 success, 2 bad input (one line on stderr naming file, row and problem), 1 other errors,
 130 interrupted. Warnings (input accepted, but not as the user may think) are one line each on stderr,
 ``ts2viz: warning: ...``. ``--out -`` writes CSV to stdout. Importing this package imports no torch,
-transformers or gradio.
+transformers or gradio; ``ts2viz --help`` imports none of the subcommands' modules (their help lines are
+:data:`COMMANDS`'), and ``ts2viz CMD ...`` only CMD's (its ``declare_CMD`` declares its arguments; what runs it
+is imported when it runs).
 
 The ``ts2viz`` command and ``python -m ts2viz`` call :func:`main`; the page
 ``docs/reference/cli.md`` lists every subcommand and option, generated from :func:`build_parser`.
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
 import warnings
@@ -31,16 +34,44 @@ from typing import Iterator, Sequence
 
 from .. import __version__
 from ..errors import InputError, InputWarning
-from . import (app, board, compare, datasets, humaneval, humaneval_slices, judges, metametrics, nuisance, scoring,
-               significance)
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "COMMANDS"]
+
+#: every subcommand, in ``ts2viz --help``'s order: its name -> (the module of ``ts2viz.cli`` whose
+#: ``declare_<name>`` declares its arguments, its help line)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "leaderboard": ("board", "Ord/Sep leaderboard (overall and per partition)"),
+    "compare": ("compare", "paired comparison of two metrics in every leaderboard cell"),
+    "significance": ("significance", "which leaderboard orderings are significant (all pairs, Holm)"),
+    "metametrics": ("metametrics", "per-SEG ord, sep, delta, kendall for every metric"),
+    "score": ("scoring", "run metrics over a SEG dataset and write a scores file"),
+    "questions": ("scoring", "generate TIFA/DSG questions with an LLM and write them as a question CSV"),
+    "metrics": ("scoring", "list the metric families"),
+    "validate": ("datasets", "check a dataset folder and list every problem"),
+    "push": ("datasets", "upload a dataset folder to a Hugging Face dataset repo"),
+    "humaneval": ("humaneval", "meta-evaluate metrics against human ratings (point-wise, pair-wise, model ordering; "
+                  "Gecko's tasks) with bootstrap intervals over prompts"),
+    "judges": ("judges", "judges on side-by-side gold: 4-label accuracy (GenAI-Bench), accuracy with and without "
+               "ties, position-swap accuracy (MMRB2), position bias, with intervals over pairs"),
+    "nuisance": ("nuisance", "does a metric move more for nuisance (JPEG, resize, blur...) than for errors?"),
+    "transforms": ("nuisance", "list the nuisance transforms"),
+    "agreement": ("humaneval_slices", "raters' agreement: Krippendorff's alpha per rating set, T2I model and "
+                  "slice, with bootstrap intervals over prompts"),
+    "app": ("app", "start the inspection app (Gradio) on the bundled TS2 data or a dataset"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``ts2viz`` argument parser, with every subcommand.
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``ts2viz`` argument parser, with every subcommand (:data:`COMMANDS`).
 
     Each parsed namespace carries ``func``, the subcommand's function (``func(args) -> exit code``).
+
+    Parameters
+    ----------
+    only : str or None, default None
+        Declare only this subcommand's arguments, importing only its module; every other subcommand has its
+        name and help line (all that ``ts2viz --help`` and an unknown subcommand's error show), no arguments
+        and no ``func``. ``None``: every subcommand's arguments.
 
     Returns
     -------
@@ -57,15 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      "metrics on semantic error graphs (T2IScoreScore).")
     parser.add_argument("--version", action="version", version=f"ts2viz {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (board, compare, significance, metametrics):
-        command.add_subcommand(sub)
-    scoring.add_subcommands(sub)
-    datasets.add_subcommands(sub)
-    humaneval.add_subcommands(sub)
-    judges.add_subcommands(sub)
-    nuisance.add_subcommands(sub)
-    humaneval_slices.add_subcommands(sub)
-    app.add_subcommands(sub)
+    for name, (module, help_line) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_line)
+        if only is None or only == name:
+            getattr(importlib.import_module(f".{module}", __name__), f"declare_{name}")(p)
     return parser
 
 
@@ -156,7 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["leaderboard", "--metrics", "clipscor"])
     2
     """
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # the top level has options without values only (-h, --version): its first other word is the subcommand
+    parser = build_parser(only=next((a for a in argv if not a.startswith("-")), ""))
     args, extra = parser.parse_known_args(argv)
     if extra:     # argparse's own message, with the subcommand's closest options
         sub = parser._subparsers._group_actions[0].choices[args.command]

@@ -30,18 +30,16 @@ from ..errors import InputError
 DEFAULT_PORT = 7860
 
 
-def add_subcommands(subparsers) -> None:
-    """Add ``app`` to the ``ts2viz`` parser.
+def declare_app(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz app``'s arguments on its parser, and ``func``, the function that runs it.
 
     Parameters
     ----------
-    subparsers : argparse._SubParsersAction
-        The ``ts2viz`` parser's subparsers object.
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
     """
-    p = subparsers.add_parser(
-        "app", help="start the inspection app (Gradio) on the bundled TS2 data or a dataset",
-        description="Start the ts2viz app: the leaderboard, the SEG explorer, live scoring, authoring and the "
-                    "human-rated sets, served until stopped (Ctrl-C). A start error is one line and exit code 2.")
+    p.description = ("Start the ts2viz app: the leaderboard, the SEG explorer, live scoring, authoring and the "
+                     "human-rated sets, served until stopped (Ctrl-C). A start error is one line and exit code 2.")
     p.add_argument("--data", default=None,
                    help="'ts2' (bundled, default), a dataset folder with metadata.csv, or a Hugging Face "
                         "dataset id (env: TS2VIZ_DATA)")

@@ -205,15 +205,14 @@ def format_leaderboard(lb, mm, stats=("ord", "sep"), boot=None, groups=GROUPS, c
     return "\n".join(lines)
 
 
-def add_subcommand(sub) -> None:
-    """Add ``leaderboard`` to the parser.
+def declare_leaderboard(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz leaderboard``'s arguments on its parser, and ``func``, the function that runs it.
 
     Parameters
     ----------
-    sub : argparse._SubParsersAction
-        The parser's subparsers object.
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
     """
-    p = sub.add_parser("leaderboard", help="Ord/Sep leaderboard (overall and per partition)")
     add_eval_options(p)
     p.add_argument("--out", help="also write the leaderboard as CSV (fractions, not x100); - for stdout "
                                  "(CSV only)")

@@ -113,15 +113,14 @@ def format_comparison(pc, mm, perm=None) -> str:
     return "\n".join(lines)
 
 
-def add_subcommand(sub) -> None:
-    """Add ``compare`` to the parser.
+def declare_compare(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz compare``'s arguments on its parser, and ``func``, the function that runs it.
 
     Parameters
     ----------
-    sub : argparse._SubParsersAction
-        The parser's subparsers object.
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
     """
-    p = sub.add_parser("compare", help="paired comparison of two metrics in every leaderboard cell")
     p.add_argument("a", metavar="A", help="metric name")
     p.add_argument("b", metavar="B", help="metric name")
     p.add_argument("--permutation", action="store_true",

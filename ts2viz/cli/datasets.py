@@ -16,33 +16,36 @@ from ..errors import InputError
 SHOWN_MISSING = 5
 
 
-def add_subcommands(subparsers) -> None:
-    """Add ``validate`` and ``push`` to the ``ts2viz`` parser.
-
-    Each subcommand's parser sets ``func``, the function that runs it.
+def declare_validate(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz validate``'s arguments on its parser, and ``func``, the function that runs it.
 
     Parameters
     ----------
-    subparsers : argparse._SubParsersAction
-        The ``ts2viz`` parser's subparsers object.
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
     """
-    p = subparsers.add_parser(
-        "validate", help="check a dataset folder and list every problem",
-        description="Check a SEG dataset folder (metadata.csv, optional edges.csv and nodes.csv, images) with every "
-                    "rule the loader applies, and list each problem as one line naming the file, the "
-                    "row and what was expected. Exit code 0 when the folder loads, 2 otherwise.")
+    p.description = ("Check a SEG dataset folder (metadata.csv, optional edges.csv and nodes.csv, images) with every "
+                     "rule the loader applies, and list each problem as one line naming the file, the "
+                     "row and what was expected. Exit code 0 when the folder loads, 2 otherwise.")
     p.add_argument("folder", metavar="DIR", help="dataset folder with metadata.csv")
     p.add_argument("--no-images", action="store_true", help="do not check that the image files exist")
     p.add_argument("--limit", type=int, default=1000, metavar="N", help="list at most N problems (default 1000)")
     p.set_defaults(func=run_validate)
 
-    p = subparsers.add_parser(
-        "push", help="upload a dataset folder to a Hugging Face dataset repo",
-        description="Check a SEG dataset folder with every rule of the loader (and that its images exist), "
-                    "then upload its files (metadata.csv, edges.csv, nodes.csv, README.md and the images "
-                    "metadata.csv names; nothing else) in one commit to a Hugging Face dataset repo, created "
-                    "if missing. The token comes from HF_TOKEN or `hf auth login`. Exit code 2 with one line "
-                    "on a problem.")
+
+def declare_push(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz push``'s arguments on its parser, and ``func``, the function that runs it.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
+    """
+    p.description = ("Check a SEG dataset folder with every rule of the loader (and that its images exist), "
+                     "then upload its files (metadata.csv, edges.csv, nodes.csv, README.md and the images "
+                     "metadata.csv names; nothing else) in one commit to a Hugging Face dataset repo, created "
+                     "if missing. The token comes from HF_TOKEN or `hf auth login`. Exit code 2 with one line "
+                     "on a problem.")
     p.add_argument("folder", metavar="DIR", help="dataset folder with metadata.csv")
     p.add_argument("--repo", required=True, metavar="OWNER/NAME", help="the dataset repo to push to")
     p.add_argument("--private", action="store_true", help="create the repo private (if it does not exist)")

@@ -17,22 +17,20 @@ from ..errors import InputError
 from .common import emit, number_arg, write_csv
 
 
-def add_subcommands(sub) -> None:
-    """Add ``humaneval`` to the ``ts2viz`` parser (its parser sets ``func``).
+def declare_humaneval(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz humaneval``'s arguments on its parser, and ``func``, the function that runs it.
 
     Parameters
     ----------
-    sub : argparse._SubParsersAction
-        The ``ts2viz`` parser's subparsers object.
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
     """
     from ..gold.bundled import BUNDLED
     from ..qa.mapping import DSG_YES_RULE, YES_RULES
 
-    p = sub.add_parser("humaneval", help="meta-evaluate metrics against human ratings (point-wise, pair-wise, "
-                       "model ordering; Gecko's tasks) with bootstrap intervals over prompts",
-                       description="Correlations (Spearman, Kendall, Pearson; pooled and per T2I model), pair-wise "
-                       "accuracy on same-prompt image pairs (and tie-calibrated acc_eq) and model-ordering agreement "
-                       "(Wilcoxon signed-rank tests over prompts) of each metric with the mean human rating.")
+    p.description = ("Correlations (Spearman, Kendall, Pearson; pooled and per T2I model), pair-wise "
+                     "accuracy on same-prompt image pairs (and tie-calibrated acc_eq) and model-ordering agreement "
+                     "(Wilcoxon signed-rank tests over prompts) of each metric with the mean human rating.")
     p.add_argument("--gold", default="tifa160", metavar="NAME|FOLDER",
                    help=f"bundled rated set ({', '.join(BUNDLED)}) or a folder with images.csv and ratings.csv "
                         "(default tifa160)")

@@ -43,22 +43,20 @@ def add_slice_options(p: argparse.ArgumentParser) -> None:
                         "output)")
 
 
-def add_subcommands(sub) -> None:
-    """Add ``agreement`` to the ``ts2viz`` parser (its parser sets ``func``).
+def declare_agreement(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz agreement``'s arguments on its parser, and ``func``, the function that runs it.
 
     Parameters
     ----------
-    sub : argparse._SubParsersAction
-        The ``ts2viz`` parser's subparsers object.
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
     """
     from ..gold.bundled import BUNDLED
     from ..metaeval.agreement import AGREEMENT_RESAMPLES, LEVELS
 
-    p = sub.add_parser("agreement", help="raters' agreement: Krippendorff's alpha per rating set, T2I model and "
-                       "slice, with bootstrap intervals over prompts",
-                       description="Krippendorff's alpha (the krippendorff package's; interval, ordinal, nominal) of "
-                       "each rating set of a rated set, overall, per T2I model and per slice of the tag families "
-                       "asked, with percentile bootstrap intervals over prompts.")
+    p.description = ("Krippendorff's alpha (the krippendorff package's; interval, ordinal, nominal) of "
+                     "each rating set of a rated set, overall, per T2I model and per slice of the tag families "
+                     "asked, with percentile bootstrap intervals over prompts.")
     p.add_argument("--gold", default="tifa160", metavar="NAME|FOLDER",
                    help=f"bundled rated set ({', '.join(BUNDLED)}) or a folder (default tifa160)")
     p.add_argument("--ratings", metavar="SET", help="one rating set (default: all)")

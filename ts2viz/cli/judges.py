@@ -19,22 +19,20 @@ from .common import emit, number_arg
 TASKS = ("judges", "ordering", "templates", "disagreement")
 
 
-def add_subcommands(sub) -> None:
-    """Add ``judges`` to the ``ts2viz`` parser (its parser sets ``func``).
+def declare_judges(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz judges``'s arguments on its parser, and ``func``, the function that runs it.
 
     Parameters
     ----------
-    sub : argparse._SubParsersAction
-        The ``ts2viz`` parser's subparsers object.
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
     """
     from ..gold.pairs import BUNDLED_PAIRS, PARSE_RULES
 
-    p = sub.add_parser("judges", help="judges on side-by-side gold: 4-label accuracy (GenAI-Bench), accuracy with "
-                       "and without ties, position-swap accuracy (MMRB2), position bias, with intervals over pairs",
-                       description="One row per judge: accuracy against the human side-by-side verdicts, "
-                       "position-swap accuracy and position bias, unparsed verdicts counted; bootstrap intervals "
-                       "over pairs. --task ordering: T2I models ordered from the votes; --task templates: "
-                       "absolute templates against SxS; --task disagreement: pairs judges and raters disagree on.")
+    p.description = ("One row per judge: accuracy against the human side-by-side verdicts, "
+                     "position-swap accuracy and position bias, unparsed verdicts counted; bootstrap intervals "
+                     "over pairs. --task ordering: T2I models ordered from the votes; --task templates: "
+                     "absolute templates against SxS; --task disagreement: pairs judges and raters disagree on.")
     p.add_argument("--gold", default="genaibench-pairwise", metavar="NAME|PAIRS",
                    help=f"bundled pair set ({', '.join(BUNDLED_PAIRS)}), a folder with pairs.csv, a pair CSV, an "
                         "MMRB2 benchmark JSON or a GenAI-Bench pairwise.jsonl (default genaibench-pairwise)")

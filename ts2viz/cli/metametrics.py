@@ -47,15 +47,14 @@ def cmd_metametrics(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_subcommand(sub) -> None:
-    """Add ``metametrics`` to the parser.
+def declare_metametrics(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz metametrics``'s arguments on its parser, and ``func``, the function that runs it.
 
     Parameters
     ----------
-    sub : argparse._SubParsersAction
-        The parser's subparsers object.
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
     """
-    p = sub.add_parser("metametrics", help="per-SEG ord, sep, delta, kendall for every metric")
     add_eval_options(p)
     p.add_argument("--out", required=True, help="CSV file to write; - for stdout")
     p.set_defaults(func=cmd_metametrics)

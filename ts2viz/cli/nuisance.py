@@ -15,27 +15,23 @@ from ..errors import InputError, warn_input
 SUFFIXES = (".csv", ".parquet", ".pq")
 
 
-def add_subcommands(subparsers) -> None:
-    """Add ``nuisance`` and ``transforms`` to the ``ts2viz`` parser.
-
-    Each subcommand's parser sets ``func``, the function that runs it.
+def declare_nuisance(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz nuisance``'s arguments on its parser, and ``func``, the function that runs it.
 
     Parameters
     ----------
-    subparsers : argparse._SubParsersAction
-        The ``ts2viz`` parser's subparsers object.
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
     """
     from ..nuisance.transforms import BASELINES, DEFAULT
     from ..metametrics.policy import MODES
     from ..statistics.bootstrap import DEFAULTS
 
-    p = subparsers.add_parser(
-        "nuisance", help="does a metric move more for nuisance (JPEG, resize, blur...) than for errors?",
-        description="Score every image of a SEG dataset with a metric, as it is and under each nuisance transform "
-                    "(through the batch engine: batched, cached with the transform in the key, resumable, GPU, "
-                    "Ray), then write the per-image long table (--out) and the per-metric summary: "
-                    "nuisance-to-step ratio, flip rate, Ord and Sep under nuisance, direction, with bootstrap "
-                    "intervals over SEGs. `ts2viz leaderboard --nuisance FILE` adds them beside Ord and Sep.")
+    p.description = ("Score every image of a SEG dataset with a metric, as it is and under each nuisance transform "
+                     "(through the batch engine: batched, cached with the transform in the key, resumable, GPU, "
+                     "Ray), then write the per-image long table (--out) and the per-metric summary: "
+                     "nuisance-to-step ratio, flip rate, Ord and Sep under nuisance, direction, with bootstrap "
+                     "intervals over SEGs. `ts2viz leaderboard --nuisance FILE` adds them beside Ord and Sep.")
     p.add_argument("--metric", "-m", action="append", required=True, metavar="SPEC",
                    help="metric SPEC, e.g. clipscore:openai/clip-vit-base-patch32 (repeatable)")
     p.add_argument("--dataset", default="ts2", metavar="ts2|DIR|HF_ID", help="the SEG dataset (needs its images)")
@@ -67,9 +63,17 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--ray-actors", type=int, default=None, metavar="N", help="with --ray: metric actors to start")
     p.set_defaults(func=run_nuisance)
 
-    t = subparsers.add_parser("transforms", help="list the nuisance transforms",
-                              description="List the nuisance transforms, their parameters and defaults.")
-    t.set_defaults(func=run_transforms)
+
+def declare_transforms(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz transforms``'s arguments on its parser, and ``func``, the function that runs it.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
+    """
+    p.description = "List the nuisance transforms, their parameters and defaults."
+    p.set_defaults(func=run_transforms)
 
 
 def summary_path(out: str, summary: str | None) -> str:

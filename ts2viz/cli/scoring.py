@@ -11,24 +11,19 @@ import sys
 from typing import Iterator
 
 from ..errors import InputError
-from ..qa.questions import QUESTION_KINDS
 
 
-def add_subcommands(subparsers) -> None:
-    """Add ``score``, ``questions`` and ``metrics`` to the ``ts2viz`` parser.
-
-    Each subcommand's parser sets ``func``, the function that runs it.
+def declare_score(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz score``'s arguments on its parser, and ``func``, the function that runs it.
 
     Parameters
     ----------
-    subparsers : argparse._SubParsersAction
-        The ``ts2viz`` parser's subparsers object.
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
     """
-    p = subparsers.add_parser(
-        "score", help="run metrics over a SEG dataset and write a scores file",
-        description="Run one or more metrics over every image of a SEG dataset and write the scores "
-                    "file that `ts2viz leaderboard --scores` reads. Finished scores are cached, so an "
-                    "interrupted or repeated run only computes what is missing.")
+    p.description = ("Run one or more metrics over every image of a SEG dataset and write the scores "
+                     "file that `ts2viz leaderboard --scores` reads. Finished scores are cached, so an "
+                     "interrupted or repeated run only computes what is missing.")
     p.add_argument("--metric", "-m", action="append", required=True, metavar="SPEC",
                    help="metric SPEC, e.g. clipscore:openai/clip-vit-base-patch32 (repeatable; "
                         "`ts2viz metrics` lists the families)")
@@ -51,34 +46,51 @@ def add_subcommands(subparsers) -> None:
                    help="with --ray: metric actors to start (default: one per GPU, else one per CPU)")
     p.set_defaults(func=run_score)
 
-    g = subparsers.add_parser(
-        "questions", help="generate TIFA/DSG questions with an LLM and write them as a question CSV",
-        description="Generate TIFA questions (one few-shot prompt) or DSG questions (tuples -> questions -> "
-                    "dependencies) for each prompt with a chat LLM, and write them in the TS2 question-file "
-                    "format. Inspect or edit the file, then score with tifa:MODEL?questions=FILE (or dsg:). "
-                    "Generated questions are cached on disk per prompt, so a re-run asks the LLM only for new "
-                    "prompts.")
-    g.add_argument("--metric-kind", required=True, choices=list(QUESTION_KINDS), help="which question style")
-    src = g.add_mutually_exclusive_group(required=True)
+
+def declare_questions(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz questions``'s arguments on its parser, and ``func``, the function that runs it.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
+    """
+    from ..qa.questions import QUESTION_KINDS
+
+    p.description = ("Generate TIFA questions (one few-shot prompt) or DSG questions (tuples -> questions -> "
+                     "dependencies) for each prompt with a chat LLM, and write them in the TS2 question-file "
+                     "format. Inspect or edit the file, then score with tifa:MODEL?questions=FILE (or dsg:). "
+                     "Generated questions are cached on disk per prompt, so a re-run asks the LLM only for new "
+                     "prompts.")
+    p.add_argument("--metric-kind", required=True, choices=list(QUESTION_KINDS), help="which question style")
+    src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--prompts", metavar="FILE", help="text file, one prompt per line (# comments, blanks ignored)")
     src.add_argument("--dataset", metavar="ts2|DIR|HF_ID", help="every SEG prompt of a dataset (ids = SEG ids)")
-    g.add_argument("--seg", default=None, metavar="IDS", help="with --dataset: only these SEG ids")
-    g.add_argument("--generator", required=True, metavar="URL|hf:MODEL",
+    p.add_argument("--seg", default=None, metavar="IDS", help="with --dataset: only these SEG ids")
+    p.add_argument("--generator", required=True, metavar="URL|hf:MODEL",
                    help="an OpenAI-compatible API base URL, or hf:MODEL for a local transformers LLM")
-    g.add_argument("--generator-model", default=None, metavar="NAME", help="chat model name for an API (default gpt-4o)")
-    g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+    p.add_argument("--generator-model", default=None, metavar="NAME", help="chat model name for an API (default gpt-4o)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
-    g.add_argument("--device", default=None, help="device of a local LLM (cuda, cpu, mps)")
-    g.add_argument("--out", "-o", required=True, help="question CSV to write")
-    g.add_argument("--cache", default=None, metavar="DIR",
+    p.add_argument("--device", default=None, help="device of a local LLM (cuda, cpu, mps)")
+    p.add_argument("--out", "-o", required=True, help="question CSV to write")
+    p.add_argument("--cache", default=None, metavar="DIR",
                    help="question cache folder (default: $TS2VIZ_CACHE/questions or ~/.cache/ts2viz/questions)")
-    g.add_argument("--no-cache", action="store_true", help="neither read nor write the question cache")
-    g.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    g.set_defaults(func=run_questions)
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the question cache")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=run_questions)
 
-    q = subparsers.add_parser("metrics", help="list the metric families",
-                              description="List the metric families and an example SPEC for each.")
-    q.set_defaults(func=run_metrics)
+
+def declare_metrics(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz metrics``'s arguments on its parser, and ``func``, the function that runs it.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
+    """
+    p.description = "List the metric families and an example SPEC for each."
+    p.set_defaults(func=run_metrics)
 
 
 class Bars:

@@ -119,15 +119,14 @@ def format_significance(pw, ranks, mm, alpha: float) -> str:
     return "\n".join(lines)
 
 
-def add_subcommand(sub) -> None:
-    """Add ``significance`` to the parser.
+def declare_significance(p: argparse.ArgumentParser) -> None:
+    """Declare ``ts2viz significance``'s arguments on its parser, and ``func``, the function that runs it.
 
     Parameters
     ----------
-    sub : argparse._SubParsersAction
-        The parser's subparsers object.
+    p : argparse.ArgumentParser
+        The subcommand's parser, with its help line (:func:`ts2viz.cli.build_parser`).
     """
-    p = sub.add_parser("significance", help="which leaderboard orderings are significant (all pairs, Holm)")
     add_eval_options(p)
     p.add_argument("--cell", default="ord_avg", help="leaderboard cell to order by, e.g. ord_avg, sep_nat (default ord_avg)")
     p.add_argument("--alpha", default="0.05", help="significance level for Holm-corrected p-values (default 0.05)")

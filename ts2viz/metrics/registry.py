@@ -59,17 +59,53 @@ def builtin_families() -> dict[str, Family]:
     Raises
     ------
     ValueError
-        If two modules hold a family of the same name.
+        If a module holds a family of another name than its own (:func:`builtin_family` looks a family up
+        by its module's name).
     """
     if not _FOUND:
         pkg = importlib.import_module(".families", __package__)
         for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
             rec = getattr(importlib.import_module(f"{pkg.__name__}.{info.name}"), "FAMILY", None)
             if isinstance(rec, Family):
-                if rec.name in _FOUND:
-                    raise ValueError(f"two modules of {pkg.__name__} hold the family {rec.name!r}")
+                if rec.name != info.name:
+                    raise ValueError(f"{pkg.__name__}.{info.name} holds the family {rec.name!r}: a family's "
+                                     "module is named for it")
                 _FOUND[rec.name] = rec
     return _FOUND
+
+
+def builtin_family(name: str) -> Family | None:
+    """The built-in family ``name``: the ``FAMILY`` record of the module of :mod:`ts2viz.metrics.families` named for it.
+
+    Only that module is imported (the families are not all found), so that loading one family's metric
+    imports no other family's module.
+
+    Parameters
+    ----------
+    name : str
+        A family's name, in lower case.
+
+    Returns
+    -------
+    Family or None
+        Its record; None if no module of that name holds a family record of that name.
+
+    Examples
+    --------
+    >>> builtin_family("clipscore").name, builtin_family("no-such-family")
+    ('clipscore', None)
+    """
+    if _FOUND or not name.isidentifier() or name.startswith("_"):
+        return _FOUND.get(name)
+    where = f"{__package__}.families.{name}"
+    try:
+        module = importlib.import_module(where)
+    except ModuleNotFoundError as e:
+        if e.name != where:
+            raise
+        return None
+    rec = getattr(module, "FAMILY", None)
+    return rec if isinstance(rec, Family) and rec.name == name else None
 
 
 def display_key(fam: Family) -> tuple:
@@ -194,6 +230,22 @@ def registered() -> dict[str, Family]:
     return {**ordered, **{n: f for n, f in _ADDED.items() if n not in ordered}}
 
 
+def registered_family(key: str) -> Family | None:
+    """``registered().get(key)``, importing no other built-in family's module than ``key``'s (:func:`builtin_family`).
+
+    Parameters
+    ----------
+    key : str
+        A family's name, in lower case.
+
+    Returns
+    -------
+    Family or None
+        The family :func:`register` added under ``key``, else the built-in one (unless unregistered), else None.
+    """
+    return _ADDED.get(key) or (None if key in _REMOVED else builtin_family(key))
+
+
 def families() -> list[Family]:
     """The families (name, one-line description, example spec), in display order.
 
@@ -236,9 +288,9 @@ def family(name: str) -> Family:
     >>> family("CLIPScore").example
     'clipscore:openai/clip-vit-base-patch32'
     """
-    known = registered()
-    f = known.get(name.lower())
+    f = registered_family(name.lower())
     if f is None:
+        known = registered()
         raise InputError(f"unknown metric family {name!r} (known: {', '.join(known)})")
     return f
 
@@ -346,7 +398,7 @@ def parse_spec(spec: str) -> Spec:
     '/data/run@2.csv'
     """
     sp = split_spec(spec)
-    fam = registered().get(sp.family)
+    fam = registered_family(sp.family)
     return split_spec(spec, revisions=False) if fam is not None and not fam.revisions else sp
 
 
