@@ -191,17 +191,20 @@ def main() -> int:
                 for k in kinds:
                     print(summary(k, [g[col] for g in got_all[k]], None if k == kinds[0] else base))
         if not a.no_cli:
-            cmds = {"python -c pass": [py, "-c", "pass"],
-                    "import ts2viz": [py, "-c", "import ts2viz"],
-                    "ts2viz --help": [str(console), "--help"],
-                    "ts2viz leaderboard": [str(console), "leaderboard"]}
+            cmds = {"python -c pass": (ROOT, [py, "-c", "pass"])}
+            for tag, root in roots.items():
+                cmds |= {f"import ts2viz{tag}": (root, [py, "-c", "import ts2viz"]),
+                         f"ts2viz --help{tag}": (root, [str(console), "--help"]),
+                         f"ts2viz score --help{tag}": (root, [str(console), "score", "--help"]),
+                         f"ts2viz leaderboard{tag}": (root, [str(console), "leaderboard"])}
             times = {k: [] for k in cmds}
             for r in range(a.rounds + 1):
-                for k, cmd in cmds.items():
-                    dt = time_cli(cmd, env, empty)
+                for k, (root, cmd) in cmds.items():
+                    dt = time_cli(cmd, envs[root], empty)
                     if r:
                         times[k].append(dt)
-            print("command line (ratio = median / python -c pass's median):")
+            print("command line, the console script in an empty folder (ratio = median / python -c pass's median;"
+                  " with --before, the same command before is beside it):")
             base = times["python -c pass"]
             for k in cmds:
                 print(summary(k, times[k], None if k == "python -c pass" else base))
