@@ -16,7 +16,9 @@ from ts2viz import metrics
 from ts2viz.errors import InputError
 from ts2viz.gold.answers import question_scores
 from ts2viz.qa.accumulation import dsg_counted
-from ts2viz.metrics.common.decoding import DECODINGS, DSG_INSTRUCTBLIP, GREEDY
+from ts2viz.metrics.common.decoding import GREEDY
+from ts2viz.metrics.families.dsg.decoding import DSG_INSTRUCTBLIP
+from ts2viz.metrics.registry import decoding_presets
 from ts2viz.metrics.backbones.sbert import load_mapper
 from ts2viz.qa.mapping import YES_RULES, is_yes, reads_yes, yes_no_choice
 from ts2viz.metrics.qametric.metric import map_answers
@@ -62,13 +64,15 @@ def test_dsg_asks_and_reads_each_kind_of_model_as_dsgs_code():
 
 
 def test_decoding_option_is_checked():
-    with pytest.raises(InputError, match="decoding must be one of dsg, tifa, greedy"):
+    with pytest.raises(InputError, match="decoding must be one of tifa, dsg, greedy"):
         metrics.load(f"dsg:{tiny('instructblip')}?mapper=lexical&decoding=beam", device="cpu")
     with pytest.raises(InputError, match="decoding=dsg .* applies to instructblip models, not 'llava'"):
         metrics.load(f"dsg:{tiny('llava')}?mapper=lexical&decoding=dsg", device="cpu")
     # another model family keeps ts2viz's greedy decoding
     assert metrics.load(f"dsg:{tiny('llava')}?mapper=lexical", device="cpu").decoding is GREEDY
-    assert set(DECODINGS) == {"dsg", "greedy"}
+    # the named settings are the families' own (each family's decoding.py), by model type
+    assert {n: set(t) for n, t in decoding_presets().items()} == {"dsg": {"instructblip"},
+                                                                  "tifa": {"blip", "git", "blip-2"}}
 
 
 def test_generate_kwargs_follow_transformers_431_lengths():

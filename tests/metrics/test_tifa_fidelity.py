@@ -170,16 +170,19 @@ def test_tifa_blip2_prompt_is_tifas():
 def test_tifa_decodes_as_tifas_code_on_its_models():
     """TIFA's own calls are the defaults on the models it runs (BLIP-VQA, GIT, BLIP-2); greedy elsewhere.
     That the BLIP and GIT calls equal TIFA's code is proven in tests/metrics/reference/test_tifa_reference.py."""
-    from ts2viz.metrics.common.decoding import GREEDY, TIFA_DECODINGS, check_decoding
+    from ts2viz.metrics.common.decoding import GREEDY, check_decoding
+    from ts2viz.metrics.families.tifa.decoding import DECODINGS as TIFA_DECODINGS
+    from ts2viz.metrics.registry import decoding_presets
 
     m = metrics.load(f"tifa:{tiny('blip')}?mapper=lexical", device="cpu")
     assert m.decoding is TIFA_DECODINGS["blip"] and m.config["decoding_arguments"] == {"max_length": 50}
     assert m.config["correctness"] == "exact"
     assert metrics.load(f"tifa:{tiny('llava')}?mapper=lexical", device="cpu").decoding is GREEDY
-    blip2 = check_decoding("tifa", "blip-2", "x").generate_kwargs(encoder_decoder=True, max_new_tokens=10)
+    blip2 = check_decoding("tifa", "blip-2", "x", decoding_presets()).generate_kwargs(encoder_decoder=True, max_new_tokens=10)
     assert blip2 == dict(do_sample=False, num_beams=5, max_new_tokens=30, min_length=1, repetition_penalty=1.0,
                          length_penalty=1.0, num_return_sequences=1)     # LAVIS blip2_t5.generate's defaults
-    with pytest.raises(InputError, match="decoding=tifa is TIFA's code's call and applies to blip, git, blip-2"):
+    with pytest.raises(InputError, match="decoding=tifa is Yushi-Hu/tifa tifascore/vqa_models.py's call for each model type and "
+                       "applies to blip, git, blip-2 models, not 'llava'"):
         metrics.load(f"tifa:{tiny('llava')}?mapper=lexical&decoding=tifa", device="cpu")
     with pytest.raises(InputError, match="correctness must be one of exact, normalized"):
         metrics.load(f"tifa:{tiny('blip')}?mapper=lexical&correctness=fuzzy", device="cpu")

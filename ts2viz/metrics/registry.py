@@ -342,6 +342,38 @@ def question_writers() -> dict:
     return {k: found[k] for k in order}
 
 
+def decoding_presets() -> dict:
+    """The named decoding settings ``decoding=`` can choose, from the built-in families' records (:attr:`Family.decodings`).
+
+    Returns
+    -------
+    dict of str to dict of str to Decoding
+        Setting name -> VQA model type -> the :class:`ts2viz.metrics.common.decoding.Decoding` its source
+        wrote for that type, in the families' display order.
+
+    Raises
+    ------
+    ValueError
+        If two families define a setting of the same name for the same model type.
+
+    Examples
+    --------
+    >>> {name: sorted(by_type) for name, by_type in decoding_presets().items()}
+    {'tifa': ['blip', 'blip-2', 'git'], 'dsg': ['instructblip']}
+    """
+    found: dict = {}
+    builtin = builtin_families()
+    for fam in families():
+        if fam.name not in builtin:
+            continue
+        for model_type, d in fam.decodings.items():
+            by_type = found.setdefault(d.name, {})
+            if by_type.get(model_type, d) is not d:
+                raise ValueError(f"two families define decoding={d.name} for {model_type} models")
+            by_type[model_type] = d
+    return found
+
+
 def display_name(name: str) -> str:
     """The family ``name`` as people write it (:attr:`Family.display`; its name when it has none).
 

@@ -1,36 +1,18 @@
 """How a generative VQA model decodes a free-form answer: one named setting per source.
 
-A QA metric (TIFA, DSG) asks its VQA model open questions and maps the answers to choices, so the
-decoding changes scores: DSG's authors ran InstructBLIP with beam search and a repetition penalty, not
-greedily. The ``decoding=`` option of ``dsg:`` (and ``tifa:``) names one of :data:`DECODINGS`:
-
-``dsg`` (default of ``dsg:`` when the VQA model is an InstructBLIP)
-    j-min/DSG ``dsg/vqa_utils.py`` ``InstructBLIP.vqa``: the processor is given the bare question
-    (``text=question``: no template, no listed choices), then ``generate(do_sample=False, num_beams=5,
-    max_length=256, min_length=1, top_p=0.9, repetition_penalty=1.5, length_penalty=1.0,
-    temperature=1)``, and the output is decoded with ``skip_special_tokens=True`` and stripped. DSG pins
-    transformers 4.31, whose ``InstructBlipForConditionalGeneration.generate`` passes the language model
-    only ``inputs_embeds`` (query embeddings, then the prompt's): the sequence ``generate`` sees starts
-    empty, so ``max_length``/``min_length`` count the generated tokens only and the repetition penalty
-    applies to generated tokens only. ts2viz reproduces that call on current transformers (which would
-    count the prompt in both); ``top_p`` and ``temperature`` are inert under ``do_sample=False`` and
-    are not passed. DSG ran one question at a time; ts2viz batches only questions whose prompts have
-    the same token length, so no answer depends on padding.
-``tifa`` (default of ``tifa:`` on the models TIFA's code runs through transformers or LAVIS)
-    Yushi-Hu/tifa ``tifascore/vqa_models.py``, one setting per model type (:data:`TIFA_DECODINGS`):
-    BLIP-VQA ``BLIP.vqa``: the bare question, ``generate(max_length=50)`` (greedy; the answer decoder's
-    50 tokens count its start token); GIT ``GIT.vqa``: ``[CLS]`` + the question's tokens (no ``[SEP]``, no
-    template), ``generate(max_length=50)`` counting the question, the answer the tokens after it;
-    BLIP-2 ``BLIP2.vqa`` (LAVIS ``blip2_t5``): TIFA's prompt ("Answer the multiple-choice question. ...",
-    ``prompt_style=tifa_blip2``) and LAVIS' ``generate`` defaults: beam search, ``num_beams=5``,
-    ``max_new_tokens=30`` (LAVIS' ``max_length``), ``min_length=1``, ``repetition_penalty=1.0``,
-    ``length_penalty=1.0``. The answers are decoded with ``skip_special_tokens`` and not stripped.
-``greedy`` (every other model, and ``decoding=greedy`` to override)
-    ts2viz's own: the model's prompt template (chat template or ``Question: … Answer:``), greedy,
-    ``max_new_tokens`` (metric option, default 10) new tokens.
+A QA metric asks its VQA model open questions and maps the answers to choices, so the decoding changes
+scores (DSG's authors ran InstructBLIP with beam search and a repetition penalty, not greedily). A
+:class:`Decoding` records one source's call: its ``generate`` arguments, its prompt, the model types it
+was written for, and how the model is called (:attr:`Decoding.call`). The settings a source's family
+defines live in that family's module, on its record (:attr:`ts2viz.metrics.family.Family.decodings`, by
+model type); ``decoding=NAME`` on any QA family names one of them (:func:`check_decoding`; the registry
+gathers them: :func:`ts2viz.metrics.registry.decoding_presets`), or :data:`GREEDY`, ts2viz's own: the
+model's prompt template (chat template or ``Question: … Answer:``), greedy, ``max_new_tokens`` (metric
+option, default 10) new tokens.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
@@ -55,6 +37,10 @@ class Decoding:
     list_choices: bool | None = None
     #: model types the setting was written for (empty: any generative VQA model)
     model_types: tuple[str, ...] = ()
+    #: how the model is called: ``generate`` (the processor's inputs, the model's ``generate``, the new tokens),
+    #: ``prefix`` (``[CLS]`` + the question's tokens as the decoder's prefix, the tokens after it: GIT's way) or
+    #: ``embeds`` (the language model given ``inputs_embeds`` only, as transformers 4.31 ran InstructBLIP)
+    call: str = "generate"
 
     def generate_kwargs(self, *, encoder_decoder: bool, max_new_tokens: int) -> dict:
         """``generate`` keyword arguments for current transformers that reproduce the source's call.
@@ -83,8 +69,9 @@ class Decoding:
 
         Examples
         --------
-        >>> from ts2viz.metrics.common.decoding import DSG_INSTRUCTBLIP
-        >>> kw = DSG_INSTRUCTBLIP.generate_kwargs(encoder_decoder=False, max_new_tokens=10)
+        >>> from ts2viz.metrics.common.decoding import Decoding
+        >>> d = Decoding("x", "a source", dict(do_sample=False, num_beams=5, max_length=256, min_length=1, top_p=0.9))
+        >>> kw = d.generate_kwargs(encoder_decoder=False, max_new_tokens=10)
         >>> kw["max_new_tokens"], kw["min_new_tokens"], "top_p" in kw
         (256, 1, False)
         """
@@ -109,36 +96,8 @@ class Decoding:
                 **({"decoding_prompt": self.template} if self.template else {})}
 
 
-#: DSG's InstructBLIP VQA (j-min/DSG ``dsg/vqa_utils.py``, transformers 4.31; module docstring)
-DSG_INSTRUCTBLIP = Decoding(
-    name="dsg",
-    source="j-min/DSG dsg/vqa_utils.py InstructBLIP.vqa (transformers 4.31)",
-    arguments=MappingProxyType(dict(do_sample=False, num_beams=5, max_length=256, min_length=1, top_p=0.9,
-                                    repetition_penalty=1.5, length_penalty=1.0, temperature=1)),
-    template="{question}",
-    list_choices=False,
-    model_types=("instructblip",),
-)
 #: ts2viz's own decoding: the model's prompt, greedy, ``max_new_tokens``
 GREEDY = Decoding(name="greedy", source="ts2viz", arguments=MappingProxyType({"do_sample": False}))
-
-#: TIFA's calls, per model type (module docstring)
-TIFA_DECODINGS: dict[str, Decoding] = {
-    "blip": Decoding(name="tifa", source="Yushi-Hu/tifa tifascore/vqa_models.py BLIP.vqa",
-                     arguments=MappingProxyType(dict(max_length=50)), list_choices=False, model_types=("blip",)),
-    "git": Decoding(name="tifa", source="Yushi-Hu/tifa tifascore/vqa_models.py GIT.vqa",
-                    arguments=MappingProxyType(dict(max_length=50)), template="[CLS]{question}", list_choices=False,
-                    model_types=("git",)),
-    "blip-2": Decoding(name="tifa", source="Yushi-Hu/tifa tifascore/vqa_models.py BLIP2.vqa (LAVIS blip2_t5.generate)",
-                       arguments=MappingProxyType(dict(do_sample=False, num_beams=5, max_new_tokens=30, min_length=1,
-                                                       top_p=0.9, repetition_penalty=1.0, length_penalty=1.0,
-                                                       num_return_sequences=1, temperature=1)),
-                       list_choices=False, model_types=("blip-2",)),
-}
-
-#: the settings ``decoding=`` can name (``tifa`` stands for the setting of the model's type)
-DECODINGS: dict[str, Decoding] = {d.name: d for d in (DSG_INSTRUCTBLIP, GREEDY)}
-DECODING_NAMES = ("dsg", "tifa", "greedy")
 
 
 def default_decoding(decodings: Mapping[str, Decoding], model_type: str | None) -> Decoding:
@@ -147,8 +106,7 @@ def default_decoding(decodings: Mapping[str, Decoding], model_type: str | None) 
     Parameters
     ----------
     decodings : mapping of str to Decoding
-        The family's own decodings by model type (its :attr:`~ts2viz.metrics.qametric.metric.QAMetric.decodings`: DSG's
-        :data:`DSG_INSTRUCTBLIP` on an InstructBLIP, TIFA's :data:`TIFA_DECODINGS`).
+        The family's own decodings by model type (its :attr:`~ts2viz.metrics.qametric.metric.QAMetric.decodings`).
     model_type : str or None
         The VQA model's type (``instructblip``, ``blip``, ``git``, ``blip-2``, ...).
 
@@ -159,30 +117,34 @@ def default_decoding(decodings: Mapping[str, Decoding], model_type: str | None) 
 
     Examples
     --------
-    >>> from ts2viz.metrics.common.decoding import TIFA_DECODINGS, default_decoding
-    >>> default_decoding(TIFA_DECODINGS, "git").template, default_decoding(TIFA_DECODINGS, "llava").name
+    >>> from ts2viz.metrics.common.decoding import Decoding, default_decoding
+    >>> own = {"git": Decoding("src", "a source", template="[CLS]{question}", model_types=("git",))}
+    >>> default_decoding(own, "git").template, default_decoding(own, "llava").name
     ('[CLS]{question}', 'greedy')
     """
     return decodings.get(model_type, GREEDY)
 
 
-def check_decoding(name: str, model_type: str | None, what: str) -> Decoding:
+def check_decoding(name: str, model_type: str | None, what: str,
+                   presets: Mapping[str, Mapping[str, Decoding]]) -> Decoding:
     """The decoding setting ``name`` for a model of ``model_type``, checked.
 
     Parameters
     ----------
     name : str
-        The ``decoding=`` option: one of :data:`DECODING_NAMES` (``tifa`` stands for the setting of the
-        model's type in :data:`TIFA_DECODINGS`).
+        The ``decoding=`` option: :data:`GREEDY`'s name or one of ``presets``.
     model_type : str or None
         The VQA model's type.
     what : str
         What is being configured (the metric's spec), for error messages.
+    presets : mapping of str to mapping of str to Decoding
+        The named settings, each by the model type it was written for
+        (:func:`ts2viz.metrics.registry.decoding_presets`).
 
     Returns
     -------
     Decoding
-        The setting.
+        The setting of that name for the model's type.
 
     Raises
     ------
@@ -191,23 +153,24 @@ def check_decoding(name: str, model_type: str | None, what: str) -> Decoding:
 
     Examples
     --------
-    >>> from ts2viz.metrics.common.decoding import check_decoding
-    >>> check_decoding("tifa", "blip", "tifa:x").source
-    'Yushi-Hu/tifa tifascore/vqa_models.py BLIP.vqa'
-    >>> check_decoding("dsg", "blip", "dsg:x")
+    >>> from ts2viz.metrics.common.decoding import Decoding, check_decoding
+    >>> d = Decoding("mine", "my lab's vqa.py", model_types=("blip",))
+    >>> check_decoding("mine", "blip", "x:y", {"mine": {"blip": d}}).source
+    "my lab's vqa.py"
+    >>> check_decoding("mine", "git", "x:y", {"mine": {"blip": d}})
     Traceback (most recent call last):
     ...
-    ts2viz.errors.InputError: dsg:x: decoding=dsg is j-min/DSG dsg/vqa_utils.py InstructBLIP.vqa (transformers 4.31) and applies to instructblip models, not 'blip'
+    ts2viz.errors.InputError: x:y: decoding=mine is my lab's vqa.py and applies to blip models, not 'git'
     """
-    if name == "tifa":
-        if model_type not in TIFA_DECODINGS:
-            raise InputError(f"{what}: decoding=tifa is TIFA's code's call and applies to "
-                             f"{', '.join(TIFA_DECODINGS)} models, not {model_type or 'this model'!r}")
-        return TIFA_DECODINGS[model_type]
-    if name not in DECODINGS:
-        raise InputError(f"{what}: decoding must be one of {', '.join(DECODING_NAMES)}, not {name!r}")
-    d = DECODINGS[name]
-    if d.model_types and model_type not in d.model_types:
-        raise InputError(f"{what}: decoding={name} is {d.source} and applies to "
-                         f"{', '.join(d.model_types)} models, not {model_type or 'this model'!r}")
-    return d
+    if name == GREEDY.name:
+        return GREEDY
+    if name not in presets:
+        raise InputError(f"{what}: decoding must be one of {', '.join([*presets, GREEDY.name])}, not {name!r}")
+    by_type = presets[name]
+    if model_type not in by_type:
+        sources = list(dict.fromkeys(d.source for d in by_type.values()))
+        common = os.path.commonprefix(sources).rsplit(" ", 1)[0].strip()
+        said = sources[0] if len(sources) == 1 else f"{common or 'its sources'}'s call for each model type"
+        raise InputError(f"{what}: decoding={name} is {said} and applies to {', '.join(by_type)} models, "
+                         f"not {model_type or 'this model'!r}")
+    return by_type[model_type]

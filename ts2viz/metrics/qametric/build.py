@@ -109,7 +109,9 @@ def build_qa(metric: type[QAMetric], spec: Spec, device: str | None, *, question
     if decoding in (None, ""):
         chosen = default_decoding(metric.decodings, model_type)
     else:
-        chosen = check_decoding(str(decoding), model_type, f"metric {spec.raw!r}")
+        from ..registry import decoding_presets
+
+        chosen = check_decoding(str(decoding), model_type, f"metric {spec.raw!r}", decoding_presets())
     if score == "normalized":
         if decoding not in (None, "") and chosen is not GREEDY:
             raise InputError(f"metric {spec.raw!r}: decoding= decodes free-form answers, not score=normalized")

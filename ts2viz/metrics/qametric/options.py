@@ -129,14 +129,12 @@ def qa_options(elsewhere: dict | None = None, accumulation: str | None = None) -
                "fewer than three choices → yes when the answer contains \"yes\"; others to Sentence-BERT even when "
                "a choice) or `contains_yes` (the default of `dsg:`: \"contains yes\" for yes/no, TIFA's rule for "
                "the others). Not with `score=normalized`.", ("tifa", "ts2", "contains_yes")),
-        Option("decoding", None, "How free-form answers are decoded: `dsg` (j-min/DSG's `InstructBLIP.vqa`: bare "
-               "question, beam search with 5 beams, repetition penalty 1.5, up to 256 and at least 1 new token, "
-               "as transformers 4.31 ran it; the default of `dsg:` on an InstructBLIP, InstructBLIP only) or "
-               "`tifa` (TIFA's `vqa_models.py` call for the model's type: BLIP-VQA `generate(max_length=50)`; GIT "
-               "`[CLS]` + question, `max_length=50`; BLIP-2 LAVIS' `generate` defaults, beam 5, 30 new tokens; the "
-               "default of `tifa:` on those models) or "
-               "`greedy` (ts2viz's: the model's template, greedy, `max_new_tokens`; every other default).",
-               ("dsg", "tifa", "greedy")),
+        Option("decoding", None, "How free-form answers are decoded: the name of a source's setting a "
+               "question-answering family defines (its module's `decoding.py`; "
+               "`ts2viz.metrics.registry.decoding_presets()`, each for the model types its source ran: `dsg`, "
+               "DSG's InstructBLIP call; `tifa`, TIFA's call for BLIP-VQA, GIT and BLIP-2; the default of each "
+               "family on those models) or `greedy` (ts2viz's: the model's template, greedy, `max_new_tokens`; "
+               "every other default)."),
         Option("yes_rule", None, "How a yes/no answer is read: `exact` (DSG's InstructBLIP path, "
                "`answer == 'yes'`; the default for InstructBLIP and BLIP-VQA), `chat` (DSG's `GPT4o.vqa`: lower "
                "case, stripped, `. , ? !` removed, then `== 'yes'`; the default for generative VLMs) or `contains` "

@@ -21,6 +21,11 @@ EMBEDDING_HEADS = ("siglipscore", "blipscore", "openclip", "embedding")
 def metric_family(name: str) -> str:
     """A display family for a metric name.
 
+    The family is the one a published TS2 column's head names (:func:`ts2viz.scores.bundled.published_family`),
+    else the registered family whose name is the longest prefix of the name's head (``tifa_mplug-large``:
+    TIFA); the registry's ``embedding`` group and :data:`EMBEDDING_HEADS` show as ``Embedding``, any other
+    family as its display name (:func:`ts2viz.metrics.registry.display_name`).
+
     Parameters
     ----------
     name : str
@@ -29,31 +34,27 @@ def metric_family(name: str) -> str:
     Returns
     -------
     str
-        ``Embedding``, ``TIFA``, ``DSG``, ``VQAScore``, ``LLMScore``, ``VIEScore``, or the name's head.
+        ``Embedding``, a family's display name (``TIFA``, ``VQAScore``, ...), or the name's head.
 
     Examples
     --------
     >>> metric_family("clipscore:openai/clip-vit-base-patch32"), metric_family("TIFA-mPLUG"), metric_family("Mine")
     ('Embedding', 'TIFA', 'Mine')
+    >>> metric_family("vqascore_clip_flant5"), metric_family("softtifa:m"), metric_family("DSG-GPT4V")
+    ('VQAScore', 'Soft-TIFA', 'DSG')
     """
-    from ...metrics.registry import registered
+    from ...metrics.registry import display_name, registered
+    from ...scores.bundled import published_family
 
     head = name.split(":", 1)[0] if ":" in name else name.split("-", 1)[0]
     low = head.lower()
-    fam = registered().get(low)
-    if low in EMBEDDING_HEADS or (fam is not None and fam.group == "embedding"):
+    if low in EMBEDDING_HEADS:
         return "Embedding"
-    if low.startswith("tifa"):
-        return "TIFA"
-    if low.startswith("dsg"):
-        return "DSG"
-    if low.startswith("vqascore") or low == "vqa":
-        return "VQAScore"
-    if low.startswith("llmscore"):
-        return "LLMScore"
-    if low.startswith("viescore"):
-        return "VIEScore"
-    return head or name
+    known = registered()
+    fam = published_family(head) or max((f for f in known if low.startswith(f)), key=len, default=None)
+    if fam is None:
+        return head or name
+    return "Embedding" if known[fam].group == "embedding" else display_name(fam)
 
 
 @dataclass

@@ -524,19 +524,19 @@ class GenerativeVQA(VQAModel):
         return name in inspect.signature(self.model.forward).parameters
 
     def _answer_decoded(self, images, questions, decoding, max_new_tokens):
-        """A named decoding (:mod:`ts2viz.metrics.common.decoding`).
+        """A named decoding (:mod:`ts2viz.metrics.common.decoding`), called as its ``call`` field says.
 
-        DSG's InstructBLIP call, or TIFA's call for GIT or BLIP-2.
+        ``generate``: TIFA's BLIP-2 call; ``prefix``: TIFA's GIT call; ``embeds``: DSG's InstructBLIP call.
         """
         model_type = getattr(self.model.config, "model_type", "")
         if model_type not in decoding.model_types:
             raise InputError(f"VQA {self.model_id}: decoding={decoding.name} applies to "
                              f"{', '.join(decoding.model_types)} models only")
-        if decoding.name == "tifa" and model_type == "git":
-            return self._answer_tifa_git(images, questions, decoding)
-        if decoding.name == "tifa":
-            return self._answer_generate(images, questions, decoding, max_new_tokens)
-        return self._answer_dsg(images, questions, decoding, max_new_tokens)
+        if decoding.call == "prefix":
+            return self._answer_prefix(images, questions, decoding)
+        if decoding.call == "embeds":
+            return self._answer_embeds(images, questions, decoding, max_new_tokens)
+        return self._answer_generate(images, questions, decoding, max_new_tokens)
 
     def _by_prompt_length(self, questions: list[str], fn: Callable) -> list:
         """``fn(indices)`` per group of questions whose prompts have the same token length, in input order.
@@ -551,8 +551,8 @@ class GenerativeVQA(VQAModel):
                 results[i] = v
         return results
 
-    def _answer_tifa_git(self, images, questions, decoding):
-        """TIFA's ``GIT.vqa``: ``[CLS]`` + the question's tokens (no ``[SEP]``), then ``generate``.
+    def _answer_prefix(self, images, questions, decoding):
+        """``call="prefix"`` (TIFA's ``GIT.vqa``): ``[CLS]`` + the question's tokens (no ``[SEP]``), then ``generate``.
 
         ``generate(pixel_values, input_ids, max_length=50)``; the tokens after the question decoded with
         ``skip_special_tokens``.
@@ -593,10 +593,10 @@ class GenerativeVQA(VQAModel):
 
         return self._by_prompt_length(list(questions), group)
 
-    def _answer_dsg(self, images, questions, decoding, max_new_tokens):
-        """InstructBLIP's ``generate`` as transformers 4.31 ran it for DSG's code.
+    def _answer_embeds(self, images, questions, decoding, max_new_tokens):
+        """``call="embeds"``: InstructBLIP's ``generate`` as transformers 4.31 ran it for DSG's code.
 
-        See :mod:`ts2viz.metrics.common.decoding`. The language model is given only ``inputs_embeds`` (Q-Former query embeddings, then the prompt's), so
+        See :mod:`ts2viz.metrics.families.dsg.decoding`. The language model is given only ``inputs_embeds`` (Q-Former query embeddings, then the prompt's), so
         lengths and the repetition penalty count generated tokens only; its output is the answer alone.
 
         Questions are batched only with questions of the same prompt token lengths (language model and

@@ -4,7 +4,7 @@ The questions are TS2's released DSG questions (``questions=ts2``), a question f
 LLM (``generator=``). The metric is :class:`DSGMetric`, the question-answering metric TIFA shares
 (:class:`ts2viz.metrics.qametric.metric.QAMetric`) with DSG's differences: parent questions gate a question
 (``accumulation=``), yes/no answers are read by DSG's rule, DSG's InstructBLIP decoding and chat prompt; the
-decoding settings are :mod:`ts2viz.metrics.common.decoding`'s.
+decoding is :mod:`.decoding`'s.
 """
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ from typing import Sequence
 from ....qa.accumulation import canonical_accumulation, counted_flags, dsg_counted, dsg_score
 from ....qa.mapping import DSG_CHAT_INSTRUCTION, DSG_CHAT_YES_RULE, DSG_YES_RULE
 from ....qa.questions import Question
-from ...common.decoding import DSG_INSTRUCTBLIP, GREEDY
+from ...common.decoding import GREEDY
 from ...qametric.build import qa_factory
 from ...qametric.metric import PromptStyle, QAMetric
 from ...qametric.options import qa_options
 from ...family import Card, Family, Fidelity
+from .decoding import DECODINGS, DSG_INSTRUCTBLIP
 from .questions import WRITER
 
 _DS = "tests/metrics/reference/test_dsg_reference.py::"
@@ -167,7 +168,7 @@ class DSGMetric(QAMetric):
     name = "dsg"
     refused = {"qa_filter": "qa_filter= applies to tifa only (TIFA's UnifiedQA filter)",
                "prompt_style=tifa_blip2": "prompt_style=tifa_blip2 applies to tifa only"}
-    decodings = {t: DSG_INSTRUCTBLIP for t in DSG_INSTRUCTBLIP.model_types}
+    decodings = DECODINGS
     #: DSG's chat path (``GPT4o.vqa``): its instruction around the question, inside the model's chat template; the
     #: instruction asks for yes or no (no choices listed), and ``max_tokens=20``
     prompt_styles = {"dsg_chat": PromptStyle(lambda q: DSG_CHAT_INSTRUCTION.format(question=q.text),
@@ -259,4 +260,4 @@ FAMILY = Family('dsg',
                 "DSG: fraction of yes/no questions answered 'yes', a question failing with a direct parent (DSG's "
                 'code)',
                 build, CARD, example='dsg:Salesforce/blip-vqa-base', group='questions', hub_model=True,
-                display='DSG', details='dependent', question_writer=WRITER)
+                display='DSG', details='dependent', question_writer=WRITER, decodings=DECODINGS)

@@ -9,12 +9,12 @@ with TIFA's differences: its decodings, its prompt for BLIP-2, its mapper rule a
 from __future__ import annotations
 
 from ....qa.questions import Question
-from ...common.decoding import TIFA_DECODINGS
 from ...qametric.build import model_type_of, qa_factory
 from ...qametric.metric import PromptStyle, QAMetric
 from ...qametric.options import qa_options
 from ...common.spec import Spec
 from ...family import Card, Family, Fidelity
+from .decoding import DECODINGS
 from .questions import WRITER
 
 _TI = "tests/metrics/reference/test_tifa_reference.py::"
@@ -145,7 +145,7 @@ class TIFAMetric(QAMetric):
     refused = {"accumulation": "accumulation= applies to dsg only (TIFA has no parent questions)",
                "yes_rule": "yes_rule= applies to dsg only (TIFA maps yes/no answers with its mapper; see mapper_rule=)",
                "prompt_style=dsg_chat": "prompt_style=dsg_chat applies to dsg only"}
-    decodings = TIFA_DECODINGS
+    decodings = DECODINGS
     mapper_rule = "tifa"
     #: TIFA's prompt for BLIP-2: the whole prompt is TIFA's text (the model's template is ``{question}``)
     prompt_styles = {"tifa_blip2": PromptStyle(_blip2_prompt, template="{question}")}
@@ -200,4 +200,5 @@ the fraction of questions answered correctly (``score=accuracy``).
 FAMILY = Family('tifa',
                 "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
                 build, CARD, example='tifa:Salesforce/blip-vqa-base', group='questions', hub_model=True,
-                display='TIFA', details='questions', question_writer=WRITER)
+                display='TIFA', details='questions', question_writer=WRITER,
+                decodings=DECODINGS)
