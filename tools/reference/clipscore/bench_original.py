@@ -58,6 +58,13 @@ def build(workdir: Path, size: str = "b32"):
                  vision_width=z["vision_width"], vision_patch_size=32, context_length=77, vocab_size=49408,
                  transformer_width=z["transformer_width"], transformer_heads=z["transformer_heads"],
                  transformer_layers=z["transformer_layers"]).float().eval()
+    # every weight a float16 value, as in OpenAI's released archives: clip.load(jit=False) rebuilds the model in
+    # float16 (build_model's convert_weights) before loading the state dict, then casts it to float32 on the CPU,
+    # so a float32 archive's weights would reach Hessel's code rounded to float16 and ts2viz's unrounded
+    with torch.no_grad():
+        for t in list(model.parameters()) + list(model.buffers()):
+            if t.is_floating_point():
+                t.copy_(t.half().float())
     # a TorchScript archive, as OpenAI's downloaded checkpoints are (clip.load reads it and, with jit=False,
     # rebuilds the model from its state dict)
     example = (torch.zeros(1, 3, 224, 224), torch.zeros(1, 77, dtype=torch.long))
