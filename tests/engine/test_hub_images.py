@@ -205,6 +205,31 @@ def test_hf_hub_offline_means_offline_tiles_and_no_requests(hub, tmp_path, monke
     assert not hub.requests(contains="/resolve/")
 
 
+def test_without_downloads_a_tile_found_offline_is_not_looked_for_at_every_view(tmp_path, monkeypatch):
+    """A view's signature reads every tile of its SEG; without a fetcher, a tile found not ready is looked for
+    on disk again only after ``ABSENT_RECHECK_S`` (each look is two file checks), and then it is."""
+    import huggingface_hub.constants as hc
+    import ts2viz.ui.images.thumbs as th
+    from ts2viz.ui import load_state
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", True)
+    v = load_state("ts2", cache_root=tmp_path / "c").view()
+    thumbs = v.thumbs
+    assert thumbs.fetcher is None
+    files = [r.file_name for r in v.dataset.rows[:20]]
+    looked = []
+    real = type(v.dataset).image_path
+    monkeypatch.setattr(type(v.dataset), "image_path", lambda ds, f: looked.append(f) or real(ds, f))
+    clock = [1000.0]
+    monkeypatch.setattr(th.time, "monotonic", lambda: clock[0])
+    assert set(thumbs.states(files)) == {"offline"} and len(looked) == 20
+    clock[0] += th.ABSENT_RECHECK_S / 2
+    assert set(thumbs.states(files)) == {"offline"} and len(looked) == 20      # not looked for again
+    clock[0] += th.ABSENT_RECHECK_S
+    assert set(thumbs.states(files)) == {"offline"} and len(looked) == 40      # looked for again
+
+
 # -- a dataset and a model by hub id, from the same server, in a subprocess as an operator runs them ----------
 
 def _serve_folder_as_dataset(srv: HubServer, repo_id: str, folder: Path) -> None:

@@ -169,6 +169,8 @@ class Thumbs:
         #: third of a SEG view's CPU)
         self._settled: dict[tuple[str, int], str] = {}
         self._absent: dict[str, float] = {}
+        # (file, size) -> (state, when) of a tile that was not ready in a process without downloads
+        self._unready: dict[tuple[str, int], tuple[str, float]] = {}
 
     # -- paths ---------------------------------------------------------------------------------------------
     def _cached(self, file_name: str, size: int) -> Path:
@@ -202,6 +204,12 @@ class Thumbs:
         known = self._settled.get(key)
         if known is not None:
             return known
+        if self.fetcher is None:
+            # no downloads here: a tile found not ready is looked for again after ABSENT_RECHECK_S, not at
+            # every view (a view's signature reads every tile of its SEG: two file checks each)
+            seen = self._unready.get(key)
+            if seen is not None and time.monotonic() - seen[1] < ABSENT_RECHECK_S:
+                return seen[0]
         if self._cached(file_name, size).is_file() or self.dataset.image_path(file_name) is not None:
             self._settled[key] = READY
             return READY
@@ -212,7 +220,9 @@ class Thumbs:
             if self._local_download(file_name) is not None:
                 return READY
             # a hub dataset with downloads off (HF_HUB_OFFLINE): offline; a local folder: missing
-            return OFFLINE if self.dataset.hf_id else MISSING
+            st = OFFLINE if self.dataset.hf_id else MISSING
+            self._unready[key] = (st, time.monotonic())
+            return st
         return self.fetcher.state(file_name)
 
     def states(self, file_names, size: int = THUMB) -> tuple[str, ...]:
