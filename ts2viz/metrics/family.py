@@ -226,10 +226,6 @@ class Family:
         How a chat LLM writes the family's questions for a prompt (``generator=``): a
         :class:`ts2viz.metrics.common.question_gen.QuestionWriter`, kept in the family package's ``questions``
         module (:func:`ts2viz.metrics.registry.question_writers` gathers them). None: the family writes none.
-    decodings : mapping of str to Decoding, optional
-        The family's own decoding settings (:class:`ts2viz.metrics.common.decoding.Decoding`) by VQA model
-        type; each setting's name is a ``decoding=`` value of every question-answering family
-        (:func:`ts2viz.metrics.registry.decoding_presets` gathers them). Empty: none.
 
     Examples
     --------
@@ -253,12 +249,11 @@ class Family:
     details: str = ""
     display: str = ""
     question_writer: object | None = field(default=None, repr=False)
-    decodings: Mapping = field(default_factory=dict, repr=False, compare=False)
 
     def __init__(self, name: str, description: str, build, card: Card | None = None, *, example: str = "",
                  group: str = "user", trusted_only: bool = False, hub_model: bool = False,
                  needs_pixels: bool = True, revisions: bool = True, tiny: str = "", details: str = "",
-                 display: str = "", question_writer=None, decodings: Mapping | None = None):
+                 display: str = "", question_writer=None):
         """Check and store the record (:class:`ValueError` for an unknown group or an upper-case name)."""
         if group not in GROUPS:
             raise ValueError(f"family {name!r}: group must be one of {GROUPS}, not {group!r}")
@@ -267,7 +262,7 @@ class Family:
         for k, v in dict(name=name, description=description, build=build, card_given=card, example=example,
                          group=group, trusted_only=trusted_only, hub_model=hub_model, needs_pixels=needs_pixels,
                          revisions=revisions, tiny=tiny, details=details, display=display,
-                         question_writer=question_writer, decodings=dict(decodings or {})).items():
+                         question_writer=question_writer).items():
             object.__setattr__(self, k, v)
 
     def factory(self) -> Callable:

@@ -343,7 +343,11 @@ def question_writers() -> dict:
 
 
 def decoding_presets() -> dict:
-    """The named decoding settings ``decoding=`` can choose, from the built-in families' records (:attr:`Family.decodings`).
+    """The named decoding settings ``decoding=`` can choose: the built-in QA families' own (their ``decodings``).
+
+    A question-answering family's factory names its :class:`~ts2viz.metrics.qametric.metric.QAMetric`
+    subclass (:func:`~ts2viz.metrics.qametric.build.qa_factory`), whose ``decodings`` are its settings by VQA
+    model type.
 
     Returns
     -------
@@ -362,11 +366,9 @@ def decoding_presets() -> dict:
     {'tifa': ['blip', 'blip-2', 'git'], 'dsg': ['instructblip']}
     """
     found: dict = {}
-    builtin = builtin_families()
-    for fam in families():
-        if fam.name not in builtin:
-            continue
-        for model_type, d in fam.decodings.items():
+    for fam in sorted(builtin_families().values(), key=display_key):
+        own = getattr(getattr(fam.factory(), "metric", None), "decodings", {})
+        for model_type, d in own.items():
             by_type = found.setdefault(d.name, {})
             if by_type.get(model_type, d) is not d:
                 raise ValueError(f"two families define decoding={d.name} for {model_type} models")

@@ -4,8 +4,7 @@ A QA metric asks its VQA model open questions and maps the answers to choices, s
 scores (DSG's authors ran InstructBLIP with beam search and a repetition penalty, not greedily). A
 :class:`Decoding` records one source's call: its ``generate`` arguments, its prompt, the model types it
 was written for, and how the model is called (:attr:`Decoding.call`). The settings a source's family
-defines live in that family's module, on its record (:attr:`ts2viz.metrics.family.Family.decodings`, by
-model type); ``decoding=NAME`` on any QA family names one of them (:func:`check_decoding`; the registry
+defines live in that family's module, on its metric class (``QAMetric.decodings``, by model type); ``decoding=NAME`` on any QA family names one of them (:func:`check_decoding`; the registry
 gathers them: :func:`ts2viz.metrics.registry.decoding_presets`), or :data:`GREEDY`, ts2viz's own: the
 model's prompt template (chat template or ``Question: … Answer:``), greedy, ``max_new_tokens`` (metric
 option, default 10) new tokens.

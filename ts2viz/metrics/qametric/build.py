@@ -148,7 +148,8 @@ def qa_factory(metric: type[QAMetric], usage: str) -> Callable[..., Metric]:
     """The factory of a question-answering family: :func:`build_qa` with the family's subclass ``metric``.
 
     The factory takes ``(spec, device=None, **options)``, says which options it takes (its ``extra_options``:
-    :data:`QA_OPTION_NAMES`) and belongs to ``metric``'s module (the family's: its ``__module__``), where the
+    :data:`QA_OPTION_NAMES`), names the subclass (its ``metric``: the registry reads the family's decodings
+    there, :func:`ts2viz.metrics.registry.decoding_presets`) and belongs to ``metric``'s module (the family's: its ``__module__``), where the
     family's record names it.
 
     Parameters
@@ -169,6 +170,7 @@ def qa_factory(metric: type[QAMetric], usage: str) -> Callable[..., Metric]:
 
     build.__module__ = metric.__module__
     build.extra_options = QA_OPTION_NAMES
+    build.metric = metric
     build.__doc__ = f"""{textwrap.indent(usage.strip(), "    ").lstrip()}
 
     Parameters

@@ -260,4 +260,4 @@ FAMILY = Family('dsg',
                 "DSG: fraction of yes/no questions answered 'yes', a question failing with a direct parent (DSG's "
                 'code)',
                 build, CARD, example='dsg:Salesforce/blip-vqa-base', group='questions', hub_model=True,
-                display='DSG', details='dependent', question_writer=WRITER, decodings=DECODINGS)
+                display='DSG', details='dependent', question_writer=WRITER)

@@ -30,5 +30,5 @@ DSG_INSTRUCTBLIP = Decoding(
     call="embeds",
 )
 
-#: DSG's decodings by VQA model type (its :attr:`~ts2viz.metrics.family.Family.decodings`)
+#: DSG's decodings by VQA model type (``DSGMetric.decodings``)
 DECODINGS = {t: DSG_INSTRUCTBLIP for t in DSG_INSTRUCTBLIP.model_types}

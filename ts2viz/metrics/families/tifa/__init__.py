@@ -200,5 +200,4 @@ the fraction of questions answered correctly (``score=accuracy``).
 FAMILY = Family('tifa',
                 "TIFA: fraction of the prompt's multiple-choice questions a VQA model answers correctly",
                 build, CARD, example='tifa:Salesforce/blip-vqa-base', group='questions', hub_model=True,
-                display='TIFA', details='questions', question_writer=WRITER,
-                decodings=DECODINGS)
+                display='TIFA', details='questions', question_writer=WRITER)

@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from ...common.decoding import Decoding
 
-#: TIFA's calls, per model type (module docstring); its :attr:`~ts2viz.metrics.family.Family.decodings`
+#: TIFA's calls, per model type (module docstring): ``TIFAMetric.decodings``
 DECODINGS: dict[str, Decoding] = {
     "blip": Decoding(name="tifa", source="Yushi-Hu/tifa tifascore/vqa_models.py BLIP.vqa",
                      arguments=MappingProxyType(dict(max_length=50)), list_choices=False, model_types=("blip",)),
